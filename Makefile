@@ -1,0 +1,56 @@
+# Thin wrapper over CMake: everything builds out of tree in build/.
+BUILD     ?= build
+ASAN_BUILD ?= build-asan
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all configure test check unit asan interop deps venv zoo install clean demo bench
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+configure:
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+# Unit and CLI tests on the normal build.
+test: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
+asan:
+	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# Python venv with TensorFlow, used only by tools/ and the interop suite.
+venv:
+	tools/venv.sh $(BUILD)/venv
+
+# Cross-check with real TensorFlow, both ways (needs the venv).
+interop: all venv
+	$(BUILD)/venv/bin/python tools/interop.py --build $(BUILD)
+
+# Regenerate the committed zoo of TensorFlow-written models and goldens.
+zoo: all venv
+	$(BUILD)/venv/bin/python tools/make_zoo.py --out tests/fixtures/zoo
+
+deps:
+	tools/install-deps.sh
+
+# Every test: dependencies, unit + CLI tests, sanitizer build, TensorFlow interop.
+check: deps
+	$(MAKE) test
+	$(MAKE) asan
+	$(MAKE) interop
+
+demo: all
+	tools/demo.sh $(BUILD)
+
+bench: all venv
+	$(BUILD)/venv/bin/python bench/run.py --build $(BUILD)
+
+install: all
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,48 @@
+/* status.h - the one error type of libsavedmodel.
+ *
+ * Every fallible function returns `sm_status *`: NULL means success, anything else is an error
+ * the caller owns and releases with sm_status_free(). The message names the file, entry, node,
+ * signature or alias involved, so it can be shown to a person as it is. */
+#ifndef SAVEDMODEL_STATUS_H
+#define SAVEDMODEL_STATUS_H
+
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sm_code {
+  SM_OK = 0,
+  SM_INVALID_ARGUMENT = 1, /* the caller or the input is wrong (bad shape, bad flag, bad text) */
+  SM_NOT_FOUND = 2,        /* a file, key, tag-set or signature does not exist */
+  SM_DATA_LOSS = 3,        /* a file is damaged: checksum mismatch, truncation, bad magic */
+  SM_UNIMPLEMENTED = 4,    /* valid TensorFlow input this library does not handle yet */
+  SM_IO = 5,               /* the operating system refused: open, read, write, rename */
+  SM_NO_MEMORY = 6,
+  SM_ALREADY_EXISTS = 7,
+  SM_OUT_OF_RANGE = 8,     /* a size or count past a limit of this library */
+  SM_FAILED_PRECONDITION = 9,
+  SM_INTERNAL = 10
+} sm_code;
+
+typedef struct sm_status sm_status;
+
+/* A new error with a printf-style message. Never returns NULL: when memory runs out it returns
+ * a preallocated "out of memory" status (which sm_status_free ignores). */
+sm_status *sm_status_new(sm_code code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+sm_status *sm_status_newv(sm_code code, const char *fmt, va_list ap);
+
+/* Puts context in front of the message ("reading x/variables.index: " + old message) and returns
+ * the same status. NULL in, NULL out, so `return sm_status_prefix(f(), "...")` is safe. */
+sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+sm_code sm_status_code(const sm_status *s);       /* SM_OK for NULL */
+const char *sm_status_message(const sm_status *s); /* "" for NULL; owned by the status */
+const char *sm_code_name(sm_code code);            /* "INVALID_ARGUMENT", ... */
+void sm_status_free(sm_status *s);                 /* NULL-safe */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

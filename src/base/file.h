@@ -1,0 +1,34 @@
+/* file.h - whole-file access for the format layer: map read-only, or write atomically. */
+#ifndef SM_BASE_FILE_H
+#define SM_BASE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "savedmodel/status.h"
+
+/* A read-only view of a whole file: mmap'ed when possible (zero copies for large tensors). */
+typedef struct sm_file_map {
+  const uint8_t *data;
+  size_t size;
+  int mapped; /* 1: munmap on close; 0: malloc'ed (empty files, or mmap unavailable) */
+} sm_file_map;
+
+sm_status *sm_file_map_open(const char *path, sm_file_map *m);
+void sm_file_map_close(sm_file_map *m);
+
+/* Reads a whole file into a malloc'ed buffer (NUL-terminated for convenience; *len excludes it). */
+sm_status *sm_file_read_all(const char *path, char **out, size_t *len);
+
+/* Writes `len` bytes to path via a temporary file in the same directory, fsync, rename: readers
+ * never see a half-written file. */
+sm_status *sm_file_write_atomic(const char *path, const void *data, size_t len);
+
+/* 1 if path exists (any type), 0 otherwise. */
+int sm_path_exists(const char *path);
+int sm_is_dir(const char *path);
+
+/* malloc'ed "a/b" (one slash between, none doubled); NULL on out of memory. */
+char *sm_path_join(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,167 @@
+/* tensor.c - sm_tensor: dtype + shape + owned or borrowed elements. */
+#include "savedmodel/tensor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/checked.h"
+
+typedef struct {
+  char *ptr;
+  size_t len;
+} tstring;
+
+struct sm_tensor {
+  int dtype;
+  int rank;
+  int64_t dims[SM_MAX_RANK];
+  int64_t n;       /* number of elements */
+  size_t nbytes;   /* raw bytes (fixed-size dtypes) */
+  void *data;      /* raw elements, or tstring[n] for DT_STRING */
+  void (*release)(void *);
+  void *release_ctx;
+  int owned;
+};
+
+static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t *n, size_t *nbytes) {
+  if (rank < 0 || rank > SM_MAX_RANK)
+    return sm_status_new(SM_OUT_OF_RANGE, "tensor rank %d is outside 0..%d", rank, SM_MAX_RANK);
+  if (rank > 0 && !dims) return sm_status_new(SM_INVALID_ARGUMENT, "tensor of rank %d without dims", rank);
+  for (int i = 0; i < rank; i++)
+    if (dims[i] < 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "tensor dim %d is negative (%lld)", i, (long long)dims[i]);
+  if (sm_num_elements(rank, dims, n))
+    return sm_status_new(SM_OUT_OF_RANGE, "tensor element count overflows");
+  size_t esize = dtype == SM_STRING ? sizeof(tstring) : sm_dtype_size(dtype);
+  if (esize == 0) {
+    const char *name = sm_dtype_name(dtype);
+    return sm_status_new(SM_UNIMPLEMENTED, "tensors of dtype %s are not supported",
+                         name ? name : "(unknown)");
+  }
+  uint64_t b;
+  if (sm_mul_u64((uint64_t)*n, esize, &b) || b > SM_MAX_TENSOR_BYTES)
+    return sm_status_new(SM_OUT_OF_RANGE, "tensor of %lld elements is larger than the %llu-byte limit",
+                         (long long)*n, (unsigned long long)SM_MAX_TENSOR_BYTES);
+  *nbytes = dtype == SM_STRING ? 0 : (size_t)b;
+  return NULL;
+}
+
+sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+  *out = NULL;
+  int64_t n;
+  size_t nbytes;
+  sm_status *s = check_shape(dtype, rank, dims, &n, &nbytes);
+  if (s) return s;
+  sm_tensor *t = calloc(1, sizeof *t);
+  if (!t) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  t->dtype = dtype;
+  t->rank = rank;
+  if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+  t->n = n;
+  t->nbytes = nbytes;
+  t->owned = 1;
+  size_t alloc = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : nbytes;
+  t->data = calloc(alloc ? alloc : 1, 1);
+  if (!t->data) {
+    free(t);
+    return sm_status_new(SM_NO_MEMORY, "out of memory allocating a %zu-byte tensor", alloc);
+  }
+  *out = t;
+  return NULL;
+}
+
+sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, size_t nbytes,
+                          void (*release)(void *), void *release_ctx, sm_tensor **out) {
+  *out = NULL;
+  if (dtype == SM_STRING)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm_tensor_wrap: DT_STRING tensors cannot wrap raw memory");
+  int64_t n;
+  size_t want;
+  sm_status *s = check_shape(dtype, rank, dims, &n, &want);
+  if (s) return s;
+  if (want != nbytes)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm_tensor_wrap: %zu bytes given, shape needs %zu", nbytes, want);
+  sm_tensor *t = calloc(1, sizeof *t);
+  if (!t) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  t->dtype = dtype;
+  t->rank = rank;
+  if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+  t->n = n;
+  t->nbytes = nbytes;
+  t->data = data;
+  t->release = release;
+  t->release_ctx = release_ctx;
+  *out = t;
+  return NULL;
+}
+
+void sm_tensor_free(sm_tensor *t) {
+  if (!t) return;
+  if (t->owned) {
+    if (t->dtype == SM_STRING) {
+      tstring *ss = t->data;
+      for (int64_t i = 0; i < t->n; i++) free(ss[i].ptr);
+    }
+    free(t->data);
+  } else if (t->release) {
+    t->release(t->release_ctx);
+  }
+  free(t);
+}
+
+int sm_tensor_dtype(const sm_tensor *t) { return t->dtype; }
+int sm_tensor_rank(const sm_tensor *t) { return t->rank; }
+const int64_t *sm_tensor_dims(const sm_tensor *t) { return t->dims; }
+int64_t sm_tensor_num_elements(const sm_tensor *t) { return t->n; }
+void *sm_tensor_data(const sm_tensor *t) { return t->dtype == SM_STRING ? NULL : t->data; }
+size_t sm_tensor_nbytes(const sm_tensor *t) { return t->nbytes; }
+
+const char *sm_tensor_string(const sm_tensor *t, int64_t i, size_t *len) {
+  if (t->dtype != SM_STRING || i < 0 || i >= t->n) {
+    if (len) *len = 0;
+    return NULL;
+  }
+  const tstring *ss = t->data;
+  if (len) *len = ss[i].len;
+  return ss[i].ptr ? ss[i].ptr : "";
+}
+
+sm_status *sm_tensor_set_string(sm_tensor *t, int64_t i, const void *bytes, size_t len) {
+  if (t->dtype != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "not a DT_STRING tensor");
+  if (i < 0 || i >= t->n)
+    return sm_status_new(SM_OUT_OF_RANGE, "string index %lld outside 0..%lld", (long long)i, (long long)t->n);
+  char *p = malloc(len + 1); /* +1: a NUL after the bytes makes printing easy; not part of len */
+  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory copying a %zu-byte string", len);
+  if (len) memcpy(p, bytes, len);
+  p[len] = 0;
+  tstring *ss = t->data;
+  free(ss[i].ptr);
+  ss[i].ptr = p;
+  ss[i].len = len;
+  return NULL;
+}
+
+int sm_tensor_equal(const sm_tensor *a, const sm_tensor *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return 0;
+  if (a->dtype == SM_STRING) {
+    const tstring *x = a->data, *y = b->data;
+    for (int64_t i = 0; i < a->n; i++)
+      if (x[i].len != y[i].len || (x[i].len && memcmp(x[i].ptr, y[i].ptr, x[i].len))) return 0;
+    return 1;
+  }
+  return a->nbytes == b->nbytes && (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0);
+}
+
+const char *sm_shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
+  size_t k = 0;
+  if (cap == 0) return buf;
+  buf[0] = 0;
+  k += (size_t)snprintf(buf + k, cap - k, "[");
+  for (int i = 0; i < rank && k < cap; i++)
+    k += (size_t)snprintf(buf + k, cap - k, i ? ",%lld" : "%lld", (long long)dims[i]);
+  if (k < cap) snprintf(buf + k, cap - k, "]");
+  return buf;
+}

@@ -1,0 +1,58 @@
+/* test_base.c - status, dtype names and sizes, tensors. */
+#include <stdint.h>
+
+#include "savedmodel/dtype.h"
+#include "savedmodel/tensor.h"
+#include "test.h"
+
+int main(void) {
+  sm_status *s = sm_status_new(SM_NOT_FOUND, "key %s", "a");
+  s = sm_status_prefix(s, "reading %s", "x.index");
+  CHECK_EQ_STR(sm_status_message(s), "reading x.index: key a");
+  CHECK_EQ_INT(sm_status_code(s), SM_NOT_FOUND);
+  sm_status_free(s);
+  CHECK(sm_status_prefix(NULL, "x") == NULL);
+
+  CHECK_EQ_STR(sm_dtype_name(SM_FLOAT), "DT_FLOAT");
+  CHECK_EQ_STR(sm_dtype_name(101), "DT_FLOAT_REF");
+  CHECK(sm_dtype_name(99) == NULL);
+  CHECK_EQ_INT(sm_dtype_from_name("DT_BFLOAT16"), SM_BFLOAT16);
+  CHECK_EQ_INT(sm_dtype_from_name("DT_HALF_REF"), 119);
+  CHECK_EQ_INT(sm_dtype_from_name("DT_NOPE"), -1);
+  CHECK_EQ_INT(sm_dtype_size(SM_COMPLEX128), 16);
+  CHECK_EQ_INT(sm_dtype_size(SM_STRING), 0);
+
+  int64_t dims[2] = {2, 3};
+  sm_tensor *t;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 2, dims, &t));
+  CHECK_EQ_INT(sm_tensor_num_elements(t), 6);
+  CHECK_EQ_INT(sm_tensor_nbytes(t), 24);
+  ((float *)sm_tensor_data(t))[5] = 1.5f;
+  sm_tensor *u;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 2, dims, &u));
+  CHECK(!sm_tensor_equal(t, u));
+  ((float *)sm_tensor_data(u))[5] = 1.5f;
+  CHECK(sm_tensor_equal(t, u));
+  sm_tensor_free(t);
+  sm_tensor_free(u);
+
+  CHECK_OK(sm_tensor_new(SM_STRING, 1, dims, &t));
+  CHECK_OK(sm_tensor_set_string(t, 1, "a\0b", 3));
+  size_t len;
+  const char *p = sm_tensor_string(t, 1, &len);
+  CHECK_EQ_INT(len, 3);
+  CHECK(memcmp(p, "a\0b", 3) == 0);
+  CHECK_ERR(sm_tensor_set_string(t, 2, "x", 1), "outside");
+  sm_tensor_free(t);
+
+  int64_t bad[2] = {-1, 3};
+  CHECK_ERR(sm_tensor_new(SM_FLOAT, 2, bad, &t), "negative");
+  int64_t huge[3] = {INT64_MAX / 2, 4, 1};
+  CHECK_ERR(sm_tensor_new(SM_FLOAT, 3, huge, &t), "overflow");
+  int64_t big[2] = {1 << 30, 1 << 30};
+  CHECK_ERR(sm_tensor_new(SM_FLOAT, 2, big, &t), "limit");
+  CHECK_ERR(sm_tensor_new(SM_RESOURCE, 0, NULL, &t), "not supported");
+  float buf[6];
+  CHECK_ERR(sm_tensor_wrap(SM_FLOAT, 2, dims, buf, 20, NULL, NULL, &t), "needs 24");
+  TEST_MAIN_END();
+}
