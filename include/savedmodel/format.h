@@ -1,0 +1,45 @@
+/* format.h - saved_model.pb / saved_model.pbtxt: read, write, pick a MetaGraph by tags.
+ *
+ * The messages are the protobuf-c structs generated from proto/ (e.g. Tensorflow__SavedModel from
+ * saved_model.proto, Tensorflow__MetaGraphDef from meta_graph.proto). Unknown fields survive a
+ * read/write round trip of the binary form. */
+#ifndef SAVEDMODEL_FORMAT_H
+#define SAVEDMODEL_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "saved_model.pb-c.h"
+#include "savedmodel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reads EXPORT_DIR/saved_model.pb, or saved_model.pbtxt when there is no .pb (as TensorFlow).
+ * A directory with neither gets a "not a SavedModel" error naming what is missing (and what is
+ * there instead, e.g. a legacy SessionBundle's export.meta). The caller frees *out with
+ * sm_saved_model_free(). */
+sm_status *sm_saved_model_read(const char *export_dir, Tensorflow__SavedModel **out);
+
+/* Parses binary SavedModel bytes; `what` names the input in errors. Nesting deeper than
+ * SM_PB_MAX_DEPTH is refused before decoding. */
+#define SM_PB_MAX_DEPTH 100
+sm_status *sm_saved_model_parse(const uint8_t *data, size_t len, const char *what,
+                                Tensorflow__SavedModel **out);
+
+/* Writes EXPORT_DIR/saved_model.pb (as_text = 0) or saved_model.pbtxt (as_text = 1), atomically.
+ * The directory must exist. */
+sm_status *sm_saved_model_write(const Tensorflow__SavedModel *sm, const char *export_dir, int as_text);
+
+void sm_saved_model_free(Tensorflow__SavedModel *sm); /* NULL-safe */
+
+/* The MetaGraph whose tag set equals `tags` (order and duplicates ignored), as TensorFlow matches.
+ * When none does, the error lists the tag-sets there are. *out points into sm. */
+sm_status *sm_saved_model_find_meta_graph(const Tensorflow__SavedModel *sm, const char *const *tags,
+                                          size_t ntags, const Tensorflow__MetaGraphDef **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
