@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages libsavedmodel builds and tests with. Idempotent: does nothing
+# (and needs no root) when everything is already there.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang protobuf-c-compiler libprotobuf-c-dev libsnappy-dev
+      libopenblas-dev libmicrohttpd-dev python3 python3-venv python3-pip)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
