@@ -45,6 +45,9 @@ sm_status *sm_bundle_lookup(const sm_bundle *b, const char *key, sm_bundle_entry
  * data is suitably aligned: the tensor then borrows the bundle's mapping and keeps it alive on
  * its own, so it may outlive the bundle. The caller owns *out. */
 sm_status *sm_bundle_read(const sm_bundle *b, const char *key, sm_tensor **out);
+/* Zero-copy tensors (from sm_bundle_read) are over a read-only mapping: do not write to their
+ * data. This variant always returns a tensor that owns a private, writable copy. */
+sm_status *sm_bundle_read_copy(const sm_bundle *b, const char *key, sm_tensor **out);
 
 typedef struct sm_bundle_writer sm_bundle_writer;
 
