@@ -570,6 +570,26 @@ static void test_hostile(void) {
       free(copy);
     }
   }
+  /* A message built in memory deeper than the limit: the printer and map sorter refuse it. */
+  Tensorflow__StructuredValue *top = NULL;
+  for (int i = 0; i < 150; i++) {
+    Tensorflow__StructuredValue *v = malloc(sizeof *v);
+    tensorflow__structured_value__init(v);
+    Tensorflow__ListValue *l = malloc(sizeof *l);
+    tensorflow__list_value__init(l);
+    if (top) {
+      l->n_values = 1;
+      l->values = malloc(sizeof *l->values);
+      l->values[0] = top;
+    }
+    v->kind_case = TENSORFLOW__STRUCTURED_VALUE__KIND_LIST_VALUE;
+    v->list_value = l;
+    top = v;
+  }
+  CHECK_ERR(sm_pbtxt_print(&top->base, &out, NULL), "deeper than 100");
+  CHECK(out == NULL);
+  CHECK_ERR(sm_pb_sort_maps(&top->base), "deeper than 100");
+  protobuf_c_message_free_unpacked(&top->base, NULL);
   /* Bad arguments */
   CHECK_ERR(sm_pbtxt_parse(NULL, "", 0, "x", &m), "bad arguments");
   CHECK_ERR(sm_pbtxt_print(NULL, &out, NULL), "no message");
