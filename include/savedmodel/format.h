@@ -25,8 +25,20 @@ sm_status *sm_saved_model_read(const char *export_dir, Tensorflow__SavedModel **
 /* Parses binary SavedModel bytes; `what` names the input in errors. Nesting deeper than
  * SM_PB_MAX_DEPTH is refused before decoding. */
 #define SM_PB_MAX_DEPTH 100
+/* Input whose decoded form would take more than this many times its size (plus 64 MiB) is
+ * refused: real files need a few times, files of tiny repeated messages over 100 times. */
+#define SM_PB_MAX_EXPANSION 32
 sm_status *sm_saved_model_parse(const uint8_t *data, size_t len, const char *what,
                                 Tensorflow__SavedModel **out);
+
+/* The same guards for any binary message (fingerprint.pb, bundle entries, ...): sm_pb_check walks
+ * the wire format with desc's schema and refuses malformed varints, lengths past the end, wire
+ * types that contradict the schema, groups, and nesting deeper than SM_PB_MAX_DEPTH; sm_pb_parse
+ * checks then decodes. `what` names the input in errors. The caller frees *out with
+ * protobuf_c_message_free_unpacked(*out, NULL). */
+sm_status *sm_pb_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, const char *what);
+sm_status *sm_pb_parse(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, const char *what,
+                       ProtobufCMessage **out);
 
 /* Writes EXPORT_DIR/saved_model.pb (as_text = 0) or saved_model.pbtxt (as_text = 1), atomically.
  * The directory must exist. */
