@@ -33,8 +33,9 @@ sm_status *sm_saved_model_parse(const uint8_t *data, size_t len, const char *wha
 
 /* The same guards for any binary message (fingerprint.pb, bundle entries, ...): sm_pb_check walks
  * the wire format with desc's schema and refuses malformed varints, lengths past the end, wire
- * types that contradict the schema, groups, and nesting deeper than SM_PB_MAX_DEPTH; sm_pb_parse
- * checks then decodes. `what` names the input in errors. The caller frees *out with
+ * types that contradict the schema, groups, nesting deeper than SM_PB_MAX_DEPTH, and input that
+ * would decode to more than SM_PB_MAX_EXPANSION times its size (+ 64 MiB); sm_pb_parse checks then
+ * decodes. `what` names the input in errors. The caller frees *out with
  * protobuf_c_message_free_unpacked(*out, NULL). */
 sm_status *sm_pb_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, const char *what);
 sm_status *sm_pb_parse(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, const char *what,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "fingerprint.pb-c.h"
 #include "savedmodel/format.h"
 #include "savedmodel/pbtxt.h"
 #include "test.h"
@@ -606,6 +607,27 @@ static void test_absurd(void) {
   CHECK_ERR(sm_saved_model_write(&e, TMP "/no/such/dir", 0), "not an existing directory");
 }
 
+/* sm_pb_parse serves other files too: the TF2 fixture's fingerprint.pb. */
+static void test_other_messages(void) {
+  size_t len;
+  uint8_t *b = read_bytes(FIX "/saved_model_half_plus_two_tf2_cpu/00000123/fingerprint.pb", &len);
+  CHECK(b != NULL);
+  if (!b) return;
+  ProtobufCMessage *m = NULL;
+  CHECK_OK(sm_pb_parse(&tensorflow__fingerprint_def__descriptor, b, len, "fingerprint.pb", &m));
+  if (m) {
+    const Tensorflow__FingerprintDef *fp = (const Tensorflow__FingerprintDef *)m;
+    CHECK(fp->saved_model_checksum != 0);
+    CHECK(fp->version != NULL && fp->version->producer == 1);
+    CHECK_EQ_INT(m->n_unknown_fields, 0);
+    protobuf_c_message_free_unpacked(m, NULL);
+  }
+  CHECK_ERR(sm_pb_parse(&tensorflow__fingerprint_def__descriptor, b, len - 1, "fingerprint.pb", &m),
+            "fingerprint.pb: malformed protobuf");
+  CHECK(m == NULL);
+  free(b);
+}
+
 int main(void) {
   if (!sm_is_dir(FIX)) {
     printf("skipped: %s absent\n", FIX);
@@ -624,6 +646,7 @@ int main(void) {
   test_damaged();
   test_deep_nesting();
   test_absurd();
+  test_other_messages();
   clear_tmp();
   rmdir(TMP);
   TEST_MAIN_END();
