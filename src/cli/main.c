@@ -1,12 +1,42 @@
-/* main.c - the savedmodel command line: dispatches to one file per subcommand. */
+/* main.c - the savedmodel command line: dispatches to one file per subcommand.
+ *
+ * savedmodel show     what saved_model_cli show prints (show.c)
+ * savedmodel vars     what inspect_checkpoint prints (vars.c)
+ * savedmodel convert  rewrite a SavedModel through this library (convert.c) */
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+
+static const char usage[] =
+    "usage: savedmodel <command> [flags]\n"
+    "\n"
+    "commands:\n"
+    "  show     Show tag-sets, SignatureDefs, inputs/outputs and ops of a SavedModel\n"
+    "           (the output of `saved_model_cli show`, byte for byte).\n"
+    "  vars     List the variables of a SavedModel or checkpoint, or print one\n"
+    "           (the output of TensorFlow's inspect_checkpoint).\n"
+    "  convert  Write a copy of a SavedModel through libsavedmodel (.pb or .pbtxt).\n"
+    "\n"
+    "`savedmodel <command> --help` describes each command's flags.\n";
+
 int main(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-    fprintf(stderr, "usage: savedmodel {show,vars} ...\n");
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return 2;
   }
-  fprintf(stderr, "savedmodel: unknown command '%s'\n", argv[1]);
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "-v")) {
+    printf("savedmodel 0.1.0\n");
+    return 0;
+  }
+  if (!strcmp(cmd, "show")) return sm_cli_show(argc - 1, argv + 1);
+  if (!strcmp(cmd, "vars")) return sm_cli_vars(argc - 1, argv + 1);
+  if (!strcmp(cmd, "convert")) return sm_cli_convert(argc - 1, argv + 1);
+  fprintf(stderr, "savedmodel: unknown command '%s'\n%s", cmd, usage);
   return 2;
 }

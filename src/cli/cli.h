@@ -1,0 +1,64 @@
+/* cli.h - what the savedmodel subcommands share: flag parsing, error exits, Python-style text.
+ *
+ * The CLI only uses the public headers in include/; anything a library user would also want
+ * belongs in the library, not here. Exit codes: 0 ok, 1 failure (message on stderr), 2 usage. */
+#ifndef SM_CLI_H
+#define SM_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "savedmodel/status.h"
+
+/* ---- subcommands (one file each) ---- */
+int sm_cli_show(int argc, char **argv);
+int sm_cli_vars(int argc, char **argv);
+int sm_cli_convert(int argc, char **argv);
+
+/* ---- flags (args.c) ----
+ * Accepts what absl/argparse accept for saved_model_cli: --name=value, --name value, -name value;
+ * booleans as --name, --noname, --name=true|false|1|0. */
+typedef enum { SM_FLAG_STRING, SM_FLAG_BOOL } sm_flag_kind;
+typedef struct sm_flag {
+  const char *name;
+  sm_flag_kind kind;
+  const char *help;
+  const char *value; /* string flags: NULL when not given */
+  int on;            /* bool flags */
+} sm_flag;
+
+/* Parses argv[1..argc) into flags (argv[0] is the subcommand). Returns 0 when all is well, 2 after
+ * printing a usage error, and -1 when --help was asked for (help is printed on stdout). */
+int sm_cli_parse_flags(int argc, char **argv, sm_flag *flags, size_t nflags, const char *usage);
+sm_flag *sm_cli_flag(sm_flag *flags, size_t nflags, const char *name);
+
+/* Prints "savedmodel: <message>" on stderr, frees s, returns 1. */
+int sm_cli_fail(sm_status *s);
+/* Prints "savedmodel: <formatted>" on stderr and returns code. */
+int sm_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Python-compatible text (pyfmt.c) ---- */
+/* repr() of a str given as UTF-8: 'abc', "it's", with Python's escapes. */
+void sm_py_repr_str(FILE *f, const char *s, size_t len);
+/* repr() of bytes: b'abc', b'\x00'. */
+void sm_py_repr_bytes(FILE *f, const char *s, size_t len);
+/* Shortest digits that read back to the same value (Python repr of float, numpy unique).
+ * single: 0 for float64, 1 for float32, 2 for float16 values. Writes "%.*e" style text into buf: returns the number of
+ * significant digits used. */
+int sm_shortest_e(double v, int single, char *buf, size_t cap);
+/* Splits "%.*e" text into sign, significant digits (no point, no trailing zeros) and the decimal
+ * exponent of the first digit. */
+void sm_split_e(const char *e, int *neg, char *digits, size_t cap, int *exp10);
+/* Python repr(float) ("0.5", "2.0", "1e-05", "inf", "nan"). */
+void sm_py_repr_float(FILE *f, double v);
+/* JSON string literal of text (bytes that are not UTF-8 become \u00XX: fine for names). */
+void sm_json_str(FILE *f, const char *s, size_t len);
+/* Bytes as JSON without loss: a string when they are UTF-8, else {"base64": "..."}. */
+void sm_json_bytes(FILE *f, const char *s, size_t len);
+
+/* ---- TensorFlow names ---- */
+/* "float32", "string", "float32_ref", ... as tf.DType.name prints; NULL when unknown. */
+const char *sm_cli_tf_dtype_name(int dtype);
+
+#endif

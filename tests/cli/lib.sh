@@ -1,0 +1,30 @@
+# lib.sh - helpers shared by the CLI tests (sourced, not run: it has no test of its own).
+
+# Sorts the Python set printed on saved_model_cli's ops line, whose order is arbitrary in Python.
+sort_ops_line() {
+  LC_ALL=C awk '
+    /^The MetaGraph with tag set .* contains the following ops: \{.*\}$/ {
+      i = index($0, ": {"); head = substr($0, 1, i + 2); set = substr($0, i + 3)
+      set = substr(set, 1, length(set) - 1)
+      n = split(set, a, ", ")
+      for (x = 2; x <= n; x++) { v = a[x]; y = x - 1; while (y > 0 && a[y] > v) { a[y + 1] = a[y]; y-- } a[y + 1] = v }
+      out = head; for (x = 1; x <= n; x++) out = out (x > 1 ? ", " : "") a[x]
+      print out "}"; next }
+    { print }' "$1"
+}
+
+# Compares file $1 (ours) with golden $2 after sorting the ops set of both; prints a diff.
+same_output() {
+  if cmp -s <(sort_ops_line "$1") <(sort_ops_line "$2"); then return 0; fi
+  diff <(sort_ops_line "$2" | cat -A) <(sort_ops_line "$1" | cat -A) | head -20
+  return 1
+}
+
+# Sorts the comma-separated list after "Please choose from: " (stdin to stdout).
+sort_choices() {
+  LC_ALL=C awk '{ i = index($0, "Please choose from: ")
+         if (!i) { print; next }
+         head = substr($0, 1, i + 19); n = split(substr($0, i + 20), a, ", ")
+         for (x = 2; x <= n; x++) { v = a[x]; y = x - 1; while (y > 0 && a[y] > v) { a[y + 1] = a[y]; y-- } a[y + 1] = v }
+         out = head; for (x = 1; x <= n; x++) out = out (x > 1 ? ", " : "") a[x]; print out }'
+}
