@@ -80,6 +80,43 @@ static sm_status *scan_error(const scan_ctx *c, size_t at, const ProtobufCMessag
                        fmt, detail ? detail : "");
 }
 
+/* Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), as protobuf's
+ * C++ parser demands of proto3 string fields: TensorFlow refuses a file that breaks this. */
+static int valid_utf8(const uint8_t *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    uint8_t c = p[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t len;
+    uint32_t cp, min;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2, cp = c & 0x1f, min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3, cp = c & 0x0f, min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+      return 0;
+    }
+    if (n - i < len) return 0;
+    for (size_t k = 1; k < len; k++) {
+      if ((p[i + k] & 0xc0) != 0x80) return 0;
+      cp = (cp << 6) | (p[i + k] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* GraphDebugInfo is the one proto2 message in the schema; proto2 strings are not checked. */
+static int is_proto3(const ProtobufCMessageDescriptor *d) {
+  return strncmp(d->name, "tensorflow.GraphDebugInfo", 25) != 0;
+}
+
 /* Checks that a packed repeated scalar's payload [pos, end) holds whole elements. */
 static sm_status *scan_packed(const scan_ctx *c, size_t pos, size_t end, int wt,
                               const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f) {
@@ -156,6 +193,9 @@ static sm_status *scan_message(scan_ctx *c, const ProtobufCMessageDescriptor *d,
         else if (f) /* packed: at most one element per byte, 8 bytes each */
           c->cost += v * SCAN_SLOT;
         if (f && f->label == PROTOBUF_C_LABEL_REPEATED) c->cost += SCAN_SLOT;
+        if (f && f->type == PROTOBUF_C_TYPE_STRING && is_proto3(d) && !valid_utf8(c->data + pos, (size_t)v))
+          return scan_error(c, at, d, f, "string is not valid UTF-8 (TensorFlow refuses it too; bytes fields may hold anything)",
+                            NULL);
         if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
           if (depth + 1 > SM_PB_MAX_DEPTH) {
             char buf[96];

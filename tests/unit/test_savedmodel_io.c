@@ -597,6 +597,23 @@ static void test_absurd(void) {
   sm_saved_model_free(sm);
   sm = NULL;
   free(tiny);
+  /* proto3 strings must be UTF-8: meta_graphs { meta_info_def { tags: <bytes> } } */
+  uint8_t u8[] = {0x12, 0x06, 0x0a, 0x04, 0x22, 0x02, 0xc3, 0xa9}; /* "é" */
+  CHECK_OK(sm_saved_model_parse(u8, sizeof u8, "utf8.pb", &sm));
+  if (sm) CHECK_EQ_STR(sm->meta_graphs[0]->meta_info_def->tags[0], "\xc3\xa9");
+  sm_saved_model_free(sm);
+  sm = NULL;
+  const uint8_t bad_utf8[][2] = {{0xff, 0x41}, {0xc0, 0x80}, {0xed, 0xa0}, {0xc3, 0x41}, {0x41, 0xe2}};
+  for (size_t i = 0; i < 5; i++) {
+    u8[6] = bad_utf8[i][0];
+    u8[7] = bad_utf8[i][1];
+    CHECK_ERR(sm_saved_model_parse(u8, sizeof u8, "utf8.pb", &sm), "MetaInfoDef.tags (#4)): string is not valid UTF-8");
+  }
+  /* Bytes fields hold anything: meta_graphs { graph_def { node { attr { value { s: ff } } } } } */
+  uint8_t by[] = {0x12, 0x0b, 0x12, 0x09, 0x0a, 0x07, 0x2a, 0x05, 0x12, 0x03, 0x12, 0x01, 0xff};
+  CHECK_OK(sm_saved_model_parse(by, sizeof by, "bytes.pb", &sm));
+  sm_saved_model_free(sm);
+  sm = NULL;
   /* Empty input is an empty SavedModel (TensorFlow parses it too). */
   CHECK_OK(sm_saved_model_parse((const uint8_t *)"", 0, "empty.pb", &sm));
   if (sm) CHECK_EQ_INT(sm->n_meta_graphs, 0);
