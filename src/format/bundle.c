@@ -418,68 +418,53 @@ static void byte_swap(uint8_t *p, size_t nbytes, int dtype) {
     }
 }
 
-static sm_status *read_strings(const entry *e, const shard *sh, const uint8_t *p, int64_t n,
-                               sm_tensor **out) {
+/* DT_STRING layout (spec §5.3). The lengths and their checksum are verified in a first pass that
+ * allocates nothing, so a crafted count cannot make us allocate more than the data backs. */
+static sm_status *read_strings(const entry *e, const shard *sh, const uint8_t *base, int64_t n, sm_tensor **out) {
   char kb[256];
-  const uint8_t *end = p + e->size;
+  const uint8_t *end = base + e->size, *p = base;
   if ((uint64_t)n > e->size)
     return sm_status_new(SM_DATA_LOSS, "entry %s in %s: %lld strings cannot fit in %llu bytes", key_str(e, kb, sizeof kb),
                          sh->path, (long long)n, (unsigned long long)e->size);
+  uint32_t crc = 0;
+  uint64_t total = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t len;
+    if (!(p = sm_get_varint64(p, end, &len)))
+      return sm_status_new(SM_DATA_LOSS, "entry %s in %s: string length %lld is truncated or malformed",
+                           key_str(e, kb, sizeof kb), sh->path, (long long)i);
+    uint8_t le[8];
+    for (int k = 0; k < 8; k++) le[k] = (uint8_t)(len >> (8 * k));
+    crc = sm_crc32c_extend(crc, le, len <= 0xffffffffu ? 4 : 8);
+    if (sm_add_u64(total, len, &total)) total = UINT64_MAX;
+  }
+  if (end - p < 4)
+    return sm_status_new(SM_DATA_LOSS, "entry %s in %s: string length checksum is truncated", key_str(e, kb, sizeof kb),
+                         sh->path);
+  uint32_t stored = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  if (sm_crc32c_mask(crc) != stored)
+    return sm_status_new(SM_DATA_LOSS, "checksum mismatch on entry %s in %s (the string length checksum does not match)",
+                         key_str(e, kb, sizeof kb), sh->path);
+  crc = sm_crc32c_extend(crc, p, 4);
+  p += 4;
+  if (total != (uint64_t)(end - p))
+    return sm_status_new(SM_DATA_LOSS, "entry %s in %s: the strings take %llu bytes but the entry has %llu left",
+                         key_str(e, kb, sizeof kb), sh->path, (unsigned long long)total,
+                         (unsigned long long)(end - p));
+  if (sm_crc32c_mask(sm_crc32c_extend(crc, p, (size_t)total)) != e->crc)
+    return sm_status_new(SM_DATA_LOSS, "checksum mismatch on entry %s in %s", key_str(e, kb, sizeof kb), sh->path);
   sm_tensor *t;
   sm_status *s = sm_tensor_new(SM_STRING, e->rank, e->dims, &t);
   if (s) return sm_status_prefix(s, "entry %s", key_str(e, kb, sizeof kb));
-  uint64_t *lens = malloc((size_t)(n ? n : 1) * sizeof *lens);
-  if (!lens) {
-    sm_tensor_free(t);
-    return sm_status_new(SM_NO_MEMORY, "out of memory");
-  }
-  uint32_t crc = 0;
+  const uint8_t *lp = base;
   for (int64_t i = 0; i < n; i++) {
-    if (!(p = sm_get_varint64(p, end, &lens[i]))) {
-      s = sm_status_new(SM_DATA_LOSS, "entry %s in %s: string length %lld is truncated or malformed",
-                        key_str(e, kb, sizeof kb), sh->path, (long long)i);
-      goto out;
+    uint64_t len;
+    lp = sm_get_varint64(lp, end, &len); /* verified above */
+    if ((s = sm_tensor_set_string(t, i, p, (size_t)len))) {
+      sm_tensor_free(t);
+      return s;
     }
-    uint8_t le[8];
-    for (int k = 0; k < 8; k++) le[k] = (uint8_t)(lens[i] >> (8 * k));
-    crc = sm_crc32c_extend(crc, le, lens[i] <= 0xffffffffu ? 4 : 8);
-  }
-  if (end - p < 4) {
-    s = sm_status_new(SM_DATA_LOSS, "entry %s in %s: string length checksum is truncated", key_str(e, kb, sizeof kb),
-                      sh->path);
-    goto out;
-  }
-  uint32_t stored = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-  if (sm_crc32c_mask(crc) != stored) {
-    s = sm_status_new(SM_DATA_LOSS, "checksum mismatch on entry %s in %s (the string length checksum does not match)",
-                      key_str(e, kb, sizeof kb), sh->path);
-    goto out;
-  }
-  crc = sm_crc32c_extend(crc, p, 4);
-  p += 4;
-  for (int64_t i = 0; i < n; i++) {
-    if (lens[i] > (uint64_t)(end - p)) {
-      s = sm_status_new(SM_DATA_LOSS, "entry %s in %s: string %lld of %llu bytes runs past the entry's %llu bytes",
-                        key_str(e, kb, sizeof kb), sh->path, (long long)i, (unsigned long long)lens[i],
-                        (unsigned long long)e->size);
-      goto out;
-    }
-    crc = sm_crc32c_extend(crc, p, (size_t)lens[i]);
-    if ((s = sm_tensor_set_string(t, i, p, (size_t)lens[i]))) goto out;
-    p += lens[i];
-  }
-  if (p != end) {
-    s = sm_status_new(SM_DATA_LOSS, "entry %s in %s: %lld bytes after the last string", key_str(e, kb, sizeof kb),
-                      sh->path, (long long)(end - p));
-    goto out;
-  }
-  if (sm_crc32c_mask(crc) != e->crc)
-    s = sm_status_new(SM_DATA_LOSS, "checksum mismatch on entry %s in %s", key_str(e, kb, sizeof kb), sh->path);
-out:
-  free(lens);
-  if (s) {
-    sm_tensor_free(t);
-    return s;
+    p += len;
   }
   *out = t;
   return NULL;
@@ -608,6 +593,36 @@ static sm_status *read_sliced(const sm_bundle *b, const entry *e, sm_tensor **ou
     for (size_t j = i + 1; j < e->nslices; j++)
       if (slices_overlap(e, &e->slices[i], &e->slices[j]))
         return sm_status_new(SM_DATA_LOSS, "entry %s: slices %zu and %zu overlap", key_str(e, kb, sizeof kb), i, j);
+  /* First check that the stored slices exist, fit their shards and cover the tensor, so the
+   * full tensor is only allocated when the files hold that much data. */
+  int64_t covered = 0;
+  for (size_t i = 0; i < e->nslices; i++) {
+    const slice *sl = &e->slices[i];
+    size_t klen;
+    uint8_t *key = sm_encode_tensor_name_slice(e->key, e->klen, e->rank, sl->start, sl->len, &klen);
+    if (!key) return sm_status_new(SM_NO_MEMORY, "out of memory");
+    const entry *se = find(b, key, klen);
+    free(key);
+    if (!se)
+      return sm_status_new(SM_DATA_LOSS, "entry %s: the data of slice %zu is missing from %s", key_str(e, kb, sizeof kb),
+                           i, b->index_path);
+    int shape_ok = se->nslices == 0 && se->dtype == e->dtype && se->rank == e->rank;
+    for (int d = 0; shape_ok && d < e->rank; d++) shape_ok = se->dims[d] == (sl->len[d] < 0 ? e->dims[d] : sl->len[d]);
+    if (!shape_ok)
+      return sm_status_new(SM_DATA_LOSS, "entry %s: slice %zu is stored with a different dtype or shape",
+                           key_str(e, kb, sizeof kb), i);
+    int64_t sn;
+    uint64_t end;
+    if (sm_num_elements(se->rank, se->dims, &sn) || sm_add_u64(se->offset, se->size, &end) ||
+        end > b->shards[se->shard]->m.size || se->size != (uint64_t)sn * es)
+      return sm_status_new(SM_DATA_LOSS, "entry %s: slice %zu has an invalid size or lies past the end of its shard",
+                           key_str(e, kb, sizeof kb), i);
+    covered += sn;
+  }
+  int64_t total = 0;
+  if (sm_num_elements(e->rank, e->dims, &total) || covered != total)
+    return sm_status_new(SM_DATA_LOSS, "entry %s: its slices cover %lld of %lld elements", key_str(e, kb, sizeof kb),
+                         (long long)covered, (long long)total);
   sm_tensor *t;
   sm_status *s = sm_tensor_new(e->dtype, e->rank, e->dims, &t);
   if (s) return sm_status_prefix(s, "entry %s", key_str(e, kb, sizeof kb));
@@ -620,7 +635,6 @@ static sm_status *read_sliced(const sm_bundle *b, const entry *e, sm_tensor **ou
       acc *= e->dims[d];
     }
   }
-  int64_t covered = 0;
   for (size_t i = 0; i < e->nslices && !s; i++) {
     const slice *sl = &e->slices[i];
     int64_t len[SM_MAX_RANK];
@@ -631,27 +645,14 @@ static sm_status *read_sliced(const sm_bundle *b, const entry *e, sm_tensor **ou
       s = sm_status_new(SM_NO_MEMORY, "out of memory");
       break;
     }
-    const entry *se = find(b, key, klen);
+    const entry *se = find(b, key, klen); /* found and checked above */
     free(key);
-    if (!se) {
-      s = sm_status_new(SM_DATA_LOSS, "entry %s: the data of slice %zu is missing from %s", key_str(e, kb, sizeof kb), i,
-                        b->index_path);
-      break;
-    }
-    int shape_ok = se->nslices == 0 && se->dtype == e->dtype && se->rank == e->rank;
-    for (int d = 0; shape_ok && d < e->rank; d++) shape_ok = se->dims[d] == len[d];
-    if (!shape_ok) {
-      s = sm_status_new(SM_DATA_LOSS, "entry %s: slice %zu is stored with a different dtype or shape",
-                        key_str(e, kb, sizeof kb), i);
-      break;
-    }
     sm_tensor *st;
     if ((s = read_plain(b, se, 1, &st))) {
       s = sm_status_prefix(s, "entry %s, slice %zu", key_str(e, kb, sizeof kb), i);
       break;
     }
     int64_t sn = sm_tensor_num_elements(st);
-    covered += sn;
     if (sn > 0) {
       /* Copy rows of the innermost dimension; odometer over the outer ones. */
       const uint8_t *src = sm_tensor_data(st);
@@ -669,9 +670,6 @@ static sm_status *read_sliced(const sm_bundle *b, const entry *e, sm_tensor **ou
     }
     sm_tensor_free(st);
   }
-  if (!s && covered != sm_tensor_num_elements(t))
-    s = sm_status_new(SM_DATA_LOSS, "entry %s: its slices cover %lld of %lld elements", key_str(e, kb, sizeof kb),
-                      (long long)covered, (long long)sm_tensor_num_elements(t));
   if (s) {
     sm_tensor_free(t);
     return s;

@@ -240,7 +240,8 @@ int sm_table_iter_valid(const sm_table_iter *it) { return it->valid; }
 
 const uint8_t *sm_table_iter_key(const sm_table_iter *it, size_t *len) {
   *len = it->valid ? it->klen : 0;
-  return it->valid ? it->key : NULL;
+  if (!it->valid) return NULL;
+  return it->key ? it->key : (const uint8_t *)""; /* empty first key: no buffer yet */
 }
 
 const uint8_t *sm_table_iter_value(const sm_table_iter *it, size_t *len) {

@@ -147,7 +147,8 @@ static void test_round_trip(void) {
   sm_status_free(sm_tensor_set_string(st, 3, "\xff", 1));
   snprintf(it[n].key, 64, "strings/mixed");
   it[n++].t = st;
-  const char *prefix = path("rt/variables");
+  char prefix[1024];
+  snprintf(prefix, sizeof prefix, "%s", path("rt/variables"));
   mkdir(path("rt"), 0755);
   CHECK_OK(write_items(prefix, it, n));
   CHECK(sm_path_exists(path("rt/variables.index")));
@@ -380,7 +381,8 @@ static sm_status *open_read(const char *prefix, const char *key) {
 
 static void test_crafted(void) {
   mkdir(path("cr"), 0755);
-  const char *prefix = path("cr/variables");
+  char prefix[1024]; /* path() reuses its buffers */
+  snprintf(prefix, sizeof prefix, "%s", path("cr/variables"));
   uint8_t data[64];
   for (int i = 0; i < 64; i++) data[i] = (uint8_t)i;
   CHECK_OK(put_file(path("cr/variables.data-00000-of-00001"), data, 64));
@@ -486,7 +488,7 @@ static void test_crafted(void) {
   uint32_t m = sm_crc32c_mask(sm_crc32c_value("\x05\0\0\0", 4));
   for (int i = 0; i < 4; i++) sdata[1 + i] = (uint8_t)(m >> (8 * i));
   CHECK_OK(put_file(path("cr/variables.data-00000-of-00001"), sdata, 16));
-  CHECK_ERR(open_read(prefix, "v"), "runs past");
+  CHECK_ERR(open_read(prefix, "v"), "the strings take 5 bytes but the entry has 2 left");
   CHECK_OK(put_file(path("cr/variables.data-00000-of-00001"), data, 64));
   /* Header problems. */
   dv[0].size = 4;
@@ -521,6 +523,48 @@ static void test_crafted(void) {
     sm_tensor_free(t);
     sm_bundle_close(b);
   }
+  /* Two shards, the entry in the second. */
+  CHECK_OK(put_file(path("cr/two.data-00000-of-00002"), "", 0));
+  CHECK_OK(put_file(path("cr/two.data-00001-of-00002"), data, 64));
+  dv[0].size = 4;
+  RESET(SM_FLOAT, 1, 8, 16);
+  e.shard_id = 1;
+  write_index(path("cr/two"), hdr_two, 6, "v", &e);
+  CHECK_OK(sm_bundle_open(path("cr/two"), &b));
+  if (b) {
+    sm_tensor *t;
+    CHECK_EQ_INT(sm_bundle_num_shards(b), 2);
+    CHECK_OK(sm_bundle_read(b, "v", &t));
+    CHECK(t && memcmp(sm_tensor_data(t), data + 8, 16) == 0);
+    sm_tensor_free(t);
+    sm_bundle_close(b);
+  }
+  /* Partitioned entries whose slices are missing, overlap or do not fit. */
+  {
+    Tensorflow__TensorSliceProto__Extent x0 = TENSORFLOW__TENSOR_SLICE_PROTO__EXTENT__INIT;
+    x0.has_length_case = TENSORFLOW__TENSOR_SLICE_PROTO__EXTENT__HAS_LENGTH_LENGTH;
+    x0.length = 3;
+    Tensorflow__TensorSliceProto__Extent *xp[1] = {&x0};
+    Tensorflow__TensorSliceProto sp = TENSORFLOW__TENSOR_SLICE_PROTO__INIT;
+    sp.n_extent = 1;
+    sp.extent = xp;
+    Tensorflow__TensorSliceProto *spp[2] = {&sp, &sp};
+    RESET(SM_FLOAT, 1, 0, 0);
+    e.crc32c = 0;
+    e.n_slices = 1;
+    e.slices = spp;
+    write_index(prefix, hdr1, 6, "p", &e);
+    CHECK_ERR(open_read(prefix, "p"), "entry p: the data of slice 0 is missing");
+    e.n_slices = 2;
+    write_index(prefix, hdr1, 6, "p", &e);
+    CHECK_ERR(open_read(prefix, "p"), "overlap");
+    x0.start = 2;
+    e.n_slices = 1;
+    write_index(prefix, hdr1, 6, "p", &e);
+    CHECK_ERR(open_read(prefix, "p"), "bad extent in dimension 0");
+    e.n_slices = 0;
+    e.slices = NULL;
+  }
   /* Missing index, missing shard, a file that is not a table. */
   CHECK_ERR(open_read(path("cr/none"), "v"), "cr/none.index");
   write_index(prefix, hdr1, 6, "v", &e);
@@ -550,8 +594,9 @@ static void test_damage(void) {
   size_t il, dl;
   CHECK_OK(sm_file_read_all(path("dm/good.index"), &idx, &il));
   CHECK_OK(sm_file_read_all(path("dm/good.data-00000-of-00001"), &dat, &dl));
-  const char *prefix = path("dm/bad");
-  char ipath[1024], dpath[1024], msg[512];
+  char prefix[1024];
+  snprintf(prefix, sizeof prefix, "%s", path("dm/bad"));
+  char ipath[1100], dpath[1100], msg[512];
   snprintf(ipath, sizeof ipath, "%s.index", prefix);
   snprintf(dpath, sizeof dpath, "%s.data-00000-of-00001", prefix);
   CHECK_OK(put_file(dpath, dat, dl));
