@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Creates (or reuses) a Python venv with TensorFlow (CPU) and numpy for tools/ and the interop suite.
+# Usage: tools/venv.sh DIR   (e.g. build/venv). Idempotent: when DIR already imports tensorflow and
+# numpy it returns at once without touching the network.
+set -euo pipefail
+if [ $# -ne 1 ]; then
+  echo "usage: $0 VENV_DIR" >&2
+  exit 2
+fi
+dir=$1
+py=${PYTHON:-python3}
+
+if [ -x "$dir/bin/python" ] &&
+   "$dir/bin/python" -c "import numpy, tensorflow" >/dev/null 2>&1; then
+  exit 0
+fi
+
+if [ ! -x "$dir/bin/python" ]; then
+  echo "venv: creating $dir"
+  "$py" -m venv "$dir"
+fi
+echo "venv: installing tensorflow-cpu and numpy into $dir (this downloads a few hundred MB)"
+"$dir/bin/python" -m pip install -q --upgrade pip
+"$dir/bin/python" -m pip install -q tensorflow-cpu numpy
+# Fail here, not later in a tool, if the install did not produce a working TensorFlow.
+"$dir/bin/python" -c "import numpy, tensorflow as tf; print('venv: tensorflow', tf.__version__)"
