@@ -2,10 +2,11 @@
  *
  * saved_model_cli loads the model with tf.saved_model.load and walks the root object's children
  * (_show_defined_functions, _print_args). Everything it prints is in the SavedObjectGraph: the
- * root's children that are functions (sorted by name), each function's concrete functions (sorted
- * by name) and their canonicalized_input_signature, a StructuredValue that decodes to
+ * root's children that are functions (sorted by name), each function's concrete functions (in
+ * the order loading names them) and their canonicalized_input_signature, a StructuredValue that decodes to
  * (args, kwargs). This file prints those values the way Python's repr()/str() print the decoded
  * objects (TensorSpec, TensorShape, tf.DType, list, tuple, dict, namedtuple, scalars). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,12 +231,171 @@ static const Tensorflow__SavedConcreteFunction *concrete(const Tensorflow__Saved
   return c;
 }
 
-static int str_cmp(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
+
+/* ---- the order tf.saved_model.load gives concrete functions ----
+ * A restored function's concrete functions get fresh names "__inference_<name>_<uid>" with uids
+ * handed out in load order, and saved_model_cli sorts by those names. Load order is
+ * function_deserialization._sort_function_defs: a topological sort of the library that starts
+ * from the functions without dependencies in library order and always takes the last ready one.
+ * A dependency that never resolves makes the load fail (rank -1 for all). */
+typedef struct load_order {
+  sm_kv *byname; /* library names, sorted; value = (void *)(uintptr_t)rank */
+  size_t n;
+  int failed;
+} load_order;
+
+static const Tensorflow__FunctionDef *lib_fn(const Tensorflow__FunctionDefLibrary *lib, size_t i) {
+  return lib->function[i];
 }
 
-/* One function child: its concrete functions, sorted by name, as "Option #i". */
-static void print_function(FILE *f, const Tensorflow__SavedObjectGraph *og, const Tensorflow__SavedObject *obj) {
+static const char *fn_name(const Tensorflow__FunctionDef *f) {
+  return f->signature && f->signature->name ? f->signature->name : "";
+}
+
+static long lookup_index(const sm_kv *kv, size_t n, const char *name) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(kv[mid].key, name);
+    if (c == 0) return (long)mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
+}
+
+/* Appends name to the dependency list deps (unique), growing it as needed. */
+static int add_dep(const char ***deps, size_t *n, size_t *cap, const char *name) {
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp((*deps)[i], name) == 0) return 0;
+  if (*n == *cap) {
+    size_t c = *cap ? 2 * *cap : 8;
+    const char **d = realloc(*deps, c * sizeof *d);
+    if (!d) return -1;
+    *deps = d;
+    *cap = c;
+  }
+  (*deps)[(*n)++] = name;
+  return 0;
+}
+
+/* _list_function_deps: ops that are library functions, else every func / list.func attr. */
+static int function_deps(const Tensorflow__FunctionDef *f, const sm_kv *names, size_t nnames,
+                         const char ***deps, size_t *n) {
+  size_t cap = 0;
+  *deps = NULL;
+  *n = 0;
+  for (size_t i = 0; i < f->n_node_def; i++) {
+    const Tensorflow__NodeDef *node = f->node_def[i];
+    const char *op = node->op ? node->op : "";
+    if (lookup_index(names, nnames, op) >= 0) {
+      if (add_dep(deps, n, &cap, op)) return -1;
+      continue;
+    }
+    for (size_t k = 0; k < node->n_attr; k++) {
+      const Tensorflow__AttrValue *v = node->attr[k]->value;
+      if (!v) continue;
+      if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && v->func) {
+        if (add_dep(deps, n, &cap, v->func->name ? v->func->name : "")) return -1;
+      } else if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list) {
+        for (size_t j = 0; j < v->list->n_func; j++)
+          if (add_dep(deps, n, &cap, v->list->func[j]->name ? v->list->func[j]->name : "")) return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int load_order_init(load_order *lo, const Tensorflow__FunctionDefLibrary *lib) {
+  size_t n = lib ? lib->n_function : 0;
+  memset(lo, 0, sizeof *lo);
+  if (n == 0) return 0;
+  int rc = -1;
+  size_t *in_count = calloc(n, sizeof *in_count), *stack = malloc(n * sizeof *stack);
+  size_t *edge_start = calloc(n + 1, sizeof *edge_start), *edges = NULL, nedges = 0;
+  size_t *dep_from = NULL, *dep_to = NULL, cap = 0;
+  lo->byname = malloc(n * sizeof *lo->byname);
+  if (!in_count || !stack || !edge_start || !lo->byname) goto out;
+  for (size_t i = 0; i < n; i++) {
+    lo->byname[i].key = fn_name(lib_fn(lib, i));
+    lo->byname[i].value = NULL;
+    lo->byname[i].index = i;
+  }
+  lo->n = sm_kv_sort_unique(lo->byname, n);
+
+  /* edges[dep] lists its dependents in library order */
+  for (size_t i = 0; i < n; i++) {
+    const char **deps;
+    size_t nd;
+    if (function_deps(lib_fn(lib, i), lo->byname, lo->n, &deps, &nd)) goto out;
+    for (size_t k = 0; k < nd; k++) {
+      in_count[i]++;
+      long j = lookup_index(lo->byname, lo->n, deps[k]);
+      if (j < 0) continue; /* never resolves: the load fails below */
+      if (nedges == cap) {
+        cap = cap ? 2 * cap : 16;
+        size_t *a = realloc(dep_from, cap * sizeof *a), *b = a ? realloc(dep_to, cap * sizeof *b) : NULL;
+        if (a) dep_from = a;
+        if (b) dep_to = b;
+        if (!a || !b) { free(deps); goto out; }
+      }
+      dep_from[nedges] = lo->byname[j].index;
+      dep_to[nedges] = i;
+      nedges++;
+    }
+    free(deps);
+  }
+  edges = malloc((nedges ? nedges : 1) * sizeof *edges);
+  if (!edges) goto out;
+  for (size_t e = 0; e < nedges; e++) edge_start[dep_from[e] + 1]++;
+  for (size_t i = 0; i < n; i++) edge_start[i + 1] += edge_start[i];
+  {
+    size_t *fill = calloc(n, sizeof *fill);
+    if (!fill) goto out;
+    for (size_t e = 0; e < nedges; e++) /* stable: dependents stay in library order */
+      edges[edge_start[dep_from[e]] + fill[dep_from[e]]++] = dep_to[e];
+    free(fill);
+  }
+
+  size_t top = 0, rank = 0;
+  for (size_t i = 0; i < n; i++)
+    if (in_count[i] == 0) stack[top++] = i;
+  size_t *rank_of = calloc(n, sizeof *rank_of);
+  if (!rank_of) goto out;
+  while (top) {
+    size_t node = stack[--top];
+    rank_of[node] = ++rank;
+    for (size_t e = edge_start[node]; e < edge_start[node + 1]; e++)
+      if (--in_count[edges[e]] == 0) stack[top++] = edges[e];
+  }
+  lo->failed = rank != n;
+  for (size_t i = 0; i < lo->n; i++)
+    lo->byname[i].value = (const void *)(uintptr_t)rank_of[lo->byname[i].index];
+  free(rank_of);
+  rc = 0;
+out:
+  free(in_count), free(stack), free(edge_start), free(edges), free(dep_from), free(dep_to);
+  return rc;
+}
+
+/* 1-based load position of a library function; 0 when it is not in the library. */
+static size_t load_rank(const load_order *lo, const char *name) {
+  long i = lookup_index(lo->byname, lo->n, name);
+  return i < 0 ? 0 : (size_t)(uintptr_t)lo->byname[i].value;
+}
+
+static const load_order *sort_ctx;
+
+static int by_load_order(const void *a, const void *b) {
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  size_t rx = load_rank(sort_ctx, x), ry = load_rank(sort_ctx, y);
+  if (rx != ry) return rx == 0 ? 1 : ry == 0 ? -1 : (rx > ry) - (rx < ry);
+  return strcmp(x, y);
+}
+
+/* One function child: its concrete functions, in load order, as "Option #i". */
+static void print_function(FILE *f, const Tensorflow__SavedObjectGraph *og, const load_order *lo,
+                           const Tensorflow__SavedObject *obj) {
   const char **names;
   size_t n;
   const Tensorflow__SavedBareConcreteFunction *bare = NULL;
@@ -244,7 +404,8 @@ static void print_function(FILE *f, const Tensorflow__SavedObjectGraph *og, cons
     names = malloc((n ? n : 1) * sizeof *names);
     if (!names) return;
     for (size_t i = 0; i < n; i++) names[i] = obj->function->concrete_functions[i];
-    qsort(names, n, sizeof *names, str_cmp);
+    sort_ctx = lo;
+    qsort(names, n, sizeof *names, by_load_order);
   } else {
     bare = obj->bare_concrete_function;
     n = 1;
@@ -293,9 +454,24 @@ void sm_show_functions(FILE *f, const Tensorflow__SavedModel *sm) {
     fputs(" N/A (could not be listed due to unknown reasons)\n", f);
     return;
   }
+  load_order lo;
+  const Tensorflow__GraphDef *g = sm->meta_graphs[0]->graph_def;
+  if (load_order_init(&lo, g ? g->library : NULL) != 0) {
+    free(lo.byname);
+    fputs(" N/A (out of memory)\n", f);
+    return;
+  }
+  if (lo.failed) { /* TF: "There is a cyclic dependency between functions" */
+    free(lo.byname);
+    fputs(" N/A (could not be listed due to unknown reasons)\n", f);
+    return;
+  }
   const Tensorflow__SavedObject *root = og->nodes[0];
   sm_kv *kids = malloc((root->n_children ? root->n_children : 1) * sizeof *kids);
-  if (!kids) return;
+  if (!kids) {
+    free(lo.byname);
+    return;
+  }
   size_t n = 0;
   for (size_t i = 0; i < root->n_children; i++) {
     const Tensorflow__TrackableObjectGraph__TrackableObject__ObjectReference *r = root->children[i];
@@ -312,7 +488,8 @@ void sm_show_functions(FILE *f, const Tensorflow__SavedModel *sm) {
         obj->kind_case != TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION)
       continue;
     fprintf(f, "\n  Function Name: '%s'\n", kids[i].key);
-    print_function(f, og, obj);
+    print_function(f, og, &lo, obj);
   }
   free(kids);
+  free(lo.byname);
 }
