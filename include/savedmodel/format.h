@@ -2,7 +2,11 @@
  *
  * The messages are the protobuf-c structs generated from proto/ (e.g. Tensorflow__SavedModel from
  * saved_model.proto, Tensorflow__MetaGraphDef from meta_graph.proto). Unknown fields survive a
- * read/write round trip of the binary form. */
+ * read/write round trip of the binary form.
+ *
+ * A SavedModel returned by sm_saved_model_read or sm_saved_model_parse lives in one arena: free it
+ * only with sm_saved_model_free, never piece by piece, and do not realloc or free its arrays or
+ * strings (changing scalar fields in place is fine). */
 #ifndef SAVEDMODEL_FORMAT_H
 #define SAVEDMODEL_FORMAT_H
 

@@ -16,6 +16,7 @@
 #include "base/file.h"
 #include "savedmodel/constants.h"
 #include "savedmodel/pbtxt.h"
+#include "format/pb_arena.h"
 
 /* ---- wire-format pre-scan --------------------------------------------------------------------- */
 
@@ -254,15 +255,39 @@ sm_status *sm_pb_parse(const ProtobufCMessageDescriptor *desc, const uint8_t *da
 
 /* ---- SavedModel --------------------------------------------------------------------------------- */
 
+/* SavedModels are decoded into an arena (format/pb_arena.c): unpacking and freeing tens of
+ * thousands of small pieces with malloc cost more than the parse itself. */
 sm_status *sm_saved_model_parse(const uint8_t *data, size_t len, const char *what, Tensorflow__SavedModel **out) {
+  *out = NULL;
+  if (!what) what = "saved_model.pb";
+  sm_status *s = sm_pb_check(&tensorflow__saved_model__descriptor, data, len, what);
+  if (s) return s;
   ProtobufCMessage *m;
-  sm_status *s = sm_pb_parse(&tensorflow__saved_model__descriptor, data, len, what ? what : "saved_model.pb", &m);
+  s = sm_pb_arena_unpack(&tensorflow__saved_model__descriptor, data, len, what, &m);
   *out = (Tensorflow__SavedModel *)m;
   return s;
 }
 
 void sm_saved_model_free(Tensorflow__SavedModel *sm) {
-  if (sm) protobuf_c_message_free_unpacked(&sm->base, NULL);
+  if (sm) sm_pb_arena_free(&sm->base);
+}
+
+/* A pbtxt-parsed message is malloc'ed piece by piece; re-encode it into an arena so that every
+ * SavedModel this file hands out is freed the same way. */
+static sm_status *into_arena(ProtobufCMessage *m, const char *what, Tensorflow__SavedModel **out) {
+  size_t n = protobuf_c_message_get_packed_size(m);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) {
+    protobuf_c_message_free_unpacked(m, NULL);
+    return sm_status_new(SM_NO_MEMORY, "%s: out of memory", what);
+  }
+  protobuf_c_message_pack(m, buf);
+  protobuf_c_message_free_unpacked(m, NULL);
+  ProtobufCMessage *am;
+  sm_status *s = sm_pb_arena_unpack(&tensorflow__saved_model__descriptor, buf, n, what, &am);
+  free(buf);
+  *out = (Tensorflow__SavedModel *)am;
+  return s;
 }
 
 static int all_digits(const char *s) {
@@ -360,7 +385,7 @@ sm_status *sm_saved_model_read(const char *export_dir, Tensorflow__SavedModel **
       ProtobufCMessage *m = NULL;
       s = sm_pbtxt_parse(&tensorflow__saved_model__descriptor, text, len, txt, &m);
       free(text);
-      *out = (Tensorflow__SavedModel *)m;
+      if (!s) s = into_arena(m, txt, out);
     }
   } else {
     s = not_a_saved_model(export_dir);
