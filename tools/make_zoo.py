@@ -484,7 +484,14 @@ def record_vars(model_dir, golden):
     os.makedirs(vdir, exist_ok=True)
     for key in sorted(dmap):
         dt = dmap[key]
-        val = np.asarray(reader.get_tensor(key))
+        if dt == tf.string:
+            # The checkpoint reader hands strings back as fixed-width numpy bytes, which drops
+            # trailing NULs; RestoreV2 returns the exact bytes.
+            val = tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=[key], shape_and_slices=[""],
+                                       dtypes=[tf.string])[0].numpy()
+            val = np.asarray(val, dtype=object)
+        else:
+            val = np.asarray(reader.get_tensor(key))
         kind = _kind(dt)
         fname, extra = save_array(val, dt, os.path.join(vdir, sanitize(key)))
         e = {"key": key, "dtype": dtype_name(dt), "shape": [int(d) for d in smap[key]],

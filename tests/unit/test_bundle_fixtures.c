@@ -332,11 +332,7 @@ static void check_strings(const char *what, const sm_tensor *t, const char *file
     if (!q) break;
     size_t bl = b64dec(p + 1, q, buf), tl;
     const char *ts = sm_tensor_string(t, i, &tl);
-    /* The goldens went through numpy's fixed-width bytes type, which drops trailing NULs (the
-     * object graphs end in one); the bundle's checksum vouches for our bytes. */
-    if (!ts || tl < bl || memcmp(ts, buf, bl) != 0) ok = 0;
-    for (size_t k = bl; ok && k < tl; k++)
-      if (ts[k] != 0) ok = 0;
+    if (!ts || tl != bl || memcmp(ts, buf, bl) != 0) ok = 0;
     i++;
     p = q;
   }
