@@ -360,6 +360,8 @@ int sm_cli_show(int argc, char **argv) {
   const Tensorflow__MetaGraphDef *mg = NULL;
   if (json) {
     if (!all && tag_set) rc = find_meta_graph(sm, tag_set, 1, &mg);
+    int found = 1;
+    if (rc == 0 && mg && sig && (find_signature(mg, sig, &found), !found)) rc = signature_not_found(mg, sig);
     if (rc == 0) sm_show_json(stdout, sm, mg, all ? NULL : sig, all || list_ops);
   } else if (all) {
     rc = show_all(sm);

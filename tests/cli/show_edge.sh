@@ -7,7 +7,7 @@
 # usage: show_edge.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1 SRC=$2
-. "$SRC/tests/cli/lib.sh"
+. "$SRC/tests/cli/common.bash"
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 fail=0
 mkdir -p "$TMP/m1" "$TMP/m2" "$TMP/bad1" "$TMP/bad2" "$TMP/bad3" "$TMP/empty"

@@ -5,7 +5,7 @@
 # usage: show_tfserving.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1 SRC=$2 SHARED=$3
-. "$SRC/tests/cli/lib.sh"
+. "$SRC/tests/cli/common.bash"
 MODELS=$SHARED/fixtures/tf-serving
 GOLD=$SRC/tests/fixtures/tf-serving-goldens
 if [ ! -d "$MODELS" ]; then echo "skipped: $MODELS absent"; exit 77; fi

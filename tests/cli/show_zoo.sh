@@ -6,7 +6,7 @@
 # usage: show_zoo.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") SRC=$2
-. "$SRC/tests/cli/lib.sh"
+. "$SRC/tests/cli/common.bash"
 ZOO=$SRC/tests/fixtures/zoo
 if [ ! -f "$ZOO/MANIFEST.json" ]; then echo "skipped: $ZOO absent"; exit 77; fi
 command -v python3 >/dev/null || { echo "skipped: python3 absent (reads MANIFEST.json)"; exit 77; }

@@ -1,4 +1,4 @@
-# lib.sh - helpers shared by the CLI tests (sourced, not run: it has no test of its own).
+# common.bash - helpers shared by the CLI tests (sourced; not .sh so CMake does not make it a test).
 
 # Sorts the Python set printed on saved_model_cli's ops line, whose order is arbitrary in Python.
 sort_ops_line() {
