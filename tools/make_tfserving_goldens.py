@@ -16,8 +16,12 @@ OUT/<model>_<version>/:
   vars.txt               inspect_checkpoint --file_name D/variables/variables
   vars_all.txt           the same with --all_tensors (values printed by numpy)
 
+It also writes OUT/zoo-inspect/<name>.txt, inspect_checkpoint --all_tensors for every model of
+the committed zoo (tests/fixtures/zoo) that has variables: numpy's printing of every dtype there.
+
 Directories that are not SavedModels get only `notsavedmodel.txt` (TF's message). The ops set
-line is left in TensorFlow's (arbitrary) set order; the test sorts it on both sides.
+line and the "Please choose from" list are sorted (TensorFlow prints them in an order that changes
+from run to run); the test sorts them on both sides too.
 
 usage: python tools/make_tfserving_goldens.py [--shared ../shared] [--out tests/fixtures/tf-serving-goldens]
 """
@@ -35,11 +39,26 @@ from tensorflow.python.tools import inspect_checkpoint  # noqa: E402
 from tensorflow.python.tools import saved_model_utils  # noqa: E402
 
 
+def stable(text):
+  """Sorts what TF prints in Python set / protobuf map order (random per process), so that
+  regenerating the goldens does not churn them: the ops set and "Please choose from" lists."""
+  lines = []
+  for line in text.split("\n"):
+    m = re.match(r"^(The MetaGraph with tag set .* contains the following ops: \{)(.*)\}$", line)
+    if m:
+      line = m.group(1) + ", ".join(sorted(m.group(2).split(", "))) + "}"
+    m = re.match(r"^(.*Please choose from: )(.*)$", line)
+    if m:
+      line = m.group(1) + ", ".join(sorted(m.group(2).split(", ")))
+    lines.append(line)
+  return "\n".join(lines)
+
+
 def capture(fn, *args):
   out = io.StringIO()
   with contextlib.redirect_stdout(out):
     fn(*args)
-  return out.getvalue()
+  return stable(out.getvalue())
 
 
 def safe(name):
@@ -76,7 +95,7 @@ def goldens_for(model_dir, out_dir):
     try:
       smcli._show_inputs_outputs(model_dir, tag_set, "no_such_signature")
     except ValueError as e:
-      write(os.path.join(out_dir, "err_sig_%s.txt" % t), str(e) + "\n")
+      write(os.path.join(out_dir, "err_sig_%s.txt" % t), stable(str(e)) + "\n")
       cases.append(["err_sig_%s.txt" % t, "--tag_set", tag_set, "--signature_def",
                     "no_such_signature"])
   case("show_all.txt", ["--all"], smcli._show_all, model_dir)
@@ -100,6 +119,13 @@ def main():
   ap.add_argument("--shared", default=os.path.join(here, "..", "..", "shared"))
   ap.add_argument("--out", default=os.path.join(here, "..", "tests", "fixtures", "tf-serving-goldens"))
   a = ap.parse_args()
+  zoo = os.path.join(here, "..", "tests", "fixtures", "zoo")
+  for name in sorted(os.listdir(zoo)) if os.path.isdir(zoo) else []:
+    prefix = os.path.join(zoo, name, "model", "variables", "variables")
+    if os.path.exists(prefix + ".index"):
+      os.makedirs(os.path.join(a.out, "zoo-inspect"), exist_ok=True)
+      write(os.path.join(a.out, "zoo-inspect", name + ".txt"),
+            capture(inspect_checkpoint.print_tensors_in_checkpoint_file, prefix, "", True))
   root = os.path.join(a.shared, "fixtures", "tf-serving")
   for model in sorted(os.listdir(root)):
     mdir = os.path.join(root, model)

@@ -16,11 +16,12 @@
 
 enum { LINEWIDTH = 75, THRESHOLD = 1000, EDGEITEMS = 3, PRECISION = 8 };
 
-typedef enum { K_FLOAT, K_SINT, K_UINT, K_BOOL, K_STR, K_COMPLEX, K_OTHER } kind;
+typedef enum { K_FLOAT, K_BF16, K_SINT, K_UINT, K_BOOL, K_STR, K_COMPLEX, K_OTHER } kind;
 
 static kind kind_of(int dt) {
   switch (sm_dtype_base(dt)) {
-  case SM_FLOAT: case SM_DOUBLE: case SM_HALF: case SM_BFLOAT16: return K_FLOAT;
+  case SM_FLOAT: case SM_DOUBLE: case SM_HALF: return K_FLOAT;
+  case SM_BFLOAT16: return K_BF16;
   case SM_INT8: case SM_INT16: case SM_INT32: case SM_INT64: case SM_QINT8: case SM_QINT16:
   case SM_QINT32: return K_SINT;
   case SM_UINT8: case SM_UINT16: case SM_UINT32: case SM_UINT64: case SM_QUINT8: case SM_QUINT16:
@@ -149,11 +150,13 @@ static void scientific(double v, int single, char *ip, char *fp, size_t fpcap, i
 
 typedef struct ffmt {
   int exp_format, pad_left, pad_right, precision, exp_size;
+  int plus; /* sign='+': the imaginary parts of complex numbers */
 } ffmt;
 
-static void fill_float_format(const double *v, size_t n, int single, ffmt *ff) {
+static void fill_float_format(const double *v, size_t n, int single, int plus, ffmt *ff) {
   memset(ff, 0, sizeof *ff);
   ff->exp_size = -1;
+  ff->plus = plus;
   double maxv = 0, minv = INFINITY;
   size_t nfinite = 0;
   int neginf = 0, nonfinite = 0;
@@ -176,8 +179,9 @@ static void fill_float_format(const double *v, size_t n, int single, ffmt *ff) {
       int el = snprintf(NULL, 0, "%d", x < 0 ? -x : x);
       if (el < 2) el = 2;
       if (el > maxexp) maxexp = el;
+      int il = (int)strlen(ip) + (plus && !signbit(v[i]));
       if ((int)strlen(fp) > ff->precision) ff->precision = (int)strlen(fp);
-      if ((int)strlen(ip) > ff->pad_left) ff->pad_left = (int)strlen(ip);
+      if (il > ff->pad_left) ff->pad_left = il;
     }
     ff->exp_size = maxexp;
     ff->pad_right = ff->exp_size + 2 + ff->precision;
@@ -185,11 +189,13 @@ static void fill_float_format(const double *v, size_t n, int single, ffmt *ff) {
     for (size_t i = 0; i < n; i++) {
       if (!isfinite(v[i])) continue;
       positional(v[i], single, ip, sizeof ip, fp, sizeof fp);
-      if ((int)strlen(ip) > ff->pad_left) ff->pad_left = (int)strlen(ip);
+      int il = (int)strlen(ip) + (plus && !signbit(v[i]));
+      if (il > ff->pad_left) ff->pad_left = il;
       if ((int)strlen(fp) > ff->pad_right) ff->pad_right = (int)strlen(fp);
     }
   }
   if (nonfinite) {
+    if (plus) neginf = 1; /* "+inf" is as long as "-inf" */
     int offset = ff->pad_right + 1;
     if (3 - offset > ff->pad_left) ff->pad_left = 3 - offset;
     if (3 + neginf - offset > ff->pad_left) ff->pad_left = 3 + neginf - offset;
@@ -199,26 +205,33 @@ static void fill_float_format(const double *v, size_t n, int single, ffmt *ff) {
 static void format_float(buf *b, double v, int single, const ffmt *ff) {
   char ip[400], fp[400];
   if (!isfinite(v)) {
-    const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+    const char *s = isnan(v) ? (ff->plus ? "+nan" : "nan") : v < 0 ? "-inf" : ff->plus ? "+inf" : "inf";
     spaces(b, ff->pad_left + ff->pad_right + 1 - (int)strlen(s));
     puts_(b, s);
     return;
   }
+  const char *plus = ff->plus && !signbit(v) ? "+" : "";
   if (ff->exp_format) {
-    int x;
-    scientific(v, single, ip, fp, sizeof fp, &x);
+    /* min_digits = precision: digits past the shortest ones are the exact value's, rounded */
+    char e[64]; /* precision <= 16: "-d.<16 digits>e+308" fits */
+    snprintf(e, sizeof e, "%.*e", ff->precision, v);
+    char *ep = strchr(e, 'e');
+    int x = atoi(ep + 1);
+    *ep = 0;
+    char *dot = strchr(e, '.');
+    if (dot) *dot = 0;
+    snprintf(ip, sizeof ip, "%s%s", plus, e);
     spaces(b, ff->pad_left - (int)strlen(ip));
     puts_(b, ip);
     put(b, ".", 1);
-    puts_(b, fp);
-    for (int i = (int)strlen(fp); i < ff->precision; i++) put(b, "0", 1);
-    char e[16];
+    if (dot) puts_(b, dot + 1);
     snprintf(e, sizeof e, "e%c%0*d", x < 0 ? '-' : '+', ff->exp_size, x < 0 ? -x : x);
     puts_(b, e);
     return;
   }
   positional(v, single, ip, sizeof ip, fp, sizeof fp);
-  spaces(b, ff->pad_left - (int)strlen(ip));
+  spaces(b, ff->pad_left - (int)strlen(ip) - (int)strlen(plus));
+  puts_(b, plus);
   puts_(b, ip);
   put(b, ".", 1);
   puts_(b, fp);
@@ -268,13 +281,23 @@ static void format_elem(buf *b, const fmt *F, int64_t i) {
   case K_FLOAT: format_float(b, get_float(F->t, i, 0), F->single, &F->re); break;
   case K_COMPLEX:
     format_float(b, get_float(F->t, i, 0), F->single, &F->re);
-    {
-      double im = get_float(F->t, i, 1);
-      put(b, signbit(im) ? "-" : "+", 1);
-      format_float(b, fabs(im), F->single, &F->im);
+    { /* numpy puts the 'j' right after the digits, before the padding */
+      size_t start = b->len;
+      format_float(b, get_float(F->t, i, 1), F->single, &F->im);
+      if (b->oom) break;
+      size_t end = b->len, sp = end;
+      while (sp > start && b->p[sp - 1] == ' ') sp--;
+      b->len = sp;
       put(b, "j", 1);
+      spaces(b, (int)(end - sp));
     }
     break;
+  case K_BF16: { /* ml_dtypes' bfloat16 prints like %g, unpadded */
+    char g[64];
+    snprintf(g, sizeof g, "%g", get_float(F->t, i, 0));
+    puts_(b, g);
+    break;
+  }
   case K_SINT: snprintf(tmp, sizeof tmp, "%*lld", F->width, (long long)get_sint(F->t, i)); puts_(b, tmp); break;
   case K_UINT: case K_OTHER:
     snprintf(tmp, sizeof tmp, "%*llu", F->width, (unsigned long long)get_uint(F->t, i)); puts_(b, tmp); break;
@@ -424,12 +447,12 @@ void sm_cli_print_numpy(FILE *f, const sm_tensor *t) {
     else collect(&w, 0, 0, idx, &m);
     if (!out.oom) {
       if (F.k == K_FLOAT || F.k == K_COMPLEX) {
-        for (size_t i = 0; i < m; i++) vals[i] = get_float(t, idx[i], 0), ims[i] = fabs(get_float(t, idx[i], 1));
-        fill_float_format(vals, m, F.single, &F.re);
-        if (F.k == K_COMPLEX) fill_float_format(ims, m, F.single, &F.im);
+        for (size_t i = 0; i < m; i++) vals[i] = get_float(t, idx[i], 0), ims[i] = get_float(t, idx[i], 1);
+        fill_float_format(vals, m, F.single, 0, &F.re);
+        if (F.k == K_COMPLEX) fill_float_format(ims, m, F.single, 1, &F.im);
       } else if (F.k == K_BOOL) {
         F.width = 5;
-      } else if (F.k != K_STR) {
+      } else if (F.k != K_STR && F.k != K_BF16) {
         for (size_t i = 0; i < m; i++) {
           char tmp[32];
           int l = F.k == K_SINT ? snprintf(tmp, sizeof tmp, "%lld", (long long)get_sint(t, idx[i]))
@@ -452,7 +475,7 @@ void sm_cli_print_numpy(FILE *f, const sm_tensor *t) {
 /* ---- JSON ---- */
 static void json_elem(FILE *f, const sm_tensor *t, kind k, int64_t i) {
   switch (k) {
-  case K_FLOAT: case K_COMPLEX: {
+  case K_FLOAT: case K_BF16: case K_COMPLEX: {
     double v = get_float(t, i, 0);
     if (k == K_COMPLEX) fputc('[', f);
     for (int part = 0; part < (k == K_COMPLEX ? 2 : 1); part++) {

@@ -68,5 +68,15 @@ if [ $have_zoo -eq 1 ] && command -v python3 >/dev/null; then
   done
 fi
 
+# numpy's printing of every zoo dtype, as inspect_checkpoint --all_tensors shows it.
+for g in "$GOLD"/zoo-inspect/*.txt; do
+  [ -f "$g" ] || continue
+  m=$ZOO/$(basename "$g" .txt)/model
+  [ -d "$m" ] || continue
+  n=$((n + 1))
+  "$CLI" vars --dir "$m" --all_tensors >"$TMP/out" 2>"$TMP/err" && cmp -s "$TMP/out" "$g" ||
+    { echo "FAIL zoo $(basename "$g" .txt) --all_tensors: $(cat "$TMP/err")"; diff "$g" "$TMP/out" | head; fail=1; }
+done
+
 echo "$n cases"
 [ $fail -eq 0 ] && echo "ok" || exit 1
