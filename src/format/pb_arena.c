@@ -17,14 +17,17 @@ typedef struct block {
 typedef struct arena {
   uint64_t magic;
   block *head;     /* current block (the list runs back to block 0) */
-  size_t next_size; /* size of the next block */
+  size_t next_size; /* size of the next block (BLOCK) */
   int failed;
 } arena;
 
 #define ARENA_MAGIC 0x736d5f6172656e61ull /* "sm_arena" */
 #define ALIGN 16
 #define HDR (((sizeof(arena) + ALIGN - 1) / ALIGN) * ALIGN)
-#define MAX_BLOCK ((size_t)64 << 20)
+/* Blocks stay under glibc's mmap threshold (128 KiB) so that freed blocks go back to the heap
+ * and the next parse reuses warm pages: fresh mmap'ed pages cost a page fault each, which on
+ * some machines is slower than the whole decode. */
+#define BLOCK ((size_t)96 << 10)
 
 static block *new_block(size_t size) {
   block *b = malloc(sizeof(block) + size);
@@ -63,7 +66,6 @@ static void *arena_alloc(void *ud, size_t size) {
     a->failed = 1;
     return NULL;
   }
-  if (a->next_size < MAX_BLOCK) a->next_size *= 2;
   nb->next = b;
   a->head = nb;
   nb->used = size;
@@ -86,17 +88,14 @@ static void free_blocks(block *b) {
 sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                               const char *what, ProtobufCMessage **out) {
   *out = NULL;
-  /* Decoded trees run ~8-13x the input (helper measurements on real exports); start with 4x and
-   * grow by doubling. */
-  size_t first = len * 4 + 4096;
-  if (first > MAX_BLOCK) first = MAX_BLOCK;
+  size_t first = BLOCK;
   block *b0 = new_block(HDR + first);
   if (!b0) return sm_status_new(SM_NO_MEMORY, "%s: out of memory", what);
   arena *a = (arena *)b0->data;
   memset(a, 0, sizeof *a);
   a->magic = ARENA_MAGIC;
   a->head = b0;
-  a->next_size = first * 2 < MAX_BLOCK ? first * 2 : MAX_BLOCK;
+  a->next_size = BLOCK;
   b0->used = HDR;
   ProtobufCAllocator alloc = {arena_alloc, arena_free_piece, a};
   ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, data);
