@@ -1,0 +1,76 @@
+/* builder.h - write a SavedModel the way TensorFlow's SavedModelBuilder does.
+ *
+ *   sm_builder_new(dir)                     refuses a dir that exists
+ *   sm_builder_add_meta_graph_and_variables the first MetaGraph; saves the graph's variables
+ *   sm_builder_add_meta_graph               more MetaGraphs (other tag sets) sharing them
+ *   sm_builder_save(as_text)                writes everything beside the target, renames it in
+ *
+ * Each MetaGraph gets TF1's Saver subgraph (save/Const, save/SaveV2 ... save/restore_all, sharded
+ * V2) and its SaverDef, so TensorFlow's own loaders restore the variables from
+ * variables/variables. Signatures are checked against the graph and TensorFlow's rules for
+ * their method before anything is added. */
+#ifndef SAVEDMODEL_BUILDER_H
+#define SAVEDMODEL_BUILDER_H
+
+#include <stddef.h>
+
+#include "meta_graph.pb-c.h"
+#include "savedmodel/graph_builder.h"
+#include "savedmodel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- signatures ---- */
+typedef struct sm_signature sm_signature;
+
+/* A signature stored under `key` in the signature map, with method_name `method` (e.g.
+ * SM_PREDICT_METHOD_NAME). The caller owns *out (sm_signature_free). */
+sm_status *sm_signature_new(const char *key, const char *method, sm_signature **out);
+void sm_signature_free(sm_signature *s); /* NULL-safe */
+/* Tensor info with explicit dtype and shape (rank -1 = unknown), as build_tensor_info writes. */
+sm_status *sm_signature_add_input(sm_signature *s, const char *key, const char *tensor, int dtype, int rank,
+                                  const int64_t *dims);
+sm_status *sm_signature_add_output(sm_signature *s, const char *key, const char *tensor, int dtype, int rank,
+                                   const int64_t *dims);
+/* The same, with dtype and shape taken from the graph (the tensor must be in it). */
+sm_status *sm_signature_add_input_from(sm_signature *s, const char *key, const sm_graph *g, const char *tensor);
+sm_status *sm_signature_add_output_from(sm_signature *s, const char *key, const sm_graph *g, const char *tensor);
+/* predict signature key -> method PREDICT with one input and one output, from the graph. */
+sm_status *sm_signature_predict(const char *key, const sm_graph *g, const char *in_key, const char *in_tensor,
+                                const char *out_key, const char *out_tensor, sm_signature **out);
+const Tensorflow__SignatureDef *sm_signature_def(const sm_signature *s);
+const char *sm_signature_key(const sm_signature *s);
+
+/* TensorFlow's rules: predict has >= 1 input and >= 1 output; classify has exactly one DT_STRING
+ * input "inputs" and outputs "classes" (DT_STRING) and/or "scores" (DT_FLOAT), nothing else;
+ * regress has one DT_STRING input "inputs" and one DT_FLOAT output "outputs". Other methods need
+ * only be non-empty. With a graph, every tensor named must exist in it with the stated dtype. */
+sm_status *sm_signature_validate(const sm_signature *s, const sm_graph *g);
+
+/* ---- the builder ---- */
+typedef struct sm_builder sm_builder;
+
+/* Fails (ALREADY_EXISTS) when export_dir exists, as TensorFlow does. Nothing is written until
+ * save. The caller owns *out (sm_builder_free). */
+sm_status *sm_builder_new(const char *export_dir, sm_builder **out);
+void sm_builder_free(sm_builder *b); /* NULL-safe; a builder that never saved leaves no files */
+
+/* Adds the first MetaGraph. The graph's variables (sm_graph_variable) are what variables/ will
+ * hold; the Saver subgraph is added to g (once per graph). Signatures are copied. */
+sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, const char *const *tags,
+                                                   size_t ntags, sm_signature *const *sigs, size_t nsigs);
+/* Adds another MetaGraph; its variables must be among those already added (same dtype and
+ * shape). A tag set equal to one already added (order ignored) is refused. */
+sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *const *tags, size_t ntags,
+                                     sm_signature *const *sigs, size_t nsigs);
+
+/* Writes saved_model.pb (or .pbtxt) and variables/ into "<parent>/.tmp-<name>-<pid>", then
+ * renames that directory to export_dir: no half-written export is ever visible there. */
+sm_status *sm_builder_save(sm_builder *b, int as_text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,102 @@
+/* graph_builder.h - build a TensorFlow GraphDef from C, checked against TensorFlow's OpDefs.
+ *
+ * A graph owns a Tensorflow__GraphDef made of malloc'ed pieces. Nodes are added in the style of
+ * TensorFlow's C API: sm_op_begin, inputs and attrs, sm_op_finish. Finish checks the node against
+ * the built-in OpDef table (the ops this library knows, copied from TensorFlow's registry): the
+ * op must be known, inputs must match its args in number and dtype, attrs must be declared with
+ * the right kind and allowed values; type and number attrs (T, N, dtypes) are inferred from the
+ * inputs when not set, and missing attrs with defaults get them, as TensorFlow's graph
+ * construction does. Errors are kept until finish, so calls can be chained without checks.
+ *
+ * Node names are made unique the way TensorFlow does it: the first "x" is "x", then "x_1",
+ * "x_2"; a name of NULL uses the op type. sm_graph_push_scope("save") prefixes later names with
+ * "save/".
+ *
+ * Tensors are named "node:index" ("x:0"); an input "x" means "x:0", "^x" a control input. */
+#ifndef SAVEDMODEL_GRAPH_BUILDER_H
+#define SAVEDMODEL_GRAPH_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.pb-c.h"
+#include "op_def.pb-c.h"
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sm_graph sm_graph;
+typedef struct sm_op sm_op;
+
+/* A new empty graph. The caller owns *out and frees it with sm_graph_free. */
+sm_status *sm_graph_new(sm_graph **out);
+void sm_graph_free(sm_graph *g); /* NULL-safe */
+
+/* The GraphDef built so far; owned by the graph, valid until the next change. */
+const Tensorflow__GraphDef *sm_graph_def(const sm_graph *g);
+
+/* Name scopes: names of nodes added after a push are "scope/name" (nested scopes join with
+ * '/'). The scope name itself is made unique like a node name ("save", then "save_1"); the
+ * name used is returned in *used (owned by the graph; may be NULL). */
+sm_status *sm_graph_push_scope(sm_graph *g, const char *scope, const char **used);
+void sm_graph_pop_scope(sm_graph *g);
+
+/* A node under construction. sm_op_begin never fails: problems (unknown op, a bad input) are
+ * reported by sm_op_finish, which also frees the sm_op whether it succeeds or not. */
+sm_op *sm_op_begin(sm_graph *g, const char *op_type, const char *name);
+void sm_op_input(sm_op *op, const char *tensor);   /* "x", "x:1" or "^x" (control) */
+void sm_op_device(sm_op *op, const char *device);
+void sm_op_attr_int(sm_op *op, const char *name, int64_t v);
+void sm_op_attr_float(sm_op *op, const char *name, float v);
+void sm_op_attr_bool(sm_op *op, const char *name, int v);
+void sm_op_attr_type(sm_op *op, const char *name, int dtype);
+/* rank -1: unknown rank; a dim of -1: unknown size. */
+void sm_op_attr_shape(sm_op *op, const char *name, int rank, const int64_t *dims);
+void sm_op_attr_string(sm_op *op, const char *name, const void *bytes, size_t len);
+void sm_op_attr_tensor(sm_op *op, const char *name, const sm_tensor *t); /* copied */
+void sm_op_attr_int_list(sm_op *op, const char *name, const int64_t *v, size_t n);
+void sm_op_attr_float_list(sm_op *op, const char *name, const float *v, size_t n);
+void sm_op_attr_type_list(sm_op *op, const char *name, const int *dtypes, size_t n);
+void sm_op_attr_string_list(sm_op *op, const char *name, const char *const *v, size_t n);
+/* Checks and adds the node. *name_out (may be NULL) gets its unique name, owned by the graph. */
+sm_status *sm_op_finish(sm_op *op, const char **name_out);
+
+/* What the graph knows about a tensor "node:i": dtype and, where the builder could infer it,
+ * shape (*rank = -1 when unknown; dims points into the graph, valid until the next change). */
+sm_status *sm_graph_tensor(const sm_graph *g, const char *tensor, int *dtype, int *rank,
+                           const int64_t **dims);
+
+/* ---- helpers; each returns the new node's name in *out (owned by the graph) ---- */
+sm_status *sm_graph_placeholder(sm_graph *g, const char *name, int dtype, int rank, const int64_t *dims,
+                                const char **out);
+sm_status *sm_graph_const(sm_graph *g, const char *name, const sm_tensor *value, const char **out);
+/* One-input ops (Identity, Square, Relu, Neg, ...) and two-input ops (Mul, AddV2, Sub, MatMul). */
+sm_status *sm_graph_unary(sm_graph *g, const char *op_type, const char *name, const char *x, const char **out);
+sm_status *sm_graph_binary(sm_graph *g, const char *op_type, const char *name, const char *x, const char *y,
+                           const char **out);
+
+/* A resource variable as TF1's tf.compat.v1.get_variable makes it: NAME/Initializer/initial_value
+ * (Const), NAME (VarHandleOp), NAME/IsInitialized/VarIsInitializedOp, NAME/Assign,
+ * NAME/Read/ReadVariableOp. The value is copied; it is both the initial value and what a
+ * SavedModel builder saves. *read_out gets "NAME/Read/ReadVariableOp" (owned by the graph). */
+sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *value, const char **read_out);
+/* Variables in creation order: name of the VarHandleOp node and its value (owned by the graph). */
+size_t sm_graph_num_variables(const sm_graph *g);
+void sm_graph_variable_at(const sm_graph *g, size_t i, const char **name, const sm_tensor **value);
+
+/* The OpDefs of the ops used in the graph, sorted by name, as TensorFlow writes stripped_op_list.
+ * The caller frees *out with protobuf_c_message_free_unpacked(&(*out)->base, NULL). */
+sm_status *sm_graph_stripped_op_list(const sm_graph *g, Tensorflow__OpList **out);
+
+/* The built-in OpDef for op_type, or NULL when this library does not know it. Owned by the
+ * library (parsed once; the first call is not thread-safe against itself — call once at start
+ * if graphs are built from several threads). */
+const Tensorflow__OpDef *sm_op_def(const char *op_type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,460 @@
+/* test_builder.c - graph building (names, attrs, op checks), signature rules, the SavedModel
+ * builder (refusals, read-back equality). `test_builder --write DIR` writes the models that
+ * tests/interop/test_builder_tf.py hands to TensorFlow. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attr_value.pb-c.h"
+#include "base/file.h"
+#include "savedmodel/builder.h"
+#include "savedmodel/bundle.h"
+#include "savedmodel/constants.h"
+#include "savedmodel/format.h"
+#include "test.h"
+
+static sm_tensor *scalar_f(float v) {
+  sm_tensor *t = NULL;
+  sm_status_free(sm_tensor_new(SM_FLOAT, 0, NULL, &t));
+  memcpy(sm_tensor_data(t), &v, 4);
+  return t;
+}
+
+static const Tensorflow__NodeDef *node(const sm_graph *g, const char *name) {
+  const Tensorflow__GraphDef *gd = sm_graph_def(g);
+  for (size_t i = 0; i < gd->n_node; i++)
+    if (!strcmp(gd->node[i]->name, name)) return gd->node[i];
+  return NULL;
+}
+
+static const Tensorflow__AttrValue *attr(const Tensorflow__NodeDef *n, const char *k) {
+  for (size_t i = 0; n && i < n->n_attr; i++)
+    if (!strcmp(n->attr[i]->key, k)) return n->attr[i]->value;
+  return NULL;
+}
+
+static void test_names(void) {
+  sm_graph *g;
+  CHECK_OK(sm_graph_new(&g));
+  const char *a = NULL, *b = NULL, *c = NULL, *d = NULL, *sc = NULL;
+  CHECK_OK(sm_graph_placeholder(g, "x", SM_FLOAT, -1, NULL, &a));
+  CHECK_OK(sm_graph_placeholder(g, "x", SM_FLOAT, -1, NULL, &b));
+  CHECK_OK(sm_graph_placeholder(g, "X", SM_FLOAT, -1, NULL, &c)); /* TF compares names case-insensitively */
+  CHECK_EQ_STR(a, "x");
+  CHECK_EQ_STR(b, "x_1");
+  CHECK_EQ_STR(c, "X_2");
+  CHECK_OK(sm_graph_unary(g, "Square", NULL, "x", &a));
+  CHECK_OK(sm_graph_unary(g, "Square", NULL, "x", &b));
+  CHECK_EQ_STR(a, "Square");
+  CHECK_EQ_STR(b, "Square_1");
+  CHECK_OK(sm_graph_push_scope(g, "save", &sc));
+  CHECK_EQ_STR(sc, "save");
+  CHECK_OK(sm_graph_unary(g, "Identity", NULL, "x:0", &d));
+  CHECK_EQ_STR(d, "save/Identity");
+  sm_graph_pop_scope(g);
+  CHECK_OK(sm_graph_push_scope(g, "save", &sc));
+  CHECK_EQ_STR(sc, "save_1");
+  sm_graph_pop_scope(g);
+  CHECK_ERR(sm_graph_placeholder(g, "bad:name", SM_FLOAT, -1, NULL, NULL), "invalid node name");
+  /* variables: the handle is named like its scope; pieces live under it */
+  const char *r1 = NULL, *r2 = NULL;
+  sm_tensor *v = scalar_f(2);
+  CHECK_OK(sm_graph_variable(g, "w", v, &r1));
+  CHECK_OK(sm_graph_variable(g, "w", v, &r2));
+  sm_tensor_free(v);
+  CHECK_EQ_STR(r1, "w/Read/ReadVariableOp");
+  CHECK_EQ_STR(r2, "w_1/Read/ReadVariableOp");
+  CHECK(node(g, "w") && !strcmp(node(g, "w")->op, "VarHandleOp"));
+  CHECK(node(g, "w/Initializer/initial_value") != NULL);
+  CHECK(node(g, "w/Assign") != NULL);
+  CHECK(node(g, "w/IsInitialized/VarIsInitializedOp") != NULL);
+  CHECK(node(g, "w_1") != NULL);
+  CHECK_EQ_INT(sm_graph_num_variables(g), 2);
+  sm_graph_free(g);
+}
+
+static void test_ops_and_attrs(void) {
+  sm_graph *g;
+  CHECK_OK(sm_graph_new(&g));
+  const char *x = NULL, *i = NULL;
+  int64_t dims[2] = {-1, 3};
+  CHECK_OK(sm_graph_placeholder(g, "x", SM_FLOAT, 2, dims, &x));
+  sm_tensor *ti;
+  int64_t one = 1;
+  CHECK_OK(sm_tensor_new(SM_INT32, 1, &one, &ti));
+  CHECK_OK(sm_graph_const(g, "i", ti, &i));
+  sm_tensor_free(ti);
+
+  /* defaults filled, inferred T, shape inference */
+  sm_op *op = sm_op_begin(g, "Placeholder", "p");
+  sm_op_attr_type(op, "dtype", SM_DOUBLE);
+  CHECK_OK(sm_op_finish(op, NULL));
+  const Tensorflow__AttrValue *sh = attr(node(g, "p"), "shape");
+  CHECK(sh && sh->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE && sh->shape->unknown_rank);
+  const char *sq;
+  CHECK_OK(sm_graph_unary(g, "Square", NULL, x, &sq));
+  const Tensorflow__AttrValue *t = attr(node(g, sq), "T");
+  CHECK(t && t->type == TENSORFLOW__DATA_TYPE__DT_FLOAT);
+  int dt, rank;
+  const int64_t *d;
+  CHECK_OK(sm_graph_tensor(g, "Square:0", &dt, &rank, &d));
+  CHECK_EQ_INT(dt, SM_FLOAT);
+  CHECK_EQ_INT(rank, 2);
+  if (rank == 2) CHECK(d[0] == -1 && d[1] == 3);
+  CHECK_ERR(sm_graph_tensor(g, "Square:1", &dt, NULL, NULL), "1 output");
+  CHECK_ERR(sm_graph_tensor(g, "nope:0", &dt, NULL, NULL), "no such node");
+
+  /* errors */
+  CHECK_ERR(sm_op_finish(sm_op_begin(g, "FancyOp", NULL), NULL), "not in this library's OpDef table");
+  op = sm_op_begin(g, "Placeholder", NULL);
+  CHECK_ERR(sm_op_finish(op, NULL), "missing attr \"dtype\"");
+  op = sm_op_begin(g, "Placeholder", NULL);
+  sm_op_attr_type(op, "dtype", SM_FLOAT);
+  sm_op_attr_int(op, "colour", 3);
+  CHECK_ERR(sm_op_finish(op, NULL), "unknown attr \"colour\"");
+  op = sm_op_begin(g, "Placeholder", NULL);
+  sm_op_attr_int(op, "dtype", 1);
+  CHECK_ERR(sm_op_finish(op, NULL), "must be of type type");
+  CHECK_ERR(sm_graph_binary(g, "Mul", NULL, x, i, NULL), "attr T = DT_FLOAT");
+  CHECK_ERR(sm_graph_unary(g, "Mul", NULL, x, NULL), "takes 2 input(s)");
+  CHECK_ERR(sm_graph_unary(g, "Square", NULL, "missing", NULL), "no such node");
+  CHECK_ERR(sm_graph_unary(g, "Square", NULL, "x:7", NULL), "1 output");
+  op = sm_op_begin(g, "Identity", NULL);
+  sm_op_input(op, "^x");
+  sm_op_input(op, x);
+  CHECK_ERR(sm_op_finish(op, NULL), "after a control input");
+  /* a string input where Square allows only numbers */
+  sm_tensor *s;
+  CHECK_OK(sm_tensor_new(SM_STRING, 0, NULL, &s));
+  const char *sc;
+  CHECK_OK(sm_graph_const(g, "s", s, &sc));
+  sm_tensor_free(s);
+  CHECK_ERR(sm_graph_unary(g, "Square", NULL, sc, NULL), "DT_STRING is not allowed");
+  /* list attrs: Pack infers N and T; StringJoin with an explicit separator */
+  op = sm_op_begin(g, "Pack", NULL);
+  sm_op_input(op, x);
+  sm_op_input(op, x);
+  CHECK_OK(sm_op_finish(op, NULL));
+  const Tensorflow__AttrValue *n = attr(node(g, "Pack"), "N");
+  CHECK(n && n->i == 2);
+  op = sm_op_begin(g, "Pack", NULL);
+  sm_op_input(op, x);
+  sm_op_input(op, i);
+  CHECK_ERR(sm_op_finish(op, NULL), "attr T");
+  op = sm_op_begin(g, "SaveV2", NULL);
+  sm_op_input(op, sc);
+  sm_op_input(op, sc);
+  sm_op_input(op, sc);
+  sm_op_input(op, x);
+  sm_op_input(op, i);
+  CHECK_OK(sm_op_finish(op, NULL));
+  const Tensorflow__AttrValue *dts = attr(node(g, "SaveV2"), "dtypes");
+  CHECK(dts && dts->list->n_type == 2 && dts->list->type[1] == TENSORFLOW__DATA_TYPE__DT_INT32);
+
+  Tensorflow__OpList *ol;
+  CHECK_OK(sm_graph_stripped_op_list(g, &ol));
+  const char *want[] = {"Const", "Pack", "Placeholder", "SaveV2", "Square"};
+  CHECK_EQ_INT(ol->n_op, 5);
+  for (size_t k = 0; k < ol->n_op && k < 5; k++) CHECK_EQ_STR(ol->op[k]->name, want[k]);
+  protobuf_c_message_free_unpacked(&ol->base, NULL);
+  sm_graph_free(g);
+}
+
+static void test_signatures(void) {
+  sm_graph *g;
+  CHECK_OK(sm_graph_new(&g));
+  const char *x, *y, *str, *f;
+  CHECK_OK(sm_graph_placeholder(g, "x", SM_FLOAT, -1, NULL, &x));
+  CHECK_OK(sm_graph_unary(g, "Square", "y", x, &y));
+  CHECK_OK(sm_graph_placeholder(g, "serialized", SM_STRING, 1, (int64_t[]){-1}, &str));
+  CHECK_OK(sm_graph_unary(g, "Identity", "labels", str, &f));
+  sm_signature *s;
+
+  CHECK_OK(sm_signature_new("p", SM_PREDICT_METHOD_NAME, &s));
+  CHECK_ERR(sm_signature_validate(s, g), "at least one input and one output");
+  CHECK_OK(sm_signature_add_input_from(s, "x", g, x));
+  CHECK_ERR(sm_signature_add_input_from(s, "x", g, x), "given twice");
+  CHECK_ERR(sm_signature_add_output_from(s, "z", g, "zzz"), "no such node");
+  CHECK_OK(sm_signature_add_output(s, "y", "y:0", SM_FLOAT, -1, NULL));
+  CHECK_OK(sm_signature_validate(s, g));
+  CHECK_EQ_STR(sm_signature_def(s)->inputs[0]->value->name, "x:0");
+  sm_signature_free(s);
+
+  CHECK_OK(sm_signature_new("p", SM_PREDICT_METHOD_NAME, &s));
+  CHECK_OK(sm_signature_add_input(s, "x", "ghost:0", SM_FLOAT, -1, NULL));
+  CHECK_OK(sm_signature_add_output(s, "y", "y:0", SM_INT32, -1, NULL));
+  CHECK_ERR(sm_signature_validate(s, g), "no such node");
+  CHECK_OK(sm_signature_validate(s, NULL));
+  sm_signature_free(s);
+  CHECK_OK(sm_signature_new("p", SM_PREDICT_METHOD_NAME, &s));
+  CHECK_OK(sm_signature_add_input(s, "x", "x", SM_FLOAT, -1, NULL));
+  CHECK_OK(sm_signature_add_output(s, "y", "y:0", SM_INT32, -1, NULL));
+  CHECK_ERR(sm_signature_validate(s, g), "is DT_FLOAT, the signature says DT_INT32");
+  sm_signature_free(s);
+
+  /* classify: one string "inputs"; classes string and/or scores float */
+  CHECK_OK(sm_signature_new("c", SM_CLASSIFY_METHOD_NAME, &s));
+  CHECK_OK(sm_signature_add_input_from(s, "inputs", g, x));
+  CHECK_OK(sm_signature_add_output_from(s, "scores", g, y));
+  CHECK_ERR(sm_signature_validate(s, g), "exactly one input \"inputs\" of dtype DT_STRING");
+  sm_signature_free(s);
+  CHECK_OK(sm_signature_new("c", SM_CLASSIFY_METHOD_NAME, &s));
+  CHECK_OK(sm_signature_add_input_from(s, "inputs", g, str));
+  CHECK_ERR(sm_signature_validate(s, g), "\"classes\" and/or \"scores\"");
+  CHECK_OK(sm_signature_add_output_from(s, "scores", g, y));
+  CHECK_OK(sm_signature_validate(s, g));
+  CHECK_OK(sm_signature_add_output_from(s, "classes", g, y));
+  CHECK_ERR(sm_signature_validate(s, g), "\"classes\" must be DT_STRING");
+  sm_signature_free(s);
+  CHECK_OK(sm_signature_new("c", SM_CLASSIFY_METHOD_NAME, &s));
+  CHECK_OK(sm_signature_add_input_from(s, "inputs", g, str));
+  CHECK_OK(sm_signature_add_output_from(s, "classes", g, f));
+  CHECK_OK(sm_signature_add_output_from(s, "probabilities", g, y));
+  CHECK_ERR(sm_signature_validate(s, g), "\"probabilities\" is not");
+  sm_signature_free(s);
+
+  /* regress: one string input, one float "outputs" */
+  CHECK_OK(sm_signature_new("r", SM_REGRESS_METHOD_NAME, &s));
+  CHECK_OK(sm_signature_add_input_from(s, "inputs", g, str));
+  CHECK_OK(sm_signature_add_output_from(s, "outputs", g, f));
+  CHECK_ERR(sm_signature_validate(s, g), "one output \"outputs\" of dtype DT_FLOAT");
+  sm_signature_free(s);
+  CHECK_OK(sm_signature_new("r", SM_REGRESS_METHOD_NAME, &s));
+  CHECK_OK(sm_signature_add_input_from(s, "inputs", g, str));
+  CHECK_OK(sm_signature_add_output_from(s, "outputs", g, y));
+  CHECK_OK(sm_signature_validate(s, g));
+  sm_signature_free(s);
+  sm_graph_free(g);
+}
+
+/* y = a * x * x with variable a (and an unused b), predict signature x -> y. */
+static sm_status *scaled_graph(sm_graph **out, sm_signature **sig) {
+  sm_graph *g;
+  sm_status *s = sm_graph_new(&g);
+  if (s) return s;
+  const char *x, *a, *b, *xx, *y;
+  sm_tensor *av = scalar_f(3), *bv;
+  int64_t two = 2;
+  s = sm_tensor_new(SM_INT64, 1, &two, &bv);
+  if (!s) ((int64_t *)sm_tensor_data(bv))[1] = 42;
+  if (!s) s = sm_graph_placeholder(g, "x", SM_FLOAT, 1, (int64_t[]){-1}, &x);
+  if (!s) s = sm_graph_variable(g, "a", av, &a);
+  if (!s) s = sm_graph_variable(g, "b", bv, &b);
+  if (!s) s = sm_graph_binary(g, "Mul", NULL, x, x, &xx);
+  if (!s) s = sm_graph_binary(g, "Mul", "y", a, xx, &y);
+  if (!s) s = sm_signature_predict(SM_DEFAULT_SERVING_SIGNATURE_DEF_KEY, g, "x", x, "y", y, sig);
+  sm_tensor_free(av);
+  sm_tensor_free(bv);
+  if (s) {
+    sm_graph_free(g);
+    return s;
+  }
+  *out = g;
+  return NULL;
+}
+
+static sm_status *write_scaled(const char *dir, int as_text) {
+  sm_graph *g;
+  sm_signature *sig;
+  sm_builder *b = NULL;
+  sm_status *s = scaled_graph(&g, &sig);
+  if (s) return s;
+  const char *tags[] = {SM_TAG_SERVE};
+  s = sm_builder_new(dir, &b);
+  if (!s) s = sm_builder_add_meta_graph_and_variables(b, g, tags, 1, &sig, 1);
+  if (!s) s = sm_builder_save(b, as_text);
+  sm_builder_free(b);
+  sm_signature_free(sig);
+  sm_graph_free(g);
+  return s;
+}
+
+/* Three MetaGraphs sharing variables: {serve}, {serve, gpu} (its own graph), {train}. */
+static sm_status *write_multi(const char *dir) {
+  sm_graph *g, *g2 = NULL;
+  sm_signature *sig, *sig2 = NULL;
+  sm_builder *b = NULL;
+  sm_status *s = scaled_graph(&g, &sig);
+  if (s) return s;
+  const char *x, *a, *y;
+  sm_tensor *av = scalar_f(3);
+  s = sm_graph_new(&g2);
+  if (!s) s = sm_graph_placeholder(g2, "x", SM_FLOAT, 1, (int64_t[]){-1}, &x);
+  if (!s) s = sm_graph_variable(g2, "a", av, &a);
+  if (!s) s = sm_graph_binary(g2, "AddV2", "y", a, x, &y); /* the gpu graph computes a + x */
+  if (!s) s = sm_signature_predict(SM_DEFAULT_SERVING_SIGNATURE_DEF_KEY, g2, "x", x, "y", y, &sig2);
+  sm_tensor_free(av);
+  const char *serve[] = {SM_TAG_SERVE}, *gpu[] = {SM_TAG_SERVE, SM_TAG_GPU}, *train[] = {SM_TAG_TRAIN};
+  if (!s) s = sm_builder_new(dir, &b);
+  if (!s) s = sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &sig, 1);
+  if (!s) s = sm_builder_add_meta_graph(b, g2, gpu, 2, &sig2, 1);
+  if (!s) s = sm_builder_add_meta_graph(b, g, train, 1, &sig, 1);
+  if (!s) s = sm_builder_save(b, 0);
+  sm_builder_free(b);
+  sm_signature_free(sig);
+  sm_signature_free(sig2);
+  sm_graph_free(g);
+  sm_graph_free(g2);
+  return s;
+}
+
+static char *join(const char *a, const char *b) { return sm_path_join(a, b); }
+
+static int count_entries(const char *dir) {
+  int n = 0;
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+  FILE *p = popen(cmd, "r");
+  if (p) {
+    if (fscanf(p, "%d", &n) != 1) n = -1;
+    pclose(p);
+  }
+  return n;
+}
+
+static void test_builder(const char *tmp) {
+  char *dir = join(tmp, "scaled");
+  CHECK_OK(write_scaled(dir, 0));
+  sm_builder *b;
+  CHECK_ERR(sm_builder_new(dir, &b), "already exists");
+  CHECK_ERR(sm_builder_new(tmp, &b), "already exists");
+  CHECK_EQ_INT(count_entries(tmp), 1); /* no temp dir left behind */
+
+  Tensorflow__SavedModel *sm = NULL;
+  CHECK_OK(sm_saved_model_read(dir, &sm));
+  if (sm) {
+    CHECK_EQ_INT(sm->n_meta_graphs, 1);
+    const Tensorflow__MetaGraphDef *mg = sm->meta_graphs[0];
+    CHECK_EQ_STR(mg->meta_info_def->tags[0], "serve");
+    CHECK(mg->saver_def && !strcmp(mg->saver_def->filename_tensor_name, "save/Const:0") &&
+          !strcmp(mg->saver_def->save_tensor_name, "save/Identity:0") &&
+          !strcmp(mg->saver_def->restore_op_name, "save/restore_all") && mg->saver_def->sharded);
+    CHECK_EQ_INT(mg->n_signature_def, 1);
+    CHECK_EQ_STR(mg->signature_def[0]->key, "serving_default");
+    CHECK_EQ_STR(mg->signature_def[0]->value->outputs[0]->value->name, "y:0");
+    CHECK_EQ_INT(mg->n_collection_def, 2);
+    /* the graph read back is the graph built */
+    sm_graph *g;
+    sm_signature *sig;
+    CHECK_OK(scaled_graph(&g, &sig));
+    const Tensorflow__GraphDef *gd = sm_graph_def(g);
+    CHECK(mg->graph_def->n_node > gd->n_node); /* plus the save/ subgraph */
+    for (size_t i = 0; i < gd->n_node && i < mg->graph_def->n_node; i++) {
+      size_t l1 = protobuf_c_message_get_packed_size(&gd->node[i]->base);
+      size_t l2 = protobuf_c_message_get_packed_size(&mg->graph_def->node[i]->base);
+      CHECK_EQ_INT(l1, l2);
+      CHECK_EQ_STR(gd->node[i]->name, mg->graph_def->node[i]->name);
+    }
+    int has_restore = 0;
+    for (size_t i = 0; i < mg->graph_def->n_node; i++)
+      has_restore |= !strcmp(mg->graph_def->node[i]->name, "save/restore_all");
+    CHECK(has_restore);
+    sm_signature_free(sig);
+    sm_graph_free(g);
+    sm_saved_model_free(sm);
+  }
+  char *vars = join(dir, "variables/variables");
+  sm_bundle *bu = NULL;
+  CHECK_OK(sm_bundle_open(vars, &bu));
+  if (bu) {
+    CHECK_EQ_INT(sm_bundle_num_entries(bu), 2);
+    sm_tensor *t = NULL;
+    CHECK_OK(sm_bundle_read(bu, "a", &t));
+    sm_tensor *want = scalar_f(3);
+    CHECK(t && sm_tensor_equal(t, want));
+    sm_tensor_free(want);
+    sm_tensor_free(t);
+    t = NULL;
+    CHECK_OK(sm_bundle_read(bu, "b", &t));
+    CHECK(t && sm_tensor_dtype(t) == SM_INT64 && ((int64_t *)sm_tensor_data(t))[1] == 42);
+    sm_tensor_free(t);
+    sm_bundle_close(bu);
+  }
+  free(vars);
+  free(dir);
+
+  /* text form reads back too */
+  dir = join(tmp, "scaled_txt");
+  CHECK_OK(write_scaled(dir, 1));
+  char *pbtxt = join(dir, "saved_model.pbtxt");
+  CHECK(sm_path_exists(pbtxt));
+  free(pbtxt);
+  CHECK_OK(sm_saved_model_read(dir, &sm));
+  sm_saved_model_free(sm);
+  free(dir);
+
+  /* multi-tag: each MetaGraph by its own tags */
+  dir = join(tmp, "multi");
+  CHECK_OK(write_multi(dir));
+  CHECK_OK(sm_saved_model_read(dir, &sm));
+  if (sm) {
+    const Tensorflow__MetaGraphDef *mg;
+    CHECK_EQ_INT(sm->n_meta_graphs, 3);
+    CHECK_OK(sm_saved_model_find_meta_graph(sm, (const char *[]){"gpu", "serve"}, 2, &mg));
+    CHECK_OK(sm_saved_model_find_meta_graph(sm, (const char *[]){"train"}, 1, &mg));
+    sm_saved_model_free(sm);
+  }
+  free(dir);
+
+  /* refusals write nothing */
+  dir = join(tmp, "refused");
+  sm_graph *g;
+  sm_signature *sig, *bad;
+  CHECK_OK(scaled_graph(&g, &sig));
+  CHECK_OK(sm_builder_new(dir, &b));
+  const char *serve[] = {"serve"}, *serve2[] = {"serve", "serve"};
+  CHECK_ERR(sm_builder_add_meta_graph(b, g, serve, 1, &sig, 1), "before add_meta_graph");
+  CHECK_ERR(sm_builder_save(b, 0), "nothing to save");
+  CHECK_OK(sm_signature_new("bad", SM_REGRESS_METHOD_NAME, &bad));
+  CHECK_OK(sm_signature_add_input(bad, "inputs", "x:0", SM_FLOAT, -1, NULL));
+  CHECK_ERR(sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &bad, 1), "regress signature \"bad\"");
+  sm_signature_free(bad);
+  CHECK_OK(sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &sig, 1));
+  CHECK_ERR(sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &sig, 1), "only once");
+  CHECK_ERR(sm_builder_add_meta_graph(b, g, serve2, 2, &sig, 1), "already added");
+  sm_graph *other;
+  CHECK_OK(sm_graph_new(&other));
+  sm_tensor *z = scalar_f(0);
+  CHECK_OK(sm_graph_variable(other, "zeta", z, NULL));
+  sm_tensor_free(z);
+  CHECK_ERR(sm_builder_add_meta_graph(b, other, (const char *[]){"eval"}, 1, NULL, 0), "not among the saved");
+  sm_graph_free(other);
+  CHECK(!sm_path_exists(dir));
+  sm_builder_free(b); /* never saved: nothing on disk */
+  CHECK(!sm_path_exists(dir));
+  sm_signature_free(sig);
+  sm_graph_free(g);
+  free(dir);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--write")) {
+    char *d1 = join(argv[2], "scaled"), *d2 = join(argv[2], "scaled_txt"), *d3 = join(argv[2], "multi");
+    sm_status *s = write_scaled(d1, 0);
+    if (!s) s = write_scaled(d2, 1);
+    if (!s) s = write_multi(d3);
+    free(d1);
+    free(d2);
+    free(d3);
+    if (s) {
+      fprintf(stderr, "test_builder --write: %s\n", sm_status_message(s));
+      sm_status_free(s);
+      return 1;
+    }
+    return 0;
+  }
+  test_names();
+  test_ops_and_attrs();
+  test_signatures();
+  char tmpl[] = SM_BINARY_DIR "/test_builder.XXXXXX";
+  char *tmp = mkdtemp(tmpl);
+  CHECK(tmp != NULL);
+  if (tmp) {
+    test_builder(tmp);
+    char cmd[sizeof tmpl + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (!sm_test_failures && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+  }
+  TEST_MAIN_END();
+}
