@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all configure test check unit asan interop deps venv zoo install clean demo bench
+.PHONY: all configure test check unit asan interop deps venv zoo install clean demo bench fuzz
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -21,6 +21,14 @@ asan:
 	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZE=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer targets (clang, ASan + UBSan) in their own build dir, each run FUZZ_SECONDS; fails on
+# any crash. FUZZ_TARGETS picks some of: saved_model pbtxt table bundle. See fuzz/run.sh.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= saved_model pbtxt table bundle
+fuzz:
+	CLI=$(BUILD)/savedmodel fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Python venv with TensorFlow, used only by tools/ and the interop suite.
 venv:

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# make_corpus.sh - gathers seed inputs for the fuzz targets into BUILD_DIR/corpus/<target>/.
+#
+# Usage: fuzz/make_corpus.sh [BUILD_DIR] [CLI]   (defaults: build-fuzz, build/savedmodel)
+# Seeds come from the committed zoo (tests/fixtures/zoo), ../shared/fixtures/tf-serving when it
+# is there, and the small hand-written seeds in fuzz/seeds/<target>/. Nothing here is committed:
+# the shared fixtures must not be copied into the repository. With a built CLI, every binary
+# SavedModel is also printed as text for the pbtxt target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build-fuzz}
+CLI=${2:-build/savedmodel}
+C="$B/corpus"
+mkdir -p "$C/fuzz_saved_model" "$C/fuzz_pbtxt" "$C/fuzz_table" "$C/fuzz_bundle"
+
+roots=(tests/fixtures/zoo)
+[ -d ../shared/fixtures/tf-serving ] && roots+=(../shared/fixtures/tf-serving)
+
+# A seed's name is a hash of its bytes, as libFuzzer names its own, so reruns add no duplicates.
+put() { # target file
+  local h
+  h=$(sha1sum "$2" | cut -c1-40)
+  cp "$2" "$1/$h"
+}
+
+for r in "${roots[@]}"; do
+  while IFS= read -r -d '' f; do put "$C/fuzz_saved_model" "$f"; done \
+    < <(find "$r" -name saved_model.pb -print0)
+  while IFS= read -r -d '' f; do put "$C/fuzz_pbtxt" "$f"; done \
+    < <(find "$r" -name saved_model.pbtxt -print0)
+  while IFS= read -r -d '' f; do put "$C/fuzz_table" "$f"; done \
+    < <(find "$r" -name '*.index' -print0)
+  # fuzz_bundle takes LE32(len(index)) + index + data: only bundles with one data shard fit.
+  while IFS= read -r -d '' idx; do
+    data="${idx%.index}.data-00000-of-00001"
+    [ -f "$data" ] || continue
+    tmp=$(mktemp)
+    n=$(stat -c %s "$idx")
+    printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((n & 255)) $((n >> 8 & 255)) $((n >> 16 & 255)) $((n >> 24 & 255)))" >"$tmp"
+    cat "$idx" "$data" >>"$tmp"
+    put "$C/fuzz_bundle" "$tmp"
+    rm -f "$tmp"
+  done < <(find "$r" -name '*.index' -print0)
+done
+
+if [ -x "$CLI" ]; then
+  tmpd=$(mktemp -d)
+  trap 'rm -rf "$tmpd"' EXIT
+  i=0
+  while IFS= read -r -d '' f; do
+    i=$((i + 1))
+    if "$CLI" convert --dir "$(dirname "$f")" --out "$tmpd/$i" --as_text >/dev/null 2>&1; then
+      # Big texts slow every execution down; the small ones cover the same syntax.
+      [ "$(stat -c %s "$tmpd/$i/saved_model.pbtxt")" -le 65536 ] && put "$C/fuzz_pbtxt" "$tmpd/$i/saved_model.pbtxt"
+    fi
+  done < <(find "${roots[@]}" -name saved_model.pb -print0)
+fi
+
+for d in fuzz/seeds/*/; do
+  t=$(basename "$d")
+  [ -d "$C/$t" ] || continue
+  for f in "$d"*; do [ -f "$f" ] && put "$C/$t" "$f"; done
+done
+for t in "$C"/*/; do echo "$(basename "$t"): $(find "$t" -type f | wc -l) seeds"; done

@@ -1,0 +1,146 @@
+/* test_fuzz_regressions.c - replays inputs through the fuzz targets' own entry points in the
+ * normal build: every file under tests/fixtures/fuzz-regressions/fuzz_<target>/ (crashes the
+ * fuzzers once found), the hand-written seeds in fuzz/seeds/, and the zoo's models, indexes and
+ * single-shard bundles. A target aborts on any invariant it checks, so a failure here is a crash. */
+#define FUZZ_SAVED_MODEL_ENTRY fuzz_saved_model_one
+#define FUZZ_PBTXT_ENTRY fuzz_pbtxt_one
+#define FUZZ_TABLE_ENTRY fuzz_table_one
+#define FUZZ_BUNDLE_ENTRY fuzz_bundle_one
+#include "../../fuzz/fuzz_saved_model.c"
+#include "../../fuzz/fuzz_pbtxt.c"
+#include "../../fuzz/fuzz_table.c"
+#include "../../fuzz/fuzz_bundle.c"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "test.h"
+
+typedef int (*entry_fn)(const uint8_t *, size_t);
+
+/* snprintf that reports truncation (paths here are short; a long one is skipped). */
+static int pathf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int pathf(char *buf, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, cap, fmt, ap);
+  va_end(ap);
+  return n >= 0 && (size_t)n < cap;
+}
+
+static uint8_t *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, len = 0;
+  uint8_t *b = malloc(cap);
+  size_t r;
+  while (b && (r = fread(b + len, 1, cap - len, f)) > 0) {
+    len += r;
+    if (len == cap) {
+      uint8_t *nb = realloc(b, cap *= 2);
+      if (!nb) free(b);
+      b = nb;
+    }
+  }
+  fclose(f);
+  *n = len;
+  return b;
+}
+
+static int replay_file(entry_fn fn, const char *path) {
+  size_t n = 0;
+  uint8_t *d = slurp(path, &n);
+  CHECK(d != NULL);
+  if (!d) return 0;
+  fn(d, n); /* aborts on a failure: ctest then reports the crash */
+  free(d);
+  return 1;
+}
+
+/* Every regular file in dir (absent dir: nothing to do). */
+static int replay_dir(entry_fn fn, const char *dir) {
+  DIR *dh = opendir(dir);
+  if (!dh) return 0;
+  int count = 0;
+  struct dirent *de;
+  while ((de = readdir(dh))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4096];
+    pathf(p, sizeof p, "%s/%s", dir, de->d_name);
+    struct stat st;
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && strcmp(de->d_name, "README.md") != 0)
+      count += replay_file(fn, p);
+  }
+  closedir(dh);
+  return count;
+}
+
+/* The bundle target's input: LE32 index length, the index, the single data shard. */
+static int replay_bundle(const char *prefix) {
+  char ip[4096], dp[4096];
+  pathf(ip, sizeof ip, "%s.index", prefix);
+  pathf(dp, sizeof dp, "%s.data-00000-of-00001", prefix);
+  size_t ni = 0, nd = 0;
+  uint8_t *ib = slurp(ip, &ni), *db = slurp(dp, &nd);
+  int ok = ib && db;
+  if (ok) {
+    uint8_t *in = malloc(4 + ni + nd);
+    CHECK(in != NULL);
+    if (in) {
+      in[0] = (uint8_t)ni, in[1] = (uint8_t)(ni >> 8), in[2] = (uint8_t)(ni >> 16), in[3] = (uint8_t)(ni >> 24);
+      memcpy(in + 4, ib, ni);
+      memcpy(in + 4 + ni, db, nd);
+      fuzz_bundle_one(in, 4 + ni + nd);
+      free(in);
+    }
+  }
+  free(ib);
+  free(db);
+  return ok;
+}
+
+int main(void) {
+  static const struct {
+    const char *name;
+    entry_fn fn;
+  } targets[] = {{"fuzz_saved_model", fuzz_saved_model_one},
+                 {"fuzz_pbtxt", fuzz_pbtxt_one},
+                 {"fuzz_table", fuzz_table_one},
+                 {"fuzz_bundle", fuzz_bundle_one}};
+  int total = 0;
+  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+    char d[4096];
+    pathf(d, sizeof d, "%s/tests/fixtures/fuzz-regressions/%s", SM_SOURCE_DIR, targets[i].name);
+    int a = replay_dir(targets[i].fn, d);
+    pathf(d, sizeof d, "%s/fuzz/seeds/%s", SM_SOURCE_DIR, targets[i].name);
+    int b = replay_dir(targets[i].fn, d);
+    printf("%s: %d regression inputs, %d seeds\n", targets[i].name, a, b);
+    total += a + b;
+  }
+
+  /* The zoo, so the entry points are known to take real files without tripping their checks. */
+  char zoo[4096];
+  pathf(zoo, sizeof zoo, "%s/tests/fixtures/zoo", SM_SOURCE_DIR);
+  DIR *dh = opendir(zoo);
+  CHECK(dh != NULL);
+  int nzoo = 0;
+  struct dirent *de;
+  while (dh && (de = readdir(dh))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4096];
+    pathf(p, sizeof p, "%s/%s/model/saved_model.pb", zoo, de->d_name);
+    if (access(p, R_OK) == 0) nzoo += replay_file(fuzz_saved_model_one, p);
+    pathf(p, sizeof p, "%s/%s/model/saved_model.pbtxt", zoo, de->d_name);
+    if (access(p, R_OK) == 0) nzoo += replay_file(fuzz_pbtxt_one, p);
+    pathf(p, sizeof p, "%s/%s/model/variables/variables.index", zoo, de->d_name);
+    if (access(p, R_OK) == 0) nzoo += replay_file(fuzz_table_one, p);
+    pathf(p, sizeof p, "%s/%s/model/variables/variables", zoo, de->d_name);
+    nzoo += replay_bundle(p);
+  }
+  if (dh) closedir(dh);
+  printf("zoo: %d inputs\n", nzoo);
+  CHECK(nzoo > 10);
+  CHECK(total > 0);
+  TEST_MAIN_END();
+}
