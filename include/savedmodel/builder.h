@@ -40,6 +40,13 @@ sm_status *sm_signature_add_output_from(sm_signature *s, const char *key, const 
 /* predict signature key -> method PREDICT with one input and one output, from the graph. */
 sm_status *sm_signature_predict(const char *key, const sm_graph *g, const char *in_key, const char *in_tensor,
                                 const char *out_key, const char *out_tensor, sm_signature **out);
+/* classify: input "inputs" (serialized tf.Examples, DT_STRING); outputs "classes" and/or "scores"
+ * (either tensor may be NULL, not both). regress: input "inputs", output "outputs". As
+ * build_classification_signature_def / build_regression_signature_def; the result is validated. */
+sm_status *sm_signature_classify(const char *key, const sm_graph *g, const char *examples, const char *classes,
+                                 const char *scores, sm_signature **out);
+sm_status *sm_signature_regress(const char *key, const sm_graph *g, const char *examples, const char *outputs,
+                                sm_signature **out);
 const Tensorflow__SignatureDef *sm_signature_def(const sm_signature *s);
 const char *sm_signature_key(const sm_signature *s);
 

@@ -80,8 +80,11 @@ sm_status *sm_graph_binary(sm_graph *g, const char *op_type, const char *name, c
 
 /* A resource variable as TF1's tf.compat.v1.get_variable makes it: NAME/Initializer/initial_value
  * (Const), NAME (VarHandleOp), NAME/IsInitialized/VarIsInitializedOp, NAME/Assign,
- * NAME/Read/ReadVariableOp. The value is copied; it is both the initial value and what a
- * SavedModel builder saves. *read_out gets "NAME/Read/ReadVariableOp" (owned by the graph). */
+ * NAME/Read/ReadVariableOp. The value is copied; it is what a SavedModel builder saves, and the
+ * initial value too when it is at most SM_GRAPH_INLINE_INITIAL_BYTES (larger ones start as zeros,
+ * written compactly, so the graph stays small). *read_out gets "NAME/Read/ReadVariableOp"
+ * (owned by the graph). */
+#define SM_GRAPH_INLINE_INITIAL_BYTES 1024
 sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *value, const char **read_out);
 /* Variables in creation order: name of the VarHandleOp node and its value (owned by the graph). */
 size_t sm_graph_num_variables(const sm_graph *g);

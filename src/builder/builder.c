@@ -477,6 +477,10 @@ static sm_status *tensor_copy(const sm_tensor *t, sm_tensor **out) {
     const char *p = sm_tensor_string(t, i, &len);
     s = sm_tensor_set_string(*out, i, p, len);
   }
+  if (s) {
+    sm_tensor_free(*out);
+    *out = NULL;
+  }
   return s;
 }
 
@@ -486,20 +490,31 @@ sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, c
     return sm_status_new(SM_FAILED_PRECONDITION, "add_meta_graph_and_variables may be called only once");
   if (b->saved) return sm_status_new(SM_FAILED_PRECONDITION, "the builder has already saved");
   size_t n = sm_graph_num_variables(g);
-  b->var_names = calloc(n ? n : 1, sizeof *b->var_names);
-  b->var_values = calloc(n ? n : 1, sizeof *b->var_values);
-  if (!b->var_names || !b->var_values) return oom();
-  sm_status *s = add_mg(b, g, tags, ntags, sigs, nsigs);
+  char **names = calloc(n ? n : 1, sizeof *names);
+  sm_tensor **values = calloc(n ? n : 1, sizeof *values);
+  sm_status *s = names && values ? NULL : oom();
   for (size_t i = 0; i < n && !s; i++) {
     const char *name;
     const sm_tensor *v;
     sm_graph_variable_at(g, i, &name, &v);
-    b->var_names[i] = sm_b_strdup(name);
-    s = b->var_names[i] ? tensor_copy(v, &b->var_values[i]) : oom();
-    b->nvars = i + 1;
+    names[i] = sm_b_strdup(name);
+    s = names[i] ? tensor_copy(v, &values[i]) : oom();
   }
-  if (!s) b->has_variables_call = 1;
-  return s;
+  if (!s) s = add_mg(b, g, tags, ntags, sigs, nsigs);
+  if (s) {
+    for (size_t i = 0; i < n && names && values; i++) {
+      free(names[i]);
+      sm_tensor_free(values[i]);
+    }
+    free(names);
+    free(values);
+    return s;
+  }
+  b->var_names = names;
+  b->var_values = values;
+  b->nvars = n;
+  b->has_variables_call = 1;
+  return NULL;
 }
 
 sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *const *tags, size_t ntags,

@@ -21,6 +21,9 @@ int sm_b_push(void *arr_ptr, size_t *n, void *item);
 Tensorflow__TensorShapeProto *sm_b_shape(int rank, const int64_t *dims);
 /* A TensorProto holding t's dtype, shape and values, as tf.make_tensor_proto writes them. */
 sm_status *sm_b_tensor_proto(const sm_tensor *t, Tensorflow__TensorProto **out);
+/* Zeros of a shape in TensorFlow's compact form (one typed value, repeated to fill);
+ * UNIMPLEMENTED for dtypes without a typed field (complex). */
+sm_status *sm_b_zeros_proto(int dtype, int rank, const int64_t *dims, Tensorflow__TensorProto **out);
 /* A deep, malloc-owned copy of any message (pack + unpack). */
 sm_status *sm_b_clone(const ProtobufCMessage *m, ProtobufCMessage **out);
 

@@ -954,7 +954,20 @@ sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *val
     return s;
   }
   sm_op *op = sm_op_begin(g, "Const", "Initializer/initial_value");
-  sm_op_attr_tensor(op, "value", value);
+  Tensorflow__TensorProto *zeros = NULL;
+  int64_t nel = sm_tensor_num_elements(value);
+  if ((sm_tensor_nbytes(value) > SM_GRAPH_INLINE_INITIAL_BYTES || (dt == SM_STRING && nel > 64)))
+    sm_status_free(sm_b_zeros_proto(dt, sm_tensor_rank(value), sm_tensor_dims(value), &zeros));
+  if (zeros) {
+    Tensorflow__AttrValue *av = attr_new(TENSORFLOW__ATTR_VALUE__VALUE_TENSOR);
+    if (av)
+      av->tensor = zeros;
+    else
+      protobuf_c_message_free_unpacked(&zeros->base, NULL);
+    set_attr(op, "value", av);
+  } else {
+    sm_op_attr_tensor(op, "value", value);
+  }
   sm_op_attr_type(op, "dtype", dt);
   s = class_attr(op, scope);
   s = s ? s : sm_op_finish(op, &init);

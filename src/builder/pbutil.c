@@ -137,3 +137,60 @@ sm_status *sm_b_clone(const ProtobufCMessage *m, ProtobufCMessage **out) {
   free(buf);
   return *out ? NULL : oom();
 }
+
+sm_status *sm_b_zeros_proto(int dtype, int rank, const int64_t *dims, Tensorflow__TensorProto **out) {
+  *out = NULL;
+  Tensorflow__TensorProto *tp = malloc(sizeof *tp);
+  if (!tp) return oom();
+  tensorflow__tensor_proto__init(tp);
+  tp->dtype = (Tensorflow__DataType)dtype;
+  tp->tensor_shape = sm_b_shape(rank, dims);
+  if (!tp->tensor_shape) goto fail;
+  /* One typed value: TensorFlow repeats the last value to fill the shape (tf.zeros writes this). */
+  switch (dtype) {
+    case SM_FLOAT:
+      if (!(tp->float_val = calloc(1, sizeof(float)))) goto fail;
+      tp->n_float_val = 1;
+      break;
+    case SM_DOUBLE:
+      if (!(tp->double_val = calloc(1, sizeof(double)))) goto fail;
+      tp->n_double_val = 1;
+      break;
+    case SM_INT32: case SM_INT16: case SM_INT8: case SM_UINT8: case SM_UINT16:
+      if (!(tp->int_val = calloc(1, sizeof(int32_t)))) goto fail;
+      tp->n_int_val = 1;
+      break;
+    case SM_INT64:
+      if (!(tp->int64_val = calloc(1, sizeof(int64_t)))) goto fail;
+      tp->n_int64_val = 1;
+      break;
+    case SM_UINT32:
+      if (!(tp->uint32_val = calloc(1, sizeof(uint32_t)))) goto fail;
+      tp->n_uint32_val = 1;
+      break;
+    case SM_UINT64:
+      if (!(tp->uint64_val = calloc(1, sizeof(uint64_t)))) goto fail;
+      tp->n_uint64_val = 1;
+      break;
+    case SM_BOOL:
+      if (!(tp->bool_val = calloc(1, sizeof(protobuf_c_boolean)))) goto fail;
+      tp->n_bool_val = 1;
+      break;
+    case SM_HALF: case SM_BFLOAT16:
+      if (!(tp->half_val = calloc(1, sizeof(int32_t)))) goto fail;
+      tp->n_half_val = 1;
+      break;
+    case SM_STRING:
+      if (!(tp->string_val = calloc(1, sizeof *tp->string_val)) || !(tp->string_val[0].data = malloc(1))) goto fail;
+      tp->n_string_val = 1;
+      break;
+    default:
+      protobuf_c_message_free_unpacked(&tp->base, NULL);
+      return sm_status_new(SM_UNIMPLEMENTED, "no compact zeros for dtype %d", dtype);
+  }
+  *out = tp;
+  return NULL;
+fail:
+  protobuf_c_message_free_unpacked(&tp->base, NULL);
+  return oom();
+}

@@ -135,6 +135,35 @@ sm_status *sm_signature_predict(const char *key, const sm_graph *g, const char *
   return s;
 }
 
+sm_status *sm_signature_classify(const char *key, const sm_graph *g, const char *examples, const char *classes,
+                                 const char *scores, sm_signature **out) {
+  if (!classes && !scores)
+    return sm_status_new(SM_INVALID_ARGUMENT, "classify signature \"%s\" needs classes and/or scores", key ? key : "");
+  sm_status *s = sm_signature_new(key, SM_CLASSIFY_METHOD_NAME, out);
+  if (!s) s = sm_signature_add_input_from(*out, SM_CLASSIFY_INPUTS, g, examples);
+  if (!s && classes) s = sm_signature_add_output_from(*out, SM_CLASSIFY_OUTPUT_CLASSES, g, classes);
+  if (!s && scores) s = sm_signature_add_output_from(*out, SM_CLASSIFY_OUTPUT_SCORES, g, scores);
+  if (!s) s = sm_signature_validate(*out, g);
+  if (s) {
+    sm_signature_free(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
+sm_status *sm_signature_regress(const char *key, const sm_graph *g, const char *examples, const char *outputs,
+                                sm_signature **out) {
+  sm_status *s = sm_signature_new(key, SM_REGRESS_METHOD_NAME, out);
+  if (!s) s = sm_signature_add_input_from(*out, SM_REGRESS_INPUTS, g, examples);
+  if (!s) s = sm_signature_add_output_from(*out, SM_REGRESS_OUTPUTS, g, outputs);
+  if (!s) s = sm_signature_validate(*out, g);
+  if (s) {
+    sm_signature_free(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
 static const Tensorflow__TensorInfo *find(Tensorflow__SignatureDef__InputsEntry **e, size_t n, const char *k) {
   for (size_t i = 0; i < n; i++)
     if (!strcmp(e[i]->key, k)) return e[i]->value;

@@ -83,6 +83,7 @@ def run_checks(tmp):
             def vars_restored(sess):
                 np.testing.assert_allclose(sess.run("a/Read/ReadVariableOp:0"), 3.0)
                 np.testing.assert_array_equal(sess.run("b/Read/ReadVariableOp:0"), [0, 42])
+                np.testing.assert_allclose(sess.run("w/Read/ReadVariableOp:0"), np.arange(300) * 0.5)
 
             y = tf1_run(d, ["serve"], {"x:0": x}, "y:0", vars_restored)
             np.testing.assert_allclose(y, 3 * x * x)

@@ -214,6 +214,18 @@ static void test_signatures(void) {
   CHECK_ERR(sm_signature_validate(s, g), "\"probabilities\" is not");
   sm_signature_free(s);
 
+  /* the helpers validate what they build */
+  CHECK_OK(sm_signature_classify("c", g, str, f, NULL, &s));
+  CHECK_EQ_STR(sm_signature_def(s)->method_name, SM_CLASSIFY_METHOD_NAME);
+  CHECK_EQ_STR(sm_signature_def(s)->outputs[0]->key, "classes");
+  sm_signature_free(s);
+  CHECK_ERR(sm_signature_classify("c", g, str, NULL, NULL, &s), "classes and/or scores");
+  CHECK_ERR(sm_signature_classify("c", g, str, y, NULL, &s), "must be DT_STRING");
+  CHECK_ERR(sm_signature_regress("r", g, x, y, &s), "DT_STRING");
+  CHECK_OK(sm_signature_regress("r", g, str, y, &s));
+  CHECK_EQ_STR(sm_signature_def(s)->outputs[0]->key, "outputs");
+  sm_signature_free(s);
+
   /* regress: one string input, one float "outputs" */
   CHECK_OK(sm_signature_new("r", SM_REGRESS_METHOD_NAME, &s));
   CHECK_OK(sm_signature_add_input_from(s, "inputs", g, str));
@@ -241,6 +253,13 @@ static sm_status *scaled_graph(sm_graph **out, sm_signature **sig) {
   if (!s) s = sm_graph_placeholder(g, "x", SM_FLOAT, 1, (int64_t[]){-1}, &x);
   if (!s) s = sm_graph_variable(g, "a", av, &a);
   if (!s) s = sm_graph_variable(g, "b", bv, &b);
+  /* w: over the inline limit, so its initial value is compact zeros; the bundle has the values */
+  sm_tensor *wv = NULL;
+  int64_t n = 300;
+  if (!s) s = sm_tensor_new(SM_FLOAT, 1, &n, &wv);
+  for (int64_t i = 0; !s && i < n; i++) ((float *)sm_tensor_data(wv))[i] = (float)i * 0.5f;
+  if (!s) s = sm_graph_variable(g, "w", wv, NULL);
+  sm_tensor_free(wv);
   if (!s) s = sm_graph_binary(g, "Mul", NULL, x, x, &xx);
   if (!s) s = sm_graph_binary(g, "Mul", "y", a, xx, &y);
   if (!s) s = sm_signature_predict(SM_DEFAULT_SERVING_SIGNATURE_DEF_KEY, g, "x", x, "y", y, sig);
@@ -346,6 +365,12 @@ static void test_builder(const char *tmp) {
       CHECK_EQ_INT(l1, l2);
       CHECK_EQ_STR(gd->node[i]->name, mg->graph_def->node[i]->name);
     }
+    for (size_t i = 0; i < mg->graph_def->n_node; i++) {
+      const Tensorflow__NodeDef *nd = mg->graph_def->node[i];
+      if (strcmp(nd->name, "w/Initializer/initial_value")) continue;
+      const Tensorflow__AttrValue *v = attr(nd, "value");
+      CHECK(v && v->tensor->n_float_val == 1 && v->tensor->tensor_content.len == 0);
+    }
     int has_restore = 0;
     for (size_t i = 0; i < mg->graph_def->n_node; i++)
       has_restore |= !strcmp(mg->graph_def->node[i]->name, "save/restore_all");
@@ -358,7 +383,11 @@ static void test_builder(const char *tmp) {
   sm_bundle *bu = NULL;
   CHECK_OK(sm_bundle_open(vars, &bu));
   if (bu) {
-    CHECK_EQ_INT(sm_bundle_num_entries(bu), 2);
+    CHECK_EQ_INT(sm_bundle_num_entries(bu), 3);
+    sm_tensor *w = NULL;
+    CHECK_OK(sm_bundle_read(bu, "w", &w));
+    CHECK(w && sm_tensor_num_elements(w) == 300 && ((float *)sm_tensor_data(w))[299] == 149.5f);
+    sm_tensor_free(w);
     sm_tensor *t = NULL;
     CHECK_OK(sm_bundle_read(bu, "a", &t));
     sm_tensor *want = scalar_f(3);
