@@ -90,6 +90,26 @@ sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *val
 size_t sm_graph_num_variables(const sm_graph *g);
 void sm_graph_variable_at(const sm_graph *g, size_t i, const char **name, const sm_tensor **value);
 
+/* ---- assets, main op, label vocabularies ---- */
+/* An asset file: the file at source_path is copied into the export's assets/ as `filename` (a
+ * plain file name). Adds a DT_STRING Const node `name` holding source_path; TensorFlow's loaders
+ * feed it the exported copy's path when they run the main op. *out gets the node name. */
+sm_status *sm_graph_asset(sm_graph *g, const char *name, const char *filename, const char *source_path,
+                          const char **out);
+/* The op TensorFlow's loaders run after restoring variables (collection saved_model_main_op). */
+sm_status *sm_graph_set_main_op(sm_graph *g, const char *node);
+/* A label vocabulary: source_path (one label per line) becomes asset `filename`, read into a
+ * HashTableV2 from line number (int64) to label (string) by InitializeTableFromTextFileV2, as
+ * tf.lookup.index_to_string_table_from_file does; the main op "init_all_tables" runs the
+ * initializer at load. *table gets the table node's name. */
+sm_status *sm_graph_label_vocabulary(sm_graph *g, const char *filename, const char *source_path, const char **table);
+/* Looks int64 ids up in a table (LookupTableFindV2); unknown ids give default_value. */
+sm_status *sm_graph_lookup(sm_graph *g, const char *table, const char *ids, const char *default_value,
+                           const char **out);
+size_t sm_graph_num_assets(const sm_graph *g);
+void sm_graph_asset_at(const sm_graph *g, size_t i, const char **node, const char **filename, const char **source);
+const char *sm_graph_main_op(const sm_graph *g); /* NULL when none */
+
 /* The OpDefs of the ops used in the graph, sorted by name, as TensorFlow writes stripped_op_list.
  * The caller frees *out with protobuf_c_message_free_unpacked(&(*out)->base, NULL). */
 sm_status *sm_graph_stripped_op_list(const sm_graph *g, Tensorflow__OpList **out);

@@ -27,6 +27,8 @@ struct sm_builder {
   char **var_names;
   sm_tensor **var_values; /* owned copies, taken when the first MetaGraph is added */
   size_t nvars;
+  char **asset_names, **asset_sources; /* assets/ file name -> file copied there */
+  size_t nassets;
   int saved;
 };
 
@@ -61,6 +63,12 @@ void sm_builder_free(sm_builder *b) {
     free(b->var_names[i]);
     sm_tensor_free(b->var_values[i]);
   }
+  for (size_t i = 0; i < b->nassets; i++) {
+    free(b->asset_names[i]);
+    free(b->asset_sources[i]);
+  }
+  free(b->asset_names);
+  free(b->asset_sources);
   free(b->var_names);
   free(b->var_values);
   free(b->export_dir);
@@ -380,6 +388,139 @@ static sm_status *variables_collection(const sm_graph *g, Tensorflow__MetaGraphD
   return NULL;
 }
 
+static sm_status *push_collection(Tensorflow__MetaGraphDef *mg, const char *key, Tensorflow__CollectionDef *cd) {
+  Tensorflow__MetaGraphDef__CollectionDefEntry *e = malloc(sizeof *e);
+  if (e) {
+    tensorflow__meta_graph_def__collection_def_entry__init(e);
+    e->value = cd;
+    e->key = sm_b_strdup(key);
+  }
+  if (!e || !e->key || !sm_b_push(&mg->collection_def, &mg->n_collection_def, e)) {
+    if (e) protobuf_c_message_free_unpacked(&e->base, NULL);
+    else protobuf_c_message_free_unpacked(&cd->base, NULL);
+    return oom();
+  }
+  return NULL;
+}
+
+static Tensorflow__CollectionDef *node_list(void) {
+  Tensorflow__CollectionDef *cd = malloc(sizeof *cd);
+  Tensorflow__CollectionDef__NodeList *nl = malloc(sizeof *nl);
+  if (!cd || !nl) {
+    free(cd);
+    free(nl);
+    return NULL;
+  }
+  tensorflow__collection_def__init(cd);
+  tensorflow__collection_def__node_list__init(nl);
+  cd->kind_case = TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST;
+  cd->node_list = nl;
+  return cd;
+}
+
+/* Assets and the main op as TF1's SavedModelBuilder records them: collections asset_filepaths
+ * (tensor names), saved_model_assets (AssetFileDef in Any) and saved_model_main_op. */
+static sm_status *asset_collections(const sm_graph *g, Tensorflow__MetaGraphDef *mg) {
+  size_t n = sm_graph_num_assets(g);
+  sm_status *s = NULL;
+  if (n) {
+    Tensorflow__CollectionDef *paths = node_list(), *defs = malloc(sizeof *defs);
+    Tensorflow__CollectionDef__AnyList *al = malloc(sizeof *al);
+    if (!paths || !defs || !al) {
+      if (paths) protobuf_c_message_free_unpacked(&paths->base, NULL);
+      free(defs);
+      free(al);
+      return oom();
+    }
+    tensorflow__collection_def__init(defs);
+    tensorflow__collection_def__any_list__init(al);
+    defs->kind_case = TENSORFLOW__COLLECTION_DEF__KIND_ANY_LIST;
+    defs->any_list = al;
+    for (size_t i = 0; i < n && !s; i++) {
+      const char *node, *file;
+      sm_graph_asset_at(g, i, &node, &file, NULL);
+      char *tn = join3(node, ":0", "");
+      if (!tn || !sm_b_push(&paths->node_list->value, &paths->node_list->n_value, tn)) {
+        free(tn);
+        s = oom();
+        break;
+      }
+      Tensorflow__AssetFileDef ad = TENSORFLOW__ASSET_FILE_DEF__INIT;
+      Tensorflow__TensorInfo ti = TENSORFLOW__TENSOR_INFO__INIT;
+      ti.encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_NAME;
+      ti.name = tn;
+      ad.tensor_info = &ti;
+      ad.filename = (char *)file;
+      Google__Protobuf__Any *any = malloc(sizeof *any);
+      if (!any) {
+        s = oom();
+        break;
+      }
+      google__protobuf__any__init(any);
+      any->type_url = sm_b_strdup(SM_ASSET_FILE_DEF_TYPE_URL);
+      any->value.len = tensorflow__asset_file_def__get_packed_size(&ad);
+      any->value.data = malloc(any->value.len ? any->value.len : 1);
+      if (any->value.data) tensorflow__asset_file_def__pack(&ad, any->value.data);
+      if (!any->type_url || !any->value.data || !sm_b_push(&al->value, &al->n_value, any)) {
+        protobuf_c_message_free_unpacked(&any->base, NULL);
+        s = oom();
+      }
+    }
+    if (s) {
+      protobuf_c_message_free_unpacked(&paths->base, NULL);
+      protobuf_c_message_free_unpacked(&defs->base, NULL);
+      return s;
+    }
+    s = push_collection(mg, SM_ASSET_FILEPATHS_KEY, paths);
+    if (s) {
+      protobuf_c_message_free_unpacked(&defs->base, NULL);
+      return s;
+    }
+    s = push_collection(mg, SM_ASSETS_KEY, defs);
+    if (s) return s;
+  }
+  if (sm_graph_main_op(g)) {
+    Tensorflow__CollectionDef *m = node_list();
+    char *op = sm_b_strdup(sm_graph_main_op(g));
+    if (!m || !op || !sm_b_push(&m->node_list->value, &m->node_list->n_value, op)) {
+      free(op);
+      if (m) protobuf_c_message_free_unpacked(&m->base, NULL);
+      return oom();
+    }
+    s = push_collection(mg, SM_MAIN_OP_KEY, m);
+  }
+  return s;
+}
+
+/* Records the graph's assets for copying at save; one file name, one source. */
+static sm_status *take_assets(sm_builder *b, const sm_graph *g) {
+  for (size_t i = 0; i < sm_graph_num_assets(g); i++) {
+    const char *file, *src;
+    sm_graph_asset_at(g, i, NULL, &file, &src);
+    size_t j = 0;
+    while (j < b->nassets && strcmp(b->asset_names[j], file)) j++;
+    if (j < b->nassets) {
+      if (strcmp(b->asset_sources[j], src))
+        return sm_status_new(SM_ALREADY_EXISTS, "asset %s: already taken from %s, now %s", file, b->asset_sources[j], src);
+      continue;
+    }
+    char *f = sm_b_strdup(file), *sc = sm_b_strdup(src);
+    size_t n1 = b->nassets, n2 = b->nassets;
+    if (!f || !sc || !sm_b_push(&b->asset_names, &n1, f)) {
+      free(f);
+      free(sc);
+      return oom();
+    }
+    if (!sm_b_push(&b->asset_sources, &n2, sc)) {
+      free(sc);
+      free(b->asset_names[n1 - 1]);
+      return oom();
+    }
+    b->nassets++;
+  }
+  return NULL;
+}
+
 static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, size_t ntags, sm_signature *const *sigs,
                          size_t nsigs) {
   if (!ntags) return sm_status_new(SM_INVALID_ARGUMENT, "a MetaGraph needs at least one tag");
@@ -446,6 +587,8 @@ static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, si
     }
   }
   if (!s) s = variables_collection(g, mg);
+  if (!s) s = asset_collections(g, mg);
+  if (!s) s = take_assets(b, g);
   for (size_t i = 0; i < nsigs && !s; i++) {
     Tensorflow__MetaGraphDef__SignatureDefEntry *e = malloc(sizeof *e);
     if (!e) {
@@ -605,6 +748,22 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     for (size_t i = 0; i < b->nvars && !s; i++) s = sm_bundle_writer_add(w, b->var_names[i], b->var_values[i]);
     if (!s) s = sm_bundle_writer_finish(w);
     sm_bundle_writer_free(w);
+    if (s) goto fail;
+  }
+  if (b->nassets) {
+    char *adir = sm_path_join(tmp, SM_ASSETS_DIRECTORY);
+    if (!adir) s = oom();
+    else if (mkdir(adir, 0755)) s = sm_status_new(SM_IO, "creating %s: %s", adir, strerror(errno));
+    for (size_t i = 0; i < b->nassets && !s; i++) {
+      char *data = NULL, *dst = sm_path_join(adir, b->asset_names[i]);
+      size_t len = 0;
+      s = dst ? sm_file_read_all(b->asset_sources[i], &data, &len) : oom();
+      if (!s) s = sm_file_write_atomic(dst, data, len);
+      if (s) s = sm_status_prefix(s, "asset %s: ", b->asset_names[i]);
+      free(data);
+      free(dst);
+    }
+    free(adir);
     if (s) goto fail;
   }
   s = sm_saved_model_write(b->sm, tmp, as_text);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "builder/builder_internal.h"
+#include "base/file.h"
 #include "savedmodel/pbtxt.h"
 
 /* ---- a string -> long map (open addressing), for names in use and node lookup ---- */
@@ -123,6 +124,11 @@ struct sm_graph {
   variable *vars;
   size_t nvars;
   sm_graph_saver saver;
+  struct asset {
+    char *node, *filename, *source;
+  } *assets;
+  size_t nassets;
+  char *main_op;
 };
 
 struct sm_op {
@@ -173,6 +179,13 @@ void sm_graph_free(sm_graph *g) {
     sm_tensor_free(g->vars[i].value);
   }
   free(g->vars);
+  for (size_t i = 0; i < g->nassets; i++) {
+    free(g->assets[i].node);
+    free(g->assets[i].filename);
+    free(g->assets[i].source);
+  }
+  free(g->assets);
+  free(g->main_op);
   free(g->saver.filename_tensor);
   free(g->saver.save_tensor);
   free(g->saver.restore_op);
@@ -1039,6 +1052,120 @@ long sm_graph_find_variable(const sm_graph *g, const char *name) {
 }
 const char *sm_graph_variable_assign(const sm_graph *g, size_t i) { return g->vars[i].assign; }
 const char *sm_graph_variable_initial(const sm_graph *g, size_t i) { return g->vars[i].initial; }
+
+sm_status *sm_graph_asset(sm_graph *g, const char *name, const char *filename, const char *source_path,
+                          const char **out) {
+  if (!filename || !*filename || strchr(filename, '/') || !strcmp(filename, ".") || !strcmp(filename, ".."))
+    return sm_status_new(SM_INVALID_ARGUMENT, "asset file name \"%s\" must be a plain file name",
+                         filename ? filename : "(null)");
+  if (!source_path || !sm_path_exists(source_path))
+    return sm_status_new(SM_NOT_FOUND, "asset %s: source file %s does not exist", filename,
+                         source_path ? source_path : "(null)");
+  for (size_t i = 0; i < g->nassets; i++)
+    if (!strcmp(g->assets[i].filename, filename) && strcmp(g->assets[i].source, source_path))
+      return sm_status_new(SM_ALREADY_EXISTS, "asset %s is already taken from %s", filename, g->assets[i].source);
+  sm_tensor *t;
+  sm_status *s = sm_tensor_new(SM_STRING, 0, NULL, &t);
+  if (s) return s;
+  s = sm_tensor_set_string(t, 0, source_path, strlen(source_path));
+  const char *node = NULL;
+  if (!s) s = sm_graph_const(g, name ? name : "asset_path", t, &node);
+  sm_tensor_free(t);
+  if (s) return s;
+  struct asset a = {sm_b_strdup(node), sm_b_strdup(filename), sm_b_strdup(source_path)};
+  struct asset *na = realloc(g->assets, (g->nassets + 1) * sizeof *na);
+  if (na) g->assets = na;
+  if (!na || !a.node || !a.filename || !a.source) {
+    free(a.node);
+    free(a.filename);
+    free(a.source);
+    return oom();
+  }
+  g->assets[g->nassets++] = a;
+  if (out) *out = node;
+  return NULL;
+}
+
+sm_status *sm_graph_set_main_op(sm_graph *g, const char *node) {
+  if (!node || !smap_find(&g->nodes, node))
+    return sm_status_new(SM_NOT_FOUND, "main op \"%s\": no such node in the graph", node ? node : "(null)");
+  char *c = sm_b_strdup(node);
+  if (!c) return oom();
+  free(g->main_op);
+  g->main_op = c;
+  return NULL;
+}
+
+size_t sm_graph_num_assets(const sm_graph *g) { return g->nassets; }
+void sm_graph_asset_at(const sm_graph *g, size_t i, const char **node, const char **filename, const char **source) {
+  if (node) *node = g->assets[i].node;
+  if (filename) *filename = g->assets[i].filename;
+  if (source) *source = g->assets[i].source;
+}
+const char *sm_graph_main_op(const sm_graph *g) { return g->main_op; }
+
+sm_status *sm_graph_label_vocabulary(sm_graph *g, const char *filename, const char *source_path, const char **table) {
+  const char *path = NULL, *tab = NULL, *init = NULL, *all = NULL;
+  sm_status *s = sm_graph_asset(g, "asset_path", filename, source_path, &path);
+  if (s) return s;
+  size_t n = strlen(filename) + 32;
+  char *shared = malloc(n);
+  if (!shared) return oom();
+  snprintf(shared, n, "hash_table_%s_-1_-2", filename); /* as index_to_string_table_from_file names it */
+  sm_op *op = sm_op_begin(g, "HashTableV2", "label_table");
+  sm_op_attr_string(op, "shared_name", shared, strlen(shared));
+  sm_op_attr_type(op, "key_dtype", SM_INT64);
+  sm_op_attr_type(op, "value_dtype", SM_STRING);
+  free(shared);
+  s = sm_op_finish(op, &tab);
+  if (!s) {
+    op = sm_op_begin(g, "InitializeTableFromTextFileV2", "text_file_init/InitializeTableFromTextFileV2");
+    sm_op_input(op, tab);
+    sm_op_input(op, path);
+    sm_op_attr_int(op, "key_index", -1);  /* TextFileIndex.LINE_NUMBER */
+    sm_op_attr_int(op, "value_index", -2); /* TextFileIndex.WHOLE_LINE */
+    sm_op_attr_bool(op, "_has_manual_control_dependencies", 1);
+    s = sm_op_finish(op, &init);
+  }
+  char *ctl = init ? malloc(strlen(init) + 2) : NULL;
+  if (!s && !ctl) s = oom();
+  if (!s) {
+    snprintf(ctl, strlen(init) + 2, "^%s", init);
+    op = sm_op_begin(g, "NoOp", "init_all_tables");
+    sm_op_input(op, ctl);
+    s = sm_op_finish(op, &all);
+  }
+  free(ctl);
+  if (!s) s = sm_graph_set_main_op(g, all);
+  if (!s && table) *table = tab;
+  return s ? sm_status_prefix(s, "label vocabulary %s: ", filename) : NULL;
+}
+
+sm_status *sm_graph_lookup(sm_graph *g, const char *table, const char *ids, const char *default_value,
+                           const char **out) {
+  sm_tensor *t;
+  const char *def = NULL;
+  sm_status *s = sm_tensor_new(SM_STRING, 0, NULL, &t);
+  if (s) return s;
+  s = sm_tensor_set_string(t, 0, default_value ? default_value : "", default_value ? strlen(default_value) : 0);
+  if (!s) s = sm_graph_const(g, "Const", t, &def);
+  sm_tensor_free(t);
+  if (s) return s;
+  size_t n = strlen(table) + 8;
+  char *nm = malloc(n);
+  if (!nm) return oom();
+  snprintf(nm, n, "%s_Lookup", table);
+  s = sm_graph_push_scope(g, nm, NULL);
+  free(nm);
+  if (s) return s;
+  sm_op *op = sm_op_begin(g, "LookupTableFindV2", NULL);
+  sm_op_input(op, table);
+  sm_op_input(op, ids);
+  sm_op_input(op, def);
+  s = sm_op_finish(op, out);
+  sm_graph_pop_scope(g);
+  return s;
+}
 
 static int cmp_opdef(const void *a, const void *b) {
   return strcmp((*(Tensorflow__OpDef *const *)a)->name, (*(Tensorflow__OpDef *const *)b)->name);

@@ -106,6 +106,22 @@ def run_checks(tmp):
 
     check("multi: each MetaGraph loads by its own tags, variables shared", multi_tags)
 
+    labels = os.path.join(tmp, "labels")
+    lx = np.array([[5, 0], [0, 5], [0, 0]], dtype=np.float32)
+
+    def labels_tf1():
+        c = tf1_run(labels, ["serve"], {"x:0": lx}, "label_table_Lookup/LookupTableFindV2:0")
+        assert list(c) == [b"cat", b"dog", b"bird"], c
+
+    def labels_tf2():
+        f = tf.saved_model.load(labels).signatures["serving_default"]
+        out = f(x=tf.constant(lx))
+        assert list(out["classes"].numpy()) == [b"cat", b"dog", b"bird"], out
+        np.testing.assert_allclose(out["scores"].numpy().sum(axis=1), [1, 1, 1], rtol=1e-6)
+
+    check("labels: TF1 loader feeds the asset, main op fills the table", labels_tf1)
+    check("labels: tf.saved_model.load signature returns label strings", labels_tf2)
+
     cli = shutil.which("saved_model_cli") or os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
 
     def cli_show():

@@ -318,6 +318,57 @@ static sm_status *write_multi(const char *dir) {
   return s;
 }
 
+/* A linear classifier over x[?,2] with labels cat, dog, bird from a vocabulary asset:
+ * scores = softmax(x w + bias), classes = labels[argmax(scores)]. */
+static sm_status *write_labels(const char *dir, const char *labels_src) {
+  sm_graph *g;
+  sm_signature *sig = NULL;
+  sm_builder *b = NULL;
+  sm_status *s = sm_graph_new(&g);
+  if (s) return s;
+  const char *x, *w, *bias, *mm, *logits, *scores, *dim, *ids, *table, *classes;
+  sm_tensor *wv = NULL, *bv = NULL, *dv = NULL;
+  int64_t wd[2] = {2, 3}, bd = 3;
+  s = sm_tensor_new(SM_FLOAT, 2, wd, &wv);
+  if (!s) s = sm_tensor_new(SM_FLOAT, 1, &bd, &bv);
+  if (!s) s = sm_tensor_new(SM_INT32, 0, NULL, &dv);
+  if (!s) {
+    float *wp = sm_tensor_data(wv);
+    wp[0] = 1, wp[4] = 1; /* x0 -> cat, x1 -> dog */
+    ((float *)sm_tensor_data(bv))[2] = 1;
+    ((int32_t *)sm_tensor_data(dv))[0] = 1;
+  }
+  if (!s) s = sm_graph_placeholder(g, "x", SM_FLOAT, 2, (int64_t[]){-1, 2}, &x);
+  if (!s) s = sm_graph_variable(g, "w", wv, &w);
+  if (!s) s = sm_graph_variable(g, "bias", bv, &bias);
+  if (!s) s = sm_graph_binary(g, "MatMul", NULL, x, w, &mm);
+  if (!s) s = sm_graph_binary(g, "AddV2", "add", mm, bias, &logits);
+  if (!s) s = sm_graph_unary(g, "Softmax", NULL, logits, &scores);
+  if (!s) s = sm_graph_const(g, "ArgMax/dimension", dv, &dim);
+  if (!s) s = sm_graph_binary(g, "ArgMax", NULL, scores, dim, &ids);
+  if (!s) s = sm_graph_label_vocabulary(g, "labels.txt", labels_src, &table);
+  if (!s) s = sm_graph_lookup(g, table, ids, "UNKNOWN", &classes);
+  if (!s) s = sm_signature_new(SM_DEFAULT_SERVING_SIGNATURE_DEF_KEY, SM_PREDICT_METHOD_NAME, &sig);
+  if (!s) s = sm_signature_add_input_from(sig, "x", g, x);
+  if (!s) s = sm_signature_add_output_from(sig, "classes", g, classes);
+  if (!s) s = sm_signature_add_output_from(sig, "scores", g, scores);
+  const char *tags[] = {SM_TAG_SERVE};
+  if (!s) s = sm_builder_new(dir, &b);
+  if (!s) s = sm_builder_add_meta_graph_and_variables(b, g, tags, 1, &sig, 1);
+  if (!s) s = sm_builder_save(b, 0);
+  sm_builder_free(b);
+  sm_signature_free(sig);
+  sm_tensor_free(wv);
+  sm_tensor_free(bv);
+  sm_tensor_free(dv);
+  sm_graph_free(g);
+  return s;
+}
+
+static sm_status *write_labels_src(const char *path) {
+  return sm_file_write_atomic(path, "cat\ndog\nbird\n", 13);
+}
+
 static char *join(const char *a, const char *b) { return sm_path_join(a, b); }
 
 static int count_entries(const char *dir) {
@@ -426,6 +477,53 @@ static void test_builder(const char *tmp) {
   }
   free(dir);
 
+  /* assets: copied into assets/, recorded in the collections TF's loaders read */
+  char *src = join(tmp, "labels_src.txt");
+  CHECK_OK(write_labels_src(src));
+  dir = join(tmp, "labels");
+  CHECK_OK(write_labels(dir, src));
+  char *asset = join(dir, "assets/labels.txt"), *text = NULL;
+  size_t tlen = 0;
+  CHECK_OK(sm_file_read_all(asset, &text, &tlen));
+  CHECK(text && tlen == 13 && !memcmp(text, "cat\ndog\nbird\n", 13));
+  free(text);
+  free(asset);
+  CHECK_OK(sm_saved_model_read(dir, &sm));
+  if (sm) {
+    const Tensorflow__MetaGraphDef *mg = sm->meta_graphs[0];
+    int have = 0;
+    for (size_t i = 0; i < mg->n_collection_def; i++) {
+      const char *k = mg->collection_def[i]->key;
+      const Tensorflow__CollectionDef *cd = mg->collection_def[i]->value;
+      if (!strcmp(k, SM_MAIN_OP_KEY)) {
+        have |= 1;
+        CHECK_EQ_STR(cd->node_list->value[0], "init_all_tables");
+      }
+      if (!strcmp(k, SM_ASSET_FILEPATHS_KEY)) {
+        have |= 2;
+        CHECK_EQ_STR(cd->node_list->value[0], "asset_path:0");
+      }
+      if (!strcmp(k, SM_ASSETS_KEY)) {
+        have |= 4;
+        CHECK_EQ_STR(cd->any_list->value[0]->type_url, SM_ASSET_FILE_DEF_TYPE_URL);
+      }
+    }
+    CHECK_EQ_INT(have, 7);
+    sm_saved_model_free(sm);
+  }
+  free(dir);
+  {
+    sm_graph *ga;
+    CHECK_OK(sm_graph_new(&ga));
+    CHECK_ERR(sm_graph_asset(ga, NULL, "../x", src, NULL), "plain file name");
+    CHECK_ERR(sm_graph_asset(ga, NULL, "x.txt", "/nonexistent/file", NULL), "does not exist");
+    CHECK_OK(sm_graph_asset(ga, NULL, "x.txt", src, NULL));
+    CHECK_ERR(sm_graph_asset(ga, NULL, "x.txt", tmp, NULL), "already taken");
+    CHECK_ERR(sm_graph_set_main_op(ga, "nope"), "no such node");
+    sm_graph_free(ga);
+  }
+  free(src);
+
   /* refusals write nothing */
   dir = join(tmp, "refused");
   sm_graph *g;
@@ -463,6 +561,11 @@ int main(int argc, char **argv) {
     sm_status *s = write_scaled(d1, 0);
     if (!s) s = write_scaled(d2, 1);
     if (!s) s = write_multi(d3);
+    char *src = join(argv[2], "labels_src.txt"), *d4 = join(argv[2], "labels");
+    if (!s) s = write_labels_src(src);
+    if (!s) s = write_labels(d4, src);
+    free(src);
+    free(d4);
     free(d1);
     free(d2);
     free(d3);
