@@ -104,6 +104,14 @@ static void test_ops_and_attrs(void) {
   if (rank == 2) CHECK(d[0] == -1 && d[1] == 3);
   CHECK_ERR(sm_graph_tensor(g, "Square:1", &dt, NULL, NULL), "1 output");
   CHECK_ERR(sm_graph_tensor(g, "nope:0", &dt, NULL, NULL), "no such node");
+  CHECK_ERR(sm_graph_tensor(g, "Square:-1", &dt, NULL, NULL), "bad tensor name");
+  CHECK_ERR(sm_graph_tensor(g, "Square:", &dt, NULL, NULL), "bad tensor name");
+  CHECK_ERR(sm_graph_tensor(g, "Square:99999999999999999999999", &dt, NULL, NULL), "output");
+  CHECK_ERR(sm_graph_tensor(g, "Square:1x", &dt, NULL, NULL), "bad tensor name");
+  /* NULL ops (sm_op_begin out of memory) are safe to feed and finish */
+  sm_op_input(NULL, "x");
+  sm_op_attr_int(NULL, "N", 1);
+  CHECK_ERR(sm_op_finish(NULL, NULL), "out of memory");
 
   /* errors */
   CHECK_ERR(sm_op_finish(sm_op_begin(g, "FancyOp", NULL), NULL), "not in this library's OpDef table");
