@@ -18,6 +18,9 @@ targets=("$@")
 fuzz/build.sh "$B" || exit 1
 fuzz/make_corpus.sh "$B" "${CLI:-build/savedmodel}" || exit 1
 
+# fuzz_bundle writes two files per input: on tmpfs it runs about 5 times faster than on disk.
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
+
 failed=()
 for t in "${targets[@]}"; do
   n=fuzz_$t
