@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "format/pbtxt_internal.h"
+#include "format/pb_util.h"
 #include "savedmodel/pbtxt.h"
 
 #define MEMBER(m, off) ((char *)(m) + (off))
@@ -663,6 +664,13 @@ static sm_status *parse_scalar_value(parser *p, ProtobufCMessage *m, const Proto
   if (s) return s;
   value v = {0};
   if ((s = read_value(p, f, &v))) return s;
+  /* The binary parser refuses invalid UTF-8 in proto3 strings (as protobuf's C++ parser, and
+   * Python's text parser, do); accepting it here would make pbtxt -> pb produce an unreadable pb. */
+  if (f->type == PROTOBUF_C_TYPE_STRING && sm_pb_strict_utf8(m->descriptor) &&
+      !sm_utf8_valid((const uint8_t *)v.str, v.slen)) {
+    free(v.str);
+    return error_at(p, line, col, "String field \"%s\" is not valid UTF-8.", f->name);
+  }
   void *slot = value_slot(m, f);
   if (!slot) {
     free(v.str);

@@ -17,6 +17,7 @@
 #include "savedmodel/constants.h"
 #include "savedmodel/pbtxt.h"
 #include "format/pb_arena.h"
+#include "format/pb_util.h"
 
 /* ---- wire-format pre-scan --------------------------------------------------------------------- */
 
@@ -83,7 +84,7 @@ static sm_status *scan_error(const scan_ctx *c, size_t at, const ProtobufCMessag
 
 /* Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), as protobuf's
  * C++ parser demands of proto3 string fields: TensorFlow refuses a file that breaks this. */
-static int valid_utf8(const uint8_t *p, size_t n) {
+int sm_utf8_valid(const uint8_t *p, size_t n) {
   size_t i = 0;
   while (i < n) {
     uint8_t c = p[i];
@@ -114,7 +115,7 @@ static int valid_utf8(const uint8_t *p, size_t n) {
 }
 
 /* GraphDebugInfo is the one proto2 message in the schema; proto2 strings are not checked. */
-static int is_proto3(const ProtobufCMessageDescriptor *d) {
+int sm_pb_strict_utf8(const ProtobufCMessageDescriptor *d) {
   return strncmp(d->name, "tensorflow.GraphDebugInfo", 25) != 0;
 }
 
@@ -194,7 +195,7 @@ static sm_status *scan_message(scan_ctx *c, const ProtobufCMessageDescriptor *d,
         else if (f) /* packed: at most one element per byte, 8 bytes each */
           c->cost += v * SCAN_SLOT;
         if (f && f->label == PROTOBUF_C_LABEL_REPEATED) c->cost += SCAN_SLOT;
-        if (f && f->type == PROTOBUF_C_TYPE_STRING && is_proto3(d) && !valid_utf8(c->data + pos, (size_t)v))
+        if (f && f->type == PROTOBUF_C_TYPE_STRING && sm_pb_strict_utf8(d) && !sm_utf8_valid(c->data + pos, (size_t)v))
           return scan_error(c, at, d, f, "string is not valid UTF-8 (TensorFlow refuses it too; bytes fields may hold anything)",
                             NULL);
         if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {

@@ -467,6 +467,9 @@ static void test_errors(void) {
   E("saved_model_schema_version: 9223372036854775808", "1:29: Integer out of range");
   E("saved_model_schema_version: 99999999999999999999999", "Integer out of range");
   E("saved_model_schema_version: 1.5", "Expected integer, got: 1.5");
+  /* Invalid UTF-8 in a proto3 string field: refused, as by the binary parser; fine in bytes. */
+  E("meta_graphs { meta_info_def { tags: \"\\377serve\" } }", "1:31: String field \"tags\" is not valid UTF-8.");
+  E("meta_graphs { meta_info_def { tags: \"\\300\\200\" } }", "is not valid UTF-8");
   E("saved_model_schema_version: \"1\"", "Expected integer");
   E("saved_model_schema_version 1", "1:28: Expected \":\", found \"1\".");
   E("saved_model_schema_version: 08", "Expected integer");
