@@ -4,7 +4,7 @@
 1. TensorFlow writes, we read: the zoo is regenerated with TensorFlow into a temporary directory
    (tools/make_zoo.py) and every `savedmodel show` / `savedmodel vars` output of ours must equal
    what TensorFlow's saved_model_cli and checkpoint reader say about the same files.
-2. We write, TensorFlow reads: every zoo model and every SavedModel under ../shared/fixtures/tf-serving
+2. We write, TensorFlow reads: the models our builder writes (tests/interop/*.py), and every zoo model and every SavedModel under ../shared/fixtures/tf-serving
    is rewritten by `savedmodel convert` (saved_model.pb, and saved_model.pbtxt with --as_text; the
    variables bundle re-encoded by our writer). TensorFlow must parse the result into the same
    SavedModel proto, read the same checkpoint values, load it, and saved_model_cli must print the
@@ -99,9 +99,20 @@ def same_values(a, b):
 
 
 def saved_model_cli(python, args):
-    r = run([python, "-m", "tensorflow.python.tools.saved_model_cli"] + args,
-            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-    return r.returncode, r.stdout
+    """saved_model_cli's own main(), in this process (importing TensorFlow once, not per call).
+
+    The ops line prints a Python set, whose order is arbitrary: it is sorted here."""
+    import re
+    sys.path.insert(0, HERE)
+    import make_zoo
+    out, rc = make_zoo._cli_in_process(args, os.getcwd())
+
+    def sort_set(m):
+        items = sorted(x.strip() for x in m.group(2).split(",") if x.strip())
+        return m.group(1) + "{" + ", ".join(items) + "}"
+    text = out.decode("utf-8", "surrogateescape")
+    text = re.sub(r"(contains the following ops: )\{([^}]*)\}", sort_set, text)
+    return rc, text.encode("utf-8", "surrogateescape")
 
 
 def we_write_tf_reads(cli, python, model, tmp, as_text):
@@ -125,26 +136,82 @@ def we_write_tf_reads(cli, python, model, tmp, as_text):
     load_check(model, out, name, kind)
 
 
+def load_golden_array(path):
+    """A golden tensor: .npy, or .json for strings (base64, nested lists)."""
+    import numpy as np
+    if path.endswith(".npy"):
+        return np.load(path, allow_pickle=False)
+    with open(path) as f:
+        doc = json.load(f)
+
+    def dec(v):
+        return [dec(x) for x in v] if isinstance(v, list) else base64.b64decode(v)
+    arr = np.empty(doc["shape"], dtype=object)
+    flat = dec(doc["value"])
+    arr[...] = flat if arr.ndim else flat
+    return arr
+
+
+def golden_runs(model):
+    """(tags, signature key, {alias: input array}, {alias: expected output}) from golden/outputs."""
+    root = os.path.join(os.path.dirname(model), "golden", "outputs")
+    if not os.path.isdir(root):
+        return []
+    runs = []
+    for case in sorted(os.listdir(root)):
+        d = os.path.join(root, case)
+        with open(os.path.join(d, "signature.json")) as f:
+            sig = json.load(f)
+        ins = {k: load_golden_array(os.path.join(d, v["file"])) for k, v in sig["inputs"].items()}
+        outs = {k: load_golden_array(os.path.join(d, v["file"])) for k, v in sig["outputs"].items()}
+        runs.append((sig["tags"], sig["signature"], ins, outs))
+    return runs
+
+
+def same_array(got, want):
+    import numpy as np
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return False
+    if want.dtype == object or got.dtype == object:
+        return [bytes(x) for x in got.ravel()] == [bytes(x) for x in want.ravel()]
+    if want.dtype.kind in "fc":
+        return np.allclose(got, want, rtol=1e-6, atol=0, equal_nan=True)
+    return np.array_equal(got, want)
+
+
 def load_check(model, out, name, kind):
-    """TensorFlow loads our copy (restoring variables from our bundle) and gives the same results."""
+    """TensorFlow loads our copy (restoring variables from our bundle) and gives the same results:
+    every variable holds its checkpoint value, and every signature with golden outputs returns them."""
     import numpy as np
     import tensorflow as tf
     sm = read_proto(out)
+    runs = golden_runs(model)
+    vals = checkpoint_values(model) or {}
     for mg in sm.meta_graphs:
         tags = list(mg.meta_info_def.tags)
         try:
-            with tf.Graph().as_default() as g, tf.compat.v1.Session(graph=g, config=tf.compat.v1.ConfigProto(allow_soft_placement=True)) as sess:
-                tf.compat.v1.saved_model.loader.load(sess, tags, out)
-                # After restore, every variable must hold the checkpoint's value.
-                vals = checkpoint_values(model) or {}
+            config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
+            with tf.Graph().as_default() as g, tf.compat.v1.Session(graph=g, config=config) as sess:
+                loaded = tf.compat.v1.saved_model.loader.load(sess, tags, out)
                 ok = True
                 for v in tf.compat.v1.global_variables():
                     key = v.op.name
-                    if key in vals:
+                    if key in vals and v.dtype.base_dtype != tf.resource:
                         got = sess.run(v)
                         ok = ok and np.asarray(got).tobytes() == np.asarray(vals[key][2]).tobytes()
-            check(ok, f"TF1 loader loads our {kind} copy of {name} tags={tags} and restores our variables")
-        except Exception as e:  # noqa: BLE001 - report any TF failure as a test failure
+                check(ok, f"TF1 loader loads our {kind} copy of {name} tags={tags} and restores our variables")
+                for rtags, key, ins, outs in runs:
+                    if sorted(rtags) != sorted(tags):
+                        continue
+                    sig = loaded.signature_def[key]
+                    feed = {sig.inputs[a].name: v for a, v in ins.items()}
+                    fetch = {a: sig.outputs[a].name for a in outs}
+                    got = sess.run(fetch, feed)
+                    bad = [a for a in outs if not same_array(got[a], outs[a])]
+                    check(not bad, f"TF runs {key} of our {kind} copy of {name} with the golden results",
+                          f"outputs differ: {bad}")
+        except Exception as e:  # noqa: BLE001 - any TF failure is a test failure
             check(False, f"TF1 loader loads our {kind} copy of {name} tags={tags}", repr(e)[:500])
 
 
@@ -178,7 +245,14 @@ def main():
                 check(r.returncode in (0, 77), f"our reader agrees with TensorFlow on the zoo ({script})",
                       (r.stdout + r.stderr).decode(errors="replace")[-3000:])
 
-        # 2. We write, TensorFlow reads.
+        # 2. We write, TensorFlow reads: models made by our builder (tests/interop/*.py) ...
+        for script in sorted(os.listdir(os.path.join(ROOT, "tests", "interop"))):
+            if script.endswith(".py"):
+                r = run([python, os.path.join(ROOT, "tests", "interop", script), "--build",
+                         os.path.dirname(cli)])
+                check(r.returncode == 0, f"tests/interop/{script}",
+                      (r.stdout + r.stderr).decode(errors="replace")[-3000:])
+        # ... and every model we read, rewritten by `savedmodel convert`.
         models = saved_model_dirs(zoo)
         fixtures = os.path.join(args.shared, "fixtures", "tf-serving")
         if os.path.isdir(fixtures):

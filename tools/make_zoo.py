@@ -456,7 +456,8 @@ def save_array(arr, tf_dtype, path_noext):
     if tf_dtype == tf.bfloat16:
         arr = arr.view(np.uint16)
         extra["npy_note"] = "raw bfloat16 bits stored as uint16"
-    arr = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<")))
+    # Not np.ascontiguousarray: it turns a 0-d array into shape (1,).
+    arr = np.array(arr.astype(arr.dtype.newbyteorder("<")), order="C")
     np.save(path_noext + ".npy", arr, allow_pickle=False)
     extra["sha256_le"] = hashlib.sha256(arr.tobytes()).hexdigest()
     return os.path.basename(path_noext) + ".npy", extra

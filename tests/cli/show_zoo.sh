@@ -7,7 +7,7 @@
 set -u
 CLI=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") SRC=$2
 . "$SRC/tests/cli/common.bash"
-ZOO=$SRC/tests/fixtures/zoo
+ZOO=${SM_ZOO_DIR:-$SRC/tests/fixtures/zoo}  # the interop suite points this at a freshly generated zoo
 if [ ! -f "$ZOO/MANIFEST.json" ]; then echo "skipped: $ZOO absent"; exit 77; fi
 command -v python3 >/dev/null || { echo "skipped: python3 absent (reads MANIFEST.json)"; exit 77; }
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT

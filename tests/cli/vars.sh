@@ -7,7 +7,7 @@ set -u
 CLI=$1 SRC=$2 SHARED=$3
 MODELS=$SHARED/fixtures/tf-serving
 GOLD=$SRC/tests/fixtures/tf-serving-goldens
-ZOO=$SRC/tests/fixtures/zoo
+ZOO=${SM_ZOO_DIR:-$SRC/tests/fixtures/zoo}  # the interop suite points this at a freshly generated zoo
 have_models=0; [ -d "$MODELS" ] && have_models=1
 have_zoo=0; ls "$ZOO"/*/golden/vars.json >/dev/null 2>&1 && have_zoo=1
 if [ $have_models -eq 0 ] && [ $have_zoo -eq 0 ]; then echo "skipped: $MODELS and $ZOO absent"; exit 77; fi
