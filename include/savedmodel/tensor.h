@@ -34,6 +34,9 @@ sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **o
 sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, size_t nbytes,
                           void (*release)(void *ctx), void *release_ctx, sm_tensor **out);
 
+/* A deep copy that owns its data (strings included). The caller owns *out. */
+sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out);
+
 void sm_tensor_free(sm_tensor *t); /* NULL-safe */
 
 int sm_tensor_dtype(const sm_tensor *t);

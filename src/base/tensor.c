@@ -96,6 +96,22 @@ sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, 
   return NULL;
 }
 
+sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out) {
+  sm_status *s = sm_tensor_new(t->dtype, t->rank, t->dims, out);
+  if (s) return s;
+  if (t->dtype != SM_STRING) {
+    if (t->nbytes) memcpy((*out)->data, t->data, t->nbytes);
+    return NULL;
+  }
+  const tstring *ss = t->data;
+  for (int64_t i = 0; i < t->n && !s; i++) s = sm_tensor_set_string(*out, i, ss[i].ptr, ss[i].len);
+  if (s) {
+    sm_tensor_free(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
 void sm_tensor_free(sm_tensor *t) {
   if (!t) return;
   if (t->owned) {

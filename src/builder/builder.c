@@ -608,25 +608,6 @@ static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, si
   return s;
 }
 
-static sm_status *tensor_copy(const sm_tensor *t, sm_tensor **out) {
-  sm_status *s = sm_tensor_new(sm_tensor_dtype(t), sm_tensor_rank(t), sm_tensor_dims(t), out);
-  if (s) return s;
-  if (sm_tensor_dtype(t) != SM_STRING) {
-    if (sm_tensor_nbytes(t)) memcpy(sm_tensor_data(*out), sm_tensor_data(t), sm_tensor_nbytes(t));
-    return NULL;
-  }
-  for (int64_t i = 0; i < sm_tensor_num_elements(t) && !s; i++) {
-    size_t len;
-    const char *p = sm_tensor_string(t, i, &len);
-    s = sm_tensor_set_string(*out, i, p, len);
-  }
-  if (s) {
-    sm_tensor_free(*out);
-    *out = NULL;
-  }
-  return s;
-}
-
 sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, const char *const *tags,
                                                    size_t ntags, sm_signature *const *sigs, size_t nsigs) {
   if (b->has_variables_call)
@@ -641,7 +622,7 @@ sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, c
     const sm_tensor *v;
     sm_graph_variable_at(g, i, &name, &v);
     names[i] = sm_b_strdup(name);
-    s = names[i] ? tensor_copy(v, &values[i]) : oom();
+    s = names[i] ? sm_tensor_copy(v, &values[i]) : oom();
   }
   if (!s) s = add_mg(b, g, tags, ntags, sigs, nsigs);
   if (s) {

@@ -902,25 +902,6 @@ sm_status *sm_graph_binary(sm_graph *g, const char *op_type, const char *name, c
   return sm_op_finish(op, out);
 }
 
-static sm_status *tensor_copy(const sm_tensor *t, sm_tensor **out) {
-  sm_status *s = sm_tensor_new(sm_tensor_dtype(t), sm_tensor_rank(t), sm_tensor_dims(t), out);
-  if (s) return s;
-  if (sm_tensor_dtype(t) != SM_STRING) {
-    if (sm_tensor_nbytes(t)) memcpy(sm_tensor_data(*out), sm_tensor_data(t), sm_tensor_nbytes(t));
-    return NULL;
-  }
-  for (int64_t i = 0; i < sm_tensor_num_elements(t) && !s; i++) {
-    size_t len;
-    const char *p = sm_tensor_string(t, i, &len);
-    s = sm_tensor_set_string(*out, i, p, len);
-  }
-  if (s) {
-    sm_tensor_free(*out);
-    *out = NULL;
-  }
-  return s;
-}
-
 static sm_status *class_attr(sm_op *op, const char *var) {
   size_t n = strlen(var) + 6;
   char *loc = malloc(n);
@@ -959,7 +940,7 @@ sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *val
   int dt = sm_tensor_dtype(value);
   variable v = {0};
   const char *scope = NULL, *handle = NULL, *init = NULL, *assign = NULL, *read = NULL;
-  sm_status *s = tensor_copy(value, &v.value);
+  sm_status *s = sm_tensor_copy(value, &v.value);
   if (s) return sm_status_prefix(s, "variable \"%s\": ", name);
   s = sm_graph_push_scope(g, name, &scope);
   if (s) {

@@ -43,6 +43,11 @@ int main(void) {
   CHECK_EQ_INT(len, 3);
   CHECK(memcmp(p, "a\0b", 3) == 0);
   CHECK_ERR(sm_tensor_set_string(t, 2, "x", 1), "outside");
+  sm_tensor *c;
+  CHECK_OK(sm_tensor_copy(t, &c));
+  CHECK(c && sm_tensor_equal(t, c));
+  CHECK(c && sm_tensor_string(c, 1, &len) != p); /* a deep copy */
+  sm_tensor_free(c);
   sm_tensor_free(t);
 
   int64_t bad[2] = {-1, 3};
