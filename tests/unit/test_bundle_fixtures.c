@@ -290,16 +290,20 @@ static int json_field(const char *line, const char *name, char *buf, size_t cap)
   return 1;
 }
 
+/* Reads a golden file whole; on failure reports it as a failed check and returns 0. */
+static int read_golden(const char *what, const char *file, char **d, size_t *n) {
+  sm_status *s = sm_file_read_all(file, d, n);
+  if (!s) return 1;
+  fprintf(stderr, "%s: %s\n", what, sm_status_message(s));
+  sm_status_free(s);
+  CHECK(0);
+  return 0;
+}
+
 static void check_npy(const char *what, const sm_tensor *t, const char *file) {
   char *d;
   size_t n;
-  sm_status *s = sm_file_read_all(file, &d, &n);
-  if (s) {
-    fprintf(stderr, "%s: %s\n", what, sm_status_message(s));
-    sm_status_free(s);
-    CHECK(0);
-    return;
-  }
+  if (!read_golden(what, file, &d, &n)) return;
   size_t off = 0;
   if (n >= 10 && memcmp(d, "\x93NUMPY", 6) == 0) {
     if (d[6] == 1)
@@ -316,13 +320,7 @@ static void check_npy(const char *what, const sm_tensor *t, const char *file) {
 static void check_strings(const char *what, const sm_tensor *t, const char *file) {
   char *d;
   size_t n;
-  sm_status *s = sm_file_read_all(file, &d, &n);
-  if (s) {
-    fprintf(stderr, "%s: %s\n", what, sm_status_message(s));
-    sm_status_free(s);
-    CHECK(0);
-    return;
-  }
+  if (!read_golden(what, file, &d, &n)) return;
   const char *p = strstr(d, "\"value\":");
   int64_t i = 0;
   int ok = p != NULL;
