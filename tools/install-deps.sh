@@ -2,7 +2,7 @@
 # Installs the Debian packages libsavedmodel builds and tests with. Idempotent: does nothing
 # (and needs no root) when everything is already there.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config clang protobuf-c-compiler libprotobuf-c-dev libsnappy-dev
+pkgs=(build-essential cmake pkg-config clang protobuf-c-compiler libprotobuf-c-dev libsnappy-dev zlib1g-dev
       libopenblas-dev libmicrohttpd-dev python3 python3-venv python3-pip
       libclang-rt-14-dev)  # clang runtimes for the fuzz targets (make fuzz)
 missing=()

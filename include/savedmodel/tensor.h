@@ -26,7 +26,8 @@ typedef struct sm_tensor sm_tensor;
 
 /* A new tensor with zeroed elements (empty strings for DT_STRING). Fails on negative dims,
  * element counts that overflow, sizes past SM_MAX_TENSOR_BYTES and dtypes with no storage here
- * (resource, variant, sub-byte types). The caller owns *out. */
+ * (variant, sub-byte types). DT_RESOURCE elements are `void *` handles to runtime objects (a
+ * variable, a table); they exist only in memory. The caller owns *out. */
 sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **out);
 
 /* A tensor over memory it does not own. `nbytes` must equal elements x element size. When the
@@ -37,7 +38,17 @@ sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, 
 /* A deep copy that owns its data (strings included). The caller owns *out. */
 sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out);
 
-void sm_tensor_free(sm_tensor *t); /* NULL-safe */
+/* Tensors are reference counted so that a runtime can hand one buffer to several consumers:
+ * sm_tensor_ref adds a reference (and returns t), sm_tensor_free drops one, and the last drop
+ * releases the tensor. A tensor with more than one reference is shared and must not be written;
+ * sm_tensor_is_shared says whether that is so. The count is atomic: references to one tensor may
+ * be taken and dropped from several threads. */
+sm_tensor *sm_tensor_ref(sm_tensor *t);
+int sm_tensor_is_shared(const sm_tensor *t);
+void sm_tensor_free(sm_tensor *t); /* NULL-safe; drops one reference */
+/* A tensor with another shape over the same elements as `base` (same element count, any dtype):
+ * it holds a reference on base, so base may be freed first. Writing through either writes both. */
+sm_status *sm_tensor_view(sm_tensor *base, int rank, const int64_t *dims, sm_tensor **out);
 
 int sm_tensor_dtype(const sm_tensor *t);
 int sm_tensor_rank(const sm_tensor *t);

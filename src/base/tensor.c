@@ -1,6 +1,7 @@
 /* tensor.c - sm_tensor: dtype + shape + owned or borrowed elements. */
 #include "savedmodel/tensor.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct sm_tensor {
   void (*release)(void *);
   void *release_ctx;
   int owned;
+  atomic_int refs; /* references held; the last sm_tensor_free releases the tensor */
 };
 
 static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t *n, size_t *nbytes) {
@@ -33,7 +35,8 @@ static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t 
       return sm_status_new(SM_INVALID_ARGUMENT, "tensor dim %d is negative (%lld)", i, (long long)dims[i]);
   if (sm_num_elements(rank, dims, n))
     return sm_status_new(SM_OUT_OF_RANGE, "tensor element count overflows");
-  size_t esize = dtype == SM_STRING ? sizeof(tstring) : sm_dtype_size(dtype);
+  /* Resource handles are pointers to runtime objects; they live only in memory, never in files. */
+  size_t esize = dtype == SM_STRING ? sizeof(tstring) : dtype == SM_RESOURCE ? sizeof(void *) : sm_dtype_size(dtype);
   if (esize == 0) {
     const char *name = sm_dtype_name(dtype);
     return sm_status_new(SM_UNIMPLEMENTED, "tensors of dtype %s are not supported",
@@ -61,6 +64,7 @@ sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **o
   t->n = n;
   t->nbytes = nbytes;
   t->owned = 1;
+  atomic_init(&t->refs, 1);
   size_t alloc = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : nbytes;
   t->data = calloc(alloc ? alloc : 1, 1);
   if (!t->data) {
@@ -92,6 +96,7 @@ sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, 
   t->data = data;
   t->release = release;
   t->release_ctx = release_ctx;
+  atomic_init(&t->refs, 1);
   *out = t;
   return NULL;
 }
@@ -112,8 +117,47 @@ sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out) {
   return s;
 }
 
+sm_tensor *sm_tensor_ref(sm_tensor *t) {
+  if (t) atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+  return t;
+}
+
+int sm_tensor_is_shared(const sm_tensor *t) {
+  return atomic_load_explicit(&((sm_tensor *)t)->refs, memory_order_acquire) > 1;
+}
+
+static void release_base(void *base) { sm_tensor_free(base); }
+
+sm_status *sm_tensor_view(sm_tensor *base, int rank, const int64_t *dims, sm_tensor **out) {
+  *out = NULL;
+  int64_t n;
+  size_t nbytes;
+  sm_status *s = check_shape(base->dtype, rank, dims, &n, &nbytes);
+  if (s) return s;
+  if (n != base->n) {
+    char a[64], b[64];
+    return sm_status_new(SM_INVALID_ARGUMENT, "cannot view a tensor of shape %s (%lld elements) as %s (%lld elements)",
+                         sm_shape_str(base->rank, base->dims, a, sizeof a), (long long)base->n,
+                         sm_shape_str(rank, dims, b, sizeof b), (long long)n);
+  }
+  sm_tensor *t = calloc(1, sizeof *t);
+  if (!t) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  t->dtype = base->dtype;
+  t->rank = rank;
+  if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+  t->n = n;
+  t->nbytes = base->nbytes;
+  t->data = base->data;
+  t->release = release_base;
+  t->release_ctx = sm_tensor_ref(base);
+  atomic_init(&t->refs, 1);
+  *out = t;
+  return NULL;
+}
+
 void sm_tensor_free(sm_tensor *t) {
   if (!t) return;
+  if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
   if (t->owned) {
     if (t->dtype == SM_STRING) {
       tstring *ss = t->data;

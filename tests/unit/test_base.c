@@ -56,7 +56,28 @@ int main(void) {
   CHECK_ERR(sm_tensor_new(SM_FLOAT, 3, huge, &t), "overflow");
   int64_t big[2] = {1 << 30, 1 << 30};
   CHECK_ERR(sm_tensor_new(SM_FLOAT, 2, big, &t), "limit");
-  CHECK_ERR(sm_tensor_new(SM_RESOURCE, 0, NULL, &t), "not supported");
+  CHECK_ERR(sm_tensor_new(SM_VARIANT, 0, NULL, &t), "not supported");
+  /* Resource handles are pointer-sized in-memory elements. */
+  CHECK_OK(sm_tensor_new(SM_RESOURCE, 0, NULL, &t));
+  CHECK(sm_tensor_nbytes(t) == sizeof(void *));
+  sm_tensor_free(t);
+
+  /* References and views: the last free releases; a view keeps its base alive. */
+  int64_t d6[1] = {6}, d23[2] = {2, 3};
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, d6, &t));
+  CHECK(!sm_tensor_is_shared(t));
+  CHECK(sm_tensor_ref(t) == t);
+  CHECK(sm_tensor_is_shared(t));
+  sm_tensor_free(t);
+  CHECK(!sm_tensor_is_shared(t));
+  sm_tensor *v;
+  CHECK_OK(sm_tensor_view(t, 2, d23, &v));
+  CHECK(sm_tensor_is_shared(t));
+  ((float *)sm_tensor_data(t))[5] = 7.0f;
+  sm_tensor_free(t);
+  CHECK(sm_tensor_rank(v) == 2 && sm_tensor_dims(v)[1] == 3 && ((float *)sm_tensor_data(v))[5] == 7.0f);
+  CHECK_ERR(sm_tensor_view(v, 1, dims, &t), "cannot view");
+  sm_tensor_free(v);
   float buf[6];
   CHECK_ERR(sm_tensor_wrap(SM_FLOAT, 2, dims, buf, 20, NULL, NULL, &t), "needs 24");
   TEST_MAIN_END();

@@ -1,0 +1,88 @@
+/* model.h - load a SavedModel by tag set and run its signatures: the runtime's public API.
+ *
+ *   sm_model *m;
+ *   const char *tags[] = {SM_TAG_SERVE};
+ *   sm_status *s = sm_model_load("/models/half_plus_two/1", tags, 1, NULL, &m);
+ *   ...
+ *   const char *in[] = {"x"};  sm_tensor *x = ...;  sm_tensor *y;
+ *   const char *out[] = {"y"};
+ *   s = sm_model_run(m, "serving_default", in, &x, 1, out, 1, &y);
+ *
+ * Loading does what TensorFlow's C++ loader does: pick the MetaGraph whose tag set equals `tags`
+ * (or fail listing the tag sets there are), restore variables by running the SaverDef's restore op
+ * with the variables prefix fed, feed asset paths, run the init op (__saved_model_init_op, main op or
+ * legacy init op) and table initializers. It also compiles a plan for every signature, so a model
+ * with ops this runtime cannot run fails here, listing each op and node, never later at run time.
+ *
+ * A loaded model is immutable except for its resources (variables, tables, counters), and
+ * sm_model_run / sm_model_session_run may be called from many threads at once. */
+#ifndef SAVEDMODEL_MODEL_H
+#define SAVEDMODEL_MODEL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sm_model sm_model;
+
+typedef struct sm_load_options {
+  int num_threads; /* threads for large kernels; 0 = one per core, 1 = only the caller's */
+} sm_load_options;
+
+/* Load export_dir with exactly this tag set (order does not matter). opts may be NULL. The caller
+ * owns *out (sm_model_free). */
+sm_status *sm_model_load(const char *export_dir, const char *const *tags, int ntags, const sm_load_options *opts,
+                         sm_model **out);
+void sm_model_free(sm_model *m); /* NULL-safe */
+
+/* ---- signatures --------------------------------------------------------------------------- */
+/* One input or output of a signature. rank -1 = unknown rank; a dim of -1 = unknown. Pointers are
+ * owned by the model. */
+typedef struct sm_tensor_info {
+  const char *alias; /* the signature's key, e.g. "x" */
+  const char *name;  /* the graph tensor, e.g. "x:0" */
+  int dtype;
+  int rank;
+  const int64_t *dims;
+} sm_tensor_info;
+
+int sm_model_num_signatures(const sm_model *m);
+const char *sm_model_signature_key(const sm_model *m, int i); /* sorted by key */
+/* Method name ("tensorflow/serving/predict", ...) of a signature, or NULL if there is no such key. */
+const char *sm_model_signature_method(const sm_model *m, const char *key);
+/* Inputs/outputs of signature `key`, sorted by alias. Unknown key: an error that lists the keys. */
+sm_status *sm_model_signature_inputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
+sm_status *sm_model_signature_outputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
+
+/* Run signature `key`: inputs[i] feeds alias in_aliases[i]; outputs[j] receives alias
+ * out_aliases[j] (out_aliases NULL: every output, in sorted alias order, nout must equal their
+ * count). Inputs are borrowed; outputs are new tensors the caller owns. A wrong alias, a dtype or
+ * shape the signature's TensorInfo refuses, or a missing input gets an error naming the alias,
+ * what was expected and what was given. */
+sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
+                        int nin, const char *const *out_aliases, int nout, sm_tensor **outputs);
+
+/* TF1 Session.run: feed any tensors by name ("x:0" or "x"), fetch tensors by name, run target
+ * nodes ("init" or "^init") for their effects. Outputs are new tensors the caller owns. */
+sm_status *sm_model_session_run(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                                const char *const *fetch_names, int nfetches, const char *const *targets,
+                                int ntargets, sm_tensor **outputs);
+
+/* ---- scan (without loading) ---------------------------------------------------------------- */
+/* For the MetaGraph of export_dir matching tags: the op types found (graph and every function) that
+ * are on TensorFlow's saved_model_cli denylist (ReadFile, WriteFile, PrintV2, ...) and those this
+ * runtime has no kernel for, each sorted, as NULL-terminated arrays the caller frees with
+ * sm_string_list_free. */
+sm_status *sm_model_scan(const char *export_dir, const char *const *tags, int ntags, char ***denylisted,
+                         char ***unsupported);
+void sm_string_list_free(char **list); /* NULL-safe */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

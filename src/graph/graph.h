@@ -1,0 +1,107 @@
+/* graph.h - the compiled graph: a GraphDef and its function library as one flat array of nodes.
+ *
+ * The graph layer turns a MetaGraphDef into an sm_cgraph: every node of the GraphDef, plus the
+ * bodies of every function reached through StatefulPartitionedCall / PartitionedCall, inlined
+ * (body nodes are named "<call node>/<body node>"; the call node itself stays, turned into an
+ * "IdentityN" whose data inputs are the body's return values and whose control inputs are the
+ * body's control_ret nodes (every stateful body node when the FunctionDef lists none), so that
+ * "StatefulPartitionedCall:0" in a signature and "^StatefulPartitionedCall" in an init op keep
+ * meaning what they meant; body references to a function argument become the call's input edge), with
+ *   - every input resolved to a (node, output index) pair (FunctionDef "node:out_arg:k" and
+ *     GraphDef "node:k" forms both), control inputs kept apart;
+ *   - every attr the node omits filled from its OpDef's default (stripped_op_list first, then the
+ *     built-in OpDefs of src/graph/op_defs.c), function-body attr placeholders substituted;
+ *   - the dtype of every output (ref dtypes, DT_*_REF = dtype + 100, kept as TF has them) and of
+ *     every input as the node's OpDef declares it;
+ *   - every dangling input, unknown op (no OpDef at all), cycle, or recursive call reported with
+ *     the node's name.
+ * It never runs anything and never touches files. The runtime prunes it per feeds/fetches
+ * (sm_cgraph_prune) and looks kernels up by sm_node_op().
+ *
+ * Ownership: an sm_cgraph owns its nodes; it borrows the MetaGraphDef it was compiled from (attrs
+ * point into it), which must outlive it. Everything here is read-only after compilation, so many
+ * threads may use one sm_cgraph at once. */
+#ifndef SM_GRAPH_GRAPH_H
+#define SM_GRAPH_GRAPH_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "meta_graph.pb-c.h"
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+
+typedef struct sm_cgraph sm_cgraph;
+typedef struct sm_node sm_node;
+
+/* An output of a node: node index in the graph, output index (flat, over all output args). */
+typedef struct sm_edge {
+  int node;
+  int index;
+} sm_edge;
+
+/* Compile mg's graph_def + library. *out is owned by the caller (sm_cgraph_free). */
+sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out);
+void sm_cgraph_free(sm_cgraph *g); /* NULL-safe */
+
+int sm_cgraph_num_nodes(const sm_cgraph *g);
+const sm_node *sm_cgraph_node(const sm_cgraph *g, int i);
+/* Index of the node with this (post-inlining) name, or -1. */
+int sm_cgraph_find(const sm_cgraph *g, const char *name);
+/* Parse a tensor name "node", "node:k" (and "^node" for targets: *is_control = 1) and resolve it.
+ * Errors say which name and why (no such node, output k out of range). */
+sm_status *sm_cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edge *out, int *is_control);
+
+/* Pruning: which nodes must run to compute `fetches` and the control `targets`, when `feeds` are
+ * given (a fed output is not computed, and its node is not needed for it). Writes the needed node
+ * indices, in a topological order (every node after its data and control inputs), to a new array
+ * *order (caller frees with free()) of *n entries. Each node appears once. */
+sm_status *sm_cgraph_prune(const sm_cgraph *g, const sm_edge *feeds, int nfeeds, const sm_edge *fetches,
+                           int nfetches, const int *targets, int ntargets, int **order, int *n);
+
+/* ---- one node (what kernels see in prepare) ------------------------------------------------- */
+const char *sm_node_name(const sm_node *n);
+const char *sm_node_op(const sm_node *n);
+const char *sm_node_device(const sm_node *n); /* "" when none; informational only */
+int sm_node_num_inputs(const sm_node *n);     /* data inputs, flat over all input args */
+sm_edge sm_node_input(const sm_node *n, int i);
+/* The dtype input i has as the OpDef declares it (a ref dtype for ref args, e.g. Assign.ref). */
+int sm_node_input_dtype(const sm_node *n, int i);
+int sm_node_num_control_inputs(const sm_node *n);
+int sm_node_control_input(const sm_node *n, int i); /* node index */
+int sm_node_num_outputs(const sm_node *n);
+int sm_node_output_dtype(const sm_node *n, int i); /* ref dtypes kept (>= 100) */
+/* Flat index range of the named input/output arg of the node's OpDef (for list args). -1 if the
+ * op has no such arg. */
+int sm_node_input_arg(const sm_node *n, const char *arg, int *count);
+int sm_node_output_arg(const sm_node *n, const char *arg, int *count);
+/* Stateful per its OpDef (is_stateful), e.g. VarHandleOp, AssignVariableOp, RandomUniform. */
+int sm_node_is_stateful(const sm_node *n);
+
+/* Attrs, after defaults and substitution. sm_node_attr returns NULL when the node has no such attr.
+ * The typed getters fail, naming node and attr, when it is absent or of another kind. Strings and
+ * lists are borrowed from the graph. */
+const Tensorflow__AttrValue *sm_node_attr(const sm_node *n, const char *name);
+sm_status *sm_node_attr_int(const sm_node *n, const char *name, int64_t *v);
+sm_status *sm_node_attr_float(const sm_node *n, const char *name, float *v);
+sm_status *sm_node_attr_bool(const sm_node *n, const char *name, int *v);
+sm_status *sm_node_attr_type(const sm_node *n, const char *name, int *dtype);
+sm_status *sm_node_attr_string(const sm_node *n, const char *name, const char **s, size_t *len);
+sm_status *sm_node_attr_ints(const sm_node *n, const char *name, const int64_t **v, size_t *count);
+sm_status *sm_node_attr_types(const sm_node *n, const char *name, const int **v, size_t *count);
+/* rank -1 = unknown rank; dims of -1 = unknown. */
+sm_status *sm_node_attr_shape(const sm_node *n, const char *name, int *rank, int64_t dims[SM_MAX_RANK]);
+/* A tensor attr decoded (TF's TensorProto rules: tensor_content first, last typed value repeats,
+ * none = zeros, half_val for fp16/bf16 bits). *out is new and owned by the caller. */
+sm_status *sm_node_attr_tensor(const sm_node *n, const char *name, sm_tensor **out);
+
+/* Decode a TensorProto the same way (exposed for the loader and tests). */
+sm_status *sm_tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **out);
+
+/* ---- OpDefs ---------------------------------------------------------------------------------- */
+/* The OpDef this graph uses for `op` (stripped_op_list first, then built-ins), or NULL. */
+const Tensorflow__OpDef *sm_cgraph_op_def(const sm_cgraph *g, const char *op);
+/* Every distinct op type in the MetaGraph, including function bodies that are never called, sorted;
+ * for `savedmodel scan`. The array is owned by g. */
+const char *const *sm_cgraph_all_ops(const sm_cgraph *g, int *count);
+
+#endif

@@ -1,0 +1,82 @@
+/* kernel.h - what a kernel is, and what it may ask of the runtime while it runs.
+ *
+ * A kernel implements one op type. `prepare` runs once when a plan is built (at load): it reads
+ * the node's attrs (graph.h accessors) into a private state struct, checks them, and fails with a
+ * message naming what is wrong; `compute` runs on every execution with that state (read-only: many
+ * threads run one plan at once) and an sm_kctx that gives inputs and takes outputs. Kernels never
+ * read attrs by name in compute, never touch files except through the format layer (RestoreV2
+ * reads a bundle), and keep no global state.
+ *
+ * Families register a table each (src/ops/<family>.c defines `const sm_kernel sm_kernels_<family>[]`,
+ * ended by an entry with op == NULL); src/runtime/registry.c lists the families.
+ *
+ * Values: inputs are borrowed (const: never write them). Outputs are new tensors the kernel makes
+ * with sm_kctx_alloc_output, or existing ones it passes on with sm_kctx_forward / sm_kctx_set_output
+ * (e.g. Identity, Reshape through sm_tensor_view). To update in place, a kernel checks
+ * sm_tensor_is_shared and copies when shared.
+ *
+ * Ref dtypes (TF1 VariableV2): an input whose declared dtype is a ref dtype (sm_node_input_dtype >=
+ * 100, e.g. Assign's `ref`) arrives as a DT_RESOURCE scalar holding an sm_variable *; the executor
+ * reads the variable's current value for every other input. So VariableV2 outputs a DT_RESOURCE
+ * handle, and Assign/AssignAdd output the same handle back. Fetching a ref output gives the value. */
+#ifndef SM_RUNTIME_KERNEL_H
+#define SM_RUNTIME_KERNEL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/graph.h"
+#include "runtime/resource.h"
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+
+typedef struct sm_kctx sm_kctx;
+typedef struct sm_threadpool sm_threadpool;
+
+enum {
+  /* The op exists (scan and load accept it in unreached subgraphs: save paths) but has no compute
+   * here; a plan that needs it fails at load, naming it. */
+  SM_KERNEL_PARSE_ONLY = 1u << 0,
+};
+
+typedef struct sm_kernel {
+  const char *op;
+  /* May be NULL (state = NULL). *state is released with `release`. */
+  sm_status *(*prepare)(const sm_node *node, void **state);
+  sm_status *(*compute)(const void *state, sm_kctx *ctx);
+  void (*release)(void *state); /* may be NULL: free() is not called either */
+  unsigned flags;
+} sm_kernel;
+
+/* The registry: the kernel for an op type, or NULL. */
+const sm_kernel *sm_kernel_find(const char *op);
+/* Every registered op name, sorted (for scan and docs). Owned by the registry. */
+const char *const *sm_kernel_ops(int *count);
+
+/* ---- during compute ---------------------------------------------------------------------- */
+const sm_node *sm_kctx_node(const sm_kctx *c);
+int sm_kctx_num_inputs(const sm_kctx *c);
+const sm_tensor *sm_kctx_input(const sm_kctx *c, int i);
+int sm_kctx_num_outputs(const sm_kctx *c);
+/* A new zero-filled tensor set as output i; *out stays owned by the context (write it, do not
+ * free it). Fails on bad shapes and size limits with a message naming the node. */
+sm_status *sm_kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
+/* Output i = t; the context takes over the caller's reference. */
+void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t);
+/* Output out = input in (one more reference on the same tensor, no copy). */
+void sm_kctx_forward(sm_kctx *c, int in, int out);
+/* The loaded model's resources (variables, tables). */
+sm_resources *sm_kctx_resources(sm_kctx *c);
+/* Worker threads kernels may split large loops over; NULL means run on the caller's thread. */
+sm_threadpool *sm_kctx_pool(sm_kctx *c);
+/* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
+const char *sm_kctx_export_dir(const sm_kctx *c);
+
+/* ---- thread pool (src/runtime/threadpool.c) -------------------------------------------------- */
+/* Run fn(ctx, begin, end) over [0, n) split in chunks of at least `grain`, on the pool's threads
+ * and the caller's; returns when all are done. pool NULL or n small: runs fn(ctx, 0, n) inline. */
+void sm_parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
+                     void *ctx);
+sm_status *sm_threadpool_new(int nthreads, sm_threadpool **out);
+void sm_threadpool_free(sm_threadpool *p); /* NULL-safe */
+
+#endif

@@ -1,0 +1,57 @@
+/* resource.h - state that lives across runs of a loaded model: variables and lookup tables.
+ *
+ * Resources are keyed by (container, shared_name) as TensorFlow keys them; TF1 ref variables
+ * (VariableV2 with an empty shared_name) use their node name. One sm_resources belongs to one loaded
+ * model; every run of every signature sees the same objects, and they live until the model is
+ * freed. A DT_RESOURCE tensor element is a pointer to one of these objects (sm_variable * or
+ * sm_table *), valid as long as the model is.
+ *
+ * Thread safety: lookups and creation are locked; a variable's value is swapped under its own lock
+ * (readers take a reference to the current tensor, so a concurrent assign never frees what a reader
+ * uses); a table is written only by its initializer, once, and read without locks afterwards. */
+#ifndef SM_RUNTIME_RESOURCE_H
+#define SM_RUNTIME_RESOURCE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+
+typedef struct sm_resources sm_resources;
+typedef struct sm_variable sm_variable;
+typedef struct sm_table sm_table;
+
+sm_status *sm_resources_new(sm_resources **out);
+void sm_resources_free(sm_resources *r); /* NULL-safe; frees every variable and table */
+
+/* The variable under (container, name), created (uninitialized, of `dtype`) if absent. A variable
+ * that exists with another dtype is an error naming both. */
+sm_status *sm_resources_variable(sm_resources *r, const char *container, const char *name, int dtype,
+                                 sm_variable **out);
+/* Current value with a new reference the caller frees; an uninitialized variable is a
+ * FAILED_PRECONDITION error naming it ("... uninitialized value <name>"), as TF says. */
+sm_status *sm_variable_read(sm_variable *v, sm_tensor **out);
+/* Replace the value; the variable takes over the caller's reference to t. A dtype other than the
+ * variable's is an error. */
+sm_status *sm_variable_assign(sm_variable *v, sm_tensor *t);
+int sm_variable_is_initialized(sm_variable *v);
+int sm_variable_dtype(const sm_variable *v);
+const char *sm_variable_name(const sm_variable *v);
+/* Lock/unlock for read-modify-write kernels (AssignAdd): between them, read/assign as above. */
+void sm_variable_lock(sm_variable *v);
+void sm_variable_unlock(sm_variable *v);
+
+/* Hash tables (HashTableV2): key and value dtypes are fixed at creation; `initialized` flips once. */
+sm_status *sm_resources_table(sm_resources *r, const char *container, const char *name, int key_dtype,
+                              int value_dtype, sm_table **out);
+int sm_table_key_dtype(const sm_table *t);
+int sm_table_value_dtype(const sm_table *t);
+int sm_table_is_initialized(const sm_table *t);
+/* Insert keys[i] -> values[i] (1-D tensors of equal length, the table's dtypes) and mark it
+ * initialized. A second initialization is ignored, as TF's initializers are idempotent once run. */
+sm_status *sm_table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *values);
+/* out[i] = table[keys[i]] or default_value; out must have keys' element count and the value dtype. */
+sm_status *sm_table_find(const sm_table *t, const sm_tensor *keys, const sm_tensor *default_value, sm_tensor *out);
+int64_t sm_table_size(const sm_table *t);
+
+#endif

@@ -1,0 +1,36 @@
+/* session.h - run a compiled MetaGraph: the layer under sm_model, also used directly by tests.
+ *
+ * An sm_session owns an sm_cgraph compiled from a MetaGraphDef it borrows, the resources of that
+ * graph, and a cache of plans keyed by (feeds, fetches, targets). sm_session_run is TF1's
+ * Session.run: feed tensors by name, fetch tensors by name, run targets; every needed node runs at
+ * most once per run; ops without a kernel fail when the plan is built, naming op and node.
+ * Many threads may call sm_session_run on one session at once. */
+#ifndef SM_RUNTIME_SESSION_H
+#define SM_RUNTIME_SESSION_H
+#include "graph/graph.h"
+#include "runtime/kernel.h"
+#include "runtime/resource.h"
+
+typedef struct sm_session sm_session;
+
+/* mg must outlive the session. export_dir may be NULL (graphs built in memory). nthreads as in
+ * sm_load_options. */
+sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
+                          sm_session **out);
+void sm_session_free(sm_session *s); /* NULL-safe */
+const sm_cgraph *sm_session_graph(const sm_session *s);
+sm_resources *sm_session_resources(sm_session *s);
+
+/* Build (and cache) the plan for these names without running it: the load-time check. */
+sm_status *sm_session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+                              int nfetches, const char *const *targets, int ntargets);
+/* Outputs are new tensors the caller owns (ref outputs give the variable's value). */
+sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                          const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
+                          sm_tensor **outputs);
+
+/* For tests: a session over a MetaGraphDef given as pbtxt text (a GraphDef under `graph_def {}`,
+ * optional `meta_info_def { stripped_op_list {} }`). The session owns the parsed message. */
+sm_status *sm_session_from_pbtxt(const char *metagraph_pbtxt, sm_session **out);
+
+#endif
