@@ -1,6 +1,579 @@
-/* state.c - the state kernel family (placeholder: kernels arrive here). */
+/* state.c - the state kernel family: variables (resource and TF1 ref style) and random initializers.
+ *
+ * A variable handle is a DT_RESOURCE scalar whose element is the sm_variable * kept by the model's
+ * sm_resources (resource.h); VarHandleOp and VariableV2 make one, every other op here takes one.
+ * Values are never written in place: an assigned tensor may be shared with the graph (a Const, a
+ * RestoreV2 output borrowing a read-only mapping), so Assign keeps a reference to it and
+ * AssignAdd computes into a fresh tensor that replaces the old one.
+ *
+ * Random ops use a splitmix64 stream seeded from (seed, seed2), or from the node name when both are
+ * 0, so a node gives the same values on every run. TensorFlow's Philox values are not reproduced:
+ * these ops only occur in initializers whose results a restore overwrites. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "runtime/kernel.h"
 
+/* ---- shared helpers ------------------------------------------------------------------------- */
+
+static const char *kname(const sm_kctx *ctx) { return sm_node_name(sm_kctx_node(ctx)); }
+
+static const char *dname(int dtype) {
+  const char *n = sm_dtype_name(dtype);
+  return n ? n : "(unknown dtype)";
+}
+
+/* A string attr as a new NUL-terminated copy; "" when the attr is absent. */
+static sm_status *attr_cstr(const sm_node *n, const char *attr, char **out) {
+  *out = NULL;
+  const char *s = "";
+  size_t len = 0;
+  if (sm_node_attr(n, attr)) {
+    sm_status *st = sm_node_attr_string(n, attr, &s, &len);
+    if (st) return st;
+  }
+  if (memchr(s, 0, len))
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: attr %s contains a NUL byte", sm_node_name(n), attr);
+  *out = malloc(len + 1);
+  if (!*out) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  memcpy(*out, s, len);
+  (*out)[len] = 0;
+  return NULL;
+}
+
+static sm_status *attr_int_or(const sm_node *n, const char *attr, int64_t dflt, int64_t *v) {
+  *v = dflt;
+  return sm_node_attr(n, attr) ? sm_node_attr_int(n, attr, v) : NULL;
+}
+
+static sm_status *attr_bool_or(const sm_node *n, const char *attr, int dflt, int *v) {
+  *v = dflt;
+  return sm_node_attr(n, attr) ? sm_node_attr_bool(n, attr, v) : NULL;
+}
+
+/* The resource element of input i (a DT_RESOURCE scalar). */
+static sm_status *input_handle(sm_kctx *ctx, int i, void **out) {
+  const sm_tensor *t = sm_kctx_input(ctx, i);
+  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: input %d is not a resource handle scalar", kname(ctx), i);
+  *out = ((void *const *)sm_tensor_data(t))[0];
+  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "node %s: input %d is an empty resource handle", kname(ctx), i);
+  return NULL;
+}
+
+static sm_status *input_variable(sm_kctx *ctx, int i, sm_variable **v) {
+  void *p;
+  sm_status *s = input_handle(ctx, i, &p);
+  *v = p;
+  return s;
+}
+
+static sm_status *output_handle(sm_kctx *ctx, void *obj) {
+  sm_tensor *t;
+  sm_status *s = sm_kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &t);
+  if (s) return s;
+  ((void **)sm_tensor_data(t))[0] = obj;
+  return NULL;
+}
+
+static int same_shape(const sm_tensor *a, const sm_tensor *b) {
+  int r = sm_tensor_rank(a);
+  return r == sm_tensor_rank(b) && (r == 0 || !memcmp(sm_tensor_dims(a), sm_tensor_dims(b), (size_t)r * sizeof(int64_t)));
+}
+
+static sm_status *shape_mismatch(sm_kctx *ctx, const char *what, const sm_tensor *var, const sm_tensor *val,
+                                 const char *var_name) {
+  char a[128], b[128];
+  return sm_status_new(SM_INVALID_ARGUMENT, "node %s: %s variable %s of shape %s with a value of shape %s: shapes must be equal",
+                       kname(ctx), what, var_name, sm_shape_str(sm_tensor_rank(var), sm_tensor_dims(var), a, sizeof a),
+                       sm_shape_str(sm_tensor_rank(val), sm_tensor_dims(val), b, sizeof b));
+}
+
+/* ---- variable creation: VarHandleOp, VariableV2, Variable ----------------------------------- */
+
+typedef struct {
+  char *container;
+  char *name; /* the resource key */
+  int dtype;
+} var_state;
+
+static void var_release(void *p) {
+  var_state *st = p;
+  if (!st) return;
+  free(st->container);
+  free(st->name);
+  free(st);
+}
+
+/* TF's anonymous-variable marker: each kernel gets its own variable. */
+static const char anonymous_name[] = "cd2c89b7-88b7-44c8-ad83-06c2a9158347";
+
+static sm_status *var_prepare(const sm_node *node, void **state) {
+  var_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sm_status *s = sm_node_attr_type(node, "dtype", &st->dtype);
+  if (!s) s = attr_cstr(node, "container", &st->container);
+  if (!s) s = attr_cstr(node, "shared_name", &st->name);
+  if (!s && (!st->name[0] || !strcmp(st->name, anonymous_name))) {
+    /* No shared_name: keyed by node name (TF1 ref variables). The anonymous marker: a key no
+     * shared_name can take, the node name behind a prefix TF never writes. */
+    const char *nn = sm_node_name(node);
+    const char *pre = st->name[0] ? "_sm_anonymous/" : "";
+    free(st->name);
+    size_t lp = strlen(pre), ln = strlen(nn);
+    st->name = malloc(lp + ln + 1);
+    if (!st->name) {
+      s = sm_status_new(SM_NO_MEMORY, "out of memory");
+    } else {
+      memcpy(st->name, pre, lp);
+      memcpy(st->name + lp, nn, ln + 1);
+    }
+  }
+  if (s) {
+    var_release(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+
+static sm_status *var_compute(const void *state, sm_kctx *ctx) {
+  const var_state *st = state;
+  sm_variable *v;
+  sm_status *s = sm_resources_variable(sm_kctx_resources(ctx), st->container, st->name, st->dtype, &v);
+  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  return output_handle(ctx, v);
+}
+
+/* ---- ReadVariableOp / AssignVariableOp / VarIsInitializedOp / IsVariableInitialized --------- */
+
+typedef struct {
+  int dtype;          /* -1: not checked */
+  int validate_shape;
+  int sub;            /* AssignSub* */
+} assign_state;
+
+static sm_status *assign_prepare_common(const sm_node *node, const char *type_attr, const char *validate_attr,
+                                        int validate_default, void **state) {
+  assign_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  st->dtype = -1;
+  sm_status *s = NULL;
+  if (type_attr && sm_node_attr(node, type_attr)) s = sm_node_attr_type(node, type_attr, &st->dtype);
+  if (!s && validate_attr) s = attr_bool_or(node, validate_attr, validate_default, &st->validate_shape);
+  const char *op = sm_node_op(node);
+  st->sub = strstr(op, "Sub") != NULL;
+  if (s) {
+    free(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+
+static sm_status *read_prepare(const sm_node *node, void **state) {
+  return assign_prepare_common(node, "dtype", NULL, 0, state);
+}
+
+static sm_status *read_compute(const void *state, sm_kctx *ctx) {
+  const assign_state *st = state;
+  sm_variable *v;
+  sm_status *s = input_variable(ctx, 0, &v);
+  if (s) return s;
+  if (st->dtype >= 0 && sm_variable_dtype(v) != st->dtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: trying to read variable %s with wrong dtype: expected %s, got %s",
+                         kname(ctx), sm_variable_name(v), dname(st->dtype), dname(sm_variable_dtype(v)));
+  sm_tensor *t;
+  s = sm_variable_read(v, &t);
+  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  sm_kctx_set_output(ctx, 0, t);
+  return NULL;
+}
+
+/* Sets v = value (keeping a reference to value, never writing it). Shapes are checked when asked
+ * and the variable holds a value. */
+static sm_status *do_assign(sm_kctx *ctx, sm_variable *v, const sm_tensor *value, int validate_shape) {
+  if (sm_tensor_dtype(value) != sm_variable_dtype(v))
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: trying to assign variable %s with wrong dtype: expected %s, got %s",
+                         kname(ctx), sm_variable_name(v), dname(sm_variable_dtype(v)), dname(sm_tensor_dtype(value)));
+  sm_status *s = NULL;
+  sm_variable_lock(v);
+  if (validate_shape && sm_variable_is_initialized(v)) {
+    sm_tensor *old;
+    s = sm_variable_read(v, &old);
+    if (!s && !same_shape(old, value)) s = shape_mismatch(ctx, "assigning", old, value, sm_variable_name(v));
+    sm_tensor_free(old);
+  }
+  if (!s) s = sm_variable_assign(v, sm_tensor_ref((sm_tensor *)value));
+  sm_variable_unlock(v);
+  return s ? sm_status_prefix(s, "node %s: ", kname(ctx)) : NULL;
+}
+
+static sm_status *assign_var_prepare(const sm_node *node, void **state) {
+  return assign_prepare_common(node, "dtype", "validate_shape", 0, state);
+}
+
+static sm_status *assign_var_compute(const void *state, sm_kctx *ctx) {
+  const assign_state *st = state;
+  sm_variable *v;
+  sm_status *s = input_variable(ctx, 0, &v);
+  if (s) return s;
+  return do_assign(ctx, v, sm_kctx_input(ctx, 1), st->validate_shape);
+}
+
+/* TF1 Assign: in ref, value; out the ref (the same handle). */
+static sm_status *assign_ref_prepare(const sm_node *node, void **state) {
+  return assign_prepare_common(node, "T", "validate_shape", 1, state);
+}
+
+static sm_status *assign_ref_compute(const void *state, sm_kctx *ctx) {
+  const assign_state *st = state;
+  sm_variable *v;
+  sm_status *s = input_variable(ctx, 0, &v);
+  if (!s) s = do_assign(ctx, v, sm_kctx_input(ctx, 1), st->validate_shape);
+  if (s) return s;
+  sm_kctx_forward(ctx, 0, 0);
+  return NULL;
+}
+
+static sm_status *is_init_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  sm_variable *v;
+  sm_status *s = input_variable(ctx, 0, &v);
+  if (s) return s;
+  sm_tensor *t;
+  s = sm_kctx_alloc_output(ctx, 0, SM_BOOL, 0, NULL, &t);
+  if (s) return s;
+  *(uint8_t *)sm_tensor_data(t) = sm_variable_is_initialized(v) ? 1 : 0;
+  return NULL;
+}
+
+static sm_status *noop_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  (void)ctx;
+  return NULL;
+}
+
+/* ---- AssignAdd / AssignSub (ref and resource) ---------------------------------------------- */
+
+/* out = a + b (or a - b), elementwise over n elements. Integers wrap as TF's do (computed
+ * unsigned, so no undefined overflow). */
+static int add_sub(int dtype, const void *a, const void *b, void *out, int64_t n, int sub) {
+#define ARITH(T, U)                                                                \
+  do {                                                                             \
+    const T *x = a, *y = b;                                                        \
+    T *z = out;                                                                    \
+    for (int64_t i = 0; i < n; i++)                                                \
+      z[i] = (T)(sub ? (U)((U)x[i] - (U)y[i]) : (U)((U)x[i] + (U)y[i]));           \
+  } while (0)
+#define FARITH(T)                                                                  \
+  do {                                                                             \
+    const T *x = a, *y = b;                                                        \
+    T *z = out;                                                                    \
+    for (int64_t i = 0; i < n; i++) z[i] = sub ? x[i] - y[i] : x[i] + y[i];        \
+  } while (0)
+  switch (dtype) {
+    case SM_FLOAT: FARITH(float); break;
+    case SM_DOUBLE: FARITH(double); break;
+    case SM_COMPLEX64: n *= 2; FARITH(float); break;
+    case SM_COMPLEX128: n *= 2; FARITH(double); break;
+    case SM_INT8: ARITH(int8_t, uint8_t); break;
+    case SM_INT16: ARITH(int16_t, uint16_t); break;
+    case SM_INT32: ARITH(int32_t, uint32_t); break;
+    case SM_INT64: ARITH(int64_t, uint64_t); break;
+    case SM_UINT8: ARITH(uint8_t, uint8_t); break;
+    case SM_UINT16: ARITH(uint16_t, uint16_t); break;
+    case SM_UINT32: ARITH(uint32_t, uint32_t); break;
+    case SM_UINT64: ARITH(uint64_t, uint64_t); break;
+    default: return 0;
+  }
+  return 1;
+#undef ARITH
+#undef FARITH
+}
+
+/* v op= value under the variable's lock, into a new tensor (the old one may be shared). */
+static sm_status *do_update(sm_kctx *ctx, sm_variable *v, const sm_tensor *value, int sub) {
+  int dtype = sm_variable_dtype(v);
+  if (sm_tensor_dtype(value) != dtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: updating variable %s of dtype %s with a value of dtype %s",
+                         kname(ctx), sm_variable_name(v), dname(dtype), dname(sm_tensor_dtype(value)));
+  sm_variable_lock(v);
+  sm_tensor *old = NULL, *nt = NULL;
+  sm_status *s = sm_variable_read(v, &old);
+  if (!s && !same_shape(old, value)) s = shape_mismatch(ctx, sub ? "subtracting from" : "adding to", old, value, sm_variable_name(v));
+  if (!s) s = sm_tensor_new(dtype, sm_tensor_rank(old), sm_tensor_dims(old), &nt);
+  if (!s && !add_sub(dtype, sm_tensor_data(old), sm_tensor_data(value), sm_tensor_data(nt), sm_tensor_num_elements(old), sub))
+    s = sm_status_new(SM_UNIMPLEMENTED, "node %s: %s on dtype %s is not supported", kname(ctx),
+                      sub ? "AssignSub" : "AssignAdd", dname(dtype));
+  if (!s) {
+    s = sm_variable_assign(v, nt);
+    nt = NULL;
+  }
+  sm_variable_unlock(v);
+  sm_tensor_free(old);
+  sm_tensor_free(nt);
+  return s ? sm_status_prefix(s, "node %s: ", kname(ctx)) : NULL;
+}
+
+static sm_status *update_ref_prepare(const sm_node *node, void **state) {
+  return assign_prepare_common(node, "T", NULL, 0, state);
+}
+
+static sm_status *update_ref_compute(const void *state, sm_kctx *ctx) {
+  const assign_state *st = state;
+  sm_variable *v;
+  sm_status *s = input_variable(ctx, 0, &v);
+  if (!s) s = do_update(ctx, v, sm_kctx_input(ctx, 1), st->sub);
+  if (s) return s;
+  sm_kctx_forward(ctx, 0, 0);
+  return NULL;
+}
+
+static sm_status *update_var_prepare(const sm_node *node, void **state) {
+  return assign_prepare_common(node, "dtype", NULL, 0, state);
+}
+
+static sm_status *update_var_compute(const void *state, sm_kctx *ctx) {
+  const assign_state *st = state;
+  sm_variable *v;
+  sm_status *s = input_variable(ctx, 0, &v);
+  if (s) return s;
+  return do_update(ctx, v, sm_kctx_input(ctx, 1), st->sub);
+}
+
+/* ---- ResourceGather ------------------------------------------------------------------------- */
+
+typedef struct {
+  int dtype;
+} gather_state;
+
+static sm_status *gather_prepare(const sm_node *node, void **state) {
+  int64_t batch_dims;
+  sm_status *s = attr_int_or(node, "batch_dims", 0, &batch_dims);
+  if (s) return s;
+  if (batch_dims != 0)
+    return sm_status_new(SM_UNIMPLEMENTED, "node %s: ResourceGather with batch_dims=%lld is not supported (only 0)",
+                         sm_node_name(node), (long long)batch_dims);
+  gather_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  s = sm_node_attr_type(node, "dtype", &st->dtype);
+  if (s) {
+    free(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+
+static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
+  const gather_state *st = state;
+  sm_variable *v;
+  sm_status *s = input_variable(ctx, 0, &v);
+  if (s) return s;
+  const sm_tensor *idx = sm_kctx_input(ctx, 1);
+  int it = sm_tensor_dtype(idx);
+  if (it != SM_INT32 && it != SM_INT64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: indices must be int32 or int64, got %s", kname(ctx), dname(it));
+  if (sm_variable_dtype(v) != st->dtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: variable %s has dtype %s, the op expects %s", kname(ctx),
+                         sm_variable_name(v), dname(sm_variable_dtype(v)), dname(st->dtype));
+  sm_tensor *val;
+  s = sm_variable_read(v, &val);
+  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  int vr = sm_tensor_rank(val), ir = sm_tensor_rank(idx);
+  if (vr < 1 || ir + vr - 1 > SM_MAX_RANK) {
+    sm_tensor_free(val);
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: cannot gather from variable %s of rank %d with indices of rank %d",
+                         kname(ctx), sm_variable_name(v), vr, ir);
+  }
+  int64_t dims[SM_MAX_RANK];
+  memcpy(dims, sm_tensor_dims(idx), (size_t)ir * sizeof *dims);
+  memcpy(dims + ir, sm_tensor_dims(val) + 1, (size_t)(vr - 1) * sizeof *dims);
+  int64_t rows = sm_tensor_dims(val)[0];
+  int64_t inner = rows ? sm_tensor_num_elements(val) / rows : 0;
+  sm_tensor *out;
+  s = sm_kctx_alloc_output(ctx, 0, st->dtype, ir + vr - 1, dims, &out);
+  int64_t n = sm_tensor_num_elements(idx);
+  size_t es = sm_dtype_size(st->dtype);
+  for (int64_t i = 0; !s && i < n; i++) {
+    int64_t k = it == SM_INT32 ? ((const int32_t *)sm_tensor_data(idx))[i] : ((const int64_t *)sm_tensor_data(idx))[i];
+    if (k < 0 || k >= rows) {
+      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: indices[%lld] = %lld is not in [0, %lld)", kname(ctx), (long long)i,
+                        (long long)k, (long long)rows);
+      break;
+    }
+    if (st->dtype == SM_STRING) {
+      for (int64_t j = 0; j < inner && !s; j++) {
+        size_t len;
+        const char *p = sm_tensor_string(val, k * inner + j, &len);
+        s = sm_tensor_set_string(out, i * inner + j, p, len);
+      }
+    } else if (es) {
+      memcpy((char *)sm_tensor_data(out) + (size_t)(i * inner) * es,
+             (const char *)sm_tensor_data(val) + (size_t)(k * inner) * es, (size_t)inner * es);
+    } else {
+      s = sm_status_new(SM_UNIMPLEMENTED, "node %s: ResourceGather on dtype %s", kname(ctx), dname(st->dtype));
+    }
+  }
+  sm_tensor_free(val);
+  return s;
+}
+
+/* ---- random initializers -------------------------------------------------------------------- */
+
+typedef struct {
+  int dtype;
+  uint64_t seed;
+} random_state;
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static sm_status *random_prepare(const sm_node *node, void **state) {
+  random_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  int64_t seed, seed2;
+  sm_status *s = sm_node_attr_type(node, "dtype", &st->dtype);
+  if (!s) s = attr_int_or(node, "seed", 0, &seed);
+  if (!s) s = attr_int_or(node, "seed2", 0, &seed2);
+  if (!s && st->dtype != SM_FLOAT && st->dtype != SM_DOUBLE && st->dtype != SM_HALF && st->dtype != SM_BFLOAT16)
+    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: %s of dtype %s is not supported (float, double, half, bfloat16)",
+                      sm_node_name(node), sm_node_op(node), dname(st->dtype));
+  if (s) {
+    free(st);
+    return s;
+  }
+  if (seed || seed2) {
+    st->seed = (uint64_t)seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seed2;
+  } else {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the node name */
+    for (const char *p = sm_node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    st->seed = h;
+  }
+  *state = st;
+  return NULL;
+}
+
+static uint16_t float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+  uint32_t m = x & 0x7fffffu;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return (uint16_t)sign;
+    m |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - e);
+    uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* a carry into the exponent is right */
+  return (uint16_t)(sign | h);
+}
+
+static uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+enum { RAND_UNIFORM, RAND_NORMAL, RAND_TRUNCATED };
+
+static double uniform01(uint64_t *x) { return (double)(splitmix64(x) >> 11) * (1.0 / 9007199254740992.0); }
+
+static double normal01(uint64_t *x) {
+  double u1 = uniform01(x), u2 = uniform01(x);
+  if (u1 < 1e-300) u1 = 1e-300;
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static sm_status *random_compute_kind(const void *state, sm_kctx *ctx, int kind) {
+  const random_state *st = state;
+  const sm_tensor *shape = sm_kctx_input(ctx, 0);
+  int sd = sm_tensor_dtype(shape);
+  int64_t n = sm_tensor_num_elements(shape);
+  if ((sd != SM_INT32 && sd != SM_INT64) || sm_tensor_rank(shape) != 1 || n > SM_MAX_RANK)
+    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: shape must be a 1-D int32 or int64 tensor of at most %d entries",
+                         kname(ctx), SM_MAX_RANK);
+  int64_t dims[SM_MAX_RANK];
+  for (int64_t i = 0; i < n; i++)
+    dims[i] = sd == SM_INT32 ? ((const int32_t *)sm_tensor_data(shape))[i] : ((const int64_t *)sm_tensor_data(shape))[i];
+  sm_tensor *out;
+  sm_status *s = sm_kctx_alloc_output(ctx, 0, st->dtype, (int)n, dims, &out);
+  if (s) return s;
+  uint64_t x = st->seed;
+  int64_t m = sm_tensor_num_elements(out);
+  void *d = sm_tensor_data(out);
+  for (int64_t i = 0; i < m; i++) {
+    double v;
+    if (kind == RAND_UNIFORM) {
+      v = uniform01(&x);
+    } else {
+      do v = normal01(&x);
+      while (kind == RAND_TRUNCATED && fabs(v) > 2.0);
+    }
+    float f = (float)v;
+    if (kind == RAND_UNIFORM && f >= 1.0f) f = 0.99999994f; /* rounding must not reach 1 */
+    switch (st->dtype) {
+      case SM_FLOAT: ((float *)d)[i] = f; break;
+      case SM_DOUBLE: ((double *)d)[i] = v; break;
+      case SM_HALF: {
+        uint16_t h = float_to_half(f);
+        if (kind == RAND_UNIFORM && h >= 0x3c00u) h = 0x3bffu;
+        ((uint16_t *)d)[i] = h;
+        break;
+      }
+      default: {
+        uint16_t h = float_to_bf16(f);
+        if (kind == RAND_UNIFORM && h >= 0x3f80u) h = 0x3f7fu;
+        ((uint16_t *)d)[i] = h;
+        break;
+      }
+    }
+  }
+  return NULL;
+}
+
+static sm_status *uniform_compute(const void *state, sm_kctx *ctx) {
+  return random_compute_kind(state, ctx, RAND_UNIFORM);
+}
+static sm_status *normal_compute(const void *state, sm_kctx *ctx) {
+  return random_compute_kind(state, ctx, RAND_NORMAL);
+}
+static sm_status *truncated_compute(const void *state, sm_kctx *ctx) {
+  return random_compute_kind(state, ctx, RAND_TRUNCATED);
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
 const sm_kernel sm_kernels_state[] = {
+    {"VarHandleOp", var_prepare, var_compute, var_release, 0},
+    {"VariableV2", var_prepare, var_compute, var_release, 0},
+    {"Variable", var_prepare, var_compute, var_release, 0},
+    {"ReadVariableOp", read_prepare, read_compute, free, 0},
+    {"AssignVariableOp", assign_var_prepare, assign_var_compute, free, 0},
+    {"AssignAddVariableOp", update_var_prepare, update_var_compute, free, 0},
+    {"AssignSubVariableOp", update_var_prepare, update_var_compute, free, 0},
+    {"VarIsInitializedOp", NULL, is_init_compute, NULL, 0},
+    {"IsVariableInitialized", NULL, is_init_compute, NULL, 0},
+    {"DestroyResourceOp", NULL, noop_compute, NULL, 0},
+    {"DisableCopyOnRead", NULL, noop_compute, NULL, 0},
+    {"ResourceGather", gather_prepare, gather_compute, free, 0},
+    {"Assign", assign_ref_prepare, assign_ref_compute, free, 0},
+    {"AssignAdd", update_ref_prepare, update_ref_compute, free, 0},
+    {"AssignSub", update_ref_prepare, update_ref_compute, free, 0},
+    {"RandomUniform", random_prepare, uniform_compute, free, 0},
+    {"RandomStandardNormal", random_prepare, normal_compute, free, 0},
+    {"TruncatedNormal", random_prepare, truncated_compute, free, 0},
     {0},
 };
