@@ -1,0 +1,179 @@
+/* threadpool.c - a fixed set of worker threads that help sm_parallel_for loops.
+ *
+ * A parallel_for splits [0, n) into at most `nthreads` chunks claimed through an atomic counter.
+ * The caller posts up to (chunks - 1) "help" tickets on the pool's queue and then claims chunks
+ * itself, so a loop always finishes even when every worker is busy (or itself inside a nested
+ * parallel_for): nobody ever waits for a chunk that has not been claimed by a running thread.
+ * Before returning, the caller withdraws its unused tickets and waits until no worker still holds
+ * its loop, since the loop record lives on the caller's stack. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "runtime/kernel.h"
+
+typedef struct loop loop;
+
+typedef struct ticket {
+  loop *l;
+  struct ticket *next;
+} ticket;
+
+struct loop {
+  void (*fn)(void *ctx, int64_t begin, int64_t end);
+  void *ctx;
+  int64_t n, chunk;
+  int nchunks;
+  atomic_int next;
+  atomic_int done;
+  int holders; /* workers that took a ticket of this loop and have not let go; under pool mutex */
+};
+
+struct sm_threadpool {
+  pthread_mutex_t mu;
+  pthread_cond_t work;  /* a ticket was queued, or shutdown */
+  pthread_cond_t idle;  /* a worker let go of a loop */
+  ticket *head, *tail;
+  int shutdown;
+  int nthreads; /* including the caller's */
+  int nworkers;
+  pthread_t *workers;
+};
+
+static void run_chunks(loop *l) {
+  for (;;) {
+    int c = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
+    if (c >= l->nchunks) return;
+    int64_t b = (int64_t)c * l->chunk, e = b + l->chunk;
+    if (e > l->n) e = l->n;
+    l->fn(l->ctx, b, e);
+    atomic_fetch_add_explicit(&l->done, 1, memory_order_acq_rel);
+  }
+}
+
+static void *worker_main(void *arg) {
+  sm_threadpool *p = arg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->head && !p->shutdown) pthread_cond_wait(&p->work, &p->mu);
+    if (!p->head && p->shutdown) break;
+    ticket *t = p->head;
+    p->head = t->next;
+    if (!p->head) p->tail = NULL;
+    loop *l = t->l;
+    l->holders++;
+    pthread_mutex_unlock(&p->mu);
+    run_chunks(l);
+    pthread_mutex_lock(&p->mu);
+    l->holders--;
+    pthread_cond_broadcast(&p->idle);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+sm_status *sm_threadpool_new(int nthreads, sm_threadpool **out) {
+  *out = NULL;
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads > 1024) nthreads = 1024;
+  sm_threadpool *p = calloc(1, sizeof *p);
+  if (!p) return sm_status_new(SM_NO_MEMORY, "thread pool: out of memory");
+  p->nthreads = nthreads;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->work, NULL);
+  pthread_cond_init(&p->idle, NULL);
+  if (nthreads > 1) {
+    p->workers = calloc((size_t)nthreads - 1, sizeof *p->workers);
+    if (!p->workers) {
+      sm_threadpool_free(p);
+      return sm_status_new(SM_NO_MEMORY, "thread pool: out of memory");
+    }
+    for (int i = 0; i < nthreads - 1; i++) {
+      if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) break;
+      p->nworkers++;
+    }
+    /* fewer workers than asked (thread limits) still works: the caller runs what is left */
+  }
+  *out = p;
+  return NULL;
+}
+
+void sm_threadpool_free(sm_threadpool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  p->shutdown = 1;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < p->nworkers; i++) pthread_join(p->workers[i], NULL);
+  free(p->workers);
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->idle);
+  pthread_mutex_destroy(&p->mu);
+  free(p);
+}
+
+void sm_parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
+                     void *ctx) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  int64_t maxchunks = (n + grain - 1) / grain;
+  int nthreads = pool ? pool->nworkers + 1 : 1;
+  if (!pool || nthreads <= 1 || maxchunks <= 1) {
+    fn(ctx, 0, n);
+    return;
+  }
+  int nchunks = maxchunks < nthreads ? (int)maxchunks : nthreads;
+  loop l;
+  l.fn = fn;
+  l.ctx = ctx;
+  l.n = n;
+  l.chunk = (n + nchunks - 1) / nchunks;
+  l.nchunks = (int)((n + l.chunk - 1) / l.chunk);
+  atomic_init(&l.next, 0);
+  atomic_init(&l.done, 0);
+  l.holders = 0;
+  int nt = l.nchunks - 1;
+  ticket stack_tickets[16];
+  ticket *tk = nt <= 16 ? stack_tickets : malloc((size_t)nt * sizeof *tk);
+  if (!tk) nt = 0; /* no memory for tickets: the caller runs every chunk */
+  if (nt > 0) {
+    pthread_mutex_lock(&pool->mu);
+    for (int i = 0; i < nt; i++) {
+      tk[i].l = &l;
+      tk[i].next = NULL;
+      if (pool->tail)
+        pool->tail->next = &tk[i];
+      else
+        pool->head = &tk[i];
+      pool->tail = &tk[i];
+    }
+    if (nt == 1)
+      pthread_cond_signal(&pool->work);
+    else
+      pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->mu);
+  }
+  run_chunks(&l);
+  if (nt > 0) {
+    pthread_mutex_lock(&pool->mu);
+    /* withdraw tickets nobody took */
+    ticket *prev = NULL;
+    for (ticket *t = pool->head; t;) {
+      ticket *nx = t->next;
+      if (t->l == &l) {
+        if (prev)
+          prev->next = nx;
+        else
+          pool->head = nx;
+        if (pool->tail == t) pool->tail = prev;
+      } else {
+        prev = t;
+      }
+      t = nx;
+    }
+    while (l.holders > 0 || atomic_load_explicit(&l.done, memory_order_acquire) < l.nchunks)
+      pthread_cond_wait(&pool->idle, &pool->mu);
+    pthread_mutex_unlock(&pool->mu);
+  }
+  if (tk != stack_tickets) free(tk);
+}
