@@ -1,0 +1,83 @@
+/* array_internal.h - what the array kernel files (src/ops/array*.c) share: element moves that work
+ * for every storable dtype (raw bytes, resource handles, strings), index-vector reading, TF's
+ * dtype names for messages, and the kernel entry points that array.c lists in sm_kernels_array[].
+ * Nothing here is used outside src/ops/array*.c. Semantics: shared/spec/ops.md §3.1, §3.9. */
+#ifndef SM_OPS_ARRAY_INTERNAL_H
+#define SM_OPS_ARRAY_INTERNAL_H
+#include <stdint.h>
+
+#include "runtime/kernel.h"
+
+/* Bytes per element as stored in a tensor's raw buffer: resource handles are pointers; 0 for
+ * DT_STRING (moved element by element) and for dtypes with no storage here. */
+size_t sm__array_esize(int dtype);
+
+/* TensorFlow's DataTypeString ("float", "int32", "string"), for messages that mirror TF's. */
+const char *sm__array_dtype_str(int dtype);
+
+/* "[2,3]" (TensorShape::DebugString) into buf. */
+const char *sm__array_shape_str(const sm_tensor *t, char *buf, size_t cap);
+
+/* Copy n elements src[soff..] -> dst[doff..]; same dtype. Strings are copied one by one (the only
+ * way this fails is running out of memory). */
+sm_status *sm__array_copy(sm_tensor *dst, int64_t doff, const sm_tensor *src, int64_t soff, int64_t n);
+
+/* The general strided move behind slicing, transposing, reversing, tiling and broadcasting: for
+ * every index (i_0..i_{r-1}) < dims, dst[doff + sum i_k*dstride_k] = src[soff + sum i_k*sstride_k].
+ * Strides are in elements and may be negative or zero (broadcast). Adjacent dimensions that are
+ * contiguous in both are merged so the innermost run is one memcpy where possible. */
+sm_status *sm__array_strided_copy(sm_tensor *dst, int64_t doff, const int64_t *dstride, const sm_tensor *src,
+                                  int64_t soff, const int64_t *sstride, int rank, const int64_t *dims);
+
+/* Row-major element strides of a shape. */
+void sm__array_strides(int rank, const int64_t *dims, int64_t *strides);
+
+/* An int32/int64 tensor's elements as int64 (at most `cap`; more is an error naming `what`). */
+sm_status *sm__array_read_ints(const sm_tensor *t, const char *what, int64_t *out, int64_t cap, int64_t *n);
+/* Element i of an integer tensor (int8..uint64) as int64. */
+int64_t sm__array_int_at(const sm_tensor *t, int64_t i);
+/* 1 for the integer dtypes sm__array_int_at reads. */
+int sm__array_is_int(int dtype);
+
+/* Set every element of dst to the single element of `value` (a scalar or 1-element tensor of the
+ * same dtype). */
+sm_status *sm__array_fill(sm_tensor *dst, const sm_tensor *value);
+
+/* The node's name in messages; prepare functions may keep it (the graph outlives plans). */
+#define SM_ARRAY_KERNEL(name)                                                                     \
+  sm_status *sm__array_prepare_##name(const sm_node *node, void **state);                         \
+  sm_status *sm__array_compute_##name(const void *state, sm_kctx *ctx)
+
+SM_ARRAY_KERNEL(reshape);
+SM_ARRAY_KERNEL(squeeze);
+SM_ARRAY_KERNEL(expand_dims);
+SM_ARRAY_KERNEL(shape);
+SM_ARRAY_KERNEL(shape_n);
+SM_ARRAY_KERNEL(size);
+SM_ARRAY_KERNEL(rank);
+SM_ARRAY_KERNEL(fill);
+SM_ARRAY_KERNEL(zeros_like);
+SM_ARRAY_KERNEL(ones_like);
+SM_ARRAY_KERNEL(range);
+SM_ARRAY_KERNEL(strided_slice);
+SM_ARRAY_KERNEL(slice);
+SM_ARRAY_KERNEL(split);
+SM_ARRAY_KERNEL(split_v);
+SM_ARRAY_KERNEL(unpack);
+SM_ARRAY_KERNEL(concat_v2);
+SM_ARRAY_KERNEL(concat);
+SM_ARRAY_KERNEL(pack);
+SM_ARRAY_KERNEL(transpose);
+SM_ARRAY_KERNEL(tile);
+SM_ARRAY_KERNEL(pad);
+SM_ARRAY_KERNEL(mirror_pad);
+SM_ARRAY_KERNEL(reverse_v2);
+SM_ARRAY_KERNEL(broadcast_to);
+SM_ARRAY_KERNEL(gather_v2);
+SM_ARRAY_KERNEL(gather);
+SM_ARRAY_KERNEL(one_hot);
+SM_ARRAY_KERNEL(where);
+SM_ARRAY_KERNEL(space_to_batch_nd);
+SM_ARRAY_KERNEL(batch_to_space_nd);
+
+#endif
