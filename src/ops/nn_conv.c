@@ -1,0 +1,269 @@
+/* nn_conv.c - Conv2D and DepthwiseConv2dNative (ops.md §3.8), float and double, NHWC and NCHW
+ * (NCHW is transposed to NHWC and back), VALID/SAME/EXPLICIT padding, strides, dilations and
+ * grouped Conv2D (input depth a multiple of the filter depth, as TF's oneDNN CPU kernel allows).
+ *
+ * Conv2D is im2col + gemm: the output's N*OH*OW rows are cut into blocks whose patch matrix fits
+ * in ~512 KB, the blocks spread over the runtime's pool, each block's patches gathered into a
+ * per-call buffer and multiplied by the [KH*KW*Cin, Cout] filter with one single-threaded gemm
+ * (OpenBLAS threading is off, see nn.c). A 1x1 stride-1 unpadded kernel is a plain gemm on the
+ * input. So memory beyond the output stays bounded whatever the batch. Depthwise is direct loops
+ * (per output pixel, per tap, one vectorisable channel loop). Never writes its inputs. */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/nn_internal.h"
+
+sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) {
+  sm__nn_window *w = malloc(sizeof *w);
+  if (!w) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, w);
+  if (!st && sm_node_num_outputs(n) == 1) {
+    int dt = sm_node_output_dtype(n, 0);
+    if (dt != SM_FLOAT && dt != SM_DOUBLE)
+      st = sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float, double)", sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
+  }
+  if (st) {
+    free(w);
+    return st;
+  }
+  sm__nn_blas_init();
+  *state = w;
+  return NULL;
+}
+
+sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state) { return sm__nn_conv2d_prepare(n, state); }
+
+/* Geometry of one convolution, NHWC. */
+typedef struct conv_job {
+  int dtype;
+  const char *in, *filt;
+  char *out;
+  int64_t N, H, W, C, OH, OW, KH, KW, Cf, Cout, G, CoutG, K;
+  int64_t sh, sw, dh, dw, pt, pl;
+  int64_t rows; /* rows per im2col block */
+  int failed;   /* set (atomically) when a block buffer cannot be allocated */
+} conv_job;
+
+/* Gathers the patches of output rows [r0, r1), group g, into buf [r1-r0, K]. */
+#define IM2COL(T)                                                                                    \
+  do {                                                                                               \
+    const T *in = (const T *)j->in;                                                                  \
+    T *d = buf;                                                                                      \
+    const int64_t Cf = j->Cf, C = j->C, KW = j->KW, OHW = j->OH * j->OW;                             \
+    for (int64_t r = r0; r < r1; r++) {                                                              \
+      int64_t n = r / OHW, rem = r % OHW, oh = rem / j->OW, ow = rem % j->OW;                        \
+      int64_t ih0 = oh * j->sh - j->pt, iw0 = ow * j->sw - j->pl;                                    \
+      for (int64_t kh = 0; kh < j->KH; kh++) {                                                       \
+        int64_t ih = ih0 + kh * j->dh;                                                               \
+        if (ih < 0 || ih >= j->H) {                                                                  \
+          for (int64_t e = 0; e < KW * Cf; e++) d[e] = 0;                                            \
+          d += KW * Cf;                                                                              \
+          continue;                                                                                  \
+        }                                                                                            \
+        const T *row = in + (n * j->H + ih) * j->W * C + g * Cf;                                     \
+        for (int64_t kw = 0; kw < KW; kw++, d += Cf) {                                               \
+          int64_t iw = iw0 + kw * j->dw;                                                             \
+          if (iw < 0 || iw >= j->W) {                                                                \
+            for (int64_t e = 0; e < Cf; e++) d[e] = 0;                                               \
+          } else {                                                                                   \
+            const T *p = row + iw * C;                                                               \
+            for (int64_t e = 0; e < Cf; e++) d[e] = p[e];                                            \
+          }                                                                                          \
+        }                                                                                            \
+      }                                                                                              \
+    }                                                                                                \
+  } while (0)
+
+static void conv_gemm(const conv_job *j, int64_t m, const void *a, int64_t lda, int64_t g, int64_t r0) {
+  size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
+  const char *b = j->filt + (size_t)(g * j->CoutG) * es;
+  char *c = j->out + (size_t)(r0 * j->Cout + g * j->CoutG) * es;
+  if (j->dtype == SM_DOUBLE)
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)j->CoutG, (int)j->K, 1.0, a, (int)lda,
+                (const double *)b, (int)j->Cout, 0.0, (double *)c, (int)j->Cout);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)j->CoutG, (int)j->K, 1.0f, a, (int)lda,
+                (const float *)b, (int)j->Cout, 0.0f, (float *)c, (int)j->Cout);
+}
+
+static void conv_rows(void *ctx, int64_t begin, int64_t end) {
+  conv_job *j = ctx;
+  size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
+  int64_t rows = j->rows < end - begin ? j->rows : end - begin;
+  void *buf = malloc((size_t)(rows * j->K) * es);
+  if (!buf) {
+    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  for (int64_t r0 = begin; r0 < end; r0 += rows) {
+    int64_t r1 = r0 + rows < end ? r0 + rows : end;
+    for (int64_t g = 0; g < j->G; g++) {
+      if (es == 8)
+        IM2COL(double);
+      else
+        IM2COL(float);
+      conv_gemm(j, r1 - r0, buf, j->K, g, r0);
+    }
+  }
+  free(buf);
+}
+
+/* 1x1, stride 1, no padding, one group: the input is already the patch matrix. */
+static void conv_1x1_rows(void *ctx, int64_t begin, int64_t end) {
+  conv_job *j = ctx;
+  size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
+  for (int64_t r0 = begin; r0 < end; r0 += 1 << 20) { /* gemm takes int sizes */
+    int64_t m = end - r0 < (1 << 20) ? end - r0 : (1 << 20);
+    conv_gemm(j, m, j->in + (size_t)(r0 * j->C) * es, j->C, 0, r0);
+  }
+}
+
+/* Depthwise: out[n,oh,ow,c*M+m] = sum over taps in[n,ih,iw,c] * f[kh,kw,c,m]. */
+#define DEPTHWISE(T)                                                                               \
+  do {                                                                                             \
+    const T *in = (const T *)j->in, *f = (const T *)j->filt;                                       \
+    T *out = (T *)j->out;                                                                          \
+    const int64_t C = j->C, Mm = j->Cout / (C ? C : 1), CM = j->Cout;                              \
+    for (int64_t r = begin; r < end; r++) {                                                        \
+      int64_t n = r / j->OH, oh = r % j->OH;                                                       \
+      for (int64_t ow = 0; ow < j->OW; ow++) {                                                     \
+        T *o = out + ((n * j->OH + oh) * j->OW + ow) * CM;                                         \
+        for (int64_t kh = 0; kh < j->KH; kh++) {                                                   \
+          int64_t ih = oh * j->sh - j->pt + kh * j->dh;                                            \
+          if (ih < 0 || ih >= j->H) continue;                                                      \
+          for (int64_t kw = 0; kw < j->KW; kw++) {                                                 \
+            int64_t iw = ow * j->sw - j->pl + kw * j->dw;                                          \
+            if (iw < 0 || iw >= j->W) continue;                                                    \
+            const T *p = in + ((n * j->H + ih) * j->W + iw) * C, *fk = f + (kh * j->KW + kw) * CM; \
+            if (Mm == 1)                                                                           \
+              for (int64_t c = 0; c < C; c++) o[c] += p[c] * fk[c];                                \
+            else                                                                                   \
+              for (int64_t c = 0; c < C; c++)                                                      \
+                for (int64_t m = 0; m < Mm; m++) o[c * Mm + m] += p[c] * fk[c * Mm + m];           \
+          }                                                                                        \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+static void depthwise_rows(void *ctx, int64_t begin, int64_t end) {
+  conv_job *j = ctx;
+  if (j->dtype == SM_DOUBLE)
+    DEPTHWISE(double);
+  else
+    DEPTHWISE(float);
+}
+
+static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwise) {
+  if (sm_kctx_num_inputs(ctx) != 2) return sm_status_new(SM_INVALID_ARGUMENT, "expected 2 inputs");
+  const sm_tensor *x = sm_kctx_input(ctx, 0), *f = sm_kctx_input(ctx, 1);
+  char s1[128];
+  int dt = sm_tensor_dtype(x);
+  if ((dt != SM_FLOAT && dt != SM_DOUBLE) || sm_tensor_dtype(f) != dt)
+    return sm_status_new(SM_UNIMPLEMENTED, "input %s and filter %s: only float and double are supported",
+                         sm_dtype_name(dt) ? sm_dtype_name(dt) : "?",
+                         sm_dtype_name(sm_tensor_dtype(f)) ? sm_dtype_name(sm_tensor_dtype(f)) : "?");
+  if (sm_tensor_rank(x) != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be 4-dimensional%s",
+                         sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), s1, sizeof s1));
+  if (sm_tensor_rank(f) != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "filter must be 4-dimensional: %s",
+                         sm_shape_str(sm_tensor_rank(f), sm_tensor_dims(f), s1, sizeof s1));
+  const int64_t *xd = sm_tensor_dims(x), *fd = sm_tensor_dims(f);
+  conv_job j = {0};
+  j.dtype = dt;
+  j.N = xd[0];
+  j.C = w->nchw ? xd[1] : xd[3];
+  j.H = w->nchw ? xd[2] : xd[1];
+  j.W = w->nchw ? xd[3] : xd[2];
+  j.KH = fd[0];
+  j.KW = fd[1];
+  j.Cf = fd[2];
+  j.sh = w->stride[0];
+  j.sw = w->stride[1];
+  j.dh = w->dilation[0];
+  j.dw = w->dilation[1];
+  if (depthwise) {
+    if (j.Cf != j.C)
+      return sm_status_new(SM_INVALID_ARGUMENT, "input and filter must have the same depth: %lld vs %lld",
+                           (long long)j.C, (long long)j.Cf);
+    if (__builtin_mul_overflow(j.C, fd[3], &j.Cout))
+      return sm_status_new(SM_INVALID_ARGUMENT, "filter %s too large", sm_shape_str(4, fd, s1, sizeof s1));
+    j.G = 1;
+  } else {
+    j.Cout = fd[3];
+    if (j.Cf <= 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "filter depth must be positive: filter %s",
+                           sm_shape_str(4, fd, s1, sizeof s1));
+    if (j.C % j.Cf != 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "input depth must be evenly divisible by filter depth: %lld vs %lld",
+                           (long long)j.C, (long long)j.Cf);
+    j.G = j.C / j.Cf;
+    if (j.G > 0 && j.Cout % j.G != 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "output depth must be evenly divisible by number of groups: %lld vs %lld",
+                           (long long)j.Cout, (long long)j.G);
+    j.CoutG = j.G > 0 ? j.Cout / j.G : 0;
+  }
+  sm_status *st = sm__nn_out_size(j.H, j.KH, j.dh, j.sh, w->padding, w->pad[0], w->pad[1], &j.OH, &j.pt);
+  if (!st) st = sm__nn_out_size(j.W, j.KW, j.dw, j.sw, w->padding, w->pad[2], w->pad[3], &j.OW, &j.pl);
+  if (st) return st;
+  int64_t od[4] = {j.N, w->nchw ? j.Cout : j.OH, w->nchw ? j.OH : j.OW, w->nchw ? j.OW : j.Cout};
+  int64_t nhwc_od[4] = {j.N, j.OH, j.OW, j.Cout};
+  sm_tensor *out;
+  if ((st = sm_kctx_alloc_output(ctx, 0, dt, 4, od, &out))) return st;
+  int64_t M = j.N * j.OH * j.OW; /* fits: the output was allocated */
+  if (M == 0 || j.Cout == 0) return NULL;
+  j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
+  if (j.K == 0) return NULL;  /* empty windows: zeros */
+  if (!depthwise && (j.K > INT_MAX || j.Cout > INT_MAX || j.C > INT_MAX))
+    return sm_status_new(SM_UNIMPLEMENTED, "convolution too large for BLAS (patch %lld, output depth %lld)",
+                         (long long)j.K, (long long)j.Cout);
+  size_t es = dt == SM_DOUBLE ? 8 : 4;
+  void *tin = NULL, *tout = NULL;
+  j.in = sm_tensor_data(x);
+  j.filt = sm_tensor_data(f);
+  j.out = sm_tensor_data(out);
+  if (w->nchw) {
+    tin = malloc(sm_tensor_nbytes(x) ? sm_tensor_nbytes(x) : 1);
+    tout = malloc(sm_tensor_nbytes(out));
+    if (!tin || !tout) {
+      free(tin);
+      free(tout);
+      return sm_status_new(SM_NO_MEMORY, "out of memory transposing NCHW input %s",
+                           sm_shape_str(4, xd, s1, sizeof s1));
+    }
+    sm__nn_nchw_to_nhwc(j.in, tin, xd, es);
+    memset(tout, 0, sm_tensor_nbytes(out));
+    j.in = tin;
+    j.out = tout;
+  }
+  sm_threadpool *pool = sm_kctx_pool(ctx);
+  double macs = (double)M * (double)j.K * (double)(depthwise ? fd[3] : j.Cout);
+  if (macs < 131072.0) pool = NULL;
+  if (depthwise) {
+    int64_t per_row = j.OW * j.KH * j.KW * j.Cout;
+    sm_parallel_for(pool, j.N * j.OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, &j);
+  } else if (j.KH == 1 && j.KW == 1 && j.sh == 1 && j.sw == 1 && j.pt == 0 && j.pl == 0 && j.OH == j.H &&
+             j.OW == j.W && j.G == 1) {
+    int64_t per_row = j.K * j.Cout;
+    sm_parallel_for(pool, M, per_row >= 65536 ? 1 : 65536 / per_row, conv_1x1_rows, &j);
+  } else {
+    /* patch blocks of ~512 KB; at least 4 rows so gemm has something to chew on */
+    j.rows = (int64_t)(524288 / es) / j.K;
+    if (j.rows < 4) j.rows = 4;
+    int64_t per_row = j.K * j.CoutG * j.G, grain = per_row >= 65536 ? 1 : 65536 / per_row;
+    sm_parallel_for(pool, M, grain, conv_rows, &j);
+  }
+  if (w->nchw) {
+    if (!j.failed) sm__nn_nhwc_to_nchw(tout, sm_tensor_data(out), nhwc_od, es);
+    free(tin);
+    free(tout);
+  }
+  if (j.failed) return sm_status_new(SM_NO_MEMORY, "out of memory for a convolution patch buffer");
+  return NULL;
+}
+
+sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) { return conv_common(state, ctx, 0); }
+sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) { return conv_common(state, ctx, 1); }

@@ -1,0 +1,68 @@
+/* nn_internal.h - what the nn kernel files (nn.c, nn_matmul.c, nn_conv.c, nn_pool.c, nn_norm.c)
+ * share: attr parsing for windows (strides, dilations, padding, data_format), TF's windowed output
+ * size rule (ops.md §3.8), NCHW<->NHWC transposes, BLAS set-up, and the kernel entry points that
+ * nn.c lists in sm_kernels_nn. Nothing here is visible outside src/ops/nn*.c. */
+#ifndef SM_OPS_NN_INTERNAL_H
+#define SM_OPS_NN_INTERNAL_H
+#include <stdint.h>
+
+#include "runtime/kernel.h"
+
+enum { SM_NN_VALID = 0, SM_NN_SAME = 1, SM_NN_EXPLICIT = 2 };
+
+/* A 2-D window op's attrs, in NHWC order whatever data_format says (prepare reorders). */
+typedef struct sm__nn_window {
+  int nchw;                    /* data_format == "NCHW" */
+  int padding;                 /* SM_NN_VALID / SAME / EXPLICIT */
+  int64_t ksize[2];            /* pools: window H, W (0 for convs: the filter says) */
+  int64_t stride[2];           /* H, W */
+  int64_t dilation[2];         /* H, W (1 for pools) */
+  int64_t pad[4];              /* EXPLICIT: top, bottom, left, right */
+} sm__nn_window;
+
+/* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
+ * "Computed output size would be negative" message. */
+sm_status *sm__nn_out_size(int64_t in, int64_t k, int64_t dilation, int64_t stride, int padding,
+                           int64_t pad_before, int64_t pad_after, int64_t *out, int64_t *pad_lead);
+
+/* Reads data_format ("NHWC"/"NCHW"; others refused), padding (+ explicit_paddings when
+ * `explicit_ok`), strides, and dilations (when `dilations_ok`) into w. `ksize` too when
+ * `has_ksize` (pools). Checks what TF checks at construction (4 entries, batch/depth entries 1). */
+sm_status *sm__nn_window_prepare(const sm_node *n, int has_ksize, int dilations_ok, int explicit_ok,
+                                 sm__nn_window *w);
+/* data_format only: *nchw = 1 for "NCHW"; `allow5d` also takes NDHWC/NCDHW (channel last/second). */
+sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw);
+
+/* Transposes a 4-D tensor's elements of es (4 or 8) bytes: NCHW [a,b,c,d] -> NHWC [a,c,d,b] and
+ * back. dims are the source's. */
+void sm__nn_nchw_to_nhwc(const void *src, void *dst, const int64_t *dims, size_t es);
+void sm__nn_nhwc_to_nchw(const void *src, void *dst, const int64_t *dims, size_t es);
+
+/* Makes OpenBLAS single-threaded, once per process: the nn kernels split their own work over the
+ * runtime's pool (see nn.c for why). Called from the prepare of every kernel that calls BLAS. */
+void sm__nn_blas_init(void);
+
+/* The kernels (op names in nn.c's table). */
+sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx);
+sm_status *sm__nn_batch_matmul_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx);
+sm_status *sm__nn_einsum_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_einsum(const void *state, sm_kctx *ctx);
+void sm__nn_einsum_release(void *state);
+
+sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx);
+sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx);
+
+sm_status *sm__nn_pool_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_pool_v2_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_pool(const void *state, sm_kctx *ctx);
+
+sm_status *sm__nn_bias_add_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_bias_add(const void *state, sm_kctx *ctx);
+sm_status *sm__nn_batch_norm_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_batch_norm(const void *state, sm_kctx *ctx);
+
+#endif

@@ -1,0 +1,224 @@
+/* nn_matmul.c - MatMul and BatchMatMul/V2/V3 (ops.md §3.7): float through cblas_sgemm, double
+ * through dgemm, int32/int64 by plain loops with wrap-around. One driver serves both ops: the
+ * work is cut into (batch, row block) units sized to ~64K multiply-adds and spread over the
+ * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c).
+ * Never writes its inputs. */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/nn_internal.h"
+
+typedef struct mm_state {
+  int ta, tb; /* transpose_a/b or adj_x/y */
+} mm_state;
+
+typedef struct mm_job {
+  int dtype, ta, tb;
+  int64_t M, N, K;
+  const char *A, *B;
+  char *C;
+  const int64_t *aoff, *boff; /* element offset of batch b's matrices; NULL: all at 0 */
+  int64_t rows, upb;          /* rows per unit, units per batch */
+} mm_job;
+
+#define MM_INT_LOOP(T, UT)                                                                         \
+  do {                                                                                             \
+    const T *A = (const T *)j->A + ao, *B = (const T *)j->B + bo;                                   \
+    T *C = (T *)j->C + co;                                                                         \
+    for (int64_t i = r0; i < r1; i++) {                                                            \
+      T *c = C + i * N;                                                                            \
+      for (int64_t k = 0; k < K; k++) {                                                            \
+        UT a = (UT)(j->ta ? A[k * M + i] : A[i * K + k]);                                          \
+        if (j->tb)                                                                                 \
+          for (int64_t n = 0; n < N; n++) c[n] = (T)((UT)c[n] + a * (UT)B[n * K + k]);             \
+        else                                                                                       \
+          for (int64_t n = 0; n < N; n++) c[n] = (T)((UT)c[n] + a * (UT)B[k * N + n]);             \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+static void mm_units(void *ctx, int64_t begin, int64_t end) {
+  const mm_job *j = ctx;
+  const int64_t M = j->M, N = j->N, K = j->K;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t b = u / j->upb, r0 = (u % j->upb) * j->rows, r1 = r0 + j->rows;
+    if (r1 > M) r1 = M;
+    int64_t ao = j->aoff ? j->aoff[b] : 0, bo = j->boff ? j->boff[b] : 0, co = b * M * N;
+    int64_t a_row = j->ta ? r0 : r0 * K; /* where op(A)'s row r0 starts */
+    int lda = (int)(j->ta ? M : K), ldb = (int)(j->tb ? K : N);
+    enum CBLAS_TRANSPOSE ta = j->ta ? CblasTrans : CblasNoTrans, tb = j->tb ? CblasTrans : CblasNoTrans;
+    switch (j->dtype) {
+      case SM_FLOAT:
+        cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)N, (int)K, 1.0f, (const float *)j->A + ao + a_row, lda,
+                    (const float *)j->B + bo, ldb, 0.0f, (float *)j->C + co + r0 * N, (int)N);
+        break;
+      case SM_DOUBLE:
+        cblas_dgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)N, (int)K, 1.0, (const double *)j->A + ao + a_row, lda,
+                    (const double *)j->B + bo, ldb, 0.0, (double *)j->C + co + r0 * N, (int)N);
+        break;
+      case SM_INT32:
+        MM_INT_LOOP(int32_t, uint32_t);
+        break;
+      case SM_INT64:
+        MM_INT_LOOP(int64_t, uint64_t);
+        break;
+    }
+  }
+}
+
+/* Runs C[b] = op(A[b]) * op(B[b]) for nb batches into a zeroed C. */
+static sm_status *mm_run(sm_kctx *ctx, mm_job *j, int64_t nb) {
+  if (j->M == 0 || j->N == 0 || j->K == 0 || nb == 0) return NULL; /* output already zero */
+  if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX)
+    return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
+                         (long long)j->M, (long long)j->K, (long long)j->K, (long long)j->N);
+  /* ~64K multiply-adds per unit: small enough to balance, big enough to amortise a gemm call */
+  int64_t per_row = j->N * j->K;
+  j->rows = per_row >= 65536 ? 1 : 65536 / per_row;
+  if (j->rows > j->M) j->rows = j->M;
+  j->upb = (j->M + j->rows - 1) / j->rows;
+  int64_t units = nb * j->upb;
+  double macs = (double)nb * (double)j->M * (double)per_row;
+  sm_parallel_for(macs < 131072.0 ? NULL : sm_kctx_pool(ctx), units, 1, mm_units, j);
+  return NULL;
+}
+
+static int mm_dtype_ok(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64; }
+
+static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, const char *fb) {
+  mm_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sm_status *st = NULL;
+  if (sm_node_attr(n, fa)) st = sm_node_attr_bool(n, fa, &s->ta);
+  if (!st && sm_node_attr(n, fb)) st = sm_node_attr_bool(n, fb, &s->tb);
+  if (!st && sm_node_num_outputs(n) == 1 && sm_node_num_inputs(n) == 2) {
+    int dt = sm_node_output_dtype(n, 0);
+    if (!mm_dtype_ok(dt) || sm_node_input_dtype(n, 0) != dt || sm_node_input_dtype(n, 1) != dt)
+      st = sm_status_new(SM_UNIMPLEMENTED, "inputs %s x %s -> %s are not supported (float, double, int32, int64)", sm_dtype_name(sm_node_input_dtype(n, 0)) ? sm_dtype_name(sm_node_input_dtype(n, 0)) : "?",
+                         sm_dtype_name(sm_node_input_dtype(n, 1)) ? sm_dtype_name(sm_node_input_dtype(n, 1)) : "?",
+                         sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
+  }
+  if (st) {
+    free(s);
+    return st;
+  }
+  if (sm_node_num_outputs(n) == 1 && (sm_node_output_dtype(n, 0) == SM_FLOAT || sm_node_output_dtype(n, 0) == SM_DOUBLE))
+    sm__nn_blas_init();
+  *state = s;
+  return NULL;
+}
+
+sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state) { return mm_prepare(n, state, "transpose_a", "transpose_b"); }
+sm_status *sm__nn_batch_matmul_prepare(const sm_node *n, void **state) { return mm_prepare(n, state, "adj_x", "adj_y"); }
+
+static sm_status *check_inputs(sm_kctx *ctx, const sm_tensor **a, const sm_tensor **b) {
+  if (sm_kctx_num_inputs(ctx) != 2) return sm_status_new(SM_INVALID_ARGUMENT, "expected 2 inputs");
+  *a = sm_kctx_input(ctx, 0);
+  *b = sm_kctx_input(ctx, 1);
+  int dt = sm_tensor_dtype(*a);
+  if (sm_tensor_dtype(*b) != dt || !mm_dtype_ok(dt))
+    return sm_status_new(SM_INVALID_ARGUMENT, "inputs are %s and %s; expected one of float, double, int32, int64",
+                         sm_dtype_name(dt) ? sm_dtype_name(dt) : "?",
+                         sm_dtype_name(sm_tensor_dtype(*b)) ? sm_dtype_name(sm_tensor_dtype(*b)) : "?");
+  return NULL;
+}
+
+sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
+  const mm_state *s = state;
+  const sm_tensor *a, *b;
+  sm_status *st = check_inputs(ctx, &a, &b);
+  if (st) return st;
+  char sa[64], sb[64];
+  for (int i = 0; i < 2; i++) {
+    const sm_tensor *t = i ? b : a;
+    if (sm_tensor_rank(t) != 2)
+      return sm_status_new(SM_INVALID_ARGUMENT, "In[%d] is not a matrix. Instead it has shape %s", i,
+                           sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), sa, sizeof sa));
+  }
+  const int64_t *ad = sm_tensor_dims(a), *bd = sm_tensor_dims(b);
+  int64_t M = s->ta ? ad[1] : ad[0], K = s->ta ? ad[0] : ad[1];
+  int64_t K2 = s->tb ? bd[1] : bd[0], N = s->tb ? bd[0] : bd[1];
+  if (K != K2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Matrix size-incompatible: In[0]: %s, In[1]: %s",
+                         sm_shape_str(2, ad, sa, sizeof sa), sm_shape_str(2, bd, sb, sizeof sb));
+  sm_tensor *out;
+  int64_t od[2] = {M, N};
+  if ((st = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(a), 2, od, &out))) return st;
+  mm_job j = {sm_tensor_dtype(a), s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
+              NULL, NULL, 0, 0};
+  return mm_run(ctx, &j, 1);
+}
+
+sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
+  const mm_state *s = state;
+  const sm_tensor *x, *y;
+  sm_status *st = check_inputs(ctx, &x, &y);
+  if (st) return st;
+  char sx[256], sy[256];
+  int rx = sm_tensor_rank(x), ry = sm_tensor_rank(y);
+  if (rx < 2) return sm_status_new(SM_INVALID_ARGUMENT, "In[0] ndims must be >= 2: %d", rx);
+  if (ry < 2) return sm_status_new(SM_INVALID_ARGUMENT, "In[1] ndims must be >= 2: %d", ry);
+  const int64_t *xd = sm_tensor_dims(x), *yd = sm_tensor_dims(y);
+  int rb = (rx > ry ? rx : ry) - 2; /* output batch rank */
+  int64_t od[SM_MAX_RANK];
+  int64_t nb = 1;
+  for (int i = 0; i < rb; i++) { /* right-aligned broadcasting of the batch dims */
+    int ix = i - (rb - (rx - 2)), iy = i - (rb - (ry - 2));
+    int64_t dx = ix >= 0 ? xd[ix] : 1, dy = iy >= 0 ? yd[iy] : 1;
+    if (dx != dy && dx != 1 && dy != 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "In[0] and In[1] must have compatible batch dimensions: %s vs. %s",
+                           sm_shape_str(rx, xd, sx, sizeof sx), sm_shape_str(ry, yd, sy, sizeof sy));
+    od[i] = dx == 1 ? dy : dx;
+    if (__builtin_mul_overflow(nb, od[i], &nb))
+      return sm_status_new(SM_INVALID_ARGUMENT, "batch dimensions of %s and %s overflow",
+                           sm_shape_str(rx, xd, sx, sizeof sx), sm_shape_str(ry, yd, sy, sizeof sy));
+  }
+  int64_t M = s->ta ? xd[rx - 1] : xd[rx - 2], K = s->ta ? xd[rx - 2] : xd[rx - 1];
+  int64_t K2 = s->tb ? yd[ry - 1] : yd[ry - 2], N = s->tb ? yd[ry - 2] : yd[ry - 1];
+  if (K != K2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Matrix size-incompatible: In[0]: %s, In[1]: %s",
+                         sm_shape_str(rx, xd, sx, sizeof sx), sm_shape_str(ry, yd, sy, sizeof sy));
+  od[rb] = M;
+  od[rb + 1] = N;
+  sm_tensor *out;
+  if ((st = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), rb + 2, od, &out))) return st;
+  if (sm_tensor_num_elements(out) == 0) return NULL;
+  /* per-batch element offsets into x and y (stride 0 along broadcast dims) */
+  int64_t *off = NULL;
+  if (nb > 1) {
+    off = malloc((size_t)nb * 2 * sizeof *off);
+    if (!off) return sm_status_new(SM_NO_MEMORY, "out of memory for %lld batch offsets", (long long)nb);
+    int64_t xs[SM_MAX_RANK], ys[SM_MAX_RANK], idx[SM_MAX_RANK];
+    int64_t sxm = xd[rx - 2] * xd[rx - 1], sym = yd[ry - 2] * yd[ry - 1];
+    for (int i = rb - 1; i >= 0; i--) {
+      int ix = i - (rb - (rx - 2)), iy = i - (rb - (ry - 2));
+      int64_t dx = ix >= 0 ? xd[ix] : 1, dy = iy >= 0 ? yd[iy] : 1;
+      xs[i] = dx == 1 ? 0 : sxm;
+      ys[i] = dy == 1 ? 0 : sym;
+      sxm *= dx;
+      sym *= dy;
+      idx[i] = 0;
+    }
+    int64_t xo = 0, yo = 0;
+    for (int64_t b = 0; b < nb; b++) {
+      off[b] = xo;
+      off[nb + b] = yo;
+      for (int i = rb - 1; i >= 0; i--) { /* odometer */
+        idx[i]++;
+        xo += xs[i];
+        yo += ys[i];
+        if (idx[i] < od[i]) break;
+        xo -= xs[i] * idx[i];
+        yo -= ys[i] * idx[i];
+        idx[i] = 0;
+      }
+    }
+  }
+  mm_job j = {sm_tensor_dtype(x), s->ta, s->tb, M, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
+              off, off ? off + nb : NULL, 0, 0};
+  st = mm_run(ctx, &j, nb);
+  free(off);
+  return st;
+}
