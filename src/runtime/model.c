@@ -1,0 +1,749 @@
+/* model.c - sm_model: load a SavedModel as TensorFlow's C++ loader does, and run its signatures.
+ *
+ * Loading: read saved_model.pb, pick the MetaGraph by exact tag set, make a session, collect asset
+ * feeds (asset_file_def, else the saved_model_assets collection), run the SaverDef's restore op
+ * with the variables prefix fed (skipped when variables/variables.index is absent, as TF does),
+ * then the init op (__saved_model_init_op signature, else saved_model_main_op, else
+ * legacy_init_op; TF1 table_initializer collection when there is none) with the asset feeds.
+ * Every signature's plan is then prepared, so unsupported ops fail the load, not a later run.
+ * Signatures are kept sorted by key, their inputs and outputs sorted by alias, so lookups are
+ * binary searches and listings come out in a stable order. */
+#include "savedmodel/model.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "runtime/session.h"
+#include "savedmodel/constants.h"
+#include "savedmodel/format.h"
+
+typedef struct sig {
+  char *key;
+  const char *method;
+  sm_tensor_info *in, *out;
+  int nin, nout;
+  sm_tensor **defaults; /* per input (sorted order), NULL when the SignatureDef has none */
+  const char **out_names; /* tensor names in sorted alias order */
+  char *unsupported;      /* why this signature cannot run (sparse/composite tensors), or NULL */
+} sig;
+
+struct sm_model {
+  Tensorflow__SavedModel *sm;
+  const Tensorflow__MetaGraphDef *mg;
+  sm_session *sess;
+  char *dir;
+  sig *sigs;
+  int nsigs;
+};
+
+static const char *dtname(int dt) {
+  const char *n = sm_dtype_name(dt);
+  return n ? n : "DT_INVALID";
+}
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* "[?,1]" style, TF's way of printing partial shapes. */
+static const char *shape_text(int rank, const int64_t *dims, char *buf, size_t cap) {
+  if (rank < 0) {
+    snprintf(buf, cap, "<unknown>");
+    return buf;
+  }
+  size_t n = 0;
+  buf[0] = 0;
+  n += (size_t)snprintf(buf + n, cap - n, "[");
+  for (int i = 0; i < rank && n < cap; i++) {
+    if (dims[i] < 0)
+      n += (size_t)snprintf(buf + n, cap - n, "%s?", i ? "," : "");
+    else
+      n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, i ? "," : "", dims[i]);
+  }
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+  return buf;
+}
+
+static void sig_free(sig *s) {
+  free(s->key);
+  for (int i = 0; i < s->nin; i++) {
+    free((void *)s->in[i].dims);
+    if (s->defaults) sm_tensor_free(s->defaults[i]);
+  }
+  for (int i = 0; i < s->nout; i++) free((void *)s->out[i].dims);
+  free(s->in);
+  free(s->out);
+  free(s->defaults);
+  free(s->out_names);
+  free(s->unsupported);
+}
+
+void sm_model_free(sm_model *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nsigs; i++) sig_free(&m->sigs[i]);
+  free(m->sigs);
+  sm_session_free(m->sess);
+  sm_saved_model_free(m->sm);
+  free(m->dir);
+  free(m);
+}
+
+/* ---- signatures ------------------------------------------------------------------------------ */
+typedef struct kv {
+  const char *key;
+  const Tensorflow__TensorInfo *ti;
+} kv;
+
+static int cmp_kv(const void *a, const void *b) { return strcmp(((const kv *)a)->key, ((const kv *)b)->key); }
+static int cmp_sig(const void *a, const void *b) { return strcmp(((const sig *)a)->key, ((const sig *)b)->key); }
+
+static sm_status *fill_infos(const sm_cgraph *g, sig *sg, kv *items, int n, sm_tensor_info *out, const char *what) {
+  qsort(items, (size_t)n, sizeof *items, cmp_kv);
+  for (int i = 0; i < n; i++) {
+    const Tensorflow__TensorInfo *ti = items[i].ti;
+    sm_tensor_info *o = &out[i];
+    o->alias = items[i].key;
+    o->name = "";
+    o->rank = -1;
+    o->dims = NULL;
+    o->dtype = ti ? sm_dtype_base((int)ti->dtype) : 0;
+    if (i > 0 && !strcmp(items[i - 1].key, items[i].key))
+      return sm_status_new(SM_INVALID_ARGUMENT, "signature '%s': %s alias '%s' appears twice", sg->key, what,
+                           items[i].key);
+    if (!ti) continue;
+    if (ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME || !ti->name) {
+      if (!sg->unsupported) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "signature '%s': %s '%s' is a %s tensor, which this runtime does not run",
+                 sg->key, what, items[i].key,
+                 ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE ? "sparse" : "composite");
+        sg->unsupported = dupstr(buf);
+        if (!sg->unsupported) return sm_status_new(SM_NO_MEMORY, "out of memory");
+      }
+      continue;
+    }
+    o->name = ti->name;
+    /* trust the graph's dtype over the TensorInfo's (TF1 exports have wrong and _REF ones) */
+    sm_edge e;
+    int ctl = 0;
+    sm_status *st = sm_cgraph_resolve(g, ti->name, &e, &ctl);
+    if (st) return sm_status_prefix(st, "signature '%s' %s '%s': ", sg->key, what, items[i].key);
+    o->dtype = sm_dtype_base(sm_node_output_dtype(sm_cgraph_node(g, e.node), e.index));
+    if (ti->tensor_shape && !ti->tensor_shape->unknown_rank) {
+      size_t r = ti->tensor_shape->n_dim;
+      if (r > SM_MAX_RANK)
+        return sm_status_new(SM_OUT_OF_RANGE, "signature '%s' %s '%s': rank %zu is more than %d", sg->key, what,
+                             items[i].key, r, SM_MAX_RANK);
+      int64_t *d = malloc((r ? r : 1) * sizeof *d);
+      if (!d) return sm_status_new(SM_NO_MEMORY, "out of memory");
+      for (size_t k = 0; k < r; k++) d[k] = ti->tensor_shape->dim[k] ? ti->tensor_shape->dim[k]->size : -1;
+      for (size_t k = 0; k < r; k++)
+        if (d[k] < -1) d[k] = -1;
+      o->rank = (int)r;
+      o->dims = d;
+    }
+  }
+  return NULL;
+}
+
+static sm_status *build_sig(const sm_cgraph *g, const char *key, const Tensorflow__SignatureDef *sd, sig *sg) {
+  memset(sg, 0, sizeof *sg);
+  if (!(sg->key = dupstr(key))) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sg->method = sd && sd->method_name ? sd->method_name : "";
+  int nin = sd ? (int)sd->n_inputs : 0, nout = sd ? (int)sd->n_outputs : 0;
+  kv *ki = calloc((size_t)nin + 1, sizeof *ki), *ko = calloc((size_t)nout + 1, sizeof *ko);
+  sg->in = calloc((size_t)nin + 1, sizeof *sg->in);
+  sg->out = calloc((size_t)nout + 1, sizeof *sg->out);
+  sg->defaults = calloc((size_t)nin + 1, sizeof *sg->defaults);
+  sg->out_names = calloc((size_t)nout + 1, sizeof *sg->out_names);
+  sm_status *st = NULL;
+  if (!ki || !ko || !sg->in || !sg->out || !sg->defaults || !sg->out_names) {
+    st = sm_status_new(SM_NO_MEMORY, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < nin; i++) {
+    ki[i].key = sd->inputs[i] && sd->inputs[i]->key ? sd->inputs[i]->key : "";
+    ki[i].ti = sd->inputs[i] ? sd->inputs[i]->value : NULL;
+  }
+  for (int i = 0; i < nout; i++) {
+    ko[i].key = sd->outputs[i] && sd->outputs[i]->key ? sd->outputs[i]->key : "";
+    ko[i].ti = sd->outputs[i] ? sd->outputs[i]->value : NULL;
+  }
+  sg->nin = nin;
+  sg->nout = nout;
+  if ((st = fill_infos(g, sg, ki, nin, sg->in, "input"))) goto done;
+  if ((st = fill_infos(g, sg, ko, nout, sg->out, "output"))) goto done;
+  for (int i = 0; i < nout; i++) sg->out_names[i] = sg->out[i].name;
+  for (size_t d = 0; sd && d < sd->n_defaults; d++) {
+    const Tensorflow__SignatureDef__DefaultsEntry *e = sd->defaults[d];
+    if (!e || !e->key || !e->value) continue;
+    for (int i = 0; i < nin; i++)
+      if (!strcmp(sg->in[i].alias, e->key)) {
+        sm_tensor_free(sg->defaults[i]);
+        sg->defaults[i] = NULL;
+        if ((st = sm_tensor_from_proto(e->value, &sg->defaults[i]))) {
+          st = sm_status_prefix(st, "signature '%s': default of input '%s': ", key, e->key);
+          goto done;
+        }
+      }
+  }
+done:
+  free(ki);
+  free(ko);
+  return st;
+}
+
+static const sig *find_sig(const sm_model *m, const char *key) {
+  int lo = 0, hi = m->nsigs - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    int c = strcmp(key, m->sigs[mid].key);
+    if (!c) return &m->sigs[mid];
+    if (c < 0)
+      hi = mid - 1;
+    else
+      lo = mid + 1;
+  }
+  return NULL;
+}
+
+static int find_info(const sm_tensor_info *infos, int n, const char *alias) {
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    int c = strcmp(alias, infos[mid].alias);
+    if (!c) return mid;
+    if (c < 0)
+      hi = mid - 1;
+    else
+      lo = mid + 1;
+  }
+  return -1;
+}
+
+/* "a, b, c" of the aliases (or keys), for error messages. */
+static void list_text(char *buf, size_t cap, const char *const *names, int n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int i = 0; i < n && k + 1 < cap; i++) k += (size_t)snprintf(buf + k, cap - k, "%s'%s'", i ? ", " : "", names[i]);
+  if (!n) snprintf(buf, cap, "(none)");
+}
+
+static sm_status *no_such_sig(const sm_model *m, const char *key) {
+  char buf[2048];
+  const char **keys = malloc(((size_t)m->nsigs + 1) * sizeof *keys);
+  if (!keys) return sm_status_new(SM_NOT_FOUND, "no signature '%s' in this model", key);
+  for (int i = 0; i < m->nsigs; i++) keys[i] = m->sigs[i].key;
+  list_text(buf, sizeof buf, keys, m->nsigs);
+  free(keys);
+  return sm_status_new(SM_NOT_FOUND, "no signature '%s' in this model; signatures are: %s", key, buf);
+}
+
+static sm_status *alias_error(const sig *sg, const sm_tensor_info *infos, int n, const char *what, const char *alias) {
+  char buf[2048];
+  const char **names = malloc(((size_t)n + 1) * sizeof *names);
+  if (!names) return sm_status_new(SM_INVALID_ARGUMENT, "signature '%s' has no %s '%s'", sg->key, what, alias);
+  for (int i = 0; i < n; i++) names[i] = infos[i].alias;
+  list_text(buf, sizeof buf, names, n);
+  free(names);
+  return sm_status_new(SM_INVALID_ARGUMENT, "signature '%s' has no %s '%s'; its %ss are: %s", sg->key, what, alias,
+                       what, buf);
+}
+
+int sm_model_num_signatures(const sm_model *m) { return m ? m->nsigs : 0; }
+const char *sm_model_signature_key(const sm_model *m, int i) {
+  return m && i >= 0 && i < m->nsigs ? m->sigs[i].key : NULL;
+}
+const char *sm_model_signature_method(const sm_model *m, const char *key) {
+  const sig *s = m && key ? find_sig(m, key) : NULL;
+  return s ? s->method : NULL;
+}
+
+sm_status *sm_model_signature_inputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n) {
+  *infos = NULL;
+  *n = 0;
+  if (!m || !key) return sm_status_new(SM_INVALID_ARGUMENT, "signature inputs: NULL model or key");
+  const sig *s = find_sig(m, key);
+  if (!s) return no_such_sig(m, key);
+  *infos = s->in;
+  *n = s->nin;
+  return NULL;
+}
+
+sm_status *sm_model_signature_outputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n) {
+  *infos = NULL;
+  *n = 0;
+  if (!m || !key) return sm_status_new(SM_INVALID_ARGUMENT, "signature outputs: NULL model or key");
+  const sig *s = find_sig(m, key);
+  if (!s) return no_such_sig(m, key);
+  *infos = s->out;
+  *n = s->nout;
+  return NULL;
+}
+
+static sm_status *check_input(const sig *sg, const sm_tensor_info *info, const sm_tensor *t) {
+  if (!t) return sm_status_new(SM_INVALID_ARGUMENT, "signature '%s': input '%s' is NULL", sg->key, info->alias);
+  if (info->dtype && sm_tensor_dtype(t) != info->dtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "signature '%s': input '%s' expects dtype %s, given %s", sg->key,
+                         info->alias, dtname(info->dtype), dtname(sm_tensor_dtype(t)));
+  if (info->rank < 0) return NULL;
+  int r = sm_tensor_rank(t);
+  const int64_t *d = sm_tensor_dims(t);
+  int ok = r == info->rank;
+  for (int i = 0; ok && i < r; i++)
+    if (info->dims[i] >= 0 && info->dims[i] != d[i]) ok = 0;
+  if (!ok) {
+    char a[256], b[256];
+    return sm_status_new(SM_INVALID_ARGUMENT, "signature '%s': input '%s' expects shape %s, given %s", sg->key,
+                         info->alias, shape_text(info->rank, info->dims, a, sizeof a), shape_text(r, d, b, sizeof b));
+  }
+  return NULL;
+}
+
+sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
+                        int nin, const char *const *out_aliases, int nout, sm_tensor **outputs) {
+  if (!m || !key) return sm_status_new(SM_INVALID_ARGUMENT, "run: NULL model or signature key");
+  if (nin < 0 || nout < 0 || (nin && (!in_aliases || !inputs)) || (nout && !outputs))
+    return sm_status_new(SM_INVALID_ARGUMENT, "run '%s': bad input or output arrays", key);
+  for (int i = 0; i < nout; i++) outputs[i] = NULL;
+  const sig *sg = find_sig(m, key);
+  if (!sg) return no_such_sig(m, key);
+  if (sg->unsupported) return sm_status_new(SM_UNIMPLEMENTED, "%s", sg->unsupported);
+  if (!out_aliases && nout != sg->nout)
+    return sm_status_new(SM_INVALID_ARGUMENT, "run '%s': %d outputs asked for, the signature has %d", key, nout,
+                         sg->nout);
+  const char **fnames = calloc((size_t)sg->nin + 1, sizeof *fnames);
+  sm_tensor **fvals = calloc((size_t)sg->nin + 1, sizeof *fvals);
+  const char **onames = calloc((size_t)nout + 1, sizeof *onames);
+  sm_status *st = NULL;
+  if (!fnames || !fvals || !onames) {
+    st = sm_status_new(SM_NO_MEMORY, "run '%s': out of memory", key);
+    goto done;
+  }
+  for (int i = 0; i < nin; i++) {
+    if (!in_aliases[i]) {
+      st = sm_status_new(SM_INVALID_ARGUMENT, "run '%s': input alias %d is NULL", key, i);
+      goto done;
+    }
+    int k = find_info(sg->in, sg->nin, in_aliases[i]);
+    if (k < 0) {
+      st = alias_error(sg, sg->in, sg->nin, "input", in_aliases[i]);
+      goto done;
+    }
+    if (fvals[k]) {
+      st = sm_status_new(SM_INVALID_ARGUMENT, "run '%s': input '%s' is given twice", key, in_aliases[i]);
+      goto done;
+    }
+    if ((st = check_input(sg, &sg->in[k], inputs[i]))) goto done;
+    fvals[k] = inputs[i];
+  }
+  int nf = 0;
+  for (int k = 0; k < sg->nin; k++) {
+    if (!fvals[k]) {
+      if (!sg->defaults[k]) {
+        char b[256];
+        st = sm_status_new(SM_INVALID_ARGUMENT, "signature '%s': missing input '%s' (%s %s)", key, sg->in[k].alias,
+                           dtname(sg->in[k].dtype), shape_text(sg->in[k].rank, sg->in[k].dims, b, sizeof b));
+        goto done;
+      }
+      fvals[k] = sg->defaults[k];
+    }
+    fnames[nf] = sg->in[k].name;
+    fvals[nf++] = fvals[k];
+  }
+  if (out_aliases) {
+    for (int j = 0; j < nout; j++) {
+      int k = out_aliases[j] ? find_info(sg->out, sg->nout, out_aliases[j]) : -1;
+      if (k < 0) {
+        st = alias_error(sg, sg->out, sg->nout, "output", out_aliases[j] ? out_aliases[j] : "(null)");
+        goto done;
+      }
+      onames[j] = sg->out[k].name;
+    }
+  } else {
+    for (int j = 0; j < nout; j++) onames[j] = sg->out_names[j];
+  }
+  st = sm_session_run(m->sess, fnames, fvals, nf, onames, nout, NULL, 0, outputs);
+  if (st) st = sm_status_prefix(st, "running signature '%s': ", key);
+done:
+  free(fnames);
+  free(fvals);
+  free(onames);
+  return st;
+}
+
+sm_status *sm_model_session_run(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                                const char *const *fetch_names, int nfetches, const char *const *targets,
+                                int ntargets, sm_tensor **outputs) {
+  if (!m) return sm_status_new(SM_INVALID_ARGUMENT, "session run: NULL model");
+  return sm_session_run(m->sess, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs);
+}
+
+/* ---- loading --------------------------------------------------------------------------------- */
+static const Tensorflow__CollectionDef *collection(const Tensorflow__MetaGraphDef *mg, const char *key) {
+  for (size_t i = 0; i < mg->n_collection_def; i++)
+    if (mg->collection_def[i] && mg->collection_def[i]->key && !strcmp(mg->collection_def[i]->key, key))
+      return mg->collection_def[i]->value;
+  return NULL;
+}
+
+static const Tensorflow__SignatureDef *signature(const Tensorflow__MetaGraphDef *mg, const char *key) {
+  for (size_t i = 0; i < mg->n_signature_def; i++)
+    if (mg->signature_def[i] && mg->signature_def[i]->key && !strcmp(mg->signature_def[i]->key, key))
+      return mg->signature_def[i]->value;
+  return NULL;
+}
+
+typedef struct feeds {
+  int n;
+  const char **names;
+  sm_tensor **vals;
+  Tensorflow__AssetFileDef **unpacked; /* from the collection; freed with the feeds */
+  int nunpacked;
+} feeds;
+
+static void feeds_free(feeds *f) {
+  for (int i = 0; i < f->n; i++) sm_tensor_free(f->vals[i]);
+  for (int i = 0; i < f->nunpacked; i++) protobuf_c_message_free_unpacked(&f->unpacked[i]->base, NULL);
+  free(f->unpacked);
+  free(f->names);
+  free(f->vals);
+}
+
+static sm_status *string_scalar(const char *s, sm_tensor **out) {
+  sm_status *st = sm_tensor_new(SM_STRING, 0, NULL, out);
+  if (!st) st = sm_tensor_set_string(*out, 0, s, strlen(s));
+  if (st) {
+    sm_tensor_free(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+static sm_status *add_feed(feeds *f, const char *name, const char *value) {
+  const char **nn = realloc(f->names, ((size_t)f->n + 1) * sizeof *nn);
+  if (!nn) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  f->names = nn;
+  sm_tensor **nv = realloc(f->vals, ((size_t)f->n + 1) * sizeof *nv);
+  if (!nv) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  f->vals = nv;
+  sm_status *st = string_scalar(value, &f->vals[f->n]);
+  if (st) return st;
+  f->names[f->n++] = name;
+  return NULL;
+}
+
+static sm_status *add_asset(feeds *f, const char *dir, const Tensorflow__AssetFileDef *a, int i) {
+  if (!a || !a->tensor_info || a->tensor_info->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME ||
+      !a->tensor_info->name || !*a->tensor_info->name)
+    return sm_status_new(SM_INVALID_ARGUMENT, "asset %d names no tensor to feed", i);
+  const char *fn = a->filename ? a->filename : "";
+  size_t n = strlen(dir) + strlen(fn) + 16;
+  char *p = malloc(n);
+  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  snprintf(p, n, "%s/assets/%s", dir, fn);
+  sm_status *st = add_feed(f, a->tensor_info->name, p);
+  free(p);
+  return st;
+}
+
+static sm_status *asset_feeds(const Tensorflow__MetaGraphDef *mg, const char *dir, feeds *f) {
+  sm_status *st;
+  if (mg->n_asset_file_def > 0) {
+    for (size_t i = 0; i < mg->n_asset_file_def; i++)
+      if ((st = add_asset(f, dir, mg->asset_file_def[i], (int)i))) return st;
+    return NULL;
+  }
+  const Tensorflow__CollectionDef *c = collection(mg, SM_ASSETS_KEY);
+  if (!c) return NULL;
+  if (c->kind_case != TENSORFLOW__COLLECTION_DEF__KIND_ANY_LIST || !c->any_list)
+    return sm_status_new(SM_INVALID_ARGUMENT, "collection '%s' is not an any_list", SM_ASSETS_KEY);
+  size_t n = c->any_list->n_value;
+  f->unpacked = calloc(n + 1, sizeof *f->unpacked);
+  if (!f->unpacked) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const Google__Protobuf__Any *any = c->any_list->value[i];
+    if (!any) continue;
+    ProtobufCMessage *msg;
+    st = sm_pb_parse(&tensorflow__asset_file_def__descriptor, any->value.data, any->value.len,
+                     "collection saved_model_assets", &msg);
+    if (st) return st;
+    f->unpacked[f->nunpacked++] = (Tensorflow__AssetFileDef *)msg;
+    if ((st = add_asset(f, dir, (Tensorflow__AssetFileDef *)msg, (int)i))) return st;
+  }
+  return NULL;
+}
+
+/* The init op's node name, as TF's GetInitOp finds it; NULL when there is none. */
+static sm_status *init_op(const Tensorflow__MetaGraphDef *mg, const char *dir, const char **out) {
+  *out = NULL;
+  const Tensorflow__SignatureDef *sd = signature(mg, SM_INIT_OP_SIGNATURE_KEY);
+  if (sd) {
+    for (size_t i = 0; i < sd->n_outputs; i++) {
+      const Tensorflow__SignatureDef__OutputsEntry *e = sd->outputs[i];
+      if (e && e->key && !strcmp(e->key, SM_INIT_OP_SIGNATURE_KEY) && e->value &&
+          e->value->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_NAME && e->value->name) {
+        *out = e->value->name;
+        return NULL;
+      }
+    }
+    return sm_status_new(SM_FAILED_PRECONDITION, "Could not find output %s", SM_INIT_OP_SIGNATURE_KEY);
+  }
+  const char *keys[] = {SM_MAIN_OP_KEY, SM_LEGACY_INIT_OP_KEY};
+  for (int k = 0; k < 2; k++) {
+    const Tensorflow__CollectionDef *c = collection(mg, keys[k]);
+    if (!c) continue;
+    if (c->kind_case != TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST || !c->node_list || c->node_list->n_value != 1 ||
+        !c->node_list->value[0])
+      return sm_status_new(SM_FAILED_PRECONDITION, "Expected exactly one main op in : %s (collection '%s')", dir,
+                           keys[k]);
+    *out = c->node_list->value[0];
+    return NULL;
+  }
+  return NULL;
+}
+
+sm_status *sm_model_load(const char *export_dir, const char *const *tags, int ntags, const sm_load_options *opts,
+                         sm_model **out) {
+  *out = NULL;
+  if (!export_dir) return sm_status_new(SM_INVALID_ARGUMENT, "load: no export directory");
+  if (ntags < 0 || (ntags > 0 && !tags)) return sm_status_new(SM_INVALID_ARGUMENT, "load: bad tag array");
+  sm_model *m = calloc(1, sizeof *m);
+  if (!m) return sm_status_new(SM_NO_MEMORY, "load: out of memory");
+  feeds af = {0};
+  char *prefix = NULL, *index = NULL;
+  sm_status *st = NULL;
+  if (!(m->dir = dupstr(export_dir))) {
+    st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+    goto fail;
+  }
+  if ((st = sm_saved_model_read(export_dir, &m->sm))) goto fail;
+  if ((st = sm_saved_model_find_meta_graph(m->sm, tags, (size_t)ntags, &m->mg))) goto fail;
+  if (!m->mg->graph_def) {
+    st = sm_status_new(SM_INVALID_ARGUMENT, "%s: the MetaGraph has no graph_def", export_dir);
+    goto fail;
+  }
+  int nthreads = opts ? opts->num_threads : 0;
+  if ((st = sm_session_new(m->mg, export_dir, nthreads, &m->sess))) goto fail;
+  if ((st = asset_feeds(m->mg, export_dir, &af))) {
+    st = sm_status_prefix(st, "%s: assets: ", export_dir);
+    goto fail;
+  }
+  /* restore */
+  const Tensorflow__SaverDef *sv = m->mg->saver_def;
+  if (sv && sv->restore_op_name && *sv->restore_op_name) {
+    prefix = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+    index = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+    if (!prefix || !index) {
+      st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+      goto fail;
+    }
+    if (sm_path_exists(index)) {
+      feeds rf = {0};
+      st = add_feed(&rf, sv->filename_tensor_name ? sv->filename_tensor_name : "", prefix);
+      for (int i = 0; !st && i < af.n; i++) {
+        /* the asset feeds too, unless one names the filename tensor */
+        if (!strcmp(af.names[i], rf.names[0])) continue;
+        const char **nn = realloc(rf.names, ((size_t)rf.n + 1) * sizeof *nn);
+        sm_tensor **nv = nn ? realloc(rf.vals, ((size_t)rf.n + 1) * sizeof *nv) : NULL;
+        if (nn) rf.names = nn;
+        if (nv) rf.vals = nv;
+        if (!nn || !nv) {
+          st = sm_status_new(SM_NO_MEMORY, "out of memory");
+          break;
+        }
+        rf.names[rf.n] = af.names[i];
+        rf.vals[rf.n++] = sm_tensor_ref(af.vals[i]);
+      }
+      const char *target = sv->restore_op_name;
+      if (!st) st = sm_session_run(m->sess, rf.names, rf.vals, rf.n, NULL, 0, &target, 1, NULL);
+      feeds_free(&rf);
+      if (st) {
+        st = sm_status_prefix(st, "%s: restoring variables (op '%s'): ", export_dir, target);
+        goto fail;
+      }
+    }
+  }
+  /* init op, or TF1 table initializers when there is none */
+  const char *init = NULL;
+  if ((st = init_op(m->mg, export_dir, &init))) goto fail;
+  if (init) {
+    if ((st = sm_session_run(m->sess, af.names, af.vals, af.n, NULL, 0, &init, 1, NULL))) {
+      st = sm_status_prefix(st, "%s: running init op '%s': ", export_dir, init);
+      goto fail;
+    }
+  } else {
+    const Tensorflow__CollectionDef *c = collection(m->mg, "table_initializer");
+    if (c && c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST && c->node_list && c->node_list->n_value) {
+      if ((st = sm_session_run(m->sess, af.names, af.vals, af.n, NULL, 0, (const char *const *)c->node_list->value,
+                               (int)c->node_list->n_value, NULL))) {
+        st = sm_status_prefix(st, "%s: running table initializers: ", export_dir);
+        goto fail;
+      }
+    }
+  }
+  /* signatures, sorted, each with its plan prepared */
+  const sm_cgraph *g = sm_session_graph(m->sess);
+  m->sigs = calloc(m->mg->n_signature_def + 1, sizeof *m->sigs);
+  if (!m->sigs) {
+    st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+    goto fail;
+  }
+  for (size_t i = 0; i < m->mg->n_signature_def; i++) {
+    const Tensorflow__MetaGraphDef__SignatureDefEntry *e = m->mg->signature_def[i];
+    if (!e || !e->key || !strcmp(e->key, SM_INIT_OP_SIGNATURE_KEY)) continue;
+    for (int j = 0; j < m->nsigs; j++)
+      if (!strcmp(m->sigs[j].key, e->key)) {
+        st = sm_status_new(SM_INVALID_ARGUMENT, "%s: signature '%s' appears twice", export_dir, e->key);
+        goto fail;
+      }
+    st = build_sig(g, e->key, e->value, &m->sigs[m->nsigs]);
+    m->nsigs++;
+    if (st) {
+      st = sm_status_prefix(st, "%s: ", export_dir);
+      goto fail;
+    }
+  }
+  qsort(m->sigs, (size_t)m->nsigs, sizeof *m->sigs, cmp_sig);
+  for (int i = 0; i < m->nsigs; i++) {
+    sig *sg = &m->sigs[i];
+    if (sg->unsupported) continue;
+    const char **in = calloc((size_t)sg->nin + 1, sizeof *in);
+    if (!in) {
+      st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+      goto fail;
+    }
+    for (int k = 0; k < sg->nin; k++) in[k] = sg->in[k].name;
+    st = sm_session_prepare(m->sess, in, sg->nin, sg->out_names, sg->nout, NULL, 0);
+    free(in);
+    if (st) {
+      st = sm_status_prefix(st, "%s: signature '%s': ", export_dir, sg->key);
+      goto fail;
+    }
+  }
+  feeds_free(&af);
+  free(prefix);
+  free(index);
+  *out = m;
+  return NULL;
+fail:
+  feeds_free(&af);
+  free(prefix);
+  free(index);
+  sm_model_free(m);
+  return st;
+}
+
+/* ---- scan ------------------------------------------------------------------------------------ */
+/* saved_model_cli's _OP_DENYLIST (tensorflow/python/tools/saved_model_cli.py). */
+static const char *const denylist[] = {"PrintV2", "ReadFile", "WriteFile"};
+
+void sm_string_list_free(char **list) {
+  if (!list) return;
+  for (char **p = list; *p; p++) free(*p);
+  free(list);
+}
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static int is_function(const Tensorflow__GraphDef *gd, const char *op) {
+  if (!gd->library) return 0;
+  for (size_t i = 0; i < gd->library->n_function; i++) {
+    const Tensorflow__FunctionDef *f = gd->library->function[i];
+    if (f && f->signature && f->signature->name && !strcmp(f->signature->name, op)) return 1;
+  }
+  return 0;
+}
+
+static sm_status *push(char ***list, int *n, const char *s) {
+  char **nl = realloc(*list, ((size_t)*n + 2) * sizeof *nl);
+  if (!nl) return sm_status_new(SM_NO_MEMORY, "scan: out of memory");
+  *list = nl;
+  if (!(nl[*n] = dupstr(s))) return sm_status_new(SM_NO_MEMORY, "scan: out of memory");
+  nl[++*n] = NULL;
+  return NULL;
+}
+
+sm_status *sm_model_scan(const char *export_dir, const char *const *tags, int ntags, char ***denylisted,
+                         char ***unsupported) {
+  *denylisted = NULL;
+  *unsupported = NULL;
+  if (!export_dir) return sm_status_new(SM_INVALID_ARGUMENT, "scan: no export directory");
+  if (ntags < 0 || (ntags > 0 && !tags)) return sm_status_new(SM_INVALID_ARGUMENT, "scan: bad tag array");
+  Tensorflow__SavedModel *sm;
+  sm_status *st = sm_saved_model_read(export_dir, &sm);
+  if (st) return st;
+  const Tensorflow__MetaGraphDef *mg;
+  if ((st = sm_saved_model_find_meta_graph(sm, tags, (size_t)ntags, &mg))) {
+    sm_saved_model_free(sm);
+    return st;
+  }
+  /* every op type in the graph and every function body */
+  const char **ops = NULL;
+  size_t nops = 0, cap = 0;
+  const Tensorflow__GraphDef *gd = mg->graph_def;
+  for (int pass = 0; gd && pass < 2 && !st; pass++) {
+    size_t nf = pass == 0 ? 1 : (gd->library ? gd->library->n_function : 0);
+    for (size_t f = 0; f < nf && !st; f++) {
+      Tensorflow__NodeDef **nodes;
+      size_t nn;
+      if (pass == 0) {
+        nodes = gd->node;
+        nn = gd->n_node;
+      } else {
+        if (!gd->library->function[f]) continue;
+        nodes = gd->library->function[f]->node_def;
+        nn = gd->library->function[f]->n_node_def;
+      }
+      for (size_t i = 0; i < nn; i++) {
+        if (!nodes[i] || !nodes[i]->op || !*nodes[i]->op) continue;
+        if (nops == cap) {
+          size_t nc = cap ? cap * 2 : 64;
+          const char **no = realloc(ops, nc * sizeof *no);
+          if (!no) {
+            st = sm_status_new(SM_NO_MEMORY, "scan: out of memory");
+            break;
+          }
+          ops = no;
+          cap = nc;
+        }
+        ops[nops++] = nodes[i]->op;
+      }
+    }
+  }
+  char **deny = NULL, **unsup = NULL;
+  int nd = 0, nu = 0;
+  if (!st) {
+    qsort(ops, nops, sizeof *ops, cmp_cstr);
+    for (size_t i = 0; i < nops && !st; i++) {
+      if (i && !strcmp(ops[i], ops[i - 1])) continue;
+      const char *op = ops[i];
+      for (size_t k = 0; k < sizeof denylist / sizeof *denylist && !st; k++)
+        if (!strcmp(op, denylist[k])) st = push(&deny, &nd, op);
+      /* function calls are inlined by the graph layer: they need no kernel */
+      if (!strcmp(op, "StatefulPartitionedCall") || !strcmp(op, "PartitionedCall") || is_function(gd, op)) continue;
+      if (!strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2")) continue;
+      if (!st && !sm_kernel_find(op)) st = push(&unsup, &nu, op);
+    }
+  }
+  free(ops);
+  sm_saved_model_free(sm);
+  /* empty lists are a lone NULL, never a NULL array */
+  if (!st && !deny && !(deny = calloc(1, sizeof *deny))) st = sm_status_new(SM_NO_MEMORY, "scan: out of memory");
+  if (!st && !unsup && !(unsup = calloc(1, sizeof *unsup))) st = sm_status_new(SM_NO_MEMORY, "scan: out of memory");
+  if (st) {
+    sm_string_list_free(deny);
+    sm_string_list_free(unsup);
+    return st;
+  }
+  *denylisted = deny;
+  *unsupported = unsup;
+  return NULL;
+}

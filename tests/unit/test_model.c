@@ -1,0 +1,647 @@
+/* test_model.c - sm_model_load/run against TensorFlow-written SavedModels: the tf-serving fixtures
+ * (../shared, skipped when absent) with their documented outputs, and every golden run of the zoo
+ * (tests/fixtures/zoo/<model>/golden/outputs/<tags>__<sig>/), plus errors and concurrency. */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "savedmodel/model.h"
+#include "savedmodel/npy.h"
+#include "base/file.h"
+#include "test.h"
+
+static const char *tags_serve[] = {"serve"};
+static char fixdir[4096];
+
+static int fixtures_present(void) {
+  snprintf(fixdir, sizeof fixdir, "%s/fixtures/tf-serving", SM_SHARED_DIR);
+  struct stat st;
+  return stat(fixdir, &st) == 0;
+}
+
+static sm_status *load_fixture(const char *rel, sm_model **m) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/%s", fixdir, rel);
+  return sm_model_load(p, tags_serve, 1, NULL, m);
+}
+
+static sm_tensor *ftensor(int rank, const int64_t *dims, const float *v) {
+  sm_tensor *t;
+  if (sm_tensor_new(SM_FLOAT, rank, dims, &t)) abort();
+  memcpy(sm_tensor_data(t), v, (size_t)sm_tensor_num_elements(t) * sizeof(float));
+  return t;
+}
+
+static int hexval(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
+
+/* A DT_STRING vector of serialized tf.Examples given in hex. */
+static sm_tensor *examples(int n, const char *const *hex) {
+  sm_tensor *t;
+  int64_t d = n;
+  if (sm_tensor_new(SM_STRING, 1, &d, &t)) abort();
+  for (int i = 0; i < n; i++) {
+    size_t len = strlen(hex[i]) / 2;
+    char buf[256];
+    for (size_t k = 0; k < len; k++) buf[k] = (char)(hexval(hex[i][2 * k]) << 4 | hexval(hex[i][2 * k + 1]));
+    if (sm_tensor_set_string(t, i, buf, len)) abort();
+  }
+  return t;
+}
+
+#define EX0 "0a0f0a0d0a0178120812060a0400000000"
+#define EX1 "0a0f0a0d0a0178120812060a040000803f"
+#define EX2 "0a0f0a0d0a0178120812060a0400000040"
+#define EX3 "0a0f0a0d0a0178120812060a0400004040"
+#define EX_X2_ONLY "0a100a0e0a027832120812060a040000a040"
+
+static int fvals_eq(const sm_tensor *t, int rank, const int64_t *dims, const float *want) {
+  if (!t || sm_tensor_dtype(t) != SM_FLOAT || sm_tensor_rank(t) != rank) return 0;
+  for (int i = 0; i < rank; i++)
+    if (sm_tensor_dims(t)[i] != dims[i]) return 0;
+  const float *v = sm_tensor_data(t);
+  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++)
+    if (fabsf(v[i] - want[i]) > 1e-6f * (1 + fabsf(want[i]))) return 0;
+  return 1;
+}
+
+/* run one-in one-out signature and compare */
+static void run_check(sm_model *m, const char *sig, const char *in_alias, sm_tensor *in, const char *out_alias,
+                      int rank, const int64_t *dims, const float *want) {
+  sm_tensor *out = NULL;
+  sm_status *s = sm_model_run(m, sig, &in_alias, &in, in ? 1 : 0, &out_alias, 1, &out);
+  if (s) {
+    fprintf(stderr, "run %s: %s\n", sig, sm_status_message(s));
+    sm_status_free(s);
+    sm_test_failures++;
+    return;
+  }
+  if (!fvals_eq(out, rank, dims, want)) {
+    fprintf(stderr, "run %s: unexpected output\n", sig);
+    sm_test_failures++;
+  }
+  sm_tensor_free(out);
+}
+
+static void test_half_plus_two(const char *rel) {
+  sm_model *m = NULL;
+  CHECK_OK(load_fixture(rel, &m));
+  if (!m) return;
+  /* serving_default x=[[2],[3],[4]] -> [[3],[3.5],[4]] */
+  int64_t d31[] = {3, 1};
+  sm_tensor *x = ftensor(2, d31, (float[]){2, 3, 4});
+  run_check(m, "serving_default", "x", x, "y", 2, d31, (float[]){3, 3.5f, 4});
+  /* regress_x_to_y over four examples */
+  sm_tensor *ex = examples(4, (const char *[]){EX0, EX1, EX2, EX3});
+  int64_t d41[] = {4, 1}, d11[] = {1, 1};
+  run_check(m, "regress_x_to_y", "inputs", ex, "outputs", 2, d41, (float[]){2, 2.5f, 3, 3.5f});
+  sm_tensor *ex2 = examples(1, (const char *[]){EX2});
+  run_check(m, "regress_x_to_y2", "inputs", ex2, "outputs", 2, d11, (float[]){4});
+  run_check(m, "classify_x_to_y", "inputs", ex2, "scores", 2, d11, (float[]){3});
+  sm_tensor *x2 = ftensor(2, d11, (float[]){2});
+  run_check(m, "regress_x2_to_y3", "inputs", x2, "outputs", 2, d11, (float[]){4});
+  /* the init op assigned the asset name to filename_tensor */
+  sm_tensor *fn = NULL;
+  const char *fetch = "filename_tensor:0";
+  CHECK_OK(sm_model_session_run(m, NULL, NULL, 0, &fetch, 1, NULL, 0, &fn));
+  if (fn) {
+    size_t len;
+    const char *s = sm_tensor_string(fn, 0, &len);
+    CHECK(s && len == 7 && !memcmp(s, "foo.txt", 7));
+    sm_tensor_free(fn);
+  }
+  /* a required feature missing */
+  sm_tensor *bad = examples(1, (const char *[]){EX_X2_ONLY});
+  sm_tensor *o = NULL;
+  const char *ia = "inputs", *oa = "outputs";
+  sm_status *st = sm_model_run(m, "regress_x_to_y", &ia, &bad, 1, &oa, 1, &o);
+  CHECK(st != NULL);
+  sm_status_free(st);
+  sm_tensor_free(o);
+  /* signature listing and infos */
+  CHECK(sm_model_num_signatures(m) >= 5);
+  CHECK(!strncmp(sm_model_signature_key(m, 0), "classify_x", 10));
+  CHECK_EQ_STR(sm_model_signature_method(m, "regress_x_to_y"), "tensorflow/serving/regress");
+  const sm_tensor_info *infos;
+  int n;
+  CHECK_OK(sm_model_signature_inputs(m, "serving_default", &infos, &n));
+  CHECK_EQ_INT(n, 1);
+  if (n == 1) {
+    CHECK_EQ_STR(infos[0].alias, "x");
+    CHECK_EQ_STR(infos[0].name, "x:0");
+    CHECK_EQ_INT(infos[0].dtype, SM_FLOAT);
+    CHECK_EQ_INT(infos[0].rank, 2);
+    if (infos[0].rank == 2) CHECK(infos[0].dims[0] == -1 && infos[0].dims[1] == 1);
+  }
+  /* errors naming alias, expected, given */
+  CHECK_ERR(sm_model_signature_inputs(m, "nope", &infos, &n), "serving_default");
+  CHECK_ERR(sm_model_run(m, "nope", NULL, NULL, 0, NULL, 0, NULL), "signatures are:");
+  const char *xa = "x", *ya = "y";
+  int64_t d3[] = {3};
+  sm_tensor *x1d = ftensor(1, d3, (float[]){1, 2, 3});
+  CHECK_ERR(sm_model_run(m, "serving_default", &xa, &x1d, 1, &ya, 1, &o), "input 'x' expects shape [?,1], given [3]");
+  CHECK_ERR(sm_model_run(m, "serving_default", &xa, &ex, 1, &ya, 1, &o), "expects dtype DT_FLOAT, given DT_STRING");
+  CHECK_ERR(sm_model_run(m, "serving_default", NULL, NULL, 0, &ya, 1, &o), "missing input 'x'");
+  const char *za = "z";
+  CHECK_ERR(sm_model_run(m, "serving_default", &za, &x, 1, &ya, 1, &o), "no input 'z'");
+  CHECK_ERR(sm_model_run(m, "serving_default", &xa, &x, 1, &za, 1, &o), "no output 'z'");
+  /* all outputs, in alias order */
+  CHECK_OK(sm_model_run(m, "serving_default", &xa, &x, 1, NULL, 1, &o));
+  sm_tensor_free(o);
+  sm_tensor_free(x1d);
+  sm_tensor_free(bad);
+  sm_tensor_free(x);
+  sm_tensor_free(x2);
+  sm_tensor_free(ex);
+  sm_tensor_free(ex2);
+  sm_model_free(m);
+}
+
+static void test_tf2(void) {
+  sm_model *m = NULL;
+  CHECK_OK(load_fixture("saved_model_half_plus_two_tf2_cpu/00000123", &m));
+  if (!m) return;
+  int64_t d1[] = {1}, d41[] = {4, 1}, d11[] = {1, 1};
+  sm_tensor *x = ftensor(1, d1, (float[]){2});
+  run_check(m, "serving_default", "x", x, "y", 1, d1, (float[]){3});
+  run_check(m, "regress_x2_to_y3", "inputs", x, "outputs", 1, d1, (float[]){4});
+  sm_tensor *x5 = ftensor(1, d1, (float[]){5});
+  run_check(m, "classify_x2_to_y3", "inputs", x5, "scores", 1, d1, (float[]){5.5f});
+  sm_tensor *ex = examples(4, (const char *[]){EX0, EX1, EX2, EX3});
+  run_check(m, "regress_x_to_y", "inputs", ex, "outputs", 2, d41, (float[]){2, 2.5f, 3, 3.5f});
+  sm_tensor *ex2 = examples(1, (const char *[]){EX2});
+  run_check(m, "classify_x_to_y", "inputs", ex2, "scores", 2, d11, (float[]){3});
+  run_check(m, "regress_x_to_y2", "inputs", ex2, "outputs", 2, d11, (float[]){4});
+  /* PlaceholderWithDefault: a session run without the feed gives the default */
+  sm_tensor *o = NULL;
+  const char *f = "StatefulPartitionedCall_5:0";
+  CHECK_OK(sm_model_session_run(m, NULL, NULL, 0, &f, 1, NULL, 0, &o));
+  CHECK(fvals_eq(o, 1, d1, (float[]){2}));
+  sm_tensor_free(o);
+  CHECK_EQ_INT(sm_model_num_signatures(m), 6); /* __saved_model_init_op is not listed */
+  sm_tensor_free(x);
+  sm_tensor_free(x5);
+  sm_tensor_free(ex);
+  sm_tensor_free(ex2);
+  sm_model_free(m);
+}
+
+static void test_small_fixtures(void) {
+  sm_model *m = NULL;
+  CHECK_OK(load_fixture("matrix_half_plus_two/1", &m));
+  if (m) {
+    int64_t d[] = {1, 3, 3};
+    sm_tensor *x = ftensor(3, d, (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9});
+    run_check(m, "serving_default", "x", x, "y", 3, d, (float[]){2.5f, 3, 3.5f, 4, 4.5f, 5, 5.5f, 6, 6.5f});
+    sm_tensor_free(x);
+    sm_model_free(m);
+  }
+  m = NULL;
+  CHECK_OK(load_fixture("saved_model_half_plus_three/00000123", &m));
+  if (m) {
+    int64_t d11[] = {1, 1}, d21[] = {2, 1};
+    sm_tensor *x = ftensor(2, d11, (float[]){2});
+    run_check(m, "serving_default", "x", x, "y", 2, d11, (float[]){4});
+    sm_tensor *x2 = ftensor(2, d21, (float[]){1, 5});
+    run_check(m, "serving_default", "x", x2, "y", 2, d21, (float[]){3.5f, 5.5f});
+    /* declared DT_FLOAT, really DT_STRING: the graph wins */
+    sm_tensor *ex = examples(1, (const char *[]){EX2});
+    run_check(m, "tensorflow/serving/regress", "inputs", ex, "outputs", 2, d11, (float[]){4});
+    sm_tensor_free(x);
+    sm_tensor_free(x2);
+    sm_tensor_free(ex);
+    sm_model_free(m);
+  }
+  m = NULL;
+  CHECK_OK(load_fixture("saved_model_half_plus_two_mkl/00000123", &m));
+  if (m) {
+    int64_t d11[] = {1, 1}, dimg[] = {1, 10, 10, 1};
+    float want[100];
+    for (int i = 0; i < 100; i++) want[i] = 4;
+    sm_tensor *x2 = ftensor(2, d11, (float[]){2});
+    run_check(m, "regress_x2_to_y3", "inputs", x2, "outputs", 4, dimg, want);
+    sm_tensor *ex = examples(1, (const char *[]){EX2});
+    run_check(m, "regress_x_to_y2", "inputs", ex, "outputs", 4, dimg, want);
+    sm_tensor_free(x2);
+    sm_tensor_free(ex);
+    sm_model_free(m);
+  }
+  /* not SavedModels, wrong tags */
+  m = NULL;
+  CHECK_ERR(load_fixture("bad_half_plus_two/00000123", &m), "");
+  CHECK(m == NULL);
+  char p[4200];
+  snprintf(p, sizeof p, "%s/matrix_half_plus_two/1", fixdir);
+  const char *bad_tags[] = {"serve", "gpu"};
+  CHECK_ERR(sm_model_load(p, bad_tags, 2, NULL, &m), "serve");
+  CHECK_ERR(sm_model_load("/nonexistent/dir", tags_serve, 1, NULL, &m), "");
+}
+
+typedef struct counter_arg {
+  sm_model *m;
+  int n, fails;
+} counter_arg;
+
+static void *counter_thread(void *p) {
+  counter_arg *a = p;
+  for (int i = 0; i < a->n; i++) {
+    sm_tensor *o = NULL;
+    const char *oa = "output";
+    sm_status *s = sm_model_run(a->m, "incr_counter", NULL, NULL, 0, &oa, 1, &o);
+    if (s) {
+      if (!a->fails) fprintf(stderr, "incr_counter: %s\n", sm_status_message(s));
+      a->fails++;
+      sm_status_free(s);
+    }
+    sm_tensor_free(o);
+  }
+  return NULL;
+}
+
+static float run_counter(sm_model *m, const char *sig, const sm_tensor *delta) {
+  sm_tensor *o = NULL;
+  const char *oa = "output", *da = "delta";
+  sm_tensor *in = (sm_tensor *)delta;
+  sm_status *s = sm_model_run(m, sig, &da, &in, delta ? 1 : 0, &oa, 1, &o);
+  if (s) {
+    fprintf(stderr, "%s: %s\n", sig, sm_status_message(s));
+    sm_status_free(s);
+    sm_test_failures++;
+    return NAN;
+  }
+  float v = NAN;
+  if (sm_tensor_dtype(o) == SM_FLOAT && sm_tensor_rank(o) == 0) v = *(float *)sm_tensor_data(o);
+  sm_tensor_free(o);
+  return v;
+}
+
+static void test_counter(void) {
+  sm_model *m = NULL;
+  CHECK_OK(load_fixture("saved_model_counter/00000123", &m));
+  if (!m) return;
+  CHECK(run_counter(m, "get_counter", NULL) == 0);
+  CHECK(run_counter(m, "incr_counter", NULL) == 1);
+  CHECK(run_counter(m, "reset_counter", NULL) == 0);
+  CHECK(run_counter(m, "incr_counter", NULL) == 1);
+  sm_tensor *d = ftensor(0, NULL, (float[]){3});
+  CHECK(run_counter(m, "incr_counter_by", d) == 4);
+  sm_tensor_free(d);
+  CHECK(run_counter(m, "reset_counter", NULL) == 0);
+  pthread_t th[4];
+  counter_arg a[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = (counter_arg){m, 200, 0};
+    pthread_create(&th[i], NULL, counter_thread, &a[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    CHECK_EQ_INT(a[i].fails, 0);
+  }
+  CHECK(run_counter(m, "get_counter", NULL) == 800);
+  sm_model_free(m);
+}
+
+/* one model, four threads, different inputs: every result must be its own */
+typedef struct hp_arg {
+  sm_model *m;
+  int id, fails;
+} hp_arg;
+
+static void *hp_thread(void *p) {
+  hp_arg *a = p;
+  for (int i = 0; i < 200; i++) {
+    int64_t d[] = {2, 1};
+    float base = (float)(a->id * 1000 + i);
+    sm_tensor *x = ftensor(2, d, (float[]){base, base + 1});
+    sm_tensor *o = NULL;
+    const char *xa = "x", *ya = "y";
+    sm_status *s = sm_model_run(a->m, "serving_default", &xa, &x, 1, &ya, 1, &o);
+    if (s || !fvals_eq(o, 2, d, (float[]){0.5f * base + 2, 0.5f * (base + 1) + 2})) a->fails++;
+    sm_status_free(s);
+    sm_tensor_free(o);
+    sm_tensor_free(x);
+  }
+  return NULL;
+}
+
+static void test_concurrency(void) {
+  sm_model *m = NULL;
+  char p[4200];
+  snprintf(p, sizeof p, "%s/saved_model_half_plus_two_cpu/00000123", fixdir);
+  sm_load_options opt = {4};
+  CHECK_OK(sm_model_load(p, tags_serve, 1, &opt, &m));
+  if (!m) return;
+  pthread_t th[4];
+  hp_arg a[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = (hp_arg){m, i, 0};
+    pthread_create(&th[i], NULL, hp_thread, &a[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    CHECK_EQ_INT(a[i].fails, 0);
+  }
+  sm_model_free(m);
+}
+
+static void test_scan(void) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/saved_model_half_plus_two_tf2_cpu/00000123", fixdir);
+  char **deny = NULL, **unsup = NULL;
+  CHECK_OK(sm_model_scan(p, tags_serve, 1, &deny, &unsup));
+  CHECK(deny && !deny[0]);
+  if (unsup)
+    for (char **u = unsup; *u; u++) fprintf(stderr, "scan: no kernel for %s\n", *u);
+  sm_string_list_free(deny);
+  sm_string_list_free(unsup);
+  CHECK_ERR(sm_model_scan("/nonexistent", tags_serve, 1, &deny, &unsup), "");
+}
+
+/* ---- the zoo: golden inputs and outputs written by TensorFlow ------------------------------- */
+static int b64v(int c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+/* {"dtype": "DT_STRING", "shape": [..], "encoding": "base64", "value": [...]} */
+static sm_status *read_json_strings(const char *path, sm_tensor **out) {
+  char *text;
+  size_t len;
+  sm_status *st = sm_file_read_all(path, &text, &len);
+  if (st) return st;
+  int64_t dims[SM_MAX_RANK];
+  int rank = 0;
+  const char *sp = strstr(text, "\"shape\"");
+  const char *vp = strstr(text, "\"value\"");
+  if (!sp || !vp) {
+    free(text);
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: no shape or value", path);
+  }
+  sp = strchr(sp, '[');
+  for (sp++; sp && *sp && *sp != ']';) {
+    char *end;
+    long long v = strtoll(sp, &end, 10);
+    if (end == sp) {
+      sp++;
+      continue;
+    }
+    if (rank < SM_MAX_RANK) dims[rank++] = v;
+    sp = end;
+  }
+  st = sm_tensor_new(SM_STRING, rank, dims, out);
+  int64_t i = 0, n = st ? 0 : sm_tensor_num_elements(*out);
+  for (const char *q = strchr(vp + 7, '"'); !st && q && i < n; i++) {
+    const char *e = strchr(q + 1, '"');
+    if (!e) break;
+    char *buf = malloc((size_t)(e - q) + 1);
+    size_t bl = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    for (const char *c = q + 1; c < e; c++) {
+      int v = b64v((unsigned char)*c);
+      if (v < 0) continue;
+      acc = (acc << 6) | (unsigned)v;
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        buf[bl++] = (char)((acc >> bits) & 0xff);
+      }
+    }
+    st = sm_tensor_set_string(*out, i, buf, bl);
+    free(buf);
+    q = strchr(e + 1, '"');
+  }
+  free(text);
+  return st;
+}
+
+static sm_status *read_value(const char *path, sm_tensor **out) {
+  size_t n = strlen(path);
+  if (n > 5 && !strcmp(path + n - 5, ".json")) return read_json_strings(path, out);
+  return sm_npy_read(path, out);
+}
+
+static int values_match(const sm_tensor *got, const sm_tensor *want, char *why, size_t cap) {
+  if (sm_tensor_dtype(got) != sm_tensor_dtype(want)) {
+    snprintf(why, cap, "dtype %s, want %s", sm_dtype_name(sm_tensor_dtype(got)), sm_dtype_name(sm_tensor_dtype(want)));
+    return 0;
+  }
+  char a[128], b[128];
+  int shape_ok = sm_tensor_rank(got) == sm_tensor_rank(want);
+  for (int i = 0; shape_ok && i < sm_tensor_rank(got); i++) shape_ok = sm_tensor_dims(got)[i] == sm_tensor_dims(want)[i];
+  if (!shape_ok) {
+    snprintf(why, cap, "shape %s, want %s", sm_shape_str(sm_tensor_rank(got), sm_tensor_dims(got), a, sizeof a),
+             sm_shape_str(sm_tensor_rank(want), sm_tensor_dims(want), b, sizeof b));
+    return 0;
+  }
+  int64_t n = sm_tensor_num_elements(want);
+  int dt = sm_tensor_dtype(want);
+  if (dt == SM_FLOAT || dt == SM_DOUBLE) {
+    for (int64_t i = 0; i < n; i++) {
+      double g = dt == SM_FLOAT ? ((const float *)sm_tensor_data(got))[i] : ((const double *)sm_tensor_data(got))[i];
+      double w = dt == SM_FLOAT ? ((const float *)sm_tensor_data(want))[i] : ((const double *)sm_tensor_data(want))[i];
+      if (isnan(w) && isnan(g)) continue;
+      if (!(fabs(g - w) <= 1e-5 * fmax(fabs(g), fabs(w)) + 1e-6)) {
+        snprintf(why, cap, "element %lld is %.9g, want %.9g", (long long)i, g, w);
+        return 0;
+      }
+    }
+    return 1;
+  }
+  if (sm_tensor_equal(got, want)) return 1;
+  snprintf(why, cap, "values differ");
+  return 0;
+}
+
+/* Minimal reader for the generator's signature.json (json.dump, indent=1). */
+typedef struct golden {
+  char *tags[8];
+  int ntags;
+  char *sig;
+  char *in_alias[16], *in_file[16];
+  int nin;
+  char *out_alias[16], *out_file[16];
+  int nout;
+} golden;
+
+static char *quoted(const char *p) {
+  const char *a = strchr(p, '"');
+  if (!a) return NULL;
+  const char *b = strchr(a + 1, '"');
+  if (!b) return NULL;
+  char *s = malloc((size_t)(b - a));
+  memcpy(s, a + 1, (size_t)(b - a - 1));
+  s[b - a - 1] = 0;
+  return s;
+}
+
+static void golden_free(golden *g) {
+  for (int i = 0; i < g->ntags; i++) free(g->tags[i]);
+  for (int i = 0; i < g->nin; i++) free(g->in_alias[i]), free(g->in_file[i]);
+  for (int i = 0; i < g->nout; i++) free(g->out_alias[i]), free(g->out_file[i]);
+  free(g->sig);
+}
+
+static int golden_read(const char *path, golden *g) {
+  memset(g, 0, sizeof *g);
+  char *text;
+  size_t len;
+  sm_status *st = sm_file_read_all(path, &text, &len);
+  if (st) {
+    sm_status_free(st);
+    return 0;
+  }
+  int section = 0; /* 1 tags, 2 inputs, 3 outputs */
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    int indent = 0;
+    while (line[indent] == ' ') indent++;
+    char *l = line + indent;
+    if (indent == 1) {
+      section = 0;
+      if (!strncmp(l, "\"tags\"", 6)) section = 1;
+      if (!strncmp(l, "\"inputs\"", 8)) section = 2;
+      if (!strncmp(l, "\"outputs\"", 9)) section = 3;
+      if (!strncmp(l, "\"signature\"", 11)) g->sig = quoted(l + 11);
+      continue;
+    }
+    if (section == 1 && indent == 2 && *l == '"' && g->ntags < 8) g->tags[g->ntags++] = quoted(l);
+    if ((section == 2 || section == 3) && indent == 2 && *l == '"') {
+      if (section == 2 && g->nin < 16) g->in_alias[g->nin++] = quoted(l);
+      if (section == 3 && g->nout < 16) g->out_alias[g->nout++] = quoted(l);
+    }
+    if ((section == 2 || section == 3) && indent == 3 && !strncmp(l, "\"file\"", 6)) {
+      if (section == 2 && g->nin) g->in_file[g->nin - 1] = quoted(l + 6);
+      if (section == 3 && g->nout) g->out_file[g->nout - 1] = quoted(l + 6);
+    }
+  }
+  free(text);
+  return g->sig != NULL;
+}
+
+static int zoo_cases, zoo_passed, zoo_unsupported;
+
+static void zoo_case(const char *model_dir, const char *case_dir) {
+  char *p = sm_path_join(case_dir, "signature.json");
+  golden g;
+  memset(&g, 0, sizeof g);
+  int gok = p && golden_read(p, &g);
+  free(p);
+  if (!gok) {
+    fprintf(stderr, "zoo %s: unreadable signature.json\n", case_dir);
+    sm_test_failures++;
+    golden_free(&g);
+    return;
+  }
+  zoo_cases++;
+  sm_model *m = NULL;
+  sm_status *st = sm_model_load(model_dir, (const char *const *)g.tags, g.ntags, NULL, &m);
+  sm_tensor *in[16] = {0}, *out[16] = {0}, *want[16] = {0};
+  int ok = 1;
+  if (st) goto fail;
+  for (int i = 0; i < g.nin && !st; i++) {
+    if (!g.in_file[i]) continue;
+    p = sm_path_join(case_dir, g.in_file[i]);
+    st = read_value(p, &in[i]);
+    free(p);
+  }
+  for (int i = 0; i < g.nout && !st; i++) {
+    if (!g.out_file[i]) continue;
+    p = sm_path_join(case_dir, g.out_file[i]);
+    st = read_value(p, &want[i]);
+    free(p);
+  }
+  if (st) {
+    ok = 0;
+    fprintf(stderr, "zoo %s: reading goldens: %s\n", case_dir, sm_status_message(st));
+    sm_test_failures++;
+    sm_status_free(st);
+    st = NULL;
+    goto done;
+  }
+  st = sm_model_run(m, g.sig, (const char *const *)g.in_alias, in, g.nin, (const char *const *)g.out_alias, g.nout,
+                    out);
+  if (st) goto fail;
+  for (int i = 0; i < g.nout; i++) {
+    char why[256];
+    if (!want[i] || !out[i]) continue;
+    if (!values_match(out[i], want[i], why, sizeof why)) {
+      fprintf(stderr, "zoo %s: output '%s': %s\n", case_dir, g.out_alias[i], why);
+      ok = 0;
+      sm_test_failures++;
+    }
+  }
+  if (ok) zoo_passed++;
+  goto done;
+fail:
+  if (sm_status_code(st) == SM_UNIMPLEMENTED) {
+    zoo_unsupported++;
+    fprintf(stderr, "zoo %s: not supported yet: %s\n", case_dir, sm_status_message(st));
+  } else {
+    fprintf(stderr, "zoo %s: %s\n", case_dir, sm_status_message(st));
+    sm_test_failures++;
+  }
+  sm_status_free(st);
+done:
+  for (int i = 0; i < 16; i++) sm_tensor_free(in[i]), sm_tensor_free(out[i]), sm_tensor_free(want[i]);
+  sm_model_free(m);
+  golden_free(&g);
+}
+
+static void test_zoo(void) {
+  char zoo[4096];
+  snprintf(zoo, sizeof zoo, "%s/tests/fixtures/zoo", SM_SOURCE_DIR);
+  DIR *d = opendir(zoo);
+  if (!d) {
+    fprintf(stderr, "zoo absent: %s\n", zoo);
+    return;
+  }
+  struct dirent *e;
+  char names[64][256];
+  int nm = 0;
+  while ((e = readdir(d)) && nm < 64)
+    if (e->d_name[0] != '.') snprintf(names[nm++], 256, "%s", e->d_name);
+  closedir(d);
+  for (int i = 0; i < nm; i++) {
+    char *base = sm_path_join(zoo, names[i]);
+    char *model = sm_path_join(base, "model"), *outs = sm_path_join(base, "golden/outputs");
+    DIR *od = outs ? opendir(outs) : NULL;
+    while (od && (e = readdir(od))) {
+      if (e->d_name[0] == '.') continue;
+      char *c = sm_path_join(outs, e->d_name);
+      zoo_case(model, c);
+      free(c);
+    }
+    if (od) closedir(od);
+    free(base);
+    free(model);
+    free(outs);
+  }
+  fprintf(stderr, "zoo: %d cases, %d match TensorFlow, %d need kernels not written yet\n", zoo_cases, zoo_passed,
+          zoo_unsupported);
+}
+
+int main(void) {
+  int have = fixtures_present();
+  if (have) {
+    test_small_fixtures();
+    test_half_plus_two("saved_model_half_plus_two_cpu/00000123");
+    test_half_plus_two("saved_model_half_plus_two_2_versions/00000124");
+    test_tf2();
+    test_counter();
+    test_concurrency();
+    test_scan();
+  }
+  test_zoo();
+  if (!have) {
+    fprintf(stderr, "skipped: %s absent (the zoo ran)\n", fixdir);
+    if (!sm_test_failures) return SM_TEST_SKIP;
+  }
+  TEST_MAIN_END();
+}
