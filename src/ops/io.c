@@ -13,8 +13,6 @@
 #include "runtime/kernel.h"
 #include "savedmodel/bundle.h"
 
-static const char *kname(const sm_kctx *ctx) { return sm_node_name(sm_kctx_node(ctx)); }
-
 static const char *dname(int dtype) {
   const char *n = sm_dtype_name(dtype);
   return n ? n : "(unknown dtype)";
@@ -23,7 +21,7 @@ static const char *dname(int dtype) {
 static sm_status *want_string(sm_kctx *ctx, int i, const char *what, const sm_tensor **t) {
   *t = sm_kctx_input(ctx, i);
   if (!*t || sm_tensor_dtype(*t) != SM_STRING)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: %s must be a string tensor", kname(ctx), what);
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be a string tensor", what);
   return NULL;
 }
 
@@ -46,10 +44,9 @@ static sm_status *restore_prepare(const sm_node *node, void **state) {
   sm_status *s = sm_node_attr_types(node, "dtypes", &types, &n);
   if (s) return s;
   if (n == 0 || n > (1u << 24))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: RestoreV2 needs 1 or more dtypes, has %zu", sm_node_name(node), n);
+    return sm_status_new(SM_INVALID_ARGUMENT, "RestoreV2 needs 1 or more dtypes, has %zu", n);
   if ((int)n != sm_node_num_outputs(node))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: %zu dtypes but %d outputs", sm_node_name(node), n,
-                         sm_node_num_outputs(node));
+    return sm_status_new(SM_INVALID_ARGUMENT, "%zu dtypes but %d outputs", n, sm_node_num_outputs(node));
   restore_state *st = calloc(1, sizeof *st);
   if (!st || !(st->dtypes = malloc(n * sizeof *st->dtypes))) {
     free(st);
@@ -79,8 +76,8 @@ static int parse_int64(const char **p, const char *end, int64_t *v) {
   return 1;
 }
 
-static sm_status *parse_slice(sm_kctx *ctx, const char *spec, size_t len, const char *tname, int *rank, int64_t *full,
-                              int64_t *start, int64_t *count) {
+static sm_status *parse_slice(const char *spec, size_t len, const char *tname, int *rank, int64_t *full, int64_t *start,
+                              int64_t *count) {
   const char *p = spec, *end = spec + len;
   int r = 0;
   /* dims: space-separated integers; the last space-separated token is the slice part */
@@ -118,8 +115,8 @@ static sm_status *parse_slice(sm_kctx *ctx, const char *spec, size_t len, const 
   *rank = r;
   return NULL;
 bad:
-  return sm_status_new(SM_INVALID_ARGUMENT, "node %s: bad shape_and_slice \"%.*s\" for tensor %s", kname(ctx),
-                       (int)(len > 200 ? 200 : len), spec, tname);
+  return sm_status_new(SM_INVALID_ARGUMENT, "bad shape_and_slice \"%.*s\" for tensor %s", (int)(len > 200 ? 200 : len),
+                       spec, tname);
 }
 
 /* out = full[start : start+count] per dim. */
@@ -161,37 +158,36 @@ static sm_status *extract_slice(const sm_tensor *full, int rank, const int64_t *
   return NULL;
 }
 
-static sm_status *restore_one(sm_kctx *ctx, const sm_bundle *b, const char *prefix, const char *name, int dtype,
-                              const char *spec, size_t spec_len, sm_tensor **out) {
+static sm_status *restore_one(const sm_bundle *b, const char *prefix, const char *name, int dtype, const char *spec,
+                              size_t spec_len, sm_tensor **out) {
   sm_bundle_entry e;
   sm_status *s = sm_bundle_lookup(b, name, &e);
   if (s) {
     if (sm_status_code(s) == SM_NOT_FOUND) {
       sm_status_free(s);
-      return sm_status_new(SM_NOT_FOUND, "node %s: key %s not found in checkpoint %s", kname(ctx), name, prefix);
+      return sm_status_new(SM_NOT_FOUND, "key %s not found in checkpoint %s", name, prefix);
     }
-    return sm_status_prefix(s, "node %s: ", kname(ctx));
+    return s;
   }
   if (e.dtype != dtype)
     return sm_status_new(SM_INVALID_ARGUMENT,
-                         "node %s: expected to restore a tensor of type %s, got a tensor of type %s instead: "
+                         "expected to restore a tensor of type %s, got a tensor of type %s instead: "
                          "tensor_name = %s",
-                         kname(ctx), dname(dtype), dname(e.dtype), name);
+                         dname(dtype), dname(e.dtype), name);
   sm_tensor *full;
   s = sm_bundle_read(b, name, &full);
-  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  if (s) return s;
   if (spec_len == 0) {
     *out = full;
     return NULL;
   }
   int rank;
   int64_t fd[SM_MAX_RANK], st[SM_MAX_RANK], cnt[SM_MAX_RANK];
-  s = parse_slice(ctx, spec, spec_len, name, &rank, fd, st, cnt);
-  if (!s && (rank != sm_tensor_rank(full) ||
-             (rank && memcmp(fd, sm_tensor_dims(full), (size_t)rank * sizeof *fd)))) {
+  s = parse_slice(spec, spec_len, name, &rank, fd, st, cnt);
+  if (!s && (rank != sm_tensor_rank(full) || (rank && memcmp(fd, sm_tensor_dims(full), (size_t)rank * sizeof *fd)))) {
     char a[128], c[128];
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: tensor %s has shape %s in the checkpoint, the slice spec says %s",
-                      kname(ctx), name, sm_shape_str(sm_tensor_rank(full), sm_tensor_dims(full), a, sizeof a),
+    s = sm_status_new(SM_INVALID_ARGUMENT, "tensor %s has shape %s in the checkpoint, the slice spec says %s", name,
+                      sm_shape_str(sm_tensor_rank(full), sm_tensor_dims(full), a, sizeof a),
                       sm_shape_str(rank, fd, c, sizeof c));
   }
   if (!s) s = extract_slice(full, rank, st, cnt, out);
@@ -207,11 +203,10 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
   if (!s) s = want_string(ctx, 2, "shape_and_slices", &slices);
   if (s) return s;
   if (sm_tensor_num_elements(prefix_t) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: prefix must have 1 element, has %lld", kname(ctx),
+    return sm_status_new(SM_INVALID_ARGUMENT, "prefix must have 1 element, has %lld",
                          (long long)sm_tensor_num_elements(prefix_t));
   if (sm_tensor_num_elements(names) != st->n || sm_tensor_num_elements(slices) != st->n)
-    return sm_status_new(SM_INVALID_ARGUMENT,
-                         "node %s: %d dtypes but %lld tensor_names and %lld shape_and_slices", kname(ctx), st->n,
+    return sm_status_new(SM_INVALID_ARGUMENT, "%d dtypes but %lld tensor_names and %lld shape_and_slices", st->n,
                          (long long)sm_tensor_num_elements(names), (long long)sm_tensor_num_elements(slices));
   size_t plen;
   const char *praw = sm_tensor_string(prefix_t, 0, &plen);
@@ -221,13 +216,13 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
   prefix[plen] = 0;
   if (strlen(prefix) != plen) {
     free(prefix);
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: checkpoint prefix contains a NUL byte", kname(ctx));
+    return sm_status_new(SM_INVALID_ARGUMENT, "checkpoint prefix contains a NUL byte");
   }
   sm_bundle *b;
   s = sm_bundle_open(prefix, &b);
   if (s) {
     free(prefix);
-    return sm_status_prefix(s, "node %s: ", kname(ctx));
+    return s;
   }
   char *name = NULL;
   for (int i = 0; i < st->n && !s; i++) {
@@ -243,11 +238,11 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
     memcpy(name, nraw, nlen);
     name[nlen] = 0;
     if (strlen(name) != nlen) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: tensor_names[%d] contains a NUL byte", kname(ctx), i);
+      s = sm_status_new(SM_INVALID_ARGUMENT, "tensor_names[%d] contains a NUL byte", i);
       break;
     }
     sm_tensor *t;
-    s = restore_one(ctx, b, prefix, name, st->dtypes[i], spec, slen, &t);
+    s = restore_one(b, prefix, name, st->dtypes[i], spec, slen, &t);
     if (!s) sm_kctx_set_output(ctx, i, t);
   }
   free(name);
@@ -266,8 +261,7 @@ static sm_status *sharded_filename_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *shard = sm_kctx_input(ctx, 1), *num = sm_kctx_input(ctx, 2);
   if (sm_tensor_rank(base) != 0 || sm_tensor_rank(shard) != 0 || sm_tensor_rank(num) != 0 ||
       sm_tensor_dtype(shard) != SM_INT32 || sm_tensor_dtype(num) != SM_INT32)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: ShardedFilename takes a string scalar and two int32 scalars",
-                         kname(ctx));
+    return sm_status_new(SM_INVALID_ARGUMENT, "ShardedFilename takes a string scalar and two int32 scalars");
   size_t blen;
   const char *b = sm_tensor_string(base, 0, &blen);
   char suffix[64];
@@ -329,8 +323,8 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
     } else if (sm_tensor_rank(t) != sm_tensor_rank(shape_of) ||
                memcmp(sm_tensor_dims(t), sm_tensor_dims(shape_of), (size_t)sm_tensor_rank(t) * sizeof(int64_t))) {
       char a[128], b[128];
-      return sm_status_new(SM_INVALID_ARGUMENT, "node %s: inputs must be scalars or have the same shape: %s vs %s",
-                           kname(ctx), sm_shape_str(sm_tensor_rank(shape_of), sm_tensor_dims(shape_of), a, sizeof a),
+      return sm_status_new(SM_INVALID_ARGUMENT, "inputs must be scalars or have the same shape: %s vs %s",
+                           sm_shape_str(sm_tensor_rank(shape_of), sm_tensor_dims(shape_of), a, sizeof a),
                            sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), b, sizeof b));
     }
   }
@@ -348,7 +342,7 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
       sm_tensor_string(t, sm_tensor_rank(t) ? e : 0, &len);
       if (sm_add_size(total, len, &total) || (i && sm_add_size(total, st->sep_len, &total)) ||
           total > SM_MAX_TENSOR_BYTES) {
-        s = sm_status_new(SM_OUT_OF_RANGE, "node %s: joined string is too long", kname(ctx));
+        s = sm_status_new(SM_OUT_OF_RANGE, "joined string is too long");
         break;
       }
     }
@@ -380,10 +374,10 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
 /* ---- StaticRegexFullMatch ------------------------------------------------------------------- */
 
 typedef struct {
-  uint32_t cp;    /* code point to match; ignored for '.' */
-  uint8_t any;    /* '.' */
-  uint8_t min;    /* 0 or 1 */
-  uint8_t many;   /* no upper bound */
+  uint32_t cp;  /* code point to match; ignored for '.' */
+  uint8_t any;  /* '.' */
+  uint8_t min;  /* 0 or 1 */
+  uint8_t many; /* no upper bound */
 } re_atom;
 
 typedef struct {
@@ -480,9 +474,9 @@ static sm_status *re_prepare(const sm_node *node, void **state) {
   if (why) {
     re_release(st);
     return sm_status_new(SM_UNIMPLEMENTED,
-                         "node %s: StaticRegexFullMatch pattern \"%.*s\" uses %s; only literals, '.', '*', '+', '?' "
+                         "StaticRegexFullMatch pattern \"%.*s\" uses %s; only literals, '.', '*', '+', '?' "
                          "and anchors are supported",
-                         sm_node_name(node), (int)(len > 200 ? 200 : len), pat, why);
+                         (int)(len > 200 ? 200 : len), pat, why);
   }
   *state = st;
   return NULL;

@@ -13,8 +13,6 @@
 #include "base/file.h"
 #include "runtime/kernel.h"
 
-static const char *kname(const sm_kctx *ctx) { return sm_node_name(sm_kctx_node(ctx)); }
-
 static const char *dname(int dtype) {
   const char *n = sm_dtype_name(dtype);
   return n ? n : "(unknown dtype)";
@@ -23,9 +21,9 @@ static const char *dname(int dtype) {
 static sm_status *input_table(sm_kctx *ctx, int i, sm_table **out) {
   const sm_tensor *t = sm_kctx_input(ctx, i);
   if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: input %d is not a table handle scalar", kname(ctx), i);
+    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a table handle scalar", i);
   *out = ((void *const *)sm_tensor_data(t))[0];
-  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "node %s: input %d is an empty table handle", kname(ctx), i);
+  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "input %d is an empty table handle", i);
   return NULL;
 }
 
@@ -51,8 +49,7 @@ static sm_status *dup_attr(const sm_node *n, const char *attr, const char *prefi
     sm_status *st = sm_node_attr_string(n, attr, &s, &len);
     if (st) return st;
   }
-  if (memchr(s, 0, len))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: attr %s contains a NUL byte", sm_node_name(n), attr);
+  if (memchr(s, 0, len)) return sm_status_new(SM_INVALID_ARGUMENT, "attr %s contains a NUL byte", attr);
   size_t lp = strlen(prefix);
   *out = malloc(lp + len + 1);
   if (!*out) return sm_status_new(SM_NO_MEMORY, "out of memory");
@@ -70,7 +67,8 @@ static sm_status *table_prepare(const sm_node *node, void **state) {
   if (!s) s = sm_node_attr_type(node, "value_dtype", &st->value_dtype);
   if (!s) s = dup_attr(node, "container", "", &st->container);
   if (!s) s = dup_attr(node, "shared_name", "", &st->name);
-  if (!s && sm_node_attr(node, "use_node_name_sharing")) s = sm_node_attr_bool(node, "use_node_name_sharing", &share_by_node);
+  if (!s && sm_node_attr(node, "use_node_name_sharing"))
+    s = sm_node_attr_bool(node, "use_node_name_sharing", &share_by_node);
   if (!s && !st->name[0]) {
     /* TF gives an unshared table to each kernel; one plan node = one table here, keyed by a name
      * no shared_name takes unless node-name sharing was asked for. */
@@ -96,8 +94,9 @@ static sm_status *table_prepare(const sm_node *node, void **state) {
 static sm_status *table_compute(const void *state, sm_kctx *ctx) {
   const table_state *st = state;
   sm_table *t;
-  sm_status *s = sm_resources_table(sm_kctx_resources(ctx), st->container, st->name, st->key_dtype, st->value_dtype, &t);
-  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  sm_status *s =
+      sm_resources_table(sm_kctx_resources(ctx), st->container, st->name, st->key_dtype, st->value_dtype, &t);
+  if (s) return s;
   sm_tensor *out;
   s = sm_kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out);
   if (s) return s;
@@ -122,7 +121,7 @@ static sm_status *import_compute(const void *state, sm_kctx *ctx) {
   if (sm_tensor_rank(keys) != sm_tensor_rank(values) ||
       memcmp(sm_tensor_dims(keys), sm_tensor_dims(values), (size_t)sm_tensor_rank(keys) * sizeof(int64_t))) {
     char a[128], b[128];
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: keys and values must have the same shape: %s vs %s", kname(ctx),
+    return sm_status_new(SM_INVALID_ARGUMENT, "keys and values must have the same shape: %s vs %s",
                          sm_shape_str(sm_tensor_rank(keys), sm_tensor_dims(keys), a, sizeof a),
                          sm_shape_str(sm_tensor_rank(values), sm_tensor_dims(values), b, sizeof b));
   }
@@ -133,7 +132,7 @@ static sm_status *import_compute(const void *state, sm_kctx *ctx) {
   if (!s) s = sm_table_init(t, k1, v1);
   sm_tensor_free(k1);
   sm_tensor_free(v1);
-  return s ? sm_status_prefix(s, "node %s: ", kname(ctx)) : NULL;
+  return s;
 }
 
 /* ---- InitializeTableFromTextFileV2 / InitializeTableFromTextFile ---------------------------- */
@@ -158,16 +157,14 @@ static sm_status *text_prepare(const sm_node *node, void **state) {
     const char *d;
     size_t len;
     s = sm_node_attr_string(node, "delimiter", &d, &len);
-    if (!s && len != 1)
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: delimiter should be only 1 char, has %zu", sm_node_name(node), len);
+    if (!s && len != 1) s = sm_status_new(SM_INVALID_ARGUMENT, "delimiter should be only 1 char, has %zu", len);
     if (!s) st->delimiter = d[0];
   }
   if (!s && (st->key_index < -2 || st->value_index < -2 || st->key_index > (1 << 20) || st->value_index > (1 << 20)))
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: key_index %lld / value_index %lld out of range", sm_node_name(node),
-                      (long long)st->key_index, (long long)st->value_index);
+    s = sm_status_new(SM_INVALID_ARGUMENT, "key_index %lld / value_index %lld out of range", (long long)st->key_index,
+                      (long long)st->value_index);
   if (!s && st->vocab_size < -1)
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: vocab_size %lld is invalid", sm_node_name(node),
-                      (long long)st->vocab_size);
+    s = sm_status_new(SM_INVALID_ARGUMENT, "vocab_size %lld is invalid", (long long)st->vocab_size);
   if (s) {
     free(st);
     return s;
@@ -214,8 +211,8 @@ static int parse_number(const char *p, size_t len, int dtype, void *out) {
 }
 
 /* Sets element i of t from a field (or the line number). */
-static sm_status *set_field(sm_kctx *ctx, const char *fname, sm_tensor *t, int64_t i, int64_t index, int64_t line_no,
-                            int64_t offset, const char *field, size_t flen) {
+static sm_status *set_field(const char *fname, sm_tensor *t, int64_t i, int64_t index, int64_t line_no, int64_t offset,
+                            const char *field, size_t flen) {
   int dtype = sm_tensor_dtype(t);
   void *d = sm_tensor_data(t);
   if (index == LINE_NUMBER) {
@@ -231,7 +228,7 @@ static sm_status *set_field(sm_kctx *ctx, const char *fname, sm_tensor *t, int64
     double g;
   } v;
   if (!parse_number(field, flen, dtype, &v))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: field \"%.*s\" in line %lld of %s is not a valid %s", kname(ctx),
+    return sm_status_new(SM_INVALID_ARGUMENT, "field \"%.*s\" in line %lld of %s is not a valid %s",
                          (int)(flen > 100 ? 100 : flen), field, (long long)line_no, fname, sm_dtype_numpy_name(dtype));
   if (dtype == SM_INT32) v.i32 = (int32_t)((uint32_t)v.i32 + (uint32_t)offset); /* as TF: int32 fields get the offset */
   memcpy((char *)d + (size_t)i * es, &v, es);
@@ -254,24 +251,24 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   if (s) return s;
   const sm_tensor *fn = sm_kctx_input(ctx, 1);
   if (!fn || sm_tensor_dtype(fn) != SM_STRING || sm_tensor_num_elements(fn) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: filename must be a string scalar", kname(ctx));
+    return sm_status_new(SM_INVALID_ARGUMENT, "filename must be a string scalar");
   int kd = sm_table_key_dtype(t), vd = sm_table_value_dtype(t);
   if (st->key_index == LINE_NUMBER && kd != SM_INT64)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: key index for line number requires table key dtype of int64, got %s",
-                         kname(ctx), dname(kd));
+    return sm_status_new(SM_INVALID_ARGUMENT, "key index for line number requires table key dtype of int64, got %s",
+                         dname(kd));
   if (st->key_index == WHOLE_LINE && !dtype_is_integer(kd) && kd != SM_STRING)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: key index for whole line requires string or integer table key, got %s",
-                         kname(ctx), dname(kd));
+    return sm_status_new(SM_INVALID_ARGUMENT, "key index for whole line requires string or integer table key, got %s",
+                         dname(kd));
   if (st->value_index == LINE_NUMBER && vd != SM_INT64)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: value index for line number requires table value dtype of int64, got %s",
-                         kname(ctx), dname(vd));
+    return sm_status_new(SM_INVALID_ARGUMENT, "value index for line number requires table value dtype of int64, got %s",
+                         dname(vd));
   if (st->value_index == WHOLE_LINE && !dtype_is_integer(vd) && vd != SM_STRING)
     return sm_status_new(SM_INVALID_ARGUMENT,
-                         "node %s: value index for whole line requires table value dtype of integer or string, got %s",
-                         kname(ctx), dname(vd));
+                         "value index for whole line requires table value dtype of integer or string, got %s",
+                         dname(vd));
   if (!text_dtype_ok(kd) || !text_dtype_ok(vd))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: table dtypes %s -> %s are not supported from a text file",
-                         kname(ctx), dname(kd), dname(vd));
+    return sm_status_new(SM_INVALID_ARGUMENT, "table dtypes %s -> %s are not supported from a text file", dname(kd),
+                         dname(vd));
   if (sm_table_is_initialized(t)) return NULL; /* file initializers run once, as TF's */
   size_t flen;
   const char *fraw = sm_tensor_string(fn, 0, &flen);
@@ -282,12 +279,12 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   char *data = NULL;
   size_t len = 0;
   if (strlen(fname) != flen)
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: filename contains a NUL byte", kname(ctx));
+    s = sm_status_new(SM_INVALID_ARGUMENT, "filename contains a NUL byte");
   else
     s = sm_file_read_all(fname, &data, &len);
   if (s) {
     free(fname);
-    return sm_status_prefix(s, "node %s: ", kname(ctx));
+    return s;
   }
   /* Count lines as TF's InputBuffer::ReadLine splits them: on '\n', one trailing '\r' dropped, a
    * last line without '\n' counted unless empty. */
@@ -298,8 +295,8 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
     i = nl ? (size_t)(nl - data) + 1 : len;
   }
   if (st->vocab_size >= 0 && nlines < st->vocab_size) {
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: invalid vocab_size in %s: expected %lld but got %lld", kname(ctx),
-                      fname, (long long)st->vocab_size, (long long)nlines);
+    s = sm_status_new(SM_INVALID_ARGUMENT, "invalid vocab_size in %s: expected %lld but got %lld", fname,
+                      (long long)st->vocab_size, (long long)nlines);
   }
   int64_t n = st->vocab_size >= 0 ? st->vocab_size : nlines;
   sm_tensor *keys = NULL, *values = NULL;
@@ -314,8 +311,8 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
     pos += ll + (nl ? 1 : 0);
     if (ll && line[ll - 1] == '\r') ll--;
     if (ll == 0) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: invalid content in %s: empty line found at line %lld", kname(ctx),
-                        fname, (long long)ln);
+      s = sm_status_new(SM_INVALID_ARGUMENT, "invalid content in %s: empty line found at line %lld", fname,
+                        (long long)ln);
       break;
     }
     const char *kf = line, *vf = line;
@@ -335,21 +332,20 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
       }
       if (col <= maxcol) {
         s = sm_status_new(SM_INVALID_ARGUMENT,
-                          "node %s: invalid number of columns in %s line %lld (%.*s) : expected at least %lld got %lld",
-                          kname(ctx), fname, (long long)ln, (int)(ll > 100 ? 100 : ll), line, (long long)(maxcol + 1),
-                          (long long)col);
+                          "invalid number of columns in %s line %lld (%.*s) : expected at least %lld got %lld", fname,
+                          (long long)ln, (int)(ll > 100 ? 100 : ll), line, (long long)(maxcol + 1), (long long)col);
         break;
       }
     }
-    s = set_field(ctx, fname, keys, ln, st->key_index, ln, st->offset, kf, kl);
-    if (!s) s = set_field(ctx, fname, values, ln, st->value_index, ln, st->offset, vf, vl);
+    s = set_field(fname, keys, ln, st->key_index, ln, st->offset, kf, kl);
+    if (!s) s = set_field(fname, values, ln, st->value_index, ln, st->offset, vf, vl);
   }
   if (!s) s = sm_table_init(t, keys, values);
   sm_tensor_free(keys);
   sm_tensor_free(values);
   free(data);
   free(fname);
-  return s ? sm_status_prefix(s, "node %s: ", kname(ctx)) : NULL;
+  return s;
 }
 
 /* ---- LookupTableFindV2 / LookupTableFind / LookupTableSizeV2 / LookupTableSize -------------- */
@@ -360,20 +356,20 @@ static sm_status *find_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_table(ctx, 0, &t);
   if (s) return s;
   const sm_tensor *keys = sm_kctx_input(ctx, 1), *dflt = sm_kctx_input(ctx, 2);
-  if (sm_tensor_num_elements(dflt) != 1 && !(sm_tensor_rank(dflt) == sm_tensor_rank(keys) &&
-                                             !memcmp(sm_tensor_dims(dflt), sm_tensor_dims(keys),
-                                                     (size_t)sm_tensor_rank(keys) * sizeof(int64_t)))) {
+  if (sm_tensor_num_elements(dflt) != 1 &&
+      !(sm_tensor_rank(dflt) == sm_tensor_rank(keys) &&
+        !memcmp(sm_tensor_dims(dflt), sm_tensor_dims(keys), (size_t)sm_tensor_rank(keys) * sizeof(int64_t)))) {
     char a[128];
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: default_value must be a scalar or the shape of keys, has shape %s",
-                         kname(ctx), sm_shape_str(sm_tensor_rank(dflt), sm_tensor_dims(dflt), a, sizeof a));
+    return sm_status_new(SM_INVALID_ARGUMENT, "default_value must be a scalar or the shape of keys, has shape %s",
+                         sm_shape_str(sm_tensor_rank(dflt), sm_tensor_dims(dflt), a, sizeof a));
   }
   if (sm_tensor_dtype(dflt) != sm_table_value_dtype(t))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: default_value is %s, the table's values are %s", kname(ctx),
+    return sm_status_new(SM_INVALID_ARGUMENT, "default_value is %s, the table's values are %s",
                          dname(sm_tensor_dtype(dflt)), dname(sm_table_value_dtype(t)));
   sm_tensor *out;
   s = sm_kctx_alloc_output(ctx, 0, sm_table_value_dtype(t), sm_tensor_rank(keys), sm_tensor_dims(keys), &out);
   if (!s) s = sm_table_find(t, keys, dflt, out);
-  return s ? sm_status_prefix(s, "node %s: ", kname(ctx)) : NULL;
+  return s;
 }
 
 static sm_status *size_compute(const void *state, sm_kctx *ctx) {

@@ -17,8 +17,6 @@
 #include "base/checked.h"
 #include "runtime/kernel.h"
 
-static const char *kname(const sm_kctx *ctx) { return sm_node_name(sm_kctx_node(ctx)); }
-
 /* ---- wire format ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -208,10 +206,10 @@ enum { CFG_DENSE = 0, CFG_SPARSE = 1, CFG_RAGGED = 2 };
 
 typedef struct {
   int dtype;
-  int rank;            /* of the per-example shape */
+  int rank; /* of the per-example shape */
   int64_t dims[SM_MAX_RANK];
-  int varlen;          /* dims[0] == -1 */
-  int64_t stride;      /* elements per example (fixed) or per row (variable length) */
+  int varlen;     /* dims[0] == -1 */
+  int64_t stride; /* elements per example (fixed) or per row (variable length) */
 } dense_cfg;
 
 typedef struct {
@@ -243,8 +241,7 @@ static sm_status *copy_types(const sm_node *node, const char *attr, int want, in
     if (s) return s;
   }
   if (want >= 0 && (size_t)want != n)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: attr %s has %zu types, expected %d", sm_node_name(node), attr, n,
-                         want);
+    return sm_status_new(SM_INVALID_ARGUMENT, "attr %s has %zu types, expected %d", attr, n, want);
   *out = malloc((n ? n : 1) * sizeof **out);
   if (!*out) return sm_status_new(SM_NO_MEMORY, "out of memory");
   if (n) memcpy(*out, t, n * sizeof *t);
@@ -261,7 +258,6 @@ static int arg_start(const sm_node *node, int output, const char *arg, int *coun
 static sm_status *parse_prepare(const sm_node *node, void **state) {
   parse_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  const char *nn = sm_node_name(node);
   st->v2 = strcmp(sm_node_op(node), "ParseExampleV2") == 0;
   sm_status *s = NULL;
   int64_t nsparse = 0, ndense = 0;
@@ -284,8 +280,8 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
     if (s) goto fail;
   }
   if (nsparse < 0 || ndense < 0 || nsparse > 100000 || ndense > 100000) {
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: bad feature counts (%lld sparse, %lld dense)", nn,
-                      (long long)nsparse, (long long)ndense);
+    s = sm_status_new(SM_INVALID_ARGUMENT, "bad feature counts (%lld sparse, %lld dense)", (long long)nsparse,
+                      (long long)ndense);
     goto fail;
   }
   st->nsparse = (int)nsparse;
@@ -305,20 +301,22 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
   }
   for (int i = 0; i < st->nsparse; i++)
     if (kind_of_dtype(st->sparse_types[i]) < 0) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: sparse_types[%d] must be float, int64 or string", nn, i);
+      s = sm_status_new(SM_INVALID_ARGUMENT, "sparse_types[%d] must be float, int64 or string", i);
       goto fail;
     }
   for (int i = 0; i < st->nragged; i++)
     if (kind_of_dtype(st->ragged_types[i]) < 0 || (st->split_types[i] != SM_INT32 && st->split_types[i] != SM_INT64)) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: ragged key %d: values must be float, int64 or string and splits "
-                        "int32 or int64", nn, i);
+      s = sm_status_new(SM_INVALID_ARGUMENT,
+                        "ragged key %d: values must be float, int64 or string and splits "
+                        "int32 or int64",
+                        i);
       goto fail;
     }
   /* dense shapes */
   const Tensorflow__AttrValue *shapes = sm_node_attr(node, "dense_shapes");
   size_t nshapes = shapes && shapes->list ? shapes->list->n_shape : 0;
   if (nshapes != (size_t)st->ndense) {
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: %zu dense_shapes for %d dense keys", nn, nshapes, st->ndense);
+    s = sm_status_new(SM_INVALID_ARGUMENT, "%zu dense_shapes for %d dense keys", nshapes, st->ndense);
     goto fail;
   }
   st->dense = calloc((size_t)(st->ndense ? st->ndense : 1), sizeof *st->dense);
@@ -330,13 +328,12 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
     dense_cfg *c = &st->dense[j];
     c->dtype = tdense[j];
     if (kind_of_dtype(c->dtype) < 0) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: Tdense[%d] must be float, int64 or string", nn, j);
+      s = sm_status_new(SM_INVALID_ARGUMENT, "Tdense[%d] must be float, int64 or string", j);
       goto fail;
     }
     const Tensorflow__TensorShapeProto *sp = shapes->list->shape[j];
     if (!sp || sp->unknown_rank || sp->n_dim >= SM_MAX_RANK) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: dense_shapes[%d] must have a known rank below %d", nn, j,
-                        SM_MAX_RANK);
+      s = sm_status_new(SM_INVALID_ARGUMENT, "dense_shapes[%d] must have a known rank below %d", j, SM_MAX_RANK);
       goto fail;
     }
     c->rank = (int)sp->n_dim;
@@ -349,8 +346,7 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
         continue;
       }
       if (v < 0 || sm_mul_u64((uint64_t)c->stride, (uint64_t)v, (uint64_t *)&c->stride) || c->stride > (1ll << 40)) {
-        s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: dense_shapes[%d] has a bad dimension %d (%lld)", nn, j, d,
-                          (long long)v);
+        s = sm_status_new(SM_INVALID_ARGUMENT, "dense_shapes[%d] has a bad dimension %d (%lld)", j, d, (long long)v);
         goto fail;
       }
     }
@@ -361,7 +357,7 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
   st->in_ragged_keys = arg_start(node, 0, "ragged_keys", &cnt);
   st->in_defaults = arg_start(node, 0, "dense_defaults", &cnt);
   if (cnt != st->ndense || st->in_dense_keys < 0 || (st->ndense && st->in_defaults < 0)) {
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: %d dense_defaults inputs for %d dense keys", nn, cnt, st->ndense);
+    s = sm_status_new(SM_INVALID_ARGUMENT, "%d dense_defaults inputs for %d dense keys", cnt, st->ndense);
     goto fail;
   }
   st->out_sp_idx = arg_start(node, 1, "sparse_indices", NULL);
@@ -372,7 +368,7 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
   st->out_rg_split = arg_start(node, 1, "ragged_row_splits", NULL);
   if ((st->nsparse && (st->out_sp_idx < 0 || st->out_sp_val < 0 || st->out_sp_shape < 0)) ||
       (st->ndense && st->out_dense < 0) || (st->nragged && (st->out_rg_val < 0 || st->out_rg_split < 0))) {
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: the op's outputs do not match its attrs", nn);
+    s = sm_status_new(SM_INVALID_ARGUMENT, "the op's outputs do not match its attrs");
     goto fail;
   }
   free(tdense);
@@ -389,8 +385,8 @@ fail:
 typedef struct {
   const char *p;
   size_t n;
-  int cfg;  /* CFG_* */
-  int j;    /* index within its kind */
+  int cfg; /* CFG_* */
+  int j;   /* index within its kind */
 } key_ref;
 
 static int key_cmp(const void *a, const void *b) {
@@ -403,11 +399,11 @@ typedef struct {
   const parse_state *st;
   sm_kctx *ctx;
   const sm_tensor *serialized, *names;
-  int64_t batch;  /* examples */
-  int scalar;     /* serialized is a scalar (V2): no batch dim in outputs */
+  int64_t batch; /* examples */
+  int scalar;    /* serialized is a scalar (V2): no batch dim in outputs */
   int nkeys;
-  key_ref *keys;  /* sorted */
-  slice *feats;   /* [batch][nkeys] in config order; p NULL = absent */
+  key_ref *keys; /* sorted */
+  slice *feats;  /* [batch][nkeys] in config order; p NULL = absent */
 } parse_run;
 
 static const char *example_name(const parse_run *r, int64_t b, size_t *len) {
@@ -427,8 +423,11 @@ static sm_status *collect_keys(parse_run *r, int first_input, int count, int cfg
   if (r->st->v2) {
     const sm_tensor *t = sm_kctx_input(r->ctx, first_input);
     if (!t || sm_tensor_dtype(t) != SM_STRING || sm_tensor_num_elements(t) != count)
-      return sm_status_new(SM_INVALID_ARGUMENT, "node %s: expected %d %s keys in input %d", kname(r->ctx), count,
-                           cfg == CFG_DENSE ? "dense" : cfg == CFG_SPARSE ? "sparse" : "ragged", first_input);
+      return sm_status_new(SM_INVALID_ARGUMENT, "expected %d %s keys in input %d", count,
+                           cfg == CFG_DENSE    ? "dense"
+                           : cfg == CFG_SPARSE ? "sparse"
+                                               : "ragged",
+                           first_input);
     for (int j = 0; j < count; j++) {
       out[j].p = sm_tensor_string(t, j, &out[j].n);
       out[j].cfg = cfg;
@@ -439,8 +438,7 @@ static sm_status *collect_keys(parse_run *r, int first_input, int count, int cfg
   for (int j = 0; j < count; j++) {
     const sm_tensor *t = sm_kctx_input(r->ctx, first_input + j);
     if (!t || sm_tensor_dtype(t) != SM_STRING || sm_tensor_num_elements(t) != 1)
-      return sm_status_new(SM_INVALID_ARGUMENT, "node %s: input %d must be a string scalar (a feature key)",
-                           kname(r->ctx), first_input + j);
+      return sm_status_new(SM_INVALID_ARGUMENT, "input %d must be a string scalar (a feature key)", first_input + j);
     out[j].p = sm_tensor_string(t, 0, &out[j].n);
     out[j].cfg = cfg;
     out[j].j = j;
@@ -451,8 +449,10 @@ static sm_status *collect_keys(parse_run *r, int first_input, int count, int cfg
 static sm_status *bad_example(const parse_run *r, int64_t b) {
   size_t nl;
   const char *nm = example_name(r, b, &nl);
-  return sm_status_new(SM_INVALID_ARGUMENT, "node %s: Name: %.*s, serialized example %lld: could not parse example input "
-                       "(malformed tf.Example)", kname(r->ctx), (int)nl, nm, (long long)b);
+  return sm_status_new(SM_INVALID_ARGUMENT,
+                       "Name: %.*s, serialized example %lld: could not parse example input "
+                       "(malformed tf.Example)",
+                       (int)nl, nm, (long long)b);
 }
 
 /* Walks one serialized Example and records each configured key's Feature (last entry wins). */
@@ -499,8 +499,9 @@ static sm_status *scan_example(parse_run *r, int64_t b) {
       }
       for (int k = lo; k < r->nkeys && !key_cmp(&r->keys[k], &key); k++) {
         const key_ref *kr = &r->keys[k];
-        int col = kr->cfg == CFG_DENSE ? kr->j : kr->cfg == CFG_SPARSE ? r->st->ndense + kr->j
-                                                                        : r->st->ndense + r->st->nsparse + kr->j;
+        int col = kr->cfg == CFG_DENSE    ? kr->j
+                  : kr->cfg == CFG_SPARSE ? r->st->ndense + kr->j
+                                          : r->st->ndense + r->st->nsparse + kr->j;
         row[col] = value;
       }
     }
@@ -519,9 +520,10 @@ static sm_status *feat_info(const parse_run *r, int64_t b, int col, const key_re
   if (*kind != KIND_NONE && *kind != kind_of_dtype(want_dtype)) {
     size_t nl;
     const char *nm = example_name(r, b, &nl);
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: Name: %.*s, Feature: %.*s (example %lld).  Data types don't match. "
-                         "Data type: %s but expected type: %s", kname(r->ctx), (int)nl, nm, KEYF(key), (long long)b,
-                         kind_name(*kind), kind_name(kind_of_dtype(want_dtype)));
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "Name: %.*s, Feature: %.*s (example %lld).  Data types don't match. "
+                         "Data type: %s but expected type: %s",
+                         (int)nl, nm, KEYF(key), (long long)b, kind_name(*kind), kind_name(kind_of_dtype(want_dtype)));
   }
   return NULL;
 }
@@ -541,7 +543,8 @@ static sm_status *fill_default(sm_tensor *out, int64_t at, int64_t n, const sm_t
       if (st) return st;
     } else {
       size_t es = sm_dtype_size(dtype);
-      memcpy((char *)sm_tensor_data(out) + (size_t)(at + i) * es, (const char *)sm_tensor_data(dflt) + (size_t)di * es, es);
+      memcpy((char *)sm_tensor_data(out) + (size_t)(at + i) * es, (const char *)sm_tensor_data(dflt) + (size_t)di * es,
+             es);
     }
   }
   return NULL;
@@ -553,16 +556,14 @@ static sm_status *do_dense(parse_run *r, int j, const key_ref *key) {
   const sm_tensor *dflt = sm_kctx_input(r->ctx, st->in_defaults + j);
   char sb[128];
   if (!dflt || sm_tensor_dtype(dflt) != c->dtype)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: dense_defaults[%d] must be %s", kname(r->ctx), j,
-                         sm_dtype_name(c->dtype));
+    return sm_status_new(SM_INVALID_ARGUMENT, "dense_defaults[%d] must be %s", j, sm_dtype_name(c->dtype));
   int64_t dn = sm_tensor_num_elements(dflt);
   if (!c->varlen && dn != 0 && dn != c->stride && dn != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: dense_defaults[%d] for key %.*s has %lld values, shape %s needs %lld",
-                         kname(r->ctx), j, KEYF(key), (long long)dn, sm_shape_str(c->rank, c->dims, sb, sizeof sb),
-                         (long long)c->stride);
+    return sm_status_new(SM_INVALID_ARGUMENT, "dense_defaults[%d] for key %.*s has %lld values, shape %s needs %lld", j,
+                         KEYF(key), (long long)dn, sm_shape_str(c->rank, c->dims, sb, sizeof sb), (long long)c->stride);
   if (c->varlen && dn > 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: dense_defaults[%d] for variable-length key %.*s must be a scalar",
-                         kname(r->ctx), j, KEYF(key));
+    return sm_status_new(SM_INVALID_ARGUMENT, "dense_defaults[%d] for variable-length key %.*s must be a scalar", j,
+                         KEYF(key));
   /* rows per example: fixed 1 block, or the batch maximum for variable length */
   int64_t max_rows = 0;
   for (int64_t b = 0; b < r->batch; b++) {
@@ -573,23 +574,27 @@ static sm_status *do_dense(parse_run *r, int j, const key_ref *key) {
     if (c->varlen) {
       if (kind == KIND_NONE) continue;
       if (c->stride == 0 ? n != 0 : n % c->stride)
-        return sm_status_new(SM_INVALID_ARGUMENT, "node %s: Name: <unknown>, Key: %.*s, Index: %lld.  Number of values "
-                             "(%lld) is not a multiple of stride %lld", kname(r->ctx), KEYF(key), (long long)b,
-                             (long long)n, (long long)c->stride);
+        return sm_status_new(SM_INVALID_ARGUMENT,
+                             "Name: <unknown>, Key: %.*s, Index: %lld.  Number of values "
+                             "(%lld) is not a multiple of stride %lld",
+                             KEYF(key), (long long)b, (long long)n, (long long)c->stride);
       int64_t rows = c->stride ? n / c->stride : 0;
       if (rows > max_rows) max_rows = rows;
     } else if (kind == KIND_NONE) {
       if (dn == 0) {
         size_t nl;
         const char *nm = example_name(r, b, &nl);
-        return sm_status_new(SM_INVALID_ARGUMENT, "node %s: Name: %.*s, Feature: %.*s (data type: %s) is required but "
-                             "could not be found (example %lld).", kname(r->ctx), (int)nl, nm, KEYF(key),
-                             kind_name(kind_of_dtype(c->dtype)), (long long)b);
+        return sm_status_new(SM_INVALID_ARGUMENT,
+                             "Name: %.*s, Feature: %.*s (data type: %s) is required but "
+                             "could not be found (example %lld).",
+                             (int)nl, nm, KEYF(key), kind_name(kind_of_dtype(c->dtype)), (long long)b);
       }
     } else if (n != c->stride) {
-      return sm_status_new(SM_INVALID_ARGUMENT, "node %s: Name: <unknown>, Key: %.*s, Index: %lld.  Number of %s values != "
-                           "expected.  Values size: %lld but output shape: %s", kname(r->ctx), KEYF(key), (long long)b,
-                           kind_name(kind), (long long)n, sm_shape_str(c->rank, c->dims, sb, sizeof sb));
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "Name: <unknown>, Key: %.*s, Index: %lld.  Number of %s values != "
+                           "expected.  Values size: %lld but output shape: %s",
+                           KEYF(key), (long long)b, kind_name(kind), (long long)n,
+                           sm_shape_str(c->rank, c->dims, sb, sizeof sb));
     }
   }
   int64_t dims[SM_MAX_RANK];
@@ -606,8 +611,10 @@ static sm_status *do_dense(parse_run *r, int j, const key_ref *key) {
     s = feat_info(r, b, j, key, c->dtype, &kind, &n);
     if (s) break;
     int64_t at = b * per;
-    if (kind != KIND_NONE) s = feature_copy(r->feats[(size_t)b * (size_t)r->nkeys + (size_t)j], kind, out, at);
-    else n = 0;
+    if (kind != KIND_NONE)
+      s = feature_copy(r->feats[(size_t)b * (size_t)r->nkeys + (size_t)j], kind, out, at);
+    else
+      n = 0;
     if (!s && n < per) s = fill_default(out, at + n, per - n, dflt);
   }
   return s;
@@ -624,7 +631,7 @@ static sm_status *do_sparse_or_ragged(parse_run *r, int j, int ragged, const key
     sm_status *s = feat_info(r, b, col, key, dtype, &kind, &n);
     if (s) return s;
     if (sm_add_u64((uint64_t)total, (uint64_t)n, (uint64_t *)&total) || total > (1ll << 40))
-      return sm_status_new(SM_OUT_OF_RANGE, "node %s: too many values for key %.*s", kname(r->ctx), KEYF(key));
+      return sm_status_new(SM_OUT_OF_RANGE, "too many values for key %.*s", KEYF(key));
     if (n > max_count) max_count = n;
   }
   sm_tensor *values;
@@ -635,8 +642,7 @@ static sm_status *do_sparse_or_ragged(parse_run *r, int j, int ragged, const key
   int irank = r->scalar ? 1 : 2;
   if (ragged) {
     if (r->scalar)
-      return sm_status_new(SM_UNIMPLEMENTED, "node %s: ragged keys with a scalar serialized input are not supported",
-                           kname(r->ctx));
+      return sm_status_new(SM_UNIMPLEMENTED, "ragged keys with a scalar serialized input are not supported");
     int64_t ns = r->batch + 1;
     s = sm_kctx_alloc_output(r->ctx, st->out_rg_split + j, st->split_types[j], 1, &ns, &splits);
   } else {
@@ -663,7 +669,8 @@ static sm_status *do_sparse_or_ragged(parse_run *r, int j, int ragged, const key
     int64_t n;
     s = feat_info(r, b, col, key, dtype, &kind, &n);
     if (s) break;
-    if (kind != KIND_NONE && n) s = feature_copy(r->feats[(size_t)b * (size_t)r->nkeys + (size_t)col], kind, values, at);
+    if (kind != KIND_NONE && n)
+      s = feature_copy(r->feats[(size_t)b * (size_t)r->nkeys + (size_t)col], kind, values, at);
     if (indices) {
       int64_t *id = sm_tensor_data(indices);
       for (int64_t i = 0; i < n; i++) {
@@ -679,8 +686,7 @@ static sm_status *do_sparse_or_ragged(parse_run *r, int j, int ragged, const key
     if (splits) {
       if (st->split_types[j] == SM_INT32) {
         if (at > INT32_MAX) {
-          s = sm_status_new(SM_OUT_OF_RANGE, "node %s: ragged key %.*s has more values than int32 splits hold",
-                            kname(r->ctx), KEYF(key));
+          s = sm_status_new(SM_OUT_OF_RANGE, "ragged key %.*s has more values than int32 splits hold", KEYF(key));
           break;
         }
         ((int32_t *)sm_tensor_data(splits))[b + 1] = (int32_t)at;
@@ -700,24 +706,23 @@ static sm_status *parse_compute(const void *state, sm_kctx *ctx) {
   r.serialized = sm_kctx_input(ctx, 0);
   r.names = sm_kctx_input(ctx, 1);
   if (!r.serialized || sm_tensor_dtype(r.serialized) != SM_STRING)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: serialized must be a string tensor", kname(ctx));
+    return sm_status_new(SM_INVALID_ARGUMENT, "serialized must be a string tensor");
   int srank = sm_tensor_rank(r.serialized);
   if (srank > 1 || (!st->v2 && srank != 1))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: expected serialized to be a %s, got rank %d", kname(ctx),
+    return sm_status_new(SM_INVALID_ARGUMENT, "expected serialized to be a %s, got rank %d",
                          st->v2 ? "scalar or vector" : "vector", srank);
   r.scalar = srank == 0;
   r.batch = sm_tensor_num_elements(r.serialized);
   if (r.names && sm_tensor_dtype(r.names) == SM_STRING && sm_tensor_num_elements(r.names) != 0 &&
       sm_tensor_num_elements(r.names) != r.batch)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: names has %lld entries for %lld serialized examples", kname(ctx),
+    return sm_status_new(SM_INVALID_ARGUMENT, "names has %lld entries for %lld serialized examples",
                          (long long)sm_tensor_num_elements(r.names), (long long)r.batch);
   if (r.names && sm_tensor_dtype(r.names) != SM_STRING) r.names = NULL;
   r.nkeys = st->ndense + st->nsparse + st->nragged;
   size_t cells;
   sm_status *s = NULL;
   if (sm_mul_size((size_t)r.batch, (size_t)r.nkeys, &cells) || cells > ((size_t)1 << 32))
-    return sm_status_new(SM_OUT_OF_RANGE, "node %s: %lld examples x %d keys is too many", kname(ctx), (long long)r.batch,
-                         r.nkeys);
+    return sm_status_new(SM_OUT_OF_RANGE, "%lld examples x %d keys is too many", (long long)r.batch, r.nkeys);
   key_ref *cfg_keys = calloc((size_t)r.nkeys + 1, sizeof *cfg_keys);
   r.keys = calloc((size_t)r.nkeys + 1, sizeof *r.keys);
   r.feats = calloc(cells ? cells : 1, sizeof *r.feats);

@@ -17,8 +17,6 @@
 
 /* ---- shared helpers ------------------------------------------------------------------------- */
 
-static const char *kname(const sm_kctx *ctx) { return sm_node_name(sm_kctx_node(ctx)); }
-
 static const char *dname(int dtype) {
   const char *n = sm_dtype_name(dtype);
   return n ? n : "(unknown dtype)";
@@ -33,8 +31,7 @@ static sm_status *attr_cstr(const sm_node *n, const char *attr, char **out) {
     sm_status *st = sm_node_attr_string(n, attr, &s, &len);
     if (st) return st;
   }
-  if (memchr(s, 0, len))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: attr %s contains a NUL byte", sm_node_name(n), attr);
+  if (memchr(s, 0, len)) return sm_status_new(SM_INVALID_ARGUMENT, "attr %s contains a NUL byte", attr);
   *out = malloc(len + 1);
   if (!*out) return sm_status_new(SM_NO_MEMORY, "out of memory");
   memcpy(*out, s, len);
@@ -56,9 +53,9 @@ static sm_status *attr_bool_or(const sm_node *n, const char *attr, int dflt, int
 static sm_status *input_handle(sm_kctx *ctx, int i, void **out) {
   const sm_tensor *t = sm_kctx_input(ctx, i);
   if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: input %d is not a resource handle scalar", kname(ctx), i);
+    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a resource handle scalar", i);
   *out = ((void *const *)sm_tensor_data(t))[0];
-  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "node %s: input %d is an empty resource handle", kname(ctx), i);
+  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "input %d is an empty resource handle", i);
   return NULL;
 }
 
@@ -79,14 +76,14 @@ static sm_status *output_handle(sm_kctx *ctx, void *obj) {
 
 static int same_shape(const sm_tensor *a, const sm_tensor *b) {
   int r = sm_tensor_rank(a);
-  return r == sm_tensor_rank(b) && (r == 0 || !memcmp(sm_tensor_dims(a), sm_tensor_dims(b), (size_t)r * sizeof(int64_t)));
+  return r == sm_tensor_rank(b) &&
+         (r == 0 || !memcmp(sm_tensor_dims(a), sm_tensor_dims(b), (size_t)r * sizeof(int64_t)));
 }
 
-static sm_status *shape_mismatch(sm_kctx *ctx, const char *what, const sm_tensor *var, const sm_tensor *val,
-                                 const char *var_name) {
+static sm_status *shape_mismatch(const char *what, const sm_tensor *var, const sm_tensor *val, const char *var_name) {
   char a[128], b[128];
-  return sm_status_new(SM_INVALID_ARGUMENT, "node %s: %s variable %s of shape %s with a value of shape %s: shapes must be equal",
-                       kname(ctx), what, var_name, sm_shape_str(sm_tensor_rank(var), sm_tensor_dims(var), a, sizeof a),
+  return sm_status_new(SM_INVALID_ARGUMENT, "%s variable %s of shape %s with a value of shape %s: shapes must be equal",
+                       what, var_name, sm_shape_str(sm_tensor_rank(var), sm_tensor_dims(var), a, sizeof a),
                        sm_shape_str(sm_tensor_rank(val), sm_tensor_dims(val), b, sizeof b));
 }
 
@@ -142,16 +139,16 @@ static sm_status *var_compute(const void *state, sm_kctx *ctx) {
   const var_state *st = state;
   sm_variable *v;
   sm_status *s = sm_resources_variable(sm_kctx_resources(ctx), st->container, st->name, st->dtype, &v);
-  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  if (s) return s;
   return output_handle(ctx, v);
 }
 
 /* ---- ReadVariableOp / AssignVariableOp / VarIsInitializedOp / IsVariableInitialized --------- */
 
 typedef struct {
-  int dtype;          /* -1: not checked */
+  int dtype; /* -1: not checked */
   int validate_shape;
-  int sub;            /* AssignSub* */
+  int sub; /* AssignSub* */
 } assign_state;
 
 static sm_status *assign_prepare_common(const sm_node *node, const char *type_attr, const char *validate_attr,
@@ -182,32 +179,32 @@ static sm_status *read_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
   if (st->dtype >= 0 && sm_variable_dtype(v) != st->dtype)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: trying to read variable %s with wrong dtype: expected %s, got %s",
-                         kname(ctx), sm_variable_name(v), dname(st->dtype), dname(sm_variable_dtype(v)));
+    return sm_status_new(SM_INVALID_ARGUMENT, "trying to read variable %s with wrong dtype: expected %s, got %s",
+                         sm_variable_name(v), dname(st->dtype), dname(sm_variable_dtype(v)));
   sm_tensor *t;
   s = sm_variable_read(v, &t);
-  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  if (s) return s;
   sm_kctx_set_output(ctx, 0, t);
   return NULL;
 }
 
 /* Sets v = value (keeping a reference to value, never writing it). Shapes are checked when asked
  * and the variable holds a value. */
-static sm_status *do_assign(sm_kctx *ctx, sm_variable *v, const sm_tensor *value, int validate_shape) {
+static sm_status *do_assign(sm_variable *v, const sm_tensor *value, int validate_shape) {
   if (sm_tensor_dtype(value) != sm_variable_dtype(v))
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: trying to assign variable %s with wrong dtype: expected %s, got %s",
-                         kname(ctx), sm_variable_name(v), dname(sm_variable_dtype(v)), dname(sm_tensor_dtype(value)));
+    return sm_status_new(SM_INVALID_ARGUMENT, "trying to assign variable %s with wrong dtype: expected %s, got %s",
+                         sm_variable_name(v), dname(sm_variable_dtype(v)), dname(sm_tensor_dtype(value)));
   sm_status *s = NULL;
   sm_variable_lock(v);
   if (validate_shape && sm_variable_is_initialized(v)) {
     sm_tensor *old;
     s = sm_variable_read(v, &old);
-    if (!s && !same_shape(old, value)) s = shape_mismatch(ctx, "assigning", old, value, sm_variable_name(v));
+    if (!s && !same_shape(old, value)) s = shape_mismatch("assigning", old, value, sm_variable_name(v));
     sm_tensor_free(old);
   }
   if (!s) s = sm_variable_assign(v, sm_tensor_ref((sm_tensor *)value));
   sm_variable_unlock(v);
-  return s ? sm_status_prefix(s, "node %s: ", kname(ctx)) : NULL;
+  return s;
 }
 
 static sm_status *assign_var_prepare(const sm_node *node, void **state) {
@@ -219,7 +216,7 @@ static sm_status *assign_var_compute(const void *state, sm_kctx *ctx) {
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
-  return do_assign(ctx, v, sm_kctx_input(ctx, 1), st->validate_shape);
+  return do_assign(v, sm_kctx_input(ctx, 1), st->validate_shape);
 }
 
 /* TF1 Assign: in ref, value; out the ref (the same handle). */
@@ -231,7 +228,7 @@ static sm_status *assign_ref_compute(const void *state, sm_kctx *ctx) {
   const assign_state *st = state;
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
-  if (!s) s = do_assign(ctx, v, sm_kctx_input(ctx, 1), st->validate_shape);
+  if (!s) s = do_assign(v, sm_kctx_input(ctx, 1), st->validate_shape);
   if (s) return s;
   sm_kctx_forward(ctx, 0, 0);
   return NULL;
@@ -260,33 +257,59 @@ static sm_status *noop_compute(const void *state, sm_kctx *ctx) {
 /* out = a + b (or a - b), elementwise over n elements. Integers wrap as TF's do (computed
  * unsigned, so no undefined overflow). */
 static int add_sub(int dtype, const void *a, const void *b, void *out, int64_t n, int sub) {
-#define ARITH(T, U)                                                                \
-  do {                                                                             \
-    const T *x = a, *y = b;                                                        \
-    T *z = out;                                                                    \
-    for (int64_t i = 0; i < n; i++)                                                \
-      z[i] = (T)(sub ? (U)((U)x[i] - (U)y[i]) : (U)((U)x[i] + (U)y[i]));           \
+#define ARITH(T, U)                                                                                    \
+  do {                                                                                                 \
+    const T *x = a, *y = b;                                                                            \
+    T *z = out;                                                                                        \
+    for (int64_t i = 0; i < n; i++) z[i] = (T)(sub ? (U)((U)x[i] - (U)y[i]) : (U)((U)x[i] + (U)y[i])); \
   } while (0)
-#define FARITH(T)                                                                  \
-  do {                                                                             \
-    const T *x = a, *y = b;                                                        \
-    T *z = out;                                                                    \
-    for (int64_t i = 0; i < n; i++) z[i] = sub ? x[i] - y[i] : x[i] + y[i];        \
+#define FARITH(T)                                                           \
+  do {                                                                      \
+    const T *x = a, *y = b;                                                 \
+    T *z = out;                                                             \
+    for (int64_t i = 0; i < n; i++) z[i] = sub ? x[i] - y[i] : x[i] + y[i]; \
   } while (0)
   switch (dtype) {
-    case SM_FLOAT: FARITH(float); break;
-    case SM_DOUBLE: FARITH(double); break;
-    case SM_COMPLEX64: n *= 2; FARITH(float); break;
-    case SM_COMPLEX128: n *= 2; FARITH(double); break;
-    case SM_INT8: ARITH(int8_t, uint8_t); break;
-    case SM_INT16: ARITH(int16_t, uint16_t); break;
-    case SM_INT32: ARITH(int32_t, uint32_t); break;
-    case SM_INT64: ARITH(int64_t, uint64_t); break;
-    case SM_UINT8: ARITH(uint8_t, uint8_t); break;
-    case SM_UINT16: ARITH(uint16_t, uint16_t); break;
-    case SM_UINT32: ARITH(uint32_t, uint32_t); break;
-    case SM_UINT64: ARITH(uint64_t, uint64_t); break;
-    default: return 0;
+    case SM_FLOAT:
+      FARITH(float);
+      break;
+    case SM_DOUBLE:
+      FARITH(double);
+      break;
+    case SM_COMPLEX64:
+      n *= 2;
+      FARITH(float);
+      break;
+    case SM_COMPLEX128:
+      n *= 2;
+      FARITH(double);
+      break;
+    case SM_INT8:
+      ARITH(int8_t, uint8_t);
+      break;
+    case SM_INT16:
+      ARITH(int16_t, uint16_t);
+      break;
+    case SM_INT32:
+      ARITH(int32_t, uint32_t);
+      break;
+    case SM_INT64:
+      ARITH(int64_t, uint64_t);
+      break;
+    case SM_UINT8:
+      ARITH(uint8_t, uint8_t);
+      break;
+    case SM_UINT16:
+      ARITH(uint16_t, uint16_t);
+      break;
+    case SM_UINT32:
+      ARITH(uint32_t, uint32_t);
+      break;
+    case SM_UINT64:
+      ARITH(uint64_t, uint64_t);
+      break;
+    default:
+      return 0;
   }
   return 1;
 #undef ARITH
@@ -294,19 +317,21 @@ static int add_sub(int dtype, const void *a, const void *b, void *out, int64_t n
 }
 
 /* v op= value under the variable's lock, into a new tensor (the old one may be shared). */
-static sm_status *do_update(sm_kctx *ctx, sm_variable *v, const sm_tensor *value, int sub) {
+static sm_status *do_update(sm_variable *v, const sm_tensor *value, int sub) {
   int dtype = sm_variable_dtype(v);
   if (sm_tensor_dtype(value) != dtype)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: updating variable %s of dtype %s with a value of dtype %s",
-                         kname(ctx), sm_variable_name(v), dname(dtype), dname(sm_tensor_dtype(value)));
+    return sm_status_new(SM_INVALID_ARGUMENT, "updating variable %s of dtype %s with a value of dtype %s",
+                         sm_variable_name(v), dname(dtype), dname(sm_tensor_dtype(value)));
   sm_variable_lock(v);
   sm_tensor *old = NULL, *nt = NULL;
   sm_status *s = sm_variable_read(v, &old);
-  if (!s && !same_shape(old, value)) s = shape_mismatch(ctx, sub ? "subtracting from" : "adding to", old, value, sm_variable_name(v));
+  if (!s && !same_shape(old, value))
+    s = shape_mismatch(sub ? "subtracting from" : "adding to", old, value, sm_variable_name(v));
   if (!s) s = sm_tensor_new(dtype, sm_tensor_rank(old), sm_tensor_dims(old), &nt);
-  if (!s && !add_sub(dtype, sm_tensor_data(old), sm_tensor_data(value), sm_tensor_data(nt), sm_tensor_num_elements(old), sub))
-    s = sm_status_new(SM_UNIMPLEMENTED, "node %s: %s on dtype %s is not supported", kname(ctx),
-                      sub ? "AssignSub" : "AssignAdd", dname(dtype));
+  if (!s &&
+      !add_sub(dtype, sm_tensor_data(old), sm_tensor_data(value), sm_tensor_data(nt), sm_tensor_num_elements(old), sub))
+    s = sm_status_new(SM_UNIMPLEMENTED, "%s on dtype %s is not supported", sub ? "AssignSub" : "AssignAdd",
+                      dname(dtype));
   if (!s) {
     s = sm_variable_assign(v, nt);
     nt = NULL;
@@ -314,7 +339,7 @@ static sm_status *do_update(sm_kctx *ctx, sm_variable *v, const sm_tensor *value
   sm_variable_unlock(v);
   sm_tensor_free(old);
   sm_tensor_free(nt);
-  return s ? sm_status_prefix(s, "node %s: ", kname(ctx)) : NULL;
+  return s;
 }
 
 static sm_status *update_ref_prepare(const sm_node *node, void **state) {
@@ -325,7 +350,7 @@ static sm_status *update_ref_compute(const void *state, sm_kctx *ctx) {
   const assign_state *st = state;
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
-  if (!s) s = do_update(ctx, v, sm_kctx_input(ctx, 1), st->sub);
+  if (!s) s = do_update(v, sm_kctx_input(ctx, 1), st->sub);
   if (s) return s;
   sm_kctx_forward(ctx, 0, 0);
   return NULL;
@@ -340,7 +365,7 @@ static sm_status *update_var_compute(const void *state, sm_kctx *ctx) {
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
-  return do_update(ctx, v, sm_kctx_input(ctx, 1), st->sub);
+  return do_update(v, sm_kctx_input(ctx, 1), st->sub);
 }
 
 /* ---- ResourceGather ------------------------------------------------------------------------- */
@@ -354,8 +379,8 @@ static sm_status *gather_prepare(const sm_node *node, void **state) {
   sm_status *s = attr_int_or(node, "batch_dims", 0, &batch_dims);
   if (s) return s;
   if (batch_dims != 0)
-    return sm_status_new(SM_UNIMPLEMENTED, "node %s: ResourceGather with batch_dims=%lld is not supported (only 0)",
-                         sm_node_name(node), (long long)batch_dims);
+    return sm_status_new(SM_UNIMPLEMENTED, "ResourceGather with batch_dims=%lld is not supported (only 0)",
+                         (long long)batch_dims);
   gather_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
   s = sm_node_attr_type(node, "dtype", &st->dtype);
@@ -375,18 +400,18 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *idx = sm_kctx_input(ctx, 1);
   int it = sm_tensor_dtype(idx);
   if (it != SM_INT32 && it != SM_INT64)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: indices must be int32 or int64, got %s", kname(ctx), dname(it));
+    return sm_status_new(SM_INVALID_ARGUMENT, "indices must be int32 or int64, got %s", dname(it));
   if (sm_variable_dtype(v) != st->dtype)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: variable %s has dtype %s, the op expects %s", kname(ctx),
-                         sm_variable_name(v), dname(sm_variable_dtype(v)), dname(st->dtype));
+    return sm_status_new(SM_INVALID_ARGUMENT, "variable %s has dtype %s, the op expects %s", sm_variable_name(v),
+                         dname(sm_variable_dtype(v)), dname(st->dtype));
   sm_tensor *val;
   s = sm_variable_read(v, &val);
-  if (s) return sm_status_prefix(s, "node %s: ", kname(ctx));
+  if (s) return s;
   int vr = sm_tensor_rank(val), ir = sm_tensor_rank(idx);
   if (vr < 1 || ir + vr - 1 > SM_MAX_RANK) {
     sm_tensor_free(val);
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: cannot gather from variable %s of rank %d with indices of rank %d",
-                         kname(ctx), sm_variable_name(v), vr, ir);
+    return sm_status_new(SM_INVALID_ARGUMENT, "cannot gather from variable %s of rank %d with indices of rank %d",
+                         sm_variable_name(v), vr, ir);
   }
   int64_t dims[SM_MAX_RANK];
   memcpy(dims, sm_tensor_dims(idx), (size_t)ir * sizeof *dims);
@@ -400,8 +425,8 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   for (int64_t i = 0; !s && i < n; i++) {
     int64_t k = it == SM_INT32 ? ((const int32_t *)sm_tensor_data(idx))[i] : ((const int64_t *)sm_tensor_data(idx))[i];
     if (k < 0 || k >= rows) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: indices[%lld] = %lld is not in [0, %lld)", kname(ctx), (long long)i,
-                        (long long)k, (long long)rows);
+      s = sm_status_new(SM_INVALID_ARGUMENT, "indices[%lld] = %lld is not in [0, %lld)", (long long)i, (long long)k,
+                        (long long)rows);
       break;
     }
     if (st->dtype == SM_STRING) {
@@ -414,7 +439,7 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
       memcpy((char *)sm_tensor_data(out) + (size_t)(i * inner) * es,
              (const char *)sm_tensor_data(val) + (size_t)(k * inner) * es, (size_t)inner * es);
     } else {
-      s = sm_status_new(SM_UNIMPLEMENTED, "node %s: ResourceGather on dtype %s", kname(ctx), dname(st->dtype));
+      s = sm_status_new(SM_UNIMPLEMENTED, "ResourceGather on dtype %s", dname(st->dtype));
     }
   }
   sm_tensor_free(val);
@@ -443,8 +468,8 @@ static sm_status *random_prepare(const sm_node *node, void **state) {
   if (!s) s = attr_int_or(node, "seed", 0, &seed);
   if (!s) s = attr_int_or(node, "seed2", 0, &seed2);
   if (!s && st->dtype != SM_FLOAT && st->dtype != SM_DOUBLE && st->dtype != SM_HALF && st->dtype != SM_BFLOAT16)
-    s = sm_status_new(SM_INVALID_ARGUMENT, "node %s: %s of dtype %s is not supported (float, double, half, bfloat16)",
-                      sm_node_name(node), sm_node_op(node), dname(st->dtype));
+    s = sm_status_new(SM_INVALID_ARGUMENT, "%s of dtype %s is not supported (float, double, half, bfloat16)",
+                      sm_node_op(node), dname(st->dtype));
   if (s) {
     free(st);
     return s;
@@ -503,11 +528,12 @@ static sm_status *random_compute_kind(const void *state, sm_kctx *ctx, int kind)
   int sd = sm_tensor_dtype(shape);
   int64_t n = sm_tensor_num_elements(shape);
   if ((sd != SM_INT32 && sd != SM_INT64) || sm_tensor_rank(shape) != 1 || n > SM_MAX_RANK)
-    return sm_status_new(SM_INVALID_ARGUMENT, "node %s: shape must be a 1-D int32 or int64 tensor of at most %d entries",
-                         kname(ctx), SM_MAX_RANK);
+    return sm_status_new(SM_INVALID_ARGUMENT, "shape must be a 1-D int32 or int64 tensor of at most %d entries",
+                         SM_MAX_RANK);
   int64_t dims[SM_MAX_RANK];
   for (int64_t i = 0; i < n; i++)
-    dims[i] = sd == SM_INT32 ? ((const int32_t *)sm_tensor_data(shape))[i] : ((const int64_t *)sm_tensor_data(shape))[i];
+    dims[i] =
+        sd == SM_INT32 ? ((const int32_t *)sm_tensor_data(shape))[i] : ((const int64_t *)sm_tensor_data(shape))[i];
   sm_tensor *out;
   sm_status *s = sm_kctx_alloc_output(ctx, 0, st->dtype, (int)n, dims, &out);
   if (s) return s;
@@ -525,8 +551,12 @@ static sm_status *random_compute_kind(const void *state, sm_kctx *ctx, int kind)
     float f = (float)v;
     if (kind == RAND_UNIFORM && f >= 1.0f) f = 0.99999994f; /* rounding must not reach 1 */
     switch (st->dtype) {
-      case SM_FLOAT: ((float *)d)[i] = f; break;
-      case SM_DOUBLE: ((double *)d)[i] = v; break;
+      case SM_FLOAT:
+        ((float *)d)[i] = f;
+        break;
+      case SM_DOUBLE:
+        ((double *)d)[i] = v;
+        break;
       case SM_HALF: {
         uint16_t h = float_to_half(f);
         if (kind == RAND_UNIFORM && h >= 0x3c00u) h = 0x3bffu;
