@@ -1,0 +1,456 @@
+/* test_ops_nn.c - the nn kernels (MatMul, BatchMatMul, BiasAdd, Conv2D, DepthwiseConv2dNative,
+ * MaxPool/V2, AvgPool, FusedBatchNorm*) run through a session:
+ *   - nn_cases.h: small cases whose answers TensorFlow computed (tools/gen_nn_cases.py), graphs
+ *     exported by TF with stripped default attrs;
+ *   - larger random cases (parallel paths, several im2col blocks) against naive loops here;
+ *   - bad attrs and hostile shapes, which must fail with a message, never crash. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_cases.h"
+#include "runtime/session.h"
+#include "savedmodel/tensor.h"
+#include "test.h"
+
+static double nn_input_value(char kind, int seed, int64_t i, int dtype) {
+  int64_t v = (i * 37 + seed * 11) % 19;
+  v = kind == 's' ? v - 9 : v + 1;
+  return dtype == SM_INT32 || dtype == SM_INT64 ? (double)v : (double)v / 8.0;
+}
+
+static void set_elem(sm_tensor *t, int64_t i, double v) {
+  switch (sm_tensor_dtype(t)) {
+    case SM_FLOAT: ((float *)sm_tensor_data(t))[i] = (float)v; break;
+    case SM_DOUBLE: ((double *)sm_tensor_data(t))[i] = v; break;
+    case SM_INT32: ((int32_t *)sm_tensor_data(t))[i] = (int32_t)v; break;
+    case SM_INT64: ((int64_t *)sm_tensor_data(t))[i] = (int64_t)v; break;
+  }
+}
+
+static double get_elem(const sm_tensor *t, int64_t i) {
+  switch (sm_tensor_dtype(t)) {
+    case SM_FLOAT: return ((const float *)sm_tensor_data(t))[i];
+    case SM_DOUBLE: return ((const double *)sm_tensor_data(t))[i];
+    case SM_INT32: return ((const int32_t *)sm_tensor_data(t))[i];
+    case SM_INT64: return (double)((const int64_t *)sm_tensor_data(t))[i];
+  }
+  return NAN;
+}
+
+static const char *opdefs_for(const char *op) {
+  for (size_t i = 0; i < sizeof nn_opdefs / sizeof *nn_opdefs; i++)
+    if (!strcmp(nn_opdefs[i][0], op)) return nn_opdefs[i][1];
+  return "";
+}
+
+static char *metagraph(const char *op, const char *graph_def) {
+  const char *ops = opdefs_for(op);
+  size_t n = strlen(ops) + strlen(graph_def) + 128;
+  char *s = malloc(n);
+  snprintf(s, n, "meta_info_def { stripped_op_list { %s } } graph_def { %s }", ops, graph_def);
+  return s;
+}
+
+/* |got - want| <= tol * (1 + |want|): relative for large values, absolute near zero. */
+static int close_enough(double got, double want, double tol) {
+  if (isnan(want)) return isnan(got);
+  return fabs(got - want) <= tol * (1.0 + fabs(want));
+}
+
+/* Runs a session over `mg` feeding in0..in{n-1}, fetching y:k for each k; returns the status. */
+static sm_status *run_graph(const char *mg, sm_tensor **ins, int nin, const int *fetch, int nfetch, sm_tensor **outs) {
+  sm_session *s;
+  sm_status *st = sm_session_from_pbtxt(mg, &s);
+  if (st) return st;
+  char fnames[8][16], onames[8][16];
+  const char *feeds[8], *fetches[8];
+  for (int i = 0; i < nin; i++) {
+    snprintf(fnames[i], sizeof fnames[i], "in%d:0", i);
+    feeds[i] = fnames[i];
+  }
+  for (int i = 0; i < nfetch; i++) {
+    snprintf(onames[i], sizeof onames[i], "y:%d", fetch[i]);
+    fetches[i] = onames[i];
+  }
+  st = sm_session_run(s, feeds, ins, nin, fetches, nfetch, NULL, 0, outs);
+  sm_session_free(s);
+  return st;
+}
+
+static void run_tf_case(const nn_case *c) {
+  sm_tensor *ins[5] = {0}, *outs[6] = {0};
+  char *mg = metagraph(c->op, c->graph_def);
+  int fetch[6];
+  for (int i = 0; i < c->nin; i++) {
+    const nn_input *in = &c->in[i];
+    CHECK_OK(sm_tensor_new(in->dtype, in->rank, in->dims, &ins[i]));
+    if (!ins[i]) goto out;
+    for (int64_t e = 0; e < sm_tensor_num_elements(ins[i]); e++)
+      set_elem(ins[i], e, in->lit ? in->lit[e] : nn_input_value(in->kind, in->seed, e, in->dtype));
+  }
+  int nf = c->err ? 1 : c->nout;
+  for (int k = 0; k < nf; k++) fetch[k] = c->err ? 0 : c->out[k].index;
+  sm_status *st = run_graph(mg, ins, c->nin, fetch, nf, outs);
+  if (c->err) {
+    if (!st) {
+      fprintf(stderr, "case %s: succeeded, expected error \"%s\"\n", c->name, c->err);
+      sm_test_failures++;
+    } else if (!strstr(sm_status_message(st), c->err)) {
+      fprintf(stderr, "case %s: error \"%s\" lacks \"%s\"\n", c->name, sm_status_message(st), c->err);
+      sm_test_failures++;
+    }
+    sm_status_free(st);
+    goto out;
+  }
+  if (st) {
+    fprintf(stderr, "case %s: %s\n", c->name, sm_status_message(st));
+    sm_status_free(st);
+    sm_test_failures++;
+    goto out;
+  }
+  for (int k = 0; k < c->nout; k++) {
+    const nn_output *o = &c->out[k];
+    const sm_tensor *t = outs[k];
+    int ok = sm_tensor_dtype(t) == o->dtype && sm_tensor_rank(t) == o->rank;
+    for (int d = 0; ok && d < o->rank; d++) ok = sm_tensor_dims(t)[d] == o->dims[d];
+    if (!ok) {
+      char b1[128], b2[128];
+      fprintf(stderr, "case %s output %d: got %s %s, want %s %s\n", c->name, o->index,
+              sm_dtype_name(sm_tensor_dtype(t)), sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), b1, sizeof b1),
+              sm_dtype_name(o->dtype), sm_shape_str(o->rank, o->dims, b2, sizeof b2));
+      sm_test_failures++;
+      continue;
+    }
+    int bad = 0;
+    double tol = o->dtype == SM_FLOAT ? 1e-5 : o->dtype == SM_DOUBLE ? 1e-12 : 0;
+    for (int64_t e = 0; e < o->n; e++) {
+      double g = get_elem(t, e), w = o->vals[e];
+      if (!close_enough(g, w, tol)) {
+        if (bad++ < 5) fprintf(stderr, "case %s output %d [%lld]: got %.9g, want %.9g\n", c->name, o->index, (long long)e, g, w);
+      }
+    }
+    if (bad) sm_test_failures++;
+  }
+out:
+  for (int i = 0; i < 5; i++) sm_tensor_free(ins[i]);
+  for (int i = 0; i < 6; i++) sm_tensor_free(outs[i]);
+  free(mg);
+}
+
+/* ---- hand-built graphs: one op between float placeholders -------------------------------------- */
+static char *graph1(const char *op, int nin, const char *dtype, const char *attrs) {
+  size_t cap = 4096 + strlen(attrs);
+  char *g = malloc(cap);
+  size_t n = 0;
+  for (int i = 0; i < nin; i++)
+    n += (size_t)snprintf(g + n, cap - n, "node { name: \"in%d\" op: \"Placeholder\" attr { key: \"dtype\" value { type: %s } } } ",
+                          i, dtype);
+  n += (size_t)snprintf(g + n, cap - n, "node { name: \"y\" op: \"%s\"", op);
+  for (int i = 0; i < nin; i++) n += (size_t)snprintf(g + n, cap - n, " input: \"in%d\"", i);
+  snprintf(g + n, cap - n, " attr { key: \"T\" value { type: %s } } %s }", dtype, attrs);
+  char *mg = metagraph(op, g);
+  free(g);
+  return mg;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static sm_tensor *rand_tensor(int rank, const int64_t *dims) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, rank, dims, &t));
+  if (!t) exit(1);
+  float *p = sm_tensor_data(t);
+  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++) p[i] = frand();
+  return t;
+}
+
+static void compare(const char *what, const sm_tensor *got, const double *want, int64_t n, double tol) {
+  if (!got || sm_tensor_num_elements(got) != n) {
+    fprintf(stderr, "%s: wrong element count\n", what);
+    sm_test_failures++;
+    return;
+  }
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!close_enough(((const float *)sm_tensor_data(got))[i], want[i], tol) && bad++ < 5)
+      fprintf(stderr, "%s [%lld]: got %.9g want %.9g\n", what, (long long)i, ((const float *)sm_tensor_data(got))[i], want[i]);
+  if (bad) sm_test_failures++;
+}
+
+/* Conv2D NHWC against direct loops: several im2col blocks, both pool threads, groups. */
+static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Cf, int64_t Co,
+                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int same, int depthwise) {
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {KH, KW, Cf, Co};
+  sm_tensor *in[2] = {rand_tensor(4, xd), rand_tensor(4, fd)}, *out = NULL;
+  char attrs[512];
+  snprintf(attrs, sizeof attrs,
+           "attr { key: \"strides\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: "
+           "\"%s\" } } attr { key: \"dilations\" value { list { i: 1 i: %lld i: %lld i: 1 } } }",
+           (long long)sh, (long long)sw, same ? "SAME" : "VALID", (long long)dh, (long long)dw);
+  const char *op = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
+  char *mg = graph1(op, 2, "DT_FLOAT", attrs);
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+  int64_t ekh = (KH - 1) * dh + 1, ekw = (KW - 1) * dw + 1;
+  int64_t OH = same ? (H + sh - 1) / sh : (H - ekh + sh) / sh, OW = same ? (W + sw - 1) / sw : (W - ekw + sw) / sw;
+  int64_t pt = same ? ((OH - 1) * sh + ekh - H > 0 ? ((OH - 1) * sh + ekh - H) / 2 : 0) : 0;
+  int64_t pl = same ? ((OW - 1) * sw + ekw - W > 0 ? ((OW - 1) * sw + ekw - W) / 2 : 0) : 0;
+  int64_t CO = depthwise ? C * Co : Co, G = depthwise ? 1 : C / Cf, CoG = Co / (G ? G : 1);
+  double *want = calloc((size_t)(N * OH * OW * CO), sizeof *want);
+  const float *x = sm_tensor_data(in[0]), *f = sm_tensor_data(in[1]);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++)
+        for (int64_t o = 0; o < CO; o++) {
+          double acc = 0;
+          for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+              int64_t ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const float *px = x + ((n * H + ih) * W + iw) * C;
+              if (depthwise) {
+                acc += (double)px[o / Co] * f[((kh * KW + kw) * C + o / Co) * Co + o % Co];
+              } else {
+                int64_t g = o / CoG;
+                for (int64_t ci = 0; ci < Cf; ci++) acc += (double)px[g * Cf + ci] * f[((kh * KW + kw) * Cf + ci) * Co + o];
+              }
+            }
+          want[((n * OH + oh) * OW + ow) * CO + o] = acc;
+        }
+  char what[128];
+  snprintf(what, sizeof what, "%s %lldx%lldx%lldx%lld k%lldx%lld", op, (long long)N, (long long)H, (long long)W,
+           (long long)C, (long long)KH, (long long)KW);
+  compare(what, out, want, N * OH * OW * CO, 1e-5);
+  free(want);
+  free(mg);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+  sm_tensor_free(out);
+}
+
+static void matmul_vs_naive(int64_t M, int64_t K, int64_t N, int ta, int tb) {
+  int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N};
+  sm_tensor *in[2] = {rand_tensor(2, ad), rand_tensor(2, bd)}, *out = NULL;
+  char attrs[256];
+  snprintf(attrs, sizeof attrs,
+           "attr { key: \"transpose_a\" value { b: %s } } attr { key: \"transpose_b\" value { b: %s } }",
+           ta ? "true" : "false", tb ? "true" : "false");
+  char *mg = graph1("MatMul", 2, "DT_FLOAT", attrs);
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+  double *want = calloc((size_t)(M * N), sizeof *want);
+  const float *a = sm_tensor_data(in[0]), *b = sm_tensor_data(in[1]);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += (double)(ta ? a[k * M + i] : a[i * K + k]) * (tb ? b[j * K + k] : b[k * N + j]);
+      want[i * N + j] = acc;
+    }
+  compare("MatMul big", out, want, M * N, 1e-5);
+  free(want);
+  free(mg);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+  sm_tensor_free(out);
+}
+
+static void pool_vs_naive(int is_max, int64_t N, int64_t H, int64_t W, int64_t C, int64_t k, int64_t s, int same) {
+  int64_t xd[4] = {N, H, W, C};
+  sm_tensor *in = rand_tensor(4, xd), *out = NULL;
+  char attrs[512];
+  snprintf(attrs, sizeof attrs,
+           "attr { key: \"ksize\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"strides\" value { list { "
+           "i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: \"%s\" } }",
+           (long long)k, (long long)k, (long long)s, (long long)s, same ? "SAME" : "VALID");
+  char *mg = graph1(is_max ? "MaxPool" : "AvgPool", 1, "DT_FLOAT", attrs);
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, &in, 1, &f0, 1, &out));
+  int64_t OH = same ? (H + s - 1) / s : (H - k + s) / s, OW = same ? (W + s - 1) / s : (W - k + s) / s;
+  int64_t pt = same && (OH - 1) * s + k - H > 0 ? ((OH - 1) * s + k - H) / 2 : 0;
+  int64_t pl = same && (OW - 1) * s + k - W > 0 ? ((OW - 1) * s + k - W) / 2 : 0;
+  double *want = calloc((size_t)(N * OH * OW * C), sizeof *want);
+  const float *x = sm_tensor_data(in);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++)
+        for (int64_t c = 0; c < C; c++) {
+          double m = -INFINITY, sum = 0;
+          int cnt = 0;
+          for (int64_t ih = oh * s - pt; ih < oh * s - pt + k; ih++)
+            for (int64_t iw = ow * s - pl; iw < ow * s - pl + k; iw++) {
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              double v = x[((n * H + ih) * W + iw) * C + c];
+              m = v > m ? v : m;
+              sum += v;
+              cnt++;
+            }
+          want[((n * OH + oh) * OW + ow) * C + c] = is_max ? m : sum / cnt;
+        }
+  compare(is_max ? "MaxPool big" : "AvgPool big", out, want, N * OH * OW * C, 1e-5);
+  free(want);
+  free(mg);
+  sm_tensor_free(in);
+  sm_tensor_free(out);
+}
+
+static void bias_vs_naive(int nchw) {
+  int64_t xd[4] = {16, 12, 20, 24};
+  int64_t C = nchw ? xd[1] : xd[3], bd[1] = {C};
+  sm_tensor *in[2] = {rand_tensor(4, xd), rand_tensor(1, bd)}, *out = NULL;
+  char *mg = graph1("BiasAdd", 2, "DT_FLOAT",
+                    nchw ? "attr { key: \"data_format\" value { s: \"NCHW\" } }" : "");
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+  int64_t n = sm_tensor_num_elements(in[0]);
+  double *want = malloc((size_t)n * sizeof *want);
+  const float *x = sm_tensor_data(in[0]), *b = sm_tensor_data(in[1]);
+  for (int64_t i = 0; i < n; i++) want[i] = (double)x[i] + b[nchw ? (i / (xd[2] * xd[3])) % C : i % C];
+  compare(nchw ? "BiasAdd NCHW big" : "BiasAdd big", out, want, n, 1e-6);
+  free(want);
+  free(mg);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+  sm_tensor_free(out);
+}
+
+/* A graph that must fail (at plan building or run) with `needle` in the message. */
+static void expect_error(const char *op, int nin, const int64_t dims[][4], const int *ranks, const char *attrs,
+                         const char *needle) {
+  sm_tensor *in[3] = {0}, *out = NULL;
+  for (int i = 0; i < nin; i++) in[i] = rand_tensor(ranks[i], dims[i]);
+  char *mg = graph1(op, nin, "DT_FLOAT", attrs);
+  int f0 = 0;
+  sm_status *st = run_graph(mg, in, nin, &f0, 1, &out);
+  if (!st) {
+    fprintf(stderr, "%s with %s: succeeded, expected \"%s\"\n", op, attrs, needle);
+    sm_test_failures++;
+  } else if (!strstr(sm_status_message(st), needle)) {
+    fprintf(stderr, "%s with %s: error \"%s\" lacks \"%s\"\n", op, attrs, sm_status_message(st), needle);
+    sm_test_failures++;
+  }
+  sm_status_free(st);
+  sm_tensor_free(out);
+  for (int i = 0; i < nin; i++) sm_tensor_free(in[i]);
+  free(mg);
+}
+
+#define CONV_ATTRS(strides, pad, extra) \
+  "attr { key: \"strides\" value { list { " strides " } } } attr { key: \"padding\" value { s: \"" pad "\" } } " extra
+
+static void bad_attrs(void) {
+  const int64_t cd[2][4] = {{1, 5, 5, 2}, {3, 3, 2, 2}};
+  const int cr[2] = {4, 4};
+  expect_error("Conv2D", 2, cd, cr, CONV_ATTRS("i: 1 i: 1 i: 1", "SAME", ""), "must specify 4 dimensions");
+  expect_error("Conv2D", 2, cd, cr, CONV_ATTRS("i: 2 i: 1 i: 1 i: 1", "SAME", ""),
+               "does not yet support strides in the batch and depth dimensions");
+  expect_error("Conv2D", 2, cd, cr, CONV_ATTRS("i: 1 i: 0 i: 1 i: 1", "SAME", ""), "strides should be larger than 0");
+  expect_error("Conv2D", 2, cd, cr, CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "FOO", ""), "padding 'FOO'");
+  expect_error("Conv2D", 2, cd, cr,
+               CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "SAME", "attr { key: \"dilations\" value { list { i: 1 i: 0 i: 1 i: 1 } } }"),
+               "Dilated rates should be larger than 0");
+  expect_error("Conv2D", 2, cd, cr,
+               CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "EXPLICIT",
+                          "attr { key: \"explicit_paddings\" value { list { i: 0 i: 0 i: 1 i: 1 } } }"),
+               "must contain 8 values");
+  expect_error("Conv2D", 2, cd, cr,
+               CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "EXPLICIT",
+                          "attr { key: \"explicit_paddings\" value { list { i: 1 i: 0 i: 1 i: 1 i: 0 i: 0 i: 0 i: 0 } } }"),
+               "batch or depth dimensions");
+  expect_error("Conv2D", 2, cd, cr,
+               CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "SAME",
+                          "attr { key: \"explicit_paddings\" value { list { i: 0 i: 0 i: 1 i: 1 i: 0 i: 0 i: 0 i: 0 } } }"),
+               "must be empty");
+  expect_error("Conv2D", 2, cd, cr,
+               CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "SAME", "attr { key: \"data_format\" value { s: \"NCHW_VECT_C\" } }"),
+               "data_format 'NCHW_VECT_C'");
+  /* absurd dilations and strides: a clear error or an empty/valid result, never a crash */
+  expect_error("Conv2D", 2, cd, cr,
+               CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "VALID",
+                          "attr { key: \"dilations\" value { list { i: 1 i: 4611686018427387904 i: 1 i: 1 } } }"),
+               "too large");
+  expect_error("Conv2D", 2, cd, cr,
+               CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "VALID",
+                          "attr { key: \"dilations\" value { list { i: 1 i: 3 i: 1 i: 1 } } }"),
+               "Computed output size would be negative");
+  const int64_t fd1[2][4] = {{1, 5, 5, 2}, {3, 3, 0, 2}};
+  expect_error("Conv2D", 2, fd1, cr, CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "SAME", ""), "filter depth must be positive");
+  const int64_t fr[2][4] = {{1, 5, 5, 2}, {3, 3, 2}};
+  const int fr3[2] = {4, 3};
+  expect_error("Conv2D", 2, fr, fr3, CONV_ATTRS("i: 1 i: 1 i: 1 i: 1", "SAME", ""), "filter must be 4-dimensional");
+  const int64_t pd[1][4] = {{1, 5, 5, 2}};
+  const int pr[1] = {4};
+  expect_error("MaxPool", 1, pd, pr,
+               "attr { key: \"ksize\" value { list { i: 2 i: 2 i: 2 i: 1 } } } attr { key: \"strides\" value { list { i: 1 "
+               "i: 1 i: 1 i: 1 } } } attr { key: \"padding\" value { s: \"VALID\" } }",
+               "batch dimension");
+  expect_error("MaxPool", 1, pd, pr,
+               "attr { key: \"ksize\" value { list { i: 1 i: 2 i: 2 } } } attr { key: \"strides\" value { list { i: 1 "
+               "i: 1 i: 1 i: 1 } } } attr { key: \"padding\" value { s: \"VALID\" } }",
+               "ksize field must specify 4 dimensions");
+  expect_error("AvgPool", 1, pd, pr,
+               "attr { key: \"ksize\" value { list { i: 1 i: 9 i: 2 i: 1 } } } attr { key: \"strides\" value { list { i: 1 "
+               "i: 1 i: 1 i: 1 } } } attr { key: \"padding\" value { s: \"VALID\" } }",
+               "Computed output size would be negative");
+  expect_error("AvgPool", 1, pd, pr,
+               "attr { key: \"ksize\" value { list { i: 1 i: 2 i: 2 i: 1 } } } attr { key: \"strides\" value { list { i: 1 "
+               "i: 1 i: 1 i: 1 } } } attr { key: \"padding\" value { s: \"EXPLICIT\" } }",
+               "padding 'EXPLICIT'");
+  const int64_t md[2][4] = {{0, 3}, {3, 2}};
+  const int mr[2] = {2, 2};
+  sm_tensor *in[2] = {rand_tensor(2, md[0]), rand_tensor(2, md[1])}, *out = NULL;
+  char *mg = graph1("MatMul", 2, "DT_FLOAT", "");
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out)); /* empty M: an empty [0,2] product */
+  CHECK(out && sm_tensor_num_elements(out) == 0 && sm_tensor_rank(out) == 2 && sm_tensor_dims(out)[1] == 2);
+  sm_tensor_free(out);
+  free(mg);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+  (void)mr;
+  /* K = 0: zeros */
+  const int64_t kd[2][2] = {{2, 0}, {0, 3}};
+  in[0] = rand_tensor(2, kd[0]);
+  in[1] = rand_tensor(2, kd[1]);
+  out = NULL;
+  mg = graph1("MatMul", 2, "DT_FLOAT", "");
+  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+  CHECK(out && sm_tensor_num_elements(out) == 6 && ((float *)sm_tensor_data(out))[5] == 0.0f);
+  sm_tensor_free(out);
+  free(mg);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+}
+
+int main(void) {
+  for (size_t i = 0; i < sizeof nn_cases / sizeof *nn_cases; i++) run_tf_case(&nn_cases[i]);
+  /* seed CNN layer at batch 4: several parallel chunks */
+  conv_vs_naive(4, 28, 28, 1, 3, 3, 1, 32, 1, 1, 1, 1, 0, 0);
+  /* patch matrix larger than one im2col block (K = 72: blocks of 1820 rows) */
+  conv_vs_naive(4, 30, 30, 8, 3, 3, 8, 16, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(3, 17, 19, 6, 3, 2, 3, 4, 2, 1, 2, 1, 1, 0); /* groups, stride, dilation */
+  conv_vs_naive(8, 16, 16, 16, 1, 1, 16, 24, 1, 1, 1, 1, 0, 0); /* 1x1 fast path */
+  conv_vs_naive(4, 20, 21, 8, 3, 3, 8, 2, 2, 2, 1, 1, 1, 1);   /* depthwise, multiplier 2 */
+  conv_vs_naive(2, 15, 15, 32, 5, 5, 32, 1, 1, 1, 2, 2, 1, 1);  /* depthwise, dilated */
+  matmul_vs_naive(256, 300, 64, 0, 0);
+  matmul_vs_naive(130, 70, 90, 1, 0);
+  matmul_vs_naive(90, 200, 33, 0, 1);
+  matmul_vs_naive(77, 128, 100, 1, 1);
+  pool_vs_naive(1, 8, 26, 26, 32, 2, 2, 0);
+  pool_vs_naive(1, 4, 27, 25, 16, 3, 2, 1);
+  pool_vs_naive(0, 4, 27, 25, 16, 3, 2, 1);
+  pool_vs_naive(0, 8, 26, 26, 32, 2, 2, 0);
+  bias_vs_naive(0);
+  bias_vs_naive(1);
+  bad_attrs();
+  printf("%zu TensorFlow cases, naive comparisons and bad-attr checks run\n", sizeof nn_cases / sizeof *nn_cases);
+  TEST_MAIN_END();
+}
