@@ -2,7 +2,9 @@
  *
  * savedmodel show     what saved_model_cli show prints (show.c)
  * savedmodel vars     what inspect_checkpoint prints (vars.c)
- * savedmodel convert  rewrite a SavedModel through this library (convert.c) */
+ * savedmodel convert  rewrite a SavedModel through this library (convert.c)
+ * savedmodel run      what saved_model_cli run prints (run.c)
+ * savedmodel scan     what saved_model_cli scan prints, plus ops the runtime lacks (scan.c) */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +19,9 @@ static const char usage[] =
     "  vars     List the variables of a SavedModel or checkpoint, or print one\n"
     "           (the output of TensorFlow's inspect_checkpoint).\n"
     "  convert  Write a copy of a SavedModel through libsavedmodel (.pb or .pbtxt).\n"
+    "  run      Run a SignatureDef on inputs from .npy/.npz files, Python literals or\n"
+    "           tf.Example dicts, printing the outputs (`saved_model_cli run`).\n"
+    "  scan     Report denylisted ops (`saved_model_cli scan`) and ops the runtime lacks.\n"
     "\n"
     "`savedmodel <command> --help` describes each command's flags.\n";
 
@@ -37,6 +42,8 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "show")) return sm_cli_show(argc - 1, argv + 1);
   if (!strcmp(cmd, "vars")) return sm_cli_vars(argc - 1, argv + 1);
   if (!strcmp(cmd, "convert")) return sm_cli_convert(argc - 1, argv + 1);
+  if (!strcmp(cmd, "run")) return sm_cli_run(argc - 1, argv + 1);
+  if (!strcmp(cmd, "scan")) return sm_cli_scan(argc - 1, argv + 1);
   fprintf(stderr, "savedmodel: unknown command '%s'\n%s", cmd, usage);
   return 2;
 }

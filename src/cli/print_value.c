@@ -249,7 +249,10 @@ static void scalar_float(buf *b, double v, int single) {
   int nd = (int)strlen(d);
   size_t k = 0;
   if (neg) out[k++] = '-';
-  if (x < -4 || x >= 16) {
+  /* numpy 2 compares the value itself (float32 0.0001 is just below 1e-4) and switches to
+   * scientific from 1e3 for float16, 1e6 for float32 and 1e16 for float64 (measured on 2.4) */
+  double av = fabs(v);
+  if (av != 0 && (av < 1e-4 || av >= (single == 2 ? 1e3 : single == 1 ? 1e6 : 1e16))) {
     out[k++] = d[0];
     if (nd > 1) k += (size_t)snprintf(out + k, sizeof out - k, ".%s", d + 1);
     snprintf(out + k, sizeof out - k, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);

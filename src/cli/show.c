@@ -202,6 +202,11 @@ static int find_meta_graph(const Tensorflow__SavedModel *sm, const char *tag_set
   return rc;
 }
 
+/* For run and scan: the same lookup, sanitized as they sanitize (declared in show.h). */
+int sm_cli_find_meta_graph(const Tensorflow__SavedModel *sm, const char *tag_set, const Tensorflow__MetaGraphDef **mg) {
+  return find_meta_graph(sm, tag_set, 1, mg);
+}
+
 /* ---- signatures ---- */
 
 static void print_tensor_info(const Tensorflow__TensorInfo *ti, int indent) {

@@ -37,4 +37,8 @@ void sm_show_functions(FILE *f, const Tensorflow__SavedModel *sm);
 void sm_show_json(FILE *f, const Tensorflow__SavedModel *sm, const Tensorflow__MetaGraphDef *only_mg,
                   const char *only_sig, int with_ops);
 
+/* The MetaGraph for a --tag_set value (split on ',', blanks trimmed, as run and scan do); prints
+ * TF's message and returns 1 when there is none. */
+int sm_cli_find_meta_graph(const Tensorflow__SavedModel *sm, const char *tag_set, const Tensorflow__MetaGraphDef **mg);
+
 #endif
