@@ -207,8 +207,8 @@ sm_status *sm__array_compute_fill(const void *state, sm_kctx *ctx) {
   const sm_tensor *dims_t = sm_kctx_input(ctx, 0), *value = sm_kctx_input(ctx, 1);
   char a[256];
   if (sm_tensor_rank(dims_t) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "dims must be a vector, got shape %s", sm__array_shape_str(dims_t, a, sizeof a));
-  if (sm_tensor_rank(value) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "dims must represent a vector, got shape %s", sm__array_shape_str(dims_t, a, sizeof a));
+  if (sm_tensor_rank(value) > 1 || sm_tensor_num_elements(value) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "value must be a scalar, got shape %s", sm__array_shape_str(value, a, sizeof a));
   int64_t dims[SM_MAX_RANK], n;
   sm_status *s = sm__array_read_ints(dims_t, "Fill dims", dims, SM_MAX_RANK, &n);
@@ -335,7 +335,8 @@ sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
   sm_status *s = sm_kctx_alloc_output(ctx, 0, dt, 1, &size, &out);
   if (s) return s;
   void *p = sm_tensor_data(out);
-  /* Accumulated like TF's RangeFunctor (val += delta), so float results match bit for bit. */
+  /* start + i * delta in the dtype, as TF 2.21 computes it (not accumulated), so float results
+   * match bit for bit. */
   switch (dt) {
   case SM_INT32: {
     uint32_t v = (uint32_t)sm__array_int_at(in[0], 0), d = (uint32_t)sm__array_int_at(in[2], 0);
@@ -348,13 +349,13 @@ sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
     break;
   }
   case SM_FLOAT: {
-    float v = (float)real_at(in[0]), d = (float)real_at(in[2]);
-    for (int64_t i = 0; i < size; i++, v += d) ((float *)p)[i] = v;
+    float st = (float)real_at(in[0]), d = (float)real_at(in[2]);
+    for (int64_t i = 0; i < size; i++) ((float *)p)[i] = st + (float)i * d;
     break;
   }
   default: {
-    double v = real_at(in[0]), d = real_at(in[2]);
-    for (int64_t i = 0; i < size; i++, v += d) ((double *)p)[i] = v;
+    double st = real_at(in[0]), d = real_at(in[2]);
+    for (int64_t i = 0; i < size; i++) ((double *)p)[i] = st + (double)i * d;
     break;
   }
   }
