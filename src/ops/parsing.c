@@ -450,9 +450,8 @@ static sm_status *bad_example(const parse_run *r, int64_t b) {
   size_t nl;
   const char *nm = example_name(r, b, &nl);
   return sm_status_new(SM_INVALID_ARGUMENT,
-                       "Name: %.*s, serialized example %lld: could not parse example input "
-                       "(malformed tf.Example)",
-                       (int)nl, nm, (long long)b);
+                       "Could not parse example input (Name: %.*s, Index: %lld: not a valid tf.Example)", (int)nl, nm,
+                       (long long)b);
 }
 
 /* Walks one serialized Example and records each configured key's Feature (last entry wins). */
@@ -521,7 +520,7 @@ static sm_status *feat_info(const parse_run *r, int64_t b, int col, const key_re
     size_t nl;
     const char *nm = example_name(r, b, &nl);
     return sm_status_new(SM_INVALID_ARGUMENT,
-                         "Name: %.*s, Feature: %.*s (example %lld).  Data types don't match. "
+                         "Name: %.*s, Key: %.*s, Index: %lld.  Data types don't match. "
                          "Data type: %s but expected type: %s",
                          (int)nl, nm, KEYF(key), (long long)b, kind_name(*kind), kind_name(kind_of_dtype(want_dtype)));
   }
@@ -571,29 +570,29 @@ static sm_status *do_dense(parse_run *r, int j, const key_ref *key) {
     int64_t n;
     sm_status *s = feat_info(r, b, j, key, c->dtype, &kind, &n);
     if (s) return s;
+    size_t nl;
+    const char *nm = example_name(r, b, &nl);
     if (c->varlen) {
       if (kind == KIND_NONE) continue;
       if (c->stride == 0 ? n != 0 : n % c->stride)
         return sm_status_new(SM_INVALID_ARGUMENT,
-                             "Name: <unknown>, Key: %.*s, Index: %lld.  Number of values "
+                             "Name: %.*s, Key: %.*s, Index: %lld.  Number of values "
                              "(%lld) is not a multiple of stride %lld",
-                             KEYF(key), (long long)b, (long long)n, (long long)c->stride);
+                             (int)nl, nm, KEYF(key), (long long)b, (long long)n, (long long)c->stride);
       int64_t rows = c->stride ? n / c->stride : 0;
       if (rows > max_rows) max_rows = rows;
     } else if (kind == KIND_NONE) {
       if (dn == 0) {
-        size_t nl;
-        const char *nm = example_name(r, b, &nl);
         return sm_status_new(SM_INVALID_ARGUMENT,
                              "Name: %.*s, Feature: %.*s (data type: %s) is required but "
-                             "could not be found (example %lld).",
+                             "could not be found. (Index: %lld)",
                              (int)nl, nm, KEYF(key), kind_name(kind_of_dtype(c->dtype)), (long long)b);
       }
     } else if (n != c->stride) {
       return sm_status_new(SM_INVALID_ARGUMENT,
-                           "Name: <unknown>, Key: %.*s, Index: %lld.  Number of %s values != "
+                           "Name: %.*s, Key: %.*s, Index: %lld.  Number of %s values != "
                            "expected.  Values size: %lld but output shape: %s",
-                           KEYF(key), (long long)b, kind_name(kind), (long long)n,
+                           (int)nl, nm, KEYF(key), (long long)b, kind_name(kind), (long long)n,
                            sm_shape_str(c->rank, c->dims, sb, sizeof sb));
     }
   }
@@ -641,9 +640,8 @@ static sm_status *do_sparse_or_ragged(parse_run *r, int j, int ragged, const key
   sm_tensor *indices = NULL, *splits = NULL;
   int irank = r->scalar ? 1 : 2;
   if (ragged) {
-    if (r->scalar)
-      return sm_status_new(SM_UNIMPLEMENTED, "ragged keys with a scalar serialized input are not supported");
-    int64_t ns = r->batch + 1;
+    /* a scalar input has no rows: TF gives empty row_splits and the values alone */
+    int64_t ns = r->scalar ? 0 : r->batch + 1;
     s = sm_kctx_alloc_output(r->ctx, st->out_rg_split + j, st->split_types[j], 1, &ns, &splits);
   } else {
     int64_t idims[2] = {total, irank};
@@ -683,7 +681,7 @@ static sm_status *do_sparse_or_ragged(parse_run *r, int j, int ragged, const key
       }
     }
     at += n;
-    if (splits) {
+    if (splits && !r->scalar) {
       if (st->split_types[j] == SM_INT32) {
         if (at > INT32_MAX) {
           s = sm_status_new(SM_OUT_OF_RANGE, "ragged key %.*s has more values than int32 splits hold", KEYF(key));
