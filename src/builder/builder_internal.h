@@ -7,11 +7,10 @@
 #include <stdint.h>
 
 #include "attr_value.pb-c.h"
+#include "graph/op_defs.h"
 #include "savedmodel/graph_builder.h"
 #include "tensor.pb-c.h"
 #include "tensor_shape.pb-c.h"
-
-extern const char sm_builtin_op_list_text[];
 
 /* malloc'ed copies; NULL on out of memory. */
 char *sm_b_strdup(const char *s);

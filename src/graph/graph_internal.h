@@ -1,0 +1,67 @@
+/* graph_internal.h - the layout of sm_cgraph and sm_node, shared by the files of src/graph. */
+#ifndef SM_GRAPH_INTERNAL_H
+#define SM_GRAPH_INTERNAL_H
+
+#include <stdint.h>
+
+#include "graph/graph.h"
+
+/* Limits that keep hostile graphs (a function called twice per level, 40 levels deep; a node with
+ * a million inputs inlined a million times) from taking unbounded memory. Real SavedModels are
+ * orders of magnitude below them. */
+#define SM_GRAPH_MAX_NODES (4 << 20)
+/* The node limit in force (SM_GRAPH_MAX_NODES; tests lower it to reach it quickly). */
+extern int sm_graph_max_nodes;
+#define SM_GRAPH_MAX_EDGES (64 << 20)
+#define SM_GRAPH_MAX_INLINE_DEPTH 64
+#define SM_GRAPH_MAX_ARG_LEN (1 << 20) /* elements of one list arg (number_attr, type lists) */
+
+typedef struct sm_attr_ref {
+  const char *name;
+  const Tensorflow__AttrValue *value;
+} sm_attr_ref;
+
+/* A string -> int open-addressing map; keys are borrowed. */
+typedef struct sm_smap {
+  const char **keys;
+  int *vals;
+  size_t cap, n;
+} sm_smap;
+int sm_smap_put(sm_smap *m, const char *key, int val); /* 0 on out of memory; replaces */
+int sm_smap_get(const sm_smap *m, const char *key);    /* -1 when absent */
+void sm_smap_free(sm_smap *m);
+
+/* "an int", "a list", ... for an AttrValue value_case, in error messages. */
+const char *sm_attr_kind_name(int value_case);
+
+struct sm_node {
+  char *name; /* owned */
+  const char *op;
+  const char *device;
+  const Tensorflow__OpDef *def;
+  int stateful;
+  int ninputs;
+  sm_edge *inputs;
+  int *in_dtypes;
+  int ncontrol;
+  int *control;
+  int noutputs;
+  int *out_dtypes;
+  int nattrs;
+  sm_attr_ref *attrs;
+  void *owned; /* an AttrValue made here (a call's "T"), freed with the node */
+};
+
+struct sm_cgraph {
+  const Tensorflow__MetaGraphDef *mg;
+  sm_node *nodes;
+  int n, cap;
+  sm_smap names;   /* node name -> index */
+  sm_smap opdefs;  /* op name -> index into mg's stripped_op_list */
+  sm_smap funcs;   /* function name -> index into the library */
+  const char **all_ops;
+  int nall_ops;
+  int64_t nedges;
+};
+
+#endif
