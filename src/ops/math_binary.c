@@ -1,0 +1,360 @@
+/* math_binary.c - elementwise binary ops with NumPy broadcasting: arithmetic, comparisons,
+ * logical ops, and string Add (concatenation) / Equal / NotEqual.
+ *
+ * Each (op, dtype) pair has three row loops - both operands contiguous, y a scalar, x a scalar -
+ * generated from one expression, so inner loops carry no dtype switch and vectorize. The
+ * broadcast driver (math.c) reduces any shape pair to rows of those three kinds; large outputs
+ * are split over the pool. Integer arithmetic wraps like TF's (computed unsigned, no C overflow);
+ * integer division by zero and negative integer powers are errors, checked before the loops.
+ * half/bfloat16 compute in float. Spec: shared/spec/ops.md §3.5. */
+#include <stdlib.h>
+#include <string.h>
+#include <tgmath.h>
+
+#include "ops/math_int.h"
+
+enum {
+  OP_add, OP_sub, OP_mul, OP_div, OP_floordiv, OP_floormod, OP_max, OP_min, OP_pow, OP_sqdiff,
+  OP_divnonan, OP_lt, OP_le, OP_gt, OP_ge, OP_eq, OP_ne, OP_and, OP_or, NOPS
+};
+typedef void (*binrow)(int64_t n, const void *x, const void *y, void *z);
+typedef struct binfns {
+  binrow vv, vs, sv;
+} binfns;
+
+/* ---- element helpers ---------------------------------------------------------------------- */
+static inline float floormod_f(float a, float b) {
+  float m = fmodf(a, b);
+  return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
+}
+static inline double floormod_d(double a, double b) {
+  double m = fmod(a, b);
+  return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
+}
+#define FLOORMOD(a, b) _Generic((a), float: floormod_f, default: floormod_d)(a, b)
+
+/* Square-and-multiply modulo 2^64; truncating the result to a narrower type gives the wrapped
+ * power in that type, as TF's integer pow does. */
+static inline uint64_t ipow(uint64_t base, uint64_t e) {
+  uint64_t r = 1;
+  while (e) {
+    if (e & 1) r *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return r;
+}
+
+/* ---- row loops ----------------------------------------------------------------------------- */
+/* Inside EXPR: a, b (operands), T (operand type), UT (its unsigned type of >= 32 bits). */
+#define DEF_ROWS(NAME, TI, UTI, TO, ...)                                                   \
+  static void NAME##_vv(int64_t n, const void *xp, const void *yp, void *zp) {            \
+    typedef TI T;                                                                          \
+    typedef UTI UT;                                                                        \
+    (void)(UT)0;                                                                           \
+    const T *restrict x = xp;                                                              \
+    const T *restrict y = yp;                                                              \
+    TO *restrict z = zp;                                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+      T a = x[i], b = y[i];                                                                \
+      z[i] = (TO)(__VA_ARGS__);                                                            \
+    }                                                                                      \
+  }                                                                                        \
+  static void NAME##_vs(int64_t n, const void *xp, const void *yp, void *zp) {            \
+    typedef TI T;                                                                          \
+    typedef UTI UT;                                                                        \
+    (void)(UT)0;                                                                           \
+    const T *restrict x = xp;                                                              \
+    const T b = *(const T *)yp;                                                            \
+    TO *restrict z = zp;                                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+      T a = x[i];                                                                          \
+      z[i] = (TO)(__VA_ARGS__);                                                            \
+    }                                                                                      \
+  }                                                                                        \
+  static void NAME##_sv(int64_t n, const void *xp, const void *yp, void *zp) {            \
+    typedef TI T;                                                                          \
+    typedef UTI UT;                                                                        \
+    (void)(UT)0;                                                                           \
+    const T a = *(const T *)xp;                                                            \
+    const T *restrict y = yp;                                                              \
+    TO *restrict z = zp;                                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+      T b = y[i];                                                                          \
+      z[i] = (TO)(__VA_ARGS__);                                                            \
+    }                                                                                      \
+  }
+
+#define X_DEF(NAME, SFX, T, UT, K, ...) DEF_ROWS(NAME##_##SFX, T, UT, OUT_##K(T), __VA_ARGS__)
+#define X_ENT(NAME, SFX, T, UT, K, ...) [OP_##NAME][T_##SFX] = {NAME##_##SFX##_vv, NAME##_##SFX##_vs, NAME##_##SFX##_sv},
+#define OP_DEFS(NAME, CLS, K, ...) FOR_##CLS(X_DEF, NAME, K, __VA_ARGS__)
+#define OP_ENTS(NAME, CLS, K, ...) FOR_##CLS(X_ENT, NAME, K, __VA_ARGS__)
+
+/* The whole op x dtype matrix: name, dtype class, output kind, expression. */
+#define BINARY_OPS(X)                                                                            \
+  X(add, FLOAT, SAME, a + b)                                                                     \
+  X(add, INT, SAME, (T)((UT)a + (UT)b))                                                          \
+  X(sub, FLOAT, SAME, a - b)                                                                     \
+  X(sub, INT, SAME, (T)((UT)a - (UT)b))                                                          \
+  X(mul, FLOAT, SAME, a * b)                                                                     \
+  X(mul, INT, SAME, (T)((UT)a * (UT)b))                                                          \
+  X(div, FLOAT, SAME, a / b)                                                                     \
+  X(div, SINT, SAME, b == -1 ? (T)(0 - (UT)a) : (T)(a / b))                                      \
+  X(div, UINT, SAME, a / b)                                                                      \
+  X(floordiv, FLOAT, SAME, floor(a / b))                                                         \
+  X(floordiv, SINT, SAME, b == -1 ? (T)(0 - (UT)a) : (T)(a / b - (a % b != 0 && ((a < 0) != (b < 0))))) \
+  X(floordiv, UINT, SAME, a / b)                                                                 \
+  X(floormod, FLOAT, SAME, FLOORMOD(a, b))                                                       \
+  X(floormod, SINT, SAME, b == -1 ? 0 : (a % b != 0 && ((a % b < 0) != (b < 0))) ? a % b + b : a % b) \
+  X(floormod, UINT, SAME, a % b)                                                                 \
+  X(max, FLOAT, SAME, (a > b || a != a) ? a : b)                                                 \
+  X(max, INT, SAME, a > b ? a : b)                                                               \
+  X(min, FLOAT, SAME, (a < b || a != a) ? a : b)                                                 \
+  X(min, INT, SAME, a < b ? a : b)                                                               \
+  X(pow, FLOAT, SAME, pow(a, b))                                                                 \
+  X(pow, SINT, SAME, (T)ipow((uint64_t)(int64_t)a, (uint64_t)b))                                 \
+  X(pow, UINT, SAME, (T)ipow((uint64_t)a, (uint64_t)b))                                          \
+  X(sqdiff, FLOAT, SAME, (a - b) * (a - b))                                                      \
+  X(sqdiff, INT, SAME, (T)(((UT)a - (UT)b) * ((UT)a - (UT)b)))                                   \
+  X(divnonan, FLOAT, SAME, b == 0 ? 0 : a / b)                                                   \
+  X(lt, NUM, BOOL, a < b)                                                                        \
+  X(le, NUM, BOOL, a <= b)                                                                       \
+  X(gt, NUM, BOOL, a > b)                                                                        \
+  X(ge, NUM, BOOL, a >= b)                                                                       \
+  X(eq, NUM, BOOL, a == b)                                                                       \
+  X(eq, BOOL, BOOL, (a != 0) == (b != 0))                                                        \
+  X(ne, NUM, BOOL, a != b)                                                                       \
+  X(ne, BOOL, BOOL, (a != 0) != (b != 0))                                                        \
+  X(and, BOOL, BOOL, a && b)                                                                     \
+  X(or, BOOL, BOOL, a || b)
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#endif
+BINARY_OPS(OP_DEFS)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+static const binfns table[NOPS][NT] = {BINARY_OPS(OP_ENTS)};
+
+/* ---- the kernel ----------------------------------------------------------------------------- */
+static const struct {
+  const char *name;
+  int op;
+} ops[] = {
+    {"Add", OP_add},           {"AddV2", OP_add},       {"Sub", OP_sub},
+    {"Mul", OP_mul},           {"RealDiv", OP_div},     {"Div", OP_div},
+    {"FloorDiv", OP_floordiv}, {"FloorMod", OP_floormod}, {"Maximum", OP_max},
+    {"Minimum", OP_min},       {"Pow", OP_pow},         {"SquaredDifference", OP_sqdiff},
+    {"DivNoNan", OP_divnonan}, {"Less", OP_lt},         {"LessEqual", OP_le},
+    {"Greater", OP_gt},        {"GreaterEqual", OP_ge}, {"Equal", OP_eq},
+    {"NotEqual", OP_ne},       {"LogicalAnd", OP_and},  {"LogicalOr", OP_or},
+};
+
+typedef struct bin_state {
+  int op;
+  int strings;      /* Add (not AddV2), Equal, NotEqual take DT_STRING */
+  int incompat_err; /* Equal/NotEqual: incompatible_shape_error */
+  const char *name; /* op type, for messages */
+} bin_state;
+
+sm_status *sm__math_binary_prepare(const sm_node *node, void **state) {
+  const char *op = sm_node_op(node);
+  bin_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  s->op = -1;
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (!strcmp(op, ops[i].name)) {
+      s->op = ops[i].op;
+      s->name = ops[i].name;
+    }
+  if (s->op < 0) {
+    free(s);
+    return sm_status_new(SM_INTERNAL, "%s is not a binary math op", op);
+  }
+  s->strings = !strcmp(op, "Add") || s->op == OP_eq || s->op == OP_ne;
+  s->incompat_err = 1;
+  if ((s->op == OP_eq || s->op == OP_ne) && sm_node_attr(node, "incompatible_shape_error")) {
+    sm_status *st = sm_node_attr_bool(node, "incompatible_shape_error", &s->incompat_err);
+    if (st) {
+      free(s);
+      return st;
+    }
+  }
+  *state = s;
+  return NULL;
+}
+
+typedef struct bin_job {
+  binfns f;
+  const sm_bcast *b;
+  const char *x, *y;
+  char *z;
+  size_t esize, osize;
+} bin_job;
+
+/* rank 1: one row, split by elements (strides are 0 or 1) */
+static void bin_elems(void *ctx, int64_t e0, int64_t e1) {
+  const bin_job *j = ctx;
+  int64_t s0 = j->b->strides[0][0], s1 = j->b->strides[1][0];
+  binrow fn = s0 && !s1 ? j->f.vs : !s0 && s1 ? j->f.sv : j->f.vv;
+  fn(e1 - e0, j->x + (size_t)(e0 * s0) * j->esize, j->y + (size_t)(e0 * s1) * j->esize,
+     j->z + (size_t)e0 * j->osize);
+}
+
+static void bin_rows(void *ctx, int64_t r0, int64_t r1) {
+  const bin_job *j = ctx;
+  const sm_bcast *b = j->b;
+  int last = b->rank - 1;
+  int64_t inner = b->dims[last], s0 = b->strides[0][last], s1 = b->strides[1][last];
+  binrow fn = s0 && !s1 ? j->f.vs : !s0 && s1 ? j->f.sv : j->f.vv;
+  sm_bcast_it it;
+  sm__math_bcast_seek(b, 2, r0, &it);
+  for (int64_t r = r0; r < r1; r++) {
+    fn(inner, j->x + (size_t)it.off[0] * j->esize, j->y + (size_t)it.off[1] * j->esize,
+       j->z + (size_t)(r * inner) * j->osize);
+    sm__math_bcast_next(b, 2, &it);
+  }
+}
+
+static void run_rows(sm_kctx *ctx, bin_job *j) {
+  const sm_bcast *b = j->b;
+  if (b->rank == 1) {
+    sm_parallel_for(sm_kctx_pool(ctx), b->n, SM_MATH_PAR_MIN, bin_elems, j);
+  } else {
+    int64_t inner = b->dims[b->rank - 1], rows = b->n / inner;
+    int64_t grain = SM_MATH_PAR_MIN / inner;
+    sm_parallel_for(sm_kctx_pool(ctx), rows, grain > 0 ? grain : 1, bin_rows, j);
+  }
+}
+
+/* An integer divisor of 0 anywhere is an error (TF checks every element before dividing). */
+static int has_zero(const sm_tensor *t) {
+  int64_t n = sm_tensor_num_elements(t);
+  const void *p = sm_tensor_data(t);
+  switch (sm_dtype_size(sm_tensor_dtype(t))) {
+    case 1: for (int64_t i = 0; i < n; i++) if (!((const uint8_t *)p)[i]) return 1; break;
+    case 2: for (int64_t i = 0; i < n; i++) if (!((const uint16_t *)p)[i]) return 1; break;
+    case 4: for (int64_t i = 0; i < n; i++) if (!((const uint32_t *)p)[i]) return 1; break;
+    case 8: for (int64_t i = 0; i < n; i++) if (!((const uint64_t *)p)[i]) return 1; break;
+  }
+  return 0;
+}
+
+static int has_negative(const sm_tensor *t) {
+  int64_t n = sm_tensor_num_elements(t);
+  const void *p = sm_tensor_data(t);
+  switch (sm_tensor_dtype(t)) {
+    case SM_INT8: for (int64_t i = 0; i < n; i++) if (((const int8_t *)p)[i] < 0) return 1; break;
+    case SM_INT16: for (int64_t i = 0; i < n; i++) if (((const int16_t *)p)[i] < 0) return 1; break;
+    case SM_INT32: for (int64_t i = 0; i < n; i++) if (((const int32_t *)p)[i] < 0) return 1; break;
+    case SM_INT64: for (int64_t i = 0; i < n; i++) if (((const int64_t *)p)[i] < 0) return 1; break;
+  }
+  return 0;
+}
+
+static sm_status *string_op(const bin_state *s, const sm_bcast *b, const sm_tensor *x, const sm_tensor *y,
+                            sm_tensor *z) {
+  int last = b->rank - 1;
+  int64_t inner = b->dims[last], s0 = b->strides[0][last], s1 = b->strides[1][last];
+  int64_t rows = b->n / inner;
+  char *buf = NULL;
+  size_t cap = 0;
+  sm_status *st = NULL;
+  sm_bcast_it it;
+  sm__math_bcast_seek(b, 2, 0, &it);
+  for (int64_t r = 0; r < rows && !st; r++) {
+    for (int64_t i = 0; i < inner && !st; i++) {
+      size_t la, lb;
+      const char *a = sm_tensor_string(x, it.off[0] + i * s0, &la);
+      const char *c = sm_tensor_string(y, it.off[1] + i * s1, &lb);
+      int64_t o = r * inner + i;
+      if (s->op == OP_add) {
+        if (la + lb > cap) {
+          char *nb = realloc(buf, la + lb);
+          if (!nb) {
+            st = sm_status_new(SM_NO_MEMORY, "out of memory concatenating strings");
+            break;
+          }
+          buf = nb;
+          cap = la + lb;
+        }
+        if (la) memcpy(buf, a, la);
+        if (lb) memcpy(buf + la, c, lb);
+        st = sm_tensor_set_string(z, o, buf, la + lb);
+      } else {
+        int eq = la == lb && (la == 0 || !memcmp(a, c, la));
+        ((uint8_t *)sm_tensor_data(z))[o] = (uint8_t)(s->op == OP_eq ? eq : !eq);
+      }
+    }
+    sm__math_bcast_next(b, 2, &it);
+  }
+  free(buf);
+  return st;
+}
+
+sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
+  const bin_state *s = state;
+  const sm_tensor *x = sm_kctx_input(ctx, 0), *y = sm_kctx_input(ctx, 1);
+  int dt = sm_tensor_dtype(x);
+  if (sm_tensor_dtype(y) != dt)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: x is %s but y is %s", s->name, sm_dtype_name(dt),
+                         sm_dtype_name(sm_tensor_dtype(y)));
+  int cmp = s->op >= OP_lt;
+  int odt = cmp ? SM_BOOL : dt;
+  int isstr = dt == SM_STRING, isf16 = sm__math_is_f16(dt);
+  int ti = isf16 ? T_f32 : sm__math_tindex(dt);
+  if (isstr ? !s->strings : (ti < 0 || !table[s->op][ti].vv)) return sm__math_bad_dtype(s->name, dt);
+
+  sm_bcast b;
+  const int ranks[2] = {sm_tensor_rank(x), sm_tensor_rank(y)};
+  const int64_t *dims[2] = {sm_tensor_dims(x), sm_tensor_dims(y)};
+  sm_tensor *z = NULL;
+  sm_status *st;
+  if (!sm__math_bcast_init(&b, 2, ranks, dims)) {
+    if (s->incompat_err || (s->op != OP_eq && s->op != OP_ne)) return sm__math_incompatible(x, y);
+    if ((st = sm_kctx_alloc_output(ctx, 0, SM_BOOL, 0, NULL, &z))) return st;
+    *(uint8_t *)sm_tensor_data(z) = s->op == OP_ne;
+    return NULL;
+  }
+  if ((st = sm_kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
+  if (b.n == 0) return NULL;
+  if (isstr) return string_op(s, &b, x, y, z);
+
+  if ((s->op == OP_div || s->op == OP_floordiv || s->op == OP_floormod) && ti >= T_i8 && has_zero(y))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Integer division by zero");
+  if (s->op == OP_pow && has_negative(y))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Integers to negative integer powers are not allowed");
+
+  bin_job j = {table[s->op][ti], &b, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(z),
+               sm_dtype_size(dt), sm_dtype_size(odt)};
+  if (!isf16) {
+    run_rows(ctx, &j);
+    return NULL;
+  }
+  /* half / bfloat16: widen both operands, compute in float, narrow the result */
+  int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y);
+  float *fx = malloc((size_t)nx * sizeof(float)), *fy = malloc((size_t)ny * sizeof(float));
+  float *fz = cmp ? NULL : malloc((size_t)b.n * sizeof(float));
+  if (!fx || !fy || (!cmp && !fz)) {
+    st = sm_status_new(SM_NO_MEMORY, "%s: out of memory widening %s", s->name, sm_dtype_name(dt));
+  } else {
+    sm__math_to_f32(dt, sm_tensor_data(x), fx, nx);
+    sm__math_to_f32(dt, sm_tensor_data(y), fy, ny);
+    j.x = (const char *)fx;
+    j.y = (const char *)fy;
+    j.esize = sizeof(float);
+    if (!cmp) {
+      j.z = (char *)fz;
+      j.osize = sizeof(float);
+    }
+    run_rows(ctx, &j);
+    if (!cmp) sm__math_from_f32(dt, fz, sm_tensor_data(z), b.n);
+  }
+  free(fx);
+  free(fy);
+  free(fz);
+  return st;
+}
