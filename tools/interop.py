@@ -9,6 +9,11 @@
    variables bundle re-encoded by our writer). TensorFlow must parse the result into the same
    SavedModel proto, read the same checkpoint values, load it, and saved_model_cli must print the
    same as for the original.
+3. The runtime: for every golden case of the zoo (golden/outputs/<case>) and every signature of the
+   TF Serving models (inputs made here, expected outputs from TensorFlow in this process),
+   `savedmodel run --dir --tag_set --signature_def --inputs 'alias=file.npy;...' --outdir` must
+   write TensorFlow's outputs: float within 1e-5 relative, integers and strings exactly. Skipped,
+   with a message, while `savedmodel run` answers "unknown command".
 
 Ends with the line 'N passed, N failed' and exits non-zero on any failure.
 """
@@ -236,11 +241,206 @@ def load_check(model, out, name, kind):
             check(False, f"TF runs {key} of our {kind} copy of {name}", repr(e)[:500])
 
 
+# ---- 3. the runtime: `savedmodel run` against TensorFlow's outputs ----------------------------
+
+def runtime_available(cli):
+    """False (with the reason) while `savedmodel run` is not implemented: the stage is skipped."""
+    if not os.path.exists(cli):
+        return False, f"{cli} absent"
+    r = run([cli, "run"])
+    text = (r.stdout + r.stderr).decode(errors="replace")
+    if "unknown command" in text.lower():
+        return False, "`savedmodel run` is not implemented in this build (unknown command)"
+    return True, ""
+
+
+def npy_for_cli(val, path):
+    """Writes one input for --inputs. Strings become a fixed-width bytes ('S') array, which numpy
+    reads without pickle; such arrays cannot end an element in NUL, so those return False."""
+    import numpy as np
+    val = np.asarray(val)
+    if val.dtype == object:
+        items = [bytes(x) for x in val.ravel()]
+        if any(x.endswith(b"\0") for x in items):
+            return False
+        width = max([len(x) for x in items] + [1])
+        val = np.array(items, dtype="S%d" % width).reshape(val.shape)
+    np.save(path, val, allow_pickle=False)
+    return True
+
+
+def _as_bytes_list(arr):
+    import numpy as np
+    arr = np.asarray(arr)
+    return [bytes(x) if not isinstance(x, str) else x.encode() for x in arr.ravel()]
+
+
+def same_output(got, want):
+    """float: |got - want| <= 1e-5 |want| + 1e-6 max|want| (1e-5 relative, with an absolute floor
+    for values that cancel to ~0); integers, bools and strings exactly. Returns (ok, detail)."""
+    import numpy as np
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return False, f"shape {list(got.shape)}, want {list(want.shape)}"
+    if want.dtype == object or got.dtype.kind in "SO":
+        g, w = _as_bytes_list(got), _as_bytes_list(want)
+        if got.dtype.kind == "S":  # fixed-width arrays drop trailing NULs
+            w = [x.rstrip(b"\0") for x in w]
+        bad = [i for i, (a, b) in enumerate(zip(g, w)) if a != b]
+        return not bad, (f"{len(bad)} strings differ, first at {bad[0]}: {g[bad[0]]!r} want {w[bad[0]]!r}"
+                         if bad else "")
+    if want.dtype.kind in "fc":
+        if got.dtype != want.dtype:
+            return False, f"dtype {got.dtype}, want {want.dtype}"
+        g, w = got.astype(np.complex128 if want.dtype.kind == "c" else np.float64), \
+            want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+        finite = np.isfinite(w)
+        if not np.array_equal(np.isnan(g), np.isnan(w)) or \
+                not np.array_equal(g[~finite & ~np.isnan(w)], w[~finite & ~np.isnan(w)]):
+            return False, "NaN/Inf positions differ"
+        scale = float(np.max(np.abs(w[finite]))) if finite.any() else 0.0
+        err = np.abs(g - w)[finite]
+        tol = 1e-5 * np.abs(w[finite]) + 1e-6 * scale
+        bad = err > tol
+        if bad.any():
+            i = int(np.argmax(err - tol))
+            return False, (f"{int(bad.sum())} of {w.size} elements off, worst |{g[finite][i]} - "
+                           f"{w[finite][i]}| = {err[i]:.3g}")
+        return True, ""
+    if got.dtype != want.dtype:
+        return False, f"dtype {got.dtype}, want {want.dtype}"
+    if not np.array_equal(got, want):
+        return False, f"{int((got != want).sum())} of {want.size} elements differ"
+    return True, ""
+
+
+def run_ours(cli, model, tags, key, ins, outdir):
+    """`savedmodel run` with saved_model_cli's flags; returns (rc, message, {alias: array})."""
+    import numpy as np
+    os.makedirs(outdir, exist_ok=True)
+    specs = []
+    for alias, val in sorted(ins.items()):
+        path = os.path.join(outdir, "in_%s.npy" % alias.replace("/", "_"))
+        if not npy_for_cli(val, path):
+            return None, f"input {alias} has a string ending in NUL (.npy 'S' arrays drop them)", {}
+        specs.append(f"{alias}={path}")
+    res = os.path.join(outdir, "out")
+    cmd = [cli, "run", "--dir", model, "--tag_set", ",".join(tags), "--signature_def", key,
+           "--outdir", res]
+    if specs:
+        cmd += ["--inputs", ";".join(specs)]
+    r = run(cmd)
+    if r.returncode != 0:
+        return r.returncode, (r.stdout + r.stderr).decode(errors="replace").strip()[-800:], {}
+    got = {}
+    for f in os.listdir(res) if os.path.isdir(res) else []:
+        if f.endswith(".npy"):
+            try:
+                got[f[:-4]] = np.load(os.path.join(res, f), allow_pickle=False)
+            except ValueError:
+                got[f[:-4]] = np.load(os.path.join(res, f), allow_pickle=True)  # our own output
+    return 0, "", got
+
+
+def judge_run(cli, model, name, tags, key, ins, want, tmp, case):
+    if not ins:
+        print(f"skip  run {name} {','.join(tags)}/{key}: no inputs (saved_model_cli run needs one)")
+        return
+    rc, msg, got = run_ours(cli, model, tags, key, ins, os.path.join(tmp, "run", name, case))
+    if rc is None:
+        print(f"skip  run {name} {case}: {msg}")
+        return
+    what = f"savedmodel run {name} {case} matches TensorFlow"
+    if rc != 0:
+        check(False, what, f"exit {rc}: {msg}")
+        return
+    bad = []
+    for alias, w in sorted(want.items()):
+        # --outdir names each file after the output key; a "/" in a key cannot be a file name.
+        g = got.get(alias, got.get(alias.replace("/", "_")))
+        if g is None:
+            bad.append(f"{alias}: no {alias}.npy written")
+            continue
+        ok, detail = same_output(g, w)
+        if not ok:
+            bad.append(f"{alias}: {detail}")
+    check(not bad, what, "; ".join(bad)[:1500])
+
+
+def run_stage(cli, zoo, shared, tmp):
+    ok, why = runtime_available(cli)
+    if not ok:
+        print(f"skipped: runtime stage: {why}")
+        return
+    # The zoo: every golden case (each a fresh load, which is what one CLI process is).
+    for model in saved_model_dirs(zoo):
+        name = os.path.basename(os.path.dirname(model))
+        root = os.path.join(os.path.dirname(model), "golden", "outputs")
+        for case in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+            d = os.path.join(root, case)
+            with open(os.path.join(d, "signature.json")) as f:
+                sig = json.load(f)
+            ins = {k: load_golden_array(os.path.join(d, v["file"])) for k, v in sig["inputs"].items()}
+            want = {k: load_golden_array(os.path.join(d, v["file"])) for k, v in sig["outputs"].items()}
+            judge_run(cli, model, name, sig["tags"], sig["signature"], ins, want, tmp, case)
+    # TF Serving's models: TensorFlow computes the expected outputs here.
+    fixtures = os.path.join(shared, "fixtures", "tf-serving")
+    if not os.path.isdir(fixtures):
+        print(f"skipped: runtime stage on TF Serving models: {fixtures} absent")
+        return
+    sys.path.insert(0, HERE)
+    import make_zoo
+    import numpy as np
+    import tensorflow as tf
+    for model in saved_model_dirs(fixtures):
+        name = os.path.relpath(model, fixtures)
+        try:
+            sm = read_proto(model)
+        except Exception as e:  # noqa: BLE001
+            print(f"skip  run {name}: TensorFlow cannot parse it ({repr(e)[:200]})")
+            continue
+        tf2 = any(len(mg.object_graph_def.nodes) for mg in sm.meta_graphs)
+        for mg in sm.meta_graphs:
+            tags = list(mg.meta_info_def.tags)
+            for key in sorted(mg.signature_def):
+                sig = mg.signature_def[key]
+                if key.startswith("__") or not sig.outputs:
+                    continue
+                rng = make_zoo._rng(make_zoo.SEED)
+                ins = {}
+                try:
+                    for alias in sorted(sig.inputs):
+                        info = sig.inputs[alias]
+                        if tf.as_dtype(info.dtype - 100 if info.dtype > 100 else info.dtype) == tf.string:
+                            # classify/regress: tf.Examples carrying every feature these models read.
+                            exs = [tf.train.Example(features=tf.train.Features(feature={
+                                f: tf.train.Feature(float_list=tf.train.FloatList(value=[v + j]))
+                                for j, f in enumerate(("x", "x2"))})).SerializeToString()
+                                for v in (1.0, 2.5, -4.0)]
+                            ins[alias] = np.array(exs, dtype=object)
+                        else:
+                            ins[alias] = make_zoo.default_input(info, rng, 3)
+                    if tf2:
+                        want = make_zoo._run_tf2(model, key, ins) if tags == ["serve"] else None
+                    else:
+                        want = make_zoo._run_tf1(model, tags, sig, ins)
+                except Exception as e:  # noqa: BLE001 - TF cannot run it: nothing to judge against
+                    print(f"skip  run {name} {','.join(tags)}/{key}: TensorFlow cannot run it "
+                          f"({repr(e).splitlines()[0][:160]})")
+                    continue
+                if want is None:
+                    continue
+                judge_run(cli, model, name.replace("/", "_"), tags, key, ins, want, tmp,
+                          "%s__%s" % ("_".join(tags), key))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
     ap.add_argument("--skip-regen", action="store_true", help="use the committed zoo instead of regenerating it")
+    ap.add_argument("--only-run", action="store_true",
+                    help="only the runtime stage (3), on the committed zoo and the TF Serving models")
     args = ap.parse_args()
     cli = os.path.join(ROOT, args.build, "savedmodel") if not os.path.isabs(args.build) else os.path.join(args.build, "savedmodel")
     python = sys.executable
@@ -249,6 +449,13 @@ def main():
     print(f"interop: TensorFlow {tf.__version__}, CLI {cli}")
 
     tmp = tempfile.mkdtemp(prefix="sm-interop-")
+    if args.only_run:
+        try:
+            run_stage(cli, os.path.join(ROOT, "tests", "fixtures", "zoo"), args.shared, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print(f"{results['passed']} passed, {results['failed']} failed")
+        return 1 if results["failed"] else 0
     try:
         # 1. TensorFlow writes, we read.
         zoo = os.path.join(ROOT, "tests", "fixtures", "zoo")
@@ -283,6 +490,9 @@ def main():
         for m in models:
             for as_text in (False, True):
                 we_write_tf_reads(cli, python, m, tmp, as_text)
+
+        # 3. The runtime: `savedmodel run` gives TensorFlow's outputs (skipped until it exists).
+        run_stage(cli, zoo, args.shared, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{results['passed']} passed, {results['failed']} failed")

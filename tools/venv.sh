@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates (or reuses) a Python venv with TensorFlow (CPU) and numpy for tools/ and the interop suite.
+# Creates (or reuses) a Python venv with TensorFlow (CPU) and numpy for tools/ and the interop suite,
+# plus tf2onnx and onnxruntime for bench/bench_runtime.py.
 # Usage: tools/venv.sh DIR   (e.g. build/venv). Idempotent: when DIR already imports tensorflow and
 # numpy it returns at once without touching the network.
 set -euo pipefail
@@ -11,7 +12,7 @@ dir=$1
 py=${PYTHON:-python3}
 
 if [ -x "$dir/bin/python" ] &&
-   "$dir/bin/python" -c "import numpy, tensorflow" >/dev/null 2>&1; then
+   "$dir/bin/python" -c "import numpy, tensorflow, tf2onnx, onnxruntime" >/dev/null 2>&1; then
   exit 0
 fi
 
@@ -19,8 +20,10 @@ if [ ! -x "$dir/bin/python" ]; then
   echo "venv: creating $dir"
   "$py" -m venv "$dir"
 fi
-echo "venv: installing tensorflow-cpu and numpy into $dir (this downloads a few hundred MB)"
+echo "venv: installing tensorflow-cpu, numpy, tf2onnx, onnxruntime into $dir (a few hundred MB)"
 "$dir/bin/python" -m pip install -q --upgrade pip
 "$dir/bin/python" -m pip install -q tensorflow-cpu numpy
+# ONNX Runtime is the benchmark's second reference (bench/bench_runtime.py); tf2onnx converts for it.
+"$dir/bin/python" -m pip install -q tf2onnx onnxruntime
 # Fail here, not later in a tool, if the install did not produce a working TensorFlow.
 "$dir/bin/python" -c "import numpy, tensorflow as tf; print('venv: tensorflow', tf.__version__)"

@@ -1,0 +1,120 @@
+/* bench_run.c - timing driver for the runtime, run by bench/bench_runtime.py (not a test).
+ *
+ *   bench_run DIR TAG SIGNATURE BATCH RUNS [WARMUP [THREADS]]
+ *
+ * Loads DIR once with tag set TAG (comma-separated), feeds every float32 input of SIGNATURE a
+ * tensor whose unknown dims are BATCH (leading) or 1 (others), filled with the same pattern the
+ * Python side uses (element i = ((i * 37) % 101) / 101 - 0.5), runs WARMUP untimed calls and then
+ * RUNS timed ones, each a whole sm_model_run (outputs allocated and freed). Prints one JSON object:
+ * load time, best/median/mean per-call latency, throughput in examples per second, and the sum of
+ * the first output so the driver can check we computed what TensorFlow computed. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#endif
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "savedmodel/model.h"
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int fail(const char *what, sm_status *s) {
+  fprintf(stderr, "bench_run: %s: %s\n", what, sm_status_message(s));
+  sm_status_free(s);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: bench_run DIR TAG SIGNATURE BATCH RUNS [WARMUP [THREADS]]\n");
+    return 2;
+  }
+  const char *dir = argv[1], *key = argv[3];
+  long batch = atol(argv[4]), runs = atol(argv[5]);
+  long warmup = argc > 6 ? atol(argv[6]) : 3;
+  int threads = argc > 7 ? atoi(argv[7]) : 0;
+  if (batch < 1 || runs < 1 || warmup < 0) {
+    fprintf(stderr, "bench_run: BATCH and RUNS must be >= 1\n");
+    return 2;
+  }
+  /* Split the tag set on commas. */
+  char tagbuf[256];
+  snprintf(tagbuf, sizeof tagbuf, "%s", argv[2]);
+  const char *tags[16];
+  int ntags = 0;
+  for (char *p = strtok(tagbuf, ","); p && ntags < 16; p = strtok(NULL, ",")) tags[ntags++] = p;
+
+  sm_load_options opts = {.num_threads = threads};
+  sm_model *m = NULL;
+  double t0 = now_s();
+  sm_status *s = sm_model_load(dir, tags, ntags, &opts, &m);
+  double load_s = now_s() - t0;
+  if (s) return fail("load", s);
+
+  const sm_tensor_info *ins, *outs;
+  int nin, nout;
+  if ((s = sm_model_signature_inputs(m, key, &ins, &nin))) return fail("signature inputs", s);
+  if ((s = sm_model_signature_outputs(m, key, &outs, &nout))) return fail("signature outputs", s);
+  if (nin > 16 || nout < 1 || nout > 16) {
+    fprintf(stderr, "bench_run: %d inputs, %d outputs: unsupported here\n", nin, nout);
+    return 1;
+  }
+  sm_tensor *in[16];
+  const char *in_alias[16];
+  for (int i = 0; i < nin; i++) {
+    if (ins[i].dtype != SM_FLOAT || ins[i].rank < 1) {
+      fprintf(stderr, "bench_run: input %s is not a float32 tensor of known rank\n", ins[i].alias);
+      return 1;
+    }
+    int64_t dims[SM_MAX_RANK];
+    for (int d = 0; d < ins[i].rank; d++) dims[d] = ins[i].dims[d] >= 0 ? ins[i].dims[d] : (d == 0 ? batch : 1);
+    if ((s = sm_tensor_new(SM_FLOAT, ins[i].rank, dims, &in[i]))) return fail("input tensor", s);
+    float *p = sm_tensor_data(in[i]);
+    int64_t n = sm_tensor_num_elements(in[i]);
+    for (int64_t e = 0; e < n; e++) p[e] = (float)((e * 37) % 101) / 101.0f - 0.5f;
+    in_alias[i] = ins[i].alias;
+  }
+  sm_tensor *out[16];
+  double sum = 0;
+  double *times = malloc(sizeof(double) * (size_t)runs);
+  if (!times) return 1;
+  for (long r = -warmup; r < runs; r++) {
+    double a = now_s();
+    s = sm_model_run(m, key, in_alias, in, nin, NULL, nout, out);
+    double b = now_s();
+    if (s) return fail("run", s);
+    if (r >= 0) times[r] = b - a;
+    if (r == runs - 1 && sm_tensor_dtype(out[0]) == SM_FLOAT) {
+      const float *p = sm_tensor_data(out[0]);
+      for (int64_t e = 0; e < sm_tensor_num_elements(out[0]); e++) sum += p[e];
+    }
+    for (int j = 0; j < nout; j++) sm_tensor_free(out[j]);
+  }
+  double total = 0;
+  for (long r = 0; r < runs; r++) total += times[r];
+  qsort(times, (size_t)runs, sizeof(double), cmp_double);
+  double median = times[runs / 2];
+  printf("{\"load_ms\": %.3f, \"best_ms\": %.4f, \"median_ms\": %.4f, \"mean_ms\": %.4f, \"runs\": %ld, "
+         "\"batch\": %ld, \"throughput\": %.1f, \"first_output\": \"%s\", \"sum\": %.9g}\n",
+         load_s * 1e3, times[0] * 1e3, median * 1e3, total / (double)runs * 1e3, runs, batch,
+         (double)batch / median, outs[0].alias, sum);
+  free(times);
+  for (int i = 0; i < nin; i++) sm_tensor_free(in[i]);
+  sm_model_free(m);
+  return 0;
+}
