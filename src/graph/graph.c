@@ -364,6 +364,13 @@ static sm_status *bind_ctx(const scope *sc, const char *node, const Tensorflow__
   return NULL;
 }
 
+static sm_status *add_edges(cctx *c, int64_t k) {
+  c->g->nedges += k;
+  if (c->g->nedges > SM_GRAPH_MAX_EDGES)
+    return sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d inputs and outputs after inlining functions", SM_GRAPH_MAX_EDGES);
+  return NULL;
+}
+
 static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
   sm_cgraph *g = c->g;
   const Tensorflow__NodeDef *nd = sc->nodes[k];
@@ -483,12 +490,15 @@ static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
   }
   sc->nspans[k] = (int)layout->n_output_arg;
   free(starts);
+  /* Counted here, before any input is resolved: a scope of nodes declaring a million-long list
+   * each would otherwise take gigabytes before the first count mismatch shows. */
+  s = add_edges(c, (int64_t)in.n + out.n);
   n->in_dtypes = in.v;
   n->ninputs = in.n; /* expected count; the inputs themselves come in resolve_node */
   n->out_dtypes = out.v;
   n->noutputs = out.n;
   n->stateful = direct ? 1 : n->def->is_stateful;
-  return NULL;
+  return s;
 }
 
 /* Resolves one input reference of a scope node into edges (a list arg gives several). */
@@ -590,12 +600,6 @@ static sm_status *resolve_control(cctx *c, const scope *sc, const char *node, co
   return ivec_push(out, idx) ? NULL : oom();
 }
 
-static sm_status *add_edges(cctx *c, int64_t k) {
-  c->g->nedges += k;
-  if (c->g->nedges > SM_GRAPH_MAX_EDGES)
-    return sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d edges after inlining functions", SM_GRAPH_MAX_EDGES);
-  return NULL;
-}
 
 /* A call node becomes IdentityN over the body's return values. */
 static sm_status *inline_call(cctx *c, const scope *sc, size_t k) {
@@ -768,7 +772,7 @@ static sm_status *resolve_node(cctx *c, scope *sc, size_t k) {
     for (int i = 0; i < sc->nentry_ctl && root && !s; i++)
       if (!ivec_push(&ctl, sc->entry_ctl[i])) s = oom();
   }
-  if (!s) s = add_edges(c, in.n + ctl.n);
+  if (!s) s = add_edges(c, ctl.n);
   if (s) {
     free(in.v);
     free(ctl.v);

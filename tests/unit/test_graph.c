@@ -522,6 +522,19 @@ static void test_hostile(void) {
     CHECK_ERR(compile_text(big, NULL, NULL), "nest deeper than 64");
     free(big);
   }
+  /* nodes declaring million-long output lists stop at the size limit, before inputs are read */
+  {
+    char *big = malloc(1 << 16);
+    size_t o = (size_t)snprintf(big, 65536, "graph_def {\n");
+    for (int i = 0; i < 200; i++)
+      o += (size_t)snprintf(big + o, 65536 - o,
+                            " node { name: 'u%d' op: 'Unpack' input: 'nothing' attr { key: 'T' value { type: DT_FLOAT } }"
+                            " attr { key: 'num' value { i: 1048576 } } }\n",
+                            i);
+    snprintf(big + o, 65536 - o, "}");
+    CHECK_ERR(compile_text(big, NULL, NULL), "inputs and outputs after inlining");
+    free(big);
+  }
   sm_cgraph *none = NULL;
   CHECK_ERR(sm_cgraph_compile(NULL, &none), "no MetaGraphDef");
   sm_cgraph_free(NULL);
