@@ -18,6 +18,7 @@
 
 #include "base/file.h"
 #include "runtime/session.h"
+#include "savedmodel/bundle.h"
 #include "savedmodel/constants.h"
 #include "savedmodel/format.h"
 
@@ -134,7 +135,7 @@ static sm_status *fill_infos(const sm_cgraph *g, sig *sg, kv *items, int n, sm_t
     sm_edge e;
     int ctl = 0;
     sm_status *st = sm_cgraph_resolve(g, ti->name, &e, &ctl);
-    if (st) return sm_status_prefix(st, "signature '%s' %s '%s': ", sg->key, what, items[i].key);
+    if (st) return sm_status_prefix(st, "signature '%s' %s '%s'", sg->key, what, items[i].key);
     o->dtype = sm_dtype_base(sm_node_output_dtype(sm_cgraph_node(g, e.node), e.index));
     if (ti->tensor_shape && !ti->tensor_shape->unknown_rank) {
       size_t r = ti->tensor_shape->n_dim;
@@ -189,7 +190,7 @@ static sm_status *build_sig(const sm_cgraph *g, const char *key, const Tensorflo
         sm_tensor_free(sg->defaults[i]);
         sg->defaults[i] = NULL;
         if ((st = sm_tensor_from_proto(e->value, &sg->defaults[i]))) {
-          st = sm_status_prefix(st, "signature '%s': default of input '%s': ", key, e->key);
+          st = sm_status_prefix(st, "signature '%s': default of input '%s'", key, e->key);
           goto done;
         }
       }
@@ -371,7 +372,7 @@ sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_alia
     for (int j = 0; j < nout; j++) onames[j] = sg->out_names[j];
   }
   st = sm_session_run(m->sess, fnames, fvals, nf, onames, nout, NULL, 0, outputs);
-  if (st) st = sm_status_prefix(st, "running signature '%s': ", key);
+  if (st) st = sm_status_prefix(st, "running signature '%s'", key);
 done:
   free(fnames);
   free(fvals);
@@ -510,6 +511,182 @@ static sm_status *init_op(const Tensorflow__MetaGraphDef *mg, const char *dir, c
   return NULL;
 }
 
+/* ---- TF2 object-graph restore ---------------------------------------------------------------
+ * Keras 3 exports capture one set of VarHandleOps in their signature functions and restore another
+ * set (Variable, Variable_1, ...) in _traced_restore, so TF's session loader leaves the captured
+ * variables uninitialized; tf.saved_model.load works because it binds captures through the object
+ * graph. We do what it does for exactly those variables: a signature call node's captured inputs
+ * are the SavedObjects in its concrete function's bound_inputs; the checkpoint's
+ * TrackableObjectGraph, walked in step with the SavedObjectGraph by child names, gives each one's
+ * checkpoint key. Variables the restore op already set are left alone. */
+static const Tensorflow__SavedConcreteFunction *concrete_fn(const Tensorflow__SavedObjectGraph *og, const char *name) {
+  for (size_t i = 0; i < og->n_concrete_functions; i++)
+    if (og->concrete_functions[i] && og->concrete_functions[i]->key && !strcmp(og->concrete_functions[i]->key, name))
+      return og->concrete_functions[i]->value;
+  return NULL;
+}
+
+static const Tensorflow__NodeDef *graph_node(const Tensorflow__GraphDef *gd, const char *input) {
+  size_t n = strcspn(input, ":");
+  for (size_t i = 0; i < gd->n_node; i++)
+    if (gd->node[i] && gd->node[i]->name && strlen(gd->node[i]->name) == n && !strncmp(gd->node[i]->name, input, n))
+      return gd->node[i];
+  return NULL;
+}
+
+static const char *call_function(const Tensorflow__NodeDef *nd) {
+  for (size_t i = 0; i < nd->n_attr; i++)
+    if (nd->attr[i] && nd->attr[i]->key && !strcmp(nd->attr[i]->key, "f") && nd->attr[i]->value &&
+        nd->attr[i]->value->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && nd->attr[i]->value->func)
+      return nd->attr[i]->value->func->name;
+  return NULL;
+}
+
+static sm_status *restore_object_graph(sm_model *m, const char *export_dir) {
+  const Tensorflow__SavedObjectGraph *og = m->mg->object_graph_def;
+  const Tensorflow__GraphDef *gd = m->mg->graph_def;
+  if (!og || !og->n_nodes || !gd) return NULL;
+  size_t nobj = og->n_nodes;
+  const char **handle = calloc(nobj, sizeof *handle); /* SavedObject id -> VarHandleOp node name */
+  int *ck = malloc(nobj * sizeof *ck), *queue = malloc(nobj * sizeof *queue);
+  const char **names = NULL;
+  sm_tensor **vals = NULL;
+  sm_bundle *b = NULL;
+  ProtobufCMessage *tog = NULL;
+  sm_tensor *graph_str = NULL;
+  char *prefix = NULL, *index = NULL;
+  sm_status *st = NULL;
+  int nh = 0;
+  if (!handle || !ck || !queue) {
+    st = sm_status_new(SM_NO_MEMORY, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < gd->n_node; i++) {
+    const Tensorflow__NodeDef *nd = gd->node[i];
+    if (!nd || !nd->op || (strcmp(nd->op, "StatefulPartitionedCall") && strcmp(nd->op, "PartitionedCall"))) continue;
+    const char *fn = call_function(nd);
+    const Tensorflow__SavedConcreteFunction *cf = fn ? concrete_fn(og, fn) : NULL;
+    if (!cf || !cf->n_bound_inputs) continue;
+    size_t ndata = 0;
+    while (ndata < nd->n_input && nd->input[ndata] && nd->input[ndata][0] != '^') ndata++;
+    if (cf->n_bound_inputs > ndata) continue;
+    for (size_t k = 0; k < cf->n_bound_inputs; k++) {
+      int32_t id = cf->bound_inputs[k];
+      const Tensorflow__NodeDef *h = graph_node(gd, nd->input[ndata - cf->n_bound_inputs + k]);
+      if (id < 0 || (size_t)id >= nobj || !h || !h->op || strcmp(h->op, "VarHandleOp") || handle[id]) continue;
+      if (!og->nodes[id] || og->nodes[id]->kind_case != TENSORFLOW__SAVED_OBJECT__KIND_VARIABLE) continue;
+      handle[id] = h->name;
+      nh++;
+    }
+  }
+  if (!nh) goto done;
+  prefix = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+  index = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+  if (!prefix || !index) {
+    st = sm_status_new(SM_NO_MEMORY, "out of memory");
+    goto done;
+  }
+  if (!sm_path_exists(index)) goto done;
+  /* the captured variables' current state: which need a value */
+  names = calloc((size_t)nh, sizeof *names);
+  vals = calloc((size_t)nh, sizeof *vals);
+  if (!names || !vals) {
+    st = sm_status_new(SM_NO_MEMORY, "out of memory");
+    goto done;
+  }
+  int k = 0;
+  for (size_t i = 0; i < nobj; i++)
+    if (handle[i]) names[k++] = handle[i];
+  if ((st = sm_session_run(m->sess, NULL, NULL, 0, names, nh, NULL, 0, vals))) goto done;
+  int need = 0;
+  for (int i = 0; i < nh; i++) {
+    sm_variable *v = sm_tensor_dtype(vals[i]) == SM_RESOURCE && sm_tensor_num_elements(vals[i]) == 1
+                         ? *(sm_variable **)sm_tensor_data(vals[i])
+                         : NULL;
+    if (v && !sm_variable_is_initialized(v)) need = 1;
+  }
+  if (!need) goto done;
+  if ((st = sm_bundle_open(prefix, &b))) goto done;
+  if ((st = sm_bundle_read(b, "_CHECKPOINTABLE_OBJECT_GRAPH", &graph_str))) goto done;
+  size_t glen = 0;
+  const char *gbytes = sm_tensor_dtype(graph_str) == SM_STRING && sm_tensor_num_elements(graph_str) == 1
+                           ? sm_tensor_string(graph_str, 0, &glen)
+                           : NULL;
+  if (!gbytes) {
+    st = sm_status_new(SM_DATA_LOSS, "_CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
+    goto done;
+  }
+  if ((st = sm_pb_parse(&tensorflow__trackable_object_graph__descriptor, (const uint8_t *)gbytes, glen,
+                        "_CHECKPOINTABLE_OBJECT_GRAPH", &tog)))
+    goto done;
+  const Tensorflow__TrackableObjectGraph *tg = (const Tensorflow__TrackableObjectGraph *)tog;
+  /* saved id -> checkpoint id, walking both graphs from the root by child name */
+  for (size_t i = 0; i < nobj; i++) ck[i] = -1;
+  size_t qh = 0, qt = 0;
+  if (tg->n_nodes) {
+    ck[0] = 0;
+    queue[qt++] = 0;
+  }
+  while (qh < qt) {
+    int sid = queue[qh++], cid = ck[sid];
+    const Tensorflow__SavedObject *so = og->nodes[sid];
+    const Tensorflow__TrackableObjectGraph__TrackableObject *to =
+        cid >= 0 && (size_t)cid < tg->n_nodes ? tg->nodes[cid] : NULL;
+    if (!so || !to) continue;
+    for (size_t c = 0; c < to->n_children; c++) {
+      const Tensorflow__TrackableObjectGraph__TrackableObject__ObjectReference *r = to->children[c];
+      if (!r || !r->local_name) continue;
+      for (size_t d = 0; d < so->n_children; d++) {
+        const Tensorflow__TrackableObjectGraph__TrackableObject__ObjectReference *q = so->children[d];
+        if (!q || !q->local_name || strcmp(q->local_name, r->local_name)) continue;
+        if (q->node_id >= 0 && (size_t)q->node_id < nobj && ck[q->node_id] < 0) {
+          ck[q->node_id] = r->node_id;
+          queue[qt++] = q->node_id;
+        }
+        break;
+      }
+    }
+  }
+  k = 0;
+  for (size_t i = 0; i < nobj; i++) {
+    if (!handle[i]) continue;
+    int idx = k++;
+    sm_variable *v = sm_tensor_dtype(vals[idx]) == SM_RESOURCE ? *(sm_variable **)sm_tensor_data(vals[idx]) : NULL;
+    if (!v || sm_variable_is_initialized(v) || ck[i] < 0 || (size_t)ck[i] >= tg->n_nodes || !tg->nodes[ck[i]])
+      continue;
+    const Tensorflow__TrackableObjectGraph__TrackableObject *to = tg->nodes[ck[i]];
+    const char *key = NULL;
+    for (size_t a = 0; a < to->n_attributes; a++)
+      if (to->attributes[a] && to->attributes[a]->name && !strcmp(to->attributes[a]->name, "VARIABLE_VALUE"))
+        key = to->attributes[a]->checkpoint_key;
+    if (!key) continue;
+    sm_tensor *t;
+    /* a private copy: kernels may update a variable's value in place when it is not shared */
+    if ((st = sm_bundle_read_copy(b, key, &t))) {
+      st = sm_status_prefix(st, "variable '%s' (checkpoint key '%s')", handle[i], key);
+      goto done;
+    }
+    if ((st = sm_variable_assign(v, t))) {
+      st = sm_status_prefix(st, "variable '%s' (checkpoint key '%s')", handle[i], key);
+      goto done;
+    }
+  }
+done:
+  if (vals)
+    for (int i = 0; i < nh; i++) sm_tensor_free(vals[i]);
+  free(vals);
+  free(names);
+  sm_tensor_free(graph_str);
+  if (tog) protobuf_c_message_free_unpacked(tog, NULL);
+  sm_bundle_close(b);
+  free(prefix);
+  free(index);
+  free(handle);
+  free(ck);
+  free(queue);
+  return st;
+}
+
 sm_status *sm_model_load(const char *export_dir, const char *const *tags, int ntags, const sm_load_options *opts,
                          sm_model **out) {
   *out = NULL;
@@ -533,7 +710,7 @@ sm_status *sm_model_load(const char *export_dir, const char *const *tags, int nt
   int nthreads = opts ? opts->num_threads : 0;
   if ((st = sm_session_new(m->mg, export_dir, nthreads, &m->sess))) goto fail;
   if ((st = asset_feeds(m->mg, export_dir, &af))) {
-    st = sm_status_prefix(st, "%s: assets: ", export_dir);
+    st = sm_status_prefix(st, "%s: assets", export_dir);
     goto fail;
   }
   /* restore */
@@ -566,17 +743,21 @@ sm_status *sm_model_load(const char *export_dir, const char *const *tags, int nt
       if (!st) st = sm_session_run(m->sess, rf.names, rf.vals, rf.n, NULL, 0, &target, 1, NULL);
       feeds_free(&rf);
       if (st) {
-        st = sm_status_prefix(st, "%s: restoring variables (op '%s'): ", export_dir, target);
+        st = sm_status_prefix(st, "%s: restoring variables (op '%s')", export_dir, target);
         goto fail;
       }
     }
+  }
+  if ((st = restore_object_graph(m, export_dir))) {
+    st = sm_status_prefix(st, "%s: restoring variables through the object graph", export_dir);
+    goto fail;
   }
   /* init op, or TF1 table initializers when there is none */
   const char *init = NULL;
   if ((st = init_op(m->mg, export_dir, &init))) goto fail;
   if (init) {
     if ((st = sm_session_run(m->sess, af.names, af.vals, af.n, NULL, 0, &init, 1, NULL))) {
-      st = sm_status_prefix(st, "%s: running init op '%s': ", export_dir, init);
+      st = sm_status_prefix(st, "%s: running init op '%s'", export_dir, init);
       goto fail;
     }
   } else {
@@ -584,7 +765,7 @@ sm_status *sm_model_load(const char *export_dir, const char *const *tags, int nt
     if (c && c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST && c->node_list && c->node_list->n_value) {
       if ((st = sm_session_run(m->sess, af.names, af.vals, af.n, NULL, 0, (const char *const *)c->node_list->value,
                                (int)c->node_list->n_value, NULL))) {
-        st = sm_status_prefix(st, "%s: running table initializers: ", export_dir);
+        st = sm_status_prefix(st, "%s: running table initializers", export_dir);
         goto fail;
       }
     }
@@ -607,7 +788,7 @@ sm_status *sm_model_load(const char *export_dir, const char *const *tags, int nt
     st = build_sig(g, e->key, e->value, &m->sigs[m->nsigs]);
     m->nsigs++;
     if (st) {
-      st = sm_status_prefix(st, "%s: ", export_dir);
+      st = sm_status_prefix(st, "%s", export_dir);
       goto fail;
     }
   }
@@ -624,7 +805,7 @@ sm_status *sm_model_load(const char *export_dir, const char *const *tags, int nt
     st = sm_session_prepare(m->sess, in, sg->nin, sg->out_names, sg->nout, NULL, 0);
     free(in);
     if (st) {
-      st = sm_status_prefix(st, "%s: signature '%s': ", export_dir, sg->key);
+      st = sm_status_prefix(st, "%s: signature '%s'", export_dir, sg->key);
       goto fail;
     }
   }

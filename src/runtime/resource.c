@@ -544,7 +544,7 @@ sm_status *sm_table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *va
     t->owned_keys = NULL;
     t->cap = t->n = t->nowned = 0;
     pthread_mutex_unlock(&t->mu);
-    return sm_status_prefix(err, "initializing table '%s': ", t->name);
+    return sm_status_prefix(err, "initializing table '%s'", t->name);
   }
   atomic_store_explicit(&t->initialized, 1, memory_order_release);
   pthread_mutex_unlock(&t->mu);

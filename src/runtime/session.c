@@ -136,7 +136,7 @@ sm_status *sm_kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const in
                          sm_node_op(c->node), i, c->st->nout);
   sm_tensor *t;
   sm_status *s = sm_tensor_new(dtype, rank, dims, &t);
-  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d: ", sm_node_name(c->node), sm_node_op(c->node), i);
+  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
   sm_tensor_free(c->out[i]);
   c->out[i] = t;
   *out = t;
@@ -315,7 +315,7 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
   for (int i = 0; i < nfeeds; i++) {
     int ctl = 0;
     if ((st = sm_cgraph_resolve(g, p->feed_names[i], &p->feed_edges[i], &ctl))) {
-      st = sm_status_prefix(st, "feed '%s': ", p->feed_names[i]);
+      st = sm_status_prefix(st, "feed '%s'", p->feed_names[i]);
       goto fail;
     }
     if (ctl) {
@@ -333,7 +333,7 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
   for (int i = 0; i < nfetches; i++) {
     int ctl = 0;
     if ((st = sm_cgraph_resolve(g, p->fetch_names[i], &fetch_edges[i], &ctl))) {
-      st = sm_status_prefix(st, "fetch '%s': ", p->fetch_names[i]);
+      st = sm_status_prefix(st, "fetch '%s'", p->fetch_names[i]);
       goto fail;
     }
     if (ctl) {
@@ -349,7 +349,7 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
       sm_edge e;
       int ctl = 0;
       if ((st = sm_cgraph_resolve(g, t, &e, &ctl))) {
-        st = sm_status_prefix(st, "target '%s': ", t);
+        st = sm_status_prefix(st, "target '%s'", t);
         goto fail;
       }
       idx = e.node;
@@ -475,7 +475,7 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
     const sm_node *nd = sm_cgraph_node(g, sp->node);
     if ((st = sp->k->prepare(nd, &sp->state))) {
       sp->state = NULL;
-      st = sm_status_prefix(st, "node '%s' (%s): ", sm_node_name(nd), sm_node_op(nd));
+      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(nd), sm_node_op(nd));
       goto fail;
     }
   }
@@ -674,7 +674,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
       }
       if (sp->in_mode[j] == IN_READ_REF && sm_tensor_dtype(t) == SM_RESOURCE) {
         if ((st = read_ref(t, &tmp[j]))) {
-          st = sm_status_prefix(st, "node '%s' (%s): input %d: ", sm_node_name(nd), sm_node_op(nd), j);
+          st = sm_status_prefix(st, "node '%s' (%s): input %d", sm_node_name(nd), sm_node_op(nd), j);
           for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
           goto done;
         }
@@ -690,7 +690,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
       tmp[j] = NULL;
     }
     if (st) {
-      st = sm_status_prefix(st, "node '%s' (%s): ", sm_node_name(nd), sm_node_op(nd));
+      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(nd), sm_node_op(nd));
       goto done;
     }
     for (int k = 0; k < sp->nout; k++) {
@@ -719,7 +719,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
     }
     if (p->slot_ref[p->fetch_slot[k]] && sm_tensor_dtype(t) == SM_RESOURCE) {
       if ((st = read_ref(t, &outputs[i]))) {
-        st = sm_status_prefix(st, "fetch '%s': ", fetch_names[i]);
+        st = sm_status_prefix(st, "fetch '%s'", fetch_names[i]);
         goto done;
       }
     } else {

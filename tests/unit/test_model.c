@@ -464,9 +464,9 @@ typedef struct golden {
   char *tags[8];
   int ntags;
   char *sig;
-  char *in_alias[16], *in_file[16];
+  char *in_alias[64], *in_file[64];
   int nin;
-  char *out_alias[16], *out_file[16];
+  char *out_alias[64], *out_file[64];
   int nout;
 } golden;
 
@@ -513,8 +513,13 @@ static int golden_read(const char *path, golden *g) {
     }
     if (section == 1 && indent == 2 && *l == '"' && g->ntags < 8) g->tags[g->ntags++] = quoted(l);
     if ((section == 2 || section == 3) && indent == 2 && *l == '"') {
-      if (section == 2 && g->nin < 16) g->in_alias[g->nin++] = quoted(l);
-      if (section == 3 && g->nout < 16) g->out_alias[g->nout++] = quoted(l);
+      if ((section == 2 ? g->nin : g->nout) >= 64) {
+        fprintf(stderr, "%s: more than 64 %s; raise the limit\n", path, section == 2 ? "inputs" : "outputs");
+        sm_test_failures++;
+        continue;
+      }
+      if (section == 2) g->in_alias[g->nin++] = quoted(l);
+      if (section == 3) g->out_alias[g->nout++] = quoted(l);
     }
     if ((section == 2 || section == 3) && indent == 3 && !strncmp(l, "\"file\"", 6)) {
       if (section == 2 && g->nin) g->in_file[g->nin - 1] = quoted(l + 6);
@@ -542,7 +547,7 @@ static void zoo_case(const char *model_dir, const char *case_dir) {
   zoo_cases++;
   sm_model *m = NULL;
   sm_status *st = sm_model_load(model_dir, (const char *const *)g.tags, g.ntags, NULL, &m);
-  sm_tensor *in[16] = {0}, *out[16] = {0}, *want[16] = {0};
+  sm_tensor *in[64] = {0}, *out[64] = {0}, *want[64] = {0};
   int ok = 1;
   if (st) goto fail;
   for (int i = 0; i < g.nin && !st; i++) {
@@ -589,7 +594,7 @@ fail:
   }
   sm_status_free(st);
 done:
-  for (int i = 0; i < 16; i++) sm_tensor_free(in[i]), sm_tensor_free(out[i]), sm_tensor_free(want[i]);
+  for (int i = 0; i < 64; i++) sm_tensor_free(in[i]), sm_tensor_free(out[i]), sm_tensor_free(want[i]);
   sm_model_free(m);
   golden_free(&g);
 }
