@@ -179,7 +179,10 @@ def build_tf1_labels(model_dir):
                            "(inputs: serialized tf.Example with float feature x[4] -> classes, scores); "
                            "predict signature x[?,4] -> classes, scores.",
             "inputs": {"serving_default": {"inputs": np.array(ex, dtype=object)},
-                       "predict": {"x": xs}}}
+                       "predict": {"x": xs}},
+            "batch_inputs": lambda key, alias, n, rng: np.array(
+                [_tf_example(tf, {"x": row}) for row in rng.standard_normal((n, 4)).astype("float32")],
+                dtype=object) if alias == "inputs" else None}
 
 
 def _tf_example(tf, feats):
@@ -373,6 +376,688 @@ def build_tf1_sharded(model_dir):
                            "the sharded saver writes variables.data-0000{0,1}-of-00002."}
 
 
+# ---- Session 2 (issue #4 item 6): models that exercise the runtime, layer by layer ----------------
+# Small layer sizes keep each model a few tens of KB; keras_seed_cnn is the seed's CNN at full size.
+
+def _v1_builder_save(tf, sess, model_dir, sigs, **kw):
+    v1 = tf.compat.v1
+    b = v1.saved_model.Builder(model_dir)
+    b.add_meta_graph_and_variables(sess, [v1.saved_model.SERVING], signature_def_map=sigs, **kw)
+    b.save()
+
+
+def _dense_tf1(tf, use_resource, model_dir):
+    v1 = tf.compat.v1
+    S = v1.saved_model
+    import numpy as np
+    rng = _rng()
+    with tf.Graph().as_default(), v1.Session() as sess:
+        x = v1.placeholder(tf.float32, shape=[None, 4], name="x")
+        w1 = v1.Variable(rng.standard_normal((4, 5)).astype(np.float32), name="w1",
+                         use_resource=use_resource)
+        b1 = v1.Variable(rng.standard_normal(5).astype(np.float32), name="b1", use_resource=use_resource)
+        w2 = v1.Variable(rng.standard_normal((5, 2)).astype(np.float32), name="w2",
+                         use_resource=use_resource)
+        h = tf.nn.relu(tf.matmul(x, w1) + b1, name="hidden")
+        logits = tf.add(tf.matmul(h, w2), 0.5, name="logits")
+        probs = tf.nn.softmax(logits, name="probs")
+        sess.run(v1.global_variables_initializer())
+        _v1_builder_save(tf, sess, model_dir, {
+            "serving_default": S.predict_signature_def({"x": x}, {"logits": logits, "probs": probs}),
+            "hidden": S.predict_signature_def({"x": x}, {"hidden": h})})
+
+
+def build_tf1_ref_vars(model_dir):
+    _dense_tf1(_tf(), False, model_dir)
+    return {"style": "tf1",
+            "description": "TF1 two-layer MLP with ref variables (VariableV2, use_resource=False): "
+                           "x[?,4] -> relu(x w1 + b1) w2 + 0.5 -> logits, softmax probs; signatures "
+                           "serving_default (logits, probs) and hidden."}
+
+
+def build_tf1_resource_vars(model_dir):
+    _dense_tf1(_tf(), True, model_dir)
+    return {"style": "tf1",
+            "description": "The same TF1 MLP as tf1_ref_vars with resource variables (VarHandleOp, "
+                           "ReadVariableOp, AssignVariableOp in the restore path)."}
+
+
+def _examples(tf, rng, n, with_y=True):
+    """n serialized tf.Example protos: float feature x[2], int64 feature y[1] on every other one
+    (the others take the default). No proto ends in a NUL byte (.npy 'S' arrays strip them)."""
+    import numpy as np
+    out = []
+    for i in range(n):
+        xs = rng.uniform(0.5, 3.0, 2).astype(np.float32)
+        feats = {"x": tf.train.Feature(float_list=tf.train.FloatList(value=[float(v) for v in xs]))}
+        if with_y and i % 2 == 0:
+            feats["y"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[i + 3]))
+        ex = tf.train.Example(features=tf.train.Features(feature=feats)).SerializeToString(
+            deterministic=True)
+        assert not ex.endswith(b"\0")
+        out.append(ex)
+    return np.array(out, dtype=object)
+
+
+def build_tf1_classify_regress(model_dir):
+    tf = _tf()
+    v1 = tf.compat.v1
+    S = v1.saved_model
+    import numpy as np
+    with tf.Graph().as_default(), v1.Session() as sess:
+        w = v1.Variable([[0.5, -1.0], [2.0, 0.25]], name="w", use_resource=False)
+        b = v1.Variable([0.1, -0.2], name="b", use_resource=False)
+        serialized = v1.placeholder(tf.string, shape=[None], name="tf_example")
+        # regress: the V1 ParseExample op, called directly.
+        parsed = tf.raw_ops.ParseExample(
+            serialized=serialized, names=tf.constant([], tf.string), sparse_keys=[],
+            dense_keys=[tf.constant("x"), tf.constant("y")],
+            dense_defaults=[tf.constant([], tf.float32), tf.constant([7], tf.int64)],
+            sparse_types=[], dense_shapes=[[2], [1]], name="ParseExampleV1")
+        xr, yr = parsed.dense_values
+        pred = tf.add(tf.reduce_sum(xr * w[0], axis=1, keepdims=True),
+                      tf.cast(yr, tf.float32) * 0.5, name="predictions")
+        # classify: tf.io.parse_example (ParseExampleV2).
+        feats = v1.io.parse_example(serialized, {
+            "x": v1.io.FixedLenFeature([2], tf.float32),
+            "y": v1.io.FixedLenFeature([1], tf.int64, default_value=[7])})
+        scores = tf.nn.softmax(tf.matmul(feats["x"], w) + b, name="scores")
+        n = tf.shape(scores)[0]
+        classes = tf.tile(tf.constant([["neg", "pos"]]), [n, 1], name="classes")
+        x = v1.placeholder(tf.float32, shape=[None, 2], name="x")
+        pscores = tf.nn.softmax(tf.matmul(x, w) + b, name="predict_scores")
+        sess.run(v1.global_variables_initializer())
+        _v1_builder_save(tf, sess, model_dir, {
+            "regress_x_to_y": S.regression_signature_def(serialized, pred),
+            "classify_x_to_y": S.classification_signature_def(serialized, classes, scores),
+            "serving_default": S.predict_signature_def({"x": x}, {"scores": pscores})})
+    rng = _rng(SEED + 7)
+    ex = _examples(tf, rng, 3)
+    return {"style": "tf1",
+            "description": "TF1 model over tf.Example (float x[2], int64 y[1] default 7): "
+                           "regress_x_to_y (regress; raw ParseExample V1 op -> predictions[?,1]), "
+                           "classify_x_to_y (classify; tf.io.parse_example = ParseExampleV2 -> "
+                           "classes neg/pos, scores), serving_default (predict x[?,2] -> scores); "
+                           "ref variables.",
+            "inputs": {"regress_x_to_y": {"inputs": ex}, "classify_x_to_y": {"inputs": ex}},
+            "batch_inputs": lambda key, alias, n, rng: _examples(tf, rng, n) if alias == "inputs" else None}
+
+
+def build_tf1_vocab(model_dir):
+    tf = _tf()
+    v1 = tf.compat.v1
+    S = v1.saved_model
+    import numpy as np
+    words = ["the", "quick", "brown", "fox", "jumps"]
+    with tf.Graph().as_default(), v1.Session() as sess:
+        to_id = v1.lookup.StaticHashTable(
+            v1.lookup.KeyValueTensorInitializer(tf.constant(words), tf.range(len(words), dtype=tf.int64)),
+            default_value=-1, name="word_to_id")
+        to_word = v1.lookup.StaticHashTable(
+            v1.lookup.KeyValueTensorInitializer(tf.range(len(words), dtype=tf.int64), tf.constant(words)),
+            default_value="<unk>", name="id_to_word")
+        emb = v1.Variable(_rng().standard_normal((len(words) + 1, 3)).astype(np.float32), name="emb",
+                          use_resource=False)
+        tokens = v1.placeholder(tf.string, shape=[None], name="tokens")
+        ids = tf.identity(to_id.lookup(tokens), name="ids")
+        vec = tf.gather(emb, tf.where(ids < 0, tf.cast(len(words), tf.int64), ids), name="vectors")
+        qids = v1.placeholder(tf.int64, shape=[None], name="qids")
+        back = tf.identity(to_word.lookup(qids), name="words")
+        sess.run(v1.global_variables_initializer())
+        sess.run(v1.tables_initializer())
+        _v1_builder_save(tf, sess, model_dir, {
+            "serving_default": S.predict_signature_def({"tokens": tokens}, {"ids": ids, "vectors": vec}),
+            "to_words": S.predict_signature_def({"ids": qids}, {"words": back})},
+            main_op=v1.tables_initializer())
+
+    def toks(n, rng):
+        pool = words + ["dog", "", "FOX"]
+        return np.array([pool[int(i)].encode() for i in rng.integers(0, len(pool), n)], dtype=object)
+    return {"style": "tf1",
+            "description": "TF1 hash-table lookups (HashTableV2 + LookupTableImportV2 from "
+                           "KeyValueTensorInitializer, main_op = tables_initializer): "
+                           "serving_default tokens[?] string -> ids int64 (-1 if absent), vectors "
+                           "(embedding gather, ref variable); to_words ids[?] int64 -> words.",
+            "inputs": {"serving_default": {"tokens": np.array([b"fox", b"dog", b"the", b"", b"jumps"],
+                                                              dtype=object)},
+                       "to_words": {"ids": np.array([0, 4, 5, -1, 2], np.int64)}},
+            "batch_inputs": lambda key, alias, n, rng: toks(n, rng) if alias == "tokens" else
+            (rng.integers(-1, 7, n).astype(np.int64) if alias == "ids" else None)}
+
+
+def build_tf1_counter(model_dir):
+    tf = _tf()
+    v1 = tf.compat.v1
+    S = v1.saved_model
+    import numpy as np
+    with tf.Graph().as_default(), v1.Session() as sess:
+        count = v1.Variable(0, dtype=tf.int64, name="count", use_resource=False)
+        total = v1.Variable(10.0, dtype=tf.float32, name="total", use_resource=True)
+        delta = v1.placeholder(tf.int64, shape=[], name="delta")
+        x = v1.placeholder(tf.float32, shape=[None], name="x")
+        incr = tf.identity(v1.assign_add(count, delta), name="incr")
+        add = tf.identity(total.assign_add(tf.reduce_sum(x)), name="add_total")
+        read = tf.identity(count, name="read_count")
+        read_total = tf.identity(total.read_value(), name="read_total")
+        sess.run(v1.global_variables_initializer())
+        _v1_builder_save(tf, sess, model_dir, {
+            "incr": S.predict_signature_def({"delta": delta}, {"count": incr}),
+            "add_total": S.predict_signature_def({"x": x}, {"total": add}),
+            "get": S.build_signature_def(inputs={}, outputs={
+                "count": S.build_tensor_info(read), "total": S.build_tensor_info(read_total)},
+                method_name=S.PREDICT_METHOD_NAME)})
+    d1, d5 = np.int64(1), np.int64(5)
+    xs = np.array([1.5, 2.0], np.float32)
+    return {"style": "tf1",
+            "description": "TF1 state across calls: count (int64 ref variable, AssignAdd) and total "
+                           "(float resource variable, AssignAddVariableOp). incr delta -> count after "
+                           "adding; add_total x[?] -> total += sum(x); get (no inputs) -> count, total. "
+                           "golden/sequences/ holds calls made one after another in one session.",
+            "inputs": {"incr": {"delta": d1}, "add_total": {"x": xs}},
+            "sequences": {"serve": [("get", {}), ("incr", {"delta": d1}), ("incr", {"delta": d5}),
+                                    ("add_total", {"x": xs}), ("get", {}), ("incr", {"delta": d1}),
+                                    ("add_total", {"x": xs[:1]}), ("get", {})]}}
+
+
+def build_tf1_cnn(model_dir):
+    tf = _tf()
+    v1 = tf.compat.v1
+    S = v1.saved_model
+    import numpy as np
+    rng = _rng()
+    with tf.Graph().as_default(), v1.Session() as sess:
+        x = v1.placeholder(tf.float32, shape=[None, 9, 9, 3], name="image")
+        k1 = v1.Variable(rng.standard_normal((3, 3, 3, 4)).astype(np.float32), name="k1", use_resource=False)
+        b1 = v1.Variable(rng.standard_normal(4).astype(np.float32), name="b1", use_resource=False)
+        k2 = v1.Variable(rng.standard_normal((2, 2, 4, 5)).astype(np.float32), name="k2", use_resource=False)
+        w = v1.Variable(rng.standard_normal((5, 3)).astype(np.float32), name="w", use_resource=False)
+        c1 = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, k1, strides=1, padding="SAME"), b1), name="c1")
+        p1 = tf.nn.max_pool2d(c1, ksize=3, strides=2, padding="SAME", name="p1")      # 5x5
+        c2 = tf.nn.conv2d(p1, k2, strides=1, padding="VALID", dilations=2, name="c2")  # 3x3
+        p2 = tf.nn.avg_pool2d(c2, ksize=2, strides=1, padding="VALID", name="p2")      # 2x2
+        flat = tf.reshape(p2, [-1, 2 * 2 * 5])
+        feat = tf.reduce_mean(tf.reshape(flat, [-1, 4, 5]), axis=1, name="features")
+        logits = tf.matmul(feat, w, name="logits")
+        sess.run(v1.global_variables_initializer())
+        _v1_builder_save(tf, sess, model_dir, {
+            "serving_default": S.predict_signature_def({"image": x}, {
+                "logits": logits, "classes": tf.argmax(logits, axis=1, name="classes"),
+                "pooled": p1})})
+    return {"style": "tf1",
+            "description": "TF1 CNN from tf.nn ops, ref variables: image[?,9,9,3] -> Conv2D 3x3 SAME "
+                           "+ BiasAdd + Relu -> MaxPool 3/2 SAME -> Conv2D 2x2 VALID dilation 2 -> "
+                           "AvgPool 2/1 VALID -> Reshape, Mean -> MatMul; outputs logits, classes "
+                           "(ArgMax int64), pooled."}
+
+
+def build_tf2_multi_sig(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class Inner(tf.Module):
+        def __init__(self):
+            super().__init__(name="inner")
+            self.scale = tf.Variable([2.0, -1.0, 0.5], name="scale")
+
+        @tf.function
+        def apply(self, x):
+            return tf.nn.tanh(x * self.scale)
+
+    class Multi(tf.Module):
+        def __init__(self):
+            super().__init__(name="multi")
+            self.inner = Inner()
+            self.offset = tf.Variable(np.int64(1) << 40, name="offset")
+            self.suffix = tf.Variable("!", name="suffix")
+
+        @tf.function
+        def twice(self, x):  # nested: calls a tf.function that calls another
+            return self.inner.apply(self.inner.apply(x))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+        def nested(self, x):
+            return {"y": self.twice(x) + self.inner.apply(x)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int64, name="n"),
+                                      tf.TensorSpec([], tf.int64, name="k")])
+        def ints(self, n, k):
+            return {"scaled": n * k + self.offset, "cumsum": tf.cumsum(n),
+                    "floordiv": tf.math.floordiv(n - 5, k), "mod": tf.math.floormod(n - 5, k),
+                    "is_big": n > 4}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="s")])
+        def strings(self, s):
+            return {"length": tf.strings.length(s), "joined": tf.strings.join([s, self.suffix]),
+                    "eq": tf.equal(s, "abc")}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.bool, name="mask"),
+                                      tf.TensorSpec([None, 3], tf.float32, name="x")])
+        def masked(self, mask, x):
+            return {"kept": tf.where(mask, x, tf.zeros_like(x)),
+                    "count": tf.reduce_sum(tf.cast(mask, tf.int32), axis=1),
+                    "none": tf.logical_not(tf.reduce_any(mask, axis=1))}
+
+    m = Multi()
+    tf.saved_model.save(m, model_dir, signatures={
+        "serving_default": m.nested, "ints": m.ints, "strings": m.strings, "masked": m.masked})
+
+    def strs(n, rng):
+        pool = [b"abc", b"", b"hello world", b"a\x00b", b"\xc3\xa9t\xc3\xa9"]
+        return np.array([pool[int(i)] for i in rng.integers(0, len(pool), n)], dtype=object)
+    return {"style": "tf2",
+            "description": "tf.Module with four signatures and nested tf.function calls: "
+                           "serving_default x[?,3] f32 -> y (calls twice() -> inner.apply()); "
+                           "ints n[?] int64, k int64 -> scaled (n*k + 2^40), cumsum, floordiv, mod, "
+                           "is_big (bool); strings s[?] -> length int32, joined (+ string variable), "
+                           "eq; masked mask[?,3] bool, x -> kept, count int32, none bool.",
+            "inputs": {"ints": {"n": np.array([-3, 0, 4, 5, 9, 1 << 33], np.int64), "k": np.int64(3)},
+                       "strings": {"s": strs(5, _rng(3))}},
+            "batch_inputs": lambda key, alias, n, rng: strs(n, rng) if alias == "s" else None}
+
+
+def build_tf2_math(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+        def elementwise(self, x):
+            a = tf.abs(x)
+            return {"exp": tf.exp(x), "log1p_abs": tf.math.log(a + 1.0), "sqrt_abs": tf.sqrt(a),
+                    "rsqrt": tf.math.rsqrt(a + 0.5), "square": tf.square(x), "pow3": tf.pow(x, 3.0),
+                    "recip": 1.0 / (a + 1.0) - x, "clip": tf.clip_by_value(x, -0.5, 0.5),
+                    "max_min": tf.maximum(tf.minimum(x, 1.0), -1.0), "sign": tf.sign(x),
+                    "floor": tf.floor(x * 2.0), "sigmoid": tf.sigmoid(x), "tanh": tf.tanh(x),
+                    "erf": tf.math.erf(x), "sub_div": (x - 0.25) / 3.0, "softplus": tf.nn.softplus(x)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3, 4], tf.float32, name="x")])
+        def reduce(self, x):
+            return {"sum1": tf.reduce_sum(x, axis=1), "mean_keep": tf.reduce_mean(x, axis=-1, keepdims=True),
+                    "max": tf.reduce_max(x, axis=[1, 2]), "min": tf.reduce_min(x, axis=2),
+                    "prod": tf.reduce_prod(x, axis=1), "argmax": tf.argmax(x, axis=2),
+                    "argmin": tf.argmin(x, axis=1, output_type=tf.int32),
+                    "logsumexp": tf.reduce_logsumexp(x, axis=2), "softmax": tf.nn.softmax(x, axis=1),
+                    "log_softmax": tf.nn.log_softmax(x)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2, 3], tf.float32, name="a"),
+                                      tf.TensorSpec([3, 4], tf.float32, name="b")])
+        def matmul(self, a, b):
+            return {"batched": tf.matmul(a, b), "bt": tf.matmul(a, tf.transpose(b), transpose_b=True),
+                    "einsum": tf.einsum("nij,jk->nik", a, b), "cast_i32": tf.cast(a * 10.0, tf.int32)}
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={
+        "elementwise": m.elementwise, "reduce": m.reduce, "matmul": m.matmul})
+    return {"style": "tf2",
+            "description": "tf.Module of math ops, no variables: elementwise (exp, log, sqrt, rsqrt, "
+                           "pow, clip, sign, floor, sigmoid, tanh, erf, softplus ...), reduce (sum, "
+                           "mean keepdims, max over 2 axes, min, prod, argmax int64, argmin int32, "
+                           "logsumexp, softmax axis 1, log_softmax), matmul (batched, transpose_b, "
+                           "einsum, cast to int32)."}
+
+
+def build_tf2_shapes(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    # At most 16 outputs per signature (what tests/unit/test_model.c reads): two signatures.
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 6], tf.float32, name="x"),
+                                      tf.TensorSpec([None], tf.int32, name="idx")])
+        def shapes(self, x, idx):
+            n = tf.shape(x)[0]
+            r = tf.reshape(x, [-1, 2, 3])
+            parts = tf.split(x, [2, 4], axis=1)
+            return {"reshaped": r, "transposed": tf.transpose(r, [0, 2, 1]),
+                    "concat": tf.concat([x, x[:, :2]], axis=1), "split_a": parts[0], "split_b": parts[1],
+                    "slice": tf.slice(x, [0, 1], [n, 3]), "strided": x[:, ::-2],
+                    "gather": tf.gather(x, idx, axis=1), "expand": tf.expand_dims(x, 1),
+                    "squeeze": tf.squeeze(tf.expand_dims(x, -1), axis=-1)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6], tf.float32, name="x"),
+                                      tf.TensorSpec([None], tf.int32, name="idx")])
+        def more(self, x, idx):
+            n = tf.shape(x)[0]
+            r = tf.reshape(x, [-1, 2, 3])
+            return {"pad": tf.pad(x, [[0, 1], [2, 0]], constant_values=-1.0),
+                    "tile": tf.tile(x, [1, 2]), "stack": tf.stack([x, -x], axis=1),
+                    "one_hot": tf.one_hot(idx, 4), "shape": tf.shape(r),
+                    "fill": tf.fill([n, 2], 7.0), "range": tf.range(n), "reverse": tf.reverse(x, [1]),
+                    "zeros_like": tf.zeros_like(idx), "broadcast": tf.broadcast_to(x[:, :1], [n, 3])}
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.shapes, "more": m.more})
+
+    def idx(n, rng):
+        return rng.integers(0, 6, n).astype(np.int32)
+    return {"style": "tf2",
+            "description": "tf.Module of shape ops on x[?,6] and idx[?] int32: serving_default "
+                           "(reshape, transpose, concat, split, slice, strided slice with negative "
+                           "stride, gather, expand_dims, squeeze) and more (pad, tile, stack, one_hot, "
+                           "shape, fill, range, reverse, zeros_like, broadcast_to).",
+            "inputs": {"serving_default": {"idx": np.array([5, 0, 3], np.int32)},
+                       "more": {"idx": np.array([5, 0, 3], np.int32)}},
+            "batch_inputs": lambda key, alias, n, rng: idx(3, rng) if alias == "idx" else None}
+
+
+def _keras():
+    import keras
+    keras.utils.set_random_seed(SEED)
+    return keras
+
+
+def _keras_out(model, model_dir, how, example):
+    """Builds the model on `example` and writes it with model.export or tf.saved_model.save."""
+    import numpy as np
+    if isinstance(example, list):
+        model([np.asarray(e) for e in example])
+    else:
+        model(np.asarray(example))
+    if how == "export":
+        model.export(model_dir)
+        return "keras3"
+    _tf().saved_model.save(model, model_dir)
+    return "tf2"
+
+
+def _how_text(how):
+    return ("exported with Keras %s model.export(dir)" if how == "export"
+            else "saved with tf.saved_model.save (Keras %s)") % _keras_version()
+
+
+def build_keras_mlp(model_dir):
+    keras = _keras()
+    import numpy as np
+    m = keras.Sequential([
+        keras.Input(shape=(6,), name="features"),
+        keras.layers.Dense(8, activation="relu", name="d_relu"),
+        keras.layers.Dense(8, activation="sigmoid", name="d_sigmoid"),
+        keras.layers.Dense(6, activation="tanh", name="d_tanh"),
+        keras.layers.Dense(4, activation="softmax", name="d_softmax"),
+    ], name="mlp")
+    style = _keras_out(m, model_dir, "export", np.zeros((1, 6), "float32"))
+    return {"style": style,
+            "description": "Keras Sequential MLP on features[?,6]: Dense(8,relu), Dense(8,sigmoid), "
+                           "Dense(6,tanh), Dense(4,softmax); " + _how_text("export") + "."}
+
+
+def build_keras_activations(model_dir):
+    keras = _keras()
+    import numpy as np
+    x = keras.Input(shape=(5,), name="x")
+    h = keras.layers.Dense(5, name="dense")(x)
+    outs = {
+        "gelu_exact": keras.layers.Activation(lambda t: keras.activations.gelu(t, approximate=False),
+                                              name="gelu_exact")(h),
+        "gelu_approx": keras.layers.Activation(lambda t: keras.activations.gelu(t, approximate=True),
+                                               name="gelu_approx")(h),
+        "relu6": keras.layers.Activation("relu6", name="relu6")(h * 4.0),
+        "leaky_relu": keras.layers.LeakyReLU(negative_slope=0.2, name="leaky_relu")(h),
+        "elu": keras.layers.Activation("elu", name="elu")(h),
+        "selu": keras.layers.Activation("selu", name="selu")(h),
+        "silu": keras.layers.Activation("silu", name="silu")(h),
+        "softmax": keras.layers.Softmax(name="softmax")(h),
+        "hard_sigmoid": keras.layers.Activation("hard_sigmoid", name="hard_sigmoid")(h),
+        "softsign": keras.layers.Activation("softsign", name="softsign")(h),
+        "relu_max": keras.layers.ReLU(max_value=1.0, negative_slope=0.1, threshold=0.05,
+                                      name="relu_max")(h),
+        "prelu": keras.layers.PReLU(alpha_initializer=keras.initializers.Constant(0.3), name="prelu")(h),
+    }
+    m = keras.Model(x, outs, name="activations")
+    style = _keras_out(m, model_dir, "save", np.zeros((1, 5), "float32"))
+    return {"style": style,
+            "description": "Keras functional model x[?,5] -> Dense(5) -> one output per activation: "
+                           "gelu exact (erf) and approximate (tanh), relu6, LeakyReLU(0.2), elu, selu, "
+                           "silu, Softmax, hard_sigmoid, softsign, ReLU(max 1, slope 0.1, threshold "
+                           "0.05), PReLU; " + _how_text("save") + "."}
+
+
+def build_keras_conv(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    x = keras.Input(shape=(10, 10, 2), name="image")
+    branches = [
+        L.Conv2D(3, 3, padding="valid", name="valid")(x),
+        L.Conv2D(3, 3, strides=2, padding="valid", activation="relu", name="valid_s2")(x),
+        L.Conv2D(3, 3, padding="same", name="same")(x),
+        L.Conv2D(3, (3, 2), strides=(2, 3), padding="same", name="same_s23")(x),
+        L.Conv2D(3, 3, dilation_rate=2, padding="same", name="same_d2")(x),
+        L.Conv2D(3, 2, dilation_rate=(2, 3), padding="valid", use_bias=False, name="valid_d23")(x),
+        L.Conv2D(4, 1, name="pointwise")(x),
+    ]
+    pooled = [L.GlobalAveragePooling2D(name="gap_%d" % i)(b) for i, b in enumerate(branches)]
+    m = keras.Model(x, {"pooled": L.Concatenate(name="concat")(pooled), "same_d2": branches[4],
+                        "same_s23": branches[3], "valid_s2": branches[1]}, name="convs")
+    style = _keras_out(m, model_dir, "save", np.zeros((1, 10, 10, 2), "float32"))
+    return {"style": style,
+            "description": "Keras functional convolutions on image[?,10,10,2]: Conv2D valid, valid "
+                           "stride 2 + relu, same, same strides (2,3) kernel (3,2), same dilation 2, "
+                           "valid dilation (2,3) no bias, 1x1; each GlobalAveragePooling2D, "
+                           "Concatenate -> pooled; some branch outputs too; " + _how_text("save") + "."}
+
+
+def build_keras_pooling(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    m = keras.Sequential([
+        keras.Input(shape=(9, 9, 2), name="image"),
+        L.MaxPooling2D(2, name="max_valid"),                                   # 4x4
+        L.Conv2D(3, 1, activation="relu", name="conv"),
+        L.AveragePooling2D(3, strides=1, padding="same", name="avg_same"),     # 4x4
+        L.MaxPooling2D(3, strides=2, padding="same", name="max_same"),         # 2x2
+        L.Flatten(name="flatten"),
+        L.Reshape((3, 4), name="reshape"),
+        L.AveragePooling1D(2, name="avg1d"),
+        L.Flatten(name="flatten2"),
+        L.Dense(2, name="out"),
+    ], name="pooling")
+    style = _keras_out(m, model_dir, "export", np.zeros((1, 9, 9, 2), "float32"))
+    return {"style": style,
+            "description": "Keras Sequential pooling on image[?,9,9,2]: MaxPooling2D(2) valid, Conv2D 1x1 "
+                           "relu, AveragePooling2D(3, strides 1, same), MaxPooling2D(3, strides 2, same), "
+                           "Flatten, Reshape(3,4), AveragePooling1D(2), Flatten, Dense(2); "
+                           + _how_text("export") + "."}
+
+
+def _set_bn(layer, rng):
+    import numpy as np
+    n = layer.moving_mean.shape[0]
+    layer.set_weights([rng.uniform(0.5, 1.5, n).astype(np.float32),   # gamma
+                       rng.uniform(-0.5, 0.5, n).astype(np.float32),  # beta
+                       rng.uniform(-1.0, 1.0, n).astype(np.float32),  # moving mean
+                       rng.uniform(0.5, 2.0, n).astype(np.float32)])  # moving variance
+
+
+def build_keras_batchnorm(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    img = keras.Input(shape=(6, 6, 3), name="image")
+    vec = keras.Input(shape=(4,), name="vec")
+    c = L.Conv2D(4, 3, padding="same", use_bias=False, name="conv")(img)
+    bn4 = L.BatchNormalization(name="bn_conv")(c)
+    r = L.ReLU(name="relu")(bn4)
+    g = L.GlobalAveragePooling2D(name="gap")(r)
+    d = L.Dense(5, name="dense")(vec)
+    bn2 = L.BatchNormalization(epsilon=0.01, center=False, name="bn_dense")(d)
+    drop = L.Dropout(0.5, name="dropout")(bn2)
+    out = L.Dense(3, name="head")(L.Concatenate(name="cat")([g, drop]))
+    m = keras.Model({"image": img, "vec": vec}, {"out": out, "bn_conv": bn4}, name="bn")
+    m({"image": np.zeros((1, 6, 6, 3), "float32"), "vec": np.zeros((1, 4), "float32")})
+    rng = _rng(SEED + 1)
+    _set_bn(m.get_layer("bn_conv"), rng)
+    lay = m.get_layer("bn_dense")
+    n = lay.moving_mean.shape[0]
+    lay.set_weights([rng.uniform(0.5, 1.5, n).astype(np.float32),
+                     rng.uniform(-1.0, 1.0, n).astype(np.float32), rng.uniform(0.5, 2.0, n).astype(np.float32)])
+    _tf().saved_model.save(m, model_dir)
+    return {"style": "tf2",
+            "description": "Keras functional, two named inputs image[?,6,6,3] and vec[?,4]: Conv2D same "
+                           "no bias -> BatchNormalization (4-D, FusedBatchNormV3 in inference) -> ReLU -> "
+                           "GAP; Dense(5) -> BatchNormalization(epsilon 0.01, center=False) -> "
+                           "Dropout(0.5) (identity at inference); Concatenate -> Dense(3). Moving "
+                           "statistics set to non-trivial values; " + _how_text("save") + "."}
+
+
+def build_keras_embedding(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    m = keras.Sequential([
+        keras.Input(shape=(5,), dtype="int32", name="tokens"),
+        L.Embedding(12, 4, name="embedding"),
+        L.GlobalAveragePooling1D(name="gap1d"),
+        L.Dense(3, activation="softmax", name="probs"),
+    ], name="embed")
+    style = _keras_out(m, model_dir, "export", np.zeros((1, 5), "int32"))
+    return {"style": style,
+            "description": "Keras Sequential text classifier: tokens[?,5] int32 -> Embedding(12,4) -> "
+                           "GlobalAveragePooling1D -> Dense(3, softmax); " + _how_text("export") + "."}
+
+
+def build_keras_depthwise(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    m = keras.Sequential([
+        keras.Input(shape=(8, 8, 3), name="image"),
+        L.DepthwiseConv2D(3, depth_multiplier=2, padding="same", activation="relu", name="dw"),
+        L.DepthwiseConv2D(3, strides=2, padding="valid", name="dw_s2"),
+        L.SeparableConv2D(4, 2, padding="same", activation="relu6", name="sep"),
+        L.SeparableConv2D(5, 2, dilation_rate=1, depth_multiplier=2, name="sep_dm2"),
+        L.GlobalAveragePooling2D(name="gap"),
+    ], name="depthwise")
+    style = _keras_out(m, model_dir, "save", np.zeros((1, 8, 8, 3), "float32"))
+    return {"style": style,
+            "description": "Keras Sequential on image[?,8,8,3]: DepthwiseConv2D(3, multiplier 2, same, "
+                           "relu), DepthwiseConv2D(3, strides 2, valid), SeparableConv2D(4, 2, same, "
+                           "relu6), SeparableConv2D(5, 2, multiplier 2), GlobalAveragePooling2D; "
+                           + _how_text("save") + "."}
+
+
+def build_keras_residual(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    x = keras.Input(shape=(4, 6), name="seq")
+    h = L.Dense(6, activation="gelu", name="ff1")(x)
+    a = L.Add(name="add")([x, h])
+    n1 = L.LayerNormalization(name="ln")(a)
+    n2 = L.LayerNormalization(axis=[1, 2], epsilon=1e-3, name="ln_2axes")(a)
+    cat = L.Concatenate(axis=-1, name="concat")([n1, n2])
+    sub = L.Subtract(name="sub")([n1, n2])
+    mul = L.Multiply(name="mul")([n1, sub])
+    avg = L.Average(name="avg")([n1, n2, mul])
+    mx = L.Maximum(name="max")([n1, n2])
+    out = L.Dense(2, name="head")(L.Flatten(name="flat")(L.Concatenate(name="concat2")([cat, avg, mx])))
+    m = keras.Model(x, out, name="residual")
+    m(np.zeros((1, 4, 6), "float32"))
+    rng = _rng(SEED + 2)
+    for lay in (m.get_layer("ln"), m.get_layer("ln_2axes")):  # non-trivial gamma/beta
+        lay.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(np.float32) if i == 0 else
+                         rng.uniform(-0.5, 0.5, w.shape).astype(np.float32)
+                         for i, w in enumerate(lay.get_weights())])
+    m.export(model_dir)
+    return {"style": "keras3",
+            "description": "Keras functional residual block on seq[?,4,6]: Dense(6, gelu), Add, "
+                           "LayerNormalization (last axis) and over axes [1,2] (epsilon 1e-3), "
+                           "Concatenate, Subtract, Multiply, Average, Maximum, Flatten, Dense(2); "
+                           + _how_text("export") + "."}
+
+
+def build_keras_preprocessing(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    img = keras.Input(shape=(4, 4, 3), name="pixels")
+    num = keras.Input(shape=(3,), name="numeric")
+    r = L.Rescaling(1.0 / 255, offset=-0.5, name="rescale")(img)
+    g = L.GlobalAveragePooling2D(name="gap")(r)
+    nrm = L.Normalization(mean=[1.0, -2.0, 10.0], variance=[4.0, 0.25, 100.0], name="normalize")(num)
+    out = L.Dense(2, name="head")(L.Concatenate(name="cat")([g, nrm]))
+    m = keras.Model({"pixels": img, "numeric": num}, {"out": out, "normalized": nrm, "rescaled": r},
+                    name="prep")
+    m({"pixels": np.zeros((1, 4, 4, 3), "float32"), "numeric": np.zeros((1, 3), "float32")})
+    m.export(model_dir)
+    return {"style": "keras3",
+            "description": "Keras functional preprocessing: pixels[?,4,4,3] -> Rescaling(1/255, offset "
+                           "-0.5) -> GAP; numeric[?,3] -> Normalization(mean, variance given); "
+                           "Concatenate -> Dense(2); outputs out, normalized, rescaled; "
+                           + _how_text("export") + "."}
+
+
+def build_keras_multi_io(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    a = keras.Input(shape=(3,), name="left")
+    b = keras.Input(shape=(2,), name="right")
+    ids = keras.Input(shape=(1,), dtype="int64", name="ids")
+    e = L.Flatten(name="flat")(L.Embedding(10, 2, name="emb")(ids))
+    h = L.Dense(4, activation="tanh", name="h")(L.Concatenate(name="cat")([a, b, e]))
+    # A list of inputs, not a dict: saved_model_cli prints a dict of input specs in protobuf map
+    # order, which is not stable from one export to the next.
+    m = keras.Model([a, b, ids],
+                    {"score": L.Dense(1, activation="sigmoid", name="score")(h),
+                     "logits": L.Dense(3, name="logits")(h)}, name="multi_io")
+    m([np.zeros((1, 3), "float32"), np.zeros((1, 2), "float32"), np.zeros((1, 1), "int64")])
+    m.export(model_dir)
+    return {"style": "keras3",
+            "description": "Keras functional with three named inputs left[?,3], right[?,2], ids[?,1] "
+                           "int64 (Embedding(10,2)) and two outputs score (sigmoid) and logits; "
+                           + _how_text("export") + "."}
+
+
+def build_keras_seed_cnn(model_dir):
+    """The CNN of seed 000 at its real size (28x28x1, ~1.4 MB of float32 weights, random)."""
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    m = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        L.Conv2D(32, (3, 3), activation="relu"),
+        L.MaxPooling2D((2, 2)),
+        L.Flatten(),
+        L.Dense(64, activation="relu"),
+        L.Dense(10),
+    ])
+    m(np.zeros((1, 28, 28, 1), "float32"))
+    _tf().saved_model.save(m, model_dir, signatures=None, options=None)
+    return {"style": "tf2",
+            "description": "The seed's CNN at full size: Conv2D(32,(3,3),relu) on 28x28x1, "
+                           "MaxPooling2D((2,2)), Flatten, Dense(64,relu), Dense(10) (225,034 float32 "
+                           "weights, random), saved like the seed with tf.saved_model.save(model, path, "
+                           "signatures=None, options=None) (Keras %s). The runtime benchmark's model."
+                           % _keras_version()}
+
+
+def build_keras_seq_saved(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    m = keras.Sequential([
+        keras.Input(shape=(6, 6, 2), name="image"),
+        L.Conv2D(4, 3, strides=(1, 2), padding="same", activation="sigmoid", name="conv"),
+        L.Dropout(0.3, name="drop"),
+        L.BatchNormalization(name="bn"),
+        L.MaxPooling2D((2, 1), name="pool"),
+        L.Flatten(name="flatten"),
+        L.Dense(3, activation="tanh", name="dense"),
+        L.Reshape((3, 1), name="reshape"),
+        L.Flatten(name="flatten2"),
+        L.Softmax(name="softmax"),
+    ], name="seq_saved")
+    m(np.zeros((1, 6, 6, 2), "float32"))
+    _set_bn(m.get_layer("bn"), _rng(SEED + 3))
+    _tf().saved_model.save(m, model_dir)
+    return {"style": "tf2",
+            "description": "Keras Sequential saved with tf.saved_model.save: Conv2D(4,3, strides (1,2), "
+                           "same, sigmoid), Dropout, BatchNormalization, MaxPooling2D((2,1)), Flatten, "
+                           "Dense(3,tanh), Reshape, Flatten, Softmax (Keras %s)." % _keras_version()}
+
+
 BUILDERS = {
     "tf1_square": build_tf1_square,
     "tf1_pbtxt": build_tf1_pbtxt,
@@ -384,6 +1069,27 @@ BUILDERS = {
     "all_dtypes": build_all_dtypes,
     "tf1_partitioned": build_tf1_partitioned,
     "tf1_sharded": build_tf1_sharded,
+    "tf1_ref_vars": build_tf1_ref_vars,
+    "tf1_resource_vars": build_tf1_resource_vars,
+    "tf1_classify_regress": build_tf1_classify_regress,
+    "tf1_vocab": build_tf1_vocab,
+    "tf1_counter": build_tf1_counter,
+    "tf1_cnn": build_tf1_cnn,
+    "tf2_multi_sig": build_tf2_multi_sig,
+    "tf2_math": build_tf2_math,
+    "tf2_shapes": build_tf2_shapes,
+    "keras_mlp": build_keras_mlp,
+    "keras_activations": build_keras_activations,
+    "keras_conv": build_keras_conv,
+    "keras_pooling": build_keras_pooling,
+    "keras_batchnorm": build_keras_batchnorm,
+    "keras_embedding": build_keras_embedding,
+    "keras_depthwise": build_keras_depthwise,
+    "keras_residual": build_keras_residual,
+    "keras_preprocessing": build_keras_preprocessing,
+    "keras_multi_io": build_keras_multi_io,
+    "keras_seed_cnn": build_keras_seed_cnn,
+    "keras_seq_saved": build_keras_seq_saved,
 }
 
 
@@ -518,7 +1224,8 @@ def meta_graphs(model_dir):
     return list(sm.meta_graphs)
 
 
-def default_input(info, rng):
+def default_input(info, rng, batch=None):
+    """A fixed input for a TensorInfo: unknown dims become 2 (the leading one `batch` if given)."""
     import numpy as np
     tf = _tf()
     dt = tf.as_dtype(info.dtype)
@@ -526,6 +1233,8 @@ def default_input(info, rng):
         shape = [2, 3]
     else:
         shape = [d.size if d.size >= 0 else 2 for d in info.tensor_shape.dim]
+        if batch is not None and shape and info.tensor_shape.dim[0].size < 0:
+            shape[0] = batch
     if dt.is_floating:
         return rng.standard_normal(shape).astype(dt.as_numpy_dtype)
     if dt.is_integer:
@@ -535,11 +1244,52 @@ def default_input(info, rng):
     raise ValueError("no default input for dtype %s" % dt)
 
 
-def record_outputs(model_dir, golden, style, custom):
-    """Runs every signature on fixed inputs and writes inputs/outputs under golden/outputs/."""
+# Extra golden cases at these batch sizes for every signature with an input whose leading dim is
+# unknown (batch 1 catches kernels that special-case a single row, 3 an odd count).
+EXTRA_BATCHES = (1, 3)
+
+
+def _batched(info):
+    return not info.tensor_shape.unknown_rank and len(info.tensor_shape.dim) > 0 and \
+        info.tensor_shape.dim[0].size < 0
+
+
+def _write_case(d, tags, key, feeds, outs, sig, extra=None):
     import numpy as np
     tf = _tf()
+    entry = {"tags": tags, "signature": key, "inputs": {}, "outputs": {}}
+    if extra:
+        entry.update(extra)
+    for sub, tensors, infos in (("inputs", feeds, sig.inputs), ("outputs", outs, sig.outputs)):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+        for alias, val in sorted(tensors.items()):
+            dt = tf.as_dtype(infos[alias].dtype)
+            fname, extra_f = save_array(val, dt, os.path.join(d, sub, sanitize(alias)))
+            entry[sub][alias] = dict({"dtype": dtype_name(dt),
+                                      "shape": list(np.asarray(val).shape),
+                                      "file": "%s/%s" % (sub, fname)}, **extra_f)
+    with open(os.path.join(d, "signature.json"), "w") as f:
+        json.dump(entry, f, indent=1)
+        f.write("\n")
+    return entry
+
+
+def _run(model_dir, style, tags, key, sig, feeds):
+    if style == "tf1":
+        return _run_tf1(model_dir, tags, sig, feeds)
+    return _run_tf2(model_dir, key, feeds)
+
+
+def record_outputs(model_dir, golden, style, custom, batch_inputs=None, sequences=None):
+    """Runs every signature on fixed inputs and writes inputs/outputs under golden/outputs/.
+
+    Each case loads the model afresh. <tags>__<sig> is the main case (unknown dims 2, or the
+    builder's inputs); <tags>__<sig>__b1 / __b3 repeat it at batch 1 and 3 when an input has an
+    unknown leading dim. `sequences` ({tags: [(sig, feeds), ...]}) are run one after another in one
+    session and written under golden/sequences/<tags>/<NN>_<sig>/."""
+    tf = _tf()
     results = {}
+    nmain = 0
     for mg in meta_graphs(model_dir):
         tags = list(mg.meta_info_def.tags)
         tagname = sanitize(",".join(tags)).replace(",", "_")
@@ -547,30 +1297,74 @@ def record_outputs(model_dir, golden, style, custom):
             sig = mg.signature_def[key]
             if key.startswith("__") or not sig.outputs:
                 continue
-            rng = _rng(SEED + len(results))
+            # Seeded by the main case's index only, so that adding cases never changes old ones.
+            rng = _rng(SEED + nmain)
+            nmain += 1
             feeds = {}
             for alias in sorted(sig.inputs):
                 v = custom.get(key, {}).get(alias)
                 feeds[alias] = v if v is not None else default_input(sig.inputs[alias], rng)
-            if style == "tf1":
-                outs = _run_tf1(model_dir, tags, sig, feeds)
-            else:
-                outs = _run_tf2(model_dir, key, feeds)
-            d = os.path.join(golden, "outputs", "%s__%s" % (tagname, sanitize(key)))
-            entry = {"tags": tags, "signature": key, "inputs": {}, "outputs": {}}
-            for sub, tensors, infos in (("inputs", feeds, sig.inputs), ("outputs", outs, sig.outputs)):
-                os.makedirs(os.path.join(d, sub), exist_ok=True)
-                for alias, val in sorted(tensors.items()):
-                    dt = tf.as_dtype(infos[alias].dtype)
-                    fname, extra = save_array(val, dt, os.path.join(d, sub, sanitize(alias)))
-                    entry[sub][alias] = dict({"dtype": dtype_name(dt),
-                                              "shape": list(np.asarray(val).shape),
-                                              "file": "%s/%s" % (sub, fname)}, **extra)
-            with open(os.path.join(d, "signature.json"), "w") as f:
-                json.dump(entry, f, indent=1)
-                f.write("\n")
-            results["%s__%s" % (tagname, key)] = entry
+            outs = _run(model_dir, style, tags, key, sig, feeds)
+            case = "%s__%s" % (tagname, sanitize(key))
+            results[case] = _write_case(os.path.join(golden, "outputs", case), tags, key, feeds,
+                                        outs, sig)
+            if not any(_batched(sig.inputs[a]) for a in sig.inputs):
+                continue
+            for batch in EXTRA_BATCHES:
+                brng = _rng(SEED + 1000 * batch + nmain)
+                bfeeds = {}
+                try:
+                    for alias in sorted(sig.inputs):
+                        info = sig.inputs[alias]
+                        v = batch_inputs(key, alias, batch, brng) if batch_inputs else None
+                        if v is None and not _batched(info) and alias in feeds:
+                            v = feeds[alias]  # e.g. a scalar factor: keep the main case's value
+                        bfeeds[alias] = v if v is not None else default_input(info, brng, batch)
+                except ValueError:
+                    continue  # a string input the builder gives no generator for
+                bouts = _run(model_dir, style, tags, key, sig, bfeeds)
+                bcase = "%s__b%d" % (case, batch)
+                results[bcase] = _write_case(os.path.join(golden, "outputs", bcase), tags, key,
+                                             bfeeds, bouts, sig, {"batch": batch})
+    for tagname, steps in (sequences or {}).items():
+        mg = [m for m in meta_graphs(model_dir)
+              if sanitize(",".join(m.meta_info_def.tags)).replace(",", "_") == tagname][0]
+        tags = list(mg.meta_info_def.tags)
+        outs_all = _run_sequence(model_dir, style, tags, mg, steps)
+        root = os.path.join(golden, "sequences", tagname)
+        listing = []
+        for i, ((key, feeds), outs) in enumerate(zip(steps, outs_all)):
+            name = "%02d_%s" % (i, sanitize(key))
+            _write_case(os.path.join(root, name), tags, key, feeds, outs, mg.signature_def[key],
+                        {"step": i})
+            listing.append(name)
+        with open(os.path.join(root, "sequence.json"), "w") as f:
+            json.dump({"tags": tags, "steps": listing,
+                       "note": "run in this order on one loaded model; each step's outputs "
+                               "depend on the state the steps before it left"}, f, indent=1)
+            f.write("\n")
     return results
+
+
+def _run_sequence(model_dir, style, tags, mg, steps):
+    tf = _tf()
+    out = []
+    if style == "tf1":
+        v1 = tf.compat.v1
+        with tf.Graph().as_default(), v1.Session(config=v1.ConfigProto(allow_soft_placement=True)) as sess:
+            v1.saved_model.loader.load(sess, tags, model_dir)
+            for key, feeds in steps:
+                sig = mg.signature_def[key]
+                aliases = sorted(sig.outputs)
+                vals = sess.run([sig.outputs[a].name for a in aliases],
+                                feed_dict={sig.inputs[a].name: v for a, v in feeds.items()})
+                out.append(dict(zip(aliases, vals)))
+        return out
+    loaded = tf.saved_model.load(model_dir, tags=tags)
+    for key, feeds in steps:
+        res = loaded.signatures[key](**{a: tf.constant(v) for a, v in feeds.items()})
+        out.append({a: t.numpy() for a, t in res.items()})
+    return out
 
 
 def _run_tf1(model_dir, tags, sig, feeds):
@@ -659,20 +1453,30 @@ def record_cli(model_root, golden, subprocesses):
     return done
 
 
-def build_one(name, out, cli_subprocess=False):
-    """Builds model `name` under out/name and records its goldens; prints its manifest entry as JSON."""
+def build_one(name, out, cli_subprocess=False, goldens_only=False):
+    """Builds model `name` under out/name and records its goldens; prints its manifest entry as JSON.
+
+    goldens_only: keep the SavedModel already at out/name/model (byte for byte) and only record
+    its goldens again; the builder still runs, into a scratch dir, for its description and inputs."""
     import numpy as np
     tf = _tf()
     np.random.seed(SEED)
     tf.random.set_seed(SEED)
     root = os.path.join(out, name)
-    shutil.rmtree(root, ignore_errors=True)
     model_dir = os.path.join(root, "model")
     golden = os.path.join(root, "golden")
-    info = BUILDERS[name](model_dir)
+    if goldens_only and os.path.isdir(model_dir):
+        scratch = tempfile.mkdtemp(prefix="zoo_scratch_")
+        info = BUILDERS[name](os.path.join(scratch, "model"))
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(golden, ignore_errors=True)
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+        info = BUILDERS[name](model_dir)
     os.makedirs(golden, exist_ok=True)
     varlist = record_vars(model_dir, golden)
-    outputs = record_outputs(model_dir, golden, info["style"], info.get("inputs", {}))
+    outputs = record_outputs(model_dir, golden, info["style"], info.get("inputs", {}),
+                             info.get("batch_inputs"), info.get("sequences"))
     cli = record_cli(root, golden, cli_subprocess)
     mgs = meta_graphs(model_dir)
     entry = {
@@ -694,6 +1498,31 @@ def build_one(name, out, cli_subprocess=False):
         json.dump(entry, f)
 
 
+LAYOUT = {
+    "model": "<name>/model: the SavedModel as TensorFlow wrote it",
+    "golden": "<name>/golden: saved_model_cli stdout (show_*.txt, flags in this manifest's cli), "
+              "vars.json + vars/*.npy (every bundle entry), outputs/<case>/ and sequences/<tags>/",
+    "outputs": "<name>/golden/outputs/<case>/signature.json + inputs/<alias>.{npy,json} + "
+               "outputs/<alias>.{npy,json}: TensorFlow's outputs for one call of one signature on a "
+               "freshly loaded model. <case> is <tags>__<signature> (tags joined by '_', e.g. "
+               "serve_gpu__relu_only), and <tags>__<signature>__b1 / __b3 repeat it at batch 1 and 3 "
+               "when an input has an unknown leading dim (signature.json then has \"batch\": N).",
+    "signature.json": "{\"tags\": [...], \"signature\": key, \"inputs\": {alias: {\"dtype\": "
+                      "\"DT_FLOAT\", \"shape\": [...], \"file\": \"inputs/x.npy\", "
+                      "\"sha256_le\"?}}, \"outputs\": {same}, \"batch\"?: N, \"step\"?: N}; "
+                      "file paths are relative to the case dir",
+    "npy": "numeric tensors: .npy version 1.0, little-endian, C order, the TF dtype's numpy dtype "
+           "(bfloat16 as its raw uint16 bits, noted in npy_note); 0-d arrays keep shape ()",
+    "json": "DT_STRING tensors: .json {\"dtype\": \"DT_STRING\", \"shape\": [...], \"encoding\": "
+            "\"base64\", \"value\": nested lists of base64 strings} (exact bytes, NULs included)",
+    "sequences": "<name>/golden/sequences/<tags>/sequence.json lists steps NN_<signature> (same "
+                 "layout as a case, plus \"step\": N) to run in order on ONE loaded model: "
+                 "outputs depend on the state the earlier steps left (tf1_counter)",
+    "tolerance": "float32 outputs within 1e-5 relative of TensorFlow's; integers, bools and "
+                 "strings exactly",
+}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -702,11 +1531,13 @@ def main():
     ap.add_argument("--cli-subprocess", action="store_true",
                     help="run saved_model_cli as a separate process per command (slow; the default "
                          "calls its main() inside the model's process)")
+    ap.add_argument("--goldens-only", action="store_true",
+                    help="keep each model's committed SavedModel and record its goldens again")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: build one model in this process
     a = ap.parse_args()
     out = os.path.abspath(a.out)
     if a.one:
-        build_one(a.one, out, a.cli_subprocess)
+        build_one(a.one, out, a.cli_subprocess, a.goldens_only)
         return 0
     names = a.only or list(BUILDERS)
     for n in names:
@@ -718,7 +1549,8 @@ def main():
 
     def run(n):
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", out, "--one", n]
-                           + (["--cli-subprocess"] if a.cli_subprocess else []),
+                           + (["--cli-subprocess"] if a.cli_subprocess else [])
+                           + (["--goldens-only"] if a.goldens_only else []),
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         return n, p.returncode, p.stdout.decode("utf-8", "replace")
 
@@ -742,9 +1574,7 @@ def main():
             os.remove(tmp)
     versions = sorted({m["tensorflow_version"] for m in manifest.values()})
     doc = {"generator": "tools/make_zoo.py", "tensorflow_version": ", ".join(versions),
-           "layout": {"model": "<name>/model: the SavedModel as TensorFlow wrote it",
-                      "golden": "<name>/golden: saved_model_cli stdout, vars.json + vars/*.npy, "
-                                "outputs/<tags>__<signature>/{inputs,outputs}"},
+           "layout": LAYOUT,
            "models": [manifest[k] for k in BUILDERS if k in manifest]}
     with open(manifest_path, "w") as f:
         json.dump(doc, f, indent=1)
