@@ -75,7 +75,8 @@ def tf_error_text(e):
     m = str(e)
     m = re.sub(r"^\{\{function_node [^}]*\}\}\s*", "", m)
     m = re.sub(r"\s*\[Op:[A-Za-z0-9]+\].*$", "", m, flags=re.S)
-    return m.strip().split("\n")[0]
+    m = re.sub(r", node name: .*$", "", m.strip().split("\n")[0])  # the node name is TF's, not ours
+    return m
 
 
 CASES = []
@@ -243,7 +244,7 @@ def main():
     x46 = arange([4, 6])
     for d, n in [(0, 2), (1, 3), (-1, 2), (1, 4), (2, 2), (0, 1)]:
         case("Split dim %d num %d" % (d, n), "Split", [("split_dim", A(d, i32)), ("value", x46)], {"num_split": n})
-    for sz, d in [([1, 2, 3], 1), ([1, -1], 0), ([2, 5], 1), ([-1, -1], 0), ([0, 6], 1), ([2, 2], 1), ([1, -1, 6], 1)]:
+    for sz, d in [([1, -2, 7], 1), ([1, 2, 3], 1), ([1, -1], 0), ([2, 5], 1), ([-1, -1], 0), ([0, 6], 1), ([2, 2], 1), ([1, -1, 6], 1)]:
         case("SplitV %s dim %d" % (sz, d), "SplitV", [("value", x46), ("size_splits", A(sz, i64 if d else i32)),
                                                      ("split_dim", A(d, i32))], {"num_split": len(sz)})
     case("SplitV string", "SplitV", [("value", s([b"a", b"b", b"c"])), ("size_splits", A([2, 1], i32)),
@@ -311,6 +312,14 @@ def main():
     case("GatherV2 string", "GatherV2", [("params", s([b"a", b"b", b"c"])), ("indices", A([2, 2, 0], i32)),
                                          ("axis", A(0, i32))])
     case("Gather", "Gather", [("params", p), ("indices", A([3, 1], i32))])
+    # GatherNd
+    for ind in [[[1, 2], [3, 0]], [[1], [0]], [[[0, 0]], [[3, 2]]], [[4, 0]], [[0, -1]], []]:
+        case("GatherNd %s" % ind, "GatherNd", [("params", p), ("indices", A(ind, i64 if len(ind) == 2 else i32)
+                                                                if ind else np.zeros([0, 2], i32))])
+    case("GatherNd 3d slice", "GatherNd", [("params", x234), ("indices", A([[1, 2], [0, 0]], i32))])
+    case("GatherNd too long", "GatherNd", [("params", p), ("indices", A([[1, 2, 0]], i32))])
+    # Print
+    case("Print", "Print", [("input", x23), ("data", [A([1], i32)])], {"message": "hi"})
     # OneHot
     for ind, ax in [([0, 2, -1, 5], -1), ([[0, 2], [1, 1]], 0), ([[0, 2], [1, 1]], 1), ([1, 0], 3)]:
         case("OneHot %s axis %d" % (ind, ax), "OneHot", [("indices", A(ind, i64)), ("depth", A(3, i32)),

@@ -318,6 +318,9 @@ const sm_kernel sm_kernels_array[] = {
     {"PreventGradient", NULL, forward_compute, NULL, 0},
     {"IdentityN", NULL, identity_n_compute, NULL, 0},
     {"NoOp", NULL, noop_compute, NULL, 0},
+    /* The library never prints: Print passes its input on, PrintV2 does nothing. */
+    {"Print", NULL, forward_compute, NULL, 0},
+    {"PrintV2", NULL, noop_compute, NULL, 0},
     {"EnsureShape", ensure_shape_prepare, ensure_shape_compute, free, 0},
     {"CheckNumerics", check_numerics_prepare, check_numerics_compute, free, 0},
     {"Assert", assert_prepare, assert_compute, free, 0},
@@ -349,6 +352,7 @@ const sm_kernel sm_kernels_array[] = {
     KC("BroadcastTo", broadcast_to),
     K("GatherV2", gather_v2),
     KC("Gather", gather),
+    KC("GatherNd", gather_nd),
     K("OneHot", one_hot),
     KC("Where", where),
     KC("SpaceToBatchND", space_to_batch_nd),

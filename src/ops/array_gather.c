@@ -351,3 +351,58 @@ sm_status *sm__array_compute_batch_to_space_nd(const void *state, sm_kctx *ctx) 
   if (s || sm_tensor_num_elements(out) == 0) return s;
   return space_batch_walk(out, x, out, 0, M, block, crop);
 }
+
+/* ---- GatherNd ------------------------------------------------------------------------------- */
+
+sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *params = sm_kctx_input(ctx, 0), *indices = sm_kctx_input(ctx, 1);
+  int pr = sm_tensor_rank(params), ir = sm_tensor_rank(indices);
+  const int64_t *pd = sm_tensor_dims(params), *id = sm_tensor_dims(indices);
+  char a[256], b[256];
+  if (pr < 1) return sm_status_new(SM_INVALID_ARGUMENT, "params must be at least a vector");
+  if (ir < 1) return sm_status_new(SM_INVALID_ARGUMENT, "indices must be at least a vector");
+  if (!sm__array_is_int(sm_tensor_dtype(indices)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "indices must be int16, int32 or int64, not %s",
+                         sm__array_dtype_str(sm_tensor_dtype(indices)));
+  int64_t K = id[ir - 1];
+  if (K > pr)
+    return sm_status_new(SM_INVALID_ARGUMENT, "index innermost dimension length must be <= params rank; saw: %lld vs. %d",
+                         (long long)K, pr);
+  int orank = ir - 1 + pr - (int)K;
+  if (orank > SM_MAX_RANK) return sm_status_new(SM_OUT_OF_RANGE, "GatherNd: result rank %d is past this library's limit", orank);
+  int64_t od[SM_MAX_RANK], N = 1, slice = 1;
+  int o = 0;
+  for (int i = 0; i < ir - 1; i++) {
+    od[o++] = id[i];
+    N *= id[i];
+  }
+  for (int i = (int)K; i < pr; i++) {
+    od[o++] = pd[i];
+    slice *= pd[i];
+  }
+  int64_t *offs = malloc((size_t)(N ? N : 1) * sizeof *offs);
+  if (!offs) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  for (int64_t i = 0; i < N; i++) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < K; k++) {
+      int64_t v = sm__array_int_at(indices, i * K + k);
+      if (v < 0 || v >= pd[k]) {
+        size_t w = 0;
+        for (int64_t j = 0; j < K && w + 24 < sizeof b; j++)
+          w += (size_t)snprintf(b + w, sizeof b - w, "%s%lld", j ? ", " : "", (long long)sm__array_int_at(indices, i * K + j));
+        char c[256];
+        free(offs);
+        return sm_status_new(SM_INVALID_ARGUMENT, "indices[%s] = [%s] does not index into param shape %s",
+                             multi_index(ir - 1, id, i, a, sizeof a), b, sm__array_shape_str(params, c, sizeof c));
+      }
+      off = off * pd[k] + v;
+    }
+    offs[i] = off * slice;
+  }
+  sm_tensor *out;
+  sm_status *s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(params), orank, od, &out);
+  for (int64_t i = 0; !s && i < N && slice; i++) s = sm__array_copy(out, i * slice, params, offs[i], slice);
+  free(offs);
+  return s;
+}

@@ -75,6 +75,7 @@ SM_ARRAY_KERNEL(reverse_v2);
 SM_ARRAY_KERNEL(broadcast_to);
 SM_ARRAY_KERNEL(gather_v2);
 SM_ARRAY_KERNEL(gather);
+SM_ARRAY_KERNEL(gather_nd);
 SM_ARRAY_KERNEL(one_hot);
 SM_ARRAY_KERNEL(where);
 SM_ARRAY_KERNEL(space_to_batch_nd);

@@ -325,8 +325,9 @@ sm_status *sm__array_compute_split_v(const void *state, sm_kctx *ctx) {
       }
       neg = k;
     } else if (lens[k] < 0) {
+      long long bad = (long long)lens[k];
       free(lens);
-      return sm_status_new(SM_INVALID_ARGUMENT, "Split size at index %d must be >= 0. Got: %lld", k, (long long)lens[k]);
+      return sm_status_new(SM_INVALID_ARGUMENT, "Split size at index %d must be >= 0. Got: %lld", k, bad);
     } else {
       known += lens[k];
     }
