@@ -120,7 +120,7 @@ static int run_case(const tc_case *c) {
     return 1;
   }
   sm_tensor *in[8] = {0};
-  char names[8][8], fnames[8][8];
+  char names[8][16], fnames[8][16];
   const char *feed[8], *fetch[8];
   for (int i = 0; i < c->nin; i++) {
     in[i] = make_tensor(&c->in[i]);
