@@ -7,6 +7,11 @@
  * are split over the pool. Integer arithmetic wraps like TF's (computed unsigned, no C overflow);
  * integer division by zero and negative integer powers are errors, checked before the loops.
  * half/bfloat16 compute in float. Spec: shared/spec/ops.md §3.5. */
+/* GCC's -O2 cost model ("very cheap") vectorizes no loop whose trip count is unknown; these
+ * elementwise loops are the point of the file, so ask for the "cheap" model (clang needs nothing). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=cheap")
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>

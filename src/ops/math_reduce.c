@@ -6,6 +6,11 @@
  * ones run along inner (vectorizes). Mean is Sum then a division (integers truncate). Max/Min
  * propagate NaN; ArgMax/ArgMin skip NaN and take the first of equals, as TF on CPU. half and
  * bfloat16 reduce in float. Errors word TF's. Spec: shared/spec/ops.md §3.8. */
+/* GCC's -O2 cost model ("very cheap") vectorizes no loop whose trip count is unknown; these
+ * elementwise loops are the point of the file, so ask for the "cheap" model (clang needs nothing). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=cheap")
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

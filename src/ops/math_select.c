@@ -5,6 +5,11 @@
  * first dimension) and then runs the same loop with the condition reshaped to broadcast.
  * ClipByValue takes scalar or same-shape bounds and computes max(min(t, hi), lo) so NaN stays NaN
  * and lo wins when lo > hi, as TF. AddN needs equal shapes. Spec: ops.md §3.4 (Select), §3.5. */
+/* GCC's -O2 cost model ("very cheap") vectorizes no loop whose trip count is unknown; these
+ * elementwise loops are the point of the file, so ask for the "cheap" model (clang needs nothing). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=cheap")
+#endif
 #include <stdlib.h>
 #include <string.h>
 
