@@ -42,8 +42,11 @@ typedef struct mm_job {
 static void mm_units(void *ctx, int64_t begin, int64_t end) {
   const mm_job *j = ctx;
   const int64_t M = j->M, N = j->N, K = j->K;
-  for (int64_t u = begin; u < end; u++) {
-    int64_t b = u / j->upb, r0 = (u % j->upb) * j->rows, r1 = r0 + j->rows;
+  for (int64_t u = begin, next; u < end; u = next) {
+    /* consecutive units of one batch make one gemm call */
+    int64_t b = u / j->upb;
+    next = (b + 1) * j->upb < end ? (b + 1) * j->upb : end;
+    int64_t r0 = (u % j->upb) * j->rows, r1 = ((next - 1) % j->upb + 1) * j->rows;
     if (r1 > M) r1 = M;
     int64_t ao = j->aoff ? j->aoff[b] : 0, bo = j->boff ? j->boff[b] : 0, co = b * M * N;
     int64_t a_row = j->ta ? r0 : r0 * K; /* where op(A)'s row r0 starts */
@@ -74,9 +77,10 @@ static sm_status *mm_run(sm_kctx *ctx, mm_job *j, int64_t nb) {
   if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX)
     return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
                          (long long)j->M, (long long)j->K, (long long)j->K, (long long)j->N);
-  /* ~64K multiply-adds per unit: small enough to balance, big enough to amortise a gemm call */
+  /* ~64K multiply-adds and at least 64 rows per unit: small enough to balance, big enough that
+   * gemm's packing of B (K x N, once per call) is amortised over many rows */
   int64_t per_row = j->N * j->K;
-  j->rows = per_row >= 65536 ? 1 : 65536 / per_row;
+  j->rows = per_row >= 65536 / 64 ? 64 : 65536 / per_row;
   if (j->rows > j->M) j->rows = j->M;
   j->upb = (j->M + j->rows - 1) / j->rows;
   int64_t units = nb * j->upb;
