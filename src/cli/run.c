@@ -22,12 +22,6 @@
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
 
-/* The runtime is written in parallel with this file: until it links, say so instead of failing
- * the whole build. */
-#pragma weak sm_model_load
-#pragma weak sm_model_session_run
-#pragma weak sm_model_free
-
 static const char usage[] =
     "usage: savedmodel run --dir DIR --tag_set TAGS --signature_def KEY\n"
     "                      [--inputs INPUTS] [--input_exprs EXPRS] [--input_examples EXAMPLES]\n"
@@ -301,10 +295,6 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   tags = calloc(mg->meta_info_def ? mg->meta_info_def->n_tags + 1 : 1, sizeof *tags);
   if (!tags) { rc = sm_cli_error(1, "out of memory"); goto done; }
   for (size_t i = 0; mg->meta_info_def && i < mg->meta_info_def->n_tags; i++) tags[ntags++] = mg->meta_info_def->tags[i];
-  if (!sm_model_load || !sm_model_session_run || !sm_model_free) {
-    rc = sm_cli_error(1, "this build has no runtime (sm_model_load is missing)");
-    goto done;
-  }
   if ((st = sm_model_load(dir, tags, (int)ntags, NULL, &m))) { rc = sm_cli_fail(st); goto done; }
   if ((st = sm_model_session_run(m, feed_names, feed_vals, (int)fs->n, fetch_names, (int)nout, NULL, 0, results))) {
     rc = sm_cli_fail(st);
@@ -347,7 +337,7 @@ done:
   free(ins);
   free(outs);
   free(sigs);
-  if (m) sm_model_free(m);
+  sm_model_free(m);
   sm_saved_model_free(sm);
   return rc;
 }

@@ -15,9 +15,6 @@
 #include "savedmodel/format.h"
 #include "savedmodel/model.h"
 
-#pragma weak sm_model_scan
-#pragma weak sm_string_list_free
-
 static const char usage[] =
     "usage: savedmodel scan --dir DIR [--tag_set TAGS] [--op_denylist OPS]\n"
     "\n"
@@ -77,10 +74,6 @@ static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **
   free(ops);
 
   /* ours: the ops the runtime lacks, for the same tag set */
-  if (!sm_model_scan || !sm_string_list_free) {
-    printf("(this build has no runtime to check the ops against)\n");
-    return 0;
-  }
   size_t ntags = mg->meta_info_def ? mg->meta_info_def->n_tags : 0;
   const char **tags = calloc(ntags + 1, sizeof *tags);
   if (!tags) return sm_cli_error(1, "out of memory");

@@ -1,0 +1,52 @@
+#!/bin/bash
+# scan.sh - `savedmodel scan` against what saved_model_cli scan printed (tests/fixtures/cli-run,
+# made by tools/make_cli_run_goldens.py). Our extra line per MetaGraph (ops the runtime lacks) is
+# checked for presence and then dropped; the Python sets are compared sorted (Python's order is
+# arbitrary).
+CLI=$1 SRC=$2 SHARED=$3
+FX=$SRC/tests/fixtures/cli-run
+ZOO=$SRC/tests/fixtures/zoo
+[ -f "$FX/cases.tsv" ] || { echo "skipped: $FX/cases.tsv absent"; exit 77; }
+have_shared=0; [ -d "$SHARED/fixtures/tf-serving" ] && have_shared=1
+
+# Sorts the items of the {...} set at the end of each line.
+sort_sets() {
+  LC_ALL=C awk '/: \{.*\}$/ {
+      i = index($0, ": {"); head = substr($0, 1, i + 2); set = substr($0, i + 3); set = substr(set, 1, length(set) - 1)
+      n = split(set, a, ", ")
+      for (x = 2; x <= n; x++) { v = a[x]; y = x - 1; while (y > 0 && a[y] > v) { a[y + 1] = a[y]; y-- } a[y + 1] = v }
+      out = head; for (x = 1; x <= n; x++) out = out (x > 1 ? ", " : "") a[x]
+      print out "}"; next }
+    { print }' "$1"
+}
+
+fail=0 n=0 skipped=0
+while IFS=$'\t' read -r -a f; do
+  name=${f[0]} want_rc=${f[1]}
+  case $name in scan*|ts_scan*) ;; *) continue;; esac
+  if [[ "${f[*]}" == *@SHARED@* ]] && [ $have_shared -eq 0 ]; then skipped=$((skipped + 1)); continue; fi
+  args=()
+  for a in "${f[@]:3}"; do a=${a//@ZOO@/$ZOO}; a=${a//@FX@/$FX}; a=${a//@SHARED@/$SHARED}; args+=("$a"); done
+  tmp=$(mktemp -d)
+  "$CLI" "${args[@]}" >"$tmp/out" 2>"$tmp/err"; rc=$?; [ $rc -ne 0 ] && rc=1
+  n=$((n + 1))
+  ok=1
+  if [ "$rc" != "$want_rc" ]; then echo "FAIL $name: exit $rc, TensorFlow's was $want_rc"; head -3 "$tmp/err"; ok=0; fi
+  tf_lines=$(grep -c '^MetaGraph with tag set .* denylisted ops' "$tmp/out")
+  our_lines=$(grep -c -e 'this runtime' "$tmp/out")
+  if [ "$tf_lines" != "$our_lines" ]; then echo "FAIL $name: $tf_lines denylist lines but $our_lines runtime lines"; ok=0; fi
+  grep -v -e 'this runtime' "$tmp/out" >"$tmp/tf"
+  if ! cmp -s <(sort_sets "$tmp/tf") <(sort_sets "$FX/$name.out"); then
+    echo "FAIL $name: differs from saved_model_cli scan"; diff <(sort_sets "$FX/$name.out") <(sort_sets "$tmp/tf") | head; ok=0
+  fi
+  [ $ok -eq 1 ] || fail=$((fail + 1))
+  rm -rf "$tmp"
+done <"$FX/cases.tsv"
+
+# a tag-set that is not there: TF's message and exit 1
+if "$CLI" scan --dir "$ZOO/tf1_square/model" --tag_set nope >/dev/null 2>/tmp/scan_err.$$; then echo "FAIL scan: missing tag-set accepted"; fail=$((fail + 1)); fi
+grep -q "could not be found in the SavedModel" /tmp/scan_err.$$ || { echo "FAIL scan: tag-set message"; fail=$((fail + 1)); }
+rm -f /tmp/scan_err.$$
+
+echo "scan: $n cases, $fail failed, $skipped skipped (no ../shared)"
+[ $fail -eq 0 ]
