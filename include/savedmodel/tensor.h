@@ -40,7 +40,8 @@ sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out);
 
 /* Tensors are reference counted so that a runtime can hand one buffer to several consumers:
  * sm_tensor_ref adds a reference (and returns t), sm_tensor_free drops one, and the last drop
- * releases the tensor. A tensor with more than one reference is shared and must not be written;
+ * releases the tensor. A tensor with more than one reference, or over memory it does not own (a
+ * view, a wrapped or mapped buffer), is shared and must not be written;
  * sm_tensor_is_shared says whether that is so. The count is atomic: references to one tensor may
  * be taken and dropped from several threads. */
 sm_tensor *sm_tensor_ref(sm_tensor *t);

@@ -123,6 +123,8 @@ sm_tensor *sm_tensor_ref(sm_tensor *t) {
 }
 
 int sm_tensor_is_shared(const sm_tensor *t) {
+  /* Borrowed memory (a view, a read-only mapped checkpoint) is never written in place. */
+  if (!t->owned) return 1;
   return atomic_load_explicit(&((sm_tensor *)t)->refs, memory_order_acquire) > 1;
 }
 

@@ -76,6 +76,7 @@ int main(void) {
   ((float *)sm_tensor_data(t))[5] = 7.0f;
   sm_tensor_free(t);
   CHECK(sm_tensor_rank(v) == 2 && sm_tensor_dims(v)[1] == 3 && ((float *)sm_tensor_data(v))[5] == 7.0f);
+  CHECK(sm_tensor_is_shared(v)); /* a view never owns its elements */
   CHECK_ERR(sm_tensor_view(v, 1, dims, &t), "cannot view");
   sm_tensor_free(v);
   float buf[6];
