@@ -120,10 +120,12 @@ const sm_kernel sm_kernels_math[] = {
     BIN("NotEqual"), BIN("LogicalAnd"), BIN("LogicalOr"),
 
     UN("Neg"), UN("Square"), UN("Sqrt"), UN("Rsqrt"), UN("Exp"), UN("Log"), UN("Log1p"), UN("Expm1"),
-    UN("Abs"), UN("Sign"), UN("Reciprocal"), UN("Floor"), UN("Ceil"), UN("Round"), UN("Erf"), UN("Relu"),
+    UN("Abs"), UN("Sign"), UN("Reciprocal"), UN("Floor"), UN("Ceil"), UN("Round"), UN("Erf"), UN("Erfc"), UN("Relu"),
     UN("Relu6"), UN("LeakyRelu"), UN("Elu"), UN("Selu"), UN("Softplus"), UN("Softsign"), UN("Sigmoid"),
     UN("Tanh"), UN("LogicalNot"), UN("IsNan"), UN("IsFinite"),
 
+    {"Cumsum", sm__math_scan_prepare, sm__math_scan_compute, free, 0},
+    {"Cumprod", sm__math_scan_prepare, sm__math_scan_compute, free, 0},
     {"Softmax", sm__math_softmax_prepare, sm__math_softmax_compute, free, 0},
     {"LogSoftmax", sm__math_softmax_prepare, sm__math_softmax_compute, free, 0},
     {"Cast", sm__math_cast_prepare, sm__math_cast_compute, free, 0},

@@ -137,6 +137,8 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx);
 sm_status *sm__math_unary_prepare(const sm_node *node, void **state);
 sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx);
 sm_status *sm__math_softmax_prepare(const sm_node *node, void **state);
+sm_status *sm__math_scan_prepare(const sm_node *node, void **state);
+sm_status *sm__math_scan_compute(const void *state, sm_kctx *ctx);
 sm_status *sm__math_softmax_compute(const void *state, sm_kctx *ctx);
 sm_status *sm__math_cast_prepare(const sm_node *node, void **state);
 sm_status *sm__math_cast_compute(const void *state, sm_kctx *ctx);

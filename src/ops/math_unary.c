@@ -18,7 +18,7 @@
 
 enum {
   OP_neg, OP_square, OP_sqrt, OP_rsqrt, OP_exp, OP_log, OP_log1p, OP_expm1, OP_abs, OP_sign,
-  OP_reciprocal, OP_floor, OP_ceil, OP_round, OP_erf, OP_relu, OP_relu6, OP_leakyrelu, OP_elu,
+  OP_reciprocal, OP_floor, OP_ceil, OP_round, OP_erf, OP_erfc, OP_relu, OP_relu6, OP_leakyrelu, OP_elu,
   OP_selu, OP_softplus, OP_softsign, OP_sigmoid, OP_tanh, OP_not, OP_isnan, OP_isfinite, NOPS
 };
 
@@ -95,6 +95,7 @@ static inline double softplus_d(double a) {
   X(round, FLOAT, SAME, rint(a))                                              \
   X(round, INT, SAME, (T)0 * a)                                               \
   X(erf, FLOAT, SAME, erf(a))                                                 \
+  X(erfc, FLOAT, SAME, erfc(a))                                               \
   X(relu, FLOAT, SAME, a < 0 ? 0 : a)                                         \
   X(relu, SINT, SAME, a < 0 ? 0 : a)                                          \
   X(relu, UINT, SAME, a)                                                      \
@@ -122,7 +123,7 @@ static const struct {
     {"Neg", OP_neg},       {"Square", OP_square},     {"Sqrt", OP_sqrt},         {"Rsqrt", OP_rsqrt},
     {"Exp", OP_exp},       {"Log", OP_log},           {"Log1p", OP_log1p},       {"Expm1", OP_expm1},
     {"Abs", OP_abs},       {"Sign", OP_sign},         {"Reciprocal", OP_reciprocal}, {"Floor", OP_floor},
-    {"Ceil", OP_ceil},     {"Round", OP_round},       {"Erf", OP_erf},           {"Relu", OP_relu},
+    {"Ceil", OP_ceil},     {"Round", OP_round},       {"Erf", OP_erf}, {"Erfc", OP_erfc},           {"Relu", OP_relu},
     {"Relu6", OP_relu6},   {"LeakyRelu", OP_leakyrelu}, {"Elu", OP_elu},         {"Selu", OP_selu},
     {"Softplus", OP_softplus}, {"Softsign", OP_softsign}, {"Sigmoid", OP_sigmoid}, {"Tanh", OP_tanh},
     {"LogicalNot", OP_not}, {"IsNan", OP_isnan},      {"IsFinite", OP_isfinite},
