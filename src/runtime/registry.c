@@ -18,10 +18,11 @@ extern const sm_kernel sm_kernels_io[];
 extern const sm_kernel sm_kernels_lookup[];
 extern const sm_kernel sm_kernels_parsing[];
 extern const sm_kernel sm_kernels_string[];
+extern const sm_kernel sm_kernels_einsum[];
 
 static const sm_kernel *const families[] = {sm_kernels_array, sm_kernels_math,   sm_kernels_nn,
                                             sm_kernels_state, sm_kernels_io,     sm_kernels_lookup,
-                                            sm_kernels_parsing, sm_kernels_string};
+                                            sm_kernels_parsing, sm_kernels_string, sm_kernels_einsum};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const sm_kernel **index_;
