@@ -282,6 +282,28 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
     if (fs->f[i].literal) st = sm_cli_literal_to_tensor(fs->f[i].literal, dt, fs->f[i].key, &feed_vals[i]);
     else st = sm_cli_cast_tensor(fs->f[i].array, dt, fs->f[i].key, &feed_vals[i]);
     if (st) { rc = sm_cli_fail(st); goto done; }
+    /* saved_model_cli feeds through Python's Session.run, which refuses a value the tensor's static
+     * shape does not admit; the signature's TensorInfo carries that shape. */
+    const Tensorflow__TensorShapeProto *ts = ti->tensor_shape;
+    if (ts && !ts->unknown_rank) {
+      int r = sm_tensor_rank(feed_vals[i]), ok = (size_t)r == ts->n_dim;
+      const int64_t *d = sm_tensor_dims(feed_vals[i]);
+      for (int j = 0; ok && j < r; j++) ok = ts->dim[j]->size < 0 || ts->dim[j]->size == d[j];
+      if (!ok) {
+        char a[256], b[256];
+        size_t ka = (size_t)snprintf(a, sizeof a, "("), kb = (size_t)snprintf(b, sizeof b, "(");
+        for (int j = 0; j < r && ka < sizeof a; j++)
+          ka += (size_t)snprintf(a + ka, sizeof a - ka, "%s%lld", j ? ", " : "", (long long)d[j]);
+        for (size_t j = 0; j < ts->n_dim && kb < sizeof b; j++) {
+          if (ts->dim[j]->size < 0) kb += (size_t)snprintf(b + kb, sizeof b - kb, "%sNone", j ? ", " : "");
+          else kb += (size_t)snprintf(b + kb, sizeof b - kb, "%s%lld", j ? ", " : "", (long long)ts->dim[j]->size);
+        }
+        if (ka < sizeof a) snprintf(a + ka, sizeof a - ka, r == 1 ? ",)" : ")");
+        if (kb < sizeof b) snprintf(b + kb, sizeof b - kb, ts->n_dim == 1 ? ",)" : ")");
+        rc = sm_cli_error(1, "Cannot feed value of shape %s for Tensor %s, which has shape %s", a, ti->name, b);
+        goto done;
+      }
+    }
   }
   for (size_t k = 0; k < nout; k++) {
     const Tensorflow__TensorInfo *ti = outs[k].value;
