@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "builder/builder_internal.h"
+#include "graph/op_defs.h"
 #include "base/file.h"
 #include "savedmodel/pbtxt.h"
 
@@ -75,29 +76,8 @@ static void smap_free(smap *m) {
   free(m->vals);
 }
 
-/* ---- the built-in OpDef table ---- */
-static Tensorflow__OpList *g_ops;
-static pthread_once_t g_ops_once = PTHREAD_ONCE_INIT;
-
-static void load_ops(void) {
-  ProtobufCMessage *m = NULL;
-  sm_status *s = sm_pbtxt_parse(&tensorflow__op_list__descriptor, sm_builtin_op_list_text,
-                                strlen(sm_builtin_op_list_text), "built-in op table", &m);
-  if (s) { /* a build defect, not a user error: report loudly once */
-    fprintf(stderr, "libsavedmodel: %s\n", sm_status_message(s));
-    sm_status_free(s);
-    return;
-  }
-  g_ops = (Tensorflow__OpList *)m;
-}
-
-const Tensorflow__OpDef *sm_op_def(const char *op_type) {
-  pthread_once(&g_ops_once, load_ops);
-  if (!g_ops || !op_type) return NULL;
-  for (size_t i = 0; i < g_ops->n_op; i++)
-    if (!strcmp(g_ops->op[i]->name, op_type)) return g_ops->op[i];
-  return NULL;
-}
+/* ---- the built-in OpDef table: the graph layer's (src/graph/op_defs.h), parsed once there ---- */
+const Tensorflow__OpDef *sm_op_def(const char *op_type) { return sm_builtin_op_def(op_type); }
 
 /* ---- the graph ---- */
 typedef struct node_info {
