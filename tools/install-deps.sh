@@ -3,8 +3,9 @@
 # (and needs no root) when everything is already there.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang protobuf-c-compiler libprotobuf-c-dev libsnappy-dev zlib1g-dev
-      libopenblas-dev libmicrohttpd-dev python3 python3-venv python3-pip
-      libclang-rt-14-dev)  # clang runtimes for the fuzz targets (make fuzz)
+      libopenblas-dev libmicrohttpd-dev libjansson-dev python3 python3-venv python3-pip
+      libclang-rt-14-dev   # clang runtimes for the fuzz targets (make fuzz)
+      dataset-fashion-mnist)  # the training data of the main job (/usr/share/datasets/fashion-mnist)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

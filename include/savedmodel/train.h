@@ -1,0 +1,144 @@
+/* train.h - train a Keras-style Sequential model in C and export it as a SavedModel.
+ *
+ *   sm_seq *m;
+ *   int64_t in[] = {28, 28, 1};
+ *   sm_seq_new(3, in, &m);
+ *   sm_seq_conv2d(m, 32, 3, 3, 1, 1, SM_PAD_VALID, SM_ACT_RELU);
+ *   sm_seq_max_pool2d(m, 2, 2, 2, 2, SM_PAD_VALID);
+ *   sm_seq_flatten(m);
+ *   sm_seq_dense(m, 64, SM_ACT_RELU);
+ *   sm_seq_dense(m, 10, SM_ACT_NONE);
+ *   sm_optimizer opt = sm_adam_defaults();                 // Keras's defaults
+ *   sm_loss loss = {SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 1};   // from_logits
+ *   sm_seq_compile(m, &opt, &loss, 42);                    // weights initialised as Keras does
+ *   sm_fit_options fo = sm_fit_defaults();  fo.epochs = 5;
+ *   sm_seq_fit(m, x_train, y_train, &fo, NULL);
+ *   sm_seq_evaluate(m, x_test, y_test, 32, &loss_value, &accuracy);
+ *   sm_seq_export(m, "export/1", &export_options);
+ *
+ * Layers take and give float32 tensors with a leading batch dimension; images are NHWC. Layer
+ * names follow Keras ("conv2d", "max_pooling2d", "flatten", "dense", "dense_1", ...), and so do
+ * the variables' names in the export. Forward passes run through the runtime's own kernels'
+ * compute (src/ops/nn_raw.h), so a trained model predicts here exactly as its export later runs.
+ * A fixed seed reproduces a run: initial weights, shuffling and dropout masks. */
+#ifndef SAVEDMODEL_TRAIN_H
+#define SAVEDMODEL_TRAIN_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sm_seq sm_seq;
+
+enum { SM_ACT_NONE = 0, SM_ACT_RELU = 1, SM_ACT_SOFTMAX = 2 };
+enum { SM_PAD_VALID = 0, SM_PAD_SAME = 1 };
+
+/* ---- the model -------------------------------------------------------------------------------- */
+/* A model whose input is [batch, in_shape...] (rank 1..3 without the batch). Caller owns *out. */
+sm_status *sm_seq_new(int rank, const int64_t *in_shape, sm_seq **out);
+void sm_seq_free(sm_seq *m); /* NULL-safe */
+
+/* Layers, appended in order; each checks it fits the previous layer's output shape. */
+sm_status *sm_seq_conv2d(sm_seq *m, int filters, int kh, int kw, int sh, int sw, int padding, int activation);
+sm_status *sm_seq_max_pool2d(sm_seq *m, int ph, int pw, int sh, int sw, int padding);
+sm_status *sm_seq_flatten(sm_seq *m);
+sm_status *sm_seq_dense(sm_seq *m, int units, int activation);
+sm_status *sm_seq_dropout(sm_seq *m, float rate);
+sm_status *sm_seq_activation(sm_seq *m, int activation);
+
+/* Keras's summary(): one line per layer (name, output shape, params) and the totals, into a
+ * malloc'ed string the caller frees. */
+char *sm_seq_summary(const sm_seq *m);
+
+/* ---- losses and optimizers -------------------------------------------------------------------- */
+enum { SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 0, SM_LOSS_MSE = 1 };
+typedef struct sm_loss {
+  int kind;
+  int from_logits; /* cross-entropy only: the model's outputs are logits, not probabilities */
+} sm_loss;
+
+enum { SM_OPT_SGD = 0, SM_OPT_ADAM = 1 };
+typedef struct sm_optimizer {
+  int kind;
+  float learning_rate; /* SGD 0.01, Adam 0.001 */
+  float momentum;      /* SGD: 0 */
+  int nesterov;        /* SGD: 0 */
+  float beta_1, beta_2, epsilon; /* Adam: 0.9, 0.999, 1e-7 */
+} sm_optimizer;
+sm_optimizer sm_sgd_defaults(void);
+sm_optimizer sm_adam_defaults(void);
+
+/* Fixes the loss and optimizer and initialises the weights as Keras does (kernels glorot_uniform,
+ * biases zeros) from `seed`. Layers cannot be added after this. */
+sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *loss, uint64_t seed);
+
+/* ---- fit / evaluate / predict ------------------------------------------------------------------- */
+/* Reported after every step (and once more at the end of each epoch with step == steps) so that a
+ * caller can draw a progress bar; `val_*` are NaN unless this is the end of an epoch with a
+ * validation split. Return non-zero to stop training early. */
+typedef struct sm_fit_progress {
+  int epoch, epochs;      /* 1-based */
+  int64_t step, steps;    /* 1-based, steps per epoch */
+  double loss, accuracy;  /* running means over the epoch so far, as Keras shows them */
+  double val_loss, val_accuracy;
+  double elapsed_s;       /* since the epoch began */
+} sm_fit_progress;
+typedef int (*sm_fit_callback)(const sm_fit_progress *p, void *ctx);
+
+typedef struct sm_fit_options {
+  int epochs;             /* 1 */
+  int64_t batch_size;     /* 32 */
+  int shuffle;            /* 1 */
+  uint64_t seed;          /* shuffling and dropout; 0 = the compile seed */
+  float validation_split; /* 0: the last fraction of the data, before shuffling, as Keras takes it */
+  int num_threads;        /* 0 = one per core */
+  sm_fit_callback callback;
+  void *callback_ctx;
+} sm_fit_options;
+sm_fit_options sm_fit_defaults(void);
+
+/* x: float32 [n, in_shape...]; y: int32 or int64 [n] class ids for cross-entropy (each in
+ * [0, classes) or an error naming the first bad one), float32 [n, outputs...] for MSE. */
+sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts);
+/* Mean loss and accuracy over x (accuracy NaN for MSE). */
+sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,
+                           double *accuracy);
+/* The model's outputs for x, float32 [n, outputs...]; the caller owns *out. */
+sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_tensor **out);
+
+/* Optimizer steps taken so far (Keras's optimizer.iterations). */
+int64_t sm_seq_iterations(const sm_seq *m);
+
+/* ---- export and resume (src/train/export.c) ------------------------------------------------- */
+typedef struct sm_export_options {
+  /* Label names, one per class, in class-id order (NULL: "0", "1", ...). Written as the asset
+   * labels.txt and used by the classify signature. */
+  const char *const *labels;
+  int nlabels;
+  int probabilities; /* serving_default outputs softmax probabilities (1) or the raw outputs (0) */
+} sm_export_options;
+
+/* Writes export_dir (which must not exist) atomically as a SavedModel TensorFlow loads:
+ *  - tag-set {serve}: signature `serving_default` (predict; input "inputs" float32
+ *    [-1, in_shape...], output "outputs"), and `classify` (classify method; input "inputs" =
+ *    serialized tf.Examples with feature "inputs" holding the flattened image; outputs "classes"
+ *    = the label strings, "scores" = their probabilities, [batch, classes] each, as TensorFlow's
+ *    canned classifiers export them);
+ *  - tag-set {train}: the same graph plus the optimizer's state variables, so that training
+ *    resumes where it stopped (sm_seq_resume);
+ *  - assets/labels.txt, and the architecture and training settings under assets.extra/. */
+sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_export_options *opts);
+
+/* Rebuilds a compiled model, its weights and its optimizer state from an export written by
+ * sm_seq_export, so that fit continues from where it stopped. Caller owns *out. */
+sm_status *sm_seq_resume(const char *export_dir, sm_seq **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,39 @@
+/* batch.h - server-side batching (TF Serving's --enable_batching): concurrent predict requests
+ * for the same servable and signature are concatenated along dimension 0, run once, and the
+ * outputs split back, as TF Serving's BatchingSession does.
+ *
+ * Parameters are those of TF Serving's batching_parameters_file (BatchingParameters text proto):
+ * max_batch_size, batch_timeout_micros, num_batch_threads, max_enqueued_batches,
+ * allowed_batch_sizes (a batch is padded up to the next allowed size). Requests whose inputs
+ * cannot be merged (rank 0, different inner shapes, strings of another signature) run alone. */
+#ifndef SM_SERVE_BATCH_H
+#define SM_SERVE_BATCH_H
+#include <stdint.h>
+
+#include "savedmodel/status.h"
+#include "savedmodel/tensor.h"
+#include "serve/manager.h"
+
+typedef struct sm_batching_params {
+  int64_t max_batch_size;       /* 32 */
+  int64_t batch_timeout_micros; /* 1000 */
+  int num_batch_threads;        /* 1 per core */
+  int64_t max_enqueued_batches; /* 100; past it: UNAVAILABLE "The batch scheduling queue is full" */
+  const int64_t *allowed_batch_sizes;
+  int nallowed;
+} sm_batching_params;
+
+/* Reads a BatchingParameters text file (fields as TF Serving: `max_batch_size { value: 32 }`). */
+sm_status *sm_batching_params_read(const char *path, sm_batching_params *out, int64_t **allowed_storage);
+
+typedef struct sm_batcher sm_batcher;
+sm_status *sm_batcher_new(const sm_batching_params *p, sm_batcher **out);
+void sm_batcher_free(sm_batcher *b); /* NULL-safe; finishes queued work first */
+
+/* As sm_model_run on the servable's model (inputs borrowed, outputs owned by the caller), but
+ * possibly merged with other callers' requests. Blocks until this request's outputs are ready. */
+sm_status *sm_batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+                          sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                          sm_tensor **outputs);
+
+#endif
