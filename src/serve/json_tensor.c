@@ -1,0 +1,1701 @@
+/* json_tensor.c - TF Serving's JSON <-> tensor codec: a small JSON reader with rapidjson's
+ * behaviour and messages (as TF Serving configures it), the request decoders and the response
+ * writers of tensorflow_serving/util/json_tensor.cc.
+ *
+ * The reader builds a DOM in an arena with an explicit stack, so hostile nesting costs memory
+ * proportional to the body (which the server bounds) and never C stack. Everything that walks the
+ * DOM recursively is bounded: tensor shapes stop at SM_MAX_RANK, debug text at 256 bytes. */
+#include "serve/json_tensor.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "savedmodel/example.h"
+
+/* ======================================================================== arena + DOM ==== */
+
+typedef struct chunk {
+  struct chunk *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char data[];
+} chunk;
+
+typedef struct arena {
+  chunk *head;
+  int oom;
+} arena;
+
+static void *arena_alloc(arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (!a->head || a->head->cap - a->head->used < n) {
+    size_t cap = n > 65536 ? n : 65536;
+    chunk *c = malloc(sizeof *c + cap);
+    if (!c) {
+      a->oom = 1;
+      return NULL;
+    }
+    c->next = a->head;
+    c->used = 0;
+    c->cap = cap;
+    a->head = c;
+  }
+  void *p = a->head->data + a->head->used;
+  a->head->used += n;
+  return p;
+}
+
+static void arena_free(arena *a) {
+  for (chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    free(c);
+  }
+  a->head = NULL;
+}
+
+enum { J_NULL, J_FALSE, J_TRUE, J_OBJ, J_ARR, J_STR, J_NUM };
+enum { N_INT, N_UINT, N_DBL }; /* N_INT: fits int64; N_UINT: > INT64_MAX; N_DBL: not an integer */
+
+typedef struct jv {
+  uint8_t type, nk;
+  uint32_t n;       /* array elements, object members, string bytes */
+  union {
+    struct jv **items; /* arrays: n values; objects: 2n (key, value) */
+    const char *s;
+  } u;
+  double d;
+  int64_t i;
+  uint64_t ui;
+} jv;
+
+static const char *jtype_name(const jv *v) {
+  switch (v->type) {
+    case J_NULL: return "Null";
+    case J_FALSE: return "False";
+    case J_TRUE: return "True";
+    case J_OBJ: return "Object";
+    case J_ARR: return "Array";
+    case J_STR: return "String";
+    default: return "Number";
+  }
+}
+
+static const jv *jobj_find(const jv *o, const char *key) {
+  size_t kl = strlen(key);
+  for (uint32_t i = 0; i < o->n; i++) {
+    const jv *k = o->u.items[2 * i];
+    if (k->n == kl && !memcmp(k->u.s, key, kl)) return o->u.items[2 * i + 1];
+  }
+  return NULL;
+}
+
+static int j_is_int(const jv *v) { return v->type == J_NUM && v->nk == N_INT && v->i >= INT32_MIN && v->i <= INT32_MAX; }
+static int j_is_int64(const jv *v) { return v->type == J_NUM && v->nk == N_INT; }
+static int j_is_uint(const jv *v) { return v->type == J_NUM && v->nk == N_INT && v->i >= 0 && v->i <= UINT32_MAX; }
+static int j_is_uint64(const jv *v) { return v->type == J_NUM && (v->nk == N_UINT || (v->nk == N_INT && v->i >= 0)); }
+static double j_double(const jv *v) {
+  return v->nk == N_DBL ? v->d : v->nk == N_UINT ? (double)v->ui : (double)v->i;
+}
+
+/* ======================================================================== the reader ==== */
+
+typedef struct reader {
+  const char *p, *end, *start;
+  arena *a;
+  const char *err; /* rapidjson's message */
+  size_t err_off;
+  /* child pointers of the containers being built */
+  jv **kids;
+  size_t nkids, capkids;
+} reader;
+
+static int fail(reader *r, const char *msg, const char *at) {
+  if (!r->err) {
+    r->err = msg;
+    r->err_off = (size_t)(at - r->start);
+  }
+  return 0;
+}
+
+static void skip_ws(reader *r) {
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t')) r->p++;
+}
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static int read_hex4(reader *r, unsigned *out) {
+  if (r->end - r->p < 4) return fail(r, "Incorrect hex digit after \\u escape in string.", r->p);
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    int h = hexval((unsigned char)r->p[i]);
+    if (h < 0) return fail(r, "Incorrect hex digit after \\u escape in string.", r->p);
+    v = v * 16 + (unsigned)h;
+  }
+  r->p += 4;
+  *out = v;
+  return 1;
+}
+
+/* At the opening quote. The decoded bytes are never longer than the escaped text. */
+static jv *read_string(reader *r) {
+  const char *q = r->p + 1;
+  /* find the closing quote to size the buffer */
+  const char *e = q;
+  while (e < r->end && *e != '"') e += (*e == '\\' && e + 1 < r->end) ? 2 : 1;
+  if (e >= r->end) {
+    fail(r, "Missing a closing quotation mark in string.", r->end);
+    return NULL;
+  }
+  jv *v = arena_alloc(r->a, sizeof *v);
+  char *out = arena_alloc(r->a, (size_t)(e - q) + 1);
+  if (!v || !out) {
+    fail(r, "Out of memory.", r->p);
+    return NULL;
+  }
+  size_t n = 0;
+  r->p = q;
+  for (;;) {
+    unsigned char c = (unsigned char)*r->p;
+    if (c == '"') {
+      r->p++;
+      break;
+    }
+    if (c == '\\') {
+      const char *esc = r->p;
+      r->p++;
+      char x = *r->p++;
+      switch (x) {
+        case '"': out[n++] = '"'; break;
+        case '\\': out[n++] = '\\'; break;
+        case '/': out[n++] = '/'; break;
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'n': out[n++] = '\n'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'u': {
+          unsigned cp;
+          if (!read_hex4(r, &cp)) return NULL;
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            unsigned lo;
+            if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
+              return fail(r, "The surrogate pair in string is invalid.", r->p), NULL;
+            r->p += 2;
+            if (!read_hex4(r, &lo)) return NULL;
+            if (lo < 0xDC00 || lo > 0xDFFF) return fail(r, "The surrogate pair in string is invalid.", r->p), NULL;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            return fail(r, "The surrogate pair in string is invalid.", r->p), NULL;
+          }
+          /* at most 4 bytes out for at least 6 bytes in */
+          if (cp < 0x80) {
+            out[n++] = (char)cp;
+          } else if (cp < 0x800) {
+            out[n++] = (char)(0xC0 | (cp >> 6));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+          } else if (cp < 0x10000) {
+            out[n++] = (char)(0xE0 | (cp >> 12));
+            out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+          } else {
+            out[n++] = (char)(0xF0 | (cp >> 18));
+            out[n++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+            out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default:
+          return fail(r, "Invalid escape character in string.", esc), NULL;
+      }
+      continue;
+    }
+    if (c < 0x20) return fail(r, "Invalid encoding in string.", r->p), NULL;
+    out[n++] = (char)c;
+    r->p++;
+  }
+  out[n] = 0;
+  v->type = J_STR;
+  v->n = (uint32_t)n;
+  v->u.s = out;
+  if (n > UINT32_MAX - 1) return fail(r, "Number too big to be stored in double.", q), NULL;
+  return v;
+}
+
+static int match(reader *r, const char *lit) {
+  size_t n = strlen(lit);
+  if ((size_t)(r->end - r->p) < n || memcmp(r->p, lit, n)) return 0;
+  r->p += n;
+  return 1;
+}
+
+static jv *read_number(reader *r) {
+  const char *s = r->p;
+  jv *v = arena_alloc(r->a, sizeof *v);
+  if (!v) return fail(r, "Out of memory.", s), NULL;
+  memset(v, 0, sizeof *v);
+  v->type = J_NUM;
+  int neg = 0;
+  if (r->p < r->end && *r->p == '-') {
+    neg = 1;
+    r->p++;
+  }
+  if (r->p < r->end && *r->p == 'N') {
+    if (!match(r, "NaN")) return fail(r, "Invalid value.", s), NULL;
+    v->nk = N_DBL;
+    v->d = neg ? -NAN : NAN;
+    return v;
+  }
+  if (r->p < r->end && *r->p == 'I') {
+    if (!match(r, "Inf")) return fail(r, "Invalid value.", s), NULL;
+    if (r->p < r->end && *r->p == 'i' && !match(r, "inity")) return fail(r, "Invalid value.", s), NULL;
+    v->nk = N_DBL;
+    v->d = neg ? -INFINITY : INFINITY;
+    return v;
+  }
+  if (r->p >= r->end || *r->p < '0' || *r->p > '9') return fail(r, "Invalid value.", s), NULL;
+  uint64_t u = 0;
+  int overflow = 0;
+  if (*r->p == '0') {
+    r->p++;
+  } else {
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') {
+      unsigned dgt = (unsigned)(*r->p - '0');
+      if (u > (UINT64_MAX - dgt) / 10) overflow = 1;
+      else u = u * 10 + dgt;
+      r->p++;
+    }
+  }
+  int is_double = overflow;
+  if (r->p < r->end && *r->p == '.') {
+    r->p++;
+    if (r->p >= r->end || *r->p < '0' || *r->p > '9') return fail(r, "Miss fraction part in number.", r->p), NULL;
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') r->p++;
+    is_double = 1;
+  }
+  if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
+    r->p++;
+    if (r->p < r->end && (*r->p == '+' || *r->p == '-')) r->p++;
+    if (r->p >= r->end || *r->p < '0' || *r->p > '9') return fail(r, "Miss exponent in number.", r->p), NULL;
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') r->p++;
+    is_double = 1;
+  }
+  if (!is_double && neg && u > (uint64_t)INT64_MAX + 1) is_double = 1;
+  if (is_double) {
+    char tmp[128];
+    size_t n = (size_t)(r->p - s);
+    char *buf = n < sizeof tmp ? tmp : malloc(n + 1);
+    if (!buf) return fail(r, "Out of memory.", s), NULL;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    v->d = strtod(buf, NULL);
+    if (buf != tmp) free(buf);
+    if (isinf(v->d)) return fail(r, "Number too big to be stored in double.", s), NULL;
+    v->nk = N_DBL;
+    return v;
+  }
+  if (neg) {
+    v->nk = N_INT;
+    v->i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+  } else if (u > (uint64_t)INT64_MAX) {
+    v->nk = N_UINT;
+    v->ui = u;
+  } else {
+    v->nk = N_INT;
+    v->i = (int64_t)u;
+  }
+  return v;
+}
+
+typedef struct frame {
+  jv *node;
+  size_t kid0;
+} frame;
+
+static int push_kid(reader *r, jv *v) {
+  if (r->nkids == r->capkids) {
+    size_t cap = r->capkids ? r->capkids * 2 : 256;
+    jv **k = realloc(r->kids, cap * sizeof *k);
+    if (!k) return fail(r, "Out of memory.", r->p);
+    r->kids = k;
+    r->capkids = cap;
+  }
+  r->kids[r->nkids++] = v;
+  return 1;
+}
+
+/* Closes the container on top of the stack: its kids move into the arena. */
+static jv *close_frame(reader *r, frame *f) {
+  size_t n = r->nkids - f->kid0;
+  jv *v = f->node;
+  v->u.items = arena_alloc(r->a, (n ? n : 1) * sizeof(jv *));
+  if (!v->u.items) return fail(r, "Out of memory.", r->p), NULL;
+  memcpy(v->u.items, r->kids + f->kid0, n * sizeof(jv *));
+  v->n = (uint32_t)(v->type == J_OBJ ? n / 2 : n);
+  r->nkids = f->kid0;
+  return v;
+}
+
+/* Reads one JSON value (iteratively); the root when the stack empties. */
+static jv *read_document(reader *r) {
+  frame *st = NULL;
+  size_t nst = 0, capst = 0;
+  jv *root = NULL;
+  skip_ws(r);
+  if (r->p >= r->end) {
+    fail(r, "The document is empty.", r->p);
+    goto out;
+  }
+  for (;;) {
+    /* ---- parse a value (or open a container) ---- */
+    skip_ws(r);
+    jv *v = NULL;
+    if (r->p >= r->end) {
+      fail(r, "Invalid value.", r->p);
+      goto out;
+    }
+    char c = *r->p;
+    if (c == '{' || c == '[') {
+      if (nst == capst) {
+        size_t cap = capst ? capst * 2 : 64;
+        frame *ns = realloc(st, cap * sizeof *ns);
+        if (!ns) {
+          fail(r, "Out of memory.", r->p);
+          goto out;
+        }
+        st = ns;
+        capst = cap;
+      }
+      jv *node = arena_alloc(r->a, sizeof *node);
+      if (!node) {
+        fail(r, "Out of memory.", r->p);
+        goto out;
+      }
+      memset(node, 0, sizeof *node);
+      node->type = c == '{' ? J_OBJ : J_ARR;
+      st[nst].node = node;
+      st[nst].kid0 = r->nkids;
+      nst++;
+      r->p++;
+      skip_ws(r);
+      if (r->p < r->end && *r->p == (c == '{' ? '}' : ']')) {
+        r->p++;
+        v = close_frame(r, &st[--nst]);
+        if (!v) goto out;
+      } else if (c == '{') {
+        if (r->p >= r->end || *r->p != '"') {
+          fail(r, "Missing a name for object member.", r->p);
+          goto out;
+        }
+        jv *k = read_string(r);
+        if (!k || !push_kid(r, k)) goto out;
+        skip_ws(r);
+        if (r->p >= r->end || *r->p != ':') {
+          fail(r, "Missing a colon after a name of object member.", r->p);
+          goto out;
+        }
+        r->p++;
+        continue;
+      } else {
+        continue;
+      }
+    } else if (c == '"') {
+      v = read_string(r);
+    } else if (c == 'n') {
+      if (match(r, "null")) {
+        v = arena_alloc(r->a, sizeof *v);
+        if (v) memset(v, 0, sizeof *v), v->type = J_NULL;
+      } else {
+        fail(r, "Invalid value.", r->p);
+      }
+    } else if (c == 't' || c == 'f') {
+      if (match(r, c == 't' ? "true" : "false")) {
+        v = arena_alloc(r->a, sizeof *v);
+        if (v) memset(v, 0, sizeof *v), v->type = c == 't' ? J_TRUE : J_FALSE;
+      } else {
+        fail(r, "Invalid value.", r->p);
+      }
+    } else if (c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I') {
+      v = read_number(r);
+    } else {
+      fail(r, "Invalid value.", r->p);
+    }
+    if (!v) {
+      fail(r, "Out of memory.", r->p);
+      goto out;
+    }
+    /* ---- a value is complete: attach it, close containers that end here ---- */
+    for (;;) {
+      if (nst == 0) {
+        root = v;
+        goto out;
+      }
+      if (!push_kid(r, v)) goto out;
+      frame *f = &st[nst - 1];
+      skip_ws(r);
+      if (f->node->type == J_ARR) {
+        if (r->p < r->end && *r->p == ',') {
+          r->p++;
+          break;
+        }
+        if (r->p < r->end && *r->p == ']') {
+          r->p++;
+          v = close_frame(r, &st[--nst]);
+          if (!v) goto out;
+          continue;
+        }
+        fail(r, "Missing a comma or ']' after an array element.", r->p);
+        goto out;
+      }
+      if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        skip_ws(r);
+        if (r->p >= r->end || *r->p != '"') {
+          fail(r, "Missing a name for object member.", r->p);
+          goto out;
+        }
+        jv *k = read_string(r);
+        if (!k || !push_kid(r, k)) goto out;
+        skip_ws(r);
+        if (r->p >= r->end || *r->p != ':') {
+          fail(r, "Missing a colon after a name of object member.", r->p);
+          goto out;
+        }
+        r->p++;
+        break;
+      }
+      if (r->p < r->end && *r->p == '}') {
+        r->p++;
+        v = close_frame(r, &st[--nst]);
+        if (!v) goto out;
+        continue;
+      }
+      fail(r, "Missing a comma or '}' after an object member.", r->p);
+      goto out;
+    }
+  }
+out:
+  free(st);
+  free(r->kids);
+  r->kids = NULL;
+  r->nkids = r->capkids = 0;
+  return r->err ? NULL : root;
+}
+
+/* ================================================================ status helpers ==== */
+
+static sm_status *inval(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static sm_status *inval(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sm_status *s = sm_status_newv(SM_INVALID_ARGUMENT, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+/* TF's Status::ToString prefix for a nested message. */
+static const char *code_prefix(sm_status *s) { return sm_code_name(sm_status_code(s)); }
+
+const char *sm_json_dtype_string(int dt) {
+  static const char *names[] = {"invalid", "float", "double", "int32", "uint8", "int16", "int8", "string",
+                                "complex64", "int64", "bool", "qint8", "quint8", "qint32", "bfloat16", "qint16",
+                                "quint16", "uint16", "complex128", "half", "resource", "variant", "uint32",
+                                "uint64", "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz",
+                                "float8_e5m2fnuz", "int4", "uint4", "int2", "uint2", "float4_e2m1fn"};
+  if (dt >= 0 && dt < (int)(sizeof names / sizeof *names)) return names[dt];
+  return "unknown";
+}
+
+/* ================================================================ the writer ==== */
+
+void sm_jbuf_free(sm_jbuf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+static int jbuf_reserve(sm_jbuf *b, size_t n) {
+  if (b->oom) return 0;
+  if (b->cap - b->len >= n + 1) return 1;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap - b->len < n + 1) {
+    if (cap > SIZE_MAX / 2) {
+      b->oom = 1;
+      return 0;
+    }
+    cap *= 2;
+  }
+  char *p = realloc(b->p, cap);
+  if (!p) {
+    b->oom = 1;
+    return 0;
+  }
+  b->p = p;
+  b->cap = cap;
+  return 1;
+}
+
+void sm_jbuf_put(sm_jbuf *b, const char *s, size_t n) {
+  if (!jbuf_reserve(b, n)) return;
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+}
+
+void sm_jbuf_puts(sm_jbuf *b, const char *s) { sm_jbuf_put(b, s, strlen(s)); }
+
+static void jbuf_putc(sm_jbuf *b, char c) {
+  if (!jbuf_reserve(b, 1)) return;
+  b->p[b->len++] = c;
+  b->p[b->len] = 0;
+}
+
+void sm_jbuf_str(sm_jbuf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789ABCDEF";
+  if (!jbuf_reserve(b, n + 2)) return;
+  jbuf_putc(b, '"');
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i;
+    while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
+    if (j > i) sm_jbuf_put(b, s + i, j - i);
+    if (j >= n) break;
+    unsigned char c = (unsigned char)s[j];
+    char esc[7] = {'\\', 0};
+    size_t el = 2;
+    switch (c) {
+      case '"': esc[1] = '"'; break;
+      case '\\': esc[1] = '\\'; break;
+      case '\b': esc[1] = 'b'; break;
+      case '\f': esc[1] = 'f'; break;
+      case '\n': esc[1] = 'n'; break;
+      case '\r': esc[1] = 'r'; break;
+      case '\t': esc[1] = 't'; break;
+      default:
+        esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
+        el = 6;
+    }
+    sm_jbuf_put(b, esc, el);
+    i = j + 1;
+  }
+  jbuf_putc(b, '"');
+}
+
+/* rapidjson's PrettyWriter (indent 4), including its kFormatSingleLineArray switch, so responses
+ * come out laid out as TF Serving's do. */
+#define PW_MAX 300 /* > DEBUG_MAX, and response nesting is at most SM_MAX_RANK + 3 */
+typedef struct pw {
+  sm_jbuf *b;
+  int single_line;
+  int depth;
+  struct {
+    int in_array;
+    int64_t count;
+  } lv[PW_MAX];
+} pw;
+
+static void pw_indent(pw *w) {
+  int n = w->depth * 4;
+  if (!jbuf_reserve(w->b, (size_t)n + 1)) return;
+  w->b->p[w->b->len++] = '\n';
+  memset(w->b->p + w->b->len, ' ', (size_t)n);
+  w->b->len += (size_t)n;
+  w->b->p[w->b->len] = 0;
+}
+
+static void pw_prefix(pw *w) {
+  if (!w->depth || w->depth > PW_MAX) return;
+  int d = w->depth - 1;
+  if (w->lv[d].in_array) {
+    if (w->lv[d].count > 0) sm_jbuf_put(w->b, w->single_line ? ", " : ",", w->single_line ? 2 : 1);
+    if (!w->single_line) pw_indent(w);
+  } else {
+    if (w->lv[d].count > 0) {
+      if (w->lv[d].count % 2 == 0) jbuf_putc(w->b, ',');
+      else sm_jbuf_put(w->b, ": ", 2);
+    }
+    if (w->lv[d].count % 2 == 0) pw_indent(w);
+  }
+  w->lv[d].count++;
+}
+
+static void pw_open(pw *w, int array) {
+  pw_prefix(w);
+  jbuf_putc(w->b, array ? '[' : '{');
+  if (w->depth < PW_MAX) {
+    w->lv[w->depth].in_array = array;
+    w->lv[w->depth].count = 0;
+  }
+  w->depth++;
+}
+
+static void pw_close(pw *w) {
+  w->depth--;
+  int array = w->depth < PW_MAX ? w->lv[w->depth].in_array : 1;
+  int empty = w->depth < PW_MAX ? w->lv[w->depth].count == 0 : 1;
+  if (!empty && (!array || !w->single_line)) pw_indent(w);
+  jbuf_putc(w->b, array ? ']' : '}');
+}
+
+static void pw_raw(pw *w, const char *s, size_t n) {
+  pw_prefix(w);
+  sm_jbuf_put(w->b, s, n);
+}
+
+static void pw_str(pw *w, const char *s, size_t n) {
+  pw_prefix(w);
+  sm_jbuf_str(w->b, s, n);
+}
+
+int sm_json_format_decimal(double v, int single, char *buf, size_t cap) {
+  int n;
+  if (isnan(v)) {
+    n = snprintf(buf, cap, "NaN");
+  } else if (isinf(v)) {
+    n = snprintf(buf, cap, "%s", v < 0 ? "-Infinity" : "Infinity");
+  } else {
+    /* absl::StrCat prints six significant digits; if that does not read back, full precision */
+    n = snprintf(buf, cap, "%.6g", v);
+    int same = single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+    if (!same) n = snprintf(buf, cap, "%.*g", single ? 9 : 17, v);
+    if (!strchr(buf, '.') && !strchr(buf, 'e') && (size_t)n + 2 < cap) {
+      memcpy(buf + n, ".0", 3);
+      n += 2;
+    }
+  }
+  return n;
+}
+
+static void pw_decimal(pw *w, double v, int single) {
+  char buf[48];
+  int n = sm_json_format_decimal(v, single, buf, sizeof buf);
+  pw_raw(w, buf, (size_t)n);
+}
+
+static void base64_encode(sm_jbuf *b, const unsigned char *s, size_t n) {
+  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (!jbuf_reserve(b, (n + 2) / 3 * 4 + 2)) return;
+  char *o = b->p + b->len;
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    unsigned x = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
+    *o++ = tab[x >> 18], *o++ = tab[(x >> 12) & 63], *o++ = tab[(x >> 6) & 63], *o++ = tab[x & 63];
+  }
+  if (n - i == 1) {
+    unsigned x = (unsigned)s[i] << 16;
+    *o++ = tab[x >> 18], *o++ = tab[(x >> 12) & 63], *o++ = '=', *o++ = '=';
+  } else if (n - i == 2) {
+    unsigned x = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8;
+    *o++ = tab[x >> 18], *o++ = tab[(x >> 12) & 63], *o++ = tab[(x >> 6) & 63], *o++ = '=';
+  }
+  b->len = (size_t)(o - b->p);
+  b->p[b->len] = 0;
+}
+
+/* absl::Base64Unescape: standard alphabet, padding optional but, when present, right. */
+static int base64_decode(const char *s, size_t n, unsigned char *out, size_t *outlen) {
+  static signed char tab[256];
+  static int init;
+  if (!init) {
+    memset(tab, -1, sizeof tab);
+    const char *a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; i++) tab[(unsigned char)a[i]] = (signed char)i;
+    init = 1;
+  }
+  size_t pad = 0;
+  while (n > 0 && s[n - 1] == '=' && pad < 2) n--, pad++;
+  if (pad && (n + pad) % 4) return 0;
+  if (n % 4 == 1) return 0;
+  size_t o = 0;
+  unsigned acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < n; i++) {
+    int v = tab[(unsigned char)s[i]];
+    if (v < 0) return 0;
+    acc = (acc << 6) | (unsigned)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (unsigned char)(acc >> bits);
+      acc &= (1u << bits) - 1;
+    }
+  }
+  if (acc) return 0; /* stray bits in the last character */
+  *outlen = o;
+  return 1;
+}
+
+/* ============================================================ debug text of a value ==== */
+
+#define DEBUG_MAX 256
+
+static void shortest_double(double d, char *buf, size_t cap) {
+  /* rapidjson's Writer::Double: shortest digits; 1.0 stays "1.0", exponents like "1e21", "1.5e-7" */
+  char tmp[40];
+  int prec;
+  for (prec = 1; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
+    if (strtod(tmp, NULL) == d) break;
+  }
+  /* tmp = "[-]D.DDDe[+-]X" */
+  char digits[24];
+  int nd = 0, neg = tmp[0] == '-';
+  const char *q = tmp + neg;
+  for (; *q && *q != 'e'; q++)
+    if (*q != '.') digits[nd++] = *q;
+  while (nd > 1 && digits[nd - 1] == '0') nd--;
+  int e10 = atoi(q + 1);
+  int k = e10 + 1; /* position of the decimal point */
+  char *o = buf;
+  size_t left = cap;
+#define OUT(...) do { int w_ = snprintf(o, left, __VA_ARGS__); if (w_ < 0 || (size_t)w_ >= left) return; o += w_; left -= (size_t)w_; } while (0)
+  if (neg) OUT("-");
+  if (nd <= k && k <= 21) {
+    OUT("%.*s", nd, digits);
+    for (int i = nd; i < k; i++) OUT("0");
+    OUT(".0");
+  } else if (0 < k && k <= 21) {
+    OUT("%.*s.%.*s", k, digits, nd - k, digits + k);
+  } else if (-6 < k && k <= 0) {
+    OUT("0.");
+    for (int i = k; i < 0; i++) OUT("0");
+    OUT("%.*s", nd, digits);
+  } else if (nd == 1) {
+    OUT("%ce%d", digits[0], k - 1);
+  } else {
+    OUT("%c.%.*se%d", digits[0], nd - 1, digits + 1, k - 1);
+  }
+#undef OUT
+}
+
+/* Returns 0 when writing stopped (limit reached or a non-finite number, as rapidjson's Writer). */
+static int debug_value(pw *w, const jv *v) {
+  if (w->b->len >= DEBUG_MAX || w->depth >= PW_MAX - 1) return 0;
+  char buf[48];
+  switch (v->type) {
+    case J_NULL: pw_raw(w, "null", 4); return 1;
+    case J_TRUE: pw_raw(w, "true", 4); return 1;
+    case J_FALSE: pw_raw(w, "false", 5); return 1;
+    case J_STR: /* cut, unlike rapidjson: error messages stay small */
+      pw_str(w, v->u.s, v->n < DEBUG_MAX ? v->n : DEBUG_MAX);
+      return 1;
+    case J_NUM:
+      if (v->nk == N_INT) snprintf(buf, sizeof buf, "%" PRId64, v->i);
+      else if (v->nk == N_UINT) snprintf(buf, sizeof buf, "%" PRIu64, v->ui);
+      else if (!isfinite(v->d)) return 0;
+      else shortest_double(v->d, buf, sizeof buf);
+      pw_raw(w, buf, strlen(buf));
+      return 1;
+    case J_ARR:
+      pw_open(w, 1);
+      for (uint32_t i = 0; i < v->n; i++)
+        if (!debug_value(w, v->u.items[i])) return 0;
+      if (w->b->len >= DEBUG_MAX) return 0;
+      pw_close(w);
+      return 1;
+    default:
+      pw_open(w, 0);
+      for (uint32_t i = 0; i < v->n; i++) {
+        if (w->b->len >= DEBUG_MAX) return 0;
+        pw_str(w, v->u.items[2 * i]->u.s, v->u.items[2 * i]->n < DEBUG_MAX ? v->u.items[2 * i]->n : DEBUG_MAX);
+        if (!debug_value(w, v->u.items[2 * i + 1])) return 0;
+      }
+      if (w->b->len >= DEBUG_MAX) return 0;
+      pw_close(w);
+      return 1;
+  }
+}
+
+/* JsonValueToDebugString into a static-size buffer the caller frees. */
+static char *debug_string(const jv *v) {
+  sm_jbuf b = {0};
+  pw w = {.b = &b, .single_line = 1};
+  debug_value(&w, v);
+  if (!b.p) return calloc(1, 1);
+  return b.p;
+}
+
+static sm_status *type_error(const jv *v, int dtype) {
+  char *d = debug_string(v);
+  sm_status *s = inval("JSON Value: %s Type: %s is not of expected type: %s", d ? d : "", jtype_name(v),
+                       sm_json_dtype_string(dtype));
+  free(d);
+  return s;
+}
+
+static sm_status *format_error(const jv *v, const char *what) {
+  char *d = debug_string(v);
+  sm_status *s = inval("JSON Value: %s %s", d ? d : "", what);
+  free(d);
+  return s;
+}
+
+/* ================================================================ predict decoding ==== */
+
+/* Values gathered for one input: fixed-size elements in `bytes`, strings as (ptr,len) pairs. */
+typedef struct acc {
+  const char *alias;
+  int dtype;
+  int seen;          /* has a first item fixed size and shape */
+  int64_t size;      /* values per item */
+  int rank;          /* per item */
+  int64_t dims[SM_MAX_RANK];
+  char *bytes;
+  size_t nbytes, capbytes;
+  const char **strs;
+  size_t *lens;
+  int64_t nstr, capstr;
+  int64_t count;     /* values so far */
+} acc;
+
+static void acc_free(acc *a) {
+  free(a->bytes);
+  free(a->strs);
+  free(a->lens);
+}
+
+static sm_status *acc_oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory decoding the request"); }
+
+static int acc_grow_bytes(acc *a, size_t n) {
+  if (a->capbytes - a->nbytes >= n) return 1;
+  size_t cap = a->capbytes ? a->capbytes : 256;
+  while (cap - a->nbytes < n) cap *= 2;
+  char *p = realloc(a->bytes, cap);
+  if (!p) return 0;
+  a->bytes = p;
+  a->capbytes = cap;
+  return 1;
+}
+
+static int acc_add_str(acc *a, const char *s, size_t n) {
+  if (a->nstr == a->capstr) {
+    int64_t cap = a->capstr ? a->capstr * 2 : 64;
+    const char **ns = realloc(a->strs, (size_t)cap * sizeof *ns);
+    if (!ns) return 0;
+    a->strs = ns;
+    size_t *nl = realloc(a->lens, (size_t)cap * sizeof *nl);
+    if (!nl) return 0;
+    a->lens = nl;
+    a->capstr = cap;
+  }
+  a->strs[a->nstr] = s;
+  a->lens[a->nstr] = n;
+  a->nstr++;
+  return 1;
+}
+
+static int is_b64_object(const jv *v) {
+  return v->type == J_OBJ && v->n == 1 && v->u.items[0]->n == 3 && !memcmp(v->u.items[0]->u.s, "b64", 3) &&
+         v->u.items[1]->type == J_STR;
+}
+
+static sm_status *decode_b64(const jv *v, arena *ar, const char **out, size_t *outlen) {
+  if (!is_b64_object(v)) {
+    char *d = debug_string(v);
+    sm_status *s = inval("JSON Value: %s not formatted correctly for base64 data", d ? d : "");
+    free(d);
+    return s;
+  }
+  const jv *sv = v->u.items[1];
+  unsigned char *buf = arena_alloc(ar, (size_t)sv->n / 4 * 3 + 4);
+  if (!buf) return acc_oom();
+  if (!base64_decode(sv->u.s, sv->n, buf, outlen)) return inval("Unable to base64 decode");
+  *out = (const char *)buf;
+  return NULL;
+}
+
+/* AddValueToTensor */
+static sm_status *add_value(acc *a, const jv *v) {
+  size_t es = sm_dtype_size(a->dtype);
+  union {
+    float f;
+    double d;
+    int32_t i32;
+    int16_t i16;
+    int8_t i8;
+    uint8_t u8;
+    int64_t i64;
+    uint32_t u32;
+    uint64_t u64;
+  } x;
+  switch (a->dtype) {
+    case SM_FLOAT:
+      if (v->type != J_NUM) return type_error(v, a->dtype);
+      x.f = (float)j_double(v);
+      break;
+    case SM_DOUBLE:
+      if (v->type != J_NUM) return type_error(v, a->dtype);
+      x.d = j_double(v);
+      break;
+    case SM_INT32:
+    case SM_INT16:
+    case SM_INT8:
+    case SM_UINT8:
+      if (!j_is_int(v)) return type_error(v, a->dtype);
+      if (a->dtype == SM_INT32) x.i32 = (int32_t)v->i;
+      else if (a->dtype == SM_INT16) x.i16 = (int16_t)v->i;
+      else if (a->dtype == SM_INT8) x.i8 = (int8_t)v->i;
+      else x.u8 = (uint8_t)v->i;
+      break;
+    case SM_STRING:
+      if (v->type != J_STR) return type_error(v, a->dtype);
+      if (!acc_add_str(a, v->u.s, v->n)) return acc_oom();
+      a->count++;
+      return NULL;
+    case SM_INT64:
+      if (!j_is_int64(v)) return type_error(v, a->dtype);
+      x.i64 = v->i;
+      break;
+    case SM_BOOL:
+      if (v->type != J_TRUE && v->type != J_FALSE) return type_error(v, a->dtype);
+      x.u8 = v->type == J_TRUE;
+      break;
+    case SM_UINT32:
+      if (!j_is_uint(v)) return type_error(v, a->dtype);
+      x.u32 = (uint32_t)v->i;
+      break;
+    case SM_UINT64:
+      if (!j_is_uint64(v)) return type_error(v, a->dtype);
+      x.u64 = v->nk == N_UINT ? v->ui : (uint64_t)v->i;
+      break;
+    default: {
+      char *d = debug_string(v);
+      sm_status *s = sm_status_new(SM_UNIMPLEMENTED, "Conversion of JSON Value: %s to type: %s", d ? d : "",
+                                   sm_json_dtype_string(a->dtype));
+      free(d);
+      return s;
+    }
+  }
+  if (!acc_grow_bytes(a, es)) return acc_oom();
+  memcpy(a->bytes + a->nbytes, &x, es);
+  a->nbytes += es;
+  a->count++;
+  return NULL;
+}
+
+/* GetDenseTensorShape, bounded. */
+static sm_status *dense_shape(const jv *v, int *rank, int64_t *dims) {
+  *rank = 0;
+  while (v->type == J_ARR) {
+    if (*rank >= SM_MAX_RANK) return inval("JSON list nested deeper than %d levels", SM_MAX_RANK);
+    dims[(*rank)++] = v->n;
+    if (!v->n) break;
+    v = v->u.items[0];
+  }
+  return NULL;
+}
+
+/* FillTensorProto: values of `v` at `level` of a tensor of shape (rank, dims). */
+static sm_status *fill(acc *a, arena *ar, const jv *v, int level, int rank, const int64_t *dims) {
+  if (v->type != J_ARR) {
+    if (level != rank) {
+      char *d = debug_string(v);
+      sm_status *s = inval("JSON Value: %s found at incorrect level: %d in the JSON DOM. Expected at level: %d",
+                           d ? d : "", level + 1, rank);
+      free(d);
+      return s;
+    }
+    if (v->type == J_OBJ) {
+      if (a->dtype != SM_STRING) return type_error(v, a->dtype);
+      const char *s;
+      size_t n;
+      sm_status *st = decode_b64(v, ar, &s, &n);
+      if (st) return st;
+      if (!acc_add_str(a, s, n)) return acc_oom();
+      a->count++;
+      return NULL;
+    }
+    return add_value(a, v);
+  }
+  if (level >= rank) return inval("Encountered list at unexpected level: %d expected < %d", level, rank);
+  if ((int64_t)v->n != dims[level])
+    return inval("Encountered list at unexpected size: %u at level: %d expected size: %" PRId64, v->n, level,
+                 dims[level]);
+  for (uint32_t i = 0; i < v->n; i++) {
+    sm_status *s = fill(a, ar, v->u.items[i], level + 1, rank, dims);
+    if (s) return s;
+  }
+  return NULL;
+}
+
+static void shape_string(int rank, const int64_t *dims, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < rank && n < cap; i++) n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, i ? "," : "", dims[i]);
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+/* AddInstanceItem */
+static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *item, const char *name, size_t namelen) {
+  acc *a = NULL;
+  for (int i = 0; i < nacc; i++)
+    if (strlen(accs[i].alias) == namelen && !memcmp(accs[i].alias, name, namelen)) a = &accs[i];
+  if (!a) return inval("JSON object: does not have named input: %.*s", (int)namelen, name);
+  int rank;
+  int64_t dims[SM_MAX_RANK];
+  sm_status *s = dense_shape(item, &rank, dims);
+  if (s) return s;
+  int64_t before = a->count;
+  s = fill(a, ar, item, 0, rank, dims);
+  if (s) return s;
+  int64_t size = a->count - before;
+  if (!a->seen) {
+    a->seen = 1;
+    a->size = size;
+    a->rank = rank;
+    memcpy(a->dims, dims, sizeof(int64_t) * (size_t)rank);
+  } else if (a->size != size) {
+    return inval("Expecting tensor size: %" PRId64 " but got: %" PRId64, a->size, size);
+  } else {
+    int same = a->rank == rank;
+    for (int i = 0; same && i < rank; i++) same = a->dims[i] == dims[i];
+    if (!same) {
+      char x[512], y[512];
+      shape_string(a->rank, a->dims, x, sizeof x);
+      shape_string(rank, dims, y, sizeof y);
+      return inval("Expecting shape %s but got: %s", x, y);
+    }
+  }
+  return NULL;
+}
+
+static int is_element_object(const jv *v) { return v->type == J_OBJ && !is_b64_object(v); }
+
+static sm_status *make_tensor(acc *a, int rank, const int64_t *dims, sm_tensor **out) {
+  sm_status *s = sm_tensor_new(a->dtype, rank, dims, out);
+  if (s) return s;
+  int64_t n = sm_tensor_num_elements(*out);
+  if (a->dtype == SM_STRING) {
+    if (n != a->nstr) goto mismatch;
+    for (int64_t i = 0; i < n; i++) {
+      s = sm_tensor_set_string(*out, i, a->strs[i], a->lens[i]);
+      if (s) {
+        sm_tensor_free(*out);
+        *out = NULL;
+        return s;
+      }
+    }
+    return NULL;
+  }
+  if (sm_tensor_nbytes(*out) != a->nbytes) goto mismatch;
+  if (a->nbytes) memcpy(sm_tensor_data(*out), a->bytes, a->nbytes);
+  return NULL;
+mismatch:
+  sm_tensor_free(*out);
+  *out = NULL;
+  return sm_status_new(SM_INTERNAL, "input %s: %" PRId64 " values for its shape", a->alias, a->count);
+}
+
+static sm_status *parse_doc(const char *body, size_t len, arena *ar, const jv **doc) {
+  if (!len) return inval("JSON Parse error: The document is empty");
+  reader r = {.p = body, .end = body + len, .start = body, .a = ar};
+  const jv *d = read_document(&r);
+  if (!d) {
+    if (ar->oom) return acc_oom();
+    return inval("JSON Parse error: %s at offset: %zu", r.err ? r.err : "Invalid value.", r.err_off);
+  }
+  if (d->type != J_OBJ) return format_error(d, "Is not object");
+  *doc = d;
+  return NULL;
+}
+
+static sm_status *fill_signature(const jv *doc, char **out) {
+  const jv *v = jobj_find(doc, "signature_name");
+  if (v && v->type != J_STR)
+    return format_error(doc, "not formatted correctly. 'signature_name' key must be a string value.");
+  *out = strndup(v ? v->u.s : "", v ? v->n : 0);
+  return *out ? NULL : acc_oom();
+}
+
+static int cmp_alias(const void *a, const void *b) {
+  return strcmp(((const acc *)a)->alias, ((const acc *)b)->alias);
+}
+
+void sm_predict_request_clear(sm_predict_request *r) {
+  if (!r) return;
+  free(r->signature_name);
+  for (int i = 0; i < r->n; i++) {
+    free(r->aliases[i]);
+    sm_tensor_free(r->tensors[i]);
+  }
+  free(r->aliases);
+  free(r->tensors);
+  memset(r, 0, sizeof *r);
+}
+
+sm_status *sm_json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
+                                 sm_predict_request *out) {
+  memset(out, 0, sizeof *out);
+  arena ar = {0};
+  acc *accs = NULL;
+  int nacc = 0;
+  const jv *doc = NULL;
+  sm_status *s = parse_doc(body, len, &ar, &doc);
+  if (s) goto done;
+  s = fill_signature(doc, &out->signature_name);
+  if (s) goto done;
+  const sm_json_input *ins = NULL;
+  int nin = 0;
+  s = fn(ctx, out->signature_name, &ins, &nin);
+  if (s) goto done;
+  if (nin <= 0) {
+    s = inval("Failed to get input map for signature: %s", out->signature_name[0] ? out->signature_name : "DEFAULT");
+    goto done;
+  }
+  accs = calloc((size_t)nin, sizeof *accs);
+  if (!accs) {
+    s = acc_oom();
+    goto done;
+  }
+  nacc = nin;
+  for (int i = 0; i < nin; i++) {
+    accs[i].alias = ins[i].alias;
+    accs[i].dtype = ins[i].dtype;
+  }
+  qsort(accs, (size_t)nacc, sizeof *accs, cmp_alias);
+  const jv *inst = jobj_find(doc, "instances");
+  const jv *inputs = jobj_find(doc, "inputs");
+  if (inst && inputs) {
+    s = format_error(doc, "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist ");
+    goto done;
+  }
+  int64_t dims[SM_MAX_RANK + 1];
+  if (inst) {
+    if (inst->type != J_ARR) {
+      s = format_error(doc, "Expecting 'instances' to be an list/array");
+      goto done;
+    }
+    if (!inst->n) {
+      s = format_error(doc, "No values in 'instances' array");
+      goto done;
+    }
+    out->format = SM_JSON_ROW;
+    if (inst->u.items[0]->type != J_OBJ && nacc > 1) {
+      s = inval("instances is a plain list, but expecting list of objects as multiple input tensors required as "
+                "per tensorinfo_map");
+      goto done;
+    }
+    int objects = is_element_object(inst->u.items[0]);
+    for (uint32_t e = 0; e < inst->n; e++) {
+      const jv *elem = inst->u.items[e];
+      if (objects) {
+        if (!is_element_object(elem)) {
+          s = inval("Expecting object but got list at item %u of input list", e);
+          goto done;
+        }
+        for (uint32_t k = 0; k < elem->n; k++) {
+          const jv *key = elem->u.items[2 * k];
+          sm_status *t = add_instance_item(accs, nacc, &ar, elem->u.items[2 * k + 1], key->u.s, key->n);
+          if (t) {
+            s = inval("Failed to process element: %u key: %.*s of 'instances' list. Error: %s: %s", e, (int)key->n,
+                      key->u.s, code_prefix(t), sm_status_message(t));
+            sm_status_free(t);
+            goto done;
+          }
+        }
+        /* the object's keys must be exactly the signature's inputs */
+        int same = 1;
+        for (int i = 0; same && i < nacc; i++) {
+          size_t al = strlen(accs[i].alias);
+          int found = 0;
+          for (uint32_t k = 0; k < elem->n && !found; k++)
+            found = elem->u.items[2 * k]->n == al && !memcmp(elem->u.items[2 * k]->u.s, accs[i].alias, al);
+          same = found;
+        }
+        for (uint32_t k = 0; same && k < elem->n; k++) {
+          int found = 0;
+          for (int i = 0; i < nacc && !found; i++)
+            found = strlen(accs[i].alias) == elem->u.items[2 * k]->n &&
+                    !memcmp(elem->u.items[2 * k]->u.s, accs[i].alias, elem->u.items[2 * k]->n);
+          same = found;
+        }
+        if (!same) {
+          sm_jbuf names = {0};
+          for (int i = 0; i < nacc; i++) {
+            if (i) sm_jbuf_puts(&names, ",");
+            sm_jbuf_puts(&names, accs[i].alias);
+          }
+          char *d = debug_string(elem);
+          s = inval("Failed to process element: %u of 'instances' list. JSON object: %s keys must be equal to: %s", e,
+                    d ? d : "", names.p ? names.p : "");
+          free(d);
+          sm_jbuf_free(&names);
+          goto done;
+        }
+      } else {
+        if (is_element_object(elem)) {
+          s = inval("Expecting value/list but got object at item %u of input list", e);
+          goto done;
+        }
+        sm_status *t = add_instance_item(accs, nacc, &ar, elem, accs[0].alias, strlen(accs[0].alias));
+        if (t) {
+          s = inval("Failed to process element: %u of 'instances' list. Error: %s: %s", e, code_prefix(t),
+                    sm_status_message(t));
+          sm_status_free(t);
+          goto done;
+        }
+      }
+    }
+    /* the batch dimension goes in front of each item's shape */
+    int nt = 0;
+    for (int i = 0; i < nacc; i++) nt += accs[i].seen;
+    out->aliases = calloc((size_t)nt + 1, sizeof *out->aliases);
+    out->tensors = calloc((size_t)nt + 1, sizeof *out->tensors);
+    if (!out->aliases || !out->tensors) {
+      s = acc_oom();
+      goto done;
+    }
+    for (int i = 0; i < nacc; i++) {
+      if (!accs[i].seen) continue;
+      if (accs[i].rank >= SM_MAX_RANK) {
+        s = inval("input %s: more than %d dimensions", accs[i].alias, SM_MAX_RANK);
+        goto done;
+      }
+      dims[0] = inst->n;
+      memcpy(dims + 1, accs[i].dims, sizeof(int64_t) * (size_t)accs[i].rank);
+      out->aliases[out->n] = strdup(accs[i].alias);
+      if (!out->aliases[out->n]) {
+        s = acc_oom();
+        goto done;
+      }
+      s = make_tensor(&accs[i], accs[i].rank + 1, dims, &out->tensors[out->n]);
+      out->n++;
+      if (s) goto done;
+    }
+  } else if (inputs) {
+    out->format = SM_JSON_COLUMNAR;
+    out->aliases = calloc((size_t)nacc + 1, sizeof *out->aliases);
+    out->tensors = calloc((size_t)nacc + 1, sizeof *out->tensors);
+    if (!out->aliases || !out->tensors) {
+      s = acc_oom();
+      goto done;
+    }
+    int single = inputs->type != J_OBJ || is_b64_object(inputs);
+    if (single && nacc > 1) {
+      s = inval("inputs is a plain value/list, but expecting an object as multiple input tensors required as per "
+                "tensorinfo_map");
+      goto done;
+    }
+    for (int i = 0; i < (single ? 1 : nacc); i++) {
+      const jv *item = inputs;
+      if (!single) {
+        item = jobj_find(inputs, accs[i].alias);
+        if (!item) {
+          s = inval("Missing named input: %s in 'inputs' object.", accs[i].alias);
+          goto done;
+        }
+      }
+      int rank;
+      s = dense_shape(item, &rank, dims);
+      if (s) goto done;
+      s = fill(&accs[i], &ar, item, 0, rank, dims);
+      if (s) goto done;
+      out->aliases[out->n] = strdup(accs[i].alias);
+      if (!out->aliases[out->n]) {
+        s = acc_oom();
+        goto done;
+      }
+      s = make_tensor(&accs[i], rank, dims, &out->tensors[out->n]);
+      out->n++;
+      if (s) goto done;
+    }
+  } else {
+    s = inval("Missing 'inputs' or 'instances' key");
+  }
+done:
+  for (int i = 0; i < nacc; i++) acc_free(&accs[i]);
+  free(accs);
+  arena_free(&ar);
+  if (s) sm_predict_request_clear(out);
+  return s;
+}
+
+/* ============================================================ classify / regress ==== */
+
+enum { K_NONE, K_BYTES, K_FLOAT, K_INT64 };
+
+typedef struct feat {
+  const char *name;
+  size_t namelen;
+  int kind;
+  float *f;
+  int64_t *i;
+  const char **b;
+  size_t *bl;
+  size_t n, cap;
+} feat;
+
+static void feat_free(feat *f) {
+  free(f->f);
+  free(f->i);
+  free(f->b);
+  free(f->bl);
+  memset(f, 0, sizeof *f);
+}
+
+static int feat_grow(feat *f) {
+  if (f->n < f->cap) return 1;
+  size_t cap = f->cap ? f->cap * 2 : 8;
+  if (f->kind == K_FLOAT) {
+    float *p = realloc(f->f, cap * sizeof *p);
+    if (!p) return 0;
+    f->f = p;
+  } else if (f->kind == K_INT64) {
+    int64_t *p = realloc(f->i, cap * sizeof *p);
+    if (!p) return 0;
+    f->i = p;
+  } else {
+    const char **p = realloc(f->b, cap * sizeof *p);
+    if (!p) return 0;
+    f->b = p;
+    size_t *q = realloc(f->bl, cap * sizeof *q);
+    if (!q) return 0;
+    f->bl = q;
+  }
+  f->cap = cap;
+  return 1;
+}
+
+static sm_status *kind_error(const feat *f) {
+  const char *k = f->kind == K_BYTES ? "bytes" : f->kind == K_FLOAT ? "float" : f->kind == K_INT64 ? "int64" : "UNKNOWN";
+  return inval("Unexpected element type in feature: %.*s expecting type: %s", (int)f->namelen, f->name, k);
+}
+
+static sm_status *feat_set_kind(feat *f, int kind) {
+  if (f->kind != K_NONE && f->kind != kind) return kind_error(f);
+  if (f->kind == K_NONE) f->kind = kind;
+  if (!feat_grow(f)) return acc_oom();
+  return NULL;
+}
+
+/* AddValueToFeature */
+static sm_status *add_feature_value(feat *f, const jv *v, arena *ar) {
+  sm_status *s;
+  switch (v->type) {
+    case J_NULL:
+    case J_ARR:
+      return inval("Feature: %.*s has element with unexpected JSON type: %s", (int)f->namelen, f->name,
+                   jtype_name(v));
+    case J_TRUE:
+    case J_FALSE:
+      if ((s = feat_set_kind(f, K_INT64))) return s;
+      f->i[f->n++] = v->type == J_TRUE;
+      return NULL;
+    case J_OBJ: {
+      if (!is_b64_object(v))
+        return inval("Feature: %.*s has element with unexpected JSON type: %s", (int)f->namelen, f->name,
+                     jtype_name(v));
+      if ((s = feat_set_kind(f, K_BYTES))) return s;
+      const char *p;
+      size_t n;
+      if ((s = decode_b64(v, ar, &p, &n))) return s;
+      f->b[f->n] = p;
+      f->bl[f->n++] = n;
+      return NULL;
+    }
+    case J_STR:
+      if ((s = feat_set_kind(f, K_BYTES))) return s;
+      f->b[f->n] = v->u.s;
+      f->bl[f->n++] = v->n;
+      return NULL;
+    default:
+      if (v->nk == N_DBL) {
+        if ((s = feat_set_kind(f, K_FLOAT))) return s;
+        f->f[f->n++] = (float)v->d;
+        return NULL;
+      }
+      if (f->kind != K_NONE && f->kind != K_INT64) return kind_error(f);
+      if (v->nk == N_UINT)
+        return inval("Feature: %.*s has uint64_t element. Only int64_t is supported.", (int)f->namelen, f->name);
+      if ((s = feat_set_kind(f, K_INT64))) return s;
+      f->i[f->n++] = v->i;
+      return NULL;
+  }
+}
+
+/* MakeExampleFromJsonObject, adding to `e` (context features first, then the example's). */
+static sm_status *add_json_features(sm_example *e, const jv *obj, arena *ar) {
+  if (obj->type != J_OBJ) return inval("Example must be JSON object but got JSON %s", jtype_name(obj));
+  for (uint32_t k = 0; k < obj->n; k++) {
+    const jv *key = obj->u.items[2 * k], *content = obj->u.items[2 * k + 1];
+    feat f = {.name = key->u.s, .namelen = key->n};
+    sm_status *s = NULL;
+    if (content->type == J_ARR) {
+      for (uint32_t i = 0; i < content->n && !s; i++) s = add_feature_value(&f, content->u.items[i], ar);
+    } else {
+      s = add_feature_value(&f, content, ar);
+    }
+    if (!s && memchr(key->u.s, 0, key->n)) s = inval("Feature name with a NUL byte");
+    if (!s) {
+      if (f.kind == K_FLOAT) s = sm_example_add_floats(e, key->u.s, f.f, f.n);
+      else if (f.kind == K_INT64) s = sm_example_add_int64s(e, key->u.s, f.i, f.n);
+      else if (f.kind == K_BYTES) s = sm_example_add_bytes(e, key->u.s, f.b, f.bl, f.n);
+      /* a feature with no values has no kind: nothing a parser could read, so it is left out */
+    }
+    feat_free(&f);
+    if (s) return s;
+  }
+  return NULL;
+}
+
+void sm_examples_request_clear(sm_examples_request *r) {
+  if (!r) return;
+  free(r->signature_name);
+  for (int i = 0; i < r->n; i++) free(r->examples[i]);
+  free(r->examples);
+  free(r->lens);
+  memset(r, 0, sizeof *r);
+}
+
+sm_status *sm_json_parse_examples(const char *body, size_t len, sm_examples_request *out) {
+  memset(out, 0, sizeof *out);
+  arena ar = {0};
+  const jv *doc = NULL;
+  sm_example *e = NULL;
+  sm_status *s = parse_doc(body, len, &ar, &doc);
+  if (s) goto done;
+  s = fill_signature(doc, &out->signature_name);
+  if (s) goto done;
+  const jv *ctx = jobj_find(doc, "context");
+  if (ctx) {
+    /* checked once up front, as TF Serving fills the context before the examples */
+    s = sm_example_new(&e);
+    if (!s) s = add_json_features(e, ctx, &ar);
+    sm_example_free(e);
+    e = NULL;
+    if (s) goto done;
+  }
+  const jv *ex = jobj_find(doc, "examples");
+  if (!ex) {
+    s = format_error(doc, "When method is classify, key 'examples' is expected and was not found");
+    goto done;
+  }
+  if (ex->type != J_ARR) {
+    s = format_error(doc, "Expecting 'examples' value to be an list/array");
+    goto done;
+  }
+  if (!ex->n) {
+    s = format_error(doc, "'examples' value is an empty array");
+    goto done;
+  }
+  out->examples = calloc(ex->n, sizeof *out->examples);
+  out->lens = calloc(ex->n, sizeof *out->lens);
+  if (!out->examples || !out->lens) {
+    s = acc_oom();
+    goto done;
+  }
+  for (uint32_t i = 0; i < ex->n; i++) {
+    s = sm_example_new(&e);
+    if (!s && ctx) s = add_json_features(e, ctx, &ar);
+    if (!s) s = add_json_features(e, ex->u.items[i], &ar);
+    if (!s) s = sm_example_serialize(e, &out->examples[i], &out->lens[i]);
+    sm_example_free(e);
+    e = NULL;
+    if (s) goto done;
+    out->n++;
+  }
+done:
+  arena_free(&ar);
+  if (s) sm_examples_request_clear(out);
+  return s;
+}
+
+/* ================================================================ response writers ==== */
+
+static int ends_with_bytes(const char *name) {
+  size_t n = strlen(name);
+  return n >= 6 && !memcmp(name + n - 6, "_bytes", 6);
+}
+
+static sm_status *write_scalar(pw *w, const sm_tensor *t, int64_t i, int as_bytes) {
+  const void *d = sm_tensor_data(t);
+  char buf[32];
+  switch (sm_tensor_dtype(t)) {
+    case SM_FLOAT: pw_decimal(w, ((const float *)d)[i], 1); return NULL;
+    case SM_DOUBLE: pw_decimal(w, ((const double *)d)[i], 0); return NULL;
+    case SM_INT32: snprintf(buf, sizeof buf, "%" PRId32, ((const int32_t *)d)[i]); break;
+    case SM_INT16: snprintf(buf, sizeof buf, "%d", ((const int16_t *)d)[i]); break;
+    case SM_INT8: snprintf(buf, sizeof buf, "%d", ((const int8_t *)d)[i]); break;
+    case SM_UINT8: snprintf(buf, sizeof buf, "%u", ((const uint8_t *)d)[i]); break;
+    case SM_INT64: snprintf(buf, sizeof buf, "%" PRId64, ((const int64_t *)d)[i]); break;
+    case SM_UINT32: snprintf(buf, sizeof buf, "%" PRIu32, ((const uint32_t *)d)[i]); break;
+    case SM_UINT64: snprintf(buf, sizeof buf, "%" PRIu64, ((const uint64_t *)d)[i]); break;
+    case SM_BOOL: snprintf(buf, sizeof buf, "%s", ((const uint8_t *)d)[i] ? "true" : "false"); break;
+    case SM_STRING: {
+      size_t n;
+      const char *s = sm_tensor_string(t, i, &n);
+      if (!s) s = "", n = 0;
+      if (as_bytes) {
+        pw_open(w, 0);
+        pw_str(w, "b64", 3);
+        pw_prefix(w);
+        jbuf_putc(w->b, '"');
+        base64_encode(w->b, (const unsigned char *)s, n);
+        jbuf_putc(w->b, '"');
+        pw_close(w);
+      } else {
+        pw_str(w, s, n);
+      }
+      return NULL;
+    }
+    default:
+      return inval("Failed to write JSON value for tensor type: %s", sm_json_dtype_string(sm_tensor_dtype(t)));
+  }
+  pw_raw(w, buf, strlen(buf));
+  return NULL;
+}
+
+/* AddTensorValues: dims from `dim` on, starting at element *off. */
+static sm_status *write_values(pw *w, const sm_tensor *t, int as_bytes, int dim, int64_t *off) {
+  int rank = sm_tensor_rank(t);
+  const int64_t *dims = sm_tensor_dims(t);
+  if (dim > rank - 1) {
+    sm_status *s = write_scalar(w, t, *off, as_bytes);
+    (*off)++;
+    return s;
+  }
+  pw_open(w, 1);
+  for (int64_t i = 0; i < dims[dim]; i++) {
+    sm_status *s;
+    if (dim == rank - 1) {
+      s = write_scalar(w, t, *off, as_bytes);
+      (*off)++;
+    } else {
+      s = write_values(w, t, as_bytes, dim + 1, off);
+    }
+    if (s) return s;
+  }
+  pw_close(w);
+  return NULL;
+}
+
+static sm_status *check_writable(const sm_tensor *t) {
+  switch (sm_tensor_dtype(t)) {
+    case SM_FLOAT: case SM_DOUBLE: case SM_INT32: case SM_INT16: case SM_INT8: case SM_UINT8: case SM_INT64:
+    case SM_UINT32: case SM_UINT64: case SM_BOOL: case SM_STRING:
+      return NULL;
+    default:
+      return inval("Failed to write JSON value for tensor type: %s", sm_json_dtype_string(sm_tensor_dtype(t)));
+  }
+}
+
+sm_status *sm_json_write_tensors(sm_jbuf *b, const char *const *names, sm_tensor *const *tensors, int n,
+                                 int format) {
+  if (n <= 0) return inval("Cannot convert empty tensor map to JSON");
+  if (format != SM_JSON_ROW && format != SM_JSON_COLUMNAR) return inval("Invalid request format");
+  for (int i = 0; i < n; i++) {
+    sm_status *s = check_writable(tensors[i]);
+    if (s) return s;
+  }
+  size_t start = b->len;
+  pw w = {.b = b};
+  sm_status *s = NULL;
+  if (format == SM_JSON_ROW) {
+    int64_t batch = -1;
+    for (int i = 0; i < n; i++) {
+      if (sm_tensor_rank(tensors[i]) == 0) return inval("Tensor name: %s has no shape information ", names[i]);
+      int64_t cur = sm_tensor_dims(tensors[i])[0];
+      if (batch >= 0 && batch != cur)
+        return inval("Tensor name: %s has inconsistent batch size: %" PRId64 " expecting: %" PRId64, names[i], cur,
+                     batch);
+      batch = cur;
+    }
+    int64_t *offs = calloc((size_t)n, sizeof *offs);
+    if (!offs) return sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
+    pw_open(&w, 0);
+    pw_str(&w, "predictions", 11);
+    pw_open(&w, 1);
+    int objects = n > 1;
+    for (int64_t item = 0; item < batch && !s; item++) {
+      if (objects) pw_open(&w, 0);
+      w.single_line = 1;
+      for (int i = 0; i < n && !s; i++) {
+        if (objects) pw_str(&w, names[i], strlen(names[i]));
+        s = write_values(&w, tensors[i], ends_with_bytes(names[i]) && sm_tensor_dtype(tensors[i]) == SM_STRING, 1,
+                         &offs[i]);
+      }
+      w.single_line = 0;
+      if (objects) pw_close(&w);
+    }
+    pw_close(&w);
+    pw_close(&w);
+    free(offs);
+  } else {
+    pw_open(&w, 0);
+    pw_str(&w, "outputs", 7);
+    int objects = n > 1;
+    if (objects) pw_open(&w, 0);
+    for (int i = 0; i < n && !s; i++) {
+      if (objects) pw_str(&w, names[i], strlen(names[i]));
+      int64_t off = 0;
+      s = write_values(&w, tensors[i], ends_with_bytes(names[i]) && sm_tensor_dtype(tensors[i]) == SM_STRING, 0,
+                       &off);
+    }
+    if (objects) pw_close(&w);
+    pw_close(&w);
+  }
+  if (s) {
+    b->len = start;
+    if (b->p) b->p[start] = 0;
+    return s;
+  }
+  if (b->oom) return sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
+  return NULL;
+}
+
+sm_status *sm_json_write_classification(sm_jbuf *b, int64_t n, int64_t k, const sm_tensor *labels,
+                                        const float *scores) {
+  if (n <= 0) return inval("Cannot convert empty ClassificationResults to JSON");
+  pw w = {.b = b};
+  pw_open(&w, 0);
+  pw_str(&w, "results", 7);
+  pw_open(&w, 1);
+  for (int64_t i = 0; i < n; i++) {
+    w.single_line = 1;
+    pw_open(&w, 1);
+    for (int64_t c = 0; c < k; c++) {
+      pw_open(&w, 1);
+      size_t ln = 0;
+      const char *l = labels ? sm_tensor_string(labels, i * k + c, &ln) : NULL;
+      pw_str(&w, l ? l : "", l ? ln : 0);
+      pw_decimal(&w, scores ? scores[i * k + c] : 0.0f, 1);
+      pw_close(&w);
+    }
+    pw_close(&w);
+    w.single_line = 0;
+  }
+  pw_close(&w);
+  pw_close(&w);
+  if (b->oom) return sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
+  return NULL;
+}
+
+sm_status *sm_json_write_regression(sm_jbuf *b, const float *values, int64_t n) {
+  if (n <= 0) return inval("Cannot convert empty RegressionResults to JSON");
+  pw w = {.b = b};
+  pw_open(&w, 0);
+  pw_str(&w, "results", 7);
+  w.single_line = 1;
+  pw_open(&w, 1);
+  for (int64_t i = 0; i < n; i++) pw_decimal(&w, values[i], 1);
+  pw_close(&w);
+  w.single_line = 0;
+  pw_close(&w);
+  if (b->oom) return sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
+  return NULL;
+}
+
+void sm_json_write_error(sm_jbuf *b, const char *msg) {
+  pw w = {.b = b};
+  pw_open(&w, 0);
+  pw_str(&w, "error", 5);
+  pw_str(&w, msg, strlen(msg));
+  pw_close(&w);
+}
