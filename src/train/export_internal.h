@@ -1,0 +1,46 @@
+/* export_internal.h - what sm_seq_export (export.c) and sm_seq_resume (resume.c) agree on: the
+ * names of the variables in an export and the training-state file under assets.extra/.
+ *
+ * The state file is plain text, one record per line, "key value..." or "key name=value ...":
+ *
+ *   libsavedmodel-train 1
+ *   input 28 28 1
+ *   layer conv2d name=conv2d filters=32 kernel=3x3 strides=1x1 padding=valid activation=relu
+ *   layer max_pooling2d name=max_pooling2d pool=2x2 strides=2x2 padding=valid
+ *   layer flatten name=flatten
+ *   layer dense name=dense units=64 activation=relu
+ *   layer dropout name=dropout rate=0.5
+ *   layer activation name=activation activation=softmax
+ *   optimizer adam learning_rate=0.001 beta_1=0.9 beta_2=0.999 epsilon=1e-07
+ *   optimizer sgd learning_rate=0.01 momentum=0 nesterov=0
+ *   loss sparse_categorical_crossentropy from_logits=1       (or: loss mse)
+ *   seed 42
+ *   iterations 1875
+ *   epochs_done 1
+ *   end
+ *
+ * Floats are written with 9 significant digits, so they read back bit for bit. */
+#ifndef SM_TRAIN_EXPORT_INTERNAL_H
+#define SM_TRAIN_EXPORT_INTERNAL_H
+
+#include <stddef.h>
+
+#include "train/seq.h"
+
+#define SM_TRAIN_STATE_FILENAME "libsavedmodel_train.txt" /* in assets.extra/ */
+#define SM_TRAIN_STATE_MAGIC "libsavedmodel-train"
+#define SM_TRAIN_STATE_VERSION 1
+#define SM_TRAIN_LABELS_FILENAME "labels.txt" /* in assets/ */
+/* Keras 3 puts a Sequential model's weights under the model's name scope. */
+#define SM_TRAIN_MODEL_SCOPE "sequential"
+
+/* "adam" or "sgd": the optimizer's Keras name, the prefix of its variables. */
+const char *sm__export_optimizer_name(int kind);
+/* Writes the variable names Keras 3 gives into buf:
+ *   weight:  "sequential/<layer>/<kernel|bias>"
+ *   slot:    "<adam|sgd>/sequential_<layer>_<kernel|bias>_<momentum|velocity>"
+ * `what` is "kernel" or "bias"; slot 0 = momentum, 1 = velocity. */
+void sm__export_weight_name(char *buf, size_t cap, const char *layer, const char *what);
+void sm__export_slot_name(char *buf, size_t cap, int opt_kind, const char *layer, const char *what, int slot);
+
+#endif
