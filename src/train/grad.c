@@ -1,0 +1,248 @@
+/* grad.c - the backward pass. Conv2D's kernel and input gradients go through im2col + sgemm,
+ * split by samples over the trainer's pool (OpenBLAS itself runs single-threaded, see
+ * src/ops/nn.c), each task summing into its own partial kernel gradient, then the partials are
+ * added in task order so that a run is bitwise reproducible for a given thread count. MaxPool
+ * routes each output's gradient to its argmax; Dense uses the shared matmul with transposes;
+ * activations are undone in place on the incoming gradient (relu: mask by output > 0; softmax:
+ * y * (g - sum(g * y))). No allocation here: the scratch is sized by sm__train_scratch. */
+#include <cblas.h>
+#include <string.h>
+
+#include "ops/nn_raw.h"
+#include "train/train_internal.h"
+
+static void undo_act(int act, const float *y, float *gy, int64_t rows, int64_t k) {
+  int64_t total = rows * k;
+  if (act == SM_ACT_RELU) {
+    for (int64_t i = 0; i < total; i++)
+      if (!(y[i] > 0.0f)) gy[i] = 0.0f;
+  } else if (act == SM_ACT_SOFTMAX) {
+    for (int64_t r = 0; r < rows; r++) {
+      const float *yr = y + r * k;
+      float *gr = gy + r * k;
+      float dot = 0.0f;
+      for (int64_t j = 0; j < k; j++) dot += gr[j] * yr[j];
+      for (int64_t j = 0; j < k; j++) gr[j] = yr[j] * (gr[j] - dot);
+    }
+  }
+}
+
+/* ---- conv2d ---------------------------------------------------------------------------------- */
+typedef struct convjob {
+  const sm__layer *L;
+  sm__train *tr;
+  const float *x, *gy, *w;
+  float *gx;
+  int64_t n, h, wd, c, oh, ow, cout, K, P, pad_t, pad_l, spc;
+  int tasks;
+} convjob;
+
+/* rows (b, oy, ox) for samples [s0, s0 + ns), columns (ky, kx, ci) as the HWIO kernel flattens */
+static void im2col(const convjob *j, int64_t s0, int64_t ns, float *col) {
+  const sm__layer *L = j->L;
+  const int64_t c = j->c, rowlen = (int64_t)L->kw * c;
+  for (int64_t b = 0; b < ns; b++) {
+    const float *xb = j->x + (s0 + b) * j->h * j->wd * c;
+    for (int64_t oy = 0; oy < j->oh; oy++)
+      for (int64_t ox = 0; ox < j->ow; ox++) {
+        float *r = col + ((b * j->oh + oy) * j->ow + ox) * j->K;
+        int64_t iy0 = oy * L->sh - j->pad_t, ix0 = ox * L->sw - j->pad_l;
+        for (int ky = 0; ky < L->kh; ky++) {
+          int64_t iy = iy0 + ky;
+          float *rr = r + ky * rowlen;
+          if (iy < 0 || iy >= j->h) {
+            memset(rr, 0, (size_t)rowlen * sizeof *rr);
+            continue;
+          }
+          if (ix0 >= 0 && ix0 + L->kw <= j->wd) {
+            memcpy(rr, xb + (iy * j->wd + ix0) * c, (size_t)rowlen * sizeof *rr);
+            continue;
+          }
+          for (int kx = 0; kx < L->kw; kx++) {
+            int64_t ix = ix0 + kx;
+            if (ix < 0 || ix >= j->wd)
+              memset(rr + kx * c, 0, (size_t)c * sizeof *rr);
+            else
+              memcpy(rr + kx * c, xb + (iy * j->wd + ix) * c, (size_t)c * sizeof *rr);
+          }
+        }
+      }
+  }
+}
+
+static void col2im_add(const convjob *j, int64_t s0, int64_t ns, const float *col) {
+  const sm__layer *L = j->L;
+  const int64_t c = j->c;
+  for (int64_t b = 0; b < ns; b++) {
+    float *gb = j->gx + (s0 + b) * j->h * j->wd * c;
+    for (int64_t oy = 0; oy < j->oh; oy++)
+      for (int64_t ox = 0; ox < j->ow; ox++) {
+        const float *r = col + ((b * j->oh + oy) * j->ow + ox) * j->K;
+        int64_t iy0 = oy * L->sh - j->pad_t, ix0 = ox * L->sw - j->pad_l;
+        for (int ky = 0; ky < L->kh; ky++) {
+          int64_t iy = iy0 + ky;
+          if (iy < 0 || iy >= j->h) continue;
+          for (int kx = 0; kx < L->kw; kx++) {
+            int64_t ix = ix0 + kx;
+            if (ix < 0 || ix >= j->wd) continue;
+            const float *src = r + ((int64_t)ky * L->kw + kx) * c;
+            float *dst = gb + (iy * j->wd + ix) * c;
+            for (int64_t ci = 0; ci < c; ci++) dst[ci] += src[ci];
+          }
+        }
+      }
+  }
+}
+
+static void conv_task(void *ctx, int64_t tb, int64_t te) {
+  const convjob *j = ctx;
+  for (int64_t t = tb; t < te; t++) {
+    int64_t s_begin = j->n * t / j->tasks, s_end = j->n * (t + 1) / j->tasks;
+    float *col = j->tr->col + t * j->tr->col_per_thread;
+    float *pk = j->tr->part + t * j->tr->part_per_thread, *pb = pk + j->K * j->cout;
+    memset(pk, 0, (size_t)(j->K * j->cout + j->cout) * sizeof *pk);
+    if (j->gx && s_end > s_begin)
+      memset(j->gx + s_begin * j->h * j->wd * j->c, 0, (size_t)((s_end - s_begin) * j->h * j->wd * j->c) * sizeof(float));
+    for (int64_t s0 = s_begin; s0 < s_end; s0 += j->spc) {
+      int64_t ns = s_end - s0 < j->spc ? s_end - s0 : j->spc;
+      int64_t rows = ns * j->P;
+      const float *gy = j->gy + s0 * j->P * j->cout;
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t co = 0; co < j->cout; co++) pb[co] += gy[r * j->cout + co];
+      im2col(j, s0, ns, col);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)j->K, (int)j->cout, (int)rows, 1.0f, col, (int)j->K,
+                  gy, (int)j->cout, 1.0f, pk, (int)j->cout);
+      if (j->gx) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->K, (int)j->cout, 1.0f, gy,
+                    (int)j->cout, j->w, (int)j->cout, 0.0f, col, (int)j->K);
+        col2im_add(j, s0, ns, col);
+      }
+    }
+  }
+}
+
+static int64_t conv_pad(int64_t in, int64_t out, int64_t k, int64_t s, int same) {
+  if (!same) return 0;
+  int64_t total = (out - 1) * s + k - in;
+  return total > 0 ? total / 2 : 0;
+}
+
+/* Samples per im2col chunk for a conv layer (shared with the scratch sizing in fit.c). */
+int64_t sm__conv_spc(const sm__layer *L, int64_t cap, int tasks);
+int64_t sm__conv_spc(const sm__layer *L, int64_t cap, int tasks) {
+  int64_t P = L->out_shape[0] * L->out_shape[1], K = (int64_t)L->kh * L->kw * L->in_shape[2];
+  int64_t per = (cap + tasks - 1) / tasks, lim = ((int64_t)1 << 20) / (P * K);
+  if (lim < 1) lim = 1;
+  return per < lim ? per : lim;
+}
+
+static void conv_backward(sm_seq *m, const sm__layer *L, const float *x, const float *gy, float *gx, float *gk,
+                          float *gb, int64_t n) {
+  sm__train *tr = m->priv;
+  convjob j;
+  j.L = L;
+  j.tr = tr;
+  j.x = x;
+  j.gy = gy;
+  j.w = sm_tensor_data(L->kernel);
+  j.gx = gx;
+  j.n = n;
+  j.h = L->in_shape[0], j.wd = L->in_shape[1], j.c = L->in_shape[2];
+  j.oh = L->out_shape[0], j.ow = L->out_shape[1], j.cout = L->units;
+  j.K = (int64_t)L->kh * L->kw * j.c;
+  j.P = j.oh * j.ow;
+  j.pad_t = conv_pad(j.h, j.oh, L->kh, L->sh, L->padding == SM_PAD_SAME);
+  j.pad_l = conv_pad(j.wd, j.ow, L->kw, L->sw, L->padding == SM_PAD_SAME);
+  j.tasks = tr->scratch_threads;
+  if (j.tasks > n) j.tasks = (int)(n > 0 ? n : 1);
+  j.spc = sm__conv_spc(L, tr->cap, tr->scratch_threads);
+  sm_parallel_for(tr->pool, j.tasks, 1, conv_task, &j);
+  /* fixed-order sum of the partials: reproducible whichever thread ran which task */
+  int64_t nk = j.K * j.cout;
+  memcpy(gk, tr->part, (size_t)nk * sizeof *gk);
+  memcpy(gb, tr->part + nk, (size_t)j.cout * sizeof *gb);
+  for (int t = 1; t < j.tasks; t++) {
+    const float *pk = tr->part + t * tr->part_per_thread;
+    for (int64_t i = 0; i < nk; i++) gk[i] += pk[i];
+    for (int64_t i = 0; i < j.cout; i++) gb[i] += pk[nk + i];
+  }
+}
+
+/* ---- max pooling ---------------------------------------------------------------------------- */
+typedef struct pooljob {
+  const float *gy;
+  const int64_t *argmax;
+  float *gx;
+  int64_t in_per, out_per;
+} pooljob;
+
+static void pool_range(void *ctx, int64_t b, int64_t e) {
+  const pooljob *j = ctx;
+  memset(j->gx + b * j->in_per, 0, (size_t)((e - b) * j->in_per) * sizeof(float));
+  for (int64_t i = b * j->out_per; i < e * j->out_per; i++) j->gx[j->argmax[i]] += j->gy[i];
+}
+
+/* ---- per layer ------------------------------------------------------------------------------- */
+static void layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
+                           float *gb, int64_t n, int skip_act) {
+  const sm__layer *L = &m->layers[l];
+  sm__train *tr = m->priv;
+  int64_t in_per = sm__elems(L->in_rank, L->in_shape), out_per = sm__elems(L->out_rank, L->out_shape);
+  int64_t last = L->out_rank ? L->out_shape[L->out_rank - 1] : 1;
+  switch (L->kind) {
+    case SM_LAYER_CONV2D:
+      if (!skip_act) undo_act(L->activation, y, gy, n * out_per / last, last);
+      conv_backward(m, L, x, gy, gx, gk, gb, n);
+      break;
+    case SM_LAYER_DENSE: {
+      if (!skip_act) undo_act(L->activation, y, gy, n, L->units);
+      const float *w = sm_tensor_data(L->kernel);
+      sm_nn_matmul_f32(tr->pool, 1, 0, in_per, L->units, n, x, gy, NULL, SM_NN_ACT_NONE, 0, gk);
+      for (int64_t u = 0; u < L->units; u++) gb[u] = 0.0f;
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t u = 0; u < L->units; u++) gb[u] += gy[i * L->units + u];
+      if (gx) sm_nn_matmul_f32(tr->pool, 0, 1, n, in_per, L->units, gy, w, NULL, SM_NN_ACT_NONE, 0, gx);
+      break;
+    }
+    case SM_LAYER_MAXPOOL2D:
+      if (gx) {
+        pooljob j = {gy, tr->argmax[l], gx, in_per, out_per};
+        sm_parallel_for(tr->pool, n, 1, pool_range, &j);
+      }
+      break;
+    case SM_LAYER_DROPOUT:
+      if (gx) {
+        const float *mask = tr->mask[l];
+        if (mask && L->rate > 0.0f)
+          for (int64_t i = 0; i < n * in_per; i++) gx[i] = gy[i] * mask[i];
+        else if (gx != gy)
+          memcpy(gx, gy, (size_t)(n * in_per) * sizeof *gx);
+      }
+      break;
+    case SM_LAYER_ACTIVATION:
+      if (!skip_act) undo_act(L->activation, y, gy, n * out_per / last, last);
+      if (gx && gx != gy) memcpy(gx, gy, (size_t)(n * in_per) * sizeof *gx);
+      break;
+    default: /* flatten */
+      if (gx && gx != gy) memcpy(gx, gy, (size_t)(n * in_per) * sizeof *gx);
+      break;
+  }
+}
+
+void sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
+                        float *gb, int64_t n) {
+  layer_backward(m, l, x, y, gy, gx, gk, gb, n, 0);
+}
+
+void sm__backward(sm_seq *m, const float *x, int64_t n) {
+  sm__train *tr = m->priv;
+  int first_w = -1;
+  for (int l = 0; l < m->nlayers && first_w < 0; l++)
+    if (m->layers[l].kernel) first_w = l;
+  for (int l = m->nlayers - 1; l >= 0 && l >= first_w; l--) {
+    const float *in = l == 0 ? x : tr->act[l - 1];
+    float *gx = l > first_w ? tr->grad[l - 1] : NULL;
+    layer_backward(m, l, in, tr->act[l], tr->grad[l], gx, tr->gk[l], tr->gb[l], n,
+                   l == m->nlayers - 1 && tr->fused_last);
+  }
+}

@@ -1,0 +1,88 @@
+/* train_internal.h - what the trainer's files (seq.c, loss.c, optim.c, grad.c, fit.c) share: the
+ * private state behind sm_seq.priv (thread pool, RNG, scratch sized once per batch size) and the
+ * per-layer forward/backward, loss and optimizer steps, exposed so that tests can check each one
+ * (finite differences, TensorFlow goldens) in isolation. */
+#ifndef SM_TRAIN_INTERNAL_H
+#define SM_TRAIN_INTERNAL_H
+#include <stdint.h>
+
+#include "runtime/kernel.h"
+#include "train/seq.h"
+
+/* xoshiro256** seeded through splitmix64: small, fast, and the same stream on every platform. */
+typedef struct sm__rng {
+  uint64_t s[4];
+} sm__rng;
+void sm__rng_seed(sm__rng *r, uint64_t seed);
+uint64_t sm__rng_next(sm__rng *r);
+float sm__rng_uniform(sm__rng *r);               /* [0, 1) with 24 random bits */
+uint64_t sm__rng_below(sm__rng *r, uint64_t n);  /* [0, n), unbiased */
+
+typedef struct sm__train {
+  sm_threadpool *pool;
+  int nthreads;
+  sm__rng rng; /* shuffling and dropout masks */
+  /* Scratch for batches of up to `cap` samples (0 = none yet). Index i is layer i; act[i] is
+   * layer i's output (an alias of its input for flatten, and for dropout outside training),
+   * grad[i] the loss's gradient with respect to it (alias likewise). */
+  int64_t cap;
+  float *act[SM_SEQ_MAX_LAYERS], *grad[SM_SEQ_MAX_LAYERS];
+  float *act_buf[SM_SEQ_MAX_LAYERS], *grad_buf[SM_SEQ_MAX_LAYERS]; /* owned; NULL for flatten */
+  int fused_last; /* the loss gave the gradient w.r.t. the last layer's softmax input */
+  int64_t *argmax[SM_SEQ_MAX_LAYERS];
+  float *mask[SM_SEQ_MAX_LAYERS];
+  float *xbatch;   /* gathered (shuffled) inputs, cap x in_elems */
+  float *ybatch;   /* MSE targets, cap x out_elems */
+  int32_t *lbatch; /* class ids */
+  /* Weight gradients, sized at compile. */
+  float *gk[SM_SEQ_MAX_LAYERS], *gb[SM_SEQ_MAX_LAYERS];
+  /* Per-thread conv scratch: im2col rows (col_per_thread floats each) and partial weight
+   * gradients (part_per_thread floats each). */
+  float *col, *part;
+  int64_t col_per_thread, part_per_thread;
+  int scratch_threads;
+} sm__train;
+
+/* Elements of one sample's tensor of the given shape. */
+int64_t sm__elems(int rank, const int64_t *shape);
+
+/* Thread pool with n threads (0 = one per core), (re)made when n changes. */
+sm_status *sm__train_pool(sm_seq *m, int nthreads);
+/* Scratch for batches of `cap` samples; no-op when already big enough. */
+sm_status *sm__train_scratch(sm_seq *m, int64_t cap);
+
+/* Forward pass of n <= cap samples from x; *out is the model's output (scratch-owned). Dropout
+ * masks are drawn from the trainer's RNG when `training` is set. */
+sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const float **out);
+/* Softmax over the last axis (k wide) of rows x k values, in place. */
+void sm__softmax_rows(float *v, int64_t rows, int64_t k);
+
+/* Layer l's backward for n samples: x its input, y its output, gy the gradient with respect to y
+ * (overwritten: activations are undone in place), gx (NULL: not wanted) the gradient with respect
+ * to x, gk/gb (for layers with weights) the gradients of the kernel and bias. */
+void sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
+                        float *gb, int64_t n);
+/* Whole backward pass after sm__forward(training=1), from the gradient of the loss w.r.t. the
+ * model's output (in tr->grad[last]); fills tr->gk/gb. */
+void sm__backward(sm_seq *m, const float *x, int64_t n);
+
+/* Loss over n samples of the model's output `out` ([n, k] logits/probabilities for
+ * cross-entropy with integer labels, [n, k] values for MSE with float targets), its gradient
+ * with respect to `out` into g (NULL: not wanted), and the number of correct argmax predictions
+ * into *correct (cross-entropy only). When the last layer ends in softmax and the loss is
+ * cross-entropy on probabilities, `g` is the gradient w.r.t. the softmax's input (Keras uses the
+ * logits then too) and *fused is set. Returns the mean loss. */
+double sm__loss(const sm_seq *m, const float *out, int64_t n, int64_t k, const int32_t *labels, const float *targets,
+                float *g, int64_t *correct, int *fused);
+
+/* One optimizer step on every weight with the gradients in tr->gk/gb; increments iterations. */
+void sm__optimizer_step(sm_seq *m);
+/* One update of one variable (n elements) by its gradient: exposed for tests. */
+void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
+                      int64_t n);
+
+/* The trainer's private state, created on first use. */
+sm_status *sm__train_get(sm_seq *m, sm__train **out);
+void sm__train_free(sm__train *t);
+
+#endif
