@@ -42,9 +42,18 @@ typedef struct conv_job {
   char *out;
   int64_t N, H, W, C, OH, OW, KH, KW, Cf, Cout, G, CoutG, K;
   int64_t sh, sw, dh, dw, pt, pl;
-  int64_t rows; /* rows per im2col block */
-  int failed;   /* set (atomically) when a block buffer cannot be allocated */
+  int64_t rows;       /* rows per im2col block */
+  const float *bias;  /* float Conv2D only: fused epilogue over each finished row block */
+  int act;            /* SM_NN_ACT_* */
+  int failed;         /* set (atomically) when a block buffer cannot be allocated */
 } conv_job;
+
+/* Bias and activation over output rows [r0, r0+m), while they are still in cache. */
+static void conv_epilogue(const conv_job *j, int64_t r0, int64_t m) {
+  if (!j->bias && !j->act) return;
+  float *c = (float *)j->out + r0 * j->Cout;
+  sm__nn_bias_act_f32(c, c, m, j->Cout, j->bias, j->act);
+}
 
 /* Gathers the patches of output rows [r0, r1), group g, into buf [r1-r0, K]. */
 #define IM2COL(T)                                                                                    \
@@ -106,6 +115,7 @@ static void conv_rows(void *ctx, int64_t begin, int64_t end) {
         IM2COL(float);
       conv_gemm(j, r1 - r0, buf, j->K, g, r0);
     }
+    conv_epilogue(j, r0, r1 - r0);
   }
   free(buf);
 }
@@ -117,6 +127,7 @@ static void conv_1x1_rows(void *ctx, int64_t begin, int64_t end) {
   for (int64_t r0 = begin; r0 < end; r0 += 1 << 20) { /* gemm takes int sizes */
     int64_t m = end - r0 < (1 << 20) ? end - r0 : (1 << 20);
     conv_gemm(j, m, j->in + (size_t)(r0 * j->C) * es, j->C, 0, r0);
+    conv_epilogue(j, r0, m);
   }
 }
 
@@ -154,6 +165,29 @@ static void depthwise_rows(void *ctx, int64_t begin, int64_t end) {
     DEPTHWISE(double);
   else
     DEPTHWISE(float);
+}
+
+/* Runs a filled-in job (M, K, Cout > 0) over the pool. depth_mult > 0: depthwise with that
+ * multiplier (output pre-zeroed); otherwise every output element is written. */
+static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
+  size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
+  int64_t M = j->N * j->OH * j->OW;
+  double macs = (double)M * (double)j->K * (double)(depth_mult ? depth_mult : j->Cout);
+  if (macs < 131072.0) pool = NULL;
+  if (depth_mult) {
+    int64_t per_row = j->OW * j->KH * j->KW * j->Cout;
+    sm_parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, j);
+  } else if (j->KH == 1 && j->KW == 1 && j->sh == 1 && j->sw == 1 && j->pt == 0 && j->pl == 0 && j->OH == j->H &&
+             j->OW == j->W && j->G == 1) {
+    int64_t per_row = j->K * j->Cout;
+    sm_parallel_for(pool, M, per_row >= 65536 ? 1 : 65536 / per_row, conv_1x1_rows, j);
+  } else {
+    /* patch blocks of ~512 KB; at least 4 rows so gemm has something to chew on */
+    j->rows = (int64_t)(524288 / es) / j->K;
+    if (j->rows < 4) j->rows = 4;
+    int64_t per_row = j->K * j->CoutG * j->G, grain = per_row >= 65536 ? 1 : 65536 / per_row;
+    sm_parallel_for(pool, M, grain, conv_rows, j);
+  }
 }
 
 static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwise) {
@@ -239,23 +273,7 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
     j.in = tin;
     j.out = tout;
   }
-  sm_threadpool *pool = sm_kctx_pool(ctx);
-  double macs = (double)M * (double)j.K * (double)(depthwise ? fd[3] : j.Cout);
-  if (macs < 131072.0) pool = NULL;
-  if (depthwise) {
-    int64_t per_row = j.OW * j.KH * j.KW * j.Cout;
-    sm_parallel_for(pool, j.N * j.OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, &j);
-  } else if (j.KH == 1 && j.KW == 1 && j.sh == 1 && j.sw == 1 && j.pt == 0 && j.pl == 0 && j.OH == j.H &&
-             j.OW == j.W && j.G == 1) {
-    int64_t per_row = j.K * j.Cout;
-    sm_parallel_for(pool, M, per_row >= 65536 ? 1 : 65536 / per_row, conv_1x1_rows, &j);
-  } else {
-    /* patch blocks of ~512 KB; at least 4 rows so gemm has something to chew on */
-    j.rows = (int64_t)(524288 / es) / j.K;
-    if (j.rows < 4) j.rows = 4;
-    int64_t per_row = j.K * j.CoutG * j.G, grain = per_row >= 65536 ? 1 : 65536 / per_row;
-    sm_parallel_for(pool, M, grain, conv_rows, &j);
-  }
+  conv_run(sm_kctx_pool(ctx), &j, depthwise ? fd[3] : 0);
   if (w->nchw) {
     if (!j.failed) sm__nn_nhwc_to_nchw(tout, sm_tensor_data(out), nhwc_od, es);
     free(tin);
@@ -267,3 +285,52 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
 
 sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) { return conv_common(state, ctx, 0); }
 sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) { return conv_common(state, ctx, 1); }
+
+/* ---- nn_raw.h ------------------------------------------------------------------------------- */
+void sm_nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int same,
+                           int64_t *oh, int64_t *ow) {
+  int64_t lead;
+  sm_status *st = sm__nn_out_size(h, kh, 1, sh, same ? SM_NN_SAME : SM_NN_VALID, 0, 0, oh, &lead);
+  if (st) *oh = 0;
+  sm_status_free(st);
+  st = sm__nn_out_size(w, kw, 1, sw, same ? SM_NN_SAME : SM_NN_VALID, 0, 0, ow, &lead);
+  if (st) *ow = 0;
+  sm_status_free(st);
+}
+
+sm_status *sm_nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
+                            const float *filter, int64_t kh, int64_t kw, int64_t cout, int64_t sh, int64_t sw,
+                            int same, const float *bias, int act, float *y) {
+  if (n < 0 || h < 0 || w < 0 || c < 0 || kh < 0 || kw < 0 || cout < 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "conv2d: negative dimension");
+  conv_job j = {0};
+  j.dtype = SM_FLOAT;
+  j.N = n, j.H = h, j.W = w, j.C = c, j.KH = kh, j.KW = kw, j.Cf = c, j.Cout = cout, j.G = 1, j.CoutG = cout;
+  j.sh = sh, j.sw = sw, j.dh = j.dw = 1;
+  j.bias = bias;
+  j.act = act;
+  int padding = same ? SM_NN_SAME : SM_NN_VALID;
+  sm_status *st = sm__nn_out_size(h, kh, 1, sh, padding, 0, 0, &j.OH, &j.pt);
+  if (!st) st = sm__nn_out_size(w, kw, 1, sw, padding, 0, 0, &j.OW, &j.pl);
+  if (st) return st;
+  int64_t M, K, MC;
+  if (__builtin_mul_overflow(n, j.OH, &M) || __builtin_mul_overflow(M, j.OW, &M) ||
+      __builtin_mul_overflow(M, cout, &MC) || __builtin_mul_overflow(kh, kw, &K) || __builtin_mul_overflow(K, c, &K) ||
+      K > INT_MAX || cout > INT_MAX || c > INT_MAX)
+    return sm_status_new(SM_INVALID_ARGUMENT, "conv2d too large (input [%lld,%lld,%lld,%lld], filter [%lld,%lld,%lld,%lld])",
+                         (long long)n, (long long)h, (long long)w, (long long)c, (long long)kh, (long long)kw,
+                         (long long)c, (long long)cout);
+  j.K = K;
+  if (MC == 0) return NULL;
+  if (K == 0) { /* empty windows: the product is zero */
+    memset(y, 0, (size_t)MC * sizeof *y);
+    sm__nn_bias_act_f32(y, y, M, cout, bias, act);
+    return NULL;
+  }
+  j.in = (const char *)x;
+  j.filt = (const char *)filter;
+  j.out = (char *)y;
+  conv_run(pool, &j, 0);
+  if (j.failed) return sm_status_new(SM_NO_MEMORY, "out of memory for a convolution patch buffer");
+  return NULL;
+}

@@ -6,6 +6,7 @@
 #define SM_OPS_NN_INTERNAL_H
 #include <stdint.h>
 
+#include "ops/nn_raw.h"
 #include "runtime/kernel.h"
 
 enum { SM_NN_VALID = 0, SM_NN_SAME = 1, SM_NN_EXPLICIT = 2 };
@@ -41,6 +42,10 @@ void sm__nn_nhwc_to_nchw(const void *src, void *dst, const int64_t *dims, size_t
 /* Makes OpenBLAS single-threaded, once per process: the nn kernels split their own work over the
  * runtime's pool (see nn.c for why). Called from the prepare of every kernel that calls BLAS. */
 void sm__nn_blas_init(void);
+
+/* out[r, c] = act(in[r, c] + bias[c]) over rows x C, float; bias may be NULL, act an SM_NN_ACT_*
+ * (nn_raw.h); in == out is allowed. nn_norm.c. */
+void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act);
 
 /* The kernels (op names in nn.c's table). */
 sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state);

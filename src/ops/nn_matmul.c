@@ -21,6 +21,8 @@ typedef struct mm_job {
   char *C;
   const int64_t *aoff, *boff; /* element offset of batch b's matrices; NULL: all at 0 */
   int64_t rows, upb;          /* rows per unit, units per batch */
+  const float *bias;          /* float only: fused epilogue (nn_raw.h) over each finished block */
+  int act, accumulate;        /* accumulate: C += product (float only; no epilogue then) */
 } mm_job;
 
 #define MM_INT_LOOP(T, UT)                                                                         \
@@ -53,10 +55,13 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
     int lda = (int)(j->ta ? M : K), ldb = (int)(j->tb ? K : N);
     enum CBLAS_TRANSPOSE ta = j->ta ? CblasTrans : CblasNoTrans, tb = j->tb ? CblasTrans : CblasNoTrans;
     switch (j->dtype) {
-      case SM_FLOAT:
+      case SM_FLOAT: {
+        float *c = (float *)j->C + co + r0 * N;
         cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)N, (int)K, 1.0f, (const float *)j->A + ao + a_row, lda,
-                    (const float *)j->B + bo, ldb, 0.0f, (float *)j->C + co + r0 * N, (int)N);
+                    (const float *)j->B + bo, ldb, j->accumulate ? 1.0f : 0.0f, c, (int)N);
+        if (j->bias || j->act) sm__nn_bias_act_f32(c, c, r1 - r0, N, j->bias, j->act);
         break;
+      }
       case SM_DOUBLE:
         cblas_dgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)N, (int)K, 1.0, (const double *)j->A + ao + a_row, lda,
                     (const double *)j->B + bo, ldb, 0.0, (double *)j->C + co + r0 * N, (int)N);
@@ -71,12 +76,8 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-/* Runs C[b] = op(A[b]) * op(B[b]) for nb batches into a zeroed C. */
-static sm_status *mm_run(sm_kctx *ctx, mm_job *j, int64_t nb) {
-  if (j->M == 0 || j->N == 0 || j->K == 0 || nb == 0) return NULL; /* output already zero */
-  if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX)
-    return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
-                         (long long)j->M, (long long)j->K, (long long)j->K, (long long)j->N);
+/* Spreads C[b] = op(A[b]) * op(B[b]) for nb batches over the pool (M, N, K > 0, each < 2^31). */
+static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
   /* ~64K multiply-adds and at least 64 rows per unit: small enough to balance, big enough that
    * gemm's packing of B (K x N, once per call) is amortised over many rows */
   int64_t per_row = j->N * j->K;
@@ -85,8 +86,36 @@ static sm_status *mm_run(sm_kctx *ctx, mm_job *j, int64_t nb) {
   j->upb = (j->M + j->rows - 1) / j->rows;
   int64_t units = nb * j->upb;
   double macs = (double)nb * (double)j->M * (double)per_row;
-  sm_parallel_for(macs < 131072.0 ? NULL : sm_kctx_pool(ctx), units, 1, mm_units, j);
+  sm_parallel_for(macs < 131072.0 ? NULL : pool, units, 1, mm_units, j);
+}
+
+/* Runs C[b] = op(A[b]) * op(B[b]) for nb batches into a zeroed C. */
+static sm_status *mm_run(sm_kctx *ctx, mm_job *j, int64_t nb) {
+  if (j->M == 0 || j->N == 0 || j->K == 0 || nb == 0) return NULL; /* output already zero */
+  if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX)
+    return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
+                         (long long)j->M, (long long)j->K, (long long)j->K, (long long)j->N);
+  mm_dispatch(sm_kctx_pool(ctx), j, nb);
   return NULL;
+}
+
+/* nn_raw.h. Dimensions beyond what BLAS takes (2^31-1) are the caller's to avoid: the trainer's
+ * layers are far below. */
+void sm_nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                      const float *a, const float *b, const float *bias, int act, int accumulate, float *c) {
+  if (m <= 0 || n <= 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX) return;
+  if (accumulate) bias = NULL, act = SM_NN_ACT_NONE;
+  if (k <= 0) { /* empty product */
+    if (!accumulate) {
+      memset(c, 0, (size_t)(m * n) * sizeof *c);
+      sm__nn_bias_act_f32(c, c, m, n, bias, act);
+    }
+    return;
+  }
+  sm__nn_blas_init();
+  mm_job j = {SM_FLOAT, trans_a != 0, trans_b != 0, m, n, k, (const char *)a, (const char *)b, (char *)c,
+              NULL, NULL, 0, 0, bias, act, accumulate != 0};
+  mm_dispatch(pool, &j, 1);
 }
 
 static int mm_dtype_ok(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64; }
@@ -151,7 +180,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   int64_t od[2] = {M, N};
   if ((st = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(a), 2, od, &out))) return st;
   mm_job j = {sm_tensor_dtype(a), s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
-              NULL, NULL, 0, 0};
+              NULL, NULL, 0, 0, NULL, 0, 0};
   return mm_run(ctx, &j, 1);
 }
 
@@ -221,7 +250,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
     }
   }
   mm_job j = {sm_tensor_dtype(x), s->ta, s->tb, M, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
-              off, off ? off + nb : NULL, 0, 0};
+              off, off ? off + nb : NULL, 0, 0, NULL, 0, 0};
   st = mm_run(ctx, &j, nb);
   free(off);
   return st;

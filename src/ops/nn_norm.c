@@ -70,10 +70,44 @@ typedef struct bias_job {
       }                                                                                             \
   } while (0)
 
+/* The one float bias(+activation) loop: BiasAdd's NHWC float path and the epilogue of the fused
+ * conv/matmul (nn_raw.h) both run it. Separate loops per case so each one vectorises. */
+void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *p = in + r * C;
+    float *o = out + r * C;
+    if (bias && act == SM_NN_ACT_RELU) {
+      for (int64_t c = 0; c < C; c++) {
+        float v = p[c] + bias[c];
+        o[c] = v < 0 ? 0 : v; /* keeps NaN, as Relu does */
+      }
+    } else if (bias && act == SM_NN_ACT_RELU6) {
+      for (int64_t c = 0; c < C; c++) {
+        float v = p[c] + bias[c];
+        o[c] = v < 0 ? 0 : v > 6 ? 6 : v;
+      }
+    } else if (bias) {
+      for (int64_t c = 0; c < C; c++) o[c] = p[c] + bias[c];
+    } else if (act == SM_NN_ACT_RELU) {
+      for (int64_t c = 0; c < C; c++) o[c] = p[c] < 0 ? 0 : p[c];
+    } else if (act == SM_NN_ACT_RELU6) {
+      for (int64_t c = 0; c < C; c++) o[c] = p[c] < 0 ? 0 : p[c] > 6 ? 6 : p[c];
+    } else if (o != p) {
+      memcpy(o, p, (size_t)C * sizeof *o);
+    }
+  }
+}
+
 static void bias_rows(void *ctx, int64_t begin, int64_t end) {
   const bias_job *j = ctx;
   switch (j->dtype) {
-    case SM_FLOAT: BIAS(float); break;
+    case SM_FLOAT:
+      if (j->inner == 1)
+        sm__nn_bias_act_f32((const float *)j->in + begin * j->C, (float *)j->out + begin * j->C, end - begin, j->C,
+                            (const float *)j->bias, SM_NN_ACT_NONE);
+      else
+        BIAS(float);
+      break;
     case SM_DOUBLE: BIAS(double); break;
     case SM_INT32: BIAS_INT(int32_t, uint32_t); break;
     case SM_INT64: BIAS_INT(int64_t, uint64_t); break;

@@ -59,6 +59,7 @@ typedef struct pool_job {
   const char *in;
   char *out;
   int64_t N, H, W, C, OH, OW, kh, kw, sh, sw, pt, pl;
+  int64_t *argmax; /* max only, may be NULL: flat index into in of each output's maximum */
 } pool_job;
 
 #define POOL(T, LOWEST)                                                                      \
@@ -77,11 +78,23 @@ typedef struct pool_job {
         if (we > j->W) we = j->W;                                                            \
         T *o = out + ((n * j->OH + oh) * j->OW + ow) * C;                                    \
         if (j->is_max) {                                                                     \
+          int64_t *am = j->argmax ? j->argmax + (o - out) : NULL;                            \
           for (int64_t c = 0; c < C; c++) o[c] = LOWEST;                                     \
+          if (am)                                                                            \
+            for (int64_t c = 0; c < C; c++) am[c] = -1;                                      \
           for (int64_t ih = hs; ih < he; ih++)                                               \
             for (int64_t iw = ws; iw < we; iw++) {                                           \
-              const T *p = in + ((n * j->H + ih) * j->W + iw) * C;                           \
-              for (int64_t c = 0; c < C; c++) o[c] = p[c] > o[c] ? p[c] : o[c];              \
+              int64_t base = ((n * j->H + ih) * j->W + iw) * C;                              \
+              const T *p = in + base;                                                        \
+              if (!am) {                                                                     \
+                for (int64_t c = 0; c < C; c++) o[c] = p[c] > o[c] ? p[c] : o[c];            \
+              } else { /* TF's MaxPoolGrad rule: the first maximum in window order */        \
+                for (int64_t c = 0; c < C; c++)                                              \
+                  if (p[c] > o[c] || am[c] < 0) {                                            \
+                    o[c] = p[c];                                                             \
+                    am[c] = base + c;                                                        \
+                  }                                                                          \
+              }                                                                              \
             }                                                                                \
         } else {                                                                             \
           for (int64_t ih = hs; ih < he; ih++)                                               \
@@ -102,6 +115,15 @@ static void pool_rows(void *ctx, int64_t begin, int64_t end) {
     POOL(double, -DBL_MAX);
   else
     POOL(float, -FLT_MAX);
+}
+
+/* Every output row (n, oh) over the pool. */
+static void pool_run(sm_threadpool *pool, pool_job *j) {
+  if (j->N * j->OH * j->OW * j->C == 0) return;
+  int64_t kh = j->kh < j->H ? j->kh : j->H, kw = j->kw < j->W ? j->kw : j->W;
+  int64_t per_row = j->OW * j->C * (kh > 0 ? kh : 1) * (kw > 0 ? kw : 1);
+  double work = (double)per_row * (double)(j->N * j->OH);
+  sm_parallel_for(work < 65536.0 ? NULL : pool, j->N * j->OH, per_row >= 32768 ? 1 : 32768 / per_row, pool_rows, j);
 }
 
 /* MaxPoolV2's ksize/strides input: 4 int32 in data_format order; H, W into hw. */
@@ -177,15 +199,35 @@ sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
     j.in = tin;
     j.out = tout;
   }
-  int64_t kh = j.kh < j.H ? j.kh : j.H, kw = j.kw < j.W ? j.kw : j.W;
-  int64_t per_row = j.OW * j.C * (kh > 0 ? kh : 1) * (kw > 0 ? kw : 1);
-  double work = (double)per_row * (double)(j.N * j.OH);
-  sm_parallel_for(work < 65536.0 ? NULL : sm_kctx_pool(ctx), j.N * j.OH, per_row >= 32768 ? 1 : 32768 / per_row,
-                  pool_rows, &j);
+  pool_run(sm_kctx_pool(ctx), &j);
   if (w.nchw) {
     sm__nn_nhwc_to_nchw(tout, sm_tensor_data(out), nhwc_od, es);
     free(tin);
     free(tout);
   }
+  return NULL;
+}
+
+/* ---- nn_raw.h ------------------------------------------------------------------------------- */
+sm_status *sm_nn_maxpool_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
+                             int64_t ph, int64_t pw, int64_t sh, int64_t sw, int same, float *y, int64_t *argmax) {
+  if (n < 0 || h < 0 || w < 0 || c < 0 || ph < 1 || pw < 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "maxpool: negative dimension or window below 1");
+  pool_job j = {0};
+  j.dtype = SM_FLOAT;
+  j.is_max = 1;
+  j.in = (const char *)x;
+  j.out = (char *)y;
+  j.argmax = argmax;
+  j.N = n, j.H = h, j.W = w, j.C = c, j.kh = ph, j.kw = pw, j.sh = sh, j.sw = sw;
+  int padding = same ? SM_NN_SAME : SM_NN_VALID;
+  sm_status *st = sm__nn_out_size(h, ph, 1, sh, padding, 0, 0, &j.OH, &j.pt);
+  if (!st) st = sm__nn_out_size(w, pw, 1, sw, padding, 0, 0, &j.OW, &j.pl);
+  if (st) return st;
+  int64_t rows, per_row;
+  if (__builtin_mul_overflow(n, j.OH, &rows) || __builtin_mul_overflow(j.OW, c, &per_row) ||
+      __builtin_mul_overflow(rows, per_row, &per_row))
+    return sm_status_new(SM_INVALID_ARGUMENT, "maxpool output too large");
+  pool_run(pool, &j);
   return NULL;
 }

@@ -13,7 +13,7 @@
 #include "runtime/kernel.h"
 
 /* What may follow a product in the same pass over the output (a fused epilogue). */
-enum { SM_NN_ACT_NONE = 0, SM_NN_ACT_RELU = 1 };
+enum { SM_NN_ACT_NONE = 0, SM_NN_ACT_RELU = 1, SM_NN_ACT_RELU6 = 2 /* min(max(x, 0), 6) */ };
 
 /* 2-D convolution, NHWC input x [n,h,w,c], HWIO filter [kh,kw,c,cout], strides sh/sw, no
  * dilation, padding SAME (same=1) or VALID (same=0) with TensorFlow's rule for where SAME puts the

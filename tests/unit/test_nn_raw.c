@@ -1,0 +1,200 @@
+/* test_nn_raw.c - src/ops/nn_raw.h against naive loops: conv2d (SAME/VALID, strides, 1x1, fused
+ * bias + relu), matmul (every transpose pair, accumulate, bias, relu), maxpool with argmax (ties
+ * go to the first maximum in window order), each with and without a thread pool, plus the empty
+ * and refused cases. */
+#include <math.h>
+#include <stdint.h>
+
+#include "ops/nn_raw.h"
+#include "test.h"
+
+static uint32_t rng = 12345;
+static float frand(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+static void fill(float *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++) p[i] = frand();
+}
+
+static int close_all(const float *a, const float *b, int64_t n, const char *what) {
+  for (int64_t i = 0; i < n; i++) {
+    float d = fabsf(a[i] - b[i]), m = fabsf(b[i]) > 1 ? fabsf(b[i]) : 1;
+    if (!(d <= 1e-4f * m)) {
+      fprintf(stderr, "%s: element %lld: %g vs expected %g\n", what, (long long)i, a[i], b[i]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void naive_conv(const float *x, int64_t n, int64_t h, int64_t w, int64_t c, const float *f, int64_t kh,
+                       int64_t kw, int64_t co, int64_t sh, int64_t sw, int same, const float *bias, int act,
+                       float *y, int64_t oh, int64_t ow) {
+  int64_t pt = 0, pl = 0;
+  if (same) {
+    int64_t nh = (oh - 1) * sh + kh - h, nw = (ow - 1) * sw + kw - w;
+    pt = nh > 0 ? nh / 2 : 0;
+    pl = nw > 0 ? nw / 2 : 0;
+  }
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t i = 0; i < oh; i++)
+      for (int64_t j = 0; j < ow; j++)
+        for (int64_t o = 0; o < co; o++) {
+          double s = bias ? bias[o] : 0;
+          for (int64_t a = 0; a < kh; a++)
+            for (int64_t e = 0; e < kw; e++) {
+              int64_t ih = i * sh - pt + a, iw = j * sw - pl + e;
+              if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+              for (int64_t q = 0; q < c; q++)
+                s += (double)x[((b * h + ih) * w + iw) * c + q] * f[((a * kw + e) * c + q) * co + o];
+            }
+          if (act == SM_NN_ACT_RELU && s < 0) s = 0;
+          y[((b * oh + i) * ow + j) * co + o] = (float)s;
+        }
+}
+
+static void check_conv(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
+                       int64_t co, int64_t sh, int64_t sw, int same, int with_bias, int act) {
+  int64_t oh, ow;
+  sm_nn_conv2d_out_size(h, w, kh, kw, sh, sw, same, &oh, &ow);
+  if (same) {
+    CHECK_EQ_INT(oh, (h + sh - 1) / sh);
+    CHECK_EQ_INT(ow, (w + sw - 1) / sw);
+  } else {
+    CHECK_EQ_INT(oh, (h - kh) / sh + 1);
+    CHECK_EQ_INT(ow, (w - kw) / sw + 1);
+  }
+  int64_t nx = n * h * w * c, nf = kh * kw * c * co, ny = n * oh * ow * co;
+  float *x = malloc(sizeof(float) * (size_t)nx), *f = malloc(sizeof(float) * (size_t)nf);
+  float *b = malloc(sizeof(float) * (size_t)co), *y = malloc(sizeof(float) * (size_t)ny + 4);
+  float *e = malloc(sizeof(float) * (size_t)ny + 4);
+  fill(x, nx);
+  fill(f, nf);
+  fill(b, co);
+  for (int64_t i = 0; i < ny; i++) y[i] = 1e30f; /* every element must be written */
+  CHECK_OK(sm_nn_conv2d_f32(pool, x, n, h, w, c, f, kh, kw, co, sh, sw, same, with_bias ? b : NULL, act, y));
+  naive_conv(x, n, h, w, c, f, kh, kw, co, sh, sw, same, with_bias ? b : NULL, act, e, oh, ow);
+  char what[160];
+  snprintf(what, sizeof what, "conv n%lld %lldx%lldx%lld k%lldx%lld->%lld s%lld,%lld %s bias%d act%d pool%d",
+           (long long)n, (long long)h, (long long)w, (long long)c, (long long)kh, (long long)kw, (long long)co,
+           (long long)sh, (long long)sw, same ? "SAME" : "VALID", with_bias, act, pool != NULL);
+  CHECK(close_all(y, e, ny, what));
+  free(x), free(f), free(b), free(y), free(e);
+}
+
+static void check_matmul(sm_threadpool *pool, int ta, int tb, int64_t m, int64_t n, int64_t k, int with_bias, int act,
+                         int accumulate) {
+  float *a = malloc(sizeof(float) * (size_t)(m * k + 1)), *b = malloc(sizeof(float) * (size_t)(k * n + 1));
+  float *bias = malloc(sizeof(float) * (size_t)n), *c = malloc(sizeof(float) * (size_t)(m * n));
+  float *e = malloc(sizeof(float) * (size_t)(m * n));
+  fill(a, m * k);
+  fill(b, k * n);
+  fill(bias, n);
+  fill(c, m * n);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = accumulate ? c[i * n + j] : (with_bias ? bias[j] : 0);
+      for (int64_t q = 0; q < k; q++)
+        s += (double)(ta ? a[q * m + i] : a[i * k + q]) * (tb ? b[j * k + q] : b[q * n + j]);
+      if (!accumulate && act == SM_NN_ACT_RELU && s < 0) s = 0;
+      e[i * n + j] = (float)s;
+    }
+  if (!accumulate)
+    for (int64_t i = 0; i < m * n; i++) c[i] = 1e30f;
+  sm_nn_matmul_f32(pool, ta, tb, m, n, k, a, b, with_bias ? bias : NULL, act, accumulate, c);
+  char what[128];
+  snprintf(what, sizeof what, "matmul %lldx%lldx%lld ta%d tb%d bias%d act%d acc%d pool%d", (long long)m,
+           (long long)n, (long long)k, ta, tb, with_bias, act, accumulate, pool != NULL);
+  CHECK(close_all(c, e, m * n, what));
+  free(a), free(b), free(bias), free(c), free(e);
+}
+
+static void check_maxpool(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
+                          int64_t sh, int64_t sw, int same, int ties) {
+  int64_t oh, ow;
+  sm_nn_conv2d_out_size(h, w, ph, pw, sh, sw, same, &oh, &ow);
+  int64_t nx = n * h * w * c, ny = n * oh * ow * c;
+  float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)ny);
+  float *y2 = malloc(sizeof(float) * (size_t)ny);
+  int64_t *am = malloc(sizeof(int64_t) * (size_t)ny);
+  fill(x, nx);
+  if (ties) /* few distinct values: many ties */
+    for (int64_t i = 0; i < nx; i++) x[i] = floorf(x[i] * 2);
+  CHECK_OK(sm_nn_maxpool_f32(pool, x, n, h, w, c, ph, pw, sh, sw, same, y, am));
+  CHECK_OK(sm_nn_maxpool_f32(pool, x, n, h, w, c, ph, pw, sh, sw, same, y2, NULL));
+  int64_t pt = 0, pl = 0;
+  if (same) {
+    int64_t nh = (oh - 1) * sh + ph - h, nw = (ow - 1) * sw + pw - w;
+    pt = nh > 0 ? nh / 2 : 0;
+    pl = nw > 0 ? nw / 2 : 0;
+  }
+  int bad = 0;
+  for (int64_t b = 0; b < n && !bad; b++)
+    for (int64_t i = 0; i < oh; i++)
+      for (int64_t j = 0; j < ow; j++)
+        for (int64_t q = 0; q < c; q++) {
+          float best = 0;
+          int64_t bi = -1;
+          for (int64_t a = 0; a < ph; a++)
+            for (int64_t e = 0; e < pw; e++) {
+              int64_t ih = i * sh - pt + a, iw = j * sw - pl + e;
+              if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+              int64_t idx = ((b * h + ih) * w + iw) * c + q;
+              if (bi < 0 || x[idx] > best) best = x[idx], bi = idx;
+            }
+          int64_t o = ((b * oh + i) * ow + j) * c + q;
+          if (y[o] != best || y2[o] != best || am[o] != bi) {
+            if (!bad)
+              fprintf(stderr, "maxpool %lldx%lld s%lld %s: output %lld: %g/%g (argmax %lld) vs %g (argmax %lld)\n",
+                      (long long)ph, (long long)pw, (long long)sh, same ? "SAME" : "VALID", (long long)o, y[o], y2[o],
+                      (long long)am[o], best, (long long)bi);
+            bad = 1;
+          }
+        }
+  CHECK(!bad);
+  free(x), free(y), free(y2), free(am);
+}
+
+int main(void) {
+  sm_threadpool *pool = NULL;
+  CHECK_OK(sm_threadpool_new(3, &pool));
+  for (int p = 0; p < 2; p++) {
+    sm_threadpool *tp = p ? pool : NULL;
+    /* the seed CNN's shapes, small odd ones, strides, 1x1 (the plain-gemm path) */
+    check_conv(tp, 1, 28, 28, 1, 3, 3, 32, 1, 1, 0, 1, SM_NN_ACT_RELU);
+    check_conv(tp, 2, 13, 13, 32, 3, 3, 64, 1, 1, 0, 1, SM_NN_ACT_RELU);
+    check_conv(tp, 3, 7, 9, 3, 3, 2, 5, 2, 3, 1, 1, SM_NN_ACT_NONE);
+    check_conv(tp, 2, 8, 8, 4, 5, 5, 6, 2, 2, 1, 0, SM_NN_ACT_RELU);
+    check_conv(tp, 4, 6, 5, 16, 1, 1, 8, 1, 1, 0, 1, SM_NN_ACT_RELU);
+    check_conv(tp, 1, 5, 5, 2, 1, 1, 3, 2, 2, 1, 0, SM_NN_ACT_NONE);
+    check_conv(tp, 64, 12, 12, 8, 3, 3, 16, 1, 1, 1, 1, SM_NN_ACT_RELU);
+    for (int ta = 0; ta < 2; ta++)
+      for (int tb = 0; tb < 2; tb++) {
+        check_matmul(tp, ta, tb, 7, 5, 3, 1, SM_NN_ACT_RELU, 0);
+        check_matmul(tp, ta, tb, 300, 128, 200, 1, SM_NN_ACT_RELU, 0);
+        check_matmul(tp, ta, tb, 33, 17, 65, 0, SM_NN_ACT_NONE, 1);
+        check_matmul(tp, ta, tb, 130, 10, 1600, 1, SM_NN_ACT_NONE, 0);
+      }
+    check_matmul(tp, 0, 0, 4, 3, 0, 1, SM_NN_ACT_RELU, 0); /* empty product: bias, relu */
+    check_matmul(tp, 0, 0, 4, 3, 0, 0, SM_NN_ACT_NONE, 1);
+    check_maxpool(tp, 2, 26, 26, 32, 2, 2, 2, 2, 0, 0);
+    check_maxpool(tp, 2, 7, 7, 3, 3, 3, 2, 2, 1, 1);
+    check_maxpool(tp, 3, 9, 6, 5, 2, 3, 1, 2, 1, 1);
+    check_maxpool(tp, 64, 16, 16, 8, 2, 2, 2, 2, 0, 1);
+  }
+  /* an empty window dimension (zero-size filter): y = act(bias) */
+  float x[4] = {1, 2, 3, 4}, b[2] = {-1, 2}, y[8];
+  float f0[1];
+  CHECK_OK(sm_nn_conv2d_f32(NULL, x, 1, 2, 2, 0, f0, 1, 1, 2, 1, 1, 0, b, SM_NN_ACT_RELU, y));
+  CHECK(y[0] == 0 && y[1] == 2 && y[6] == 0 && y[7] == 2);
+  /* refused geometry */
+  CHECK_ERR(sm_nn_conv2d_f32(NULL, x, 1, 2, 2, 1, x, 4, 4, 1, 1, 1, 0, NULL, 0, y), "negative");
+  CHECK_ERR(sm_nn_conv2d_f32(NULL, x, 1, 2, 2, 1, x, 1, 1, 1, 0, 1, 0, NULL, 0, y), "Stride");
+  CHECK_ERR(sm_nn_conv2d_f32(NULL, x, -1, 2, 2, 1, x, 1, 1, 1, 1, 1, 0, NULL, 0, y), "negative");
+  CHECK_ERR(sm_nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 0, 1, 1, 1, 0, y, NULL), "window");
+  CHECK_ERR(sm_nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 4, 1, 1, 1, 0, y, NULL), "negative");
+  CHECK_ERR(sm_nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 1, 1, 0, 1, 0, y, NULL), "Stride");
+  sm_threadpool_free(pool);
+  TEST_MAIN_END();
+}
