@@ -8,12 +8,16 @@
  * Each MetaGraph gets TF1's Saver subgraph (save/Const, save/SaveV2 ... save/restore_all, sharded
  * V2) and its SaverDef, so TensorFlow's own loaders restore the variables from
  * variables/variables. Signatures are checked against the graph and TensorFlow's rules for
- * their method before anything is added. */
+ * their method before anything is added. A graph with a main op (sm_graph_set_main_op, label
+ * vocabularies) gets the signature "__saved_model_init_op" naming it, as TF 2.x's builder writes
+ * its init_op, besides TF1's saved_model_main_op collection; the keys "__saved_model_init_op"
+ * and "__saved_model_train_op" are refused for user signatures, as TensorFlow refuses them. */
 #ifndef SAVEDMODEL_BUILDER_H
 #define SAVEDMODEL_BUILDER_H
 
 #include <stddef.h>
 
+#include "fingerprint.pb-c.h"
 #include "meta_graph.pb-c.h"
 #include "savedmodel/graph_builder.h"
 #include "savedmodel/status.h"
@@ -73,9 +77,29 @@ sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, c
 sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *const *tags, size_t ntags,
                                      sm_signature *const *sigs, size_t nsigs);
 
-/* Writes saved_model.pb (or .pbtxt) and variables/ into "<parent>/.tmp-<name>-<pid>", then
- * renames that directory to export_dir: no half-written export is ever visible there. */
+/* Writes saved_model.pb (or .pbtxt), variables/, assets/ and (binary form only, as TensorFlow)
+ * fingerprint.pb into "<parent>/.tmp-<name>-<pid>", then renames that directory to export_dir
+ * with renameat2(RENAME_NOREPLACE) (plain rename after an exists check where the kernel or file
+ * system lacks it): no half-written export is ever visible there, and one that appeared
+ * meanwhile is never replaced (ALREADY_EXISTS). Temp dirs of earlier builders for the same
+ * target whose process is dead (killed mid-save) are removed first.
+ *
+ * Variables go to one shard, variables.data-00000-of-00001: TF's sharded Saver writes one shard
+ * per device that holds variables, and every variable here lives on the CPU, as in TensorFlow's
+ * own CPU exports. The Saver subgraph is the sharded one, so TF restores it either way. */
 sm_status *sm_builder_save(sm_builder *b, int as_text);
+
+/* ---- fingerprint.pb ---- */
+/* FingerprintDef of the SavedModel in export_dir (its saved_model.pb and
+ * variables/variables.index) as TensorFlow 2.x computes it: saved_model_checksum,
+ * graph_def_program_hash, signature_def_hash, saved_object_graph_hash, checkpoint_hash (FarmHash
+ * Fingerprint64 over TensorFlow's deterministic serializations), a random uuid and version
+ * producer SM_FINGERPRINT_PRODUCER. The caller frees *out with
+ * protobuf_c_message_free_unpacked(&(*out)->base, NULL). */
+#define SM_FINGERPRINT_PRODUCER 4 /* what TensorFlow 2.21 writes */
+sm_status *sm_saved_model_fingerprint(const char *export_dir, Tensorflow__FingerprintDef **out);
+/* Computes the above and writes export_dir/fingerprint.pb (sm_builder_save does this). */
+sm_status *sm_saved_model_write_fingerprint(const char *export_dir);
 
 #ifdef __cplusplus
 }

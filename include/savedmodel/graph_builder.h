@@ -61,6 +61,8 @@ void sm_op_attr_int_list(sm_op *op, const char *name, const int64_t *v, size_t n
 void sm_op_attr_float_list(sm_op *op, const char *name, const float *v, size_t n);
 void sm_op_attr_type_list(sm_op *op, const char *name, const int *dtypes, size_t n);
 void sm_op_attr_string_list(sm_op *op, const char *name, const char *const *v, size_t n);
+/* A list of shapes: shape i has rank ranks[i] (-1 unknown) and dims[i]. */
+void sm_op_attr_shape_list(sm_op *op, const char *name, const int *ranks, const int64_t *const *dims, size_t n);
 /* Checks and adds the node. *name_out (may be NULL) gets its unique name, owned by the graph. */
 sm_status *sm_op_finish(sm_op *op, const char **name_out);
 
@@ -106,6 +108,26 @@ sm_status *sm_graph_label_vocabulary(sm_graph *g, const char *filename, const ch
 /* Looks int64 ids up in a table (LookupTableFindV2); unknown ids give default_value. */
 sm_status *sm_graph_lookup(sm_graph *g, const char *table, const char *ids, const char *default_value,
                            const char **out);
+/* ---- tf.Example input ---- */
+/* One dense feature of a tf.train.Example: its key, dtype (SM_FLOAT, SM_INT64 or SM_STRING, the
+ * three kinds of values a Feature holds) and the shape of one example's value (rank 0 =
+ * scalar, every dim known). default_value (NULL = the feature is required) has that many
+ * values, or one. */
+typedef struct sm_dense_feature {
+  const char *key;
+  int dtype;
+  int rank;
+  const int64_t *dims;
+  const sm_tensor *default_value;
+} sm_dense_feature;
+/* Parses a DT_STRING vector of serialized tf.Examples with ParseExampleV2, as
+ * tf.io.parse_example does: node "<scope>/ParseExampleV2" (scope `name`, default
+ * "ParseExample"). values[i] (an array of n the caller provides) gets the tensor name of feature
+ * i's values, shape [batch] + its shape (names owned by the graph). A missing required feature or
+ * a value count that does not match the shape fails the run, as in TensorFlow. */
+sm_status *sm_graph_parse_example(sm_graph *g, const char *name, const char *serialized,
+                                  const sm_dense_feature *features, size_t n, const char **values);
+
 size_t sm_graph_num_assets(const sm_graph *g);
 void sm_graph_asset_at(const sm_graph *g, size_t i, const char **node, const char **filename, const char **source);
 const char *sm_graph_main_op(const sm_graph *g); /* NULL when none */

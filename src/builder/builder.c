@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -521,6 +523,47 @@ static sm_status *take_assets(sm_builder *b, const sm_graph *g) {
   return NULL;
 }
 
+/* The init op as TF 2.x's SavedModelBuilder records it (op_signature_def): signature
+ * "__saved_model_init_op" whose one output of the same key names the op (no ":0"), dtype
+ * DT_INVALID, unknown rank, no method name. TF's loaders (C++ GetInitOp, Python get_init_op)
+ * look there first; the saved_model_main_op collection stays for loaders older than that. */
+static sm_status *init_op_signature(Tensorflow__MetaGraphDef *mg, const char *op) {
+  Tensorflow__MetaGraphDef__SignatureDefEntry *e = malloc(sizeof *e);
+  Tensorflow__SignatureDef *sd = malloc(sizeof *sd);
+  Tensorflow__SignatureDef__OutputsEntry *oe = malloc(sizeof *oe);
+  Tensorflow__TensorInfo *ti = malloc(sizeof *ti);
+  if (!e || !sd || !oe || !ti) {
+    free(e);
+    free(sd);
+    free(oe);
+    free(ti);
+    return oom();
+  }
+  tensorflow__meta_graph_def__signature_def_entry__init(e);
+  tensorflow__signature_def__init(sd);
+  tensorflow__signature_def__outputs_entry__init(oe);
+  tensorflow__tensor_info__init(ti);
+  e->value = sd;
+  oe->value = ti;
+  ti->encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_NAME;
+  ti->name = sm_b_strdup(op);
+  ti->dtype = TENSORFLOW__DATA_TYPE__DT_INVALID;
+  ti->tensor_shape = sm_b_shape(-1, NULL);
+  oe->key = sm_b_strdup(SM_INIT_OP_SIGNATURE_KEY);
+  e->key = sm_b_strdup(SM_INIT_OP_SIGNATURE_KEY);
+  int ok = ti->name && ti->tensor_shape && oe->key && e->key && sm_b_push(&sd->outputs, &sd->n_outputs, oe);
+  if (!ok) {
+    if (!sd->n_outputs) protobuf_c_message_free_unpacked(&oe->base, NULL);
+    protobuf_c_message_free_unpacked(&e->base, NULL);
+    return oom();
+  }
+  if (!sm_b_push(&mg->signature_def, &mg->n_signature_def, e)) {
+    protobuf_c_message_free_unpacked(&e->base, NULL);
+    return oom();
+  }
+  return NULL;
+}
+
 static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, size_t ntags, sm_signature *const *sigs,
                          size_t nsigs) {
   if (!ntags) return sm_status_new(SM_INVALID_ARGUMENT, "a MetaGraph needs at least one tag");
@@ -531,6 +574,11 @@ static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, si
                            ntags > 1 ? ", ..." : "");
   }
   for (size_t i = 0; i < nsigs; i++) {
+    if (!strcmp(sm_signature_key(sigs[i]), SM_INIT_OP_SIGNATURE_KEY) ||
+        !strcmp(sm_signature_key(sigs[i]), SM_TRAIN_OP_SIGNATURE_KEY))
+      return sm_status_new(SM_INVALID_ARGUMENT, "signature key \"%s\" is reserved for the %s op",
+                           sm_signature_key(sigs[i]),
+                           strcmp(sm_signature_key(sigs[i]), SM_INIT_OP_SIGNATURE_KEY) ? "train" : "init");
     for (size_t j = 0; j < i; j++)
       if (!strcmp(sm_signature_key(sigs[i]), sm_signature_key(sigs[j])))
         return sm_status_new(SM_ALREADY_EXISTS, "signature key \"%s\" given twice", sm_signature_key(sigs[i]));
@@ -603,6 +651,7 @@ static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, si
     if (!s && (!e->key || !sm_b_push(&mg->signature_def, &mg->n_signature_def, e))) s = oom();
     if (s) protobuf_c_message_free_unpacked(&e->base, NULL);
   }
+  if (!s && sm_graph_main_op(g)) s = init_op_signature(mg, sm_graph_main_op(g));
   if (!s && !sm_b_push(&b->sm->meta_graphs, &b->sm->n_meta_graphs, mg)) s = oom();
   if (s) protobuf_c_message_free_unpacked(&mg->base, NULL);
   return s;
@@ -683,6 +732,47 @@ static void remove_tree(const char *path) {
   rmdir(path);
 }
 
+/* Removes "<parent>/.tmp-<base>-<pid>" directories left by builders that were killed while
+ * saving the same target: only those whose pid no longer runs (kill(pid, 0) says ESRCH), so
+ * a save in progress elsewhere is never touched. */
+static void remove_stale_temps(const char *parent, const char *base) {
+  DIR *d = opendir(parent);
+  if (!d) return;
+  size_t bl = strlen(base);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *n = e->d_name;
+    if (strncmp(n, ".tmp-", 5) || strncmp(n + 5, base, bl) || n[5 + bl] != '-') continue;
+    const char *digits = n + 6 + bl;
+    char *end;
+    errno = 0;
+    long pid = strtol(digits, &end, 10);
+    if (end == digits || *end || errno || pid <= 0 || pid == (long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char *p = sm_path_join(parent, n);
+    if (p) remove_tree(p);
+    free(p);
+  }
+  closedir(d);
+}
+
+/* rename(2) replaces an empty directory at the target; renameat2's RENAME_NOREPLACE refuses
+ * any. Kernels or file systems without it (ENOSYS, EINVAL) get the exists-check + rename. */
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+static int rename_noreplace(const char *from, const char *to) {
+#ifdef SYS_renameat2
+  if (!syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE)) return 0;
+  if (errno != ENOSYS && errno != EINVAL) return -1;
+#endif
+  if (sm_path_exists(to)) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(from, to);
+}
+
 static void fsync_dir(const char *path) {
   int fd = open(path, O_RDONLY | O_DIRECTORY);
   if (fd >= 0) {
@@ -720,6 +810,7 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     goto out;
   }
   remove_tree(tmp); /* a leftover of an earlier crashed run of this very pid */
+  remove_stale_temps(parent, base);
   if (mkdir(tmp, 0755) || mkdir(vars, 0755)) {
     s = sm_status_new(SM_IO, "creating %s: %s", tmp, strerror(errno));
     goto fail;
@@ -748,6 +839,9 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     if (s) goto fail;
   }
   s = sm_saved_model_write(b->sm, tmp, as_text);
+  /* TensorFlow fingerprints saved_model.pb only (CreateFingerprintDef needs it), so a pbtxt
+   * export has no fingerprint.pb, as TF's own text exports have none */
+  if (!s && !as_text) s = sm_saved_model_write_fingerprint(tmp);
   if (s) goto fail;
   fsync_dir(vars);
   fsync_dir(tmp);
@@ -755,8 +849,10 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     s = sm_status_new(SM_ALREADY_EXISTS, "export directory %s appeared while saving", b->export_dir);
     goto fail;
   }
-  if (rename(tmp, b->export_dir)) {
-    s = sm_status_new(SM_IO, "renaming %s to %s: %s", tmp, b->export_dir, strerror(errno));
+  if (rename_noreplace(tmp, b->export_dir)) {
+    s = errno == EEXIST || errno == ENOTEMPTY
+            ? sm_status_new(SM_ALREADY_EXISTS, "export directory %s appeared while saving", b->export_dir)
+            : sm_status_new(SM_IO, "renaming %s to %s: %s", tmp, b->export_dir, strerror(errno));
     goto fail;
   }
   fsync_dir(parent);

@@ -109,6 +109,8 @@ struct sm_graph {
   } *assets;
   size_t nassets;
   char *main_op;
+  char **strs; /* graph-owned strings handed out (tensor names of multi-output helpers) */
+  size_t nstrs;
 };
 
 struct sm_op {
@@ -166,6 +168,8 @@ void sm_graph_free(sm_graph *g) {
   }
   free(g->assets);
   free(g->main_op);
+  for (size_t i = 0; i < g->nstrs; i++) free(g->strs[i]);
+  free(g->strs);
   free(g->saver.filename_tensor);
   free(g->saver.save_tensor);
   free(g->saver.restore_op);
@@ -485,6 +489,25 @@ void sm_op_attr_string_list(sm_op *op, const char *name, const char *const *x, s
   set_attr(op, name, v);
 }
 
+void sm_op_attr_shape_list(sm_op *op, const char *name, const int *ranks, const int64_t *const *dims, size_t n) {
+  Tensorflow__AttrValue *v = attr_list();
+  if (v && n) {
+    if (!(v->list->shape = calloc(n, sizeof *v->list->shape))) {
+      protobuf_c_message_free_unpacked(&v->base, NULL);
+      v = NULL;
+    }
+    for (size_t i = 0; i < n && v; i++) {
+      if (!(v->list->shape[i] = sm_b_shape(ranks[i], dims ? dims[i] : NULL))) {
+        protobuf_c_message_free_unpacked(&v->base, NULL);
+        v = NULL;
+        break;
+      }
+      v->list->n_shape++;
+    }
+  }
+  set_attr(op, name, v);
+}
+
 /* ---- checking against the OpDef ---- */
 static const Tensorflow__OpDef__AttrDef *def_attr(const Tensorflow__OpDef *d, const char *name) {
   for (size_t i = 0; i < d->n_attr; i++)
@@ -735,6 +758,24 @@ static int set_shape(node_info *in, size_t k, int rank, const int64_t *dims) {
   return 1;
 }
 
+/* ParseExampleV2's dense value i: [batch] + dense_shapes[i], batch from the serialized input. */
+static int infer_parse_example(sm_graph *g, Tensorflow__NodeDef *nd, node_info *in) {
+  Tensorflow__NodeDef__AttrEntry *ns = find_attr(nd, "num_sparse"), *sh = find_attr(nd, "dense_shapes");
+  if (!ns || !sh || !sh->value->list || ns->value->i != 0 || !nd->n_input) return 1; /* sparse: left unknown */
+  long src = -1, k = 0;
+  sm_status_free(lookup_tensor(g, nd->input[0], &src, &k));
+  int64_t batch = src >= 0 && g->info[src].rank[k] == 1 ? g->info[src].dims[k][0] : -1;
+  for (size_t i = 0; i < sh->value->list->n_shape && i < in->n_out; i++) {
+    const Tensorflow__TensorShapeProto *sp = sh->value->list->shape[i];
+    if (sp->unknown_rank || sp->n_dim > 64) continue;
+    int64_t d[65];
+    d[0] = batch;
+    for (size_t j = 0; j < sp->n_dim; j++) d[j + 1] = sp->dim[j]->size;
+    if (!set_shape(in, i, (int)sp->n_dim + 1, d)) return 0;
+  }
+  return 1;
+}
+
 static int infer_shape(sm_graph *g, Tensorflow__NodeDef *nd, node_info *in) {
   const char *op = nd->op;
   if (!in->n_out) return 1;
@@ -749,6 +790,7 @@ static int infer_shape(sm_graph *g, Tensorflow__NodeDef *nd, node_info *in) {
     free(in->dims[0]);
     return shape_from_proto(e ? e->value->tensor->tensor_shape : NULL, &in->rank[0], &in->dims[0]);
   }
+  if (!strcmp(op, "ParseExampleV2")) return infer_parse_example(g, nd, in);
   long src[2] = {-1, -1}, k[2] = {0, 0};
   for (size_t i = 0; i < nd->n_input && i < 2 && nd->input[i][0] != '^'; i++) {
     sm_status *s = lookup_tensor(g, nd->input[i], &src[i], &k[i]);
@@ -765,8 +807,56 @@ static int infer_shape(sm_graph *g, Tensorflow__NodeDef *nd, node_info *in) {
   if (!strcmp(op, "Mul") || !strcmp(op, "AddV2") || !strcmp(op, "Sub") || !strcmp(op, "RealDiv")) {
     if (ra == 0) return set_shape(in, 0, rb, db);
     if (rb == 0) return set_shape(in, 0, ra, da);
-    if (ra == rb && ra > 0 && !memcmp(da, db, (size_t)ra * sizeof *da)) return set_shape(in, 0, ra, da);
+    if (ra < 0 || rb < 0 || ra > 64 || rb > 64) return 1;
+    /* numpy broadcasting; a dim unknown on one side and not 1 on the other stays unknown */
+    int r = ra > rb ? ra : rb;
+    int64_t d[64];
+    for (int i = 0; i < r; i++) {
+      int64_t x = i < r - ra ? 1 : da[i - (r - ra)], y = i < r - rb ? 1 : db[i - (r - rb)];
+      if (x == 1) d[i] = y;
+      else if (y == 1) d[i] = x;
+      else if (x == y) d[i] = x;
+      else if (x < 0 || y < 0) d[i] = x < 0 ? y : x;
+      else return 1; /* incompatible: the kernel will say so */
+    }
+    return set_shape(in, 0, r, d);
+  }
+  if (!strcmp(op, "LookupTableFindV2")) /* keys -> values of the same shape (scalar values) */
+    return set_shape(in, 0, rb, db);
+  if (!strcmp(op, "BroadcastTo") && !strcmp(g->gd->node[src[1]]->op, "Shape")) {
+    /* broadcast to the shape of a tensor: that tensor's shape */
+    long s2 = -1, k2 = 0;
+    Tensorflow__NodeDef *shn = g->gd->node[src[1]];
+    if (shn->n_input) sm_status_free(lookup_tensor(g, shn->input[0], &s2, &k2));
+    if (s2 >= 0) return set_shape(in, 0, g->info[s2].rank[k2], g->info[s2].dims[k2]);
     return 1;
+  }
+  if (!strcmp(op, "ArgMax") && ra > 0 && !strcmp(g->gd->node[src[1]]->op, "Const")) {
+    /* the reduced axis, a scalar Const */
+    Tensorflow__NodeDef__AttrEntry *v = find_attr(g->gd->node[src[1]], "value");
+    const Tensorflow__TensorProto *tp = v ? v->value->tensor : NULL;
+    long ax;
+    if (!tp || tp->tensor_shape == NULL || tp->tensor_shape->n_dim) return 1;
+    if (tp->n_int_val) ax = tp->int_val[0];
+    else if (tp->n_int64_val) ax = (long)tp->int64_val[0];
+    else if (tp->tensor_content.len == 4) {
+      int32_t a32;
+      memcpy(&a32, tp->tensor_content.data, 4);
+      ax = a32;
+    } else if (tp->tensor_content.len == 8) {
+      int64_t a64;
+      memcpy(&a64, tp->tensor_content.data, 8);
+      ax = (long)a64;
+    } else {
+      return 1;
+    }
+    if (ax < 0) ax += ra;
+    if (ax < 0 || ax >= ra) return 1;
+    int64_t d[64];
+    int r = 0;
+    for (int i = 0; i < ra && i < 64; i++)
+      if (i != ax) d[r++] = da[i];
+    return set_shape(in, 0, r, d);
   }
   if (!strcmp(op, "MatMul") && ra == 2 && rb == 2) {
     Tensorflow__NodeDef__AttrEntry *ta = find_attr(nd, "transpose_a"), *tb = find_attr(nd, "transpose_b");
@@ -1157,4 +1247,122 @@ sm_status *sm_graph_stripped_op_list(const sm_graph *g, Tensorflow__OpList **out
   if (ol->n_op) qsort(ol->op, ol->n_op, sizeof *ol->op, cmp_opdef);
   *out = ol;
   return NULL;
+}
+
+/* Keeps str (malloc'ed) for the graph's lifetime; NULL (str freed) on out of memory. */
+static const char *own(sm_graph *g, char *str) {
+  if (!str) return NULL;
+  char **v = realloc(g->strs, (g->nstrs + 1) * sizeof *v);
+  if (!v) {
+    free(str);
+    return NULL;
+  }
+  g->strs = v;
+  g->strs[g->nstrs++] = str;
+  return str;
+}
+
+static sm_status *string_vector(sm_graph *g, const char *name, const char *const *v, size_t n, const char **out) {
+  int64_t d = (int64_t)n;
+  sm_tensor *t;
+  sm_status *s = sm_tensor_new(SM_STRING, 1, &d, &t);
+  for (size_t i = 0; i < n && !s; i++) s = sm_tensor_set_string(t, (int64_t)i, v[i], strlen(v[i]));
+  if (!s) s = sm_graph_const(g, name, t, out);
+  sm_tensor_free(t);
+  return s;
+}
+
+sm_status *sm_graph_parse_example(sm_graph *g, const char *name, const char *serialized,
+                                  const sm_dense_feature *features, size_t n, const char **values) {
+  sm_status *s = NULL;
+  if (!n) return sm_status_new(SM_INVALID_ARGUMENT, "parse example: no features");
+  for (size_t i = 0; i < n; i++) {
+    const sm_dense_feature *f = &features[i];
+    if (!f->key || !*f->key) return sm_status_new(SM_INVALID_ARGUMENT, "parse example: feature %zu has no key", i);
+    if (f->dtype != SM_FLOAT && f->dtype != SM_INT64 && f->dtype != SM_STRING)
+      return sm_status_new(SM_INVALID_ARGUMENT, "parse example: feature \"%s\": dtype %s; a tf.Example holds "
+                           "float, int64 or bytes", f->key, dtname(f->dtype));
+    if (f->rank < 0) return sm_status_new(SM_INVALID_ARGUMENT, "parse example: feature \"%s\": shape must be known",
+                                          f->key);
+    int64_t count = 1;
+    for (int j = 0; j < f->rank; j++) {
+      if (f->dims[j] < 0)
+        return sm_status_new(SM_INVALID_ARGUMENT, "parse example: feature \"%s\": dimension %d is unknown (%lld)",
+                             f->key, j, (long long)f->dims[j]);
+      count = f->dims[j] && count > INT64_MAX / f->dims[j] ? -1 : count * f->dims[j];
+      if (count < 0) return sm_status_new(SM_INVALID_ARGUMENT, "parse example: feature \"%s\": shape too large", f->key);
+    }
+    if (f->default_value) {
+      if (sm_tensor_dtype(f->default_value) != f->dtype)
+        return sm_status_new(SM_INVALID_ARGUMENT, "parse example: feature \"%s\": default is %s, feature %s", f->key,
+                             dtname(sm_tensor_dtype(f->default_value)), dtname(f->dtype));
+      if (sm_tensor_num_elements(f->default_value) != count && sm_tensor_num_elements(f->default_value) != 1)
+        return sm_status_new(SM_INVALID_ARGUMENT,
+                             "parse example: feature \"%s\": default has %lld values, the shape %lld", f->key,
+                             (long long)sm_tensor_num_elements(f->default_value), (long long)count);
+    }
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(features[j].key, f->key))
+        return sm_status_new(SM_ALREADY_EXISTS, "parse example: feature \"%s\" given twice", f->key);
+  }
+  const char **keys = calloc(n, sizeof *keys), **defs = calloc(n, sizeof *defs);
+  int *types = calloc(n, sizeof *types), *ranks = calloc(n, sizeof *ranks);
+  const int64_t **dims = calloc(n, sizeof *dims);
+  const char *node = NULL, *names = NULL, *sparse = NULL, *dense = NULL, *ragged = NULL;
+  if (!keys || !defs || !types || !ranks || !dims) s = oom();
+  for (size_t i = 0; i < n && !s; i++) {
+    keys[i] = features[i].key;
+    types[i] = features[i].dtype;
+    ranks[i] = features[i].rank;
+    dims[i] = features[i].dims;
+  }
+  if (!s) s = sm_graph_push_scope(g, name ? name : "ParseExample", NULL);
+  if (s) goto done;
+  /* as tf.io.parse_example builds it: empty names, sparse and ragged keys; a required feature's
+   * default is an empty tensor */
+  if (!s) s = string_vector(g, "Const", NULL, 0, &names);
+  if (!s) s = string_vector(g, "Const", NULL, 0, &sparse);
+  for (size_t i = 0; i < n && !s; i++) {
+    if (features[i].default_value) {
+      s = sm_graph_const(g, "Const", features[i].default_value, &defs[i]);
+    } else {
+      int64_t zero = 0;
+      sm_tensor *t;
+      s = sm_tensor_new(features[i].dtype, 1, &zero, &t);
+      if (!s) s = sm_graph_const(g, "Const", t, &defs[i]);
+      sm_tensor_free(t);
+    }
+  }
+  if (!s) s = string_vector(g, "ParseExampleV2/dense_keys", keys, n, &dense);
+  if (!s) s = string_vector(g, "Const", NULL, 0, &ragged);
+  if (!s) {
+    sm_op *op = sm_op_begin(g, "ParseExampleV2", NULL);
+    sm_op_input(op, serialized);
+    sm_op_input(op, names);
+    sm_op_input(op, sparse);
+    sm_op_input(op, dense);
+    sm_op_input(op, ragged);
+    for (size_t i = 0; i < n; i++) sm_op_input(op, defs[i]);
+    sm_op_attr_type_list(op, "Tdense", types, n);
+    sm_op_attr_int(op, "num_sparse", 0);
+    sm_op_attr_type_list(op, "sparse_types", NULL, 0);
+    sm_op_attr_type_list(op, "ragged_value_types", NULL, 0);
+    sm_op_attr_type_list(op, "ragged_split_types", NULL, 0);
+    sm_op_attr_shape_list(op, "dense_shapes", ranks, dims, n);
+    s = sm_op_finish(op, &node);
+  }
+  sm_graph_pop_scope(g);
+  for (size_t i = 0; i < n && !s; i++) {
+    size_t l = strlen(node) + 24;
+    char *t = malloc(l);
+    if (t) snprintf(t, l, "%s:%zu", node, i);
+    if (!(values[i] = own(g, t))) s = oom();
+  }
+done:
+  free(keys);
+  free(defs);
+  free(types);
+  free(ranks);
+  free(dims);
+  return s;
 }

@@ -1,6 +1,10 @@
 /* test_builder.c - graph building (names, attrs, op checks), signature rules, the SavedModel
- * builder (refusals, read-back equality). `test_builder --write DIR` writes the models that
- * tests/interop/test_builder_tf.py hands to TensorFlow. */
+ * builder (refusals, read-back equality), fingerprint.pb (FarmHash values TensorFlow computes,
+ * the zoo's TF-written fingerprints), ParseExampleV2 graphs and the labels example run by this
+ * project's runtime. `test_builder --write DIR` writes the models that
+ * tests/interop/test_builder_tf.py hands to TensorFlow; `test_builder --fingerprint DIR` prints
+ * the fingerprint this library computes for a SavedModel, for the interop suite to compare. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,7 +12,10 @@
 
 #include "attr_value.pb-c.h"
 #include "base/file.h"
+#include "builder/fingerprint.h"
 #include "savedmodel/builder.h"
+#include "savedmodel/example.h"
+#include "savedmodel/model.h"
 #include "savedmodel/bundle.h"
 #include "savedmodel/constants.h"
 #include "savedmodel/format.h"
@@ -391,6 +398,404 @@ static int count_entries(const char *dir) {
   return n;
 }
 
+
+/* ---- fingerprint.pb ---- */
+static void test_farmhash(void) {
+  /* tf.strings.to_hash_bucket_fast(s, 2**63 - 1), i.e. Fingerprint64(s) mod (2^63 - 1), from TF 2.21 */
+  char x17[17], y40[40], z100[100], w300[300];
+  memset(x17, 'x', sizeof x17);
+  memset(y40, 'y', sizeof y40);
+  memset(z100, 'z', sizeof z100);
+  for (int i = 0; i < 300; i++) w300[i] = (char)(i * 7 + 3);
+  struct {
+    const char *s;
+    size_t n;
+    uint64_t want;
+  } v[] = {{"", 0, 1936946117179621456ULL},        {"a", 1, 3694432073954588132ULL},
+           {"hello world", 11, 6381520714923946011ULL}, {x17, 17, 2082709914559524774ULL},
+           {y40, 40, 276292113409495006ULL},         {z100, 100, 9220849947163966073ULL}};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    CHECK(sm_fingerprint64(v[i].s, v[i].n) % 9223372036854775807ULL == v[i].want);
+  /* every length class and a read at each offset stays in bounds (ASan checks) and differs */
+  uint64_t prev = 0;
+  for (size_t n = 0; n <= sizeof w300; n++) {
+    uint64_t h = sm_fingerprint64(w300, n);
+    CHECK(h != prev);
+    prev = h;
+  }
+  CHECK(sm_fingerprint_cat64(1, 2) != sm_fingerprint_cat64(2, 1));
+}
+
+/* C++'s deterministic serialization: map entries by key, key and value always written. */
+static void test_deterministic(void) {
+  sm_signature *a, *b;
+  CHECK_OK(sm_signature_new("k", SM_PREDICT_METHOD_NAME, &a));
+  CHECK_OK(sm_signature_new("k", SM_PREDICT_METHOD_NAME, &b));
+  CHECK_OK(sm_signature_add_output(a, "zeta", "z:0", SM_FLOAT, 0, NULL));
+  CHECK_OK(sm_signature_add_output(a, "alpha", "a:0", SM_FLOAT, 0, NULL));
+  CHECK_OK(sm_signature_add_output(b, "alpha", "a:0", SM_FLOAT, 0, NULL));
+  CHECK_OK(sm_signature_add_output(b, "zeta", "z:0", SM_FLOAT, 0, NULL));
+  uint8_t *pa = NULL, *pb = NULL;
+  size_t la = 0, lb = 0;
+  CHECK_OK(sm_pb_serialize_deterministic(&sm_signature_def(a)->base, &pa, &la));
+  CHECK_OK(sm_pb_serialize_deterministic(&sm_signature_def(b)->base, &pb, &lb));
+  size_t lp = protobuf_c_message_get_packed_size(&sm_signature_def(b)->base);
+  uint8_t *pp = malloc(lp);
+  protobuf_c_message_pack(&sm_signature_def(b)->base, pp);
+  CHECK(la == lb && !memcmp(pa, pb, la)); /* insertion order does not matter */
+  CHECK(lp == lb && !memcmp(pp, pb, lb)); /* and sorted input packs as protobuf-c packs it */
+  free(pa);
+  free(pb);
+  free(pp);
+  sm_signature_free(a);
+  sm_signature_free(b);
+  /* an entry whose value is empty still carries it: key "k" + empty AttrValue = 0a 01 6b 12 00 */
+  Tensorflow__NodeDef__AttrEntry e = TENSORFLOW__NODE_DEF__ATTR_ENTRY__INIT;
+  Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
+  e.key = "k";
+  e.value = &v;
+  CHECK_OK(sm_pb_serialize_deterministic(&e.base, &pa, &la));
+  CHECK(la == 5 && !memcmp(pa, "\x0a\x01k\x12\x00", 5));
+  free(pa);
+}
+
+static int same_hashes(const Tensorflow__FingerprintDef *a, const Tensorflow__FingerprintDef *b) {
+  return a->saved_model_checksum == b->saved_model_checksum && a->graph_def_program_hash == b->graph_def_program_hash &&
+         a->signature_def_hash == b->signature_def_hash && a->saved_object_graph_hash == b->saved_object_graph_hash &&
+         a->checkpoint_hash == b->checkpoint_hash;
+}
+
+static Tensorflow__FingerprintDef *read_fingerprint(const char *dir) {
+  char *p = sm_path_join(dir, SM_FINGERPRINT_FILENAME), *data = NULL;
+  size_t len = 0;
+  ProtobufCMessage *m = NULL;
+  sm_status *s = sm_file_read_all(p, &data, &len);
+  if (!s) s = sm_pb_parse(&tensorflow__fingerprint_def__descriptor, (const uint8_t *)data, len, p, &m);
+  if (s) {
+    fprintf(stderr, "%s\n", sm_status_message(s));
+    sm_status_free(s);
+  }
+  free(data);
+  free(p);
+  return (Tensorflow__FingerprintDef *)m;
+}
+
+/* Every zoo model TensorFlow 2.21 saved with a fingerprint.pb: our hashes are the file's. */
+static void test_zoo_fingerprints(void) {
+  const char *zoo = SM_SOURCE_DIR "/tests/fixtures/zoo";
+  DIR *d = opendir(zoo);
+  if (!d) {
+    printf("skipped: %s absent\n", zoo);
+    return;
+  }
+  struct dirent *e;
+  int checked = 0;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/model/fingerprint.pb", zoo, e->d_name);
+    if (!sm_path_exists(path)) continue;
+    path[strlen(path) - strlen("/fingerprint.pb")] = 0;
+    Tensorflow__FingerprintDef *tf = read_fingerprint(path), *ours = NULL;
+    CHECK(tf != NULL);
+    if (tf && tf->version && tf->version->producer == SM_FINGERPRINT_PRODUCER) {
+      CHECK_OK(sm_saved_model_fingerprint(path, &ours));
+      if (ours && !same_hashes(tf, ours)) fprintf(stderr, "fingerprint differs: %s\n", path);
+      CHECK(ours && same_hashes(tf, ours));
+      checked++;
+    }
+    if (ours) protobuf_c_message_free_unpacked(&ours->base, NULL);
+    if (tf) protobuf_c_message_free_unpacked(&tf->base, NULL);
+  }
+  closedir(d);
+  CHECK(checked >= 10);
+}
+
+/* ---- tf.Example parsing ---- */
+static sm_status *example_bytes(float f0, float f1, const int64_t *i, const char *str, sm_tensor *batch, int64_t k) {
+  sm_example *e;
+  uint8_t *b = NULL;
+  size_t n = 0;
+  float f[2] = {f0, f1};
+  sm_status *s = sm_example_new(&e);
+  if (!s) s = sm_example_add_floats(e, "f", f, 2);
+  if (!s && i) s = sm_example_add_int64s(e, "i", i, 1);
+  if (!s && str) s = sm_example_add_bytes(e, "s", &str, (size_t[]){strlen(str)}, 1);
+  if (!s) s = sm_example_serialize(e, &b, &n);
+  if (!s) s = sm_tensor_set_string(batch, k, b, n);
+  free(b);
+  sm_example_free(e);
+  return s;
+}
+
+static void test_parse_example(const char *tmp) {
+  sm_graph *g;
+  CHECK_OK(sm_graph_new(&g));
+  const char *ser, *vals[3];
+  int64_t two = 2, batch = -1;
+  CHECK_OK(sm_graph_placeholder(g, "examples", SM_STRING, 1, &batch, &ser));
+  sm_tensor *di = NULL, *ds = NULL, *df = NULL;
+  CHECK_OK(sm_tensor_new(SM_INT64, 0, NULL, &di));
+  *(int64_t *)sm_tensor_data(di) = 7;
+  CHECK_OK(sm_tensor_new(SM_STRING, 0, NULL, &ds));
+  CHECK_OK(sm_tensor_set_string(ds, 0, "none", 4));
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, (int64_t[]){3}, &df));
+  sm_dense_feature fs[3] = {{"f", SM_FLOAT, 1, &two, NULL}, {"i", SM_INT64, 0, NULL, di}, {"s", SM_STRING, 0, NULL, ds}};
+  /* refusals */
+  sm_dense_feature bad = {"d", SM_DOUBLE, 0, NULL, NULL};
+  CHECK_ERR(sm_graph_parse_example(g, NULL, ser, &bad, 1, vals), "float, int64 or bytes");
+  bad = (sm_dense_feature){"d", SM_FLOAT, 1, &batch, NULL};
+  CHECK_ERR(sm_graph_parse_example(g, NULL, ser, &bad, 1, vals), "unknown");
+  bad = (sm_dense_feature){"d", SM_FLOAT, 1, &two, df};
+  CHECK_ERR(sm_graph_parse_example(g, NULL, ser, &bad, 1, vals), "default has 3 values");
+  bad = (sm_dense_feature){"d", SM_INT64, 0, NULL, ds};
+  CHECK_ERR(sm_graph_parse_example(g, NULL, ser, &bad, 1, vals), "default is DT_STRING");
+  sm_dense_feature dup[2] = {fs[0], fs[0]};
+  CHECK_ERR(sm_graph_parse_example(g, NULL, ser, dup, 2, vals), "given twice");
+  CHECK_OK(sm_graph_parse_example(g, NULL, ser, fs, 3, vals));
+  CHECK_EQ_STR(vals[0], "ParseExample/ParseExampleV2:0");
+  CHECK_EQ_STR(vals[2], "ParseExample/ParseExampleV2:2");
+  int dt, rank;
+  const int64_t *dims;
+  CHECK_OK(sm_graph_tensor(g, vals[0], &dt, &rank, &dims));
+  CHECK(dt == SM_FLOAT && rank == 2 && dims[0] == -1 && dims[1] == 2);
+  CHECK_OK(sm_graph_tensor(g, vals[1], &dt, &rank, &dims));
+  CHECK(dt == SM_INT64 && rank == 1);
+  CHECK_OK(sm_graph_tensor(g, vals[2], &dt, &rank, NULL));
+  CHECK(dt == SM_STRING && rank == 1);
+  const char *other[3];
+  CHECK_ERR(sm_graph_parse_example(g, "more", "nope:0", fs, 3, other), "no such node");
+  sm_signature *sig;
+  CHECK_OK(sm_signature_new("parse", SM_PREDICT_METHOD_NAME, &sig));
+  CHECK_OK(sm_signature_add_input_from(sig, "examples", g, ser));
+  CHECK_OK(sm_signature_add_output_from(sig, "f", g, vals[0]));
+  CHECK_OK(sm_signature_add_output_from(sig, "i", g, vals[1]));
+  CHECK_OK(sm_signature_add_output_from(sig, "s", g, vals[2]));
+  char *dir = join(tmp, "parse");
+  sm_builder *b;
+  const char *serve[] = {SM_TAG_SERVE};
+  CHECK_OK(sm_builder_new(dir, &b));
+  CHECK_OK(sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &sig, 1));
+  CHECK_OK(sm_builder_save(b, 0));
+  sm_builder_free(b);
+  sm_signature_free(sig);
+  sm_graph_free(g);
+  sm_tensor_free(di);
+  sm_tensor_free(ds);
+  sm_tensor_free(df);
+  /* this project's runtime parses: values given, defaults where missing */
+  sm_model *m = NULL;
+  CHECK_OK(sm_model_load(dir, serve, 1, NULL, &m));
+  if (m) {
+    sm_tensor *in = NULL, *out[3] = {NULL, NULL, NULL};
+    CHECK_OK(sm_tensor_new(SM_STRING, 1, &two, &in));
+    CHECK_OK(example_bytes(1.5f, -2, (int64_t[]){42}, "yes", in, 0));
+    CHECK_OK(example_bytes(3, 4, NULL, NULL, in, 1));
+    const char *alias = "examples", *outs[3] = {"f", "i", "s"};
+    CHECK_OK(sm_model_run(m, "parse", &alias, &in, 1, outs, 3, out));
+    if (out[0] && out[1] && out[2]) {
+      const float *f = sm_tensor_data(out[0]);
+      const int64_t *i = sm_tensor_data(out[1]);
+      CHECK(sm_tensor_rank(out[0]) == 2 && f[0] == 1.5f && f[1] == -2 && f[2] == 3 && f[3] == 4);
+      CHECK(i[0] == 42 && i[1] == 7);
+      size_t l0, l1;
+      const char *s0 = sm_tensor_string(out[2], 0, &l0), *s1 = sm_tensor_string(out[2], 1, &l1);
+      CHECK(l0 == 3 && !memcmp(s0, "yes", 3) && l1 == 4 && !memcmp(s1, "none", 4));
+    }
+    for (int k = 0; k < 3; k++) sm_tensor_free(out[k]);
+    /* a required feature missing fails the run, as in TensorFlow */
+    sm_tensor *miss = NULL;
+    int64_t one = 1;
+    CHECK_OK(sm_tensor_new(SM_STRING, 1, &one, &miss));
+    sm_example *e;
+    uint8_t *bytes;
+    size_t n;
+    CHECK_OK(sm_example_new(&e));
+    CHECK_OK(sm_example_add_int64s(e, "i", (int64_t[]){1}, 1));
+    CHECK_OK(sm_example_serialize(e, &bytes, &n));
+    CHECK_OK(sm_tensor_set_string(miss, 0, bytes, n));
+    free(bytes);
+    sm_example_free(e);
+    sm_tensor *o = NULL;
+    sm_status *st = sm_model_run(m, "parse", &alias, &miss, 1, outs, 1, &o);
+    CHECK(st != NULL);
+    sm_status_free(st);
+    sm_tensor_free(o);
+    sm_tensor_free(miss);
+    sm_tensor_free(in);
+    sm_model_free(m);
+  }
+  free(dir);
+}
+
+/* examples/labels (built beside this test): this project's runtime classifies with it. */
+static void test_labels_example(const char *tmp) {
+  const char *prog = SM_BINARY_DIR "/examples/labels";
+  if (!sm_path_exists(prog)) {
+    printf("skipped: %s absent (build the examples)\n", prog);
+    return;
+  }
+  char *dir = join(tmp, "labels_example"), cmd[4400];
+  snprintf(cmd, sizeof cmd, "'%s' '%s'", prog, dir);
+  CHECK(system(cmd) == 0);
+  /* the init op is recorded as TF 2.x records it, and the main op collection stays */
+  Tensorflow__SavedModel *sm = NULL;
+  CHECK_OK(sm_saved_model_read(dir, &sm));
+  if (sm) {
+    const Tensorflow__MetaGraphDef *mg = sm->meta_graphs[0];
+    int found = 0;
+    for (size_t i = 0; i < mg->n_signature_def; i++) {
+      const Tensorflow__SignatureDef *sd = mg->signature_def[i]->value;
+      if (strcmp(mg->signature_def[i]->key, SM_INIT_OP_SIGNATURE_KEY)) continue;
+      found = 1;
+      CHECK(sd->n_outputs == 1 && !strcmp(sd->outputs[0]->key, SM_INIT_OP_SIGNATURE_KEY));
+      CHECK_EQ_STR(sd->outputs[0]->value->name, "init_all_tables");
+      CHECK(sd->outputs[0]->value->dtype == 0 && sd->outputs[0]->value->tensor_shape->unknown_rank);
+      CHECK(!sd->method_name || !*sd->method_name);
+    }
+    CHECK(found);
+    sm_saved_model_free(sm);
+  }
+  Tensorflow__FingerprintDef *fp = read_fingerprint(dir), *again = NULL;
+  CHECK(fp && fp->version && fp->version->producer == SM_FINGERPRINT_PRODUCER && fp->uuid && *fp->uuid);
+  CHECK_OK(sm_saved_model_fingerprint(dir, &again));
+  CHECK(fp && again && same_hashes(fp, again) && strcmp(fp->uuid, again->uuid));
+  CHECK(fp && fp->checkpoint_hash && fp->signature_def_hash && fp->graph_def_program_hash && !fp->saved_object_graph_hash);
+  if (fp) protobuf_c_message_free_unpacked(&fp->base, NULL);
+  if (again) protobuf_c_message_free_unpacked(&again->base, NULL);
+
+  sm_model *m = NULL;
+  const char *serve[] = {SM_TAG_SERVE};
+  CHECK_OK(sm_model_load(dir, serve, 1, NULL, &m));
+  if (m) {
+    CHECK_EQ_STR(sm_model_signature_method(m, "serving_default"), SM_CLASSIFY_METHOD_NAME);
+    sm_tensor *in = NULL, *out[2] = {NULL, NULL};
+    int64_t three = 3;
+    CHECK_OK(sm_tensor_new(SM_STRING, 1, &three, &in));
+    float xs[3][2] = {{5, 0}, {0, 5}, {0, 0}};
+    for (int k = 0; k < 3; k++) {
+      sm_example *e;
+      uint8_t *bytes = NULL;
+      size_t n = 0;
+      CHECK_OK(sm_example_new(&e));
+      CHECK_OK(sm_example_add_floats(e, "x", xs[k], 2));
+      CHECK_OK(sm_example_serialize(e, &bytes, &n));
+      CHECK_OK(sm_tensor_set_string(in, k, bytes, n));
+      free(bytes);
+      sm_example_free(e);
+    }
+    const char *alias = "inputs", *outs[2] = {"classes", "scores"};
+    const char *labels[3] = {"cat", "dog", "bird"};
+    CHECK_OK(sm_model_run(m, "serving_default", &alias, &in, 1, outs, 2, out));
+    if (out[0] && out[1]) {
+      CHECK(sm_tensor_rank(out[0]) == 2 && sm_tensor_dims(out[0])[0] == 3 && sm_tensor_dims(out[0])[1] == 3);
+      for (int r = 0; r < 3; r++) {
+        const float *sc = (const float *)sm_tensor_data(out[1]) + 3 * r;
+        int best = 0;
+        for (int c = 0; c < 3; c++) {
+          size_t l;
+          const char *str = sm_tensor_string(out[0], 3 * r + c, &l);
+          CHECK(l == strlen(labels[c]) && !memcmp(str, labels[c], l));
+          if (sc[c] > sc[best]) best = c;
+        }
+        CHECK_EQ_INT(best, r); /* cat, dog, bird */
+      }
+    }
+    sm_tensor_free(out[0]);
+    sm_tensor_free(out[1]);
+    /* predict: the best label per example */
+    const char *palias = "examples", *pout = "classes";
+    sm_tensor *top = NULL;
+    CHECK_OK(sm_model_run(m, "predict", &palias, &in, 1, &pout, 1, &top));
+    for (int r = 0; top && r < 3; r++) {
+      size_t l;
+      const char *str = sm_tensor_string(top, r, &l);
+      CHECK(l == strlen(labels[r]) && !memcmp(str, labels[r], l));
+    }
+    sm_tensor_free(top);
+    sm_tensor_free(in);
+    sm_model_free(m);
+  }
+  free(dir);
+}
+
+
+/* Each bad use gets a clear error and leaves nothing on disk: no export dir, no temp dir. */
+static void test_bad_use(const char *tmp) {
+  char *parent = join(tmp, "bad"), *dir = join(parent, "model");
+  CHECK(mkdir(parent, 0755) == 0);
+  sm_graph *g;
+  sm_signature *sig, *bad;
+  sm_builder *b;
+  const char *serve[] = {SM_TAG_SERVE}, *serve_gpu[] = {SM_TAG_SERVE, SM_TAG_GPU}, *gpu_serve[] = {SM_TAG_GPU, SM_TAG_SERVE};
+  CHECK_OK(scaled_graph(&g, &sig));
+  CHECK_OK(sm_builder_new(dir, &b));
+  /* an invalid signature for its method: classify over a float input */
+  CHECK_OK(sm_signature_new("c", SM_CLASSIFY_METHOD_NAME, &bad));
+  CHECK_OK(sm_signature_add_input_from(bad, "inputs", g, "x:0"));
+  CHECK_OK(sm_signature_add_output_from(bad, "scores", g, "y:0"));
+  CHECK_ERR(sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &bad, 1), "exactly one input \"inputs\"");
+  sm_signature_free(bad);
+  /* a signature naming a tensor that is not in the graph */
+  CHECK_OK(sm_signature_new("p", SM_PREDICT_METHOD_NAME, &bad));
+  CHECK_OK(sm_signature_add_input(bad, "x", "x:0", SM_FLOAT, -1, NULL));
+  CHECK_OK(sm_signature_add_output(bad, "y", "ghost:0", SM_FLOAT, -1, NULL));
+  CHECK_ERR(sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &bad, 1), "\"ghost:0\": no such node");
+  sm_signature_free(bad);
+  /* a reserved key */
+  CHECK_OK(sm_signature_new(SM_INIT_OP_SIGNATURE_KEY, SM_PREDICT_METHOD_NAME, &bad));
+  CHECK_OK(sm_signature_add_input_from(bad, "x", g, "x:0"));
+  CHECK_OK(sm_signature_add_output_from(bad, "y", g, "y:0"));
+  CHECK_ERR(sm_builder_add_meta_graph_and_variables(b, g, serve, 1, &bad, 1), "reserved for the init op");
+  sm_signature_free(bad);
+  /* an unknown op or attr never enters the graph */
+  CHECK_ERR(sm_op_finish(sm_op_begin(g, "NoSuchOp", NULL), NULL), "not in this library's OpDef table");
+  sm_op *op = sm_op_begin(g, "Identity", NULL);
+  sm_op_input(op, "x");
+  sm_op_attr_int(op, "no_such_attr", 1);
+  CHECK_ERR(sm_op_finish(op, NULL), "unknown attr \"no_such_attr\"");
+  /* a duplicate tag set (order ignored) */
+  CHECK_OK(sm_builder_add_meta_graph_and_variables(b, g, serve_gpu, 2, &sig, 1));
+  CHECK_ERR(sm_builder_add_meta_graph(b, g, gpu_serve, 2, &sig, 1), "already added");
+  CHECK_ERR(sm_builder_add_meta_graph(b, g, NULL, 0, &sig, 1), "at least one tag");
+  /* an export dir that appears before the save */
+  CHECK(mkdir(dir, 0755) == 0);
+  CHECK_ERR(sm_builder_save(b, 0), "already exists");
+  CHECK_EQ_INT(count_entries(dir), 0);
+  CHECK(rmdir(dir) == 0);
+  sm_builder_free(b);
+  CHECK_EQ_INT(count_entries(parent), 0);
+  /* an existing export dir is refused at once */
+  CHECK(mkdir(dir, 0755) == 0);
+  CHECK_ERR(sm_builder_new(dir, &b), "already exists");
+  CHECK(rmdir(dir) == 0);
+  CHECK_EQ_INT(count_entries(parent), 0);
+  sm_signature_free(sig);
+  sm_graph_free(g);
+  free(dir);
+  free(parent);
+}
+
+/* Temp dirs of dead builders for the same target go at the next save; others stay. */
+static void test_stale_temps(const char *tmp) {
+  char *parent = join(tmp, "stale"), *dir = join(parent, "m");
+  CHECK(mkdir(parent, 0755) == 0);
+  char dead[4200], alive[4200], other[4200];
+  snprintf(dead, sizeof dead, "%s/.tmp-m-999999999", parent); /* above any pid_max */
+  snprintf(alive, sizeof alive, "%s/.tmp-m-%ld", parent, (long)getppid());
+  snprintf(other, sizeof other, "%s/.tmp-mm-999999999", parent);
+  CHECK(mkdir(dead, 0755) == 0 && mkdir(alive, 0755) == 0 && mkdir(other, 0755) == 0);
+  char *junk = join(dead, "saved_model.pb");
+  CHECK_OK(sm_file_write_atomic(junk, "x", 1));
+  free(junk);
+  CHECK_OK(write_scaled(dir, 0));
+  CHECK(!sm_path_exists(dead));
+  CHECK(sm_path_exists(alive) && sm_path_exists(other) && sm_path_exists(dir));
+  CHECK_EQ_INT(count_entries(parent), 3);
+  free(dir);
+  free(parent);
+}
+
 static void test_builder(const char *tmp) {
   char *dir = join(tmp, "scaled");
   CHECK_OK(write_scaled(dir, 0));
@@ -460,14 +865,23 @@ static void test_builder(const char *tmp) {
     sm_bundle_close(bu);
   }
   free(vars);
+
+  /* fingerprint.pb: what TensorFlow computes over these files (tests/interop compares with TF) */
+  Tensorflow__FingerprintDef *fp = read_fingerprint(dir), *fp2 = NULL;
+  CHECK_OK(sm_saved_model_fingerprint(dir, &fp2));
+  CHECK(fp && fp2 && same_hashes(fp, fp2) && fp->version->producer == SM_FINGERPRINT_PRODUCER);
+  if (fp) protobuf_c_message_free_unpacked(&fp->base, NULL);
+  if (fp2) protobuf_c_message_free_unpacked(&fp2->base, NULL);
   free(dir);
 
   /* text form reads back too */
   dir = join(tmp, "scaled_txt");
   CHECK_OK(write_scaled(dir, 1));
-  char *pbtxt = join(dir, "saved_model.pbtxt");
+  char *pbtxt = join(dir, "saved_model.pbtxt"), *fpb = join(dir, SM_FINGERPRINT_FILENAME);
   CHECK(sm_path_exists(pbtxt));
+  CHECK(!sm_path_exists(fpb)); /* TF fingerprints saved_model.pb only */
   free(pbtxt);
+  free(fpb);
   CHECK_OK(sm_saved_model_read(dir, &sm));
   sm_saved_model_free(sm);
   free(dir);
@@ -584,14 +998,37 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+  if (argc == 3 && !strcmp(argv[1], "--fingerprint")) {
+    Tensorflow__FingerprintDef *fp;
+    sm_status *s = sm_saved_model_fingerprint(argv[2], &fp);
+    if (s) {
+      fprintf(stderr, "test_builder --fingerprint: %s\n", sm_status_message(s));
+      sm_status_free(s);
+      return 1;
+    }
+    printf("saved_model_checksum %llu\ngraph_def_program_hash %llu\nsignature_def_hash %llu\n"
+           "saved_object_graph_hash %llu\ncheckpoint_hash %llu\nproducer %d\n",
+           (unsigned long long)fp->saved_model_checksum, (unsigned long long)fp->graph_def_program_hash,
+           (unsigned long long)fp->signature_def_hash, (unsigned long long)fp->saved_object_graph_hash,
+           (unsigned long long)fp->checkpoint_hash, fp->version ? (int)fp->version->producer : 0);
+    protobuf_c_message_free_unpacked(&fp->base, NULL);
+    return 0;
+  }
   test_names();
   test_ops_and_attrs();
   test_signatures();
+  test_farmhash();
+  test_deterministic();
+  test_zoo_fingerprints();
   char tmpl[] = SM_BINARY_DIR "/test_builder.XXXXXX";
   char *tmp = mkdtemp(tmpl);
   CHECK(tmp != NULL);
   if (tmp) {
     test_builder(tmp);
+    test_parse_example(tmp);
+    test_labels_example(tmp);
+    test_bad_use(tmp);
+    test_stale_temps(tmp);
     char cmd[sizeof tmpl + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (!sm_test_failures && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

@@ -1,6 +1,8 @@
 /* test_builder_kill.c - a save killed at any moment leaves no export dir or a complete one.
  * A child saves a model with an 8 MiB variable; the parent SIGKILLs it after delays spread over
- * the time a save takes, then reads whatever is at the export path. */
+ * the time a save takes, then reads whatever is at the export path. A later save of the same
+ * target removes the hidden temp dir the killed one left. */
+#include <dirent.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,6 +77,16 @@ static int absent_or_complete(const char *dir) {
   return ok;
 }
 
+static int count_temps(const char *dir) {
+  int n = 0;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    n += !strncmp(e->d_name, ".tmp-", 5);
+  if (d) closedir(d);
+  return n;
+}
+
 int main(void) {
   char tmpl[] = SM_BINARY_DIR "/test_builder_kill.XXXXXX";
   char *tmp = mkdtemp(tmpl);
@@ -113,6 +125,21 @@ int main(void) {
     free(dir);
   }
   fprintf(stderr, "save took %.3fs; after kills: %d complete, %d absent\n", took, complete, absent);
+  /* the killed saves' temp dirs (".tmp-killN-PID"): a new save of each absent target succeeds
+   * and removes its dead predecessor's; none is left in the end */
+  int stale = count_temps(tmp);
+  for (int i = 0; i < 12; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "kill%d", i);
+    char *dir = sm_path_join(tmp, name);
+    if (!sm_path_exists(dir)) {
+      CHECK_OK(save(dir));
+      CHECK(absent_or_complete(dir) && sm_path_exists(dir));
+    }
+    free(dir);
+  }
+  fprintf(stderr, "temp dirs left by killed saves: %d; after saving again: %d\n", stale, count_temps(tmp));
+  CHECK_EQ_INT(count_temps(tmp), 0);
   char cmd[sizeof tmpl + 16];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
   if (!sm_test_failures && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
