@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "base/file.h"
-#include "builder/attr_shape_list.h"
 #include "savedmodel/builder.h"
 #include "savedmodel/constants.h"
 #include "train/export_internal.h"
@@ -173,15 +172,6 @@ static sm_status *const_i32(sm_graph *g, const char *name, int rank, const int64
   return s;
 }
 
-static sm_status *const_strings(sm_graph *g, const char *name, const char *const *v, int64_t n, const char **out) {
-  sm_tensor *t;
-  sm_status *s = sm_tensor_new(SM_STRING, 1, &n, &t);
-  for (int64_t i = 0; i < n && !s; i++) s = sm_tensor_set_string(t, i, v[i], strlen(v[i]));
-  if (!s) s = sm_graph_const(g, name, t, out);
-  sm_tensor_free(t);
-  return s;
-}
-
 static sm_status *activation(sm_graph *g, const char *scope, int act, const char *x, const char **out) {
   char nm[200];
   *out = x;
@@ -290,50 +280,21 @@ done:
 }
 
 /* serialized tf.Examples -> float32 [batch, in_shape...], as tf.estimator's
- * build_parsing_serving_input_receiver_fn with one dense feature "inputs". */
+ * build_parsing_serving_input_receiver_fn with one required dense feature "inputs". */
 static sm_status *parse_examples(gbuild *b, const char **examples, const char **images) {
   sm_graph *g = b->g;
   const sm_seq *m = b->m;
-  sm_status *s = NULL;
-  int64_t batch = -1, zero = 0, flat = 1;
+  int64_t batch = -1, flat = 1;
   for (int i = 0; i < m->in_rank; i++) flat *= m->in_shape[i];
-  const char *names, *sparse, *dense, *ragged, *dflt, *shp, *parse;
-  sm_tensor *t = NULL;
-  TRY(sm_graph_placeholder(g, "input_example_tensor", SM_STRING, 1, &batch, examples));
-  TRY(const_strings(g, "ParseExample/ParseExampleV2/names", NULL, 0, &names));
-  TRY(const_strings(g, "ParseExample/ParseExampleV2/sparse_keys", NULL, 0, &sparse));
-  TRY(const_strings(g, "ParseExample/ParseExampleV2/dense_keys", (const char *[]){SM_PREDICT_INPUTS}, 1, &dense));
-  TRY(const_strings(g, "ParseExample/ParseExampleV2/ragged_keys", NULL, 0, &ragged));
-  TRY(sm_tensor_new(SM_FLOAT, 1, &zero, &t)); /* no default: the feature is required */
-  TRY(sm_graph_const(g, "ParseExample/Const_1", t, &dflt));
-  sm_op *op = sm_op_begin(g, "ParseExampleV2", "ParseExample/ParseExampleV2");
-  sm_op_input(op, *examples);
-  sm_op_input(op, names);
-  sm_op_input(op, sparse);
-  sm_op_input(op, dense);
-  sm_op_input(op, ragged);
-  sm_op_input(op, dflt);
-  sm_op_attr_int(op, "num_sparse", 0);
-  sm_op_attr_type_list(op, "sparse_types", NULL, 0);
-  sm_op_attr_type_list(op, "ragged_value_types", NULL, 0);
-  sm_op_attr_type_list(op, "ragged_split_types", NULL, 0);
-  sm_op_attr_int_list(op, "dense_shapes", NULL, 0); /* filled in below */
-  TRY(sm_op_finish(op, &parse));
-  int r1 = 1;
-  const int64_t *d1 = &flat;
-  TRY(sm_graph_set_shape_list(g, parse, "dense_shapes", 1, &r1, &d1));
-  size_t pl = strlen(parse) + 3;
-  char *pt = malloc(pl);
-  if (!pt) TRY(oom());
-  snprintf(pt, pl, "%s:0", parse);
+  const char *values = NULL, *shp;
+  sm_status *s = sm_graph_placeholder(g, "input_example_tensor", SM_STRING, 1, &batch, examples);
+  sm_dense_feature f = {SM_PREDICT_INPUTS, SM_FLOAT, 1, &flat, NULL};
+  if (!s) s = sm_graph_parse_example(g, "ParseExample", *examples, &f, 1, &values);
   int64_t rn = m->in_rank + 1;
   int32_t dims[4] = {-1};
   for (int i = 0; i < m->in_rank; i++) dims[i + 1] = (int32_t)m->in_shape[i];
-  s = const_i32(g, "Reshape/shape", 1, &rn, dims, &shp);
-  if (!s) s = sm_graph_binary(g, "Reshape", "Reshape", pt, shp, images);
-  free(pt);
-done:
-  sm_tensor_free(t);
+  if (!s) s = const_i32(g, "Reshape/shape", 1, &rn, dims, &shp);
+  if (!s) s = sm_graph_binary(g, "Reshape", "Reshape", values, shp, images);
   return s;
 }
 
