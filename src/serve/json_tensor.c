@@ -339,7 +339,7 @@ static jv *close_frame(reader *r, frame *f) {
   jv *v = f->node;
   v->u.items = arena_alloc(r->a, (n ? n : 1) * sizeof(jv *));
   if (!v->u.items) return fail(r, "Out of memory.", r->p), NULL;
-  memcpy(v->u.items, r->kids + f->kid0, n * sizeof(jv *));
+  if (n) memcpy(v->u.items, r->kids + f->kid0, n * sizeof(jv *));
   v->n = (uint32_t)(v->type == J_OBJ ? n / 2 : n);
   r->nkids = f->kid0;
   return v;
