@@ -1,0 +1,782 @@
+/* rest.c - TF Serving's REST handler: routing (http_rest_api_util.cc's regexes, matched by hand
+ * with the same preferences), model status, metadata, predict, classify and regress
+ * (predict_util.cc, classifier.cc, regressor.cc), and ToHTTPStatusCode.
+ *
+ * Signatures run as TF Serving runs them: a Session::Run feeding the signature's tensor names,
+ * so a request's shapes are the graph's business, not the SignatureDef's. */
+#include "serve/rest.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "savedmodel/format.h"
+#include "savedmodel/model.h"
+
+struct sm_rest {
+  sm_manager *manager;
+  sm_batcher *batcher;
+  sm_status *(*batcher_run)(sm_batcher *, sm_servable *, const char *, const char *const *, sm_tensor *const *, int,
+                            const char *const *, int, sm_tensor **);
+  int64_t timeout_ms;
+  char **tags;
+  int ntags;
+};
+
+int sm_rest_http_status(sm_code code) {
+  switch (code) {
+    case SM_OK: return 200;
+    case SM_INVALID_ARGUMENT: return 400;
+    case SM_NOT_FOUND: return 404;
+    case SM_ALREADY_EXISTS: return 409;
+    case SM_NO_MEMORY: return 429; /* RESOURCE_EXHAUSTED */
+    case SM_FAILED_PRECONDITION: return 400;
+    case SM_OUT_OF_RANGE: return 400;
+    case SM_UNIMPLEMENTED: return 501;
+    default: return 500; /* UNKNOWN, INTERNAL, DATA_LOSS */
+  }
+}
+
+static const char *tf_code_name(sm_code c) {
+  switch (c) {
+    case SM_OK: return "OK";
+    case SM_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case SM_NOT_FOUND: return "NOT_FOUND";
+    case SM_DATA_LOSS: return "DATA_LOSS";
+    case SM_UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case SM_NO_MEMORY: return "RESOURCE_EXHAUSTED";
+    case SM_ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case SM_OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case SM_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case SM_INTERNAL: return "INTERNAL";
+    default: return "UNKNOWN";
+  }
+}
+
+int sm_rest_path_is_api(const char *path) { return path && !strncasecmp(path, "/v1/", 4); }
+
+sm_status *sm_rest_new(const sm_rest_options *o, sm_rest **out) {
+  *out = NULL;
+  if (!o || !o->manager) return sm_status_new(SM_INVALID_ARGUMENT, "rest: a manager is required");
+  sm_rest *r = calloc(1, sizeof *r);
+  if (!r) return sm_status_new(SM_NO_MEMORY, "rest: out of memory");
+  r->manager = o->manager;
+  r->batcher = o->batcher_run ? o->batcher : NULL;
+  r->batcher_run = o->batcher_run;
+  r->timeout_ms = o->timeout_ms;
+  int nt = o->tags ? o->ntags : 1;
+  r->tags = calloc((size_t)nt + 1, sizeof *r->tags);
+  if (!r->tags) {
+    free(r);
+    return sm_status_new(SM_NO_MEMORY, "rest: out of memory");
+  }
+  for (int i = 0; i < nt; i++) {
+    r->tags[i] = strdup(o->tags ? o->tags[i] : "serve");
+    if (!r->tags[i]) {
+      r->ntags = i;
+      sm_rest_free(r);
+      return sm_status_new(SM_NO_MEMORY, "rest: out of memory");
+    }
+  }
+  r->ntags = nt;
+  *out = r;
+  return NULL;
+}
+
+void sm_rest_free(sm_rest *r) {
+  if (!r) return;
+  for (int i = 0; i < r->ntags; i++) free(r->tags[i]);
+  free(r->tags);
+  free(r);
+}
+
+void sm_rest_response_clear(sm_rest_response *resp) {
+  if (resp) sm_jbuf_free(&resp->body);
+}
+
+static sm_status *inval(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static sm_status *inval(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sm_status *s = sm_status_newv(SM_INVALID_ARGUMENT, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+/* ======================================================================== routing ==== */
+
+typedef struct route {
+  char name[256];
+  int64_t version; /* 0: none */
+  int has_version;
+  char label[256];
+  int has_label;
+  char method[16];      /* POST: as written ("predict", "PREDICT" ...) */
+  char subresource[16]; /* GET: "metadata" as written, or "" */
+} route;
+
+static int ci_prefix(const char *s, const char *p) { return !strncasecmp(s, p, strlen(p)); }
+
+/* curl_easy_unescape: %XX becomes the byte; anything else stays. */
+static void unescape(const char *s, size_t n, char *out, size_t cap) {
+  size_t o = 0;
+  for (size_t i = 0; i < n && o + 1 < cap; i++) {
+    if (s[i] == '%' && i + 2 < n + 0 && isxdigit((unsigned char)s[i + 1]) && isxdigit((unsigned char)s[i + 2])) {
+      char h[3] = {s[i + 1], s[i + 2], 0};
+      out[o++] = (char)strtol(h, NULL, 16);
+      i += 2;
+    } else {
+      out[o++] = s[i];
+    }
+  }
+  out[o] = 0;
+}
+
+static size_t run_of(const char *s, int digits) {
+  size_t n = 0;
+  while (s[n] && (digits ? isdigit((unsigned char)s[n]) : (s[n] != '/' && s[n] != ':'))) n++;
+  return n;
+}
+
+/* The optional "/versions/N" or "/labels/L" group, in the regex's order of preference. Returns
+ * the text after it for alternative `alt` (0 versions, 1 labels, 2 none), or NULL. */
+static const char *version_group(const char *p, int alt, const char **v, size_t *vn, const char **l, size_t *ln) {
+  *v = *l = NULL;
+  *vn = *ln = 0;
+  if (alt == 0) {
+    if (!ci_prefix(p, "/versions/")) return NULL;
+    p += 10;
+    size_t n = run_of(p, 1);
+    if (!n) return NULL;
+    *v = p, *vn = n;
+    return p + n;
+  }
+  if (alt == 1) {
+    if (!ci_prefix(p, "/labels/")) return NULL;
+    p += 8;
+    size_t n = run_of(p, 0);
+    if (!n) return NULL;
+    *l = p, *ln = n;
+    return p + n;
+  }
+  return p;
+}
+
+/* ParseModelInfo. Returns an error status (bad version/label text) or NULL; *ok says whether the
+ * path matched. */
+static sm_status *parse_route(const char *method, const char *path, route *rt, int *ok) {
+  memset(rt, 0, sizeof *rt);
+  *ok = 0;
+  const char *name = NULL, *v = NULL, *l = NULL;
+  size_t namen = 0, vn = 0, ln = 0;
+  if (!strcmp(method, "POST")) {
+    /* (?i)/v1/models/([^/:]+)(?:(?:/versions/(\d+))|(?:/labels/([^/:]+)))?:(classify|regress|predict) */
+    if (!ci_prefix(path, "/v1/models/")) return NULL;
+    const char *p = path + 11;
+    namen = run_of(p, 0);
+    if (!namen) return NULL;
+    name = p;
+    p += namen;
+    for (int alt = 0; alt < 3 && !*ok; alt++) {
+      const char *q = version_group(p, alt, &v, &vn, &l, &ln);
+      if (!q || *q != ':') continue;
+      q++;
+      if (!strcasecmp(q, "classify") || !strcasecmp(q, "regress") || !strcasecmp(q, "predict")) {
+        snprintf(rt->method, sizeof rt->method, "%s", q);
+        *ok = 1;
+      }
+    }
+  } else if (!strcmp(method, "GET")) {
+    /* (?i)/v1/models(?:/([^/:]+))?(?:(?:/versions/(\d+))|(?:/labels/([^/:]+)))?(?:\/(metadata))? */
+    if (!ci_prefix(path, "/v1/models")) return NULL;
+    const char *p0 = path + 10;
+    for (int has_name = 1; has_name >= 0 && !*ok; has_name--) {
+      const char *p = p0;
+      name = NULL, namen = 0;
+      if (has_name) {
+        if (*p != '/') continue;
+        namen = run_of(p + 1, 0);
+        if (!namen) continue;
+        name = p + 1;
+        p += 1 + namen;
+      }
+      for (int alt = 0; alt < 3 && !*ok; alt++) {
+        const char *q = version_group(p, alt, &v, &vn, &l, &ln);
+        if (!q) continue;
+        for (int md = 1; md >= 0 && !*ok; md--) {
+          const char *r = q;
+          if (md) {
+            if (!ci_prefix(r, "/metadata")) continue;
+            snprintf(rt->subresource, sizeof rt->subresource, "%.8s", r + 1);
+            r += 9;
+          } else {
+            rt->subresource[0] = 0;
+          }
+          if (!*r) *ok = 1;
+        }
+      }
+    }
+  }
+  if (!*ok) return NULL;
+  if (name) unescape(name, namen, rt->name, sizeof rt->name);
+  if (v) {
+    char buf[32];
+    if (vn >= sizeof buf) return inval("Failed to convert version: %.*s to numeric.", (int)vn, v);
+    memcpy(buf, v, vn);
+    buf[vn] = 0;
+    errno = 0;
+    char *end;
+    long long x = strtoll(buf, &end, 10);
+    if (errno || *end) return inval("Failed to convert version: %s to numeric.", buf);
+    rt->version = x;
+    rt->has_version = 1;
+  }
+  if (l) {
+    unescape(l, ln, rt->label, sizeof rt->label);
+    rt->has_label = 1;
+  }
+  return NULL;
+}
+
+/* ==================================================================== model status ==== */
+
+static void put_i64_string(sm_jbuf *b, int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "\"%" PRId64 "\"", v);
+  sm_jbuf_puts(b, buf);
+}
+
+static sm_status *model_status(sm_rest *r, const route *rt, sm_jbuf *out) {
+  if (!rt->name[0]) return inval("Missing model name in request.");
+  sm_version_status *vs = NULL;
+  int n = 0;
+  sm_status *s = sm_manager_status(r->manager, rt->name, rt->has_version ? rt->version : 0,
+                                   rt->has_label ? rt->label : NULL, &vs, &n);
+  if (s) return s;
+  /* MessageToJsonString with add_whitespace: one-space indentation */
+  sm_jbuf_puts(out, "{\n \"model_version_status\": [");
+  for (int i = 0; i < n; i++) {
+    sm_jbuf_puts(out, i ? ",\n  {\n   \"version\": " : "\n  {\n   \"version\": ");
+    put_i64_string(out, vs[i].version);
+    sm_jbuf_puts(out, ",\n   \"state\": ");
+    sm_jbuf_str(out, vs[i].state ? vs[i].state : "UNKNOWN", strlen(vs[i].state ? vs[i].state : "UNKNOWN"));
+    sm_jbuf_puts(out, ",\n   \"status\": {\n    \"error_code\": ");
+    const char *ec = vs[i].error_code ? vs[i].error_code : "OK";
+    const char *em = vs[i].error_message ? vs[i].error_message : "";
+    sm_jbuf_str(out, ec, strlen(ec));
+    sm_jbuf_puts(out, ",\n    \"error_message\": ");
+    sm_jbuf_str(out, em, strlen(em));
+    sm_jbuf_puts(out, "\n   }\n  }");
+  }
+  sm_jbuf_puts(out, n ? "\n ]\n}\n" : "]\n}\n");
+  sm_version_status_free(vs, n);
+  return NULL;
+}
+
+/* ======================================================================= metadata ==== */
+
+static void indent(sm_jbuf *b, int level) {
+  sm_jbuf_puts(b, "\n");
+  for (int i = 0; i < level; i++) sm_jbuf_puts(b, " ");
+}
+
+static void key(sm_jbuf *b, int level, const char *k, int first) {
+  if (!first) sm_jbuf_puts(b, ",");
+  indent(b, level);
+  sm_jbuf_str(b, k, strlen(k));
+  sm_jbuf_puts(b, ": ");
+}
+
+static const char *dt_name(int dt) {
+  const char *n = sm_dtype_name(dt);
+  return n ? n : "DT_INVALID";
+}
+
+static void shape_json(sm_jbuf *b, int level, const Tensorflow__TensorShapeProto *sh) {
+  sm_jbuf_puts(b, "{");
+  key(b, level + 1, "dim", 1);
+  if (!sh->n_dim) {
+    sm_jbuf_puts(b, "[]");
+  } else {
+    sm_jbuf_puts(b, "[");
+    for (size_t d = 0; d < sh->n_dim; d++) {
+      if (d) sm_jbuf_puts(b, ",");
+      indent(b, level + 2);
+      sm_jbuf_puts(b, "{");
+      key(b, level + 3, "size", 1);
+      put_i64_string(b, sh->dim[d]->size);
+      key(b, level + 3, "name", 0);
+      const char *nm = sh->dim[d]->name ? sh->dim[d]->name : "";
+      sm_jbuf_str(b, nm, strlen(nm));
+      indent(b, level + 2);
+      sm_jbuf_puts(b, "}");
+    }
+    indent(b, level + 1);
+    sm_jbuf_puts(b, "]");
+  }
+  key(b, level + 1, "unknown_rank", 0);
+  sm_jbuf_puts(b, sh->unknown_rank ? "true" : "false");
+  indent(b, level);
+  sm_jbuf_puts(b, "}");
+}
+
+static void tensor_info_json(sm_jbuf *b, int level, const Tensorflow__TensorInfo *ti) {
+  sm_jbuf_puts(b, "{");
+  key(b, level + 1, "dtype", 1);
+  sm_jbuf_str(b, dt_name((int)ti->dtype), strlen(dt_name((int)ti->dtype)));
+  if (ti->tensor_shape) {
+    key(b, level + 1, "tensor_shape", 0);
+    shape_json(b, level + 1, ti->tensor_shape);
+  }
+  if (ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_NAME) {
+    key(b, level + 1, "name", 0);
+    sm_jbuf_str(b, ti->name ? ti->name : "", strlen(ti->name ? ti->name : ""));
+  } else if (ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE && ti->coo_sparse) {
+    const Tensorflow__TensorInfo__CooSparse *c = ti->coo_sparse;
+    key(b, level + 1, "coo_sparse", 0);
+    sm_jbuf_puts(b, "{");
+    const char *k[] = {"values_tensor_name", "indices_tensor_name", "dense_shape_tensor_name"};
+    const char *v[] = {c->values_tensor_name, c->indices_tensor_name, c->dense_shape_tensor_name};
+    for (int i = 0; i < 3; i++) {
+      key(b, level + 2, k[i], i == 0);
+      sm_jbuf_str(b, v[i] ? v[i] : "", strlen(v[i] ? v[i] : ""));
+    }
+    indent(b, level + 1);
+    sm_jbuf_puts(b, "}");
+  }
+  indent(b, level);
+  sm_jbuf_puts(b, "}");
+}
+
+typedef struct ti_entry {
+  const char *key;
+  const Tensorflow__TensorInfo *value;
+} ti_entry;
+
+static void tensor_map_json(sm_jbuf *b, int level, size_t n, void *const *entries) {
+  if (!n) {
+    sm_jbuf_puts(b, "{}");
+    return;
+  }
+  sm_jbuf_puts(b, "{");
+  for (size_t i = 0; i < n; i++) {
+    /* InputsEntry and OutputsEntry share this layout: base, key, value */
+    const Tensorflow__SignatureDef__InputsEntry *e = entries[i];
+    key(b, level + 1, e->key ? e->key : "", i == 0);
+    if (e->value) tensor_info_json(b, level + 1, e->value);
+    else sm_jbuf_puts(b, "{}");
+  }
+  indent(b, level);
+  sm_jbuf_puts(b, "}");
+}
+
+static void signature_json(sm_jbuf *b, int level, const Tensorflow__SignatureDef *sd) {
+  sm_jbuf_puts(b, "{");
+  key(b, level + 1, "inputs", 1);
+  tensor_map_json(b, level + 1, sd->n_inputs, (void *const *)sd->inputs);
+  key(b, level + 1, "outputs", 0);
+  tensor_map_json(b, level + 1, sd->n_outputs, (void *const *)sd->outputs);
+  key(b, level + 1, "method_name", 0);
+  sm_jbuf_str(b, sd->method_name ? sd->method_name : "", strlen(sd->method_name ? sd->method_name : ""));
+  key(b, level + 1, "defaults", 0);
+  if (!sd->n_defaults) {
+    sm_jbuf_puts(b, "{}");
+  } else {
+    /* default values are summarized by dtype and shape: TF Serving prints TensorProto JSON */
+    sm_jbuf_puts(b, "{");
+    for (size_t i = 0; i < sd->n_defaults; i++) {
+      const Tensorflow__SignatureDef__DefaultsEntry *e = sd->defaults[i];
+      key(b, level + 2, e->key ? e->key : "", i == 0);
+      sm_jbuf_puts(b, "{");
+      key(b, level + 3, "dtype", 1);
+      int dt = e->value ? (int)e->value->dtype : 0;
+      sm_jbuf_str(b, dt_name(dt), strlen(dt_name(dt)));
+      if (e->value && e->value->tensor_shape) {
+        key(b, level + 3, "tensor_shape", 0);
+        shape_json(b, level + 3, e->value->tensor_shape);
+      }
+      indent(b, level + 2);
+      sm_jbuf_puts(b, "}");
+    }
+    indent(b, level + 1);
+    sm_jbuf_puts(b, "}");
+  }
+  indent(b, level);
+  sm_jbuf_puts(b, "}");
+}
+
+static sm_status *model_metadata(sm_rest *r, const route *rt, sm_jbuf *out) {
+  if (!rt->name[0]) return inval("Missing model name in request.");
+  sm_servable *sv = NULL;
+  sm_status *s = sm_manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0,
+                                    rt->has_label ? rt->label : NULL, &sv);
+  if (s) return s;
+  Tensorflow__SavedModel *smp = NULL;
+  const Tensorflow__MetaGraphDef *mg = NULL;
+  s = sm_saved_model_read(sm_servable_path(sv), &smp);
+  if (!s) s = sm_saved_model_find_meta_graph(smp, (const char *const *)r->tags, (size_t)r->ntags, &mg);
+  if (!s) {
+    /* ToJsonString(GetModelMetadataResponse): model_spec and the SignatureDefMap printed apart */
+    sm_jbuf_puts(out, "{\n\"model_spec\":{");
+    key(out, 1, "name", 1);
+    sm_jbuf_str(out, rt->name, strlen(rt->name));
+    key(out, 1, "signature_name", 0);
+    sm_jbuf_puts(out, "\"\"");
+    key(out, 1, "version", 0);
+    put_i64_string(out, sm_servable_version(sv));
+    sm_jbuf_puts(out, "\n},\n\"metadata\": {\"signature_def\": {");
+    key(out, 1, "signature_def", 1);
+    if (!mg->n_signature_def) {
+      sm_jbuf_puts(out, "{}");
+    } else {
+      sm_jbuf_puts(out, "{");
+      for (size_t i = 0; i < mg->n_signature_def; i++) {
+        const Tensorflow__MetaGraphDef__SignatureDefEntry *e = mg->signature_def[i];
+        key(out, 2, e->key ? e->key : "", i == 0);
+        if (e->value) signature_json(out, 2, e->value);
+        else sm_jbuf_puts(out, "{}");
+      }
+      indent(out, 1);
+      sm_jbuf_puts(out, "}");
+    }
+    sm_jbuf_puts(out, "\n}}\n}\n");
+  }
+  sm_saved_model_free(smp);
+  sm_servable_release(sv);
+  return s;
+}
+
+/* ======================================================================== running ==== */
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+typedef struct pctx {
+  sm_rest *r;
+  const route *rt;
+  sm_servable *sv;
+  const char *key;
+  const sm_tensor_info *in;
+  int nin;
+  sm_json_input *jin;
+} pctx;
+
+static const char *sig_key(const char *name) { return name && name[0] ? name : "serving_default"; }
+
+static sm_status *acquire(pctx *c) {
+  if (c->sv) return NULL;
+  return sm_manager_acquire(c->r->manager, c->rt->name, c->rt->has_version ? c->rt->version : 0,
+                            c->rt->has_label ? c->rt->label : NULL, &c->sv);
+}
+
+/* GetInfoMap */
+static sm_status *predict_inputs(void *ctx, const char *signature_name, const sm_json_input **inputs, int *n) {
+  pctx *c = ctx;
+  sm_status *s = acquire(c);
+  if (s) return s;
+  sm_model *m = sm_servable_model(c->sv);
+  c->key = sig_key(signature_name);
+  if (!sm_model_signature_method(m, c->key))
+    return inval("Serving signature name: \"%s\" not found in signature def", c->key);
+  s = sm_model_signature_inputs(m, c->key, &c->in, &c->nin);
+  if (s) return s;
+  c->jin = calloc((size_t)c->nin + 1, sizeof *c->jin);
+  if (!c->jin) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  for (int i = 0; i < c->nin; i++) {
+    c->jin[i].alias = c->in[i].alias;
+    c->jin[i].dtype = sm_dtype_base(c->in[i].dtype);
+  }
+  *inputs = c->jin;
+  *n = c->nin;
+  return NULL;
+}
+
+/* Session::Run on the signature's tensor names, or through the batcher. */
+static sm_status *run_signature(sm_rest *r, sm_servable *sv, const char *key, const char *const *aliases,
+                                sm_tensor *const *inputs, int nin, const sm_tensor_info *outs, int nout,
+                                sm_tensor **outputs) {
+  sm_model *m = sm_servable_model(sv);
+  const sm_tensor_info *ins;
+  int nins;
+  sm_status *s = sm_model_signature_inputs(m, key, &ins, &nins);
+  if (s) return s;
+  if (r->batcher) {
+    const char **oa = calloc((size_t)nout + 1, sizeof *oa);
+    if (!oa) return sm_status_new(SM_NO_MEMORY, "out of memory");
+    for (int i = 0; i < nout; i++) oa[i] = outs[i].alias;
+    s = r->batcher_run(r->batcher, sv, key, aliases, inputs, nin, oa, nout, outputs);
+    free(oa);
+    return s;
+  }
+  const char **feeds = calloc((size_t)nin + 1, sizeof *feeds);
+  const char **fetches = calloc((size_t)nout + 1, sizeof *fetches);
+  if (!feeds || !fetches) {
+    free(feeds), free(fetches);
+    return sm_status_new(SM_NO_MEMORY, "out of memory");
+  }
+  for (int i = 0; i < nin && !s; i++) {
+    feeds[i] = NULL;
+    for (int j = 0; j < nins; j++)
+      if (!strcmp(ins[j].alias, aliases[i])) feeds[i] = ins[j].name;
+    if (!feeds[i]) s = inval("input tensor alias not found in signature: %s", aliases[i]);
+  }
+  for (int i = 0; i < nout; i++) fetches[i] = outs[i].name;
+  if (!s) s = sm_model_session_run(m, feeds, inputs, nin, fetches, nout, NULL, 0, outputs);
+  free(feeds);
+  free(fetches);
+  return s;
+}
+
+static sm_status *deadline_check(sm_rest *r, uint64_t start, int *deadline) {
+  if (r->timeout_ms > 0 && now_us() - start > (uint64_t)r->timeout_ms * 1000u) {
+    *deadline = 1;
+    return sm_status_new(SM_INTERNAL, "Deadline exceeded: the request took longer than %" PRId64 " ms",
+                         r->timeout_ms);
+  }
+  return NULL;
+}
+
+static sm_status *predict(sm_rest *r, const route *rt, const char *body, size_t len, sm_jbuf *out, uint64_t start,
+                          int *deadline) {
+  pctx c = {.r = r, .rt = rt};
+  sm_predict_request req;
+  sm_tensor **outputs = NULL;
+  int nout = 0;
+  sm_status *s = sm_json_parse_predict(body, len, predict_inputs, &c, &req);
+  if (s) goto done;
+  const sm_tensor_info *outs;
+  s = sm_model_signature_outputs(sm_servable_model(c.sv), c.key, &outs, &nout);
+  if (s) goto done;
+  outputs = calloc((size_t)nout + 1, sizeof *outputs);
+  if (!outputs) {
+    s = sm_status_new(SM_NO_MEMORY, "out of memory");
+    goto done;
+  }
+  s = run_signature(r, c.sv, c.key, (const char *const *)req.aliases, req.tensors, req.n, outs, nout, outputs);
+  if (!s) s = deadline_check(r, start, deadline);
+  if (s) goto done;
+  const char **names = calloc((size_t)nout + 1, sizeof *names);
+  if (!names) {
+    s = sm_status_new(SM_NO_MEMORY, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < nout; i++) names[i] = outs[i].alias;
+  s = sm_json_write_tensors(out, names, outputs, nout, req.format);
+  free(names);
+done:
+  if (outputs)
+    for (int i = 0; i < nout; i++) sm_tensor_free(outputs[i]);
+  free(outputs);
+  sm_predict_request_clear(&req);
+  free(c.jin);
+  sm_servable_release(c.sv);
+  return s;
+}
+
+static const sm_tensor_info *find_info(const sm_tensor_info *v, int n, const char *alias) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v[i].alias, alias)) return &v[i];
+  return NULL;
+}
+
+/* Classify and regress (PreProcess*, Run*, PostProcess*). */
+static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, const char *body, size_t len,
+                                   sm_jbuf *out, uint64_t start, int *deadline) {
+  sm_examples_request req;
+  sm_servable *sv = NULL;
+  sm_tensor *in = NULL, *outputs[2] = {NULL, NULL};
+  sm_status *s = sm_json_parse_examples(body, len, &req);
+  if (s) return s;
+  s = sm_manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0, rt->has_label ? rt->label : NULL,
+                         &sv);
+  if (s) goto done;
+  sm_model *m = sm_servable_model(sv);
+  const char *key = sig_key(req.signature_name);
+  if (!sm_model_signature_method(m, key)) {
+    s = inval("No signature was found with the name: %s", key);
+    goto done;
+  }
+  const sm_tensor_info *ins, *outs;
+  int nins, nouts;
+  s = sm_model_signature_inputs(m, key, &ins, &nins);
+  if (!s) s = sm_model_signature_outputs(m, key, &outs, &nouts);
+  if (s) goto done;
+  if (nins != 1) {
+    s = inval("Expected one input Tensor.");
+    goto done;
+  }
+  const sm_tensor_info *cls = NULL, *scr = NULL, *reg = NULL;
+  if (classify) {
+    if (nouts != 1 && nouts != 2) {
+      s = inval("Expected one or two output Tensors, found %d", nouts);
+      goto done;
+    }
+    if (!find_info(ins, nins, "inputs")) {
+      s = inval("No classification inputs found in SignatureDef: %s", key);
+      goto done;
+    }
+    cls = find_info(outs, nouts, "classes");
+    scr = find_info(outs, nouts, "scores");
+    if (!cls && !scr) {
+      s = inval("Expected classification signature outputs to contain at least one of \"classes\" or \"scores\". "
+                "Signature was: %s",
+                key);
+      goto done;
+    }
+  } else {
+    if (nouts != 1) {
+      s = inval("Expected one output Tensor.");
+      goto done;
+    }
+    if (!find_info(ins, nins, "inputs")) {
+      s = inval("No regression inputs found in SignatureDef: %s", key);
+      goto done;
+    }
+    reg = find_info(outs, nouts, "outputs");
+    if (!reg) {
+      s = inval("No regression outputs found in SignatureDef: %s", key);
+      goto done;
+    }
+  }
+  int64_t n = req.n;
+  s = sm_tensor_new(SM_STRING, 1, &n, &in);
+  for (int64_t i = 0; !s && i < n; i++) s = sm_tensor_set_string(in, i, req.examples[i], req.lens[i]);
+  if (s) goto done;
+  const char *feed = ins[0].name;
+  const char *fetch[2];
+  int nf = 0;
+  if (classify) {
+    if (cls) fetch[nf++] = cls->name;
+    if (scr) fetch[nf++] = scr->name;
+  } else {
+    fetch[nf++] = reg->name;
+  }
+  s = sm_model_session_run(m, &feed, &in, 1, fetch, nf, NULL, 0, outputs);
+  if (!s) s = deadline_check(r, start, deadline);
+  if (s) goto done;
+  if (classify) {
+    const sm_tensor *ct = cls ? outputs[0] : NULL, *st = scr ? outputs[cls ? 1 : 0] : NULL;
+    char sh[256];
+    if (ct) {
+      if (sm_tensor_rank(ct) != 2) {
+        s = inval("Expected Tensor shape: [batch_size num_classes] but got %s",
+                  sm_shape_str(sm_tensor_rank(ct), sm_tensor_dims(ct), sh, sizeof sh));
+        goto done;
+      }
+      if (sm_tensor_dtype(ct) != SM_STRING) {
+        s = inval("Expected classes Tensor of DT_STRING. Got: %s", dt_name(sm_tensor_dtype(ct)));
+        goto done;
+      }
+      if (sm_tensor_dims(ct)[0] != n) {
+        s = inval("Expected classes output batch size of %" PRId64 ". Got: %" PRId64, n, sm_tensor_dims(ct)[0]);
+        goto done;
+      }
+    }
+    if (st) {
+      if (sm_tensor_rank(st) != 2) {
+        s = inval("Expected Tensor shape: [batch_size num_classes] but got %s",
+                  sm_shape_str(sm_tensor_rank(st), sm_tensor_dims(st), sh, sizeof sh));
+        goto done;
+      }
+      if (sm_tensor_dtype(st) != SM_FLOAT) {
+        s = inval("Expected scores Tensor of DT_FLOAT. Got: %s", dt_name(sm_tensor_dtype(st)));
+        goto done;
+      }
+      if (sm_tensor_dims(st)[0] != n) {
+        s = inval("Expected scores output batch size of %" PRId64 ". Got: %" PRId64, n, sm_tensor_dims(st)[0]);
+        goto done;
+      }
+    }
+    int64_t k = 0;
+    if (ct && st && sm_tensor_dims(ct)[1] != sm_tensor_dims(st)[1]) {
+      s = inval("Tensors class and score should match in dim_size(1). Got %" PRId64 " vs. %" PRId64,
+                sm_tensor_dims(ct)[1], sm_tensor_dims(st)[1]);
+      goto done;
+    }
+    k = ct ? sm_tensor_dims(ct)[1] : sm_tensor_dims(st)[1];
+    s = sm_json_write_classification(out, n, k, ct, st ? sm_tensor_data(st) : NULL);
+  } else {
+    const sm_tensor *t = outputs[0];
+    int rk = sm_tensor_rank(t);
+    char sh[256];
+    if (!(rk == 1 || (rk == 2 && sm_tensor_dims(t)[1] == 1))) {
+      s = inval("Expected output Tensor shape to be either [batch_size] or [batch_size, 1] but got %s",
+                sm_shape_str(rk, sm_tensor_dims(t), sh, sizeof sh));
+      goto done;
+    }
+    if (sm_tensor_dims(t)[0] != n) {
+      s = inval("Input batch size did not match output batch size: %" PRId64 " vs. %" PRId64, n,
+                sm_tensor_dims(t)[0]);
+      goto done;
+    }
+    if (sm_tensor_dtype(t) != SM_FLOAT) {
+      s = inval("Expected output Tensor of DT_FLOAT.  Got: %s", dt_name(sm_tensor_dtype(t)));
+      goto done;
+    }
+    s = sm_json_write_regression(out, sm_tensor_data(t), n);
+  }
+done:
+  sm_tensor_free(in);
+  sm_tensor_free(outputs[0]);
+  sm_tensor_free(outputs[1]);
+  sm_servable_release(sv);
+  sm_examples_request_clear(&req);
+  return s;
+}
+
+/* ======================================================================= dispatch ==== */
+
+void sm_rest_handle(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
+                    sm_rest_response *out) {
+  memset(out, 0, sizeof *out);
+  out->api = "";
+  uint64_t start = now_us();
+  int deadline = 0;
+  route rt;
+  int ok = 0;
+  sm_status *s = parse_route(method, path, &rt, &ok);
+  if (!s) {
+    snprintf(out->model_name, sizeof out->model_name, "%s", rt.name);
+    if (ok && !strcmp(method, "POST")) {
+      if (!strcmp(rt.method, "classify") || !strcmp(rt.method, "regress")) {
+        out->api = rt.method[0] == 'c' ? "classify" : "regress";
+        s = classify_regress(r, &rt, rt.method[0] == 'c', body, len, &out->body, start, &deadline);
+      } else if (!strcmp(rt.method, "predict")) {
+        out->api = "predict";
+        s = predict(r, &rt, body, len, &out->body, start, &deadline);
+      } else {
+        s = inval("Malformed request: %s %s", method, path);
+      }
+    } else if (ok && !strcmp(method, "GET")) {
+      if (!strcmp(rt.subresource, "metadata")) {
+        out->api = "metadata";
+        s = model_metadata(r, &rt, &out->body);
+      } else {
+        out->api = "status";
+        s = model_status(r, &rt, &out->body);
+      }
+    } else {
+      s = inval("Malformed request: %s %s", method, path);
+    }
+  }
+  if (!s && out->body.oom) s = sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
+  if (s) {
+    sm_code c = sm_status_code(s);
+    out->http_status = deadline ? 504 : sm_rest_http_status(c);
+    out->code = deadline ? "DEADLINE_EXCEEDED" : tf_code_name(c);
+    sm_jbuf_free(&out->body);
+    sm_json_write_error(&out->body, sm_status_message(s));
+    sm_status_free(s);
+  } else {
+    out->http_status = 200;
+    out->code = "OK";
+  }
+}

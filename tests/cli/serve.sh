@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# serve.sh - `savedmodel serve` end to end on loopback: TF Serving's tutorial predict, status,
+# metadata, error bodies, 413, metrics, a new version served within 2 s, a broken version that
+# never interrupts serving, and SIGTERM ending it cleanly.
+# usage: serve.sh CLI SOURCE_DIR SHARED_DIR
+set -u
+CLI=$1 SRC=$2 SHARED=$3
+FIX=$SHARED/fixtures/tf-serving/saved_model_half_plus_two_cpu/00000123
+if [ ! -d "$FIX" ]; then echo "skipped: $FIX absent"; exit 77; fi
+if ! "$CLI" serve --help >/dev/null 2>&1; then echo "skipped: savedmodel serve absent"; exit 77; fi
+if ! command -v python3 >/dev/null; then echo "skipped: python3 absent"; exit 77; fi
+TMP=$(mktemp -d)
+PID=
+cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- server log:"; cat "$TMP/log"; exit 1; }
+CHECK="python3 $SRC/tests/serve/serve_check.py"
+
+mkdir -p "$TMP/base"
+cp -r "$FIX" "$TMP/base/1"
+"$CLI" serve --model_name hp --model_base_path "$TMP/base" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
+  --file_system_poll_wait_seconds 0.2 --rest_api_max_request_bytes 100000 --rest_api_num_threads 4 \
+  --port 8500 2>"$TMP/log" &
+PID=$!
+PORT=
+for _ in $(seq 1 200); do
+  PORT=$(sed -n 's/^Exporting HTTP\/REST API at:.*:\([0-9]*\) \.\.\.$/\1/p' "$TMP/log")
+  [ -n "$PORT" ] && break
+  kill -0 "$PID" 2>/dev/null || fail "server exited early"
+  sleep 0.05
+done
+[ -n "$PORT" ] || fail "server did not report its port"
+grep -q -- '--port=8500 ignored' "$TMP/log" || fail "no note about --port"
+
+$CHECK "$PORT" basic hp || fail "basic checks"
+
+# hot reload: version 2 appears (written elsewhere, then renamed in), served within 2 s
+cp -r "$FIX" "$TMP/v2" && mv "$TMP/v2" "$TMP/base/2"
+$CHECK "$PORT" wait_version hp 2 2 || fail "version 2 not served within 2 s"
+# a broken version 3 never interrupts serving
+mkdir -p "$TMP/base/3" && echo garbage >"$TMP/base/3/saved_model.pb"
+for _ in 1 2 3 4 5 6 7 8; do
+  $CHECK "$PORT" predict hp || fail "serving interrupted by a broken version"
+  sleep 0.1
+done
+
+# SIGTERM: stop accepting, finish in-flight, exit 0
+kill -TERM "$PID"
+for _ in $(seq 1 200); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$PID" 2>/dev/null && fail "server still running 10 s after SIGTERM"
+wait "$PID"
+RC=$?
+PID=
+[ "$RC" = 0 ] || fail "exit status $RC after SIGTERM"
+echo "serve.sh: all checks passed"
