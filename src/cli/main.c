@@ -4,7 +4,8 @@
  * savedmodel vars     what inspect_checkpoint prints (vars.c)
  * savedmodel convert  rewrite a SavedModel through this library (convert.c)
  * savedmodel run      what saved_model_cli run prints (run.c)
- * savedmodel scan     what saved_model_cli scan prints, plus ops the runtime lacks (scan.c) */
+ * savedmodel scan     what saved_model_cli scan prints, plus ops the runtime lacks (scan.c)
+ * savedmodel train    train the seeds' CNN on MNIST-format data and export it (train.c) */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,8 @@ static const char usage[] =
     "  run      Run a SignatureDef on inputs from .npy/.npz files, Python literals or\n"
     "           tf.Example dicts, printing the outputs (`saved_model_cli run`).\n"
     "  scan     Report denylisted ops (`saved_model_cli scan`) and ops the runtime lacks.\n"
+    "  train    Train the seeds' CNN on MNIST-format data (Fashion-MNIST by default) and\n"
+    "           export it as a SavedModel.\n"
     "\n"
     "`savedmodel <command> --help` describes each command's flags.\n";
 
@@ -44,6 +47,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "convert")) return sm_cli_convert(argc - 1, argv + 1);
   if (!strcmp(cmd, "run")) return sm_cli_run(argc - 1, argv + 1);
   if (!strcmp(cmd, "scan")) return sm_cli_scan(argc - 1, argv + 1);
+  if (!strcmp(cmd, "train")) return sm_cli_train(argc - 1, argv + 1);
   fprintf(stderr, "savedmodel: unknown command '%s'\n%s", cmd, usage);
   return 2;
 }

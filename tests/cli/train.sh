@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# train.sh - `savedmodel train`: a tiny run on synthetic MNIST-format files written here (output
+# format, export loads with show and run, --resume continues, every data error comes before
+# training), then a quick run on the real Fashion-MNIST when Debian's dataset-fashion-mnist is
+# installed (skipped, exit 77, when it is not).
+# usage: train.sh CLI SOURCE_DIR SHARED_DIR
+set -u
+CLI=$1
+FASHION=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+
+if ! "$CLI" train --help >/dev/null 2>&1; then echo "FAIL: savedmodel train --help"; exit 1; fi
+
+# ---- synthetic MNIST-format data -----------------------------------------------------------------
+byte() { printf '%b' "$(printf '\\x%02x' "$1")"; }
+be32() { byte $(($1 >> 24 & 255)); byte $(($1 >> 16 & 255)); byte $(($1 >> 8 & 255)); byte $(($1 & 255)); }
+# images FILE N ROWS COLS: uint8 rank 3, pixels from a fixed pattern
+images() {
+  { printf '\x00\x00\x08\x03'; be32 "$2"; be32 "$3"; be32 "$4"
+    yes 'p@0Z~ !x' | tr -d '\n' | head -c $(($2 * $3 * $4)); } >"$1"
+}
+# labels FILE N [BAD]: uint8 rank 1, i % 10 (label BAD at index 3 when given)
+labels() {
+  { printf '\x00\x00\x08\x01'; be32 "$2"
+    for ((i = 0; i < $2; i++)); do v=$((i % 10)); [ $i -eq 3 ] && [ -n "${3:-}" ] && v=$3; byte $v; done; } >"$1"
+}
+mkdata() { # DIR NTRAIN NTEST
+  mkdir -p "$1"
+  images "$1/train-images-idx3-ubyte" "$2" 8 8; labels "$1/train-labels-idx1-ubyte" "$2"
+  images "$1/t10k-images-idx3-ubyte" "$3" 8 8; labels "$1/t10k-labels-idx1-ubyte" "$3"
+  gzip -n "$1/t10k-images-idx3-ubyte" "$1/t10k-labels-idx1-ubyte"
+}
+mkdata "$TMP/syn" 64 20
+
+bar_re='^ *([0-9]+)/([0-9]+) \[=+\] - [0-9]+s [0-9]+(s|ms|us)/step - loss: [0-9.e+-]+ - accuracy: [0-9.e+-]+'
+check_run() { # LOG EPOCH_FROM EPOCH_TO STEPS
+  local log=$1
+  grep -q $'\r' "$log" && die "$log: carriage returns in non-TTY output"
+  grep -q 'Total params' "$log" || die "$log: no model summary"
+  for ((e = $2; e <= $3; e++)); do
+    grep -qx "Epoch $e/$3" "$log" || die "$log: no 'Epoch $e/$3' line"
+  done
+  local bars; bars=$(grep -cE "$bar_re" "$log")
+  [ "$bars" -eq $(($3 - $2 + 1)) ] || die "$log: $bars progress lines for $(($3 - $2 + 1)) epochs"
+  grep -qE "^ *$4/$4 \[==============================\] - " "$log" || die "$log: no final bar of $4 steps"
+  tail -n 1 "$log" | grep -qE '^test accuracy: [01]\.[0-9]{4}$' || die "$log: last line is '$(tail -n 1 "$log")'"
+}
+
+# A tiny run: 64 images, batch 16, validation split (the last 16 images): 3 steps per epoch.
+if "$CLI" train --data "$TMP/syn" --epochs 2 --batch_size 16 --validation_split 0.25 --num_threads 2 \
+     --out "$TMP/a" >"$TMP/a.log" 2>"$TMP/a.err"; then
+  check_run "$TMP/a.log" 1 2 3
+  grep -qE "$bar_re - val_loss: [0-9.e+-]+ - val_accuracy: [0-9.]+$" "$TMP/a.log" || die "no validation metrics"
+  [ -s "$TMP/a.err" ] && { echo "stderr of a quiet run:"; cat "$TMP/a.err"; }
+  "$CLI" show --dir "$TMP/a" --all >"$TMP/show.log" 2>&1 || die "show --all on the export: $(head -3 "$TMP/show.log")"
+  for w in serving_default classify "tag-set: 'serve'"; do grep -q "$w" "$TMP/show.log" || die "show --all lacks $w"; done
+  [ -f "$TMP/a/assets/labels.txt" ] && [ "$(sed -n 10p "$TMP/a/assets/labels.txt")" = "Ankle boot" ] ||
+    die "assets/labels.txt is not Fashion-MNIST's names"
+  img="[$(printf '[0.5],%.0s' {1..7})[0.5]]"; row="$img"; for i in {1..7}; do row="$row,$img"; done
+  if "$CLI" run --dir "$TMP/a" --tag_set serve --signature_def serving_default --input_exprs "inputs=[[$row]]" \
+       --outdir "$TMP/run" >"$TMP/run.log" 2>&1; then
+    [ -f "$TMP/run/outputs.npy" ] || [ -n "$(ls "$TMP/run")" ] || die "run wrote no output"
+  else
+    die "savedmodel run on the export: $(tail -3 "$TMP/run.log")"
+  fi
+  # --resume continues: epochs numbered on, labels kept, a new export.
+  if "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --resume "$TMP/a" --out "$TMP/b" >"$TMP/b.log" 2>&1; then
+    grep -q "^Resuming $TMP/a: 2 epoch(s), 6 step(s) done" "$TMP/b.log" || die "resume: $(grep Resum "$TMP/b.log")"
+    check_run "$TMP/b.log" 3 3 4
+  else
+    die "resume: $(tail -3 "$TMP/b.log")"
+  fi
+  "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --resume "$TMP/a" --learning_rate 0.1 --out "$TMP/c" \
+    >/dev/null 2>&1 && die "--learning_rate with --resume accepted"
+else
+  die "tiny run: $(tail -5 "$TMP/a.err")"
+fi
+
+# ---- errors: a clear message, exit 1 (2 for usage), and never a training step ----------------------
+expect_error() { # CODE NEEDLE ARGS...
+  local code=$1 needle=$2; shift 2
+  "$CLI" train "$@" >"$TMP/e.log" 2>&1; local rc=$?
+  [ $rc -eq "$code" ] || die "train $*: exit $rc, expected $code: $(head -2 "$TMP/e.log")"
+  grep -qF -- "$needle" "$TMP/e.log" || die "train $*: message lacks '$needle': $(head -2 "$TMP/e.log")"
+  grep -q '^Epoch ' "$TMP/e.log" && die "train $*: training started before the error"
+}
+base=(--epochs 1 --batch_size 16 --out "$TMP/never")
+expect_error 2 "--out is required" --epochs 1 --batch_size 16
+expect_error 2 "--epochs: expected an integer" --data "$TMP/syn" --epochs x --batch_size 16 --out "$TMP/never"
+expect_error 2 "--validation_split" --data "$TMP/syn" "${base[@]}" --validation_split 1
+expect_error 1 "$TMP/nodir: no such data directory" --data "$TMP/nodir" "${base[@]}"
+expect_error 1 "already exists" --data "$TMP/syn" --epochs 1 --batch_size 16 --out "$TMP/a"
+expect_error 1 "does not exist or is not writable" --data "$TMP/syn" --epochs 1 --batch_size 16 --out "$TMP/no/such/x"
+printf 'a\nb\n' >"$TMP/labels2"
+expect_error 1 "$TMP/labels2: 2 label(s)" --data "$TMP/syn" "${base[@]}" --labels "$TMP/labels2"
+expect_error 1 "$TMP/missing-labels" --data "$TMP/syn" "${base[@]}" --labels "$TMP/missing-labels"
+
+mkdata "$TMP/d1" 64 20; rm "$TMP/d1/train-labels-idx1-ubyte"
+expect_error 1 "neither train-labels-idx1-ubyte nor train-labels-idx1-ubyte.gz" --data "$TMP/d1" "${base[@]}"
+mkdata "$TMP/d2" 64 20; labels "$TMP/d2/train-labels-idx1-ubyte" 63
+expect_error 1 "holds 64 images but $TMP/d2/train-labels-idx1-ubyte holds 63 labels" --data "$TMP/d2" "${base[@]}"
+mkdata "$TMP/d3" 64 20; labels "$TMP/d3/train-labels-idx1-ubyte" 64 12
+expect_error 1 "train-labels-idx1-ubyte: label 12 of image 3 is out of range [0, 10)" --data "$TMP/d3" "${base[@]}"
+mkdata "$TMP/d4" 64 20; printf '\x00\x01' | dd of="$TMP/d4/train-images-idx3-ubyte" bs=1 seek=0 conv=notrunc status=none
+expect_error 1 "train-images-idx3-ubyte: not an IDX file (bad magic 00 01 08 03" --data "$TMP/d4" "${base[@]}"
+mkdata "$TMP/d5" 64 20; truncate -s 1000 "$TMP/d5/train-images-idx3-ubyte"
+expect_error 1 "train-images-idx3-ubyte: the IDX header says 4096 bytes of data, the file holds 984" --data "$TMP/d5" "${base[@]}"
+mkdata "$TMP/d6" 64 20; f=$TMP/d6/t10k-images-idx3-ubyte.gz; head -c $(($(stat -c %s "$f") - 10)) "$f" >"$f.cut"; mv "$f.cut" "$f"
+expect_error 1 "t10k-images-idx3-ubyte.gz: truncated gzip data" --data "$TMP/d6" "${base[@]}"
+mkdata "$TMP/d7" 64 20; printf 'XXXXXXXX' | dd of="$TMP/d7/t10k-labels-idx1-ubyte.gz" bs=1 seek=12 conv=notrunc status=none
+expect_error 1 "t10k-labels-idx1-ubyte.gz: corrupt gzip data" --data "$TMP/d7" "${base[@]}"
+[ -e "$TMP/never" ] && die "a failed run left $TMP/never behind"
+
+# ---- the real Fashion-MNIST ----------------------------------------------------------------------
+if [ ! -f "$FASHION/train-images-idx3-ubyte.gz" ]; then
+  echo "skipped: $FASHION absent (the synthetic checks ran: $([ $fail -eq 0 ] && echo ok || echo FAILED))"
+  [ $fail -eq 0 ] && exit 77 || exit 1
+fi
+# 2000 images, batch 32: 63 steps.
+if "$CLI" train --epochs 1 --batch_size 32 --limit 2000 --out "$TMP/f" >"$TMP/f.log" 2>&1; then
+  check_run "$TMP/f.log" 1 1 63
+  acc=$(tail -n 1 "$TMP/f.log" | awk '{print $3}')
+  awk -v a="$acc" 'BEGIN { exit !(a >= 0.55) }' || die "test accuracy $acc after one epoch on 2000 images"
+  "$CLI" show --dir "$TMP/f" --tag_set serve --signature_def serving_default >"$TMP/fshow.log" 2>&1 ||
+    die "show on the Fashion-MNIST export: $(head -3 "$TMP/fshow.log")"
+  grep -q "shape: (-1, 28, 28, 1)" "$TMP/fshow.log" || die "serving_default input is not (-1, 28, 28, 1)"
+  img="[$(printf '[0.0],%.0s' {1..27})[0.0]]"; row="$img"; for i in {1..27}; do row="$row,$img"; done
+  "$CLI" run --dir "$TMP/f" --tag_set serve --signature_def serving_default --input_exprs "inputs=[[$row]]" \
+    >"$TMP/frun.log" 2>&1 || die "run on the Fashion-MNIST export: $(tail -3 "$TMP/frun.log")"
+  if "$CLI" train --epochs 1 --batch_size 32 --limit 2000 --resume "$TMP/f" --out "$TMP/g" >"$TMP/g.log" 2>&1; then
+    check_run "$TMP/g.log" 2 2 63
+    # The loss goes on from where it was: the resumed epoch's loss is below the first epoch's.
+    l1=$(grep -E "^63/63" "$TMP/f.log" | sed 's/.*loss: \([0-9.]*\).*/\1/')
+    l2=$(grep -E "^63/63" "$TMP/g.log" | sed 's/.*loss: \([0-9.]*\).*/\1/')
+    awk -v a="$l1" -v b="$l2" 'BEGIN { exit !(b < a) }' || die "resumed loss $l2 is not below the first epoch's $l1"
+  else
+    die "resume on Fashion-MNIST: $(tail -3 "$TMP/g.log")"
+  fi
+else
+  die "Fashion-MNIST run: $(tail -5 "$TMP/f.log")"
+fi
+# A damaged copy of the real data fails before training.
+mkdir "$TMP/bad"; cp "$FASHION"/*.gz "$TMP/bad/"
+f=$TMP/bad/train-images-idx3-ubyte.gz; head -c 100000 "$f" >"$f.cut"; mv "$f.cut" "$f"
+expect_error 1 "$TMP/bad/train-images-idx3-ubyte.gz: truncated gzip data" --data "$TMP/bad" "${base[@]}"
+exit $fail
