@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # train.sh - `savedmodel train`: a tiny run on synthetic MNIST-format files written here (output
 # format, export loads with show and run, --resume continues, every data error comes before
-# training), then a quick run on the real Fashion-MNIST when Debian's dataset-fashion-mnist is
-# installed (skipped, exit 77, when it is not).
+# training), then one quick run on the real Fashion-MNIST when Debian's dataset-fashion-mnist is
+# installed (skipped, exit 77, when it is not). That resuming goes on from the saved optimizer
+# state exactly is test_train_export's to check; this checks the CLI around it.
 # usage: train.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1
@@ -65,6 +66,10 @@ if "$CLI" train --data "$TMP/syn" --epochs 2 --batch_size 16 --validation_split 
   else
     die "savedmodel run on the export: $(tail -3 "$TMP/run.log")"
   fi
+  px="$(printf '0.25,%.0s' {1..63})0.25"
+  "$CLI" run --dir "$TMP/a" --tag_set serve --signature_def classify --input_examples "inputs=[{\"inputs\":[$px]}]" \
+    >"$TMP/cls.log" 2>&1 || die "run classify on the export: $(tail -3 "$TMP/cls.log")"
+  grep -q "b'Ankle boot'" "$TMP/cls.log" || die "classify gave no label strings: $(head -5 "$TMP/cls.log")"
   # --resume continues: epochs numbered on, labels kept, a new export.
   if "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --resume "$TMP/a" --out "$TMP/b" >"$TMP/b.log" 2>&1; then
     grep -q "^Resuming $TMP/a: 2 epoch(s), 6 step(s) done" "$TMP/b.log" || die "resume: $(grep Resum "$TMP/b.log")"
@@ -129,20 +134,11 @@ if "$CLI" train --epochs 1 --batch_size 32 --limit 2000 --out "$TMP/f" >"$TMP/f.
   img="[$(printf '[0.0],%.0s' {1..27})[0.0]]"; row="$img"; for i in {1..27}; do row="$row,$img"; done
   "$CLI" run --dir "$TMP/f" --tag_set serve --signature_def serving_default --input_exprs "inputs=[[$row]]" \
     >"$TMP/frun.log" 2>&1 || die "run on the Fashion-MNIST export: $(tail -3 "$TMP/frun.log")"
-  if "$CLI" train --epochs 1 --batch_size 32 --limit 2000 --resume "$TMP/f" --out "$TMP/g" >"$TMP/g.log" 2>&1; then
-    check_run "$TMP/g.log" 2 2 63
-    # The loss goes on from where it was: the resumed epoch's loss is below the first epoch's.
-    l1=$(grep -E "^63/63" "$TMP/f.log" | sed 's/.*loss: \([0-9.]*\).*/\1/')
-    l2=$(grep -E "^63/63" "$TMP/g.log" | sed 's/.*loss: \([0-9.]*\).*/\1/')
-    awk -v a="$l1" -v b="$l2" 'BEGIN { exit !(b < a) }' || die "resumed loss $l2 is not below the first epoch's $l1"
-  else
-    die "resume on Fashion-MNIST: $(tail -3 "$TMP/g.log")"
-  fi
 else
   die "Fashion-MNIST run: $(tail -5 "$TMP/f.log")"
 fi
 # A damaged copy of the real data fails before training.
-mkdir "$TMP/bad"; cp "$FASHION"/*.gz "$TMP/bad/"
-f=$TMP/bad/train-images-idx3-ubyte.gz; head -c 100000 "$f" >"$f.cut"; mv "$f.cut" "$f"
+mkdir "$TMP/bad"; cp "$FASHION"/train-labels-idx1-ubyte.gz "$TMP/bad/"
+head -c 100000 "$FASHION"/train-images-idx3-ubyte.gz >"$TMP/bad/train-images-idx3-ubyte.gz"
 expect_error 1 "$TMP/bad/train-images-idx3-ubyte.gz: truncated gzip data" --data "$TMP/bad" "${base[@]}"
 exit $fail
