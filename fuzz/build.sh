@@ -2,8 +2,10 @@
 # build.sh - builds the libFuzzer targets fuzz/fuzz_*.c with clang, ASan and UBSan.
 #
 # Usage: fuzz/build.sh [BUILD_DIR]   (default build-fuzz; binaries land in BUILD_DIR/fuzz_<name>)
-# The library sources (src/base, src/format, protoc-c output) are compiled here with coverage
-# instrumentation, apart from the normal CMake build, which stays untouched.
+# The library sources (every src/<layer>/*.c the CMake library globs, protoc-c output, and the
+# CLI's Python-literal parser) are compiled here with coverage instrumentation, apart from the
+# normal CMake build, which stays untouched. A target whose header comment says
+# "fuzz-requires: PATH" is skipped (with a note) while PATH does not exist yet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build-fuzz}
@@ -17,26 +19,41 @@ if [ ! -f "$stamp" ] || [ -n "$(find proto -name '*.proto' -newer "$stamp")" ]; 
   touch "$stamp"
 fi
 
-PBC_CFLAGS=$(pkg-config --cflags libprotobuf-c)
-PBC_LIBS=$(pkg-config --libs libprotobuf-c)
+PKGS="libprotobuf-c openblas zlib"
+pkg-config --exists jansson && PKGS="$PKGS jansson"
+PKG_CFLAGS=$(pkg-config --cflags $PKGS)
+PKG_LIBS=$(pkg-config --libs $PKGS)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror $SAN -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-        -Iinclude -I$B/gen -Isrc $PBC_CFLAGS"
+        -Iinclude -I$B/gen -Isrc $PKG_CFLAGS"
 
-# Any header newer than an object rebuilds it: coarse, but there are only a few dozen sources.
-newest_hdr=$(find include src "$B/gen" -name '*.h' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2)
+# An object is rebuilt when it is missing or older than its source or any header its .d file
+# (clang -MMD) lists: other layers' headers change all the time while the tree is worked on.
+stale() { # obj
+  [ -f "$1" ] && [ -f "$1.d" ] || return 0
+  local dep
+  for dep in $(sed -e 's/\\$//' -e 's/^[^:]*://' "$1.d"); do
+    [ -e "$dep" ] || return 0
+    [ "$dep" -nt "$1" ] && return 0
+  done
+  return 1
+}
 compile() { # src obj extra-flags
-  if [ ! -f "$2" ] || [ "$1" -nt "$2" ] || [ "$newest_hdr" -nt "$2" ]; then
+  if stale "$2"; then
     # shellcheck disable=SC2086
-    $CC $CFLAGS -fsanitize=fuzzer-no-link $3 -c "$1" -o "$2"
+    $CC $CFLAGS -fsanitize=fuzzer-no-link $3 -MMD -MF "$2.d" -c "$1" -o "$2"
   fi
 }
-export -f compile
-export CC CFLAGS newest_hdr
+export -f compile stale
+export CC CFLAGS
 
 objs=()
 jobs=()
-for f in src/base/*.c src/format/*.c; do
+# The serve layer's JSON decoder is fuzzed too; the rest of src/serve (HTTP) is not needed.
+srcs=(src/base/*.c src/format/*.c src/graph/*.c src/runtime/*.c src/ops/*.c src/builder/*.c
+      src/cli/pyliteral.c src/cli/pyfmt.c)
+for f in src/train/*.c src/serve/json*.c; do [ -f "$f" ] && srcs+=("$f"); done
+for f in "${srcs[@]}"; do
   o="$B/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o"
   objs+=("$o"); jobs+=("$f $o")
 done
@@ -44,13 +61,25 @@ for f in "$B"/gen/*.pb-c.c; do
   o="$B/obj/gen_$(basename "${f%.c}").o"
   objs+=("$o"); jobs+=("$f $o -Wno-unused-parameter")
 done
-printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -L 1 bash -c 'compile "$0" "$1" "$2"'
+printf '%s\n' "${jobs[@]}" | xargs -P "${FUZZ_JOBS:-2}" -L 1 bash -c 'compile "$0" "$1" "$2"'
 rm -f "$B/libsm_fuzz.a"
 ar rcs "$B/libsm_fuzz.a" "${objs[@]}"
 
 for t in fuzz/fuzz_*.c; do
   n=$(basename "${t%.c}")
+  req=$(sed -n 's/.*fuzz-requires: \([^ ]*\).*/\1/p' "$t" | head -1)
+  if [ -n "$req" ] && [ ! -e "$req" ]; then
+    echo "skipped $n: $req does not exist yet"
+    rm -f "$B/$n"
+    continue
+  fi
   # shellcheck disable=SC2086
-  $CC $CFLAGS -fsanitize=fuzzer "$t" "$B/libsm_fuzz.a" $PBC_LIBS -lsnappy -lm -o "$B/$n"
-  echo "built $B/$n"
+  if $CC $CFLAGS -fsanitize=fuzzer "$t" "$B/libsm_fuzz.a" $PKG_LIBS -lsnappy -lm -lpthread -o "$B/$n"; then
+    echo "built $B/$n"
+  else
+    echo "FAILED to build $B/$n"
+    rm -f "$B/$n"
+    failed=1
+  fi
 done
+exit "${failed:-0}"

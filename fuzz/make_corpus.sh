@@ -3,7 +3,9 @@
 #
 # Usage: fuzz/make_corpus.sh [BUILD_DIR] [CLI]   (defaults: build-fuzz, build/savedmodel)
 # Seeds come from the committed zoo (tests/fixtures/zoo), ../shared/fixtures/tf-serving when it
-# is there, and the small hand-written seeds in fuzz/seeds/<target>/. Nothing here is committed:
+# is there, the .npy/.npz fixtures (tests/fixtures/npy), the malformed-model corpus
+# (tests/fixtures/malformed, as text for pbtxt and, converted by the CLI, as binary for
+# saved_model and graph) and the small hand-written seeds in fuzz/seeds/<target>/. Nothing here is committed:
 # the shared fixtures must not be copied into the repository. With a built CLI, every binary
 # SavedModel is also printed as text for the pbtxt target.
 set -euo pipefail
@@ -11,7 +13,7 @@ cd "$(dirname "$0")/.."
 B=${1:-build-fuzz}
 CLI=${2:-build/savedmodel}
 C="$B/corpus"
-mkdir -p "$C/fuzz_saved_model" "$C/fuzz_pbtxt" "$C/fuzz_table" "$C/fuzz_bundle"
+for t in saved_model pbtxt table bundle npy pyliteral example graph idx json; do mkdir -p "$C/fuzz_$t"; done
 
 roots=(tests/fixtures/zoo)
 [ -d ../shared/fixtures/tf-serving ] && roots+=(../shared/fixtures/tf-serving)
@@ -24,7 +26,7 @@ put() { # target file
 }
 
 for r in "${roots[@]}"; do
-  while IFS= read -r -d '' f; do put "$C/fuzz_saved_model" "$f"; done \
+  while IFS= read -r -d '' f; do put "$C/fuzz_saved_model" "$f"; put "$C/fuzz_graph" "$f"; done \
     < <(find "$r" -name saved_model.pb -print0)
   while IFS= read -r -d '' f; do put "$C/fuzz_pbtxt" "$f"; done \
     < <(find "$r" -name saved_model.pbtxt -print0)
@@ -43,7 +45,23 @@ for r in "${roots[@]}"; do
   done < <(find "$r" -name '*.index' -print0)
 done
 
+for f in tests/fixtures/npy/*.npy tests/fixtures/npy/*.npz; do [ -f "$f" ] && put "$C/fuzz_npy" "$f"; done
+while IFS= read -r -d '' f; do put "$C/fuzz_pbtxt" "$f"; done \
+  < <(find tests/fixtures/malformed -name saved_model.pbtxt -print0 2>/dev/null)
+
 if [ -x "$CLI" ]; then
+  # the malformed corpus as binary: each case's hostile graph is a seed for the graph target
+  tmpm=$(mktemp -d)
+  for d in tests/fixtures/malformed/*/; do
+    [ -f "$d/saved_model.pbtxt" ] || continue
+    rm -rf "$tmpm/o"
+    if "$CLI" convert --dir "$d" --out "$tmpm/o" >/dev/null 2>&1 && [ -f "$tmpm/o/saved_model.pb" ]; then
+      put "$C/fuzz_graph" "$tmpm/o/saved_model.pb"
+      put "$C/fuzz_saved_model" "$tmpm/o/saved_model.pb"
+    fi
+  done
+  rm -rf "$tmpm"
+
   tmpd=$(mktemp -d)
   trap 'rm -rf "$tmpd"' EXIT
   i=0

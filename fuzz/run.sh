@@ -2,9 +2,9 @@
 # run.sh - builds the fuzz targets, gathers seeds and runs each target for a bounded time.
 #
 # Usage: fuzz/run.sh [BUILD_DIR] [SECONDS] [TARGET...]   (`make fuzz` calls it)
-# Targets are the names after fuzz_ (saved_model pbtxt table bundle; default all), run one after
-# another. New interesting inputs accumulate in BUILD_DIR/corpus/fuzz_<t>/; a crash, leak, hang
-# or invariant failure leaves its input in BUILD_DIR/artifacts/fuzz_<t>/ and makes the run fail.
+# Targets are the names after fuzz_ (saved_model pbtxt table bundle npy pyliteral example graph
+# idx json; default every one fuzz/build.sh built), run one after another. New interesting
+# inputs accumulate in BUILD_DIR/corpus/fuzz_<t>/; a crash, leak, hang or invariant failure leaves its input in BUILD_DIR/artifacts/fuzz_<t>/ and makes the run fail.
 # A crash input, once fixed, belongs in tests/fixtures/fuzz-regressions/fuzz_<t>/ (replayed by
 # test_fuzz_regressions in the normal build).
 set -uo pipefail
@@ -13,9 +13,11 @@ B=${1:-build-fuzz}
 SECS=${2:-60}
 shift 2 2>/dev/null || shift $#
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(saved_model pbtxt table bundle)
-
-fuzz/build.sh "$B" || exit 1
+build_failed=0
+fuzz/build.sh "$B" || { build_failed=1; echo "fuzz: some targets did not build (see above); running the others"; }
+if [ ${#targets[@]} -eq 0 ]; then
+  for t in "$B"/fuzz_*; do [ -x "$t" ] && [ -f "fuzz/$(basename "$t").c" ] && targets+=("${t##*/fuzz_}"); done
+fi
 fuzz/make_corpus.sh "$B" "${CLI:-build/savedmodel}" || exit 1
 
 # fuzz_bundle writes two files per input: on tmpfs it runs about 5 times faster than on disk.
@@ -24,9 +26,11 @@ fuzz/make_corpus.sh "$B" "${CLI:-build/savedmodel}" || exit 1
 failed=()
 for t in "${targets[@]}"; do
   n=fuzz_$t
+  if [ ! -x "$B/$n" ]; then echo "== $n: not built (see fuzz/build.sh), skipped"; continue; fi
   mkdir -p "$B/artifacts/$n"
   extra=()
   [ -f "fuzz/$t.dict" ] && extra+=("-dict=fuzz/$t.dict")
+  [ -n "${FUZZ_RUNS:-}" ] && extra+=("-runs=$FUZZ_RUNS")
   dirs=("$B/corpus/$n")
   [ -d "tests/fixtures/fuzz-regressions/$n" ] && dirs+=("tests/fixtures/fuzz-regressions/$n")
   echo "== $n for ${SECS}s"
@@ -42,6 +46,7 @@ for t in "${targets[@]}"; do
     failed+=("$n")
   fi
 done
+[ $build_failed -eq 0 ] || failed+=("(build)")
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: failures in ${failed[*]}"
   exit 1

@@ -18,6 +18,7 @@ int sm_cli_convert(int argc, char **argv);
 int sm_cli_run(int argc, char **argv);  /* run.c */
 int sm_cli_scan(int argc, char **argv); /* scan.c */
 int sm_cli_train(int argc, char **argv); /* train.c */
+int sm_cli_validate(int argc, char **argv); /* validate.c */
 
 /* ---- flags (args.c) ----
  * Accepts what absl/argparse accept for saved_model_cli: --name=value, --name value, -name value;

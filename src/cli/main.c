@@ -5,6 +5,7 @@
  * savedmodel convert  rewrite a SavedModel through this library (convert.c)
  * savedmodel run      what saved_model_cli run prints (run.c)
  * savedmodel scan     what saved_model_cli scan prints, plus ops the runtime lacks (scan.c)
+ * savedmodel validate every check without running anything (validate.c)
  * savedmodel train    train the seeds' CNN on MNIST-format data and export it (train.c) */
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const char usage[] =
     "  scan     Report denylisted ops (`saved_model_cli scan`) and ops the runtime lacks.\n"
     "  train    Train the seeds' CNN on MNIST-format data (Fashion-MNIST by default) and\n"
     "           export it as a SavedModel.\n"
+    "  validate Check a SavedModel without running it (graph, kernels, assets, every checksum).\n"
     "\n"
     "`savedmodel <command> --help` describes each command's flags.\n";
 
@@ -48,6 +50,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "run")) return sm_cli_run(argc - 1, argv + 1);
   if (!strcmp(cmd, "scan")) return sm_cli_scan(argc - 1, argv + 1);
   if (!strcmp(cmd, "train")) return sm_cli_train(argc - 1, argv + 1);
+  if (!strcmp(cmd, "validate")) return sm_cli_validate(argc - 1, argv + 1);
   fprintf(stderr, "savedmodel: unknown command '%s'\n%s", cmd, usage);
   return 2;
 }

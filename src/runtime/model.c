@@ -19,6 +19,7 @@
 #include "base/file.h"
 #include "runtime/session.h"
 #include "savedmodel/bundle.h"
+#include "runtime/verify.h"
 #include "savedmodel/constants.h"
 #include "savedmodel/format.h"
 
@@ -446,6 +447,8 @@ static sm_status *add_asset(feeds *f, const char *dir, const Tensorflow__AssetFi
       !a->tensor_info->name || !*a->tensor_info->name)
     return sm_status_new(SM_INVALID_ARGUMENT, "asset %d names no tensor to feed", i);
   const char *fn = a->filename ? a->filename : "";
+  sm_status *vs = sm_verify_asset_name(dir, fn); /* confined to EXPORT_DIR/assets */
+  if (vs) return vs;
   size_t n = strlen(dir) + strlen(fn) + 16;
   char *p = malloc(n);
   if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
@@ -740,6 +743,11 @@ sm_status *sm_model_load(const char *export_dir, const char *const *tags, int nt
         rf.vals[rf.n++] = sm_tensor_ref(af.vals[i]);
       }
       const char *target = sv->restore_op_name;
+      /* the checkpoint's keys, dtypes and shapes against the graph's variables, before running */
+      sm_bundle *vb = NULL;
+      if (!st && !(st = sm_bundle_open(prefix, &vb)))
+        st = sm_verify_restore(sm_session_graph(m->sess), rf.names, rf.n, target, vb, NULL);
+      sm_bundle_close(vb);
       if (!st) st = sm_session_run(m->sess, rf.names, rf.vals, rf.n, NULL, 0, &target, 1, NULL);
       feeds_free(&rf);
       if (st) {

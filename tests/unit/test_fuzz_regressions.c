@@ -1,15 +1,35 @@
 /* test_fuzz_regressions.c - replays inputs through the fuzz targets' own entry points in the
  * normal build: every file under tests/fixtures/fuzz-regressions/fuzz_<target>/ (crashes the
- * fuzzers once found), the hand-written seeds in fuzz/seeds/, and the zoo's models, indexes and
- * single-shard bundles. A target aborts on any invariant it checks, so a failure here is a crash. */
+ * fuzzers once found), the hand-written seeds in fuzz/seeds/, the zoo's models, indexes and
+ * single-shard bundles, the .npy fixtures, and the malformed-model corpus's graphs. A target
+ * aborts on any invariant it checks, so a failure here is a crash. The CLI's Python-literal
+ * parser is not in the library: its two files are compiled into this test. The REST JSON target
+ * is replayed when the serve layer's decoder (src/serve/json_tensor.h) is there. */
 #define FUZZ_SAVED_MODEL_ENTRY fuzz_saved_model_one
 #define FUZZ_PBTXT_ENTRY fuzz_pbtxt_one
 #define FUZZ_TABLE_ENTRY fuzz_table_one
 #define FUZZ_BUNDLE_ENTRY fuzz_bundle_one
+#define FUZZ_NPY_ENTRY fuzz_npy_one
+#define FUZZ_PYLITERAL_ENTRY fuzz_pyliteral_one
+#define FUZZ_EXAMPLE_ENTRY fuzz_example_one
+#define FUZZ_GRAPH_ENTRY fuzz_graph_one
+#define FUZZ_IDX_ENTRY fuzz_idx_one
 #include "../../fuzz/fuzz_saved_model.c"
 #include "../../fuzz/fuzz_pbtxt.c"
 #include "../../fuzz/fuzz_table.c"
 #include "../../fuzz/fuzz_bundle.c"
+#include "../../fuzz/fuzz_npy.c"
+#include "../../src/cli/pyfmt.c"
+#include "../../src/cli/pyliteral.c"
+#include "../../fuzz/fuzz_pyliteral.c"
+#include "../../fuzz/fuzz_example.c"
+#include "../../fuzz/fuzz_graph.c"
+#include "../../fuzz/fuzz_idx.c"
+#if __has_include("serve/json_tensor.h")
+#define FUZZ_JSON_ENTRY fuzz_json_one
+#include "../../fuzz/fuzz_json.c"
+#define HAVE_FUZZ_JSON 1
+#endif
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -107,7 +127,16 @@ int main(void) {
   } targets[] = {{"fuzz_saved_model", fuzz_saved_model_one},
                  {"fuzz_pbtxt", fuzz_pbtxt_one},
                  {"fuzz_table", fuzz_table_one},
-                 {"fuzz_bundle", fuzz_bundle_one}};
+                 {"fuzz_bundle", fuzz_bundle_one},
+                 {"fuzz_npy", fuzz_npy_one},
+                 {"fuzz_pyliteral", fuzz_pyliteral_one},
+                 {"fuzz_example", fuzz_example_one},
+                 {"fuzz_graph", fuzz_graph_one},
+                 {"fuzz_idx", fuzz_idx_one},
+#ifdef HAVE_FUZZ_JSON
+                 {"fuzz_json", fuzz_json_one},
+#endif
+  };
   int total = 0;
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
     char d[4096];
@@ -130,7 +159,7 @@ int main(void) {
     if (de->d_name[0] == '.') continue;
     char p[4096];
     pathf(p, sizeof p, "%s/%s/model/saved_model.pb", zoo, de->d_name);
-    if (access(p, R_OK) == 0) nzoo += replay_file(fuzz_saved_model_one, p);
+    if (access(p, R_OK) == 0) nzoo += replay_file(fuzz_saved_model_one, p) + replay_file(fuzz_graph_one, p);
     pathf(p, sizeof p, "%s/%s/model/saved_model.pbtxt", zoo, de->d_name);
     if (access(p, R_OK) == 0) nzoo += replay_file(fuzz_pbtxt_one, p);
     pathf(p, sizeof p, "%s/%s/model/variables/variables.index", zoo, de->d_name);
@@ -140,6 +169,13 @@ int main(void) {
   }
   if (dh) closedir(dh);
   printf("zoo: %d inputs\n", nzoo);
+
+  /* the .npy / .npz fixtures */
+  char npy[4096];
+  pathf(npy, sizeof npy, "%s/tests/fixtures/npy", SM_SOURCE_DIR);
+  int nnpy = replay_dir(fuzz_npy_one, npy);
+  printf("npy fixtures: %d inputs\n", nnpy);
+  CHECK(nnpy > 10);
   CHECK(nzoo > 10);
   CHECK(total > 0);
   TEST_MAIN_END();

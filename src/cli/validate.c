@@ -1,0 +1,563 @@
+/* validate.c - `savedmodel validate`: every check a load makes, and more, without running a kernel.
+ *
+ * For the SavedModel in --dir (every MetaGraph, or the one --tag_set names): the protobuf parses
+ * (with the library's nesting and size guards); tag sets are distinct; each MetaGraph compiles
+ * (graph layer: inputs resolve, no cycles, no recursive functions, OpDefs and attrs complete); the
+ * plans sm_model_load builds (restore op, init op or table initializers, every signature) prepare,
+ * which means every op they need has a kernel and every kernel accepts its attrs; signature tensors
+ * exist and their declared dtypes match the graph (a mismatch is a warning: TF's own exports have
+ * them); asset file names stay inside EXPORT_DIR/assets (no absolute names, no "..", no symlink
+ * out; a missing file is a warning); the variables bundle opens (footer, block CRCs), every tensor
+ * reads back with its CRC checked, the data shards hold nothing but the tensors the index lists,
+ * and each variable restored has the dtype and shape its graph declares.
+ * Prints one line per fault ("fault: ...") and per warning ("warning: ..."), then a summary;
+ * exits 0 when there are no faults, 1 otherwise (2 for usage errors). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/file.h"
+#include "cli/cli.h"
+#include "format/table.h"
+#include "graph/graph.h"
+#include "runtime/session.h"
+#include "runtime/verify.h"
+#include "savedmodel/bundle.h"
+#include "savedmodel/constants.h"
+#include "savedmodel/format.h"
+#include "tensor_bundle.pb-c.h"
+
+static const char usage[] =
+    "usage: savedmodel validate --dir DIR [--tag_set TAGS]\n"
+    "\n"
+    "Checks a SavedModel without running it: parsing, tag sets, graph compilation, kernels for\n"
+    "every op a load runs, signatures, assets confined to the export directory, and the variables\n"
+    "bundle (every checksum, every byte of the shards, dtypes and shapes against the graph).\n"
+    "Exit status 0: sound; 1: faults, each listed on a line starting with 'fault:'.\n";
+
+typedef struct report {
+  int faults, warnings;
+  const char *ctx; /* "MetaGraph ['serve']" or NULL */
+} report;
+
+static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
+  printf("%s: ", kind);
+  if (r->ctx) printf("%s: ", r->ctx);
+  vprintf(fmt, ap);
+  putchar('\n');
+}
+
+static void fault(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fault(report *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vline(r, "fault", fmt, ap);
+  va_end(ap);
+  r->faults++;
+}
+
+static void warn(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(report *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vline(r, "warning", fmt, ap);
+  va_end(ap);
+  r->warnings++;
+}
+
+/* Records s as a fault (prefixed by what) and frees it; returns 1 when there was one. */
+static int fault_st(report *r, sm_status *s, const char *what) {
+  if (!s) return 0;
+  if (what)
+    fault(r, "%s: %s", what, sm_status_message(s));
+  else
+    fault(r, "%s", sm_status_message(s));
+  sm_status_free(s);
+  return 1;
+}
+
+/* ---- tag sets -------------------------------------------------------------------------------- */
+static int has_tag(const Tensorflow__MetaGraphDef *mg, const char *t) {
+  size_t n = mg->meta_info_def ? mg->meta_info_def->n_tags : 0;
+  for (size_t i = 0; i < n; i++)
+    if (mg->meta_info_def->tags[i] && !strcmp(mg->meta_info_def->tags[i], t)) return 1;
+  return 0;
+}
+
+static int same_tags(const Tensorflow__MetaGraphDef *a, const Tensorflow__MetaGraphDef *b) {
+  size_t na = a->meta_info_def ? a->meta_info_def->n_tags : 0, nb = b->meta_info_def ? b->meta_info_def->n_tags : 0;
+  for (size_t i = 0; i < na; i++)
+    if (a->meta_info_def->tags[i] && !has_tag(b, a->meta_info_def->tags[i])) return 0;
+  for (size_t i = 0; i < nb; i++)
+    if (b->meta_info_def->tags[i] && !has_tag(a, b->meta_info_def->tags[i])) return 0;
+  return 1;
+}
+
+static void tags_text(const Tensorflow__MetaGraphDef *mg, char *buf, size_t cap) {
+  size_t k = (size_t)snprintf(buf, cap, "MetaGraph [");
+  size_t n = mg->meta_info_def ? mg->meta_info_def->n_tags : 0;
+  for (size_t i = 0; i < n && k < cap; i++)
+    k += (size_t)snprintf(buf + k, cap - k, "%s'%s'", i ? ", " : "",
+                          mg->meta_info_def->tags[i] ? mg->meta_info_def->tags[i] : "");
+  if (k < cap) snprintf(buf + k, cap - k, "]");
+}
+
+/* ---- plans: what sm_model_load runs, prepared only ------------------------------------------- */
+static const Tensorflow__CollectionDef *collection(const Tensorflow__MetaGraphDef *mg, const char *key) {
+  for (size_t i = 0; i < mg->n_collection_def; i++)
+    if (mg->collection_def[i] && mg->collection_def[i]->key && !strcmp(mg->collection_def[i]->key, key))
+      return mg->collection_def[i]->value;
+  return NULL;
+}
+
+static const char *info_name(const Tensorflow__TensorInfo *ti) {
+  return ti && ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_NAME ? ti->name : NULL;
+}
+
+typedef struct names {
+  const char **v;
+  int n, cap;
+} names;
+
+static int names_push(names *ns, const char *s) {
+  if (ns->n == ns->cap) {
+    int nc = ns->cap ? ns->cap * 2 : 8;
+    const char **nv = realloc(ns->v, (size_t)nc * sizeof *nv);
+    if (!nv) return -1;
+    ns->v = nv;
+    ns->cap = nc;
+  }
+  ns->v[ns->n++] = s;
+  return 0;
+}
+
+/* The asset tensors (asset_file_def, else the saved_model_assets collection), with each file name
+ * checked. unpacked collects messages to free. */
+static void check_assets(report *r, const char *dir, const Tensorflow__MetaGraphDef *mg, names *feeds,
+                         ProtobufCMessage ***unpacked, size_t *nunpacked) {
+  const Tensorflow__AssetFileDef **defs = NULL;
+  size_t n = 0;
+  const Tensorflow__CollectionDef *c = NULL;
+  if (mg->n_asset_file_def) {
+    defs = (const Tensorflow__AssetFileDef **)mg->asset_file_def;
+    n = mg->n_asset_file_def;
+  } else if ((c = collection(mg, SM_ASSETS_KEY))) {
+    if (c->kind_case != TENSORFLOW__COLLECTION_DEF__KIND_ANY_LIST || !c->any_list) {
+      fault(r, "collection '%s' is not an any_list", SM_ASSETS_KEY);
+      return;
+    }
+    n = c->any_list->n_value;
+    *unpacked = calloc(n + 1, sizeof **unpacked);
+    if (!*unpacked) {
+      fault(r, "out of memory");
+      return;
+    }
+    for (size_t i = 0; i < n; i++) {
+      const Google__Protobuf__Any *any = c->any_list->value[i];
+      if (!any) continue;
+      ProtobufCMessage *m = NULL;
+      if (fault_st(r, sm_pb_parse(&tensorflow__asset_file_def__descriptor, any->value.data, any->value.len,
+                                  "collection saved_model_assets", &m),
+                   NULL))
+        continue;
+      (*unpacked)[(*nunpacked)++] = m;
+    }
+    defs = (const Tensorflow__AssetFileDef **)*unpacked;
+    n = *nunpacked;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const Tensorflow__AssetFileDef *a = defs[i];
+    const char *tn = a ? info_name(a->tensor_info) : NULL;
+    if (!tn || !*tn) {
+      fault(r, "asset %zu names no tensor to feed", i);
+      continue;
+    }
+    if (names_push(feeds, tn)) fault(r, "out of memory");
+    const char *fn = a->filename ? a->filename : "";
+    if (!*fn) {
+      fault(r, "asset %zu ('%s') has an empty file name", i, tn);
+      continue;
+    }
+    if (fault_st(r, sm_verify_asset_name(dir, fn), NULL)) continue;
+    size_t plen = strlen(dir) + strlen(fn) + 16;
+    char *path = malloc(plen);
+    if (!path) {
+      fault(r, "out of memory");
+      continue;
+    }
+    snprintf(path, plen, "%s/%s/%s", dir, SM_ASSETS_DIRECTORY, fn);
+    /* TF feeds the path either way, and real exports lack some (the tf-serving *_saved_model_config
+     * models): only a graph that reads the file would fail */
+    if (!sm_path_exists(path)) warn(r, "asset '%s': %s does not exist", fn, path);
+    free(path);
+  }
+}
+
+/* The init op as sm_model_load finds it (signature __saved_model_init_op, then the main op and
+ * legacy init op collections); NULL when there is none. */
+static const char *find_init_op(report *r, const Tensorflow__MetaGraphDef *mg) {
+  for (size_t i = 0; i < mg->n_signature_def; i++) {
+    const Tensorflow__MetaGraphDef__SignatureDefEntry *e = mg->signature_def[i];
+    if (!e || !e->key || strcmp(e->key, SM_INIT_OP_SIGNATURE_KEY) || !e->value) continue;
+    for (size_t k = 0; k < e->value->n_outputs; k++) {
+      const Tensorflow__SignatureDef__OutputsEntry *o = e->value->outputs[k];
+      if (o && o->key && !strcmp(o->key, SM_INIT_OP_SIGNATURE_KEY) && info_name(o->value)) return o->value->name;
+    }
+    fault(r, "signature %s has no output %s", SM_INIT_OP_SIGNATURE_KEY, SM_INIT_OP_SIGNATURE_KEY);
+    return NULL;
+  }
+  const char *keys[] = {SM_MAIN_OP_KEY, SM_LEGACY_INIT_OP_KEY};
+  for (int k = 0; k < 2; k++) {
+    const Tensorflow__CollectionDef *c = collection(mg, keys[k]);
+    if (!c) continue;
+    if (c->kind_case != TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST || !c->node_list || c->node_list->n_value != 1 ||
+        !c->node_list->value[0]) {
+      fault(r, "collection '%s' must hold exactly one node name", keys[k]);
+      return NULL;
+    }
+    return c->node_list->value[0];
+  }
+  return NULL;
+}
+
+static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGraphDef *mg, int *nsigs) {
+  const sm_cgraph *g = sm_session_graph(s);
+  for (size_t i = 0; i < mg->n_signature_def; i++) {
+    const Tensorflow__MetaGraphDef__SignatureDefEntry *e = mg->signature_def[i];
+    if (!e || !e->key) {
+      fault(r, "signature %zu has no key", i);
+      continue;
+    }
+    if (!strcmp(e->key, SM_INIT_OP_SIGNATURE_KEY)) continue;
+    for (size_t j = 0; j < i; j++)
+      if (mg->signature_def[j] && mg->signature_def[j]->key && !strcmp(mg->signature_def[j]->key, e->key))
+        fault(r, "signature '%s' appears twice", e->key);
+    (*nsigs)++;
+    const Tensorflow__SignatureDef *sd = e->value;
+    if (!sd) continue;
+    names in = {0}, out = {0};
+    int composite = 0;
+    for (int side = 0; side < 2; side++) {
+      size_t n = side ? sd->n_outputs : sd->n_inputs;
+      for (size_t k = 0; k < n; k++) {
+        const char *alias = side ? (sd->outputs[k] ? sd->outputs[k]->key : NULL) : (sd->inputs[k] ? sd->inputs[k]->key : NULL);
+        const Tensorflow__TensorInfo *ti = side ? (sd->outputs[k] ? sd->outputs[k]->value : NULL)
+                                                : (sd->inputs[k] ? sd->inputs[k]->value : NULL);
+        const char *what = side ? "output" : "input";
+        alias = alias ? alias : "";
+        for (size_t j = 0; j < k; j++) {
+          const char *other = side ? (sd->outputs[j] ? sd->outputs[j]->key : NULL) : (sd->inputs[j] ? sd->inputs[j]->key : NULL);
+          if (other && !strcmp(other, alias)) fault(r, "signature '%s': %s alias '%s' appears twice", e->key, what, alias);
+        }
+        if (!ti) continue;
+        const char *nm = info_name(ti);
+        if (!nm) {
+          composite = 1;
+          warn(r, "signature '%s': %s '%s' is a sparse or composite tensor, which this runtime does not run", e->key,
+               what, alias);
+          continue;
+        }
+        if (names_push(side ? &out : &in, nm)) fault(r, "out of memory");
+        sm_edge ed;
+        int ctl = 0;
+        sm_status *st = sm_cgraph_resolve(g, nm, &ed, &ctl);
+        if (st) {
+          char ctx[512];
+          snprintf(ctx, sizeof ctx, "signature '%s' %s '%s'", e->key, what, alias);
+          fault_st(r, st, ctx);
+          continue;
+        }
+        if (ctl) {
+          fault(r, "signature '%s' %s '%s': '%s' names a control input, not a tensor", e->key, what, alias, nm);
+          continue;
+        }
+        int gd = sm_dtype_base(sm_node_output_dtype(sm_cgraph_node(g, ed.node), ed.index));
+        int sdt = sm_dtype_base((int)ti->dtype);
+        if (ti->dtype == 0)
+          warn(r, "signature '%s' %s '%s' declares no dtype (the graph says %s)", e->key, what, alias,
+               sm_dtype_name(gd) ? sm_dtype_name(gd) : "?");
+        else if (gd != sdt)
+          /* TF's own exports have this (saved_model_half_plus_three's regress input), and TF loads
+           * them trusting the graph, so it is a warning */
+          warn(r, "signature '%s' %s '%s' declares %s but tensor '%s' is %s", e->key, what, alias,
+               sm_dtype_name(sdt) ? sm_dtype_name(sdt) : "an unknown dtype", nm, sm_dtype_name(gd) ? sm_dtype_name(gd) : "?");
+        if (ti->tensor_shape && !ti->tensor_shape->unknown_rank && ti->tensor_shape->n_dim > SM_MAX_RANK)
+          fault(r, "signature '%s' %s '%s': rank %zu is more than %d", e->key, what, alias, ti->tensor_shape->n_dim,
+                SM_MAX_RANK);
+      }
+    }
+    if (!composite) {
+      char ctx[512];
+      snprintf(ctx, sizeof ctx, "signature '%s'", e->key);
+      fault_st(r, sm_session_prepare(s, in.v, in.n, out.v, out.n, NULL, 0), ctx);
+    }
+    free(in.v);
+    free(out.v);
+  }
+}
+
+/* ---- variables --------------------------------------------------------------------------------- */
+typedef struct span {
+  int shard;
+  uint64_t off, size;
+  char key[96];
+} span;
+
+static int span_cmp(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The index file's footer padding (TF writes zeros after the two block handles) and every byte
+ * of the data shards: each must belong to exactly one entry, so no damage goes unseen. */
+static void check_bundle_layout(report *r, const char *prefix, int nshards) {
+  size_t plen = strlen(prefix) + 64;
+  char *path = malloc(plen);
+  if (!path) return;
+  snprintf(path, plen, "%s.index", prefix);
+  FILE *f = fopen(path, "rb");
+  uint8_t *buf = NULL;
+  size_t n = 0;
+  if (f) {
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (buf = malloc((size_t)st.st_size)))
+      n = fread(buf, 1, (size_t)st.st_size, f);
+    fclose(f);
+  }
+  span *sp = NULL;
+  size_t nsp = 0, cap = 0;
+  if (buf && n >= 48) {
+    const uint8_t *ft = buf + n - 48, *p = ft;
+    uint64_t v;
+    for (int i = 0; i < 4 && p; i++) p = sm_get_varint64(p, ft + 40, &v);
+    for (; p && p < ft + 40; p++)
+      if (*p) {
+        fault(r, "%s: footer padding byte %zu is 0x%02x, not zero (damaged footer)", path, (size_t)(p - buf), *p);
+        break;
+      }
+    sm_table *t = NULL;
+    sm_table_iter *it = NULL;
+    sm_status *s = sm_table_open(path, buf, n, &t);
+    if (!s) s = sm_table_iter_new(t, &it);
+    if (!s) s = sm_table_iter_first(it);
+    while (!s && sm_table_iter_valid(it)) {
+      size_t kl, vl;
+      const uint8_t *k = sm_table_iter_key(it, &kl), *val = sm_table_iter_value(it, &vl);
+      if (kl) {
+        Tensorflow__BundleEntryProto *e = tensorflow__bundle_entry_proto__unpack(NULL, vl, val);
+        if (e && e->n_slices == 0 && e->size > 0) {
+          if (nsp == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            span *ns = realloc(sp, nc * sizeof *ns);
+            if (!ns) {
+              tensorflow__bundle_entry_proto__free_unpacked(e, NULL);
+              break;
+            }
+            sp = ns;
+            cap = nc;
+          }
+          span *x = &sp[nsp++];
+          x->shard = e->shard_id;
+          x->off = (uint64_t)e->offset;
+          x->size = (uint64_t)e->size;
+          size_t cl = kl < sizeof x->key - 1 ? kl : sizeof x->key - 1;
+          for (size_t i = 0; i < cl; i++) x->key[i] = (k[i] >= 32 && k[i] < 127) ? (char)k[i] : '?';
+          x->key[cl] = 0;
+        }
+        if (e) tensorflow__bundle_entry_proto__free_unpacked(e, NULL);
+      }
+      s = sm_table_iter_next(it);
+    }
+    sm_status_free(s); /* sm_bundle_open reported any damage already */
+    sm_table_iter_free(it);
+    sm_table_free(t);
+  }
+  qsort(sp, nsp, sizeof *sp, span_cmp);
+  size_t j = 0;
+  for (int sh = 0; sh < nshards; sh++) {
+    snprintf(path, plen, "%s.data-%05d-of-%05d", prefix, sh, nshards);
+    struct stat st;
+    if (stat(path, &st) != 0) continue; /* the bundle reader said so already */
+    uint64_t size = (uint64_t)st.st_size, at = 0;
+    for (; j < nsp && sp[j].shard == sh; j++) {
+      if (sp[j].off > at) {
+        fault(r, "%s: bytes %llu..%llu belong to no tensor", path, (unsigned long long)at,
+              (unsigned long long)sp[j].off);
+      } else if (sp[j].off < at) {
+        fault(r, "%s: tensor '%s' at offset %llu overlaps the tensor before it", path, sp[j].key,
+              (unsigned long long)sp[j].off);
+      }
+      if (sp[j].off + sp[j].size > at) at = sp[j].off + sp[j].size;
+    }
+    if (at < size)
+      fault(r, "%s: bytes %llu..%llu belong to no tensor (the file has %llu bytes)", path, (unsigned long long)at,
+            (unsigned long long)size, (unsigned long long)size);
+    /* entries past the end were reported by the reader */
+  }
+  free(sp);
+  free(buf);
+  free(path);
+}
+
+static void check_bundle(report *r, const char *prefix, int *ntensors) {
+  sm_bundle *b = NULL;
+  if (fault_st(r, sm_bundle_open(prefix, &b), NULL)) return;
+  size_t n = sm_bundle_num_entries(b);
+  for (size_t i = 0; i < n; i++) {
+    sm_bundle_entry e;
+    if (fault_st(r, sm_bundle_entry_at(b, i, &e), NULL)) continue;
+    sm_tensor *t = NULL;
+    if (!fault_st(r, sm_bundle_read_copy(b, e.key, &t), NULL)) (*ntensors)++;
+    sm_tensor_free(t);
+  }
+  check_bundle_layout(r, prefix, sm_bundle_num_shards(b));
+  sm_bundle_close(b);
+}
+
+/* ---- one MetaGraph -------------------------------------------------------------------------- */
+static void validate_meta_graph(report *r, const char *dir, const Tensorflow__MetaGraphDef *mg, int *nsigs,
+                                int *nvars) {
+  if (!mg->graph_def) {
+    fault(r, "the MetaGraph has no graph_def");
+    return;
+  }
+  sm_session *s = NULL;
+  if (fault_st(r, sm_session_new(mg, dir, 1, &s), NULL)) return;
+  const sm_cgraph *g = sm_session_graph(s);
+
+  /* assets */
+  names af = {0};
+  ProtobufCMessage **unpacked = NULL;
+  size_t nunpacked = 0;
+  check_assets(r, dir, mg, &af, &unpacked, &nunpacked);
+
+  /* restore */
+  char *prefix = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+  char *index = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+  const Tensorflow__SaverDef *sv = mg->saver_def;
+  int have_index = index && sm_path_exists(index);
+  if (sv && sv->restore_op_name && *sv->restore_op_name && have_index) {
+    names rf = {0};
+    const char *fname = sv->filename_tensor_name ? sv->filename_tensor_name : "";
+    names_push(&rf, fname);
+    for (int i = 0; i < af.n; i++)
+      if (strcmp(af.v[i], fname)) names_push(&rf, af.v[i]);
+    const char *target = sv->restore_op_name;
+    char ctx[512];
+    snprintf(ctx, sizeof ctx, "restoring variables (op '%s')", target);
+    if (!fault_st(r, sm_session_prepare(s, rf.v, rf.n, NULL, 0, &target, 1), ctx)) {
+      sm_bundle *b = NULL;
+      sm_status *st = sm_bundle_open(prefix, &b); /* damage is reported once, by check_bundle */
+      if (!st) fault_st(r, sm_verify_restore(g, rf.v, rf.n, target, b, nvars), NULL);
+      sm_status_free(st);
+      sm_bundle_close(b);
+    }
+    free(rf.v);
+  } else if (have_index && (!sv || !sv->restore_op_name || !*sv->restore_op_name)) {
+    warn(r, "there is a variables bundle but no SaverDef restore op: a load leaves the variables unset unless the "
+            "object graph restores them");
+  }
+
+  /* init op, or TF1 table initializers */
+  const char *init = find_init_op(r, mg);
+  if (init) {
+    char ctx[512];
+    snprintf(ctx, sizeof ctx, "init op '%s'", init);
+    fault_st(r, sm_session_prepare(s, af.v, af.n, NULL, 0, &init, 1), ctx);
+  } else {
+    const Tensorflow__CollectionDef *c = collection(mg, "table_initializer");
+    if (c && c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST && c->node_list && c->node_list->n_value)
+      fault_st(r,
+               sm_session_prepare(s, af.v, af.n, NULL, 0, (const char *const *)c->node_list->value,
+                                  (int)c->node_list->n_value),
+               "table initializers");
+  }
+
+  check_signatures(r, s, mg, nsigs);
+
+  /* ops that exist in the graph but that no load or signature runs: informational */
+  int nops = 0;
+  const char *const *ops = sm_cgraph_all_ops(g, &nops);
+  int missing = 0;
+  for (int i = 0; i < nops; i++) {
+    if (!strcmp(ops[i], "Placeholder") || !strcmp(ops[i], "PlaceholderV2") ||
+        !strcmp(ops[i], "StatefulPartitionedCall") || !strcmp(ops[i], "PartitionedCall") ||
+        sm_kernel_find(ops[i]) || sm_cgraph_op_def(g, ops[i]) == NULL)
+      continue;
+    if (!missing++) printf("note: %s%sops no load or signature runs, without a kernel here:", r->ctx ? r->ctx : "",
+                           r->ctx ? ": " : "");
+    printf(" %s", ops[i]);
+  }
+  if (missing) putchar('\n');
+
+  for (size_t i = 0; i < nunpacked; i++) protobuf_c_message_free_unpacked(unpacked[i], NULL);
+  free(unpacked);
+  free(af.v);
+  free(prefix);
+  free(index);
+  sm_session_free(s);
+}
+
+int sm_cli_validate(int argc, char **argv) {
+  sm_flag flags[] = {
+      {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
+      {"tag_set", SM_FLAG_STRING, "Comma-separated tags of the one MetaGraphDef to check (default: all).", NULL, 0},
+  };
+  size_t nflags = sizeof flags / sizeof *flags;
+  int rc = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  if (rc == -1) return 0;
+  if (rc) return rc;
+  const char *dir = flags[0].value, *tag_set = flags[1].value;
+  if (!dir) return sm_cli_error(2, "validate: --dir is required");
+  report r = {0};
+  int nsigs = 0, nvars = 0, ntensors = 0, nmg = 0;
+  Tensorflow__SavedModel *sm = NULL;
+  if (!fault_st(&r, sm_saved_model_read(dir, &sm), NULL)) {
+    if (sm->n_meta_graphs == 0) fault(&r, "%s: the SavedModel has no MetaGraph", dir);
+    for (size_t i = 0; i < sm->n_meta_graphs; i++)
+      for (size_t j = 0; j < i; j++)
+        if (sm->meta_graphs[i] && sm->meta_graphs[j] && same_tags(sm->meta_graphs[i], sm->meta_graphs[j]))
+          fault(&r, "MetaGraphs %zu and %zu have the same tag set: a load cannot choose between them", j, i);
+    const Tensorflow__MetaGraphDef *only = NULL;
+    if (tag_set) {
+      char *copy = strdup(tag_set);
+      const char *tags[64];
+      size_t nt = 0;
+      for (char *save = NULL, *t = copy ? strtok_r(copy, ",", &save) : NULL; t && nt < 64; t = strtok_r(NULL, ",", &save))
+        tags[nt++] = t;
+      sm_status *st = sm_saved_model_find_meta_graph(sm, tags, nt, &only);
+      free(copy);
+      if (fault_st(&r, st, NULL)) only = NULL, tag_set = "";
+    }
+    for (size_t i = 0; i < sm->n_meta_graphs; i++) {
+      const Tensorflow__MetaGraphDef *mg = sm->meta_graphs[i];
+      if (!mg || (tag_set && mg != only)) continue;
+      char ctx[512];
+      tags_text(mg, ctx, sizeof ctx);
+      r.ctx = ctx;
+      nmg++;
+      validate_meta_graph(&r, dir, mg, &nsigs, &nvars);
+      r.ctx = NULL;
+    }
+    /* the bundle is the export's, shared by every MetaGraph: its bytes are checked once */
+    char *index = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+    char *prefix = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+    if (index && prefix && sm_path_exists(index)) check_bundle(&r, prefix, &ntensors);
+    free(index);
+    free(prefix);
+  }
+  sm_saved_model_free(sm);
+  if (r.faults)
+    printf("%s: %d fault%s, %d warning%s\n", dir, r.faults, r.faults == 1 ? "" : "s", r.warnings,
+           r.warnings == 1 ? "" : "s");
+  else
+    printf("%s: sound (%d MetaGraph%s, %d signature%s, %d checkpoint tensors read, %d variables checked against "
+           "the graph, %d warning%s)\n",
+           dir, nmg, nmg == 1 ? "" : "s", nsigs, nsigs == 1 ? "" : "s", ntensors, nvars, r.warnings,
+           r.warnings == 1 ? "" : "s");
+  fflush(stdout);
+  return r.faults ? 1 : 0;
+}

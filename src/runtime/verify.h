@@ -1,0 +1,28 @@
+/* verify.h - checks sm_model_load makes on an export before it runs anything, shared with
+ * `savedmodel validate` (src/cli/validate.c).
+ *
+ * Both exist because TensorFlow's loader trusts the file: an asset named "../../etc/passwd" is fed
+ * to the graph as a path outside the export, and a checkpoint tensor whose shape disagrees with
+ * its variable is assigned anyway (resource variables are uninitialized at restore, so
+ * AssignVariableOp has nothing to compare with), leaving every later kernel to meet a shape the
+ * graph never declared. */
+#ifndef SM_RUNTIME_VERIFY_H
+#define SM_RUNTIME_VERIFY_H
+
+#include "graph/graph.h"
+#include "savedmodel/bundle.h"
+#include "savedmodel/status.h"
+
+/* An asset's file name must be relative, without a ".." component, and (when the file exists)
+ * resolve, symlinks followed, to a path inside export_dir. */
+sm_status *sm_verify_asset_name(const char *export_dir, const char *filename);
+
+/* For the restore plan (targets the restore op with these feeds): every RestoreV2 node whose
+ * tensor names are a Const must name keys the bundle holds, with the dtype the op lists, and, for
+ * each tensor assigned (directly or through Identity) to a variable node, the variable's declared
+ * dtype and every known dimension of its shape. Returns the first disagreement; *nchecked (may be
+ * NULL) counts the keys checked. */
+sm_status *sm_verify_restore(const sm_cgraph *g, const char *const *feeds, int nfeeds, const char *restore_op,
+                             const sm_bundle *b, int *nchecked);
+
+#endif
