@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/run.py - libsavedmodel against TensorFlow on the same work, in one run (not a test).
 
-  python3 bench/run.py [--build build] [--python build/venv/bin/python] [--keep] [--only vars|pb]
+  python3 bench/run.py [--build build] [--python build/venv/bin/python] [--keep] [--only vars|pb|train]
 
 (a) TensorFlow writes a SavedModel whose variables are ~1 GiB of float32; with the page cache warm
     we time `cat FILES > /dev/null`, bench_format read-vars (every tensor read, CRC verified) and
@@ -350,7 +350,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="CMake build dir with libsavedmodel.a (default build)")
     ap.add_argument("--python", help="python with tensorflow (default BUILD/venv/bin/python)")
-    ap.add_argument("--only", choices=["vars", "pb"], help="run one half only")
+    ap.add_argument("--only", choices=["vars", "pb", "train"],
+                    help="run one part only (train: bench/bench_train.py, savedmodel train vs Keras)")
     ap.add_argument("--gib", type=float, default=1.0, help="GiB of float32 variables (default 1)")
     ap.add_argument("--nodes", type=int, default=20000, help="graph nodes in the .pb (default 20000)")
     ap.add_argument("--runs", type=int, default=5, help="runs of cat and of our read (default 5)")
@@ -364,6 +365,9 @@ def main():
     if not os.path.exists(args.python):
         raise SystemExit("bench: no python at %s; run tools/venv.sh %s/venv or pass --python"
                          % (args.python, args.build))
+    if args.only == "train":  # its own script; it records its own section
+        return subprocess.call([sys.executable, os.path.join(HERE, "bench_train.py"), "--build", build,
+                                "--python", args.python] + (["--no-record"] if args.no_record else []))
     exe = build_bench(build, args.only == "pb")
     work = tempfile.mkdtemp(prefix="bench-", dir=build)
     rows, notes, ok = [], [], True
