@@ -5,6 +5,11 @@
  * routes each output's gradient to its argmax; Dense uses the shared matmul with transposes;
  * activations are undone in place on the incoming gradient (relu: mask by output > 0; softmax:
  * y * (g - sum(g * y))). No allocation here: the scratch is sized by sm__train_scratch. */
+/* GCC's -O2 "very cheap" cost model vectorizes no loop of unknown trip count; the masks and sums
+ * here are such loops (clang needs nothing). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=cheap")
+#endif
 #include <cblas.h>
 #include <string.h>
 
@@ -14,8 +19,8 @@
 static void undo_act(int act, const float *y, float *gy, int64_t rows, int64_t k) {
   int64_t total = rows * k;
   if (act == SM_ACT_RELU) {
-    for (int64_t i = 0; i < total; i++)
-      if (!(y[i] > 0.0f)) gy[i] = 0.0f;
+    /* a select, not a branch: half the signs are random and mispredictions dominate otherwise */
+    for (int64_t i = 0; i < total; i++) gy[i] = y[i] > 0.0f ? gy[i] : 0.0f;
   } else if (act == SM_ACT_SOFTMAX) {
     for (int64_t r = 0; r < rows; r++) {
       const float *yr = y + r * k;
@@ -55,7 +60,9 @@ static void im2col(const convjob *j, int64_t s0, int64_t ns, float *col) {
             continue;
           }
           if (ix0 >= 0 && ix0 + L->kw <= j->wd) {
-            memcpy(rr, xb + (iy * j->wd + ix0) * c, (size_t)rowlen * sizeof *rr);
+            /* a plain loop: rows are often a few floats (3x3 over one channel), too short for memcpy */
+            const float *src = xb + (iy * j->wd + ix0) * c;
+            for (int64_t e = 0; e < rowlen; e++) rr[e] = src[e];
             continue;
           }
           for (int kx = 0; kx < L->kw; kx++) {
@@ -173,18 +180,29 @@ typedef struct pooljob {
   const float *gy;
   const int64_t *argmax;
   float *gx;
+  const float *relu_y; /* the previous layer's relu output: route only where it is > 0 */
   int64_t in_per, out_per;
 } pooljob;
 
 static void pool_range(void *ctx, int64_t b, int64_t e) {
   const pooljob *j = ctx;
   memset(j->gx + b * j->in_per, 0, (size_t)((e - b) * j->in_per) * sizeof(float));
-  for (int64_t i = b * j->out_per; i < e * j->out_per; i++) j->gx[j->argmax[i]] += j->gy[i];
+  if (j->relu_y) {
+    for (int64_t i = b * j->out_per; i < e * j->out_per; i++) {
+      int64_t a = j->argmax[i];
+      j->gx[a] += j->relu_y[a] > 0.0f ? j->gy[i] : 0.0f;
+    }
+  } else {
+    for (int64_t i = b * j->out_per; i < e * j->out_per; i++) j->gx[j->argmax[i]] += j->gy[i];
+  }
 }
 
 /* ---- per layer ------------------------------------------------------------------------------- */
+/* skip_act: the activation's mask is already in gy (the loss's fused softmax gradient, or a max
+ * pool above that routed only to positive relu outputs). pool_relu: this is a max pool whose
+ * input x is a relu output; apply that relu's mask while routing (x then is its y). */
 static void layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
-                           float *gb, int64_t n, int skip_act) {
+                           float *gb, int64_t n, int skip_act, int pool_relu) {
   const sm__layer *L = &m->layers[l];
   sm__train *tr = m->priv;
   int64_t in_per = sm__elems(L->in_rank, L->in_shape), out_per = sm__elems(L->out_rank, L->out_shape);
@@ -206,7 +224,7 @@ static void layer_backward(sm_seq *m, int l, const float *x, const float *y, flo
     }
     case SM_LAYER_MAXPOOL2D:
       if (gx) {
-        pooljob j = {gy, tr->argmax[l], gx, in_per, out_per};
+        pooljob j = {gy, tr->argmax[l], gx, pool_relu ? x : NULL, in_per, out_per};
         sm_parallel_for(tr->pool, n, 1, pool_range, &j);
       }
       break;
@@ -231,7 +249,15 @@ static void layer_backward(sm_seq *m, int l, const float *x, const float *y, flo
 
 void sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
                         float *gb, int64_t n) {
-  layer_backward(m, l, x, y, gy, gx, gk, gb, n, 0);
+  layer_backward(m, l, x, y, gy, gx, gk, gb, n, 0, 0);
+}
+
+/* Does layer l end in a relu whose mask a max pool right above can apply instead? */
+static int relu_below_pool(const sm_seq *m, int l) {
+  if (l < 1 || m->layers[l].kind != SM_LAYER_MAXPOOL2D) return 0;
+  const sm__layer *P = &m->layers[l - 1];
+  return (P->kind == SM_LAYER_CONV2D || P->kind == SM_LAYER_DENSE || P->kind == SM_LAYER_ACTIVATION) &&
+         P->activation == SM_ACT_RELU;
 }
 
 void sm__backward(sm_seq *m, const float *x, int64_t n) {
@@ -242,7 +268,8 @@ void sm__backward(sm_seq *m, const float *x, int64_t n) {
   for (int l = m->nlayers - 1; l >= 0 && l >= first_w; l--) {
     const float *in = l == 0 ? x : tr->act[l - 1];
     float *gx = l > first_w ? tr->grad[l - 1] : NULL;
-    layer_backward(m, l, in, tr->act[l], tr->grad[l], gx, tr->gk[l], tr->gb[l], n,
-                   l == m->nlayers - 1 && tr->fused_last);
+    int pool_relu = gx && relu_below_pool(m, l);
+    int skip = (l == m->nlayers - 1 && tr->fused_last) || (l + 1 < m->nlayers && relu_below_pool(m, l + 1));
+    layer_backward(m, l, in, tr->act[l], tr->grad[l], gx, tr->gk[l], tr->gb[l], n, skip, pool_relu);
   }
 }
