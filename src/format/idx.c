@@ -165,11 +165,12 @@ static sm_status *inflate_all(const char *path, const uint8_t *src, size_t n, id
       break;
     }
     if (r == Z_OK) continue;
-    if (r == Z_BUF_ERROR && z.avail_in == 0 && pos == n) {
+    if (r == Z_BUF_ERROR && z.avail_out != 0 && z.avail_in == 0 && pos == n) {
+      /* room to write, nothing left to read, and the stream has not ended */
       err = sm_status_new(SM_DATA_LOSS, "%s: truncated gzip data (the stream ends after %zu inflated bytes)", path, len);
       break;
     }
-    if (r == Z_BUF_ERROR) continue; /* output full: grow */
+    if (r == Z_BUF_ERROR) continue; /* output full (grow) or more input to feed */
     err = sm_status_new(SM_DATA_LOSS, "%s: corrupt gzip data after %zu inflated bytes: %s", path, len,
                         z.msg ? z.msg : "inflate failed");
     break;
