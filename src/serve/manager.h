@@ -50,6 +50,10 @@ typedef struct sm_manager_options {
   int num_threads;          /* for each loaded model's kernels (sm_load_options) */
   const char *const *tags;  /* tag set to load (NULL: {"serve"}) */
   int ntags;
+  /* TF Serving's --allow_version_labels_for_unavailable_models: a label may name a version that
+   * is not AVAILABLE yet (only when the label is new or keeps its version). Without it a config
+   * whose labels name versions not AVAILABLE is refused (FAILED_PRECONDITION), as TF Serving. */
+  int allow_version_labels_for_unavailable_models;
 } sm_manager_options;
 
 typedef struct sm_manager sm_manager;
