@@ -1,0 +1,437 @@
+/* batch.c - server-side batching, as TF Serving's BatchingSession over a SharedBatchScheduler:
+ * callers enqueue a task (one predict request's inputs); batch threads take the oldest task,
+ * wait up to batch_timeout_micros for more compatible tasks (same model version, signature,
+ * aliases, dtypes and inner dims) until max_batch_size rows are there, concatenate the inputs
+ * along dimension 0 (padding up to the next allowed_batch_sizes entry with copies of the first
+ * row, as TF Serving pads), run the signature once and hand each task its rows of every output.
+ * Tasks that cannot be merged run alone on the caller's thread. Also reads BatchingParameters
+ * text files (proto/session_bundle_config.proto). */
+#include "serve/batch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "savedmodel/pbtxt.h"
+#include "session_bundle_config.pb-c.h"
+
+/* ---- BatchingParameters ------------------------------------------------------------------ */
+
+static sm_status *validate_params(const sm_batching_params *p, const char *what) {
+  if (p->max_batch_size <= 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: max_batch_size must be positive, got %lld", what,
+                         (long long)p->max_batch_size);
+  if (p->batch_timeout_micros < 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: batch_timeout_micros must not be negative, got %lld", what,
+                         (long long)p->batch_timeout_micros);
+  if (p->num_batch_threads <= 0 || p->num_batch_threads > 1024)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: num_batch_threads must be in [1, 1024], got %d", what,
+                         p->num_batch_threads);
+  if (p->max_enqueued_batches <= 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: max_enqueued_batches must be positive, got %lld", what,
+                         (long long)p->max_enqueued_batches);
+  if (p->nallowed < 0 || (p->nallowed > 0 && !p->allowed_batch_sizes))
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: %d allowed_batch_sizes given without an array", what, p->nallowed);
+  /* BatchingSession's checks (batching_session.cc). */
+  for (int i = 0; i < p->nallowed; i++) {
+    if (p->allowed_batch_sizes[i] <= 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: allowed_batch_sizes entries must be positive", what);
+    if (i > 0 && p->allowed_batch_sizes[i] <= p->allowed_batch_sizes[i - 1])
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: allowed_batch_sizes entries must be monotonically increasing",
+                           what);
+  }
+  if (p->nallowed > 0 && p->allowed_batch_sizes[p->nallowed - 1] != p->max_batch_size)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: final entry in allowed_batch_sizes must equal max_batch_size",
+                         what);
+  return NULL;
+}
+
+static int cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (n > 1024 ? 1024 : (int)n) : 1;
+}
+
+sm_status *sm_batching_params_read(const char *path, sm_batching_params *out, int64_t **allowed_storage) {
+  *allowed_storage = NULL;
+  memset(out, 0, sizeof *out);
+  char *text = NULL;
+  size_t len = 0;
+  sm_status *s = sm_file_read_all(path, &text, &len);
+  if (s) return sm_status_prefix(s, "reading batching parameters: ");
+  ProtobufCMessage *msg = NULL;
+  s = sm_pbtxt_parse(&tensorflow__serving__batching_parameters__descriptor, text, len, path, &msg);
+  free(text);
+  if (s) return s;
+  Tensorflow__Serving__BatchingParameters *b = (Tensorflow__Serving__BatchingParameters *)msg;
+  out->max_batch_size = b->max_batch_size ? b->max_batch_size->value : 32;
+  out->batch_timeout_micros = b->batch_timeout_micros ? b->batch_timeout_micros->value : 1000;
+  int64_t nt = b->num_batch_threads ? b->num_batch_threads->value : cores();
+  out->num_batch_threads = nt > 1024 ? 1025 : nt < 0 ? -1 : (int)nt; /* out of range: refused below */
+  out->max_enqueued_batches = b->max_enqueued_batches ? b->max_enqueued_batches->value : 100;
+  if (b->enable_large_batch_splitting && b->enable_large_batch_splitting->value)
+    s = sm_status_new(SM_UNIMPLEMENTED, "%s: enable_large_batch_splitting is not supported", path);
+  else if (b->pad_variable_length_inputs)
+    s = sm_status_new(SM_UNIMPLEMENTED, "%s: pad_variable_length_inputs is not supported", path);
+  else if (b->n_allowed_batch_sizes > 4096)
+    s = sm_status_new(SM_OUT_OF_RANGE, "%s: %zu allowed_batch_sizes", path, b->n_allowed_batch_sizes);
+  if (!s && b->n_allowed_batch_sizes) {
+    int64_t *a = malloc(b->n_allowed_batch_sizes * sizeof *a);
+    if (!a) {
+      s = sm_status_new(SM_NO_MEMORY, "%s: out of memory", path);
+    } else {
+      memcpy(a, b->allowed_batch_sizes, b->n_allowed_batch_sizes * sizeof *a);
+      out->allowed_batch_sizes = a;
+      out->nallowed = (int)b->n_allowed_batch_sizes;
+      *allowed_storage = a;
+    }
+  }
+  protobuf_c_message_free_unpacked(msg, NULL);
+  if (!s) s = validate_params(out, path);
+  if (s) {
+    free(*allowed_storage);
+    *allowed_storage = NULL;
+    memset(out, 0, sizeof *out);
+  }
+  return s;
+}
+
+/* ---- the batcher ---------------------------------------------------------------------------- */
+
+typedef struct task {
+  sm_model *model;
+  const char *key;
+  const char *const *in_aliases;
+  sm_tensor *const *inputs;
+  int nin;
+  const char *const *out_aliases;
+  int nout;
+  sm_tensor **outputs;
+  int64_t rows;
+  struct timespec enqueued;
+  sm_status *status;
+  int done;
+  struct task *next;
+} task;
+
+struct sm_batcher {
+  sm_batching_params p;
+  int64_t *allowed;
+  pthread_mutex_t mu;
+  pthread_cond_t work; /* a task arrived, or stop */
+  pthread_cond_t done; /* a batch finished */
+  task *head, *tail;
+  int64_t queued_rows;
+  int stop;
+  pthread_t *threads;
+  int nthreads;
+};
+
+static int64_t elapsed_us(const struct timespec *since) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)(now.tv_sec - since->tv_sec) * 1000000 + (now.tv_nsec - since->tv_nsec) / 1000;
+}
+
+static int same_str(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+static int same_aliases(const char *const *a, const char *const *b, int n) {
+  if (!a || !b) return a == b;
+  for (int i = 0; i < n; i++)
+    if (!same_str(a[i], b[i])) return 0;
+  return 1;
+}
+
+/* Can a and b share one run? */
+static int compatible(const task *a, const task *b) {
+  if (a->model != b->model || !same_str(a->key, b->key) || a->nin != b->nin || a->nout != b->nout) return 0;
+  if (!same_aliases(a->in_aliases, b->in_aliases, a->nin) || !same_aliases(a->out_aliases, b->out_aliases, a->nout))
+    return 0;
+  for (int i = 0; i < a->nin; i++) {
+    const sm_tensor *x = a->inputs[i], *y = b->inputs[i];
+    int r = sm_tensor_rank(x);
+    if (sm_tensor_dtype(x) != sm_tensor_dtype(y) || r != sm_tensor_rank(y)) return 0;
+    if (r > 1 && memcmp(sm_tensor_dims(x) + 1, sm_tensor_dims(y) + 1, (size_t)(r - 1) * sizeof(int64_t)) != 0) return 0;
+  }
+  return 1;
+}
+
+/* Rows of a task that can be batched, or 0 when it must run alone: every input of rank >= 1 with
+ * the same dimension 0, of a dtype that can be copied row by row. */
+static int64_t batchable_rows(sm_tensor *const *inputs, int nin) {
+  if (nin <= 0 || !inputs) return 0;
+  int64_t rows = -1;
+  for (int i = 0; i < nin; i++) {
+    const sm_tensor *t = inputs[i];
+    if (!t || sm_tensor_rank(t) < 1) return 0;
+    int dt = sm_tensor_dtype(t);
+    if (dt == SM_RESOURCE || dt == SM_VARIANT) return 0;
+    if (dt != SM_STRING && sm_dtype_size(dt) == 0) return 0;
+    int64_t d0 = sm_tensor_dims(t)[0];
+    if (d0 <= 0 || (rows >= 0 && d0 != rows)) return 0;
+    rows = d0;
+  }
+  return rows;
+}
+
+static int64_t padded_size(const sm_batcher *b, int64_t rows) {
+  for (int i = 0; i < b->p.nallowed; i++)
+    if (b->allowed[i] >= rows) return b->allowed[i];
+  return rows;
+}
+
+/* Copies rows [from, from+n) of src into dst starting at row `at` (same dtype and inner dims). */
+static sm_status *copy_rows(sm_tensor *dst, int64_t at, const sm_tensor *src, int64_t from, int64_t n) {
+  int64_t d0 = sm_tensor_dims(src)[0];
+  int64_t row = d0 ? sm_tensor_num_elements(src) / d0 : 0;
+  if (sm_tensor_dtype(src) == SM_STRING) {
+    for (int64_t i = 0; i < n * row; i++) {
+      size_t len = 0;
+      const char *s = sm_tensor_string(src, from * row + i, &len);
+      sm_status *st = sm_tensor_set_string(dst, at * row + i, s, len);
+      if (st) return st;
+    }
+    return NULL;
+  }
+  size_t es = sm_dtype_size(sm_tensor_dtype(src));
+  if (n > 0 && row > 0)
+    memcpy((char *)sm_tensor_data(dst) + (size_t)(at * row) * es, (const char *)sm_tensor_data(src) + (size_t)(from * row) * es,
+           (size_t)(n * row) * es);
+  return NULL;
+}
+
+/* Runs tasks[0..n) as one batch; sets every task's status and outputs. */
+static void run_batch(sm_batcher *b, task **ts, int n) {
+  task *t0 = ts[0];
+  int64_t total = 0;
+  for (int k = 0; k < n; k++) total += ts[k]->rows;
+  int64_t padded = padded_size(b, total);
+  if (n == 1 && padded == total) {
+    t0->status = sm_model_run(t0->model, t0->key, t0->in_aliases, t0->inputs, t0->nin, t0->out_aliases, t0->nout,
+                              t0->outputs);
+    return;
+  }
+  sm_status *st = NULL;
+  sm_tensor **merged = calloc((size_t)t0->nin, sizeof *merged);
+  sm_tensor **outs = calloc((size_t)t0->nout, sizeof *outs);
+  if (!merged || !outs) st = sm_status_new(SM_NO_MEMORY, "out of memory merging a batch of %d requests", n);
+  for (int i = 0; !st && i < t0->nin; i++) {
+    const sm_tensor *x = t0->inputs[i];
+    int64_t dims[SM_MAX_RANK];
+    int r = sm_tensor_rank(x);
+    memcpy(dims, sm_tensor_dims(x), (size_t)r * sizeof *dims);
+    dims[0] = padded;
+    st = sm_tensor_new(sm_tensor_dtype(x), r, dims, &merged[i]);
+    int64_t at = 0;
+    for (int k = 0; !st && k < n; k++) {
+      st = copy_rows(merged[i], at, ts[k]->inputs[i], 0, ts[k]->rows);
+      at += ts[k]->rows;
+    }
+    for (; !st && at < padded; at++) st = copy_rows(merged[i], at, x, 0, 1); /* pad with the first row */
+  }
+  if (!st) st = sm_model_run(t0->model, t0->key, t0->in_aliases, merged, t0->nin, t0->out_aliases, t0->nout, outs);
+  for (int j = 0; !st && j < t0->nout; j++) {
+    if (sm_tensor_rank(outs[j]) < 1)
+      st = sm_status_new(SM_FAILED_PRECONDITION, "Batched output tensor has 0 dimensions");
+    else if (sm_tensor_dims(outs[j])[0] != padded)
+      st = sm_status_new(SM_FAILED_PRECONDITION,
+                         "Batched output tensor's 0th dimension does not equal the sum of the 0th dimension sizes of "
+                         "the input tensors");
+  }
+  /* Split. */
+  int64_t at = 0;
+  for (int k = 0; !st && k < n; k++) {
+    for (int j = 0; !st && j < t0->nout; j++) {
+      int64_t dims[SM_MAX_RANK];
+      int r = sm_tensor_rank(outs[j]);
+      memcpy(dims, sm_tensor_dims(outs[j]), (size_t)r * sizeof *dims);
+      dims[0] = ts[k]->rows;
+      st = sm_tensor_new(sm_tensor_dtype(outs[j]), r, dims, &ts[k]->outputs[j]);
+      if (!st) st = copy_rows(ts[k]->outputs[j], 0, outs[j], at, ts[k]->rows);
+    }
+    at += ts[k]->rows;
+  }
+  if (st) {
+    for (int k = 0; k < n; k++) {
+      for (int j = 0; j < t0->nout; j++) {
+        sm_tensor_free(ts[k]->outputs[j]);
+        ts[k]->outputs[j] = NULL;
+      }
+      ts[k]->status = k == 0 ? st : sm_status_new(sm_status_code(st), "%s", sm_status_message(st));
+    }
+  }
+  for (int i = 0; merged && i < t0->nin; i++) sm_tensor_free(merged[i]);
+  for (int j = 0; outs && j < t0->nout; j++) sm_tensor_free(outs[j]);
+  free(merged);
+  free(outs);
+}
+
+/* Under mu: rows queued that could join the head's batch. */
+static int64_t compatible_rows(const task *head) {
+  int64_t rows = 0;
+  for (const task *t = head; t; t = t->next)
+    if (t == head || compatible(head, t)) rows += t->rows;
+  return rows;
+}
+
+static void *batch_main(void *arg) {
+  sm_batcher *b = arg;
+  int cap = 64;
+  task **picked = malloc((size_t)cap * sizeof *picked);
+  pthread_mutex_lock(&b->mu);
+  for (;;) {
+    while (!b->head && !b->stop) pthread_cond_wait(&b->work, &b->mu);
+    if (!b->head) break; /* stop, queue drained */
+    task *head = b->head;
+    /* Wait for a full batch or the head's timeout; on stop, go now. */
+    int64_t waited = elapsed_us(&head->enqueued);
+    if (!b->stop && compatible_rows(head) < b->p.max_batch_size && waited < b->p.batch_timeout_micros) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      int64_t left = b->p.batch_timeout_micros - waited;
+      ts.tv_sec += (time_t)(left / 1000000);
+      ts.tv_nsec += (long)(left % 1000000) * 1000;
+      if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&b->work, &b->mu, &ts);
+      continue; /* re-examine: the head may have been taken, or the batch may be full */
+    }
+    /* Take the head and the compatible tasks behind it, in order, up to max_batch_size rows. */
+    int n = 0;
+    int64_t rows = 0;
+    task **pp = &b->head, *prev = NULL;
+    while (*pp) {
+      task *t = *pp;
+      if ((t == head || compatible(head, t)) && rows + t->rows <= b->p.max_batch_size && picked) {
+        if (n == cap) {
+          task **g = realloc(picked, (size_t)cap * 2 * sizeof *g);
+          if (!g) break; /* run what we have */
+          picked = g;
+          cap *= 2;
+        }
+        picked[n++] = t;
+        rows += t->rows;
+        *pp = t->next;
+        if (b->tail == t) b->tail = prev;
+        continue;
+      }
+      prev = t;
+      pp = &t->next;
+    }
+    b->queued_rows -= rows;
+    if (!picked) { /* out of memory at start-up: run the head alone */
+      head->status = sm_status_new(SM_NO_MEMORY, "out of memory in a batch thread");
+      head->done = 1;
+      pthread_cond_broadcast(&b->done);
+      continue;
+    }
+    pthread_mutex_unlock(&b->mu);
+    run_batch(b, picked, n);
+    pthread_mutex_lock(&b->mu);
+    for (int k = 0; k < n; k++) picked[k]->done = 1;
+    pthread_cond_broadcast(&b->done);
+  }
+  pthread_mutex_unlock(&b->mu);
+  free(picked);
+  return NULL;
+}
+
+sm_status *sm_batcher_new(const sm_batching_params *p, sm_batcher **out) {
+  *out = NULL;
+  sm_batching_params q = {.max_batch_size = 32, .batch_timeout_micros = 1000, .num_batch_threads = 0,
+                          .max_enqueued_batches = 100};
+  if (p) q = *p;
+  if (q.num_batch_threads == 0) q.num_batch_threads = cores();
+  if (q.max_batch_size > (1 << 24))
+    return sm_status_new(SM_OUT_OF_RANGE, "max_batch_size %lld is past this server's limit of %d",
+                         (long long)q.max_batch_size, 1 << 24);
+  sm_status *s = validate_params(&q, "batching parameters");
+  if (s) return s;
+  sm_batcher *b = calloc(1, sizeof *b);
+  if (!b) return sm_status_new(SM_NO_MEMORY, "out of memory creating a batcher");
+  b->p = q;
+  if (q.nallowed) {
+    b->allowed = malloc((size_t)q.nallowed * sizeof *b->allowed);
+    if (!b->allowed) {
+      free(b);
+      return sm_status_new(SM_NO_MEMORY, "out of memory creating a batcher");
+    }
+    memcpy(b->allowed, q.allowed_batch_sizes, (size_t)q.nallowed * sizeof *b->allowed);
+  }
+  b->p.allowed_batch_sizes = b->allowed;
+  pthread_mutex_init(&b->mu, NULL);
+  pthread_cond_init(&b->work, NULL);
+  pthread_cond_init(&b->done, NULL);
+  b->threads = calloc((size_t)q.num_batch_threads, sizeof *b->threads);
+  if (!b->threads) {
+    sm_batcher_free(b);
+    return sm_status_new(SM_NO_MEMORY, "out of memory creating a batcher");
+  }
+  for (int i = 0; i < q.num_batch_threads; i++) {
+    if (pthread_create(&b->threads[i], NULL, batch_main, b) != 0) {
+      sm_batcher_free(b);
+      return sm_status_new(SM_INTERNAL, "cannot start batch thread %d", i);
+    }
+    b->nthreads++;
+  }
+  *out = b;
+  return NULL;
+}
+
+void sm_batcher_free(sm_batcher *b) {
+  if (!b) return;
+  pthread_mutex_lock(&b->mu);
+  b->stop = 1;
+  pthread_cond_broadcast(&b->work);
+  pthread_mutex_unlock(&b->mu);
+  for (int i = 0; i < b->nthreads; i++) pthread_join(b->threads[i], NULL);
+  free(b->threads);
+  free(b->allowed);
+  pthread_mutex_destroy(&b->mu);
+  pthread_cond_destroy(&b->work);
+  pthread_cond_destroy(&b->done);
+  free(b);
+}
+
+sm_status *sm_batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+                          sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                          sm_tensor **outputs) {
+  sm_model *model = sm_servable_model(sv);
+  if (!model) return sm_status_new(SM_INVALID_ARGUMENT, "batcher: no servable given");
+  int64_t rows = batchable_rows(inputs, nin);
+  if (rows == 0 || nout <= 0 || !outputs)
+    return sm_model_run(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs);
+  if (rows > b->p.max_batch_size)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Task size %lld is larger than maximum input batch size %lld",
+                         (long long)rows, (long long)b->p.max_batch_size);
+  for (int j = 0; j < nout; j++) outputs[j] = NULL;
+  task t = {.model = model, .key = key, .in_aliases = in_aliases, .inputs = inputs, .nin = nin,
+            .out_aliases = out_aliases, .nout = nout, .outputs = outputs, .rows = rows};
+  clock_gettime(CLOCK_MONOTONIC, &t.enqueued);
+  pthread_mutex_lock(&b->mu);
+  if (b->stop) {
+    pthread_mutex_unlock(&b->mu);
+    return sm_status_new(SM_FAILED_PRECONDITION, "the batcher is shutting down");
+  }
+  /* SharedBatchScheduler's queue limit, counted in batches. */
+  int64_t batches = (b->queued_rows + rows + b->p.max_batch_size - 1) / b->p.max_batch_size;
+  if (batches > b->p.max_enqueued_batches) {
+    pthread_mutex_unlock(&b->mu);
+    return sm_status_new(SM_OUT_OF_RANGE, "The batch scheduling queue is full");
+  }
+  if (b->tail)
+    b->tail->next = &t;
+  else
+    b->head = &t;
+  b->tail = &t;
+  b->queued_rows += rows;
+  pthread_cond_broadcast(&b->work);
+  while (!t.done) pthread_cond_wait(&b->done, &b->mu);
+  pthread_mutex_unlock(&b->mu);
+  return t.status;
+}

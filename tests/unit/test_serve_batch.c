@@ -1,0 +1,219 @@
+/* test_serve_batch.c - server-side batching: requests from many threads merged along dimension
+ * 0 give the same outputs as unbatched runs; padding to allowed_batch_sizes; requests that
+ * cannot merge run alone; BatchingParameters text files and their errors. Uses the zoo's
+ * tf1_square (y = x * x, float32 of any shape) served through the model manager. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "savedmodel/model.h"
+#include "savedmodel/tensor.h"
+#include "serve/batch.h"
+#include "serve/manager.h"
+#include "test.h"
+
+#define ZOO_SQUARE_BASE SM_SOURCE_DIR "/tests/fixtures/zoo/tf1_square"
+
+static char g_dir[256];
+
+static sm_tensor *make_input(int64_t rows, int64_t cols, float seed) {
+  int64_t dims[2] = {rows, cols};
+  sm_tensor *t = NULL;
+  sm_status *s = sm_tensor_new(SM_FLOAT, 2, dims, &t);
+  if (s) {
+    sm_status_free(s);
+    return NULL;
+  }
+  float *d = sm_tensor_data(t);
+  for (int64_t i = 0; i < rows * cols; i++) d[i] = seed + (float)i * 0.5f;
+  return t;
+}
+
+typedef struct job {
+  sm_batcher *b;
+  sm_servable *sv;
+  int id, iters, failures;
+} job;
+
+static void *job_main(void *arg) {
+  job *j = arg;
+  const char *in[] = {"x"}, *out[] = {"y"};
+  for (int it = 0; it < j->iters; it++) {
+    int64_t rows = 1 + (j->id + it) % 3;
+    sm_tensor *x = make_input(rows, 2, (float)(j->id * 100 + it));
+    sm_tensor *y = NULL, *want = NULL;
+    sm_status *s = sm_batcher_run(j->b, j->sv, "serving_default", in, &x, 1, out, 1, &y);
+    sm_status *s2 = sm_model_run(sm_servable_model(j->sv), "serving_default", in, &x, 1, out, 1, &want);
+    if (s || s2 || !y || !want || !sm_tensor_equal(y, want)) {
+      if (s) fprintf(stderr, "batched run failed: %s\n", sm_status_message(s));
+      j->failures++;
+    }
+    sm_status_free(s);
+    sm_status_free(s2);
+    sm_tensor_free(x);
+    sm_tensor_free(y);
+    sm_tensor_free(want);
+  }
+  return NULL;
+}
+
+static void run_threads(sm_batcher *b, sm_servable *sv, int nthreads, int iters) {
+  pthread_t th[16];
+  job js[16];
+  for (int i = 0; i < nthreads; i++) {
+    js[i] = (job){.b = b, .sv = sv, .id = i, .iters = iters};
+    CHECK(pthread_create(&th[i], NULL, job_main, &js[i]) == 0);
+  }
+  int failures = 0;
+  for (int i = 0; i < nthreads; i++) {
+    pthread_join(th[i], NULL);
+    failures += js[i].failures;
+  }
+  CHECK_EQ_INT(failures, 0);
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_params_file(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/batching.config", g_dir);
+  sm_batching_params p;
+  int64_t *allowed = NULL;
+  write_text(path,
+             "max_batch_size { value: 8 }\n"
+             "batch_timeout_micros { value: 5000 }\n"
+             "max_enqueued_batches { value: 10 }\n"
+             "num_batch_threads { value: 2 }\n"
+             "thread_pool_name { value: 'model_server_batch_threads' }\n"
+             "allowed_batch_sizes: 2 allowed_batch_sizes: 4 allowed_batch_sizes: 8\n");
+  CHECK_OK(sm_batching_params_read(path, &p, &allowed));
+  CHECK_EQ_INT(p.max_batch_size, 8);
+  CHECK_EQ_INT(p.batch_timeout_micros, 5000);
+  CHECK_EQ_INT(p.max_enqueued_batches, 10);
+  CHECK_EQ_INT(p.num_batch_threads, 2);
+  CHECK_EQ_INT(p.nallowed, 3);
+  CHECK(p.allowed_batch_sizes == allowed);
+  free(allowed);
+  /* Defaults. */
+  write_text(path, "");
+  CHECK_OK(sm_batching_params_read(path, &p, &allowed));
+  CHECK_EQ_INT(p.max_batch_size, 32);
+  CHECK_EQ_INT(p.batch_timeout_micros, 1000);
+  CHECK_EQ_INT(p.max_enqueued_batches, 100);
+  CHECK(p.num_batch_threads >= 1);
+  CHECK(allowed == NULL);
+  static const char *const bad[][2] = {
+      {"max_batch_size { value: 8 } allowed_batch_sizes: [4, 2, 8]", "monotonically increasing"},
+      {"max_batch_size { value: 8 } allowed_batch_sizes: [2, 4]", "final entry in allowed_batch_sizes must equal"},
+      {"max_batch_size { value: 0 }", "max_batch_size must be positive"},
+      {"max_batch_size { value: -3 }", "max_batch_size must be positive"},
+      {"num_batch_threads { value: 100000000000 }", "num_batch_threads"},
+      {"batch_timeout_micros { value: -1 }", "batch_timeout_micros"},
+      {"max_batch_size: 8", "batching.config"},
+      {"no_such_field: 1", "no_such_field"},
+      {"max_batch_size { value: 8", "batching.config"},
+      {"pad_variable_length_inputs: true", "pad_variable_length_inputs is not supported"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    write_text(path, bad[i][0]);
+    CHECK_ERR(sm_batching_params_read(path, &p, &allowed), bad[i][1]);
+    CHECK(allowed == NULL);
+  }
+  CHECK_ERR(sm_batching_params_read("/nonexistent/batching.config", &p, &allowed), "/nonexistent/batching.config");
+}
+
+int main(void) {
+  snprintf(g_dir, sizeof g_dir, "/tmp/sm_test_serve_batch_XXXXXX");
+  if (!mkdtemp(g_dir)) return 1;
+  test_params_file();
+
+  /* The zoo model's directory is named "model", not a number: serve it through a base path
+   * holding a symlink named 1. */
+  char base[512], link[600];
+  snprintf(base, sizeof base, "%s/base", g_dir);
+  snprintf(link, sizeof link, "%s/1", base);
+  CHECK(mkdir(base, 0755) == 0);
+  CHECK(symlink(ZOO_SQUARE_BASE "/model", link) == 0);
+  sm_manager *m = NULL;
+  CHECK_OK(sm_manager_new(NULL, &m));
+  sm_model_config c = {.name = "sq", .base_path = base, .policy = SM_POLICY_LATEST, .latest_n = 1};
+  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  sm_servable *sv = NULL;
+  CHECK_OK(sm_manager_acquire(m, "sq", 0, NULL, &sv));
+  if (!sv) {
+    sm_manager_free(m);
+    TEST_MAIN_END();
+  }
+
+  /* Many threads, batches up to 8 rows, a timeout long enough to merge. */
+  int64_t sizes[] = {2, 4, 8};
+  sm_batching_params p = {.max_batch_size = 8, .batch_timeout_micros = 2000, .num_batch_threads = 2,
+                          .max_enqueued_batches = 1000, .allowed_batch_sizes = sizes, .nallowed = 3};
+  sm_batcher *b = NULL;
+  CHECK_OK(sm_batcher_new(&p, &b));
+  run_threads(b, sv, 8, 40);
+
+  const char *in[] = {"x"}, *out[] = {"y"};
+  /* A request larger than max_batch_size is refused, as TF Serving without splitting. */
+  sm_tensor *big = make_input(9, 2, 1.0f), *y = NULL;
+  CHECK_ERR(sm_batcher_run(b, sv, "serving_default", in, &big, 1, out, 1, &y),
+            "Task size 9 is larger than maximum input batch size 8");
+  sm_tensor_free(big);
+  /* Rank 0 runs alone and still gives the right answer. */
+  sm_tensor *x0 = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 0, NULL, &x0));
+  if (x0) ((float *)sm_tensor_data(x0))[0] = 3.0f;
+  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x0, 1, out, 1, &y));
+  if (y) CHECK(((float *)sm_tensor_data(y))[0] == 9.0f && sm_tensor_rank(y) == 0);
+  sm_tensor_free(y);
+  y = NULL;
+  sm_tensor_free(x0);
+  /* Padded single request: 3 rows padded to 4, the caller sees 3. */
+  sm_tensor *x3 = make_input(3, 2, 2.0f);
+  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x3, 1, out, 1, &y));
+  if (y) {
+    CHECK_EQ_INT(sm_tensor_dims(y)[0], 3);
+    CHECK(((float *)sm_tensor_data(y))[5] == (2.0f + 2.5f) * (2.0f + 2.5f));
+  }
+  sm_tensor_free(y);
+  y = NULL;
+  sm_tensor_free(x3);
+  /* Errors reach the caller: an unknown signature. */
+  sm_tensor *x1 = make_input(1, 2, 0.0f);
+  CHECK_ERR(sm_batcher_run(b, sv, "nope", in, &x1, 1, out, 1, &y), "nope");
+  sm_tensor_free(x1);
+  sm_batcher_free(b);
+
+  /* No timeout, one thread, no allowed sizes: every request still right. */
+  sm_batching_params q = {.max_batch_size = 4, .batch_timeout_micros = 0, .num_batch_threads = 1,
+                          .max_enqueued_batches = 1000};
+  CHECK_OK(sm_batcher_new(&q, &b));
+  run_threads(b, sv, 6, 30);
+  sm_batcher_free(b);
+  /* Defaults. */
+  CHECK_OK(sm_batcher_new(NULL, &b));
+  run_threads(b, sv, 4, 10);
+  sm_batcher_free(b);
+  sm_batching_params bad = {.max_batch_size = 4, .num_batch_threads = 1, .max_enqueued_batches = 1,
+                            .allowed_batch_sizes = sizes, .nallowed = 3};
+  CHECK_ERR(sm_batcher_new(&bad, &b), "final entry in allowed_batch_sizes must equal max_batch_size");
+
+  sm_servable_release(sv);
+  sm_manager_free(m);
+  unlink(link);
+  rmdir(base);
+  char cfg[512];
+  snprintf(cfg, sizeof cfg, "%s/batching.config", g_dir);
+  unlink(cfg);
+  rmdir(g_dir);
+  TEST_MAIN_END();
+}
