@@ -14,6 +14,10 @@
    `savedmodel run --dir --tag_set --signature_def --inputs 'alias=file.npy;...' --outdir` must
    write TensorFlow's outputs: float within 1e-5 relative, integers and strings exactly. Skipped,
    with a message, while `savedmodel run` answers "unknown command".
+4. Trained exports: sm_seq_export's output (the unit test test_train_export's models, kept with
+   SM_TRAIN_EXPORT_KEEP, and `savedmodel train --limit` on Fashion-MNIST when the command and the
+   data are there) judged by tools/check_trained_export.py: TF's two loaders, both tag sets,
+   serving_default and classify against `savedmodel run`, saved_model_cli show/run.
 
 Ends with the line 'N passed, N failed' and exits non-zero on any failure.
 """
@@ -434,11 +438,74 @@ def run_stage(cli, zoo, shared, tmp):
                           "%s__%s" % ("_".join(tags), key))
 
 
+# ---- 4. trained exports: sm_seq_export's output, judged by check_trained_export.py -------------
+
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def _idx_images(path, n):
+    """The first n images of an IDX3 file (gzipped or not), float32 [n, 28, 28, 1] in [0, 1]."""
+    import gzip
+    import numpy as np
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
+        head = f.read(16)
+        rows, cols = int.from_bytes(head[8:12], "big"), int.from_bytes(head[12:16], "big")
+        data = f.read(n * rows * cols)
+    x = np.frombuffer(data, dtype=np.uint8).astype(np.float32) / 255.0
+    return x.reshape(-1, rows, cols, 1)
+
+
+def trained_export_stage(cli, python, tmp):
+    build = os.path.dirname(cli)
+    out = os.path.join(tmp, "trained")
+    os.makedirs(out, exist_ok=True)
+    exports, images = [], None
+    test = os.path.join(build, "test_train_export")
+    if os.path.exists(test):
+        r = run([test], env=dict(os.environ, SM_TRAIN_EXPORT_KEEP=out))
+        check(r.returncode == 0, "test_train_export writes exports for TensorFlow",
+              (r.stdout + r.stderr).decode(errors="replace")[-2000:])
+        exports += [os.path.join(out, d) for d in sorted(os.listdir(out))]
+    else:
+        print(f"skipped: {test} absent (no synthetic trained exports)")
+    r = run([cli, "train", "--help"])
+    text = (r.stdout + r.stderr).decode(errors="replace")
+    train_img = [os.path.join(FASHION_MNIST, f) for f in ("t10k-images-idx3-ubyte.gz", "t10k-images-idx3-ubyte")]
+    train_img = [f for f in train_img if os.path.exists(f)]
+    if "unknown command" in text.lower() or "usage" not in text.lower():
+        print("skipped: `savedmodel train` is not in this build")
+    elif not train_img:
+        print(f"skipped: `savedmodel train` export: Fashion-MNIST absent from {FASHION_MNIST}")
+    else:
+        d = os.path.join(out, "cli_fashion_mnist")
+        r = run([cli, "train", "--data", FASHION_MNIST, "--epochs", "1", "--batch_size", "32", "--limit", "2000",
+                 "--out", d])
+        if check(r.returncode == 0 and os.path.isdir(d), "savedmodel train --limit 2000 writes an export",
+                 (r.stdout + r.stderr).decode(errors="replace")[-2000:]):
+            exports.append(d)
+            import numpy as np
+            images = os.path.join(tmp, "fashion_test_images.npy")
+            np.save(images, _idx_images(train_img[0], 1000))
+    if not exports:
+        return
+    cmd = [python, os.path.join(HERE, "check_trained_export.py"), "--cli", cli] + \
+        (["--images", images] if images else []) + exports
+    r = run(cmd)
+    text = (r.stdout + r.stderr).decode(errors="replace")
+    for line in text.splitlines():
+        if line.startswith(("ok    ", "FAIL  ", "      ")):
+            print("  " + line)
+    check(r.returncode == 0, f"TensorFlow judges {len(exports)} trained export(s) (check_trained_export.py)",
+          text[-3000:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
     ap.add_argument("--skip-regen", action="store_true", help="use the committed zoo instead of regenerating it")
+    ap.add_argument("--only-trained", action="store_true",
+                    help="only the trained-export stage (4)")
     ap.add_argument("--only-run", action="store_true",
                     help="only the runtime stage (3), on the committed zoo and the TF Serving models")
     args = ap.parse_args()
@@ -449,6 +516,13 @@ def main():
     print(f"interop: TensorFlow {tf.__version__}, CLI {cli}")
 
     tmp = tempfile.mkdtemp(prefix="sm-interop-")
+    if args.only_trained:
+        try:
+            trained_export_stage(cli, python, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print(f"{results['passed']} passed, {results['failed']} failed")
+        return 1 if results["failed"] else 0
     if args.only_run:
         try:
             run_stage(cli, os.path.join(ROOT, "tests", "fixtures", "zoo"), args.shared, tmp)
@@ -493,6 +567,9 @@ def main():
 
         # 3. The runtime: `savedmodel run` gives TensorFlow's outputs (skipped until it exists).
         run_stage(cli, zoo, args.shared, tmp)
+
+        # 4. Trained exports: TensorFlow loads and runs what sm_seq_export writes.
+        trained_export_stage(cli, python, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{results['passed']} passed, {results['failed']} failed")

@@ -321,7 +321,8 @@ static sm_status *restore_variables(const char *prefix, sm_seq *m, const state *
       s = restore(b, nm, w ? l->bias : l->kernel);
       for (int k = 0; k < 2 && !s; k++) {
         sm_tensor *slot = w ? l->bias_slot[k] : l->kernel_slot[k];
-        if (!slot) continue;
+        /* the slots the exporter writes: Adam's two, SGD's momentum when it has one */
+        if (!slot || (m->opt.kind != SM_OPT_ADAM && (k || m->opt.momentum == 0.0f))) continue;
         sm__export_slot_name(nm, sizeof nm, m->opt.kind, l->name, what, k);
         s = restore(b, nm, slot);
       }
