@@ -15,7 +15,12 @@ mkdir -p "$B/gen" "$B/obj"
 protos=(proto/*.proto)
 stamp="$B/gen/.stamp"
 if [ ! -f "$stamp" ] || [ -n "$(find proto -name '*.proto' -newer "$stamp")" ]; then
-  protoc-c --c_out="$B/gen" -Iproto "${protos[@]}"
+  # Generated into a scratch dir, and only files whose bytes changed replace the old ones: a new
+  # .proto elsewhere must not make every object look stale.
+  rm -rf "$B/gen.new" && mkdir -p "$B/gen.new"
+  protoc-c --c_out="$B/gen.new" -Iproto "${protos[@]}"
+  for f in "$B"/gen.new/*; do cmp -s "$f" "$B/gen/${f##*/}" || cp "$f" "$B/gen/"; done
+  rm -rf "$B/gen.new"
   touch "$stamp"
 fi
 
@@ -39,6 +44,9 @@ stale() { # obj
   return 1
 }
 compile() { # src obj extra-flags
+  # an object from before .d files were written: list its headers now (preprocessing is cheap)
+  # shellcheck disable=SC2086
+  [ -f "$2" ] && [ ! -f "$2.d" ] && $CC $CFLAGS $3 -MM -MT "$2" "$1" -MF "$2.d" 2>/dev/null
   if stale "$2"; then
     # shellcheck disable=SC2086
     $CC $CFLAGS -fsanitize=fuzzer-no-link $3 -MMD -MF "$2.d" -c "$1" -o "$2"
