@@ -24,7 +24,8 @@ static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"
 typedef struct {
   uint8_t *p;
   size_t n, cap;
-  int oom;
+  int oom;  /* out of memory, or (with deep) nesting too deep: the result is void */
+  int deep;
 } dbuf;
 
 static void put(dbuf *b, const void *d, size_t n) {
@@ -175,6 +176,7 @@ static void put_value(dbuf *b, const ProtobufCFieldDescriptor *f, const void *p,
     dbuf sub = {0};
     put_message(&sub, *(ProtobufCMessage *const *)p, depth + 1);
     if (sub.oom) b->oom = 1;
+    if (sub.deep) b->deep = 1;
     put_varint(b, sub.n);
     put(b, sub.p, sub.n);
     free(sub.p);
@@ -280,8 +282,8 @@ static void put_entry(dbuf *b, const ProtobufCMessage *e, int depth) {
 
 static void put_message(dbuf *b, const ProtobufCMessage *m, int depth) {
   if (!m || b->oom) return;
-  if (depth > SM_PB_MAX_DEPTH + 8) { /* parsed input is already bounded; this guards hand-built cycles */
-    b->oom = 1;
+  if (depth > SM_PB_MAX_DEPTH) { /* parsed input is already bounded; this guards hand-built cycles */
+    b->oom = b->deep = 1;
     return;
   }
   const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -355,7 +357,9 @@ sm_status *sm_pb_serialize_deterministic(const ProtobufCMessage *m, uint8_t **ou
     free(b.p);
     *out = NULL;
     *len = 0;
-    return oom();
+    return b.deep ? sm_status_new(SM_INVALID_ARGUMENT, "%s: messages nested deeper than %d", m->descriptor->name,
+                                  SM_PB_MAX_DEPTH)
+                  : oom();
   }
   *out = b.p ? b.p : malloc(1);
   *len = b.n;

@@ -457,6 +457,29 @@ static void test_deterministic(void) {
   CHECK_OK(sm_pb_serialize_deterministic(&e.base, &pa, &la));
   CHECK(la == 5 && !memcmp(pa, "\x0a\x01k\x12\x00", 5));
   free(pa);
+  /* hand-built nesting past the parser's limit is refused, not recursed into without end */
+  enum { LEVELS = 60 };
+  Tensorflow__NameAttrList fl[LEVELS];
+  Tensorflow__NameAttrList__AttrEntry fe[LEVELS], *fep[LEVELS];
+  Tensorflow__AttrValue fv[LEVELS];
+  for (int i = 0; i < LEVELS; i++) {
+    tensorflow__name_attr_list__init(&fl[i]);
+    tensorflow__name_attr_list__attr_entry__init(&fe[i]);
+    tensorflow__attr_value__init(&fv[i]);
+    fl[i].name = "f";
+    fe[i].key = "a";
+    fe[i].value = &fv[i];
+    fep[i] = &fe[i];
+    if (i + 1 < LEVELS) {
+      fl[i].n_attr = 1;
+      fl[i].attr = &fep[i];
+      fv[i].value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
+      fv[i].func = &fl[i + 1];
+    }
+  }
+  CHECK_ERR(sm_pb_serialize_deterministic(&fl[0].base, &pa, &la), "nested deeper");
+  CHECK_OK(sm_pb_serialize_deterministic(&fl[LEVELS - 20].base, &pa, &la));
+  free(pa);
 }
 
 static int same_hashes(const Tensorflow__FingerprintDef *a, const Tensorflow__FingerprintDef *b) {
