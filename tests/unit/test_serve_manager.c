@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,7 +595,7 @@ static void test_background_poll(void) {
  * (its model is never freed under it), and everything is freed at the end (ASan checks). */
 typedef struct worker {
   sm_manager *m;
-  volatile int *stop;
+  _Atomic int *stop;
   int runs, errors;
 } worker;
 
@@ -632,7 +633,7 @@ static void test_concurrent(void) {
   CHECK_OK(sm_manager_new(NULL, &m));
   sm_model_config c = one_model("c", base);
   CHECK_OK(sm_manager_set_config(m, &c, 1));
-  volatile int stop = 0;
+  _Atomic int stop = 0;
   enum { NW = 4 };
   worker w[NW];
   pthread_t th[NW];
