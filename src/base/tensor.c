@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "base/tensor_internal.h"
 
 typedef struct {
   char *ptr;
@@ -50,7 +51,7 @@ static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t 
   return NULL;
 }
 
-sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+static sm_status *tensor_new(int dtype, int rank, const int64_t *dims, int zero, sm_tensor **out) {
   *out = NULL;
   int64_t n;
   size_t nbytes;
@@ -66,13 +67,21 @@ sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **o
   t->owned = 1;
   atomic_init(&t->refs, 1);
   size_t alloc = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : nbytes;
-  t->data = calloc(alloc ? alloc : 1, 1);
+  t->data = zero || dtype == SM_STRING ? calloc(alloc ? alloc : 1, 1) : malloc(alloc ? alloc : 1);
   if (!t->data) {
     free(t);
     return sm_status_new(SM_NO_MEMORY, "out of memory allocating a %zu-byte tensor", alloc);
   }
   *out = t;
   return NULL;
+}
+
+sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+  return tensor_new(dtype, rank, dims, 1, out);
+}
+
+sm_status *sm__tensor_new_uninit(int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+  return tensor_new(dtype, rank, dims, 0, out);
 }
 
 sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, size_t nbytes,

@@ -324,7 +324,13 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
     *(uint8_t *)sm_tensor_data(z) = s->op == OP_ne;
     return NULL;
   }
-  if ((st = sm_kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
+  /* numbers, not half: in place into an operand of the output's shape that only this step reads
+   * (z[i] depends on that operand's element i alone) */
+  if (!isstr && !isf16 && !cmp) {
+    z = sm_kctx_reuse_input(ctx, 0, 0, odt, b.out_rank, b.out_dims);
+    if (!z) z = sm_kctx_reuse_input(ctx, 1, 0, odt, b.out_rank, b.out_dims);
+  }
+  if (!z && (st = sm_kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
   if (b.n == 0) return NULL;
   if (isstr) return string_op(s, &b, x, y, z);
 

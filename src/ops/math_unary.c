@@ -196,8 +196,9 @@ sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
   int ti = sm__math_is_f16(dt) ? T_f32 : sm__math_tindex(dt);
   if (ti < 0 || !table[s->op][ti]) return sm__math_bad_dtype(s->name, dt);
   int odt = s->op == OP_isnan || s->op == OP_isfinite ? SM_BOOL : dt;
-  sm_tensor *y;
-  sm_status *st = sm_kctx_alloc_output(ctx, 0, odt, sm_tensor_rank(x), sm_tensor_dims(x), &y);
+  /* elementwise, every element written: in place when this step is x's only reader */
+  sm_tensor *y = odt == dt && !sm__math_is_f16(dt) ? sm_kctx_reuse_input(ctx, 0, 0, dt, sm_tensor_rank(x), sm_tensor_dims(x)) : NULL;
+  sm_status *st = y ? NULL : sm_kctx_alloc_output_uninit(ctx, 0, odt, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x);
   if (n == 0) return NULL;

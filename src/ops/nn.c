@@ -110,7 +110,7 @@ sm_status *sm__nn_window_prepare(const sm_node *n, int has_ksize, int dilations_
   else
     return sm_status_new(SM_INVALID_ARGUMENT, "padding '%.*s' is not supported",
                          (int)(plen > 32 ? 32 : plen), p);
-  int64_t nc[2];
+  int64_t nc[2] = {0, 0};
   if ((st = four(n, "strides", "stride", w->nchw, w->stride, nc))) return st;
   if (nc[0] != 1 || nc[1] != 1)
     return sm_status_new(has_ksize ? SM_UNIMPLEMENTED : SM_INVALID_ARGUMENT,

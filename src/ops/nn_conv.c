@@ -72,6 +72,13 @@ static void conv_epilogue(const conv_job *j, int64_t r0, int64_t m) {
           continue;                                                                                  \
         }                                                                                            \
         const T *row = in + (n * j->H + ih) * j->W * C + g * Cf;                                     \
+        if (Cf == C && j->dw == 1 && iw0 >= 0 && iw0 + KW <= j->W) {                                 \
+          /* the window row is one contiguous run of the input */                                    \
+          const T *p = row + iw0 * C;                                                                \
+          for (int64_t e = 0; e < KW * C; e++) d[e] = p[e];                                          \
+          d += KW * C;                                                                               \
+          continue;                                                                                  \
+        }                                                                                            \
         for (int64_t kw = 0; kw < KW; kw++, d += Cf) {                                               \
           int64_t iw = iw0 + kw * j->dw;                                                             \
           if (iw < 0 || iw >= j->W) {                                                                \
@@ -245,12 +252,35 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
   if (st) return st;
   int64_t od[4] = {j.N, w->nchw ? j.Cout : j.OH, w->nchw ? j.OH : j.OW, w->nchw ? j.OW : j.Cout};
   int64_t nhwc_od[4] = {j.N, j.OH, j.OW, j.Cout};
+  /* a BiasAdd (+ Relu) fused in at plan time (float NHWC Conv2D only) */
+  const sm_tensor *fb = sm_kctx_fused_bias(ctx);
+  j.act = sm_kctx_fused_act(ctx);
+  if (fb) {
+    if (dt != SM_FLOAT || depthwise || sm_tensor_dtype(fb) != SM_FLOAT)
+      return sm_status_new(SM_INVALID_ARGUMENT, "fused bias: value %s and bias %s", sm_dtype_name(dt),
+                           sm_dtype_name(sm_tensor_dtype(fb)) ? sm_dtype_name(sm_tensor_dtype(fb)) : "?");
+    if (sm_tensor_rank(fb) != 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Biases must be 1D: %s",
+                           sm_shape_str(sm_tensor_rank(fb), sm_tensor_dims(fb), s1, sizeof s1));
+    if (sm_tensor_dims(fb)[0] != j.Cout) {
+      char s2[128];
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "Must provide as many biases as the last dimension of the input tensor: %s vs. %s",
+                           sm_shape_str(1, sm_tensor_dims(fb), s1, sizeof s1), sm_shape_str(4, od, s2, sizeof s2));
+    }
+    j.bias = sm_tensor_data(fb);
+  }
+  j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
   sm_tensor *out;
-  if ((st = sm_kctx_alloc_output(ctx, 0, dt, 4, od, &out))) return st;
+  /* gemm writes every element; depthwise accumulates and empty windows give zeros */
+  if ((st = (depthwise || j.K == 0 ? sm_kctx_alloc_output : sm_kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))
+    return st;
   int64_t M = j.N * j.OH * j.OW; /* fits: the output was allocated */
   if (M == 0 || j.Cout == 0) return NULL;
-  j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
-  if (j.K == 0) return NULL;  /* empty windows: zeros */
+  if (j.K == 0) { /* empty windows: zeros, then the fused epilogue */
+    if (j.bias || j.act) sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, j.Cout, j.bias, j.act);
+    return NULL;
+  }
   if (!depthwise && (j.K > INT_MAX || j.Cout > INT_MAX || j.C > INT_MAX))
     return sm_status_new(SM_UNIMPLEMENTED, "convolution too large for BLAS (patch %lld, output depth %lld)",
                          (long long)j.K, (long long)j.Cout);

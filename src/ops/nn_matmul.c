@@ -178,9 +178,31 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
                          sm_shape_str(2, ad, sa, sizeof sa), sm_shape_str(2, bd, sb, sizeof sb));
   sm_tensor *out;
   int64_t od[2] = {M, N};
-  if ((st = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(a), 2, od, &out))) return st;
-  mm_job j = {sm_tensor_dtype(a), s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
-              NULL, NULL, 0, 0, NULL, 0, 0};
+  int dt = sm_tensor_dtype(a);
+  /* a BiasAdd (+ Relu) fused in at plan time (float only) */
+  const sm_tensor *fb = sm_kctx_fused_bias(ctx);
+  int act = sm_kctx_fused_act(ctx);
+  if (fb) {
+    if (dt != SM_FLOAT || sm_tensor_dtype(fb) != SM_FLOAT)
+      return sm_status_new(SM_INVALID_ARGUMENT, "fused bias: value %s and bias %s", sm_dtype_name(dt),
+                           sm_dtype_name(sm_tensor_dtype(fb)) ? sm_dtype_name(sm_tensor_dtype(fb)) : "?");
+    if (sm_tensor_rank(fb) != 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Biases must be 1D: %s",
+                           sm_shape_str(sm_tensor_rank(fb), sm_tensor_dims(fb), sa, sizeof sa));
+    if (sm_tensor_dims(fb)[0] != N)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "Must provide as many biases as the last dimension of the input tensor: %s vs. %s",
+                           sm_shape_str(1, sm_tensor_dims(fb), sa, sizeof sa), sm_shape_str(2, od, sb, sizeof sb));
+  }
+  /* gemm (beta 0) writes every element; the integer loops accumulate into zeros */
+  int blas = (dt == SM_FLOAT || dt == SM_DOUBLE) && K > 0;
+  if ((st = (blas ? sm_kctx_alloc_output_uninit : sm_kctx_alloc_output)(ctx, 0, dt, 2, od, &out))) return st;
+  mm_job j = {dt, s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
+              NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0};
+  if (K == 0 && (j.bias || j.act) && M > 0 && N > 0) {
+    sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, N, j.bias, j.act);
+    return NULL;
+  }
   return mm_run(ctx, &j, 1);
 }
 

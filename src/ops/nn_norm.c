@@ -138,9 +138,9 @@ sm_status *sm__nn_bias_add(const void *state, sm_kctx *ctx) {
                          sm_shape_str(rank, xd, s2, sizeof s2));
   sm_tensor *out;
   sm_status *st;
-  /* Not in place: the executor keeps one reference per value however many steps read it, so
-   * sm_tensor_is_shared cannot yet tell that this step is the last reader. */
-  if ((st = sm_kctx_alloc_output(ctx, 0, dt, rank, xd, &out))) return st;
+  /* in place when this step is the value's only reader (each element reads only itself) */
+  out = sm_kctx_reuse_input(ctx, 0, 0, dt, rank, xd);
+  if (!out && (st = sm_kctx_alloc_output_uninit(ctx, 0, dt, rank, xd, &out))) return st;
   int64_t total = sm_tensor_num_elements(x);
   if (total == 0) return NULL;
   bias_job j = {dt, sm_tensor_data(x), sm_tensor_data(b), sm_tensor_data(out), xd[cd], 1};

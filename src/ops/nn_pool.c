@@ -181,7 +181,8 @@ sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
   int64_t od[4] = {j.N, w.nchw ? j.C : j.OH, w.nchw ? j.OH : j.OW, w.nchw ? j.OW : j.C};
   int64_t nhwc_od[4] = {j.N, j.OH, j.OW, j.C};
   sm_tensor *out;
-  if ((st = sm_kctx_alloc_output(ctx, 0, dt, 4, od, &out))) return st;
+  /* max writes every element; avg accumulates */
+  if ((st = (s->is_max ? sm_kctx_alloc_output_uninit : sm_kctx_alloc_output)(ctx, 0, dt, 4, od, &out))) return st;
   if (sm_tensor_num_elements(out) == 0) return NULL;
   size_t es = dt == SM_DOUBLE ? 8 : 4;
   void *tin = NULL, *tout = NULL;

@@ -60,6 +60,19 @@ int sm_kctx_num_outputs(const sm_kctx *c);
 /* A new zero-filled tensor set as output i; *out stays owned by the context (write it, do not
  * free it). Fails on bad shapes and size limits with a message naming the node. */
 sm_status *sm_kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
+/* As sm_kctx_alloc_output, but the elements are not zeroed: for kernels that write every one. */
+sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
+/* Forward-or-allocate: when this step is input `in`'s only reader, nothing outside the run holds
+ * it (sm_tensor_is_shared) and its dtype and shape are these, it becomes output `out` and is
+ * returned for the kernel to overwrite in place (elementwise: out[i] may depend only on in[i]);
+ * otherwise NULL, and the kernel allocates. */
+sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims);
+/* Plan-time fusion (session.c): a float Conv2D (NHWC) or MatMul whose only reader is a BiasAdd,
+ * and maybe then a Relu/Relu6 that is the BiasAdd's only reader, computes the whole chain: the
+ * bias (NULL when not fused; unchecked: the kernel checks it as BiasAdd would) and the activation
+ * (an SM_NN_ACT_* of ops/nn_raw.h) to apply; the fused-away steps pass the value on unchanged. */
+const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c);
+int sm_kctx_fused_act(const sm_kctx *c);
 /* Output i = t; the context takes over the caller's reference. */
 void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t);
 /* Output out = input in (one more reference on the same tensor, no copy). */

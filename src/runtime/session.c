@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/tensor_internal.h"
+#include "ops/nn_raw.h"
 #include "savedmodel/pbtxt.h"
 
 /* More distinct plans than this are built, run and dropped rather than cached (a caller making a
@@ -34,6 +36,14 @@ typedef struct step {
   int nout, out_base;
   int nrelease;
   int *release;
+  /* Plan-time fusion: a float Conv2D/MatMul whose only reader is a BiasAdd (then maybe a Relu or
+   * Relu6, its only reader) computes all of it; those later steps just pass the value on. */
+  int fused_bias_slot; /* -1: none */
+  int fused_act;       /* SM_NN_ACT_* */
+  int pass_through;    /* output 0 = input 0 (a fused-away BiasAdd/Relu) */
+  /* per input: this step is the value's only and last reader (so it may be written in place
+   * when nothing outside the run holds it) */
+  unsigned char *in_last;
 } step;
 
 typedef struct plan {
@@ -71,6 +81,7 @@ struct sm_kctx {
   const sm_node *node;
   const sm_tensor **in;
   sm_tensor **out;
+  const sm_tensor *fused_bias;
 };
 
 /* ---- small string builder ------------------------------------------------------------------ */
@@ -157,6 +168,35 @@ void sm_kctx_forward(sm_kctx *c, int in, int out) {
   sm_kctx_set_output(c, out, sm_tensor_ref((sm_tensor *)c->in[in]));
 }
 
+sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+  *out = NULL;
+  if (i < 0 || i >= c->st->nout)
+    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm_node_name(c->node),
+                         sm_node_op(c->node), i, c->st->nout);
+  sm_tensor *t;
+  sm_status *s = sm__tensor_new_uninit(dtype, rank, dims, &t);
+  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
+  sm_tensor_free(c->out[i]);
+  c->out[i] = t;
+  *out = t;
+  return NULL;
+}
+
+sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims) {
+  if (in < 0 || in >= c->st->nin || out < 0 || out >= c->st->nout || !c->st->in_last || !c->st->in_last[in])
+    return NULL;
+  sm_tensor *t = (sm_tensor *)c->in[in];
+  /* the run's slot holds one reference; any other (a feed's caller, a Const's state, a variable)
+   * makes it shared */
+  if (!t || sm_tensor_is_shared(t) || sm_tensor_dtype(t) != dtype || sm_tensor_rank(t) != rank) return NULL;
+  if (rank && memcmp(sm_tensor_dims(t), dims, (size_t)rank * sizeof *dims)) return NULL;
+  sm_kctx_set_output(c, out, sm_tensor_ref(t));
+  return t;
+}
+
+const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c) { return c->fused_bias; }
+int sm_kctx_fused_act(const sm_kctx *c) { return c->st->fused_act; }
+
 sm_resources *sm_kctx_resources(sm_kctx *c) { return c->s->res; }
 sm_threadpool *sm_kctx_pool(sm_kctx *c) { return c->s->pool; }
 const char *sm_kctx_export_dir(const sm_kctx *c) { return c->s->export_dir ? c->s->export_dir : ""; }
@@ -197,6 +237,7 @@ static void plan_free(plan *p) {
     free(st->in_slot);
     free(st->in_mode);
     free(st->release);
+    free(st->in_last);
   }
   free(p->steps);
   for (int i = 0; i < p->nfeeds; i++) free(p->feed_names[i]);
@@ -279,6 +320,105 @@ static int slot_of(const plan *p, const int *node_base, sm_edge e) {
     if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
   if (e.node < 0 || node_base[e.node] < 0) return -1;
   return node_base[e.node] + e.index;
+}
+
+static int op_is(const sm_node *n, const char *op) { return !strcmp(sm_node_op(n), op); }
+
+/* data_format absent or NHWC */
+static int nhwc(const sm_node *n) {
+  const char *f;
+  size_t len;
+  if (!sm_node_attr(n, "data_format")) return 1;
+  sm_status *st = sm_node_attr_string(n, "data_format", &f, &len);
+  if (st) {
+    sm_status_free(st);
+    return 0;
+  }
+  return len == 4 && !memcmp(f, "NHWC", 4);
+}
+
+/* Passes a fused-away step's input 0 on as its output 0. */
+static sm_status *pass_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  sm_kctx_forward(ctx, 0, 0);
+  return NULL;
+}
+static const sm_kernel pass_kernel = {"(fused)", NULL, pass_compute, NULL, 0};
+
+/* The step reading slot `sl`, when exactly one step reads it exactly once and no fetch does;
+ * else -1. */
+static int only_reader(const plan *p, const int *nreaders, const unsigned char *fetched, int norder, int sl) {
+  if (nreaders[sl] != 1 || fetched[sl]) return -1;
+  for (int i = 0; i < norder; i++)
+    for (int j = 0; j < p->steps[i].nin; j++)
+      if (p->steps[i].in_slot && p->steps[i].in_slot[j] == sl) return i;
+  return -1;
+}
+
+/* Conv2D/MatMul + BiasAdd (+ Relu/Relu6) fusion, and each input's last-reader flag. */
+static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetches, const sm_edge *fetch_edges,
+                            const int *node_base) {
+  int *nreaders = calloc((size_t)p->nslots + 1, sizeof *nreaders);
+  unsigned char *fetched = calloc((size_t)p->nslots + 1, 1);
+  if (!nreaders || !fetched) {
+    free(nreaders);
+    free(fetched);
+    return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  }
+  for (int i = 0; i < nfetches; i++) {
+    int sl = slot_of(p, node_base, fetch_edges[i]);
+    if (sl >= 0) fetched[sl] = 1;
+  }
+  for (int i = 0; i < norder; i++)
+    for (int j = 0; j < p->steps[i].nin; j++)
+      if (p->steps[i].in_slot) nreaders[p->steps[i].in_slot[j]]++;
+  sm_status *st = NULL;
+  for (int i = 0; i < norder && !st; i++) {
+    step *sp = &p->steps[i];
+    sp->fused_bias_slot = -1;
+    if (sp->nin > 0 && sp->in_slot) {
+      if (!(sp->in_last = calloc((size_t)sp->nin, 1))) {
+        st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+        break;
+      }
+      for (int j = 0; j < sp->nin; j++)
+        sp->in_last[j] = nreaders[sp->in_slot[j]] == 1 && !fetched[sp->in_slot[j]] && sp->in_mode[j] == IN_PASS;
+    }
+  }
+  for (int i = 0; i < norder && !st; i++) {
+    step *sp = &p->steps[i];
+    const sm_node *nd = sm_cgraph_node(g, sp->node);
+    if (!sp->k || sp->nout != 1 || sm_node_output_dtype(nd, 0) != SM_FLOAT) continue;
+    if (!((op_is(nd, "Conv2D") && nhwc(nd)) || op_is(nd, "MatMul"))) continue;
+    int b = only_reader(p, nreaders, fetched, norder, sp->out_base);
+    if (b < 0) continue;
+    step *bs = &p->steps[b];
+    const sm_node *bn = sm_cgraph_node(g, bs->node);
+    /* the bias must exist when the product runs: a feed or an earlier step's output */
+    if (!bs->k || bs->nin != 2 || bs->in_slot[0] != sp->out_base || bs->in_slot[1] >= sp->out_base ||
+        bs->in_mode[1] != IN_PASS || sm_node_output_dtype(bn, 0) != SM_FLOAT ||
+        !(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))))
+      continue;
+    sp->fused_bias_slot = bs->in_slot[1];
+    bs->pass_through = 1;
+    bs->k = &pass_kernel;
+    int r = only_reader(p, nreaders, fetched, norder, bs->out_base);
+    if (r < 0) continue;
+    step *rs = &p->steps[r];
+    const sm_node *rn = sm_cgraph_node(g, rs->node);
+    if (!rs->k || rs->nin != 1 || sm_node_output_dtype(rn, 0) != SM_FLOAT) continue;
+    if (op_is(rn, "Relu"))
+      sp->fused_act = SM_NN_ACT_RELU;
+    else if (op_is(rn, "Relu6"))
+      sp->fused_act = SM_NN_ACT_RELU6;
+    else
+      continue;
+    rs->pass_through = 1;
+    rs->k = &pass_kernel;
+  }
+  free(nreaders);
+  free(fetched);
+  return st;
 }
 
 static sm_status *build_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
@@ -469,9 +609,10 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
                      : sm_status_new(SM_UNIMPLEMENTED, "%s", missing.p);
     goto fail;
   }
+  if ((st = plan_fuse(p, g, norder, nfetches, fetch_edges, node_base))) goto fail;
   for (int i = 0; i < norder; i++) {
     step *sp = &p->steps[i];
-    if (!sp->k || !sp->k->prepare) continue;
+    if (!sp->k || !sp->k->prepare || sp->pass_through) continue;
     const sm_node *nd = sm_cgraph_node(g, sp->node);
     if ((st = sp->k->prepare(nd, &sp->state))) {
       sp->state = NULL;
@@ -683,7 +824,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
         in[j] = t;
       }
     }
-    sm_kctx c = {s, sp, nd, in, vals + sp->out_base};
+    sm_kctx c = {s, sp, nd, in, vals + sp->out_base, sp->fused_bias_slot >= 0 ? vals[sp->fused_bias_slot] : NULL};
     st = sp->k->compute(sp->state, &c);
     for (int j = 0; j < sp->nin; j++) {
       sm_tensor_free(tmp[j]);
