@@ -17,6 +17,7 @@ int sm_cli_vars(int argc, char **argv);
 int sm_cli_convert(int argc, char **argv);
 int sm_cli_run(int argc, char **argv);  /* run.c */
 int sm_cli_scan(int argc, char **argv); /* scan.c */
+int sm_cli_serve(int argc, char **argv); /* serve.c */
 int sm_cli_train(int argc, char **argv); /* train.c */
 int sm_cli_validate(int argc, char **argv); /* validate.c */
 

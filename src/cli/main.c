@@ -5,6 +5,7 @@
  * savedmodel convert  rewrite a SavedModel through this library (convert.c)
  * savedmodel run      what saved_model_cli run prints (run.c)
  * savedmodel scan     what saved_model_cli scan prints, plus ops the runtime lacks (scan.c)
+ * savedmodel serve    a TensorFlow Serving-compatible REST model server (serve.c, src/serve/)
  * savedmodel validate every check without running anything (validate.c)
  * savedmodel train    train the seeds' CNN on MNIST-format data and export it (train.c) */
 #include <stdio.h>
@@ -24,6 +25,7 @@ static const char usage[] =
     "  run      Run a SignatureDef on inputs from .npy/.npz files, Python literals or\n"
     "           tf.Example dicts, printing the outputs (`saved_model_cli run`).\n"
     "  scan     Report denylisted ops (`saved_model_cli scan`) and ops the runtime lacks.\n"
+    "  serve    Serve SavedModels over TensorFlow Serving's REST API (/v1/models/...).\n"
     "  train    Train the seeds' CNN on MNIST-format data (Fashion-MNIST by default) and\n"
     "           export it as a SavedModel.\n"
     "  validate Check a SavedModel without running it (graph, kernels, assets, every checksum).\n"
@@ -49,6 +51,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "convert")) return sm_cli_convert(argc - 1, argv + 1);
   if (!strcmp(cmd, "run")) return sm_cli_run(argc - 1, argv + 1);
   if (!strcmp(cmd, "scan")) return sm_cli_scan(argc - 1, argv + 1);
+  if (!strcmp(cmd, "serve")) return sm_cli_serve(argc - 1, argv + 1);
   if (!strcmp(cmd, "train")) return sm_cli_train(argc - 1, argv + 1);
   if (!strcmp(cmd, "validate")) return sm_cli_validate(argc - 1, argv + 1);
   fprintf(stderr, "savedmodel: unknown command '%s'\n%s", cmd, usage);

@@ -1,0 +1,182 @@
+/* serve.c - `savedmodel serve`: a TensorFlow Serving-compatible REST model server, with
+ * tensorflow_model_server's flag names. One model (--model_name, --model_base_path) or several
+ * (--model_config_file, reloaded every --model_config_file_poll_wait_seconds); versions polled
+ * every --file_system_poll_wait_seconds; SIGTERM or SIGINT stop accepting, let requests in flight
+ * finish, and exit 0. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "serve/batch.h"
+#include "serve/http.h"
+#include "serve/manager.h"
+#include "serve/rest.h"
+
+static const char usage[] =
+    "usage: savedmodel serve --model_name M --model_base_path DIR [--rest_api_port 8501] [flags]\n"
+    "       savedmodel serve --model_config_file F [--rest_api_port 8501] [flags]\n"
+    "\n"
+    "Serves SavedModels over TensorFlow Serving's REST API (/v1/models/...), with TF Serving's\n"
+    "flag names. gRPC is not served: --port is accepted and ignored.\n";
+
+static int parse_long(const char *name, const char *v, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end || end == v || x < lo || x > hi)
+    return sm_cli_error(2, "serve: --%s=%s: expected an integer in [%ld, %ld]", name, v, lo, hi);
+  *out = x;
+  return 0;
+}
+
+static int parse_double(const char *name, const char *v, double *out) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || *end || end == v || !(x >= 0) || x > 1e9)
+    return sm_cli_error(2, "serve: --%s=%s: expected a number of seconds >= 0", name, v);
+  *out = x;
+  return 0;
+}
+
+int sm_cli_serve(int argc, char **argv) {
+  sm_flag flags[] = {
+      {"model_name", SM_FLAG_STRING, "Name of the model (default \"default\")", NULL, 0},
+      {"model_base_path", SM_FLAG_STRING, "Directory whose numbered subdirectories are the versions", NULL, 0},
+      {"model_config_file", SM_FLAG_STRING, "A ModelServerConfig text file (model_config_list) for several models",
+       NULL, 0},
+      {"model_config_file_poll_wait_seconds", SM_FLAG_STRING, "Re-read --model_config_file this often (0: never)",
+       NULL, 0},
+      {"file_system_poll_wait_seconds", SM_FLAG_STRING, "Look for new versions this often (default 1; 0: once)",
+       NULL, 0},
+      {"rest_api_port", SM_FLAG_STRING, "Port of the REST API (default 8501; 0: any free port, printed)", NULL, 0},
+      {"rest_api_bind", SM_FLAG_STRING, "Address to listen on (default 0.0.0.0)", NULL, 0},
+      {"rest_api_num_threads", SM_FLAG_STRING, "HTTP worker threads (default 4 per core)", NULL, 0},
+      {"rest_api_timeout_in_ms", SM_FLAG_STRING, "Per-request deadline in ms (default 30000; 0: none)", NULL, 0},
+      {"rest_api_max_request_bytes", SM_FLAG_STRING, "Largest request body accepted (default 67108864)", NULL, 0},
+      {"enable_batching", SM_FLAG_BOOL, "Merge concurrent predict requests into one run", NULL, 0},
+      {"batching_parameters_file", SM_FLAG_STRING, "BatchingParameters text file for --enable_batching", NULL, 0},
+      {"tensorflow_intra_op_parallelism", SM_FLAG_STRING, "Threads per model for large kernels (0: one per core)",
+       NULL, 0},
+      {"saved_model_tags", SM_FLAG_STRING, "Comma-separated MetaGraph tags to load (default \"serve\")", NULL, 0},
+      {"port", SM_FLAG_STRING, "gRPC port: accepted and ignored (only REST is served)", NULL, 0},
+      {"monitoring_config_file", SM_FLAG_STRING, "Accepted and ignored: metrics are always at "
+                                                 "/monitoring/prometheus/metrics", NULL, 0},
+      {"enable_model_warmup", SM_FLAG_BOOL, "Accepted and ignored", NULL, 0},
+  };
+  const size_t nflags = sizeof flags / sizeof *flags;
+  int r = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  if (r == -1) return 0;
+  if (r) return r;
+#define FV(name) (sm_cli_flag(flags, nflags, name)->value)
+  const char *name = FV("model_name") ? FV("model_name") : "default";
+  const char *base = FV("model_base_path"), *cfg = FV("model_config_file");
+  if (!base && !cfg) return sm_cli_error(2, "serve: --model_base_path or --model_config_file is required");
+  if (base && cfg)
+    return sm_cli_error(2, "serve: --model_base_path and --model_config_file cannot both be given");
+  long port = 8501, threads = 0, timeout = 30000, maxbody = 64L << 20, intra = 0;
+  double fs_poll = 1, cfg_poll = 0;
+  if (FV("rest_api_port") && parse_long("rest_api_port", FV("rest_api_port"), 0, 65535, &port)) return 2;
+  if (FV("rest_api_num_threads") && parse_long("rest_api_num_threads", FV("rest_api_num_threads"), 0, 4096, &threads))
+    return 2;
+  if (FV("rest_api_timeout_in_ms") &&
+      parse_long("rest_api_timeout_in_ms", FV("rest_api_timeout_in_ms"), 0, 86400000L, &timeout))
+    return 2;
+  if (FV("rest_api_max_request_bytes") &&
+      parse_long("rest_api_max_request_bytes", FV("rest_api_max_request_bytes"), 1, 1L << 40, &maxbody))
+    return 2;
+  if (FV("tensorflow_intra_op_parallelism") &&
+      parse_long("tensorflow_intra_op_parallelism", FV("tensorflow_intra_op_parallelism"), 0, 1024, &intra))
+    return 2;
+  if (FV("file_system_poll_wait_seconds") &&
+      parse_double("file_system_poll_wait_seconds", FV("file_system_poll_wait_seconds"), &fs_poll))
+    return 2;
+  if (FV("model_config_file_poll_wait_seconds") &&
+      parse_double("model_config_file_poll_wait_seconds", FV("model_config_file_poll_wait_seconds"), &cfg_poll))
+    return 2;
+  if (FV("port")) fprintf(stderr, "savedmodel serve: --port=%s ignored: gRPC is not served, only REST\n", FV("port"));
+
+  /* tags: "serve" or a comma list */
+  char *tagbuf = strdup(FV("saved_model_tags") ? FV("saved_model_tags") : "serve");
+  const char *tags[16];
+  int ntags = 0;
+  for (char *save = NULL, *t = tagbuf ? strtok_r(tagbuf, ",", &save) : NULL; t && ntags < 16;
+       t = strtok_r(NULL, ",", &save))
+    tags[ntags++] = t;
+
+  /* signals go to sigwait below, not to whichever thread happens to run */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  int rc = 1;
+  sm_manager *m = NULL;
+  sm_batcher *b = NULL;
+  sm_rest *rest = NULL;
+  sm_http *http = NULL;
+  sm_model_config_list *cl = NULL;
+  int64_t *allowed = NULL;
+  sm_manager_options mo = {.poll_wait_seconds = fs_poll, .num_threads = (int)intra, .tags = tags, .ntags = ntags};
+  sm_status *s = sm_manager_new(&mo, &m);
+  if (!s && cfg) {
+    s = sm_model_config_list_read(cfg, &cl);
+    if (!s) {
+      int n = sm_model_config_list_count(cl);
+      sm_model_config *mc = calloc((size_t)n + 1, sizeof *mc);
+      if (!mc) s = sm_status_new(SM_NO_MEMORY, "serve: out of memory");
+      for (int i = 0; mc && i < n; i++) mc[i] = *sm_model_config_list_at(cl, i);
+      if (mc) s = sm_manager_set_config(m, mc, n);
+      free(mc);
+    }
+    if (!s && cfg_poll > 0) s = sm_manager_watch_config_file(m, cfg, cfg_poll);
+  } else if (!s) {
+    sm_model_config mc = {.name = name, .base_path = base, .policy = SM_POLICY_LATEST, .latest_n = 1};
+    s = sm_manager_set_config(m, &mc, 1);
+  }
+  if (!s && sm_cli_flag(flags, nflags, "enable_batching")->on) {
+    sm_batching_params bp = {.max_batch_size = 32, .batch_timeout_micros = 1000, .num_batch_threads = 0,
+                             .max_enqueued_batches = 100};
+    if (FV("batching_parameters_file")) s = sm_batching_params_read(FV("batching_parameters_file"), &bp, &allowed);
+    if (!s) s = sm_batcher_new(&bp, &b);
+  }
+  if (!s) {
+    sm_rest_options ro = {.manager = m, .batcher = b, .batcher_run = b ? sm_batcher_run : NULL,
+                          .timeout_ms = timeout, .tags = tags, .ntags = ntags};
+    s = sm_rest_new(&ro, &rest);
+  }
+  if (!s) {
+    sm_http_options ho = {.bind_addr = FV("rest_api_bind"), .port = (int)port, .num_threads = (int)threads,
+                          .max_body_bytes = (size_t)maxbody};
+    s = sm_http_start(&ho, rest, m, &http);
+  }
+  if (s) {
+    rc = sm_cli_fail(s);
+  } else {
+    fprintf(stderr, "Exporting HTTP/REST API at:%s:%d ...\n", FV("rest_api_bind") ? FV("rest_api_bind") : "0.0.0.0",
+            sm_http_port(http));
+    fflush(stderr);
+    int sig = 0;
+    while (sigwait(&sigs, &sig) != 0) {
+    }
+    fprintf(stderr, "savedmodel serve: signal %d: finishing requests in flight and stopping\n", sig);
+    sm_http_stop(http, 30000);
+    http = NULL;
+    rc = 0;
+  }
+  sm_http_stop(http, 0);
+  sm_batcher_free(b);
+  sm_rest_free(rest);
+  sm_manager_free(m);
+  sm_model_config_list_free(cl);
+  free(allowed);
+  free(tagbuf);
+#undef FV
+  return rc;
+}
