@@ -144,7 +144,7 @@ static void test_bundle_damage_always_detected(void) {
   char *dir = mkdtemp(tmpl);
   CHECK(dir != NULL);
   if (!dir) return;
-  char p[4096], vdir[4096];
+  char p[8200], vdir[4200];
   snprintf(vdir, sizeof vdir, "%s/variables", dir);
   CHECK(mkdir(vdir, 0755) == 0);
   size_t n;
