@@ -203,6 +203,39 @@ static sm_status *copy_rows(sm_tensor *dst, int64_t at, const sm_tensor *src, in
   return NULL;
 }
 
+/* Session::Run on the signature's tensor names, as TF Serving's BatchingSession does: like an
+ * unbatched REST request, a batch is not held to the TensorInfo's static shape (TF Serving's
+ * tutorial feeds [3] to half_plus_two's [?,1] input). */
+static sm_status *run_by_names(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
+                               int nin, const char *const *out_aliases, int nout, sm_tensor **outputs) {
+  const sm_tensor_info *ins, *outs;
+  int nins, nouts;
+  sm_status *s = sm_model_signature_inputs(m, key, &ins, &nins);
+  if (!s) s = sm_model_signature_outputs(m, key, &outs, &nouts);
+  if (s) return s;
+  if (!out_aliases && nout != nouts)
+    return sm_status_new(SM_INVALID_ARGUMENT, "signature %s has %d outputs, %d requested", key, nouts, nout);
+  const char **feeds = calloc((size_t)nin + 1, sizeof *feeds);
+  const char **fetches = calloc((size_t)nout + 1, sizeof *fetches);
+  if (!feeds || !fetches) s = sm_status_new(SM_NO_MEMORY, "out of memory");
+  for (int i = 0; !s && i < nin; i++) {
+    for (int j = 0; j < nins && !feeds[i]; j++)
+      if (!strcmp(ins[j].alias, in_aliases[i])) feeds[i] = ins[j].name;
+    if (!feeds[i]) s = sm_status_new(SM_INVALID_ARGUMENT, "input tensor alias not found in signature: %s", in_aliases[i]);
+  }
+  for (int i = 0; !s && i < nout; i++) {
+    for (int j = 0; j < nouts && !fetches[i]; j++)
+      if (!strcmp(outs[j].alias, out_aliases ? out_aliases[i] : outs[i].alias)) fetches[i] = outs[j].name;
+    if (!fetches[i])
+      s = sm_status_new(SM_INVALID_ARGUMENT, "output tensor alias not found in signature: %s",
+                        out_aliases ? out_aliases[i] : "?");
+  }
+  if (!s) s = sm_model_session_run(m, feeds, inputs, nin, fetches, nout, NULL, 0, outputs);
+  free(feeds);
+  free(fetches);
+  return s;
+}
+
 /* Runs tasks[0..n) as one batch; sets every task's status and outputs. */
 static void run_batch(sm_batcher *b, task **ts, int n) {
   task *t0 = ts[0];
@@ -210,7 +243,7 @@ static void run_batch(sm_batcher *b, task **ts, int n) {
   for (int k = 0; k < n; k++) total += ts[k]->rows;
   int64_t padded = padded_size(b, total);
   if (n == 1 && padded == total) {
-    t0->status = sm_model_run(t0->model, t0->key, t0->in_aliases, t0->inputs, t0->nin, t0->out_aliases, t0->nout,
+    t0->status = run_by_names(t0->model, t0->key, t0->in_aliases, t0->inputs, t0->nin, t0->out_aliases, t0->nout,
                               t0->outputs);
     return;
   }
@@ -232,7 +265,7 @@ static void run_batch(sm_batcher *b, task **ts, int n) {
     }
     for (; !st && at < padded; at++) st = copy_rows(merged[i], at, x, 0, 1); /* pad with the first row */
   }
-  if (!st) st = sm_model_run(t0->model, t0->key, t0->in_aliases, merged, t0->nin, t0->out_aliases, t0->nout, outs);
+  if (!st) st = run_by_names(t0->model, t0->key, t0->in_aliases, merged, t0->nin, t0->out_aliases, t0->nout, outs);
   for (int j = 0; !st && j < t0->nout; j++) {
     if (sm_tensor_rank(outs[j]) < 1)
       st = sm_status_new(SM_FAILED_PRECONDITION, "Batched output tensor has 0 dimensions");
@@ -405,7 +438,7 @@ sm_status *sm_batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const
   if (!model) return sm_status_new(SM_INVALID_ARGUMENT, "batcher: no servable given");
   int64_t rows = batchable_rows(inputs, nin);
   if (rows == 0 || nout <= 0 || !outputs)
-    return sm_model_run(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs);
+    return run_by_names(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs);
   if (rows > b->p.max_batch_size)
     return sm_status_new(SM_INVALID_ARGUMENT, "Task size %lld is larger than maximum input batch size %lld",
                          (long long)rows, (long long)b->p.max_batch_size);
