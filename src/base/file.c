@@ -1,6 +1,7 @@
 /* file.c - mapping files for reading and writing them atomically. */
 #include "base/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -165,4 +166,24 @@ char *sm_path_join(const char *a, const char *b) {
   if (la && a[la - 1] != '/') r[k++] = '/';
   memcpy(r + k, b, lb + 1);
   return r;
+}
+
+void sm_remove_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      char *p = sm_path_join(path, e->d_name);
+      if (!p) continue;
+      struct stat st;
+      if (!lstat(p, &st) && S_ISDIR(st.st_mode))
+        sm_remove_tree(p);
+      else
+        unlink(p);
+      free(p);
+    }
+    closedir(d);
+  }
+  rmdir(path);
 }

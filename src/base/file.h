@@ -31,4 +31,8 @@ int sm_is_dir(const char *path);
 /* malloc'ed "a/b" (one slash between, none doubled); NULL on out of memory. */
 char *sm_path_join(const char *a, const char *b);
 
+/* Deletes a directory tree this library created (a staging dir of an export that failed), best
+ * effort: symlinks are removed, never followed. */
+void sm_remove_tree(const char *path);
+
 #endif

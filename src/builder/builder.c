@@ -711,27 +711,6 @@ sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *con
   return add_mg(b, g, tags, ntags, sigs, nsigs);
 }
 
-/* ---- save ---- */
-static void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char *p = sm_path_join(path, e->d_name);
-      if (!p) continue;
-      struct stat st;
-      if (!lstat(p, &st) && S_ISDIR(st.st_mode))
-        remove_tree(p);
-      else
-        unlink(p);
-      free(p);
-    }
-    closedir(d);
-  }
-  rmdir(path);
-}
-
 /* Removes "<parent>/.tmp-<base>-<pid>" directories left by builders that were killed while
  * saving the same target: only those whose pid no longer runs (kill(pid, 0) says ESRCH), so
  * a save in progress elsewhere is never touched. */
@@ -750,7 +729,7 @@ static void remove_stale_temps(const char *parent, const char *base) {
     if (end == digits || *end || errno || pid <= 0 || pid == (long)getpid()) continue;
     if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
     char *p = sm_path_join(parent, n);
-    if (p) remove_tree(p);
+    if (p) sm_remove_tree(p);
     free(p);
   }
   closedir(d);
@@ -809,7 +788,7 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     s = oom();
     goto out;
   }
-  remove_tree(tmp); /* a leftover of an earlier crashed run of this very pid */
+  sm_remove_tree(tmp); /* a leftover of an earlier crashed run of this very pid */
   remove_stale_temps(parent, base);
   if (mkdir(tmp, 0755) || mkdir(vars, 0755)) {
     s = sm_status_new(SM_IO, "creating %s: %s", tmp, strerror(errno));
@@ -859,7 +838,7 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
   b->saved = 1;
   goto out;
 fail:
-  remove_tree(tmp);
+  sm_remove_tree(tmp);
 out:
   free(prefix);
   free(vars);

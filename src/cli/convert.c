@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "savedmodel/bundle.h"
 #include "savedmodel/constants.h"
@@ -85,26 +86,6 @@ static sm_status *copy_tree(const char *from, const char *to, int depth) {
   }
   closedir(d);
   return st;
-}
-
-/* Removes the temporary tree this command created (and nothing else). */
-static void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) {
-      if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
-      char *p = join(path, ent->d_name);
-      struct stat sb;
-      if (p && lstat(p, &sb) == 0) {
-        if (S_ISDIR(sb.st_mode)) remove_tree(p);
-        else unlink(p);
-      }
-      free(p);
-    }
-    closedir(d);
-  }
-  rmdir(path);
 }
 
 static int is_dir(const char *p) {
@@ -209,7 +190,7 @@ int sm_cli_convert(int argc, char **argv) {
   st = convert(src, tmp, flags[2].on);
   if (!st && rename(tmp, dst) != 0)
     st = sm_status_new(SM_IO, "%s: cannot rename into place (%s)", dst, strerror(errno));
-  if (st) remove_tree(tmp);
+  if (st) sm_remove_tree(tmp);
   free(tmp);
   return st ? sm_cli_fail(st) : 0;
 }

@@ -477,27 +477,6 @@ static sm_status *state_text(const sm_seq *m, char **out, size_t *len) {
   return NULL;
 }
 
-/* ---- staging ------------------------------------------------------------------------------------ */
-static void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char *p = sm_path_join(path, e->d_name);
-      if (!p) continue;
-      struct stat st;
-      if (!lstat(p, &st) && S_ISDIR(st.st_mode))
-        remove_tree(p);
-      else
-        unlink(p);
-      free(p);
-    }
-    closedir(d);
-  }
-  rmdir(path);
-}
-
 static sm_status *labels_text(const sm_export_options *o, int classes, char **out, size_t *len) {
   tbuf t = {.ok = 1};
   if (o && o->labels && o->nlabels != classes)
@@ -558,7 +537,7 @@ sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_expor
       !(model_dir = sm_path_join(stage, "model")) || !(extra_dir = sm_path_join(model_dir, SM_EXTRA_ASSETS_DIRECTORY)) ||
       !(state_path = sm_path_join(extra_dir, SM_TRAIN_STATE_FILENAME)))
     TRY(oom());
-  remove_tree(stage); /* a leftover of an earlier crashed run of this very pid */
+  sm_remove_tree(stage); /* a leftover of an earlier crashed run of this very pid */
   if (mkdir(stage, 0755)) TRY(sm_status_new(SM_IO, "creating %s: %s", stage, strerror(errno)));
   staged = 1;
   if (classes) {
@@ -582,7 +561,7 @@ sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_expor
   if (rename(model_dir, export_dir))
     TRY(sm_status_new(SM_IO, "renaming %s to %s: %s", model_dir, export_dir, strerror(errno)));
 done:
-  if (staged) remove_tree(stage);
+  if (staged) sm_remove_tree(stage);
   sm_builder_free(b);
   for (size_t i = 0; i < nst; i++) sm_signature_free(st[i]);
   for (size_t i = 0; i < nss; i++) sm_signature_free(ss[i]);
