@@ -333,6 +333,18 @@ static int push_kid(reader *r, jv *v) {
   return 1;
 }
 
+/* An object member's name and its colon, rapidjson's messages on failure; 0 when it failed. */
+static int read_member_name(reader *r) {
+  if (r->p >= r->end || *r->p != '"') return fail(r, "Missing a name for object member.", r->p);
+  jv *k = read_string(r);
+  if (!k || !push_kid(r, k)) return 0;
+  skip_ws(r);
+  if (r->p >= r->end || *r->p != ':') return fail(r, "Missing a colon after a name of object member.", r->p);
+  r->p++;
+  return 1;
+}
+
+
 /* Closes the container on top of the stack: its kids move into the arena. */
 static jv *close_frame(reader *r, frame *f) {
   size_t n = r->nkids - f->kid0;
@@ -392,18 +404,7 @@ static jv *read_document(reader *r) {
         v = close_frame(r, &st[--nst]);
         if (!v) goto out;
       } else if (c == '{') {
-        if (r->p >= r->end || *r->p != '"') {
-          fail(r, "Missing a name for object member.", r->p);
-          goto out;
-        }
-        jv *k = read_string(r);
-        if (!k || !push_kid(r, k)) goto out;
-        skip_ws(r);
-        if (r->p >= r->end || *r->p != ':') {
-          fail(r, "Missing a colon after a name of object member.", r->p);
-          goto out;
-        }
-        r->p++;
+        if (!read_member_name(r)) goto out;
         continue;
       } else {
         continue;
@@ -459,18 +460,7 @@ static jv *read_document(reader *r) {
       if (r->p < r->end && *r->p == ',') {
         r->p++;
         skip_ws(r);
-        if (r->p >= r->end || *r->p != '"') {
-          fail(r, "Missing a name for object member.", r->p);
-          goto out;
-        }
-        jv *k = read_string(r);
-        if (!k || !push_kid(r, k)) goto out;
-        skip_ws(r);
-        if (r->p >= r->end || *r->p != ':') {
-          fail(r, "Missing a colon after a name of object member.", r->p);
-          goto out;
-        }
-        r->p++;
+        if (!read_member_name(r)) goto out;
         break;
       }
       if (r->p < r->end && *r->p == '}') {
