@@ -581,8 +581,8 @@ static void test_examples(void) {
 /* Every prefix and many single-byte corruptions of valid bodies: errors or success, no crash. */
 static void test_hostile(void) {
   const char *bodies[] = {
-      "{\"instances\": [{\"a\": [[1.5, -2e3], [NaN, -Infinity]], \"b\": {\"b64\": \"aGk=\"}}], \"signature_name\": "
-      "\"s\"}",
+      ("{\"instances\": [{\"a\": [[1.5, -2e3], [NaN, -Infinity]], \"b\": {\"b64\": \"aGk=\"}}], \"signature_name\": "
+       "\"s\"}"),
       "{\"inputs\": {\"a\": [[1,2],[3,4]], \"b\": [\"x\\u00e9\\n\"]}}",
       "{\"examples\": [{\"x\": [1, 2], \"y\": \"s\", \"z\": {\"b64\": \"AA==\"}}], \"context\": {\"c\": 1.5}}",
   };
