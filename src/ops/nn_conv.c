@@ -174,6 +174,134 @@ static void depthwise_rows(void *ctx, int64_t begin, int64_t end) {
     DEPTHWISE(float);
 }
 
+/* ---- direct convolution for short patches ------------------------------------------------------
+ * With a short patch (K = KH*KW*Cin small: a first layer on grey or RGB images, K = 9 or 27)
+ * im2col + gemm spends most of its time gathering patches and packing gemm panels for a handful
+ * of multiply-adds each. Direct loops do the same sums with no buffer: four neighbouring output
+ * pixels share every filter load, and 16 output channels stay in registers (GCC/Clang vector
+ * extensions, so it is plain C; an AVX2+FMA clone is picked at run time where the CPU has it, the
+ * binary itself targets baseline x86-64). Each output is the sum over (kh, kw, c) in order, then
+ * the bias, as the im2col path's epilogue adds it. */
+#define DIRECT_MAX_K 64
+typedef float v8f __attribute__((vector_size(32)));
+
+static inline int use_direct(const conv_job *j) {
+  return j->dtype == SM_FLOAT && j->G == 1 && j->K <= DIRECT_MAX_K && j->Cout >= 16;
+}
+
+#define V8_LOAD(p) (__extension__({ v8f v_; memcpy(&v_, (p), sizeof v_); v_; }))
+#define V8_SPLAT(x) ((v8f){(x), (x), (x), (x), (x), (x), (x), (x)})
+
+/* One output pixel (n, oh, ow), every channel, taps clipped to the input. */
+static inline __attribute__((always_inline)) void direct_pixel(const conv_job *j, const float *in, const float *f,
+                                                               float *o, int64_t n, int64_t ih0, int64_t iw0) {
+  const int64_t C = j->C, Cout = j->Cout;
+  for (int64_t co = 0; co < Cout; co++) o[co] = 0;
+  for (int64_t kh = 0; kh < j->KH; kh++) {
+    int64_t ih = ih0 + kh * j->dh;
+    if (ih < 0 || ih >= j->H) continue;
+    for (int64_t kw = 0; kw < j->KW; kw++) {
+      int64_t iw = iw0 + kw * j->dw;
+      if (iw < 0 || iw >= j->W) continue;
+      const float *p = in + ((n * j->H + ih) * j->W + iw) * C, *fk = f + (kh * j->KW + kw) * C * Cout;
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t co = 0; co < Cout; co++) o[co] += p[c] * fk[c * Cout + co];
+    }
+  }
+  if (j->bias)
+    for (int64_t co = 0; co < Cout; co++) o[co] += j->bias[co];
+}
+
+/* Output rows r = n*OH + oh in [begin, end). */
+static inline __attribute__((always_inline)) void direct_body(const conv_job *j, int64_t begin, int64_t end) {
+  const float *in = (const float *)j->in, *f = (const float *)j->filt;
+  const int64_t C = j->C, Cout = j->Cout, OW = j->OW, W = j->W, Cv = Cout & ~(int64_t)15;
+  const int64_t span = (j->KW - 1) * j->dw, step = j->sw * C;
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n = r / j->OH, oh = r % j->OH, ih0 = oh * j->sh - j->pt;
+    float *orow = (float *)j->out + r * OW * Cout;
+    /* taps inside the input vertically: the same for the whole row */
+    int64_t kh0 = 0, kh1 = j->KH;
+    while (kh0 < kh1 && ih0 + kh0 * j->dh < 0) kh0++;
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * j->dh >= j->H) kh1--;
+    int full_rows = kh0 == 0 && kh1 == j->KH;
+    int64_t ow = 0;
+    while (ow < OW) {
+      int64_t iw0 = ow * j->sw - j->pl;
+      /* four pixels whose windows lie inside the input horizontally, and the row fully inside */
+      if (!full_rows || ow + 4 > OW || iw0 < 0 || iw0 + 3 * j->sw + span >= W) {
+        direct_pixel(j, in, f, orow + ow * Cout, n, ih0, iw0);
+        ow++;
+        continue;
+      }
+      for (int64_t cb = 0; cb < Cv; cb += 16) {
+        v8f a00 = {0}, a01 = {0}, a10 = {0}, a11 = {0}, a20 = {0}, a21 = {0}, a30 = {0}, a31 = {0};
+        for (int64_t kh = 0; kh < j->KH; kh++) {
+          const float *row = in + ((n * j->H + ih0 + kh * j->dh) * W + iw0) * C;
+          for (int64_t kw = 0; kw < j->KW; kw++) {
+            const float *p0 = row + kw * j->dw * C, *fk = f + (kh * j->KW + kw) * C * Cout + cb;
+            for (int64_t c = 0; c < C; c++, fk += Cout) {
+              v8f f0 = V8_LOAD(fk), f1 = V8_LOAD(fk + 8);
+              v8f x0 = V8_SPLAT(p0[c]), x1 = V8_SPLAT(p0[step + c]), x2 = V8_SPLAT(p0[2 * step + c]),
+                  x3 = V8_SPLAT(p0[3 * step + c]);
+              a00 += x0 * f0, a01 += x0 * f1, a10 += x1 * f0, a11 += x1 * f1;
+              a20 += x2 * f0, a21 += x2 * f1, a30 += x3 * f0, a31 += x3 * f1;
+            }
+          }
+        }
+        if (j->bias) {
+          v8f b0 = V8_LOAD(j->bias + cb), b1 = V8_LOAD(j->bias + cb + 8);
+          a00 += b0, a01 += b1, a10 += b0, a11 += b1, a20 += b0, a21 += b1, a30 += b0, a31 += b1;
+        }
+        float *o = orow + ow * Cout + cb;
+        memcpy(o, &a00, 32), memcpy(o + 8, &a01, 32);
+        memcpy(o + Cout, &a10, 32), memcpy(o + Cout + 8, &a11, 32);
+        memcpy(o + 2 * Cout, &a20, 32), memcpy(o + 2 * Cout + 8, &a21, 32);
+        memcpy(o + 3 * Cout, &a30, 32), memcpy(o + 3 * Cout + 8, &a31, 32);
+      }
+      for (int64_t q = 0; q < 4 && Cv < Cout; q++) { /* channels past the last 16 */
+        float *o = orow + (ow + q) * Cout;
+        for (int64_t co = Cv; co < Cout; co++) o[co] = 0;
+        for (int64_t kh = 0; kh < j->KH; kh++)
+          for (int64_t kw = 0; kw < j->KW; kw++) {
+            const float *p = in + ((n * j->H + ih0 + kh * j->dh) * W + iw0 + q * j->sw + kw * j->dw) * C,
+                        *fk = f + (kh * j->KW + kw) * C * Cout;
+            for (int64_t c = 0; c < C; c++)
+              for (int64_t co = Cv; co < Cout; co++) o[co] += p[c] * fk[c * Cout + co];
+          }
+        if (j->bias)
+          for (int64_t co = Cv; co < Cout; co++) o[co] += j->bias[co];
+      }
+      ow += 4;
+    }
+    if (j->act) sm__nn_bias_act_f32(orow, orow, OW, Cout, NULL, j->act);
+  }
+}
+
+static void direct_rows_base(void *ctx, int64_t begin, int64_t end) { direct_body(ctx, begin, end); }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DIRECT_AVX2 1
+__attribute__((target("avx2,fma"))) static void direct_rows_avx2(void *ctx, int64_t begin, int64_t end) {
+  direct_body(ctx, begin, end);
+}
+#endif
+
+typedef void (*rows_fn)(void *ctx, int64_t begin, int64_t end);
+static rows_fn direct_pick(void) {
+#ifdef DIRECT_AVX2
+  static int have = -1; /* computed once; a race only computes it twice */
+  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+  if (h < 0) {
+    __builtin_cpu_init();
+    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+  }
+  if (h) return direct_rows_avx2;
+#endif
+  return direct_rows_base;
+}
+
 /* Runs a filled-in job (M, K, Cout > 0) over the pool. depth_mult > 0: depthwise with that
  * multiplier (output pre-zeroed); otherwise every output element is written. */
 static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
@@ -184,6 +312,9 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   if (depth_mult) {
     int64_t per_row = j->OW * j->KH * j->KW * j->Cout;
     sm_parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, j);
+  } else if (use_direct(j)) {
+    int64_t per_row = j->OW * j->K * j->Cout;
+    sm_parallel_for(pool, j->N * j->OH, per_row >= 65536 ? 1 : 65536 / per_row, direct_pick(), j);
   } else if (j->KH == 1 && j->KW == 1 && j->sh == 1 && j->sw == 1 && j->pt == 0 && j->pl == 0 && j->OH == j->H &&
              j->OW == j->W && j->G == 1) {
     int64_t per_row = j->K * j->Cout;

@@ -57,6 +57,19 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
     switch (j->dtype) {
       case SM_FLOAT: {
         float *c = (float *)j->C + co + r0 * N;
+        if (r1 - r0 == 1) {
+          /* one row (a batch-1 Dense): gemm would pack all of B for it; gemv streams B once.
+           * y is zeroed and beta is 1 so that an uninitialised output never meets beta = 0. */
+          const float *a = (const float *)j->A + ao + a_row, *B = (const float *)j->B + bo;
+          int inca = j->ta ? (int)M : 1;
+          if (!j->accumulate) memset(c, 0, (size_t)N * sizeof *c);
+          if (j->tb)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, 1.0f, B, (int)K, a, inca, 1.0f, c, 1);
+          else
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, 1.0f, B, (int)N, a, inca, 1.0f, c, 1);
+          if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, N, j->bias, j->act);
+          break;
+        }
         cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)N, (int)K, 1.0f, (const float *)j->A + ao + a_row, lda,
                     (const float *)j->B + bo, ldb, j->accumulate ? 1.0f : 0.0f, c, (int)N);
         if (j->bias || j->act) sm__nn_bias_act_f32(c, c, r1 - r0, N, j->bias, j->act);

@@ -355,16 +355,22 @@ static int only_reader(const plan *p, const int *nreaders, const unsigned char *
   return -1;
 }
 
-/* Conv2D/MatMul + BiasAdd (+ Relu/Relu6) fusion, and each input's last-reader flag. */
+/* Conv2D/MatMul + BiasAdd (+ Relu/Relu6) fusion, and each input's last-reader flag. May move a
+ * product down to just before its BiasAdd (see below), so the caller computes release points after. */
 static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetches, const sm_edge *fetch_edges,
                             const int *node_base) {
   int *nreaders = calloc((size_t)p->nslots + 1, sizeof *nreaders);
   unsigned char *fetched = calloc((size_t)p->nslots + 1, 1);
-  if (!nreaders || !fetched) {
+  int *producer = malloc(((size_t)p->nslots + 1) * sizeof *producer); /* step writing each slot; -1: a feed */
+  if (!nreaders || !fetched || !producer) {
     free(nreaders);
     free(fetched);
+    free(producer);
     return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
   }
+  for (int sl = 0; sl < p->nslots; sl++) producer[sl] = -1;
+  for (int i = 0; i < norder; i++)
+    for (int k = 0; k < p->steps[i].nout; k++) producer[p->steps[i].out_base + k] = i;
   for (int i = 0; i < nfetches; i++) {
     int sl = slot_of(p, node_base, fetch_edges[i]);
     if (sl >= 0) fetched[sl] = 1;
@@ -388,17 +394,34 @@ static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetche
   for (int i = 0; i < norder && !st; i++) {
     step *sp = &p->steps[i];
     const sm_node *nd = sm_cgraph_node(g, sp->node);
+    if (sp->fused_bias_slot >= 0) continue; /* moved down here and fused already */
     if (!sp->k || sp->nout != 1 || sm_node_output_dtype(nd, 0) != SM_FLOAT) continue;
     if (!((op_is(nd, "Conv2D") && nhwc(nd)) || op_is(nd, "MatMul"))) continue;
     int b = only_reader(p, nreaders, fetched, norder, sp->out_base);
     if (b < 0) continue;
     step *bs = &p->steps[b];
     const sm_node *bn = sm_cgraph_node(g, bs->node);
-    /* the bias must exist when the product runs: a feed or an earlier step's output */
-    if (!bs->k || bs->nin != 2 || bs->in_slot[0] != sp->out_base || bs->in_slot[1] >= sp->out_base ||
-        bs->in_mode[1] != IN_PASS || sm_node_output_dtype(bn, 0) != SM_FLOAT ||
-        !(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))))
+    if (!bs->k || bs->nin != 2 || bs->in_slot[0] != sp->out_base || bs->in_mode[1] != IN_PASS ||
+        sm_node_output_dtype(bn, 0) != SM_FLOAT || !(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))))
       continue;
+    /* The bias must exist when the product runs. When a step between the two makes it (Keras
+     * exports reshape the bias variable after the Conv2D in topological order), the product moves
+     * down to just before the BiasAdd: nothing in between reads it (the BiasAdd is its only
+     * reader), and its inputs are plain values already computed (no ref read whose variable a
+     * step in between could assign). */
+    int pb = producer[bs->in_slot[1]];
+    if (pb > i) {
+      int plain = pb < b;
+      for (int j = 0; j < sp->nin && plain; j++) plain = sp->in_mode[j] == IN_PASS;
+      if (!plain) continue;
+      step moved = *sp;
+      memmove(&p->steps[i], &p->steps[i + 1], (size_t)(b - 1 - i) * sizeof *p->steps);
+      p->steps[b - 1] = moved;
+      for (int q = i; q < b; q++)
+        for (int k = 0; k < p->steps[q].nout; k++) producer[p->steps[q].out_base + k] = q;
+      sp = &p->steps[b - 1];
+      i--; /* the step now at i has not been looked at */
+    }
     sp->fused_bias_slot = bs->in_slot[1];
     bs->pass_through = 1;
     bs->k = &pass_kernel;
@@ -418,6 +441,7 @@ static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetche
   }
   free(nreaders);
   free(fetched);
+  free(producer);
   return st;
 }
 
@@ -567,7 +591,6 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
       }
       sp->in_slot[j] = sl;
       if (p->slot_ref[sl] && sm_node_input_dtype(nd, j) < SM_DTYPE_REF_OFFSET) sp->in_mode[j] = IN_READ_REF;
-      last_use[sl] = i;
     }
   }
   if (nmissing) {
@@ -610,6 +633,9 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
     goto fail;
   }
   if ((st = plan_fuse(p, g, norder, nfetches, fetch_edges, node_base))) goto fail;
+  for (int i = 0; i < norder; i++) /* after fusion: it may reorder steps */
+    for (int j = 0; j < p->steps[i].nin; j++)
+      if (p->steps[i].in_slot) last_use[p->steps[i].in_slot[j]] = i;
   for (int i = 0; i < norder; i++) {
     step *sp = &p->steps[i];
     if (!sp->k || !sp->k->prepare || sp->pass_through) continue;

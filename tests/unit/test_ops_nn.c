@@ -440,10 +440,21 @@ int main(void) {
   conv_vs_naive(8, 16, 16, 16, 1, 1, 16, 24, 1, 1, 1, 1, 0, 0); /* 1x1 fast path */
   conv_vs_naive(4, 20, 21, 8, 3, 3, 8, 2, 2, 2, 1, 1, 1, 1);   /* depthwise, multiplier 2 */
   conv_vs_naive(2, 15, 15, 32, 5, 5, 32, 1, 1, 1, 2, 2, 1, 1);  /* depthwise, dilated */
+  /* direct path (short patches, K <= 64, Cout >= 16): borders, channel tails, strides, dilation */
+  conv_vs_naive(2, 13, 11, 3, 3, 3, 3, 20, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(2, 15, 17, 2, 5, 3, 2, 16, 2, 3, 1, 1, 0, 0);
+  conv_vs_naive(1, 12, 14, 1, 3, 3, 1, 32, 1, 1, 2, 2, 1, 0);
+  conv_vs_naive(3, 9, 40, 4, 2, 2, 4, 48, 2, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 5, 3, 1, 3, 3, 1, 33, 1, 1, 1, 1, 0, 0); /* one output pixel per row */
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
   matmul_vs_naive(90, 200, 33, 0, 1);
   matmul_vs_naive(77, 128, 100, 1, 1);
+  /* one row: gemv */
+  matmul_vs_naive(1, 300, 64, 0, 0);
+  matmul_vs_naive(1, 70, 90, 1, 0);
+  matmul_vs_naive(1, 200, 33, 0, 1);
+  matmul_vs_naive(1, 128, 100, 1, 1);
   pool_vs_naive(1, 8, 26, 26, 32, 2, 2, 0);
   pool_vs_naive(1, 4, 27, 25, 16, 3, 2, 1);
   pool_vs_naive(0, 4, 27, 25, 16, 3, 2, 1);
