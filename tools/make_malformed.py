@@ -228,6 +228,8 @@ CASES = {
     'mutually_recursive_functions': (model(CALL_F, library=fn_calling('f', 'g') + fn_calling('g', 'f'),
                                            outputs={'y': 'y:0', 'fy': 'fy:0'}), None, {}),
     'missing_required_attr': (model(placeholder_attrs=attr('shape', shape([-1, 2]))), None, {}),
+    'negative_placeholder_dim': (model(placeholder_attrs=attr('dtype', 'type: DT_FLOAT') + attr('shape', shape([-7, 2]))),
+                                 None, {}),
     # assets
     'asset_dotdot': (model(sconst('asset_path', ['a'], dims=[]), assets=[('asset_path:0', '../../secret.txt')]),
                      None, {'assets': True}),

@@ -371,6 +371,60 @@ static sm_status *add_edges(cctx *c, int64_t k) {
   return NULL;
 }
 
+/* A shape attr as TensorFlow's PartialTensorShape::IsValidShape checks it when the graph is imported
+ * (shape inference refuses the whole graph, whether or not the node is ever run): an unknown rank
+ * with dims, a dim below -1, more than 254 dims, or more than 2**63 - 1 elements. A fed Placeholder
+ * never reads its own shape attr, so without this a hostile dim would pass unnoticed. */
+static sm_status *check_shape(const char *node, const char *op, const char *attr, const Tensorflow__TensorShapeProto *p) {
+  if (!p) return NULL;
+  char txt[96];
+  size_t at = 0;
+  txt[0] = 0;
+  for (size_t i = 0; i < p->n_dim && at < sizeof txt - 24; i++) {
+    int64_t d = p->dim[i] ? p->dim[i]->size : 0;
+    at += (size_t)snprintf(txt + at, sizeof txt - at, d == -1 ? "%s?" : "%s%lld", i ? "," : "", (long long)d);
+  }
+  if (at >= sizeof txt - 24) snprintf(txt + at, sizeof txt - at, ",...");
+  if (p->unknown_rank) {
+    if (p->n_dim > 0)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "node '%s' (%s): attr '%s': An unknown shape must not have any dimensions set.", node, op,
+                           attr);
+    return NULL;
+  }
+  if (p->n_dim > 254)
+    return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): attr '%s': Shape [%s] has too many dimensions", node,
+                         op, attr, txt);
+  int64_t n = 1;
+  for (size_t i = 0; i < p->n_dim; i++) {
+    int64_t d = p->dim[i] ? p->dim[i]->size : 0;
+    if (d < -1)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "node '%s' (%s): attr '%s': Shape [%s] has dimensions with values below -1 (where -1 "
+                           "means unknown)",
+                           node, op, attr, txt);
+    if (d == -1)
+      n = -1;
+    else if (n >= 0 && d > 0 && n > INT64_MAX / d)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "node '%s' (%s): attr '%s': Shape [%s] is too large (more than 2**63 - 1 entries)", node,
+                           op, attr, txt);
+    else if (n >= 0)
+      n *= d;
+  }
+  return NULL;
+}
+
+static sm_status *check_shape_attr(const char *node, const char *op, const char *attr, const Tensorflow__AttrValue *v) {
+  if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE) return check_shape(node, op, attr, v->shape);
+  if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list)
+    for (size_t i = 0; i < v->list->n_shape; i++) {
+      sm_status *s = check_shape(node, op, attr, v->list->shape[i]);
+      if (s) return s;
+    }
+  return NULL;
+}
+
 static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
   sm_cgraph *g = c->g;
   const Tensorflow__NodeDef *nd = sc->nodes[k];
@@ -422,6 +476,7 @@ static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
     if (find_attr(n->attrs, n->nattrs, e->key))
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s': attr '%s' given twice", n->name, e->key);
     sm_status *s = subst(sc, lname, e->key, e->value, &n->attrs[n->nattrs].value);
+    if (!s) s = check_shape_attr(n->name, nd->op, e->key, n->attrs[n->nattrs].value);
     if (s) return s;
     n->attrs[n->nattrs++].name = e->key;
   }

@@ -34,6 +34,8 @@ static const struct {
     {"recursive_function", "function 'f' calls itself"},
     {"mutually_recursive_functions", "inlining 'g' into 'fy/call': node 'fy/call/call': function 'f' calls itself"},
     {"missing_required_attr", "node 'x' (Placeholder): required attr 'dtype' is missing"},
+    {"negative_placeholder_dim",
+     "node 'x' (Placeholder): attr 'shape': Shape [-7,2] has dimensions with values below -1 (where -1 means unknown)"},
     {"asset_dotdot", "asset '../../secret.txt': file name has a '..' component"},
     {"asset_absolute", "asset '/etc/passwd': file name is an absolute path"},
     {"variable_shape_mismatch", "variable 'v' has shape [2] in the checkpoint but [3] in the graph"},
