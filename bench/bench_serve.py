@@ -11,6 +11,11 @@
     machine. Goal: at least half of nginx's rate.
 (b) Soak: wrk at saturation for --soak seconds while the server's RSS is sampled every second:
     no errors (non-2xx, socket errors) and flat memory (last RSS within 10% of the RSS after warm-up).
+(c) The seed CNN (tests/fixtures/zoo/keras_seed_cnn: Conv2D(32,3,relu), MaxPooling2D(2), Flatten,
+    Dense(64,relu), Dense(10)), served once without and once with --enable_batching
+    (BatchingParameters: max_batch_size 32, batch_timeout_micros 1000, num_batch_threads 1), wrk
+    POSTing one 28x28x1 image per request for --duration seconds: images/s, p50 and p99 latency.
+    Every answer is checked against the unbatched one first. No goal; the issue asks for both figures.
 
 wrk and nginx come from Debian (apt-get install wrk nginx-light when missing). Results are printed
 and appended to bench/RESULTS.md with the date, machine and command.
@@ -86,6 +91,51 @@ def run_wrk(url, seconds, threads, conns, lua):
     cmd = ["wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % seconds, "--latency", "-s", lua, url]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return parse_wrk(out), out
+
+
+CNN_DIR = os.path.join(ROOT, "tests", "fixtures", "zoo", "keras_seed_cnn", "model")
+BATCHING = "max_batch_size { value: 32 }\nbatch_timeout_micros { value: 1000 }\nnum_batch_threads { value: 1 }\n" \
+           "max_enqueued_batches { value: 1000 }\n"
+
+
+def cnn_body():
+    """One 28x28x1 image (a fixed pattern) as TF Serving's row-format predict request."""
+    img = [[[((r * 28 + c) * 37 % 101) / 101.0] for c in range(28)] for r in range(28)]
+    return json.dumps({"instances": [img]}).encode()
+
+
+def serve_cnn(cli, tmp, batching, threads, conns, seconds):
+    """Serves the seed CNN as version 1 under tmp/cnn_base, runs wrk on it; returns (figures, answer)."""
+    base = os.path.join(tmp, "cnn_base")
+    if not os.path.exists(base):
+        shutil.copytree(CNN_DIR, os.path.join(base, "1"))
+    body = cnn_body()
+    lua = os.path.join(tmp, "cnn.lua")
+    with open(lua, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n'
+                % json.dumps(body.decode()))
+    port = free_port()
+    cmd = [cli, "serve", "--model_name", "cnn", "--model_base_path", base, "--rest_api_port", str(port),
+           "--rest_api_bind", "127.0.0.1"]
+    if batching:
+        bp = os.path.join(tmp, "batching.txt")
+        with open(bp, "w") as f:
+            f.write(BATCHING)
+        cmd += ["--enable_batching", "--batching_parameters_file", bp]
+    srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = "http://127.0.0.1:%d/v1/models/cnn:predict" % port
+        status, answer = wait_http(url, data=body)
+        if status != 200:
+            raise RuntimeError("CNN predict answered %d: %s" % (status, answer[:200]))
+        fig, _ = run_wrk(url, seconds, threads, conns, lua)
+        return fig, json.loads(answer)
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        try:
+            srv.wait(10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
 
 
 def rss_kb(pid):
@@ -166,6 +216,13 @@ def main():
         soak.update({"rss_warm_kb": warm, "rss_last_kb": samples[-1] if samples else 0,
                      "rss_max_kb": max(samples) if samples else 0})
         results["soak"] = soak
+
+        # The seed CNN, unbatched then batched: same request, same answer expected.
+        results["cnn"], plain = serve_cnn(cli, tmp, False, a.threads, a.connections, a.duration)
+        results["cnn_batched"], batched = serve_cnn(cli, tmp, True, a.threads, a.connections, a.duration)
+        p, b = plain["predictions"][0], batched["predictions"][0]
+        if len(p) != 10 or any(abs(x - y) > 1e-5 * max(1.0, abs(x)) for x, y in zip(p, b)):
+            raise RuntimeError("batched CNN answer %s differs from unbatched %s" % (b, p))
     finally:
         for p in procs:
             if p.poll() is None:
@@ -189,7 +246,14 @@ def main():
         "soak %d s: %d requests, %d errors, RSS warm %d kB, last %d kB, max %d kB (%s)" % (
             a.soak, k["requests"], k["non2xx"] + k["socket_errors"], k["rss_warm_kb"], k["rss_last_kb"],
             k["rss_max_kb"], "flat" if flat else "NOT flat"),
+        "",
+        "| seed CNN, one 28x28x1 image per request | images/s | p50 ms | p99 ms | errors |",
+        "|---|---|---|---|---|",
     ]
+    for key, label in (("cnn", "without batching"), ("cnn_batched", "--enable_batching (max_batch_size 32, timeout 1 ms)")):
+        c = results[key]
+        lines.append("| %s | %.0f | %s | %s | %d |" % (label, c["rps"], c["p50_ms"], c["p99_ms"],
+                                                      c["non2xx"] + c["socket_errors"]))
     print("\n".join(lines))
     if not a.no_record:
         with open(os.path.join(HERE, "RESULTS.md"), "a") as f:
