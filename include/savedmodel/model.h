@@ -73,6 +73,29 @@ sm_status *sm_model_session_run(sm_model *m, const char *const *feed_names, sm_t
                                 const char *const *fetch_names, int nfetches, const char *const *targets,
                                 int ntargets, sm_tensor **outputs);
 
+/* ---- run options ------------------------------------------------------------------------- */
+/* Limits on one run, checked by the executor before every step (one clock read a step), so a
+ * step already running finishes first: a single long kernel is not interrupted. A run stopped
+ * by them returns SM_DEADLINE_EXCEEDED or SM_CANCELLED naming the step and node it stopped
+ * before ("before step 3 of 200 (node 'm3', MatMul)"), and no outputs. */
+typedef struct sm_run_options {
+  int64_t deadline_us;        /* CLOCK_MONOTONIC microseconds (sm_monotonic_us() + timeout); 0 = none */
+  const volatile int *cancel; /* NULL = none; the run stops once *cancel is nonzero (set it from any
+                               * thread, e.g. with __atomic_store_n) */
+} sm_run_options;
+
+/* CLOCK_MONOTONIC now, in microseconds: the clock of sm_run_options.deadline_us. */
+int64_t sm_monotonic_us(void);
+
+/* sm_model_run and sm_model_session_run with run options (NULL: none, the same as the plain
+ * calls). */
+sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
+                             int nin, const char *const *out_aliases, int nout, sm_tensor **outputs,
+                             const sm_run_options *opts);
+sm_status *sm_model_session_run_opts(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                                     const char *const *fetch_names, int nfetches, const char *const *targets,
+                                     int ntargets, sm_tensor **outputs, const sm_run_options *opts);
+
 /* ---- scan (without loading) ---------------------------------------------------------------- */
 /* For the MetaGraph of export_dir matching tags: the op types found (graph and every function) that
  * are on TensorFlow's saved_model_cli denylist (ReadFile, WriteFile, PrintV2, ...) and those this

@@ -23,7 +23,10 @@ typedef enum sm_code {
   SM_ALREADY_EXISTS = 7,
   SM_OUT_OF_RANGE = 8,     /* a size or count past a limit of this library */
   SM_FAILED_PRECONDITION = 9,
-  SM_INTERNAL = 10
+  SM_INTERNAL = 10,
+  SM_UNAVAILABLE = 11,      /* try again later: a queue is full, the server is shutting down */
+  SM_DEADLINE_EXCEEDED = 12, /* a run's deadline passed (sm_run_options) before it finished */
+  SM_CANCELLED = 13          /* a run was cancelled by its caller (sm_run_options.cancel) */
 } sm_code;
 
 typedef struct sm_status sm_status;

@@ -79,6 +79,9 @@ const char *sm_code_name(sm_code code) {
   case SM_OUT_OF_RANGE: return "OUT_OF_RANGE";
   case SM_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
   case SM_INTERNAL: return "INTERNAL";
+  case SM_UNAVAILABLE: return "UNAVAILABLE";
+  case SM_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+  case SM_CANCELLED: return "CANCELLED";
   }
   return "UNKNOWN";
 }

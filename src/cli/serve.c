@@ -67,6 +67,8 @@ int sm_cli_serve(int argc, char **argv) {
       {"monitoring_config_file", SM_FLAG_STRING, "Accepted and ignored: metrics are always at "
                                                  "/monitoring/prometheus/metrics", NULL, 0},
       {"enable_model_warmup", SM_FLAG_BOOL, "Accepted and ignored", NULL, 0},
+      {"allow_version_labels_for_unavailable_models", SM_FLAG_BOOL,
+       "Let --model_config_file labels name versions not yet available (new labels only)", NULL, 0},
   };
   const size_t nflags = sizeof flags / sizeof *flags;
   int r = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -123,7 +125,9 @@ int sm_cli_serve(int argc, char **argv) {
   sm_http *http = NULL;
   sm_model_config_list *cl = NULL;
   int64_t *allowed = NULL;
-  sm_manager_options mo = {.poll_wait_seconds = fs_poll, .num_threads = (int)intra, .tags = tags, .ntags = ntags};
+  sm_manager_options mo = {.poll_wait_seconds = fs_poll, .num_threads = (int)intra, .tags = tags, .ntags = ntags,
+                          .allow_version_labels_for_unavailable_models =
+                              sm_cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on};
   sm_status *s = sm_manager_new(&mo, &m);
   if (!s && cfg) {
     s = sm_model_config_list_read(cfg, &cl);

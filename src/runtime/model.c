@@ -311,6 +311,12 @@ static sm_status *check_input(const sig *sg, const sm_tensor_info *info, const s
 
 sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
                         int nin, const char *const *out_aliases, int nout, sm_tensor **outputs) {
+  return sm_model_run_opts(m, key, in_aliases, inputs, nin, out_aliases, nout, outputs, NULL);
+}
+
+sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
+                             int nin, const char *const *out_aliases, int nout, sm_tensor **outputs,
+                             const sm_run_options *opts) {
   if (!m || !key) return sm_status_new(SM_INVALID_ARGUMENT, "run: NULL model or signature key");
   if (nin < 0 || nout < 0 || (nin && (!in_aliases || !inputs)) || (nout && !outputs))
     return sm_status_new(SM_INVALID_ARGUMENT, "run '%s': bad input or output arrays", key);
@@ -372,7 +378,7 @@ sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_alia
   } else {
     for (int j = 0; j < nout; j++) onames[j] = sg->out_names[j];
   }
-  st = sm_session_run(m->sess, fnames, fvals, nf, onames, nout, NULL, 0, outputs);
+  st = sm_session_run_opts(m->sess, fnames, fvals, nf, onames, nout, NULL, 0, outputs, opts);
   if (st) st = sm_status_prefix(st, "running signature '%s'", key);
 done:
   free(fnames);
@@ -384,8 +390,16 @@ done:
 sm_status *sm_model_session_run(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                                 const char *const *fetch_names, int nfetches, const char *const *targets,
                                 int ntargets, sm_tensor **outputs) {
+  return sm_model_session_run_opts(m, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs,
+                                   NULL);
+}
+
+sm_status *sm_model_session_run_opts(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                                     const char *const *fetch_names, int nfetches, const char *const *targets,
+                                     int ntargets, sm_tensor **outputs, const sm_run_options *opts) {
   if (!m) return sm_status_new(SM_INVALID_ARGUMENT, "session run: NULL model");
-  return sm_session_run(m->sess, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs);
+  return sm_session_run_opts(m->sess, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs,
+                             opts);
 }
 
 /* ---- loading --------------------------------------------------------------------------------- */

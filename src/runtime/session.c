@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/tensor_internal.h"
@@ -789,8 +790,25 @@ static sm_status *read_ref(const sm_tensor *h, sm_tensor **out) {
   return sm_variable_read(v, out);
 }
 
+int64_t sm_monotonic_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* sm_run_options, checked before step i: a deadline passed or a cancel flag set stops the run. */
+static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm_node *nd) {
+  if (ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED))
+    return sm_status_new(SM_CANCELLED, "run cancelled before step %d of %d (node '%s', %s)", i, nsteps,
+                         sm_node_name(nd), sm_node_op(nd));
+  if (ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us)
+    return sm_status_new(SM_DEADLINE_EXCEEDED, "deadline exceeded before step %d of %d (node '%s', %s)", i, nsteps,
+                         sm_node_name(nd), sm_node_op(nd));
+  return NULL;
+}
+
 static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_names, sm_tensor *const *feeds,
-                          const char *const *fetch_names, sm_tensor **outputs) {
+                          const char *const *fetch_names, sm_tensor **outputs, const sm_run_options *ro) {
   const sm_cgraph *g = s->g;
   sm_tensor **vals = calloc((size_t)p->nslots + 1, sizeof *vals);
   const sm_tensor **in = calloc((size_t)p->max_in + 1, sizeof *in);
@@ -823,6 +841,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
   for (int i = 0; i < p->nsteps; i++) {
     const step *sp = &p->steps[i];
     const sm_node *nd = sm_cgraph_node(g, sp->node);
+    if (ro && (st = run_stop(ro, i, p->nsteps, nd))) goto done;
     if (!sp->k) {
       int dt = sm_node_output_dtype(nd, 0);
       st = sm_status_new(SM_INVALID_ARGUMENT, "You must feed a value for placeholder tensor '%s' with dtype %s",
@@ -911,6 +930,12 @@ done:
 sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                           const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
                           sm_tensor **outputs) {
+  return sm_session_run_opts(s, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs, NULL);
+}
+
+sm_status *sm_session_run_opts(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                               const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
+                               sm_tensor **outputs, const sm_run_options *opts) {
   if (!s) return sm_status_new(SM_INVALID_ARGUMENT, "session: NULL");
   if (nfetches > 0 && !outputs) return sm_status_new(SM_INVALID_ARGUMENT, "run: %d fetches but no outputs", nfetches);
   if (nfeeds > 0 && !feeds) return sm_status_new(SM_INVALID_ARGUMENT, "run: %d feeds but no tensors", nfeeds);
@@ -919,7 +944,7 @@ sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tenso
   int transient;
   sm_status *st = get_plan(s, feed_names, nfeeds, fetch_names, nfetches, targets, ntargets, &p, &transient);
   if (st) return st;
-  st = execute(s, p, feed_names, feeds, fetch_names, outputs);
+  st = execute(s, p, feed_names, feeds, fetch_names, outputs, opts);
   if (transient) plan_free(p);
   return st;
 }

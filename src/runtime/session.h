@@ -10,6 +10,7 @@
 #include "graph/graph.h"
 #include "runtime/kernel.h"
 #include "runtime/resource.h"
+#include "savedmodel/model.h"
 
 typedef struct sm_session sm_session;
 
@@ -28,6 +29,11 @@ sm_status *sm_session_prepare(sm_session *s, const char *const *feed_names, int 
 sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                           const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
                           sm_tensor **outputs);
+/* The same, stopping between steps when opts' deadline passes or its cancel flag is set
+ * (opts NULL: as sm_session_run). */
+sm_status *sm_session_run_opts(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                               const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
+                               sm_tensor **outputs, const sm_run_options *opts);
 
 /* For tests: a session over a MetaGraphDef given as pbtxt text (a GraphDef under `graph_def {}`,
  * optional `meta_info_def { stripped_op_list {} }`). The session owns the parsed message. */

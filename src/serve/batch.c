@@ -111,6 +111,7 @@ typedef struct task {
   int nout;
   sm_tensor **outputs;
   int64_t rows;
+  int64_t deadline_us; /* 0: none */
   struct timespec enqueued;
   sm_status *status;
   int done;
@@ -207,7 +208,8 @@ static sm_status *copy_rows(sm_tensor *dst, int64_t at, const sm_tensor *src, in
  * unbatched REST request, a batch is not held to the TensorInfo's static shape (TF Serving's
  * tutorial feeds [3] to half_plus_two's [?,1] input). */
 static sm_status *run_by_names(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
-                               int nin, const char *const *out_aliases, int nout, sm_tensor **outputs) {
+                               int nin, const char *const *out_aliases, int nout, sm_tensor **outputs,
+                               const sm_run_options *ro) {
   const sm_tensor_info *ins, *outs;
   int nins, nouts;
   sm_status *s = sm_model_signature_inputs(m, key, &ins, &nins);
@@ -230,21 +232,30 @@ static sm_status *run_by_names(sm_model *m, const char *key, const char *const *
       s = sm_status_new(SM_INVALID_ARGUMENT, "output tensor alias not found in signature: %s",
                         out_aliases ? out_aliases[i] : "?");
   }
-  if (!s) s = sm_model_session_run(m, feeds, inputs, nin, fetches, nout, NULL, 0, outputs);
+  if (!s) s = sm_model_session_run_opts(m, feeds, inputs, nin, fetches, nout, NULL, 0, outputs, ro);
   free(feeds);
   free(fetches);
   return s;
 }
 
-/* Runs tasks[0..n) as one batch; sets every task's status and outputs. */
+/* Runs tasks[0..n) as one batch under the latest of their deadlines (none if one has none);
+ * sets every task's status and outputs. */
 static void run_batch(sm_batcher *b, task **ts, int n) {
   task *t0 = ts[0];
+  sm_run_options ro = {0};
+  for (int k = 0; k < n; k++) {
+    if (!ts[k]->deadline_us) {
+      ro.deadline_us = 0;
+      break;
+    }
+    if (ts[k]->deadline_us > ro.deadline_us) ro.deadline_us = ts[k]->deadline_us;
+  }
   int64_t total = 0;
   for (int k = 0; k < n; k++) total += ts[k]->rows;
   int64_t padded = padded_size(b, total);
   if (n == 1 && padded == total) {
     t0->status = run_by_names(t0->model, t0->key, t0->in_aliases, t0->inputs, t0->nin, t0->out_aliases, t0->nout,
-                              t0->outputs);
+                              t0->outputs, &ro);
     return;
   }
   sm_status *st = NULL;
@@ -265,7 +276,7 @@ static void run_batch(sm_batcher *b, task **ts, int n) {
     }
     for (; !st && at < padded; at++) st = copy_rows(merged[i], at, x, 0, 1); /* pad with the first row */
   }
-  if (!st) st = run_by_names(t0->model, t0->key, t0->in_aliases, merged, t0->nin, t0->out_aliases, t0->nout, outs);
+  if (!st) st = run_by_names(t0->model, t0->key, t0->in_aliases, merged, t0->nin, t0->out_aliases, t0->nout, outs, &ro);
   for (int j = 0; !st && j < t0->nout; j++) {
     if (sm_tensor_rank(outs[j]) < 1)
       st = sm_status_new(SM_FAILED_PRECONDITION, "Batched output tensor has 0 dimensions");
@@ -357,6 +368,24 @@ static void *batch_main(void *arg) {
       pp = &t->next;
     }
     b->queued_rows -= rows;
+    /* Requests whose deadline passed while queued are answered without running (TF Serving's
+     * BatchingSession refuses a batch whose every task timed out; dropping them one by one also
+     * spares the live requests of the batch the dead ones' rows). */
+    int64_t now = sm_monotonic_us();
+    int live = 0, expired = 0;
+    for (int k = 0; picked && k < n; k++) {
+      if (picked[k]->deadline_us && now >= picked[k]->deadline_us) {
+        picked[k]->status =
+            sm_status_new(SM_DEADLINE_EXCEEDED, "Run() timeout exceeded while waiting in batching queue");
+        picked[k]->done = 1;
+        expired++;
+      } else {
+        picked[live++] = picked[k];
+      }
+    }
+    if (expired) pthread_cond_broadcast(&b->done);
+    if (picked && !live) continue;
+    n = picked ? live : n;
     if (!picked) { /* out of memory at start-up: run the head alone */
       head->status = sm_status_new(SM_NO_MEMORY, "out of memory in a batch thread");
       head->done = 1;
@@ -433,29 +462,31 @@ void sm_batcher_free(sm_batcher *b) {
 
 sm_status *sm_batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                           sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
-                          sm_tensor **outputs) {
+                          sm_tensor **outputs, const sm_run_options *opts) {
   sm_model *model = sm_servable_model(sv);
   if (!model) return sm_status_new(SM_INVALID_ARGUMENT, "batcher: no servable given");
   int64_t rows = batchable_rows(inputs, nin);
   if (rows == 0 || nout <= 0 || !outputs)
-    return run_by_names(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs);
+    return run_by_names(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs, opts);
   if (rows > b->p.max_batch_size)
     return sm_status_new(SM_INVALID_ARGUMENT, "Task size %lld is larger than maximum input batch size %lld",
                          (long long)rows, (long long)b->p.max_batch_size);
   for (int j = 0; j < nout; j++) outputs[j] = NULL;
   task t = {.model = model, .key = key, .in_aliases = in_aliases, .inputs = inputs, .nin = nin,
-            .out_aliases = out_aliases, .nout = nout, .outputs = outputs, .rows = rows};
+            .out_aliases = out_aliases, .nout = nout, .outputs = outputs, .rows = rows,
+            .deadline_us = opts ? opts->deadline_us : 0};
   clock_gettime(CLOCK_MONOTONIC, &t.enqueued);
   pthread_mutex_lock(&b->mu);
   if (b->stop) {
     pthread_mutex_unlock(&b->mu);
-    return sm_status_new(SM_FAILED_PRECONDITION, "the batcher is shutting down");
+    return sm_status_new(SM_UNAVAILABLE, "the batcher is shutting down");
   }
   /* SharedBatchScheduler's queue limit, counted in batches. */
   int64_t batches = (b->queued_rows + rows + b->p.max_batch_size - 1) / b->p.max_batch_size;
   if (batches > b->p.max_enqueued_batches) {
     pthread_mutex_unlock(&b->mu);
-    return sm_status_new(SM_OUT_OF_RANGE, "The batch scheduling queue is full");
+    /* SharedBatchScheduler's words and code (shared_batch_scheduler.h) */
+    return sm_status_new(SM_UNAVAILABLE, "The batch scheduling queue to which this task was submitted is full");
   }
   if (b->tail)
     b->tail->next = &t;

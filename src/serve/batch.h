@@ -18,7 +18,8 @@ typedef struct sm_batching_params {
   int64_t max_batch_size;       /* 32 */
   int64_t batch_timeout_micros; /* 1000 */
   int num_batch_threads;        /* 1 per core */
-  int64_t max_enqueued_batches; /* 100; past it: UNAVAILABLE "The batch scheduling queue is full" */
+  int64_t max_enqueued_batches; /* 100; past it: UNAVAILABLE "The batch scheduling queue to
+                                 * which this task was submitted is full" */
   const int64_t *allowed_batch_sizes;
   int nallowed;
 } sm_batching_params;
@@ -31,9 +32,14 @@ sm_status *sm_batcher_new(const sm_batching_params *p, sm_batcher **out);
 void sm_batcher_free(sm_batcher *b); /* NULL-safe; finishes queued work first */
 
 /* As sm_model_run on the servable's model (inputs borrowed, outputs owned by the caller), but
- * possibly merged with other callers' requests. Blocks until this request's outputs are ready. */
+ * possibly merged with other callers' requests. Blocks until this request's outputs are ready.
+ * opts (may be NULL): its deadline bounds the request. A request whose deadline has passed when
+ * its batch is taken from the queue is answered DEADLINE_EXCEEDED ("Run() timeout exceeded while
+ * waiting in batching queue") without running; a merged batch runs under the latest deadline of
+ * its requests, as TF Serving's BatchingSession. The cancel flag is honoured only by requests
+ * that run alone (a shared run is not stopped for one caller). Queue full: UNAVAILABLE. */
 sm_status *sm_batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                           sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
-                          sm_tensor **outputs);
+                          sm_tensor **outputs, const sm_run_options *opts);
 
 #endif

@@ -22,7 +22,7 @@ struct sm_rest {
   sm_manager *manager;
   sm_batcher *batcher;
   sm_status *(*batcher_run)(sm_batcher *, sm_servable *, const char *, const char *const *, sm_tensor *const *, int,
-                            const char *const *, int, sm_tensor **);
+                            const char *const *, int, sm_tensor **, const sm_run_options *);
   int64_t timeout_ms;
   char **tags;
   int ntags;
@@ -38,6 +38,9 @@ int sm_rest_http_status(sm_code code) {
     case SM_FAILED_PRECONDITION: return 400;
     case SM_OUT_OF_RANGE: return 400;
     case SM_UNIMPLEMENTED: return 501;
+    case SM_UNAVAILABLE: return 503;
+    case SM_DEADLINE_EXCEEDED: return 504;
+    case SM_CANCELLED: return 499; /* CLIENT_CLOSED_REQUEST */
     default: return 500; /* UNKNOWN, INTERNAL, DATA_LOSS */
   }
 }
@@ -54,6 +57,9 @@ static const char *tf_code_name(sm_code c) {
     case SM_OUT_OF_RANGE: return "OUT_OF_RANGE";
     case SM_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
     case SM_INTERNAL: return "INTERNAL";
+    case SM_UNAVAILABLE: return "UNAVAILABLE";
+    case SM_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case SM_CANCELLED: return "CANCELLED";
     default: return "UNKNOWN";
   }
 }
@@ -453,12 +459,6 @@ static sm_status *model_metadata(sm_rest *r, const route *rt, sm_jbuf *out) {
 
 /* ======================================================================== running ==== */
 
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 typedef struct pctx {
   sm_rest *r;
   const route *rt;
@@ -502,7 +502,7 @@ static sm_status *predict_inputs(void *ctx, const char *signature_name, const sm
 /* Session::Run on the signature's tensor names, or through the batcher. */
 static sm_status *run_signature(sm_rest *r, sm_servable *sv, const char *key, const char *const *aliases,
                                 sm_tensor *const *inputs, int nin, const sm_tensor_info *outs, int nout,
-                                sm_tensor **outputs) {
+                                sm_tensor **outputs, const sm_run_options *ro) {
   sm_model *m = sm_servable_model(sv);
   const sm_tensor_info *ins;
   int nins;
@@ -512,7 +512,7 @@ static sm_status *run_signature(sm_rest *r, sm_servable *sv, const char *key, co
     const char **oa = calloc((size_t)nout + 1, sizeof *oa);
     if (!oa) return sm_status_new(SM_NO_MEMORY, "out of memory");
     for (int i = 0; i < nout; i++) oa[i] = outs[i].alias;
-    s = r->batcher_run(r->batcher, sv, key, aliases, inputs, nin, oa, nout, outputs);
+    s = r->batcher_run(r->batcher, sv, key, aliases, inputs, nin, oa, nout, outputs, ro);
     free(oa);
     return s;
   }
@@ -529,23 +529,23 @@ static sm_status *run_signature(sm_rest *r, sm_servable *sv, const char *key, co
     if (!feeds[i]) s = inval("input tensor alias not found in signature: %s", aliases[i]);
   }
   for (int i = 0; i < nout; i++) fetches[i] = outs[i].name;
-  if (!s) s = sm_model_session_run(m, feeds, inputs, nin, fetches, nout, NULL, 0, outputs);
+  if (!s) s = sm_model_session_run_opts(m, feeds, inputs, nin, fetches, nout, NULL, 0, outputs, ro);
   free(feeds);
   free(fetches);
   return s;
 }
 
-static sm_status *deadline_check(sm_rest *r, uint64_t start, int *deadline) {
-  if (r->timeout_ms > 0 && now_us() - start > (uint64_t)r->timeout_ms * 1000u) {
-    *deadline = 1;
-    return sm_status_new(SM_INTERNAL, "Deadline exceeded: the request took longer than %" PRId64 " ms",
+/* After a run that finished: the answer is late all the same when the deadline passed during
+ * the last step (the executor checks between steps). */
+static sm_status *deadline_check(sm_rest *r, const sm_run_options *ro) {
+  if (ro->deadline_us > 0 && sm_monotonic_us() > ro->deadline_us)
+    return sm_status_new(SM_DEADLINE_EXCEEDED, "Deadline exceeded: the request took longer than %" PRId64 " ms",
                          r->timeout_ms);
-  }
   return NULL;
 }
 
-static sm_status *predict(sm_rest *r, const route *rt, const char *body, size_t len, sm_jbuf *out, uint64_t start,
-                          int *deadline) {
+static sm_status *predict(sm_rest *r, const route *rt, const char *body, size_t len, sm_jbuf *out,
+                          const sm_run_options *ro) {
   pctx c = {.r = r, .rt = rt};
   sm_predict_request req;
   sm_tensor **outputs = NULL;
@@ -560,8 +560,8 @@ static sm_status *predict(sm_rest *r, const route *rt, const char *body, size_t 
     s = sm_status_new(SM_NO_MEMORY, "out of memory");
     goto done;
   }
-  s = run_signature(r, c.sv, c.key, (const char *const *)req.aliases, req.tensors, req.n, outs, nout, outputs);
-  if (!s) s = deadline_check(r, start, deadline);
+  s = run_signature(r, c.sv, c.key, (const char *const *)req.aliases, req.tensors, req.n, outs, nout, outputs, ro);
+  if (!s) s = deadline_check(r, ro);
   if (s) goto done;
   const char **names = calloc((size_t)nout + 1, sizeof *names);
   if (!names) {
@@ -589,7 +589,7 @@ static const sm_tensor_info *find_info(const sm_tensor_info *v, int n, const cha
 
 /* Classify and regress (PreProcess*, Run*, PostProcess*). */
 static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, const char *body, size_t len,
-                                   sm_jbuf *out, uint64_t start, int *deadline) {
+                                   sm_jbuf *out, const sm_run_options *ro) {
   sm_examples_request req;
   sm_servable *sv = NULL;
   sm_tensor *in = NULL, *outputs[2] = {NULL, NULL};
@@ -659,8 +659,8 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
   } else {
     fetch[nf++] = reg->name;
   }
-  s = sm_model_session_run(m, &feed, &in, 1, fetch, nf, NULL, 0, outputs);
-  if (!s) s = deadline_check(r, start, deadline);
+  s = sm_model_session_run_opts(m, &feed, &in, 1, fetch, nf, NULL, 0, outputs, ro);
+  if (!s) s = deadline_check(r, ro);
   if (s) goto done;
   if (classify) {
     const sm_tensor *ct = cls ? outputs[0] : NULL, *st = scr ? outputs[cls ? 1 : 0] : NULL;
@@ -738,8 +738,7 @@ void sm_rest_handle(sm_rest *r, const char *method, const char *path, const char
                     sm_rest_response *out) {
   memset(out, 0, sizeof *out);
   out->api = "";
-  uint64_t start = now_us();
-  int deadline = 0;
+  sm_run_options ro = {.deadline_us = r->timeout_ms > 0 ? sm_monotonic_us() + r->timeout_ms * 1000 : 0};
   route rt;
   int ok = 0;
   sm_status *s = parse_route(method, path, &rt, &ok);
@@ -748,10 +747,10 @@ void sm_rest_handle(sm_rest *r, const char *method, const char *path, const char
     if (ok && !strcmp(method, "POST")) {
       if (!strcmp(rt.method, "classify") || !strcmp(rt.method, "regress")) {
         out->api = rt.method[0] == 'c' ? "classify" : "regress";
-        s = classify_regress(r, &rt, rt.method[0] == 'c', body, len, &out->body, start, &deadline);
+        s = classify_regress(r, &rt, rt.method[0] == 'c', body, len, &out->body, &ro);
       } else if (!strcmp(rt.method, "predict")) {
         out->api = "predict";
-        s = predict(r, &rt, body, len, &out->body, start, &deadline);
+        s = predict(r, &rt, body, len, &out->body, &ro);
       } else {
         s = inval("Malformed request: %s %s", method, path);
       }
@@ -770,8 +769,8 @@ void sm_rest_handle(sm_rest *r, const char *method, const char *path, const char
   if (!s && out->body.oom) s = sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
   if (s) {
     sm_code c = sm_status_code(s);
-    out->http_status = deadline ? 504 : sm_rest_http_status(c);
-    out->code = deadline ? "DEADLINE_EXCEEDED" : tf_code_name(c);
+    out->http_status = sm_rest_http_status(c);
+    out->code = tf_code_name(c);
     sm_jbuf_free(&out->body);
     sm_json_write_error(&out->body, sm_status_message(s));
     sm_status_free(s);

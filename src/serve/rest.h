@@ -23,8 +23,10 @@ typedef struct sm_rest_options {
   /* sm_batcher_run, passed in so that rest.c links without the batcher (tests, no batching) */
   sm_status *(*batcher_run)(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                             sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
-                            sm_tensor **outputs);
-  int64_t timeout_ms;      /* per request (TF Serving's --rest_api_timeout_in_ms); <= 0: none */
+                            sm_tensor **outputs, const sm_run_options *opts);
+  /* Per request (TF Serving's --rest_api_timeout_in_ms); <= 0: none. The model run stops at the
+   * deadline (sm_run_options) and the answer is 504 DEADLINE_EXCEEDED. */
+  int64_t timeout_ms;
   const char *const *tags; /* MetaGraph tags for metadata (NULL: {"serve"}) */
   int ntags;
 } sm_rest_options;

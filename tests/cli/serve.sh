@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # serve.sh - `savedmodel serve` end to end on loopback: TF Serving's tutorial predict, status,
 # metadata, error bodies, 413, metrics, a new version served within 2 s, a broken version that
-# never interrupts serving, and SIGTERM ending it cleanly.
+# never interrupts serving, SIGTERM ending it cleanly, and version labels naming versions not
+# yet loaded (--allow_version_labels_for_unavailable_models).
 # usage: serve.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1 SRC=$2 SHARED=$3
@@ -48,6 +49,43 @@ done
 kill -TERM "$PID"
 for _ in $(seq 1 200); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$PID" 2>/dev/null && fail "server still running 10 s after SIGTERM"
+wait "$PID"
+RC=$?
+PID=
+[ "$RC" = 0 ] || fail "exit status $RC after SIGTERM"
+# --allow_version_labels_for_unavailable_models: a config whose labels name versions that are
+# not loaded yet is refused at startup without it (as TF Serving), served with it.
+mkdir -p "$TMP/lab"
+cp -r "$FIX" "$TMP/lab/1" && cp -r "$FIX" "$TMP/lab/2"
+cat >"$TMP/models.config" <<EOF
+model_config_list {
+  config {
+    name: 'lab'
+    base_path: '$TMP/lab'
+    model_platform: 'tensorflow'
+    model_version_policy { all {} }
+    version_labels { key: 'stable' value: 1 }
+    version_labels { key: 'canary' value: 2 }
+  }
+}
+EOF
+"$CLI" serve --model_config_file "$TMP/models.config" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
+  2>"$TMP/log" && fail "labels naming unavailable versions accepted without the flag"
+grep -q "not currently available" "$TMP/log" || fail "no 'not currently available' error without the flag"
+"$CLI" serve --model_config_file "$TMP/models.config" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
+  --allow_version_labels_for_unavailable_models 2>"$TMP/log" &
+PID=$!
+PORT=
+for _ in $(seq 1 200); do
+  PORT=$(sed -n 's/^Exporting HTTP\/REST API at:.*:\([0-9]*\) \.\.\.$/\1/p' "$TMP/log")
+  [ -n "$PORT" ] && break
+  kill -0 "$PID" 2>/dev/null || fail "server with --allow_version_labels_for_unavailable_models exited early"
+  sleep 0.05
+done
+[ -n "$PORT" ] || fail "server did not report its port"
+$CHECK "$PORT" label lab stable 1 || fail "label stable"
+$CHECK "$PORT" label lab canary 2 || fail "label canary"
+kill -TERM "$PID"
 wait "$PID"
 RC=$?
 PID=

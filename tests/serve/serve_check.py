@@ -4,6 +4,7 @@ usage: serve_check.py PORT PHASE [ARGS]
   basic MODEL        predict/status/metadata, 4xx bodies, 413, metrics
   wait_version MODEL V SECONDS   polls status until version V is AVAILABLE and serving
   predict MODEL      one tutorial predict
+  label MODEL L V    label L names version V (status, and predict through /labels/L)
 Exit status 0 when every check passes; failures are printed."""
 import json
 import sys
@@ -94,6 +95,11 @@ if phase == 'basic':
     basic(sys.argv[3])
 elif phase == 'wait_version':
     wait_version(sys.argv[3], sys.argv[4], float(sys.argv[5]))
+elif phase == 'label':
+    m, label, version = sys.argv[3], sys.argv[4], sys.argv[5]
+    st = expect('/v1/models/%s/labels/%s' % (m, label), None, 200)
+    check(st and st['model_version_status'][0]['version'] == version, 'label %s: %r' % (label, st))
+    expect('/v1/models/%s/labels/%s:predict' % (m, label), {'instances': [1.0]}, 200, {'predictions': [2.5]})
 elif phase == 'predict':
     expect('/v1/models/%s:predict' % sys.argv[3], {'instances': [1.0, 2.0, 5.0]}, 200,
            {'predictions': [2.5, 3.0, 4.5]})

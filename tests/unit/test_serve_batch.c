@@ -45,7 +45,7 @@ static void *job_main(void *arg) {
     int64_t rows = 1 + (j->id + it) % 3;
     sm_tensor *x = make_input(rows, 2, (float)(j->id * 100 + it));
     sm_tensor *y = NULL, *want = NULL;
-    sm_status *s = sm_batcher_run(j->b, j->sv, "serving_default", in, &x, 1, out, 1, &y);
+    sm_status *s = sm_batcher_run(j->b, j->sv, "serving_default", in, &x, 1, out, 1, &y, NULL);
     sm_status *s2 = sm_model_run(sm_servable_model(j->sv), "serving_default", in, &x, 1, out, 1, &want);
     if (s || s2 || !y || !want || !sm_tensor_equal(y, want)) {
       if (s) fprintf(stderr, "batched run failed: %s\n", sm_status_message(s));
@@ -165,21 +165,21 @@ int main(void) {
   const char *in[] = {"x"}, *out[] = {"y"};
   /* A request larger than max_batch_size is refused, as TF Serving without splitting. */
   sm_tensor *big = make_input(9, 2, 1.0f), *y = NULL;
-  CHECK_ERR(sm_batcher_run(b, sv, "serving_default", in, &big, 1, out, 1, &y),
+  CHECK_ERR(sm_batcher_run(b, sv, "serving_default", in, &big, 1, out, 1, &y, NULL),
             "Task size 9 is larger than maximum input batch size 8");
   sm_tensor_free(big);
   /* Rank 0 runs alone and still gives the right answer. */
   sm_tensor *x0 = NULL;
   CHECK_OK(sm_tensor_new(SM_FLOAT, 0, NULL, &x0));
   if (x0) ((float *)sm_tensor_data(x0))[0] = 3.0f;
-  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x0, 1, out, 1, &y));
+  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x0, 1, out, 1, &y, NULL));
   if (y) CHECK(((float *)sm_tensor_data(y))[0] == 9.0f && sm_tensor_rank(y) == 0);
   sm_tensor_free(y);
   y = NULL;
   sm_tensor_free(x0);
   /* Padded single request: 3 rows padded to 4, the caller sees 3. */
   sm_tensor *x3 = make_input(3, 2, 2.0f);
-  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x3, 1, out, 1, &y));
+  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x3, 1, out, 1, &y, NULL));
   if (y) {
     CHECK_EQ_INT(sm_tensor_dims(y)[0], 3);
     CHECK(((float *)sm_tensor_data(y))[5] == (2.0f + 2.5f) * (2.0f + 2.5f));
@@ -189,7 +189,7 @@ int main(void) {
   sm_tensor_free(x3);
   /* Errors reach the caller: an unknown signature. */
   sm_tensor *x1 = make_input(1, 2, 0.0f);
-  CHECK_ERR(sm_batcher_run(b, sv, "nope", in, &x1, 1, out, 1, &y), "nope");
+  CHECK_ERR(sm_batcher_run(b, sv, "nope", in, &x1, 1, out, 1, &y, NULL), "nope");
   sm_tensor_free(x1);
   sm_batcher_free(b);
 
