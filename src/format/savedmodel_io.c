@@ -25,6 +25,8 @@ typedef struct scan_ctx {
   const uint8_t *data;
   const char *what;
   uint64_t cost; /* estimate of the bytes protobuf-c will allocate to decode */
+  const ProtobufCMessageDescriptor *strict_d; /* last answer of sm_pb_strict_utf8: most strings */
+  int strict_v;                               /* are in NodeDefs, so one entry hits nearly always */
 } scan_ctx;
 
 /* What one decoded item costs beyond its wire bytes: a malloc header, or a slot in a repeated
@@ -164,6 +166,14 @@ static inline const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDes
   return NULL;
 }
 
+static int strict_utf8(scan_ctx *c, const ProtobufCMessageDescriptor *d) {
+  if (c->strict_d != d) {
+    c->strict_d = d;
+    c->strict_v = sm_pb_strict_utf8(d);
+  }
+  return c->strict_v;
+}
+
 static sm_status *scan_message(scan_ctx *c, const ProtobufCMessageDescriptor *d, size_t pos, size_t end,
                                int depth) {
   int strict = -1; /* sm_pb_strict_utf8(d), asked at the first string field */
@@ -223,7 +233,7 @@ static sm_status *scan_message(scan_ctx *c, const ProtobufCMessageDescriptor *d,
         else if (f) /* packed: at most one element per byte, 8 bytes each */
           c->cost += v * SCAN_SLOT;
         if (f && f->label == PROTOBUF_C_LABEL_REPEATED) c->cost += SCAN_SLOT;
-        if (f && f->type == PROTOBUF_C_TYPE_STRING && (strict < 0 ? (strict = sm_pb_strict_utf8(d)) : strict) &&
+        if (f && f->type == PROTOBUF_C_TYPE_STRING && (strict < 0 ? (strict = strict_utf8(c, d)) : strict) &&
             !sm_utf8_valid(c->data + pos, (size_t)v))
           return scan_error(c, at, d, f, "string is not valid UTF-8 (TensorFlow refuses it too; bytes fields may hold anything)",
                             NULL);
@@ -256,7 +266,7 @@ sm_status *sm_pb_check(const ProtobufCMessageDescriptor *desc, const uint8_t *da
                          "%s: %zu bytes is over the 2 GiB protobuf limit (TensorFlow cannot read it either; "
                          "it writes saved_model.cpb for models that large)",
                          what, len);
-  scan_ctx c = {data, what, 0};
+  scan_ctx c = {data, what, 0, NULL, 0};
   sm_status *s = scan_message(&c, desc, 0, len, 0);
   if (s) return s;
   /* Real SavedModels decode to a few times their size; a file made of tiny messages can
