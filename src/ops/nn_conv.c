@@ -191,12 +191,26 @@ static inline int use_direct(const conv_job *j) {
 
 #define V8_LOAD(p) (__extension__({ v8f v_; memcpy(&v_, (p), sizeof v_); v_; }))
 #define V8_SPLAT(x) ((v8f){(x), (x), (x), (x), (x), (x), (x), (x)})
+typedef int v8i __attribute__((vector_size(32)));
+/* Relu / Relu6 on a vector with the scalar epilogue's rule (v < 0 ? 0 : v > 6 ? 6 : v: NaN stays). */
+#define V8_ACT(a)                                                           \
+  do {                                                                      \
+    if (act) {                                                              \
+      v8i neg_ = (a) < V8_SPLAT(0.0f);                                      \
+      (a) = (v8f)((v8i)(a) & ~neg_);                                        \
+      if (act == SM_NN_ACT_RELU6) {                                         \
+        v8i big_ = (a) > V8_SPLAT(6.0f);                                    \
+        (a) = (v8f)(((v8i)(a) & ~big_) | ((v8i)V8_SPLAT(6.0f) & big_));     \
+      }                                                                     \
+    }                                                                       \
+  } while (0)
 
-/* One output pixel (n, oh, ow), every channel, taps clipped to the input. */
+/* Channels [co0, Cout) of one output pixel, taps clipped to the input; bias and act included. */
 static inline __attribute__((always_inline)) void direct_pixel(const conv_job *j, const float *in, const float *f,
-                                                               float *o, int64_t n, int64_t ih0, int64_t iw0) {
+                                                               float *o, int64_t n, int64_t ih0, int64_t iw0,
+                                                               int64_t co0) {
   const int64_t C = j->C, Cout = j->Cout;
-  for (int64_t co = 0; co < Cout; co++) o[co] = 0;
+  for (int64_t co = co0; co < Cout; co++) o[co] = 0;
   for (int64_t kh = 0; kh < j->KH; kh++) {
     int64_t ih = ih0 + kh * j->dh;
     if (ih < 0 || ih >= j->H) continue;
@@ -205,11 +219,15 @@ static inline __attribute__((always_inline)) void direct_pixel(const conv_job *j
       if (iw < 0 || iw >= j->W) continue;
       const float *p = in + ((n * j->H + ih) * j->W + iw) * C, *fk = f + (kh * j->KW + kw) * C * Cout;
       for (int64_t c = 0; c < C; c++)
-        for (int64_t co = 0; co < Cout; co++) o[co] += p[c] * fk[c * Cout + co];
+        for (int64_t co = co0; co < Cout; co++) o[co] += p[c] * fk[c * Cout + co];
     }
   }
   if (j->bias)
-    for (int64_t co = 0; co < Cout; co++) o[co] += j->bias[co];
+    for (int64_t co = co0; co < Cout; co++) o[co] += j->bias[co];
+  if (j->act == SM_NN_ACT_RELU)
+    for (int64_t co = co0; co < Cout; co++) o[co] = o[co] < 0 ? 0 : o[co];
+  else if (j->act == SM_NN_ACT_RELU6)
+    for (int64_t co = co0; co < Cout; co++) o[co] = o[co] < 0 ? 0 : o[co] > 6 ? 6 : o[co];
 }
 
 /* Output rows r = n*OH + oh in [begin, end). */
@@ -217,64 +235,75 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
   const float *in = (const float *)j->in, *f = (const float *)j->filt;
   const int64_t C = j->C, Cout = j->Cout, OW = j->OW, W = j->W, Cv = Cout & ~(int64_t)15;
   const int64_t span = (j->KW - 1) * j->dw, step = j->sw * C;
+  const int act = j->act;
+  /* tap t = (kh, kw, c) reads the pixel's window origin + toff[t]; its filter row is t */
+  int64_t toff[DIRECT_MAX_K], K = 0;
+  for (int64_t kh = 0; kh < j->KH; kh++)
+    for (int64_t kw = 0; kw < j->KW; kw++)
+      for (int64_t c = 0; c < C; c++) toff[K++] = (kh * j->dh * W + kw * j->dw) * C + c;
   for (int64_t r = begin; r < end; r++) {
     int64_t n = r / j->OH, oh = r % j->OH, ih0 = oh * j->sh - j->pt;
     float *orow = (float *)j->out + r * OW * Cout;
-    /* taps inside the input vertically: the same for the whole row */
-    int64_t kh0 = 0, kh1 = j->KH;
-    while (kh0 < kh1 && ih0 + kh0 * j->dh < 0) kh0++;
-    while (kh1 > kh0 && ih0 + (kh1 - 1) * j->dh >= j->H) kh1--;
-    int full_rows = kh0 == 0 && kh1 == j->KH;
+    /* the window inside the input vertically: then only the horizontal edges clip */
+    int full_rows = ih0 >= 0 && ih0 + (j->KH - 1) * j->dh < j->H;
     int64_t ow = 0;
     while (ow < OW) {
       int64_t iw0 = ow * j->sw - j->pl;
-      /* four pixels whose windows lie inside the input horizontally, and the row fully inside */
-      if (!full_rows || ow + 4 > OW || iw0 < 0 || iw0 + 3 * j->sw + span >= W) {
-        direct_pixel(j, in, f, orow + ow * Cout, n, ih0, iw0);
+      if (!full_rows || iw0 < 0 || iw0 + span >= W) { /* clipped window */
+        direct_pixel(j, in, f, orow + ow * Cout, n, ih0, iw0, 0);
         ow++;
         continue;
       }
+      int64_t npx = ow + 4 <= OW && iw0 + 3 * j->sw + span < W ? 4 : 1;
+      const float *px = in + ((n * j->H + ih0) * W + iw0) * C; /* the window's origin */
       for (int64_t cb = 0; cb < Cv; cb += 16) {
-        v8f a00 = {0}, a01 = {0}, a10 = {0}, a11 = {0}, a20 = {0}, a21 = {0}, a30 = {0}, a31 = {0};
-        for (int64_t kh = 0; kh < j->KH; kh++) {
-          const float *row = in + ((n * j->H + ih0 + kh * j->dh) * W + iw0) * C;
-          for (int64_t kw = 0; kw < j->KW; kw++) {
-            const float *p0 = row + kw * j->dw * C, *fk = f + (kh * j->KW + kw) * C * Cout + cb;
-            for (int64_t c = 0; c < C; c++, fk += Cout) {
-              v8f f0 = V8_LOAD(fk), f1 = V8_LOAD(fk + 8);
-              v8f x0 = V8_SPLAT(p0[c]), x1 = V8_SPLAT(p0[step + c]), x2 = V8_SPLAT(p0[2 * step + c]),
-                  x3 = V8_SPLAT(p0[3 * step + c]);
-              a00 += x0 * f0, a01 += x0 * f1, a10 += x1 * f0, a11 += x1 * f1;
-              a20 += x2 * f0, a21 += x2 * f1, a30 += x3 * f0, a31 += x3 * f1;
-            }
-          }
-        }
-        if (j->bias) {
-          v8f b0 = V8_LOAD(j->bias + cb), b1 = V8_LOAD(j->bias + cb + 8);
-          a00 += b0, a01 += b1, a10 += b0, a11 += b1, a20 += b0, a21 += b1, a30 += b0, a31 += b1;
-        }
         float *o = orow + ow * Cout + cb;
-        memcpy(o, &a00, 32), memcpy(o + 8, &a01, 32);
-        memcpy(o + Cout, &a10, 32), memcpy(o + Cout + 8, &a11, 32);
-        memcpy(o + 2 * Cout, &a20, 32), memcpy(o + 2 * Cout + 8, &a21, 32);
-        memcpy(o + 3 * Cout, &a30, 32), memcpy(o + 3 * Cout + 8, &a31, 32);
-      }
-      for (int64_t q = 0; q < 4 && Cv < Cout; q++) { /* channels past the last 16 */
-        float *o = orow + (ow + q) * Cout;
-        for (int64_t co = Cv; co < Cout; co++) o[co] = 0;
-        for (int64_t kh = 0; kh < j->KH; kh++)
-          for (int64_t kw = 0; kw < j->KW; kw++) {
-            const float *p = in + ((n * j->H + ih0 + kh * j->dh) * W + iw0 + q * j->sw + kw * j->dw) * C,
-                        *fk = f + (kh * j->KW + kw) * C * Cout;
-            for (int64_t c = 0; c < C; c++)
-              for (int64_t co = Cv; co < Cout; co++) o[co] += p[c] * fk[c * Cout + co];
+        if (npx == 4) {
+          v8f a00 = {0}, a01 = {0}, a10 = {0}, a11 = {0}, a20 = {0}, a21 = {0}, a30 = {0}, a31 = {0};
+          const float *fk = f + cb;
+          for (int64_t t = 0; t < K; t++, fk += Cout) {
+            const float *p0 = px + toff[t];
+            v8f f0 = V8_LOAD(fk), f1 = V8_LOAD(fk + 8);
+            v8f x0 = V8_SPLAT(p0[0]), x1 = V8_SPLAT(p0[step]), x2 = V8_SPLAT(p0[2 * step]), x3 = V8_SPLAT(p0[3 * step]);
+            a00 += x0 * f0, a01 += x0 * f1, a10 += x1 * f0, a11 += x1 * f1;
+            a20 += x2 * f0, a21 += x2 * f1, a30 += x3 * f0, a31 += x3 * f1;
           }
-        if (j->bias)
-          for (int64_t co = Cv; co < Cout; co++) o[co] += j->bias[co];
+          if (j->bias) {
+            v8f b0 = V8_LOAD(j->bias + cb), b1 = V8_LOAD(j->bias + cb + 8);
+            a00 += b0, a01 += b1, a10 += b0, a11 += b1, a20 += b0, a21 += b1, a30 += b0, a31 += b1;
+          }
+          if (act) {
+            V8_ACT(a00);
+            V8_ACT(a01);
+            V8_ACT(a10);
+            V8_ACT(a11);
+            V8_ACT(a20);
+            V8_ACT(a21);
+            V8_ACT(a30);
+            V8_ACT(a31);
+          }
+          memcpy(o, &a00, 32), memcpy(o + 8, &a01, 32);
+          memcpy(o + Cout, &a10, 32), memcpy(o + Cout + 8, &a11, 32);
+          memcpy(o + 2 * Cout, &a20, 32), memcpy(o + 2 * Cout + 8, &a21, 32);
+          memcpy(o + 3 * Cout, &a30, 32), memcpy(o + 3 * Cout + 8, &a31, 32);
+        } else {
+          v8f a0 = {0}, a1 = {0};
+          const float *fk = f + cb;
+          for (int64_t t = 0; t < K; t++, fk += Cout) {
+            v8f x0 = V8_SPLAT(px[toff[t]]);
+            a0 += x0 * V8_LOAD(fk), a1 += x0 * V8_LOAD(fk + 8);
+          }
+          if (j->bias) a0 += V8_LOAD(j->bias + cb), a1 += V8_LOAD(j->bias + cb + 8);
+          V8_ACT(a0);
+          V8_ACT(a1);
+          memcpy(o, &a0, 32), memcpy(o + 8, &a1, 32);
+        }
       }
-      ow += 4;
+      if (Cv < Cout) /* channels past the last 16 */
+        for (int64_t q = 0; q < npx; q++)
+          direct_pixel(j, in, f, orow + (ow + q) * Cout, n, ih0, iw0 + q * j->sw, Cv);
+      ow += npx;
     }
-    if (j->act) sm__nn_bias_act_f32(orow, orow, OW, Cout, NULL, j->act);
   }
 }
 

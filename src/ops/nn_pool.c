@@ -62,6 +62,15 @@ typedef struct pool_job {
   int64_t *argmax; /* max only, may be NULL: flat index into in of each output's maximum */
 } pool_job;
 
+/* One window element into the running max of every channel. Restrict: the input and output
+ * never overlap, and saying so lets the compiler vectorise without run-time alias checks. */
+static inline void max_into_f32(const float *restrict p, float *restrict o, int64_t C) {
+  for (int64_t c = 0; c < C; c++) o[c] = p[c] > o[c] ? p[c] : o[c];
+}
+static inline void max_into_f64(const double *restrict p, double *restrict o, int64_t C) {
+  for (int64_t c = 0; c < C; c++) o[c] = p[c] > o[c] ? p[c] : o[c];
+}
+
 /* One window element into the running max/argmax of every channel: a strictly greater value
  * takes over. Written as masks so that it compiles to selects, not a branch per element. */
 static inline void max_argmax_f32(const float *restrict p, float *restrict o, int64_t *restrict am, int64_t base,
@@ -105,7 +114,7 @@ static inline void max_argmax_f64(const double *restrict p, double *restrict o, 
             for (int64_t ih = hs; ih < he; ih++)                                             \
               for (int64_t iw = ws; iw < we; iw++) {                                         \
                 const T *p = in + ((n * j->H + ih) * j->W + iw) * C;                         \
-                for (int64_t c = 0; c < C; c++) o[c] = p[c] > o[c] ? p[c] : o[c];            \
+                _Generic((T)0, float: max_into_f32, double: max_into_f64)(p, o, C);          \
               }                                                                              \
           } else if (hs >= he || ws >= we) {                                                 \
             for (int64_t c = 0; c < C; c++) {                                                \
