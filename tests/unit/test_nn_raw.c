@@ -49,7 +49,8 @@ static void naive_conv(const float *x, int64_t n, int64_t h, int64_t w, int64_t 
               for (int64_t q = 0; q < c; q++)
                 s += (double)x[((b * h + ih) * w + iw) * c + q] * f[((a * kw + e) * c + q) * co + o];
             }
-          if (act == SM_NN_ACT_RELU && s < 0) s = 0;
+          if ((act == SM_NN_ACT_RELU || act == SM_NN_ACT_RELU6) && s < 0) s = 0;
+          if (act == SM_NN_ACT_RELU6 && s > 6) s = 6;
           y[((b * oh + i) * ow + j) * co + o] = (float)s;
         }
 }
@@ -169,6 +170,10 @@ int main(void) {
     check_conv(tp, 4, 6, 5, 16, 1, 1, 8, 1, 1, 0, 1, SM_NN_ACT_RELU);
     check_conv(tp, 1, 5, 5, 2, 1, 1, 3, 2, 2, 1, 0, SM_NN_ACT_NONE);
     check_conv(tp, 64, 12, 12, 8, 3, 3, 16, 1, 1, 1, 1, SM_NN_ACT_RELU);
+    /* the direct path (short patches): SAME borders, channel tails, Relu6, with and without bias */
+    check_conv(tp, 2, 11, 13, 3, 3, 3, 20, 1, 1, 1, 1, SM_NN_ACT_RELU6);
+    check_conv(tp, 3, 9, 10, 1, 3, 3, 32, 2, 1, 1, 0, SM_NN_ACT_RELU);
+    check_conv(tp, 1, 6, 7, 2, 2, 3, 17, 1, 2, 0, 1, SM_NN_ACT_NONE);
     for (int ta = 0; ta < 2; ta++)
       for (int tb = 0; tb < 2; tb++) {
         check_matmul(tp, ta, tb, 7, 5, 3, 1, SM_NN_ACT_RELU, 0);
