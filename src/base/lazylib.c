@@ -1,0 +1,262 @@
+/* lazylib.c - the OpenBLAS and Snappy functions the library calls, without linking either.
+ * Why: linked the ordinary way, every program using the library (the CLI's `run` of a two-op
+ * model included) pays at exec for OpenBLAS's constructor (CPU probing, its thread pool,
+ * libgfortran, libquadmath) and for libstdc++ (Snappy is C++): about 3 MiB of resident memory and
+ * most of a cold start's instructions (relocations), though a model without a large MatMul or
+ * Conv never calls OpenBLAS.
+ *
+ * OpenBLAS is bound with dlopen at its first call. Snappy decompression (all the library needs
+ * of it) is done here. The functions carry the libraries' own names and prototypes (checked
+ * against their headers), so callers are unchanged; they are hidden, so a host program's own
+ * OpenBLAS or Snappy is not interposed. A kernel that starts using another cblas_* or snappy_*
+ * function needs it here (the link fails until then). Should OpenBLAS be missing at run time (a
+ * declared dependency, so only on a broken install), gemm falls back to plain loops: correct,
+ * slow. */
+#include <cblas.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <snappy-c.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef SM_OPENBLAS_SONAME
+#define SM_OPENBLAS_SONAME "libopenblas.so.0"
+#endif
+
+#define SM_HIDDEN __attribute__((visibility("hidden")))
+
+/* dlsym returns void *; POSIX guarantees it converts to a function pointer, ISO C does not. */
+#define SM_BIND(handle, var, name)                 \
+  do {                                             \
+    void *sym_ = (handle) ? dlsym((handle), name) : NULL; \
+    *(void **)(&(var)) = sym_;                     \
+  } while (0)
+
+/* ---- OpenBLAS -------------------------------------------------------------------------------- */
+
+typedef void (*sgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
+                         blasint, float, const float *, blasint, const float *, blasint, float, float *, blasint);
+typedef void (*dgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
+                         blasint, double, const double *, blasint, const double *, blasint, double, double *,
+                         blasint);
+typedef void (*sgemv_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, blasint, blasint, float, const float *, blasint,
+                         const float *, blasint, float, float *, blasint);
+typedef void (*dgemv_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, blasint, blasint, double, const double *, blasint,
+                         const double *, blasint, double, double *, blasint);
+typedef void (*setthreads_fn)(int);
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static sgemm_fn real_sgemm;
+static dgemm_fn real_dgemm;
+static sgemv_fn real_sgemv;
+static dgemv_fn real_dgemv;
+static setthreads_fn real_set_num_threads;
+
+static void blas_load(void) {
+  void *h = dlopen(SM_OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+  SM_BIND(h, real_sgemm, "cblas_sgemm");
+  SM_BIND(h, real_dgemm, "cblas_dgemm");
+  SM_BIND(h, real_sgemv, "cblas_sgemv");
+  SM_BIND(h, real_dgemv, "cblas_dgemv");
+  SM_BIND(h, real_set_num_threads, "openblas_set_num_threads");
+}
+
+/* C = alpha * op(A) op(B) + beta * C with CBLAS's layout and leading-dimension rules: only for a
+ * missing OpenBLAS. beta == 0 overwrites C (NaN in C does not survive), as BLAS does. */
+#define REF_GEMM(T, order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)                  \
+  do {                                                                                            \
+    int rm_ = (order) == CblasRowMajor, at_ = (ta) != CblasNoTrans, bt_ = (tb) != CblasNoTrans;   \
+    for (blasint i_ = 0; i_ < (M); i_++)                                                          \
+      for (blasint j_ = 0; j_ < (N); j_++) {                                                      \
+        T s_ = 0;                                                                                 \
+        for (blasint k_ = 0; k_ < (K); k_++) {                                                    \
+          /* element (r, c) of a matrix with leading dimension ld, in this order */              \
+          T a_ = at_ ? (rm_ ? (A)[(size_t)k_ * (lda) + i_] : (A)[(size_t)i_ * (lda) + k_])        \
+                     : (rm_ ? (A)[(size_t)i_ * (lda) + k_] : (A)[(size_t)k_ * (lda) + i_]);       \
+          T b_ = bt_ ? (rm_ ? (B)[(size_t)j_ * (ldb) + k_] : (B)[(size_t)k_ * (ldb) + j_])        \
+                     : (rm_ ? (B)[(size_t)k_ * (ldb) + j_] : (B)[(size_t)j_ * (ldb) + k_]);       \
+          s_ += a_ * b_;                                                                          \
+        }                                                                                         \
+        T *c_ = rm_ ? &(C)[(size_t)i_ * (ldc) + j_] : &(C)[(size_t)j_ * (ldc) + i_];              \
+        *c_ = (beta) == 0 ? (alpha) * s_ : (alpha) * s_ + (beta) * *c_;                           \
+      }                                                                                           \
+  } while (0)
+
+SM_HIDDEN void cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
+                           OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M,
+                           OPENBLAS_CONST blasint N, OPENBLAS_CONST blasint K, OPENBLAS_CONST float alpha,
+                           OPENBLAS_CONST float *A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *B,
+                           OPENBLAS_CONST blasint ldb, OPENBLAS_CONST float beta, float *C,
+                           OPENBLAS_CONST blasint ldc) {
+  pthread_once(&blas_once, blas_load);
+  if (real_sgemm) {
+    real_sgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  REF_GEMM(float, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+SM_HIDDEN void cblas_dgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
+                           OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M,
+                           OPENBLAS_CONST blasint N, OPENBLAS_CONST blasint K, OPENBLAS_CONST double alpha,
+                           OPENBLAS_CONST double *A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST double *B,
+                           OPENBLAS_CONST blasint ldb, OPENBLAS_CONST double beta, double *C,
+                           OPENBLAS_CONST blasint ldc) {
+  pthread_once(&blas_once, blas_load);
+  if (real_dgemm) {
+    real_dgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  REF_GEMM(double, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* y = alpha * op(A) x + beta * y, A m x n in this order; a negative increment walks from the end. */
+#define REF_GEMV(T, order, trans, M, N, alpha, A, lda, X, incx, beta, Y, incy)                        \
+  do {                                                                                              \
+    int t_ = ((order) == CblasRowMajor) != ((trans) != CblasNoTrans); /* 1: A[i][k] at i*lda + k */ \
+    blasint ny_ = (trans) != CblasNoTrans ? (N) : (M), nx_ = (trans) != CblasNoTrans ? (M) : (N);   \
+    for (blasint i_ = 0; i_ < ny_; i_++) {                                                          \
+      T s_ = 0;                                                                                     \
+      for (blasint k_ = 0; k_ < nx_; k_++) {                                                        \
+        T a_ = t_ ? (A)[(size_t)i_ * (lda) + k_] : (A)[(size_t)k_ * (lda) + i_];                    \
+        T x_ = (X)[(incx) > 0 ? (size_t)k_ * (incx) : (size_t)(nx_ - 1 - k_) * (size_t)-(incx)];    \
+        s_ += a_ * x_;                                                                              \
+      }                                                                                             \
+      T *y_ = &(Y)[(incy) > 0 ? (size_t)i_ * (incy) : (size_t)(ny_ - 1 - i_) * (size_t)-(incy)];    \
+      *y_ = (beta) == 0 ? (alpha) * s_ : (alpha) * s_ + (beta) * *y_;                               \
+    }                                                                                               \
+  } while (0)
+
+SM_HIDDEN void cblas_sgemv(OPENBLAS_CONST enum CBLAS_ORDER order, OPENBLAS_CONST enum CBLAS_TRANSPOSE trans,
+                           OPENBLAS_CONST blasint m, OPENBLAS_CONST blasint n, OPENBLAS_CONST float alpha,
+                           OPENBLAS_CONST float *a, OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *x,
+                           OPENBLAS_CONST blasint incx, OPENBLAS_CONST float beta, float *y,
+                           OPENBLAS_CONST blasint incy) {
+  pthread_once(&blas_once, blas_load);
+  if (real_sgemv) {
+    real_sgemv(order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
+    return;
+  }
+  REF_GEMV(float, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
+}
+
+SM_HIDDEN void cblas_dgemv(OPENBLAS_CONST enum CBLAS_ORDER order, OPENBLAS_CONST enum CBLAS_TRANSPOSE trans,
+                           OPENBLAS_CONST blasint m, OPENBLAS_CONST blasint n, OPENBLAS_CONST double alpha,
+                           OPENBLAS_CONST double *a, OPENBLAS_CONST blasint lda, OPENBLAS_CONST double *x,
+                           OPENBLAS_CONST blasint incx, OPENBLAS_CONST double beta, double *y,
+                           OPENBLAS_CONST blasint incy) {
+  pthread_once(&blas_once, blas_load);
+  if (real_dgemv) {
+    real_dgemv(order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
+    return;
+  }
+  REF_GEMV(double, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
+}
+
+SM_HIDDEN void openblas_set_num_threads(int num_threads) {
+  pthread_once(&blas_once, blas_load);
+  if (real_set_num_threads) real_set_num_threads(num_threads);
+}
+
+/* ---- Snappy (TF's table blocks, type 1) ------------------------------------------------------ */
+/* Decoded here rather than by libsnappy: TF's own index files are Snappy-compressed (the
+ * tf-serving fixtures' are), so loading nearly any model would pull in libsnappy and with it
+ * libstdc++. Decompression is a short loop over the documented format (snappy's
+ * format_description.txt): a varint of the uncompressed length, then literals and back-references.
+ * Every length and offset is checked against both buffers; a stream that does not produce exactly
+ * the announced length is invalid, as for libsnappy (tests/unit/test_snappy.c compares the two). */
+
+static int sn_length(const uint8_t *p, size_t n, size_t *used, uint32_t *len) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < 5 && i < n; i++) {
+    uint32_t b = p[i];
+    if (i == 4 && b > 0x0f) return 0; /* more than 32 bits, or a sixth byte */
+    v |= (b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *used = i + 1;
+      *len = v;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* out NULL: only validates. */
+static snappy_status sn_decode(const uint8_t *p, size_t n, uint8_t *out, size_t *outlen) {
+  uint32_t ulen;
+  size_t i;
+  if (!sn_length(p, n, &i, &ulen)) return SNAPPY_INVALID_INPUT;
+  if (out && *outlen < ulen) return SNAPPY_BUFFER_TOO_SMALL;
+  uint64_t o = 0;
+  while (i < n) {
+    uint8_t tag = p[i++];
+    uint64_t len, off;
+    switch (tag & 3) {
+    case 0: /* literal: length - 1 in the tag, or in the 1..4 bytes after it */
+      len = tag >> 2;
+      if (len >= 60) {
+        size_t nb = (size_t)len - 59;
+        if (n - i < nb) return SNAPPY_INVALID_INPUT;
+        len = 0;
+        for (size_t b = 0; b < nb; b++) len |= (uint64_t)p[i + b] << (8 * b);
+        i += nb;
+      }
+      len += 1;
+      if (n - i < len || ulen - o < len) return SNAPPY_INVALID_INPUT;
+      if (out) memcpy(out + o, p + i, (size_t)len);
+      i += (size_t)len;
+      o += len;
+      continue;
+    case 1: /* copy, 11-bit offset, length 4..11 */
+      if (n - i < 1) return SNAPPY_INVALID_INPUT;
+      len = ((tag >> 2) & 7) + 4;
+      off = ((uint64_t)(tag >> 5) << 8) | p[i];
+      i += 1;
+      break;
+    case 2: /* copy, 16-bit offset, length 1..64 */
+      if (n - i < 2) return SNAPPY_INVALID_INPUT;
+      len = (tag >> 2) + 1;
+      off = p[i] | (uint64_t)p[i + 1] << 8;
+      i += 2;
+      break;
+    default: /* copy, 32-bit offset, length 1..64 */
+      if (n - i < 4) return SNAPPY_INVALID_INPUT;
+      len = (tag >> 2) + 1;
+      off = p[i] | (uint64_t)p[i + 1] << 8 | (uint64_t)p[i + 2] << 16 | (uint64_t)p[i + 3] << 24;
+      i += 4;
+      break;
+    }
+    if (off == 0 || off > o || ulen - o < len) return SNAPPY_INVALID_INPUT;
+    if (out) {
+      uint8_t *d = out + o;
+      const uint8_t *src = d - off;
+      if (off >= len)
+        memcpy(d, src, (size_t)len);
+      else /* overlapping: a repeating pattern, byte by byte */
+        for (uint64_t k = 0; k < len; k++) d[k] = src[k];
+    }
+    o += len;
+  }
+  if (o != ulen) return SNAPPY_INVALID_INPUT;
+  if (out) *outlen = ulen;
+  return SNAPPY_OK;
+}
+
+SM_HIDDEN snappy_status snappy_uncompressed_length(const char *compressed, size_t compressed_length,
+                                                   size_t *result) {
+  size_t used;
+  uint32_t len;
+  if (!sn_length((const uint8_t *)compressed, compressed_length, &used, &len)) return SNAPPY_INVALID_INPUT;
+  *result = len;
+  return SNAPPY_OK;
+}
+
+SM_HIDDEN snappy_status snappy_validate_compressed_buffer(const char *compressed, size_t compressed_length) {
+  return sn_decode((const uint8_t *)compressed, compressed_length, NULL, NULL);
+}
+
+SM_HIDDEN snappy_status snappy_uncompress(const char *compressed, size_t compressed_length, char *uncompressed,
+                                          size_t *uncompressed_length) {
+  return sn_decode((const uint8_t *)compressed, compressed_length, (uint8_t *)uncompressed, uncompressed_length);
+}
