@@ -5,7 +5,11 @@
  * itself, so a loop always finishes even when every worker is busy (or itself inside a nested
  * parallel_for): nobody ever waits for a chunk that has not been claimed by a running thread.
  * Before returning, the caller withdraws its unused tickets and waits until no worker still holds
- * its loop, since the loop record lives on the caller's stack. */
+ * its loop, since the loop record lives on the caller's stack.
+ *
+ * The workers start at the first loop that can use them, not with the pool: a session gets a pool
+ * sized to the machine, and a model whose loops are all small (or a CLI run that loads, runs once
+ * and exits) should not pay for creating and joining a thread per core. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -37,6 +41,7 @@ struct sm_threadpool {
   int shutdown;
   int nthreads; /* including the caller's */
   int nworkers;
+  atomic_int started; /* 1 once the workers were created (set under mu) */
   pthread_t *workers;
 };
 
@@ -82,20 +87,30 @@ sm_status *sm_threadpool_new(int nthreads, sm_threadpool **out) {
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->idle, NULL);
+  atomic_init(&p->started, 0);
   if (nthreads > 1) {
     p->workers = calloc((size_t)nthreads - 1, sizeof *p->workers);
     if (!p->workers) {
       sm_threadpool_free(p);
       return sm_status_new(SM_NO_MEMORY, "thread pool: out of memory");
     }
-    for (int i = 0; i < nthreads - 1; i++) {
-      if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) break;
-      p->nworkers++;
-    }
-    /* fewer workers than asked (thread limits) still works: the caller runs what is left */
   }
   *out = p;
   return NULL;
+}
+
+/* Creates the workers once. Fewer than asked (thread limits) still works: the caller runs what
+ * is left. */
+static void start_workers(sm_threadpool *p) {
+  pthread_mutex_lock(&p->mu);
+  if (!atomic_load_explicit(&p->started, memory_order_relaxed)) {
+    for (int i = 0; i < p->nthreads - 1; i++) {
+      if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) break;
+      p->nworkers++;
+    }
+    atomic_store_explicit(&p->started, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&p->mu);
 }
 
 void sm_threadpool_free(sm_threadpool *p) {
@@ -117,7 +132,11 @@ void sm_parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(v
   if (n <= 0) return;
   if (grain < 1) grain = 1;
   int64_t maxchunks = (n + grain - 1) / grain;
-  int nthreads = pool ? pool->nworkers + 1 : 1;
+  int nthreads = 1;
+  if (pool && pool->nthreads > 1 && maxchunks > 1) {
+    if (!atomic_load_explicit(&pool->started, memory_order_acquire)) start_workers(pool);
+    nthreads = pool->nworkers + 1;
+  }
   if (!pool || nthreads <= 1 || maxchunks <= 1) {
     fn(ctx, 0, n);
     return;
