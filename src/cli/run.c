@@ -18,6 +18,7 @@
 #include "cli/print_value.h"
 #include "cli/pyliteral.h"
 #include "cli/show.h"
+#include "runtime/model_internal.h"
 #include "savedmodel/format.h"
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
@@ -317,7 +318,10 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   tags = calloc(mg->meta_info_def ? mg->meta_info_def->n_tags + 1 : 1, sizeof *tags);
   if (!tags) { rc = sm_cli_error(1, "out of memory"); goto done; }
   for (size_t i = 0; mg->meta_info_def && i < mg->meta_info_def->n_tags; i++) tags[ntags++] = mg->meta_info_def->tags[i];
-  if ((st = sm_model_load(dir, tags, (int)ntags, NULL, &m))) { rc = sm_cli_fail(st); goto done; }
+  /* The model takes the SavedModel read above (and frees it), rather than reading it again. */
+  st = sm__model_load_parsed(dir, sm, tags, (int)ntags, NULL, &m);
+  sm = NULL;
+  if (st) { rc = sm_cli_fail(st); goto done; }
   if ((st = sm_model_session_run(m, feed_names, feed_vals, (int)fs->n, fetch_names, (int)nout, NULL, 0, results))) {
     rc = sm_cli_fail(st);
     goto done;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/file.h"
+#include "runtime/model_internal.h"
 #include "runtime/session.h"
 #include "savedmodel/bundle.h"
 #include "runtime/verify.h"
@@ -706,19 +707,29 @@ done:
 
 sm_status *sm_model_load(const char *export_dir, const char *const *tags, int ntags, const sm_load_options *opts,
                          sm_model **out) {
+  return sm__model_load_parsed(export_dir, NULL, tags, ntags, opts, out);
+}
+
+sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel *sm, const char *const *tags,
+                                 int ntags, const sm_load_options *opts, sm_model **out) {
   *out = NULL;
-  if (!export_dir) return sm_status_new(SM_INVALID_ARGUMENT, "load: no export directory");
-  if (ntags < 0 || (ntags > 0 && !tags)) return sm_status_new(SM_INVALID_ARGUMENT, "load: bad tag array");
-  sm_model *m = calloc(1, sizeof *m);
-  if (!m) return sm_status_new(SM_NO_MEMORY, "load: out of memory");
+  sm_status *st = NULL;
+  if (!export_dir) st = sm_status_new(SM_INVALID_ARGUMENT, "load: no export directory");
+  else if (ntags < 0 || (ntags > 0 && !tags)) st = sm_status_new(SM_INVALID_ARGUMENT, "load: bad tag array");
+  sm_model *m = st ? NULL : calloc(1, sizeof *m);
+  if (!st && !m) st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+  if (st) {
+    sm_saved_model_free(sm);
+    return st;
+  }
+  m->sm = sm; /* owned from here: sm_model_free frees it */
   feeds af = {0};
   char *prefix = NULL, *index = NULL;
-  sm_status *st = NULL;
   if (!(m->dir = dupstr(export_dir))) {
     st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
     goto fail;
   }
-  if ((st = sm_saved_model_read(export_dir, &m->sm))) goto fail;
+  if (!m->sm && (st = sm_saved_model_read(export_dir, &m->sm))) goto fail;
   if ((st = sm_saved_model_find_meta_graph(m->sm, tags, (size_t)ntags, &m->mg))) goto fail;
   if (!m->mg->graph_def) {
     st = sm_status_new(SM_INVALID_ARGUMENT, "%s: the MetaGraph has no graph_def", export_dir);
