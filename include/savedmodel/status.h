@@ -26,7 +26,9 @@ typedef enum sm_code {
   SM_INTERNAL = 10,
   SM_UNAVAILABLE = 11,      /* try again later: a queue is full, the server is shutting down */
   SM_DEADLINE_EXCEEDED = 12, /* a run's deadline passed (sm_run_options) before it finished */
-  SM_CANCELLED = 13          /* a run was cancelled by its caller (sm_run_options.cancel) */
+  SM_CANCELLED = 13,         /* a run was cancelled by its caller (sm_run_options.cancel) */
+  SM_RESOURCE_EXHAUSTED = 14 /* a shared resource ran out for this request (TF's RESOURCE_EXHAUSTED: a
+                              * batch whose every request timed out while queued) */
 } sm_code;
 
 typedef struct sm_status sm_status;

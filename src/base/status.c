@@ -82,6 +82,7 @@ const char *sm_code_name(sm_code code) {
   case SM_UNAVAILABLE: return "UNAVAILABLE";
   case SM_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
   case SM_CANCELLED: return "CANCELLED";
+  case SM_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
   }
   return "UNKNOWN";
 }

@@ -368,24 +368,22 @@ static void *batch_main(void *arg) {
       pp = &t->next;
     }
     b->queued_rows -= rows;
-    /* Requests whose deadline passed while queued are answered without running (TF Serving's
-     * BatchingSession refuses a batch whose every task timed out; dropping them one by one also
-     * spares the live requests of the batch the dead ones' rows). */
+    /* As TF Serving's BatchingSession: a batch whose every request's deadline passed while queued
+     * is refused (RESOURCE_EXHAUSTED, its words); one with any live request runs whole, under the
+     * latest deadline (run_batch). */
     int64_t now = sm_monotonic_us();
-    int live = 0, expired = 0;
-    for (int k = 0; picked && k < n; k++) {
-      if (picked[k]->deadline_us && now >= picked[k]->deadline_us) {
+    int live = 0;
+    for (int k = 0; picked && k < n; k++)
+      if (!picked[k]->deadline_us || now < picked[k]->deadline_us) live++;
+    if (picked && n && !live) {
+      for (int k = 0; k < n; k++) {
         picked[k]->status =
-            sm_status_new(SM_DEADLINE_EXCEEDED, "Run() timeout exceeded while waiting in batching queue");
+            sm_status_new(SM_RESOURCE_EXHAUSTED, "Run() timeout exceeded while waiting in batching queue");
         picked[k]->done = 1;
-        expired++;
-      } else {
-        picked[live++] = picked[k];
       }
+      pthread_cond_broadcast(&b->done);
+      continue;
     }
-    if (expired) pthread_cond_broadcast(&b->done);
-    if (picked && !live) continue;
-    n = picked ? live : n;
     if (!picked) { /* out of memory at start-up: run the head alone */
       head->status = sm_status_new(SM_NO_MEMORY, "out of memory in a batch thread");
       head->done = 1;

@@ -41,6 +41,7 @@ int sm_rest_http_status(sm_code code) {
     case SM_UNAVAILABLE: return 503;
     case SM_DEADLINE_EXCEEDED: return 504;
     case SM_CANCELLED: return 499; /* CLIENT_CLOSED_REQUEST */
+    case SM_RESOURCE_EXHAUSTED: return 429;
     default: return 500; /* UNKNOWN, INTERNAL, DATA_LOSS */
   }
 }
@@ -60,6 +61,7 @@ static const char *tf_code_name(sm_code c) {
     case SM_UNAVAILABLE: return "UNAVAILABLE";
     case SM_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
     case SM_CANCELLED: return "CANCELLED";
+    case SM_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
     default: return "UNKNOWN";
   }
 }
