@@ -5,9 +5,8 @@
  * most of a cold start's instructions (relocations), though a model without a large MatMul or
  * Conv never calls OpenBLAS.
  *
- * OpenBLAS is bound with dlopen at its first call. Snappy decompression (all the library needs
- * of it) is done here. The functions carry the libraries' own names and prototypes (checked
- * against their headers), so callers are unchanged; they are hidden, so a host program's own
+ * Both are bound with dlopen at their first call. The functions carry the libraries' own names
+ * and prototypes (checked against their headers), so callers are unchanged; they are hidden, so a host program's own
  * OpenBLAS or Snappy is not interposed. A kernel that starts using another cblas_* or snappy_*
  * function needs it here (the link fails until then). Should OpenBLAS be missing at run time (a
  * declared dependency, so only on a broken install), gemm falls back to plain loops: correct,
@@ -19,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "base/lazylib.h"
 
 #ifndef SM_OPENBLAS_SONAME
 #define SM_OPENBLAS_SONAME "libopenblas.so.0"
@@ -160,103 +161,52 @@ SM_HIDDEN void openblas_set_num_threads(int num_threads) {
 }
 
 /* ---- Snappy (TF's table blocks, type 1) ------------------------------------------------------ */
-/* Decoded here rather than by libsnappy: TF's own index files are Snappy-compressed (the
- * tf-serving fixtures' are), so loading nearly any model would pull in libsnappy and with it
- * libstdc++. Decompression is a short loop over the documented format (snappy's
- * format_description.txt): a varint of the uncompressed length, then literals and back-references.
- * Every length and offset is checked against both buffers; a stream that does not produce exactly
- * the announced length is invalid, as for libsnappy (tests/unit/test_snappy.c compares the two). */
+/* libsnappy is bound like OpenBLAS, at the first compressed block: TF's own index files are often
+ * Snappy-compressed, but many are not (ours never are), and libsnappy is C++, so linking it would
+ * make every program load libstdc++ at exec. Missing at run time (a declared dependency, so only
+ * on a broken install), the forwarders answer SNAPPY_INVALID_INPUT and sm_lazy_snappy_missing()
+ * lets the caller say why. */
 
-static int sn_length(const uint8_t *p, size_t n, size_t *used, uint32_t *len) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < 5 && i < n; i++) {
-    uint32_t b = p[i];
-    if (i == 4 && b > 0x0f) return 0; /* more than 32 bits, or a sixth byte */
-    v |= (b & 0x7f) << (7 * i);
-    if (!(b & 0x80)) {
-      *used = i + 1;
-      *len = v;
-      return 1;
-    }
-  }
-  return 0;
+#ifndef SM_SNAPPY_SONAME
+#define SM_SNAPPY_SONAME "libsnappy.so.1"
+#endif
+
+typedef snappy_status (*sn_len_fn)(const char *, size_t, size_t *);
+typedef snappy_status (*sn_valid_fn)(const char *, size_t);
+typedef snappy_status (*sn_unc_fn)(const char *, size_t, char *, size_t *);
+
+static pthread_once_t snappy_once = PTHREAD_ONCE_INIT;
+static sn_len_fn real_sn_len;
+static sn_valid_fn real_sn_valid;
+static sn_unc_fn real_sn_unc;
+
+static void snappy_load(void) {
+  void *h = dlopen(SM_SNAPPY_SONAME, RTLD_NOW | RTLD_LOCAL);
+  SM_BIND(h, real_sn_len, "snappy_uncompressed_length");
+  SM_BIND(h, real_sn_valid, "snappy_validate_compressed_buffer");
+  SM_BIND(h, real_sn_unc, "snappy_uncompress");
+  if (!real_sn_len || !real_sn_valid || !real_sn_unc) real_sn_len = NULL, real_sn_valid = NULL, real_sn_unc = NULL;
 }
 
-/* out NULL: only validates. */
-static snappy_status sn_decode(const uint8_t *p, size_t n, uint8_t *out, size_t *outlen) {
-  uint32_t ulen;
-  size_t i;
-  if (!sn_length(p, n, &i, &ulen)) return SNAPPY_INVALID_INPUT;
-  if (out && *outlen < ulen) return SNAPPY_BUFFER_TOO_SMALL;
-  uint64_t o = 0;
-  while (i < n) {
-    uint8_t tag = p[i++];
-    uint64_t len, off;
-    switch (tag & 3) {
-    case 0: /* literal: length - 1 in the tag, or in the 1..4 bytes after it */
-      len = tag >> 2;
-      if (len >= 60) {
-        size_t nb = (size_t)len - 59;
-        if (n - i < nb) return SNAPPY_INVALID_INPUT;
-        len = 0;
-        for (size_t b = 0; b < nb; b++) len |= (uint64_t)p[i + b] << (8 * b);
-        i += nb;
-      }
-      len += 1;
-      if (n - i < len || ulen - o < len) return SNAPPY_INVALID_INPUT;
-      if (out) memcpy(out + o, p + i, (size_t)len);
-      i += (size_t)len;
-      o += len;
-      continue;
-    case 1: /* copy, 11-bit offset, length 4..11 */
-      if (n - i < 1) return SNAPPY_INVALID_INPUT;
-      len = ((tag >> 2) & 7) + 4;
-      off = ((uint64_t)(tag >> 5) << 8) | p[i];
-      i += 1;
-      break;
-    case 2: /* copy, 16-bit offset, length 1..64 */
-      if (n - i < 2) return SNAPPY_INVALID_INPUT;
-      len = (tag >> 2) + 1;
-      off = p[i] | (uint64_t)p[i + 1] << 8;
-      i += 2;
-      break;
-    default: /* copy, 32-bit offset, length 1..64 */
-      if (n - i < 4) return SNAPPY_INVALID_INPUT;
-      len = (tag >> 2) + 1;
-      off = p[i] | (uint64_t)p[i + 1] << 8 | (uint64_t)p[i + 2] << 16 | (uint64_t)p[i + 3] << 24;
-      i += 4;
-      break;
-    }
-    if (off == 0 || off > o || ulen - o < len) return SNAPPY_INVALID_INPUT;
-    if (out) {
-      uint8_t *d = out + o;
-      const uint8_t *src = d - off;
-      if (off >= len)
-        memcpy(d, src, (size_t)len);
-      else /* overlapping: a repeating pattern, byte by byte */
-        for (uint64_t k = 0; k < len; k++) d[k] = src[k];
-    }
-    o += len;
-  }
-  if (o != ulen) return SNAPPY_INVALID_INPUT;
-  if (out) *outlen = ulen;
-  return SNAPPY_OK;
+SM_HIDDEN int sm_lazy_snappy_missing(void) {
+  pthread_once(&snappy_once, snappy_load);
+  return real_sn_unc == NULL;
 }
 
 SM_HIDDEN snappy_status snappy_uncompressed_length(const char *compressed, size_t compressed_length,
                                                    size_t *result) {
-  size_t used;
-  uint32_t len;
-  if (!sn_length((const uint8_t *)compressed, compressed_length, &used, &len)) return SNAPPY_INVALID_INPUT;
-  *result = len;
-  return SNAPPY_OK;
+  pthread_once(&snappy_once, snappy_load);
+  return real_sn_len ? real_sn_len(compressed, compressed_length, result) : SNAPPY_INVALID_INPUT;
 }
 
 SM_HIDDEN snappy_status snappy_validate_compressed_buffer(const char *compressed, size_t compressed_length) {
-  return sn_decode((const uint8_t *)compressed, compressed_length, NULL, NULL);
+  pthread_once(&snappy_once, snappy_load);
+  return real_sn_valid ? real_sn_valid(compressed, compressed_length) : SNAPPY_INVALID_INPUT;
 }
 
 SM_HIDDEN snappy_status snappy_uncompress(const char *compressed, size_t compressed_length, char *uncompressed,
                                           size_t *uncompressed_length) {
-  return sn_decode((const uint8_t *)compressed, compressed_length, (uint8_t *)uncompressed, uncompressed_length);
+  pthread_once(&snappy_once, snappy_load);
+  return real_sn_unc ? real_sn_unc(compressed, compressed_length, uncompressed, uncompressed_length)
+                     : SNAPPY_INVALID_INPUT;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "base/lazylib.h"
 #include "format/crc32c.h"
 
 #define FOOTER_SIZE 48
@@ -133,6 +134,9 @@ static sm_status *read_block(const sm_table *t, handle h, const char *what, bloc
   size_t csize = n;
   if (type == 1) {
     size_t ulen;
+    if (sm_lazy_snappy_missing())
+      return sm_status_new(SM_UNIMPLEMENTED, "%s: the %s block at offset %llu is Snappy-compressed and libsnappy "
+                           "could not be loaded", t->name, what, (unsigned long long)h.offset);
     if (snappy_uncompressed_length((const char *)p, n, &ulen) != SNAPPY_OK ||
         snappy_validate_compressed_buffer((const char *)p, n) != SNAPPY_OK)
       return sm_status_new(SM_DATA_LOSS, "%s: corrupt Snappy data in the %s block at offset %llu", t->name,

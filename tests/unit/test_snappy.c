@@ -1,8 +1,8 @@
-/* test_snappy.c - the library's own Snappy decoder (src/base/lazylib.c) against libsnappy's:
- * streams libsnappy wrote must decode to the original bytes, and for truncated, bit-flipped and
- * absurd streams both decoders must agree on valid/invalid (and on the bytes when valid). The
- * library's snappy_* functions are hidden in it and win at link time; libsnappy's own are reached
- * through dlopen. */
+/* test_snappy.c - the library's lazily bound Snappy functions (src/base/lazylib.c, which dlopen
+ * libsnappy at the first compressed block) against libsnappy's own: streams libsnappy wrote must
+ * decode to the original bytes, and for truncated, bit-flipped and absurd streams both must agree
+ * on valid/invalid (and on the bytes when valid). The library's snappy_* forwarders win at link
+ * time; libsnappy's own are reached through dlopen here. */
 #include <dlfcn.h>
 #include <snappy-c.h>
 #include <stdint.h>
