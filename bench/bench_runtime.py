@@ -6,7 +6,7 @@
 
 (a) Cold CLI: `savedmodel run` of half_plus_two (../shared/fixtures/tf-serving/
     saved_model_half_plus_two_cpu) against `saved_model_cli run` with the same flags, each a fresh
-    process: wall time (median) and peak RSS (os.wait4's ru_maxrss of that child).
+    process: wall time (median) and peak RSS (GNU time's %M for that child; see run_measured).
     Goals: at least 500x faster, peak RSS at most 1/50 of TensorFlow's.
 (b) The seed CNN (tests/fixtures/zoo/keras_seed_cnn: Conv2D(32,3,relu), MaxPooling2D(2), Flatten,
     Dense(64,relu), Dense(10) on 28x28x1) at batch 1 and 256: a loaded TensorFlow signature call
@@ -156,16 +156,30 @@ def build_driver(build):
 
 
 def run_measured(cmd, cwd=None):
-    """Runs cmd as a child; returns (wall seconds, peak RSS KiB, rc, stdout, stderr)."""
-    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+    """Runs cmd as a child; returns (wall seconds, peak RSS KiB, rc, stdout, stderr).
+
+    Peak RSS comes from /usr/bin/time (GNU time, Debian's `time`), not from our own wait4: Linux
+    counts a child's peak from the address space it had before exec, and subprocess starts
+    children with vfork, so wait4's ru_maxrss of any child is at least this Python process's own
+    peak (/bin/true reads ~14 MiB that way). time is a small C program, so its floor is ~1 MiB.
+    The wall time includes time's own fork and exec (well under a millisecond), on both sides."""
+    timer = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe, \
+            tempfile.NamedTemporaryFile(mode="r") as fr:
+        full = [timer, "-f", "%M", "-o", fr.name] + list(cmd) if timer else cmd
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=cwd)
+        p = subprocess.Popen(full, stdout=fo, stderr=fe, cwd=cwd)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         fo.seek(0)
         fe.seek(0)
-        return wall, ru.ru_maxrss, p.returncode, fo.read().decode(errors="replace"), \
+        rss = ru.ru_maxrss
+        if timer:
+            lines = [l.strip() for l in fr.read().splitlines() if l.strip()]
+            if lines and lines[-1].isdigit():
+                rss = int(lines[-1])
+        return wall, rss, p.returncode, fo.read().decode(errors="replace"), \
             fe.read().decode(errors="replace")
 
 
@@ -221,7 +235,7 @@ def bench_cli(args, rows, notes, goals):
          "yes" if goals["cli rss"] else "**no**"),
     ]
     notes.append("Cold CLI: `%s` (both tools, same flags; fresh process each run, wall time from "
-                 "fork to exit, peak RSS = ru_maxrss from wait4 for that child); %s; stdout "
+                 "fork to exit, peak RSS = /usr/bin/time %%M of that child); %s; stdout "
                  "result blocks %s." % (" ".join(shlex.quote(f) for f in flags).replace(d, "HPT"),
                                         env_note, "identical" if same else "**differ**"))
 
