@@ -181,7 +181,7 @@ static sn_valid_fn real_sn_valid;
 static sn_unc_fn real_sn_unc;
 
 static void snappy_load(void) {
-  void *h = dlopen(SM_SNAPPY_SONAME, RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen(SM_SNAPPY_SONAME, RTLD_LAZY | RTLD_LOCAL);
   SM_BIND(h, real_sn_len, "snappy_uncompressed_length");
   SM_BIND(h, real_sn_valid, "snappy_validate_compressed_buffer");
   SM_BIND(h, real_sn_unc, "snappy_uncompress");
