@@ -25,14 +25,6 @@
 #define SM_OPENBLAS_SONAME "libopenblas.so.0"
 #endif
 
-#define SM_HIDDEN __attribute__((visibility("hidden")))
-
-/* dlsym returns void *; POSIX guarantees it converts to a function pointer, ISO C does not. */
-#define SM_BIND(handle, var, name)                 \
-  do {                                             \
-    void *sym_ = (handle) ? dlsym((handle), name) : NULL; \
-    *(void **)(&(var)) = sym_;                     \
-  } while (0)
 
 /* ---- OpenBLAS -------------------------------------------------------------------------------- */
 

@@ -15,11 +15,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "base/lazylib.h"
+
 #ifndef SM_MHD_SONAME
 #define SM_MHD_SONAME "libmicrohttpd.so.12"
 #endif
-
-#define SM_HIDDEN __attribute__((visibility("hidden")))
 
 static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 static struct {
@@ -35,8 +35,7 @@ static struct {
   enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
 } mhd;
 
-/* dlsym returns void *; POSIX guarantees it converts to a function pointer, ISO C does not. */
-#define BIND(h, field, name) (*(void **)(&mhd.field) = (h) ? dlsym((h), name) : NULL)
+#define BIND(h, field, name) SM_BIND(h, mhd.field, name)
 
 static void mhd_load(void) {
   void *h = dlopen(SM_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
