@@ -110,7 +110,9 @@ def same_values(a, b):
 def saved_model_cli(python, args):
     """saved_model_cli's own main(), in this process (importing TensorFlow once, not per call).
 
-    The ops line prints a Python set, whose order is arbitrary: it is sorted here."""
+    The ops line prints a Python set, and a structured input's "Value: {...}" a dict rebuilt in an
+    order that follows string hashing (PYTHONHASHSEED): both are sorted here, so two calls in one
+    process compare equal whatever the hash seed."""
     import re
     sys.path.insert(0, HERE)
     import make_zoo
@@ -121,6 +123,13 @@ def saved_model_cli(python, args):
         return m.group(1) + "{" + ", ".join(items) + "}"
     text = out.decode("utf-8", "surrogateescape")
     text = re.sub(r"(contains the following ops: )\{([^}]*)\}", sort_set, text)
+
+    def sort_dict(m):
+        items = re.findall(r"'[^']*': [A-Za-z]+\((?:[^()]|\([^()]*\))*\), ", m.group(2))
+        if "".join(items) != m.group(2):   # not a flat dict of specs: leave it as printed
+            return m.group(0)
+        return m.group(1) + "{" + "".join(sorted(items)) + m.group(3) + "}"
+    text = re.sub(r"(Value: )\{((?:'[^']*': [^\n]*?, )+)(\x08*)\}", sort_dict, text)
     return rc, text.encode("utf-8", "surrogateescape")
 
 
