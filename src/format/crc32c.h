@@ -24,7 +24,8 @@ static inline uint32_t sm_crc32c_unmask(uint32_t m) {
   return (r >> 17) | (r << 15);
 }
 
-/* 1 when the hardware (SSE4.2) path is in use; for tests and benchmarks. */
+/* Which path runs, for tests and benchmarks: 0 tables, 1 the SSE4.2 crc32 instruction, 2 that
+ * and VPCLMULQDQ folding for buffers of 1 KiB or more. */
 int sm_crc32c_hw(void);
 
 #endif

@@ -40,8 +40,9 @@ int main(void) {
   CHECK_EQ_INT(sm_crc32c_unmask(sm_crc32c_mask(crc)), crc);
   CHECK_EQ_INT(sm_crc32c_unmask(sm_crc32c_mask(sm_crc32c_mask(crc))), sm_crc32c_mask(crc));
 
-  /* The (possibly hardware, striped) path equals the table path at every length and alignment,
-   * including the 3 x 4096-byte stripes and splits between Extend calls. */
+  /* The (possibly hardware, striped or folded) path equals the table path at every length and
+   * alignment, including the 3 x 4096-byte stripes, the folding path's 1024-byte threshold and
+   * 256-byte blocks, and splits between Extend calls (a non-zero initial state). */
   size_t big = 3 * 4096 * 3 + 77;
   uint8_t *data = malloc(big + 16);
   uint32_t x = 12345;
@@ -51,7 +52,8 @@ int main(void) {
   }
   int bad = 0;
   for (size_t off = 0; off < 9; off++) {
-    size_t lens[] = {0, 1, 7, 8, 9, 63, 4095, 4096, 12287, 12288, 12289, 24577, big - 9};
+    size_t lens[] = {0,    1,    7,    8,     9,     63,    1023,  1024,  1025,    1279,
+                     1280, 1535, 4095, 4096,  12287, 12288, 12289, 24577, big - 9};
     for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
       size_t n = lens[k];
       uint32_t a = sm_crc32c_value(data + off, n), b = sm_crc32c_extend_sw(0, data + off, n);
@@ -62,6 +64,21 @@ int main(void) {
   }
   CHECK_EQ_INT(bad, 0);
   free(data);
-  fprintf(stderr, "crc32c hardware path: %s\n", sm_crc32c_hw() ? "yes" : "no");
+  /* Random lengths and initial states: 2,000 cases against the table path. */
+  uint8_t *r = malloc(70000);
+  for (size_t i = 0; i < 70000; i++) {
+    x = x * 1103515245u + 12345u;
+    r[i] = (uint8_t)(x >> 16);
+  }
+  for (int i = 0; i < 2000; i++) {
+    x = x * 1103515245u + 12345u;
+    size_t off = (x >> 8) % 64, n = (x >> 4) % (70000 - 64);
+    x = x * 1103515245u + 12345u;
+    if (sm_crc32c_extend(x, r + off, n) != sm_crc32c_extend_sw(x, r + off, n)) bad++;
+  }
+  CHECK_EQ_INT(bad, 0);
+  free(r);
+  static const char *const path[] = {"tables", "crc32 instruction", "crc32 instruction + VPCLMULQDQ folding"};
+  fprintf(stderr, "crc32c path: %s\n", path[sm_crc32c_hw()]);
   TEST_MAIN_END();
 }
