@@ -1,8 +1,9 @@
-/* pb_arena.c - bump allocation for protobuf-c unpack (see pb_arena.h for why).
+/* pb_arena.c - bump allocation for decoded messages (see pb_arena.h for why).
  *
- * Layout: block 0 starts with the arena header, and the first allocation protobuf-c makes (the
- * message itself: protobuf_c_message_unpack allocates it before anything else) sits right after
- * it. sm_pb_arena_free steps back from the message to the header.
+ * Layout: block 0 starts with the arena header, and the first allocation (the root message:
+ * protobuf_c_message_unpack allocates it before anything else, sm_pb_arena_begin makes it) sits
+ * right after it. sm_pb_arena_free steps back from the message to the header. The header's first
+ * member is the current block's bump pointer, which pb_arena.h's inline allocation moves.
  *
  * Freed standard-size blocks are kept, up to SPARE_MAX bytes, in one process-wide list that the
  * next unpack takes whole: a decoded saved_model.pb is ~10x its size, and fresh pages cost a page
@@ -16,15 +17,15 @@
 
 typedef struct block {
   struct block *next;
-  size_t size, used; /* bytes of data[] */
+  size_t size; /* bytes of data[] */
   _Alignas(16) unsigned char data[];
 } block;
 
 typedef struct arena {
+  sm_pb_arena pub;  /* bump pointer into head (first, so pb_arena.h's inline alloc can use it) */
   uint64_t magic;
   block *head;      /* current block (the list runs back to block 0) */
   block *spare;     /* standard blocks taken from the cache, not used yet */
-  size_t next_size; /* size of the next block (BLOCK) */
   int failed;
 } arena;
 
@@ -44,7 +45,6 @@ static block *new_block(size_t size) {
   if (!b) return NULL;
   b->next = NULL;
   b->size = size;
-  b->used = 0;
   return b;
 }
 
@@ -54,31 +54,21 @@ static block *std_block(block **spare) {
   if (!b) return new_block(BLOCK);
   *spare = b->next;
   b->next = NULL;
-  b->used = 0;
   return b;
 }
 
-static void *arena_alloc(void *ud, size_t size) {
-  arena *a = ud;
-  size = (size + ALIGN - 1) / ALIGN * ALIGN;
-  if (size == 0) size = ALIGN;
-  block *b = a->head;
-  if (size <= b->size - b->used) {
-    void *p = b->data + b->used;
-    b->used += size;
-    return p;
-  }
-  /* Large requests get a block of their own, put behind the current one so that the current
-   * block's free space is not wasted. */
-  if (size > a->next_size / 4) {
+/* `size` bytes (a multiple of 8) at the given alignment, from a new block. Large requests get a
+ * block of their own, put behind the current one so that the current block's free space is not
+ * wasted. */
+static void *alloc_slow(arena *a, size_t size) {
+  if (size > BLOCK / 4) {
     block *nb = new_block(size);
     if (!nb) {
       a->failed = 1;
       return NULL;
     }
-    nb->used = size;
-    nb->next = b->next;
-    b->next = nb;
+    nb->next = a->head->next;
+    a->head->next = nb;
     return nb->data;
   }
   block *nb = std_block(&a->spare);
@@ -86,10 +76,26 @@ static void *arena_alloc(void *ud, size_t size) {
     a->failed = 1;
     return NULL;
   }
-  nb->next = b;
+  nb->next = a->head;
   a->head = nb;
-  nb->used = size;
+  a->pub.cur = nb->data + size;
+  a->pub.lim = nb->data + BLOCK;
   return nb->data;
+}
+
+void *sm_pb_arena_alloc_slow(sm_pb_arena *pub, size_t size) { return alloc_slow((arena *)pub, size); }
+
+/* protobuf-c's allocator: malloc's 16-byte alignment. */
+static void *arena_alloc(void *ud, size_t size) {
+  arena *a = ud;
+  size = (size + ALIGN - 1) / ALIGN * ALIGN;
+  if (size == 0) size = ALIGN;
+  uintptr_t c = ((uintptr_t)a->pub.cur + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
+  if (c <= (uintptr_t)a->pub.lim && size <= (uintptr_t)a->pub.lim - c) {
+    a->pub.cur = (unsigned char *)c + size;
+    return (void *)c;
+  }
+  return alloc_slow(a, size);
 }
 
 static void arena_free_piece(void *ud, void *p) {
@@ -127,6 +133,17 @@ static void release(block *used, block *unused) {
   if (keep && !atomic_compare_exchange_strong(&spare_cache, &expected, keep)) free_blocks(keep);
 }
 
+static arena *init_arena(block *b0, block *spare) {
+  arena *a = (arena *)b0->data;
+  memset(a, 0, sizeof *a);
+  a->magic = ARENA_MAGIC;
+  a->head = b0;
+  a->spare = spare;
+  a->pub.cur = b0->data + HDR;
+  a->pub.lim = b0->data + BLOCK;
+  return a;
+}
+
 sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                               const char *what, ProtobufCMessage **out) {
   *out = NULL;
@@ -136,13 +153,7 @@ sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint
     release(NULL, spare);
     return sm_status_new(SM_NO_MEMORY, "%s: out of memory", what);
   }
-  arena *a = (arena *)b0->data;
-  memset(a, 0, sizeof *a);
-  a->magic = ARENA_MAGIC;
-  a->head = b0;
-  a->spare = spare;
-  a->next_size = BLOCK;
-  b0->used = HDR;
+  arena *a = init_arena(b0, spare);
   ProtobufCAllocator alloc = {arena_alloc, arena_free_piece, a};
   ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, data);
   if (!m || (unsigned char *)m != b0->data + HDR) {
@@ -168,5 +179,31 @@ void sm_pb_arena_free(ProtobufCMessage *msg) {
   if (a->magic != ARENA_MAGIC) abort(); /* a message not from sm_pb_arena_unpack: a caller bug */
   a->magic = 0;
   block *head = a->head, *spare = a->spare;
+  release(head, spare);
+}
+
+sm_pb_arena *sm_pb_arena_begin(size_t root_size, void **root) {
+  *root = NULL;
+  block *spare = atomic_exchange(&spare_cache, NULL);
+  block *b0 = std_block(&spare);
+  if (!b0) {
+    release(NULL, spare);
+    return NULL;
+  }
+  arena *a = init_arena(b0, spare);
+  void *m = sm_pb_arena_alloc(&a->pub, root_size);
+  if (m != b0->data + HDR) { /* a root too large for block 0: cannot happen for real messages */
+    sm_pb_arena_discard(&a->pub);
+    return NULL;
+  }
+  *root = m;
+  return &a->pub;
+}
+
+void sm_pb_arena_discard(sm_pb_arena *pub) {
+  if (!pub) return;
+  arena *a = (arena *)pub;
+  block *head = a->head, *spare = a->spare;
+  a->magic = 0;
   release(head, spare);
 }

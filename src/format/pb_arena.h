@@ -1,9 +1,12 @@
-/* pb_arena.h - a bump allocator for protobuf-c unpack: one message tree, freed all at once.
+/* pb_arena.h - a bump allocator for decoded protobuf messages: one message tree, freed all at once.
  *
  * A parsed saved_model.pb is tens of thousands of small allocations; with malloc, unpacking and
  * freeing them costs more than reading the bytes (bench/RESULTS.md). Here they are carved out of
  * large blocks and released together. The message tree is then read-only in shape: its arrays
- * must not be realloc'ed nor its pieces freed one by one. */
+ * must not be realloc'ed nor its pieces freed one by one.
+ *
+ * Two fillers: protobuf-c's own unpack (sm_pb_arena_unpack, through a ProtobufCAllocator) and our
+ * decoder (pb_decode.c, through sm_pb_arena_begin / sm_pb_arena_alloc, inlined bump). */
 #ifndef SM_FORMAT_PB_ARENA_H
 #define SM_FORMAT_PB_ARENA_H
 
@@ -19,7 +22,33 @@
 sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                               const char *what, ProtobufCMessage **out);
 
-/* Frees a message returned by sm_pb_arena_unpack (NULL-safe). */
+/* Frees a message returned by sm_pb_arena_unpack or built by sm_pb_arena_begin (NULL-safe). */
 void sm_pb_arena_free(ProtobufCMessage *msg);
+
+/* ---- direct filling (pb_decode.c) ---- */
+
+/* The bump pointer of the current block; the rest of the arena is private to pb_arena.c. */
+typedef struct sm_pb_arena {
+  unsigned char *cur, *lim;
+} sm_pb_arena;
+
+/* Starts an arena whose first allocation, `root_size` bytes (a message), is returned in *root:
+ * sm_pb_arena_free(*root) frees it all. NULL when out of memory. */
+sm_pb_arena *sm_pb_arena_begin(size_t root_size, void **root);
+/* The slow path of sm_pb_arena_alloc: a new block. NULL when out of memory. */
+void *sm_pb_arena_alloc_slow(sm_pb_arena *a, size_t size);
+/* Throws away an arena from sm_pb_arena_begin that was not handed out. */
+void sm_pb_arena_discard(sm_pb_arena *a);
+
+/* 8-byte aligned allocation (what protobuf-c's structs need). */
+static inline void *sm_pb_arena_alloc(sm_pb_arena *a, size_t size) {
+  size = (size + 7) & ~(size_t)7;
+  if (size <= (size_t)(a->lim - a->cur)) {
+    void *p = a->cur;
+    a->cur += size;
+    return p;
+  }
+  return sm_pb_arena_alloc_slow(a, size);
+}
 
 #endif

@@ -17,6 +17,7 @@
 #include "savedmodel/constants.h"
 #include "savedmodel/pbtxt.h"
 #include "format/pb_arena.h"
+#include "format/pb_decode.h"
 #include "format/pb_util.h"
 
 /* ---- wire-format pre-scan --------------------------------------------------------------------- */
@@ -296,14 +297,14 @@ sm_status *sm_pb_parse(const ProtobufCMessageDescriptor *desc, const uint8_t *da
 /* ---- SavedModel --------------------------------------------------------------------------------- */
 
 /* SavedModels are decoded into an arena (format/pb_arena.c): unpacking and freeing tens of
- * thousands of small pieces with malloc cost more than the parse itself. */
+ * thousands of small pieces with malloc cost more than the parse itself. The decoder is our own
+ * (format/pb_decode.c: one pass, sm_pb_check's rules folded in); on anything unusual it hands the
+ * input to sm_pb_check and protobuf-c, whose answers stay the reference. */
 sm_status *sm_saved_model_parse(const uint8_t *data, size_t len, const char *what, Tensorflow__SavedModel **out) {
   *out = NULL;
   if (!what) what = "saved_model.pb";
-  sm_status *s = sm_pb_check(&tensorflow__saved_model__descriptor, data, len, what);
-  if (s) return s;
   ProtobufCMessage *m;
-  s = sm_pb_arena_unpack(&tensorflow__saved_model__descriptor, data, len, what, &m);
+  sm_status *s = sm_pb_decode(&tensorflow__saved_model__descriptor, data, len, what, &m);
   *out = (Tensorflow__SavedModel *)m;
   return s;
 }

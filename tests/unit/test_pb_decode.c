@@ -1,0 +1,278 @@
+/* test_pb_decode.c - our protobuf decoder (src/format/pb_decode.c) against the old path
+ * (sm_pb_check + protobuf-c's unpack): hand-made edge cases, every SavedModel under
+ * tests/fixtures (and the TF Serving ones under SM_SHARED_DIR when present), and seeded random
+ * mutations of them. The comparison itself is fuzz/fuzz_pb_decode.c's, included here. */
+#define FUZZ_PB_DECODE_ENTRY fuzz_pb_decode_one
+#include "../../fuzz/fuzz_pb_decode.c"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "base/file.h"
+#include "savedmodel/pbtxt.h"
+#include "test.h"
+
+static size_t n_inputs, n_fast, n_ref_ok;
+
+static fpd_result diff(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n, const char *name) {
+  fpd_result r = fpd_diff(d, p, n);
+  n_inputs++;
+  n_fast += r.fast_ok;
+  n_ref_ok += r.ref_ok;
+  if (r.mismatch) {
+    fprintf(stderr, "mismatch %d on %s (%zu bytes)\n", r.mismatch, name, n);
+    sm_test_failures++;
+  }
+  return r;
+}
+
+/* ---- hand-made cases ---- */
+
+#define B(...) ((const uint8_t[]){__VA_ARGS__}), sizeof((const uint8_t[]){__VA_ARGS__})
+
+static void test_cases(void) {
+  const ProtobufCMessageDescriptor *SM = &tensorflow__saved_model__descriptor,
+                                   *AV = &tensorflow__attr_value__descriptor,
+                                   *TP = &tensorflow__tensor_proto__descriptor;
+  fpd_result r;
+  /* empty input: an empty message */
+  r = diff(SM, (const uint8_t *)"", 0, "empty");
+  CHECK(r.fast_ok && r.ref_ok);
+  /* a singular message given twice: protobuf-c merges, the fast path leaves it to protobuf-c */
+  r = diff(SM, B(0x12, 0x0a, 0x0a, 0x03, 0x0a, 0x01, 'a', 0x0a, 0x03, 0x22, 0x01, 's'), "merge");
+  CHECK(!r.fast_ok && r.ref_ok);
+  {
+    ProtobufCMessage *m = NULL;
+    CHECK_OK(sm_pb_decode(SM, B(0x12, 0x0a, 0x0a, 0x03, 0x0a, 0x01, 'a', 0x0a, 0x03, 0x22, 0x01, 's'), "merge", &m));
+    const Tensorflow__SavedModel *sm = (const Tensorflow__SavedModel *)m;
+    CHECK(sm && sm->n_meta_graphs == 1 && sm->meta_graphs[0]->meta_info_def &&
+          strcmp(sm->meta_graphs[0]->meta_info_def->meta_graph_version, "a") == 0 &&
+          sm->meta_graphs[0]->meta_info_def->n_tags == 1);
+    sm_pb_arena_free(m);
+  }
+  /* unknown fields of every wire type are kept, in order */
+  r = diff(SM, B(0x78, 0x05, 0x82, 0x01, 0x02, 'h', 'i', 0x8d, 0x01, 1, 2, 3, 4, 0x91, 0x01, 1, 2, 3, 4, 5, 6, 7, 8,
+                 0x08, 0x01, 0x78, 0x06),
+           "unknown");
+  CHECK(r.fast_ok && r.ref_ok);
+  {
+    ProtobufCMessage *m = NULL;
+    CHECK(sm_pb_decode_fast(SM, B(0x78, 0x05, 0x82, 0x01, 0x02, 'h', 'i', 0x08, 0x01), &m) == 0);
+    CHECK(m && m->n_unknown_fields == 2 && m->unknown_fields[0].tag == 15 && m->unknown_fields[1].len == 3 &&
+          memcmp(m->unknown_fields[1].data, "\x02hi", 3) == 0);
+    sm_pb_arena_free(m);
+  }
+  /* oneof: a later member replaces an earlier one; a message member given twice is replaced */
+  r = diff(AV, B(0x12, 0x02, 'a', 'b', 0x18, 0x05), "oneof");
+  CHECK(r.fast_ok && r.ref_ok);
+  r = diff(AV, B(0x3a, 0x02, 0x18, 0x01, 0x3a, 0x00), "oneof message twice");
+  CHECK(r.fast_ok && r.ref_ok);
+  r = diff(AV, B(0x18, 0x05, 0x12, 0x00, 0x25, 0, 0, 0x80, 0x3f), "oneof three");
+  CHECK(r.fast_ok && r.ref_ok);
+  /* repeated scalars: packed, unpacked, mixed; last value wins for singular scalars */
+  r = diff(TP, B(0x3a, 0x03, 0x01, 0x02, 0x03, 0x38, 0x04, 0x38, 0x05, 0x2a, 0x04, 0, 0, 0x80, 0x3f, 0x2d, 0, 0, 0, 0x40,
+                 0x08, 0x01, 0x08, 0x03),
+           "packed");
+  CHECK(r.fast_ok && r.ref_ok);
+  {
+    ProtobufCMessage *m = NULL;
+    CHECK(sm_pb_decode_fast(TP, B(0x3a, 0x03, 0x01, 0x02, 0x03, 0x38, 0x04, 0x38, 0x05, 0x3a, 0x01, 0x7f), &m) == 0);
+    const Tensorflow__TensorProto *t = (const Tensorflow__TensorProto *)m;
+    CHECK(t && t->n_int_val == 6 && t->int_val[0] == 1 && t->int_val[4] == 5 && t->int_val[5] == 127);
+    sm_pb_arena_free(m);
+  }
+  /* many elements: arrays grow past several doublings */
+  {
+    uint8_t buf[3000];
+    size_t n = 0;
+    for (int i = 0; i < 1000; i++) buf[n++] = 0x38, buf[n++] = (uint8_t)(i & 0x7f);
+    buf[n++] = 0x3a, buf[n++] = 0x7f;
+    for (int i = 0; i < 127; i++) buf[n++] = (uint8_t)i;
+    r = diff(TP, buf, n, "many");
+    CHECK(r.fast_ok && r.ref_ok);
+  }
+  /* bools: any set bit is true, even past 64 bits */
+  r = diff(AV, B(0x28, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7e), "bool");
+  CHECK(r.ref_ok);
+  /* negative int32 in 10 bytes, sint64 */
+  r = diff(AV, B(0x30, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "enum -1");
+  CHECK(r.fast_ok && r.ref_ok);
+  /* a length padded to 6 bytes: sm_pb_check takes it, protobuf-c does not */
+  r = diff(SM, B(0x12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00), "padded length");
+  CHECK(!r.fast_ok);
+  /* malformed: truncated, bad wire type, group, length past the end, field 0, bad UTF-8 */
+  r = diff(SM, B(0x12, 0x05, 0x0a), "truncated");
+  CHECK(!r.fast_ok && !r.ref_ok);
+  r = diff(SM, B(0x0d, 1, 2, 3, 4), "wire type");
+  CHECK(!r.fast_ok && !r.ref_ok);
+  r = diff(SM, B(0x13, 0x14), "group");
+  CHECK(!r.fast_ok && !r.ref_ok);
+  r = diff(SM, B(0x00, 0x01), "field 0");
+  CHECK(!r.fast_ok && !r.ref_ok);
+  r = diff(SM, B(0x12, 0x05, 0x0a, 0x03, 0x22, 0x01, 0xff), "utf8");
+  CHECK(!r.fast_ok && !r.ref_ok);
+  r = diff(AV, B(0x12, 0x01, 0xff), "bytes not utf8");
+  CHECK(r.fast_ok && r.ref_ok);
+  /* nesting: 100 levels of AttrValue.list.func... is deep; use MetaGraphDef-free recursion:
+   * AttrValue -> list (1) -> func (8, NameAttrList) -> attr entry -> value AttrValue ... */
+  {
+    uint8_t buf[4096];
+    size_t n = 0;
+    /* TensorShape has no recursion; AttrValue.func (10) -> NameAttrList.attr (2) entry -> value (2) */
+    int levels = 40; /* 3 messages per level: 120 > SM_PB_MAX_DEPTH */
+    uint8_t inner[4096];
+    size_t in = 0;
+    for (int i = 0; i < levels; i++) {
+      /* wrap inner (an AttrValue) as entry.value, then entry in NameAttrList.attr, then AttrValue.func */
+      uint8_t t[4096];
+      size_t tn = 0;
+      t[tn++] = 0x12, t[tn++] = (uint8_t)in; /* entry.value */
+      memcpy(t + tn, inner, in), tn += in;
+      uint8_t u[4096];
+      size_t un = 0;
+      u[un++] = 0x12, u[un++] = (uint8_t)tn; /* NameAttrList.attr */
+      memcpy(u + un, t, tn), un += tn;
+      if (un + 2 > 127) break; /* keep one-byte lengths */
+      inner[0] = 0x52, inner[1] = (uint8_t)un; /* AttrValue.func */
+      memcpy(inner + 2, u, un);
+      in = un + 2;
+    }
+    memcpy(buf, inner, in), n = in;
+    r = diff(AV, buf, n, "nested");
+    CHECK(r.ref_ok == r.fast_ok);
+  }
+}
+
+/* ---- fixtures and mutations ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static size_t mutate(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
+  memcpy(dst, src, n);
+  int rounds = 1 + (int)(next_rand() % 3);
+  for (int k = 0; k < rounds && n; k++) {
+    size_t at = (size_t)(next_rand() % n);
+    switch (next_rand() % 7) {
+      case 0: dst[at] ^= (uint8_t)(1u << (next_rand() % 8)); break;
+      case 1: dst[at] = (uint8_t)next_rand(); break;
+      case 2: n = at; break;
+      case 3: {
+        size_t add = 1 + (size_t)(next_rand() % 8);
+        if (n + add > cap) break;
+        memmove(dst + at + add, dst + at, n - at);
+        for (size_t i = 0; i < add; i++) dst[at + i] = (uint8_t)next_rand();
+        n += add;
+        break;
+      }
+      case 4: {
+        size_t del = 1 + (size_t)(next_rand() % 16);
+        if (del > n - at) del = n - at;
+        memmove(dst + at, dst + at + del, n - at - del);
+        n -= del;
+        break;
+      }
+      case 5: { /* duplicate a range: repeated and twice-given fields */
+        size_t len = 1 + (size_t)(next_rand() % 64);
+        if (len > n - at) len = n - at;
+        if (n + len > cap) break;
+        memmove(dst + at + 2 * len, dst + at + len, n - at - len);
+        memcpy(dst + at + len, dst + at, len);
+        n += len;
+        break;
+      }
+      default: {
+        static const uint8_t vals[] = {0x00, 0x7f, 0x80, 0xff, 0x0a, 0x12, 0x1a, 0x22, 0x01};
+        dst[at] = vals[next_rand() % sizeof vals];
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+static void run_file(const uint8_t *data, size_t len, const char *name, int mutations) {
+  const ProtobufCMessageDescriptor *SM = &tensorflow__saved_model__descriptor;
+  fpd_result r = diff(SM, data, len, name);
+  CHECK(r.fast_ok && r.ref_ok); /* real files take the fast path */
+  size_t cap = len + 4096;
+  uint8_t *buf = malloc(cap);
+  if (!buf) return;
+  for (int i = 0; i < mutations; i++) {
+    size_t n = mutate(data, len, buf, cap);
+    diff(SM, buf, n, name);
+  }
+  free(buf);
+}
+
+static size_t n_files;
+
+static void walk(const char *dir, int mutations) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char *p = sm_path_join(dir, e->d_name);
+    if (!p) continue;
+    struct stat st;
+    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+      walk(p, mutations);
+    } else if (strcmp(e->d_name, "saved_model.pb") == 0) {
+      char *buf = NULL;
+      size_t len = 0;
+      sm_status *s = sm_file_read_all(p, &buf, &len);
+      if (!s) {
+        run_file((const uint8_t *)buf, len, p, mutations);
+        n_files++;
+      }
+      sm_status_free(s);
+      free(buf);
+    } else if (strcmp(e->d_name, "saved_model.pbtxt") == 0) {
+      /* text fixtures (the malformed ones) go in as the binary they encode */
+      char *text = NULL;
+      size_t len = 0;
+      sm_status *s = sm_file_read_all(p, &text, &len);
+      ProtobufCMessage *m = NULL;
+      if (!s) s = sm_pbtxt_parse(&tensorflow__saved_model__descriptor, text, len, p, &m);
+      if (!s) {
+        size_t n = protobuf_c_message_get_packed_size(m);
+        uint8_t *bin = malloc(n ? n : 1);
+        if (bin) {
+          protobuf_c_message_pack(m, bin);
+          run_file(bin, n, p, mutations);
+          n_files++;
+        }
+        free(bin);
+        protobuf_c_message_free_unpacked(m, NULL);
+      }
+      sm_status_free(s);
+      free(text);
+    }
+    free(p);
+  }
+  closedir(d);
+}
+
+int main(void) {
+  test_cases();
+  char *fx = sm_path_join(SM_SOURCE_DIR, "tests/fixtures");
+  walk(fx, 150);
+  free(fx);
+  char *shared = sm_path_join(SM_SHARED_DIR, "fixtures/tf-serving");
+  if (shared && sm_is_dir(shared))
+    walk(shared, 50);
+  else
+    printf("note: %s absent, TF Serving fixtures not compared\n", shared ? shared : "shared dir");
+  free(shared);
+  printf("%zu files, %zu inputs: %zu decoded by the fast path, %zu accepted by the old path\n", n_files, n_inputs,
+         n_fast, n_ref_ok);
+  CHECK(n_files >= 20);
+  CHECK(n_fast > n_inputs / 10);
+  TEST_MAIN_END();
+}
