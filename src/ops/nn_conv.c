@@ -9,6 +9,7 @@
  * input. So memory beyond the output stays bounded whatever the batch. Depthwise is direct loops
  * (per output pixel, per tap, one vectorisable channel loop). Never writes its inputs. */
 #include <cblas.h>
+#include <float.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,11 @@ typedef struct conv_job {
   const float *bias;  /* float Conv2D only: fused epilogue over each finished row block */
   int act;            /* SM_NN_ACT_* */
   int failed;         /* set (atomically) when a block buffer cannot be allocated */
+  /* a MaxPool fused after the epilogue (direct path only): its geometry over the conv output,
+   * and where the pooled [N, pOH, pOW, Cout] goes (out is then unused) */
+  const sm_nn_pool_fuse *pool;
+  int64_t pOH, pOW, ppt, ppl;
+  float *pout;
 } conv_job;
 
 /* Bias and activation over output rows [r0, r0+m), while they are still in cache. */
@@ -230,8 +236,9 @@ static inline __attribute__((always_inline)) void direct_pixel(const conv_job *j
     for (int64_t co = co0; co < Cout; co++) o[co] = o[co] < 0 ? 0 : o[co] > 6 ? 6 : o[co];
 }
 
-/* Output rows r = n*OH + oh in [begin, end). */
-static inline __attribute__((always_inline)) void direct_body(const conv_job *j, int64_t begin, int64_t end) {
+/* Output rows r = n*OH + oh in [begin, end), row r written at dst + (r - begin) * OW * Cout. */
+static inline __attribute__((always_inline)) void direct_body(const conv_job *j, int64_t begin, int64_t end,
+                                                              float *dst) {
   const float *in = (const float *)j->in, *f = (const float *)j->filt;
   const int64_t C = j->C, Cout = j->Cout, OW = j->OW, W = j->W, Cv = Cout & ~(int64_t)15;
   const int64_t span = (j->KW - 1) * j->dw, step = j->sw * C;
@@ -243,7 +250,7 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
       for (int64_t c = 0; c < C; c++) toff[K++] = (kh * j->dh * W + kw * j->dw) * C + c;
   for (int64_t r = begin; r < end; r++) {
     int64_t n = r / j->OH, oh = r % j->OH, ih0 = oh * j->sh - j->pt;
-    float *orow = (float *)j->out + r * OW * Cout;
+    float *orow = dst + (r - begin) * OW * Cout;
     /* the window inside the input vertically: then only the horizontal edges clip */
     int full_rows = ih0 >= 0 && ih0 + (j->KH - 1) * j->dh < j->H;
     int64_t ow = 0;
@@ -307,17 +314,84 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
   }
 }
 
-static void direct_rows_base(void *ctx, int64_t begin, int64_t end) { direct_body(ctx, begin, end); }
+/* Pooled output rows p = n*pOH + ph in [begin, end) of a fused MaxPool: the conv rows under
+ * the window row (at most kh, never shared with the next window row since sh >= kh) go to a
+ * scratch of a few KB, then each window's maximum, with nn_pool.c's rule (windows clipped to the
+ * conv output, -FLT_MAX then "greater wins", so a NaN never propagates), to pout. */
+static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64_t begin, int64_t end) {
+  const sm_nn_pool_fuse *f = j->pool;
+  const int64_t OH = j->OH, OW = j->OW, Cout = j->Cout, pOH = j->pOH, pOW = j->pOW;
+  int64_t maxr = f->kh < OH ? f->kh : OH;
+  float *buf = malloc((size_t)(maxr * OW * Cout) * sizeof *buf + 1);
+  if (!buf) {
+    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  for (int64_t p = begin; p < end; p++) {
+    int64_t n = p / pOH, ph = p % pOH;
+    int64_t hs = ph * f->sh - j->ppt, he = hs + f->kh;
+    if (hs < 0) hs = 0;
+    if (he > OH) he = OH;
+    if (hs < he) direct_body(j, n * OH + hs, n * OH + he, buf);
+    float *o = j->pout + p * pOW * Cout;
+    for (int64_t pw = 0; pw < pOW; pw++, o += Cout) {
+      int64_t ws = pw * f->sw - j->ppl, we = ws + f->kw;
+      if (ws < 0) ws = 0;
+      if (we > OW) we = OW;
+      int64_t c0 = 0;
+      for (; c0 + 8 <= Cout; c0 += 8) { /* 8 channels in a register across the window */
+        v8f m = V8_SPLAT(-FLT_MAX);
+        for (int64_t r = 0; r < he - hs; r++)
+          for (int64_t iw = ws; iw < we; iw++) {
+            v8f q = V8_LOAD(buf + (r * OW + iw) * Cout + c0);
+            v8i gt = q > m;
+            m = (v8f)(((v8i)q & gt) | ((v8i)m & ~gt));
+          }
+        memcpy(o + c0, &m, sizeof m);
+      }
+      for (int64_t c = c0; c < Cout; c++) {
+        float m = -FLT_MAX;
+        for (int64_t r = 0; r < he - hs; r++)
+          for (int64_t iw = ws; iw < we; iw++) {
+            float q = buf[(r * OW + iw) * Cout + c];
+            m = q > m ? q : m;
+          }
+        o[c] = m;
+      }
+    }
+  }
+  free(buf);
+}
+
+static void direct_rows_base(void *ctx, int64_t begin, int64_t end) {
+  conv_job *j = ctx;
+  direct_body(j, begin, end, (float *)j->out + begin * j->OW * j->Cout);
+}
+static void pooled_rows_base(void *ctx, int64_t begin, int64_t end) { pooled_body(ctx, begin, end); }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DIRECT_AVX2 1
-__attribute__((target("avx2,fma"))) static void direct_rows_avx2(void *ctx, int64_t begin, int64_t end) {
-  direct_body(ctx, begin, end);
+/* The AVX2 clone fuses each multiply-add into one FMA (half the instructions on the hot loop,
+ * one rounding instead of two: results move by an ulp or so, as TF's own FMA kernels' do).
+ * Clang contracts `a += x * f` by default; GCC in ISO C mode (-std=c11) does not, hence the
+ * per-function option. */
+#if defined(__clang__)
+#define AVX2_FN __attribute__((target("avx2,fma")))
+#else
+#define AVX2_FN __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+#endif
+AVX2_FN static void direct_rows_avx2(void *ctx, int64_t begin, int64_t end) {
+  conv_job *j = ctx;
+  direct_body(j, begin, end, (float *)j->out + begin * j->OW * j->Cout);
+}
+AVX2_FN static void pooled_rows_avx2(void *ctx, int64_t begin, int64_t end) {
+  pooled_body(ctx, begin, end);
 }
 #endif
 
 typedef void (*rows_fn)(void *ctx, int64_t begin, int64_t end);
-static rows_fn direct_pick(void) {
+/* The AVX2+FMA clone of direct_rows / pooled_rows where the CPU has it. */
+static rows_fn direct_pick(int pooled) {
 #ifdef DIRECT_AVX2
   static int have = -1; /* computed once; a race only computes it twice */
   int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
@@ -326,9 +400,9 @@ static rows_fn direct_pick(void) {
     h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     __atomic_store_n(&have, h, __ATOMIC_RELAXED);
   }
-  if (h) return direct_rows_avx2;
+  if (h) return pooled ? pooled_rows_avx2 : direct_rows_avx2;
 #endif
-  return direct_rows_base;
+  return pooled ? pooled_rows_base : direct_rows_base;
 }
 
 /* Runs a filled-in job (M, K, Cout > 0) over the pool. depth_mult > 0: depthwise with that
@@ -337,13 +411,16 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
   int64_t M = j->N * j->OH * j->OW;
   double macs = (double)M * (double)j->K * (double)(depth_mult ? depth_mult : j->Cout);
-  if (macs < 131072.0) pool = NULL;
-  if (depth_mult) {
+  if (macs < SM_NN_PAR_MIN_MACS) pool = NULL;
+  if (j->pool) { /* fused MaxPool (conv_common checked use_direct) */
+    int64_t per_row = j->OW * j->K * j->Cout * (j->pool->kh < j->OH ? j->pool->kh : j->OH);
+    sm_parallel_for(pool, j->N * j->pOH, per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1), direct_pick(1), j);
+  } else if (depth_mult) {
     int64_t per_row = j->OW * j->KH * j->KW * j->Cout;
     sm_parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, j);
   } else if (use_direct(j)) {
     int64_t per_row = j->OW * j->K * j->Cout;
-    sm_parallel_for(pool, j->N * j->OH, per_row >= 65536 ? 1 : 65536 / per_row, direct_pick(), j);
+    sm_parallel_for(pool, j->N * j->OH, per_row >= 65536 ? 1 : 65536 / per_row, direct_pick(0), j);
   } else if (j->KH == 1 && j->KW == 1 && j->sh == 1 && j->sw == 1 && j->pt == 0 && j->pl == 0 && j->OH == j->H &&
              j->OW == j->W && j->G == 1) {
     int64_t per_row = j->K * j->Cout;
@@ -355,6 +432,55 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
     int64_t per_row = j->K * j->CoutG * j->G, grain = per_row >= 65536 ? 1 : 65536 / per_row;
     sm_parallel_for(pool, M, grain, conv_rows, j);
   }
+}
+
+/* Conv2D (+ BiasAdd + Relu) + MaxPool fused at plan time: the step's output is the pooled tensor.
+ * The direct path pools as it goes; any other convolution is computed whole into a scratch and
+ * pooled by nn_pool.c, so the result never depends on which path ran. */
+static sm_status *conv_pooled(conv_job *j, const sm_nn_pool_fuse *pf, sm_kctx *ctx, const sm__nn_window *w,
+                              int depthwise, const sm_tensor *x, const sm_tensor *f) {
+  if (depthwise || w->nchw || j->dtype != SM_FLOAT)
+    return sm_status_new(SM_INTERNAL, "a MaxPool fused into a depthwise, NCHW or non-float convolution");
+  sm_status *st = sm__nn_out_size(j->OH, pf->kh, 1, pf->sh, pf->padding, 0, 0, &j->pOH, &j->ppt);
+  if (!st) st = sm__nn_out_size(j->OW, pf->kw, 1, pf->sw, pf->padding, 0, 0, &j->pOW, &j->ppl);
+  if (st) return sm_status_prefix(st, "fused MaxPool over the output [%lld,%lld,%lld,%lld]", (long long)j->N,
+                                  (long long)j->OH, (long long)j->OW, (long long)j->Cout);
+  int64_t od[4] = {j->N, j->pOH, j->pOW, j->Cout};
+  sm_tensor *out;
+  if ((st = sm_kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, 4, od, &out))) return st;
+  if (sm_tensor_num_elements(out) == 0) return NULL; /* else N, OH, OW, Cout > 0 */
+  if (j->K > INT_MAX || j->Cout > INT_MAX || j->C > INT_MAX)
+    return sm_status_new(SM_UNIMPLEMENTED, "convolution too large for BLAS (patch %lld, output depth %lld)",
+                         (long long)j->K, (long long)j->Cout);
+  int64_t M, MC; /* the unpooled output's rows and elements */
+  if (__builtin_mul_overflow(j->N, j->OH, &M) || __builtin_mul_overflow(M, j->OW, &M) ||
+      __builtin_mul_overflow(M, j->Cout, &MC) || MC > (int64_t)(SIZE_MAX / 2 / sizeof(float)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "convolution output [%lld,%lld,%lld,%lld] too large", (long long)j->N,
+                         (long long)j->OH, (long long)j->OW, (long long)j->Cout);
+  j->in = sm_tensor_data(x);
+  j->filt = sm_tensor_data(f);
+  j->pout = sm_tensor_data(out);
+  sm_threadpool *pool = sm_kctx_pool(ctx);
+  if (j->K > 0 && use_direct(j)) {
+    j->pool = pf;
+    conv_run(pool, j, 0);
+  } else {
+    float *tmp = malloc((size_t)MC * sizeof *tmp);
+    if (!tmp) return sm_status_new(SM_NO_MEMORY, "out of memory for a convolution output before its MaxPool");
+    j->out = (char *)tmp;
+    if (j->K == 0) { /* empty windows: zeros, then the fused epilogue */
+      memset(tmp, 0, (size_t)MC * sizeof *tmp);
+      sm__nn_bias_act_f32(tmp, tmp, M, j->Cout, j->bias, j->act);
+    } else {
+      conv_run(pool, j, 0);
+    }
+    if (!j->failed)
+      st = sm_nn_maxpool_f32(pool, tmp, j->N, j->OH, j->OW, j->Cout, pf->kh, pf->kw, pf->sh, pf->sw,
+                             pf->padding == SM_NN_SAME, j->pout, NULL);
+    free(tmp);
+  }
+  if (!st && j->failed) st = sm_status_new(SM_NO_MEMORY, "out of memory for a convolution patch buffer");
+  return st;
 }
 
 static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwise) {
@@ -431,6 +557,8 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
     j.bias = sm_tensor_data(fb);
   }
   j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
+  const sm_nn_pool_fuse *pf = sm_kctx_fused_pool(ctx);
+  if (pf) return conv_pooled(&j, pf, ctx, w, depthwise, x, f);
   sm_tensor *out;
   /* gemm writes every element; depthwise accumulates and empty windows give zeros */
   if ((st = (depthwise || j.K == 0 ? sm_kctx_alloc_output : sm_kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))

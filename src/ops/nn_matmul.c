@@ -99,7 +99,7 @@ static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
   j->upb = (j->M + j->rows - 1) / j->rows;
   int64_t units = nb * j->upb;
   double macs = (double)nb * (double)j->M * (double)per_row;
-  sm_parallel_for(macs < 131072.0 ? NULL : pool, units, 1, mm_units, j);
+  sm_parallel_for(macs < SM_NN_PAR_MIN_MACS ? NULL : pool, units, 1, mm_units, j);
 }
 
 /* Runs C[b] = op(A[b]) * op(B[b]) for nb batches into a zeroed C. */

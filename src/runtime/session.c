@@ -41,7 +41,10 @@ typedef struct step {
    * Relu6, its only reader) computes all of it; those later steps just pass the value on. */
   int fused_bias_slot; /* -1: none */
   int fused_act;       /* SM_NN_ACT_* */
-  int pass_through;    /* output 0 = input 0 (a fused-away BiasAdd/Relu) */
+  int pass_through;    /* output 0 = input 0 (a fused-away BiasAdd/Relu/MaxPool) */
+  /* a float NHWC Conv2D + BiasAdd (+ Relu) whose only reader is a MaxPool also pools */
+  int has_fused_pool;
+  sm_nn_pool_fuse fused_pool;
   /* per input: this step is the value's only and last reader (so it may be written in place
    * when nothing outside the run holds it) */
   unsigned char *in_last;
@@ -197,6 +200,9 @@ sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank,
 
 const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c) { return c->fused_bias; }
 int sm_kctx_fused_act(const sm_kctx *c) { return c->st->fused_act; }
+const sm_nn_pool_fuse *sm_kctx_fused_pool(const sm_kctx *c) {
+  return c->st->has_fused_pool ? &c->st->fused_pool : NULL;
+}
 
 sm_resources *sm_kctx_resources(sm_kctx *c) { return c->s->res; }
 sm_threadpool *sm_kctx_pool(sm_kctx *c) { return c->s->pool; }
@@ -346,6 +352,24 @@ static sm_status *pass_compute(const void *state, sm_kctx *ctx) {
 }
 static const sm_kernel pass_kernel = {"(fused)", NULL, pass_compute, NULL, 0};
 
+/* Turns step sp into a pass-through (before kernels are prepared: it never gets a state). */
+static void make_pass(step *sp) {
+  sp->pass_through = 1;
+  sp->k = &pass_kernel;
+}
+
+/* 1 and *f filled when the MaxPool node's attrs let it be fused into the conv before it: its
+ * kernel's prepare is run here just to read them (an error is left for the real prepare). */
+static int pool_fusable(const step *qs, const sm_node *qn, sm_nn_pool_fuse *f) {
+  void *state = NULL;
+  if (!qs->k->prepare) return 0;
+  sm_status *st = qs->k->prepare(qn, &state);
+  int ok = !st && sm_nn_maxpool_fusable(state, f);
+  sm_status_free(st);
+  if (!st && state && qs->k->release) qs->k->release(state);
+  return ok;
+}
+
 /* The step reading slot `sl`, when exactly one step reads it exactly once and no fetch does;
  * else -1. */
 static int only_reader(const plan *p, const int *nreaders, const unsigned char *fetched, int norder, int sl) {
@@ -424,21 +448,33 @@ static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetche
       i--; /* the step now at i has not been looked at */
     }
     sp->fused_bias_slot = bs->in_slot[1];
-    bs->pass_through = 1;
-    bs->k = &pass_kernel;
+    make_pass(bs);
+    step *last = bs; /* the last step fused so far */
     int r = only_reader(p, nreaders, fetched, norder, bs->out_base);
-    if (r < 0) continue;
-    step *rs = &p->steps[r];
-    const sm_node *rn = sm_cgraph_node(g, rs->node);
-    if (!rs->k || rs->nin != 1 || sm_node_output_dtype(rn, 0) != SM_FLOAT) continue;
-    if (op_is(rn, "Relu"))
-      sp->fused_act = SM_NN_ACT_RELU;
-    else if (op_is(rn, "Relu6"))
-      sp->fused_act = SM_NN_ACT_RELU6;
-    else
+    if (r >= 0) {
+      step *rs = &p->steps[r];
+      const sm_node *rn = sm_cgraph_node(g, rs->node);
+      int act = !rs->k || rs->nin != 1 || sm_node_output_dtype(rn, 0) != SM_FLOAT ? SM_NN_ACT_NONE
+                : op_is(rn, "Relu")                                          ? SM_NN_ACT_RELU
+                : op_is(rn, "Relu6")                                         ? SM_NN_ACT_RELU6
+                                                                             : SM_NN_ACT_NONE;
+      if (act != SM_NN_ACT_NONE) {
+        sp->fused_act = act;
+        make_pass(rs);
+        last = rs;
+      }
+    }
+    /* then a MaxPool (Keras Conv2D -> MaxPooling2D): the conv writes only the pooled output */
+    if (!op_is(nd, "Conv2D")) continue;
+    int q = only_reader(p, nreaders, fetched, norder, last->out_base);
+    if (q < 0) continue;
+    step *qs = &p->steps[q];
+    const sm_node *qn = sm_cgraph_node(g, qs->node);
+    if (!qs->k || qs->nin != 1 || qs->nout != 1 || qs->in_mode[0] != IN_PASS || !op_is(qn, "MaxPool") ||
+        sm_node_output_dtype(qn, 0) != SM_FLOAT || !pool_fusable(qs, qn, &sp->fused_pool))
       continue;
-    rs->pass_through = 1;
-    rs->k = &pass_kernel;
+    sp->has_fused_pool = 1;
+    make_pass(qs);
   }
   free(nreaders);
   free(fetched);
