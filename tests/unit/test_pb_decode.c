@@ -28,6 +28,37 @@ static fpd_result diff(const ProtobufCMessageDescriptor *d, const uint8_t *p, si
 
 /* ---- hand-made cases ---- */
 
+/* Prepends a tag and a varint length to the n bytes at b + 16 (room kept in front); returns the
+ * new start. */
+static uint8_t *wrap(uint8_t *b, size_t *n, uint8_t tag) {
+  uint8_t hdr[16];
+  size_t h = 0, v = *n;
+  hdr[h++] = tag;
+  while (v >= 0x80) hdr[h++] = (uint8_t)(v | 0x80), v >>= 7;
+  hdr[h++] = (uint8_t)v;
+  memcpy(b - h, hdr, h);
+  *n += h;
+  return b - h;
+}
+
+static size_t nested_len;
+
+/* An AttrValue nested `levels` times through func.attr[].value (malloc'ed; length in nested_len). */
+static uint8_t *nested_attr(int levels) {
+  size_t room = (size_t)levels * 3 * 8;
+  uint8_t *buf = calloc(1, room + 1), *p = buf + room;
+  size_t n = 0;
+  for (int i = 0; i < levels; i++) {
+    p = wrap(p, &n, 0x12); /* NameAttrList.AttrEntry.value */
+    p = wrap(p, &n, 0x12); /* NameAttrList.attr */
+    p = wrap(p, &n, 0x52); /* AttrValue.func */
+  }
+  memmove(buf, p, n);
+  nested_len = n;
+  return buf;
+}
+
+
 #define B(...) ((const uint8_t[]){__VA_ARGS__}), sizeof((const uint8_t[]){__VA_ARGS__})
 
 static void test_cases(void) {
@@ -113,33 +144,18 @@ static void test_cases(void) {
   CHECK(!r.fast_ok && !r.ref_ok);
   r = diff(AV, B(0x12, 0x01, 0xff), "bytes not utf8");
   CHECK(r.fast_ok && r.ref_ok);
-  /* nesting: 100 levels of AttrValue.list.func... is deep; use MetaGraphDef-free recursion:
-   * AttrValue -> list (1) -> func (8, NameAttrList) -> attr entry -> value AttrValue ... */
-  {
-    uint8_t buf[4096];
-    size_t n = 0;
-    /* TensorShape has no recursion; AttrValue.func (10) -> NameAttrList.attr (2) entry -> value (2) */
-    int levels = 40; /* 3 messages per level: 120 > SM_PB_MAX_DEPTH */
-    uint8_t inner[4096];
-    size_t in = 0;
-    for (int i = 0; i < levels; i++) {
-      /* wrap inner (an AttrValue) as entry.value, then entry in NameAttrList.attr, then AttrValue.func */
-      uint8_t t[4096];
-      size_t tn = 0;
-      t[tn++] = 0x12, t[tn++] = (uint8_t)in; /* entry.value */
-      memcpy(t + tn, inner, in), tn += in;
-      uint8_t u[4096];
-      size_t un = 0;
-      u[un++] = 0x12, u[un++] = (uint8_t)tn; /* NameAttrList.attr */
-      memcpy(u + un, t, tn), un += tn;
-      if (un + 2 > 127) break; /* keep one-byte lengths */
-      inner[0] = 0x52, inner[1] = (uint8_t)un; /* AttrValue.func */
-      memcpy(inner + 2, u, un);
-      in = un + 2;
-    }
-    memcpy(buf, inner, in), n = in;
+  /* nesting through a recursive type: AttrValue.func -> NameAttrList.attr entry -> value AttrValue,
+   * three messages a level; 33 levels (99 deep) decode, 34 (102) are refused as too deep */
+  for (int levels = 33; levels <= 34; levels++) {
+    uint8_t *buf = nested_attr(levels);
+    size_t n = nested_len;
     r = diff(AV, buf, n, "nested");
-    CHECK(r.ref_ok == r.fast_ok);
+    CHECK(r.fast_ok == (levels == 33) && r.ref_ok == (levels == 33));
+    if (levels == 34) {
+      ProtobufCMessage *m = NULL;
+      CHECK_ERR(sm_pb_decode(AV, buf, n, "deep.pb", &m), "nested too deeply");
+    }
+    free(buf);
   }
 }
 
@@ -261,12 +277,15 @@ static void walk(const char *dir, int mutations) {
 
 int main(void) {
   test_cases();
+  /* SM_PB_DECODE_MUTATIONS=N: more mutations per file, for a longer run by hand */
+  const char *env = getenv("SM_PB_DECODE_MUTATIONS");
+  int per_file = env && atoi(env) > 0 ? atoi(env) : 150;
   char *fx = sm_path_join(SM_SOURCE_DIR, "tests/fixtures");
-  walk(fx, 150);
+  walk(fx, per_file);
   free(fx);
   char *shared = sm_path_join(SM_SHARED_DIR, "fixtures/tf-serving");
   if (shared && sm_is_dir(shared))
-    walk(shared, 50);
+    walk(shared, per_file / 3);
   else
     printf("note: %s absent, TF Serving fixtures not compared\n", shared ? shared : "shared dir");
   free(shared);
