@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 B=${1:-build-fuzz}
 CLI=${2:-build/savedmodel}
 C="$B/corpus"
-for t in saved_model pbtxt table bundle npy pyliteral example graph idx json; do mkdir -p "$C/fuzz_$t"; done
+for t in saved_model pb_decode pbtxt table bundle npy pyliteral example graph idx json; do mkdir -p "$C/fuzz_$t"; done
 
 roots=(tests/fixtures/zoo)
 [ -d ../shared/fixtures/tf-serving ] && roots+=(../shared/fixtures/tf-serving)
@@ -28,6 +28,14 @@ put() { # target file
 for r in "${roots[@]}"; do
   while IFS= read -r -d '' f; do put "$C/fuzz_saved_model" "$f"; put "$C/fuzz_graph" "$f"; done \
     < <(find "$r" -name saved_model.pb -print0)
+  # fuzz_pb_decode's first byte picks the root message: 0 is SavedModel.
+  while IFS= read -r -d '' f; do
+    tmp=$(mktemp)
+    printf '\x00' >"$tmp"
+    cat "$f" >>"$tmp"
+    put "$C/fuzz_pb_decode" "$tmp"
+    rm -f "$tmp"
+  done < <(find "$r" -name saved_model.pb -size -200k -print0)
   while IFS= read -r -d '' f; do put "$C/fuzz_pbtxt" "$f"; done \
     < <(find "$r" -name saved_model.pbtxt -print0)
   while IFS= read -r -d '' f; do put "$C/fuzz_table" "$f"; done \
