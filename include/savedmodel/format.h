@@ -27,7 +27,8 @@ extern "C" {
 sm_status *sm_saved_model_read(const char *export_dir, Tensorflow__SavedModel **out);
 
 /* Parses binary SavedModel bytes; `what` names the input in errors. Nesting deeper than
- * SM_PB_MAX_DEPTH is refused before decoding. */
+ * SM_PB_MAX_DEPTH is refused before decoding. Inputs of 256 KiB or more are decoded on up to 4
+ * threads (as many as the machine has CPUs), started and joined within the call. */
 #define SM_PB_MAX_DEPTH 100
 /* Input whose decoded form would take more than this many times its size (plus 64 MiB) is
  * refused: real files need a few times, files of tiny repeated messages over 100 times. */

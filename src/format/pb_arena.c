@@ -8,9 +8,12 @@
  * Freed standard-size blocks are kept, up to SPARE_MAX bytes, in one process-wide list that the
  * next unpack takes whole: a decoded saved_model.pb is ~10x its size, and fresh pages cost a page
  * fault each (glibc trims the heap top as soon as the blocks go back), which on a loaded VM took
- * longer than decoding. The list moves with an atomic exchange, so threads never share a block. */
+ * longer than decoding. The larger blocks of big arrays (a GraphDef's node pointers: up to 256 KiB,
+ * which malloc maps and unmaps each time) are kept in a second list, within the same bound. The
+ * lists move with an atomic exchange, so threads never share a block. */
 #include "format/pb_arena.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,8 @@ typedef struct arena {
   uint64_t magic;
   block *head;      /* current block (the list runs back to block 0) */
   block *spare;     /* standard blocks taken from the cache, not used yet */
+  block *spare_big; /* larger blocks (grown arrays) taken from the cache, not used yet */
+  struct arena *parent; /* a forked arena takes standard blocks from its parent's spare list */
   int failed;
 } arena;
 
@@ -38,7 +43,9 @@ typedef struct arena {
 /* The most the cache holds between parses: a 20,000-node graph decodes to ~15 MB. */
 #define SPARE_MAX ((size_t)32 << 20)
 
-static _Atomic(block *) spare_cache;
+static _Atomic(block *) spare_cache, big_cache;
+/* Guards a parent's spare list while forked arenas take blocks from it (sm_pb_arena_fork). */
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static block *new_block(size_t size) {
   block *b = malloc(sizeof(block) + size);
@@ -57,21 +64,56 @@ static block *std_block(block **spare) {
   return b;
 }
 
+/* A standard block for arena a: a forked arena asks its parent, under the lock. */
+static block *arena_block(arena *a) {
+  if (!a->parent) return std_block(&a->spare);
+  pthread_mutex_lock(&fork_lock);
+  block *b = a->parent->spare;
+  if (b) {
+    a->parent->spare = b->next;
+    b->next = NULL;
+  }
+  pthread_mutex_unlock(&fork_lock);
+  return b ? b : new_block(BLOCK);
+}
+
+/* A block of at least `size` bytes for a large request: a cached one not over twice that size,
+ * else a new one. */
+static block *big_block(arena *a, size_t size) {
+  arena *owner = a->parent ? a->parent : a;
+  if (a->parent) pthread_mutex_lock(&fork_lock);
+  block *b = NULL;
+  for (block **pb = &owner->spare_big; *pb; pb = &(*pb)->next) {
+    if ((*pb)->size >= size && (*pb)->size / 2 <= size) {
+      b = *pb;
+      *pb = b->next;
+      b->next = NULL;
+      break;
+    }
+  }
+  if (a->parent) pthread_mutex_unlock(&fork_lock);
+  return b ? b : new_block(size);
+}
+
 /* `size` bytes (a multiple of 8) at the given alignment, from a new block. Large requests get a
  * block of their own, put behind the current one so that the current block's free space is not
- * wasted. */
+ * wasted (a forked arena may have no current block yet: then it heads the list). */
 static void *alloc_slow(arena *a, size_t size) {
   if (size > BLOCK / 4) {
-    block *nb = new_block(size);
+    block *nb = big_block(a, size);
     if (!nb) {
       a->failed = 1;
       return NULL;
     }
-    nb->next = a->head->next;
-    a->head->next = nb;
+    if (a->head) {
+      nb->next = a->head->next;
+      a->head->next = nb;
+    } else {
+      a->head = nb; /* cur/lim stay empty: the next small request takes a standard block */
+    }
     return nb->data;
   }
-  block *nb = std_block(&a->spare);
+  block *nb = arena_block(a);
   if (!nb) {
     a->failed = 1;
     return NULL;
@@ -111,19 +153,20 @@ static void free_blocks(block *b) {
   }
 }
 
-/* Gives the blocks of an arena back: standard ones to the cache (up to SPARE_MAX, and only when
- * the cache is empty: one parse's worth is what the next parse needs), the rest to malloc. */
-static void release(block *used, block *unused) {
-  block *keep = NULL;
+/* Gives the blocks of an arena back to the caches (up to SPARE_MAX bytes in all, and only to an
+ * empty cache: one parse's worth is what the next parse needs), the rest to malloc. */
+static void release(block *used, block *unused, block *unused_big) {
+  block *keep = NULL, *keep_big = NULL;
   size_t kept = 0;
-  block *lists[2] = {unused, used};
-  for (int l = 0; l < 2; l++) {
+  block *lists[3] = {unused, unused_big, used};
+  for (int l = 0; l < 3; l++) {
     for (block *b = lists[l], *n; b; b = n) {
       n = b->next;
-      if (b->size == BLOCK && kept + BLOCK <= SPARE_MAX) {
-        b->next = keep;
-        keep = b;
-        kept += BLOCK;
+      if (b->size <= SPARE_MAX - kept) {
+        block **to = b->size == BLOCK ? &keep : &keep_big;
+        b->next = *to;
+        *to = b;
+        kept += b->size;
       } else {
         free(b);
       }
@@ -131,6 +174,8 @@ static void release(block *used, block *unused) {
   }
   block *expected = NULL;
   if (keep && !atomic_compare_exchange_strong(&spare_cache, &expected, keep)) free_blocks(keep);
+  expected = NULL;
+  if (keep_big && !atomic_compare_exchange_strong(&big_cache, &expected, keep_big)) free_blocks(keep_big);
 }
 
 static arena *init_arena(block *b0, block *spare) {
@@ -139,6 +184,7 @@ static arena *init_arena(block *b0, block *spare) {
   a->magic = ARENA_MAGIC;
   a->head = b0;
   a->spare = spare;
+  a->spare_big = atomic_exchange(&big_cache, NULL);
   a->pub.cur = b0->data + HDR;
   a->pub.lim = b0->data + BLOCK;
   return a;
@@ -150,7 +196,7 @@ sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint
   block *spare = atomic_exchange(&spare_cache, NULL);
   block *b0 = std_block(&spare);
   if (!b0) {
-    release(NULL, spare);
+    release(NULL, spare, NULL);
     return sm_status_new(SM_NO_MEMORY, "%s: out of memory", what);
   }
   arena *a = init_arena(b0, spare);
@@ -159,10 +205,10 @@ sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint
   if (!m || (unsigned char *)m != b0->data + HDR) {
     int oom = a->failed;
     /* The header lives in block 0, which release may reuse: read it first. */
-    block *head = a->head;
+    block *head = a->head, *big = a->spare_big;
     spare = a->spare;
     a->magic = 0;
-    release(head, spare);
+    release(head, spare, big);
     if (m) /* protobuf-c changed its allocation order; refuse rather than free the wrong thing later. */
       return sm_status_new(SM_INTERNAL, "%s: protobuf-c did not allocate the message first", what);
     return oom ? sm_status_new(SM_NO_MEMORY, "%s: out of memory decoding %zu bytes", what, len)
@@ -178,8 +224,8 @@ void sm_pb_arena_free(ProtobufCMessage *msg) {
   arena *a = (arena *)((unsigned char *)msg - HDR);
   if (a->magic != ARENA_MAGIC) abort(); /* a message not from sm_pb_arena_unpack: a caller bug */
   a->magic = 0;
-  block *head = a->head, *spare = a->spare;
-  release(head, spare);
+  block *head = a->head, *spare = a->spare, *big = a->spare_big;
+  release(head, spare, big);
 }
 
 sm_pb_arena *sm_pb_arena_begin(size_t root_size, void **root) {
@@ -187,7 +233,7 @@ sm_pb_arena *sm_pb_arena_begin(size_t root_size, void **root) {
   block *spare = atomic_exchange(&spare_cache, NULL);
   block *b0 = std_block(&spare);
   if (!b0) {
-    release(NULL, spare);
+    release(NULL, spare, NULL);
     return NULL;
   }
   arena *a = init_arena(b0, spare);
@@ -203,7 +249,31 @@ sm_pb_arena *sm_pb_arena_begin(size_t root_size, void **root) {
 void sm_pb_arena_discard(sm_pb_arena *pub) {
   if (!pub) return;
   arena *a = (arena *)pub;
-  block *head = a->head, *spare = a->spare;
+  block *head = a->head, *spare = a->spare, *big = a->spare_big;
   a->magic = 0;
-  release(head, spare);
+  release(head, spare, big);
+}
+
+/* ---- forked arenas (pb_arena.h) ---- */
+
+sm_pb_arena *sm_pb_arena_fork(sm_pb_arena *parent) {
+  arena *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->magic = ARENA_MAGIC;
+  f->parent = (arena *)parent;
+  return &f->pub; /* cur == lim == NULL: the first allocation takes a block */
+}
+
+void sm_pb_arena_join(sm_pb_arena *parent, sm_pb_arena *child) {
+  if (!child) return;
+  arena *p = (arena *)parent, *f = (arena *)child;
+  block *b = f->head;
+  if (b) {
+    block *tail = b;
+    while (tail->next) tail = tail->next;
+    tail->next = p->head->next; /* behind the parent's current block, which keeps its free space */
+    p->head->next = b;
+  }
+  if (f->failed) p->failed = 1;
+  free(f);
 }

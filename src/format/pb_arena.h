@@ -40,6 +40,14 @@ void *sm_pb_arena_alloc_slow(sm_pb_arena *a, size_t size);
 /* Throws away an arena from sm_pb_arena_begin that was not handed out. */
 void sm_pb_arena_discard(sm_pb_arena *a);
 
+/* An arena for another thread to fill while `parent` waits: its blocks come from the parent's
+ * spare list (under a lock) or from malloc, and sm_pb_arena_join hands them all to the parent,
+ * which frees them with the rest. The parent must not allocate while it has children. NULL when
+ * out of memory. */
+sm_pb_arena *sm_pb_arena_fork(sm_pb_arena *parent);
+/* Moves the child's blocks into the parent and ends the child (NULL-safe). */
+void sm_pb_arena_join(sm_pb_arena *parent, sm_pb_arena *child);
+
 /* 8-byte aligned allocation (what protobuf-c's structs need). */
 static inline void *sm_pb_arena_alloc(sm_pb_arena *a, size_t size) {
   size = (size + 7) & ~(size_t)7;

@@ -7,6 +7,10 @@
  * validating as they go. Repeated fields grow by doubling in the arena (protobuf-c counts them in a
  * first pass instead; the arrays' spare room is the only difference, and nothing reads it).
  *
+ * Inputs of 256 KiB or more are decoded in two steps when the machine has several CPUs: the
+ * small repeated elements (a GraphDef's nodes...) are set aside in a first pass and decoded by up
+ * to four threads (see "decoding a large input" below).
+ *
  * The rules of sm_pb_check are kept by giving up (BAIL) on anything it would refuse, and on the
  * few cases where protobuf-c does something this decoder does not reproduce (merging a singular
  * message given twice, tags or lengths in over 5 bytes, packed bools above 1, required fields):
@@ -16,7 +20,9 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/pb_arena.h"
 #include "format/pb_util.h"
@@ -46,7 +52,8 @@ struct dmsg {
   unsigned char *init; /* a message after message_init: copied into each new one */
   unsigned n_fields;
   dfield *fields;
-  uint8_t by_id[DIRECT];
+  const dfield *by_id[DIRECT]; /* field numbers below DIRECT: their field, or NULL */
+  uint8_t zeros;  /* init is the descriptor then zeros, and size >= 32: copy_init only stores */
   uint8_t strict; /* proto3: strings must be UTF-8 */
   uint8_t ok;     /* 0: uses something left to protobuf-c */
 };
@@ -87,9 +94,11 @@ static dmsg *build(const ProtobufCMessageDescriptor *d) {
     return NULL;
   }
   m->strict = (uint8_t)sm_pb_strict_utf8(d);
-  /* by_id holds field index + 1 in a byte; whole 8-byte words are copied from init */
-  m->ok = d->message_init != NULL && d->n_fields < 255 && m->size % 8 == 0;
+  /* whole 8-byte words are copied from init */
+  m->ok = d->message_init != NULL && m->size % 8 == 0;
   if (d->message_init) d->message_init((ProtobufCMessage *)m->init);
+  m->zeros = m->size >= 32;
+  for (size_t i = sizeof(void *); i < m->size && m->zeros; i++) m->zeros = m->init[i] == 0;
   reg[n_reg++] = m; /* before the fields: recursive message types find it */
   for (unsigned i = 0; i < d->n_fields; i++) {
     const ProtobufCFieldDescriptor *f = &d->fields[i];
@@ -136,7 +145,7 @@ static dmsg *build(const ProtobufCMessageDescriptor *d) {
     } else if (fd->kind == K_STR || fd->kind == K_BYTES) {
       fd->cost += 17;
     }
-    if (f->id < DIRECT && i < 255) m->by_id[f->id] = (uint8_t)(i + 1);
+    if (f->id < DIRECT) m->by_id[f->id] = fd;
   }
   return m;
 }
@@ -150,10 +159,25 @@ static const dmsg *table_for(const ProtobufCMessageDescriptor *d) {
 
 /* ---- wire format ---- */
 
+/* A repeated message element whose bytes are decoded later, by one of several threads. */
+typedef struct task {
+  const dmsg *m;
+  ProtobufCMessage *msg; /* allocated and initialised; its fields are the task's to fill */
+  const uint8_t *p, *end;
+  int depth;
+} task;
+
+typedef struct task_list {
+  task *v;
+  size_t n, cap;
+} task_list;
+
 typedef struct ctx {
   sm_pb_arena *a;
   uint64_t cost, limit; /* sm_pb_check's estimate, and its bound */
   const uint8_t *buf_end; /* end of the whole input: word-wide reads stop short of it */
+  task_list *defer;     /* NULL: decode everything now */
+  size_t defer_max;     /* elements of at most this many bytes are deferred */
 } ctx;
 
 /* A varint of at most `max` bytes: 10 for values, 5 for tags and lengths (protobuf-c reads
@@ -188,10 +212,7 @@ static inline int rd_len(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
 }
 
 static inline const dfield *find(const dmsg *m, uint64_t num) {
-  if (num < DIRECT) {
-    unsigned i = m->by_id[num];
-    return i ? &m->fields[i - 1] : NULL;
-  }
+  if (num < DIRECT) return m->by_id[num];
   const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(m->d, (unsigned)num);
   return f ? &m->fields[f - m->d->fields] : NULL;
 }
@@ -309,8 +330,18 @@ static inline int copy_string(ctx *c, char *dst, const uint8_t *src, size_t len,
 }
 
 /* A new message's initial state: fixed-size copies the compiler turns into vector moves
- * (a memcpy call per message cost more than the small copy itself). */
+ * (a memcpy call per message cost more than the small copy itself). Most messages start as their
+ * descriptor and zeros (those without string fields, which start as protobuf-c's empty string):
+ * those are only stored to, the last 32 bytes overlapping the loop's end rather than a tail of
+ * several sizes. */
 static inline void copy_init(unsigned char *d, const dmsg *m) {
+  if (m->zeros) {
+    unsigned char *e = d + m->size;
+    for (unsigned char *q = d; q + 32 < e; q += 32) memset(q, 0, 32);
+    memset(e - 32, 0, 32);
+    memcpy(d, m->init, sizeof(void *)); /* the descriptor */
+    return;
+  }
   const unsigned char *s = m->init;
   size_t n = m->size; /* a multiple of 8 (m->ok) */
   for (; n >= 32; n -= 32, d += 32, s += 32) memcpy(d, s, 32);
@@ -453,6 +484,22 @@ static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, c
         if (!sub) return NOMEM;
         copy_init(sub, sm);
         *(void **)dst = sub;
+        if (c->defer && fd->mode == M_REP && v <= c->defer_max) { /* e.g. a GraphDef's nodes */
+          task_list *tl = c->defer;
+          /* the bound holds in this pass too: it may meet millions of tiny elements */
+          c->cost += sizeof(task);
+          if (c->cost > c->limit) return BAIL;
+          if (tl->n == tl->cap) {
+            size_t nc = tl->cap ? tl->cap * 2 : 1024;
+            task *nv = realloc(tl->v, nc * sizeof *nv);
+            if (!nv) return NOMEM;
+            tl->v = nv;
+            tl->cap = nc;
+          }
+          tl->v[tl->n++] = (task){sm, (ProtobufCMessage *)sub, p, p + v, depth + 1};
+          p += v;
+          break;
+        }
         int r = dec(c, sm, (ProtobufCMessage *)sub, p, p + v, depth + 1);
         if (r) return r;
         p += v;
@@ -463,10 +510,105 @@ static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, c
   return 0;
 }
 
-int sm_pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
-                      ProtobufCMessage **out) {
+/* ---- decoding a large input on several threads ----
+ *
+ * A saved_model.pb is mostly many small repeated messages (a GraphDef's nodes, a library's
+ * functions, the object graph's nodes). The first pass decodes everything else and, for each such
+ * element, allocates its struct and notes its bytes (a task); then the tasks are shared out in
+ * chunks to a few threads, each with an arena forked from the main one. Elements are independent
+ * messages, so the result is the one the single pass gives; any failure in a task makes the whole
+ * decode give up as it would have (the caller then takes the old path for the answer). */
+
+#define PAR_MIN_BYTES ((size_t)256 << 10) /* smaller inputs: one thread is faster than starting more */
+#define PAR_MAX_THREADS 4
+
+typedef struct par {
+  const task *tasks;
+  size_t n, chunk;
+  _Atomic size_t next;
+  _Atomic uint64_t cost; /* the finished chunks' cost */
+  _Atomic int fail;      /* first nonzero dec result */
+  uint64_t limit;
+  const uint8_t *buf_end;
+} par;
+
+typedef struct worker {
+  par *pp;
+  sm_pb_arena *a;
+} worker;
+
+static void *run_tasks(void *arg) {
+  worker *w = arg;
+  par *pp = w->pp;
+  for (;;) {
+    size_t i = atomic_fetch_add_explicit(&pp->next, pp->chunk, memory_order_relaxed);
+    if (i >= pp->n || atomic_load_explicit(&pp->fail, memory_order_relaxed)) break;
+    size_t e = pp->n - i < pp->chunk ? pp->n : i + pp->chunk;
+    uint64_t done = atomic_load_explicit(&pp->cost, memory_order_relaxed);
+    /* this chunk may take what the finished ones left of the bound */
+    ctx c = {w->a, 0, done < pp->limit ? pp->limit - done : 0, pp->buf_end, NULL, 0};
+    int r = 0;
+    for (; i < e && !r; i++) {
+      const task *t = &pp->tasks[i];
+      r = dec(&c, t->m, t->msg, t->p, t->end, t->depth);
+    }
+    if (!r && c.cost > c.limit) r = BAIL;
+    if (r) {
+      int expected = 0;
+      atomic_compare_exchange_strong(&pp->fail, &expected, r);
+      break;
+    }
+    atomic_fetch_add_explicit(&pp->cost, c.cost, memory_order_relaxed);
+  }
+  return NULL;
+}
+
+/* Decodes the deferred tasks on up to `threads` threads (this one included); 0, BAIL or NOMEM. */
+static int run_deferred(ctx *c, const task_list *tl, int threads) {
+  par pp = {.tasks = tl->v, .n = tl->n, .limit = c->cost < c->limit ? c->limit - c->cost : 0,
+            .buf_end = c->buf_end};
+  atomic_init(&pp.next, 0);
+  atomic_init(&pp.cost, 0);
+  atomic_init(&pp.fail, 0);
+  if ((size_t)threads > tl->n) threads = (int)tl->n;
+  /* small chunks, so a thread that gets less CPU than the others takes fewer of them */
+  pp.chunk = tl->n / ((size_t)threads * 16);
+  if (pp.chunk == 0) pp.chunk = 1;
+  worker w[PAR_MAX_THREADS];
+  pthread_t th[PAR_MAX_THREADS];
+  int started = 0, r = 0;
+  for (int i = 0; i < threads; i++) {
+    w[i].pp = &pp;
+    w[i].a = sm_pb_arena_fork(c->a);
+    if (!w[i].a) {
+      r = NOMEM;
+      threads = i;
+      break;
+    }
+  }
+  if (!r) {
+    for (started = 1; started < threads; started++)
+      if (pthread_create(&th[started - 1], NULL, run_tasks, &w[started]) != 0) break; /* fewer threads */
+    run_tasks(&w[0]);
+    /* (a thread that could not start leaves its share to the others: chunks go to whoever asks) */
+    for (int i = 1; i < started; i++) pthread_join(th[i - 1], NULL);
+    r = atomic_load(&pp.fail);
+  }
+  for (int i = 0; i < threads; i++) sm_pb_arena_join(c->a, w[i].a);
+  c->cost += atomic_load(&pp.cost);
+  return r;
+}
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)n;
+}
+
+int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                           ProtobufCMessage **out, int threads, size_t defer_max) {
   *out = NULL;
   if (len > (size_t)INT_MAX) return BAIL;
+  if (threads > PAR_MAX_THREADS) threads = PAR_MAX_THREADS;
   const dmsg *m = table_for(desc);
   if (!m) return NOMEM;
   void *root;
@@ -474,8 +616,12 @@ int sm_pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *dat
   if (!a) return NOMEM;
   memcpy(root, m->init, m->size);
   const uint8_t *p = data ? data : (const uint8_t *)"";
-  ctx c = {a, 0, (uint64_t)len * SM_PB_MAX_EXPANSION + ((uint64_t)64 << 20), p + len};
+  task_list tl = {NULL, 0, 0};
+  ctx c = {a, 0, (uint64_t)len * SM_PB_MAX_EXPANSION + ((uint64_t)64 << 20), p + len,
+           threads > 1 ? &tl : NULL, defer_max};
   int r = dec(&c, m, root, p, p + len, 0);
+  if (!r && tl.n) r = run_deferred(&c, &tl, threads);
+  free(tl.v);
   if (!r && c.cost > c.limit) r = BAIL;
   if (r) {
     sm_pb_arena_discard(a);
@@ -483,6 +629,14 @@ int sm_pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *dat
   }
   *out = root;
   return 0;
+}
+
+int sm_pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                      ProtobufCMessage **out) {
+  int threads = len >= PAR_MIN_BYTES ? online_cpus() : 1;
+  /* elements of up to 1/32 of the input: the big ones (a whole MetaGraphDef) are decoded in the
+   * first pass, so that their own small elements become tasks */
+  return sm_pb_decode_fast_opts(desc, data, len, out, threads, len / 32);
 }
 
 sm_status *sm_pb_decode(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,

@@ -371,8 +371,83 @@ static void walk(const char *dir, int mutations) {
   closedir(d);
 }
 
+/* ---- a large input: the parallel decode on its own (no deferral settings) ---- */
+
+static void put_field(obuf *o, uint8_t tag, const uint8_t *p, size_t n) {
+  put(o, &tag, 1);
+  put_varint(o, n);
+  put(o, p, n);
+}
+
+/* A message field: tag, length, the message packed. */
+static void put_message(obuf *o, uint8_t tag, const ProtobufCMessage *m) {
+  size_t n = protobuf_c_message_get_packed_size(m);
+  uint8_t *b = malloc(n ? n : 1);
+  if (!b) return;
+  protobuf_c_message_pack(m, b);
+  put_field(o, tag, b, n);
+  free(b);
+}
+
+/* A SavedModel of well over 256 KiB (where sm_pb_decode_fast uses several threads): a Keras
+ * export's graph with its nodes repeated until the GraphDef is ~1.5 MB, its function library
+ * kept, and its object graph; the automatic decode must equal the single pass. */
+static void test_large(void) {
+  char *path = sm_path_join(SM_SOURCE_DIR, "tests/fixtures/zoo/keras_conv/model/saved_model.pb");
+  char *buf = NULL;
+  size_t len = 0;
+  sm_status *s = path ? sm_file_read_all(path, &buf, &len) : NULL;
+  CHECK_OK(s);
+  Tensorflow__SavedModel *sm = NULL;
+  if (!s) CHECK_OK(sm_saved_model_parse((const uint8_t *)buf, len, path, &sm));
+  if (sm && sm->n_meta_graphs > 0 && sm->meta_graphs[0]->graph_def) {
+    const Tensorflow__MetaGraphDef *mg = sm->meta_graphs[0];
+    const Tensorflow__GraphDef *g = mg->graph_def;
+    obuf gd = {0};
+    for (size_t round = 0; gd.n < ((size_t)1536 << 10); round++) {
+      for (size_t i = 0; i < g->n_node; i++) put_message(&gd, 0x0a, &g->node[i]->base); /* GraphDef.node */
+      if (round == 0 && g->library) put_message(&gd, 0x12, &g->library->base);    /* GraphDef.library */
+    }
+    obuf mgb = {0};
+    put_field(&mgb, 0x12, gd.p, gd.n); /* MetaGraphDef.graph_def */
+    if (mg->object_graph_def) put_message(&mgb, 0x3a, &mg->object_graph_def->base); /* MetaGraphDef.object_graph_def */
+    obuf all = {0};
+    put_field(&all, 0x12, mgb.p, mgb.n); /* SavedModel.meta_graphs */
+    const ProtobufCMessageDescriptor *SM = &tensorflow__saved_model__descriptor;
+    ProtobufCMessage *one = NULL, *par = NULL, *got = NULL;
+    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &one, 1, 0) == 0);
+    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &par, 4, all.n / 32) == 0);
+    CHECK_OK(sm_pb_decode(SM, all.p, all.n, "large.pb", &got));
+    if (one && par && got) {
+      CHECK(fpd_same_packing(one, par));
+      CHECK(fpd_same_packing(one, got));
+      const Tensorflow__SavedModel *big = (const Tensorflow__SavedModel *)got;
+      CHECK(big->n_meta_graphs == 1 && big->meta_graphs[0]->graph_def->n_node > 10 * g->n_node);
+    }
+    /* Twice more: the second parse reuses the first one's blocks, large ones included. */
+    for (int i = 0; i < 2; i++) {
+      ProtobufCMessage *again = NULL;
+      CHECK(sm_pb_decode_fast(SM, all.p, all.n, &again) == 0);
+      if (again && one) CHECK(fpd_same_packing(one, again));
+      sm_pb_arena_free(again);
+    }
+    printf("large input: %zu bytes, %zu nodes\n", all.n,
+           got ? ((const Tensorflow__SavedModel *)got)->meta_graphs[0]->graph_def->n_node : (size_t)0);
+    sm_pb_arena_free(one);
+    sm_pb_arena_free(par);
+    sm_pb_arena_free(got);
+    free(gd.p);
+    free(mgb.p);
+    free(all.p);
+  }
+  sm_saved_model_free(sm);
+  free(buf);
+  free(path);
+}
+
 int main(void) {
   test_cases();
+  test_large();
   /* SM_PB_DECODE_MUTATIONS=N: more mutations per file, for a longer run by hand */
   const char *env = getenv("SM_PB_DECODE_MUTATIONS");
   int per_file = env && atoi(env) > 0 ? atoi(env) : 150;
