@@ -53,6 +53,8 @@ struct dmsg {
   unsigned n_fields;
   dfield *fields;
   const dfield *by_id[DIRECT]; /* field numbers below DIRECT: their field, or NULL */
+  const dfield *by_tag[128];   /* one-byte tags (fields 1-15) of the field's own wire type, or of
+                                  a packed repeated scalar: the field; else NULL */
   uint8_t zeros;  /* init is the descriptor then zeros, and size >= 32: copy_init only stores */
   uint8_t strict; /* proto3: strings must be UTF-8 */
   uint8_t ok;     /* 0: uses something left to protobuf-c */
@@ -146,6 +148,10 @@ static dmsg *build(const ProtobufCMessageDescriptor *d) {
       fd->cost += 17;
     }
     if (f->id < DIRECT) m->by_id[f->id] = fd;
+    if (f->id < 16) { /* (a type left to protobuf-c clears m->ok: dec never looks here) */
+      m->by_tag[(f->id << 3) | fd->wt] = fd;
+      if (fd->packable) m->by_tag[(f->id << 3) | 2] = fd;
+    }
   }
   return m;
 }
@@ -353,26 +359,32 @@ static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, c
   if (!m->ok || c->cost > c->limit) return BAIL;
   char *base = (char *)msg;
   while (p < end) {
-    uint64_t tag;
-    if (rd_hdr(&p, end, &tag)) return BAIL;
-    uint64_t num = tag >> 3;
-    int wt = (int)(tag & 7);
-    if (num == 0 || num > MAX_FIELD) return BAIL;
-    const dfield *fd = find(m, num);
-    if (!fd) {
-      const uint8_t *data = p, *pl = NULL;
-      if (skip(wt, &p, end, &pl)) return BAIL;
-      if (full(msg->n_unknown_fields) &&
-          grow(c, (void **)&msg->unknown_fields, msg->n_unknown_fields, 1, sizeof *msg->unknown_fields))
-        return NOMEM;
-      ProtobufCMessageUnknownField *u = &msg->unknown_fields[msg->n_unknown_fields++];
-      u->tag = (uint32_t)num;
-      u->wire_type = (ProtobufCWireType)wt;
-      u->len = (size_t)(p - data);
-      u->data = alloc(c, u->len);
-      if (!u->data) return NOMEM;
-      memcpy(u->data, data, u->len);
-      continue;
+    const dfield *fd;
+    int wt;
+    if (*p < 0x80 && (fd = m->by_tag[*p]) != NULL) { /* a one-byte tag of a known field */
+      wt = *p++ & 7;
+    } else {
+      uint64_t tag;
+      if (rd_hdr(&p, end, &tag)) return BAIL;
+      uint64_t num = tag >> 3;
+      wt = (int)(tag & 7);
+      if (num == 0 || num > MAX_FIELD) return BAIL;
+      fd = find(m, num);
+      if (!fd) {
+        const uint8_t *data = p, *pl = NULL;
+        if (skip(wt, &p, end, &pl)) return BAIL;
+        if (full(msg->n_unknown_fields) &&
+            grow(c, (void **)&msg->unknown_fields, msg->n_unknown_fields, 1, sizeof *msg->unknown_fields))
+          return NOMEM;
+        ProtobufCMessageUnknownField *u = &msg->unknown_fields[msg->n_unknown_fields++];
+        u->tag = (uint32_t)num;
+        u->wire_type = (ProtobufCWireType)wt;
+        u->len = (size_t)(p - data);
+        u->data = alloc(c, u->len);
+        if (!u->data) return NOMEM;
+        memcpy(u->data, data, u->len);
+        continue;
+      }
     }
     char *dst = base + fd->offset;
     switch (fd->mode) {
