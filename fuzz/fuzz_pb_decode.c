@@ -2,8 +2,8 @@
  * path it replaced (sm_pb_check, then protobuf-c's unpack).
  *
  * For any bytes: when the fast decoder accepts, the old path must accept and both messages must
- * pack to the same bytes; the fast decoder with repeated elements deferred to other threads must
- * give the single pass's answer; sm_pb_decode (fast path, else old path) must give the old path's answer:
+ * pack to the same bytes; the fast decoder sharing identical small submessages and deferring
+ * repeated elements to other threads must give the plain single pass's answer; sm_pb_decode (fast path, else old path) must give the old path's answer:
  * the same error message, or a message that packs the same. tests/unit/test_pb_decode.c includes
  * this file with FUZZ_PB_DECODE_ENTRY renamed and runs it over fixtures and their mutations. */
 #include <stdint.h>
@@ -54,7 +54,7 @@ static fpd_result fpd_diff(const ProtobufCMessageDescriptor *desc, const uint8_t
   r.ref_ok = ref != NULL;
 
   ProtobufCMessage *fast = NULL;
-  int fr = sm_pb_decode_fast_opts(desc, data, size, &fast, 1, 0); /* one pass, one thread */
+  int fr = sm_pb_decode_fast_opts(desc, data, size, &fast, 1, 0, 0); /* one pass, one thread, no sharing */
   r.fast_ok = fr == 0;
   if (fr == 0) {
     if (!ref) {
@@ -66,18 +66,19 @@ static fpd_result fpd_diff(const ProtobufCMessageDescriptor *desc, const uint8_t
       r.mismatch = 2;
     }
   }
-  /* The same decode with repeated elements deferred to several threads: the same answer. Two
-   * settings, so that deferral meets both the outer elements (a MetaGraphDef) and inner ones. */
-  static const struct { int threads; size_t defer_max; } par[2] = {{3, SIZE_MAX}, {2, 24}};
-  for (int i = 0; i < 2 && !r.mismatch; i++) {
+  /* The same decode with identical small submessages shared, and with repeated elements deferred
+   * to several threads: the same answer. Deferral is tried on both the outer elements (a
+   * MetaGraphDef) and inner ones. */
+  static const struct { int threads; size_t defer_max; int share; } par[3] = {{1, 0, 1}, {3, SIZE_MAX, 1}, {2, 24, 1}};
+  for (int i = 0; i < 3 && !r.mismatch; i++) {
     ProtobufCMessage *pm = NULL;
-    int pr = sm_pb_decode_fast_opts(desc, data, size, &pm, par[i].threads, par[i].defer_max);
+    int pr = sm_pb_decode_fast_opts(desc, data, size, &pm, par[i].threads, par[i].defer_max, par[i].share);
     if ((pr == 0) != (fr == 0)) {
-      fprintf(stderr, "fpd: the deferred decode (%d threads) %s, the single pass %s\n", par[i].threads,
+      fprintf(stderr, "fpd: the decode with sharing and %d threads %s, the plain one %s\n", par[i].threads,
               pr == 0 ? "accepted" : "refused", fr == 0 ? "accepted" : "refused");
       r.mismatch = 6;
     } else if (pr == 0 && !fpd_same_packing(pm, fast)) {
-      fprintf(stderr, "fpd: the deferred decode (%d threads) and the single pass pack differently\n",
+      fprintf(stderr, "fpd: the decode with sharing and %d threads and the plain one pack differently\n",
               par[i].threads);
       r.mismatch = 7;
     }

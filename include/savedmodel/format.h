@@ -5,8 +5,11 @@
  * read/write round trip of the binary form.
  *
  * A SavedModel returned by sm_saved_model_read or sm_saved_model_parse lives in one arena: free it
- * only with sm_saved_model_free, never piece by piece, and do not realloc or free its arrays or
- * strings (changing scalar fields in place is fine). */
+ * only with sm_saved_model_free, never piece by piece. Treat it as read-only: small submessages
+ * that are the same bytes in the file (a `T: DT_FLOAT` attr, an `_output_shapes` list, an empty
+ * shape) may be one message pointed to from every place, so a change in one place shows in all
+ * of them. To edit a model, unpack a private copy (protobuf_c_message_unpack of the packed
+ * bytes) or build one with builder.h. */
 #ifndef SAVEDMODEL_FORMAT_H
 #define SAVEDMODEL_FORMAT_H
 

@@ -178,8 +178,21 @@ typedef struct task_list {
   size_t n, cap;
 } task_list;
 
+/* Small submessages already decoded in this pass, by their bytes (see "sharing" below). */
+typedef struct share_ent {
+  const uint8_t *p;  /* the payload, in the input */
+  void *msg;         /* its decoded message (NULL: a free slot) */
+  uint32_t hash;
+  uint32_t len_cost; /* payload length (low 7 bits) and the subtree's cost above them */
+} share_ent;
+
+typedef struct share_tab {
+  share_ent *v; /* SHARE_SLOTS slots */
+} share_tab;
+
 typedef struct ctx {
   sm_pb_arena *a;
+  share_tab *share;     /* NULL: every submessage decoded on its own */
   uint64_t cost, limit; /* sm_pb_check's estimate, and its bound */
   const uint8_t *buf_end; /* end of the whole input: word-wide reads stop short of it */
   task_list *defer;     /* NULL: decode everything now */
@@ -355,6 +368,75 @@ static inline void copy_init(unsigned char *d, const dmsg *m) {
   if (n) memcpy(d, s, 8);
 }
 
+/* ---- sharing ----
+ *
+ * A graph repeats the same small submessages over and over: `T: DT_FLOAT`, `_output_shapes`
+ * with the same shape, `padding: "SAME"`, empty shapes. Decoding each anew costs time and, worse,
+ * memory (a ListValue alone is 152 bytes): the tree of a 20,000-node graph took ~15 MB and went
+ * out of a shared cache on a busy machine. So a submessage of at most SHARE_MAX bytes is looked
+ * up by its bytes and type among those this pass has decoded, and the same decoded message is
+ * pointed to again (format.h: the tree is read-only). The answer is unchanged: the same bytes of
+ * the same type decode to the same message, and a shared subtree still counts its cost toward
+ * the memory bound, and its depth (at most SHARE_MAX / 2 levels) toward the nesting limit.
+ *
+ * The table is a fixed cache, one message per slot, a newer one replacing an older one of the
+ * same slot: 96 KiB whatever the input (it stays in the L2 cache; a table that grew with the
+ * input took page faults and cache misses of its own), and what repeats often stays in it. */
+
+#define SHARE_MAX 64
+#define SHARE_SLOTS 4096 /* a power of two */
+
+static inline uint32_t share_hash(const uint8_t *p, size_t n, const uint8_t *buf_end, const void *type) {
+  uint64_t h = (uint64_t)(uintptr_t)type * 0x9e3779b97f4a7c15ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+  }
+  if (i < n) {
+    uint64_t w = 0;
+    if ((size_t)(buf_end - (p + i)) >= 8) { /* one word, the bytes past n masked off */
+      memcpy(&w, p + i, 8);
+      w &= ~0ull >> (8 * (8 - (n - i)));
+    } else {
+      memcpy(&w, p + i, n - i);
+    }
+    h = (h ^ w) * 0x94d049bb133111ebull;
+  }
+  h ^= h >> 32;
+  return (uint32_t)h;
+}
+
+/* The slot for hash h; it holds (p, n, m) when e->msg is set and share_same says so. */
+static inline share_ent *share_slot(share_tab *t, uint32_t h) { return &t->v[h & (SHARE_SLOTS - 1)]; }
+
+static inline int share_same(const share_ent *e, uint32_t h, const uint8_t *p, size_t n, const dmsg *m) {
+  return e->msg && e->hash == h && (e->len_cost & 127) == n &&
+         ((const ProtobufCMessage *)e->msg)->descriptor == m->d && memcmp(e->p, p, n) == 0;
+}
+
+static int share_init(share_tab *t) {
+  t->v = calloc(SHARE_SLOTS, sizeof *t->v);
+  return t->v ? 0 : NOMEM;
+}
+
+static share_tab *share_new(void) {
+  share_tab *t = malloc(sizeof *t);
+  if (t && share_init(t)) {
+    free(t);
+    t = NULL;
+  }
+  return t;
+}
+
+static void share_free(share_tab *t) {
+  if (!t) return;
+  free(t->v);
+  free(t);
+}
+
 static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, const uint8_t *end, int depth) {
   if (!m->ok || c->cost > c->limit) return BAIL;
   char *base = (char *)msg;
@@ -492,6 +574,31 @@ static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, c
         if (fd->mode == M_PLAIN && *(void **)dst) return BAIL;
         if (depth + 1 > SM_PB_MAX_DEPTH) return BAIL;
         const dmsg *sm = fd->sub;
+        if (c->share && v <= SHARE_MAX && depth + 1 + SHARE_MAX / 2 <= SM_PB_MAX_DEPTH &&
+            !(c->defer && fd->mode == M_REP && v <= c->defer_max)) {
+          uint32_t h = share_hash(p, (size_t)v, c->buf_end, sm);
+          share_ent *e = share_slot(c->share, h);
+          if (share_same(e, h, p, (size_t)v, sm)) {
+            *(void **)dst = e->msg;
+            c->cost += e->len_cost >> 7;
+            p += v;
+            break;
+          }
+          unsigned char *sub = alloc(c, sm->size);
+          if (!sub) return NOMEM;
+          copy_init(sub, sm);
+          *(void **)dst = sub;
+          uint64_t before = c->cost;
+          size_t tasks = c->defer ? c->defer->n : 0;
+          int r = dec(c, sm, (ProtobufCMessage *)sub, p, p + v, depth + 1);
+          if (r) return r;
+          uint64_t cost = c->cost - before;
+          /* not kept when part of it is deferred: its cost is not all known yet */
+          if (cost <= (UINT32_MAX >> 7) && (!c->defer || c->defer->n == tasks))
+            *share_slot(c->share, h) = (share_ent){p, sub, h, (uint32_t)v | (uint32_t)cost << 7};
+          p += v;
+          break;
+        }
         unsigned char *sub = alloc(c, sm->size);
         if (!sub) return NOMEM;
         copy_init(sub, sm);
@@ -547,6 +654,7 @@ typedef struct par {
 typedef struct worker {
   par *pp;
   sm_pb_arena *a;
+  share_tab *share; /* this thread's own (NULL: no sharing) */
 } worker;
 
 static void *run_tasks(void *arg) {
@@ -558,7 +666,7 @@ static void *run_tasks(void *arg) {
     size_t e = pp->n - i < pp->chunk ? pp->n : i + pp->chunk;
     uint64_t done = atomic_load_explicit(&pp->cost, memory_order_relaxed);
     /* this chunk may take what the finished ones left of the bound */
-    ctx c = {w->a, 0, done < pp->limit ? pp->limit - done : 0, pp->buf_end, NULL, 0};
+    ctx c = {w->a, w->share, 0, done < pp->limit ? pp->limit - done : 0, pp->buf_end, NULL, 0};
     int r = 0;
     for (; i < e && !r; i++) {
       const task *t = &pp->tasks[i];
@@ -592,7 +700,11 @@ static int run_deferred(ctx *c, const task_list *tl, int threads) {
   for (int i = 0; i < threads; i++) {
     w[i].pp = &pp;
     w[i].a = sm_pb_arena_fork(c->a);
-    if (!w[i].a) {
+    /* this thread goes on with the first pass's table, the others start their own */
+    w[i].share = i == 0 || !c->share ? c->share : share_new();
+    if (!w[i].a || (c->share && !w[i].share)) {
+      sm_pb_arena_join(c->a, w[i].a);
+      if (i > 0) share_free(w[i].share);
       r = NOMEM;
       threads = i;
       break;
@@ -606,7 +718,10 @@ static int run_deferred(ctx *c, const task_list *tl, int threads) {
     for (int i = 1; i < started; i++) pthread_join(th[i - 1], NULL);
     r = atomic_load(&pp.fail);
   }
-  for (int i = 0; i < threads; i++) sm_pb_arena_join(c->a, w[i].a);
+  for (int i = 0; i < threads; i++) {
+    sm_pb_arena_join(c->a, w[i].a);
+    if (i > 0) share_free(w[i].share);
+  }
   c->cost += atomic_load(&pp.cost);
   return r;
 }
@@ -617,7 +732,7 @@ static int online_cpus(void) {
 }
 
 int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
-                           ProtobufCMessage **out, int threads, size_t defer_max) {
+                           ProtobufCMessage **out, int threads, size_t defer_max, int share) {
   *out = NULL;
   if (len > (size_t)INT_MAX) return BAIL;
   if (threads > PAR_MAX_THREADS) threads = PAR_MAX_THREADS;
@@ -629,11 +744,17 @@ int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t
   memcpy(root, m->init, m->size);
   const uint8_t *p = data ? data : (const uint8_t *)"";
   task_list tl = {NULL, 0, 0};
-  ctx c = {a, 0, (uint64_t)len * SM_PB_MAX_EXPANSION + ((uint64_t)64 << 20), p + len,
+  share_tab st = {NULL};
+  if (share && share_init(&st)) {
+    sm_pb_arena_discard(a);
+    return NOMEM;
+  }
+  ctx c = {a, share ? &st : NULL, 0, (uint64_t)len * SM_PB_MAX_EXPANSION + ((uint64_t)64 << 20), p + len,
            threads > 1 ? &tl : NULL, defer_max};
   int r = dec(&c, m, root, p, p + len, 0);
   if (!r && tl.n) r = run_deferred(&c, &tl, threads);
   free(tl.v);
+  free(st.v);
   if (!r && c.cost > c.limit) r = BAIL;
   if (r) {
     sm_pb_arena_discard(a);
@@ -648,7 +769,7 @@ int sm_pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *dat
   int threads = len >= PAR_MIN_BYTES ? online_cpus() : 1;
   /* elements of up to 1/32 of the input: the big ones (a whole MetaGraphDef) are decoded in the
    * first pass, so that their own small elements become tasks */
-  return sm_pb_decode_fast_opts(desc, data, len, out, threads, len / 32);
+  return sm_pb_decode_fast_opts(desc, data, len, out, threads, len / 32, 1);
 }
 
 sm_status *sm_pb_decode(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,

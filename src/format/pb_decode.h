@@ -26,11 +26,12 @@ sm_status *sm_pb_decode(const ProtobufCMessageDescriptor *desc, const uint8_t *d
 int sm_pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                       ProtobufCMessage **out);
 
-/* The same with the parallel part set by hand (for tests): repeated message elements of at most
+/* The same with its options set by hand (for tests): repeated message elements of at most
  * `defer_max` bytes met outside such an element are decoded after the first pass by `threads`
- * threads (1: no deferral, everything in one pass). sm_pb_decode_fast uses the machine's CPUs (up
- * to 4) for inputs of 256 KiB or more, with defer_max = len / 32. */
+ * threads (1: no deferral, everything in one pass); `share`: identical small submessages decoded
+ * once and pointed to again. sm_pb_decode_fast uses the machine's CPUs (up to 4) for inputs of
+ * 256 KiB or more, with defer_max = len / 32, and shares. */
 int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
-                           ProtobufCMessage **out, int threads, size_t defer_max);
+                           ProtobufCMessage **out, int threads, size_t defer_max, int share);
 
 #endif

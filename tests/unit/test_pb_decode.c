@@ -415,8 +415,8 @@ static void test_large(void) {
     put_field(&all, 0x12, mgb.p, mgb.n); /* SavedModel.meta_graphs */
     const ProtobufCMessageDescriptor *SM = &tensorflow__saved_model__descriptor;
     ProtobufCMessage *one = NULL, *par = NULL, *got = NULL;
-    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &one, 1, 0) == 0);
-    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &par, 4, all.n / 32) == 0);
+    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &one, 1, 0, 0) == 0);
+    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &par, 4, all.n / 32, 1) == 0);
     CHECK_OK(sm_pb_decode(SM, all.p, all.n, "large.pb", &got));
     if (one && par && got) {
       CHECK(fpd_same_packing(one, par));
@@ -424,6 +424,25 @@ static void test_large(void) {
       const Tensorflow__SavedModel *big = (const Tensorflow__SavedModel *)got;
       CHECK(big->n_meta_graphs == 1 && big->meta_graphs[0]->graph_def->n_node > 10 * g->n_node);
     }
+    /* Sharing: the graph's nodes come several times, byte for byte, so their small attrs are
+     * one message each in a one-thread decode with sharing, and never without. */
+    ProtobufCMessage *sh = NULL;
+    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &sh, 1, 0, 1) == 0);
+    if (sh && one) {
+      CHECK(fpd_same_packing(one, sh));
+      const Tensorflow__GraphDef *a = ((const Tensorflow__SavedModel *)sh)->meta_graphs[0]->graph_def,
+                                 *b = ((const Tensorflow__SavedModel *)one)->meta_graphs[0]->graph_def;
+      size_t shared = 0, apart = 0;
+      for (size_t i = 0; i + g->n_node < a->n_node; i++)
+        for (size_t k = 0; k < a->node[i]->n_attr; k++) {
+          shared += a->node[i]->attr[k] == a->node[i + g->n_node]->attr[k];
+          apart += b->node[i]->attr[k] == b->node[i + g->n_node]->attr[k];
+        }
+      printf("large input: %zu attrs shared with the next copy of their node\n", shared);
+      CHECK(shared > a->n_node / 2);
+      CHECK(apart == 0);
+    }
+    sm_pb_arena_free(sh);
     /* Twice more: the second parse reuses the first one's blocks, large ones included. */
     for (int i = 0; i < 2; i++) {
       ProtobufCMessage *again = NULL;
