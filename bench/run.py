@@ -310,10 +310,10 @@ def bench_pb(args, exe, work, rows, notes):
     notes.append("saved_model.pb: a TF1 graph (placeholder, chain of Const + AddV2, Identity) saved "
                  "by tf.compat.v1.saved_model.Builder, sized so the graph has exactly %d nodes "
                  "(including the builder's saver nodes); the bytes are in memory before timing and "
-                 "freeing the result is not timed on either side. Our decoder shares a large "
-                 "input's repeated elements (the graph's nodes) out to up to %d threads (this "
-                 "machine's CPUs, at most 4); TensorFlow parses on one thread, so its time is "
-                 "also its CPU time." % (args.nodes, min(os.cpu_count() or 1, 4)))
+                 "freeing the result is not timed on either side. Our decoder hands a large "
+                 "input's repeated elements (the graph's nodes) to up to %d threads (this "
+                 "machine's CPUs, at most 4) and decodes identical small submessages once; "
+                 "TensorFlow parses on one thread, so its time is also its CPU time." % (args.nodes, min(os.cpu_count() or 1, 4)))
     return met
 
 

@@ -7,9 +7,11 @@
  * validating as they go. Repeated fields grow by doubling in the arena (protobuf-c counts them in a
  * first pass instead; the arrays' spare room is the only difference, and nothing reads it).
  *
- * Inputs of 256 KiB or more are decoded in two steps when the machine has several CPUs: the
- * small repeated elements (a GraphDef's nodes...) are set aside in a first pass and decoded by up
- * to four threads (see "decoding a large input" below).
+ * Identical small submessages (a graph's `T: DT_FLOAT` attrs, its repeated shapes) are decoded
+ * once and pointed to from every place (see "sharing" below), which halves a graph's tree. Inputs
+ * of 256 KiB or more are decoded in two steps when the machine has several CPUs: the small
+ * repeated elements (a GraphDef's nodes...) are set aside in a first pass and decoded by up to
+ * four threads (see "decoding a large input" below).
  *
  * The rules of sm_pb_check are kept by giving up (BAIL) on anything it would refuse, and on the
  * few cases where protobuf-c does something this decoder does not reproduce (merging a singular
