@@ -42,6 +42,9 @@ typedef struct arena {
 #define BLOCK ((size_t)96 << 10)
 /* The most the cache holds between parses: a 20,000-node graph decodes to ~15 MB. */
 #define SPARE_MAX ((size_t)32 << 20)
+/* Larger blocks kept: grown arrays (256 KiB of node pointers for 20,000 nodes), not big tensors. */
+#define BIG_KEEP_MAX ((size_t)1 << 20)
+#define SPARE_BIG_MAX ((size_t)4 << 20)
 
 static _Atomic(block *) spare_cache, big_cache;
 /* Guards a parent's spare list while forked arenas take blocks from it (sm_pb_arena_fork). */
@@ -153,20 +156,24 @@ static void free_blocks(block *b) {
   }
 }
 
-/* Gives the blocks of an arena back to the caches (up to SPARE_MAX bytes in all, and only to an
- * empty cache: one parse's worth is what the next parse needs), the rest to malloc. */
+/* Gives the blocks of an arena back to the caches (up to SPARE_MAX bytes of standard blocks and
+ * SPARE_BIG_MAX of larger ones, and only to an empty cache: one parse's worth is what the next
+ * parse needs), the rest to malloc. */
 static void release(block *used, block *unused, block *unused_big) {
   block *keep = NULL, *keep_big = NULL;
-  size_t kept = 0;
+  size_t kept = 0, kept_big = 0;
   block *lists[3] = {unused, unused_big, used};
   for (int l = 0; l < 3; l++) {
     for (block *b = lists[l], *n; b; b = n) {
       n = b->next;
-      if (b->size <= SPARE_MAX - kept) {
-        block **to = b->size == BLOCK ? &keep : &keep_big;
-        b->next = *to;
-        *to = b;
-        kept += b->size;
+      if (b->size == BLOCK && kept + BLOCK <= SPARE_MAX) {
+        b->next = keep;
+        keep = b;
+        kept += BLOCK;
+      } else if (b->size != BLOCK && b->size <= BIG_KEEP_MAX && kept_big + b->size <= SPARE_BIG_MAX) {
+        b->next = keep_big;
+        keep_big = b;
+        kept_big += b->size;
       } else {
         free(b);
       }
