@@ -189,7 +189,8 @@ typedef struct share_ent {
 } share_ent;
 
 typedef struct share_tab {
-  share_ent *v; /* SHARE_SLOTS slots */
+  share_ent *v;
+  size_t mask; /* slots - 1: a power of two minus one, at most SHARE_SLOTS - 1 */
 } share_tab;
 
 typedef struct ctx {
@@ -382,11 +383,13 @@ static inline void copy_init(unsigned char *d, const dmsg *m) {
  * the memory bound, and its depth (at most SHARE_MAX / 2 levels) toward the nesting limit.
  *
  * The table is a fixed cache, one message per slot, a newer one replacing an older one of the
- * same slot: 96 KiB whatever the input (it stays in the L2 cache; a table that grew with the
- * input took page faults and cache misses of its own), and what repeats often stays in it. */
+ * same slot: at most 96 KiB whatever the input (it stays in the L2 cache; a table that grew with
+ * the input took page faults and cache misses of its own), less for a small input, and what
+ * repeats often stays in it. */
 
 #define SHARE_MAX 64
 #define SHARE_SLOTS 4096 /* a power of two */
+#define SHARE_BYTES_PER_SLOT 16 /* a slot per this many input bytes, up to SHARE_SLOTS */
 
 static inline uint32_t share_hash(const uint8_t *p, size_t n, const uint8_t *buf_end, const void *type) {
   uint64_t h = (uint64_t)(uintptr_t)type * 0x9e3779b97f4a7c15ull ^ n;
@@ -412,21 +415,25 @@ static inline uint32_t share_hash(const uint8_t *p, size_t n, const uint8_t *buf
 }
 
 /* The slot for hash h; it holds (p, n, m) when e->msg is set and share_same says so. */
-static inline share_ent *share_slot(share_tab *t, uint32_t h) { return &t->v[h & (SHARE_SLOTS - 1)]; }
+static inline share_ent *share_slot(share_tab *t, uint32_t h) { return &t->v[h & t->mask]; }
 
 static inline int share_same(const share_ent *e, uint32_t h, const uint8_t *p, size_t n, const dmsg *m) {
   return e->msg && e->hash == h && (e->len_cost & 127) == n &&
          ((const ProtobufCMessage *)e->msg)->descriptor == m->d && memcmp(e->p, p, n) == 0;
 }
 
-static int share_init(share_tab *t) {
-  t->v = calloc(SHARE_SLOTS, sizeof *t->v);
+/* A table sized for an input of len bytes. */
+static int share_init(share_tab *t, size_t len) {
+  size_t slots = 64;
+  while (slots < SHARE_SLOTS && slots * SHARE_BYTES_PER_SLOT < len) slots *= 2;
+  t->v = calloc(slots, sizeof *t->v);
+  t->mask = slots - 1;
   return t->v ? 0 : NOMEM;
 }
 
-static share_tab *share_new(void) {
+static share_tab *share_new(size_t slots) {
   share_tab *t = malloc(sizeof *t);
-  if (t && share_init(t)) {
+  if (t && share_init(t, slots * SHARE_BYTES_PER_SLOT)) {
     free(t);
     t = NULL;
   }
@@ -703,7 +710,7 @@ static int run_deferred(ctx *c, const task_list *tl, int threads) {
     w[i].pp = &pp;
     w[i].a = sm_pb_arena_fork(c->a);
     /* this thread goes on with the first pass's table, the others start their own */
-    w[i].share = i == 0 || !c->share ? c->share : share_new();
+    w[i].share = i == 0 || !c->share ? c->share : share_new(c->share->mask + 1);
     if (!w[i].a || (c->share && !w[i].share)) {
       sm_pb_arena_join(c->a, w[i].a);
       if (i > 0) share_free(w[i].share);
@@ -746,8 +753,8 @@ int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t
   memcpy(root, m->init, m->size);
   const uint8_t *p = data ? data : (const uint8_t *)"";
   task_list tl = {NULL, 0, 0};
-  share_tab st = {NULL};
-  if (share && share_init(&st)) {
+  share_tab st = {NULL, 0};
+  if (share && share_init(&st, len)) {
     sm_pb_arena_discard(a);
     return NOMEM;
   }
