@@ -583,9 +583,11 @@ static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, c
         if (fd->mode == M_PLAIN && *(void **)dst) return BAIL;
         if (depth + 1 > SM_PB_MAX_DEPTH) return BAIL;
         const dmsg *sm = fd->sub;
-        if (c->share && v <= SHARE_MAX && depth + 1 + SHARE_MAX / 2 <= SM_PB_MAX_DEPTH &&
-            !(c->defer && fd->mode == M_REP && v <= c->defer_max)) {
-          uint32_t h = share_hash(p, (size_t)v, c->buf_end, sm);
+        int deferred = c->defer && fd->mode == M_REP && v <= c->defer_max; /* e.g. a GraphDef's nodes */
+        int shared = c->share && !deferred && v <= SHARE_MAX && depth + 1 + SHARE_MAX / 2 <= SM_PB_MAX_DEPTH;
+        uint32_t h = 0;
+        if (shared) {
+          h = share_hash(p, (size_t)v, c->buf_end, sm);
           share_ent *e = share_slot(c->share, h);
           if (share_same(e, h, p, (size_t)v, sm)) {
             *(void **)dst = e->msg;
@@ -593,26 +595,12 @@ static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, c
             p += v;
             break;
           }
-          unsigned char *sub = alloc(c, sm->size);
-          if (!sub) return NOMEM;
-          copy_init(sub, sm);
-          *(void **)dst = sub;
-          uint64_t before = c->cost;
-          size_t tasks = c->defer ? c->defer->n : 0;
-          int r = dec(c, sm, (ProtobufCMessage *)sub, p, p + v, depth + 1);
-          if (r) return r;
-          uint64_t cost = c->cost - before;
-          /* not kept when part of it is deferred: its cost is not all known yet */
-          if (cost <= (UINT32_MAX >> 7) && (!c->defer || c->defer->n == tasks))
-            *share_slot(c->share, h) = (share_ent){p, sub, h, (uint32_t)v | (uint32_t)cost << 7};
-          p += v;
-          break;
         }
         unsigned char *sub = alloc(c, sm->size);
         if (!sub) return NOMEM;
         copy_init(sub, sm);
         *(void **)dst = sub;
-        if (c->defer && fd->mode == M_REP && v <= c->defer_max) { /* e.g. a GraphDef's nodes */
+        if (deferred) {
           task_list *tl = c->defer;
           /* the bound holds in this pass too: it may meet millions of tiny elements */
           c->cost += sizeof(task);
@@ -628,8 +616,14 @@ static int dec(ctx *c, const dmsg *m, ProtobufCMessage *msg, const uint8_t *p, c
           p += v;
           break;
         }
+        uint64_t before = c->cost;
+        size_t tasks = c->defer ? c->defer->n : 0;
         int r = dec(c, sm, (ProtobufCMessage *)sub, p, p + v, depth + 1);
         if (r) return r;
+        uint64_t cost = c->cost - before;
+        /* kept for later when its whole cost is known (no part of it deferred) */
+        if (shared && cost <= (UINT32_MAX >> 7) && (!c->defer || c->defer->n == tasks))
+          *share_slot(c->share, h) = (share_ent){p, sub, h, (uint32_t)v | (uint32_t)cost << 7};
         p += v;
         break;
       }
