@@ -485,7 +485,7 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   for (int i = 0; i < nops; i++) {
     if (!strcmp(ops[i], "Placeholder") || !strcmp(ops[i], "PlaceholderV2") ||
         !strcmp(ops[i], "StatefulPartitionedCall") || !strcmp(ops[i], "PartitionedCall") ||
-        sm_kernel_find(ops[i]) || sm_cgraph_op_def(g, ops[i]) == NULL)
+        sm_kernel_find(ops[i], SM_BACKEND_CPU) || sm_cgraph_op_def(g, ops[i]) == NULL)
       continue;
     if (!missing++) printf("note: %s%sops no load or signature runs, without a kernel here:", r->ctx ? r->ctx : "",
                            r->ctx ? ": " : "");

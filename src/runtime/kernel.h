@@ -38,6 +38,12 @@ enum {
   SM_KERNEL_PARSE_ONLY = 1u << 0,
 };
 
+/* Where a kernel runs (and where the buffers of the tensors it makes live). A backend other than
+ * the CPU registers its own kernels for the same op names. */
+typedef enum sm_backend { SM_BACKEND_CPU = 0, SM_BACKEND_CUDA = 1 } sm_backend;
+#define SM_NUM_BACKENDS 2
+const char *sm_backend_name(int backend); /* "CPU", "CUDA" */
+
 typedef struct sm_kernel {
   const char *op;
   /* May be NULL (state = NULL). *state is released with `release`. */
@@ -47,10 +53,19 @@ typedef struct sm_kernel {
   unsigned flags;
 } sm_kernel;
 
-/* The registry: the kernel for an op type, or NULL. */
-const sm_kernel *sm_kernel_find(const char *op);
-/* Every registered op name, sorted (for scan and docs). Owned by the registry. */
+/* The registry (registry.c): kernel tables are registered per backend (the CPU's are the generated
+ * list of src/ops families, registry_families.c); the kernel for (op, backend). *out NULL when there is none; an error
+ * only when the registry itself cannot be built (out of memory: the next call tries again; an
+ * (op, backend) registered twice). */
+sm_status *sm_kernel_lookup(const char *op, sm_backend backend, const sm_kernel **out);
+/* The same, NULL for "none" and for a registry that cannot be built. */
+const sm_kernel *sm_kernel_find(const char *op, sm_backend backend);
+/* Every registered op name (any backend), sorted (for scan and docs). Owned by the registry. */
 const char *const *sm_kernel_ops(int *count);
+/* Registers a further table (ended by op == NULL) of one backend's kernels; it must outlive the
+ * process: tests' kernels, later a backend opened at run time. Lookups already under way keep the
+ * index they had. Fails, registering nothing, when an (op, backend) of it is registered already. */
+sm_status *sm__kernels_add(const sm_kernel *table, sm_backend backend);
 
 /* ---- during compute ---------------------------------------------------------------------- */
 const sm_node *sm_kctx_node(const sm_kctx *c);

@@ -605,7 +605,8 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
     sp->out_base = node_base[order[i]];
     p->nsteps = i + 1;
     if (!is_placeholder(op)) {
-      const sm_kernel *k = sm_kernel_find(op);
+      const sm_kernel *k;
+      if ((st = sm_kernel_lookup(op, SM_BACKEND_CPU, &k))) goto fail;
       if (!k || (k->flags & SM_KERNEL_PARSE_ONLY) || !k->compute) {
         nmissing++;
         continue;
@@ -645,7 +646,7 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
         if (!p->steps[j].k && !strcmp(sm_node_op(pn), op) && !is_placeholder(op)) seen = 1;
       }
       if (seen) continue;
-      const sm_kernel *k = sm_kernel_find(op);
+      const sm_kernel *k = sm_kernel_find(op, SM_BACKEND_CPU);
       sb_printf(&missing, "%s %s%s (node", ngroups++ ? ";" : "", op,
                 k ? " [parsed but not executable here]" : "");
       int cnt = 0;

@@ -286,7 +286,7 @@ static void test_registered(void) {
       "Gather", "Fill", "ZerosLike", "OnesLike", "Range", "Transpose", "Tile", "Pad", "PadV2", "MirrorPad", "Split",
       "SplitV", "OneHot", "BroadcastTo", "Where", "ReverseV2", "SpaceToBatchND", "BatchToSpaceND"};
   for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
-    const sm_kernel *k = sm_kernel_find(ops[i]);
+    const sm_kernel *k = sm_kernel_find(ops[i], SM_BACKEND_CPU);
     if (!k || !k->compute) {
       fprintf(stderr, "op %s has no kernel\n", ops[i]);
       sm_test_failures++;
