@@ -88,6 +88,13 @@ sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank,
  * (an SM_NN_ACT_* of ops/nn_raw.h) to apply; the fused-away steps pass the value on unchanged. */
 const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c);
 int sm_kctx_fused_act(const sm_kctx *c);
+/* Scratch memory for this compute call, from the one allocator (src/base/alloc.h) that tensors'
+ * buffers come from too: valid until compute returns, when the executor releases whatever the
+ * kernel did not give back with sm_kctx_scratch_free. NULL when it cannot be had, with *st set to
+ * an SM_RESOURCE_EXHAUSTED status naming the node and the size (the kernel returns it). Kernels
+ * allocate nothing else while they compute. */
+void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st);
+void sm_kctx_scratch_free(sm_kctx *c, void *p); /* NULL-safe */
 /* Output i = t; the context takes over the caller's reference. */
 void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t);
 /* Output out = input in (one more reference on the same tensor, no copy). */

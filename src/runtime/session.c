@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/tensor_internal.h"
 #include "ops/nn_raw.h"
 #include "savedmodel/pbtxt.h"
@@ -86,6 +87,8 @@ struct sm_kctx {
   const sm_tensor **in;
   sm_tensor **out;
   const sm_tensor *fused_bias;
+  void **scratch; /* blocks sm_kctx_scratch handed out during this compute, released after it */
+  int nscratch, scratch_cap;
 };
 
 /* ---- small string builder ------------------------------------------------------------------ */
@@ -202,6 +205,45 @@ const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c) { return c->fused_bias; }
 int sm_kctx_fused_act(const sm_kctx *c) { return c->st->fused_act; }
 const sm_nn_pool_fuse *sm_kctx_fused_pool(const sm_kctx *c) {
   return c->st->has_fused_pool ? &c->st->fused_pool : NULL;
+}
+
+void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
+  *st = NULL;
+  if (c->nscratch == c->scratch_cap) {
+    int ncap = c->scratch_cap ? c->scratch_cap * 2 : 4;
+    void **nv = realloc(c->scratch, (size_t)ncap * sizeof *nv);
+    if (!nv) {
+      *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
+      return NULL;
+    }
+    c->scratch = nv;
+    c->scratch_cap = ncap;
+  }
+  void *p = sm__alloc(bytes);
+  if (!p) {
+    *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
+    return NULL;
+  }
+  c->scratch[c->nscratch++] = p;
+  return p;
+}
+
+void sm_kctx_scratch_free(sm_kctx *c, void *p) {
+  if (!p) return;
+  for (int i = c->nscratch - 1; i >= 0; i--)
+    if (c->scratch[i] == p) {
+      c->scratch[i] = c->scratch[--c->nscratch];
+      sm__free(p);
+      return;
+    }
+}
+
+/* Releases what the kernel left of its scratch (after each compute). */
+static void kctx_scratch_release(sm_kctx *c) {
+  for (int i = 0; i < c->nscratch; i++) sm__free(c->scratch[i]);
+  free(c->scratch);
+  c->scratch = NULL;
+  c->nscratch = c->scratch_cap = 0;
 }
 
 sm_resources *sm_kctx_resources(sm_kctx *c) { return c->s->res; }
@@ -906,8 +948,10 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
         in[j] = t;
       }
     }
-    sm_kctx c = {s, sp, nd, in, vals + sp->out_base, sp->fused_bias_slot >= 0 ? vals[sp->fused_bias_slot] : NULL};
+    sm_kctx c = {s, sp, nd, in, vals + sp->out_base, sp->fused_bias_slot >= 0 ? vals[sp->fused_bias_slot] : NULL,
+                 NULL, 0, 0};
     st = sp->k->compute(sp->state, &c);
+    kctx_scratch_release(&c);
     for (int j = 0; j < sp->nin; j++) {
       sm_tensor_free(tmp[j]);
       tmp[j] = NULL;
