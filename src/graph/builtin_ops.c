@@ -1,4 +1,5 @@
-/* builtin_ops.c - lookup in the built-in OpDef table (op_defs.c), parsed once per process. */
+/* builtin_ops.c - lookup in the built-in OpDef table (op_defs.c, plus the system ops listed here),
+ * parsed once per process. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,12 +8,29 @@
 #include "graph/op_defs.h"
 #include "savedmodel/pbtxt.h"
 
-static Tensorflow__OpList *g_ops;
+static Tensorflow__OpList *g_ops, *g_sys;
 static sm_smap g_map;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+/* System ops, kept out of op_defs.c (generated from the ops a SavedModel's graph may hold): "_Arg",
+ * the argument node of a function compiled as a graph of its own (sm_cgraph_compile_function), as
+ * tensorflow/core/ops/function_ops.cc registers it. */
+static const char system_ops_text[] =
+    "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" } attr { name: \"index\" type: \"int\" has_minimum: true }\n"
+    "  is_stateful: true }\n";
+
 static void load(void) {
   ProtobufCMessage *m = NULL;
+  sm_status *ss = sm_pbtxt_parse(&tensorflow__op_list__descriptor, system_ops_text, strlen(system_ops_text),
+                                 "built-in system op table", &m);
+  if (ss) {
+    fprintf(stderr, "libsavedmodel: %s\n", sm_status_message(ss));
+    sm_status_free(ss);
+  } else {
+    g_sys = (Tensorflow__OpList *)m; /* process-lifetime, as the main table */
+  }
+  m = NULL;
   sm_status *s = sm_pbtxt_parse(&tensorflow__op_list__descriptor, sm_builtin_op_list_text,
                                 strlen(sm_builtin_op_list_text), "built-in op table", &m);
   if (s) { /* a build defect, not a user error: report loudly once */
@@ -32,7 +50,10 @@ static void load(void) {
 
 const Tensorflow__OpDef *sm_builtin_op_def(const char *op_type) {
   pthread_once(&g_once, load);
-  if (!g_ops || !op_type) return NULL;
-  int i = sm_smap_get(&g_map, op_type);
-  return i < 0 ? NULL : g_ops->op[i];
+  if (!op_type) return NULL;
+  int i = g_ops ? sm_smap_get(&g_map, op_type) : -1;
+  if (i >= 0) return g_ops->op[i];
+  for (size_t k = 0; g_sys && k < g_sys->n_op; k++)
+    if (!strcmp(g_sys->op[k]->name, op_type)) return g_sys->op[k];
+  return NULL;
 }

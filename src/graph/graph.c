@@ -1,5 +1,6 @@
 /* graph.c - compiling a MetaGraphDef into an sm_cgraph: node import, OpDef lookup, attr defaults
- * and placeholders, input resolution, dtypes, and inlining of function calls.
+ * and placeholders, input resolution, dtypes, and inlining of function calls; and compiling one
+ * function of the library as a graph of its own (its arguments as _Arg nodes), for sub-plans.
  *
  * Compilation works scope by scope (the GraphDef, then each inlined function body): first every
  * node of the scope is created (name, OpDef, attrs, output dtypes), so that inputs may refer to
@@ -425,6 +426,37 @@ static sm_status *check_shape_attr(const char *node, const char *op, const char 
   return NULL;
 }
 
+/* Appends a zeroed node named `name` (taken over: freed with the graph, or here on failure) and
+ * indexes its name. */
+static sm_status *push_node(sm_cgraph *g, char *name, sm_node **out) {
+  *out = NULL;
+  if (g->n >= sm_graph_max_nodes) {
+    sm_status *s = sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d nodes after inlining functions (at '%s')",
+                                 sm_graph_max_nodes, name);
+    free(name);
+    return s;
+  }
+  if (g->n == g->cap) {
+    int nc = g->cap ? g->cap * 2 : 64;
+    sm_node *nn = realloc(g->nodes, (size_t)nc * sizeof *nn);
+    if (!nn) {
+      free(name);
+      return oom();
+    }
+    g->nodes = nn;
+    g->cap = nc;
+  }
+  sm_node *n = &g->nodes[g->n];
+  memset(n, 0, sizeof *n);
+  n->name = name;
+  g->n++;
+  if (sm_smap_get(&g->names, n->name) >= 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "two nodes are named '%s'", n->name);
+  if (!sm_smap_put(&g->names, n->name, g->n - 1)) return oom();
+  *out = n;
+  return NULL;
+}
+
 static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
   sm_cgraph *g = c->g;
   const Tensorflow__NodeDef *nd = sc->nodes[k];
@@ -433,26 +465,13 @@ static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
     return sm_status_new(SM_INVALID_ARGUMENT, "node #%zu of %s has an invalid name '%s'", k, call_where(sc), lname);
   if (!nd->op || !*nd->op)
     return sm_status_new(SM_INVALID_ARGUMENT, "node '%s%s' has no op", sc->prefix, lname);
-  if (g->n >= sm_graph_max_nodes)
-    return sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d nodes after inlining functions (at '%s%s')",
-                         sm_graph_max_nodes, sc->prefix, lname);
-  if (g->n == g->cap) {
-    int nc = g->cap ? g->cap * 2 : 64;
-    sm_node *nn = realloc(g->nodes, (size_t)nc * sizeof *nn);
-    if (!nn) return oom();
-    g->nodes = nn;
-    g->cap = nc;
-  }
-  sm_node *n = &g->nodes[g->n];
-  memset(n, 0, sizeof *n);
-  n->name = cat2(sc->prefix, lname);
-  if (!n->name) return oom();
-  g->n++; /* from here the node is owned by g, whatever fails */
+  char *full = cat2(sc->prefix, lname);
+  if (!full) return oom();
+  sm_node *n;
+  sm_status *ps = push_node(g, full, &n); /* from here the node is owned by g, whatever fails */
+  if (ps) return ps;
   n->op = nd->op;
   n->device = nd->device ? nd->device : "";
-  if (sm_smap_get(&g->names, n->name) >= 0)
-    return sm_status_new(SM_INVALID_ARGUMENT, "two nodes are named '%s'", n->name);
-  if (!sm_smap_put(&g->names, n->name, g->n - 1)) return oom();
 
   /* A call: PartitionedCall / StatefulPartitionedCall (f), or a node whose op is a function. */
   const Tensorflow__FunctionDef *callee = find_function(c, nd->op);
@@ -656,6 +675,36 @@ static sm_status *resolve_control(cctx *c, const scope *sc, const char *node, co
 }
 
 
+/* A compiled body's return values (flat, in signature order), appended to *rets. */
+static sm_status *body_rets(cctx *c, scope *b, evec *rets) {
+  const Tensorflow__FunctionDef *f = b->fdef;
+  sm_status *s = NULL;
+  for (size_t o = 0; o < f->signature->n_output_arg && !s; o++) {
+    const char *oname = f->signature->output_arg[o]->name;
+    const char *val = NULL;
+    for (size_t r = 0; r < f->n_ret; r++)
+      if (f->ret[r]->key && !strcmp(f->ret[r]->key, oname)) val = f->ret[r]->value;
+    if (!val) return sm_status_new(SM_INVALID_ARGUMENT, "function '%s': output '%s' has no ret value", b->fname, oname);
+    s = resolve_ref(c, b, "(ret)", val, rets);
+  }
+  return s;
+}
+
+/* A compiled body's control outputs, appended to *ctl: its control_ret nodes, or every stateful
+ * node of the body when the FunctionDef lists none. */
+static sm_status *body_control_rets(cctx *c, scope *b, ivec *ctl) {
+  const Tensorflow__FunctionDef *f = b->fdef;
+  sm_status *s = NULL;
+  if (f->n_control_ret) {
+    for (size_t r = 0; r < f->n_control_ret && !s; r++)
+      if (f->control_ret[r]->value) s = resolve_control(c, b, "(control_ret)", f->control_ret[r]->value, ctl);
+    return s;
+  }
+  for (size_t i = 0; i < b->nnodes; i++)
+    if (c->g->nodes[b->first + (int)i].stateful && !ivec_push(ctl, b->first + (int)i)) return oom();
+  return NULL;
+}
+
 /* A call node becomes IdentityN over the body's return values. */
 static sm_status *inline_call(cctx *c, const scope *sc, size_t k) {
   sm_cgraph *g = c->g;
@@ -708,32 +757,15 @@ static sm_status *inline_call(cctx *c, const scope *sc, size_t k) {
   s = compile_scope(c, &b);
   if (s) goto done;
 
-  /* Return values, in signature order. */
   evec rets = {0};
-  for (size_t o = 0; o < f->signature->n_output_arg && !s; o++) {
-    const char *oname = f->signature->output_arg[o]->name;
-    const char *val = NULL;
-    for (size_t r = 0; r < f->n_ret; r++)
-      if (f->ret[r]->key && !strcmp(f->ret[r]->key, oname)) val = f->ret[r]->value;
-    if (!val) {
-      s = sm_status_new(SM_INVALID_ARGUMENT, "function '%s': output '%s' has no ret value", fname, oname);
-      break;
-    }
-    s = resolve_ref(c, &b, "(ret)", val, &rets);
-  }
+  ivec ctl = {0};
+  s = body_rets(c, &b, &rets);
   if (!s && rets.n != g->nodes[idx].noutputs)
     s = sm_status_new(SM_INVALID_ARGUMENT, "node '%s': function '%s' returns %d values, the call expects %d",
                       g->nodes[idx].name, fname, rets.n, g->nodes[idx].noutputs);
-  ivec ctl = {0};
   for (int i = 0; i < g->nodes[idx].ncontrol && !s; i++)
     if (!ivec_push(&ctl, g->nodes[idx].control[i])) s = oom();
-  if (!s && f->n_control_ret) {
-    for (size_t r = 0; r < f->n_control_ret && !s; r++)
-      if (f->control_ret[r]->value) s = resolve_control(c, &b, "(control_ret)", f->control_ret[r]->value, &ctl);
-  } else if (!s) {
-    for (size_t i = 0; i < b.nnodes && !s; i++)
-      if (g->nodes[b.first + (int)i].stateful && !ivec_push(&ctl, b.first + (int)i)) s = oom();
-  }
+  if (!s) s = body_control_rets(c, &b, &ctl);
   if (!s) s = add_edges(c, rets.n + ctl.n - g->nodes[idx].ncontrol);
   /* An IdentityN "T" attr, made here, with the call's output dtypes. */
   struct owned_t {
@@ -905,15 +937,17 @@ static sm_status *collect_ops(sm_cgraph *g, const Tensorflow__GraphDef *gd) {
   return NULL;
 }
 
-sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out) {
+/* An empty graph over mg with its OpDef and function indexes; *gd is mg's GraphDef (an empty one
+ * when it has none). On failure *out is NULL. */
+static sm_status *graph_new(const Tensorflow__MetaGraphDef *mg, const Tensorflow__GraphDef **gdp, sm_cgraph **out) {
   *out = NULL;
-  if (!mg) return sm_status_new(SM_INVALID_ARGUMENT, "sm_cgraph_compile: no MetaGraphDef");
   sm_cgraph *g = calloc(1, sizeof *g);
   if (!g) return oom();
   g->mg = mg;
   sm_status *s = NULL;
   static const Tensorflow__GraphDef empty_gd; /* no nodes, no library; only those fields are read */
   const Tensorflow__GraphDef *gd = mg->graph_def ? mg->graph_def : &empty_gd;
+  *gdp = gd;
   const Tensorflow__OpList *ol = mg->meta_info_def ? mg->meta_info_def->stripped_op_list : NULL;
   for (size_t i = 0; ol && i < ol->n_op && !s; i++)
     if (ol->op[i] && ol->op[i]->name && sm_smap_get(&g->opdefs, ol->op[i]->name) < 0 &&
@@ -933,7 +967,23 @@ sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out
     else if (!sm_smap_put(&g->funcs, f->signature->name, (int)i))
       s = oom();
   }
-  if (!s) s = collect_ops(g, gd);
+  if (s) {
+    sm_cgraph_free(g);
+    return s;
+  }
+  *out = g;
+  return NULL;
+}
+
+sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out) {
+  *out = NULL;
+  if (!mg) return sm_status_new(SM_INVALID_ARGUMENT, "sm_cgraph_compile: no MetaGraphDef");
+  const Tensorflow__GraphDef *gd;
+  sm_cgraph *g;
+  sm_status *s = graph_new(mg, &gd, &g);
+  if (s) return s;
+  const Tensorflow__FunctionDefLibrary *lib = gd->library;
+  s = collect_ops(g, gd);
   if (!s) {
     cctx c = {g, lib};
     scope top = {0};
@@ -949,6 +999,161 @@ sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out
   }
   *out = g;
   return NULL;
+}
+
+/* ---- one function as its own graph ----------------------------------------------------------- */
+/* The _Arg node of flat input element `index` (one output of `dtype`), named `name` (taken over). */
+static sm_status *add_arg_node(cctx *c, char *name, int index, int dtype, int *idx) {
+  sm_cgraph *g = c->g;
+  sm_node *n;
+  sm_status *s = push_node(g, name, &n);
+  if (s) return s;
+  *idx = g->n - 1;
+  struct arg_attrs {
+    Tensorflow__AttrValue t, index;
+  } *aa = calloc(1, sizeof *aa);
+  n->owned = aa;
+  n->attrs = malloc(2 * sizeof *n->attrs);
+  n->out_dtypes = malloc(sizeof *n->out_dtypes);
+  if (!aa || !n->attrs || !n->out_dtypes) return oom();
+  tensorflow__attr_value__init(&aa->t);
+  aa->t.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+  aa->t.type = (Tensorflow__DataType)(dtype >= 100 ? dtype - 100 : dtype);
+  tensorflow__attr_value__init(&aa->index);
+  aa->index.value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
+  aa->index.i = index;
+  n->attrs[0] = (sm_attr_ref){"T", &aa->t};
+  n->attrs[1] = (sm_attr_ref){"index", &aa->index};
+  n->nattrs = 2;
+  n->op = "_Arg";
+  n->device = "";
+  n->def = sm_cgraph_op_def(g, "_Arg");
+  n->stateful = n->def ? n->def->is_stateful : 0;
+  n->out_dtypes[0] = dtype;
+  n->noutputs = 1;
+  return add_edges(c, 1);
+}
+
+sm_status *sm_cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const char *fname, const sm_node *caller,
+                                      sm_cgraph **out) {
+  *out = NULL;
+  if (!mg || !fname) return sm_status_new(SM_INVALID_ARGUMENT, "compile function: no MetaGraphDef or no name");
+  const Tensorflow__GraphDef *gd;
+  sm_cgraph *g;
+  sm_status *s = graph_new(mg, &gd, &g);
+  if (s) return s;
+  cctx c = {g, gd->library};
+  const char *where = caller ? caller->name : fname;
+  const Tensorflow__FunctionDef *f = find_function(&c, fname);
+  sm_attr_ref *ctx = NULL;
+  int nctx = 0;
+  ivec types = {0}, ctl = {0};
+  evec rets = {0};
+  scope top = {0}, b = {0};
+  top.prefix = "";
+  if (!f) {
+    s = sm_status_new(SM_NOT_FOUND, "function '%s' is not in the graph's library", fname);
+    goto done;
+  }
+  /* attrs: those the caller's func attr naming f binds, the caller's own, then f's defaults */
+  Tensorflow__NameAttrList__AttrEntry *const *entries = NULL;
+  size_t nentries = 0;
+  for (int i = 0; caller && i < caller->nattrs && !entries; i++) {
+    const Tensorflow__AttrValue *v = caller->attrs[i].value;
+    if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && v->func && v->func->name &&
+        !strcmp(v->func->name, fname)) {
+      entries = v->func->attr;
+      nentries = v->func->n_attr;
+    }
+  }
+  s = bind_ctx(&top, where, f, entries, nentries, caller ? caller->attrs : NULL, caller ? caller->nattrs : 0, &ctx,
+               &nctx);
+  if (s) goto done;
+  size_t na = f->signature->n_input_arg;
+  b.arg_names = malloc((na + 1) * sizeof *b.arg_names);
+  b.arg_start = malloc((na + 1) * sizeof *b.arg_start);
+  b.arg_count = malloc((na + 1) * sizeof *b.arg_count);
+  if (!b.arg_names || !b.arg_start || !b.arg_count) {
+    s = oom();
+    goto done;
+  }
+  s = expand_args(where, fname, ctx, nctx, f->signature->input_arg, na, &types, b.arg_start);
+  if (!s && !(g->fn_args = malloc(((size_t)types.n + 1) * sizeof *g->fn_args))) s = oom();
+  /* one _Arg node per flat input element: "x" for a single arg, "x_0", "x_1", ... for a list */
+  for (size_t a = 0; a < na && !s; a++) {
+    const Tensorflow__OpDef__ArgDef *ad = f->signature->input_arg[a];
+    b.arg_names[a] = ad->name;
+    b.arg_count[a] = (a + 1 < na ? b.arg_start[a + 1] : types.n) - b.arg_start[a];
+    int list = (ad->number_attr && *ad->number_attr) || (ad->type_list_attr && *ad->type_list_attr);
+    for (int k = 0; k < b.arg_count[a] && !s; k++) {
+      int flat = b.arg_start[a] + k, idx;
+      size_t len = strlen(ad->name) + 16;
+      char *nm = malloc(len);
+      if (!nm) {
+        s = oom();
+        break;
+      }
+      snprintf(nm, len, list ? "%s_%d" : "%s", ad->name, k);
+      if (!(s = add_arg_node(&c, nm, flat, types.v[flat], &idx))) g->fn_args[g->nfn_args++] = (sm_edge){idx, 0};
+    }
+  }
+  if (s) goto done;
+  b.prefix = "";
+  b.fdef = f;
+  b.fname = f->signature->name;
+  b.nodes = f->node_def;
+  b.nnodes = f->n_node_def;
+  b.ctx = ctx;
+  b.nctx = nctx;
+  b.depth = 1;
+  b.nargs = na;
+  b.arg_edges = g->fn_args;
+  s = compile_scope(&c, &b);
+  if (!s) s = body_rets(&c, &b, &rets);
+  if (!s) s = body_control_rets(&c, &b, &ctl);
+  if (!s) s = add_edges(&c, rets.n + ctl.n);
+  if (!s) {
+    g->fname = f->signature->name;
+    g->fn_rets = rets.v;
+    g->nfn_rets = rets.n;
+    g->fn_ctl = ctl.v;
+    g->nfn_ctl = ctl.n;
+    rets.v = NULL;
+    ctl.v = NULL;
+  }
+done:
+  scope_free(&b);
+  free(b.arg_names);
+  free(b.arg_start);
+  free(b.arg_count);
+  free(ctx);
+  free(types.v);
+  free(rets.v);
+  free(ctl.v);
+  if (s) {
+    sm_cgraph_free(g);
+    return f ? sm_status_prefix(s, "function '%s'", fname) : s;
+  }
+  *out = g;
+  return NULL;
+}
+
+const Tensorflow__MetaGraphDef *sm_cgraph_meta_graph(const sm_cgraph *g) { return g ? g->mg : NULL; }
+const char *sm_cgraph_function_name(const sm_cgraph *g) { return g ? g->fname : NULL; }
+
+void sm_cgraph_function_args(const sm_cgraph *g, const sm_edge **args, int *n) {
+  *args = g ? g->fn_args : NULL;
+  *n = g ? g->nfn_args : 0;
+}
+
+void sm_cgraph_function_rets(const sm_cgraph *g, const sm_edge **rets, int *n) {
+  *rets = g ? g->fn_rets : NULL;
+  *n = g ? g->nfn_rets : 0;
+}
+
+void sm_cgraph_function_control_rets(const sm_cgraph *g, const int **nodes, int *n) {
+  *nodes = g ? g->fn_ctl : NULL;
+  *n = g ? g->nfn_ctl : 0;
 }
 
 void sm_cgraph_free(sm_cgraph *g) {
@@ -968,6 +1173,9 @@ void sm_cgraph_free(sm_cgraph *g) {
   sm_smap_free(&g->opdefs);
   sm_smap_free(&g->funcs);
   free(g->all_ops);
+  free(g->fn_args);
+  free(g->fn_rets);
+  free(g->fn_ctl);
   free(g);
 }
 

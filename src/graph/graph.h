@@ -42,6 +42,26 @@ typedef struct sm_edge {
 /* Compile mg's graph_def + library. *out is owned by the caller (sm_cgraph_free). */
 sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out);
 void sm_cgraph_free(sm_cgraph *g); /* NULL-safe */
+/* The MetaGraphDef g was compiled from. */
+const Tensorflow__MetaGraphDef *sm_cgraph_meta_graph(const sm_cgraph *g);
+
+/* One function of mg's library as a graph of its own (the body a While/If/map_fn kernel runs as a
+ * sub-plan): every flat input element is an "_Arg" node with one output (named after the input
+ * arg, "x"; "x_0", "x_1", ... for a list arg), the body's nodes keep their FunctionDef names, calls
+ * inside it are inlined as sm_cgraph_compile does (recursion refused). Arg dtypes and the body's
+ * attr placeholders are bound from, in order: the attr entries of the caller's func-valued attr
+ * that names fname, the caller's own attrs (a `type_attr: "T"` arg takes the caller's "T"), and
+ * the signature's defaults. caller may be NULL. Errors name the function. */
+sm_status *sm_cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const char *fname, const sm_node *caller,
+                                      sm_cgraph **out);
+/* Of a graph made by sm_cgraph_compile_function (NULL / 0 for any other): the function's name;
+ * the _Arg outputs to feed, the return values to fetch (both flat, in signature order) and the
+ * control outputs to run as targets (its control_ret nodes, or every stateful body node when the
+ * FunctionDef lists none, as inlining does). Owned by g. */
+const char *sm_cgraph_function_name(const sm_cgraph *g);
+void sm_cgraph_function_args(const sm_cgraph *g, const sm_edge **args, int *n);
+void sm_cgraph_function_rets(const sm_cgraph *g, const sm_edge **rets, int *n);
+void sm_cgraph_function_control_rets(const sm_cgraph *g, const int **nodes, int *n);
 
 int sm_cgraph_num_nodes(const sm_cgraph *g);
 const sm_node *sm_cgraph_node(const sm_cgraph *g, int i);

@@ -62,6 +62,14 @@ struct sm_cgraph {
   const char **all_ops;
   int nall_ops;
   int64_t nedges;
+  /* A function compiled as its own graph (sm_cgraph_compile_function): its name, its _Arg nodes'
+   * outputs (flat, in signature order), its return values (flat, in signature order) and its
+   * control outputs (node indices). fname NULL for a graph compiled from a GraphDef. */
+  const char *fname;
+  sm_edge *fn_args, *fn_rets;
+  int nfn_args, nfn_rets;
+  int *fn_ctl;
+  int nfn_ctl;
 };
 
 #endif
