@@ -31,6 +31,7 @@
 
 typedef struct sm_kctx sm_kctx;
 typedef struct sm_threadpool sm_threadpool;
+typedef struct sm_plan sm_plan; /* an immutable compiled plan (src/runtime/plan.h) */
 
 enum {
   /* The op exists (scan and load accept it in unreached subgraphs: save paths) but has no compute
@@ -82,7 +83,7 @@ sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, c
  * returned for the kernel to overwrite in place (elementwise: out[i] may depend only on in[i]);
  * otherwise NULL, and the kernel allocates. */
 sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims);
-/* Plan-time fusion (session.c): a float Conv2D (NHWC) or MatMul whose only reader is a BiasAdd,
+/* Plan-time fusion (plan_fuse.c): a float Conv2D (NHWC) or MatMul whose only reader is a BiasAdd,
  * and maybe then a Relu/Relu6 that is the BiasAdd's only reader, computes the whole chain: the
  * bias (NULL when not fused; unchecked: the kernel checks it as BiasAdd would) and the activation
  * (an SM_NN_ACT_* of ops/nn_raw.h) to apply; the fused-away steps pass the value on unchanged. */
@@ -105,6 +106,36 @@ sm_resources *sm_kctx_resources(sm_kctx *c);
 sm_threadpool *sm_kctx_pool(sm_kctx *c);
 /* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
 const char *sm_kctx_export_dir(const sm_kctx *c);
+
+/* ---- sub-plans: a function of the model's library run from inside a kernel ------------------
+ * The seam for control flow (While/If/Case bodies) and map_fn-style kernels: the kernel compiles
+ * the function once, in prepare, and runs it as often as it likes in compute. */
+
+/* In prepare only. Compiles function `function_name` of the library of the graph being planned
+ * (sm_cgraph_compile_function: its flat inputs become the plan's feeds, its flat outputs its
+ * fetches, its control outputs run as targets; arg dtypes given by a type attr come from
+ * `caller`'s attrs, so pass the node prepare got) into *out, a plan the kernel's state owns: free
+ * it with sm_plan_free in `release`. The body's kernels are found and prepared now, so a missing
+ * kernel fails the load, naming the function and the node.
+ *
+ * How it reaches the build: plan building (plan.c) sets a thread-local build context around every
+ * prepare call it makes, which names the graph and the chain of functions being compiled; prepare's
+ * signature (node, state) stays as it is. So it fails (SM_FAILED_PRECONDITION) when called from
+ * anywhere but a prepare that plan building runs. A function that reaches itself (f -> f,
+ * f -> g -> f) is refused, and sub-plans nest at most SM_PLAN_MAX_DEPTH (plan.h) deep. */
+sm_status *sm_prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out);
+void sm_plan_free(sm_plan *p); /* NULL-safe */
+/* How many tensors sm_kctx_run_plan takes and gives for p. */
+int sm_plan_num_feeds(const sm_plan *p);
+int sm_plan_num_fetches(const sm_plan *p);
+/* In compute. Runs `sub` with this run's resources, thread pool, export dir and run options (its
+ * steps check the deadline and the cancel flag too): inputs (borrowed) in the function's input
+ * order, checked against its arg dtypes; outputs new tensors the caller owns, in its output order
+ * (all NULL on error). Re-entrant: a kernel of the sub-plan may run sub-plans of its own; and
+ * thread-safe: several threads may run plans through one ctx at once (e.g. the iterations of a
+ * map_fn split with sm_parallel_for). Errors are prefixed "function 'f': ". */
+sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
+                            sm_tensor **outputs, int noutputs);
 
 /* ---- thread pool (src/runtime/threadpool.c) -------------------------------------------------- */
 /* Run fn(ctx, begin, end) over [0, n) split in chunks of at least `grain`, on the pool's threads

@@ -5,9 +5,11 @@
  * with the variables prefix fed (skipped when variables/variables.index is absent, as TF does),
  * then the init op (__saved_model_init_op signature, else saved_model_main_op, else
  * legacy_init_op; TF1 table_initializer collection when there is none) with the asset feeds.
- * Every signature's plan is then prepared, so unsupported ops fail the load, not a later run.
- * Signatures are kept sorted by key, their inputs and outputs sorted by alias, so lookups are
- * binary searches and listings come out in a stable order. */
+ * Every signature's plan is then built (sm_session_plan), so unsupported ops fail the load, not a
+ * later run, and a run of a signature goes straight to its plan (sm_plan_run): no names, no sorting,
+ * no cache lookup, no lock; a run asking for only some outputs takes the by-name path, so that it
+ * computes only those. Signatures are kept sorted by key, their inputs and outputs sorted by alias,
+ * so lookups are binary searches and listings come out in a stable order. */
 #include "savedmodel/model.h"
 
 #include <inttypes.h>
@@ -32,6 +34,10 @@ typedef struct sig {
   sm_tensor **defaults; /* per input (sorted order), NULL when the SignatureDef has none */
   const char **out_names; /* tensor names in sorted alias order */
   char *unsupported;      /* why this signature cannot run (sparse/composite tensors), or NULL */
+  /* The plan over every input and every output, built at load (owned by the session's cache), and
+   * where each input / output (alias order) sits among its feeds / fetches. */
+  const sm_plan *plan;
+  int *feed_pos, *fetch_pos;
 } sig;
 
 struct sm_model {
@@ -86,6 +92,8 @@ static void sig_free(sig *s) {
   free(s->defaults);
   free(s->out_names);
   free(s->unsupported);
+  free(s->feed_pos);
+  free(s->fetch_pos);
 }
 
 void sm_model_free(sm_model *m) {
@@ -328,14 +336,16 @@ sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in
   if (!out_aliases && nout != sg->nout)
     return sm_status_new(SM_INVALID_ARGUMENT, "run '%s': %d outputs asked for, the signature has %d", key, nout,
                          sg->nout);
-  const char **fnames = calloc((size_t)sg->nin + 1, sizeof *fnames);
-  sm_tensor **fvals = calloc((size_t)sg->nin + 1, sizeof *fvals);
-  const char **onames = calloc((size_t)nout + 1, sizeof *onames);
+  /* per input (alias order) its tensor; the plan's feeds and fetches; per output asked for, its
+   * index (alias order); which outputs are asked for */
+  size_t nin_s = (size_t)sg->nin, nout_s = (size_t)sg->nout;
+  void *block = calloc(1, (nin_s + nin_s + nout_s + 1) * sizeof(sm_tensor *) + ((size_t)nout + 1) * sizeof(int) +
+                              nout_s + 1);
+  if (!block) return sm_status_new(SM_NO_MEMORY, "run '%s': out of memory", key);
+  sm_tensor **fvals = block, **pf = fvals + nin_s, **po = pf + nin_s;
+  int *oidx = (int *)(po + nout_s + 1);
+  unsigned char *asked = (unsigned char *)(oidx + nout + 1);
   sm_status *st = NULL;
-  if (!fnames || !fvals || !onames) {
-    st = sm_status_new(SM_NO_MEMORY, "run '%s': out of memory", key);
-    goto done;
-  }
   for (int i = 0; i < nin; i++) {
     if (!in_aliases[i]) {
       st = sm_status_new(SM_INVALID_ARGUMENT, "run '%s': input alias %d is NULL", key, i);
@@ -353,38 +363,50 @@ sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in
     if ((st = check_input(sg, &sg->in[k], inputs[i]))) goto done;
     fvals[k] = inputs[i];
   }
-  int nf = 0;
   for (int k = 0; k < sg->nin; k++) {
-    if (!fvals[k]) {
-      if (!sg->defaults[k]) {
-        char b[256];
-        st = sm_status_new(SM_INVALID_ARGUMENT, "signature '%s': missing input '%s' (%s %s)", key, sg->in[k].alias,
-                           dtname(sg->in[k].dtype), shape_text(sg->in[k].rank, sg->in[k].dims, b, sizeof b));
-        goto done;
-      }
-      fvals[k] = sg->defaults[k];
+    if (fvals[k]) continue;
+    if (!sg->defaults[k]) {
+      char b[256];
+      st = sm_status_new(SM_INVALID_ARGUMENT, "signature '%s': missing input '%s' (%s %s)", key, sg->in[k].alias,
+                         dtname(sg->in[k].dtype), shape_text(sg->in[k].rank, sg->in[k].dims, b, sizeof b));
+      goto done;
     }
-    fnames[nf] = sg->in[k].name;
-    fvals[nf++] = fvals[k];
+    fvals[k] = sg->defaults[k];
   }
-  if (out_aliases) {
-    for (int j = 0; j < nout; j++) {
-      int k = out_aliases[j] ? find_info(sg->out, sg->nout, out_aliases[j]) : -1;
-      if (k < 0) {
-        st = alias_error(sg, sg->out, sg->nout, "output", out_aliases[j] ? out_aliases[j] : "(null)");
-        goto done;
-      }
-      onames[j] = sg->out[k].name;
+  int nasked = 0;
+  for (int j = 0; j < nout; j++) {
+    int k = j;
+    if (out_aliases && (k = out_aliases[j] ? find_info(sg->out, sg->nout, out_aliases[j]) : -1) < 0) {
+      st = alias_error(sg, sg->out, sg->nout, "output", out_aliases[j] ? out_aliases[j] : "(null)");
+      goto done;
+    }
+    oidx[j] = k;
+    if (!asked[k]) nasked++;
+    asked[k] = 1;
+  }
+  if (nasked == sg->nout && sg->plan) {
+    /* every output: the signature's own plan, no names, no lookup, no lock */
+    for (int k = 0; k < sg->nin; k++) pf[sg->feed_pos[k]] = fvals[k];
+    if (!(st = sm_plan_run(sg->plan, sm_session_env(m->sess), pf, po, opts))) {
+      for (int j = 0; j < nout; j++) outputs[j] = sm_tensor_ref(po[sg->fetch_pos[oidx[j]]]);
+      for (int k = 0; k < sg->nout; k++) sm_tensor_free(po[k]);
     }
   } else {
-    for (int j = 0; j < nout; j++) onames[j] = sg->out_names[j];
+    /* some of the outputs: a plan that computes only those, by name, as Session.run would */
+    const char **fnames = calloc(nin_s + 1, sizeof *fnames), **onames = calloc((size_t)nout + 1, sizeof *onames);
+    if (fnames && onames) {
+      for (int k = 0; k < sg->nin; k++) fnames[k] = sg->in[k].name;
+      for (int j = 0; j < nout; j++) onames[j] = sg->out[oidx[j]].name;
+      st = sm_session_run_opts(m->sess, fnames, fvals, sg->nin, onames, nout, NULL, 0, outputs, opts);
+    } else {
+      st = sm_status_new(SM_NO_MEMORY, "run '%s': out of memory", key);
+    }
+    free(fnames);
+    free(onames);
   }
-  st = sm_session_run_opts(m->sess, fnames, fvals, nf, onames, nout, NULL, 0, outputs, opts);
   if (st) st = sm_status_prefix(st, "running signature '%s'", key);
 done:
-  free(fnames);
-  free(fvals);
-  free(onames);
+  free(block);
   return st;
 }
 
@@ -835,7 +857,13 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
       goto fail;
     }
     for (int k = 0; k < sg->nin; k++) in[k] = sg->in[k].name;
-    st = sm_session_prepare(m->sess, in, sg->nin, sg->out_names, sg->nout, NULL, 0);
+    sg->feed_pos = calloc((size_t)sg->nin + 1, sizeof *sg->feed_pos);
+    sg->fetch_pos = calloc((size_t)sg->nout + 1, sizeof *sg->fetch_pos);
+    if (!sg->feed_pos || !sg->fetch_pos)
+      st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+    else
+      st = sm_session_plan(m->sess, in, sg->nin, sg->out_names, sg->nout, NULL, 0, &sg->plan, sg->feed_pos,
+                           sg->fetch_pos);
     free(in);
     if (st) {
       st = sm_status_prefix(st, "%s: signature '%s'", export_dir, sg->key);

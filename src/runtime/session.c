@@ -1,72 +1,33 @@
-/* session.c - TF1 Session.run over a compiled graph: plans, their cache, and the executor.
+/* session.c - the session object (compiled graph, resources, thread pool, export dir) and TF1
+ * Session.run by name: the name-keyed cache of plans.
  *
- * A plan is built once per (feeds, fetches, targets) set: the pruned node order, each node's kernel
- * and prepared state, and a slot for every value the run produces (fed tensors first, then each
- * node's outputs). Inputs are resolved to slots when the plan is built, and so is the step after
- * which a slot has no more readers, so a run frees every intermediate value as soon as it can.
- * Plans are immutable and cached under a mutex; a run owns only its array of slot values, so many
- * threads can run one plan at once. Variables and tables are shared through sm_resources. */
+ * sm_session_run sorts the caller's feed, fetch and target names, makes a key of them, and looks
+ * the plan up in a lock-free list (entries are only ever prepended, and freed with the session).
+ * On a miss it resolves the names and builds the plan (plan.c) outside any lock, then publishes it
+ * with a compare-and-swap; two threads building the same plan at once both finish, one publishes,
+ * the other frees its copy and uses the published one. So a run never waits for another run or
+ * for a plan being compiled. The plan's feeds and fetches are in sorted-name order; the caller's
+ * order maps onto them through the sort. Running is executor.c's. */
 #include "runtime/session.h"
 
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "base/alloc.h"
-#include "base/tensor_internal.h"
-#include "ops/nn_raw.h"
+#include "runtime/plan.h"
 #include "savedmodel/pbtxt.h"
 
-/* More distinct plans than this are built, run and dropped rather than cached (a caller making a
- * new fetch set per call must not grow memory without bound). */
+/* More distinct plans than this are built, run and dropped rather than cached by sm_session_run (a
+ * caller making a new fetch set per call must not grow memory without bound). sm_session_plan's
+ * plans are always kept: their caller holds the handle. */
 #define MAX_CACHED_PLANS 256
 
-enum { IN_PASS = 0, IN_READ_REF = 1 };
-
-typedef struct step {
-  int node;
-  const sm_kernel *k; /* NULL for an unfed Placeholder: running it is the "must feed" error */
-  void *state;
-  int nin;
-  int *in_slot;
-  unsigned char *in_mode;
-  int nout, out_base;
-  int nrelease;
-  int *release;
-  /* Plan-time fusion: a float Conv2D/MatMul whose only reader is a BiasAdd (then maybe a Relu or
-   * Relu6, its only reader) computes all of it; those later steps just pass the value on. */
-  int fused_bias_slot; /* -1: none */
-  int fused_act;       /* SM_NN_ACT_* */
-  int pass_through;    /* output 0 = input 0 (a fused-away BiasAdd/Relu/MaxPool) */
-  /* a float NHWC Conv2D + BiasAdd (+ Relu) whose only reader is a MaxPool also pools */
-  int has_fused_pool;
-  sm_nn_pool_fuse fused_pool;
-  /* per input: this step is the value's only and last reader (so it may be written in place
-   * when nothing outside the run holds it) */
-  unsigned char *in_last;
-} step;
-
-typedef struct plan {
+typedef struct cached {
   char *key;
-  int nsteps;
-  step *steps;
-  int nslots;
-  int max_in;
-  int nfeeds, nfetches;
-  char **feed_names; /* sorted, as given */
-  sm_edge *feed_edges;
-  int *feed_slot;
-  char **fetch_names; /* sorted, as given (duplicates kept) */
-  int *fetch_slot;
-  unsigned char *slot_ref; /* the slot holds a TF1 ref variable handle, read when consumed as a value */
-  int *slot_dtype;         /* dtype the graph declares for the slot (base for feeds) */
-  struct plan *next;
-} plan;
+  sm_plan *plan;
+  struct cached *next; /* set before the entry is published, never changed after */
+} cached;
 
 struct sm_session {
   Tensorflow__MetaGraphDef *owned_mg;
@@ -75,62 +36,10 @@ struct sm_session {
   char *export_dir;
   sm_resources *res;
   sm_threadpool *pool;
-  pthread_mutex_t mu;
-  plan *plans;
-  int nplans;
+  sm_exec_env env;
+  _Atomic(cached *) plans; /* newest first */
+  atomic_int nplans;
 };
-
-struct sm_kctx {
-  sm_session *s;
-  const step *st;
-  const sm_node *node;
-  const sm_tensor **in;
-  sm_tensor **out;
-  const sm_tensor *fused_bias;
-  void **scratch; /* blocks sm_kctx_scratch handed out during this compute, released after it */
-  int nscratch, scratch_cap;
-};
-
-/* ---- small string builder ------------------------------------------------------------------ */
-typedef struct sbuf {
-  char *p;
-  size_t len, cap;
-  int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = b->cap - b->len;
-    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = 1;
-      return;
-    }
-    if (b->p && (size_t)n < room) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t ncap = (b->cap ? b->cap * 2 : 256);
-    while (ncap < b->len + (size_t)n + 1) ncap *= 2;
-    char *np = realloc(b->p, ncap);
-    if (!np) {
-      b->oom = 1;
-      return;
-    }
-    b->p = np;
-    b->cap = ncap;
-  }
-}
-
-static const char *dtname(int dt) {
-  const char *n = sm_dtype_name(dt);
-  return n ? n : "DT_INVALID";
-}
 
 static char *dupstr(const char *s) {
   size_t n = strlen(s) + 1;
@@ -139,117 +48,6 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-/* ---- kernel context -------------------------------------------------------------------------- */
-const sm_node *sm_kctx_node(const sm_kctx *c) { return c->node; }
-int sm_kctx_num_inputs(const sm_kctx *c) { return c->st->nin; }
-const sm_tensor *sm_kctx_input(const sm_kctx *c, int i) {
-  return i >= 0 && i < c->st->nin ? c->in[i] : NULL;
-}
-int sm_kctx_num_outputs(const sm_kctx *c) { return c->st->nout; }
-
-sm_status *sm_kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
-  *out = NULL;
-  if (i < 0 || i >= c->st->nout)
-    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm_node_name(c->node),
-                         sm_node_op(c->node), i, c->st->nout);
-  sm_tensor *t;
-  sm_status *s = sm_tensor_new(dtype, rank, dims, &t);
-  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
-  sm_tensor_free(c->out[i]);
-  c->out[i] = t;
-  *out = t;
-  return NULL;
-}
-
-void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t) {
-  if (i < 0 || i >= c->st->nout) {
-    sm_tensor_free(t);
-    return;
-  }
-  sm_tensor_free(c->out[i]);
-  c->out[i] = t;
-}
-
-void sm_kctx_forward(sm_kctx *c, int in, int out) {
-  if (in < 0 || in >= c->st->nin || !c->in[in]) return;
-  sm_kctx_set_output(c, out, sm_tensor_ref((sm_tensor *)c->in[in]));
-}
-
-sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
-  *out = NULL;
-  if (i < 0 || i >= c->st->nout)
-    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm_node_name(c->node),
-                         sm_node_op(c->node), i, c->st->nout);
-  sm_tensor *t;
-  sm_status *s = sm__tensor_new_uninit(dtype, rank, dims, &t);
-  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
-  sm_tensor_free(c->out[i]);
-  c->out[i] = t;
-  *out = t;
-  return NULL;
-}
-
-sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims) {
-  if (in < 0 || in >= c->st->nin || out < 0 || out >= c->st->nout || !c->st->in_last || !c->st->in_last[in])
-    return NULL;
-  sm_tensor *t = (sm_tensor *)c->in[in];
-  /* the run's slot holds one reference; any other (a feed's caller, a Const's state, a variable)
-   * makes it shared */
-  if (!t || sm_tensor_is_shared(t) || sm_tensor_dtype(t) != dtype || sm_tensor_rank(t) != rank) return NULL;
-  if (rank && memcmp(sm_tensor_dims(t), dims, (size_t)rank * sizeof *dims)) return NULL;
-  sm_kctx_set_output(c, out, sm_tensor_ref(t));
-  return t;
-}
-
-const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c) { return c->fused_bias; }
-int sm_kctx_fused_act(const sm_kctx *c) { return c->st->fused_act; }
-const sm_nn_pool_fuse *sm_kctx_fused_pool(const sm_kctx *c) {
-  return c->st->has_fused_pool ? &c->st->fused_pool : NULL;
-}
-
-void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
-  *st = NULL;
-  if (c->nscratch == c->scratch_cap) {
-    int ncap = c->scratch_cap ? c->scratch_cap * 2 : 4;
-    void **nv = realloc(c->scratch, (size_t)ncap * sizeof *nv);
-    if (!nv) {
-      *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
-      return NULL;
-    }
-    c->scratch = nv;
-    c->scratch_cap = ncap;
-  }
-  void *p = sm__alloc(bytes);
-  if (!p) {
-    *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
-    return NULL;
-  }
-  c->scratch[c->nscratch++] = p;
-  return p;
-}
-
-void sm_kctx_scratch_free(sm_kctx *c, void *p) {
-  if (!p) return;
-  for (int i = c->nscratch - 1; i >= 0; i--)
-    if (c->scratch[i] == p) {
-      c->scratch[i] = c->scratch[--c->nscratch];
-      sm__free(p);
-      return;
-    }
-}
-
-/* Releases what the kernel left of its scratch (after each compute). */
-static void kctx_scratch_release(sm_kctx *c) {
-  for (int i = 0; i < c->nscratch; i++) sm__free(c->scratch[i]);
-  free(c->scratch);
-  c->scratch = NULL;
-  c->nscratch = c->scratch_cap = 0;
-}
-
-sm_resources *sm_kctx_resources(sm_kctx *c) { return c->s->res; }
-sm_threadpool *sm_kctx_pool(sm_kctx *c) { return c->s->pool; }
-const char *sm_kctx_export_dir(const sm_kctx *c) { return c->s->export_dir ? c->s->export_dir : ""; }
-
 /* ---- session --------------------------------------------------------------------------------- */
 sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
                           sm_session **out) {
@@ -257,7 +55,8 @@ sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export
   if (!mg) return sm_status_new(SM_INVALID_ARGUMENT, "session: no MetaGraphDef");
   sm_session *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "session: out of memory");
-  pthread_mutex_init(&s->mu, NULL);
+  atomic_init(&s->plans, NULL);
+  atomic_init(&s->nplans, 0);
   s->mg = mg;
   sm_status *st = NULL;
   if (export_dir && !(s->export_dir = dupstr(export_dir))) st = sm_status_new(SM_NO_MEMORY, "session: out of memory");
@@ -274,740 +73,262 @@ sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export
     sm_session_free(s);
     return st;
   }
+  s->env = (sm_exec_env){s->res, s->pool, s->export_dir ? s->export_dir : ""};
   *out = s;
   return NULL;
 }
 
-static void plan_free(plan *p) {
-  if (!p) return;
-  for (int i = 0; i < p->nsteps; i++) {
-    step *st = &p->steps[i];
-    if (st->k && st->k->release && st->state) st->k->release(st->state);
-    free(st->in_slot);
-    free(st->in_mode);
-    free(st->release);
-    free(st->in_last);
-  }
-  free(p->steps);
-  for (int i = 0; i < p->nfeeds; i++) free(p->feed_names[i]);
-  for (int i = 0; i < p->nfetches; i++) free(p->fetch_names[i]);
-  free(p->feed_names);
-  free(p->fetch_names);
-  free(p->feed_edges);
-  free(p->feed_slot);
-  free(p->fetch_slot);
-  free(p->slot_ref);
-  free(p->slot_dtype);
-  free(p->key);
-  free(p);
-}
-
 void sm_session_free(sm_session *s) {
   if (!s) return;
-  for (plan *p = s->plans; p;) {
-    plan *n = p->next;
-    plan_free(p);
-    p = n;
+  for (cached *c = atomic_load(&s->plans); c;) {
+    cached *n = c->next;
+    sm_plan_free(c->plan);
+    free(c->key);
+    free(c);
+    c = n;
   }
   sm_threadpool_free(s->pool);
   sm_resources_free(s->res); /* after plans: kernel states may point at resources */
   sm_cgraph_free(s->g);
   if (s->owned_mg) protobuf_c_message_free_unpacked(&s->owned_mg->base, NULL);
   free(s->export_dir);
-  pthread_mutex_destroy(&s->mu);
   free(s);
 }
 
 const sm_cgraph *sm_session_graph(const sm_session *s) { return s ? s->g : NULL; }
 sm_resources *sm_session_resources(sm_session *s) { return s ? s->res : NULL; }
+const sm_exec_env *sm_session_env(const sm_session *s) { return s ? &s->env : NULL; }
 
-/* ---- plan building --------------------------------------------------------------------------- */
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* ---- names -> key ---------------------------------------------------------------------------- */
+/* A name and where the caller gave it. */
+typedef struct named {
+  const char *name;
+  int pos;
+} named;
 
-static sm_status *sorted_copy(const char *const *names, int n, const char *what, char ***out) {
-  *out = NULL;
-  if (n < 0) return sm_status_new(SM_INVALID_ARGUMENT, "negative number of %s", what);
-  if (n > 0 && !names) return sm_status_new(SM_INVALID_ARGUMENT, "%d %s but no names", n, what);
-  char **c = calloc((size_t)(n ? n : 1), sizeof *c);
-  if (!c) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+static int cmp_named(const void *a, const void *b) {
+  const named *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* One Session.run's names, each list sorted, and the cache key they make. */
+typedef struct request {
+  named *f, *o, *t;
+  int nf, no, nt;
+  char *key;
+  void *block; /* f, o and t live in it */
+} request;
+
+static sm_status *sort_names(const char *const *names, int n, const char *what, named *out) {
   for (int i = 0; i < n; i++) {
-    if (!names[i]) {
-      for (int j = 0; j < i; j++) free(c[j]);
-      free(c);
-      return sm_status_new(SM_INVALID_ARGUMENT, "%s name %d is NULL", what, i);
-    }
-    if (!(c[i] = dupstr(names[i]))) {
-      for (int j = 0; j < i; j++) free(c[j]);
-      free(c);
-      return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-    }
+    if (!names[i]) return sm_status_new(SM_INVALID_ARGUMENT, "%s name %d is NULL", what, i);
+    out[i] = (named){names[i], i};
   }
-  qsort(c, (size_t)n, sizeof *c, cmp_str);
-  *out = c;
+  qsort(out, (size_t)n, sizeof *out, cmp_named);
   return NULL;
 }
 
-static char *make_key(char **f, int nf, char **o, int no, char **t, int nt) {
-  sbuf b = {0};
-  for (int i = 0; i < nf; i++) sb_printf(&b, "%s\x1f", f[i]);
-  sb_printf(&b, "\x1e");
-  for (int i = 0; i < no; i++) sb_printf(&b, "%s\x1f", o[i]);
-  sb_printf(&b, "\x1e");
-  for (int i = 0; i < nt; i++) sb_printf(&b, "%s\x1f", t[i]);
-  if (b.oom || !b.p) {
-    free(b.p);
-    return NULL;
+static void request_free(request *r) {
+  free(r->block);
+  free(r->key);
+}
+
+static sm_status *request_init(request *r, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+                               int nfetches, const char *const *targets, int ntargets) {
+  memset(r, 0, sizeof *r);
+  const char *what[3] = {"feed", "fetch", "target"};
+  const char *const *names[3] = {feed_names, fetch_names, targets};
+  int n[3] = {nfeeds, nfetches, ntargets};
+  for (int i = 0; i < 3; i++) {
+    if (n[i] < 0) return sm_status_new(SM_INVALID_ARGUMENT, "negative number of %s", what[i]);
+    if (n[i] > 0 && !names[i]) return sm_status_new(SM_INVALID_ARGUMENT, "%d %s but no names", n[i], what[i]);
   }
-  return b.p;
-}
-
-static int is_placeholder(const char *op) { return !strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2"); }
-
-/* The slot a consumer reads for edge e: the feed if it is fed, else the producer's output. */
-static int slot_of(const plan *p, const int *node_base, sm_edge e) {
-  for (int i = 0; i < p->nfeeds; i++)
-    if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
-  if (e.node < 0 || node_base[e.node] < 0) return -1;
-  return node_base[e.node] + e.index;
-}
-
-static int op_is(const sm_node *n, const char *op) { return !strcmp(sm_node_op(n), op); }
-
-/* data_format absent or NHWC */
-static int nhwc(const sm_node *n) {
-  const char *f;
-  size_t len;
-  if (!sm_node_attr(n, "data_format")) return 1;
-  sm_status *st = sm_node_attr_string(n, "data_format", &f, &len);
-  if (st) {
-    sm_status_free(st);
-    return 0;
+  named *block = malloc(((size_t)nfeeds + (size_t)nfetches + (size_t)ntargets + 1) * sizeof *block);
+  if (!block) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  r->block = block;
+  r->f = block;
+  r->o = block + nfeeds;
+  r->t = block + nfeeds + nfetches;
+  r->nf = nfeeds;
+  r->no = nfetches;
+  r->nt = ntargets;
+  sm_status *st = sort_names(feed_names, nfeeds, "feed", r->f);
+  if (!st) st = sort_names(fetch_names, nfetches, "fetch", r->o);
+  if (!st) st = sort_names(targets, ntargets, "target", r->t);
+  if (st) return st;
+  /* key: each name followed by \x1f, the three lists separated by \x1e */
+  size_t len = 3;
+  for (int i = 0; i < nfeeds + nfetches + ntargets; i++) len += strlen(block[i].name) + 1;
+  char *k = r->key = malloc(len);
+  if (!k) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  const named *lists[3] = {r->f, r->o, r->t};
+  for (int l = 0; l < 3; l++) {
+    for (int i = 0; i < n[l]; i++) {
+      size_t m = strlen(lists[l][i].name);
+      memcpy(k, lists[l][i].name, m);
+      k += m;
+      *k++ = '\x1f';
+    }
+    if (l < 2) *k++ = '\x1e';
   }
-  return len == 4 && !memcmp(f, "NHWC", 4);
-}
-
-/* Passes a fused-away step's input 0 on as its output 0. */
-static sm_status *pass_compute(const void *state, sm_kctx *ctx) {
-  (void)state;
-  sm_kctx_forward(ctx, 0, 0);
+  *k = 0;
   return NULL;
 }
-static const sm_kernel pass_kernel = {"(fused)", NULL, pass_compute, NULL, 0};
 
-/* Turns step sp into a pass-through (before kernels are prepared: it never gets a state). */
-static void make_pass(step *sp) {
-  sp->pass_through = 1;
-  sp->k = &pass_kernel;
-}
-
-/* 1 and *f filled when the MaxPool node's attrs let it be fused into the conv before it: its
- * kernel's prepare is run here just to read them (an error is left for the real prepare). */
-static int pool_fusable(const step *qs, const sm_node *qn, sm_nn_pool_fuse *f) {
-  void *state = NULL;
-  if (!qs->k->prepare) return 0;
-  sm_status *st = qs->k->prepare(qn, &state);
-  int ok = !st && sm_nn_maxpool_fusable(state, f);
-  sm_status_free(st);
-  if (!st && state && qs->k->release) qs->k->release(state);
-  return ok;
-}
-
-/* The step reading slot `sl`, when exactly one step reads it exactly once and no fetch does;
- * else -1. */
-static int only_reader(const plan *p, const int *nreaders, const unsigned char *fetched, int norder, int sl) {
-  if (nreaders[sl] != 1 || fetched[sl]) return -1;
-  for (int i = 0; i < norder; i++)
-    for (int j = 0; j < p->steps[i].nin; j++)
-      if (p->steps[i].in_slot && p->steps[i].in_slot[j] == sl) return i;
-  return -1;
-}
-
-/* Conv2D/MatMul + BiasAdd (+ Relu/Relu6) fusion, and each input's last-reader flag. May move a
- * product down to just before its BiasAdd (see below), so the caller computes release points after. */
-static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetches, const sm_edge *fetch_edges,
-                            const int *node_base) {
-  int *nreaders = calloc((size_t)p->nslots + 1, sizeof *nreaders);
-  unsigned char *fetched = calloc((size_t)p->nslots + 1, 1);
-  int *producer = malloc(((size_t)p->nslots + 1) * sizeof *producer); /* step writing each slot; -1: a feed */
-  if (!nreaders || !fetched || !producer) {
-    free(nreaders);
-    free(fetched);
-    free(producer);
-    return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-  }
-  for (int sl = 0; sl < p->nslots; sl++) producer[sl] = -1;
-  for (int i = 0; i < norder; i++)
-    for (int k = 0; k < p->steps[i].nout; k++) producer[p->steps[i].out_base + k] = i;
-  for (int i = 0; i < nfetches; i++) {
-    int sl = slot_of(p, node_base, fetch_edges[i]);
-    if (sl >= 0) fetched[sl] = 1;
-  }
-  for (int i = 0; i < norder; i++)
-    for (int j = 0; j < p->steps[i].nin; j++)
-      if (p->steps[i].in_slot) nreaders[p->steps[i].in_slot[j]]++;
-  sm_status *st = NULL;
-  for (int i = 0; i < norder && !st; i++) {
-    step *sp = &p->steps[i];
-    sp->fused_bias_slot = -1;
-    if (sp->nin > 0 && sp->in_slot) {
-      if (!(sp->in_last = calloc((size_t)sp->nin, 1))) {
-        st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-        break;
-      }
-      for (int j = 0; j < sp->nin; j++)
-        sp->in_last[j] = nreaders[sp->in_slot[j]] == 1 && !fetched[sp->in_slot[j]] && sp->in_mode[j] == IN_PASS;
-    }
-  }
-  for (int i = 0; i < norder && !st; i++) {
-    step *sp = &p->steps[i];
-    const sm_node *nd = sm_cgraph_node(g, sp->node);
-    if (sp->fused_bias_slot >= 0) continue; /* moved down here and fused already */
-    if (!sp->k || sp->nout != 1 || sm_node_output_dtype(nd, 0) != SM_FLOAT) continue;
-    if (!((op_is(nd, "Conv2D") && nhwc(nd)) || op_is(nd, "MatMul"))) continue;
-    int b = only_reader(p, nreaders, fetched, norder, sp->out_base);
-    if (b < 0) continue;
-    step *bs = &p->steps[b];
-    const sm_node *bn = sm_cgraph_node(g, bs->node);
-    if (!bs->k || bs->nin != 2 || bs->in_slot[0] != sp->out_base || bs->in_mode[1] != IN_PASS ||
-        sm_node_output_dtype(bn, 0) != SM_FLOAT || !(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))))
-      continue;
-    /* The bias must exist when the product runs. When a step between the two makes it (Keras
-     * exports reshape the bias variable after the Conv2D in topological order), the product moves
-     * down to just before the BiasAdd: nothing in between reads it (the BiasAdd is its only
-     * reader), and its inputs are plain values already computed (no ref read whose variable a
-     * step in between could assign). */
-    int pb = producer[bs->in_slot[1]];
-    if (pb > i) {
-      int plain = pb < b;
-      for (int j = 0; j < sp->nin && plain; j++) plain = sp->in_mode[j] == IN_PASS;
-      if (!plain) continue;
-      step moved = *sp;
-      memmove(&p->steps[i], &p->steps[i + 1], (size_t)(b - 1 - i) * sizeof *p->steps);
-      p->steps[b - 1] = moved;
-      for (int q = i; q < b; q++)
-        for (int k = 0; k < p->steps[q].nout; k++) producer[p->steps[q].out_base + k] = q;
-      sp = &p->steps[b - 1];
-      i--; /* the step now at i has not been looked at */
-    }
-    sp->fused_bias_slot = bs->in_slot[1];
-    make_pass(bs);
-    step *last = bs; /* the last step fused so far */
-    int r = only_reader(p, nreaders, fetched, norder, bs->out_base);
-    if (r >= 0) {
-      step *rs = &p->steps[r];
-      const sm_node *rn = sm_cgraph_node(g, rs->node);
-      int act = !rs->k || rs->nin != 1 || sm_node_output_dtype(rn, 0) != SM_FLOAT ? SM_NN_ACT_NONE
-                : op_is(rn, "Relu")                                          ? SM_NN_ACT_RELU
-                : op_is(rn, "Relu6")                                         ? SM_NN_ACT_RELU6
-                                                                             : SM_NN_ACT_NONE;
-      if (act != SM_NN_ACT_NONE) {
-        sp->fused_act = act;
-        make_pass(rs);
-        last = rs;
-      }
-    }
-    /* then a MaxPool (Keras Conv2D -> MaxPooling2D): the conv writes only the pooled output */
-    if (!op_is(nd, "Conv2D")) continue;
-    int q = only_reader(p, nreaders, fetched, norder, last->out_base);
-    if (q < 0) continue;
-    step *qs = &p->steps[q];
-    const sm_node *qn = sm_cgraph_node(g, qs->node);
-    if (!qs->k || qs->nin != 1 || qs->nout != 1 || qs->in_mode[0] != IN_PASS || !op_is(qn, "MaxPool") ||
-        sm_node_output_dtype(qn, 0) != SM_FLOAT || !pool_fusable(qs, qn, &sp->fused_pool))
-      continue;
-    sp->has_fused_pool = 1;
-    make_pass(qs);
-  }
-  free(nreaders);
-  free(fetched);
-  free(producer);
-  return st;
-}
-
-static sm_status *build_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
-                             int nfetches, const char *const *targets, int ntargets, plan **out) {
-  *out = NULL;
+/* ---- plans by name --------------------------------------------------------------------------- */
+/* Resolves the request's names and builds its plan (feeds and fetches in sorted-name order). */
+static sm_status *build_named(const sm_session *s, const request *r, sm_plan **out) {
   const sm_cgraph *g = s->g;
-  int nn = sm_cgraph_num_nodes(g);
-  plan *p = calloc(1, sizeof *p);
-  if (!p) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-  char **tg = NULL;
-  int *order = NULL, norder = 0, *node_base = NULL, *tnodes = NULL, *last_use = NULL;
-  sm_edge *fetch_edges = NULL;
-  sbuf missing = {0};
-  sm_status *st = sorted_copy(feed_names, nfeeds, "feed", &p->feed_names);
-  if (!st) {
-    p->nfeeds = nfeeds;
-    st = sorted_copy(fetch_names, nfetches, "fetch", &p->fetch_names);
-  }
-  if (!st) {
-    p->nfetches = nfetches;
-    st = sorted_copy(targets, ntargets, "target", &tg);
-  }
-  if (st) goto fail;
-  p->feed_edges = calloc((size_t)nfeeds + 1, sizeof *p->feed_edges);
-  p->feed_slot = calloc((size_t)nfeeds + 1, sizeof *p->feed_slot);
-  fetch_edges = calloc((size_t)nfetches + 1, sizeof *fetch_edges);
-  p->fetch_slot = calloc((size_t)nfetches + 1, sizeof *p->fetch_slot);
-  tnodes = calloc((size_t)ntargets + 1, sizeof *tnodes);
-  node_base = malloc(((size_t)nn + 1) * sizeof *node_base);
-  if (!p->feed_edges || !p->feed_slot || !fetch_edges || !p->fetch_slot || !tnodes || !node_base) {
+  sm_edge *fe = calloc((size_t)r->nf + 1, sizeof *fe), *oe = calloc((size_t)r->no + 1, sizeof *oe);
+  int *tn = calloc((size_t)r->nt + 1, sizeof *tn);
+  const char **fl = calloc((size_t)r->nf + 1, sizeof *fl), **ol = calloc((size_t)r->no + 1, sizeof *ol);
+  sm_status *st = NULL;
+  if (!fe || !oe || !tn || !fl || !ol) {
     st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-    goto fail;
+    goto done;
   }
-  for (int i = 0; i < nfeeds; i++) {
+  for (int i = 0; i < r->nf; i++) {
     int ctl = 0;
-    if ((st = sm_cgraph_resolve(g, p->feed_names[i], &p->feed_edges[i], &ctl))) {
-      st = sm_status_prefix(st, "feed '%s'", p->feed_names[i]);
-      goto fail;
+    fl[i] = r->f[i].name;
+    if ((st = sm_cgraph_resolve(g, fl[i], &fe[i], &ctl))) {
+      st = sm_status_prefix(st, "feed '%s'", fl[i]);
+      goto done;
     }
     if (ctl) {
-      st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': a control input cannot be fed", p->feed_names[i]);
-      goto fail;
+      st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': a control input cannot be fed", fl[i]);
+      goto done;
     }
-    for (int j = 0; j < i; j++)
-      if (p->feed_edges[j].node == p->feed_edges[i].node && p->feed_edges[j].index == p->feed_edges[i].index) {
-        st = sm_status_new(SM_INVALID_ARGUMENT, "feeds '%s' and '%s' name the same tensor", p->feed_names[j],
-                           p->feed_names[i]);
-        goto fail;
-      }
-    p->feed_slot[i] = i;
   }
-  for (int i = 0; i < nfetches; i++) {
+  for (int i = 0; i < r->no; i++) {
     int ctl = 0;
-    if ((st = sm_cgraph_resolve(g, p->fetch_names[i], &fetch_edges[i], &ctl))) {
-      st = sm_status_prefix(st, "fetch '%s'", p->fetch_names[i]);
-      goto fail;
+    ol[i] = r->o[i].name;
+    if ((st = sm_cgraph_resolve(g, ol[i], &oe[i], &ctl))) {
+      st = sm_status_prefix(st, "fetch '%s'", ol[i]);
+      goto done;
     }
     if (ctl) {
       st = sm_status_new(SM_INVALID_ARGUMENT, "fetch '%s': a control input cannot be fetched (run it as a target)",
-                         p->fetch_names[i]);
-      goto fail;
+                         ol[i]);
+      goto done;
     }
   }
-  for (int i = 0; i < ntargets; i++) {
-    const char *t = tg[i];
+  for (int i = 0; i < r->nt; i++) {
+    const char *t = r->t[i].name;
     int idx = sm_cgraph_find(g, t[0] == '^' ? t + 1 : t);
     if (idx < 0) {
       sm_edge e;
       int ctl = 0;
       if ((st = sm_cgraph_resolve(g, t, &e, &ctl))) {
         st = sm_status_prefix(st, "target '%s'", t);
-        goto fail;
+        goto done;
       }
       idx = e.node;
     }
-    tnodes[i] = idx;
+    tn[i] = idx;
   }
-  if ((st = sm_cgraph_prune(g, p->feed_edges, nfeeds, fetch_edges, nfetches, tnodes, ntargets, &order, &norder)))
-    goto fail;
-
-  /* slots: feeds first, then each node's outputs */
-  for (int i = 0; i < nn; i++) node_base[i] = -1;
-  int nslots = nfeeds, max_in = 0;
-  for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
-    node_base[order[i]] = nslots;
-    nslots += sm_node_num_outputs(nd);
-    if (sm_node_num_inputs(nd) > max_in) max_in = sm_node_num_inputs(nd);
-  }
-  p->nslots = nslots;
-  p->max_in = max_in;
-  p->steps = calloc((size_t)norder + 1, sizeof *p->steps);
-  p->slot_ref = calloc((size_t)nslots + 1, 1);
-  p->slot_dtype = calloc((size_t)nslots + 1, sizeof *p->slot_dtype);
-  last_use = malloc(((size_t)nslots + 1) * sizeof *last_use);
-  if (!p->steps || !p->slot_ref || !p->slot_dtype || !last_use) {
-    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-    goto fail;
-  }
-  for (int i = 0; i < nslots; i++) last_use[i] = -1;
-  for (int i = 0; i < nfeeds; i++) {
-    const sm_node *nd = sm_cgraph_node(g, p->feed_edges[i].node);
-    p->slot_dtype[i] = sm_dtype_base(sm_node_output_dtype(nd, p->feed_edges[i].index));
-  }
-  for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
-    for (int k = 0; k < sm_node_num_outputs(nd); k++) {
-      int dt = sm_node_output_dtype(nd, k);
-      p->slot_dtype[node_base[order[i]] + k] = dt;
-      p->slot_ref[node_base[order[i]] + k] = dt >= SM_DTYPE_REF_OFFSET;
-    }
-  }
-
-  /* steps: kernels (collecting every missing one), input slots, states */
-  int nmissing = 0;
-  for (int i = 0; i < norder; i++) {
-    step *sp = &p->steps[i];
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
-    const char *op = sm_node_op(nd);
-    sp->node = order[i];
-    sp->nin = sm_node_num_inputs(nd);
-    sp->nout = sm_node_num_outputs(nd);
-    sp->out_base = node_base[order[i]];
-    p->nsteps = i + 1;
-    if (!is_placeholder(op)) {
-      const sm_kernel *k;
-      if ((st = sm_kernel_lookup(op, SM_BACKEND_CPU, &k))) goto fail;
-      if (!k || (k->flags & SM_KERNEL_PARSE_ONLY) || !k->compute) {
-        nmissing++;
-        continue;
-      }
-      sp->k = k;
-    }
-    sp->in_slot = malloc(((size_t)sp->nin + 1) * sizeof *sp->in_slot);
-    sp->in_mode = calloc((size_t)sp->nin + 1, 1);
-    if (!sp->in_slot || !sp->in_mode) {
-      st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-      goto fail;
-    }
-    for (int j = 0; j < sp->nin; j++) {
-      sm_edge e = sm_node_input(nd, j);
-      int sl = slot_of(p, node_base, e);
-      if (sl < 0) {
-        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d comes from a node the plan does not run",
-                           sm_node_name(nd), op, j);
-        goto fail;
-      }
-      sp->in_slot[j] = sl;
-      if (p->slot_ref[sl] && sm_node_input_dtype(nd, j) < SM_DTYPE_REF_OFFSET) sp->in_mode[j] = IN_READ_REF;
-    }
-  }
-  if (nmissing) {
-    /* one line per op type, with every node that needs it */
-    sb_printf(&missing, "this runtime has no kernel for %d node(s) this run needs:", nmissing);
-    int ngroups = 0;
-    for (int i = 0; i < norder; i++) {
-      step *sp = &p->steps[i];
-      const sm_node *nd = sm_cgraph_node(g, sp->node);
-      const char *op = sm_node_op(nd);
-      if (sp->k || is_placeholder(op)) continue;
-      int seen = 0;
-      for (int j = 0; j < i && !seen; j++) {
-        const sm_node *pn = sm_cgraph_node(g, p->steps[j].node);
-        if (!p->steps[j].k && !strcmp(sm_node_op(pn), op) && !is_placeholder(op)) seen = 1;
-      }
-      if (seen) continue;
-      const sm_kernel *k = sm_kernel_find(op, SM_BACKEND_CPU);
-      sb_printf(&missing, "%s %s%s (node", ngroups++ ? ";" : "", op,
-                k ? " [parsed but not executable here]" : "");
-      int cnt = 0;
-      for (int j = i; j < norder; j++) {
-        const sm_node *qn = sm_cgraph_node(g, p->steps[j].node);
-        if (!p->steps[j].k && !strcmp(sm_node_op(qn), op)) cnt++;
-      }
-      sb_printf(&missing, "%s", cnt > 1 ? "s" : "");
-      int first = 1;
-      for (int j = i; j < norder; j++) {
-        const sm_node *qn = sm_cgraph_node(g, p->steps[j].node);
-        if (!p->steps[j].k && !strcmp(sm_node_op(qn), op)) {
-          sb_printf(&missing, "%s '%s'", first ? "" : ",", sm_node_name(qn));
-          first = 0;
-        }
-      }
-      sb_printf(&missing, ")");
-    }
-    st = missing.oom ? sm_status_new(SM_UNIMPLEMENTED, "this runtime has no kernel for %d node(s) this run needs",
-                                     nmissing)
-                     : sm_status_new(SM_UNIMPLEMENTED, "%s", missing.p);
-    goto fail;
-  }
-  if ((st = plan_fuse(p, g, norder, nfetches, fetch_edges, node_base))) goto fail;
-  for (int i = 0; i < norder; i++) /* after fusion: it may reorder steps */
-    for (int j = 0; j < p->steps[i].nin; j++)
-      if (p->steps[i].in_slot) last_use[p->steps[i].in_slot[j]] = i;
-  for (int i = 0; i < norder; i++) {
-    step *sp = &p->steps[i];
-    if (!sp->k || !sp->k->prepare || sp->pass_through) continue;
-    const sm_node *nd = sm_cgraph_node(g, sp->node);
-    if ((st = sp->k->prepare(nd, &sp->state))) {
-      sp->state = NULL;
-      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(nd), sm_node_op(nd));
-      goto fail;
-    }
-  }
-  /* fetch slots are kept to the end; the others are released after their last reader */
-  for (int i = 0; i < nfetches; i++) {
-    p->fetch_slot[i] = slot_of(p, node_base, fetch_edges[i]);
-    if (p->fetch_slot[i] < 0) {
-      st = sm_status_new(SM_INTERNAL, "fetch '%s' is not computed by the plan", p->fetch_names[i]);
-      goto fail;
-    }
-    last_use[p->fetch_slot[i]] = norder; /* past every step: freed at the end */
-  }
-  for (int i = 0; i < norder; i++) {
-    step *sp = &p->steps[i];
-    for (int k = 0; k < sp->nout; k++)
-      if (last_use[sp->out_base + k] < 0) last_use[sp->out_base + k] = i; /* nobody reads it */
-  }
-  int *cnt = calloc((size_t)norder + 1, sizeof *cnt);
-  if (!cnt) {
-    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-    goto fail;
-  }
-  for (int sl = 0; sl < nslots; sl++)
-    if (last_use[sl] >= 0 && last_use[sl] < norder) cnt[last_use[sl]]++;
-  for (int i = 0; i < norder && !st; i++) {
-    if (!cnt[i]) continue;
-    p->steps[i].release = malloc((size_t)cnt[i] * sizeof(int));
-    if (!p->steps[i].release) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-  }
-  free(cnt);
-  if (st) goto fail;
-  for (int sl = 0; sl < nslots; sl++)
-    if (last_use[sl] >= 0 && last_use[sl] < norder) {
-      step *sp = &p->steps[last_use[sl]];
-      sp->release[sp->nrelease++] = sl;
-    }
-  p->key = make_key(p->feed_names, nfeeds, p->fetch_names, nfetches, tg, ntargets);
-  if (!p->key) {
-    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-    goto fail;
-  }
-  for (int i = 0; i < ntargets; i++) free(tg[i]);
-  free(tg);
-  free(order);
-  free(node_base);
-  free(tnodes);
-  free(fetch_edges);
-  free(last_use);
-  *out = p;
-  return NULL;
-fail:
-  if (tg)
-    for (int i = 0; i < ntargets; i++) free(tg[i]);
-  free(tg);
-  free(order);
-  free(node_base);
-  free(tnodes);
-  free(fetch_edges);
-  free(last_use);
-  free(missing.p);
-  plan_free(p);
+  sm_plan_spec spec = {fe, r->nf, oe, r->no, tn, r->nt, fl, ol};
+  st = sm_plan_build(g, &spec, out);
+done:
+  free(fe);
+  free(oe);
+  free(tn);
+  free(fl);
+  free(ol);
   return st;
 }
 
-/* The cached plan for this name set, built if absent. *transient = 1 when the cache is full and
- * the caller must free the plan after its run. */
-static sm_status *get_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
-                           int nfetches, const char *const *targets, int ntargets, plan **out, int *transient) {
+static sm_plan *cache_find(const cached *from, const cached *until, const char *key) {
+  for (const cached *c = from; c && c != until; c = c->next)
+    if (!strcmp(c->key, key)) return c->plan;
+  return NULL;
+}
+
+/* The cached plan for the request, built (outside any lock) and published if absent. keep: the
+ * plan must stay cached whatever MAX_CACHED_PLANS says; otherwise *transient = 1 when the cache is
+ * full and the caller frees the plan after its run. */
+static sm_status *get_plan(sm_session *s, request *r, int keep, sm_plan **out, int *transient) {
   *out = NULL;
   *transient = 0;
-  char **f = NULL, **o = NULL, **t = NULL;
-  sm_status *st = sorted_copy(feed_names, nfeeds, "feed", &f);
-  if (!st) st = sorted_copy(fetch_names, nfetches, "fetch", &o);
-  if (!st) st = sorted_copy(targets, ntargets, "target", &t);
-  char *key = st ? NULL : make_key(f, nfeeds, o, nfetches, t, ntargets);
-  if (!st && !key) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-  if (f)
-    for (int i = 0; i < nfeeds; i++) free(f[i]);
-  if (o)
-    for (int i = 0; i < nfetches; i++) free(o[i]);
-  if (t)
-    for (int i = 0; i < ntargets; i++) free(t[i]);
-  free(f);
-  free(o);
-  free(t);
+  cached *head = atomic_load_explicit(&s->plans, memory_order_acquire);
+  if ((*out = cache_find(head, NULL, r->key))) return NULL;
+  sm_plan *p;
+  sm_status *st = build_named(s, r, &p);
   if (st) return st;
-  pthread_mutex_lock(&s->mu);
-  for (plan *p = s->plans; p; p = p->next)
-    if (!strcmp(p->key, key)) {
-      pthread_mutex_unlock(&s->mu);
-      free(key);
+  /* a place in the cache: always when kept, else while there are fewer than MAX_CACHED_PLANS */
+  cached *n = NULL;
+  int counted = 1;
+  if (atomic_fetch_add(&s->nplans, 1) >= MAX_CACHED_PLANS && !keep) {
+    atomic_fetch_sub(&s->nplans, 1);
+    counted = 0;
+  }
+  if (counted && !(n = malloc(sizeof *n))) {
+    atomic_fetch_sub(&s->nplans, 1);
+    sm_plan_free(p);
+    return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  }
+  /* Publish, unless another thread published the same plan since `head` was read: each pass
+   * searches only the entries prepended since the one before. */
+  const cached *seen = head;
+  cached *cur = n ? head : atomic_load_explicit(&s->plans, memory_order_acquire);
+  for (;;) {
+    sm_plan *other = cache_find(cur, seen, r->key);
+    if (other) {
+      if (n) atomic_fetch_sub(&s->nplans, 1);
+      free(n);
+      sm_plan_free(p);
+      *out = other;
+      return NULL;
+    }
+    if (!n) { /* the cache is full: this plan runs once and goes */
+      *transient = 1;
       *out = p;
       return NULL;
     }
-  plan *p;
-  st = build_plan(s, feed_names, nfeeds, fetch_names, nfetches, targets, ntargets, &p);
+    seen = cur;
+    n->key = r->key;
+    n->plan = p;
+    n->next = cur;
+    if (atomic_compare_exchange_weak_explicit(&s->plans, &cur, n, memory_order_acq_rel, memory_order_acquire)) break;
+  }
+  r->key = NULL; /* the entry owns it now */
+  *out = p;
+  return NULL;
+}
+
+sm_status *sm_session_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+                           int nfetches, const char *const *targets, int ntargets, const sm_plan **out, int *feed_pos,
+                           int *fetch_pos) {
+  if (out) *out = NULL;
+  if (!s || !out) return sm_status_new(SM_INVALID_ARGUMENT, "session plan: NULL session or output");
+  request r;
+  sm_status *st = request_init(&r, feed_names, nfeeds, fetch_names, nfetches, targets, ntargets);
+  sm_plan *p = NULL;
+  int transient;
+  if (!st) st = get_plan(s, &r, 1, &p, &transient);
   if (!st) {
-    if (s->nplans < MAX_CACHED_PLANS) {
-      p->next = s->plans;
-      s->plans = p;
-      s->nplans++;
-    } else {
-      *transient = 1;
-    }
+    for (int k = 0; feed_pos && k < r.nf; k++) feed_pos[r.f[k].pos] = k;
+    for (int k = 0; fetch_pos && k < r.no; k++) fetch_pos[r.o[k].pos] = k;
     *out = p;
   }
-  pthread_mutex_unlock(&s->mu);
-  free(key);
+  request_free(&r);
   return st;
 }
 
 sm_status *sm_session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
                               int nfetches, const char *const *targets, int ntargets) {
   if (!s) return sm_status_new(SM_INVALID_ARGUMENT, "session: NULL");
-  plan *p;
-  int transient;
-  sm_status *st = get_plan(s, feed_names, nfeeds, fetch_names, nfetches, targets, ntargets, &p, &transient);
-  if (!st && transient) plan_free(p);
+  request r;
+  sm_status *st = request_init(&r, feed_names, nfeeds, fetch_names, nfetches, targets, ntargets);
+  sm_plan *p;
+  int transient = 0;
+  if (!st) st = get_plan(s, &r, 0, &p, &transient);
+  if (!st && transient) sm_plan_free(p);
+  request_free(&r);
   return st;
 }
 
-/* ---- execution ------------------------------------------------------------------------------- */
-static int find_name(char *const *names, int n, const char *name) {
-  int lo = 0, hi = n - 1;
-  while (lo <= hi) {
-    int mid = lo + (hi - lo) / 2;
-    int c = strcmp(name, names[mid]);
-    if (!c) return mid;
-    if (c < 0)
-      hi = mid - 1;
-    else
-      lo = mid + 1;
-  }
-  return -1;
-}
-
-/* The value of a ref-variable handle tensor (a DT_RESOURCE scalar holding an sm_variable *). */
-static sm_status *read_ref(const sm_tensor *h, sm_tensor **out) {
-  *out = NULL;
-  if (sm_tensor_num_elements(h) != 1 || !sm_tensor_data(h))
-    return sm_status_new(SM_INTERNAL, "a ref input is not a variable handle");
-  sm_variable *v = *(sm_variable **)sm_tensor_data(h);
-  if (!v) return sm_status_new(SM_INTERNAL, "a ref input holds a null variable");
-  return sm_variable_read(v, out);
-}
-
-int64_t sm_monotonic_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* sm_run_options, checked before step i: a deadline passed or a cancel flag set stops the run. */
-static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm_node *nd) {
-  if (ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED))
-    return sm_status_new(SM_CANCELLED, "run cancelled before step %d of %d (node '%s', %s)", i, nsteps,
-                         sm_node_name(nd), sm_node_op(nd));
-  if (ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us)
-    return sm_status_new(SM_DEADLINE_EXCEEDED, "deadline exceeded before step %d of %d (node '%s', %s)", i, nsteps,
-                         sm_node_name(nd), sm_node_op(nd));
-  return NULL;
-}
-
-static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_names, sm_tensor *const *feeds,
-                          const char *const *fetch_names, sm_tensor **outputs, const sm_run_options *ro) {
-  const sm_cgraph *g = s->g;
-  sm_tensor **vals = calloc((size_t)p->nslots + 1, sizeof *vals);
-  const sm_tensor **in = calloc((size_t)p->max_in + 1, sizeof *in);
-  sm_tensor **tmp = calloc((size_t)p->max_in + 1, sizeof *tmp);
-  sm_status *st = NULL;
-  int nout_done = 0;
-  if (!vals || !in || !tmp) {
-    st = sm_status_new(SM_NO_MEMORY, "run: out of memory");
-    goto done;
-  }
-  for (int i = 0; i < p->nfeeds; i++) {
-    int k = find_name(p->feed_names, p->nfeeds, feed_names[i]);
-    if (k < 0) {
-      st = sm_status_new(SM_INTERNAL, "feed '%s' is not in the plan", feed_names[i]);
-      goto done;
-    }
-    if (!feeds[i]) {
-      st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': no tensor given", feed_names[i]);
-      goto done;
-    }
-    int want = p->slot_dtype[p->feed_slot[k]], got = sm_tensor_dtype(feeds[i]);
-    if (want && got != want) {
-      st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': expected a tensor of dtype %s, given %s", feed_names[i],
-                         dtname(want), dtname(got));
-      goto done;
-    }
-    sm_tensor_free(vals[p->feed_slot[k]]); /* a name fed twice: sorted duplicates map to one slot */
-    vals[p->feed_slot[k]] = sm_tensor_ref(feeds[i]);
-  }
-  for (int i = 0; i < p->nsteps; i++) {
-    const step *sp = &p->steps[i];
-    const sm_node *nd = sm_cgraph_node(g, sp->node);
-    if (ro && (st = run_stop(ro, i, p->nsteps, nd))) goto done;
-    if (!sp->k) {
-      int dt = sm_node_output_dtype(nd, 0);
-      st = sm_status_new(SM_INVALID_ARGUMENT, "You must feed a value for placeholder tensor '%s' with dtype %s",
-                         sm_node_name(nd), dtname(sm_dtype_base(dt)));
-      goto done;
-    }
-    for (int j = 0; j < sp->nin; j++) {
-      sm_tensor *t = vals[sp->in_slot[j]];
-      tmp[j] = NULL;
-      if (!t) {
-        sm_edge e = sm_node_input(nd, j);
-        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d ('%s:%d') has no value", sm_node_name(nd),
-                           sm_node_op(nd), j, sm_node_name(sm_cgraph_node(g, e.node)), e.index);
-        for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
-        goto done;
-      }
-      if (sp->in_mode[j] == IN_READ_REF && sm_tensor_dtype(t) == SM_RESOURCE) {
-        if ((st = read_ref(t, &tmp[j]))) {
-          st = sm_status_prefix(st, "node '%s' (%s): input %d", sm_node_name(nd), sm_node_op(nd), j);
-          for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
-          goto done;
-        }
-        in[j] = tmp[j];
-      } else {
-        in[j] = t;
-      }
-    }
-    sm_kctx c = {s, sp, nd, in, vals + sp->out_base, sp->fused_bias_slot >= 0 ? vals[sp->fused_bias_slot] : NULL,
-                 NULL, 0, 0};
-    st = sp->k->compute(sp->state, &c);
-    kctx_scratch_release(&c);
-    for (int j = 0; j < sp->nin; j++) {
-      sm_tensor_free(tmp[j]);
-      tmp[j] = NULL;
-    }
-    if (st) {
-      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(nd), sm_node_op(nd));
-      goto done;
-    }
-    for (int k = 0; k < sp->nout; k++) {
-      sm_tensor *t = vals[sp->out_base + k];
-      int want = sm_node_output_dtype(nd, k);
-      if (!t || !want) continue;
-      int got = sm_tensor_dtype(t);
-      int ok = want >= SM_DTYPE_REF_OFFSET ? (got == SM_RESOURCE || got == want - SM_DTYPE_REF_OFFSET) : got == want;
-      if (!ok) {
-        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d is %s but the graph says %s", sm_node_name(nd),
-                           sm_node_op(nd), k, dtname(got), dtname(want));
-        goto done;
-      }
-    }
-    for (int r = 0; r < sp->nrelease; r++) {
-      sm_tensor_free(vals[sp->release[r]]);
-      vals[sp->release[r]] = NULL;
-    }
-  }
-  for (int i = 0; i < p->nfetches; i++) {
-    int k = find_name(p->fetch_names, p->nfetches, fetch_names[i]);
-    sm_tensor *t = k >= 0 ? vals[p->fetch_slot[k]] : NULL;
-    if (!t) {
-      st = sm_status_new(SM_INTERNAL, "fetch '%s': the run produced no value for it", fetch_names[i]);
-      goto done;
-    }
-    if (p->slot_ref[p->fetch_slot[k]] && sm_tensor_dtype(t) == SM_RESOURCE) {
-      if ((st = read_ref(t, &outputs[i]))) {
-        st = sm_status_prefix(st, "fetch '%s'", fetch_names[i]);
-        goto done;
-      }
-    } else {
-      outputs[i] = sm_tensor_ref(t);
-    }
-    nout_done = i + 1;
-  }
-done:
-  if (st)
-    for (int i = 0; i < nout_done; i++) {
-      sm_tensor_free(outputs[i]);
-      outputs[i] = NULL;
-    }
-  if (vals)
-    for (int i = 0; i < p->nslots; i++) sm_tensor_free(vals[i]);
-  free(vals);
-  free(in);
-  free(tmp);
-  return st;
-}
-
+/* ---- running by name ------------------------------------------------------------------------- */
 sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                           const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
                           sm_tensor **outputs) {
@@ -1021,12 +342,25 @@ sm_status *sm_session_run_opts(sm_session *s, const char *const *feed_names, sm_
   if (nfetches > 0 && !outputs) return sm_status_new(SM_INVALID_ARGUMENT, "run: %d fetches but no outputs", nfetches);
   if (nfeeds > 0 && !feeds) return sm_status_new(SM_INVALID_ARGUMENT, "run: %d feeds but no tensors", nfeeds);
   for (int i = 0; i < nfetches; i++) outputs[i] = NULL;
-  plan *p;
-  int transient;
-  sm_status *st = get_plan(s, feed_names, nfeeds, fetch_names, nfetches, targets, ntargets, &p, &transient);
-  if (st) return st;
-  st = execute(s, p, feed_names, feeds, fetch_names, outputs, opts);
-  if (transient) plan_free(p);
+  request r;
+  sm_status *st = request_init(&r, feed_names, nfeeds, fetch_names, nfetches, targets, ntargets);
+  sm_plan *p = NULL;
+  int transient = 0;
+  if (!st) st = get_plan(s, &r, 0, &p, &transient);
+  sm_tensor **pf = NULL, **po = NULL;
+  if (!st) {
+    pf = malloc(((size_t)nfeeds + (size_t)nfetches + 1) * sizeof *pf);
+    if (!pf) st = sm_status_new(SM_NO_MEMORY, "run: out of memory");
+  }
+  if (!st) {
+    po = pf + nfeeds;
+    for (int k = 0; k < nfeeds; k++) pf[k] = feeds[r.f[k].pos];
+    st = sm_plan_run(p, &s->env, pf, po, opts);
+    for (int k = 0; !st && k < nfetches; k++) outputs[r.o[k].pos] = po[k];
+  }
+  free(pf);
+  if (transient) sm_plan_free(p);
+  request_free(&r);
   return st;
 }
 

@@ -1,13 +1,20 @@
 /* session.h - run a compiled MetaGraph: the layer under sm_model, also used directly by tests.
  *
  * An sm_session owns an sm_cgraph compiled from a MetaGraphDef it borrows, the resources of that
- * graph, and a cache of plans keyed by (feeds, fetches, targets). sm_session_run is TF1's
- * Session.run: feed tensors by name, fetch tensors by name, run targets; every needed node runs at
- * most once per run; ops without a kernel fail when the plan is built, naming op and node.
- * Many threads may call sm_session_run on one session at once. */
+ * graph, its thread pool, and a cache of immutable plans (plan.h) keyed by the sorted (feeds,
+ * fetches, targets) names. sm_session_run is TF1's Session.run: feed tensors by name, fetch tensors
+ * by name, run targets; every needed node runs at most once per run; ops without a kernel fail
+ * when the plan is built, naming op and node. Many threads may call sm_session_run on one session
+ * at once: the cache is looked up without a lock, and a plan is built outside any lock, so runs
+ * never wait for each other or for a plan being compiled.
+ *
+ * Callers that run the same names over and over (sm_model's signatures) take the plan once with
+ * sm_session_plan and run it with sm_plan_run (executor.h) and sm_session_env: no names, no
+ * sorting, no lookup per run. */
 #ifndef SM_RUNTIME_SESSION_H
 #define SM_RUNTIME_SESSION_H
 #include "graph/graph.h"
+#include "runtime/executor.h"
 #include "runtime/kernel.h"
 #include "runtime/resource.h"
 #include "savedmodel/model.h"
@@ -21,10 +28,20 @@ sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export
 void sm_session_free(sm_session *s); /* NULL-safe */
 const sm_cgraph *sm_session_graph(const sm_session *s);
 sm_resources *sm_session_resources(sm_session *s);
+/* What sm_plan_run needs to run this session's plans (resources, pool, export dir); owned by s. */
+const sm_exec_env *sm_session_env(const sm_session *s);
 
 /* Build (and cache) the plan for these names without running it: the load-time check. */
 sm_status *sm_session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
                               int nfetches, const char *const *targets, int ntargets);
+/* The cached plan for these names (built if absent, and kept, past the cache's limit too), a handle
+ * owned by the session and valid until sm_session_free. The plan's feeds and fetches are in its
+ * own order; feed_pos[i] is the plan feed index of feed_names[i] and fetch_pos[j] the plan fetch
+ * index of fetch_names[j] (arrays of nfeeds and nfetches ints the caller gives; either may be
+ * NULL). Run it with sm_plan_run(*out, sm_session_env(s), ...). */
+sm_status *sm_session_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+                           int nfetches, const char *const *targets, int ntargets, const sm_plan **out, int *feed_pos,
+                           int *fetch_pos);
 /* Outputs are new tensors the caller owns (ref outputs give the variable's value). */
 sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                           const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,

@@ -1,0 +1,312 @@
+/* executor.c - running a plan: the kernel context (struct sm_kctx and every sm_kctx_* function of
+ * kernel.h), sm_plan_run, and sub-plans run from inside a kernel (sm_kctx_run_plan).
+ *
+ * A run owns only its array of slot values: the feeds go into their slots, each step reads its
+ * inputs from slots (reading a TF1 ref variable's value where the graph consumes a ref as a value),
+ * writes its outputs to its own, and releases the slots it was the last reader of; the fetch slots
+ * are handed out at the end. Deadline and cancel (sm_run_options) are checked before every step,
+ * sub-plans' steps included. Nothing here takes a lock. */
+#include "runtime/executor.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/alloc.h"
+#include "base/tensor_internal.h"
+#include "ops/nn_raw.h"
+#include "runtime/plan.h"
+
+struct sm_kctx {
+  const sm_exec_env *env;
+  const sm_run_options *ro; /* NULL: none */
+  int depth;                /* sub-plan nesting of the run this step belongs to (0: top) */
+  const sm_step *st;
+  const sm_node *node;
+  const sm_tensor **in;
+  sm_tensor **out;
+  const sm_tensor *fused_bias;
+  void **scratch; /* blocks sm_kctx_scratch handed out during this compute, released after it */
+  int nscratch, scratch_cap;
+};
+
+static const char *dtname(int dt) {
+  const char *n = sm_dtype_name(dt);
+  return n ? n : "DT_INVALID";
+}
+
+/* ---- kernel context -------------------------------------------------------------------------- */
+const sm_node *sm_kctx_node(const sm_kctx *c) { return c->node; }
+int sm_kctx_num_inputs(const sm_kctx *c) { return c->st->nin; }
+const sm_tensor *sm_kctx_input(const sm_kctx *c, int i) { return i >= 0 && i < c->st->nin ? c->in[i] : NULL; }
+int sm_kctx_num_outputs(const sm_kctx *c) { return c->st->nout; }
+
+sm_status *sm_kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+  *out = NULL;
+  if (i < 0 || i >= c->st->nout)
+    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm_node_name(c->node),
+                         sm_node_op(c->node), i, c->st->nout);
+  sm_tensor *t;
+  sm_status *s = sm_tensor_new(dtype, rank, dims, &t);
+  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
+  sm_tensor_free(c->out[i]);
+  c->out[i] = t;
+  *out = t;
+  return NULL;
+}
+
+void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t) {
+  if (i < 0 || i >= c->st->nout) {
+    sm_tensor_free(t);
+    return;
+  }
+  sm_tensor_free(c->out[i]);
+  c->out[i] = t;
+}
+
+void sm_kctx_forward(sm_kctx *c, int in, int out) {
+  if (in < 0 || in >= c->st->nin || !c->in[in]) return;
+  sm_kctx_set_output(c, out, sm_tensor_ref((sm_tensor *)c->in[in]));
+}
+
+sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+  *out = NULL;
+  if (i < 0 || i >= c->st->nout)
+    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm_node_name(c->node),
+                         sm_node_op(c->node), i, c->st->nout);
+  sm_tensor *t;
+  sm_status *s = sm__tensor_new_uninit(dtype, rank, dims, &t);
+  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
+  sm_tensor_free(c->out[i]);
+  c->out[i] = t;
+  *out = t;
+  return NULL;
+}
+
+sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims) {
+  if (in < 0 || in >= c->st->nin || out < 0 || out >= c->st->nout || !c->st->in_last || !c->st->in_last[in])
+    return NULL;
+  sm_tensor *t = (sm_tensor *)c->in[in];
+  /* the run's slot holds one reference; any other (a feed's caller, a Const's state, a variable)
+   * makes it shared */
+  if (!t || sm_tensor_is_shared(t) || sm_tensor_dtype(t) != dtype || sm_tensor_rank(t) != rank) return NULL;
+  if (rank && memcmp(sm_tensor_dims(t), dims, (size_t)rank * sizeof *dims)) return NULL;
+  sm_kctx_set_output(c, out, sm_tensor_ref(t));
+  return t;
+}
+
+void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
+  *st = NULL;
+  if (c->nscratch == c->scratch_cap) {
+    int ncap = c->scratch_cap ? c->scratch_cap * 2 : 4;
+    void **nv = realloc(c->scratch, (size_t)ncap * sizeof *nv);
+    if (!nv) {
+      *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
+      return NULL;
+    }
+    c->scratch = nv;
+    c->scratch_cap = ncap;
+  }
+  void *p = sm__alloc(bytes);
+  if (!p) {
+    *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
+    return NULL;
+  }
+  c->scratch[c->nscratch++] = p;
+  return p;
+}
+
+void sm_kctx_scratch_free(sm_kctx *c, void *p) {
+  if (!p) return;
+  for (int i = c->nscratch - 1; i >= 0; i--)
+    if (c->scratch[i] == p) {
+      c->scratch[i] = c->scratch[--c->nscratch];
+      sm__free(p);
+      return;
+    }
+}
+
+/* Releases what the kernel left of its scratch (after each compute). */
+static void kctx_scratch_release(sm_kctx *c) {
+  for (int i = 0; i < c->nscratch; i++) sm__free(c->scratch[i]);
+  free(c->scratch);
+  c->scratch = NULL;
+  c->nscratch = c->scratch_cap = 0;
+}
+
+sm_resources *sm_kctx_resources(sm_kctx *c) { return c->env->res; }
+sm_threadpool *sm_kctx_pool(sm_kctx *c) { return c->env->pool; }
+const char *sm_kctx_export_dir(const sm_kctx *c) { return c->env->export_dir ? c->env->export_dir : ""; }
+
+/* ---- plan-time fusion's accessors (plan_fuse.c; they go with it) ----------------------------- */
+const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c) { return c->fused_bias; }
+int sm_kctx_fused_act(const sm_kctx *c) { return c->st->fused_act; }
+const sm_nn_pool_fuse *sm_kctx_fused_pool(const sm_kctx *c) {
+  return c->st->has_fused_pool ? &c->st->fused_pool : NULL;
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+/* The value of a ref-variable handle tensor (a DT_RESOURCE scalar holding an sm_variable *). */
+static sm_status *read_ref(const sm_tensor *h, sm_tensor **out) {
+  *out = NULL;
+  if (sm_tensor_num_elements(h) != 1 || !sm_tensor_data(h))
+    return sm_status_new(SM_INTERNAL, "a ref input is not a variable handle");
+  sm_variable *v = *(sm_variable **)sm_tensor_data(h);
+  if (!v) return sm_status_new(SM_INTERNAL, "a ref input holds a null variable");
+  return sm_variable_read(v, out);
+}
+
+int64_t sm_monotonic_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* sm_run_options, checked before step i: a deadline passed or a cancel flag set stops the run. */
+static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm_node *nd) {
+  if (ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED))
+    return sm_status_new(SM_CANCELLED, "run cancelled before step %d of %d (node '%s', %s)", i, nsteps,
+                         sm_node_name(nd), sm_node_op(nd));
+  if (ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us)
+    return sm_status_new(SM_DEADLINE_EXCEEDED, "deadline exceeded before step %d of %d (node '%s', %s)", i, nsteps,
+                         sm_node_name(nd), sm_node_op(nd));
+  return NULL;
+}
+
+static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
+                       const sm_run_options *ro, int depth) {
+  for (int i = 0; i < p->nfetches; i++) outputs[i] = NULL;
+  sm_tensor **vals = calloc((size_t)p->nslots + 1, sizeof *vals);
+  const sm_tensor **in = calloc((size_t)p->max_in + 1, sizeof *in);
+  sm_tensor **tmp = calloc((size_t)p->max_in + 1, sizeof *tmp);
+  sm_status *st = NULL;
+  int nout_done = 0;
+  if (!vals || !in || !tmp) {
+    st = sm_status_new(SM_NO_MEMORY, "run: out of memory");
+    goto done;
+  }
+  for (int i = 0; i < p->nfeeds; i++) {
+    if (!feeds[i]) {
+      st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': no tensor given", p->feed_labels[i]);
+      goto done;
+    }
+    int want = p->slot_dtype[p->feed_slot[i]], got = sm_tensor_dtype(feeds[i]);
+    if (want && got != want) {
+      st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': expected a tensor of dtype %s, given %s", p->feed_labels[i],
+                         dtname(want), dtname(got));
+      goto done;
+    }
+    vals[p->feed_slot[i]] = sm_tensor_ref(feeds[i]);
+  }
+  for (int i = 0; i < p->nsteps; i++) {
+    const sm_step *sp = &p->steps[i];
+    const sm_node *nd = sp->node;
+    if (ro && (st = run_stop(ro, i, p->nsteps, nd))) goto done;
+    if (!sp->k) {
+      int dt = sm_node_output_dtype(nd, 0);
+      st = sm_status_new(SM_INVALID_ARGUMENT, "You must feed a value for placeholder tensor '%s' with dtype %s",
+                         sm_node_name(nd), dtname(sm_dtype_base(dt)));
+      goto done;
+    }
+    for (int j = 0; j < sp->nin; j++) {
+      sm_tensor *t = vals[sp->in_slot[j]];
+      tmp[j] = NULL;
+      if (!t) {
+        sm_edge e = sm_node_input(nd, j);
+        const sm_node *src = sm_cgraph_node(p->g, e.node);
+        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d ('%s:%d') has no value", sm_node_name(nd),
+                           sm_node_op(nd), j, src ? sm_node_name(src) : "?", e.index);
+        for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
+        goto done;
+      }
+      if (sp->in_mode[j] == SM_IN_READ_REF && sm_tensor_dtype(t) == SM_RESOURCE) {
+        if ((st = read_ref(t, &tmp[j]))) {
+          st = sm_status_prefix(st, "node '%s' (%s): input %d", sm_node_name(nd), sm_node_op(nd), j);
+          for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
+          goto done;
+        }
+        in[j] = tmp[j];
+      } else {
+        in[j] = t;
+      }
+    }
+    sm_kctx c = {env, ro, depth, sp, nd, in, vals + sp->out_base,
+                 sp->fused_bias_slot >= 0 ? vals[sp->fused_bias_slot] : NULL, NULL, 0, 0};
+    st = sp->k->compute(sp->state, &c);
+    kctx_scratch_release(&c);
+    for (int j = 0; j < sp->nin; j++) {
+      sm_tensor_free(tmp[j]);
+      tmp[j] = NULL;
+    }
+    if (st) {
+      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(nd), sm_node_op(nd));
+      goto done;
+    }
+    for (int k = 0; k < sp->nout; k++) {
+      sm_tensor *t = vals[sp->out_base + k];
+      int want = sm_node_output_dtype(nd, k);
+      if (!t || !want) continue;
+      int got = sm_tensor_dtype(t);
+      int ok = want >= SM_DTYPE_REF_OFFSET ? (got == SM_RESOURCE || got == want - SM_DTYPE_REF_OFFSET) : got == want;
+      if (!ok) {
+        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d is %s but the graph says %s", sm_node_name(nd),
+                           sm_node_op(nd), k, dtname(got), dtname(want));
+        goto done;
+      }
+    }
+    for (int r = 0; r < sp->nrelease; r++) {
+      sm_tensor_free(vals[sp->release[r]]);
+      vals[sp->release[r]] = NULL;
+    }
+  }
+  for (int i = 0; i < p->nfetches; i++) {
+    sm_tensor *t = vals[p->fetch_slot[i]];
+    if (!t) {
+      st = sm_status_new(SM_INTERNAL, "fetch '%s': the run produced no value for it", p->fetch_labels[i]);
+      goto done;
+    }
+    if (p->slot_ref[p->fetch_slot[i]] && sm_tensor_dtype(t) == SM_RESOURCE) {
+      if ((st = read_ref(t, &outputs[i]))) {
+        st = sm_status_prefix(st, "fetch '%s'", p->fetch_labels[i]);
+        goto done;
+      }
+    } else {
+      outputs[i] = sm_tensor_ref(t);
+    }
+    nout_done = i + 1;
+  }
+done:
+  if (st)
+    for (int i = 0; i < nout_done; i++) {
+      sm_tensor_free(outputs[i]);
+      outputs[i] = NULL;
+    }
+  if (vals)
+    for (int i = 0; i < p->nslots; i++) sm_tensor_free(vals[i]);
+  free(vals);
+  free(in);
+  free(tmp);
+  return st;
+}
+
+sm_status *sm_plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
+                       const sm_run_options *ro) {
+  if (!p || !env) return sm_status_new(SM_INVALID_ARGUMENT, "run: no plan or no environment");
+  if ((p->nfeeds && !feeds) || (p->nfetches && !outputs))
+    return sm_status_new(SM_INVALID_ARGUMENT, "run: the plan has %d feeds and %d fetches, arrays missing", p->nfeeds,
+                         p->nfetches);
+  return exec(p, env, feeds, outputs, ro, 0);
+}
+
+sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
+                            sm_tensor **outputs, int noutputs) {
+  for (int i = 0; outputs && i < noutputs; i++) outputs[i] = NULL;
+  if (!c || !sub) return sm_status_new(SM_INVALID_ARGUMENT, "run sub-plan: no context or no plan");
+  const char *fn = sub->fname ? sub->fname : "(plan)";
+  if (ninputs != sub->nfeeds || noutputs != sub->nfetches || (ninputs && !inputs) || (noutputs && !outputs))
+    return sm_status_new(SM_INVALID_ARGUMENT, "function '%s' takes %d inputs and gives %d outputs; called with %d and %d",
+                         fn, sub->nfeeds, sub->nfetches, ninputs, noutputs);
+  if (c->depth + 1 > SM_PLAN_MAX_DEPTH)
+    return sm_status_new(SM_OUT_OF_RANGE, "function '%s': sub-plans nest deeper than %d", fn, SM_PLAN_MAX_DEPTH);
+  return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1), "function '%s'", fn);
+}

@@ -1,0 +1,27 @@
+/* executor.h - running a plan (internal to src/runtime; kernels see only kernel.h's sm_kctx).
+ *
+ * sm_plan_run runs an immutable plan once: it holds no lock and touches nothing shared but the
+ * resources the kernels use, so any number of threads may run the same or different plans at once,
+ * and a kernel may run a sub-plan from inside its compute (sm_kctx_run_plan). */
+#ifndef SM_RUNTIME_EXECUTOR_H
+#define SM_RUNTIME_EXECUTOR_H
+
+#include "runtime/kernel.h"
+#include "savedmodel/model.h"
+
+/* What a run needs besides the plan and its feeds: it outlives every run that uses it (a session
+ * owns one). Sub-plans run with their parent run's env. */
+typedef struct sm_exec_env {
+  sm_resources *res;      /* variables and tables */
+  sm_threadpool *pool;    /* NULL: kernels run their loops on the caller's thread */
+  const char *export_dir; /* "" when there is none */
+} sm_exec_env;
+
+/* Runs p: feeds in the plan's feed order (borrowed; each is checked against the dtype the graph
+ * declares), outputs (new tensors the caller owns; a ref output gives the variable's value) in its
+ * fetch order. ro NULL: no deadline, no cancel; otherwise both are checked before every step. On
+ * error no outputs are left (all NULL) and the message names the node and op that failed. */
+sm_status *sm_plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
+                       const sm_run_options *ro);
+
+#endif

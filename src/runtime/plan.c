@@ -1,0 +1,440 @@
+/* plan.c - building the immutable plan (plan.h) from an sm_cgraph and resolved feeds, fetches and
+ * targets; compiling a function of the library into a sub-plan from a kernel's prepare
+ * (sm_prepare_function_plan); freeing plans.
+ *
+ * Building: prune the graph, give every value a slot (feeds first, in the caller's order, then each
+ * node's outputs in step order), find each node's kernel (every missing one reported at once,
+ * grouped by op), resolve each input to a slot, fuse (plan_fuse.c), prepare every kernel, and
+ * record after which step each slot has no more readers so a run frees it as soon as it can.
+ *
+ * Prepare runs inside the build, and a kernel's prepare may compile a function of the model's
+ * library into a plan of its own: the build context (graph, the chain of functions being compiled,
+ * depth) reaches it through a thread-local set around each prepare call, so the prepare signature
+ * stays (node, state). The chain makes f -> f (and f -> g -> f) an error instead of an endless
+ * recursion, and SM_PLAN_MAX_DEPTH bounds nesting. */
+#include "runtime/plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small string builder ------------------------------------------------------------------ */
+typedef struct sbuf {
+  char *p;
+  size_t len, cap;
+  int oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->oom = 1;
+      return;
+    }
+    if (b->p && (size_t)n < room) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t ncap = (b->cap ? b->cap * 2 : 256);
+    while (ncap < b->len + (size_t)n + 1) ncap *= 2;
+    char *np = realloc(b->p, ncap);
+    if (!np) {
+      b->oom = 1;
+      return;
+    }
+    b->p = np;
+    b->cap = ncap;
+  }
+}
+
+/* ---- the build context a kernel's prepare sees --------------------------------------------- */
+typedef struct build_ctx {
+  const sm_cgraph *g; /* the graph being planned; its MetaGraphDef holds the function library */
+  const char *fname;  /* the function this plan runs, NULL for a top-level plan */
+  int depth;          /* 0 for a top-level plan, +1 per sub-plan */
+  const struct build_ctx *parent;
+} build_ctx;
+
+/* Set by plan_build around each kernel's prepare call, read by sm_prepare_function_plan. */
+static _Thread_local const build_ctx *tls_build;
+
+static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const build_ctx *self, sm_plan **out);
+
+/* ---- freeing --------------------------------------------------------------------------------- */
+void sm_plan_free(sm_plan *p) {
+  if (!p) return;
+  for (int i = 0; i < p->nsteps; i++) {
+    sm_step *st = &p->steps[i];
+    if (st->k && st->k->release && st->state) st->k->release(st->state);
+    free(st->in_slot);
+    free(st->in_mode);
+    free(st->release);
+    free(st->in_last);
+  }
+  free(p->steps);
+  if (p->feed_labels)
+    for (int i = 0; i < p->nfeeds; i++) free(p->feed_labels[i]);
+  if (p->fetch_labels)
+    for (int i = 0; i < p->nfetches; i++) free(p->fetch_labels[i]);
+  free(p->feed_labels);
+  free(p->fetch_labels);
+  free(p->feed_edges);
+  free(p->feed_slot);
+  free(p->fetch_edges);
+  free(p->fetch_slot);
+  free(p->slot_ref);
+  free(p->slot_dtype);
+  sm_cgraph_free(p->owned_g); /* after the states: a kernel's state may point into the graph */
+  free(p);
+}
+
+int sm_plan_num_feeds(const sm_plan *p) { return p ? p->nfeeds : 0; }
+int sm_plan_num_fetches(const sm_plan *p) { return p ? p->nfetches : 0; }
+
+/* ---- building -------------------------------------------------------------------------------- */
+/* Ops whose value must be fed: running one unfed is the "You must feed" error. */
+static int is_placeholder(const char *op) { return !strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2"); }
+static int is_arg(const char *op) { return !strcmp(op, "_Arg"); }
+
+/* A function's _Arg node is always fed; it runs only when something waits on it through a control
+ * edge, and then has nothing to do (its consumers read the feed). */
+static sm_status *arg_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  (void)ctx;
+  return NULL;
+}
+static const sm_kernel arg_kernel = {"_Arg", NULL, arg_compute, NULL, 0};
+
+int sm__plan_slot_of(const sm_plan *p, const int *node_base, sm_edge e) {
+  for (int i = 0; i < p->nfeeds; i++)
+    if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
+  if (e.node < 0 || node_base[e.node] < 0) return -1;
+  return node_base[e.node] + e.index;
+}
+
+static int is_fed(const sm_plan *p, sm_edge e) {
+  for (int i = 0; i < p->nfeeds; i++)
+    if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return 1;
+  return 0;
+}
+
+/* Copies of the caller's labels, or "node:k" for each edge. */
+static sm_status *make_labels(const sm_cgraph *g, const sm_edge *e, int n, const char *const *given, char ***out) {
+  char **l = calloc((size_t)n + 1, sizeof *l);
+  if (!l) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  *out = l;
+  for (int i = 0; i < n; i++) {
+    if (given && given[i]) {
+      size_t len = strlen(given[i]) + 1;
+      if ((l[i] = malloc(len))) memcpy(l[i], given[i], len);
+    } else {
+      const sm_node *nd = sm_cgraph_node(g, e[i].node);
+      const char *name = nd ? sm_node_name(nd) : "?";
+      size_t len = strlen(name) + 16;
+      if ((l[i] = malloc(len))) snprintf(l[i], len, "%s:%d", name, e[i].index);
+    }
+    if (!l[i]) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  }
+  return NULL;
+}
+
+/* The "no kernel" error: one group per op type, with every node that needs it. */
+static sm_status *missing_kernels(const sm_plan *p, int norder, int nmissing) {
+  sbuf missing = {0};
+  sb_printf(&missing, "this runtime has no kernel for %d node(s) this run needs:", nmissing);
+  int ngroups = 0;
+  for (int i = 0; i < norder; i++) {
+    const sm_step *sp = &p->steps[i];
+    const char *op = sm_node_op(sp->node);
+    if (sp->k || is_placeholder(op) || is_arg(op)) continue;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++)
+      if (!p->steps[j].k && !strcmp(sm_node_op(p->steps[j].node), op)) seen = 1;
+    if (seen) continue;
+    const sm_kernel *k = sm_kernel_find(op, SM_BACKEND_CPU);
+    sb_printf(&missing, "%s %s%s (node", ngroups++ ? ";" : "", op, k ? " [parsed but not executable here]" : "");
+    int cnt = 0;
+    for (int j = i; j < norder; j++)
+      if (!p->steps[j].k && !strcmp(sm_node_op(p->steps[j].node), op)) cnt++;
+    sb_printf(&missing, "%s", cnt > 1 ? "s" : "");
+    int first = 1;
+    for (int j = i; j < norder; j++)
+      if (!p->steps[j].k && !strcmp(sm_node_op(p->steps[j].node), op)) {
+        sb_printf(&missing, "%s '%s'", first ? "" : ",", sm_node_name(p->steps[j].node));
+        first = 0;
+      }
+    sb_printf(&missing, ")");
+  }
+  sm_status *st = missing.oom ? sm_status_new(SM_UNIMPLEMENTED,
+                                              "this runtime has no kernel for %d node(s) this run needs", nmissing)
+                              : sm_status_new(SM_UNIMPLEMENTED, "%s", missing.p);
+  free(missing.p);
+  return st;
+}
+
+sm_status *sm_plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out) {
+  build_ctx top = {g, NULL, 0, NULL};
+  return plan_build(g, spec, &top, out);
+}
+
+static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const build_ctx *self, sm_plan **out) {
+  *out = NULL;
+  if (!g || !spec) return sm_status_new(SM_INVALID_ARGUMENT, "plan: no graph or no spec");
+  int nfeeds = spec->nfeeds, nfetches = spec->nfetches, ntargets = spec->ntargets;
+  if (nfeeds < 0 || nfetches < 0 || ntargets < 0 || (nfeeds && !spec->feeds) || (nfetches && !spec->fetches) ||
+      (ntargets && !spec->targets))
+    return sm_status_new(SM_INVALID_ARGUMENT, "plan: bad feed, fetch or target arrays");
+  int nn = sm_cgraph_num_nodes(g);
+  sm_plan *p = calloc(1, sizeof *p);
+  if (!p) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  p->g = g;
+  p->nfeeds = nfeeds;
+  p->nfetches = nfetches;
+  int *order = NULL, norder = 0, *node_base = NULL, *last_use = NULL;
+  sm_status *st = NULL;
+  p->feed_edges = malloc(((size_t)nfeeds + 1) * sizeof *p->feed_edges);
+  p->feed_slot = calloc((size_t)nfeeds + 1, sizeof *p->feed_slot);
+  p->fetch_edges = malloc(((size_t)nfetches + 1) * sizeof *p->fetch_edges);
+  p->fetch_slot = calloc((size_t)nfetches + 1, sizeof *p->fetch_slot);
+  /* Per node of the graph, its first output slot (-1: not run). Indexed by node index; a rewrite
+   * adding nodes of its own would grow it past sm_cgraph_num_nodes. */
+  node_base = malloc(((size_t)nn + 1) * sizeof *node_base);
+  if (!p->feed_edges || !p->feed_slot || !p->fetch_edges || !p->fetch_slot || !node_base) {
+    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    goto fail;
+  }
+  if (nfeeds) memcpy(p->feed_edges, spec->feeds, (size_t)nfeeds * sizeof *p->feed_edges);
+  if (nfetches) memcpy(p->fetch_edges, spec->fetches, (size_t)nfetches * sizeof *p->fetch_edges);
+  if ((st = make_labels(g, p->feed_edges, nfeeds, spec->feed_labels, &p->feed_labels))) goto fail;
+  if ((st = make_labels(g, p->fetch_edges, nfetches, spec->fetch_labels, &p->fetch_labels))) goto fail;
+  for (int i = 0; i < nfeeds; i++) {
+    for (int j = 0; j < i; j++)
+      if (p->feed_edges[j].node == p->feed_edges[i].node && p->feed_edges[j].index == p->feed_edges[i].index) {
+        st = sm_status_new(SM_INVALID_ARGUMENT, "feeds '%s' and '%s' name the same tensor", p->feed_labels[j],
+                           p->feed_labels[i]);
+        goto fail;
+      }
+    p->feed_slot[i] = i;
+  }
+  if ((st = sm_cgraph_prune(g, p->feed_edges, nfeeds, p->fetch_edges, nfetches, spec->targets, ntargets, &order,
+                            &norder)))
+    goto fail;
+
+  /* slots: feeds first, then each node's outputs */
+  for (int i = 0; i < nn; i++) node_base[i] = -1;
+  int nslots = nfeeds, max_in = 0;
+  for (int i = 0; i < norder; i++) {
+    const sm_node *nd = sm_cgraph_node(g, order[i]);
+    node_base[order[i]] = nslots;
+    nslots += sm_node_num_outputs(nd);
+    if (sm_node_num_inputs(nd) > max_in) max_in = sm_node_num_inputs(nd);
+  }
+  p->nslots = nslots;
+  p->max_in = max_in;
+  p->steps = calloc((size_t)norder + 1, sizeof *p->steps);
+  p->slot_ref = calloc((size_t)nslots + 1, 1);
+  p->slot_dtype = calloc((size_t)nslots + 1, sizeof *p->slot_dtype);
+  last_use = malloc(((size_t)nslots + 1) * sizeof *last_use);
+  if (!p->steps || !p->slot_ref || !p->slot_dtype || !last_use) {
+    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    goto fail;
+  }
+  for (int i = 0; i < nslots; i++) last_use[i] = -1;
+  for (int i = 0; i < nfeeds; i++) {
+    const sm_node *nd = sm_cgraph_node(g, p->feed_edges[i].node);
+    p->slot_dtype[i] = sm_dtype_base(sm_node_output_dtype(nd, p->feed_edges[i].index));
+  }
+  for (int i = 0; i < norder; i++) {
+    const sm_node *nd = sm_cgraph_node(g, order[i]);
+    for (int k = 0; k < sm_node_num_outputs(nd); k++) {
+      int dt = sm_node_output_dtype(nd, k);
+      p->slot_dtype[node_base[order[i]] + k] = dt;
+      p->slot_ref[node_base[order[i]] + k] = dt >= SM_DTYPE_REF_OFFSET;
+    }
+  }
+
+  /* steps: kernels (collecting every missing one), input slots */
+  int nmissing = 0;
+  for (int i = 0; i < norder; i++) {
+    sm_step *sp = &p->steps[i];
+    const sm_node *nd = sm_cgraph_node(g, order[i]);
+    const char *op = sm_node_op(nd);
+    sp->node = nd;
+    sp->backend = SM_BACKEND_CPU;
+    sp->nin = sm_node_num_inputs(nd);
+    sp->nout = sm_node_num_outputs(nd);
+    sp->out_base = node_base[order[i]];
+    p->nsteps = i + 1;
+    if (is_arg(op)) {
+      int fed = 1;
+      for (int k = 0; k < sp->nout && fed; k++) fed = is_fed(p, (sm_edge){order[i], k});
+      sp->k = fed ? &arg_kernel : NULL;
+    } else if (!is_placeholder(op)) {
+      const sm_kernel *k;
+      if ((st = sm_kernel_lookup(op, sp->backend, &k))) goto fail;
+      if (!k || (k->flags & SM_KERNEL_PARSE_ONLY) || !k->compute) {
+        nmissing++;
+        continue;
+      }
+      sp->k = k;
+    }
+    sp->in_slot = malloc(((size_t)sp->nin + 1) * sizeof *sp->in_slot);
+    sp->in_mode = calloc((size_t)sp->nin + 1, 1);
+    if (!sp->in_slot || !sp->in_mode) {
+      st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+      goto fail;
+    }
+    for (int j = 0; j < sp->nin; j++) {
+      sm_edge e = sm_node_input(nd, j);
+      int sl = sm__plan_slot_of(p, node_base, e);
+      if (sl < 0) {
+        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d comes from a node the plan does not run",
+                           sm_node_name(nd), op, j);
+        goto fail;
+      }
+      sp->in_slot[j] = sl;
+      if (p->slot_ref[sl] && sm_node_input_dtype(nd, j) < SM_DTYPE_REF_OFFSET) sp->in_mode[j] = SM_IN_READ_REF;
+    }
+  }
+  if (nmissing) {
+    st = missing_kernels(p, norder, nmissing);
+    goto fail;
+  }
+
+  /* each input's last-reader flag (before fusion, which may move steps and carries them along) */
+  {
+    int *nreaders = calloc((size_t)nslots + 1, sizeof *nreaders);
+    unsigned char *fetched = calloc((size_t)nslots + 1, 1);
+    if (!nreaders || !fetched) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    for (int i = 0; i < nfetches && !st; i++) {
+      int sl = sm__plan_slot_of(p, node_base, p->fetch_edges[i]);
+      if (sl >= 0) fetched[sl] = 1;
+    }
+    for (int i = 0; i < norder && !st; i++)
+      for (int j = 0; j < p->steps[i].nin; j++)
+        if (p->steps[i].in_slot) nreaders[p->steps[i].in_slot[j]]++;
+    for (int i = 0; i < norder && !st; i++) {
+      sm_step *sp = &p->steps[i];
+      sp->fused_bias_slot = -1;
+      if (sp->nin > 0 && sp->in_slot) {
+        if (!(sp->in_last = calloc((size_t)sp->nin, 1))) {
+          st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+          break;
+        }
+        for (int j = 0; j < sp->nin; j++)
+          sp->in_last[j] =
+              nreaders[sp->in_slot[j]] == 1 && !fetched[sp->in_slot[j]] && sp->in_mode[j] == SM_IN_PASS;
+      }
+    }
+    free(nreaders);
+    free(fetched);
+    if (st) goto fail;
+  }
+  if ((st = sm__plan_fuse(p, norder, node_base))) goto fail;
+  for (int i = 0; i < norder; i++) /* after fusion: it may reorder steps */
+    for (int j = 0; j < p->steps[i].nin; j++)
+      if (p->steps[i].in_slot) last_use[p->steps[i].in_slot[j]] = i;
+  for (int i = 0; i < norder; i++) {
+    sm_step *sp = &p->steps[i];
+    if (!sp->k || !sp->k->prepare || sp->pass_through) continue;
+    const build_ctx *saved = tls_build;
+    tls_build = self;
+    st = sp->k->prepare(sp->node, &sp->state);
+    tls_build = saved;
+    if (st) {
+      sp->state = NULL;
+      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(sp->node), sm_node_op(sp->node));
+      goto fail;
+    }
+  }
+  /* fetch slots are kept to the end; the others are released after their last reader */
+  for (int i = 0; i < nfetches; i++) {
+    p->fetch_slot[i] = sm__plan_slot_of(p, node_base, p->fetch_edges[i]);
+    if (p->fetch_slot[i] < 0) {
+      st = sm_status_new(SM_INTERNAL, "fetch '%s' is not computed by the plan", p->fetch_labels[i]);
+      goto fail;
+    }
+    last_use[p->fetch_slot[i]] = norder; /* past every step: freed at the end */
+  }
+  for (int i = 0; i < norder; i++) {
+    sm_step *sp = &p->steps[i];
+    for (int k = 0; k < sp->nout; k++)
+      if (last_use[sp->out_base + k] < 0) last_use[sp->out_base + k] = i; /* nobody reads it */
+  }
+  int *cnt = calloc((size_t)norder + 1, sizeof *cnt);
+  if (!cnt) {
+    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    goto fail;
+  }
+  for (int sl = 0; sl < nslots; sl++)
+    if (last_use[sl] >= 0 && last_use[sl] < norder) cnt[last_use[sl]]++;
+  for (int i = 0; i < norder && !st; i++) {
+    if (!cnt[i]) continue;
+    p->steps[i].release = malloc((size_t)cnt[i] * sizeof(int));
+    if (!p->steps[i].release) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  }
+  free(cnt);
+  if (st) goto fail;
+  for (int sl = 0; sl < nslots; sl++)
+    if (last_use[sl] >= 0 && last_use[sl] < norder) {
+      sm_step *sp = &p->steps[last_use[sl]];
+      sp->release[sp->nrelease++] = sl;
+    }
+  free(order);
+  free(node_base);
+  free(last_use);
+  *out = p;
+  return NULL;
+fail:
+  free(order);
+  free(node_base);
+  free(last_use);
+  sm_plan_free(p);
+  return st;
+}
+
+/* ---- sub-plans ------------------------------------------------------------------------------- */
+sm_status *sm_prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out) {
+  if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm_prepare_function_plan: no output");
+  *out = NULL;
+  if (!caller || !function_name || !*function_name)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm_prepare_function_plan: no caller node or no function name");
+  const build_ctx *b = tls_build;
+  if (!b)
+    return sm_status_new(SM_FAILED_PRECONDITION,
+                         "function '%s': a sub-plan can only be compiled from a kernel's prepare while a plan is built",
+                         function_name);
+  for (const build_ctx *q = b; q; q = q->parent)
+    if (q->fname && !strcmp(q->fname, function_name))
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "function '%s' calls itself (through node '%s'): recursion is not supported", function_name,
+                           sm_node_name(caller));
+  if (b->depth + 1 > SM_PLAN_MAX_DEPTH)
+    return sm_status_new(SM_OUT_OF_RANGE, "function '%s' (node '%s'): sub-plans nest deeper than %d", function_name,
+                         sm_node_name(caller), SM_PLAN_MAX_DEPTH);
+  sm_cgraph *fg;
+  sm_status *st = sm_cgraph_compile_function(sm_cgraph_meta_graph(b->g), function_name, caller, &fg);
+  if (st) return st;
+  sm_plan_spec spec = {0};
+  sm_cgraph_function_args(fg, &spec.feeds, &spec.nfeeds);
+  sm_cgraph_function_rets(fg, &spec.fetches, &spec.nfetches);
+  sm_cgraph_function_control_rets(fg, &spec.targets, &spec.ntargets);
+  build_ctx child = {fg, sm_cgraph_function_name(fg), b->depth + 1, b};
+  sm_plan *p;
+  if ((st = plan_build(fg, &spec, &child, &p))) {
+    sm_cgraph_free(fg);
+    return sm_status_prefix(st, "function '%s'", function_name);
+  }
+  p->owned_g = fg;
+  p->fname = sm_cgraph_function_name(fg);
+  *out = p;
+  return NULL;
+}

@@ -1,0 +1,94 @@
+/* plan.h - the immutable compiled plan (internal to src/runtime: plan.c builds it, plan_fuse.c
+ * rewrites it once while it is built, executor.c runs it).
+ *
+ * A plan is built from an sm_cgraph and feeds, fetches and targets already resolved (sm_edge, node
+ * indices), in the order the caller gives them: no names, no sorting inside. It holds, per step of
+ * the pruned node order, the node, its kernel and prepared state, and the slots its inputs come
+ * from; a slot for every value the run produces (fed tensors first, in feed order, then each
+ * node's outputs); when each slot can be released; the feed and fetch slots. Once built it never
+ * changes, so any number of threads may run it at once (each run owns only its slot values). */
+#ifndef SM_RUNTIME_PLAN_H
+#define SM_RUNTIME_PLAN_H
+
+#include "ops/nn_raw.h"
+#include "runtime/kernel.h"
+
+/* How deep sub-plans may nest (a function compiled by a kernel's prepare whose body has a kernel
+ * that compiles another, ...), at build and at run time. */
+#define SM_PLAN_MAX_DEPTH 32
+
+enum { SM_IN_PASS = 0, SM_IN_READ_REF = 1 };
+
+typedef struct sm_step {
+  const sm_node *node; /* need not be a node of the plan's graph (a rewrite may add its own) */
+  const sm_kernel *k;  /* NULL for an unfed Placeholder/_Arg: running it is the "must feed" error */
+  sm_backend backend;  /* where k runs (the CPU today) */
+  void *state;
+  int nin;
+  int *in_slot;
+  unsigned char *in_mode; /* SM_IN_* */
+  /* per input: this step is the value's only and last reader (so it may be written in place
+   * when nothing outside the run holds it) */
+  unsigned char *in_last;
+  int nout, out_base;
+  int nrelease;
+  int *release; /* slots freed after this step */
+  /* ---- plan-time fusion (plan_fuse.c; goes when a graph rewrite emits fused nodes) ----------
+   * A float Conv2D/MatMul whose only reader is a BiasAdd (then maybe a Relu or Relu6, its only
+   * reader) computes all of it; those later steps just pass the value on. */
+  int fused_bias_slot; /* -1: none */
+  int fused_act;       /* SM_NN_ACT_* */
+  int pass_through;    /* output 0 = input 0 (a fused-away BiasAdd/Relu/MaxPool) */
+  /* a float NHWC Conv2D + BiasAdd (+ Relu) whose only reader is a MaxPool also pools */
+  int has_fused_pool;
+  sm_nn_pool_fuse fused_pool;
+} sm_step;
+
+struct sm_plan {
+  const sm_cgraph *g; /* the graph the plan was built from (for messages) */
+  sm_cgraph *owned_g; /* a function's plan owns its graph (sm_prepare_function_plan) */
+  const char *fname;  /* that function's name, NULL otherwise */
+  int nsteps;
+  sm_step *steps;
+  int nslots;
+  int max_in; /* most inputs of any step */
+  int nfeeds, nfetches;
+  sm_edge *feed_edges;
+  int *feed_slot;
+  char **feed_labels; /* the names messages use: as the caller gave them, else "node:k" */
+  sm_edge *fetch_edges;
+  int *fetch_slot; /* fetches may repeat a slot */
+  char **fetch_labels;
+  unsigned char *slot_ref; /* the slot holds a TF1 ref variable handle, read when consumed as a value */
+  int *slot_dtype;         /* dtype the graph declares for the slot (base for feeds) */
+};
+
+/* What to build a plan for. Feeds must be distinct tensors; fetches may repeat. The labels name
+ * feeds and fetches in messages (NULL: "node:k" from the edge). */
+typedef struct sm_plan_spec {
+  const sm_edge *feeds;
+  int nfeeds;
+  const sm_edge *fetches;
+  int nfetches;
+  const int *targets; /* node indices run for their effects */
+  int ntargets;
+  const char *const *feed_labels;
+  const char *const *fetch_labels;
+} sm_plan_spec;
+
+/* Builds the plan: prunes g to what the fetches and targets need given the feeds, finds every
+ * kernel (failing, SM_UNIMPLEMENTED, with every node lacking one, grouped by op), fuses, prepares
+ * every kernel (each prepare may compile sub-plans: sm_prepare_function_plan). *out is owned by
+ * the caller (sm_plan_free, kernel.h); g must outlive it. */
+sm_status *sm_plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out);
+
+/* ---- for plan_fuse.c ------------------------------------------------------------------------- */
+/* The slot a consumer reads for edge e: the feed if it is fed, else the producer's output (its
+ * node's first output slot, node_base, indexed by node index; -1 when the plan does not run it). */
+int sm__plan_slot_of(const sm_plan *p, const int *node_base, sm_edge e);
+/* Conv2D/MatMul + BiasAdd (+ Relu/Relu6) (+ MaxPool) fusion over the first norder steps, before
+ * kernels are prepared and release points computed (it may move a product down to just before
+ * its BiasAdd). */
+sm_status *sm__plan_fuse(sm_plan *p, int norder, const int *node_base);
+
+#endif
