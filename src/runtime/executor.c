@@ -176,12 +176,13 @@ static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm
 static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro, int depth) {
   for (int i = 0; i < p->nfetches; i++) outputs[i] = NULL;
-  sm_tensor **vals = calloc((size_t)p->nslots + 1, sizeof *vals);
-  const sm_tensor **in = calloc((size_t)p->max_in + 1, sizeof *in);
-  sm_tensor **tmp = calloc((size_t)p->max_in + 1, sizeof *tmp);
+  /* one block: the slot values, then a step's inputs as it reads them, then its ref reads */
+  sm_tensor **vals = calloc((size_t)p->nslots + 2 * ((size_t)p->max_in + 1) + 1, sizeof *vals);
+  sm_tensor **tmp = vals ? vals + p->nslots + 1 : NULL;
+  const sm_tensor **in = vals ? (const sm_tensor **)(void *)(tmp + p->max_in + 1) : NULL;
   sm_status *st = NULL;
   int nout_done = 0;
-  if (!vals || !in || !tmp) {
+  if (!vals) {
     st = sm_status_new(SM_NO_MEMORY, "run: out of memory");
     goto done;
   }
@@ -284,8 +285,6 @@ done:
   if (vals)
     for (int i = 0; i < p->nslots; i++) sm_tensor_free(vals[i]);
   free(vals);
-  free(in);
-  free(tmp);
   return st;
 }
 

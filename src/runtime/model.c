@@ -14,6 +14,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,8 +340,9 @@ sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in
   /* per input (alias order) its tensor; the plan's feeds and fetches; per output asked for, its
    * index (alias order); which outputs are asked for */
   size_t nin_s = (size_t)sg->nin, nout_s = (size_t)sg->nout;
-  void *block = calloc(1, (nin_s + nin_s + nout_s + 1) * sizeof(sm_tensor *) + ((size_t)nout + 1) * sizeof(int) +
-                              nout_s + 1);
+  size_t bytes = (nin_s + nin_s + nout_s + 1) * sizeof(sm_tensor *) + ((size_t)nout + 1) * sizeof(int) + nout_s + 1;
+  _Alignas(max_align_t) unsigned char small[512]; /* most signatures: no allocation */
+  void *block = bytes <= sizeof small ? memset(small, 0, bytes) : calloc(1, bytes);
   if (!block) return sm_status_new(SM_NO_MEMORY, "run '%s': out of memory", key);
   sm_tensor **fvals = block, **pf = fvals + nin_s, **po = pf + nin_s;
   int *oidx = (int *)(po + nout_s + 1);
@@ -388,8 +390,12 @@ sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in
     /* every output: the signature's own plan, no names, no lookup, no lock */
     for (int k = 0; k < sg->nin; k++) pf[sg->feed_pos[k]] = fvals[k];
     if (!(st = sm_plan_run(sg->plan, sm_session_env(m->sess), pf, po, opts))) {
-      for (int j = 0; j < nout; j++) outputs[j] = sm_tensor_ref(po[sg->fetch_pos[oidx[j]]]);
-      for (int k = 0; k < sg->nout; k++) sm_tensor_free(po[k]);
+      if (nout == nasked) { /* each output once: handed over */
+        for (int j = 0; j < nout; j++) outputs[j] = po[sg->fetch_pos[oidx[j]]];
+      } else {
+        for (int j = 0; j < nout; j++) outputs[j] = sm_tensor_ref(po[sg->fetch_pos[oidx[j]]]);
+        for (int k = 0; k < sg->nout; k++) sm_tensor_free(po[k]);
+      }
     }
   } else {
     /* some of the outputs: a plan that computes only those, by name, as Session.run would */
@@ -406,7 +412,7 @@ sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in
   }
   if (st) st = sm_status_prefix(st, "running signature '%s'", key);
 done:
-  free(block);
+  if (block != small) free(block);
   return st;
 }
 
