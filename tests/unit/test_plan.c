@@ -11,7 +11,9 @@
  * compute until the other run reaches it too. Two runs of two different plans must meet inside
  * their kernels (they complete only if they truly run at the same time) while a third plan is
  * stuck compiling; through sm_session (names) and through sm_model (signatures of a SavedModel
- * written here). Every wait has a 30 s limit that turns a deadlock into a failure, not a hang. */
+ * written here). Every wait has a 30 s limit that turns a deadlock into a failure, not a hang.
+ * And a model's signature run computes every output through the signature's plan, or only the
+ * outputs asked for through a plan of their own. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -211,12 +213,22 @@ static sm_status *forward_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* Counts its computes. */
+static int g_count;
+static sm_status *count_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  __atomic_add_fetch(&g_count, 1, __ATOMIC_RELAXED);
+  sm_kctx_forward(ctx, 0, 0);
+  return NULL;
+}
+
 static const sm_kernel test_kernels[] = {
     {"TestApplyN", apply_prepare, apply_compute, apply_release, 0},
     {"TestCancel", NULL, cancel_compute, NULL, 0},
     {"TestExpire", NULL, expire_compute, NULL, 0},
     {"TestBlockPrepare", block_prepare, forward_compute, NULL, 0},
     {"TestRendezvous", NULL, rendezvous_compute, NULL, 0},
+    {"TestCount", NULL, count_compute, NULL, 0},
     {0},
 };
 
@@ -231,7 +243,7 @@ static const sm_kernel test_kernels[] = {
 #define OP_LIST                                                                                               \
   "op { name: \"TestApplyN\" input_arg { name: \"x\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: " \
   "\"T\" } attr { name: \"T\" type: \"type\" } attr { name: \"f\" type: \"func\" } attr { name: \"n\" type: " \
-  "\"int\" } }\n" F1("TestCancel") F1("TestExpire") F1("TestBlockPrepare") F1("TestRendezvous") F1("FooOp")
+  "\"int\" } }\n" F1("TestCancel") F1("TestExpire") F1("TestBlockPrepare") F1("TestRendezvous") F1("TestCount") F1("FooOp")
 #define OPS "meta_info_def { stripped_op_list {\n" OP_LIST "} }\n"
 #define OPS_TAGGED "meta_info_def { tags: \"serve\" stripped_op_list {\n" OP_LIST "} }\n"
 /* a function node: out = x <op> c, c a float scalar const named <c> */
@@ -518,7 +530,12 @@ static const char *meet_model =
     "node { name: \"ra\" op: \"TestRendezvous\" input: \"a\" }\n"
     "node { name: \"rb\" op: \"TestRendezvous\" input: \"b\" }\n"
     "node { name: \"blk\" op: \"TestBlockPrepare\" input: \"c\" }\n"
+    "node { name: \"ident\" op: \"Identity\" input: \"a\" " ATTR_T("T", "DT_FLOAT") "}\n"
+    "node { name: \"cnt\" op: \"TestCount\" input: \"a\" }\n"
     "}\n"
+    "signature_def { key: \"scount\" value { inputs { key: \"x\" value { name: \"a:0\" dtype: DT_FLOAT } }"
+    " outputs { key: \"y\" value { name: \"ident:0\" dtype: DT_FLOAT } }"
+    " outputs { key: \"z\" value { name: \"cnt:0\" dtype: DT_FLOAT } } method_name: \"tensorflow/serving/predict\" } }\n"
     "signature_def { key: \"sa\" value { inputs { key: \"x\" value { name: \"a:0\" dtype: DT_FLOAT } }"
     " outputs { key: \"y\" value { name: \"ra:0\" dtype: DT_FLOAT } } method_name: \"tensorflow/serving/predict\" } }\n"
     "signature_def { key: \"sb\" value { inputs { key: \"x\" value { name: \"b:0\" dtype: DT_FLOAT } }"
@@ -546,6 +563,27 @@ static void test_concurrent_model(void) {
   run_arg ra = {NULL, m, NULL, NULL, "sa", 4, NULL, 0}, rb = {NULL, m, NULL, NULL, "sb", 5, NULL, 0};
   run_arg rc = {NULL, m, "c:0", "blk:0", NULL, 6, NULL, 0};
   meet_while_compiling(&ra, &rb, &rc);
+
+  /* Which outputs a signature run computes: all of them through the signature's plan (in any
+   * order, repeated or not), only those asked for otherwise. */
+  sm_tensor *x = vec_f(1, (float[]){8}), *o[3] = {0};
+  const char *xa[] = {"x"};
+  g_count = 0;
+  CHECK_OK(sm_model_run(m, "scount", xa, &x, 1, NULL, 2, o));
+  CHECK(g_count == 1 && o[0] && o[1] && fvals_are(o[0], 1, (float[]){8}) && fvals_are(o[1], 1, (float[]){8}));
+  for (int i = 0; i < 2; i++) sm_tensor_free(o[i]);
+  CHECK_OK(sm_model_run(m, "scount", xa, &x, 1, (const char *[]){"z", "y", "z"}, 3, o));
+  CHECK(g_count == 2 && o[0] && o[1] && o[2] && o[0] == o[2]);
+  for (int i = 0; i < 3; i++) sm_tensor_free(o[i]);
+  CHECK_OK(sm_model_run(m, "scount", xa, &x, 1, (const char *[]){"y", "y"}, 2, o));
+  CHECK(g_count == 2 && o[0] && o[0] == o[1] && fvals_are(o[0], 1, (float[]){8}));
+  for (int i = 0; i < 2; i++) sm_tensor_free(o[i]);
+  CHECK_OK(sm_model_run(m, "scount", xa, &x, 1, (const char *[]){"z"}, 1, o));
+  CHECK(g_count == 3 && fvals_are(o[0], 1, (float[]){8}));
+  sm_tensor_free(o[0]);
+  CHECK_ERR(sm_model_run(m, "scount", xa, &x, 1, (const char *[]){"y", "w"}, 2, o), "has no output 'w'");
+  CHECK(o[0] == NULL && o[1] == NULL);
+  sm_tensor_free(x);
   sm_model_free(m);
 }
 
