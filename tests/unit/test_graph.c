@@ -1,6 +1,6 @@
 /* test_graph.c - the compiled graph: every zoo SavedModel compiles, signatures resolve and prune;
- * function inlining, attr defaults and placeholders; hostile graphs fail with clear messages;
- * TensorProto decoding by TensorFlow's rules. */
+ * function inlining, attr defaults and placeholders; one function compiled as its own graph;
+ * hostile graphs fail with clear messages; TensorProto decoding by TensorFlow's rules. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +322,131 @@ static void test_inlining(void) {
   for (int i = 0; i < nops; i++) sj |= !strcmp(ops[i], "StringJoin");
   CHECK(sj); /* from a function nobody calls */
 out:
+  sm_cgraph_free(g);
+  free_mg(mg);
+}
+
+/* ---- one function as its own graph (sub-plans) ---------------------------------------------- */
+static const char *FN_GRAPH =
+    "meta_info_def { stripped_op_list {\n"
+    "  op { name: 'Caller' attr { name: 'T' type: 'type' } attr { name: 'N' type: 'int' }\n"
+    "       attr { name: 'f' type: 'func' } }\n"
+    "} }\n"
+    "graph_def {\n"
+    "  node { name: 'caller' op: 'Caller' attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'N' value { i: 3 } }\n"
+    "         attr { key: 'f' value { func { name: 'lf' attr { key: 'N' value { i: 2 } } } } } }\n"
+    "  node { name: 'untyped' op: 'Caller' attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'N' value { i: 1 } }\n"
+    "         attr { key: 'f' value { func { name: 'other' } } } }\n"
+    "  library {\n"
+    "    function {\n"
+    "      signature { name: 'lf' input_arg { name: 'xs' type_attr: 'T' number_attr: 'N' }\n"
+    "        input_arg { name: 'k' type: DT_INT32 } output_arg { name: 'y' type_attr: 'T' }\n"
+    "        output_arg { name: 'n' type: DT_INT32 } attr { name: 'T' type: 'type' } attr { name: 'N' type: 'int' } }\n"
+    "      node_def { name: 'sum' op: 'AddN' input: 'xs' attr { key: 'T' value { placeholder: 'T' } }\n"
+    "        attr { key: 'N' value { placeholder: 'N' } } }\n"
+    "      node_def { name: 'ki' op: 'Identity' input: 'k' input: '^xs' attr { key: 'T' value { type: DT_INT32 } } }\n"
+    "      node_def { name: 'v' op: 'VarHandleOp' attr { key: 'dtype' value { type: DT_FLOAT } }\n"
+    "        attr { key: 'shape' value { shape { } } } }\n"
+    "      node_def { name: 'pc' op: 'PartitionedCall' input: 'sum:sum:0' input: 'sum:sum:0'\n"
+    "        attr { key: 'Tin' value { list { type: DT_FLOAT type: DT_FLOAT } } }\n"
+    "        attr { key: 'Tout' value { list { type: DT_FLOAT } } } attr { key: 'f' value { func { name: 'mul2' } } } }\n"
+    "      ret { key: 'y' value: 'pc:output:0' } ret { key: 'n' value: 'ki:output:0' }\n"
+    "    }\n"
+    "    function {\n"
+    "      signature { name: 'mul2' input_arg { name: 'p' type: DT_FLOAT } input_arg { name: 'q' type: DT_FLOAT }\n"
+    "        output_arg { name: 'prod' type: DT_FLOAT } }\n"
+    "      node_def { name: 'm' op: 'Mul' input: 'p' input: 'q' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+    "      ret { key: 'prod' value: 'm:z:0' }\n"
+    "    }\n"
+    "    function {\n"
+    "      signature { name: 'rec' input_arg { name: 'p' type: DT_FLOAT } output_arg { name: 'o' type: DT_FLOAT } }\n"
+    "      node_def { name: 'again' op: 'PartitionedCall' input: 'p' attr { key: 'Tin' value { list { type: DT_FLOAT } } }\n"
+    "        attr { key: 'Tout' value { list { type: DT_FLOAT } } } attr { key: 'f' value { func { name: 'rec' } } } }\n"
+    "      ret { key: 'o' value: 'again:output:0' }\n"
+    "    }\n"
+    "    function {\n"
+    "      signature { name: 'other' input_arg { name: 'p' type_attr: 'U' } output_arg { name: 'o' type_attr: 'U' }\n"
+    "        attr { name: 'U' type: 'type' } }\n"
+    "      node_def { name: 'i' op: 'Identity' input: 'p' attr { key: 'T' value { placeholder: 'U' } } }\n"
+    "      ret { key: 'o' value: 'i:output:0' }\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+static void test_compile_function(void) {
+  Tensorflow__MetaGraphDef *mg = NULL;
+  sm_cgraph *g = NULL, *fg = NULL;
+  CHECK_OK(compile_text(FN_GRAPH, &mg, &g));
+  if (!g) return;
+  const sm_edge *e;
+  const int *ctl;
+  int n = -1;
+  CHECK(sm_cgraph_function_name(g) == NULL);
+  sm_cgraph_function_args(g, &e, &n);
+  CHECK(e == NULL && n == 0);
+  const sm_node *caller = sm_cgraph_node(g, find(g, "caller"));
+  /* N: the func attr's own entry (2) over the caller's attr (3); T from the caller */
+  CHECK_OK(sm_cgraph_compile_function(mg, "lf", caller, &fg));
+  if (fg) {
+    CHECK_EQ_STR(sm_cgraph_function_name(fg), "lf");
+    CHECK(sm_cgraph_meta_graph(fg) == mg);
+    const char *names[] = {"xs_0", "xs_1", "k"};
+    const int dts[] = {SM_FLOAT, SM_FLOAT, SM_INT32};
+    sm_cgraph_function_args(fg, &e, &n);
+    CHECK_EQ_INT(n, 3);
+    for (int i = 0; i < n && i < 3; i++) {
+      const sm_node *a = sm_cgraph_node(fg, e[i].node);
+      CHECK_EQ_STR(sm_node_name(a), names[i]);
+      CHECK_EQ_STR(sm_node_op(a), "_Arg");
+      CHECK_EQ_INT(e[i].index, 0);
+      CHECK_EQ_INT(sm_node_num_outputs(a), 1);
+      CHECK_EQ_INT(sm_node_output_dtype(a, 0), dts[i]);
+      int64_t idx = -1;
+      int t = 0;
+      CHECK_OK(sm_node_attr_int(a, "index", &idx));
+      CHECK_OK(sm_node_attr_type(a, "T", &t));
+      CHECK(idx == i && t == dts[i]);
+      CHECK_EQ_INT(sm_node_output_arg(a, "output", NULL), 0);
+    }
+    int sum = find(fg, "sum"), ki = find(fg, "ki"), v = find(fg, "v"), pc = find(fg, "pc"), m = find(fg, "pc/m");
+    if (sum >= 0 && ki >= 0 && v >= 0 && pc >= 0 && m >= 0) {
+      const sm_node *sn = sm_cgraph_node(fg, sum);
+      CHECK_EQ_INT(sm_node_num_inputs(sn), 2);
+      CHECK(sm_node_input(sn, 0).node == e[0].node && sm_node_input(sn, 1).node == e[1].node);
+      /* ^xs: after both list elements */
+      CHECK_EQ_INT(sm_node_num_control_inputs(sm_cgraph_node(fg, ki)), 2);
+      /* the call inside is inlined as sm_cgraph_compile does */
+      CHECK_EQ_STR(sm_node_op(sm_cgraph_node(fg, pc)), "IdentityN");
+      CHECK_EQ_INT(sm_node_input(sm_cgraph_node(fg, m), 0).node, sum);
+      sm_cgraph_function_rets(fg, &e, &n);
+      CHECK(n == 2 && e[0].node == pc && e[0].index == 0 && e[1].node == ki && e[1].index == 0);
+      /* no control_ret listed: the stateful body nodes */
+      sm_cgraph_function_control_rets(fg, &ctl, &n);
+      CHECK(n == 1 && ctl[0] == v);
+      /* the function graph prunes like any other: feeds = args, fetches = rets */
+      sm_cgraph_function_args(fg, &e, &n);
+      const sm_edge *rets;
+      int nr, *order = NULL, no = 0;
+      sm_cgraph_function_rets(fg, &rets, &nr);
+      CHECK_OK(sm_cgraph_prune(fg, e, n, rets, nr, ctl, 1, &order, &no));
+      CHECK_EQ_INT(no, 7); /* sum, ki and the two fed xs args it waits on, v, pc/m, pc */
+      free(order);
+    }
+    sm_cgraph_free(fg);
+    fg = NULL;
+  }
+  /* arg dtypes from an attr nobody binds */
+  CHECK_ERR(sm_cgraph_compile_function(mg, "lf", NULL, &fg), "arg 'xs' needs int attr 'N', which is missing");
+  CHECK_ERR(sm_cgraph_compile_function(mg, "other", caller, &fg), "arg 'p' needs type attr 'U', which is missing");
+  CHECK_ERR(sm_cgraph_compile_function(mg, "nope", caller, &fg), "function 'nope' is not in the graph's library");
+  CHECK_ERR(sm_cgraph_compile_function(mg, "rec", NULL, &fg), "function 'rec' calls itself");
+  CHECK(fg == NULL);
+  CHECK_OK(sm_cgraph_compile_function(mg, "mul2", NULL, &fg));
+  sm_cgraph_function_args(fg, &e, &n);
+  CHECK(n == 2 && fg && !strcmp(sm_node_name(sm_cgraph_node(fg, e[1].node)), "q"));
+  sm_cgraph_free(fg);
+  const Tensorflow__OpDef *arg = sm_builtin_op_def("_Arg");
+  CHECK(arg && arg->is_stateful && arg->n_output_arg == 1);
   sm_cgraph_free(g);
   free_mg(mg);
 }
@@ -736,6 +861,7 @@ int main(void) {
   test_tensor_proto();
   test_prune_feeds();
   test_inlining();
+  test_compile_function();
   test_stripped_opdefs();
   test_hostile();
   test_zoo();
