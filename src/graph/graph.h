@@ -52,7 +52,7 @@ const Tensorflow__MetaGraphDef *sm_cgraph_meta_graph(const sm_cgraph *g);
  * attr placeholders are bound from, in order: the attr entries of the caller's func-valued attr
  * that names fname, the caller's own attrs (a `type_attr: "T"` arg takes the caller's "T"), and
  * the signature's defaults. caller may be NULL; its attrs are borrowed, so caller (its graph) and
- * mg must outlive *out. Errors name the function. */
+ * mg must outlive *out. Errors name the function. sm_cgraph_all_ops is empty for such a graph. */
 sm_status *sm_cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const char *fname, const sm_node *caller,
                                       sm_cgraph **out);
 /* Of a graph made by sm_cgraph_compile_function (NULL / 0 for any other): the function's name;

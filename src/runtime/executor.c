@@ -303,8 +303,9 @@ sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *in
   if (!c || !sub) return sm_status_new(SM_INVALID_ARGUMENT, "run sub-plan: no context or no plan");
   const char *fn = sub->fname ? sub->fname : "(plan)";
   if (ninputs != sub->nfeeds || noutputs != sub->nfetches || (ninputs && !inputs) || (noutputs && !outputs))
-    return sm_status_new(SM_INVALID_ARGUMENT, "function '%s' takes %d inputs and gives %d outputs; called with %d and %d",
-                         fn, sub->nfeeds, sub->nfetches, ninputs, noutputs);
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "function '%s' takes %d inputs and gives %d outputs; called with %d and %d", fn, sub->nfeeds,
+                         sub->nfetches, ninputs, noutputs);
   if (c->depth + 1 > SM_PLAN_MAX_DEPTH)
     return sm_status_new(SM_OUT_OF_RANGE, "function '%s': sub-plans nest deeper than %d", fn, SM_PLAN_MAX_DEPTH);
   return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1), "function '%s'", fn);

@@ -11,7 +11,8 @@
  * compute until the other run reaches it too. Two runs of two different plans must meet inside
  * their kernels (they complete only if they truly run at the same time) while a third plan is
  * stuck compiling; through sm_session (names) and through sm_model (signatures of a SavedModel
- * written here). Every wait has a 30 s limit that turns a deadlock into a failure, not a hang.
+ * written here). Two threads missing the cache for the same names both build, at once, and one
+ * copy is published, the other freed. Every wait has a 30 s limit that turns a deadlock into a failure, not a hang.
  * And a model's signature run computes every output through the signature's plan, or only the
  * outputs asked for through a plan of their own. */
 #include <errno.h>
@@ -213,6 +214,40 @@ static sm_status *forward_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* A prepare that, when armed, waits for a second prepare of it to arrive (two plans built at
+ * once); prepares and releases counted. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int armed, arrived, prepared, released;
+} g_mp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
+
+static sm_status *meet_prepare(const sm_node *node, void **state) {
+  (void)node;
+  static int token;
+  pthread_mutex_lock(&g_mp.mu);
+  g_mp.prepared++;
+  sm_status *st = NULL;
+  if (g_mp.armed) {
+    g_mp.arrived++;
+    pthread_cond_broadcast(&g_mp.cv);
+    struct timespec until = deadline_in(WAIT_S);
+    while (g_mp.arrived < 2 && !st)
+      if (pthread_cond_timedwait(&g_mp.cv, &g_mp.mu, &until) == ETIMEDOUT)
+        st = sm_status_new(SM_DEADLINE_EXCEEDED, "meet prepare: the other build never arrived");
+  }
+  pthread_mutex_unlock(&g_mp.mu);
+  *state = st ? NULL : &token;
+  return st;
+}
+
+static void meet_release(void *state) {
+  (void)state;
+  pthread_mutex_lock(&g_mp.mu);
+  g_mp.released++;
+  pthread_mutex_unlock(&g_mp.mu);
+}
+
 /* Counts its computes. */
 static int g_count;
 static sm_status *count_compute(const void *state, sm_kctx *ctx) {
@@ -229,6 +264,7 @@ static const sm_kernel test_kernels[] = {
     {"TestBlockPrepare", block_prepare, forward_compute, NULL, 0},
     {"TestRendezvous", NULL, rendezvous_compute, NULL, 0},
     {"TestCount", NULL, count_compute, NULL, 0},
+    {"TestMeetPrepare", meet_prepare, forward_compute, meet_release, 0},
     {0},
 };
 
@@ -239,23 +275,29 @@ static const sm_kernel test_kernels[] = {
 #define PH(name)                                                                               \
   "node { name: \"" name "\" op: \"Placeholder\" " ATTR_T("dtype", "DT_FLOAT")                 \
   "attr { key: \"shape\" value { shape { unknown_rank: true } } } }\n"
-#define F1(op) "op { name: \"" op "\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } }\n"
+#define F1(op)                                                                                      \
+  "op { name: \"" op "\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } " \
+  "}\n"
 #define OP_LIST                                                                                               \
   "op { name: \"TestApplyN\" input_arg { name: \"x\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: " \
   "\"T\" } attr { name: \"T\" type: \"type\" } attr { name: \"f\" type: \"func\" } attr { name: \"n\" type: " \
-  "\"int\" } }\n" F1("TestCancel") F1("TestExpire") F1("TestBlockPrepare") F1("TestRendezvous") F1("TestCount") F1("FooOp")
+  "\"int\" } }\n" F1("TestCancel") F1("TestExpire") F1("TestBlockPrepare") F1("TestRendezvous") F1("TestCount")  \
+      F1("TestMeetPrepare") F1("FooOp")
 #define OPS "meta_info_def { stripped_op_list {\n" OP_LIST "} }\n"
 #define OPS_TAGGED "meta_info_def { tags: \"serve\" stripped_op_list {\n" OP_LIST "} }\n"
 /* a function node: out = x <op> c, c a float scalar const named <c> */
 #define FCONST_NODE(name, v)                                                                            \
   "node_def { name: \"" name "\" op: \"Const\" " ATTR_T("dtype", "DT_FLOAT")                            \
   "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: " v " } } } }\n"
-#define SIG_T(name) \
-  "signature { name: \"" name "\" input_arg { name: \"x\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: \"T\" } attr { name: \"T\" type: \"type\" } }\n"
-#define SIG_F(name) \
-  "signature { name: \"" name "\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } }\n"
-#define APPLY(name, in, f, n) \
-  "node { name: \"" name "\" op: \"TestApplyN\" input: \"" in "\" " ATTR_T("T", "DT_FLOAT") FUNC_ATTR("f", f) INT_ATTR("n", n) "}\n"
+#define SIG_T(name)                                                                                   \
+  "signature { name: \"" name "\" input_arg { name: \"x\" type_attr: \"T\" } output_arg { name: \"y\" "     \
+  "type_attr: \"T\" } attr { name: \"T\" type: \"type\" } }\n"
+#define SIG_F(name)                                                                                   \
+  "signature { name: \"" name "\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: " \
+  "DT_FLOAT } }\n"
+#define APPLY(name, in, f, n)                                                                                \
+  "node { name: \"" name "\" op: \"TestApplyN\" input: \"" in "\" " ATTR_T("T", "DT_FLOAT") FUNC_ATTR("f", f) \
+      INT_ATTR("n", n) "}\n"
 
 static const char *apply_graph =
     OPS "graph_def {\n" PH("x")
@@ -267,7 +309,8 @@ static const char *apply_graph =
     "library {\n"
     /* f(x) = x * 2 + 1, the multiply's T bound from the caller's T */
     "function { " SIG_T("f") FCONST_NODE("two", "2") FCONST_NODE("one", "1")
-    "node_def { name: \"mul\" op: \"Mul\" input: \"x\" input: \"two:output:0\" attr { key: \"T\" value { placeholder: \"T\" } } }\n"
+    "node_def { name: \"mul\" op: \"Mul\" input: \"x\" input: \"two:output:0\"\n"
+    "  attr { key: \"T\" value { placeholder: \"T\" } } }\n"
     "node_def { name: \"add\" op: \"AddV2\" input: \"mul:z:0\" input: \"one:output:0\" " ATTR_T("T", "DT_FLOAT") "}\n"
     "ret { key: \"y\" value: \"add:z:0\" } }\n"
     /* nest0 -> nest1 -> nest2 -> f, one application each: f(x) */
@@ -406,9 +449,13 @@ static char *chain_graph(int n) {
   size_t cap = 4096 + (size_t)n * 512, len = 0;
   char *g = malloc(cap);
   if (!g) abort();
-  len += (size_t)snprintf(g + len, cap - len, "%s graph_def {\n" PH("x") APPLY("deep", "x", "d0", "1") "library {\n", OPS);
+  len += (size_t)snprintf(g + len, cap - len, "%s graph_def {\n" PH("x") APPLY("deep", "x", "d0", "1") "library {\n",
+                          OPS);
   for (int i = 0; i < n; i++) {
-    len += (size_t)snprintf(g + len, cap - len, "function { signature { name: \"d%d\" input_arg { name: \"x\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: \"T\" } attr { name: \"T\" type: \"type\" } }\n", i);
+    len += (size_t)snprintf(g + len, cap - len,
+                            "function { signature { name: \"d%d\" input_arg { name: \"x\" type_attr: \"T\" }\n"
+                            "  output_arg { name: \"y\" type_attr: \"T\" } attr { name: \"T\" type: \"type\" } }\n",
+                            i);
     if (i + 1 < n)
       len += (size_t)snprintf(g + len, cap - len,
                               "node_def { name: \"a\" op: \"TestApplyN\" input: \"x\" " ATTR_T("T", "DT_FLOAT")
@@ -418,7 +465,8 @@ static char *chain_graph(int n) {
     else
       len += (size_t)snprintf(g + len, cap - len, FCONST_NODE("one", "1")
                               "node_def { name: \"add\" op: \"AddV2\" input: \"x\" input: \"one:output:0\" "
-                              "attr { key: \"T\" value { placeholder: \"T\" } } } ret { key: \"y\" value: \"add:z:0\" } }\n");
+                              "attr { key: \"T\" value { placeholder: \"T\" } } }\n"
+                              "ret { key: \"y\" value: \"add:z:0\" } }\n");
   }
   snprintf(g + len, cap - len, "} }\n");
   return g;
@@ -509,6 +557,41 @@ static void meet_while_compiling(run_arg *ra, run_arg *rb, run_arg *rc) {
   CHECK(!g_block.timed_out);
 }
 
+/* Two threads miss the cache for the same names at once: both build (their prepares meet, so
+ * neither build holds a lock the other needs), one plan is published, the other copy is freed. */
+static void test_build_race(void) {
+  sm_session *s;
+  CHECK_OK(sm_session_from_pbtxt(
+      OPS "graph_def {\n" PH("a") "node { name: \"mp\" op: \"TestMeetPrepare\" input: \"a\" }\n}\n", &s));
+  if (!s) return;
+  pthread_mutex_lock(&g_mp.mu);
+  g_mp.armed = 1;
+  g_mp.arrived = g_mp.prepared = g_mp.released = 0;
+  pthread_mutex_unlock(&g_mp.mu);
+  run_arg r1 = {s, NULL, "a", "mp", NULL, 1, NULL, 0}, r2 = {s, NULL, "a", "mp", NULL, 2, NULL, 0};
+  pthread_t t1, t2;
+  CHECK(pthread_create(&t1, NULL, run_thread, &r1) == 0);
+  CHECK(pthread_create(&t2, NULL, run_thread, &r2) == 0);
+  pthread_join(t1, NULL);
+  pthread_join(t2, NULL);
+  CHECK_OK(r1.st);
+  CHECK_OK(r2.st);
+  CHECK(r1.got == 1 && r2.got == 2);
+  pthread_mutex_lock(&g_mp.mu);
+  g_mp.armed = 0;
+  CHECK_EQ_INT(g_mp.prepared, 2);
+  CHECK_EQ_INT(g_mp.released, 1); /* the copy that lost */
+  pthread_mutex_unlock(&g_mp.mu);
+  /* later runs find the published plan */
+  run_arg r3 = {s, NULL, "a", "mp", NULL, 3, NULL, 0};
+  run_thread(&r3);
+  CHECK_OK(r3.st);
+  CHECK(r3.got == 3);
+  CHECK_EQ_INT(g_mp.prepared, 2);
+  sm_session_free(s);
+  CHECK_EQ_INT(g_mp.released, 2);
+}
+
 static void test_concurrent_session(void) {
   sm_session *s;
   CHECK_OK(sm_session_from_pbtxt(meet_graph, &s));
@@ -535,7 +618,8 @@ static const char *meet_model =
     "}\n"
     "signature_def { key: \"scount\" value { inputs { key: \"x\" value { name: \"a:0\" dtype: DT_FLOAT } }"
     " outputs { key: \"y\" value { name: \"ident:0\" dtype: DT_FLOAT } }"
-    " outputs { key: \"z\" value { name: \"cnt:0\" dtype: DT_FLOAT } } method_name: \"tensorflow/serving/predict\" } }\n"
+    " outputs { key: \"z\" value { name: \"cnt:0\" dtype: DT_FLOAT } }"
+    " method_name: \"tensorflow/serving/predict\" } }\n"
     "signature_def { key: \"sa\" value { inputs { key: \"x\" value { name: \"a:0\" dtype: DT_FLOAT } }"
     " outputs { key: \"y\" value { name: \"ra:0\" dtype: DT_FLOAT } } method_name: \"tensorflow/serving/predict\" } }\n"
     "signature_def { key: \"sb\" value { inputs { key: \"x\" value { name: \"b:0\" dtype: DT_FLOAT } }"
@@ -591,6 +675,7 @@ int main(void) {
   CHECK_OK(sm__kernels_add(test_kernels, SM_BACKEND_CPU));
   test_sub_plans();
   test_sub_plan_depth();
+  test_build_race();
   test_concurrent_session();
   test_concurrent_model();
   TEST_MAIN_END();
