@@ -24,11 +24,12 @@
 #include "base/alloc.h"
 #include "base/file.h"
 #include "ops/nn_raw.h"
+#include "runtime/session.h"
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
 #include "test.h"
 
-#define SWEEP_CAP 24 /* one-shot k per phase (load, run) and case by default */
+#define SWEEP_CAP 96 /* one-shot k per phase (load, run) and case by default */
 #define MAXIO 64
 
 typedef struct scase {
@@ -434,6 +435,165 @@ static int sweep_serving(void) {
   return n;
 }
 
+/* ---- kernels' scratch the models above do not reach ------------------------------------------
+ * One graph (Consts in, no feeds) whose every output comes from a kernel path that takes scratch:
+ * NCHW Conv2D / MaxPool (transposes), an im2col Conv2D (K 72: the patch buffer), GatherNd,
+ * MirrorPad, Split, ShardedFilename, StaticRegexFullMatch, string Add, half Mul / Sum / AddN /
+ * Softmax (widened to float), a Sum over non-adjacent axes (two passes), FusedBatchNormV3,
+ * BatchMatMulV2 with batch offsets. Swept as a model is, session creation (the Consts) included. */
+#define ATTR_T(k, t) "attr { key: \"" k "\" value { type: " t " } } "
+#define ATTR_S(k, v) "attr { key: \"" k "\" value { s: \"" v "\" } } "
+#define ATTR_I(k, v) "attr { key: \"" k "\" value { i: " v " } } "
+#define ATTR_B(k, v) "attr { key: \"" k "\" value { b: " v " } } "
+#define ATTR_L(k, v) "attr { key: \"" k "\" value { list { " v " } } } "
+#define NODE(name, op, in, attrs) "node { name: \"" name "\" op: \"" op "\" " in " " attrs "}\n"
+#define IN1(a) "input: \"" a "\""
+#define IN2(a, b) "input: \"" a "\" input: \"" b "\""
+#define IN3(a, b, c) "input: \"" a "\" input: \"" b "\" input: \"" c "\""
+#define IN5(a, b, c, d, e) IN3(a, b, c) " " IN2(d, e)
+
+/* A Const node: dtype name, shape, and n values v(i) (floats; ints, or strings "s<i%5>"). */
+static void const_node(char **buf, size_t *len, size_t *cap, const char *name, const char *dt, int rank,
+                       const int64_t *dims, int vals) {
+  char tmp[16384];
+  int64_t n = 1;
+  int k = snprintf(tmp, sizeof tmp,
+                   "node { name: \"%s\" op: \"Const\" attr { key: \"dtype\" value { type: %s } } "
+                   "attr { key: \"value\" value { tensor { dtype: %s tensor_shape {",
+                   name, dt, dt);
+  for (int i = 0; i < rank; i++) {
+    k += snprintf(tmp + k, sizeof tmp - (size_t)k, " dim { size: %lld }", (long long)dims[i]);
+    n *= dims[i];
+  }
+  k += snprintf(tmp + k, sizeof tmp - (size_t)k, " }");
+  for (int64_t i = 0; i < n; i++) {
+    if (!strcmp(dt, "DT_FLOAT"))
+      k += snprintf(tmp + k, sizeof tmp - (size_t)k, " float_val: %g", (double)((i * 7 + vals) % 11) / 4 - 1);
+    else if (!strcmp(dt, "DT_INT32"))
+      k += snprintf(tmp + k, sizeof tmp - (size_t)k, " int_val: %d", vals < 0 ? (int)i % -vals : vals);
+    else
+      k += snprintf(tmp + k, sizeof tmp - (size_t)k, " string_val: \"s%d\"", (int)((i + vals) % 5));
+  }
+  k += snprintf(tmp + k, sizeof tmp - (size_t)k, " } } } }\n");
+  while (*len + (size_t)k + 1 > *cap) {
+    *cap = *cap ? *cap * 2 : 16384;
+    if (!(*buf = realloc(*buf, *cap))) abort();
+  }
+  memcpy(*buf + *len, tmp, (size_t)k + 1);
+  *len += (size_t)k;
+}
+
+static const char kernel_ops[] =
+    "node { name: \"ax02\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" "
+    "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 0 int_val: 2 } } } }\n"
+    NODE("conv_nchw", "Conv2D", IN2("xc", "f3"),
+         ATTR_T("T", "DT_FLOAT") ATTR_L("strides", "i: 1 i: 1 i: 1 i: 1") ATTR_S("padding", "SAME")
+             ATTR_S("data_format", "NCHW"))
+    NODE("pool_nchw", "MaxPool", IN1("xc"),
+         ATTR_T("T", "DT_FLOAT") ATTR_L("ksize", "i: 1 i: 1 i: 2 i: 2") ATTR_L("strides", "i: 1 i: 1 i: 2 i: 2")
+             ATTR_S("padding", "VALID") ATTR_S("data_format", "NCHW"))
+    NODE("conv_im2col", "Conv2D", IN2("x8", "f8"),
+         ATTR_T("T", "DT_FLOAT") ATTR_L("strides", "i: 1 i: 1 i: 1 i: 1") ATTR_S("padding", "SAME"))
+    NODE("gnd", "GatherNd", IN2("m34", "idx"), ATTR_T("Tparams", "DT_FLOAT") ATTR_T("Tindices", "DT_INT32"))
+    NODE("mpad", "MirrorPad", IN2("m34", "pads"),
+         ATTR_T("T", "DT_FLOAT") ATTR_T("Tpaddings", "DT_INT32") ATTR_S("mode", "REFLECT"))
+    NODE("split", "Split", IN2("one", "m34"), ATTR_T("T", "DT_FLOAT") ATTR_I("num_split", "2"))
+    NODE("sf", "ShardedFilename", IN3("base", "shard", "nshards"), "")
+    NODE("re", "StaticRegexFullMatch", IN1("strs"), ATTR_S("pattern", "s1.*"))
+    NODE("sadd", "Add", IN2("strs", "strs"), ATTR_T("T", "DT_STRING"))
+    NODE("h", "Cast", IN1("m34"), ATTR_T("SrcT", "DT_FLOAT") ATTR_T("DstT", "DT_HALF"))
+    NODE("hmul", "Mul", IN2("h", "h"), ATTR_T("T", "DT_HALF"))
+    NODE("hsum", "Sum", IN2("h", "one"), ATTR_T("T", "DT_HALF") ATTR_T("Tidx", "DT_INT32") ATTR_B("keep_dims", "false"))
+    NODE("haddn", "AddN", IN3("h", "h", "h"), ATTR_T("T", "DT_HALF") ATTR_I("N", "3"))
+    NODE("hsoft", "Softmax", IN1("h"), ATTR_T("T", "DT_HALF"))
+    NODE("msum", "Sum", IN2("m234", "ax02"), ATTR_T("T", "DT_FLOAT") ATTR_T("Tidx", "DT_INT32"))
+    NODE("bn", "FusedBatchNormV3", IN5("x8", "c8", "c8b", "c8c", "c8d"),
+         ATTR_T("T", "DT_FLOAT") ATTR_T("U", "DT_FLOAT") ATTR_B("is_training", "true") ATTR_S("data_format", "NHWC"))
+    NODE("bmm", "BatchMatMulV2", IN2("m234", "m243"), ATTR_T("T", "DT_FLOAT"));
+
+static const char *const kernel_fetches[] = {
+    "conv_nchw:0", "pool_nchw:0", "conv_im2col:0", "gnd:0", "mpad:0", "split:0", "split:1", "sf:0", "re:0", "sadd:0",
+    "hmul:0", "hsum:0", "haddn:0", "hsoft:0", "msum:0", "bn:0", "bn:1", "bn:2", "bmm:0"};
+#define NKF ((int)(sizeof kernel_fetches / sizeof *kernel_fetches))
+
+static char *kernel_graph(void) {
+  char *b = NULL;
+  size_t len = 0, cap = 0;
+  const_node(&b, &len, &cap, "xc", "DT_FLOAT", 4, (int64_t[]){1, 3, 4, 4}, 0);
+  const_node(&b, &len, &cap, "f3", "DT_FLOAT", 4, (int64_t[]){3, 3, 3, 4}, 1);
+  const_node(&b, &len, &cap, "x8", "DT_FLOAT", 4, (int64_t[]){1, 5, 5, 8}, 2);
+  const_node(&b, &len, &cap, "f8", "DT_FLOAT", 4, (int64_t[]){3, 3, 8, 4}, 3);
+  const_node(&b, &len, &cap, "m34", "DT_FLOAT", 2, (int64_t[]){3, 4}, 4);
+  const_node(&b, &len, &cap, "idx", "DT_INT32", 2, (int64_t[]){2, 2}, -3);
+  const_node(&b, &len, &cap, "pads", "DT_INT32", 2, (int64_t[]){2, 2}, 1);
+  const_node(&b, &len, &cap, "one", "DT_INT32", 0, NULL, 1);
+  const_node(&b, &len, &cap, "base", "DT_STRING", 0, NULL, 0);
+  const_node(&b, &len, &cap, "shard", "DT_INT32", 0, NULL, 1);
+  const_node(&b, &len, &cap, "nshards", "DT_INT32", 0, NULL, 3);
+  const_node(&b, &len, &cap, "strs", "DT_STRING", 1, (int64_t[]){6}, 0);
+  const_node(&b, &len, &cap, "m234", "DT_FLOAT", 3, (int64_t[]){2, 3, 4}, 5);
+  const_node(&b, &len, &cap, "m243", "DT_FLOAT", 3, (int64_t[]){2, 4, 3}, 6);
+  const_node(&b, &len, &cap, "c8", "DT_FLOAT", 1, (int64_t[]){8}, 7);
+  const_node(&b, &len, &cap, "c8b", "DT_FLOAT", 1, (int64_t[]){8}, 8);
+  const_node(&b, &len, &cap, "c8c", "DT_FLOAT", 1, (int64_t[]){8}, 9);
+  const_node(&b, &len, &cap, "c8d", "DT_FLOAT", 1, (int64_t[]){8}, 10);
+  size_t n = len + sizeof kernel_ops + 64;
+  char *g = malloc(n);
+  if (!g) abort();
+  snprintf(g, n, "graph_def {\n%s%s}\n", b, kernel_ops);
+  free(b);
+  return g;
+}
+
+static sm_status *kernel_run(const char *g, sm_tensor **out) {
+  sm_session *s;
+  sm_status *st = sm_session_from_pbtxt(g, &s);
+  if (st) return st;
+  st = sm_session_run(s, NULL, NULL, 0, kernel_fetches, NKF, NULL, 0, out);
+  sm_session_free(s);
+  return st;
+}
+
+static void sweep_kernels(void) {
+  char *g = kernel_graph();
+  sm_tensor *want[NKF] = {0}, *got[NKF] = {0};
+  long long c0 = alloc_calls(), live0 = live_blocks();
+  sm_status *st0 = kernel_run(g, want);
+  long long total = alloc_calls() - c0;
+  int failures = 0;
+  if (st0) {
+    fprintf(stderr, "kernel graph: the normal run fails: %s\n", sm_status_message(st0));
+    sm_status_free(st0);
+    sm_test_failures++;
+    failures = 5;
+  }
+  for (long k = 1; k <= total + 1 && failures < 5; k++)
+    for (int persist = 0; persist < 2; persist++) {
+      long long l0 = live_blocks();
+      sm__alloc_fail_after(k, persist);
+      sm_status *st = kernel_run(g, got);
+      long failed = sm__alloc_failures();
+      sm__alloc_fail_after(0, 0);
+      total_tries++;
+      int bad = st ? sm_status_code(st) != SM_RESOURCE_EXHAUSTED || !failed : failed > 0;
+      for (int i = 0; !st && !bad && i < NKF; i++) bad = !got[i] || !want[i] || !sm_tensor_equal(got[i], want[i]);
+      outputs_free(got, NKF);
+      long long leaked = live_blocks() - l0;
+      if (bad || leaked) {
+        fprintf(stderr, "kernel graph: %s failure at allocation %ld (%ld injected): %s %s (%lld blocks leaked)\n",
+                persist ? "persistent" : "one-shot", k, failed, st ? sm_code_name(sm_status_code(st)) : "success",
+                sm_status_message(st), leaked);
+        sm_test_failures++;
+        failures++;
+      }
+      sm_status_free(st);
+    }
+  outputs_free(want, NKF);
+  CHECK_EQ_INT(live_blocks(), live0);
+  fprintf(stderr, "%-44s %6lld allocations, every one failed once and from there on\n", "kernel graph", total);
+  free(g);
+}
+
 /* ---- the raw nn functions: per-worker buffers inside a parallel loop ------------------------ */
 static void sweep_raw_conv(void) {
   /* 3x3x8 patches (K 72, past the direct path) over a 32x32 image into 16 channels: 1.2M
@@ -544,7 +704,10 @@ int main(void) {
   only = getenv("SM_ALLOC_SWEEP_ONLY");
   only_k = getenv("SM_ALLOC_SWEEP_K") ? atol(getenv("SM_ALLOC_SWEEP_K")) : 0;
   test_allocator();
+  /* the kernel registry's index (built on first use, kept to the end) out of the live counts */
+  CHECK(sm_kernel_find("Const", SM_BACKEND_CPU) != NULL);
   sweep_raw_conv();
+  sweep_kernels();
   clock_t t0 = clock();
   int n = sweep_zoo();
   n += sweep_serving();
