@@ -11,10 +11,16 @@
  *     `make asan` LeakSanitizer checks every other allocation at exit too), and no crash.
  * k runs over the load (Const tensors, variable restore) as well as the run.
  *
- * By default each case tries at most SWEEP_CAP one-shot and SWEEP_CAP/4 persistent k, evenly
- * strided over the load's calls and the run's (small cases completely), so the test stays near a
- * minute under ASan on two cores; SM_ALLOC_SWEEP=full tries every k both ways. Plus the raw nn
- * functions (nn_raw.h), whose per-worker patch buffers fail inside a parallel loop. */
+ * Also swept: a graph of kernels whose scratch the models do not reach (every allocation, both
+ * ways), and the raw nn functions (nn_raw.h), whose per-worker patch buffers fail inside a
+ * parallel loop.
+ *
+ * By default each case tries at most SWEEP_CAP one-shot and SWEEP_CAP/4 persistent k per phase
+ * (load, run), evenly strided (small cases completely): about 5 s in a release build, 20-30 s under ASan on two
+ * cores. SM_ALLOC_SWEEP=full tries every k both ways (about a minute under ASan). To chase one
+ * failure: SM_ALLOC_SWEEP_ONLY=<part of a case name> and SM_ALLOC_SWEEP_K=<k>, under a debugger
+ * with a breakpoint where alloc.c's inject() counts a failure; SM_ALLOC_SWEEP_VERBOSE=1 lists the
+ * k that succeeded through a fallback. */
 #include <dirent.h>
 #include <stdint.h>
 #include <string.h>
