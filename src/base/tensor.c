@@ -52,10 +52,12 @@ static const char *tf_type_name(int dtype, char *b, size_t cap) {
   return b;
 }
 
+/* bytes: the elements' (0 for a view or wrapped memory, where only the header was wanted) */
 static sm_status *oom(int dtype, int rank, const int64_t *dims, size_t bytes) {
-  char sh[256], ty[32];
-  return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating tensor with shape%s and type %s on host (%zu bytes)",
-                       sm_shape_str(rank, dims, sh, sizeof sh), tf_type_name(dtype, ty, sizeof ty), bytes);
+  char sh[256], ty[32], nb[48] = "";
+  if (bytes) snprintf(nb, sizeof nb, " (%zu bytes)", bytes);
+  return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating tensor with shape%s and type %s on host%s",
+                       sm_shape_str(rank, dims, sh, sizeof sh), tf_type_name(dtype, ty, sizeof ty), nb);
 }
 
 /* A header for dtype/shape (n elements, nbytes raw) with no buffer yet; NULL when out of memory. */

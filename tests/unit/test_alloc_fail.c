@@ -29,6 +29,7 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
+#include "base/tensor_internal.h"
 #include "ops/nn_raw.h"
 #include "runtime/session.h"
 #include "savedmodel/model.h"
@@ -694,6 +695,19 @@ static void test_allocator(void) {
   CHECK_EQ_INT(sm_status_code(st), SM_RESOURCE_EXHAUSTED);
   sm_status_free(st);
   sm__alloc_fail_after(0, 0);
+  /* a view's header out of memory: the base is untouched; buffers say where they live */
+  sm_tensor *base = NULL, *view = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 2, d, &base));
+  int64_t d6[] = {6};
+  sm__alloc_fail_after(1, 0);
+  CHECK_ERR(sm_tensor_view(base, 1, d6, &view), "OOM when allocating tensor with shape[6] and type float");
+  sm__alloc_fail_after(0, 0);
+  CHECK(view == NULL && !sm_tensor_is_shared(base));
+  CHECK_OK(sm_tensor_view(base, 1, d6, &view));
+  CHECK_EQ_INT(sm__tensor_space(base), SM_MEM_HOST);
+  if (view) CHECK_EQ_INT(sm__tensor_space(view), SM_MEM_HOST);
+  sm_tensor_free(view);
+  sm_tensor_free(base);
   CHECK_OK(sm_tensor_new(SM_STRING, 1, d, &t));
   sm__alloc_fail_after(1, 0);
   CHECK_ERR(sm_tensor_set_string(t, 0, "abc", 3), "OOM");
