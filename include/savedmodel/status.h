@@ -28,7 +28,8 @@ typedef enum sm_code {
   SM_DEADLINE_EXCEEDED = 12, /* a run's deadline passed (sm_run_options) before it finished */
   SM_CANCELLED = 13,         /* a run was cancelled by its caller (sm_run_options.cancel) */
   SM_RESOURCE_EXHAUSTED = 14 /* a shared resource ran out for this request (TF's RESOURCE_EXHAUSTED: a
-                              * batch whose every request timed out while queued) */
+                              * batch whose every request timed out while queued; "OOM when
+                              * allocating" a tensor or a kernel's scratch memory) */
 } sm_code;
 
 typedef struct sm_status sm_status;

@@ -27,7 +27,8 @@ typedef struct sm_tensor sm_tensor;
 /* A new tensor with zeroed elements (empty strings for DT_STRING). Fails on negative dims,
  * element counts that overflow, sizes past SM_MAX_TENSOR_BYTES and dtypes with no storage here
  * (variant, sub-byte types). DT_RESOURCE elements are `void *` handles to runtime objects (a
- * variable, a table); they exist only in memory. The caller owns *out. */
+ * variable, a table); they exist only in memory. Out of memory is SM_RESOURCE_EXHAUSTED ("OOM
+ * when allocating tensor with shape[...] and type ..."). The caller owns *out. */
 sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **out);
 
 /* A tensor over memory it does not own. `nbytes` must equal elements x element size. When the

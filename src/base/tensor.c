@@ -1,11 +1,19 @@
-/* tensor.c - sm_tensor: dtype + shape + owned or borrowed elements. */
+/* tensor.c - sm_tensor: dtype + shape + a buffer of elements, owned or borrowed.
+ *
+ * An owned buffer, the tensor's header and the bytes of its strings come from the one allocator
+ * (base/alloc.h), so running out of memory there is SM_RESOURCE_EXHAUSTED with TensorFlow's
+ * wording ("OOM when allocating tensor with shape[2,3] and type float ..."). A buffer records the
+ * memory space its elements live in (tensor_internal.h: host only, for now). Borrowed buffers (a
+ * view of another tensor, memory wrapped with a release callback such as a mapped checkpoint)
+ * are released through their callback and never written in place. */
 #include "savedmodel/tensor.h"
 
+#include <ctype.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/checked.h"
 #include "base/tensor_internal.h"
 
@@ -14,18 +22,57 @@ typedef struct {
   size_t len;
 } tstring;
 
+/* Where a tensor's elements are. */
+typedef struct tbuf {
+  void *data;  /* raw elements, or tstring[n] for DT_STRING */
+  int space;   /* sm_memspace */
+  int owned;   /* from sm__alloc, freed with the tensor; else borrowed */
+  void (*release)(void *); /* borrowed: called with release_ctx when the tensor goes (may be NULL) */
+  void *release_ctx;
+} tbuf;
+
 struct sm_tensor {
   int dtype;
   int rank;
   int64_t dims[SM_MAX_RANK];
   int64_t n;       /* number of elements */
   size_t nbytes;   /* raw bytes (fixed-size dtypes) */
-  void *data;      /* raw elements, or tstring[n] for DT_STRING */
-  void (*release)(void *);
-  void *release_ctx;
-  int owned;
+  tbuf buf;
   atomic_int refs; /* references held; the last sm_tensor_free releases the tensor */
 };
+
+/* TensorFlow's DataTypeString: "float", "int32", "string" (the DT_ name, lower case). */
+static const char *tf_type_name(int dtype, char *b, size_t cap) {
+  const char *n = sm_dtype_name(dtype);
+  if (!n) return "unknown";
+  if (!strncmp(n, "DT_", 3)) n += 3;
+  size_t i = 0;
+  for (; n[i] && i + 1 < cap; i++) b[i] = (char)tolower((unsigned char)n[i]);
+  b[i] = 0;
+  return b;
+}
+
+/* bytes: the elements' (0 for a view or wrapped memory, where only the header was wanted) */
+static sm_status *oom(int dtype, int rank, const int64_t *dims, size_t bytes) {
+  char sh[256], ty[32], nb[48] = "";
+  if (bytes) snprintf(nb, sizeof nb, " (%zu bytes)", bytes);
+  return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating tensor with shape%s and type %s on host%s",
+                       sm_shape_str(rank, dims, sh, sizeof sh), tf_type_name(dtype, ty, sizeof ty), nb);
+}
+
+/* A header for dtype/shape (n elements, nbytes raw) with no buffer yet; NULL when out of memory. */
+static sm_tensor *header_new(int dtype, int rank, const int64_t *dims, int64_t n, size_t nbytes) {
+  sm_tensor *t = sm__calloc(sizeof *t);
+  if (!t) return NULL;
+  t->dtype = dtype;
+  t->rank = rank;
+  if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+  t->n = n;
+  t->nbytes = nbytes;
+  t->buf.space = SM_MEM_HOST;
+  atomic_init(&t->refs, 1);
+  return t;
+}
 
 static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t *n, size_t *nbytes) {
   if (rank < 0 || rank > SM_MAX_RANK)
@@ -57,21 +104,15 @@ static sm_status *tensor_new(int dtype, int rank, const int64_t *dims, int zero,
   size_t nbytes;
   sm_status *s = check_shape(dtype, rank, dims, &n, &nbytes);
   if (s) return s;
-  sm_tensor *t = calloc(1, sizeof *t);
-  if (!t) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  t->dtype = dtype;
-  t->rank = rank;
-  if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
-  t->n = n;
-  t->nbytes = nbytes;
-  t->owned = 1;
-  atomic_init(&t->refs, 1);
   size_t alloc = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : nbytes;
-  t->data = zero || dtype == SM_STRING ? calloc(alloc ? alloc : 1, 1) : malloc(alloc ? alloc : 1);
-  if (!t->data) {
-    free(t);
-    return sm_status_new(SM_NO_MEMORY, "out of memory allocating a %zu-byte tensor", alloc);
+  sm_tensor *t = header_new(dtype, rank, dims, n, nbytes);
+  if (!t) return oom(dtype, rank, dims, alloc);
+  t->buf.data = zero || dtype == SM_STRING ? sm__calloc(alloc) : sm__alloc(alloc);
+  if (!t->buf.data) {
+    sm__free(t);
+    return oom(dtype, rank, dims, alloc);
   }
+  t->buf.owned = 1;
   *out = t;
   return NULL;
 }
@@ -95,17 +136,11 @@ sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, 
   if (s) return s;
   if (want != nbytes)
     return sm_status_new(SM_INVALID_ARGUMENT, "sm_tensor_wrap: %zu bytes given, shape needs %zu", nbytes, want);
-  sm_tensor *t = calloc(1, sizeof *t);
-  if (!t) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  t->dtype = dtype;
-  t->rank = rank;
-  if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
-  t->n = n;
-  t->nbytes = nbytes;
-  t->data = data;
-  t->release = release;
-  t->release_ctx = release_ctx;
-  atomic_init(&t->refs, 1);
+  sm_tensor *t = header_new(dtype, rank, dims, n, nbytes);
+  if (!t) return oom(dtype, rank, dims, 0);
+  t->buf.data = data;
+  t->buf.release = release;
+  t->buf.release_ctx = release_ctx;
   *out = t;
   return NULL;
 }
@@ -114,10 +149,10 @@ sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out) {
   sm_status *s = sm_tensor_new(t->dtype, t->rank, t->dims, out);
   if (s) return s;
   if (t->dtype != SM_STRING) {
-    if (t->nbytes) memcpy((*out)->data, t->data, t->nbytes);
+    if (t->nbytes) memcpy((*out)->buf.data, t->buf.data, t->nbytes);
     return NULL;
   }
-  const tstring *ss = t->data;
+  const tstring *ss = t->buf.data;
   for (int64_t i = 0; i < t->n && !s; i++) s = sm_tensor_set_string(*out, i, ss[i].ptr, ss[i].len);
   if (s) {
     sm_tensor_free(*out);
@@ -133,7 +168,7 @@ sm_tensor *sm_tensor_ref(sm_tensor *t) {
 
 int sm_tensor_is_shared(const sm_tensor *t) {
   /* Borrowed memory (a view, a read-only mapped checkpoint) is never written in place. */
-  if (!t->owned) return 1;
+  if (!t->buf.owned) return 1;
   return atomic_load_explicit(&((sm_tensor *)t)->refs, memory_order_acquire) > 1;
 }
 
@@ -151,17 +186,12 @@ sm_status *sm_tensor_view(sm_tensor *base, int rank, const int64_t *dims, sm_ten
                          sm_shape_str(base->rank, base->dims, a, sizeof a), (long long)base->n,
                          sm_shape_str(rank, dims, b, sizeof b), (long long)n);
   }
-  sm_tensor *t = calloc(1, sizeof *t);
-  if (!t) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  t->dtype = base->dtype;
-  t->rank = rank;
-  if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
-  t->n = n;
-  t->nbytes = base->nbytes;
-  t->data = base->data;
-  t->release = release_base;
-  t->release_ctx = sm_tensor_ref(base);
-  atomic_init(&t->refs, 1);
+  sm_tensor *t = header_new(base->dtype, rank, dims, n, base->nbytes);
+  if (!t) return oom(base->dtype, rank, dims, 0);
+  t->buf.data = base->buf.data;
+  t->buf.space = base->buf.space;
+  t->buf.release = release_base;
+  t->buf.release_ctx = sm_tensor_ref(base);
   *out = t;
   return NULL;
 }
@@ -169,23 +199,25 @@ sm_status *sm_tensor_view(sm_tensor *base, int rank, const int64_t *dims, sm_ten
 void sm_tensor_free(sm_tensor *t) {
   if (!t) return;
   if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
-  if (t->owned) {
+  if (t->buf.owned) {
     if (t->dtype == SM_STRING) {
-      tstring *ss = t->data;
-      for (int64_t i = 0; i < t->n; i++) free(ss[i].ptr);
+      tstring *ss = t->buf.data;
+      for (int64_t i = 0; i < t->n; i++) sm__free(ss[i].ptr);
     }
-    free(t->data);
-  } else if (t->release) {
-    t->release(t->release_ctx);
+    sm__free(t->buf.data);
+  } else if (t->buf.release) {
+    t->buf.release(t->buf.release_ctx);
   }
-  free(t);
+  sm__free(t);
 }
+
+int sm__tensor_space(const sm_tensor *t) { return t->buf.space; }
 
 int sm_tensor_dtype(const sm_tensor *t) { return t->dtype; }
 int sm_tensor_rank(const sm_tensor *t) { return t->rank; }
 const int64_t *sm_tensor_dims(const sm_tensor *t) { return t->dims; }
 int64_t sm_tensor_num_elements(const sm_tensor *t) { return t->n; }
-void *sm_tensor_data(const sm_tensor *t) { return t->dtype == SM_STRING ? NULL : t->data; }
+void *sm_tensor_data(const sm_tensor *t) { return t->dtype == SM_STRING ? NULL : t->buf.data; }
 size_t sm_tensor_nbytes(const sm_tensor *t) { return t->nbytes; }
 
 const char *sm_tensor_string(const sm_tensor *t, int64_t i, size_t *len) {
@@ -193,7 +225,7 @@ const char *sm_tensor_string(const sm_tensor *t, int64_t i, size_t *len) {
     if (len) *len = 0;
     return NULL;
   }
-  const tstring *ss = t->data;
+  const tstring *ss = t->buf.data;
   if (len) *len = ss[i].len;
   return ss[i].ptr ? ss[i].ptr : "";
 }
@@ -202,12 +234,13 @@ sm_status *sm_tensor_set_string(sm_tensor *t, int64_t i, const void *bytes, size
   if (t->dtype != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "not a DT_STRING tensor");
   if (i < 0 || i >= t->n)
     return sm_status_new(SM_OUT_OF_RANGE, "string index %lld outside 0..%lld", (long long)i, (long long)t->n);
-  char *p = malloc(len + 1); /* +1: a NUL after the bytes makes printing easy; not part of len */
-  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory copying a %zu-byte string", len);
+  /* +1: a NUL after the bytes makes printing easy; not part of len */
+  char *p = len < SIZE_MAX ? sm__alloc(len + 1) : NULL;
+  if (!p) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a %zu-byte string of a tensor", len);
   if (len) memcpy(p, bytes, len);
   p[len] = 0;
-  tstring *ss = t->data;
-  free(ss[i].ptr);
+  tstring *ss = t->buf.data;
+  sm__free(ss[i].ptr);
   ss[i].ptr = p;
   ss[i].len = len;
   return NULL;
@@ -218,12 +251,12 @@ int sm_tensor_equal(const sm_tensor *a, const sm_tensor *b) {
   for (int i = 0; i < a->rank; i++)
     if (a->dims[i] != b->dims[i]) return 0;
   if (a->dtype == SM_STRING) {
-    const tstring *x = a->data, *y = b->data;
+    const tstring *x = a->buf.data, *y = b->buf.data;
     for (int64_t i = 0; i < a->n; i++)
       if (x[i].len != y[i].len || (x[i].len && memcmp(x[i].ptr, y[i].ptr, x[i].len))) return 0;
     return 1;
   }
-  return a->nbytes == b->nbytes && (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0);
+  return a->nbytes == b->nbytes && (a->nbytes == 0 || memcmp(a->buf.data, b->buf.data, a->nbytes) == 0);
 }
 
 const char *sm_shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {

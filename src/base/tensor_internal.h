@@ -9,4 +9,10 @@
  * kernels that write every element, where the zero fill is pure cost. The caller owns *out. */
 sm_status *sm__tensor_new_uninit(int dtype, int rank, const int64_t *dims, sm_tensor **out);
 
+/* The memory space a tensor's buffer lives in. Every buffer is host memory today; a device
+ * backend (kernel.h's sm_backend) adds its space here, and its kernels check it on their inputs.
+ * A view has its base's space; wrapped memory is host memory. */
+typedef enum sm_memspace { SM_MEM_HOST = 0 } sm_memspace;
+int sm__tensor_space(const sm_tensor *t); /* an sm_memspace */
+
 #endif

@@ -381,8 +381,9 @@ sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
     od[o++] = pd[i];
     slice *= pd[i];
   }
-  int64_t *offs = malloc((size_t)(N ? N : 1) * sizeof *offs);
-  if (!offs) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sm_status *s;
+  int64_t *offs = sm_kctx_scratch(ctx, (size_t)N * sizeof *offs, &s);
+  if (!offs) return s;
   for (int64_t i = 0; i < N; i++) {
     int64_t off = 0;
     for (int64_t k = 0; k < K; k++) {
@@ -392,7 +393,6 @@ sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
         for (int64_t j = 0; j < K && w + 24 < sizeof b; j++)
           w += (size_t)snprintf(b + w, sizeof b - w, "%s%lld", j ? ", " : "", (long long)sm__array_int_at(indices, i * K + j));
         char c[256];
-        free(offs);
         return sm_status_new(SM_INVALID_ARGUMENT, "indices[%s] = [%s] does not index into param shape %s",
                              multi_index(ir - 1, id, i, a, sizeof a), b, sm__array_shape_str(params, c, sizeof c));
       }
@@ -401,8 +401,8 @@ sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
     offs[i] = off * slice;
   }
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(params), orank, od, &out);
+  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(params), orank, od, &out);
   for (int64_t i = 0; !s && i < N && slice; i++) s = sm__array_copy(out, i * slice, params, offs[i], slice);
-  free(offs);
+  sm_kctx_scratch_free(ctx, offs);
   return s;
 }

@@ -355,8 +355,8 @@ sm_status *sm__array_compute_mirror_pad(const void *state, sm_kctx *ctx) {
   int64_t in_str[SM_MAX_RANK], total = 0;
   sm__array_strides(R, dims, in_str);
   for (int i = 0; i < R; i++) total += od[i];
-  int64_t *map = malloc((size_t)(total ? total : 1) * sizeof *map);
-  if (!map) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  int64_t *map = sm_kctx_scratch(ctx, (size_t)total * sizeof *map, &s);
+  if (!map) return s;
   int64_t *mp[SM_MAX_RANK];
   int64_t at = 0, shift = reflect ? 1 : 0;
   for (int i = 0; i < R; i++) {
@@ -379,7 +379,7 @@ sm_status *sm__array_compute_mirror_pad(const void *state, sm_kctx *ctx) {
       idx[i] = 0;
     }
   }
-  free(map);
+  sm_kctx_scratch_free(ctx, map);
   return s;
 }
 

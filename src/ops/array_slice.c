@@ -291,11 +291,11 @@ sm_status *sm__array_compute_split(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "Number of ways to split should evenly divide the split dimension, but got split_dim %d (size = %lld) and num_split %d",
                          axis, (long long)d, num);
-  int64_t *lens = malloc((size_t)num * sizeof *lens);
-  if (!lens) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  int64_t *lens = sm_kctx_scratch(ctx, (size_t)num * sizeof *lens, &s);
+  if (!lens) return s;
   for (int k = 0; k < num; k++) lens[k] = d / num;
   s = split_pieces(ctx, x, axis, num, lens);
-  free(lens);
+  sm_kctx_scratch_free(ctx, lens);
   return s;
 }
 
@@ -312,28 +312,28 @@ sm_status *sm__array_compute_split_v(const void *state, sm_kctx *ctx) {
   if (!sm__array_is_int(sm_tensor_dtype(sizes)))
     return sm_status_new(SM_INVALID_ARGUMENT, "size_splits must be int32 or int64, not %s",
                          sm__array_dtype_str(sm_tensor_dtype(sizes)));
-  int64_t *lens = malloc((size_t)(num ? num : 1) * sizeof *lens);
-  if (!lens) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  int64_t *lens = sm_kctx_scratch(ctx, (size_t)num * sizeof *lens, &s);
+  if (!lens) return s;
   int64_t d = sm_tensor_dims(x)[axis], known = 0;
   int neg = -1;
   for (int k = 0; k < num; k++) {
     lens[k] = sm__array_int_at(sizes, k);
     if (lens[k] == -1) {
       if (neg != -1) {
-        free(lens);
+        sm_kctx_scratch_free(ctx, lens);
         return sm_status_new(SM_INVALID_ARGUMENT, "There can only be one -1 in the input.");
       }
       neg = k;
     } else if (lens[k] < 0) {
       long long bad = (long long)lens[k];
-      free(lens);
+      sm_kctx_scratch_free(ctx, lens);
       return sm_status_new(SM_INVALID_ARGUMENT, "Split size at index %d must be >= 0. Got: %lld", k, bad);
     } else {
       known += lens[k];
     }
   }
   if ((neg == -1 && known != d) || (neg != -1 && known > d)) {
-    free(lens);
+    sm_kctx_scratch_free(ctx, lens);
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "Determined shape must either match input shape along split_dim exactly if fully specified, or be "
                          "less than the size of the input along split_dim if not fully specified.  Got: %lld",
@@ -341,7 +341,7 @@ sm_status *sm__array_compute_split_v(const void *state, sm_kctx *ctx) {
   }
   if (neg != -1) lens[neg] = d - known;
   s = split_pieces(ctx, x, axis, num, lens);
-  free(lens);
+  sm_kctx_scratch_free(ctx, lens);
   return s;
 }
 

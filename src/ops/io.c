@@ -210,30 +210,21 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
                          (long long)sm_tensor_num_elements(names), (long long)sm_tensor_num_elements(slices));
   size_t plen;
   const char *praw = sm_tensor_string(prefix_t, 0, &plen);
-  char *prefix = malloc(plen + 1);
-  if (!prefix) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  char *prefix = sm_kctx_scratch(ctx, plen + 1, &s);
+  if (!prefix) return s;
   memcpy(prefix, praw, plen);
   prefix[plen] = 0;
-  if (strlen(prefix) != plen) {
-    free(prefix);
-    return sm_status_new(SM_INVALID_ARGUMENT, "checkpoint prefix contains a NUL byte");
-  }
+  if (strlen(prefix) != plen) return sm_status_new(SM_INVALID_ARGUMENT, "checkpoint prefix contains a NUL byte");
   sm_bundle *b;
   s = sm_bundle_open(prefix, &b);
-  if (s) {
-    free(prefix);
-    return s;
-  }
+  if (s) return s;
   char *name = NULL;
   for (int i = 0; i < st->n && !s; i++) {
     size_t nlen, slen;
     const char *nraw = sm_tensor_string(names, i, &nlen);
     const char *spec = sm_tensor_string(slices, i, &slen);
-    char *nn = realloc(name, nlen + 1);
-    if (!nn) {
-      s = sm_status_new(SM_NO_MEMORY, "out of memory");
-      break;
-    }
+    char *nn = sm_kctx_scratch_realloc(ctx, name, nlen + 1, &s);
+    if (!nn) break;
     name = nn;
     memcpy(name, nraw, nlen);
     name[nlen] = 0;
@@ -245,8 +236,8 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
     s = restore_one(b, prefix, name, st->dtypes[i], spec, slen, &t);
     if (!s) sm_kctx_set_output(ctx, i, t);
   }
-  free(name);
-  free(prefix);
+  sm_kctx_scratch_free(ctx, name);
+  sm_kctx_scratch_free(ctx, prefix);
   sm_bundle_close(b);
   return s;
 }
@@ -267,14 +258,14 @@ static sm_status *sharded_filename_compute(const void *state, sm_kctx *ctx) {
   char suffix[64];
   int k = snprintf(suffix, sizeof suffix, "-%05d-of-%05d", *(const int32_t *)sm_tensor_data(shard),
                    *(const int32_t *)sm_tensor_data(num));
-  char *buf = malloc(blen + (size_t)k + 1);
-  if (!buf) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  char *buf = sm_kctx_scratch(ctx, blen + (size_t)k + 1, &s);
+  if (!buf) return s;
   memcpy(buf, b, blen);
   memcpy(buf + blen, suffix, (size_t)k);
   sm_tensor *out;
   s = sm_kctx_alloc_output(ctx, 0, SM_STRING, 0, NULL, &out);
   if (!s) s = sm_tensor_set_string(out, 0, buf, blen + (size_t)k);
-  free(buf);
+  sm_kctx_scratch_free(ctx, buf);
   return s;
 }
 
@@ -347,11 +338,8 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
       }
     }
     if (s) break;
-    char *nb = realloc(buf, total ? total : 1);
-    if (!nb) {
-      s = sm_status_new(SM_NO_MEMORY, "out of memory");
-      break;
-    }
+    char *nb = sm_kctx_scratch_realloc(ctx, buf, total, &s);
+    if (!nb) break;
     buf = nb;
     size_t at = 0;
     for (int i = 0; i < n; i++) {
@@ -367,7 +355,7 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
     }
     s = sm_tensor_set_string(out, e, buf, at);
   }
-  free(buf);
+  sm_kctx_scratch_free(ctx, buf);
   return s;
 }
 
@@ -525,8 +513,8 @@ static sm_status *re_compute(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   s = sm_kctx_alloc_output(ctx, 0, SM_BOOL, sm_tensor_rank(in), sm_tensor_dims(in), &out);
   if (s) return s;
-  uint8_t *sets = malloc(2 * ((size_t)st->n + 1));
-  if (!sets) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  uint8_t *sets = sm_kctx_scratch(ctx, 2 * ((size_t)st->n + 1), &s);
+  if (!sets) return s;
   int64_t n = sm_tensor_num_elements(in);
   uint8_t *o = sm_tensor_data(out);
   for (int64_t i = 0; i < n; i++) {
@@ -534,7 +522,7 @@ static sm_status *re_compute(const void *state, sm_kctx *ctx) {
     const char *p = sm_tensor_string(in, i, &len);
     o[i] = (uint8_t)re_full_match(st, (const uint8_t *)p, len, sets, sets + st->n + 1);
   }
-  free(sets);
+  sm_kctx_scratch_free(ctx, sets);
   return NULL;
 }
 

@@ -272,8 +272,8 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   if (sm_table_is_initialized(t)) return NULL; /* file initializers run once, as TF's */
   size_t flen;
   const char *fraw = sm_tensor_string(fn, 0, &flen);
-  char *fname = malloc(flen + 1);
-  if (!fname) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  char *fname = sm_kctx_scratch(ctx, flen + 1, &s);
+  if (!fname) return s;
   memcpy(fname, fraw, flen);
   fname[flen] = 0;
   char *data = NULL;
@@ -282,10 +282,7 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "filename contains a NUL byte");
   else
     s = sm_file_read_all(fname, &data, &len);
-  if (s) {
-    free(fname);
-    return s;
-  }
+  if (s) return s;
   /* Count lines as TF's InputBuffer::ReadLine splits them: on '\n', one trailing '\r' dropped, a
    * last line without '\n' counted unless empty. */
   int64_t nlines = 0;
@@ -344,7 +341,7 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   sm_tensor_free(keys);
   sm_tensor_free(values);
   free(data);
-  free(fname);
+  sm_kctx_scratch_free(ctx, fname);
   return s;
 }
 

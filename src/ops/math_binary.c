@@ -260,8 +260,8 @@ static int has_negative(const sm_tensor *t) {
   return 0;
 }
 
-static sm_status *string_op(const bin_state *s, const sm_bcast *b, const sm_tensor *x, const sm_tensor *y,
-                            sm_tensor *z) {
+static sm_status *string_op(sm_kctx *ctx, const bin_state *s, const sm_bcast *b, const sm_tensor *x,
+                            const sm_tensor *y, sm_tensor *z) {
   int last = b->rank - 1;
   int64_t inner = b->dims[last], s0 = b->strides[0][last], s1 = b->strides[1][last];
   int64_t rows = b->n / inner;
@@ -278,11 +278,8 @@ static sm_status *string_op(const bin_state *s, const sm_bcast *b, const sm_tens
       int64_t o = r * inner + i;
       if (s->op == OP_add) {
         if (la + lb > cap) {
-          char *nb = realloc(buf, la + lb);
-          if (!nb) {
-            st = sm_status_new(SM_NO_MEMORY, "out of memory concatenating strings");
-            break;
-          }
+          char *nb = sm_kctx_scratch_realloc(ctx, buf, la + lb, &st);
+          if (!nb) break;
           buf = nb;
           cap = la + lb;
         }
@@ -296,7 +293,7 @@ static sm_status *string_op(const bin_state *s, const sm_bcast *b, const sm_tens
     }
     sm__math_bcast_next(b, 2, &it);
   }
-  free(buf);
+  sm_kctx_scratch_free(ctx, buf);
   return st;
 }
 
@@ -332,7 +329,7 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   }
   if (!z && (st = sm_kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
   if (b.n == 0) return NULL;
-  if (isstr) return string_op(s, &b, x, y, z);
+  if (isstr) return string_op(ctx, s, &b, x, y, z);
 
   if ((s->op == OP_div || s->op == OP_floordiv || s->op == OP_floormod) && ti >= T_i8 && has_zero(y))
     return sm_status_new(SM_INVALID_ARGUMENT, "Integer division by zero");
@@ -347,11 +344,11 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   }
   /* half / bfloat16: widen both operands, compute in float, narrow the result */
   int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y);
-  float *fx = malloc((size_t)nx * sizeof(float)), *fy = malloc((size_t)ny * sizeof(float));
-  float *fz = cmp ? NULL : malloc((size_t)b.n * sizeof(float));
-  if (!fx || !fy || (!cmp && !fz)) {
-    st = sm_status_new(SM_NO_MEMORY, "%s: out of memory widening %s", s->name, sm_dtype_name(dt));
-  } else {
+  st = NULL;
+  float *fx = sm_kctx_scratch(ctx, (size_t)nx * sizeof(float), &st);
+  float *fy = st ? NULL : sm_kctx_scratch(ctx, (size_t)ny * sizeof(float), &st);
+  float *fz = st || cmp ? NULL : sm_kctx_scratch(ctx, (size_t)b.n * sizeof(float), &st);
+  if (!st) {
     sm__math_to_f32(dt, sm_tensor_data(x), fx, nx);
     sm__math_to_f32(dt, sm_tensor_data(y), fy, ny);
     j.x = (const char *)fx;
@@ -364,8 +361,8 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
     run_rows(ctx, &j);
     if (!cmp) sm__math_from_f32(dt, fz, sm_tensor_data(z), b.n);
   }
-  free(fx);
-  free(fy);
-  free(fz);
+  sm_kctx_scratch_free(ctx, fx);
+  sm_kctx_scratch_free(ctx, fy);
+  sm_kctx_scratch_free(ctx, fz);
   return st;
 }

@@ -276,13 +276,8 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   size_t cs = sm_dtype_size(cdt);
   void *fout = NULL, *fin = NULL; /* widened input and output when cdt != dt */
   if (cdt != dt) {
-    fout = malloc((size_t)on * cs);
-    fin = n ? malloc((size_t)n * cs) : NULL;
-    if (!fout || (n && !fin)) {
-      free(fout);
-      free(fin);
-      return sm_status_new(SM_NO_MEMORY, "%s: out of memory widening %s", s->name, sm_dtype_name(dt));
-    }
+    if (!(fout = sm_kctx_scratch(ctx, (size_t)on * cs, &st))) return st;
+    if (n && !(fin = sm_kctx_scratch(ctx, (size_t)n * cs, &st))) return st;
     widen(dt, sm_tensor_data(x), fin, n);
   }
   void *out = fout ? fout : sm_tensor_data(y);
@@ -319,11 +314,8 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
     for (int k = g + 1; k < ng; k++) inner *= gsize[k];
     void *dst = out;
     if (--nred > 0) {
-      dst = tmp[pass & 1] = malloc((size_t)(outer * inner) * cs);
-      if (!dst) {
-        st = sm_status_new(SM_NO_MEMORY, "%s: out of memory", s->name);
-        break;
-      }
+      dst = tmp[pass & 1] = sm_kctx_scratch(ctx, (size_t)(outer * inner) * cs, &st);
+      if (!dst) break;
     }
     red_job j = {table[core][ti], in, dst, gsize[g], inner};
     int64_t work = outer * gsize[g] * inner;
@@ -334,7 +326,7 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
       int64_t grain = SM_MATH_PAR_MIN / (gsize[g] * inner);
       sm_parallel_for(sm_kctx_pool(ctx), outer, grain > 0 ? grain : 1, red_outer, &j);
     }
-    free(tmp[(pass + 1) & 1]); /* the buffer this pass read, if any */
+    sm_kctx_scratch_free(ctx, tmp[(pass + 1) & 1]); /* the buffer this pass read, if any */
     tmp[(pass + 1) & 1] = NULL;
     in = dst;
     /* drop group g; a kept group either side stays where it is (inner is recomputed) */
@@ -344,14 +336,14 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
     }
     ng--;
   }
-  free(tmp[0]);
-  free(tmp[1]);
+  sm_kctx_scratch_free(ctx, tmp[0]);
+  sm_kctx_scratch_free(ctx, tmp[1]);
   if (st) goto done;
   if (s->op == R_mean) finish_mean(cdt, out, on, count);
 done:
   if (fout && !st) narrow(dt, fout, sm_tensor_data(y), on);
-  free(fout);
-  free(fin);
+  sm_kctx_scratch_free(ctx, fout);
+  sm_kctx_scratch_free(ctx, fin);
   return st;
 }
 

@@ -227,8 +227,8 @@ sm_status *sm__math_addn_compute(const void *state, sm_kctx *ctx) {
   int64_t n = sm_tensor_num_elements(x0);
   if (st || n == 0) return st;
   if (sm__math_is_f16(dt)) {
-    float *acc = malloc((size_t)n * 2 * sizeof(float));
-    if (!acc) return sm_status_new(SM_NO_MEMORY, "AddN: out of memory widening %s", sm_dtype_name(dt));
+    float *acc = sm_kctx_scratch(ctx, (size_t)n * 2 * sizeof(float), &st);
+    if (!acc) return st;
     float *tmp = acc + n;
     sm__math_to_f32(dt, sm_tensor_data(x0), acc, n);
     for (int k = 1; k < nin; k++) {
@@ -236,7 +236,7 @@ sm_status *sm__math_addn_compute(const void *state, sm_kctx *ctx) {
       for (int64_t i = 0; i < n; i++) acc[i] += tmp[i];
     }
     sm__math_from_f32(dt, acc, sm_tensor_data(z), n);
-    free(acc);
+    sm_kctx_scratch_free(ctx, acc);
     return NULL;
   }
   void *acc = sm_tensor_data(z);

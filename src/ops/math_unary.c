@@ -283,14 +283,14 @@ sm_status *sm__math_softmax_compute(const void *state, sm_kctx *ctx) {
     return NULL;
   }
   /* half / bfloat16: in float, then narrowed */
-  float *f = malloc((size_t)n * 2 * sizeof(float));
-  if (!f) return sm_status_new(SM_NO_MEMORY, "%s: out of memory widening %s", name, sm_dtype_name(dt));
+  float *f = sm_kctx_scratch(ctx, (size_t)n * 2 * sizeof(float), &st);
+  if (!f) return st;
   sm__math_to_f32(dt, sm_tensor_data(x), f, n);
   j.dtype = SM_FLOAT;
   j.x = f;
   j.y = f + n;
   sm_parallel_for(sm_kctx_pool(ctx), n / k, grain > 0 ? grain : 1, softmax_rows, &j);
   sm__math_from_f32(dt, f + n, sm_tensor_data(y), n);
-  free(f);
+  sm_kctx_scratch_free(ctx, f);
   return NULL;
 }

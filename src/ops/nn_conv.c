@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "ops/nn_internal.h"
 
 sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) {
@@ -114,7 +115,7 @@ static void conv_rows(void *ctx, int64_t begin, int64_t end) {
   conv_job *j = ctx;
   size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
   int64_t rows = j->rows < end - begin ? j->rows : end - begin;
-  void *buf = malloc((size_t)(rows * j->K) * es);
+  void *buf = sm__alloc((size_t)(rows * j->K) * es); /* per worker: not the (single-threaded) kctx's */
   if (!buf) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
@@ -130,7 +131,7 @@ static void conv_rows(void *ctx, int64_t begin, int64_t end) {
     }
     conv_epilogue(j, r0, r1 - r0);
   }
-  free(buf);
+  sm__free(buf);
 }
 
 /* 1x1, stride 1, no padding, one group: the input is already the patch matrix. */
@@ -322,7 +323,7 @@ static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64
   const sm_nn_pool_fuse *f = j->pool;
   const int64_t OH = j->OH, OW = j->OW, Cout = j->Cout, pOH = j->pOH, pOW = j->pOW;
   int64_t maxr = f->kh < OH ? f->kh : OH;
-  float *buf = malloc((size_t)(maxr * OW * Cout) * sizeof *buf + 1);
+  float *buf = sm__alloc((size_t)(maxr * OW * Cout) * sizeof *buf); /* per worker */
   if (!buf) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
@@ -360,7 +361,7 @@ static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64
       }
     }
   }
-  free(buf);
+  sm__free(buf);
 }
 
 static void direct_rows_base(void *ctx, int64_t begin, int64_t end) {
@@ -465,8 +466,8 @@ static sm_status *conv_pooled(conv_job *j, const sm_nn_pool_fuse *pf, sm_kctx *c
     j->pool = pf;
     conv_run(pool, j, 0);
   } else {
-    float *tmp = malloc((size_t)MC * sizeof *tmp);
-    if (!tmp) return sm_status_new(SM_NO_MEMORY, "out of memory for a convolution output before its MaxPool");
+    float *tmp = sm_kctx_scratch(ctx, (size_t)MC * sizeof *tmp, &st);
+    if (!tmp) return st;
     j->out = (char *)tmp;
     if (j->K == 0) { /* empty windows: zeros, then the fused epilogue */
       memset(tmp, 0, (size_t)MC * sizeof *tmp);
@@ -477,9 +478,9 @@ static sm_status *conv_pooled(conv_job *j, const sm_nn_pool_fuse *pf, sm_kctx *c
     if (!j->failed)
       st = sm_nn_maxpool_f32(pool, tmp, j->N, j->OH, j->OW, j->Cout, pf->kh, pf->kw, pf->sh, pf->sw,
                              pf->padding == SM_NN_SAME, j->pout, NULL);
-    free(tmp);
+    sm_kctx_scratch_free(ctx, tmp);
   }
-  if (!st && j->failed) st = sm_status_new(SM_NO_MEMORY, "out of memory for a convolution patch buffer");
+  if (!st && j->failed) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a convolution patch buffer");
   return st;
 }
 
@@ -578,14 +579,8 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
   j.filt = sm_tensor_data(f);
   j.out = sm_tensor_data(out);
   if (w->nchw) {
-    tin = malloc(sm_tensor_nbytes(x) ? sm_tensor_nbytes(x) : 1);
-    tout = malloc(sm_tensor_nbytes(out));
-    if (!tin || !tout) {
-      free(tin);
-      free(tout);
-      return sm_status_new(SM_NO_MEMORY, "out of memory transposing NCHW input %s",
-                           sm_shape_str(4, xd, s1, sizeof s1));
-    }
+    if (!(tin = sm_kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
+    if (!(tout = sm_kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
     sm__nn_nchw_to_nhwc(j.in, tin, xd, es);
     memset(tout, 0, sm_tensor_nbytes(out));
     j.in = tin;
@@ -594,10 +589,10 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
   conv_run(sm_kctx_pool(ctx), &j, depthwise ? fd[3] : 0);
   if (w->nchw) {
     if (!j.failed) sm__nn_nhwc_to_nchw(tout, sm_tensor_data(out), nhwc_od, es);
-    free(tin);
-    free(tout);
+    sm_kctx_scratch_free(ctx, tin);
+    sm_kctx_scratch_free(ctx, tout);
   }
-  if (j.failed) return sm_status_new(SM_NO_MEMORY, "out of memory for a convolution patch buffer");
+  if (j.failed) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a convolution patch buffer");
   return NULL;
 }
 
@@ -649,6 +644,6 @@ sm_status *sm_nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int6
   j.filt = (const char *)filter;
   j.out = (char *)y;
   conv_run(pool, &j, 0);
-  if (j.failed) return sm_status_new(SM_NO_MEMORY, "out of memory for a convolution patch buffer");
+  if (j.failed) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a convolution patch buffer");
   return NULL;
 }

@@ -256,8 +256,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   /* per-batch element offsets into x and y (stride 0 along broadcast dims) */
   int64_t *off = NULL;
   if (nb > 1) {
-    off = malloc((size_t)nb * 2 * sizeof *off);
-    if (!off) return sm_status_new(SM_NO_MEMORY, "out of memory for %lld batch offsets", (long long)nb);
+    if (!(off = sm_kctx_scratch(ctx, (size_t)nb * 2 * sizeof *off, &st))) return st;
     int64_t xs[SM_MAX_RANK], ys[SM_MAX_RANK], idx[SM_MAX_RANK];
     int64_t sxm = xd[rx - 2] * xd[rx - 1], sym = yd[ry - 2] * yd[ry - 1];
     for (int i = rb - 1; i >= 0; i--) {
@@ -287,6 +286,6 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   mm_job j = {sm_tensor_dtype(x), s->ta, s->tb, M, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
               off, off ? off + nb : NULL, 0, 0, NULL, 0, 0};
   st = mm_run(ctx, &j, nb);
-  free(off);
+  sm_kctx_scratch_free(ctx, off);
   return st;
 }

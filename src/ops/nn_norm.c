@@ -267,13 +267,10 @@ sm_status *sm__nn_batch_norm(const void *state, sm_kctx *ctx) {
   if (s->nchw)
     for (int i = 2; i < rank; i++) inner *= xd[i];
   int64_t count = C ? total / C : 0; /* elements per channel */
-  float *buf = malloc((size_t)(C ? C : 1) * 6 * sizeof(float));
-  double *acc = calloc((size_t)(C ? C : 1) * 2, sizeof(double));
-  if (!buf || !acc) {
-    free(buf);
-    free(acc);
-    return sm_status_new(SM_NO_MEMORY, "out of memory for %lld channels", (long long)C);
-  }
+  float *buf = sm_kctx_scratch(ctx, (size_t)C * 6 * sizeof(float), &st);
+  double *acc = buf ? sm_kctx_scratch(ctx, (size_t)C * 2 * sizeof(double), &st) : NULL;
+  if (!acc) return st;
+  memset(acc, 0, (size_t)C * 2 * sizeof(double));
   float *a = buf, *b = buf + C, *mean = buf + 2 * C, *var = buf + 3 * C, *bmean = buf + 4 * C, *bvar = buf + 5 * C;
   const float *x0 = sm_tensor_data(x);
   if (s->training) {
@@ -338,7 +335,7 @@ sm_status *sm__nn_batch_norm(const void *state, sm_kctx *ctx) {
   if (!st) st = vec_out(ctx, 3, C, mean);
   if (!st) st = vec_out(ctx, 4, C, var);
   if (!st) st = vec_out(ctx, 5, 0, NULL);
-  free(buf);
-  free(acc);
+  sm_kctx_scratch_free(ctx, buf);
+  sm_kctx_scratch_free(ctx, acc);
   return st;
 }

@@ -230,13 +230,9 @@ sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
   j.in = sm_tensor_data(x);
   j.out = sm_tensor_data(out);
   if (w.nchw) {
-    tin = malloc(sm_tensor_nbytes(x) ? sm_tensor_nbytes(x) : 1);
-    tout = calloc(1, sm_tensor_nbytes(out));
-    if (!tin || !tout) {
-      free(tin);
-      free(tout);
-      return sm_status_new(SM_NO_MEMORY, "out of memory transposing NCHW input %s", sm_shape_str(4, xd, s1, sizeof s1));
-    }
+    if (!(tin = sm_kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
+    if (!(tout = sm_kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
+    memset(tout, 0, sm_tensor_nbytes(out));
     sm__nn_nchw_to_nhwc(j.in, tin, xd, es);
     j.in = tin;
     j.out = tout;
@@ -244,8 +240,8 @@ sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
   pool_run(sm_kctx_pool(ctx), &j);
   if (w.nchw) {
     sm__nn_nhwc_to_nchw(tout, sm_tensor_data(out), nhwc_od, es);
-    free(tin);
-    free(tout);
+    sm_kctx_scratch_free(ctx, tin);
+    sm_kctx_scratch_free(ctx, tout);
   }
   return NULL;
 }

@@ -721,28 +721,29 @@ static sm_status *parse_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = NULL;
   if (sm_mul_size((size_t)r.batch, (size_t)r.nkeys, &cells) || cells > ((size_t)1 << 32))
     return sm_status_new(SM_OUT_OF_RANGE, "%lld examples x %d keys is too many", (long long)r.batch, r.nkeys);
-  key_ref *cfg_keys = calloc((size_t)r.nkeys + 1, sizeof *cfg_keys);
-  r.keys = calloc((size_t)r.nkeys + 1, sizeof *r.keys);
-  r.feats = calloc(cells ? cells : 1, sizeof *r.feats);
-  if (!cfg_keys || !r.keys || !r.feats) {
-    s = sm_status_new(SM_NO_MEMORY, "out of memory");
-    goto done;
-  }
+  /* scratch, zeroed; released by the context whatever the outcome */
+  key_ref *cfg_keys = sm_kctx_scratch(ctx, (size_t)r.nkeys * sizeof *cfg_keys, &s);
+  if (cfg_keys) r.keys = sm_kctx_scratch(ctx, (size_t)r.nkeys * sizeof *r.keys, &s);
+  if (r.keys) r.feats = sm_kctx_scratch(ctx, cells * sizeof *r.feats, &s);
+  if (!r.feats) return s;
+  memset(cfg_keys, 0, (size_t)r.nkeys * sizeof *cfg_keys);
+  memset(r.keys, 0, (size_t)r.nkeys * sizeof *r.keys);
+  memset(r.feats, 0, cells * sizeof *r.feats);
   s = collect_keys(&r, st->in_dense_keys, st->ndense, CFG_DENSE, cfg_keys);
   if (!s) s = collect_keys(&r, st->in_sparse_keys, st->nsparse, CFG_SPARSE, cfg_keys + st->ndense);
   if (!s) s = collect_keys(&r, st->in_ragged_keys, st->nragged, CFG_RAGGED, cfg_keys + st->ndense + st->nsparse);
-  if (s) goto done;
-  memcpy(r.keys, cfg_keys, (size_t)r.nkeys * sizeof *r.keys);
-  qsort(r.keys, (size_t)r.nkeys, sizeof *r.keys, key_cmp);
+  if (!s) {
+    memcpy(r.keys, cfg_keys, (size_t)r.nkeys * sizeof *r.keys);
+    qsort(r.keys, (size_t)r.nkeys, sizeof *r.keys, key_cmp);
+  }
   for (int64_t b = 0; b < r.batch && !s; b++) s = scan_example(&r, b);
   for (int j = 0; j < st->ndense && !s; j++) s = do_dense(&r, j, &cfg_keys[j]);
   for (int j = 0; j < st->nsparse && !s; j++) s = do_sparse_or_ragged(&r, j, 0, &cfg_keys[st->ndense + j]);
   for (int j = 0; j < st->nragged && !s; j++)
     s = do_sparse_or_ragged(&r, j, 1, &cfg_keys[st->ndense + st->nsparse + j]);
-done:
-  free(cfg_keys);
-  free(r.keys);
-  free(r.feats);
+  sm_kctx_scratch_free(ctx, cfg_keys);
+  sm_kctx_scratch_free(ctx, r.keys);
+  sm_kctx_scratch_free(ctx, r.feats);
   return s;
 }
 

@@ -95,18 +95,19 @@ sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank,
   return t;
 }
 
+/* Room for one more scratch block in the context's list. */
+static sm_status *scratch_slot(sm_kctx *c, size_t bytes) {
+  if (c->nscratch < c->scratch_cap) return NULL;
+  int ncap = c->scratch_cap ? c->scratch_cap * 2 : 4;
+  void **nv = sm__realloc(c->scratch, (size_t)ncap * sizeof *nv);
+  if (!nv) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
+  c->scratch = nv;
+  c->scratch_cap = ncap;
+  return NULL;
+}
+
 void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
-  *st = NULL;
-  if (c->nscratch == c->scratch_cap) {
-    int ncap = c->scratch_cap ? c->scratch_cap * 2 : 4;
-    void **nv = realloc(c->scratch, (size_t)ncap * sizeof *nv);
-    if (!nv) {
-      *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
-      return NULL;
-    }
-    c->scratch = nv;
-    c->scratch_cap = ncap;
-  }
+  if ((*st = scratch_slot(c, bytes))) return NULL;
   void *p = sm__alloc(bytes);
   if (!p) {
     *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
@@ -114,6 +115,24 @@ void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
   }
   c->scratch[c->nscratch++] = p;
   return p;
+}
+
+void *sm_kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st) {
+  *st = NULL;
+  if (!p) return sm_kctx_scratch(c, bytes, st);
+  int i = c->nscratch - 1;
+  while (i >= 0 && c->scratch[i] != p) i--;
+  if (i < 0) {
+    *st = sm_status_new(SM_INTERNAL, "scratch block %p is not this compute's", p);
+    return NULL;
+  }
+  void *np = sm__realloc(p, bytes);
+  if (!np) {
+    *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
+    return NULL;
+  }
+  c->scratch[i] = np;
+  return np;
 }
 
 void sm_kctx_scratch_free(sm_kctx *c, void *p) {
@@ -129,7 +148,7 @@ void sm_kctx_scratch_free(sm_kctx *c, void *p) {
 /* Releases what the kernel left of its scratch (after each compute). */
 static void kctx_scratch_release(sm_kctx *c) {
   for (int i = 0; i < c->nscratch; i++) sm__free(c->scratch[i]);
-  free(c->scratch);
+  sm__free(c->scratch);
   c->scratch = NULL;
   c->nscratch = c->scratch_cap = 0;
 }

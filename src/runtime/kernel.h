@@ -92,9 +92,14 @@ int sm_kctx_fused_act(const sm_kctx *c);
 /* Scratch memory for this compute call, from the one allocator (src/base/alloc.h) that tensors'
  * buffers come from too: valid until compute returns, when the executor releases whatever the
  * kernel did not give back with sm_kctx_scratch_free. NULL when it cannot be had, with *st set to
- * an SM_RESOURCE_EXHAUSTED status naming the node and the size (the kernel returns it). Kernels
- * allocate nothing else while they compute. */
+ * an SM_RESOURCE_EXHAUSTED status naming the size (the kernel returns it; the executor adds the
+ * node). Kernels allocate nothing else while they compute, but for a buffer each worker of a
+ * parallel loop keeps (the context is not thread-safe): that one comes from sm__alloc itself and
+ * its failure is returned as the same status after the loop. */
 void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st);
+/* Resizes a block of this compute's scratch (p NULL: a new one), keeping its contents as realloc
+ * does; on failure NULL with *st set, and p stays valid and the context's. */
+void *sm_kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st);
 void sm_kctx_scratch_free(sm_kctx *c, void *p); /* NULL-safe */
 /* Output i = t; the context takes over the caller's reference. */
 void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t);

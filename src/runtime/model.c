@@ -978,7 +978,8 @@ sm_status *sm_model_scan(const char *export_dir, const char *const *tags, int nt
       /* function calls are inlined by the graph layer: they need no kernel */
       if (!strcmp(op, "StatefulPartitionedCall") || !strcmp(op, "PartitionedCall") || is_function(gd, op)) continue;
       if (!strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2")) continue;
-      if (!st && !sm_kernel_find(op, SM_BACKEND_CPU)) st = push(&unsup, &nu, op);
+      const sm_kernel *kern = NULL; /* a registry out of memory is an error, not "no kernel" */
+      if (!st && !(st = sm_kernel_lookup(op, SM_BACKEND_CPU, &kern)) && !kern) st = push(&unsup, &nu, op);
     }
   }
   free(ops);

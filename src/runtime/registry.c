@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "runtime/kernel.h"
 
 /* registry_families.c (generated): every sm_kernels_<family> table (the CPU's), NULL-terminated. */
@@ -46,9 +47,9 @@ static int by_key(const void *a, const void *b) {
 
 static void snapshot_free(snapshot *s) {
   if (!s) return;
-  free(s->index);
-  free(s->names);
-  free(s);
+  sm__free(s->index);
+  sm__free(s->names);
+  sm__free(s);
 }
 
 /* A new snapshot of the built-in families plus the added tables. NULL and *st set on failure. */
@@ -59,9 +60,9 @@ static snapshot *build(sm_status **st) {
     for (const sm_kernel *k = sm__kernel_families[f]; k->op; k++) n++;
   for (int t = 0; t < nadded; t++)
     for (const sm_kernel *k = added[t]; k->op; k++) n++;
-  snapshot *s = calloc(1, sizeof *s);
-  if (s) s->index = malloc((size_t)(n ? n : 1) * sizeof *s->index);
-  if (s) s->names = malloc((size_t)(n + 1) * sizeof *s->names);
+  snapshot *s = sm__calloc(sizeof *s);
+  if (s) s->index = sm__alloc((size_t)n * sizeof *s->index);
+  if (s) s->names = sm__alloc((size_t)(n + 1) * sizeof *s->names);
   if (!s || !s->index || !s->names) {
     snapshot_free(s);
     *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "kernel registry: out of memory building the index");

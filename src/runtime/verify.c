@@ -70,7 +70,12 @@ static sm_status *check_one(const sm_cgraph *g, int node, const sm_node *nd, con
   if (strcmp(sm_node_op(kn), "Const")) return NULL; /* computed names: RestoreV2 checks dtypes itself */
   sm_status *s = sm_node_attr_tensor(kn, "value", &keys);
   if (s) return s;
-  if (!strcmp(sm_node_op(sn), "Const")) sm_status_free(sm_node_attr_tensor(sn, "value", &slices));
+  /* slices that cannot be read are RestoreV2's to report, at run time; out of memory is not */
+  if (!strcmp(sm_node_op(sn), "Const") && (s = sm_node_attr_tensor(sn, "value", &slices))) {
+    if (sm_status_code(s) == SM_RESOURCE_EXHAUSTED) goto out;
+    sm_status_free(s);
+    s = NULL;
+  }
   const int *dts = NULL;
   size_t ndt = 0;
   if ((s = sm_node_attr_types(nd, "dtypes", &dts, &ndt))) goto out;

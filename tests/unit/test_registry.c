@@ -1,7 +1,9 @@
 /* test_registry.c - the kernel registry: (op, backend) keys, the generated family list, counts,
- * duplicates, and tables added at run time. */
+ * duplicates, tables added at run time, and an index build that runs out of memory (retried by
+ * the next lookup, not remembered). */
 #include <string.h>
 
+#include "base/alloc.h"
 #include "runtime/kernel.h"
 #include "test.h"
 
@@ -16,7 +18,40 @@ static sm_status *noop(const void *state, sm_kctx *ctx) {
 static const sm_kernel test_cuda[] = {{"TestOnlyOp", NULL, noop, NULL, 0}, {"Conv2D", NULL, noop, NULL, 0}, {0}};
 static const sm_kernel test_dup[] = {{"TestOtherOp", NULL, noop, NULL, 0}, {"MatMul", NULL, noop, NULL, 0}, {0}};
 
+/* Must run before anything else uses the registry: the index is built on first use. */
+static void test_build_out_of_memory(void) {
+  /* the build's 1st, 2nd, 3rd allocation (header, index, names) fails: each lookup says so */
+  for (long k = 1; k <= 3; k++) {
+    const sm_kernel *got = (const sm_kernel *)&got;
+    sm__alloc_fail_after(k, 0);
+    sm_status *st = sm_kernel_lookup("MatMul", SM_BACKEND_CPU, &got);
+    CHECK_EQ_INT(sm__alloc_failures(), 1);
+    sm__alloc_fail_after(0, 0);
+    CHECK_EQ_INT(sm_status_code(st), SM_RESOURCE_EXHAUSTED);
+    CHECK(st && strstr(sm_status_message(st), "kernel registry: out of memory"));
+    CHECK(got == NULL);
+    sm_status_free(st);
+  }
+  /* the quiet forms: "none" and an empty list while the build fails */
+  sm__alloc_fail_after(1, 1);
+  int n = -1;
+  CHECK(sm_kernel_find("MatMul", SM_BACKEND_CPU) == NULL);
+  const char *const *names = sm_kernel_ops(&n);
+  CHECK(n == 0 && names && names[0] == NULL);
+  sm__alloc_fail_after(0, 0);
+  /* memory back: the next lookup builds the index and finds the kernel */
+  const sm_kernel *got = NULL;
+  CHECK_OK(sm_kernel_lookup("MatMul", SM_BACKEND_CPU, &got));
+  CHECK(got != NULL && !strcmp(got->op, "MatMul"));
+  /* built: lookups allocate nothing more, so injection no longer reaches them */
+  sm__alloc_fail_after(1, 1);
+  CHECK(sm_kernel_find("Conv2D", SM_BACKEND_CPU) != NULL);
+  CHECK_EQ_INT(sm__alloc_failures(), 0);
+  sm__alloc_fail_after(0, 0);
+}
+
 int main(void) {
+  test_build_out_of_memory();
   /* every entry of every generated family is found under its own name, for the CPU */
   int entries = 0, families = 0;
   for (int f = 0; sm__kernel_families[f]; f++, families++)
