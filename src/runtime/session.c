@@ -1,9 +1,11 @@
 /* session.c - TF1 Session.run over a compiled graph: plans, their cache, and the executor.
  *
- * A plan is built once per (feeds, fetches, targets) set: the pruned node order, each node's kernel
- * and prepared state, and a slot for every value the run produces (fed tensors first, then each
- * node's outputs). Inputs are resolved to slots when the plan is built, and so is the step after
- * which a slot has no more readers, so a run frees every intermediate value as soon as it can.
+ * A plan is built once per (feeds, fetches, targets) set: the pruned node order, rewritten by the
+ * op families' rules (rewrite.h: fusion, which replaces chains with nodes such as _FusedConv2D),
+ * each node's kernel and prepared state, and a slot for every value the run produces (fed tensors
+ * first, then each node's outputs). Inputs are resolved to slots when the plan is built, and so is
+ * the step after which a slot has no more readers, so a run frees every intermediate value as soon
+ * as it can.
  * Plans are immutable and cached under a mutex; a run owns only its array of slot values, so many
  * threads can run one plan at once. Variables and tables are shared through sm_resources. */
 #include "runtime/session.h"
@@ -19,7 +21,7 @@
 
 #include "base/alloc.h"
 #include "base/tensor_internal.h"
-#include "ops/nn_raw.h"
+#include "runtime/rewrite.h"
 #include "savedmodel/pbtxt.h"
 
 /* More distinct plans than this are built, run and dropped rather than cached (a caller making a
@@ -38,14 +40,6 @@ typedef struct step {
   int nout, out_base;
   int nrelease;
   int *release;
-  /* Plan-time fusion: a float Conv2D/MatMul whose only reader is a BiasAdd (then maybe a Relu or
-   * Relu6, its only reader) computes all of it; those later steps just pass the value on. */
-  int fused_bias_slot; /* -1: none */
-  int fused_act;       /* SM_NN_ACT_* */
-  int pass_through;    /* output 0 = input 0 (a fused-away BiasAdd/Relu/MaxPool) */
-  /* a float NHWC Conv2D + BiasAdd (+ Relu) whose only reader is a MaxPool also pools */
-  int has_fused_pool;
-  sm_nn_pool_fuse fused_pool;
   /* per input: this step is the value's only and last reader (so it may be written in place
    * when nothing outside the run holds it) */
   unsigned char *in_last;
@@ -65,6 +59,7 @@ typedef struct plan {
   int *fetch_slot;
   unsigned char *slot_ref; /* the slot holds a TF1 ref variable handle, read when consumed as a value */
   int *slot_dtype;         /* dtype the graph declares for the slot (base for feeds) */
+  sm_rewrite *rw;          /* the rewritten order's nodes: steps' node ids are its ids */
   struct plan *next;
 } plan;
 
@@ -86,7 +81,6 @@ struct sm_kctx {
   const sm_node *node;
   const sm_tensor **in;
   sm_tensor **out;
-  const sm_tensor *fused_bias;
   void **scratch; /* blocks sm_kctx_scratch handed out during this compute, released after it */
   int nscratch, scratch_cap;
 };
@@ -201,12 +195,6 @@ sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank,
   return t;
 }
 
-const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c) { return c->fused_bias; }
-int sm_kctx_fused_act(const sm_kctx *c) { return c->st->fused_act; }
-const sm_nn_pool_fuse *sm_kctx_fused_pool(const sm_kctx *c) {
-  return c->st->has_fused_pool ? &c->st->fused_pool : NULL;
-}
-
 void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
   *st = NULL;
   if (c->nscratch == c->scratch_cap) {
@@ -289,6 +277,7 @@ static void plan_free(plan *p) {
     free(st->in_last);
   }
   free(p->steps);
+  sm_rewrite_free(p->rw); /* after the states: they may borrow its nodes' attrs */
   for (int i = 0; i < p->nfeeds; i++) free(p->feed_names[i]);
   for (int i = 0; i < p->nfetches; i++) free(p->fetch_names[i]);
   free(p->feed_names);
@@ -363,92 +352,32 @@ static char *make_key(char **f, int nf, char **o, int no, char **t, int nt) {
 
 static int is_placeholder(const char *op) { return !strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2"); }
 
-/* The slot a consumer reads for edge e: the feed if it is fed, else the producer's output. */
+/* The slot a consumer reads for edge e: the feed if it is fed, else the output of the node that now
+ * produces it (a rewrite may have moved it). */
 static int slot_of(const plan *p, const int *node_base, sm_edge e) {
   for (int i = 0; i < p->nfeeds; i++)
     if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
+  e = sm_rewrite_edge(p->rw, e);
   if (e.node < 0 || node_base[e.node] < 0) return -1;
   return node_base[e.node] + e.index;
 }
 
-static int op_is(const sm_node *n, const char *op) { return !strcmp(sm_node_op(n), op); }
-
-/* data_format absent or NHWC */
-static int nhwc(const sm_node *n) {
-  const char *f;
-  size_t len;
-  if (!sm_node_attr(n, "data_format")) return 1;
-  sm_status *st = sm_node_attr_string(n, "data_format", &f, &len);
-  if (st) {
-    sm_status_free(st);
-    return 0;
-  }
-  return len == 4 && !memcmp(f, "NHWC", 4);
-}
-
-/* Passes a fused-away step's input 0 on as its output 0. */
-static sm_status *pass_compute(const void *state, sm_kctx *ctx) {
-  (void)state;
-  sm_kctx_forward(ctx, 0, 0);
-  return NULL;
-}
-static const sm_kernel pass_kernel = {"(fused)", NULL, pass_compute, NULL, 0};
-
-/* Turns step sp into a pass-through (before kernels are prepared: it never gets a state). */
-static void make_pass(step *sp) {
-  sp->pass_through = 1;
-  sp->k = &pass_kernel;
-}
-
-/* 1 and *f filled when the MaxPool node's attrs let it be fused into the conv before it: its
- * kernel's prepare is run here just to read them (an error is left for the real prepare). */
-static int pool_fusable(const step *qs, const sm_node *qn, sm_nn_pool_fuse *f) {
-  void *state = NULL;
-  if (!qs->k->prepare) return 0;
-  sm_status *st = qs->k->prepare(qn, &state);
-  int ok = !st && sm_nn_maxpool_fusable(state, f);
-  sm_status_free(st);
-  if (!st && state && qs->k->release) qs->k->release(state);
-  return ok;
-}
-
-/* The step reading slot `sl`, when exactly one step reads it exactly once and no fetch does;
- * else -1. */
-static int only_reader(const plan *p, const int *nreaders, const unsigned char *fetched, int norder, int sl) {
-  if (nreaders[sl] != 1 || fetched[sl]) return -1;
-  for (int i = 0; i < norder; i++)
-    for (int j = 0; j < p->steps[i].nin; j++)
-      if (p->steps[i].in_slot && p->steps[i].in_slot[j] == sl) return i;
-  return -1;
-}
-
-/* Conv2D/MatMul + BiasAdd (+ Relu/Relu6) fusion, and each input's last-reader flag. May move a
- * product down to just before its BiasAdd (see below), so the caller computes release points after. */
-static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetches, const sm_edge *fetch_edges,
-                            const int *node_base) {
+/* Each input's last-reader flag: the step is the value's only reader and nothing fetches it. */
+static sm_status *plan_last_readers(plan *p, int norder, int nfetches, const sm_edge *fetch_edges,
+                                    const int *node_base) {
   int *nreaders = calloc((size_t)p->nslots + 1, sizeof *nreaders);
   unsigned char *fetched = calloc((size_t)p->nslots + 1, 1);
-  int *producer = malloc(((size_t)p->nslots + 1) * sizeof *producer); /* step writing each slot; -1: a feed */
-  if (!nreaders || !fetched || !producer) {
-    free(nreaders);
-    free(fetched);
-    free(producer);
-    return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
-  }
-  for (int sl = 0; sl < p->nslots; sl++) producer[sl] = -1;
-  for (int i = 0; i < norder; i++)
-    for (int k = 0; k < p->steps[i].nout; k++) producer[p->steps[i].out_base + k] = i;
-  for (int i = 0; i < nfetches; i++) {
+  sm_status *st = NULL;
+  if (!nreaders || !fetched) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  for (int i = 0; i < nfetches && !st; i++) {
     int sl = slot_of(p, node_base, fetch_edges[i]);
     if (sl >= 0) fetched[sl] = 1;
   }
-  for (int i = 0; i < norder; i++)
+  for (int i = 0; i < norder && !st; i++)
     for (int j = 0; j < p->steps[i].nin; j++)
       if (p->steps[i].in_slot) nreaders[p->steps[i].in_slot[j]]++;
-  sm_status *st = NULL;
   for (int i = 0; i < norder && !st; i++) {
     step *sp = &p->steps[i];
-    sp->fused_bias_slot = -1;
     if (sp->nin > 0 && sp->in_slot) {
       if (!(sp->in_last = calloc((size_t)sp->nin, 1))) {
         st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
@@ -458,69 +387,8 @@ static sm_status *plan_fuse(plan *p, const sm_cgraph *g, int norder, int nfetche
         sp->in_last[j] = nreaders[sp->in_slot[j]] == 1 && !fetched[sp->in_slot[j]] && sp->in_mode[j] == IN_PASS;
     }
   }
-  for (int i = 0; i < norder && !st; i++) {
-    step *sp = &p->steps[i];
-    const sm_node *nd = sm_cgraph_node(g, sp->node);
-    if (sp->fused_bias_slot >= 0) continue; /* moved down here and fused already */
-    if (!sp->k || sp->nout != 1 || sm_node_output_dtype(nd, 0) != SM_FLOAT) continue;
-    if (!((op_is(nd, "Conv2D") && nhwc(nd)) || op_is(nd, "MatMul"))) continue;
-    int b = only_reader(p, nreaders, fetched, norder, sp->out_base);
-    if (b < 0) continue;
-    step *bs = &p->steps[b];
-    const sm_node *bn = sm_cgraph_node(g, bs->node);
-    if (!bs->k || bs->nin != 2 || bs->in_slot[0] != sp->out_base || bs->in_mode[1] != IN_PASS ||
-        sm_node_output_dtype(bn, 0) != SM_FLOAT || !(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))))
-      continue;
-    /* The bias must exist when the product runs. When a step between the two makes it (Keras
-     * exports reshape the bias variable after the Conv2D in topological order), the product moves
-     * down to just before the BiasAdd: nothing in between reads it (the BiasAdd is its only
-     * reader), and its inputs are plain values already computed (no ref read whose variable a
-     * step in between could assign). */
-    int pb = producer[bs->in_slot[1]];
-    if (pb > i) {
-      int plain = pb < b;
-      for (int j = 0; j < sp->nin && plain; j++) plain = sp->in_mode[j] == IN_PASS;
-      if (!plain) continue;
-      step moved = *sp;
-      memmove(&p->steps[i], &p->steps[i + 1], (size_t)(b - 1 - i) * sizeof *p->steps);
-      p->steps[b - 1] = moved;
-      for (int q = i; q < b; q++)
-        for (int k = 0; k < p->steps[q].nout; k++) producer[p->steps[q].out_base + k] = q;
-      sp = &p->steps[b - 1];
-      i--; /* the step now at i has not been looked at */
-    }
-    sp->fused_bias_slot = bs->in_slot[1];
-    make_pass(bs);
-    step *last = bs; /* the last step fused so far */
-    int r = only_reader(p, nreaders, fetched, norder, bs->out_base);
-    if (r >= 0) {
-      step *rs = &p->steps[r];
-      const sm_node *rn = sm_cgraph_node(g, rs->node);
-      int act = !rs->k || rs->nin != 1 || sm_node_output_dtype(rn, 0) != SM_FLOAT ? SM_NN_ACT_NONE
-                : op_is(rn, "Relu")                                          ? SM_NN_ACT_RELU
-                : op_is(rn, "Relu6")                                         ? SM_NN_ACT_RELU6
-                                                                             : SM_NN_ACT_NONE;
-      if (act != SM_NN_ACT_NONE) {
-        sp->fused_act = act;
-        make_pass(rs);
-        last = rs;
-      }
-    }
-    /* then a MaxPool (Keras Conv2D -> MaxPooling2D): the conv writes only the pooled output */
-    if (!op_is(nd, "Conv2D")) continue;
-    int q = only_reader(p, nreaders, fetched, norder, last->out_base);
-    if (q < 0) continue;
-    step *qs = &p->steps[q];
-    const sm_node *qn = sm_cgraph_node(g, qs->node);
-    if (!qs->k || qs->nin != 1 || qs->nout != 1 || qs->in_mode[0] != IN_PASS || !op_is(qn, "MaxPool") ||
-        sm_node_output_dtype(qn, 0) != SM_FLOAT || !pool_fusable(qs, qn, &sp->fused_pool))
-      continue;
-    sp->has_fused_pool = 1;
-    make_pass(qs);
-  }
   free(nreaders);
   free(fetched);
-  free(producer);
   return st;
 }
 
@@ -550,8 +418,7 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
   fetch_edges = calloc((size_t)nfetches + 1, sizeof *fetch_edges);
   p->fetch_slot = calloc((size_t)nfetches + 1, sizeof *p->fetch_slot);
   tnodes = calloc((size_t)ntargets + 1, sizeof *tnodes);
-  node_base = malloc(((size_t)nn + 1) * sizeof *node_base);
-  if (!p->feed_edges || !p->feed_slot || !fetch_edges || !p->fetch_slot || !tnodes || !node_base) {
+  if (!p->feed_edges || !p->feed_slot || !fetch_edges || !p->fetch_slot || !tnodes) {
     st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
     goto fail;
   }
@@ -601,13 +468,22 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
   }
   if ((st = sm_cgraph_prune(g, p->feed_edges, nfeeds, fetch_edges, nfetches, tnodes, ntargets, &order, &norder)))
     goto fail;
+  /* graph rewrites (fusion): from here the plan runs the rewritten order, whose ids from nn up are
+   * the rules' new nodes (sm_rewrite_node), and reads every edge through it (slot_of) */
+  if ((st = sm_rewrite_run(g, order, norder, p->feed_edges, nfeeds, fetch_edges, nfetches, &p->rw))) goto fail;
+  const int *ord = sm_rewrite_order(p->rw, &norder);
+  nn = sm_rewrite_num_ids(p->rw);
+  if (!(node_base = malloc(((size_t)nn + 1) * sizeof *node_base))) {
+    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    goto fail;
+  }
 
   /* slots: feeds first, then each node's outputs */
   for (int i = 0; i < nn; i++) node_base[i] = -1;
   int nslots = nfeeds, max_in = 0;
   for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
-    node_base[order[i]] = nslots;
+    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
+    node_base[ord[i]] = nslots;
     nslots += sm_node_num_outputs(nd);
     if (sm_node_num_inputs(nd) > max_in) max_in = sm_node_num_inputs(nd);
   }
@@ -627,11 +503,11 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
     p->slot_dtype[i] = sm_dtype_base(sm_node_output_dtype(nd, p->feed_edges[i].index));
   }
   for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
+    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
     for (int k = 0; k < sm_node_num_outputs(nd); k++) {
       int dt = sm_node_output_dtype(nd, k);
-      p->slot_dtype[node_base[order[i]] + k] = dt;
-      p->slot_ref[node_base[order[i]] + k] = dt >= SM_DTYPE_REF_OFFSET;
+      p->slot_dtype[node_base[ord[i]] + k] = dt;
+      p->slot_ref[node_base[ord[i]] + k] = dt >= SM_DTYPE_REF_OFFSET;
     }
   }
 
@@ -639,12 +515,12 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
   int nmissing = 0;
   for (int i = 0; i < norder; i++) {
     step *sp = &p->steps[i];
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
+    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
     const char *op = sm_node_op(nd);
-    sp->node = order[i];
+    sp->node = ord[i];
     sp->nin = sm_node_num_inputs(nd);
     sp->nout = sm_node_num_outputs(nd);
-    sp->out_base = node_base[order[i]];
+    sp->out_base = node_base[ord[i]];
     p->nsteps = i + 1;
     if (!is_placeholder(op)) {
       const sm_kernel *k;
@@ -679,12 +555,12 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
     int ngroups = 0;
     for (int i = 0; i < norder; i++) {
       step *sp = &p->steps[i];
-      const sm_node *nd = sm_cgraph_node(g, sp->node);
+      const sm_node *nd = sm_rewrite_node(p->rw, sp->node);
       const char *op = sm_node_op(nd);
       if (sp->k || is_placeholder(op)) continue;
       int seen = 0;
       for (int j = 0; j < i && !seen; j++) {
-        const sm_node *pn = sm_cgraph_node(g, p->steps[j].node);
+        const sm_node *pn = sm_rewrite_node(p->rw, p->steps[j].node);
         if (!p->steps[j].k && !strcmp(sm_node_op(pn), op) && !is_placeholder(op)) seen = 1;
       }
       if (seen) continue;
@@ -693,13 +569,13 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
                 k ? " [parsed but not executable here]" : "");
       int cnt = 0;
       for (int j = i; j < norder; j++) {
-        const sm_node *qn = sm_cgraph_node(g, p->steps[j].node);
+        const sm_node *qn = sm_rewrite_node(p->rw, p->steps[j].node);
         if (!p->steps[j].k && !strcmp(sm_node_op(qn), op)) cnt++;
       }
       sb_printf(&missing, "%s", cnt > 1 ? "s" : "");
       int first = 1;
       for (int j = i; j < norder; j++) {
-        const sm_node *qn = sm_cgraph_node(g, p->steps[j].node);
+        const sm_node *qn = sm_rewrite_node(p->rw, p->steps[j].node);
         if (!p->steps[j].k && !strcmp(sm_node_op(qn), op)) {
           sb_printf(&missing, "%s '%s'", first ? "" : ",", sm_node_name(qn));
           first = 0;
@@ -712,14 +588,14 @@ static sm_status *build_plan(sm_session *s, const char *const *feed_names, int n
                      : sm_status_new(SM_UNIMPLEMENTED, "%s", missing.p);
     goto fail;
   }
-  if ((st = plan_fuse(p, g, norder, nfetches, fetch_edges, node_base))) goto fail;
-  for (int i = 0; i < norder; i++) /* after fusion: it may reorder steps */
+  if ((st = plan_last_readers(p, norder, nfetches, fetch_edges, node_base))) goto fail;
+  for (int i = 0; i < norder; i++)
     for (int j = 0; j < p->steps[i].nin; j++)
       if (p->steps[i].in_slot) last_use[p->steps[i].in_slot[j]] = i;
   for (int i = 0; i < norder; i++) {
     step *sp = &p->steps[i];
-    if (!sp->k || !sp->k->prepare || sp->pass_through) continue;
-    const sm_node *nd = sm_cgraph_node(g, sp->node);
+    if (!sp->k || !sp->k->prepare) continue;
+    const sm_node *nd = sm_rewrite_node(p->rw, sp->node);
     if ((st = sp->k->prepare(nd, &sp->state))) {
       sp->state = NULL;
       st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(nd), sm_node_op(nd));
@@ -888,7 +764,6 @@ static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm
 
 static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_names, sm_tensor *const *feeds,
                           const char *const *fetch_names, sm_tensor **outputs, const sm_run_options *ro) {
-  const sm_cgraph *g = s->g;
   sm_tensor **vals = calloc((size_t)p->nslots + 1, sizeof *vals);
   const sm_tensor **in = calloc((size_t)p->max_in + 1, sizeof *in);
   sm_tensor **tmp = calloc((size_t)p->max_in + 1, sizeof *tmp);
@@ -919,7 +794,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
   }
   for (int i = 0; i < p->nsteps; i++) {
     const step *sp = &p->steps[i];
-    const sm_node *nd = sm_cgraph_node(g, sp->node);
+    const sm_node *nd = sm_rewrite_node(p->rw, sp->node);
     if (ro && (st = run_stop(ro, i, p->nsteps, nd))) goto done;
     if (!sp->k) {
       int dt = sm_node_output_dtype(nd, 0);
@@ -933,7 +808,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
       if (!t) {
         sm_edge e = sm_node_input(nd, j);
         st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d ('%s:%d') has no value", sm_node_name(nd),
-                           sm_node_op(nd), j, sm_node_name(sm_cgraph_node(g, e.node)), e.index);
+                           sm_node_op(nd), j, sm_node_name(sm_rewrite_node(p->rw, e.node)), e.index);
         for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
         goto done;
       }
@@ -948,8 +823,7 @@ static sm_status *execute(sm_session *s, const plan *p, const char *const *feed_
         in[j] = t;
       }
     }
-    sm_kctx c = {s, sp, nd, in, vals + sp->out_base, sp->fused_bias_slot >= 0 ? vals[sp->fused_bias_slot] : NULL,
-                 NULL, 0, 0};
+    sm_kctx c = {s, sp, nd, in, vals + sp->out_base, NULL, 0, 0};
     st = sp->k->compute(sp->state, &c);
     kctx_scratch_release(&c);
     for (int j = 0; j < sp->nin; j++) {
