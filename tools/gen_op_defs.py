@@ -39,7 +39,7 @@ ResizeNearestNeighbor ResourceGather RestoreSlice Round Rsqrt SaveSlices SelectV
 ShardedFilespec Sign Sin Size Slice Snapshot Softplus Softsign SpaceToBatchND Split SplitV Sqrt
 SquaredDifference Squeeze StatefulPartitionedCall StatelessIf StatelessWhile StopGradient
 StridedSlice StringToHashBucketFast Sum Transpose TruncatedNormal Unpack Variable VariableV2
-Where While ZerosLike
+Where While ZerosLike _FusedConv2D _FusedMatMul
 """.split()
 
 

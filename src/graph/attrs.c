@@ -63,6 +63,16 @@ sm_status *sm_node_attr_ints(const sm_node *n, const char *name, const int64_t *
   return NULL;
 }
 
+sm_status *sm_node_attr_strings(const sm_node *n, const char *name, const ProtobufCBinaryData **v, size_t *count) {
+  const Tensorflow__AttrValue *a;
+  sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_LIST, &a);
+  if (s) return s;
+  int has = a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && a->list;
+  *v = has ? a->list->s : NULL;
+  *count = has ? a->list->n_s : 0;
+  return NULL;
+}
+
 sm_status *sm_node_attr_types(const sm_node *n, const char *name, const int **v, size_t *count) {
   /* protobuf-c forces enums to int size, so the DataType array reads as ints. */
   _Static_assert(sizeof(Tensorflow__DataType) == sizeof(int), "DataType is int-sized");

@@ -139,8 +139,8 @@ const Tensorflow__OpDef *sm_cgraph_op_def(const sm_cgraph *g, const char *op) {
   return sm_builtin_op_def(op);
 }
 
-/* The kind an attr of OpDef type `type` must have; -1 when not checked. */
-static int attr_kind_for(const char *type) {
+/* The kind an attr of OpDef type `type` must have; -1 when not checked (graph_internal.h). */
+int sm__attr_kind_for(const char *type) {
   if (!strncmp(type, "list(", 5)) return TENSORFLOW__ATTR_VALUE__VALUE_LIST;
   static const struct {
     const char *t;
@@ -256,6 +256,25 @@ static int arg_range(const sm_node *n, Tensorflow__OpDef__ArgDef *const *args, s
   }
   free(t.v);
   return start;
+}
+
+sm_status *sm__node_arg_dtypes(const sm_node *n, int **in, int *nin, int **out, int *nout) {
+  *in = *out = NULL;
+  *nin = *nout = 0;
+  if (!n->def) return sm_status_new(SM_INTERNAL, "node '%s' (%s) has no OpDef", n->name, n->op);
+  ivec i = {0}, o = {0};
+  sm_status *s = expand_args(n->name, n->op, n->attrs, n->nattrs, n->def->input_arg, n->def->n_input_arg, &i, NULL);
+  if (!s) s = expand_args(n->name, n->op, n->attrs, n->nattrs, n->def->output_arg, n->def->n_output_arg, &o, NULL);
+  if (s) {
+    free(i.v);
+    free(o.v);
+    return s;
+  }
+  *in = i.v;
+  *nin = i.n;
+  *out = o.v;
+  *nout = o.n;
+  return NULL;
 }
 
 int sm_node_input_arg(const sm_node *n, const char *arg, int *count) {
@@ -510,7 +529,7 @@ static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
       n->attrs[n->nattrs++].value = d->default_value;
       continue;
     }
-    int want = attr_kind_for(d->type ? d->type : "");
+    int want = sm__attr_kind_for(d->type ? d->type : "");
     int got = r->value->value_case;
     if (want >= 0 && got != want && !(want == TENSORFLOW__ATTR_VALUE__VALUE_LIST && got == 0))
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): attr '%s' should be %s (%s), but is %s", n->name,

@@ -109,6 +109,8 @@ sm_status *sm_node_attr_type(const sm_node *n, const char *name, int *dtype);
 sm_status *sm_node_attr_string(const sm_node *n, const char *name, const char **s, size_t *len);
 sm_status *sm_node_attr_ints(const sm_node *n, const char *name, const int64_t **v, size_t *count);
 sm_status *sm_node_attr_types(const sm_node *n, const char *name, const int **v, size_t *count);
+/* list(string): each entry's bytes (not NUL-terminated) and length. */
+sm_status *sm_node_attr_strings(const sm_node *n, const char *name, const ProtobufCBinaryData **v, size_t *count);
 /* rank -1 = unknown rank; dims of -1 = unknown. */
 sm_status *sm_node_attr_shape(const sm_node *n, const char *name, int *rank, int64_t dims[SM_MAX_RANK]);
 /* A tensor attr decoded (TF's TensorProto rules: tensor_content first, last typed value repeats,

@@ -33,6 +33,9 @@ void sm_smap_free(sm_smap *m);
 
 /* "an int", "a list", ... for an AttrValue value_case, in error messages. */
 const char *sm_attr_kind_name(int value_case);
+/* The AttrValue value_case an attr of OpDef type `type` ("int", "list(string)", ...) must have;
+ * -1 when not checked. */
+int sm__attr_kind_for(const char *type);
 
 struct sm_node {
   char *name; /* owned */
@@ -51,6 +54,10 @@ struct sm_node {
   sm_attr_ref *attrs;
   void *owned; /* an AttrValue made here (a call's "T"), freed with the node */
 };
+
+/* The dtypes of n's inputs and outputs as its OpDef and attrs give them: new arrays the caller
+ * frees (synth.c builds synthetic nodes with it; compilation has its own pass). */
+sm_status *sm__node_arg_dtypes(const sm_node *n, int **in, int *nin, int **out, int *nout);
 
 struct sm_cgraph {
   const Tensorflow__MetaGraphDef *mg;

@@ -1,7 +1,8 @@
 /* nn.c - the nn kernel family's table (sm_kernels_nn) and what its kernels share: window attrs
  * (strides, dilations, padding, data_format), TF's windowed output size, NCHW<->NHWC transposes
  * and the one-time OpenBLAS set-up. The kernels live in nn_matmul.c, nn_conv.c, nn_pool.c and
- * nn_norm.c. Spec: shared/spec/ops.md §3.7, §3.8; TF's conv_ops.cc/pooling_ops_common.cc messages.
+ * nn_norm.c; the family's graph rewrites (fusion) and the fused ops' attrs in nn_fuse.c. Spec:
+ * shared/spec/ops.md §3.7, §3.8; TF's conv_ops.cc/pooling_ops_common.cc messages.
  *
  * Threading choice: OpenBLAS runs single-threaded (openblas_set_num_threads(1), once) and every
  * large kernel splits its rows over the runtime's pool with sm_parallel_for, each chunk calling
@@ -218,5 +219,7 @@ const sm_kernel sm_kernels_nn[] = {
     {"MatMul", sm__nn_matmul_prepare, sm__nn_matmul, free, 0},
     {"MaxPool", sm__nn_pool_prepare, sm__nn_pool, free, 0},
     {"MaxPoolV2", sm__nn_pool_v2_prepare, sm__nn_pool, free, 0},
+    {"_FusedConv2D", sm__nn_fused_conv2d_prepare, sm__nn_fused_conv2d, free, 0},
+    {"_FusedMatMul", sm__nn_fused_matmul_prepare, sm__nn_matmul, free, 0},
     {0},
 };

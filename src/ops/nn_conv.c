@@ -1,6 +1,8 @@
 /* nn_conv.c - Conv2D and DepthwiseConv2dNative (ops.md §3.8), float and double, NHWC and NCHW
  * (NCHW is transposed to NHWC and back), VALID/SAME/EXPLICIT padding, strides, dilations and
- * grouped Conv2D (input depth a multiple of the filter depth, as TF's oneDNN CPU kernel allows).
+ * grouped Conv2D (input depth a multiple of the filter depth, as TF's oneDNN CPU kernel allows);
+ * and _FusedConv2D (float NHWC: the same convolution with a bias, an activation and maybe a
+ * MaxPool applied as it goes, per the node's fused attrs, nn_fuse.c).
  *
  * Conv2D is im2col + gemm: the output's N*OH*OW rows are cut into blocks whose patch matrix fits
  * in ~512 KB, the blocks spread over the runtime's pool, each block's patches gathered into a
@@ -37,6 +39,38 @@ sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) {
 
 sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state) { return sm__nn_conv2d_prepare(n, state); }
 
+/* _FusedConv2D: the convolution's window attrs, then what it fuses. */
+typedef struct fused_conv_state {
+  sm__nn_window w;
+  sm__nn_fused f;
+} fused_conv_state;
+
+static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
+
+sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) {
+  fused_conv_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, &s->w);
+  if (!st && s->w.nchw)
+    st = sm_status_new(SM_UNIMPLEMENTED, "data_format NCHW is not supported (NHWC only, as TF's CPU kernel)");
+  if (!st && sm_node_attr(n, "filter_format")) {
+    const char *ff;
+    size_t len;
+    st = sm_node_attr_string(n, "filter_format", &ff, &len);
+    if (!st && !str_is(ff, len, "HWIO"))
+      st = sm_status_new(SM_UNIMPLEMENTED, "filter_format '%.*s' is not supported (HWIO only)",
+                         (int)(len > 32 ? 32 : len), ff);
+  }
+  if (!st) st = sm__nn_fused_prepare(n, 1, &s->f);
+  if (st) {
+    free(s);
+    return st;
+  }
+  sm__nn_blas_init();
+  *state = s;
+  return NULL;
+}
+
 /* Geometry of one convolution, NHWC. */
 typedef struct conv_job {
   int dtype;
@@ -47,10 +81,11 @@ typedef struct conv_job {
   int64_t rows;       /* rows per im2col block */
   const float *bias;  /* float Conv2D only: fused epilogue over each finished row block */
   int act;            /* SM_NN_ACT_* */
+  float alpha;        /* LeakyRelu's */
   int failed;         /* set (atomically) when a block buffer cannot be allocated */
   /* a MaxPool fused after the epilogue (direct path only): its geometry over the conv output,
    * and where the pooled [N, pOH, pOW, Cout] goes (out is then unused) */
-  const sm_nn_pool_fuse *pool;
+  const sm__nn_pool_fuse *pool;
   int64_t pOH, pOW, ppt, ppl;
   float *pout;
 } conv_job;
@@ -59,7 +94,7 @@ typedef struct conv_job {
 static void conv_epilogue(const conv_job *j, int64_t r0, int64_t m) {
   if (!j->bias && !j->act) return;
   float *c = (float *)j->out + r0 * j->Cout;
-  sm__nn_bias_act_f32(c, c, m, j->Cout, j->bias, j->act);
+  sm__nn_bias_act_f32(c, c, m, j->Cout, j->bias, j->act, j->alpha);
 }
 
 /* Gathers the patches of output rows [r0, r1), group g, into buf [r1-r0, K]. */
@@ -243,7 +278,9 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
   const float *in = (const float *)j->in, *f = (const float *)j->filt;
   const int64_t C = j->C, Cout = j->Cout, OW = j->OW, W = j->W, Cv = Cout & ~(int64_t)15;
   const int64_t span = (j->KW - 1) * j->dw, step = j->sw * C;
-  const int act = j->act;
+  /* Relu and Relu6 in registers; the other activations in a pass over each finished row */
+  const int act = j->act == SM_NN_ACT_RELU || j->act == SM_NN_ACT_RELU6 ? j->act : SM_NN_ACT_NONE;
+  const int row_act = act == SM_NN_ACT_NONE ? j->act : SM_NN_ACT_NONE;
   /* tap t = (kh, kw, c) reads the pixel's window origin + toff[t]; its filter row is t */
   int64_t toff[DIRECT_MAX_K], K = 0;
   for (int64_t kh = 0; kh < j->KH; kh++)
@@ -312,6 +349,7 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
           direct_pixel(j, in, f, orow + (ow + q) * Cout, n, ih0, iw0 + q * j->sw, Cv);
       ow += npx;
     }
+    if (row_act) sm__nn_bias_act_f32(orow, orow, OW, Cout, NULL, row_act, j->alpha);
   }
 }
 
@@ -320,7 +358,7 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
  * scratch of a few KB, then each window's maximum, with nn_pool.c's rule (windows clipped to the
  * conv output, -FLT_MAX then "greater wins", so a NaN never propagates), to pout. */
 static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64_t begin, int64_t end) {
-  const sm_nn_pool_fuse *f = j->pool;
+  const sm__nn_pool_fuse *f = j->pool;
   const int64_t OH = j->OH, OW = j->OW, Cout = j->Cout, pOH = j->pOH, pOW = j->pOW;
   int64_t maxr = f->kh < OH ? f->kh : OH;
   float *buf = sm__alloc((size_t)(maxr * OW * Cout) * sizeof *buf); /* per worker */
@@ -435,10 +473,10 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   }
 }
 
-/* Conv2D (+ BiasAdd + Relu) + MaxPool fused at plan time: the step's output is the pooled tensor.
- * The direct path pools as it goes; any other convolution is computed whole into a scratch and
- * pooled by nn_pool.c, so the result never depends on which path ran. */
-static sm_status *conv_pooled(conv_job *j, const sm_nn_pool_fuse *pf, sm_kctx *ctx, const sm__nn_window *w,
+/* _FusedConv2D with a MaxPool: the output is the pooled tensor. The direct path pools as it goes;
+ * any other convolution is computed whole into a scratch and pooled by nn_pool.c, so the result
+ * never depends on which path ran. */
+static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *ctx, const sm__nn_window *w,
                               int depthwise, const sm_tensor *x, const sm_tensor *f) {
   if (depthwise || w->nchw || j->dtype != SM_FLOAT)
     return sm_status_new(SM_INTERNAL, "a MaxPool fused into a depthwise, NCHW or non-float convolution");
@@ -471,7 +509,7 @@ static sm_status *conv_pooled(conv_job *j, const sm_nn_pool_fuse *pf, sm_kctx *c
     j->out = (char *)tmp;
     if (j->K == 0) { /* empty windows: zeros, then the fused epilogue */
       memset(tmp, 0, (size_t)MC * sizeof *tmp);
-      sm__nn_bias_act_f32(tmp, tmp, M, j->Cout, j->bias, j->act);
+      sm__nn_bias_act_f32(tmp, tmp, M, j->Cout, j->bias, j->act, j->alpha);
     } else {
       conv_run(pool, j, 0);
     }
@@ -484,8 +522,10 @@ static sm_status *conv_pooled(conv_job *j, const sm_nn_pool_fuse *pf, sm_kctx *c
   return st;
 }
 
-static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwise) {
-  if (sm_kctx_num_inputs(ctx) != 2) return sm_status_new(SM_INVALID_ARGUMENT, "expected 2 inputs");
+/* fused: NULL for Conv2D / DepthwiseConv2dNative; a _FusedConv2D's bias is input 2. */
+static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm_kctx *ctx, int depthwise) {
+  int nin = fused ? 3 : 2;
+  if (sm_kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
   const sm_tensor *x = sm_kctx_input(ctx, 0), *f = sm_kctx_input(ctx, 1);
   char s1[128];
   int dt = sm_tensor_dtype(x);
@@ -539,9 +579,10 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
   if (st) return st;
   int64_t od[4] = {j.N, w->nchw ? j.Cout : j.OH, w->nchw ? j.OH : j.OW, w->nchw ? j.OW : j.Cout};
   int64_t nhwc_od[4] = {j.N, j.OH, j.OW, j.Cout};
-  /* a BiasAdd (+ Relu) fused in at plan time (float NHWC Conv2D only) */
-  const sm_tensor *fb = sm_kctx_fused_bias(ctx);
-  j.act = sm_kctx_fused_act(ctx);
+  /* _FusedConv2D (float, NHWC: its prepare checked): the bias and the activation */
+  const sm_tensor *fb = fused ? sm_kctx_input(ctx, 2) : NULL;
+  j.act = fused ? fused->act : SM_NN_ACT_NONE;
+  j.alpha = fused ? fused->alpha : 0.0f;
   if (fb) {
     if (dt != SM_FLOAT || depthwise || sm_tensor_dtype(fb) != SM_FLOAT)
       return sm_status_new(SM_INVALID_ARGUMENT, "fused bias: value %s and bias %s", sm_dtype_name(dt),
@@ -558,8 +599,7 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
     j.bias = sm_tensor_data(fb);
   }
   j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
-  const sm_nn_pool_fuse *pf = sm_kctx_fused_pool(ctx);
-  if (pf) return conv_pooled(&j, pf, ctx, w, depthwise, x, f);
+  if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f);
   sm_tensor *out;
   /* gemm writes every element; depthwise accumulates and empty windows give zeros */
   if ((st = (depthwise || j.K == 0 ? sm_kctx_alloc_output : sm_kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))
@@ -567,7 +607,8 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
   int64_t M = j.N * j.OH * j.OW; /* fits: the output was allocated */
   if (M == 0 || j.Cout == 0) return NULL;
   if (j.K == 0) { /* empty windows: zeros, then the fused epilogue */
-    if (j.bias || j.act) sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, j.Cout, j.bias, j.act);
+    if (j.bias || j.act)
+      sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, j.Cout, j.bias, j.act, j.alpha);
     return NULL;
   }
   if (!depthwise && (j.K > INT_MAX || j.Cout > INT_MAX || j.C > INT_MAX))
@@ -596,8 +637,12 @@ static sm_status *conv_common(const sm__nn_window *w, sm_kctx *ctx, int depthwis
   return NULL;
 }
 
-sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) { return conv_common(state, ctx, 0); }
-sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) { return conv_common(state, ctx, 1); }
+sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) { return conv_common(state, NULL, ctx, 0); }
+sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) { return conv_common(state, NULL, ctx, 1); }
+sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx) {
+  const fused_conv_state *s = state;
+  return conv_common(&s->w, &s->f, ctx, 0);
+}
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */
 void sm_nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int same,
@@ -637,7 +682,7 @@ sm_status *sm_nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int6
   if (MC == 0) return NULL;
   if (K == 0) { /* empty windows: the product is zero */
     memset(y, 0, (size_t)MC * sizeof *y);
-    sm__nn_bias_act_f32(y, y, M, cout, bias, act);
+    sm__nn_bias_act_f32(y, y, M, cout, bias, act, 0.0f);
     return NULL;
   }
   j.in = (const char *)x;

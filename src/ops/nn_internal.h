@@ -1,7 +1,8 @@
-/* nn_internal.h - what the nn kernel files (nn.c, nn_matmul.c, nn_conv.c, nn_pool.c, nn_norm.c)
- * share: attr parsing for windows (strides, dilations, padding, data_format), TF's windowed output
- * size rule (ops.md §3.8), NCHW<->NHWC transposes, BLAS set-up, and the kernel entry points that
- * nn.c lists in sm_kernels_nn. Nothing here is visible outside src/ops/nn*.c. */
+/* nn_internal.h - what the nn kernel files (nn.c, nn_matmul.c, nn_conv.c, nn_pool.c, nn_norm.c,
+ * nn_fuse.c) share: attr parsing for windows (strides, dilations, padding, data_format), TF's
+ * windowed output size rule (ops.md §3.8), NCHW<->NHWC transposes, BLAS set-up, the fused-op attrs
+ * of _FusedConv2D / _FusedMatMul, and the kernel entry points that nn.c lists in sm_kernels_nn.
+ * Nothing here is visible outside src/ops/nn*.c. */
 #ifndef SM_OPS_NN_INTERNAL_H
 #define SM_OPS_NN_INTERNAL_H
 #include <stdint.h>
@@ -29,6 +30,29 @@ typedef struct sm__nn_window {
   int64_t pad[4];              /* EXPLICIT: top, bottom, left, right */
 } sm__nn_window;
 
+/* A MaxPool fused into the float NHWC _FusedConv2D before it: the convolution then writes only
+ * the pooled output, computing a window's worth of rows at a time into a small scratch. Only for
+ * windows that do not overlap vertically (sh >= kh), so no conv row is computed twice. padding is
+ * SM_NN_VALID / SM_NN_SAME. */
+typedef struct sm__nn_pool_fuse {
+  int64_t kh, kw, sh, sw;
+  int padding;
+} sm__nn_pool_fuse;
+
+/* What a _FusedConv2D / _FusedMatMul node fuses after its product, read from its attrs at prepare
+ * (nn_fuse.c): always a bias (input 2), then `act` (SM_NN_ACT_*, alpha for LeakyRelu), then for a
+ * convolution maybe a MaxPool. */
+typedef struct sm__nn_fused {
+  int act;
+  float alpha;
+  int has_pool;
+  sm__nn_pool_fuse pool;
+} sm__nn_fused;
+
+/* Reads and checks n's fused_ops, num_args, T, the bias's dtype (and for a convolution
+ * num_host_args and the pool attrs); fails SM_UNIMPLEMENTED naming a fused_ops list it cannot run. */
+sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f);
+
 /* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
  * "Computed output size would be negative" message. */
 sm_status *sm__nn_out_size(int64_t in, int64_t k, int64_t dilation, int64_t stride, int padding,
@@ -52,8 +76,9 @@ void sm__nn_nhwc_to_nchw(const void *src, void *dst, const int64_t *dims, size_t
 void sm__nn_blas_init(void);
 
 /* out[r, c] = act(in[r, c] + bias[c]) over rows x C, float; bias may be NULL, act an SM_NN_ACT_*
- * (nn_raw.h); in == out is allowed. nn_norm.c. */
-void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act);
+ * (nn_raw.h), alpha LeakyRelu's; in == out is allowed. nn_norm.c. */
+void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
+                         float alpha);
 
 /* The kernels (op names in nn.c's table). */
 sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state);
@@ -64,8 +89,12 @@ sm_status *sm__nn_einsum_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_einsum(const void *state, sm_kctx *ctx);
 void sm__nn_einsum_release(void *state);
 
+sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state);
+
 sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx);
+sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx);
 sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx);
 

@@ -1,5 +1,7 @@
 /* nn_matmul.c - MatMul and BatchMatMul/V2/V3 (ops.md §3.7): float through cblas_sgemm, double
- * through dgemm, int32/int64 by plain loops with wrap-around. One driver serves both ops: the
+ * through dgemm, int32/int64 by plain loops with wrap-around; _FusedMatMul (float: MatMul with a
+ * bias and an activation applied to each finished block, per its fused attrs, nn_fuse.c). One
+ * driver serves all: the
  * work is cut into (batch, row block) units sized to ~64K multiply-adds and spread over the
  * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c).
  * Never writes its inputs. */
@@ -11,7 +13,9 @@
 #include "ops/nn_internal.h"
 
 typedef struct mm_state {
-  int ta, tb; /* transpose_a/b or adj_x/y */
+  int ta, tb;       /* transpose_a/b or adj_x/y */
+  int fused;        /* _FusedMatMul: the bias is input 2, then f.act */
+  sm__nn_fused f;
 } mm_state;
 
 typedef struct mm_job {
@@ -23,6 +27,7 @@ typedef struct mm_job {
   int64_t rows, upb;          /* rows per unit, units per batch */
   const float *bias;          /* float only: fused epilogue (nn_raw.h) over each finished block */
   int act, accumulate;        /* accumulate: C += product (float only; no epilogue then) */
+  float alpha;                /* LeakyRelu's */
 } mm_job;
 
 #define MM_INT_LOOP(T, UT)                                                                         \
@@ -67,12 +72,12 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
             cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, 1.0f, B, (int)K, a, inca, 1.0f, c, 1);
           else
             cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, 1.0f, B, (int)N, a, inca, 1.0f, c, 1);
-          if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, N, j->bias, j->act);
+          if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, N, j->bias, j->act, j->alpha);
           break;
         }
         cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)N, (int)K, 1.0f, (const float *)j->A + ao + a_row, lda,
                     (const float *)j->B + bo, ldb, j->accumulate ? 1.0f : 0.0f, c, (int)N);
-        if (j->bias || j->act) sm__nn_bias_act_f32(c, c, r1 - r0, N, j->bias, j->act);
+        if (j->bias || j->act) sm__nn_bias_act_f32(c, c, r1 - r0, N, j->bias, j->act, j->alpha);
         break;
       }
       case SM_DOUBLE:
@@ -121,13 +126,13 @@ void sm_nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m, 
   if (k <= 0) { /* empty product */
     if (!accumulate) {
       memset(c, 0, (size_t)(m * n) * sizeof *c);
-      sm__nn_bias_act_f32(c, c, m, n, bias, act);
+      sm__nn_bias_act_f32(c, c, m, n, bias, act, 0.0f);
     }
     return;
   }
   sm__nn_blas_init();
   mm_job j = {SM_FLOAT, trans_a != 0, trans_b != 0, m, n, k, (const char *)a, (const char *)b, (char *)c,
-              NULL, NULL, 0, 0, bias, act, accumulate != 0};
+              NULL, NULL, 0, 0, bias, act, accumulate != 0, 0.0f};
   mm_dispatch(pool, &j, 1);
 }
 
@@ -157,10 +162,23 @@ static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, con
 }
 
 sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state) { return mm_prepare(n, state, "transpose_a", "transpose_b"); }
+
+sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
+  mm_state *s = NULL;
+  sm__nn_fused f;
+  sm_status *st = sm__nn_fused_prepare(n, 0, &f);
+  if (!st) st = mm_prepare(n, (void **)&s, "transpose_a", "transpose_b");
+  if (st) return st;
+  s->fused = 1;
+  s->f = f;
+  sm__nn_blas_init();
+  *state = s;
+  return NULL;
+}
 sm_status *sm__nn_batch_matmul_prepare(const sm_node *n, void **state) { return mm_prepare(n, state, "adj_x", "adj_y"); }
 
-static sm_status *check_inputs(sm_kctx *ctx, const sm_tensor **a, const sm_tensor **b) {
-  if (sm_kctx_num_inputs(ctx) != 2) return sm_status_new(SM_INVALID_ARGUMENT, "expected 2 inputs");
+static sm_status *check_inputs(sm_kctx *ctx, int nin, const sm_tensor **a, const sm_tensor **b) {
+  if (sm_kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
   *a = sm_kctx_input(ctx, 0);
   *b = sm_kctx_input(ctx, 1);
   int dt = sm_tensor_dtype(*a);
@@ -174,7 +192,7 @@ static sm_status *check_inputs(sm_kctx *ctx, const sm_tensor **a, const sm_tenso
 sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   const mm_state *s = state;
   const sm_tensor *a, *b;
-  sm_status *st = check_inputs(ctx, &a, &b);
+  sm_status *st = check_inputs(ctx, s->fused ? 3 : 2, &a, &b);
   if (st) return st;
   char sa[64], sb[64];
   for (int i = 0; i < 2; i++) {
@@ -192,9 +210,9 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   int64_t od[2] = {M, N};
   int dt = sm_tensor_dtype(a);
-  /* a BiasAdd (+ Relu) fused in at plan time (float only) */
-  const sm_tensor *fb = sm_kctx_fused_bias(ctx);
-  int act = sm_kctx_fused_act(ctx);
+  /* _FusedMatMul (float: its prepare checked): the bias and the activation */
+  const sm_tensor *fb = s->fused ? sm_kctx_input(ctx, 2) : NULL;
+  int act = s->fused ? s->f.act : SM_NN_ACT_NONE;
   if (fb) {
     if (dt != SM_FLOAT || sm_tensor_dtype(fb) != SM_FLOAT)
       return sm_status_new(SM_INVALID_ARGUMENT, "fused bias: value %s and bias %s", sm_dtype_name(dt),
@@ -211,9 +229,9 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   int blas = (dt == SM_FLOAT || dt == SM_DOUBLE) && K > 0;
   if ((st = (blas ? sm_kctx_alloc_output_uninit : sm_kctx_alloc_output)(ctx, 0, dt, 2, od, &out))) return st;
   mm_job j = {dt, s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
-              NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0};
+              NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0, s->fused ? s->f.alpha : 0.0f};
   if (K == 0 && (j.bias || j.act) && M > 0 && N > 0) {
-    sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, N, j.bias, j.act);
+    sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, N, j.bias, j.act, j.alpha);
     return NULL;
   }
   return mm_run(ctx, &j, 1);
@@ -222,7 +240,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
 sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   const mm_state *s = state;
   const sm_tensor *x, *y;
-  sm_status *st = check_inputs(ctx, &x, &y);
+  sm_status *st = check_inputs(ctx, 2, &x, &y);
   if (st) return st;
   char sx[256], sy[256];
   int rx = sm_tensor_rank(x), ry = sm_tensor_rank(y);
@@ -284,7 +302,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
     }
   }
   mm_job j = {sm_tensor_dtype(x), s->ta, s->tb, M, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
-              off, off ? off + nb : NULL, 0, 0, NULL, 0, 0};
+              off, off ? off + nb : NULL, 0, 0, NULL, 0, 0, 0.0f};
   st = mm_run(ctx, &j, nb);
   sm_kctx_scratch_free(ctx, off);
   return st;

@@ -70,13 +70,35 @@ typedef struct bias_job {
       }                                                                                             \
   } while (0)
 
+/* The activations past Relu6 that a fused epilogue may apply, each with the formula its own kernel
+ * uses (math_unary.c), so that fused and unfused agree to the bit. */
+static float act_f32(float v, int act, float alpha) {
+  switch (act) {
+    case SM_NN_ACT_ELU: return v < 0 ? expf(v) - 1 : v;
+    case SM_NN_ACT_LEAKY_RELU: return v > 0 ? v : v * alpha;
+    case SM_NN_ACT_SIGMOID: {
+      if (v >= 0) return 1.0f / (1.0f + expf(-v));
+      float e = expf(v);
+      return e / (1.0f + e);
+    }
+    case SM_NN_ACT_TANH: return tanhf(v);
+  }
+  return v;
+}
+
 /* The one float bias(+activation) loop: BiasAdd's NHWC float path and the epilogue of the fused
  * conv/matmul (nn_raw.h) both run it. Separate loops per case so each one vectorises. */
-void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act) {
+void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
+                         float alpha) {
   for (int64_t r = 0; r < rows; r++) {
     const float *p = in + r * C;
     float *o = out + r * C;
-    if (bias && act == SM_NN_ACT_RELU) {
+    if (act > SM_NN_ACT_RELU6) { /* transcendental: one call per element whatever the loop */
+      if (bias)
+        for (int64_t c = 0; c < C; c++) o[c] = act_f32(p[c] + bias[c], act, alpha);
+      else
+        for (int64_t c = 0; c < C; c++) o[c] = act_f32(p[c], act, alpha);
+    } else if (bias && act == SM_NN_ACT_RELU) {
       for (int64_t c = 0; c < C; c++) {
         float v = p[c] + bias[c];
         o[c] = v < 0 ? 0 : v; /* keeps NaN, as Relu does */
@@ -104,7 +126,7 @@ static void bias_rows(void *ctx, int64_t begin, int64_t end) {
     case SM_FLOAT:
       if (j->inner == 1)
         sm__nn_bias_act_f32((const float *)j->in + begin * j->C, (float *)j->out + begin * j->C, end - begin, j->C,
-                            (const float *)j->bias, SM_NN_ACT_NONE);
+                            (const float *)j->bias, SM_NN_ACT_NONE, 0.0f);
       else
         BIAS(float);
       break;

@@ -247,19 +247,6 @@ sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
 }
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */
-int sm_nn_maxpool_fusable(const void *maxpool_state, sm_nn_pool_fuse *f) {
-  const pool_state *s = maxpool_state;
-  if (!s || !s->is_max || s->v2 || s->w.nchw || (s->w.padding != SM_NN_VALID && s->w.padding != SM_NN_SAME) ||
-      s->w.ksize[0] < 1 || s->w.ksize[1] < 1 || s->w.stride[0] < s->w.ksize[0] || s->w.stride[1] < 1)
-    return 0;
-  f->kh = s->w.ksize[0];
-  f->kw = s->w.ksize[1];
-  f->sh = s->w.stride[0];
-  f->sw = s->w.stride[1];
-  f->padding = s->w.padding;
-  return 1;
-}
-
 sm_status *sm_nn_maxpool_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
                              int64_t ph, int64_t pw, int64_t sh, int64_t sw, int same, float *y, int64_t *argmax) {
   if (n < 0 || h < 0 || w < 0 || c < 0 || ph < 1 || pw < 1)

@@ -12,28 +12,24 @@
 
 #include "runtime/kernel.h"
 
-/* What may follow a product in the same pass over the output (a fused epilogue). */
-enum { SM_NN_ACT_NONE = 0, SM_NN_ACT_RELU = 1, SM_NN_ACT_RELU6 = 2 /* min(max(x, 0), 6) */ };
+/* What may follow a product in the same pass over the output (a fused epilogue). The raw
+ * functions below take NONE, RELU and RELU6 (what the trainer's layers use); the others are for
+ * the _FusedConv2D / _FusedMatMul kernels, which read them from fused_ops (LEAKY_RELU's alpha comes
+ * from the node). Each computes what the op of that name computes on its own, to the bit. */
+enum {
+  SM_NN_ACT_NONE = 0,
+  SM_NN_ACT_RELU = 1,
+  SM_NN_ACT_RELU6 = 2, /* min(max(x, 0), 6) */
+  SM_NN_ACT_ELU = 3,
+  SM_NN_ACT_LEAKY_RELU = 4,
+  SM_NN_ACT_SIGMOID = 5,
+  SM_NN_ACT_TANH = 6,
+};
 
 /* Below this many multiply-adds a product (conv, matmul) runs on the caller's thread: handing
  * work to a pool worker (a futex wake, another core's cold cache, and on a shared VM a worker that
  * may not be scheduled soon) costs tens of microseconds, about what ~1M multiply-adds take. */
 #define SM_NN_PAR_MIN_MACS 1048576.0
-
-/* A MaxPool fused into the float NHWC Conv2D (+ BiasAdd + Relu) before it, at plan time: the
- * convolution then writes only the pooled output, computing a window's worth of rows at a time
- * into a small scratch. Only for windows that do not overlap vertically (sh >= kh), so no conv
- * row is computed twice. padding is nn_internal.h's SM_NN_VALID / SM_NN_SAME. */
-typedef struct sm_nn_pool_fuse {
-  int64_t kh, kw, sh, sw;
-  int padding;
-} sm_nn_pool_fuse;
-
-/* 1 and *f filled when the prepared state of a "MaxPool" kernel (nn_pool.c) describes a pool
- * that sm_nn_pool_fuse can express (NHWC, attrs fixed at prepare, sh >= kh); else 0. */
-int sm_nn_maxpool_fusable(const void *maxpool_state, sm_nn_pool_fuse *f);
-/* The MaxPool fused into the running Conv2D step, or NULL (session.c). */
-const sm_nn_pool_fuse *sm_kctx_fused_pool(const sm_kctx *c);
 
 /* 2-D convolution, NHWC input x [n,h,w,c], HWIO filter [kh,kw,c,cout], strides sh/sw, no
  * dilation, padding SAME (same=1) or VALID (same=0) with TensorFlow's rule for where SAME puts the

@@ -14,7 +14,6 @@
 
 #include "base/alloc.h"
 #include "base/tensor_internal.h"
-#include "ops/nn_raw.h"
 #include "runtime/plan.h"
 
 struct sm_kctx {
@@ -25,7 +24,6 @@ struct sm_kctx {
   const sm_node *node;
   const sm_tensor **in;
   sm_tensor **out;
-  const sm_tensor *fused_bias;
   void **scratch; /* blocks sm_kctx_scratch handed out during this compute, released after it */
   int nscratch, scratch_cap;
 };
@@ -157,13 +155,6 @@ sm_resources *sm_kctx_resources(sm_kctx *c) { return c->env->res; }
 sm_threadpool *sm_kctx_pool(sm_kctx *c) { return c->env->pool; }
 const char *sm_kctx_export_dir(const sm_kctx *c) { return c->env->export_dir ? c->env->export_dir : ""; }
 
-/* ---- plan-time fusion's accessors (plan_fuse.c; they go with it) ----------------------------- */
-const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c) { return c->fused_bias; }
-int sm_kctx_fused_act(const sm_kctx *c) { return c->st->fused_act; }
-const sm_nn_pool_fuse *sm_kctx_fused_pool(const sm_kctx *c) {
-  return c->st->has_fused_pool ? &c->st->fused_pool : NULL;
-}
-
 /* ---- running --------------------------------------------------------------------------------- */
 /* The value of a ref-variable handle tensor (a DT_RESOURCE scalar holding an sm_variable *). */
 static sm_status *read_ref(const sm_tensor *h, sm_tensor **out) {
@@ -233,7 +224,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
       tmp[j] = NULL;
       if (!t) {
         sm_edge e = sm_node_input(nd, j);
-        const sm_node *src = sm_cgraph_node(p->g, e.node);
+        const sm_node *src = sm_rewrite_node(p->rw, sm_rewrite_edge(p->rw, e).node);
         st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d ('%s:%d') has no value", sm_node_name(nd),
                            sm_node_op(nd), j, src ? sm_node_name(src) : "?", e.index);
         for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
@@ -250,8 +241,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
         in[j] = t;
       }
     }
-    sm_kctx c = {env, ro, depth, sp, nd, in, vals + sp->out_base,
-                 sp->fused_bias_slot >= 0 ? vals[sp->fused_bias_slot] : NULL, NULL, 0, 0};
+    sm_kctx c = {env, ro, depth, sp, nd, in, vals + sp->out_base, NULL, 0, 0};
     st = sp->k->compute(sp->state, &c);
     kctx_scratch_release(&c);
     for (int j = 0; j < sp->nin; j++) {

@@ -8,7 +8,9 @@
  * reads a bundle), and keep no global state.
  *
  * Families register a table each (src/ops/<family>.c defines `const sm_kernel sm_kernels_<family>[]`,
- * ended by an entry with op == NULL); src/runtime/registry.c lists the families.
+ * ended by an entry with op == NULL); src/runtime/registry.c lists the families. Fusion is not the
+ * executor's business: a family's graph rewrite rules (rewrite.h) replace a chain such as Conv2D +
+ * BiasAdd + Relu with one node (_FusedConv2D) whose kernel reads what it fuses from attrs in prepare.
  *
  * Values: inputs are borrowed (const: never write them). Outputs are new tensors the kernel makes
  * with sm_kctx_alloc_output, or existing ones it passes on with sm_kctx_forward / sm_kctx_set_output
@@ -83,12 +85,6 @@ sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, c
  * returned for the kernel to overwrite in place (elementwise: out[i] may depend only on in[i]);
  * otherwise NULL, and the kernel allocates. */
 sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims);
-/* Plan-time fusion (plan_fuse.c): a float Conv2D (NHWC) or MatMul whose only reader is a BiasAdd,
- * and maybe then a Relu/Relu6 that is the BiasAdd's only reader, computes the whole chain: the
- * bias (NULL when not fused; unchecked: the kernel checks it as BiasAdd would) and the activation
- * (an SM_NN_ACT_* of ops/nn_raw.h) to apply; the fused-away steps pass the value on unchanged. */
-const sm_tensor *sm_kctx_fused_bias(const sm_kctx *c);
-int sm_kctx_fused_act(const sm_kctx *c);
 /* Scratch memory for this compute call, from the one allocator (src/base/alloc.h) that tensors'
  * buffers come from too: valid until compute returns, when the executor releases whatever the
  * kernel did not give back with sm_kctx_scratch_free. NULL when it cannot be had, with *st set to

@@ -2,10 +2,12 @@
  * targets; compiling a function of the library into a sub-plan from a kernel's prepare
  * (sm_prepare_function_plan); freeing plans.
  *
- * Building: prune the graph, give every value a slot (feeds first, in the caller's order, then each
- * node's outputs in step order), find each node's kernel (every missing one reported at once,
- * grouped by op), resolve each input to a slot, fuse (plan_fuse.c), prepare every kernel, and
- * record after which step each slot has no more readers so a run frees it as soon as it can.
+ * Building: prune the graph, rewrite the pruned order with the op families' rules (rewrite.h:
+ * fusion replaces a Conv2D + BiasAdd + Relu chain by one _FusedConv2D node, ...), give every value
+ * a slot (feeds first, in the caller's order, then each node's outputs in step order), find each
+ * node's kernel (every missing one reported at once, grouped by op), resolve each input to a slot,
+ * prepare every kernel, and record after which step each slot has no more readers so a run frees
+ * it as soon as it can.
  *
  * Prepare runs inside the build, and a kernel's prepare may compile a function of the model's
  * library into a plan of its own: the build context (graph, the chain of functions being compiled,
@@ -92,6 +94,7 @@ void sm_plan_free(sm_plan *p) {
   free(p->fetch_slot);
   free(p->slot_ref);
   free(p->slot_dtype);
+  sm_rewrite_free(p->rw);     /* after the states: they may borrow its nodes' attrs */
   sm_cgraph_free(p->owned_g); /* after the states: a kernel's state may point into the graph */
   free(p);
 }
@@ -116,6 +119,7 @@ static const sm_kernel arg_kernel = {"_Arg", NULL, arg_compute, NULL, 0};
 int sm__plan_slot_of(const sm_plan *p, const int *node_base, sm_edge e) {
   for (int i = 0; i < p->nfeeds; i++)
     if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
+  e = sm_rewrite_edge(p->rw, e); /* where the value is made now (a rule may have fused its maker) */
   if (e.node < 0 || node_base[e.node] < 0) return -1;
   return node_base[e.node] + e.index;
 }
@@ -204,10 +208,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   p->feed_slot = calloc((size_t)nfeeds + 1, sizeof *p->feed_slot);
   p->fetch_edges = malloc(((size_t)nfetches + 1) * sizeof *p->fetch_edges);
   p->fetch_slot = calloc((size_t)nfetches + 1, sizeof *p->fetch_slot);
-  /* Per node of the graph, its first output slot (-1: not run). Indexed by node index; a rewrite
-   * adding nodes of its own would grow it past sm_cgraph_num_nodes. */
-  node_base = malloc(((size_t)nn + 1) * sizeof *node_base);
-  if (!p->feed_edges || !p->feed_slot || !p->fetch_edges || !p->fetch_slot || !node_base) {
+  if (!p->feed_edges || !p->feed_slot || !p->fetch_edges || !p->fetch_slot) {
     st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
     goto fail;
   }
@@ -227,13 +228,24 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   if ((st = sm_cgraph_prune(g, p->feed_edges, nfeeds, p->fetch_edges, nfetches, spec->targets, ntargets, &order,
                             &norder)))
     goto fail;
+  /* graph rewrites (fusion, by the op families' rules): from here the plan runs the rewritten
+   * order, whose ids from nn up are the rules' new nodes (sm_rewrite_node), and reads every edge
+   * through it (sm__plan_slot_of) */
+  if ((st = sm_rewrite_run(g, order, norder, p->feed_edges, nfeeds, p->fetch_edges, nfetches, &p->rw))) goto fail;
+  const int *ord = sm_rewrite_order(p->rw, &norder);
+  nn = sm_rewrite_num_ids(p->rw);
+  /* Per node id, its first output slot (-1: not run). */
+  if (!(node_base = malloc(((size_t)nn + 1) * sizeof *node_base))) {
+    st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    goto fail;
+  }
 
   /* slots: feeds first, then each node's outputs */
   for (int i = 0; i < nn; i++) node_base[i] = -1;
   int nslots = nfeeds, max_in = 0;
   for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
-    node_base[order[i]] = nslots;
+    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
+    node_base[ord[i]] = nslots;
     nslots += sm_node_num_outputs(nd);
     if (sm_node_num_inputs(nd) > max_in) max_in = sm_node_num_inputs(nd);
   }
@@ -249,15 +261,15 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   }
   for (int i = 0; i < nslots; i++) last_use[i] = -1;
   for (int i = 0; i < nfeeds; i++) {
-    const sm_node *nd = sm_cgraph_node(g, p->feed_edges[i].node);
+    const sm_node *nd = sm_rewrite_node(p->rw, p->feed_edges[i].node);
     p->slot_dtype[i] = sm_dtype_base(sm_node_output_dtype(nd, p->feed_edges[i].index));
   }
   for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
+    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
     for (int k = 0; k < sm_node_num_outputs(nd); k++) {
       int dt = sm_node_output_dtype(nd, k);
-      p->slot_dtype[node_base[order[i]] + k] = dt;
-      p->slot_ref[node_base[order[i]] + k] = dt >= SM_DTYPE_REF_OFFSET;
+      p->slot_dtype[node_base[ord[i]] + k] = dt;
+      p->slot_ref[node_base[ord[i]] + k] = dt >= SM_DTYPE_REF_OFFSET;
     }
   }
 
@@ -265,17 +277,17 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   int nmissing = 0;
   for (int i = 0; i < norder; i++) {
     sm_step *sp = &p->steps[i];
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
+    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
     const char *op = sm_node_op(nd);
     sp->node = nd;
     sp->backend = SM_BACKEND_CPU;
     sp->nin = sm_node_num_inputs(nd);
     sp->nout = sm_node_num_outputs(nd);
-    sp->out_base = node_base[order[i]];
+    sp->out_base = node_base[ord[i]];
     p->nsteps = i + 1;
     if (is_arg(op)) {
       int fed = 1;
-      for (int k = 0; k < sp->nout && fed; k++) fed = is_fed(p, (sm_edge){order[i], k});
+      for (int k = 0; k < sp->nout && fed; k++) fed = is_fed(p, (sm_edge){ord[i], k});
       sp->k = fed ? &arg_kernel : NULL;
     } else if (!is_placeholder(op)) {
       const sm_kernel *k;
@@ -309,7 +321,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     goto fail;
   }
 
-  /* each input's last-reader flag (before fusion, which may move steps and carries them along) */
+  /* each input's last-reader flag */
   {
     int *nreaders = calloc((size_t)nslots + 1, sizeof *nreaders);
     unsigned char *fetched = calloc((size_t)nslots + 1, 1);
@@ -323,7 +335,6 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
         if (p->steps[i].in_slot) nreaders[p->steps[i].in_slot[j]]++;
     for (int i = 0; i < norder && !st; i++) {
       sm_step *sp = &p->steps[i];
-      sp->fused_bias_slot = -1;
       if (sp->nin > 0 && sp->in_slot) {
         if (!(sp->in_last = calloc((size_t)sp->nin, 1))) {
           st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
@@ -338,13 +349,12 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     free(fetched);
     if (st) goto fail;
   }
-  if ((st = sm__plan_fuse(p, norder, node_base))) goto fail;
-  for (int i = 0; i < norder; i++) /* after fusion: it may reorder steps */
+  for (int i = 0; i < norder; i++)
     for (int j = 0; j < p->steps[i].nin; j++)
       if (p->steps[i].in_slot) last_use[p->steps[i].in_slot[j]] = i;
   for (int i = 0; i < norder; i++) {
     sm_step *sp = &p->steps[i];
-    if (!sp->k || !sp->k->prepare || sp->pass_through) continue;
+    if (!sp->k || !sp->k->prepare) continue;
     const build_ctx *saved = tls_build;
     tls_build = self;
     st = sp->k->prepare(sp->node, &sp->state);

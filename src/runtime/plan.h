@@ -1,5 +1,5 @@
-/* plan.h - the immutable compiled plan (internal to src/runtime: plan.c builds it, plan_fuse.c
- * rewrites it once while it is built, executor.c runs it).
+/* plan.h - the immutable compiled plan (internal to src/runtime: plan.c builds it, rewrite.c
+ * rewrites its node order once while it is built, executor.c runs it).
  *
  * A plan is built from an sm_cgraph and feeds, fetches and targets already resolved (sm_edge, node
  * indices), in the order the caller gives them: no names, no sorting inside. It holds, per step of
@@ -10,8 +10,8 @@
 #ifndef SM_RUNTIME_PLAN_H
 #define SM_RUNTIME_PLAN_H
 
-#include "ops/nn_raw.h"
 #include "runtime/kernel.h"
+#include "runtime/rewrite.h"
 
 /* How deep sub-plans may nest (a function compiled by a kernel's prepare whose body has a kernel
  * that compiles another, ...), at build and at run time. */
@@ -33,19 +33,12 @@ typedef struct sm_step {
   int nout, out_base;
   int nrelease;
   int *release; /* slots freed after this step */
-  /* ---- plan-time fusion (plan_fuse.c; goes when a graph rewrite emits fused nodes) ----------
-   * A float Conv2D/MatMul whose only reader is a BiasAdd (then maybe a Relu or Relu6, its only
-   * reader) computes all of it; those later steps just pass the value on. */
-  int fused_bias_slot; /* -1: none */
-  int fused_act;       /* SM_NN_ACT_* */
-  int pass_through;    /* output 0 = input 0 (a fused-away BiasAdd/Relu/MaxPool) */
-  /* a float NHWC Conv2D + BiasAdd (+ Relu) whose only reader is a MaxPool also pools */
-  int has_fused_pool;
-  sm_nn_pool_fuse fused_pool;
 } sm_step;
 
 struct sm_plan {
   const sm_cgraph *g; /* the graph the plan was built from (for messages) */
+  sm_rewrite *rw;     /* the rewritten order (rewrite.h): its synthetic nodes (ids from
+                       * sm_cgraph_num_nodes(g) up, e.g. _FusedConv2D) are the steps' nodes too */
   sm_cgraph *owned_g; /* a function's plan owns its graph (sm_prepare_function_plan) */
   const char *fname;  /* that function's name, NULL otherwise */
   int nsteps;
@@ -82,13 +75,9 @@ typedef struct sm_plan_spec {
  * the caller (sm_plan_free, kernel.h); g must outlive it. */
 sm_status *sm_plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out);
 
-/* ---- for plan_fuse.c ------------------------------------------------------------------------- */
-/* The slot a consumer reads for edge e: the feed if it is fed, else the producer's output (its
- * node's first output slot, node_base, indexed by node index; -1 when the plan does not run it). */
+/* The slot a consumer reads for edge e: the feed if it is fed, else the output of the node that
+ * makes the value now (sm_rewrite_edge; its first output slot node_base[id], -1 when the plan does
+ * not run it). */
 int sm__plan_slot_of(const sm_plan *p, const int *node_base, sm_edge e);
-/* Conv2D/MatMul + BiasAdd (+ Relu/Relu6) (+ MaxPool) fusion over the first norder steps, before
- * kernels are prepared and release points computed (it may move a product down to just before
- * its BiasAdd). */
-sm_status *sm__plan_fuse(sm_plan *p, int norder, const int *node_base);
 
 #endif

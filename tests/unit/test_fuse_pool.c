@@ -1,8 +1,9 @@
-/* test_fuse_pool.c - the plan-time Conv2D + BiasAdd (+ Relu) + MaxPool fusion (session.c,
- * nn_conv.c): the fused step writes only the pooled output, and it must equal what the unfused
- * steps compute. The same graph is run twice: fetching the pool alone (fused) and fetching the
- * Relu too (a fetched value is never fused away), and the pooled output is also checked against
- * a naive max over the Relu output here. Geometries cover the direct path (Cout >= 16, with and
+/* test_fuse_pool.c - the Conv2D + BiasAdd (+ Relu) + MaxPool fusion: the nn rule (nn_fuse.c) that
+ * the plan's graph rewrite (runtime/rewrite.c) runs emits one _FusedConv2D node with "MaxPool" in
+ * its fused_ops, whose kernel (nn_conv.c) writes only the pooled output; it must equal what the
+ * unfused nodes compute. The same graph is run twice: fetching the pool alone (all fused) and
+ * fetching the Relu too (a fetched value is never fused away: the pool then runs on its own), and
+ * the pooled output is also checked against a naive max over the Relu output here. Geometries cover the direct path (Cout >= 16, with and
  * without a channel tail), the im2col fallback (Cout < 16), VALID and SAME pools, strides above
  * the window, overlapping windows (not fused, still right), batch 1 and several images, NaN
  * inputs, the thread pool on and off, and a pool that cannot fit (error, no crash). */

@@ -1,0 +1,235 @@
+/* nn_fuse.c - what the nn family fuses: its graph rewrite rules (sm_rewrites_nn, which the plan's
+ * rewrite pass runs, src/runtime/rewrite.h) and the reading of the fused nodes' attrs that the
+ * _FusedConv2D / _FusedMatMul kernels' prepare share (nn_conv.c, nn_matmul.c).
+ *
+ * The rules, TensorFlow's grappler remapper's contraction fusions:
+ *   - a float Conv2D (NHWC) or MatMul whose only reader is a BiasAdd (NHWC) / BiasAddV1 becomes one
+ *     _FusedConv2D / _FusedMatMul node with fused_ops ["BiasAdd"], num_args 1, args [bias];
+ *   - then a Relu or Relu6 that is the BiasAdd's only reader joins (fused_ops [..., "Relu"]);
+ *   - then, for a convolution, a MaxPool (float, NHWC, VALID or SAME, windows that do not overlap
+ *     vertically: stride >= window height) that is the only reader of the last value joins too, and
+ *     the convolution writes only the pooled output. TensorFlow's _FusedConv2D has no pooling: this
+ *     is this library's extension, spelt fused_ops [..., "MaxPool"] with the pool in attrs
+ *     _sm_pool_ksize, _sm_pool_strides, _sm_pool_padding (MaxPool's ksize, strides, padding; a
+ *     leading underscore is TF's mark of an attr outside the OpDef). TensorFlow would refuse such a
+ *     node; only this rule makes one.
+ * The fused node is named after the Conv2D / MatMul (errors then name the node they named before)
+ * and carries its attrs (T, strides, padding, explicit_paddings, data_format, dilations,
+ * use_cudnn_on_gpu / transpose_a, transpose_b) as TF's remapper copies them; TArgs = [T]. When the
+ * rewrite driver refuses the whole chain (a control edge, a ref read that would move past an
+ * assignment), the longest prefix it allows is fused. Results are those of the unfused nodes to
+ * the bit: the kernels run the same loops, with the bias and activation applied as each block of
+ * the product is finished.
+ *
+ * A graph may also carry _FusedConv2D / _FusedMatMul nodes itself (TF's grappler writes them):
+ * their fused_ops may be "BiasAdd" then at most one of Relu, Relu6, Elu, LeakyRelu (with
+ * leakyrelu_alpha), Sigmoid, Tanh; anything else fails at load, naming the list. */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/synth.h"
+#include "ops/nn_internal.h"
+#include "runtime/rewrite.h"
+
+static const struct {
+  const char *name;
+  int act;
+} acts[] = {{"Relu", SM_NN_ACT_RELU},        {"Relu6", SM_NN_ACT_RELU6},     {"Elu", SM_NN_ACT_ELU},
+            {"LeakyRelu", SM_NN_ACT_LEAKY_RELU}, {"Sigmoid", SM_NN_ACT_SIGMOID}, {"Tanh", SM_NN_ACT_TANH}};
+
+static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
+static int op_is(const sm_node *n, const char *op) { return !strcmp(sm_node_op(n), op); }
+
+/* ---- the fused nodes' attrs (prepare) ------------------------------------------------------ */
+/* Four entries [1, h, w, 1] of a pool attr into hw. */
+static sm_status *pool_four(const sm_node *n, const char *attr, int64_t hw[2]) {
+  const int64_t *v;
+  size_t cnt;
+  sm_status *st = sm_node_attr_ints(n, attr, &v, &cnt);
+  if (st) return st;
+  if (cnt != 4 || v[0] != 1 || v[3] != 1 || v[1] < 1 || v[2] < 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "attr '%s' must be [1, h, w, 1] with h, w >= 1", attr);
+  hw[0] = v[1];
+  hw[1] = v[2];
+  return NULL;
+}
+
+static sm_status *pool_prepare(const sm_node *n, sm__nn_pool_fuse *p) {
+  int64_t k[2] = {0, 0}, s[2] = {0, 0};
+  const char *pad;
+  size_t len;
+  sm_status *st = pool_four(n, "_sm_pool_ksize", k);
+  if (!st) st = pool_four(n, "_sm_pool_strides", s);
+  if (!st) st = sm_node_attr_string(n, "_sm_pool_padding", &pad, &len);
+  if (st) return st;
+  if (str_is(pad, len, "VALID"))
+    p->padding = SM_NN_VALID;
+  else if (str_is(pad, len, "SAME"))
+    p->padding = SM_NN_SAME;
+  else
+    return sm_status_new(SM_UNIMPLEMENTED, "fused MaxPool padding '%.*s' is not supported (VALID, SAME)",
+                         (int)(len > 32 ? 32 : len), pad);
+  if (s[0] < k[0])
+    return sm_status_new(SM_UNIMPLEMENTED, "fused MaxPool windows overlap vertically (stride %lld < window %lld)",
+                         (long long)s[0], (long long)k[0]);
+  p->kh = k[0], p->kw = k[1], p->sh = s[0], p->sw = s[1];
+  return NULL;
+}
+
+sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f) {
+  memset(f, 0, sizeof *f);
+  int dt;
+  sm_status *st = sm_node_attr_type(n, "T", &dt);
+  if (st) return st;
+  if (dt != SM_FLOAT)
+    return sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float only)",
+                         sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
+  int64_t nargs, nhost = 0;
+  if ((st = sm_node_attr_int(n, "num_args", &nargs))) return st;
+  if (conv && sm_node_attr(n, "num_host_args") && (st = sm_node_attr_int(n, "num_host_args", &nhost))) return st;
+  const ProtobufCBinaryData *ops;
+  size_t nops;
+  if ((st = sm_node_attr_strings(n, "fused_ops", &ops, &nops))) return st;
+  char list[160];
+  size_t at = 0;
+  list[0] = 0;
+  for (size_t i = 0; i < nops && at < sizeof list - 8; i++)
+    at += (size_t)snprintf(list + at, sizeof list - at, "%s%.*s", i ? ", " : "",
+                           (int)(ops[i].len > 32 ? 32 : ops[i].len), (const char *)ops[i].data);
+  int ok = nops >= 1 && str_is((const char *)ops[0].data, ops[0].len, "BiasAdd");
+  size_t k = ok ? 1 : 0;
+  for (size_t a = 0; ok && k < nops && a < sizeof acts / sizeof *acts; a++)
+    if (str_is((const char *)ops[k].data, ops[k].len, acts[a].name)) {
+      f->act = acts[a].act;
+      k++;
+      break;
+    }
+  if (ok && conv && k < nops && str_is((const char *)ops[k].data, ops[k].len, "MaxPool")) f->has_pool = 1, k++;
+  if (!ok || k != nops)
+    return sm_status_new(SM_UNIMPLEMENTED,
+                         "fused_ops [%s] is not supported: this runtime fuses BiasAdd, then at most one of Relu, "
+                         "Relu6, Elu, LeakyRelu, Sigmoid, Tanh%s",
+                         list, conv ? ", then MaxPool" : "");
+  if (nargs != 1 || nhost != 0 || sm_node_num_inputs(n) != 3)
+    return sm_status_new(SM_INVALID_ARGUMENT, "fused_ops [%s] takes one arg (the bias), not num_args=%lld%s", list,
+                         (long long)nargs, nhost ? " and host args" : "");
+  if (sm_node_input_dtype(n, 2) != SM_FLOAT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "the bias (args) is %s, not float",
+                         sm_dtype_name(sm_node_input_dtype(n, 2)) ? sm_dtype_name(sm_node_input_dtype(n, 2)) : "?");
+  if (f->act == SM_NN_ACT_LEAKY_RELU && (st = sm_node_attr_float(n, "leakyrelu_alpha", &f->alpha))) return st;
+  if (f->has_pool && (st = pool_prepare(n, &f->pool))) return st;
+  return NULL;
+}
+
+/* ---- the rules ------------------------------------------------------------------------------ */
+/* data_format absent or NHWC */
+static int nhwc(const sm_node *n) {
+  int nchw = 1;
+  sm_status *st = sm__nn_data_format(n, 0, &nchw);
+  sm_status_free(st);
+  return !st && !nchw;
+}
+
+/* A MaxPool the convolution before it can compute (its attrs; a bad one is left to its own prepare). */
+static int pool_fusable(const sm_rewrite *rw, int q) {
+  const sm_node *n = sm_rewrite_node(rw, q);
+  if (!op_is(n, "MaxPool") || sm_node_num_inputs(n) != 1 || sm_node_num_outputs(n) != 1 ||
+      sm_node_output_dtype(n, 0) != SM_FLOAT || sm_rewrite_reads_ref(rw, q, 0))
+    return 0;
+  sm__nn_window w;
+  sm_status *st = sm__nn_window_prepare(n, 1, 0, 1, &w);
+  sm_status_free(st);
+  return !st && !w.nchw && (w.padding == SM_NN_VALID || w.padding == SM_NN_SAME) && w.stride[0] >= w.ksize[0] &&
+         w.stride[1] >= 1;
+}
+
+#define CONV_RULE "Conv2D+BiasAdd[+Relu|Relu6][+MaxPool] -> _FusedConv2D"
+#define MATMUL_RULE "MatMul+BiasAdd[+Relu|Relu6] -> _FusedMatMul"
+
+/* chain[0] the product, [1] the BiasAdd, then the activation (act != NONE) and the pool (pool). */
+static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int act, int pool) {
+  const sm_node *c = sm_rewrite_node(rw, chain[0]);
+  int conv = op_is(c, "Conv2D");
+  sm_node *f;
+  sm_status *st = sm_synth_new(sm_rewrite_graph(rw), sm_node_name(c), conv ? "_FusedConv2D" : "_FusedMatMul", &f);
+  if (st) return st;
+  st = sm_synth_add_input(f, sm_rewrite_input(rw, chain[0], 0));
+  if (!st) st = sm_synth_add_input(f, sm_rewrite_input(rw, chain[0], 1));
+  if (!st) st = sm_synth_add_input(f, sm_rewrite_input(rw, chain[1], 1));
+  static const char *const conv_attrs[] = {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
+                                           "use_cudnn_on_gpu"};
+  static const char *const mm_attrs[] = {"T", "transpose_a", "transpose_b"};
+  const char *const *copy = conv ? conv_attrs : mm_attrs;
+  size_t ncopy = conv ? sizeof conv_attrs / sizeof *conv_attrs : sizeof mm_attrs / sizeof *mm_attrs;
+  for (size_t i = 0; i < ncopy && !st; i++) st = sm_synth_copy_attr(f, copy[i], c, copy[i]);
+  const char *ops[3] = {"BiasAdd"};
+  int nops = 1;
+  if (act) ops[nops++] = sm_node_op(sm_rewrite_node(rw, chain[2]));
+  if (pool) ops[nops++] = "MaxPool";
+  if (!st) st = sm_synth_set_strings(f, "fused_ops", ops, (size_t)nops);
+  if (!st) st = sm_synth_set_int(f, "num_args", 1);
+  if (!st && conv) {
+    int targs[1] = {SM_FLOAT};
+    st = sm_synth_set_types(f, "TArgs", targs, 1);
+  }
+  if (!st && pool) {
+    const sm_node *q = sm_rewrite_node(rw, chain[n - 1]);
+    st = sm_synth_copy_attr(f, "_sm_pool_ksize", q, "ksize");
+    if (!st) st = sm_synth_copy_attr(f, "_sm_pool_strides", q, "strides");
+    if (!st) st = sm_synth_copy_attr(f, "_sm_pool_padding", q, "padding");
+  }
+  if (!st) st = sm_synth_finish(f);
+  if (st) {
+    sm_synth_free(f);
+    return st;
+  }
+  return sm_rewrite_replace(rw, conv ? CONV_RULE : MATMUL_RULE, chain, n, f);
+}
+
+/* Conv2D / MatMul -> BiasAdd [-> Relu | Relu6] [-> MaxPool]. */
+static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
+  const sm_node *c = sm_rewrite_node(rw, anchor);
+  int conv = op_is(c, "Conv2D");
+  if (sm_node_num_outputs(c) != 1 || sm_node_output_dtype(c, 0) != SM_FLOAT || (conv && !nhwc(c))) return NULL;
+  int chain[4] = {anchor}, n = 1;
+  int b = sm_rewrite_only_reader(rw, (sm_edge){anchor, 0});
+  if (b < 0) return NULL;
+  const sm_node *bn = sm_rewrite_node(rw, b);
+  sm_edge in0 = sm_rewrite_input(rw, b, 0);
+  if (!(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))) || sm_node_num_inputs(bn) != 2 ||
+      sm_node_output_dtype(bn, 0) != SM_FLOAT || in0.node != anchor || in0.index != 0 || sm_rewrite_reads_ref(rw, b, 1))
+    return NULL;
+  chain[n++] = b;
+  int act = 0, pool = 0;
+  int r = sm_rewrite_only_reader(rw, (sm_edge){b, 0});
+  if (r >= 0) {
+    const sm_node *rn = sm_rewrite_node(rw, r);
+    if ((op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm_node_num_inputs(rn) == 1 && sm_node_num_outputs(rn) == 1 &&
+        sm_node_output_dtype(rn, 0) == SM_FLOAT) {
+      chain[n++] = r;
+      act = 1;
+    }
+  }
+  if (conv) {
+    int q = sm_rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
+    if (q >= 0 && pool_fusable(rw, q)) {
+      chain[n++] = q;
+      pool = 1;
+    }
+  }
+  /* the longest prefix the driver allows (a control edge or a ref read may stop a later stage) */
+  while (n >= 2 && !sm_rewrite_can_fuse(rw, chain, n)) {
+    n--;
+    if (pool)
+      pool = 0;
+    else if (act)
+      act = 0;
+  }
+  return n >= 2 ? emit(rw, chain, n, act, pool) : NULL;
+}
+
+const sm_rewrite_rule sm_rewrites_nn[] = {
+    {"Conv2D", CONV_RULE, fuse_contraction},
+    {"MatMul", MATMUL_RULE, fuse_contraction},
+    {0},
+};

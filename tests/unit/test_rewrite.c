@@ -1,0 +1,726 @@
+/* test_rewrite.c - the plan-time graph rewrite (src/runtime/rewrite.c), the nn family's fusion
+ * rules (src/ops/nn_fuse.c), synthetic nodes (src/graph/synth.c) and the _FusedConv2D /
+ * _FusedMatMul kernels.
+ *
+ * For each rule, small pbtxt graphs are pruned and rewritten as a plan would be, and the emitted
+ * node is checked (op, fused_ops, inputs, attrs, its place in the order), then the cases that must
+ * not fuse: a fetched or fed intermediate, a second reader, NCHW, double, control edges,
+ * overlapping pool windows, a ref (TF1 variable) read that would move past an assignment. Fused
+ * and unfused runs (fetching the intermediate prevents fusion) must agree to the bit. Graphs that
+ * carry _FusedConv2D / _FusedMatMul nodes themselves, as TF's grappler writes them, run and match
+ * the unfused ops for every activation supported; unsupported ones fail at load. The driver is also
+ * exercised with a rule table of this file's own (Neg(Neg(x)) -> Identity): chained rewrites, the
+ * edge map, the reader books, and a faulty rule refused. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/synth.h"
+#include "runtime/rewrite.h"
+#include "runtime/session.h"
+#include "savedmodel/tensor.h"
+#include "test.h"
+
+/* ---- graph text ---------------------------------------------------------------------------- */
+#define TF "attr { key: \"T\" value { type: DT_FLOAT } } "
+#define TD "attr { key: \"T\" value { type: DT_DOUBLE } } "
+#define PH(n) "node { name: \"" n "\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } } "
+#define PHD(n) "node { name: \"" n "\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_DOUBLE } } } "
+#define STRIDES1 "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+#define CONV_ATTRS STRIDES1 "attr { key: \"padding\" value { s: \"SAME\" } } "
+#define CONV(n, in, f) "node { name: \"" n "\" op: \"Conv2D\" input: \"" in "\" input: \"" f "\" " TF CONV_ATTRS "} "
+#define NODE1(n, op, in) "node { name: \"" n "\" op: \"" op "\" input: \"" in "\" " TF "} "
+#define NODE2(n, op, a, b) "node { name: \"" n "\" op: \"" op "\" input: \"" a "\" input: \"" b "\" " TF "} "
+#define BIAS(n, in, b) NODE2(n, "BiasAdd", in, b)
+#define POOL(n, in, k, s, pad)                                                                              \
+  "node { name: \"" n "\" op: \"MaxPool\" input: \"" in "\" " TF "attr { key: \"ksize\" value { list { i: 1 i: " k \
+  " i: " k " i: 1 } } } attr { key: \"strides\" value { list { i: 1 i: " s " i: " s                          \
+  " i: 1 } } } attr { key: \"padding\" value { s: \"" pad "\" } } } "
+#define G(body) "graph_def { " body "}"
+
+/* The conv chain most cases start from: x, f, bias -> c -> b -> r (Relu) -> p (MaxPool 2x2/2). */
+#define CHAIN PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Relu", "b")
+static const char *conv_chain = G(CHAIN POOL("p", "r", "2", "2", "VALID"));
+
+/* ---- running the rewrite as a plan does ------------------------------------------------------ */
+typedef struct rewritten {
+  sm_session *s;
+  const sm_cgraph *g;
+  int *pruned, npruned; /* the order before the rewrite */
+  sm_rewrite *rw;
+  const int *order; /* after */
+  int norder;
+} rewritten;
+
+/* Space-separated tensor names into edges. */
+static int edges_of(const sm_cgraph *g, const char *names, sm_edge *out, int cap) {
+  int n = 0;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", names ? names : "");
+  for (char *t = strtok(buf, " "); t && n < cap; t = strtok(NULL, " "))
+    CHECK_OK(sm_cgraph_resolve(g, t, &out[n++], NULL));
+  return n;
+}
+
+/* Prunes the graph for feeds/fetches/targets (space-separated names) and rewrites the order. */
+static int rewrite(const char *graph, const char *feeds, const char *fetches, const char *targets, rewritten *r) {
+  memset(r, 0, sizeof *r);
+  CHECK_OK(sm_session_from_pbtxt(graph, &r->s));
+  if (!r->s) return 0;
+  r->g = sm_session_graph(r->s);
+  sm_edge fd[8], ft[8];
+  int t[8], nt = 0;
+  int nfd = edges_of(r->g, feeds, fd, 8), nft = edges_of(r->g, fetches, ft, 8);
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", targets ? targets : "");
+  for (char *tok = strtok(buf, " "); tok && nt < 8; tok = strtok(NULL, " ")) t[nt++] = sm_cgraph_find(r->g, tok);
+  CHECK_OK(sm_cgraph_prune(r->g, fd, nfd, ft, nft, t, nt, &r->pruned, &r->npruned));
+  CHECK_OK(sm_rewrite_run(r->g, r->pruned, r->npruned, fd, nfd, ft, nft, &r->rw));
+  if (!r->rw) return 0;
+  r->order = sm_rewrite_order(r->rw, &r->norder);
+  return 1;
+}
+
+static void rewritten_free(rewritten *r) {
+  sm_rewrite_free(r->rw);
+  free(r->pruned);
+  sm_session_free(r->s);
+}
+
+/* "name=op[fused_ops](in:k,...)" for the node of id; "name" alone for an original node. */
+static void describe(const sm_rewrite *rw, int id, char *buf, size_t cap) {
+  const sm_node *n = sm_rewrite_node(rw, id);
+  size_t at = (size_t)snprintf(buf, cap, "%s", sm_node_name(n));
+  if (id < sm_cgraph_num_nodes(sm_rewrite_graph(rw)) || at >= cap) return;
+  at += (size_t)snprintf(buf + at, cap - at, "=%s[", sm_node_op(n));
+  const ProtobufCBinaryData *ops = NULL;
+  size_t nops = 0;
+  sm_status *st = sm_node_attr_strings(n, "fused_ops", &ops, &nops);
+  sm_status_free(st);
+  for (size_t i = 0; i < nops && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s%.*s", i ? "," : "", (int)ops[i].len, (const char *)ops[i].data);
+  for (int i = 0; i < sm_node_num_inputs(n) && at < cap; i++) {
+    sm_edge e = sm_node_input(n, i);
+    at += (size_t)snprintf(buf + at, cap - at, "%s%s:%d", i ? "," : "](", sm_node_name(sm_rewrite_node(rw, e.node)),
+                           e.index);
+  }
+  if (at < cap) snprintf(buf + at, cap - at, ")");
+}
+
+/* Every synthetic node of the order, described, joined by spaces ("" when none). */
+static void synthetic(const rewritten *r, char *buf, size_t cap) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (int i = 0; i < r->norder && at < cap; i++) {
+    if (r->order[i] < sm_cgraph_num_nodes(r->g)) continue;
+    char one[256];
+    describe(r->rw, r->order[i], one, sizeof one);
+    at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? " " : "", one);
+  }
+}
+
+static int pos_of(const int *order, int n, int id) {
+  for (int i = 0; i < n; i++)
+    if (order[i] == id) return i;
+  return -1;
+}
+
+/* Rewrites and checks the synthetic nodes against `want` ("" for none). When `last` is given there
+ * is one fused node and it must stand where node `last` stood, the removed nodes (all before it)
+ * taken out. */
+static void expect(const char *graph, const char *feeds, const char *fetches, const char *targets, const char *want,
+                   const char *last) {
+  rewritten r;
+  if (rewrite(graph, feeds, fetches, targets, &r)) {
+    char got[1024];
+    synthetic(&r, got, sizeof got);
+    if (strcmp(got, want)) fprintf(stderr, "fetches '%s' feeds '%s':\n", fetches, feeds ? feeds : "");
+    CHECK_EQ_STR(got, want);
+    if (last) {
+      int fid = sm_cgraph_num_nodes(r.g), lid = sm_cgraph_find(r.g, last);
+      int removed = r.npruned - r.norder;
+      CHECK(sm_rewrite_num_synthetic(r.rw) == 1);
+      CHECK_EQ_INT(pos_of(r.order, r.norder, fid), pos_of(r.pruned, r.npruned, lid) - removed);
+      CHECK_EQ_INT(pos_of(r.order, r.norder, lid), -1);
+      /* the last node's value is the fused node's now; the others' are gone */
+      sm_edge e = sm_rewrite_edge(r.rw, (sm_edge){lid, 0});
+      CHECK(e.node == fid && e.index == 0);
+    }
+  }
+  rewritten_free(&r);
+}
+
+/* ---- the Conv2D rule --------------------------------------------------------------------------- */
+static void test_conv_rule(void) {
+  /* the whole chain: the node is named after the conv and takes the pool's place */
+  expect(conv_chain, "x f bias", "p", NULL, "c=_FusedConv2D[BiasAdd,Relu,MaxPool](x:0,f:0,bias:0)", "p");
+  expect(G(CHAIN), "x f bias", "r", NULL, "c=_FusedConv2D[BiasAdd,Relu](x:0,f:0,bias:0)", "r");
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Relu6", "b")),
+         "x f bias", "r", NULL, "c=_FusedConv2D[BiasAdd,Relu6](x:0,f:0,bias:0)", "r");
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias")), "x f bias", "b", NULL,
+         "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") NODE2("b", "BiasAddV1", "c", "bias")), "x f bias", "b",
+         NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  /* no activation, then a pool; an activation that is not fused stays (Elu) */
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") POOL("p", "b", "2", "2", "SAME")),
+         "x f bias", "p", NULL, "c=_FusedConv2D[BiasAdd,MaxPool](x:0,f:0,bias:0)", "p");
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("e", "Elu", "b")), "x f bias",
+         "e", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  /* the bias is made after the conv in the order: the fused node stands after it (where b was) */
+  expect(G(PH("x") PH("f") CONV("c", "x", "f") PH("bias0") NODE1("bias", "Identity", "bias0") BIAS("b", "c", "bias")),
+         "x f bias0", "b", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  /* two layers: the second conv reads the first fused node */
+  expect(G(CHAIN POOL("p", "r", "2", "2", "VALID") PH("f2") PH("bias2") CONV("c2", "p", "f2")
+               BIAS("b2", "c2", "bias2") NODE1("r2", "Relu", "b2")),
+         "x f bias f2 bias2", "r2", NULL,
+         "c=_FusedConv2D[BiasAdd,Relu,MaxPool](x:0,f:0,bias:0) c2=_FusedConv2D[BiasAdd,Relu](c:0,f2:0,bias2:0)", NULL);
+
+  /* the attrs: copied from the conv and the pool, TF's defaults, TArgs [T], num_args 1 */
+  rewritten r;
+  if (rewrite(G(PH("x") PH("f") PH("bias")
+                    "node { name: \"c\" op: \"Conv2D\" input: \"x\" input: \"f\" " TF
+                    "attr { key: \"strides\" value { list { i: 1 i: 2 i: 1 i: 1 } } } "
+                    "attr { key: \"padding\" value { s: \"VALID\" } } "
+                    "attr { key: \"dilations\" value { list { i: 1 i: 1 i: 2 i: 1 } } } } "
+                    BIAS("b", "c", "bias") NODE1("r", "Relu", "b") POOL("p", "r", "3", "3", "SAME")),
+              "x f bias", "p", NULL, &r)) {
+    const sm_node *n = sm_rewrite_node(r.rw, sm_cgraph_num_nodes(r.g));
+    CHECK(n != NULL);
+    if (n) {
+      const int64_t *v;
+      size_t cnt;
+      const char *s;
+      size_t len;
+      int64_t i;
+      float fl;
+      int dt;
+      const int *types;
+      CHECK_OK(sm_node_attr_ints(n, "strides", &v, &cnt));
+      CHECK(cnt == 4 && v[1] == 2 && v[2] == 1);
+      CHECK_OK(sm_node_attr_ints(n, "dilations", &v, &cnt));
+      CHECK(cnt == 4 && v[2] == 2);
+      CHECK_OK(sm_node_attr_string(n, "padding", &s, &len));
+      CHECK(len == 5 && !memcmp(s, "VALID", 5));
+      CHECK_OK(sm_node_attr_string(n, "data_format", &s, &len));
+      CHECK(len == 4 && !memcmp(s, "NHWC", 4));
+      CHECK_OK(sm_node_attr_int(n, "num_args", &i));
+      CHECK(i == 1);
+      CHECK_OK(sm_node_attr_float(n, "epsilon", &fl)); /* TF's default, from the OpDef */
+      CHECK(fl > 0);
+      CHECK_OK(sm_node_attr_type(n, "T", &dt));
+      CHECK(dt == SM_FLOAT);
+      CHECK_OK(sm_node_attr_types(n, "TArgs", &types, &cnt));
+      CHECK(cnt == 1 && types[0] == SM_FLOAT);
+      CHECK_OK(sm_node_attr_ints(n, "_sm_pool_ksize", &v, &cnt));
+      CHECK(cnt == 4 && v[1] == 3 && v[2] == 3);
+      CHECK_OK(sm_node_attr_ints(n, "_sm_pool_strides", &v, &cnt));
+      CHECK(cnt == 4 && v[1] == 3);
+      CHECK_OK(sm_node_attr_string(n, "_sm_pool_padding", &s, &len));
+      CHECK(len == 4 && !memcmp(s, "SAME", 4));
+      CHECK(sm_node_num_inputs(n) == 3 && sm_node_num_outputs(n) == 1 && sm_node_output_dtype(n, 0) == SM_FLOAT);
+      int cnt2 = 0;
+      CHECK(sm_node_input_arg(n, "args", &cnt2) == 2 && cnt2 == 1);
+      CHECK(sm_node_input_dtype(n, 2) == SM_FLOAT);
+    }
+  }
+  rewritten_free(&r);
+
+  /* must not fuse */
+  /* a fetched intermediate: the conv's value, then the BiasAdd's (the conv + bias still fuse) */
+  expect(conv_chain, "x f bias", "p c", NULL, "", NULL);
+  expect(conv_chain, "x f bias", "p b", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  expect(conv_chain, "x f bias", "p r", NULL, "c=_FusedConv2D[BiasAdd,Relu](x:0,f:0,bias:0)", "r");
+  /* a fed value: the conv's output is fed while the conv runs as a target */
+  expect(conv_chain, "x f bias c", "r", "c", "", NULL);
+  /* a second reader of the conv's value, of the BiasAdd's */
+  expect(G(CHAIN NODE1("c2", "Identity", "c")), "x f bias", "r c2", NULL, "", NULL);
+  expect(G(CHAIN NODE1("b2", "Identity", "b")), "x f bias", "r b2", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)",
+         "b");
+  /* one node reading the value twice */
+  expect(G(PH("x") PH("f") CONV("c", "x", "f") BIAS("b", "c", "c")), "x f", "b", NULL, "", NULL);
+  /* the conv's value as the bias */
+  expect(G(PH("x") PH("f") PH("y") CONV("c", "x", "f") BIAS("b", "y", "c")), "x f y", "b", NULL, "", NULL);
+  /* NCHW conv; NCHW BiasAdd */
+  expect(G(PH("x") PH("f") PH("bias")
+               "node { name: \"c\" op: \"Conv2D\" input: \"x\" input: \"f\" " TF CONV_ATTRS
+               "attr { key: \"data_format\" value { s: \"NCHW\" } } } " BIAS("b", "c", "bias")),
+         "x f bias", "b", NULL, "", NULL);
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f")
+               "node { name: \"b\" op: \"BiasAdd\" input: \"c\" input: \"bias\" " TF
+               "attr { key: \"data_format\" value { s: \"NCHW\" } } } "),
+         "x f bias", "b", NULL, "", NULL);
+  /* double */
+  expect(G(PHD("x") PHD("f") PHD("bias")
+               "node { name: \"c\" op: \"Conv2D\" input: \"x\" input: \"f\" " TD CONV_ATTRS "} "
+               "node { name: \"b\" op: \"BiasAdd\" input: \"c\" input: \"bias\" " TD "} "),
+         "x f bias", "b", NULL, "", NULL);
+  /* control edges: a node waits for the BiasAdd (nothing fuses), for the Relu (the Relu stays) */
+  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^b\" } "), "x f bias", "r", "w", "", NULL);
+  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^r\" } "), "x f bias", "r", "w",
+         "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  /* a chain node that waits for another: fused, and the fused node keeps the wait */
+  {
+    rewritten r2;
+    if (rewrite(G(PH("x") PH("f") PH("bias") "node { name: \"z\" op: \"NoOp\" } " CONV("c", "x", "f")
+                      "node { name: \"b\" op: \"BiasAdd\" input: \"c\" input: \"bias\" input: \"^z\" " TF "} "),
+                "x f bias", "b", NULL, &r2)) {
+      char got[256];
+      synthetic(&r2, got, sizeof got);
+      CHECK_EQ_STR(got, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)");
+      const sm_node *n = sm_rewrite_node(r2.rw, sm_cgraph_num_nodes(r2.g));
+      CHECK(n && sm_node_num_control_inputs(n) == 1 && sm_node_control_input(n, 0) == sm_cgraph_find(r2.g, "z"));
+    }
+    rewritten_free(&r2);
+  }
+  /* overlapping pool windows (3x3 / 2), an NCHW pool, a MaxPoolV2: the pool stays */
+  expect(G(CHAIN POOL("p", "r", "3", "2", "VALID")), "x f bias", "p", NULL,
+         "c=_FusedConv2D[BiasAdd,Relu](x:0,f:0,bias:0)", "r");
+  expect(G(CHAIN "node { name: \"p\" op: \"MaxPool\" input: \"r\" " TF
+                 "attr { key: \"ksize\" value { list { i: 1 i: 1 i: 2 i: 2 } } } "
+                 "attr { key: \"strides\" value { list { i: 1 i: 1 i: 2 i: 2 } } } "
+                 "attr { key: \"padding\" value { s: \"VALID\" } } "
+                 "attr { key: \"data_format\" value { s: \"NCHW\" } } } "),
+         "x f bias", "p", NULL, "c=_FusedConv2D[BiasAdd,Relu](x:0,f:0,bias:0)", "r");
+}
+
+/* ---- ref (TF1 variable) reads ---------------------------------------------------------------- */
+#define VAR(n, shape)                                                                                \
+  "node { name: \"" n "\" op: \"VariableV2\" attr { key: \"dtype\" value { type: DT_FLOAT } } "     \
+  "attr { key: \"shape\" value { shape { " shape " } } } } "
+#define DIM(d) "dim { size: " d " } "
+/* conv reads the filter variable w itself (a ref read); an AssignAdd of another variable may run
+ * between the conv and the BiasAdd (bias waits for it) */
+#define REF_GRAPH(bias_wait)                                                                                      \
+  G(PH("x") VAR("w", DIM("1") DIM("1") DIM("1") DIM("2")) VAR("v", "")                                            \
+        "node { name: \"one\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "                     \
+        "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } } "           \
+        "node { name: \"wval\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "                    \
+        "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { " DIM("1") DIM("1") DIM("1")        \
+        DIM("2") "} float_val: 0.5 float_val: -2 } } } } "                                                        \
+        "node { name: \"winit\" op: \"Assign\" input: \"w\" input: \"wval\" " TF "} "                             \
+        "node { name: \"vinit\" op: \"Assign\" input: \"v\" input: \"one\" " TF "} "                              \
+        PH("bias0") CONV("c", "x", "w") "node { name: \"asg\" op: \"AssignAdd\" input: \"v\" input: \"one\" " TF \
+        "} node { name: \"bias\" op: \"Identity\" input: \"bias0\" " bias_wait TF "} " BIAS("b", "c", "bias"))
+
+static void test_ref_reads(void) {
+  /* an AssignAdd (not stateful per its OpDef: its ref input is how it writes) stands between the
+   * conv and the BiasAdd: the conv's read of w must not move past it */
+  rewritten r;
+  if (rewrite(REF_GRAPH("input: \"^asg\" "), "x bias0", "b", NULL, &r)) {
+    int c = sm_cgraph_find(r.g, "c"), a = sm_cgraph_find(r.g, "asg"), b = sm_cgraph_find(r.g, "b");
+    int pc = pos_of(r.pruned, r.npruned, c), pa = pos_of(r.pruned, r.npruned, a), pb = pos_of(r.pruned, r.npruned, b);
+    CHECK(pc < pa && pa < pb); /* the case this is about */
+    CHECK(sm_rewrite_num_synthetic(r.rw) == 0);
+  }
+  rewritten_free(&r);
+  /* no assignment in between: fused, reading the variable where the BiasAdd stood */
+  expect(REF_GRAPH(""), "x bias0", "b", NULL, "c=_FusedConv2D[BiasAdd](x:0,w:0,bias:0)", "b");
+  /* a bias read from a variable directly: not fused */
+  expect(G(PH("x") PH("f") VAR("bv", DIM("2")) CONV("c", "x", "f") BIAS("b", "c", "bv")), "x f", "b", NULL, "", NULL);
+
+  /* and it runs: the fused node reads the ref variable w */
+  sm_session *s = NULL;
+  CHECK_OK(sm_session_from_pbtxt(REF_GRAPH(""), &s));
+  if (!s) return;
+  sm_tensor *o[2] = {NULL, NULL};
+  CHECK_OK(sm_session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"winit"}, 1, o));
+  sm_tensor *x, *bias;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 4, (int64_t[]){1, 2, 1, 1}, &x));
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, (int64_t[]){2}, &bias));
+  if (x && bias) {
+    float *xp = sm_tensor_data(x), *bp = sm_tensor_data(bias);
+    xp[0] = 3, xp[1] = -1, bp[0] = 0.25f, bp[1] = 1;
+    CHECK_OK(sm_session_run(s, (const char *[]){"x", "bias0"}, (sm_tensor *[]){x, bias}, 2, (const char *[]){"b"}, 1,
+                            NULL, 0, o));
+    if (o[0]) { /* [3, -1] * [0.5, -2] + [0.25, 1], worked by hand */
+      const float *p = sm_tensor_data(o[0]);
+      CHECK(sm_tensor_num_elements(o[0]) == 4 && p[0] == 1.75f && p[1] == -5 && p[2] == -0.25f && p[3] == 3);
+      sm_tensor_free(o[0]);
+    }
+  }
+  sm_tensor_free(x);
+  sm_tensor_free(bias);
+  sm_session_free(s);
+}
+
+/* ---- the MatMul rule --------------------------------------------------------------------------- */
+#define MM(n, a, b, extra) "node { name: \"" n "\" op: \"MatMul\" input: \"" a "\" input: \"" b "\" " TF extra "} "
+static void test_matmul_rule(void) {
+  const char *g = G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "attr { key: \"transpose_b\" value { b: true } } ")
+                        BIAS("b", "m", "bias") NODE1("r", "Relu", "b") POOL("p", "r", "1", "1", "VALID"));
+  /* a MaxPool never joins a MatMul */
+  expect(g, "a w bias", "p", NULL, "m=_FusedMatMul[BiasAdd,Relu](a:0,w:0,bias:0)", "r");
+  expect(G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "") BIAS("b", "m", "bias") NODE1("r", "Relu6", "b")),
+         "a w bias", "r", NULL, "m=_FusedMatMul[BiasAdd,Relu6](a:0,w:0,bias:0)", "r");
+  expect(G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "") NODE2("b", "BiasAddV1", "m", "bias")), "a w bias", "b",
+         NULL, "m=_FusedMatMul[BiasAdd](a:0,w:0,bias:0)", "b");
+  rewritten r;
+  if (rewrite(g, "a w bias", "r", NULL, &r)) {
+    const sm_node *n = sm_rewrite_node(r.rw, sm_cgraph_num_nodes(r.g));
+    int ta = -1, tb = -1;
+    CHECK(n != NULL);
+    if (n) {
+      CHECK_OK(sm_node_attr_bool(n, "transpose_a", &ta));
+      CHECK_OK(sm_node_attr_bool(n, "transpose_b", &tb));
+      CHECK(ta == 0 && tb == 1);
+      CHECK(sm_node_attr(n, "TArgs") == NULL); /* not in _FusedMatMul's OpDef */
+    }
+  }
+  rewritten_free(&r);
+  /* must not fuse: fetched product, a second reader, double */
+  expect(g, "a w bias", "r m", NULL, "", NULL);
+  expect(G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "") BIAS("b", "m", "bias") NODE1("m2", "Neg", "m")), "a w bias",
+         "b m2", NULL, "", NULL);
+  expect(G(PHD("a") PHD("w") PHD("bias") "node { name: \"m\" op: \"MatMul\" input: \"a\" input: \"w\" " TD "} "
+               "node { name: \"b\" op: \"BiasAdd\" input: \"m\" input: \"bias\" " TD "} "),
+         "a w bias", "b", NULL, "", NULL);
+}
+
+/* ---- fused vs unfused, to the bit -------------------------------------------------------------- */
+static sm_tensor *filled(int rank, const int64_t *dims, uint32_t seed) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, rank, dims, &t));
+  if (!t) exit(1);
+  float *p = sm_tensor_data(t);
+  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++)
+    p[i] = (float)(((uint32_t)i * 2654435761u + seed * 40503u) >> 8) / 4194304.0f - 2.0f;
+  return t;
+}
+
+/* Runs fetch `want` of graph a and of graph b (with `extra` fetched too, so nothing fuses there)
+ * and compares them bit for bit. */
+static void same_run(const char *ga, const char *gb, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                     const char *want, const char *extra, const char *label) {
+  sm_session *sa = NULL, *sb = NULL;
+  CHECK_OK(sm_session_from_pbtxt(ga, &sa));
+  CHECK_OK(sm_session_from_pbtxt(gb, &sb));
+  sm_tensor *oa[1] = {NULL}, *ob[3] = {NULL, NULL, NULL};
+  const char *fa[1] = {want}, *fb[3] = {want, extra, NULL};
+  int nfb = 1;
+  char ebuf[128];
+  snprintf(ebuf, sizeof ebuf, "%s", extra ? extra : "");
+  for (char *t = strtok(ebuf, " "); t && nfb < 3; t = strtok(NULL, " ")) fb[nfb++] = t;
+  if (sa) CHECK_OK(sm_session_run(sa, feed_names, feeds, nfeeds, fa, 1, NULL, 0, oa));
+  if (sb) CHECK_OK(sm_session_run(sb, feed_names, feeds, nfeeds, fb, nfb, NULL, 0, ob));
+  if (oa[0] && ob[0]) {
+    int64_t n = sm_tensor_num_elements(oa[0]);
+    CHECK(n > 0 && n == sm_tensor_num_elements(ob[0]) && sm_tensor_rank(oa[0]) == sm_tensor_rank(ob[0]));
+    int bad = n != sm_tensor_num_elements(ob[0]) ||
+              memcmp(sm_tensor_data(oa[0]), sm_tensor_data(ob[0]), (size_t)n * sizeof(float)) != 0;
+    if (bad) fprintf(stderr, "%s: fused and unfused differ\n", label);
+    CHECK(!bad);
+  }
+  sm_tensor_free(oa[0]);
+  for (int i = 0; i < 3; i++) sm_tensor_free(ob[i]);
+  sm_session_free(sa);
+  sm_session_free(sb);
+}
+
+static void test_fused_runs(void) {
+  int64_t xd[4] = {2, 9, 7, 3}, fd[4] = {3, 3, 3, 20}, bd[1] = {20};
+  sm_tensor *feeds[3] = {filled(4, xd, 1), filled(4, fd, 2), filled(1, bd, 3)};
+  const char *fn[3] = {"x", "f", "bias"};
+  /* the rule's fusions vs the same graph with the intermediates fetched */
+  same_run(conv_chain, conv_chain, fn, feeds, 3, "p", "c b", "conv+bias+relu+pool");
+  const char *relu6 = G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Relu6", "b"));
+  same_run(relu6, relu6, fn, feeds, 3, "r", "c b", "conv+bias+relu6");
+  /* a graph carrying _FusedConv2D itself, as grappler writes it, vs Conv2D -> BiasAdd -> act */
+  static const struct {
+    const char *act, *extra;
+  } acts[] = {{"Relu", ""}, {"Relu6", ""}, {"Elu", ""}, {"Sigmoid", ""}, {"Tanh", ""},
+              {"LeakyRelu", "attr { key: \"alpha\" value { f: 0.3 } } "}};
+  for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+    char ga[2048], gb[2048];
+    snprintf(ga, sizeof ga,
+             G(PH("x") PH("f") PH("bias") "node { name: \"r\" op: \"_FusedConv2D\" input: \"x\" input: \"f\" input: "
+               "\"bias\" " TF CONV_ATTRS "attr { key: \"num_args\" value { i: 1 } } "
+               "attr { key: \"TArgs\" value { list { type: DT_FLOAT } } } "
+               "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" s: \"%s\" } } } %s} "),
+             acts[i].act, strstr(acts[i].act, "Leaky") ? "attr { key: \"leakyrelu_alpha\" value { f: 0.3 } } " : "");
+    snprintf(gb, sizeof gb,
+             G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias")
+                   "node { name: \"r\" op: \"%s\" input: \"b\" " TF "%s} "),
+             acts[i].act, acts[i].extra);
+    same_run(ga, gb, fn, feeds, 3, "r", "c b", acts[i].act);
+  }
+  for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
+
+  /* MatMul: one row (gemv), several rows (gemm) */
+  for (int rows = 1; rows <= 37; rows += 36) {
+    int64_t ad[2] = {rows, 50}, wd[2] = {50, 24}, bd2[1] = {24};
+    sm_tensor *mf[3] = {filled(2, ad, 4), filled(2, wd, 5), filled(1, bd2, 6)};
+    const char *mn[3] = {"a", "w", "bias"};
+    const char *mm = G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "") BIAS("b", "m", "bias") NODE1("r", "Relu", "b"));
+    same_run(mm, mm, mn, mf, 3, "r", "m b", "matmul+bias+relu");
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+      char ga[2048], gb[2048];
+      snprintf(ga, sizeof ga,
+               G(PH("a") PH("w") PH("bias") "node { name: \"r\" op: \"_FusedMatMul\" input: \"a\" input: \"w\" input: "
+                 "\"bias\" " TF "attr { key: \"num_args\" value { i: 1 } } "
+                 "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" s: \"%s\" } } } %s} "),
+               acts[i].act, strstr(acts[i].act, "Leaky") ? "attr { key: \"leakyrelu_alpha\" value { f: 0.3 } } " : "");
+      snprintf(gb, sizeof gb,
+               G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "") BIAS("b", "m", "bias")
+                     "node { name: \"r\" op: \"%s\" input: \"b\" " TF "%s} "),
+               acts[i].act, acts[i].extra);
+      same_run(ga, gb, mn, mf, 3, "r", "m b", acts[i].act);
+    }
+    for (int i = 0; i < 3; i++) sm_tensor_free(mf[i]);
+  }
+}
+
+/* ---- _FusedConv2D / _FusedMatMul the kernels refuse -------------------------------------------- */
+static sm_status *prepare_graph(const char *graph, const char *fetch) {
+  sm_session *s = NULL;
+  sm_status *st = sm_session_from_pbtxt(graph, &s);
+  if (!st) st = sm_session_prepare(s, NULL, 0, &fetch, 1, NULL, 0);
+  sm_session_free(s);
+  return st;
+}
+
+#define FCONV(ops, extra)                                                                                   \
+  G(PH("x") PH("f") PH("bias") "node { name: \"r\" op: \"_FusedConv2D\" input: \"x\" input: \"f\" input: " \
+    "\"bias\" " TF CONV_ATTRS "attr { key: \"num_args\" value { i: 1 } } "                                 \
+    "attr { key: \"TArgs\" value { list { type: DT_FLOAT } } } "                                           \
+    "attr { key: \"fused_ops\" value { list { " ops " } } } " extra "} ")
+
+static void test_fused_refused(void) {
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"Add\"", ""), "r"),
+            "node 'r' (_FusedConv2D): fused_ops [BiasAdd, Add] is not supported");
+  CHECK_ERR(prepare_graph(FCONV("s: \"FusedBatchNorm\" s: \"Relu\"", ""), "r"), "fused_ops [FusedBatchNorm, Relu]");
+  CHECK_ERR(prepare_graph(FCONV("", ""), "r"), "fused_ops [] is not supported");
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"Relu\" s: \"Tanh\"", ""), "r"), "[BiasAdd, Relu, Tanh]");
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\"", "attr { key: \"data_format\" value { s: \"NCHW\" } } "), "r"),
+            "data_format NCHW is not supported");
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\"", "attr { key: \"filter_format\" value { s: \"OIHW\" } } "), "r"),
+            "filter_format 'OIHW'");
+  /* the pool extension needs its attrs, and windows that do not overlap */
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"MaxPool\"", ""), "r"), "_sm_pool_ksize");
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"MaxPool\"",
+                                "attr { key: \"_sm_pool_ksize\" value { list { i: 1 i: 3 i: 3 i: 1 } } } "
+                                "attr { key: \"_sm_pool_strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+                                "attr { key: \"_sm_pool_padding\" value { s: \"VALID\" } } "),
+                          "r"),
+            "overlap");
+  CHECK_ERR(prepare_graph(G(PHD("x") PHD("f") PHD("bias")
+                                "node { name: \"r\" op: \"_FusedConv2D\" input: \"x\" input: \"f\" input: \"bias\" " TD
+                                CONV_ATTRS "attr { key: \"num_args\" value { i: 1 } } "
+                                "attr { key: \"TArgs\" value { list { type: DT_DOUBLE } } } "
+                                "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" } } } } "),
+                          "r"),
+            "T=DT_DOUBLE is not supported");
+  CHECK_ERR(prepare_graph(G(PH("a") PH("w") PH("bias") "node { name: \"r\" op: \"_FusedMatMul\" input: \"a\" input: "
+                                                       "\"w\" input: \"bias\" " TF
+                                                       "attr { key: \"num_args\" value { i: 1 } } "
+                                                       "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" s: "
+                                                       "\"GeluExact\" } } } } "),
+                          "r"),
+            "node 'r' (_FusedMatMul): fused_ops [BiasAdd, GeluExact] is not supported");
+  /* a MatMul pools nothing */
+  CHECK_ERR(prepare_graph(G(PH("a") PH("w") PH("bias") "node { name: \"r\" op: \"_FusedMatMul\" input: \"a\" input: "
+                                                       "\"w\" input: \"bias\" " TF
+                                                       "attr { key: \"num_args\" value { i: 1 } } "
+                                                       "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" s: "
+                                                       "\"MaxPool\" } } } } "),
+                          "r"),
+            "[BiasAdd, MaxPool] is not supported");
+  /* two args where one is fused */
+  CHECK_ERR(prepare_graph(G(PH("a") PH("w") PH("bias") PH("bias2")
+                                "node { name: \"r\" op: \"_FusedMatMul\" input: \"a\" input: \"w\" input: \"bias\" "
+                                "input: \"bias2\" " TF "attr { key: \"num_args\" value { i: 2 } } "
+                                "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" } } } } "),
+                          "r"),
+            "not num_args=2");
+}
+
+/* ---- synthetic nodes ---------------------------------------------------------------------------- */
+static void test_synth(void) {
+  sm_session *s = NULL;
+  CHECK_OK(sm_session_from_pbtxt(G(PH("x") PH("f") CONV("c", "x", "f")), &s));
+  if (!s) return;
+  const sm_cgraph *g = sm_session_graph(s);
+  const sm_node *c = sm_cgraph_node(g, sm_cgraph_find(g, "c"));
+  sm_node *n = NULL;
+  CHECK_ERR(sm_synth_new(g, "n", "NoSuchOp", &n), "op 'NoSuchOp' has no OpDef");
+  CHECK_OK(sm_synth_new(g, "n", "_FusedConv2D", &n));
+  if (!n) return;
+  CHECK_OK(sm_synth_copy_attr(n, "T", c, "T"));
+  CHECK_OK(sm_synth_copy_attr(n, "strides", c, "strides"));
+  CHECK_OK(sm_synth_copy_attr(n, "explicit_paddings", c, "no_such_attr")); /* nothing set */
+  CHECK_OK(sm_synth_set_string(n, "padding", "VALID"));
+  CHECK_OK(sm_synth_set_string(n, "padding", "SAME")); /* replaces */
+  CHECK_OK(sm_synth_set_strings(n, "fused_ops", (const char *[]){"BiasAdd", "Relu"}, 2));
+  CHECK_OK(sm_synth_set_types(n, "TArgs", (const int[]){SM_FLOAT}, 1));
+  CHECK_OK(sm_synth_set_int(n, "x_int", -7));
+  CHECK_OK(sm_synth_set_float(n, "x_float", 2.5f));
+  CHECK_OK(sm_synth_set_bool(n, "x_bool", 1));
+  CHECK_OK(sm_synth_set_type(n, "x_type", SM_INT64));
+  CHECK_OK(sm_synth_set_ints(n, "x_ints", (const int64_t[]){3, 4, 5}, 3));
+  CHECK_ERR(sm_synth_finish(n), "required attr 'num_args' is not set");
+  CHECK_OK(sm_synth_set_int(n, "num_args", 1));
+  CHECK_OK(sm_synth_add_input(n, sm_node_input(c, 0)));
+  CHECK_OK(sm_synth_add_input(n, sm_node_input(c, 1)));
+  CHECK_ERR(sm_synth_finish(n), "has 2 data inputs, its OpDef wants 3");
+  CHECK_OK(sm_synth_add_input(n, sm_node_input(c, 0)));
+  CHECK_OK(sm_synth_add_control(n, 0));
+  CHECK_OK(sm_synth_add_control(n, 0)); /* a repeat is ignored */
+  CHECK_OK(sm_synth_finish(n));
+  const char *str;
+  size_t len, cnt;
+  int64_t i;
+  float f;
+  int b, dt;
+  const int64_t *v;
+  CHECK_OK(sm_node_attr_string(n, "padding", &str, &len));
+  CHECK(len == 4 && !memcmp(str, "SAME", 4));
+  CHECK_OK(sm_node_attr_string(n, "data_format", &str, &len)); /* the OpDef's default */
+  CHECK(len == 4 && !memcmp(str, "NHWC", 4));
+  CHECK_OK(sm_node_attr_int(n, "x_int", &i));
+  CHECK(i == -7);
+  CHECK_OK(sm_node_attr_float(n, "x_float", &f));
+  CHECK(f == 2.5f);
+  CHECK_OK(sm_node_attr_bool(n, "x_bool", &b));
+  CHECK(b == 1);
+  CHECK_OK(sm_node_attr_type(n, "x_type", &dt));
+  CHECK(dt == SM_INT64);
+  CHECK_OK(sm_node_attr_ints(n, "x_ints", &v, &cnt));
+  CHECK(cnt == 3 && v[0] == 3 && v[2] == 5);
+  CHECK_ERR(sm_node_attr_int(n, "padding", &i), "is a string, not an int");
+  CHECK(!strcmp(sm_node_name(n), "n") && !strcmp(sm_node_op(n), "_FusedConv2D"));
+  CHECK(sm_node_num_inputs(n) == 3 && sm_node_num_outputs(n) == 1 && sm_node_output_dtype(n, 0) == SM_FLOAT);
+  CHECK(sm_node_num_control_inputs(n) == 1 && sm_node_control_input(n, 0) == 0);
+  int k = 0;
+  CHECK(sm_node_input_arg(n, "filter", &k) == 1 && k == 1);
+  CHECK(sm_node_output_arg(n, "output", &k) == 0 && k == 1);
+  /* a kind the OpDef does not allow */
+  sm_node *bad = NULL;
+  CHECK_OK(sm_synth_new(g, "bad", "_FusedMatMul", &bad));
+  if (bad) {
+    CHECK_OK(sm_synth_set_type(bad, "T", SM_FLOAT));
+    CHECK_OK(sm_synth_set_string(bad, "num_args", "one"));
+    CHECK_ERR(sm_synth_finish(bad), "attr 'num_args' should be an int");
+  }
+  sm_synth_free(bad);
+  sm_synth_free(n);
+  sm_synth_free(NULL);
+  sm_session_free(s);
+}
+
+/* ---- the driver, with rules of this file's own ------------------------------------------------ */
+/* Neg(Neg(x)) -> Identity(x), at the second Neg's place. */
+static sm_status *double_neg(sm_rewrite *rw, int anchor) {
+  int r = sm_rewrite_only_reader(rw, (sm_edge){anchor, 0});
+  if (r < 0 || strcmp(sm_node_op(sm_rewrite_node(rw, r)), "Neg")) return NULL;
+  int chain[2] = {anchor, r};
+  if (!sm_rewrite_can_fuse(rw, chain, 2)) return NULL;
+  sm_node *n;
+  sm_status *st = sm_synth_new(sm_rewrite_graph(rw), sm_node_name(sm_rewrite_node(rw, r)), "Identity", &n);
+  if (st) return st;
+  st = sm_synth_add_input(n, sm_rewrite_input(rw, anchor, 0));
+  if (!st) st = sm_synth_copy_attr(n, "T", sm_rewrite_node(rw, anchor), "T");
+  if (!st) st = sm_synth_finish(n);
+  if (st) {
+    sm_synth_free(n);
+    return st;
+  }
+  return sm_rewrite_replace(rw, "double Neg", chain, 2, n);
+}
+static const sm_rewrite_rule neg_rules[] = {{"Neg", "double Neg", double_neg}, {0}};
+static const sm_rewrite_rule *const neg_tables[] = {neg_rules, NULL};
+
+/* A faulty rule: fuses an Exp with its first reader whatever else reads the Exp. */
+static sm_status *greedy(sm_rewrite *rw, int anchor) {
+  int r = -1;
+  int nids = sm_rewrite_num_ids(rw);
+  for (int id = 0; id < nids && r < 0; id++) {
+    const sm_node *nd = sm_rewrite_node(rw, id);
+    if (nd && sm_node_num_inputs(nd) == 1 && sm_rewrite_input(rw, id, 0).node == anchor) r = id;
+  }
+  if (r < 0) return NULL;
+  sm_node *n;
+  sm_status *st = sm_synth_new(sm_rewrite_graph(rw), "greedy", "Identity", &n);
+  if (!st) st = sm_synth_add_input(n, sm_rewrite_input(rw, anchor, 0));
+  if (!st) st = sm_synth_copy_attr(n, "T", sm_rewrite_node(rw, anchor), "T");
+  if (!st) st = sm_synth_finish(n);
+  if (st) {
+    sm_synth_free(n);
+    return st;
+  }
+  return sm_rewrite_replace(rw, "greedy", (const int[]){anchor, r}, 2, n);
+}
+static const sm_rewrite_rule greedy_rules[] = {{"Exp", "greedy", greedy}, {0}};
+static const sm_rewrite_rule *const greedy_tables[] = {greedy_rules, NULL};
+
+static void test_driver(void) {
+  sm_session *s = NULL;
+  /* n1..n4: four Negs in a row, then e = Exp, read by e1 and e2 */
+  CHECK_OK(sm_session_from_pbtxt(G(PH("x") NODE1("n1", "Neg", "x") NODE1("n2", "Neg", "n1") NODE1("n3", "Neg", "n2")
+                                       NODE1("n4", "Neg", "n3") NODE1("e", "Exp", "n4") NODE1("e1", "Neg", "e")
+                                           NODE1("e2", "Sqrt", "e")),
+                                 &s));
+  if (!s) return;
+  const sm_cgraph *g = sm_session_graph(s);
+  int nn = sm_cgraph_num_nodes(g);
+  sm_edge x = {sm_cgraph_find(g, "x"), 0}, n4 = {sm_cgraph_find(g, "n4"), 0}, e1 = {sm_cgraph_find(g, "e1"), 0};
+  int *order = NULL, norder = 0;
+  CHECK_OK(sm_cgraph_prune(g, &x, 1, &e1, 1, NULL, 0, &order, &norder));
+  sm_rewrite *rw = NULL;
+  CHECK_OK(sm_rewrite_run_rules(g, order, norder, &x, 1, &e1, 1, neg_tables, &rw));
+  if (rw) {
+    /* n1 n2 -> i1 (named n2, at n2's place, reading x), then n3 (which reads i1 now) n4 -> i2 (named
+     * n4, reading i1): a rule's inputs are resolved edges */
+    int n;
+    const int *o = sm_rewrite_order(rw, &n);
+    CHECK_EQ_INT(sm_rewrite_num_synthetic(rw), 2);
+    CHECK_EQ_INT(sm_rewrite_num_ids(rw), nn + 2);
+    CHECK_EQ_INT(n, norder - 2);
+    char d[128];
+    describe(rw, nn, d, sizeof d);
+    CHECK_EQ_STR(d, "n2=Identity[](x:0)");
+    describe(rw, nn + 1, d, sizeof d);
+    CHECK_EQ_STR(d, "n4=Identity[](n2:0)");
+    sm_edge r = sm_rewrite_edge(rw, n4);
+    CHECK(r.node == nn + 1 && r.index == 0);
+    r = sm_rewrite_edge(rw, (sm_edge){sm_cgraph_find(g, "n2"), 0});
+    CHECK(r.node == nn && r.index == 0);
+    r = sm_rewrite_edge(rw, (sm_edge){sm_cgraph_find(g, "n1"), 0});
+    CHECK(r.node == -1);
+    r = sm_rewrite_edge(rw, x);
+    CHECK(r.node == x.node && r.index == 0);
+    CHECK(pos_of(o, n, nn + 1) == pos_of(o, n, sm_cgraph_find(g, "e")) - 1);
+    CHECK(sm_rewrite_node(rw, nn + 2) == NULL && sm_rewrite_node(rw, -1) == NULL);
+  }
+  sm_rewrite_free(rw);
+  /* a faulty rule is refused, naming it, and nothing leaks */
+  rw = NULL;
+  int *order2 = NULL, norder2 = 0;
+  sm_edge e2 = {sm_cgraph_find(g, "e2"), 0};
+  sm_edge both[2] = {e1, e2};
+  CHECK_OK(sm_cgraph_prune(g, &x, 1, both, 2, NULL, 0, &order2, &norder2));
+  CHECK_ERR(sm_rewrite_run_rules(g, order2, norder2, &x, 1, both, 2, greedy_tables, &rw), "graph rewrite 'greedy'");
+  CHECK(rw == NULL);
+  /* no rules: the order as it was */
+  CHECK_OK(sm_rewrite_run_rules(g, order2, norder2, &x, 1, both, 2, NULL, &rw));
+  if (rw) {
+    int n;
+    const int *o = sm_rewrite_order(rw, &n);
+    CHECK(n == norder2 && !memcmp(o, order2, (size_t)n * sizeof *o));
+  }
+  sm_rewrite_free(rw);
+  free(order);
+  free(order2);
+  sm_session_free(s);
+}
+
+int main(void) {
+  test_synth();
+  test_driver();
+  test_conv_rule();
+  test_ref_reads();
+  test_matmul_rule();
+  test_fused_runs();
+  test_fused_refused();
+  TEST_MAIN_END();
+}
