@@ -38,8 +38,11 @@ typedef struct sm_status sm_status;
 sm_status *sm_status_new(sm_code code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 sm_status *sm_status_newv(sm_code code, const char *fmt, va_list ap);
 
-/* Puts context in front of the message ("reading x/variables.index: " + old message) and returns
- * the same status. NULL in, NULL out, so `return sm_status_prefix(f(), "...")` is safe. */
+/* Puts context in front of the message and returns the same status: sm_status_prefix(s, "reading
+ * %s", path) turns "bad magic" into "reading x/variables.index: bad magic". The ": " separator is
+ * added here, so the prefix should not end with one (one that ends in ":" or ": " is not given a
+ * second colon; an empty prefix changes nothing). NULL in, NULL out, so
+ * `return sm_status_prefix(f(), "...")` is safe. */
 sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 sm_code sm_status_code(const sm_status *s);       /* SM_OK for NULL */
