@@ -315,7 +315,7 @@ done:
   free(names);
   free(empty);
   free(dts);
-  return s ? sm_status_prefix(s, "adding the save/restore subgraph: ") : NULL;
+  return s ? sm_status_prefix(s, "adding the save/restore subgraph") : NULL;
 }
 
 /* ---- MetaGraphDef assembly ---- */
@@ -810,7 +810,7 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
       size_t len = 0;
       s = dst ? sm_file_read_all(b->asset_sources[i], &data, &len) : oom();
       if (!s) s = sm_file_write_atomic(dst, data, len);
-      if (s) s = sm_status_prefix(s, "asset %s: ", b->asset_names[i]);
+      if (s) s = sm_status_prefix(s, "asset %s", b->asset_names[i]);
       free(data);
       free(dst);
     }
@@ -844,5 +844,5 @@ out:
   free(vars);
   free(tmp);
   free(dir);
-  return s ? sm_status_prefix(s, "saving %s: ", b->export_dir) : NULL;
+  return s ? sm_status_prefix(s, "saving %s", b->export_dir) : NULL;
 }

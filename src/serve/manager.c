@@ -689,7 +689,7 @@ static sm_status *config_file_apply(sm_manager *m, const char *path, int force) 
   char *text = NULL;
   size_t len = 0;
   sm_status *s = sm_file_read_all(path, &text, &len);
-  if (s) return sm_status_prefix(s, "model_config_file: ");
+  if (s) return sm_status_prefix(s, "model_config_file");
   pthread_mutex_lock(&m->mu);
   int same = m->config_text && strcmp(m->config_text, text) == 0;
   pthread_mutex_unlock(&m->mu);
@@ -704,7 +704,7 @@ static sm_status *config_file_apply(sm_manager *m, const char *path, int force) 
     sm_model_config *cs = calloc(n ? (size_t)n : 1, sizeof *cs);
     if (!cs) s = sm_status_new(SM_NO_MEMORY, "out of memory applying %s", path);
     for (int i = 0; cs && i < n; i++) cs[i] = *sm_model_config_list_at(l, i);
-    if (cs) s = sm_status_prefix(sm_manager_set_config(m, cs, n), "applying %s: ", path);
+    if (cs) s = sm_status_prefix(sm_manager_set_config(m, cs, n), "applying %s", path);
     free(cs);
   }
   sm_model_config_list_free(l);
