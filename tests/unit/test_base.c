@@ -5,13 +5,33 @@
 #include "savedmodel/tensor.h"
 #include "test.h"
 
+/* sm_status_prefix(s, "%s", prefix) on "bad" must read `want`. */
+static void check_prefix(const char *prefix, const char *want) {
+  sm_status *s = sm_status_prefix(sm_status_new(SM_INVALID_ARGUMENT, "bad"), "%s", prefix);
+  CHECK_EQ_STR(sm_status_message(s), want);
+  CHECK_EQ_INT(sm_status_code(s), SM_INVALID_ARGUMENT);
+  sm_status_free(s);
+}
+
 int main(void) {
   sm_status *s = sm_status_new(SM_NOT_FOUND, "key %s", "a");
   s = sm_status_prefix(s, "reading %s", "x.index");
   CHECK_EQ_STR(sm_status_message(s), "reading x.index: key a");
   CHECK_EQ_INT(sm_status_code(s), SM_NOT_FOUND);
+  s = sm_status_prefix(s, "loading %s", "m");
+  CHECK_EQ_STR(sm_status_message(s), "loading m: reading x.index: key a");
   sm_status_free(s);
   CHECK(sm_status_prefix(NULL, "x") == NULL);
+  /* The separator is added once: a prefix that already ends in ":" or ": " does not double it,
+   * and an empty prefix changes nothing. */
+  check_prefix("predict", "predict: bad");
+  check_prefix("predict: ", "predict: bad");
+  check_prefix("predict:", "predict: bad");
+  check_prefix("", "bad");
+  check_prefix(":", ": bad");
+  check_prefix(": ", ": bad");
+  check_prefix("a: b", "a: b: bad");
+  check_prefix("x ", "x : bad");
 
   CHECK_EQ_STR(sm_dtype_name(SM_FLOAT), "DT_FLOAT");
   CHECK_EQ_STR(sm_dtype_name(101), "DT_FLOAT_REF");
