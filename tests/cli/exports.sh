@@ -55,8 +55,10 @@ for path in sys.argv[1:]:
             stmt += c
 print('\n'.join(sorted(names)))
 PY
-# What the .so exports (defined, dynamic), without symbol versions.
-nm -D --defined-only "$so" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | LC_ALL=C sort -u >"$tmp/so"
+# What the .so exports (defined, dynamic), without symbol versions. AddressSanitizer builds add an
+# ODR indicator (__odr_asan.NAME) beside each exported object; that one is the sanitizer's.
+nm -D --defined-only "$so" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | { grep -v '^__odr_asan[._]' || true; } |
+  LC_ALL=C sort -u >"$tmp/so"
 LC_ALL=C sort -o "$tmp/api" "$tmp/api"
 
 n_api=$(wc -l <"$tmp/api")
