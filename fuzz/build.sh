@@ -61,15 +61,20 @@ jobs=()
 srcs=(src/base/*.c src/format/*.c src/graph/*.c src/runtime/*.c src/ops/*.c src/builder/*.c
       src/cli/pyliteral.c src/cli/pyfmt.c)
 for f in src/train/*.c src/serve/json*.c; do [ -f "$f" ] && srcs+=("$f"); done
+# Our sources get -Wshadow -Wmissing-prototypes as in the CMake build, except the files CMake's
+# temporary SM_TEMP_NO_SHADOW_PROTOTYPES list exempts (read from CMakeLists.txt: gone with it).
+WEXTRA="-Wshadow -Wmissing-prototypes"
+exempt=" $(sed -n '/^set(SM_TEMP_NO_SHADOW_PROTOTYPES/,/)/p' CMakeLists.txt | grep -o 'src/[A-Za-z0-9_/]*\.c' | tr '\n' ' ') "
 for f in "${srcs[@]}"; do
   o="$B/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o"
-  objs+=("$o"); jobs+=("$f $o")
+  w=$WEXTRA; [[ $exempt == *" $f "* ]] && w=""
+  objs+=("$o"); jobs+=("$f $o $w")
 done
 for f in "$B"/gen/*.pb-c.c; do
   o="$B/obj/gen_$(basename "${f%.c}").o"
   objs+=("$o"); jobs+=("$f $o -Wno-unused-parameter")
 done
-printf '%s\n' "${jobs[@]}" | xargs -P "${FUZZ_JOBS:-2}" -L 1 bash -c 'compile "$0" "$1" "$2"'
+printf '%s\n' "${jobs[@]}" | xargs -P "${FUZZ_JOBS:-2}" -L 1 bash -c 'compile "$0" "$1" "${*:2}"'
 rm -f "$B/libsm_fuzz.a"
 ar rcs "$B/libsm_fuzz.a" "${objs[@]}"
 
@@ -82,7 +87,7 @@ for t in fuzz/fuzz_*.c; do
     continue
   fi
   # shellcheck disable=SC2086
-  if $CC $CFLAGS -fsanitize=fuzzer "$t" "$B/libsm_fuzz.a" $PKG_LIBS -lsnappy -lm -lpthread -o "$B/$n"; then
+  if $CC $CFLAGS $WEXTRA -fsanitize=fuzzer "$t" "$B/libsm_fuzz.a" $PKG_LIBS -lsnappy -lm -lpthread -o "$B/$n"; then
     echo "built $B/$n"
   else
     echo "FAILED to build $B/$n"

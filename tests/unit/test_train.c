@@ -293,12 +293,12 @@ static void fd_model(int softmax_last) {
   CHECK(tr->fused_last == softmax_last);
   sm__backward(m, x, N);
   int bad = 0;
-  for (int l = 0; l < m->nlayers; l++) {
-    sm__layer *L = &m->layers[l];
+  for (int li = 0; li < m->nlayers; li++) {
+    sm__layer *L = &m->layers[li];
     if (!L->kernel) continue;
     for (int which = 0; which < 2; which++) {
       float *w = sm_tensor_data(which ? L->bias : L->kernel);
-      const float *g = which ? tr->gb[l] : tr->gk[l];
+      const float *g = which ? tr->gb[li] : tr->gk[li];
       int64_t cnt = which ? L->units : sm_tensor_num_elements(L->kernel);
       for (int64_t i = 0; i < cnt; i++) {
         float keep = w[i];
