@@ -1,4 +1,5 @@
 /* test_base.c - status, dtype names and sizes, tensors. */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "savedmodel/dtype.h"
@@ -13,7 +14,30 @@ static void check_prefix(const char *prefix, const char *want) {
   sm_status_free(s);
 }
 
+/* The process's first dtype-name lookups, made on four threads at once (make tsan runs this test:
+ * the names were once built into a static table by whichever threads saw it unbuilt). */
+static void *dtype_names(void *arg) {
+  int *ok = arg;
+  *ok = sm_dtype_name(SM_FLOAT) && !strcmp(sm_dtype_name(SM_FLOAT), "DT_FLOAT") &&
+        sm_dtype_name(SM_FLOAT + SM_DTYPE_REF_OFFSET) &&
+        !strcmp(sm_dtype_name(SM_FLOAT + SM_DTYPE_REF_OFFSET), "DT_FLOAT_REF") &&
+        sm_dtype_from_name("DT_STRING") == SM_STRING;
+  return NULL;
+}
+
+static void test_dtype_names_threads(void) {
+  pthread_t th[4];
+  int ok[4] = {0}, started[4] = {0};
+  for (int k = 0; k < 4; k++) started[k] = pthread_create(&th[k], NULL, dtype_names, &ok[k]) == 0;
+  for (int k = 0; k < 4; k++) {
+    CHECK(started[k]);
+    if (started[k]) pthread_join(th[k], NULL);
+    CHECK(ok[k]);
+  }
+}
+
 int main(void) {
+  test_dtype_names_threads(); /* first: nothing else may have looked a name up yet */
   sm_status *s = sm_status_new(SM_NOT_FOUND, "key %s", "a");
   s = sm_status_prefix(s, "reading %s", "x.index");
   CHECK_EQ_STR(sm_status_message(s), "reading x.index: key a");
