@@ -24,6 +24,21 @@ if [ ! -f "$stamp" ] || [ -n "$(find proto -name '*.proto' -newer "$stamp")" ]; 
   touch "$stamp"
 fi
 
+# The kernel registry's list of families, generated as CMakeLists.txt does: one entry per
+# `const sm_kernel sm_kernels_<family>[] =` table in src/ops/*.c, into the template
+# src/runtime/registry_families.c.in (replaced only when its text changes).
+decl="" list=""
+for fam in $(sed -n 's/^const sm_kernel \(sm_kernels_[a-z0-9_]*\)\[\] *=.*/\1/p' src/ops/*.c); do
+  decl+="extern const sm_kernel $fam[];"$'\n'
+  list+="    $fam,"$'\n'
+done
+tmpl=$(<src/runtime/registry_families.c.in)
+tmpl=${tmpl//@SM_FAMILIES_DECL@/"$decl"}
+printf '%s\n' "${tmpl//@SM_FAMILIES_LIST@/"$list"}" >"$B/gen/registry_families.c.new"
+cmp -s "$B/gen/registry_families.c.new" "$B/gen/registry_families.c" ||
+  mv "$B/gen/registry_families.c.new" "$B/gen/registry_families.c"
+rm -f "$B/gen/registry_families.c.new"
+
 PKGS="libprotobuf-c openblas zlib"
 pkg-config --exists jansson && PKGS="$PKGS jansson"
 PKG_CFLAGS=$(pkg-config --cflags $PKGS)
@@ -67,9 +82,10 @@ WEXTRA="-Wshadow -Wmissing-prototypes"
 exempt=" $(sed -n '/^set(SM_TEMP_NO_SHADOW_PROTOTYPES/,/)/p' CMakeLists.txt | grep -o 'src/[A-Za-z0-9_/]*\.c' | tr '\n' ' ') "
 for f in "${srcs[@]}"; do
   o="$B/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o"
-  w=$WEXTRA; [[ $exempt == *" $f "* ]] && w=""
-  objs+=("$o"); jobs+=("$f $o $w")
+  j="$f $o $WEXTRA"; [[ $exempt == *" $f "* ]] && j="$f $o" # no trailing blank: xargs -L would join lines
+  objs+=("$o"); jobs+=("$j")
 done
+objs+=("$B/obj/gen_registry_families.o"); jobs+=("$B/gen/registry_families.c $B/obj/gen_registry_families.o $WEXTRA")
 for f in "$B"/gen/*.pb-c.c; do
   o="$B/obj/gen_$(basename "${f%.c}").o"
   objs+=("$o"); jobs+=("$f $o -Wno-unused-parameter")
