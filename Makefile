@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all configure test check unit asan interop deps venv zoo install clean demo bench fuzz fuzz-smoke
+.PHONY: all configure test check unit asan tsan interop deps venv zoo install clean demo bench fuzz fuzz-smoke
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -21,6 +21,23 @@ asan:
 	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZE=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# ThreadSanitizer on the tests that run threads: the serve layer's (manager, batcher, REST, deadlines,
+# JSON), the runtime's, the model's, test_base's first dtype lookups on four threads, and any
+# test_plan* / test_concurrency*. Only the library and those tests are built (build-tsan); the
+# first race fails the run (halt_on_error). No suppressions: our code gets none, OpenBLAS is not
+# instrumented (TSan does not see its accesses), and these tests call the REST handler in-process,
+# never starting libmicrohttpd. About 25 s on 2 cores, build included.
+TSAN_BUILD ?= build-tsan
+TSAN_TESTS = $(sort $(basename $(notdir $(wildcard tests/unit/test_serve_*.c tests/unit/test_runtime.c \
+               tests/unit/test_model.c tests/unit/test_base.c tests/unit/test_plan*.c tests/unit/test_concurrency*.c))))
+empty :=
+space := $(empty) $(empty)
+tsan:
+	@test -f $(TSAN_BUILD)/CMakeCache.txt || cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSM_TSAN=ON
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $(space),|,$(TSAN_TESTS)))$$'
 
 # libFuzzer targets (clang, ASan + UBSan) in their own build dir, each run FUZZ_SECONDS; fails on
 # any crash. FUZZ_TARGETS picks some of: saved_model pbtxt table bundle npy pyliteral example graph
@@ -52,10 +69,12 @@ zoo: all venv
 deps:
 	tools/install-deps.sh
 
-# Every test: dependencies, unit + CLI tests, sanitizer build, a short fuzz run, TensorFlow interop.
+# Every test: dependencies, unit + CLI tests, the ASan/UBSan and TSan builds, a short fuzz run,
+# TensorFlow interop.
 check: deps
 	$(MAKE) test
 	$(MAKE) asan
+	$(MAKE) tsan
 	$(MAKE) fuzz-smoke
 	$(MAKE) interop
 
@@ -69,4 +88,4 @@ install: all
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

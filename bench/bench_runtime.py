@@ -146,8 +146,8 @@ def build_driver(build):
     os.makedirs(os.path.dirname(out), exist_ok=True)
     pc = subprocess.run(["pkg-config", "--libs", "libprotobuf-c", "openblas", "zlib"],
                         stdout=subprocess.PIPE, text=True).stdout.split()
-    cmd = [os.environ.get("CC", "cc"), "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
-           "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-I" + os.path.join(ROOT, "include"),
+    cmd = [os.environ.get("CC", "cc"), "-std=c11", "-O2", "-Wall", "-Wextra", "-Wshadow", "-Wmissing-prototypes",
+           "-Werror", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-I" + os.path.join(ROOT, "include"),
            os.path.join(HERE, "bench_run.c"), lib] + pc + ["-lsnappy", "-lpthread", "-lm", "-o", out]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:

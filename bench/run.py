@@ -176,7 +176,7 @@ def build_bench(build, pb_only):
     cc = os.environ.get("CC", "cc")
     pc = subprocess.run(["pkg-config", "--cflags", "--libs", "libprotobuf-c"], check=True,
                         stdout=subprocess.PIPE, text=True).stdout.split()
-    cmd = [cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
+    cmd = [cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Wshadow", "-Wmissing-prototypes", "-Werror",
            "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-pthread",
            "-I" + os.path.join(ROOT, "include"), "-I" + gen] + (["-DBENCH_PB_ONLY"] if pb_only else []) + [
            os.path.join(HERE, "bench_format.c"), lib] + pc + ["-lsnappy", "-lm", "-o", out]

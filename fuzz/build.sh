@@ -24,6 +24,9 @@ if [ ! -f "$stamp" ] || [ -n "$(find proto -name '*.proto' -newer "$stamp")" ]; 
   touch "$stamp"
 fi
 
+# The kernel registry's list of families, generated as CMakeLists.txt does it (one script).
+bash tools/gen_registry_families.sh . "$B/gen/registry_families.c"
+
 PKGS="libprotobuf-c openblas zlib"
 pkg-config --exists jansson && PKGS="$PKGS jansson"
 PKG_CFLAGS=$(pkg-config --cflags $PKGS)
@@ -61,15 +64,18 @@ jobs=()
 srcs=(src/base/*.c src/format/*.c src/graph/*.c src/runtime/*.c src/ops/*.c src/builder/*.c
       src/cli/pyliteral.c src/cli/pyfmt.c)
 for f in src/train/*.c src/serve/json*.c; do [ -f "$f" ] && srcs+=("$f"); done
+# Our sources get -Wshadow -Wmissing-prototypes as in the CMake build.
+WEXTRA="-Wshadow -Wmissing-prototypes"
 for f in "${srcs[@]}"; do
   o="$B/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o"
-  objs+=("$o"); jobs+=("$f $o")
+  objs+=("$o"); jobs+=("$f $o $WEXTRA")
 done
+objs+=("$B/obj/gen_registry_families.o"); jobs+=("$B/gen/registry_families.c $B/obj/gen_registry_families.o $WEXTRA")
 for f in "$B"/gen/*.pb-c.c; do
   o="$B/obj/gen_$(basename "${f%.c}").o"
   objs+=("$o"); jobs+=("$f $o -Wno-unused-parameter")
 done
-printf '%s\n' "${jobs[@]}" | xargs -P "${FUZZ_JOBS:-2}" -L 1 bash -c 'compile "$0" "$1" "$2"'
+printf '%s\n' "${jobs[@]}" | xargs -P "${FUZZ_JOBS:-2}" -L 1 bash -c 'compile "$0" "$1" "${*:2}"'
 rm -f "$B/libsm_fuzz.a"
 ar rcs "$B/libsm_fuzz.a" "${objs[@]}"
 
@@ -82,7 +88,7 @@ for t in fuzz/fuzz_*.c; do
     continue
   fi
   # shellcheck disable=SC2086
-  if $CC $CFLAGS -fsanitize=fuzzer "$t" "$B/libsm_fuzz.a" $PKG_LIBS -lsnappy -lm -lpthread -o "$B/$n"; then
+  if $CC $CFLAGS $WEXTRA -fsanitize=fuzzer "$t" "$B/libsm_fuzz.a" $PKG_LIBS -lsnappy -lm -lpthread -o "$B/$n"; then
     echo "built $B/$n"
   else
     echo "FAILED to build $B/$n"

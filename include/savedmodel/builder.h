@@ -19,6 +19,7 @@
 
 #include "fingerprint.pb-c.h"
 #include "meta_graph.pb-c.h"
+#include "savedmodel/api.h"
 #include "savedmodel/graph_builder.h"
 #include "savedmodel/status.h"
 
@@ -31,51 +32,51 @@ typedef struct sm_signature sm_signature;
 
 /* A signature stored under `key` in the signature map, with method_name `method` (e.g.
  * SM_PREDICT_METHOD_NAME). The caller owns *out (sm_signature_free). */
-sm_status *sm_signature_new(const char *key, const char *method, sm_signature **out);
-void sm_signature_free(sm_signature *s); /* NULL-safe */
+SM_API sm_status *sm_signature_new(const char *key, const char *method, sm_signature **out);
+SM_API void sm_signature_free(sm_signature *s); /* NULL-safe */
 /* Tensor info with explicit dtype and shape (rank -1 = unknown), as build_tensor_info writes. */
-sm_status *sm_signature_add_input(sm_signature *s, const char *key, const char *tensor, int dtype, int rank,
-                                  const int64_t *dims);
-sm_status *sm_signature_add_output(sm_signature *s, const char *key, const char *tensor, int dtype, int rank,
-                                   const int64_t *dims);
+SM_API sm_status *sm_signature_add_input(sm_signature *s, const char *key, const char *tensor, int dtype, int rank,
+                                         const int64_t *dims);
+SM_API sm_status *sm_signature_add_output(sm_signature *s, const char *key, const char *tensor, int dtype, int rank,
+                                          const int64_t *dims);
 /* The same, with dtype and shape taken from the graph (the tensor must be in it). */
-sm_status *sm_signature_add_input_from(sm_signature *s, const char *key, const sm_graph *g, const char *tensor);
-sm_status *sm_signature_add_output_from(sm_signature *s, const char *key, const sm_graph *g, const char *tensor);
+SM_API sm_status *sm_signature_add_input_from(sm_signature *s, const char *key, const sm_graph *g, const char *tensor);
+SM_API sm_status *sm_signature_add_output_from(sm_signature *s, const char *key, const sm_graph *g, const char *tensor);
 /* predict signature key -> method PREDICT with one input and one output, from the graph. */
-sm_status *sm_signature_predict(const char *key, const sm_graph *g, const char *in_key, const char *in_tensor,
-                                const char *out_key, const char *out_tensor, sm_signature **out);
+SM_API sm_status *sm_signature_predict(const char *key, const sm_graph *g, const char *in_key, const char *in_tensor,
+                                       const char *out_key, const char *out_tensor, sm_signature **out);
 /* classify: input "inputs" (serialized tf.Examples, DT_STRING); outputs "classes" and/or "scores"
  * (either tensor may be NULL, not both). regress: input "inputs", output "outputs". As
  * build_classification_signature_def / build_regression_signature_def; the result is validated. */
-sm_status *sm_signature_classify(const char *key, const sm_graph *g, const char *examples, const char *classes,
-                                 const char *scores, sm_signature **out);
-sm_status *sm_signature_regress(const char *key, const sm_graph *g, const char *examples, const char *outputs,
-                                sm_signature **out);
-const Tensorflow__SignatureDef *sm_signature_def(const sm_signature *s);
-const char *sm_signature_key(const sm_signature *s);
+SM_API sm_status *sm_signature_classify(const char *key, const sm_graph *g, const char *examples, const char *classes,
+                                        const char *scores, sm_signature **out);
+SM_API sm_status *sm_signature_regress(const char *key, const sm_graph *g, const char *examples, const char *outputs,
+                                       sm_signature **out);
+SM_API const Tensorflow__SignatureDef *sm_signature_def(const sm_signature *s);
+SM_API const char *sm_signature_key(const sm_signature *s);
 
 /* TensorFlow's rules: predict has >= 1 input and >= 1 output; classify has exactly one DT_STRING
  * input "inputs" and outputs "classes" (DT_STRING) and/or "scores" (DT_FLOAT), nothing else;
  * regress has one DT_STRING input "inputs" and one DT_FLOAT output "outputs". Other methods need
  * only be non-empty. With a graph, every tensor named must exist in it with the stated dtype. */
-sm_status *sm_signature_validate(const sm_signature *s, const sm_graph *g);
+SM_API sm_status *sm_signature_validate(const sm_signature *s, const sm_graph *g);
 
 /* ---- the builder ---- */
 typedef struct sm_builder sm_builder;
 
 /* Fails (ALREADY_EXISTS) when export_dir exists, as TensorFlow does. Nothing is written until
  * save. The caller owns *out (sm_builder_free). */
-sm_status *sm_builder_new(const char *export_dir, sm_builder **out);
-void sm_builder_free(sm_builder *b); /* NULL-safe; a builder that never saved leaves no files */
+SM_API sm_status *sm_builder_new(const char *export_dir, sm_builder **out);
+SM_API void sm_builder_free(sm_builder *b); /* NULL-safe; a builder that never saved leaves no files */
 
 /* Adds the first MetaGraph. The graph's variables (sm_graph_variable) are what variables/ will
  * hold; the Saver subgraph is added to g (once per graph). Signatures are copied. */
-sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, const char *const *tags,
-                                                   size_t ntags, sm_signature *const *sigs, size_t nsigs);
+SM_API sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, const char *const *tags,
+                                                          size_t ntags, sm_signature *const *sigs, size_t nsigs);
 /* Adds another MetaGraph; its variables must be among those already added (same dtype and
  * shape). A tag set equal to one already added (order ignored) is refused. */
-sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *const *tags, size_t ntags,
-                                     sm_signature *const *sigs, size_t nsigs);
+SM_API sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *const *tags, size_t ntags,
+                                            sm_signature *const *sigs, size_t nsigs);
 
 /* Writes saved_model.pb (or .pbtxt), variables/, assets/ and (binary form only, as TensorFlow)
  * fingerprint.pb into "<parent>/.tmp-<name>-<pid>", then renames that directory to export_dir
@@ -87,7 +88,7 @@ sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *con
  * Variables go to one shard, variables.data-00000-of-00001: TF's sharded Saver writes one shard
  * per device that holds variables, and every variable here lives on the CPU, as in TensorFlow's
  * own CPU exports. The Saver subgraph is the sharded one, so TF restores it either way. */
-sm_status *sm_builder_save(sm_builder *b, int as_text);
+SM_API sm_status *sm_builder_save(sm_builder *b, int as_text);
 
 /* ---- fingerprint.pb ---- */
 /* FingerprintDef of the SavedModel in export_dir (its saved_model.pb and
@@ -97,9 +98,9 @@ sm_status *sm_builder_save(sm_builder *b, int as_text);
  * producer SM_FINGERPRINT_PRODUCER. The caller frees *out with
  * protobuf_c_message_free_unpacked(&(*out)->base, NULL). */
 #define SM_FINGERPRINT_PRODUCER 4 /* what TensorFlow 2.21 writes */
-sm_status *sm_saved_model_fingerprint(const char *export_dir, Tensorflow__FingerprintDef **out);
+SM_API sm_status *sm_saved_model_fingerprint(const char *export_dir, Tensorflow__FingerprintDef **out);
 /* Computes the above and writes export_dir/fingerprint.pb (sm_builder_save does this). */
-sm_status *sm_saved_model_write_fingerprint(const char *export_dir);
+SM_API sm_status *sm_saved_model_write_fingerprint(const char *export_dir);
 
 #ifdef __cplusplus
 }

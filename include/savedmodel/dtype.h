@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "savedmodel/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,16 +49,16 @@ typedef enum sm_dtype {
 } sm_dtype;
 
 /* "DT_FLOAT", "DT_FLOAT_REF", ...; NULL for a number TensorFlow does not define. */
-const char *sm_dtype_name(int dtype);
+SM_API const char *sm_dtype_name(int dtype);
 /* The enum value for "DT_FLOAT" etc.; -1 if unknown. */
-int sm_dtype_from_name(const char *name);
+SM_API int sm_dtype_from_name(const char *name);
 /* Bytes per element for fixed-size dtypes stored as raw bytes (tensor_content, bundle data);
  * 0 for string, resource, variant, the sub-byte types and invalid values. */
-size_t sm_dtype_size(int dtype);
+SM_API size_t sm_dtype_size(int dtype);
 /* numpy-style name used when printing values ("float32", "int64", "bytes"). */
-const char *sm_dtype_numpy_name(int dtype);
+SM_API const char *sm_dtype_numpy_name(int dtype);
 /* The base type of a reference type (DT_FLOAT_REF -> DT_FLOAT); other values unchanged. */
-int sm_dtype_base(int dtype);
+SM_API int sm_dtype_base(int dtype);
 
 #ifdef __cplusplus
 }

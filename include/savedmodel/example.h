@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "savedmodel/api.h"
 #include "savedmodel/status.h"
 
 #ifdef __cplusplus
@@ -21,17 +22,18 @@ extern "C" {
 
 typedef struct sm_example sm_example;
 
-sm_status *sm_example_new(sm_example **out); /* the caller owns *out */
-void sm_example_free(sm_example *e);         /* NULL-safe */
+SM_API sm_status *sm_example_new(sm_example **out); /* the caller owns *out */
+SM_API void sm_example_free(sm_example *e);         /* NULL-safe */
 
 /* A feature of float_list, int64_list or bytes_list values (copied). Names are proto3 map keys:
  * UTF-8 without NUL bytes, else an error. */
-sm_status *sm_example_add_floats(sm_example *e, const char *name, const float *v, size_t n);
-sm_status *sm_example_add_int64s(sm_example *e, const char *name, const int64_t *v, size_t n);
-sm_status *sm_example_add_bytes(sm_example *e, const char *name, const char *const *v, const size_t *lens, size_t n);
+SM_API sm_status *sm_example_add_floats(sm_example *e, const char *name, const float *v, size_t n);
+SM_API sm_status *sm_example_add_int64s(sm_example *e, const char *name, const int64_t *v, size_t n);
+SM_API sm_status *sm_example_add_bytes(sm_example *e, const char *name, const char *const *v, const size_t *lens,
+                                       size_t n);
 
 /* The serialized Example in a malloc'ed buffer the caller frees. */
-sm_status *sm_example_serialize(const sm_example *e, uint8_t **out, size_t *len);
+SM_API sm_status *sm_example_serialize(const sm_example *e, uint8_t **out, size_t *len);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #define SAVEDMODEL_IDX_H
 #include <stdint.h>
 
+#include "savedmodel/api.h"
 #include "savedmodel/status.h"
 #include "savedmodel/tensor.h"
 
@@ -17,20 +18,20 @@ extern "C" {
 
 /* Reads any IDX file into a tensor of its element type (0x08 uint8, 0x09 int8, 0x0B int16,
  * 0x0C int32, 0x0D float32, 0x0E float64) and shape. Caller owns *out. */
-sm_status *sm_idx_read(const char *path, sm_tensor **out);
+SM_API sm_status *sm_idx_read(const char *path, sm_tensor **out);
 
 /* Where Debian's dataset-fashion-mnist puts Fashion-MNIST. */
 #define SM_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 /* Fashion-MNIST's class names, in class-id order (10 entries). */
-extern const char *const sm_fashion_mnist_labels[10];
+SM_API extern const char *const sm_fashion_mnist_labels[10];
 
 /* One split of an MNIST-format directory: split "train" reads train-images-idx3-ubyte[.gz] and
  * train-labels-idx1-ubyte[.gz], "t10k" (or "test") the t10k-* pair. images: float32
  * [n, rows, cols, 1] scaled to [0, 1]; labels: int32 [n]. Checks: magic/type (images uint8 rank
  * 3, labels uint8 rank 1), equal counts, labels < 10 (or < max_label when given > 0). Caller owns
  * both. */
-sm_status *sm_mnist_load(const char *dir, const char *split, int max_label, sm_tensor **images,
-                         sm_tensor **labels);
+SM_API sm_status *sm_mnist_load(const char *dir, const char *split, int max_label, sm_tensor **images,
+                                sm_tensor **labels);
 
 #ifdef __cplusplus
 }

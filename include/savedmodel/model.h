@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "savedmodel/api.h"
 #include "savedmodel/status.h"
 #include "savedmodel/tensor.h"
 
@@ -36,9 +37,9 @@ typedef struct sm_load_options {
 
 /* Load export_dir with exactly this tag set (order does not matter). opts may be NULL. The caller
  * owns *out (sm_model_free). */
-sm_status *sm_model_load(const char *export_dir, const char *const *tags, int ntags, const sm_load_options *opts,
-                         sm_model **out);
-void sm_model_free(sm_model *m); /* NULL-safe */
+SM_API sm_status *sm_model_load(const char *export_dir, const char *const *tags, int ntags, const sm_load_options *opts,
+                                sm_model **out);
+SM_API void sm_model_free(sm_model *m); /* NULL-safe */
 
 /* ---- signatures --------------------------------------------------------------------------- */
 /* One input or output of a signature. rank -1 = unknown rank; a dim of -1 = unknown. Pointers are
@@ -51,27 +52,27 @@ typedef struct sm_tensor_info {
   const int64_t *dims;
 } sm_tensor_info;
 
-int sm_model_num_signatures(const sm_model *m);
-const char *sm_model_signature_key(const sm_model *m, int i); /* sorted by key */
+SM_API int sm_model_num_signatures(const sm_model *m);
+SM_API const char *sm_model_signature_key(const sm_model *m, int i); /* sorted by key */
 /* Method name ("tensorflow/serving/predict", ...) of a signature, or NULL if there is no such key. */
-const char *sm_model_signature_method(const sm_model *m, const char *key);
+SM_API const char *sm_model_signature_method(const sm_model *m, const char *key);
 /* Inputs/outputs of signature `key`, sorted by alias. Unknown key: an error that lists the keys. */
-sm_status *sm_model_signature_inputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
-sm_status *sm_model_signature_outputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
+SM_API sm_status *sm_model_signature_inputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
+SM_API sm_status *sm_model_signature_outputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
 
 /* Run signature `key`: inputs[i] feeds alias in_aliases[i]; outputs[j] receives alias
  * out_aliases[j] (out_aliases NULL: every output, in sorted alias order, nout must equal their
  * count). Inputs are borrowed; outputs are new tensors the caller owns. A wrong alias, a dtype or
  * shape the signature's TensorInfo refuses, or a missing input gets an error naming the alias,
  * what was expected and what was given. */
-sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
-                        int nin, const char *const *out_aliases, int nout, sm_tensor **outputs);
+SM_API sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
+                               int nin, const char *const *out_aliases, int nout, sm_tensor **outputs);
 
 /* TF1 Session.run: feed any tensors by name ("x:0" or "x"), fetch tensors by name, run target
  * nodes ("init" or "^init") for their effects. Outputs are new tensors the caller owns. */
-sm_status *sm_model_session_run(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
-                                const char *const *fetch_names, int nfetches, const char *const *targets,
-                                int ntargets, sm_tensor **outputs);
+SM_API sm_status *sm_model_session_run(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+                                       const char *const *fetch_names, int nfetches, const char *const *targets,
+                                       int ntargets, sm_tensor **outputs);
 
 /* ---- run options ------------------------------------------------------------------------- */
 /* Limits on one run, checked by the executor before every step (one clock read a step), so a
@@ -85,25 +86,26 @@ typedef struct sm_run_options {
 } sm_run_options;
 
 /* CLOCK_MONOTONIC now, in microseconds: the clock of sm_run_options.deadline_us. */
-int64_t sm_monotonic_us(void);
+SM_API int64_t sm_monotonic_us(void);
 
 /* sm_model_run and sm_model_session_run with run options (NULL: none, the same as the plain
  * calls). */
-sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
-                             int nin, const char *const *out_aliases, int nout, sm_tensor **outputs,
-                             const sm_run_options *opts);
-sm_status *sm_model_session_run_opts(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
-                                     const char *const *fetch_names, int nfetches, const char *const *targets,
-                                     int ntargets, sm_tensor **outputs, const sm_run_options *opts);
+SM_API sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in_aliases,
+                                    sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                                    sm_tensor **outputs, const sm_run_options *opts);
+SM_API sm_status *sm_model_session_run_opts(sm_model *m, const char *const *feed_names, sm_tensor *const *feeds,
+                                            int nfeeds, const char *const *fetch_names, int nfetches,
+                                            const char *const *targets, int ntargets, sm_tensor **outputs,
+                                            const sm_run_options *opts);
 
 /* ---- scan (without loading) ---------------------------------------------------------------- */
 /* For the MetaGraph of export_dir matching tags: the op types found (graph and every function) that
  * are on TensorFlow's saved_model_cli denylist (ReadFile, WriteFile, PrintV2, ...) and those this
  * runtime has no kernel for, each sorted, as NULL-terminated arrays the caller frees with
  * sm_string_list_free. */
-sm_status *sm_model_scan(const char *export_dir, const char *const *tags, int ntags, char ***denylisted,
-                         char ***unsupported);
-void sm_string_list_free(char **list); /* NULL-safe */
+SM_API sm_status *sm_model_scan(const char *export_dir, const char *const *tags, int ntags, char ***denylisted,
+                                char ***unsupported);
+SM_API void sm_string_list_free(char **list); /* NULL-safe */
 
 #ifdef __cplusplus
 }

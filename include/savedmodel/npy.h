@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "savedmodel/api.h"
 #include "savedmodel/status.h"
 #include "savedmodel/tensor.h"
 
@@ -29,15 +30,15 @@ extern "C" {
 
 /* Decodes a .npy image held in memory. `what` names it in error messages (a path, "x.npz[a]").
  * The caller owns *out. */
-sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tensor **out);
+SM_API sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tensor **out);
 /* Reads a .npy file. The caller owns *out. */
-sm_status *sm_npy_read(const char *path, sm_tensor **out);
+SM_API sm_status *sm_npy_read(const char *path, sm_tensor **out);
 
 /* Encodes t as a .npy image into a malloc'ed buffer the caller frees. Fails for dtypes numpy has
  * no type for (bfloat16, quantized, resource, variant, float8, int4). */
-sm_status *sm_npy_encode(const sm_tensor *t, uint8_t **out, size_t *len);
+SM_API sm_status *sm_npy_encode(const sm_tensor *t, uint8_t **out, size_t *len);
 /* Writes t to path as np.save would (replacing the file atomically). */
-sm_status *sm_npy_write(const char *path, const sm_tensor *t);
+SM_API sm_status *sm_npy_write(const char *path, const sm_tensor *t);
 
 /* ---- .npz: a zip of .npy members (np.savez, np.savez_compressed) ---------------------------- */
 typedef struct sm_npz sm_npz;
@@ -45,21 +46,21 @@ typedef struct sm_npz sm_npz;
 /* Opens an .npz held in memory (the bytes are copied) or a file. Stored and deflated members are
  * read, zip64 records are understood, CRCs are checked when a member is read. The caller owns
  * *out (sm_npz_free). */
-sm_status *sm_npz_open_memory(const void *data, size_t len, const char *what, sm_npz **out);
-sm_status *sm_npz_open(const char *path, sm_npz **out);
-void sm_npz_free(sm_npz *z); /* NULL-safe */
+SM_API sm_status *sm_npz_open_memory(const void *data, size_t len, const char *what, sm_npz **out);
+SM_API sm_status *sm_npz_open(const char *path, sm_npz **out);
+SM_API void sm_npz_free(sm_npz *z); /* NULL-safe */
 
 /* Member names as NpzFile.files lists them: in zip order, ".npy" removed. Owned by z. */
-int sm_npz_count(const sm_npz *z);
-const char *sm_npz_name(const sm_npz *z, int i);
+SM_API int sm_npz_count(const sm_npz *z);
+SM_API const char *sm_npz_name(const sm_npz *z, int i);
 /* Reads member `name` ("x" or "x.npy", as NpzFile[...] accepts). A missing name is a NOT_FOUND
  * error. The caller owns *out. */
-sm_status *sm_npz_get(const sm_npz *z, const char *name, sm_tensor **out);
+SM_API sm_status *sm_npz_get(const sm_npz *z, const char *name, sm_tensor **out);
 
 /* Writes an .npz of n arrays named names[i] (".npy" is appended), stored (compress 0) or
  * deflated (compress 1) like np.savez / np.savez_compressed. */
-sm_status *sm_npz_write(const char *path, const char *const *names, const sm_tensor *const *tensors, int n,
-                        int compress);
+SM_API sm_status *sm_npz_write(const char *path, const char *const *names, const sm_tensor *const *tensors, int n,
+                               int compress);
 
 #ifdef __cplusplus
 }

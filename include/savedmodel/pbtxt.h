@@ -13,6 +13,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "savedmodel/api.h"
 #include "savedmodel/status.h"
 
 #ifdef __cplusplus
@@ -20,13 +21,15 @@ extern "C" {
 #endif
 
 /* Prints msg. *out is malloc'ed and NUL-terminated; the caller frees it. */
-sm_status *sm_pbtxt_print(const ProtobufCMessage *msg, char **out, size_t *len);
+SM_API sm_status *sm_pbtxt_print(const ProtobufCMessage *msg, char **out, size_t *len);
 
 /* Parses text as a message of type desc. `what` names the input in error messages (a path);
- * errors give line and column. On success *out is a message the caller frees with
+ * errors give line and column. desc is one the caller has (its own protoc-c output's, or the
+ * `base.descriptor` of a message this library returned: the library's tensorflow__* descriptors
+ * are not exported). On success *out is a message the caller frees with
  * protobuf_c_message_free_unpacked(*out, NULL). */
-sm_status *sm_pbtxt_parse(const ProtobufCMessageDescriptor *desc, const char *text, size_t len,
-                          const char *what, ProtobufCMessage **out);
+SM_API sm_status *sm_pbtxt_parse(const ProtobufCMessageDescriptor *desc, const char *text, size_t len,
+                                 const char *what, ProtobufCMessage **out);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 
 #include <stdarg.h>
 
+#include "savedmodel/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,17 +38,21 @@ typedef struct sm_status sm_status;
 
 /* A new error with a printf-style message. Never returns NULL: when memory runs out it returns
  * a preallocated "out of memory" status (which sm_status_free ignores). */
-sm_status *sm_status_new(sm_code code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-sm_status *sm_status_newv(sm_code code, const char *fmt, va_list ap);
+SM_API sm_status *sm_status_new(sm_code code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), returns_nonnull));
+SM_API sm_status *sm_status_newv(sm_code code, const char *fmt, va_list ap) __attribute__((returns_nonnull));
 
-/* Puts context in front of the message ("reading x/variables.index: " + old message) and returns
- * the same status. NULL in, NULL out, so `return sm_status_prefix(f(), "...")` is safe. */
-sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Puts context in front of the message and returns the same status: sm_status_prefix(s, "reading
+ * %s", path) turns "bad magic" into "reading x/variables.index: bad magic". The ": " separator is
+ * added here, so the prefix should not end with one (one that ends in ":" or ": " is not given a
+ * second colon; an empty prefix changes nothing). NULL in, NULL out, so
+ * `return sm_status_prefix(f(), "...")` is safe. */
+SM_API sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-sm_code sm_status_code(const sm_status *s);       /* SM_OK for NULL */
-const char *sm_status_message(const sm_status *s); /* "" for NULL; owned by the status */
-const char *sm_code_name(sm_code code);            /* "INVALID_ARGUMENT", ... */
-void sm_status_free(sm_status *s);                 /* NULL-safe */
+SM_API sm_code sm_status_code(const sm_status *s);       /* SM_OK for NULL */
+SM_API const char *sm_status_message(const sm_status *s); /* "" for NULL; owned by the status */
+SM_API const char *sm_code_name(sm_code code);            /* "INVALID_ARGUMENT", ... */
+SM_API void sm_status_free(sm_status *s);                 /* NULL-safe */
 
 #ifdef __cplusplus
 }

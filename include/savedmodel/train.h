@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "savedmodel/api.h"
 #include "savedmodel/status.h"
 #include "savedmodel/tensor.h"
 
@@ -40,20 +41,20 @@ enum { SM_PAD_VALID = 0, SM_PAD_SAME = 1 };
 
 /* ---- the model -------------------------------------------------------------------------------- */
 /* A model whose input is [batch, in_shape...] (rank 1..3 without the batch). Caller owns *out. */
-sm_status *sm_seq_new(int rank, const int64_t *in_shape, sm_seq **out);
-void sm_seq_free(sm_seq *m); /* NULL-safe */
+SM_API sm_status *sm_seq_new(int rank, const int64_t *in_shape, sm_seq **out);
+SM_API void sm_seq_free(sm_seq *m); /* NULL-safe */
 
 /* Layers, appended in order; each checks it fits the previous layer's output shape. */
-sm_status *sm_seq_conv2d(sm_seq *m, int filters, int kh, int kw, int sh, int sw, int padding, int activation);
-sm_status *sm_seq_max_pool2d(sm_seq *m, int ph, int pw, int sh, int sw, int padding);
-sm_status *sm_seq_flatten(sm_seq *m);
-sm_status *sm_seq_dense(sm_seq *m, int units, int activation);
-sm_status *sm_seq_dropout(sm_seq *m, float rate);
-sm_status *sm_seq_activation(sm_seq *m, int activation);
+SM_API sm_status *sm_seq_conv2d(sm_seq *m, int filters, int kh, int kw, int sh, int sw, int padding, int activation);
+SM_API sm_status *sm_seq_max_pool2d(sm_seq *m, int ph, int pw, int sh, int sw, int padding);
+SM_API sm_status *sm_seq_flatten(sm_seq *m);
+SM_API sm_status *sm_seq_dense(sm_seq *m, int units, int activation);
+SM_API sm_status *sm_seq_dropout(sm_seq *m, float rate);
+SM_API sm_status *sm_seq_activation(sm_seq *m, int activation);
 
 /* Keras's summary(): one line per layer (name, output shape, params) and the totals, into a
  * malloc'ed string the caller frees. */
-char *sm_seq_summary(const sm_seq *m);
+SM_API char *sm_seq_summary(const sm_seq *m);
 
 /* ---- losses and optimizers -------------------------------------------------------------------- */
 enum { SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 0, SM_LOSS_MSE = 1 };
@@ -70,12 +71,12 @@ typedef struct sm_optimizer {
   int nesterov;        /* SGD: 0 */
   float beta_1, beta_2, epsilon; /* Adam: 0.9, 0.999, 1e-7 */
 } sm_optimizer;
-sm_optimizer sm_sgd_defaults(void);
-sm_optimizer sm_adam_defaults(void);
+SM_API sm_optimizer sm_sgd_defaults(void);
+SM_API sm_optimizer sm_adam_defaults(void);
 
 /* Fixes the loss and optimizer and initialises the weights as Keras does (kernels glorot_uniform,
  * biases zeros) from `seed`. Layers cannot be added after this. */
-sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *loss, uint64_t seed);
+SM_API sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *loss, uint64_t seed);
 
 /* ---- fit / evaluate / predict ------------------------------------------------------------------- */
 /* Reported after every step (and once more at the end of each epoch with step == steps) so that a
@@ -100,19 +101,19 @@ typedef struct sm_fit_options {
   sm_fit_callback callback;
   void *callback_ctx;
 } sm_fit_options;
-sm_fit_options sm_fit_defaults(void);
+SM_API sm_fit_options sm_fit_defaults(void);
 
 /* x: float32 [n, in_shape...]; y: int32 or int64 [n] class ids for cross-entropy (each in
  * [0, classes) or an error naming the first bad one), float32 [n, outputs...] for MSE. */
-sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts);
+SM_API sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts);
 /* Mean loss and accuracy over x (accuracy NaN for MSE). */
-sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,
-                           double *accuracy);
+SM_API sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,
+                                  double *accuracy);
 /* The model's outputs for x, float32 [n, outputs...]; the caller owns *out. */
-sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_tensor **out);
+SM_API sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_tensor **out);
 
 /* Optimizer steps taken so far (Keras's optimizer.iterations). */
-int64_t sm_seq_iterations(const sm_seq *m);
+SM_API int64_t sm_seq_iterations(const sm_seq *m);
 
 /* ---- export and resume (src/train/export.c) ------------------------------------------------- */
 typedef struct sm_export_options {
@@ -132,11 +133,11 @@ typedef struct sm_export_options {
  *  - tag-set {train}: the same graph plus the optimizer's state variables, so that training
  *    resumes where it stopped (sm_seq_resume);
  *  - assets/labels.txt, and the architecture and training settings under assets.extra/. */
-sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_export_options *opts);
+SM_API sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_export_options *opts);
 
 /* Rebuilds a compiled model, its weights and its optimizer state from an export written by
  * sm_seq_export, so that fit continues from where it stopped. Caller owns *out. */
-sm_status *sm_seq_resume(const char *export_dir, sm_seq **out);
+SM_API sm_status *sm_seq_resume(const char *export_dir, sm_seq **out);
 
 #ifdef __cplusplus
 }

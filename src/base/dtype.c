@@ -4,69 +4,57 @@
 #include <string.h>
 
 typedef struct {
-  const char *name;  /* without the "DT_" prefix */
+  const char *name;  /* "DT_FLOAT" */
+  const char *ref;   /* "DT_FLOAT_REF" */
   size_t size;       /* raw element size; 0 = not a fixed-size raw type */
   const char *numpy; /* numpy's name for it */
 } dtype_info;
 
+/* Names are string literals, so callers get stable pointers with no allocation and no
+ * first-call initialisation (which raced when two threads made the first call at once). */
+#define DT(id, name, size, numpy) [id] = {"DT_" name, "DT_" name "_REF", size, numpy}
 static const dtype_info dtypes[] = {
-    [SM_INVALID] = {"INVALID", 0, "invalid"},
-    [SM_FLOAT] = {"FLOAT", 4, "float32"},
-    [SM_DOUBLE] = {"DOUBLE", 8, "float64"},
-    [SM_INT32] = {"INT32", 4, "int32"},
-    [SM_UINT8] = {"UINT8", 1, "uint8"},
-    [SM_INT16] = {"INT16", 2, "int16"},
-    [SM_INT8] = {"INT8", 1, "int8"},
-    [SM_STRING] = {"STRING", 0, "object"},
-    [SM_COMPLEX64] = {"COMPLEX64", 8, "complex64"},
-    [SM_INT64] = {"INT64", 8, "int64"},
-    [SM_BOOL] = {"BOOL", 1, "bool"},
-    [SM_QINT8] = {"QINT8", 1, "qint8"},
-    [SM_QUINT8] = {"QUINT8", 1, "quint8"},
-    [SM_QINT32] = {"QINT32", 4, "qint32"},
-    [SM_BFLOAT16] = {"BFLOAT16", 2, "bfloat16"},
-    [SM_QINT16] = {"QINT16", 2, "qint16"},
-    [SM_QUINT16] = {"QUINT16", 2, "quint16"},
-    [SM_UINT16] = {"UINT16", 2, "uint16"},
-    [SM_COMPLEX128] = {"COMPLEX128", 16, "complex128"},
-    [SM_HALF] = {"HALF", 2, "float16"},
-    [SM_RESOURCE] = {"RESOURCE", 0, "resource"},
-    [SM_VARIANT] = {"VARIANT", 0, "variant"},
-    [SM_UINT32] = {"UINT32", 4, "uint32"},
-    [SM_UINT64] = {"UINT64", 8, "uint64"},
-    [SM_FLOAT8_E5M2] = {"FLOAT8_E5M2", 1, "float8_e5m2"},
-    [SM_FLOAT8_E4M3FN] = {"FLOAT8_E4M3FN", 1, "float8_e4m3fn"},
-    [SM_FLOAT8_E4M3FNUZ] = {"FLOAT8_E4M3FNUZ", 1, "float8_e4m3fnuz"},
-    [SM_FLOAT8_E4M3B11FNUZ] = {"FLOAT8_E4M3B11FNUZ", 1, "float8_e4m3b11fnuz"},
-    [SM_FLOAT8_E5M2FNUZ] = {"FLOAT8_E5M2FNUZ", 1, "float8_e5m2fnuz"},
-    [SM_INT4] = {"INT4", 0, "int4"},
-    [SM_UINT4] = {"UINT4", 0, "uint4"},
-    [SM_INT2] = {"INT2", 0, "int2"},
-    [SM_UINT2] = {"UINT2", 0, "uint2"},
-    [SM_FLOAT4_E2M1FN] = {"FLOAT4_E2M1FN", 0, "float4_e2m1fn"},
+    DT(SM_INVALID, "INVALID", 0, "invalid"),
+    DT(SM_FLOAT, "FLOAT", 4, "float32"),
+    DT(SM_DOUBLE, "DOUBLE", 8, "float64"),
+    DT(SM_INT32, "INT32", 4, "int32"),
+    DT(SM_UINT8, "UINT8", 1, "uint8"),
+    DT(SM_INT16, "INT16", 2, "int16"),
+    DT(SM_INT8, "INT8", 1, "int8"),
+    DT(SM_STRING, "STRING", 0, "object"),
+    DT(SM_COMPLEX64, "COMPLEX64", 8, "complex64"),
+    DT(SM_INT64, "INT64", 8, "int64"),
+    DT(SM_BOOL, "BOOL", 1, "bool"),
+    DT(SM_QINT8, "QINT8", 1, "qint8"),
+    DT(SM_QUINT8, "QUINT8", 1, "quint8"),
+    DT(SM_QINT32, "QINT32", 4, "qint32"),
+    DT(SM_BFLOAT16, "BFLOAT16", 2, "bfloat16"),
+    DT(SM_QINT16, "QINT16", 2, "qint16"),
+    DT(SM_QUINT16, "QUINT16", 2, "quint16"),
+    DT(SM_UINT16, "UINT16", 2, "uint16"),
+    DT(SM_COMPLEX128, "COMPLEX128", 16, "complex128"),
+    DT(SM_HALF, "HALF", 2, "float16"),
+    DT(SM_RESOURCE, "RESOURCE", 0, "resource"),
+    DT(SM_VARIANT, "VARIANT", 0, "variant"),
+    DT(SM_UINT32, "UINT32", 4, "uint32"),
+    DT(SM_UINT64, "UINT64", 8, "uint64"),
+    DT(SM_FLOAT8_E5M2, "FLOAT8_E5M2", 1, "float8_e5m2"),
+    DT(SM_FLOAT8_E4M3FN, "FLOAT8_E4M3FN", 1, "float8_e4m3fn"),
+    DT(SM_FLOAT8_E4M3FNUZ, "FLOAT8_E4M3FNUZ", 1, "float8_e4m3fnuz"),
+    DT(SM_FLOAT8_E4M3B11FNUZ, "FLOAT8_E4M3B11FNUZ", 1, "float8_e4m3b11fnuz"),
+    DT(SM_FLOAT8_E5M2FNUZ, "FLOAT8_E5M2FNUZ", 1, "float8_e5m2fnuz"),
+    DT(SM_INT4, "INT4", 0, "int4"),
+    DT(SM_UINT4, "UINT4", 0, "uint4"),
+    DT(SM_INT2, "INT2", 0, "int2"),
+    DT(SM_UINT2, "UINT2", 0, "uint2"),
+    DT(SM_FLOAT4_E2M1FN, "FLOAT4_E2M1FN", 0, "float4_e2m1fn"),
 };
 #define NDTYPES ((int)(sizeof dtypes / sizeof dtypes[0]))
 
-/* Names are built once into a static table so callers get stable pointers without allocation. */
-static char names[2][NDTYPES][32];
-static int names_ready;
-
-static void build_names(void) {
-  /* Benign if two threads race: both write identical bytes. */
-  for (int i = 0; i < NDTYPES; i++) {
-    strcpy(names[0][i], "DT_");
-    strcat(names[0][i], dtypes[i].name);
-    strcpy(names[1][i], names[0][i]);
-    strcat(names[1][i], "_REF");
-  }
-  names_ready = 1;
-}
-
 const char *sm_dtype_name(int dtype) {
-  if (!names_ready) build_names();
-  if (dtype >= 0 && dtype < NDTYPES) return names[0][dtype];
+  if (dtype >= 0 && dtype < NDTYPES) return dtypes[dtype].name;
   if (dtype > SM_DTYPE_REF_OFFSET && dtype < SM_DTYPE_REF_OFFSET + NDTYPES)
-    return names[1][dtype - SM_DTYPE_REF_OFFSET];
+    return dtypes[dtype - SM_DTYPE_REF_OFFSET].ref;
   return NULL;
 }
 

@@ -49,15 +49,18 @@ sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0) return s;
+  if (n <= 0) return s; /* an empty prefix (or a bad format) adds nothing */
   size_t old = strlen(s->msg);
   char *msg = malloc((size_t)n + 2 + old + 1);
   if (!msg) return s; /* keep the original message rather than lose it */
   va_start(ap, fmt);
   vsnprintf(msg, (size_t)n + 1, fmt, ap);
   va_end(ap);
-  memcpy(msg + n, ": ", 2);
-  memcpy(msg + n + 2, s->msg, old + 1);
+  /* The separator is ": ", or what of it the prefix lacks: "x: " and "x:" are not doubled. */
+  size_t at = (size_t)n;
+  if (msg[at - 1] != ':' && !(at >= 2 && msg[at - 2] == ':' && msg[at - 1] == ' ')) msg[at++] = ':';
+  if (msg[at - 1] == ':') msg[at++] = ' ';
+  memcpy(msg + at, s->msg, old + 1);
   free(s->msg);
   s->msg = msg;
   return s;

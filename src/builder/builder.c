@@ -315,7 +315,7 @@ done:
   free(names);
   free(empty);
   free(dts);
-  return s ? sm_status_prefix(s, "adding the save/restore subgraph: ") : NULL;
+  return s ? sm_status_prefix(s, "adding the save/restore subgraph") : NULL;
 }
 
 /* ---- MetaGraphDef assembly ---- */
@@ -807,10 +807,10 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     else if (mkdir(adir, 0755)) s = sm_status_new(SM_IO, "creating %s: %s", adir, strerror(errno));
     for (size_t i = 0; i < b->nassets && !s; i++) {
       char *data = NULL, *dst = sm_path_join(adir, b->asset_names[i]);
-      size_t len = 0;
-      s = dst ? sm_file_read_all(b->asset_sources[i], &data, &len) : oom();
-      if (!s) s = sm_file_write_atomic(dst, data, len);
-      if (s) s = sm_status_prefix(s, "asset %s: ", b->asset_names[i]);
+      size_t dlen = 0;
+      s = dst ? sm_file_read_all(b->asset_sources[i], &data, &dlen) : oom();
+      if (!s) s = sm_file_write_atomic(dst, data, dlen);
+      if (s) s = sm_status_prefix(s, "asset %s", b->asset_names[i]);
       free(data);
       free(dst);
     }
@@ -844,5 +844,5 @@ out:
   free(vars);
   free(tmp);
   free(dir);
-  return s ? sm_status_prefix(s, "saving %s: ", b->export_dir) : NULL;
+  return s ? sm_status_prefix(s, "saving %s", b->export_dir) : NULL;
 }

@@ -630,7 +630,7 @@ sm_status *sm_saved_model_fingerprint(const char *export_dir, Tensorflow__Finger
   free(index);
   if (s) {
     if (fp) protobuf_c_message_free_unpacked(&fp->base, NULL);
-    return sm_status_prefix(s, "fingerprint of %s: ", export_dir);
+    return sm_status_prefix(s, "fingerprint of %s", export_dir);
   }
   *out = fp;
   return NULL;

@@ -930,7 +930,7 @@ sm_status *sm_op_finish(sm_op *op, const char **name_out) {
     info_free(&in);
     const char *nm = op->nd && op->nd->name ? op->nd->name : "?";
     const char *ty = op->nd && op->nd->op ? op->nd->op : "?";
-    s = sm_status_prefix(s, "node \"%s\" (%s): ", nm, ty);
+    s = sm_status_prefix(s, "node \"%s\" (%s)", nm, ty);
     if (op->nd) protobuf_c_message_free_unpacked(&op->nd->base, NULL);
     free(op);
     return s;
@@ -1011,7 +1011,7 @@ sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *val
   variable v = {0};
   const char *scope = NULL, *handle = NULL, *init = NULL, *assign = NULL, *read = NULL;
   sm_status *s = sm_tensor_copy(value, &v.value);
-  if (s) return sm_status_prefix(s, "variable \"%s\": ", name);
+  if (s) return sm_status_prefix(s, "variable \"%s\"", name);
   s = sm_graph_push_scope(g, name, &scope);
   if (s) {
     sm_tensor_free(v.value);
@@ -1084,7 +1084,7 @@ sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *val
     free(v.initial);
     free(v.read);
     sm_tensor_free(v.value);
-    return sm_status_prefix(s, "variable \"%s\": ", name);
+    return sm_status_prefix(s, "variable \"%s\"", name);
   }
   g->vars[g->nvars++] = v;
   if (read_out) *read_out = read;
@@ -1189,7 +1189,7 @@ sm_status *sm_graph_label_vocabulary(sm_graph *g, const char *filename, const ch
   free(ctl);
   if (!s) s = sm_graph_set_main_op(g, all);
   if (!s && table) *table = tab;
-  return s ? sm_status_prefix(s, "label vocabulary %s: ", filename) : NULL;
+  return s ? sm_status_prefix(s, "label vocabulary %s", filename) : NULL;
 }
 
 sm_status *sm_graph_lookup(sm_graph *g, const char *table, const char *ids, const char *default_value,

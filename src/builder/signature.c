@@ -113,7 +113,7 @@ static sm_status *add_from(sm_signature *s, int output, const char *key, const s
   int dt, rank;
   const int64_t *dims;
   sm_status *st = sm_graph_tensor(g, tensor ? tensor : "", &dt, &rank, &dims);
-  if (st) return sm_status_prefix(st, "signature \"%s\" %s \"%s\": ", s->key, output ? "output" : "input", key);
+  if (st) return sm_status_prefix(st, "signature \"%s\" %s \"%s\"", s->key, output ? "output" : "input", key);
   return add(s, output, key, tensor, dt, rank, dims);
 }
 sm_status *sm_signature_add_input_from(sm_signature *s, const char *key, const sm_graph *g, const char *tensor) {
@@ -222,7 +222,7 @@ sm_status *sm_signature_validate(const sm_signature *s, const sm_graph *g) {
       int dt;
       sm_status *st = sm_graph_tensor(g, ti->name, &dt, NULL, NULL);
       if (st)
-        return sm_status_prefix(st, "signature \"%s\" %s \"%s\": ", k, o ? "output" : "input", key);
+        return sm_status_prefix(st, "signature \"%s\" %s \"%s\"", k, o ? "output" : "input", key);
       if (sm_dtype_base(dt) != (int)ti->dtype)
         return sm_status_new(SM_INVALID_ARGUMENT, "signature \"%s\" %s \"%s\": tensor \"%s\" is %s, the signature says %s",
                              k, o ? "output" : "input", key, ti->name, sm_dtype_name(dt) ? sm_dtype_name(dt) : "?",

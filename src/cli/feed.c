@@ -244,7 +244,7 @@ sm_status *sm_cli_literal_to_tensor(const py_value *v, int dtype, const char *wh
   sm_status *st = infer_shape(v, 0, &rank, dims, what);
   if (st) return st;
   sm_tensor *t;
-  if ((st = sm_tensor_new(dtype, rank, dims, &t))) return sm_status_prefix(st, "input '%s': ", what);
+  if ((st = sm_tensor_new(dtype, rank, dims, &t))) return sm_status_prefix(st, "input '%s'", what);
   int64_t idx = 0;
   if ((st = fill(v, 0, rank, t, &idx, what))) { sm_tensor_free(t); return st; }
   *out = t;
@@ -312,7 +312,7 @@ sm_status *sm_cli_cast_tensor(sm_tensor *t, int dtype, const char *what, sm_tens
                          np_name(src));
   sm_tensor *r;
   sm_status *st = sm_tensor_new(dtype, sm_tensor_rank(t), sm_tensor_dims(t), &r);
-  if (st) return sm_status_prefix(st, "input '%s': ", what);
+  if (st) return sm_status_prefix(st, "input '%s'", what);
   int64_t count = sm_tensor_num_elements(t);
   uint8_t *dst = sm_tensor_data(r);
   size_t w = sm_dtype_size(dtype);

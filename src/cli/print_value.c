@@ -16,9 +16,9 @@
 
 enum { LINEWIDTH = 75, THRESHOLD = 1000, EDGEITEMS = 3, PRECISION = 8 };
 
-typedef enum { K_FLOAT, K_BF16, K_SINT, K_UINT, K_BOOL, K_STR, K_COMPLEX, K_OTHER } kind;
+typedef enum { K_FLOAT, K_BF16, K_SINT, K_UINT, K_BOOL, K_STR, K_COMPLEX, K_OTHER } elem_kind;
 
-static kind kind_of(int dt) {
+static elem_kind kind_of(int dt) {
   switch (sm_dtype_base(dt)) {
   case SM_FLOAT: case SM_DOUBLE: case SM_HALF: return K_FLOAT;
   case SM_BFLOAT16: return K_BF16;
@@ -80,9 +80,9 @@ static int is_single(const sm_tensor *t) {
 }
 
 /* ---- a growable string ---- */
-typedef struct buf { char *p; size_t len, cap; int oom; } buf;
+typedef struct outbuf { char *p; size_t len, cap; int oom; } outbuf;
 
-static void put(buf *b, const char *s, size_t n) {
+static void put(outbuf *b, const char *s, size_t n) {
   if (b->oom) return;
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 256;
@@ -96,8 +96,8 @@ static void put(buf *b, const char *s, size_t n) {
   b->len += n;
   b->p[b->len] = 0;
 }
-static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
-static void spaces(buf *b, int n) { for (int i = 0; i < n; i++) put(b, " ", 1); }
+static void puts_(outbuf *b, const char *s) { put(b, s, strlen(s)); }
+static void spaces(outbuf *b, int n) { for (int i = 0; i < n; i++) put(b, " ", 1); }
 
 /* ---- float formatting (FloatingFormat) ---- */
 
@@ -202,7 +202,7 @@ static void fill_float_format(const double *v, size_t n, int single, int plus, f
   }
 }
 
-static void format_float(buf *b, double v, int single, const ffmt *ff) {
+static void format_float(outbuf *b, double v, int single, const ffmt *ff) {
   char ip[400], fp[400];
   if (!isfinite(v)) {
     const char *s = isnan(v) ? (ff->plus ? "+nan" : "nan") : v < 0 ? "-inf" : ff->plus ? "+inf" : "inf";
@@ -239,7 +239,7 @@ static void format_float(buf *b, double v, int single, const ffmt *ff) {
 }
 
 /* str(numpy float scalar): like Python's repr of a float, with the type's own shortest digits. */
-static void scalar_float(buf *b, double v, int single) {
+static void scalar_float(outbuf *b, double v, int single) {
   if (isnan(v)) { puts_(b, "nan"); return; }
   if (isinf(v)) { puts_(b, v < 0 ? "-inf" : "inf"); return; }
   char e[64], d[40], out[480];
@@ -270,15 +270,15 @@ static void scalar_float(buf *b, double v, int single) {
 }
 
 /* ---- elements ---- */
-typedef struct fmt {
+typedef struct elem_fmt {
   const sm_tensor *t;
-  kind k;
+  elem_kind k;
   int single;
   ffmt re, im; /* floats; complex uses both */
   int width;   /* ints, bools */
-} fmt;
+} elem_fmt;
 
-static void format_elem(buf *b, const fmt *F, int64_t i) {
+static void format_elem(outbuf *b, const elem_fmt *F, int64_t i) {
   char tmp[64];
   switch (F->k) {
   case K_FLOAT: format_float(b, get_float(F->t, i, 0), F->single, &F->re); break;
@@ -351,7 +351,7 @@ static void collect(const walk *w, int axis, int64_t off, int64_t *out, size_t *
     collect(w, axis + 1, off + i * w->stride[axis], out, n);
 }
 
-static void extend_line(buf *s, buf *line, const char *word, size_t wlen, int width, int indent) {
+static void extend_line(outbuf *s, outbuf *line, const char *word, size_t wlen, int width, int indent) {
   int wrap = (int)(line->len + wlen) > width && (int)line->len > indent;
   if (wrap) {
     size_t l = line->len;
@@ -364,16 +364,16 @@ static void extend_line(buf *s, buf *line, const char *word, size_t wlen, int wi
   put(line, word, wlen);
 }
 
-static void recurse(buf *out, const walk *w, const fmt *F, int axis, int64_t off, int indent, int width) {
+static void recurse(outbuf *out, const walk *w, const elem_fmt *F, int axis, int64_t off, int indent, int width) {
   if (axis == w->rank) { format_elem(out, F, off); return; }
   int axes_left = w->rank - axis;
   int64_t lead, trail;
   int summary = shown(w, axis, &lead, &trail);
   int64_t n = w->dims[axis];
-  buf s = {0};
+  outbuf s = {0};
   if (axes_left == 1) {
     int elem_width = width - 1;
-    buf line = {0};
+    outbuf line = {0};
     spaces(&line, indent);
     for (int64_t j = 0; j < lead + trail; j++) {
       int64_t i = j < lead ? j : n - (lead + trail - j);
@@ -381,7 +381,7 @@ static void recurse(buf *out, const walk *w, const fmt *F, int axis, int64_t off
         extend_line(&s, &line, "...", 3, elem_width, indent);
         put(&line, " ", 1);
       }
-      buf word = {0};
+      outbuf word = {0};
       format_elem(&word, F, off + i * w->stride[axis]);
       extend_line(&s, &line, word.p ? word.p : "", word.len, elem_width, indent);
       if (j + 1 < lead + trail) put(&line, " ", 1);
@@ -415,8 +415,8 @@ static void recurse(buf *out, const walk *w, const fmt *F, int axis, int64_t off
 void sm_cli_print_numpy(FILE *f, const sm_tensor *t) {
   int rank = sm_tensor_rank(t);
   int64_t n = sm_tensor_num_elements(t);
-  fmt F = {.t = t, .k = kind_of(sm_tensor_dtype(t)), .single = is_single(t)};
-  buf out = {0};
+  elem_fmt F = {.t = t, .k = kind_of(sm_tensor_dtype(t)), .single = is_single(t)};
+  outbuf out = {0};
   if (rank == 0) {
     switch (F.k) {
     case K_FLOAT: scalar_float(&out, get_float(t, 0, 0), F.single); break;
@@ -476,7 +476,7 @@ void sm_cli_print_numpy(FILE *f, const sm_tensor *t) {
 }
 
 /* ---- JSON ---- */
-static void json_elem(FILE *f, const sm_tensor *t, kind k, int64_t i) {
+static void json_elem(FILE *f, const sm_tensor *t, elem_kind k, int64_t i) {
   switch (k) {
   case K_FLOAT: case K_BF16: case K_COMPLEX: {
     double v = get_float(t, i, 0);
@@ -506,7 +506,7 @@ static void json_elem(FILE *f, const sm_tensor *t, kind k, int64_t i) {
   }
 }
 
-static void json_rec(FILE *f, const sm_tensor *t, kind k, int axis, int64_t *off) {
+static void json_rec(FILE *f, const sm_tensor *t, elem_kind k, int axis, int64_t *off) {
   if (axis == sm_tensor_rank(t)) { json_elem(f, t, k, (*off)++); return; }
   fputc('[', f);
   for (int64_t i = 0; i < sm_tensor_dims(t)[axis]; i++) {

@@ -257,7 +257,7 @@ static int train(const train_args *a) {
     if (sm_path_exists(p)) {
       st = read_labels(p, &lab);
       have_labels = !st;
-      if (st) st = sm_status_prefix(st, "--resume: ");
+      if (st) st = sm_status_prefix(st, "--resume");
     }
     free(p);
     if (st) goto fail;

@@ -127,17 +127,17 @@ static sm_status *parse_header(sm_bundle *b, const uint8_t *v, size_t vl) {
     s = sm_status_new(SM_DATA_LOSS, "%s: bundle header has unknown endianness %d", b->index_path, (int)h->endianness);
   } else if (h->version) {
     /* TF's CheckVersions(version, consumer 1, min producer 0). */
-    const Tensorflow__VersionDef *v = h->version;
-    if (v->producer < BUNDLE_MIN_PRODUCER)
+    const Tensorflow__VersionDef *ver = h->version;
+    if (ver->producer < BUNDLE_MIN_PRODUCER)
       s = sm_status_new(SM_FAILED_PRECONDITION, "%s: bundle producer version %d is older than the minimum %d",
-                        b->index_path, (int)v->producer, BUNDLE_MIN_PRODUCER);
-    else if (v->min_consumer > BUNDLE_CONSUMER)
+                        b->index_path, (int)ver->producer, BUNDLE_MIN_PRODUCER);
+    else if (ver->min_consumer > BUNDLE_CONSUMER)
       s = sm_status_new(SM_FAILED_PRECONDITION,
                         "%s: bundle needs reader version %d, this library reads version %d (written by a newer "
                         "TensorFlow with format changes?)",
-                        b->index_path, (int)v->min_consumer, BUNDLE_CONSUMER);
-    for (size_t i = 0; !s && i < v->n_bad_consumers; i++)
-      if (v->bad_consumers[i] == BUNDLE_CONSUMER)
+                        b->index_path, (int)ver->min_consumer, BUNDLE_CONSUMER);
+    for (size_t i = 0; !s && i < ver->n_bad_consumers; i++)
+      if (ver->bad_consumers[i] == BUNDLE_CONSUMER)
         s = sm_status_new(SM_FAILED_PRECONDITION, "%s: bundle disallows reader version %d", b->index_path,
                           BUNDLE_CONSUMER);
   }
@@ -911,12 +911,12 @@ sm_status *sm_bundle_writer_add(sm_bundle_writer *w, const char *key, const sm_t
 }
 
 sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int rank, const int64_t *full_dims,
-                                      const int64_t *starts, const int64_t *lengths, const sm_tensor *slice) {
+                                      const int64_t *starts, const int64_t *lengths, const sm_tensor *part) {
   sm_status *s = w_check(w);
   if (s) return s;
   size_t klen = strlen(key), slot;
-  int dtype = sm_tensor_dtype(slice);
-  if (klen == 0 || rank != sm_tensor_rank(slice))
+  int dtype = sm_tensor_dtype(part);
+  if (klen == 0 || rank != sm_tensor_rank(part))
     return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: bad slice for key %s", w->prefix, key);
   wentry *full = w->hcap ? w_find(w, key, klen, &slot) : NULL;
   if (full && (full->proto.n_slices == 0 || (int)full->proto.dtype != dtype || full->shape.n_dim != (size_t)rank))
@@ -924,7 +924,7 @@ sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int 
   for (int d = 0; d < rank; d++) {
     int64_t l = lengths[d] < 0 ? full_dims[d] : lengths[d];
     if (starts[d] < 0 || l < 0 || (lengths[d] < 0 && starts[d] != 0) || starts[d] > full_dims[d] - l ||
-        sm_tensor_dims(slice)[d] != l || (full && full->dimv[d].size != full_dims[d]))
+        sm_tensor_dims(part)[d] != l || (full && full->dimv[d].size != full_dims[d]))
       return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: slice of %s does not fit dimension %d", w->prefix, key, d);
   }
   if (!full) {
@@ -939,7 +939,7 @@ sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int 
     return sm_status_new(SM_ALREADY_EXISTS, "bundle %s: slice of %s added twice", w->prefix, key);
   }
   size_t fi = (size_t)(full - w->ents); /* w_add may move the array */
-  wentry *se = w_add(w, skey, sklen, dtype, rank, sm_tensor_dims(slice));
+  wentry *se = w_add(w, skey, sklen, dtype, rank, sm_tensor_dims(part));
   free(skey);
   if (!se) return sm_status_new(SM_NO_MEMORY, "out of memory");
   full = &w->ents[fi];
@@ -970,7 +970,7 @@ sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int 
     }
     sp->extent[sp->n_extent++] = x;
   }
-  return w_data(w, slice, se);
+  return w_data(w, part, se);
 }
 
 static int wentry_cmp(const void *a, const void *b) {

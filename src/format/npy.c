@@ -280,7 +280,7 @@ sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tens
   if (ty.item == 0 && (uint64_t)count > len * 64 + 1024)
     return sm_status_new(SM_OUT_OF_RANGE, "%s: too many zero-width elements", what);
   sm_tensor *t;
-  if ((st = sm_tensor_new(ty.dtype, h.rank, h.dims, &t))) return sm_status_prefix(st, "%s: ", what);
+  if ((st = sm_tensor_new(ty.dtype, h.rank, h.dims, &t))) return sm_status_prefix(st, "%s", what);
 
   /* Map row-major index -> file index (fortran order stores the first axis fastest). */
   int64_t idx[SM_MAX_RANK] = {0}, fstride[SM_MAX_RANK];
@@ -431,7 +431,7 @@ sm_status *sm_npy_write(const char *path, const sm_tensor *t) {
   uint8_t *b;
   size_t n;
   sm_status *st = sm_npy_encode(t, &b, &n);
-  if (st) return sm_status_prefix(st, "%s: ", path);
+  if (st) return sm_status_prefix(st, "%s", path);
   st = sm_file_write_atomic(path, b, n);
   free(b);
   return st;

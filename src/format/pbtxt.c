@@ -572,7 +572,7 @@ sm_status *sm_pbtxt_print(const ProtobufCMessage *msg, char **out, size_t *len) 
     return sm_status_new(SM_INVALID_ARGUMENT, "printing text format: no message or no output");
   sbuf b = {0};
   sm_status *s = print_message(&b, msg, 0, 0);
-  if (s) s = sm_status_prefix(s, "printing %s as text: ", msg->descriptor->name);
+  if (s) s = sm_status_prefix(s, "printing %s as text", msg->descriptor->name);
   else if (!sb_reserve(&b, 0) || b.oom) s = sm_status_new(SM_NO_MEMORY, "printing %s as text", msg->descriptor->name);
   if (s) {
     free(b.p);

@@ -468,7 +468,7 @@ sm_status *sm_saved_model_write(const Tensorflow__SavedModel *sm, const char *ex
       }
     }
   }
-  if (s) s = sm_status_prefix(s, "writing %s: ", path);
+  if (s) s = sm_status_prefix(s, "writing %s", path);
   free(path);
   return s;
 }

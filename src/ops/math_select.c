@@ -131,10 +131,10 @@ sm_status *sm__math_select_compute(const void *state, sm_kctx *ctx) {
 #define BF16_OUT(v) sm__f32_to_bf16(v)
 #define CLIP_LOOP(T, V, LOAD, STORE)                                                \
   do {                                                                              \
-    const T *x = xp, *lo = lp, *hi = hp;                                            \
+    const T *x = xp, *mn = lp, *mx = hp;                                            \
     T *y = yp;                                                                      \
     for (int64_t i = 0; i < n; i++) {                                               \
-      V v = LOAD(x[i]), l = LOAD(lo[i * ls]), h = LOAD(hi[i * hs]);                 \
+      V v = LOAD(x[i]), l = LOAD(mn[i * ls]), h = LOAD(mx[i * hs]);                 \
       v = h < v ? h : v;                                                            \
       y[i] = STORE(v < l ? l : v);                                                  \
     }                                                                               \

@@ -61,7 +61,7 @@ sm_status *sm_batching_params_read(const char *path, sm_batching_params *out, in
   char *text = NULL;
   size_t len = 0;
   sm_status *s = sm_file_read_all(path, &text, &len);
-  if (s) return sm_status_prefix(s, "reading batching parameters: ");
+  if (s) return sm_status_prefix(s, "reading batching parameters");
   ProtobufCMessage *msg = NULL;
   s = sm_pbtxt_parse(&tensorflow__serving__batching_parameters__descriptor, text, len, path, &msg);
   free(text);

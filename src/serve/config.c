@@ -108,7 +108,7 @@ sm_status *sm_model_config_list_read(const char *path, sm_model_config_list **ou
   char *text = NULL;
   size_t len = 0;
   sm_status *s = sm_file_read_all(path, &text, &len);
-  if (s) return sm_status_prefix(s, "reading model config file: ");
+  if (s) return sm_status_prefix(s, "reading model config file");
   ProtobufCMessage *msg = NULL;
   s = sm_pbtxt_parse(&tensorflow__serving__model_server_config__descriptor, text, len, path, &msg);
   free(text);

@@ -690,16 +690,19 @@ static void base64_encode(sm_jbuf *b, const unsigned char *s, size_t n) {
   b->p[b->len] = 0;
 }
 
+/* The 6-bit value of a standard-alphabet base64 character, -1 for any other byte. (Computed, not
+ * a table filled on first use: request threads decode at once.) */
+static int base64_value(unsigned char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
 /* absl::Base64Unescape: standard alphabet, padding optional but, when present, right. */
 static int base64_decode(const char *s, size_t n, unsigned char *out, size_t *outlen) {
-  static signed char tab[256];
-  static int init;
-  if (!init) {
-    memset(tab, -1, sizeof tab);
-    const char *a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; i++) tab[(unsigned char)a[i]] = (signed char)i;
-    init = 1;
-  }
   size_t pad = 0;
   while (n > 0 && s[n - 1] == '=' && pad < 2) n--, pad++;
   if (pad && (n + pad) % 4) return 0;
@@ -708,7 +711,7 @@ static int base64_decode(const char *s, size_t n, unsigned char *out, size_t *ou
   unsigned acc = 0;
   int bits = 0;
   for (size_t i = 0; i < n; i++) {
-    int v = tab[(unsigned char)s[i]];
+    int v = base64_value((unsigned char)s[i]);
     if (v < 0) return 0;
     acc = (acc << 6) | (unsigned)v;
     bits += 6;

@@ -51,10 +51,10 @@ struct sm_servable {
   struct sm_servable *next;
 };
 
-typedef struct label {
+typedef struct vlabel { /* a version label: name -> version */
   char *label;
   int64_t version;
-} label;
+} vlabel;
 
 struct mmodel {
   char *name;
@@ -63,7 +63,7 @@ struct mmodel {
   int64_t latest_n;
   int64_t *versions;
   int nversions;
-  label *labels;      /* guarded by mu: requests resolve them */
+  vlabel *labels;     /* guarded by mu: requests resolve them */
   int nlabels;
   int active;         /* in the current config */
   mversion *vers;     /* guarded by mu; sorted by descending version */
@@ -142,7 +142,7 @@ static int label_find(const mmodel *mm, const char *l, int64_t *v) {
   return 0;
 }
 
-static void labels_free(label *ls, int n) {
+static void labels_free(vlabel *ls, int n) {
   for (int i = 0; i < n; i++) free(ls[i].label);
   free(ls);
 }
@@ -602,7 +602,7 @@ sm_status *sm_manager_set_config(sm_manager *m, const sm_model_config *models, i
     int fresh;
     char *base_path;
     int64_t *versions;
-    label *labels;
+    vlabel *labels;
   } staged;
   staged *st = calloc(n ? (size_t)n : 1, sizeof *st);
   sm_status *err = NULL;
@@ -621,7 +621,7 @@ sm_status *sm_manager_set_config(sm_manager *m, const sm_model_config *models, i
     st[i].base_path = strdup(c->base_path);
     int nv = c->policy == SM_POLICY_SPECIFIC ? c->nversions : 0;
     st[i].versions = calloc(nv ? (size_t)nv : 1, sizeof(int64_t));
-    st[i].labels = calloc(c->nlabels ? (size_t)c->nlabels : 1, sizeof(label));
+    st[i].labels = calloc(c->nlabels ? (size_t)c->nlabels : 1, sizeof(vlabel));
     if (!st[i].base_path || !st[i].versions || !st[i].labels) {
       err = sm_status_new(SM_NO_MEMORY, "out of memory applying the model config");
       break;
@@ -689,7 +689,7 @@ static sm_status *config_file_apply(sm_manager *m, const char *path, int force) 
   char *text = NULL;
   size_t len = 0;
   sm_status *s = sm_file_read_all(path, &text, &len);
-  if (s) return sm_status_prefix(s, "model_config_file: ");
+  if (s) return sm_status_prefix(s, "model_config_file");
   pthread_mutex_lock(&m->mu);
   int same = m->config_text && strcmp(m->config_text, text) == 0;
   pthread_mutex_unlock(&m->mu);
@@ -704,7 +704,7 @@ static sm_status *config_file_apply(sm_manager *m, const char *path, int force) 
     sm_model_config *cs = calloc(n ? (size_t)n : 1, sizeof *cs);
     if (!cs) s = sm_status_new(SM_NO_MEMORY, "out of memory applying %s", path);
     for (int i = 0; cs && i < n; i++) cs[i] = *sm_model_config_list_at(l, i);
-    if (cs) s = sm_status_prefix(sm_manager_set_config(m, cs, n), "applying %s: ", path);
+    if (cs) s = sm_status_prefix(sm_manager_set_config(m, cs, n), "applying %s", path);
     free(cs);
   }
   sm_model_config_list_free(l);

@@ -180,7 +180,7 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
         y = (float *)in;
         break;
     }
-    if (st) return sm_status_prefix(st, "%s: ", L->name);
+    if (st) return sm_status_prefix(st, "%s", L->name);
     t->act[l] = y;
     in = y;
   }
@@ -316,7 +316,7 @@ sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_
   memcpy(dims + 1, last->out_shape, (size_t)last->out_rank * sizeof *dims);
   int64_t in_per = sm__elems(m->in_rank, m->in_shape), out_per = sm__elems(last->out_rank, last->out_shape);
   sm_tensor *y;
-  if ((st = sm_tensor_new(SM_FLOAT, last->out_rank + 1, dims, &y))) return sm_status_prefix(st, "%s: ", what);
+  if ((st = sm_tensor_new(SM_FLOAT, last->out_rank + 1, dims, &y))) return sm_status_prefix(st, "%s", what);
   if (!(st = sm__train_pool(m, 0))) st = sm__train_scratch(m, batch_size < n ? batch_size : (n > 0 ? n : 1));
   const float *xd = sm_tensor_data(x);
   float *yd = sm_tensor_data(y);
@@ -327,7 +327,7 @@ sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_
   }
   if (st) {
     sm_tensor_free(y);
-    return sm_status_prefix(st, "%s: ", what);
+    return sm_status_prefix(st, "%s", what);
   }
   *out = y;
   return NULL;
@@ -426,5 +426,5 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
   }
   free(perm);
   free(labels);
-  return st ? sm_status_prefix(st, "%s: ", what) : NULL;
+  return st ? sm_status_prefix(st, "%s", what) : NULL;
 }

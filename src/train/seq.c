@@ -425,7 +425,7 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
     }
     sm__train_free(m->priv);
     m->priv = NULL;
-    return sm_status_prefix(st, "compile: ");
+    return sm_status_prefix(st, "compile");
   }
   sm__rng_seed(&tr->rng, seed ^ 0x5eedf17ull);
   m->compiled = 1;

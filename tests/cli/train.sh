@@ -90,6 +90,7 @@ expect_error() { # CODE NEEDLE ARGS...
   [ $rc -eq "$code" ] || die "train $*: exit $rc, expected $code: $(head -2 "$TMP/e.log")"
   grep -qF -- "$needle" "$TMP/e.log" || die "train $*: message lacks '$needle': $(head -2 "$TMP/e.log")"
   grep -q '^Epoch ' "$TMP/e.log" && die "train $*: training started before the error"
+  grep -qF ': : ' "$TMP/e.log" && die "train $*: a doubled ': ' in the message: $(head -2 "$TMP/e.log")"
 }
 base=(--epochs 1 --batch_size 16 --out "$TMP/never")
 expect_error 2 "--out is required" --epochs 1 --batch_size 16
@@ -116,6 +117,10 @@ mkdata "$TMP/d6" 64 20; f=$TMP/d6/t10k-images-idx3-ubyte.gz; head -c $(($(stat -
 expect_error 1 "t10k-images-idx3-ubyte.gz: truncated gzip data" --data "$TMP/d6" "${base[@]}"
 mkdata "$TMP/d7" 64 20; printf 'XXXXXXXX' | dd of="$TMP/d7/t10k-labels-idx1-ubyte.gz" bs=1 seek=12 conv=notrunc status=none
 expect_error 1 "t10k-labels-idx1-ubyte.gz: corrupt gzip data" --data "$TMP/d7" "${base[@]}"
+if [ -d "$TMP/a/assets" ]; then # the resumed export's labels, named after --resume once
+  cp -r "$TMP/a" "$TMP/a2"; printf 'x\n\n' >"$TMP/a2/assets/labels.txt"
+  expect_error 1 "--resume: $TMP/a2/assets/labels.txt: line 2 is empty" --data "$TMP/syn" "${base[@]}" --resume "$TMP/a2"
+fi
 [ -e "$TMP/never" ] && die "a failed run left $TMP/never behind"
 
 # ---- the real Fashion-MNIST ----------------------------------------------------------------------

@@ -49,7 +49,8 @@ static int sm_test_failures;
     }                                                                                       \
   } while (0)
 
-/* The call must fail with a message containing `needle`. */
+/* The call must fail with a message containing `needle`. Every message is also checked for a
+ * doubled separator (": : ", a caller's prefix ending in ": " before the one sm_status_prefix adds). */
 #define CHECK_ERR(expr, needle)                                                                 \
   do {                                                                                          \
     sm_status *_s = (expr);                                                                     \
@@ -59,6 +60,10 @@ static int sm_test_failures;
     } else if (!strstr(sm_status_message(_s), needle)) {                                        \
       fprintf(stderr, "%s:%d: %s: error \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, #expr,      \
               sm_status_message(_s), needle);                                                   \
+      sm_test_failures++;                                                                       \
+    } else if (strstr(sm_status_message(_s), ": : ")) {                                         \
+      fprintf(stderr, "%s:%d: %s: error \"%s\" has a doubled \": \"\n", __FILE__, __LINE__, #expr, \
+              sm_status_message(_s));                                                           \
       sm_test_failures++;                                                                       \
     }                                                                                           \
     sm_status_free(_s);                                                                         \

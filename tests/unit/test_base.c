@@ -1,17 +1,61 @@
 /* test_base.c - status, dtype names and sizes, tensors. */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "savedmodel/dtype.h"
 #include "savedmodel/tensor.h"
 #include "test.h"
 
+/* sm_status_prefix(s, "%s", prefix) on "bad" must read `want`. */
+static void check_prefix(const char *prefix, const char *want) {
+  sm_status *s = sm_status_prefix(sm_status_new(SM_INVALID_ARGUMENT, "bad"), "%s", prefix);
+  CHECK_EQ_STR(sm_status_message(s), want);
+  CHECK_EQ_INT(sm_status_code(s), SM_INVALID_ARGUMENT);
+  sm_status_free(s);
+}
+
+/* The process's first dtype-name lookups, made on four threads at once (make tsan runs this test:
+ * the names were once built into a static table by whichever threads saw it unbuilt). */
+static void *dtype_names(void *arg) {
+  int *ok = arg;
+  *ok = sm_dtype_name(SM_FLOAT) && !strcmp(sm_dtype_name(SM_FLOAT), "DT_FLOAT") &&
+        sm_dtype_name(SM_FLOAT + SM_DTYPE_REF_OFFSET) &&
+        !strcmp(sm_dtype_name(SM_FLOAT + SM_DTYPE_REF_OFFSET), "DT_FLOAT_REF") &&
+        sm_dtype_from_name("DT_STRING") == SM_STRING;
+  return NULL;
+}
+
+static void test_dtype_names_threads(void) {
+  pthread_t th[4];
+  int ok[4] = {0}, started[4] = {0};
+  for (int k = 0; k < 4; k++) started[k] = pthread_create(&th[k], NULL, dtype_names, &ok[k]) == 0;
+  for (int k = 0; k < 4; k++) {
+    CHECK(started[k]);
+    if (started[k]) pthread_join(th[k], NULL);
+    CHECK(ok[k]);
+  }
+}
+
 int main(void) {
+  test_dtype_names_threads(); /* first: nothing else may have looked a name up yet */
   sm_status *s = sm_status_new(SM_NOT_FOUND, "key %s", "a");
   s = sm_status_prefix(s, "reading %s", "x.index");
   CHECK_EQ_STR(sm_status_message(s), "reading x.index: key a");
   CHECK_EQ_INT(sm_status_code(s), SM_NOT_FOUND);
+  s = sm_status_prefix(s, "loading %s", "m");
+  CHECK_EQ_STR(sm_status_message(s), "loading m: reading x.index: key a");
   sm_status_free(s);
   CHECK(sm_status_prefix(NULL, "x") == NULL);
+  /* The separator is added once: a prefix that already ends in ":" or ": " does not double it,
+   * and an empty prefix changes nothing. */
+  check_prefix("predict", "predict: bad");
+  check_prefix("predict: ", "predict: bad");
+  check_prefix("predict:", "predict: bad");
+  check_prefix("", "bad");
+  check_prefix(":", ": bad");
+  check_prefix(": ", ": bad");
+  check_prefix("a: b", "a: b: bad");
+  check_prefix("x ", "x : bad");
 
   CHECK_EQ_STR(sm_dtype_name(SM_FLOAT), "DT_FLOAT");
   CHECK_EQ_STR(sm_dtype_name(101), "DT_FLOAT_REF");

@@ -793,6 +793,24 @@ static void test_bad_use(const char *tmp) {
   CHECK_ERR(sm_builder_new(dir, &b), "already exists");
   CHECK(rmdir(dir) == 0);
   CHECK_EQ_INT(count_entries(parent), 0);
+  /* an asset whose source file goes away before the save: the message names the export, the
+   * asset and the file, each prefix followed by one ": " */
+  char *gone = join(parent, "gone.txt"), want[9000];
+  sm_graph *g2;
+  sm_signature *sig2;
+  CHECK_OK(scaled_graph(&g2, &sig2));
+  CHECK_OK(sm_file_write_atomic(gone, "a\n", 2));
+  CHECK_OK(sm_graph_asset(g2, "vocab", "vocab.txt", gone, NULL));
+  CHECK_OK(sm_builder_new(dir, &b));
+  CHECK_OK(sm_builder_add_meta_graph_and_variables(b, g2, serve, 1, &sig2, 1));
+  CHECK(unlink(gone) == 0);
+  snprintf(want, sizeof want, "saving %s: asset vocab.txt: %s: ", dir, gone);
+  CHECK_ERR(sm_builder_save(b, 0), want);
+  sm_builder_free(b);
+  CHECK_EQ_INT(count_entries(parent), 0);
+  sm_signature_free(sig2);
+  sm_graph_free(g2);
+  free(gone);
   sm_signature_free(sig);
   sm_graph_free(g);
   free(dir);

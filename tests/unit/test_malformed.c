@@ -108,16 +108,16 @@ static void test_each_case_fails(void) {
     CHECK(ok);
     sm_status_free(s);
     sm_model_free(m);
-    static char report[16384];
-    int rc = run_validate(case_dir(cases[i].name), report, sizeof report);
-    ok = rc == 1 && strstr(report, cases[i].expect) && strstr(report, "fault: ");
-    if (!ok) printf("case %s: validate exit %d, expected '%s' in:\n%s\n", cases[i].name, rc, cases[i].expect, report);
+    static char text[16384];
+    int rc = run_validate(case_dir(cases[i].name), text, sizeof text);
+    ok = rc == 1 && strstr(text, cases[i].expect) && strstr(text, "fault: ");
+    if (!ok) printf("case %s: validate exit %d, expected '%s' in:\n%s\n", cases[i].name, rc, cases[i].expect, text);
     CHECK(ok);
   }
-  static char report[16384];
-  int rc = run_validate(case_dir("ok"), report, sizeof report);
-  if (rc != 0) printf("validate of the ok case:\n%s\n", report);
-  CHECK(rc == 0 && strstr(report, "sound"));
+  static char text[16384];
+  int rc = run_validate(case_dir("ok"), text, sizeof text);
+  if (rc != 0) printf("validate of the ok case:\n%s\n", text);
+  CHECK(rc == 0 && strstr(text, "sound"));
 }
 
 static uint8_t *read_all(const char *path, size_t *n) {
@@ -163,7 +163,7 @@ static void test_bundle_damage_always_detected(void) {
     write_all(p, orig[i], olen[i]);
   }
   const char *tags[] = {"serve"};
-  static char report[16384];
+  static char text[16384];
   int runs = 0, missed = 0;
   for (int fi = 1; fi < 3; fi++) {
     snprintf(p, sizeof p, "%s/%s", dir, files[fi]);
@@ -177,12 +177,12 @@ static void test_bundle_damage_always_detected(void) {
       else
         len = pos - n; /* truncated to 0 .. n-1 bytes */
       write_all(p, b, len);
-      int rc = run_validate(dir, report, sizeof report);
+      int rc = run_validate(dir, text, sizeof text);
       runs++;
       if (rc != 1) {
         missed++;
         printf("%s %s %zu: validate exit %d:\n%s\n", files[fi], pos < n ? "byte flipped at" : "truncated to",
-               pos < n ? pos : len, rc, report);
+               pos < n ? pos : len, rc, text);
       }
       sm_model *m = NULL;
       sm_status_free(sm_model_load(dir, tags, 1, NULL, &m));

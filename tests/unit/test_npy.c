@@ -170,6 +170,12 @@ static void test_special(void) {
   CHECK_ERR(sm_npy_read(fx("structured.npy"), &t), "structured");
   CHECK_ERR(sm_npy_read(fx("datetime.npy"), &t), "M8");
   CHECK_ERR(sm_npy_read(fx("missing.npy"), &t), "missing.npy");
+
+  /* A dtype numpy lacks is refused before anything is written, the path put in front once. */
+  int64_t two[1] = {2};
+  CHECK_OK(sm_tensor_new(SM_BFLOAT16, 1, two, &t));
+  CHECK_ERR(sm_npy_write("never/written.npy", t), "never/written.npy: numpy has no type for DT_BFLOAT16");
+  sm_tensor_free(t);
 }
 
 static void test_npz(void) {

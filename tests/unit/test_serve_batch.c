@@ -128,7 +128,8 @@ static void test_params_file(void) {
     CHECK_ERR(sm_batching_params_read(path, &p, &allowed), bad[i][1]);
     CHECK(allowed == NULL);
   }
-  CHECK_ERR(sm_batching_params_read("/nonexistent/batching.config", &p, &allowed), "/nonexistent/batching.config");
+  CHECK_ERR(sm_batching_params_read("/nonexistent/batching.config", &p, &allowed),
+            "reading batching parameters: /nonexistent/batching.config: ");
 }
 
 int main(void) {

@@ -472,6 +472,11 @@ static void test_config_file(void) {
   sm_manager *m = NULL;
   CHECK_OK(sm_manager_new(NULL, &m));
   CHECK_ERR(sm_manager_watch_config_file(m, cfg, 0.05), "not currently available for inference");
+  char applying[1200];
+  snprintf(applying, sizeof applying, "applying %s: ", cfg); /* the file's name in front, once */
+  CHECK_ERR(sm_manager_watch_config_file(m, cfg, 0), applying);
+  CHECK_ERR(sm_manager_watch_config_file(m, "/nonexistent/models.config", 0),
+            "model_config_file: /nonexistent/models.config: ");
   sm_manager_free(m);
   /* ... and accepted with --allow_version_labels_for_unavailable_models. */
   sm_manager_options o = {0};
@@ -561,7 +566,8 @@ static void test_config_file(void) {
   CHECK_OK(sm_model_config_list_read(cfg, &l));
   CHECK_EQ_INT(sm_model_config_list_count(l), 0);
   sm_model_config_list_free(l);
-  CHECK_ERR(sm_model_config_list_read("/nonexistent/models.config", &l), "/nonexistent/models.config");
+  CHECK_ERR(sm_model_config_list_read("/nonexistent/models.config", &l),
+            "reading model config file: /nonexistent/models.config: ");
 }
 
 static void test_background_poll(void) {

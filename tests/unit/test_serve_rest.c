@@ -36,16 +36,16 @@ static int error_has(const char *body, const char *needle) {
 
 #define CHECK_CALL(method, path, body, status, want)      \
   do {                                                    \
-    const char *_b;                                       \
-    CHECK_EQ_INT(call(method, path, body, &_b), status);  \
-    CHECK_JSON(_b, want);                                 \
+    const char *_r;                                       \
+    CHECK_EQ_INT(call(method, path, body, &_r), status);  \
+    CHECK_JSON(_r, want);                                 \
   } while (0)
 
 #define CHECK_FAIL(method, path, body, status, needle)    \
   do {                                                    \
-    const char *_b;                                       \
-    CHECK_EQ_INT(call(method, path, body, &_b), status);  \
-    CHECK(error_has(_b, needle));                         \
+    const char *_r;                                       \
+    CHECK_EQ_INT(call(method, path, body, &_r), status);  \
+    CHECK(error_has(_r, needle));                         \
   } while (0)
 
 static void unsupported_api_calls(void) {

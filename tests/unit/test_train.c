@@ -293,12 +293,12 @@ static void fd_model(int softmax_last) {
   CHECK(tr->fused_last == softmax_last);
   sm__backward(m, x, N);
   int bad = 0;
-  for (int l = 0; l < m->nlayers; l++) {
-    sm__layer *L = &m->layers[l];
+  for (int li = 0; li < m->nlayers; li++) {
+    sm__layer *L = &m->layers[li];
     if (!L->kernel) continue;
     for (int which = 0; which < 2; which++) {
       float *w = sm_tensor_data(which ? L->bias : L->kernel);
-      const float *g = which ? tr->gb[l] : tr->gk[l];
+      const float *g = which ? tr->gb[li] : tr->gk[li];
       int64_t cnt = which ? L->units : sm_tensor_num_elements(L->kernel);
       for (int64_t i = 0; i < cnt; i++) {
         float keep = w[i];
@@ -681,6 +681,17 @@ static void test_errors(void) {
   CHECK_ERR(sm_seq_fit(m, xw, y, NULL), "x has shape [20,8,8,2], the model takes [-1,8,8,1]");
   CHECK_ERR(sm_seq_predict(m, xw, 4, &p), "x has shape");
   sm_tensor_free(xw);
+  /* An output past the tensor limit (8,192 rows of 2^20 floats, 32 GiB) fails before any work,
+   * prefixed once: "predict: tensor of ...", not "predict: : tensor of ...". */
+  sm_seq *wide = new_seq(1, 1, 0, 0);
+  CHECK_OK(sm_seq_dense(wide, 1 << 20, SM_ACT_NONE));
+  CHECK_OK(sm_seq_compile(wide, &o, &l, 1));
+  int64_t nd[2] = {8192, 1};
+  sm_tensor *xn = f32(2, nd);
+  CHECK_ERR(sm_seq_predict(wide, xn, 8192, &p), "predict: tensor of 8589934592 elements is larger than");
+  CHECK(p == NULL);
+  sm_tensor_free(xn);
+  sm_seq_free(wide);
   int64_t yd[1] = {19};
   sm_tensor *ys = NULL;
   CHECK_OK(sm_tensor_new(SM_INT32, 1, yd, &ys));
