@@ -5,13 +5,20 @@
  * path (a list whose only reader modifies it is the same object afterwards: seen through the test
  * kernel TestListId, which outputs a list object's address). Also: every serializer refuses a
  * variant tensor with an error. */
+#define _GNU_SOURCE
 #include <stdint.h>
+#include <unistd.h>
 #include <string.h>
 
+#include "../../src/cli/print_value.c"
+#include "../../src/cli/pyfmt.c"
 #include "base/variant.h"
+#include "builder/builder_internal.h"
 #include "runtime/kernel.h"
 #include "runtime/session.h"
+#include "savedmodel/bundle.h"
 #include "savedmodel/npy.h"
+#include "serve/json_tensor.h"
 #include "test.h"
 
 #define ATTR_T(k, t) "attr { key: \"" k "\" value { type: " t " } } "
@@ -367,6 +374,31 @@ static void test_variant_tensor(void) {
   CHECK_ERR(sm_npy_encode(t, &bytes, &len), "numpy has no type for DT_VARIANT");
   sm_tensor *w = NULL;
   CHECK_ERR(sm_tensor_wrap(SM_VARIANT, 0, NULL, &obj, sizeof obj, NULL, NULL, &w), "DT_VARIANT tensors cannot wrap");
+  Tensorflow__TensorProto *tp = NULL;
+  CHECK_ERR(sm_b_tensor_proto(t, &tp), "a DT_VARIANT tensor cannot be written as a TensorProto");
+  sm_jbuf jb = {0};
+  CHECK_ERR(sm_json_write_tensors(&jb, (const char *[]){"x"}, &t, 1, SM_JSON_COLUMNAR), "Failed to write JSON value");
+  sm_jbuf_free(&jb);
+  char prefix[] = "/tmp/sm_test_list_XXXXXX";
+  int fd = mkstemp(prefix);
+  if (fd >= 0) {
+    close(fd);
+    sm_bundle_writer *bw = NULL;
+    CHECK_OK(sm_bundle_writer_open(prefix, &bw));
+    if (bw) CHECK_ERR(sm_bundle_writer_add(bw, "v", t), "key v is a DT_VARIANT tensor, which cannot be saved");
+    sm_bundle_writer_free(bw);
+    unlink(prefix);
+  }
+  char *mem = NULL;
+  size_t mlen = 0;
+  FILE *mf = open_memstream(&mem, &mlen);
+  if (mf) {
+    sm_cli_print_numpy(mf, t);
+    sm_cli_print_json_value(mf, t);
+    fclose(mf);
+    CHECK(mem && !strcmp(mem, "<DT_VARIANT value of shape [2]: not printable>\n\"<DT_VARIANT value of shape [2]: not printable>\""));
+    free(mem);
+  }
   sm_tensor_free(t);
   CHECK_EQ_INT(released, 0);
   sm_tensor_free(c);
