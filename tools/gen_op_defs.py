@@ -40,6 +40,10 @@ ShardedFilespec Sign Sin Size Slice Snapshot Softplus Softsign SpaceToBatchND Sp
 SquaredDifference Squeeze StatefulPartitionedCall StatelessIf StatelessWhile StopGradient
 StridedSlice StringToHashBucketFast Sum Transpose TruncatedNormal Unpack Variable VariableV2
 Where While ZerosLike _FusedConv2D _FusedMatMul
+EmptyTensorList TensorListConcat TensorListConcatV2 TensorListElementShape TensorListFromTensor
+TensorListGather TensorListGetItem TensorListLength TensorListPopBack TensorListPushBack
+TensorListReserve TensorListResize TensorListScatter TensorListScatterIntoExistingList
+TensorListScatterV2 TensorListSetItem TensorListSplit TensorListStack
 """.split()
 
 

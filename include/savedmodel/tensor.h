@@ -27,8 +27,9 @@ typedef struct sm_tensor sm_tensor;
 
 /* A new tensor with zeroed elements (empty strings for DT_STRING). Fails on negative dims,
  * element counts that overflow, sizes past SM_MAX_TENSOR_BYTES and dtypes with no storage here
- * (variant, sub-byte types). DT_RESOURCE elements are `void *` handles to runtime objects (a
- * variable, a table); they exist only in memory. Out of memory is SM_RESOURCE_EXHAUSTED ("OOM
+ * (sub-byte types). DT_RESOURCE elements are `void *` handles to runtime objects (a
+ * variable, a table); DT_VARIANT elements are references to refcounted runtime objects (a
+ * TensorList), empty when new; both exist only in memory and no file format takes them. Out of memory is SM_RESOURCE_EXHAUSTED ("OOM
  * when allocating tensor with shape[...] and type ..."). The caller owns *out. */
 SM_API sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_tensor **out);
 
@@ -37,7 +38,8 @@ SM_API sm_status *sm_tensor_new(int dtype, int rank, const int64_t *dims, sm_ten
 SM_API sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, size_t nbytes,
                                  void (*release)(void *ctx), void *release_ctx, sm_tensor **out);
 
-/* A deep copy that owns its data (strings included). The caller owns *out. */
+/* A deep copy that owns its data (strings included; DT_VARIANT elements are shared objects, so
+ * the copy holds one more reference on each). The caller owns *out. */
 SM_API sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out);
 
 /* Tensors are reference counted so that a runtime can hand one buffer to several consumers:
@@ -57,9 +59,9 @@ SM_API int sm_tensor_dtype(const sm_tensor *t);
 SM_API int sm_tensor_rank(const sm_tensor *t);
 SM_API const int64_t *sm_tensor_dims(const sm_tensor *t); /* rank entries */
 SM_API int64_t sm_tensor_num_elements(const sm_tensor *t);
-/* Raw element bytes of a fixed-size tensor; NULL for DT_STRING. */
+/* Raw element bytes of a fixed-size tensor; NULL for DT_STRING and DT_VARIANT. */
 SM_API void *sm_tensor_data(const sm_tensor *t);
-/* Bytes of the raw buffer (elements x element size); 0 for DT_STRING. */
+/* Bytes of the raw buffer (elements x element size); 0 for DT_STRING and DT_VARIANT. */
 SM_API size_t sm_tensor_nbytes(const sm_tensor *t);
 
 /* DT_STRING elements. get returns a pointer owned by the tensor (valid until it changes) and its

@@ -5,7 +5,8 @@
  * wording ("OOM when allocating tensor with shape[2,3] and type float ..."). A buffer records the
  * memory space its elements live in (tensor_internal.h: host only, for now). Borrowed buffers (a
  * view of another tensor, memory wrapped with a release callback such as a mapped checkpoint)
- * are released through their callback and never written in place. */
+ * are released through their callback and never written in place. DT_VARIANT elements are
+ * pointers to refcounted objects (variant.h): copies share them, the last free drops them. */
 #include "savedmodel/tensor.h"
 
 #include <ctype.h>
@@ -16,6 +17,7 @@
 #include "base/alloc.h"
 #include "base/checked.h"
 #include "base/tensor_internal.h"
+#include "base/variant.h"
 
 typedef struct {
   char *ptr;
@@ -24,7 +26,7 @@ typedef struct {
 
 /* Where a tensor's elements are. */
 typedef struct tbuf {
-  void *data;  /* raw elements, or tstring[n] for DT_STRING */
+  void *data;  /* raw elements, tstring[n] for DT_STRING, sm_variant *[n] for DT_VARIANT */
   int space;   /* sm_memspace */
   int owned;   /* from sm__alloc, freed with the tensor; else borrowed */
   void (*release)(void *); /* borrowed: called with release_ctx when the tensor goes (may be NULL) */
@@ -84,7 +86,9 @@ static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t 
   if (sm_num_elements(rank, dims, n))
     return sm_status_new(SM_OUT_OF_RANGE, "tensor element count overflows");
   /* Resource handles are pointers to runtime objects; they live only in memory, never in files. */
-  size_t esize = dtype == SM_STRING ? sizeof(tstring) : dtype == SM_RESOURCE ? sizeof(void *) : sm_dtype_size(dtype);
+  size_t esize = dtype == SM_STRING ? sizeof(tstring)
+                 : dtype == SM_RESOURCE || dtype == SM_VARIANT ? sizeof(void *)
+                                                               : sm_dtype_size(dtype);
   if (esize == 0) {
     const char *name = sm_dtype_name(dtype);
     return sm_status_new(SM_UNIMPLEMENTED, "tensors of dtype %s are not supported",
@@ -94,7 +98,7 @@ static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t 
   if (sm_mul_u64((uint64_t)*n, esize, &b) || b > SM_MAX_TENSOR_BYTES)
     return sm_status_new(SM_OUT_OF_RANGE, "tensor of %lld elements is larger than the %llu-byte limit",
                          (long long)*n, (unsigned long long)SM_MAX_TENSOR_BYTES);
-  *nbytes = dtype == SM_STRING ? 0 : (size_t)b;
+  *nbytes = dtype == SM_STRING || dtype == SM_VARIANT ? 0 : (size_t)b; /* no raw bytes */
   return NULL;
 }
 
@@ -104,10 +108,10 @@ static sm_status *tensor_new(int dtype, int rank, const int64_t *dims, int zero,
   size_t nbytes;
   sm_status *s = check_shape(dtype, rank, dims, &n, &nbytes);
   if (s) return s;
-  size_t alloc = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : nbytes;
+  size_t alloc = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : dtype == SM_VARIANT ? (size_t)n * sizeof(void *) : nbytes;
   sm_tensor *t = header_new(dtype, rank, dims, n, nbytes);
   if (!t) return oom(dtype, rank, dims, alloc);
-  t->buf.data = zero || dtype == SM_STRING ? sm__calloc(alloc) : sm__alloc(alloc);
+  t->buf.data = zero || dtype == SM_STRING || dtype == SM_VARIANT ? sm__calloc(alloc) : sm__alloc(alloc);
   if (!t->buf.data) {
     sm__free(t);
     return oom(dtype, rank, dims, alloc);
@@ -128,8 +132,9 @@ sm_status *sm__tensor_new_uninit(int dtype, int rank, const int64_t *dims, sm_te
 sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, size_t nbytes,
                           void (*release)(void *), void *release_ctx, sm_tensor **out) {
   *out = NULL;
-  if (dtype == SM_STRING)
-    return sm_status_new(SM_INVALID_ARGUMENT, "sm_tensor_wrap: DT_STRING tensors cannot wrap raw memory");
+  if (dtype == SM_STRING || dtype == SM_VARIANT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm_tensor_wrap: %s tensors cannot wrap raw memory",
+                         dtype == SM_STRING ? "DT_STRING" : "DT_VARIANT");
   int64_t n;
   size_t want;
   sm_status *s = check_shape(dtype, rank, dims, &n, &want);
@@ -148,6 +153,11 @@ sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, 
 sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out) {
   sm_status *s = sm_tensor_new(t->dtype, t->rank, t->dims, out);
   if (s) return s;
+  if (t->dtype == SM_VARIANT) {
+    sm_variant **a = t->buf.data, **b = (*out)->buf.data;
+    for (int64_t i = 0; i < t->n; i++) b[i] = sm__variant_ref(a[i]);
+    return NULL;
+  }
   if (t->dtype != SM_STRING) {
     if (t->nbytes) memcpy((*out)->buf.data, t->buf.data, t->nbytes);
     return NULL;
@@ -203,6 +213,9 @@ void sm_tensor_free(sm_tensor *t) {
     if (t->dtype == SM_STRING) {
       tstring *ss = t->buf.data;
       for (int64_t i = 0; i < t->n; i++) sm__free(ss[i].ptr);
+    } else if (t->dtype == SM_VARIANT) {
+      sm_variant **vs = t->buf.data;
+      for (int64_t i = 0; i < t->n; i++) sm__variant_unref(vs[i]);
     }
     sm__free(t->buf.data);
   } else if (t->buf.release) {
@@ -217,7 +230,28 @@ int sm_tensor_dtype(const sm_tensor *t) { return t->dtype; }
 int sm_tensor_rank(const sm_tensor *t) { return t->rank; }
 const int64_t *sm_tensor_dims(const sm_tensor *t) { return t->dims; }
 int64_t sm_tensor_num_elements(const sm_tensor *t) { return t->n; }
-void *sm_tensor_data(const sm_tensor *t) { return t->dtype == SM_STRING ? NULL : t->buf.data; }
+void *sm_tensor_data(const sm_tensor *t) { return t->dtype == SM_STRING || t->dtype == SM_VARIANT ? NULL : t->buf.data; }
+
+sm_variant **sm__tensor_variants(const sm_tensor *t) { return t->dtype == SM_VARIANT ? t->buf.data : NULL; }
+
+void sm__variant_init(sm_variant *v, const char *type_name, void (*release)(sm_variant *)) {
+  atomic_init(&v->refs, 1);
+  v->type_name = type_name;
+  v->release = release;
+}
+
+sm_variant *sm__variant_ref(sm_variant *v) {
+  if (v) atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+  return v;
+}
+
+void sm__variant_unref(sm_variant *v) {
+  if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1) v->release(v);
+}
+
+int sm__variant_is_shared(const sm_variant *v) {
+  return atomic_load_explicit(&((sm_variant *)v)->refs, memory_order_acquire) > 1;
+}
 size_t sm_tensor_nbytes(const sm_tensor *t) { return t->nbytes; }
 
 const char *sm_tensor_string(const sm_tensor *t, int64_t i, size_t *len) {
@@ -250,6 +284,9 @@ int sm_tensor_equal(const sm_tensor *a, const sm_tensor *b) {
   if (a->dtype != b->dtype || a->rank != b->rank) return 0;
   for (int i = 0; i < a->rank; i++)
     if (a->dims[i] != b->dims[i]) return 0;
+  if (a->dtype == SM_VARIANT) { /* the same objects */
+    return a->n == 0 || memcmp(a->buf.data, b->buf.data, (size_t)a->n * sizeof(void *)) == 0;
+  }
   if (a->dtype == SM_STRING) {
     const tstring *x = a->buf.data, *y = b->buf.data;
     for (int64_t i = 0; i < a->n; i++)

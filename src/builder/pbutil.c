@@ -60,6 +60,8 @@ static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"
 
 sm_status *sm_b_tensor_proto(const sm_tensor *t, Tensorflow__TensorProto **out) {
   *out = NULL;
+  if (sm_tensor_dtype(t) == SM_VARIANT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "a DT_VARIANT tensor cannot be written as a TensorProto: variants live only in memory");
   Tensorflow__TensorProto *tp = malloc(sizeof *tp);
   if (!tp) return oom();
   tensorflow__tensor_proto__init(tp);

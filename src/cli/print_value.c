@@ -412,7 +412,17 @@ static void recurse(outbuf *out, const walk *w, const elem_fmt *F, int axis, int
   free(s.p);
 }
 
+/* DT_VARIANT values (TensorLists) are in-memory objects with nothing to print: a note instead. */
+static int print_variant(FILE *f, const sm_tensor *t, int json) {
+  if (sm_tensor_dtype(t) != SM_VARIANT) return 0;
+  char sh[256];
+  fprintf(f, json ? "\"<DT_VARIANT value of shape %s: not printable>\"" : "<DT_VARIANT value of shape %s: not printable>\n",
+          sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), sh, sizeof sh));
+  return 1;
+}
+
 void sm_cli_print_numpy(FILE *f, const sm_tensor *t) {
+  if (print_variant(f, t, 0)) return;
   int rank = sm_tensor_rank(t);
   int64_t n = sm_tensor_num_elements(t);
   elem_fmt F = {.t = t, .k = kind_of(sm_tensor_dtype(t)), .single = is_single(t)};
@@ -517,6 +527,7 @@ static void json_rec(FILE *f, const sm_tensor *t, elem_kind k, int axis, int64_t
 }
 
 void sm_cli_print_json_value(FILE *f, const sm_tensor *t) {
+  if (print_variant(f, t, 1)) return;
   int64_t off = 0;
   json_rec(f, t, kind_of(sm_tensor_dtype(t)), 0, &off);
 }

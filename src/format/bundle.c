@@ -903,6 +903,9 @@ sm_status *sm_bundle_writer_add(sm_bundle_writer *w, const char *key, const sm_t
   size_t klen = strlen(key);
   size_t slot;
   if (klen == 0) return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: the empty key is reserved for the header", w->prefix);
+  if (sm_tensor_dtype(t) == SM_VARIANT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: key %s is a DT_VARIANT tensor, which cannot be saved (variants live only in memory)",
+                         w->prefix, key);
   if (w->hcap && w_find(w, key, klen, &slot))
     return sm_status_new(SM_ALREADY_EXISTS, "bundle %s: adding duplicate key %s", w->prefix, key);
   wentry *e = w_add(w, key, klen, sm_tensor_dtype(t), sm_tensor_rank(t), sm_tensor_dims(t));
@@ -916,6 +919,9 @@ sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int 
   if (s) return s;
   size_t klen = strlen(key), slot;
   int dtype = sm_tensor_dtype(part);
+  if (dtype == SM_VARIANT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: key %s is a DT_VARIANT tensor, which cannot be saved (variants live only in memory)",
+                         w->prefix, key);
   if (klen == 0 || rank != sm_tensor_rank(part))
     return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: bad slice for key %s", w->prefix, key);
   wentry *full = w->hcap ? w_find(w, key, klen, &slot) : NULL;

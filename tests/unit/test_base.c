@@ -100,7 +100,11 @@ int main(void) {
   CHECK_ERR(sm_tensor_new(SM_FLOAT, 3, huge, &t), "overflow");
   int64_t big[2] = {1 << 30, 1 << 30};
   CHECK_ERR(sm_tensor_new(SM_FLOAT, 2, big, &t), "limit");
-  CHECK_ERR(sm_tensor_new(SM_VARIANT, 0, NULL, &t), "not supported");
+  CHECK_ERR(sm_tensor_new(1000, 0, NULL, &t), "not supported");
+  /* Variants are in-memory references (test_list.c checks them further): no raw bytes. */
+  CHECK_OK(sm_tensor_new(SM_VARIANT, 0, NULL, &t));
+  CHECK(t && sm_tensor_nbytes(t) == 0 && sm_tensor_data(t) == NULL);
+  sm_tensor_free(t);
   /* Resource handles are pointer-sized in-memory elements. */
   CHECK_OK(sm_tensor_new(SM_RESOURCE, 0, NULL, &t));
   CHECK(sm_tensor_nbytes(t) == sizeof(void *));
