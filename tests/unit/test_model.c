@@ -330,7 +330,7 @@ static void test_concurrency(void) {
   sm_model *m = NULL;
   char p[4200];
   snprintf(p, sizeof p, "%s/saved_model_half_plus_two_cpu/00000123", fixdir);
-  sm_load_options opt = {4};
+  sm_load_options opt = {.num_threads = 4};
   CHECK_OK(sm_model_load(p, tags_serve, 1, &opt, &m));
   if (!m) return;
   pthread_t th[4];
