@@ -11,8 +11,13 @@
  * Loading does what TensorFlow's C++ loader does: pick the MetaGraph whose tag set equals `tags`
  * (or fail listing the tag sets there are), restore variables by running the SaverDef's restore op
  * with the variables prefix fed, feed asset paths, run the init op (__saved_model_init_op, main op or
- * legacy init op) and table initializers. It also compiles a plan for every signature, so a model
- * with ops this runtime cannot run fails here, listing each op and node, never later at run time.
+ * legacy init op) and table initializers. It also compiles a plan for every signature (or for those
+ * sm_load_options.signatures lists). A signature this runtime cannot run (an op without a kernel
+ * here, a sparse or composite input or output) does not fail the load, as TensorFlow would only
+ * fail when it is run: the model records a warning for it naming each op and node
+ * (sm_model_warning), and running it returns SM_UNIMPLEMENTED with that message. A load fails when
+ * no signature it compiles can run (the message names what is missing), and whenever the restore
+ * op, the init op or the graph itself cannot run.
  *
  * A loaded model is immutable except for its resources (variables, tables, counters), and
  * sm_model_run / sm_model_session_run may be called from many threads at once. */
@@ -33,6 +38,12 @@ typedef struct sm_model sm_model;
 
 typedef struct sm_load_options {
   int num_threads; /* threads for large kernels; 0 = one per core, 1 = only the caller's */
+  /* The signatures whose plans the load compiles: NULL = every one; else the nsignatures keys
+   * listed (keys the model lacks are ignored: sm_model_run reports them). A signature not compiled
+   * at load is compiled by its first sm_model_run, and an op it needs without a kernel fails that
+   * run with SM_UNIMPLEMENTED (no load warning says so in advance). */
+  const char *const *signatures;
+  int nsignatures;
 } sm_load_options;
 
 /* Load export_dir with exactly this tag set (order does not matter). opts may be NULL. The caller
@@ -59,6 +70,15 @@ SM_API const char *sm_model_signature_method(const sm_model *m, const char *key)
 /* Inputs/outputs of signature `key`, sorted by alias. Unknown key: an error that lists the keys. */
 SM_API sm_status *sm_model_signature_inputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
 SM_API sm_status *sm_model_signature_outputs(const sm_model *m, const char *key, const sm_tensor_info **infos, int *n);
+
+/* Why signature `key` cannot run ("signature 'k': this runtime has no kernel for 1 node(s) this
+ * run needs: Op (node 'n')"), or NULL when it can, was not compiled at load, or there is no such key.
+ * Owned by the model. */
+SM_API const char *sm_model_signature_warning(const sm_model *m, const char *key);
+/* The load's warnings: one per signature that cannot run, in key order, each the text
+ * sm_model_signature_warning gives. i out of range: NULL. */
+SM_API int sm_model_num_warnings(const sm_model *m);
+SM_API const char *sm_model_warning(const sm_model *m, int i);
 
 /* Run signature `key`: inputs[i] feeds alias in_aliases[i]; outputs[j] receives alias
  * out_aliases[j] (out_aliases NULL: every output, in sorted alias order, nout must equal their

@@ -5,7 +5,8 @@
  * evaluates nothing - and --input_examples into serialized tf.Example; later flags override
  * earlier ones per key) and run_saved_model_with_feed_dict (input keys checked against the
  * SignatureDef, outputs fetched by tensor name in sorted key order, printed as print() prints the
- * numpy value, saved as <outdir>/<key>.npy). Values are converted to each input's dtype the way
+ * numpy value, saved as <outdir>/<key>.npy). The load compiles only the signature run, so other
+ * signatures with ops this runtime has no kernel for do not stop it. Values are converted to each input's dtype the way
  * Session.run's np.asarray does (feed.c). */
 #include <errno.h>
 #include <stdio.h>
@@ -318,8 +319,10 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   tags = calloc(mg->meta_info_def ? mg->meta_info_def->n_tags + 1 : 1, sizeof *tags);
   if (!tags) { rc = sm_cli_error(1, "out of memory"); goto done; }
   for (size_t i = 0; mg->meta_info_def && i < mg->meta_info_def->n_tags; i++) tags[ntags++] = mg->meta_info_def->tags[i];
-  /* The model takes the SavedModel read above (and frees it), rather than reading it again. */
-  st = sm__model_load_parsed(dir, sm, tags, (int)ntags, NULL, &m);
+  /* The model takes the SavedModel read above (and frees it), rather than reading it again, and
+   * compiles only this signature: another one this runtime cannot run does not matter here. */
+  sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1};
+  st = sm__model_load_parsed(dir, sm, tags, (int)ntags, &lo, &m);
   sm = NULL;
   if (st) { rc = sm_cli_fail(st); goto done; }
   if ((st = sm_model_session_run(m, feed_names, feed_vals, (int)fs->n, fetch_names, (int)nout, NULL, 0, results))) {

@@ -4,7 +4,9 @@
  * (with the library's nesting and size guards); tag sets are distinct; each MetaGraph compiles
  * (graph layer: inputs resolve, no cycles, no recursive functions, OpDefs and attrs complete); the
  * plans sm_model_load builds (restore op, init op or table initializers, every signature) prepare,
- * which means every op they need has a kernel and every kernel accepts its attrs; signature tensors
+ * which means every op they need has a kernel and every kernel accepts its attrs (a signature with
+ * ops lacking a kernel is a warning, as the load makes it, unless no signature can run: then a
+ * fault; ops named there are left out of the closing note on ops nothing runs); signature tensors
  * exist and their declared dtypes match the graph (a mismatch is a warning: TF's own exports have
  * them); asset file names stay inside EXPORT_DIR/assets (no absolute names, no "..", no symlink
  * out; a missing file is a warning); the variables bundle opens (footer, block CRCs), every tensor
@@ -222,8 +224,57 @@ static const char *find_init_op(report *r, const Tensorflow__MetaGraphDef *mg) {
   return NULL;
 }
 
-static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGraphDef *mg, int *nsigs) {
+/* The messages of plans that found ops without a kernel (load or signature), so that the note on
+ * ops nothing runs leaves out the ops they name. */
+typedef struct missing_list {
+  char **v;
+  int n, cap;
+} missing_list;
+
+static void missing_add(report *r, missing_list *ms, const char *msg) {
+  if (ms->n == ms->cap) {
+    int nc = ms->cap ? ms->cap * 2 : 8;
+    char **nv = realloc(ms->v, (size_t)nc * sizeof *nv);
+    if (!nv) {
+      fault(r, "out of memory");
+      return;
+    }
+    ms->v = nv;
+    ms->cap = nc;
+  }
+  if (!(ms->v[ms->n] = strdup(msg))) {
+    fault(r, "out of memory");
+    return;
+  }
+  ms->n++;
+}
+
+static void missing_free(missing_list *ms) {
+  for (int i = 0; i < ms->n; i++) free(ms->v[i]);
+  free(ms->v);
+}
+
+/* Does a "no kernel" message (plan.c: "...: Op (node 'n'); Op2 [parsed ...] (nodes ...)") name op? */
+static int missing_names(const missing_list *ms, const char *op) {
+  size_t n = strlen(op);
+  for (int i = 0; i < ms->n; i++)
+    for (const char *p = strstr(ms->v[i], op); p; p = strstr(p + 1, op))
+      if (p > ms->v[i] && p[-1] == ' ' && (!strncmp(p + n, " (", 2) || !strncmp(p + n, " [", 2))) return 1;
+  return 0;
+}
+
+/* A load plan (restore, init): any failure is a fault; kernels it lacks are remembered. */
+static int load_plan(report *r, missing_list *ms, sm_status *st, const char *ctx) {
+  if (st && sm_status_code(st) == SM_UNIMPLEMENTED) missing_add(r, ms, sm_status_message(st));
+  return fault_st(r, st, ctx);
+}
+
+/* Signatures: a signature whose plan finds ops without a kernel is a warning, as sm_model_load
+ * makes it (the model loads, running that signature fails), unless no signature can run: then the
+ * load fails, and each is a fault. */
+static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGraphDef *mg, int *nsigs, missing_list *ms) {
   const sm_cgraph *g = sm_session_graph(s);
+  int nrunnable = 0, first = ms->n;
   for (size_t i = 0; i < mg->n_signature_def; i++) {
     const Tensorflow__MetaGraphDef__SignatureDefEntry *e = mg->signature_def[i];
     if (!e || !e->key) {
@@ -291,10 +342,23 @@ static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGra
     if (!composite) {
       char ctx[512];
       snprintf(ctx, sizeof ctx, "signature '%s'", e->key);
-      fault_st(r, sm_session_prepare(s, in.v, in.n, out.v, out.n, NULL, 0), ctx);
+      sm_status *st = sm_session_prepare(s, in.v, in.n, out.v, out.n, NULL, 0);
+      if (st && sm_status_code(st) == SM_UNIMPLEMENTED) {
+        st = sm_status_prefix(st, "%s", ctx);
+        missing_add(r, ms, sm_status_message(st));
+        sm_status_free(st);
+      } else if (!fault_st(r, st, ctx)) {
+        nrunnable++;
+      }
     }
     free(in.v);
     free(out.v);
+  }
+  for (int i = first; i < ms->n; i++) {
+    if (nrunnable)
+      warn(r, "%s (the model loads; running this signature fails)", ms->v[i]);
+    else
+      fault(r, "%s (no signature can run, so a load fails)", ms->v[i]);
   }
 }
 
@@ -429,6 +493,7 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   const sm_cgraph *g = sm_session_graph(s);
 
   /* assets */
+  missing_list ms = {0};
   names af = {0};
   ProtobufCMessage **unpacked = NULL;
   size_t nunpacked = 0;
@@ -448,7 +513,7 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
     const char *target = sv->restore_op_name;
     char ctx[512];
     snprintf(ctx, sizeof ctx, "restoring variables (op '%s')", target);
-    if (!fault_st(r, sm_session_prepare(s, rf.v, rf.n, NULL, 0, &target, 1), ctx)) {
+    if (!load_plan(r, &ms, sm_session_prepare(s, rf.v, rf.n, NULL, 0, &target, 1), ctx)) {
       sm_bundle *b = NULL;
       sm_status *st = sm_bundle_open(prefix, &b); /* damage is reported once, by check_bundle */
       if (!st) fault_st(r, sm_verify_restore(g, rf.v, rf.n, target, b, nvars), NULL);
@@ -466,26 +531,27 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   if (init) {
     char ctx[512];
     snprintf(ctx, sizeof ctx, "init op '%s'", init);
-    fault_st(r, sm_session_prepare(s, af.v, af.n, NULL, 0, &init, 1), ctx);
+    load_plan(r, &ms, sm_session_prepare(s, af.v, af.n, NULL, 0, &init, 1), ctx);
   } else {
     const Tensorflow__CollectionDef *c = collection(mg, "table_initializer");
     if (c && c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST && c->node_list && c->node_list->n_value)
-      fault_st(r,
-               sm_session_prepare(s, af.v, af.n, NULL, 0, (const char *const *)c->node_list->value,
-                                  (int)c->node_list->n_value),
-               "table initializers");
+      load_plan(r, &ms,
+                sm_session_prepare(s, af.v, af.n, NULL, 0, (const char *const *)c->node_list->value,
+                                   (int)c->node_list->n_value),
+                "table initializers");
   }
 
-  check_signatures(r, s, mg, nsigs);
+  check_signatures(r, s, mg, nsigs, &ms);
 
-  /* ops that exist in the graph but that no load or signature runs: informational */
+  /* ops that exist in the graph but that no load or signature runs: informational (those a plan
+   * above reported missing are not repeated) */
   int nops = 0;
   const char *const *ops = sm_cgraph_all_ops(g, &nops);
   int missing = 0;
   for (int i = 0; i < nops; i++) {
     if (!strcmp(ops[i], "Placeholder") || !strcmp(ops[i], "PlaceholderV2") ||
         !strcmp(ops[i], "StatefulPartitionedCall") || !strcmp(ops[i], "PartitionedCall") ||
-        sm_kernel_find(ops[i], SM_BACKEND_CPU) || sm_cgraph_op_def(g, ops[i]) == NULL)
+        sm_kernel_find(ops[i], SM_BACKEND_CPU) || sm_cgraph_op_def(g, ops[i]) == NULL || missing_names(&ms, ops[i]))
       continue;
     if (!missing++) printf("note: %s%sops no load or signature runs, without a kernel here:", r->ctx ? r->ctx : "",
                            r->ctx ? ": " : "");
@@ -495,6 +561,7 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
 
   for (size_t i = 0; i < nunpacked; i++) protobuf_c_message_free_unpacked(unpacked[i], NULL);
   free(unpacked);
+  missing_free(&ms);
   free(af.v);
   free(prefix);
   free(index);

@@ -5,10 +5,13 @@
  * with the variables prefix fed (skipped when variables/variables.index is absent, as TF does),
  * then the init op (__saved_model_init_op signature, else saved_model_main_op, else
  * legacy_init_op; TF1 table_initializer collection when there is none) with the asset feeds.
- * Every signature's plan is then built (sm_session_plan), so unsupported ops fail the load, not a
- * later run, and a run of a signature goes straight to its plan (sm_plan_run): no names, no sorting,
- * no cache lookup, no lock; a run asking for only some outputs takes the by-name path, so that it
- * computes only those. Signatures are kept sorted by key, their inputs and outputs sorted by alias,
+ * Every signature's plan is then built (sm_session_plan; only those sm_load_options.signatures
+ * lists, when it lists some), and a run of a signature goes straight to its plan (sm_plan_run): no
+ * names, no sorting, no cache lookup, no lock; a run asking for only some outputs, or of a signature
+ * not compiled at load, takes the by-name path (the session's plan cache). A signature whose plan
+ * finds ops without a kernel (SM_UNIMPLEMENTED) does not fail the load: its message becomes the
+ * signature's warning and the error of every run of it; the load fails only when no compiled
+ * signature can run, with the first such message, as before. Signatures are kept sorted by key, their inputs and outputs sorted by alias,
  * so lookups are binary searches and listings come out in a stable order. */
 #include "savedmodel/model.h"
 
@@ -34,7 +37,8 @@ typedef struct sig {
   int nin, nout;
   sm_tensor **defaults; /* per input (sorted order), NULL when the SignatureDef has none */
   const char **out_names; /* tensor names in sorted alias order */
-  char *unsupported;      /* why this signature cannot run (sparse/composite tensors), or NULL */
+  char *unsupported;      /* why this signature cannot run (sparse/composite tensors, ops without a
+                           * kernel: "signature 'k': ..."), or NULL; the model's warning for it */
   /* The plan over every input and every output, built at load (owned by the session's cache), and
    * where each input / output (alias order) sits among its feeds / fetches. */
   const sm_plan *plan;
@@ -48,6 +52,8 @@ struct sm_model {
   char *dir;
   sig *sigs;
   int nsigs;
+  const char **warnings; /* the sigs' `unsupported`, in key order (not owned) */
+  int nwarnings;
 };
 
 static const char *dtname(int dt) {
@@ -101,6 +107,7 @@ void sm_model_free(sm_model *m) {
   if (!m) return;
   for (int i = 0; i < m->nsigs; i++) sig_free(&m->sigs[i]);
   free(m->sigs);
+  free(m->warnings);
   sm_session_free(m->sess);
   sm_saved_model_free(m->sm);
   free(m->dir);
@@ -322,6 +329,17 @@ static sm_status *check_input(const sig *sg, const sm_tensor_info *info, const s
 sm_status *sm_model_run(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
                         int nin, const char *const *out_aliases, int nout, sm_tensor **outputs) {
   return sm_model_run_opts(m, key, in_aliases, inputs, nin, out_aliases, nout, outputs, NULL);
+}
+
+const char *sm_model_signature_warning(const sm_model *m, const char *key) {
+  const sig *sg = m && key ? find_sig(m, key) : NULL;
+  return sg ? sg->unsupported : NULL;
+}
+
+int sm_model_num_warnings(const sm_model *m) { return m ? m->nwarnings : 0; }
+
+const char *sm_model_warning(const sm_model *m, int i) {
+  return m && i >= 0 && i < m->nwarnings ? m->warnings[i] : NULL;
 }
 
 sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in_aliases, sm_tensor *const *inputs,
@@ -733,6 +751,14 @@ done:
   return st;
 }
 
+/* Does the load compile signature `key` (sm_load_options.signatures)? */
+static int wanted(const sm_load_options *opts, const char *key) {
+  if (!opts || !opts->signatures) return 1;
+  for (int i = 0; i < opts->nsignatures; i++)
+    if (opts->signatures[i] && !strcmp(opts->signatures[i], key)) return 1;
+  return 0;
+}
+
 sm_status *sm_model_load(const char *export_dir, const char *const *tags, int ntags, const sm_load_options *opts,
                          sm_model **out) {
   return sm__model_load_parsed(export_dir, NULL, tags, ntags, opts, out);
@@ -854,9 +880,11 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
     }
   }
   qsort(m->sigs, (size_t)m->nsigs, sizeof *m->sigs, cmp_sig);
+  int nrunnable = 0;
+  sm_status *first_missing = NULL; /* the first signature without kernels, for a load nothing can run */
   for (int i = 0; i < m->nsigs; i++) {
     sig *sg = &m->sigs[i];
-    if (sg->unsupported) continue;
+    if (sg->unsupported || !wanted(opts, sg->key)) continue;
     const char **in = calloc((size_t)sg->nin + 1, sizeof *in);
     if (!in) {
       st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
@@ -871,11 +899,39 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
       st = sm_session_plan(m->sess, in, sg->nin, sg->out_names, sg->nout, NULL, 0, &sg->plan, sg->feed_pos,
                            sg->fetch_pos);
     free(in);
+    if (st && sm_status_code(st) == SM_UNIMPLEMENTED) {
+      /* ops without a kernel: this signature cannot run, the others may */
+      st = sm_status_prefix(st, "signature '%s'", sg->key);
+      if (!(sg->unsupported = dupstr(sm_status_message(st)))) {
+        sm_status_free(st);
+        st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+      } else if (!first_missing) {
+        first_missing = st;
+        st = NULL;
+      } else {
+        sm_status_free(st);
+        st = NULL;
+      }
+    }
     if (st) {
+      sm_status_free(first_missing);
       st = sm_status_prefix(st, "%s: signature '%s'", export_dir, sg->key);
       goto fail;
     }
+    if (!sg->unsupported) nrunnable++;
   }
+  if (first_missing && !nrunnable) {
+    st = sm_status_prefix(first_missing, "%s", export_dir);
+    goto fail;
+  }
+  sm_status_free(first_missing);
+  m->warnings = calloc((size_t)m->nsigs + 1, sizeof *m->warnings);
+  if (!m->warnings) {
+    st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
+    goto fail;
+  }
+  for (int i = 0; i < m->nsigs; i++)
+    if (m->sigs[i].unsupported) m->warnings[m->nwarnings++] = m->sigs[i].unsupported;
   feeds_free(&af);
   free(prefix);
   free(index);

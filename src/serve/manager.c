@@ -484,6 +484,10 @@ static void poll_pass_locked(sm_manager *m) {
       x->state = ST_AVAILABLE;
       x->err = SM_OK;
       x->failures = 0;
+      /* available, but some signatures cannot run: say which and why (predict on them fails) */
+      for (int w = 0; w < sm_model_num_warnings(x->model); w++)
+        fprintf(stderr, "savedmodel serve: servable {name: %s version: %lld} is available, but %s\n", x->owner->name,
+                (long long)x->version, sm_model_warning(x->model, w));
     } else {
       m->counts.load_failures++;
       x->state = ST_END;

@@ -2,6 +2,8 @@
  * with the same preferences), model status, metadata, predict, classify and regress
  * (predict_util.cc, classifier.cc, regressor.cc), and ToHTTPStatusCode.
  *
+ * Metadata lists every signature, as TF Serving does, and adds "warnings" (sm_model_warning) for
+ * those this runtime cannot run; predict on one of them answers UNIMPLEMENTED (501).
  * Signatures run as TF Serving runs them: a Session::Run feeding the signature's tensor names,
  * so a request's shapes are the graph's business, not the SignatureDef's. */
 #include "serve/rest.h"
@@ -452,7 +454,21 @@ static sm_status *model_metadata(sm_rest *r, const route *rt, sm_jbuf *out) {
       indent(out, 1);
       sm_jbuf_puts(out, "}");
     }
-    sm_jbuf_puts(out, "\n}}\n}\n");
+    sm_jbuf_puts(out, "\n}");
+    /* ours, beside TF Serving's: the signatures this runtime cannot run, and why (the metadata map
+     * is open to other keys); absent when every signature runs, so TF Serving's output is kept */
+    const sm_model *model = sm_servable_model(sv);
+    int nw = sm_model_num_warnings(model);
+    if (nw > 0) {
+      sm_jbuf_puts(out, ",\n\"warnings\": [");
+      for (int i = 0; i < nw; i++) {
+        const char *w = sm_model_warning(model, i);
+        if (i) sm_jbuf_puts(out, ", ");
+        sm_jbuf_str(out, w, strlen(w));
+      }
+      sm_jbuf_puts(out, "]");
+    }
+    sm_jbuf_puts(out, "}\n}\n");
   }
   sm_saved_model_free(smp);
   sm_servable_release(sv);
@@ -501,6 +517,13 @@ static sm_status *predict_inputs(void *ctx, const char *signature_name, const sm
   return NULL;
 }
 
+/* UNIMPLEMENTED, with the load's reason, for a signature this runtime cannot run: answered
+ * before any plan is tried, so such requests cost nothing. */
+static sm_status *runnable(const sm_model *m, const char *key) {
+  const char *w = sm_model_signature_warning(m, key);
+  return w ? sm_status_new(SM_UNIMPLEMENTED, "%s", w) : NULL;
+}
+
 /* Session::Run on the signature's tensor names, or through the batcher. */
 static sm_status *run_signature(sm_rest *r, sm_servable *sv, const char *key, const char *const *aliases,
                                 sm_tensor *const *inputs, int nin, const sm_tensor_info *outs, int nout,
@@ -508,7 +531,9 @@ static sm_status *run_signature(sm_rest *r, sm_servable *sv, const char *key, co
   sm_model *m = sm_servable_model(sv);
   const sm_tensor_info *ins;
   int nins;
-  sm_status *s = sm_model_signature_inputs(m, key, &ins, &nins);
+  sm_status *s = runnable(m, key);
+  if (s) return s;
+  s = sm_model_signature_inputs(m, key, &ins, &nins);
   if (s) return s;
   if (r->batcher) {
     const char **oa = calloc((size_t)nout + 1, sizeof *oa);
@@ -606,6 +631,7 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
     s = inval("No signature was found with the name: %s", key);
     goto done;
   }
+  if ((s = runnable(m, key))) goto done;
   const sm_tensor_info *ins, *outs;
   int nins, nouts;
   s = sm_model_signature_inputs(m, key, &ins, &nins);

@@ -59,6 +59,16 @@ grep -q "never closed at offset" "$tmp/err" || { echo "FAIL literal error positi
 grep -q 'SignatureDef "nope" is not' "$tmp/err" || { echo "FAIL unknown signature"; cat "$tmp/err"; fail=$((fail + 1)); }
 "$CLI" run --dir "$ZOO/tf1_square/model" --tag_set serve --signature_def serving_default --inputs "x=$SRC/tests/fixtures/npy/object.npy" 2>"$tmp/err"
 grep -q 'pickled' "$tmp/err" || { echo "FAIL object npy"; cat "$tmp/err"; fail=$((fail + 1)); }
+# one signature needs an op without a kernel here: the other runs; that one fails naming op and node
+UNR=$SRC/tests/fixtures/unrunnable_signature
+"$CLI" run --dir "$UNR" --tag_set serve --signature_def square --input_exprs 'x=[1.0, 2.0, 3.0]' >"$tmp/out" 2>"$tmp/err" ||
+  { echo "FAIL unrunnable_signature: square"; cat "$tmp/err"; fail=$((fail + 1)); }
+printf 'Result for output key y:\n[1. 4. 9.]\n' | cmp -s - "$tmp/out" || { echo "FAIL unrunnable_signature: square output"; cat "$tmp/out"; fail=$((fail + 1)); }
+if "$CLI" run --dir "$UNR" --tag_set serve --signature_def spectrogram --input_exprs 'audio=[[1.0], [2.0]]' >/dev/null 2>"$tmp/err"; then
+  echo "FAIL unrunnable_signature: spectrogram ran"; fail=$((fail + 1))
+fi
+grep -qF "signature 'spectrogram': this runtime has no kernel for 1 node(s) this run needs: AudioSpectrogram (node 'spec')" "$tmp/err" ||
+  { echo "FAIL unrunnable_signature: spectrogram message"; cat "$tmp/err"; fail=$((fail + 1)); }
 rm -rf "$tmp"
 
 echo "run: $exact identical to saved_model_cli, $near within float tolerance, $fail failed, $skipped skipped (no ../shared)"

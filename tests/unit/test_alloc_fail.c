@@ -208,7 +208,7 @@ static long long alloc_calls(void) {
  * *load_calls (may be NULL) gets the allocator calls the load made. */
 static sm_status *load_run(const scase *c, sm_tensor **out, long long *load_calls) {
   sm_model *m = NULL;
-  sm_load_options opt = {1};
+  sm_load_options opt = {.num_threads = 1};
   long long c0 = alloc_calls();
   sm_status *st = sm_model_load(c->model_dir, (const char *const *)c->tags, c->ntags, &opt, &m);
   if (load_calls) *load_calls = alloc_calls() - c0;

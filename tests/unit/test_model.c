@@ -1,6 +1,7 @@
 /* test_model.c - sm_model_load/run against TensorFlow-written SavedModels: the tf-serving fixtures
  * (../shared, skipped when absent) with their documented outputs, and every golden run of the zoo
- * (tests/fixtures/zoo/<model>/golden/outputs/<tags>__<sig>/), plus errors and concurrency. */
+ * (tests/fixtures/zoo/<model>/golden/outputs/<tags>__<sig>/), plus errors and concurrency, and
+ * per-signature compilation (tests/fixtures/unrunnable_signature: one signature without kernels). */
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
 #include "base/file.h"
+#include "runtime/kernel.h"
 #include "test.h"
 
 static const char *tags_serve[] = {"serve"};
@@ -330,7 +332,7 @@ static void test_concurrency(void) {
   sm_model *m = NULL;
   char p[4200];
   snprintf(p, sizeof p, "%s/saved_model_half_plus_two_cpu/00000123", fixdir);
-  sm_load_options opt = {4};
+  sm_load_options opt = {.num_threads = 4};
   CHECK_OK(sm_model_load(p, tags_serve, 1, &opt, &m));
   if (!m) return;
   pthread_t th[4];
@@ -639,7 +641,154 @@ static void test_zoo(void) {
           zoo_unsupported);
 }
 
+/* ---- per-signature compilation ----------------------------------------------------------------- */
+#define UNRUNNABLE SM_SOURCE_DIR "/tests/fixtures/unrunnable_signature"
+
+/* The fixture's text with `cut` (up to the next "  signature_def {" or the closing brace) removed
+ * and `add` inserted before the MetaGraph's closing brace, as a SavedModel in a new temp dir. */
+static char *unrunnable_variant(const char *cut, const char *add) {
+  char *text = NULL, *out = NULL;
+  size_t len = 0;
+  char tmpl[] = "/tmp/sm_unrunnable_XXXXXX";
+  char *dir = mkdtemp(tmpl), *path = NULL;
+  sm_status *st = sm_file_read_all(UNRUNNABLE "/saved_model.pbtxt", &text, &len);
+  if (st || !dir) goto fail;
+  size_t cap = len + strlen(add) + 1, n = 0;
+  if (!(out = malloc(cap))) goto fail;
+  const char *end = strrchr(text, '}'); /* meta_graphs' closing brace */
+  const char *c0 = cut ? strstr(text, cut) : NULL, *c1 = NULL;
+  if (c0) {
+    c1 = strstr(c0 + 1, "  signature_def {");
+    if (!c1 || c1 > end) c1 = end;
+  }
+  for (const char *p = text; p < text + len; p++) {
+    if (p == c0) p = c1;
+    if (p == end) {
+      memcpy(out + n, add, strlen(add));
+      n += strlen(add);
+    }
+    out[n++] = *p;
+  }
+  if (!(path = sm_path_join(dir, "saved_model.pbtxt")) || (st = sm_file_write_atomic(path, out, n))) goto fail;
+  free(text);
+  free(out);
+  free(path);
+  return strdup(dir);
+fail:
+  if (st) fprintf(stderr, "unrunnable_variant: %s\n", sm_status_message(st));
+  sm_status_free(st);
+  free(text);
+  free(out);
+  free(path);
+  if (dir) sm_remove_tree(dir);
+  sm_test_failures++;
+  return NULL;
+}
+
+static void check_square(sm_model *m) {
+  float x[] = {1, 2, 3}, want[] = {1, 4, 9};
+  int64_t d[] = {3};
+  sm_tensor *in = ftensor(1, d, x), *out = NULL;
+  const char *ia[] = {"x"}, *oa[] = {"y"};
+  CHECK_OK(sm_model_run(m, "square", ia, &in, 1, oa, 1, &out));
+  CHECK(out && fvals_eq(out, 1, d, want));
+  sm_tensor_free(out);
+  sm_tensor_free(in);
+}
+
+static void check_spectrogram_fails(sm_model *m, const char *needle) {
+  float x[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int64_t d[] = {8, 1};
+  sm_tensor *in = ftensor(2, d, x), *out = (sm_tensor *)1;
+  const char *ia[] = {"audio"};
+  sm_status *st = sm_model_run(m, "spectrogram", ia, &in, 1, NULL, 1, &out);
+  CHECK(st && sm_status_code(st) == SM_UNIMPLEMENTED);
+  CHECK(st && strstr(sm_status_message(st), needle));
+  CHECK(st && strstr(sm_status_message(st), "AudioSpectrogram (node 'spec')"));
+  CHECK(out == NULL);
+  sm_status_free(st);
+  sm_tensor_free(in);
+}
+
+static void test_unrunnable_signature(void) {
+  /* the fixture is only a test while this runtime has no kernel for its op */
+  CHECK(sm_kernel_find("AudioSpectrogram", SM_BACKEND_CPU) == NULL);
+  sm_model *m = NULL;
+  CHECK_OK(sm_model_load(UNRUNNABLE, tags_serve, 1, NULL, &m));
+  if (m) {
+    CHECK(sm_model_num_signatures(m) == 2);
+    CHECK(sm_model_num_warnings(m) == 1);
+    const char *w = sm_model_warning(m, 0);
+    CHECK(w && !strcmp(w, "signature 'spectrogram': this runtime has no kernel for 1 node(s) this run needs: "
+                          "AudioSpectrogram (node 'spec')"));
+    CHECK(sm_model_warning(m, 1) == NULL && sm_model_warning(m, -1) == NULL);
+    CHECK(sm_model_signature_warning(m, "spectrogram") == w);
+    CHECK(sm_model_signature_warning(m, "square") == NULL);
+    CHECK(sm_model_signature_warning(m, "nope") == NULL);
+    check_square(m);
+    check_spectrogram_fails(m, "signature 'spectrogram': this runtime has no kernel");
+    check_square(m); /* a failed run leaves the model usable */
+  }
+  sm_model_free(m);
+  CHECK(sm_model_num_warnings(NULL) == 0 && sm_model_warning(NULL, 0) == NULL &&
+        sm_model_signature_warning(NULL, "square") == NULL);
+
+  /* only "square" compiled at load: no warning; "spectrogram" compiles at its run, and fails */
+  const char *only_square[] = {"square", "not_a_signature"};
+  sm_load_options lo = {.signatures = only_square, .nsignatures = 2};
+  CHECK_OK(sm_model_load(UNRUNNABLE, tags_serve, 1, &lo, &m));
+  if (m) {
+    CHECK(sm_model_num_warnings(m) == 0);
+    check_square(m);
+    check_spectrogram_fails(m, "running signature 'spectrogram'");
+  }
+  sm_model_free(m);
+
+  /* none compiled: both compile at their first run */
+  lo.nsignatures = 0;
+  CHECK_OK(sm_model_load(UNRUNNABLE, tags_serve, 1, &lo, &m));
+  if (m) {
+    check_square(m);
+    check_spectrogram_fails(m, "AudioSpectrogram");
+  }
+  sm_model_free(m);
+
+  /* every compiled signature unrunnable: the load fails with today's message */
+  const char *only_spec[] = {"spectrogram"};
+  lo.signatures = only_spec;
+  lo.nsignatures = 1;
+  m = (sm_model *)1;
+  CHECK_ERR(sm_model_load(UNRUNNABLE, tags_serve, 1, &lo, &m),
+            "unrunnable_signature: signature 'spectrogram': this runtime has no kernel for 1 node(s) this run "
+            "needs: AudioSpectrogram (node 'spec')");
+  CHECK(m == NULL);
+
+  /* the model without its runnable signature: the load fails */
+  char *dir = unrunnable_variant("  signature_def {\n    key: \"square\"", "");
+  if (dir) {
+    sm_status *st = sm_model_load(dir, tags_serve, 1, NULL, &m);
+    CHECK(st && sm_status_code(st) == SM_UNIMPLEMENTED);
+    CHECK(st && strstr(sm_status_message(st), "signature 'spectrogram': this runtime has no kernel"));
+    CHECK(m == NULL);
+    sm_status_free(st);
+    sm_remove_tree(dir);
+    free(dir);
+  }
+  /* an init op without a kernel still fails the load, as TensorFlow's would */
+  dir = unrunnable_variant(NULL, "  collection_def { key: \"legacy_init_op\" value { node_list { value: \"spec\" } } }\n");
+  if (dir) {
+    sm_status *st = sm_model_load(dir, tags_serve, 1, NULL, &m);
+    CHECK(st && sm_status_code(st) == SM_UNIMPLEMENTED);
+    CHECK(st && strstr(sm_status_message(st), "running init op 'spec'"));
+    CHECK(m == NULL);
+    sm_status_free(st);
+    sm_remove_tree(dir);
+    free(dir);
+  }
+}
+
 int main(void) {
+  test_unrunnable_signature();
   int have = fixtures_present();
   if (have) {
     test_small_fixtures();
