@@ -591,9 +591,9 @@ int sm_cli_validate(int argc, char **argv) {
     fputs("{\"dir\": ", stdout);
     sm_json_str(stdout, dir, strlen(dir));
     printf(", \"sound\": %s, \"faults\": %d, \"warnings\": %d, \"meta_graphs\": %d, \"signatures\": %d,\n"
-           " \"checkpoint_tensors\": %d, \"variables_checked\": %d,\n \"findings\": [%s%s]}\n",
+           " \"checkpoint_tensors\": %d, \"variables_checked\": %d,\n \"findings\": [%s%s}\n",
            r.faults ? "false" : "true", r.faults, r.warnings, nmg, nsigs, ntensors, nvars, bad ? "" : items,
-           r.nitems && !bad ? "\n ]" : "");
+           r.nitems && !bad ? "\n ]" : "]");
     free(items);
     fflush(stdout);
     return r.faults ? 1 : 0;
