@@ -9,8 +9,13 @@ JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# A build dir counts as configured when CMake finished generating it: CMakeCache.txt is written
+# early, so after a failed configure (a dependency missing) it exists without the Makefile (or
+# build.ninja), and cmake is run again (tests/cli/make_reconfigure.sh).
+configured = test -f $(1)/CMakeCache.txt && { test -f $(1)/Makefile || test -f $(1)/build.ninja; }
+
 configure:
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	@$(call configured,$(BUILD)) || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 # Unit and CLI tests on the normal build.
 test: all
@@ -18,7 +23,7 @@ test: all
 
 # The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
 asan:
-	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZE=ON
+	@$(call configured,$(ASAN_BUILD)) || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZE=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
@@ -34,7 +39,7 @@ TSAN_TESTS = $(sort $(basename $(notdir $(wildcard tests/unit/test_serve_*.c tes
 empty :=
 space := $(empty) $(empty)
 tsan:
-	@test -f $(TSAN_BUILD)/CMakeCache.txt || cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSM_TSAN=ON
+	@$(call configured,$(TSAN_BUILD)) || cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSM_TSAN=ON
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $(space),|,$(TSAN_TESTS)))$$'

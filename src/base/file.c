@@ -187,3 +187,32 @@ void sm_remove_tree(const char *path) {
   }
   rmdir(path);
 }
+
+sm_status *sm_make_parents(const char *path) {
+  char *p = strdup(path);
+  if (!p) return sm_status_new(SM_NO_MEMORY, "%s: out of memory", path);
+  size_t n = strlen(p);
+  while (n > 1 && p[n - 1] == '/') p[--n] = 0; /* trailing slashes name the same directory */
+  char *last = strrchr(p, '/');
+  sm_status *s = NULL;
+  if (last && last != p) {
+    *last = 0; /* p is now the dirname; create it component by component */
+    for (char *c = p + 1;; c++) {
+      if (*c != '/' && *c != 0) continue;
+      char keep = *c;
+      *c = 0;
+      if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+        s = sm_status_new(SM_IO, "%s: cannot create directory %s (%s)", path, p, strerror(errno));
+        break;
+      }
+      if (!sm_is_dir(p)) {
+        s = sm_status_new(SM_IO, "%s: %s exists and is not a directory", path, p);
+        break;
+      }
+      *c = keep;
+      if (!keep) break;
+    }
+  }
+  free(p);
+  return s;
+}

@@ -28,6 +28,11 @@ sm_status *sm_file_write_atomic(const char *path, const void *data, size_t len);
 int sm_path_exists(const char *path);
 int sm_is_dir(const char *path);
 
+/* Creates every missing parent directory of path (`mkdir -p` of its dirname), as Keras and TF do
+ * for an export directory; path itself is not created. Fails naming the directory it could not
+ * create, or the component that exists but is not a directory. */
+sm_status *sm_make_parents(const char *path);
+
 /* malloc'ed "a/b" (one slash between, none doubled); NULL on out of memory. */
 char *sm_path_join(const char *a, const char *b);
 

@@ -4,7 +4,8 @@
  * variables/ bundle in which every tensor was read and re-written by our bundle reader/writer,
  * and verbatim copies of assets/, assets.extra/ and fingerprint.pb. Everything is built in a
  * sibling directory DST.partial-PID and renamed to DST at the end, so a failure leaves no
- * half-written export behind. An existing DST is refused. */
+ * half-written export behind (messages name DST, never the staging name). An existing DST is
+ * refused; its missing parent directories are created. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ static const char usage[] =
     "Reads the SavedModel in SRC (saved_model.pb or .pbtxt) and writes a new export directory\n"
     "DST through libsavedmodel: saved_model.pb (saved_model.pbtxt with --as_text), the\n"
     "variables re-written tensor by tensor, assets/, assets.extra/ and fingerprint.pb copied.\n"
-    "DST must not exist.\n";
+    "DST must not exist; its missing parent directories are created.\n";
 
 static char *join(const char *a, const char *b) {
   size_t n = strlen(a) + strlen(b) + 2;
@@ -163,6 +164,17 @@ static sm_status *convert(const char *src, const char *tmp, int as_text) {
   return st;
 }
 
+/* The staging directory is ours, not the user's: a message that names a path inside it names the
+ * same path under DST instead. */
+static sm_status *unstage(sm_status *st, const char *tmp, const char *dst) {
+  const char *msg = sm_status_message(st), *at = strstr(msg, tmp);
+  if (!at) return st;
+  size_t tl = strlen(tmp);
+  sm_status *r = sm_status_new(sm_status_code(st), "%.*s%s%s", (int)(at - msg), msg, dst, at + tl);
+  sm_status_free(st);
+  return r;
+}
+
 int sm_cli_convert(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "The SavedModel to read.", NULL, 0},
@@ -177,20 +189,25 @@ int sm_cli_convert(int argc, char **argv) {
     return 2;
   }
   if (exists(dst)) return sm_cli_error(1, "%s: already exists; refusing to overwrite", dst);
+  sm_status *st = sm_make_parents(dst); /* as Keras and TF do for an export directory */
+  if (st) return sm_cli_fail(st);
 
   size_t n = strlen(dst) + 32;
   char *tmp = malloc(n);
   if (!tmp) return sm_cli_error(1, "out of memory");
   snprintf(tmp, n, "%s.partial-%ld", dst, (long)getpid());
-  sm_status *st = make_dir(tmp);
-  if (st) {
+  if (mkdir(tmp, 0755) != 0) {
+    st = sm_status_new(SM_IO, "--out %s: cannot create directory (%s)", dst, strerror(errno));
     free(tmp);
     return sm_cli_fail(st);
   }
   st = convert(src, tmp, flags[2].on);
   if (!st && rename(tmp, dst) != 0)
     st = sm_status_new(SM_IO, "%s: cannot rename into place (%s)", dst, strerror(errno));
-  if (st) sm_remove_tree(tmp);
+  if (st) {
+    sm_remove_tree(tmp);
+    st = unstage(st, tmp, dst);
+  }
   free(tmp);
   return st ? sm_cli_fail(st) : 0;
 }

@@ -13,6 +13,10 @@
 
 #include "cli/cli.h"
 
+#ifndef SM_CLI_VERSION
+#define SM_CLI_VERSION "0.1.0" /* CMake passes the project's version */
+#endif
+
 static const char usage[] =
     "usage: savedmodel <command> [flags]\n"
     "\n"
@@ -30,7 +34,13 @@ static const char usage[] =
     "           export it as a SavedModel.\n"
     "  validate Check a SavedModel without running it (graph, kernels, assets, every checksum).\n"
     "\n"
-    "`savedmodel <command> --help` describes each command's flags.\n";
+    "\n"
+    "options:\n"
+    "  --help, -h     Print this text and exit.\n"
+    "  --version, -v  Print the version (savedmodel X.Y.Z) and exit.\n"
+    "\n"
+    "`savedmodel <command> --help` describes each command's flags. Exit status: 0 success,\n"
+    "1 failure (message on stderr; scan and validate: findings), 2 usage error.\n";
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -43,7 +53,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version") || !strcmp(cmd, "-v")) {
-    printf("savedmodel 0.1.0\n");
+    printf("savedmodel %s\n", SM_CLI_VERSION);
     return 0;
   }
   if (!strcmp(cmd, "show")) return sm_cli_show(argc - 1, argv + 1);

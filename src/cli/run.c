@@ -27,7 +27,7 @@
 static const char usage[] =
     "usage: savedmodel run --dir DIR --tag_set TAGS --signature_def KEY\n"
     "                      [--inputs INPUTS] [--input_exprs EXPRS] [--input_examples EXAMPLES]\n"
-    "                      [--outdir DIR [--overwrite]]\n"
+    "                      [--outdir DIR [--overwrite]] [--json]\n"
     "\n"
     "Runs a SignatureDef of a SavedModel and prints its outputs, as `saved_model_cli run` does:\n"
     "  savedmodel run --dir /tmp/saved_model --tag_set serve --signature_def serving_default \\\n"
@@ -35,7 +35,12 @@ static const char usage[] =
     "     --input_examples 'examples=[{\"id\":[26],\"weights\":[0.5, 0.5]}]' --outdir /tmp/out\n"
     "--inputs reads .npy and .npz files (pickles are refused); --input_exprs takes Python literals\n"
     "only (numbers, strings, bytes, True/False/None, nested lists and tuples), never code;\n"
-    "--input_examples builds serialized tf.train.Example protos from lists of dicts.\n";
+    "--input_examples builds serialized tf.train.Example protos from lists of dicts.\n"
+    "With --json, one document instead of numpy's text (outputs keyed and sorted as above):\n"
+    "  {\"outputs\": {KEY: {\"dtype\": \"DT_FLOAT\", \"shape\": [int], \"value\": V, \"file\": PATH}}}\n"
+    "V nests lists by the shape (a scalar is bare); floats with the digits that read back to the\n"
+    "same value, \"nan\"/\"inf\"/\"-inf\" for non-finite ones, complex as [re, im], strings as JSON\n"
+    "strings when UTF-8 and {\"base64\": ...} otherwise; \"file\" only with --outdir.\n";
 
 /* One input as the flags gave it, in the order of Python's feed dict. */
 typedef struct {
@@ -233,7 +238,7 @@ static const Tensorflow__TensorInfo *find_info(const sm_kv *kv, size_t n, const 
 }
 
 static int run_model(const char *dir, const char *tag_set, const char *sig_key, feeds *fs, const char *outdir,
-                     int overwrite) {
+                     int overwrite, int json) {
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
   if (st) return sm_cli_fail(st);
@@ -329,10 +334,28 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
     rc = sm_cli_fail(st);
     goto done;
   }
+  if (json) fputs("{\"outputs\": {", stdout);
   for (size_t k = 0; k < nout; k++) {
-    printf("Result for output key %s:\n", outs[k].key);
-    sm_cli_print_numpy(stdout, results[k]);
-    if (!outdir) continue;
+    if (json) {
+      fputs(k ? ",\n  " : "\n  ", stdout);
+      sm_json_str(stdout, outs[k].key, strlen(outs[k].key));
+      fputs(": {\"dtype\": ", stdout);
+      const char *dn = sm_dtype_name(sm_tensor_dtype(results[k]));
+      if (dn) sm_json_str(stdout, dn, strlen(dn));
+      else printf("%d", (int)sm_tensor_dtype(results[k]));
+      fputs(", \"shape\": [", stdout);
+      for (int d = 0; d < sm_tensor_rank(results[k]); d++)
+        printf(d ? ", %lld" : "%lld", (long long)sm_tensor_dims(results[k])[d]);
+      fputs("], \"value\": ", stdout);
+      sm_cli_print_json_value(stdout, results[k]);
+    } else {
+      printf("Result for output key %s:\n", outs[k].key);
+      sm_cli_print_numpy(stdout, results[k]);
+    }
+    if (!outdir) {
+      if (json) fputc('}', stdout);
+      continue;
+    }
     fflush(stdout);
     if (mkdirs(outdir) != 0) { rc = sm_cli_error(1, "cannot create --outdir %s: %s", outdir, strerror(errno)); goto done; }
     char *name = malloc(strlen(outs[k].key) + 5);
@@ -351,9 +374,16 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
     }
     st = sm_npy_write(path, results[k]);
     if (st) { free(path); rc = sm_cli_fail(st); goto done; }
-    printf("Output %s is saved to %s\n", outs[k].key, path);
+    if (json) {
+      fputs(", \"file\": ", stdout);
+      sm_json_str(stdout, path, strlen(path));
+      fputc('}', stdout);
+    } else {
+      printf("Output %s is saved to %s\n", outs[k].key, path);
+    }
     free(path);
   }
+  if (json) fputs("\n}}\n", stdout);
 done:
   fflush(stdout);
   for (size_t i = 0; feed_vals && i < fs->n; i++) sm_tensor_free(feed_vals[i]);
@@ -386,6 +416,7 @@ int sm_cli_run(int argc, char **argv) {
        "--inputs and --input_exprs.", NULL, 0},
       {"outdir", SM_FLAG_STRING, "If given, each output is also written to <outdir>/<output_key>.npy.", NULL, 0},
       {"overwrite", SM_FLAG_BOOL, "Overwrite output files that already exist.", NULL, 0},
+      {"json", SM_FLAG_BOOL, "Print the outputs as one JSON document instead (schema above).", NULL, 0},
       {"tf_debug", SM_FLAG_BOOL, "Accepted for compatibility; there is no TensorFlow debugger here.", NULL, 0},
       {"worker", SM_FLAG_STRING, "Remote TensorFlow workers are not supported.", NULL, 0},
       {"init_tpu", SM_FLAG_BOOL, "Accepted for compatibility; there is no TPU here.", NULL, 0},
@@ -457,7 +488,7 @@ int sm_cli_run(int argc, char **argv) {
   feeds_free(&ex);
   if (st) { feeds_free(&fs); return sm_cli_fail(st); }
   int rc = run_model(flags[0].value, flags[1].value, flags[2].value, &fs, sm_cli_flag(flags, nflags, "outdir")->value,
-                     sm_cli_flag(flags, nflags, "overwrite")->on);
+                     sm_cli_flag(flags, nflags, "overwrite")->on, sm_cli_flag(flags, nflags, "json")->on);
   feeds_free(&fs);
   return rc;
 }

@@ -5,7 +5,8 @@
  * WriteFile, ReadFile, PrintV2, or --op_denylist) among ops_used_by_graph_def, and one line is
  * printed per MetaGraph with the tags as a Python list and the ops as a Python set (sorted here;
  * Python's set order is arbitrary). After each, one line of ours lists the ops the runtime of
- * this library has no kernel for (sm_model_scan). */
+ * this library has no kernel for (sm_model_scan). Unlike saved_model_cli, scan exits 1 when it finds
+ * either kind of op (so that scripts and CI can gate on it); --json prints the same as one document. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,19 @@
 #include "savedmodel/model.h"
 
 static const char usage[] =
-    "usage: savedmodel scan --dir DIR [--tag_set TAGS] [--op_denylist OPS]\n"
+    "usage: savedmodel scan --dir DIR [--tag_set TAGS] [--op_denylist OPS] [--json]\n"
     "\n"
     "Scans a SavedModel for ops on a denylist, printing what `saved_model_cli scan` prints, and\n"
     "after each MetaGraph a line naming the ops this library's runtime cannot run:\n"
     "  savedmodel scan --dir /tmp/saved_model\n"
     "  savedmodel scan --dir /tmp/saved_model --op_denylist OpName,OpName,OpName\n"
-    "  savedmodel scan --dir /tmp/saved_model --tag_set serve\n";
+    "  savedmodel scan --dir /tmp/saved_model --tag_set serve\n"
+    "\n"
+    "Exit status: 0 when no MetaGraph uses a denylisted op or one the runtime lacks, 1 when one\n"
+    "does (or on an error), 2 on a usage error. With --json, one document:\n"
+    "  {\"meta_graphs\": [{\"tags\": [str], \"denylist\": [str], \"denylisted_ops\": [str],\n"
+    "                    \"unsupported_ops\": [str]}], \"found\": bool}\n"
+    "(one object per MetaGraph scanned; op lists sorted; found: any op in either list).\n";
 
 static const char *const default_denylist[] = {"PrintV2", "ReadFile", "WriteFile"};
 
@@ -50,7 +57,20 @@ static void print_tags(const Tensorflow__MetaGraphDef *mg) {
   fputc(']', stdout);
 }
 
-static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **deny, size_t ndeny) {
+/* JSON list of strings. */
+static void json_list(const char *const *items, size_t n) {
+  fputc('[', stdout);
+  for (size_t i = 0; i < n; i++) {
+    if (i) fputs(", ", stdout);
+    sm_json_str(stdout, items[i], strlen(items[i]));
+  }
+  fputc(']', stdout);
+}
+
+/* Scans one MetaGraph: prints its lines (or, with json, its object of the "meta_graphs" list) and
+ * sets *found when a denylisted op or one the runtime lacks is there. Returns the exit code. */
+static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **deny, size_t ndeny, int json,
+                    int first, int *found) {
   const char **ops = NULL;
   size_t nops = 0;
   if (sm_graph_ops_used(mg->graph_def, &ops, &nops) != 0) return sm_cli_error(1, "out of memory");
@@ -60,39 +80,56 @@ static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **
   for (size_t i = 0; i < ndeny; i++)
     for (size_t k = 0; k < nops; k++)
       if (strcmp(deny[i], ops[k]) == 0) { hit[nhit++] = deny[i]; break; }
-  fputs("MetaGraph with tag set ", stdout);
-  print_tags(mg);
-  if (nhit) {
-    fputs(" contains the following denylisted ops: ", stdout);
-    print_set(hit, nhit);
-  } else {
-    fputs(" does not contain the default denylisted ops: ", stdout);
-    print_set((const char *const *)deny, ndeny);
-  }
-  fputc('\n', stdout);
-  free(hit);
   free(ops);
 
   /* ours: the ops the runtime lacks, for the same tag set */
   size_t ntags = mg->meta_info_def ? mg->meta_info_def->n_tags : 0;
   const char **tags = calloc(ntags + 1, sizeof *tags);
-  if (!tags) return sm_cli_error(1, "out of memory");
-  for (size_t i = 0; i < ntags; i++) tags[i] = mg->meta_info_def->tags[i];
+  if (!tags) { free(hit); return sm_cli_error(1, "out of memory"); }
+  for (size_t i = 0; i < ntags; i++) tags[i] = mg->meta_info_def->tags[i] ? mg->meta_info_def->tags[i] : "";
   char **denied = NULL, **missing = NULL;
   sm_status *st = sm_model_scan(dir, tags, (int)ntags, &denied, &missing);
-  free(tags);
-  if (st) return sm_cli_fail(st);
+  if (st) {
+    free(tags);
+    free(hit);
+    return sm_cli_fail(st);
+  }
   size_t nmiss = 0;
   while (missing && missing[nmiss]) nmiss++;
-  fputs("MetaGraph with tag set ", stdout);
-  print_tags(mg);
-  if (nmiss) {
-    fputs(" uses ops this runtime does not implement: ", stdout);
-    print_set((const char *const *)missing, nmiss);
-    fputc('\n', stdout);
+  if (nhit || nmiss) *found = 1;
+
+  if (json) {
+    fputs(first ? "\n  {\"tags\": " : ",\n  {\"tags\": ", stdout);
+    json_list(tags, ntags);
+    fputs(", \"denylist\": ", stdout);
+    json_list((const char *const *)deny, ndeny);
+    fputs(", \"denylisted_ops\": ", stdout);
+    json_list(hit, nhit);
+    fputs(", \"unsupported_ops\": ", stdout);
+    json_list((const char *const *)missing, nmiss);
+    fputc('}', stdout);
   } else {
-    fputs(" uses only ops this runtime implements\n", stdout);
+    fputs("MetaGraph with tag set ", stdout);
+    print_tags(mg);
+    if (nhit) {
+      fputs(" contains the following denylisted ops: ", stdout);
+      print_set(hit, nhit);
+    } else {
+      fputs(" does not contain the default denylisted ops: ", stdout);
+      print_set((const char *const *)deny, ndeny);
+    }
+    fputs("\nMetaGraph with tag set ", stdout);
+    print_tags(mg);
+    if (nmiss) {
+      fputs(" uses ops this runtime does not implement: ", stdout);
+      print_set((const char *const *)missing, nmiss);
+      fputc('\n', stdout);
+    } else {
+      fputs(" uses only ops this runtime implements\n", stdout);
+    }
   }
+  free(tags);
+  free(hit);
   sm_string_list_free(denied);
   sm_string_list_free(missing);
   return 0;
@@ -132,6 +169,7 @@ int sm_cli_scan(int argc, char **argv) {
       {"tag_set", SM_FLAG_STRING, "Comma-separated tags of the one MetaGraphDef to scan (default: all).", NULL, 0},
       {"op_denylist", SM_FLAG_STRING,
        "Comma-separated ops to report instead of the default WriteFile, ReadFile, PrintV2.", NULL, 0},
+      {"json", SM_FLAG_BOOL, "Print one JSON document instead (schema above).", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int r = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -151,15 +189,20 @@ int sm_cli_scan(int argc, char **argv) {
   if (!deny) return sm_cli_error(1, "out of memory");
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
-  int rc = 0;
+  int rc = 0, found = 0, json = flags[3].on;
   if (st) rc = sm_cli_fail(st);
   else if (tag_set && *tag_set) {
     const Tensorflow__MetaGraphDef *mg;
     rc = sm_cli_find_meta_graph(sm, tag_set, &mg);
-    if (!rc) rc = scan_one(dir, mg, deny, ndeny);
+    if (!rc && json) fputs("{\"meta_graphs\": [", stdout);
+    if (!rc) rc = scan_one(dir, mg, deny, ndeny, json, 1, &found);
   } else {
-    for (size_t i = 0; i < sm->n_meta_graphs && !rc; i++) rc = scan_one(dir, sm->meta_graphs[i], deny, ndeny);
+    if (json) fputs("{\"meta_graphs\": [", stdout);
+    for (size_t i = 0; i < sm->n_meta_graphs && !rc; i++)
+      rc = scan_one(dir, sm->meta_graphs[i], deny, ndeny, json, i == 0, &found);
   }
+  if (!rc && json) printf("\n ],\n \"found\": %s}\n", found ? "true" : "false");
+  if (!rc && found) rc = 1; /* denylisted or unsupported ops: a finding, as a linter reports one */
   fflush(stdout);
   sm_saved_model_free(sm);
   for (size_t i = 0; i < ndeny; i++) free(deny[i]);

@@ -24,7 +24,7 @@
 enum { NCLASSES = 10 };
 
 static const char usage[] =
-    "usage: savedmodel train [--data DIR] --epochs N --batch_size B --out EXPORT_DIR\n"
+    "usage: savedmodel train [--data DIR] --epochs N [--batch_size B] --out EXPORT_DIR\n"
     "                        [--labels FILE] [--resume EXPORT_DIR] [--seed S]\n"
     "                        [--validation_split F] [--learning_rate LR] [--limit N]\n"
     "                        [--num_threads T] [--probabilities]\n"
@@ -36,7 +36,8 @@ static const char usage[] =
     "asset, the optimizer state for --resume) and prints the test split's accuracy last:\n"
     "  savedmodel train --epochs 5 --batch_size 32 --out /tmp/fashion/1\n"
     "--resume continues an export's training (weights and optimizer state) for N more epochs,\n"
-    "numbered on from the epochs it already has, as Keras's initial_epoch does.\n";
+    "numbered on from the epochs it already has, as Keras's initial_epoch does.\n"
+    "--batch_size defaults to 32 (Keras's default); missing parent directories of --out are created.\n";
 
 /* ---- flags -------------------------------------------------------------------------------------- */
 static int parse_int(const char *flag, const char *v, long long lo, long long hi, long long *out) {
@@ -233,6 +234,9 @@ static int train(const train_args *a) {
     rc = sm_cli_error(1, "%s: already exists; refusing to overwrite (give a new --out)", a->out);
     goto done;
   }
+  /* Keras and TF create the parents of an export directory; so do we (before training, so that
+   * an --out that cannot be created never costs a run). */
+  if ((st = sm_make_parents(a->out))) goto fail;
   {
     char *parent = strdup(a->out);
     if (!parent) goto oom;
@@ -364,8 +368,9 @@ int sm_cli_train(int argc, char **argv) {
       {"data", SM_FLAG_STRING, "MNIST-format directory: train-* and t10k-* IDX files, gzipped or not (default "
                                SM_FASHION_MNIST_DIR ").", NULL, 0},
       {"epochs", SM_FLAG_STRING, "Epochs to train (with --resume: epochs more).", NULL, 0},
-      {"batch_size", SM_FLAG_STRING, "Samples per step (Keras's default is 32).", NULL, 0},
-      {"out", SM_FLAG_STRING, "The export directory to write (must not exist).", NULL, 0},
+      {"batch_size", SM_FLAG_STRING, "Samples per step (default 32, Keras's default).", NULL, 0},
+      {"out", SM_FLAG_STRING, "The export directory to write (must not exist; missing parent directories are "
+                              "created).", NULL, 0},
       {"labels", SM_FLAG_STRING, "File of class names, one per line, 10 lines (default: Fashion-MNIST's names; "
                                  "with --resume: the resumed export's).", NULL, 0},
       {"resume", SM_FLAG_STRING, "An export written by `savedmodel train` to continue training from.", NULL, 0},
@@ -388,15 +393,16 @@ int sm_cli_train(int argc, char **argv) {
   a.labels_file = sm_cli_flag(flags, nflags, "labels")->value;
   a.resume = sm_cli_flag(flags, nflags, "resume")->value;
   a.probabilities = sm_cli_flag(flags, nflags, "probabilities")->on;
-  const char *required[] = {"epochs", "batch_size", "out"};
-  for (int i = 0; i < 3; i++)
+  const char *required[] = {"epochs", "out"};
+  for (int i = 0; i < 2; i++)
     if (!sm_cli_flag(flags, nflags, required[i])->value || !*sm_cli_flag(flags, nflags, required[i])->value) {
       fprintf(stderr, "savedmodel train: --%s is required\n%s", required[i], usage);
       return 2;
     }
   const char *v;
+  a.batch_size = 32; /* Keras's default */
   if (parse_int("epochs", sm_cli_flag(flags, nflags, "epochs")->value, 0, 100000, &a.epochs) ||
-      parse_int("batch_size", sm_cli_flag(flags, nflags, "batch_size")->value, 1, 1 << 20, &a.batch_size))
+      ((v = sm_cli_flag(flags, nflags, "batch_size")->value) && parse_int("batch_size", v, 1, 1 << 20, &a.batch_size)))
     return 2;
   a.seed = 42;
   if ((v = sm_cli_flag(flags, nflags, "seed")->value) && parse_int("seed", v, 0, INT64_MAX, &a.seed)) return 2;

@@ -32,23 +32,54 @@
 #include "tensor_bundle.pb-c.h"
 
 static const char usage[] =
-    "usage: savedmodel validate --dir DIR [--tag_set TAGS]\n"
+    "usage: savedmodel validate --dir DIR [--tag_set TAGS] [--json]\n"
     "\n"
     "Checks a SavedModel without running it: parsing, tag sets, graph compilation, kernels for\n"
     "every op a load runs, signatures, assets confined to the export directory, and the variables\n"
     "bundle (every checksum, every byte of the shards, dtypes and shapes against the graph).\n"
-    "Exit status 0: sound; 1: faults, each listed on a line starting with 'fault:'.\n";
+    "Exit status 0: sound; 1: faults, each listed on a line starting with 'fault:'.\n"
+    "With --json, one document (same exit status):\n"
+    "  {\"dir\": str, \"sound\": bool, \"faults\": int, \"warnings\": int, \"meta_graphs\": int,\n"
+    "   \"signatures\": int, \"checkpoint_tensors\": int, \"variables_checked\": int,\n"
+    "   \"findings\": [{\"kind\": \"fault\"|\"warning\"|\"note\", \"context\": str|null, \"message\": str}]}\n";
 
 typedef struct report {
   int faults, warnings;
   const char *ctx; /* "MetaGraph ['serve']" or NULL */
+  FILE *json;      /* --json: the "findings" items, written here (a memory stream); NULL: text */
+  int nitems;
 } report;
 
 static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
-  printf("%s: ", kind);
-  if (r->ctx) printf("%s: ", r->ctx);
-  vprintf(fmt, ap);
-  putchar('\n');
+  if (!r->json) {
+    printf("%s: ", kind);
+    if (r->ctx) printf("%s: ", r->ctx);
+    vprintf(fmt, ap);
+    putchar('\n');
+    return;
+  }
+  char small[512], *msg = small;
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  if (!msg) msg = small; /* out of memory: the message truncated rather than lost */
+  fprintf(r->json, "%s{\"kind\": \"%s\", \"context\": ", r->nitems++ ? ",\n  " : "\n  ", kind);
+  if (r->ctx) sm_json_str(r->json, r->ctx, strlen(r->ctx));
+  else fputs("null", r->json);
+  fputs(", \"message\": ", r->json);
+  sm_json_str(r->json, msg, strlen(msg));
+  fputc('}', r->json);
+  if (msg != small) free(msg);
+}
+
+static void note(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(report *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vline(r, "note", fmt, ap);
+  va_end(ap);
 }
 
 static void fault(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -547,17 +578,18 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
    * above reported missing are not repeated) */
   int nops = 0;
   const char *const *ops = sm_cgraph_all_ops(g, &nops);
-  int missing = 0;
-  for (int i = 0; i < nops; i++) {
+  char *list = NULL;
+  size_t listlen = 0;
+  FILE *lf = open_memstream(&list, &listlen);
+  for (int i = 0; lf && i < nops; i++) {
     if (!strcmp(ops[i], "Placeholder") || !strcmp(ops[i], "PlaceholderV2") ||
         !strcmp(ops[i], "StatefulPartitionedCall") || !strcmp(ops[i], "PartitionedCall") ||
         sm_kernel_find(ops[i], SM_BACKEND_CPU) || sm_cgraph_op_def(g, ops[i]) == NULL || missing_names(&ms, ops[i]))
       continue;
-    if (!missing++) printf("note: %s%sops no load or signature runs, without a kernel here:", r->ctx ? r->ctx : "",
-                           r->ctx ? ": " : "");
-    printf(" %s", ops[i]);
+    fprintf(lf, " %s", ops[i]);
   }
-  if (missing) putchar('\n');
+  if (lf && fclose(lf) == 0 && listlen) note(r, "ops no load or signature runs, without a kernel here:%s", list);
+  free(list);
 
   for (size_t i = 0; i < nunpacked; i++) protobuf_c_message_free_unpacked(unpacked[i], NULL);
   free(unpacked);
@@ -572,6 +604,7 @@ int sm_cli_validate(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
       {"tag_set", SM_FLAG_STRING, "Comma-separated tags of the one MetaGraphDef to check (default: all).", NULL, 0},
+      {"json", SM_FLAG_BOOL, "Print one JSON document instead (schema above).", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int rc = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -580,6 +613,9 @@ int sm_cli_validate(int argc, char **argv) {
   const char *dir = flags[0].value, *tag_set = flags[1].value;
   if (!dir) return sm_cli_error(2, "validate: --dir is required");
   report r = {0};
+  char *items = NULL;
+  size_t itemslen = 0;
+  if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm_cli_error(1, "out of memory");
   int nsigs = 0, nvars = 0, ntensors = 0, nmg = 0;
   Tensorflow__SavedModel *sm = NULL;
   if (!fault_st(&r, sm_saved_model_read(dir, &sm), NULL)) {
@@ -617,6 +653,18 @@ int sm_cli_validate(int argc, char **argv) {
     free(prefix);
   }
   sm_saved_model_free(sm);
+  if (r.json) {
+    int bad = fclose(r.json) != 0;
+    fputs("{\"dir\": ", stdout);
+    sm_json_str(stdout, dir, strlen(dir));
+    printf(", \"sound\": %s, \"faults\": %d, \"warnings\": %d, \"meta_graphs\": %d, \"signatures\": %d,\n"
+           " \"checkpoint_tensors\": %d, \"variables_checked\": %d,\n \"findings\": [%s%s}\n",
+           r.faults ? "false" : "true", r.faults, r.warnings, nmg, nsigs, ntensors, nvars, bad ? "" : items,
+           r.nitems && !bad ? "\n ]" : "]");
+    free(items);
+    fflush(stdout);
+    return r.faults ? 1 : 0;
+  }
   if (r.faults)
     printf("%s: %d fault%s, %d warning%s\n", dir, r.faults, r.faults == 1 ? "" : "s", r.warnings,
            r.warnings == 1 ? "" : "s");

@@ -26,6 +26,7 @@ struct sm_kctx {
   sm_tensor **out;
   void **scratch; /* blocks sm_kctx_scratch handed out during this compute, released after it */
   int nscratch, scratch_cap;
+  int step, nsteps; /* this step's index in its plan, for sm_kctx_check_stop's message */
 };
 
 static const char *dtname(int dt) {
@@ -183,6 +184,15 @@ static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm
   return NULL;
 }
 
+sm_status *sm_kctx_check_stop(const sm_kctx *c) {
+  const sm_run_options *ro = c->ro;
+  if (ro && ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED))
+    return sm_status_new(SM_CANCELLED, "run cancelled during step %d of %d", c->step, c->nsteps);
+  if (ro && ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us)
+    return sm_status_new(SM_DEADLINE_EXCEEDED, "deadline exceeded during step %d of %d", c->step, c->nsteps);
+  return NULL;
+}
+
 static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro, int depth) {
   for (int i = 0; i < p->nfetches; i++) outputs[i] = NULL;
@@ -241,7 +251,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
         in[j] = t;
       }
     }
-    sm_kctx c = {env, ro, depth, sp, nd, in, vals + sp->out_base, NULL, 0, 0};
+    sm_kctx c = {env, ro, depth, sp, nd, in, vals + sp->out_base, NULL, 0, 0, i, p->nsteps};
     st = sp->k->compute(sp->state, &c);
     kctx_scratch_release(&c);
     for (int j = 0; j < sp->nin; j++) {

@@ -105,6 +105,11 @@ void sm_kctx_forward(sm_kctx *c, int in, int out);
 sm_resources *sm_kctx_resources(sm_kctx *c);
 /* Worker threads kernels may split large loops over; NULL means run on the caller's thread. */
 sm_threadpool *sm_kctx_pool(sm_kctx *c);
+/* The run's sm_run_options, for a kernel that loops long (or waits): a CANCELLED or
+ * DEADLINE_EXCEEDED status ("... during step K of N"; the executor adds the node) when the run's
+ * cancel flag is set or its deadline has passed, NULL otherwise (and always for a run without
+ * options). The executor checks both before every step; this lets one step stop early too. */
+sm_status *sm_kctx_check_stop(const sm_kctx *c);
 /* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
 const char *sm_kctx_export_dir(const sm_kctx *c);
 

@@ -46,5 +46,25 @@ mkdir "$TMP/exists"
   { echo "FAIL: failed convert left output (rc $rc)"; fail=1; }
 "$CLI" convert --dir "${dirs[0]}" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: missing --out should exit 2"; fail=1; }
 
+# Missing parents of --out are created (as Keras and TF do); a failure names the --out given, never
+# the internal staging directory (DST.partial-PID).
+"$CLI" convert --dir "${dirs[0]}" --out "$TMP/new/parents/1" 2>"$TMP/err" && [ -d "$TMP/new/parents/1" ] ||
+  { echo "FAIL: convert with missing parents of --out: $(head -2 "$TMP/err")"; fail=1; }
+: >"$TMP/afile"
+"$CLI" convert --dir "${dirs[0]}" --out "$TMP/afile/x/1" 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && grep -qF "$TMP/afile/x/1: $TMP/afile exists and is not a directory" "$TMP/err" ||
+  { echo "FAIL: a parent that is a file (rc $rc): $(head -2 "$TMP/err")"; fail=1; }
+cp -r "${dirs[0]}" "$TMP/badasset"; mkdir -p "$TMP/badasset/assets"; ln -s "$TMP/nowhere" "$TMP/badasset/assets/dangling"
+"$CLI" convert --dir "$TMP/badasset" --out "$TMP/badout" 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && [ -s "$TMP/err" ] && ! grep -q 'partial-' "$TMP/err" && [ ! -e "$TMP/badout" ] ||
+  { echo "FAIL: a failed convert's message (rc $rc): $(head -2 "$TMP/err")"; fail=1; }
+
+# /proc refuses new directories, even to root: the staging directory cannot be made.
+if [ -d /proc/self ]; then
+  "$CLI" convert --dir "${dirs[0]}" --out /proc/sm_convert_out 2>"$TMP/err"; rc=$?
+  [ $rc -eq 1 ] && grep -qF -- "--out /proc/sm_convert_out: cannot create directory" "$TMP/err" && ! grep -q 'partial-' "$TMP/err" ||
+    { echo "FAIL: an --out that cannot be created (rc $rc): $(head -2 "$TMP/err")"; fail=1; }
+fi
+
 echo "$n conversions"
 [ $fail -eq 0 ] && echo "ok" || exit 1

@@ -31,7 +31,11 @@ while IFS=$'\t' read -r -a f; do
   "$CLI" "${args[@]}" >"$tmp/out" 2>"$tmp/err"; rc=$?; [ $rc -ne 0 ] && rc=1
   n=$((n + 1))
   ok=1
-  if [ "$rc" != "$want_rc" ]; then echo "FAIL $name: exit $rc, TensorFlow's was $want_rc"; head -3 "$tmp/err"; ok=0; fi
+  # saved_model_cli exits 0 whatever it finds; ours exits 1 when an op is denylisted or unsupported
+  if [ "$want_rc" = 0 ] && grep -qE 'contains the following denylisted ops|ops this runtime does not implement' "$tmp/out"; then
+    want_rc=1
+  fi
+  if [ "$rc" != "$want_rc" ]; then echo "FAIL $name: exit $rc, expected $want_rc"; head -3 "$tmp/err"; ok=0; fi
   tf_lines=$(grep -c '^MetaGraph with tag set .* denylisted ops' "$tmp/out")
   our_lines=$(grep -c -e 'this runtime' "$tmp/out")
   if [ "$tf_lines" != "$our_lines" ]; then echo "FAIL $name: $tf_lines denylist lines but $our_lines runtime lines"; ok=0; fi
@@ -47,6 +51,33 @@ done <"$FX/cases.tsv"
 if "$CLI" scan --dir "$ZOO/tf1_square/model" --tag_set nope >/dev/null 2>/tmp/scan_err.$$; then echo "FAIL scan: missing tag-set accepted"; fail=$((fail + 1)); fi
 grep -q "could not be found in the SavedModel" /tmp/scan_err.$$ || { echo "FAIL scan: tag-set message"; fail=$((fail + 1)); }
 rm -f /tmp/scan_err.$$
+
+# exit status: 1 with a denylisted op (its --json says so too), 0 without; --json parses
+m=$ZOO/tf1_square/model
+"$CLI" scan --dir "$m" >/dev/null; rc=$?
+[ $rc -eq 0 ] || { echo "FAIL scan: exit $rc on a clean model"; fail=1; }
+ops=$("$CLI" show --dir "$m" --tag_set serve --list_ops 2>/dev/null | sed -n 's/.*contains the following ops: {\(.*\)}$/\1/p' | tr -d "' " | cut -d, -f1)
+if [ -n "$ops" ]; then
+  "$CLI" scan --dir "$m" --op_denylist "$ops" >/dev/null; rc=$?
+  [ $rc -eq 1 ] || { echo "FAIL scan: exit $rc with denylisted op $ops"; fail=1; }
+  "$CLI" scan --dir "$m" --op_denylist "$ops,NoSuchOp" --json >"/tmp/scan_json.$$"; rc=$?
+  python3 - "/tmp/scan_json.$$" "$ops" <<'PY' || { echo "FAIL scan --json"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"meta_graphs", "found"}, d
+assert d["found"] is True, d
+(mg,) = d["meta_graphs"]
+assert mg["tags"] == ["serve"], mg
+assert mg["denylist"] == sorted([sys.argv[2], "NoSuchOp"]), mg
+assert mg["denylisted_ops"] == [sys.argv[2]], mg
+assert mg["unsupported_ops"] == [], mg
+PY
+  [ $rc -eq 1 ] || { echo "FAIL scan --json: exit $rc"; fail=1; }
+  rm -f "/tmp/scan_json.$$"
+else
+  echo "FAIL scan: no ops listed by show --list_ops"; fail=1
+fi
+"$CLI" scan --help | grep -q "Exit status: 0 when no MetaGraph" || { echo "FAIL scan --help: exit status undocumented"; fail=1; }
 
 echo "scan: $n cases, $fail failed, $skipped skipped (no ../shared)"
 [ $fail -eq 0 ]

@@ -83,6 +83,16 @@ else
   die "tiny run: $(tail -5 "$TMP/a.err")"
 fi
 
+# Parents of --out are created (as Keras and TF do), and --batch_size defaults to Keras's 32:
+# 64 images are 2 steps of 32.
+if "$CLI" train --data "$TMP/syn" --epochs 1 --num_threads 2 --out "$TMP/new/parents/1" >"$TMP/p.log" 2>&1; then
+  check_run "$TMP/p.log" 1 1 2
+  [ -f "$TMP/new/parents/1/saved_model.pb" ] || die "no export in $TMP/new/parents/1"
+else
+  die "train with missing parents of --out and no --batch_size: $(tail -3 "$TMP/p.log")"
+fi
+"$CLI" train --help | grep -q -- "default 32" || die "train --help does not give --batch_size's default"
+
 # ---- errors: a clear message, exit 1 (2 for usage), and never a training step ----------------------
 expect_error() { # CODE NEEDLE ARGS...
   local code=$1 needle=$2; shift 2
@@ -98,7 +108,8 @@ expect_error 2 "--epochs: expected an integer" --data "$TMP/syn" --epochs x --ba
 expect_error 2 "--validation_split" --data "$TMP/syn" "${base[@]}" --validation_split 1
 expect_error 1 "$TMP/nodir: no such data directory" --data "$TMP/nodir" "${base[@]}"
 expect_error 1 "already exists" --data "$TMP/syn" --epochs 1 --batch_size 16 --out "$TMP/a"
-expect_error 1 "does not exist or is not writable" --data "$TMP/syn" --epochs 1 --batch_size 16 --out "$TMP/no/such/x"
+: >"$TMP/afile"
+expect_error 1 "$TMP/afile exists and is not a directory" --data "$TMP/syn" --epochs 1 --batch_size 16 --out "$TMP/afile/such/x"
 printf 'a\nb\n' >"$TMP/labels2"
 expect_error 1 "$TMP/labels2: 2 label(s)" --data "$TMP/syn" "${base[@]}" --labels "$TMP/labels2"
 expect_error 1 "$TMP/missing-labels" --data "$TMP/syn" "${base[@]}" --labels "$TMP/missing-labels"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../../src/cli/args.c"
+#include "../../src/cli/pyfmt.c" /* sm_json_str, for validate --json */
 #include "../../src/cli/validate.c"
 #include "savedmodel/model.h"
 #include "test.h"
