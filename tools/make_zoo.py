@@ -1058,6 +1058,78 @@ def build_keras_seq_saved(model_dir):
                            "Dense(3,tanh), Reshape, Flatten, Softmax (Keras %s)." % _keras_version()}
 
 
+def build_tf2_while(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class Loops(tf.Module):
+        def __init__(self):
+            super().__init__(name="loops")
+            self.scale = tf.Variable(1.5, name="scale")  # read inside a loop body (a resource loop input)
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.int32, name="n"),
+                                      tf.TensorSpec([None], tf.float32, name="x")])
+        def loop(self, n, x):
+            def body(i, acc):
+                return i + 1, acc * self.scale + tf.cast(i, tf.float32)
+            i, acc = tf.while_loop(lambda i, acc: i < n, body, [tf.constant(0), x])
+            return {"i": i, "acc": acc}
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.int32, name="n"),
+                                      tf.TensorSpec([None], tf.float32, name="x")])
+        def nested(self, n, x):
+            def outer(i, acc):
+                # inner trip count min(i, 3): Keras-style maximum_iterations
+                _, acc = tf.while_loop(lambda j, a: j < i, lambda j, a: (j + 1, a + x * tf.cast(j, tf.float32)),
+                                       [tf.constant(0), acc], maximum_iterations=3)
+                return i + 1, acc
+            i, acc = tf.while_loop(lambda i, acc: i < n, outer, [tf.constant(0), tf.zeros_like(x)])
+            return {"i": i, "acc": acc}
+
+    m = Loops()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.loop, "nested": m.nested})
+    return {"style": "tf2",
+            "description": "tf.while_loop in tf.function (While/StatelessWhile): serving_default "
+                           "n int32, x[?] f32 -> i (= n), acc (acc = acc * scale + i, n times; scale a "
+                           "variable read in the body); nested n, x -> i, acc (outer loop of n steps, "
+                           "inner loop of min(i, 3) steps via maximum_iterations adding x * j).",
+            "inputs": {"serving_default": {"n": np.int32(5)}, "nested": {"n": np.int32(6)}}}
+
+
+def build_tf2_cond_case(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class Branches(tf.Module):
+        def __init__(self):
+            super().__init__(name="branches")
+            self.bias = tf.Variable([0.5, -0.5], name="bias")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x")])
+        def cond(self, x):
+            s = tf.reduce_sum(x)
+            return {"pos": tf.cond(s > 0.0, lambda: x * 2.0, lambda: -x),
+                    "neg": tf.cond(s <= 0.0, lambda: x * 2.0, lambda: -x),
+                    "stateful": tf.cond(s > 0.0, lambda: x + self.bias, lambda: x - self.bias)}
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.int32, name="k"),
+                                      tf.TensorSpec([None, 2], tf.float32, name="x")])
+        def switch(self, k, x):
+            fns = [lambda: x + 1.0, lambda: x * x, lambda: x - 3.0]
+            return {"at_k": tf.switch_case(k, fns), "at_k1": tf.switch_case(k + 1, fns),
+                    "out_of_range": tf.switch_case(k - 5, fns),
+                    "with_var": tf.switch_case(k, [lambda: x * self.bias, lambda: x + self.bias])}
+
+    m = Branches()
+    tf.saved_model.save(m, model_dir, signatures={"cond": m.cond, "switch": m.switch})
+    return {"style": "tf2",
+            "description": "tf.cond and tf.switch_case in tf.function (StatelessIf/If, "
+                           "StatelessCase/Case): cond x[?,2] -> pos, neg (both ways of sum(x) > 0), "
+                           "stateful (a branch reading a variable); switch k int32, x -> at_k, at_k1, "
+                           "out_of_range (k - 5: the last branch), with_var (branches read a variable).",
+            "inputs": {"switch": {"k": np.int32(1)}}}
+
+
 BUILDERS = {
     "tf1_square": build_tf1_square,
     "tf1_pbtxt": build_tf1_pbtxt,
@@ -1090,6 +1162,8 @@ BUILDERS = {
     "keras_multi_io": build_keras_multi_io,
     "keras_seed_cnn": build_keras_seed_cnn,
     "keras_seq_saved": build_keras_seq_saved,
+    "tf2_while": build_tf2_while,
+    "tf2_cond_case": build_tf2_cond_case,
 }
 
 

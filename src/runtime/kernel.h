@@ -142,6 +142,10 @@ int sm_plan_num_fetches(const sm_plan *p);
  * map_fn split with sm_parallel_for). Errors are prefixed "function 'f': ". */
 sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
                             sm_tensor **outputs, int noutputs);
+/* In compute. NULL while the run may go on; SM_CANCELLED or SM_DEADLINE_EXCEEDED once its cancel
+ * flag is set or its deadline has passed (the checks the executor makes between steps). A kernel
+ * that loops (While) calls it once per iteration, so a loop whose body has no steps still stops. */
+sm_status *sm_kctx_check_stop(const sm_kctx *c);
 
 /* ---- thread pool (src/runtime/threadpool.c) -------------------------------------------------- */
 /* Run fn(ctx, begin, end) over [0, n) split in chunks of at least `grain`, on the pool's threads
