@@ -330,12 +330,3 @@ sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *in
     return sm_status_new(SM_OUT_OF_RANGE, "function '%s': sub-plans nest deeper than %d", fn, SM_PLAN_MAX_DEPTH);
   return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1), "function '%s'", fn);
 }
-
-sm_status *sm_kctx_check_stop(const sm_kctx *c) {
-  const sm_run_options *ro = c ? c->ro : NULL;
-  if (!ro) return NULL;
-  if (ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED)) return sm_status_new(SM_CANCELLED, "run cancelled");
-  if (ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us)
-    return sm_status_new(SM_DEADLINE_EXCEEDED, "deadline exceeded");
-  return NULL;
-}

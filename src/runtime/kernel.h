@@ -108,7 +108,9 @@ sm_threadpool *sm_kctx_pool(sm_kctx *c);
 /* The run's sm_run_options, for a kernel that loops long (or waits): a CANCELLED or
  * DEADLINE_EXCEEDED status ("... during step K of N"; the executor adds the node) when the run's
  * cancel flag is set or its deadline has passed, NULL otherwise (and always for a run without
- * options). The executor checks both before every step; this lets one step stop early too. */
+ * options). The executor checks both before every step; this lets one step stop early too: a
+ * kernel that loops (While) calls it once per iteration, so a loop whose body has no steps still
+ * stops. */
 sm_status *sm_kctx_check_stop(const sm_kctx *c);
 /* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
 const char *sm_kctx_export_dir(const sm_kctx *c);
@@ -142,10 +144,6 @@ int sm_plan_num_fetches(const sm_plan *p);
  * map_fn split with sm_parallel_for). Errors are prefixed "function 'f': ". */
 sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
                             sm_tensor **outputs, int noutputs);
-/* In compute. NULL while the run may go on; SM_CANCELLED or SM_DEADLINE_EXCEEDED once its cancel
- * flag is set or its deadline has passed (the checks the executor makes between steps). A kernel
- * that loops (While) calls it once per iteration, so a loop whose body has no steps still stops. */
-sm_status *sm_kctx_check_stop(const sm_kctx *c);
 
 /* ---- thread pool (src/runtime/threadpool.c) -------------------------------------------------- */
 /* Run fn(ctx, begin, end) over [0, n) split in chunks of at least `grain`, on the pool's threads
