@@ -28,14 +28,15 @@ asan:
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 # ThreadSanitizer on the tests that run threads: the serve layer's (manager, batcher, REST, deadlines,
-# JSON), the runtime's, the model's, test_base's first dtype lookups on four threads, and any
+# JSON), the runtime's, the model's, control flow's, test_base's first dtype lookups on four threads, and any
 # test_plan* / test_concurrency*. Only the library and those tests are built (build-tsan); the
 # first race fails the run (halt_on_error). No suppressions: our code gets none, OpenBLAS is not
 # instrumented (TSan does not see its accesses), and these tests call the REST handler in-process,
 # never starting libmicrohttpd. About 25 s on 2 cores, build included.
 TSAN_BUILD ?= build-tsan
 TSAN_TESTS = $(sort $(basename $(notdir $(wildcard tests/unit/test_serve_*.c tests/unit/test_runtime.c \
-               tests/unit/test_model.c tests/unit/test_base.c tests/unit/test_plan*.c tests/unit/test_concurrency*.c))))
+               tests/unit/test_model.c tests/unit/test_base.c tests/unit/test_plan*.c tests/unit/test_concurrency*.c \
+               tests/unit/test_control.c))))
 empty :=
 space := $(empty) $(empty)
 tsan:
