@@ -52,7 +52,7 @@ static sm_session *fex_sess;
 static ProtobufCMessage *fex_mg;
 
 static void fex_cleanup(void) {
-  sm_session_free(fex_sess);
+  sm__session_free(fex_sess);
   protobuf_c_message_free_unpacked(fex_mg, NULL);
   fex_sess = NULL;
   fex_mg = NULL;
@@ -62,7 +62,7 @@ static void fex_init(void) {
   if (fex_sess) return;
   sm_status *s = sm_pbtxt_parse(&tensorflow__meta_graph_def__descriptor, fex_graph, strlen(fex_graph), "fuzz graph",
                                 &fex_mg);
-  if (!s) s = sm_session_new((const Tensorflow__MetaGraphDef *)fex_mg, NULL, 1, &fex_sess);
+  if (!s) s = sm__session_new((const Tensorflow__MetaGraphDef *)fex_mg, NULL, 1, &fex_sess);
   if (s) {
     fprintf(stderr, "fuzz_example: %s\n", sm_status_message(s));
     abort();
@@ -79,7 +79,7 @@ static void fex_run(const uint8_t *const *ex, const size_t *lens, int n) {
   for (int i = 0; i < n; i++)
     if (sm_tensor_set_string(in, i, ex[i], lens[i])) abort();
   sm_tensor *out[FEX_NOUT] = {0};
-  sm_status *s = sm_session_run(fex_sess, feed, &in, 1, fetch, FEX_NOUT, NULL, 0, out);
+  sm_status *s = sm__session_run(fex_sess, feed, &in, 1, fetch, FEX_NOUT, NULL, 0, out);
   if (s) {
     (void)sm_status_message(s);
     sm_status_free(s);

@@ -25,7 +25,7 @@ int FUZZ_GRAPH_ENTRY(const uint8_t *data, size_t size);
 
 static void fgr_prepare(sm_session *s, const char *const *feeds, int nf, const char *const *fetches, int nt,
                         const char *const *targets, int ntg) {
-  sm_status *st = sm_session_prepare(s, feeds, nf, fetches, nt, targets, ntg);
+  sm_status *st = sm__session_prepare(s, feeds, nf, fetches, nt, targets, ntg);
   if (st) (void)sm_status_message(st);
   sm_status_free(st);
 }
@@ -38,25 +38,25 @@ static const char *fgr_info_name(const Tensorflow__TensorInfo *ti) {
 
 static void fgr_one(const Tensorflow__MetaGraphDef *mg) {
   sm_session *s = NULL;
-  sm_status *st = sm_session_new(mg, NULL, 1, &s);
+  sm_status *st = sm__session_new(mg, NULL, 1, &s);
   if (st) {
     (void)sm_status_message(st);
     sm_status_free(st);
     return;
   }
-  const sm_cgraph *g = sm_session_graph(s);
-  int n = sm_cgraph_num_nodes(g);
+  const sm_cgraph *g = sm__session_graph(s);
+  int n = sm__cgraph_num_nodes(g);
   for (int i = 0; i < n; i++) {
-    const sm_node *nd = sm_cgraph_node(g, i);
-    if (!nd || !sm_node_name(nd) || !sm_node_op(nd)) abort();
-    for (int k = 0; k < sm_node_num_inputs(nd); k++) {
-      sm_edge e = sm_node_input(nd, k);
-      if (e.node < 0 || e.node >= n || e.index < 0 || e.index >= sm_node_num_outputs(sm_cgraph_node(g, e.node)))
+    const sm_node *nd = sm__cgraph_node(g, i);
+    if (!nd || !sm__node_name(nd) || !sm__node_op(nd)) abort();
+    for (int k = 0; k < sm__node_num_inputs(nd); k++) {
+      sm_edge e = sm__node_input(nd, k);
+      if (e.node < 0 || e.node >= n || e.index < 0 || e.index >= sm__node_num_outputs(sm__cgraph_node(g, e.node)))
         abort(); /* compile promised every input resolved */
-      (void)sm_node_input_dtype(nd, k);
+      (void)sm__node_input_dtype(nd, k);
     }
-    for (int k = 0; k < sm_node_num_control_inputs(nd); k++) {
-      int c = sm_node_control_input(nd, k);
+    for (int k = 0; k < sm__node_num_control_inputs(nd); k++) {
+      int c = sm__node_control_input(nd, k);
       if (c < 0 || c >= n) abort();
     }
     int rank;
@@ -64,12 +64,12 @@ static void fgr_one(const Tensorflow__MetaGraphDef *mg) {
     int dt;
     const char *str;
     size_t len;
-    sm_status_free(sm_node_attr_type(nd, "dtype", &dt));
-    sm_status_free(sm_node_attr_type(nd, "T", &dt));
-    sm_status_free(sm_node_attr_shape(nd, "shape", &rank, dims));
-    sm_status_free(sm_node_attr_string(nd, "shared_name", &str, &len));
+    sm_status_free(sm__node_attr_type(nd, "dtype", &dt));
+    sm_status_free(sm__node_attr_type(nd, "T", &dt));
+    sm_status_free(sm__node_attr_shape(nd, "shape", &rank, dims));
+    sm_status_free(sm__node_attr_string(nd, "shared_name", &str, &len));
     sm_tensor *t = NULL;
-    sm_status *ts = sm_node_attr_tensor(nd, "value", &t);
+    sm_status *ts = sm__node_attr_tensor(nd, "value", &t);
     if (ts && t) abort(); /* no tensor on error */
     sm_status_free(ts);
     sm_tensor_free(t);
@@ -100,7 +100,7 @@ static void fgr_one(const Tensorflow__MetaGraphDef *mg) {
     else
       fgr_prepare(s, in, nin, out, nout, NULL, 0);
   }
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 int FUZZ_GRAPH_ENTRY(const uint8_t *data, size_t size) {

@@ -1,7 +1,7 @@
 /* fuzz_json.c - libFuzzer target: bytes as a REST request body through the serve layer's JSON
  * decoder (src/serve/json_tensor.c): as a predict body against a signature of five inputs (one of
  * each dtype family: float, int64, string, bool, double), then as a classify/regress body. A
- * predict request that decodes is written back as a response (sm_json_write_tensors, row
+ * predict request that decodes is written back as a response (sm__json_write_tensors, row
  * or columnar, as the request was). tests/unit/test_fuzz_regressions.c includes this
  * file with FUZZ_JSON_ENTRY renamed.
  * fuzz-requires: src/serve/json_tensor.c */
@@ -38,26 +38,26 @@ static sm_status *fjs_sig(void *ctx, const char *name, const sm_json_input **inp
 
 int FUZZ_JSON_ENTRY(const uint8_t *data, size_t size) {
   sm_predict_request r = {0};
-  sm_status *s = sm_json_parse_predict((const char *)data, size, fjs_sig, NULL, &r);
+  sm_status *s = sm__json_parse_predict((const char *)data, size, fjs_sig, NULL, &r);
   if (!s) {
     for (int i = 0; i < r.n; i++)
       if (!r.tensors[i] || !r.aliases[i]) abort();
     sm_jbuf b = {0};
-    sm_status *w = sm_json_write_tensors(&b, (const char *const *)r.aliases, r.tensors, r.n, r.format);
+    sm_status *w = sm__json_write_tensors(&b, (const char *const *)r.aliases, r.tensors, r.n, r.format);
     sm_status_free(w);
-    sm_jbuf_free(&b);
+    sm__jbuf_free(&b);
   } else {
     (void)sm_status_message(s);
     sm_status_free(s);
   }
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 
   sm_examples_request e = {0};
-  s = sm_json_parse_examples((const char *)data, size, &e);
+  s = sm__json_parse_examples((const char *)data, size, &e);
   if (!s)
     for (int i = 0; i < e.n; i++)
       if (!e.examples[i] && e.lens[i]) abort();
   sm_status_free(s);
-  sm_examples_request_clear(&e);
+  sm__examples_request_clear(&e);
   return 0;
 }

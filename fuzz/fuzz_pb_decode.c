@@ -3,7 +3,7 @@
  *
  * For any bytes: when the fast decoder accepts, the old path must accept and both messages must
  * pack to the same bytes; the fast decoder sharing identical small submessages and deferring
- * repeated elements to other threads must give the plain single pass's answer; sm_pb_decode (fast path, else old path) must give the old path's answer:
+ * repeated elements to other threads must give the plain single pass's answer; sm__pb_decode (fast path, else old path) must give the old path's answer:
  * the same error message, or a message that packs the same. tests/unit/test_pb_decode.c includes
  * this file with FUZZ_PB_DECODE_ENTRY renamed and runs it over fixtures and their mutations. */
 #include <stdint.h>
@@ -54,7 +54,7 @@ static fpd_result fpd_diff(const ProtobufCMessageDescriptor *desc, const uint8_t
   r.ref_ok = ref != NULL;
 
   ProtobufCMessage *fast = NULL;
-  int fr = sm_pb_decode_fast_opts(desc, data, size, &fast, 1, 0, 0); /* one pass, one thread, no sharing */
+  int fr = sm__pb_decode_fast_opts(desc, data, size, &fast, 1, 0, 0); /* one pass, one thread, no sharing */
   r.fast_ok = fr == 0;
   if (fr == 0) {
     if (!ref) {
@@ -72,7 +72,7 @@ static fpd_result fpd_diff(const ProtobufCMessageDescriptor *desc, const uint8_t
   static const struct { int threads; size_t defer_max; int share; } par[3] = {{1, 0, 1}, {3, SIZE_MAX, 1}, {2, 24, 1}};
   for (int i = 0; i < 3 && !r.mismatch; i++) {
     ProtobufCMessage *pm = NULL;
-    int pr = sm_pb_decode_fast_opts(desc, data, size, &pm, par[i].threads, par[i].defer_max, par[i].share);
+    int pr = sm__pb_decode_fast_opts(desc, data, size, &pm, par[i].threads, par[i].defer_max, par[i].share);
     if ((pr == 0) != (fr == 0)) {
       fprintf(stderr, "fpd: the decode with sharing and %d threads %s, the plain one %s\n", par[i].threads,
               pr == 0 ? "accepted" : "refused", fr == 0 ? "accepted" : "refused");
@@ -82,24 +82,24 @@ static fpd_result fpd_diff(const ProtobufCMessageDescriptor *desc, const uint8_t
               par[i].threads);
       r.mismatch = 7;
     }
-    sm_pb_arena_free(pm);
+    sm__pb_arena_free(pm);
   }
-  sm_pb_arena_free(fast);
+  sm__pb_arena_free(fast);
 
   ProtobufCMessage *got = NULL;
-  sm_status *gs = sm_pb_decode(desc, data, size, what, &got);
+  sm_status *gs = sm__pb_decode(desc, data, size, what, &got);
   if (!gs != !!ref) {
-    fprintf(stderr, "fpd: sm_pb_decode %s, the old path %s\n", gs ? sm_status_message(gs) : "accepted",
+    fprintf(stderr, "fpd: sm__pb_decode %s, the old path %s\n", gs ? sm_status_message(gs) : "accepted",
             ref ? "accepted" : "refused");
     r.mismatch = 3;
   } else if (gs && rs && strcmp(sm_status_message(gs), sm_status_message(rs)) != 0) {
     fprintf(stderr, "fpd: messages differ:\n  new: %s\n  old: %s\n", sm_status_message(gs), sm_status_message(rs));
     r.mismatch = 4;
   } else if (got && ref && !fpd_same_packing(got, ref)) {
-    fprintf(stderr, "fpd: sm_pb_decode and protobuf-c pack differently\n");
+    fprintf(stderr, "fpd: sm__pb_decode and protobuf-c pack differently\n");
     r.mismatch = 5;
   }
-  sm_pb_arena_free(got);
+  sm__pb_arena_free(got);
   sm_status_free(gs);
   sm_status_free(rs);
   protobuf_c_message_free_unpacked(ref, NULL);

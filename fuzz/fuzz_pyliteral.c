@@ -22,7 +22,7 @@ int FUZZ_PYLITERAL_ENTRY(const uint8_t *data, size_t size) {
   memcpy(text, data, size);
   text[size] = 0;
   py_value *v = NULL;
-  sm_status *s = sm_py_literal_parse(text, &v);
+  sm_status *s = sm__py_literal_parse(text, &v);
   if (s) {
     if (v) abort(); /* no value on error */
     (void)sm_status_message(s);

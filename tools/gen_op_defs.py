@@ -83,7 +83,7 @@ def main():
     print(" * for an op; the builder checks the graphs it builds against them. */")
     print('#include "graph/op_defs.h"')
     print()
-    print("const char sm_builtin_op_list_text[] =")
+    print("const char sm__builtin_op_list_text[] =")
     body[-1] += ";"
     print("\n".join(body))
 

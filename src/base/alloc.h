@@ -1,7 +1,7 @@
 /* alloc.h - the one allocator of tensors' buffers and kernels' scratch, with fault injection.
  *
  * Every buffer a tensor owns (its elements, its header, the bytes of its strings) and every
- * scratch block a kernel asks for (sm_kctx_scratch, and the raw nn functions' patch buffers) comes
+ * scratch block a kernel asks for (sm__kctx_scratch, and the raw nn functions' patch buffers) comes
  * from here, so one place can count, bound or fail them. A failure is reported by the caller as
  * SM_RESOURCE_EXHAUSTED (TensorFlow's code for "OOM when allocating"), never as a crash.
  *

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-sm_status *sm_file_map_open(const char *path, sm_file_map *m) {
+sm_status *sm__file_map_open(const char *path, sm_file_map *m) {
   memset(m, 0, sizeof *m);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return sm_status_new(errno == ENOENT ? SM_NOT_FOUND : SM_IO, "%s: %s", path, strerror(errno));
@@ -39,7 +39,7 @@ sm_status *sm_file_map_open(const char *path, sm_file_map *m) {
     close(fd);
     char *buf;
     size_t len;
-    sm_status *s = sm_file_read_all(path, &buf, &len);
+    sm_status *s = sm__file_read_all(path, &buf, &len);
     if (s) return s;
     m->data = (const uint8_t *)buf;
     m->size = len;
@@ -52,7 +52,7 @@ sm_status *sm_file_map_open(const char *path, sm_file_map *m) {
   return NULL;
 }
 
-void sm_file_map_close(sm_file_map *m) {
+void sm__file_map_close(sm_file_map *m) {
   if (!m || !m->data) return;
   if (m->mapped)
     munmap((void *)m->data, m->size);
@@ -61,7 +61,7 @@ void sm_file_map_close(sm_file_map *m) {
   memset(m, 0, sizeof *m);
 }
 
-sm_status *sm_file_read_all(const char *path, char **out, size_t *len) {
+sm_status *sm__file_read_all(const char *path, char **out, size_t *len) {
   *out = NULL;
   *len = 0;
   FILE *f = fopen(path, "rb");
@@ -104,7 +104,7 @@ sm_status *sm_file_read_all(const char *path, char **out, size_t *len) {
   return NULL;
 }
 
-sm_status *sm_file_write_atomic(const char *path, const void *data, size_t len) {
+sm_status *sm__file_write_atomic(const char *path, const void *data, size_t len) {
   size_t pl = strlen(path);
   char *tmp = malloc(pl + 32);
   if (!tmp) return sm_status_new(SM_NO_MEMORY, "out of memory");
@@ -146,17 +146,17 @@ sm_status *sm_file_write_atomic(const char *path, const void *data, size_t len) 
   return NULL;
 }
 
-int sm_path_exists(const char *path) {
+int sm__path_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
 }
 
-int sm_is_dir(const char *path) {
+int sm__is_dir(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-char *sm_path_join(const char *a, const char *b) {
+char *sm__path_join(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   while (la > 1 && a[la - 1] == '/') la--;
   char *r = malloc(la + 1 + lb + 1);
@@ -168,17 +168,17 @@ char *sm_path_join(const char *a, const char *b) {
   return r;
 }
 
-void sm_remove_tree(const char *path) {
+void sm__remove_tree(const char *path) {
   DIR *d = opendir(path);
   if (d) {
     struct dirent *e;
     while ((e = readdir(d))) {
       if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char *p = sm_path_join(path, e->d_name);
+      char *p = sm__path_join(path, e->d_name);
       if (!p) continue;
       struct stat st;
       if (!lstat(p, &st) && S_ISDIR(st.st_mode))
-        sm_remove_tree(p);
+        sm__remove_tree(p);
       else
         unlink(p);
       free(p);
@@ -188,7 +188,7 @@ void sm_remove_tree(const char *path) {
   rmdir(path);
 }
 
-sm_status *sm_make_parents(const char *path) {
+sm_status *sm__make_parents(const char *path) {
   char *p = strdup(path);
   if (!p) return sm_status_new(SM_NO_MEMORY, "%s: out of memory", path);
   size_t n = strlen(p);
@@ -205,7 +205,7 @@ sm_status *sm_make_parents(const char *path) {
         s = sm_status_new(SM_IO, "%s: cannot create directory %s (%s)", path, p, strerror(errno));
         break;
       }
-      if (!sm_is_dir(p)) {
+      if (!sm__is_dir(p)) {
         s = sm_status_new(SM_IO, "%s: %s exists and is not a directory", path, p);
         break;
       }

@@ -14,30 +14,30 @@ typedef struct sm_file_map {
   int mapped; /* 1: munmap on close; 0: malloc'ed (empty files, or mmap unavailable) */
 } sm_file_map;
 
-sm_status *sm_file_map_open(const char *path, sm_file_map *m);
-void sm_file_map_close(sm_file_map *m);
+sm_status *sm__file_map_open(const char *path, sm_file_map *m);
+void sm__file_map_close(sm_file_map *m);
 
 /* Reads a whole file into a malloc'ed buffer (NUL-terminated for convenience; *len excludes it). */
-sm_status *sm_file_read_all(const char *path, char **out, size_t *len);
+sm_status *sm__file_read_all(const char *path, char **out, size_t *len);
 
 /* Writes `len` bytes to path via a temporary file in the same directory, fsync, rename: readers
  * never see a half-written file. */
-sm_status *sm_file_write_atomic(const char *path, const void *data, size_t len);
+sm_status *sm__file_write_atomic(const char *path, const void *data, size_t len);
 
 /* 1 if path exists (any type), 0 otherwise. */
-int sm_path_exists(const char *path);
-int sm_is_dir(const char *path);
+int sm__path_exists(const char *path);
+int sm__is_dir(const char *path);
 
 /* Creates every missing parent directory of path (`mkdir -p` of its dirname), as Keras and TF do
  * for an export directory; path itself is not created. Fails naming the directory it could not
  * create, or the component that exists but is not a directory. */
-sm_status *sm_make_parents(const char *path);
+sm_status *sm__make_parents(const char *path);
 
 /* malloc'ed "a/b" (one slash between, none doubled); NULL on out of memory. */
-char *sm_path_join(const char *a, const char *b);
+char *sm__path_join(const char *a, const char *b);
 
 /* Deletes a directory tree this library created (a staging dir of an export that failed), best
  * effort: symlinks are removed, never followed. */
-void sm_remove_tree(const char *path);
+void sm__remove_tree(const char *path);
 
 #endif

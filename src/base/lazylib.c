@@ -156,7 +156,7 @@ SM_HIDDEN void openblas_set_num_threads(int num_threads) {
 /* libsnappy is bound like OpenBLAS, at the first compressed block: TF's own index files are often
  * Snappy-compressed, but many are not (ours never are), and libsnappy is C++, so linking it would
  * make every program load libstdc++ at exec. Missing at run time (a declared dependency, so only
- * on a broken install), the forwarders answer SNAPPY_INVALID_INPUT and sm_lazy_snappy_missing()
+ * on a broken install), the forwarders answer SNAPPY_INVALID_INPUT and sm__lazy_snappy_missing()
  * lets the caller say why. */
 
 #ifndef SM_SNAPPY_SONAME
@@ -180,7 +180,7 @@ static void snappy_load(void) {
   if (!real_sn_len || !real_sn_valid || !real_sn_unc) real_sn_len = NULL, real_sn_valid = NULL, real_sn_unc = NULL;
 }
 
-SM_HIDDEN int sm_lazy_snappy_missing(void) {
+SM_HIDDEN int sm__lazy_snappy_missing(void) {
   pthread_once(&snappy_once, snappy_load);
   return real_sn_unc == NULL;
 }

@@ -17,6 +17,6 @@
   } while (0)
 
 /* 1 when libsnappy could not be loaded (the snappy_* functions then refuse every stream). */
-int sm_lazy_snappy_missing(void);
+int sm__lazy_snappy_missing(void);
 
 #endif

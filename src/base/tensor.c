@@ -83,7 +83,7 @@ static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t 
   for (int i = 0; i < rank; i++)
     if (dims[i] < 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "tensor dim %d is negative (%lld)", i, (long long)dims[i]);
-  if (sm_num_elements(rank, dims, n))
+  if (sm__num_elements(rank, dims, n))
     return sm_status_new(SM_OUT_OF_RANGE, "tensor element count overflows");
   /* Resource handles are pointers to runtime objects; they live only in memory, never in files. */
   size_t esize = dtype == SM_STRING ? sizeof(tstring)
@@ -95,7 +95,7 @@ static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t 
                          name ? name : "(unknown)");
   }
   uint64_t b;
-  if (sm_mul_u64((uint64_t)*n, esize, &b) || b > SM_MAX_TENSOR_BYTES)
+  if (sm__mul_u64((uint64_t)*n, esize, &b) || b > SM_MAX_TENSOR_BYTES)
     return sm_status_new(SM_OUT_OF_RANGE, "tensor of %lld elements is larger than the %llu-byte limit",
                          (long long)*n, (unsigned long long)SM_MAX_TENSOR_BYTES);
   *nbytes = dtype == SM_STRING || dtype == SM_VARIANT ? 0 : (size_t)b; /* no raw bytes */

@@ -39,12 +39,12 @@ static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"
 sm_status *sm_builder_new(const char *export_dir, sm_builder **out) {
   *out = NULL;
   if (!export_dir || !*export_dir) return sm_status_new(SM_INVALID_ARGUMENT, "empty export directory");
-  if (sm_path_exists(export_dir))
+  if (sm__path_exists(export_dir))
     return sm_status_new(SM_ALREADY_EXISTS, "export directory %s already exists; a SavedModel is never written over one",
                          export_dir);
   sm_builder *b = calloc(1, sizeof *b);
   if (!b) return oom();
-  b->export_dir = sm_b_strdup(export_dir);
+  b->export_dir = sm__b_strdup(export_dir);
   b->sm = malloc(sizeof *b->sm);
   if (!b->export_dir || !b->sm) {
     free(b->export_dir);
@@ -131,7 +131,7 @@ static char *join3(const char *a, const char *b, const char *c) {
   } while (0)
 
 static sm_status *add_saver(sm_graph *g) {
-  sm_graph_saver *sv = sm_graph_saver_state(g);
+  sm_graph_saver *sv = sm__graph_saver_state(g);
   if (sv->added) return NULL;
   size_t n = sm_graph_num_variables(g);
   var_ref *vars = calloc(n ? n : 1, sizeof *vars);
@@ -301,7 +301,7 @@ static sm_status *add_saver(sm_graph *g) {
   TRY(sm_op_finish(op, &all));
   sv->filename_tensor = join3(cst, ":0", "");
   sv->save_tensor = join3(ident, ":0", "");
-  sv->restore_op = sm_b_strdup(all);
+  sv->restore_op = sm__b_strdup(all);
   if (!sv->filename_tensor || !sv->save_tensor || !sv->restore_op) {
     s = oom();
     goto done;
@@ -353,8 +353,8 @@ static sm_status *variables_collection(const sm_graph *g, Tensorflow__MetaGraphD
     cd->kind_case = TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST;
     cd->bytes_list = bl;
     e->value = cd;
-    e->key = sm_b_strdup(keys[k]);
-    if (!e->key || !sm_b_push(&mg->collection_def, &mg->n_collection_def, e)) {
+    e->key = sm__b_strdup(keys[k]);
+    if (!e->key || !sm__b_push(&mg->collection_def, &mg->n_collection_def, e)) {
       protobuf_c_message_free_unpacked(&e->base, NULL);
       return oom();
     }
@@ -365,9 +365,9 @@ static sm_status *variables_collection(const sm_graph *g, Tensorflow__MetaGraphD
       sm_graph_variable_at(g, i, &name, NULL);
       Tensorflow__VariableDef vd = TENSORFLOW__VARIABLE_DEF__INIT;
       char *vn = join3(name, ":0", ""), *sn = join3(name, "/Read/ReadVariableOp:0", ""),
-           *iv = join3(sm_graph_variable_initial(g, i), ":0", "");
+           *iv = join3(sm__graph_variable_initial(g, i), ":0", "");
       vd.variable_name = vn;
-      vd.initializer_name = (char *)sm_graph_variable_assign(g, i);
+      vd.initializer_name = (char *)sm__graph_variable_assign(g, i);
       vd.snapshot_name = sn;
       vd.is_resource = 1;
       vd.initial_value_name = iv;
@@ -395,9 +395,9 @@ static sm_status *push_collection(Tensorflow__MetaGraphDef *mg, const char *key,
   if (e) {
     tensorflow__meta_graph_def__collection_def_entry__init(e);
     e->value = cd;
-    e->key = sm_b_strdup(key);
+    e->key = sm__b_strdup(key);
   }
-  if (!e || !e->key || !sm_b_push(&mg->collection_def, &mg->n_collection_def, e)) {
+  if (!e || !e->key || !sm__b_push(&mg->collection_def, &mg->n_collection_def, e)) {
     if (e) protobuf_c_message_free_unpacked(&e->base, NULL);
     else protobuf_c_message_free_unpacked(&cd->base, NULL);
     return oom();
@@ -442,7 +442,7 @@ static sm_status *asset_collections(const sm_graph *g, Tensorflow__MetaGraphDef 
       const char *node, *file;
       sm_graph_asset_at(g, i, &node, &file, NULL);
       char *tn = join3(node, ":0", "");
-      if (!tn || !sm_b_push(&paths->node_list->value, &paths->node_list->n_value, tn)) {
+      if (!tn || !sm__b_push(&paths->node_list->value, &paths->node_list->n_value, tn)) {
         free(tn);
         s = oom();
         break;
@@ -459,11 +459,11 @@ static sm_status *asset_collections(const sm_graph *g, Tensorflow__MetaGraphDef 
         break;
       }
       google__protobuf__any__init(any);
-      any->type_url = sm_b_strdup(SM_ASSET_FILE_DEF_TYPE_URL);
+      any->type_url = sm__b_strdup(SM_ASSET_FILE_DEF_TYPE_URL);
       any->value.len = tensorflow__asset_file_def__get_packed_size(&ad);
       any->value.data = malloc(any->value.len ? any->value.len : 1);
       if (any->value.data) tensorflow__asset_file_def__pack(&ad, any->value.data);
-      if (!any->type_url || !any->value.data || !sm_b_push(&al->value, &al->n_value, any)) {
+      if (!any->type_url || !any->value.data || !sm__b_push(&al->value, &al->n_value, any)) {
         protobuf_c_message_free_unpacked(&any->base, NULL);
         s = oom();
       }
@@ -483,8 +483,8 @@ static sm_status *asset_collections(const sm_graph *g, Tensorflow__MetaGraphDef 
   }
   if (sm_graph_main_op(g)) {
     Tensorflow__CollectionDef *m = node_list();
-    char *op = sm_b_strdup(sm_graph_main_op(g));
-    if (!m || !op || !sm_b_push(&m->node_list->value, &m->node_list->n_value, op)) {
+    char *op = sm__b_strdup(sm_graph_main_op(g));
+    if (!m || !op || !sm__b_push(&m->node_list->value, &m->node_list->n_value, op)) {
       free(op);
       if (m) protobuf_c_message_free_unpacked(&m->base, NULL);
       return oom();
@@ -506,14 +506,14 @@ static sm_status *take_assets(sm_builder *b, const sm_graph *g) {
         return sm_status_new(SM_ALREADY_EXISTS, "asset %s: already taken from %s, now %s", file, b->asset_sources[j], src);
       continue;
     }
-    char *f = sm_b_strdup(file), *sc = sm_b_strdup(src);
+    char *f = sm__b_strdup(file), *sc = sm__b_strdup(src);
     size_t n1 = b->nassets, n2 = b->nassets;
-    if (!f || !sc || !sm_b_push(&b->asset_names, &n1, f)) {
+    if (!f || !sc || !sm__b_push(&b->asset_names, &n1, f)) {
       free(f);
       free(sc);
       return oom();
     }
-    if (!sm_b_push(&b->asset_sources, &n2, sc)) {
+    if (!sm__b_push(&b->asset_sources, &n2, sc)) {
       free(sc);
       free(b->asset_names[n1 - 1]);
       return oom();
@@ -546,18 +546,18 @@ static sm_status *init_op_signature(Tensorflow__MetaGraphDef *mg, const char *op
   e->value = sd;
   oe->value = ti;
   ti->encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_NAME;
-  ti->name = sm_b_strdup(op);
+  ti->name = sm__b_strdup(op);
   ti->dtype = TENSORFLOW__DATA_TYPE__DT_INVALID;
-  ti->tensor_shape = sm_b_shape(-1, NULL);
-  oe->key = sm_b_strdup(SM_INIT_OP_SIGNATURE_KEY);
-  e->key = sm_b_strdup(SM_INIT_OP_SIGNATURE_KEY);
-  int ok = ti->name && ti->tensor_shape && oe->key && e->key && sm_b_push(&sd->outputs, &sd->n_outputs, oe);
+  ti->tensor_shape = sm__b_shape(-1, NULL);
+  oe->key = sm__b_strdup(SM_INIT_OP_SIGNATURE_KEY);
+  e->key = sm__b_strdup(SM_INIT_OP_SIGNATURE_KEY);
+  int ok = ti->name && ti->tensor_shape && oe->key && e->key && sm__b_push(&sd->outputs, &sd->n_outputs, oe);
   if (!ok) {
     if (!sd->n_outputs) protobuf_c_message_free_unpacked(&oe->base, NULL);
     protobuf_c_message_free_unpacked(&e->base, NULL);
     return oom();
   }
-  if (!sm_b_push(&mg->signature_def, &mg->n_signature_def, e)) {
+  if (!sm__b_push(&mg->signature_def, &mg->n_signature_def, e)) {
     protobuf_c_message_free_unpacked(&e->base, NULL);
     return oom();
   }
@@ -597,15 +597,15 @@ static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, si
   }
   tensorflow__meta_graph_def__meta_info_def__init(mg->meta_info_def);
   for (size_t i = 0; i < ntags && !s; i++) {
-    char *t = sm_b_strdup(tags[i]);
-    if (!t || !sm_b_push(&mg->meta_info_def->tags, &mg->meta_info_def->n_tags, t)) {
+    char *t = sm__b_strdup(tags[i]);
+    if (!t || !sm__b_push(&mg->meta_info_def->tags, &mg->meta_info_def->n_tags, t)) {
       free(t);
       s = oom();
     }
   }
   if (!s) s = sm_graph_stripped_op_list(g, &mg->meta_info_def->stripped_op_list);
   ProtobufCMessage *c = NULL;
-  if (!s) s = sm_b_clone(&sm_graph_def(g)->base, &c);
+  if (!s) s = sm__b_clone(&sm_graph_def(g)->base, &c);
   if (!s) {
     mg->graph_def = (Tensorflow__GraphDef *)c;
     if (!mg->graph_def->versions) {
@@ -617,15 +617,15 @@ static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, si
       }
     }
   }
-  sm_graph_saver *sv = sm_graph_saver_state(g);
+  sm_graph_saver *sv = sm__graph_saver_state(g);
   if (!s && sv->added) {
     mg->saver_def = malloc(sizeof *mg->saver_def);
     if (!mg->saver_def) s = oom();
     else {
       tensorflow__saver_def__init(mg->saver_def);
-      mg->saver_def->filename_tensor_name = sm_b_strdup(sv->filename_tensor);
-      mg->saver_def->save_tensor_name = sm_b_strdup(sv->save_tensor);
-      mg->saver_def->restore_op_name = sm_b_strdup(sv->restore_op);
+      mg->saver_def->filename_tensor_name = sm__b_strdup(sv->filename_tensor);
+      mg->saver_def->save_tensor_name = sm__b_strdup(sv->save_tensor);
+      mg->saver_def->restore_op_name = sm__b_strdup(sv->restore_op);
       mg->saver_def->max_to_keep = 5;
       mg->saver_def->sharded = 1;
       mg->saver_def->keep_checkpoint_every_n_hours = 10000.0f;
@@ -644,15 +644,15 @@ static sm_status *add_mg(sm_builder *b, sm_graph *g, const char *const *tags, si
       break;
     }
     tensorflow__meta_graph_def__signature_def_entry__init(e);
-    e->key = sm_b_strdup(sm_signature_key(sigs[i]));
+    e->key = sm__b_strdup(sm_signature_key(sigs[i]));
     ProtobufCMessage *sc = NULL;
-    s = sm_b_clone(&sm_signature_def(sigs[i])->base, &sc);
+    s = sm__b_clone(&sm_signature_def(sigs[i])->base, &sc);
     e->value = (Tensorflow__SignatureDef *)sc;
-    if (!s && (!e->key || !sm_b_push(&mg->signature_def, &mg->n_signature_def, e))) s = oom();
+    if (!s && (!e->key || !sm__b_push(&mg->signature_def, &mg->n_signature_def, e))) s = oom();
     if (s) protobuf_c_message_free_unpacked(&e->base, NULL);
   }
   if (!s && sm_graph_main_op(g)) s = init_op_signature(mg, sm_graph_main_op(g));
-  if (!s && !sm_b_push(&b->sm->meta_graphs, &b->sm->n_meta_graphs, mg)) s = oom();
+  if (!s && !sm__b_push(&b->sm->meta_graphs, &b->sm->n_meta_graphs, mg)) s = oom();
   if (s) protobuf_c_message_free_unpacked(&mg->base, NULL);
   return s;
 }
@@ -670,7 +670,7 @@ sm_status *sm_builder_add_meta_graph_and_variables(sm_builder *b, sm_graph *g, c
     const char *name;
     const sm_tensor *v;
     sm_graph_variable_at(g, i, &name, &v);
-    names[i] = sm_b_strdup(name);
+    names[i] = sm__b_strdup(name);
     s = names[i] ? sm_tensor_copy(v, &values[i]) : oom();
   }
   if (!s) s = add_mg(b, g, tags, ntags, sigs, nsigs);
@@ -728,8 +728,8 @@ static void remove_stale_temps(const char *parent, const char *base) {
     long pid = strtol(digits, &end, 10);
     if (end == digits || *end || errno || pid <= 0 || pid == (long)getpid()) continue;
     if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-    char *p = sm_path_join(parent, n);
-    if (p) sm_remove_tree(p);
+    char *p = sm__path_join(parent, n);
+    if (p) sm__remove_tree(p);
     free(p);
   }
   closedir(d);
@@ -745,7 +745,7 @@ static int rename_noreplace(const char *from, const char *to) {
   if (!syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE)) return 0;
   if (errno != ENOSYS && errno != EINVAL) return -1;
 #endif
-  if (sm_path_exists(to)) {
+  if (sm__path_exists(to)) {
     errno = EEXIST;
     return -1;
   }
@@ -764,10 +764,10 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
   if (b->saved) return sm_status_new(SM_FAILED_PRECONDITION, "the builder has already saved");
   if (!b->sm->n_meta_graphs)
     return sm_status_new(SM_FAILED_PRECONDITION, "nothing to save: add_meta_graph_and_variables was not called");
-  if (sm_path_exists(b->export_dir))
+  if (sm__path_exists(b->export_dir))
     return sm_status_new(SM_ALREADY_EXISTS, "export directory %s already exists", b->export_dir);
   /* parent and base name of the export dir (trailing slashes ignored) */
-  char *dir = sm_b_strdup(b->export_dir);
+  char *dir = sm__b_strdup(b->export_dir);
   if (!dir) return oom();
   size_t len = strlen(dir);
   while (len > 1 && dir[len - 1] == '/') dir[--len] = 0;
@@ -780,15 +780,15 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
   }
   char tmpname[4096];
   snprintf(tmpname, sizeof tmpname, ".tmp-%s-%ld", base, (long)getpid());
-  char *tmp = sm_path_join(parent, tmpname), *vars = tmp ? sm_path_join(tmp, SM_VARIABLES_DIRECTORY) : NULL;
-  char *prefix = vars ? sm_path_join(vars, SM_VARIABLES_FILENAME) : NULL;
+  char *tmp = sm__path_join(parent, tmpname), *vars = tmp ? sm__path_join(tmp, SM_VARIABLES_DIRECTORY) : NULL;
+  char *prefix = vars ? sm__path_join(vars, SM_VARIABLES_FILENAME) : NULL;
   sm_status *s = NULL;
   sm_bundle_writer *w = NULL;
   if (!prefix) {
     s = oom();
     goto out;
   }
-  sm_remove_tree(tmp); /* a leftover of an earlier crashed run of this very pid */
+  sm__remove_tree(tmp); /* a leftover of an earlier crashed run of this very pid */
   remove_stale_temps(parent, base);
   if (mkdir(tmp, 0755) || mkdir(vars, 0755)) {
     s = sm_status_new(SM_IO, "creating %s: %s", tmp, strerror(errno));
@@ -802,14 +802,14 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     if (s) goto fail;
   }
   if (b->nassets) {
-    char *adir = sm_path_join(tmp, SM_ASSETS_DIRECTORY);
+    char *adir = sm__path_join(tmp, SM_ASSETS_DIRECTORY);
     if (!adir) s = oom();
     else if (mkdir(adir, 0755)) s = sm_status_new(SM_IO, "creating %s: %s", adir, strerror(errno));
     for (size_t i = 0; i < b->nassets && !s; i++) {
-      char *data = NULL, *dst = sm_path_join(adir, b->asset_names[i]);
+      char *data = NULL, *dst = sm__path_join(adir, b->asset_names[i]);
       size_t dlen = 0;
-      s = dst ? sm_file_read_all(b->asset_sources[i], &data, &dlen) : oom();
-      if (!s) s = sm_file_write_atomic(dst, data, dlen);
+      s = dst ? sm__file_read_all(b->asset_sources[i], &data, &dlen) : oom();
+      if (!s) s = sm__file_write_atomic(dst, data, dlen);
       if (s) s = sm_status_prefix(s, "asset %s", b->asset_names[i]);
       free(data);
       free(dst);
@@ -824,7 +824,7 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
   if (s) goto fail;
   fsync_dir(vars);
   fsync_dir(tmp);
-  if (sm_path_exists(b->export_dir)) {
+  if (sm__path_exists(b->export_dir)) {
     s = sm_status_new(SM_ALREADY_EXISTS, "export directory %s appeared while saving", b->export_dir);
     goto fail;
   }
@@ -838,7 +838,7 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
   b->saved = 1;
   goto out;
 fail:
-  sm_remove_tree(tmp);
+  sm__remove_tree(tmp);
 out:
   free(prefix);
   free(vars);

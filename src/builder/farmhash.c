@@ -69,7 +69,7 @@ static void step32(const uint8_t *s, uint64_t a, uint64_t b, uint64_t out[2]) {
   out[1] = b + c;
 }
 
-uint64_t sm_fingerprint64(const void *data, size_t n) {
+uint64_t sm__fingerprint64(const void *data, size_t n) {
   const uint8_t *s = data;
   if (n <= 16) return short_hash(s, n);
   if (n <= 32) return medium_hash(s, n);
@@ -106,7 +106,7 @@ uint64_t sm_fingerprint64(const void *data, size_t n) {
   return pair_hash(pair_hash(v[0], w[0], m) + mix47(y) * P0 + z, pair_hash(v[1], w[1], m) + x, m);
 }
 
-uint64_t sm_fingerprint_cat64(uint64_t a, uint64_t b) {
+uint64_t sm__fingerprint_cat64(uint64_t a, uint64_t b) {
   const uint64_t k = 0xc6a4a7935bd1e995ULL;
   uint64_t r = a ^ k;
   r ^= mix47(b * k) * k;

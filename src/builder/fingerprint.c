@@ -350,7 +350,7 @@ unknown:
   }
 }
 
-sm_status *sm_pb_serialize_deterministic(const ProtobufCMessage *m, uint8_t **out, size_t *len) {
+sm_status *sm__pb_serialize_deterministic(const ProtobufCMessage *m, uint8_t **out, size_t *len) {
   dbuf b = {0};
   put_message(&b, m, 0);
   if (b.oom) {
@@ -369,9 +369,9 @@ sm_status *sm_pb_serialize_deterministic(const ProtobufCMessage *m, uint8_t **ou
 static sm_status *hash_message(const ProtobufCMessage *m, uint64_t *h) {
   uint8_t *p;
   size_t n;
-  sm_status *s = sm_pb_serialize_deterministic(m, &p, &n);
+  sm_status *s = sm__pb_serialize_deterministic(m, &p, &n);
   if (s) return s;
-  *h = sm_fingerprint64(p, n);
+  *h = sm__fingerprint64(p, n);
   free(p);
   return NULL;
 }
@@ -462,7 +462,7 @@ static sm_status *graph_hash(const Tensorflow__MetaGraphDef *mg, uint64_t *h) {
   ProtobufCMessage *c = NULL;
   sm_status *s;
   if (mg->graph_def) {
-    s = sm_b_clone(&mg->graph_def->base, &c);
+    s = sm__b_clone(&mg->graph_def->base, &c);
   } else {
     Tensorflow__GraphDef *g = malloc(sizeof *g);
     if (g) tensorflow__graph_def__init(g);
@@ -500,9 +500,9 @@ static sm_status *signature_hash(const Tensorflow__MetaGraphDef *mg, uint64_t *h
     const char *k = v[i].e->key ? v[i].e->key : "";
     if (i + 1 < n && !strcmp(k, v[i + 1].e->key ? v[i + 1].e->key : "")) continue;
     uint64_t hv = 0;
-    *h = sm_fingerprint_cat64(*h, sm_fingerprint64(k, strlen(k)));
+    *h = sm__fingerprint_cat64(*h, sm__fingerprint64(k, strlen(k)));
     s = hash_message(v[i].e->value ? &v[i].e->value->base : NULL, &hv);
-    if (!s) *h = sm_fingerprint_cat64(*h, hv);
+    if (!s) *h = sm__fingerprint_cat64(*h, hv);
   }
   free(v);
   return s;
@@ -541,17 +541,17 @@ static sm_status *object_graph_hash(const Tensorflow__MetaGraphDef *mg, uint64_t
   sm_status *s = NULL;
   for (size_t i = 0; i < m && !s; i++) {
     const Tensorflow__SavedObjectGraph__ConcreteFunctionsEntry *e = og->concrete_functions[v[i].idx];
-    char *name = sm_b_strdup(e->key ? e->key : "");
+    char *name = sm__b_strdup(e->key ? e->key : "");
     if (!name) {
       s = oom();
       break;
     }
     strip_uid(name, v[i].uid);
-    *h = sm_fingerprint_cat64(*h, sm_fingerprint64(name, strlen(name)));
+    *h = sm__fingerprint_cat64(*h, sm__fingerprint64(name, strlen(name)));
     free(name);
     uint64_t hv = 0;
     s = hash_message(e->value ? &e->value->base : NULL, &hv);
-    if (!s) *h = sm_fingerprint_cat64(*h, hv);
+    if (!s) *h = sm__fingerprint_cat64(*h, hv);
   }
   free(v);
   return s;
@@ -587,12 +587,12 @@ static void random_uuid(char out[48]) {
 
 sm_status *sm_saved_model_fingerprint(const char *export_dir, Tensorflow__FingerprintDef **out) {
   *out = NULL;
-  char *pb = sm_path_join(export_dir, SM_SAVED_MODEL_FILENAME_PB), *data = NULL;
-  char *index = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+  char *pb = sm__path_join(export_dir, SM_SAVED_MODEL_FILENAME_PB), *data = NULL;
+  char *index = sm__path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
   size_t len = 0;
   Tensorflow__SavedModel *sm = NULL;
   Tensorflow__FingerprintDef *fp = NULL;
-  sm_status *s = pb && index ? sm_file_read_all(pb, &data, &len) : oom();
+  sm_status *s = pb && index ? sm__file_read_all(pb, &data, &len) : oom();
   if (!s) s = sm_saved_model_parse((const uint8_t *)data, len, pb, &sm);
   if (!s && !sm->n_meta_graphs) s = sm_status_new(SM_INVALID_ARGUMENT, "%s: no MetaGraph to fingerprint", pb);
   if (!s) {
@@ -605,7 +605,7 @@ sm_status *sm_saved_model_fingerprint(const char *export_dir, Tensorflow__Finger
     if (fp && ver) {
       fp->version = ver;
       ver->producer = SM_FINGERPRINT_PRODUCER;
-      fp->uuid = sm_b_strdup(uuid);
+      fp->uuid = sm__b_strdup(uuid);
     } else {
       free(ver);
     }
@@ -618,9 +618,9 @@ sm_status *sm_saved_model_fingerprint(const char *export_dir, Tensorflow__Finger
   if (!s) {
     char *idx = NULL;
     size_t ilen = 0;
-    if (sm_path_exists(index)) {
-      s = sm_file_read_all(index, &idx, &ilen);
-      if (!s) fp->checkpoint_hash = sm_fingerprint64(idx, ilen);
+    if (sm__path_exists(index)) {
+      s = sm__file_read_all(index, &idx, &ilen);
+      if (!s) fp->checkpoint_hash = sm__fingerprint64(idx, ilen);
       free(idx);
     }
   }
@@ -642,11 +642,11 @@ sm_status *sm_saved_model_write_fingerprint(const char *export_dir) {
   if (s) return s;
   size_t n = tensorflow__fingerprint_def__get_packed_size(fp);
   uint8_t *buf = malloc(n ? n : 1);
-  char *path = sm_path_join(export_dir, SM_FINGERPRINT_FILENAME);
+  char *path = sm__path_join(export_dir, SM_FINGERPRINT_FILENAME);
   if (!buf || !path) s = oom();
   else {
     tensorflow__fingerprint_def__pack(fp, buf);
-    s = sm_file_write_atomic(path, buf, n);
+    s = sm__file_write_atomic(path, buf, n);
   }
   free(buf);
   free(path);

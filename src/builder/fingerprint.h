@@ -10,12 +10,12 @@
 
 #include "savedmodel/status.h"
 
-uint64_t sm_fingerprint64(const void *data, size_t len);
-uint64_t sm_fingerprint_cat64(uint64_t a, uint64_t b);
+uint64_t sm__fingerprint64(const void *data, size_t len);
+uint64_t sm__fingerprint_cat64(uint64_t a, uint64_t b);
 
 /* m serialized as C++ protobuf does with SetSerializationDeterministic(true): fields in number
  * order, map entries sorted by key with key and value always written, unknown fields last.
  * *out is malloc'ed (caller frees); NULL m gives the empty message. */
-sm_status *sm_pb_serialize_deterministic(const ProtobufCMessage *m, uint8_t **out, size_t *len);
+sm_status *sm__pb_serialize_deterministic(const ProtobufCMessage *m, uint8_t **out, size_t *len);
 
 #endif

@@ -60,7 +60,7 @@ static int smap_put(smap *m, const char *k, long v) {
     m->vals = nv;
     m->cap = nc;
   }
-  char *kc = sm_b_strdup(k);
+  char *kc = sm__b_strdup(k);
   if (!kc) return 0;
   size_t j = hash_str(k) & (m->cap - 1);
   while (m->keys[j]) j = (j + 1) & (m->cap - 1);
@@ -77,7 +77,7 @@ static void smap_free(smap *m) {
 }
 
 /* ---- the built-in OpDef table: the graph layer's (src/graph/op_defs.h), parsed once there ---- */
-const Tensorflow__OpDef *sm_op_def(const char *op_type) { return sm_builtin_op_def(op_type); }
+const Tensorflow__OpDef *sm_op_def(const char *op_type) { return sm__builtin_op_def(op_type); }
 
 /* ---- the graph ---- */
 typedef struct node_info {
@@ -177,8 +177,8 @@ void sm_graph_free(sm_graph *g) {
 }
 
 const Tensorflow__GraphDef *sm_graph_def(const sm_graph *g) { return g->gd; }
-sm_graph_saver *sm_graph_saver_state(sm_graph *g) { return &g->saver; }
-int sm_graph_has_node(const sm_graph *g, const char *name) { return smap_find(&g->nodes, name) != NULL; }
+sm_graph_saver *sm__graph_saver_state(sm_graph *g) { return &g->saver; }
+int sm__graph_has_node(const sm_graph *g, const char *name) { return smap_find(&g->nodes, name) != NULL; }
 
 /* ops.Graph.unique_name: "x", then "x_1", "x_2", ...; names compare case-insensitively. */
 static char *unique_name(sm_graph *g, const char *base) {
@@ -230,7 +230,7 @@ fail:
 
 /* Records an exact name as in use; returns a malloc'ed copy. */
 static char *mark_used(sm_graph *g, const char *full) {
-  char *low = sm_b_strdup(full), *c = sm_b_strdup(full);
+  char *low = sm__b_strdup(full), *c = sm__b_strdup(full);
   if (!low || !c) goto fail;
   for (char *p = low; *p; p++) *p = (char)tolower((unsigned char)*p);
   if (!smap_find(&g->used, low) && !smap_put(&g->used, low, 1)) goto fail;
@@ -246,7 +246,7 @@ sm_status *sm_graph_push_scope(sm_graph *g, const char *scope, const char **used
   if (!scope || !*scope || strchr(scope, ':') || strchr(scope, '^'))
     return sm_status_new(SM_INVALID_ARGUMENT, "invalid name scope \"%s\"", scope ? scope : "(null)");
   char *u = unique_name(g, scope);
-  if (!u || !sm_b_push(&g->scopes, &g->nscopes, u)) {
+  if (!u || !sm__b_push(&g->scopes, &g->nscopes, u)) {
     free(u);
     return oom();
   }
@@ -286,8 +286,8 @@ sm_op *sm_op_begin(sm_graph *g, const char *op_type, const char *name) {
     op->err = sm_status_new(SM_INVALID_ARGUMENT, "invalid node name \"%s\"", name);
     return op;
   }
-  op->nd->op = sm_b_strdup(op_type);
-  op->nd->name = sm_b_strdup(name ? name : op_type); /* made unique at finish */
+  op->nd->op = sm__b_strdup(op_type);
+  op->nd->name = sm__b_strdup(name ? name : op_type); /* made unique at finish */
   if (!op->nd->op || !op->nd->name) op_fail(op, oom());
   return op;
 }
@@ -298,8 +298,8 @@ void sm_op_input(sm_op *op, const char *tensor) {
     op_fail(op, sm_status_new(SM_INVALID_ARGUMENT, "empty input name"));
     return;
   }
-  char *c = sm_b_strdup(tensor);
-  if (!c || !sm_b_push(&op->nd->input, &op->nd->n_input, c)) {
+  char *c = sm__b_strdup(tensor);
+  if (!c || !sm__b_push(&op->nd->input, &op->nd->n_input, c)) {
     free(c);
     op_fail(op, oom());
   }
@@ -307,7 +307,7 @@ void sm_op_input(sm_op *op, const char *tensor) {
 
 void sm_op_device(sm_op *op, const char *device) {
   if (!op || op->err) return;
-  char *d = sm_b_strdup(device);
+  char *d = sm__b_strdup(device);
   if (!d) {
     op_fail(op, oom());
     return;
@@ -338,10 +338,10 @@ static void set_attr(sm_op *op, const char *name, Tensorflow__AttrValue *v) {
   e = malloc(sizeof *e);
   if (e) {
     tensorflow__node_def__attr_entry__init(e);
-    e->key = sm_b_strdup(name);
+    e->key = sm__b_strdup(name);
     e->value = v;
   }
-  if (!e || !e->key || !sm_b_push(&op->nd->attr, &op->nd->n_attr, e)) {
+  if (!e || !e->key || !sm__b_push(&op->nd->attr, &op->nd->n_attr, e)) {
     if (e) protobuf_c_message_free_unpacked(&e->base, NULL);
     else protobuf_c_message_free_unpacked(&v->base, NULL);
     op_fail(op, oom());
@@ -391,7 +391,7 @@ void sm_op_attr_type(sm_op *op, const char *name, int dtype) {
 }
 void sm_op_attr_shape(sm_op *op, const char *name, int rank, const int64_t *dims) {
   Tensorflow__AttrValue *v = attr_new(TENSORFLOW__ATTR_VALUE__VALUE_SHAPE);
-  if (v && !(v->shape = sm_b_shape(rank, dims))) {
+  if (v && !(v->shape = sm__b_shape(rank, dims))) {
     free(v);
     v = NULL;
   }
@@ -414,7 +414,7 @@ void sm_op_attr_string(sm_op *op, const char *name, const void *bytes, size_t le
 void sm_op_attr_tensor(sm_op *op, const char *name, const sm_tensor *t) {
   if (!op || op->err) return;
   Tensorflow__TensorProto *tp;
-  sm_status *s = sm_b_tensor_proto(t, &tp);
+  sm_status *s = sm__b_tensor_proto(t, &tp);
   if (s) {
     op_fail(op, s);
     return;
@@ -497,7 +497,7 @@ void sm_op_attr_shape_list(sm_op *op, const char *name, const int *ranks, const 
       v = NULL;
     }
     for (size_t i = 0; i < n && v; i++) {
-      if (!(v->list->shape[i] = sm_b_shape(ranks[i], dims ? dims[i] : NULL))) {
+      if (!(v->list->shape[i] = sm__b_shape(ranks[i], dims ? dims[i] : NULL))) {
         protobuf_c_message_free_unpacked(&v->base, NULL);
         v = NULL;
         break;
@@ -716,7 +716,7 @@ static sm_status *check_attrs(sm_op *op) {
     if (!a->default_value)
       return sm_status_new(SM_INVALID_ARGUMENT, "missing attr \"%s\" (op %s requires it)", a->name, d->name);
     ProtobufCMessage *c;
-    sm_status *s = sm_b_clone(&a->default_value->base, &c);
+    sm_status *s = sm__b_clone(&a->default_value->base, &c);
     if (s) return s;
     set_attr(op, a->name, (Tensorflow__AttrValue *)c);
     if (op->err) {
@@ -990,7 +990,7 @@ static sm_status *finish_exact(sm_op *op, const char *full, const char **name_ou
     if (smap_find(&op->g->nodes, full)) {
       op_fail(op, sm_status_new(SM_ALREADY_EXISTS, "a node named \"%s\" exists", full));
     } else {
-      char *c = sm_b_strdup(full);
+      char *c = sm__b_strdup(full);
       if (!c) {
         op_fail(op, oom());
       } else {
@@ -1021,7 +1021,7 @@ sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *val
   Tensorflow__TensorProto *zeros = NULL;
   int64_t nel = sm_tensor_num_elements(value);
   if ((sm_tensor_nbytes(value) > SM_GRAPH_INLINE_INITIAL_BYTES || (dt == SM_STRING && nel > 64)))
-    sm_status_free(sm_b_zeros_proto(dt, sm_tensor_rank(value), sm_tensor_dims(value), &zeros));
+    sm_status_free(sm__b_zeros_proto(dt, sm_tensor_rank(value), sm_tensor_dims(value), &zeros));
   if (zeros) {
     Tensorflow__AttrValue *av = attr_new(TENSORFLOW__ATTR_VALUE__VALUE_TENSOR);
     if (av)
@@ -1070,10 +1070,10 @@ sm_status *sm_graph_variable(sm_graph *g, const char *name, const sm_tensor *val
   }
   sm_graph_pop_scope(g);
   if (!s) {
-    v.name = sm_b_strdup(handle);
-    v.assign = sm_b_strdup(assign);
-    v.initial = sm_b_strdup(init);
-    v.read = sm_b_strdup(read);
+    v.name = sm__b_strdup(handle);
+    v.assign = sm__b_strdup(assign);
+    v.initial = sm__b_strdup(init);
+    v.read = sm__b_strdup(read);
     variable *nv = realloc(g->vars, (g->nvars + 1) * sizeof *nv);
     if (nv) g->vars = nv;
     if (!v.name || !v.assign || !v.initial || !v.read || !nv) s = oom();
@@ -1096,20 +1096,20 @@ void sm_graph_variable_at(const sm_graph *g, size_t i, const char **name, const 
   if (name) *name = g->vars[i].name;
   if (value) *value = g->vars[i].value;
 }
-long sm_graph_find_variable(const sm_graph *g, const char *name) {
+long sm__graph_find_variable(const sm_graph *g, const char *name) {
   for (size_t i = 0; i < g->nvars; i++)
     if (!strcmp(g->vars[i].name, name)) return (long)i;
   return -1;
 }
-const char *sm_graph_variable_assign(const sm_graph *g, size_t i) { return g->vars[i].assign; }
-const char *sm_graph_variable_initial(const sm_graph *g, size_t i) { return g->vars[i].initial; }
+const char *sm__graph_variable_assign(const sm_graph *g, size_t i) { return g->vars[i].assign; }
+const char *sm__graph_variable_initial(const sm_graph *g, size_t i) { return g->vars[i].initial; }
 
 sm_status *sm_graph_asset(sm_graph *g, const char *name, const char *filename, const char *source_path,
                           const char **out) {
   if (!filename || !*filename || strchr(filename, '/') || !strcmp(filename, ".") || !strcmp(filename, ".."))
     return sm_status_new(SM_INVALID_ARGUMENT, "asset file name \"%s\" must be a plain file name",
                          filename ? filename : "(null)");
-  if (!source_path || !sm_path_exists(source_path))
+  if (!source_path || !sm__path_exists(source_path))
     return sm_status_new(SM_NOT_FOUND, "asset %s: source file %s does not exist", filename,
                          source_path ? source_path : "(null)");
   for (size_t i = 0; i < g->nassets; i++)
@@ -1123,7 +1123,7 @@ sm_status *sm_graph_asset(sm_graph *g, const char *name, const char *filename, c
   if (!s) s = sm_graph_const(g, name ? name : "asset_path", t, &node);
   sm_tensor_free(t);
   if (s) return s;
-  struct asset a = {sm_b_strdup(node), sm_b_strdup(filename), sm_b_strdup(source_path)};
+  struct asset a = {sm__b_strdup(node), sm__b_strdup(filename), sm__b_strdup(source_path)};
   struct asset *na = realloc(g->assets, (g->nassets + 1) * sizeof *na);
   if (na) g->assets = na;
   if (!na || !a.node || !a.filename || !a.source) {
@@ -1140,7 +1140,7 @@ sm_status *sm_graph_asset(sm_graph *g, const char *name, const char *filename, c
 sm_status *sm_graph_set_main_op(sm_graph *g, const char *node) {
   if (!node || !smap_find(&g->nodes, node))
     return sm_status_new(SM_NOT_FOUND, "main op \"%s\": no such node in the graph", node ? node : "(null)");
-  char *c = sm_b_strdup(node);
+  char *c = sm__b_strdup(node);
   if (!c) return oom();
   free(g->main_op);
   g->main_op = c;
@@ -1234,8 +1234,8 @@ sm_status *sm_graph_stripped_op_list(const sm_graph *g, Tensorflow__OpList **out
     for (size_t j = 0; j < ol->n_op && !seen; j++) seen = !strcmp(ol->op[j]->name, d->name);
     if (seen) continue;
     ProtobufCMessage *c;
-    s = sm_b_clone(&d->base, &c);
-    if (!s && !sm_b_push(&ol->op, &ol->n_op, c)) {
+    s = sm__b_clone(&d->base, &c);
+    if (!s && !sm__b_push(&ol->op, &ol->n_op, c)) {
       protobuf_c_message_free_unpacked(c, NULL);
       s = oom();
     }

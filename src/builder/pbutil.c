@@ -4,14 +4,14 @@
 
 #include "builder/builder_internal.h"
 
-char *sm_b_strdup(const char *s) {
+char *sm__b_strdup(const char *s) {
   size_t n = strlen(s);
   char *p = malloc(n + 1);
   if (p) memcpy(p, s, n + 1);
   return p;
 }
 
-int sm_b_push(void *arr_ptr, size_t *n, void *item) {
+int sm__b_push(void *arr_ptr, size_t *n, void *item) {
   void ***arr = arr_ptr;
   void **p = realloc(*arr, (*n + 1) * sizeof *p);
   if (!p) return 0;
@@ -21,7 +21,7 @@ int sm_b_push(void *arr_ptr, size_t *n, void *item) {
   return 1;
 }
 
-Tensorflow__TensorShapeProto *sm_b_shape(int rank, const int64_t *dims) {
+Tensorflow__TensorShapeProto *sm__b_shape(int rank, const int64_t *dims) {
   Tensorflow__TensorShapeProto *sp = malloc(sizeof *sp);
   if (!sp) return NULL;
   tensorflow__tensor_shape_proto__init(sp);
@@ -45,8 +45,8 @@ oom:
   return NULL;
 }
 
-char *sm_b_tensor_name(const char *t) {
-  if (strchr(t, ':')) return sm_b_strdup(t);
+char *sm__b_tensor_name(const char *t) {
+  if (strchr(t, ':')) return sm__b_strdup(t);
   size_t n = strlen(t);
   char *p = malloc(n + 3);
   if (p) {
@@ -58,7 +58,7 @@ char *sm_b_tensor_name(const char *t) {
 
 static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"); }
 
-sm_status *sm_b_tensor_proto(const sm_tensor *t, Tensorflow__TensorProto **out) {
+sm_status *sm__b_tensor_proto(const sm_tensor *t, Tensorflow__TensorProto **out) {
   *out = NULL;
   if (sm_tensor_dtype(t) == SM_VARIANT)
     return sm_status_new(SM_INVALID_ARGUMENT, "a DT_VARIANT tensor cannot be written as a TensorProto: variants live only in memory");
@@ -67,7 +67,7 @@ sm_status *sm_b_tensor_proto(const sm_tensor *t, Tensorflow__TensorProto **out) 
   tensorflow__tensor_proto__init(tp);
   int dt = sm_tensor_dtype(t);
   tp->dtype = (Tensorflow__DataType)dt;
-  tp->tensor_shape = sm_b_shape(sm_tensor_rank(t), sm_tensor_dims(t));
+  tp->tensor_shape = sm__b_shape(sm_tensor_rank(t), sm_tensor_dims(t));
   if (!tp->tensor_shape) goto fail;
   int64_t n = sm_tensor_num_elements(t);
   if (dt == SM_STRING) {
@@ -129,7 +129,7 @@ fail:
   return oom();
 }
 
-sm_status *sm_b_clone(const ProtobufCMessage *m, ProtobufCMessage **out) {
+sm_status *sm__b_clone(const ProtobufCMessage *m, ProtobufCMessage **out) {
   *out = NULL;
   size_t n = protobuf_c_message_get_packed_size(m);
   uint8_t *buf = malloc(n ? n : 1);
@@ -140,13 +140,13 @@ sm_status *sm_b_clone(const ProtobufCMessage *m, ProtobufCMessage **out) {
   return *out ? NULL : oom();
 }
 
-sm_status *sm_b_zeros_proto(int dtype, int rank, const int64_t *dims, Tensorflow__TensorProto **out) {
+sm_status *sm__b_zeros_proto(int dtype, int rank, const int64_t *dims, Tensorflow__TensorProto **out) {
   *out = NULL;
   Tensorflow__TensorProto *tp = malloc(sizeof *tp);
   if (!tp) return oom();
   tensorflow__tensor_proto__init(tp);
   tp->dtype = (Tensorflow__DataType)dtype;
-  tp->tensor_shape = sm_b_shape(rank, dims);
+  tp->tensor_shape = sm__b_shape(rank, dims);
   if (!tp->tensor_shape) goto fail;
   /* One typed value: TensorFlow repeats the last value to fill the shape (tf.zeros writes this). */
   switch (dtype) {

@@ -20,11 +20,11 @@ sm_status *sm_signature_new(const char *key, const char *method, sm_signature **
   if (!method || !*method) return sm_status_new(SM_INVALID_ARGUMENT, "signature \"%s\": empty method name", key);
   sm_signature *s = calloc(1, sizeof *s);
   if (!s) return oom();
-  s->key = sm_b_strdup(key);
+  s->key = sm__b_strdup(key);
   s->def = malloc(sizeof *s->def);
   if (s->def) {
     tensorflow__signature_def__init(s->def);
-    s->def->method_name = sm_b_strdup(method);
+    s->def->method_name = sm__b_strdup(method);
   }
   if (!s->key || !s->def || !s->def->method_name) {
     sm_signature_free(s);
@@ -64,9 +64,9 @@ static sm_status *add(sm_signature *s, int output, const char *key, const char *
   if (!ti) return oom();
   tensorflow__tensor_info__init(ti);
   ti->encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_NAME;
-  ti->name = sm_b_tensor_name(tensor);
+  ti->name = sm__b_tensor_name(tensor);
   ti->dtype = (Tensorflow__DataType)dtype;
-  ti->tensor_shape = sm_b_shape(rank, dims);
+  ti->tensor_shape = sm__b_shape(rank, dims);
   if (!ti->name || !ti->tensor_shape) {
     protobuf_c_message_free_unpacked(&ti->base, NULL);
     return oom();
@@ -77,9 +77,9 @@ static sm_status *add(sm_signature *s, int output, const char *key, const char *
     if (e) {
       tensorflow__signature_def__outputs_entry__init(e);
       e->value = ti;
-      e->key = sm_b_strdup(key);
+      e->key = sm__b_strdup(key);
     }
-    ok = e && e->key && sm_b_push(&s->def->outputs, &s->def->n_outputs, e);
+    ok = e && e->key && sm__b_push(&s->def->outputs, &s->def->n_outputs, e);
     if (!ok) {
       if (e) protobuf_c_message_free_unpacked(&e->base, NULL);
       else protobuf_c_message_free_unpacked(&ti->base, NULL);
@@ -89,9 +89,9 @@ static sm_status *add(sm_signature *s, int output, const char *key, const char *
     if (e) {
       tensorflow__signature_def__inputs_entry__init(e);
       e->value = ti;
-      e->key = sm_b_strdup(key);
+      e->key = sm__b_strdup(key);
     }
-    ok = e && e->key && sm_b_push(&s->def->inputs, &s->def->n_inputs, e);
+    ok = e && e->key && sm__b_push(&s->def->inputs, &s->def->n_inputs, e);
     if (!ok) {
       if (e) protobuf_c_message_free_unpacked(&e->base, NULL);
       else protobuf_c_message_free_unpacked(&ti->base, NULL);

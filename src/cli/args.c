@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 
-sm_flag *sm_cli_flag(sm_flag *flags, size_t nflags, const char *name) {
+sm_flag *sm__cli_flag(sm_flag *flags, size_t nflags, const char *name) {
   for (size_t i = 0; i < nflags; i++)
     if (strcmp(flags[i].name, name) == 0) return &flags[i];
   return NULL;
@@ -38,7 +38,7 @@ static void print_help(const char *usage, const sm_flag *flags, size_t nflags) {
            flags[i].help);
 }
 
-int sm_cli_parse_flags(int argc, char **argv, sm_flag *flags, size_t nflags, const char *usage) {
+int sm__cli_parse_flags(int argc, char **argv, sm_flag *flags, size_t nflags, const char *usage) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0) {
@@ -83,13 +83,13 @@ int sm_cli_parse_flags(int argc, char **argv, sm_flag *flags, size_t nflags, con
   return 0;
 }
 
-int sm_cli_fail(sm_status *s) {
+int sm__cli_fail(sm_status *s) {
   fprintf(stderr, "savedmodel: %s\n", sm_status_message(s));
   sm_status_free(s);
   return 1;
 }
 
-int sm_cli_error(int code, const char *fmt, ...) {
+int sm__cli_error(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("savedmodel: ", stderr);

@@ -12,14 +12,14 @@
 #include "savedmodel/status.h"
 
 /* ---- subcommands (one file each) ---- */
-int sm_cli_show(int argc, char **argv);
-int sm_cli_vars(int argc, char **argv);
-int sm_cli_convert(int argc, char **argv);
-int sm_cli_run(int argc, char **argv);  /* run.c */
-int sm_cli_scan(int argc, char **argv); /* scan.c */
-int sm_cli_serve(int argc, char **argv); /* serve.c */
-int sm_cli_train(int argc, char **argv); /* train.c */
-int sm_cli_validate(int argc, char **argv); /* validate.c */
+int sm__cli_show(int argc, char **argv);
+int sm__cli_vars(int argc, char **argv);
+int sm__cli_convert(int argc, char **argv);
+int sm__cli_run(int argc, char **argv);  /* run.c */
+int sm__cli_scan(int argc, char **argv); /* scan.c */
+int sm__cli_serve(int argc, char **argv); /* serve.c */
+int sm__cli_train(int argc, char **argv); /* train.c */
+int sm__cli_validate(int argc, char **argv); /* validate.c */
 
 /* ---- flags (args.c) ----
  * Accepts what absl/argparse accept for saved_model_cli: --name=value, --name value, -name value;
@@ -35,35 +35,35 @@ typedef struct sm_flag {
 
 /* Parses argv[1..argc) into flags (argv[0] is the subcommand). Returns 0 when all is well, 2 after
  * printing a usage error, and -1 when --help was asked for (help is printed on stdout). */
-int sm_cli_parse_flags(int argc, char **argv, sm_flag *flags, size_t nflags, const char *usage);
-sm_flag *sm_cli_flag(sm_flag *flags, size_t nflags, const char *name);
+int sm__cli_parse_flags(int argc, char **argv, sm_flag *flags, size_t nflags, const char *usage);
+sm_flag *sm__cli_flag(sm_flag *flags, size_t nflags, const char *name);
 
 /* Prints "savedmodel: <message>" on stderr, frees s, returns 1. */
-int sm_cli_fail(sm_status *s);
+int sm__cli_fail(sm_status *s);
 /* Prints "savedmodel: <formatted>" on stderr and returns code. */
-int sm_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sm__cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- Python-compatible text (pyfmt.c) ---- */
 /* repr() of a str given as UTF-8: 'abc', "it's", with Python's escapes. */
-void sm_py_repr_str(FILE *f, const char *s, size_t len);
+void sm__py_repr_str(FILE *f, const char *s, size_t len);
 /* repr() of bytes: b'abc', b'\x00'. */
-void sm_py_repr_bytes(FILE *f, const char *s, size_t len);
+void sm__py_repr_bytes(FILE *f, const char *s, size_t len);
 /* Shortest digits that read back to the same value (Python repr of float, numpy unique).
  * single: 0 for float64, 1 for float32, 2 for float16 values. Writes "%.*e" style text into buf: returns the number of
  * significant digits used. */
-int sm_shortest_e(double v, int single, char *buf, size_t cap);
+int sm__shortest_e(double v, int single, char *buf, size_t cap);
 /* Splits "%.*e" text into sign, significant digits (no point, no trailing zeros) and the decimal
  * exponent of the first digit. */
-void sm_split_e(const char *e, int *neg, char *digits, size_t cap, int *exp10);
+void sm__split_e(const char *e, int *neg, char *digits, size_t cap, int *exp10);
 /* Python repr(float) ("0.5", "2.0", "1e-05", "inf", "nan"). */
-void sm_py_repr_float(FILE *f, double v);
+void sm__py_repr_float(FILE *f, double v);
 /* JSON string literal of text (bytes that are not UTF-8 become \u00XX: fine for names). */
-void sm_json_str(FILE *f, const char *s, size_t len);
+void sm__json_str(FILE *f, const char *s, size_t len);
 /* Bytes as JSON without loss: a string when they are UTF-8, else {"base64": "..."}. */
-void sm_json_bytes(FILE *f, const char *s, size_t len);
+void sm__json_bytes(FILE *f, const char *s, size_t len);
 
 /* ---- TensorFlow names ---- */
 /* "float32", "string", "float32_ref", ... as tf.DType.name prints; NULL when unknown. */
-const char *sm_cli_tf_dtype_name(int dtype);
+const char *sm__cli_tf_dtype_name(int dtype);
 
 #endif

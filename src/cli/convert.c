@@ -175,39 +175,39 @@ static sm_status *unstage(sm_status *st, const char *tmp, const char *dst) {
   return r;
 }
 
-int sm_cli_convert(int argc, char **argv) {
+int sm__cli_convert(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "The SavedModel to read.", NULL, 0},
       {"out", SM_FLAG_STRING, "The export directory to create (must not exist).", NULL, 0},
       {"as_text", SM_FLAG_BOOL, "Write saved_model.pbtxt instead of saved_model.pb.", NULL, 0},
   };
-  int rc = sm_cli_parse_flags(argc, argv, flags, 3, usage);
+  int rc = sm__cli_parse_flags(argc, argv, flags, 3, usage);
   if (rc) return rc < 0 ? 0 : rc;
   const char *src = flags[0].value, *dst = flags[1].value;
   if (!src || !dst) {
     fprintf(stderr, "savedmodel convert: --dir and --out are required\n%s", usage);
     return 2;
   }
-  if (exists(dst)) return sm_cli_error(1, "%s: already exists; refusing to overwrite", dst);
-  sm_status *st = sm_make_parents(dst); /* as Keras and TF do for an export directory */
-  if (st) return sm_cli_fail(st);
+  if (exists(dst)) return sm__cli_error(1, "%s: already exists; refusing to overwrite", dst);
+  sm_status *st = sm__make_parents(dst); /* as Keras and TF do for an export directory */
+  if (st) return sm__cli_fail(st);
 
   size_t n = strlen(dst) + 32;
   char *tmp = malloc(n);
-  if (!tmp) return sm_cli_error(1, "out of memory");
+  if (!tmp) return sm__cli_error(1, "out of memory");
   snprintf(tmp, n, "%s.partial-%ld", dst, (long)getpid());
   if (mkdir(tmp, 0755) != 0) {
     st = sm_status_new(SM_IO, "--out %s: cannot create directory (%s)", dst, strerror(errno));
     free(tmp);
-    return sm_cli_fail(st);
+    return sm__cli_fail(st);
   }
   st = convert(src, tmp, flags[2].on);
   if (!st && rename(tmp, dst) != 0)
     st = sm_status_new(SM_IO, "%s: cannot rename into place (%s)", dst, strerror(errno));
   if (st) {
-    sm_remove_tree(tmp);
+    sm__remove_tree(tmp);
     st = unstage(st, tmp, dst);
   }
   free(tmp);
-  return st ? sm_cli_fail(st) : 0;
+  return st ? sm__cli_fail(st) : 0;
 }

@@ -233,7 +233,7 @@ static sm_status *fill(const py_value *v, int depth, int rank, sm_tensor *t, int
   return py_scalar(v, dt, what, (uint8_t *)sm_tensor_data(t) + (size_t)i * sm_dtype_size(dt));
 }
 
-sm_status *sm_cli_literal_to_tensor(const py_value *v, int dtype, const char *what, sm_tensor **out) {
+sm_status *sm__cli_literal_to_tensor(const py_value *v, int dtype, const char *what, sm_tensor **out) {
   *out = NULL;
   dtype = sm_dtype_base(dtype);
   if (dtype != SM_STRING && sm_dtype_size(dtype) == 0)
@@ -299,7 +299,7 @@ static uint64_t float_to_int_bits(double f, int dt) {
   return (uint64_t)(int64_t)(int32_t)f;
 }
 
-sm_status *sm_cli_cast_tensor(sm_tensor *t, int dtype, const char *what, sm_tensor **out) {
+sm_status *sm__cli_cast_tensor(sm_tensor *t, int dtype, const char *what, sm_tensor **out) {
   *out = NULL;
   dtype = sm_dtype_base(dtype);
   int src = sm_tensor_dtype(t);
@@ -404,7 +404,7 @@ static sm_status *add_feature(sm_example *ex, const py_value *key, const py_valu
   return st;
 }
 
-sm_status *sm_cli_examples_to_tensor(const py_value *v, const char *what, sm_tensor **out) {
+sm_status *sm__cli_examples_to_tensor(const py_value *v, const char *what, sm_tensor **out) {
   *out = NULL;
   if (v->kind != PY_LIST)
     return sm_status_new(SM_INVALID_ARGUMENT, "input '%s': tf.Example input must be a list of dictionaries, but it is a %s",

@@ -56,14 +56,14 @@ int main(int argc, char **argv) {
     printf("savedmodel %s\n", SM_CLI_VERSION);
     return 0;
   }
-  if (!strcmp(cmd, "show")) return sm_cli_show(argc - 1, argv + 1);
-  if (!strcmp(cmd, "vars")) return sm_cli_vars(argc - 1, argv + 1);
-  if (!strcmp(cmd, "convert")) return sm_cli_convert(argc - 1, argv + 1);
-  if (!strcmp(cmd, "run")) return sm_cli_run(argc - 1, argv + 1);
-  if (!strcmp(cmd, "scan")) return sm_cli_scan(argc - 1, argv + 1);
-  if (!strcmp(cmd, "serve")) return sm_cli_serve(argc - 1, argv + 1);
-  if (!strcmp(cmd, "train")) return sm_cli_train(argc - 1, argv + 1);
-  if (!strcmp(cmd, "validate")) return sm_cli_validate(argc - 1, argv + 1);
+  if (!strcmp(cmd, "show")) return sm__cli_show(argc - 1, argv + 1);
+  if (!strcmp(cmd, "vars")) return sm__cli_vars(argc - 1, argv + 1);
+  if (!strcmp(cmd, "convert")) return sm__cli_convert(argc - 1, argv + 1);
+  if (!strcmp(cmd, "run")) return sm__cli_run(argc - 1, argv + 1);
+  if (!strcmp(cmd, "scan")) return sm__cli_scan(argc - 1, argv + 1);
+  if (!strcmp(cmd, "serve")) return sm__cli_serve(argc - 1, argv + 1);
+  if (!strcmp(cmd, "train")) return sm__cli_train(argc - 1, argv + 1);
+  if (!strcmp(cmd, "validate")) return sm__cli_validate(argc - 1, argv + 1);
   fprintf(stderr, "savedmodel: unknown command '%s'\n%s", cmd, usage);
   return 2;
 }

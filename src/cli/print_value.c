@@ -73,7 +73,7 @@ static uint64_t get_uint(const sm_tensor *t, int64_t i) {
   uint64_t v; memcpy(&v, p + 8 * i, 8); return v;
 }
 
-/* The precision class sm_shortest_e needs: 0 double, 1 float (also bfloat16), 2 half. */
+/* The precision class sm__shortest_e needs: 0 double, 1 float (also bfloat16), 2 half. */
 static int is_single(const sm_tensor *t) {
   int b = sm_dtype_base(sm_tensor_dtype(t));
   return b == SM_DOUBLE || b == SM_COMPLEX128 ? 0 : b == SM_HALF ? 2 : 1;
@@ -106,8 +106,8 @@ static void spaces(outbuf *b, int n) { for (int i = 0; i < n; i++) put(b, " ", 1
 static void positional(double v, int single, char *ip, size_t ipcap, char *fp, size_t fpcap) {
   char e[64], d[40];
   int neg, x;
-  sm_shortest_e(v, single, e, sizeof e);
-  sm_split_e(e, &neg, d, sizeof d, &x);
+  sm__shortest_e(v, single, e, sizeof e);
+  sm__split_e(e, &neg, d, sizeof d, &x);
   int nd = (int)strlen(d);
   if (nd - x - 1 > PRECISION) { /* too many decimals: round to PRECISION of them */
     char tmp[400];
@@ -137,9 +137,9 @@ static void positional(double v, int single, char *ip, size_t ipcap, char *fp, s
 static void scientific(double v, int single, char *ip, char *fp, size_t fpcap, int *exp10) {
   char e[64], d[40];
   int neg, x;
-  int p = sm_shortest_e(v, single, e, sizeof e);
+  int p = sm__shortest_e(v, single, e, sizeof e);
   if (p > PRECISION + 1) snprintf(e, sizeof e, "%.*e", PRECISION, v);
-  sm_split_e(e, &neg, d, sizeof d, &x);
+  sm__split_e(e, &neg, d, sizeof d, &x);
   size_t k = 0;
   if (neg) ip[k++] = '-';
   ip[k++] = d[0];
@@ -244,8 +244,8 @@ static void scalar_float(outbuf *b, double v, int single) {
   if (isinf(v)) { puts_(b, v < 0 ? "-inf" : "inf"); return; }
   char e[64], d[40], out[480];
   int neg, x;
-  sm_shortest_e(v, single, e, sizeof e);
-  sm_split_e(e, &neg, d, sizeof d, &x);
+  sm__shortest_e(v, single, e, sizeof e);
+  sm__split_e(e, &neg, d, sizeof d, &x);
   int nd = (int)strlen(d);
   size_t k = 0;
   if (neg) out[k++] = '-';
@@ -317,7 +317,7 @@ static void format_elem(outbuf *b, const elem_fmt *F, int64_t i) {
     size_t tlen = 0;
     FILE *m = open_memstream(&text, &tlen);
     if (!m) { b->oom = 1; break; }
-    sm_py_repr_bytes(m, s ? s : "", s ? len : 0);
+    sm__py_repr_bytes(m, s ? s : "", s ? len : 0);
     fclose(m);
     put(b, text ? text : "", text ? tlen : 0);
     free(text);
@@ -421,7 +421,7 @@ static int print_variant(FILE *f, const sm_tensor *t, int json) {
   return 1;
 }
 
-void sm_cli_print_numpy(FILE *f, const sm_tensor *t) {
+void sm__cli_print_numpy(FILE *f, const sm_tensor *t) {
   if (print_variant(f, t, 0)) return;
   int rank = sm_tensor_rank(t);
   int64_t n = sm_tensor_num_elements(t);
@@ -497,7 +497,7 @@ static void json_elem(FILE *f, const sm_tensor *t, elem_kind k, int64_t i) {
       else if (isinf(v)) fputs(v < 0 ? "\"-inf\"" : "\"inf\"", f);
       else {
         char e[64];
-        sm_shortest_e(v, is_single(t), e, sizeof e);
+        sm__shortest_e(v, is_single(t), e, sizeof e);
         fputs(e, f);
       }
     }
@@ -510,7 +510,7 @@ static void json_elem(FILE *f, const sm_tensor *t, elem_kind k, int64_t i) {
   case K_STR: {
     size_t len;
     const char *s = sm_tensor_string(t, i, &len);
-    sm_json_bytes(f, s ? s : "", s ? len : 0);
+    sm__json_bytes(f, s ? s : "", s ? len : 0);
     break;
   }
   }
@@ -526,7 +526,7 @@ static void json_rec(FILE *f, const sm_tensor *t, elem_kind k, int axis, int64_t
   fputc(']', f);
 }
 
-void sm_cli_print_json_value(FILE *f, const sm_tensor *t) {
+void sm__cli_print_json_value(FILE *f, const sm_tensor *t) {
   if (print_variant(f, t, 1)) return;
   int64_t off = 0;
   json_rec(f, t, kind_of(sm_tensor_dtype(t)), 0, &off);

@@ -42,7 +42,7 @@ static char pick_quote(const char *s, size_t len) {
   return memchr(s, '\'', len) && !memchr(s, '"', len) ? '"' : '\'';
 }
 
-void sm_py_repr_str(FILE *f, const char *s, size_t len) {
+void sm__py_repr_str(FILE *f, const char *s, size_t len) {
   char q = pick_quote(s, len);
   fputc(q, f);
   for (size_t i = 0; i < len;) {
@@ -63,7 +63,7 @@ void sm_py_repr_str(FILE *f, const char *s, size_t len) {
   fputc(q, f);
 }
 
-void sm_py_repr_bytes(FILE *f, const char *s, size_t len) {
+void sm__py_repr_bytes(FILE *f, const char *s, size_t len) {
   char q = pick_quote(s, len);
   fputc('b', f);
   fputc(q, f);
@@ -91,7 +91,7 @@ static float round_to_half(float v) {
   return v < 0 ? -r : r;
 }
 
-int sm_shortest_e(double v, int single, char *buf, size_t cap) {
+int sm__shortest_e(double v, int single, char *buf, size_t cap) {
   int maxp = single == 2 ? 5 : single ? 9 : 17;
   for (int p = 1; p <= maxp; p++) {
     snprintf(buf, cap, "%.*e", p - 1, v);
@@ -104,7 +104,7 @@ int sm_shortest_e(double v, int single, char *buf, size_t cap) {
   return maxp;
 }
 
-void sm_split_e(const char *e, int *neg, char *digits, size_t cap, int *exp10) {
+void sm__split_e(const char *e, int *neg, char *digits, size_t cap, int *exp10) {
   size_t k = 0;
   *neg = *e == '-';
   if (*e == '-' || *e == '+') e++;
@@ -115,13 +115,13 @@ void sm_split_e(const char *e, int *neg, char *digits, size_t cap, int *exp10) {
   while (k > 1 && digits[k - 1] == '0') digits[--k] = 0; /* shortest has no trailing zeros */
 }
 
-void sm_py_repr_float(FILE *f, double v) {
+void sm__py_repr_float(FILE *f, double v) {
   if (isnan(v)) { fputs("nan", f); return; }
   if (isinf(v)) { fputs(v < 0 ? "-inf" : "inf", f); return; }
   char e[64], d[32];
   int neg, x;
-  sm_shortest_e(v, 0, e, sizeof e);
-  sm_split_e(e, &neg, d, sizeof d, &x);
+  sm__shortest_e(v, 0, e, sizeof e);
+  sm__split_e(e, &neg, d, sizeof d, &x);
   int nd = (int)strlen(d);
   if (neg) fputc('-', f);
   if (x < -4 || x >= 16) { /* scientific: 1e-05, 1.5e+16 */
@@ -141,7 +141,7 @@ void sm_py_repr_float(FILE *f, double v) {
   }
 }
 
-void sm_json_str(FILE *f, const char *s, size_t len) {
+void sm__json_str(FILE *f, const char *s, size_t len) {
   fputc('"', f);
   for (size_t i = 0; i < len;) {
     unsigned c;
@@ -158,14 +158,14 @@ void sm_json_str(FILE *f, const char *s, size_t len) {
   fputc('"', f);
 }
 
-void sm_json_bytes(FILE *f, const char *s, size_t len) {
+void sm__json_bytes(FILE *f, const char *s, size_t len) {
   for (size_t i = 0; i < len;) {
     unsigned c;
     size_t n = utf8_decode((const unsigned char *)s + i, len - i, &c);
     if (n == 0) goto base64;
     i += n;
   }
-  sm_json_str(f, s, len);
+  sm__json_str(f, s, len);
   return;
 base64:;
   static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -461,7 +461,7 @@ static py_value *parse_expr(parser *p) {
   return v;
 }
 
-sm_status *sm_py_literal_parse(const char *text, py_value **out) {
+sm_status *sm__py_literal_parse(const char *text, py_value **out) {
   parser p = {text, strlen(text), 0, 0, NULL};
   *out = NULL;
   while (p.i < p.n && (p.s[p.i] == ' ' || p.s[p.i] == '\t')) p.i++; /* literal_eval's lstrip */
@@ -505,15 +505,15 @@ void py_value_print(FILE *f, const py_value *v) {
     else if (v->u_ok) fprintf(f, "%llu", (unsigned long long)v->u);
     else fprintf(f, "%.17g", v->f);
     break;
-  case PY_FLOAT: sm_py_repr_float(f, v->f); break;
+  case PY_FLOAT: sm__py_repr_float(f, v->f); break;
   case PY_COMPLEX:
-    if (v->f == 0 && !signbit(v->f)) { sm_py_repr_float(f, v->im); fputc('j', f); }
-    else { fputc('(', f); sm_py_repr_float(f, v->f); fputs(v->im < 0 || signbit(v->im) ? "-" : "+", f); sm_py_repr_float(f, fabs(v->im)); fputs("j)", f); }
+    if (v->f == 0 && !signbit(v->f)) { sm__py_repr_float(f, v->im); fputc('j', f); }
+    else { fputc('(', f); sm__py_repr_float(f, v->f); fputs(v->im < 0 || signbit(v->im) ? "-" : "+", f); sm__py_repr_float(f, fabs(v->im)); fputs("j)", f); }
     break;
   case PY_BOOL: fputs(v->i ? "True" : "False", f); break;
   case PY_NONE: fputs("None", f); break;
-  case PY_STR: sm_py_repr_str(f, v->s, v->len); break;
-  case PY_BYTES: sm_py_repr_bytes(f, v->s, v->len); break;
+  case PY_STR: sm__py_repr_str(f, v->s, v->len); break;
+  case PY_BYTES: sm__py_repr_bytes(f, v->s, v->len); break;
   case PY_LIST: case PY_TUPLE: case PY_SET:
     if (v->kind == PY_SET && v->n == 0) { fputs("set()", f); break; }
     fputc(v->kind == PY_LIST ? '[' : v->kind == PY_TUPLE ? '(' : '{', f);

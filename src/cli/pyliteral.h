@@ -32,7 +32,7 @@ typedef struct py_value {
 
 /* Parses `text` as literal_eval would. On error the message names the offset (1-based) and what
  * was expected. The caller owns *out (py_value_free). */
-sm_status *sm_py_literal_parse(const char *text, py_value **out);
+sm_status *sm__py_literal_parse(const char *text, py_value **out);
 void py_value_free(py_value *v); /* NULL-safe */
 
 /* Python's type name of v ("list", "float", ...) for messages. */

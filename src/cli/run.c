@@ -189,7 +189,7 @@ static sm_status *parse_exprs(const char *arg, const char *flag, feeds *fs) {
       char *expr = strndup(eq + 1, len - (size_t)(eq + 1 - p));
       if (!expr) return sm_status_new(SM_NO_MEMORY, "out of memory");
       py_value *v;
-      sm_status *st = sm_py_literal_parse(expr, &v);
+      sm_status *st = sm__py_literal_parse(expr, &v);
       if (st) {
         sm_status *r = sm_status_new(SM_INVALID_ARGUMENT, "%s: Expression \"%s\" is not a valid python literal: %s", flag, expr,
                                      sm_status_message(st));
@@ -202,7 +202,7 @@ static sm_status *parse_exprs(const char *arg, const char *flag, feeds *fs) {
       feed *f = feeds_put(fs, p, (size_t)(eq - p), &existed);
       if (!f) { py_value_free(v); return sm_status_new(SM_NO_MEMORY, "out of memory"); }
       if (strcmp(flag, "--input_examples") == 0) {
-        st = sm_cli_examples_to_tensor(v, f->key, &f->array);
+        st = sm__cli_examples_to_tensor(v, f->key, &f->array);
         py_value_free(v);
         if (st) return st;
         f->from_examples = 1;
@@ -241,12 +241,12 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
                      int overwrite, int json) {
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
-  if (st) return sm_cli_fail(st);
+  if (st) return sm__cli_fail(st);
   const Tensorflow__MetaGraphDef *mg;
-  int rc = sm_cli_find_meta_graph(sm, tag_set, &mg);
+  int rc = sm__cli_find_meta_graph(sm, tag_set, &mg);
   if (rc) { sm_saved_model_free(sm); return rc; }
   size_t nsig = 0, nin = 0, nout = 0;
-  sm_kv *sigs = sm_meta_graph_signatures(mg, &nsig);
+  sm_kv *sigs = sm__meta_graph_signatures(mg, &nsig);
   const Tensorflow__SignatureDef *sig = NULL;
   for (size_t i = 0; i < nsig; i++)
     if (strcmp(sigs[i].key, sig_key) == 0) sig = sigs[i].value;
@@ -262,8 +262,8 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
     rc = 1;
     goto done;
   }
-  ins = sm_signature_inputs(sig, &nin);
-  outs = sm_signature_outputs(sig, &nout);
+  ins = sm__signature_inputs(sig, &nin);
+  outs = sm__signature_outputs(sig, &nout);
   for (size_t i = 0; i < fs->n; i++) {
     if (find_info(ins, nin, fs->f[i].key)) continue;
     fprintf(stderr, "savedmodel: \"%s\" is not a valid input key. Please choose from ", fs->f[i].key);
@@ -277,18 +277,18 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   feed_vals = calloc(fs->n + 1, sizeof *feed_vals);
   fetch_names = calloc(nout + 1, sizeof *fetch_names);
   results = calloc(nout + 1, sizeof *results);
-  if (!feed_names || !feed_vals || !fetch_names || !results) { rc = sm_cli_error(1, "out of memory"); goto done; }
+  if (!feed_names || !feed_vals || !fetch_names || !results) { rc = sm__cli_error(1, "out of memory"); goto done; }
   for (size_t i = 0; i < fs->n; i++) {
     const Tensorflow__TensorInfo *ti = find_info(ins, nin, fs->f[i].key);
     if (ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME) {
-      rc = sm_cli_error(1, "input \"%s\" is a sparse or composite tensor; only dense inputs can be fed", fs->f[i].key);
+      rc = sm__cli_error(1, "input \"%s\" is a sparse or composite tensor; only dense inputs can be fed", fs->f[i].key);
       goto done;
     }
     feed_names[i] = ti->name;
     int dt = sm_dtype_base((int)ti->dtype);
-    if (fs->f[i].literal) st = sm_cli_literal_to_tensor(fs->f[i].literal, dt, fs->f[i].key, &feed_vals[i]);
-    else st = sm_cli_cast_tensor(fs->f[i].array, dt, fs->f[i].key, &feed_vals[i]);
-    if (st) { rc = sm_cli_fail(st); goto done; }
+    if (fs->f[i].literal) st = sm__cli_literal_to_tensor(fs->f[i].literal, dt, fs->f[i].key, &feed_vals[i]);
+    else st = sm__cli_cast_tensor(fs->f[i].array, dt, fs->f[i].key, &feed_vals[i]);
+    if (st) { rc = sm__cli_fail(st); goto done; }
     /* saved_model_cli feeds through Python's Session.run, which refuses a value the tensor's static
      * shape does not admit; the signature's TensorInfo carries that shape. */
     const Tensorflow__TensorShapeProto *ts = ti->tensor_shape;
@@ -307,7 +307,7 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
         }
         if (ka < sizeof a) snprintf(a + ka, sizeof a - ka, r == 1 ? ",)" : ")");
         if (kb < sizeof b) snprintf(b + kb, sizeof b - kb, ts->n_dim == 1 ? ",)" : ")");
-        rc = sm_cli_error(1, "Cannot feed value of shape %s for Tensor %s, which has shape %s", a, ti->name, b);
+        rc = sm__cli_error(1, "Cannot feed value of shape %s for Tensor %s, which has shape %s", a, ti->name, b);
         goto done;
       }
     }
@@ -315,68 +315,68 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   for (size_t k = 0; k < nout; k++) {
     const Tensorflow__TensorInfo *ti = outs[k].value;
     if (!ti || ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME) {
-      rc = sm_cli_error(1, "output \"%s\" is a sparse or composite tensor; only dense outputs can be fetched", outs[k].key);
+      rc = sm__cli_error(1, "output \"%s\" is a sparse or composite tensor; only dense outputs can be fetched", outs[k].key);
       goto done;
     }
     fetch_names[k] = ti->name;
   }
   /* The loader matches the tag set given on the command line, blanks trimmed. */
   tags = calloc(mg->meta_info_def ? mg->meta_info_def->n_tags + 1 : 1, sizeof *tags);
-  if (!tags) { rc = sm_cli_error(1, "out of memory"); goto done; }
+  if (!tags) { rc = sm__cli_error(1, "out of memory"); goto done; }
   for (size_t i = 0; mg->meta_info_def && i < mg->meta_info_def->n_tags; i++) tags[ntags++] = mg->meta_info_def->tags[i];
   /* The model takes the SavedModel read above (and frees it), rather than reading it again, and
    * compiles only this signature: another one this runtime cannot run does not matter here. */
   sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1};
   st = sm__model_load_parsed(dir, sm, tags, (int)ntags, &lo, &m);
   sm = NULL;
-  if (st) { rc = sm_cli_fail(st); goto done; }
+  if (st) { rc = sm__cli_fail(st); goto done; }
   if ((st = sm_model_session_run(m, feed_names, feed_vals, (int)fs->n, fetch_names, (int)nout, NULL, 0, results))) {
-    rc = sm_cli_fail(st);
+    rc = sm__cli_fail(st);
     goto done;
   }
   if (json) fputs("{\"outputs\": {", stdout);
   for (size_t k = 0; k < nout; k++) {
     if (json) {
       fputs(k ? ",\n  " : "\n  ", stdout);
-      sm_json_str(stdout, outs[k].key, strlen(outs[k].key));
+      sm__json_str(stdout, outs[k].key, strlen(outs[k].key));
       fputs(": {\"dtype\": ", stdout);
       const char *dn = sm_dtype_name(sm_tensor_dtype(results[k]));
-      if (dn) sm_json_str(stdout, dn, strlen(dn));
+      if (dn) sm__json_str(stdout, dn, strlen(dn));
       else printf("%d", (int)sm_tensor_dtype(results[k]));
       fputs(", \"shape\": [", stdout);
       for (int d = 0; d < sm_tensor_rank(results[k]); d++)
         printf(d ? ", %lld" : "%lld", (long long)sm_tensor_dims(results[k])[d]);
       fputs("], \"value\": ", stdout);
-      sm_cli_print_json_value(stdout, results[k]);
+      sm__cli_print_json_value(stdout, results[k]);
     } else {
       printf("Result for output key %s:\n", outs[k].key);
-      sm_cli_print_numpy(stdout, results[k]);
+      sm__cli_print_numpy(stdout, results[k]);
     }
     if (!outdir) {
       if (json) fputc('}', stdout);
       continue;
     }
     fflush(stdout);
-    if (mkdirs(outdir) != 0) { rc = sm_cli_error(1, "cannot create --outdir %s: %s", outdir, strerror(errno)); goto done; }
+    if (mkdirs(outdir) != 0) { rc = sm__cli_error(1, "cannot create --outdir %s: %s", outdir, strerror(errno)); goto done; }
     char *name = malloc(strlen(outs[k].key) + 5);
-    if (!name) { rc = sm_cli_error(1, "out of memory"); goto done; }
+    if (!name) { rc = sm__cli_error(1, "out of memory"); goto done; }
     sprintf(name, "%s.npy", outs[k].key);
     size_t ol = strlen(outdir);
     char *path = malloc(ol + strlen(name) + 2);
     if (path) sprintf(path, "%s%s%s", outdir, ol && outdir[ol - 1] == '/' ? "" : "/", name); /* os.path.join */
     free(name);
-    if (!path) { rc = sm_cli_error(1, "out of memory"); goto done; }
+    if (!path) { rc = sm__cli_error(1, "out of memory"); goto done; }
     struct stat sb;
     if (!overwrite && stat(path, &sb) == 0) {
-      rc = sm_cli_error(1, "Output file %s already exists. Add \"--overwrite\" to overwrite the existing output files.", path);
+      rc = sm__cli_error(1, "Output file %s already exists. Add \"--overwrite\" to overwrite the existing output files.", path);
       free(path);
       goto done;
     }
     st = sm_npy_write(path, results[k]);
-    if (st) { free(path); rc = sm_cli_fail(st); goto done; }
+    if (st) { free(path); rc = sm__cli_fail(st); goto done; }
     if (json) {
       fputs(", \"file\": ", stdout);
-      sm_json_str(stdout, path, strlen(path));
+      sm__json_str(stdout, path, strlen(path));
       fputc('}', stdout);
     } else {
       printf("Output %s is saved to %s\n", outs[k].key, path);
@@ -401,7 +401,7 @@ done:
   return rc;
 }
 
-int sm_cli_run(int argc, char **argv) {
+int sm__cli_run(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
       {"tag_set", SM_FLAG_STRING, "Comma-separated set of tags that identify the MetaGraphDef to run.", NULL, 0},
@@ -423,22 +423,22 @@ int sm_cli_run(int argc, char **argv) {
       {"use_tfrt", SM_FLAG_BOOL, "Accepted for compatibility; results do not depend on it.", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
-  int r = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (r == -1) return 0;
   if (r) return r;
   for (int i = 0; i < 3; i++)
     if (!flags[i].value)
-      return sm_cli_error(2, "flag --%s=None: Flag --%s must have a value other than None.", flags[i].name, flags[i].name);
-  const char *inputs = sm_cli_flag(flags, nflags, "inputs")->value;
-  const char *exprs = sm_cli_flag(flags, nflags, "input_exprs")->value;
-  const char *examples = sm_cli_flag(flags, nflags, "input_examples")->value;
+      return sm__cli_error(2, "flag --%s=None: Flag --%s must have a value other than None.", flags[i].name, flags[i].name);
+  const char *inputs = sm__cli_flag(flags, nflags, "inputs")->value;
+  const char *exprs = sm__cli_flag(flags, nflags, "input_exprs")->value;
+  const char *examples = sm__cli_flag(flags, nflags, "input_examples")->value;
   if ((!inputs || !*inputs) && (!exprs || !*exprs) && (!examples || !*examples))
-    return sm_cli_error(1, "At least one of --inputs, --input_exprs or --input_examples must be required");
-  if (sm_cli_flag(flags, nflags, "worker")->value)
-    return sm_cli_error(1, "--worker: running on a remote TensorFlow worker is not supported");
-  if (sm_cli_flag(flags, nflags, "tf_debug")->on)
+    return sm__cli_error(1, "At least one of --inputs, --input_exprs or --input_examples must be required");
+  if (sm__cli_flag(flags, nflags, "worker")->value)
+    return sm__cli_error(1, "--worker: running on a remote TensorFlow worker is not supported");
+  if (sm__cli_flag(flags, nflags, "tf_debug")->on)
     fprintf(stderr, "savedmodel run: --tf_debug ignored (there is no TensorFlow debugger here)\n");
-  if (sm_cli_flag(flags, nflags, "init_tpu")->on)
+  if (sm__cli_flag(flags, nflags, "init_tpu")->on)
     fprintf(stderr, "savedmodel run: --init_tpu ignored (there is no TPU here)\n");
 
   feeds fs = {0};
@@ -451,7 +451,7 @@ int sm_cli_run(int argc, char **argv) {
   if (st2 || st3) { sm_status_free(st); st = st2 ? st2 : st3; }
   if (st) {
     feeds_free(&fs); feeds_free(&lit); feeds_free(&ex);
-    return sm_cli_fail(st);
+    return sm__cli_fail(st);
   }
   /* then the files, as load_inputs_from_input_arg_string reads them */
   for (size_t i = 0; i < fs.n && !st; i++) {
@@ -459,7 +459,7 @@ int sm_cli_run(int argc, char **argv) {
   }
   if (st) {
     feeds_free(&fs); feeds_free(&lit); feeds_free(&ex);
-    return sm_cli_fail(st);
+    return sm__cli_fail(st);
   }
   /* merge: --input_exprs over --inputs, --input_examples over both, with TF's warnings */
   for (int pass = 0; pass < 2 && !st; pass++) {
@@ -486,9 +486,9 @@ int sm_cli_run(int argc, char **argv) {
   }
   feeds_free(&lit);
   feeds_free(&ex);
-  if (st) { feeds_free(&fs); return sm_cli_fail(st); }
-  int rc = run_model(flags[0].value, flags[1].value, flags[2].value, &fs, sm_cli_flag(flags, nflags, "outdir")->value,
-                     sm_cli_flag(flags, nflags, "overwrite")->on, sm_cli_flag(flags, nflags, "json")->on);
+  if (st) { feeds_free(&fs); return sm__cli_fail(st); }
+  int rc = run_model(flags[0].value, flags[1].value, flags[2].value, &fs, sm__cli_flag(flags, nflags, "outdir")->value,
+                     sm__cli_flag(flags, nflags, "overwrite")->on, sm__cli_flag(flags, nflags, "json")->on);
   feeds_free(&fs);
   return rc;
 }

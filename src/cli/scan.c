@@ -41,7 +41,7 @@ static void print_set(const char *const *items, size_t n) {
   fputc('{', stdout);
   for (size_t i = 0; i < n; i++) {
     if (i) fputs(", ", stdout);
-    sm_py_repr_str(stdout, items[i], strlen(items[i]));
+    sm__py_repr_str(stdout, items[i], strlen(items[i]));
   }
   fputc('}', stdout);
 }
@@ -52,7 +52,7 @@ static void print_tags(const Tensorflow__MetaGraphDef *mg) {
   for (size_t i = 0; i < n; i++) {
     if (i) fputs(", ", stdout);
     const char *t = mg->meta_info_def->tags[i] ? mg->meta_info_def->tags[i] : "";
-    sm_py_repr_str(stdout, t, strlen(t));
+    sm__py_repr_str(stdout, t, strlen(t));
   }
   fputc(']', stdout);
 }
@@ -62,7 +62,7 @@ static void json_list(const char *const *items, size_t n) {
   fputc('[', stdout);
   for (size_t i = 0; i < n; i++) {
     if (i) fputs(", ", stdout);
-    sm_json_str(stdout, items[i], strlen(items[i]));
+    sm__json_str(stdout, items[i], strlen(items[i]));
   }
   fputc(']', stdout);
 }
@@ -73,9 +73,9 @@ static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **
                     int first, int *found) {
   const char **ops = NULL;
   size_t nops = 0;
-  if (sm_graph_ops_used(mg->graph_def, &ops, &nops) != 0) return sm_cli_error(1, "out of memory");
+  if (sm__graph_ops_used(mg->graph_def, &ops, &nops) != 0) return sm__cli_error(1, "out of memory");
   const char **hit = malloc((ndeny ? ndeny : 1) * sizeof *hit);
-  if (!hit) { free(ops); return sm_cli_error(1, "out of memory"); }
+  if (!hit) { free(ops); return sm__cli_error(1, "out of memory"); }
   size_t nhit = 0;
   for (size_t i = 0; i < ndeny; i++)
     for (size_t k = 0; k < nops; k++)
@@ -85,14 +85,14 @@ static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **
   /* ours: the ops the runtime lacks, for the same tag set */
   size_t ntags = mg->meta_info_def ? mg->meta_info_def->n_tags : 0;
   const char **tags = calloc(ntags + 1, sizeof *tags);
-  if (!tags) { free(hit); return sm_cli_error(1, "out of memory"); }
+  if (!tags) { free(hit); return sm__cli_error(1, "out of memory"); }
   for (size_t i = 0; i < ntags; i++) tags[i] = mg->meta_info_def->tags[i] ? mg->meta_info_def->tags[i] : "";
   char **denied = NULL, **missing = NULL;
   sm_status *st = sm_model_scan(dir, tags, (int)ntags, &denied, &missing);
   if (st) {
     free(tags);
     free(hit);
-    return sm_cli_fail(st);
+    return sm__cli_fail(st);
   }
   size_t nmiss = 0;
   while (missing && missing[nmiss]) nmiss++;
@@ -163,7 +163,7 @@ static char **parse_denylist(const char *s, size_t *n) {
   return out;
 }
 
-int sm_cli_scan(int argc, char **argv) {
+int sm__cli_scan(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
       {"tag_set", SM_FLAG_STRING, "Comma-separated tags of the one MetaGraphDef to scan (default: all).", NULL, 0},
@@ -172,11 +172,11 @@ int sm_cli_scan(int argc, char **argv) {
       {"json", SM_FLAG_BOOL, "Print one JSON document instead (schema above).", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
-  int r = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (r == -1) return 0;
   if (r) return r;
   const char *dir = flags[0].value, *tag_set = flags[1].value, *deny_arg = flags[2].value;
-  if (!dir) return sm_cli_error(2, "flag --dir=None: Flag --dir must have a value other than None.");
+  if (!dir) return sm__cli_error(2, "flag --dir=None: Flag --dir must have a value other than None.");
   char **deny;
   size_t ndeny;
   if (deny_arg && *deny_arg) { /* as in TF, an empty --op_denylist means the default list */
@@ -186,14 +186,14 @@ int sm_cli_scan(int argc, char **argv) {
     deny = calloc(ndeny, sizeof *deny);
     for (size_t i = 0; deny && i < ndeny; i++) deny[i] = strdup(default_denylist[i]);
   }
-  if (!deny) return sm_cli_error(1, "out of memory");
+  if (!deny) return sm__cli_error(1, "out of memory");
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
   int rc = 0, found = 0, json = flags[3].on;
-  if (st) rc = sm_cli_fail(st);
+  if (st) rc = sm__cli_fail(st);
   else if (tag_set && *tag_set) {
     const Tensorflow__MetaGraphDef *mg;
-    rc = sm_cli_find_meta_graph(sm, tag_set, &mg);
+    rc = sm__cli_find_meta_graph(sm, tag_set, &mg);
     if (!rc && json) fputs("{\"meta_graphs\": [", stdout);
     if (!rc) rc = scan_one(dir, mg, deny, ndeny, json, 1, &found);
   } else {

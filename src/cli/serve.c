@@ -28,7 +28,7 @@ static int parse_long(const char *name, const char *v, long lo, long hi, long *o
   errno = 0;
   long x = strtol(v, &end, 10);
   if (errno || *end || end == v || x < lo || x > hi)
-    return sm_cli_error(2, "serve: --%s=%s: expected an integer in [%ld, %ld]", name, v, lo, hi);
+    return sm__cli_error(2, "serve: --%s=%s: expected an integer in [%ld, %ld]", name, v, lo, hi);
   *out = x;
   return 0;
 }
@@ -38,12 +38,12 @@ static int parse_double(const char *name, const char *v, double *out) {
   errno = 0;
   double x = strtod(v, &end);
   if (errno || *end || end == v || !(x >= 0) || x > 1e9)
-    return sm_cli_error(2, "serve: --%s=%s: expected a number of seconds >= 0", name, v);
+    return sm__cli_error(2, "serve: --%s=%s: expected a number of seconds >= 0", name, v);
   *out = x;
   return 0;
 }
 
-int sm_cli_serve(int argc, char **argv) {
+int sm__cli_serve(int argc, char **argv) {
   sm_flag flags[] = {
       {"model_name", SM_FLAG_STRING, "Name of the model (default \"default\")", NULL, 0},
       {"model_base_path", SM_FLAG_STRING, "Directory whose numbered subdirectories are the versions", NULL, 0},
@@ -71,15 +71,15 @@ int sm_cli_serve(int argc, char **argv) {
        "Let --model_config_file labels name versions not yet available (new labels only)", NULL, 0},
   };
   const size_t nflags = sizeof flags / sizeof *flags;
-  int r = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (r == -1) return 0;
   if (r) return r;
-#define FV(name) (sm_cli_flag(flags, nflags, name)->value)
+#define FV(name) (sm__cli_flag(flags, nflags, name)->value)
   const char *name = FV("model_name") ? FV("model_name") : "default";
   const char *base = FV("model_base_path"), *cfg = FV("model_config_file");
-  if (!base && !cfg) return sm_cli_error(2, "serve: --model_base_path or --model_config_file is required");
+  if (!base && !cfg) return sm__cli_error(2, "serve: --model_base_path or --model_config_file is required");
   if (base && cfg)
-    return sm_cli_error(2, "serve: --model_base_path and --model_config_file cannot both be given");
+    return sm__cli_error(2, "serve: --model_base_path and --model_config_file cannot both be given");
   long port = 8501, threads = 0, timeout = 30000, maxbody = 64L << 20, intra = 0;
   double fs_poll = 1, cfg_poll = 0;
   if (FV("rest_api_port") && parse_long("rest_api_port", FV("rest_api_port"), 0, 65535, &port)) return 2;
@@ -127,58 +127,58 @@ int sm_cli_serve(int argc, char **argv) {
   int64_t *allowed = NULL;
   sm_manager_options mo = {.poll_wait_seconds = fs_poll, .num_threads = (int)intra, .tags = tags, .ntags = ntags,
                           .allow_version_labels_for_unavailable_models =
-                              sm_cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on};
-  sm_status *s = sm_manager_new(&mo, &m);
+                              sm__cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on};
+  sm_status *s = sm__manager_new(&mo, &m);
   if (!s && cfg) {
-    s = sm_model_config_list_read(cfg, &cl);
+    s = sm__model_config_list_read(cfg, &cl);
     if (!s) {
-      int n = sm_model_config_list_count(cl);
+      int n = sm__model_config_list_count(cl);
       sm_model_config *mc = calloc((size_t)n + 1, sizeof *mc);
       if (!mc) s = sm_status_new(SM_NO_MEMORY, "serve: out of memory");
-      for (int i = 0; mc && i < n; i++) mc[i] = *sm_model_config_list_at(cl, i);
-      if (mc) s = sm_manager_set_config(m, mc, n);
+      for (int i = 0; mc && i < n; i++) mc[i] = *sm__model_config_list_at(cl, i);
+      if (mc) s = sm__manager_set_config(m, mc, n);
       free(mc);
     }
-    if (!s && cfg_poll > 0) s = sm_manager_watch_config_file(m, cfg, cfg_poll);
+    if (!s && cfg_poll > 0) s = sm__manager_watch_config_file(m, cfg, cfg_poll);
   } else if (!s) {
     sm_model_config mc = {.name = name, .base_path = base, .policy = SM_POLICY_LATEST, .latest_n = 1};
-    s = sm_manager_set_config(m, &mc, 1);
+    s = sm__manager_set_config(m, &mc, 1);
   }
-  if (!s && sm_cli_flag(flags, nflags, "enable_batching")->on) {
+  if (!s && sm__cli_flag(flags, nflags, "enable_batching")->on) {
     sm_batching_params bp = {.max_batch_size = 32, .batch_timeout_micros = 1000, .num_batch_threads = 0,
                              .max_enqueued_batches = 100};
-    if (FV("batching_parameters_file")) s = sm_batching_params_read(FV("batching_parameters_file"), &bp, &allowed);
-    if (!s) s = sm_batcher_new(&bp, &b);
+    if (FV("batching_parameters_file")) s = sm__batching_params_read(FV("batching_parameters_file"), &bp, &allowed);
+    if (!s) s = sm__batcher_new(&bp, &b);
   }
   if (!s) {
-    sm_rest_options ro = {.manager = m, .batcher = b, .batcher_run = b ? sm_batcher_run : NULL,
+    sm_rest_options ro = {.manager = m, .batcher = b, .batcher_run = b ? sm__batcher_run : NULL,
                           .timeout_ms = timeout, .tags = tags, .ntags = ntags};
-    s = sm_rest_new(&ro, &rest);
+    s = sm__rest_new(&ro, &rest);
   }
   if (!s) {
     sm_http_options ho = {.bind_addr = FV("rest_api_bind"), .port = (int)port, .num_threads = (int)threads,
                           .max_body_bytes = (size_t)maxbody};
-    s = sm_http_start(&ho, rest, m, &http);
+    s = sm__http_start(&ho, rest, m, &http);
   }
   if (s) {
-    rc = sm_cli_fail(s);
+    rc = sm__cli_fail(s);
   } else {
     fprintf(stderr, "Exporting HTTP/REST API at:%s:%d ...\n", FV("rest_api_bind") ? FV("rest_api_bind") : "0.0.0.0",
-            sm_http_port(http));
+            sm__http_port(http));
     fflush(stderr);
     int sig = 0;
     while (sigwait(&sigs, &sig) != 0) {
     }
     fprintf(stderr, "savedmodel serve: signal %d: finishing requests in flight and stopping\n", sig);
-    sm_http_stop(http, 30000);
+    sm__http_stop(http, 30000);
     http = NULL;
     rc = 0;
   }
-  sm_http_stop(http, 0);
-  sm_batcher_free(b);
-  sm_rest_free(rest);
-  sm_manager_free(m);
-  sm_model_config_list_free(cl);
+  sm__http_stop(http, 0);
+  sm__batcher_free(b);
+  sm__rest_free(rest);
+  sm__manager_free(m);
+  sm__model_config_list_free(cl);
   free(allowed);
   free(tagbuf);
 #undef FV

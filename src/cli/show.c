@@ -76,7 +76,7 @@ static const Tensorflow__MetaGraphDef **sorted_meta_graphs(const Tensorflow__Sav
 
 static int show_tag_sets(const Tensorflow__SavedModel *sm) {
   const Tensorflow__MetaGraphDef **mgs = sorted_meta_graphs(sm);
-  if (!mgs) return sm_cli_error(1, "out of memory");
+  if (!mgs) return sm__cli_error(1, "out of memory");
   printf("The given SavedModel contains the following tag-sets:\n");
   for (size_t i = 0; i < sm->n_meta_graphs; i++) {
     size_t n;
@@ -89,11 +89,11 @@ static int show_tag_sets(const Tensorflow__SavedModel *sm) {
       free(joined);
       free(tags);
       free(mgs);
-      return sm_cli_error(1, "out of memory");
+      return sm__cli_error(1, "out of memory");
     }
     for (size_t k = 0; k < n; k++) fprintf(mem, k ? ", %s" : "%s", tags[k]);
     fclose(mem);
-    sm_py_repr_str(stdout, joined, len);
+    sm__py_repr_str(stdout, joined, len);
     putchar('\n');
     free(joined);
     free(tags);
@@ -158,7 +158,7 @@ static int tag_set_not_found(const Tensorflow__SavedModel *sm, const char *tag_s
         if (k == 0 || strcmp(tags[k], tags[k - 1]) != 0) fprintf(mem, k ? ",%s" : "%s", tags[k]);
       fclose(mem);
       if (i) fputs(", ", stderr);
-      sm_py_repr_str(stderr, joined ? joined : "", len);
+      sm__py_repr_str(stderr, joined ? joined : "", len);
     }
     free(joined);
     free(tags);
@@ -172,16 +172,16 @@ static int find_meta_graph(const Tensorflow__SavedModel *sm, const char *tag_set
                            const Tensorflow__MetaGraphDef **mg) {
   size_t n;
   char **tags = split_tags(tag_set, sanitize, &n);
-  if (!tags) return sm_cli_error(1, "out of memory");
+  if (!tags) return sm__cli_error(1, "out of memory");
   if (sanitize && n == 0) {
     free_tags(tags, n);
-    return sm_cli_error(1, "tag_set must contain at least one non-empty item.");
+    return sm__cli_error(1, "tag_set must contain at least one non-empty item.");
   }
   sm_status *st = sm_saved_model_find_meta_graph(sm, (const char *const *)tags, n, mg);
   int rc = 0;
   if (st) {
     int notfound = sm_status_code(st) == SM_NOT_FOUND;
-    if (!notfound) rc = sm_cli_fail(st);
+    if (!notfound) rc = sm__cli_fail(st);
     else {
       sm_status_free(st);
       /* The message names the tag-set as TF received it: re-joined when sanitized. */
@@ -203,7 +203,7 @@ static int find_meta_graph(const Tensorflow__SavedModel *sm, const char *tag_set
 }
 
 /* For run and scan: the same lookup, sanitized as they sanitize (declared in show.h). */
-int sm_cli_find_meta_graph(const Tensorflow__SavedModel *sm, const char *tag_set, const Tensorflow__MetaGraphDef **mg) {
+int sm__cli_find_meta_graph(const Tensorflow__SavedModel *sm, const char *tag_set, const Tensorflow__MetaGraphDef **mg) {
   return find_meta_graph(sm, tag_set, 1, mg);
 }
 
@@ -235,7 +235,7 @@ static void print_tensor_info(const Tensorflow__TensorInfo *ti, int indent) {
 static int signature_not_found(const Tensorflow__MetaGraphDef *mg, const char *key) {
   fprintf(stderr, "savedmodel: Could not find signature \"%s\". Please choose from: ", key);
   size_t n;
-  sm_kv *sigs = sm_meta_graph_signatures(mg, &n);
+  sm_kv *sigs = sm__meta_graph_signatures(mg, &n);
   for (size_t i = 0; i < n; i++) fprintf(stderr, i ? ", %s" : "%s", sigs[i].key);
   fputc('\n', stderr);
   free(sigs);
@@ -266,8 +266,8 @@ static int show_inputs_outputs(const Tensorflow__MetaGraphDef *mg, const char *k
   const Tensorflow__SignatureDef *s = find_signature(mg, key, &found);
   if (!found) return signature_not_found(mg, key);
   size_t nin = 0, nout = 0;
-  sm_kv *in = s ? sm_signature_inputs(s, &nin) : NULL;
-  sm_kv *out = s ? sm_signature_outputs(s, &nout) : NULL;
+  sm_kv *in = s ? sm__signature_inputs(s, &nin) : NULL;
+  sm_kv *out = s ? sm__signature_outputs(s, &nout) : NULL;
   printf("%*sThe given SavedModel SignatureDef contains the following input(s):\n", 2 * indent, "");
   print_tensor_map(in, nin, "inputs", indent);
   printf("%*sThe given SavedModel SignatureDef contains the following output(s):\n", 2 * indent, "");
@@ -280,7 +280,7 @@ static int show_inputs_outputs(const Tensorflow__MetaGraphDef *mg, const char *k
 
 static int show_signature_keys(const Tensorflow__MetaGraphDef *mg) {
   size_t n;
-  sm_kv *sigs = sm_meta_graph_signatures(mg, &n);
+  sm_kv *sigs = sm__meta_graph_signatures(mg, &n);
   printf("The given SavedModel MetaGraphDef contains SignatureDefs with the following keys:\n");
   for (size_t i = 0; i < n; i++) printf("SignatureDef key: \"%s\"\n", sigs[i].key);
   free(sigs);
@@ -291,12 +291,12 @@ static int show_signature_keys(const Tensorflow__MetaGraphDef *mg) {
 static int show_ops(const Tensorflow__MetaGraphDef *mg) {
   const char **ops;
   size_t n;
-  if (sm_graph_ops_used(mg->graph_def, &ops, &n) != 0) return sm_cli_error(1, "out of memory");
+  if (sm__graph_ops_used(mg->graph_def, &ops, &n) != 0) return sm__cli_error(1, "out of memory");
   fputs("The MetaGraph with tag set [", stdout);
   for (size_t i = 0; i < meta_graph_ntags(mg); i++) {
     if (i) fputs(", ", stdout);
     const char *t = meta_graph_tag(mg, i);
-    sm_py_repr_str(stdout, t, strlen(t));
+    sm__py_repr_str(stdout, t, strlen(t));
   }
   fputs("] contains the following ops: ", stdout);
   if (n == 0) fputs("set()", stdout);
@@ -304,7 +304,7 @@ static int show_ops(const Tensorflow__MetaGraphDef *mg) {
     putchar('{');
     for (size_t i = 0; i < n; i++) {
       if (i) fputs(", ", stdout);
-      sm_py_repr_str(stdout, ops[i], strlen(ops[i]));
+      sm__py_repr_str(stdout, ops[i], strlen(ops[i]));
     }
     putchar('}');
   }
@@ -316,14 +316,14 @@ static int show_ops(const Tensorflow__MetaGraphDef *mg) {
 static int show_all(const Tensorflow__SavedModel *sm) {
   const Tensorflow__MetaGraphDef **mgs = sorted_meta_graphs(sm);
   int rc = 0;
-  if (!mgs) return sm_cli_error(1, "out of memory");
+  if (!mgs) return sm__cli_error(1, "out of memory");
   for (size_t i = 0; i < sm->n_meta_graphs && rc == 0; i++) {
     const Tensorflow__MetaGraphDef *mg = mgs[i];
     fputs("\nMetaGraphDef with tag-set: '", stdout);
     for (size_t k = 0; k < meta_graph_ntags(mg); k++) printf(k ? ", %s" : "%s", meta_graph_tag(mg, k));
     fputs("' contains the following SignatureDefs:\n", stdout);
     size_t n;
-    sm_kv *sigs = sm_meta_graph_signatures(mg, &n);
+    sm_kv *sigs = sm__meta_graph_signatures(mg, &n);
     for (size_t k = 0; k < n && rc == 0; k++) {
       printf("\nsignature_def['%s']:\n", sigs[k].key);
       rc = show_inputs_outputs(mg, sigs[k].key, 1);
@@ -332,11 +332,11 @@ static int show_all(const Tensorflow__SavedModel *sm) {
     if (rc == 0) rc = show_ops(mg);
   }
   free(mgs);
-  if (rc == 0) sm_show_functions(stdout, sm);
+  if (rc == 0) sm__show_functions(stdout, sm);
   return rc;
 }
 
-int sm_cli_show(int argc, char **argv) {
+int sm__cli_show(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
       {"all", SM_FLAG_BOOL, "Output all available information in the SavedModel.", NULL, 0},
@@ -349,7 +349,7 @@ int sm_cli_show(int argc, char **argv) {
       {"json", SM_FLAG_BOOL, "Print the information as JSON.", NULL, 0},
   };
   const size_t nflags = sizeof flags / sizeof *flags;
-  int rc = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  int rc = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (rc) return rc < 0 ? 0 : rc;
   const char *dir = flags[0].value, *tag_set = flags[2].value, *sig = flags[3].value;
   int all = flags[1].on, list_ops = flags[4].on, json = flags[5].on;
@@ -360,14 +360,14 @@ int sm_cli_show(int argc, char **argv) {
 
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
-  if (st) return sm_cli_fail(st);
+  if (st) return sm__cli_fail(st);
 
   const Tensorflow__MetaGraphDef *mg = NULL;
   if (json) {
     if (!all && tag_set) rc = find_meta_graph(sm, tag_set, 1, &mg);
     int found = 1;
     if (rc == 0 && mg && sig && (find_signature(mg, sig, &found), !found)) rc = signature_not_found(mg, sig);
-    if (rc == 0) sm_show_json(stdout, sm, mg, all ? NULL : sig, all || list_ops);
+    if (rc == 0) sm__show_json(stdout, sm, mg, all ? NULL : sig, all || list_ops);
   } else if (all) {
     rc = show_all(sm);
   } else if (!tag_set) {
@@ -388,6 +388,6 @@ int sm_cli_show(int argc, char **argv) {
     }
   }
   sm_saved_model_free(sm);
-  if (fflush(stdout) != 0 && rc == 0) rc = sm_cli_error(1, "writing to stdout failed");
+  if (fflush(stdout) != 0 && rc == 0) rc = sm__cli_error(1, "writing to stdout failed");
   return rc;
 }

@@ -37,7 +37,7 @@ static void shape_str(FILE *f, const Tensorflow__TensorShapeProto *s) {
 }
 
 static void dtype_repr(FILE *f, int dtype) {
-  const char *n = sm_cli_tf_dtype_name(dtype);
+  const char *n = sm__cli_tf_dtype_name(dtype);
   if (n) fprintf(f, "tf.%s", n);
   else fprintf(f, "tf.<DataType %d>", dtype);
 }
@@ -48,7 +48,7 @@ static void tensor_spec_repr(FILE *f, const Tensorflow__TensorSpecProto *t) {
   fputs(", dtype=", f);
   dtype_repr(f, (int)t->dtype);
   fputs(", name=", f);
-  if (t->name && t->name[0]) sm_py_repr_str(f, t->name, strlen(t->name));
+  if (t->name && t->name[0]) sm__py_repr_str(f, t->name, strlen(t->name));
   else fputs("None", f);
   fputc(')', f);
 }
@@ -69,10 +69,10 @@ static void py_repr(FILE *f, const sv *v, int depth) {
     return;
   }
   switch (v->kind_case) {
-  case TENSORFLOW__STRUCTURED_VALUE__KIND_FLOAT64_VALUE: sm_py_repr_float(f, v->float64_value); break;
+  case TENSORFLOW__STRUCTURED_VALUE__KIND_FLOAT64_VALUE: sm__py_repr_float(f, v->float64_value); break;
   case TENSORFLOW__STRUCTURED_VALUE__KIND_INT64_VALUE: fprintf(f, "%lld", (long long)v->int64_value); break;
   case TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE:
-    sm_py_repr_str(f, v->string_value, strlen(v->string_value));
+    sm__py_repr_str(f, v->string_value, strlen(v->string_value));
     break;
   case TENSORFLOW__STRUCTURED_VALUE__KIND_BOOL_VALUE: fputs(v->bool_value ? "True" : "False", f); break;
   case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_SHAPE_VALUE: {
@@ -105,7 +105,7 @@ static void py_repr(FILE *f, const sv *v, int depth) {
     for (size_t i = 0; i < d->n_fields; i++) {
       const char *k = d->fields[i]->key ? d->fields[i]->key : "";
       if (i) fputs(", ", f);
-      sm_py_repr_str(f, k, strlen(k));
+      sm__py_repr_str(f, k, strlen(k));
       fputs(": ", f);
       py_repr(f, d->fields[i]->value, depth + 1);
     }
@@ -138,8 +138,8 @@ static void py_repr(FILE *f, const sv *v, int depth) {
 static void py_str(FILE *f, const sv *v) {
   if (SV_IS(v, STRING_VALUE)) fputs(v->string_value, f);
   else if (SV_IS(v, TENSOR_DTYPE_VALUE))
-    fprintf(f, "<dtype: '%s'>", sm_cli_tf_dtype_name((int)v->tensor_dtype_value)
-                                    ? sm_cli_tf_dtype_name((int)v->tensor_dtype_value)
+    fprintf(f, "<dtype: '%s'>", sm__cli_tf_dtype_name((int)v->tensor_dtype_value)
+                                    ? sm__cli_tf_dtype_name((int)v->tensor_dtype_value)
                                     : "?");
   else if (SV_IS(v, TENSOR_SHAPE_VALUE)) shape_str(f, v->tensor_shape_value);
   else py_repr(f, v, 0);
@@ -321,7 +321,7 @@ static int load_order_init(load_order *lo, const Tensorflow__FunctionDefLibrary 
     lo->byname[i].value = NULL;
     lo->byname[i].index = i;
   }
-  lo->n = sm_kv_sort_unique(lo->byname, n);
+  lo->n = sm__kv_sort_unique(lo->byname, n);
 
   /* edges[dep] lists its dependents in library order */
   for (size_t i = 0; i < n; i++) {
@@ -443,7 +443,7 @@ static void print_function(FILE *f, const Tensorflow__SavedObjectGraph *og, cons
   free(names);
 }
 
-void sm_show_functions(FILE *f, const Tensorflow__SavedModel *sm) {
+void sm__show_functions(FILE *f, const Tensorflow__SavedModel *sm) {
   const Tensorflow__SavedObjectGraph *og = NULL;
   for (size_t i = 0; i < sm->n_meta_graphs; i++)
     if (sm->meta_graphs[i]->object_graph_def) og = sm->meta_graphs[i]->object_graph_def;
@@ -481,7 +481,7 @@ void sm_show_functions(FILE *f, const Tensorflow__SavedModel *sm) {
     kids[n].index = i;
     n++;
   }
-  n = sm_kv_sort_unique(kids, n);
+  n = sm__kv_sort_unique(kids, n);
   for (size_t i = 0; i < n; i++) {
     const Tensorflow__SavedObject *obj = kids[i].value;
     if (obj->kind_case != TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION &&

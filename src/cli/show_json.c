@@ -12,7 +12,7 @@
 #include "cli/show.h"
 #include "savedmodel/dtype.h"
 
-static void jstr(FILE *f, const char *s) { sm_json_str(f, s ? s : "", s ? strlen(s) : 0); }
+static void jstr(FILE *f, const char *s) { sm__json_str(f, s ? s : "", s ? strlen(s) : 0); }
 
 static void tensor_info(FILE *f, const Tensorflow__TensorInfo *ti) {
   fputs("{", f);
@@ -65,8 +65,8 @@ static void tensor_map(FILE *f, sm_kv *kv, size_t n) {
 
 static void signature(FILE *f, const Tensorflow__SignatureDef *s) {
   size_t nin = 0, nout = 0;
-  sm_kv *in = s ? sm_signature_inputs(s, &nin) : NULL;
-  sm_kv *out = s ? sm_signature_outputs(s, &nout) : NULL;
+  sm_kv *in = s ? sm__signature_inputs(s, &nin) : NULL;
+  sm_kv *out = s ? sm__signature_outputs(s, &nout) : NULL;
   fputs("{\"method_name\": ", f);
   jstr(f, s ? s->method_name : "");
   fputs(", \"inputs\": ", f);
@@ -87,7 +87,7 @@ static void meta_graph(FILE *f, const Tensorflow__MetaGraphDef *mg, const char *
   }
   fputs("],\n     \"signatures\": {", f);
   size_t n;
-  sm_kv *sigs = sm_meta_graph_signatures(mg, &n);
+  sm_kv *sigs = sm__meta_graph_signatures(mg, &n);
   int first = 1;
   for (size_t i = 0; i < n; i++) {
     if (only_sig && strcmp(only_sig, sigs[i].key) != 0) continue;
@@ -102,7 +102,7 @@ static void meta_graph(FILE *f, const Tensorflow__MetaGraphDef *mg, const char *
   if (with_ops) {
     const char **ops;
     size_t nops;
-    if (sm_graph_ops_used(mg->graph_def, &ops, &nops) == 0) {
+    if (sm__graph_ops_used(mg->graph_def, &ops, &nops) == 0) {
       fputs(",\n     \"ops\": [", f);
       for (size_t i = 0; i < nops; i++) {
         fputs(i ? ", " : "", f);
@@ -115,7 +115,7 @@ static void meta_graph(FILE *f, const Tensorflow__MetaGraphDef *mg, const char *
   fputs("}", f);
 }
 
-void sm_show_json(FILE *f, const Tensorflow__SavedModel *sm, const Tensorflow__MetaGraphDef *only_mg,
+void sm__show_json(FILE *f, const Tensorflow__SavedModel *sm, const Tensorflow__MetaGraphDef *only_mg,
                   const char *only_sig, int with_ops) {
   fprintf(f, "{\"saved_model_schema_version\": %lld,\n \"meta_graphs\": [\n",
           (long long)sm->saved_model_schema_version);

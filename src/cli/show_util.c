@@ -15,7 +15,7 @@ static int kv_cmp(const void *a, const void *b) {
   return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-size_t sm_kv_sort_unique(sm_kv *kv, size_t n) {
+size_t sm__kv_sort_unique(sm_kv *kv, size_t n) {
   if (n == 0) return 0;
   qsort(kv, n, sizeof *kv, kv_cmp);
   size_t k = 0;
@@ -37,17 +37,17 @@ size_t sm_kv_sort_unique(sm_kv *kv, size_t n) {
       kv[i].value = (entries)[i]->value;                                \
       kv[i].index = i;                                                  \
     }                                                                   \
-    *(nout) = sm_kv_sort_unique(kv, (count));                           \
+    *(nout) = sm__kv_sort_unique(kv, (count));                           \
     return kv;                                                          \
   } while (0)
 
-sm_kv *sm_signature_inputs(const Tensorflow__SignatureDef *s, size_t *n) {
+sm_kv *sm__signature_inputs(const Tensorflow__SignatureDef *s, size_t *n) {
   COLLECT(s->inputs, s->n_inputs, n);
 }
-sm_kv *sm_signature_outputs(const Tensorflow__SignatureDef *s, size_t *n) {
+sm_kv *sm__signature_outputs(const Tensorflow__SignatureDef *s, size_t *n) {
   COLLECT(s->outputs, s->n_outputs, n);
 }
-sm_kv *sm_meta_graph_signatures(const Tensorflow__MetaGraphDef *mg, size_t *n) {
+sm_kv *sm__meta_graph_signatures(const Tensorflow__MetaGraphDef *mg, size_t *n) {
   COLLECT(mg->signature_def, mg->n_signature_def, n);
 }
 
@@ -117,7 +117,7 @@ static const char *call_target(const Tensorflow__NodeDef *node) {
   return f;
 }
 
-int sm_graph_ops_used(const Tensorflow__GraphDef *graph, const char ***names, size_t *n) {
+int sm__graph_ops_used(const Tensorflow__GraphDef *graph, const char ***names, size_t *n) {
   strset used = {0};
   sm_kv *fns = NULL;
   size_t nfns = 0;
@@ -140,7 +140,7 @@ int sm_graph_ops_used(const Tensorflow__GraphDef *graph, const char ***names, si
       fns[nfns].index = i;
       nfns++;
     }
-    nfns = sm_kv_sort_unique(fns, nfns);
+    nfns = sm__kv_sort_unique(fns, nfns);
   }
 
   /* Iterative walk over the main graph, then over every function reached. */

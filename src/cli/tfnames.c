@@ -15,7 +15,7 @@ static const char *const base_names[] = {
     "uint4",      "int2",            "uint2",            "float4_e2m1fn"};
 #define NBASE ((int)(sizeof base_names / sizeof *base_names))
 
-const char *sm_cli_tf_dtype_name(int dtype) {
+const char *sm__cli_tf_dtype_name(int dtype) {
   static char ref[NBASE][32];
   if (dtype > 0 && dtype < NBASE) return base_names[dtype];
   if (dtype > SM_DTYPE_REF_OFFSET && dtype < SM_DTYPE_REF_OFFSET + NBASE) {

@@ -45,7 +45,7 @@ static int parse_int(const char *flag, const char *v, long long lo, long long hi
   errno = 0;
   long long x = strtoll(v, &end, 10);
   if (!*v || *end || errno || x < lo || x > hi)
-    return sm_cli_error(2, "--%s: expected an integer in [%lld, %lld], got '%s'", flag, lo, hi, v);
+    return sm__cli_error(2, "--%s: expected an integer in [%lld, %lld], got '%s'", flag, lo, hi, v);
   *out = x;
   return 0;
 }
@@ -55,7 +55,7 @@ static int parse_float(const char *flag, const char *v, double lo, double hi, in
   errno = 0;
   double x = strtod(v, &end);
   if (!*v || *end || errno || !(x >= lo) || (hi_open ? !(x < hi) : !(x <= hi)))
-    return sm_cli_error(2, "--%s: expected a number in [%g, %g%s, got '%s'", flag, lo, hi, hi_open ? ")" : "]", v);
+    return sm__cli_error(2, "--%s: expected a number in [%g, %g%s, got '%s'", flag, lo, hi, hi_open ? ")" : "]", v);
   *out = x;
   return 0;
 }
@@ -69,7 +69,7 @@ typedef struct {
 /* One label per line ('\r\n' accepted; a final newline is optional); exactly NCLASSES non-empty lines. */
 static sm_status *read_labels(const char *path, labels *out) {
   size_t len;
-  sm_status *s = sm_file_read_all(path, &out->text, &len);
+  sm_status *s = sm__file_read_all(path, &out->text, &len);
   if (s) return sm_status_prefix(s, "--labels");
   if (memchr(out->text, 0, len)) return sm_status_new(SM_INVALID_ARGUMENT, "%s: labels file holds a NUL byte", path);
   int n = 0;
@@ -230,13 +230,13 @@ static int train(const train_args *a) {
   int have_labels = 0;
 
   /* Everything that can be wrong with the inputs, before any training. */
-  if (sm_path_exists(a->out)) {
-    rc = sm_cli_error(1, "%s: already exists; refusing to overwrite (give a new --out)", a->out);
+  if (sm__path_exists(a->out)) {
+    rc = sm__cli_error(1, "%s: already exists; refusing to overwrite (give a new --out)", a->out);
     goto done;
   }
   /* Keras and TF create the parents of an export directory; so do we (before training, so that
    * an --out that cannot be created never costs a run). */
-  if ((st = sm_make_parents(a->out))) goto fail;
+  if ((st = sm__make_parents(a->out))) goto fail;
   {
     char *parent = strdup(a->out);
     if (!parent) goto oom;
@@ -246,8 +246,8 @@ static int train(const train_args *a) {
       slash = strrchr(parent, '/');
     }
     const char *dir = !slash ? "." : slash == parent ? "/" : (*slash = 0, parent);
-    int ok = sm_is_dir(dir) && access(dir, W_OK) == 0;
-    if (!ok) rc = sm_cli_error(1, "--out %s: the directory %s does not exist or is not writable", a->out, dir);
+    int ok = sm__is_dir(dir) && access(dir, W_OK) == 0;
+    if (!ok) rc = sm__cli_error(1, "--out %s: the directory %s does not exist or is not writable", a->out, dir);
     free(parent);
     if (!ok) goto done;
   }
@@ -256,9 +256,9 @@ static int train(const train_args *a) {
     have_labels = 1;
   } else if (a->resume) {
     /* Keep the names the resumed export was trained with. */
-    char *p = sm_path_join(a->resume, "assets/labels.txt");
+    char *p = sm__path_join(a->resume, "assets/labels.txt");
     if (!p) goto oom;
-    if (sm_path_exists(p)) {
+    if (sm__path_exists(p)) {
       st = read_labels(p, &lab);
       have_labels = !st;
       if (st) st = sm_status_prefix(st, "--resume");
@@ -274,12 +274,12 @@ static int train(const train_args *a) {
   const int64_t *dx = sm_tensor_dims(x), *dt = sm_tensor_dims(xt);
   int64_t d[3] = {dx[0], dx[1], dx[2]}; /* x may be replaced below */
   if (d[1] != dt[1] || d[2] != dt[2]) {
-    rc = sm_cli_error(1, "%s: training images are %lldx%lld but test images %lldx%lld", a->data, (long long)d[1],
+    rc = sm__cli_error(1, "%s: training images are %lldx%lld but test images %lldx%lld", a->data, (long long)d[1],
                       (long long)d[2], (long long)dt[1], (long long)dt[2]);
     goto done;
   }
   if (d[0] == 0) {
-    rc = sm_cli_error(1, "%s: no training images", a->data);
+    rc = sm__cli_error(1, "%s: no training images", a->data);
     goto done;
   }
   if (a->limit > 0 && a->limit < d[0]) {
@@ -298,7 +298,7 @@ static int train(const train_args *a) {
   int64_t initial_epoch = 0;
   if (m) {
     if (m->in_rank != 3 || m->in_shape[0] != d[1] || m->in_shape[1] != d[2] || m->in_shape[2] != 1) {
-      rc = sm_cli_error(1, "--resume %s: the model takes other inputs than the %lldx%lld images in %s", a->resume,
+      rc = sm__cli_error(1, "--resume %s: the model takes other inputs than the %lldx%lld images in %s", a->resume,
                         (long long)d[1], (long long)d[2], a->data);
       goto done;
     }
@@ -351,7 +351,7 @@ static int train(const train_args *a) {
 oom:
   st = sm_status_new(SM_NO_MEMORY, "out of memory");
 fail:
-  rc = sm_cli_fail(st);
+  rc = sm__cli_fail(st);
 done:
   fflush(stdout);
   sm_seq_free(m);
@@ -363,7 +363,7 @@ done:
   return rc;
 }
 
-int sm_cli_train(int argc, char **argv) {
+int sm__cli_train(int argc, char **argv) {
   sm_flag flags[] = {
       {"data", SM_FLAG_STRING, "MNIST-format directory: train-* and t10k-* IDX files, gzipped or not (default "
                                SM_FASHION_MNIST_DIR ").", NULL, 0},
@@ -383,40 +383,40 @@ int sm_cli_train(int argc, char **argv) {
       {"probabilities", SM_FLAG_BOOL, "serving_default outputs softmax probabilities instead of logits.", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
-  int r = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (r == -1) return 0;
   if (r) return r;
   train_args a = {0};
-  a.data = sm_cli_flag(flags, nflags, "data")->value;
+  a.data = sm__cli_flag(flags, nflags, "data")->value;
   if (!a.data) a.data = SM_FASHION_MNIST_DIR;
-  a.out = sm_cli_flag(flags, nflags, "out")->value;
-  a.labels_file = sm_cli_flag(flags, nflags, "labels")->value;
-  a.resume = sm_cli_flag(flags, nflags, "resume")->value;
-  a.probabilities = sm_cli_flag(flags, nflags, "probabilities")->on;
+  a.out = sm__cli_flag(flags, nflags, "out")->value;
+  a.labels_file = sm__cli_flag(flags, nflags, "labels")->value;
+  a.resume = sm__cli_flag(flags, nflags, "resume")->value;
+  a.probabilities = sm__cli_flag(flags, nflags, "probabilities")->on;
   const char *required[] = {"epochs", "out"};
   for (int i = 0; i < 2; i++)
-    if (!sm_cli_flag(flags, nflags, required[i])->value || !*sm_cli_flag(flags, nflags, required[i])->value) {
+    if (!sm__cli_flag(flags, nflags, required[i])->value || !*sm__cli_flag(flags, nflags, required[i])->value) {
       fprintf(stderr, "savedmodel train: --%s is required\n%s", required[i], usage);
       return 2;
     }
   const char *v;
   a.batch_size = 32; /* Keras's default */
-  if (parse_int("epochs", sm_cli_flag(flags, nflags, "epochs")->value, 0, 100000, &a.epochs) ||
-      ((v = sm_cli_flag(flags, nflags, "batch_size")->value) && parse_int("batch_size", v, 1, 1 << 20, &a.batch_size)))
+  if (parse_int("epochs", sm__cli_flag(flags, nflags, "epochs")->value, 0, 100000, &a.epochs) ||
+      ((v = sm__cli_flag(flags, nflags, "batch_size")->value) && parse_int("batch_size", v, 1, 1 << 20, &a.batch_size)))
     return 2;
   a.seed = 42;
-  if ((v = sm_cli_flag(flags, nflags, "seed")->value) && parse_int("seed", v, 0, INT64_MAX, &a.seed)) return 2;
-  if ((v = sm_cli_flag(flags, nflags, "limit")->value) && parse_int("limit", v, 1, INT64_MAX, &a.limit)) return 2;
-  if ((v = sm_cli_flag(flags, nflags, "num_threads")->value) && parse_int("num_threads", v, 0, 1024, &a.threads))
+  if ((v = sm__cli_flag(flags, nflags, "seed")->value) && parse_int("seed", v, 0, INT64_MAX, &a.seed)) return 2;
+  if ((v = sm__cli_flag(flags, nflags, "limit")->value) && parse_int("limit", v, 1, INT64_MAX, &a.limit)) return 2;
+  if ((v = sm__cli_flag(flags, nflags, "num_threads")->value) && parse_int("num_threads", v, 0, 1024, &a.threads))
     return 2;
-  if ((v = sm_cli_flag(flags, nflags, "validation_split")->value) &&
+  if ((v = sm__cli_flag(flags, nflags, "validation_split")->value) &&
       parse_float("validation_split", v, 0, 1, 1, &a.validation_split))
     return 2;
-  if ((v = sm_cli_flag(flags, nflags, "learning_rate")->value)) {
+  if ((v = sm__cli_flag(flags, nflags, "learning_rate")->value)) {
     if (parse_float("learning_rate", v, 0, 1e6, 0, &a.learning_rate)) return 2;
-    if (!(a.learning_rate > 0)) return sm_cli_error(2, "--learning_rate must be > 0, got '%s'", v);
+    if (!(a.learning_rate > 0)) return sm__cli_error(2, "--learning_rate must be > 0, got '%s'", v);
     if (a.resume)
-      return sm_cli_error(2, "--learning_rate cannot be combined with --resume (the export's optimizer settings go on)");
+      return sm__cli_error(2, "--learning_rate cannot be combined with --resume (the export's optimizer settings go on)");
     a.lr_given = 1;
   }
   return train(&a);

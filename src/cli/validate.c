@@ -66,10 +66,10 @@ static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
   va_end(ap2);
   if (!msg) msg = small; /* out of memory: the message truncated rather than lost */
   fprintf(r->json, "%s{\"kind\": \"%s\", \"context\": ", r->nitems++ ? ",\n  " : "\n  ", kind);
-  if (r->ctx) sm_json_str(r->json, r->ctx, strlen(r->ctx));
+  if (r->ctx) sm__json_str(r->json, r->ctx, strlen(r->ctx));
   else fputs("null", r->json);
   fputs(", \"message\": ", r->json);
-  sm_json_str(r->json, msg, strlen(msg));
+  sm__json_str(r->json, msg, strlen(msg));
   fputc('}', r->json);
   if (msg != small) free(msg);
 }
@@ -213,7 +213,7 @@ static void check_assets(report *r, const char *dir, const Tensorflow__MetaGraph
       fault(r, "asset %zu ('%s') has an empty file name", i, tn);
       continue;
     }
-    if (fault_st(r, sm_verify_asset_name(dir, fn), NULL)) continue;
+    if (fault_st(r, sm__verify_asset_name(dir, fn), NULL)) continue;
     size_t plen = strlen(dir) + strlen(fn) + 16;
     char *path = malloc(plen);
     if (!path) {
@@ -223,7 +223,7 @@ static void check_assets(report *r, const char *dir, const Tensorflow__MetaGraph
     snprintf(path, plen, "%s/%s/%s", dir, SM_ASSETS_DIRECTORY, fn);
     /* TF feeds the path either way, and real exports lack some (the tf-serving *_saved_model_config
      * models): only a graph that reads the file would fail */
-    if (!sm_path_exists(path)) warn(r, "asset '%s': %s does not exist", fn, path);
+    if (!sm__path_exists(path)) warn(r, "asset '%s': %s does not exist", fn, path);
     free(path);
   }
 }
@@ -304,7 +304,7 @@ static int load_plan(report *r, missing_list *ms, sm_status *st, const char *ctx
  * makes it (the model loads, running that signature fails), unless no signature can run: then the
  * load fails, and each is a fault. */
 static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGraphDef *mg, int *nsigs, missing_list *ms) {
-  const sm_cgraph *g = sm_session_graph(s);
+  const sm_cgraph *g = sm__session_graph(s);
   int nrunnable = 0, first = ms->n;
   for (size_t i = 0; i < mg->n_signature_def; i++) {
     const Tensorflow__MetaGraphDef__SignatureDefEntry *e = mg->signature_def[i];
@@ -344,7 +344,7 @@ static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGra
         if (names_push(side ? &out : &in, nm)) fault(r, "out of memory");
         sm_edge ed;
         int ctl = 0;
-        sm_status *st = sm_cgraph_resolve(g, nm, &ed, &ctl);
+        sm_status *st = sm__cgraph_resolve(g, nm, &ed, &ctl);
         if (st) {
           char ctx[512];
           snprintf(ctx, sizeof ctx, "signature '%s' %s '%s'", e->key, what, alias);
@@ -355,7 +355,7 @@ static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGra
           fault(r, "signature '%s' %s '%s': '%s' names a control input, not a tensor", e->key, what, alias, nm);
           continue;
         }
-        int gd = sm_dtype_base(sm_node_output_dtype(sm_cgraph_node(g, ed.node), ed.index));
+        int gd = sm_dtype_base(sm__node_output_dtype(sm__cgraph_node(g, ed.node), ed.index));
         int sdt = sm_dtype_base((int)ti->dtype);
         if (ti->dtype == 0)
           warn(r, "signature '%s' %s '%s' declares no dtype (the graph says %s)", e->key, what, alias,
@@ -373,7 +373,7 @@ static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGra
     if (!composite) {
       char ctx[512];
       snprintf(ctx, sizeof ctx, "signature '%s'", e->key);
-      sm_status *st = sm_session_prepare(s, in.v, in.n, out.v, out.n, NULL, 0);
+      sm_status *st = sm__session_prepare(s, in.v, in.n, out.v, out.n, NULL, 0);
       if (st && sm_status_code(st) == SM_UNIMPLEMENTED) {
         st = sm_status_prefix(st, "%s", ctx);
         missing_add(r, ms, sm_status_message(st));
@@ -427,7 +427,7 @@ static void check_bundle_layout(report *r, const char *prefix, int nshards) {
   if (buf && n >= 48) {
     const uint8_t *ft = buf + n - 48, *p = ft;
     uint64_t v;
-    for (int i = 0; i < 4 && p; i++) p = sm_get_varint64(p, ft + 40, &v);
+    for (int i = 0; i < 4 && p; i++) p = sm__get_varint64(p, ft + 40, &v);
     for (; p && p < ft + 40; p++)
       if (*p) {
         fault(r, "%s: footer padding byte %zu is 0x%02x, not zero (damaged footer)", path, (size_t)(p - buf), *p);
@@ -435,12 +435,12 @@ static void check_bundle_layout(report *r, const char *prefix, int nshards) {
       }
     sm_table *t = NULL;
     sm_table_iter *it = NULL;
-    sm_status *s = sm_table_open(path, buf, n, &t);
-    if (!s) s = sm_table_iter_new(t, &it);
-    if (!s) s = sm_table_iter_first(it);
-    while (!s && sm_table_iter_valid(it)) {
+    sm_status *s = sm__table_open(path, buf, n, &t);
+    if (!s) s = sm__table_iter_new(t, &it);
+    if (!s) s = sm__table_iter_first(it);
+    while (!s && sm__table_iter_valid(it)) {
       size_t kl, vl;
-      const uint8_t *k = sm_table_iter_key(it, &kl), *val = sm_table_iter_value(it, &vl);
+      const uint8_t *k = sm__table_iter_key(it, &kl), *val = sm__table_iter_value(it, &vl);
       if (kl) {
         Tensorflow__BundleEntryProto *e = tensorflow__bundle_entry_proto__unpack(NULL, vl, val);
         if (e && e->n_slices == 0 && e->size > 0) {
@@ -464,11 +464,11 @@ static void check_bundle_layout(report *r, const char *prefix, int nshards) {
         }
         if (e) tensorflow__bundle_entry_proto__free_unpacked(e, NULL);
       }
-      s = sm_table_iter_next(it);
+      s = sm__table_iter_next(it);
     }
     sm_status_free(s); /* sm_bundle_open reported any damage already */
-    sm_table_iter_free(it);
-    sm_table_free(t);
+    sm__table_iter_free(it);
+    sm__table_free(t);
   }
   qsort(sp, nsp, sizeof *sp, span_cmp);
   size_t j = 0;
@@ -520,8 +520,8 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
     return;
   }
   sm_session *s = NULL;
-  if (fault_st(r, sm_session_new(mg, dir, 1, &s), NULL)) return;
-  const sm_cgraph *g = sm_session_graph(s);
+  if (fault_st(r, sm__session_new(mg, dir, 1, &s), NULL)) return;
+  const sm_cgraph *g = sm__session_graph(s);
 
   /* assets */
   missing_list ms = {0};
@@ -531,10 +531,10 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   check_assets(r, dir, mg, &af, &unpacked, &nunpacked);
 
   /* restore */
-  char *prefix = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
-  char *index = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+  char *prefix = sm__path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+  char *index = sm__path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
   const Tensorflow__SaverDef *sv = mg->saver_def;
-  int have_index = index && sm_path_exists(index);
+  int have_index = index && sm__path_exists(index);
   if (sv && sv->restore_op_name && *sv->restore_op_name && have_index) {
     names rf = {0};
     const char *fname = sv->filename_tensor_name ? sv->filename_tensor_name : "";
@@ -544,10 +544,10 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
     const char *target = sv->restore_op_name;
     char ctx[512];
     snprintf(ctx, sizeof ctx, "restoring variables (op '%s')", target);
-    if (!load_plan(r, &ms, sm_session_prepare(s, rf.v, rf.n, NULL, 0, &target, 1), ctx)) {
+    if (!load_plan(r, &ms, sm__session_prepare(s, rf.v, rf.n, NULL, 0, &target, 1), ctx)) {
       sm_bundle *b = NULL;
       sm_status *st = sm_bundle_open(prefix, &b); /* damage is reported once, by check_bundle */
-      if (!st) fault_st(r, sm_verify_restore(g, rf.v, rf.n, target, b, nvars), NULL);
+      if (!st) fault_st(r, sm__verify_restore(g, rf.v, rf.n, target, b, nvars), NULL);
       sm_status_free(st);
       sm_bundle_close(b);
     }
@@ -562,12 +562,12 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   if (init) {
     char ctx[512];
     snprintf(ctx, sizeof ctx, "init op '%s'", init);
-    load_plan(r, &ms, sm_session_prepare(s, af.v, af.n, NULL, 0, &init, 1), ctx);
+    load_plan(r, &ms, sm__session_prepare(s, af.v, af.n, NULL, 0, &init, 1), ctx);
   } else {
     const Tensorflow__CollectionDef *c = collection(mg, "table_initializer");
     if (c && c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST && c->node_list && c->node_list->n_value)
       load_plan(r, &ms,
-                sm_session_prepare(s, af.v, af.n, NULL, 0, (const char *const *)c->node_list->value,
+                sm__session_prepare(s, af.v, af.n, NULL, 0, (const char *const *)c->node_list->value,
                                    (int)c->node_list->n_value),
                 "table initializers");
   }
@@ -577,14 +577,14 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   /* ops that exist in the graph but that no load or signature runs: informational (those a plan
    * above reported missing are not repeated) */
   int nops = 0;
-  const char *const *ops = sm_cgraph_all_ops(g, &nops);
+  const char *const *ops = sm__cgraph_all_ops(g, &nops);
   char *list = NULL;
   size_t listlen = 0;
   FILE *lf = open_memstream(&list, &listlen);
   for (int i = 0; lf && i < nops; i++) {
     if (!strcmp(ops[i], "Placeholder") || !strcmp(ops[i], "PlaceholderV2") ||
         !strcmp(ops[i], "StatefulPartitionedCall") || !strcmp(ops[i], "PartitionedCall") ||
-        sm_kernel_find(ops[i], SM_BACKEND_CPU) || sm_cgraph_op_def(g, ops[i]) == NULL || missing_names(&ms, ops[i]))
+        sm__kernel_find(ops[i], SM_BACKEND_CPU) || sm__cgraph_op_def(g, ops[i]) == NULL || missing_names(&ms, ops[i]))
       continue;
     fprintf(lf, " %s", ops[i]);
   }
@@ -597,25 +597,25 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   free(af.v);
   free(prefix);
   free(index);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
-int sm_cli_validate(int argc, char **argv) {
+int sm__cli_validate(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
       {"tag_set", SM_FLAG_STRING, "Comma-separated tags of the one MetaGraphDef to check (default: all).", NULL, 0},
       {"json", SM_FLAG_BOOL, "Print one JSON document instead (schema above).", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
-  int rc = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  int rc = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (rc == -1) return 0;
   if (rc) return rc;
   const char *dir = flags[0].value, *tag_set = flags[1].value;
-  if (!dir) return sm_cli_error(2, "validate: --dir is required");
+  if (!dir) return sm__cli_error(2, "validate: --dir is required");
   report r = {0};
   char *items = NULL;
   size_t itemslen = 0;
-  if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm_cli_error(1, "out of memory");
+  if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm__cli_error(1, "out of memory");
   int nsigs = 0, nvars = 0, ntensors = 0, nmg = 0;
   Tensorflow__SavedModel *sm = NULL;
   if (!fault_st(&r, sm_saved_model_read(dir, &sm), NULL)) {
@@ -646,9 +646,9 @@ int sm_cli_validate(int argc, char **argv) {
       r.ctx = NULL;
     }
     /* the bundle is the export's, shared by every MetaGraph: its bytes are checked once */
-    char *index = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
-    char *prefix = sm_path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
-    if (index && prefix && sm_path_exists(index)) check_bundle(&r, prefix, &ntensors);
+    char *index = sm__path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+    char *prefix = sm__path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+    if (index && prefix && sm__path_exists(index)) check_bundle(&r, prefix, &ntensors);
     free(index);
     free(prefix);
   }
@@ -656,7 +656,7 @@ int sm_cli_validate(int argc, char **argv) {
   if (r.json) {
     int bad = fclose(r.json) != 0;
     fputs("{\"dir\": ", stdout);
-    sm_json_str(stdout, dir, strlen(dir));
+    sm__json_str(stdout, dir, strlen(dir));
     printf(", \"sound\": %s, \"faults\": %d, \"warnings\": %d, \"meta_graphs\": %d, \"signatures\": %d,\n"
            " \"checkpoint_tensors\": %d, \"variables_checked\": %d,\n \"findings\": [%s%s}\n",
            r.faults ? "false" : "true", r.faults, r.warnings, nmg, nsigs, ntensors, nvars, bad ? "" : items,

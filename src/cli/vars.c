@@ -43,7 +43,7 @@ static void shape_json(FILE *f, const sm_bundle_entry *e) {
 
 /* "tensor: key (float32) [2, 3]" */
 static void tensor_line(const sm_bundle_entry *e) {
-  const char *dn = sm_cli_tf_dtype_name(e->dtype);
+  const char *dn = sm__cli_tf_dtype_name(e->dtype);
   printf("tensor: %s (%s) [", e->key, dn ? dn : "unknown");
   for (int i = 0; i < e->rank; i++) printf(i ? ", %lld" : "%lld", (long long)e->dims[i]);
   printf("]\n");
@@ -63,9 +63,9 @@ static sm_status *total_params(const sm_bundle *b, uint64_t *total) {
 static int print_value(const sm_bundle *b, const sm_bundle_entry *e, int json) {
   sm_tensor *t = NULL;
   sm_status *st = sm_bundle_read(b, e->key, &t);
-  if (st) return sm_cli_fail(st);
-  if (json) sm_cli_print_json_value(stdout, t);
-  else sm_cli_print_numpy(stdout, t);
+  if (st) return sm__cli_fail(st);
+  if (json) sm__cli_print_json_value(stdout, t);
+  else sm__cli_print_numpy(stdout, t);
   sm_tensor_free(t);
   return 0;
 }
@@ -78,12 +78,12 @@ static int list_json(const sm_bundle *b, const char *name, int values) {
   for (size_t i = 0; i < n; i++) {
     sm_bundle_entry e;
     sm_status *st = sm_bundle_entry_at(b, i, &e);
-    if (st) return sm_cli_fail(st);
+    if (st) return sm__cli_fail(st);
     total += num_elements(&e);
     if (name && strcmp(name, e.key) != 0) continue;
     printf(first ? "\n  {\"key\": " : ",\n  {\"key\": ");
     first = 0;
-    sm_json_str(stdout, e.key, strlen(e.key));
+    sm__json_str(stdout, e.key, strlen(e.key));
     printf(", \"dtype\": ");
     dtype_json(stdout, e.dtype);
     printf(", \"shape\": ");
@@ -107,9 +107,9 @@ static int run(const sm_bundle *b, const char *name, int all_tensors, int all_na
       int missing = sm_status_code(st) == SM_NOT_FOUND;
       if (missing) {
         sm_status_free(st);
-        return sm_cli_error(1, "Tensor %s not found in checkpoint", name);
+        return sm__cli_error(1, "Tensor %s not found in checkpoint", name);
       }
-      return sm_cli_fail(st);
+      return sm__cli_fail(st);
     }
   }
   if (json) return list_json(b, name, name != NULL || all_tensors);
@@ -118,7 +118,7 @@ static int run(const sm_bundle *b, const char *name, int all_tensors, int all_na
   for (size_t i = 0; i < n; i++) {
     sm_bundle_entry e;
     sm_status *st = sm_bundle_entry_at(b, i, &e);
-    if (st) return sm_cli_fail(st);
+    if (st) return sm__cli_fail(st);
     if (name) {
       if (strcmp(name, e.key) != 0) continue;
       tensor_line(&e);
@@ -139,12 +139,12 @@ static int run(const sm_bundle *b, const char *name, int all_tensors, int all_na
   if (!name && !all_tensors && !all_names) printf("\n"); /* print() after DebugString's last \n */
   uint64_t total;
   sm_status *st = total_params(b, &total);
-  if (st) return sm_cli_fail(st);
+  if (st) return sm__cli_fail(st);
   printf("# Total number of params: %llu\n", (unsigned long long)total);
   return 0;
 }
 
-int sm_cli_vars(int argc, char **argv) {
+int sm__cli_vars(int argc, char **argv) {
   sm_flag flags[] = {
       {"dir", SM_FLAG_STRING, "SavedModel directory (reads DIR/variables/variables).", NULL, 0},
       {"file_name", SM_FLAG_STRING, "Checkpoint prefix (PREFIX.index, PREFIX.data-*).", NULL, 0},
@@ -155,7 +155,7 @@ int sm_cli_vars(int argc, char **argv) {
       {"json", SM_FLAG_BOOL, "Print JSON.", NULL, 0},
   };
   const size_t nflags = sizeof flags / sizeof *flags;
-  int rc = sm_cli_parse_flags(argc, argv, flags, nflags, usage);
+  int rc = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (rc) return rc < 0 ? 0 : rc;
   const char *dir = flags[0].value, *prefix = flags[1].value;
   const char *name = flags[2].value ? flags[2].value : flags[3].value;
@@ -167,16 +167,16 @@ int sm_cli_vars(int argc, char **argv) {
   if (dir) {
     size_t len = strlen(dir) + sizeof "/variables/variables";
     path = malloc(len);
-    if (!path) return sm_cli_error(1, "out of memory");
+    if (!path) return sm__cli_error(1, "out of memory");
     snprintf(path, len, "%s/variables/variables", dir);
     prefix = path;
   }
   sm_bundle *b = NULL;
   sm_status *st = sm_bundle_open(prefix, &b);
   free(path);
-  if (st) return sm_cli_fail(st);
+  if (st) return sm__cli_fail(st);
   rc = run(b, name, flags[4].on, flags[5].on, flags[6].on);
   sm_bundle_close(b);
-  if (fflush(stdout) != 0 && rc == 0) rc = sm_cli_error(1, "writing to stdout failed");
+  if (fflush(stdout) != 0 && rc == 0) rc = sm__cli_error(1, "writing to stdout failed");
   return rc;
 }

@@ -40,7 +40,7 @@ typedef struct shard {
 static void shard_unref(void *p) {
   shard *s = p;
   if (s && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    sm_file_map_close(&s->m);
+    sm__file_map_close(&s->m);
     free(s->path);
     free(s);
   }
@@ -182,7 +182,7 @@ static sm_status *parse_entry(sm_bundle *b, entry *e, const uint8_t *v, size_t v
   }
   for (size_t i = 0; i < rank; i++) e->dims[i] = p->shape->dim[i]->size;
   int64_t n;
-  if (sm_num_elements(e->rank, e->dims, &n)) {
+  if (sm__num_elements(e->rank, e->dims, &n)) {
     char sb[64];
     s = sm_status_new(SM_DATA_LOSS, "%s: entry %s has an invalid shape %s", b->index_path, key_str(e, kb, sizeof kb),
                       sm_shape_str(e->rank, e->dims, sb, sizeof sb));
@@ -249,26 +249,26 @@ out:
 
 static sm_status *read_index(sm_bundle *b) {
   sm_file_map m;
-  sm_status *s = sm_file_map_open(b->index_path, &m);
+  sm_status *s = sm__file_map_open(b->index_path, &m);
   if (s) return s;
   sm_table *t = NULL;
   sm_table_iter *it = NULL;
   size_t cap = 0;
-  if ((s = sm_table_open(b->index_path, m.data, m.size, &t))) goto out;
-  if ((s = sm_table_iter_new(t, &it))) goto out;
-  if ((s = sm_table_iter_first(it))) goto out;
+  if ((s = sm__table_open(b->index_path, m.data, m.size, &t))) goto out;
+  if ((s = sm__table_iter_new(t, &it))) goto out;
+  if ((s = sm__table_iter_first(it))) goto out;
   size_t kl, vl;
   const uint8_t *k, *v;
-  k = sm_table_iter_key(it, &kl);
-  if (!sm_table_iter_valid(it) || kl != 0) {
+  k = sm__table_iter_key(it, &kl);
+  if (!sm__table_iter_valid(it) || kl != 0) {
     s = sm_status_new(SM_DATA_LOSS, "%s: the bundle header entry (key \"\") is missing", b->index_path);
     goto out;
   }
-  v = sm_table_iter_value(it, &vl);
+  v = sm__table_iter_value(it, &vl);
   if ((s = parse_header(b, v, vl))) goto out;
-  for (s = sm_table_iter_next(it); !s && sm_table_iter_valid(it); s = sm_table_iter_next(it)) {
-    k = sm_table_iter_key(it, &kl);
-    v = sm_table_iter_value(it, &vl);
+  for (s = sm__table_iter_next(it); !s && sm__table_iter_valid(it); s = sm__table_iter_next(it)) {
+    k = sm__table_iter_key(it, &kl);
+    v = sm__table_iter_value(it, &vl);
     if (b->nents == cap) {
       size_t nc = cap ? cap * 2 : 16;
       entry *ne = realloc(b->ents, nc * sizeof *ne);
@@ -302,9 +302,9 @@ static sm_status *read_index(sm_bundle *b) {
   for (size_t i = 0; i < b->nents; i++)
     if (b->ents[i].key[0] != 0) b->visible[b->nvisible++] = i;
 out:
-  sm_table_iter_free(it);
-  sm_table_free(t);
-  sm_file_map_close(&m);
+  sm__table_iter_free(it);
+  sm__table_free(t);
+  sm__file_map_close(&m);
   return s;
 }
 
@@ -345,7 +345,7 @@ sm_status *sm_bundle_open(const char *prefix, sm_bundle **out) {
       s = sm_status_new(SM_NO_MEMORY, "out of memory");
       break;
     }
-    s = sm_file_map_open(sh->path, &sh->m);
+    s = sm__file_map_open(sh->path, &sh->m);
     if (s) {
       s = sm_status_prefix(s, "%s: data shard %d of %d is missing or unreadable", b->index_path, i, want);
       free(sh->path);
@@ -430,28 +430,28 @@ static sm_status *read_strings(const entry *e, const shard *sh, const uint8_t *b
   uint64_t total = 0;
   for (int64_t i = 0; i < n; i++) {
     uint64_t len;
-    if (!(p = sm_get_varint64(p, end, &len)))
+    if (!(p = sm__get_varint64(p, end, &len)))
       return sm_status_new(SM_DATA_LOSS, "entry %s in %s: string length %lld is truncated or malformed",
                            key_str(e, kb, sizeof kb), sh->path, (long long)i);
     uint8_t le[8];
     for (int k = 0; k < 8; k++) le[k] = (uint8_t)(len >> (8 * k));
-    crc = sm_crc32c_extend(crc, le, len <= 0xffffffffu ? 4 : 8);
-    if (sm_add_u64(total, len, &total)) total = UINT64_MAX;
+    crc = sm__crc32c_extend(crc, le, len <= 0xffffffffu ? 4 : 8);
+    if (sm__add_u64(total, len, &total)) total = UINT64_MAX;
   }
   if (end - p < 4)
     return sm_status_new(SM_DATA_LOSS, "entry %s in %s: string length checksum is truncated", key_str(e, kb, sizeof kb),
                          sh->path);
   uint32_t stored = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-  if (sm_crc32c_mask(crc) != stored)
+  if (sm__crc32c_mask(crc) != stored)
     return sm_status_new(SM_DATA_LOSS, "checksum mismatch on entry %s in %s (the string length checksum does not match)",
                          key_str(e, kb, sizeof kb), sh->path);
-  crc = sm_crc32c_extend(crc, p, 4);
+  crc = sm__crc32c_extend(crc, p, 4);
   p += 4;
   if (total != (uint64_t)(end - p))
     return sm_status_new(SM_DATA_LOSS, "entry %s in %s: the strings take %llu bytes but the entry has %llu left",
                          key_str(e, kb, sizeof kb), sh->path, (unsigned long long)total,
                          (unsigned long long)(end - p));
-  if (sm_crc32c_mask(sm_crc32c_extend(crc, p, (size_t)total)) != e->crc)
+  if (sm__crc32c_mask(sm__crc32c_extend(crc, p, (size_t)total)) != e->crc)
     return sm_status_new(SM_DATA_LOSS, "checksum mismatch on entry %s in %s", key_str(e, kb, sizeof kb), sh->path);
   sm_tensor *t;
   sm_status *s = sm_tensor_new(SM_STRING, e->rank, e->dims, &t);
@@ -459,7 +459,7 @@ static sm_status *read_strings(const entry *e, const shard *sh, const uint8_t *b
   const uint8_t *lp = base;
   for (int64_t i = 0; i < n; i++) {
     uint64_t len;
-    lp = sm_get_varint64(lp, end, &len); /* verified above */
+    lp = sm__get_varint64(lp, end, &len); /* verified above */
     if ((s = sm_tensor_set_string(t, i, p, (size_t)len))) {
       sm_tensor_free(t);
       return s;
@@ -475,13 +475,13 @@ static sm_status *read_plain(const sm_bundle *b, const entry *e, int allow_borro
   char kb[256];
   shard *sh = b->shards[e->shard];
   uint64_t end;
-  if (sm_add_u64(e->offset, e->size, &end) || end > sh->m.size)
+  if (sm__add_u64(e->offset, e->size, &end) || end > sh->m.size)
     return sm_status_new(SM_DATA_LOSS, "entry %s: offset/size past the end of shard %d (%s): %llu + %llu > %zu",
                          key_str(e, kb, sizeof kb), e->shard, sh->path, (unsigned long long)e->offset,
                          (unsigned long long)e->size, sh->m.size);
   const uint8_t *p = sh->m.data + e->offset;
   int64_t n;
-  if (sm_num_elements(e->rank, e->dims, &n))
+  if (sm__num_elements(e->rank, e->dims, &n))
     return sm_status_new(SM_DATA_LOSS, "entry %s: invalid shape", key_str(e, kb, sizeof kb));
   if (e->dtype == SM_STRING) return read_strings(e, sh, p, n, out);
   size_t es = sm_dtype_size(e->dtype);
@@ -489,13 +489,13 @@ static sm_status *read_plain(const sm_bundle *b, const entry *e, int allow_borro
     return sm_status_new(SM_UNIMPLEMENTED, "entry %s: reading %s tensors from a bundle is not supported",
                          key_str(e, kb, sizeof kb), sm_dtype_name(e->dtype));
   uint64_t want;
-  if (sm_mul_u64((uint64_t)n, es, &want) || want != e->size) {
+  if (sm__mul_u64((uint64_t)n, es, &want) || want != e->size) {
     char sb[64];
     return sm_status_new(SM_DATA_LOSS, "entry %s in %s: invalid size %llu for %s %s (%lld elements of %zu bytes)",
                          key_str(e, kb, sizeof kb), sh->path, (unsigned long long)e->size, sm_dtype_name(e->dtype),
                          sm_shape_str(e->rank, e->dims, sb, sizeof sb), (long long)n, es);
   }
-  if (sm_crc32c_mask(sm_crc32c_value(p, (size_t)e->size)) != e->crc)
+  if (sm__crc32c_mask(sm__crc32c_value(p, (size_t)e->size)) != e->crc)
     return sm_status_new(SM_DATA_LOSS, "checksum mismatch on entry %s in %s", key_str(e, kb, sizeof kb), sh->path);
   sm_status *s;
   if (allow_borrow && !b->swap && sh->m.mapped && e->size >= ZERO_COPY_MIN && ((uintptr_t)p % es) == 0) {
@@ -515,7 +515,7 @@ static sm_status *read_plain(const sm_bundle *b, const entry *e, int allow_borro
 
 /* ---- partitioned tensors (spec §5.5) --------------------------------------------------------- */
 
-size_t sm_ordered_num_increasing(uint8_t *out, uint64_t v) {
+size_t sm__ordered_num_increasing(uint8_t *out, uint64_t v) {
   uint8_t tmp[8];
   size_t n = 0;
   while (v) {
@@ -527,7 +527,7 @@ size_t sm_ordered_num_increasing(uint8_t *out, uint64_t v) {
   return n + 1;
 }
 
-size_t sm_ordered_signed_num_increasing(uint8_t *out, int64_t v) {
+size_t sm__ordered_signed_num_increasing(uint8_t *out, int64_t v) {
   /* Sign bit, then as many copies of it as extra bytes follow, a delimiter bit, then the value in
    * two's complement, big-endian (ordered_code.cc). */
   static const uint8_t hdr[11][2] = {{0, 0},       {0x80, 0},    {0xc0, 0},    {0xe0, 0},
@@ -550,13 +550,13 @@ size_t sm_ordered_signed_num_increasing(uint8_t *out, int64_t v) {
   return len;
 }
 
-uint8_t *sm_encode_tensor_name_slice(const char *name, size_t name_len, int rank, const int64_t *starts,
+uint8_t *sm__encode_tensor_name_slice(const char *name, size_t name_len, int rank, const int64_t *starts,
                                      const int64_t *lengths, size_t *len) {
   size_t cap;
-  if (sm_mul_size(name_len, 2, &cap) || sm_add_size(cap, 16 + 20 * (size_t)(rank > 0 ? rank : 0), &cap)) return NULL;
+  if (sm__mul_size(name_len, 2, &cap) || sm__add_size(cap, 16 + 20 * (size_t)(rank > 0 ? rank : 0), &cap)) return NULL;
   uint8_t *o = malloc(cap);
   if (!o) return NULL;
-  size_t k = sm_ordered_num_increasing(o, 0);
+  size_t k = sm__ordered_num_increasing(o, 0);
   for (size_t i = 0; i < name_len; i++) {
     uint8_t c = (uint8_t)name[i];
     o[k++] = c;
@@ -565,10 +565,10 @@ uint8_t *sm_encode_tensor_name_slice(const char *name, size_t name_len, int rank
   }
   o[k++] = 0;
   o[k++] = 1;
-  k += sm_ordered_num_increasing(o + k, (uint64_t)rank);
+  k += sm__ordered_num_increasing(o + k, (uint64_t)rank);
   for (int d = 0; d < rank; d++) {
-    k += sm_ordered_signed_num_increasing(o + k, starts[d]);
-    k += sm_ordered_signed_num_increasing(o + k, lengths[d] < 0 ? -1 : lengths[d]);
+    k += sm__ordered_signed_num_increasing(o + k, starts[d]);
+    k += sm__ordered_signed_num_increasing(o + k, lengths[d] < 0 ? -1 : lengths[d]);
   }
   *len = k;
   return o;
@@ -599,7 +599,7 @@ static sm_status *read_sliced(const sm_bundle *b, const entry *e, sm_tensor **ou
   for (size_t i = 0; i < e->nslices; i++) {
     const slice *sl = &e->slices[i];
     size_t klen;
-    uint8_t *key = sm_encode_tensor_name_slice(e->key, e->klen, e->rank, sl->start, sl->len, &klen);
+    uint8_t *key = sm__encode_tensor_name_slice(e->key, e->klen, e->rank, sl->start, sl->len, &klen);
     if (!key) return sm_status_new(SM_NO_MEMORY, "out of memory");
     const entry *se = find(b, key, klen);
     free(key);
@@ -613,14 +613,14 @@ static sm_status *read_sliced(const sm_bundle *b, const entry *e, sm_tensor **ou
                            key_str(e, kb, sizeof kb), i);
     int64_t sn;
     uint64_t end;
-    if (sm_num_elements(se->rank, se->dims, &sn) || sm_add_u64(se->offset, se->size, &end) ||
+    if (sm__num_elements(se->rank, se->dims, &sn) || sm__add_u64(se->offset, se->size, &end) ||
         end > b->shards[se->shard]->m.size || se->size != (uint64_t)sn * es)
       return sm_status_new(SM_DATA_LOSS, "entry %s: slice %zu has an invalid size or lies past the end of its shard",
                            key_str(e, kb, sizeof kb), i);
     covered += sn;
   }
   int64_t total = 0;
-  if (sm_num_elements(e->rank, e->dims, &total) || covered != total)
+  if (sm__num_elements(e->rank, e->dims, &total) || covered != total)
     return sm_status_new(SM_DATA_LOSS, "entry %s: its slices cover %lld of %lld elements", key_str(e, kb, sizeof kb),
                          (long long)covered, (long long)total);
   sm_tensor *t;
@@ -640,7 +640,7 @@ static sm_status *read_sliced(const sm_bundle *b, const entry *e, sm_tensor **ou
     int64_t len[SM_MAX_RANK];
     for (int d = 0; d < e->rank; d++) len[d] = sl->len[d] < 0 ? e->dims[d] : sl->len[d];
     size_t klen;
-    uint8_t *key = sm_encode_tensor_name_slice(e->key, e->klen, e->rank, sl->start, sl->len, &klen);
+    uint8_t *key = sm__encode_tensor_name_slice(e->key, e->klen, e->rank, sl->start, sl->len, &klen);
     if (!key) {
       s = sm_status_new(SM_NO_MEMORY, "out of memory");
       break;
@@ -864,31 +864,31 @@ static sm_status *w_data(sm_bundle_writer *w, const sm_tensor *t, wentry *e) {
       size_t l;
       sm_tensor_string(t, i, &l);
       uint8_t vb[10], le[8];
-      s = w_write(w, vb, sm_put_varint64(vb, l));
+      s = w_write(w, vb, sm__put_varint64(vb, l));
       for (int k = 0; k < 8; k++) le[k] = (uint8_t)((uint64_t)l >> (8 * k));
-      crc = sm_crc32c_extend(crc, le, (uint64_t)l <= 0xffffffffu ? 4 : 8);
+      crc = sm__crc32c_extend(crc, le, (uint64_t)l <= 0xffffffffu ? 4 : 8);
     }
-    uint32_t m = sm_crc32c_mask(crc);
+    uint32_t m = sm__crc32c_mask(crc);
     uint8_t mb[4] = {(uint8_t)m, (uint8_t)(m >> 8), (uint8_t)(m >> 16), (uint8_t)(m >> 24)};
     if (!s) s = w_write(w, mb, 4);
-    crc = sm_crc32c_extend(crc, mb, 4);
+    crc = sm__crc32c_extend(crc, mb, 4);
     for (int64_t i = 0; i < n && !s; i++) {
       size_t l;
       const char *p = sm_tensor_string(t, i, &l);
       s = w_write(w, p, l);
-      crc = sm_crc32c_extend(crc, p, l);
+      crc = sm__crc32c_extend(crc, p, l);
     }
   } else {
     size_t nb = sm_tensor_nbytes(t);
     const void *p = sm_tensor_data(t);
     s = w_write(w, p, nb);
-    crc = sm_crc32c_value(p, nb);
+    crc = sm__crc32c_value(p, nb);
   }
   if (s) return s;
   e->proto.shard_id = 0;
   e->proto.offset = (int64_t)start;
   e->proto.size = (int64_t)(w->pos - start);
-  e->proto.crc32c = sm_crc32c_mask(crc);
+  e->proto.crc32c = sm__crc32c_mask(crc);
   return NULL;
 }
 
@@ -913,7 +913,7 @@ sm_status *sm_bundle_writer_add(sm_bundle_writer *w, const char *key, const sm_t
   return w_data(w, t, e);
 }
 
-sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int rank, const int64_t *full_dims,
+sm_status *sm__bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int rank, const int64_t *full_dims,
                                       const int64_t *starts, const int64_t *lengths, const sm_tensor *part) {
   sm_status *s = w_check(w);
   if (s) return s;
@@ -938,7 +938,7 @@ sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int 
     if (!full) return sm_status_new(SM_NO_MEMORY, "out of memory");
   }
   size_t sklen;
-  uint8_t *skey = sm_encode_tensor_name_slice(key, klen, rank, starts, lengths, &sklen);
+  uint8_t *skey = sm__encode_tensor_name_slice(key, klen, rank, starts, lengths, &sklen);
   if (!skey) return sm_status_new(SM_NO_MEMORY, "out of memory");
   if (w_find(w, skey, sklen, &slot)) {
     free(skey);
@@ -1019,7 +1019,7 @@ sm_status *sm_bundle_writer_finish(sm_bundle_writer *w) {
   /* The hash table indexes ents by position; it is not needed once sorted. */
   if (w->nents) qsort(w->ents, w->nents, sizeof *w->ents, wentry_cmp);
   sm_table_builder *tb;
-  if ((s = sm_table_builder_new(&tb))) return s;
+  if ((s = sm__table_builder_new(&tb))) return s;
   Tensorflow__VersionDef ver = TENSORFLOW__VERSION_DEF__INIT;
   ver.producer = 1;
   Tensorflow__BundleHeaderProto hdr = TENSORFLOW__BUNDLE_HEADER_PROTO__INIT;
@@ -1027,7 +1027,7 @@ sm_status *sm_bundle_writer_finish(sm_bundle_writer *w) {
   hdr.version = &ver;
   uint8_t hb[64];
   size_t hl = tensorflow__bundle_header_proto__pack(&hdr, hb);
-  s = sm_table_builder_add(tb, "", 0, hb, hl);
+  s = sm__table_builder_add(tb, "", 0, hb, hl);
   uint8_t *pb = NULL;
   for (size_t i = 0; i < w->nents && !s; i++) {
     /* The shape is stored inside the entry, which realloc and qsort have moved. */
@@ -1040,13 +1040,13 @@ sm_status *sm_bundle_writer_finish(sm_bundle_writer *w) {
     }
     pb = np;
     tensorflow__bundle_entry_proto__pack(&w->ents[i].proto, pb);
-    s = sm_table_builder_add(tb, w->ents[i].key, w->ents[i].klen, pb, n);
+    s = sm__table_builder_add(tb, w->ents[i].key, w->ents[i].klen, pb, n);
   }
   free(pb);
   uint8_t *idx = NULL;
   size_t il = 0;
-  if (!s) s = sm_table_builder_finish(tb, &idx, &il);
-  sm_table_builder_free(tb);
+  if (!s) s = sm__table_builder_finish(tb, &idx, &il);
+  sm__table_builder_free(tb);
   if (!s) s = write_file(w->tmp_index, idx, il);
   free(idx);
   if (s) return s;

@@ -10,18 +10,18 @@
 /* The key TF stores one slice of a partitioned tensor under (saved_tensor_slice_util.cc
  * EncodeTensorNameSlice, OrderedCode). lengths[d] < 0 means the whole dimension. Returns a
  * malloc'ed buffer of *len bytes (it contains NULs), or NULL when out of memory. */
-uint8_t *sm_encode_tensor_name_slice(const char *name, size_t name_len, int rank, const int64_t *starts,
+uint8_t *sm__encode_tensor_name_slice(const char *name, size_t name_len, int rank, const int64_t *starts,
                                      const int64_t *lengths, size_t *len);
 
 /* OrderedCode pieces, exposed for tests: each writes into out (>= 10 bytes) and returns the
  * number of bytes written. */
-size_t sm_ordered_num_increasing(uint8_t *out, uint64_t v);
-size_t sm_ordered_signed_num_increasing(uint8_t *out, int64_t v);
+size_t sm__ordered_num_increasing(uint8_t *out, uint64_t v);
+size_t sm__ordered_signed_num_increasing(uint8_t *out, int64_t v);
 
 /* Writes one slice of a partitioned tensor, as TF's BundleWriter::AddSlice: the slice data goes
  * under its encoded key, and the full tensor's entry (dtype, full shape) lists the slice.
  * lengths[d] < 0 means the whole dimension (then starts[d] must be 0). */
-sm_status *sm_bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int rank, const int64_t *full_dims,
+sm_status *sm__bundle_writer_add_slice(sm_bundle_writer *w, const char *key, int rank, const int64_t *full_dims,
                                       const int64_t *starts, const int64_t *lengths, const sm_tensor *slice);
 
 #endif

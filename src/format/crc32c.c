@@ -211,7 +211,7 @@ __attribute__((constructor)) static void crc32c_init(void) {
 #endif
 }
 
-uint32_t sm_crc32c_extend(uint32_t crc, const void *data, size_t n) {
+uint32_t sm__crc32c_extend(uint32_t crc, const void *data, size_t n) {
   uint32_t c = crc ^ 0xffffffffu;
   if (n == 0) return crc;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -221,11 +221,11 @@ uint32_t sm_crc32c_extend(uint32_t crc, const void *data, size_t n) {
   return sw_update(c, data, n) ^ 0xffffffffu;
 }
 
-int sm_crc32c_hw(void) { return use_hw + use_clmul; }
+int sm__crc32c_hw(void) { return use_hw + use_clmul; }
 
 /* Test hook: the table path regardless of the CPU (declared in the test, not in a header). */
-uint32_t sm_crc32c_extend_sw(uint32_t crc, const void *data, size_t n);
-uint32_t sm_crc32c_extend_sw(uint32_t crc, const void *data, size_t n) {
+uint32_t sm__crc32c_extend_sw(uint32_t crc, const void *data, size_t n);
+uint32_t sm__crc32c_extend_sw(uint32_t crc, const void *data, size_t n) {
   if (n == 0) return crc;
   return sw_update(crc ^ 0xffffffffu, data, n) ^ 0xffffffffu;
 }

@@ -55,7 +55,7 @@ void sm_example_free(sm_example *e) {
 /* The slot for name: the existing one (its old values cleared) or a new one at the end. */
 static sm_status *slot(sm_example *e, const char *name, feature **out) {
   size_t nl = strlen(name);
-  if (!sm_utf8_valid((const uint8_t *)name, nl))
+  if (!sm__utf8_valid((const uint8_t *)name, nl))
     return sm_status_new(SM_INVALID_ARGUMENT, "tf.Example feature name is not valid UTF-8");
   for (size_t k = 0; k < e->n; k++)
     if (strcmp(e->f[k].name, name) == 0) {

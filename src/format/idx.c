@@ -63,7 +63,7 @@ static sm_status *parse_header(const char *path, const uint8_t *p, size_t n, idx
   uint64_t bytes = h->esize;
   for (int i = 0; i < h->rank; i++) {
     h->dims[i] = rd_be32(p + 4 + 4 * i);
-    if (sm_mul_u64(bytes, (uint64_t)h->dims[i], &bytes) || bytes > SM_MAX_TENSOR_BYTES)
+    if (sm__mul_u64(bytes, (uint64_t)h->dims[i], &bytes) || bytes > SM_MAX_TENSOR_BYTES)
       return sm_status_new(SM_OUT_OF_RANGE, "%s: IDX dims claim more than %llu bytes of data", path,
                            (unsigned long long)SM_MAX_TENSOR_BYTES);
   }
@@ -188,7 +188,7 @@ static sm_status *inflate_all(const char *path, const uint8_t *src, size_t n, id
 sm_status *sm_idx_read(const char *path, sm_tensor **out) {
   *out = NULL;
   sm_file_map m;
-  sm_status *s = sm_file_map_open(path, &m);
+  sm_status *s = sm__file_map_open(path, &m);
   if (s) return s;
   idx_header h;
   if (m.size >= 2 && m.data[0] == 0x1f && m.data[1] == 0x8b) {
@@ -196,7 +196,7 @@ sm_status *sm_idx_read(const char *path, sm_tensor **out) {
     size_t got = 0;
     int have_header;
     s = inflate_all(path, m.data, m.size, &h, &have_header, &buf, &got);
-    sm_file_map_close(&m);
+    sm__file_map_close(&m);
     if (s) return s;
     if (!have_header) s = parse_header(path, buf, got, &h);
     if (!s && got - h.header != h.bytes)
@@ -208,7 +208,7 @@ sm_status *sm_idx_read(const char *path, sm_tensor **out) {
   }
   size_t len = strlen(path);
   if (len > 3 && strcmp(path + len - 3, ".gz") == 0) {
-    sm_file_map_close(&m);
+    sm__file_map_close(&m);
     return sm_status_new(SM_DATA_LOSS, "%s: not gzip data (no gzip magic 1f 8b)", path);
   }
   s = parse_header(path, m.data, m.size, &h);
@@ -216,7 +216,7 @@ sm_status *sm_idx_read(const char *path, sm_tensor **out) {
     s = sm_status_new(SM_DATA_LOSS, "%s: the IDX header says %llu bytes of data, the file holds %zu", path,
                       (unsigned long long)h.bytes, m.size - h.header);
   if (!s) s = make_tensor(path, &h, m.data + h.header, out);
-  sm_file_map_close(&m);
+  sm__file_map_close(&m);
   return s;
 }
 
@@ -227,15 +227,15 @@ static sm_status *find_file(const char *dir, const char *name, char **out) {
   snprintf(gz, sizeof gz, "%s.gz", name);
   const char *cands[2] = {name, gz};
   for (int i = 0; i < 2; i++) {
-    char *p = sm_path_join(dir, cands[i]);
+    char *p = sm__path_join(dir, cands[i]);
     if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
-    if (sm_path_exists(p)) {
+    if (sm__path_exists(p)) {
       *out = p;
       return NULL;
     }
     free(p);
   }
-  if (!sm_is_dir(dir)) return sm_status_new(SM_NOT_FOUND, "%s: no such data directory", dir);
+  if (!sm__is_dir(dir)) return sm_status_new(SM_NOT_FOUND, "%s: no such data directory", dir);
   return sm_status_new(SM_NOT_FOUND, "%s: neither %s nor %s is there", dir, name, gz);
 }
 

@@ -162,7 +162,7 @@ static sm_status *parse_descr(const char *d, npy_type *t, const char *what) {
   int has_size = *p >= '0' && *p <= '9';
   uint64_t size = 0;
   while (*p >= '0' && *p <= '9') {
-    if (sm_mul_u64(size, 10, &size) || sm_add_u64(size, (uint64_t)(*p - '0'), &size) || size > (1u << 30))
+    if (sm__mul_u64(size, 10, &size) || sm__add_u64(size, (uint64_t)(*p - '0'), &size) || size > (1u << 30))
       return sm_status_new(SM_OUT_OF_RANGE, "%s: numpy type '%s' has an absurd item size", what, d);
     p++;
   }
@@ -187,7 +187,7 @@ static sm_status *parse_descr(const char *d, npy_type *t, const char *what) {
   case 'S': case 'a': t->kind = E_BYTES; dt = SM_STRING; t->swap = 0; break;
   case 'U':
     t->kind = E_UNICODE; dt = SM_STRING;
-    if (sm_mul_u64(size, 4, &size)) return header_err(what, "absurd unicode width");
+    if (sm__mul_u64(size, 4, &size)) return header_err(what, "absurd unicode width");
     t->item = (size_t)size;
     break;
   case 'O':
@@ -265,12 +265,12 @@ sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tens
   npy_type ty;
   if ((st = parse_descr(h.descr, &ty, what))) return st;
   int64_t count;
-  if (sm_num_elements(h.rank, h.dims, &count))
+  if (sm__num_elements(h.rank, h.dims, &count))
     return sm_status_new(SM_OUT_OF_RANGE, "%s: the shape's element count overflows", what);
   const uint8_t *body = p + hstart + hlen;
   size_t avail = len - hstart - hlen;
   uint64_t need;
-  if (sm_mul_u64((uint64_t)count, ty.item, &need) || need > SM_MAX_TENSOR_BYTES)
+  if (sm__mul_u64((uint64_t)count, ty.item, &need) || need > SM_MAX_TENSOR_BYTES)
     return sm_status_new(SM_OUT_OF_RANGE, "%s: array data would be larger than %llu bytes", what,
                          (unsigned long long)SM_MAX_TENSOR_BYTES);
   if (need > avail)
@@ -325,10 +325,10 @@ sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tens
 sm_status *sm_npy_read(const char *path, sm_tensor **out) {
   *out = NULL;
   sm_file_map m;
-  sm_status *st = sm_file_map_open(path, &m);
+  sm_status *st = sm__file_map_open(path, &m);
   if (st) return st;
   st = sm_npy_decode(m.data, m.size, path, out);
-  sm_file_map_close(&m);
+  sm__file_map_close(&m);
   return st;
 }
 
@@ -398,7 +398,7 @@ sm_status *sm_npy_encode(const sm_tensor *t, uint8_t **out, size_t *len) {
   if (hlen + pad > 65535) { v2 = 1; pad = 64 - ((8 + 4 + hlen) % 64); }
   size_t pre = v2 ? 12 : 10;
   uint64_t data_bytes;
-  if (sm_mul_u64((uint64_t)count, item, &data_bytes) || data_bytes > SM_MAX_TENSOR_BYTES)
+  if (sm__mul_u64((uint64_t)count, item, &data_bytes) || data_bytes > SM_MAX_TENSOR_BYTES)
     return sm_status_new(SM_OUT_OF_RANGE, "array too large to write");
   size_t total = pre + hlen + pad + (size_t)data_bytes;
   uint8_t *b = malloc(total ? total : 1);
@@ -432,7 +432,7 @@ sm_status *sm_npy_write(const char *path, const sm_tensor *t) {
   size_t n;
   sm_status *st = sm_npy_encode(t, &b, &n);
   if (st) return sm_status_prefix(st, "%s", path);
-  st = sm_file_write_atomic(path, b, n);
+  st = sm__file_write_atomic(path, b, n);
   free(b);
   return st;
 }
@@ -548,10 +548,10 @@ sm_status *sm_npz_open_memory(const void *data, size_t len, const char *what, sm
 sm_status *sm_npz_open(const char *path, sm_npz **out) {
   *out = NULL;
   sm_file_map m;
-  sm_status *st = sm_file_map_open(path, &m);
+  sm_status *st = sm__file_map_open(path, &m);
   if (st) return st;
   st = sm_npz_open_memory(m.data, m.size, path, out);
-  sm_file_map_close(&m);
+  sm__file_map_close(&m);
   return st;
 }
 
@@ -700,7 +700,7 @@ sm_status *sm_npz_write(const char *path, const char *const *names, const sm_ten
     if (n > 0xffff || out.n > 0xfffffffeu) st = sm_status_new(SM_OUT_OF_RANGE, "%s: too large for a zip without zip64", path);
     else if (put(&out, cd.b, cd.n) || put(&out, eo, 22)) st = sm_status_new(SM_NO_MEMORY, "out of memory writing %s", path);
   }
-  if (!st) st = sm_file_write_atomic(path, out.b, out.n);
+  if (!st) st = sm__file_write_atomic(path, out.b, out.n);
   free(out.b);
   free(cd.b);
   return st;

@@ -1,8 +1,8 @@
 /* pb_arena.c - bump allocation for decoded messages (see pb_arena.h for why).
  *
  * Layout: block 0 starts with the arena header, and the first allocation (the root message:
- * protobuf_c_message_unpack allocates it before anything else, sm_pb_arena_begin makes it) sits
- * right after it. sm_pb_arena_free steps back from the message to the header. The header's first
+ * protobuf_c_message_unpack allocates it before anything else, sm__pb_arena_begin makes it) sits
+ * right after it. sm__pb_arena_free steps back from the message to the header. The header's first
  * member is the current block's bump pointer, which pb_arena.h's inline allocation moves.
  *
  * Freed standard-size blocks are kept, up to SPARE_MAX bytes, in one process-wide list that the
@@ -47,7 +47,7 @@ typedef struct arena {
 #define SPARE_BIG_MAX ((size_t)4 << 20)
 
 static _Atomic(block *) spare_cache, big_cache;
-/* Guards a parent's spare list while forked arenas take blocks from it (sm_pb_arena_fork). */
+/* Guards a parent's spare list while forked arenas take blocks from it (sm__pb_arena_fork). */
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static block *new_block(size_t size) {
@@ -128,7 +128,7 @@ static void *alloc_slow(arena *a, size_t size) {
   return nb->data;
 }
 
-void *sm_pb_arena_alloc_slow(sm_pb_arena *pub, size_t size) { return alloc_slow((arena *)pub, size); }
+void *sm__pb_arena_alloc_slow(sm_pb_arena *pub, size_t size) { return alloc_slow((arena *)pub, size); }
 
 /* protobuf-c's allocator: malloc's 16-byte alignment. */
 static void *arena_alloc(void *ud, size_t size) {
@@ -145,7 +145,7 @@ static void *arena_alloc(void *ud, size_t size) {
 
 static void arena_free_piece(void *ud, void *p) {
   (void)ud;
-  (void)p; /* everything goes at once in sm_pb_arena_free */
+  (void)p; /* everything goes at once in sm__pb_arena_free */
 }
 
 static void free_blocks(block *b) {
@@ -197,7 +197,7 @@ static arena *init_arena(block *b0, block *spare) {
   return a;
 }
 
-sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+sm_status *sm__pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                               const char *what, ProtobufCMessage **out) {
   *out = NULL;
   block *spare = atomic_exchange(&spare_cache, NULL);
@@ -226,16 +226,16 @@ sm_status *sm_pb_arena_unpack(const ProtobufCMessageDescriptor *desc, const uint
   return NULL;
 }
 
-void sm_pb_arena_free(ProtobufCMessage *msg) {
+void sm__pb_arena_free(ProtobufCMessage *msg) {
   if (!msg) return;
   arena *a = (arena *)((unsigned char *)msg - HDR);
-  if (a->magic != ARENA_MAGIC) abort(); /* a message not from sm_pb_arena_unpack: a caller bug */
+  if (a->magic != ARENA_MAGIC) abort(); /* a message not from sm__pb_arena_unpack: a caller bug */
   a->magic = 0;
   block *head = a->head, *spare = a->spare, *big = a->spare_big;
   release(head, spare, big);
 }
 
-sm_pb_arena *sm_pb_arena_begin(size_t root_size, void **root) {
+sm_pb_arena *sm__pb_arena_begin(size_t root_size, void **root) {
   *root = NULL;
   block *spare = atomic_exchange(&spare_cache, NULL);
   block *b0 = std_block(&spare);
@@ -244,16 +244,16 @@ sm_pb_arena *sm_pb_arena_begin(size_t root_size, void **root) {
     return NULL;
   }
   arena *a = init_arena(b0, spare);
-  void *m = sm_pb_arena_alloc(&a->pub, root_size);
+  void *m = sm__pb_arena_alloc(&a->pub, root_size);
   if (m != b0->data + HDR) { /* a root too large for block 0: cannot happen for real messages */
-    sm_pb_arena_discard(&a->pub);
+    sm__pb_arena_discard(&a->pub);
     return NULL;
   }
   *root = m;
   return &a->pub;
 }
 
-void sm_pb_arena_discard(sm_pb_arena *pub) {
+void sm__pb_arena_discard(sm_pb_arena *pub) {
   if (!pub) return;
   arena *a = (arena *)pub;
   block *head = a->head, *spare = a->spare, *big = a->spare_big;
@@ -263,7 +263,7 @@ void sm_pb_arena_discard(sm_pb_arena *pub) {
 
 /* ---- forked arenas (pb_arena.h) ---- */
 
-sm_pb_arena *sm_pb_arena_fork(sm_pb_arena *parent) {
+sm_pb_arena *sm__pb_arena_fork(sm_pb_arena *parent) {
   arena *f = calloc(1, sizeof *f);
   if (!f) return NULL;
   f->magic = ARENA_MAGIC;
@@ -271,7 +271,7 @@ sm_pb_arena *sm_pb_arena_fork(sm_pb_arena *parent) {
   return &f->pub; /* cur == lim == NULL: the first allocation takes a block */
 }
 
-void sm_pb_arena_join(sm_pb_arena *parent, sm_pb_arena *child) {
+void sm__pb_arena_join(sm_pb_arena *parent, sm_pb_arena *child) {
   if (!child) return;
   arena *p = (arena *)parent, *f = (arena *)child;
   block *b = f->head;

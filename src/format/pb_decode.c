@@ -16,7 +16,7 @@
  * The rules of sm_pb_check are kept by giving up (BAIL) on anything it would refuse, and on the
  * few cases where protobuf-c does something this decoder does not reproduce (merging a singular
  * message given twice, tags or lengths in over 5 bytes, packed bools above 1, required fields):
- * sm_pb_decode then takes the old path, which gives the old answer and the old error message. */
+ * sm__pb_decode then takes the old path, which gives the old answer and the old error message. */
 #include "format/pb_decode.h"
 
 #include <limits.h>
@@ -97,7 +97,7 @@ static dmsg *build(const ProtobufCMessageDescriptor *d) {
     free(m);
     return NULL;
   }
-  m->strict = (uint8_t)sm_pb_strict_utf8(d);
+  m->strict = (uint8_t)sm__pb_strict_utf8(d);
   /* whole 8-byte words are copied from init */
   m->ok = d->message_init != NULL && m->size % 8 == 0;
   if (d->message_init) d->message_init((ProtobufCMessage *)m->init);
@@ -261,7 +261,7 @@ static inline int skip(int wt, const uint8_t **pp, const uint8_t *end, const uin
   }
 }
 
-static inline void *alloc(ctx *c, size_t n) { return sm_pb_arena_alloc(c->a, n); }
+static inline void *alloc(ctx *c, size_t n) { return sm__pb_arena_alloc(c->a, n); }
 
 static int store_packed(const dfield *fd, char *base, const uint8_t *q, const uint8_t *qe, size_t cap) {
   size_t *pn = (size_t *)(base + fd->qoffset);
@@ -326,7 +326,7 @@ static int grow(ctx *c, void **arr, size_t n, size_t add, size_t esize) {
 }
 
 /* Copies a string payload and says whether it is valid UTF-8 (when `strict`): whole words while
- * the input has them, with a check of their high bits; sm_utf8_valid only for non-ASCII text. */
+ * the input has them, with a check of their high bits; sm__utf8_valid only for non-ASCII text. */
 static inline int copy_string(ctx *c, char *dst, const uint8_t *src, size_t len, int strict) {
   size_t words = (len + 7) >> 3;
   if (words * 8 <= (size_t)(c->buf_end - src)) { /* dst has len + 1 rounded up to 8 bytes */
@@ -344,11 +344,11 @@ static inline int copy_string(ctx *c, char *dst, const uint8_t *src, size_t len,
       hi |= w;
     }
     dst[len] = 0;
-    return !strict || !(hi & 0x8080808080808080ull) || sm_utf8_valid(src, len);
+    return !strict || !(hi & 0x8080808080808080ull) || sm__utf8_valid(src, len);
   }
   memcpy(dst, src, len);
   dst[len] = 0;
-  return !strict || sm_utf8_valid(src, len);
+  return !strict || sm__utf8_valid(src, len);
 }
 
 /* A new message's initial state: fixed-size copies the compiler turns into vector moves
@@ -702,11 +702,11 @@ static int run_deferred(ctx *c, const task_list *tl, int threads) {
   int started = 0, r = 0;
   for (int i = 0; i < threads; i++) {
     w[i].pp = &pp;
-    w[i].a = sm_pb_arena_fork(c->a);
+    w[i].a = sm__pb_arena_fork(c->a);
     /* this thread goes on with the first pass's table, the others start their own */
     w[i].share = i == 0 || !c->share ? c->share : share_new(c->share->mask + 1);
     if (!w[i].a || (c->share && !w[i].share)) {
-      sm_pb_arena_join(c->a, w[i].a);
+      sm__pb_arena_join(c->a, w[i].a);
       if (i > 0) share_free(w[i].share);
       r = NOMEM;
       threads = i;
@@ -722,7 +722,7 @@ static int run_deferred(ctx *c, const task_list *tl, int threads) {
     r = atomic_load(&pp.fail);
   }
   for (int i = 0; i < threads; i++) {
-    sm_pb_arena_join(c->a, w[i].a);
+    sm__pb_arena_join(c->a, w[i].a);
     if (i > 0) share_free(w[i].share);
   }
   c->cost += atomic_load(&pp.cost);
@@ -734,7 +734,7 @@ static int online_cpus(void) {
   return n < 1 ? 1 : n > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)n;
 }
 
-int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+int sm__pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                            ProtobufCMessage **out, int threads, size_t defer_max, int share) {
   *out = NULL;
   if (len > (size_t)INT_MAX) return BAIL;
@@ -742,14 +742,14 @@ int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t
   const dmsg *m = table_for(desc);
   if (!m) return NOMEM;
   void *root;
-  sm_pb_arena *a = sm_pb_arena_begin(m->size, &root);
+  sm_pb_arena *a = sm__pb_arena_begin(m->size, &root);
   if (!a) return NOMEM;
   memcpy(root, m->init, m->size);
   const uint8_t *p = data ? data : (const uint8_t *)"";
   task_list tl = {NULL, 0, 0};
   share_tab st = {NULL, 0};
   if (share && share_init(&st, len)) {
-    sm_pb_arena_discard(a);
+    sm__pb_arena_discard(a);
     return NOMEM;
   }
   ctx c = {a, share ? &st : NULL, 0, (uint64_t)len * SM_PB_MAX_EXPANSION + ((uint64_t)64 << 20), p + len,
@@ -760,28 +760,28 @@ int sm_pb_decode_fast_opts(const ProtobufCMessageDescriptor *desc, const uint8_t
   free(st.v);
   if (!r && c.cost > c.limit) r = BAIL;
   if (r) {
-    sm_pb_arena_discard(a);
+    sm__pb_arena_discard(a);
     return r;
   }
   *out = root;
   return 0;
 }
 
-int sm_pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+int sm__pb_decode_fast(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                       ProtobufCMessage **out) {
   int threads = len >= PAR_MIN_BYTES ? online_cpus() : 1;
   /* elements of up to 1/32 of the input: the big ones (a whole MetaGraphDef) are decoded in the
    * first pass, so that their own small elements become tasks */
-  return sm_pb_decode_fast_opts(desc, data, len, out, threads, len / 32, 1);
+  return sm__pb_decode_fast_opts(desc, data, len, out, threads, len / 32, 1);
 }
 
-sm_status *sm_pb_decode(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+sm_status *sm__pb_decode(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                         const char *what, ProtobufCMessage **out) {
   *out = NULL;
   if (!what) what = desc->name;
-  if (sm_pb_decode_fast(desc, data, len, out) == 0) return NULL;
+  if (sm__pb_decode_fast(desc, data, len, out) == 0) return NULL;
   /* Invalid input, or a case left to protobuf-c: the old path gives the answer and the message. */
   sm_status *s = sm_pb_check(desc, data, len, what);
   if (s) return s;
-  return sm_pb_arena_unpack(desc, data, len, what, out);
+  return sm__pb_arena_unpack(desc, data, len, what, out);
 }

@@ -9,9 +9,9 @@
 #include <protobuf-c/protobuf-c.h>
 
 /* 1 if p[0..n) is well-formed UTF-8. */
-int sm_utf8_valid(const uint8_t *p, size_t n);
+int sm__utf8_valid(const uint8_t *p, size_t n);
 /* 1 if the string fields of messages of type d must hold valid UTF-8 (proto3 messages; the
  * schema's one proto2 message, GraphDebugInfo, is exempt as in protobuf). */
-int sm_pb_strict_utf8(const ProtobufCMessageDescriptor *d);
+int sm__pb_strict_utf8(const ProtobufCMessageDescriptor *d);
 
 #endif

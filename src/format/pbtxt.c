@@ -31,7 +31,7 @@
 
 /* ---- message helpers shared with the parser -------------------------------------------------- */
 
-size_t sm_pb_value_size(ProtobufCType t) {
+size_t sm__pb_value_size(ProtobufCType t) {
   switch (t) {
     case PROTOBUF_C_TYPE_INT32:
     case PROTOBUF_C_TYPE_SINT32:
@@ -62,7 +62,7 @@ size_t sm_pb_value_size(ProtobufCType t) {
   return 0;
 }
 
-int sm_pb_field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
+int sm__pb_field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
   const void *mem = CMEMBER(m, f->offset);
   if (f->label == PROTOBUF_C_LABEL_REPEATED) return *(const size_t *)CMEMBER(m, f->quantifier_offset) > 0;
   if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
@@ -80,10 +80,10 @@ int sm_pb_field_present(const ProtobufCMessage *m, const ProtobufCFieldDescripto
   /* proto3 implicit presence: printed when the bits are not all zero (so -0.0 is printed). */
   if (f->type == PROTOBUF_C_TYPE_BYTES) return ((const ProtobufCBinaryData *)mem)->len > 0;
   static const unsigned char zero[8];
-  return memcmp(mem, zero, sm_pb_value_size(f->type)) != 0;
+  return memcmp(mem, zero, sm__pb_value_size(f->type)) != 0;
 }
 
-int sm_pb_is_map_field(const ProtobufCFieldDescriptor *f) {
+int sm__pb_is_map_field(const ProtobufCFieldDescriptor *f) {
   if (f->label != PROTOBUF_C_LABEL_REPEATED || f->type != PROTOBUF_C_TYPE_MESSAGE) return 0;
   const ProtobufCMessageDescriptor *e = f->descriptor;
   if (!e || e->n_fields != 2) return 0;
@@ -103,7 +103,7 @@ int sm_pb_is_map_field(const ProtobufCFieldDescriptor *f) {
   return n > 5 && strcmp(e->short_name + n - 5, "Entry") == 0;
 }
 
-int sm_pb_map_key_cmp(const ProtobufCMessageDescriptor *entry, const ProtobufCMessage *a,
+int sm__pb_map_key_cmp(const ProtobufCMessageDescriptor *entry, const ProtobufCMessage *a,
                       const ProtobufCMessage *b) {
   const ProtobufCFieldDescriptor *k = &entry->fields[0];
   const void *x = CMEMBER(a, k->offset), *y = CMEMBER(b, k->offset);
@@ -151,7 +151,7 @@ static void sort_entries(const ProtobufCMessageDescriptor *entry, ProtobufCMessa
   sort_entries(entry, v, tmp, h);
   sort_entries(entry, v + h, tmp, n - h);
   size_t i = 0, j = h, k = 0;
-  while (i < h && j < n) tmp[k++] = sm_pb_map_key_cmp(entry, v[j], v[i]) < 0 ? v[j++] : v[i++];
+  while (i < h && j < n) tmp[k++] = sm__pb_map_key_cmp(entry, v[j], v[i]) < 0 ? v[j++] : v[i++];
   while (i < h) tmp[k++] = v[i++];
   while (j < n) tmp[k++] = v[j++];
   memcpy(v, tmp, n * sizeof *v);
@@ -163,7 +163,7 @@ static sm_status *sort_maps(ProtobufCMessage *m, int depth) {
   const ProtobufCMessageDescriptor *d = m->descriptor;
   for (unsigned i = 0; i < d->n_fields; i++) {
     const ProtobufCFieldDescriptor *f = &d->fields[i];
-    if (f->type != PROTOBUF_C_TYPE_MESSAGE || !sm_pb_field_present(m, f)) continue;
+    if (f->type != PROTOBUF_C_TYPE_MESSAGE || !sm__pb_field_present(m, f)) continue;
     if (f->label != PROTOBUF_C_LABEL_REPEATED) {
       ProtobufCMessage *sub = *(ProtobufCMessage **)MEMBER(m, f->offset);
       sm_status *s = sort_maps(sub, depth + 1);
@@ -177,7 +177,7 @@ static sm_status *sort_maps(ProtobufCMessage *m, int depth) {
       sm_status *s = sort_maps(arr[k], depth + 1);
       if (s) return s;
     }
-    if (sm_pb_is_map_field(f) && n > 1) {
+    if (sm__pb_is_map_field(f) && n > 1) {
       for (size_t k = 0; k < n; k++)
         if (!arr[k]) return sm_status_new(SM_INVALID_ARGUMENT, "map field %s has a NULL entry", f->name);
       ProtobufCMessage **tmp = malloc(n * sizeof *tmp);
@@ -189,7 +189,7 @@ static sm_status *sort_maps(ProtobufCMessage *m, int depth) {
   return NULL;
 }
 
-sm_status *sm_pb_sort_maps(ProtobufCMessage *msg) {
+sm_status *sm__pb_sort_maps(ProtobufCMessage *msg) {
   if (!msg) return sm_status_new(SM_INVALID_ARGUMENT, "sorting maps: no message");
   return sort_maps(msg, 0);
 }
@@ -200,7 +200,7 @@ sm_status *sm_pb_sort_maps(ProtobufCMessage *msg) {
 static const ProtobufCMessageDescriptor *registered[MAX_REGISTERED];
 static int n_registered;
 
-sm_status *sm_pbtxt_register_type(const ProtobufCMessageDescriptor *desc) {
+sm_status *sm__pbtxt_register_type(const ProtobufCMessageDescriptor *desc) {
   if (!desc || desc->magic != PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC)
     return sm_status_new(SM_INVALID_ARGUMENT, "registering a text format type: not a message descriptor");
   for (int i = 0; i < n_registered; i++)
@@ -212,7 +212,7 @@ sm_status *sm_pbtxt_register_type(const ProtobufCMessageDescriptor *desc) {
   return NULL;
 }
 
-const ProtobufCMessageDescriptor *sm_pbtxt_find_type(const ProtobufCMessageDescriptor *root,
+const ProtobufCMessageDescriptor *sm__pbtxt_find_type(const ProtobufCMessageDescriptor *root,
                                                      const char *full_name) {
   for (int i = 0; i < n_registered; i++)
     if (strcmp(registered[i]->name, full_name) == 0) return registered[i];
@@ -513,7 +513,7 @@ static sm_status *print_map_entry(sbuf *b, const ProtobufCFieldDescriptor *f, co
     if (ef->type == PROTOBUF_C_TYPE_MESSAGE && ef->label != PROTOBUF_C_LABEL_REPEATED) {
       sm_status *s = print_value(b, ef, CMEMBER(e, ef->offset), indent + 2, depth + 1);
       if (s) return s;
-    } else if (sm_pb_field_present(e, ef)) {
+    } else if (sm__pb_field_present(e, ef)) {
       sm_status *s = print_value(b, ef, CMEMBER(e, ef->offset), indent + 2, depth + 1);
       if (s) return s;
     }
@@ -529,7 +529,7 @@ static sm_status *print_message(sbuf *b, const ProtobufCMessage *m, int indent, 
   const ProtobufCMessageDescriptor *d = m->descriptor;
   for (unsigned i = 0; i < d->n_fields; i++) {
     const ProtobufCFieldDescriptor *f = &d->fields[i];
-    if (!sm_pb_field_present(m, f)) continue;
+    if (!sm__pb_field_present(m, f)) continue;
     if (f->label != PROTOBUF_C_LABEL_REPEATED) {
       sm_status *s = print_value(b, f, CMEMBER(m, f->offset), indent, depth);
       if (s) return s;
@@ -538,7 +538,7 @@ static sm_status *print_message(sbuf *b, const ProtobufCMessage *m, int indent, 
     size_t n = *(const size_t *)CMEMBER(m, f->quantifier_offset);
     const char *arr = *(const char *const *)CMEMBER(m, f->offset);
     if (!arr) continue;
-    if (sm_pb_is_map_field(f)) {
+    if (sm__pb_is_map_field(f)) {
       /* Sort a copy of the entry pointers; the message itself stays const. */
       ProtobufCMessage **v = malloc(2 * n * sizeof *v);
       if (!v) return sm_status_new(SM_NO_MEMORY, "printing map field %s", f->name);
@@ -556,7 +556,7 @@ static sm_status *print_message(sbuf *b, const ProtobufCMessage *m, int indent, 
       free(v);
       continue;
     }
-    size_t sz = sm_pb_value_size(f->type);
+    size_t sz = sm__pb_value_size(f->type);
     for (size_t k = 0; k < n; k++) {
       sm_status *s = print_value(b, f, arr + k * sz, indent, depth);
       if (s) return s;

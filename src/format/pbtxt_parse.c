@@ -541,7 +541,7 @@ static void *value_slot(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) 
   if (f->label != PROTOBUF_C_LABEL_REPEATED) return MEMBER(m, f->offset);
   size_t *n = (size_t *)MEMBER(m, f->quantifier_offset);
   char **arr = (char **)MEMBER(m, f->offset);
-  size_t sz = sm_pb_value_size(f->type);
+  size_t sz = sm__pb_value_size(f->type);
   if (*n == 0 || (*n & (*n - 1)) == 0) {
     size_t cap = *n ? *n * 2 : 1;
     if (cap < *n || cap > SIZE_MAX / sz) return NULL;
@@ -587,7 +587,7 @@ static void store(void *slot, const ProtobufCFieldDescriptor *f, value *v) {
       break;
     }
     default:
-      memcpy(slot, &v->n, sm_pb_value_size(f->type));
+      memcpy(slot, &v->n, sm__pb_value_size(f->type));
       break;
   }
   v->str = NULL;
@@ -607,7 +607,7 @@ static sm_status *check_singular(parser *p, ProtobufCMessage *m, const ProtobufC
                       f->name, o ? o->name : "?", m->descriptor->name);
     }
   }
-  if (sm_pb_field_present(m, f))
+  if (sm__pb_field_present(m, f))
     return error_at(p, line, col, "Non-repeated field \"%s\" is specified multiple times.", f->name);
   return NULL;
 }
@@ -666,8 +666,8 @@ static sm_status *parse_scalar_value(parser *p, ProtobufCMessage *m, const Proto
   if ((s = read_value(p, f, &v))) return s;
   /* The binary parser refuses invalid UTF-8 in proto3 strings (as protobuf's C++ parser, and
    * Python's text parser, do); accepting it here would make pbtxt -> pb produce an unreadable pb. */
-  if (f->type == PROTOBUF_C_TYPE_STRING && sm_pb_strict_utf8(m->descriptor) &&
-      !sm_utf8_valid((const uint8_t *)v.str, v.slen)) {
+  if (f->type == PROTOBUF_C_TYPE_STRING && sm__pb_strict_utf8(m->descriptor) &&
+      !sm__utf8_valid((const uint8_t *)v.str, v.slen)) {
     free(v.str);
     return error_at(p, line, col, "String field \"%s\" is not valid UTF-8.", f->name);
   }
@@ -707,9 +707,9 @@ static sm_status *parse_bracketed(parser *p, ProtobufCMessage *m) {
   if (!fu || fu->type != PROTOBUF_C_TYPE_STRING || fu->label == PROTOBUF_C_LABEL_REPEATED || !fv ||
       fv->type != PROTOBUF_C_TYPE_BYTES || fv->label == PROTOBUF_C_LABEL_REPEATED)
     return error_at(p, line, col, "google.protobuf.Any has an unexpected shape.");
-  if (sm_pb_field_present(m, fu) || sm_pb_field_present(m, fv))
+  if (sm__pb_field_present(m, fu) || sm__pb_field_present(m, fv))
     return error_at(p, line, col, "Expected only one of type_url/value or an expanded Any in \"%s\".", d->name);
-  const ProtobufCMessageDescriptor *td = sm_pbtxt_find_type(p->root, slash + 1);
+  const ProtobufCMessageDescriptor *td = sm__pbtxt_find_type(p->root, slash + 1);
   if (!td) return error_at(p, line, col, "Could not find type \"%s\" stored in google.protobuf.Any.", slash + 1);
   if (try_sym(p, ':', &s), s) return s;
   ProtobufCMessage *sub = NULL;

@@ -26,7 +26,7 @@ typedef struct scan_ctx {
   const uint8_t *data;
   const char *what;
   uint64_t cost; /* estimate of the bytes protobuf-c will allocate to decode */
-  const ProtobufCMessageDescriptor *strict_d; /* last answer of sm_pb_strict_utf8: most strings */
+  const ProtobufCMessageDescriptor *strict_d; /* last answer of sm__pb_strict_utf8: most strings */
   int strict_v;                               /* are in NodeDefs, so one entry hits nearly always */
 } scan_ctx;
 
@@ -91,7 +91,7 @@ static sm_status *scan_error(const scan_ctx *c, size_t at, const ProtobufCMessag
 
 /* Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), as protobuf's
  * C++ parser demands of proto3 string fields: TensorFlow refuses a file that breaks this. */
-int sm_utf8_valid(const uint8_t *p, size_t n) {
+int sm__utf8_valid(const uint8_t *p, size_t n) {
   size_t i = 0;
   while (i < n) {
     /* Names in graphs are ASCII: skip 8 bytes at a time while no high bit is set. */
@@ -130,7 +130,7 @@ int sm_utf8_valid(const uint8_t *p, size_t n) {
 }
 
 /* GraphDebugInfo is the one proto2 message in the schema; proto2 strings are not checked. */
-int sm_pb_strict_utf8(const ProtobufCMessageDescriptor *d) {
+int sm__pb_strict_utf8(const ProtobufCMessageDescriptor *d) {
   return strncmp(d->name, "tensorflow.GraphDebugInfo", 25) != 0;
 }
 
@@ -170,14 +170,14 @@ static inline const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDes
 static int strict_utf8(scan_ctx *c, const ProtobufCMessageDescriptor *d) {
   if (c->strict_d != d) {
     c->strict_d = d;
-    c->strict_v = sm_pb_strict_utf8(d);
+    c->strict_v = sm__pb_strict_utf8(d);
   }
   return c->strict_v;
 }
 
 static sm_status *scan_message(scan_ctx *c, const ProtobufCMessageDescriptor *d, size_t pos, size_t end,
                                int depth) {
-  int strict = -1; /* sm_pb_strict_utf8(d), asked at the first string field */
+  int strict = -1; /* sm__pb_strict_utf8(d), asked at the first string field */
   while (pos < end) {
     size_t at = pos;
     uint64_t tag;
@@ -235,7 +235,7 @@ static sm_status *scan_message(scan_ctx *c, const ProtobufCMessageDescriptor *d,
           c->cost += v * SCAN_SLOT;
         if (f && f->label == PROTOBUF_C_LABEL_REPEATED) c->cost += SCAN_SLOT;
         if (f && f->type == PROTOBUF_C_TYPE_STRING && (strict < 0 ? (strict = strict_utf8(c, d)) : strict) &&
-            !sm_utf8_valid(c->data + pos, (size_t)v))
+            !sm__utf8_valid(c->data + pos, (size_t)v))
           return scan_error(c, at, d, f, "string is not valid UTF-8 (TensorFlow refuses it too; bytes fields may hold anything)",
                             NULL);
         if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
@@ -304,13 +304,13 @@ sm_status *sm_saved_model_parse(const uint8_t *data, size_t len, const char *wha
   *out = NULL;
   if (!what) what = "saved_model.pb";
   ProtobufCMessage *m;
-  sm_status *s = sm_pb_decode(&tensorflow__saved_model__descriptor, data, len, what, &m);
+  sm_status *s = sm__pb_decode(&tensorflow__saved_model__descriptor, data, len, what, &m);
   *out = (Tensorflow__SavedModel *)m;
   return s;
 }
 
 void sm_saved_model_free(Tensorflow__SavedModel *sm) {
-  if (sm) sm_pb_arena_free(&sm->base);
+  if (sm) sm__pb_arena_free(&sm->base);
 }
 
 /* A pbtxt-parsed message is malloc'ed piece by piece; re-encode it into an arena so that every
@@ -325,7 +325,7 @@ static sm_status *into_arena(ProtobufCMessage *m, const char *what, Tensorflow__
   protobuf_c_message_pack(m, buf);
   protobuf_c_message_free_unpacked(m, NULL);
   ProtobufCMessage *am;
-  sm_status *s = sm_pb_arena_unpack(&tensorflow__saved_model__descriptor, buf, n, what, &am);
+  sm_status *s = sm__pb_arena_unpack(&tensorflow__saved_model__descriptor, buf, n, what, &am);
   free(buf);
   *out = (Tensorflow__SavedModel *)am;
   return s;
@@ -339,8 +339,8 @@ static int all_digits(const char *s) {
 }
 
 static int has_entry(const char *dir, const char *name) {
-  char *p = sm_path_join(dir, name);
-  int r = p && sm_path_exists(p);
+  char *p = sm__path_join(dir, name);
+  int r = p && sm__path_exists(p);
   free(p);
   return r;
 }
@@ -349,8 +349,8 @@ static int has_entry(const char *dir, const char *name) {
 static sm_status *not_a_saved_model(const char *dir) {
   const char *head = "not a SavedModel: %s contains neither " SM_SAVED_MODEL_FILENAME_PB
                      " nor " SM_SAVED_MODEL_FILENAME_PBTXT "%s";
-  if (!sm_path_exists(dir)) return sm_status_new(SM_NOT_FOUND, head, dir, " (the directory does not exist)");
-  if (!sm_is_dir(dir)) return sm_status_new(SM_NOT_FOUND, head, dir, " (it is not a directory)");
+  if (!sm__path_exists(dir)) return sm_status_new(SM_NOT_FOUND, head, dir, " (the directory does not exist)");
+  if (!sm__is_dir(dir)) return sm_status_new(SM_NOT_FOUND, head, dir, " (it is not a directory)");
   char extra[1024];
   extra[0] = 0;
   if (has_entry(dir, SM_SAVED_MODEL_FILENAME_CPB)) {
@@ -369,7 +369,7 @@ static sm_status *not_a_saved_model(const char *dir) {
       struct dirent *e;
       while ((e = readdir(dh))) {
         if (!all_digits(e->d_name) || strlen(e->d_name) >= sizeof version) continue;
-        char *sub = sm_path_join(dir, e->d_name);
+        char *sub = sm__path_join(dir, e->d_name);
         int ok = sub && (has_entry(sub, SM_SAVED_MODEL_FILENAME_PB) || has_entry(sub, SM_SAVED_MODEL_FILENAME_PBTXT));
         free(sub);
         if (ok && (!version[0] || strtoull(e->d_name, NULL, 10) > strtoull(version, NULL, 10)))
@@ -406,22 +406,22 @@ static sm_status *not_a_saved_model(const char *dir) {
 
 sm_status *sm_saved_model_read(const char *export_dir, Tensorflow__SavedModel **out) {
   *out = NULL;
-  char *pb = sm_path_join(export_dir, SM_SAVED_MODEL_FILENAME_PB);
-  char *txt = sm_path_join(export_dir, SM_SAVED_MODEL_FILENAME_PBTXT);
+  char *pb = sm__path_join(export_dir, SM_SAVED_MODEL_FILENAME_PB);
+  char *txt = sm__path_join(export_dir, SM_SAVED_MODEL_FILENAME_PBTXT);
   sm_status *s = NULL;
   if (!pb || !txt) {
     s = sm_status_new(SM_NO_MEMORY, "out of memory");
-  } else if (sm_path_exists(pb)) {
+  } else if (sm__path_exists(pb)) {
     sm_file_map m;
-    s = sm_file_map_open(pb, &m);
+    s = sm__file_map_open(pb, &m);
     if (!s) {
       s = sm_saved_model_parse(m.data, m.size, pb, out);
-      sm_file_map_close(&m);
+      sm__file_map_close(&m);
     }
-  } else if (sm_path_exists(txt)) {
+  } else if (sm__path_exists(txt)) {
     char *text;
     size_t len;
-    s = sm_file_read_all(txt, &text, &len);
+    s = sm__file_read_all(txt, &text, &len);
     if (!s) {
       ProtobufCMessage *m = NULL;
       s = sm_pbtxt_parse(&tensorflow__saved_model__descriptor, text, len, txt, &m);
@@ -438,16 +438,16 @@ sm_status *sm_saved_model_read(const char *export_dir, Tensorflow__SavedModel **
 
 sm_status *sm_saved_model_write(const Tensorflow__SavedModel *sm, const char *export_dir, int as_text) {
   if (!sm) return sm_status_new(SM_INVALID_ARGUMENT, "writing a SavedModel to %s: no message", export_dir);
-  if (!sm_is_dir(export_dir))
+  if (!sm__is_dir(export_dir))
     return sm_status_new(SM_NOT_FOUND, "writing a SavedModel: %s is not an existing directory", export_dir);
-  char *path = sm_path_join(export_dir, as_text ? SM_SAVED_MODEL_FILENAME_PBTXT : SM_SAVED_MODEL_FILENAME_PB);
+  char *path = sm__path_join(export_dir, as_text ? SM_SAVED_MODEL_FILENAME_PBTXT : SM_SAVED_MODEL_FILENAME_PB);
   if (!path) return sm_status_new(SM_NO_MEMORY, "out of memory");
   sm_status *s = NULL;
   if (as_text) {
     char *text = NULL;
     size_t len = 0;
     s = sm_pbtxt_print(&sm->base, &text, &len);
-    if (!s) s = sm_file_write_atomic(path, text, len);
+    if (!s) s = sm__file_write_atomic(path, text, len);
     free(text);
   } else {
     size_t len = protobuf_c_message_get_packed_size(&sm->base);
@@ -463,7 +463,7 @@ sm_status *sm_saved_model_write(const Tensorflow__SavedModel *sm, const char *ex
         if (n != len)
           s = sm_status_new(SM_INTERNAL, "%s: serialized %zu bytes, expected %zu", path, n, len);
         else
-          s = sm_file_write_atomic(path, buf, len);
+          s = sm__file_write_atomic(path, buf, len);
         free(buf);
       }
     }

@@ -24,7 +24,7 @@
 
 /* ---- varints and fixed ints ------------------------------------------------------------------ */
 
-const uint8_t *sm_get_varint32(const uint8_t *p, const uint8_t *limit, uint32_t *v) {
+const uint8_t *sm__get_varint32(const uint8_t *p, const uint8_t *limit, uint32_t *v) {
   uint32_t r = 0;
   for (int shift = 0; shift <= 28 && p < limit; shift += 7) {
     uint32_t b = *p++;
@@ -38,7 +38,7 @@ const uint8_t *sm_get_varint32(const uint8_t *p, const uint8_t *limit, uint32_t 
   return NULL;
 }
 
-const uint8_t *sm_get_varint64(const uint8_t *p, const uint8_t *limit, uint64_t *v) {
+const uint8_t *sm__get_varint64(const uint8_t *p, const uint8_t *limit, uint64_t *v) {
   uint64_t r = 0;
   for (int shift = 0; shift <= 63 && p < limit; shift += 7) {
     uint64_t b = *p++;
@@ -52,7 +52,7 @@ const uint8_t *sm_get_varint64(const uint8_t *p, const uint8_t *limit, uint64_t 
   return NULL;
 }
 
-size_t sm_put_varint64(uint8_t *buf, uint64_t v) {
+size_t sm__put_varint64(uint8_t *buf, uint64_t v) {
   size_t n = 0;
   while (v >= 0x80) {
     buf[n++] = (uint8_t)(v | 0x80);
@@ -110,8 +110,8 @@ struct sm_table {
 };
 
 static const uint8_t *get_handle(const uint8_t *p, const uint8_t *limit, handle *h) {
-  p = sm_get_varint64(p, limit, &h->offset);
-  return p ? sm_get_varint64(p, limit, &h->size) : NULL;
+  p = sm__get_varint64(p, limit, &h->offset);
+  return p ? sm__get_varint64(p, limit, &h->size) : NULL;
 }
 
 static sm_status *read_block(const sm_table *t, handle h, const char *what, block *b) {
@@ -119,22 +119,22 @@ static sm_status *read_block(const sm_table *t, handle h, const char *what, bloc
   b->file_offset = h.offset;
   uint64_t end;
   size_t avail = t->size - FOOTER_SIZE;
-  if (sm_add_u64(h.offset, h.size, &end) || sm_add_u64(end, TRAILER_SIZE, &end) || end > avail)
+  if (sm__add_u64(h.offset, h.size, &end) || sm__add_u64(end, TRAILER_SIZE, &end) || end > avail)
     return sm_status_new(SM_DATA_LOSS,
                          "%s: %s block at offset %llu with size %llu runs past the end of the file (%zu bytes)",
                          t->name, what, (unsigned long long)h.offset, (unsigned long long)h.size, t->size);
   const uint8_t *p = t->data + h.offset;
   size_t n = (size_t)h.size;
   uint8_t type = p[n];
-  uint32_t crc = sm_crc32c_extend(sm_crc32c_value(p, n), &type, 1);
-  if (sm_crc32c_mask(crc) != get_fixed32(p + n + 1))
+  uint32_t crc = sm__crc32c_extend(sm__crc32c_value(p, n), &type, 1);
+  if (sm__crc32c_mask(crc) != get_fixed32(p + n + 1))
     return sm_status_new(SM_DATA_LOSS, "%s: block checksum mismatch at offset %llu (%s block)", t->name,
                          (unsigned long long)h.offset, what);
   const uint8_t *content = p;
   size_t csize = n;
   if (type == 1) {
     size_t ulen;
-    if (sm_lazy_snappy_missing())
+    if (sm__lazy_snappy_missing())
       return sm_status_new(SM_UNIMPLEMENTED, "%s: the %s block at offset %llu is Snappy-compressed and libsnappy "
                            "could not be loaded", t->name, what, (unsigned long long)h.offset);
     if (snappy_uncompressed_length((const char *)p, n, &ulen) != SNAPPY_OK ||
@@ -198,9 +198,9 @@ typedef struct {
 static int decode_entry(const block *b, size_t off, raw_entry *e) {
   const uint8_t *p = b->data + off, *limit = b->data + b->size;
   uint32_t nonshared, vlen;
-  if (!(p = sm_get_varint32(p, limit, &e->shared))) return 0;
-  if (!(p = sm_get_varint32(p, limit, &nonshared))) return 0;
-  if (!(p = sm_get_varint32(p, limit, &vlen))) return 0;
+  if (!(p = sm__get_varint32(p, limit, &e->shared))) return 0;
+  if (!(p = sm__get_varint32(p, limit, &nonshared))) return 0;
+  if (!(p = sm__get_varint32(p, limit, &vlen))) return 0;
   if ((uint64_t)nonshared + vlen > (uint64_t)(limit - p)) return 0;
   e->suffix = p;
   e->nsuffix = nonshared;
@@ -224,7 +224,7 @@ struct sm_table_iter {
   int valid;
 };
 
-sm_status *sm_table_iter_new(const sm_table *t, sm_table_iter **out) {
+sm_status *sm__table_iter_new(const sm_table *t, sm_table_iter **out) {
   *out = calloc(1, sizeof **out);
   if (!*out) return sm_status_new(SM_NO_MEMORY, "out of memory");
   (*out)->t = t;
@@ -232,7 +232,7 @@ sm_status *sm_table_iter_new(const sm_table *t, sm_table_iter **out) {
   return NULL;
 }
 
-void sm_table_iter_free(sm_table_iter *it) {
+void sm__table_iter_free(sm_table_iter *it) {
   if (!it) return;
   block_free(&it->blk);
   free(it->key);
@@ -240,15 +240,15 @@ void sm_table_iter_free(sm_table_iter *it) {
   free(it);
 }
 
-int sm_table_iter_valid(const sm_table_iter *it) { return it->valid; }
+int sm__table_iter_valid(const sm_table_iter *it) { return it->valid; }
 
-const uint8_t *sm_table_iter_key(const sm_table_iter *it, size_t *len) {
+const uint8_t *sm__table_iter_key(const sm_table_iter *it, size_t *len) {
   *len = it->valid ? it->klen : 0;
   if (!it->valid) return NULL;
   return it->key ? it->key : (const uint8_t *)""; /* empty first key: no buffer yet */
 }
 
-const uint8_t *sm_table_iter_value(const sm_table_iter *it, size_t *len) {
+const uint8_t *sm__table_iter_value(const sm_table_iter *it, size_t *len) {
   *len = it->valid ? it->vlen : 0;
   return it->valid ? it->value : NULL;
 }
@@ -350,7 +350,7 @@ static sm_status *settle(sm_table_iter *it, int check_order) {
   }
 }
 
-sm_status *sm_table_iter_first(sm_table_iter *it) {
+sm_status *sm__table_iter_first(sm_table_iter *it) {
   it->valid = 0;
   block_free(&it->blk);
   it->bi = it->t->nindex;
@@ -361,12 +361,12 @@ sm_status *sm_table_iter_first(sm_table_iter *it) {
   return settle(it, 1);
 }
 
-sm_status *sm_table_iter_next(sm_table_iter *it) {
+sm_status *sm__table_iter_next(sm_table_iter *it) {
   if (!it->valid) return NULL;
   return settle(it, 1);
 }
 
-sm_status *sm_table_iter_seek(sm_table_iter *it, const void *key, size_t klen) {
+sm_status *sm__table_iter_seek(sm_table_iter *it, const void *key, size_t klen) {
   const sm_table *t = it->t;
   it->valid = 0;
   /* First block whose separator is >= key. */
@@ -410,13 +410,13 @@ sm_status *sm_table_iter_seek(sm_table_iter *it, const void *key, size_t klen) {
   }
 }
 
-sm_status *sm_table_get(const sm_table *t, const void *key, size_t klen, uint8_t **value, size_t *vlen) {
+sm_status *sm__table_get(const sm_table *t, const void *key, size_t klen, uint8_t **value, size_t *vlen) {
   *value = NULL;
   *vlen = 0;
   sm_table_iter *it;
-  sm_status *s = sm_table_iter_new(t, &it);
+  sm_status *s = sm__table_iter_new(t, &it);
   if (s) return s;
-  s = sm_table_iter_seek(it, key, klen);
+  s = sm__table_iter_seek(it, key, klen);
   if (!s && (!it->valid || key_cmp(it->key, it->klen, key, klen) != 0))
     s = sm_status_new(SM_NOT_FOUND, "%s: key not found", t->name);
   if (!s) {
@@ -429,11 +429,11 @@ sm_status *sm_table_get(const sm_table *t, const void *key, size_t klen, uint8_t
       *vlen = it->vlen;
     }
   }
-  sm_table_iter_free(it);
+  sm__table_iter_free(it);
   return s;
 }
 
-void sm_table_free(sm_table *t) {
+void sm__table_free(sm_table *t) {
   if (!t) return;
   for (size_t i = 0; i < t->nindex; i++) free(t->index[i].key);
   free(t->index);
@@ -441,9 +441,9 @@ void sm_table_free(sm_table *t) {
   free(t);
 }
 
-size_t sm_table_num_blocks(const sm_table *t) { return t->nindex; }
+size_t sm__table_num_blocks(const sm_table *t) { return t->nindex; }
 
-sm_status *sm_table_open(const char *name, const uint8_t *data, size_t size, sm_table **out) {
+sm_status *sm__table_open(const char *name, const uint8_t *data, size_t size, sm_table **out) {
   *out = NULL;
   if (size < FOOTER_SIZE)
     return sm_status_new(SM_DATA_LOSS, "%s: file is too short to be an sstable (%zu bytes)", name, size);
@@ -516,7 +516,7 @@ sm_status *sm_table_open(const char *name, const uint8_t *data, size_t size, sm_
 out:
   block_free(&b);
   if (s) {
-    sm_table_free(t);
+    sm__table_free(t);
     return s;
   }
   *out = t;
@@ -532,11 +532,11 @@ typedef struct {
 
 static int buf_reserve(buf *b, size_t more) {
   size_t need;
-  if (sm_add_size(b->len, more, &need)) return 0;
+  if (sm__add_size(b->len, more, &need)) return 0;
   if (need <= b->cap) return 1;
   size_t nc = b->cap ? b->cap : 256;
   while (nc < need) {
-    if (sm_mul_size(nc, 2, &nc)) return 0;
+    if (sm__mul_size(nc, 2, &nc)) return 0;
   }
   uint8_t *np = realloc(b->p, nc);
   if (!np) return 0;
@@ -554,7 +554,7 @@ static int buf_put(buf *b, const void *d, size_t n) {
 
 static int buf_varint(buf *b, uint64_t v) {
   uint8_t tmp[10];
-  return buf_put(b, tmp, sm_put_varint64(tmp, v));
+  return buf_put(b, tmp, sm__put_varint64(tmp, v));
 }
 
 static int buf_fixed32(buf *b, uint32_t v) {
@@ -626,14 +626,14 @@ struct sm_table_builder {
   int failed, finished;
 };
 
-sm_status *sm_table_builder_new(sm_table_builder **out) {
+sm_status *sm__table_builder_new(sm_table_builder **out) {
   sm_table_builder *b = calloc(1, sizeof *b);
   if (!b) return sm_status_new(SM_NO_MEMORY, "out of memory");
   b->block_size = SM_TABLE_BLOCK_SIZE;
   b->data.interval = SM_TABLE_RESTART_INTERVAL;
   b->index.interval = 1;
   if (!buf_reserve(&b->data.restarts, 4) || !buf_reserve(&b->index.restarts, 4)) {
-    sm_table_builder_free(b);
+    sm__table_builder_free(b);
     return sm_status_new(SM_NO_MEMORY, "out of memory");
   }
   bb_reset(&b->data);
@@ -642,7 +642,7 @@ sm_status *sm_table_builder_new(sm_table_builder **out) {
   return NULL;
 }
 
-void sm_table_builder_set_options(sm_table_builder *b, size_t block_size, int restart_interval) {
+void sm__table_builder_set_options(sm_table_builder *b, size_t block_size, int restart_interval) {
   if (block_size) b->block_size = block_size;
   if (restart_interval > 0) b->data.interval = restart_interval;
 }
@@ -653,7 +653,7 @@ static void free_bb(block_builder *bb) {
   free(bb->last.p);
 }
 
-void sm_table_builder_free(sm_table_builder *b) {
+void sm__table_builder_free(sm_table_builder *b) {
   if (!b) return;
   free_bb(&b->data);
   free_bb(&b->index);
@@ -667,9 +667,9 @@ static int write_block(sm_table_builder *b, block_builder *bb, handle *h) {
   h->offset = b->out.len;
   h->size = bb->data.len;
   uint8_t type = 0;
-  uint32_t crc = sm_crc32c_extend(sm_crc32c_value(bb->data.p, bb->data.len), &type, 1);
+  uint32_t crc = sm__crc32c_extend(sm__crc32c_value(bb->data.p, bb->data.len), &type, 1);
   if (!buf_put(&b->out, bb->data.p, bb->data.len) || !buf_put(&b->out, &type, 1) ||
-      !buf_fixed32(&b->out, sm_crc32c_mask(crc)))
+      !buf_fixed32(&b->out, sm__crc32c_mask(crc)))
     return 0;
   bb_reset(bb);
   return 1;
@@ -684,8 +684,8 @@ static int flush(sm_table_builder *b) {
 
 static int add_index_entry(sm_table_builder *b) {
   uint8_t hb[20];
-  size_t n = sm_put_varint64(hb, b->pending_h.offset);
-  n += sm_put_varint64(hb + n, b->pending_h.size);
+  size_t n = sm__put_varint64(hb, b->pending_h.offset);
+  n += sm__put_varint64(hb + n, b->pending_h.size);
   b->pending = 0;
   return bb_add(&b->index, b->last_key.p, b->last_key.len, hb, n);
 }
@@ -695,7 +695,7 @@ static sm_status *oom(sm_table_builder *b) {
   return sm_status_new(SM_NO_MEMORY, "out of memory building a table");
 }
 
-sm_status *sm_table_builder_add(sm_table_builder *b, const void *key, size_t klen, const void *value,
+sm_status *sm__table_builder_add(sm_table_builder *b, const void *key, size_t klen, const void *value,
                                 size_t vlen) {
   const uint8_t *k = key;
   if (b->failed || b->finished) return sm_status_new(SM_FAILED_PRECONDITION, "table builder already finished or failed");
@@ -728,7 +728,7 @@ sm_status *sm_table_builder_add(sm_table_builder *b, const void *key, size_t kle
   return NULL;
 }
 
-sm_status *sm_table_builder_finish(sm_table_builder *b, uint8_t **out, size_t *len) {
+sm_status *sm__table_builder_finish(sm_table_builder *b, uint8_t **out, size_t *len) {
   *out = NULL;
   *len = 0;
   if (b->failed || b->finished) return sm_status_new(SM_FAILED_PRECONDITION, "table builder already finished or failed");
@@ -755,10 +755,10 @@ sm_status *sm_table_builder_finish(sm_table_builder *b, uint8_t **out, size_t *l
   }
   if (!write_block(b, &b->index, &idx)) return oom(b);
   uint8_t footer[FOOTER_SIZE] = {0};
-  size_t n = sm_put_varint64(footer, meta.offset);
-  n += sm_put_varint64(footer + n, meta.size);
-  n += sm_put_varint64(footer + n, idx.offset);
-  sm_put_varint64(footer + n, idx.size);
+  size_t n = sm__put_varint64(footer, meta.offset);
+  n += sm__put_varint64(footer + n, meta.size);
+  n += sm__put_varint64(footer + n, idx.offset);
+  sm__put_varint64(footer + n, idx.size);
   put_fixed32(footer + 40, MAGIC_LO);
   put_fixed32(footer + 44, MAGIC_HI);
   if (!buf_put(&b->out, footer, FOOTER_SIZE)) return oom(b);

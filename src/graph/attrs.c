@@ -5,46 +5,46 @@
 
 static sm_status *get(const sm_node *n, const char *name, int kind, const Tensorflow__AttrValue **out) {
   if (!n || !name) return sm_status_new(SM_INVALID_ARGUMENT, "attr lookup without a node or a name");
-  const Tensorflow__AttrValue *v = sm_node_attr(n, name);
+  const Tensorflow__AttrValue *v = sm__node_attr(n, name);
   if (!v) return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): no attr '%s'", n->name, n->op, name);
   int got = v->value_case;
   /* An unset value is how an empty list may arrive. */
   if (got != kind && !(kind == TENSORFLOW__ATTR_VALUE__VALUE_LIST && got == TENSORFLOW__ATTR_VALUE__VALUE__NOT_SET))
     return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): attr '%s' is %s, not %s", n->name, n->op, name,
-                         sm_attr_kind_name(got), sm_attr_kind_name(kind));
+                         sm__attr_kind_name(got), sm__attr_kind_name(kind));
   *out = v;
   return NULL;
 }
 
-sm_status *sm_node_attr_int(const sm_node *n, const char *name, int64_t *v) {
+sm_status *sm__node_attr_int(const sm_node *n, const char *name, int64_t *v) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_I, &a);
   if (!s) *v = a->i;
   return s;
 }
 
-sm_status *sm_node_attr_float(const sm_node *n, const char *name, float *v) {
+sm_status *sm__node_attr_float(const sm_node *n, const char *name, float *v) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_F, &a);
   if (!s) *v = a->f;
   return s;
 }
 
-sm_status *sm_node_attr_bool(const sm_node *n, const char *name, int *v) {
+sm_status *sm__node_attr_bool(const sm_node *n, const char *name, int *v) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_B, &a);
   if (!s) *v = a->b ? 1 : 0;
   return s;
 }
 
-sm_status *sm_node_attr_type(const sm_node *n, const char *name, int *dtype) {
+sm_status *sm__node_attr_type(const sm_node *n, const char *name, int *dtype) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_TYPE, &a);
   if (!s) *dtype = (int)a->type;
   return s;
 }
 
-sm_status *sm_node_attr_string(const sm_node *n, const char *name, const char **str, size_t *len) {
+sm_status *sm__node_attr_string(const sm_node *n, const char *name, const char **str, size_t *len) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_S, &a);
   if (s) return s;
@@ -53,7 +53,7 @@ sm_status *sm_node_attr_string(const sm_node *n, const char *name, const char **
   return NULL;
 }
 
-sm_status *sm_node_attr_ints(const sm_node *n, const char *name, const int64_t **v, size_t *count) {
+sm_status *sm__node_attr_ints(const sm_node *n, const char *name, const int64_t **v, size_t *count) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_LIST, &a);
   if (s) return s;
@@ -63,7 +63,7 @@ sm_status *sm_node_attr_ints(const sm_node *n, const char *name, const int64_t *
   return NULL;
 }
 
-sm_status *sm_node_attr_strings(const sm_node *n, const char *name, const ProtobufCBinaryData **v, size_t *count) {
+sm_status *sm__node_attr_strings(const sm_node *n, const char *name, const ProtobufCBinaryData **v, size_t *count) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_LIST, &a);
   if (s) return s;
@@ -73,7 +73,7 @@ sm_status *sm_node_attr_strings(const sm_node *n, const char *name, const Protob
   return NULL;
 }
 
-sm_status *sm_node_attr_types(const sm_node *n, const char *name, const int **v, size_t *count) {
+sm_status *sm__node_attr_types(const sm_node *n, const char *name, const int **v, size_t *count) {
   /* protobuf-c forces enums to int size, so the DataType array reads as ints. */
   _Static_assert(sizeof(Tensorflow__DataType) == sizeof(int), "DataType is int-sized");
   const Tensorflow__AttrValue *a;
@@ -85,7 +85,7 @@ sm_status *sm_node_attr_types(const sm_node *n, const char *name, const int **v,
   return NULL;
 }
 
-sm_status *sm_node_attr_shape(const sm_node *n, const char *name, int *rank, int64_t dims[SM_MAX_RANK]) {
+sm_status *sm__node_attr_shape(const sm_node *n, const char *name, int *rank, int64_t dims[SM_MAX_RANK]) {
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_SHAPE, &a);
   if (s) return s;
@@ -112,13 +112,13 @@ sm_status *sm_node_attr_shape(const sm_node *n, const char *name, int *rank, int
   return NULL;
 }
 
-sm_status *sm_node_attr_tensor(const sm_node *n, const char *name, sm_tensor **out) {
+sm_status *sm__node_attr_tensor(const sm_node *n, const char *name, sm_tensor **out) {
   *out = NULL;
   const Tensorflow__AttrValue *a;
   sm_status *s = get(n, name, TENSORFLOW__ATTR_VALUE__VALUE_TENSOR, &a);
   if (s) return s;
   if (!a->tensor) return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): attr '%s' holds no tensor", n->name, n->op, name);
-  s = sm_tensor_from_proto(a->tensor, out);
+  s = sm__tensor_from_proto(a->tensor, out);
   if (s) s = sm_status_prefix(s, "node '%s' (%s): attr '%s'", n->name, n->op, name);
   return s;
 }

@@ -13,7 +13,7 @@ static sm_smap g_map;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* System ops, kept out of op_defs.c (generated from the ops a SavedModel's graph may hold): "_Arg",
- * the argument node of a function compiled as a graph of its own (sm_cgraph_compile_function), as
+ * the argument node of a function compiled as a graph of its own (sm__cgraph_compile_function), as
  * tensorflow/core/ops/function_ops.cc registers it. */
 static const char system_ops_text[] =
     "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
@@ -31,8 +31,8 @@ static void load(void) {
     g_sys = (Tensorflow__OpList *)m; /* process-lifetime, as the main table */
   }
   m = NULL;
-  sm_status *s = sm_pbtxt_parse(&tensorflow__op_list__descriptor, sm_builtin_op_list_text,
-                                strlen(sm_builtin_op_list_text), "built-in op table", &m);
+  sm_status *s = sm_pbtxt_parse(&tensorflow__op_list__descriptor, sm__builtin_op_list_text,
+                                strlen(sm__builtin_op_list_text), "built-in op table", &m);
   if (s) { /* a build defect, not a user error: report loudly once */
     fprintf(stderr, "libsavedmodel: %s\n", sm_status_message(s));
     sm_status_free(s);
@@ -40,18 +40,18 @@ static void load(void) {
   }
   g_ops = (Tensorflow__OpList *)m;
   for (size_t i = 0; i < g_ops->n_op; i++)
-    if (sm_smap_get(&g_map, g_ops->op[i]->name) < 0 && !sm_smap_put(&g_map, g_ops->op[i]->name, (int)i)) {
+    if (sm__smap_get(&g_map, g_ops->op[i]->name) < 0 && !sm__smap_put(&g_map, g_ops->op[i]->name, (int)i)) {
       fprintf(stderr, "libsavedmodel: out of memory indexing the built-in op table\n");
-      sm_smap_free(&g_map);
+      sm__smap_free(&g_map);
       g_ops = NULL; /* the parsed message stays: a one-off, process-lifetime table */
       return;
     }
 }
 
-const Tensorflow__OpDef *sm_builtin_op_def(const char *op_type) {
+const Tensorflow__OpDef *sm__builtin_op_def(const char *op_type) {
   pthread_once(&g_once, load);
   if (!op_type) return NULL;
-  int i = g_ops ? sm_smap_get(&g_map, op_type) : -1;
+  int i = g_ops ? sm__smap_get(&g_map, op_type) : -1;
   if (i >= 0) return g_ops->op[i];
   for (size_t k = 0; g_sys && k < g_sys->n_op; k++)
     if (!strcmp(g_sys->op[k]->name, op_type)) return g_sys->op[k];

@@ -14,7 +14,7 @@
 #include "graph/graph_internal.h"
 #include "graph/op_defs.h"
 
-int sm_graph_max_nodes = SM_GRAPH_MAX_NODES;
+int sm__graph_max_nodes = SM_GRAPH_MAX_NODES;
 
 /* ---- string map ------------------------------------------------------------------------------ */
 static uint64_t hash_str(const char *s) {
@@ -23,7 +23,7 @@ static uint64_t hash_str(const char *s) {
   return h;
 }
 
-int sm_smap_get(const sm_smap *m, const char *key) {
+int sm__smap_get(const sm_smap *m, const char *key) {
   if (!m->cap) return -1;
   for (size_t j = hash_str(key) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
     if (!m->keys[j]) return -1;
@@ -31,7 +31,7 @@ int sm_smap_get(const sm_smap *m, const char *key) {
   }
 }
 
-int sm_smap_put(sm_smap *m, const char *key, int val) {
+int sm__smap_put(sm_smap *m, const char *key, int val) {
   if ((m->n + 1) * 2 > m->cap) {
     size_t nc = m->cap ? m->cap * 2 : 64;
     const char **nk = calloc(nc, sizeof *nk);
@@ -62,7 +62,7 @@ int sm_smap_put(sm_smap *m, const char *key, int val) {
   return 1;
 }
 
-void sm_smap_free(sm_smap *m) {
+void sm__smap_free(sm_smap *m) {
   free(m->keys);
   free(m->vals);
   memset(m, 0, sizeof *m);
@@ -132,11 +132,11 @@ static const sm_attr_ref *find_attr(const sm_attr_ref *a, int n, const char *nam
 }
 
 /* ---- OpDefs ---------------------------------------------------------------------------------- */
-const Tensorflow__OpDef *sm_cgraph_op_def(const sm_cgraph *g, const char *op) {
+const Tensorflow__OpDef *sm__cgraph_op_def(const sm_cgraph *g, const char *op) {
   if (!g || !op) return NULL;
-  int i = sm_smap_get(&g->opdefs, op);
+  int i = sm__smap_get(&g->opdefs, op);
   if (i >= 0) return g->mg->meta_info_def->stripped_op_list->op[i];
-  return sm_builtin_op_def(op);
+  return sm__builtin_op_def(op);
 }
 
 /* The kind an attr of OpDef type `type` must have; -1 when not checked (graph_internal.h). */
@@ -154,7 +154,7 @@ int sm__attr_kind_for(const char *type) {
   return -1;
 }
 
-const char *sm_attr_kind_name(int k) {
+const char *sm__attr_kind_name(int k) {
   switch (k) {
   case TENSORFLOW__ATTR_VALUE__VALUE_LIST: return "a list";
   case TENSORFLOW__ATTR_VALUE__VALUE_S: return "a string";
@@ -179,7 +179,7 @@ static sm_status *expand_arg(const char *node, const char *op, const sm_attr_ref
     const sm_attr_ref *r = find_attr(attrs, nattrs, a->number_attr);
     if (!r || r->value->value_case != TENSORFLOW__ATTR_VALUE__VALUE_I)
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): arg '%s' needs int attr '%s', which is %s", node,
-                           op, a->name, a->number_attr, r ? sm_attr_kind_name(r->value->value_case) : "missing");
+                           op, a->name, a->number_attr, r ? sm__attr_kind_name(r->value->value_case) : "missing");
     if (r->value->i < 0 || r->value->i > SM_GRAPH_MAX_ARG_LEN)
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): attr '%s' = %lld is not a valid length", node, op,
                            a->number_attr, (long long)r->value->i);
@@ -190,7 +190,7 @@ static sm_status *expand_arg(const char *node, const char *op, const sm_attr_ref
                r->value->value_case != TENSORFLOW__ATTR_VALUE__VALUE__NOT_SET))
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): arg '%s' needs list(type) attr '%s', which is %s",
                            node, op, a->name, a->type_list_attr,
-                           r ? sm_attr_kind_name(r->value->value_case) : "missing");
+                           r ? sm__attr_kind_name(r->value->value_case) : "missing");
     list = r->value;
     count = list->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST ? (int)list->list->n_type : 0;
     if (list->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && list->list->n_type > SM_GRAPH_MAX_ARG_LEN)
@@ -203,7 +203,7 @@ static sm_status *expand_arg(const char *node, const char *op, const sm_attr_ref
       const sm_attr_ref *r = find_attr(attrs, nattrs, a->type_attr);
       if (!r || r->value->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TYPE)
         return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): arg '%s' needs type attr '%s', which is %s", node,
-                             op, a->name, a->type_attr, r ? sm_attr_kind_name(r->value->value_case) : "missing");
+                             op, a->name, a->type_attr, r ? sm__attr_kind_name(r->value->value_case) : "missing");
       dt = (int)r->value->type;
     } else {
       dt = (int)a->type;
@@ -236,7 +236,7 @@ static sm_status *expand_args(const char *node, const char *op, const sm_attr_re
   return NULL;
 }
 
-/* Flat range of a named arg (for sm_node_input_arg / sm_node_output_arg). */
+/* Flat range of a named arg (for sm__node_input_arg / sm__node_output_arg). */
 static int arg_range(const sm_node *n, Tensorflow__OpDef__ArgDef *const *args, size_t nargs, const char *arg,
                      int *count) {
   ivec t = {0};
@@ -277,12 +277,12 @@ sm_status *sm__node_arg_dtypes(const sm_node *n, int **in, int *nin, int **out, 
   return NULL;
 }
 
-int sm_node_input_arg(const sm_node *n, const char *arg, int *count) {
+int sm__node_input_arg(const sm_node *n, const char *arg, int *count) {
   if (!n || !n->def || !arg) return -1;
   return arg_range(n, n->def->input_arg, n->def->n_input_arg, arg, count);
 }
 
-int sm_node_output_arg(const sm_node *n, const char *arg, int *count) {
+int sm__node_output_arg(const sm_node *n, const char *arg, int *count) {
   if (!n || !n->def || !arg) return -1;
   return arg_range(n, n->def->output_arg, n->def->n_output_arg, arg, count);
 }
@@ -349,7 +349,7 @@ static sm_status *subst(const scope *sc, const char *node, const char *attr, con
 }
 
 static const Tensorflow__FunctionDef *find_function(const cctx *c, const char *name) {
-  int i = sm_smap_get(&c->g->funcs, name);
+  int i = sm__smap_get(&c->g->funcs, name);
   return i < 0 ? NULL : c->lib->function[i];
 }
 
@@ -449,9 +449,9 @@ static sm_status *check_shape_attr(const char *node, const char *op, const char 
  * indexes its name. */
 static sm_status *push_node(sm_cgraph *g, char *name, sm_node **out) {
   *out = NULL;
-  if (g->n >= sm_graph_max_nodes) {
+  if (g->n >= sm__graph_max_nodes) {
     sm_status *s = sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d nodes after inlining functions (at '%s')",
-                                 sm_graph_max_nodes, name);
+                                 sm__graph_max_nodes, name);
     free(name);
     return s;
   }
@@ -469,9 +469,9 @@ static sm_status *push_node(sm_cgraph *g, char *name, sm_node **out) {
   memset(n, 0, sizeof *n);
   n->name = name;
   g->n++;
-  if (sm_smap_get(&g->names, n->name) >= 0)
+  if (sm__smap_get(&g->names, n->name) >= 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "two nodes are named '%s'", n->name);
-  if (!sm_smap_put(&g->names, n->name, g->n - 1)) return oom();
+  if (!sm__smap_put(&g->names, n->name, g->n - 1)) return oom();
   *out = n;
   return NULL;
 }
@@ -496,7 +496,7 @@ static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
   const Tensorflow__FunctionDef *callee = find_function(c, nd->op);
   int direct = callee != NULL;
   if (!direct) {
-    n->def = sm_cgraph_op_def(g, nd->op);
+    n->def = sm__cgraph_op_def(g, nd->op);
     if (!n->def)
       return sm_status_new(SM_INVALID_ARGUMENT,
                            "node '%s': op '%s' is unknown (no OpDef in the graph's stripped_op_list, none built in, "
@@ -533,7 +533,7 @@ static sm_status *add_node(cctx *c, const scope *sc, size_t k) {
     int got = r->value->value_case;
     if (want >= 0 && got != want && !(want == TENSORFLOW__ATTR_VALUE__VALUE_LIST && got == 0))
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s): attr '%s' should be %s (%s), but is %s", n->name,
-                           nd->op, d->name, sm_attr_kind_name(want), d->type, sm_attr_kind_name(got));
+                           nd->op, d->name, sm__attr_kind_name(want), d->type, sm__attr_kind_name(got));
   }
 
   sm_attr_ref *cctx_attrs = NULL;
@@ -609,7 +609,7 @@ static sm_status *resolve_ref(cctx *c, const scope *sc, const char *node, const 
     }
     char *name = strndup(ref, nlen);
     if (!name) return oom();
-    int idx = sm_smap_get(&g->names, name);
+    int idx = sm__smap_get(&g->names, name);
     free(name);
     if (idx < 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s': input '%s' names no node in the graph", node, ref);
@@ -648,7 +648,7 @@ static sm_status *resolve_ref(cctx *c, const scope *sc, const char *node, const 
   memcpy(name, sc->prefix, strlen(sc->prefix));
   memcpy(name + strlen(sc->prefix), ref, alen);
   name[strlen(sc->prefix) + alen] = 0;
-  int idx = sm_smap_get(&g->names, name);
+  int idx = sm__smap_get(&g->names, name);
   free(name);
   if (idx < sc->first || idx >= sc->first + (int)sc->nnodes)
     return sm_status_new(SM_INVALID_ARGUMENT, "node '%s%s': input '%s' names no node of function '%s'", sc->prefix,
@@ -685,7 +685,7 @@ static sm_status *resolve_control(cctx *c, const scope *sc, const char *node, co
       }
   char *full = cat2(sc->prefix, name);
   if (!full) return oom();
-  int idx = sm_smap_get(&g->names, full);
+  int idx = sm__smap_get(&g->names, full);
   free(full);
   if (idx < 0 || (sc->fdef && (idx < sc->first || idx >= sc->first + (int)sc->nnodes)))
     return sm_status_new(SM_INVALID_ARGUMENT, "node '%s%s': control input '^%s' names no node of %s", sc->prefix,
@@ -794,7 +794,7 @@ static sm_status *inline_call(cctx *c, const scope *sc, size_t k) {
   } *ot = NULL;
   const Tensorflow__OpDef *idn = NULL;
   if (!s) {
-    idn = sm_cgraph_op_def(g, "IdentityN");
+    idn = sm__cgraph_op_def(g, "IdentityN");
     ot = calloc(1, sizeof *ot + ((size_t)rets.n + 1) * sizeof(Tensorflow__DataType));
     if (!idn)
       s = sm_status_new(SM_INTERNAL, "no OpDef for IdentityN");
@@ -969,34 +969,34 @@ static sm_status *graph_new(const Tensorflow__MetaGraphDef *mg, const Tensorflow
   *gdp = gd;
   const Tensorflow__OpList *ol = mg->meta_info_def ? mg->meta_info_def->stripped_op_list : NULL;
   for (size_t i = 0; ol && i < ol->n_op && !s; i++)
-    if (ol->op[i] && ol->op[i]->name && sm_smap_get(&g->opdefs, ol->op[i]->name) < 0 &&
-        !sm_smap_put(&g->opdefs, ol->op[i]->name, (int)i))
+    if (ol->op[i] && ol->op[i]->name && sm__smap_get(&g->opdefs, ol->op[i]->name) < 0 &&
+        !sm__smap_put(&g->opdefs, ol->op[i]->name, (int)i))
       s = oom();
   if (ol)
     for (size_t i = 0; i < ol->n_op; i++)
-      if (!ol->op[i] || !ol->op[i]->name) /* a hole would make sm_cgraph_op_def unsafe */
+      if (!ol->op[i] || !ol->op[i]->name) /* a hole would make sm__cgraph_op_def unsafe */
         s = s ? s : sm_status_new(SM_INVALID_ARGUMENT, "stripped_op_list entry #%zu has no name", i);
   const Tensorflow__FunctionDefLibrary *lib = gd->library;
   for (size_t i = 0; lib && i < lib->n_function && !s; i++) {
     const Tensorflow__FunctionDef *f = lib->function[i];
     if (!f || !f->signature || !f->signature->name || !*f->signature->name)
       s = sm_status_new(SM_INVALID_ARGUMENT, "library function #%zu has no signature name", i);
-    else if (sm_smap_get(&g->funcs, f->signature->name) >= 0)
+    else if (sm__smap_get(&g->funcs, f->signature->name) >= 0)
       s = sm_status_new(SM_INVALID_ARGUMENT, "library defines function '%s' twice", f->signature->name);
-    else if (!sm_smap_put(&g->funcs, f->signature->name, (int)i))
+    else if (!sm__smap_put(&g->funcs, f->signature->name, (int)i))
       s = oom();
   }
   if (s) {
-    sm_cgraph_free(g);
+    sm__cgraph_free(g);
     return s;
   }
   *out = g;
   return NULL;
 }
 
-sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out) {
+sm_status *sm__cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out) {
   *out = NULL;
-  if (!mg) return sm_status_new(SM_INVALID_ARGUMENT, "sm_cgraph_compile: no MetaGraphDef");
+  if (!mg) return sm_status_new(SM_INVALID_ARGUMENT, "sm__cgraph_compile: no MetaGraphDef");
   const Tensorflow__GraphDef *gd;
   sm_cgraph *g;
   sm_status *s = graph_new(mg, &gd, &g);
@@ -1013,7 +1013,7 @@ sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out
     scope_free(&top);
   }
   if (s) {
-    sm_cgraph_free(g);
+    sm__cgraph_free(g);
     return s;
   }
   *out = g;
@@ -1046,14 +1046,14 @@ static sm_status *add_arg_node(cctx *c, char *name, int index, int dtype, int *i
   n->nattrs = 2;
   n->op = "_Arg";
   n->device = "";
-  n->def = sm_cgraph_op_def(g, "_Arg");
+  n->def = sm__cgraph_op_def(g, "_Arg");
   n->stateful = n->def ? n->def->is_stateful : 0;
   n->out_dtypes[0] = dtype;
   n->noutputs = 1;
   return add_edges(c, 1);
 }
 
-sm_status *sm_cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const char *fname, const sm_node *caller,
+sm_status *sm__cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const char *fname, const sm_node *caller,
                                       sm_cgraph **out) {
   *out = NULL;
   if (!mg || !fname) return sm_status_new(SM_INVALID_ARGUMENT, "compile function: no MetaGraphDef or no name");
@@ -1150,32 +1150,32 @@ done:
   free(rets.v);
   free(ctl.v);
   if (s) {
-    sm_cgraph_free(g);
+    sm__cgraph_free(g);
     return f ? sm_status_prefix(s, "function '%s'", fname) : s;
   }
   *out = g;
   return NULL;
 }
 
-const Tensorflow__MetaGraphDef *sm_cgraph_meta_graph(const sm_cgraph *g) { return g ? g->mg : NULL; }
-const char *sm_cgraph_function_name(const sm_cgraph *g) { return g ? g->fname : NULL; }
+const Tensorflow__MetaGraphDef *sm__cgraph_meta_graph(const sm_cgraph *g) { return g ? g->mg : NULL; }
+const char *sm__cgraph_function_name(const sm_cgraph *g) { return g ? g->fname : NULL; }
 
-void sm_cgraph_function_args(const sm_cgraph *g, const sm_edge **args, int *n) {
+void sm__cgraph_function_args(const sm_cgraph *g, const sm_edge **args, int *n) {
   *args = g ? g->fn_args : NULL;
   *n = g ? g->nfn_args : 0;
 }
 
-void sm_cgraph_function_rets(const sm_cgraph *g, const sm_edge **rets, int *n) {
+void sm__cgraph_function_rets(const sm_cgraph *g, const sm_edge **rets, int *n) {
   *rets = g ? g->fn_rets : NULL;
   *n = g ? g->nfn_rets : 0;
 }
 
-void sm_cgraph_function_control_rets(const sm_cgraph *g, const int **nodes, int *n) {
+void sm__cgraph_function_control_rets(const sm_cgraph *g, const int **nodes, int *n) {
   *nodes = g ? g->fn_ctl : NULL;
   *n = g ? g->nfn_ctl : 0;
 }
 
-void sm_cgraph_free(sm_cgraph *g) {
+void sm__cgraph_free(sm_cgraph *g) {
   if (!g) return;
   for (int i = 0; i < g->n; i++) {
     sm_node *n = &g->nodes[i];
@@ -1188,9 +1188,9 @@ void sm_cgraph_free(sm_cgraph *g) {
     free(n->owned);
   }
   free(g->nodes);
-  sm_smap_free(&g->names);
-  sm_smap_free(&g->opdefs);
-  sm_smap_free(&g->funcs);
+  sm__smap_free(&g->names);
+  sm__smap_free(&g->opdefs);
+  sm__smap_free(&g->funcs);
   free(g->all_ops);
   free(g->fn_args);
   free(g->fn_rets);
@@ -1199,16 +1199,16 @@ void sm_cgraph_free(sm_cgraph *g) {
 }
 
 /* ---- lookups --------------------------------------------------------------------------------- */
-int sm_cgraph_num_nodes(const sm_cgraph *g) { return g ? g->n : 0; }
-const sm_node *sm_cgraph_node(const sm_cgraph *g, int i) { return g && i >= 0 && i < g->n ? &g->nodes[i] : NULL; }
-int sm_cgraph_find(const sm_cgraph *g, const char *name) { return g && name ? sm_smap_get(&g->names, name) : -1; }
+int sm__cgraph_num_nodes(const sm_cgraph *g) { return g ? g->n : 0; }
+const sm_node *sm__cgraph_node(const sm_cgraph *g, int i) { return g && i >= 0 && i < g->n ? &g->nodes[i] : NULL; }
+int sm__cgraph_find(const sm_cgraph *g, const char *name) { return g && name ? sm__smap_get(&g->names, name) : -1; }
 
-const char *const *sm_cgraph_all_ops(const sm_cgraph *g, int *count) {
+const char *const *sm__cgraph_all_ops(const sm_cgraph *g, int *count) {
   if (count) *count = g ? g->nall_ops : 0;
   return g ? g->all_ops : NULL;
 }
 
-sm_status *sm_cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edge *out, int *is_control) {
+sm_status *sm__cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edge *out, int *is_control) {
   if (!tensor_name || !*tensor_name) return sm_status_new(SM_INVALID_ARGUMENT, "empty tensor name");
   if (is_control) *is_control = 0;
   const char *name = tensor_name;
@@ -1216,7 +1216,7 @@ sm_status *sm_cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edg
     if (!is_control)
       return sm_status_new(SM_INVALID_ARGUMENT, "'%s' is a control input, not a tensor name", tensor_name);
     *is_control = 1;
-    int idx = sm_cgraph_find(g, name + 1);
+    int idx = sm__cgraph_find(g, name + 1);
     if (idx < 0) return sm_status_new(SM_NOT_FOUND, "'%s': the graph has no node '%s'", tensor_name, name + 1);
     *out = (sm_edge){idx, 0};
     return NULL;
@@ -1232,7 +1232,7 @@ sm_status *sm_cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edg
   }
   char *node = strndup(name, nlen);
   if (!node) return oom();
-  int idx = sm_cgraph_find(g, node);
+  int idx = sm__cgraph_find(g, node);
   if (idx < 0) {
     sm_status *s = sm_status_new(SM_NOT_FOUND, "'%s': the graph has no node '%s'", tensor_name, node);
     free(node);
@@ -1248,21 +1248,21 @@ sm_status *sm_cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edg
 }
 
 /* ---- node accessors -------------------------------------------------------------------------- */
-const char *sm_node_name(const sm_node *n) { return n->name; }
-const char *sm_node_op(const sm_node *n) { return n->op; }
-const char *sm_node_device(const sm_node *n) { return n->device; }
-int sm_node_num_inputs(const sm_node *n) { return n->ninputs; }
-sm_edge sm_node_input(const sm_node *n, int i) {
+const char *sm__node_name(const sm_node *n) { return n->name; }
+const char *sm__node_op(const sm_node *n) { return n->op; }
+const char *sm__node_device(const sm_node *n) { return n->device; }
+int sm__node_num_inputs(const sm_node *n) { return n->ninputs; }
+sm_edge sm__node_input(const sm_node *n, int i) {
   return i >= 0 && i < n->ninputs ? n->inputs[i] : (sm_edge){-1, -1};
 }
-int sm_node_input_dtype(const sm_node *n, int i) { return i >= 0 && i < n->ninputs ? n->in_dtypes[i] : 0; }
-int sm_node_num_control_inputs(const sm_node *n) { return n->ncontrol; }
-int sm_node_control_input(const sm_node *n, int i) { return i >= 0 && i < n->ncontrol ? n->control[i] : -1; }
-int sm_node_num_outputs(const sm_node *n) { return n->noutputs; }
-int sm_node_output_dtype(const sm_node *n, int i) { return i >= 0 && i < n->noutputs ? n->out_dtypes[i] : 0; }
-int sm_node_is_stateful(const sm_node *n) { return n->stateful; }
+int sm__node_input_dtype(const sm_node *n, int i) { return i >= 0 && i < n->ninputs ? n->in_dtypes[i] : 0; }
+int sm__node_num_control_inputs(const sm_node *n) { return n->ncontrol; }
+int sm__node_control_input(const sm_node *n, int i) { return i >= 0 && i < n->ncontrol ? n->control[i] : -1; }
+int sm__node_num_outputs(const sm_node *n) { return n->noutputs; }
+int sm__node_output_dtype(const sm_node *n, int i) { return i >= 0 && i < n->noutputs ? n->out_dtypes[i] : 0; }
+int sm__node_is_stateful(const sm_node *n) { return n->stateful; }
 
-const Tensorflow__AttrValue *sm_node_attr(const sm_node *n, const char *name) {
+const Tensorflow__AttrValue *sm__node_attr(const sm_node *n, const char *name) {
   if (!n || !name) return NULL;
   const sm_attr_ref *r = find_attr(n->attrs, n->nattrs, name);
   return r ? r->value : NULL;
@@ -1285,7 +1285,7 @@ static sm_status *check_edge(const sm_cgraph *g, sm_edge e, const char *what) {
   return NULL;
 }
 
-sm_status *sm_cgraph_prune(const sm_cgraph *g, const sm_edge *feeds, int nfeeds, const sm_edge *fetches,
+sm_status *sm__cgraph_prune(const sm_cgraph *g, const sm_edge *feeds, int nfeeds, const sm_edge *fetches,
                            int nfetches, const int *targets, int ntargets, int **order, int *n) {
   *order = NULL;
   *n = 0;

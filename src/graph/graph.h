@@ -16,7 +16,7 @@
  *   - every dangling input, unknown op (no OpDef at all), cycle, or recursive call reported with
  *     the node's name.
  * It never runs anything and never touches files. The runtime prunes it per feeds/fetches
- * (sm_cgraph_prune) and looks kernels up by sm_node_op().
+ * (sm__cgraph_prune) and looks kernels up by sm__node_op().
  *
  * Ownership: an sm_cgraph owns its nodes; it borrows the MetaGraphDef it was compiled from (attrs
  * point into it), which must outlive it. Everything here is read-only after compilation, so many
@@ -39,92 +39,92 @@ typedef struct sm_edge {
   int index;
 } sm_edge;
 
-/* Compile mg's graph_def + library. *out is owned by the caller (sm_cgraph_free). */
-sm_status *sm_cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out);
-void sm_cgraph_free(sm_cgraph *g); /* NULL-safe */
+/* Compile mg's graph_def + library. *out is owned by the caller (sm__cgraph_free). */
+sm_status *sm__cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out);
+void sm__cgraph_free(sm_cgraph *g); /* NULL-safe */
 /* The MetaGraphDef g was compiled from. */
-const Tensorflow__MetaGraphDef *sm_cgraph_meta_graph(const sm_cgraph *g);
+const Tensorflow__MetaGraphDef *sm__cgraph_meta_graph(const sm_cgraph *g);
 
 /* One function of mg's library as a graph of its own (the body a While/If/map_fn kernel runs as a
  * sub-plan): every flat input element is an "_Arg" node with one output (named after the input
  * arg, "x"; "x_0", "x_1", ... for a list arg), the body's nodes keep their FunctionDef names, calls
- * inside it are inlined as sm_cgraph_compile does (recursion refused). Arg dtypes and the body's
+ * inside it are inlined as sm__cgraph_compile does (recursion refused). Arg dtypes and the body's
  * attr placeholders are bound from, in order: the attr entries of the caller's func-valued attr
  * that names fname, the caller's own attrs (a `type_attr: "T"` arg takes the caller's "T"), and
  * the signature's defaults. caller may be NULL; its attrs are borrowed, so caller (its graph) and
- * mg must outlive *out. Errors name the function. sm_cgraph_all_ops is empty for such a graph. */
-sm_status *sm_cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const char *fname, const sm_node *caller,
+ * mg must outlive *out. Errors name the function. sm__cgraph_all_ops is empty for such a graph. */
+sm_status *sm__cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const char *fname, const sm_node *caller,
                                       sm_cgraph **out);
-/* Of a graph made by sm_cgraph_compile_function (NULL / 0 for any other): the function's name;
+/* Of a graph made by sm__cgraph_compile_function (NULL / 0 for any other): the function's name;
  * the _Arg outputs to feed, the return values to fetch (both flat, in signature order) and the
  * control outputs to run as targets (its control_ret nodes, or every stateful body node when the
  * FunctionDef lists none, as inlining does). Owned by g. */
-const char *sm_cgraph_function_name(const sm_cgraph *g);
-void sm_cgraph_function_args(const sm_cgraph *g, const sm_edge **args, int *n);
-void sm_cgraph_function_rets(const sm_cgraph *g, const sm_edge **rets, int *n);
-void sm_cgraph_function_control_rets(const sm_cgraph *g, const int **nodes, int *n);
+const char *sm__cgraph_function_name(const sm_cgraph *g);
+void sm__cgraph_function_args(const sm_cgraph *g, const sm_edge **args, int *n);
+void sm__cgraph_function_rets(const sm_cgraph *g, const sm_edge **rets, int *n);
+void sm__cgraph_function_control_rets(const sm_cgraph *g, const int **nodes, int *n);
 
-int sm_cgraph_num_nodes(const sm_cgraph *g);
-const sm_node *sm_cgraph_node(const sm_cgraph *g, int i);
+int sm__cgraph_num_nodes(const sm_cgraph *g);
+const sm_node *sm__cgraph_node(const sm_cgraph *g, int i);
 /* Index of the node with this (post-inlining) name, or -1. */
-int sm_cgraph_find(const sm_cgraph *g, const char *name);
+int sm__cgraph_find(const sm_cgraph *g, const char *name);
 /* Parse a tensor name "node", "node:k" (and "^node" for targets: *is_control = 1) and resolve it.
  * Errors say which name and why (no such node, output k out of range). */
-sm_status *sm_cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edge *out, int *is_control);
+sm_status *sm__cgraph_resolve(const sm_cgraph *g, const char *tensor_name, sm_edge *out, int *is_control);
 
 /* Pruning: which nodes must run to compute `fetches` and the control `targets`, when `feeds` are
  * given (a fed output is not computed, and its node is not needed for it). Writes the needed node
  * indices, in a topological order (every node after its data and control inputs), to a new array
  * *order (caller frees with free()) of *n entries. Each node appears once. */
-sm_status *sm_cgraph_prune(const sm_cgraph *g, const sm_edge *feeds, int nfeeds, const sm_edge *fetches,
+sm_status *sm__cgraph_prune(const sm_cgraph *g, const sm_edge *feeds, int nfeeds, const sm_edge *fetches,
                            int nfetches, const int *targets, int ntargets, int **order, int *n);
 
 /* ---- one node (what kernels see in prepare) ------------------------------------------------- */
-const char *sm_node_name(const sm_node *n);
-const char *sm_node_op(const sm_node *n);
-const char *sm_node_device(const sm_node *n); /* "" when none; informational only */
-int sm_node_num_inputs(const sm_node *n);     /* data inputs, flat over all input args */
-sm_edge sm_node_input(const sm_node *n, int i);
+const char *sm__node_name(const sm_node *n);
+const char *sm__node_op(const sm_node *n);
+const char *sm__node_device(const sm_node *n); /* "" when none; informational only */
+int sm__node_num_inputs(const sm_node *n);     /* data inputs, flat over all input args */
+sm_edge sm__node_input(const sm_node *n, int i);
 /* The dtype input i has as the OpDef declares it (a ref dtype for ref args, e.g. Assign.ref). */
-int sm_node_input_dtype(const sm_node *n, int i);
-int sm_node_num_control_inputs(const sm_node *n);
-int sm_node_control_input(const sm_node *n, int i); /* node index */
-int sm_node_num_outputs(const sm_node *n);
-int sm_node_output_dtype(const sm_node *n, int i); /* ref dtypes kept (>= 100) */
+int sm__node_input_dtype(const sm_node *n, int i);
+int sm__node_num_control_inputs(const sm_node *n);
+int sm__node_control_input(const sm_node *n, int i); /* node index */
+int sm__node_num_outputs(const sm_node *n);
+int sm__node_output_dtype(const sm_node *n, int i); /* ref dtypes kept (>= 100) */
 /* Flat index range of the named input/output arg of the node's OpDef (for list args). -1 if the
  * op has no such arg. */
-int sm_node_input_arg(const sm_node *n, const char *arg, int *count);
-int sm_node_output_arg(const sm_node *n, const char *arg, int *count);
+int sm__node_input_arg(const sm_node *n, const char *arg, int *count);
+int sm__node_output_arg(const sm_node *n, const char *arg, int *count);
 /* Stateful per its OpDef (is_stateful), e.g. VarHandleOp, AssignVariableOp, RandomUniform. */
-int sm_node_is_stateful(const sm_node *n);
+int sm__node_is_stateful(const sm_node *n);
 
-/* Attrs, after defaults and substitution. sm_node_attr returns NULL when the node has no such attr.
+/* Attrs, after defaults and substitution. sm__node_attr returns NULL when the node has no such attr.
  * The typed getters fail, naming node and attr, when it is absent or of another kind. Strings and
  * lists are borrowed from the graph. */
-const Tensorflow__AttrValue *sm_node_attr(const sm_node *n, const char *name);
-sm_status *sm_node_attr_int(const sm_node *n, const char *name, int64_t *v);
-sm_status *sm_node_attr_float(const sm_node *n, const char *name, float *v);
-sm_status *sm_node_attr_bool(const sm_node *n, const char *name, int *v);
-sm_status *sm_node_attr_type(const sm_node *n, const char *name, int *dtype);
-sm_status *sm_node_attr_string(const sm_node *n, const char *name, const char **s, size_t *len);
-sm_status *sm_node_attr_ints(const sm_node *n, const char *name, const int64_t **v, size_t *count);
-sm_status *sm_node_attr_types(const sm_node *n, const char *name, const int **v, size_t *count);
+const Tensorflow__AttrValue *sm__node_attr(const sm_node *n, const char *name);
+sm_status *sm__node_attr_int(const sm_node *n, const char *name, int64_t *v);
+sm_status *sm__node_attr_float(const sm_node *n, const char *name, float *v);
+sm_status *sm__node_attr_bool(const sm_node *n, const char *name, int *v);
+sm_status *sm__node_attr_type(const sm_node *n, const char *name, int *dtype);
+sm_status *sm__node_attr_string(const sm_node *n, const char *name, const char **s, size_t *len);
+sm_status *sm__node_attr_ints(const sm_node *n, const char *name, const int64_t **v, size_t *count);
+sm_status *sm__node_attr_types(const sm_node *n, const char *name, const int **v, size_t *count);
 /* list(string): each entry's bytes (not NUL-terminated) and length. */
-sm_status *sm_node_attr_strings(const sm_node *n, const char *name, const ProtobufCBinaryData **v, size_t *count);
+sm_status *sm__node_attr_strings(const sm_node *n, const char *name, const ProtobufCBinaryData **v, size_t *count);
 /* rank -1 = unknown rank; dims of -1 = unknown. */
-sm_status *sm_node_attr_shape(const sm_node *n, const char *name, int *rank, int64_t dims[SM_MAX_RANK]);
+sm_status *sm__node_attr_shape(const sm_node *n, const char *name, int *rank, int64_t dims[SM_MAX_RANK]);
 /* A tensor attr decoded (TF's TensorProto rules: tensor_content first, last typed value repeats,
  * none = zeros, half_val for fp16/bf16 bits). *out is new and owned by the caller. */
-sm_status *sm_node_attr_tensor(const sm_node *n, const char *name, sm_tensor **out);
+sm_status *sm__node_attr_tensor(const sm_node *n, const char *name, sm_tensor **out);
 
 /* Decode a TensorProto the same way (exposed for the loader and tests). */
-sm_status *sm_tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **out);
+sm_status *sm__tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **out);
 
 /* ---- OpDefs ---------------------------------------------------------------------------------- */
 /* The OpDef this graph uses for `op` (stripped_op_list first, then built-ins), or NULL. */
-const Tensorflow__OpDef *sm_cgraph_op_def(const sm_cgraph *g, const char *op);
+const Tensorflow__OpDef *sm__cgraph_op_def(const sm_cgraph *g, const char *op);
 /* Every distinct op type in the MetaGraph, including function bodies that are never called, sorted;
  * for `savedmodel scan`. The array is owned by g. */
-const char *const *sm_cgraph_all_ops(const sm_cgraph *g, int *count);
+const char *const *sm__cgraph_all_ops(const sm_cgraph *g, int *count);
 
 #endif

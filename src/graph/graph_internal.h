@@ -11,7 +11,7 @@
  * orders of magnitude below them. */
 #define SM_GRAPH_MAX_NODES (4 << 20)
 /* The node limit in force (SM_GRAPH_MAX_NODES; tests lower it to reach it quickly). */
-extern int sm_graph_max_nodes;
+extern int sm__graph_max_nodes;
 #define SM_GRAPH_MAX_EDGES (64 << 20)
 #define SM_GRAPH_MAX_INLINE_DEPTH 64
 #define SM_GRAPH_MAX_ARG_LEN (1 << 20) /* elements of one list arg (number_attr, type lists) */
@@ -27,12 +27,12 @@ typedef struct sm_smap {
   int *vals;
   size_t cap, n;
 } sm_smap;
-int sm_smap_put(sm_smap *m, const char *key, int val); /* 0 on out of memory; replaces */
-int sm_smap_get(const sm_smap *m, const char *key);    /* -1 when absent */
-void sm_smap_free(sm_smap *m);
+int sm__smap_put(sm_smap *m, const char *key, int val); /* 0 on out of memory; replaces */
+int sm__smap_get(const sm_smap *m, const char *key);    /* -1 when absent */
+void sm__smap_free(sm_smap *m);
 
 /* "an int", "a list", ... for an AttrValue value_case, in error messages. */
-const char *sm_attr_kind_name(int value_case);
+const char *sm__attr_kind_name(int value_case);
 /* The AttrValue value_case an attr of OpDef type `type` ("int", "list(string)", ...) must have;
  * -1 when not checked. */
 int sm__attr_kind_for(const char *type);
@@ -69,7 +69,7 @@ struct sm_cgraph {
   const char **all_ops;
   int nall_ops;
   int64_t nedges;
-  /* A function compiled as its own graph (sm_cgraph_compile_function): its name, its _Arg nodes'
+  /* A function compiled as its own graph (sm__cgraph_compile_function): its name, its _Arg nodes'
    * outputs (flat, in signature order), its return values (flat, in signature order) and its
    * control outputs (node indices). fname NULL for a graph compiled from a GraphDef. */
   const char *fname;

@@ -6,7 +6,7 @@
  * for an op; the builder checks the graphs it builds against them. */
 #include "graph/op_defs.h"
 
-const char sm_builtin_op_list_text[] =
+const char sm__builtin_op_list_text[] =
     "op {\n"
     "  name: \"Placeholder\"\n"
     "  output_arg {\n"

@@ -8,10 +8,10 @@
 #include "op_def.pb-c.h"
 
 /* A text-format OpList. */
-extern const char sm_builtin_op_list_text[];
+extern const char sm__builtin_op_list_text[];
 
 /* The built-in OpDef for op_type, or NULL. The table is parsed once, on first use, and lives for
  * the process. Thread-safe. */
-const Tensorflow__OpDef *sm_builtin_op_def(const char *op_type);
+const Tensorflow__OpDef *sm__builtin_op_def(const char *op_type);
 
 #endif

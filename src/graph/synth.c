@@ -26,10 +26,10 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-sm_status *sm_synth_new(const sm_cgraph *g, const char *name, const char *op, sm_node **out) {
+sm_status *sm__synth_new(const sm_cgraph *g, const char *name, const char *op, sm_node **out) {
   *out = NULL;
   if (!g || !name || !op) return sm_status_new(SM_INVALID_ARGUMENT, "synthetic node: no graph, name or op");
-  const Tensorflow__OpDef *def = sm_cgraph_op_def(g, op);
+  const Tensorflow__OpDef *def = sm__cgraph_op_def(g, op);
   if (!def) return sm_status_new(SM_NOT_FOUND, "synthetic node '%s': op '%s' has no OpDef", name, op);
   synth *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory building node '%s' (%s)", name, op);
@@ -39,14 +39,14 @@ sm_status *sm_synth_new(const sm_cgraph *g, const char *name, const char *op, sm
   s->n.def = def;
   s->n.stateful = def->is_stateful;
   if (!s->n.name || !s->n.op) {
-    sm_synth_free(&s->n);
+    sm__synth_free(&s->n);
     return sm_status_new(SM_NO_MEMORY, "out of memory building node '%s' (%s)", name, op);
   }
   *out = &s->n;
   return NULL;
 }
 
-void sm_synth_free(sm_node *n) {
+void sm__synth_free(sm_node *n) {
   if (!n) return;
   for (int i = 0; i < n->nattrs; i++) {
     free((void *)n->attrs[i].name);
@@ -73,14 +73,14 @@ static int grow(void **arr, int *cap, int len, size_t es) {
   return 1;
 }
 
-sm_status *sm_synth_add_input(sm_node *n, sm_edge e) {
+sm_status *sm__synth_add_input(sm_node *n, sm_edge e) {
   synth *s = (synth *)n;
   if (!grow((void **)&n->inputs, &s->cap_in, n->ninputs, sizeof *n->inputs)) return oom(n);
   n->inputs[n->ninputs++] = e;
   return NULL;
 }
 
-sm_status *sm_synth_add_control(sm_node *n, int node) {
+sm_status *sm__synth_add_control(sm_node *n, int node) {
   synth *s = (synth *)n;
   for (int i = 0; i < n->ncontrol; i++)
     if (n->control[i] == node) return NULL;
@@ -122,40 +122,40 @@ static sm_status *put(sm_node *n, const char *name, const Tensorflow__AttrValue 
   return NULL;
 }
 
-sm_status *sm_synth_copy_attr(sm_node *n, const char *name, const sm_node *from, const char *from_name) {
-  const Tensorflow__AttrValue *v = sm_node_attr(from, from_name);
+sm_status *sm__synth_copy_attr(sm_node *n, const char *name, const sm_node *from, const char *from_name) {
+  const Tensorflow__AttrValue *v = sm__node_attr(from, from_name);
   return v ? put(n, name, v) : NULL;
 }
 
-sm_status *sm_synth_set_int(sm_node *n, const char *name, int64_t i) {
+sm_status *sm__synth_set_int(sm_node *n, const char *name, int64_t i) {
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
   v.i = i;
   return put(n, name, &v);
 }
 
-sm_status *sm_synth_set_float(sm_node *n, const char *name, float f) {
+sm_status *sm__synth_set_float(sm_node *n, const char *name, float f) {
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_F;
   v.f = f;
   return put(n, name, &v);
 }
 
-sm_status *sm_synth_set_bool(sm_node *n, const char *name, int b) {
+sm_status *sm__synth_set_bool(sm_node *n, const char *name, int b) {
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
   v.b = b != 0;
   return put(n, name, &v);
 }
 
-sm_status *sm_synth_set_type(sm_node *n, const char *name, int dtype) {
+sm_status *sm__synth_set_type(sm_node *n, const char *name, int dtype) {
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
   v.type = (Tensorflow__DataType)dtype;
   return put(n, name, &v);
 }
 
-sm_status *sm_synth_set_string(sm_node *n, const char *name, const char *str) {
+sm_status *sm__synth_set_string(sm_node *n, const char *name, const char *str) {
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
   v.s.len = strlen(str);
@@ -163,7 +163,7 @@ sm_status *sm_synth_set_string(sm_node *n, const char *name, const char *str) {
   return put(n, name, &v);
 }
 
-sm_status *sm_synth_set_ints(sm_node *n, const char *name, const int64_t *i, size_t count) {
+sm_status *sm__synth_set_ints(sm_node *n, const char *name, const int64_t *i, size_t count) {
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   Tensorflow__AttrValue__ListValue l = TENSORFLOW__ATTR_VALUE__LIST_VALUE__INIT;
   l.n_i = count;
@@ -173,7 +173,7 @@ sm_status *sm_synth_set_ints(sm_node *n, const char *name, const int64_t *i, siz
   return put(n, name, &v);
 }
 
-sm_status *sm_synth_set_types(sm_node *n, const char *name, const int *dtypes, size_t count) {
+sm_status *sm__synth_set_types(sm_node *n, const char *name, const int *dtypes, size_t count) {
   _Static_assert(sizeof(Tensorflow__DataType) == sizeof(int), "DataType is int-sized");
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   Tensorflow__AttrValue__ListValue l = TENSORFLOW__ATTR_VALUE__LIST_VALUE__INIT;
@@ -184,7 +184,7 @@ sm_status *sm_synth_set_types(sm_node *n, const char *name, const int *dtypes, s
   return put(n, name, &v);
 }
 
-sm_status *sm_synth_set_strings(sm_node *n, const char *name, const char *const *str, size_t count) {
+sm_status *sm__synth_set_strings(sm_node *n, const char *name, const char *const *str, size_t count) {
   ProtobufCBinaryData *b = malloc((count ? count : 1) * sizeof *b);
   if (!b) return oom(n);
   for (size_t k = 0; k < count; k++) b[k] = (ProtobufCBinaryData){strlen(str[k]), (uint8_t *)str[k]};
@@ -199,11 +199,11 @@ sm_status *sm_synth_set_strings(sm_node *n, const char *name, const char *const 
   return st;
 }
 
-sm_status *sm_synth_finish(sm_node *n) {
+sm_status *sm__synth_finish(sm_node *n) {
   const Tensorflow__OpDef *def = n->def;
   for (size_t i = 0; i < def->n_attr; i++) {
     const Tensorflow__OpDef__AttrDef *d = def->attr[i];
-    const Tensorflow__AttrValue *v = sm_node_attr(n, d->name);
+    const Tensorflow__AttrValue *v = sm__node_attr(n, d->name);
     if (!v) {
       if (!d->default_value)
         return sm_status_new(SM_INVALID_ARGUMENT, "synthetic node '%s' (%s): required attr '%s' is not set", n->name,
@@ -216,7 +216,7 @@ sm_status *sm_synth_finish(sm_node *n) {
     int got = v->value_case;
     if (want >= 0 && got != want && !(want == TENSORFLOW__ATTR_VALUE__VALUE_LIST && got == 0))
       return sm_status_new(SM_INVALID_ARGUMENT, "synthetic node '%s' (%s): attr '%s' should be %s (%s), but is %s",
-                           n->name, n->op, d->name, sm_attr_kind_name(want), d->type, sm_attr_kind_name(got));
+                           n->name, n->op, d->name, sm__attr_kind_name(want), d->type, sm__attr_kind_name(got));
   }
   int *in, *out, nin, nout;
   sm_status *st = sm__node_arg_dtypes(n, &in, &nin, &out, &nout);

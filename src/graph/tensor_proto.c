@@ -51,7 +51,7 @@ static sm_status *strings_from_content(const ProtobufCBinaryData *c, sm_tensor *
   return s;
 }
 
-sm_status *sm_tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **out) {
+sm_status *sm__tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **out) {
   *out = NULL;
   if (!p) return sm_status_new(SM_INVALID_ARGUMENT, "TensorProto: none given");
   int dtype = (int)p->dtype;

@@ -14,10 +14,10 @@
 
 static sm_status *const_prepare(const sm_node *node, void **state) {
   sm_tensor *t = NULL;
-  sm_status *s = sm_node_attr_tensor(node, "value", &t);
+  sm_status *s = sm__node_attr_tensor(node, "value", &t);
   if (s) return s;
   int dt;
-  if (!sm_node_attr_type(node, "dtype", &dt) && dt != sm_tensor_dtype(t)) {
+  if (!sm__node_attr_type(node, "dtype", &dt) && dt != sm_tensor_dtype(t)) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "Type mismatch between value (%s) and dtype (%s)",
                       sm__array_dtype_str(sm_tensor_dtype(t)), sm__array_dtype_str(dt));
     sm_tensor_free(t);
@@ -30,7 +30,7 @@ static sm_status *const_prepare(const sm_node *node, void **state) {
 static sm_status *const_compute(const void *state, sm_kctx *ctx) {
   /* Shared between runs and threads: the reference count is atomic, and a shared tensor is never
    * written in place by consumers. */
-  sm_kctx_set_output(ctx, 0, sm_tensor_ref((sm_tensor *)state));
+  sm__kctx_set_output(ctx, 0, sm_tensor_ref((sm_tensor *)state));
   return NULL;
 }
 
@@ -39,10 +39,10 @@ static void const_release(void *state) { sm_tensor_free(state); }
 /* ---- Placeholder ---------------------------------------------------------------------------- */
 
 static sm_status *placeholder_prepare(const sm_node *node, void **state) {
-  int dt = sm_node_output_dtype(node, 0);
+  int dt = sm__node_output_dtype(node, 0);
   int rank = -1;
   int64_t dims[SM_MAX_RANK];
-  sm_status *s = sm_node_attr_shape(node, "shape", &rank, dims);
+  sm_status *s = sm__node_attr_shape(node, "shape", &rank, dims);
   if (s) {
     sm_status_free(s);
     rank = -1;
@@ -61,7 +61,7 @@ static sm_status *placeholder_prepare(const sm_node *node, void **state) {
     }
     snprintf(shape + o, sizeof shape - o, "]");
   }
-  const char *name = sm_node_name(node);
+  const char *name = sm__node_name(node);
   size_t cap = strlen(name) + strlen(shape) + 128;
   char *msg = malloc(cap);
   if (!msg) return sm_status_new(SM_NO_MEMORY, "out of memory");
@@ -81,15 +81,15 @@ static sm_status *placeholder_compute(const void *state, sm_kctx *ctx) {
 
 static sm_status *forward_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
 static sm_status *identity_n_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  int n = sm_kctx_num_inputs(ctx);
-  if (sm_kctx_num_outputs(ctx) < n) n = sm_kctx_num_outputs(ctx);
-  for (int i = 0; i < n; i++) sm_kctx_forward(ctx, i, i);
+  int n = sm__kctx_num_inputs(ctx);
+  if (sm__kctx_num_outputs(ctx) < n) n = sm__kctx_num_outputs(ctx);
+  for (int i = 0; i < n; i++) sm__kctx_forward(ctx, i, i);
   return NULL;
 }
 
@@ -109,7 +109,7 @@ typedef struct {
 static sm_status *ensure_shape_prepare(const sm_node *node, void **state) {
   shape_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *s = sm_node_attr_shape(node, "shape", &st->rank, st->dims);
+  sm_status *s = sm__node_attr_shape(node, "shape", &st->rank, st->dims);
   if (s) {
     free(st);
     return s;
@@ -136,7 +136,7 @@ static const char *partial_shape_str(int rank, const int64_t *dims, char *buf, s
 
 static sm_status *ensure_shape_compute(const void *state, sm_kctx *ctx) {
   const shape_state *st = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int ok = 1;
   if (st->rank >= 0) {
     if (sm_tensor_rank(x) != st->rank) ok = 0;
@@ -148,7 +148,7 @@ static sm_status *ensure_shape_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "Shape of tensor input %s is not compatible with expected shape %s.",
                          sm__array_shape_str(x, a, sizeof a), partial_shape_str(st->rank, st->dims, b, sizeof b));
   }
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -157,7 +157,7 @@ static sm_status *ensure_shape_compute(const void *state, sm_kctx *ctx) {
 static sm_status *check_numerics_prepare(const sm_node *node, void **state) {
   const char *m = "";
   size_t len = 0;
-  sm_status *s = sm_node_attr_string(node, "message", &m, &len);
+  sm_status *s = sm__node_attr_string(node, "message", &m, &len);
   if (s) {
     sm_status_free(s);
     m = "";
@@ -172,7 +172,7 @@ static sm_status *check_numerics_prepare(const sm_node *node, void **state) {
 }
 
 static sm_status *check_numerics_compute(const void *state, sm_kctx *ctx) {
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int64_t n = sm_tensor_num_elements(x);
   const void *p = sm_tensor_data(x);
   int nan = 0, inf = 0;
@@ -213,7 +213,7 @@ static sm_status *check_numerics_compute(const void *state, sm_kctx *ctx) {
   if (nan || inf)
     return sm_status_new(SM_INVALID_ARGUMENT, "%s : Tensor had %s values", (const char *)state,
                          nan && inf ? "Inf and NaN" : nan ? "NaN" : "Inf");
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -221,7 +221,7 @@ static sm_status *check_numerics_compute(const void *state, sm_kctx *ctx) {
 
 static sm_status *assert_prepare(const sm_node *node, void **state) {
   int64_t summarize = 3;
-  sm_status *s = sm_node_attr_int(node, "summarize", &summarize);
+  sm_status *s = sm__node_attr_int(node, "summarize", &summarize);
   if (s) {
     sm_status_free(s);
     summarize = 3;
@@ -285,7 +285,7 @@ static void summarize(const sm_tensor *t, int64_t max, char *buf, size_t cap, si
 }
 
 static sm_status *assert_compute(const void *state, sm_kctx *ctx) {
-  const sm_tensor *cond = sm_kctx_input(ctx, 0);
+  const sm_tensor *cond = sm__kctx_input(ctx, 0);
   if (sm_tensor_num_elements(cond) != 1 || sm_tensor_rank(cond) > 1 || sm_tensor_dtype(cond) != SM_BOOL) {
     char a[256];
     return sm_status_new(SM_INVALID_ARGUMENT, "In[0] should be a scalar: %s", sm__array_shape_str(cond, a, sizeof a));
@@ -293,10 +293,10 @@ static sm_status *assert_compute(const void *state, sm_kctx *ctx) {
   if (((const uint8_t *)sm_tensor_data(cond))[0]) return NULL;
   char msg[4096];
   size_t o = (size_t)snprintf(msg, sizeof msg, "assertion failed: ");
-  for (int i = 1; i < sm_kctx_num_inputs(ctx) && o + 80 < sizeof msg; i++) {
+  for (int i = 1; i < sm__kctx_num_inputs(ctx) && o + 80 < sizeof msg; i++) {
     if (i > 1) msg[o++] = ' ';
     msg[o++] = '[';
-    summarize(sm_kctx_input(ctx, i), *(const int64_t *)state, msg, sizeof msg - 2, &o);
+    summarize(sm__kctx_input(ctx, i), *(const int64_t *)state, msg, sizeof msg - 2, &o);
     msg[o++] = ']';
     msg[o] = 0;
   }

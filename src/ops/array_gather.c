@@ -32,7 +32,7 @@ typedef struct {
 sm_status *sm__array_prepare_gather_v2(const sm_node *node, void **state) {
   gather_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *s = sm_node_attr_int(node, "batch_dims", &st->batch_dims);
+  sm_status *s = sm__node_attr_int(node, "batch_dims", &st->batch_dims);
   if (s) sm_status_free(s); /* default 0 */
   *state = st;
   return NULL;
@@ -80,7 +80,7 @@ static sm_status *gather(sm_kctx *ctx, const sm_tensor *params, const sm_tensor 
                            (long long)v, (long long)limit);
   }
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(params), orank, od, &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(params), orank, od, &out);
   if (s || sm_tensor_num_elements(out) == 0 || inner == 0) return s;
   int64_t dst = 0;
   for (int64_t bi = 0; bi < batch; bi++)
@@ -95,20 +95,20 @@ static sm_status *gather(sm_kctx *ctx, const sm_tensor *params, const sm_tensor 
 }
 
 sm_status *sm__array_compute_gather_v2(const void *state, sm_kctx *ctx) {
-  const sm_tensor *at = sm_kctx_input(ctx, 2);
+  const sm_tensor *at = sm__kctx_input(ctx, 2);
   char a[128];
   if (sm_tensor_num_elements(at) != 1 || sm_tensor_rank(at) > 1 || !sm__array_is_int(sm_tensor_dtype(at)))
     return sm_status_new(SM_INVALID_ARGUMENT, "axis must be a scalar int32 or int64, but got %s %s",
                          sm__array_dtype_str(sm_tensor_dtype(at)), sm__array_shape_str(at, a, sizeof a));
-  return gather(ctx, sm_kctx_input(ctx, 0), sm_kctx_input(ctx, 1), sm__array_int_at(at, 0),
+  return gather(ctx, sm__kctx_input(ctx, 0), sm__kctx_input(ctx, 1), sm__array_int_at(at, 0),
                 ((const gather_state *)state)->batch_dims);
 }
 
 sm_status *sm__array_compute_gather(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *params = sm_kctx_input(ctx, 0);
+  const sm_tensor *params = sm__kctx_input(ctx, 0);
   if (sm_tensor_rank(params) < 1) return sm_status_new(SM_INVALID_ARGUMENT, "params must be at least 1 dimensional");
-  return gather(ctx, params, sm_kctx_input(ctx, 1), 0, 0);
+  return gather(ctx, params, sm__kctx_input(ctx, 1), 0, 0);
 }
 
 /* ---- OneHot --------------------------------------------------------------------------------- */
@@ -121,7 +121,7 @@ sm_status *sm__array_prepare_one_hot(const sm_node *node, void **state) {
   onehot_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
   st->axis = -1;
-  sm_status *s = sm_node_attr_int(node, "axis", &st->axis);
+  sm_status *s = sm__node_attr_int(node, "axis", &st->axis);
   if (s) {
     sm_status_free(s);
     st->axis = -1;
@@ -131,8 +131,8 @@ sm_status *sm__array_prepare_one_hot(const sm_node *node, void **state) {
 }
 
 sm_status *sm__array_compute_one_hot(const void *state, sm_kctx *ctx) {
-  const sm_tensor *ix = sm_kctx_input(ctx, 0), *dt = sm_kctx_input(ctx, 1), *on = sm_kctx_input(ctx, 2),
-                  *off = sm_kctx_input(ctx, 3);
+  const sm_tensor *ix = sm__kctx_input(ctx, 0), *dt = sm__kctx_input(ctx, 1), *on = sm__kctx_input(ctx, 2),
+                  *off = sm__kctx_input(ctx, 3);
   int R = sm_tensor_rank(ix);
   int64_t axis = ((const onehot_state *)state)->axis;
   char a[128];
@@ -160,7 +160,7 @@ sm_status *sm__array_compute_one_hot(const void *state, sm_kctx *ctx) {
   for (int i = 0; i < axis; i++) prefix *= id[i];
   for (int i = (int)axis; i < R; i++) suffix *= id[i];
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(on), R + 1, od, &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(on), R + 1, od, &out);
   if (!s) s = sm__array_fill(out, off);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   for (int64_t p = 0; p < prefix; p++)
@@ -190,7 +190,7 @@ static int truthy(const sm_tensor *t, int64_t i) {
 
 sm_status *sm__array_compute_where(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x);
   if (dt == SM_STRING || dt == SM_RESOURCE || !sm__array_esize(dt))
     return sm_status_new(SM_INVALID_ARGUMENT, "Where is not defined for %s", sm__array_dtype_str(dt));
@@ -199,7 +199,7 @@ sm_status *sm__array_compute_where(const void *state, sm_kctx *ctx) {
   for (int64_t i = 0; i < n; i++) count += truthy(x, i);
   int64_t od[2] = {count, R};
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, SM_INT64, 2, od, &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 2, od, &out);
   if (s) return s;
   int64_t *o = sm_tensor_data(out), idx[SM_MAX_RANK] = {0};
   const int64_t *dims = sm_tensor_dims(x);
@@ -297,10 +297,10 @@ static sm_status *space_batch_walk(const sm_tensor *space, const sm_tensor *batc
 
 sm_status *sm__array_compute_space_to_batch_nd(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int64_t block[SM_MAX_RANK], pad[SM_MAX_RANK][2];
   int M;
-  sm_status *s = read_block(x, sm_kctx_input(ctx, 1), sm_kctx_input(ctx, 2), "paddings", &M, block, pad);
+  sm_status *s = read_block(x, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), "paddings", &M, block, pad);
   if (s) return s;
   int R = sm_tensor_rank(x);
   const int64_t *xd = sm_tensor_dims(x);
@@ -316,17 +316,17 @@ sm_status *sm__array_compute_space_to_batch_nd(const void *state, sm_kctx *ctx) 
   if (__builtin_mul_overflow(xd[0], P, &od[0])) return sm_status_new(SM_INVALID_ARGUMENT, "output batch overflows");
   for (int i = 1 + M; i < R; i++) od[i] = xd[i];
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   return space_batch_walk(x, out, out, 1, M, block, pad);
 }
 
 sm_status *sm__array_compute_batch_to_space_nd(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int64_t block[SM_MAX_RANK], crop[SM_MAX_RANK][2];
   int M;
-  sm_status *s = read_block(x, sm_kctx_input(ctx, 1), sm_kctx_input(ctx, 2), "crops", &M, block, crop);
+  sm_status *s = read_block(x, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), "crops", &M, block, crop);
   if (s) return s;
   int R = sm_tensor_rank(x);
   const int64_t *xd = sm_tensor_dims(x);
@@ -347,7 +347,7 @@ sm_status *sm__array_compute_batch_to_space_nd(const void *state, sm_kctx *ctx) 
   }
   for (int i = 1 + M; i < R; i++) od[i] = xd[i];
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   return space_batch_walk(out, x, out, 0, M, block, crop);
 }
@@ -356,7 +356,7 @@ sm_status *sm__array_compute_batch_to_space_nd(const void *state, sm_kctx *ctx) 
 
 sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *params = sm_kctx_input(ctx, 0), *indices = sm_kctx_input(ctx, 1);
+  const sm_tensor *params = sm__kctx_input(ctx, 0), *indices = sm__kctx_input(ctx, 1);
   int pr = sm_tensor_rank(params), ir = sm_tensor_rank(indices);
   const int64_t *pd = sm_tensor_dims(params), *id = sm_tensor_dims(indices);
   char a[256], b[256];
@@ -382,7 +382,7 @@ sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
     slice *= pd[i];
   }
   sm_status *s;
-  int64_t *offs = sm_kctx_scratch(ctx, (size_t)N * sizeof *offs, &s);
+  int64_t *offs = sm__kctx_scratch(ctx, (size_t)N * sizeof *offs, &s);
   if (!offs) return s;
   for (int64_t i = 0; i < N; i++) {
     int64_t off = 0;
@@ -401,8 +401,8 @@ sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
     offs[i] = off * slice;
   }
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(params), orank, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(params), orank, od, &out);
   for (int64_t i = 0; !s && i < N && slice; i++) s = sm__array_copy(out, i * slice, params, offs[i], slice);
-  sm_kctx_scratch_free(ctx, offs);
+  sm__kctx_scratch_free(ctx, offs);
   return s;
 }

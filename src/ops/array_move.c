@@ -16,7 +16,7 @@
  * a new dimension of size n at axis instead. */
 static sm_status *concat_inputs(sm_kctx *ctx, int first, int n, int64_t axis_v, int pack) {
   if (n < 1) return sm_status_new(SM_INVALID_ARGUMENT, "nothing to concatenate");
-  const sm_tensor *x0 = sm_kctx_input(ctx, first);
+  const sm_tensor *x0 = sm__kctx_input(ctx, first);
   int R = sm_tensor_rank(x0);
   char a[256], b[256];
   int out_rank = pack ? R + 1 : R;
@@ -36,7 +36,7 @@ static sm_status *concat_inputs(sm_kctx *ctx, int first, int n, int64_t axis_v, 
   const int64_t *d0 = sm_tensor_dims(x0);
   int64_t total = 0;
   for (int k = 0; k < n; k++) {
-    const sm_tensor *x = sm_kctx_input(ctx, first + k);
+    const sm_tensor *x = sm__kctx_input(ctx, first + k);
     if (sm_tensor_dtype(x) != sm_tensor_dtype(x0))
       return sm_status_new(SM_INVALID_ARGUMENT, "input %d is %s, input 0 is %s", k, sm__array_dtype_str(sm_tensor_dtype(x)),
                            sm__array_dtype_str(sm_tensor_dtype(x0)));
@@ -72,11 +72,11 @@ static sm_status *concat_inputs(sm_kctx *ctx, int first, int n, int64_t axis_v, 
   for (int i = 0; i < axis; i++) outer *= od[i];
   for (int i = (int)axis + 1; i < out_rank; i++) inner *= od[i];
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x0), out_rank, od, &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x0), out_rank, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   int64_t row = total * inner, col = 0;
   for (int k = 0; k < n; k++) {
-    const sm_tensor *x = sm_kctx_input(ctx, first + k);
+    const sm_tensor *x = sm__kctx_input(ctx, first + k);
     int64_t chunk = pack ? inner : sm_tensor_dims(x)[axis] * inner;
     if (chunk) {
       int64_t cd[2] = {outer, chunk}, ds[2] = {row, 1}, ss[2] = {chunk, 1};
@@ -101,17 +101,17 @@ static sm_status *axis_scalar(const sm_tensor *t, int64_t *axis) {
 
 sm_status *sm__array_compute_concat_v2(const void *state, sm_kctx *ctx) {
   (void)state;
-  int n = sm_kctx_num_inputs(ctx) - 1;
+  int n = sm__kctx_num_inputs(ctx) - 1;
   int64_t axis;
-  sm_status *s = axis_scalar(sm_kctx_input(ctx, n), &axis);
+  sm_status *s = axis_scalar(sm__kctx_input(ctx, n), &axis);
   return s ? s : concat_inputs(ctx, 0, n, axis, 0);
 }
 
 sm_status *sm__array_compute_concat(const void *state, sm_kctx *ctx) {
   (void)state;
   int64_t axis;
-  sm_status *s = axis_scalar(sm_kctx_input(ctx, 0), &axis);
-  return s ? s : concat_inputs(ctx, 1, sm_kctx_num_inputs(ctx) - 1, axis, 0);
+  sm_status *s = axis_scalar(sm__kctx_input(ctx, 0), &axis);
+  return s ? s : concat_inputs(ctx, 1, sm__kctx_num_inputs(ctx) - 1, axis, 0);
 }
 
 typedef struct {
@@ -121,14 +121,14 @@ typedef struct {
 sm_status *sm__array_prepare_pack(const sm_node *node, void **state) {
   axis_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *s = sm_node_attr_int(node, "axis", &st->axis);
+  sm_status *s = sm__node_attr_int(node, "axis", &st->axis);
   if (s) sm_status_free(s); /* default 0 */
   *state = st;
   return NULL;
 }
 
 sm_status *sm__array_compute_pack(const void *state, sm_kctx *ctx) {
-  return concat_inputs(ctx, 0, sm_kctx_num_inputs(ctx), ((const axis_state *)state)->axis, 1);
+  return concat_inputs(ctx, 0, sm__kctx_num_inputs(ctx), ((const axis_state *)state)->axis, 1);
 }
 
 /* ---- Transpose ------------------------------------------------------------------------------ */
@@ -151,7 +151,7 @@ static void transpose2d(char *out, const char *in, int64_t rows, int64_t cols, s
 
 sm_status *sm__array_compute_transpose(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *pt = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *pt = sm__kctx_input(ctx, 1);
   int R = sm_tensor_rank(x);
   char a[128];
   if (sm_tensor_rank(pt) != 1)
@@ -183,11 +183,11 @@ sm_status *sm__array_compute_transpose(const void *state, sm_kctx *ctx) {
     identity &= perm[i] == i;
   }
   if (identity) {
-    sm_kctx_forward(ctx, 0, 0);
+    sm__kctx_forward(ctx, 0, 0);
     return NULL;
   }
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   /* Dims of size 1 do not matter: if the rest are in order it is a plain copy, and when exactly
    * two groups swap it is a 2-D transpose. */
@@ -213,7 +213,7 @@ sm_status *sm__array_compute_transpose(const void *state, sm_kctx *ctx) {
 
 sm_status *sm__array_compute_tile(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *mt = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *mt = sm__kctx_input(ctx, 1);
   int R = sm_tensor_rank(x);
   char a[128];
   if (sm_tensor_rank(mt) != 1)
@@ -234,7 +234,7 @@ sm_status *sm__array_compute_tile(const void *state, sm_kctx *ctx) {
       return sm_status_new(SM_INVALID_ARGUMENT, "Tile: dim %d overflows (%lld x %lld)", i, (long long)dims[i], (long long)mult[i]);
   }
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   /* Output dim i is [mult_i, dims_i]: the repeat index steps the output by dims_i rows and the
    * input not at all. */
@@ -287,13 +287,13 @@ static sm_status *read_paddings(const sm_tensor *x, const sm_tensor *pt, int64_t
 }
 
 static sm_status *pad_common(sm_kctx *ctx, const sm_tensor *value) {
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int R = sm_tensor_rank(x);
   int64_t pad[SM_MAX_RANK][2], od[SM_MAX_RANK];
-  sm_status *s = read_paddings(x, sm_kctx_input(ctx, 1), pad, od, 0, 0);
+  sm_status *s = read_paddings(x, sm__kctx_input(ctx, 1), pad, od, 0, 0);
   if (s) return s;
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s) return s;
   if (value) s = sm__array_fill(out, value);
   if (s || sm_tensor_num_elements(x) == 0) return s;
@@ -306,14 +306,14 @@ static sm_status *pad_common(sm_kctx *ctx, const sm_tensor *value) {
 
 sm_status *sm__array_compute_pad(const void *state, sm_kctx *ctx) {
   (void)state;
-  if (sm_kctx_num_inputs(ctx) < 3) return pad_common(ctx, NULL);
-  const sm_tensor *v = sm_kctx_input(ctx, 2);
+  if (sm__kctx_num_inputs(ctx) < 3) return pad_common(ctx, NULL);
+  const sm_tensor *v = sm__kctx_input(ctx, 2);
   char a[128];
   if (sm_tensor_rank(v) != 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "constant_values must be a scalar. Found: %s", sm__array_shape_str(v, a, sizeof a));
-  if (sm_tensor_dtype(v) != sm_tensor_dtype(sm_kctx_input(ctx, 0)))
+  if (sm_tensor_dtype(v) != sm_tensor_dtype(sm__kctx_input(ctx, 0)))
     return sm_status_new(SM_INVALID_ARGUMENT, "constant_values is %s, input is %s", sm__array_dtype_str(sm_tensor_dtype(v)),
-                         sm__array_dtype_str(sm_tensor_dtype(sm_kctx_input(ctx, 0))));
+                         sm__array_dtype_str(sm_tensor_dtype(sm__kctx_input(ctx, 0))));
   return pad_common(ctx, v);
 }
 
@@ -324,7 +324,7 @@ typedef struct {
 sm_status *sm__array_prepare_mirror_pad(const sm_node *node, void **state) {
   const char *m;
   size_t len;
-  sm_status *s = sm_node_attr_string(node, "mode", &m, &len);
+  sm_status *s = sm__node_attr_string(node, "mode", &m, &len);
   if (s) return s;
   int reflect;
   if (len == 7 && !memcmp(m, "REFLECT", 7))
@@ -342,20 +342,20 @@ sm_status *sm__array_prepare_mirror_pad(const sm_node *node, void **state) {
 
 sm_status *sm__array_compute_mirror_pad(const void *state, sm_kctx *ctx) {
   int reflect = ((const mirror_state *)state)->reflect;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int R = sm_tensor_rank(x);
   int64_t pad[SM_MAX_RANK][2], od[SM_MAX_RANK];
-  sm_status *s = read_paddings(x, sm_kctx_input(ctx, 1), pad, od, 1, reflect);
+  sm_status *s = read_paddings(x, sm__kctx_input(ctx, 1), pad, od, 1, reflect);
   if (s) return s;
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   /* Per output dim, the input index each output index reads (as an element offset). */
   const int64_t *dims = sm_tensor_dims(x);
   int64_t in_str[SM_MAX_RANK], total = 0;
   sm__array_strides(R, dims, in_str);
   for (int i = 0; i < R; i++) total += od[i];
-  int64_t *map = sm_kctx_scratch(ctx, (size_t)total * sizeof *map, &s);
+  int64_t *map = sm__kctx_scratch(ctx, (size_t)total * sizeof *map, &s);
   if (!map) return s;
   int64_t *mp[SM_MAX_RANK];
   int64_t at = 0, shift = reflect ? 1 : 0;
@@ -379,7 +379,7 @@ sm_status *sm__array_compute_mirror_pad(const void *state, sm_kctx *ctx) {
       idx[i] = 0;
     }
   }
-  sm_kctx_scratch_free(ctx, map);
+  sm__kctx_scratch_free(ctx, map);
   return s;
 }
 
@@ -387,7 +387,7 @@ sm_status *sm__array_compute_mirror_pad(const void *state, sm_kctx *ctx) {
 
 sm_status *sm__array_compute_reverse_v2(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *at = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *at = sm__kctx_input(ctx, 1);
   int R = sm_tensor_rank(x);
   char a[128];
   if (sm_tensor_rank(at) != 1)
@@ -405,7 +405,7 @@ sm_status *sm__array_compute_reverse_v2(const void *state, sm_kctx *ctx) {
   }
   const int64_t *dims = sm_tensor_dims(x);
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, dims, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, dims, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   int64_t str[SM_MAX_RANK], src_str[SM_MAX_RANK], off = 0;
   sm__array_strides(R, dims, str);
@@ -420,7 +420,7 @@ sm_status *sm__array_compute_reverse_v2(const void *state, sm_kctx *ctx) {
 
 sm_status *sm__array_compute_broadcast_to(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *st = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *st = sm__kctx_input(ctx, 1);
   char a[256], b[256];
   if (sm_tensor_rank(st) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "shape must be 1-D, not %s", sm__array_shape_str(st, a, sizeof a));
@@ -444,7 +444,7 @@ sm_status *sm__array_compute_broadcast_to(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", sm__array_shape_str(x, a, sizeof a), b);
   }
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), on, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), on, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   int64_t in_str[SM_MAX_RANK], out_str[SM_MAX_RANK], src_str[SM_MAX_RANK];
   sm__array_strides(R, dims, in_str);

@@ -13,7 +13,7 @@
 
 sm_status *sm__array_compute_reshape(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *sizes = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *sizes = sm__kctx_input(ctx, 1);
   int64_t dims[SM_MAX_RANK], n;
   char a[256];
   if (sm_tensor_rank(sizes) > 1)
@@ -65,7 +65,7 @@ sm_status *sm__array_compute_reshape(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   s = sm_tensor_view((sm_tensor *)x, (int)n, dims, &out);
   if (s) return s;
-  sm_kctx_set_output(ctx, 0, out);
+  sm__kctx_set_output(ctx, 0, out);
   return NULL;
 }
 
@@ -79,7 +79,7 @@ typedef struct {
 sm_status *sm__array_prepare_squeeze(const sm_node *node, void **state) {
   const int64_t *v = NULL;
   size_t count = 0;
-  sm_status *s = sm_node_attr_ints(node, "squeeze_dims", &v, &count);
+  sm_status *s = sm__node_attr_ints(node, "squeeze_dims", &v, &count);
   if (s) {
     sm_status_free(s);
     count = 0;
@@ -95,7 +95,7 @@ sm_status *sm__array_prepare_squeeze(const sm_node *node, void **state) {
 
 sm_status *sm__array_compute_squeeze(const void *state, sm_kctx *ctx) {
   const squeeze_state *st = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int rank = sm_tensor_rank(x);
   const int64_t *xd = sm_tensor_dims(x);
   int drop[SM_MAX_RANK] = {0};
@@ -119,7 +119,7 @@ sm_status *sm__array_compute_squeeze(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   sm_status *s = sm_tensor_view((sm_tensor *)x, n, dims, &out);
   if (s) return s;
-  sm_kctx_set_output(ctx, 0, out);
+  sm__kctx_set_output(ctx, 0, out);
   return NULL;
 }
 
@@ -127,7 +127,7 @@ sm_status *sm__array_compute_squeeze(const void *state, sm_kctx *ctx) {
 
 sm_status *sm__array_compute_expand_dims(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *dim = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *dim = sm__kctx_input(ctx, 1);
   char a[256];
   if (sm_tensor_num_elements(dim) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "'dim' must be a tensor with a single value, got %s",
@@ -146,7 +146,7 @@ sm_status *sm__array_compute_expand_dims(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   sm_status *s = sm_tensor_view((sm_tensor *)x, rank + 1, dims, &out);
   if (s) return s;
-  sm_kctx_set_output(ctx, 0, out);
+  sm__kctx_set_output(ctx, 0, out);
   return NULL;
 }
 
@@ -166,10 +166,10 @@ static sm_status *put_int(sm_tensor *t, int64_t i, int64_t v) {
 }
 
 static sm_status *shape_of(sm_kctx *ctx, int in, int outi) {
-  const sm_tensor *x = sm_kctx_input(ctx, in);
+  const sm_tensor *x = sm__kctx_input(ctx, in);
   int64_t r = sm_tensor_rank(x);
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, outi, sm_node_output_dtype(sm_kctx_node(ctx), outi), 1, &r, &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, outi, sm__node_output_dtype(sm__kctx_node(ctx), outi), 1, &r, &out);
   for (int i = 0; !s && i < r; i++) s = put_int(out, i, sm_tensor_dims(x)[i]);
   return s;
 }
@@ -182,29 +182,29 @@ sm_status *sm__array_compute_shape(const void *state, sm_kctx *ctx) {
 sm_status *sm__array_compute_shape_n(const void *state, sm_kctx *ctx) {
   (void)state;
   sm_status *s = NULL;
-  for (int i = 0; !s && i < sm_kctx_num_inputs(ctx) && i < sm_kctx_num_outputs(ctx); i++) s = shape_of(ctx, i, i);
+  for (int i = 0; !s && i < sm__kctx_num_inputs(ctx) && i < sm__kctx_num_outputs(ctx); i++) s = shape_of(ctx, i, i);
   return s;
 }
 
 sm_status *sm__array_compute_size(const void *state, sm_kctx *ctx) {
   (void)state;
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, sm_node_output_dtype(sm_kctx_node(ctx), 0), 0, NULL, &out);
-  return s ? s : put_int(out, 0, sm_tensor_num_elements(sm_kctx_input(ctx, 0)));
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, sm__node_output_dtype(sm__kctx_node(ctx), 0), 0, NULL, &out);
+  return s ? s : put_int(out, 0, sm_tensor_num_elements(sm__kctx_input(ctx, 0)));
 }
 
 sm_status *sm__array_compute_rank(const void *state, sm_kctx *ctx) {
   (void)state;
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, SM_INT32, 0, NULL, &out);
-  return s ? s : put_int(out, 0, sm_tensor_rank(sm_kctx_input(ctx, 0)));
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_INT32, 0, NULL, &out);
+  return s ? s : put_int(out, 0, sm_tensor_rank(sm__kctx_input(ctx, 0)));
 }
 
 /* ---- Fill, ZerosLike, OnesLike ---------------------------------------------------------------- */
 
 sm_status *sm__array_compute_fill(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *dims_t = sm_kctx_input(ctx, 0), *value = sm_kctx_input(ctx, 1);
+  const sm_tensor *dims_t = sm__kctx_input(ctx, 0), *value = sm__kctx_input(ctx, 1);
   char a[256];
   if (sm_tensor_rank(dims_t) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "dims must represent a vector, got shape %s", sm__array_shape_str(dims_t, a, sizeof a));
@@ -217,20 +217,20 @@ sm_status *sm__array_compute_fill(const void *state, sm_kctx *ctx) {
     if (dims[i] < 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "Dimension %lld must be >= 0", (long long)dims[i]);
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(value), (int)n, dims, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(value), (int)n, dims, &out);
   return s ? s : sm__array_fill(out, value);
 }
 
 sm_status *sm__array_compute_zeros_like(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   sm_tensor *out;
-  return sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), sm_tensor_rank(x), sm_tensor_dims(x), &out);
+  return sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), sm_tensor_rank(x), sm_tensor_dims(x), &out);
 }
 
 sm_status *sm__array_compute_ones_like(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x);
   unsigned char one[16] = {0};
   switch (dt) {
@@ -246,7 +246,7 @@ sm_status *sm__array_compute_ones_like(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "OnesLike is not defined for %s", sm__array_dtype_str(dt));
   }
   sm_tensor *out, *v;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, dt, sm_tensor_rank(x), sm_tensor_dims(x), &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, sm_tensor_rank(x), sm_tensor_dims(x), &out);
   if (s) return s;
   s = sm_tensor_wrap(dt, 0, NULL, one, sm_dtype_size(dt), NULL, NULL, &v);
   if (s) return s;
@@ -282,7 +282,7 @@ static const char *num_str(const sm_tensor *t, char *buf, size_t cap) {
 
 sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *in[3] = {sm_kctx_input(ctx, 0), sm_kctx_input(ctx, 1), sm_kctx_input(ctx, 2)};
+  const sm_tensor *in[3] = {sm__kctx_input(ctx, 0), sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2)};
   static const char *const names[3] = {"start", "limit", "delta"};
   char a[256], b[64], c[64];
   int dt = sm_tensor_dtype(in[0]);
@@ -332,7 +332,7 @@ sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
     size = (int64_t)sz;
   }
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, dt, 1, &size, &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, 1, &size, &out);
   if (s) return s;
   void *p = sm_tensor_data(out);
   /* start + i * delta in the dtype, as TF 2.21 computes it (not accumulated), so float results

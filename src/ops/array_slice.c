@@ -24,7 +24,7 @@ sm_status *sm__array_prepare_strided_slice(const sm_node *node, void **state) {
   static const char *const names[] = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"};
   int64_t *dst[] = {&st->begin_mask, &st->end_mask, &st->ellipsis_mask, &st->new_axis_mask, &st->shrink_axis_mask};
   for (int i = 0; i < 5; i++) {
-    sm_status *s = sm_node_attr_int(node, names[i], dst[i]);
+    sm_status *s = sm__node_attr_int(node, names[i], dst[i]);
     if (s) {
       sm_status_free(s);
       *dst[i] = 0;
@@ -173,20 +173,20 @@ static sm_status *ss_validate(const ss_state *m, const sm_tensor *input, const s
 }
 
 sm_status *sm__array_compute_strided_slice(const void *state, sm_kctx *ctx) {
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   ss_plan p;
-  sm_status *s = ss_validate(state, x, sm_kctx_input(ctx, 1), sm_kctx_input(ctx, 2), sm_kctx_input(ctx, 3), &p);
+  sm_status *s = ss_validate(state, x, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), &p);
   if (s) return s;
   if (p.is_identity) {
     /* The whole input: same elements, maybe new axes or shrunk size-1 dims. */
     sm_tensor *out;
     s = sm_tensor_view((sm_tensor *)x, p.final_rank, p.final, &out);
     if (s) return s;
-    sm_kctx_set_output(ctx, 0, out);
+    sm__kctx_set_output(ctx, 0, out);
     return NULL;
   }
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), p.final_rank, p.final, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), p.final_rank, p.final, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   int64_t in_str[SM_MAX_RANK], out_str[SM_MAX_RANK], src_str[SM_MAX_RANK], off = 0;
   sm__array_strides(p.rank, sm_tensor_dims(x), in_str);
@@ -202,7 +202,7 @@ sm_status *sm__array_compute_strided_slice(const void *state, sm_kctx *ctx) {
 
 sm_status *sm__array_compute_slice(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *bt = sm_kctx_input(ctx, 1), *zt = sm_kctx_input(ctx, 2);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *bt = sm__kctx_input(ctx, 1), *zt = sm__kctx_input(ctx, 2);
   int R = sm_tensor_rank(x);
   const int64_t *dims = sm_tensor_dims(x);
   char a[128], b[128];
@@ -233,7 +233,7 @@ sm_status *sm__array_compute_slice(const void *state, sm_kctx *ctx) {
     size[i] = si;
   }
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, size, &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, size, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   int64_t in_str[SM_MAX_RANK], out_str[SM_MAX_RANK], off = 0;
   sm__array_strides(R, dims, in_str);
@@ -257,7 +257,7 @@ static sm_status *split_pieces(sm_kctx *ctx, const sm_tensor *x, int axis, int n
     memcpy(od, dims, (size_t)R * sizeof *od);
     od[axis] = lens[k];
     sm_tensor *out;
-    sm_status *s = sm_kctx_alloc_output(ctx, k, sm_tensor_dtype(x), R, od, &out);
+    sm_status *s = sm__kctx_alloc_output(ctx, k, sm_tensor_dtype(x), R, od, &out);
     if (s) return s;
     int64_t cd[2] = {outer, lens[k] * inner}, ds[2] = {lens[k] * inner, 1}, ss[2] = {dims[axis] * inner, 1};
     if (outer && cd[1]) s = sm__array_strided_copy(out, 0, ds, x, start * inner, ss, 2, cd);
@@ -282,29 +282,29 @@ static sm_status *split_axis(const sm_tensor *t, int rank, int *axis) {
 
 sm_status *sm__array_compute_split(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 1);
-  int axis, num = sm_kctx_num_outputs(ctx);
-  sm_status *s = split_axis(sm_kctx_input(ctx, 0), sm_tensor_rank(x), &axis);
+  const sm_tensor *x = sm__kctx_input(ctx, 1);
+  int axis, num = sm__kctx_num_outputs(ctx);
+  sm_status *s = split_axis(sm__kctx_input(ctx, 0), sm_tensor_rank(x), &axis);
   if (s) return s;
   int64_t d = sm_tensor_dims(x)[axis];
   if (num <= 0 || d % num)
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "Number of ways to split should evenly divide the split dimension, but got split_dim %d (size = %lld) and num_split %d",
                          axis, (long long)d, num);
-  int64_t *lens = sm_kctx_scratch(ctx, (size_t)num * sizeof *lens, &s);
+  int64_t *lens = sm__kctx_scratch(ctx, (size_t)num * sizeof *lens, &s);
   if (!lens) return s;
   for (int k = 0; k < num; k++) lens[k] = d / num;
   s = split_pieces(ctx, x, axis, num, lens);
-  sm_kctx_scratch_free(ctx, lens);
+  sm__kctx_scratch_free(ctx, lens);
   return s;
 }
 
 sm_status *sm__array_compute_split_v(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *sizes = sm_kctx_input(ctx, 1);
-  int axis, num = sm_kctx_num_outputs(ctx);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *sizes = sm__kctx_input(ctx, 1);
+  int axis, num = sm__kctx_num_outputs(ctx);
   char a[128];
-  sm_status *s = split_axis(sm_kctx_input(ctx, 2), sm_tensor_rank(x), &axis);
+  sm_status *s = split_axis(sm__kctx_input(ctx, 2), sm_tensor_rank(x), &axis);
   if (s) return s;
   if (sm_tensor_rank(sizes) != 1 || sm_tensor_num_elements(sizes) != num)
     return sm_status_new(SM_INVALID_ARGUMENT, "size_splits must be a 1-D tensor of %d elements, got shape %s", num,
@@ -312,7 +312,7 @@ sm_status *sm__array_compute_split_v(const void *state, sm_kctx *ctx) {
   if (!sm__array_is_int(sm_tensor_dtype(sizes)))
     return sm_status_new(SM_INVALID_ARGUMENT, "size_splits must be int32 or int64, not %s",
                          sm__array_dtype_str(sm_tensor_dtype(sizes)));
-  int64_t *lens = sm_kctx_scratch(ctx, (size_t)num * sizeof *lens, &s);
+  int64_t *lens = sm__kctx_scratch(ctx, (size_t)num * sizeof *lens, &s);
   if (!lens) return s;
   int64_t d = sm_tensor_dims(x)[axis], known = 0;
   int neg = -1;
@@ -320,20 +320,20 @@ sm_status *sm__array_compute_split_v(const void *state, sm_kctx *ctx) {
     lens[k] = sm__array_int_at(sizes, k);
     if (lens[k] == -1) {
       if (neg != -1) {
-        sm_kctx_scratch_free(ctx, lens);
+        sm__kctx_scratch_free(ctx, lens);
         return sm_status_new(SM_INVALID_ARGUMENT, "There can only be one -1 in the input.");
       }
       neg = k;
     } else if (lens[k] < 0) {
       long long bad = (long long)lens[k];
-      sm_kctx_scratch_free(ctx, lens);
+      sm__kctx_scratch_free(ctx, lens);
       return sm_status_new(SM_INVALID_ARGUMENT, "Split size at index %d must be >= 0. Got: %lld", k, bad);
     } else {
       known += lens[k];
     }
   }
   if ((neg == -1 && known != d) || (neg != -1 && known > d)) {
-    sm_kctx_scratch_free(ctx, lens);
+    sm__kctx_scratch_free(ctx, lens);
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "Determined shape must either match input shape along split_dim exactly if fully specified, or be "
                          "less than the size of the input along split_dim if not fully specified.  Got: %lld",
@@ -341,7 +341,7 @@ sm_status *sm__array_compute_split_v(const void *state, sm_kctx *ctx) {
   }
   if (neg != -1) lens[neg] = d - known;
   s = split_pieces(ctx, x, axis, num, lens);
-  sm_kctx_scratch_free(ctx, lens);
+  sm__kctx_scratch_free(ctx, lens);
   return s;
 }
 
@@ -352,15 +352,15 @@ typedef struct {
 sm_status *sm__array_prepare_unpack(const sm_node *node, void **state) {
   axis_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *s = sm_node_attr_int(node, "axis", &st->axis);
+  sm_status *s = sm__node_attr_int(node, "axis", &st->axis);
   if (s) sm_status_free(s); /* default 0 */
   *state = st;
   return NULL;
 }
 
 sm_status *sm__array_compute_unpack(const void *state, sm_kctx *ctx) {
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
-  int R = sm_tensor_rank(x), num = sm_kctx_num_outputs(ctx);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
+  int R = sm_tensor_rank(x), num = sm__kctx_num_outputs(ctx);
   int64_t axis = ((const axis_state *)state)->axis;
   char a[128];
   if (axis < -R || axis >= R)
@@ -378,7 +378,7 @@ sm_status *sm__array_compute_unpack(const void *state, sm_kctx *ctx) {
   }
   for (int k = 0; k < num; k++) {
     sm_tensor *out;
-    sm_status *s = sm_kctx_alloc_output(ctx, k, sm_tensor_dtype(x), R - 1, od, &out);
+    sm_status *s = sm__kctx_alloc_output(ctx, k, sm_tensor_dtype(x), R - 1, od, &out);
     if (s) return s;
     int64_t cd[2] = {outer, inner}, ds[2] = {inner, 1}, ss[2] = {num * inner, 1};
     if (outer && inner) s = sm__array_strided_copy(out, 0, ds, x, k * inner, ss, 2, cd);

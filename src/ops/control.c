@@ -2,8 +2,8 @@
  * Case / StatelessCase, as tensorflow/core/kernels/functional_ops.cc defines them.
  *
  * Each kernel compiles the functions its attrs name (cond and body; then_branch and else_branch;
- * every entry of branches) once, in prepare, into sub-plans of its own (sm_prepare_function_plan,
- * kernel.h), and runs them from compute with sm_kctx_run_plan: the parent run's resources, thread
+ * every entry of branches) once, in prepare, into sub-plans of its own (sm__prepare_function_plan,
+ * kernel.h), and runs them from compute with sm__kctx_run_plan: the parent run's resources, thread
  * pool, deadline and cancel flag. Values pass through by reference, whatever their dtype (resource
  * handles, variants, strings): nothing here looks inside a loop-carried tensor.
  *
@@ -31,7 +31,7 @@ static const char *dname(int dtype) {
 
 /* The function a func-valued attr names. */
 static sm_status *func_attr(const sm_node *node, const char *attr, const char **name) {
-  const Tensorflow__AttrValue *a = sm_node_attr(node, attr);
+  const Tensorflow__AttrValue *a = sm__node_attr(node, attr);
   if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC || !a->func || !a->func->name || !*a->func->name)
     return sm_status_new(SM_INVALID_ARGUMENT, "attr '%s' is not a function", attr);
   *name = a->func->name;
@@ -41,9 +41,9 @@ static sm_status *func_attr(const sm_node *node, const char *attr, const char **
 /* Compiles function `fname` (what attr `attr` names) and checks it takes nin tensors and gives
  * nout (nout < 0: any number). */
 static sm_status *compile(const sm_node *node, const char *attr, const char *fname, int nin, int nout, sm_plan **out) {
-  sm_status *st = sm_prepare_function_plan(node, fname, out);
+  sm_status *st = sm__prepare_function_plan(node, fname, out);
   if (st) return st;
-  int fin = sm_plan_num_feeds(*out), fout = sm_plan_num_fetches(*out);
+  int fin = sm__plan_num_feeds(*out), fout = sm__plan_num_fetches(*out);
   if (fin != nin || (nout >= 0 && fout != nout)) {
     st = nout >= 0 ? sm_status_new(SM_INVALID_ARGUMENT,
                                    "%s function '%s' takes %d inputs and gives %d outputs; the node passes %d and "
@@ -51,7 +51,7 @@ static sm_status *compile(const sm_node *node, const char *attr, const char *fna
                                    attr, fname, fin, fout, nin, nout)
                    : sm_status_new(SM_INVALID_ARGUMENT, "%s function '%s' takes %d inputs; the node passes %d", attr,
                                    fname, fin, nin);
-    sm_plan_free(*out);
+    sm__plan_free(*out);
     *out = NULL;
   }
   return st;
@@ -96,17 +96,17 @@ typedef struct while_state {
 static void while_release(void *state) {
   while_state *w = state;
   if (!w) return;
-  sm_plan_free(w->cond);
-  sm_plan_free(w->body);
+  sm__plan_free(w->cond);
+  sm__plan_free(w->body);
   free(w);
 }
 
 static sm_status *while_prepare(const sm_node *node, void **state) {
   *state = NULL;
-  int n = sm_node_num_inputs(node);
-  if (sm_node_num_outputs(node) != n)
+  int n = sm__node_num_inputs(node);
+  if (sm__node_num_outputs(node) != n)
     return sm_status_new(SM_INVALID_ARGUMENT, "%d inputs but %d outputs: a loop's are the same", n,
-                         sm_node_num_outputs(node));
+                         sm__node_num_outputs(node));
   const char *cname, *bname;
   sm_status *st = func_attr(node, "cond", &cname);
   if (!st) st = func_attr(node, "body", &bname);
@@ -115,9 +115,9 @@ static sm_status *while_prepare(const sm_node *node, void **state) {
   if (!w) return sm_status_new(SM_NO_MEMORY, "While: out of memory");
   w->n = n;
   st = compile(node, "cond", cname, n, -1, &w->cond);
-  if (!st && sm_plan_num_fetches(w->cond) != 1)
+  if (!st && sm__plan_num_fetches(w->cond) != 1)
     st = sm_status_new(SM_INVALID_ARGUMENT, "cond function '%s' gives %d outputs; expected a single scalar", cname,
-                       sm_plan_num_fetches(w->cond));
+                       sm__plan_num_fetches(w->cond));
   if (!st) st = compile(node, "body", bname, n, n, &w->body);
   if (st) {
     while_release(w);
@@ -140,19 +140,19 @@ static sm_status *while_compute(const void *state, sm_kctx *ctx) {
   int n = w->n;
   sm_status *st = NULL;
   /* the loop vars and the body's next values: kept across iterations */
-  sm_tensor **cur = sm_kctx_scratch(ctx, (2 * (size_t)n + 1) * sizeof *cur, &st);
+  sm_tensor **cur = sm__kctx_scratch(ctx, (2 * (size_t)n + 1) * sizeof *cur, &st);
   if (!cur) return st;
   sm_tensor **next = cur + n;
   for (int i = 0; i < n; i++) {
-    cur[i] = sm_tensor_ref((sm_tensor *)sm_kctx_input(ctx, i));
+    cur[i] = sm_tensor_ref((sm_tensor *)sm__kctx_input(ctx, i));
     next[i] = NULL;
   }
   int64_t it = 0;
   for (;; it++) {
     sm_tensor *pred = NULL;
     int go = 0;
-    if ((st = sm_kctx_check_stop(ctx))) break;
-    if ((st = sm_kctx_run_plan(ctx, w->cond, cur, n, &pred, 1))) break;
+    if ((st = sm__kctx_check_stop(ctx))) break;
+    if ((st = sm__kctx_run_plan(ctx, w->cond, cur, n, &pred, 1))) break;
     st = to_bool(pred, &go);
     sm_tensor_free(pred);
     if (st) {
@@ -160,7 +160,7 @@ static sm_status *while_compute(const void *state, sm_kctx *ctx) {
       break;
     }
     if (!go) break;
-    if ((st = sm_kctx_run_plan(ctx, w->body, cur, n, next, n))) break;
+    if ((st = sm__kctx_run_plan(ctx, w->body, cur, n, next, n))) break;
     for (int i = 0; i < n && !st; i++)
       if (sm_tensor_dtype(next[i]) != sm_tensor_dtype(cur[i]))
         st = sm_status_new(SM_INVALID_ARGUMENT, "body output %d is %s, but the loop var is %s", i,
@@ -175,7 +175,7 @@ static sm_status *while_compute(const void *state, sm_kctx *ctx) {
     return sm_status_prefix(st, "iteration %lld", (long long)it);
   }
   for (int i = 0; i < n; i++) {
-    sm_kctx_set_output(ctx, i, cur[i]);
+    sm__kctx_set_output(ctx, i, cur[i]);
     cur[i] = NULL;
   }
   return NULL;
@@ -192,18 +192,18 @@ typedef struct branch_state {
 static void branch_release(void *state) {
   branch_state *b = state;
   if (!b) return;
-  for (int i = 0; i < b->nbranch; i++) sm_plan_free(b->branch[i]);
+  for (int i = 0; i < b->nbranch; i++) sm__plan_free(b->branch[i]);
   free(b);
 }
 
 static sm_status *branch_new(const sm_node *node, int nbranch, branch_state **out) {
   *out = NULL;
-  if (sm_node_num_inputs(node) < 1) return sm_status_new(SM_INVALID_ARGUMENT, "no condition / branch index input");
+  if (sm__node_num_inputs(node) < 1) return sm_status_new(SM_INVALID_ARGUMENT, "no condition / branch index input");
   branch_state *b = calloc(1, sizeof *b + ((size_t)nbranch + 1) * sizeof b->branch[0]);
-  if (!b) return sm_status_new(SM_NO_MEMORY, "%s: out of memory", sm_node_op(node));
+  if (!b) return sm_status_new(SM_NO_MEMORY, "%s: out of memory", sm__node_op(node));
   b->nbranch = nbranch;
-  b->nin = sm_node_num_inputs(node) - 1;
-  b->nout = sm_node_num_outputs(node);
+  b->nin = sm__node_num_inputs(node) - 1;
+  b->nout = sm__node_num_outputs(node);
   *out = b;
   return NULL;
 }
@@ -227,7 +227,7 @@ static sm_status *if_prepare(const sm_node *node, void **state) {
 
 static sm_status *case_prepare(const sm_node *node, void **state) {
   *state = NULL;
-  const Tensorflow__AttrValue *a = sm_node_attr(node, "branches");
+  const Tensorflow__AttrValue *a = sm__node_attr(node, "branches");
   if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !a->list || a->list->n_func < 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "attr 'branches' is not a non-empty list of functions");
   if (a->list->n_func > 1 << 20)
@@ -255,25 +255,25 @@ static sm_status *case_prepare(const sm_node *node, void **state) {
 /* Runs branch k of b on inputs 1.. and sets its results as the outputs. */
 static sm_status *run_branch(const branch_state *b, int k, sm_kctx *ctx) {
   sm_status *st = NULL;
-  sm_tensor **io = sm_kctx_scratch(ctx, ((size_t)b->nin + (size_t)b->nout + 1) * sizeof *io, &st);
+  sm_tensor **io = sm__kctx_scratch(ctx, ((size_t)b->nin + (size_t)b->nout + 1) * sizeof *io, &st);
   if (!io) return st;
   sm_tensor **outs = io + b->nin;
-  for (int i = 0; i < b->nin; i++) io[i] = (sm_tensor *)sm_kctx_input(ctx, i + 1);
-  if ((st = sm_kctx_run_plan(ctx, b->branch[k], io, b->nin, outs, b->nout))) return st;
-  for (int i = 0; i < b->nout; i++) sm_kctx_set_output(ctx, i, outs[i]);
+  for (int i = 0; i < b->nin; i++) io[i] = (sm_tensor *)sm__kctx_input(ctx, i + 1);
+  if ((st = sm__kctx_run_plan(ctx, b->branch[k], io, b->nin, outs, b->nout))) return st;
+  for (int i = 0; i < b->nout; i++) sm__kctx_set_output(ctx, i, outs[i]);
   return NULL;
 }
 
 static sm_status *if_compute(const void *state, sm_kctx *ctx) {
   int go;
-  sm_status *st = to_bool(sm_kctx_input(ctx, 0), &go);
+  sm_status *st = to_bool(sm__kctx_input(ctx, 0), &go);
   if (st) return sm_status_prefix(st, "cond");
   return run_branch(state, go ? 0 : 1, ctx);
 }
 
 static sm_status *case_compute(const void *state, sm_kctx *ctx) {
   const branch_state *b = state;
-  const sm_tensor *t = sm_kctx_input(ctx, 0);
+  const sm_tensor *t = sm__kctx_input(ctx, 0);
   if (!t || sm_tensor_dtype(t) != SM_INT32 || sm_tensor_rank(t) != 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "branch_index must be an int32 scalar, got %s of rank %d",
                          t ? dname(sm_tensor_dtype(t)) : "nothing", t ? sm_tensor_rank(t) : -1);

@@ -44,7 +44,7 @@ static sm_status *parse_term(const char *p, size_t len, int *labs, int *rank, co
 static sm_status *einsum_prepare(const sm_node *node, void **state) {
   const char *eq;
   size_t len;
-  sm_status *s = sm_node_attr_string(node, "equation", &eq, &len);
+  sm_status *s = sm__node_attr_string(node, "equation", &eq, &len);
   if (s) return s;
   char buf[512];
   if (len >= sizeof buf) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation is too long");
@@ -62,11 +62,11 @@ static sm_status *einsum_prepare(const sm_node *node, void **state) {
     free(st);
     return sm_status_new(SM_UNIMPLEMENTED, "Einsum equation '%s': more than two operands", buf);
   }
-  if (sm_node_num_inputs(node) != st->nin) {
+  if (sm__node_num_inputs(node) != st->nin) {
     int nin = st->nin;
     free(st);
     return sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s' names %d operand(s), the node has %d", buf, nin,
-                         sm_node_num_inputs(node));
+                         sm__node_num_inputs(node));
   }
   size_t l0 = comma ? (size_t)(comma - buf) : lhs_len;
   s = parse_term(buf, l0, st->lab[0], &st->rank[0], buf);
@@ -124,10 +124,10 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   const einsum_state *st = state;
   int64_t dim_of[MAX_LABELS];
   for (int i = 0; i < MAX_LABELS; i++) dim_of[i] = -1;
-  int dt = sm_tensor_dtype(sm_kctx_input(ctx, 0));
+  int dt = sm_tensor_dtype(sm__kctx_input(ctx, 0));
   const void *data[2] = {NULL, NULL};
   for (int o = 0; o < st->nin; o++) {
-    const sm_tensor *t = sm_kctx_input(ctx, o);
+    const sm_tensor *t = sm__kctx_input(ctx, o);
     if (sm_tensor_dtype(t) != dt) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum operands differ in dtype");
     if (sm_tensor_rank(t) != st->rank[o])
       return sm_status_new(SM_INVALID_ARGUMENT, "Einsum operand %d has rank %d, the equation gives it %d", o,
@@ -151,12 +151,12 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   int64_t out_dims[SM_MAX_RANK];
   for (int i = 0; i < st->out_rank; i++) out_dims[i] = dim_of[st->out_lab[i]];
   sm_tensor *y;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, dt, st->out_rank, out_dims, &y);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, st->out_rank, out_dims, &y);
   if (s) return s;
   uint64_t total = 1;
   for (int l = 0; l < nl; l++) {
     size[l] = dim_of[ids[l]];
-    if (sm_mul_u64(total, (uint64_t)size[l], &total) || total > ((uint64_t)1 << 40))
+    if (sm__mul_u64(total, (uint64_t)size[l], &total) || total > ((uint64_t)1 << 40))
       return sm_status_new(SM_OUT_OF_RANGE, "Einsum: too many terms to sum");
   }
   if (total == 0) return NULL;
@@ -165,7 +165,7 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
     for (int i = st->rank[o] - 1; i >= 0; i--) {
       for (int l = 0; l < nl; l++)
         if (ids[l] == st->lab[o][i]) stride[o][l] += str;
-      str *= sm_tensor_dims(sm_kctx_input(ctx, o))[i];
+      str *= sm_tensor_dims(sm__kctx_input(ctx, o))[i];
     }
   }
   int64_t str = 1;

@@ -19,7 +19,7 @@ static const char *dname(int dtype) {
 }
 
 static sm_status *want_string(sm_kctx *ctx, int i, const char *what, const sm_tensor **t) {
-  *t = sm_kctx_input(ctx, i);
+  *t = sm__kctx_input(ctx, i);
   if (!*t || sm_tensor_dtype(*t) != SM_STRING)
     return sm_status_new(SM_INVALID_ARGUMENT, "%s must be a string tensor", what);
   return NULL;
@@ -41,12 +41,12 @@ static void restore_release(void *p) {
 static sm_status *restore_prepare(const sm_node *node, void **state) {
   const int *types;
   size_t n;
-  sm_status *s = sm_node_attr_types(node, "dtypes", &types, &n);
+  sm_status *s = sm__node_attr_types(node, "dtypes", &types, &n);
   if (s) return s;
   if (n == 0 || n > (1u << 24))
     return sm_status_new(SM_INVALID_ARGUMENT, "RestoreV2 needs 1 or more dtypes, has %zu", n);
-  if ((int)n != sm_node_num_outputs(node))
-    return sm_status_new(SM_INVALID_ARGUMENT, "%zu dtypes but %d outputs", n, sm_node_num_outputs(node));
+  if ((int)n != sm__node_num_outputs(node))
+    return sm_status_new(SM_INVALID_ARGUMENT, "%zu dtypes but %d outputs", n, sm__node_num_outputs(node));
   restore_state *st = calloc(1, sizeof *st);
   if (!st || !(st->dtypes = malloc(n * sizeof *st->dtypes))) {
     free(st);
@@ -210,7 +210,7 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
                          (long long)sm_tensor_num_elements(names), (long long)sm_tensor_num_elements(slices));
   size_t plen;
   const char *praw = sm_tensor_string(prefix_t, 0, &plen);
-  char *prefix = sm_kctx_scratch(ctx, plen + 1, &s);
+  char *prefix = sm__kctx_scratch(ctx, plen + 1, &s);
   if (!prefix) return s;
   memcpy(prefix, praw, plen);
   prefix[plen] = 0;
@@ -223,7 +223,7 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
     size_t nlen, slen;
     const char *nraw = sm_tensor_string(names, i, &nlen);
     const char *spec = sm_tensor_string(slices, i, &slen);
-    char *nn = sm_kctx_scratch_realloc(ctx, name, nlen + 1, &s);
+    char *nn = sm__kctx_scratch_realloc(ctx, name, nlen + 1, &s);
     if (!nn) break;
     name = nn;
     memcpy(name, nraw, nlen);
@@ -234,10 +234,10 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
     }
     sm_tensor *t;
     s = restore_one(b, prefix, name, st->dtypes[i], spec, slen, &t);
-    if (!s) sm_kctx_set_output(ctx, i, t);
+    if (!s) sm__kctx_set_output(ctx, i, t);
   }
-  sm_kctx_scratch_free(ctx, name);
-  sm_kctx_scratch_free(ctx, prefix);
+  sm__kctx_scratch_free(ctx, name);
+  sm__kctx_scratch_free(ctx, prefix);
   sm_bundle_close(b);
   return s;
 }
@@ -249,7 +249,7 @@ static sm_status *sharded_filename_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *base;
   sm_status *s = want_string(ctx, 0, "basename", &base);
   if (s) return s;
-  const sm_tensor *shard = sm_kctx_input(ctx, 1), *num = sm_kctx_input(ctx, 2);
+  const sm_tensor *shard = sm__kctx_input(ctx, 1), *num = sm__kctx_input(ctx, 2);
   if (sm_tensor_rank(base) != 0 || sm_tensor_rank(shard) != 0 || sm_tensor_rank(num) != 0 ||
       sm_tensor_dtype(shard) != SM_INT32 || sm_tensor_dtype(num) != SM_INT32)
     return sm_status_new(SM_INVALID_ARGUMENT, "ShardedFilename takes a string scalar and two int32 scalars");
@@ -258,14 +258,14 @@ static sm_status *sharded_filename_compute(const void *state, sm_kctx *ctx) {
   char suffix[64];
   int k = snprintf(suffix, sizeof suffix, "-%05d-of-%05d", *(const int32_t *)sm_tensor_data(shard),
                    *(const int32_t *)sm_tensor_data(num));
-  char *buf = sm_kctx_scratch(ctx, blen + (size_t)k + 1, &s);
+  char *buf = sm__kctx_scratch(ctx, blen + (size_t)k + 1, &s);
   if (!buf) return s;
   memcpy(buf, b, blen);
   memcpy(buf + blen, suffix, (size_t)k);
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, SM_STRING, 0, NULL, &out);
+  s = sm__kctx_alloc_output(ctx, 0, SM_STRING, 0, NULL, &out);
   if (!s) s = sm_tensor_set_string(out, 0, buf, blen + (size_t)k);
-  sm_kctx_scratch_free(ctx, buf);
+  sm__kctx_scratch_free(ctx, buf);
   return s;
 }
 
@@ -285,8 +285,8 @@ static void join_release(void *p) {
 static sm_status *join_prepare(const sm_node *node, void **state) {
   const char *sep = "";
   size_t len = 0;
-  if (sm_node_attr(node, "separator")) {
-    sm_status *s = sm_node_attr_string(node, "separator", &sep, &len);
+  if (sm__node_attr(node, "separator")) {
+    sm_status *s = sm__node_attr_string(node, "separator", &sep, &len);
     if (s) return s;
   }
   join_state *st = calloc(1, sizeof *st);
@@ -302,7 +302,7 @@ static sm_status *join_prepare(const sm_node *node, void **state) {
 
 static sm_status *join_compute(const void *state, sm_kctx *ctx) {
   const join_state *st = state;
-  int n = sm_kctx_num_inputs(ctx);
+  int n = sm__kctx_num_inputs(ctx);
   const sm_tensor *shape_of = NULL;
   for (int i = 0; i < n; i++) {
     const sm_tensor *t;
@@ -320,7 +320,7 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
     }
   }
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, SM_STRING, shape_of ? sm_tensor_rank(shape_of) : 0,
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_STRING, shape_of ? sm_tensor_rank(shape_of) : 0,
                                       shape_of ? sm_tensor_dims(shape_of) : NULL, &out);
   if (s) return s;
   int64_t m = sm_tensor_num_elements(out);
@@ -328,22 +328,22 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
   for (int64_t e = 0; e < m && !s; e++) {
     size_t total = 0;
     for (int i = 0; i < n; i++) {
-      const sm_tensor *t = sm_kctx_input(ctx, i);
+      const sm_tensor *t = sm__kctx_input(ctx, i);
       size_t len;
       sm_tensor_string(t, sm_tensor_rank(t) ? e : 0, &len);
-      if (sm_add_size(total, len, &total) || (i && sm_add_size(total, st->sep_len, &total)) ||
+      if (sm__add_size(total, len, &total) || (i && sm__add_size(total, st->sep_len, &total)) ||
           total > SM_MAX_TENSOR_BYTES) {
         s = sm_status_new(SM_OUT_OF_RANGE, "joined string is too long");
         break;
       }
     }
     if (s) break;
-    char *nb = sm_kctx_scratch_realloc(ctx, buf, total, &s);
+    char *nb = sm__kctx_scratch_realloc(ctx, buf, total, &s);
     if (!nb) break;
     buf = nb;
     size_t at = 0;
     for (int i = 0; i < n; i++) {
-      const sm_tensor *t = sm_kctx_input(ctx, i);
+      const sm_tensor *t = sm__kctx_input(ctx, i);
       size_t len;
       const char *p = sm_tensor_string(t, sm_tensor_rank(t) ? e : 0, &len);
       if (i && st->sep_len) {
@@ -355,7 +355,7 @@ static sm_status *join_compute(const void *state, sm_kctx *ctx) {
     }
     s = sm_tensor_set_string(out, e, buf, at);
   }
-  sm_kctx_scratch_free(ctx, buf);
+  sm__kctx_scratch_free(ctx, buf);
   return s;
 }
 
@@ -406,7 +406,7 @@ bad:
 static sm_status *re_prepare(const sm_node *node, void **state) {
   const char *pat;
   size_t len;
-  sm_status *s = sm_node_attr_string(node, "pattern", &pat, &len);
+  sm_status *s = sm__node_attr_string(node, "pattern", &pat, &len);
   if (s) return s;
   re_state *st = calloc(1, sizeof *st);
   if (!st || !(st->atoms = calloc(len ? len : 1, sizeof *st->atoms))) {
@@ -511,9 +511,9 @@ static sm_status *re_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = want_string(ctx, 0, "input", &in);
   if (s) return s;
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, SM_BOOL, sm_tensor_rank(in), sm_tensor_dims(in), &out);
+  s = sm__kctx_alloc_output(ctx, 0, SM_BOOL, sm_tensor_rank(in), sm_tensor_dims(in), &out);
   if (s) return s;
-  uint8_t *sets = sm_kctx_scratch(ctx, 2 * ((size_t)st->n + 1), &s);
+  uint8_t *sets = sm__kctx_scratch(ctx, 2 * ((size_t)st->n + 1), &s);
   if (!sets) return s;
   int64_t n = sm_tensor_num_elements(in);
   uint8_t *o = sm_tensor_data(out);
@@ -522,7 +522,7 @@ static sm_status *re_compute(const void *state, sm_kctx *ctx) {
     const char *p = sm_tensor_string(in, i, &len);
     o[i] = (uint8_t)re_full_match(st, (const uint8_t *)p, len, sets, sets + st->n + 1);
   }
-  sm_kctx_scratch_free(ctx, sets);
+  sm__kctx_scratch_free(ctx, sets);
   return NULL;
 }
 

@@ -9,7 +9,7 @@
  *
  * Copy-on-write: a list is immutable once two values reference it. The ops that "modify" a list
  * (SetItem, PushBack, PopBack, Resize, ScatterIntoExistingList) change it in place only when this
- * step is the input's last reader, nothing else holds the variant tensor (sm_kctx_reuse_input) and
+ * step is the input's last reader, nothing else holds the variant tensor (sm__kctx_reuse_input) and
  * nothing else holds the list object; otherwise they copy the vector of references (never the
  * elements) into a new list. So a loop that SetItem's every iteration costs O(1) per step. */
 #include <stdio.h>
@@ -225,7 +225,7 @@ static sm_status *list_clone(const tlist *src, tlist **out) {
  * failure l is released). */
 static sm_status *set_list_output(sm_kctx *ctx, int i, tlist *l) {
   sm_tensor *t;
-  sm_status *s = sm_kctx_alloc_output(ctx, i, SM_VARIANT, 0, NULL, &t);
+  sm_status *s = sm__kctx_alloc_output(ctx, i, SM_VARIANT, 0, NULL, &t);
   if (s) {
     list_release(&l->v);
     return s;
@@ -236,7 +236,7 @@ static sm_status *set_list_output(sm_kctx *ctx, int i, tlist *l) {
 
 /* GetInputList. */
 static sm_status *input_list(sm_kctx *ctx, int i, const tlist **out) {
-  const sm_tensor *t = sm_kctx_input(ctx, i);
+  const sm_tensor *t = sm__kctx_input(ctx, i);
   if (sm_tensor_rank(t) != 0) {
     char sh[256];
     return sm_status_new(SM_INVALID_ARGUMENT, "Input list must be a scalar saw: %s",
@@ -256,7 +256,7 @@ static sm_status *input_list(sm_kctx *ctx, int i, const tlist **out) {
 /* ForwardInputOrCreateNewList: the list of input `in` as output `out`, writable. In place when
  * nothing else can see it, else a copy of its vector of references. */
 static sm_status *writable_list(sm_kctx *ctx, int in, int out, const tlist *l, tlist **w) {
-  if (!sm__variant_is_shared(&l->v) && sm_kctx_reuse_input(ctx, in, out, SM_VARIANT, 0, NULL)) {
+  if (!sm__variant_is_shared(&l->v) && sm__kctx_reuse_input(ctx, in, out, SM_VARIANT, 0, NULL)) {
     *w = (tlist *)l;
     return NULL;
   }
@@ -330,25 +330,25 @@ static sm_status *list_prepare(const sm_node *node, void **state) {
   k->num_elements = -1;
   k->concat_rest.rank = -1;
   sm_status *s = NULL;
-  if (sm_node_attr(node, "element_dtype")) {
-    s = sm_node_attr_type(node, "element_dtype", &k->dtype);
+  if (sm__node_attr(node, "element_dtype")) {
+    s = sm__node_attr_type(node, "element_dtype", &k->dtype);
     if (!s && !supported_dtype(k->dtype)) {
       const char *n = sm_dtype_name(k->dtype);
       s = sm_status_new(SM_UNIMPLEMENTED, "TensorList elements of dtype %s are not supported", n ? n : "(unknown)");
     }
   }
-  if (!s && sm_node_attr(node, "shape_type")) {
-    s = sm_node_attr_type(node, "shape_type", &k->shape_type);
+  if (!s && sm__node_attr(node, "shape_type")) {
+    s = sm__node_attr_type(node, "shape_type", &k->shape_type);
     if (!s && k->shape_type != SM_INT32 && k->shape_type != SM_INT64)
       s = sm_status_new(SM_INVALID_ARGUMENT, "shape_type must be int32 or int64");
   }
-  if (!s && sm_node_attr(node, "num_elements")) s = sm_node_attr_int(node, "num_elements", &k->num_elements);
-  if (!s && sm_node_attr(node, "resize_if_index_out_of_bounds"))
-    s = sm_node_attr_bool(node, "resize_if_index_out_of_bounds", &k->resize);
-  if (!s && !strcmp(sm_node_op(node), "TensorListConcat") && sm_node_attr(node, "element_shape")) {
+  if (!s && sm__node_attr(node, "num_elements")) s = sm__node_attr_int(node, "num_elements", &k->num_elements);
+  if (!s && sm__node_attr(node, "resize_if_index_out_of_bounds"))
+    s = sm__node_attr_bool(node, "resize_if_index_out_of_bounds", &k->resize);
+  if (!s && !strcmp(sm__node_op(node), "TensorListConcat") && sm__node_attr(node, "element_shape")) {
     int rank;
     int64_t dims[SM_MAX_RANK];
-    s = sm_node_attr_shape(node, "element_shape", &rank, dims);
+    s = sm__node_attr_shape(node, "element_shape", &rank, dims);
     if (!s && rank >= 1) {
       k->concat_rest.rank = rank - 1;
       memcpy(k->concat_rest.d, dims + 1, (size_t)(rank - 1) * sizeof dims[0]);
@@ -370,7 +370,7 @@ static void list_state_release(void *state) { sm__free(state); }
 
 static sm_status *empty_compute(const void *state, sm_kctx *ctx) {
   const kstate *k = state;
-  const sm_tensor *mx = sm_kctx_input(ctx, 1);
+  const sm_tensor *mx = sm__kctx_input(ctx, 1);
   if (sm_tensor_rank(mx) != 0) {
     char sh[256];
     return sm_status_new(SM_INVALID_ARGUMENT, "max_num_elements expected to be a scalar but got shape: %s",
@@ -379,7 +379,7 @@ static sm_status *empty_compute(const void *state, sm_kctx *ctx) {
   int64_t max;
   pshape es;
   sm_status *s = scalar_int(mx, "max_num_elements", &max);
-  if (!s) s = shape_from_tensor(sm_kctx_input(ctx, 0), &es);
+  if (!s) s = shape_from_tensor(sm__kctx_input(ctx, 0), &es);
   tlist *l = NULL;
   if (!s) s = list_new(k->dtype, &es, 0, &l);
   if (s) return s;
@@ -391,8 +391,8 @@ static sm_status *reserve_compute(const void *state, sm_kctx *ctx) {
   const kstate *k = state;
   pshape es;
   int64_t n;
-  sm_status *s = shape_from_tensor(sm_kctx_input(ctx, 0), &es);
-  if (!s) s = scalar_int(sm_kctx_input(ctx, 1), "num_elements", &n);
+  sm_status *s = shape_from_tensor(sm__kctx_input(ctx, 0), &es);
+  if (!s) s = scalar_int(sm__kctx_input(ctx, 1), "num_elements", &n);
   if (s) return s;
   if (n < 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "The num_elements to reserve must be a non negative number, but got %lld",
@@ -433,9 +433,9 @@ static sm_status *from_tensor_shape_check(const pshape *es, const sm_tensor *t) 
 
 static sm_status *from_tensor_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *t = sm_kctx_input(ctx, 0);
+  const sm_tensor *t = sm__kctx_input(ctx, 0);
   pshape es;
-  sm_status *s = shape_from_tensor(sm_kctx_input(ctx, 1), &es);
+  sm_status *s = shape_from_tensor(sm__kctx_input(ctx, 1), &es);
   if (!s) s = need_vector(t);
   if (!s) s = from_tensor_shape_check(&es, t);
   tlist *l = NULL;
@@ -467,23 +467,23 @@ static sm_status *scatter_indices(const sm_tensor *idx, const sm_tensor *t, int6
 static sm_status *scatter_rows(sm_kctx *ctx, tlist *l, const sm_tensor *t, const sm_tensor *idx) {
   int64_t n = sm_tensor_num_elements(idx);
   sm_status *s = NULL;
-  int64_t *iv = sm_kctx_scratch(ctx, (size_t)(n ? n : 1) * sizeof *iv, &s);
+  int64_t *iv = sm__kctx_scratch(ctx, (size_t)(n ? n : 1) * sizeof *iv, &s);
   if (!iv) return s;
   for (int64_t i = 0; i < n; i++) iv[i] = int_at(idx, i);
   s = fill_rows(l, t, iv);
-  sm_kctx_scratch_free(ctx, iv);
+  sm__kctx_scratch_free(ctx, iv);
   return s;
 }
 
 /* TensorListScatter (3 inputs) and TensorListScatterV2 (4: num_elements). */
 static sm_status *scatter_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *t = sm_kctx_input(ctx, 0), *idx = sm_kctx_input(ctx, 1);
+  const sm_tensor *t = sm__kctx_input(ctx, 0), *idx = sm__kctx_input(ctx, 1);
   pshape es;
   int64_t num = -1, hi;
-  sm_status *s = shape_from_tensor(sm_kctx_input(ctx, 2), &es);
-  if (!s && sm_kctx_num_inputs(ctx) > 3) {
-    s = scalar_int(sm_kctx_input(ctx, 3), "num_elements", &num);
+  sm_status *s = shape_from_tensor(sm__kctx_input(ctx, 2), &es);
+  if (!s && sm__kctx_num_inputs(ctx) > 3) {
+    s = scalar_int(sm__kctx_input(ctx, 3), "num_elements", &num);
     if (!s && num < -1)
       s = sm_status_new(SM_INVALID_ARGUMENT, "TensorListScatter expects num_elements >= -1, found: %lld", (long long)num);
   }
@@ -506,10 +506,10 @@ static sm_status *scatter_compute(const void *state, sm_kctx *ctx) {
 
 static sm_status *split_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *t = sm_kctx_input(ctx, 0), *lens = sm_kctx_input(ctx, 2);
+  const sm_tensor *t = sm__kctx_input(ctx, 0), *lens = sm__kctx_input(ctx, 2);
   pshape es;
   char a[256], b[256];
-  sm_status *s = shape_from_tensor(sm_kctx_input(ctx, 1), &es);
+  sm_status *s = shape_from_tensor(sm__kctx_input(ctx, 1), &es);
   if (s) return s;
   if (es.rank == 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "TensorListSplit requires element_shape to be at least of rank 1, but saw: %s",
@@ -567,7 +567,7 @@ static sm_status *length_compute(const void *state, sm_kctx *ctx) {
   const tlist *l;
   sm_tensor *o;
   sm_status *s = input_list(ctx, 0, &l);
-  if (!s) s = sm_kctx_alloc_output(ctx, 0, SM_INT32, 0, NULL, &o);
+  if (!s) s = sm__kctx_alloc_output(ctx, 0, SM_INT32, 0, NULL, &o);
   if (!s) *(int32_t *)sm_tensor_data(o) = (int32_t)l->n;
   return s;
 }
@@ -579,7 +579,7 @@ static sm_status *element_shape_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_list(ctx, 0, &l);
   if (s) return s;
   int64_t d = l->shape.rank < 0 ? 0 : l->shape.rank;
-  if ((s = sm_kctx_alloc_output(ctx, 0, k->shape_type, l->shape.rank < 0 ? 0 : 1, &d, &o))) return s;
+  if ((s = sm__kctx_alloc_output(ctx, 0, k->shape_type, l->shape.rank < 0 ? 0 : 1, &d, &o))) return s;
   for (int64_t i = 0; i < (l->shape.rank < 0 ? 1 : d); i++) {
     int64_t v = l->shape.rank < 0 ? -1 : l->shape.d[i];
     if (k->shape_type == SM_INT32) ((int32_t *)sm_tensor_data(o))[i] = (int32_t)v;
@@ -591,7 +591,7 @@ static sm_status *element_shape_compute(const void *state, sm_kctx *ctx) {
 /* GetElementShapeFromInput: the element_shape input merged with the list's. */
 static sm_status *input_element_shape(sm_kctx *ctx, int i, const tlist *l, pshape *out) {
   pshape in;
-  sm_status *s = shape_from_tensor(sm_kctx_input(ctx, i), &in);
+  sm_status *s = shape_from_tensor(sm__kctx_input(ctx, i), &in);
   return s ? s : merge(&in, &l->shape, out);
 }
 
@@ -615,12 +615,12 @@ static sm_status *get_item_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_list(ctx, 0, &l);
   if (s) return s;
   if (k->dtype != l->dtype) return dtype_mismatch(k->dtype, l->dtype);
-  if ((s = scalar_int(sm_kctx_input(ctx, 1), "index", &i))) return s;
+  if ((s = scalar_int(sm__kctx_input(ctx, 1), "index", &i))) return s;
   if (i < 0 || i >= l->n)
     return sm_status_new(SM_INVALID_ARGUMENT, "Trying to access element %lld in a list with %lld elements.", (long long)i,
                          (long long)l->n);
   if (l->items[i]) {
-    sm_kctx_set_output(ctx, 0, sm_tensor_ref(l->items[i]));
+    sm__kctx_set_output(ctx, 0, sm_tensor_ref(l->items[i]));
     return NULL;
   }
   pshape es;
@@ -634,7 +634,7 @@ static sm_status *get_item_compute(const void *state, sm_kctx *ctx) {
                          pshape_str(&es, b, sizeof b));
   }
   sm_tensor *o;
-  return sm_kctx_alloc_output(ctx, 0, k->dtype, es.rank, es.d, &o);
+  return sm__kctx_alloc_output(ctx, 0, k->dtype, es.rank, es.d, &o);
 }
 
 /* Stacks items idx[0..n) (all when idx NULL) into output 0 of shape [n] + es; unset items are
@@ -646,7 +646,7 @@ static sm_status *stack_into(sm_kctx *ctx, const tlist *l, const int64_t *idx, i
   dims[0] = n;
   memcpy(dims + 1, es->d, (size_t)es->rank * sizeof dims[0]);
   sm_tensor *o;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, l->dtype, es->rank + 1, dims, &o);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, l->dtype, es->rank + 1, dims, &o);
   if (s) return s;
   int64_t per = 1;
   for (int i = 0; i < es->rank; i++) per *= es->d[i];
@@ -692,7 +692,7 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_list(ctx, 0, &l);
   if (s) return s;
   if (k->dtype != l->dtype) return dtype_mismatch(k->dtype, l->dtype);
-  const sm_tensor *idx = sm_kctx_input(ctx, 1);
+  const sm_tensor *idx = sm__kctx_input(ctx, 1);
   if (!is_int(idx)) return sm_status_new(SM_INVALID_ARGUMENT, "indices must be int32");
   pshape es;
   if ((s = input_element_shape(ctx, 2, l, &es))) return s;
@@ -700,7 +700,7 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   if (!fully_defined(&es) && n == 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "Tried to gather 0-elements from a list with non-fully-defined shape: %s",
                          pshape_str(&es, b, sizeof b));
-  int64_t *iv = sm_kctx_scratch(ctx, (size_t)(n ? n : 1) * sizeof *iv, &s);
+  int64_t *iv = sm__kctx_scratch(ctx, (size_t)(n ? n : 1) * sizeof *iv, &s);
   if (!iv) return s;
   for (int64_t j = 0; j < n; j++) {
     iv[j] = int_at(idx, j);
@@ -725,7 +725,7 @@ static sm_status *concat_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_list(ctx, 0, &l);
   if (s) return s;
   if (k->dtype != l->dtype) return dtype_mismatch(k->dtype, l->dtype);
-  int v2 = sm_kctx_num_inputs(ctx) > 1;
+  int v2 = sm__kctx_num_inputs(ctx) > 1;
   int64_t first = -1;
   pshape rest = k->concat_rest;
   if (v2) {
@@ -782,12 +782,12 @@ static sm_status *concat_compute(const void *state, sm_kctx *ctx) {
                          "Trying to concat list with only uninitialized tensors but element_shape_except_first_dim_ is not "
                          "fully defined: %s",
                          pshape_str(&rest, b, sizeof b));
-  const sm_tensor *lead = v2 && sm_kctx_num_inputs(ctx) > 2 ? sm_kctx_input(ctx, 2) : NULL;
+  const sm_tensor *lead = v2 && sm__kctx_num_inputs(ctx) > 2 ? sm__kctx_input(ctx, 2) : NULL;
   if (lead && !is_int(lead)) return sm_status_new(SM_INVALID_ARGUMENT, "leading_dims must be int64");
   int64_t nlead = lead ? sm_tensor_num_elements(lead) : 0;
   sm_tensor *lengths;
   int64_t n = l->n;
-  if ((s = sm_kctx_alloc_output(ctx, 1, SM_INT64, 1, &n, &lengths))) return s;
+  if ((s = sm__kctx_alloc_output(ctx, 1, SM_INT64, 1, &n, &lengths))) return s;
   int64_t *lv = sm_tensor_data(lengths), total = 0;
   for (int64_t i = 0; i < n; i++) {
     int64_t d;
@@ -815,7 +815,7 @@ static sm_status *concat_compute(const void *state, sm_kctx *ctx) {
   dims[0] = total;
   memcpy(dims + 1, rest.d, (size_t)rest.rank * sizeof dims[0]);
   sm_tensor *o;
-  if ((s = sm_kctx_alloc_output(ctx, 0, l->dtype, rest.rank + 1, dims, &o))) return s;
+  if ((s = sm__kctx_alloc_output(ctx, 0, l->dtype, rest.rank + 1, dims, &o))) return s;
   int64_t per = 1, off = 0;
   for (int i = 0; i < rest.rank; i++) per *= rest.d[i];
   for (int64_t i = 0; i < n && !s; i++) {
@@ -837,11 +837,11 @@ static sm_status *set_item_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_list(ctx, 0, &l);
   if (s) return s;
   if (k->dtype != l->dtype) return dtype_mismatch(k->dtype, l->dtype);
-  if ((s = scalar_int(sm_kctx_input(ctx, 1), "index", &i))) return s;
+  if ((s = scalar_int(sm__kctx_input(ctx, 1), "index", &i))) return s;
   if (i < 0 || (i >= l->n && !k->resize))
     return sm_status_new(SM_INVALID_ARGUMENT, "Trying to modify element %lld in a list with %lld elements.", (long long)i,
                          (long long)l->n);
-  const sm_tensor *v = sm_kctx_input(ctx, 2);
+  const sm_tensor *v = sm__kctx_input(ctx, 2);
   if (!compatible(&l->shape, sm_tensor_rank(v), sm_tensor_dims(v)))
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "Tried to set a tensor with incompatible shape at a list index. Item element shape: %s list shape: %s",
@@ -858,7 +858,7 @@ static sm_status *push_back_compute(const void *state, sm_kctx *ctx) {
   const kstate *k = state;
   const tlist *l;
   char a[256], b[256];
-  const sm_tensor *v = sm_kctx_input(ctx, 1);
+  const sm_tensor *v = sm__kctx_input(ctx, 1);
   if (k->dtype != sm_tensor_dtype(v))
     return sm_status_new(SM_INVALID_ARGUMENT, "Invalid data types; list elements %s but tried to append %s",
                          tfname(k->dtype, a, sizeof a), tfname(sm_tensor_dtype(v), b, sizeof b));
@@ -888,7 +888,7 @@ static sm_status *pop_back_compute(const void *state, sm_kctx *ctx) {
   if (l->n == 0) return sm_status_new(SM_INVALID_ARGUMENT, "Trying to pop from an empty list.");
   const sm_tensor *t = l->items[l->n - 1];
   if (t) {
-    sm_kctx_set_output(ctx, 1, sm_tensor_ref((sm_tensor *)t));
+    sm__kctx_set_output(ctx, 1, sm_tensor_ref((sm_tensor *)t));
   } else {
     pshape es;
     if ((s = input_element_shape(ctx, 1, l, &es))) return s;
@@ -898,7 +898,7 @@ static sm_status *pop_back_compute(const void *state, sm_kctx *ctx) {
                            pshape_str(&es, b, sizeof b));
     }
     sm_tensor *o;
-    if ((s = sm_kctx_alloc_output(ctx, 1, k->dtype, es.rank, es.d, &o))) return s;
+    if ((s = sm__kctx_alloc_output(ctx, 1, k->dtype, es.rank, es.d, &o))) return s;
   }
   tlist *w;
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
@@ -910,7 +910,7 @@ static sm_status *resize_compute(const void *state, sm_kctx *ctx) {
   const tlist *l;
   int64_t n;
   sm_status *s = input_list(ctx, 0, &l);
-  if (!s) s = scalar_int(sm_kctx_input(ctx, 1), "size", &n);
+  if (!s) s = scalar_int(sm__kctx_input(ctx, 1), "size", &n);
   if (s) return s;
   if (n < 0) return sm_status_new(SM_INVALID_ARGUMENT, "TensorListSlice expects size to be non-negative. Got: %lld", (long long)n);
   tlist *w;
@@ -924,7 +924,7 @@ static sm_status *scatter_existing_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_list(ctx, 0, &l);
   if (s) return s;
   if (k->dtype != l->dtype) return dtype_mismatch(k->dtype, l->dtype);
-  const sm_tensor *t = sm_kctx_input(ctx, 1), *idx = sm_kctx_input(ctx, 2);
+  const sm_tensor *t = sm__kctx_input(ctx, 1), *idx = sm__kctx_input(ctx, 2);
   int64_t hi;
   if ((s = need_vector(t))) return s;
   if ((s = from_tensor_shape_check(&l->shape, t))) return s;

@@ -19,7 +19,7 @@ static const char *dname(int dtype) {
 }
 
 static sm_status *input_table(sm_kctx *ctx, int i, sm_table **out) {
-  const sm_tensor *t = sm_kctx_input(ctx, i);
+  const sm_tensor *t = sm__kctx_input(ctx, i);
   if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a table handle scalar", i);
   *out = ((void *const *)sm_tensor_data(t))[0];
@@ -45,8 +45,8 @@ static void table_release(void *p) {
 static sm_status *dup_attr(const sm_node *n, const char *attr, const char *prefix, char **out) {
   const char *s = "";
   size_t len = 0;
-  if (sm_node_attr(n, attr)) {
-    sm_status *st = sm_node_attr_string(n, attr, &s, &len);
+  if (sm__node_attr(n, attr)) {
+    sm_status *st = sm__node_attr_string(n, attr, &s, &len);
     if (st) return st;
   }
   if (memchr(s, 0, len)) return sm_status_new(SM_INVALID_ARGUMENT, "attr %s contains a NUL byte", attr);
@@ -63,16 +63,16 @@ static sm_status *table_prepare(const sm_node *node, void **state) {
   table_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
   int share_by_node = 0;
-  sm_status *s = sm_node_attr_type(node, "key_dtype", &st->key_dtype);
-  if (!s) s = sm_node_attr_type(node, "value_dtype", &st->value_dtype);
+  sm_status *s = sm__node_attr_type(node, "key_dtype", &st->key_dtype);
+  if (!s) s = sm__node_attr_type(node, "value_dtype", &st->value_dtype);
   if (!s) s = dup_attr(node, "container", "", &st->container);
   if (!s) s = dup_attr(node, "shared_name", "", &st->name);
-  if (!s && sm_node_attr(node, "use_node_name_sharing"))
-    s = sm_node_attr_bool(node, "use_node_name_sharing", &share_by_node);
+  if (!s && sm__node_attr(node, "use_node_name_sharing"))
+    s = sm__node_attr_bool(node, "use_node_name_sharing", &share_by_node);
   if (!s && !st->name[0]) {
     /* TF gives an unshared table to each kernel; one plan node = one table here, keyed by a name
      * no shared_name takes unless node-name sharing was asked for. */
-    const char *nn = sm_node_name(node);
+    const char *nn = sm__node_name(node);
     const char *pre = share_by_node ? "" : "_sm_private/";
     free(st->name);
     size_t lp = strlen(pre), ln = strlen(nn);
@@ -95,10 +95,10 @@ static sm_status *table_compute(const void *state, sm_kctx *ctx) {
   const table_state *st = state;
   sm_table *t;
   sm_status *s =
-      sm_resources_table(sm_kctx_resources(ctx), st->container, st->name, st->key_dtype, st->value_dtype, &t);
+      sm__resources_table(sm__kctx_resources(ctx), st->container, st->name, st->key_dtype, st->value_dtype, &t);
   if (s) return s;
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out);
+  s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out);
   if (s) return s;
   ((void **)sm_tensor_data(out))[0] = t;
   return NULL;
@@ -117,7 +117,7 @@ static sm_status *import_compute(const void *state, sm_kctx *ctx) {
   sm_table *t;
   sm_status *s = input_table(ctx, 0, &t);
   if (s) return s;
-  const sm_tensor *keys = sm_kctx_input(ctx, 1), *values = sm_kctx_input(ctx, 2);
+  const sm_tensor *keys = sm__kctx_input(ctx, 1), *values = sm__kctx_input(ctx, 2);
   if (sm_tensor_rank(keys) != sm_tensor_rank(values) ||
       memcmp(sm_tensor_dims(keys), sm_tensor_dims(values), (size_t)sm_tensor_rank(keys) * sizeof(int64_t))) {
     char a[128], b[128];
@@ -125,11 +125,11 @@ static sm_status *import_compute(const void *state, sm_kctx *ctx) {
                          sm_shape_str(sm_tensor_rank(keys), sm_tensor_dims(keys), a, sizeof a),
                          sm_shape_str(sm_tensor_rank(values), sm_tensor_dims(values), b, sizeof b));
   }
-  if (sm_table_is_initialized(t)) return NULL;
+  if (sm__table_is_initialized(t)) return NULL;
   sm_tensor *k1 = NULL, *v1 = NULL;
   s = flat_view(keys, &k1);
   if (!s) s = flat_view(values, &v1);
-  if (!s) s = sm_table_init(t, k1, v1);
+  if (!s) s = sm__table_init(t, k1, v1);
   sm_tensor_free(k1);
   sm_tensor_free(v1);
   return s;
@@ -149,14 +149,14 @@ static sm_status *text_prepare(const sm_node *node, void **state) {
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
   st->vocab_size = -1;
   st->delimiter = '\t';
-  sm_status *s = sm_node_attr_int(node, "key_index", &st->key_index);
-  if (!s) s = sm_node_attr_int(node, "value_index", &st->value_index);
-  if (!s && sm_node_attr(node, "vocab_size")) s = sm_node_attr_int(node, "vocab_size", &st->vocab_size);
-  if (!s && sm_node_attr(node, "offset")) s = sm_node_attr_int(node, "offset", &st->offset);
-  if (!s && sm_node_attr(node, "delimiter")) {
+  sm_status *s = sm__node_attr_int(node, "key_index", &st->key_index);
+  if (!s) s = sm__node_attr_int(node, "value_index", &st->value_index);
+  if (!s && sm__node_attr(node, "vocab_size")) s = sm__node_attr_int(node, "vocab_size", &st->vocab_size);
+  if (!s && sm__node_attr(node, "offset")) s = sm__node_attr_int(node, "offset", &st->offset);
+  if (!s && sm__node_attr(node, "delimiter")) {
     const char *d;
     size_t len;
-    s = sm_node_attr_string(node, "delimiter", &d, &len);
+    s = sm__node_attr_string(node, "delimiter", &d, &len);
     if (!s && len != 1) s = sm_status_new(SM_INVALID_ARGUMENT, "delimiter should be only 1 char, has %zu", len);
     if (!s) st->delimiter = d[0];
   }
@@ -249,10 +249,10 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   sm_table *t;
   sm_status *s = input_table(ctx, 0, &t);
   if (s) return s;
-  const sm_tensor *fn = sm_kctx_input(ctx, 1);
+  const sm_tensor *fn = sm__kctx_input(ctx, 1);
   if (!fn || sm_tensor_dtype(fn) != SM_STRING || sm_tensor_num_elements(fn) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "filename must be a string scalar");
-  int kd = sm_table_key_dtype(t), vd = sm_table_value_dtype(t);
+  int kd = sm__table_key_dtype(t), vd = sm__table_value_dtype(t);
   if (st->key_index == LINE_NUMBER && kd != SM_INT64)
     return sm_status_new(SM_INVALID_ARGUMENT, "key index for line number requires table key dtype of int64, got %s",
                          dname(kd));
@@ -269,10 +269,10 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   if (!text_dtype_ok(kd) || !text_dtype_ok(vd))
     return sm_status_new(SM_INVALID_ARGUMENT, "table dtypes %s -> %s are not supported from a text file", dname(kd),
                          dname(vd));
-  if (sm_table_is_initialized(t)) return NULL; /* file initializers run once, as TF's */
+  if (sm__table_is_initialized(t)) return NULL; /* file initializers run once, as TF's */
   size_t flen;
   const char *fraw = sm_tensor_string(fn, 0, &flen);
-  char *fname = sm_kctx_scratch(ctx, flen + 1, &s);
+  char *fname = sm__kctx_scratch(ctx, flen + 1, &s);
   if (!fname) return s;
   memcpy(fname, fraw, flen);
   fname[flen] = 0;
@@ -281,7 +281,7 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   if (strlen(fname) != flen)
     s = sm_status_new(SM_INVALID_ARGUMENT, "filename contains a NUL byte");
   else
-    s = sm_file_read_all(fname, &data, &len);
+    s = sm__file_read_all(fname, &data, &len);
   if (s) return s;
   /* Count lines as TF's InputBuffer::ReadLine splits them: on '\n', one trailing '\r' dropped, a
    * last line without '\n' counted unless empty. */
@@ -337,11 +337,11 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
     s = set_field(fname, keys, ln, st->key_index, ln, st->offset, kf, kl);
     if (!s) s = set_field(fname, values, ln, st->value_index, ln, st->offset, vf, vl);
   }
-  if (!s) s = sm_table_init(t, keys, values);
+  if (!s) s = sm__table_init(t, keys, values);
   sm_tensor_free(keys);
   sm_tensor_free(values);
   free(data);
-  sm_kctx_scratch_free(ctx, fname);
+  sm__kctx_scratch_free(ctx, fname);
   return s;
 }
 
@@ -352,7 +352,7 @@ static sm_status *find_compute(const void *state, sm_kctx *ctx) {
   sm_table *t;
   sm_status *s = input_table(ctx, 0, &t);
   if (s) return s;
-  const sm_tensor *keys = sm_kctx_input(ctx, 1), *dflt = sm_kctx_input(ctx, 2);
+  const sm_tensor *keys = sm__kctx_input(ctx, 1), *dflt = sm__kctx_input(ctx, 2);
   if (sm_tensor_num_elements(dflt) != 1 &&
       !(sm_tensor_rank(dflt) == sm_tensor_rank(keys) &&
         !memcmp(sm_tensor_dims(dflt), sm_tensor_dims(keys), (size_t)sm_tensor_rank(keys) * sizeof(int64_t)))) {
@@ -360,12 +360,12 @@ static sm_status *find_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "default_value must be a scalar or the shape of keys, has shape %s",
                          sm_shape_str(sm_tensor_rank(dflt), sm_tensor_dims(dflt), a, sizeof a));
   }
-  if (sm_tensor_dtype(dflt) != sm_table_value_dtype(t))
+  if (sm_tensor_dtype(dflt) != sm__table_value_dtype(t))
     return sm_status_new(SM_INVALID_ARGUMENT, "default_value is %s, the table's values are %s",
-                         dname(sm_tensor_dtype(dflt)), dname(sm_table_value_dtype(t)));
+                         dname(sm_tensor_dtype(dflt)), dname(sm__table_value_dtype(t)));
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, sm_table_value_dtype(t), sm_tensor_rank(keys), sm_tensor_dims(keys), &out);
-  if (!s) s = sm_table_find(t, keys, dflt, out);
+  s = sm__kctx_alloc_output(ctx, 0, sm__table_value_dtype(t), sm_tensor_rank(keys), sm_tensor_dims(keys), &out);
+  if (!s) s = sm__table_find(t, keys, dflt, out);
   return s;
 }
 
@@ -375,9 +375,9 @@ static sm_status *size_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_table(ctx, 0, &t);
   if (s) return s;
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, SM_INT64, 0, NULL, &out);
+  s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 0, NULL, &out);
   if (s) return s;
-  *(int64_t *)sm_tensor_data(out) = sm_table_size(t);
+  *(int64_t *)sm_tensor_data(out) = sm__table_size(t);
   return NULL;
 }
 

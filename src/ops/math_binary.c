@@ -166,7 +166,7 @@ typedef struct bin_state {
 } bin_state;
 
 sm_status *sm__math_binary_prepare(const sm_node *node, void **state) {
-  const char *op = sm_node_op(node);
+  const char *op = sm__node_op(node);
   bin_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   s->op = -1;
@@ -181,8 +181,8 @@ sm_status *sm__math_binary_prepare(const sm_node *node, void **state) {
   }
   s->strings = !strcmp(op, "Add") || s->op == OP_eq || s->op == OP_ne;
   s->incompat_err = 1;
-  if ((s->op == OP_eq || s->op == OP_ne) && sm_node_attr(node, "incompatible_shape_error")) {
-    sm_status *st = sm_node_attr_bool(node, "incompatible_shape_error", &s->incompat_err);
+  if ((s->op == OP_eq || s->op == OP_ne) && sm__node_attr(node, "incompatible_shape_error")) {
+    sm_status *st = sm__node_attr_bool(node, "incompatible_shape_error", &s->incompat_err);
     if (st) {
       free(s);
       return st;
@@ -227,11 +227,11 @@ static void bin_rows(void *ctx, int64_t r0, int64_t r1) {
 static void run_rows(sm_kctx *ctx, bin_job *j) {
   const sm_bcast *b = j->b;
   if (b->rank == 1) {
-    sm_parallel_for(sm_kctx_pool(ctx), b->n, SM_MATH_PAR_MIN, bin_elems, j);
+    sm__parallel_for(sm__kctx_pool(ctx), b->n, SM_MATH_PAR_MIN, bin_elems, j);
   } else {
     int64_t inner = b->dims[b->rank - 1], rows = b->n / inner;
     int64_t grain = SM_MATH_PAR_MIN / inner;
-    sm_parallel_for(sm_kctx_pool(ctx), rows, grain > 0 ? grain : 1, bin_rows, j);
+    sm__parallel_for(sm__kctx_pool(ctx), rows, grain > 0 ? grain : 1, bin_rows, j);
   }
 }
 
@@ -278,7 +278,7 @@ static sm_status *string_op(sm_kctx *ctx, const bin_state *s, const sm_bcast *b,
       int64_t o = r * inner + i;
       if (s->op == OP_add) {
         if (la + lb > cap) {
-          char *nb = sm_kctx_scratch_realloc(ctx, buf, la + lb, &st);
+          char *nb = sm__kctx_scratch_realloc(ctx, buf, la + lb, &st);
           if (!nb) break;
           buf = nb;
           cap = la + lb;
@@ -293,13 +293,13 @@ static sm_status *string_op(sm_kctx *ctx, const bin_state *s, const sm_bcast *b,
     }
     sm__math_bcast_next(b, 2, &it);
   }
-  sm_kctx_scratch_free(ctx, buf);
+  sm__kctx_scratch_free(ctx, buf);
   return st;
 }
 
 sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   const bin_state *s = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *y = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
   int dt = sm_tensor_dtype(x);
   if (sm_tensor_dtype(y) != dt)
     return sm_status_new(SM_INVALID_ARGUMENT, "%s: x is %s but y is %s", s->name, sm_dtype_name(dt),
@@ -317,17 +317,17 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   sm_status *st;
   if (!sm__math_bcast_init(&b, 2, ranks, dims)) {
     if (s->incompat_err || (s->op != OP_eq && s->op != OP_ne)) return sm__math_incompatible(x, y);
-    if ((st = sm_kctx_alloc_output(ctx, 0, SM_BOOL, 0, NULL, &z))) return st;
+    if ((st = sm__kctx_alloc_output(ctx, 0, SM_BOOL, 0, NULL, &z))) return st;
     *(uint8_t *)sm_tensor_data(z) = s->op == OP_ne;
     return NULL;
   }
   /* numbers, not half: in place into an operand of the output's shape that only this step reads
    * (z[i] depends on that operand's element i alone) */
   if (!isstr && !isf16 && !cmp) {
-    z = sm_kctx_reuse_input(ctx, 0, 0, odt, b.out_rank, b.out_dims);
-    if (!z) z = sm_kctx_reuse_input(ctx, 1, 0, odt, b.out_rank, b.out_dims);
+    z = sm__kctx_reuse_input(ctx, 0, 0, odt, b.out_rank, b.out_dims);
+    if (!z) z = sm__kctx_reuse_input(ctx, 1, 0, odt, b.out_rank, b.out_dims);
   }
-  if (!z && (st = sm_kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
+  if (!z && (st = sm__kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
   if (b.n == 0) return NULL;
   if (isstr) return string_op(ctx, s, &b, x, y, z);
 
@@ -345,9 +345,9 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   /* half / bfloat16: widen both operands, compute in float, narrow the result */
   int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y);
   st = NULL;
-  float *fx = sm_kctx_scratch(ctx, (size_t)nx * sizeof(float), &st);
-  float *fy = st ? NULL : sm_kctx_scratch(ctx, (size_t)ny * sizeof(float), &st);
-  float *fz = st || cmp ? NULL : sm_kctx_scratch(ctx, (size_t)b.n * sizeof(float), &st);
+  float *fx = sm__kctx_scratch(ctx, (size_t)nx * sizeof(float), &st);
+  float *fy = st ? NULL : sm__kctx_scratch(ctx, (size_t)ny * sizeof(float), &st);
+  float *fz = st || cmp ? NULL : sm__kctx_scratch(ctx, (size_t)b.n * sizeof(float), &st);
   if (!st) {
     sm__math_to_f32(dt, sm_tensor_data(x), fx, nx);
     sm__math_to_f32(dt, sm_tensor_data(y), fy, ny);
@@ -361,8 +361,8 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
     run_rows(ctx, &j);
     if (!cmp) sm__math_from_f32(dt, fz, sm_tensor_data(z), b.n);
   }
-  sm_kctx_scratch_free(ctx, fx);
-  sm_kctx_scratch_free(ctx, fy);
-  sm_kctx_scratch_free(ctx, fz);
+  sm__kctx_scratch_free(ctx, fx);
+  sm__kctx_scratch_free(ctx, fy);
+  sm__kctx_scratch_free(ctx, fz);
   return st;
 }

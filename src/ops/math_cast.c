@@ -97,8 +97,8 @@ typedef struct cast_state {
 sm_status *sm__math_cast_prepare(const sm_node *node, void **state) {
   cast_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *st = sm_node_attr_type(node, "DstT", &s->dst);
-  if (!st && sm_node_attr(node, "Truncate")) st = sm_node_attr_bool(node, "Truncate", &s->truncate);
+  sm_status *st = sm__node_attr_type(node, "DstT", &s->dst);
+  if (!st && sm__node_attr(node, "Truncate")) st = sm__node_attr_bool(node, "Truncate", &s->truncate);
   if (!st && !sm__math_is_f16(s->dst) && sm__math_tindex(s->dst) < 0) {
     const char *n = sm_dtype_name(s->dst);
     st = sm_status_new(SM_UNIMPLEMENTED, "Cast to %s is not supported", n ? n : "this dtype");
@@ -184,10 +184,10 @@ static const char *tf_name(int dt, char buf[32]) {
 
 sm_status *sm__math_cast_compute(const void *state, sm_kctx *ctx) {
   const cast_state *s = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int src = sm_tensor_dtype(x);
   if (src == s->dst) {
-    sm_kctx_forward(ctx, 0, 0);
+    sm__kctx_forward(ctx, 0, 0);
     return NULL;
   }
   if (!sm__math_is_f16(src) && sm__math_tindex(src) < 0) {
@@ -195,11 +195,11 @@ sm_status *sm__math_cast_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_UNIMPLEMENTED, "Cast %s to %s is not supported", tf_name(src, a), tf_name(s->dst, b));
   }
   sm_tensor *y;
-  sm_status *st = sm_kctx_alloc_output(ctx, 0, s->dst, sm_tensor_rank(x), sm_tensor_dims(x), &y);
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, s->dst, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x);
   if (n == 0) return NULL;
   cast_job j = {src, s->dst, s->truncate, sm_tensor_data(x), sm_tensor_data(y)};
-  sm_parallel_for(sm_kctx_pool(ctx), n, SM_MATH_PAR_MIN, cast_range, &j);
+  sm__parallel_for(sm__kctx_pool(ctx), n, SM_MATH_PAR_MIN, cast_range, &j);
   return NULL;
 }

@@ -92,7 +92,7 @@ sm_status *sm__math_incompatible(const sm_tensor *a, const sm_tensor *b);
 /* "Foo does not support DT_BOOL" */
 sm_status *sm__math_bad_dtype(const char *op, int dtype);
 
-/* Grain for sm_parallel_for: elements below this run inline. */
+/* Grain for sm__parallel_for: elements below this run inline. */
 #define SM_MATH_PAR_MIN ((int64_t)1 << 16)
 
 /* Small dtype indices for op x dtype tables (T_b = bool). */

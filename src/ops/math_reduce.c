@@ -97,7 +97,7 @@ typedef struct red_state {
 } red_state;
 
 sm_status *sm__math_reduce_prepare(const sm_node *node, void **state) {
-  const char *op = sm_node_op(node);
+  const char *op = sm__node_op(node);
   red_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   s->op = -1;
@@ -107,7 +107,7 @@ sm_status *sm__math_reduce_prepare(const sm_node *node, void **state) {
       s->name = ops[i].name;
     }
   sm_status *st = s->op < 0 ? sm_status_new(SM_INTERNAL, "%s is not a reduction", op) : NULL;
-  if (!st && sm_node_attr(node, "keep_dims")) st = sm_node_attr_bool(node, "keep_dims", &s->keep_dims);
+  if (!st && sm__node_attr(node, "keep_dims")) st = sm__node_attr_bool(node, "keep_dims", &s->keep_dims);
   if (st) {
     free(s);
     return st;
@@ -246,7 +246,7 @@ static void narrow(int dt, const void *src, void *dst, int64_t n) {
 
 sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   const red_state *s = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x), rank = sm_tensor_rank(x);
   const int64_t *xd = sm_tensor_dims(x);
   int isbool = s->op == R_and || s->op == R_or;
@@ -256,7 +256,7 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   if (ti < 0 || (isbool != (dt == SM_BOOL)) || !table[core][ti]) return sm__math_bad_dtype(s->name, dt);
 
   unsigned char reduced[SM_MAX_RANK];
-  sm_status *st = read_axes(sm_kctx_input(ctx, 1), rank, reduced);
+  sm_status *st = read_axes(sm__kctx_input(ctx, 1), rank, reduced);
   if (st) return st;
 
   int orank = 0;
@@ -270,14 +270,14 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
     }
   }
   sm_tensor *y;
-  if ((st = sm_kctx_alloc_output(ctx, 0, dt, orank, od, &y))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, orank, od, &y))) return st;
   int64_t on = sm_tensor_num_elements(y), n = sm_tensor_num_elements(x);
   if (on == 0) return NULL;
   size_t cs = sm_dtype_size(cdt);
   void *fout = NULL, *fin = NULL; /* widened input and output when cdt != dt */
   if (cdt != dt) {
-    if (!(fout = sm_kctx_scratch(ctx, (size_t)on * cs, &st))) return st;
-    if (n && !(fin = sm_kctx_scratch(ctx, (size_t)n * cs, &st))) return st;
+    if (!(fout = sm__kctx_scratch(ctx, (size_t)on * cs, &st))) return st;
+    if (n && !(fin = sm__kctx_scratch(ctx, (size_t)n * cs, &st))) return st;
     widen(dt, sm_tensor_data(x), fin, n);
   }
   void *out = fout ? fout : sm_tensor_data(y);
@@ -314,19 +314,19 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
     for (int k = g + 1; k < ng; k++) inner *= gsize[k];
     void *dst = out;
     if (--nred > 0) {
-      dst = tmp[pass & 1] = sm_kctx_scratch(ctx, (size_t)(outer * inner) * cs, &st);
+      dst = tmp[pass & 1] = sm__kctx_scratch(ctx, (size_t)(outer * inner) * cs, &st);
       if (!dst) break;
     }
     red_job j = {table[core][ti], in, dst, gsize[g], inner};
     int64_t work = outer * gsize[g] * inner;
     if (outer == 1 && inner > 1) {
       int64_t grain = SM_MATH_PAR_MIN / gsize[g];
-      sm_parallel_for(work >= SM_MATH_PAR_MIN ? sm_kctx_pool(ctx) : NULL, inner, grain > 16 ? grain : 16, red_inner, &j);
+      sm__parallel_for(work >= SM_MATH_PAR_MIN ? sm__kctx_pool(ctx) : NULL, inner, grain > 16 ? grain : 16, red_inner, &j);
     } else {
       int64_t grain = SM_MATH_PAR_MIN / (gsize[g] * inner);
-      sm_parallel_for(sm_kctx_pool(ctx), outer, grain > 0 ? grain : 1, red_outer, &j);
+      sm__parallel_for(sm__kctx_pool(ctx), outer, grain > 0 ? grain : 1, red_outer, &j);
     }
-    sm_kctx_scratch_free(ctx, tmp[(pass + 1) & 1]); /* the buffer this pass read, if any */
+    sm__kctx_scratch_free(ctx, tmp[(pass + 1) & 1]); /* the buffer this pass read, if any */
     tmp[(pass + 1) & 1] = NULL;
     in = dst;
     /* drop group g; a kept group either side stays where it is (inner is recomputed) */
@@ -336,14 +336,14 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
     }
     ng--;
   }
-  sm_kctx_scratch_free(ctx, tmp[0]);
-  sm_kctx_scratch_free(ctx, tmp[1]);
+  sm__kctx_scratch_free(ctx, tmp[0]);
+  sm__kctx_scratch_free(ctx, tmp[1]);
   if (st) goto done;
   if (s->op == R_mean) finish_mean(cdt, out, on, count);
 done:
   if (fout && !st) narrow(dt, fout, sm_tensor_data(y), on);
-  sm_kctx_scratch_free(ctx, fout);
-  sm_kctx_scratch_free(ctx, fin);
+  sm__kctx_scratch_free(ctx, fout);
+  sm__kctx_scratch_free(ctx, fin);
   return st;
 }
 
@@ -356,10 +356,10 @@ typedef struct arg_state {
 sm_status *sm__math_argmax_prepare(const sm_node *node, void **state) {
   arg_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  s->is_min = !strcmp(sm_node_op(node), "ArgMin");
+  s->is_min = !strcmp(sm__node_op(node), "ArgMin");
   s->out_type = SM_INT64;
   sm_status *st = NULL;
-  if (sm_node_attr(node, "output_type")) st = sm_node_attr_type(node, "output_type", &s->out_type);
+  if (sm__node_attr(node, "output_type")) st = sm__node_attr_type(node, "output_type", &s->out_type);
   if (!st && s->out_type != SM_INT32 && s->out_type != SM_INT64 && s->out_type != SM_INT16 &&
       s->out_type != SM_UINT16)
     st = sm_status_new(SM_INVALID_ARGUMENT, "output_type must be int16, uint16, int32 or int64, got %s",
@@ -437,7 +437,7 @@ static argfn arg_fn(int dt) {
 sm_status *sm__math_argmax_compute(const void *state, sm_kctx *ctx) {
   const arg_state *s = state;
   const char *name = s->is_min ? "ArgMin" : "ArgMax";
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *dim = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *dim = sm__kctx_input(ctx, 1);
   int dt = sm_tensor_dtype(x), rank = sm_tensor_rank(x);
   const int64_t *xd = sm_tensor_dims(x);
   argfn f = arg_fn(dt);
@@ -464,7 +464,7 @@ sm_status *sm__math_argmax_compute(const void *state, sm_kctx *ctx) {
     if (d != axis) od[orank++] = xd[d];
   }
   sm_tensor *y;
-  sm_status *st = sm_kctx_alloc_output(ctx, 0, s->out_type, orank, od, &y);
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, s->out_type, orank, od, &y);
   if (st) return st;
   int64_t on = outer * inner;
   if (on == 0) return NULL;

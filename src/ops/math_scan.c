@@ -13,13 +13,13 @@ typedef struct scan_state {
 sm_status *sm__math_scan_prepare(const sm_node *node, void **state) {
   scan_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *s = sm_node_attr_bool(node, "exclusive", &st->exclusive);
-  if (!s) s = sm_node_attr_bool(node, "reverse", &st->reverse);
+  sm_status *s = sm__node_attr_bool(node, "exclusive", &st->exclusive);
+  if (!s) s = sm__node_attr_bool(node, "reverse", &st->reverse);
   if (s) {
     free(st);
     return s;
   }
-  st->prod = sm_node_op(node)[3] == 'p'; /* "Cumprod" */
+  st->prod = sm__node_op(node)[3] == 'p'; /* "Cumprod" */
   *state = st;
   return NULL;
 }
@@ -51,7 +51,7 @@ DEF_SCAN(scan_i64, int64_t, uint64_t)
 
 sm_status *sm__math_scan_compute(const void *state, sm_kctx *ctx) {
   const scan_state *st = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *axis_t = sm_kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *axis_t = sm__kctx_input(ctx, 1);
   int rank = sm_tensor_rank(x);
   const int64_t *dims = sm_tensor_dims(x);
   if (sm_tensor_rank(axis_t) != 0 || (sm_tensor_dtype(axis_t) != SM_INT32 && sm_tensor_dtype(axis_t) != SM_INT64))
@@ -67,7 +67,7 @@ sm_status *sm__math_scan_compute(const void *state, sm_kctx *ctx) {
   for (int i = (int)axis + 1; i < rank; i++) inner *= dims[i];
   sm_tensor *y;
   int dt = sm_tensor_dtype(x);
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, dt, rank, dims, &y);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, rank, dims, &y);
   if (s) return s;
   if (sm_tensor_num_elements(x) == 0) return NULL;
   const void *xd = sm_tensor_data(x);

@@ -22,7 +22,7 @@ typedef struct sel_state {
 sm_status *sm__math_select_prepare(const sm_node *node, void **state) {
   sel_state *s = malloc(sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  s->v2 = !strcmp(sm_node_op(node), "SelectV2");
+  s->v2 = !strcmp(sm__node_op(node), "SelectV2");
   *state = s;
   return NULL;
 }
@@ -77,7 +77,7 @@ static sm_status *select_run(const sm_bcast *b, const sm_tensor *c, const sm_ten
 
 sm_status *sm__math_select_compute(const void *state, sm_kctx *ctx) {
   const sel_state *s = state;
-  const sm_tensor *c = sm_kctx_input(ctx, 0), *t = sm_kctx_input(ctx, 1), *e = sm_kctx_input(ctx, 2);
+  const sm_tensor *c = sm__kctx_input(ctx, 0), *t = sm__kctx_input(ctx, 1), *e = sm__kctx_input(ctx, 2);
   char a[256], b2[256], d[256];
   if (sm_tensor_dtype(c) != SM_BOOL)
     return sm_status_new(SM_INVALID_ARGUMENT, "condition must be bool, got %s",
@@ -118,7 +118,7 @@ sm_status *sm__math_select_compute(const void *state, sm_kctx *ctx) {
                          sm_shape_str(ranks[0], dims[0], a, sizeof a), sm_shape_str(ranks[1], dims[1], b2, sizeof b2),
                          sm_shape_str(ranks[2], dims[2], d, sizeof d));
   sm_tensor *z;
-  sm_status *st = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(t), bc.out_rank, bc.out_dims, &z);
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(t), bc.out_rank, bc.out_dims, &z);
   if (st || bc.n == 0) return st;
   return select_run(&bc, c, t, e, z);
 }
@@ -142,7 +142,7 @@ sm_status *sm__math_select_compute(const void *state, sm_kctx *ctx) {
 
 sm_status *sm__math_clip_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *t = sm_kctx_input(ctx, 0), *lo = sm_kctx_input(ctx, 1), *hi = sm_kctx_input(ctx, 2);
+  const sm_tensor *t = sm__kctx_input(ctx, 0), *lo = sm__kctx_input(ctx, 1), *hi = sm__kctx_input(ctx, 2);
   int dt = sm_tensor_dtype(t), rank = sm_tensor_rank(t);
   const int64_t *td = sm_tensor_dims(t);
   if (sm_tensor_dtype(lo) != dt || sm_tensor_dtype(hi) != dt)
@@ -168,7 +168,7 @@ sm_status *sm__math_clip_compute(const void *state, sm_kctx *ctx) {
   }
   int64_t ls = stride[0], hs = stride[1];
   sm_tensor *z;
-  sm_status *st = sm_kctx_alloc_output(ctx, 0, dt, rank, td, &z);
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, rank, td, &z);
   if (st || n == 0) return st;
   const void *xp = sm_tensor_data(t), *lp = sm_tensor_data(lo), *hp = sm_tensor_data(hi);
   void *yp = sm_tensor_data(z);
@@ -200,16 +200,16 @@ sm_status *sm__math_clip_compute(const void *state, sm_kctx *ctx) {
 
 sm_status *sm__math_addn_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  int nin = sm_kctx_num_inputs(ctx);
+  int nin = sm__kctx_num_inputs(ctx);
   if (nin < 1) return sm_status_new(SM_INVALID_ARGUMENT, "AddN needs at least one input");
-  const sm_tensor *x0 = sm_kctx_input(ctx, 0);
+  const sm_tensor *x0 = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x0), rank = sm_tensor_rank(x0);
   const int64_t *d0 = sm_tensor_dims(x0);
   if (dt != SM_FLOAT && dt != SM_DOUBLE && !sm__math_is_f16(dt) &&
       (sm__math_tindex(dt) < 0 || dt == SM_BOOL))
     return sm__math_bad_dtype("AddN", dt);
   for (int k = 1; k < nin; k++) {
-    const sm_tensor *xk = sm_kctx_input(ctx, k);
+    const sm_tensor *xk = sm__kctx_input(ctx, k);
     if (sm_tensor_dtype(xk) != dt)
       return sm_status_new(SM_INVALID_ARGUMENT, "AddN: input %d is %s, input 0 is %s", k,
                            sm_dtype_name(sm_tensor_dtype(xk)), sm_dtype_name(dt));
@@ -223,26 +223,26 @@ sm_status *sm__math_addn_compute(const void *state, sm_kctx *ctx) {
     }
   }
   sm_tensor *z;
-  sm_status *st = sm_kctx_alloc_output(ctx, 0, dt, rank, d0, &z);
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, rank, d0, &z);
   int64_t n = sm_tensor_num_elements(x0);
   if (st || n == 0) return st;
   if (sm__math_is_f16(dt)) {
-    float *acc = sm_kctx_scratch(ctx, (size_t)n * 2 * sizeof(float), &st);
+    float *acc = sm__kctx_scratch(ctx, (size_t)n * 2 * sizeof(float), &st);
     if (!acc) return st;
     float *tmp = acc + n;
     sm__math_to_f32(dt, sm_tensor_data(x0), acc, n);
     for (int k = 1; k < nin; k++) {
-      sm__math_to_f32(dt, sm_tensor_data(sm_kctx_input(ctx, k)), tmp, n);
+      sm__math_to_f32(dt, sm_tensor_data(sm__kctx_input(ctx, k)), tmp, n);
       for (int64_t i = 0; i < n; i++) acc[i] += tmp[i];
     }
     sm__math_from_f32(dt, acc, sm_tensor_data(z), n);
-    sm_kctx_scratch_free(ctx, acc);
+    sm__kctx_scratch_free(ctx, acc);
     return NULL;
   }
   void *acc = sm_tensor_data(z);
   memcpy(acc, sm_tensor_data(x0), sm_tensor_nbytes(x0));
   for (int k = 1; k < nin; k++) {
-    const void *p = sm_tensor_data(sm_kctx_input(ctx, k));
+    const void *p = sm_tensor_data(sm__kctx_input(ctx, k));
     switch (dt) {
       case SM_FLOAT: ADDN_F(float)
       case SM_DOUBLE: ADDN_F(double)

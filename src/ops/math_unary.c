@@ -136,7 +136,7 @@ typedef struct un_state {
 } un_state;
 
 sm_status *sm__math_unary_prepare(const sm_node *node, void **state) {
-  const char *op = sm_node_op(node);
+  const char *op = sm__node_op(node);
   un_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   s->op = -1;
@@ -150,8 +150,8 @@ sm_status *sm__math_unary_prepare(const sm_node *node, void **state) {
     return sm_status_new(SM_INTERNAL, "%s is not a unary math op", op);
   }
   s->alpha = 0.2f;
-  if (s->op == OP_leakyrelu && sm_node_attr(node, "alpha")) {
-    sm_status *st = sm_node_attr_float(node, "alpha", &s->alpha);
+  if (s->op == OP_leakyrelu && sm__node_attr(node, "alpha")) {
+    sm_status *st = sm__node_attr_float(node, "alpha", &s->alpha);
     if (st) {
       free(s);
       return st;
@@ -191,20 +191,20 @@ static void un_range(void *ctx, int64_t e0, int64_t e1) {
 
 sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
   const un_state *s = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x);
   int ti = sm__math_is_f16(dt) ? T_f32 : sm__math_tindex(dt);
   if (ti < 0 || !table[s->op][ti]) return sm__math_bad_dtype(s->name, dt);
   int odt = s->op == OP_isnan || s->op == OP_isfinite ? SM_BOOL : dt;
   /* elementwise, every element written: in place when this step is x's only reader */
-  sm_tensor *y = odt == dt && !sm__math_is_f16(dt) ? sm_kctx_reuse_input(ctx, 0, 0, dt, sm_tensor_rank(x), sm_tensor_dims(x)) : NULL;
-  sm_status *st = y ? NULL : sm_kctx_alloc_output_uninit(ctx, 0, odt, sm_tensor_rank(x), sm_tensor_dims(x), &y);
+  sm_tensor *y = odt == dt && !sm__math_is_f16(dt) ? sm__kctx_reuse_input(ctx, 0, 0, dt, sm_tensor_rank(x), sm_tensor_dims(x)) : NULL;
+  sm_status *st = y ? NULL : sm__kctx_alloc_output_uninit(ctx, 0, odt, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x);
   if (n == 0) return NULL;
   un_job j = {table[s->op][ti], dt, sm_tensor_data(x), sm_tensor_data(y), sm_dtype_size(dt), sm_dtype_size(odt),
               s->alpha};
-  sm_parallel_for(sm_kctx_pool(ctx), n, SM_MATH_PAR_MIN, un_range, &j);
+  sm__parallel_for(sm__kctx_pool(ctx), n, SM_MATH_PAR_MIN, un_range, &j);
   return NULL;
 }
 
@@ -216,7 +216,7 @@ typedef struct sm_state {
 sm_status *sm__math_softmax_prepare(const sm_node *node, void **state) {
   sm_state *s = malloc(sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  s->log = !strcmp(sm_node_op(node), "LogSoftmax");
+  s->log = !strcmp(sm__node_op(node), "LogSoftmax");
   *state = s;
   return NULL;
 }
@@ -266,31 +266,31 @@ static void softmax_rows(void *ctx, int64_t r0, int64_t r1) {
 sm_status *sm__math_softmax_compute(const void *state, sm_kctx *ctx) {
   const sm_state *s = state;
   const char *name = s->log ? "LogSoftmax" : "Softmax";
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x);
   if (dt != SM_FLOAT && dt != SM_DOUBLE && !sm__math_is_f16(dt)) return sm__math_bad_dtype(name, dt);
   int rank = sm_tensor_rank(x);
   if (rank < 1) return sm_status_new(SM_INVALID_ARGUMENT, "logits must have >= 1 dimension, got []");
   sm_tensor *y;
-  sm_status *st = sm_kctx_alloc_output(ctx, 0, dt, rank, sm_tensor_dims(x), &y);
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, rank, sm_tensor_dims(x), &y);
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x), k = sm_tensor_dims(x)[rank - 1];
   if (n == 0) return NULL;
   int64_t grain = SM_MATH_PAR_MIN / k;
   sm_job j = {dt, s->log, k, sm_tensor_data(x), sm_tensor_data(y)};
   if (!sm__math_is_f16(dt)) {
-    sm_parallel_for(sm_kctx_pool(ctx), n / k, grain > 0 ? grain : 1, softmax_rows, &j);
+    sm__parallel_for(sm__kctx_pool(ctx), n / k, grain > 0 ? grain : 1, softmax_rows, &j);
     return NULL;
   }
   /* half / bfloat16: in float, then narrowed */
-  float *f = sm_kctx_scratch(ctx, (size_t)n * 2 * sizeof(float), &st);
+  float *f = sm__kctx_scratch(ctx, (size_t)n * 2 * sizeof(float), &st);
   if (!f) return st;
   sm__math_to_f32(dt, sm_tensor_data(x), f, n);
   j.dtype = SM_FLOAT;
   j.x = f;
   j.y = f + n;
-  sm_parallel_for(sm_kctx_pool(ctx), n / k, grain > 0 ? grain : 1, softmax_rows, &j);
+  sm__parallel_for(sm__kctx_pool(ctx), n / k, grain > 0 ? grain : 1, softmax_rows, &j);
   sm__math_from_f32(dt, f + n, sm_tensor_data(y), n);
-  sm_kctx_scratch_free(ctx, f);
+  sm__kctx_scratch_free(ctx, f);
   return NULL;
 }

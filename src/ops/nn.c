@@ -5,7 +5,7 @@
  * shared/spec/ops.md §3.7, §3.8; TF's conv_ops.cc/pooling_ops_common.cc messages.
  *
  * Threading choice: OpenBLAS runs single-threaded (openblas_set_num_threads(1), once) and every
- * large kernel splits its rows over the runtime's pool with sm_parallel_for, each chunk calling
+ * large kernel splits its rows over the runtime's pool with sm__parallel_for, each chunk calling
  * sgemm on its own slice. One scheduler then owns the cores: OpenBLAS's own threads would
  * oversubscribe them when several plan threads or pool chunks call gemm at once (and OpenBLAS
  * 0.3.21 serialises concurrent threaded calls behind one lock). A pool of NULL (nthreads = 1) then
@@ -66,8 +66,8 @@ sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw) {
   const char *s = "NHWC";
   size_t len = 4;
   *nchw = 0;
-  if (sm_node_attr(n, "data_format")) {
-    sm_status *st = sm_node_attr_string(n, "data_format", &s, &len);
+  if (sm__node_attr(n, "data_format")) {
+    sm_status *st = sm__node_attr_string(n, "data_format", &s, &len);
     if (st) return st;
   }
   if (str_is(s, len, "NHWC") || (allow5d && str_is(s, len, "NDHWC"))) return NULL;
@@ -82,7 +82,7 @@ sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw) {
 static sm_status *four(const sm_node *n, const char *attr, const char *what, int nchw, int64_t hw[2], int64_t nc[2]) {
   const int64_t *v;
   size_t cnt;
-  sm_status *st = sm_node_attr_ints(n, attr, &v, &cnt);
+  sm_status *st = sm__node_attr_ints(n, attr, &v, &cnt);
   if (st) return st;
   if (cnt != 4)
     return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window %s field must specify 4 dimensions (got %zu)", what, cnt);
@@ -101,7 +101,7 @@ sm_status *sm__nn_window_prepare(const sm_node *n, int has_ksize, int dilations_
   if (st) return st;
   const char *p;
   size_t plen;
-  if ((st = sm_node_attr_string(n, "padding", &p, &plen))) return st;
+  if ((st = sm__node_attr_string(n, "padding", &p, &plen))) return st;
   if (str_is(p, plen, "VALID"))
     w->padding = SM_NN_VALID;
   else if (str_is(p, plen, "SAME"))
@@ -128,7 +128,7 @@ sm_status *sm__nn_window_prepare(const sm_node *n, int has_ksize, int dilations_
     if (w->ksize[0] < 1 || w->ksize[1] < 1)
       return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window ksize must be positive.");
   }
-  if (dilations_ok && sm_node_attr(n, "dilations")) {
+  if (dilations_ok && sm__node_attr(n, "dilations")) {
     if ((st = four(n, "dilations", "dilations", w->nchw, w->dilation, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_INVALID_ARGUMENT,
@@ -139,7 +139,7 @@ sm_status *sm__nn_window_prepare(const sm_node *n, int has_ksize, int dilations_
   }
   const int64_t *ep = NULL;
   size_t epn = 0;
-  if (sm_node_attr(n, "explicit_paddings") && (st = sm_node_attr_ints(n, "explicit_paddings", &ep, &epn))) return st;
+  if (sm__node_attr(n, "explicit_paddings") && (st = sm__node_attr_ints(n, "explicit_paddings", &ep, &epn))) return st;
   if (w->padding == SM_NN_EXPLICIT) {
     if (epn != 8)
       return sm_status_new(SM_INVALID_ARGUMENT,

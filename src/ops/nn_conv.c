@@ -23,8 +23,8 @@ sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) {
   sm__nn_window *w = malloc(sizeof *w);
   if (!w) return sm_status_new(SM_NO_MEMORY, "out of memory");
   sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, w);
-  if (!st && sm_node_num_outputs(n) == 1) {
-    int dt = sm_node_output_dtype(n, 0);
+  if (!st && sm__node_num_outputs(n) == 1) {
+    int dt = sm__node_output_dtype(n, 0);
     if (dt != SM_FLOAT && dt != SM_DOUBLE)
       st = sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float, double)", sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
   }
@@ -53,10 +53,10 @@ sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) {
   sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, &s->w);
   if (!st && s->w.nchw)
     st = sm_status_new(SM_UNIMPLEMENTED, "data_format NCHW is not supported (NHWC only, as TF's CPU kernel)");
-  if (!st && sm_node_attr(n, "filter_format")) {
+  if (!st && sm__node_attr(n, "filter_format")) {
     const char *ff;
     size_t len;
-    st = sm_node_attr_string(n, "filter_format", &ff, &len);
+    st = sm__node_attr_string(n, "filter_format", &ff, &len);
     if (!st && !str_is(ff, len, "HWIO"))
       st = sm_status_new(SM_UNIMPLEMENTED, "filter_format '%.*s' is not supported (HWIO only)",
                          (int)(len > 32 ? 32 : len), ff);
@@ -453,23 +453,23 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   if (macs < SM_NN_PAR_MIN_MACS) pool = NULL;
   if (j->pool) { /* fused MaxPool (conv_common checked use_direct) */
     int64_t per_row = j->OW * j->K * j->Cout * (j->pool->kh < j->OH ? j->pool->kh : j->OH);
-    sm_parallel_for(pool, j->N * j->pOH, per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1), direct_pick(1), j);
+    sm__parallel_for(pool, j->N * j->pOH, per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1), direct_pick(1), j);
   } else if (depth_mult) {
     int64_t per_row = j->OW * j->KH * j->KW * j->Cout;
-    sm_parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, j);
+    sm__parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, j);
   } else if (use_direct(j)) {
     int64_t per_row = j->OW * j->K * j->Cout;
-    sm_parallel_for(pool, j->N * j->OH, per_row >= 65536 ? 1 : 65536 / per_row, direct_pick(0), j);
+    sm__parallel_for(pool, j->N * j->OH, per_row >= 65536 ? 1 : 65536 / per_row, direct_pick(0), j);
   } else if (j->KH == 1 && j->KW == 1 && j->sh == 1 && j->sw == 1 && j->pt == 0 && j->pl == 0 && j->OH == j->H &&
              j->OW == j->W && j->G == 1) {
     int64_t per_row = j->K * j->Cout;
-    sm_parallel_for(pool, M, per_row >= 65536 ? 1 : 65536 / per_row, conv_1x1_rows, j);
+    sm__parallel_for(pool, M, per_row >= 65536 ? 1 : 65536 / per_row, conv_1x1_rows, j);
   } else {
     /* patch blocks of ~512 KB; at least 4 rows so gemm has something to chew on */
     j->rows = (int64_t)(524288 / es) / j->K;
     if (j->rows < 4) j->rows = 4;
     int64_t per_row = j->K * j->CoutG * j->G, grain = per_row >= 65536 ? 1 : 65536 / per_row;
-    sm_parallel_for(pool, M, grain, conv_rows, j);
+    sm__parallel_for(pool, M, grain, conv_rows, j);
   }
 }
 
@@ -486,7 +486,7 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
                                   (long long)j->OH, (long long)j->OW, (long long)j->Cout);
   int64_t od[4] = {j->N, j->pOH, j->pOW, j->Cout};
   sm_tensor *out;
-  if ((st = sm_kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, 4, od, &out))) return st;
+  if ((st = sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, 4, od, &out))) return st;
   if (sm_tensor_num_elements(out) == 0) return NULL; /* else N, OH, OW, Cout > 0 */
   if (j->K > INT_MAX || j->Cout > INT_MAX || j->C > INT_MAX)
     return sm_status_new(SM_UNIMPLEMENTED, "convolution too large for BLAS (patch %lld, output depth %lld)",
@@ -499,12 +499,12 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
   j->in = sm_tensor_data(x);
   j->filt = sm_tensor_data(f);
   j->pout = sm_tensor_data(out);
-  sm_threadpool *pool = sm_kctx_pool(ctx);
+  sm_threadpool *pool = sm__kctx_pool(ctx);
   if (j->K > 0 && use_direct(j)) {
     j->pool = pf;
     conv_run(pool, j, 0);
   } else {
-    float *tmp = sm_kctx_scratch(ctx, (size_t)MC * sizeof *tmp, &st);
+    float *tmp = sm__kctx_scratch(ctx, (size_t)MC * sizeof *tmp, &st);
     if (!tmp) return st;
     j->out = (char *)tmp;
     if (j->K == 0) { /* empty windows: zeros, then the fused epilogue */
@@ -514,9 +514,9 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
       conv_run(pool, j, 0);
     }
     if (!j->failed)
-      st = sm_nn_maxpool_f32(pool, tmp, j->N, j->OH, j->OW, j->Cout, pf->kh, pf->kw, pf->sh, pf->sw,
+      st = sm__nn_maxpool_f32(pool, tmp, j->N, j->OH, j->OW, j->Cout, pf->kh, pf->kw, pf->sh, pf->sw,
                              pf->padding == SM_NN_SAME, j->pout, NULL);
-    sm_kctx_scratch_free(ctx, tmp);
+    sm__kctx_scratch_free(ctx, tmp);
   }
   if (!st && j->failed) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a convolution patch buffer");
   return st;
@@ -525,8 +525,8 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
 /* fused: NULL for Conv2D / DepthwiseConv2dNative; a _FusedConv2D's bias is input 2. */
 static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm_kctx *ctx, int depthwise) {
   int nin = fused ? 3 : 2;
-  if (sm_kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *f = sm_kctx_input(ctx, 1);
+  if (sm__kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *f = sm__kctx_input(ctx, 1);
   char s1[128];
   int dt = sm_tensor_dtype(x);
   if ((dt != SM_FLOAT && dt != SM_DOUBLE) || sm_tensor_dtype(f) != dt)
@@ -580,7 +580,7 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   int64_t od[4] = {j.N, w->nchw ? j.Cout : j.OH, w->nchw ? j.OH : j.OW, w->nchw ? j.OW : j.Cout};
   int64_t nhwc_od[4] = {j.N, j.OH, j.OW, j.Cout};
   /* _FusedConv2D (float, NHWC: its prepare checked): the bias and the activation */
-  const sm_tensor *fb = fused ? sm_kctx_input(ctx, 2) : NULL;
+  const sm_tensor *fb = fused ? sm__kctx_input(ctx, 2) : NULL;
   j.act = fused ? fused->act : SM_NN_ACT_NONE;
   j.alpha = fused ? fused->alpha : 0.0f;
   if (fb) {
@@ -602,7 +602,7 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f);
   sm_tensor *out;
   /* gemm writes every element; depthwise accumulates and empty windows give zeros */
-  if ((st = (depthwise || j.K == 0 ? sm_kctx_alloc_output : sm_kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))
+  if ((st = (depthwise || j.K == 0 ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))
     return st;
   int64_t M = j.N * j.OH * j.OW; /* fits: the output was allocated */
   if (M == 0 || j.Cout == 0) return NULL;
@@ -620,18 +620,18 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   j.filt = sm_tensor_data(f);
   j.out = sm_tensor_data(out);
   if (w->nchw) {
-    if (!(tin = sm_kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
-    if (!(tout = sm_kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
+    if (!(tin = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
+    if (!(tout = sm__kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
     sm__nn_nchw_to_nhwc(j.in, tin, xd, es);
     memset(tout, 0, sm_tensor_nbytes(out));
     j.in = tin;
     j.out = tout;
   }
-  conv_run(sm_kctx_pool(ctx), &j, depthwise ? fd[3] : 0);
+  conv_run(sm__kctx_pool(ctx), &j, depthwise ? fd[3] : 0);
   if (w->nchw) {
     if (!j.failed) sm__nn_nhwc_to_nchw(tout, sm_tensor_data(out), nhwc_od, es);
-    sm_kctx_scratch_free(ctx, tin);
-    sm_kctx_scratch_free(ctx, tout);
+    sm__kctx_scratch_free(ctx, tin);
+    sm__kctx_scratch_free(ctx, tout);
   }
   if (j.failed) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a convolution patch buffer");
   return NULL;
@@ -645,7 +645,7 @@ sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx) {
 }
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */
-void sm_nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int same,
+void sm__nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int same,
                            int64_t *oh, int64_t *ow) {
   int64_t lead;
   sm_status *st = sm__nn_out_size(h, kh, 1, sh, same ? SM_NN_SAME : SM_NN_VALID, 0, 0, oh, &lead);
@@ -656,7 +656,7 @@ void sm_nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t
   sm_status_free(st);
 }
 
-sm_status *sm_nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
+sm_status *sm__nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
                             const float *filter, int64_t kh, int64_t kw, int64_t cout, int64_t sh, int64_t sw,
                             int same, const float *bias, int act, float *y) {
   if (n < 0 || h < 0 || w < 0 || c < 0 || kh < 0 || kw < 0 || cout < 0)

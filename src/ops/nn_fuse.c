@@ -38,14 +38,14 @@ static const struct {
             {"LeakyRelu", SM_NN_ACT_LEAKY_RELU}, {"Sigmoid", SM_NN_ACT_SIGMOID}, {"Tanh", SM_NN_ACT_TANH}};
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
-static int op_is(const sm_node *n, const char *op) { return !strcmp(sm_node_op(n), op); }
+static int op_is(const sm_node *n, const char *op) { return !strcmp(sm__node_op(n), op); }
 
 /* ---- the fused nodes' attrs (prepare) ------------------------------------------------------ */
 /* Four entries [1, h, w, 1] of a pool attr into hw. */
 static sm_status *pool_four(const sm_node *n, const char *attr, int64_t hw[2]) {
   const int64_t *v;
   size_t cnt;
-  sm_status *st = sm_node_attr_ints(n, attr, &v, &cnt);
+  sm_status *st = sm__node_attr_ints(n, attr, &v, &cnt);
   if (st) return st;
   if (cnt != 4 || v[0] != 1 || v[3] != 1 || v[1] < 1 || v[2] < 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "attr '%s' must be [1, h, w, 1] with h, w >= 1", attr);
@@ -60,7 +60,7 @@ static sm_status *pool_prepare(const sm_node *n, sm__nn_pool_fuse *p) {
   size_t len;
   sm_status *st = pool_four(n, "_sm_pool_ksize", k);
   if (!st) st = pool_four(n, "_sm_pool_strides", s);
-  if (!st) st = sm_node_attr_string(n, "_sm_pool_padding", &pad, &len);
+  if (!st) st = sm__node_attr_string(n, "_sm_pool_padding", &pad, &len);
   if (st) return st;
   if (str_is(pad, len, "VALID"))
     p->padding = SM_NN_VALID;
@@ -79,17 +79,17 @@ static sm_status *pool_prepare(const sm_node *n, sm__nn_pool_fuse *p) {
 sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f) {
   memset(f, 0, sizeof *f);
   int dt;
-  sm_status *st = sm_node_attr_type(n, "T", &dt);
+  sm_status *st = sm__node_attr_type(n, "T", &dt);
   if (st) return st;
   if (dt != SM_FLOAT)
     return sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float only)",
                          sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
   int64_t nargs, nhost = 0;
-  if ((st = sm_node_attr_int(n, "num_args", &nargs))) return st;
-  if (conv && sm_node_attr(n, "num_host_args") && (st = sm_node_attr_int(n, "num_host_args", &nhost))) return st;
+  if ((st = sm__node_attr_int(n, "num_args", &nargs))) return st;
+  if (conv && sm__node_attr(n, "num_host_args") && (st = sm__node_attr_int(n, "num_host_args", &nhost))) return st;
   const ProtobufCBinaryData *ops;
   size_t nops;
-  if ((st = sm_node_attr_strings(n, "fused_ops", &ops, &nops))) return st;
+  if ((st = sm__node_attr_strings(n, "fused_ops", &ops, &nops))) return st;
   char list[160];
   size_t at = 0;
   list[0] = 0;
@@ -110,13 +110,13 @@ sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f) {
                          "fused_ops [%s] is not supported: this runtime fuses BiasAdd, then at most one of Relu, "
                          "Relu6, Elu, LeakyRelu, Sigmoid, Tanh%s",
                          list, conv ? ", then MaxPool" : "");
-  if (nargs != 1 || nhost != 0 || sm_node_num_inputs(n) != 3)
+  if (nargs != 1 || nhost != 0 || sm__node_num_inputs(n) != 3)
     return sm_status_new(SM_INVALID_ARGUMENT, "fused_ops [%s] takes one arg (the bias), not num_args=%lld%s", list,
                          (long long)nargs, nhost ? " and host args" : "");
-  if (sm_node_input_dtype(n, 2) != SM_FLOAT)
+  if (sm__node_input_dtype(n, 2) != SM_FLOAT)
     return sm_status_new(SM_INVALID_ARGUMENT, "the bias (args) is %s, not float",
-                         sm_dtype_name(sm_node_input_dtype(n, 2)) ? sm_dtype_name(sm_node_input_dtype(n, 2)) : "?");
-  if (f->act == SM_NN_ACT_LEAKY_RELU && (st = sm_node_attr_float(n, "leakyrelu_alpha", &f->alpha))) return st;
+                         sm_dtype_name(sm__node_input_dtype(n, 2)) ? sm_dtype_name(sm__node_input_dtype(n, 2)) : "?");
+  if (f->act == SM_NN_ACT_LEAKY_RELU && (st = sm__node_attr_float(n, "leakyrelu_alpha", &f->alpha))) return st;
   if (f->has_pool && (st = pool_prepare(n, &f->pool))) return st;
   return NULL;
 }
@@ -132,9 +132,9 @@ static int nhwc(const sm_node *n) {
 
 /* A MaxPool the convolution before it can compute (its attrs; a bad one is left to its own prepare). */
 static int pool_fusable(const sm_rewrite *rw, int q) {
-  const sm_node *n = sm_rewrite_node(rw, q);
-  if (!op_is(n, "MaxPool") || sm_node_num_inputs(n) != 1 || sm_node_num_outputs(n) != 1 ||
-      sm_node_output_dtype(n, 0) != SM_FLOAT || sm_rewrite_reads_ref(rw, q, 0))
+  const sm_node *n = sm__rewrite_node(rw, q);
+  if (!op_is(n, "MaxPool") || sm__node_num_inputs(n) != 1 || sm__node_num_outputs(n) != 1 ||
+      sm__node_output_dtype(n, 0) != SM_FLOAT || sm__rewrite_reads_ref(rw, q, 0))
     return 0;
   sm__nn_window w;
   sm_status *st = sm__nn_window_prepare(n, 1, 0, 1, &w);
@@ -148,77 +148,77 @@ static int pool_fusable(const sm_rewrite *rw, int q) {
 
 /* chain[0] the product, [1] the BiasAdd, then the activation (act != NONE) and the pool (pool). */
 static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int act, int pool) {
-  const sm_node *c = sm_rewrite_node(rw, chain[0]);
+  const sm_node *c = sm__rewrite_node(rw, chain[0]);
   int conv = op_is(c, "Conv2D");
   sm_node *f;
-  sm_status *st = sm_synth_new(sm_rewrite_graph(rw), sm_node_name(c), conv ? "_FusedConv2D" : "_FusedMatMul", &f);
+  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(c), conv ? "_FusedConv2D" : "_FusedMatMul", &f);
   if (st) return st;
-  st = sm_synth_add_input(f, sm_rewrite_input(rw, chain[0], 0));
-  if (!st) st = sm_synth_add_input(f, sm_rewrite_input(rw, chain[0], 1));
-  if (!st) st = sm_synth_add_input(f, sm_rewrite_input(rw, chain[1], 1));
+  st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[0], 0));
+  if (!st) st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[0], 1));
+  if (!st) st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[1], 1));
   static const char *const conv_attrs[] = {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
                                            "use_cudnn_on_gpu"};
   static const char *const mm_attrs[] = {"T", "transpose_a", "transpose_b"};
   const char *const *copy = conv ? conv_attrs : mm_attrs;
   size_t ncopy = conv ? sizeof conv_attrs / sizeof *conv_attrs : sizeof mm_attrs / sizeof *mm_attrs;
-  for (size_t i = 0; i < ncopy && !st; i++) st = sm_synth_copy_attr(f, copy[i], c, copy[i]);
+  for (size_t i = 0; i < ncopy && !st; i++) st = sm__synth_copy_attr(f, copy[i], c, copy[i]);
   const char *ops[3] = {"BiasAdd"};
   int nops = 1;
-  if (act) ops[nops++] = sm_node_op(sm_rewrite_node(rw, chain[2]));
+  if (act) ops[nops++] = sm__node_op(sm__rewrite_node(rw, chain[2]));
   if (pool) ops[nops++] = "MaxPool";
-  if (!st) st = sm_synth_set_strings(f, "fused_ops", ops, (size_t)nops);
-  if (!st) st = sm_synth_set_int(f, "num_args", 1);
+  if (!st) st = sm__synth_set_strings(f, "fused_ops", ops, (size_t)nops);
+  if (!st) st = sm__synth_set_int(f, "num_args", 1);
   if (!st && conv) {
     int targs[1] = {SM_FLOAT};
-    st = sm_synth_set_types(f, "TArgs", targs, 1);
+    st = sm__synth_set_types(f, "TArgs", targs, 1);
   }
   if (!st && pool) {
-    const sm_node *q = sm_rewrite_node(rw, chain[n - 1]);
-    st = sm_synth_copy_attr(f, "_sm_pool_ksize", q, "ksize");
-    if (!st) st = sm_synth_copy_attr(f, "_sm_pool_strides", q, "strides");
-    if (!st) st = sm_synth_copy_attr(f, "_sm_pool_padding", q, "padding");
+    const sm_node *q = sm__rewrite_node(rw, chain[n - 1]);
+    st = sm__synth_copy_attr(f, "_sm_pool_ksize", q, "ksize");
+    if (!st) st = sm__synth_copy_attr(f, "_sm_pool_strides", q, "strides");
+    if (!st) st = sm__synth_copy_attr(f, "_sm_pool_padding", q, "padding");
   }
-  if (!st) st = sm_synth_finish(f);
+  if (!st) st = sm__synth_finish(f);
   if (st) {
-    sm_synth_free(f);
+    sm__synth_free(f);
     return st;
   }
-  return sm_rewrite_replace(rw, conv ? CONV_RULE : MATMUL_RULE, chain, n, f);
+  return sm__rewrite_replace(rw, conv ? CONV_RULE : MATMUL_RULE, chain, n, f);
 }
 
 /* Conv2D / MatMul -> BiasAdd [-> Relu | Relu6] [-> MaxPool]. */
 static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
-  const sm_node *c = sm_rewrite_node(rw, anchor);
+  const sm_node *c = sm__rewrite_node(rw, anchor);
   int conv = op_is(c, "Conv2D");
-  if (sm_node_num_outputs(c) != 1 || sm_node_output_dtype(c, 0) != SM_FLOAT || (conv && !nhwc(c))) return NULL;
+  if (sm__node_num_outputs(c) != 1 || sm__node_output_dtype(c, 0) != SM_FLOAT || (conv && !nhwc(c))) return NULL;
   int chain[4] = {anchor}, n = 1;
-  int b = sm_rewrite_only_reader(rw, (sm_edge){anchor, 0});
+  int b = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (b < 0) return NULL;
-  const sm_node *bn = sm_rewrite_node(rw, b);
-  sm_edge in0 = sm_rewrite_input(rw, b, 0);
-  if (!(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))) || sm_node_num_inputs(bn) != 2 ||
-      sm_node_output_dtype(bn, 0) != SM_FLOAT || in0.node != anchor || in0.index != 0 || sm_rewrite_reads_ref(rw, b, 1))
+  const sm_node *bn = sm__rewrite_node(rw, b);
+  sm_edge in0 = sm__rewrite_input(rw, b, 0);
+  if (!(op_is(bn, "BiasAddV1") || (op_is(bn, "BiasAdd") && nhwc(bn))) || sm__node_num_inputs(bn) != 2 ||
+      sm__node_output_dtype(bn, 0) != SM_FLOAT || in0.node != anchor || in0.index != 0 || sm__rewrite_reads_ref(rw, b, 1))
     return NULL;
   chain[n++] = b;
   int act = 0, pool = 0;
-  int r = sm_rewrite_only_reader(rw, (sm_edge){b, 0});
+  int r = sm__rewrite_only_reader(rw, (sm_edge){b, 0});
   if (r >= 0) {
-    const sm_node *rn = sm_rewrite_node(rw, r);
-    if ((op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm_node_num_inputs(rn) == 1 && sm_node_num_outputs(rn) == 1 &&
-        sm_node_output_dtype(rn, 0) == SM_FLOAT) {
+    const sm_node *rn = sm__rewrite_node(rw, r);
+    if ((op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 && sm__node_num_outputs(rn) == 1 &&
+        sm__node_output_dtype(rn, 0) == SM_FLOAT) {
       chain[n++] = r;
       act = 1;
     }
   }
   if (conv) {
-    int q = sm_rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
+    int q = sm__rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
     if (q >= 0 && pool_fusable(rw, q)) {
       chain[n++] = q;
       pool = 1;
     }
   }
   /* the longest prefix the driver allows (a control edge or a ref read may stop a later stage) */
-  while (n >= 2 && !sm_rewrite_can_fuse(rw, chain, n)) {
+  while (n >= 2 && !sm__rewrite_can_fuse(rw, chain, n)) {
     n--;
     if (pool)
       pool = 0;

@@ -104,7 +104,7 @@ static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
   j->upb = (j->M + j->rows - 1) / j->rows;
   int64_t units = nb * j->upb;
   double macs = (double)nb * (double)j->M * (double)per_row;
-  sm_parallel_for(macs < SM_NN_PAR_MIN_MACS ? NULL : pool, units, 1, mm_units, j);
+  sm__parallel_for(macs < SM_NN_PAR_MIN_MACS ? NULL : pool, units, 1, mm_units, j);
 }
 
 /* Runs C[b] = op(A[b]) * op(B[b]) for nb batches into a zeroed C. */
@@ -113,13 +113,13 @@ static sm_status *mm_run(sm_kctx *ctx, mm_job *j, int64_t nb) {
   if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX)
     return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
                          (long long)j->M, (long long)j->K, (long long)j->K, (long long)j->N);
-  mm_dispatch(sm_kctx_pool(ctx), j, nb);
+  mm_dispatch(sm__kctx_pool(ctx), j, nb);
   return NULL;
 }
 
 /* nn_raw.h. Dimensions beyond what BLAS takes (2^31-1) are the caller's to avoid: the trainer's
  * layers are far below. */
-void sm_nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+void sm__nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                       const float *a, const float *b, const float *bias, int act, int accumulate, float *c) {
   if (m <= 0 || n <= 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX) return;
   if (accumulate) bias = NULL, act = SM_NN_ACT_NONE;
@@ -142,20 +142,20 @@ static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, con
   mm_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   sm_status *st = NULL;
-  if (sm_node_attr(n, fa)) st = sm_node_attr_bool(n, fa, &s->ta);
-  if (!st && sm_node_attr(n, fb)) st = sm_node_attr_bool(n, fb, &s->tb);
-  if (!st && sm_node_num_outputs(n) == 1 && sm_node_num_inputs(n) == 2) {
-    int dt = sm_node_output_dtype(n, 0);
-    if (!mm_dtype_ok(dt) || sm_node_input_dtype(n, 0) != dt || sm_node_input_dtype(n, 1) != dt)
-      st = sm_status_new(SM_UNIMPLEMENTED, "inputs %s x %s -> %s are not supported (float, double, int32, int64)", sm_dtype_name(sm_node_input_dtype(n, 0)) ? sm_dtype_name(sm_node_input_dtype(n, 0)) : "?",
-                         sm_dtype_name(sm_node_input_dtype(n, 1)) ? sm_dtype_name(sm_node_input_dtype(n, 1)) : "?",
+  if (sm__node_attr(n, fa)) st = sm__node_attr_bool(n, fa, &s->ta);
+  if (!st && sm__node_attr(n, fb)) st = sm__node_attr_bool(n, fb, &s->tb);
+  if (!st && sm__node_num_outputs(n) == 1 && sm__node_num_inputs(n) == 2) {
+    int dt = sm__node_output_dtype(n, 0);
+    if (!mm_dtype_ok(dt) || sm__node_input_dtype(n, 0) != dt || sm__node_input_dtype(n, 1) != dt)
+      st = sm_status_new(SM_UNIMPLEMENTED, "inputs %s x %s -> %s are not supported (float, double, int32, int64)", sm_dtype_name(sm__node_input_dtype(n, 0)) ? sm_dtype_name(sm__node_input_dtype(n, 0)) : "?",
+                         sm_dtype_name(sm__node_input_dtype(n, 1)) ? sm_dtype_name(sm__node_input_dtype(n, 1)) : "?",
                          sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
   }
   if (st) {
     free(s);
     return st;
   }
-  if (sm_node_num_outputs(n) == 1 && (sm_node_output_dtype(n, 0) == SM_FLOAT || sm_node_output_dtype(n, 0) == SM_DOUBLE))
+  if (sm__node_num_outputs(n) == 1 && (sm__node_output_dtype(n, 0) == SM_FLOAT || sm__node_output_dtype(n, 0) == SM_DOUBLE))
     sm__nn_blas_init();
   *state = s;
   return NULL;
@@ -178,9 +178,9 @@ sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
 sm_status *sm__nn_batch_matmul_prepare(const sm_node *n, void **state) { return mm_prepare(n, state, "adj_x", "adj_y"); }
 
 static sm_status *check_inputs(sm_kctx *ctx, int nin, const sm_tensor **a, const sm_tensor **b) {
-  if (sm_kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
-  *a = sm_kctx_input(ctx, 0);
-  *b = sm_kctx_input(ctx, 1);
+  if (sm__kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
+  *a = sm__kctx_input(ctx, 0);
+  *b = sm__kctx_input(ctx, 1);
   int dt = sm_tensor_dtype(*a);
   if (sm_tensor_dtype(*b) != dt || !mm_dtype_ok(dt))
     return sm_status_new(SM_INVALID_ARGUMENT, "inputs are %s and %s; expected one of float, double, int32, int64",
@@ -211,7 +211,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   int64_t od[2] = {M, N};
   int dt = sm_tensor_dtype(a);
   /* _FusedMatMul (float: its prepare checked): the bias and the activation */
-  const sm_tensor *fb = s->fused ? sm_kctx_input(ctx, 2) : NULL;
+  const sm_tensor *fb = s->fused ? sm__kctx_input(ctx, 2) : NULL;
   int act = s->fused ? s->f.act : SM_NN_ACT_NONE;
   if (fb) {
     if (dt != SM_FLOAT || sm_tensor_dtype(fb) != SM_FLOAT)
@@ -227,7 +227,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   }
   /* gemm (beta 0) writes every element; the integer loops accumulate into zeros */
   int blas = (dt == SM_FLOAT || dt == SM_DOUBLE) && K > 0;
-  if ((st = (blas ? sm_kctx_alloc_output_uninit : sm_kctx_alloc_output)(ctx, 0, dt, 2, od, &out))) return st;
+  if ((st = (blas ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, 2, od, &out))) return st;
   mm_job j = {dt, s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
               NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0, s->fused ? s->f.alpha : 0.0f};
   if (K == 0 && (j.bias || j.act) && M > 0 && N > 0) {
@@ -269,12 +269,12 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   od[rb] = M;
   od[rb + 1] = N;
   sm_tensor *out;
-  if ((st = sm_kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), rb + 2, od, &out))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), rb + 2, od, &out))) return st;
   if (sm_tensor_num_elements(out) == 0) return NULL;
   /* per-batch element offsets into x and y (stride 0 along broadcast dims) */
   int64_t *off = NULL;
   if (nb > 1) {
-    if (!(off = sm_kctx_scratch(ctx, (size_t)nb * 2 * sizeof *off, &st))) return st;
+    if (!(off = sm__kctx_scratch(ctx, (size_t)nb * 2 * sizeof *off, &st))) return st;
     int64_t xs[SM_MAX_RANK], ys[SM_MAX_RANK], idx[SM_MAX_RANK];
     int64_t sxm = xd[rx - 2] * xd[rx - 1], sym = yd[ry - 2] * yd[ry - 1];
     for (int i = rb - 1; i >= 0; i--) {
@@ -304,6 +304,6 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   mm_job j = {sm_tensor_dtype(x), s->ta, s->tb, M, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
               off, off ? off + nb : NULL, 0, 0, NULL, 0, 0, 0.0f};
   st = mm_run(ctx, &j, nb);
-  sm_kctx_scratch_free(ctx, off);
+  sm__kctx_scratch_free(ctx, off);
   return st;
 }

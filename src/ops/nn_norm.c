@@ -21,7 +21,7 @@ typedef struct bias_state {
 sm_status *sm__nn_bias_add_prepare(const sm_node *n, void **state) {
   bias_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *st = strcmp(sm_node_op(n), "BiasAddV1") ? sm__nn_data_format(n, 1, &s->nchw) : NULL;
+  sm_status *st = strcmp(sm__node_op(n), "BiasAddV1") ? sm__nn_data_format(n, 1, &s->nchw) : NULL;
   if (st) {
     free(s);
     return st;
@@ -138,8 +138,8 @@ static void bias_rows(void *ctx, int64_t begin, int64_t end) {
 
 sm_status *sm__nn_bias_add(const void *state, sm_kctx *ctx) {
   const bias_state *s = state;
-  if (sm_kctx_num_inputs(ctx) != 2) return sm_status_new(SM_INVALID_ARGUMENT, "expected 2 inputs");
-  const sm_tensor *x = sm_kctx_input(ctx, 0), *b = sm_kctx_input(ctx, 1);
+  if (sm__kctx_num_inputs(ctx) != 2) return sm_status_new(SM_INVALID_ARGUMENT, "expected 2 inputs");
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *b = sm__kctx_input(ctx, 1);
   char s1[128], s2[128];
   int dt = sm_tensor_dtype(x);
   if ((dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_INT32 && dt != SM_INT64) || sm_tensor_dtype(b) != dt)
@@ -161,8 +161,8 @@ sm_status *sm__nn_bias_add(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   sm_status *st;
   /* in place when this step is the value's only reader (each element reads only itself) */
-  out = sm_kctx_reuse_input(ctx, 0, 0, dt, rank, xd);
-  if (!out && (st = sm_kctx_alloc_output_uninit(ctx, 0, dt, rank, xd, &out))) return st;
+  out = sm__kctx_reuse_input(ctx, 0, 0, dt, rank, xd);
+  if (!out && (st = sm__kctx_alloc_output_uninit(ctx, 0, dt, rank, xd, &out))) return st;
   int64_t total = sm_tensor_num_elements(x);
   if (total == 0) return NULL;
   bias_job j = {dt, sm_tensor_data(x), sm_tensor_data(b), sm_tensor_data(out), xd[cd], 1};
@@ -178,7 +178,7 @@ sm_status *sm__nn_bias_add(const void *state, sm_kctx *ctx) {
     rows = total / j.C;
   }
   int64_t per_row = j.inner == 1 ? j.C : j.inner;
-  sm_parallel_for(total < 65536 ? NULL : sm_kctx_pool(ctx), rows, per_row >= 16384 ? 1 : 16384 / per_row, bias_rows, &j);
+  sm__parallel_for(total < 65536 ? NULL : sm__kctx_pool(ctx), rows, per_row >= 16384 ? 1 : 16384 / per_row, bias_rows, &j);
   return NULL;
 }
 
@@ -195,12 +195,12 @@ sm_status *sm__nn_batch_norm_prepare(const sm_node *n, void **state) {
   s->eps = 0.0001f;
   s->factor = 1.0f;
   sm_status *st = sm__nn_data_format(n, 1, &s->nchw);
-  if (!st && sm_node_attr(n, "is_training")) st = sm_node_attr_bool(n, "is_training", &s->training);
-  if (!st && sm_node_attr(n, "epsilon")) st = sm_node_attr_float(n, "epsilon", &s->eps);
-  if (!st && sm_node_attr(n, "exponential_avg_factor")) st = sm_node_attr_float(n, "exponential_avg_factor", &s->factor);
-  if (!st && sm_node_num_outputs(n) >= 1 && sm_node_output_dtype(n, 0) != SM_FLOAT)
+  if (!st && sm__node_attr(n, "is_training")) st = sm__node_attr_bool(n, "is_training", &s->training);
+  if (!st && sm__node_attr(n, "epsilon")) st = sm__node_attr_float(n, "epsilon", &s->eps);
+  if (!st && sm__node_attr(n, "exponential_avg_factor")) st = sm__node_attr_float(n, "exponential_avg_factor", &s->factor);
+  if (!st && sm__node_num_outputs(n) >= 1 && sm__node_output_dtype(n, 0) != SM_FLOAT)
     st = sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float)",
-                       sm_dtype_name(sm_node_output_dtype(n, 0)) ? sm_dtype_name(sm_node_output_dtype(n, 0)) : "?");
+                       sm_dtype_name(sm__node_output_dtype(n, 0)) ? sm_dtype_name(sm__node_output_dtype(n, 0)) : "?");
   if (st) {
     free(s);
     return st;
@@ -236,17 +236,17 @@ static void bn_rows(void *ctx, int64_t begin, int64_t end) {
 }
 
 static sm_status *vec_out(sm_kctx *ctx, int i, int64_t n, const float *v) {
-  if (i >= sm_kctx_num_outputs(ctx)) return NULL;
+  if (i >= sm__kctx_num_outputs(ctx)) return NULL;
   sm_tensor *t;
-  sm_status *st = sm_kctx_alloc_output(ctx, i, SM_FLOAT, 1, &n, &t);
+  sm_status *st = sm__kctx_alloc_output(ctx, i, SM_FLOAT, 1, &n, &t);
   if (!st && n && v) memcpy(sm_tensor_data(t), v, (size_t)n * sizeof(float));
   return st;
 }
 
 sm_status *sm__nn_batch_norm(const void *state, sm_kctx *ctx) {
   const bn_state *s = state;
-  if (sm_kctx_num_inputs(ctx) != 5) return sm_status_new(SM_INVALID_ARGUMENT, "expected 5 inputs");
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  if (sm__kctx_num_inputs(ctx) != 5) return sm_status_new(SM_INVALID_ARGUMENT, "expected 5 inputs");
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   const sm_tensor *in[4];
   static const char *const names[4] = {"scale", "offset", "mean", "variance"};
   char s1[128];
@@ -259,7 +259,7 @@ sm_status *sm__nn_batch_norm(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "input must be 4 or 5-dimensional%s", sm_shape_str(rank, xd, s1, sizeof s1));
   int64_t C = s->nchw ? xd[1] : xd[rank - 1];
   for (int i = 0; i < 4; i++) {
-    in[i] = sm_kctx_input(ctx, i + 1);
+    in[i] = sm__kctx_input(ctx, i + 1);
     if (sm_tensor_dtype(in[i]) != SM_FLOAT)
       return sm_status_new(SM_UNIMPLEMENTED, "%s is %s: only float is supported", names[i],
                            sm_dtype_name(sm_tensor_dtype(in[i])) ? sm_dtype_name(sm_tensor_dtype(in[i])) : "?");
@@ -283,14 +283,14 @@ sm_status *sm__nn_batch_norm(const void *state, sm_kctx *ctx) {
   const float *mean_in = sm_tensor_data(in[2]), *var_in = sm_tensor_data(in[3]);
   sm_tensor *y;
   sm_status *st;
-  if ((st = sm_kctx_alloc_output(ctx, 0, SM_FLOAT, rank, xd, &y))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 0, SM_FLOAT, rank, xd, &y))) return st;
   int64_t total = sm_tensor_num_elements(x);
   int64_t inner = 1;
   if (s->nchw)
     for (int i = 2; i < rank; i++) inner *= xd[i];
   int64_t count = C ? total / C : 0; /* elements per channel */
-  float *buf = sm_kctx_scratch(ctx, (size_t)C * 6 * sizeof(float), &st);
-  double *acc = buf ? sm_kctx_scratch(ctx, (size_t)C * 2 * sizeof(double), &st) : NULL;
+  float *buf = sm__kctx_scratch(ctx, (size_t)C * 6 * sizeof(float), &st);
+  double *acc = buf ? sm__kctx_scratch(ctx, (size_t)C * 2 * sizeof(double), &st) : NULL;
   if (!acc) return st;
   memset(acc, 0, (size_t)C * 2 * sizeof(double));
   float *a = buf, *b = buf + C, *mean = buf + 2 * C, *var = buf + 3 * C, *bmean = buf + 4 * C, *bvar = buf + 5 * C;
@@ -350,14 +350,14 @@ sm_status *sm__nn_batch_norm(const void *state, sm_kctx *ctx) {
   if (total) {
     bn_job j = {x0, sm_tensor_data(y), a, b, mean, C, inner};
     int64_t rows = s->nchw ? total / inner : total / C, per_row = s->nchw ? inner : C;
-    sm_parallel_for(total < 65536 ? NULL : sm_kctx_pool(ctx), rows, per_row >= 16384 ? 1 : 16384 / per_row, bn_rows, &j);
+    sm__parallel_for(total < 65536 ? NULL : sm__kctx_pool(ctx), rows, per_row >= 16384 ? 1 : 16384 / per_row, bn_rows, &j);
   }
   if (!st) st = vec_out(ctx, 1, C, bmean);
   if (!st) st = vec_out(ctx, 2, C, bvar);
   if (!st) st = vec_out(ctx, 3, C, mean);
   if (!st) st = vec_out(ctx, 4, C, var);
   if (!st) st = vec_out(ctx, 5, 0, NULL);
-  sm_kctx_scratch_free(ctx, buf);
-  sm_kctx_scratch_free(ctx, acc);
+  sm__kctx_scratch_free(ctx, buf);
+  sm__kctx_scratch_free(ctx, acc);
   return st;
 }

@@ -18,7 +18,7 @@ typedef struct pool_state {
 sm_status *sm__nn_pool_prepare(const sm_node *n, void **state) {
   pool_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  s->is_max = strcmp(sm_node_op(n), "AvgPool") != 0;
+  s->is_max = strcmp(sm__node_op(n), "AvgPool") != 0;
   sm_status *st = sm__nn_window_prepare(n, 1, 0, s->is_max, &s->w);
   if (st) {
     free(s);
@@ -37,7 +37,7 @@ sm_status *sm__nn_pool_v2_prepare(const sm_node *n, void **state) {
   const char *p;
   size_t plen;
   sm_status *st = sm__nn_data_format(n, 0, &s->w.nchw);
-  if (!st) st = sm_node_attr_string(n, "padding", &p, &plen);
+  if (!st) st = sm__node_attr_string(n, "padding", &p, &plen);
   if (!st) {
     if (plen == 4 && !memcmp(p, "SAME", 4))
       s->w.padding = SM_NN_SAME;
@@ -164,7 +164,7 @@ static void pool_run(sm_threadpool *pool, pool_job *j) {
   int64_t kh = j->kh < j->H ? j->kh : j->H, kw = j->kw < j->W ? j->kw : j->W;
   int64_t per_row = j->OW * j->C * (kh > 0 ? kh : 1) * (kw > 0 ? kw : 1);
   double work = (double)per_row * (double)(j->N * j->OH);
-  sm_parallel_for(work < 65536.0 ? NULL : pool, j->N * j->OH, per_row >= 32768 ? 1 : 32768 / per_row, pool_rows, j);
+  sm__parallel_for(work < 65536.0 ? NULL : pool, j->N * j->OH, per_row >= 32768 ? 1 : 32768 / per_row, pool_rows, j);
 }
 
 /* MaxPoolV2's ksize/strides input: 4 int32 in data_format order; H, W into hw. */
@@ -182,16 +182,16 @@ static sm_status *v2_four(const sm_tensor *t, const char *what, int nchw, int64_
 sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
   const pool_state *s = state;
   sm__nn_window w = s->w;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   char s1[128];
   sm_status *st;
   if (s->v2) {
     int64_t nc[2];
-    if (sm_kctx_num_inputs(ctx) != 3) return sm_status_new(SM_INVALID_ARGUMENT, "expected 3 inputs");
-    if ((st = v2_four(sm_kctx_input(ctx, 1), "ksize", w.nchw, w.ksize, nc))) return st;
+    if (sm__kctx_num_inputs(ctx) != 3) return sm_status_new(SM_INVALID_ARGUMENT, "expected 3 inputs");
+    if ((st = v2_four(sm__kctx_input(ctx, 1), "ksize", w.nchw, w.ksize, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch or depth dimension.");
-    if ((st = v2_four(sm_kctx_input(ctx, 2), "stride", w.nchw, w.stride, nc))) return st;
+    if ((st = v2_four(sm__kctx_input(ctx, 2), "stride", w.nchw, w.stride, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_UNIMPLEMENTED,
                            "Current implementation does not yet support strides in the batch and depth dimensions.");
@@ -223,31 +223,31 @@ sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
   int64_t nhwc_od[4] = {j.N, j.OH, j.OW, j.C};
   sm_tensor *out;
   /* max writes every element; avg accumulates */
-  if ((st = (s->is_max ? sm_kctx_alloc_output_uninit : sm_kctx_alloc_output)(ctx, 0, dt, 4, od, &out))) return st;
+  if ((st = (s->is_max ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, 4, od, &out))) return st;
   if (sm_tensor_num_elements(out) == 0) return NULL;
   size_t es = dt == SM_DOUBLE ? 8 : 4;
   void *tin = NULL, *tout = NULL;
   j.in = sm_tensor_data(x);
   j.out = sm_tensor_data(out);
   if (w.nchw) {
-    if (!(tin = sm_kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
-    if (!(tout = sm_kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
+    if (!(tin = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
+    if (!(tout = sm__kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
     memset(tout, 0, sm_tensor_nbytes(out));
     sm__nn_nchw_to_nhwc(j.in, tin, xd, es);
     j.in = tin;
     j.out = tout;
   }
-  pool_run(sm_kctx_pool(ctx), &j);
+  pool_run(sm__kctx_pool(ctx), &j);
   if (w.nchw) {
     sm__nn_nhwc_to_nchw(tout, sm_tensor_data(out), nhwc_od, es);
-    sm_kctx_scratch_free(ctx, tin);
-    sm_kctx_scratch_free(ctx, tout);
+    sm__kctx_scratch_free(ctx, tin);
+    sm__kctx_scratch_free(ctx, tout);
   }
   return NULL;
 }
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */
-sm_status *sm_nn_maxpool_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
+sm_status *sm__nn_maxpool_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
                              int64_t ph, int64_t pw, int64_t sh, int64_t sw, int same, float *y, int64_t *argmax) {
   if (n < 0 || h < 0 || w < 0 || c < 0 || ph < 1 || pw < 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "maxpool: negative dimension or window below 1");

@@ -33,24 +33,24 @@ enum {
 
 /* 2-D convolution, NHWC input x [n,h,w,c], HWIO filter [kh,kw,c,cout], strides sh/sw, no
  * dilation, padding SAME (same=1) or VALID (same=0) with TensorFlow's rule for where SAME puts the
- * odd pixel. y [n,oh,ow,cout] with oh/ow from sm_nn_conv2d_out_size. bias [cout] may be NULL;
+ * odd pixel. y [n,oh,ow,cout] with oh/ow from sm__nn_conv2d_out_size. bias [cout] may be NULL;
  * act is applied after the bias. */
-void sm_nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int same,
+void sm__nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int same,
                            int64_t *oh, int64_t *ow);
-sm_status *sm_nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
+sm_status *sm__nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
                             const float *filter, int64_t kh, int64_t kw, int64_t cout, int64_t sh, int64_t sw,
                             int same, const float *bias, int act, float *y);
 
 /* C [m,n] = op(A) op(B) (+ bias [n]) (then act), op = transpose when trans_* is set: A is [m,k]
  * (or [k,m] transposed), B is [k,n] (or [n,k]). accumulate=1 adds into C instead (no bias/act
  * then). Split over the pool by rows of C. */
-void sm_nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+void sm__nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                       const float *a, const float *b, const float *bias, int act, int accumulate, float *c);
 
 /* Max pooling NHWC x [n,h,w,c] with window ph/pw and strides sh/sw, SAME or VALID; y as for conv.
  * argmax (may be NULL) receives, per output element, the flat index into x of the maximum
  * (the first one in window order on ties, as TensorFlow's MaxPoolGrad routes the gradient). */
-sm_status *sm_nn_maxpool_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
+sm_status *sm__nn_maxpool_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
                              int64_t ph, int64_t pw, int64_t sh, int64_t sw, int same, float *y, int64_t *argmax);
 
 #endif

@@ -236,8 +236,8 @@ static sm_status *copy_types(const sm_node *node, const char *attr, int want, in
   *out = NULL;
   const int *t = NULL;
   size_t n = 0;
-  if (sm_node_attr(node, attr)) {
-    sm_status *s = sm_node_attr_types(node, attr, &t, &n);
+  if (sm__node_attr(node, attr)) {
+    sm_status *s = sm__node_attr_types(node, attr, &t, &n);
     if (s) return s;
   }
   if (want >= 0 && (size_t)want != n)
@@ -250,7 +250,7 @@ static sm_status *copy_types(const sm_node *node, const char *attr, int want, in
 
 static int arg_start(const sm_node *node, int output, const char *arg, int *count) {
   int c = 0;
-  int i = output ? sm_node_output_arg(node, arg, &c) : sm_node_input_arg(node, arg, &c);
+  int i = output ? sm__node_output_arg(node, arg, &c) : sm__node_input_arg(node, arg, &c);
   if (count) *count = i < 0 ? 0 : c;
   return i;
 }
@@ -258,22 +258,22 @@ static int arg_start(const sm_node *node, int output, const char *arg, int *coun
 static sm_status *parse_prepare(const sm_node *node, void **state) {
   parse_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  st->v2 = strcmp(sm_node_op(node), "ParseExampleV2") == 0;
+  st->v2 = strcmp(sm__node_op(node), "ParseExampleV2") == 0;
   sm_status *s = NULL;
   int64_t nsparse = 0, ndense = 0;
   int *tdense = NULL;
   if (st->v2) {
-    s = sm_node_attr_int(node, "num_sparse", &nsparse);
+    s = sm__node_attr_int(node, "num_sparse", &nsparse);
     if (!s) s = copy_types(node, "Tdense", -1, &tdense);
   } else {
-    s = sm_node_attr_int(node, "Nsparse", &nsparse);
-    if (!s) s = sm_node_attr_int(node, "Ndense", &ndense);
+    s = sm__node_attr_int(node, "Nsparse", &nsparse);
+    if (!s) s = sm__node_attr_int(node, "Ndense", &ndense);
   }
   if (s) goto fail;
   if (st->v2) {
     const int *t;
     size_t n = 0;
-    if (sm_node_attr(node, "Tdense") && !(s = sm_node_attr_types(node, "Tdense", &t, &n))) ndense = (int64_t)n;
+    if (sm__node_attr(node, "Tdense") && !(s = sm__node_attr_types(node, "Tdense", &t, &n))) ndense = (int64_t)n;
     if (s) goto fail;
   } else {
     s = copy_types(node, "Tdense", (int)ndense, &tdense);
@@ -293,7 +293,7 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
     if (!s) {
       const int *t;
       size_t n = 0;
-      if (sm_node_attr(node, "ragged_value_types")) s = sm_node_attr_types(node, "ragged_value_types", &t, &n);
+      if (sm__node_attr(node, "ragged_value_types")) s = sm__node_attr_types(node, "ragged_value_types", &t, &n);
       st->nragged = (int)n;
     }
     if (!s) s = copy_types(node, "ragged_split_types", st->nragged, &st->split_types);
@@ -313,7 +313,7 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
       goto fail;
     }
   /* dense shapes */
-  const Tensorflow__AttrValue *shapes = sm_node_attr(node, "dense_shapes");
+  const Tensorflow__AttrValue *shapes = sm__node_attr(node, "dense_shapes");
   size_t nshapes = shapes && shapes->list ? shapes->list->n_shape : 0;
   if (nshapes != (size_t)st->ndense) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "%zu dense_shapes for %d dense keys", nshapes, st->ndense);
@@ -345,7 +345,7 @@ static sm_status *parse_prepare(const sm_node *node, void **state) {
         c->varlen = 1;
         continue;
       }
-      if (v < 0 || sm_mul_u64((uint64_t)c->stride, (uint64_t)v, (uint64_t *)&c->stride) || c->stride > (1ll << 40)) {
+      if (v < 0 || sm__mul_u64((uint64_t)c->stride, (uint64_t)v, (uint64_t *)&c->stride) || c->stride > (1ll << 40)) {
         s = sm_status_new(SM_INVALID_ARGUMENT, "dense_shapes[%d] has a bad dimension %d (%lld)", j, d, (long long)v);
         goto fail;
       }
@@ -421,7 +421,7 @@ static const char *example_name(const parse_run *r, int64_t b, size_t *len) {
 static sm_status *collect_keys(parse_run *r, int first_input, int count, int cfg, key_ref *out) {
   if (count == 0) return NULL;
   if (r->st->v2) {
-    const sm_tensor *t = sm_kctx_input(r->ctx, first_input);
+    const sm_tensor *t = sm__kctx_input(r->ctx, first_input);
     if (!t || sm_tensor_dtype(t) != SM_STRING || sm_tensor_num_elements(t) != count)
       return sm_status_new(SM_INVALID_ARGUMENT, "expected %d %s keys in input %d", count,
                            cfg == CFG_DENSE    ? "dense"
@@ -436,7 +436,7 @@ static sm_status *collect_keys(parse_run *r, int first_input, int count, int cfg
     return NULL;
   }
   for (int j = 0; j < count; j++) {
-    const sm_tensor *t = sm_kctx_input(r->ctx, first_input + j);
+    const sm_tensor *t = sm__kctx_input(r->ctx, first_input + j);
     if (!t || sm_tensor_dtype(t) != SM_STRING || sm_tensor_num_elements(t) != 1)
       return sm_status_new(SM_INVALID_ARGUMENT, "input %d must be a string scalar (a feature key)", first_input + j);
     out[j].p = sm_tensor_string(t, 0, &out[j].n);
@@ -552,7 +552,7 @@ static sm_status *fill_default(sm_tensor *out, int64_t at, int64_t n, const sm_t
 static sm_status *do_dense(parse_run *r, int j, const key_ref *key) {
   const parse_state *st = r->st;
   const dense_cfg *c = &st->dense[j];
-  const sm_tensor *dflt = sm_kctx_input(r->ctx, st->in_defaults + j);
+  const sm_tensor *dflt = sm__kctx_input(r->ctx, st->in_defaults + j);
   char sb[128];
   if (!dflt || sm_tensor_dtype(dflt) != c->dtype)
     return sm_status_new(SM_INVALID_ARGUMENT, "dense_defaults[%d] must be %s", j, sm_dtype_name(c->dtype));
@@ -601,7 +601,7 @@ static sm_status *do_dense(parse_run *r, int j, const key_ref *key) {
   if (!r->scalar) dims[rank++] = r->batch;
   for (int d = 0; d < c->rank; d++) dims[rank++] = d == 0 && c->varlen ? max_rows : c->dims[d];
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(r->ctx, st->out_dense + j, c->dtype, rank, dims, &out);
+  sm_status *s = sm__kctx_alloc_output(r->ctx, st->out_dense + j, c->dtype, rank, dims, &out);
   if (s) return s;
   int64_t per = c->varlen ? max_rows * c->stride : c->stride;
   for (int64_t b = 0; b < r->batch && !s; b++) {
@@ -629,27 +629,27 @@ static sm_status *do_sparse_or_ragged(parse_run *r, int j, int ragged, const key
     int64_t n;
     sm_status *s = feat_info(r, b, col, key, dtype, &kind, &n);
     if (s) return s;
-    if (sm_add_u64((uint64_t)total, (uint64_t)n, (uint64_t *)&total) || total > (1ll << 40))
+    if (sm__add_u64((uint64_t)total, (uint64_t)n, (uint64_t *)&total) || total > (1ll << 40))
       return sm_status_new(SM_OUT_OF_RANGE, "too many values for key %.*s", KEYF(key));
     if (n > max_count) max_count = n;
   }
   sm_tensor *values;
   int out_val = ragged ? st->out_rg_val + j : st->out_sp_val + j;
-  sm_status *s = sm_kctx_alloc_output(r->ctx, out_val, dtype, 1, &total, &values);
+  sm_status *s = sm__kctx_alloc_output(r->ctx, out_val, dtype, 1, &total, &values);
   if (s) return s;
   sm_tensor *indices = NULL, *splits = NULL;
   int irank = r->scalar ? 1 : 2;
   if (ragged) {
     /* a scalar input has no rows: TF gives empty row_splits and the values alone */
     int64_t ns = r->scalar ? 0 : r->batch + 1;
-    s = sm_kctx_alloc_output(r->ctx, st->out_rg_split + j, st->split_types[j], 1, &ns, &splits);
+    s = sm__kctx_alloc_output(r->ctx, st->out_rg_split + j, st->split_types[j], 1, &ns, &splits);
   } else {
     int64_t idims[2] = {total, irank};
-    s = sm_kctx_alloc_output(r->ctx, st->out_sp_idx + j, SM_INT64, 2, idims, &indices);
+    s = sm__kctx_alloc_output(r->ctx, st->out_sp_idx + j, SM_INT64, 2, idims, &indices);
     if (!s) {
       sm_tensor *shape;
       int64_t sr = irank;
-      s = sm_kctx_alloc_output(r->ctx, st->out_sp_shape + j, SM_INT64, 1, &sr, &shape);
+      s = sm__kctx_alloc_output(r->ctx, st->out_sp_shape + j, SM_INT64, 1, &sr, &shape);
       if (!s) {
         int64_t *sd = sm_tensor_data(shape);
         if (r->scalar) {
@@ -701,8 +701,8 @@ static sm_status *parse_compute(const void *state, sm_kctx *ctx) {
   parse_run r = {0};
   r.st = st;
   r.ctx = ctx;
-  r.serialized = sm_kctx_input(ctx, 0);
-  r.names = sm_kctx_input(ctx, 1);
+  r.serialized = sm__kctx_input(ctx, 0);
+  r.names = sm__kctx_input(ctx, 1);
   if (!r.serialized || sm_tensor_dtype(r.serialized) != SM_STRING)
     return sm_status_new(SM_INVALID_ARGUMENT, "serialized must be a string tensor");
   int srank = sm_tensor_rank(r.serialized);
@@ -719,12 +719,12 @@ static sm_status *parse_compute(const void *state, sm_kctx *ctx) {
   r.nkeys = st->ndense + st->nsparse + st->nragged;
   size_t cells;
   sm_status *s = NULL;
-  if (sm_mul_size((size_t)r.batch, (size_t)r.nkeys, &cells) || cells > ((size_t)1 << 32))
+  if (sm__mul_size((size_t)r.batch, (size_t)r.nkeys, &cells) || cells > ((size_t)1 << 32))
     return sm_status_new(SM_OUT_OF_RANGE, "%lld examples x %d keys is too many", (long long)r.batch, r.nkeys);
   /* scratch, zeroed; released by the context whatever the outcome */
-  key_ref *cfg_keys = sm_kctx_scratch(ctx, (size_t)r.nkeys * sizeof *cfg_keys, &s);
-  if (cfg_keys) r.keys = sm_kctx_scratch(ctx, (size_t)r.nkeys * sizeof *r.keys, &s);
-  if (r.keys) r.feats = sm_kctx_scratch(ctx, cells * sizeof *r.feats, &s);
+  key_ref *cfg_keys = sm__kctx_scratch(ctx, (size_t)r.nkeys * sizeof *cfg_keys, &s);
+  if (cfg_keys) r.keys = sm__kctx_scratch(ctx, (size_t)r.nkeys * sizeof *r.keys, &s);
+  if (r.keys) r.feats = sm__kctx_scratch(ctx, cells * sizeof *r.feats, &s);
   if (!r.feats) return s;
   memset(cfg_keys, 0, (size_t)r.nkeys * sizeof *cfg_keys);
   memset(r.keys, 0, (size_t)r.nkeys * sizeof *r.keys);
@@ -741,9 +741,9 @@ static sm_status *parse_compute(const void *state, sm_kctx *ctx) {
   for (int j = 0; j < st->nsparse && !s; j++) s = do_sparse_or_ragged(&r, j, 0, &cfg_keys[st->ndense + j]);
   for (int j = 0; j < st->nragged && !s; j++)
     s = do_sparse_or_ragged(&r, j, 1, &cfg_keys[st->ndense + st->nsparse + j]);
-  sm_kctx_scratch_free(ctx, cfg_keys);
-  sm_kctx_scratch_free(ctx, r.keys);
-  sm_kctx_scratch_free(ctx, r.feats);
+  sm__kctx_scratch_free(ctx, cfg_keys);
+  sm__kctx_scratch_free(ctx, r.keys);
+  sm__kctx_scratch_free(ctx, r.feats);
   return s;
 }
 

@@ -27,8 +27,8 @@ static sm_status *attr_cstr(const sm_node *n, const char *attr, char **out) {
   *out = NULL;
   const char *s = "";
   size_t len = 0;
-  if (sm_node_attr(n, attr)) {
-    sm_status *st = sm_node_attr_string(n, attr, &s, &len);
+  if (sm__node_attr(n, attr)) {
+    sm_status *st = sm__node_attr_string(n, attr, &s, &len);
     if (st) return st;
   }
   if (memchr(s, 0, len)) return sm_status_new(SM_INVALID_ARGUMENT, "attr %s contains a NUL byte", attr);
@@ -41,17 +41,17 @@ static sm_status *attr_cstr(const sm_node *n, const char *attr, char **out) {
 
 static sm_status *attr_int_or(const sm_node *n, const char *attr, int64_t dflt, int64_t *v) {
   *v = dflt;
-  return sm_node_attr(n, attr) ? sm_node_attr_int(n, attr, v) : NULL;
+  return sm__node_attr(n, attr) ? sm__node_attr_int(n, attr, v) : NULL;
 }
 
 static sm_status *attr_bool_or(const sm_node *n, const char *attr, int dflt, int *v) {
   *v = dflt;
-  return sm_node_attr(n, attr) ? sm_node_attr_bool(n, attr, v) : NULL;
+  return sm__node_attr(n, attr) ? sm__node_attr_bool(n, attr, v) : NULL;
 }
 
 /* The resource element of input i (a DT_RESOURCE scalar). */
 static sm_status *input_handle(sm_kctx *ctx, int i, void **out) {
-  const sm_tensor *t = sm_kctx_input(ctx, i);
+  const sm_tensor *t = sm__kctx_input(ctx, i);
   if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a resource handle scalar", i);
   *out = ((void *const *)sm_tensor_data(t))[0];
@@ -68,7 +68,7 @@ static sm_status *input_variable(sm_kctx *ctx, int i, sm_variable **v) {
 
 static sm_status *output_handle(sm_kctx *ctx, void *obj) {
   sm_tensor *t;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &t);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &t);
   if (s) return s;
   ((void **)sm_tensor_data(t))[0] = obj;
   return NULL;
@@ -109,13 +109,13 @@ static const char anonymous_name[] = "cd2c89b7-88b7-44c8-ad83-06c2a9158347";
 static sm_status *var_prepare(const sm_node *node, void **state) {
   var_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *s = sm_node_attr_type(node, "dtype", &st->dtype);
+  sm_status *s = sm__node_attr_type(node, "dtype", &st->dtype);
   if (!s) s = attr_cstr(node, "container", &st->container);
   if (!s) s = attr_cstr(node, "shared_name", &st->name);
   if (!s && (!st->name[0] || !strcmp(st->name, anonymous_name))) {
     /* No shared_name: keyed by node name (TF1 ref variables). The anonymous marker: a key no
      * shared_name can take, the node name behind a prefix TF never writes. */
-    const char *nn = sm_node_name(node);
+    const char *nn = sm__node_name(node);
     const char *pre = st->name[0] ? "_sm_anonymous/" : "";
     free(st->name);
     size_t lp = strlen(pre), ln = strlen(nn);
@@ -138,7 +138,7 @@ static sm_status *var_prepare(const sm_node *node, void **state) {
 static sm_status *var_compute(const void *state, sm_kctx *ctx) {
   const var_state *st = state;
   sm_variable *v;
-  sm_status *s = sm_resources_variable(sm_kctx_resources(ctx), st->container, st->name, st->dtype, &v);
+  sm_status *s = sm__resources_variable(sm__kctx_resources(ctx), st->container, st->name, st->dtype, &v);
   if (s) return s;
   return output_handle(ctx, v);
 }
@@ -157,9 +157,9 @@ static sm_status *assign_prepare_common(const sm_node *node, const char *type_at
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
   st->dtype = -1;
   sm_status *s = NULL;
-  if (type_attr && sm_node_attr(node, type_attr)) s = sm_node_attr_type(node, type_attr, &st->dtype);
+  if (type_attr && sm__node_attr(node, type_attr)) s = sm__node_attr_type(node, type_attr, &st->dtype);
   if (!s && validate_attr) s = attr_bool_or(node, validate_attr, validate_default, &st->validate_shape);
-  const char *op = sm_node_op(node);
+  const char *op = sm__node_op(node);
   st->sub = strstr(op, "Sub") != NULL;
   if (s) {
     free(st);
@@ -178,32 +178,32 @@ static sm_status *read_compute(const void *state, sm_kctx *ctx) {
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
-  if (st->dtype >= 0 && sm_variable_dtype(v) != st->dtype)
+  if (st->dtype >= 0 && sm__variable_dtype(v) != st->dtype)
     return sm_status_new(SM_INVALID_ARGUMENT, "trying to read variable %s with wrong dtype: expected %s, got %s",
-                         sm_variable_name(v), dname(st->dtype), dname(sm_variable_dtype(v)));
+                         sm__variable_name(v), dname(st->dtype), dname(sm__variable_dtype(v)));
   sm_tensor *t;
-  s = sm_variable_read(v, &t);
+  s = sm__variable_read(v, &t);
   if (s) return s;
-  sm_kctx_set_output(ctx, 0, t);
+  sm__kctx_set_output(ctx, 0, t);
   return NULL;
 }
 
 /* Sets v = value (keeping a reference to value, never writing it). Shapes are checked when asked
  * and the variable holds a value. */
 static sm_status *do_assign(sm_variable *v, const sm_tensor *value, int validate_shape) {
-  if (sm_tensor_dtype(value) != sm_variable_dtype(v))
+  if (sm_tensor_dtype(value) != sm__variable_dtype(v))
     return sm_status_new(SM_INVALID_ARGUMENT, "trying to assign variable %s with wrong dtype: expected %s, got %s",
-                         sm_variable_name(v), dname(sm_variable_dtype(v)), dname(sm_tensor_dtype(value)));
+                         sm__variable_name(v), dname(sm__variable_dtype(v)), dname(sm_tensor_dtype(value)));
   sm_status *s = NULL;
-  sm_variable_lock(v);
-  if (validate_shape && sm_variable_is_initialized(v)) {
+  sm__variable_lock(v);
+  if (validate_shape && sm__variable_is_initialized(v)) {
     sm_tensor *old;
-    s = sm_variable_read(v, &old);
-    if (!s && !same_shape(old, value)) s = shape_mismatch("assigning", old, value, sm_variable_name(v));
+    s = sm__variable_read(v, &old);
+    if (!s && !same_shape(old, value)) s = shape_mismatch("assigning", old, value, sm__variable_name(v));
     sm_tensor_free(old);
   }
-  if (!s) s = sm_variable_assign(v, sm_tensor_ref((sm_tensor *)value));
-  sm_variable_unlock(v);
+  if (!s) s = sm__variable_assign(v, sm_tensor_ref((sm_tensor *)value));
+  sm__variable_unlock(v);
   return s;
 }
 
@@ -216,7 +216,7 @@ static sm_status *assign_var_compute(const void *state, sm_kctx *ctx) {
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
-  return do_assign(v, sm_kctx_input(ctx, 1), st->validate_shape);
+  return do_assign(v, sm__kctx_input(ctx, 1), st->validate_shape);
 }
 
 /* TF1 Assign: in ref, value; out the ref (the same handle). */
@@ -228,9 +228,9 @@ static sm_status *assign_ref_compute(const void *state, sm_kctx *ctx) {
   const assign_state *st = state;
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
-  if (!s) s = do_assign(v, sm_kctx_input(ctx, 1), st->validate_shape);
+  if (!s) s = do_assign(v, sm__kctx_input(ctx, 1), st->validate_shape);
   if (s) return s;
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -240,9 +240,9 @@ static sm_status *is_init_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
   sm_tensor *t;
-  s = sm_kctx_alloc_output(ctx, 0, SM_BOOL, 0, NULL, &t);
+  s = sm__kctx_alloc_output(ctx, 0, SM_BOOL, 0, NULL, &t);
   if (s) return s;
-  *(uint8_t *)sm_tensor_data(t) = sm_variable_is_initialized(v) ? 1 : 0;
+  *(uint8_t *)sm_tensor_data(t) = sm__variable_is_initialized(v) ? 1 : 0;
   return NULL;
 }
 
@@ -318,25 +318,25 @@ static int add_sub(int dtype, const void *a, const void *b, void *out, int64_t n
 
 /* v op= value under the variable's lock, into a new tensor (the old one may be shared). */
 static sm_status *do_update(sm_variable *v, const sm_tensor *value, int sub) {
-  int dtype = sm_variable_dtype(v);
+  int dtype = sm__variable_dtype(v);
   if (sm_tensor_dtype(value) != dtype)
     return sm_status_new(SM_INVALID_ARGUMENT, "updating variable %s of dtype %s with a value of dtype %s",
-                         sm_variable_name(v), dname(dtype), dname(sm_tensor_dtype(value)));
-  sm_variable_lock(v);
+                         sm__variable_name(v), dname(dtype), dname(sm_tensor_dtype(value)));
+  sm__variable_lock(v);
   sm_tensor *old = NULL, *nt = NULL;
-  sm_status *s = sm_variable_read(v, &old);
+  sm_status *s = sm__variable_read(v, &old);
   if (!s && !same_shape(old, value))
-    s = shape_mismatch(sub ? "subtracting from" : "adding to", old, value, sm_variable_name(v));
+    s = shape_mismatch(sub ? "subtracting from" : "adding to", old, value, sm__variable_name(v));
   if (!s) s = sm_tensor_new(dtype, sm_tensor_rank(old), sm_tensor_dims(old), &nt);
   if (!s &&
       !add_sub(dtype, sm_tensor_data(old), sm_tensor_data(value), sm_tensor_data(nt), sm_tensor_num_elements(old), sub))
     s = sm_status_new(SM_UNIMPLEMENTED, "%s on dtype %s is not supported", sub ? "AssignSub" : "AssignAdd",
                       dname(dtype));
   if (!s) {
-    s = sm_variable_assign(v, nt);
+    s = sm__variable_assign(v, nt);
     nt = NULL;
   }
-  sm_variable_unlock(v);
+  sm__variable_unlock(v);
   sm_tensor_free(old);
   sm_tensor_free(nt);
   return s;
@@ -350,9 +350,9 @@ static sm_status *update_ref_compute(const void *state, sm_kctx *ctx) {
   const assign_state *st = state;
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
-  if (!s) s = do_update(v, sm_kctx_input(ctx, 1), st->sub);
+  if (!s) s = do_update(v, sm__kctx_input(ctx, 1), st->sub);
   if (s) return s;
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -365,7 +365,7 @@ static sm_status *update_var_compute(const void *state, sm_kctx *ctx) {
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
-  return do_update(v, sm_kctx_input(ctx, 1), st->sub);
+  return do_update(v, sm__kctx_input(ctx, 1), st->sub);
 }
 
 /* ---- ResourceGather ------------------------------------------------------------------------- */
@@ -383,7 +383,7 @@ static sm_status *gather_prepare(const sm_node *node, void **state) {
                          (long long)batch_dims);
   gather_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  s = sm_node_attr_type(node, "dtype", &st->dtype);
+  s = sm__node_attr_type(node, "dtype", &st->dtype);
   if (s) {
     free(st);
     return s;
@@ -397,21 +397,21 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   sm_variable *v;
   sm_status *s = input_variable(ctx, 0, &v);
   if (s) return s;
-  const sm_tensor *idx = sm_kctx_input(ctx, 1);
+  const sm_tensor *idx = sm__kctx_input(ctx, 1);
   int it = sm_tensor_dtype(idx);
   if (it != SM_INT32 && it != SM_INT64)
     return sm_status_new(SM_INVALID_ARGUMENT, "indices must be int32 or int64, got %s", dname(it));
-  if (sm_variable_dtype(v) != st->dtype)
-    return sm_status_new(SM_INVALID_ARGUMENT, "variable %s has dtype %s, the op expects %s", sm_variable_name(v),
-                         dname(sm_variable_dtype(v)), dname(st->dtype));
+  if (sm__variable_dtype(v) != st->dtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "variable %s has dtype %s, the op expects %s", sm__variable_name(v),
+                         dname(sm__variable_dtype(v)), dname(st->dtype));
   sm_tensor *val;
-  s = sm_variable_read(v, &val);
+  s = sm__variable_read(v, &val);
   if (s) return s;
   int vr = sm_tensor_rank(val), ir = sm_tensor_rank(idx);
   if (vr < 1 || ir + vr - 1 > SM_MAX_RANK) {
     sm_tensor_free(val);
     return sm_status_new(SM_INVALID_ARGUMENT, "cannot gather from variable %s of rank %d with indices of rank %d",
-                         sm_variable_name(v), vr, ir);
+                         sm__variable_name(v), vr, ir);
   }
   int64_t dims[SM_MAX_RANK];
   memcpy(dims, sm_tensor_dims(idx), (size_t)ir * sizeof *dims);
@@ -419,7 +419,7 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   int64_t rows = sm_tensor_dims(val)[0];
   int64_t inner = rows ? sm_tensor_num_elements(val) / rows : 0;
   sm_tensor *out;
-  s = sm_kctx_alloc_output(ctx, 0, st->dtype, ir + vr - 1, dims, &out);
+  s = sm__kctx_alloc_output(ctx, 0, st->dtype, ir + vr - 1, dims, &out);
   int64_t n = sm_tensor_num_elements(idx);
   size_t es = sm_dtype_size(st->dtype);
   for (int64_t i = 0; !s && i < n; i++) {
@@ -464,12 +464,12 @@ static sm_status *random_prepare(const sm_node *node, void **state) {
   random_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
   int64_t seed, seed2;
-  sm_status *s = sm_node_attr_type(node, "dtype", &st->dtype);
+  sm_status *s = sm__node_attr_type(node, "dtype", &st->dtype);
   if (!s) s = attr_int_or(node, "seed", 0, &seed);
   if (!s) s = attr_int_or(node, "seed2", 0, &seed2);
   if (!s && st->dtype != SM_FLOAT && st->dtype != SM_DOUBLE && st->dtype != SM_HALF && st->dtype != SM_BFLOAT16)
     s = sm_status_new(SM_INVALID_ARGUMENT, "%s of dtype %s is not supported (float, double, half, bfloat16)",
-                      sm_node_op(node), dname(st->dtype));
+                      sm__node_op(node), dname(st->dtype));
   if (s) {
     free(st);
     return s;
@@ -478,7 +478,7 @@ static sm_status *random_prepare(const sm_node *node, void **state) {
     st->seed = (uint64_t)seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seed2;
   } else {
     uint64_t h = 1469598103934665603ull; /* FNV-1a of the node name */
-    for (const char *p = sm_node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    for (const char *p = sm__node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
     st->seed = h;
   }
   *state = st;
@@ -524,7 +524,7 @@ static double normal01(uint64_t *x) {
 
 static sm_status *random_compute_kind(const void *state, sm_kctx *ctx, int kind) {
   const random_state *st = state;
-  const sm_tensor *shape = sm_kctx_input(ctx, 0);
+  const sm_tensor *shape = sm__kctx_input(ctx, 0);
   int sd = sm_tensor_dtype(shape);
   int64_t n = sm_tensor_num_elements(shape);
   if ((sd != SM_INT32 && sd != SM_INT64) || sm_tensor_rank(shape) != 1 || n > SM_MAX_RANK)
@@ -535,7 +535,7 @@ static sm_status *random_compute_kind(const void *state, sm_kctx *ctx, int kind)
     dims[i] =
         sd == SM_INT32 ? ((const int32_t *)sm_tensor_data(shape))[i] : ((const int64_t *)sm_tensor_data(shape))[i];
   sm_tensor *out;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, st->dtype, (int)n, dims, &out);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, st->dtype, (int)n, dims, &out);
   if (s) return s;
   uint64_t x = st->seed;
   int64_t m = sm_tensor_num_elements(out);

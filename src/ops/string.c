@@ -11,8 +11,8 @@ typedef struct strlen_state {
 static sm_status *strlen_prepare(const sm_node *node, void **state) {
   const char *unit = "BYTE";
   size_t len = 4;
-  if (sm_node_attr(node, "unit")) {
-    sm_status *s = sm_node_attr_string(node, "unit", &unit, &len);
+  if (sm__node_attr(node, "unit")) {
+    sm_status *s = sm__node_attr_string(node, "unit", &unit, &len);
     if (s) return s;
   }
   int utf8 = len == 9 && memcmp(unit, "UTF8_CHAR", 9) == 0;
@@ -27,10 +27,10 @@ static sm_status *strlen_prepare(const sm_node *node, void **state) {
 
 static sm_status *strlen_compute(const void *state, sm_kctx *ctx) {
   const strlen_state *st = state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   if (sm_tensor_dtype(x) != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "input must be a string tensor");
   sm_tensor *y;
-  sm_status *s = sm_kctx_alloc_output(ctx, 0, SM_INT32, sm_tensor_rank(x), sm_tensor_dims(x), &y);
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_INT32, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (s) return s;
   int32_t *out = sm_tensor_data(y);
   for (int64_t i = 0; i < sm_tensor_num_elements(x); i++) {

@@ -1,11 +1,11 @@
 /* executor.c - running a plan: the kernel context (struct sm_kctx and every sm_kctx_* function of
- * kernel.h), sm_plan_run, and sub-plans run from inside a kernel (sm_kctx_run_plan).
+ * kernel.h), sm__plan_run, and sub-plans run from inside a kernel (sm__kctx_run_plan).
  *
  * A run owns only its array of slot values: the feeds go into their slots, each step reads its
  * inputs from slots (reading a TF1 ref variable's value where the graph consumes a ref as a value),
  * writes its outputs to its own, and releases the slots it was the last reader of; the fetch slots
  * are handed out at the end. Deadline and cancel (sm_run_options) are checked before every step,
- * sub-plans' steps included, and by looping kernels once per iteration (sm_kctx_check_stop).
+ * sub-plans' steps included, and by looping kernels once per iteration (sm__kctx_check_stop).
  * Nothing here takes a lock. */
 #include "runtime/executor.h"
 
@@ -25,9 +25,9 @@ struct sm_kctx {
   const sm_node *node;
   const sm_tensor **in;
   sm_tensor **out;
-  void **scratch; /* blocks sm_kctx_scratch handed out during this compute, released after it */
+  void **scratch; /* blocks sm__kctx_scratch handed out during this compute, released after it */
   int nscratch, scratch_cap;
-  int step, nsteps; /* this step's index in its plan, for sm_kctx_check_stop's message */
+  int step, nsteps; /* this step's index in its plan, for sm__kctx_check_stop's message */
 };
 
 static const char *dtname(int dt) {
@@ -36,26 +36,26 @@ static const char *dtname(int dt) {
 }
 
 /* ---- kernel context -------------------------------------------------------------------------- */
-const sm_node *sm_kctx_node(const sm_kctx *c) { return c->node; }
-int sm_kctx_num_inputs(const sm_kctx *c) { return c->st->nin; }
-const sm_tensor *sm_kctx_input(const sm_kctx *c, int i) { return i >= 0 && i < c->st->nin ? c->in[i] : NULL; }
-int sm_kctx_num_outputs(const sm_kctx *c) { return c->st->nout; }
+const sm_node *sm__kctx_node(const sm_kctx *c) { return c->node; }
+int sm__kctx_num_inputs(const sm_kctx *c) { return c->st->nin; }
+const sm_tensor *sm__kctx_input(const sm_kctx *c, int i) { return i >= 0 && i < c->st->nin ? c->in[i] : NULL; }
+int sm__kctx_num_outputs(const sm_kctx *c) { return c->st->nout; }
 
-sm_status *sm_kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+sm_status *sm__kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
   *out = NULL;
   if (i < 0 || i >= c->st->nout)
-    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm_node_name(c->node),
-                         sm_node_op(c->node), i, c->st->nout);
+    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm__node_name(c->node),
+                         sm__node_op(c->node), i, c->st->nout);
   sm_tensor *t;
   sm_status *s = sm_tensor_new(dtype, rank, dims, &t);
-  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
+  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm__node_name(c->node), sm__node_op(c->node), i);
   sm_tensor_free(c->out[i]);
   c->out[i] = t;
   *out = t;
   return NULL;
 }
 
-void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t) {
+void sm__kctx_set_output(sm_kctx *c, int i, sm_tensor *t) {
   if (i < 0 || i >= c->st->nout) {
     sm_tensor_free(t);
     return;
@@ -64,26 +64,26 @@ void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t) {
   c->out[i] = t;
 }
 
-void sm_kctx_forward(sm_kctx *c, int in, int out) {
+void sm__kctx_forward(sm_kctx *c, int in, int out) {
   if (in < 0 || in >= c->st->nin || !c->in[in]) return;
-  sm_kctx_set_output(c, out, sm_tensor_ref((sm_tensor *)c->in[in]));
+  sm__kctx_set_output(c, out, sm_tensor_ref((sm_tensor *)c->in[in]));
 }
 
-sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
+sm_status *sm__kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out) {
   *out = NULL;
   if (i < 0 || i >= c->st->nout)
-    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm_node_name(c->node),
-                         sm_node_op(c->node), i, c->st->nout);
+    return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm__node_name(c->node),
+                         sm__node_op(c->node), i, c->st->nout);
   sm_tensor *t;
   sm_status *s = sm__tensor_new_uninit(dtype, rank, dims, &t);
-  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm_node_name(c->node), sm_node_op(c->node), i);
+  if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm__node_name(c->node), sm__node_op(c->node), i);
   sm_tensor_free(c->out[i]);
   c->out[i] = t;
   *out = t;
   return NULL;
 }
 
-sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims) {
+sm_tensor *sm__kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims) {
   if (in < 0 || in >= c->st->nin || out < 0 || out >= c->st->nout || !c->st->in_last || !c->st->in_last[in])
     return NULL;
   sm_tensor *t = (sm_tensor *)c->in[in];
@@ -91,7 +91,7 @@ sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank,
    * makes it shared */
   if (!t || sm_tensor_is_shared(t) || sm_tensor_dtype(t) != dtype || sm_tensor_rank(t) != rank) return NULL;
   if (rank && memcmp(sm_tensor_dims(t), dims, (size_t)rank * sizeof *dims)) return NULL;
-  sm_kctx_set_output(c, out, sm_tensor_ref(t));
+  sm__kctx_set_output(c, out, sm_tensor_ref(t));
   return t;
 }
 
@@ -106,7 +106,7 @@ static sm_status *scratch_slot(sm_kctx *c, size_t bytes) {
   return NULL;
 }
 
-void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
+void *sm__kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
   if ((*st = scratch_slot(c, bytes))) return NULL;
   void *p = sm__alloc(bytes);
   if (!p) {
@@ -117,9 +117,9 @@ void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
   return p;
 }
 
-void *sm_kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st) {
+void *sm__kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st) {
   *st = NULL;
-  if (!p) return sm_kctx_scratch(c, bytes, st);
+  if (!p) return sm__kctx_scratch(c, bytes, st);
   int i = c->nscratch - 1;
   while (i >= 0 && c->scratch[i] != p) i--;
   if (i < 0) {
@@ -135,7 +135,7 @@ void *sm_kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st)
   return np;
 }
 
-void sm_kctx_scratch_free(sm_kctx *c, void *p) {
+void sm__kctx_scratch_free(sm_kctx *c, void *p) {
   if (!p) return;
   for (int i = c->nscratch - 1; i >= 0; i--)
     if (c->scratch[i] == p) {
@@ -153,9 +153,9 @@ static void kctx_scratch_release(sm_kctx *c) {
   c->nscratch = c->scratch_cap = 0;
 }
 
-sm_resources *sm_kctx_resources(sm_kctx *c) { return c->env->res; }
-sm_threadpool *sm_kctx_pool(sm_kctx *c) { return c->env->pool; }
-const char *sm_kctx_export_dir(const sm_kctx *c) { return c->env->export_dir ? c->env->export_dir : ""; }
+sm_resources *sm__kctx_resources(sm_kctx *c) { return c->env->res; }
+sm_threadpool *sm__kctx_pool(sm_kctx *c) { return c->env->pool; }
+const char *sm__kctx_export_dir(const sm_kctx *c) { return c->env->export_dir ? c->env->export_dir : ""; }
 
 /* ---- running --------------------------------------------------------------------------------- */
 /* The value of a ref-variable handle tensor (a DT_RESOURCE scalar holding an sm_variable *). */
@@ -165,7 +165,7 @@ static sm_status *read_ref(const sm_tensor *h, sm_tensor **out) {
     return sm_status_new(SM_INTERNAL, "a ref input is not a variable handle");
   sm_variable *v = *(sm_variable **)sm_tensor_data(h);
   if (!v) return sm_status_new(SM_INTERNAL, "a ref input holds a null variable");
-  return sm_variable_read(v, out);
+  return sm__variable_read(v, out);
 }
 
 int64_t sm_monotonic_us(void) {
@@ -178,14 +178,14 @@ int64_t sm_monotonic_us(void) {
 static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm_node *nd) {
   if (ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED))
     return sm_status_new(SM_CANCELLED, "run cancelled before step %d of %d (node '%s', %s)", i, nsteps,
-                         sm_node_name(nd), sm_node_op(nd));
+                         sm__node_name(nd), sm__node_op(nd));
   if (ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us)
     return sm_status_new(SM_DEADLINE_EXCEEDED, "deadline exceeded before step %d of %d (node '%s', %s)", i, nsteps,
-                         sm_node_name(nd), sm_node_op(nd));
+                         sm__node_name(nd), sm__node_op(nd));
   return NULL;
 }
 
-sm_status *sm_kctx_check_stop(const sm_kctx *c) {
+sm_status *sm__kctx_check_stop(const sm_kctx *c) {
   const sm_run_options *ro = c->ro;
   if (ro && ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED))
     return sm_status_new(SM_CANCELLED, "run cancelled during step %d of %d", c->step, c->nsteps);
@@ -225,25 +225,25 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
     const sm_node *nd = sp->node;
     if (ro && (st = run_stop(ro, i, p->nsteps, nd))) goto done;
     if (!sp->k) {
-      int dt = sm_node_output_dtype(nd, 0);
+      int dt = sm__node_output_dtype(nd, 0);
       st = sm_status_new(SM_INVALID_ARGUMENT, "You must feed a value for placeholder tensor '%s' with dtype %s",
-                         sm_node_name(nd), dtname(sm_dtype_base(dt)));
+                         sm__node_name(nd), dtname(sm_dtype_base(dt)));
       goto done;
     }
     for (int j = 0; j < sp->nin; j++) {
       sm_tensor *t = vals[sp->in_slot[j]];
       tmp[j] = NULL;
       if (!t) {
-        sm_edge e = sm_node_input(nd, j);
-        const sm_node *src = sm_rewrite_node(p->rw, sm_rewrite_edge(p->rw, e).node);
-        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d ('%s:%d') has no value", sm_node_name(nd),
-                           sm_node_op(nd), j, src ? sm_node_name(src) : "?", e.index);
+        sm_edge e = sm__node_input(nd, j);
+        const sm_node *src = sm__rewrite_node(p->rw, sm__rewrite_edge(p->rw, e).node);
+        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d ('%s:%d') has no value", sm__node_name(nd),
+                           sm__node_op(nd), j, src ? sm__node_name(src) : "?", e.index);
         for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
         goto done;
       }
       if (sp->in_mode[j] == SM_IN_READ_REF && sm_tensor_dtype(t) == SM_RESOURCE) {
         if ((st = read_ref(t, &tmp[j]))) {
-          st = sm_status_prefix(st, "node '%s' (%s): input %d", sm_node_name(nd), sm_node_op(nd), j);
+          st = sm_status_prefix(st, "node '%s' (%s): input %d", sm__node_name(nd), sm__node_op(nd), j);
           for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]);
           goto done;
         }
@@ -260,18 +260,18 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
       tmp[j] = NULL;
     }
     if (st) {
-      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(nd), sm_node_op(nd));
+      st = sm_status_prefix(st, "node '%s' (%s)", sm__node_name(nd), sm__node_op(nd));
       goto done;
     }
     for (int k = 0; k < sp->nout; k++) {
       sm_tensor *t = vals[sp->out_base + k];
-      int want = sm_node_output_dtype(nd, k);
+      int want = sm__node_output_dtype(nd, k);
       if (!t || !want) continue;
       int got = sm_tensor_dtype(t);
       int ok = want >= SM_DTYPE_REF_OFFSET ? (got == SM_RESOURCE || got == want - SM_DTYPE_REF_OFFSET) : got == want;
       if (!ok) {
-        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d is %s but the graph says %s", sm_node_name(nd),
-                           sm_node_op(nd), k, dtname(got), dtname(want));
+        st = sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d is %s but the graph says %s", sm__node_name(nd),
+                           sm__node_op(nd), k, dtname(got), dtname(want));
         goto done;
       }
     }
@@ -308,7 +308,7 @@ done:
   return st;
 }
 
-sm_status *sm_plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
+sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro) {
   if (!p || !env) return sm_status_new(SM_INVALID_ARGUMENT, "run: no plan or no environment");
   if ((p->nfeeds && !feeds) || (p->nfetches && !outputs))
@@ -317,7 +317,7 @@ sm_status *sm_plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
   return exec(p, env, feeds, outputs, ro, 0);
 }
 
-sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
+sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
                             sm_tensor **outputs, int noutputs) {
   for (int i = 0; outputs && i < noutputs; i++) outputs[i] = NULL;
   if (!c || !sub) return sm_status_new(SM_INVALID_ARGUMENT, "run sub-plan: no context or no plan");

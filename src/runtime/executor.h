@@ -1,8 +1,8 @@
 /* executor.h - running a plan (internal to src/runtime; kernels see only kernel.h's sm_kctx).
  *
- * sm_plan_run runs an immutable plan once: it holds no lock and touches nothing shared but the
+ * sm__plan_run runs an immutable plan once: it holds no lock and touches nothing shared but the
  * resources the kernels use, so any number of threads may run the same or different plans at once,
- * and a kernel may run a sub-plan from inside its compute (sm_kctx_run_plan). */
+ * and a kernel may run a sub-plan from inside its compute (sm__kctx_run_plan). */
 #ifndef SM_RUNTIME_EXECUTOR_H
 #define SM_RUNTIME_EXECUTOR_H
 
@@ -21,7 +21,7 @@ typedef struct sm_exec_env {
  * declares), outputs (new tensors the caller owns; a ref output gives the variable's value) in its
  * fetch order. ro NULL: no deadline, no cancel; otherwise both are checked before every step. On
  * error no outputs are left (all NULL) and the message names the node and op that failed. */
-sm_status *sm_plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
+sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro);
 
 #endif

@@ -13,11 +13,11 @@
  * BiasAdd + Relu with one node (_FusedConv2D) whose kernel reads what it fuses from attrs in prepare.
  *
  * Values: inputs are borrowed (const: never write them). Outputs are new tensors the kernel makes
- * with sm_kctx_alloc_output, or existing ones it passes on with sm_kctx_forward / sm_kctx_set_output
+ * with sm__kctx_alloc_output, or existing ones it passes on with sm__kctx_forward / sm__kctx_set_output
  * (e.g. Identity, Reshape through sm_tensor_view). To update in place, a kernel checks
  * sm_tensor_is_shared and copies when shared.
  *
- * Ref dtypes (TF1 VariableV2): an input whose declared dtype is a ref dtype (sm_node_input_dtype >=
+ * Ref dtypes (TF1 VariableV2): an input whose declared dtype is a ref dtype (sm__node_input_dtype >=
  * 100, e.g. Assign's `ref`) arrives as a DT_RESOURCE scalar holding an sm_variable *; the executor
  * reads the variable's current value for every other input. So VariableV2 outputs a DT_RESOURCE
  * handle, and Assign/AssignAdd output the same handle back. Fetching a ref output gives the value. */
@@ -45,7 +45,7 @@ enum {
  * the CPU registers its own kernels for the same op names. */
 typedef enum sm_backend { SM_BACKEND_CPU = 0, SM_BACKEND_CUDA = 1 } sm_backend;
 #define SM_NUM_BACKENDS 2
-const char *sm_backend_name(int backend); /* "CPU", "CUDA" */
+const char *sm__backend_name(int backend); /* "CPU", "CUDA" */
 
 typedef struct sm_kernel {
   const char *op;
@@ -60,70 +60,70 @@ typedef struct sm_kernel {
  * list of src/ops families, registry_families.c); the kernel for (op, backend). *out NULL when there is none; an error
  * only when the registry itself cannot be built (out of memory: the next call tries again; an
  * (op, backend) registered twice). */
-sm_status *sm_kernel_lookup(const char *op, sm_backend backend, const sm_kernel **out);
+sm_status *sm__kernel_lookup(const char *op, sm_backend backend, const sm_kernel **out);
 /* The same, NULL for "none" and for a registry that cannot be built. */
-const sm_kernel *sm_kernel_find(const char *op, sm_backend backend);
+const sm_kernel *sm__kernel_find(const char *op, sm_backend backend);
 /* Every registered op name (any backend), sorted (for scan and docs). Owned by the registry. */
-const char *const *sm_kernel_ops(int *count);
+const char *const *sm__kernel_ops(int *count);
 /* Registers a further table (ended by op == NULL) of one backend's kernels; it must outlive the
  * process: tests' kernels, later a backend opened at run time. Lookups already under way keep the
  * index they had. Fails, registering nothing, when an (op, backend) of it is registered already. */
 sm_status *sm__kernels_add(const sm_kernel *table, sm_backend backend);
 
 /* ---- during compute ---------------------------------------------------------------------- */
-const sm_node *sm_kctx_node(const sm_kctx *c);
-int sm_kctx_num_inputs(const sm_kctx *c);
-const sm_tensor *sm_kctx_input(const sm_kctx *c, int i);
-int sm_kctx_num_outputs(const sm_kctx *c);
+const sm_node *sm__kctx_node(const sm_kctx *c);
+int sm__kctx_num_inputs(const sm_kctx *c);
+const sm_tensor *sm__kctx_input(const sm_kctx *c, int i);
+int sm__kctx_num_outputs(const sm_kctx *c);
 /* A new zero-filled tensor set as output i; *out stays owned by the context (write it, do not
  * free it). Fails on bad shapes and size limits with a message naming the node. */
-sm_status *sm_kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
-/* As sm_kctx_alloc_output, but the elements are not zeroed: for kernels that write every one. */
-sm_status *sm_kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
+sm_status *sm__kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
+/* As sm__kctx_alloc_output, but the elements are not zeroed: for kernels that write every one. */
+sm_status *sm__kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
 /* Forward-or-allocate: when this step is input `in`'s only reader, nothing outside the run holds
  * it (sm_tensor_is_shared) and its dtype and shape are these, it becomes output `out` and is
  * returned for the kernel to overwrite in place (elementwise: out[i] may depend only on in[i]);
  * otherwise NULL, and the kernel allocates. */
-sm_tensor *sm_kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims);
+sm_tensor *sm__kctx_reuse_input(sm_kctx *c, int in, int out, int dtype, int rank, const int64_t *dims);
 /* Scratch memory for this compute call, from the one allocator (src/base/alloc.h) that tensors'
  * buffers come from too: valid until compute returns, when the executor releases whatever the
- * kernel did not give back with sm_kctx_scratch_free. NULL when it cannot be had, with *st set to
+ * kernel did not give back with sm__kctx_scratch_free. NULL when it cannot be had, with *st set to
  * an SM_RESOURCE_EXHAUSTED status naming the size (the kernel returns it; the executor adds the
  * node). Kernels allocate nothing else while they compute, but for a buffer each worker of a
  * parallel loop keeps (the context is not thread-safe): that one comes from sm__alloc itself and
  * its failure is returned as the same status after the loop. */
-void *sm_kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st);
+void *sm__kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st);
 /* Resizes a block of this compute's scratch (p NULL: a new one), keeping its contents as realloc
  * does; on failure NULL with *st set, and p stays valid and the context's. */
-void *sm_kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st);
-void sm_kctx_scratch_free(sm_kctx *c, void *p); /* NULL-safe */
+void *sm__kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st);
+void sm__kctx_scratch_free(sm_kctx *c, void *p); /* NULL-safe */
 /* Output i = t; the context takes over the caller's reference. */
-void sm_kctx_set_output(sm_kctx *c, int i, sm_tensor *t);
+void sm__kctx_set_output(sm_kctx *c, int i, sm_tensor *t);
 /* Output out = input in (one more reference on the same tensor, no copy). */
-void sm_kctx_forward(sm_kctx *c, int in, int out);
+void sm__kctx_forward(sm_kctx *c, int in, int out);
 /* The loaded model's resources (variables, tables). */
-sm_resources *sm_kctx_resources(sm_kctx *c);
+sm_resources *sm__kctx_resources(sm_kctx *c);
 /* Worker threads kernels may split large loops over; NULL means run on the caller's thread. */
-sm_threadpool *sm_kctx_pool(sm_kctx *c);
+sm_threadpool *sm__kctx_pool(sm_kctx *c);
 /* The run's sm_run_options, for a kernel that loops long (or waits): a CANCELLED or
  * DEADLINE_EXCEEDED status ("... during step K of N"; the executor adds the node) when the run's
  * cancel flag is set or its deadline has passed, NULL otherwise (and always for a run without
  * options). The executor checks both before every step; this lets one step stop early too: a
  * kernel that loops (While) calls it once per iteration, so a loop whose body has no steps still
  * stops. */
-sm_status *sm_kctx_check_stop(const sm_kctx *c);
+sm_status *sm__kctx_check_stop(const sm_kctx *c);
 /* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
-const char *sm_kctx_export_dir(const sm_kctx *c);
+const char *sm__kctx_export_dir(const sm_kctx *c);
 
 /* ---- sub-plans: a function of the model's library run from inside a kernel ------------------
  * The seam for control flow (While/If/Case bodies) and map_fn-style kernels: the kernel compiles
  * the function once, in prepare, and runs it as often as it likes in compute. */
 
 /* In prepare only. Compiles function `function_name` of the library of the graph being planned
- * (sm_cgraph_compile_function: its flat inputs become the plan's feeds, its flat outputs its
+ * (sm__cgraph_compile_function: its flat inputs become the plan's feeds, its flat outputs its
  * fetches, its control outputs run as targets; arg dtypes given by a type attr come from
  * `caller`'s attrs, so pass the node prepare got) into *out, a plan the kernel's state owns: free
- * it with sm_plan_free in `release`. The body's kernels are found and prepared now, so a missing
+ * it with sm__plan_free in `release`. The body's kernels are found and prepared now, so a missing
  * kernel fails the load, naming the function and the node.
  *
  * How it reaches the build: plan building (plan.c) sets a thread-local build context around every
@@ -131,26 +131,26 @@ const char *sm_kctx_export_dir(const sm_kctx *c);
  * signature (node, state) stays as it is. So it fails (SM_FAILED_PRECONDITION) when called from
  * anywhere but a prepare that plan building runs. A function that reaches itself (f -> f,
  * f -> g -> f) is refused, and sub-plans nest at most SM_PLAN_MAX_DEPTH (plan.h) deep. */
-sm_status *sm_prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out);
-void sm_plan_free(sm_plan *p); /* NULL-safe */
-/* How many tensors sm_kctx_run_plan takes and gives for p. */
-int sm_plan_num_feeds(const sm_plan *p);
-int sm_plan_num_fetches(const sm_plan *p);
+sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out);
+void sm__plan_free(sm_plan *p); /* NULL-safe */
+/* How many tensors sm__kctx_run_plan takes and gives for p. */
+int sm__plan_num_feeds(const sm_plan *p);
+int sm__plan_num_fetches(const sm_plan *p);
 /* In compute. Runs `sub` with this run's resources, thread pool, export dir and run options (its
  * steps check the deadline and the cancel flag too): inputs (borrowed) in the function's input
  * order, checked against its arg dtypes; outputs new tensors the caller owns, in its output order
  * (all NULL on error). Re-entrant: a kernel of the sub-plan may run sub-plans of its own; and
  * thread-safe: several threads may run plans through one ctx at once (e.g. the iterations of a
- * map_fn split with sm_parallel_for). Errors are prefixed "function 'f': ". */
-sm_status *sm_kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
+ * map_fn split with sm__parallel_for). Errors are prefixed "function 'f': ". */
+sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
                             sm_tensor **outputs, int noutputs);
 
 /* ---- thread pool (src/runtime/threadpool.c) -------------------------------------------------- */
 /* Run fn(ctx, begin, end) over [0, n) split in chunks of at least `grain`, on the pool's threads
  * and the caller's; returns when all are done. pool NULL or n small: runs fn(ctx, 0, n) inline. */
-void sm_parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
+void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                      void *ctx);
-sm_status *sm_threadpool_new(int nthreads, sm_threadpool **out);
-void sm_threadpool_free(sm_threadpool *p); /* NULL-safe */
+sm_status *sm__threadpool_new(int nthreads, sm_threadpool **out);
+void sm__threadpool_free(sm_threadpool *p); /* NULL-safe */
 
 #endif

@@ -5,8 +5,8 @@
  * with the variables prefix fed (skipped when variables/variables.index is absent, as TF does),
  * then the init op (__saved_model_init_op signature, else saved_model_main_op, else
  * legacy_init_op; TF1 table_initializer collection when there is none) with the asset feeds.
- * Every signature's plan is then built (sm_session_plan; only those sm_load_options.signatures
- * lists, when it lists some), and a run of a signature goes straight to its plan (sm_plan_run): no
+ * Every signature's plan is then built (sm__session_plan; only those sm_load_options.signatures
+ * lists, when it lists some), and a run of a signature goes straight to its plan (sm__plan_run): no
  * names, no sorting, no cache lookup, no lock; a run asking for only some outputs, or of a signature
  * not compiled at load, takes the by-name path (the session's plan cache). A signature whose plan
  * finds ops without a kernel (SM_UNIMPLEMENTED) does not fail the load: its message becomes the
@@ -108,7 +108,7 @@ void sm_model_free(sm_model *m) {
   for (int i = 0; i < m->nsigs; i++) sig_free(&m->sigs[i]);
   free(m->sigs);
   free(m->warnings);
-  sm_session_free(m->sess);
+  sm__session_free(m->sess);
   sm_saved_model_free(m->sm);
   free(m->dir);
   free(m);
@@ -152,9 +152,9 @@ static sm_status *fill_infos(const sm_cgraph *g, sig *sg, kv *items, int n, sm_t
     /* trust the graph's dtype over the TensorInfo's (TF1 exports have wrong and _REF ones) */
     sm_edge e;
     int ctl = 0;
-    sm_status *st = sm_cgraph_resolve(g, ti->name, &e, &ctl);
+    sm_status *st = sm__cgraph_resolve(g, ti->name, &e, &ctl);
     if (st) return sm_status_prefix(st, "signature '%s' %s '%s'", sg->key, what, items[i].key);
-    o->dtype = sm_dtype_base(sm_node_output_dtype(sm_cgraph_node(g, e.node), e.index));
+    o->dtype = sm_dtype_base(sm__node_output_dtype(sm__cgraph_node(g, e.node), e.index));
     if (ti->tensor_shape && !ti->tensor_shape->unknown_rank) {
       size_t r = ti->tensor_shape->n_dim;
       if (r > SM_MAX_RANK)
@@ -207,7 +207,7 @@ static sm_status *build_sig(const sm_cgraph *g, const char *key, const Tensorflo
       if (!strcmp(sg->in[i].alias, e->key)) {
         sm_tensor_free(sg->defaults[i]);
         sg->defaults[i] = NULL;
-        if ((st = sm_tensor_from_proto(e->value, &sg->defaults[i]))) {
+        if ((st = sm__tensor_from_proto(e->value, &sg->defaults[i]))) {
           st = sm_status_prefix(st, "signature '%s': default of input '%s'", key, e->key);
           goto done;
         }
@@ -407,7 +407,7 @@ sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in
   if (nasked == sg->nout && sg->plan) {
     /* every output: the signature's own plan, no names, no lookup, no lock */
     for (int k = 0; k < sg->nin; k++) pf[sg->feed_pos[k]] = fvals[k];
-    if (!(st = sm_plan_run(sg->plan, sm_session_env(m->sess), pf, po, opts))) {
+    if (!(st = sm__plan_run(sg->plan, sm__session_env(m->sess), pf, po, opts))) {
       if (nout == nasked) { /* each output once: handed over */
         for (int j = 0; j < nout; j++) outputs[j] = po[sg->fetch_pos[oidx[j]]];
       } else {
@@ -421,7 +421,7 @@ sm_status *sm_model_run_opts(sm_model *m, const char *key, const char *const *in
     if (fnames && onames) {
       for (int k = 0; k < sg->nin; k++) fnames[k] = sg->in[k].name;
       for (int j = 0; j < nout; j++) onames[j] = sg->out[oidx[j]].name;
-      st = sm_session_run_opts(m->sess, fnames, fvals, sg->nin, onames, nout, NULL, 0, outputs, opts);
+      st = sm__session_run_opts(m->sess, fnames, fvals, sg->nin, onames, nout, NULL, 0, outputs, opts);
     } else {
       st = sm_status_new(SM_NO_MEMORY, "run '%s': out of memory", key);
     }
@@ -445,7 +445,7 @@ sm_status *sm_model_session_run_opts(sm_model *m, const char *const *feed_names,
                                      const char *const *fetch_names, int nfetches, const char *const *targets,
                                      int ntargets, sm_tensor **outputs, const sm_run_options *opts) {
   if (!m) return sm_status_new(SM_INVALID_ARGUMENT, "session run: NULL model");
-  return sm_session_run_opts(m->sess, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs,
+  return sm__session_run_opts(m->sess, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs,
                              opts);
 }
 
@@ -508,7 +508,7 @@ static sm_status *add_asset(feeds *f, const char *dir, const Tensorflow__AssetFi
       !a->tensor_info->name || !*a->tensor_info->name)
     return sm_status_new(SM_INVALID_ARGUMENT, "asset %d names no tensor to feed", i);
   const char *fn = a->filename ? a->filename : "";
-  sm_status *vs = sm_verify_asset_name(dir, fn); /* confined to EXPORT_DIR/assets */
+  sm_status *vs = sm__verify_asset_name(dir, fn); /* confined to EXPORT_DIR/assets */
   if (vs) return vs;
   size_t n = strlen(dir) + strlen(fn) + 16;
   char *p = malloc(n);
@@ -644,13 +644,13 @@ static sm_status *restore_object_graph(sm_model *m, const char *export_dir) {
     }
   }
   if (!nh) goto done;
-  prefix = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
-  index = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+  prefix = sm__path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+  index = sm__path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
   if (!prefix || !index) {
     st = sm_status_new(SM_NO_MEMORY, "out of memory");
     goto done;
   }
-  if (!sm_path_exists(index)) goto done;
+  if (!sm__path_exists(index)) goto done;
   /* the captured variables' current state: which need a value */
   names = calloc((size_t)nh, sizeof *names);
   vals = calloc((size_t)nh, sizeof *vals);
@@ -661,13 +661,13 @@ static sm_status *restore_object_graph(sm_model *m, const char *export_dir) {
   int k = 0;
   for (size_t i = 0; i < nobj; i++)
     if (handle[i]) names[k++] = handle[i];
-  if ((st = sm_session_run(m->sess, NULL, NULL, 0, names, nh, NULL, 0, vals))) goto done;
+  if ((st = sm__session_run(m->sess, NULL, NULL, 0, names, nh, NULL, 0, vals))) goto done;
   int need = 0;
   for (int i = 0; i < nh; i++) {
     sm_variable *v = sm_tensor_dtype(vals[i]) == SM_RESOURCE && sm_tensor_num_elements(vals[i]) == 1
                          ? *(sm_variable **)sm_tensor_data(vals[i])
                          : NULL;
-    if (v && !sm_variable_is_initialized(v)) need = 1;
+    if (v && !sm__variable_is_initialized(v)) need = 1;
   }
   if (!need) goto done;
   if ((st = sm_bundle_open(prefix, &b))) goto done;
@@ -716,7 +716,7 @@ static sm_status *restore_object_graph(sm_model *m, const char *export_dir) {
     if (!handle[i]) continue;
     int idx = k++;
     sm_variable *v = sm_tensor_dtype(vals[idx]) == SM_RESOURCE ? *(sm_variable **)sm_tensor_data(vals[idx]) : NULL;
-    if (!v || sm_variable_is_initialized(v) || ck[i] < 0 || (size_t)ck[i] >= tg->n_nodes || !tg->nodes[ck[i]])
+    if (!v || sm__variable_is_initialized(v) || ck[i] < 0 || (size_t)ck[i] >= tg->n_nodes || !tg->nodes[ck[i]])
       continue;
     const Tensorflow__TrackableObjectGraph__TrackableObject *to = tg->nodes[ck[i]];
     const char *key = NULL;
@@ -730,7 +730,7 @@ static sm_status *restore_object_graph(sm_model *m, const char *export_dir) {
       st = sm_status_prefix(st, "variable '%s' (checkpoint key '%s')", handle[i], key);
       goto done;
     }
-    if ((st = sm_variable_assign(v, t))) {
+    if ((st = sm__variable_assign(v, t))) {
       st = sm_status_prefix(st, "variable '%s' (checkpoint key '%s')", handle[i], key);
       goto done;
     }
@@ -790,7 +790,7 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
     goto fail;
   }
   int nthreads = opts ? opts->num_threads : 0;
-  if ((st = sm_session_new(m->mg, export_dir, nthreads, &m->sess))) goto fail;
+  if ((st = sm__session_new(m->mg, export_dir, nthreads, &m->sess))) goto fail;
   if ((st = asset_feeds(m->mg, export_dir, &af))) {
     st = sm_status_prefix(st, "%s: assets", export_dir);
     goto fail;
@@ -798,13 +798,13 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
   /* restore */
   const Tensorflow__SaverDef *sv = m->mg->saver_def;
   if (sv && sv->restore_op_name && *sv->restore_op_name) {
-    prefix = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
-    index = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
+    prefix = sm__path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
+    index = sm__path_join(export_dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME ".index");
     if (!prefix || !index) {
       st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
       goto fail;
     }
-    if (sm_path_exists(index)) {
+    if (sm__path_exists(index)) {
       feeds rf = {0};
       st = add_feed(&rf, sv->filename_tensor_name ? sv->filename_tensor_name : "", prefix);
       for (int i = 0; !st && i < af.n; i++) {
@@ -825,9 +825,9 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
       /* the checkpoint's keys, dtypes and shapes against the graph's variables, before running */
       sm_bundle *vb = NULL;
       if (!st && !(st = sm_bundle_open(prefix, &vb)))
-        st = sm_verify_restore(sm_session_graph(m->sess), rf.names, rf.n, target, vb, NULL);
+        st = sm__verify_restore(sm__session_graph(m->sess), rf.names, rf.n, target, vb, NULL);
       sm_bundle_close(vb);
-      if (!st) st = sm_session_run(m->sess, rf.names, rf.vals, rf.n, NULL, 0, &target, 1, NULL);
+      if (!st) st = sm__session_run(m->sess, rf.names, rf.vals, rf.n, NULL, 0, &target, 1, NULL);
       feeds_free(&rf);
       if (st) {
         st = sm_status_prefix(st, "%s: restoring variables (op '%s')", export_dir, target);
@@ -843,14 +843,14 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
   const char *init = NULL;
   if ((st = init_op(m->mg, export_dir, &init))) goto fail;
   if (init) {
-    if ((st = sm_session_run(m->sess, af.names, af.vals, af.n, NULL, 0, &init, 1, NULL))) {
+    if ((st = sm__session_run(m->sess, af.names, af.vals, af.n, NULL, 0, &init, 1, NULL))) {
       st = sm_status_prefix(st, "%s: running init op '%s'", export_dir, init);
       goto fail;
     }
   } else {
     const Tensorflow__CollectionDef *c = collection(m->mg, "table_initializer");
     if (c && c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST && c->node_list && c->node_list->n_value) {
-      if ((st = sm_session_run(m->sess, af.names, af.vals, af.n, NULL, 0, (const char *const *)c->node_list->value,
+      if ((st = sm__session_run(m->sess, af.names, af.vals, af.n, NULL, 0, (const char *const *)c->node_list->value,
                                (int)c->node_list->n_value, NULL))) {
         st = sm_status_prefix(st, "%s: running table initializers", export_dir);
         goto fail;
@@ -858,7 +858,7 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
     }
   }
   /* signatures, sorted, each with its plan prepared */
-  const sm_cgraph *g = sm_session_graph(m->sess);
+  const sm_cgraph *g = sm__session_graph(m->sess);
   m->sigs = calloc(m->mg->n_signature_def + 1, sizeof *m->sigs);
   if (!m->sigs) {
     st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
@@ -896,7 +896,7 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
     if (!sg->feed_pos || !sg->fetch_pos)
       st = sm_status_new(SM_NO_MEMORY, "load: out of memory");
     else
-      st = sm_session_plan(m->sess, in, sg->nin, sg->out_names, sg->nout, NULL, 0, &sg->plan, sg->feed_pos,
+      st = sm__session_plan(m->sess, in, sg->nin, sg->out_names, sg->nout, NULL, 0, &sg->plan, sg->feed_pos,
                            sg->fetch_pos);
     free(in);
     if (st && sm_status_code(st) == SM_UNIMPLEMENTED) {
@@ -1035,7 +1035,7 @@ sm_status *sm_model_scan(const char *export_dir, const char *const *tags, int nt
       if (!strcmp(op, "StatefulPartitionedCall") || !strcmp(op, "PartitionedCall") || is_function(gd, op)) continue;
       if (!strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2")) continue;
       const sm_kernel *kern = NULL; /* a registry out of memory is an error, not "no kernel" */
-      if (!st && !(st = sm_kernel_lookup(op, SM_BACKEND_CPU, &kern)) && !kern) st = push(&unsup, &nu, op);
+      if (!st && !(st = sm__kernel_lookup(op, SM_BACKEND_CPU, &kern)) && !kern) st = push(&unsup, &nu, op);
     }
   }
   free(ops);

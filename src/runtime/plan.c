@@ -1,6 +1,6 @@
 /* plan.c - building the immutable plan (plan.h) from an sm_cgraph and resolved feeds, fetches and
  * targets; compiling a function of the library into a sub-plan from a kernel's prepare
- * (sm_prepare_function_plan); freeing plans.
+ * (sm__prepare_function_plan); freeing plans.
  *
  * Building: prune the graph, rewrite the pruned order with the op families' rules (rewrite.h:
  * fusion replaces a Conv2D + BiasAdd + Relu chain by one _FusedConv2D node, ...), give every value
@@ -65,13 +65,13 @@ typedef struct build_ctx {
   const struct build_ctx *parent;
 } build_ctx;
 
-/* Set by plan_build around each kernel's prepare call, read by sm_prepare_function_plan. */
+/* Set by plan_build around each kernel's prepare call, read by sm__prepare_function_plan. */
 static _Thread_local const build_ctx *tls_build;
 
 static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const build_ctx *self, sm_plan **out);
 
 /* ---- freeing --------------------------------------------------------------------------------- */
-void sm_plan_free(sm_plan *p) {
+void sm__plan_free(sm_plan *p) {
   if (!p) return;
   for (int i = 0; i < p->nsteps; i++) {
     sm_step *st = &p->steps[i];
@@ -94,13 +94,13 @@ void sm_plan_free(sm_plan *p) {
   free(p->fetch_slot);
   free(p->slot_ref);
   free(p->slot_dtype);
-  sm_rewrite_free(p->rw);     /* after the states: they may borrow its nodes' attrs */
-  sm_cgraph_free(p->owned_g); /* after the states: a kernel's state may point into the graph */
+  sm__rewrite_free(p->rw);     /* after the states: they may borrow its nodes' attrs */
+  sm__cgraph_free(p->owned_g); /* after the states: a kernel's state may point into the graph */
   free(p);
 }
 
-int sm_plan_num_feeds(const sm_plan *p) { return p ? p->nfeeds : 0; }
-int sm_plan_num_fetches(const sm_plan *p) { return p ? p->nfetches : 0; }
+int sm__plan_num_feeds(const sm_plan *p) { return p ? p->nfeeds : 0; }
+int sm__plan_num_fetches(const sm_plan *p) { return p ? p->nfetches : 0; }
 
 /* ---- building -------------------------------------------------------------------------------- */
 /* Ops whose value must be fed: running one unfed is the "You must feed" error. */
@@ -119,7 +119,7 @@ static const sm_kernel arg_kernel = {"_Arg", NULL, arg_compute, NULL, 0};
 int sm__plan_slot_of(const sm_plan *p, const int *node_base, sm_edge e) {
   for (int i = 0; i < p->nfeeds; i++)
     if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
-  e = sm_rewrite_edge(p->rw, e); /* where the value is made now (a rule may have fused its maker) */
+  e = sm__rewrite_edge(p->rw, e); /* where the value is made now (a rule may have fused its maker) */
   if (e.node < 0 || node_base[e.node] < 0) return -1;
   return node_base[e.node] + e.index;
 }
@@ -140,8 +140,8 @@ static sm_status *make_labels(const sm_cgraph *g, const sm_edge *e, int n, const
       size_t len = strlen(given[i]) + 1;
       if ((l[i] = malloc(len))) memcpy(l[i], given[i], len);
     } else {
-      const sm_node *nd = sm_cgraph_node(g, e[i].node);
-      const char *name = nd ? sm_node_name(nd) : "?";
+      const sm_node *nd = sm__cgraph_node(g, e[i].node);
+      const char *name = nd ? sm__node_name(nd) : "?";
       size_t len = strlen(name) + 16;
       if ((l[i] = malloc(len))) snprintf(l[i], len, "%s:%d", name, e[i].index);
     }
@@ -157,22 +157,22 @@ static sm_status *missing_kernels(const sm_plan *p, int norder, int nmissing) {
   int ngroups = 0;
   for (int i = 0; i < norder; i++) {
     const sm_step *sp = &p->steps[i];
-    const char *op = sm_node_op(sp->node);
+    const char *op = sm__node_op(sp->node);
     if (sp->k || is_placeholder(op) || is_arg(op)) continue;
     int seen = 0;
     for (int j = 0; j < i && !seen; j++)
-      if (!p->steps[j].k && !strcmp(sm_node_op(p->steps[j].node), op)) seen = 1;
+      if (!p->steps[j].k && !strcmp(sm__node_op(p->steps[j].node), op)) seen = 1;
     if (seen) continue;
-    const sm_kernel *k = sm_kernel_find(op, SM_BACKEND_CPU);
+    const sm_kernel *k = sm__kernel_find(op, SM_BACKEND_CPU);
     sb_printf(&missing, "%s %s%s (node", ngroups++ ? ";" : "", op, k ? " [parsed but not executable here]" : "");
     int cnt = 0;
     for (int j = i; j < norder; j++)
-      if (!p->steps[j].k && !strcmp(sm_node_op(p->steps[j].node), op)) cnt++;
+      if (!p->steps[j].k && !strcmp(sm__node_op(p->steps[j].node), op)) cnt++;
     sb_printf(&missing, "%s", cnt > 1 ? "s" : "");
     int first = 1;
     for (int j = i; j < norder; j++)
-      if (!p->steps[j].k && !strcmp(sm_node_op(p->steps[j].node), op)) {
-        sb_printf(&missing, "%s '%s'", first ? "" : ",", sm_node_name(p->steps[j].node));
+      if (!p->steps[j].k && !strcmp(sm__node_op(p->steps[j].node), op)) {
+        sb_printf(&missing, "%s '%s'", first ? "" : ",", sm__node_name(p->steps[j].node));
         first = 0;
       }
     sb_printf(&missing, ")");
@@ -184,7 +184,7 @@ static sm_status *missing_kernels(const sm_plan *p, int norder, int nmissing) {
   return st;
 }
 
-sm_status *sm_plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out) {
+sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out) {
   build_ctx top = {g, NULL, 0, NULL};
   return plan_build(g, spec, &top, out);
 }
@@ -196,7 +196,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   if (nfeeds < 0 || nfetches < 0 || ntargets < 0 || (nfeeds && !spec->feeds) || (nfetches && !spec->fetches) ||
       (ntargets && !spec->targets))
     return sm_status_new(SM_INVALID_ARGUMENT, "plan: bad feed, fetch or target arrays");
-  int nn = sm_cgraph_num_nodes(g);
+  int nn = sm__cgraph_num_nodes(g);
   sm_plan *p = calloc(1, sizeof *p);
   if (!p) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
   p->g = g;
@@ -225,15 +225,15 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
       }
     p->feed_slot[i] = i;
   }
-  if ((st = sm_cgraph_prune(g, p->feed_edges, nfeeds, p->fetch_edges, nfetches, spec->targets, ntargets, &order,
+  if ((st = sm__cgraph_prune(g, p->feed_edges, nfeeds, p->fetch_edges, nfetches, spec->targets, ntargets, &order,
                             &norder)))
     goto fail;
   /* graph rewrites (fusion, by the op families' rules): from here the plan runs the rewritten
-   * order, whose ids from nn up are the rules' new nodes (sm_rewrite_node), and reads every edge
+   * order, whose ids from nn up are the rules' new nodes (sm__rewrite_node), and reads every edge
    * through it (sm__plan_slot_of) */
-  if ((st = sm_rewrite_run(g, order, norder, p->feed_edges, nfeeds, p->fetch_edges, nfetches, &p->rw))) goto fail;
-  const int *ord = sm_rewrite_order(p->rw, &norder);
-  nn = sm_rewrite_num_ids(p->rw);
+  if ((st = sm__rewrite_run(g, order, norder, p->feed_edges, nfeeds, p->fetch_edges, nfetches, &p->rw))) goto fail;
+  const int *ord = sm__rewrite_order(p->rw, &norder);
+  nn = sm__rewrite_num_ids(p->rw);
   /* Per node id, its first output slot (-1: not run). */
   if (!(node_base = malloc(((size_t)nn + 1) * sizeof *node_base))) {
     st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
@@ -244,10 +244,10 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   for (int i = 0; i < nn; i++) node_base[i] = -1;
   int nslots = nfeeds, max_in = 0;
   for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
+    const sm_node *nd = sm__rewrite_node(p->rw, ord[i]);
     node_base[ord[i]] = nslots;
-    nslots += sm_node_num_outputs(nd);
-    if (sm_node_num_inputs(nd) > max_in) max_in = sm_node_num_inputs(nd);
+    nslots += sm__node_num_outputs(nd);
+    if (sm__node_num_inputs(nd) > max_in) max_in = sm__node_num_inputs(nd);
   }
   p->nslots = nslots;
   p->max_in = max_in;
@@ -261,13 +261,13 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   }
   for (int i = 0; i < nslots; i++) last_use[i] = -1;
   for (int i = 0; i < nfeeds; i++) {
-    const sm_node *nd = sm_rewrite_node(p->rw, p->feed_edges[i].node);
-    p->slot_dtype[i] = sm_dtype_base(sm_node_output_dtype(nd, p->feed_edges[i].index));
+    const sm_node *nd = sm__rewrite_node(p->rw, p->feed_edges[i].node);
+    p->slot_dtype[i] = sm_dtype_base(sm__node_output_dtype(nd, p->feed_edges[i].index));
   }
   for (int i = 0; i < norder; i++) {
-    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
-    for (int k = 0; k < sm_node_num_outputs(nd); k++) {
-      int dt = sm_node_output_dtype(nd, k);
+    const sm_node *nd = sm__rewrite_node(p->rw, ord[i]);
+    for (int k = 0; k < sm__node_num_outputs(nd); k++) {
+      int dt = sm__node_output_dtype(nd, k);
       p->slot_dtype[node_base[ord[i]] + k] = dt;
       p->slot_ref[node_base[ord[i]] + k] = dt >= SM_DTYPE_REF_OFFSET;
     }
@@ -277,12 +277,12 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   int nmissing = 0;
   for (int i = 0; i < norder; i++) {
     sm_step *sp = &p->steps[i];
-    const sm_node *nd = sm_rewrite_node(p->rw, ord[i]);
-    const char *op = sm_node_op(nd);
+    const sm_node *nd = sm__rewrite_node(p->rw, ord[i]);
+    const char *op = sm__node_op(nd);
     sp->node = nd;
     sp->backend = SM_BACKEND_CPU;
-    sp->nin = sm_node_num_inputs(nd);
-    sp->nout = sm_node_num_outputs(nd);
+    sp->nin = sm__node_num_inputs(nd);
+    sp->nout = sm__node_num_outputs(nd);
     sp->out_base = node_base[ord[i]];
     p->nsteps = i + 1;
     if (is_arg(op)) {
@@ -291,7 +291,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
       sp->k = fed ? &arg_kernel : NULL;
     } else if (!is_placeholder(op)) {
       const sm_kernel *k;
-      if ((st = sm_kernel_lookup(op, sp->backend, &k))) goto fail;
+      if ((st = sm__kernel_lookup(op, sp->backend, &k))) goto fail;
       if (!k || (k->flags & SM_KERNEL_PARSE_ONLY) || !k->compute) {
         nmissing++;
         continue;
@@ -305,15 +305,15 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
       goto fail;
     }
     for (int j = 0; j < sp->nin; j++) {
-      sm_edge e = sm_node_input(nd, j);
+      sm_edge e = sm__node_input(nd, j);
       int sl = sm__plan_slot_of(p, node_base, e);
       if (sl < 0) {
         st = sm_status_new(SM_INTERNAL, "node '%s' (%s): input %d comes from a node the plan does not run",
-                           sm_node_name(nd), op, j);
+                           sm__node_name(nd), op, j);
         goto fail;
       }
       sp->in_slot[j] = sl;
-      if (p->slot_ref[sl] && sm_node_input_dtype(nd, j) < SM_DTYPE_REF_OFFSET) sp->in_mode[j] = SM_IN_READ_REF;
+      if (p->slot_ref[sl] && sm__node_input_dtype(nd, j) < SM_DTYPE_REF_OFFSET) sp->in_mode[j] = SM_IN_READ_REF;
     }
   }
   if (nmissing) {
@@ -361,7 +361,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     tls_build = saved;
     if (st) {
       sp->state = NULL;
-      st = sm_status_prefix(st, "node '%s' (%s)", sm_node_name(sp->node), sm_node_op(sp->node));
+      st = sm_status_prefix(st, "node '%s' (%s)", sm__node_name(sp->node), sm__node_op(sp->node));
       goto fail;
     }
   }
@@ -407,16 +407,16 @@ fail:
   free(order);
   free(node_base);
   free(last_use);
-  sm_plan_free(p);
+  sm__plan_free(p);
   return st;
 }
 
 /* ---- sub-plans ------------------------------------------------------------------------------- */
-sm_status *sm_prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out) {
-  if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm_prepare_function_plan: no output");
+sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out) {
+  if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_function_plan: no output");
   *out = NULL;
   if (!caller || !function_name || !*function_name)
-    return sm_status_new(SM_INVALID_ARGUMENT, "sm_prepare_function_plan: no caller node or no function name");
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_function_plan: no caller node or no function name");
   const build_ctx *b = tls_build;
   if (!b)
     return sm_status_new(SM_FAILED_PRECONDITION,
@@ -426,25 +426,25 @@ sm_status *sm_prepare_function_plan(const sm_node *caller, const char *function_
     if (q->fname && !strcmp(q->fname, function_name))
       return sm_status_new(SM_INVALID_ARGUMENT,
                            "function '%s' calls itself (through node '%s'): recursion is not supported", function_name,
-                           sm_node_name(caller));
+                           sm__node_name(caller));
   if (b->depth + 1 > SM_PLAN_MAX_DEPTH)
     return sm_status_new(SM_OUT_OF_RANGE, "function '%s' (node '%s'): sub-plans nest deeper than %d", function_name,
-                         sm_node_name(caller), SM_PLAN_MAX_DEPTH);
+                         sm__node_name(caller), SM_PLAN_MAX_DEPTH);
   sm_cgraph *fg;
-  sm_status *st = sm_cgraph_compile_function(sm_cgraph_meta_graph(b->g), function_name, caller, &fg);
+  sm_status *st = sm__cgraph_compile_function(sm__cgraph_meta_graph(b->g), function_name, caller, &fg);
   if (st) return st;
   sm_plan_spec spec = {0};
-  sm_cgraph_function_args(fg, &spec.feeds, &spec.nfeeds);
-  sm_cgraph_function_rets(fg, &spec.fetches, &spec.nfetches);
-  sm_cgraph_function_control_rets(fg, &spec.targets, &spec.ntargets);
-  build_ctx child = {fg, sm_cgraph_function_name(fg), b->depth + 1, b};
+  sm__cgraph_function_args(fg, &spec.feeds, &spec.nfeeds);
+  sm__cgraph_function_rets(fg, &spec.fetches, &spec.nfetches);
+  sm__cgraph_function_control_rets(fg, &spec.targets, &spec.ntargets);
+  build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b};
   sm_plan *p;
   if ((st = plan_build(fg, &spec, &child, &p))) {
-    sm_cgraph_free(fg);
+    sm__cgraph_free(fg);
     return sm_status_prefix(st, "function '%s'", function_name);
   }
   p->owned_g = fg;
-  p->fname = sm_cgraph_function_name(fg);
+  p->fname = sm__cgraph_function_name(fg);
   *out = p;
   return NULL;
 }

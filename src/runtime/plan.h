@@ -38,8 +38,8 @@ typedef struct sm_step {
 struct sm_plan {
   const sm_cgraph *g; /* the graph the plan was built from (for messages) */
   sm_rewrite *rw;     /* the rewritten order (rewrite.h): its synthetic nodes (ids from
-                       * sm_cgraph_num_nodes(g) up, e.g. _FusedConv2D) are the steps' nodes too */
-  sm_cgraph *owned_g; /* a function's plan owns its graph (sm_prepare_function_plan) */
+                       * sm__cgraph_num_nodes(g) up, e.g. _FusedConv2D) are the steps' nodes too */
+  sm_cgraph *owned_g; /* a function's plan owns its graph (sm__prepare_function_plan) */
   const char *fname;  /* that function's name, NULL otherwise */
   int nsteps;
   sm_step *steps;
@@ -71,12 +71,12 @@ typedef struct sm_plan_spec {
 
 /* Builds the plan: prunes g to what the fetches and targets need given the feeds, finds every
  * kernel (failing, SM_UNIMPLEMENTED, with every node lacking one, grouped by op), fuses, prepares
- * every kernel (each prepare may compile sub-plans: sm_prepare_function_plan). *out is owned by
- * the caller (sm_plan_free, kernel.h); g must outlive it. */
-sm_status *sm_plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out);
+ * every kernel (each prepare may compile sub-plans: sm__prepare_function_plan). *out is owned by
+ * the caller (sm__plan_free, kernel.h); g must outlive it. */
+sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out);
 
 /* The slot a consumer reads for edge e: the feed if it is fed, else the output of the node that
- * makes the value now (sm_rewrite_edge; its first output slot node_base[id], -1 when the plan does
+ * makes the value now (sm__rewrite_edge; its first output slot node_base[id], -1 when the plan does
  * not run it). */
 int sm__plan_slot_of(const sm_plan *p, const int *node_base, sm_edge e);
 

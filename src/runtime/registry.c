@@ -78,7 +78,7 @@ static snapshot *build(sm_status **st) {
   for (int i = 0; i < n; i++) {
     if (i > 0 && !by_key(&s->index[i - 1], &s->index[i])) {
       *st = sm_status_new(SM_INTERNAL, "kernel registry: op '%s' is registered twice for backend %s",
-                          s->index[i].k->op, sm_backend_name(s->index[i].backend));
+                          s->index[i].k->op, sm__backend_name(s->index[i].backend));
       snapshot_free(s);
       return NULL;
     }
@@ -124,7 +124,7 @@ sm_status *sm__kernels_add(const sm_kernel *table, sm_backend backend) {
   return st;
 }
 
-sm_status *sm_kernel_lookup(const char *op, sm_backend backend, const sm_kernel **out) {
+sm_status *sm__kernel_lookup(const char *op, sm_backend backend, const sm_kernel **out) {
   *out = NULL;
   const snapshot *s;
   sm_status *st = get(&s);
@@ -146,13 +146,13 @@ sm_status *sm_kernel_lookup(const char *op, sm_backend backend, const sm_kernel 
   return NULL;
 }
 
-const sm_kernel *sm_kernel_find(const char *op, sm_backend backend) {
+const sm_kernel *sm__kernel_find(const char *op, sm_backend backend) {
   const sm_kernel *k;
-  sm_status_free(sm_kernel_lookup(op, backend, &k));
+  sm_status_free(sm__kernel_lookup(op, backend, &k));
   return k;
 }
 
-const char *const *sm_kernel_ops(int *count) {
+const char *const *sm__kernel_ops(int *count) {
   const snapshot *s;
   sm_status *st = get(&s);
   if (st) {
@@ -165,7 +165,7 @@ const char *const *sm_kernel_ops(int *count) {
   return s->names;
 }
 
-const char *sm_backend_name(int backend) {
+const char *sm__backend_name(int backend) {
   switch (backend) {
   case SM_BACKEND_CPU: return "CPU";
   case SM_BACKEND_CUDA: return "CUDA";

@@ -90,7 +90,7 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-sm_status *sm_resources_new(sm_resources **out) {
+sm_status *sm__resources_new(sm_resources **out) {
   *out = NULL;
   sm_resources *r = calloc(1, sizeof *r);
   if (!r) return sm_status_new(SM_NO_MEMORY, "resources: out of memory");
@@ -118,7 +118,7 @@ static void table_free(sm_table *t) {
   free(t);
 }
 
-void sm_resources_free(sm_resources *r) {
+void sm__resources_free(sm_resources *r) {
   if (!r) return;
   for (size_t i = 0; i < r->cap; i++) {
     res_slot *s = &r->slots[i];
@@ -208,7 +208,7 @@ static void slot_abandon(sm_resources *r, res_slot *s) {
   s->kind = 0;
 }
 
-sm_status *sm_resources_variable(sm_resources *r, const char *container, const char *name, int dtype,
+sm_status *sm__resources_variable(sm_resources *r, const char *container, const char *name, int dtype,
                                  sm_variable **out) {
   *out = NULL;
   if (!r) return sm_status_new(SM_INVALID_ARGUMENT, "variable '%s': no resource container", name ? name : "");
@@ -252,15 +252,15 @@ sm_status *sm_resources_variable(sm_resources *r, const char *container, const c
   return NULL;
 }
 
-/* The variable lock is recursive so that read/assign work between sm_variable_lock/unlock. */
+/* The variable lock is recursive so that read/assign work between sm__variable_lock/unlock. */
 static __thread sm_variable *held_by_me;
 
-void sm_variable_lock(sm_variable *v) {
+void sm__variable_lock(sm_variable *v) {
   pthread_mutex_lock(&v->mu);
   held_by_me = v;
 }
 
-void sm_variable_unlock(sm_variable *v) {
+void sm__variable_unlock(sm_variable *v) {
   held_by_me = NULL;
   pthread_mutex_unlock(&v->mu);
 }
@@ -272,7 +272,7 @@ static void vunlock(sm_variable *v) {
   if (held_by_me != v) pthread_mutex_unlock(&v->mu);
 }
 
-sm_status *sm_variable_read(sm_variable *v, sm_tensor **out) {
+sm_status *sm__variable_read(sm_variable *v, sm_tensor **out) {
   *out = NULL;
   if (!v) return sm_status_new(SM_INVALID_ARGUMENT, "reading a variable: null handle");
   vlock(v);
@@ -284,7 +284,7 @@ sm_status *sm_variable_read(sm_variable *v, sm_tensor **out) {
   return NULL;
 }
 
-sm_status *sm_variable_assign(sm_variable *v, sm_tensor *t) {
+sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t) {
   if (!v) {
     sm_tensor_free(t);
     return sm_status_new(SM_INVALID_ARGUMENT, "assigning a variable: null handle");
@@ -305,7 +305,7 @@ sm_status *sm_variable_assign(sm_variable *v, sm_tensor *t) {
   return NULL;
 }
 
-int sm_variable_is_initialized(sm_variable *v) {
+int sm__variable_is_initialized(sm_variable *v) {
   if (!v) return 0;
   vlock(v);
   int r = v->value != NULL;
@@ -313,8 +313,8 @@ int sm_variable_is_initialized(sm_variable *v) {
   return r;
 }
 
-int sm_variable_dtype(const sm_variable *v) { return v ? v->dtype : 0; }
-const char *sm_variable_name(const sm_variable *v) { return v ? v->name : ""; }
+int sm__variable_dtype(const sm_variable *v) { return v ? v->dtype : 0; }
+const char *sm__variable_name(const sm_variable *v) { return v ? v->name : ""; }
 
 /* ---- hash tables -------------------------------------------------------------------------- */
 
@@ -324,7 +324,7 @@ static int value_ok(int dt) {
          dt == SM_BOOL;
 }
 
-sm_status *sm_resources_table(sm_resources *r, const char *container, const char *name, int key_dtype,
+sm_status *sm__resources_table(sm_resources *r, const char *container, const char *name, int key_dtype,
                               int value_dtype, sm_table **out) {
   *out = NULL;
   const char *kn = sm_dtype_name(key_dtype), *vn = sm_dtype_name(value_dtype);
@@ -372,13 +372,13 @@ sm_status *sm_resources_table(sm_resources *r, const char *container, const char
   return NULL;
 }
 
-int sm_table_key_dtype(const sm_table *t) { return t ? t->key_dtype : 0; }
-int sm_table_value_dtype(const sm_table *t) { return t ? t->value_dtype : 0; }
-int sm_table_is_initialized(const sm_table *t) {
+int sm__table_key_dtype(const sm_table *t) { return t ? t->key_dtype : 0; }
+int sm__table_value_dtype(const sm_table *t) { return t ? t->value_dtype : 0; }
+int sm__table_is_initialized(const sm_table *t) {
   return t ? atomic_load_explicit(&((sm_table *)t)->initialized, memory_order_acquire) : 0;
 }
-int64_t sm_table_size(const sm_table *t) {
-  return sm_table_is_initialized(t) ? (int64_t)t->n : 0;
+int64_t sm__table_size(const sm_table *t) {
+  return sm__table_is_initialized(t) ? (int64_t)t->n : 0;
 }
 
 static int64_t int_key(const sm_tensor *k, int64_t i) {
@@ -438,7 +438,7 @@ static int same_value(int dt, const entry *a, const entry *b) {
   return !memcmp(a->v.b, b->v.b, sm_dtype_size(dt));
 }
 
-sm_status *sm_table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *values) {
+sm_status *sm__table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *values) {
   if (!t || !keys || !values) return sm_status_new(SM_INVALID_ARGUMENT, "initializing a table: null argument");
   int kdt = sm_tensor_dtype(keys), vdt = sm_tensor_dtype(values);
   int kmatch = kdt == t->key_dtype || (t->key_dtype == SM_INT64 && kdt == SM_INT32);
@@ -551,10 +551,10 @@ sm_status *sm_table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *va
   return NULL;
 }
 
-sm_status *sm_table_find(const sm_table *t, const sm_tensor *keys, const sm_tensor *default_value, sm_tensor *out) {
+sm_status *sm__table_find(const sm_table *t, const sm_tensor *keys, const sm_tensor *default_value, sm_tensor *out) {
   if (!t || !keys || !default_value || !out)
     return sm_status_new(SM_INVALID_ARGUMENT, "table lookup: null argument");
-  if (!sm_table_is_initialized(t))
+  if (!sm__table_is_initialized(t))
     return sm_status_new(SM_FAILED_PRECONDITION, "Table not initialized: table '%s'", t->name);
   int kdt = sm_tensor_dtype(keys);
   int kmatch = kdt == t->key_dtype || (t->key_dtype == SM_INT64 && kdt == SM_INT32);

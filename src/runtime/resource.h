@@ -21,37 +21,37 @@ typedef struct sm_resources sm_resources;
 typedef struct sm_variable sm_variable;
 typedef struct sm_table sm_table;
 
-sm_status *sm_resources_new(sm_resources **out);
-void sm_resources_free(sm_resources *r); /* NULL-safe; frees every variable and table */
+sm_status *sm__resources_new(sm_resources **out);
+void sm__resources_free(sm_resources *r); /* NULL-safe; frees every variable and table */
 
 /* The variable under (container, name), created (uninitialized, of `dtype`) if absent. A variable
  * that exists with another dtype is an error naming both. */
-sm_status *sm_resources_variable(sm_resources *r, const char *container, const char *name, int dtype,
+sm_status *sm__resources_variable(sm_resources *r, const char *container, const char *name, int dtype,
                                  sm_variable **out);
 /* Current value with a new reference the caller frees; an uninitialized variable is a
  * FAILED_PRECONDITION error naming it ("... uninitialized value <name>"), as TF says. */
-sm_status *sm_variable_read(sm_variable *v, sm_tensor **out);
+sm_status *sm__variable_read(sm_variable *v, sm_tensor **out);
 /* Replace the value; the variable takes over the caller's reference to t. A dtype other than the
  * variable's is an error. */
-sm_status *sm_variable_assign(sm_variable *v, sm_tensor *t);
-int sm_variable_is_initialized(sm_variable *v);
-int sm_variable_dtype(const sm_variable *v);
-const char *sm_variable_name(const sm_variable *v);
+sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t);
+int sm__variable_is_initialized(sm_variable *v);
+int sm__variable_dtype(const sm_variable *v);
+const char *sm__variable_name(const sm_variable *v);
 /* Lock/unlock for read-modify-write kernels (AssignAdd): between them, read/assign as above. */
-void sm_variable_lock(sm_variable *v);
-void sm_variable_unlock(sm_variable *v);
+void sm__variable_lock(sm_variable *v);
+void sm__variable_unlock(sm_variable *v);
 
 /* Hash tables (HashTableV2): key and value dtypes are fixed at creation; `initialized` flips once. */
-sm_status *sm_resources_table(sm_resources *r, const char *container, const char *name, int key_dtype,
+sm_status *sm__resources_table(sm_resources *r, const char *container, const char *name, int key_dtype,
                               int value_dtype, sm_table **out);
-int sm_table_key_dtype(const sm_table *t);
-int sm_table_value_dtype(const sm_table *t);
-int sm_table_is_initialized(const sm_table *t);
+int sm__table_key_dtype(const sm_table *t);
+int sm__table_value_dtype(const sm_table *t);
+int sm__table_is_initialized(const sm_table *t);
 /* Insert keys[i] -> values[i] (1-D tensors of equal length, the table's dtypes) and mark it
  * initialized. A second initialization is ignored, as TF's initializers are idempotent once run. */
-sm_status *sm_table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *values);
+sm_status *sm__table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *values);
 /* out[i] = table[keys[i]] or default_value; out must have keys' element count and the value dtype. */
-sm_status *sm_table_find(const sm_table *t, const sm_tensor *keys, const sm_tensor *default_value, sm_tensor *out);
-int64_t sm_table_size(const sm_table *t);
+sm_status *sm__table_find(const sm_table *t, const sm_tensor *keys, const sm_tensor *default_value, sm_tensor *out);
+int64_t sm__table_size(const sm_table *t);
 
 #endif

@@ -8,7 +8,7 @@
  * per slot the number of reads by nodes of the order and the sum of their ids (so that with one
  * read the sum is the reader: no reader lists to keep), fed and fetched flags, and where its value
  * went (itself until a rule removes it). When the rules are done only the removed edges are kept,
- * sorted, for sm_rewrite_edge; the books are dropped, so a cached plan holds little beyond its
+ * sorted, for sm__rewrite_edge; the books are dropped, so a cached plan holds little beyond its
  * order and its synthetic nodes. */
 #include "runtime/rewrite.h"
 
@@ -51,8 +51,8 @@ struct sm_rewrite {
 static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "graph rewrite: out of memory"); }
 
 static int is_edge(const sm_rewrite *rw, sm_edge e) {
-  const sm_node *n = e.node >= 0 ? sm_rewrite_node(rw, e.node) : NULL;
-  return n && e.index >= 0 && e.index < sm_node_num_outputs(n);
+  const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  return n && e.index >= 0 && e.index < sm__node_num_outputs(n);
 }
 
 /* The slot of an edge (books kept), -1 when it is none. */
@@ -60,17 +60,17 @@ static int slot(const sm_rewrite *rw, sm_edge e) {
   return rw->obase && is_edge(rw, e) ? rw->obase[e.node] + e.index : -1;
 }
 
-const sm_node *sm_rewrite_node(const sm_rewrite *rw, int id) {
+const sm_node *sm__rewrite_node(const sm_rewrite *rw, int id) {
   if (!rw || id < 0) return NULL;
-  if (id < rw->nn) return sm_cgraph_node(rw->g, id);
+  if (id < rw->nn) return sm__cgraph_node(rw->g, id);
   return id - rw->nn < rw->nsyn ? rw->syn[id - rw->nn] : NULL;
 }
 
-int sm_rewrite_num_ids(const sm_rewrite *rw) { return rw ? rw->nn + rw->nsyn : 0; }
-int sm_rewrite_num_synthetic(const sm_rewrite *rw) { return rw ? rw->nsyn : 0; }
-const sm_cgraph *sm_rewrite_graph(const sm_rewrite *rw) { return rw->g; }
+int sm__rewrite_num_ids(const sm_rewrite *rw) { return rw ? rw->nn + rw->nsyn : 0; }
+int sm__rewrite_num_synthetic(const sm_rewrite *rw) { return rw ? rw->nsyn : 0; }
+const sm_cgraph *sm__rewrite_graph(const sm_rewrite *rw) { return rw->g; }
 
-const int *sm_rewrite_order(const sm_rewrite *rw, int *n) {
+const int *sm__rewrite_order(const sm_rewrite *rw, int *n) {
   *n = rw ? rw->nfinal : 0;
   return rw ? rw->final : NULL;
 }
@@ -92,7 +92,7 @@ static sm_edge went(const sm_rewrite *rw, sm_edge e) {
   return m ? m->to : e;
 }
 
-sm_edge sm_rewrite_edge(const sm_rewrite *rw, sm_edge e) {
+sm_edge sm__rewrite_edge(const sm_rewrite *rw, sm_edge e) {
   if (!rw) return e;
   /* each step lands on a newer synthetic node, so this ends within nsyn + 1 steps */
   for (int i = 0; i <= rw->nsyn; i++) {
@@ -103,10 +103,10 @@ sm_edge sm_rewrite_edge(const sm_rewrite *rw, sm_edge e) {
   return (sm_edge){-1, -1};
 }
 
-sm_edge sm_rewrite_input(const sm_rewrite *rw, int id, int i) {
-  const sm_node *n = sm_rewrite_node(rw, id);
-  if (!n || i < 0 || i >= sm_node_num_inputs(n)) return (sm_edge){-1, -1};
-  return sm_rewrite_edge(rw, sm_node_input(n, i));
+sm_edge sm__rewrite_input(const sm_rewrite *rw, int id, int i) {
+  const sm_node *n = sm__rewrite_node(rw, id);
+  if (!n || i < 0 || i >= sm__node_num_inputs(n)) return (sm_edge){-1, -1};
+  return sm__rewrite_edge(rw, sm__node_input(n, i));
 }
 
 static int is_fed(const sm_rewrite *rw, sm_edge e) {
@@ -114,26 +114,26 @@ static int is_fed(const sm_rewrite *rw, sm_edge e) {
   return s >= 0 && rw->fed[s];
 }
 
-int sm_rewrite_only_reader(const sm_rewrite *rw, sm_edge e) {
+int sm__rewrite_only_reader(const sm_rewrite *rw, sm_edge e) {
   int s = slot(rw, e);
   if (s < 0 || rw->fed[s] || rw->fetched[s] || rw->nread[s] != 1) return -1;
   return (int)rw->rsum[s];
 }
 
-int sm_rewrite_reads_ref(const sm_rewrite *rw, int id, int i) {
-  const sm_node *n = sm_rewrite_node(rw, id);
-  sm_edge e = sm_rewrite_input(rw, id, i);
+int sm__rewrite_reads_ref(const sm_rewrite *rw, int id, int i) {
+  const sm_node *n = sm__rewrite_node(rw, id);
+  sm_edge e = sm__rewrite_input(rw, id, i);
   if (!n || !is_edge(rw, e) || is_fed(rw, e)) return 0;
-  return sm_node_output_dtype(sm_rewrite_node(rw, e.node), e.index) >= SM_DTYPE_REF_OFFSET &&
-         sm_node_input_dtype(n, i) < SM_DTYPE_REF_OFFSET;
+  return sm__node_output_dtype(sm__rewrite_node(rw, e.node), e.index) >= SM_DTYPE_REF_OFFSET &&
+         sm__node_input_dtype(n, i) < SM_DTYPE_REF_OFFSET;
 }
 
 /* A node that may change a variable: stateful per its OpDef, or taking a ref input (TF1's Assign,
  * AssignAdd, ScatterUpdate, Apply* are not marked stateful: their ref input is how they write). */
 static int may_write(const sm_node *n) {
-  if (sm_node_is_stateful(n)) return 1;
-  for (int i = 0; i < sm_node_num_inputs(n); i++)
-    if (sm_node_input_dtype(n, i) >= SM_DTYPE_REF_OFFSET) return 1;
+  if (sm__node_is_stateful(n)) return 1;
+  for (int i = 0; i < sm__node_num_inputs(n); i++)
+    if (sm__node_input_dtype(n, i) >= SM_DTYPE_REF_OFFSET) return 1;
   return 0;
 }
 
@@ -141,37 +141,37 @@ static int may_write(const sm_node *n) {
 static int chain_reads(const sm_rewrite *rw, const int *chain, int n, sm_edge e) {
   int k = 0;
   for (int c = 0; c < n; c++) {
-    const sm_node *nd = sm_rewrite_node(rw, chain[c]);
-    for (int i = 0; i < sm_node_num_inputs(nd); i++) {
-      sm_edge x = sm_rewrite_input(rw, chain[c], i);
+    const sm_node *nd = sm__rewrite_node(rw, chain[c]);
+    for (int i = 0; i < sm__node_num_inputs(nd); i++) {
+      sm_edge x = sm__rewrite_input(rw, chain[c], i);
       k += x.node == e.node && x.index == e.index;
     }
   }
   return k;
 }
 
-int sm_rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n) {
+int sm__rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n) {
   if (!rw || !rw->pos || !chain || n < 1) return 0;
   for (int c = 0; c < n; c++) {
-    if (!sm_rewrite_node(rw, chain[c]) || rw->pos[chain[c]] < 0) return 0;
+    if (!sm__rewrite_node(rw, chain[c]) || rw->pos[chain[c]] < 0) return 0;
     for (int d = 0; d < c; d++)
       if (chain[d] == chain[c]) return 0;
   }
   int last = chain[n - 1], at = rw->pos[last];
   for (int c = 0; c < n; c++) {
     int id = chain[c];
-    const sm_node *nd = sm_rewrite_node(rw, id);
+    const sm_node *nd = sm__rewrite_node(rw, id);
     if (rw->pos[id] > at || rw->ctl_src[id]) return 0;
-    for (int k = 0; k < sm_node_num_outputs(nd); k++) {
+    for (int k = 0; k < sm__node_num_outputs(nd); k++) {
       int s = rw->obase[id] + k;
       if (rw->fed[s]) return 0;
       if (id != last && (rw->fetched[s] || rw->nread[s] != chain_reads(rw, chain, n, (sm_edge){id, k}))) return 0;
     }
     /* a ref read moves from this node's place to the last one's: no assignment may come between */
-    for (int i = 0; i < sm_node_num_inputs(nd) && id != last; i++) {
-      if (!sm_rewrite_reads_ref(rw, id, i)) continue;
+    for (int i = 0; i < sm__node_num_inputs(nd) && id != last; i++) {
+      if (!sm__rewrite_reads_ref(rw, id, i)) continue;
       for (int p = rw->pos[id] + 1; p < at; p++)
-        if (rw->ord[p] >= 0 && may_write(sm_rewrite_node(rw, rw->ord[p]))) return 0;
+        if (rw->ord[p] >= 0 && may_write(sm__rewrite_node(rw, rw->ord[p]))) return 0;
     }
   }
   return 1;
@@ -217,52 +217,52 @@ static sm_status *grow_books(sm_rewrite *rw, int nout) {
 
 /* Counts (d = +1) or uncounts (d = -1) node id's reads. */
 static void count_reads(sm_rewrite *rw, int id, int d) {
-  const sm_node *nd = sm_rewrite_node(rw, id);
-  for (int i = 0; i < sm_node_num_inputs(nd); i++) {
-    int s = slot(rw, sm_rewrite_input(rw, id, i));
+  const sm_node *nd = sm__rewrite_node(rw, id);
+  for (int i = 0; i < sm__node_num_inputs(nd); i++) {
+    int s = slot(rw, sm__rewrite_input(rw, id, i));
     if (s < 0 || rw->fed[s]) continue;
     rw->nread[s] += d;
     rw->rsum[s] += d * (int64_t)id;
   }
 }
 
-sm_status *sm_rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *fused) {
+sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *fused) {
   if (!rule) rule = "?";
   if (!fused) return sm_status_new(SM_INTERNAL, "graph rewrite '%s': no node to put in", rule);
   sm_status *st = NULL;
-  if (!sm_rewrite_can_fuse(rw, chain, n)) {
+  if (!sm__rewrite_can_fuse(rw, chain, n)) {
     st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': the chain at node '%s' may not be fused", rule,
-                       sm_node_name(fused));
+                       sm__node_name(fused));
     goto fail;
   }
   int last = chain[n - 1], at = rw->pos[last];
-  const sm_node *ln = sm_rewrite_node(rw, last);
-  int nout = sm_node_num_outputs(fused);
-  if (nout != sm_node_num_outputs(ln)) {
+  const sm_node *ln = sm__rewrite_node(rw, last);
+  int nout = sm__node_num_outputs(fused);
+  if (nout != sm__node_num_outputs(ln)) {
     st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' (%s) has %d outputs where '%s' had %d", rule,
-                       sm_node_name(fused), sm_node_op(fused), nout, sm_node_name(ln), sm_node_num_outputs(ln));
+                       sm__node_name(fused), sm__node_op(fused), nout, sm__node_name(ln), sm__node_num_outputs(ln));
     goto fail;
   }
   for (int k = 0; k < nout; k++)
-    if (sm_node_output_dtype(fused, k) != sm_node_output_dtype(ln, k)) {
+    if (sm__node_output_dtype(fused, k) != sm__node_output_dtype(ln, k)) {
       st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' (%s) output %d is not of '%s' output's dtype",
-                         rule, sm_node_name(fused), sm_node_op(fused), k, sm_node_name(ln));
+                         rule, sm__node_name(fused), sm__node_op(fused), k, sm__node_name(ln));
       goto fail;
     }
-  for (int i = 0; i < sm_node_num_inputs(fused); i++) {
-    sm_edge e = sm_rewrite_edge(rw, sm_node_input(fused, i));
+  for (int i = 0; i < sm__node_num_inputs(fused); i++) {
+    sm_edge e = sm__rewrite_edge(rw, sm__node_input(fused, i));
     int ok = is_edge(rw, e) && (is_fed(rw, e) || (rw->pos[e.node] >= 0 && rw->pos[e.node] < at));
     for (int c = 0; c < n && ok; c++) ok = e.node != chain[c];
     if (!ok) {
       st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': input %d of node '%s' (%s) is not computed before it", rule,
-                         i, sm_node_name(fused), sm_node_op(fused));
+                         i, sm__node_name(fused), sm__node_op(fused));
       goto fail;
     }
   }
   for (int c = 0; c < n && !st; c++) {
-    const sm_node *cn = sm_rewrite_node(rw, chain[c]);
-    for (int i = 0; i < sm_node_num_control_inputs(cn) && !st; i++)
-      st = sm_synth_add_control(fused, sm_node_control_input(cn, i));
+    const sm_node *cn = sm__rewrite_node(rw, chain[c]);
+    for (int i = 0; i < sm__node_num_control_inputs(cn) && !st; i++)
+      st = sm__synth_add_control(fused, sm__node_control_input(cn, i));
   }
   if (!st) st = grow_books(rw, nout);
   if (st) goto fail;
@@ -277,8 +277,8 @@ sm_status *sm_rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain
   count_reads(rw, id, +1);
   for (int c = 0; c < n; c++) {
     int cid = chain[c];
-    const sm_node *cn = sm_rewrite_node(rw, cid);
-    for (int k = 0; k < sm_node_num_outputs(cn); k++) {
+    const sm_node *cn = sm__rewrite_node(rw, cid);
+    for (int k = 0; k < sm__node_num_outputs(cn); k++) {
       int s = rw->obase[cid] + k;
       if (cid == last) {
         int t = rw->obase[id] + k;
@@ -300,13 +300,13 @@ sm_status *sm_rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain
   rw->ord[at] = id;
   return NULL;
 fail:
-  sm_synth_free(fused);
+  sm__synth_free(fused);
   return st;
 }
 
-void sm_rewrite_free(sm_rewrite *rw) {
+void sm__rewrite_free(sm_rewrite *rw) {
   if (!rw) return;
-  for (int i = 0; i < rw->nsyn; i++) sm_synth_free(rw->syn[i]);
+  for (int i = 0; i < rw->nsyn; i++) sm__synth_free(rw->syn[i]);
   free(rw->syn);
   free(rw->ord);
   free(rw->obase);
@@ -333,16 +333,16 @@ static sm_status *finish(sm_rewrite *rw) {
   /* every edge whose value went elsewhere */
   int nids = rw->nn + rw->nsyn;
   for (int id = 0; id < nids; id++) {
-    const sm_node *nd = sm_rewrite_node(rw, id);
-    for (int k = 0; k < sm_node_num_outputs(nd); k++) {
+    const sm_node *nd = sm__rewrite_node(rw, id);
+    for (int k = 0; k < sm__node_num_outputs(nd); k++) {
       sm_edge t = rw->to[rw->obase[id] + k];
       nm += t.node != id || t.index != k;
     }
   }
   if (nm && !(rw->mv = malloc((size_t)nm * sizeof *rw->mv))) return oom();
   for (int id = 0; id < nids; id++) {
-    const sm_node *nd = sm_rewrite_node(rw, id);
-    for (int k = 0; k < sm_node_num_outputs(nd); k++) {
+    const sm_node *nd = sm__rewrite_node(rw, id);
+    for (int k = 0; k < sm__node_num_outputs(nd); k++) {
       sm_edge t = rw->to[rw->obase[id] + k];
       if (t.node != id || t.index != k) rw->mv[rw->nmv++] = (moved){{id, k}, t};
     }
@@ -379,7 +379,7 @@ static sm_status *start(sm_rewrite *rw, const int *order, int norder, const sm_e
   for (int i = 0; i < nn; i++) {
     rw->obase[i] = (int)ns;
     rw->pos[i] = -1;
-    ns += sm_node_num_outputs(sm_cgraph_node(rw->g, i));
+    ns += sm__node_num_outputs(sm__cgraph_node(rw->g, i));
   }
   if (ns > (1 << 30)) return sm_status_new(SM_OUT_OF_RANGE, "graph rewrite: the graph has %lld outputs", (long long)ns);
   rw->nslots = (int)ns;
@@ -391,7 +391,7 @@ static sm_status *start(sm_rewrite *rw, const int *order, int norder, const sm_e
   rw->to = malloc((size_t)rw->cap_slots * sizeof *rw->to);
   if (!rw->nread || !rw->rsum || !rw->fed || !rw->fetched || !rw->to) return oom();
   for (int i = 0; i < nn; i++)
-    for (int k = 0; k < sm_node_num_outputs(sm_cgraph_node(rw->g, i)); k++) rw->to[rw->obase[i] + k] = (sm_edge){i, k};
+    for (int k = 0; k < sm__node_num_outputs(sm__cgraph_node(rw->g, i)); k++) rw->to[rw->obase[i] + k] = (sm_edge){i, k};
   for (int i = 0; i < nfeeds; i++) {
     int s = slot(rw, feeds[i]);
     if (s >= 0) rw->fed[s] = 1;
@@ -409,9 +409,9 @@ static sm_status *start(sm_rewrite *rw, const int *order, int norder, const sm_e
   }
   rw->nord = norder;
   for (int p = 0; p < norder; p++) {
-    const sm_node *nd = sm_cgraph_node(rw->g, order[p]);
-    for (int i = 0; i < sm_node_num_control_inputs(nd); i++) {
-      int c = sm_node_control_input(nd, i);
+    const sm_node *nd = sm__cgraph_node(rw->g, order[p]);
+    for (int i = 0; i < sm__node_num_control_inputs(nd); i++) {
+      int c = sm__node_control_input(nd, i);
       if (c >= 0 && c < nn) rw->ctl_src[c] = 1;
     }
     count_reads(rw, order[p], +1);
@@ -419,7 +419,7 @@ static sm_status *start(sm_rewrite *rw, const int *order, int norder, const sm_e
   return NULL;
 }
 
-sm_status *sm_rewrite_run_rules(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
+sm_status *sm__rewrite_run_rules(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
                                 const sm_edge *fetches, int nfetches, const sm_rewrite_rule *const *tables,
                                 sm_rewrite **out) {
   *out = NULL;
@@ -428,26 +428,26 @@ sm_status *sm_rewrite_run_rules(const sm_cgraph *g, const int *order, int norder
   sm_rewrite *rw = calloc(1, sizeof *rw);
   if (!rw) return oom();
   rw->g = g;
-  rw->nn = sm_cgraph_num_nodes(g);
+  rw->nn = sm__cgraph_num_nodes(g);
   sm_status *st = start(rw, order, norder, feeds, nfeeds, fetches, nfetches);
   for (int p = 0; p < rw->nord && !st; p++) {
     int id = rw->ord[p];
     if (id < 0) continue;
-    const char *op = sm_node_op(sm_rewrite_node(rw, id));
+    const char *op = sm__node_op(sm__rewrite_node(rw, id));
     for (int t = 0; tables && tables[t] && !st && rw->ord[p] == id; t++)
       for (const sm_rewrite_rule *r = tables[t]; r->op && !st && rw->ord[p] == id; r++)
         if (!strcmp(r->op, op)) st = r->apply(rw, id);
   }
   if (!st) st = finish(rw);
   if (st) {
-    sm_rewrite_free(rw);
+    sm__rewrite_free(rw);
     return st;
   }
   *out = rw;
   return NULL;
 }
 
-sm_status *sm_rewrite_run(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
+sm_status *sm__rewrite_run(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
                           const sm_edge *fetches, int nfetches, sm_rewrite **out) {
-  return sm_rewrite_run_rules(g, order, norder, feeds, nfeeds, fetches, nfetches, sm__rewrite_families, out);
+  return sm__rewrite_run_rules(g, order, norder, feeds, nfeeds, fetches, nfetches, sm__rewrite_families, out);
 }

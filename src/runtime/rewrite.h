@@ -1,17 +1,17 @@
 /* rewrite.h - graph rewrites at plan time: rules that replace a chain of nodes with one new node
  * (fusion: Conv2D + BiasAdd + Relu -> _FusedConv2D, as TensorFlow's grappler remapper does).
  *
- * Plan building calls sm_rewrite_run once, on the pruned node order, before any slot or step
+ * Plan building calls sm__rewrite_run once, on the pruned node order, before any slot or step
  * exists. It offers every node of the order, in order, to the rules whose anchor op it has; a rule
- * that matches builds a synthetic node (graph/synth.h) and hands it to sm_rewrite_replace, which
+ * that matches builds a synthetic node (graph/synth.h) and hands it to sm__rewrite_replace, which
  * removes the chain from the order and puts the new node where the chain's last node was. The
- * result is a new order of node ids, original (< sm_cgraph_num_nodes) or synthetic (from
- * sm_cgraph_num_nodes up, owned by the result), and a map from every original edge a rule removed
+ * result is a new order of node ids, original (< sm__cgraph_num_nodes) or synthetic (from
+ * sm__cgraph_num_nodes up, owned by the result), and a map from every original edge a rule removed
  * to the edge that now carries its value. Plan code keyed by node id sizes its arrays by
- * sm_rewrite_num_ids, looks nodes up with sm_rewrite_node, and resolves every edge it reads with
- * sm_rewrite_edge (after checking the feeds: a fed edge is never rewritten).
+ * sm__rewrite_num_ids, looks nodes up with sm__rewrite_node, and resolves every edge it reads with
+ * sm__rewrite_edge (after checking the feeds: a fed edge is never rewritten).
  *
- * What the driver guarantees, whatever a rule does (sm_rewrite_can_fuse is the check):
+ * What the driver guarantees, whatever a rule does (sm__rewrite_can_fuse is the check):
  *   - a fed or fetched value is never fused away: no output of a chain node is fed, and only the
  *     chain's last node may have a fetched output (the new node then produces it);
  *   - every value a chain node other than the last produces is read by chain nodes only;
@@ -36,53 +36,53 @@ typedef struct sm_rewrite sm_rewrite;
 typedef struct sm_rewrite_rule {
   const char *op;   /* anchor: the op type of the node a match starts from */
   const char *name; /* what it does, for messages: "Conv2D+BiasAdd[+Relu|Relu6][+MaxPool]" */
-  /* Looks at node `anchor`; when the pattern matches and sm_rewrite_can_fuse allows it, builds the
-   * new node and calls sm_rewrite_replace. "No match" is NULL with nothing replaced; an error (out
+  /* Looks at node `anchor`; when the pattern matches and sm__rewrite_can_fuse allows it, builds the
+   * new node and calls sm__rewrite_replace. "No match" is NULL with nothing replaced; an error (out
    * of memory) fails the plan. */
   sm_status *(*apply)(sm_rewrite *rw, int anchor);
 } sm_rewrite_rule;
 
 /* ---- for plan building --------------------------------------------------------------------- */
-/* Runs every registered rule over `order` (norder node ids, topological, as sm_cgraph_prune gives
- * it), with the plan's fed and fetched edges. *out is owned by the caller (sm_rewrite_free) and
+/* Runs every registered rule over `order` (norder node ids, topological, as sm__cgraph_prune gives
+ * it), with the plan's fed and fetched edges. *out is owned by the caller (sm__rewrite_free) and
  * must outlive everything that holds its nodes (kernel states may borrow their attrs). */
-sm_status *sm_rewrite_run(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
+sm_status *sm__rewrite_run(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
                           const sm_edge *fetches, int nfetches, sm_rewrite **out);
 /* The same with the given rule tables only (NULL-terminated list of tables), for tests. */
-sm_status *sm_rewrite_run_rules(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
+sm_status *sm__rewrite_run_rules(const sm_cgraph *g, const int *order, int norder, const sm_edge *feeds, int nfeeds,
                                 const sm_edge *fetches, int nfetches, const sm_rewrite_rule *const *tables,
                                 sm_rewrite **out);
-void sm_rewrite_free(sm_rewrite *rw); /* NULL-safe */
+void sm__rewrite_free(sm_rewrite *rw); /* NULL-safe */
 
 /* The rewritten order (owned by rw). */
-const int *sm_rewrite_order(const sm_rewrite *rw, int *n);
+const int *sm__rewrite_order(const sm_rewrite *rw, int *n);
 /* Node ids are below this: the graph's nodes, then the synthetic ones. */
-int sm_rewrite_num_ids(const sm_rewrite *rw);
+int sm__rewrite_num_ids(const sm_rewrite *rw);
 /* The node of an id (original or synthetic); NULL when out of range. */
-const sm_node *sm_rewrite_node(const sm_rewrite *rw, int id);
+const sm_node *sm__rewrite_node(const sm_rewrite *rw, int id);
 /* The edge that carries e's value now: e itself unless a rule removed it; {-1, -1} when the value
  * no longer exists (an intermediate of a fused chain: nothing outside the chain read it). */
-sm_edge sm_rewrite_edge(const sm_rewrite *rw, sm_edge e);
+sm_edge sm__rewrite_edge(const sm_rewrite *rw, sm_edge e);
 /* How many synthetic nodes the rules made. */
-int sm_rewrite_num_synthetic(const sm_rewrite *rw);
+int sm__rewrite_num_synthetic(const sm_rewrite *rw);
 
 /* ---- for rules ----------------------------------------------------------------------------- */
-const sm_cgraph *sm_rewrite_graph(const sm_rewrite *rw);
-/* Data input i of node id, resolved with sm_rewrite_edge. */
-sm_edge sm_rewrite_input(const sm_rewrite *rw, int id, int i);
+const sm_cgraph *sm__rewrite_graph(const sm_rewrite *rw);
+/* Data input i of node id, resolved with sm__rewrite_edge. */
+sm_edge sm__rewrite_input(const sm_rewrite *rw, int id, int i);
 /* The node that reads e, when exactly one node of the current order reads it, exactly once, and e
  * is neither fed nor fetched; else -1. */
-int sm_rewrite_only_reader(const sm_rewrite *rw, sm_edge e);
+int sm__rewrite_only_reader(const sm_rewrite *rw, sm_edge e);
 /* 1 when node id's input i is a read of a ref (TF1 variable) value: the producer's output has a
  * ref dtype and the input is declared a plain one. */
-int sm_rewrite_reads_ref(const sm_rewrite *rw, int id, int i);
+int sm__rewrite_reads_ref(const sm_rewrite *rw, int id, int i);
 /* 1 when the chain (n node ids in data order: each reads a value of the one before, the last
  * produces what the new node will) may be replaced, per the guarantees above. */
-int sm_rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n);
+int sm__rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n);
 /* Replaces the chain with `fused` (a finished synthetic node whose inputs are edges of the graph;
  * rw takes it over, also on failure): it takes the last chain node's place in the order, its
  * outputs carry the last node's, and the other chain nodes' outputs are gone. Fails (SM_INTERNAL,
  * naming `rule`) when the chain or the node breaks a guarantee: a rule's bug. */
-sm_status *sm_rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *fused);
+sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *fused);
 
 #endif

@@ -1,7 +1,7 @@
 /* session.c - the session object (compiled graph, resources, thread pool, export dir) and TF1
  * Session.run by name: the name-keyed cache of plans.
  *
- * sm_session_run sorts the caller's feed, fetch and target names, makes a key of them, and looks
+ * sm__session_run sorts the caller's feed, fetch and target names, makes a key of them, and looks
  * the plan up in a lock-free list (entries are only ever prepended, and freed with the session).
  * On a miss it resolves the names and builds the plan (plan.c) outside any lock, then publishes it
  * with a compare-and-swap; two threads building the same plan at once both finish, one publishes,
@@ -18,8 +18,8 @@
 #include "runtime/plan.h"
 #include "savedmodel/pbtxt.h"
 
-/* More distinct plans than this are built, run and dropped rather than cached by sm_session_run (a
- * caller making a new fetch set per call must not grow memory without bound). sm_session_plan's
+/* More distinct plans than this are built, run and dropped rather than cached by sm__session_run (a
+ * caller making a new fetch set per call must not grow memory without bound). sm__session_plan's
  * plans are always kept: their caller holds the handle. */
 #define MAX_CACHED_PLANS 256
 
@@ -49,7 +49,7 @@ static char *dupstr(const char *s) {
 }
 
 /* ---- session --------------------------------------------------------------------------------- */
-sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
+sm_status *sm__session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
                           sm_session **out) {
   *out = NULL;
   if (!mg) return sm_status_new(SM_INVALID_ARGUMENT, "session: no MetaGraphDef");
@@ -60,17 +60,17 @@ sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export
   s->mg = mg;
   sm_status *st = NULL;
   if (export_dir && !(s->export_dir = dupstr(export_dir))) st = sm_status_new(SM_NO_MEMORY, "session: out of memory");
-  if (!st) st = sm_cgraph_compile(mg, &s->g);
-  if (!st) st = sm_resources_new(&s->res);
+  if (!st) st = sm__cgraph_compile(mg, &s->g);
+  if (!st) st = sm__resources_new(&s->res);
   if (!st) {
     if (nthreads <= 0) {
       long n = sysconf(_SC_NPROCESSORS_ONLN);
       nthreads = n > 0 ? (n > 256 ? 256 : (int)n) : 1;
     }
-    if (nthreads > 1) st = sm_threadpool_new(nthreads, &s->pool);
+    if (nthreads > 1) st = sm__threadpool_new(nthreads, &s->pool);
   }
   if (st) {
-    sm_session_free(s);
+    sm__session_free(s);
     return st;
   }
   s->env = (sm_exec_env){s->res, s->pool, s->export_dir ? s->export_dir : ""};
@@ -78,26 +78,26 @@ sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export
   return NULL;
 }
 
-void sm_session_free(sm_session *s) {
+void sm__session_free(sm_session *s) {
   if (!s) return;
   for (cached *c = atomic_load(&s->plans); c;) {
     cached *n = c->next;
-    sm_plan_free(c->plan);
+    sm__plan_free(c->plan);
     free(c->key);
     free(c);
     c = n;
   }
-  sm_threadpool_free(s->pool);
-  sm_resources_free(s->res); /* after plans: kernel states may point at resources */
-  sm_cgraph_free(s->g);
+  sm__threadpool_free(s->pool);
+  sm__resources_free(s->res); /* after plans: kernel states may point at resources */
+  sm__cgraph_free(s->g);
   if (s->owned_mg) protobuf_c_message_free_unpacked(&s->owned_mg->base, NULL);
   free(s->export_dir);
   free(s);
 }
 
-const sm_cgraph *sm_session_graph(const sm_session *s) { return s ? s->g : NULL; }
-sm_resources *sm_session_resources(sm_session *s) { return s ? s->res : NULL; }
-const sm_exec_env *sm_session_env(const sm_session *s) { return s ? &s->env : NULL; }
+const sm_cgraph *sm__session_graph(const sm_session *s) { return s ? s->g : NULL; }
+sm_resources *sm__session_resources(sm_session *s) { return s ? s->res : NULL; }
+const sm_exec_env *sm__session_env(const sm_session *s) { return s ? &s->env : NULL; }
 
 /* ---- names -> key ---------------------------------------------------------------------------- */
 /* A name and where the caller gave it. */
@@ -191,7 +191,7 @@ static sm_status *build_named(const sm_session *s, const request *r, sm_plan **o
   for (int i = 0; i < r->nf; i++) {
     int ctl = 0;
     fl[i] = r->f[i].name;
-    if ((st = sm_cgraph_resolve(g, fl[i], &fe[i], &ctl))) {
+    if ((st = sm__cgraph_resolve(g, fl[i], &fe[i], &ctl))) {
       st = sm_status_prefix(st, "feed '%s'", fl[i]);
       goto done;
     }
@@ -203,7 +203,7 @@ static sm_status *build_named(const sm_session *s, const request *r, sm_plan **o
   for (int i = 0; i < r->no; i++) {
     int ctl = 0;
     ol[i] = r->o[i].name;
-    if ((st = sm_cgraph_resolve(g, ol[i], &oe[i], &ctl))) {
+    if ((st = sm__cgraph_resolve(g, ol[i], &oe[i], &ctl))) {
       st = sm_status_prefix(st, "fetch '%s'", ol[i]);
       goto done;
     }
@@ -215,11 +215,11 @@ static sm_status *build_named(const sm_session *s, const request *r, sm_plan **o
   }
   for (int i = 0; i < r->nt; i++) {
     const char *t = r->t[i].name;
-    int idx = sm_cgraph_find(g, t[0] == '^' ? t + 1 : t);
+    int idx = sm__cgraph_find(g, t[0] == '^' ? t + 1 : t);
     if (idx < 0) {
       sm_edge e;
       int ctl = 0;
-      if ((st = sm_cgraph_resolve(g, t, &e, &ctl))) {
+      if ((st = sm__cgraph_resolve(g, t, &e, &ctl))) {
         st = sm_status_prefix(st, "target '%s'", t);
         goto done;
       }
@@ -228,7 +228,7 @@ static sm_status *build_named(const sm_session *s, const request *r, sm_plan **o
     tn[i] = idx;
   }
   sm_plan_spec spec = {fe, r->nf, oe, r->no, tn, r->nt, fl, ol};
-  st = sm_plan_build(g, &spec, out);
+  st = sm__plan_build(g, &spec, out);
 done:
   free(fe);
   free(oe);
@@ -264,7 +264,7 @@ static sm_status *get_plan(sm_session *s, request *r, int keep, sm_plan **out, i
   }
   if (counted && !(n = malloc(sizeof *n))) {
     atomic_fetch_sub(&s->nplans, 1);
-    sm_plan_free(p);
+    sm__plan_free(p);
     return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
   }
   /* Publish, unless another thread published the same plan since `head` was read: each pass
@@ -276,7 +276,7 @@ static sm_status *get_plan(sm_session *s, request *r, int keep, sm_plan **out, i
     if (other) {
       if (n) atomic_fetch_sub(&s->nplans, 1);
       free(n);
-      sm_plan_free(p);
+      sm__plan_free(p);
       *out = other;
       return NULL;
     }
@@ -296,7 +296,7 @@ static sm_status *get_plan(sm_session *s, request *r, int keep, sm_plan **out, i
   return NULL;
 }
 
-sm_status *sm_session_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+sm_status *sm__session_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
                            int nfetches, const char *const *targets, int ntargets, const sm_plan **out, int *feed_pos,
                            int *fetch_pos) {
   if (out) *out = NULL;
@@ -315,7 +315,7 @@ sm_status *sm_session_plan(sm_session *s, const char *const *feed_names, int nfe
   return st;
 }
 
-sm_status *sm_session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+sm_status *sm__session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
                               int nfetches, const char *const *targets, int ntargets) {
   if (!s) return sm_status_new(SM_INVALID_ARGUMENT, "session: NULL");
   request r;
@@ -323,19 +323,19 @@ sm_status *sm_session_prepare(sm_session *s, const char *const *feed_names, int 
   sm_plan *p;
   int transient = 0;
   if (!st) st = get_plan(s, &r, 0, &p, &transient);
-  if (!st && transient) sm_plan_free(p);
+  if (!st && transient) sm__plan_free(p);
   request_free(&r);
   return st;
 }
 
 /* ---- running by name ------------------------------------------------------------------------- */
-sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+sm_status *sm__session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                           const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
                           sm_tensor **outputs) {
-  return sm_session_run_opts(s, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs, NULL);
+  return sm__session_run_opts(s, feed_names, feeds, nfeeds, fetch_names, nfetches, targets, ntargets, outputs, NULL);
 }
 
-sm_status *sm_session_run_opts(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+sm_status *sm__session_run_opts(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                                const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
                                sm_tensor **outputs, const sm_run_options *opts) {
   if (!s) return sm_status_new(SM_INVALID_ARGUMENT, "session: NULL");
@@ -355,16 +355,16 @@ sm_status *sm_session_run_opts(sm_session *s, const char *const *feed_names, sm_
   if (!st) {
     po = pf + nfeeds;
     for (int k = 0; k < nfeeds; k++) pf[k] = feeds[r.f[k].pos];
-    st = sm_plan_run(p, &s->env, pf, po, opts);
+    st = sm__plan_run(p, &s->env, pf, po, opts);
     for (int k = 0; !st && k < nfetches; k++) outputs[r.o[k].pos] = po[k];
   }
   free(pf);
-  if (transient) sm_plan_free(p);
+  if (transient) sm__plan_free(p);
   request_free(&r);
   return st;
 }
 
-sm_status *sm_session_from_pbtxt(const char *metagraph_pbtxt, sm_session **out) {
+sm_status *sm__session_from_pbtxt(const char *metagraph_pbtxt, sm_session **out) {
   *out = NULL;
   if (!metagraph_pbtxt) return sm_status_new(SM_INVALID_ARGUMENT, "session from pbtxt: no text");
   ProtobufCMessage *m;
@@ -374,7 +374,7 @@ sm_status *sm_session_from_pbtxt(const char *metagraph_pbtxt, sm_session **out) 
   Tensorflow__MetaGraphDef *mg = (Tensorflow__MetaGraphDef *)m;
   sm_session *s;
   /* several threads, so kernels' parallel paths run in the kernel tests too */
-  st = sm_session_new(mg, NULL, 4, &s);
+  st = sm__session_new(mg, NULL, 4, &s);
   if (st) {
     protobuf_c_message_free_unpacked(m, NULL);
     return st;

@@ -2,14 +2,14 @@
  *
  * An sm_session owns an sm_cgraph compiled from a MetaGraphDef it borrows, the resources of that
  * graph, its thread pool, and a cache of immutable plans (plan.h) keyed by the sorted (feeds,
- * fetches, targets) names. sm_session_run is TF1's Session.run: feed tensors by name, fetch tensors
+ * fetches, targets) names. sm__session_run is TF1's Session.run: feed tensors by name, fetch tensors
  * by name, run targets; every needed node runs at most once per run; ops without a kernel fail
- * when the plan is built, naming op and node. Many threads may call sm_session_run on one session
+ * when the plan is built, naming op and node. Many threads may call sm__session_run on one session
  * at once: the cache is looked up without a lock, and a plan is built outside any lock, so runs
  * never wait for each other or for a plan being compiled.
  *
  * Callers that run the same names over and over (sm_model's signatures) take the plan once with
- * sm_session_plan and run it with sm_plan_run (executor.h) and sm_session_env: no names, no
+ * sm__session_plan and run it with sm__plan_run (executor.h) and sm__session_env: no names, no
  * sorting, no lookup per run. */
 #ifndef SM_RUNTIME_SESSION_H
 #define SM_RUNTIME_SESSION_H
@@ -23,37 +23,37 @@ typedef struct sm_session sm_session;
 
 /* mg must outlive the session. export_dir may be NULL (graphs built in memory). nthreads as in
  * sm_load_options. */
-sm_status *sm_session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
+sm_status *sm__session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
                           sm_session **out);
-void sm_session_free(sm_session *s); /* NULL-safe */
-const sm_cgraph *sm_session_graph(const sm_session *s);
-sm_resources *sm_session_resources(sm_session *s);
-/* What sm_plan_run needs to run this session's plans (resources, pool, export dir); owned by s. */
-const sm_exec_env *sm_session_env(const sm_session *s);
+void sm__session_free(sm_session *s); /* NULL-safe */
+const sm_cgraph *sm__session_graph(const sm_session *s);
+sm_resources *sm__session_resources(sm_session *s);
+/* What sm__plan_run needs to run this session's plans (resources, pool, export dir); owned by s. */
+const sm_exec_env *sm__session_env(const sm_session *s);
 
 /* Build (and cache) the plan for these names without running it: the load-time check. */
-sm_status *sm_session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+sm_status *sm__session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
                               int nfetches, const char *const *targets, int ntargets);
 /* The cached plan for these names (built if absent, and kept, past the cache's limit too), a handle
- * owned by the session and valid until sm_session_free. The plan's feeds and fetches are in its
+ * owned by the session and valid until sm__session_free. The plan's feeds and fetches are in its
  * own order; feed_pos[i] is the plan feed index of feed_names[i] and fetch_pos[j] the plan fetch
  * index of fetch_names[j] (arrays of nfeeds and nfetches ints the caller gives; either may be
- * NULL). Run it with sm_plan_run(*out, sm_session_env(s), ...). */
-sm_status *sm_session_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
+ * NULL). Run it with sm__plan_run(*out, sm__session_env(s), ...). */
+sm_status *sm__session_plan(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,
                            int nfetches, const char *const *targets, int ntargets, const sm_plan **out, int *feed_pos,
                            int *fetch_pos);
 /* Outputs are new tensors the caller owns (ref outputs give the variable's value). */
-sm_status *sm_session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+sm_status *sm__session_run(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                           const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
                           sm_tensor **outputs);
 /* The same, stopping between steps when opts' deadline passes or its cancel flag is set
- * (opts NULL: as sm_session_run). */
-sm_status *sm_session_run_opts(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
+ * (opts NULL: as sm__session_run). */
+sm_status *sm__session_run_opts(sm_session *s, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                                const char *const *fetch_names, int nfetches, const char *const *targets, int ntargets,
                                sm_tensor **outputs, const sm_run_options *opts);
 
 /* For tests: a session over a MetaGraphDef given as pbtxt text (a GraphDef under `graph_def {}`,
  * optional `meta_info_def { stripped_op_list {} }`). The session owns the parsed message. */
-sm_status *sm_session_from_pbtxt(const char *metagraph_pbtxt, sm_session **out);
+sm_status *sm__session_from_pbtxt(const char *metagraph_pbtxt, sm_session **out);
 
 #endif

@@ -1,4 +1,4 @@
-/* threadpool.c - a fixed set of worker threads that help sm_parallel_for loops.
+/* threadpool.c - a fixed set of worker threads that help sm__parallel_for loops.
  *
  * A parallel_for splits [0, n) into at most `nthreads` chunks claimed through an atomic counter.
  * The caller posts up to (chunks - 1) "help" tickets on the pool's queue and then claims chunks
@@ -77,7 +77,7 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-sm_status *sm_threadpool_new(int nthreads, sm_threadpool **out) {
+sm_status *sm__threadpool_new(int nthreads, sm_threadpool **out) {
   *out = NULL;
   if (nthreads < 1) nthreads = 1;
   if (nthreads > 1024) nthreads = 1024;
@@ -91,7 +91,7 @@ sm_status *sm_threadpool_new(int nthreads, sm_threadpool **out) {
   if (nthreads > 1) {
     p->workers = calloc((size_t)nthreads - 1, sizeof *p->workers);
     if (!p->workers) {
-      sm_threadpool_free(p);
+      sm__threadpool_free(p);
       return sm_status_new(SM_NO_MEMORY, "thread pool: out of memory");
     }
   }
@@ -113,7 +113,7 @@ static void start_workers(sm_threadpool *p) {
   pthread_mutex_unlock(&p->mu);
 }
 
-void sm_threadpool_free(sm_threadpool *p) {
+void sm__threadpool_free(sm_threadpool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
   p->shutdown = 1;
@@ -127,7 +127,7 @@ void sm_threadpool_free(sm_threadpool *p) {
   free(p);
 }
 
-void sm_parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
+void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                      void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;

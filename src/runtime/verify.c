@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-sm_status *sm_verify_asset_name(const char *export_dir, const char *fn) {
+sm_status *sm__verify_asset_name(const char *export_dir, const char *fn) {
   if (!fn || !*fn) return sm_status_new(SM_INVALID_ARGUMENT, "asset file name is empty");
   if (fn[0] == '/')
     return sm_status_new(SM_INVALID_ARGUMENT, "asset '%s': file name is an absolute path, outside the assets directory",
@@ -39,15 +39,15 @@ sm_status *sm_verify_asset_name(const char *export_dir, const char *fn) {
 
 /* The variable node a restored tensor (node:index) is assigned to, through Identity chains. */
 static const sm_node *variable_of(const sm_cgraph *g, int node, int index, int depth) {
-  int n = sm_cgraph_num_nodes(g);
+  int n = sm__cgraph_num_nodes(g);
   for (int i = 0; i < n; i++) {
-    const sm_node *c = sm_cgraph_node(g, i);
-    for (int k = 0; k < sm_node_num_inputs(c); k++) {
-      sm_edge e = sm_node_input(c, k);
+    const sm_node *c = sm__cgraph_node(g, i);
+    for (int k = 0; k < sm__node_num_inputs(c); k++) {
+      sm_edge e = sm__node_input(c, k);
       if (e.node != node || e.index != index) continue;
-      const char *op = sm_node_op(c);
+      const char *op = sm__node_op(c);
       if ((!strcmp(op, "Assign") || !strcmp(op, "AssignVariableOp")) && k == 1)
-        return sm_cgraph_node(g, sm_node_input(c, 0).node);
+        return sm__cgraph_node(g, sm__node_input(c, 0).node);
       if (!strcmp(op, "Identity") && depth < 4) {
         const sm_node *v = variable_of(g, i, 0, depth + 1);
         if (v) return v;
@@ -63,25 +63,25 @@ static const char *dn(int dt) {
 }
 
 static sm_status *check_one(const sm_cgraph *g, int node, const sm_node *nd, const sm_bundle *b, int *nchecked) {
-  if (sm_node_num_inputs(nd) < 3) return NULL;
-  const sm_node *kn = sm_cgraph_node(g, sm_node_input(nd, 1).node);
-  const sm_node *sn = sm_cgraph_node(g, sm_node_input(nd, 2).node);
+  if (sm__node_num_inputs(nd) < 3) return NULL;
+  const sm_node *kn = sm__cgraph_node(g, sm__node_input(nd, 1).node);
+  const sm_node *sn = sm__cgraph_node(g, sm__node_input(nd, 2).node);
   sm_tensor *keys = NULL, *slices = NULL;
-  if (strcmp(sm_node_op(kn), "Const")) return NULL; /* computed names: RestoreV2 checks dtypes itself */
-  sm_status *s = sm_node_attr_tensor(kn, "value", &keys);
+  if (strcmp(sm__node_op(kn), "Const")) return NULL; /* computed names: RestoreV2 checks dtypes itself */
+  sm_status *s = sm__node_attr_tensor(kn, "value", &keys);
   if (s) return s;
   /* slices that cannot be read are RestoreV2's to report, at run time; out of memory is not */
-  if (!strcmp(sm_node_op(sn), "Const") && (s = sm_node_attr_tensor(sn, "value", &slices))) {
+  if (!strcmp(sm__node_op(sn), "Const") && (s = sm__node_attr_tensor(sn, "value", &slices))) {
     if (sm_status_code(s) == SM_RESOURCE_EXHAUSTED) goto out;
     sm_status_free(s);
     s = NULL;
   }
   const int *dts = NULL;
   size_t ndt = 0;
-  if ((s = sm_node_attr_types(nd, "dtypes", &dts, &ndt))) goto out;
+  if ((s = sm__node_attr_types(nd, "dtypes", &dts, &ndt))) goto out;
   int64_t nk = sm_tensor_num_elements(keys);
   if (sm_tensor_dtype(keys) != SM_STRING || (uint64_t)nk != ndt) {
-    s = sm_status_new(SM_INVALID_ARGUMENT, "restore op '%s': %lld tensor names for %zu dtypes", sm_node_name(nd),
+    s = sm_status_new(SM_INVALID_ARGUMENT, "restore op '%s': %lld tensor names for %zu dtypes", sm__node_name(nd),
                       (long long)nk, ndt);
     goto out;
   }
@@ -94,13 +94,13 @@ static sm_status *check_one(const sm_cgraph *g, int node, const sm_node *nd, con
     if ((s = sm_bundle_lookup(b, key, &be))) {
       sm_status_free(s);
       s = sm_status_new(SM_NOT_FOUND, "restore op '%s' restores '%s', which is not in the variables bundle",
-                        sm_node_name(nd), key);
+                        sm__node_name(nd), key);
       break;
     }
     if (nchecked) (*nchecked)++;
     if (be.dtype != sm_dtype_base(dts[i])) {
       s = sm_status_new(SM_INVALID_ARGUMENT, "variable '%s' is %s in the checkpoint but restore op '%s' expects %s",
-                        key, dn(be.dtype), sm_node_name(nd), dn(sm_dtype_base(dts[i])));
+                        key, dn(be.dtype), sm__node_name(nd), dn(sm_dtype_base(dts[i])));
       break;
     }
     size_t sl = 0;
@@ -111,16 +111,16 @@ static sm_status *check_one(const sm_cgraph *g, int node, const sm_node *nd, con
     const sm_node *var = variable_of(g, node, (int)i, 0);
     if (!var) continue;
     int vdt = 0;
-    if (sm_node_attr(var, "dtype") && !sm_node_attr_type(var, "dtype", &vdt) && vdt &&
+    if (sm__node_attr(var, "dtype") && !sm__node_attr_type(var, "dtype", &vdt) && vdt &&
         sm_dtype_base(vdt) != be.dtype) {
       s = sm_status_new(SM_INVALID_ARGUMENT, "variable '%s' is %s in the checkpoint but %s in the graph (node '%s')",
-                        key, dn(be.dtype), dn(sm_dtype_base(vdt)), sm_node_name(var));
+                        key, dn(be.dtype), dn(sm_dtype_base(vdt)), sm__node_name(var));
       break;
     }
     int rank;
     int64_t dims[SM_MAX_RANK];
-    if (!sm_node_attr(var, "shape")) continue;
-    sm_status *ss = sm_node_attr_shape(var, "shape", &rank, dims);
+    if (!sm__node_attr(var, "shape")) continue;
+    sm_status *ss = sm__node_attr_shape(var, "shape", &rank, dims);
     if (ss) {
       sm_status_free(ss);
       continue;
@@ -132,7 +132,7 @@ static sm_status *check_one(const sm_cgraph *g, int node, const sm_node *nd, con
       char a[128], c[128];
       s = sm_status_new(SM_INVALID_ARGUMENT, "variable '%s' has shape %s in the checkpoint but %s in the graph (node '%s')",
                         key, sm_shape_str(be.rank, be.dims, c, sizeof c), sm_shape_str(rank, dims, a, sizeof a),
-                        sm_node_name(var));
+                        sm__node_name(var));
     }
   }
 out:
@@ -141,23 +141,23 @@ out:
   return s;
 }
 
-sm_status *sm_verify_restore(const sm_cgraph *g, const char *const *feeds, int nfeeds, const char *restore_op,
+sm_status *sm__verify_restore(const sm_cgraph *g, const char *const *feeds, int nfeeds, const char *restore_op,
                              const sm_bundle *b, int *nchecked) {
   sm_edge *fe = calloc((size_t)nfeeds + 1, sizeof *fe);
   if (!fe) return sm_status_new(SM_NO_MEMORY, "out of memory");
   int nf = 0, ctl = 0, *order = NULL, norder = 0;
   for (int i = 0; i < nfeeds; i++) {
-    sm_status *s = sm_cgraph_resolve(g, feeds[i], &fe[nf], &ctl);
+    sm_status *s = sm__cgraph_resolve(g, feeds[i], &fe[nf], &ctl);
     if (!s && !ctl) nf++;
     sm_status_free(s);
   }
-  int tn = sm_cgraph_find(g, restore_op[0] == '^' ? restore_op + 1 : restore_op);
+  int tn = sm__cgraph_find(g, restore_op[0] == '^' ? restore_op + 1 : restore_op);
   sm_status *s = NULL;
   if (tn < 0) s = sm_status_new(SM_NOT_FOUND, "restore op '%s' is not a node of the graph", restore_op);
-  if (!s) s = sm_cgraph_prune(g, fe, nf, NULL, 0, &tn, 1, &order, &norder);
+  if (!s) s = sm__cgraph_prune(g, fe, nf, NULL, 0, &tn, 1, &order, &norder);
   for (int i = 0; !s && i < norder; i++) {
-    const sm_node *nd = sm_cgraph_node(g, order[i]);
-    if (!strcmp(sm_node_op(nd), "RestoreV2")) s = check_one(g, order[i], nd, b, nchecked);
+    const sm_node *nd = sm__cgraph_node(g, order[i]);
+    if (!strcmp(sm__node_op(nd), "RestoreV2")) s = check_one(g, order[i], nd, b, nchecked);
   }
   free(order);
   free(fe);

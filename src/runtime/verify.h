@@ -15,14 +15,14 @@
 
 /* An asset's file name must be relative, without a ".." component, and (when the file exists)
  * resolve, symlinks followed, to a path inside export_dir. */
-sm_status *sm_verify_asset_name(const char *export_dir, const char *filename);
+sm_status *sm__verify_asset_name(const char *export_dir, const char *filename);
 
 /* For the restore plan (targets the restore op with these feeds): every RestoreV2 node whose
  * tensor names are a Const must name keys the bundle holds, with the dtype the op lists, and, for
  * each tensor assigned (directly or through Identity) to a variable node, the variable's declared
  * dtype and every known dimension of its shape. Returns the first disagreement; *nchecked (may be
  * NULL) counts the keys checked. */
-sm_status *sm_verify_restore(const sm_cgraph *g, const char *const *feeds, int nfeeds, const char *restore_op,
+sm_status *sm__verify_restore(const sm_cgraph *g, const char *const *feeds, int nfeeds, const char *restore_op,
                              const sm_bundle *b, int *nchecked);
 
 #endif

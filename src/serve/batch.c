@@ -55,12 +55,12 @@ static int cores(void) {
   return n > 0 ? (n > 1024 ? 1024 : (int)n) : 1;
 }
 
-sm_status *sm_batching_params_read(const char *path, sm_batching_params *out, int64_t **allowed_storage) {
+sm_status *sm__batching_params_read(const char *path, sm_batching_params *out, int64_t **allowed_storage) {
   *allowed_storage = NULL;
   memset(out, 0, sizeof *out);
   char *text = NULL;
   size_t len = 0;
-  sm_status *s = sm_file_read_all(path, &text, &len);
+  sm_status *s = sm__file_read_all(path, &text, &len);
   if (s) return sm_status_prefix(s, "reading batching parameters");
   ProtobufCMessage *msg = NULL;
   s = sm_pbtxt_parse(&tensorflow__serving__batching_parameters__descriptor, text, len, path, &msg);
@@ -401,7 +401,7 @@ static void *batch_main(void *arg) {
   return NULL;
 }
 
-sm_status *sm_batcher_new(const sm_batching_params *p, sm_batcher **out) {
+sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out) {
   *out = NULL;
   sm_batching_params q = {.max_batch_size = 32, .batch_timeout_micros = 1000, .num_batch_threads = 0,
                           .max_enqueued_batches = 100};
@@ -429,12 +429,12 @@ sm_status *sm_batcher_new(const sm_batching_params *p, sm_batcher **out) {
   pthread_cond_init(&b->done, NULL);
   b->threads = calloc((size_t)q.num_batch_threads, sizeof *b->threads);
   if (!b->threads) {
-    sm_batcher_free(b);
+    sm__batcher_free(b);
     return sm_status_new(SM_NO_MEMORY, "out of memory creating a batcher");
   }
   for (int i = 0; i < q.num_batch_threads; i++) {
     if (pthread_create(&b->threads[i], NULL, batch_main, b) != 0) {
-      sm_batcher_free(b);
+      sm__batcher_free(b);
       return sm_status_new(SM_INTERNAL, "cannot start batch thread %d", i);
     }
     b->nthreads++;
@@ -443,7 +443,7 @@ sm_status *sm_batcher_new(const sm_batching_params *p, sm_batcher **out) {
   return NULL;
 }
 
-void sm_batcher_free(sm_batcher *b) {
+void sm__batcher_free(sm_batcher *b) {
   if (!b) return;
   pthread_mutex_lock(&b->mu);
   b->stop = 1;
@@ -458,10 +458,10 @@ void sm_batcher_free(sm_batcher *b) {
   free(b);
 }
 
-sm_status *sm_batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                           sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
                           sm_tensor **outputs, const sm_run_options *opts) {
-  sm_model *model = sm_servable_model(sv);
+  sm_model *model = sm__servable_model(sv);
   if (!model) return sm_status_new(SM_INVALID_ARGUMENT, "batcher: no servable given");
   int64_t rows = batchable_rows(inputs, nin);
   if (rows == 0 || nout <= 0 || !outputs)

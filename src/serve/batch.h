@@ -25,11 +25,11 @@ typedef struct sm_batching_params {
 } sm_batching_params;
 
 /* Reads a BatchingParameters text file (fields as TF Serving: `max_batch_size { value: 32 }`). */
-sm_status *sm_batching_params_read(const char *path, sm_batching_params *out, int64_t **allowed_storage);
+sm_status *sm__batching_params_read(const char *path, sm_batching_params *out, int64_t **allowed_storage);
 
 typedef struct sm_batcher sm_batcher;
-sm_status *sm_batcher_new(const sm_batching_params *p, sm_batcher **out);
-void sm_batcher_free(sm_batcher *b); /* NULL-safe; finishes queued work first */
+sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out);
+void sm__batcher_free(sm_batcher *b); /* NULL-safe; finishes queued work first */
 
 /* As sm_model_run on the servable's model (inputs borrowed, outputs owned by the caller), but
  * possibly merged with other callers' requests. Blocks until this request's outputs are ready.
@@ -38,7 +38,7 @@ void sm_batcher_free(sm_batcher *b); /* NULL-safe; finishes queued work first */
  * waiting in batching queue") without running; a merged batch runs under the latest deadline of
  * its requests, as TF Serving's BatchingSession. The cancel flag is honoured only by requests
  * that run alone (a shared run is not stopped for one caller). Queue full: UNAVAILABLE. */
-sm_status *sm_batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                           sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
                           sm_tensor **outputs, const sm_run_options *opts);
 

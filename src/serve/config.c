@@ -15,13 +15,13 @@ struct sm_model_config_list {
   int n;
 };
 
-int sm_model_config_list_count(const sm_model_config_list *l) { return l ? l->n : 0; }
+int sm__model_config_list_count(const sm_model_config_list *l) { return l ? l->n : 0; }
 
-const sm_model_config *sm_model_config_list_at(const sm_model_config_list *l, int i) {
+const sm_model_config *sm__model_config_list_at(const sm_model_config_list *l, int i) {
   return l && i >= 0 && i < l->n ? &l->v[i] : NULL;
 }
 
-void sm_model_config_list_free(sm_model_config_list *l) {
+void sm__model_config_list_free(sm_model_config_list *l) {
   if (!l) return;
   for (int i = 0; i < l->n; i++) {
     sm_model_config *c = &l->v[i];
@@ -103,11 +103,11 @@ static sm_status *convert_one(const char *path, int idx, const Tensorflow__Servi
   return NULL;
 }
 
-sm_status *sm_model_config_list_read(const char *path, sm_model_config_list **out) {
+sm_status *sm__model_config_list_read(const char *path, sm_model_config_list **out) {
   *out = NULL;
   char *text = NULL;
   size_t len = 0;
-  sm_status *s = sm_file_read_all(path, &text, &len);
+  sm_status *s = sm__file_read_all(path, &text, &len);
   if (s) return sm_status_prefix(s, "reading model config file");
   ProtobufCMessage *msg = NULL;
   s = sm_pbtxt_parse(&tensorflow__serving__model_server_config__descriptor, text, len, path, &msg);
@@ -139,7 +139,7 @@ sm_status *sm_model_config_list_read(const char *path, sm_model_config_list **ou
   /* CONFIG_NOT_SET: an empty list (TF Serving takes no action for an empty config). */
   protobuf_c_message_free_unpacked(msg, NULL);
   if (s) {
-    sm_model_config_list_free(l);
+    sm__model_config_list_free(l);
     return s;
   }
   *out = l;

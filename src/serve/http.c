@@ -46,11 +46,11 @@ static uint64_t since_us(const struct timespec *t0) {
 
 /* Hands `b` to MHD (it frees the buffer). */
 static enum MHD_Result reply(struct MHD_Connection *c, int status, sm_jbuf *b, const char *type) {
-  if (!b->p) sm_jbuf_puts(b, "");
+  if (!b->p) sm__jbuf_puts(b, "");
   struct MHD_Response *r =
       b->p ? MHD_create_response_from_buffer(b->len, b->p, MHD_RESPMEM_MUST_FREE) : NULL;
   if (!r) {
-    sm_jbuf_free(b);
+    sm__jbuf_free(b);
     return MHD_NO;
   }
   memset(b, 0, sizeof *b);
@@ -62,7 +62,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status, sm_jbuf *b, c
 
 static enum MHD_Result error_reply(struct MHD_Connection *c, int status, const char *msg) {
   sm_jbuf b = {0};
-  sm_json_write_error(&b, msg);
+  sm__json_write_error(&b, msg);
   return reply(c, status, &b, "application/json");
 }
 
@@ -85,7 +85,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q->too_large = 1;
         char msg[160];
         snprintf(msg, sizeof msg, "Request body is larger than the limit of %zu bytes", h->max_body);
-        sm_metrics_record("", "", "RESOURCE_EXHAUSTED", 0);
+        sm__metrics_record("", "", "RESOURCE_EXHAUSTED", 0);
         return error_reply(c, 413, msg);
       }
     }
@@ -95,12 +95,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (!q->too_large) {
       if (q->body.len + *upload_size > h->max_body) {
         q->too_large = 1;
-        sm_jbuf_free(&q->body);
+        sm__jbuf_free(&q->body);
       } else {
-        sm_jbuf_put(&q->body, upload_data, *upload_size);
+        sm__jbuf_put(&q->body, upload_data, *upload_size);
         if (q->body.oom) {
           q->too_large = 1;
-          sm_jbuf_free(&q->body);
+          sm__jbuf_free(&q->body);
         }
       }
     }
@@ -110,22 +110,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   if (q->too_large) {
     char msg[160];
     snprintf(msg, sizeof msg, "Request body is larger than the limit of %zu bytes", h->max_body);
-    sm_metrics_record("", "", "RESOURCE_EXHAUSTED", since_us(&q->start));
+    sm__metrics_record("", "", "RESOURCE_EXHAUSTED", since_us(&q->start));
     return error_reply(c, 413, msg);
   }
   if (!strcmp(url, METRICS_PATH)) {
     sm_jbuf b = {0};
-    sm_metrics_render(&b, h->manager);
+    sm__metrics_render(&b, h->manager);
     return reply(c, 200, &b, "text/plain; version=0.0.4");
   }
-  if (!sm_rest_path_is_api(url)) {
+  if (!sm__rest_path_is_api(url)) {
     char msg[300];
     snprintf(msg, sizeof msg, "Not found: %s %.200s", method, url);
     return error_reply(c, 404, msg);
   }
   sm_rest_response resp;
-  sm_rest_handle(h->rest, method, url, q->body.p ? q->body.p : "", q->body.len, &resp);
-  sm_metrics_record(resp.model_name, resp.api, resp.code, since_us(&q->start));
+  sm__rest_handle(h->rest, method, url, q->body.p ? q->body.p : "", q->body.len, &resp);
+  sm__metrics_record(resp.model_name, resp.api, resp.code, since_us(&q->start));
   return reply(c, resp.http_status, &resp.body, "application/json");
 }
 
@@ -134,7 +134,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
   sm_http *h = cls;
   req *q = *con_cls;
   if (!q) return;
-  sm_jbuf_free(&q->body);
+  sm__jbuf_free(&q->body);
   free(q);
   *con_cls = NULL;
   atomic_fetch_sub(&h->inflight, 1);
@@ -146,7 +146,7 @@ static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s) {
   return strlen(s);
 }
 
-sm_status *sm_http_start(const sm_http_options *o, sm_rest *rest, sm_manager *manager, sm_http **out) {
+sm_status *sm__http_start(const sm_http_options *o, sm_rest *rest, sm_manager *manager, sm_http **out) {
   *out = NULL;
   sm_http *h = calloc(1, sizeof *h);
   if (!h) return sm_status_new(SM_NO_MEMORY, "http: out of memory");
@@ -189,9 +189,9 @@ sm_status *sm_http_start(const sm_http_options *o, sm_rest *rest, sm_manager *ma
   return NULL;
 }
 
-int sm_http_port(const sm_http *h) { return h ? h->port : 0; }
+int sm__http_port(const sm_http *h) { return h ? h->port : 0; }
 
-void sm_http_stop(sm_http *h, int grace_ms) {
+void sm__http_stop(sm_http *h, int grace_ms) {
   if (!h) return;
   MHD_socket s = MHD_quiesce_daemon(h->d);
   if (s != MHD_INVALID_SOCKET) close(s);

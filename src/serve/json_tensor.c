@@ -495,7 +495,7 @@ static sm_status *inval(const char *fmt, ...) {
 /* TF's Status::ToString prefix for a nested message. */
 static const char *code_prefix(sm_status *s) { return sm_code_name(sm_status_code(s)); }
 
-const char *sm_json_dtype_string(int dt) {
+const char *sm__json_dtype_string(int dt) {
   static const char *names[] = {"invalid", "float", "double", "int32", "uint8", "int16", "int8", "string",
                                 "complex64", "int64", "bool", "qint8", "quint8", "qint32", "bfloat16", "qint16",
                                 "quint16", "uint16", "complex128", "half", "resource", "variant", "uint32",
@@ -507,7 +507,7 @@ const char *sm_json_dtype_string(int dt) {
 
 /* ================================================================ the writer ==== */
 
-void sm_jbuf_free(sm_jbuf *b) {
+void sm__jbuf_free(sm_jbuf *b) {
   free(b->p);
   memset(b, 0, sizeof *b);
 }
@@ -533,14 +533,14 @@ static int jbuf_reserve(sm_jbuf *b, size_t n) {
   return 1;
 }
 
-void sm_jbuf_put(sm_jbuf *b, const char *s, size_t n) {
+void sm__jbuf_put(sm_jbuf *b, const char *s, size_t n) {
   if (!jbuf_reserve(b, n)) return;
   memcpy(b->p + b->len, s, n);
   b->len += n;
   b->p[b->len] = 0;
 }
 
-void sm_jbuf_puts(sm_jbuf *b, const char *s) { sm_jbuf_put(b, s, strlen(s)); }
+void sm__jbuf_puts(sm_jbuf *b, const char *s) { sm__jbuf_put(b, s, strlen(s)); }
 
 static void jbuf_putc(sm_jbuf *b, char c) {
   if (!jbuf_reserve(b, 1)) return;
@@ -548,7 +548,7 @@ static void jbuf_putc(sm_jbuf *b, char c) {
   b->p[b->len] = 0;
 }
 
-void sm_jbuf_str(sm_jbuf *b, const char *s, size_t n) {
+void sm__jbuf_str(sm_jbuf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789ABCDEF";
   if (!jbuf_reserve(b, n + 2)) return;
   jbuf_putc(b, '"');
@@ -556,7 +556,7 @@ void sm_jbuf_str(sm_jbuf *b, const char *s, size_t n) {
   while (i < n) {
     size_t j = i;
     while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
-    if (j > i) sm_jbuf_put(b, s + i, j - i);
+    if (j > i) sm__jbuf_put(b, s + i, j - i);
     if (j >= n) break;
     unsigned char c = (unsigned char)s[j];
     char esc[7] = {'\\', 0};
@@ -573,7 +573,7 @@ void sm_jbuf_str(sm_jbuf *b, const char *s, size_t n) {
         esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
         el = 6;
     }
-    sm_jbuf_put(b, esc, el);
+    sm__jbuf_put(b, esc, el);
     i = j + 1;
   }
   jbuf_putc(b, '"');
@@ -605,12 +605,12 @@ static void pw_prefix(pw *w) {
   if (!w->depth || w->depth > PW_MAX) return;
   int d = w->depth - 1;
   if (w->lv[d].in_array) {
-    if (w->lv[d].count > 0) sm_jbuf_put(w->b, w->single_line ? ", " : ",", w->single_line ? 2 : 1);
+    if (w->lv[d].count > 0) sm__jbuf_put(w->b, w->single_line ? ", " : ",", w->single_line ? 2 : 1);
     if (!w->single_line) pw_indent(w);
   } else {
     if (w->lv[d].count > 0) {
       if (w->lv[d].count % 2 == 0) jbuf_putc(w->b, ',');
-      else sm_jbuf_put(w->b, ": ", 2);
+      else sm__jbuf_put(w->b, ": ", 2);
     }
     if (w->lv[d].count % 2 == 0) pw_indent(w);
   }
@@ -637,15 +637,15 @@ static void pw_close(pw *w) {
 
 static void pw_raw(pw *w, const char *s, size_t n) {
   pw_prefix(w);
-  sm_jbuf_put(w->b, s, n);
+  sm__jbuf_put(w->b, s, n);
 }
 
 static void pw_str(pw *w, const char *s, size_t n) {
   pw_prefix(w);
-  sm_jbuf_str(w->b, s, n);
+  sm__jbuf_str(w->b, s, n);
 }
 
-int sm_json_format_decimal(double v, int single, char *buf, size_t cap) {
+int sm__json_format_decimal(double v, int single, char *buf, size_t cap) {
   int n;
   if (isnan(v)) {
     n = snprintf(buf, cap, "NaN");
@@ -666,7 +666,7 @@ int sm_json_format_decimal(double v, int single, char *buf, size_t cap) {
 
 static void pw_decimal(pw *w, double v, int single) {
   char buf[48];
-  int n = sm_json_format_decimal(v, single, buf, sizeof buf);
+  int n = sm__json_format_decimal(v, single, buf, sizeof buf);
   pw_raw(w, buf, (size_t)n);
 }
 
@@ -819,7 +819,7 @@ static char *debug_string(const jv *v) {
 static sm_status *type_error(const jv *v, int dtype) {
   char *d = debug_string(v);
   sm_status *s = inval("JSON Value: %s Type: %s is not of expected type: %s", d ? d : "", jtype_name(v),
-                       sm_json_dtype_string(dtype));
+                       sm__json_dtype_string(dtype));
   free(d);
   return s;
 }
@@ -962,7 +962,7 @@ static sm_status *add_value(acc *a, const jv *v) {
     default: {
       char *d = debug_string(v);
       sm_status *s = sm_status_new(SM_UNIMPLEMENTED, "Conversion of JSON Value: %s to type: %s", d ? d : "",
-                                   sm_json_dtype_string(a->dtype));
+                                   sm__json_dtype_string(a->dtype));
       free(d);
       return s;
     }
@@ -1111,7 +1111,7 @@ static int cmp_alias(const void *a, const void *b) {
   return strcmp(((const acc *)a)->alias, ((const acc *)b)->alias);
 }
 
-void sm_predict_request_clear(sm_predict_request *r) {
+void sm__predict_request_clear(sm_predict_request *r) {
   if (!r) return;
   free(r->signature_name);
   for (int i = 0; i < r->n; i++) {
@@ -1123,7 +1123,7 @@ void sm_predict_request_clear(sm_predict_request *r) {
   memset(r, 0, sizeof *r);
 }
 
-sm_status *sm_json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
+sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
                                  sm_predict_request *out) {
   memset(out, 0, sizeof *out);
   arena ar = {0};
@@ -1212,14 +1212,14 @@ sm_status *sm_json_parse_predict(const char *body, size_t len, sm_json_inputs_fn
         if (!same) {
           sm_jbuf names = {0};
           for (int i = 0; i < nacc; i++) {
-            if (i) sm_jbuf_puts(&names, ",");
-            sm_jbuf_puts(&names, accs[i].alias);
+            if (i) sm__jbuf_puts(&names, ",");
+            sm__jbuf_puts(&names, accs[i].alias);
           }
           char *d = debug_string(elem);
           s = inval("Failed to process element: %u of 'instances' list. JSON object: %s keys must be equal to: %s", e,
                     d ? d : "", names.p ? names.p : "");
           free(d);
-          sm_jbuf_free(&names);
+          sm__jbuf_free(&names);
           goto done;
         }
       } else {
@@ -1306,7 +1306,7 @@ done:
   for (int i = 0; i < nacc; i++) acc_free(&accs[i]);
   free(accs);
   arena_free(&ar);
-  if (s) sm_predict_request_clear(out);
+  if (s) sm__predict_request_clear(out);
   return s;
 }
 
@@ -1438,7 +1438,7 @@ static sm_status *add_json_features(sm_example *e, const jv *obj, arena *ar) {
   return NULL;
 }
 
-void sm_examples_request_clear(sm_examples_request *r) {
+void sm__examples_request_clear(sm_examples_request *r) {
   if (!r) return;
   free(r->signature_name);
   for (int i = 0; i < r->n; i++) free(r->examples[i]);
@@ -1447,7 +1447,7 @@ void sm_examples_request_clear(sm_examples_request *r) {
   memset(r, 0, sizeof *r);
 }
 
-sm_status *sm_json_parse_examples(const char *body, size_t len, sm_examples_request *out) {
+sm_status *sm__json_parse_examples(const char *body, size_t len, sm_examples_request *out) {
   memset(out, 0, sizeof *out);
   arena ar = {0};
   const jv *doc = NULL;
@@ -1496,7 +1496,7 @@ sm_status *sm_json_parse_examples(const char *body, size_t len, sm_examples_requ
   }
 done:
   arena_free(&ar);
-  if (s) sm_examples_request_clear(out);
+  if (s) sm__examples_request_clear(out);
   return s;
 }
 
@@ -1539,7 +1539,7 @@ static sm_status *write_scalar(pw *w, const sm_tensor *t, int64_t i, int as_byte
       return NULL;
     }
     default:
-      return inval("Failed to write JSON value for tensor type: %s", sm_json_dtype_string(sm_tensor_dtype(t)));
+      return inval("Failed to write JSON value for tensor type: %s", sm__json_dtype_string(sm_tensor_dtype(t)));
   }
   pw_raw(w, buf, strlen(buf));
   return NULL;
@@ -1575,11 +1575,11 @@ static sm_status *check_writable(const sm_tensor *t) {
     case SM_UINT32: case SM_UINT64: case SM_BOOL: case SM_STRING:
       return NULL;
     default:
-      return inval("Failed to write JSON value for tensor type: %s", sm_json_dtype_string(sm_tensor_dtype(t)));
+      return inval("Failed to write JSON value for tensor type: %s", sm__json_dtype_string(sm_tensor_dtype(t)));
   }
 }
 
-sm_status *sm_json_write_tensors(sm_jbuf *b, const char *const *names, sm_tensor *const *tensors, int n,
+sm_status *sm__json_write_tensors(sm_jbuf *b, const char *const *names, sm_tensor *const *tensors, int n,
                                  int format) {
   if (n <= 0) return inval("Cannot convert empty tensor map to JSON");
   if (format != SM_JSON_ROW && format != SM_JSON_COLUMNAR) return inval("Invalid request format");
@@ -1643,7 +1643,7 @@ sm_status *sm_json_write_tensors(sm_jbuf *b, const char *const *names, sm_tensor
   return NULL;
 }
 
-sm_status *sm_json_write_classification(sm_jbuf *b, int64_t n, int64_t k, const sm_tensor *labels,
+sm_status *sm__json_write_classification(sm_jbuf *b, int64_t n, int64_t k, const sm_tensor *labels,
                                         const float *scores) {
   if (n <= 0) return inval("Cannot convert empty ClassificationResults to JSON");
   pw w = {.b = b};
@@ -1670,7 +1670,7 @@ sm_status *sm_json_write_classification(sm_jbuf *b, int64_t n, int64_t k, const 
   return NULL;
 }
 
-sm_status *sm_json_write_regression(sm_jbuf *b, const float *values, int64_t n) {
+sm_status *sm__json_write_regression(sm_jbuf *b, const float *values, int64_t n) {
   if (n <= 0) return inval("Cannot convert empty RegressionResults to JSON");
   pw w = {.b = b};
   pw_open(&w, 0);
@@ -1685,7 +1685,7 @@ sm_status *sm_json_write_regression(sm_jbuf *b, const float *values, int64_t n) 
   return NULL;
 }
 
-void sm_json_write_error(sm_jbuf *b, const char *msg) {
+void sm__json_write_error(sm_jbuf *b, const char *msg) {
   pw w = {.b = b};
   pw_open(&w, 0);
   pw_str(&w, "error", 5);

@@ -27,11 +27,11 @@ typedef struct sm_json_input {
 } sm_json_input;
 
 /* Gives the inputs of signature `signature_name` ("" when the body names none), sorted by alias;
- * the array must stay valid until sm_json_parse_predict returns. An error is returned as is. */
+ * the array must stay valid until sm__json_parse_predict returns. An error is returned as is. */
 typedef sm_status *(*sm_json_inputs_fn)(void *ctx, const char *signature_name, const sm_json_input **inputs,
                                         int *n);
 
-/* A decoded predict request. Everything is owned by it (sm_predict_request_clear). */
+/* A decoded predict request. Everything is owned by it (sm__predict_request_clear). */
 typedef struct sm_predict_request {
   char *signature_name; /* "" when absent */
   int format;           /* SM_JSON_ROW or SM_JSON_COLUMNAR */
@@ -43,9 +43,9 @@ typedef struct sm_predict_request {
 /* Decodes a predict body of `len` bytes (need not be NUL-terminated) as FillPredictRequestFromJson
  * does. All errors are INVALID_ARGUMENT except a dtype the codec cannot produce (UNIMPLEMENTED) and
  * whatever `fn` returns. On error *out is left cleared. This is the entry point to fuzz. */
-sm_status *sm_json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
+sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
                                  sm_predict_request *out);
-void sm_predict_request_clear(sm_predict_request *r); /* NULL-safe, leaves *r zeroed */
+void sm__predict_request_clear(sm_predict_request *r); /* NULL-safe, leaves *r zeroed */
 
 /* A decoded classify/regress request: one serialized tf.Example per element of "examples", the
  * "context" features merged in first (an example's own feature wins, as protobuf merging does). */
@@ -55,8 +55,8 @@ typedef struct sm_examples_request {
   uint8_t **examples;
   size_t *lens;
 } sm_examples_request;
-sm_status *sm_json_parse_examples(const char *body, size_t len, sm_examples_request *out);
-void sm_examples_request_clear(sm_examples_request *r); /* NULL-safe */
+sm_status *sm__json_parse_examples(const char *body, size_t len, sm_examples_request *out);
+void sm__examples_request_clear(sm_examples_request *r); /* NULL-safe */
 
 /* ---- writing ---- */
 /* A growing output buffer. `oom` is set when an allocation failed (the content is then cut). */
@@ -65,30 +65,30 @@ typedef struct sm_jbuf {
   size_t len, cap;
   int oom;
 } sm_jbuf;
-void sm_jbuf_free(sm_jbuf *b); /* frees p, leaves *b zeroed */
-void sm_jbuf_put(sm_jbuf *b, const char *s, size_t n);
-void sm_jbuf_puts(sm_jbuf *b, const char *s);
+void sm__jbuf_free(sm_jbuf *b); /* frees p, leaves *b zeroed */
+void sm__jbuf_put(sm_jbuf *b, const char *s, size_t n);
+void sm__jbuf_puts(sm_jbuf *b, const char *s);
 /* A JSON string literal with rapidjson's escapes (bytes >= 0x80 pass through). */
-void sm_jbuf_str(sm_jbuf *b, const char *s, size_t n);
+void sm__jbuf_str(sm_jbuf *b, const char *s, size_t n);
 
 /* MakeJsonFromTensors: names[i] -> tensors[i], names sorted. Row format needs every tensor to have
  * the same first dimension. */
-sm_status *sm_json_write_tensors(sm_jbuf *b, const char *const *names, sm_tensor *const *tensors, int n,
+sm_status *sm__json_write_tensors(sm_jbuf *b, const char *const *names, sm_tensor *const *tensors, int n,
                                  int format);
 /* MakeJsonFromClassificationResult: n examples x k classes; labels (n*k, may be NULL: "") and
  * scores (n*k, may be NULL: 0). */
-sm_status *sm_json_write_classification(sm_jbuf *b, int64_t n, int64_t k, const sm_tensor *labels,
+sm_status *sm__json_write_classification(sm_jbuf *b, int64_t n, int64_t k, const sm_tensor *labels,
                                         const float *scores);
 /* MakeJsonFromRegressionResult. */
-sm_status *sm_json_write_regression(sm_jbuf *b, const float *values, int64_t n);
+sm_status *sm__json_write_regression(sm_jbuf *b, const float *values, int64_t n);
 /* MakeJsonFromStatus: {"error": "msg"}. */
-void sm_json_write_error(sm_jbuf *b, const char *msg);
+void sm__json_write_error(sm_jbuf *b, const char *msg);
 
 /* TF Serving's decimal text for a float (single = 1) or double: "2.5", "3.0", "9e+06", "NaN",
  * "-Infinity". Returns the length written into buf (cap >= 32). */
-int sm_json_format_decimal(double v, int single, char *buf, size_t cap);
+int sm__json_format_decimal(double v, int single, char *buf, size_t cap);
 
 /* TensorFlow's DataTypeString: "float", "int32", "string", ... ("unknown" when none). */
-const char *sm_json_dtype_string(int dtype);
+const char *sm__json_dtype_string(int dtype);
 
 #endif

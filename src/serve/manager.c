@@ -151,7 +151,7 @@ static void labels_free(vlabel *ls, int n) {
 
 static void *poll_main(void *arg);
 
-sm_status *sm_manager_new(const sm_manager_options *opts, sm_manager **out) {
+sm_status *sm__manager_new(const sm_manager_options *opts, sm_manager **out) {
   *out = NULL;
   sm_manager_options def = {0};
   if (!opts) opts = &def;
@@ -173,18 +173,18 @@ sm_status *sm_manager_new(const sm_manager_options *opts, sm_manager **out) {
   int ntags = opts->tags ? opts->ntags : 1;
   m->tags = calloc(ntags ? (size_t)ntags : 1, sizeof *m->tags);
   if (!m->tags) {
-    sm_manager_free(m);
+    sm__manager_free(m);
     return sm_status_new(SM_NO_MEMORY, "out of memory creating the model manager");
   }
   m->ntags = ntags;
   for (int i = 0; i < ntags; i++)
     if (!(m->tags[i] = xstrdup(tags[i]))) {
-      sm_manager_free(m);
+      sm__manager_free(m);
       return sm_status_new(SM_NO_MEMORY, "out of memory creating the model manager");
     }
   if (m->poll_wait > 0) {
     if (pthread_create(&m->poll_thread, NULL, poll_main, m) != 0) {
-      sm_manager_free(m);
+      sm__manager_free(m);
       return sm_status_new(SM_INTERNAL, "cannot start the file system poll thread");
     }
     m->has_poll_thread = 1;
@@ -210,7 +210,7 @@ static void model_free_record(mmodel *mm) {
   free(mm);
 }
 
-void sm_manager_free(sm_manager *m) {
+void sm__manager_free(sm_manager *m) {
   if (!m) return;
   pthread_mutex_lock(&m->mu);
   m->stop = 1;
@@ -296,7 +296,7 @@ static int scan_base_path(const char *base, found **out, int *n) {
       cap = nc;
     }
     fs[nf].version = v;
-    if (!(fs[nf].dir = sm_path_join(base, e->d_name))) break;
+    if (!(fs[nf].dir = sm__path_join(base, e->d_name))) break;
     nf++;
   }
   closedir(d);
@@ -509,7 +509,7 @@ static void poll_pass_locked(sm_manager *m) {
   free(ok);
 }
 
-void sm_manager_poll(sm_manager *m) {
+void sm__manager_poll(sm_manager *m) {
   if (!m) return;
   pthread_mutex_lock(&m->pass_mu);
   poll_pass_locked(m);
@@ -537,7 +537,7 @@ static int wait_or_stop(sm_manager *m, double seconds) {
 
 static void *poll_main(void *arg) {
   sm_manager *m = arg;
-  while (!wait_or_stop(m, m->poll_wait)) sm_manager_poll(m);
+  while (!wait_or_stop(m, m->poll_wait)) sm__manager_poll(m);
   return NULL;
 }
 
@@ -550,7 +550,7 @@ static int label_version_available(const mmodel *mm, int64_t v) {
   return 0;
 }
 
-sm_status *sm_manager_set_config(sm_manager *m, const sm_model_config *models, int n) {
+sm_status *sm__manager_set_config(sm_manager *m, const sm_model_config *models, int n) {
   if (n < 0 || (n > 0 && !models))
     return sm_status_new(SM_INVALID_ARGUMENT, "model config list: %d models given without an array", n);
   for (int i = 0; i < n; i++) {
@@ -692,7 +692,7 @@ sm_status *sm_manager_set_config(sm_manager *m, const sm_model_config *models, i
 static sm_status *config_file_apply(sm_manager *m, const char *path, int force) {
   char *text = NULL;
   size_t len = 0;
-  sm_status *s = sm_file_read_all(path, &text, &len);
+  sm_status *s = sm__file_read_all(path, &text, &len);
   if (s) return sm_status_prefix(s, "model_config_file");
   pthread_mutex_lock(&m->mu);
   int same = m->config_text && strcmp(m->config_text, text) == 0;
@@ -702,16 +702,16 @@ static sm_status *config_file_apply(sm_manager *m, const char *path, int force) 
     return NULL;
   }
   sm_model_config_list *l = NULL;
-  s = sm_model_config_list_read(path, &l);
+  s = sm__model_config_list_read(path, &l);
   if (!s) {
-    int n = sm_model_config_list_count(l);
+    int n = sm__model_config_list_count(l);
     sm_model_config *cs = calloc(n ? (size_t)n : 1, sizeof *cs);
     if (!cs) s = sm_status_new(SM_NO_MEMORY, "out of memory applying %s", path);
-    for (int i = 0; cs && i < n; i++) cs[i] = *sm_model_config_list_at(l, i);
-    if (cs) s = sm_status_prefix(sm_manager_set_config(m, cs, n), "applying %s", path);
+    for (int i = 0; cs && i < n; i++) cs[i] = *sm__model_config_list_at(l, i);
+    if (cs) s = sm_status_prefix(sm__manager_set_config(m, cs, n), "applying %s", path);
     free(cs);
   }
-  sm_model_config_list_free(l);
+  sm__model_config_list_free(l);
   if (s) {
     free(text);
     return s;
@@ -743,7 +743,7 @@ static void *config_main(void *arg) {
   return NULL;
 }
 
-sm_status *sm_manager_watch_config_file(sm_manager *m, const char *path, double seconds) {
+sm_status *sm__manager_watch_config_file(sm_manager *m, const char *path, double seconds) {
   if (!path || !*path) return sm_status_new(SM_INVALID_ARGUMENT, "model_config_file: no path given");
   if (seconds < 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "model_config_file_poll_wait_seconds must not be negative, got %g",
@@ -768,7 +768,7 @@ sm_status *sm_manager_watch_config_file(sm_manager *m, const char *path, double 
 
 /* ---- requests ----------------------------------------------------------------------------- */
 
-sm_status *sm_manager_acquire(sm_manager *m, const char *name, int64_t version, const char *label,
+sm_status *sm__manager_acquire(sm_manager *m, const char *name, int64_t version, const char *label,
                               sm_servable **out) {
   *out = NULL;
   if (!name) name = "";
@@ -802,7 +802,7 @@ sm_status *sm_manager_acquire(sm_manager *m, const char *name, int64_t version, 
   return NULL;
 }
 
-void sm_servable_release(sm_servable *s) {
+void sm__servable_release(sm_servable *s) {
   if (!s) return;
   sm_manager *m = s->mgr;
   sm_model *dead = NULL;
@@ -820,14 +820,14 @@ void sm_servable_release(sm_servable *s) {
   sm_model_free(dead);
 }
 
-sm_model *sm_servable_model(const sm_servable *s) { return s ? s->model : NULL; }
-const char *sm_servable_name(const sm_servable *s) { return s ? s->owner->name : NULL; }
-int64_t sm_servable_version(const sm_servable *s) { return s ? s->version : 0; }
-const char *sm_servable_path(const sm_servable *s) { return s ? s->path : NULL; }
+sm_model *sm__servable_model(const sm_servable *s) { return s ? s->model : NULL; }
+const char *sm__servable_name(const sm_servable *s) { return s ? s->owner->name : NULL; }
+int64_t sm__servable_version(const sm_servable *s) { return s ? s->version : 0; }
+const char *sm__servable_path(const sm_servable *s) { return s ? s->path : NULL; }
 
 /* ---- status ------------------------------------------------------------------------------- */
 
-sm_status *sm_manager_status(sm_manager *m, const char *name, int64_t version, const char *label,
+sm_status *sm__manager_status(sm_manager *m, const char *name, int64_t version, const char *label,
                              sm_version_status **out, int *n) {
   *out = NULL;
   *n = 0;
@@ -862,7 +862,7 @@ sm_status *sm_manager_status(sm_manager *m, const char *name, int64_t version, c
   }
   pthread_mutex_unlock(&m->mu);
   if (k < cnt) {
-    sm_version_status_free(v, k);
+    sm__version_status_free(v, k);
     return sm_status_new(SM_NO_MEMORY, "out of memory reporting the status of model %s", name);
   }
   *out = v;
@@ -870,13 +870,13 @@ sm_status *sm_manager_status(sm_manager *m, const char *name, int64_t version, c
   return NULL;
 }
 
-void sm_version_status_free(sm_version_status *v, int n) {
+void sm__version_status_free(sm_version_status *v, int n) {
   if (!v) return;
   for (int i = 0; i < n; i++) free((char *)v[i].error_message);
   free(v);
 }
 
-sm_manager_counts sm_manager_counts_get(sm_manager *m) {
+sm_manager_counts sm__manager_counts_get(sm_manager *m) {
   pthread_mutex_lock(&m->mu);
   sm_manager_counts c = m->counts;
   pthread_mutex_unlock(&m->mu);

@@ -2,15 +2,15 @@
  *
  * Each model has a base path whose numbered subdirectories (1/, 2/, 17/ ...; anything else is
  * ignored) are versions. A version policy picks the versions to serve: the latest N (default 1),
- * all, or specific ones. A poll pass (every file_system_poll_wait_seconds, or sm_manager_poll)
+ * all, or specific ones. A poll pass (every file_system_poll_wait_seconds, or sm__manager_poll)
  * loads newly wanted versions in the background, makes a version available only once it has
  * loaded, then unloads the versions no longer wanted; a version that fails to load is reported
  * in its status (state END, error) and whatever was serving keeps serving. Labels ("stable",
  * "canary") name versions. The set of models can be replaced at run time (model_config_file
  * reloads).
  *
- * Requests take a reference on one servable (sm_manager_acquire) and drop it when done
- * (sm_servable_release): a version being unloaded is freed only after its last request ends.
+ * Requests take a reference on one servable (sm__manager_acquire) and drop it when done
+ * (sm__servable_release): a version being unloaded is freed only after its last request ends.
  * Every function is safe to call from many threads. */
 #ifndef SM_SERVE_MANAGER_H
 #define SM_SERVE_MANAGER_H
@@ -40,13 +40,13 @@ typedef struct sm_model_config {
 
 /* A parsed model_config_file (text-format ModelServerConfig with a model_config_list). */
 typedef struct sm_model_config_list sm_model_config_list;
-sm_status *sm_model_config_list_read(const char *path, sm_model_config_list **out);
-int sm_model_config_list_count(const sm_model_config_list *l);
-const sm_model_config *sm_model_config_list_at(const sm_model_config_list *l, int i);
-void sm_model_config_list_free(sm_model_config_list *l); /* NULL-safe */
+sm_status *sm__model_config_list_read(const char *path, sm_model_config_list **out);
+int sm__model_config_list_count(const sm_model_config_list *l);
+const sm_model_config *sm__model_config_list_at(const sm_model_config_list *l, int i);
+void sm__model_config_list_free(sm_model_config_list *l); /* NULL-safe */
 
 typedef struct sm_manager_options {
-  double poll_wait_seconds; /* 0 = no background polling (call sm_manager_poll) */
+  double poll_wait_seconds; /* 0 = no background polling (call sm__manager_poll) */
   int num_threads;          /* for each loaded model's kernels (sm_load_options) */
   const char *const *tags;  /* tag set to load (NULL: {"serve"}) */
   int ntags;
@@ -57,18 +57,18 @@ typedef struct sm_manager_options {
 } sm_manager_options;
 
 typedef struct sm_manager sm_manager;
-sm_status *sm_manager_new(const sm_manager_options *opts, sm_manager **out);
+sm_status *sm__manager_new(const sm_manager_options *opts, sm_manager **out);
 /* Stops polling, waits for loads in flight, unloads everything (after in-flight requests). */
-void sm_manager_free(sm_manager *m); /* NULL-safe */
+void sm__manager_free(sm_manager *m); /* NULL-safe */
 
 /* Replaces the set of served models (names are the keys: a model kept keeps its loaded
  * versions). Runs one poll pass before returning, so the first versions are loaded (or have
  * failed) when it returns. */
-sm_status *sm_manager_set_config(sm_manager *m, const sm_model_config *models, int n);
+sm_status *sm__manager_set_config(sm_manager *m, const sm_model_config *models, int n);
 /* Re-reads the config file every `seconds` (0: never) and applies it when it changed. */
-sm_status *sm_manager_watch_config_file(sm_manager *m, const char *path, double seconds);
+sm_status *sm__manager_watch_config_file(sm_manager *m, const char *path, double seconds);
 /* One poll pass over every model's base path; waits for the loads it starts. */
-void sm_manager_poll(sm_manager *m);
+void sm__manager_poll(sm_manager *m);
 
 /* ---- requests ---- */
 typedef struct sm_servable sm_servable;
@@ -76,13 +76,13 @@ typedef struct sm_servable sm_servable;
  * version, else the highest available version. Errors (status codes as TF Serving's):
  * NOT_FOUND "Servable not found for request: Specific(M, 3)" / "Latest(M)", and
  * INVALID_ARGUMENT for an unknown label. */
-sm_status *sm_manager_acquire(sm_manager *m, const char *name, int64_t version, const char *label,
+sm_status *sm__manager_acquire(sm_manager *m, const char *name, int64_t version, const char *label,
                               sm_servable **out);
-void sm_servable_release(sm_servable *s); /* NULL-safe */
-sm_model *sm_servable_model(const sm_servable *s);
-const char *sm_servable_name(const sm_servable *s);
-int64_t sm_servable_version(const sm_servable *s);
-const char *sm_servable_path(const sm_servable *s); /* the version's directory */
+void sm__servable_release(sm_servable *s); /* NULL-safe */
+sm_model *sm__servable_model(const sm_servable *s);
+const char *sm__servable_name(const sm_servable *s);
+int64_t sm__servable_version(const sm_servable *s);
+const char *sm__servable_path(const sm_servable *s); /* the version's directory */
 
 /* ---- status (GET /v1/models/M) ---- */
 typedef struct sm_version_status {
@@ -93,15 +93,15 @@ typedef struct sm_version_status {
 } sm_version_status;
 /* Every version the manager knows of model `name` (version 0) or just `version` (or the version
  * `label` names), sorted by descending version. NOT_FOUND like acquire when none. The caller frees
- * the array with sm_version_status_free. */
-sm_status *sm_manager_status(sm_manager *m, const char *name, int64_t version, const char *label,
+ * the array with sm__version_status_free. */
+sm_status *sm__manager_status(sm_manager *m, const char *name, int64_t version, const char *label,
                              sm_version_status **out, int *n);
-void sm_version_status_free(sm_version_status *v, int n);
+void sm__version_status_free(sm_version_status *v, int n);
 
 /* Counters for /monitoring/prometheus/metrics: loads attempted/failed per model. */
 typedef struct sm_manager_counts {
   uint64_t loads, load_failures, unloads;
 } sm_manager_counts;
-sm_manager_counts sm_manager_counts_get(sm_manager *m);
+sm_manager_counts sm__manager_counts_get(sm_manager *m);
 
 #endif

@@ -37,7 +37,7 @@ static char *dup_bounded(const char *s) {
   return d;
 }
 
-void sm_metrics_record(const char *model, const char *api, const char *status, uint64_t micros) {
+void sm__metrics_record(const char *model, const char *api, const char *status, uint64_t micros) {
   pthread_mutex_lock(&mu);
   series *s = NULL;
   for (int i = 0; i < nseries && !s; i++)
@@ -67,7 +67,7 @@ void sm_metrics_record(const char *model, const char *api, const char *status, u
   pthread_mutex_unlock(&mu);
 }
 
-void sm_metrics_reset(void) {
+void sm__metrics_reset(void) {
   pthread_mutex_lock(&mu);
   for (int i = 0; i < nseries; i++) free(table[i].model), free(table[i].api), free(table[i].status);
   memset(table, 0, sizeof table);
@@ -79,17 +79,17 @@ void sm_metrics_reset(void) {
 /* A label value with Prometheus' escapes. */
 static void label(sm_jbuf *b, const char *s) {
   for (; *s; s++) {
-    if (*s == '\\') sm_jbuf_puts(b, "\\\\");
-    else if (*s == '"') sm_jbuf_puts(b, "\\\"");
-    else if (*s == '\n') sm_jbuf_puts(b, "\\n");
-    else sm_jbuf_put(b, s, 1);
+    if (*s == '\\') sm__jbuf_puts(b, "\\\\");
+    else if (*s == '"') sm__jbuf_puts(b, "\\\"");
+    else if (*s == '\n') sm__jbuf_puts(b, "\\n");
+    else sm__jbuf_put(b, s, 1);
   }
 }
 
-void sm_metrics_render(sm_jbuf *out, sm_manager *m) {
+void sm__metrics_render(sm_jbuf *out, sm_manager *m) {
   char num[64];
   pthread_mutex_lock(&mu);
-  sm_jbuf_puts(out, "# TYPE :tensorflow:serving:request_count counter\n");
+  sm__jbuf_puts(out, "# TYPE :tensorflow:serving:request_count counter\n");
   /* counts summed over api per (model, status), as TF Serving's request_count has no api label */
   for (int i = 0; i < nseries; i++) {
     int first = 1;
@@ -99,58 +99,58 @@ void sm_metrics_render(sm_jbuf *out, sm_manager *m) {
     uint64_t c = 0;
     for (int j = i; j < nseries; j++)
       if (same(table[j].model, table[i].model) && same(table[j].status, table[i].status)) c += table[j].count;
-    sm_jbuf_puts(out, ":tensorflow:serving:request_count{model_name=\"");
+    sm__jbuf_puts(out, ":tensorflow:serving:request_count{model_name=\"");
     label(out, table[i].model);
-    sm_jbuf_puts(out, "\",status=\"");
+    sm__jbuf_puts(out, "\",status=\"");
     label(out, table[i].status);
     snprintf(num, sizeof num, "\"} %" PRIu64 "\n", c);
-    sm_jbuf_puts(out, num);
+    sm__jbuf_puts(out, num);
   }
-  sm_jbuf_puts(out, "# TYPE :tensorflow:serving:request_latency histogram\n");
+  sm__jbuf_puts(out, "# TYPE :tensorflow:serving:request_latency histogram\n");
   for (int i = 0; i < nseries; i++) {
     if (strcmp(table[i].status, "OK")) continue; /* TF Serving records latency of successful requests */
     uint64_t cum = 0;
     for (int b = 0; b <= NBUCKETS; b++) {
       cum += table[i].buckets[b];
-      sm_jbuf_puts(out, ":tensorflow:serving:request_latency_bucket{model_name=\"");
+      sm__jbuf_puts(out, ":tensorflow:serving:request_latency_bucket{model_name=\"");
       label(out, table[i].model);
-      sm_jbuf_puts(out, "\",API=\"");
+      sm__jbuf_puts(out, "\",API=\"");
       label(out, table[i].api);
-      sm_jbuf_puts(out, "\",entrypoint=\"REST\",le=\"");
+      sm__jbuf_puts(out, "\",entrypoint=\"REST\",le=\"");
       if (b < NBUCKETS) snprintf(num, sizeof num, "%" PRIu64, bounds[b]);
       else snprintf(num, sizeof num, "+Inf");
-      sm_jbuf_puts(out, num);
+      sm__jbuf_puts(out, num);
       snprintf(num, sizeof num, "\"} %" PRIu64 "\n", cum);
-      sm_jbuf_puts(out, num);
+      sm__jbuf_puts(out, num);
     }
     for (int k = 0; k < 2; k++) {
-      sm_jbuf_puts(out, k ? ":tensorflow:serving:request_latency_count{model_name=\""
+      sm__jbuf_puts(out, k ? ":tensorflow:serving:request_latency_count{model_name=\""
                           : ":tensorflow:serving:request_latency_sum{model_name=\"");
       label(out, table[i].model);
-      sm_jbuf_puts(out, "\",API=\"");
+      sm__jbuf_puts(out, "\",API=\"");
       label(out, table[i].api);
       snprintf(num, sizeof num, "\",entrypoint=\"REST\"} %" PRIu64 "\n", k ? table[i].count : table[i].sum);
-      sm_jbuf_puts(out, num);
+      sm__jbuf_puts(out, num);
     }
   }
   uint64_t lost = dropped;
   pthread_mutex_unlock(&mu);
   if (lost) {
     snprintf(num, sizeof num, "%" PRIu64 "\n", lost);
-    sm_jbuf_puts(out, "# TYPE savedmodel_metrics_dropped_total counter\nsavedmodel_metrics_dropped_total ");
-    sm_jbuf_puts(out, num);
+    sm__jbuf_puts(out, "# TYPE savedmodel_metrics_dropped_total counter\nsavedmodel_metrics_dropped_total ");
+    sm__jbuf_puts(out, num);
   }
   if (m) {
-    sm_manager_counts c = sm_manager_counts_get(m);
+    sm_manager_counts c = sm__manager_counts_get(m);
     snprintf(num, sizeof num, "%" PRIu64 "\n", c.loads);
-    sm_jbuf_puts(out, "# TYPE :tensorflow:serving:model_loads_total counter\n:tensorflow:serving:model_loads_total ");
-    sm_jbuf_puts(out, num);
+    sm__jbuf_puts(out, "# TYPE :tensorflow:serving:model_loads_total counter\n:tensorflow:serving:model_loads_total ");
+    sm__jbuf_puts(out, num);
     snprintf(num, sizeof num, "%" PRIu64 "\n", c.load_failures);
-    sm_jbuf_puts(out, "# TYPE :tensorflow:serving:model_load_failures_total counter\n"
+    sm__jbuf_puts(out, "# TYPE :tensorflow:serving:model_load_failures_total counter\n"
                       ":tensorflow:serving:model_load_failures_total ");
-    sm_jbuf_puts(out, num);
+    sm__jbuf_puts(out, num);
     snprintf(num, sizeof num, "%" PRIu64 "\n", c.unloads);
-    sm_jbuf_puts(out, "# TYPE :tensorflow:serving:model_unloads_total counter\n:tensorflow:serving:model_unloads_total ");
-    sm_jbuf_puts(out, num);
+    sm__jbuf_puts(out, "# TYPE :tensorflow:serving:model_unloads_total counter\n:tensorflow:serving:model_unloads_total ");
+    sm__jbuf_puts(out, num);
   }
 }

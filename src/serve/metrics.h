@@ -10,10 +10,10 @@
 
 /* One finished request: `model` may be "" (unparsed path), `api` "predict", "classify", "regress",
  * "status", "metadata" or "" ; `status` is TF's code name ("OK", "INVALID_ARGUMENT", ...). */
-void sm_metrics_record(const char *model, const char *api, const char *status, uint64_t micros);
+void sm__metrics_record(const char *model, const char *api, const char *status, uint64_t micros);
 /* The text exposition format (version 0.0.4); m may be NULL. */
-void sm_metrics_render(sm_jbuf *out, sm_manager *m);
+void sm__metrics_render(sm_jbuf *out, sm_manager *m);
 /* Forgets every series (tests). */
-void sm_metrics_reset(void);
+void sm__metrics_reset(void);
 
 #endif

@@ -30,7 +30,7 @@ struct sm_rest {
   int ntags;
 };
 
-int sm_rest_http_status(sm_code code) {
+int sm__rest_http_status(sm_code code) {
   switch (code) {
     case SM_OK: return 200;
     case SM_INVALID_ARGUMENT: return 400;
@@ -68,9 +68,9 @@ static const char *tf_code_name(sm_code c) {
   }
 }
 
-int sm_rest_path_is_api(const char *path) { return path && !strncasecmp(path, "/v1/", 4); }
+int sm__rest_path_is_api(const char *path) { return path && !strncasecmp(path, "/v1/", 4); }
 
-sm_status *sm_rest_new(const sm_rest_options *o, sm_rest **out) {
+sm_status *sm__rest_new(const sm_rest_options *o, sm_rest **out) {
   *out = NULL;
   if (!o || !o->manager) return sm_status_new(SM_INVALID_ARGUMENT, "rest: a manager is required");
   sm_rest *r = calloc(1, sizeof *r);
@@ -89,7 +89,7 @@ sm_status *sm_rest_new(const sm_rest_options *o, sm_rest **out) {
     r->tags[i] = strdup(o->tags ? o->tags[i] : "serve");
     if (!r->tags[i]) {
       r->ntags = i;
-      sm_rest_free(r);
+      sm__rest_free(r);
       return sm_status_new(SM_NO_MEMORY, "rest: out of memory");
     }
   }
@@ -98,15 +98,15 @@ sm_status *sm_rest_new(const sm_rest_options *o, sm_rest **out) {
   return NULL;
 }
 
-void sm_rest_free(sm_rest *r) {
+void sm__rest_free(sm_rest *r) {
   if (!r) return;
   for (int i = 0; i < r->ntags; i++) free(r->tags[i]);
   free(r->tags);
   free(r);
 }
 
-void sm_rest_response_clear(sm_rest_response *resp) {
-  if (resp) sm_jbuf_free(&resp->body);
+void sm__rest_response_clear(sm_rest_response *resp) {
+  if (resp) sm__jbuf_free(&resp->body);
 }
 
 static sm_status *inval(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -258,48 +258,48 @@ static sm_status *parse_route(const char *method, const char *path, route *rt, i
 static void put_i64_string(sm_jbuf *b, int64_t v) {
   char buf[32];
   snprintf(buf, sizeof buf, "\"%" PRId64 "\"", v);
-  sm_jbuf_puts(b, buf);
+  sm__jbuf_puts(b, buf);
 }
 
 static sm_status *model_status(sm_rest *r, const route *rt, sm_jbuf *out) {
   if (!rt->name[0]) return inval("Missing model name in request.");
   sm_version_status *vs = NULL;
   int n = 0;
-  sm_status *s = sm_manager_status(r->manager, rt->name, rt->has_version ? rt->version : 0,
+  sm_status *s = sm__manager_status(r->manager, rt->name, rt->has_version ? rt->version : 0,
                                    rt->has_label ? rt->label : NULL, &vs, &n);
   if (s) return s;
   /* MessageToJsonString with add_whitespace: one-space indentation */
-  sm_jbuf_puts(out, "{\n \"model_version_status\": [");
+  sm__jbuf_puts(out, "{\n \"model_version_status\": [");
   for (int i = 0; i < n; i++) {
-    sm_jbuf_puts(out, i ? ",\n  {\n   \"version\": " : "\n  {\n   \"version\": ");
+    sm__jbuf_puts(out, i ? ",\n  {\n   \"version\": " : "\n  {\n   \"version\": ");
     put_i64_string(out, vs[i].version);
-    sm_jbuf_puts(out, ",\n   \"state\": ");
-    sm_jbuf_str(out, vs[i].state ? vs[i].state : "UNKNOWN", strlen(vs[i].state ? vs[i].state : "UNKNOWN"));
-    sm_jbuf_puts(out, ",\n   \"status\": {\n    \"error_code\": ");
+    sm__jbuf_puts(out, ",\n   \"state\": ");
+    sm__jbuf_str(out, vs[i].state ? vs[i].state : "UNKNOWN", strlen(vs[i].state ? vs[i].state : "UNKNOWN"));
+    sm__jbuf_puts(out, ",\n   \"status\": {\n    \"error_code\": ");
     const char *ec = vs[i].error_code ? vs[i].error_code : "OK";
     const char *em = vs[i].error_message ? vs[i].error_message : "";
-    sm_jbuf_str(out, ec, strlen(ec));
-    sm_jbuf_puts(out, ",\n    \"error_message\": ");
-    sm_jbuf_str(out, em, strlen(em));
-    sm_jbuf_puts(out, "\n   }\n  }");
+    sm__jbuf_str(out, ec, strlen(ec));
+    sm__jbuf_puts(out, ",\n    \"error_message\": ");
+    sm__jbuf_str(out, em, strlen(em));
+    sm__jbuf_puts(out, "\n   }\n  }");
   }
-  sm_jbuf_puts(out, n ? "\n ]\n}\n" : "]\n}\n");
-  sm_version_status_free(vs, n);
+  sm__jbuf_puts(out, n ? "\n ]\n}\n" : "]\n}\n");
+  sm__version_status_free(vs, n);
   return NULL;
 }
 
 /* ======================================================================= metadata ==== */
 
 static void indent(sm_jbuf *b, int level) {
-  sm_jbuf_puts(b, "\n");
-  for (int i = 0; i < level; i++) sm_jbuf_puts(b, " ");
+  sm__jbuf_puts(b, "\n");
+  for (int i = 0; i < level; i++) sm__jbuf_puts(b, " ");
 }
 
 static void key(sm_jbuf *b, int level, const char *k, int first) {
-  if (!first) sm_jbuf_puts(b, ",");
+  if (!first) sm__jbuf_puts(b, ",");
   indent(b, level);
-  sm_jbuf_str(b, k, strlen(k));
-  sm_jbuf_puts(b, ": ");
+  sm__jbuf_str(b, k, strlen(k));
+  sm__jbuf_puts(b, ": ");
 }
 
 static const char *dt_name(int dt) {
@@ -308,59 +308,59 @@ static const char *dt_name(int dt) {
 }
 
 static void shape_json(sm_jbuf *b, int level, const Tensorflow__TensorShapeProto *sh) {
-  sm_jbuf_puts(b, "{");
+  sm__jbuf_puts(b, "{");
   key(b, level + 1, "dim", 1);
   if (!sh->n_dim) {
-    sm_jbuf_puts(b, "[]");
+    sm__jbuf_puts(b, "[]");
   } else {
-    sm_jbuf_puts(b, "[");
+    sm__jbuf_puts(b, "[");
     for (size_t d = 0; d < sh->n_dim; d++) {
-      if (d) sm_jbuf_puts(b, ",");
+      if (d) sm__jbuf_puts(b, ",");
       indent(b, level + 2);
-      sm_jbuf_puts(b, "{");
+      sm__jbuf_puts(b, "{");
       key(b, level + 3, "size", 1);
       put_i64_string(b, sh->dim[d]->size);
       key(b, level + 3, "name", 0);
       const char *nm = sh->dim[d]->name ? sh->dim[d]->name : "";
-      sm_jbuf_str(b, nm, strlen(nm));
+      sm__jbuf_str(b, nm, strlen(nm));
       indent(b, level + 2);
-      sm_jbuf_puts(b, "}");
+      sm__jbuf_puts(b, "}");
     }
     indent(b, level + 1);
-    sm_jbuf_puts(b, "]");
+    sm__jbuf_puts(b, "]");
   }
   key(b, level + 1, "unknown_rank", 0);
-  sm_jbuf_puts(b, sh->unknown_rank ? "true" : "false");
+  sm__jbuf_puts(b, sh->unknown_rank ? "true" : "false");
   indent(b, level);
-  sm_jbuf_puts(b, "}");
+  sm__jbuf_puts(b, "}");
 }
 
 static void tensor_info_json(sm_jbuf *b, int level, const Tensorflow__TensorInfo *ti) {
-  sm_jbuf_puts(b, "{");
+  sm__jbuf_puts(b, "{");
   key(b, level + 1, "dtype", 1);
-  sm_jbuf_str(b, dt_name((int)ti->dtype), strlen(dt_name((int)ti->dtype)));
+  sm__jbuf_str(b, dt_name((int)ti->dtype), strlen(dt_name((int)ti->dtype)));
   if (ti->tensor_shape) {
     key(b, level + 1, "tensor_shape", 0);
     shape_json(b, level + 1, ti->tensor_shape);
   }
   if (ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_NAME) {
     key(b, level + 1, "name", 0);
-    sm_jbuf_str(b, ti->name ? ti->name : "", strlen(ti->name ? ti->name : ""));
+    sm__jbuf_str(b, ti->name ? ti->name : "", strlen(ti->name ? ti->name : ""));
   } else if (ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE && ti->coo_sparse) {
     const Tensorflow__TensorInfo__CooSparse *c = ti->coo_sparse;
     key(b, level + 1, "coo_sparse", 0);
-    sm_jbuf_puts(b, "{");
+    sm__jbuf_puts(b, "{");
     const char *k[] = {"values_tensor_name", "indices_tensor_name", "dense_shape_tensor_name"};
     const char *v[] = {c->values_tensor_name, c->indices_tensor_name, c->dense_shape_tensor_name};
     for (int i = 0; i < 3; i++) {
       key(b, level + 2, k[i], i == 0);
-      sm_jbuf_str(b, v[i] ? v[i] : "", strlen(v[i] ? v[i] : ""));
+      sm__jbuf_str(b, v[i] ? v[i] : "", strlen(v[i] ? v[i] : ""));
     }
     indent(b, level + 1);
-    sm_jbuf_puts(b, "}");
+    sm__jbuf_puts(b, "}");
   }
   indent(b, level);
-  sm_jbuf_puts(b, "}");
+  sm__jbuf_puts(b, "}");
 }
 
 typedef struct ti_entry {
@@ -370,108 +370,108 @@ typedef struct ti_entry {
 
 static void tensor_map_json(sm_jbuf *b, int level, size_t n, void *const *entries) {
   if (!n) {
-    sm_jbuf_puts(b, "{}");
+    sm__jbuf_puts(b, "{}");
     return;
   }
-  sm_jbuf_puts(b, "{");
+  sm__jbuf_puts(b, "{");
   for (size_t i = 0; i < n; i++) {
     /* InputsEntry and OutputsEntry share this layout: base, key, value */
     const Tensorflow__SignatureDef__InputsEntry *e = entries[i];
     key(b, level + 1, e->key ? e->key : "", i == 0);
     if (e->value) tensor_info_json(b, level + 1, e->value);
-    else sm_jbuf_puts(b, "{}");
+    else sm__jbuf_puts(b, "{}");
   }
   indent(b, level);
-  sm_jbuf_puts(b, "}");
+  sm__jbuf_puts(b, "}");
 }
 
 static void signature_json(sm_jbuf *b, int level, const Tensorflow__SignatureDef *sd) {
-  sm_jbuf_puts(b, "{");
+  sm__jbuf_puts(b, "{");
   key(b, level + 1, "inputs", 1);
   tensor_map_json(b, level + 1, sd->n_inputs, (void *const *)sd->inputs);
   key(b, level + 1, "outputs", 0);
   tensor_map_json(b, level + 1, sd->n_outputs, (void *const *)sd->outputs);
   key(b, level + 1, "method_name", 0);
-  sm_jbuf_str(b, sd->method_name ? sd->method_name : "", strlen(sd->method_name ? sd->method_name : ""));
+  sm__jbuf_str(b, sd->method_name ? sd->method_name : "", strlen(sd->method_name ? sd->method_name : ""));
   key(b, level + 1, "defaults", 0);
   if (!sd->n_defaults) {
-    sm_jbuf_puts(b, "{}");
+    sm__jbuf_puts(b, "{}");
   } else {
     /* default values are summarized by dtype and shape: TF Serving prints TensorProto JSON */
-    sm_jbuf_puts(b, "{");
+    sm__jbuf_puts(b, "{");
     for (size_t i = 0; i < sd->n_defaults; i++) {
       const Tensorflow__SignatureDef__DefaultsEntry *e = sd->defaults[i];
       key(b, level + 2, e->key ? e->key : "", i == 0);
-      sm_jbuf_puts(b, "{");
+      sm__jbuf_puts(b, "{");
       key(b, level + 3, "dtype", 1);
       int dt = e->value ? (int)e->value->dtype : 0;
-      sm_jbuf_str(b, dt_name(dt), strlen(dt_name(dt)));
+      sm__jbuf_str(b, dt_name(dt), strlen(dt_name(dt)));
       if (e->value && e->value->tensor_shape) {
         key(b, level + 3, "tensor_shape", 0);
         shape_json(b, level + 3, e->value->tensor_shape);
       }
       indent(b, level + 2);
-      sm_jbuf_puts(b, "}");
+      sm__jbuf_puts(b, "}");
     }
     indent(b, level + 1);
-    sm_jbuf_puts(b, "}");
+    sm__jbuf_puts(b, "}");
   }
   indent(b, level);
-  sm_jbuf_puts(b, "}");
+  sm__jbuf_puts(b, "}");
 }
 
 static sm_status *model_metadata(sm_rest *r, const route *rt, sm_jbuf *out) {
   if (!rt->name[0]) return inval("Missing model name in request.");
   sm_servable *sv = NULL;
-  sm_status *s = sm_manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0,
+  sm_status *s = sm__manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0,
                                     rt->has_label ? rt->label : NULL, &sv);
   if (s) return s;
   Tensorflow__SavedModel *smp = NULL;
   const Tensorflow__MetaGraphDef *mg = NULL;
-  s = sm_saved_model_read(sm_servable_path(sv), &smp);
+  s = sm_saved_model_read(sm__servable_path(sv), &smp);
   if (!s) s = sm_saved_model_find_meta_graph(smp, (const char *const *)r->tags, (size_t)r->ntags, &mg);
   if (!s) {
     /* ToJsonString(GetModelMetadataResponse): model_spec and the SignatureDefMap printed apart */
-    sm_jbuf_puts(out, "{\n\"model_spec\":{");
+    sm__jbuf_puts(out, "{\n\"model_spec\":{");
     key(out, 1, "name", 1);
-    sm_jbuf_str(out, rt->name, strlen(rt->name));
+    sm__jbuf_str(out, rt->name, strlen(rt->name));
     key(out, 1, "signature_name", 0);
-    sm_jbuf_puts(out, "\"\"");
+    sm__jbuf_puts(out, "\"\"");
     key(out, 1, "version", 0);
-    put_i64_string(out, sm_servable_version(sv));
-    sm_jbuf_puts(out, "\n},\n\"metadata\": {\"signature_def\": {");
+    put_i64_string(out, sm__servable_version(sv));
+    sm__jbuf_puts(out, "\n},\n\"metadata\": {\"signature_def\": {");
     key(out, 1, "signature_def", 1);
     if (!mg->n_signature_def) {
-      sm_jbuf_puts(out, "{}");
+      sm__jbuf_puts(out, "{}");
     } else {
-      sm_jbuf_puts(out, "{");
+      sm__jbuf_puts(out, "{");
       for (size_t i = 0; i < mg->n_signature_def; i++) {
         const Tensorflow__MetaGraphDef__SignatureDefEntry *e = mg->signature_def[i];
         key(out, 2, e->key ? e->key : "", i == 0);
         if (e->value) signature_json(out, 2, e->value);
-        else sm_jbuf_puts(out, "{}");
+        else sm__jbuf_puts(out, "{}");
       }
       indent(out, 1);
-      sm_jbuf_puts(out, "}");
+      sm__jbuf_puts(out, "}");
     }
-    sm_jbuf_puts(out, "\n}");
+    sm__jbuf_puts(out, "\n}");
     /* ours, beside TF Serving's: the signatures this runtime cannot run, and why (the metadata map
      * is open to other keys); absent when every signature runs, so TF Serving's output is kept */
-    const sm_model *model = sm_servable_model(sv);
+    const sm_model *model = sm__servable_model(sv);
     int nw = sm_model_num_warnings(model);
     if (nw > 0) {
-      sm_jbuf_puts(out, ",\n\"warnings\": [");
+      sm__jbuf_puts(out, ",\n\"warnings\": [");
       for (int i = 0; i < nw; i++) {
         const char *w = sm_model_warning(model, i);
-        if (i) sm_jbuf_puts(out, ", ");
-        sm_jbuf_str(out, w, strlen(w));
+        if (i) sm__jbuf_puts(out, ", ");
+        sm__jbuf_str(out, w, strlen(w));
       }
-      sm_jbuf_puts(out, "]");
+      sm__jbuf_puts(out, "]");
     }
-    sm_jbuf_puts(out, "}\n}\n");
+    sm__jbuf_puts(out, "}\n}\n");
   }
   sm_saved_model_free(smp);
-  sm_servable_release(sv);
+  sm__servable_release(sv);
   return s;
 }
 
@@ -491,7 +491,7 @@ static const char *sig_key(const char *name) { return name && name[0] ? name : "
 
 static sm_status *acquire(pctx *c) {
   if (c->sv) return NULL;
-  return sm_manager_acquire(c->r->manager, c->rt->name, c->rt->has_version ? c->rt->version : 0,
+  return sm__manager_acquire(c->r->manager, c->rt->name, c->rt->has_version ? c->rt->version : 0,
                             c->rt->has_label ? c->rt->label : NULL, &c->sv);
 }
 
@@ -500,7 +500,7 @@ static sm_status *predict_inputs(void *ctx, const char *signature_name, const sm
   pctx *c = ctx;
   sm_status *s = acquire(c);
   if (s) return s;
-  sm_model *m = sm_servable_model(c->sv);
+  sm_model *m = sm__servable_model(c->sv);
   c->key = sig_key(signature_name);
   if (!sm_model_signature_method(m, c->key))
     return inval("Serving signature name: \"%s\" not found in signature def", c->key);
@@ -528,7 +528,7 @@ static sm_status *runnable(const sm_model *m, const char *key) {
 static sm_status *run_signature(sm_rest *r, sm_servable *sv, const char *key, const char *const *aliases,
                                 sm_tensor *const *inputs, int nin, const sm_tensor_info *outs, int nout,
                                 sm_tensor **outputs, const sm_run_options *ro) {
-  sm_model *m = sm_servable_model(sv);
+  sm_model *m = sm__servable_model(sv);
   const sm_tensor_info *ins;
   int nins;
   sm_status *s = runnable(m, key);
@@ -577,10 +577,10 @@ static sm_status *predict(sm_rest *r, const route *rt, const char *body, size_t 
   sm_predict_request req;
   sm_tensor **outputs = NULL;
   int nout = 0;
-  sm_status *s = sm_json_parse_predict(body, len, predict_inputs, &c, &req);
+  sm_status *s = sm__json_parse_predict(body, len, predict_inputs, &c, &req);
   if (s) goto done;
   const sm_tensor_info *outs;
-  s = sm_model_signature_outputs(sm_servable_model(c.sv), c.key, &outs, &nout);
+  s = sm_model_signature_outputs(sm__servable_model(c.sv), c.key, &outs, &nout);
   if (s) goto done;
   outputs = calloc((size_t)nout + 1, sizeof *outputs);
   if (!outputs) {
@@ -596,15 +596,15 @@ static sm_status *predict(sm_rest *r, const route *rt, const char *body, size_t 
     goto done;
   }
   for (int i = 0; i < nout; i++) names[i] = outs[i].alias;
-  s = sm_json_write_tensors(out, names, outputs, nout, req.format);
+  s = sm__json_write_tensors(out, names, outputs, nout, req.format);
   free(names);
 done:
   if (outputs)
     for (int i = 0; i < nout; i++) sm_tensor_free(outputs[i]);
   free(outputs);
-  sm_predict_request_clear(&req);
+  sm__predict_request_clear(&req);
   free(c.jin);
-  sm_servable_release(c.sv);
+  sm__servable_release(c.sv);
   return s;
 }
 
@@ -620,12 +620,12 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
   sm_examples_request req;
   sm_servable *sv = NULL;
   sm_tensor *in = NULL, *outputs[2] = {NULL, NULL};
-  sm_status *s = sm_json_parse_examples(body, len, &req);
+  sm_status *s = sm__json_parse_examples(body, len, &req);
   if (s) return s;
-  s = sm_manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0, rt->has_label ? rt->label : NULL,
+  s = sm__manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0, rt->has_label ? rt->label : NULL,
                          &sv);
   if (s) goto done;
-  sm_model *m = sm_servable_model(sv);
+  sm_model *m = sm__servable_model(sv);
   const char *key = sig_key(req.signature_name);
   if (!sm_model_signature_method(m, key)) {
     s = inval("No signature was found with the name: %s", key);
@@ -730,7 +730,7 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
       goto done;
     }
     k = ct ? sm_tensor_dims(ct)[1] : sm_tensor_dims(st)[1];
-    s = sm_json_write_classification(out, n, k, ct, st ? sm_tensor_data(st) : NULL);
+    s = sm__json_write_classification(out, n, k, ct, st ? sm_tensor_data(st) : NULL);
   } else {
     const sm_tensor *t = outputs[0];
     int rk = sm_tensor_rank(t);
@@ -749,20 +749,20 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
       s = inval("Expected output Tensor of DT_FLOAT.  Got: %s", dt_name(sm_tensor_dtype(t)));
       goto done;
     }
-    s = sm_json_write_regression(out, sm_tensor_data(t), n);
+    s = sm__json_write_regression(out, sm_tensor_data(t), n);
   }
 done:
   sm_tensor_free(in);
   sm_tensor_free(outputs[0]);
   sm_tensor_free(outputs[1]);
-  sm_servable_release(sv);
-  sm_examples_request_clear(&req);
+  sm__servable_release(sv);
+  sm__examples_request_clear(&req);
   return s;
 }
 
 /* ======================================================================= dispatch ==== */
 
-void sm_rest_handle(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
+void sm__rest_handle(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
                     sm_rest_response *out) {
   memset(out, 0, sizeof *out);
   out->api = "";
@@ -797,10 +797,10 @@ void sm_rest_handle(sm_rest *r, const char *method, const char *path, const char
   if (!s && out->body.oom) s = sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
   if (s) {
     sm_code c = sm_status_code(s);
-    out->http_status = sm_rest_http_status(c);
+    out->http_status = sm__rest_http_status(c);
     out->code = tf_code_name(c);
-    sm_jbuf_free(&out->body);
-    sm_json_write_error(&out->body, sm_status_message(s));
+    sm__jbuf_free(&out->body);
+    sm__json_write_error(&out->body, sm_status_message(s));
     sm_status_free(s);
   } else {
     out->http_status = 200;

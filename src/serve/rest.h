@@ -20,7 +20,7 @@
 typedef struct sm_rest_options {
   sm_manager *manager;     /* borrowed, required */
   sm_batcher *batcher;     /* borrowed; NULL: no server-side batching */
-  /* sm_batcher_run, passed in so that rest.c links without the batcher (tests, no batching) */
+  /* sm__batcher_run, passed in so that rest.c links without the batcher (tests, no batching) */
   sm_status *(*batcher_run)(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                             sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
                             sm_tensor **outputs, const sm_run_options *opts);
@@ -32,8 +32,8 @@ typedef struct sm_rest_options {
 } sm_rest_options;
 
 typedef struct sm_rest sm_rest;
-sm_status *sm_rest_new(const sm_rest_options *opts, sm_rest **out);
-void sm_rest_free(sm_rest *r); /* NULL-safe */
+sm_status *sm__rest_new(const sm_rest_options *opts, sm_rest **out);
+void sm__rest_free(sm_rest *r); /* NULL-safe */
 
 typedef struct sm_rest_response {
   int http_status;     /* 200, 400, 404, ... */
@@ -44,13 +44,13 @@ typedef struct sm_rest_response {
 } sm_rest_response;
 
 /* Handles one request; never fails (errors become error bodies). body need not be NUL-terminated. */
-void sm_rest_handle(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
+void sm__rest_handle(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
                     sm_rest_response *out);
-void sm_rest_response_clear(sm_rest_response *resp); /* frees the body */
+void sm__rest_response_clear(sm_rest_response *resp); /* frees the body */
 
 /* TF Serving's ToHTTPStatusCode for this library's codes. */
-int sm_rest_http_status(sm_code code);
+int sm__rest_http_status(sm_code code);
 /* Whether the REST handler owns the path (TF Serving's "(?i)/v1/.*"). */
-int sm_rest_path_is_api(const char *path);
+int sm__rest_path_is_api(const char *path);
 
 #endif

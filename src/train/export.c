@@ -502,7 +502,7 @@ static sm_status *labels_text(const sm_export_options *o, int classes, char **ou
 
 sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_export_options *opts) {
   if (!m || !export_dir || !*export_dir) return sm_status_new(SM_INVALID_ARGUMENT, "sm_seq_export: no model or no directory");
-  if (sm_path_exists(export_dir))
+  if (sm__path_exists(export_dir))
     return sm_status_new(SM_ALREADY_EXISTS, "export directory %s already exists; an export is never written over one",
                          export_dir);
   int classes, model_probs;
@@ -533,16 +533,16 @@ sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_expor
   }
   char tmpname[512];
   snprintf(tmpname, sizeof tmpname, ".tmp-export-%.200s-%ld", base, (long)getpid());
-  if (!(stage = sm_path_join(parent, tmpname)) || !(labels_path = sm_path_join(stage, SM_TRAIN_LABELS_FILENAME)) ||
-      !(model_dir = sm_path_join(stage, "model")) || !(extra_dir = sm_path_join(model_dir, SM_EXTRA_ASSETS_DIRECTORY)) ||
-      !(state_path = sm_path_join(extra_dir, SM_TRAIN_STATE_FILENAME)))
+  if (!(stage = sm__path_join(parent, tmpname)) || !(labels_path = sm__path_join(stage, SM_TRAIN_LABELS_FILENAME)) ||
+      !(model_dir = sm__path_join(stage, "model")) || !(extra_dir = sm__path_join(model_dir, SM_EXTRA_ASSETS_DIRECTORY)) ||
+      !(state_path = sm__path_join(extra_dir, SM_TRAIN_STATE_FILENAME)))
     TRY(oom());
-  sm_remove_tree(stage); /* a leftover of an earlier crashed run of this very pid */
+  sm__remove_tree(stage); /* a leftover of an earlier crashed run of this very pid */
   if (mkdir(stage, 0755)) TRY(sm_status_new(SM_IO, "creating %s: %s", stage, strerror(errno)));
   staged = 1;
   if (classes) {
     TRY(labels_text(opts, classes, &text, &tlen));
-    TRY(sm_file_write_atomic(labels_path, text, tlen));
+    TRY(sm__file_write_atomic(labels_path, text, tlen));
     free(text);
     text = NULL;
   }
@@ -555,13 +555,13 @@ sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_expor
   TRY(sm_builder_save(b, 0));
   TRY(state_text(m, &text, &tlen));
   if (mkdir(extra_dir, 0755)) TRY(sm_status_new(SM_IO, "creating %s: %s", extra_dir, strerror(errno)));
-  TRY(sm_file_write_atomic(state_path, text, tlen));
-  if (sm_path_exists(export_dir))
+  TRY(sm__file_write_atomic(state_path, text, tlen));
+  if (sm__path_exists(export_dir))
     TRY(sm_status_new(SM_ALREADY_EXISTS, "export directory %s appeared while exporting", export_dir));
   if (rename(model_dir, export_dir))
     TRY(sm_status_new(SM_IO, "renaming %s to %s: %s", model_dir, export_dir, strerror(errno)));
 done:
-  if (staged) sm_remove_tree(stage);
+  if (staged) sm__remove_tree(stage);
   sm_builder_free(b);
   for (size_t i = 0; i < nst; i++) sm_signature_free(st[i]);
   for (size_t i = 0; i < nss; i++) sm_signature_free(ss[i]);

@@ -42,7 +42,7 @@ void sm__train_free(sm__train *t) {
     free(t->gk[i]);
     free(t->gb[i]);
   }
-  sm_threadpool_free(t->pool);
+  sm__threadpool_free(t->pool);
   free(t);
 }
 
@@ -67,9 +67,9 @@ sm_status *sm__train_pool(sm_seq *m, int nthreads) {
   if (nthreads > 256) nthreads = 256;
   if (t->pool && t->nthreads == nthreads) return NULL;
   sm__nn_blas_init(); /* OpenBLAS single-threaded: the pool owns the cores */
-  sm_threadpool_free(t->pool);
+  sm__threadpool_free(t->pool);
   t->pool = NULL;
-  if (nthreads > 1 && (st = sm_threadpool_new(nthreads, &t->pool))) return st;
+  if (nthreads > 1 && (st = sm__threadpool_new(nthreads, &t->pool))) return st;
   t->nthreads = nthreads;
   return NULL;
 }
@@ -140,17 +140,17 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
     int nnact = L->activation == SM_ACT_RELU ? SM_NN_ACT_RELU : SM_NN_ACT_NONE;
     switch (L->kind) {
       case SM_LAYER_CONV2D:
-        st = sm_nn_conv2d_f32(t->pool, in, n, L->in_shape[0], L->in_shape[1], L->in_shape[2],
+        st = sm__nn_conv2d_f32(t->pool, in, n, L->in_shape[0], L->in_shape[1], L->in_shape[2],
                               sm_tensor_data(L->kernel), L->kh, L->kw, L->units, L->sh, L->sw,
                               L->padding == SM_PAD_SAME, sm_tensor_data(L->bias), nnact, y);
         if (!st && L->activation == SM_ACT_SOFTMAX) sm__softmax_rows(y, n * out_per / L->units, L->units);
         break;
       case SM_LAYER_MAXPOOL2D:
-        st = sm_nn_maxpool_f32(t->pool, in, n, L->in_shape[0], L->in_shape[1], L->in_shape[2], L->kh, L->kw, L->sh,
+        st = sm__nn_maxpool_f32(t->pool, in, n, L->in_shape[0], L->in_shape[1], L->in_shape[2], L->kh, L->kw, L->sh,
                                L->sw, L->padding == SM_PAD_SAME, y, t->argmax[l]);
         break;
       case SM_LAYER_DENSE:
-        sm_nn_matmul_f32(t->pool, 0, 0, n, L->units, in_per, in, sm_tensor_data(L->kernel), sm_tensor_data(L->bias),
+        sm__nn_matmul_f32(t->pool, 0, 0, n, L->units, in_per, in, sm_tensor_data(L->kernel), sm_tensor_data(L->bias),
                          nnact, 0, y);
         if (L->activation == SM_ACT_SOFTMAX) sm__softmax_rows(y, n, L->units);
         break;

@@ -163,7 +163,7 @@ static void conv_backward(sm_seq *m, const sm__layer *L, const float *x, const f
   j.tasks = tr->scratch_threads;
   if (j.tasks > n) j.tasks = (int)(n > 0 ? n : 1);
   j.spc = sm__conv_spc(L, tr->cap, tr->scratch_threads);
-  sm_parallel_for(tr->pool, j.tasks, 1, conv_task, &j);
+  sm__parallel_for(tr->pool, j.tasks, 1, conv_task, &j);
   /* fixed-order sum of the partials: reproducible whichever thread ran which task */
   int64_t nk = j.K * j.cout;
   memcpy(gk, tr->part, (size_t)nk * sizeof *gk);
@@ -215,17 +215,17 @@ static void layer_backward(sm_seq *m, int l, const float *x, const float *y, flo
     case SM_LAYER_DENSE: {
       if (!skip_act) undo_act(L->activation, y, gy, n, L->units);
       const float *w = sm_tensor_data(L->kernel);
-      sm_nn_matmul_f32(tr->pool, 1, 0, in_per, L->units, n, x, gy, NULL, SM_NN_ACT_NONE, 0, gk);
+      sm__nn_matmul_f32(tr->pool, 1, 0, in_per, L->units, n, x, gy, NULL, SM_NN_ACT_NONE, 0, gk);
       for (int64_t u = 0; u < L->units; u++) gb[u] = 0.0f;
       for (int64_t i = 0; i < n; i++)
         for (int64_t u = 0; u < L->units; u++) gb[u] += gy[i * L->units + u];
-      if (gx) sm_nn_matmul_f32(tr->pool, 0, 1, n, in_per, L->units, gy, w, NULL, SM_NN_ACT_NONE, 0, gx);
+      if (gx) sm__nn_matmul_f32(tr->pool, 0, 1, n, in_per, L->units, gy, w, NULL, SM_NN_ACT_NONE, 0, gx);
       break;
     }
     case SM_LAYER_MAXPOOL2D:
       if (gx) {
         pooljob j = {gy, tr->argmax[l], gx, pool_relu ? x : NULL, in_per, out_per};
-        sm_parallel_for(tr->pool, n, 1, pool_range, &j);
+        sm__parallel_for(tr->pool, n, 1, pool_range, &j);
       }
       break;
     case SM_LAYER_DROPOUT:

@@ -115,7 +115,7 @@ void sm__optimizer_step(sm_seq *m) {
       u.g = which ? tr->gb[i] : tr->gk[i];
       u.s0 = slot[0] ? sm_tensor_data(slot[0]) : NULL;
       u.s1 = slot[1] ? sm_tensor_data(slot[1]) : NULL;
-      sm_parallel_for(tr->pool, sm_tensor_num_elements(w), 16384, upd_range, &u);
+      sm__parallel_for(tr->pool, sm_tensor_num_elements(w), 16384, upd_range, &u);
     }
   }
   m->iterations++;

@@ -348,18 +348,18 @@ sm_status *sm_seq_resume(const char *export_dir, sm_seq **out) {
   if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm_seq_resume: no output");
   *out = NULL;
   if (!export_dir || !*export_dir) return sm_status_new(SM_INVALID_ARGUMENT, "sm_seq_resume: empty export directory");
-  if (!sm_is_dir(export_dir)) return sm_status_new(SM_NOT_FOUND, "resuming from %s: no such directory", export_dir);
-  char *extra = sm_path_join(export_dir, SM_EXTRA_ASSETS_DIRECTORY);
-  char *path = extra ? sm_path_join(extra, SM_TRAIN_STATE_FILENAME) : NULL;
-  char *vars = sm_path_join(export_dir, SM_VARIABLES_DIRECTORY);
-  char *prefix = vars ? sm_path_join(vars, SM_VARIABLES_FILENAME) : NULL;
+  if (!sm__is_dir(export_dir)) return sm_status_new(SM_NOT_FOUND, "resuming from %s: no such directory", export_dir);
+  char *extra = sm__path_join(export_dir, SM_EXTRA_ASSETS_DIRECTORY);
+  char *path = extra ? sm__path_join(extra, SM_TRAIN_STATE_FILENAME) : NULL;
+  char *vars = sm__path_join(export_dir, SM_VARIABLES_DIRECTORY);
+  char *prefix = vars ? sm__path_join(vars, SM_VARIABLES_FILENAME) : NULL;
   parser p = {.path = path};
   sm_seq *m = NULL;
   state st;
   sm_status *s = path && prefix ? NULL : oom();
-  if (!s && !sm_path_exists(path))
+  if (!s && !sm__path_exists(path))
     s = sm_status_new(SM_NOT_FOUND, "%s is missing: not an export of sm_seq_export, or its training state was removed", path);
-  if (!s) s = sm_file_read_all(path, &p.text, &p.len);
+  if (!s) s = sm__file_read_all(path, &p.text, &p.len);
   if (!s && p.len > MAX_STATE_BYTES) s = sm_status_new(SM_DATA_LOSS, "%s: %zu bytes, more than a training state holds", path, p.len);
   if (!s && memchr(p.text, 0, p.len)) s = sm_status_new(SM_DATA_LOSS, "%s: holds a NUL byte", path);
   if (!s) s = parse_state(&p, &m, &st);

@@ -10,37 +10,37 @@
 #include "savedmodel/format.h"
 #include "test.h"
 
-/* Every edge in range, every name found again by sm_cgraph_find, all_ops sorted and unique. */
+/* Every edge in range, every name found again by sm__cgraph_find, all_ops sorted and unique. */
 static void check_invariants(const sm_cgraph *g, const char *what) {
-  int n = sm_cgraph_num_nodes(g), bad = 0;
+  int n = sm__cgraph_num_nodes(g), bad = 0;
   for (int i = 0; i < n && bad < 5; i++) {
-    const sm_node *x = sm_cgraph_node(g, i);
-    if (sm_cgraph_find(g, sm_node_name(x)) != i) {
-      fprintf(stderr, "%s: node %d '%s' not found by name\n", what, i, sm_node_name(x));
+    const sm_node *x = sm__cgraph_node(g, i);
+    if (sm__cgraph_find(g, sm__node_name(x)) != i) {
+      fprintf(stderr, "%s: node %d '%s' not found by name\n", what, i, sm__node_name(x));
       bad++;
     }
-    for (int k = 0; k < sm_node_num_inputs(x); k++) {
-      sm_edge e = sm_node_input(x, k);
-      if (e.node < 0 || e.node >= n || e.index < 0 || e.index >= sm_node_num_outputs(sm_cgraph_node(g, e.node))) {
-        fprintf(stderr, "%s: node '%s' input %d is (%d,%d)\n", what, sm_node_name(x), k, e.node, e.index);
+    for (int k = 0; k < sm__node_num_inputs(x); k++) {
+      sm_edge e = sm__node_input(x, k);
+      if (e.node < 0 || e.node >= n || e.index < 0 || e.index >= sm__node_num_outputs(sm__cgraph_node(g, e.node))) {
+        fprintf(stderr, "%s: node '%s' input %d is (%d,%d)\n", what, sm__node_name(x), k, e.node, e.index);
         bad++;
       }
-      if (sm_node_input_dtype(x, k) <= 0) bad++;
+      if (sm__node_input_dtype(x, k) <= 0) bad++;
     }
-    for (int k = 0; k < sm_node_num_control_inputs(x); k++) {
-      int c = sm_node_control_input(x, k);
+    for (int k = 0; k < sm__node_num_control_inputs(x); k++) {
+      int c = sm__node_control_input(x, k);
       if (c < 0 || c >= n) bad++;
     }
-    for (int k = 0; k < sm_node_num_outputs(x); k++)
-      if (sm_node_output_dtype(x, k) <= 0) bad++;
-    if (!strcmp(sm_node_op(x), "StatefulPartitionedCall") || !strcmp(sm_node_op(x), "PartitionedCall")) {
-      fprintf(stderr, "%s: call node '%s' not inlined\n", what, sm_node_name(x));
+    for (int k = 0; k < sm__node_num_outputs(x); k++)
+      if (sm__node_output_dtype(x, k) <= 0) bad++;
+    if (!strcmp(sm__node_op(x), "StatefulPartitionedCall") || !strcmp(sm__node_op(x), "PartitionedCall")) {
+      fprintf(stderr, "%s: call node '%s' not inlined\n", what, sm__node_name(x));
       bad++;
     }
   }
   CHECK_EQ_INT(bad, 0);
   int nops = 0;
-  const char *const *ops = sm_cgraph_all_ops(g, &nops);
+  const char *const *ops = sm__cgraph_all_ops(g, &nops);
   CHECK(nops > 0);
   for (int i = 1; i < nops; i++) CHECK(strcmp(ops[i - 1], ops[i]) < 0);
 }
@@ -52,7 +52,7 @@ static int check_saved_model(const Tensorflow__SavedModel *sm, const char *what)
   for (size_t m = 0; m < sm->n_meta_graphs; m++) {
     const Tensorflow__MetaGraphDef *mg = sm->meta_graphs[m];
     sm_cgraph *g = NULL;
-    sm_status *s = sm_cgraph_compile(mg, &g);
+    sm_status *s = sm__cgraph_compile(mg, &g);
     if (s) {
       fprintf(stderr, "%s: metagraph %zu: %s\n", what, m, sm_status_message(s));
       sm_status_free(s);
@@ -69,18 +69,18 @@ static int check_saved_model(const Tensorflow__SavedModel *sm, const char *what)
       for (size_t k = 0; k < sig->n_inputs && nf < 64; k++) {
         const Tensorflow__TensorInfo *ti = sig->inputs[k]->value;
         if (!ti || ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME) continue;
-        CHECK_OK(sm_cgraph_resolve(g, ti->name, &feeds[nf], NULL));
+        CHECK_OK(sm__cgraph_resolve(g, ti->name, &feeds[nf], NULL));
         nf++;
       }
       for (size_t k = 0; k < sig->n_outputs && nt < 64; k++) {
         const Tensorflow__TensorInfo *ti = sig->outputs[k]->value;
         if (!ti || ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME) continue;
-        int node = sm_cgraph_find(g, ti->name);
-        if (node >= 0 && sm_node_num_outputs(sm_cgraph_node(g, node)) == 0) { /* the init op: a target */
+        int node = sm__cgraph_find(g, ti->name);
+        if (node >= 0 && sm__node_num_outputs(sm__cgraph_node(g, node)) == 0) { /* the init op: a target */
           targets[ntg++] = node;
           continue;
         }
-        sm_status *rs = sm_cgraph_resolve(g, ti->name, &fetches[nt], NULL);
+        sm_status *rs = sm__cgraph_resolve(g, ti->name, &fetches[nt], NULL);
         if (rs) {
           fprintf(stderr, "%s: signature '%s' output '%s': %s\n", what, mg->signature_def[i]->key, ti->name,
                   sm_status_message(rs));
@@ -91,27 +91,27 @@ static int check_saved_model(const Tensorflow__SavedModel *sm, const char *what)
         nt++;
       }
       int *order = NULL, n = 0;
-      s = sm_cgraph_prune(g, feeds, nf, fetches, nt, targets, ntg, &order, &n);
+      s = sm__cgraph_prune(g, feeds, nf, fetches, nt, targets, ntg, &order, &n);
       if (s) {
         fprintf(stderr, "%s: prune of signature '%s': %s\n", what, mg->signature_def[i]->key, sm_status_message(s));
         sm_status_free(s);
         sm_test_failures++;
         continue;
       }
-      CHECK(n > 0 && n <= sm_cgraph_num_nodes(g));
+      CHECK(n > 0 && n <= sm__cgraph_num_nodes(g));
       /* topological: every needed input comes earlier */
-      int *pos = malloc(sizeof(int) * (size_t)sm_cgraph_num_nodes(g));
-      for (int k = 0; k < sm_cgraph_num_nodes(g); k++) pos[k] = -1;
+      int *pos = malloc(sizeof(int) * (size_t)sm__cgraph_num_nodes(g));
+      for (int k = 0; k < sm__cgraph_num_nodes(g); k++) pos[k] = -1;
       for (int k = 0; k < n; k++) {
         CHECK(pos[order[k]] < 0);
         pos[order[k]] = k;
       }
       for (int k = 0; k < n; k++) {
-        const sm_node *x = sm_cgraph_node(g, order[k]);
-        for (int c = 0; c < sm_node_num_control_inputs(x); c++) CHECK(pos[sm_node_control_input(x, c)] >= 0 &&
-                                                                      pos[sm_node_control_input(x, c)] < k);
-        for (int c = 0; c < sm_node_num_inputs(x); c++) {
-          sm_edge e = sm_node_input(x, c);
+        const sm_node *x = sm__cgraph_node(g, order[k]);
+        for (int c = 0; c < sm__node_num_control_inputs(x); c++) CHECK(pos[sm__node_control_input(x, c)] >= 0 &&
+                                                                      pos[sm__node_control_input(x, c)] < k);
+        for (int c = 0; c < sm__node_num_inputs(x); c++) {
+          sm_edge e = sm__node_input(x, c);
           int fed = 0;
           for (int f = 0; f < nf; f++) fed |= feeds[f].node == e.node && feeds[f].index == e.index;
           if (!fed) CHECK(pos[e.node] >= 0 && pos[e.node] < k);
@@ -120,7 +120,7 @@ static int check_saved_model(const Tensorflow__SavedModel *sm, const char *what)
       free(pos);
       free(order);
     }
-    sm_cgraph_free(g);
+    sm__cgraph_free(g);
   }
   return ok;
 }

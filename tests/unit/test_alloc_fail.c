@@ -95,7 +95,7 @@ static int b64v(int c) {
 static sm_status *read_json_strings(const char *path, sm_tensor **out) {
   char *text;
   size_t len;
-  sm_status *st = sm_file_read_all(path, &text, &len);
+  sm_status *st = sm__file_read_all(path, &text, &len);
   if (st) return st;
   int64_t dims[SM_MAX_RANK];
   int rank = 0;
@@ -150,9 +150,9 @@ static int zoo_case_read(const char *model_dir, const char *case_dir, const char
   memset(c, 0, sizeof *c);
   snprintf(c->name, sizeof c->name, "%s", label);
   c->model_dir = dup(model_dir);
-  char *p = sm_path_join(case_dir, "signature.json"), *text = NULL;
+  char *p = sm__path_join(case_dir, "signature.json"), *text = NULL;
   size_t len;
-  sm_status *st = p ? sm_file_read_all(p, &text, &len) : sm_status_new(SM_NO_MEMORY, "path");
+  sm_status *st = p ? sm__file_read_all(p, &text, &len) : sm_status_new(SM_NO_MEMORY, "path");
   free(p);
   char *in_file[MAXIO] = {0};
   int section = 0; /* 1 tags, 2 inputs, 3 outputs */
@@ -175,7 +175,7 @@ static int zoo_case_read(const char *model_dir, const char *case_dir, const char
   free(text);
   for (int i = 0; i < c->nin && !st; i++) {
     if (!in_file[i]) continue;
-    p = sm_path_join(case_dir, in_file[i]);
+    p = sm__path_join(case_dir, in_file[i]);
     st = read_value(p, &c->in[i]);
     free(p);
   }
@@ -341,12 +341,12 @@ static int sweep_zoo(void) {
   char **models = list_dir(zoo);
   int ncases = 0;
   for (int i = 0; models && models[i]; i++) {
-    char *base = sm_path_join(zoo, models[i]);
-    char *model = sm_path_join(base, "model"), *outs = sm_path_join(base, "golden/outputs");
+    char *base = sm__path_join(zoo, models[i]);
+    char *model = sm__path_join(base, "model"), *outs = sm__path_join(base, "golden/outputs");
     char **cases = list_dir(outs);
     for (int j = 0; cases && cases[j]; j++) {
       if (strstr(cases[j], "__b")) continue; /* the batch repeats of a signature */
-      char *cd = sm_path_join(outs, cases[j]), label[160];
+      char *cd = sm__path_join(outs, cases[j]), label[160];
       snprintf(label, sizeof label, "%s %s", models[i], cases[j]);
       scase c;
       if (zoo_case_read(model, cd, label, &c)) {
@@ -418,7 +418,7 @@ static int sweep_serving(void) {
     scase c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "tf-serving %s %s", cases[i].model, cases[i].sig);
-    char *p = sm_path_join(dir, cases[i].model);
+    char *p = sm__path_join(dir, cases[i].model);
     c.model_dir = p;
     c.tags[c.ntags++] = dup("serve");
     c.sig = dup(cases[i].sig);
@@ -554,10 +554,10 @@ static char *kernel_graph(void) {
 
 static sm_status *kernel_run(const char *g, sm_tensor **out) {
   sm_session *s;
-  sm_status *st = sm_session_from_pbtxt(g, &s);
+  sm_status *st = sm__session_from_pbtxt(g, &s);
   if (st) return st;
-  st = sm_session_run(s, NULL, NULL, 0, kernel_fetches, NKF, NULL, 0, out);
-  sm_session_free(s);
+  st = sm__session_run(s, NULL, NULL, 0, kernel_fetches, NKF, NULL, 0, out);
+  sm__session_free(s);
   return st;
 }
 
@@ -610,13 +610,13 @@ static void sweep_raw_conv(void) {
   for (int i = 0; i < H * W * C; i++) x[i] = (float)(i % 13) - 6;
   for (int i = 0; i < KH * KW * C * CO; i++) f[i] = (float)(i % 7) * 0.25f - 0.75f;
   sm_threadpool *pool = NULL;
-  CHECK_OK(sm_threadpool_new(4, &pool));
-  CHECK_OK(sm_nn_conv2d_f32(pool, x, 1, H, W, C, f, KH, KW, CO, 1, 1, 1, NULL, SM_NN_ACT_NONE, want));
+  CHECK_OK(sm__threadpool_new(4, &pool));
+  CHECK_OK(sm__nn_conv2d_f32(pool, x, 1, H, W, C, f, KH, KW, CO, 1, 1, 1, NULL, SM_NN_ACT_NONE, want));
   for (long k = 1; k <= 8; k++)
     for (int persist = 0; persist < 2; persist++) {
       long long live0 = live_blocks();
       sm__alloc_fail_after(k, persist);
-      sm_status *st = sm_nn_conv2d_f32(pool, x, 1, H, W, C, f, KH, KW, CO, 1, 1, 1, NULL, SM_NN_ACT_NONE, y);
+      sm_status *st = sm__nn_conv2d_f32(pool, x, 1, H, W, C, f, KH, KW, CO, 1, 1, 1, NULL, SM_NN_ACT_NONE, y);
       long failed = sm__alloc_failures();
       sm__alloc_fail_after(0, 0);
       if (failed) {
@@ -632,12 +632,12 @@ static void sweep_raw_conv(void) {
     }
   /* persistent from the first: every worker fails */
   sm__alloc_fail_after(1, 1);
-  sm_status *st = sm_nn_conv2d_f32(pool, x, 1, H, W, C, f, KH, KW, CO, 1, 1, 1, NULL, SM_NN_ACT_NONE, y);
+  sm_status *st = sm__nn_conv2d_f32(pool, x, 1, H, W, C, f, KH, KW, CO, 1, 1, 1, NULL, SM_NN_ACT_NONE, y);
   CHECK(sm__alloc_failures() >= 1);
   sm__alloc_fail_after(0, 0);
   CHECK_EQ_INT(sm_status_code(st), SM_RESOURCE_EXHAUSTED);
   sm_status_free(st);
-  sm_threadpool_free(pool);
+  sm__threadpool_free(pool);
 }
 
 /* ---- the allocator itself --------------------------------------------------------------------- */
@@ -725,7 +725,7 @@ int main(void) {
   only_k = getenv("SM_ALLOC_SWEEP_K") ? atol(getenv("SM_ALLOC_SWEEP_K")) : 0;
   test_allocator();
   /* the kernel registry's index (built on first use, kept to the end) out of the live counts */
-  CHECK(sm_kernel_find("Const", SM_BACKEND_CPU) != NULL);
+  CHECK(sm__kernel_find("Const", SM_BACKEND_CPU) != NULL);
   sweep_raw_conv();
   sweep_kernels();
   clock_t t0 = clock();

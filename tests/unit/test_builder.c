@@ -381,10 +381,10 @@ static sm_status *write_labels(const char *dir, const char *labels_src) {
 }
 
 static sm_status *write_labels_src(const char *path) {
-  return sm_file_write_atomic(path, "cat\ndog\nbird\n", 13);
+  return sm__file_write_atomic(path, "cat\ndog\nbird\n", 13);
 }
 
-static char *join(const char *a, const char *b) { return sm_path_join(a, b); }
+static char *join(const char *a, const char *b) { return sm__path_join(a, b); }
 
 static int count_entries(const char *dir) {
   int n = 0;
@@ -415,15 +415,15 @@ static void test_farmhash(void) {
            {"hello world", 11, 6381520714923946011ULL}, {x17, 17, 2082709914559524774ULL},
            {y40, 40, 276292113409495006ULL},         {z100, 100, 9220849947163966073ULL}};
   for (size_t i = 0; i < sizeof v / sizeof *v; i++)
-    CHECK(sm_fingerprint64(v[i].s, v[i].n) % 9223372036854775807ULL == v[i].want);
+    CHECK(sm__fingerprint64(v[i].s, v[i].n) % 9223372036854775807ULL == v[i].want);
   /* every length class and a read at each offset stays in bounds (ASan checks) and differs */
   uint64_t prev = 0;
   for (size_t n = 0; n <= sizeof w300; n++) {
-    uint64_t h = sm_fingerprint64(w300, n);
+    uint64_t h = sm__fingerprint64(w300, n);
     CHECK(h != prev);
     prev = h;
   }
-  CHECK(sm_fingerprint_cat64(1, 2) != sm_fingerprint_cat64(2, 1));
+  CHECK(sm__fingerprint_cat64(1, 2) != sm__fingerprint_cat64(2, 1));
 }
 
 /* C++'s deterministic serialization: map entries by key, key and value always written. */
@@ -437,8 +437,8 @@ static void test_deterministic(void) {
   CHECK_OK(sm_signature_add_output(b, "zeta", "z:0", SM_FLOAT, 0, NULL));
   uint8_t *pa = NULL, *pb = NULL;
   size_t la = 0, lb = 0;
-  CHECK_OK(sm_pb_serialize_deterministic(&sm_signature_def(a)->base, &pa, &la));
-  CHECK_OK(sm_pb_serialize_deterministic(&sm_signature_def(b)->base, &pb, &lb));
+  CHECK_OK(sm__pb_serialize_deterministic(&sm_signature_def(a)->base, &pa, &la));
+  CHECK_OK(sm__pb_serialize_deterministic(&sm_signature_def(b)->base, &pb, &lb));
   size_t lp = protobuf_c_message_get_packed_size(&sm_signature_def(b)->base);
   uint8_t *pp = malloc(lp);
   protobuf_c_message_pack(&sm_signature_def(b)->base, pp);
@@ -454,7 +454,7 @@ static void test_deterministic(void) {
   Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
   e.key = "k";
   e.value = &v;
-  CHECK_OK(sm_pb_serialize_deterministic(&e.base, &pa, &la));
+  CHECK_OK(sm__pb_serialize_deterministic(&e.base, &pa, &la));
   CHECK(la == 5 && !memcmp(pa, "\x0a\x01k\x12\x00", 5));
   free(pa);
   /* hand-built nesting past the parser's limit is refused, not recursed into without end */
@@ -477,8 +477,8 @@ static void test_deterministic(void) {
       fv[i].func = &fl[i + 1];
     }
   }
-  CHECK_ERR(sm_pb_serialize_deterministic(&fl[0].base, &pa, &la), "nested deeper");
-  CHECK_OK(sm_pb_serialize_deterministic(&fl[LEVELS - 20].base, &pa, &la));
+  CHECK_ERR(sm__pb_serialize_deterministic(&fl[0].base, &pa, &la), "nested deeper");
+  CHECK_OK(sm__pb_serialize_deterministic(&fl[LEVELS - 20].base, &pa, &la));
   free(pa);
 }
 
@@ -489,10 +489,10 @@ static int same_hashes(const Tensorflow__FingerprintDef *a, const Tensorflow__Fi
 }
 
 static Tensorflow__FingerprintDef *read_fingerprint(const char *dir) {
-  char *p = sm_path_join(dir, SM_FINGERPRINT_FILENAME), *data = NULL;
+  char *p = sm__path_join(dir, SM_FINGERPRINT_FILENAME), *data = NULL;
   size_t len = 0;
   ProtobufCMessage *m = NULL;
-  sm_status *s = sm_file_read_all(p, &data, &len);
+  sm_status *s = sm__file_read_all(p, &data, &len);
   if (!s) s = sm_pb_parse(&tensorflow__fingerprint_def__descriptor, (const uint8_t *)data, len, p, &m);
   if (s) {
     fprintf(stderr, "%s\n", sm_status_message(s));
@@ -517,7 +517,7 @@ static void test_zoo_fingerprints(void) {
     if (e->d_name[0] == '.') continue;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/model/fingerprint.pb", zoo, e->d_name);
-    if (!sm_path_exists(path)) continue;
+    if (!sm__path_exists(path)) continue;
     path[strlen(path) - strlen("/fingerprint.pb")] = 0;
     Tensorflow__FingerprintDef *tf = read_fingerprint(path), *ours = NULL;
     CHECK(tf != NULL);
@@ -654,7 +654,7 @@ static void test_parse_example(const char *tmp) {
 /* examples/labels (built beside this test): this project's runtime classifies with it. */
 static void test_labels_example(const char *tmp) {
   const char *prog = SM_BINARY_DIR "/examples/labels";
-  if (!sm_path_exists(prog)) {
+  if (!sm__path_exists(prog)) {
     printf("skipped: %s absent (build the examples)\n", prog);
     return;
   }
@@ -799,7 +799,7 @@ static void test_bad_use(const char *tmp) {
   sm_graph *g2;
   sm_signature *sig2;
   CHECK_OK(scaled_graph(&g2, &sig2));
-  CHECK_OK(sm_file_write_atomic(gone, "a\n", 2));
+  CHECK_OK(sm__file_write_atomic(gone, "a\n", 2));
   CHECK_OK(sm_graph_asset(g2, "vocab", "vocab.txt", gone, NULL));
   CHECK_OK(sm_builder_new(dir, &b));
   CHECK_OK(sm_builder_add_meta_graph_and_variables(b, g2, serve, 1, &sig2, 1));
@@ -827,11 +827,11 @@ static void test_stale_temps(const char *tmp) {
   snprintf(other, sizeof other, "%s/.tmp-mm-999999999", parent);
   CHECK(mkdir(dead, 0755) == 0 && mkdir(alive, 0755) == 0 && mkdir(other, 0755) == 0);
   char *junk = join(dead, "saved_model.pb");
-  CHECK_OK(sm_file_write_atomic(junk, "x", 1));
+  CHECK_OK(sm__file_write_atomic(junk, "x", 1));
   free(junk);
   CHECK_OK(write_scaled(dir, 0));
-  CHECK(!sm_path_exists(dead));
-  CHECK(sm_path_exists(alive) && sm_path_exists(other) && sm_path_exists(dir));
+  CHECK(!sm__path_exists(dead));
+  CHECK(sm__path_exists(alive) && sm__path_exists(other) && sm__path_exists(dir));
   CHECK_EQ_INT(count_entries(parent), 3);
   free(dir);
   free(parent);
@@ -919,8 +919,8 @@ static void test_builder(const char *tmp) {
   dir = join(tmp, "scaled_txt");
   CHECK_OK(write_scaled(dir, 1));
   char *pbtxt = join(dir, "saved_model.pbtxt"), *fpb = join(dir, SM_FINGERPRINT_FILENAME);
-  CHECK(sm_path_exists(pbtxt));
-  CHECK(!sm_path_exists(fpb)); /* TF fingerprints saved_model.pb only */
+  CHECK(sm__path_exists(pbtxt));
+  CHECK(!sm__path_exists(fpb)); /* TF fingerprints saved_model.pb only */
   free(pbtxt);
   free(fpb);
   CHECK_OK(sm_saved_model_read(dir, &sm));
@@ -947,7 +947,7 @@ static void test_builder(const char *tmp) {
   CHECK_OK(write_labels(dir, src));
   char *asset = join(dir, "assets/labels.txt"), *text = NULL;
   size_t tlen = 0;
-  CHECK_OK(sm_file_read_all(asset, &text, &tlen));
+  CHECK_OK(sm__file_read_all(asset, &text, &tlen));
   CHECK(text && tlen == 13 && !memcmp(text, "cat\ndog\nbird\n", 13));
   free(text);
   free(asset);
@@ -1010,9 +1010,9 @@ static void test_builder(const char *tmp) {
   sm_tensor_free(z);
   CHECK_ERR(sm_builder_add_meta_graph(b, other, (const char *[]){"eval"}, 1, NULL, 0), "not among the saved");
   sm_graph_free(other);
-  CHECK(!sm_path_exists(dir));
+  CHECK(!sm__path_exists(dir));
   sm_builder_free(b); /* never saved: nothing on disk */
-  CHECK(!sm_path_exists(dir));
+  CHECK(!sm__path_exists(dir));
   sm_signature_free(sig);
   sm_graph_free(g);
   free(dir);

@@ -54,7 +54,7 @@ static double now(void) {
 
 /* 1 when dir is absent, or complete and right. */
 static int absent_or_complete(const char *dir) {
-  if (!sm_path_exists(dir)) return 1;
+  if (!sm__path_exists(dir)) return 1;
   Tensorflow__SavedModel *sm = NULL;
   sm_status *s = sm_saved_model_read(dir, &sm);
   if (s) {
@@ -63,7 +63,7 @@ static int absent_or_complete(const char *dir) {
     return 0;
   }
   sm_saved_model_free(sm);
-  char *prefix = sm_path_join(dir, "variables/variables");
+  char *prefix = sm__path_join(dir, "variables/variables");
   sm_bundle *b = NULL;
   sm_tensor *t = NULL;
   s = sm_bundle_open(prefix, &b);
@@ -93,7 +93,7 @@ int main(void) {
   CHECK(tmp != NULL);
   if (!tmp) TEST_MAIN_END();
   /* how long one save takes here */
-  char *ref = sm_path_join(tmp, "ref");
+  char *ref = sm__path_join(tmp, "ref");
   double t0 = now();
   CHECK_OK(save(ref));
   double took = now() - t0;
@@ -103,7 +103,7 @@ int main(void) {
   for (int i = 0; i < 12; i++) {
     char name[32];
     snprintf(name, sizeof name, "kill%d", i);
-    char *dir = sm_path_join(tmp, name);
+    char *dir = sm__path_join(tmp, name);
     pid_t pid = fork();
     if (pid == 0) {
       sm_status *s = save(dir);
@@ -118,7 +118,7 @@ int main(void) {
     int st;
     waitpid(pid, &st, 0);
     CHECK(absent_or_complete(dir));
-    if (sm_path_exists(dir))
+    if (sm__path_exists(dir))
       complete++;
     else
       absent++;
@@ -131,10 +131,10 @@ int main(void) {
   for (int i = 0; i < 12; i++) {
     char name[32];
     snprintf(name, sizeof name, "kill%d", i);
-    char *dir = sm_path_join(tmp, name);
-    if (!sm_path_exists(dir)) {
+    char *dir = sm__path_join(tmp, name);
+    if (!sm__path_exists(dir)) {
       CHECK_OK(save(dir));
-      CHECK(absent_or_complete(dir) && sm_path_exists(dir));
+      CHECK(absent_or_complete(dir) && sm__path_exists(dir));
     }
     free(dir);
   }

@@ -150,8 +150,8 @@ static void test_round_trip(void) {
   snprintf(prefix, sizeof prefix, "%s", path("rt/variables"));
   mkdir(path("rt"), 0755);
   CHECK_OK(write_items(prefix, it, n));
-  CHECK(sm_path_exists(path("rt/variables.index")));
-  CHECK(sm_path_exists(path("rt/variables.data-00000-of-00001")));
+  CHECK(sm__path_exists(path("rt/variables.index")));
+  CHECK(sm__path_exists(path("rt/variables.data-00000-of-00001")));
   char msg[512] = "";
   CHECK_EQ_INT(verify(prefix, it, n, msg, sizeof msg), 0);
   if (msg[0]) fprintf(stderr, "round trip: %s\n", msg);
@@ -206,8 +206,8 @@ static void test_round_trip(void) {
   CHECK_ERR(sm_bundle_writer_add(w, "x", it[0].t), "duplicate key x");
   CHECK_ERR(sm_bundle_writer_add(w, "", it[0].t), "reserved");
   sm_bundle_writer_free(w); /* not finished: no files left behind */
-  CHECK(!sm_path_exists(path("rt/dup.index")));
-  CHECK(!sm_path_exists(path("rt/dup.data-00000-of-00001")));
+  CHECK(!sm__path_exists(path("rt/dup.index")));
+  CHECK(!sm__path_exists(path("rt/dup.data-00000-of-00001")));
   CHECK_ERR(sm_bundle_writer_open(path("no/such/dir/variables"), &w), "no/such/dir");
   for (size_t i = 0; i < n; i++) sm_tensor_free(it[i].t);
 }
@@ -226,12 +226,12 @@ static void test_counter_exact(void) {
   sm_tensor_free(t);
   char *mine, *theirs;
   size_t ml, tl;
-  CHECK_OK(sm_file_read_all(path("counter/variables.index"), &mine, &ml));
+  CHECK_OK(sm__file_read_all(path("counter/variables.index"), &mine, &ml));
   CHECK_EQ_INT(ml, 123);
   static const uint8_t entry[11] = {0x08, 0x01, 0x12, 0x00, 0x28, 0x04, 0x35, 0xa6, 0x7b, 0x11, 0x3a};
   static const uint8_t header[6] = {0x08, 0x01, 0x1a, 0x02, 0x08, 0x01};
   CHECK(ml == 123 && memcmp(mine + 3, header, 6) == 0 && memcmp(mine + 0x13, entry, 11) == 0);
-  sm_status *s = sm_file_read_all(
+  sm_status *s = sm__file_read_all(
       SM_SHARED_DIR "/fixtures/tf-serving/saved_model_counter/00000123/variables/variables.index", &theirs, &tl);
   if (!s) {
     CHECK(ml == tl && memcmp(mine, theirs, ml) == 0);
@@ -239,18 +239,18 @@ static void test_counter_exact(void) {
   }
   sm_status_free(s);
   free(mine);
-  CHECK_OK(sm_file_read_all(path("counter/variables.data-00000-of-00001"), &mine, &ml));
+  CHECK_OK(sm__file_read_all(path("counter/variables.data-00000-of-00001"), &mine, &ml));
   CHECK(ml == 4 && memcmp(mine, "\0\0\0\0", 4) == 0);
   free(mine);
 }
 
 static void test_ordered_code(void) {
   size_t l;
-  uint8_t *k = sm_encode_tensor_name_slice("Variable", 8, 0, NULL, NULL, &l);
+  uint8_t *k = sm__encode_tensor_name_slice("Variable", 8, 0, NULL, NULL, &l);
   CHECK(l == 12 && memcmp(k, "\x00Variable\x00\x01\x00", 12) == 0);
   free(k);
   int64_t st[2] = {0, 3}, ln[2] = {-1, 2};
-  k = sm_encode_tensor_name_slice("a\0\xff", 3, 2, st, ln, &l);
+  k = sm__encode_tensor_name_slice("a\0\xff", 3, 2, st, ln, &l);
   CHECK(l == 14 && memcmp(k, "\x00" "a\x00\xff\xff\x00\x00\x01" "\x01\x02" "\x80\x7f\x83\x82", 14) == 0);
   free(k);
   struct {
@@ -264,15 +264,15 @@ static void test_ordered_code(void) {
                {INT64_MIN, "\x00\x3f\x80\x00\x00\x00\x00\x00\x00\x00", 10}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     uint8_t out[10];
-    size_t n = sm_ordered_signed_num_increasing(out, cases[i].v);
+    size_t n = sm__ordered_signed_num_increasing(out, cases[i].v);
     if (n != cases[i].n || memcmp(out, cases[i].enc, n) != 0) {
       fprintf(stderr, "signed %lld: got %zu bytes %02x %02x\n", (long long)cases[i].v, n, out[0], out[1]);
       CHECK(0);
     }
   }
   uint8_t out[10];
-  CHECK(sm_ordered_num_increasing(out, 0) == 1 && out[0] == 0);
-  CHECK(sm_ordered_num_increasing(out, 0x1234) == 3 && out[0] == 2 && out[1] == 0x12 && out[2] == 0x34);
+  CHECK(sm__ordered_num_increasing(out, 0) == 1 && out[0] == 0);
+  CHECK(sm__ordered_num_increasing(out, 0x1234) == 3 && out[0] == 2 && out[1] == 0x12 && out[2] == 0x34);
 }
 
 static void test_slices(void) {
@@ -294,7 +294,7 @@ static void test_slices(void) {
     float *dst = sm_tensor_data(t);
     for (int64_t r = 0; r < d[0]; r++)
       for (int64_t c = 0; c < d[1]; c++) dst[r * d[1] + c] = src[(parts[p].st[0] + r) * 6 + parts[p].st[1] + c];
-    CHECK_OK(sm_bundle_writer_add_slice(w, "part/w", 2, full, parts[p].st, parts[p].ln, t));
+    CHECK_OK(sm__bundle_writer_add_slice(w, "part/w", 2, full, parts[p].st, parts[p].ln, t));
     sm_tensor_free(t);
   }
   sm_tensor *other = pattern(SM_INT32, 1, full, 1);
@@ -302,7 +302,7 @@ static void test_slices(void) {
   {
     int64_t d[2] = {2, 6};
     sm_tensor *t = pattern(SM_FLOAT, 2, d, 1);
-    CHECK_ERR(sm_bundle_writer_add_slice(w, "plain", 2, full, parts[0].st, parts[0].ln, t), "different tensor");
+    CHECK_ERR(sm__bundle_writer_add_slice(w, "plain", 2, full, parts[0].st, parts[0].ln, t), "different tensor");
     sm_tensor_free(t);
   }
   CHECK_OK(sm_bundle_writer_finish(w));
@@ -328,7 +328,7 @@ static void test_slices(void) {
   for (int p = 0; p < 2; p++) {
     int64_t d[2] = {parts[p].ln[0], parts[p].ln[1] < 0 ? 6 : parts[p].ln[1]};
     sm_tensor *t = pattern(SM_FLOAT, 2, d, 1);
-    CHECK_OK(sm_bundle_writer_add_slice(w, "part/w", 2, full, parts[p].st, parts[p].ln, t));
+    CHECK_OK(sm__bundle_writer_add_slice(w, "part/w", 2, full, parts[p].st, parts[p].ln, t));
     sm_tensor_free(t);
   }
   CHECK_OK(sm_bundle_writer_finish(w));
@@ -348,17 +348,17 @@ static void test_slices(void) {
 static void write_index(const char *prefix, const uint8_t *hdr, size_t hl, const char *key,
                         const Tensorflow__BundleEntryProto *e) {
   sm_table_builder *tb;
-  sm_status_free(sm_table_builder_new(&tb));
-  sm_status_free(sm_table_builder_add(tb, "", 0, hdr, hl));
+  sm_status_free(sm__table_builder_new(&tb));
+  sm_status_free(sm__table_builder_add(tb, "", 0, hdr, hl));
   if (key) {
     uint8_t buf[4096];
     size_t n = tensorflow__bundle_entry_proto__pack(e, buf);
-    sm_status_free(sm_table_builder_add(tb, key, strlen(key), buf, n));
+    sm_status_free(sm__table_builder_add(tb, key, strlen(key), buf, n));
   }
   uint8_t *out;
   size_t len;
-  sm_status_free(sm_table_builder_finish(tb, &out, &len));
-  sm_table_builder_free(tb);
+  sm_status_free(sm__table_builder_finish(tb, &out, &len));
+  sm__table_builder_free(tb);
   char p[1024];
   snprintf(p, sizeof p, "%s.index", prefix);
   CHECK_OK(put_file(p, out, len));
@@ -400,7 +400,7 @@ static void test_crafted(void) {
     e.shard_id = 0;                                                                 \
     e.offset = (off);                                                               \
     e.size = (sz);                                                                  \
-    e.crc32c = sm_crc32c_mask(sm_crc32c_value(data + (off), (size_t)(sz)));         \
+    e.crc32c = sm__crc32c_mask(sm__crc32c_value(data + (off), (size_t)(sz)));         \
   } while (0)
   /* A good float vector of 4 at offset 8. */
   dv[0].size = 4;
@@ -484,7 +484,7 @@ static void test_crafted(void) {
   RESET(SM_STRING, 1, 0, 7);
   write_index(prefix, hdr1, 6, "v", &e);
   CHECK_ERR(open_read(prefix, "v"), "checksum"); /* the length checksum is wrong first */
-  uint32_t m = sm_crc32c_mask(sm_crc32c_value("\x05\0\0\0", 4));
+  uint32_t m = sm__crc32c_mask(sm__crc32c_value("\x05\0\0\0", 4));
   for (int i = 0; i < 4; i++) sdata[1 + i] = (uint8_t)(m >> (8 * i));
   CHECK_OK(put_file(path("cr/variables.data-00000-of-00001"), sdata, 16));
   CHECK_ERR(open_read(prefix, "v"), "the strings take 5 bytes but the entry has 2 left");
@@ -591,8 +591,8 @@ static void test_damage(void) {
   CHECK_OK(write_items(path("dm/good"), it, 4));
   char *idx, *dat;
   size_t il, dl;
-  CHECK_OK(sm_file_read_all(path("dm/good.index"), &idx, &il));
-  CHECK_OK(sm_file_read_all(path("dm/good.data-00000-of-00001"), &dat, &dl));
+  CHECK_OK(sm__file_read_all(path("dm/good.index"), &idx, &il));
+  CHECK_OK(sm__file_read_all(path("dm/good.data-00000-of-00001"), &dat, &dl));
   char prefix[1024];
   snprintf(prefix, sizeof prefix, "%s", path("dm/bad"));
   char ipath[1100], dpath[1100], msg[512];

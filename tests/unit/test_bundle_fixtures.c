@@ -155,8 +155,8 @@ static void rewrite(const fixture *f, int idx) {
     snprintf(b, sizeof b, "%s%s", dst, suffix);
     char *x, *y;
     size_t xl, yl;
-    CHECK_OK(sm_file_read_all(a, &x, &xl));
-    CHECK_OK(sm_file_read_all(b, &y, &yl));
+    CHECK_OK(sm__file_read_all(a, &x, &xl));
+    CHECK_OK(sm__file_read_all(b, &y, &yl));
     int same = xl == yl && memcmp(x, y, xl) == 0;
     if (which == 0 || !f->snappy) {
       if (!same) fprintf(stderr, "%s: our %s differs from TF's\n", f->dir, suffix);
@@ -184,9 +184,9 @@ static void damage(const fixture *f) {
   snprintf(ipath, sizeof ipath, "%s.index", src);
   char *idx, *dat;
   size_t il, dl;
-  CHECK_OK(sm_file_read_all(ipath, &idx, &il));
+  CHECK_OK(sm__file_read_all(ipath, &idx, &il));
   snprintf(dpath, sizeof dpath, "%s.data-00000-of-00001", src);
-  CHECK_OK(sm_file_read_all(dpath, &dat, &dl));
+  CHECK_OK(sm__file_read_all(dpath, &dat, &dl));
   snprintf(dpath, sizeof dpath, "%s.data-00000-of-00001", dst);
   put(dpath, dat, dl);
   snprintf(ipath, sizeof ipath, "%s.index", dst);
@@ -292,7 +292,7 @@ static int json_field(const char *line, const char *name, char *buf, size_t cap)
 
 /* Reads a golden file whole; on failure reports it as a failed check and returns 0. */
 static int read_golden(const char *what, const char *file, char **d, size_t *n) {
-  sm_status *s = sm_file_read_all(file, d, n);
+  sm_status *s = sm__file_read_all(file, d, n);
   if (!s) return 1;
   fprintf(stderr, "%s: %s\n", what, sm_status_message(s));
   sm_status_free(s);
@@ -358,10 +358,10 @@ static int zoo_models(void) {
     snprintf(golden, sizeof golden, "%s/%s/golden/vars.json", zoo, de->d_name);
     char idx[1100];
     snprintf(idx, sizeof idx, "%s.index", prefix);
-    if (!sm_path_exists(idx) || !sm_path_exists(golden)) continue;
+    if (!sm__path_exists(idx) || !sm__path_exists(golden)) continue;
     char *g;
     size_t gl;
-    CHECK_OK(sm_file_read_all(golden, &g, &gl));
+    CHECK_OK(sm__file_read_all(golden, &g, &gl));
     if (!g) continue;
     sm_bundle *b;
     sm_status *s = sm_bundle_open(prefix, &b);
@@ -415,7 +415,7 @@ static int zoo_models(void) {
 int main(void) {
   int zoo = zoo_models();
   fprintf(stderr, "zoo bundles checked: %d\n", zoo);
-  if (!sm_is_dir(FIX)) {
+  if (!sm__is_dir(FIX)) {
     printf("skipped: %s absent\n", FIX);
     return sm_test_failures ? 1 : (zoo ? 0 : SM_TEST_SKIP);
   }

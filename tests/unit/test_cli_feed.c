@@ -18,14 +18,14 @@
 static char *convert(const char *text, int dtype) {
   static char out[4096];
   py_value *v;
-  sm_status *st = sm_py_literal_parse(text, &v);
+  sm_status *st = sm__py_literal_parse(text, &v);
   if (!st) {
     sm_tensor *t;
-    st = sm_cli_literal_to_tensor(v, dtype, "x", &t);
+    st = sm__cli_literal_to_tensor(v, dtype, "x", &t);
     py_value_free(v);
     if (!st) {
       FILE *m = fmemopen(out, sizeof out, "w");
-      sm_cli_print_numpy(m, t);
+      sm__cli_print_numpy(m, t);
       fclose(m);
       size_t l = strlen(out);
       if (l && out[l - 1] == '\n') out[l - 1] = 0;
@@ -138,31 +138,31 @@ static void test_cast(void) {
   CHECK_OK(sm_tensor_new(SM_DOUBLE, 1, &d, &t));
   double v[5] = {1.7, -1.7, 300.5, NAN, 1e20};
   memcpy(sm_tensor_data(t), v, sizeof v);
-  CHECK_OK(sm_cli_cast_tensor(t, SM_INT32, "x", &r));
+  CHECK_OK(sm__cli_cast_tensor(t, SM_INT32, "x", &r));
   int32_t *i = sm_tensor_data(r);
   CHECK(i[0] == 1 && i[1] == -1 && i[2] == 300 && i[3] == INT32_MIN && i[4] == INT32_MIN);
   sm_tensor_free(r);
-  CHECK_OK(sm_cli_cast_tensor(t, SM_UINT8, "x", &r));
+  CHECK_OK(sm__cli_cast_tensor(t, SM_UINT8, "x", &r));
   uint8_t *u = sm_tensor_data(r);
   CHECK(u[0] == 1 && u[1] == 255 && u[2] == 44);
   sm_tensor_free(r);
-  CHECK_OK(sm_cli_cast_tensor(t, SM_FLOAT, "x", &r));
+  CHECK_OK(sm__cli_cast_tensor(t, SM_FLOAT, "x", &r));
   CHECK(((float *)sm_tensor_data(r))[0] == 1.7f);
   sm_tensor_free(r);
-  CHECK_OK(sm_cli_cast_tensor(t, SM_DOUBLE, "x", &r));
+  CHECK_OK(sm__cli_cast_tensor(t, SM_DOUBLE, "x", &r));
   CHECK(r == t); /* same dtype: the same tensor, one more reference */
   sm_tensor_free(r);
-  CHECK_ERR(sm_cli_cast_tensor(t, SM_STRING, "x", &r), "string tensor");
+  CHECK_ERR(sm__cli_cast_tensor(t, SM_STRING, "x", &r), "string tensor");
   sm_tensor_free(t);
 
   CHECK_OK(sm_tensor_new(SM_STRING, 1, &d, &t));
   const char *s[5] = {"1", " 2 ", "-3", "4", "5"};
   for (int k = 0; k < 5; k++) CHECK_OK(sm_tensor_set_string(t, k, s[k], strlen(s[k])));
-  CHECK_OK(sm_cli_cast_tensor(t, SM_INT64, "x", &r));
+  CHECK_OK(sm__cli_cast_tensor(t, SM_INT64, "x", &r));
   CHECK(((int64_t *)sm_tensor_data(r))[2] == -3);
   sm_tensor_free(r);
   CHECK_OK(sm_tensor_set_string(t, 4, "x", 1));
-  CHECK_ERR(sm_cli_cast_tensor(t, SM_FLOAT, "x", &r), "could not convert string to float: 'x'");
+  CHECK_ERR(sm__cli_cast_tensor(t, SM_FLOAT, "x", &r), "could not convert string to float: 'x'");
   sm_tensor_free(t);
 }
 
@@ -170,8 +170,8 @@ static void test_examples(void) {
   py_value *v;
   sm_tensor *t;
   /* bytes from TF: example_pb2 with x float_list [1.0], s bytes_list [b'a'], i int64_list [3] */
-  CHECK_OK(sm_py_literal_parse("[{'x': [1.0], 's': [b'a'], 'i': [3]}, {}]", &v));
-  CHECK_OK(sm_cli_examples_to_tensor(v, "inputs", &t));
+  CHECK_OK(sm__py_literal_parse("[{'x': [1.0], 's': [b'a'], 'i': [3]}, {}]", &v));
+  CHECK_OK(sm__cli_examples_to_tensor(v, "inputs", &t));
   py_value_free(v);
   CHECK_EQ_INT(sm_tensor_num_elements(t), 2);
   size_t l;
@@ -186,20 +186,20 @@ static void test_examples(void) {
   sm_tensor_string(t, 1, &l);
   CHECK(l == 0); /* an empty dict serializes to nothing, as in Python */
   sm_tensor_free(t);
-  CHECK_OK(sm_py_literal_parse("{'x': [1.0]}", &v));
-  CHECK_ERR(sm_cli_examples_to_tensor(v, "inputs", &t), "must be a list of dictionaries");
+  CHECK_OK(sm__py_literal_parse("{'x': [1.0]}", &v));
+  CHECK_ERR(sm__cli_examples_to_tensor(v, "inputs", &t), "must be a list of dictionaries");
   py_value_free(v);
-  CHECK_OK(sm_py_literal_parse("[{'x': 1.0}]", &v));
-  CHECK_ERR(sm_cli_examples_to_tensor(v, "inputs", &t), "feature value must be a list");
+  CHECK_OK(sm__py_literal_parse("[{'x': 1.0}]", &v));
+  CHECK_ERR(sm__cli_examples_to_tensor(v, "inputs", &t), "feature value must be a list");
   py_value_free(v);
-  CHECK_OK(sm_py_literal_parse("[{'x': []}]", &v));
-  CHECK_ERR(sm_cli_examples_to_tensor(v, "inputs", &t), "empty list");
+  CHECK_OK(sm__py_literal_parse("[{'x': []}]", &v));
+  CHECK_ERR(sm__cli_examples_to_tensor(v, "inputs", &t), "empty list");
   py_value_free(v);
-  CHECK_OK(sm_py_literal_parse("[{'x': [1, 2.5]}]", &v));
-  CHECK_ERR(sm_cli_examples_to_tensor(v, "inputs", &t), "in an int64 list");
+  CHECK_OK(sm__py_literal_parse("[{'x': [1, 2.5]}]", &v));
+  CHECK_ERR(sm__cli_examples_to_tensor(v, "inputs", &t), "in an int64 list");
   py_value_free(v);
-  CHECK_OK(sm_py_literal_parse("[{'x': [None]}]", &v));
-  CHECK_ERR(sm_cli_examples_to_tensor(v, "inputs", &t), "not supported for tf.train.Feature");
+  CHECK_OK(sm__py_literal_parse("[{'x': [None]}]", &v));
+  CHECK_ERR(sm__cli_examples_to_tensor(v, "inputs", &t), "not supported for tf.train.Feature");
   py_value_free(v);
 }
 

@@ -31,7 +31,7 @@ static sm_status *tick_compute(const void *state, sm_kctx *ctx) {
   int t = __atomic_add_fetch(&g_ticks, 1, __ATOMIC_RELAXED);
   if (t == g_cancel_at) __atomic_store_n(&g_cancel, 1, __ATOMIC_RELAXED);
   if (t == g_expire_at) g_ro.deadline_us = 1;
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -255,7 +255,7 @@ static sm_status *run(const char *fetch, sm_tensor **out, const sm_run_options *
   }
   va_end(ap);
   *out = NULL;
-  sm_status *st = sm_session_run_opts(g_s, names, vals, nfeeds, &fetch, 1, NULL, 0, out, ro);
+  sm_status *st = sm__session_run_opts(g_s, names, vals, nfeeds, &fetch, 1, NULL, 0, out, ro);
   for (int i = 0; i < nfeeds; i++) sm_tensor_free(vals[i]);
   return st;
 }
@@ -326,7 +326,7 @@ static void test_while(void) {
 static void test_while_resource(void) {
   for (int n = 0; n <= 4; n++) {
     sm_tensor *o = NULL;
-    CHECK_OK(sm_session_run(g_s, NULL, NULL, 0, NULL, 0, (const char *[]){"init"}, 1, NULL));
+    CHECK_OK(sm__session_run(g_s, NULL, NULL, 0, NULL, 0, (const char *[]){"init"}, 1, NULL));
     /* acc = x + 1 + 2 + ... + n, and v = n after */
     CHECK(run_xn("wv:3", 100, n) == 100.0f + (float)(n * (n + 1) / 2));
     CHECK_OK(run("readv", &o, NULL, 0));
@@ -441,26 +441,26 @@ static void test_errors(void) {
   sm_tensor_free(o);
   /* refused when the plan is built */
   const char *feeds[] = {"x", "n"};
-  CHECK_ERR(sm_session_prepare(g_s, feeds, 2, (const char *[]){"w_rec"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(g_s, feeds, 2, (const char *[]){"w_rec"}, 1, NULL, 0),
             "function 'body_rec' calls itself");
-  CHECK_ERR(sm_session_prepare(g_s, feeds, 2, (const char *[]){"w_arity"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(g_s, feeds, 2, (const char *[]){"w_arity"}, 1, NULL, 0),
             "node 'w_arity' (While): body function 'body_id' takes 1 inputs and gives 1 outputs; the node passes 3 "
             "and expects 3");
-  CHECK_ERR(sm_session_prepare(g_s, feeds, 2, (const char *[]){"w_cond2"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(g_s, feeds, 2, (const char *[]){"w_cond2"}, 1, NULL, 0),
             "cond function 'body_dbl' gives 3 outputs; expected a single scalar");
-  CHECK_ERR(sm_session_prepare(g_s, feeds, 2, (const char *[]){"w_nofn"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(g_s, feeds, 2, (const char *[]){"w_nofn"}, 1, NULL, 0),
             "function 'no_such_fn' is not in the graph's library");
 }
 
 int main(void) {
   CHECK_OK(sm__kernels_add(test_kernels, SM_BACKEND_CPU));
-  CHECK_OK(sm_session_from_pbtxt(graph, &g_s));
+  CHECK_OK(sm__session_from_pbtxt(graph, &g_s));
   if (!g_s) TEST_MAIN_END();
   test_while();
   test_while_resource();
   test_if();
   test_case();
   test_errors();
-  sm_session_free(g_s);
+  sm__session_free(g_s);
   TEST_MAIN_END();
 }

@@ -94,7 +94,7 @@ static void run_case(const pcase *pc) {
            pc->ppad, pc->relu, pc->nan);
   char *g = graph(pc);
   sm_session *s = NULL;
-  CHECK_OK(sm_session_from_pbtxt(g, &s));
+  CHECK_OK(sm__session_from_pbtxt(g, &s));
   free(g);
   if (!s) return;
   int64_t xd[4] = {pc->n, pc->h, pc->w, pc->c}, fd[4] = {pc->kh, pc->kw, pc->c, pc->cout}, bd[1] = {pc->cout};
@@ -106,8 +106,8 @@ static void run_case(const pcase *pc) {
   const char *fn[3] = {"x", "f", "bias"};
   const char *fused_fetch[1] = {"p:0"}, *both_fetch[2] = {"p:0", "r:0"};
   sm_tensor *fused[1] = {NULL}, *both[2] = {NULL, NULL};
-  CHECK_OK(sm_session_run(s, fn, feeds, 3, fused_fetch, 1, NULL, 0, fused));
-  CHECK_OK(sm_session_run(s, fn, feeds, 3, both_fetch, 2, NULL, 0, both));
+  CHECK_OK(sm__session_run(s, fn, feeds, 3, fused_fetch, 1, NULL, 0, fused));
+  CHECK_OK(sm__session_run(s, fn, feeds, 3, both_fetch, 2, NULL, 0, both));
   if (fused[0] && both[0] && both[1]) {
     CHECK(sm_tensor_rank(fused[0]) == 4 && !memcmp(sm_tensor_dims(fused[0]), sm_tensor_dims(both[0]), 4 * sizeof(int64_t)));
     int64_t n = sm_tensor_num_elements(both[0]);
@@ -129,7 +129,7 @@ static void run_case(const pcase *pc) {
   sm_tensor_free(fused[0]);
   sm_tensor_free(both[0]);
   sm_tensor_free(both[1]);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 int main(void) {
@@ -166,13 +166,13 @@ int main(void) {
     pcase pc = {1, 1, 1, 1, 3, 3, 16, 1, 1, "VALID", 2, 2, 2, 2, "VALID", 1, 0};
     char *g = graph(&pc);
     sm_session *s = NULL;
-    CHECK_OK(sm_session_from_pbtxt(g, &s));
+    CHECK_OK(sm__session_from_pbtxt(g, &s));
     free(g);
     int64_t xd[4] = {1, 1, 1, 1}, fd[4] = {3, 3, 1, 16}, bd[1] = {16};
     sm_tensor *feeds[3] = {filled(4, xd, 1), filled(4, fd, 2), filled(1, bd, 3)};
     const char *fn[3] = {"x", "f", "bias"}, *fetch[1] = {"p:0"};
     sm_tensor *out[1] = {NULL};
-    sm_status *st = sm_session_run(s, fn, feeds, 3, fetch, 1, NULL, 0, out);
+    sm_status *st = sm__session_run(s, fn, feeds, 3, fetch, 1, NULL, 0, out);
     CHECK(st != NULL);
     if (st) {
       CHECK(strstr(sm_status_message(st), "negative") != NULL);
@@ -180,7 +180,7 @@ int main(void) {
     }
     for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
     sm_tensor_free(out[0]);
-    sm_session_free(s);
+    sm__session_free(s);
   }
   TEST_MAIN_END();
 }

@@ -35,13 +35,13 @@ static sm_status *compile_text(const char *text, Tensorflow__MetaGraphDef **mgp,
   Tensorflow__MetaGraphDef *mg = parse_mg(text);
   if (!mg) return sm_status_new(SM_INTERNAL, "unparsable test graph");
   sm_cgraph *cg = NULL;
-  sm_status *s = sm_cgraph_compile(mg, &cg);
+  sm_status *s = sm__cgraph_compile(mg, &cg);
   if (g && !s) {
     *g = cg;
     *mgp = mg;
     return NULL;
   }
-  sm_cgraph_free(cg);
+  sm__cgraph_free(cg);
   free_mg(mg);
   return s;
 }
@@ -80,98 +80,98 @@ static void test_keras_cnn(void) {
   const Tensorflow__MetaGraphDef *mg = NULL;
   CHECK_OK(sm_saved_model_find_meta_graph(sm, tags, 1, &mg));
   sm_cgraph *g = NULL;
-  CHECK_OK(sm_cgraph_compile(mg, &g));
+  CHECK_OK(sm__cgraph_compile(mg, &g));
   if (!g) {
     sm_saved_model_free(sm);
     return;
   }
   sm_edge in, out;
   int ctl = -1;
-  CHECK_OK(sm_cgraph_resolve(g, "serving_default_inputs:0", &in, &ctl));
+  CHECK_OK(sm__cgraph_resolve(g, "serving_default_inputs:0", &in, &ctl));
   CHECK_EQ_INT(ctl, 0);
-  CHECK_OK(sm_cgraph_resolve(g, "StatefulPartitionedCall:0", &out, NULL));
-  const sm_node *call = sm_cgraph_node(g, out.node);
-  CHECK_EQ_STR(sm_node_op(call), "IdentityN");
-  CHECK_EQ_INT(sm_node_output_dtype(call, 0), SM_FLOAT);
-  CHECK_EQ_INT(sm_node_num_inputs(call), 1);
+  CHECK_OK(sm__cgraph_resolve(g, "StatefulPartitionedCall:0", &out, NULL));
+  const sm_node *call = sm__cgraph_node(g, out.node);
+  CHECK_EQ_STR(sm__node_op(call), "IdentityN");
+  CHECK_EQ_INT(sm__node_output_dtype(call, 0), SM_FLOAT);
+  CHECK_EQ_INT(sm__node_num_inputs(call), 1);
   /* the call's output comes from inside the inlined body */
-  const sm_node *src = sm_cgraph_node(g, sm_node_input(call, 0).node);
-  CHECK(!strncmp(sm_node_name(src), "StatefulPartitionedCall/", 24));
+  const sm_node *src = sm__cgraph_node(g, sm__node_input(call, 0).node);
+  CHECK(!strncmp(sm__node_name(src), "StatefulPartitionedCall/", 24));
   const int64_t *T = NULL;
   (void)T;
   const int *types = NULL;
   size_t nt = 0;
-  CHECK_OK(sm_node_attr_types(call, "T", &types, &nt));
+  CHECK_OK(sm__node_attr_types(call, "T", &types, &nt));
   CHECK_EQ_INT(nt, 1);
   int cnt = -1;
-  CHECK_EQ_INT(sm_node_output_arg(call, "output", &cnt), 0);
+  CHECK_EQ_INT(sm__node_output_arg(call, "output", &cnt), 0);
   CHECK_EQ_INT(cnt, 1);
-  CHECK_EQ_INT(sm_node_input_arg(call, "nope", &cnt), -1);
+  CHECK_EQ_INT(sm__node_input_arg(call, "nope", &cnt), -1);
 
   int *order = NULL, n = 0;
-  CHECK_OK(sm_cgraph_prune(g, &in, 1, &out, 1, NULL, 0, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, &in, 1, &out, 1, NULL, 0, &order, &n));
   int conv = 0, reshape = 0, matmul = 0, placeholder = 0, restore = 0;
   for (int i = 0; i < n; i++) {
-    const sm_node *x = sm_cgraph_node(g, order[i]);
-    if (!strcmp(sm_node_op(x), "Conv2D")) {
+    const sm_node *x = sm__cgraph_node(g, order[i]);
+    if (!strcmp(sm__node_op(x), "Conv2D")) {
       conv++;
       const int64_t *strides;
       size_t ns;
-      CHECK_OK(sm_node_attr_ints(x, "strides", &strides, &ns));
+      CHECK_OK(sm__node_attr_ints(x, "strides", &strides, &ns));
       CHECK_EQ_INT(ns, 4);
       const char *pad;
       size_t pl;
-      CHECK_OK(sm_node_attr_string(x, "padding", &pad, &pl));
+      CHECK_OK(sm__node_attr_string(x, "padding", &pad, &pl));
       CHECK(pl == 4 || pl == 5);
       int b = -1;
-      CHECK_OK(sm_node_attr_bool(x, "use_cudnn_on_gpu", &b)); /* a default */
+      CHECK_OK(sm__node_attr_bool(x, "use_cudnn_on_gpu", &b)); /* a default */
       CHECK_EQ_INT(b, 1);
-      CHECK_ERR(sm_node_attr_int(x, "padding", &(int64_t){0}), "is a string, not an int");
-      CHECK_ERR(sm_node_attr_int(x, "no_such_attr", &(int64_t){0}), "no attr 'no_such_attr'");
-      CHECK_EQ_INT(sm_node_input_arg(x, "filter", &cnt), 1);
+      CHECK_ERR(sm__node_attr_int(x, "padding", &(int64_t){0}), "is a string, not an int");
+      CHECK_ERR(sm__node_attr_int(x, "no_such_attr", &(int64_t){0}), "no attr 'no_such_attr'");
+      CHECK_EQ_INT(sm__node_input_arg(x, "filter", &cnt), 1);
     }
-    if (!strcmp(sm_node_op(x), "Reshape")) {
+    if (!strcmp(sm__node_op(x), "Reshape")) {
       reshape++;
       int t = 0;
-      CHECK_OK(sm_node_attr_type(x, "Tshape", &t)); /* stripped from the file, filled from the OpDef */
+      CHECK_OK(sm__node_attr_type(x, "Tshape", &t)); /* stripped from the file, filled from the OpDef */
       CHECK_EQ_INT(t, SM_INT32);
     }
-    if (!strcmp(sm_node_op(x), "MatMul")) matmul++;
-    if (!strcmp(sm_node_op(x), "Placeholder")) placeholder++;
-    if (!strcmp(sm_node_op(x), "RestoreV2")) restore++;
+    if (!strcmp(sm__node_op(x), "MatMul")) matmul++;
+    if (!strcmp(sm__node_op(x), "Placeholder")) placeholder++;
+    if (!strcmp(sm__node_op(x), "RestoreV2")) restore++;
   }
   CHECK(conv >= 1);
   CHECK(reshape >= 1);
   CHECK(matmul >= 1);
   CHECK_EQ_INT(placeholder, 0); /* fed */
   CHECK_EQ_INT(restore, 0);     /* the save/restore functions are not needed */
-  CHECK(n < sm_cgraph_num_nodes(g));
+  CHECK(n < sm__cgraph_num_nodes(g));
   free(order);
 
   /* Feeding the output itself: nothing to run. */
-  CHECK_OK(sm_cgraph_prune(g, &out, 1, &out, 1, NULL, 0, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, &out, 1, &out, 1, NULL, 0, &order, &n));
   CHECK_EQ_INT(n, 0);
   free(order);
 
   int nops = 0;
-  const char *const *ops = sm_cgraph_all_ops(g, &nops);
+  const char *const *ops = sm__cgraph_all_ops(g, &nops);
   int has_save = 0, has_spc = 0;
   for (int i = 0; i < nops; i++) {
     has_save |= !strcmp(ops[i], "SaveV2");
     has_spc |= !strcmp(ops[i], "StatefulPartitionedCall");
   }
   CHECK(has_save && has_spc);
-  CHECK(sm_cgraph_op_def(g, "Conv2D") != NULL);
-  CHECK(sm_cgraph_op_def(g, "NoSuchOp") == NULL);
+  CHECK(sm__cgraph_op_def(g, "Conv2D") != NULL);
+  CHECK(sm__cgraph_op_def(g, "NoSuchOp") == NULL);
 
-  CHECK_ERR(sm_cgraph_resolve(g, "StatefulPartitionedCall:7", &out, NULL), "has 1 outputs");
-  CHECK_ERR(sm_cgraph_resolve(g, "nothere:0", &out, NULL), "no node 'nothere'");
-  CHECK_ERR(sm_cgraph_resolve(g, "^NoOp", &out, NULL), "control input");
-  CHECK_ERR(sm_cgraph_resolve(g, "NoOp", &out, NULL), "run it as a target");
-  CHECK_ERR(sm_cgraph_resolve(g, "x:y", &out, NULL), "not a tensor name");
-  CHECK_OK(sm_cgraph_resolve(g, "^NoOp", &out, &ctl));
+  CHECK_ERR(sm__cgraph_resolve(g, "StatefulPartitionedCall:7", &out, NULL), "has 1 outputs");
+  CHECK_ERR(sm__cgraph_resolve(g, "nothere:0", &out, NULL), "no node 'nothere'");
+  CHECK_ERR(sm__cgraph_resolve(g, "^NoOp", &out, NULL), "control input");
+  CHECK_ERR(sm__cgraph_resolve(g, "NoOp", &out, NULL), "run it as a target");
+  CHECK_ERR(sm__cgraph_resolve(g, "x:y", &out, NULL), "not a tensor name");
+  CHECK_OK(sm__cgraph_resolve(g, "^NoOp", &out, &ctl));
   CHECK_EQ_INT(ctl, 1);
-  sm_cgraph_free(g);
+  sm__cgraph_free(g);
   sm_saved_model_free(sm);
 }
 
@@ -222,7 +222,7 @@ static const char *LIB_GRAPH =
     "}\n";
 
 static int find(const sm_cgraph *g, const char *name) {
-  int i = sm_cgraph_find(g, name);
+  int i = sm__cgraph_find(g, name);
   if (i < 0) {
     fprintf(stderr, "no node '%s'\n", name);
     sm_test_failures++;
@@ -240,52 +240,52 @@ static void test_inlining(void) {
   int split = find(g, "call/split"), asg = find(g, "call/asg"), x = find(g, "x"), v = find(g, "v");
   int pre = find(g, "pre"), y = find(g, "y"), un = find(g, "call/inner/unused");
   if (call < 0 || r < 0 || inner < 0 || m < 0 || split < 0 || asg < 0 || un < 0) goto out;
-  const sm_node *c = sm_cgraph_node(g, call);
-  CHECK_EQ_STR(sm_node_op(c), "IdentityN");
-  CHECK_EQ_INT(sm_node_num_inputs(c), 2);
-  CHECK_EQ_INT(sm_node_input(c, 0).node, inner);
-  CHECK_EQ_INT(sm_node_input(c, 1).node, split);
-  CHECK_EQ_INT(sm_node_input(c, 1).index, 1);
-  CHECK_EQ_INT(sm_node_num_outputs(c), 2);
+  const sm_node *c = sm__cgraph_node(g, call);
+  CHECK_EQ_STR(sm__node_op(c), "IdentityN");
+  CHECK_EQ_INT(sm__node_num_inputs(c), 2);
+  CHECK_EQ_INT(sm__node_input(c, 0).node, inner);
+  CHECK_EQ_INT(sm__node_input(c, 1).node, split);
+  CHECK_EQ_INT(sm__node_input(c, 1).index, 1);
+  CHECK_EQ_INT(sm__node_num_outputs(c), 2);
   /* control inputs: its own (^pre) and the control_ret */
   int has_pre = 0, has_asg = 0;
-  for (int i = 0; i < sm_node_num_control_inputs(c); i++) {
-    has_pre |= sm_node_control_input(c, i) == pre;
-    has_asg |= sm_node_control_input(c, i) == asg;
+  for (int i = 0; i < sm__node_num_control_inputs(c); i++) {
+    has_pre |= sm__node_control_input(c, i) == pre;
+    has_asg |= sm__node_control_input(c, i) == asg;
   }
   CHECK(has_pre && has_asg);
   /* the placeholder $U became DT_FLOAT */
   int t = 0;
-  CHECK_OK(sm_node_attr_type(sm_cgraph_node(g, r), "dtype", &t));
+  CHECK_OK(sm__node_attr_type(sm__cgraph_node(g, r), "dtype", &t));
   CHECK_EQ_INT(t, SM_FLOAT);
-  CHECK_EQ_INT(sm_node_input(sm_cgraph_node(g, r), 0).node, v);
-  CHECK_EQ_INT(sm_node_input_dtype(sm_cgraph_node(g, r), 0), SM_RESOURCE);
-  CHECK(sm_node_is_stateful(sm_cgraph_node(g, r)));
+  CHECK_EQ_INT(sm__node_input(sm__cgraph_node(g, r), 0).node, v);
+  CHECK_EQ_INT(sm__node_input_dtype(sm__cgraph_node(g, r), 0), SM_RESOURCE);
+  CHECK(sm__node_is_stateful(sm__cgraph_node(g, r)));
   /* the body root r waits for the call's control input */
-  const sm_node *rn = sm_cgraph_node(g, r);
-  CHECK(sm_node_num_control_inputs(rn) == 1 && sm_node_control_input(rn, 0) == pre);
+  const sm_node *rn = sm__cgraph_node(g, r);
+  CHECK(sm__node_num_control_inputs(rn) == 1 && sm__node_control_input(rn, 0) == pre);
   /* the nested call's body reads the outer argument and r's output */
-  const sm_node *mn = sm_cgraph_node(g, m);
-  CHECK_EQ_INT(sm_node_input(mn, 0).node, x);
-  CHECK_EQ_INT(sm_node_input(mn, 1).node, r);
-  const sm_node *sn = sm_cgraph_node(g, split);
-  CHECK_EQ_INT(sm_node_num_outputs(sn), 2);
+  const sm_node *mn = sm__cgraph_node(g, m);
+  CHECK_EQ_INT(sm__node_input(mn, 0).node, x);
+  CHECK_EQ_INT(sm__node_input(mn, 1).node, r);
+  const sm_node *sn = sm__cgraph_node(g, split);
+  CHECK_EQ_INT(sm__node_num_outputs(sn), 2);
   int cnt = 0;
-  CHECK_EQ_INT(sm_node_output_arg(sn, "output", &cnt), 0);
+  CHECK_EQ_INT(sm__node_output_arg(sn, "output", &cnt), 0);
   CHECK_EQ_INT(cnt, 2);
   int64_t axis = -1;
-  CHECK_OK(sm_node_attr_int(sn, "axis", &axis)); /* default */
+  CHECK_OK(sm__node_attr_int(sn, "axis", &axis)); /* default */
   CHECK_EQ_INT(axis, 0);
   /* the inner call (no control_ret, not stateful) has no control inputs but its own */
-  const sm_node *in = sm_cgraph_node(g, inner);
-  CHECK_EQ_STR(sm_node_op(in), "IdentityN");
-  CHECK_EQ_INT(sm_node_num_control_inputs(in), 0);
-  CHECK_EQ_INT(sm_node_input(in, 0).node, m);
+  const sm_node *in = sm__cgraph_node(g, inner);
+  CHECK_EQ_STR(sm__node_op(in), "IdentityN");
+  CHECK_EQ_INT(sm__node_num_control_inputs(in), 0);
+  CHECK_EQ_INT(sm__node_input(in, 0).node, m);
 
   /* prune: y needs the call's control rets too (assignment), not the unused const */
   sm_edge fy = {y, 0}, fx = {x, 0};
   int *order = NULL, n = 0;
-  CHECK_OK(sm_cgraph_prune(g, &fx, 1, &fy, 1, NULL, 0, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, &fx, 1, &fy, 1, NULL, 0, &order, &n));
   int saw_asg = 0, saw_un = 0, saw_x = 0;
   for (int i = 0; i < n; i++) {
     saw_asg |= order[i] == asg;
@@ -295,34 +295,34 @@ static void test_inlining(void) {
   CHECK(saw_asg && !saw_un && !saw_x);
   free(order);
   /* without the feed, x must run */
-  CHECK_OK(sm_cgraph_prune(g, NULL, 0, &fy, 1, NULL, 0, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, NULL, 0, &fy, 1, NULL, 0, &order, &n));
   saw_x = 0;
   for (int i = 0; i < n; i++) saw_x |= order[i] == x;
   CHECK(saw_x);
   free(order);
   /* feed the inner call's output: m not needed, unless something else needs it */
   sm_edge fin = {inner, 0}, fz = {find(g, "z"), 0};
-  CHECK_OK(sm_cgraph_prune(g, &fin, 1, &fz, 1, NULL, 0, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, &fin, 1, &fz, 1, NULL, 0, &order, &n));
   int saw_m = 0;
   for (int i = 0; i < n; i++) saw_m |= order[i] == m;
   CHECK(!saw_m); /* split and the call read the fed inner:0 */
   free(order);
   /* a target only */
   int tgt = pre;
-  CHECK_OK(sm_cgraph_prune(g, NULL, 0, NULL, 0, &tgt, 1, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, NULL, 0, NULL, 0, &tgt, 1, &order, &n));
   CHECK(n == 1 && order[0] == pre);
   free(order);
   sm_edge badf = {call, 9};
-  CHECK_ERR(sm_cgraph_prune(g, NULL, 0, &badf, 1, NULL, 0, &order, &n), "not an output");
+  CHECK_ERR(sm__cgraph_prune(g, NULL, 0, &badf, 1, NULL, 0, &order, &n), "not an output");
   tgt = 1 << 30;
-  CHECK_ERR(sm_cgraph_prune(g, NULL, 0, NULL, 0, &tgt, 1, &order, &n), "not a node");
+  CHECK_ERR(sm__cgraph_prune(g, NULL, 0, NULL, 0, &tgt, 1, &order, &n), "not a node");
   int nops = 0;
-  const char *const *ops = sm_cgraph_all_ops(g, &nops);
+  const char *const *ops = sm__cgraph_all_ops(g, &nops);
   int sj = 0;
   for (int i = 0; i < nops; i++) sj |= !strcmp(ops[i], "StringJoin");
   CHECK(sj); /* from a function nobody calls */
 out:
-  sm_cgraph_free(g);
+  sm__cgraph_free(g);
   free_mg(mg);
 }
 
@@ -388,73 +388,73 @@ static void test_compile_function(void) {
   const sm_edge *e;
   const int *ctl;
   int n = -1;
-  CHECK(sm_cgraph_function_name(g) == NULL);
-  sm_cgraph_function_args(g, &e, &n);
+  CHECK(sm__cgraph_function_name(g) == NULL);
+  sm__cgraph_function_args(g, &e, &n);
   CHECK(e == NULL && n == 0);
-  const sm_node *caller = sm_cgraph_node(g, find(g, "caller"));
+  const sm_node *caller = sm__cgraph_node(g, find(g, "caller"));
   /* N: the func attr's own entry (2) over the caller's attr (3); T from the caller */
-  CHECK_OK(sm_cgraph_compile_function(mg, "lf", caller, &fg));
+  CHECK_OK(sm__cgraph_compile_function(mg, "lf", caller, &fg));
   if (fg) {
-    CHECK_EQ_STR(sm_cgraph_function_name(fg), "lf");
-    CHECK(sm_cgraph_meta_graph(fg) == mg);
+    CHECK_EQ_STR(sm__cgraph_function_name(fg), "lf");
+    CHECK(sm__cgraph_meta_graph(fg) == mg);
     const char *names[] = {"xs_0", "xs_1", "k"};
     const int dts[] = {SM_FLOAT, SM_FLOAT, SM_INT32};
-    sm_cgraph_function_args(fg, &e, &n);
+    sm__cgraph_function_args(fg, &e, &n);
     CHECK_EQ_INT(n, 3);
     for (int i = 0; i < n && i < 3; i++) {
-      const sm_node *a = sm_cgraph_node(fg, e[i].node);
-      CHECK_EQ_STR(sm_node_name(a), names[i]);
-      CHECK_EQ_STR(sm_node_op(a), "_Arg");
+      const sm_node *a = sm__cgraph_node(fg, e[i].node);
+      CHECK_EQ_STR(sm__node_name(a), names[i]);
+      CHECK_EQ_STR(sm__node_op(a), "_Arg");
       CHECK_EQ_INT(e[i].index, 0);
-      CHECK_EQ_INT(sm_node_num_outputs(a), 1);
-      CHECK_EQ_INT(sm_node_output_dtype(a, 0), dts[i]);
+      CHECK_EQ_INT(sm__node_num_outputs(a), 1);
+      CHECK_EQ_INT(sm__node_output_dtype(a, 0), dts[i]);
       int64_t idx = -1;
       int t = 0;
-      CHECK_OK(sm_node_attr_int(a, "index", &idx));
-      CHECK_OK(sm_node_attr_type(a, "T", &t));
+      CHECK_OK(sm__node_attr_int(a, "index", &idx));
+      CHECK_OK(sm__node_attr_type(a, "T", &t));
       CHECK(idx == i && t == dts[i]);
-      CHECK_EQ_INT(sm_node_output_arg(a, "output", NULL), 0);
+      CHECK_EQ_INT(sm__node_output_arg(a, "output", NULL), 0);
     }
     int sum = find(fg, "sum"), ki = find(fg, "ki"), v = find(fg, "v"), pc = find(fg, "pc"), m = find(fg, "pc/m");
     if (sum >= 0 && ki >= 0 && v >= 0 && pc >= 0 && m >= 0) {
-      const sm_node *sn = sm_cgraph_node(fg, sum);
-      CHECK_EQ_INT(sm_node_num_inputs(sn), 2);
-      CHECK(sm_node_input(sn, 0).node == e[0].node && sm_node_input(sn, 1).node == e[1].node);
+      const sm_node *sn = sm__cgraph_node(fg, sum);
+      CHECK_EQ_INT(sm__node_num_inputs(sn), 2);
+      CHECK(sm__node_input(sn, 0).node == e[0].node && sm__node_input(sn, 1).node == e[1].node);
       /* ^xs: after both list elements */
-      CHECK_EQ_INT(sm_node_num_control_inputs(sm_cgraph_node(fg, ki)), 2);
-      /* the call inside is inlined as sm_cgraph_compile does */
-      CHECK_EQ_STR(sm_node_op(sm_cgraph_node(fg, pc)), "IdentityN");
-      CHECK_EQ_INT(sm_node_input(sm_cgraph_node(fg, m), 0).node, sum);
-      sm_cgraph_function_rets(fg, &e, &n);
+      CHECK_EQ_INT(sm__node_num_control_inputs(sm__cgraph_node(fg, ki)), 2);
+      /* the call inside is inlined as sm__cgraph_compile does */
+      CHECK_EQ_STR(sm__node_op(sm__cgraph_node(fg, pc)), "IdentityN");
+      CHECK_EQ_INT(sm__node_input(sm__cgraph_node(fg, m), 0).node, sum);
+      sm__cgraph_function_rets(fg, &e, &n);
       CHECK(n == 2 && e[0].node == pc && e[0].index == 0 && e[1].node == ki && e[1].index == 0);
       /* no control_ret listed: the stateful body nodes */
-      sm_cgraph_function_control_rets(fg, &ctl, &n);
+      sm__cgraph_function_control_rets(fg, &ctl, &n);
       CHECK(n == 1 && ctl[0] == v);
       /* the function graph prunes like any other: feeds = args, fetches = rets */
-      sm_cgraph_function_args(fg, &e, &n);
+      sm__cgraph_function_args(fg, &e, &n);
       const sm_edge *rets;
       int nr, *order = NULL, no = 0;
-      sm_cgraph_function_rets(fg, &rets, &nr);
-      CHECK_OK(sm_cgraph_prune(fg, e, n, rets, nr, ctl, 1, &order, &no));
+      sm__cgraph_function_rets(fg, &rets, &nr);
+      CHECK_OK(sm__cgraph_prune(fg, e, n, rets, nr, ctl, 1, &order, &no));
       CHECK_EQ_INT(no, 7); /* sum, ki and the two fed xs args it waits on, v, pc/m, pc */
       free(order);
     }
-    sm_cgraph_free(fg);
+    sm__cgraph_free(fg);
     fg = NULL;
   }
   /* arg dtypes from an attr nobody binds */
-  CHECK_ERR(sm_cgraph_compile_function(mg, "lf", NULL, &fg), "arg 'xs' needs int attr 'N', which is missing");
-  CHECK_ERR(sm_cgraph_compile_function(mg, "other", caller, &fg), "arg 'p' needs type attr 'U', which is missing");
-  CHECK_ERR(sm_cgraph_compile_function(mg, "nope", caller, &fg), "function 'nope' is not in the graph's library");
-  CHECK_ERR(sm_cgraph_compile_function(mg, "rec", NULL, &fg), "function 'rec' calls itself");
+  CHECK_ERR(sm__cgraph_compile_function(mg, "lf", NULL, &fg), "arg 'xs' needs int attr 'N', which is missing");
+  CHECK_ERR(sm__cgraph_compile_function(mg, "other", caller, &fg), "arg 'p' needs type attr 'U', which is missing");
+  CHECK_ERR(sm__cgraph_compile_function(mg, "nope", caller, &fg), "function 'nope' is not in the graph's library");
+  CHECK_ERR(sm__cgraph_compile_function(mg, "rec", NULL, &fg), "function 'rec' calls itself");
   CHECK(fg == NULL);
-  CHECK_OK(sm_cgraph_compile_function(mg, "mul2", NULL, &fg));
-  sm_cgraph_function_args(fg, &e, &n);
-  CHECK(n == 2 && fg && !strcmp(sm_node_name(sm_cgraph_node(fg, e[1].node)), "q"));
-  sm_cgraph_free(fg);
-  const Tensorflow__OpDef *arg = sm_builtin_op_def("_Arg");
+  CHECK_OK(sm__cgraph_compile_function(mg, "mul2", NULL, &fg));
+  sm__cgraph_function_args(fg, &e, &n);
+  CHECK(n == 2 && fg && !strcmp(sm__node_name(sm__cgraph_node(fg, e[1].node)), "q"));
+  sm__cgraph_free(fg);
+  const Tensorflow__OpDef *arg = sm__builtin_op_def("_Arg");
   CHECK(arg && arg->is_stateful && arg->n_output_arg == 1);
-  sm_cgraph_free(g);
+  sm__cgraph_free(g);
   free_mg(mg);
 }
 
@@ -475,7 +475,7 @@ static void test_prune_feeds(void) {
   int a = find(g, "a"), b = find(g, "b"), c = find(g, "c"), d = find(g, "d"), e = find(g, "e");
   sm_edge fb = {b, 0}, fc = {c, 0}, fe = {e, 0};
   int *order = NULL, n = 0;
-  CHECK_OK(sm_cgraph_prune(g, &fc, 1, &fe, 1, NULL, 0, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, &fc, 1, &fe, 1, NULL, 0, &order, &n));
   /* e needs b (not fed) and d; d needs c, which is fed: a, b, d, e */
   CHECK_EQ_INT(n, 4);
   if (n == 4) { /* ready nodes go in node order: a and d first */
@@ -486,15 +486,15 @@ static void test_prune_feeds(void) {
   }
   free(order);
   sm_edge feeds[2] = {fc, fb};
-  CHECK_OK(sm_cgraph_prune(g, feeds, 2, &fe, 1, NULL, 0, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, feeds, 2, &fe, 1, NULL, 0, &order, &n));
   CHECK_EQ_INT(n, 2); /* d, e */
   free(order);
   int init = find(g, "init");
-  CHECK_OK(sm_cgraph_prune(g, feeds, 2, NULL, 0, &init, 1, &order, &n));
+  CHECK_OK(sm__cgraph_prune(g, feeds, 2, NULL, 0, &init, 1, &order, &n));
   CHECK_EQ_INT(n, 4); /* a (control), d, e, init */
   if (n == 4) CHECK_EQ_INT(order[3], init);
   free(order);
-  sm_cgraph_free(g);
+  sm__cgraph_free(g);
   free_mg(mg);
 }
 
@@ -512,17 +512,17 @@ static void test_hostile(void) {
   sm_cgraph *g = NULL;
   CHECK_OK(compile_text(cyc, &mg, &g));
   if (g) {
-    sm_edge f = {sm_cgraph_find(g, "d"), 0};
+    sm_edge f = {sm__cgraph_find(g, "d"), 0};
     int *order = NULL, n = 0;
-    CHECK_ERR(sm_cgraph_prune(g, NULL, 0, &f, 1, NULL, 0, &order, &n), "cycle through node '");
+    CHECK_ERR(sm__cgraph_prune(g, NULL, 0, &f, 1, NULL, 0, &order, &n), "cycle through node '");
     CHECK(order == NULL);
-    sm_edge fed = {sm_cgraph_find(g, "b"), 0};
-    CHECK_OK(sm_cgraph_prune(g, &fed, 1, &f, 1, NULL, 0, &order, &n)); /* feeding cuts the cycle */
+    sm_edge fed = {sm__cgraph_find(g, "b"), 0};
+    CHECK_OK(sm__cgraph_prune(g, &fed, 1, &f, 1, NULL, 0, &order, &n)); /* feeding cuts the cycle */
     CHECK_EQ_INT(n, 2);
     free(order);
-    int k = sm_cgraph_find(g, "k");
-    CHECK_ERR(sm_cgraph_prune(g, NULL, 0, NULL, 0, &k, 1, &order, &n), "cycle through node 'k'");
-    sm_cgraph_free(g);
+    int k = sm__cgraph_find(g, "k");
+    CHECK_ERR(sm__cgraph_prune(g, NULL, 0, NULL, 0, &k, 1, &order, &n), "cycle through node 'k'");
+    sm__cgraph_free(g);
     free_mg(mg);
   }
 
@@ -588,12 +588,12 @@ static void test_hostile(void) {
   g = NULL;
   CHECK_OK(compile_text(direct, &mg, &g));
   if (g) {
-    int dc = sm_cgraph_find(g, "dc"), add = sm_cgraph_find(g, "dc/add");
+    int dc = sm__cgraph_find(g, "dc"), add = sm__cgraph_find(g, "dc/add");
     CHECK(dc >= 0 && add >= 0);
-    if (dc >= 0) CHECK_EQ_STR(sm_node_op(sm_cgraph_node(g, dc)), "IdentityN");
-    if (dc >= 0) CHECK_EQ_INT(sm_node_input(sm_cgraph_node(g, dc), 0).node, add);
-    if (dc >= 0) CHECK_EQ_INT(sm_node_output_dtype(sm_cgraph_node(g, dc), 0), SM_INT32);
-    sm_cgraph_free(g);
+    if (dc >= 0) CHECK_EQ_STR(sm__node_op(sm__cgraph_node(g, dc)), "IdentityN");
+    if (dc >= 0) CHECK_EQ_INT(sm__node_input(sm__cgraph_node(g, dc), 0).node, add);
+    if (dc >= 0) CHECK_EQ_INT(sm__node_output_dtype(sm__cgraph_node(g, dc), 0), SM_INT32);
+    sm__cgraph_free(g);
     free_mg(mg);
   }
   /* bad function-body references */
@@ -626,7 +626,7 @@ static void test_hostile(void) {
             "refers to $Q");
   /* exponential inlining stops at the node limit (lowered here so that the test is quick) */
   {
-    sm_graph_max_nodes = 100000;
+    sm__graph_max_nodes = 100000;
     char *big = malloc(1 << 16);
     size_t o = 0;
     o += (size_t)snprintf(big + o, 65536 - o,
@@ -639,7 +639,7 @@ static void test_hostile(void) {
                             i, i + 1, i + 1, i + 1, i + 1);
     snprintf(big + o, 65536 - o, " function { signature { name: 'f30' } node_def { name: 'n' op: 'NoOp' } } } }");
     CHECK_ERR(compile_text(big, NULL, NULL), "more than 100000 nodes after inlining");
-    sm_graph_max_nodes = SM_GRAPH_MAX_NODES;
+    sm__graph_max_nodes = SM_GRAPH_MAX_NODES;
     free(big);
   }
   /* deep nesting stops at the depth limit */
@@ -668,8 +668,8 @@ static void test_hostile(void) {
     free(big);
   }
   sm_cgraph *none = NULL;
-  CHECK_ERR(sm_cgraph_compile(NULL, &none), "no MetaGraphDef");
-  sm_cgraph_free(NULL);
+  CHECK_ERR(sm__cgraph_compile(NULL, &none), "no MetaGraphDef");
+  sm__cgraph_free(NULL);
 }
 
 /* stripped_op_list OpDefs win over the built-in ones */
@@ -684,12 +684,12 @@ static void test_stripped_opdefs(void) {
   sm_cgraph *g = NULL;
   CHECK_OK(compile_text(text, &mg, &g));
   if (!g) return;
-  const sm_node *n = sm_cgraph_node(g, sm_cgraph_find(g, "n"));
+  const sm_node *n = sm__cgraph_node(g, sm__cgraph_find(g, "n"));
   int64_t extra = 0;
-  CHECK_OK(sm_node_attr_int(n, "extra", &extra));
+  CHECK_OK(sm__node_attr_int(n, "extra", &extra));
   CHECK_EQ_INT(extra, 42);
-  CHECK_EQ_INT(sm_node_output_dtype(n, 0), SM_DOUBLE);
-  sm_cgraph_free(g);
+  CHECK_EQ_INT(sm__node_output_dtype(n, 0), SM_DOUBLE);
+  sm__cgraph_free(g);
   free_mg(mg);
 }
 
@@ -699,15 +699,15 @@ static void test_builtin_ops(void) {
                         "ParseExampleV2", "HashTableV2", "LookupTableFindV2", "VariableV2", "Assign", "AssignAdd",
                         "RestoreV2", "StatefulPartitionedCall", "PartitionedCall", "IdentityN", "Squeeze", "Add"};
   for (size_t i = 0; i < sizeof must / sizeof must[0]; i++) {
-    const Tensorflow__OpDef *d = sm_builtin_op_def(must[i]);
+    const Tensorflow__OpDef *d = sm__builtin_op_def(must[i]);
     if (!d) fprintf(stderr, "no built-in OpDef for %s\n", must[i]);
     CHECK(d != NULL);
     if (d) CHECK(!d->summary || !*d->summary);
   }
-  const Tensorflow__OpDef *v = sm_builtin_op_def("VariableV2");
+  const Tensorflow__OpDef *v = sm__builtin_op_def("VariableV2");
   CHECK(v && v->n_output_arg == 1 && v->output_arg[0]->is_ref);
-  CHECK(sm_builtin_op_def("NotAnOp") == NULL);
-  CHECK(sm_builtin_op_def(NULL) == NULL);
+  CHECK(sm__builtin_op_def("NotAnOp") == NULL);
+  CHECK(sm__builtin_op_def(NULL) == NULL);
 }
 
 /* ---- TensorProto ----------------------------------------------------------------------------- */
@@ -715,7 +715,7 @@ static sm_status *decode(const char *text, sm_tensor **t) {
   ProtobufCMessage *m = NULL;
   sm_status *s = sm_pbtxt_parse(&tensorflow__tensor_proto__descriptor, text, strlen(text), "tensor", &m);
   if (s) return s;
-  s = sm_tensor_from_proto((Tensorflow__TensorProto *)m, t);
+  s = sm__tensor_from_proto((Tensorflow__TensorProto *)m, t);
   protobuf_c_message_free_unpacked(m, NULL);
   return s;
 }
@@ -847,18 +847,18 @@ static void test_tensor_proto(void) {
   sm_cgraph *g = NULL;
   CHECK_OK(compile_text(text, &mg, &g));
   if (g) {
-    CHECK_OK(sm_node_attr_tensor(sm_cgraph_node(g, sm_cgraph_find(g, "k")), "value", &t));
+    CHECK_OK(sm__node_attr_tensor(sm__cgraph_node(g, sm__cgraph_find(g, "k")), "value", &t));
     if (t) {
       CHECK(((const int32_t *)sm_tensor_data(t))[1] == 5);
       sm_tensor_free(t);
     }
-    CHECK_ERR(sm_node_attr_tensor(sm_cgraph_node(g, sm_cgraph_find(g, "bad")), "value", &t),
+    CHECK_ERR(sm__node_attr_tensor(sm__cgraph_node(g, sm__cgraph_find(g, "bad")), "value", &t),
               "node 'bad' (Const): attr 'value'");
-    CHECK_ERR(sm_node_attr_tensor(sm_cgraph_node(g, sm_cgraph_find(g, "k")), "dtype", &t), "is a type, not a tensor");
+    CHECK_ERR(sm__node_attr_tensor(sm__cgraph_node(g, sm__cgraph_find(g, "k")), "dtype", &t), "is a type, not a tensor");
     int rank = 0;
     int64_t dims[SM_MAX_RANK];
-    CHECK_ERR(sm_node_attr_shape(sm_cgraph_node(g, sm_cgraph_find(g, "k")), "value", &rank, dims), "not a shape");
-    sm_cgraph_free(g);
+    CHECK_ERR(sm__node_attr_shape(sm__cgraph_node(g, sm__cgraph_find(g, "k")), "value", &rank, dims), "not a shape");
+    sm__cgraph_free(g);
     free_mg(mg);
   }
 }

@@ -26,23 +26,23 @@ static void counter_and_mkl(void) {
   CHECK_OK(sm_saved_model_read(FIX "/saved_model_counter/00000123", &sm));
   if (!sm) return;
   sm_cgraph *g = NULL;
-  CHECK_OK(sm_cgraph_compile(sm->meta_graphs[0], &g));
+  CHECK_OK(sm__cgraph_compile(sm->meta_graphs[0], &g));
   if (g) {
     /* VariableV2's ref output, and Assign's ref input */
     int v = -1;
-    for (int i = 0; i < sm_cgraph_num_nodes(g) && v < 0; i++)
-      if (!strcmp(sm_node_op(sm_cgraph_node(g, i)), "VariableV2")) v = i;
+    for (int i = 0; i < sm__cgraph_num_nodes(g) && v < 0; i++)
+      if (!strcmp(sm__node_op(sm__cgraph_node(g, i)), "VariableV2")) v = i;
     CHECK(v >= 0);
-    if (v >= 0) CHECK_EQ_INT(sm_node_output_dtype(sm_cgraph_node(g, v), 0), 101);
+    if (v >= 0) CHECK_EQ_INT(sm__node_output_dtype(sm__cgraph_node(g, v), 0), 101);
     int a = -1;
-    for (int i = 0; i < sm_cgraph_num_nodes(g) && a < 0; i++)
-      if (!strcmp(sm_node_op(sm_cgraph_node(g, i)), "AssignAdd")) a = i;
+    for (int i = 0; i < sm__cgraph_num_nodes(g) && a < 0; i++)
+      if (!strcmp(sm__node_op(sm__cgraph_node(g, i)), "AssignAdd")) a = i;
     CHECK(a >= 0);
     if (a >= 0) {
-      CHECK_EQ_INT(sm_node_input_dtype(sm_cgraph_node(g, a), 0), 101);
-      CHECK_EQ_INT(sm_node_input_dtype(sm_cgraph_node(g, a), 1), 1);
+      CHECK_EQ_INT(sm__node_input_dtype(sm__cgraph_node(g, a), 0), 101);
+      CHECK_EQ_INT(sm__node_input_dtype(sm__cgraph_node(g, a), 1), 1);
     }
-    sm_cgraph_free(g);
+    sm__cgraph_free(g);
   }
   sm_saved_model_free(sm);
 }

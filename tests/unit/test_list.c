@@ -124,10 +124,10 @@ static const char *graph =
 /* TestListId: passes the list on (output 0) and gives its object's address (output 1, int64). */
 static sm_status *id_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  sm_variant **v = sm__tensor_variants(sm_kctx_input(ctx, 0));
+  sm_variant **v = sm__tensor_variants(sm__kctx_input(ctx, 0));
   sm_tensor *o;
-  sm_kctx_forward(ctx, 0, 0);
-  sm_status *s = sm_kctx_alloc_output(ctx, 1, SM_INT64, 0, NULL, &o);
+  sm__kctx_forward(ctx, 0, 0);
+  sm_status *s = sm__kctx_alloc_output(ctx, 1, SM_INT64, 0, NULL, &o);
   if (!s) *(int64_t *)sm_tensor_data(o) = v ? (int64_t)(intptr_t)v[0] : 0;
   return s;
 }
@@ -155,7 +155,7 @@ static sm_status *run(int32_t idx, const float *val2, int32_t size, const char *
   const float dflt[2] = {9, 8};
   sm_tensor *feeds[3] = {iscalar(idx), fvec(2, val2 ? val2 : dflt), iscalar(size)};
   const char *names[3] = {"idx", "val", "size"};
-  sm_status *s = sm_session_run(sess, names, feeds, 3, fetch, n, NULL, 0, out);
+  sm_status *s = sm__session_run(sess, names, feeds, 3, fetch, n, NULL, 0, out);
   for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
   return s;
 }
@@ -258,10 +258,10 @@ static void test_modify(void) {
   /* wrong shape and wrong dtype */
   float v3[3] = {1, 2, 3};
   sm_tensor *feeds[3] = {iscalar(0), fvec(3, v3), iscalar(2)};
-  CHECK_ERR(sm_session_run(sess, (const char *[]){"idx", "val", "size"}, feeds, 3, (const char *[]){"set_res"}, 1,
+  CHECK_ERR(sm__session_run(sess, (const char *[]){"idx", "val", "size"}, feeds, 3, (const char *[]){"set_res"}, 1,
                            NULL, 0, &o),
             "Tried to set a tensor with incompatible shape at a list index. Item element shape: [3] list shape: [2]");
-  CHECK_ERR(sm_session_run(sess, (const char *[]){"idx", "val", "size"}, feeds, 3, (const char *[]){"push1"}, 1, NULL,
+  CHECK_ERR(sm__session_run(sess, (const char *[]){"idx", "val", "size"}, feeds, 3, (const char *[]){"push1"}, 1, NULL,
                            0, &o),
             "Tried to append a tensor with incompatible shape to a list. Op element shape: [3] list shape: [2]");
   for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
@@ -375,10 +375,10 @@ static void test_variant_tensor(void) {
   sm_tensor *w = NULL;
   CHECK_ERR(sm_tensor_wrap(SM_VARIANT, 0, NULL, &obj, sizeof obj, NULL, NULL, &w), "DT_VARIANT tensors cannot wrap");
   Tensorflow__TensorProto *tp = NULL;
-  CHECK_ERR(sm_b_tensor_proto(t, &tp), "a DT_VARIANT tensor cannot be written as a TensorProto");
+  CHECK_ERR(sm__b_tensor_proto(t, &tp), "a DT_VARIANT tensor cannot be written as a TensorProto");
   sm_jbuf jb = {0};
-  CHECK_ERR(sm_json_write_tensors(&jb, (const char *[]){"x"}, &t, 1, SM_JSON_COLUMNAR), "Failed to write JSON value");
-  sm_jbuf_free(&jb);
+  CHECK_ERR(sm__json_write_tensors(&jb, (const char *[]){"x"}, &t, 1, SM_JSON_COLUMNAR), "Failed to write JSON value");
+  sm__jbuf_free(&jb);
   char prefix[] = "/tmp/sm_test_list_XXXXXX";
   int fd = mkstemp(prefix);
   if (fd >= 0) {
@@ -393,8 +393,8 @@ static void test_variant_tensor(void) {
   size_t mlen = 0;
   FILE *mf = open_memstream(&mem, &mlen);
   if (mf) {
-    sm_cli_print_numpy(mf, t);
-    sm_cli_print_json_value(mf, t);
+    sm__cli_print_numpy(mf, t);
+    sm__cli_print_json_value(mf, t);
     fclose(mf);
     CHECK(mem && !strcmp(mem, "<DT_VARIANT value of shape [2]: not printable>\n\"<DT_VARIANT value of shape [2]: not printable>\""));
     free(mem);
@@ -408,13 +408,13 @@ static void test_variant_tensor(void) {
 int main(void) {
   CHECK_OK(sm__kernels_add(test_kernels, SM_BACKEND_CPU));
   test_variant_tensor();
-  CHECK_OK(sm_session_from_pbtxt(graph, &sess));
+  CHECK_OK(sm__session_from_pbtxt(graph, &sess));
   if (sess) {
     test_create_and_read();
     test_modify();
     test_bulk();
     test_in_place();
-    sm_session_free(sess);
+    sm__session_free(sess);
   }
   TEST_MAIN_END();
 }

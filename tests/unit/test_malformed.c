@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../../src/cli/args.c"
-#include "../../src/cli/pyfmt.c" /* sm_json_str, for validate --json */
+#include "../../src/cli/pyfmt.c" /* sm__json_str, for validate --json */
 #include "../../src/cli/validate.c"
 #include "savedmodel/model.h"
 #include "test.h"
@@ -64,7 +64,7 @@ static int run_validate(const char *dir, char *out, size_t cap) {
   fflush(stdout);
   int saved = dup(1);
   dup2(fileno(tf), 1);
-  int rc = sm_cli_validate(3, argv);
+  int rc = sm__cli_validate(3, argv);
   fflush(stdout);
   dup2(saved, 1);
   close(saved);

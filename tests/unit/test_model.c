@@ -375,7 +375,7 @@ static int b64v(int c) {
 static sm_status *read_json_strings(const char *path, sm_tensor **out) {
   char *text;
   size_t len;
-  sm_status *st = sm_file_read_all(path, &text, &len);
+  sm_status *st = sm__file_read_all(path, &text, &len);
   if (st) return st;
   int64_t dims[SM_MAX_RANK];
   int rank = 0;
@@ -501,7 +501,7 @@ static int golden_read(const char *path, golden *g) {
   memset(g, 0, sizeof *g);
   char *text;
   size_t len;
-  sm_status *st = sm_file_read_all(path, &text, &len);
+  sm_status *st = sm__file_read_all(path, &text, &len);
   if (st) {
     sm_status_free(st);
     return 0;
@@ -542,7 +542,7 @@ static int golden_read(const char *path, golden *g) {
 static int zoo_cases, zoo_passed, zoo_unsupported;
 
 static void zoo_case(const char *model_dir, const char *case_dir) {
-  char *p = sm_path_join(case_dir, "signature.json");
+  char *p = sm__path_join(case_dir, "signature.json");
   golden g;
   memset(&g, 0, sizeof g);
   int gok = p && golden_read(p, &g);
@@ -561,13 +561,13 @@ static void zoo_case(const char *model_dir, const char *case_dir) {
   if (st) goto fail;
   for (int i = 0; i < g.nin && !st; i++) {
     if (!g.in_file[i]) continue;
-    p = sm_path_join(case_dir, g.in_file[i]);
+    p = sm__path_join(case_dir, g.in_file[i]);
     st = read_value(p, &in[i]);
     free(p);
   }
   for (int i = 0; i < g.nout && !st; i++) {
     if (!g.out_file[i]) continue;
-    p = sm_path_join(case_dir, g.out_file[i]);
+    p = sm__path_join(case_dir, g.out_file[i]);
     st = read_value(p, &want[i]);
     free(p);
   }
@@ -623,12 +623,12 @@ static void test_zoo(void) {
     if (e->d_name[0] != '.') snprintf(names[nm++], 256, "%s", e->d_name);
   closedir(d);
   for (int i = 0; i < nm; i++) {
-    char *base = sm_path_join(zoo, names[i]);
-    char *model = sm_path_join(base, "model"), *outs = sm_path_join(base, "golden/outputs");
+    char *base = sm__path_join(zoo, names[i]);
+    char *model = sm__path_join(base, "model"), *outs = sm__path_join(base, "golden/outputs");
     DIR *od = outs ? opendir(outs) : NULL;
     while (od && (e = readdir(od))) {
       if (e->d_name[0] == '.') continue;
-      char *c = sm_path_join(outs, e->d_name);
+      char *c = sm__path_join(outs, e->d_name);
       zoo_case(model, c);
       free(c);
     }
@@ -651,7 +651,7 @@ static char *unrunnable_variant(const char *cut, const char *add) {
   size_t len = 0;
   char tmpl[] = "/tmp/sm_unrunnable_XXXXXX";
   char *dir = mkdtemp(tmpl), *path = NULL;
-  sm_status *st = sm_file_read_all(UNRUNNABLE "/saved_model.pbtxt", &text, &len);
+  sm_status *st = sm__file_read_all(UNRUNNABLE "/saved_model.pbtxt", &text, &len);
   if (st || !dir) goto fail;
   size_t cap = len + strlen(add) + 1, n = 0;
   if (!(out = malloc(cap))) goto fail;
@@ -669,7 +669,7 @@ static char *unrunnable_variant(const char *cut, const char *add) {
     }
     out[n++] = *p;
   }
-  if (!(path = sm_path_join(dir, "saved_model.pbtxt")) || (st = sm_file_write_atomic(path, out, n))) goto fail;
+  if (!(path = sm__path_join(dir, "saved_model.pbtxt")) || (st = sm__file_write_atomic(path, out, n))) goto fail;
   free(text);
   free(out);
   free(path);
@@ -680,7 +680,7 @@ fail:
   free(text);
   free(out);
   free(path);
-  if (dir) sm_remove_tree(dir);
+  if (dir) sm__remove_tree(dir);
   sm_test_failures++;
   return NULL;
 }
@@ -712,7 +712,7 @@ static void check_spectrogram_fails(sm_model *m, const char *needle) {
 
 static void test_unrunnable_signature(void) {
   /* the fixture is only a test while this runtime has no kernel for its op */
-  CHECK(sm_kernel_find("AudioSpectrogram", SM_BACKEND_CPU) == NULL);
+  CHECK(sm__kernel_find("AudioSpectrogram", SM_BACKEND_CPU) == NULL);
   sm_model *m = NULL;
   CHECK_OK(sm_model_load(UNRUNNABLE, tags_serve, 1, NULL, &m));
   if (m) {
@@ -771,7 +771,7 @@ static void test_unrunnable_signature(void) {
     CHECK(st && strstr(sm_status_message(st), "signature 'spectrogram': this runtime has no kernel"));
     CHECK(m == NULL);
     sm_status_free(st);
-    sm_remove_tree(dir);
+    sm__remove_tree(dir);
     free(dir);
   }
   /* an init op without a kernel still fails the load, as TensorFlow's would */
@@ -782,7 +782,7 @@ static void test_unrunnable_signature(void) {
     CHECK(st && strstr(sm_status_message(st), "running init op 'spec'"));
     CHECK(m == NULL);
     sm_status_free(st);
-    sm_remove_tree(dir);
+    sm__remove_tree(dir);
     free(dir);
   }
 }

@@ -58,7 +58,7 @@ static void naive_conv(const float *x, int64_t n, int64_t h, int64_t w, int64_t 
 static void check_conv(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
                        int64_t co, int64_t sh, int64_t sw, int same, int with_bias, int act) {
   int64_t oh, ow;
-  sm_nn_conv2d_out_size(h, w, kh, kw, sh, sw, same, &oh, &ow);
+  sm__nn_conv2d_out_size(h, w, kh, kw, sh, sw, same, &oh, &ow);
   if (same) {
     CHECK_EQ_INT(oh, (h + sh - 1) / sh);
     CHECK_EQ_INT(ow, (w + sw - 1) / sw);
@@ -74,7 +74,7 @@ static void check_conv(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int
   fill(f, nf);
   fill(b, co);
   for (int64_t i = 0; i < ny; i++) y[i] = 1e30f; /* every element must be written */
-  CHECK_OK(sm_nn_conv2d_f32(pool, x, n, h, w, c, f, kh, kw, co, sh, sw, same, with_bias ? b : NULL, act, y));
+  CHECK_OK(sm__nn_conv2d_f32(pool, x, n, h, w, c, f, kh, kw, co, sh, sw, same, with_bias ? b : NULL, act, y));
   naive_conv(x, n, h, w, c, f, kh, kw, co, sh, sw, same, with_bias ? b : NULL, act, e, oh, ow);
   char what[160];
   snprintf(what, sizeof what, "conv n%lld %lldx%lldx%lld k%lldx%lld->%lld s%lld,%lld %s bias%d act%d pool%d",
@@ -103,7 +103,7 @@ static void check_matmul(sm_threadpool *pool, int ta, int tb, int64_t m, int64_t
     }
   if (!accumulate)
     for (int64_t i = 0; i < m * n; i++) c[i] = 1e30f;
-  sm_nn_matmul_f32(pool, ta, tb, m, n, k, a, b, with_bias ? bias : NULL, act, accumulate, c);
+  sm__nn_matmul_f32(pool, ta, tb, m, n, k, a, b, with_bias ? bias : NULL, act, accumulate, c);
   char what[128];
   snprintf(what, sizeof what, "matmul %lldx%lldx%lld ta%d tb%d bias%d act%d acc%d pool%d", (long long)m,
            (long long)n, (long long)k, ta, tb, with_bias, act, accumulate, pool != NULL);
@@ -114,7 +114,7 @@ static void check_matmul(sm_threadpool *pool, int ta, int tb, int64_t m, int64_t
 static void check_maxpool(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
                           int64_t sh, int64_t sw, int same, int ties) {
   int64_t oh, ow;
-  sm_nn_conv2d_out_size(h, w, ph, pw, sh, sw, same, &oh, &ow);
+  sm__nn_conv2d_out_size(h, w, ph, pw, sh, sw, same, &oh, &ow);
   int64_t nx = n * h * w * c, ny = n * oh * ow * c;
   float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)ny);
   float *y2 = malloc(sizeof(float) * (size_t)ny);
@@ -122,8 +122,8 @@ static void check_maxpool(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, 
   fill(x, nx);
   if (ties) /* few distinct values: many ties */
     for (int64_t i = 0; i < nx; i++) x[i] = floorf(x[i] * 2);
-  CHECK_OK(sm_nn_maxpool_f32(pool, x, n, h, w, c, ph, pw, sh, sw, same, y, am));
-  CHECK_OK(sm_nn_maxpool_f32(pool, x, n, h, w, c, ph, pw, sh, sw, same, y2, NULL));
+  CHECK_OK(sm__nn_maxpool_f32(pool, x, n, h, w, c, ph, pw, sh, sw, same, y, am));
+  CHECK_OK(sm__nn_maxpool_f32(pool, x, n, h, w, c, ph, pw, sh, sw, same, y2, NULL));
   int64_t pt = 0, pl = 0;
   if (same) {
     int64_t nh = (oh - 1) * sh + ph - h, nw = (ow - 1) * sw + pw - w;
@@ -159,7 +159,7 @@ static void check_maxpool(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, 
 
 int main(void) {
   sm_threadpool *pool = NULL;
-  CHECK_OK(sm_threadpool_new(3, &pool));
+  CHECK_OK(sm__threadpool_new(3, &pool));
   for (int p = 0; p < 2; p++) {
     sm_threadpool *tp = p ? pool : NULL;
     /* the seed CNN's shapes, small odd ones, strides, 1x1 (the plain-gemm path) */
@@ -191,15 +191,15 @@ int main(void) {
   /* an empty window dimension (zero-size filter): y = act(bias) */
   float x[4] = {1, 2, 3, 4}, b[2] = {-1, 2}, y[8];
   float f0[1];
-  CHECK_OK(sm_nn_conv2d_f32(NULL, x, 1, 2, 2, 0, f0, 1, 1, 2, 1, 1, 0, b, SM_NN_ACT_RELU, y));
+  CHECK_OK(sm__nn_conv2d_f32(NULL, x, 1, 2, 2, 0, f0, 1, 1, 2, 1, 1, 0, b, SM_NN_ACT_RELU, y));
   CHECK(y[0] == 0 && y[1] == 2 && y[6] == 0 && y[7] == 2);
   /* refused geometry */
-  CHECK_ERR(sm_nn_conv2d_f32(NULL, x, 1, 2, 2, 1, x, 4, 4, 1, 1, 1, 0, NULL, 0, y), "negative");
-  CHECK_ERR(sm_nn_conv2d_f32(NULL, x, 1, 2, 2, 1, x, 1, 1, 1, 0, 1, 0, NULL, 0, y), "Stride");
-  CHECK_ERR(sm_nn_conv2d_f32(NULL, x, -1, 2, 2, 1, x, 1, 1, 1, 1, 1, 0, NULL, 0, y), "negative");
-  CHECK_ERR(sm_nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 0, 1, 1, 1, 0, y, NULL), "window");
-  CHECK_ERR(sm_nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 4, 1, 1, 1, 0, y, NULL), "negative");
-  CHECK_ERR(sm_nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 1, 1, 0, 1, 0, y, NULL), "Stride");
-  sm_threadpool_free(pool);
+  CHECK_ERR(sm__nn_conv2d_f32(NULL, x, 1, 2, 2, 1, x, 4, 4, 1, 1, 1, 0, NULL, 0, y), "negative");
+  CHECK_ERR(sm__nn_conv2d_f32(NULL, x, 1, 2, 2, 1, x, 1, 1, 1, 0, 1, 0, NULL, 0, y), "Stride");
+  CHECK_ERR(sm__nn_conv2d_f32(NULL, x, -1, 2, 2, 1, x, 1, 1, 1, 1, 1, 0, NULL, 0, y), "negative");
+  CHECK_ERR(sm__nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 0, 1, 1, 1, 0, y, NULL), "window");
+  CHECK_ERR(sm__nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 4, 1, 1, 1, 0, y, NULL), "negative");
+  CHECK_ERR(sm__nn_maxpool_f32(NULL, x, 1, 2, 2, 1, 1, 1, 0, 1, 0, y, NULL), "Stride");
+  sm__threadpool_free(pool);
   TEST_MAIN_END();
 }

@@ -53,7 +53,7 @@ static void check_shape(const sm_tensor *t, int rank, int64_t d0, int64_t d1) {
 static void check_roundtrip(const char *name, const sm_tensor *t) {
   char *want;
   size_t wlen;
-  CHECK_OK(sm_file_read_all(fx(name), &want, &wlen));
+  CHECK_OK(sm__file_read_all(fx(name), &want, &wlen));
   uint8_t *got;
   size_t glen;
   CHECK_OK(sm_npy_encode(t, &got, &glen));
@@ -252,7 +252,7 @@ static void test_npz(void) {
 static void fuzz_file(const char *name, int npz) {
   char *data;
   size_t len;
-  CHECK_OK(sm_file_read_all(fx(name), &data, &len));
+  CHECK_OK(sm__file_read_all(fx(name), &data, &len));
   for (size_t cut = 0; cut < len; cut++) {
     sm_tensor *t = NULL;
     sm_npz *z = NULL;

@@ -38,7 +38,7 @@ static sm_status *session_for(const char *eq, int nin, sm_session **s) {
            " attr { key: \"N\" value { i: %d } } attr { key: \"T\" value { type: DT_FLOAT } } }\n"
            "}\n",
            nin == 2 ? "input: \"b\"" : "", eq, nin);
-  return sm_session_from_pbtxt(text, s);
+  return sm__session_from_pbtxt(text, s);
 }
 
 static sm_tensor *arange(int rank, const int64_t *dims) {
@@ -58,7 +58,7 @@ int main(void) {
     sm_tensor *in[2] = {arange(e->rank[0], e->shape[0]), e->nin == 2 ? arange(e->rank[1], e->shape[1]) : NULL};
     const char *names[2] = {"a", "b"};
     sm_tensor *out = NULL;
-    CHECK_OK(sm_session_run(s, names, in, e->nin, (const char *[]){"e"}, 1, NULL, 0, &out));
+    CHECK_OK(sm__session_run(s, names, in, e->nin, (const char *[]){"e"}, 1, NULL, 0, &out));
     if (out) {
       CHECK(sm_tensor_rank(out) == e->out_rank);
       for (int i = 0; i < e->out_rank && i < sm_tensor_rank(out); i++) CHECK(sm_tensor_dims(out)[i] == e->out_shape[i]);
@@ -73,7 +73,7 @@ int main(void) {
     sm_tensor_free(out);
     sm_tensor_free(in[0]);
     sm_tensor_free(in[1]);
-    sm_session_free(s);
+    sm__session_free(s);
   }
 
   /* Refused at load (prepare) or at run, with the equation in the message. */
@@ -83,9 +83,9 @@ int main(void) {
     sm_session *s = NULL;
     CHECK_OK(session_for(bad_prepare[i][0], 2, &s));
     if (!s) continue;
-    CHECK_ERR(sm_session_prepare(s, (const char *[]){"a", "b"}, 2, (const char *[]){"e"}, 1, NULL, 0),
+    CHECK_ERR(sm__session_prepare(s, (const char *[]){"a", "b"}, 2, (const char *[]){"e"}, 1, NULL, 0),
               bad_prepare[i][1]);
-    sm_session_free(s);
+    sm__session_free(s);
   }
   sm_session *s = NULL;
   CHECK_OK(session_for("ij,jk->ik", 2, &s));
@@ -93,11 +93,11 @@ int main(void) {
     int64_t d23[2] = {2, 3}, d22[2] = {2, 2};
     sm_tensor *in[2] = {arange(2, d23), arange(2, d22)};
     sm_tensor *out = NULL;
-    CHECK_ERR(sm_session_run(s, (const char *[]){"a", "b"}, in, 2, (const char *[]){"e"}, 1, NULL, 0, &out),
+    CHECK_ERR(sm__session_run(s, (const char *[]){"a", "b"}, in, 2, (const char *[]){"e"}, 1, NULL, 0, &out),
               "label 'j' has size 3 and 2");
     sm_tensor_free(in[0]);
     sm_tensor_free(in[1]);
-    sm_session_free(s);
+    sm__session_free(s);
   }
   TEST_MAIN_END();
 }

@@ -56,7 +56,7 @@ static char *restore_graph(int n, const char *const *dtypes) {
 static sm_status *restore(const char *prefix, int n, const char *const *names, const char *const *slices,
                           const char *const *dtypes, sm_tensor **out) {
   sm_session *s;
-  sm_status *st = sm_session_from_pbtxt(restore_graph(n, dtypes), &s);
+  sm_status *st = sm__session_from_pbtxt(restore_graph(n, dtypes), &s);
   if (st) return st;
   sm_tensor *feeds[3] = {str_scalar(prefix), str_vec(n, names), str_vec(n, slices)};
   char fetch_names[16][16];
@@ -65,9 +65,9 @@ static sm_status *restore(const char *prefix, int n, const char *const *names, c
     snprintf(fetch_names[i], sizeof fetch_names[i], "r:%d", i);
     fetches[i] = fetch_names[i];
   }
-  st = sm_session_run(s, (const char *[]){"prefix", "names", "slices"}, feeds, 3, fetches, n, NULL, 0, out);
+  st = sm__session_run(s, (const char *[]){"prefix", "names", "slices"}, feeds, 3, fetches, n, NULL, 0, out);
   for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
-  sm_session_free(s);
+  sm__session_free(s);
   return st;
 }
 
@@ -222,17 +222,17 @@ static void test_restore_partitioned_model(void) {
   const Tensorflow__MetaGraphDef *mg;
   CHECK_OK(sm_saved_model_find_meta_graph(sm, (const char *[]){"serve"}, 1, &mg));
   sm_session *s = NULL;
-  if (mg) CHECK_OK(sm_session_new(mg, dir, 2, &s));
+  if (mg) CHECK_OK(sm__session_new(mg, dir, 2, &s));
   if (s) {
     sm_tensor *prefix = str_scalar(ZOO "/tf1_partitioned/model/variables/variables");
-    CHECK_OK(sm_session_run(s, (const char *[]){"save/Const:0"}, &prefix, 1, NULL, 0,
+    CHECK_OK(sm__session_run(s, (const char *[]){"save/Const:0"}, &prefix, 1, NULL, 0,
                             (const char *[]){"save/restore_all"}, 1, NULL));
     sm_tensor_free(prefix);
     const char *fetch[] = {"w/part_0/Read/ReadVariableOp:0", "w/part_1/Read/ReadVariableOp:0",
                            "w/part_2/Read/ReadVariableOp:0", "emb/part_0/Read/ReadVariableOp:0",
                            "emb/part_1/Read/ReadVariableOp:0", "plain/Read/ReadVariableOp:0"};
     sm_tensor *o[6] = {0};
-    CHECK_OK(sm_session_run(s, NULL, NULL, 0, fetch, 6, NULL, 0, o));
+    CHECK_OK(sm__session_run(s, NULL, NULL, 0, fetch, 6, NULL, 0, o));
     sm_tensor *w = NULL, *emb = NULL, *plain = NULL;
     CHECK_OK(sm_npy_read(ZOO "/tf1_partitioned/golden/vars/w.npy", &w));
     CHECK_OK(sm_npy_read(ZOO "/tf1_partitioned/golden/vars/emb.npy", &emb));
@@ -257,7 +257,7 @@ static void test_restore_partitioned_model(void) {
     sm_tensor_free(emb);
     sm_tensor_free(plain);
   }
-  sm_session_free(s);
+  sm__session_free(s);
   sm_saved_model_free(sm);
 }
 
@@ -283,7 +283,7 @@ static const char *strings_graph =
 
 static void check_bools(sm_session *s, const char *node, sm_tensor *in, const uint8_t *want, int n) {
   sm_tensor *o = NULL;
-  CHECK_OK(sm_session_run(s, (const char *[]){"a"}, &in, 1, (const char *[]){node}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"a"}, &in, 1, (const char *[]){node}, 1, NULL, 0, &o));
   if (!o) return;
   CHECK(sm_tensor_dtype(o) == SM_BOOL && sm_tensor_num_elements(o) == n);
   for (int i = 0; i < n; i++)
@@ -296,7 +296,7 @@ static void check_bools(sm_session *s, const char *node, sm_tensor *in, const ui
 
 static void test_strings(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(strings_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(strings_graph, &s));
   if (!s) return;
   sm_tensor *f[3], *o = NULL;
   f[0] = str_scalar("dir/model");
@@ -304,7 +304,7 @@ static void test_strings(void) {
   CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &f[2]));
   *(int32_t *)sm_tensor_data(f[1]) = 3;
   *(int32_t *)sm_tensor_data(f[2]) = 10;
-  CHECK_OK(sm_session_run(s, (const char *[]){"base", "shard", "num"}, f, 3, (const char *[]){"sf"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"base", "shard", "num"}, f, 3, (const char *[]){"sf"}, 1, NULL, 0, &o));
   if (o) CHECK(sm_tensor_rank(o) == 0 && str_is(o, 0, "dir/model-00003-of-00010"));
   sm_tensor_free(o);
   for (int i = 0; i < 3; i++) sm_tensor_free(f[i]);
@@ -313,15 +313,15 @@ static void test_strings(void) {
   f[0] = str_vec(2, (const char *[]){"a", "b"});
   f[1] = str_scalar("x");
   f[2] = str_vec(2, (const char *[]){"1", ""});
-  CHECK_OK(sm_session_run(s, (const char *[]){"a", "b", "c"}, f, 3, (const char *[]){"j"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"a", "b", "c"}, f, 3, (const char *[]){"j"}, 1, NULL, 0, &o));
   if (o) CHECK(sm_tensor_num_elements(o) == 2 && str_is(o, 0, "a/x/1") && str_is(o, 1, "b/x/"));
   sm_tensor_free(o);
-  CHECK_OK(sm_session_run(s, (const char *[]){"b"}, &f[1], 1, (const char *[]){"j1"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"b"}, &f[1], 1, (const char *[]){"j1"}, 1, NULL, 0, &o));
   if (o) CHECK(sm_tensor_rank(o) == 0 && str_is(o, 0, "x"));
   sm_tensor_free(o);
   sm_tensor_free(f[2]);
   f[2] = str_vec(3, (const char *[]){"1", "2", "3"});
-  CHECK_ERR(sm_session_run(s, (const char *[]){"a", "b", "c"}, f, 3, (const char *[]){"j"}, 1, NULL, 0, &o),
+  CHECK_ERR(sm__session_run(s, (const char *[]){"a", "b", "c"}, f, 3, (const char *[]){"j"}, 1, NULL, 0, &o),
             "same shape");
   for (int i = 0; i < 3; i++) sm_tensor_free(f[i]);
 
@@ -346,11 +346,11 @@ static void test_strings(void) {
   CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 5);
   sm_tensor_free(in);
   free(big);
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"group"}, 1, NULL, 0), "(a|b)");
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"class"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"group"}, 1, NULL, 0), "(a|b)");
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"class"}, 1, NULL, 0),
             "character class");
   /* the save ops are known but not run */
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 static const char *save_graph =
@@ -361,11 +361,11 @@ static const char *save_graph =
 
 static void test_save_parse_only(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(save_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(save_graph, &s));
   if (!s) return;
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"p", "n", "sl", "t"}, 4, NULL, 0, (const char *[]){"save"}, 1),
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"p", "n", "sl", "t"}, 4, NULL, 0, (const char *[]){"save"}, 1),
             "SaveV2");
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 int main(void) {

@@ -81,29 +81,29 @@ static const char *import_graph =
 
 static void test_import_find(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(import_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(import_graph, &s));
   if (!s) return;
   sm_tensor *q = str_vec(3, (const char *[]){"a", "z", "c"}), *dflt = i64_scalar(-1), *o = NULL;
   sm_tensor *qf[2] = {q, dflt};
   const char *qn[2] = {"q", "dflt"};
-  sm_status *st = sm_session_run(s, qn, qf, 2, (const char *[]){"find"}, 1, NULL, 0, &o);
+  sm_status *st = sm__session_run(s, qn, qf, 2, (const char *[]){"find"}, 1, NULL, 0, &o);
   CHECK(sm_status_code(st) == SM_FAILED_PRECONDITION && strstr(sm_status_message(st), "not initialized"));
   sm_status_free(st);
   sm_tensor *kv[2] = {str_vec(3, (const char *[]){"a", "b", "c"}), i64_vec(3, (int64_t[]){1, 2, 3})};
-  CHECK_OK(sm_session_run(s, (const char *[]){"keys", "vals"}, kv, 2, NULL, 0, (const char *[]){"import"}, 1, NULL));
-  CHECK_OK(sm_session_run(s, qn, qf, 2, (const char *[]){"find"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"keys", "vals"}, kv, 2, NULL, 0, (const char *[]){"import"}, 1, NULL));
+  CHECK_OK(sm__session_run(s, qn, qf, 2, (const char *[]){"find"}, 1, NULL, 0, &o));
   if (o) {
     CHECK(sm_tensor_dtype(o) == SM_INT64 && sm_tensor_num_elements(o) == 3);
     CHECK(i64(o)[0] == 1 && i64(o)[1] == -1 && i64(o)[2] == 3);
     sm_tensor_free(o);
   }
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, (const char *[]){"size"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, (const char *[]){"size"}, 1, NULL, 0, &o));
   if (o) CHECK(sm_tensor_rank(o) == 0 && i64(o)[0] == 3);
   sm_tensor_free(o);
   /* a second initializer run is a no-op (the table keeps its data) */
   sm_tensor_free(kv[1]);
   kv[1] = i64_vec(3, (int64_t[]){7, 8, 9});
-  CHECK_OK(sm_session_run(s, (const char *[]){"keys", "vals"}, kv, 2, NULL, 0, (const char *[]){"init"}, 1, NULL));
+  CHECK_OK(sm__session_run(s, (const char *[]){"keys", "vals"}, kv, 2, NULL, 0, (const char *[]){"init"}, 1, NULL));
   /* keys keep their shape */
   sm_tensor *q2;
   int64_t d2[2] = {2, 2};
@@ -111,7 +111,7 @@ static void test_import_find(void) {
   CHECK_OK(sm_tensor_set_string(q2, 0, "b", 1));
   CHECK_OK(sm_tensor_set_string(q2, 3, "a", 1));
   sm_tensor *qf2[2] = {q2, dflt};
-  CHECK_OK(sm_session_run(s, qn, qf2, 2, (const char *[]){"find"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, qn, qf2, 2, (const char *[]){"find"}, 1, NULL, 0, &o));
   if (o) {
     CHECK(sm_tensor_rank(o) == 2 && sm_tensor_dims(o)[1] == 2);
     CHECK(i64(o)[0] == 2 && i64(o)[1] == -1 && i64(o)[2] == -1 && i64(o)[3] == 1);
@@ -120,10 +120,10 @@ static void test_import_find(void) {
   /* a default of the wrong shape */
   sm_tensor *bad = i64_vec(2, (int64_t[]){1, 2});
   sm_tensor *qf3[2] = {q, bad};
-  CHECK_ERR(sm_session_run(s, qn, qf3, 2, (const char *[]){"find"}, 1, NULL, 0, &o), "default_value");
+  CHECK_ERR(sm__session_run(s, qn, qf3, 2, (const char *[]){"find"}, 1, NULL, 0, &o), "default_value");
   sm_tensor_free(bad);
   /* an unshared table of its own */
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, (const char *[]){"size_other"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, (const char *[]){"size_other"}, 1, NULL, 0, &o));
   if (o) CHECK(i64(o)[0] == 0);
   sm_tensor_free(o);
   sm_tensor_free(q2);
@@ -131,7 +131,7 @@ static void test_import_find(void) {
   sm_tensor_free(dflt);
   sm_tensor_free(kv[0]);
   sm_tensor_free(kv[1]);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* ---- text files ----------------------------------------------------------------------------- */
@@ -170,7 +170,7 @@ static const char *write_tmp(const char *name, const char *content) {
 
 static sm_status *run_init(sm_session *s, const char *file, const char *target) {
   sm_tensor *f = str_scalar(file);
-  sm_status *st = sm_session_run(s, (const char *[]){"file"}, &f, 1, NULL, 0, (const char *[]){target}, 1, NULL);
+  sm_status *st = sm__session_run(s, (const char *[]){"file"}, &f, 1, NULL, 0, (const char *[]){target}, 1, NULL);
   sm_tensor_free(f);
   return st;
 }
@@ -181,26 +181,26 @@ static void test_text_files(void) {
     return;
   }
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(text_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(text_graph, &s));
   if (!s) return;
   /* TF's StaticHashTableModule asset; a \r\n line ending and no final newline */
   const char *vocab = write_tmp("vocab.txt", "foo\nbar\r\nbaz\nwombat");
   CHECK_OK(run_init(s, vocab, "init_words"));
   sm_tensor *q = str_vec(4, (const char *[]){"foo", "wombat", "x", "bar"}), *di = i64_scalar(-1), *o = NULL;
-  CHECK_OK(sm_session_run(s, (const char *[]){"q", "di"}, (sm_tensor *[]){q, di}, 2, (const char *[]){"find_words"}, 1,
+  CHECK_OK(sm__session_run(s, (const char *[]){"q", "di"}, (sm_tensor *[]){q, di}, 2, (const char *[]){"find_words"}, 1,
                           NULL, 0, &o));
   if (o) CHECK(i64(o)[0] == 0 && i64(o)[1] == 3 && i64(o)[2] == -1 && i64(o)[3] == 1);
   sm_tensor_free(o);
   /* id -> line */
   CHECK_OK(run_init(s, vocab, "init_ids"));
   sm_tensor *qi = i64_vec(3, (int64_t[]){2, 7, 1}), *ds = str_scalar("UNK");
-  CHECK_OK(sm_session_run(s, (const char *[]){"qi", "ds"}, (sm_tensor *[]){qi, ds}, 2, (const char *[]){"find_ids"}, 1,
+  CHECK_OK(sm__session_run(s, (const char *[]){"qi", "ds"}, (sm_tensor *[]){qi, ds}, 2, (const char *[]){"find_ids"}, 1,
                           NULL, 0, &o));
   if (o) CHECK(str_is(o, 0, "baz") && str_is(o, 1, "UNK") && str_is(o, 2, "bar"));
   sm_tensor_free(o);
   /* vocab_size reads only that many lines; more than the file has is an error */
   CHECK_OK(run_init(s, vocab, "init_short"));
-  CHECK_OK(sm_session_run(s, (const char *[]){"q", "di"}, (sm_tensor *[]){q, di}, 2, (const char *[]){"find_short"}, 1,
+  CHECK_OK(sm__session_run(s, (const char *[]){"q", "di"}, (sm_tensor *[]){q, di}, 2, (const char *[]){"find_short"}, 1,
                           NULL, 0, &o));
   if (o) CHECK(i64(o)[0] == 0 && i64(o)[1] == -1 && i64(o)[3] == 1);
   sm_tensor_free(o);
@@ -210,13 +210,13 @@ static void test_text_files(void) {
   CHECK_OK(run_init(s, csv, "init_cols"));
   sm_tensor_free(qi);
   qi = i64_vec(3, (int64_t[]){30, 2, 5});
-  CHECK_OK(sm_session_run(s, (const char *[]){"qi", "ds"}, (sm_tensor *[]){qi, ds}, 2, (const char *[]){"find_cols"}, 1,
+  CHECK_OK(sm__session_run(s, (const char *[]){"qi", "ds"}, (sm_tensor *[]){qi, ds}, 2, (const char *[]){"find_cols"}, 1,
                           NULL, 0, &o));
   if (o) CHECK(str_is(o, 0, "thirty") && str_is(o, 1, "two") && str_is(o, 2, "UNK"));
   sm_tensor_free(o);
   /* line numbers start at offset */
   CHECK_OK(run_init(s, vocab, "init_off"));
-  CHECK_OK(sm_session_run(s, (const char *[]){"q", "di"}, (sm_tensor *[]){q, di}, 2, (const char *[]){"find_off"}, 1,
+  CHECK_OK(sm__session_run(s, (const char *[]){"q", "di"}, (sm_tensor *[]){q, di}, 2, (const char *[]){"find_off"}, 1,
                           NULL, 0, &o));
   if (o) CHECK(i64(o)[0] == 10 && i64(o)[1] == 13);
   sm_tensor_free(o);
@@ -232,7 +232,7 @@ static void test_text_files(void) {
   sm_tensor_free(di);
   sm_tensor_free(qi);
   sm_tensor_free(ds);
-  sm_session_free(s);
+  sm__session_free(s);
   const char *names[] = {"vocab.txt", "cols.csv", "empty_line.txt", "nan.txt", "few.txt", "badf.txt", "fl.txt"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char p[128];
@@ -255,25 +255,25 @@ static void test_labels_model(void) {
   const Tensorflow__MetaGraphDef *mg;
   sm_session *s = NULL;
   CHECK_OK(sm_saved_model_find_meta_graph(sm, (const char *[]){"serve"}, 1, &mg));
-  if (mg) CHECK_OK(sm_session_new(mg, dir, 2, &s));
+  if (mg) CHECK_OK(sm__session_new(mg, dir, 2, &s));
   const char *fetch[] = {"Softmax:0", "label_table_Lookup/LookupTableFindV2:0"};
-  sm_status *prep = s ? sm_session_prepare(s, (const char *[]){"tf_example:0"}, 1, fetch, 2, NULL, 0) : NULL;
+  sm_status *prep = s ? sm__session_prepare(s, (const char *[]){"tf_example:0"}, 1, fetch, 2, NULL, 0) : NULL;
   if (prep && sm_status_code(prep) == SM_UNIMPLEMENTED) {
     /* an op of another family is not there yet */
     fprintf(stderr, "tf1_labels signature not runnable yet (%s); skipping it\n", sm_status_message(prep));
     sm_status_free(prep);
-    sm_session_free(s);
+    sm__session_free(s);
     sm_saved_model_free(sm);
     return;
   }
   CHECK_OK(prep);
   if (s) {
     sm_tensor *prefix = str_scalar(ZOO "/tf1_labels/model/variables/variables");
-    CHECK_OK(sm_session_run(s, (const char *[]){"save/Const:0"}, &prefix, 1, NULL, 0, (const char *[]){"save/restore_all"},
+    CHECK_OK(sm__session_run(s, (const char *[]){"save/Const:0"}, &prefix, 1, NULL, 0, (const char *[]){"save/restore_all"},
                             1, NULL));
     sm_tensor_free(prefix);
     sm_tensor *asset = str_scalar(ZOO "/tf1_labels/model/assets/labels.txt");
-    CHECK_OK(sm_session_run(s, (const char *[]){"asset_path:0"}, &asset, 1, NULL, 0, (const char *[]){"init_all_tables_1"},
+    CHECK_OK(sm__session_run(s, (const char *[]){"asset_path:0"}, &asset, 1, NULL, 0, (const char *[]){"init_all_tables_1"},
                             1, NULL));
     sm_tensor_free(asset);
     /* the golden inputs: two tf.Examples with x = 4 floats each */
@@ -287,7 +287,7 @@ static void test_labels_model(void) {
     CHECK_OK(sm_tensor_set_string(ex, 0, ex0, sizeof ex0));
     CHECK_OK(sm_tensor_set_string(ex, 1, ex1, sizeof ex1));
     sm_tensor *o[2] = {0};
-    CHECK_OK(sm_session_run(s, (const char *[]){"tf_example:0"}, &ex, 1, fetch, 2, NULL, 0, o));
+    CHECK_OK(sm__session_run(s, (const char *[]){"tf_example:0"}, &ex, 1, fetch, 2, NULL, 0, o));
     sm_tensor_free(ex);
     sm_tensor *g = NULL;
     CHECK_OK(sm_npy_read(ZOO "/tf1_labels/golden/outputs/serve__serving_default/outputs/scores.npy", &g));
@@ -307,7 +307,7 @@ static void test_labels_model(void) {
     sm_tensor_free(o[0]);
     sm_tensor_free(o[1]);
   }
-  sm_session_free(s);
+  sm__session_free(s);
   sm_saved_model_free(sm);
 }
 

@@ -949,13 +949,13 @@ static sm_status *run_op(const char *op, const char *attrs, int nin, sm_tensor *
   sprintf(g + len, "%s }\n}\n", attrs);
   sm_session *s = NULL;
   *out = NULL;
-  sm_status *st = sm_session_from_pbtxt(g, &s);
+  sm_status *st = sm__session_from_pbtxt(g, &s);
   free(g);
   if (st) return st;
   const char *names[8] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
   const char *fetch[] = {"y:0"};
-  st = sm_session_run(s, names, in, nin, fetch, 1, NULL, 0, out);
-  sm_session_free(s);
+  st = sm__session_run(s, names, in, nin, fetch, 1, NULL, 0, out);
+  sm__session_free(s);
   return st;
 }
 

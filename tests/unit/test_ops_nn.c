@@ -63,7 +63,7 @@ static int close_enough(double got, double want, double tol) {
 /* Runs a session over `mg` feeding in0..in{n-1}, fetching y:k for each k; returns the status. */
 static sm_status *run_graph(const char *mg, sm_tensor **ins, int nin, const int *fetch, int nfetch, sm_tensor **outs) {
   sm_session *s;
-  sm_status *st = sm_session_from_pbtxt(mg, &s);
+  sm_status *st = sm__session_from_pbtxt(mg, &s);
   if (st) return st;
   char fnames[8][16], onames[8][16];
   const char *feeds[8], *fetches[8];
@@ -75,8 +75,8 @@ static sm_status *run_graph(const char *mg, sm_tensor **ins, int nin, const int 
     snprintf(onames[i], sizeof onames[i], "y:%d", fetch[i]);
     fetches[i] = onames[i];
   }
-  st = sm_session_run(s, feeds, ins, nin, fetches, nfetch, NULL, 0, outs);
-  sm_session_free(s);
+  st = sm__session_run(s, feeds, ins, nin, fetches, nfetch, NULL, 0, outs);
+  sm__session_free(s);
   return st;
 }
 

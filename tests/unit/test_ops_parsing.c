@@ -85,14 +85,14 @@ static const char *EX_REPEATED = "0a1e0a0d0a0178120812060a040000803f0a0d0a017812
 static sm_status *run_v1(sm_session *s, int n, const char *const *hex, sm_tensor **out) {
   sm_tensor *in = ser_vec(n, hex);
   sm_status *st =
-      sm_session_run(s, (const char *[]){"tf_example"}, &in, 1, (const char *[]){"x", "x2"}, 2, NULL, 0, out);
+      sm__session_run(s, (const char *[]){"tf_example"}, &in, 1, (const char *[]){"x", "x2"}, 2, NULL, 0, out);
   sm_tensor_free(in);
   return st;
 }
 
 static void test_v1(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(v1_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(v1_graph, &s));
   if (!s) return;
   sm_tensor *o[2] = {0};
   CHECK_OK(run_v1(s, 4, EX, o));
@@ -123,7 +123,7 @@ static void test_v1(void) {
   const char *bad[] = {EX[0], EX_NO_X};
   CHECK_ERR(run_v1(s, 2, bad, o), "Name: <unknown>, Feature: x (data type: float) is required but could not be found.");
   CHECK_ERR(run_v1(s, 2, bad, o), "Index: 1");
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* ---- v2: dense, variable-length, sparse and ragged keys ------------------------------------- */
@@ -171,7 +171,7 @@ static const char *EX3[] = {
 static const char *v2_fetch[NOUT] = {"p:0", "p:1", "p:2", "p:3", "p:4", "p:5", "p:6", "p:7", "p:8"};
 
 static sm_status *run_v2(sm_session *s, sm_tensor *in, sm_tensor **out) {
-  return sm_session_run(s, (const char *[]){"ser"}, &in, 1, v2_fetch, NOUT, NULL, 0, out);
+  return sm__session_run(s, (const char *[]){"ser"}, &in, 1, v2_fetch, NOUT, NULL, 0, out);
 }
 
 static void free_outs(sm_tensor **o) {
@@ -183,7 +183,7 @@ static void free_outs(sm_tensor **o) {
 
 static void test_v2(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(v2_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(v2_graph, &s));
   if (!s) return;
   sm_tensor *o[NOUT] = {0};
   sm_tensor *in = ser_vec(3, EX3);
@@ -224,7 +224,7 @@ static void test_v2(void) {
   size_t len = unhex(EX3[0], buf);
   CHECK_OK(sm_tensor_set_string(one, 0, buf, len));
   sm_tensor *so[NOUT] = {0};
-  CHECK_OK(sm_session_run(s, (const char *[]){"ser"}, &one, 1, v2_fetch, NOUT, NULL, 0, so));
+  CHECK_OK(sm__session_run(s, (const char *[]){"ser"}, &one, 1, v2_fetch, NOUT, NULL, 0, so));
   if (so[0]) {
     CHECK(dims_are(so[0], 2, (int64_t[]){2, 1}) && I(so[0])[0] == 0 && I(so[0])[1] == 1);
     CHECK(dims_are(so[2], 1, (int64_t[]){1}) && I(so[2])[0] == 2);
@@ -235,7 +235,7 @@ static void test_v2(void) {
   }
   free_outs(so);
   sm_tensor_free(one);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* ---- protobuf-c written examples, and TF's error texts ------------------------------------- */
@@ -293,12 +293,12 @@ static const char *f2_graph =
 
 static sm_status *run_f2(sm_session *s, sm_tensor *in, sm_tensor **o) {
   *o = NULL;
-  return sm_session_run(s, (const char *[]){"ser"}, &in, 1, (const char *[]){"p:0"}, 1, NULL, 0, o);
+  return sm__session_run(s, (const char *[]){"ser"}, &in, 1, (const char *[]){"p:0"}, 1, NULL, 0, o);
 }
 
 static void test_errors_and_protobuf_c(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(f2_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(f2_graph, &s));
   if (!s) return;
   sm_tensor *o, *in = pack_example("f", 2, (const float[]){0.25f, -8}, NULL, 2);
   CHECK_OK(run_f2(s, in, &o));
@@ -326,13 +326,13 @@ static void test_errors_and_protobuf_c(void) {
   CHECK_OK(sm_tensor_new(SM_STRING, 2, d2, &r2));
   CHECK_ERR(run_f2(s, r2, &o), "scalar or vector");
   sm_tensor_free(r2);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* ---- hostile bytes: every prefix and every single-bit flip ---------------------------------- */
 static void test_hostile(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(v2_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(v2_graph, &s));
   if (!s) return;
   uint8_t good[512], b[512];
   size_t n = unhex(EX3[0], good);
@@ -373,7 +373,7 @@ static void test_hostile(void) {
     sm_tensor_free(in);
   }
   CHECK(err > 0 && ok > 0);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 int main(void) {

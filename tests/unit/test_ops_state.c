@@ -33,7 +33,7 @@ static float fat(const sm_tensor *t, int i) { return ((const float *)sm_tensor_d
 /* Runs with no feeds; fetch one tensor (or none when fetch is NULL) and run one target. */
 static sm_status *run1(sm_session *s, const char *fetch, const char *target, sm_tensor **out) {
   if (out) *out = NULL;
-  return sm_session_run(s, NULL, NULL, 0, fetch ? (const char *[]){fetch} : NULL, fetch ? 1 : 0,
+  return sm__session_run(s, NULL, NULL, 0, fetch ? (const char *[]){fetch} : NULL, fetch ? 1 : 0,
                         target ? (const char *[]){target} : NULL, target ? 1 : 0, out);
 }
 
@@ -62,7 +62,7 @@ static const char *resource_graph =
 
 static void test_resource_variables(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(resource_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(resource_graph, &s));
   if (!s) return;
   sm_tensor *o;
   CHECK_OK(run1(s, "is_init", NULL, &o));
@@ -113,7 +113,7 @@ static void test_resource_variables(void) {
   CHECK_ERR(run1(s, NULL, "assign_wrong", NULL), "wrong dtype");
   CHECK_ERR(run1(s, "read_wrong", NULL, &o), "wrong dtype");
   CHECK_OK(run1(s, NULL, "destroy", NULL));
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* ---- TF1 ref variables: the counter fixture's graph ----------------------------------------- */
@@ -142,7 +142,7 @@ static const char *counter_graph =
 
 static void test_ref_counter(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(counter_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(counter_graph, &s));
   if (!s) return;
   sm_tensor *o;
   CHECK_OK(run1(s, "is_init", NULL, &o));
@@ -162,13 +162,13 @@ static void test_ref_counter(void) {
   sm_tensor *three = fvec(1, (float[]){3});
   sm_tensor *three_s;
   CHECK_OK(sm_tensor_view(three, 0, NULL, &three_s));
-  CHECK_OK(sm_session_run(s, (const char *[]){"by"}, &three_s, 1, (const char *[]){"incr_counter_by:0"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"by"}, &three_s, 1, (const char *[]){"incr_counter_by:0"}, 1, NULL, 0, &o));
   if (o) CHECK(fat(o, 0) == 4);
   sm_tensor_free(o);
   /* the feed is not written */
   CHECK(fat(three, 0) == 3);
   /* shape mismatch: AssignAdd with a [1] value onto a scalar */
-  CHECK_ERR(sm_session_run(s, (const char *[]){"by"}, &three, 1, (const char *[]){"incr_counter_by:0"}, 1, NULL, 0, &o),
+  CHECK_ERR(sm__session_run(s, (const char *[]){"by"}, &three, 1, (const char *[]){"incr_counter_by:0"}, 1, NULL, 0, &o),
             "shapes must be equal");
   sm_tensor_free(three);
   sm_tensor_free(three_s);
@@ -187,7 +187,7 @@ static void test_ref_counter(void) {
   CHECK_OK(run1(s, "assign_pair_free", NULL, &o));
   if (o) CHECK(sm_tensor_num_elements(o) == 2 && fat(o, 1) == 2);
   sm_tensor_free(o);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* ---- ResourceGather ------------------------------------------------------------------------- */
@@ -210,7 +210,7 @@ static const char *gather_graph =
 
 static void test_resource_gather(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(gather_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(gather_graph, &s));
   if (!s) return;
   CHECK_OK(run1(s, NULL, "init", NULL));
   sm_tensor *ids;
@@ -219,7 +219,7 @@ static void test_resource_gather(void) {
   int64_t *iv = sm_tensor_data(ids);
   iv[0] = 2, iv[1] = 0, iv[2] = 1, iv[3] = 2;
   sm_tensor *o = NULL;
-  CHECK_OK(sm_session_run(s, (const char *[]){"ids"}, &ids, 1, (const char *[]){"g"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"ids"}, &ids, 1, (const char *[]){"g"}, 1, NULL, 0, &o));
   if (o) {
     CHECK(sm_tensor_rank(o) == 3 && sm_tensor_dims(o)[0] == 2 && sm_tensor_dims(o)[1] == 2 && sm_tensor_dims(o)[2] == 2);
     static const float want[] = {5, 6, 1, 2, 3, 4, 5, 6};
@@ -227,22 +227,22 @@ static void test_resource_gather(void) {
     sm_tensor_free(o);
   }
   iv[3] = 3;
-  CHECK_ERR(sm_session_run(s, (const char *[]){"ids"}, &ids, 1, (const char *[]){"g"}, 1, NULL, 0, &o),
+  CHECK_ERR(sm__session_run(s, (const char *[]){"ids"}, &ids, 1, (const char *[]){"g"}, 1, NULL, 0, &o),
             "indices[3] = 3 is not in [0, 3)");
   iv[3] = -1;
-  CHECK_ERR(sm_session_run(s, (const char *[]){"ids"}, &ids, 1, (const char *[]){"g"}, 1, NULL, 0, &o), "is not in");
+  CHECK_ERR(sm__session_run(s, (const char *[]){"ids"}, &ids, 1, (const char *[]){"g"}, 1, NULL, 0, &o), "is not in");
   sm_tensor_free(ids);
   sm_tensor *ids32;
   CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &ids32));
   *(int32_t *)sm_tensor_data(ids32) = 1;
-  CHECK_OK(sm_session_run(s, (const char *[]){"ids32"}, &ids32, 1, (const char *[]){"g32"}, 1, NULL, 0, &o));
+  CHECK_OK(sm__session_run(s, (const char *[]){"ids32"}, &ids32, 1, (const char *[]){"g32"}, 1, NULL, 0, &o));
   if (o) {
     CHECK(sm_tensor_rank(o) == 1 && fat(o, 0) == 3 && fat(o, 1) == 4);
     sm_tensor_free(o);
   }
   sm_tensor_free(ids32);
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"ids"}, 1, (const char *[]){"gb"}, 1, NULL, 0), "batch_dims");
-  sm_session_free(s);
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"ids"}, 1, (const char *[]){"gb"}, 1, NULL, 0), "batch_dims");
+  sm__session_free(s);
 }
 
 /* ---- random initializers -------------------------------------------------------------------- */
@@ -267,7 +267,7 @@ static const char *random_graph =
 
 static void test_random(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(random_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(random_graph, &s));
   if (!s) return;
   sm_tensor *a, *b;
   CHECK_OK(run1(s, "u", NULL, &a));
@@ -319,7 +319,7 @@ static void test_random(void) {
   if (a)
     for (int i = 0; i < 2000; i++) CHECK(fabsf(fat(a, i)) <= 2);
   sm_tensor_free(a);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 int main(void) {

@@ -74,12 +74,12 @@ static void test_cases(void) {
   CHECK(!r.fast_ok && r.ref_ok);
   {
     ProtobufCMessage *m = NULL;
-    CHECK_OK(sm_pb_decode(SM, B(0x12, 0x0a, 0x0a, 0x03, 0x0a, 0x01, 'a', 0x0a, 0x03, 0x22, 0x01, 's'), "merge", &m));
+    CHECK_OK(sm__pb_decode(SM, B(0x12, 0x0a, 0x0a, 0x03, 0x0a, 0x01, 'a', 0x0a, 0x03, 0x22, 0x01, 's'), "merge", &m));
     const Tensorflow__SavedModel *sm = (const Tensorflow__SavedModel *)m;
     CHECK(sm && sm->n_meta_graphs == 1 && sm->meta_graphs[0]->meta_info_def &&
           strcmp(sm->meta_graphs[0]->meta_info_def->meta_graph_version, "a") == 0 &&
           sm->meta_graphs[0]->meta_info_def->n_tags == 1);
-    sm_pb_arena_free(m);
+    sm__pb_arena_free(m);
   }
   /* unknown fields of every wire type are kept, in order */
   r = diff(SM, B(0x78, 0x05, 0x82, 0x01, 0x02, 'h', 'i', 0x8d, 0x01, 1, 2, 3, 4, 0x91, 0x01, 1, 2, 3, 4, 5, 6, 7, 8,
@@ -88,10 +88,10 @@ static void test_cases(void) {
   CHECK(r.fast_ok && r.ref_ok);
   {
     ProtobufCMessage *m = NULL;
-    CHECK(sm_pb_decode_fast(SM, B(0x78, 0x05, 0x82, 0x01, 0x02, 'h', 'i', 0x08, 0x01), &m) == 0);
+    CHECK(sm__pb_decode_fast(SM, B(0x78, 0x05, 0x82, 0x01, 0x02, 'h', 'i', 0x08, 0x01), &m) == 0);
     CHECK(m && m->n_unknown_fields == 2 && m->unknown_fields[0].tag == 15 && m->unknown_fields[1].len == 3 &&
           memcmp(m->unknown_fields[1].data, "\x02hi", 3) == 0);
-    sm_pb_arena_free(m);
+    sm__pb_arena_free(m);
   }
   /* oneof: a later member replaces an earlier one; a message member given twice is replaced */
   r = diff(AV, B(0x12, 0x02, 'a', 'b', 0x18, 0x05), "oneof");
@@ -107,10 +107,10 @@ static void test_cases(void) {
   CHECK(r.fast_ok && r.ref_ok);
   {
     ProtobufCMessage *m = NULL;
-    CHECK(sm_pb_decode_fast(TP, B(0x3a, 0x03, 0x01, 0x02, 0x03, 0x38, 0x04, 0x38, 0x05, 0x3a, 0x01, 0x7f), &m) == 0);
+    CHECK(sm__pb_decode_fast(TP, B(0x3a, 0x03, 0x01, 0x02, 0x03, 0x38, 0x04, 0x38, 0x05, 0x3a, 0x01, 0x7f), &m) == 0);
     const Tensorflow__TensorProto *t = (const Tensorflow__TensorProto *)m;
     CHECK(t && t->n_int_val == 6 && t->int_val[0] == 1 && t->int_val[4] == 5 && t->int_val[5] == 127);
-    sm_pb_arena_free(m);
+    sm__pb_arena_free(m);
   }
   /* many elements: arrays grow past several doublings */
   {
@@ -153,7 +153,7 @@ static void test_cases(void) {
     CHECK(r.fast_ok == (levels == 33) && r.ref_ok == (levels == 33));
     if (levels == 34) {
       ProtobufCMessage *m = NULL;
-      CHECK_ERR(sm_pb_decode(AV, buf, n, "deep.pb", &m), "nested too deeply");
+      CHECK_ERR(sm__pb_decode(AV, buf, n, "deep.pb", &m), "nested too deeply");
     }
     free(buf);
   }
@@ -330,7 +330,7 @@ static void walk(const char *dir, int mutations) {
   struct dirent *e;
   while ((e = readdir(d))) {
     if (e->d_name[0] == '.') continue;
-    char *p = sm_path_join(dir, e->d_name);
+    char *p = sm__path_join(dir, e->d_name);
     if (!p) continue;
     struct stat st;
     if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -338,7 +338,7 @@ static void walk(const char *dir, int mutations) {
     } else if (strcmp(e->d_name, "saved_model.pb") == 0) {
       char *buf = NULL;
       size_t len = 0;
-      sm_status *s = sm_file_read_all(p, &buf, &len);
+      sm_status *s = sm__file_read_all(p, &buf, &len);
       if (!s) {
         run_file((const uint8_t *)buf, len, p, mutations);
         n_files++;
@@ -349,7 +349,7 @@ static void walk(const char *dir, int mutations) {
       /* text fixtures (the malformed ones) go in as the binary they encode */
       char *text = NULL;
       size_t len = 0;
-      sm_status *s = sm_file_read_all(p, &text, &len);
+      sm_status *s = sm__file_read_all(p, &text, &len);
       ProtobufCMessage *m = NULL;
       if (!s) s = sm_pbtxt_parse(&tensorflow__saved_model__descriptor, text, len, p, &m);
       if (!s) {
@@ -389,14 +389,14 @@ static void put_message(obuf *o, uint8_t tag, const ProtobufCMessage *m) {
   free(b);
 }
 
-/* A SavedModel of well over 256 KiB (where sm_pb_decode_fast uses several threads): a Keras
+/* A SavedModel of well over 256 KiB (where sm__pb_decode_fast uses several threads): a Keras
  * export's graph with its nodes repeated until the GraphDef is ~1.5 MB, its function library
  * kept, and its object graph; the automatic decode must equal the single pass. */
 static void test_large(void) {
-  char *path = sm_path_join(SM_SOURCE_DIR, "tests/fixtures/zoo/keras_conv/model/saved_model.pb");
+  char *path = sm__path_join(SM_SOURCE_DIR, "tests/fixtures/zoo/keras_conv/model/saved_model.pb");
   char *buf = NULL;
   size_t len = 0;
-  sm_status *s = path ? sm_file_read_all(path, &buf, &len) : NULL;
+  sm_status *s = path ? sm__file_read_all(path, &buf, &len) : NULL;
   CHECK_OK(s);
   Tensorflow__SavedModel *sm = NULL;
   if (!s) CHECK_OK(sm_saved_model_parse((const uint8_t *)buf, len, path, &sm));
@@ -415,9 +415,9 @@ static void test_large(void) {
     put_field(&all, 0x12, mgb.p, mgb.n); /* SavedModel.meta_graphs */
     const ProtobufCMessageDescriptor *SM = &tensorflow__saved_model__descriptor;
     ProtobufCMessage *one = NULL, *par = NULL, *got = NULL;
-    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &one, 1, 0, 0) == 0);
-    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &par, 4, all.n / 32, 1) == 0);
-    CHECK_OK(sm_pb_decode(SM, all.p, all.n, "large.pb", &got));
+    CHECK(sm__pb_decode_fast_opts(SM, all.p, all.n, &one, 1, 0, 0) == 0);
+    CHECK(sm__pb_decode_fast_opts(SM, all.p, all.n, &par, 4, all.n / 32, 1) == 0);
+    CHECK_OK(sm__pb_decode(SM, all.p, all.n, "large.pb", &got));
     if (one && par && got) {
       CHECK(fpd_same_packing(one, par));
       CHECK(fpd_same_packing(one, got));
@@ -427,7 +427,7 @@ static void test_large(void) {
     /* Sharing: the graph's nodes come several times, byte for byte, so their small attrs are
      * one message each in a one-thread decode with sharing, and never without. */
     ProtobufCMessage *sh = NULL;
-    CHECK(sm_pb_decode_fast_opts(SM, all.p, all.n, &sh, 1, 0, 1) == 0);
+    CHECK(sm__pb_decode_fast_opts(SM, all.p, all.n, &sh, 1, 0, 1) == 0);
     if (sh && one) {
       CHECK(fpd_same_packing(one, sh));
       const Tensorflow__GraphDef *a = ((const Tensorflow__SavedModel *)sh)->meta_graphs[0]->graph_def,
@@ -442,19 +442,19 @@ static void test_large(void) {
       CHECK(shared > a->n_node / 2);
       CHECK(apart == 0);
     }
-    sm_pb_arena_free(sh);
+    sm__pb_arena_free(sh);
     /* Twice more: the second parse reuses the first one's blocks, large ones included. */
     for (int i = 0; i < 2; i++) {
       ProtobufCMessage *again = NULL;
-      CHECK(sm_pb_decode_fast(SM, all.p, all.n, &again) == 0);
+      CHECK(sm__pb_decode_fast(SM, all.p, all.n, &again) == 0);
       if (again && one) CHECK(fpd_same_packing(one, again));
-      sm_pb_arena_free(again);
+      sm__pb_arena_free(again);
     }
     printf("large input: %zu bytes, %zu nodes\n", all.n,
            got ? ((const Tensorflow__SavedModel *)got)->meta_graphs[0]->graph_def->n_node : (size_t)0);
-    sm_pb_arena_free(one);
-    sm_pb_arena_free(par);
-    sm_pb_arena_free(got);
+    sm__pb_arena_free(one);
+    sm__pb_arena_free(par);
+    sm__pb_arena_free(got);
     free(gd.p);
     free(mgb.p);
     free(all.p);
@@ -470,11 +470,11 @@ int main(void) {
   /* SM_PB_DECODE_MUTATIONS=N: more mutations per file, for a longer run by hand */
   const char *env = getenv("SM_PB_DECODE_MUTATIONS");
   int per_file = env && atoi(env) > 0 ? atoi(env) : 150;
-  char *fx = sm_path_join(SM_SOURCE_DIR, "tests/fixtures");
+  char *fx = sm__path_join(SM_SOURCE_DIR, "tests/fixtures");
   walk(fx, per_file);
   free(fx);
-  char *shared = sm_path_join(SM_SHARED_DIR, "fixtures/tf-serving");
-  if (shared && sm_is_dir(shared))
+  char *shared = sm__path_join(SM_SHARED_DIR, "fixtures/tf-serving");
+  if (shared && sm__is_dir(shared))
     walk(shared, per_file / 3);
   else
     printf("note: %s absent, TF Serving fixtures not compared\n", shared ? shared : "shared dir");

@@ -259,7 +259,7 @@ static void test_tf_style(void) {
   CHECK(out && strcmp(out, tf_style) == 0);
   CHECK_EQ_STR(mg->collection_def[0]->key, "variables");
   free(out);
-  CHECK_OK(sm_pb_sort_maps(&sm->base));
+  CHECK_OK(sm__pb_sort_maps(&sm->base));
   CHECK_EQ_STR(mg->collection_def[0]->key, "legacy_init_op");
   CHECK_EQ_STR(mg->collection_def[2]->key, "variables");
   protobuf_c_message_free_unpacked(&sm->base, NULL);
@@ -378,7 +378,7 @@ static void test_any(void) {
   /* Types not reachable from the root need registering. */
   const char *dict = "[type.googleapis.com/tensorflow.DictValue]: < fields { key: \"a\" value { bool_value: true } } >";
   parse_err(&google__protobuf__any__descriptor, dict, strlen(dict), "Could not find type \"tensorflow.DictValue\"");
-  CHECK_OK(sm_pbtxt_register_type(&tensorflow__dict_value__descriptor));
+  CHECK_OK(sm__pbtxt_register_type(&tensorflow__dict_value__descriptor));
   Google__Protobuf__Any *any = (Google__Protobuf__Any *)parse_ok(&google__protobuf__any__descriptor, dict);
   if (any) {
     CHECK_EQ_STR(any->type_url, "type.googleapis.com/tensorflow.DictValue");
@@ -591,7 +591,7 @@ static void test_hostile(void) {
   }
   CHECK_ERR(sm_pbtxt_print(&top->base, &out, NULL), "deeper than 100");
   CHECK(out == NULL);
-  CHECK_ERR(sm_pb_sort_maps(&top->base), "deeper than 100");
+  CHECK_ERR(sm__pb_sort_maps(&top->base), "deeper than 100");
   protobuf_c_message_free_unpacked(&top->base, NULL);
   /* Bad arguments */
   CHECK_ERR(sm_pbtxt_parse(NULL, "", 0, "x", &m), "bad arguments");
@@ -627,7 +627,7 @@ static int round_trip_file(const char *path) {
     free(again);
     /* The text has map entries sorted by key; sort the original the same way, then both must
      * serialize to the same bytes. */
-    CHECK_OK(sm_pb_sort_maps(&orig->base));
+    CHECK_OK(sm__pb_sort_maps(&orig->base));
     if (!same_packed(&orig->base, back)) {
       fprintf(stderr, "%s: packed bytes differ after the text round trip\n", path);
       sm_test_failures++;

@@ -1,7 +1,7 @@
 /* test_plan.c - plans, sub-plans and the lock-free run path (plan.c, executor.c, session.c, model.c).
  *
  * Sub-plans: test kernels registered here (sm__kernels_add) include "TestApplyN", whose prepare
- * compiles its function attr `f` with sm_prepare_function_plan and whose compute runs it `n` times,
+ * compiles its function attr `f` with sm__prepare_function_plan and whose compute runs it `n` times,
  * each output fed back as the next input (a while loop in miniature). Checked: values, n = 0, nested
  * sub-plans, an error inside the body reaching the caller with the body node's name, recursion and
  * nesting refused at load, a missing kernel or function inside a body, cancel and deadline inside a
@@ -61,20 +61,20 @@ typedef struct apply_state {
 
 static void apply_release(void *state) {
   apply_state *a = state;
-  sm_plan_free(a->f);
+  sm__plan_free(a->f);
   free(a);
 }
 
 static sm_status *apply_prepare(const sm_node *node, void **state) {
   apply_state *a = calloc(1, sizeof *a);
   if (!a) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *st = sm_node_attr_int(node, "n", &a->n);
-  const Tensorflow__AttrValue *f = sm_node_attr(node, "f");
+  sm_status *st = sm__node_attr_int(node, "n", &a->n);
+  const Tensorflow__AttrValue *f = sm__node_attr(node, "f");
   if (!st && (!f || f->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC || !f->func || !f->func->name))
     st = sm_status_new(SM_INVALID_ARGUMENT, "attr 'f' is not a function");
   if (!st && a->n < 0) st = sm_status_new(SM_INVALID_ARGUMENT, "n = %lld", (long long)a->n);
-  if (!st) st = sm_prepare_function_plan(node, f->func->name, &a->f);
-  if (!st && (sm_plan_num_feeds(a->f) != 1 || sm_plan_num_fetches(a->f) != 1))
+  if (!st) st = sm__prepare_function_plan(node, f->func->name, &a->f);
+  if (!st && (sm__plan_num_feeds(a->f) != 1 || sm__plan_num_fetches(a->f) != 1))
     st = sm_status_new(SM_INVALID_ARGUMENT, "function '%s' is not one tensor in, one out", f->func->name);
   if (st) {
     apply_release(a);
@@ -86,15 +86,15 @@ static sm_status *apply_prepare(const sm_node *node, void **state) {
 
 static sm_status *apply_compute(const void *state, sm_kctx *ctx) {
   const apply_state *a = state;
-  sm_tensor *cur = sm_tensor_ref((sm_tensor *)sm_kctx_input(ctx, 0));
+  sm_tensor *cur = sm_tensor_ref((sm_tensor *)sm__kctx_input(ctx, 0));
   for (int64_t i = 0; i < a->n; i++) {
     sm_tensor *next;
-    sm_status *st = sm_kctx_run_plan(ctx, a->f, &cur, 1, &next, 1);
+    sm_status *st = sm__kctx_run_plan(ctx, a->f, &cur, 1, &next, 1);
     sm_tensor_free(cur);
     if (st) return sm_status_prefix(st, "iteration %lld", (long long)i);
     cur = next;
   }
-  sm_kctx_set_output(ctx, 0, cur);
+  sm__kctx_set_output(ctx, 0, cur);
   return NULL;
 }
 
@@ -103,7 +103,7 @@ static volatile int g_cancel;
 static sm_status *cancel_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   __atomic_store_n(&g_cancel, 1, __ATOMIC_RELAXED);
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -112,7 +112,7 @@ static sm_run_options g_ro;
 static sm_status *expire_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   g_ro.deadline_us = 1;
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -204,13 +204,13 @@ static sm_status *rendezvous_compute(const void *state, sm_kctx *ctx) {
     g_rv.saw_blocked += blocker_in_prepare();
   }
   pthread_mutex_unlock(&g_rv.mu);
-  if (!st) sm_kctx_forward(ctx, 0, 0);
+  if (!st) sm__kctx_forward(ctx, 0, 0);
   return st;
 }
 
 static sm_status *forward_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -253,7 +253,7 @@ static int g_count;
 static sm_status *count_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   __atomic_add_fetch(&g_count, 1, __ATOMIC_RELAXED);
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -352,7 +352,7 @@ static const char *apply_graph =
     "}\n";
 
 static sm_status *run1(sm_session *s, const char *fetch, sm_tensor *x, sm_tensor **out, const sm_run_options *ro) {
-  return sm_session_run_opts(s, (const char *[]){"x"}, &x, 1, &fetch, 1, NULL, 0, out, ro);
+  return sm__session_run_opts(s, (const char *[]){"x"}, &x, 1, &fetch, 1, NULL, 0, out, ro);
 }
 
 typedef struct apply_thread_arg {
@@ -375,7 +375,7 @@ static void *apply_thread(void *p) {
 
 static void test_sub_plans(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(apply_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(apply_graph, &s));
   if (!s) return;
   sm_tensor *x = vec_f(3, (float[]){1, 2, 3}), *o = NULL;
   /* f three times: 1 -> 3 -> 7 -> 15 */
@@ -414,19 +414,19 @@ static void test_sub_plans(void) {
   sm_status_free(st);
   CHECK(o == NULL);
   /* refused when the plan is built (at load for a model), not by overflowing the stack */
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_rec"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_rec"}, 1, NULL, 0),
             "node 'apply_rec' (TestApplyN): function 'frec': node 'again' (TestApplyN): function 'frec' calls itself");
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_mutual"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_mutual"}, 1, NULL, 0),
             "function 'fa' calls itself (through node 'to_a')");
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_missing"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_missing"}, 1, NULL, 0),
             "node 'apply_missing' (TestApplyN): function 'fmissing': this runtime has no kernel for 1 node(s) this "
             "run needs: FooOp (node 'foo')");
-  CHECK_ERR(sm_session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_nofunc"}, 1, NULL, 0),
+  CHECK_ERR(sm__session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"apply_nofunc"}, 1, NULL, 0),
             "node 'apply_nofunc' (TestApplyN): function 'nope' is not in the graph's library");
   /* only from a prepare that plan building runs */
   static int sentinel;
   sm_plan *p = (sm_plan *)(void *)&sentinel;
-  CHECK_ERR(sm_prepare_function_plan(sm_cgraph_node(sm_session_graph(s), 0), "f", &p),
+  CHECK_ERR(sm__prepare_function_plan(sm__cgraph_node(sm__session_graph(s), 0), "f", &p),
             "only be compiled from a kernel's prepare");
   CHECK(p == NULL);
   /* one sub-plan, many threads */
@@ -441,7 +441,7 @@ static void test_sub_plans(void) {
     CHECK_EQ_INT(a[i].wrong, 0);
   }
   sm_tensor_free(x);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* A chain of functions d0 -> d1 -> ... -> d<n-1>, each applying the next once; the last is x + 1. */
@@ -476,7 +476,7 @@ static void test_sub_plan_depth(void) {
   /* 32 levels of sub-plans: allowed, and each level runs */
   char *txt = chain_graph(32);
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(txt, &s));
+  CHECK_OK(sm__session_from_pbtxt(txt, &s));
   free(txt);
   if (s) {
     sm_tensor *x = vec_f(2, (float[]){1, 5}), *o = NULL;
@@ -484,16 +484,16 @@ static void test_sub_plan_depth(void) {
     CHECK(fvals_are(o, 2, (float[]){2, 6}));
     sm_tensor_free(o);
     sm_tensor_free(x);
-    sm_session_free(s);
+    sm__session_free(s);
   }
   /* 33: refused with a message */
   txt = chain_graph(33);
-  CHECK_OK(sm_session_from_pbtxt(txt, &s));
+  CHECK_OK(sm__session_from_pbtxt(txt, &s));
   free(txt);
   if (s) {
-    CHECK_ERR(sm_session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"deep"}, 1, NULL, 0),
+    CHECK_ERR(sm__session_prepare(s, (const char *[]){"x"}, 1, (const char *[]){"deep"}, 1, NULL, 0),
               "function 'd32' (node 'a'): sub-plans nest deeper than 32");
-    sm_session_free(s);
+    sm__session_free(s);
   }
 }
 
@@ -518,7 +518,7 @@ static void *run_thread(void *p) {
   run_arg *a = p;
   sm_tensor *x = vec_f(1, &a->v), *o = NULL;
   if (a->s)
-    a->st = sm_session_run(a->s, &a->feed, &x, 1, &a->fetch, 1, NULL, 0, &o);
+    a->st = sm__session_run(a->s, &a->feed, &x, 1, &a->fetch, 1, NULL, 0, &o);
   else if (a->sig)
     a->st = sm_model_run(a->m, a->sig, (const char *[]){"x"}, &x, 1, NULL, 1, &o);
   else
@@ -561,7 +561,7 @@ static void meet_while_compiling(run_arg *ra, run_arg *rb, run_arg *rc) {
  * neither build holds a lock the other needs), one plan is published, the other copy is freed. */
 static void test_build_race(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(
+  CHECK_OK(sm__session_from_pbtxt(
       OPS "graph_def {\n" PH("a") "node { name: \"mp\" op: \"TestMeetPrepare\" input: \"a\" }\n}\n", &s));
   if (!s) return;
   pthread_mutex_lock(&g_mp.mu);
@@ -588,21 +588,21 @@ static void test_build_race(void) {
   CHECK_OK(r3.st);
   CHECK(r3.got == 3);
   CHECK_EQ_INT(g_mp.prepared, 2);
-  sm_session_free(s);
+  sm__session_free(s);
   CHECK_EQ_INT(g_mp.released, 2);
 }
 
 static void test_concurrent_session(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(meet_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(meet_graph, &s));
   if (!s) return;
   /* A's and B's plans exist already; C's is compiled during the test */
-  CHECK_OK(sm_session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"ra"}, 1, NULL, 0));
-  CHECK_OK(sm_session_prepare(s, (const char *[]){"b"}, 1, (const char *[]){"rb"}, 1, NULL, 0));
+  CHECK_OK(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"ra"}, 1, NULL, 0));
+  CHECK_OK(sm__session_prepare(s, (const char *[]){"b"}, 1, (const char *[]){"rb"}, 1, NULL, 0));
   run_arg ra = {s, NULL, "a", "ra", NULL, 1, NULL, 0}, rb = {s, NULL, "b", "rb", NULL, 2, NULL, 0};
   run_arg rc = {s, NULL, "c", "blk", NULL, 3, NULL, 0};
   meet_while_compiling(&ra, &rb, &rc);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* The same graph as a SavedModel with two signatures (built at load); the blocked plan comes from a

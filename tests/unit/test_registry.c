@@ -24,7 +24,7 @@ static void test_build_out_of_memory(void) {
   for (long k = 1; k <= 3; k++) {
     const sm_kernel *got = (const sm_kernel *)&got;
     sm__alloc_fail_after(k, 0);
-    sm_status *st = sm_kernel_lookup("MatMul", SM_BACKEND_CPU, &got);
+    sm_status *st = sm__kernel_lookup("MatMul", SM_BACKEND_CPU, &got);
     CHECK_EQ_INT(sm__alloc_failures(), 1);
     sm__alloc_fail_after(0, 0);
     CHECK_EQ_INT(sm_status_code(st), SM_RESOURCE_EXHAUSTED);
@@ -35,17 +35,17 @@ static void test_build_out_of_memory(void) {
   /* the quiet forms: "none" and an empty list while the build fails */
   sm__alloc_fail_after(1, 1);
   int n = -1;
-  CHECK(sm_kernel_find("MatMul", SM_BACKEND_CPU) == NULL);
-  const char *const *names = sm_kernel_ops(&n);
+  CHECK(sm__kernel_find("MatMul", SM_BACKEND_CPU) == NULL);
+  const char *const *names = sm__kernel_ops(&n);
   CHECK(n == 0 && names && names[0] == NULL);
   sm__alloc_fail_after(0, 0);
   /* memory back: the next lookup builds the index and finds the kernel */
   const sm_kernel *got = NULL;
-  CHECK_OK(sm_kernel_lookup("MatMul", SM_BACKEND_CPU, &got));
+  CHECK_OK(sm__kernel_lookup("MatMul", SM_BACKEND_CPU, &got));
   CHECK(got != NULL && !strcmp(got->op, "MatMul"));
   /* built: lookups allocate nothing more, so injection no longer reaches them */
   sm__alloc_fail_after(1, 1);
-  CHECK(sm_kernel_find("Conv2D", SM_BACKEND_CPU) != NULL);
+  CHECK(sm__kernel_find("Conv2D", SM_BACKEND_CPU) != NULL);
   CHECK_EQ_INT(sm__alloc_failures(), 0);
   sm__alloc_fail_after(0, 0);
 }
@@ -57,19 +57,19 @@ int main(void) {
   for (int f = 0; sm__kernel_families[f]; f++, families++)
     for (const sm_kernel *k = sm__kernel_families[f]; k->op; k++, entries++) {
       const sm_kernel *got = NULL;
-      CHECK_OK(sm_kernel_lookup(k->op, SM_BACKEND_CPU, &got));
+      CHECK_OK(sm__kernel_lookup(k->op, SM_BACKEND_CPU, &got));
       if (got != k) {
         fprintf(stderr, "op '%s' does not find its own entry\n", k->op);
         sm_test_failures++;
       }
-      CHECK(sm_kernel_find(k->op, SM_BACKEND_CUDA) == NULL);
+      CHECK(sm__kernel_find(k->op, SM_BACKEND_CUDA) == NULL);
     }
   CHECK(families >= 9); /* array, einsum, io, lookup, math, nn, parsing, state, string */
   CHECK(entries > 100);
   fprintf(stderr, "%d families, %d CPU kernels\n", families, entries);
   /* names: sorted, distinct, one per entry (no op registered twice for the CPU) */
   int n = 0;
-  const char *const *names = sm_kernel_ops(&n);
+  const char *const *names = sm__kernel_ops(&n);
   CHECK_EQ_INT(n, entries);
   for (int i = 1; i < n; i++)
     if (strcmp(names[i - 1], names[i]) >= 0) {
@@ -77,17 +77,17 @@ int main(void) {
       sm_test_failures++;
     }
   CHECK(names[n] == NULL);
-  CHECK(sm_kernel_find("NoSuchOpAnywhere", SM_BACKEND_CPU) == NULL);
+  CHECK(sm__kernel_find("NoSuchOpAnywhere", SM_BACKEND_CPU) == NULL);
 
   /* a second backend's table: the same op name, a different kernel */
-  const sm_kernel *cpu_conv = sm_kernel_find("Conv2D", SM_BACKEND_CPU);
+  const sm_kernel *cpu_conv = sm__kernel_find("Conv2D", SM_BACKEND_CPU);
   CHECK(cpu_conv != NULL);
   CHECK_OK(sm__kernels_add(test_cuda, SM_BACKEND_CUDA));
-  CHECK(sm_kernel_find("Conv2D", SM_BACKEND_CUDA) == &test_cuda[1]);
-  CHECK(sm_kernel_find("Conv2D", SM_BACKEND_CPU) == cpu_conv);
-  CHECK(sm_kernel_find("TestOnlyOp", SM_BACKEND_CUDA) == &test_cuda[0]);
-  CHECK(sm_kernel_find("TestOnlyOp", SM_BACKEND_CPU) == NULL);
-  const char *const *names2 = sm_kernel_ops(&n);
+  CHECK(sm__kernel_find("Conv2D", SM_BACKEND_CUDA) == &test_cuda[1]);
+  CHECK(sm__kernel_find("Conv2D", SM_BACKEND_CPU) == cpu_conv);
+  CHECK(sm__kernel_find("TestOnlyOp", SM_BACKEND_CUDA) == &test_cuda[0]);
+  CHECK(sm__kernel_find("TestOnlyOp", SM_BACKEND_CPU) == NULL);
+  const char *const *names2 = sm__kernel_ops(&n);
   CHECK_EQ_INT(n, entries + 1); /* TestOnlyOp is new; Conv2D was there */
   int seen = 0;
   for (int i = 0; i < n; i++) seen += !strcmp(names2[i], "TestOnlyOp");
@@ -95,12 +95,12 @@ int main(void) {
 
   /* an (op, backend) registered twice is refused whole: nothing of the table is registered */
   CHECK_ERR(sm__kernels_add(test_dup, SM_BACKEND_CPU), "'MatMul' is registered twice for backend CPU");
-  CHECK(sm_kernel_find("TestOtherOp", SM_BACKEND_CPU) == NULL);
-  CHECK(sm_kernel_find("MatMul", SM_BACKEND_CPU) != &test_dup[1]);
+  CHECK(sm__kernel_find("TestOtherOp", SM_BACKEND_CPU) == NULL);
+  CHECK(sm__kernel_find("MatMul", SM_BACKEND_CPU) != &test_dup[1]);
   CHECK_ERR(sm__kernels_add(test_cuda, SM_BACKEND_CUDA), "registered twice for backend CUDA");
   CHECK_ERR(sm__kernels_add(NULL, SM_BACKEND_CPU), "no table");
-  CHECK_EQ_STR(sm_backend_name(SM_BACKEND_CPU), "CPU");
-  CHECK_EQ_STR(sm_backend_name(SM_BACKEND_CUDA), "CUDA");
+  CHECK_EQ_STR(sm__backend_name(SM_BACKEND_CPU), "CPU");
+  CHECK_EQ_STR(sm__backend_name(SM_BACKEND_CUDA), "CUDA");
 
   TEST_MAIN_END();
 }

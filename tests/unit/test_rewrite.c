@@ -60,50 +60,50 @@ static int edges_of(const sm_cgraph *g, const char *names, sm_edge *out, int cap
   char buf[256];
   snprintf(buf, sizeof buf, "%s", names ? names : "");
   for (char *t = strtok(buf, " "); t && n < cap; t = strtok(NULL, " "))
-    CHECK_OK(sm_cgraph_resolve(g, t, &out[n++], NULL));
+    CHECK_OK(sm__cgraph_resolve(g, t, &out[n++], NULL));
   return n;
 }
 
 /* Prunes the graph for feeds/fetches/targets (space-separated names) and rewrites the order. */
 static int rewrite(const char *graph, const char *feeds, const char *fetches, const char *targets, rewritten *r) {
   memset(r, 0, sizeof *r);
-  CHECK_OK(sm_session_from_pbtxt(graph, &r->s));
+  CHECK_OK(sm__session_from_pbtxt(graph, &r->s));
   if (!r->s) return 0;
-  r->g = sm_session_graph(r->s);
+  r->g = sm__session_graph(r->s);
   sm_edge fd[8], ft[8];
   int t[8], nt = 0;
   int nfd = edges_of(r->g, feeds, fd, 8), nft = edges_of(r->g, fetches, ft, 8);
   char buf[256];
   snprintf(buf, sizeof buf, "%s", targets ? targets : "");
-  for (char *tok = strtok(buf, " "); tok && nt < 8; tok = strtok(NULL, " ")) t[nt++] = sm_cgraph_find(r->g, tok);
-  CHECK_OK(sm_cgraph_prune(r->g, fd, nfd, ft, nft, t, nt, &r->pruned, &r->npruned));
-  CHECK_OK(sm_rewrite_run(r->g, r->pruned, r->npruned, fd, nfd, ft, nft, &r->rw));
+  for (char *tok = strtok(buf, " "); tok && nt < 8; tok = strtok(NULL, " ")) t[nt++] = sm__cgraph_find(r->g, tok);
+  CHECK_OK(sm__cgraph_prune(r->g, fd, nfd, ft, nft, t, nt, &r->pruned, &r->npruned));
+  CHECK_OK(sm__rewrite_run(r->g, r->pruned, r->npruned, fd, nfd, ft, nft, &r->rw));
   if (!r->rw) return 0;
-  r->order = sm_rewrite_order(r->rw, &r->norder);
+  r->order = sm__rewrite_order(r->rw, &r->norder);
   return 1;
 }
 
 static void rewritten_free(rewritten *r) {
-  sm_rewrite_free(r->rw);
+  sm__rewrite_free(r->rw);
   free(r->pruned);
-  sm_session_free(r->s);
+  sm__session_free(r->s);
 }
 
 /* "name=op[fused_ops](in:k,...)" for the node of id; "name" alone for an original node. */
 static void describe(const sm_rewrite *rw, int id, char *buf, size_t cap) {
-  const sm_node *n = sm_rewrite_node(rw, id);
-  size_t at = (size_t)snprintf(buf, cap, "%s", sm_node_name(n));
-  if (id < sm_cgraph_num_nodes(sm_rewrite_graph(rw)) || at >= cap) return;
-  at += (size_t)snprintf(buf + at, cap - at, "=%s[", sm_node_op(n));
+  const sm_node *n = sm__rewrite_node(rw, id);
+  size_t at = (size_t)snprintf(buf, cap, "%s", sm__node_name(n));
+  if (id < sm__cgraph_num_nodes(sm__rewrite_graph(rw)) || at >= cap) return;
+  at += (size_t)snprintf(buf + at, cap - at, "=%s[", sm__node_op(n));
   const ProtobufCBinaryData *ops = NULL;
   size_t nops = 0;
-  sm_status *st = sm_node_attr_strings(n, "fused_ops", &ops, &nops);
+  sm_status *st = sm__node_attr_strings(n, "fused_ops", &ops, &nops);
   sm_status_free(st);
   for (size_t i = 0; i < nops && at < cap; i++)
     at += (size_t)snprintf(buf + at, cap - at, "%s%.*s", i ? "," : "", (int)ops[i].len, (const char *)ops[i].data);
-  for (int i = 0; i < sm_node_num_inputs(n) && at < cap; i++) {
-    sm_edge e = sm_node_input(n, i);
-    at += (size_t)snprintf(buf + at, cap - at, "%s%s:%d", i ? "," : "](", sm_node_name(sm_rewrite_node(rw, e.node)),
+  for (int i = 0; i < sm__node_num_inputs(n) && at < cap; i++) {
+    sm_edge e = sm__node_input(n, i);
+    at += (size_t)snprintf(buf + at, cap - at, "%s%s:%d", i ? "," : "](", sm__node_name(sm__rewrite_node(rw, e.node)),
                            e.index);
   }
   if (at < cap) snprintf(buf + at, cap - at, ")");
@@ -114,7 +114,7 @@ static void synthetic(const rewritten *r, char *buf, size_t cap) {
   size_t at = 0;
   buf[0] = 0;
   for (int i = 0; i < r->norder && at < cap; i++) {
-    if (r->order[i] < sm_cgraph_num_nodes(r->g)) continue;
+    if (r->order[i] < sm__cgraph_num_nodes(r->g)) continue;
     char one[256];
     describe(r->rw, r->order[i], one, sizeof one);
     at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? " " : "", one);
@@ -139,13 +139,13 @@ static void expect(const char *graph, const char *feeds, const char *fetches, co
     if (strcmp(got, want)) fprintf(stderr, "fetches '%s' feeds '%s':\n", fetches, feeds ? feeds : "");
     CHECK_EQ_STR(got, want);
     if (last) {
-      int fid = sm_cgraph_num_nodes(r.g), lid = sm_cgraph_find(r.g, last);
+      int fid = sm__cgraph_num_nodes(r.g), lid = sm__cgraph_find(r.g, last);
       int removed = r.npruned - r.norder;
-      CHECK(sm_rewrite_num_synthetic(r.rw) == 1);
+      CHECK(sm__rewrite_num_synthetic(r.rw) == 1);
       CHECK_EQ_INT(pos_of(r.order, r.norder, fid), pos_of(r.pruned, r.npruned, lid) - removed);
       CHECK_EQ_INT(pos_of(r.order, r.norder, lid), -1);
       /* the last node's value is the fused node's now; the others' are gone */
-      sm_edge e = sm_rewrite_edge(r.rw, (sm_edge){lid, 0});
+      sm_edge e = sm__rewrite_edge(r.rw, (sm_edge){lid, 0});
       CHECK(e.node == fid && e.index == 0);
     }
   }
@@ -186,7 +186,7 @@ static void test_conv_rule(void) {
                     "attr { key: \"dilations\" value { list { i: 1 i: 1 i: 2 i: 1 } } } } "
                     BIAS("b", "c", "bias") NODE1("r", "Relu", "b") POOL("p", "r", "3", "3", "SAME")),
               "x f bias", "p", NULL, &r)) {
-    const sm_node *n = sm_rewrite_node(r.rw, sm_cgraph_num_nodes(r.g));
+    const sm_node *n = sm__rewrite_node(r.rw, sm__cgraph_num_nodes(r.g));
     CHECK(n != NULL);
     if (n) {
       const int64_t *v;
@@ -197,32 +197,32 @@ static void test_conv_rule(void) {
       float fl;
       int dt;
       const int *types;
-      CHECK_OK(sm_node_attr_ints(n, "strides", &v, &cnt));
+      CHECK_OK(sm__node_attr_ints(n, "strides", &v, &cnt));
       CHECK(cnt == 4 && v[1] == 2 && v[2] == 1);
-      CHECK_OK(sm_node_attr_ints(n, "dilations", &v, &cnt));
+      CHECK_OK(sm__node_attr_ints(n, "dilations", &v, &cnt));
       CHECK(cnt == 4 && v[2] == 2);
-      CHECK_OK(sm_node_attr_string(n, "padding", &s, &len));
+      CHECK_OK(sm__node_attr_string(n, "padding", &s, &len));
       CHECK(len == 5 && !memcmp(s, "VALID", 5));
-      CHECK_OK(sm_node_attr_string(n, "data_format", &s, &len));
+      CHECK_OK(sm__node_attr_string(n, "data_format", &s, &len));
       CHECK(len == 4 && !memcmp(s, "NHWC", 4));
-      CHECK_OK(sm_node_attr_int(n, "num_args", &i));
+      CHECK_OK(sm__node_attr_int(n, "num_args", &i));
       CHECK(i == 1);
-      CHECK_OK(sm_node_attr_float(n, "epsilon", &fl)); /* TF's default, from the OpDef */
+      CHECK_OK(sm__node_attr_float(n, "epsilon", &fl)); /* TF's default, from the OpDef */
       CHECK(fl > 0);
-      CHECK_OK(sm_node_attr_type(n, "T", &dt));
+      CHECK_OK(sm__node_attr_type(n, "T", &dt));
       CHECK(dt == SM_FLOAT);
-      CHECK_OK(sm_node_attr_types(n, "TArgs", &types, &cnt));
+      CHECK_OK(sm__node_attr_types(n, "TArgs", &types, &cnt));
       CHECK(cnt == 1 && types[0] == SM_FLOAT);
-      CHECK_OK(sm_node_attr_ints(n, "_sm_pool_ksize", &v, &cnt));
+      CHECK_OK(sm__node_attr_ints(n, "_sm_pool_ksize", &v, &cnt));
       CHECK(cnt == 4 && v[1] == 3 && v[2] == 3);
-      CHECK_OK(sm_node_attr_ints(n, "_sm_pool_strides", &v, &cnt));
+      CHECK_OK(sm__node_attr_ints(n, "_sm_pool_strides", &v, &cnt));
       CHECK(cnt == 4 && v[1] == 3);
-      CHECK_OK(sm_node_attr_string(n, "_sm_pool_padding", &s, &len));
+      CHECK_OK(sm__node_attr_string(n, "_sm_pool_padding", &s, &len));
       CHECK(len == 4 && !memcmp(s, "SAME", 4));
-      CHECK(sm_node_num_inputs(n) == 3 && sm_node_num_outputs(n) == 1 && sm_node_output_dtype(n, 0) == SM_FLOAT);
+      CHECK(sm__node_num_inputs(n) == 3 && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT);
       int cnt2 = 0;
-      CHECK(sm_node_input_arg(n, "args", &cnt2) == 2 && cnt2 == 1);
-      CHECK(sm_node_input_dtype(n, 2) == SM_FLOAT);
+      CHECK(sm__node_input_arg(n, "args", &cnt2) == 2 && cnt2 == 1);
+      CHECK(sm__node_input_dtype(n, 2) == SM_FLOAT);
     }
   }
   rewritten_free(&r);
@@ -269,8 +269,8 @@ static void test_conv_rule(void) {
       char got[256];
       synthetic(&r2, got, sizeof got);
       CHECK_EQ_STR(got, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)");
-      const sm_node *n = sm_rewrite_node(r2.rw, sm_cgraph_num_nodes(r2.g));
-      CHECK(n && sm_node_num_control_inputs(n) == 1 && sm_node_control_input(n, 0) == sm_cgraph_find(r2.g, "z"));
+      const sm_node *n = sm__rewrite_node(r2.rw, sm__cgraph_num_nodes(r2.g));
+      CHECK(n && sm__node_num_control_inputs(n) == 1 && sm__node_control_input(n, 0) == sm__cgraph_find(r2.g, "z"));
     }
     rewritten_free(&r2);
   }
@@ -309,10 +309,10 @@ static void test_ref_reads(void) {
    * conv and the BiasAdd: the conv's read of w must not move past it */
   rewritten r;
   if (rewrite(REF_GRAPH("input: \"^asg\" "), "x bias0", "b", NULL, &r)) {
-    int c = sm_cgraph_find(r.g, "c"), a = sm_cgraph_find(r.g, "asg"), b = sm_cgraph_find(r.g, "b");
+    int c = sm__cgraph_find(r.g, "c"), a = sm__cgraph_find(r.g, "asg"), b = sm__cgraph_find(r.g, "b");
     int pc = pos_of(r.pruned, r.npruned, c), pa = pos_of(r.pruned, r.npruned, a), pb = pos_of(r.pruned, r.npruned, b);
     CHECK(pc < pa && pa < pb); /* the case this is about */
-    CHECK(sm_rewrite_num_synthetic(r.rw) == 0);
+    CHECK(sm__rewrite_num_synthetic(r.rw) == 0);
   }
   rewritten_free(&r);
   /* no assignment in between: fused, reading the variable where the BiasAdd stood */
@@ -322,17 +322,17 @@ static void test_ref_reads(void) {
 
   /* and it runs: the fused node reads the ref variable w */
   sm_session *s = NULL;
-  CHECK_OK(sm_session_from_pbtxt(REF_GRAPH(""), &s));
+  CHECK_OK(sm__session_from_pbtxt(REF_GRAPH(""), &s));
   if (!s) return;
   sm_tensor *o[2] = {NULL, NULL};
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"winit"}, 1, o));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"winit"}, 1, o));
   sm_tensor *x, *bias;
   CHECK_OK(sm_tensor_new(SM_FLOAT, 4, (int64_t[]){1, 2, 1, 1}, &x));
   CHECK_OK(sm_tensor_new(SM_FLOAT, 1, (int64_t[]){2}, &bias));
   if (x && bias) {
     float *xp = sm_tensor_data(x), *bp = sm_tensor_data(bias);
     xp[0] = 3, xp[1] = -1, bp[0] = 0.25f, bp[1] = 1;
-    CHECK_OK(sm_session_run(s, (const char *[]){"x", "bias0"}, (sm_tensor *[]){x, bias}, 2, (const char *[]){"b"}, 1,
+    CHECK_OK(sm__session_run(s, (const char *[]){"x", "bias0"}, (sm_tensor *[]){x, bias}, 2, (const char *[]){"b"}, 1,
                             NULL, 0, o));
     if (o[0]) { /* [3, -1] * [0.5, -2] + [0.25, 1], worked by hand */
       const float *p = sm_tensor_data(o[0]);
@@ -342,7 +342,7 @@ static void test_ref_reads(void) {
   }
   sm_tensor_free(x);
   sm_tensor_free(bias);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 /* ---- the MatMul rule --------------------------------------------------------------------------- */
@@ -358,14 +358,14 @@ static void test_matmul_rule(void) {
          NULL, "m=_FusedMatMul[BiasAdd](a:0,w:0,bias:0)", "b");
   rewritten r;
   if (rewrite(g, "a w bias", "r", NULL, &r)) {
-    const sm_node *n = sm_rewrite_node(r.rw, sm_cgraph_num_nodes(r.g));
+    const sm_node *n = sm__rewrite_node(r.rw, sm__cgraph_num_nodes(r.g));
     int ta = -1, tb = -1;
     CHECK(n != NULL);
     if (n) {
-      CHECK_OK(sm_node_attr_bool(n, "transpose_a", &ta));
-      CHECK_OK(sm_node_attr_bool(n, "transpose_b", &tb));
+      CHECK_OK(sm__node_attr_bool(n, "transpose_a", &ta));
+      CHECK_OK(sm__node_attr_bool(n, "transpose_b", &tb));
       CHECK(ta == 0 && tb == 1);
-      CHECK(sm_node_attr(n, "TArgs") == NULL); /* not in _FusedMatMul's OpDef */
+      CHECK(sm__node_attr(n, "TArgs") == NULL); /* not in _FusedMatMul's OpDef */
     }
   }
   rewritten_free(&r);
@@ -394,16 +394,16 @@ static sm_tensor *filled(int rank, const int64_t *dims, uint32_t seed) {
 static void same_run(const char *ga, const char *gb, const char *const *feed_names, sm_tensor *const *feeds, int nfeeds,
                      const char *want, const char *extra, const char *label) {
   sm_session *sa = NULL, *sb = NULL;
-  CHECK_OK(sm_session_from_pbtxt(ga, &sa));
-  CHECK_OK(sm_session_from_pbtxt(gb, &sb));
+  CHECK_OK(sm__session_from_pbtxt(ga, &sa));
+  CHECK_OK(sm__session_from_pbtxt(gb, &sb));
   sm_tensor *oa[1] = {NULL}, *ob[3] = {NULL, NULL, NULL};
   const char *fa[1] = {want}, *fb[3] = {want, extra, NULL};
   int nfb = 1;
   char ebuf[128];
   snprintf(ebuf, sizeof ebuf, "%s", extra ? extra : "");
   for (char *t = strtok(ebuf, " "); t && nfb < 3; t = strtok(NULL, " ")) fb[nfb++] = t;
-  if (sa) CHECK_OK(sm_session_run(sa, feed_names, feeds, nfeeds, fa, 1, NULL, 0, oa));
-  if (sb) CHECK_OK(sm_session_run(sb, feed_names, feeds, nfeeds, fb, nfb, NULL, 0, ob));
+  if (sa) CHECK_OK(sm__session_run(sa, feed_names, feeds, nfeeds, fa, 1, NULL, 0, oa));
+  if (sb) CHECK_OK(sm__session_run(sb, feed_names, feeds, nfeeds, fb, nfb, NULL, 0, ob));
   if (oa[0] && ob[0]) {
     int64_t n = sm_tensor_num_elements(oa[0]);
     CHECK(n > 0 && n == sm_tensor_num_elements(ob[0]) && sm_tensor_rank(oa[0]) == sm_tensor_rank(ob[0]));
@@ -414,8 +414,8 @@ static void same_run(const char *ga, const char *gb, const char *const *feed_nam
   }
   sm_tensor_free(oa[0]);
   for (int i = 0; i < 3; i++) sm_tensor_free(ob[i]);
-  sm_session_free(sa);
-  sm_session_free(sb);
+  sm__session_free(sa);
+  sm__session_free(sb);
 }
 
 static void test_fused_runs(void) {
@@ -474,9 +474,9 @@ static void test_fused_runs(void) {
 /* ---- _FusedConv2D / _FusedMatMul the kernels refuse -------------------------------------------- */
 static sm_status *prepare_graph(const char *graph, const char *fetch) {
   sm_session *s = NULL;
-  sm_status *st = sm_session_from_pbtxt(graph, &s);
-  if (!st) st = sm_session_prepare(s, NULL, 0, &fetch, 1, NULL, 0);
-  sm_session_free(s);
+  sm_status *st = sm__session_from_pbtxt(graph, &s);
+  if (!st) st = sm__session_prepare(s, NULL, 0, &fetch, 1, NULL, 0);
+  sm__session_free(s);
   return st;
 }
 
@@ -538,94 +538,94 @@ static void test_fused_refused(void) {
 /* ---- synthetic nodes ---------------------------------------------------------------------------- */
 static void test_synth(void) {
   sm_session *s = NULL;
-  CHECK_OK(sm_session_from_pbtxt(G(PH("x") PH("f") CONV("c", "x", "f")), &s));
+  CHECK_OK(sm__session_from_pbtxt(G(PH("x") PH("f") CONV("c", "x", "f")), &s));
   if (!s) return;
-  const sm_cgraph *g = sm_session_graph(s);
-  const sm_node *c = sm_cgraph_node(g, sm_cgraph_find(g, "c"));
+  const sm_cgraph *g = sm__session_graph(s);
+  const sm_node *c = sm__cgraph_node(g, sm__cgraph_find(g, "c"));
   sm_node *n = NULL;
-  CHECK_ERR(sm_synth_new(g, "n", "NoSuchOp", &n), "op 'NoSuchOp' has no OpDef");
-  CHECK_OK(sm_synth_new(g, "n", "_FusedConv2D", &n));
+  CHECK_ERR(sm__synth_new(g, "n", "NoSuchOp", &n), "op 'NoSuchOp' has no OpDef");
+  CHECK_OK(sm__synth_new(g, "n", "_FusedConv2D", &n));
   if (!n) return;
-  CHECK_OK(sm_synth_copy_attr(n, "T", c, "T"));
-  CHECK_OK(sm_synth_copy_attr(n, "strides", c, "strides"));
-  CHECK_OK(sm_synth_copy_attr(n, "explicit_paddings", c, "no_such_attr")); /* nothing set */
-  CHECK_OK(sm_synth_set_string(n, "padding", "VALID"));
-  CHECK_OK(sm_synth_set_string(n, "padding", "SAME")); /* replaces */
-  CHECK_OK(sm_synth_set_strings(n, "fused_ops", (const char *[]){"BiasAdd", "Relu"}, 2));
-  CHECK_OK(sm_synth_set_types(n, "TArgs", (const int[]){SM_FLOAT}, 1));
-  CHECK_OK(sm_synth_set_int(n, "x_int", -7));
-  CHECK_OK(sm_synth_set_float(n, "x_float", 2.5f));
-  CHECK_OK(sm_synth_set_bool(n, "x_bool", 1));
-  CHECK_OK(sm_synth_set_type(n, "x_type", SM_INT64));
-  CHECK_OK(sm_synth_set_ints(n, "x_ints", (const int64_t[]){3, 4, 5}, 3));
-  CHECK_ERR(sm_synth_finish(n), "required attr 'num_args' is not set");
-  CHECK_OK(sm_synth_set_int(n, "num_args", 1));
-  CHECK_OK(sm_synth_add_input(n, sm_node_input(c, 0)));
-  CHECK_OK(sm_synth_add_input(n, sm_node_input(c, 1)));
-  CHECK_ERR(sm_synth_finish(n), "has 2 data inputs, its OpDef wants 3");
-  CHECK_OK(sm_synth_add_input(n, sm_node_input(c, 0)));
-  CHECK_OK(sm_synth_add_control(n, 0));
-  CHECK_OK(sm_synth_add_control(n, 0)); /* a repeat is ignored */
-  CHECK_OK(sm_synth_finish(n));
+  CHECK_OK(sm__synth_copy_attr(n, "T", c, "T"));
+  CHECK_OK(sm__synth_copy_attr(n, "strides", c, "strides"));
+  CHECK_OK(sm__synth_copy_attr(n, "explicit_paddings", c, "no_such_attr")); /* nothing set */
+  CHECK_OK(sm__synth_set_string(n, "padding", "VALID"));
+  CHECK_OK(sm__synth_set_string(n, "padding", "SAME")); /* replaces */
+  CHECK_OK(sm__synth_set_strings(n, "fused_ops", (const char *[]){"BiasAdd", "Relu"}, 2));
+  CHECK_OK(sm__synth_set_types(n, "TArgs", (const int[]){SM_FLOAT}, 1));
+  CHECK_OK(sm__synth_set_int(n, "x_int", -7));
+  CHECK_OK(sm__synth_set_float(n, "x_float", 2.5f));
+  CHECK_OK(sm__synth_set_bool(n, "x_bool", 1));
+  CHECK_OK(sm__synth_set_type(n, "x_type", SM_INT64));
+  CHECK_OK(sm__synth_set_ints(n, "x_ints", (const int64_t[]){3, 4, 5}, 3));
+  CHECK_ERR(sm__synth_finish(n), "required attr 'num_args' is not set");
+  CHECK_OK(sm__synth_set_int(n, "num_args", 1));
+  CHECK_OK(sm__synth_add_input(n, sm__node_input(c, 0)));
+  CHECK_OK(sm__synth_add_input(n, sm__node_input(c, 1)));
+  CHECK_ERR(sm__synth_finish(n), "has 2 data inputs, its OpDef wants 3");
+  CHECK_OK(sm__synth_add_input(n, sm__node_input(c, 0)));
+  CHECK_OK(sm__synth_add_control(n, 0));
+  CHECK_OK(sm__synth_add_control(n, 0)); /* a repeat is ignored */
+  CHECK_OK(sm__synth_finish(n));
   const char *str;
   size_t len, cnt;
   int64_t i;
   float f;
   int b, dt;
   const int64_t *v;
-  CHECK_OK(sm_node_attr_string(n, "padding", &str, &len));
+  CHECK_OK(sm__node_attr_string(n, "padding", &str, &len));
   CHECK(len == 4 && !memcmp(str, "SAME", 4));
-  CHECK_OK(sm_node_attr_string(n, "data_format", &str, &len)); /* the OpDef's default */
+  CHECK_OK(sm__node_attr_string(n, "data_format", &str, &len)); /* the OpDef's default */
   CHECK(len == 4 && !memcmp(str, "NHWC", 4));
-  CHECK_OK(sm_node_attr_int(n, "x_int", &i));
+  CHECK_OK(sm__node_attr_int(n, "x_int", &i));
   CHECK(i == -7);
-  CHECK_OK(sm_node_attr_float(n, "x_float", &f));
+  CHECK_OK(sm__node_attr_float(n, "x_float", &f));
   CHECK(f == 2.5f);
-  CHECK_OK(sm_node_attr_bool(n, "x_bool", &b));
+  CHECK_OK(sm__node_attr_bool(n, "x_bool", &b));
   CHECK(b == 1);
-  CHECK_OK(sm_node_attr_type(n, "x_type", &dt));
+  CHECK_OK(sm__node_attr_type(n, "x_type", &dt));
   CHECK(dt == SM_INT64);
-  CHECK_OK(sm_node_attr_ints(n, "x_ints", &v, &cnt));
+  CHECK_OK(sm__node_attr_ints(n, "x_ints", &v, &cnt));
   CHECK(cnt == 3 && v[0] == 3 && v[2] == 5);
-  CHECK_ERR(sm_node_attr_int(n, "padding", &i), "is a string, not an int");
-  CHECK(!strcmp(sm_node_name(n), "n") && !strcmp(sm_node_op(n), "_FusedConv2D"));
-  CHECK(sm_node_num_inputs(n) == 3 && sm_node_num_outputs(n) == 1 && sm_node_output_dtype(n, 0) == SM_FLOAT);
-  CHECK(sm_node_num_control_inputs(n) == 1 && sm_node_control_input(n, 0) == 0);
+  CHECK_ERR(sm__node_attr_int(n, "padding", &i), "is a string, not an int");
+  CHECK(!strcmp(sm__node_name(n), "n") && !strcmp(sm__node_op(n), "_FusedConv2D"));
+  CHECK(sm__node_num_inputs(n) == 3 && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT);
+  CHECK(sm__node_num_control_inputs(n) == 1 && sm__node_control_input(n, 0) == 0);
   int k = 0;
-  CHECK(sm_node_input_arg(n, "filter", &k) == 1 && k == 1);
-  CHECK(sm_node_output_arg(n, "output", &k) == 0 && k == 1);
+  CHECK(sm__node_input_arg(n, "filter", &k) == 1 && k == 1);
+  CHECK(sm__node_output_arg(n, "output", &k) == 0 && k == 1);
   /* a kind the OpDef does not allow */
   sm_node *bad = NULL;
-  CHECK_OK(sm_synth_new(g, "bad", "_FusedMatMul", &bad));
+  CHECK_OK(sm__synth_new(g, "bad", "_FusedMatMul", &bad));
   if (bad) {
-    CHECK_OK(sm_synth_set_type(bad, "T", SM_FLOAT));
-    CHECK_OK(sm_synth_set_string(bad, "num_args", "one"));
-    CHECK_ERR(sm_synth_finish(bad), "attr 'num_args' should be an int");
+    CHECK_OK(sm__synth_set_type(bad, "T", SM_FLOAT));
+    CHECK_OK(sm__synth_set_string(bad, "num_args", "one"));
+    CHECK_ERR(sm__synth_finish(bad), "attr 'num_args' should be an int");
   }
-  sm_synth_free(bad);
-  sm_synth_free(n);
-  sm_synth_free(NULL);
-  sm_session_free(s);
+  sm__synth_free(bad);
+  sm__synth_free(n);
+  sm__synth_free(NULL);
+  sm__session_free(s);
 }
 
 /* ---- the driver, with rules of this file's own ------------------------------------------------ */
 /* Neg(Neg(x)) -> Identity(x), at the second Neg's place. */
 static sm_status *double_neg(sm_rewrite *rw, int anchor) {
-  int r = sm_rewrite_only_reader(rw, (sm_edge){anchor, 0});
-  if (r < 0 || strcmp(sm_node_op(sm_rewrite_node(rw, r)), "Neg")) return NULL;
+  int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
+  if (r < 0 || strcmp(sm__node_op(sm__rewrite_node(rw, r)), "Neg")) return NULL;
   int chain[2] = {anchor, r};
-  if (!sm_rewrite_can_fuse(rw, chain, 2)) return NULL;
+  if (!sm__rewrite_can_fuse(rw, chain, 2)) return NULL;
   sm_node *n;
-  sm_status *st = sm_synth_new(sm_rewrite_graph(rw), sm_node_name(sm_rewrite_node(rw, r)), "Identity", &n);
+  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(sm__rewrite_node(rw, r)), "Identity", &n);
   if (st) return st;
-  st = sm_synth_add_input(n, sm_rewrite_input(rw, anchor, 0));
-  if (!st) st = sm_synth_copy_attr(n, "T", sm_rewrite_node(rw, anchor), "T");
-  if (!st) st = sm_synth_finish(n);
+  st = sm__synth_add_input(n, sm__rewrite_input(rw, anchor, 0));
+  if (!st) st = sm__synth_copy_attr(n, "T", sm__rewrite_node(rw, anchor), "T");
+  if (!st) st = sm__synth_finish(n);
   if (st) {
-    sm_synth_free(n);
+    sm__synth_free(n);
     return st;
   }
-  return sm_rewrite_replace(rw, "double Neg", chain, 2, n);
+  return sm__rewrite_replace(rw, "double Neg", chain, 2, n);
 }
 static const sm_rewrite_rule neg_rules[] = {{"Neg", "double Neg", double_neg}, {0}};
 static const sm_rewrite_rule *const neg_tables[] = {neg_rules, NULL};
@@ -633,22 +633,22 @@ static const sm_rewrite_rule *const neg_tables[] = {neg_rules, NULL};
 /* A faulty rule: fuses an Exp with its first reader whatever else reads the Exp. */
 static sm_status *greedy(sm_rewrite *rw, int anchor) {
   int r = -1;
-  int nids = sm_rewrite_num_ids(rw);
+  int nids = sm__rewrite_num_ids(rw);
   for (int id = 0; id < nids && r < 0; id++) {
-    const sm_node *nd = sm_rewrite_node(rw, id);
-    if (nd && sm_node_num_inputs(nd) == 1 && sm_rewrite_input(rw, id, 0).node == anchor) r = id;
+    const sm_node *nd = sm__rewrite_node(rw, id);
+    if (nd && sm__node_num_inputs(nd) == 1 && sm__rewrite_input(rw, id, 0).node == anchor) r = id;
   }
   if (r < 0) return NULL;
   sm_node *n;
-  sm_status *st = sm_synth_new(sm_rewrite_graph(rw), "greedy", "Identity", &n);
-  if (!st) st = sm_synth_add_input(n, sm_rewrite_input(rw, anchor, 0));
-  if (!st) st = sm_synth_copy_attr(n, "T", sm_rewrite_node(rw, anchor), "T");
-  if (!st) st = sm_synth_finish(n);
+  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), "greedy", "Identity", &n);
+  if (!st) st = sm__synth_add_input(n, sm__rewrite_input(rw, anchor, 0));
+  if (!st) st = sm__synth_copy_attr(n, "T", sm__rewrite_node(rw, anchor), "T");
+  if (!st) st = sm__synth_finish(n);
   if (st) {
-    sm_synth_free(n);
+    sm__synth_free(n);
     return st;
   }
-  return sm_rewrite_replace(rw, "greedy", (const int[]){anchor, r}, 2, n);
+  return sm__rewrite_replace(rw, "greedy", (const int[]){anchor, r}, 2, n);
 }
 static const sm_rewrite_rule greedy_rules[] = {{"Exp", "greedy", greedy}, {0}};
 static const sm_rewrite_rule *const greedy_tables[] = {greedy_rules, NULL};
@@ -656,62 +656,62 @@ static const sm_rewrite_rule *const greedy_tables[] = {greedy_rules, NULL};
 static void test_driver(void) {
   sm_session *s = NULL;
   /* n1..n4: four Negs in a row, then e = Exp, read by e1 and e2 */
-  CHECK_OK(sm_session_from_pbtxt(G(PH("x") NODE1("n1", "Neg", "x") NODE1("n2", "Neg", "n1") NODE1("n3", "Neg", "n2")
+  CHECK_OK(sm__session_from_pbtxt(G(PH("x") NODE1("n1", "Neg", "x") NODE1("n2", "Neg", "n1") NODE1("n3", "Neg", "n2")
                                        NODE1("n4", "Neg", "n3") NODE1("e", "Exp", "n4") NODE1("e1", "Neg", "e")
                                            NODE1("e2", "Sqrt", "e")),
                                  &s));
   if (!s) return;
-  const sm_cgraph *g = sm_session_graph(s);
-  int nn = sm_cgraph_num_nodes(g);
-  sm_edge x = {sm_cgraph_find(g, "x"), 0}, n4 = {sm_cgraph_find(g, "n4"), 0}, e1 = {sm_cgraph_find(g, "e1"), 0};
+  const sm_cgraph *g = sm__session_graph(s);
+  int nn = sm__cgraph_num_nodes(g);
+  sm_edge x = {sm__cgraph_find(g, "x"), 0}, n4 = {sm__cgraph_find(g, "n4"), 0}, e1 = {sm__cgraph_find(g, "e1"), 0};
   int *order = NULL, norder = 0;
-  CHECK_OK(sm_cgraph_prune(g, &x, 1, &e1, 1, NULL, 0, &order, &norder));
+  CHECK_OK(sm__cgraph_prune(g, &x, 1, &e1, 1, NULL, 0, &order, &norder));
   sm_rewrite *rw = NULL;
-  CHECK_OK(sm_rewrite_run_rules(g, order, norder, &x, 1, &e1, 1, neg_tables, &rw));
+  CHECK_OK(sm__rewrite_run_rules(g, order, norder, &x, 1, &e1, 1, neg_tables, &rw));
   if (rw) {
     /* n1 n2 -> i1 (named n2, at n2's place, reading x), then n3 (which reads i1 now) n4 -> i2 (named
      * n4, reading i1): a rule's inputs are resolved edges */
     int n;
-    const int *o = sm_rewrite_order(rw, &n);
-    CHECK_EQ_INT(sm_rewrite_num_synthetic(rw), 2);
-    CHECK_EQ_INT(sm_rewrite_num_ids(rw), nn + 2);
+    const int *o = sm__rewrite_order(rw, &n);
+    CHECK_EQ_INT(sm__rewrite_num_synthetic(rw), 2);
+    CHECK_EQ_INT(sm__rewrite_num_ids(rw), nn + 2);
     CHECK_EQ_INT(n, norder - 2);
     char d[128];
     describe(rw, nn, d, sizeof d);
     CHECK_EQ_STR(d, "n2=Identity[](x:0)");
     describe(rw, nn + 1, d, sizeof d);
     CHECK_EQ_STR(d, "n4=Identity[](n2:0)");
-    sm_edge r = sm_rewrite_edge(rw, n4);
+    sm_edge r = sm__rewrite_edge(rw, n4);
     CHECK(r.node == nn + 1 && r.index == 0);
-    r = sm_rewrite_edge(rw, (sm_edge){sm_cgraph_find(g, "n2"), 0});
+    r = sm__rewrite_edge(rw, (sm_edge){sm__cgraph_find(g, "n2"), 0});
     CHECK(r.node == nn && r.index == 0);
-    r = sm_rewrite_edge(rw, (sm_edge){sm_cgraph_find(g, "n1"), 0});
+    r = sm__rewrite_edge(rw, (sm_edge){sm__cgraph_find(g, "n1"), 0});
     CHECK(r.node == -1);
-    r = sm_rewrite_edge(rw, x);
+    r = sm__rewrite_edge(rw, x);
     CHECK(r.node == x.node && r.index == 0);
-    CHECK(pos_of(o, n, nn + 1) == pos_of(o, n, sm_cgraph_find(g, "e")) - 1);
-    CHECK(sm_rewrite_node(rw, nn + 2) == NULL && sm_rewrite_node(rw, -1) == NULL);
+    CHECK(pos_of(o, n, nn + 1) == pos_of(o, n, sm__cgraph_find(g, "e")) - 1);
+    CHECK(sm__rewrite_node(rw, nn + 2) == NULL && sm__rewrite_node(rw, -1) == NULL);
   }
-  sm_rewrite_free(rw);
+  sm__rewrite_free(rw);
   /* a faulty rule is refused, naming it, and nothing leaks */
   rw = NULL;
   int *order2 = NULL, norder2 = 0;
-  sm_edge e2 = {sm_cgraph_find(g, "e2"), 0};
+  sm_edge e2 = {sm__cgraph_find(g, "e2"), 0};
   sm_edge both[2] = {e1, e2};
-  CHECK_OK(sm_cgraph_prune(g, &x, 1, both, 2, NULL, 0, &order2, &norder2));
-  CHECK_ERR(sm_rewrite_run_rules(g, order2, norder2, &x, 1, both, 2, greedy_tables, &rw), "graph rewrite 'greedy'");
+  CHECK_OK(sm__cgraph_prune(g, &x, 1, both, 2, NULL, 0, &order2, &norder2));
+  CHECK_ERR(sm__rewrite_run_rules(g, order2, norder2, &x, 1, both, 2, greedy_tables, &rw), "graph rewrite 'greedy'");
   CHECK(rw == NULL);
   /* no rules: the order as it was */
-  CHECK_OK(sm_rewrite_run_rules(g, order2, norder2, &x, 1, both, 2, NULL, &rw));
+  CHECK_OK(sm__rewrite_run_rules(g, order2, norder2, &x, 1, both, 2, NULL, &rw));
   if (rw) {
     int n;
-    const int *o = sm_rewrite_order(rw, &n);
+    const int *o = sm__rewrite_order(rw, &n);
     CHECK(n == norder2 && !memcmp(o, order2, (size_t)n * sizeof *o));
   }
-  sm_rewrite_free(rw);
+  sm__rewrite_free(rw);
   free(order);
   free(order2);
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 int main(void) {

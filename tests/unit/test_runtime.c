@@ -45,37 +45,37 @@ static float f0(const sm_tensor *t) { return ((const float *)sm_tensor_data(t))[
 /* ---- resources ------------------------------------------------------------------------------ */
 static void test_variables(void) {
   sm_resources *r;
-  CHECK_OK(sm_resources_new(&r));
+  CHECK_OK(sm__resources_new(&r));
   sm_variable *v, *v2;
-  CHECK_OK(sm_resources_variable(r, "", "w", SM_FLOAT, &v));
-  CHECK_OK(sm_resources_variable(r, "", "w", SM_FLOAT + SM_DTYPE_REF_OFFSET, &v2));
+  CHECK_OK(sm__resources_variable(r, "", "w", SM_FLOAT, &v));
+  CHECK_OK(sm__resources_variable(r, "", "w", SM_FLOAT + SM_DTYPE_REF_OFFSET, &v2));
   CHECK(v == v2);
-  CHECK_ERR(sm_resources_variable(r, "", "w", SM_INT32, &v2), "DT_INT32");
+  CHECK_ERR(sm__resources_variable(r, "", "w", SM_INT32, &v2), "DT_INT32");
   sm_variable *other;
-  CHECK_OK(sm_resources_variable(r, "box", "w", SM_FLOAT, &other));
+  CHECK_OK(sm__resources_variable(r, "box", "w", SM_FLOAT, &other));
   CHECK(other != v);
-  CHECK_EQ_STR(sm_variable_name(other), "box/w");
-  CHECK(!sm_variable_is_initialized(v));
+  CHECK_EQ_STR(sm__variable_name(other), "box/w");
+  CHECK(!sm__variable_is_initialized(v));
   sm_tensor *t = NULL;
-  sm_status *s = sm_variable_read(v, &t);
+  sm_status *s = sm__variable_read(v, &t);
   CHECK(sm_status_code(s) == SM_FAILED_PRECONDITION);
   CHECK(strstr(sm_status_message(s), "uninitialized value w") != NULL);
   sm_status_free(s);
-  CHECK_ERR(sm_variable_assign(v, vec_i64(1, (int64_t[]){1})), "DT_INT64");
-  CHECK_OK(sm_variable_assign(v, scalar_f(1.5f)));
-  CHECK(sm_variable_is_initialized(v));
-  CHECK_OK(sm_variable_read(v, &t));
+  CHECK_ERR(sm__variable_assign(v, vec_i64(1, (int64_t[]){1})), "DT_INT64");
+  CHECK_OK(sm__variable_assign(v, scalar_f(1.5f)));
+  CHECK(sm__variable_is_initialized(v));
+  CHECK_OK(sm__variable_read(v, &t));
   CHECK(f0(t) == 1.5f);
   /* a reader's reference survives a later assign */
-  CHECK_OK(sm_variable_assign(v, scalar_f(2.5f)));
+  CHECK_OK(sm__variable_assign(v, scalar_f(2.5f)));
   CHECK(f0(t) == 1.5f);
   sm_tensor_free(t);
-  sm_variable_lock(v);
-  CHECK_OK(sm_variable_read(v, &t)); /* read and assign work between lock and unlock */
-  CHECK_OK(sm_variable_assign(v, scalar_f(f0(t) + 1)));
-  sm_variable_unlock(v);
+  sm__variable_lock(v);
+  CHECK_OK(sm__variable_read(v, &t)); /* read and assign work between lock and unlock */
+  CHECK_OK(sm__variable_assign(v, scalar_f(f0(t) + 1)));
+  sm__variable_unlock(v);
   sm_tensor_free(t);
-  CHECK_OK(sm_variable_read(v, &t));
+  CHECK_OK(sm__variable_read(v, &t));
   CHECK(f0(t) == 3.5f);
   sm_tensor_free(t);
   /* many variables: the registry grows */
@@ -83,24 +83,24 @@ static void test_variables(void) {
     char name[32];
     snprintf(name, sizeof name, "v%d", i);
     sm_variable *x;
-    CHECK_OK(sm_resources_variable(r, "", name, SM_INT32, &x));
+    CHECK_OK(sm__resources_variable(r, "", name, SM_INT32, &x));
   }
   sm_variable *again;
-  CHECK_OK(sm_resources_variable(r, "", "w", SM_FLOAT, &again));
+  CHECK_OK(sm__resources_variable(r, "", "w", SM_FLOAT, &again));
   CHECK(again == v);
-  sm_resources_free(r);
-  sm_resources_free(NULL);
+  sm__resources_free(r);
+  sm__resources_free(NULL);
 }
 
 static void test_tables(void) {
   sm_resources *r;
-  CHECK_OK(sm_resources_new(&r));
+  CHECK_OK(sm__resources_new(&r));
   sm_table *t, *t2;
-  CHECK_OK(sm_resources_table(r, "", "vocab", SM_STRING, SM_INT64, &t));
-  CHECK_OK(sm_resources_table(r, "", "vocab", SM_STRING, SM_INT64, &t2));
+  CHECK_OK(sm__resources_table(r, "", "vocab", SM_STRING, SM_INT64, &t));
+  CHECK_OK(sm__resources_table(r, "", "vocab", SM_STRING, SM_INT64, &t2));
   CHECK(t == t2);
-  CHECK_ERR(sm_resources_table(r, "", "vocab", SM_INT64, SM_INT64, &t2), "exists");
-  CHECK_ERR(sm_resources_table(r, "", "bad", SM_FLOAT, SM_INT64, &t2), "not supported");
+  CHECK_ERR(sm__resources_table(r, "", "vocab", SM_INT64, SM_INT64, &t2), "exists");
+  CHECK_ERR(sm__resources_table(r, "", "bad", SM_FLOAT, SM_INT64, &t2), "not supported");
   const char *words[] = {"a", "bb", "", "ccc"};
   sm_tensor *keys = vec_s(4, words), *vals = vec_i64(4, (int64_t[]){10, 20, 30, 40});
   sm_tensor *q = vec_s(5, (const char *[]){"ccc", "zz", "a", "", "bb"});
@@ -109,58 +109,58 @@ static void test_tables(void) {
   CHECK_OK(sm_tensor_new(SM_INT64, 1, &five, &out));
   CHECK_OK(sm_tensor_new(SM_INT64, 0, NULL, &def));
   ((int64_t *)sm_tensor_data(def))[0] = -1;
-  CHECK_ERR(sm_table_find(t, q, def, out), "not initialized");
-  CHECK_OK(sm_table_init(t, keys, vals));
-  CHECK(sm_table_is_initialized(t));
-  CHECK_EQ_INT(sm_table_size(t), 4);
-  CHECK_OK(sm_table_find(t, q, def, out));
+  CHECK_ERR(sm__table_find(t, q, def, out), "not initialized");
+  CHECK_OK(sm__table_init(t, keys, vals));
+  CHECK(sm__table_is_initialized(t));
+  CHECK_EQ_INT(sm__table_size(t), 4);
+  CHECK_OK(sm__table_find(t, q, def, out));
   const int64_t *o = sm_tensor_data(out);
   CHECK(o[0] == 40 && o[1] == -1 && o[2] == 10 && o[3] == 30 && o[4] == 20);
   /* second init is a no-op */
   sm_tensor *vals2 = vec_i64(4, (int64_t[]){1, 2, 3, 4});
-  CHECK_OK(sm_table_init(t, keys, vals2));
-  CHECK_OK(sm_table_find(t, q, def, out));
+  CHECK_OK(sm__table_init(t, keys, vals2));
+  CHECK_OK(sm__table_find(t, q, def, out));
   CHECK(o[0] == 40);
   sm_tensor_free(vals2);
 
   /* int64 -> string, duplicate keys */
   sm_table *ts;
-  CHECK_OK(sm_resources_table(r, "c", "labels", SM_INT64, SM_STRING, &ts));
+  CHECK_OK(sm__resources_table(r, "c", "labels", SM_INT64, SM_STRING, &ts));
   sm_tensor *ik = vec_i64(3, (int64_t[]){7, 8, 7});
   sm_tensor *sv = vec_s(3, (const char *[]){"seven", "eight", "SEVEN"});
-  CHECK_ERR(sm_table_init(ts, ik, sv), "different value for same key");
-  CHECK(!sm_table_is_initialized(ts));
+  CHECK_ERR(sm__table_init(ts, ik, sv), "different value for same key");
+  CHECK(!sm__table_is_initialized(ts));
   sm_tensor_free(sv);
   sv = vec_s(3, (const char *[]){"seven", "eight", "seven"});
-  CHECK_OK(sm_table_init(ts, ik, sv));
-  CHECK_EQ_INT(sm_table_size(ts), 2);
+  CHECK_OK(sm__table_init(ts, ik, sv));
+  CHECK_EQ_INT(sm__table_size(ts), 2);
   sm_tensor *iq = vec_i64(3, (int64_t[]){8, 9, 7});
   sm_tensor *sout, *sdef = vec_s(1, (const char *[]){"UNK"});
   int64_t three = 3;
   CHECK_OK(sm_tensor_new(SM_STRING, 1, &three, &sout));
-  CHECK_OK(sm_table_find(ts, iq, sdef, sout));
+  CHECK_OK(sm__table_find(ts, iq, sdef, sout));
   size_t len;
   CHECK(!strcmp(sm_tensor_string(sout, 0, &len), "eight"));
   CHECK(!strcmp(sm_tensor_string(sout, 1, &len), "UNK"));
   CHECK(!strcmp(sm_tensor_string(sout, 2, &len), "seven"));
   /* wrong dtypes and lengths */
-  CHECK_ERR(sm_table_find(ts, q, sdef, sout), "keys must be DT_INT64");
-  CHECK_ERR(sm_table_init(t, ik, vals), "initializer gives");
+  CHECK_ERR(sm__table_find(ts, q, sdef, sout), "keys must be DT_INT64");
+  CHECK_ERR(sm__table_init(t, ik, vals), "initializer gives");
   sm_tensor *short_vals = vec_i64(2, (int64_t[]){1, 2});
   sm_table *t3;
-  CHECK_OK(sm_resources_table(r, "", "t3", SM_STRING, SM_INT64, &t3));
-  CHECK_ERR(sm_table_init(t3, keys, short_vals), "one length");
+  CHECK_OK(sm__resources_table(r, "", "t3", SM_STRING, SM_INT64, &t3));
+  CHECK_ERR(sm__table_init(t3, keys, short_vals), "one length");
   /* a big table */
   enum { N = 10000 };
   int64_t *kk = malloc(N * sizeof *kk), *vv = malloc(N * sizeof *vv);
   for (int i = 0; i < N; i++) kk[i] = (int64_t)i * 7919, vv[i] = i;
   sm_tensor *bk = vec_i64(N, kk), *bv = vec_i64(N, vv), *bo;
   sm_table *tb;
-  CHECK_OK(sm_resources_table(r, "", "big", SM_INT64, SM_INT64, &tb));
-  CHECK_OK(sm_table_init(tb, bk, bv));
+  CHECK_OK(sm__resources_table(r, "", "big", SM_INT64, SM_INT64, &tb));
+  CHECK_OK(sm__table_init(tb, bk, bv));
   int64_t nn = N;
   CHECK_OK(sm_tensor_new(SM_INT64, 1, &nn, &bo));
-  CHECK_OK(sm_table_find(tb, bk, def, bo));
+  CHECK_OK(sm__table_find(tb, bk, def, bo));
   CHECK(!memcmp(sm_tensor_data(bo), vv, N * sizeof *vv));
   free(kk);
   free(vv);
@@ -178,7 +178,7 @@ static void test_tables(void) {
   sm_tensor_free(q);
   sm_tensor_free(out);
   sm_tensor_free(def);
-  sm_resources_free(r);
+  sm__resources_free(r);
 }
 
 /* ---- thread pool ---------------------------------------------------------------------------- */
@@ -203,7 +203,7 @@ static void nested_fn(void *c, int64_t b, int64_t e) {
     sumctx inner = {.v = s->v, .pool = s->pool};
     atomic_init(&inner.sum, 0);
     atomic_init(&inner.calls, 0);
-    sm_parallel_for(s->pool, 1000, 10, sum_fn, &inner);
+    sm__parallel_for(s->pool, 1000, 10, sum_fn, &inner);
     atomic_fetch_add(&s->sum, atomic_load(&inner.sum));
   }
 }
@@ -216,7 +216,7 @@ static void *pool_user(void *arg) {
     sumctx c = {.v = data};
     atomic_init(&c.sum, 0);
     atomic_init(&c.calls, 0);
-    sm_parallel_for(p, 100000, 100, sum_fn, &c);
+    sm__parallel_for(p, 100000, 100, sum_fn, &c);
     if (atomic_load(&c.sum) != 4999950000LL) return (void *)1;
   }
   return NULL;
@@ -227,13 +227,13 @@ static void test_threadpool(void) {
   int sizes[] = {1, 2, 4, 7};
   for (int si = 0; si < 4; si++) {
     sm_threadpool *p;
-    CHECK_OK(sm_threadpool_new(sizes[si], &p));
+    CHECK_OK(sm__threadpool_new(sizes[si], &p));
     int64_t ns[] = {0, 1, 5, 99, 100000};
     for (int ni = 0; ni < 5; ni++) {
       sumctx c = {.v = data};
       atomic_init(&c.sum, 0);
       atomic_init(&c.calls, 0);
-      sm_parallel_for(p, ns[ni], 1, sum_fn, &c);
+      sm__parallel_for(p, ns[ni], 1, sum_fn, &c);
       CHECK_EQ_INT(atomic_load(&c.sum), ns[ni] * (ns[ni] - 1) / 2);
       CHECK(atomic_load(&c.calls) <= sizes[si]);
     }
@@ -241,13 +241,13 @@ static void test_threadpool(void) {
     sumctx c = {.v = data};
     atomic_init(&c.sum, 0);
     atomic_init(&c.calls, 0);
-    sm_parallel_for(p, 50, 1000, sum_fn, &c);
+    sm__parallel_for(p, 50, 1000, sum_fn, &c);
     CHECK_EQ_INT(atomic_load(&c.calls), 1);
     /* nested loops do not deadlock */
     sumctx n = {.v = data, .pool = p};
     atomic_init(&n.sum, 0);
     atomic_init(&n.calls, 0);
-    sm_parallel_for(p, 64, 1, nested_fn, &n);
+    sm__parallel_for(p, 64, 1, nested_fn, &n);
     CHECK_EQ_INT(atomic_load(&n.sum), 64LL * 499500);
     /* several callers at once */
     pthread_t th[4];
@@ -257,15 +257,15 @@ static void test_threadpool(void) {
       pthread_join(th[i], &rv);
       CHECK(rv == NULL);
     }
-    sm_threadpool_free(p);
+    sm__threadpool_free(p);
   }
   sumctx c = {.v = data};
   atomic_init(&c.sum, 0);
   atomic_init(&c.calls, 0);
-  sm_parallel_for(NULL, 1000, 1, sum_fn, &c);
+  sm__parallel_for(NULL, 1000, 1, sum_fn, &c);
   CHECK_EQ_INT(atomic_load(&c.calls), 1);
   CHECK_EQ_INT(atomic_load(&c.sum), 499500);
-  sm_threadpool_free(NULL);
+  sm__threadpool_free(NULL);
 }
 
 /* ---- sessions ------------------------------------------------------------------------------- */
@@ -287,13 +287,13 @@ static const char *add_graph =
 
 static void test_session_basic(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(add_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(add_graph, &s));
   if (!s) return;
   sm_tensor *x = vec_f(3, (float[]){1, 2, 3});
   const char *feeds[] = {"x:0"};
   const char *fetch[] = {"w:0", "y", "c:0"};
   sm_tensor *out[3];
-  CHECK_OK(sm_session_run(s, feeds, &x, 1, fetch, 3, NULL, 0, out));
+  CHECK_OK(sm__session_run(s, feeds, &x, 1, fetch, 3, NULL, 0, out));
   if (out[0]) {
     const float *w = sm_tensor_data(out[0]), *y = sm_tensor_data(out[1]);
     CHECK(w[0] == 9 && w[1] == 16 && w[2] == 25);
@@ -303,7 +303,7 @@ static void test_session_basic(void) {
   }
   /* same names in another order: one plan, outputs in the caller's order */
   const char *fetch2[] = {"c:0", "w:0"};
-  CHECK_OK(sm_session_run(s, feeds, &x, 1, fetch2, 2, NULL, 0, out));
+  CHECK_OK(sm__session_run(s, feeds, &x, 1, fetch2, 2, NULL, 0, out));
   if (out[0]) {
     CHECK(f0(out[0]) == 2 && f0(out[1]) == 9);
     sm_tensor_free(out[0]);
@@ -312,40 +312,40 @@ static void test_session_basic(void) {
   /* feeding an intermediate: x is not needed */
   const char *fy[] = {"y:0"};
   sm_tensor *yv = scalar_f(10);
-  CHECK_OK(sm_session_run(s, fy, &yv, 1, (const char *[]){"w"}, 1, NULL, 0, out));
+  CHECK_OK(sm__session_run(s, fy, &yv, 1, (const char *[]){"w"}, 1, NULL, 0, out));
   if (out[0]) {
     CHECK(f0(out[0]) == 100);
     sm_tensor_free(out[0]);
   }
   /* a fed tensor fetched back is the feed */
-  CHECK_OK(sm_session_run(s, fy, &yv, 1, fy, 1, NULL, 0, out));
+  CHECK_OK(sm__session_run(s, fy, &yv, 1, fy, 1, NULL, 0, out));
   if (out[0]) {
     CHECK(out[0] == yv);
     sm_tensor_free(out[0]);
   }
   sm_tensor_free(yv);
   /* missing feed */
-  CHECK_ERR(sm_session_run(s, NULL, NULL, 0, (const char *[]){"w"}, 1, NULL, 0, out),
+  CHECK_ERR(sm__session_run(s, NULL, NULL, 0, (const char *[]){"w"}, 1, NULL, 0, out),
             "You must feed a value for placeholder tensor 'x'");
   /* wrong dtype */
   sm_tensor *xi = vec_i64(1, (int64_t[]){1});
-  CHECK_ERR(sm_session_run(s, feeds, &xi, 1, (const char *[]){"w"}, 1, NULL, 0, out),
+  CHECK_ERR(sm__session_run(s, feeds, &xi, 1, (const char *[]){"w"}, 1, NULL, 0, out),
             "feed 'x:0': expected a tensor of dtype DT_FLOAT, given DT_INT64");
   sm_tensor_free(xi);
   /* unknown names */
-  CHECK_ERR(sm_session_run(s, feeds, &x, 1, (const char *[]){"nope:0"}, 1, NULL, 0, out), "nope");
-  CHECK_ERR(sm_session_run(s, (const char *[]){"nope"}, &x, 1, (const char *[]){"w"}, 1, NULL, 0, out), "nope");
-  CHECK_ERR(sm_session_run(s, (const char *[]){"x", "x:0"}, (sm_tensor *[]){x, x}, 2, (const char *[]){"w"}, 1,
+  CHECK_ERR(sm__session_run(s, feeds, &x, 1, (const char *[]){"nope:0"}, 1, NULL, 0, out), "nope");
+  CHECK_ERR(sm__session_run(s, (const char *[]){"nope"}, &x, 1, (const char *[]){"w"}, 1, NULL, 0, out), "nope");
+  CHECK_ERR(sm__session_run(s, (const char *[]){"x", "x:0"}, (sm_tensor *[]){x, x}, 2, (const char *[]){"w"}, 1,
                            NULL, 0, out),
             "same tensor");
   /* targets only */
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"^init"}, 1, NULL));
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"init"}, 1, NULL));
-  CHECK_OK(sm_session_prepare(s, feeds, 1, (const char *[]){"w"}, 1, NULL, 0));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"^init"}, 1, NULL));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"init"}, 1, NULL));
+  CHECK_OK(sm__session_prepare(s, feeds, 1, (const char *[]){"w"}, 1, NULL, 0));
   /* a runtime error names node and op */
   sm_tensor *x2 = vec_f(2, (float[]){1, 2});
   sm_tensor *yb = vec_f(3, (float[]){1, 2, 3});
-  CHECK_ERR(sm_session_run(s, (const char *[]){"x", "c"}, (sm_tensor *[]){x2, yb}, 2, (const char *[]){"y"}, 1,
+  CHECK_ERR(sm__session_run(s, (const char *[]){"x", "c"}, (sm_tensor *[]){x2, yb}, 2, (const char *[]){"y"}, 1,
                            NULL, 0, out),
             "node 'y' (AddV2): ");
   sm_tensor_free(x2);
@@ -363,13 +363,13 @@ static void test_session_basic(void) {
     for (int k = 0; k < i % 5; k++) fd[nf + k] = "c";
     int total = nf + i % 5;
     sm_tensor *ob[310];
-    CHECK_OK(sm_session_run(s, feeds, &x, 1, fd, total, NULL, 0, ob));
+    CHECK_OK(sm__session_run(s, feeds, &x, 1, fd, total, NULL, 0, ob));
     for (int k = 0; k < total; k++) sm_tensor_free(ob[k]);
     (void)o3;
   }
   sm_tensor_free(x);
-  sm_session_free(s);
-  sm_session_free(NULL);
+  sm__session_free(s);
+  sm__session_free(NULL);
 }
 
 static const char *missing_graph =
@@ -386,10 +386,10 @@ static const char *missing_graph =
 
 static void test_session_missing_kernels(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(missing_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(missing_graph, &s));
   if (!s) return;
   sm_tensor *out[1];
-  sm_status *st = sm_session_prepare(s, NULL, 0, (const char *[]){"f2"}, 1, NULL, 0);
+  sm_status *st = sm__session_prepare(s, NULL, 0, (const char *[]){"f2"}, 1, NULL, 0);
   CHECK(st != NULL);
   if (st) {
     const char *m = sm_status_message(st);
@@ -399,14 +399,14 @@ static void test_session_missing_kernels(void) {
     sm_status_free(st);
   }
   /* the part of the graph that has kernels still runs */
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, (const char *[]){"ok"}, 1, NULL, 0, out));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, (const char *[]){"ok"}, 1, NULL, 0, out));
   if (out[0]) {
     CHECK(f0(out[0]) == 1);
     sm_tensor_free(out[0]);
   }
-  sm_session_free(s);
-  CHECK_ERR(sm_session_from_pbtxt("graph_def { node { name: \"a\" op: \"Bogus\" } }", &s), "Bogus");
-  CHECK_ERR(sm_session_from_pbtxt("graph_def { node { name: ", &s), "");
+  sm__session_free(s);
+  CHECK_ERR(sm__session_from_pbtxt("graph_def { node { name: \"a\" op: \"Bogus\" } }", &s), "Bogus");
+  CHECK_ERR(sm__session_from_pbtxt("graph_def { node { name: ", &s), "");
 }
 
 /* TF1 ref variables: VariableV2 + Assign + AssignAdd, fetched values, uninitialized reads */
@@ -430,7 +430,7 @@ static void *incr_thread(void *p) {
   incr_arg *a = p;
   for (int i = 0; i < a->n; i++) {
     sm_tensor *o;
-    sm_status *st = sm_session_run(a->s, NULL, NULL, 0, (const char *[]){"incr:0"}, 1, NULL, 0, &o);
+    sm_status *st = sm__session_run(a->s, NULL, NULL, 0, (const char *[]){"incr:0"}, 1, NULL, 0, &o);
     if (st) {
       a->fails++;
       sm_status_free(st);
@@ -443,34 +443,34 @@ static void *incr_thread(void *p) {
 
 static void test_session_refs(void) {
   sm_session *s;
-  CHECK_OK(sm_session_from_pbtxt(ref_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(ref_graph, &s));
   if (!s) return;
   sm_tensor *o[2];
-  sm_status *st = sm_session_run(s, NULL, NULL, 0, (const char *[]){"read"}, 1, NULL, 0, o);
+  sm_status *st = sm__session_run(s, NULL, NULL, 0, (const char *[]){"read"}, 1, NULL, 0, o);
   CHECK(st && strstr(sm_status_message(st), "uninitialized value counter"));
   CHECK(st && strstr(sm_status_message(st), "node 'read' (Identity)"));
   sm_status_free(st);
-  CHECK_ERR(sm_session_run(s, NULL, NULL, 0, (const char *[]){"counter"}, 1, NULL, 0, o), "uninitialized value");
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, (const char *[]){"reset:0"}, 1, NULL, 0, o));
+  CHECK_ERR(sm__session_run(s, NULL, NULL, 0, (const char *[]){"counter"}, 1, NULL, 0, o), "uninitialized value");
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, (const char *[]){"reset:0"}, 1, NULL, 0, o));
   if (o[0]) {
     CHECK(sm_tensor_dtype(o[0]) == SM_FLOAT && f0(o[0]) == 0);
     sm_tensor_free(o[0]);
   }
   for (int i = 1; i <= 3; i++) {
-    CHECK_OK(sm_session_run(s, NULL, NULL, 0, (const char *[]){"incr:0"}, 1, NULL, 0, o));
+    CHECK_OK(sm__session_run(s, NULL, NULL, 0, (const char *[]){"incr:0"}, 1, NULL, 0, o));
     if (o[0]) {
       CHECK(f0(o[0]) == (float)i);
       sm_tensor_free(o[0]);
     }
   }
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, (const char *[]){"counter:0", "plus"}, 2, NULL, 0, o));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, (const char *[]){"counter:0", "plus"}, 2, NULL, 0, o));
   if (o[0]) {
     CHECK(f0(o[0]) == 3 && f0(o[1]) == 4);
     sm_tensor_free(o[0]);
     sm_tensor_free(o[1]);
   }
   /* four threads incrementing: AssignAdd holds the variable's lock */
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"reset"}, 1, NULL));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){"reset"}, 1, NULL));
   pthread_t th[4];
   incr_arg a[4];
   for (int i = 0; i < 4; i++) {
@@ -481,12 +481,12 @@ static void test_session_refs(void) {
     pthread_join(th[i], NULL);
     CHECK_EQ_INT(a[i].fails, 0);
   }
-  CHECK_OK(sm_session_run(s, NULL, NULL, 0, (const char *[]){"read"}, 1, NULL, 0, o));
+  CHECK_OK(sm__session_run(s, NULL, NULL, 0, (const char *[]){"read"}, 1, NULL, 0, o));
   if (o[0]) {
     CHECK_EQ_INT((int)f0(o[0]), 1000);
     sm_tensor_free(o[0]);
   }
-  sm_session_free(s);
+  sm__session_free(s);
 }
 
 int main(void) {

@@ -47,12 +47,12 @@ static const expected kModels[] = {
 #define NMODELS (sizeof kModels / sizeof kModels[0])
 
 static char *fix_path(const char *rel) {
-  return sm_path_join(FIX, rel);
+  return sm__path_join(FIX, rel);
 }
 
 static uint8_t *read_bytes(const char *path, size_t *len) {
   char *buf = NULL;
-  sm_status *s = sm_file_read_all(path, &buf, len);
+  sm_status *s = sm__file_read_all(path, &buf, len);
   if (s) {
     fprintf(stderr, "%s\n", sm_status_message(s));
     sm_status_free(s);
@@ -80,7 +80,7 @@ static void clear_tmp(void) {
   struct dirent *e;
   while ((e = readdir(d))) {
     if (e->d_name[0] == '.') continue;
-    char *p = sm_path_join(TMP, e->d_name);
+    char *p = sm__path_join(TMP, e->d_name);
     if (p) unlink(p);
     free(p);
   }
@@ -145,8 +145,8 @@ static void test_fixtures(void) {
       char rel[512];
       snprintf(rel, sizeof rel, "%s/%s", e->d_name, v->d_name);
       char *dir = fix_path(rel);
-      char *pb = sm_path_join(dir, "saved_model.pb");
-      if (sm_path_exists(pb)) {
+      char *pb = sm__path_join(dir, "saved_model.pb");
+      if (sm__path_exists(pb)) {
         int known = 0;
         for (size_t i = 0; i < NMODELS; i++) known |= strcmp(kModels[i].dir, rel) == 0;
         if (!known) {
@@ -199,7 +199,7 @@ static void test_not_a_saved_model(void) {
 
   /* The chunked format. */
   clear_tmp();
-  CHECK_OK(sm_file_write_atomic(TMP "/saved_model.cpb", "x", 1));
+  CHECK_OK(sm__file_write_atomic(TMP "/saved_model.cpb", "x", 1));
   CHECK_ERR(sm_saved_model_read(TMP, &sm), "chunked");
   clear_tmp();
 }
@@ -209,7 +209,7 @@ static void test_not_a_saved_model(void) {
 static void test_round_trip(void) {
   for (size_t i = 0; i < NMODELS; i++) {
     char *dir = fix_path(kModels[i].dir);
-    char *pb = sm_path_join(dir, "saved_model.pb");
+    char *pb = sm__path_join(dir, "saved_model.pb");
     size_t len;
     uint8_t *orig = read_bytes(pb, &len);
     CHECK(orig != NULL);
@@ -254,8 +254,8 @@ static void test_text_round_trip(void) {
     CHECK_OK(sm_saved_model_read(dir, &a));
     clear_tmp();
     if (a) CHECK_OK(sm_saved_model_write(a, TMP, 1));
-    CHECK(sm_path_exists(TMP "/saved_model.pbtxt"));
-    CHECK(!sm_path_exists(TMP "/saved_model.pb"));
+    CHECK(sm__path_exists(TMP "/saved_model.pbtxt"));
+    CHECK(!sm__path_exists(TMP "/saved_model.pb"));
     CHECK_OK(sm_saved_model_read(TMP, &b));
     if (a && b) {
       /* Text is canonical (map entries sorted by key), binary keeps the file's map order, so
@@ -646,7 +646,7 @@ static void test_other_messages(void) {
 }
 
 int main(void) {
-  if (!sm_is_dir(FIX)) {
+  if (!sm__is_dir(FIX)) {
     printf("skipped: %s absent\n", FIX);
     return SM_TEST_SKIP;
   }

@@ -45,8 +45,8 @@ static void *job_main(void *arg) {
     int64_t rows = 1 + (j->id + it) % 3;
     sm_tensor *x = make_input(rows, 2, (float)(j->id * 100 + it));
     sm_tensor *y = NULL, *want = NULL;
-    sm_status *s = sm_batcher_run(j->b, j->sv, "serving_default", in, &x, 1, out, 1, &y, NULL);
-    sm_status *s2 = sm_model_run(sm_servable_model(j->sv), "serving_default", in, &x, 1, out, 1, &want);
+    sm_status *s = sm__batcher_run(j->b, j->sv, "serving_default", in, &x, 1, out, 1, &y, NULL);
+    sm_status *s2 = sm_model_run(sm__servable_model(j->sv), "serving_default", in, &x, 1, out, 1, &want);
     if (s || s2 || !y || !want || !sm_tensor_equal(y, want)) {
       if (s) fprintf(stderr, "batched run failed: %s\n", sm_status_message(s));
       j->failures++;
@@ -95,7 +95,7 @@ static void test_params_file(void) {
              "num_batch_threads { value: 2 }\n"
              "thread_pool_name { value: 'model_server_batch_threads' }\n"
              "allowed_batch_sizes: 2 allowed_batch_sizes: 4 allowed_batch_sizes: 8\n");
-  CHECK_OK(sm_batching_params_read(path, &p, &allowed));
+  CHECK_OK(sm__batching_params_read(path, &p, &allowed));
   CHECK_EQ_INT(p.max_batch_size, 8);
   CHECK_EQ_INT(p.batch_timeout_micros, 5000);
   CHECK_EQ_INT(p.max_enqueued_batches, 10);
@@ -105,7 +105,7 @@ static void test_params_file(void) {
   free(allowed);
   /* Defaults. */
   write_text(path, "");
-  CHECK_OK(sm_batching_params_read(path, &p, &allowed));
+  CHECK_OK(sm__batching_params_read(path, &p, &allowed));
   CHECK_EQ_INT(p.max_batch_size, 32);
   CHECK_EQ_INT(p.batch_timeout_micros, 1000);
   CHECK_EQ_INT(p.max_enqueued_batches, 100);
@@ -125,10 +125,10 @@ static void test_params_file(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     write_text(path, bad[i][0]);
-    CHECK_ERR(sm_batching_params_read(path, &p, &allowed), bad[i][1]);
+    CHECK_ERR(sm__batching_params_read(path, &p, &allowed), bad[i][1]);
     CHECK(allowed == NULL);
   }
-  CHECK_ERR(sm_batching_params_read("/nonexistent/batching.config", &p, &allowed),
+  CHECK_ERR(sm__batching_params_read("/nonexistent/batching.config", &p, &allowed),
             "reading batching parameters: /nonexistent/batching.config: ");
 }
 
@@ -145,13 +145,13 @@ int main(void) {
   CHECK(mkdir(base, 0755) == 0);
   CHECK(symlink(ZOO_SQUARE_BASE "/model", link) == 0);
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(NULL, &m));
+  CHECK_OK(sm__manager_new(NULL, &m));
   sm_model_config c = {.name = "sq", .base_path = base, .policy = SM_POLICY_LATEST, .latest_n = 1};
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   sm_servable *sv = NULL;
-  CHECK_OK(sm_manager_acquire(m, "sq", 0, NULL, &sv));
+  CHECK_OK(sm__manager_acquire(m, "sq", 0, NULL, &sv));
   if (!sv) {
-    sm_manager_free(m);
+    sm__manager_free(m);
     TEST_MAIN_END();
   }
 
@@ -160,27 +160,27 @@ int main(void) {
   sm_batching_params p = {.max_batch_size = 8, .batch_timeout_micros = 2000, .num_batch_threads = 2,
                           .max_enqueued_batches = 1000, .allowed_batch_sizes = sizes, .nallowed = 3};
   sm_batcher *b = NULL;
-  CHECK_OK(sm_batcher_new(&p, &b));
+  CHECK_OK(sm__batcher_new(&p, &b));
   run_threads(b, sv, 8, 40);
 
   const char *in[] = {"x"}, *out[] = {"y"};
   /* A request larger than max_batch_size is refused, as TF Serving without splitting. */
   sm_tensor *big = make_input(9, 2, 1.0f), *y = NULL;
-  CHECK_ERR(sm_batcher_run(b, sv, "serving_default", in, &big, 1, out, 1, &y, NULL),
+  CHECK_ERR(sm__batcher_run(b, sv, "serving_default", in, &big, 1, out, 1, &y, NULL),
             "Task size 9 is larger than maximum input batch size 8");
   sm_tensor_free(big);
   /* Rank 0 runs alone and still gives the right answer. */
   sm_tensor *x0 = NULL;
   CHECK_OK(sm_tensor_new(SM_FLOAT, 0, NULL, &x0));
   if (x0) ((float *)sm_tensor_data(x0))[0] = 3.0f;
-  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x0, 1, out, 1, &y, NULL));
+  CHECK_OK(sm__batcher_run(b, sv, "serving_default", in, &x0, 1, out, 1, &y, NULL));
   if (y) CHECK(((float *)sm_tensor_data(y))[0] == 9.0f && sm_tensor_rank(y) == 0);
   sm_tensor_free(y);
   y = NULL;
   sm_tensor_free(x0);
   /* Padded single request: 3 rows padded to 4, the caller sees 3. */
   sm_tensor *x3 = make_input(3, 2, 2.0f);
-  CHECK_OK(sm_batcher_run(b, sv, "serving_default", in, &x3, 1, out, 1, &y, NULL));
+  CHECK_OK(sm__batcher_run(b, sv, "serving_default", in, &x3, 1, out, 1, &y, NULL));
   if (y) {
     CHECK_EQ_INT(sm_tensor_dims(y)[0], 3);
     CHECK(((float *)sm_tensor_data(y))[5] == (2.0f + 2.5f) * (2.0f + 2.5f));
@@ -190,26 +190,26 @@ int main(void) {
   sm_tensor_free(x3);
   /* Errors reach the caller: an unknown signature. */
   sm_tensor *x1 = make_input(1, 2, 0.0f);
-  CHECK_ERR(sm_batcher_run(b, sv, "nope", in, &x1, 1, out, 1, &y, NULL), "nope");
+  CHECK_ERR(sm__batcher_run(b, sv, "nope", in, &x1, 1, out, 1, &y, NULL), "nope");
   sm_tensor_free(x1);
-  sm_batcher_free(b);
+  sm__batcher_free(b);
 
   /* No timeout, one thread, no allowed sizes: every request still right. */
   sm_batching_params q = {.max_batch_size = 4, .batch_timeout_micros = 0, .num_batch_threads = 1,
                           .max_enqueued_batches = 1000};
-  CHECK_OK(sm_batcher_new(&q, &b));
+  CHECK_OK(sm__batcher_new(&q, &b));
   run_threads(b, sv, 6, 30);
-  sm_batcher_free(b);
+  sm__batcher_free(b);
   /* Defaults. */
-  CHECK_OK(sm_batcher_new(NULL, &b));
+  CHECK_OK(sm__batcher_new(NULL, &b));
   run_threads(b, sv, 4, 10);
-  sm_batcher_free(b);
+  sm__batcher_free(b);
   sm_batching_params bad = {.max_batch_size = 4, .num_batch_threads = 1, .max_enqueued_batches = 1,
                             .allowed_batch_sizes = sizes, .nallowed = 3};
-  CHECK_ERR(sm_batcher_new(&bad, &b), "final entry in allowed_batch_sizes must equal max_batch_size");
+  CHECK_ERR(sm__batcher_new(&bad, &b), "final entry in allowed_batch_sizes must equal max_batch_size");
 
-  sm_servable_release(sv);
-  sm_manager_free(m);
+  sm__servable_release(sv);
+  sm__manager_free(m);
   unlink(link);
   rmdir(base);
   char cfg[512];

@@ -3,7 +3,7 @@
  *
  * The model (saved_model.pbtxt written here) is y = Identity(block(x)), where "block" is a test
  * kernel registered here: it passes a small feed (up to SMALL_MAX rows) through at once, and on a
- * large one (BIG_ROWS) waits, checking sm_kctx_check_stop, until the run is cancelled or its
+ * large one (BIG_ROWS) waits, checking sm__kctx_check_stop, until the run is cancelled or its
  * deadline passes. So a large run can only end by being stopped, on any machine: nothing here
  * depends on how fast the CPU is. Where a run stopped is read from its message ("before step K of
  * N" from the executor, "during step K of N" from the kernel), never from wall time. */
@@ -35,18 +35,18 @@ static char g_dir[256], g_base[300], g_export[320];
 /* ---- the blocking kernel ------------------------------------------------------------------- */
 static sm_status *block_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *x = sm_kctx_input(ctx, 0);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   if (sm_tensor_rank(x) >= 1 && sm_tensor_dims(x)[0] > SMALL_MAX) {
     /* A watchdog, not a timing assertion: a stop that never comes fails in a minute, not hangs. */
     for (int i = 0; i < 60 * 1000; i++) {
-      sm_status *st = sm_kctx_check_stop(ctx);
+      sm_status *st = sm__kctx_check_stop(ctx);
       if (st) return st;
       struct timespec ms = {0, 1000000};
       nanosleep(&ms, NULL);
     }
     return sm_status_new(SM_INTERNAL, "not stopped within 60 s");
   }
-  sm_kctx_forward(ctx, 0, 0);
+  sm__kctx_forward(ctx, 0, 0);
   return NULL;
 }
 
@@ -75,9 +75,9 @@ static const char model_pbtxt[] =
 
 static sm_status *write_model(const char *dir) {
   if (mkdir(dir, 0755) != 0) return sm_status_new(SM_IO, "%s: cannot create", dir);
-  char *path = sm_path_join(dir, "saved_model.pbtxt");
+  char *path = sm__path_join(dir, "saved_model.pbtxt");
   if (!path) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *s = sm_file_write_atomic(path, model_pbtxt, strlen(model_pbtxt));
+  sm_status *s = sm__file_write_atomic(path, model_pbtxt, strlen(model_pbtxt));
   free(path);
   return s;
 }
@@ -125,9 +125,9 @@ static void test_codes(void) {
   CHECK_EQ_STR(sm_code_name(SM_DEADLINE_EXCEEDED), "DEADLINE_EXCEEDED");
   CHECK_EQ_STR(sm_code_name(SM_CANCELLED), "CANCELLED");
   /* TF Serving's ToHTTPStatusCode (http_server.cc) */
-  CHECK_EQ_INT(sm_rest_http_status(SM_UNAVAILABLE), 503);
-  CHECK_EQ_INT(sm_rest_http_status(SM_DEADLINE_EXCEEDED), 504);
-  CHECK_EQ_INT(sm_rest_http_status(SM_CANCELLED), 499);
+  CHECK_EQ_INT(sm__rest_http_status(SM_UNAVAILABLE), 503);
+  CHECK_EQ_INT(sm__rest_http_status(SM_DEADLINE_EXCEEDED), 504);
+  CHECK_EQ_INT(sm__rest_http_status(SM_CANCELLED), 499);
 }
 
 typedef struct canceller {
@@ -219,26 +219,26 @@ static char *instances_json(int rows) {
 
 static void test_rest(sm_manager *mgr, sm_batcher *batcher) {
   sm_rest *r = NULL, *slow = NULL;
-  sm_rest_options o = {.manager = mgr, .batcher = batcher, .batcher_run = batcher ? sm_batcher_run : NULL,
+  sm_rest_options o = {.manager = mgr, .batcher = batcher, .batcher_run = batcher ? sm__batcher_run : NULL,
                        .timeout_ms = 30};
-  CHECK_OK(sm_rest_new(&o, &r));
+  CHECK_OK(sm__rest_new(&o, &r));
   o.timeout_ms = 60000;
-  CHECK_OK(sm_rest_new(&o, &slow));
+  CHECK_OK(sm__rest_new(&o, &slow));
   if (!r || !slow) {
-    sm_rest_free(r);
-    sm_rest_free(slow);
+    sm__rest_free(r);
+    sm__rest_free(slow);
     return;
   }
   char *small = instances_json(1), *big = instances_json(BIG_ROWS);
   sm_rest_response resp;
   /* Within the deadline: 200. */
-  sm_rest_handle(slow, "POST", "/v1/models/chain:predict", small, strlen(small), &resp);
+  sm__rest_handle(slow, "POST", "/v1/models/chain:predict", small, strlen(small), &resp);
   CHECK_EQ_INT(resp.http_status, 200);
   CHECK(resp.body.p && strstr(resp.body.p, "\"predictions\""));
-  sm_rest_response_clear(&resp);
+  sm__rest_response_clear(&resp);
   /* Past it: 504 DEADLINE_EXCEEDED, and the run stopped early (the message names its step), or,
    * batching, never started when the deadline passed in the queue. */
-  sm_rest_handle(r, "POST", "/v1/models/chain:predict", big, strlen(big), &resp);
+  sm__rest_handle(r, "POST", "/v1/models/chain:predict", big, strlen(big), &resp);
   const char *msg = resp.body.p ? strstr(resp.body.p, "\"error\"") : NULL;
   CHECK(msg != NULL);
   int n = 0, k = stopped_at(msg, &n);
@@ -248,11 +248,11 @@ static void test_rest(sm_manager *mgr, sm_batcher *batcher) {
   CHECK_EQ_STR(resp.code, queued ? "RESOURCE_EXHAUSTED" : "DEADLINE_EXCEEDED");
   if (!queued && (k < 0 || k > BLOCK_STEP)) fprintf(stderr, "504 body: %.300s\n", resp.body.p ? resp.body.p : "");
   CHECK(queued || (k >= 0 && n == NSTEPS && k <= BLOCK_STEP));
-  sm_rest_response_clear(&resp);
+  sm__rest_response_clear(&resp);
   free(small);
   free(big);
-  sm_rest_free(r);
-  sm_rest_free(slow);
+  sm__rest_free(r);
+  sm__rest_free(slow);
 }
 
 typedef struct submit {
@@ -267,7 +267,7 @@ typedef struct submit {
 static void *submit_main(void *arg) {
   submit *u = arg;
   const char *in[] = {"x"}, *out[] = {"y"};
-  u->s = sm_batcher_run(u->b, u->sv, "serving_default", in, &u->x, 1, out, 1, &u->y, &u->ro);
+  u->s = sm__batcher_run(u->b, u->sv, "serving_default", in, &u->x, 1, out, 1, &u->y, &u->ro);
   return NULL;
 }
 
@@ -278,7 +278,7 @@ static void test_batcher(sm_servable *sv) {
   sm_batching_params p = {.max_batch_size = 8, .batch_timeout_micros = 100000, .num_batch_threads = 1,
                           .max_enqueued_batches = 100};
   sm_batcher *b = NULL;
-  CHECK_OK(sm_batcher_new(&p, &b));
+  CHECK_OK(sm__batcher_new(&p, &b));
   if (!b) return;
   submit live = {.b = b, .sv = sv, .x = rows_of(2)}, dead = {.b = b, .sv = sv, .x = rows_of(3), .ro = {.deadline_us = 1}};
   pthread_t t1, t2;
@@ -302,18 +302,18 @@ static void test_batcher(sm_servable *sv) {
   sm_tensor *s0 = NULL, *y = NULL;
   CHECK_OK(sm_tensor_new(SM_FLOAT, 0, NULL, &s0));
   sm_run_options past = {.deadline_us = 1};
-  sm_status *st = sm_batcher_run(b, sv, "serving_default", in, &s0, 1, out, 1, &y, &past);
+  sm_status *st = sm__batcher_run(b, sv, "serving_default", in, &s0, 1, out, 1, &y, &past);
   CHECK(st && sm_status_code(st) == SM_DEADLINE_EXCEEDED);
   sm_status_free(st);
   sm_tensor_free(s0);
-  sm_batcher_free(b);
+  sm__batcher_free(b);
 
   /* Queue full: UNAVAILABLE with SharedBatchScheduler's words. One batch thread busy with a long
    * full batch, room for one more batch in the queue, three full batches sent at once: at least
    * one is refused. The long ones are bounded by a deadline. */
   sm_batching_params q = {.max_batch_size = BIG_ROWS, .batch_timeout_micros = 0, .num_batch_threads = 1,
                           .max_enqueued_batches = 1};
-  CHECK_OK(sm_batcher_new(&q, &b));
+  CHECK_OK(sm__batcher_new(&q, &b));
   if (!b) return;
   submit u[3];
   pthread_t th[3];
@@ -341,7 +341,7 @@ static void test_batcher(sm_servable *sv) {
     sm_tensor_free(u[i].y);
   }
   CHECK(unavailable >= 1);
-  sm_batcher_free(b);
+  sm__batcher_free(b);
   /* After shutdown began: UNAVAILABLE too (tested through the public free: nothing to call after
    * it, so only the code of a refused request above is checked). */
 }
@@ -357,24 +357,24 @@ int main(void) {
   CHECK_OK(write_model(g_export));
 
   sm_manager *mgr = NULL;
-  CHECK_OK(sm_manager_new(NULL, &mgr));
+  CHECK_OK(sm__manager_new(NULL, &mgr));
   sm_model_config c = {.name = "chain", .base_path = g_base, .policy = SM_POLICY_LATEST, .latest_n = 1};
-  if (mgr) CHECK_OK(sm_manager_set_config(mgr, &c, 1));
+  if (mgr) CHECK_OK(sm__manager_set_config(mgr, &c, 1));
   sm_servable *sv = NULL;
-  if (mgr) CHECK_OK(sm_manager_acquire(mgr, "chain", 0, NULL, &sv));
+  if (mgr) CHECK_OK(sm__manager_acquire(mgr, "chain", 0, NULL, &sv));
   if (sv) {
-    test_model_run(sm_servable_model(sv));
+    test_model_run(sm__servable_model(sv));
     test_rest(mgr, NULL);
     sm_batcher *b = NULL;
     sm_batching_params p = {.max_batch_size = BIG_ROWS, .batch_timeout_micros = 0, .num_batch_threads = 1,
                             .max_enqueued_batches = 10};
-    CHECK_OK(sm_batcher_new(&p, &b));
+    CHECK_OK(sm__batcher_new(&p, &b));
     if (b) test_rest(mgr, b);
-    sm_batcher_free(b);
+    sm__batcher_free(b);
     test_batcher(sv);
   }
-  sm_servable_release(sv);
-  sm_manager_free(mgr);
-  sm_remove_tree(g_dir);
+  sm__servable_release(sv);
+  sm__manager_free(mgr);
+  sm__remove_tree(g_dir);
   TEST_MAIN_END();
 }

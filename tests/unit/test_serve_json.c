@@ -32,7 +32,7 @@ static infos one(const char *alias, int dt) {
 }
 
 static sm_status *predict(const char *body, infos *i, sm_predict_request *r) {
-  return sm_json_parse_predict(body, strlen(body), get_infos, i, r);
+  return sm__json_parse_predict(body, strlen(body), get_infos, i, r);
 }
 
 static const sm_tensor *find(const sm_predict_request *r, const char *alias) {
@@ -69,19 +69,19 @@ static void test_single_unnamed(void) {
   CHECK(shape_is(find(&r, "default"), 2, (int64_t[]){3, 2}));
   CHECK(ints_are(find(&r, "default"), want, 6));
   CHECK_EQ_STR(r.signature_name, "");
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 
   /* TensorFromNonNullTerminatedBuffer */
   const char *js = "{\"instances\": [[1,2],[3,4],[5,6]]}X";
-  CHECK_OK(sm_json_parse_predict(js, strlen(js) - 1, get_infos, &i, &r));
+  CHECK_OK(sm__json_parse_predict(js, strlen(js) - 1, get_infos, &i, &r));
   CHECK(ints_are(find(&r, "default"), want, 6));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 
   /* SingleUnnamedTensorWithSignature */
   CHECK_OK(predict("{\"signature_name\": \"predict_images\", \"instances\": [[1,2]]}", &i, &r));
   CHECK_EQ_STR(r.signature_name, "predict_images");
   CHECK(shape_is(find(&r, "default"), 2, (int64_t[]){1, 2}));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 }
 
 static void test_deep_nesting(void) {
@@ -98,7 +98,7 @@ static void test_deep_nesting(void) {
   sm_predict_request r;
   CHECK_OK(predict(body, &i, &r)); /* DeeplyNestedWellFormed */
   CHECK_EQ_INT(r.n, 1);
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   /* DeeplyNestedMalformed */
   head = "{\"signature_name\":";
   strcpy(body, head);
@@ -130,21 +130,21 @@ static void test_mixed_numbers(void) {
   const sm_tensor *t = find(&r, "default");
   const float want[] = {1, 2, 3, 4, 5.003f, 0.007f, 0};
   CHECK(t && sm_tensor_dtype(t) == SM_FLOAT && !memcmp(sm_tensor_data(t), want, sizeof want));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 
   i = one("default", SM_DOUBLE);
   CHECK_OK(predict("{\"instances\": [1.0, 2, 3, 4, 0.662, 0, 0.0]}", &i, &r));
   t = find(&r, "default");
   const double wd[] = {1, 2, 3, 4, 0.662, 0, 0};
   CHECK(t && sm_tensor_dtype(t) == SM_DOUBLE && !memcmp(sm_tensor_data(t), wd, sizeof wd));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 
   /* FloatTensorWithPrecisionLoss, ExceedsMax -> inf, ExceedsMin -> 0 */
   i = one("default", SM_FLOAT);
   CHECK_OK(predict("{\"instances\": [1435774380, 1435774380.0]}", &i, &r));
   t = find(&r, "default");
   CHECK(t && ((float *)sm_tensor_data(t))[0] == 1435774380.0f && ((float *)sm_tensor_data(t))[1] == 1435774380.0f);
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_OK(predict("{ \"instances\": [1.7976931348623157e+308, -1.7976931348623157e+308, 2.2250738585072014e-308, "
                    "-2.2250738585072014e-308] }",
                    &i, &r));
@@ -156,7 +156,7 @@ static void test_mixed_numbers(void) {
     CHECK(f[2] == 0 && !signbit(f[2]));
     CHECK(f[3] == 0 && signbit(f[3]));
   }
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 }
 
 static void test_base64(void) {
@@ -165,20 +165,20 @@ static void test_base64(void) {
   CHECK_OK(predict("{\"instances\": [ { \"b64\" : \"aGVsbG8=\" }, { \"b64\": \"d29ybGQ=\" } ]}", &i, &r));
   const sm_tensor *t = find(&r, "default");
   CHECK(shape_is(t, 1, (int64_t[]){2}) && str_is(t, 0, "hello") && str_is(t, 1, "world"));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_OK(predict("{\"instances\": [ [{ \"b64\" : \"aGVsbG8=\" }], [{ \"b64\": \"d29ybGQ=\" }] ]}", &i, &r));
   t = find(&r, "default");
   CHECK(shape_is(t, 2, (int64_t[]){2, 1}) && str_is(t, 0, "hello") && str_is(t, 1, "world"));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_OK(predict("{\"instances\": [{\"default\": [ [{ \"b64\" : \"aGVsbG8=\" }], [{ \"b64\": \"d29ybGQ=\" }] ]}]}",
                    &i, &r));
   t = find(&r, "default");
   CHECK(shape_is(t, 3, (int64_t[]){1, 2, 1}) && str_is(t, 0, "hello") && str_is(t, 1, "world"));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   /* unpadded base64 reads too; junk does not */
   CHECK_OK(predict("{\"instances\": [{\"b64\": \"aGVsbG8\"}]}", &i, &r));
   CHECK(str_is(find(&r, "default"), 0, "hello"));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_ERR(predict("{\"instances\": [{\"b64\": \"a*Vs\"}]}", &i, &r), "Unable to base64 decode");
   /* {"b64": 5} is not base64 data but a named-input object, as in TF Serving */
   CHECK_ERR(predict("{\"instances\": [{\"b64\": 5}]}", &i, &r), "does not have named input: b64");
@@ -190,7 +190,7 @@ static void test_base64(void) {
   size_t n = 0;
   const char *s = t ? sm_tensor_string(t, 0, &n) : NULL;
   CHECK(s && n == 8 && !memcmp(s, "a\0b\n\xf0\x9f\x98\x80", 8));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 }
 
 /* The process's first base64 bodies, decoded on four threads at once: every one reads right
@@ -202,7 +202,7 @@ static void *decode_b64_body(void *arg) {
   sm_status *st = predict("{\"instances\": [{\"b64\": \"aGVsbG8=\"}, {\"b64\": \"+/+/\"}]}", &i, &r);
   const sm_tensor *t = st ? NULL : find(&r, "default");
   *ok = t && str_is(t, 0, "hello") && str_is(t, 1, "\xfb\xff\xbf");
-  if (!st) sm_predict_request_clear(&r);
+  if (!st) sm__predict_request_clear(&r);
   sm_status_free(st);
   return NULL;
 }
@@ -244,7 +244,7 @@ static void test_multiple_named(void) {
   }
   t = find(&r, "dbl_tensor");
   CHECK(shape_is(t, 2, (int64_t[]){2, 1}) && isnan(((double *)sm_tensor_data(t))[0]));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 }
 
 static void test_columnar(void) {
@@ -254,10 +254,10 @@ static void test_columnar(void) {
   CHECK_OK(predict("{\"inputs\": {\"int_tensor\": [[[1,2],[3,4],[5,6]]]}}", &i, &r));
   CHECK_EQ_INT(r.format, SM_JSON_COLUMNAR);
   CHECK(shape_is(find(&r, "int_tensor"), 3, (int64_t[]){1, 3, 2}) && ints_are(find(&r, "int_tensor"), want, 6));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_OK(predict("{\"inputs\": [[[1,2],[3,4],[5,6]]]}", &i, &r));
   CHECK(shape_is(find(&r, "int_tensor"), 3, (int64_t[]){1, 3, 2}) && ints_are(find(&r, "int_tensor"), want, 6));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
 
   infos m = {.n = 3};
   m.in[0] = (sm_json_input){"int_tensor", SM_INT32};
@@ -271,12 +271,12 @@ static void test_columnar(void) {
   CHECK(shape_is(t, 0, NULL) && str_is(t, 0, "hello"));
   t = find(&r, "str_tensor");
   CHECK(shape_is(t, 1, (int64_t[]){2}) && str_is(t, 1, "bar"));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   /* scalar columnar input */
   i = one("x", SM_FLOAT);
   CHECK_OK(predict("{\"inputs\": 3}", &i, &r));
   CHECK(shape_is(find(&r, "x"), 0, NULL));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_ERR(predict("{\"inputs\": [1]}", &m, &r), "inputs is a plain value/list");
 }
 
@@ -320,7 +320,7 @@ static void test_single_errors(void) {
   CHECK_ERR(predict("{\"a\": \"\x01\"}", &i, &r), "Invalid encoding in string.");
   /* trailing text after the object is ignored (kParseStopWhenDoneFlag) */
   CHECK_OK(predict("{\"instances\": [1]} trailing", &i, &r));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   /* unsupported dtype */
   infos h = one("x", SM_HALF);
   sm_status *s = predict("{\"inputs\": [1]}", &h, &r);
@@ -332,16 +332,16 @@ static void test_single_errors(void) {
   infos u = one("x", SM_UINT64);
   CHECK_OK(predict("{\"instances\": [18446744073709551615, 0]}", &u, &r));
   CHECK(find(&r, "x") && ((uint64_t *)sm_tensor_data(find(&r, "x")))[0] == UINT64_MAX);
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_ERR(predict("{\"instances\": [-1]}", &u, &r), "not of expected type: uint64");
   infos b = one("x", SM_BOOL);
   CHECK_OK(predict("{\"instances\": [true, false]}", &b, &r));
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_ERR(predict("{\"instances\": [1]}", &b, &r), "not of expected type: bool");
   infos i64 = one("x", SM_INT64);
   CHECK_OK(predict("{\"instances\": [-9223372036854775808, 9223372036854775807]}", &i64, &r));
   CHECK(find(&r, "x") && ((int64_t *)sm_tensor_data(find(&r, "x")))[0] == INT64_MIN);
-  sm_predict_request_clear(&r);
+  sm__predict_request_clear(&r);
   CHECK_ERR(predict("{\"instances\": [9223372036854775808]}", &i64, &r), "not of expected type: int64");
 }
 
@@ -373,9 +373,9 @@ static void test_multiple_errors(void) {
 
 static void write_check(const char *const *names, sm_tensor *const *t, int n, int format, const char *want) {
   sm_jbuf b = {0};
-  CHECK_OK(sm_json_write_tensors(&b, names, t, n, format));
+  CHECK_OK(sm__json_write_tensors(&b, names, t, n, format));
   CHECK_JSON(b.p, want);
-  sm_jbuf_free(&b);
+  sm__jbuf_free(&b);
 }
 
 static sm_tensor *int_tensor(int rank, const int64_t *dims, const int32_t *v) {
@@ -421,31 +421,31 @@ static void test_write(void) {
   sm_tensor *ft = float_tensor(2, (int64_t[]){2, 3}, f6);
   const char *fn[] = {"float_tensor"};
   sm_jbuf b = {0};
-  CHECK_OK(sm_json_write_tensors(&b, fn, &ft, 1, SM_JSON_ROW));
+  CHECK_OK(sm__json_write_tensors(&b, fn, &ft, 1, SM_JSON_ROW));
   CHECK(b.p && strstr(b.p, "[9e+06, 999999.0, 0.5]") && strstr(b.p, "[0.0003, 3e-05, 555557.5]"));
-  sm_jbuf_free(&b);
+  sm__jbuf_free(&b);
   const float nf[] = {NAN, INFINITY, 3, -INFINITY};
   sm_tensor *nt = float_tensor(2, (int64_t[]){2, 2}, nf);
-  CHECK_OK(sm_json_write_tensors(&b, fn, &nt, 1, SM_JSON_ROW));
+  CHECK_OK(sm__json_write_tensors(&b, fn, &nt, 1, SM_JSON_ROW));
   CHECK(b.p && strstr(b.p, "[NaN, Infinity]") && strstr(b.p, "[3.0, -Infinity]"));
-  sm_jbuf_free(&b);
+  sm__jbuf_free(&b);
 
   /* the exact layout TF Serving prints for the tutorial */
   const float hp[] = {2.5f, 3.0f, 4.5f};
   sm_tensor *ht = float_tensor(1, (int64_t[]){3}, hp);
   const char *yn[] = {"y"};
-  CHECK_OK(sm_json_write_tensors(&b, yn, &ht, 1, SM_JSON_ROW));
+  CHECK_OK(sm__json_write_tensors(&b, yn, &ht, 1, SM_JSON_ROW));
   CHECK_EQ_STR(b.p, "{\n    \"predictions\": [2.5, 3.0, 4.5\n    ]\n}");
-  sm_jbuf_free(&b);
+  sm__jbuf_free(&b);
 
   /* errors */
-  CHECK_ERR(sm_json_write_tensors(&b, NULL, NULL, 0, SM_JSON_ROW), "empty tensor map");
+  CHECK_ERR(sm__json_write_tensors(&b, NULL, NULL, 0, SM_JSON_ROW), "empty tensor map");
   sm_tensor *cx = NULL;
   CHECK_OK(sm_tensor_new(SM_COMPLEX64, 1, (int64_t[]){2}, &cx));
   const char *tn[] = {"tensor"};
-  CHECK_ERR(sm_json_write_tensors(&b, tn, &cx, 1, SM_JSON_ROW), "tensor type: complex64");
+  CHECK_ERR(sm__json_write_tensors(&b, tn, &cx, 1, SM_JSON_ROW), "tensor type: complex64");
   sm_tensor *s0 = int_tensor(0, NULL, v12);
-  CHECK_ERR(sm_json_write_tensors(&b, tn, &s0, 1, SM_JSON_ROW), "no shape information");
+  CHECK_ERR(sm__json_write_tensors(&b, tn, &s0, 1, SM_JSON_ROW), "no shape information");
 
   /* FromJsonMultipleNamedTensors */
   sm_tensor *st = str_tensor(2, (int64_t[]){2, 2}, (const char *[]){"foo", "bar", "baz", "bat"});
@@ -471,7 +471,7 @@ static void test_write(void) {
   sm_tensor *s13 = str_tensor(2, (int64_t[]){1, 3}, (const char *[]){"foo", "bar", "baz"});
   const char *in2[] = {"int_tensor", "str_tensor"};
   sm_tensor *t2[] = {i23, s13};
-  CHECK_ERR(sm_json_write_tensors(&b, in2, t2, 2, SM_JSON_ROW), "inconsistent batch size");
+  CHECK_ERR(sm__json_write_tensors(&b, in2, t2, 2, SM_JSON_ROW), "inconsistent batch size");
   /* zero batch */
   sm_tensor *z = int_tensor(2, (int64_t[]){0, 2}, v12);
   write_check(in, &z, 1, SM_JSON_ROW, "{ \"predictions\": [] }");
@@ -482,8 +482,8 @@ static void test_write(void) {
   write_check(zn, zt, 2, SM_JSON_ROW, "{ \"predictions\": [] }");
   sm_tensor *s12 = str_tensor(2, (int64_t[]){1, 2}, (const char *[]){"foo", "bar"});
   sm_tensor *zt2[] = {z, s12};
-  CHECK_ERR(sm_json_write_tensors(&b, in2, zt2, 2, SM_JSON_ROW), "inconsistent batch size");
-  sm_jbuf_free(&b);
+  CHECK_ERR(sm__json_write_tensors(&b, in2, zt2, 2, SM_JSON_ROW), "inconsistent batch size");
+  sm__jbuf_free(&b);
   sm_tensor *all[] = {it, sc, bt, ft, nt, ht, cx, s0, st, f2, d2, i23, s13, z, zs, zf, s12};
   for (size_t k = 0; k < sizeof all / sizeof *all; k++) sm_tensor_free(all[k]);
 }
@@ -492,37 +492,37 @@ static void test_results(void) {
   sm_jbuf b = {0};
   sm_tensor *labels = str_tensor(2, (int64_t[]){2, 3}, (const char *[]){"car", "bike", "bus", "car", "bike", "bus"});
   const float scores[] = {0.2f, 0.7f, 0.1f, 0.7f, 0.1f, 0.2f};
-  CHECK_OK(sm_json_write_classification(&b, 2, 3, labels, scores));
+  CHECK_OK(sm__json_write_classification(&b, 2, 3, labels, scores));
   CHECK_JSON(b.p, "{\"results\": [[[\"car\", 0.2], [\"bike\", 0.7], [\"bus\", 0.1]], [[\"car\", 0.7], [\"bike\", "
                   "0.1], [\"bus\", 0.2]]]}");
-  sm_jbuf_free(&b);
+  sm__jbuf_free(&b);
   sm_tensor_free(labels);
   const float rv[] = {0.2f, 0.9f, 1.0f};
-  CHECK_OK(sm_json_write_regression(&b, rv, 3));
+  CHECK_OK(sm__json_write_regression(&b, rv, 3));
   CHECK_JSON(b.p, "{ \"results\": [ 0.2, 0.9, 1.0 ] }");
-  sm_jbuf_free(&b);
+  sm__jbuf_free(&b);
   const float nf[] = {0.2f, INFINITY, 1.0f, -INFINITY, NAN};
-  CHECK_OK(sm_json_write_regression(&b, nf, 5));
+  CHECK_OK(sm__json_write_regression(&b, nf, 5));
   CHECK(b.p && strstr(b.p, "[0.2, Infinity, 1.0, -Infinity, NaN]"));
-  sm_jbuf_free(&b);
-  CHECK_ERR(sm_json_write_classification(&b, 0, 0, NULL, NULL), "empty ClassificationResults");
-  CHECK_ERR(sm_json_write_regression(&b, NULL, 0), "empty RegressionResults");
-  sm_json_write_error(&b, "Bad key: \"key\"");
+  sm__jbuf_free(&b);
+  CHECK_ERR(sm__json_write_classification(&b, 0, 0, NULL, NULL), "empty ClassificationResults");
+  CHECK_ERR(sm__json_write_regression(&b, NULL, 0), "empty RegressionResults");
+  sm__json_write_error(&b, "Bad key: \"key\"");
   CHECK_JSON(b.p, "{ \"error\": \"Bad key: \\\"key\\\"\" }");
-  sm_jbuf_free(&b);
-  sm_json_write_error(&b, "Bad key: 'key'\n\x01");
+  sm__jbuf_free(&b);
+  sm__json_write_error(&b, "Bad key: 'key'\n\x01");
   CHECK_JSON(b.p, "{ \"error\": \"Bad key: 'key'\\n\\u0001\" }");
-  sm_jbuf_free(&b);
+  sm__jbuf_free(&b);
   char buf[48];
-  sm_json_format_decimal(0.1, 0, buf, sizeof buf);
+  sm__json_format_decimal(0.1, 0, buf, sizeof buf);
   CHECK_EQ_STR(buf, "0.1");
-  sm_json_format_decimal(1.0 / 3, 0, buf, sizeof buf);
+  sm__json_format_decimal(1.0 / 3, 0, buf, sizeof buf);
   CHECK_EQ_STR(buf, "0.33333333333333331");
-  sm_json_format_decimal((float)(1.0 / 3), 1, buf, sizeof buf);
+  sm__json_format_decimal((float)(1.0 / 3), 1, buf, sizeof buf);
   CHECK_EQ_STR(buf, "0.333333343");
-  sm_json_format_decimal(-0.0, 1, buf, sizeof buf);
+  sm__json_format_decimal(-0.0, 1, buf, sizeof buf);
   CHECK_EQ_STR(buf, "-0.0");
-  sm_json_format_decimal(1e20, 0, buf, sizeof buf);
+  sm__json_format_decimal(1e20, 0, buf, sizeof buf);
   CHECK_EQ_STR(buf, "1e+20");
 }
 
@@ -543,7 +543,7 @@ static int example_is(const uint8_t *got, size_t n, sm_example *want) {
 
 static void test_examples(void) {
   sm_examples_request r;
-  CHECK_OK(sm_json_parse_examples("{\"examples\": [{\"names\": [ \"foo\", \"bar\" ], \"ratings\": [ 8.0, 9.0 ], "
+  CHECK_OK(sm__json_parse_examples("{\"examples\": [{\"names\": [ \"foo\", \"bar\" ], \"ratings\": [ 8.0, 9.0 ], "
                                   "\"age\": 20}, {\"names\": [ \"baz\" ], \"ratings\": 6.0}]}",
                                   strlen("{\"examples\": [{\"names\": [ \"foo\", \"bar\" ], \"ratings\": [ 8.0, 9.0 ], "
                                          "\"age\": 20}, {\"names\": [ \"baz\" ], \"ratings\": 6.0}]}"),
@@ -561,13 +561,13 @@ static void test_examples(void) {
     CHECK_OK(sm_example_add_floats(e, "ratings", (const float[]){6}, 1));
     CHECK(example_is(r.examples[1], r.lens[1], e));
   }
-  sm_examples_request_clear(&r);
+  sm__examples_request_clear(&r);
 
   const char *wc = "{\"signature_name\": \"custom_signture\", \"context\": {\"query\": \"pizza\", \"location\": [ "
                    "\"sfo\" ]}, \"examples\": [{\"names\": [ \"foo\", \"bar\" ], \"ratings\": [ 8.0, 9.0, NaN, "
                    "Infinity ], \"age\": 20}, {\"names\": [ \"baz\", { \"b64\": \"aGVsbG8=\" } ], \"ratings\": 6.0, "
                    "\"intboolmix\": [ 1, true, false ]}, {\"names\": \"bar\", \"ratings\": -Infinity}]}";
-  CHECK_OK(sm_json_parse_examples(wc, strlen(wc), &r));
+  CHECK_OK(sm__json_parse_examples(wc, strlen(wc), &r));
   CHECK_EQ_STR(r.signature_name, "custom_signture");
   CHECK_EQ_INT(r.n, 3);
   if (r.n == 3) {
@@ -580,7 +580,7 @@ static void test_examples(void) {
     CHECK_OK(sm_example_add_int64s(e, "intboolmix", (const int64_t[]){1, 1, 0}, 3));
     CHECK(example_is(r.examples[1], r.lens[1], e));
   }
-  sm_examples_request_clear(&r);
+  sm__examples_request_clear(&r);
 
   struct {
     const char *body, *err;
@@ -601,7 +601,7 @@ static void test_examples(void) {
       {"", "The document is empty"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
-    CHECK_ERR(sm_json_parse_examples(bad[k].body, strlen(bad[k].body), &r), bad[k].err);
+    CHECK_ERR(sm__json_parse_examples(bad[k].body, strlen(bad[k].body), &r), bad[k].err);
 }
 
 /* Every prefix and many single-byte corruptions of valid bodies: errors or success, no crash. */
@@ -629,11 +629,11 @@ static void test_hostile(void) {
           len = n;
         }
         sm_predict_request r;
-        sm_status_free(sm_json_parse_predict(buf, len, get_infos, &i, &r));
-        sm_predict_request_clear(&r);
+        sm_status_free(sm__json_parse_predict(buf, len, get_infos, &i, &r));
+        sm__predict_request_clear(&r);
         sm_examples_request e;
-        sm_status_free(sm_json_parse_examples(buf, len, &e));
-        sm_examples_request_clear(&e);
+        sm_status_free(sm__json_parse_examples(buf, len, &e));
+        sm__examples_request_clear(&e);
         memcpy(buf, bodies[k], n);
       }
     }

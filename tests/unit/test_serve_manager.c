@@ -136,7 +136,7 @@ static float run_square(sm_servable *s, float x) {
   if (sm_tensor_new(SM_FLOAT, 1, dims, &in)) return -1;
   ((float *)sm_tensor_data(in))[0] = x;
   const char *ia[] = {"x"}, *oa[] = {"y"};
-  sm_status *st = sm_model_run(sm_servable_model(s), "serving_default", ia, &in, 1, oa, 1, &out);
+  sm_status *st = sm_model_run(sm__servable_model(s), "serving_default", ia, &in, 1, oa, 1, &out);
   float r = -1;
   if (!st) r = ((float *)sm_tensor_data(out))[0];
   sm_status_free(st);
@@ -147,13 +147,13 @@ static float run_square(sm_servable *s, float x) {
 
 static int64_t latest_version(sm_manager *m, const char *name) {
   sm_servable *s = NULL;
-  sm_status *st = sm_manager_acquire(m, name, 0, NULL, &s);
+  sm_status *st = sm__manager_acquire(m, name, 0, NULL, &s);
   if (st) {
     sm_status_free(st);
     return -1;
   }
-  int64_t v = sm_servable_version(s);
-  sm_servable_release(s);
+  int64_t v = sm__servable_version(s);
+  sm__servable_release(s);
   return v;
 }
 
@@ -162,14 +162,14 @@ static const char *state_of(sm_manager *m, const char *name, int64_t v, char *co
   static char buf[32];
   sm_version_status *vs = NULL;
   int n = 0;
-  sm_status *st = sm_manager_status(m, name, v, NULL, &vs, &n);
+  sm_status *st = sm__manager_status(m, name, v, NULL, &vs, &n);
   if (st) {
     sm_status_free(st);
     return NULL;
   }
   snprintf(buf, sizeof buf, "%s", n == 1 ? vs[0].state : "?");
   if (code) snprintf(code, cap, "%s", n == 1 ? vs[0].error_code : "?");
-  sm_version_status_free(vs, n);
+  sm__version_status_free(vs, n);
   return buf;
 }
 
@@ -191,34 +191,34 @@ static void test_latest_and_hot_reload(void) {
   add_version(base, "1", ZOO_SQUARE);
   add_version(base, "notaversion", ZOO_SQUARE); /* ignored: not a number */
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(NULL, &m));
+  CHECK_OK(sm__manager_new(NULL, &m));
   sm_model_config c = one_model("sq", base);
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   CHECK_EQ_INT(latest_version(m, "sq"), 1);
 
   sm_servable *s1 = NULL;
-  CHECK_OK(sm_manager_acquire(m, "sq", 1, NULL, &s1));
+  CHECK_OK(sm__manager_acquire(m, "sq", 1, NULL, &s1));
   if (s1) {
-    CHECK_EQ_STR(sm_servable_name(s1), "sq");
-    CHECK(strstr(sm_servable_path(s1), "/hot/1") != NULL);
+    CHECK_EQ_STR(sm__servable_name(s1), "sq");
+    CHECK(strstr(sm__servable_path(s1), "/hot/1") != NULL);
     CHECK(run_square(s1, 3.0f) == 9.0f);
   }
   /* Version 2 arrives; after a pass it serves, and version 1 waits for its request to end. */
   add_version(base, "2", ZOO_SQUARE);
-  sm_manager_poll(m);
+  sm__manager_poll(m);
   CHECK_EQ_INT(latest_version(m, "sq"), 2);
   CHECK_EQ_STR(state_of(m, "sq", 1, NULL, 0), "UNLOADING");
   if (s1) CHECK(run_square(s1, 4.0f) == 16.0f); /* still usable while held */
   sm_servable *none = NULL;
-  CHECK_ERR(sm_manager_acquire(m, "sq", 1, NULL, &none), "Servable not found for request: Specific(sq, 1)");
-  sm_manager_counts before = sm_manager_counts_get(m);
-  sm_servable_release(s1);
+  CHECK_ERR(sm__manager_acquire(m, "sq", 1, NULL, &none), "Servable not found for request: Specific(sq, 1)");
+  sm_manager_counts before = sm__manager_counts_get(m);
+  sm__servable_release(s1);
   CHECK_EQ_STR(state_of(m, "sq", 1, NULL, 0), "END");
-  CHECK_EQ_INT(sm_manager_counts_get(m).unloads, before.unloads + 1);
+  CHECK_EQ_INT(sm__manager_counts_get(m).unloads, before.unloads + 1);
 
   /* A broken version 3: reported in status, version 2 keeps serving. */
   add_broken_version(base, "3");
-  sm_manager_poll(m);
+  sm__manager_poll(m);
   char code[64];
   CHECK_EQ_STR(state_of(m, "sq", 3, code, sizeof code), "END");
   CHECK(strcmp(code, "OK") != 0);
@@ -226,7 +226,7 @@ static void test_latest_and_hot_reload(void) {
   CHECK_EQ_STR(state_of(m, "sq", 2, NULL, 0), "AVAILABLE");
   sm_version_status *vs = NULL;
   int n = 0;
-  CHECK_OK(sm_manager_status(m, "sq", 0, NULL, &vs, &n));
+  CHECK_OK(sm__manager_status(m, "sq", 0, NULL, &vs, &n));
   CHECK_EQ_INT(n, 3);
   if (n == 3) {
     CHECK_EQ_INT(vs[0].version, 3); /* descending */
@@ -236,17 +236,17 @@ static void test_latest_and_hot_reload(void) {
     CHECK_EQ_STR(vs[1].error_message, "");
     CHECK_EQ_INT(vs[2].version, 1);
   }
-  sm_version_status_free(vs, n);
+  sm__version_status_free(vs, n);
   /* Retries are bounded (TF's max_num_load_retries): many passes, few attempts. */
-  for (int i = 0; i < 10; i++) sm_manager_poll(m);
-  sm_manager_counts k = sm_manager_counts_get(m);
+  for (int i = 0; i < 10; i++) sm__manager_poll(m);
+  sm_manager_counts k = sm__manager_counts_get(m);
   CHECK(k.load_failures >= 1 && k.load_failures <= 6);
   CHECK_EQ_INT(latest_version(m, "sq"), 2);
 
   /* Fixing version 3 in place is not picked up (it is still the same failed version), but
    * replacing it with version 4 is. */
   add_version(base, "4", ZOO_SQUARE);
-  sm_manager_poll(m);
+  sm__manager_poll(m);
   CHECK_EQ_INT(latest_version(m, "sq"), 4);
   CHECK_EQ_STR(state_of(m, "sq", 2, NULL, 0), "END");
 
@@ -260,16 +260,16 @@ static void test_latest_and_hot_reload(void) {
   rm_tree(p);
   snprintf(p, sizeof p, "%s/1", base);
   rm_tree(p);
-  sm_manager_poll(m);
-  CHECK_ERR(sm_manager_acquire(m, "sq", 0, NULL, &s1), "Servable not found for request: Latest(sq)");
+  sm__manager_poll(m);
+  CHECK_ERR(sm__manager_acquire(m, "sq", 0, NULL, &s1), "Servable not found for request: Latest(sq)");
 
   /* Errors a request can meet. */
-  CHECK_ERR(sm_manager_acquire(m, "nope", 0, NULL, &s1), "Servable not found for request: Latest(nope)");
-  CHECK_ERR(sm_manager_acquire(m, "nope", 7, NULL, &s1), "Servable not found for request: Specific(nope, 7)");
-  CHECK_ERR(sm_manager_acquire(m, "sq", 0, "stable", &s1), "Unrecognized servable version label: stable");
-  CHECK_ERR(sm_manager_status(m, "nope", 0, NULL, &vs, &n), "Could not find any versions of model nope");
-  CHECK_ERR(sm_manager_status(m, "sq", 99, NULL, &vs, &n), "Could not find version 99 of model sq");
-  sm_manager_free(m);
+  CHECK_ERR(sm__manager_acquire(m, "nope", 0, NULL, &s1), "Servable not found for request: Latest(nope)");
+  CHECK_ERR(sm__manager_acquire(m, "nope", 7, NULL, &s1), "Servable not found for request: Specific(nope, 7)");
+  CHECK_ERR(sm__manager_acquire(m, "sq", 0, "stable", &s1), "Unrecognized servable version label: stable");
+  CHECK_ERR(sm__manager_status(m, "nope", 0, NULL, &vs, &n), "Could not find any versions of model nope");
+  CHECK_ERR(sm__manager_status(m, "sq", 99, NULL, &vs, &n), "Could not find version 99 of model sq");
+  sm__manager_free(m);
 }
 
 static void test_policies(void) {
@@ -280,27 +280,27 @@ static void test_policies(void) {
   add_version(base, "2", ZOO_SQUARE);
   add_version(base, "03", ZOO_SQUARE); /* leading zeros, as TF Serving's 00000123 */
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(NULL, &m));
+  CHECK_OK(sm__manager_new(NULL, &m));
   sm_model_config c = one_model("p", base);
 
   c.policy = SM_POLICY_ALL;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   CHECK_EQ_STR(state_of(m, "p", 1, NULL, 0), "AVAILABLE");
   CHECK_EQ_STR(state_of(m, "p", 2, NULL, 0), "AVAILABLE");
   CHECK_EQ_STR(state_of(m, "p", 3, NULL, 0), "AVAILABLE");
   CHECK_EQ_INT(latest_version(m, "p"), 3);
   sm_servable *s = NULL;
-  CHECK_OK(sm_manager_acquire(m, "p", 1, NULL, &s));
-  if (s) CHECK(strstr(sm_servable_path(s), "/pol/1") != NULL);
-  sm_servable_release(s);
-  CHECK_OK(sm_manager_acquire(m, "p", 3, NULL, &s));
-  if (s) CHECK(strstr(sm_servable_path(s), "/pol/03") != NULL);
-  sm_servable_release(s);
+  CHECK_OK(sm__manager_acquire(m, "p", 1, NULL, &s));
+  if (s) CHECK(strstr(sm__servable_path(s), "/pol/1") != NULL);
+  sm__servable_release(s);
+  CHECK_OK(sm__manager_acquire(m, "p", 3, NULL, &s));
+  if (s) CHECK(strstr(sm__servable_path(s), "/pol/03") != NULL);
+  sm__servable_release(s);
 
   /* Latest 2: version 1 goes. */
   c.policy = SM_POLICY_LATEST;
   c.latest_n = 2;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   CHECK_EQ_STR(state_of(m, "p", 1, NULL, 0), "END");
   CHECK_EQ_STR(state_of(m, "p", 2, NULL, 0), "AVAILABLE");
   CHECK_EQ_STR(state_of(m, "p", 3, NULL, 0), "AVAILABLE");
@@ -310,7 +310,7 @@ static void test_policies(void) {
   c.policy = SM_POLICY_SPECIFIC;
   c.versions = only1;
   c.nversions = 1;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   CHECK_EQ_STR(state_of(m, "p", 1, NULL, 0), "AVAILABLE");
   CHECK_EQ_STR(state_of(m, "p", 2, NULL, 0), "END");
   CHECK_EQ_STR(state_of(m, "p", 3, NULL, 0), "END");
@@ -320,7 +320,7 @@ static void test_policies(void) {
    * AvailabilityPreservingPolicy unloads when no version is aspired. */
   int64_t only9[] = {9};
   c.versions = only9;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   CHECK_EQ_INT(latest_version(m, "p"), -1);
 
   /* Specific {2, 4} where 4 is broken: 2 serves, 4 is END with an error. */
@@ -328,7 +328,7 @@ static void test_policies(void) {
   int64_t two4[] = {2, 4};
   c.versions = two4;
   c.nversions = 2;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   CHECK_EQ_INT(latest_version(m, "p"), 2);
   char code[64];
   CHECK_EQ_STR(state_of(m, "p", 4, code, sizeof code), "END");
@@ -336,22 +336,22 @@ static void test_policies(void) {
 
   /* Bad configs are refused and change nothing. */
   sm_model_config two[2] = {one_model("p", base), one_model("p", base)};
-  CHECK_ERR(sm_manager_set_config(m, two, 2), "Illegal to list model p multiple times in config list");
+  CHECK_ERR(sm__manager_set_config(m, two, 2), "Illegal to list model p multiple times in config list");
   sm_model_config bad = one_model("", base);
-  CHECK_ERR(sm_manager_set_config(m, &bad, 1), "has no name");
+  CHECK_ERR(sm__manager_set_config(m, &bad, 1), "has no name");
   bad = one_model("q", "");
-  CHECK_ERR(sm_manager_set_config(m, &bad, 1), "has no base_path");
+  CHECK_ERR(sm__manager_set_config(m, &bad, 1), "has no base_path");
   bad = one_model("q", base);
   bad.policy = 7;
-  CHECK_ERR(sm_manager_set_config(m, &bad, 1), "unknown version policy");
+  CHECK_ERR(sm__manager_set_config(m, &bad, 1), "unknown version policy");
   CHECK_EQ_INT(latest_version(m, "p"), 2);
 
   /* A base path that does not exist: the model has no versions (and no crash). */
   bad = one_model("ghost", "/nonexistent/base/path");
-  CHECK_OK(sm_manager_set_config(m, &bad, 1));
+  CHECK_OK(sm__manager_set_config(m, &bad, 1));
   CHECK_EQ_INT(latest_version(m, "ghost"), -1);
   CHECK_EQ_INT(latest_version(m, "p"), -1); /* p left the config: unloaded */
-  sm_manager_free(m);
+  sm__manager_free(m);
 }
 
 static void test_labels(void) {
@@ -361,66 +361,66 @@ static void test_labels(void) {
   add_version(base, "1", ZOO_SQUARE);
   add_version(base, "2", ZOO_SQUARE);
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(NULL, &m));
+  CHECK_OK(sm__manager_new(NULL, &m));
   sm_model_config c = one_model("l", base);
   c.policy = SM_POLICY_ALL;
   sm_version_label labels[] = {{"stable", 1}, {"canary", 2}};
   c.labels = labels;
   c.nlabels = 2;
   /* At startup nothing is AVAILABLE, so TF Serving refuses the labels. */
-  CHECK_ERR(sm_manager_set_config(m, &c, 1),
+  CHECK_ERR(sm__manager_set_config(m, &c, 1),
             "Request to assign label to version 1 of model l, which is not currently available for inference");
   CHECK_EQ_INT(latest_version(m, "l"), -1);
   c.nlabels = 0;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   c.nlabels = 2;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   sm_servable *s = NULL;
-  CHECK_OK(sm_manager_acquire(m, "l", 0, "stable", &s));
-  if (s) CHECK_EQ_INT(sm_servable_version(s), 1);
-  sm_servable_release(s);
-  CHECK_OK(sm_manager_acquire(m, "l", 0, "canary", &s));
-  if (s) CHECK_EQ_INT(sm_servable_version(s), 2);
-  sm_servable_release(s);
-  CHECK_ERR(sm_manager_acquire(m, "l", 0, "beta", &s), "Unrecognized servable version label: beta");
+  CHECK_OK(sm__manager_acquire(m, "l", 0, "stable", &s));
+  if (s) CHECK_EQ_INT(sm__servable_version(s), 1);
+  sm__servable_release(s);
+  CHECK_OK(sm__manager_acquire(m, "l", 0, "canary", &s));
+  if (s) CHECK_EQ_INT(sm__servable_version(s), 2);
+  sm__servable_release(s);
+  CHECK_ERR(sm__manager_acquire(m, "l", 0, "beta", &s), "Unrecognized servable version label: beta");
   sm_version_status *vs = NULL;
   int n = 0;
-  CHECK_OK(sm_manager_status(m, "l", 0, "canary", &vs, &n));
+  CHECK_OK(sm__manager_status(m, "l", 0, "canary", &vs, &n));
   CHECK_EQ_INT(n, 1);
   if (n == 1) CHECK_EQ_INT(vs[0].version, 2);
-  sm_version_status_free(vs, n);
-  CHECK_ERR(sm_manager_status(m, "l", 0, "beta", &vs, &n), "Unrecognized servable version label: beta");
+  sm__version_status_free(vs, n);
+  CHECK_ERR(sm__manager_status(m, "l", 0, "beta", &vs, &n), "Unrecognized servable version label: beta");
 
   /* Labelling a version that is not there is refused; the old labels stay. */
   sm_version_label moved[] = {{"stable", 3}};
   c.labels = moved;
   c.nlabels = 1;
-  CHECK_ERR(sm_manager_set_config(m, &c, 1), "version 3 of model l");
-  CHECK_OK(sm_manager_acquire(m, "l", 0, "canary", &s));
-  sm_servable_release(s);
-  sm_manager_free(m);
+  CHECK_ERR(sm__manager_set_config(m, &c, 1), "version 3 of model l");
+  CHECK_OK(sm__manager_acquire(m, "l", 0, "canary", &s));
+  sm__servable_release(s);
+  sm__manager_free(m);
 
   /* --allow_version_labels_for_unavailable_models: new labels may name versions still to load,
    * but an existing label may not move to one. */
   sm_manager_options o = {0};
   o.allow_version_labels_for_unavailable_models = 1;
-  CHECK_OK(sm_manager_new(&o, &m));
+  CHECK_OK(sm__manager_new(&o, &m));
   c.labels = labels;
   c.nlabels = 2;
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
-  CHECK_OK(sm_manager_acquire(m, "l", 0, "canary", &s));
-  if (s) CHECK_EQ_INT(sm_servable_version(s), 2);
-  sm_servable_release(s);
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_acquire(m, "l", 0, "canary", &s));
+  if (s) CHECK_EQ_INT(sm__servable_version(s), 2);
+  sm__servable_release(s);
   c.labels = moved;
   c.nlabels = 1;
-  CHECK_ERR(sm_manager_set_config(m, &c, 1), "not currently available");
+  CHECK_ERR(sm__manager_set_config(m, &c, 1), "not currently available");
   sm_version_label moved2[] = {{"stable", 2}};
   c.labels = moved2;
-  CHECK_OK(sm_manager_set_config(m, &c, 1)); /* 2 is available: moving is fine */
-  CHECK_OK(sm_manager_acquire(m, "l", 0, "stable", &s));
-  if (s) CHECK_EQ_INT(sm_servable_version(s), 2);
-  sm_servable_release(s);
-  sm_manager_free(m);
+  CHECK_OK(sm__manager_set_config(m, &c, 1)); /* 2 is available: moving is fine */
+  CHECK_OK(sm__manager_acquire(m, "l", 0, "stable", &s));
+  if (s) CHECK_EQ_INT(sm__servable_version(s), 2);
+  sm__servable_release(s);
+  sm__manager_free(m);
 }
 
 static void test_config_file(void) {
@@ -453,10 +453,10 @@ static void test_config_file(void) {
   write_text(cfg, text);
 
   sm_model_config_list *l = NULL;
-  CHECK_OK(sm_model_config_list_read(cfg, &l));
-  CHECK_EQ_INT(sm_model_config_list_count(l), 2);
-  if (sm_model_config_list_count(l) == 2) {
-    const sm_model_config *c0 = sm_model_config_list_at(l, 0), *c1 = sm_model_config_list_at(l, 1);
+  CHECK_OK(sm__model_config_list_read(cfg, &l));
+  CHECK_EQ_INT(sm__model_config_list_count(l), 2);
+  if (sm__model_config_list_count(l) == 2) {
+    const sm_model_config *c0 = sm__model_config_list_at(l, 0), *c1 = sm__model_config_list_at(l, 1);
     CHECK_EQ_STR(c0->name, "a");
     CHECK_EQ_INT(c0->policy, SM_POLICY_LATEST);
     CHECK_EQ_INT(c0->latest_n, 1);
@@ -464,31 +464,31 @@ static void test_config_file(void) {
     CHECK_EQ_INT(c1->policy, SM_POLICY_SPECIFIC);
     CHECK_EQ_INT(c1->nversions, 2);
     CHECK_EQ_INT(c1->nlabels, 2);
-    CHECK(sm_model_config_list_at(l, 2) == NULL);
+    CHECK(sm__model_config_list_at(l, 2) == NULL);
   }
-  sm_model_config_list_free(l);
+  sm__model_config_list_free(l);
 
   /* Labels need AVAILABLE versions: the first apply is refused (as TF Serving at startup)... */
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(NULL, &m));
-  CHECK_ERR(sm_manager_watch_config_file(m, cfg, 0.05), "not currently available for inference");
+  CHECK_OK(sm__manager_new(NULL, &m));
+  CHECK_ERR(sm__manager_watch_config_file(m, cfg, 0.05), "not currently available for inference");
   char applying[1200];
   snprintf(applying, sizeof applying, "applying %s: ", cfg); /* the file's name in front, once */
-  CHECK_ERR(sm_manager_watch_config_file(m, cfg, 0), applying);
-  CHECK_ERR(sm_manager_watch_config_file(m, "/nonexistent/models.config", 0),
+  CHECK_ERR(sm__manager_watch_config_file(m, cfg, 0), applying);
+  CHECK_ERR(sm__manager_watch_config_file(m, "/nonexistent/models.config", 0),
             "model_config_file: /nonexistent/models.config: ");
-  sm_manager_free(m);
+  sm__manager_free(m);
   /* ... and accepted with --allow_version_labels_for_unavailable_models. */
   sm_manager_options o = {0};
   o.allow_version_labels_for_unavailable_models = 1;
-  CHECK_OK(sm_manager_new(&o, &m));
-  CHECK_OK(sm_manager_watch_config_file(m, cfg, 0.05));
+  CHECK_OK(sm__manager_new(&o, &m));
+  CHECK_OK(sm__manager_watch_config_file(m, cfg, 0.05));
   CHECK_EQ_INT(latest_version(m, "a"), 1);
   CHECK_EQ_INT(latest_version(m, "b"), 6);
   sm_servable *s = NULL;
-  CHECK_OK(sm_manager_acquire(m, "b", 0, "stable", &s));
-  if (s) CHECK_EQ_INT(sm_servable_version(s), 5);
-  sm_servable_release(s);
+  CHECK_OK(sm__manager_acquire(m, "b", 0, "stable", &s));
+  if (s) CHECK_EQ_INT(sm__servable_version(s), 5);
+  sm__servable_release(s);
 
   /* Edit the file: drop model a, move stable to 6. Applied by the watcher within a second. */
   snprintf(text, sizeof text,
@@ -503,16 +503,16 @@ static void test_config_file(void) {
     done = latest_version(m, "a") == -1;
   }
   CHECK(done);
-  CHECK_OK(sm_manager_acquire(m, "b", 0, "stable", &s));
-  if (s) CHECK_EQ_INT(sm_servable_version(s), 6);
-  sm_servable_release(s);
-  CHECK_ERR(sm_manager_acquire(m, "b", 0, "canary", &s), "Unrecognized servable version label: canary");
+  CHECK_OK(sm__manager_acquire(m, "b", 0, "stable", &s));
+  if (s) CHECK_EQ_INT(sm__servable_version(s), 6);
+  sm__servable_release(s);
+  CHECK_ERR(sm__manager_acquire(m, "b", 0, "canary", &s), "Unrecognized servable version label: canary");
 
   /* A broken edit is refused and the running config stays. */
   write_text(cfg, "model_config_list { config { name: 'b' base_path: ");
   sleep_ms(300);
-  CHECK_OK(sm_manager_acquire(m, "b", 0, "stable", &s));
-  sm_servable_release(s);
+  CHECK_OK(sm__manager_acquire(m, "b", 0, "stable", &s));
+  sm__servable_release(s);
 
   /* And a later good edit brings a back. */
   snprintf(text, sizeof text, "model_config_list { config { name: 'a' base_path: '%s' } config { name: 'b' base_path: '%s' } }\n", a, b);
@@ -523,7 +523,7 @@ static void test_config_file(void) {
     done = latest_version(m, "a") == 1;
   }
   CHECK(done);
-  sm_manager_free(m);
+  sm__manager_free(m);
 
   /* Parse errors name the file and the fault. */
   static const char *const bad[][2] = {
@@ -542,7 +542,7 @@ static void test_config_file(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     write_text(cfg, bad[i][0]);
-    CHECK_ERR(sm_model_config_list_read(cfg, &l), bad[i][1]);
+    CHECK_ERR(sm__model_config_list_read(cfg, &l), bad[i][1]);
   }
   /* Deep nesting must not blow the stack. */
   {
@@ -556,17 +556,17 @@ static void test_config_file(void) {
       *p = 0;
       write_text(cfg, deep);
       free(deep);
-      sm_status *st = sm_model_config_list_read(cfg, &l);
+      sm_status *st = sm__model_config_list_read(cfg, &l);
       CHECK(st != NULL);
       sm_status_free(st);
     }
   }
   /* An empty file is an empty config (TF Serving takes no action). */
   write_text(cfg, "");
-  CHECK_OK(sm_model_config_list_read(cfg, &l));
-  CHECK_EQ_INT(sm_model_config_list_count(l), 0);
-  sm_model_config_list_free(l);
-  CHECK_ERR(sm_model_config_list_read("/nonexistent/models.config", &l),
+  CHECK_OK(sm__model_config_list_read(cfg, &l));
+  CHECK_EQ_INT(sm__model_config_list_count(l), 0);
+  sm__model_config_list_free(l);
+  CHECK_ERR(sm__model_config_list_read("/nonexistent/models.config", &l),
             "reading model config file: /nonexistent/models.config: ");
 }
 
@@ -578,9 +578,9 @@ static void test_background_poll(void) {
   sm_manager_options o = {0};
   o.poll_wait_seconds = 0.1;
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(&o, &m));
+  CHECK_OK(sm__manager_new(&o, &m));
   sm_model_config c = one_model("bg", base);
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   CHECK_EQ_INT(latest_version(m, "bg"), 1);
   /* Copied in under a temporary name and renamed, as a deployment would. */
   char tmp[1024], dst[1024];
@@ -594,7 +594,7 @@ static void test_background_poll(void) {
     ok = latest_version(m, "bg") == 2;
   }
   CHECK(ok);
-  sm_manager_free(m);
+  sm__manager_free(m);
 }
 
 /* Requests from several threads while versions come and go: every acquired servable must run
@@ -609,7 +609,7 @@ static void *worker_main(void *arg) {
   worker *w = arg;
   while (!*w->stop) {
     sm_servable *s = NULL;
-    sm_status *st = sm_manager_acquire(w->m, "c", 0, NULL, &s);
+    sm_status *st = sm__manager_acquire(w->m, "c", 0, NULL, &s);
     if (st) {
       sm_status_free(st);
       w->errors++;
@@ -617,7 +617,7 @@ static void *worker_main(void *arg) {
     }
     if (run_square(s, 2.0f) != 4.0f) w->errors++;
     w->runs++;
-    sm_servable_release(s);
+    sm__servable_release(s);
   }
   return NULL;
 }
@@ -626,7 +626,7 @@ static void *release_later(void *arg) {
   sm_servable *s = arg;
   sleep_ms(100);
   if (run_square(s, 5.0f) != 25.0f) sm_test_failures++;
-  sm_servable_release(s);
+  sm__servable_release(s);
   return NULL;
 }
 
@@ -636,9 +636,9 @@ static void test_concurrent(void) {
   CHECK(mkdir(base, 0755) == 0);
   add_version(base, "1", ZOO_SQUARE);
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(NULL, &m));
+  CHECK_OK(sm__manager_new(NULL, &m));
   sm_model_config c = one_model("c", base);
-  CHECK_OK(sm_manager_set_config(m, &c, 1));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
   _Atomic int stop = 0;
   enum { NW = 4 };
   worker w[NW];
@@ -652,7 +652,7 @@ static void test_concurrent(void) {
     snprintf(name, sizeof name, "%d", v);
     add_version(base, name, ZOO_SQUARE);
     if (v == 5) add_broken_version(base, "50"); /* fails; then 6.. are lower and not latest */
-    sm_manager_poll(m);
+    sm__manager_poll(m);
     sleep_ms(20);
   }
   stop = 1;
@@ -665,15 +665,15 @@ static void test_concurrent(void) {
   CHECK(runs > 0);
   CHECK_EQ_INT(errors, 0);
   CHECK_EQ_INT(latest_version(m, "c"), 4); /* 50 is latest and broken: 4 (before it) keeps serving */
-  sm_manager_counts k = sm_manager_counts_get(m);
+  sm_manager_counts k = sm__manager_counts_get(m);
   CHECK(k.unloads >= 3);
 
   /* Freeing the manager waits for requests in flight. */
   sm_servable *held = NULL;
-  CHECK_OK(sm_manager_acquire(m, "c", 0, NULL, &held));
+  CHECK_OK(sm__manager_acquire(m, "c", 0, NULL, &held));
   pthread_t rel;
   CHECK(pthread_create(&rel, NULL, release_later, held) == 0);
-  sm_manager_free(m);
+  sm__manager_free(m);
   pthread_join(rel, NULL);
 }
 
@@ -687,18 +687,18 @@ static void test_tf_serving_fixtures(void) {
   add_version(base, "00000123", TFS "/saved_model_half_plus_two_2_versions/00000123");
   add_version(bad, "00000123", TFS "/bad_half_plus_two/00000123");
   sm_manager *m = NULL;
-  CHECK_OK(sm_manager_new(NULL, &m));
+  CHECK_OK(sm__manager_new(NULL, &m));
   sm_model_config cs[2] = {one_model("half_plus_two", base), one_model("bad", bad)};
-  CHECK_OK(sm_manager_set_config(m, cs, 2));
+  CHECK_OK(sm__manager_set_config(m, cs, 2));
   CHECK_EQ_INT(latest_version(m, "half_plus_two"), 123);
   char code[64];
   CHECK_EQ_STR(state_of(m, "bad", 123, code, sizeof code), "END");
   CHECK(strcmp(code, "OK") != 0);
   add_version(base, "00000124", TFS "/saved_model_half_plus_two_2_versions/00000124");
-  sm_manager_poll(m);
+  sm__manager_poll(m);
   CHECK_EQ_INT(latest_version(m, "half_plus_two"), 124);
   sm_servable *s = NULL;
-  CHECK_OK(sm_manager_acquire(m, "half_plus_two", 0, NULL, &s));
+  CHECK_OK(sm__manager_acquire(m, "half_plus_two", 0, NULL, &s));
   if (s) {
     int64_t dims[2] = {3, 1};
     sm_tensor *x = NULL, *y = NULL;
@@ -706,7 +706,7 @@ static void test_tf_serving_fixtures(void) {
     float *xd = sm_tensor_data(x);
     xd[0] = 1, xd[1] = 2, xd[2] = 5;
     const char *ia[] = {"x"}, *oa[] = {"y"};
-    CHECK_OK(sm_model_run(sm_servable_model(s), "serving_default", ia, &x, 1, oa, 1, &y));
+    CHECK_OK(sm_model_run(sm__servable_model(s), "serving_default", ia, &x, 1, oa, 1, &y));
     if (y) {
       const float *yd = sm_tensor_data(y);
       CHECK(yd[0] == 2.5f && yd[1] == 3.0f && yd[2] == 4.5f);
@@ -714,8 +714,8 @@ static void test_tf_serving_fixtures(void) {
     sm_tensor_free(x);
     sm_tensor_free(y);
   }
-  sm_servable_release(s);
-  sm_manager_free(m);
+  sm__servable_release(s);
+  sm__manager_free(m);
 }
 
 int main(void) {

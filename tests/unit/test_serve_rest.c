@@ -19,8 +19,8 @@ static sm_rest_response resp;
 
 /* One request; returns the HTTP status, body in *body (valid until the next call). */
 static int call(const char *method, const char *path, const char *body, const char **out) {
-  sm_rest_response_clear(&resp);
-  sm_rest_handle(rest, method, path, body ? body : "", body ? strlen(body) : 0, &resp);
+  sm__rest_response_clear(&resp);
+  sm__rest_handle(rest, method, path, body ? body : "", body ? strlen(body) : 0, &resp);
   *out = resp.body.p ? resp.body.p : "";
   return resp.http_status;
 }
@@ -67,9 +67,9 @@ static void unsupported_api_calls(void) {
   CHECK_FAIL("POST", "/v1/models/foo/versions/some_label:regress", "", 400, "Malformed request");
   CHECK_FAIL("DELETE", "/v1/models/foo", "", 400, "Malformed request: DELETE /v1/models/foo");
   CHECK_FAIL("POST", "/v1/models/" M2 ":PREDICT", "{}", 400, "Malformed request");
-  CHECK(sm_rest_path_is_api("/v1/models"));
-  CHECK(!sm_rest_path_is_api("/statuspage"));
-  CHECK(!sm_rest_path_is_api("/index"));
+  CHECK(sm__rest_path_is_api("/v1/models"));
+  CHECK(!sm__rest_path_is_api("/statuspage"));
+  CHECK(!sm__rest_path_is_api("/index"));
 }
 
 static void predict_errors(void) {
@@ -237,15 +237,15 @@ static void get_metadata(sm_rest *tf2) {
 
 static void metrics(sm_manager *m) {
   sm_jbuf b = {0};
-  sm_metrics_record("default", "predict", "OK", 120);
-  sm_metrics_record("default", "predict", "INVALID_ARGUMENT", 50);
-  sm_metrics_render(&b, m);
+  sm__metrics_record("default", "predict", "OK", 120);
+  sm__metrics_record("default", "predict", "INVALID_ARGUMENT", 50);
+  sm__metrics_render(&b, m);
   CHECK(b.p && strstr(b.p, ":tensorflow:serving:request_count{model_name=\"default\",status=\"OK\"} 1"));
   CHECK(b.p && strstr(b.p, ":tensorflow:serving:request_latency_bucket{model_name=\"default\",API=\"predict\","
                            "entrypoint=\"REST\",le=\"300\"} 1"));
   CHECK(b.p && strstr(b.p, ":tensorflow:serving:model_loads_total"));
-  sm_jbuf_free(&b);
-  sm_metrics_reset();
+  sm__jbuf_free(&b);
+  sm__metrics_reset();
 }
 
 /* A version with one signature lacking kernels is AVAILABLE; the other signature predicts; the
@@ -260,18 +260,18 @@ static void unrunnable_signature(void) {
   snprintf(ver, sizeof ver, "%s/1", base);
   snprintf(pb, sizeof pb, "%s/saved_model.pbtxt", ver);
   CHECK(mkdir(ver, 0755) == 0);
-  CHECK_OK(sm_file_read_all(SM_SOURCE_DIR "/tests/fixtures/unrunnable_signature/saved_model.pbtxt", &text, &len));
-  if (text) CHECK_OK(sm_file_write_atomic(pb, text, len));
+  CHECK_OK(sm__file_read_all(SM_SOURCE_DIR "/tests/fixtures/unrunnable_signature/saved_model.pbtxt", &text, &len));
+  if (text) CHECK_OK(sm__file_write_atomic(pb, text, len));
   free(text);
   sm_manager_options mo = {0};
   sm_manager *m = NULL;
   sm_rest *saved = rest;
   rest = NULL;
-  CHECK_OK(sm_manager_new(&mo, &m));
+  CHECK_OK(sm__manager_new(&mo, &m));
   sm_model_config cfg = {.name = "unr", .base_path = base, .latest_n = 1};
-  if (m) CHECK_OK(sm_manager_set_config(m, &cfg, 1));
+  if (m) CHECK_OK(sm__manager_set_config(m, &cfg, 1));
   sm_rest_options ro = {.manager = m};
-  if (m) CHECK_OK(sm_rest_new(&ro, &rest));
+  if (m) CHECK_OK(sm__rest_new(&ro, &rest));
   if (rest) {
     const char *b;
     CHECK_EQ_INT(call("GET", "/v1/models/unr", "", &b), 200);
@@ -293,11 +293,11 @@ static void unrunnable_signature(void) {
     CHECK(w0 && strstr(w0, "signature 'spectrogram': this runtime has no kernel"));
     json_decref(j);
   }
-  sm_rest_response_clear(&resp);
-  sm_rest_free(rest);
+  sm__rest_response_clear(&resp);
+  sm__rest_free(rest);
   rest = saved;
-  sm_manager_free(m);
-  sm_remove_tree(base);
+  sm__manager_free(m);
+  sm__remove_tree(base);
 }
 
 int main(void) {
@@ -310,8 +310,8 @@ int main(void) {
   }
   sm_manager_options mo = {0};
   sm_manager *m = NULL, *m2 = NULL;
-  CHECK_OK(sm_manager_new(&mo, &m));
-  CHECK_OK(sm_manager_new(&mo, &m2));
+  CHECK_OK(sm__manager_new(&mo, &m));
+  CHECK_OK(sm__manager_new(&mo, &m2));
   if (!m || !m2) TEST_MAIN_END();
   const int64_t v123[] = {123};
   const sm_version_label labels[] = {{"Version_Label", 123}};
@@ -325,16 +325,16 @@ int main(void) {
   };
   /* labels may only name AVAILABLE versions: load first, then label (as TF Serving's test does) */
   cfg[0].nlabels = 0;
-  CHECK_OK(sm_manager_set_config(m, cfg, (int)(sizeof cfg / sizeof *cfg)));
+  CHECK_OK(sm__manager_set_config(m, cfg, (int)(sizeof cfg / sizeof *cfg)));
   cfg[0].nlabels = 1;
-  CHECK_OK(sm_manager_set_config(m, cfg, (int)(sizeof cfg / sizeof *cfg)));
+  CHECK_OK(sm__manager_set_config(m, cfg, (int)(sizeof cfg / sizeof *cfg)));
   sm_model_config cfg2 = {.name = M2, .base_path = FIX "/saved_model_half_plus_two_tf2_cpu", .latest_n = 1};
-  CHECK_OK(sm_manager_set_config(m2, &cfg2, 1));
+  CHECK_OK(sm__manager_set_config(m2, &cfg2, 1));
   sm_rest_options ro = {.manager = m};
   sm_rest *tf2 = NULL;
-  CHECK_OK(sm_rest_new(&ro, &rest));
+  CHECK_OK(sm__rest_new(&ro, &rest));
   ro.manager = m2;
-  CHECK_OK(sm_rest_new(&ro, &tf2));
+  CHECK_OK(sm__rest_new(&ro, &tf2));
   if (rest && tf2) {
     unsupported_api_calls();
     predict_errors();
@@ -344,10 +344,10 @@ int main(void) {
     get_metadata(tf2);
     metrics(m);
   }
-  sm_rest_response_clear(&resp);
-  sm_rest_free(rest);
-  sm_rest_free(tf2);
-  sm_manager_free(m);
-  sm_manager_free(m2);
+  sm__rest_response_clear(&resp);
+  sm__rest_free(rest);
+  sm__rest_free(tf2);
+  sm__manager_free(m);
+  sm__manager_free(m2);
   TEST_MAIN_END();
 }

@@ -49,12 +49,12 @@ static size_t make_kvs(kv *a, size_t n) {
 
 static sm_status *build(const kv *a, size_t n, size_t block_size, int interval, uint8_t **out, size_t *len) {
   sm_table_builder *b;
-  sm_status *s = sm_table_builder_new(&b);
+  sm_status *s = sm__table_builder_new(&b);
   if (s) return s;
-  sm_table_builder_set_options(b, block_size, interval);
-  for (size_t i = 0; i < n && !s; i++) s = sm_table_builder_add(b, a[i].k, a[i].kl, a[i].v, a[i].vl);
-  if (!s) s = sm_table_builder_finish(b, out, len);
-  sm_table_builder_free(b);
+  sm__table_builder_set_options(b, block_size, interval);
+  for (size_t i = 0; i < n && !s; i++) s = sm__table_builder_add(b, a[i].k, a[i].kl, a[i].v, a[i].vl);
+  if (!s) s = sm__table_builder_finish(b, out, len);
+  sm__table_builder_free(b);
   return s;
 }
 
@@ -62,24 +62,24 @@ static sm_status *build(const kv *a, size_t n, size_t block_size, int interval, 
 static sm_status *scan(const uint8_t *data, size_t len, const kv *a, size_t n, int *same) {
   sm_table *t;
   *same = 0;
-  sm_status *s = sm_table_open("t.index", data, len, &t);
+  sm_status *s = sm__table_open("t.index", data, len, &t);
   if (s) return s;
   sm_table_iter *it;
-  s = sm_table_iter_new(t, &it);
+  s = sm__table_iter_new(t, &it);
   if (s) {
-    sm_table_free(t);
+    sm__table_free(t);
     return s;
   }
   size_t i = 0;
   int ok = 1;
-  for (s = sm_table_iter_first(it); !s && sm_table_iter_valid(it); s = sm_table_iter_next(it), i++) {
+  for (s = sm__table_iter_first(it); !s && sm__table_iter_valid(it); s = sm__table_iter_next(it), i++) {
     size_t kl, vl;
-    const uint8_t *k = sm_table_iter_key(it, &kl), *v = sm_table_iter_value(it, &vl);
+    const uint8_t *k = sm__table_iter_key(it, &kl), *v = sm__table_iter_value(it, &vl);
     if (i >= n || kl != a[i].kl || vl != a[i].vl || memcmp(k, a[i].k, kl) || memcmp(v, a[i].v, vl)) ok = 0;
   }
   *same = ok && i == n;
-  sm_table_iter_free(it);
-  sm_table_free(t);
+  sm__table_iter_free(it);
+  sm__table_free(t);
   return s;
 }
 
@@ -93,15 +93,15 @@ static void test_round_trip(size_t block_size, int interval, size_t nkeys) {
   CHECK_OK(scan(data, len, a, n, &same));
   CHECK(same);
   sm_table *t;
-  CHECK_OK(sm_table_open("t.index", data, len, &t));
-  if (block_size < 10000) CHECK(sm_table_num_blocks(t) > 5);
+  CHECK_OK(sm__table_open("t.index", data, len, &t));
+  if (block_size < 10000) CHECK(sm__table_num_blocks(t) > 5);
   sm_table_iter *it;
-  CHECK_OK(sm_table_iter_new(t, &it));
+  CHECK_OK(sm__table_iter_new(t, &it));
   int bad = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t *v;
     size_t vl;
-    sm_status *s = sm_table_get(t, a[i].k, a[i].kl, &v, &vl);
+    sm_status *s = sm__table_get(t, a[i].k, a[i].kl, &v, &vl);
     if (s || vl != a[i].vl || memcmp(v, a[i].v, vl)) bad++;
     sm_status_free(s);
     free(v);
@@ -109,30 +109,30 @@ static void test_round_trip(size_t block_size, int interval, size_t nkeys) {
     uint8_t k2[41];
     memcpy(k2, a[i].k, a[i].kl);
     k2[a[i].kl] = 0;
-    s = sm_table_iter_seek(it, k2, a[i].kl + 1);
+    s = sm__table_iter_seek(it, k2, a[i].kl + 1);
     size_t kl;
-    const uint8_t *k = sm_table_iter_key(it, &kl);
+    const uint8_t *k = sm__table_iter_key(it, &kl);
     if (s) bad++;
     else if (i + 1 < n) {
-      if (!sm_table_iter_valid(it) || kl != a[i + 1].kl || memcmp(k, a[i + 1].k, kl)) bad++;
-    } else if (sm_table_iter_valid(it)) {
+      if (!sm__table_iter_valid(it) || kl != a[i + 1].kl || memcmp(k, a[i + 1].k, kl)) bad++;
+    } else if (sm__table_iter_valid(it)) {
       bad++;
     }
     sm_status_free(s);
     /* Seeking exactly and then stepping continues in order. */
-    s = sm_table_iter_seek(it, a[i].k, a[i].kl);
-    if (s || !sm_table_iter_valid(it)) bad++;
+    s = sm__table_iter_seek(it, a[i].k, a[i].kl);
+    if (s || !sm__table_iter_valid(it)) bad++;
     sm_status_free(s);
-    s = sm_table_iter_next(it);
-    if (s || (i + 1 < n) != sm_table_iter_valid(it)) bad++;
+    s = sm__table_iter_next(it);
+    if (s || (i + 1 < n) != sm__table_iter_valid(it)) bad++;
     sm_status_free(s);
   }
   CHECK_EQ_INT(bad, 0);
   uint8_t *v;
   size_t vl;
-  CHECK_ERR(sm_table_get(t, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 13, &v, &vl), "not found");
-  sm_table_iter_free(it);
-  sm_table_free(t);
+  CHECK_ERR(sm__table_get(t, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 13, &v, &vl), "not found");
+  sm__table_iter_free(it);
+  sm__table_free(t);
   free(data);
   free(a);
 }
@@ -143,20 +143,20 @@ static const uint8_t header[6] = {0x08, 0x01, 0x1a, 0x02, 0x08, 0x01};
 
 static void test_counter_bytes(void) {
   sm_table_builder *b;
-  CHECK_OK(sm_table_builder_new(&b));
-  CHECK_OK(sm_table_builder_add(b, "", 0, header, 6));
-  CHECK_OK(sm_table_builder_add(b, "counter", 7, counter_entry, 11));
-  CHECK_ERR(sm_table_builder_add(b, "counter", 7, "", 0), "increasing");
-  CHECK_ERR(sm_table_builder_add(b, "a", 1, "", 0), "increasing");
+  CHECK_OK(sm__table_builder_new(&b));
+  CHECK_OK(sm__table_builder_add(b, "", 0, header, 6));
+  CHECK_OK(sm__table_builder_add(b, "counter", 7, counter_entry, 11));
+  CHECK_ERR(sm__table_builder_add(b, "counter", 7, "", 0), "increasing");
+  CHECK_ERR(sm__table_builder_add(b, "a", 1, "", 0), "increasing");
   uint8_t *data;
   size_t len;
-  CHECK_OK(sm_table_builder_finish(b, &data, &len));
-  sm_table_builder_free(b);
+  CHECK_OK(sm__table_builder_finish(b, &data, &len));
+  sm__table_builder_free(b);
   CHECK_EQ_INT(len, 123);
-  char *path = sm_path_join(SM_SHARED_DIR, "fixtures/tf-serving/saved_model_counter/00000123/variables/variables.index");
+  char *path = sm__path_join(SM_SHARED_DIR, "fixtures/tf-serving/saved_model_counter/00000123/variables/variables.index");
   char *want;
   size_t wl;
-  sm_status *s = sm_file_read_all(path, &want, &wl);
+  sm_status *s = sm__file_read_all(path, &want, &wl);
   if (s) {
     fprintf(stderr, "skipped fixture comparison: %s\n", sm_status_message(s));
     sm_status_free(s);
@@ -172,18 +172,18 @@ static void test_counter_bytes(void) {
   CHECK(len == 123 && memcmp(data + 0x4b, footer_head, 4) == 0 && memcmp(data + 0x73, magic, 8) == 0 &&
         memcmp(data + 0x33, meta_trailer, 5) == 0 && data[0x3b] == 'd');
   sm_table *t;
-  CHECK_OK(sm_table_open("counter.index", data, len, &t));
+  CHECK_OK(sm__table_open("counter.index", data, len, &t));
   uint8_t *v;
   size_t vl;
-  CHECK_OK(sm_table_get(t, "counter", 7, &v, &vl));
+  CHECK_OK(sm__table_get(t, "counter", 7, &v, &vl));
   CHECK(vl == 11 && memcmp(v, counter_entry, 11) == 0);
   free(v);
-  CHECK_OK(sm_table_get(t, "", 0, &v, &vl));
+  CHECK_OK(sm__table_get(t, "", 0, &v, &vl));
   CHECK(vl == 6 && memcmp(v, header, 6) == 0);
   free(v);
-  CHECK_ERR(sm_table_get(t, "count", 5, &v, &vl), "not found");
-  CHECK_ERR(sm_table_get(t, "d", 1, &v, &vl), "not found");
-  sm_table_free(t);
+  CHECK_ERR(sm__table_get(t, "count", 5, &v, &vl), "not found");
+  CHECK_ERR(sm__table_get(t, "d", 1, &v, &vl), "not found");
+  sm__table_free(t);
   free(data);
 }
 
@@ -194,7 +194,7 @@ static void put32(uint8_t *p, uint32_t v) {
 static size_t put_block(uint8_t *out, const uint8_t *blk, size_t n, uint8_t type) {
   memcpy(out, blk, n);
   out[n] = type;
-  put32(out + n + 1, sm_crc32c_mask(sm_crc32c_extend(sm_crc32c_value(blk, n), &type, 1)));
+  put32(out + n + 1, sm__crc32c_mask(sm__crc32c_extend(sm__crc32c_value(blk, n), &type, 1)));
   return n + 5;
 }
 
@@ -211,9 +211,9 @@ static void test_snappy(void) {
   CHECK_OK(build(a, 200, 1 << 20, 16, &plain, &plen));
   /* The data block starts at 0; its size is in the one index entry (shared 0, key, handle 0 S). */
   sm_table *t;
-  CHECK_OK(sm_table_open("p", plain, plen, &t));
-  CHECK_EQ_INT(sm_table_num_blocks(t), 1);
-  sm_table_free(t);
+  CHECK_OK(sm__table_open("p", plain, plen, &t));
+  CHECK_EQ_INT(sm__table_num_blocks(t), 1);
+  sm__table_free(t);
   /* raw block size: the trailer sits right before the 13-byte metaindex block + trailer. */
   size_t metaoff = plen - 48;
   /* footer: metaindex handle first */

@@ -35,7 +35,7 @@ static void fill(sm_tensor *t, float scale) {
   for (int64_t i = 0; i < sm_tensor_num_elements(t); i++) p[i] = frand() * scale;
 }
 
-static char *join(const char *a, const char *b) { return sm_path_join(a, b); }
+static char *join(const char *a, const char *b) { return sm__path_join(a, b); }
 
 /* SM_TRAIN_EXPORT_KEEP=DIR: also export each model to DIR/<name> and keep it there, for
  * tools/check_trained_export.py (the interop suite's trained-export stage). */
@@ -293,7 +293,7 @@ static void check_same_model(const sm_seq *a, const sm_seq *b) {
 static char *read_text(const char *path) {
   char *d = NULL;
   size_t n = 0;
-  CHECK_OK(sm_file_read_all(path, &d, &n));
+  CHECK_OK(sm__file_read_all(path, &d, &n));
   if (!d) return NULL;
   char *t = malloc(n + 1);
   memcpy(t, d, n);
@@ -302,7 +302,7 @@ static char *read_text(const char *path) {
   return t;
 }
 
-static void write_text(const char *path, const char *text, size_t n) { CHECK_OK(sm_file_write_atomic(path, text, n)); }
+static void write_text(const char *path, const char *text, size_t n) { CHECK_OK(sm__file_write_atomic(path, text, n)); }
 
 /* A damaged training state must give an error naming the file and the fault. */
 static void check_bad_state(const char *dir, const char *state, const char *from, const char *to, const char *needle) {
@@ -390,7 +390,7 @@ static void test_export_resume(const char *tmp) {
   const char *nl[] = {"a", "b\nc", "d"};
   sm_export_options bad2 = {nl, 3, 0};
   CHECK_ERR(sm_seq_export(m, other, &bad2), "line break");
-  CHECK(!sm_path_exists(other));
+  CHECK(!sm__path_exists(other));
   int64_t in[1] = {4};
   sm_seq *raw = NULL;
   CHECK_OK(sm_seq_new(1, in, &raw));
