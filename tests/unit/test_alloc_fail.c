@@ -34,6 +34,7 @@
 #include "runtime/session.h"
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
+#include "golden_io.h"
 #include "test.h"
 
 #define SWEEP_CAP 96 /* one-shot k per phase (load, run) and case by default */
@@ -82,67 +83,6 @@ static char *quoted(const char *p) {
   memcpy(s, a + 1, (size_t)(b - a - 1));
   s[b - a - 1] = 0;
   return s;
-}
-
-static int b64v(int c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* {"dtype": "DT_STRING", "shape": [..], "encoding": "base64", "value": [...]} */
-static sm_status *read_json_strings(const char *path, sm_tensor **out) {
-  char *text;
-  size_t len;
-  sm_status *st = sm__file_read_all(path, &text, &len);
-  if (st) return st;
-  int64_t dims[SM_MAX_RANK];
-  int rank = 0;
-  const char *sp = strstr(text, "\"shape\""), *vp = strstr(text, "\"value\"");
-  if (!sp || !vp || !(sp = strchr(sp, '['))) {
-    free(text);
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: no shape or value", path);
-  }
-  for (sp++; *sp && *sp != ']';) {
-    char *end;
-    long long v = strtoll(sp, &end, 10);
-    if (end == sp) {
-      sp++;
-      continue;
-    }
-    if (rank < SM_MAX_RANK) dims[rank++] = v;
-    sp = end;
-  }
-  st = sm_tensor_new(SM_STRING, rank, dims, out);
-  int64_t n = st ? 0 : sm_tensor_num_elements(*out);
-  const char *q = strchr(vp + 7, '"');
-  for (int64_t i = 0; !st && q && i < n; i++) {
-    const char *e = strchr(q + 1, '"');
-    if (!e) break;
-    char *buf = malloc((size_t)(e - q) + 1);
-    if (!buf) abort();
-    size_t bl = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (const char *c = q + 1; c < e; c++) {
-      int v = b64v((unsigned char)*c);
-      if (v < 0) continue;
-      acc = (acc << 6) | (unsigned)v;
-      if ((bits += 6) >= 8) buf[bl++] = (char)((acc >> (bits -= 8)) & 0xff);
-    }
-    st = sm_tensor_set_string(*out, i, buf, bl);
-    free(buf);
-    q = strchr(e + 1, '"');
-  }
-  free(text);
-  return st;
-}
-
-static sm_status *read_value(const char *path, sm_tensor **out) {
-  size_t n = strlen(path);
-  if (n > 5 && !strcmp(path + n - 5, ".json")) return read_json_strings(path, out);
-  return sm_npy_read(path, out);
 }
 
 /* Fills c from <case_dir>/signature.json and its input files; 0 (and a failure counted) if not. */
