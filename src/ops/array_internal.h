@@ -19,7 +19,7 @@ const char *sm__array_dtype_str(int dtype);
 const char *sm__array_shape_str(const sm_tensor *t, char *buf, size_t cap);
 
 /* Copy n elements src[soff..] -> dst[doff..]; same dtype. Strings are copied one by one (the only
- * way this fails is running out of memory). */
+ * way this fails is running out of memory); variants are shared (one more reference each). */
 sm_status *sm__array_copy(sm_tensor *dst, int64_t doff, const sm_tensor *src, int64_t soff, int64_t n);
 
 /* The general strided move behind slicing, transposing, reversing, tiling and broadcasting: for

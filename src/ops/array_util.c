@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/variant.h"
 #include "ops/array_internal.h"
 
 size_t sm__array_esize(int dtype) {
@@ -51,6 +52,14 @@ sm_status *sm__array_copy(sm_tensor *dst, int64_t doff, const sm_tensor *src, in
       const char *p = sm_tensor_string(src, soff + i, &len);
       sm_status *s = sm_tensor_set_string(dst, doff + i, p, len);
       if (s) return s;
+    }
+    return NULL;
+  }
+  if (dt == SM_VARIANT) { /* the objects are shared: one more reference each */
+    sm_variant **d = sm__tensor_variants(dst), **sv = sm__tensor_variants(src);
+    for (int64_t i = 0; i < n; i++) {
+      sm__variant_unref(d[doff + i]);
+      d[doff + i] = sm__variant_ref(sv[soff + i]);
     }
     return NULL;
   }

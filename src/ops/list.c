@@ -18,6 +18,7 @@
 #include "base/alloc.h"
 #include "base/tensor_internal.h"
 #include "base/variant.h"
+#include "ops/array_internal.h"
 #include "runtime/kernel.h"
 
 #define LIST_TYPE "tensorflow::TensorList"
@@ -273,36 +274,10 @@ static sm_status *dtype_mismatch(int op, int list) {
 
 /* ---- element moves ------------------------------------------------------------------------ */
 
-/* dst[doff .. doff+n) = src[soff .. soff+n), elements of one dtype (strings copied, variants
- * referenced). */
-static sm_status *copy_elems(sm_tensor *dst, int64_t doff, const sm_tensor *src, int64_t soff, int64_t n) {
-  int dt = sm_tensor_dtype(src);
-  if (dt == SM_STRING) {
-    for (int64_t i = 0; i < n; i++) {
-      size_t len;
-      const char *p = sm_tensor_string(src, soff + i, &len);
-      sm_status *s = sm_tensor_set_string(dst, doff + i, p, len);
-      if (s) return s;
-    }
-    return NULL;
-  }
-  if (dt == SM_VARIANT) {
-    sm_variant **d = sm__tensor_variants(dst), **sv = sm__tensor_variants(src);
-    for (int64_t i = 0; i < n; i++) {
-      sm__variant_unref(d[doff + i]);
-      d[doff + i] = sm__variant_ref(sv[soff + i]);
-    }
-    return NULL;
-  }
-  size_t es = sm_dtype_size(dt);
-  if (n > 0) memcpy((char *)sm_tensor_data(dst) + (size_t)doff * es, (const char *)sm_tensor_data(src) + (size_t)soff * es, (size_t)n * es);
-  return NULL;
-}
-
 /* A new tensor of `rank`/`dims` holding src's rows [row, row + rows) (rows of `per` elements). */
 static sm_status *slice_rows(const sm_tensor *src, int64_t row, int64_t per, int rank, const int64_t *dims, sm_tensor **out) {
   sm_status *s = sm__tensor_new_uninit(sm_tensor_dtype(src), rank, dims, out);
-  if (!s) s = copy_elems(*out, 0, src, row * per, sm_tensor_num_elements(*out));
+  if (!s) s = sm__array_copy(*out, 0, src, row * per, sm_tensor_num_elements(*out));
   if (s) {
     sm_tensor_free(*out);
     *out = NULL;
@@ -655,7 +630,7 @@ static sm_status *stack_into(sm_kctx *ctx, const tlist *l, const int64_t *idx, i
     if (t && sm_tensor_num_elements(t) != per)
       s = sm_status_new(SM_INTERNAL, "TensorList element %lld has %lld values, expected %lld", (long long)(idx ? idx[j] : j),
                         (long long)sm_tensor_num_elements(t), (long long)per);
-    else if (t) s = copy_elems(o, j * per, t, 0, per);
+    else if (t) s = sm__array_copy(o, j * per, t, 0, per);
   }
   return s;
 }
@@ -821,7 +796,7 @@ static sm_status *concat_compute(const void *state, sm_kctx *ctx) {
   for (int64_t i = 0; i < n && !s; i++) {
     if (l->items[i] && sm_tensor_num_elements(l->items[i]) != lv[i] * per)
       s = sm_status_new(SM_INTERNAL, "TensorList element %lld does not fit the concatenated shape", (long long)i);
-    else if (l->items[i]) s = copy_elems(o, off, l->items[i], 0, sm_tensor_num_elements(l->items[i]));
+    else if (l->items[i]) s = sm__array_copy(o, off, l->items[i], 0, sm_tensor_num_elements(l->items[i]));
     off += lv[i] * per;
   }
   return s;
