@@ -70,7 +70,7 @@ static sm_status *run_node(const char *node, int nin, sm_tensor **in, int nout, 
   sm_status *st = sm__session_from_pbtxt(g, &s);
   free(g);
   if (st) return st;
-  char names[8][8], fnames[8][8];
+  char names[8][16], fnames[8][16];
   const char *feed[8], *fetch[8];
   for (int i = 0; i < nin; i++) {
     snprintf(names[i], sizeof names[i], "i%d", i);
