@@ -4,9 +4,10 @@
  * TensorFlow's CPU kernels are the reference (topk_op.cc, scatter_nd_op.cc, bucketize_op.cc,
  * sparse_to_dense_op.cc): the same checks in the same order with the same messages, every index
  * checked before it is used (an out-of-range one is an InvalidArgument naming it, never a write).
- * TopKV2 orders by value, ties by lower index first; k == 1 is TF's argmax, where NaN never wins;
- * for k > 1 NaN ranks above every number, except that a full sort (k == n) of at most 16 elements
- * follows TF's insertion sort exactly. sorted=false with 1 < k < n gives the top k in index order. */
+ * TopKV2 orders by value, ties by lower index first, with TF's algorithms followed step by step
+ * (k == 1: the max, NaN never winning; k == n: introsort; else gtl::TopN's heap). Matched against
+ * TF 2.21 except for two cases TF leaves to its algorithm: sorted=false with 1 < k < n (TF's order
+ * differs from this heap's) and NaN rows with 1 < k < n (tools/gen_scatter_cases.py KNOWN_GAPS). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +20,6 @@
 static int is_real(int dt) {
   return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64 || dt == SM_INT16 || dt == SM_INT8 ||
          dt == SM_UINT8 || dt == SM_UINT16 || dt == SM_UINT32 || dt == SM_UINT64;
-}
-
-static double get_d(const sm_tensor *t, int64_t i) {
-  switch (sm_tensor_dtype(t)) {
-  case SM_FLOAT: return ((const float *)sm_tensor_data(t))[i];
-  case SM_DOUBLE: return ((const double *)sm_tensor_data(t))[i];
-  default: return (double)sm__array_int_at(t, i);
-  }
 }
 
 /* "[2,3]" of an arbitrary shape. */
@@ -54,67 +47,180 @@ static sm_status *topk_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
+/* One row of the input, and TF's two orders on column indices a, b: `gt` (x[b] < x[a]) for the
+ * full sort, `stable` (x[b] < x[a], else x[b] > x[a] false, else a < b) for the TopN heap. Under
+ * NaN neither is a strict weak order, so the result depends on the exact algorithm: these are
+ * followed step by step (libstdc++'s introsort and heap operations, gtl::TopN). */
 typedef struct {
-  const sm_tensor *x;
-  int64_t base;
+  const void *p;
+  int dt;
 } topk_row;
 
-/* a ranks before b: larger value first, NaN above numbers, ties by lower index. */
-static int topk_before(const topk_row *r, int64_t a, int64_t b) {
-  double va = get_d(r->x, r->base + a), vb = get_d(r->x, r->base + b);
-  int na = isnan(va), nb = isnan(vb);
-  if (na != nb) return na;
-  if (!na && va != vb) return va > vb;
+static int lt(const topk_row *r, int64_t a, int64_t b) { /* x[a] < x[b] */
+  switch (r->dt) {
+  case SM_FLOAT: return ((const float *)r->p)[a] < ((const float *)r->p)[b];
+  case SM_DOUBLE: return ((const double *)r->p)[a] < ((const double *)r->p)[b];
+  case SM_INT32: return ((const int32_t *)r->p)[a] < ((const int32_t *)r->p)[b];
+  case SM_INT64: return ((const int64_t *)r->p)[a] < ((const int64_t *)r->p)[b];
+  case SM_INT16: return ((const int16_t *)r->p)[a] < ((const int16_t *)r->p)[b];
+  case SM_INT8: return ((const int8_t *)r->p)[a] < ((const int8_t *)r->p)[b];
+  case SM_UINT8: return ((const uint8_t *)r->p)[a] < ((const uint8_t *)r->p)[b];
+  case SM_UINT16: return ((const uint16_t *)r->p)[a] < ((const uint16_t *)r->p)[b];
+  case SM_UINT32: return ((const uint32_t *)r->p)[a] < ((const uint32_t *)r->p)[b];
+  default: return ((const uint64_t *)r->p)[a] < ((const uint64_t *)r->p)[b];
+  }
+}
+static int eq(const topk_row *r, int64_t a, int64_t b) {
+  if (r->dt == SM_FLOAT) return ((const float *)r->p)[a] == ((const float *)r->p)[b];
+  if (r->dt == SM_DOUBLE) return ((const double *)r->p)[a] == ((const double *)r->p)[b];
+  return !lt(r, a, b) && !lt(r, b, a);
+}
+static int gt(const topk_row *r, int64_t a, int64_t b) { return lt(r, b, a); }
+static int stable(const topk_row *r, int64_t a, int64_t b) {
+  if (lt(r, b, a)) return 1;
+  if (lt(r, a, b)) return 0;
   return a < b;
 }
 
-static void merge_sort(const topk_row *r, int64_t *v, int64_t *tmp, int64_t n) {
-  if (n < 2) return;
-  int64_t h = n / 2;
-  merge_sort(r, v, tmp, h);
-  merge_sort(r, v + h, tmp, n - h);
-  int64_t i = 0, j = h, o = 0;
-  while (i < h && j < n) tmp[o++] = topk_before(r, v[j], v[i]) ? v[j++] : v[i++];
-  while (i < h) tmp[o++] = v[i++];
-  while (j < n) tmp[o++] = v[j++];
-  memcpy(v, tmp, (size_t)n * sizeof *v);
+typedef int (*topk_cmp)(const topk_row *, int64_t, int64_t);
+
+/* Binary heap operations with the same hole-moving steps as libstdc++'s. */
+static void push_hole(const topk_row *r, topk_cmp c, int64_t *v, int64_t hole, int64_t top, int64_t val) {
+  int64_t parent = (hole - 1) / 2;
+  while (hole > top && c(r, v[parent], val)) {
+    v[hole] = v[parent];
+    hole = parent;
+    parent = (hole - 1) / 2;
+  }
+  v[hole] = val;
+}
+static void adjust_heap(const topk_row *r, topk_cmp c, int64_t *v, int64_t hole, int64_t len, int64_t val) {
+  int64_t top = hole, second = hole;
+  while (second < (len - 1) / 2) {
+    second = 2 * (second + 1);
+    if (c(r, v[second], v[second - 1])) second--;
+    v[hole] = v[second];
+    hole = second;
+  }
+  if ((len & 1) == 0 && second == (len - 2) / 2) {
+    second = 2 * (second + 1);
+    v[hole] = v[second - 1];
+    hole = second - 1;
+  }
+  push_hole(r, c, v, hole, top, val);
+}
+static void make_heap(const topk_row *r, topk_cmp c, int64_t *v, int64_t len) {
+  if (len < 2) return;
+  for (int64_t parent = (len - 2) / 2;; parent--) {
+    adjust_heap(r, c, v, parent, len, v[parent]);
+    if (parent == 0) return;
+  }
+}
+static void pop_heap(const topk_row *r, topk_cmp c, int64_t *v, int64_t len) { /* top to v[len-1] */
+  if (len < 2) return;
+  int64_t val = v[len - 1];
+  v[len - 1] = v[0];
+  adjust_heap(r, c, v, 0, len - 1, val);
+}
+static void sort_heap(const topk_row *r, topk_cmp c, int64_t *v, int64_t len) {
+  for (; len > 1; len--) pop_heap(r, c, v, len);
 }
 
-/* TF's full sort of a short row (k == n): an insertion sort with "x[b] < x[a]", then runs of
- * equal values put in index order. With NaN in the row the result depends on the algorithm. */
-static void insertion_sort_tf(const topk_row *r, int64_t *v, int64_t n) {
-#define LESS(a, b) (get_d(r->x, r->base + (b)) < get_d(r->x, r->base + (a)))
-  for (int64_t i = 1; i < n; i++) {
+/* gtl::TopN(k, stable) fed 0..n-1 (k < n): v has room for k + 1; afterwards v[0..k) holds the
+ * kept indices, in heap order (TF's unsorted output) or sorted. */
+static void topn(const topk_row *r, int64_t *v, int64_t n, int64_t k, int sorted) {
+  int64_t size = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (size < k + 1) {
+      v[size++] = i;
+      if (size == k + 1) {
+        make_heap(r, stable, v, size);
+        pop_heap(r, stable, v, size);
+      }
+    } else if (stable(r, i, v[0])) {
+      v[k] = i;
+      push_hole(r, stable, v, k, 0, v[k]);
+      pop_heap(r, stable, v, k + 1);
+    }
+  }
+  if (sorted) sort_heap(r, stable, v, k);
+}
+
+/* std::sort(v, v + n, gt) as libstdc++ does it: introsort (median-of-three, unguarded partition,
+ * heap sort past the depth limit) down to runs of 16, then insertion sort. The unguarded scans are
+ * bounded here: with NaN they could leave the range (where TF's behaviour is undefined). */
+static void insertion(const topk_row *r, int64_t *v, int64_t lo, int64_t hi, int guarded_from) {
+  for (int64_t i = lo + 1; i < hi; i++) {
     int64_t val = v[i];
-    if (LESS(val, v[0])) {
-      memmove(v + 1, v, (size_t)i * sizeof *v);
-      v[0] = val;
+    if (i < guarded_from && gt(r, val, v[lo])) {
+      memmove(v + lo + 1, v + lo, (size_t)(i - lo) * sizeof *v);
+      v[lo] = val;
     } else {
       int64_t j = i;
-      while (LESS(val, v[j - 1])) {
+      while (j > 0 && gt(r, val, v[j - 1])) {
         v[j] = v[j - 1];
         j--;
       }
       v[j] = val;
     }
   }
-#undef LESS
-  for (int64_t b = 0; b < n;) {
-    int64_t e = b + 1;
-    while (e < n && get_d(r->x, r->base + v[b]) == get_d(r->x, r->base + v[e])) e++;
-    for (int64_t i = b + 1; i < e; i++) /* a short run: insertion sort by index */
-      for (int64_t j = i; j > b && v[j] < v[j - 1]; j--) {
-        int64_t t = v[j];
-        v[j] = v[j - 1];
-        v[j - 1] = t;
-      }
-    b = e;
+}
+static void swap_i(int64_t *a, int64_t *b) {
+  int64_t t = *a;
+  *a = *b;
+  *b = t;
+}
+static void introsort(const topk_row *r, int64_t *v, int64_t lo, int64_t hi, int depth) {
+  while (hi - lo > 16) {
+    if (depth == 0) {
+      make_heap(r, gt, v + lo, hi - lo);
+      sort_heap(r, gt, v + lo, hi - lo);
+      return;
+    }
+    depth--;
+    int64_t a = lo + 1, b = lo + (hi - lo) / 2, c = hi - 1;
+    if (gt(r, v[a], v[b])) {
+      if (gt(r, v[b], v[c])) swap_i(&v[lo], &v[b]);
+      else if (gt(r, v[a], v[c])) swap_i(&v[lo], &v[c]);
+      else swap_i(&v[lo], &v[a]);
+    } else if (gt(r, v[a], v[c])) swap_i(&v[lo], &v[a]);
+    else if (gt(r, v[b], v[c])) swap_i(&v[lo], &v[c]);
+    else swap_i(&v[lo], &v[b]);
+    int64_t f = lo + 1, l = hi;
+    for (;;) {
+      while (f < hi - 1 && gt(r, v[f], v[lo])) f++;
+      l--;
+      while (l > lo && gt(r, v[lo], v[l])) l--;
+      if (!(f < l)) break;
+      swap_i(&v[f], &v[l]);
+      f++;
+    }
+    introsort(r, v, f, hi, depth);
+    hi = f;
   }
 }
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+static void tf_sort(const topk_row *r, int64_t *v, int64_t n) {
+  if (n < 2) return;
+  int lg = 0;
+  while ((n >> (lg + 1)) > 0) lg++;
+  introsort(r, v, 0, n, 2 * lg);
+  if (n > 16) {
+    insertion(r, v, 0, 16, 16);
+    insertion(r, v, 15, n, 0); /* unguarded part: every element from 16 on */
+  } else {
+    insertion(r, v, 0, n, (int)n);
+  }
+  /* runs of equal values in index order */
+  for (int64_t b = 0; b < n;) {
+    int64_t e = b + 1;
+    if (e == n) break;
+    if (eq(r, v[b], v[e])) {
+      while (++e < n && eq(r, v[b], v[e])) {}
+      for (int64_t i = b + 1; i < e; i++)
+        for (int64_t j = i; j > b && v[j] < v[j - 1]; j--) swap_i(&v[j], &v[j - 1]);
+    }
+    b = e;
+  }
 }
 
 static sm_status *topk_compute(const void *state, sm_kctx *ctx) {
@@ -147,29 +253,22 @@ static sm_status *topk_compute(const void *state, sm_kctx *ctx) {
   if (!s) s = sm__kctx_alloc_output(ctx, 1, idt, R, od, &idxs);
   if (s || k == 0 || sm_tensor_num_elements(vals) == 0) return s;
   int64_t rows = sm_tensor_num_elements(x) / n;
-  int64_t *v = sm__kctx_scratch(ctx, 2 * (size_t)n * sizeof *v, &s);
+  int64_t *v = sm__kctx_scratch(ctx, ((size_t)n + 1) * sizeof *v, &s);
   if (!v) return s;
-  int64_t *tmp = v + n;
   size_t es = sm__array_esize(dt);
   for (int64_t r = 0; r < rows; r++) {
-    topk_row row = {x, r * n};
-    if (k == 1) { /* argmax: the first largest, NaN never larger; all NaN gives index 0 */
+    topk_row row = {(const char *)sm_tensor_data(x) + (size_t)(r * n) * es, dt};
+    if (k == 1) { /* TF: the row's max (NaN never wins), then the first column equal to it, else 0 */
       int64_t best = -1;
-      for (int64_t c = 0; c < n; c++) {
-        double d = get_d(x, r * n + c);
-        if (!isnan(d) && (best < 0 || d > get_d(x, r * n + best))) best = c;
-      }
+      for (int64_t c = 0; c < n; c++)
+        if ((dt != SM_FLOAT && dt != SM_DOUBLE) || eq(&row, c, c))
+          if (best < 0 || lt(&row, best, c)) best = c;
       v[0] = best < 0 ? 0 : best;
-    } else {
+    } else if (k == n) {
       for (int64_t c = 0; c < n; c++) v[c] = c;
-      int has_nan = 0;
-      if (dt == SM_FLOAT || dt == SM_DOUBLE)
-        for (int64_t c = 0; c < n && !has_nan; c++) has_nan = isnan(get_d(x, r * n + c));
-      if (k == n && has_nan && n <= 16)
-        insertion_sort_tf(&row, v, n);
-      else
-        merge_sort(&row, v, tmp, n);
-      if (!st->sorted && k < n) qsort(v, (size_t)k, sizeof *v, cmp_i64);
+      tf_sort(&row, v, n);
+    } else {
+      topn(&row, v, n, k, st->sorted);
     }
     for (int64_t c = 0; c < k; c++) {
       memcpy((char *)sm_tensor_data(vals) + (size_t)(r * k + c) * es, (const char *)sm_tensor_data(x) + (size_t)(r * n + v[c]) * es, es);
