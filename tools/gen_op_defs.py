@@ -44,6 +44,8 @@ EmptyTensorList TensorListConcat TensorListConcatV2 TensorListElementShape Tenso
 TensorListGather TensorListGetItem TensorListLength TensorListPopBack TensorListPushBack
 TensorListReserve TensorListResize TensorListScatter TensorListScatterIntoExistingList
 TensorListScatterV2 TensorListSetItem TensorListSplit TensorListStack
+TopKV2 ScatterNd TensorScatterUpdate TensorScatterAdd TensorScatterSub TensorScatterMin
+TensorScatterMax Bucketize SparseToDense
 """.split()
 
 
