@@ -292,7 +292,7 @@ static sm_status *forward(const ct_state *s, sm_kctx *ctx) {
   if (sm__kctx_num_inputs(ctx) != (conv ? 2 : 1))
     return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", conv ? 2 : 1);
   const sm_tensor *x = sm__kctx_input(ctx, 0), *f = conv ? sm__kctx_input(ctx, 1) : NULL;
-  char b1[128], b2[128];
+  char b1[128];
   sm_status *st = check_float(sm_tensor_dtype(x), f);
   if (st) return st;
   if (sm_tensor_rank(x) != 5)
@@ -331,7 +331,6 @@ static sm_status *forward(const ct_state *s, sm_kctx *ctx) {
   sm_tensor *y;
   if ((st = sm__kctx_alloc_output(ctx, 0, j.dtype, 5, yd, &y))) return st;
   if (sm_tensor_num_elements(y) == 0) return NULL;
-  (void)b2;
   j.src = sm_tensor_data(x);
   j.filt = f ? sm_tensor_data(f) : NULL;
   j.dst = sm_tensor_data(y);

@@ -277,7 +277,7 @@ static void expect_error(const char *op, int nin, const char *const *dtypes, sm_
 #define K5 "attr { key: \"ksize\" value { list { i: 1 i: 2 i: 2 i: 2 i: 1 } } }"
 
 static void bad_attrs(void) {
-  const int64_t x5[5] = {1, 4, 4, 4, 2}, f5[5] = {2, 2, 2, 2, 2}, x4[4] = {1, 5, 5, 2}, f4[4] = {3, 3, 2, 2},
+  const int64_t x5[5] = {1, 4, 4, 4, 2}, f5[5] = {2, 2, 2, 2, 2}, f4[4] = {3, 3, 2, 2},
                 g4[4] = {1, 3, 3, 2}, m2[2] = {2, 2};
   const char *ff[2] = {"DT_FLOAT", "DT_FLOAT"}, *bf[3] = {"DT_INT32", "DT_FLOAT", "DT_FLOAT"};
   sm_tensor *c[2] = {rand_tensor(5, x5), rand_tensor(5, f5)};
@@ -316,7 +316,6 @@ static void bad_attrs(void) {
   const char *bf2[3] = {"DT_FLOAT", "DT_FLOAT", "DT_FLOAT"};
   expect_error("Conv2DBackpropInput", 3, bf2, b, ATTRS("i: 1 i: 1 i: 1 i: 1", "VALID", ""), "input_sizes");
   sm_tensor_free(b[0]);
-  int64_t sd = 2;
   CHECK_OK(sm_tensor_new(SM_INT32, 2, (int64_t[]){2, 2}, &b[0]));
   for (int i = 0; b[0] && i < 4; i++) ((int32_t *)sm_tensor_data(b[0]))[i] = 5;
   expect_error("Conv2DBackpropInput", 3, bf, b, ATTRS("i: 1 i: 1 i: 1 i: 1", "VALID", ""), "must be 1-dim, not 2");
@@ -326,8 +325,6 @@ static void bad_attrs(void) {
   expect_error("Conv2DBackpropInput", 3, bf, b, ATTRS("i: 1 i: 1 i: 1 i: 1", "VALID", ""),
                "Size of out_backprop doesn't match computed");
   sm_tensor_free(b[0]);
-  (void)sd;
-  (void)x4;
   for (int i = 1; i < 3; i++) sm_tensor_free(b[i]);
 }
 
