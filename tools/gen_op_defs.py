@@ -26,7 +26,7 @@ RUNTIME_OPS = """
 Abs Add AddN All Any ArgMin Assert Assign AssignAdd AssignAddVariableOp AssignSub
 AssignSubVariableOp AvgPool AvgPool3D BatchMatMul BatchMatMulV2 BatchMatMulV3 BatchToSpaceND
 BiasAddV1 BroadcastTo Case Ceil CheckNumerics ClipByValue Concat ConcatV2 Conv2D
-Conv2DBackpropInput Conv3D Cos Cumsum DepthwiseConv2dNative DestroyResourceOp DisableCopyOnRead
+Conv2DBackpropInput Conv3D Conv3DBackpropInputV2 Cos Cumsum DepthwiseConv2dNative DestroyResourceOp DisableCopyOnRead
 Div DivNoNan Einsum Elu Empty EnsureShape Equal Erf Exp Expm1 Fill Floor FloorDiv FloorMod
 FusedBatchNorm FusedBatchNormV2 FusedBatchNormV3 Gather GatherNd GatherV2 Greater GreaterEqual
 IdentityN If InitializeTableV2 IsFinite IsInf IsNan LRN LeakyRelu Less LessEqual Log Log1p
