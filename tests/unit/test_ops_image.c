@@ -155,8 +155,30 @@ out:
   free(mg);
 }
 
+/* Sizes no allocator can meet, and an op given a dtype it has no kernel for: an error, never a
+ * crash (the size checks come before any loop). */
+static void hostile(void) {
+  char *mg = metagraph(im_cases[0].op, im_cases[0].graph_def);
+  int64_t idims[4] = {1, 2, 2, 1}, two = 2;
+  sm_tensor *ins[2] = {0}, *out = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 4, idims, &ins[0]));
+  CHECK_OK(sm_tensor_new(SM_INT32, 1, &two, &ins[1]));
+  if (ins[0] && ins[1]) {
+    int32_t *sz = sm_tensor_data(ins[1]);
+    sz[0] = 2147483647, sz[1] = 2147483647;
+    int f0 = 0;
+    sm_status *st = run_graph(mg, ins, 2, &f0, 1, &out);
+    CHECK(st != NULL);
+    sm_status_free(st);
+    sm_tensor_free(out);
+  }
+  for (int i = 0; i < 2; i++) sm_tensor_free(ins[i]);
+  free(mg);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof im_cases / sizeof *im_cases; i++) run_tf_case(&im_cases[i]);
+  hostile();
   printf("%zu TensorFlow cases run\n", sizeof im_cases / sizeof *im_cases);
   TEST_MAIN_END();
 }
