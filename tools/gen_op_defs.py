@@ -34,7 +34,7 @@ LogSoftmax LogicalAnd LogicalNot LogicalOr LookupTableExportV2 LookupTableImport
 LookupTableInsertV2 LookupTableRemoveV2 LookupTableSizeV2 Max MaxPool MaxPool3D MaxPoolV2 Maximum
 Min Minimum MirrorPad MutableDenseHashTableV2 MutableHashTableV2 NotEqual OneHot OnesLike Pad
 PadV2 ParseExample ParseExampleV2 ParseSingleExample PartitionedCall Pow PreventGradient Print
-PrintV2 Prod RandomStandardNormal RandomUniform Rank ReadFile Reciprocal Relu6 ResizeBilinear
+PrintV2 Prod RandomStandardNormal RandomUniform Rank ReadFile Reciprocal Relu6 ResizeArea ResizeBicubic ResizeBilinear
 ResizeNearestNeighbor ResourceGather RestoreSlice Round Rsqrt SaveSlices SelectV2 Selu
 ShardedFilespec Sign Sin Size Slice Snapshot Softplus Softsign SpaceToBatchND Split SplitV Sqrt
 SquaredDifference Squeeze StatefulPartitionedCall StatelessIf StatelessWhile StopGradient
