@@ -1,13 +1,15 @@
 /* bench_run.c - timing driver for the runtime, run by bench/bench_runtime.py (not a test).
  *
- *   bench_run DIR TAG SIGNATURE BATCH RUNS [WARMUP [THREADS]]
+ *   bench_run DIR TAG SIGNATURE BATCH RUNS [WARMUP [THREADS [OUTFILE]]]
  *
  * Loads DIR once with tag set TAG (comma-separated), feeds every float32 input of SIGNATURE a
  * tensor whose unknown dims are BATCH (leading) or 1 (others), filled with the same pattern the
  * Python side uses (element i = ((i * 37) % 101) / 101 - 0.5), runs WARMUP untimed calls and then
  * RUNS timed ones, each a whole sm_model_run (outputs allocated and freed). Prints one JSON object:
  * load time, best/median/mean per-call latency, throughput in examples per second, and the sum of
- * the first output so the driver can check we computed what TensorFlow computed. */
+ * the first output so the driver can check we computed what TensorFlow computed. With OUTFILE, the
+ * first output of the last call is also written there as raw float32 (native byte order), so the
+ * driver can compare it element by element (bench/bench_loops.py does). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
@@ -41,13 +43,14 @@ static int fail(const char *what, sm_status *s) {
 
 int main(int argc, char **argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: bench_run DIR TAG SIGNATURE BATCH RUNS [WARMUP [THREADS]]\n");
+    fprintf(stderr, "usage: bench_run DIR TAG SIGNATURE BATCH RUNS [WARMUP [THREADS [OUTFILE]]]\n");
     return 2;
   }
   const char *dir = argv[1], *key = argv[3];
   long batch = atol(argv[4]), runs = atol(argv[5]);
   long warmup = argc > 6 ? atol(argv[6]) : 3;
   int threads = argc > 7 ? atoi(argv[7]) : 0;
+  const char *outfile = argc > 8 ? argv[8] : NULL;
   if (batch < 1 || runs < 1 || warmup < 0) {
     fprintf(stderr, "bench_run: BATCH and RUNS must be >= 1\n");
     return 2;
@@ -102,6 +105,14 @@ int main(int argc, char **argv) {
     if (r == runs - 1 && sm_tensor_dtype(out[0]) == SM_FLOAT) {
       const float *p = sm_tensor_data(out[0]);
       for (int64_t e = 0; e < sm_tensor_num_elements(out[0]); e++) sum += p[e];
+      if (outfile) {
+        FILE *f = fopen(outfile, "wb");
+        size_t n = (size_t)sm_tensor_num_elements(out[0]);
+        if (!f || fwrite(p, sizeof(float), n, f) != n || fclose(f) != 0) {
+          fprintf(stderr, "bench_run: cannot write %s\n", outfile);
+          return 1;
+        }
+      }
     }
     for (int j = 0; j < nout; j++) sm_tensor_free(out[j]);
   }

@@ -6,7 +6,10 @@
  * memory space its elements live in (tensor_internal.h: host only, for now). Borrowed buffers (a
  * view of another tensor, memory wrapped with a release callback such as a mapped checkpoint)
  * are released through their callback and never written in place. DT_VARIANT elements are
- * pointers to refcounted objects (variant.h): copies share them, the last free drops them. */
+ * pointers to refcounted objects (variant.h): copies share them, the last free drops them.
+ * A small owned buffer (at most INLINE_MAX bytes: scalars, loop counters, short vectors) lives in
+ * the header's own allocation, so the tensors a loop makes every iteration cost one malloc, not
+ * two. */
 #include "savedmodel/tensor.h"
 
 #include <ctype.h>
@@ -29,6 +32,7 @@ typedef struct tbuf {
   void *data;  /* raw elements, tstring[n] for DT_STRING, sm_variant *[n] for DT_VARIANT */
   int space;   /* sm_memspace */
   int owned;   /* from sm__alloc, freed with the tensor; else borrowed */
+  int inl;     /* owned and in the header's block (data == inline_data(t)): not freed on its own */
   void (*release)(void *); /* borrowed: called with release_ctx when the tensor goes (may be NULL) */
   void *release_ctx;
 } tbuf;
@@ -42,6 +46,12 @@ struct sm_tensor {
   tbuf buf;
   atomic_int refs; /* references held; the last sm_tensor_free releases the tensor */
 };
+
+#define INLINE_MAX 64 /* element bytes kept in the header's block */
+
+/* The header's size rounded up to the allocator's alignment: inline elements start there, as
+ * aligned as a buffer of their own would be. */
+#define HEADER_BYTES ((sizeof(sm_tensor) + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1))
 
 /* TensorFlow's DataTypeString: "float", "int32", "string" (the DT_ name, lower case). */
 static const char *tf_type_name(int dtype, char *b, size_t cap) {
@@ -62,9 +72,10 @@ static sm_status *oom(int dtype, int rank, const int64_t *dims, size_t bytes) {
                        sm_shape_str(rank, dims, sh, sizeof sh), tf_type_name(dtype, ty, sizeof ty), nb);
 }
 
-/* A header for dtype/shape (n elements, nbytes raw) with no buffer yet; NULL when out of memory. */
-static sm_tensor *header_new(int dtype, int rank, const int64_t *dims, int64_t n, size_t nbytes) {
-  sm_tensor *t = sm__calloc(sizeof *t);
+/* A header for dtype/shape (n elements, nbytes raw) with no buffer yet, and `extra` zeroed bytes
+ * after it (at HEADER_BYTES) for inline elements; NULL when out of memory. */
+static sm_tensor *header_new(int dtype, int rank, const int64_t *dims, int64_t n, size_t nbytes, size_t extra) {
+  sm_tensor *t = sm__calloc(extra ? HEADER_BYTES + extra : sizeof *t);
   if (!t) return NULL;
   t->dtype = dtype;
   t->rank = rank;
@@ -109,7 +120,15 @@ static sm_status *tensor_new(int dtype, int rank, const int64_t *dims, int zero,
   sm_status *s = check_shape(dtype, rank, dims, &n, &nbytes);
   if (s) return s;
   size_t alloc = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : dtype == SM_VARIANT ? (size_t)n * sizeof(void *) : nbytes;
-  sm_tensor *t = header_new(dtype, rank, dims, n, nbytes);
+  if (alloc > 0 && alloc <= INLINE_MAX) { /* one block, zeroed either way */
+    sm_tensor *t = header_new(dtype, rank, dims, n, nbytes, alloc);
+    if (!t) return oom(dtype, rank, dims, alloc);
+    t->buf.data = (char *)t + HEADER_BYTES;
+    t->buf.owned = t->buf.inl = 1;
+    *out = t;
+    return NULL;
+  }
+  sm_tensor *t = header_new(dtype, rank, dims, n, nbytes, 0);
   if (!t) return oom(dtype, rank, dims, alloc);
   t->buf.data = zero || dtype == SM_STRING || dtype == SM_VARIANT ? sm__calloc(alloc) : sm__alloc(alloc);
   if (!t->buf.data) {
@@ -141,7 +160,7 @@ sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, 
   if (s) return s;
   if (want != nbytes)
     return sm_status_new(SM_INVALID_ARGUMENT, "sm_tensor_wrap: %zu bytes given, shape needs %zu", nbytes, want);
-  sm_tensor *t = header_new(dtype, rank, dims, n, nbytes);
+  sm_tensor *t = header_new(dtype, rank, dims, n, nbytes, 0);
   if (!t) return oom(dtype, rank, dims, 0);
   t->buf.data = data;
   t->buf.release = release;
@@ -196,7 +215,7 @@ sm_status *sm_tensor_view(sm_tensor *base, int rank, const int64_t *dims, sm_ten
                          sm_shape_str(base->rank, base->dims, a, sizeof a), (long long)base->n,
                          sm_shape_str(rank, dims, b, sizeof b), (long long)n);
   }
-  sm_tensor *t = header_new(base->dtype, rank, dims, n, base->nbytes);
+  sm_tensor *t = header_new(base->dtype, rank, dims, n, base->nbytes, 0);
   if (!t) return oom(base->dtype, rank, dims, 0);
   t->buf.data = base->buf.data;
   t->buf.space = base->buf.space;
@@ -217,7 +236,7 @@ void sm_tensor_free(sm_tensor *t) {
       sm_variant **vs = t->buf.data;
       for (int64_t i = 0; i < t->n; i++) sm__variant_unref(vs[i]);
     }
-    sm__free(t->buf.data);
+    if (!t->buf.inl) sm__free(t->buf.data);
   } else if (t->buf.release) {
     t->buf.release(t->buf.release_ctx);
   }

@@ -22,6 +22,7 @@
  * with a breakpoint where alloc.c's inject() counts a failure; SM_ALLOC_SWEEP_VERBOSE=1 lists the
  * k that succeeded through a fallback. */
 #include <dirent.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -627,9 +628,24 @@ static void test_allocator(void) {
   /* a tensor out of memory: TensorFlow's code and wording */
   sm_tensor *t = NULL;
   int64_t d[] = {2, 3};
-  sm__alloc_fail_after(2, 0); /* the header, then the buffer */
+  int64_t dbig[] = {20, 30}; /* 2,400 bytes: the header, then a buffer of its own */
+  sm__alloc_fail_after(2, 0);
+  CHECK_ERR(sm_tensor_new(SM_FLOAT, 2, dbig, &t), "OOM when allocating tensor with shape[20,30] and type float");
+  CHECK(t == NULL);
+  sm__alloc_fail_after(1, 0); /* a small tensor's elements live in its header's block: one allocation */
   CHECK_ERR(sm_tensor_new(SM_FLOAT, 2, d, &t), "OOM when allocating tensor with shape[2,3] and type float");
   CHECK(t == NULL);
+  sm__alloc_fail_after(2, 0);
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 2, d, &t));
+  sm__alloc_fail_after(0, 0);
+  if (t) {
+    const float *z = sm_tensor_data(t);
+    CHECK(z && ((uintptr_t)z % _Alignof(max_align_t)) == 0);
+    CHECK(z && z[0] == 0.0f && z[5] == 0.0f);
+    CHECK(!sm_tensor_is_shared(t));
+  }
+  sm_tensor_free(t);
+  t = NULL;
   sm__alloc_fail_after(1, 0);
   sm_status *st = sm_tensor_new(SM_INT32, 2, d, &t);
   CHECK_EQ_INT(sm_status_code(st), SM_RESOURCE_EXHAUSTED);
