@@ -199,8 +199,15 @@ void TF_SessionRun(TF_Session *sess, const TF_Buffer *run_options, const TF_Outp
       return;
     }
   }
-  for (int i = 0; i < noutputs; i++)
+  for (int i = 0; i < noutputs; i++) {
     if (!check_output(outputs[i], "output", i, s)) return;
+    for (int j = 0; j < ninputs; j++)
+      if (inputs[j].oper == outputs[i].oper && inputs[j].index == outputs[i].index) {
+        sm__tf_set(s, TF_INVALID_ARGUMENT, "%s:%d is both fed and fetched.", outputs[i].oper->node->name,
+                   outputs[i].index);
+        return;
+      }
+  }
   for (int i = 0; i < ntargets; i++)
     if (!target_opers[i]) {
       sm__tf_set(s, TF_INVALID_ARGUMENT, "target_opers[%d] is NULL", i);
