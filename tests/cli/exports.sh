@@ -79,4 +79,26 @@ if [ -n "$missing" ]; then
   fail=1
 fi
 [ $fail -eq 0 ] && echo "ok: $so exports the $n_api names of the public headers, nothing else"
+
+# libsavedmodel_tf.so (beside it): exactly the TF_* functions src/compat/tf_c_api.h declares, none
+# of the libsavedmodel code linked into it (src/compat/exports.map).
+tfso=$(dirname "$so")/libsavedmodel_tf.so
+if [ -f "$tfso" ]; then
+  grep -v '^#' "$src/src/compat/tf_c_api.h" | grep -o 'SM_TF_API [^(]*(' | sed 's/($//; s/.*[ *]//' | LC_ALL=C sort -u >"$tmp/tfapi"
+  nm -D --defined-only "$tfso" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | { grep -v '^__odr_asan[._]' || true; } |
+    LC_ALL=C sort -u >"$tmp/tfso"
+  n_tf=$(wc -l <"$tmp/tfapi")
+  [ "$n_tf" -ge 40 ] || { echo "FAIL: only $n_tf names parsed from src/compat/tf_c_api.h"; exit 1; }
+  if ! diff <(cat "$tmp/tfapi") <(cat "$tmp/tfso") >"$tmp/tfdiff"; then
+    echo "FAIL: $tfso exports other names than the $n_tf TF_* functions of src/compat/tf_c_api.h" \
+      "(> exported, not declared; < declared, not exported):"
+    head -50 "$tmp/tfdiff"
+    fail=1
+  else
+    echo "ok: $tfso exports the $n_tf TF_* functions of src/compat/tf_c_api.h, nothing else"
+  fi
+else
+  echo "FAIL: $tfso does not exist"
+  fail=1
+fi
 exit $fail
