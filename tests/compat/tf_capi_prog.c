@@ -227,7 +227,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s EXPORT_DIR TAGS [COMMAND...]\n", argv[0]);
     return 2;
   }
-  printf("version %s\n", TF_Version()[0] ? "set" : "empty");
+  printf("version %s\nsizes", TF_Version()[0] ? "set" : "empty");
+  for (int dt = 1; dt <= 23; dt++) printf(" %zu", TF_DataTypeSize((TF_DataType)dt));
+  putchar('\n');
   const char *tags[8];
   int ntags = 0;
   char *tagcopy = strdup(argv[2]), *save = NULL;
