@@ -70,6 +70,9 @@ sm_status *sm__tf_from_sm_tensor(sm_tensor *t, TF_Tensor **out);
 /* tf_graph.c: fills an empty graph from a SavedModel (taking sm over, also on failure) and the
  * MetaGraphDef of it that was loaded. */
 sm_status *sm__tf_graph_fill(TF_Graph *g, Tensorflow__SavedModel *sm, const Tensorflow__MetaGraphDef *mg);
+/* TensorFlow's check of an output a call names: an operation, and an index below its output count
+ * (OUT_OF_RANGE "Node 'y' (type: 'Identity', num of outputs: 1) does not have output 3"). 0 = refused. */
+int sm__tf_check_output(TF_Output o, TF_Status *s);
 /* A session was created on / deleted from g: the graph lives until the last of it and TF_DeleteGraph. */
 void sm__tf_graph_attach(TF_Graph *g);
 void sm__tf_graph_detach(TF_Graph *g);

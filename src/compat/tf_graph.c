@@ -276,8 +276,7 @@ static const Tensorflow__TensorShapeProto *stated_shape(TF_Output o) {
   return NULL;
 }
 
-/* TensorFlow's check of an output a graph call names. */
-static int check_output(TF_Output o, TF_Status *s) {
+int sm__tf_check_output(TF_Output o, TF_Status *s) {
   if (!o.oper) {
     sm__tf_set(s, TF_INVALID_ARGUMENT, "TF_Output has no operation");
     return 0;
@@ -292,7 +291,7 @@ static int check_output(TF_Output o, TF_Status *s) {
 
 int TF_GraphGetTensorNumDims(TF_Graph *g, TF_Output o, TF_Status *s) {
   (void)g;
-  if (!check_output(o, s)) return -1;
+  if (!sm__tf_check_output(o, s)) return -1;
   sm__tf_ok(s);
   const Tensorflow__TensorShapeProto *p = stated_shape(o);
   return !p || p->unknown_rank ? -1 : (int)p->n_dim;

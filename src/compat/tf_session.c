@@ -146,20 +146,6 @@ void TF_DeleteSession(TF_Session *sess, TF_Status *s) {
   sm__free(sess);
 }
 
-/* TensorFlow's checks of an output named in a run. */
-static int check_output(TF_Output o, const char *what, int i, TF_Status *s) {
-  if (!o.oper) {
-    sm__tf_set(s, TF_INVALID_ARGUMENT, "%s %d names no operation (TF_Output.oper is NULL)", what, i);
-    return 0;
-  }
-  if (o.index < 0 || o.index >= o.oper->noutputs) {
-    sm__tf_set(s, TF_OUT_OF_RANGE, "Node '%s' (type: '%s', num of outputs: %d) does not have output %d",
-               o.oper->node->name, o.oper->node->op, o.oper->noutputs, o.index);
-    return 0;
-  }
-  return 1;
-}
-
 /* "op:index" for sm_model_session_run. */
 static char *tensor_name(TF_Output o) {
   size_t n = strlen(o.oper->node->name) + 16;
@@ -185,7 +171,7 @@ void TF_SessionRun(TF_Session *sess, const TF_Buffer *run_options, const TF_Outp
     return;
   }
   for (int i = 0; i < ninputs; i++) {
-    if (!check_output(inputs[i], "input", i, s)) return;
+    if (!sm__tf_check_output(inputs[i], s)) return;
     if (!input_values[i]) {
       sm__tf_set(s, TF_INVALID_ARGUMENT, "input_values[%d] is NULL", i);
       return;
@@ -200,7 +186,7 @@ void TF_SessionRun(TF_Session *sess, const TF_Buffer *run_options, const TF_Outp
     }
   }
   for (int i = 0; i < noutputs; i++) {
-    if (!check_output(outputs[i], "output", i, s)) return;
+    if (!sm__tf_check_output(outputs[i], s)) return;
     for (int j = 0; j < ninputs; j++)
       if (inputs[j].oper == outputs[i].oper && inputs[j].index == outputs[i].index) {
         sm__tf_set(s, TF_INVALID_ARGUMENT, "%s:%d is both fed and fetched.", outputs[i].oper->node->name,
