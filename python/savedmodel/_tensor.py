@@ -31,14 +31,22 @@ NUMPY = {DT_FLOAT: np.float32, DT_DOUBLE: np.float64, DT_INT32: np.int32, DT_UIN
          DT_UINT16: np.uint16, DT_COMPLEX128: np.complex128, DT_HALF: np.float16, DT_UINT32: np.uint32,
          DT_UINT64: np.uint64}
 NUMPY = {k: np.dtype(v) for k, v in NUMPY.items()}
-try:  # what TensorFlow itself uses for bfloat16 and float8 arrays
-    import ml_dtypes
-    for _dt, _name in ((DT_BFLOAT16, "bfloat16"), (24, "float8_e5m2"), (25, "float8_e4m3fn"),
-                       (26, "float8_e4m3fnuz"), (27, "float8_e4m3b11fnuz"), (28, "float8_e5m2fnuz")):
-        if hasattr(ml_dtypes, _name):
-            NUMPY[_dt] = np.dtype(getattr(ml_dtypes, _name))
-except ImportError:
-    ml_dtypes = None
+_ML_DTYPES = {DT_BFLOAT16: "bfloat16", 24: "float8_e5m2", 25: "float8_e4m3fn", 26: "float8_e4m3fnuz",
+              27: "float8_e4m3b11fnuz", 28: "float8_e5m2fnuz"}
+
+
+def _numpy_for(dt):
+    """NUMPY[dt], or for bfloat16 / float8 ml_dtypes' type (what TensorFlow itself uses), imported on
+    first need: ml_dtypes takes seconds to import, most models never meet those types."""
+    if dt not in NUMPY and dt in _ML_DTYPES:
+        try:
+            import ml_dtypes
+        except ImportError:
+            return None
+        if hasattr(ml_dtypes, _ML_DTYPES[dt]):
+            NUMPY[dt] = np.dtype(getattr(ml_dtypes, _ML_DTYPES[dt]))
+    return NUMPY.get(dt)
+
 
 FLOATS = {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, 24, 25, 26, 27, 28}
 COMPLEX = {DT_COMPLEX64, DT_COMPLEX128}
@@ -55,7 +63,7 @@ def numpy_dtype(dt):
     """The numpy dtype of TF DataType dt (object for strings), or None when there is none here."""
     if dt == DT_STRING:
         return np.dtype(object)
-    return NUMPY.get(dt)
+    return _numpy_for(dt)
 
 
 def _family(dt):
@@ -74,7 +82,7 @@ def _short(value):
 
 
 def _numeric(value, dt, alias):
-    target = NUMPY.get(dt)
+    target = _numpy_for(dt)
     if target is None:
         hint = " (install ml_dtypes for bfloat16 and float8)" if dt in FLOATS else ""
         raise UnimplementedError(f"input '{alias}': this package cannot feed {dtype_name(dt)} tensors{hint}")
@@ -193,7 +201,7 @@ def to_numpy(t):
                 out[i] = ctypes.string_at(p, length.value) if length.value else b""
             lib.sm_tensor_free(t)
             return out.reshape(shape)
-        npdt = NUMPY.get(dt)
+        npdt = _numpy_for(dt)
         if npdt is None:
             hint = " (install ml_dtypes for bfloat16 and float8)" if dt in FLOATS else ""
             raise UnimplementedError(f"an output is {dtype_name(dt)}, which this package cannot return{hint}")
