@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all configure test check unit asan tsan interop deps venv zoo install clean demo bench fuzz fuzz-smoke
+.PHONY: all configure test check unit asan tsan interop deps venv zoo install clean demo bench fuzz fuzz-smoke python-test
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -61,6 +61,19 @@ FUZZ_SMOKE_SECONDS ?= 20
 fuzz-smoke: all
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) FUZZ_TARGETS=
 
+# The Python package (python/): `pip install ./python` into a fresh venv (numpy, pytest, setuptools
+# and wheel from PyPI, through pip's cache), its library built by setup.py in $(BUILD) (already
+# built by `all`, so nothing is compiled again), then its pytest suite against the zoo's goldens.
+PYVENV ?= $(BUILD)/pyvenv
+python-test: all
+	rm -rf $(PYVENV)
+	python3 -m venv $(PYVENV)
+	$(PYVENV)/bin/python -m pip install -q numpy pytest setuptools wheel
+	env -u SAVEDMODEL_LIBRARY SAVEDMODEL_CMAKE_BUILD_DIR=$(abspath $(BUILD)) CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) \
+	  $(PYVENV)/bin/python -m pip install -q --no-build-isolation ./python
+	cd python/tests && env -u SAVEDMODEL_LIBRARY SAVEDMODEL_CLI=$(abspath $(BUILD))/savedmodel \
+	  $(abspath $(PYVENV))/bin/python -m pytest -q -p no:cacheprovider
+
 # Python venv with TensorFlow, used only by tools/ and the interop suite.
 venv:
 	tools/venv.sh $(BUILD)/venv
@@ -76,10 +89,11 @@ zoo: all venv
 deps:
 	tools/install-deps.sh
 
-# Every test: dependencies, unit + CLI tests, the ASan/UBSan and TSan builds, a short fuzz run,
-# TensorFlow interop.
+# Every test: dependencies, unit + CLI tests, the Python package, the ASan/UBSan and TSan builds,
+# a short fuzz run, TensorFlow interop.
 check: deps
 	$(MAKE) test
+	$(MAKE) python-test
 	$(MAKE) asan
 	$(MAKE) tsan
 	$(MAKE) fuzz-smoke

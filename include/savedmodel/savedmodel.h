@@ -9,6 +9,7 @@
 
 #include "savedmodel/api.h"           /* SM_API: what the shared library exports */
 #include "savedmodel/status.h"        /* sm_status: errors */
+#include "savedmodel/version.h"       /* sm_version() */
 #include "savedmodel/dtype.h"         /* DataType numbers and facts */
 #include "savedmodel/tensor.h"        /* sm_tensor */
 #include "savedmodel/constants.h"     /* tag, signature and file names */

@@ -753,7 +753,7 @@ static int w_grow(sm_bundle_writer *w) {
     w->hash = nh;
     w->hcap = nc;
     for (size_t i = 0; i < w->nents; i++) {
-      size_t slot;
+      size_t slot = 0;
       w_find(w, w->ents[i].key, w->ents[i].klen, &slot);
       w->hash[slot] = i + 1;
     }
@@ -763,7 +763,7 @@ static int w_grow(sm_bundle_writer *w) {
 
 /* A new entry for key (not present yet); NULL when out of memory. */
 static wentry *w_add(sm_bundle_writer *w, const void *key, size_t klen, int dtype, int rank, const int64_t *dims) {
-  size_t slot;
+  size_t slot = 0;
   if (!w_grow(w)) return NULL;
   w_find(w, key, klen, &slot);
   wentry *e = &w->ents[w->nents];
@@ -901,7 +901,7 @@ sm_status *sm_bundle_writer_add(sm_bundle_writer *w, const char *key, const sm_t
   sm_status *s = w_check(w);
   if (s) return s;
   size_t klen = strlen(key);
-  size_t slot;
+  size_t slot = 0;
   if (klen == 0) return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: the empty key is reserved for the header", w->prefix);
   if (sm_tensor_dtype(t) == SM_VARIANT)
     return sm_status_new(SM_INVALID_ARGUMENT, "bundle %s: key %s is a DT_VARIANT tensor, which cannot be saved (variants live only in memory)",

@@ -21,6 +21,7 @@ int main(void) {
   CHECK(sm_npy_write != NULL);                                      /* npy.h */
   CHECK(sm_builder_save != NULL);                                   /* builder.h */
   CHECK(sm_status_code(NULL) == SM_OK);                             /* status.h */
+  CHECK(sm_version()[0] >= '0' && sm_version()[0] <= '9');            /* version.h */
 
   /* every public header is in the umbrella */
   char *text = NULL;
