@@ -26,17 +26,34 @@ void sm__json_arena_free(arena *a);
 enum { J_NULL, J_FALSE, J_TRUE, J_OBJ, J_ARR, J_STR, J_NUM };
 enum { N_INT, N_UINT, N_DBL }; /* N_INT: fits int64; N_UINT: > INT64_MAX; N_DBL: not an integer */
 
+/* One value in 16 bytes. Arrays and objects hold their children inline: an object's n members are
+ * 2n values (key, value); an array whose elements are all numbers is "packed": n 8-byte payloads
+ * followed by n kind bytes (read it with jarr_at). Empty containers and strings allocate nothing. */
 typedef struct jv {
-  uint8_t type, nk;
+  uint8_t type, nk; /* nk: N_* for a number */
+  uint8_t packed;   /* arrays: elements stored packed */
   uint32_t n;       /* array elements, object members, string bytes */
   union {
-    struct jv **items; /* arrays: n values; objects: 2n (key, value) */
+    struct jv *items;
     const char *s;
-  } u;
-  double d;
-  int64_t i;
-  uint64_t ui;
+    unsigned char *raw; /* packed arrays */
+    double d;
+    int64_t i;
+    uint64_t ui;
+  };
 } jv;
+
+/* Element i of array a; a packed element is unpacked into *tmp (the result lives as long as it). */
+static inline const jv *jarr_at(const jv *a, uint32_t i, jv *tmp) {
+  if (!a->packed) return &a->items[i];
+  memset(tmp, 0, sizeof *tmp);
+  tmp->type = J_NUM;
+  tmp->nk = a->raw[(size_t)a->n * 8 + i];
+  memcpy(&tmp->ui, a->raw + (size_t)i * 8, 8);
+  return tmp;
+}
+static inline const jv *jobj_key(const jv *o, uint32_t k) { return &o->items[2 * (size_t)k]; }
+static inline const jv *jobj_val(const jv *o, uint32_t k) { return &o->items[2 * (size_t)k + 1]; }
 
 static inline const char *jtype_name(const jv *v) {
   switch (v->type) {
@@ -53,8 +70,8 @@ static inline const char *jtype_name(const jv *v) {
 static inline const jv *jobj_find(const jv *o, const char *key) {
   size_t kl = strlen(key);
   for (uint32_t i = 0; i < o->n; i++) {
-    const jv *k = o->u.items[2 * i];
-    if (k->n == kl && !memcmp(k->u.s, key, kl)) return o->u.items[2 * i + 1];
+    const jv *k = jobj_key(o, i);
+    if (k->n == kl && !memcmp(k->s, key, kl)) return jobj_val(o, i);
   }
   return NULL;
 }
@@ -68,10 +85,19 @@ static inline double j_double(const jv *v) {
 }
 
 
-/* Reads one JSON document of body[0, len) into the arena, with rapidjson's rules (NaN and
- * Infinity accepted, any nesting depth: the reader keeps its own stack, what follows the top-level
- * value ignored). NULL on a syntax error (*err = rapidjson's message, *err_off its offset) or when
- * the arena ran out (a->oom, *err NULL). */
-jv *sm__json_read(const char *body, size_t len, arena *a, const char **err, size_t *err_off);
+/* Bytes of DOM a body may cost: SM_JSON_DOM_FACTOR x its size + SM_JSON_DOM_FLOOR (src/serve/limits.h). */
+size_t sm__json_dom_limit(size_t body_len);
+
+/* Reads one JSON document of body[0, len) into the arena, with rapidjson's rules as TF Serving
+ * sets them (NaN and Infinity accepted, any nesting depth: the reader keeps its own stack; anything
+ * but whitespace after the value is an error). Two passes: the first checks the syntax and sizes
+ * the DOM, the second builds it in one block, so a body costs at most sm__json_dom_limit(len)
+ * bytes (a packed number 9 bytes, any other value 16) or is refused before the DOM is built.
+ * *need is what the DOM and the reader's stack take, once the first pass has read the body (when
+ * it stopped early at the limit, the bytes it had reached). NULL on a syntax error (*err =
+ * rapidjson's message, *err_off its offset), when that is more than `max_bytes` (*err NULL; the
+ * DOM was never allocated), or when memory ran out (a->oom, *err NULL). */
+jv *sm__json_read(const char *body, size_t len, arena *a, size_t max_bytes, const char **err, size_t *err_off,
+                  size_t *need);
 
 #endif
