@@ -23,6 +23,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,6 +244,22 @@ static void *reaper_main(void *arg) {
   return NULL;
 }
 
+/* libmicrohttpd's messages, at most 20 a minute: one line per connection closed under a flood
+ * would itself be a flood (of the log). */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  static atomic_long window, count;
+  long now = (long)(now_us() / 60000000);
+  if (atomic_exchange(&window, now) != now) atomic_store(&count, 0);
+  long n = atomic_fetch_add(&count, 1);
+  if (n < 20) {
+    fputs("savedmodel serve: http: ", stderr);
+    vfprintf(stderr, fmt, ap);
+  } else if (n == 20) {
+    fputs("savedmodel serve: http: more messages this minute are not shown\n", stderr);
+  }
+}
+
 /* ============================================================ request strictness ==== */
 
 typedef struct header_scan {
@@ -272,9 +289,29 @@ static const char *framing_error(struct MHD_Connection *c) {
   return NULL;
 }
 
+static enum MHD_Result first_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind, (void)value;
+  *(const char **)cls = key;
+  return MHD_NO; /* the first is enough */
+}
+
+/* libmicrohttpd hands the URL over as a C string, so a NUL sent in the request line would cut it
+ * and the cut path would be served. It parses the request line in place: the URL's bytes run up
+ * to the NUL it writes over the space before the HTTP version, and the only NUL it writes in
+ * between is over a '?' (just before the first argument's name). Any other is the client's.
+ * Where the version is not in that buffer (another libmicrohttpd), nothing is concluded. */
+static int url_has_nul(struct MHD_Connection *c, const char *url, const char *version) {
+  if (!version || version <= url || version - url > 65536 || version[-1] != '\0') return 0;
+  const char *end = version - 1, *cut = url + strlen(url);
+  if (cut >= end) return 0;
+  const char *arg = NULL;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, first_arg, &arg);
+  if (arg && arg > url && arg <= end) return cut < arg - 1;
+  return 1;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_size, void **con_cls) {
-  (void)version;
   sm_http *h = cls;
   req *q = *con_cls;
   if (!q) {
@@ -284,7 +321,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     *con_cls = q;
     atomic_fetch_add(&h->inflight, 1);
     conn_mark(h, c, 1);
-    const char *bad = framing_error(c);
+    const char *bad = url_has_nul(c, url, version) ? "Malformed request: the URL has a NUL byte" : framing_error(c);
     if (bad) {
       q->too_large = -1; /* answered: the body is dropped */
       sm__metrics_record("", "", "INVALID_ARGUMENT", 0);
@@ -423,7 +460,8 @@ sm_status *sm__http_start(const sm_http_options *o, sm_rest *rest, sm_manager *m
   flags |= MHD_USE_EPOLL;
 #endif
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-  h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+  h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+                          MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                           MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
                           MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
                           (unsigned)idle, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
