@@ -6,6 +6,7 @@
 #include "serve/json_dom.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,26 @@ void *sm__json_arena_alloc(arena *a, size_t n) {
   return p;
 }
 
+static atomic_size_t dom_reserved;
+static atomic_size_t dom_budget = SM_JSON_DOM_BUDGET;
+
+void sm__json_set_dom_budget(size_t bytes) { atomic_store(&dom_budget, bytes); }
+
+/* Takes n bytes of the budget for a; 0 when others hold too much of it. */
+static int reserve(arena *a, size_t n) {
+  size_t before = atomic_fetch_add(&dom_reserved, n);
+  if (before && before + n > atomic_load(&dom_budget)) {
+    atomic_fetch_sub(&dom_reserved, n);
+    a->busy = 1;
+    return 0;
+  }
+  a->reserved += n;
+  return 1;
+}
+
 void sm__json_arena_free(arena *a) {
+  if (a->reserved) atomic_fetch_sub(&dom_reserved, a->reserved);
+  a->reserved = 0;
   for (chunk *c = a->head, *n; c; c = n) {
     n = c->next;
     free(c);
@@ -503,6 +523,8 @@ jv *sm__json_read(const char *body, size_t len, arena *a, size_t max_bytes, cons
     *need = total + bookkeeping;
   }
   if (ok && *need > max_bytes) {
+    ok = 0;
+  } else if (ok && !reserve(a, total)) {
     ok = 0;
   } else if (ok) {
     unsigned char *block = sm__json_arena_alloc(a, total);

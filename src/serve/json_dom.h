@@ -17,6 +17,8 @@ typedef struct chunk {
 typedef struct arena {
   chunk *head;
   int oom;
+  int busy;        /* sm__json_read: the process-wide DOM budget is taken by other requests */
+  size_t reserved; /* of that budget, released when the arena is freed */
 } arena;
 
 /* n bytes (16-aligned) that live until the arena is freed; NULL (and a->oom set) on failure. */
@@ -85,6 +87,10 @@ static inline double j_double(const jv *v) {
 }
 
 
+/* The process-wide budget for the DOMs of all requests being read at once (default
+ * SM_JSON_DOM_BUDGET). A DOM that would pass it is not built (a->busy), unless no other is held. */
+void sm__json_set_dom_budget(size_t bytes);
+
 /* Bytes of DOM a body may cost: SM_JSON_DOM_FACTOR x its size + SM_JSON_DOM_FLOOR (src/serve/limits.h). */
 size_t sm__json_dom_limit(size_t body_len);
 
@@ -96,7 +102,8 @@ size_t sm__json_dom_limit(size_t body_len);
  * *need is what the DOM and the reader's stack take, once the first pass has read the body (when
  * it stopped early at the limit, the bytes it had reached). NULL on a syntax error (*err =
  * rapidjson's message, *err_off its offset), when that is more than `max_bytes` (*err NULL; the
- * DOM was never allocated), or when memory ran out (a->oom, *err NULL). */
+ * DOM was never allocated), when the budget is taken (a->busy, *err NULL), or when memory ran out
+ * (a->oom, *err NULL). */
 jv *sm__json_read(const char *body, size_t len, arena *a, size_t max_bytes, const char **err, size_t *err_off,
                   size_t *need);
 

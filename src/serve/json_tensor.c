@@ -633,6 +633,11 @@ static sm_status *parse_doc(const char *body, size_t len, arena *ar, const jv **
   const jv *d = sm__json_read(body, len, ar, limit, &err, &err_off, &need);
   if (!d) {
     if (ar->oom) return acc_oom();
+    if (ar->busy)
+      return sm_status_new(SM_RESOURCE_EXHAUSTED,
+                           "Server busy: decoding the request needs %zu bytes, and requests being decoded hold most "
+                           "of the %zu-byte budget; retry",
+                           need, (size_t)SM_JSON_DOM_BUDGET);
     if (!err)
       return inval("JSON Parse error: decoding the request needs at least %zu bytes, over the limit of %zu bytes (%d x "
                    "its %zu-byte body + %zu)",

@@ -13,6 +13,9 @@
  * 500,000-deep test body of 1 MB needs 18 MB). */
 #define SM_JSON_DOM_FACTOR 12
 #define SM_JSON_DOM_FLOOR ((size_t)32 << 20)
+/* The DOMs of all requests being decoded at once, together: a request that would take the total
+ * past this (and is not alone) is answered 429 RESOURCE_EXHAUSTED, to be retried. */
+#define SM_JSON_DOM_BUDGET ((size_t)1 << 30)
 /* After a request whose body was at least this large, freed memory goes back to the system
  * (malloc_trim), so RSS does not stay at the peak of one big request. */
 #define SM_SERVE_TRIM_AFTER_BYTES ((size_t)1 << 20)

@@ -740,6 +740,30 @@ static void test_dom_memory(void) {
   free(body);
 }
 
+/* Requests decoding at once share one DOM budget: past it (and not alone) a request is told to
+ * retry (429 RESOURCE_EXHAUSTED), and what a request held is returned with its arena. */
+static void test_dom_budget(void) {
+  size_t len;
+  char *body = repeated_body("[],", 100000, &len); /* about 1.6 MB of DOM */
+  infos i = one("x", SM_FLOAT);
+  sm_predict_request r;
+  sm__json_set_dom_budget((size_t)2 << 20);
+  arena held = {0};
+  const char *err;
+  size_t off, need;
+  CHECK(sm__json_read(body, len, &held, sm__json_dom_limit(len), &err, &off, &need) != NULL);
+  sm_status *s = sm__json_parse_predict(body, len, get_infos, &i, &r);
+  CHECK(s && sm_status_code(s) == SM_RESOURCE_EXHAUSTED && strstr(sm_status_message(s), "Server busy"));
+  sm_status_free(s);
+  CHECK_OK(predict("{\"instances\":[1.0]}", &i, &r)); /* small ones still fit */
+  sm__predict_request_clear(&r);
+  sm__json_arena_free(&held);
+  CHECK_OK(sm__json_parse_predict(body, len, get_infos, &i, &r)); /* alone: it proceeds */
+  sm__predict_request_clear(&r);
+  sm__json_set_dom_budget(SM_JSON_DOM_BUDGET);
+  free(body);
+}
+
 /* NULs are refused where cutting would serve something else (issue 17). */
 static void test_nul_bytes(void) {
   infos i = one("x", SM_FLOAT);
@@ -770,6 +794,7 @@ int main(void) {
   test_examples();
   test_hostile();
   test_dom_memory();
+  test_dom_budget();
   test_nul_bytes();
   TEST_MAIN_END();
 }
