@@ -338,6 +338,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         sm__metrics_record("", "", "RESOURCE_EXHAUSTED", 0);
         return error_reply(c, 413, msg);
       }
+      /* the body in one buffer of its size, not doubled up to twice it */
+      if (q->declared) sm__jbuf_reserve_exact(&q->body, (size_t)q->declared);
     }
     return MHD_YES;
   }

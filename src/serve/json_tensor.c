@@ -68,6 +68,18 @@ static int jbuf_reserve(sm_jbuf *b, size_t n) {
   return 1;
 }
 
+int sm__jbuf_reserve_exact(sm_jbuf *b, size_t n) {
+  if (b->oom || b->cap >= n + 1) return !b->oom;
+  char *p = realloc(b->p, n + 1);
+  if (!p) {
+    b->oom = 1;
+    return 0;
+  }
+  b->p = p;
+  b->cap = n + 1;
+  return 1;
+}
+
 void sm__jbuf_put(sm_jbuf *b, const char *s, size_t n) {
   if (!jbuf_reserve(b, n)) return;
   memcpy(b->p + b->len, s, n);

@@ -68,6 +68,8 @@ typedef struct sm_jbuf {
 } sm_jbuf;
 void sm__jbuf_free(sm_jbuf *b); /* frees p, leaves *b zeroed */
 void sm__jbuf_put(sm_jbuf *b, const char *s, size_t n);
+/* Room for n bytes (and a NUL) in one allocation of that size, as for a body of known length. */
+int sm__jbuf_reserve_exact(sm_jbuf *b, size_t n);
 void sm__jbuf_puts(sm_jbuf *b, const char *s);
 /* A JSON string literal with rapidjson's escapes (bytes >= 0x80 pass through). */
 void sm__jbuf_str(sm_jbuf *b, const char *s, size_t n);
