@@ -396,6 +396,7 @@ typedef struct acc {
   size_t *lens;
   int64_t nstr, capstr;
   int64_t count;     /* values so far */
+  int64_t max_values; /* what the body can hold at most (a value takes 2 bytes) */
 } acc;
 
 static void acc_free(acc *a) {
@@ -415,6 +416,18 @@ static int acc_grow_bytes(acc *a, size_t n) {
   a->bytes = p;
   a->capbytes = cap;
   return 1;
+}
+
+/* Room for all `n` values of a fixed-size input at once, when their number is known: the buffer
+ * is then the tensor's size, not up to twice it. Best effort (growing still works). */
+static void acc_expect(acc *a, int64_t n) {
+  size_t es = a->dtype == SM_STRING ? 0 : sm_dtype_size(a->dtype);
+  if (!es || n <= 0 || n > a->max_values || (uint64_t)n > SIZE_MAX / es || a->capbytes >= (size_t)n * es) return;
+  char *p = realloc(a->bytes, (size_t)n * es);
+  if (p) {
+    a->bytes = p;
+    a->capbytes = (size_t)n * es;
+  }
 }
 
 static int acc_add_str(acc *a, const char *s, size_t n) {
@@ -577,7 +590,8 @@ static void shape_string(int rank, const int64_t *dims, char *buf, size_t cap) {
 }
 
 /* AddInstanceItem */
-static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *item, const char *name, size_t namelen) {
+static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *item, const char *name, size_t namelen,
+                                    uint32_t items) {
   acc *a = NULL;
   for (int i = 0; i < nacc; i++)
     if (strlen(accs[i].alias) == namelen && !memcmp(accs[i].alias, name, namelen)) a = &accs[i];
@@ -593,6 +607,7 @@ static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *it
   if (!a->seen) {
     a->seen = 1;
     a->size = size;
+    if (items && size <= INT64_MAX / items) acc_expect(a, size * items);
     a->rank = rank;
     memcpy(a->dims, dims, sizeof(int64_t) * (size_t)rank);
   } else if (a->size != size) {
@@ -716,6 +731,7 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
   for (int i = 0; i < nin; i++) {
     accs[i].alias = ins[i].alias;
     accs[i].dtype = ins[i].dtype;
+    accs[i].max_values = (int64_t)(len / 2 + 1);
   }
   qsort(accs, (size_t)nacc, sizeof *accs, cmp_alias);
   const jv *inst = jobj_find(doc, "instances");
@@ -751,7 +767,7 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
         }
         for (uint32_t k = 0; k < elem->n; k++) {
           const jv *key = jobj_key(elem, k);
-          sm_status *t = add_instance_item(accs, nacc, &ar, jobj_val(elem, k), key->s, key->n);
+          sm_status *t = add_instance_item(accs, nacc, &ar, jobj_val(elem, k), key->s, key->n, inst->n);
           if (t) {
             s = inval("Failed to process element: %u key: %.*s of 'instances' list. Error: %s: %s", e, (int)key->n,
                       key->s, code_prefix(t), sm_status_message(t));
@@ -793,7 +809,7 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
           s = inval("Expecting value/list but got object at item %u of input list", e);
           goto done;
         }
-        sm_status *t = add_instance_item(accs, nacc, &ar, elem, accs[0].alias, strlen(accs[0].alias));
+        sm_status *t = add_instance_item(accs, nacc, &ar, elem, accs[0].alias, strlen(accs[0].alias), inst->n);
         if (t) {
           s = inval("Failed to process element: %u of 'instances' list. Error: %s: %s", e, code_prefix(t),
                     sm_status_message(t));
@@ -854,6 +870,9 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
       int rank;
       s = dense_shape(item, &rank, dims);
       if (s) goto done;
+      int64_t nv = 1;
+      for (int d = 0; d < rank && nv >= 0; d++) nv = dims[d] && nv > INT64_MAX / dims[d] ? -1 : nv * dims[d];
+      acc_expect(&accs[i], nv);
       s = fill(&accs[i], &ar, item, 0, rank, dims);
       if (s) goto done;
       out->aliases[out->n] = strdup(accs[i].alias);
