@@ -628,6 +628,21 @@ static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *it
 static int is_element_object(const jv *v) { return v->type == J_OBJ && !is_b64_object(v); }
 
 static sm_status *make_tensor(acc *a, int rank, const int64_t *dims, sm_tensor **out) {
+  if (a->dtype != SM_STRING && a->nbytes >= 4096) { /* big: the tensor takes the values' buffer, no copy */
+    char *p = a->capbytes > a->nbytes ? realloc(a->bytes, a->nbytes) : a->bytes;
+    if (p) {
+      a->bytes = p;
+      a->capbytes = a->nbytes;
+      sm_status *w = sm_tensor_wrap(a->dtype, rank, dims, p, a->nbytes, free, p, out);
+      if (!w) {
+        a->bytes = NULL;
+        a->nbytes = a->capbytes = 0;
+        return NULL;
+      }
+      sm_status_free(w); /* shape and size disagree: the path below says so */
+      *out = NULL;
+    }
+  }
   sm_status *s = sm_tensor_new(a->dtype, rank, dims, out);
   if (s) return s;
   int64_t n = sm_tensor_num_elements(*out);
