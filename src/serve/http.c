@@ -369,6 +369,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   if (!strcmp(url, METRICS_PATH)) {
     sm_jbuf b = {0};
     sm__metrics_render(&b, h->manager);
+    sm_http_counts k = sm__http_counts(h);
+    char text[640];
+    snprintf(text, sizeof text,
+             "# TYPE savedmodel_http_connections_open gauge\n"
+             "savedmodel_http_connections_open %d\n"
+             "# TYPE savedmodel_http_connections_closed_total counter\n"
+             "savedmodel_http_connections_closed_total{reason=\"evicted\"} %llu\n"
+             "savedmodel_http_connections_closed_total{reason=\"refused\"} %llu\n"
+             "savedmodel_http_connections_closed_total{reason=\"timed_out\"} %llu\n",
+             k.open, (unsigned long long)k.evicted, (unsigned long long)k.refused, (unsigned long long)k.timed_out);
+    sm__jbuf_puts(&b, text);
     return reply(c, 200, &b, "text/plain; version=0.0.4");
   }
   if (!sm__rest_path_is_api(url)) {

@@ -12,9 +12,11 @@ CHECK="python3 $SRC/tests/serve/serve_hostile.py"
 mkdir -p "$TMP/base"
 cp -r "$FIX" "$TMP/base/1"
 serve_start --model_name hp --model_base_path "$TMP/base" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
-  --file_system_poll_wait_seconds 0.2 --rest_api_header_timeout_seconds 2 --rest_api_num_threads 4
+  --file_system_poll_wait_seconds 0.2 --rest_api_header_timeout_seconds 2 --rest_api_num_threads 4 \
+  --rest_api_max_connections_per_client 64
 
 $CHECK "$PORT" strict hp || fail "strict HTTP/JSON"
+$CHECK "$PORT" evict hp 64 || fail "eviction order"
 $CHECK "$PORT" flood hp 2000 1100 || fail "connection flood"
 $CHECK "$PORT" reload hp "$TMP/base" "$FIX" 1000 || fail "two-step copy"
 grep -q "servable {name: hp version: 2} is not complete yet" "$TMP/log" || fail "no note of the incomplete version"

@@ -3,6 +3,8 @@
 usage: serve_hostile.py PORT PHASE [ARGS]
   strict MODEL                  trailing JSON, NULs (URL, %00, signature name), ambiguous
                                 Content-Length, a body past the decoding limit: each a 400
+  evict MODEL PER_CLIENT        with this client at its cap, a new connection closes its one
+                                kept-alive idle connection, not the older silent ones
   flood MODEL IDLE SLOW         IDLE silent connections and SLOW slowloris clients (a header
                                 byte a second) open at once: a status request still answers;
                                 the slowloris connections are closed (header deadline)
@@ -122,6 +124,50 @@ def status_ok(model):
     return ok, time.monotonic() - t0
 
 
+def metric(name):
+    with urllib.request.urlopen(BASE + '/monitoring/prometheus/metrics', timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + ' '):
+                return int(line.split()[-1])
+    return -1
+
+
+def evict(model, per_client):
+    """Full for this client: a new connection closes the kept-alive idle one, not older fresh ones."""
+    before = metric('savedmodel_http_connections_closed_total{reason="evicted"}')
+    keep = socket.create_connection(('127.0.0.1', PORT), timeout=10)
+    keep.sendall(b'GET /v1/models/%s HTTP/1.1\r\nHost: t\r\n\r\n' % model.encode())
+    got = b''
+    while b'AVAILABLE' not in got:  # its answer is in: it is now kept alive, idle
+        d = keep.recv(65536)
+        check(d != b'', 'kept-alive connection closed early')
+        if not d:
+            return
+        got += d
+    fresh = [open_conn() for _ in range(per_client - 1)]
+    time.sleep(0.2)  # the server has them all listed
+    ok, _ = status_ok(model)  # one more: room is made by closing `keep`
+    check(ok, 'status request with the client at its cap')
+    keep.settimeout(10)
+    try:
+        closed = keep.recv(1) == b''
+    except OSError:
+        closed = True
+    check(closed, 'the idle kept-alive connection was not the one closed')
+    first = fresh[0]
+    try:
+        still = first.recv(1) != b''
+    except BlockingIOError:
+        still = True
+    except OSError:
+        still = False
+    check(still, 'an older fresh connection was closed before the idle kept-alive one')
+    check(metric('savedmodel_http_connections_closed_total{reason="evicted"}') > before, 'no eviction counted')
+    for c in fresh:
+        c.close()
+    keep.close()
+
+
 def flood(model, nidle, nslow):
     have = raise_fd_limit(nidle + nslow + 256)
     if have < nidle + nslow + 256:
@@ -135,7 +181,7 @@ def flood(model, nidle, nslow):
         except OSError as e:
             check(False, 'connection %d refused outright: %s' % (i, e))
             break
-        if i % 2 and len(slow) < nslow or len(idle) >= nidle:
+        if len(slow) * (nidle + nslow) < (i + 1) * nslow:  # spread evenly: the newest include some
             s.send(b'GET /v1/models/' + model.encode() + b' HTTP/1.1\r\nHost: t\r\n')
             slow.append(s)
         else:
@@ -161,6 +207,7 @@ def flood(model, nidle, nslow):
             still.append(s)
         alive = still
     check(not alive, '%d of %d slowloris connections still open after 30 s of dripping' % (len(alive), len(slow)))
+    check(metric('savedmodel_http_connections_closed_total{reason="timed_out"}') > 0, 'no header deadline counted')
     ok, secs = status_ok(model)
     check(ok, 'status request after the flood')
     for s in idle + slow:
@@ -225,6 +272,8 @@ if __name__ == '__main__':
     phase = sys.argv[2]
     if phase == 'strict':
         strict(sys.argv[3])
+    elif phase == 'evict':
+        evict(sys.argv[3], int(sys.argv[4]))
     elif phase == 'flood':
         flood(sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif phase == 'reload':
