@@ -689,7 +689,7 @@ static void test_dom_memory(void) {
   } cases[] = {{"[],", 5.4}, {"0,", 4.6}, {"[0,0,0],", 6.6}, {"\"\",", 5.4}, {"{\"a\":1},", 6.8}, {"[0],", 9.1}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     size_t len;
-    char *body = repeated_body(cases[k].item, 300000, &len);
+    char *body = repeated_body(cases[k].item, 100000, &len);
     CHECK(body != NULL);
     if (!body) return;
     arena a = {0};
@@ -699,7 +699,7 @@ static void test_dom_memory(void) {
     CHECK(d != NULL);
     CHECK((double)need <= cases[k].max_factor * (double)len);
     CHECK(arena_bytes(&a) <= need + 65536);
-    CHECK(d && jobj_find(d, "instances") && jobj_find(d, "instances")->n == 300000);
+    CHECK(d && jobj_find(d, "instances") && jobj_find(d, "instances")->n == 100000);
     sm__json_arena_free(&a);
     /* one byte under: refused before the DOM is taken */
     size_t need2 = 0;
@@ -708,13 +708,13 @@ static void test_dom_memory(void) {
     sm__json_arena_free(&a);
     free(body);
   }
-  /* through the decoder: 300,000 empty lists decode to a [300000, 0] tensor */
+  /* through the decoder: 100,000 empty lists decode to a [100000, 0] tensor */
   infos i = one("x", SM_FLOAT);
   size_t len;
-  char *body = repeated_body("[],", 300000, &len);
+  char *body = repeated_body("[],", 100000, &len);
   sm_predict_request r;
   CHECK_OK(sm__json_parse_predict(body, len, get_infos, &i, &r));
-  CHECK(r.n == 1 && sm_tensor_rank(r.tensors[0]) == 2 && sm_tensor_dims(r.tensors[0])[0] == 300000);
+  CHECK(r.n == 1 && sm_tensor_rank(r.tensors[0]) == 2 && sm_tensor_dims(r.tensors[0])[0] == 100000);
   sm__predict_request_clear(&r);
   free(body);
   /* packed numbers keep their kinds: a double among ints is refused for int32, as without packing */
