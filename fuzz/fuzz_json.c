@@ -2,14 +2,17 @@
  * decoder (src/serve/json_tensor.c): as a predict body against a signature of five inputs (one of
  * each dtype family: float, int64, string, bool, double), then as a classify/regress body. A
  * predict request that decodes is written back as a response (sm__json_write_tensors, row
- * or columnar, as the request was). tests/unit/test_fuzz_regressions.c includes this
- * file with FUZZ_JSON_ENTRY renamed.
+ * or columnar, as the request was). The DOM reader (json_dom.c) is also driven directly: a body
+ * that reads must read again under a limit of exactly what its first read said it needs, must be
+ * refused one byte under it, and its DOM is walked to the last value (packed arrays unpacked).
+ * tests/unit/test_fuzz_regressions.c includes this file with FUZZ_JSON_ENTRY renamed.
  * fuzz-requires: src/serve/json_tensor.c */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve/json_dom.h"
 #include "serve/json_tensor.h"
 
 #ifndef FUZZ_JSON_ENTRY
@@ -36,7 +39,44 @@ static sm_status *fjs_sig(void *ctx, const char *name, const sm_json_input **inp
   return NULL;
 }
 
+/* Touches every value; returns how many there are. */
+static size_t fjs_walk(const jv *v) {
+  size_t n = 1;
+  if (v->type == J_STR && v->s[v->n]) abort(); /* NUL-terminated */
+  if (v->type == J_ARR)
+    for (uint32_t i = 0; i < v->n; i++) {
+      jv t;
+      n += fjs_walk(jarr_at(v, i, &t));
+    }
+  if (v->type == J_OBJ)
+    for (uint32_t i = 0; i < v->n; i++) {
+      if (jobj_key(v, i)->type != J_STR) abort();
+      n += fjs_walk(jobj_val(v, i));
+    }
+  return n;
+}
+
+static void fjs_dom(const char *body, size_t size) {
+  arena a = {0};
+  const char *err;
+  size_t off, need = 0, need2 = 0;
+  jv *d = sm__json_read(body, size, &a, (size_t)1 << 30, &err, &off, &need);
+  sm__json_arena_free(&a);
+  if (!d) return;
+  /* a body that reads says exactly what it needs: it reads under that limit, not one byte under */
+  if (!need) abort();
+  arena c = {0};
+  d = sm__json_read(body, size, &c, need, &err, &off, &need2);
+  if (!d || need2 != need) abort();
+  (void)fjs_walk(d);
+  sm__json_arena_free(&c);
+  arena e = {0};
+  if (sm__json_read(body, size, &e, need - 1, &err, &off, &need2) || need2 != need || e.head) abort();
+  sm__json_arena_free(&e);
+}
+
 int FUZZ_JSON_ENTRY(const uint8_t *data, size_t size) {
+  fjs_dom((const char *)data, size);
   sm_predict_request r = {0};
   sm_status *s = sm__json_parse_predict((const char *)data, size, fjs_sig, NULL, &r);
   if (!s) {

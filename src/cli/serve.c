@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "serve/batch.h"
 #include "serve/http.h"
+#include "serve/limits.h"
 #include "serve/manager.h"
 #include "serve/rest.h"
 
@@ -58,6 +59,15 @@ int sm__cli_serve(int argc, char **argv) {
       {"rest_api_num_threads", SM_FLAG_STRING, "HTTP worker threads (default 4 per core)", NULL, 0},
       {"rest_api_timeout_in_ms", SM_FLAG_STRING, "Per-request deadline in ms (default 30000; 0: none)", NULL, 0},
       {"rest_api_max_request_bytes", SM_FLAG_STRING, "Largest request body accepted (default 67108864)", NULL, 0},
+      {"rest_api_max_connections", SM_FLAG_STRING,
+       "Open connections in all (default 4096); when full, the longest idle one is closed", NULL, 0},
+      {"rest_api_max_connections_per_client", SM_FLAG_STRING,
+       "Open connections from one client address (default 512); likewise", NULL, 0},
+      {"rest_api_header_timeout_seconds", SM_FLAG_STRING,
+       "A connection must send a whole request header within this (default 10)", NULL, 0},
+      {"rest_api_idle_timeout_seconds", SM_FLAG_STRING, "Close connections idle this long (default 60)", NULL, 0},
+      {"file_system_settle_seconds", SM_FLAG_STRING,
+       "Load a new version only once its files have not changed for this long (default 1; 0: at once)", NULL, 0},
       {"enable_batching", SM_FLAG_BOOL, "Merge concurrent predict requests into one run", NULL, 0},
       {"batching_parameters_file", SM_FLAG_STRING, "BatchingParameters text file for --enable_batching", NULL, 0},
       {"tensorflow_intra_op_parallelism", SM_FLAG_STRING, "Threads per model for large kernels (0: one per core)",
@@ -80,8 +90,10 @@ int sm__cli_serve(int argc, char **argv) {
   if (!base && !cfg) return sm__cli_error(2, "serve: --model_base_path or --model_config_file is required");
   if (base && cfg)
     return sm__cli_error(2, "serve: --model_base_path and --model_config_file cannot both be given");
-  long port = 8501, threads = 0, timeout = 30000, maxbody = 64L << 20, intra = 0;
-  double fs_poll = 1, cfg_poll = 0;
+  long port = 8501, threads = 0, timeout = 30000, maxbody = (long)SM_SERVE_MAX_BODY_BYTES, intra = 0;
+  long maxconn = SM_SERVE_MAX_CONNECTIONS, maxper = SM_SERVE_MAX_CONNECTIONS_PER_CLIENT;
+  long idle = SM_SERVE_IDLE_TIMEOUT_SECONDS;
+  double fs_poll = 1, cfg_poll = 0, settle = SM_SERVE_SETTLE_SECONDS, header_to = SM_SERVE_HEADER_TIMEOUT_SECONDS;
   if (FV("rest_api_port") && parse_long("rest_api_port", FV("rest_api_port"), 0, 65535, &port)) return 2;
   if (FV("rest_api_num_threads") && parse_long("rest_api_num_threads", FV("rest_api_num_threads"), 0, 4096, &threads))
     return 2;
@@ -90,6 +102,23 @@ int sm__cli_serve(int argc, char **argv) {
     return 2;
   if (FV("rest_api_max_request_bytes") &&
       parse_long("rest_api_max_request_bytes", FV("rest_api_max_request_bytes"), 1, 1L << 40, &maxbody))
+    return 2;
+  if (FV("rest_api_max_connections") &&
+      parse_long("rest_api_max_connections", FV("rest_api_max_connections"), 1, 1000000, &maxconn))
+    return 2;
+  if (FV("rest_api_max_connections_per_client") &&
+      parse_long("rest_api_max_connections_per_client", FV("rest_api_max_connections_per_client"), 1, 1000000,
+                 &maxper))
+    return 2;
+  if (FV("rest_api_idle_timeout_seconds") &&
+      parse_long("rest_api_idle_timeout_seconds", FV("rest_api_idle_timeout_seconds"), 1, 86400, &idle))
+    return 2;
+  if (FV("rest_api_header_timeout_seconds") &&
+      parse_double("rest_api_header_timeout_seconds", FV("rest_api_header_timeout_seconds"), &header_to))
+    return 2;
+  if (header_to <= 0) return sm__cli_error(2, "serve: --rest_api_header_timeout_seconds must be > 0");
+  if (FV("file_system_settle_seconds") &&
+      parse_double("file_system_settle_seconds", FV("file_system_settle_seconds"), &settle))
     return 2;
   if (FV("tensorflow_intra_op_parallelism") &&
       parse_long("tensorflow_intra_op_parallelism", FV("tensorflow_intra_op_parallelism"), 0, 1024, &intra))
@@ -127,7 +156,8 @@ int sm__cli_serve(int argc, char **argv) {
   int64_t *allowed = NULL;
   sm_manager_options mo = {.poll_wait_seconds = fs_poll, .num_threads = (int)intra, .tags = tags, .ntags = ntags,
                           .allow_version_labels_for_unavailable_models =
-                              sm__cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on};
+                              sm__cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on,
+                          .settle_seconds = settle};
   sm_status *s = sm__manager_new(&mo, &m);
   if (!s && cfg) {
     s = sm__model_config_list_read(cfg, &cl);
@@ -157,7 +187,9 @@ int sm__cli_serve(int argc, char **argv) {
   }
   if (!s) {
     sm_http_options ho = {.bind_addr = FV("rest_api_bind"), .port = (int)port, .num_threads = (int)threads,
-                          .max_body_bytes = (size_t)maxbody};
+                          .max_body_bytes = (size_t)maxbody, .idle_timeout_seconds = (int)idle,
+                          .max_connections = (int)maxconn, .max_connections_per_client = (int)maxper,
+                          .header_timeout_seconds = header_to};
     s = sm__http_start(&ho, rest, m, &http);
   }
   if (s) {

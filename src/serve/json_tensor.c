@@ -5,6 +5,7 @@
 #include "serve/json_tensor.h"
 
 #include "serve/json_dom.h"
+#include "serve/limits.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -64,6 +65,18 @@ static int jbuf_reserve(sm_jbuf *b, size_t n) {
   }
   b->p = p;
   b->cap = cap;
+  return 1;
+}
+
+int sm__jbuf_reserve_exact(sm_jbuf *b, size_t n) {
+  if (b->oom || b->cap >= n + 1) return !b->oom;
+  char *p = realloc(b->p, n + 1);
+  if (!p) {
+    b->oom = 1;
+    return 0;
+  }
+  b->p = p;
+  b->cap = n + 1;
   return 1;
 }
 
@@ -312,7 +325,7 @@ static int debug_value(pw *w, const jv *v) {
     case J_TRUE: pw_raw(w, "true", 4); return 1;
     case J_FALSE: pw_raw(w, "false", 5); return 1;
     case J_STR: /* cut, unlike rapidjson: error messages stay small */
-      pw_str(w, v->u.s, v->n < DEBUG_MAX ? v->n : DEBUG_MAX);
+      pw_str(w, v->s, v->n < DEBUG_MAX ? v->n : DEBUG_MAX);
       return 1;
     case J_NUM:
       if (v->nk == N_INT) snprintf(buf, sizeof buf, "%" PRId64, v->i);
@@ -323,8 +336,10 @@ static int debug_value(pw *w, const jv *v) {
       return 1;
     case J_ARR:
       pw_open(w, 1);
-      for (uint32_t i = 0; i < v->n; i++)
-        if (!debug_value(w, v->u.items[i])) return 0;
+      for (uint32_t i = 0; i < v->n; i++) {
+        jv t;
+        if (!debug_value(w, jarr_at(v, i, &t))) return 0;
+      }
       if (w->b->len >= DEBUG_MAX) return 0;
       pw_close(w);
       return 1;
@@ -332,8 +347,8 @@ static int debug_value(pw *w, const jv *v) {
       pw_open(w, 0);
       for (uint32_t i = 0; i < v->n; i++) {
         if (w->b->len >= DEBUG_MAX) return 0;
-        pw_str(w, v->u.items[2 * i]->u.s, v->u.items[2 * i]->n < DEBUG_MAX ? v->u.items[2 * i]->n : DEBUG_MAX);
-        if (!debug_value(w, v->u.items[2 * i + 1])) return 0;
+        pw_str(w, jobj_key(v, i)->s, jobj_key(v, i)->n < DEBUG_MAX ? jobj_key(v, i)->n : DEBUG_MAX);
+        if (!debug_value(w, jobj_val(v, i))) return 0;
       }
       if (w->b->len >= DEBUG_MAX) return 0;
       pw_close(w);
@@ -381,6 +396,7 @@ typedef struct acc {
   size_t *lens;
   int64_t nstr, capstr;
   int64_t count;     /* values so far */
+  int64_t max_values; /* what the body can hold at most (a value takes 2 bytes) */
 } acc;
 
 static void acc_free(acc *a) {
@@ -402,6 +418,18 @@ static int acc_grow_bytes(acc *a, size_t n) {
   return 1;
 }
 
+/* Room for all `n` values of a fixed-size input at once, when their number is known: the buffer
+ * is then the tensor's size, not up to twice it. Best effort (growing still works). */
+static void acc_expect(acc *a, int64_t n) {
+  size_t es = a->dtype == SM_STRING ? 0 : sm_dtype_size(a->dtype);
+  if (!es || n <= 0 || n > a->max_values || (uint64_t)n > SIZE_MAX / es || a->capbytes >= (size_t)n * es) return;
+  char *p = realloc(a->bytes, (size_t)n * es);
+  if (p) {
+    a->bytes = p;
+    a->capbytes = (size_t)n * es;
+  }
+}
+
 static int acc_add_str(acc *a, const char *s, size_t n) {
   if (a->nstr == a->capstr) {
     int64_t cap = a->capstr ? a->capstr * 2 : 64;
@@ -420,8 +448,8 @@ static int acc_add_str(acc *a, const char *s, size_t n) {
 }
 
 static int is_b64_object(const jv *v) {
-  return v->type == J_OBJ && v->n == 1 && v->u.items[0]->n == 3 && !memcmp(v->u.items[0]->u.s, "b64", 3) &&
-         v->u.items[1]->type == J_STR;
+  return v->type == J_OBJ && v->n == 1 && jobj_key(v, 0)->n == 3 && !memcmp(jobj_key(v, 0)->s, "b64", 3) &&
+         jobj_val(v, 0)->type == J_STR;
 }
 
 static sm_status *decode_b64(const jv *v, arena *ar, const char **out, size_t *outlen) {
@@ -431,10 +459,10 @@ static sm_status *decode_b64(const jv *v, arena *ar, const char **out, size_t *o
     free(d);
     return s;
   }
-  const jv *sv = v->u.items[1];
+  const jv *sv = jobj_val(v, 0);
   unsigned char *buf = sm__json_arena_alloc(ar, (size_t)sv->n / 4 * 3 + 4);
   if (!buf) return acc_oom();
-  if (!base64_decode(sv->u.s, sv->n, buf, outlen)) return inval("Unable to base64 decode");
+  if (!base64_decode(sv->s, sv->n, buf, outlen)) return inval("Unable to base64 decode");
   *out = (const char *)buf;
   return NULL;
 }
@@ -474,7 +502,7 @@ static sm_status *add_value(acc *a, const jv *v) {
       break;
     case SM_STRING:
       if (v->type != J_STR) return type_error(v, a->dtype);
-      if (!acc_add_str(a, v->u.s, v->n)) return acc_oom();
+      if (!acc_add_str(a, v->s, v->n)) return acc_oom();
       a->count++;
       return NULL;
     case SM_INT64:
@@ -510,12 +538,13 @@ static sm_status *add_value(acc *a, const jv *v) {
 
 /* GetDenseTensorShape, bounded. */
 static sm_status *dense_shape(const jv *v, int *rank, int64_t *dims) {
+  jv t;
   *rank = 0;
   while (v->type == J_ARR) {
     if (*rank >= SM_MAX_RANK) return inval("JSON list nested deeper than %d levels", SM_MAX_RANK);
     dims[(*rank)++] = v->n;
     if (!v->n) break;
-    v = v->u.items[0];
+    v = jarr_at(v, 0, &t);
   }
   return NULL;
 }
@@ -547,7 +576,8 @@ static sm_status *fill(acc *a, arena *ar, const jv *v, int level, int rank, cons
     return inval("Encountered list at unexpected size: %u at level: %d expected size: %" PRId64, v->n, level,
                  dims[level]);
   for (uint32_t i = 0; i < v->n; i++) {
-    sm_status *s = fill(a, ar, v->u.items[i], level + 1, rank, dims);
+    jv t;
+    sm_status *s = fill(a, ar, jarr_at(v, i, &t), level + 1, rank, dims);
     if (s) return s;
   }
   return NULL;
@@ -560,7 +590,8 @@ static void shape_string(int rank, const int64_t *dims, char *buf, size_t cap) {
 }
 
 /* AddInstanceItem */
-static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *item, const char *name, size_t namelen) {
+static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *item, const char *name, size_t namelen,
+                                    uint32_t items) {
   acc *a = NULL;
   for (int i = 0; i < nacc; i++)
     if (strlen(accs[i].alias) == namelen && !memcmp(accs[i].alias, name, namelen)) a = &accs[i];
@@ -576,6 +607,7 @@ static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *it
   if (!a->seen) {
     a->seen = 1;
     a->size = size;
+    if (items && size <= INT64_MAX / items) acc_expect(a, size * items);
     a->rank = rank;
     memcpy(a->dims, dims, sizeof(int64_t) * (size_t)rank);
   } else if (a->size != size) {
@@ -596,6 +628,21 @@ static sm_status *add_instance_item(acc *accs, int nacc, arena *ar, const jv *it
 static int is_element_object(const jv *v) { return v->type == J_OBJ && !is_b64_object(v); }
 
 static sm_status *make_tensor(acc *a, int rank, const int64_t *dims, sm_tensor **out) {
+  if (a->dtype != SM_STRING && a->nbytes >= 4096) { /* big: the tensor takes the values' buffer, no copy */
+    char *p = a->capbytes > a->nbytes ? realloc(a->bytes, a->nbytes) : a->bytes;
+    if (p) {
+      a->bytes = p;
+      a->capbytes = a->nbytes;
+      sm_status *w = sm_tensor_wrap(a->dtype, rank, dims, p, a->nbytes, free, p, out);
+      if (!w) {
+        a->bytes = NULL;
+        a->nbytes = a->capbytes = 0;
+        return NULL;
+      }
+      sm_status_free(w); /* shape and size disagree: the path below says so */
+      *out = NULL;
+    }
+  }
   sm_status *s = sm_tensor_new(a->dtype, rank, dims, out);
   if (s) return s;
   int64_t n = sm_tensor_num_elements(*out);
@@ -624,9 +671,19 @@ static sm_status *parse_doc(const char *body, size_t len, arena *ar, const jv **
   if (!len) return inval("JSON Parse error: The document is empty");
   const char *err;
   size_t err_off;
-  const jv *d = sm__json_read(body, len, ar, &err, &err_off);
+  size_t need, limit = sm__json_dom_limit(len);
+  const jv *d = sm__json_read(body, len, ar, limit, &err, &err_off, &need);
   if (!d) {
     if (ar->oom) return acc_oom();
+    if (ar->busy)
+      return sm_status_new(SM_RESOURCE_EXHAUSTED,
+                           "Server busy: decoding the request needs %zu bytes, and requests being decoded hold most "
+                           "of the %zu-byte budget; retry",
+                           need, (size_t)SM_JSON_DOM_BUDGET);
+    if (!err)
+      return inval("JSON Parse error: decoding the request needs at least %zu bytes, over the limit of %zu bytes (%d x "
+                   "its %zu-byte body + %zu)",
+                   need, limit, SM_JSON_DOM_FACTOR, len, SM_JSON_DOM_FLOOR);
     return inval("JSON Parse error: %s at offset: %zu", err ? err : "Invalid value.", err_off);
   }
   if (d->type != J_OBJ) return format_error(d, "Is not object");
@@ -638,7 +695,10 @@ static sm_status *fill_signature(const jv *doc, char **out) {
   const jv *v = jobj_find(doc, "signature_name");
   if (v && v->type != J_STR)
     return format_error(doc, "not formatted correctly. 'signature_name' key must be a string value.");
-  *out = strndup(v ? v->u.s : "", v ? v->n : 0);
+  /* TF Serving would look the whole name up and find nothing; cut at the NUL it would name another */
+  const char *nul = v ? memchr(v->s, 0, v->n) : NULL;
+  if (nul) return inval("'signature_name' has a NUL byte at offset %zu: no signature has such a name", (size_t)(nul - v->s));
+  *out = strndup(v ? v->s : "", v ? v->n : 0);
   return *out ? NULL : acc_oom();
 }
 
@@ -686,6 +746,7 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
   for (int i = 0; i < nin; i++) {
     accs[i].alias = ins[i].alias;
     accs[i].dtype = ins[i].dtype;
+    accs[i].max_values = (int64_t)(len / 2 + 1);
   }
   qsort(accs, (size_t)nacc, sizeof *accs, cmp_alias);
   const jv *inst = jobj_find(doc, "instances");
@@ -705,25 +766,26 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
       goto done;
     }
     out->format = SM_JSON_ROW;
-    if (inst->u.items[0]->type != J_OBJ && nacc > 1) {
+    jv t0, te;
+    if (jarr_at(inst, 0, &t0)->type != J_OBJ && nacc > 1) {
       s = inval("instances is a plain list, but expecting list of objects as multiple input tensors required as "
                 "per tensorinfo_map");
       goto done;
     }
-    int objects = is_element_object(inst->u.items[0]);
+    int objects = is_element_object(jarr_at(inst, 0, &t0));
     for (uint32_t e = 0; e < inst->n; e++) {
-      const jv *elem = inst->u.items[e];
+      const jv *elem = jarr_at(inst, e, &te);
       if (objects) {
         if (!is_element_object(elem)) {
           s = inval("Expecting object but got list at item %u of input list", e);
           goto done;
         }
         for (uint32_t k = 0; k < elem->n; k++) {
-          const jv *key = elem->u.items[2 * k];
-          sm_status *t = add_instance_item(accs, nacc, &ar, elem->u.items[2 * k + 1], key->u.s, key->n);
+          const jv *key = jobj_key(elem, k);
+          sm_status *t = add_instance_item(accs, nacc, &ar, jobj_val(elem, k), key->s, key->n, inst->n);
           if (t) {
             s = inval("Failed to process element: %u key: %.*s of 'instances' list. Error: %s: %s", e, (int)key->n,
-                      key->u.s, code_prefix(t), sm_status_message(t));
+                      key->s, code_prefix(t), sm_status_message(t));
             sm_status_free(t);
             goto done;
           }
@@ -734,14 +796,14 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
           size_t al = strlen(accs[i].alias);
           int found = 0;
           for (uint32_t k = 0; k < elem->n && !found; k++)
-            found = elem->u.items[2 * k]->n == al && !memcmp(elem->u.items[2 * k]->u.s, accs[i].alias, al);
+            found = jobj_key(elem, k)->n == al && !memcmp(jobj_key(elem, k)->s, accs[i].alias, al);
           same = found;
         }
         for (uint32_t k = 0; same && k < elem->n; k++) {
           int found = 0;
           for (int i = 0; i < nacc && !found; i++)
-            found = strlen(accs[i].alias) == elem->u.items[2 * k]->n &&
-                    !memcmp(elem->u.items[2 * k]->u.s, accs[i].alias, elem->u.items[2 * k]->n);
+            found = strlen(accs[i].alias) == jobj_key(elem, k)->n &&
+                    !memcmp(jobj_key(elem, k)->s, accs[i].alias, jobj_key(elem, k)->n);
           same = found;
         }
         if (!same) {
@@ -762,7 +824,7 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
           s = inval("Expecting value/list but got object at item %u of input list", e);
           goto done;
         }
-        sm_status *t = add_instance_item(accs, nacc, &ar, elem, accs[0].alias, strlen(accs[0].alias));
+        sm_status *t = add_instance_item(accs, nacc, &ar, elem, accs[0].alias, strlen(accs[0].alias), inst->n);
         if (t) {
           s = inval("Failed to process element: %u of 'instances' list. Error: %s: %s", e, code_prefix(t),
                     sm_status_message(t));
@@ -823,6 +885,9 @@ sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_f
       int rank;
       s = dense_shape(item, &rank, dims);
       if (s) goto done;
+      int64_t nv = 1;
+      for (int d = 0; d < rank && nv >= 0; d++) nv = dims[d] && nv > INT64_MAX / dims[d] ? -1 : nv * dims[d];
+      acc_expect(&accs[i], nv);
       s = fill(&accs[i], &ar, item, 0, rank, dims);
       if (s) goto done;
       out->aliases[out->n] = strdup(accs[i].alias);
@@ -930,7 +995,7 @@ static sm_status *add_feature_value(feat *f, const jv *v, arena *ar) {
     }
     case J_STR:
       if ((s = feat_set_kind(f, K_BYTES))) return s;
-      f->b[f->n] = v->u.s;
+      f->b[f->n] = v->s;
       f->bl[f->n++] = v->n;
       return NULL;
     default:
@@ -952,19 +1017,22 @@ static sm_status *add_feature_value(feat *f, const jv *v, arena *ar) {
 static sm_status *add_json_features(sm_example *e, const jv *obj, arena *ar) {
   if (obj->type != J_OBJ) return inval("Example must be JSON object but got JSON %s", jtype_name(obj));
   for (uint32_t k = 0; k < obj->n; k++) {
-    const jv *key = obj->u.items[2 * k], *content = obj->u.items[2 * k + 1];
-    feat f = {.name = key->u.s, .namelen = key->n};
+    const jv *key = jobj_key(obj, k), *content = jobj_val(obj, k);
+    feat f = {.name = key->s, .namelen = key->n};
     sm_status *s = NULL;
     if (content->type == J_ARR) {
-      for (uint32_t i = 0; i < content->n && !s; i++) s = add_feature_value(&f, content->u.items[i], ar);
+      for (uint32_t i = 0; i < content->n && !s; i++) {
+        jv t;
+        s = add_feature_value(&f, jarr_at(content, i, &t), ar);
+      }
     } else {
       s = add_feature_value(&f, content, ar);
     }
-    if (!s && memchr(key->u.s, 0, key->n)) s = inval("Feature name with a NUL byte");
+    if (!s && memchr(key->s, 0, key->n)) s = inval("Feature name with a NUL byte");
     if (!s) {
-      if (f.kind == K_FLOAT) s = sm_example_add_floats(e, key->u.s, f.f, f.n);
-      else if (f.kind == K_INT64) s = sm_example_add_int64s(e, key->u.s, f.i, f.n);
-      else if (f.kind == K_BYTES) s = sm_example_add_bytes(e, key->u.s, f.b, f.bl, f.n);
+      if (f.kind == K_FLOAT) s = sm_example_add_floats(e, key->s, f.f, f.n);
+      else if (f.kind == K_INT64) s = sm_example_add_int64s(e, key->s, f.i, f.n);
+      else if (f.kind == K_BYTES) s = sm_example_add_bytes(e, key->s, f.b, f.bl, f.n);
       /* a feature with no values has no kind: nothing a parser could read, so it is left out */
     }
     feat_free(&f);
@@ -1022,7 +1090,8 @@ sm_status *sm__json_parse_examples(const char *body, size_t len, sm_examples_req
   for (uint32_t i = 0; i < ex->n; i++) {
     s = sm_example_new(&e);
     if (!s && ctx) s = add_json_features(e, ctx, &ar);
-    if (!s) s = add_json_features(e, ex->u.items[i], &ar);
+    jv t;
+    if (!s) s = add_json_features(e, jarr_at(ex, i, &t), &ar);
     if (!s) s = sm_example_serialize(e, &out->examples[i], &out->lens[i]);
     sm_example_free(e);
     e = NULL;

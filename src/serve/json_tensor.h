@@ -4,8 +4,9 @@
  * batch dimension is added) or columnar format ({"inputs": ...}), DT_STRING values as JSON strings
  * or {"b64": "..."}; classify/regress bodies ({"examples": [...], "context": {...}}) become
  * serialized tf.Examples. Parsing accepts what TF Serving's rapidjson setup accepts: NaN, Infinity
- * and -Infinity as numbers, any nesting depth (the parser keeps its own stack), and ignores what
- * follows the top-level value. Error messages are TF Serving's.
+ * and -Infinity as numbers, any nesting depth (the parser keeps its own stack), and refuses
+ * anything but whitespace after the top-level value. Error messages are TF Serving's. Decoding
+ * memory is bounded by the body's size (sm__json_dom_limit).
  *
  * Responses: {"predictions": ...} / {"outputs": ...} / {"results": ...} / {"error": ...} written
  * with TF Serving's layout and number formatting (floats in the fewest of 6 or 9 digits that read
@@ -67,6 +68,8 @@ typedef struct sm_jbuf {
 } sm_jbuf;
 void sm__jbuf_free(sm_jbuf *b); /* frees p, leaves *b zeroed */
 void sm__jbuf_put(sm_jbuf *b, const char *s, size_t n);
+/* Room for n bytes (and a NUL) in one allocation of that size, as for a body of known length. */
+int sm__jbuf_reserve_exact(sm_jbuf *b, size_t n);
 void sm__jbuf_puts(sm_jbuf *b, const char *s);
 /* A JSON string literal with rapidjson's escapes (bytes >= 0x80 pass through). */
 void sm__jbuf_str(sm_jbuf *b, const char *s, size_t n);

@@ -24,10 +24,9 @@
 #include <time.h>
 
 #include "base/file.h"
-
-/* TF Serving's default --max_num_load_retries: a version that fails to load is tried again on
- * this many later poll passes (a version directory still being copied in fails at first). */
-#define SM_MGR_LOAD_RETRIES 5
+#include "savedmodel/bundle.h"
+#include "savedmodel/format.h"
+#include "serve/limits.h"
 
 enum { ST_START, ST_LOADING, ST_AVAILABLE, ST_UNLOADING, ST_END };
 static const char *const state_names[] = {"START", "LOADING", "AVAILABLE", "UNLOADING", "END"};
@@ -47,7 +46,12 @@ struct sm_servable {
   sm_model *model;    /* non-NULL while AVAILABLE or UNLOADING */
   int refs;           /* requests holding it */
   int aspired;        /* wanted by the policy at the last pass */
-  int failures;       /* failed loads while aspired */
+  int failures;       /* failed loads while aspired (and its files unchanged) */
+  /* the version directory as the passes see it (only passes touch these, under pass_mu) */
+  uint64_t fp;        /* fingerprint: names, sizes, mtimes */
+  int64_t fp_since_us; /* when it was first seen with this fingerprint */
+  uint64_t fail_fp;   /* the fingerprint of its last failed load */
+  uint64_t said_fp;   /* the fingerprint it was last said to be incomplete at */
   struct sm_servable *next;
 };
 
@@ -81,6 +85,7 @@ struct sm_manager {
   int allow_unavailable_labels;
   sm_manager_counts counts;
   double poll_wait;
+  double settle;
   int stop;
   pthread_t poll_thread;
   int has_poll_thread;
@@ -168,6 +173,7 @@ sm_status *sm__manager_new(const sm_manager_options *opts, sm_manager **out) {
   m->num_threads = opts->num_threads;
   m->allow_unavailable_labels = opts->allow_version_labels_for_unavailable_models;
   m->poll_wait = opts->poll_wait_seconds;
+  m->settle = opts->settle_seconds;
   static const char *const serve_tag[] = {"serve"};
   const char *const *tags = opts->tags ? opts->tags : serve_tag;
   int ntags = opts->tags ? opts->ntags : 1;
@@ -400,8 +406,133 @@ static void unload_unaspired(sm_manager *m, mmodel *mm, free_list *fl) {
   }
 }
 
-/* One pass over every model; pass_mu held by the caller. */
-static void poll_pass_locked(sm_manager *m) {
+/* ---- is a version directory ready? ------------------------------------------------------ */
+
+static int64_t clock_us(clockid_t id) {
+  struct timespec t;
+  clock_gettime(id, &t);
+  return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+typedef struct dirprint {
+  uint64_t sum;      /* of each entry's hash: the order readdir gives does not matter */
+  int64_t newest_us; /* newest mtime (wall clock) */
+  int entries;
+} dirprint;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211u;
+  return h;
+}
+
+/* Every entry under dir (8 levels, 100,000 entries at most): relative name, type, size, mtime. */
+static void print_dir(const char *dir, const char *rel, int depth, dirprint *p) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    p->sum += fnv(14695981039346656037u, rel, strlen(rel)) ^ 1;
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) && p->entries < 100000) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char *path = sm__path_join(dir, e->d_name), *name = sm__path_join(rel, e->d_name);
+    struct stat st;
+    if (path && name && stat(path, &st) == 0) {
+      int64_t v[4] = {(int64_t)(st.st_mode & S_IFMT), (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
+                      (int64_t)st.st_mtim.tv_nsec};
+      p->sum += fnv(fnv(14695981039346656037u, name, strlen(name)), v, sizeof v);
+      int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
+      if (mt > p->newest_us) p->newest_us = mt;
+      p->entries++;
+      if (S_ISDIR(st.st_mode) && depth < 8) print_dir(path, name, depth + 1, p);
+    } else if (name) {
+      p->sum += fnv(14695981039346656037u, name, strlen(name)) ^ 2; /* vanished while listed */
+    }
+    free(path);
+    free(name);
+  }
+  closedir(d);
+}
+
+/* Has x's directory stopped changing? Stable for settle seconds across passes, or every file
+ * older than that. Updates x's fingerprint. */
+static int settled(const sm_manager *m, mversion *x, const char *dir) {
+  dirprint p = {0};
+  print_dir(dir, ".", 0, &p);
+  int64_t now = clock_us(CLOCK_MONOTONIC);
+  if (p.sum != x->fp || !x->fp_since_us) {
+    x->fp = p.sum;
+    x->fp_since_us = now;
+  }
+  if (m->settle <= 0) return 1;
+  int64_t settle_us = (int64_t)(m->settle * 1e6);
+  return now - x->fp_since_us >= settle_us || clock_us(CLOCK_REALTIME) - p.newest_us >= settle_us;
+}
+
+/* NULL when dir holds a whole SavedModel, else what is missing (the caller frees it): a graph
+ * that restores variables (a saver_def), or a variables/ directory, needs a bundle that opens
+ * (the index and every data shard it names). A saved_model.pb that does not parse is the load's
+ * to report. */
+static char *incomplete(const char *dir) {
+  Tensorflow__SavedModel *smp = NULL;
+  sm_status *s = sm_saved_model_read(dir, &smp);
+  if (s) {
+    sm_status_free(s);
+    return NULL;
+  }
+  int needs = 0;
+  for (size_t i = 0; i < smp->n_meta_graphs; i++) {
+    const Tensorflow__SaverDef *sd = smp->meta_graphs[i]->saver_def;
+    needs |= sd && sd->restore_op_name && *sd->restore_op_name;
+  }
+  sm_saved_model_free(smp);
+  char *vdir = sm__path_join(dir, "variables");
+  char *prefix = vdir ? sm__path_join(vdir, "variables") : NULL;
+  struct stat st;
+  needs |= vdir && stat(vdir, &st) == 0;
+  char *why = NULL;
+  if (!prefix) {
+    why = strdup("out of memory");
+  } else if (needs) {
+    sm_bundle *b = NULL;
+    s = sm_bundle_open(prefix, &b);
+    sm_bundle_close(b);
+    if (s) {
+      why = xstrdup(sm_status_message(s));
+      if (!why) why = strdup("out of memory");
+      sm_status_free(s);
+    }
+  }
+  free(vdir);
+  free(prefix);
+  return why;
+}
+
+/* May candidate x (START, or END after an unload or a failed load) be loaded from dir now?
+ * *unsettled counts those still changing. */
+static int ready_to_load(sm_manager *m, mversion *x, const char *dir, int *unsettled) {
+  if (!settled(m, x, dir)) {
+    ++*unsettled;
+    return 0;
+  }
+  if (x->state == ST_END) {
+    if (x->failures && x->fp != x->fail_fp) x->failures = 0; /* its files changed: start afresh */
+    if (x->failures >= SM_SERVE_LOAD_RETRIES) return 0;
+  }
+  char *why = incomplete(dir);
+  if (!why) return 1;
+  if (x->said_fp != x->fp) {
+    fprintf(stderr, "savedmodel serve: servable {name: %s version: %lld} is not complete yet, not loading it: %s\n",
+            x->owner->name, (long long)x->version, why);
+    x->said_fp = x->fp;
+  }
+  free(why);
+  return 0;
+}
+
+/* One pass over every model; pass_mu held by the caller. Returns how many wanted versions were
+ * left for a later pass because their files were still changing. */
+static int poll_pass_locked(sm_manager *m) {
   int nmodels = 0;
   for (mmodel *mm = m->models; mm; mm = mm->next) nmodels++;
   size_t cap = nmodels ? (size_t)nmodels : 1;
@@ -412,7 +543,7 @@ static void poll_pass_locked(sm_manager *m) {
     free(fss);
     free(nfs);
     free(ok);
-    return;
+    return 0;
   }
   /* Disk first, with no lock: the config cannot change under us (pass_mu). */
   int i = 0;
@@ -439,8 +570,7 @@ static void poll_pass_locked(sm_manager *m) {
       mversion *x = find_version(mm, fss[i][k].version);
       if (!x && !(x = add_version(m, mm, fss[i][k].version))) continue;
       x->aspired = 1;
-      int load = x->state == ST_START || (x->state == ST_END && x->failures < SM_MGR_LOAD_RETRIES);
-      if (!load) continue;
+      if (x->state != ST_START && x->state != ST_END) continue;
       if (njobs == capjobs) {
         int nc = capjobs ? capjobs * 2 : 8;
         load_job *g = realloc(jobs, (size_t)nc * sizeof *g);
@@ -450,15 +580,28 @@ static void poll_pass_locked(sm_manager *m) {
       }
       char *p = strdup(fss[i][k].dir);
       if (!p) continue;
-      free(x->path);
-      x->path = p;
-      x->state = ST_LOADING;
       jobs[njobs] = (load_job){.m = m, .v = x, .path = p};
       njobs++;
     }
     /* A failed version no longer wanted may be tried afresh if it is wanted again. */
     for (mversion *x = mm->vers; x; x = x->next)
       if (!x->aspired && x->state == ST_END) x->failures = 0;
+  }
+  pthread_mutex_unlock(&m->mu);
+
+  /* Which candidates are whole and settled on disk (no lock: only passes touch what this reads
+   * and writes); the others stay as they are and are looked at again next pass. */
+  int nready = 0, unsettled = 0;
+  for (int k = 0; k < njobs; k++) {
+    if (ready_to_load(m, jobs[k].v, jobs[k].path, &unsettled)) jobs[nready++] = jobs[k];
+    else free(jobs[k].path);
+  }
+  njobs = nready;
+  pthread_mutex_lock(&m->mu);
+  for (int k = 0; k < njobs; k++) {
+    free(jobs[k].v->path);
+    jobs[k].v->path = jobs[k].path;
+    jobs[k].v->state = ST_LOADING;
   }
   pthread_mutex_unlock(&m->mu);
 
@@ -494,6 +637,7 @@ static void poll_pass_locked(sm_manager *m) {
       x->err = sm_status_code(jobs[k].st);
       x->err_msg = xstrdup(sm_status_message(jobs[k].st));
       x->failures++;
+      x->fail_fp = x->fp;
       fprintf(stderr, "savedmodel serve: loading servable {name: %s version: %lld} failed: %s\n", x->owner->name,
               (long long)x->version, sm_status_message(jobs[k].st));
       sm_status_free(jobs[k].st);
@@ -507,6 +651,7 @@ static void poll_pass_locked(sm_manager *m) {
   free(fss);
   free(nfs);
   free(ok);
+  return unsettled;
 }
 
 void sm__manager_poll(sm_manager *m) {
@@ -683,7 +828,13 @@ sm_status *sm__manager_set_config(sm_manager *m, const sm_model_config *models, 
   }
   pthread_mutex_unlock(&m->mu);
   free(st);
-  poll_pass_locked(m);
+  /* the first versions are loaded (or have failed) on return: those still being written in are
+   * waited for, a few settle times at most */
+  int64_t until = clock_us(CLOCK_MONOTONIC) + (int64_t)((m->settle * 3 + 1) * 1e6);
+  while (poll_pass_locked(m) > 0 && clock_us(CLOCK_MONOTONIC) < until) {
+    struct timespec t = {0, 100 * 1000 * 1000};
+    nanosleep(&t, NULL);
+  }
   pthread_mutex_unlock(&m->pass_mu);
   return NULL;
 }

@@ -5,7 +5,10 @@
  * all, or specific ones. A poll pass (every file_system_poll_wait_seconds, or sm__manager_poll)
  * loads newly wanted versions in the background, makes a version available only once it has
  * loaded, then unloads the versions no longer wanted; a version that fails to load is reported
- * in its status (state END, error) and whatever was serving keeps serving. Labels ("stable",
+ * in its status (state END, error) and whatever was serving keeps serving. A version is loaded
+ * only when complete (a graph that restores variables needs variables/ whose bundle opens) and
+ * its files have settled (settle_seconds), so a directory being copied in is never loaded half
+ * way; a failed version is tried again when its files change. Labels ("stable",
  * "canary") name versions. The set of models can be replaced at run time (model_config_file
  * reloads).
  *
@@ -54,6 +57,9 @@ typedef struct sm_manager_options {
    * is not AVAILABLE yet (only when the label is new or keeps its version). Without it a config
    * whose labels name versions not AVAILABLE is refused (FAILED_PRECONDITION), as TF Serving. */
   int allow_version_labels_for_unavailable_models;
+  /* A version directory is loaded only once its files have stopped changing for this long
+   * (unchanged across passes that far apart, or every mtime older); 0: at first sight. */
+  double settle_seconds;
 } sm_manager_options;
 
 typedef struct sm_manager sm_manager;

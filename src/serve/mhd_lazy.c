@@ -33,6 +33,8 @@ static struct {
   struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
   void (*destroy)(struct MHD_Response *);
   enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
+  const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
+  int (*values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
 } mhd;
 
 #define BIND(h, field, name) SM_BIND(h, mhd.field, name)
@@ -48,9 +50,11 @@ static void mhd_load(void) {
   BIND(h, from_buffer, "MHD_create_response_from_buffer");
   BIND(h, destroy, "MHD_destroy_response");
   BIND(h, add_header, "MHD_add_response_header");
+  BIND(h, conn_info, "MHD_get_connection_info");
+  BIND(h, values, "MHD_get_connection_values");
   /* All or nothing: a daemon must not start if a later call would find no function. */
   if (!mhd.quiesce || !mhd.stop || !mhd.info || !mhd.lookup || !mhd.queue || !mhd.from_buffer || !mhd.destroy ||
-      !mhd.add_header)
+      !mhd.add_header || !mhd.conn_info || !mhd.values)
     mhd.start_va = NULL;
 }
 
@@ -97,4 +101,15 @@ SM_HIDDEN void MHD_destroy_response(struct MHD_Response *response) { mhd.destroy
 SM_HIDDEN enum MHD_Result MHD_add_response_header(struct MHD_Response *response, const char *header,
                                                   const char *content) {
   return mhd.add_header(response, header, content);
+}
+
+/* The connection info types the server asks for take no further arguments. */
+SM_HIDDEN const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *connection,
+                                                                  enum MHD_ConnectionInfoType info_type, ...) {
+  return mhd.conn_info(connection, info_type);
+}
+
+SM_HIDDEN int MHD_get_connection_values(struct MHD_Connection *connection, enum MHD_ValueKind kind,
+                                        MHD_KeyValueIterator iterator, void *iterator_cls) {
+  return mhd.values(connection, kind, iterator, iterator_cls);
 }

@@ -132,10 +132,15 @@ typedef struct route {
 
 static int ci_prefix(const char *s, const char *p) { return !strncasecmp(s, p, strlen(p)); }
 
-/* curl_easy_unescape: %XX becomes the byte; anything else stays. */
-static void unescape(const char *s, size_t n, char *out, size_t cap) {
+/* curl_easy_unescape: %XX becomes the byte; anything else stays. Returns the bytes written, or
+ * cap when they did not fit. */
+static size_t unescape(const char *s, size_t n, char *out, size_t cap) {
   size_t o = 0;
-  for (size_t i = 0; i < n && o + 1 < cap; i++) {
+  for (size_t i = 0; i < n; i++) {
+    if (o + 1 >= cap) {
+      out[o] = 0;
+      return cap;
+    }
     if (s[i] == '%' && i + 2 < n + 0 && isxdigit((unsigned char)s[i + 1]) && isxdigit((unsigned char)s[i + 2])) {
       char h[3] = {s[i + 1], s[i + 2], 0};
       out[o++] = (char)strtol(h, NULL, 16);
@@ -145,6 +150,16 @@ static void unescape(const char *s, size_t n, char *out, size_t cap) {
     }
   }
   out[o] = 0;
+  return o;
+}
+
+/* A model name or label as sent, or 400: one with a NUL byte (%00) or too long to keep would be
+ * served cut, as another name. */
+static sm_status *path_name(const char *what, const char *s, size_t n, char *out, size_t cap) {
+  size_t o = unescape(s, n, out, cap);
+  if (o == cap) return inval("Malformed request: %s is longer than %zu bytes", what, cap - 1);
+  if (strlen(out) != o) return inval("Malformed request: %s has a NUL byte", what);
+  return NULL;
 }
 
 static size_t run_of(const char *s, int digits) {
@@ -233,7 +248,8 @@ static sm_status *parse_route(const char *method, const char *path, route *rt, i
     }
   }
   if (!*ok) return NULL;
-  if (name) unescape(name, namen, rt->name, sizeof rt->name);
+  sm_status *s = name ? path_name("model name", name, namen, rt->name, sizeof rt->name) : NULL;
+  if (s) return s;
   if (v) {
     char buf[32];
     if (vn >= sizeof buf) return inval("Failed to convert version: %.*s to numeric.", (int)vn, v);
@@ -247,7 +263,7 @@ static sm_status *parse_route(const char *method, const char *path, route *rt, i
     rt->has_version = 1;
   }
   if (l) {
-    unescape(l, ln, rt->label, sizeof rt->label);
+    if ((s = path_name("version label", l, ln, rt->label, sizeof rt->label))) return s;
     rt->has_label = 1;
   }
   return NULL;

@@ -6,31 +6,14 @@
 # usage: serve.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1 SRC=$2 SHARED=$3
-FIX=$SHARED/fixtures/tf-serving/saved_model_half_plus_two_cpu/00000123
-if [ ! -d "$FIX" ]; then echo "skipped: $FIX absent"; exit 77; fi
-if ! "$CLI" serve --help >/dev/null 2>&1; then echo "skipped: savedmodel serve absent"; exit 77; fi
-if ! command -v python3 >/dev/null; then echo "skipped: python3 absent"; exit 77; fi
-TMP=$(mktemp -d)
-PID=
-cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; echo "--- server log:"; cat "$TMP/log"; exit 1; }
+. "$SRC/tests/serve/serve_lib.sh"
 CHECK="python3 $SRC/tests/serve/serve_check.py"
 
 mkdir -p "$TMP/base"
 cp -r "$FIX" "$TMP/base/1"
-"$CLI" serve --model_name hp --model_base_path "$TMP/base" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
+serve_start --model_name hp --model_base_path "$TMP/base" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
   --file_system_poll_wait_seconds 0.2 --rest_api_max_request_bytes 100000 --rest_api_num_threads 4 \
-  --port 8500 2>"$TMP/log" &
-PID=$!
-PORT=
-for _ in $(seq 1 200); do
-  PORT=$(sed -n 's/^Exporting HTTP\/REST API at:.*:\([0-9]*\) \.\.\.$/\1/p' "$TMP/log")
-  [ -n "$PORT" ] && break
-  kill -0 "$PID" 2>/dev/null || fail "server exited early"
-  sleep 0.05
-done
-[ -n "$PORT" ] || fail "server did not report its port"
+  --port 8500
 grep -q -- '--port=8500 ignored' "$TMP/log" || fail "no note about --port"
 
 $CHECK "$PORT" basic hp || fail "basic checks"
@@ -46,13 +29,7 @@ for _ in 1 2 3; do
 done
 
 # SIGTERM: stop accepting, finish in-flight, exit 0
-kill -TERM "$PID"
-for _ in $(seq 1 200); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
-kill -0 "$PID" 2>/dev/null && fail "server still running 10 s after SIGTERM"
-wait "$PID"
-RC=$?
-PID=
-[ "$RC" = 0 ] || fail "exit status $RC after SIGTERM"
+serve_stop
 # --allow_version_labels_for_unavailable_models: a config whose labels name versions that are
 # not loaded yet is refused at startup without it (as TF Serving), served with it.
 mkdir -p "$TMP/lab"
@@ -72,22 +49,9 @@ EOF
 "$CLI" serve --model_config_file "$TMP/models.config" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
   2>"$TMP/log" && fail "labels naming unavailable versions accepted without the flag"
 grep -q "not currently available" "$TMP/log" || fail "no 'not currently available' error without the flag"
-"$CLI" serve --model_config_file "$TMP/models.config" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
-  --allow_version_labels_for_unavailable_models 2>"$TMP/log" &
-PID=$!
-PORT=
-for _ in $(seq 1 200); do
-  PORT=$(sed -n 's/^Exporting HTTP\/REST API at:.*:\([0-9]*\) \.\.\.$/\1/p' "$TMP/log")
-  [ -n "$PORT" ] && break
-  kill -0 "$PID" 2>/dev/null || fail "server with --allow_version_labels_for_unavailable_models exited early"
-  sleep 0.05
-done
-[ -n "$PORT" ] || fail "server did not report its port"
+serve_start --model_config_file "$TMP/models.config" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
+  --allow_version_labels_for_unavailable_models
 $CHECK "$PORT" label lab stable 1 || fail "label stable"
 $CHECK "$PORT" label lab canary 2 || fail "label canary"
-kill -TERM "$PID"
-wait "$PID"
-RC=$?
-PID=
-[ "$RC" = 0 ] || fail "exit status $RC after SIGTERM"
+serve_stop
 echo "serve.sh: all checks passed"

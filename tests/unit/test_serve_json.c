@@ -7,7 +7,9 @@
 
 #include "json_compare.h"
 #include "savedmodel/example.h"
+#include "serve/json_dom.h"
 #include "serve/json_tensor.h"
+#include "serve/limits.h"
 #include "test.h"
 
 /* ---- signature inputs for a test ---- */
@@ -318,8 +320,12 @@ static void test_single_errors(void) {
   CHECK_ERR(predict("{\"a\": 1e999}", &i, &r), "Number too big to be stored in double.");
   CHECK_ERR(predict("{\"a\": Nan}", &i, &r), "Invalid value.");
   CHECK_ERR(predict("{\"a\": \"\x01\"}", &i, &r), "Invalid encoding in string.");
-  /* trailing text after the object is ignored (kParseStopWhenDoneFlag) */
-  CHECK_OK(predict("{\"instances\": [1]} trailing", &i, &r));
+  /* anything but whitespace after the value is refused, as TF Serving (no kParseStopWhenDoneFlag) */
+  CHECK_ERR(predict("{\"instances\": [1]} trailing", &i, &r),
+            "JSON Parse error: The document root must not be followed by other values. at offset: 19");
+  CHECK_ERR(predict("{\"instances\": [1.0]} xxx", &i, &r), "must not be followed by other values");
+  CHECK_ERR(predict("{\"instances\": [1]}{}", &i, &r), "at offset: 18");
+  CHECK_OK(predict("{\"instances\": [1]} \r\n\t ", &i, &r));
   sm__predict_request_clear(&r);
   /* unsupported dtype */
   infos h = one("x", SM_HALF);
@@ -654,6 +660,125 @@ static void test_hostile(void) {
   free(body);
 }
 
+/* A body of n copies of `item` inside {"instances":[...]} (the last without its comma). */
+static char *repeated_body(const char *item, size_t n, size_t *len) {
+  const char *head = "{\"instances\":[", *tail = "]}";
+  size_t il = strlen(item), hl = strlen(head);
+  char *b = malloc(hl + n * il + 3);
+  if (!b) return NULL;
+  memcpy(b, head, hl);
+  for (size_t i = 0; i < n; i++) memcpy(b + hl + i * il, item, il);
+  *len = hl + n * il - 1; /* drop the last comma */
+  memcpy(b + *len, tail, 3);
+  *len += 2;
+  return b;
+}
+
+static size_t arena_bytes(const arena *a) {
+  size_t n = 0;
+  for (const chunk *c = a->head; c; c = c->next) n += c->cap;
+  return n;
+}
+
+/* The DOM costs what pass 1 says, a small multiple of the body, taken in one block (issue 17:
+ * 63 MB of "[]," peaked at 1.8 GB, 29 bytes per body byte). */
+static void test_dom_memory(void) {
+  const struct {
+    const char *item;
+    double max_factor; /* DOM bytes per body byte, from the node sizes in json_dom.h */
+  } cases[] = {{"[],", 5.4}, {"0,", 4.6}, {"[0,0,0],", 6.6}, {"\"\",", 5.4}, {"{\"a\":1},", 6.8}, {"[0],", 9.1}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    size_t len;
+    char *body = repeated_body(cases[k].item, 100000, &len);
+    CHECK(body != NULL);
+    if (!body) return;
+    arena a = {0};
+    const char *err = NULL;
+    size_t off, need = 0;
+    jv *d = sm__json_read(body, len, &a, sm__json_dom_limit(len), &err, &off, &need);
+    CHECK(d != NULL);
+    CHECK((double)need <= cases[k].max_factor * (double)len);
+    CHECK(arena_bytes(&a) <= need + 65536);
+    CHECK(d && jobj_find(d, "instances") && jobj_find(d, "instances")->n == 100000);
+    sm__json_arena_free(&a);
+    /* one byte under: refused before the DOM is taken */
+    size_t need2 = 0;
+    CHECK(!sm__json_read(body, len, &a, need - 1, &err, &off, &need2));
+    CHECK(err == NULL && need2 == need && a.head == NULL);
+    sm__json_arena_free(&a);
+    free(body);
+  }
+  /* through the decoder: 100,000 empty lists decode to a [100000, 0] tensor */
+  infos i = one("x", SM_FLOAT);
+  size_t len;
+  char *body = repeated_body("[],", 100000, &len);
+  sm_predict_request r;
+  CHECK_OK(sm__json_parse_predict(body, len, get_infos, &i, &r));
+  CHECK(r.n == 1 && sm_tensor_rank(r.tensors[0]) == 2 && sm_tensor_dims(r.tensors[0])[0] == 100000);
+  sm__predict_request_clear(&r);
+  free(body);
+  /* packed numbers keep their kinds: a double among ints is refused for int32, as without packing */
+  infos i32 = one("x", SM_INT32);
+  CHECK_ERR(predict("{\"instances\":[1,2,3.5,4]}", &i32, &r), "JSON Value: 3.5 Type: Number is not of expected type: int32");
+  CHECK_OK(predict("{\"instances\":[1,-2,2147483647,-2147483648]}", &i32, &r));
+  CHECK(r.n == 1 && ((const int32_t *)sm_tensor_data(r.tensors[0]))[3] == INT32_MIN);
+  sm__predict_request_clear(&r);
+  infos u64 = one("x", SM_UINT64);
+  CHECK_OK(predict("{\"instances\":[18446744073709551615, 0]}", &u64, &r));
+  CHECK(r.n == 1 && ((const uint64_t *)sm_tensor_data(r.tensors[0]))[0] == UINT64_MAX);
+  sm__predict_request_clear(&r);
+  /* nesting past the limit: refused with the limit named, before the DOM is built */
+  size_t depth = 4000000;
+  const char *head = "{\"instances\":[1], \"nested\":";
+  size_t hl = strlen(head);
+  body = malloc(hl + 2 * depth + 2);
+  memcpy(body, head, hl);
+  memset(body + hl, '[', depth);
+  memset(body + hl + depth, ']', depth);
+  body[hl + 2 * depth] = '}';
+  CHECK_ERR(sm__json_parse_predict(body, hl + 2 * depth + 1, get_infos, &i, &r), "over the limit of");
+  free(body);
+}
+
+/* Requests decoding at once share one DOM budget: past it (and not alone) a request is told to
+ * retry (429 RESOURCE_EXHAUSTED), and what a request held is returned with its arena. */
+static void test_dom_budget(void) {
+  size_t len;
+  char *body = repeated_body("[],", 100000, &len); /* about 1.6 MB of DOM */
+  infos i = one("x", SM_FLOAT);
+  sm_predict_request r;
+  sm__json_set_dom_budget((size_t)2 << 20);
+  arena held = {0};
+  const char *err;
+  size_t off, need;
+  CHECK(sm__json_read(body, len, &held, sm__json_dom_limit(len), &err, &off, &need) != NULL);
+  sm_status *s = sm__json_parse_predict(body, len, get_infos, &i, &r);
+  CHECK(s && sm_status_code(s) == SM_RESOURCE_EXHAUSTED && strstr(sm_status_message(s), "Server busy"));
+  sm_status_free(s);
+  CHECK_OK(predict("{\"instances\":[1.0]}", &i, &r)); /* small ones still fit */
+  sm__predict_request_clear(&r);
+  sm__json_arena_free(&held);
+  CHECK_OK(sm__json_parse_predict(body, len, get_infos, &i, &r)); /* alone: it proceeds */
+  sm__predict_request_clear(&r);
+  sm__json_set_dom_budget(SM_JSON_DOM_BUDGET);
+  free(body);
+}
+
+/* NULs are refused where cutting would serve something else (issue 17). */
+static void test_nul_bytes(void) {
+  infos i = one("x", SM_FLOAT);
+  sm_predict_request r;
+  CHECK_ERR(predict("{\"signature_name\":\"serving_default\\u0000evil\",\"instances\":[1]}", &i, &r),
+            "'signature_name' has a NUL byte at offset 15");
+  static const char after[] = "{\"instances\":[1]}\0{}";
+  CHECK_ERR(sm__json_parse_predict(after, sizeof after - 1, get_infos, &i, &r),
+            "The document root must not be followed by other values. at offset: 17");
+  static const char inside[] = "{\"instances\":[1\0]}";
+  CHECK_ERR(sm__json_parse_predict(inside, sizeof inside - 1, get_infos, &i, &r), "JSON Parse error");
+  sm_examples_request e;
+  CHECK_ERR(sm__json_parse_examples("{\"signature_name\":\"a\\u0000\",\"examples\":[{}]}", 44, &e), "NUL byte");
+}
+
 int main(void) {
   test_base64_threads();
   test_single_unnamed();
@@ -668,5 +793,8 @@ int main(void) {
   test_results();
   test_examples();
   test_hostile();
+  test_dom_memory();
+  test_dom_budget();
+  test_nul_bytes();
   TEST_MAIN_END();
 }

@@ -1,7 +1,8 @@
 /* test_serve_manager.c - the model manager: versions found on disk, LATEST / ALL / SPECIFIC
  * policies, hot reload (a new version serves after a poll, a broken one never interrupts
  * serving), labels as TF Serving checks them, model_config_file parsing and reloading, status,
- * and refcounted unloads under concurrent requests. Version directories are built in a temporary
+ * refcounted unloads under concurrent requests, and versions copied in pieces (loaded only when
+ * whole and settled, retried when their files change). Version directories are built in a temporary
  * base path from the zoo's tf1_square (always there) and, when ../shared is present, from TF
  * Serving's own half_plus_two fixtures. */
 #include <dirent.h>
@@ -22,6 +23,7 @@
 #include "test.h"
 
 #define ZOO_SQUARE SM_SOURCE_DIR "/tests/fixtures/zoo/tf1_square/model"
+#define ZOO_VARS SM_SOURCE_DIR "/tests/fixtures/zoo/tf1_resource_vars/model"
 #define TFS SM_SHARED_DIR "/fixtures/tf-serving"
 
 /* ---- file helpers ---- */
@@ -718,6 +720,77 @@ static void test_tf_serving_fixtures(void) {
   sm__manager_free(m);
 }
 
+/* Writes the first `n` bytes of src to dst (all of it for n < 0). */
+static void copy_prefix(const char *src, const char *dst, long n) {
+  FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+  CHECK(in && out);
+  int c;
+  for (long i = 0; in && out && (n < 0 || i < n) && (c = fgetc(in)) != EOF; i++) fputc(c, out);
+  if (in) fclose(in);
+  if (out) fclose(out);
+}
+
+/* Issue 17: a version copied in pieces is never loaded half way, never replaces the version
+ * serving, and serves once whole; a failed one is tried again when its files change. */
+static void test_two_step_copy(void) {
+  char base[512], v2[1024], p[1100];
+  mkpath(base, sizeof base, "twostep");
+  CHECK(mkdir(base, 0755) == 0);
+  add_version(base, "1", ZOO_VARS);
+  sm_manager *m = NULL;
+  CHECK_OK(sm__manager_new(NULL, &m)); /* settle 0: only completeness gates a load */
+  sm_model_config c = one_model("tv", base);
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
+  CHECK_EQ_INT(latest_version(m, "tv"), 1);
+  snprintf(v2, sizeof v2, "%s/2", base);
+  CHECK(mkdir(v2, 0755) == 0);
+  /* step 1: the graph alone (it restores variables): not loaded, version 1 serves */
+  snprintf(p, sizeof p, "%s/saved_model.pb", v2);
+  copy_prefix(ZOO_VARS "/saved_model.pb", p, -1);
+  sm__manager_poll(m);
+  CHECK_EQ_STR(state_of(m, "tv", 2, NULL, 0), "START");
+  CHECK_EQ_INT(latest_version(m, "tv"), 1);
+  /* the index without its data shard: still incomplete */
+  snprintf(p, sizeof p, "%s/variables", v2);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(p, sizeof p, "%s/variables/variables.index", v2);
+  copy_prefix(ZOO_VARS "/variables/variables.index", p, -1);
+  sm__manager_poll(m);
+  CHECK_EQ_STR(state_of(m, "tv", 2, NULL, 0), "START");
+  CHECK_EQ_INT(sm__manager_counts_get(m).load_failures, 0);
+  /* a shard cut short: the load fails, and is not tried forever while nothing changes */
+  snprintf(p, sizeof p, "%s/variables/variables.data-00000-of-00001", v2);
+  copy_prefix(ZOO_VARS "/variables/variables.data-00000-of-00001", p, 20);
+  for (int i = 0; i < 10; i++) sm__manager_poll(m);
+  char code[64];
+  CHECK_EQ_STR(state_of(m, "tv", 2, code, sizeof code), "END");
+  CHECK(strcmp(code, "OK") != 0);
+  uint64_t failed = sm__manager_counts_get(m).load_failures;
+  CHECK(failed >= 1 && failed <= 6);
+  CHECK_EQ_INT(latest_version(m, "tv"), 1);
+  /* the shard completes: its files changed, so it is tried afresh, and serves */
+  sleep_ms(20); /* a new mtime even on coarse clocks */
+  copy_prefix(ZOO_VARS "/variables/variables.data-00000-of-00001", p, -1);
+  sm__manager_poll(m);
+  CHECK_EQ_INT(latest_version(m, "tv"), 2);
+  CHECK_EQ_STR(state_of(m, "tv", 1, NULL, 0), "END");
+  sm__manager_free(m);
+
+  /* settle_seconds: a directory that just changed waits until a pass sees it unchanged */
+  sm_manager_options o = {.settle_seconds = 0.3};
+  CHECK_OK(sm__manager_new(&o, &m));
+  CHECK_OK(sm__manager_set_config(m, &c, 1));
+  CHECK_EQ_INT(latest_version(m, "tv"), 2);
+  add_version(base, "3", ZOO_VARS);
+  sm__manager_poll(m);
+  CHECK_EQ_INT(latest_version(m, "tv"), 2);
+  CHECK_EQ_STR(state_of(m, "tv", 3, NULL, 0), "START");
+  sleep_ms(400);
+  sm__manager_poll(m);
+  CHECK_EQ_INT(latest_version(m, "tv"), 3);
+  sm__manager_free(m);
+}
+
 int main(void) {
   snprintf(g_tmp, sizeof g_tmp, "/tmp/sm_test_serve_manager_XXXXXX");
   if (!mkdtemp(g_tmp)) {
@@ -730,6 +803,7 @@ int main(void) {
   test_config_file();
   test_background_poll();
   test_concurrent();
+  test_two_step_copy();
   struct stat st;
   int have_shared = stat(TFS "/saved_model_half_plus_two_2_versions", &st) == 0;
   if (have_shared)
