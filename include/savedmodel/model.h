@@ -44,6 +44,15 @@ typedef struct sm_load_options {
    * run with SM_UNIMPLEMENTED (no load warning says so in advance). */
   const char *const *signatures;
   int nsignatures;
+  /* The load budget: what loading may materialise from the export's files, so that a few KB of
+   * hostile protobuf cannot take gigabytes (functions calling each other inlined to millions of
+   * nodes, a Const of shape [32768, 32768] holding one value). A load that would pass it fails with
+   * SM_RESOURCE_EXHAUSTED naming the limit, before allocating. 0 = the default, proportional to the
+   * files: max_graph_nodes = max(131072, bytes of saved_model.pb / 16) nodes after inlining
+   * functions (never more than 4M); max_load_bytes = max(128 MiB, 4 x the bytes of saved_model.pb
+   * and variables/) for the compiled graph (nodes, names, edges) and every constant decoded. */
+  int64_t max_graph_nodes;
+  int64_t max_load_bytes;
 } sm_load_options;
 
 /* Load export_dir with exactly this tag set (order does not matter). opts may be NULL. The caller

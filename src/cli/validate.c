@@ -33,6 +33,7 @@
 
 static const char usage[] =
     "usage: savedmodel validate --dir DIR [--tag_set TAGS] [--json]\n"
+    "                           [--max_graph_nodes N] [--max_load_bytes BYTES]\n"
     "\n"
     "Checks a SavedModel without running it: parsing, tag sets, graph compilation, kernels for\n"
     "every op a load runs, signatures, assets confined to the export directory, and the variables\n"
@@ -48,6 +49,7 @@ typedef struct report {
   const char *ctx; /* "MetaGraph ['serve']" or NULL */
   FILE *json;      /* --json: the "findings" items, written here (a memory stream); NULL: text */
   int nitems;
+  int64_t max_nodes, max_bytes; /* --max_graph_nodes, --max_load_bytes (0: the load's defaults) */
 } report;
 
 static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
@@ -519,8 +521,12 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
     fault(r, "the MetaGraph has no graph_def");
     return;
   }
+  /* the load's budget, checked without materialising a constant */
   sm_session *s = NULL;
-  if (fault_st(r, sm__session_new(mg, dir, 1, &s), NULL)) return;
+  sm_load_budget budget;
+  sm__load_budget_for(dir, r->max_nodes, r->max_bytes, &budget);
+  budget.check_only = 1;
+  if (fault_st(r, sm__session_new_budget(mg, dir, 1, &budget, &s), NULL)) return;
   const sm_cgraph *g = sm__session_graph(s);
 
   /* assets */
@@ -605,6 +611,9 @@ int sm__cli_validate(int argc, char **argv) {
       {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
       {"tag_set", SM_FLAG_STRING, "Comma-separated tags of the one MetaGraphDef to check (default: all).", NULL, 0},
       {"json", SM_FLAG_BOOL, "Print one JSON document instead (schema above).", NULL, 0},
+      {"max_graph_nodes", SM_FLAG_STRING, "The load budget's node limit (default: from the file sizes).", NULL, 0},
+      {"max_load_bytes", SM_FLAG_STRING, "The load budget's byte limit, K/M/G suffixes (default: from the file sizes).",
+       NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int rc = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -613,6 +622,11 @@ int sm__cli_validate(int argc, char **argv) {
   const char *dir = flags[0].value, *tag_set = flags[1].value;
   if (!dir) return sm__cli_error(2, "validate: --dir is required");
   report r = {0};
+  size_t mb = 0, mn = 0;
+  if (flags[3].value && sm__cli_parse_bytes("validate", "max_graph_nodes", flags[3].value, &mn)) return 2;
+  if (flags[4].value && sm__cli_parse_bytes("validate", "max_load_bytes", flags[4].value, &mb)) return 2;
+  r.max_nodes = (int64_t)mn;
+  r.max_bytes = (int64_t)mb;
   char *items = NULL;
   size_t itemslen = 0;
   if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm__cli_error(1, "out of memory");
