@@ -49,7 +49,7 @@ typedef struct report {
   const char *ctx; /* "MetaGraph ['serve']" or NULL */
   FILE *json;      /* --json: the "findings" items, written here (a memory stream); NULL: text */
   int nitems;
-  int64_t max_nodes, max_bytes; /* --max_graph_nodes, --max_load_bytes (0: the load's defaults) */
+  sm_load_budget budget; /* the load's, sized once (--max_graph_nodes, --max_load_bytes or the files) */
 } report;
 
 static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
@@ -114,20 +114,74 @@ static int fault_st(report *r, sm_status *s, const char *what) {
 }
 
 /* ---- tag sets -------------------------------------------------------------------------------- */
-static int has_tag(const Tensorflow__MetaGraphDef *mg, const char *t) {
-  size_t n = mg->meta_info_def ? mg->meta_info_def->n_tags : 0;
+static void tags_text(const Tensorflow__MetaGraphDef *mg, char *buf, size_t cap);
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* A MetaGraph's tag set as one string, equal for equal sets whatever the order or repeats: its
+ * distinct tags sorted, each written "<length>:<tag>". NULL when out of memory. */
+static char *tag_key(const Tensorflow__MetaGraphDef *mg) {
+  size_t n = mg->meta_info_def ? mg->meta_info_def->n_tags : 0, len = 1;
+  const char **t = malloc((n + 1) * sizeof *t);
+  if (!t) return NULL;
+  size_t k = 0;
   for (size_t i = 0; i < n; i++)
-    if (mg->meta_info_def->tags[i] && !strcmp(mg->meta_info_def->tags[i], t)) return 1;
-  return 0;
+    if (mg->meta_info_def->tags[i]) t[k++] = mg->meta_info_def->tags[i];
+  qsort(t, k, sizeof *t, cmp_cstr);
+  for (size_t i = 0; i < k; i++) len += strlen(t[i]) + 24;
+  char *key = malloc(len), *p = key;
+  for (size_t i = 0; key && i < k; i++)
+    if (!i || strcmp(t[i], t[i - 1])) p += sprintf(p, "%zu:%s", strlen(t[i]), t[i]);
+  if (key) *p = 0;
+  free(t);
+  return key;
 }
 
-static int same_tags(const Tensorflow__MetaGraphDef *a, const Tensorflow__MetaGraphDef *b) {
-  size_t na = a->meta_info_def ? a->meta_info_def->n_tags : 0, nb = b->meta_info_def ? b->meta_info_def->n_tags : 0;
-  for (size_t i = 0; i < na; i++)
-    if (a->meta_info_def->tags[i] && !has_tag(b, a->meta_info_def->tags[i])) return 0;
-  for (size_t i = 0; i < nb; i++)
-    if (b->meta_info_def->tags[i] && !has_tag(a, b->meta_info_def->tags[i])) return 0;
-  return 1;
+typedef struct keyed {
+  char *key;
+  size_t idx;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* One fault per tag set that more than one MetaGraph has (sorted keys: n log n, not pairs). */
+static void check_tag_sets(report *r, const Tensorflow__SavedModel *sm) {
+  size_t n = 0;
+  keyed *ks = calloc(sm->n_meta_graphs + 1, sizeof *ks);
+  if (!ks) {
+    fault(r, "out of memory");
+    return;
+  }
+  for (size_t i = 0; i < sm->n_meta_graphs; i++) {
+    if (!sm->meta_graphs[i]) continue;
+    if (!(ks[n].key = tag_key(sm->meta_graphs[i]))) {
+      fault(r, "out of memory");
+      break;
+    }
+    ks[n++].idx = i;
+  }
+  qsort(ks, n, sizeof *ks, cmp_keyed);
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && !strcmp(ks[j].key, ks[i].key);) j++;
+    if (j - i < 2) continue;
+    char list[256];
+    size_t at = 0;
+    for (size_t k = i; k < j && k < i + 8 && at < sizeof list; k++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%zu", k == i ? "" : k + 1 == j ? " and " : ", ", ks[k].idx);
+    char tags[512];
+    tags_text(sm->meta_graphs[ks[i].idx], tags, sizeof tags);
+    if (j - i > 8)
+      fault(r, "%zu MetaGraphs (%s, ...) have the same tag set (%s): a load cannot choose between them", j - i, list,
+            tags);
+    else
+      fault(r, "MetaGraphs %s have the same tag set (%s): a load cannot choose between them", list, tags);
+  }
+  for (size_t i = 0; i < n; i++) free(ks[i].key);
+  free(ks);
 }
 
 static void tags_text(const Tensorflow__MetaGraphDef *mg, char *buf, size_t cap) {
@@ -523,10 +577,7 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   }
   /* the load's budget, checked without materialising a constant */
   sm_session *s = NULL;
-  sm_load_budget budget;
-  sm__load_budget_for(dir, r->max_nodes, r->max_bytes, &budget);
-  budget.check_only = 1;
-  if (fault_st(r, sm__session_new_budget(mg, dir, 1, &budget, &s), NULL)) return;
+  if (fault_st(r, sm__session_new_budget(mg, dir, 1, &r->budget, &s), NULL)) return;
   const sm_cgraph *g = sm__session_graph(s);
 
   /* assets */
@@ -625,8 +676,8 @@ int sm__cli_validate(int argc, char **argv) {
   size_t mb = 0, mn = 0;
   if (flags[3].value && sm__cli_parse_bytes("validate", "max_graph_nodes", flags[3].value, &mn)) return 2;
   if (flags[4].value && sm__cli_parse_bytes("validate", "max_load_bytes", flags[4].value, &mb)) return 2;
-  r.max_nodes = (int64_t)mn;
-  r.max_bytes = (int64_t)mb;
+  sm__load_budget_for(dir, (int64_t)mn, (int64_t)mb, &r.budget);
+  r.budget.check_only = 1;
   char *items = NULL;
   size_t itemslen = 0;
   if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm__cli_error(1, "out of memory");
@@ -634,10 +685,7 @@ int sm__cli_validate(int argc, char **argv) {
   Tensorflow__SavedModel *sm = NULL;
   if (!fault_st(&r, sm_saved_model_read(dir, &sm), NULL)) {
     if (sm->n_meta_graphs == 0) fault(&r, "%s: the SavedModel has no MetaGraph", dir);
-    for (size_t i = 0; i < sm->n_meta_graphs; i++)
-      for (size_t j = 0; j < i; j++)
-        if (sm->meta_graphs[i] && sm->meta_graphs[j] && same_tags(sm->meta_graphs[i], sm->meta_graphs[j]))
-          fault(&r, "MetaGraphs %zu and %zu have the same tag set: a load cannot choose between them", j, i);
+    check_tag_sets(&r, sm);
     const Tensorflow__MetaGraphDef *only = NULL;
     if (tag_set) {
       char *copy = strdup(tag_set);

@@ -39,7 +39,8 @@ static sm_status *const_prepare(const sm_node *node, void **state) {
       s = sm_status_new(SM_INVALID_ARGUMENT, "Type mismatch between value (%s) and dtype (%s)",
                         sm__array_dtype_str((int)v->tensor->dtype), sm__array_dtype_str(dt));
     if (s) return s;
-    return (*state = sm__calloc(sizeof(const_state))) ? NULL : sm_status_new(SM_NO_MEMORY, "out of memory");
+    return (*state = sm__calloc(sizeof(const_state))) ? NULL
+                                                       : sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a constant");
   }
   sm_tensor *t = NULL;
   if ((s = sm__node_attr_tensor(node, "value", &t))) return s;
@@ -51,7 +52,7 @@ static sm_status *const_prepare(const sm_node *node, void **state) {
     return s;
   }
   const_state *cs = sm__calloc(sizeof *cs);
-  if (!cs) s = sm_status_new(SM_NO_MEMORY, "out of memory");
+  if (!cs) s = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a constant");
   if (!s && b && (s = sm__tensor_proto_check(v->tensor, &bytes)) == NULL) s = sm__load_budget_take(b, 0, bytes, "constant");
   if (s) {
     sm__free(cs);
