@@ -76,16 +76,7 @@ measure "run TensorListReserve 2^30 --max_run_bytes 64M" "$CLI" run --dir "$tmp/
 
 # the .npz member: 256 MiB of zeros (about 256 KB deflated) behind a 2-element header (read as
 # np.load reads it: only the 8 bytes the header describes)
-python3 - "$tmp/big.npz" <<'PY'
-import struct, sys, zipfile
-hdr = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }"
-hdr += b' ' * (63 - (10 + len(hdr)) % 64) + b'\n'
-with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
-    with z.open('x.npy', 'w', force_zip64=True) as f:
-        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(hdr)) + hdr + struct.pack('<2f', 1, 2))
-        for _ in range(256):
-            f.write(bytes(1 << 20))
-PY
+python3 "$SRC/tests/cli/make_big_npz.py" "$tmp/big.npz"
 measure "run --inputs x=npz member of 256 MiB ($(($(stat -c %s "$tmp/big.npz") / 1024)) KB file)" "$CLI" run \
   --dir "$MAL/ok" "${run_args[@]}" --inputs "x=$tmp/big.npz[x]"
 

@@ -32,16 +32,19 @@ sm_status *sm__load_budget_take(sm_load_budget *b, int64_t nodes, int64_t bytes,
   if (!b) return NULL;
   int64_t seen;
   if (nodes && !take1(&b->nodes, nodes, b->max_nodes, &seen))
-    return sm_status_new(SM_RESOURCE_EXHAUSTED,
-                         "%.200s: the graph would have more than %lld nodes after inlining functions, the load "
-                         "budget (max_graph_nodes %lld; raise it in sm_load_options or with --max_graph_nodes)",
-                         what, (long long)b->max_nodes, (long long)b->max_nodes);
+    return sm_status_prefix(
+        sm_status_new(SM_RESOURCE_EXHAUSTED,
+                      "the graph would have more than %lld nodes after inlining functions, the load budget "
+                      "(max_graph_nodes %lld; raise it in sm_load_options or with --max_graph_nodes)",
+                      (long long)b->max_nodes, (long long)b->max_nodes),
+        "%.200s", what ? what : "");
   if (bytes && !take1(&b->bytes, bytes, b->max_bytes, &seen)) {
     if (nodes) __atomic_sub_fetch(&b->nodes, nodes, __ATOMIC_RELAXED);
-    return sm_status_new(SM_RESOURCE_EXHAUSTED,
-                         "%.200s: %lld bytes more would pass the load budget (max_load_bytes %lld; %lld bytes in use; "
-                         "raise it in sm_load_options or with --max_load_bytes)",
-                         what, (long long)bytes, (long long)b->max_bytes, (long long)seen);
+    return sm_status_prefix(sm_status_new(SM_RESOURCE_EXHAUSTED,
+                                          "%lld bytes more would pass the load budget (max_load_bytes %lld; %lld bytes "
+                                          "in use; raise it in sm_load_options or with --max_load_bytes)",
+                                          (long long)bytes, (long long)b->max_bytes, (long long)seen),
+                            "%.200s", what ? what : "");
   }
   return NULL;
 }

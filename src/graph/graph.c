@@ -460,10 +460,9 @@ static sm_status *push_node(sm_cgraph *g, char *name, sm_node **out) {
   }
   int64_t bytes = (int64_t)(sizeof(sm_node) + strlen(name) + 1);
   if (g->budget) {
-    char what[256];
-    snprintf(what, sizeof what, "node '%.200s'", name);
-    sm_status *s = sm__load_budget_take(g->budget, 1, bytes, what);
+    sm_status *s = sm__load_budget_take(g->budget, 1, bytes, NULL);
     if (s) {
+      s = sm_status_prefix(s, "node '%.200s'", name);
       free(name);
       return s;
     }

@@ -58,7 +58,7 @@ typedef struct sm_load_budget {
 sm_load_budget *sm__load_budget_swap(sm_load_budget *b);
 sm_load_budget *sm__load_budget_current(void);
 /* Takes nodes and bytes (b NULL: nothing to do), or refuses with SM_RESOURCE_EXHAUSTED naming
- * `what` (cut to 200 bytes) and the limit, taking nothing. */
+ * `what` (cut to 200 bytes; NULL: the caller prefixes the message) and the limit, taking nothing. */
 sm_status *sm__load_budget_take(sm_load_budget *b, int64_t nodes, int64_t bytes, const char *what);
 /* The same check for bytes, without taking them. */
 sm_status *sm__load_budget_room(const sm_load_budget *b, int64_t bytes, const char *what);

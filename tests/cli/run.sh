@@ -85,16 +85,7 @@ done
 grep -qF "max_load_bytes 1024" "$tmp/err" || { echo "FAIL --max_load_bytes message"; cat "$tmp/err"; fail=$((fail + 1)); }
 # an .npz whose 2-element member inflates to 256 MiB: read as np.load reads it, only the bytes its
 # .npy header describes (the rest is never inflated)
-python3 - "$tmp/big.npz" <<'PY'
-import struct, sys, zipfile
-hdr = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }"
-hdr += b' ' * (63 - (10 + len(hdr)) % 64) + b'\n'
-with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
-    with z.open('x.npy', 'w', force_zip64=True) as f:
-        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(hdr)) + hdr + struct.pack('<2f', 1, 2))
-        for _ in range(256):
-            f.write(bytes(1 << 20))
-PY
+python3 "$SRC/tests/cli/make_big_npz.py" "$tmp/big.npz" 64
 "$CLI" run --dir "$OK" --tag_set serve --signature_def serving_default --inputs "x=$tmp/big.npz[x]" >"$tmp/out" 2>"$tmp/err" ||
   { echo "FAIL npz bomb refused"; cat "$tmp/err"; fail=$((fail + 1)); }
 printf 'Result for output key y:\n[[2. 4.]]\n' | cmp -s - "$tmp/out" || { echo "FAIL npz bomb output"; cat "$tmp/out"; fail=$((fail + 1)); }
