@@ -1,7 +1,9 @@
 /* validate.c - `savedmodel validate`: every check a load makes, and more, without running a kernel.
  *
  * For the SavedModel in --dir (every MetaGraph, or the one --tag_set names): the protobuf parses
- * (with the library's nesting and size guards); tag sets are distinct; each MetaGraph compiles
+ * (with the library's nesting and size guards); tag sets are distinct (sorted keys: one fault per
+ * tag set several MetaGraphs share, n log n); each MetaGraph compiles within the load budget a load
+ * would have (graph.h's sm_load_budget; constants are checked against it, never materialised)
  * (graph layer: inputs resolve, no cycles, no recursive functions, OpDefs and attrs complete); the
  * plans sm_model_load builds (restore op, init op or table initializers, every signature) prepare,
  * which means every op they need has a kernel and every kernel accepts its attrs (a signature with
