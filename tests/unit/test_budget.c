@@ -7,6 +7,9 @@
  * after another fits a budget of three of its tensors but not of one, and the budget is whole again
  * after each run (run twice).
  *
+ * Load: sm_load_options.max_graph_nodes / max_load_bytes refuse the malformed corpus's ok model
+ * below its size and load it above; the default refuses a [32768, 32768] Const from one value.
+ *
  * Stopping: a test probe (sm__stop_probe, called by every chunk check) sets the run's cancel flag
  * from inside the kernel's first chunk check, so MatMul, BatchMatMulV2, Conv2D, Sum, Add and TopKV2
  * must notice it themselves (the executor's check before the step has already passed): each run
@@ -155,7 +158,6 @@ static void test_budget_accounting(void) {
   st = run_chain(2 * 262144 - 1, 1);
   CHECK(sm_status_code(st) == SM_RESOURCE_EXHAUSTED);
   CHECK(st && strstr(sm_status_message(st), "node 'c2' (AddV2)") && strstr(sm_status_message(st), "; 262144 bytes in use"));
-  if (st) fprintf(stderr, "(expected) %s\n", sm_status_message(st));
   sm_status_free(st);
 }
 
@@ -198,7 +200,29 @@ static void test_stop_inside(void) {
   CHECK(n == 64 * 65536);
 }
 
+/* ---- the load budget through sm_load_options ------------------------------------------------ */
+static void test_load_options(void) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/tests/fixtures/malformed/ok", SM_SOURCE_DIR);
+  const char *tags[] = {"serve"};
+  sm_model *m = NULL;
+  sm_load_options lo = {.max_graph_nodes = 5};
+  CHECK_ERR(sm_model_load(dir, tags, 1, &lo, &m), "the load budget (max_graph_nodes 5;");
+  CHECK(m == NULL);
+  lo = (sm_load_options){.max_load_bytes = 100};
+  CHECK_ERR(sm_model_load(dir, tags, 1, &lo, &m), "would pass the load budget (max_load_bytes 100;");
+  CHECK(m == NULL);
+  lo = (sm_load_options){.max_graph_nodes = 20, .max_load_bytes = 1 << 20};
+  CHECK_OK(sm_model_load(dir, tags, 1, &lo, &m)); /* its 12 nodes and their bytes fit */
+  sm_model_free(m);
+  snprintf(dir, sizeof dir, "%s/tests/fixtures/malformed/const_broadcast_huge", SM_SOURCE_DIR);
+  m = NULL;
+  CHECK_ERR(sm_model_load(dir, tags, 1, NULL, &m), "4294967296 bytes would pass the load budget");
+  CHECK(m == NULL);
+}
+
 int main(void) {
+  test_load_options();
   CHECK_OK(sm__session_from_pbtxt(graph, &g_s));
   if (g_s) {
     test_budget_refuses();
