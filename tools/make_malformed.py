@@ -198,6 +198,33 @@ def fn_calling(name, callee):
              attr('f', 'func { name: "%s" }' % callee)))
 
 
+def fn_tree(levels, calls=3, pad=0):
+    """Functions f0 .. f<levels-1>: each calls the next `calls` times in a chain (the last one is an
+    Identity), so inlining f0 makes calls**(levels-1) nodes from a few KB; `pad` characters lengthen
+    every node name (inlined names grow with each level)."""
+    lib = ''
+    for i in range(levels):
+        sig = ('signature { name: "f%d" input_arg { name: "a" type: DT_FLOAT } '
+               'output_arg { name: "r" type: DT_FLOAT } } ' % i)
+        if i == levels - 1:
+            body = 'node_def { name: "id" op: "Identity" input: "a" %s} ' % attr('T', 'type: DT_FLOAT')
+            ret = 'id:output:0'
+        else:
+            body, prev = '', 'a'
+            for k in range(calls):
+                nm = 'c%d%s' % (k, 'x' * pad)
+                body += ('node_def { name: "%s" op: "PartitionedCall" input: "%s" %s%s%s} ' %
+                         (nm, prev, attr('Tin', 'list { type: DT_FLOAT }'), attr('Tout', 'list { type: DT_FLOAT }'),
+                          attr('f', 'func { name: "f%d" }' % (i + 1))))
+                prev = nm + ':output:0'
+            ret = prev
+        lib += 'function { %s%sret { key: "r" value: "%s" } }\n' % (sig, body, ret)
+    return lib
+
+
+CALL_F0 = node('fy', 'PartitionedCall', ('x',), attr('Tin', 'list { type: DT_FLOAT }') +
+               attr('Tout', 'list { type: DT_FLOAT }') + attr('f', 'func { name: "f0" }'))
+
 CALL_F = node('fy', 'PartitionedCall', ('x',), attr('Tin', 'list { type: DT_FLOAT }') +
               attr('Tout', 'list { type: DT_FLOAT }') + attr('f', 'func { name: "f" }'))
 
@@ -217,6 +244,17 @@ CASES = {
                                outputs={'y': 'y:0', 'c': 'c:0'}), None, {}),
     'attr_dtype_mismatch': (model(fconst('c', 'dtype: DT_FLOAT tensor_shape { } float_val: 1', dtype='DT_INT32'),
                                   outputs={'y': 'y:0', 'c': 'c:0'}), None, {}),
+    # the load budget: a Const of [32768, 32768] from one value (4 GiB), more values than elements
+    'const_broadcast_huge': (model(fconst('c', 'dtype: DT_FLOAT tensor_shape { dim { size: 32768 } '
+                                                'dim { size: 32768 } } float_val: 1'),
+                                   outputs={'y': 'y:0', 'c': 'c:0'}), None, {}),
+    'const_too_many_values': (model(fconst('c', 'dtype: DT_FLOAT tensor_shape { dim { size: 2 } } ' +
+                                                 ' '.join('float_val: %d' % i for i in range(100))),
+                                    outputs={'y': 'y:0', 'c': 'c:0'}), None, {}),
+    # ... 14 functions each calling the next three times (3**13 = 1.6M nodes inlined), and long names
+    'inline_bomb': (model(CALL_F0, library=fn_tree(14), outputs={'y': 'y:0', 'fy': 'fy:0'}), None, {}),
+    'inline_long_names': (model(CALL_F0, library=fn_tree(10, pad=2000), outputs={'y': 'y:0', 'fy': 'fy:0'}),
+                          None, {}),
     # graph structure
     'input_missing_node': (model(y_inputs=('x', 'nosuch')), None, {}),
     'input_out_of_range': (model(y_inputs=('x', 'read:3')), None, {}),

@@ -50,4 +50,19 @@ np.savez_compressed(os.path.join(root, 'deflated.npz'), a=np.arange(6, dtype='<f
                     b=np.array([b'q', b'rs']))
 np.savez(os.path.join(root, 'single.npz'), only=np.arange(4, dtype='<i4'))
 np.savez(os.path.join(root, 'with_object.npz'), o=np.array([1, 'a'], dtype=object))
+
+
+def oversized_member(path):
+    """A deflated member 'x' whose .npy header describes 2 floats (136 bytes in all) but which
+    inflates to 64 KiB more: readers must refuse it from the header, before inflating it all."""
+    import struct
+    import zipfile
+    with zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as z:
+        with z.open('x.npy', 'w') as f:
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.array([1, 2], dtype='<f4'))
+            f.write(buf.getvalue() + bytes(65536))
+
+
+oversized_member(os.path.join(root, 'oversized_member.npz'))
 print('wrote', len(os.listdir(root)), 'files to', os.path.normpath(root))

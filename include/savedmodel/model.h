@@ -44,6 +44,15 @@ typedef struct sm_load_options {
    * run with SM_UNIMPLEMENTED (no load warning says so in advance). */
   const char *const *signatures;
   int nsignatures;
+  /* The load budget: what loading may materialise from the export's files, so that a few KB of
+   * hostile protobuf cannot take gigabytes (functions calling each other inlined to millions of
+   * nodes, a Const of shape [32768, 32768] holding one value). A load that would pass it fails with
+   * SM_RESOURCE_EXHAUSTED naming the limit, before allocating. 0 = the default, proportional to the
+   * files: max_graph_nodes = max(131072, bytes of saved_model.pb / 16) nodes after inlining
+   * functions (never more than 4M); max_load_bytes = max(128 MiB, 4 x the bytes of saved_model.pb
+   * and variables/) for the compiled graph (nodes, names, edges) and every constant decoded. */
+  int64_t max_graph_nodes;
+  int64_t max_load_bytes;
 } sm_load_options;
 
 /* Load export_dir with exactly this tag set (order does not matter). opts may be NULL. The caller
@@ -95,14 +104,25 @@ SM_API sm_status *sm_model_session_run(sm_model *m, const char *const *feed_name
                                        int ntargets, sm_tensor **outputs);
 
 /* ---- run options ------------------------------------------------------------------------- */
-/* Limits on one run, checked by the executor before every step (one clock read a step), so a
- * step already running finishes first: a single long kernel is not interrupted. A run stopped
- * by them returns SM_DEADLINE_EXCEEDED or SM_CANCELLED naming the step and node it stopped
- * before ("before step 3 of 200 (node 'm3', MatMul)"), and no outputs. */
+/* Limits on one run. Deadline and cancel flag are checked by the executor before every step (one
+ * clock read a step), and by large kernels between tiles or chunks (MatMul, BatchMatMul, the
+ * convolutions, big elementwise loops and reductions, sorting), so one huge kernel stops near the
+ * deadline too. A run stopped by them returns SM_DEADLINE_EXCEEDED or SM_CANCELLED naming the step
+ * and node ("before step 3 of 200 (node 'm3', MatMul)", "during step 3 of 200"), and no outputs.
+ *
+ * The memory budget (max_run_bytes) bounds the bytes the run holds at once: the tensors its steps
+ * make (sm__kctx_alloc_output: every kernel output that is not a view or a forwarded input) while a
+ * later step still reads them, and kernels' scratch. A step whose output or scratch would take the
+ * run past it is refused before anything is allocated, with SM_RESOURCE_EXHAUSTED naming the node
+ * and the budget ("node 'f' (Fill): output 0: ... 4294967296 bytes ... max_run_bytes 268435456");
+ * so Fill / Tile / BroadcastTo / OneHot / random ops fed huge shapes fail cleanly. Feeds, variables
+ * and constants are the model's, not the run's, and are not counted. 0 = no budget (each tensor is
+ * still capped at 16 GiB, as always). */
 typedef struct sm_run_options {
   int64_t deadline_us;        /* CLOCK_MONOTONIC microseconds (sm_monotonic_us() + timeout); 0 = none */
   const volatile int *cancel; /* NULL = none; the run stops once *cancel is nonzero (set it from any
                                * thread, e.g. with __atomic_store_n) */
+  size_t max_run_bytes;       /* the run's memory budget in bytes; 0 = none */
 } sm_run_options;
 
 /* CLOCK_MONOTONIC now, in microseconds: the clock of sm_run_options.deadline_us. */

@@ -85,6 +85,13 @@ void sm__free(void *p) {
   free(base);
 }
 
+size_t sm__alloc_size(const void *p) {
+  if (!p) return 0;
+  size_t n;
+  memcpy(&n, (const char *)p - HDR, sizeof n);
+  return n;
+}
+
 void sm__alloc_fail_after(long k, int persist) {
   __atomic_store_n(&countdown, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&persistent, persist && k > 0, __ATOMIC_RELAXED);

@@ -25,6 +25,8 @@ void *sm__calloc(size_t n); /* zeroed */
  * and p is then untouched (still the caller's to free). */
 void *sm__realloc(void *p, size_t n);
 void sm__free(void *p); /* NULL-safe */
+/* The size a block was asked with (its header's record); 0 for NULL. */
+size_t sm__alloc_size(const void *p);
 
 /* Fault injection: the k-th allocation from now fails (k >= 1); with persist, every one after it
  * too. k 0 turns injection off. */

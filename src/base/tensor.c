@@ -113,6 +113,16 @@ static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t 
   return NULL;
 }
 
+sm_status *sm__tensor_alloc_bytes(int dtype, int rank, const int64_t *dims, size_t *bytes) {
+  int64_t n;
+  size_t nbytes;
+  *bytes = 0;
+  sm_status *s = check_shape(dtype, rank, dims, &n, &nbytes);
+  if (s) return s;
+  *bytes = dtype == SM_STRING ? (size_t)n * sizeof(tstring) : dtype == SM_VARIANT ? (size_t)n * sizeof(void *) : nbytes;
+  return NULL;
+}
+
 static sm_status *tensor_new(int dtype, int rank, const int64_t *dims, int zero, sm_tensor **out) {
   *out = NULL;
   int64_t n;

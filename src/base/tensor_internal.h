@@ -9,6 +9,10 @@
  * kernels that write every element, where the zero fill is pure cost. The caller owns *out. */
 sm_status *sm__tensor_new_uninit(int dtype, int rank, const int64_t *dims, sm_tensor **out);
 
+/* The bytes sm_tensor_new would allocate for this dtype and shape (elements, or string / variant
+ * slots; the header not included), with the same checks and errors, allocating nothing. */
+sm_status *sm__tensor_alloc_bytes(int dtype, int rank, const int64_t *dims, size_t *bytes);
+
 /* The memory space a tensor's buffer lives in. Every buffer is host memory today; a device
  * backend (kernel.h's sm_backend) adds its space here, and its kernels check it on their inputs.
  * A view has its base's space; wrapped memory is host memory. */

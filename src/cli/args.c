@@ -2,7 +2,9 @@
  *
  * saved_model_cli parses with absl flags behind argparse, so `--dir=D`, `--dir D`, `-dir D`,
  * `--all`, `--noall` and `--all=false` all work there; they work the same here. */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,4 +99,30 @@ int sm__cli_error(int code, const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
   return code;
+}
+
+int sm__cli_parse_bytes(const char *cmd, const char *name, const char *v, size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long x = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+  int shift = 0;
+  if (v[0] >= '0' && v[0] <= '9' && !errno && end[0] && !end[1]) {
+    const char *units = "KMGT", *u = strchr(units, end[0] & ~0x20);
+    if (u) shift = 10 * (int)(u - units + 1), end++;
+  }
+  if (v[0] < '0' || v[0] > '9' || errno || *end || x > (1ull << 50) >> shift)
+    return sm__cli_error(2, "%s: --%s=%s: expected a byte count (digits, optionally with K, M, G or T) up to 2^50",
+                         cmd, name, v);
+  *out = (size_t)(x << shift);
+  return 0;
+}
+
+int sm__cli_parse_seconds(const char *cmd, const char *name, const char *v, int64_t *us) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || *end || end == v || !(x > 0) || x > 1e9)
+    return sm__cli_error(2, "%s: --%s=%s: expected a number of seconds > 0", cmd, name, v);
+  *us = (int64_t)(x * 1e6) > 0 ? (int64_t)(x * 1e6) : 1;
+  return 0;
 }

@@ -38,6 +38,12 @@ typedef struct sm_flag {
 int sm__cli_parse_flags(int argc, char **argv, sm_flag *flags, size_t nflags, const char *usage);
 sm_flag *sm__cli_flag(sm_flag *flags, size_t nflags, const char *name);
 
+/* A byte count flag: digits with an optional K, M, G or T suffix (powers of 1024: "256M"), up to
+ * 2^50. 0 on success; else prints "<cmd>: --<name>=<v>: ..." and returns 2. */
+int sm__cli_parse_bytes(const char *cmd, const char *name, const char *v, size_t *out);
+/* A number of seconds > 0 (fractions allowed) up to 1e9, as microseconds. 0 or 2 as above. */
+int sm__cli_parse_seconds(const char *cmd, const char *name, const char *v, int64_t *us);
+
 /* Prints "savedmodel: <message>" on stderr, frees s, returns 1. */
 int sm__cli_fail(sm_status *s);
 /* Prints "savedmodel: <formatted>" on stderr and returns code. */

@@ -28,6 +28,7 @@ static const char usage[] =
     "usage: savedmodel run --dir DIR --tag_set TAGS --signature_def KEY\n"
     "                      [--inputs INPUTS] [--input_exprs EXPRS] [--input_examples EXAMPLES]\n"
     "                      [--outdir DIR [--overwrite]] [--json]\n"
+    "                      [--timeout SECONDS] [--max_run_bytes BYTES]\n"
     "\n"
     "Runs a SignatureDef of a SavedModel and prints its outputs, as `saved_model_cli run` does:\n"
     "  savedmodel run --dir /tmp/saved_model --tag_set serve --signature_def serving_default \\\n"
@@ -40,7 +41,10 @@ static const char usage[] =
     "  {\"outputs\": {KEY: {\"dtype\": \"DT_FLOAT\", \"shape\": [int], \"value\": V, \"file\": PATH}}}\n"
     "V nests lists by the shape (a scalar is bare); floats with the digits that read back to the\n"
     "same value, \"nan\"/\"inf\"/\"-inf\" for non-finite ones, complex as [re, im], strings as JSON\n"
-    "strings when UTF-8 and {\"base64\": ...} otherwise; \"file\" only with --outdir.\n";
+    "strings when UTF-8 and {\"base64\": ...} otherwise; \"file\" only with --outdir.\n"
+    "--timeout stops the run once SECONDS have passed (large kernels check between tiles), with\n"
+    "DEADLINE_EXCEEDED; --max_run_bytes (e.g. 256M) refuses a step whose tensors would take the\n"
+    "run past that many bytes at once, before allocating them (RESOURCE_EXHAUSTED).\n";
 
 /* One input as the flags gave it, in the order of Python's feed dict. */
 typedef struct {
@@ -238,7 +242,7 @@ static const Tensorflow__TensorInfo *find_info(const sm_kv *kv, size_t n, const 
 }
 
 static int run_model(const char *dir, const char *tag_set, const char *sig_key, feeds *fs, const char *outdir,
-                     int overwrite, int json) {
+                     int overwrite, int json, int64_t timeout_us, size_t max_run_bytes, const size_t *load_limits) {
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
   if (st) return sm__cli_fail(st);
@@ -326,11 +330,14 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   for (size_t i = 0; mg->meta_info_def && i < mg->meta_info_def->n_tags; i++) tags[ntags++] = mg->meta_info_def->tags[i];
   /* The model takes the SavedModel read above (and frees it), rather than reading it again, and
    * compiles only this signature: another one this runtime cannot run does not matter here. */
-  sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1};
+  sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1, .max_graph_nodes = (int64_t)load_limits[0],
+                        .max_load_bytes = (int64_t)load_limits[1]};
   st = sm__model_load_parsed(dir, sm, tags, (int)ntags, &lo, &m);
   sm = NULL;
   if (st) { rc = sm__cli_fail(st); goto done; }
-  if ((st = sm_model_session_run(m, feed_names, feed_vals, (int)fs->n, fetch_names, (int)nout, NULL, 0, results))) {
+  sm_run_options ro = {.deadline_us = timeout_us ? sm_monotonic_us() + timeout_us : 0, .max_run_bytes = max_run_bytes};
+  if ((st = sm_model_session_run_opts(m, feed_names, feed_vals, (int)fs->n, fetch_names, (int)nout, NULL, 0, results,
+                                      &ro))) {
     rc = sm__cli_fail(st);
     goto done;
   }
@@ -421,6 +428,11 @@ int sm__cli_run(int argc, char **argv) {
       {"worker", SM_FLAG_STRING, "Remote TensorFlow workers are not supported.", NULL, 0},
       {"init_tpu", SM_FLAG_BOOL, "Accepted for compatibility; there is no TPU here.", NULL, 0},
       {"use_tfrt", SM_FLAG_BOOL, "Accepted for compatibility; results do not depend on it.", NULL, 0},
+      {"timeout", SM_FLAG_STRING, "Deadline for the run in seconds (default: none).", NULL, 0},
+      {"max_run_bytes", SM_FLAG_STRING, "Memory budget of the run in bytes, K/M/G suffixes (default: none).", NULL, 0},
+      {"max_graph_nodes", SM_FLAG_STRING, "The load budget's node limit (default: from the file sizes).", NULL, 0},
+      {"max_load_bytes", SM_FLAG_STRING, "The load budget's byte limit, K/M/G suffixes (default: from the file sizes).",
+       NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -434,6 +446,16 @@ int sm__cli_run(int argc, char **argv) {
   const char *examples = sm__cli_flag(flags, nflags, "input_examples")->value;
   if ((!inputs || !*inputs) && (!exprs || !*exprs) && (!examples || !*examples))
     return sm__cli_error(1, "At least one of --inputs, --input_exprs or --input_examples must be required");
+  int64_t timeout_us = 0;
+  size_t max_run_bytes = 0;
+  const char *tv = sm__cli_flag(flags, nflags, "timeout")->value, *mv = sm__cli_flag(flags, nflags, "max_run_bytes")->value;
+  if (tv && sm__cli_parse_seconds("run", "timeout", tv, &timeout_us)) return 2;
+  if (mv && sm__cli_parse_bytes("run", "max_run_bytes", mv, &max_run_bytes)) return 2;
+  size_t load_limits[2] = {0, 0};
+  const char *lv[2] = {sm__cli_flag(flags, nflags, "max_graph_nodes")->value,
+                       sm__cli_flag(flags, nflags, "max_load_bytes")->value};
+  if (lv[0] && sm__cli_parse_bytes("run", "max_graph_nodes", lv[0], &load_limits[0])) return 2;
+  if (lv[1] && sm__cli_parse_bytes("run", "max_load_bytes", lv[1], &load_limits[1])) return 2;
   if (sm__cli_flag(flags, nflags, "worker")->value)
     return sm__cli_error(1, "--worker: running on a remote TensorFlow worker is not supported");
   if (sm__cli_flag(flags, nflags, "tf_debug")->on)
@@ -488,7 +510,8 @@ int sm__cli_run(int argc, char **argv) {
   feeds_free(&ex);
   if (st) { feeds_free(&fs); return sm__cli_fail(st); }
   int rc = run_model(flags[0].value, flags[1].value, flags[2].value, &fs, sm__cli_flag(flags, nflags, "outdir")->value,
-                     sm__cli_flag(flags, nflags, "overwrite")->on, sm__cli_flag(flags, nflags, "json")->on);
+                     sm__cli_flag(flags, nflags, "overwrite")->on, sm__cli_flag(flags, nflags, "json")->on, timeout_us,
+                     max_run_bytes, load_limits);
   feeds_free(&fs);
   return rc;
 }

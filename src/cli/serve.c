@@ -68,6 +68,7 @@ int sm__cli_serve(int argc, char **argv) {
       {"rest_api_idle_timeout_seconds", SM_FLAG_STRING, "Close connections idle this long (default 60)", NULL, 0},
       {"file_system_settle_seconds", SM_FLAG_STRING,
        "Load a new version only once its files have not changed for this long (default 1; 0: at once)", NULL, 0},
+      {"max_run_bytes", SM_FLAG_STRING, "Memory budget of each request's run, K/M/G suffixes (default: none)", NULL, 0},
       {"enable_batching", SM_FLAG_BOOL, "Merge concurrent predict requests into one run", NULL, 0},
       {"batching_parameters_file", SM_FLAG_STRING, "BatchingParameters text file for --enable_batching", NULL, 0},
       {"tensorflow_intra_op_parallelism", SM_FLAG_STRING, "Threads per model for large kernels (0: one per core)",
@@ -120,6 +121,8 @@ int sm__cli_serve(int argc, char **argv) {
   if (FV("file_system_settle_seconds") &&
       parse_double("file_system_settle_seconds", FV("file_system_settle_seconds"), &settle))
     return 2;
+  size_t max_run_bytes = 0;
+  if (FV("max_run_bytes") && sm__cli_parse_bytes("serve", "max_run_bytes", FV("max_run_bytes"), &max_run_bytes)) return 2;
   if (FV("tensorflow_intra_op_parallelism") &&
       parse_long("tensorflow_intra_op_parallelism", FV("tensorflow_intra_op_parallelism"), 0, 1024, &intra))
     return 2;
@@ -182,7 +185,7 @@ int sm__cli_serve(int argc, char **argv) {
   }
   if (!s) {
     sm_rest_options ro = {.manager = m, .batcher = b, .batcher_run = b ? sm__batcher_run : NULL,
-                          .timeout_ms = timeout, .tags = tags, .ntags = ntags};
+                          .timeout_ms = timeout, .max_run_bytes = max_run_bytes, .tags = tags, .ntags = ntags};
     s = sm__rest_new(&ro, &rest);
   }
   if (!s) {

@@ -1,7 +1,9 @@
 /* validate.c - `savedmodel validate`: every check a load makes, and more, without running a kernel.
  *
  * For the SavedModel in --dir (every MetaGraph, or the one --tag_set names): the protobuf parses
- * (with the library's nesting and size guards); tag sets are distinct; each MetaGraph compiles
+ * (with the library's nesting and size guards); tag sets are distinct (sorted keys: one fault per
+ * tag set several MetaGraphs share, n log n); each MetaGraph compiles within the load budget a load
+ * would have (graph.h's sm_load_budget; constants are checked against it, never materialised)
  * (graph layer: inputs resolve, no cycles, no recursive functions, OpDefs and attrs complete); the
  * plans sm_model_load builds (restore op, init op or table initializers, every signature) prepare,
  * which means every op they need has a kernel and every kernel accepts its attrs (a signature with
@@ -33,6 +35,7 @@
 
 static const char usage[] =
     "usage: savedmodel validate --dir DIR [--tag_set TAGS] [--json]\n"
+    "                           [--max_graph_nodes N] [--max_load_bytes BYTES]\n"
     "\n"
     "Checks a SavedModel without running it: parsing, tag sets, graph compilation, kernels for\n"
     "every op a load runs, signatures, assets confined to the export directory, and the variables\n"
@@ -48,6 +51,7 @@ typedef struct report {
   const char *ctx; /* "MetaGraph ['serve']" or NULL */
   FILE *json;      /* --json: the "findings" items, written here (a memory stream); NULL: text */
   int nitems;
+  sm_load_budget budget; /* the load's, sized once (--max_graph_nodes, --max_load_bytes or the files) */
 } report;
 
 static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
@@ -112,20 +116,74 @@ static int fault_st(report *r, sm_status *s, const char *what) {
 }
 
 /* ---- tag sets -------------------------------------------------------------------------------- */
-static int has_tag(const Tensorflow__MetaGraphDef *mg, const char *t) {
-  size_t n = mg->meta_info_def ? mg->meta_info_def->n_tags : 0;
+static void tags_text(const Tensorflow__MetaGraphDef *mg, char *buf, size_t cap);
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* A MetaGraph's tag set as one string, equal for equal sets whatever the order or repeats: its
+ * distinct tags sorted, each written "<length>:<tag>". NULL when out of memory. */
+static char *tag_key(const Tensorflow__MetaGraphDef *mg) {
+  size_t n = mg->meta_info_def ? mg->meta_info_def->n_tags : 0, len = 1;
+  const char **t = malloc((n + 1) * sizeof *t);
+  if (!t) return NULL;
+  size_t k = 0;
   for (size_t i = 0; i < n; i++)
-    if (mg->meta_info_def->tags[i] && !strcmp(mg->meta_info_def->tags[i], t)) return 1;
-  return 0;
+    if (mg->meta_info_def->tags[i]) t[k++] = mg->meta_info_def->tags[i];
+  qsort(t, k, sizeof *t, cmp_cstr);
+  for (size_t i = 0; i < k; i++) len += strlen(t[i]) + 24;
+  char *key = malloc(len), *p = key;
+  for (size_t i = 0; key && i < k; i++)
+    if (!i || strcmp(t[i], t[i - 1])) p += sprintf(p, "%zu:%s", strlen(t[i]), t[i]);
+  if (key) *p = 0;
+  free(t);
+  return key;
 }
 
-static int same_tags(const Tensorflow__MetaGraphDef *a, const Tensorflow__MetaGraphDef *b) {
-  size_t na = a->meta_info_def ? a->meta_info_def->n_tags : 0, nb = b->meta_info_def ? b->meta_info_def->n_tags : 0;
-  for (size_t i = 0; i < na; i++)
-    if (a->meta_info_def->tags[i] && !has_tag(b, a->meta_info_def->tags[i])) return 0;
-  for (size_t i = 0; i < nb; i++)
-    if (b->meta_info_def->tags[i] && !has_tag(a, b->meta_info_def->tags[i])) return 0;
-  return 1;
+typedef struct keyed {
+  char *key;
+  size_t idx;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* One fault per tag set that more than one MetaGraph has (sorted keys: n log n, not pairs). */
+static void check_tag_sets(report *r, const Tensorflow__SavedModel *sm) {
+  size_t n = 0;
+  keyed *ks = calloc(sm->n_meta_graphs + 1, sizeof *ks);
+  if (!ks) {
+    fault(r, "out of memory");
+    return;
+  }
+  for (size_t i = 0; i < sm->n_meta_graphs; i++) {
+    if (!sm->meta_graphs[i]) continue;
+    if (!(ks[n].key = tag_key(sm->meta_graphs[i]))) {
+      fault(r, "out of memory");
+      break;
+    }
+    ks[n++].idx = i;
+  }
+  qsort(ks, n, sizeof *ks, cmp_keyed);
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && !strcmp(ks[j].key, ks[i].key);) j++;
+    if (j - i < 2) continue;
+    char list[256];
+    size_t at = 0;
+    for (size_t k = i; k < j && k < i + 8 && at < sizeof list; k++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%zu", k == i ? "" : k + 1 == j ? " and " : ", ", ks[k].idx);
+    char tags[512];
+    tags_text(sm->meta_graphs[ks[i].idx], tags, sizeof tags);
+    if (j - i > 8)
+      fault(r, "%zu MetaGraphs (%s, ...) have the same tag set (%s): a load cannot choose between them", j - i, list,
+            tags);
+    else
+      fault(r, "MetaGraphs %s have the same tag set (%s): a load cannot choose between them", list, tags);
+  }
+  for (size_t i = 0; i < n; i++) free(ks[i].key);
+  free(ks);
 }
 
 static void tags_text(const Tensorflow__MetaGraphDef *mg, char *buf, size_t cap) {
@@ -519,8 +577,9 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
     fault(r, "the MetaGraph has no graph_def");
     return;
   }
+  /* the load's budget, checked without materialising a constant */
   sm_session *s = NULL;
-  if (fault_st(r, sm__session_new(mg, dir, 1, &s), NULL)) return;
+  if (fault_st(r, sm__session_new_budget(mg, dir, 1, &r->budget, &s), NULL)) return;
   const sm_cgraph *g = sm__session_graph(s);
 
   /* assets */
@@ -605,6 +664,9 @@ int sm__cli_validate(int argc, char **argv) {
       {"dir", SM_FLAG_STRING, "Directory containing the SavedModel.", NULL, 0},
       {"tag_set", SM_FLAG_STRING, "Comma-separated tags of the one MetaGraphDef to check (default: all).", NULL, 0},
       {"json", SM_FLAG_BOOL, "Print one JSON document instead (schema above).", NULL, 0},
+      {"max_graph_nodes", SM_FLAG_STRING, "The load budget's node limit (default: from the file sizes).", NULL, 0},
+      {"max_load_bytes", SM_FLAG_STRING, "The load budget's byte limit, K/M/G suffixes (default: from the file sizes).",
+       NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int rc = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -613,6 +675,11 @@ int sm__cli_validate(int argc, char **argv) {
   const char *dir = flags[0].value, *tag_set = flags[1].value;
   if (!dir) return sm__cli_error(2, "validate: --dir is required");
   report r = {0};
+  size_t mb = 0, mn = 0;
+  if (flags[3].value && sm__cli_parse_bytes("validate", "max_graph_nodes", flags[3].value, &mn)) return 2;
+  if (flags[4].value && sm__cli_parse_bytes("validate", "max_load_bytes", flags[4].value, &mb)) return 2;
+  sm__load_budget_for(dir, (int64_t)mn, (int64_t)mb, &r.budget);
+  r.budget.check_only = 1;
   char *items = NULL;
   size_t itemslen = 0;
   if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm__cli_error(1, "out of memory");
@@ -620,10 +687,7 @@ int sm__cli_validate(int argc, char **argv) {
   Tensorflow__SavedModel *sm = NULL;
   if (!fault_st(&r, sm_saved_model_read(dir, &sm), NULL)) {
     if (sm->n_meta_graphs == 0) fault(&r, "%s: the SavedModel has no MetaGraph", dir);
-    for (size_t i = 0; i < sm->n_meta_graphs; i++)
-      for (size_t j = 0; j < i; j++)
-        if (sm->meta_graphs[i] && sm->meta_graphs[j] && same_tags(sm->meta_graphs[i], sm->meta_graphs[j]))
-          fault(&r, "MetaGraphs %zu and %zu have the same tag set: a load cannot choose between them", j, i);
+    check_tag_sets(&r, sm);
     const Tensorflow__MetaGraphDef *only = NULL;
     if (tag_set) {
       char *copy = strdup(tag_set);

@@ -239,10 +239,10 @@ static int ucs4_to_utf8(const uint8_t *src, size_t chars, int big, char *buf, si
   return 0;
 }
 
-sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tensor **out) {
-  *out = NULL;
-  const uint8_t *p = data;
-  if (!what) what = ".npy data";
+/* The layout of a .npy image from its first len bytes (enough for the header): the header, the
+ * dtype, the element count, where the data starts (*body) and how many bytes it takes (*need). */
+static sm_status *npy_layout(const uint8_t *p, size_t len, const char *what, npy_header *hp, npy_type *typ,
+                             int64_t *countp, size_t *body, uint64_t *needp) {
   if (len < 10 || memcmp(p, SM_NPY_MAGIC, 6) != 0)
     return sm_status_new(SM_DATA_LOSS, "%s: not a .npy file (no \\x93NUMPY magic)", what);
   int major = p[6], minor = p[7];
@@ -259,20 +259,31 @@ sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tens
     return sm_status_new(SM_OUT_OF_RANGE, "%s: .npy header is %zu bytes, more than numpy's limit of %d", what, hlen,
                          NPY_MAX_HEADER);
   if (len - hstart < hlen) return sm_status_new(SM_DATA_LOSS, "%s: truncated .npy header", what);
-  npy_header h;
-  sm_status *st = parse_header((const char *)p + hstart, hlen, &h, what);
+  sm_status *st = parse_header((const char *)p + hstart, hlen, hp, what);
   if (st) return st;
-  npy_type ty;
-  if ((st = parse_descr(h.descr, &ty, what))) return st;
-  int64_t count;
-  if (sm__num_elements(h.rank, h.dims, &count))
+  if ((st = parse_descr(hp->descr, typ, what))) return st;
+  if (sm__num_elements(hp->rank, hp->dims, countp))
     return sm_status_new(SM_OUT_OF_RANGE, "%s: the shape's element count overflows", what);
-  const uint8_t *body = p + hstart + hlen;
-  size_t avail = len - hstart - hlen;
-  uint64_t need;
-  if (sm__mul_u64((uint64_t)count, ty.item, &need) || need > SM_MAX_TENSOR_BYTES)
+  *body = hstart + hlen;
+  if (sm__mul_u64((uint64_t)*countp, typ->item, needp) || *needp > SM_MAX_TENSOR_BYTES)
     return sm_status_new(SM_OUT_OF_RANGE, "%s: array data would be larger than %llu bytes", what,
                          (unsigned long long)SM_MAX_TENSOR_BYTES);
+  return NULL;
+}
+
+sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tensor **out) {
+  *out = NULL;
+  const uint8_t *p = data;
+  if (!what) what = ".npy data";
+  npy_header h;
+  npy_type ty;
+  int64_t count;
+  size_t boff;
+  uint64_t need;
+  sm_status *st = npy_layout(p, len, what, &h, &ty, &count, &boff, &need);
+  if (st) return st;
+  const uint8_t *body = p + boff;
+  size_t avail = len - boff;
   if (need > avail)
     return sm_status_new(SM_DATA_LOSS, "%s: truncated .npy data: the shape needs %llu bytes, %zu are there", what,
                          (unsigned long long)need, avail);
@@ -558,6 +569,27 @@ sm_status *sm_npz_open(const char *path, sm_npz **out) {
 int sm_npz_count(const sm_npz *z) { return z ? z->n : 0; }
 const char *sm_npz_name(const sm_npz *z, int i) { return z && i >= 0 && i < z->n ? z->e[i].short_name : NULL; }
 
+/* Inflates exactly n bytes into dst (in_left: compressed bytes left at zs->next_in). Z_OK when
+ * they are out and the stream goes on, Z_STREAM_END when it ended with the n-th byte, else an
+ * error (Z_BUF_ERROR: no progress, the data ran out or the stream ended early). */
+static int inflate_into(z_stream *zs, uint64_t *in_left, uint8_t *dst, uint64_t n) {
+  zs->next_out = dst;
+  uint64_t out_left = n;
+  int r = Z_OK;
+  while (r == Z_OK && out_left > 0) {
+    uInt ci = *in_left > 0x40000000 ? 0x40000000 : (uInt)*in_left;
+    uInt co = out_left > 0x40000000 ? 0x40000000 : (uInt)out_left;
+    zs->avail_in = ci;
+    zs->avail_out = co;
+    r = inflate(zs, Z_NO_FLUSH);
+    *in_left -= ci - zs->avail_in;
+    out_left -= co - zs->avail_out;
+    if (r == Z_OK && ci == zs->avail_in && co == zs->avail_out) r = Z_BUF_ERROR; /* no progress */
+  }
+  if (r == Z_STREAM_END && out_left > 0) return Z_BUF_ERROR;
+  return r;
+}
+
 sm_status *sm_npz_get(const sm_npz *z, const char *name, sm_tensor **out) {
   *out = NULL;
   const zentry *e = NULL;
@@ -577,33 +609,56 @@ sm_status *sm_npz_get(const sm_npz *z, const char *name, sm_tensor **out) {
     return sm_status_new(SM_OUT_OF_RANGE, "%s: member is larger than this library reads", what);
   uint8_t *buf = NULL;
   const uint8_t *mem;
+  uint64_t usize = e->usize; /* the bytes read: fewer when the .npy header describes fewer */
   if (e->method == 0) {
     if (e->csize != e->usize) return sm_status_new(SM_DATA_LOSS, "%s: stored member with differing sizes", what);
     mem = src;
   } else if (e->method == 8) {
     /* deflate expands at most ~1032:1, so a larger claimed size is a lie, not a reason to allocate */
     if (e->usize > e->csize * 1100 + 1024) return sm_status_new(SM_DATA_LOSS, "%s: implausible uncompressed size", what);
-    buf = malloc(e->usize ? e->usize : 1);
-    if (!buf) return sm_status_new(SM_NO_MEMORY, "%s: out of memory", what);
     z_stream zs;
     memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, -15) != Z_OK) { free(buf); return sm_status_new(SM_INTERNAL, "%s: inflateInit2 failed", what); }
-    uint64_t in_left = e->csize, out_left = e->usize;
+    if (inflateInit2(&zs, -15) != Z_OK) return sm_status_new(SM_INTERNAL, "%s: inflateInit2 failed", what);
     zs.next_in = (Bytef *)src;
-    zs.next_out = buf;
-    int r = Z_OK;
-    while (r == Z_OK) {
-      uInt ci = in_left > 0x40000000 ? 0x40000000 : (uInt)in_left;
-      uInt co = out_left > 0x40000000 ? 0x40000000 : (uInt)out_left;
-      zs.avail_in = ci;
-      zs.avail_out = co;
-      r = inflate(&zs, Z_NO_FLUSH);
-      in_left -= ci - zs.avail_in;
-      out_left -= co - zs.avail_out;
-      if (r == Z_OK && ci == zs.avail_in && co == zs.avail_out) r = Z_BUF_ERROR; /* no progress */
+    uint64_t in_left = e->csize;
+    /* the .npy header first, then only the bytes it describes, as np.load reads a member: a few
+     * KB of deflate that inflate to a GiB behind a two-element header cost 136 bytes, not a GiB
+     * (the rest is never inflated, so the member's CRC is not checked then: numpy does not either) */
+    uint8_t head[16 + NPY_MAX_HEADER];
+    uint64_t hn = e->usize < sizeof head ? e->usize : sizeof head;
+    int r = inflate_into(&zs, &in_left, head, hn);
+    sm_status *hs = NULL;
+    if (r != Z_OK && !(r == Z_STREAM_END && hn == e->usize))
+      hs = sm_status_new(SM_DATA_LOSS, "%s: deflate data is corrupt or does not match its size", what);
+    else if (hn < 6 || memcmp(head, SM_NPY_MAGIC, 6) != 0)
+      hs = sm_status_new(SM_UNIMPLEMENTED, "%s: member is not a .npy array", what);
+    else {
+      npy_header h;
+      npy_type ty;
+      int64_t count;
+      size_t boff;
+      uint64_t need;
+      hs = npy_layout(head, (size_t)hn, what, &h, &ty, &count, &boff, &need);
+      if (!hs && boff + need < usize) usize = boff + need; /* decode reports a member too short */
+    }
+    if (!hs && !(buf = malloc(usize ? usize : 1))) hs = sm_status_new(SM_NO_MEMORY, "%s: out of memory", what);
+    if (hs) {
+      inflateEnd(&zs);
+      return hs;
+    }
+    memcpy(buf, head, (size_t)(hn < usize ? hn : usize));
+    if (hn < usize) r = inflate_into(&zs, &in_left, buf + hn, usize - hn);
+    if (r == Z_OK && usize < e->usize) r = Z_STREAM_END; /* the header's bytes are out: enough */
+    else if (r == Z_OK) { /* every byte is out: the stream must end here */
+      uint8_t extra;
+      zs.next_out = &extra;
+      zs.avail_out = 1;
+      zs.avail_in = in_left > 0x40000000 ? 0x40000000 : (uInt)in_left;
+      r = inflate(&zs, Z_FINISH);
+      if (r == Z_STREAM_END && zs.avail_out == 0) r = Z_DATA_ERROR; /* more data than the size */
     }
     inflateEnd(&zs);
-    if (r != Z_STREAM_END || out_left != 0) {
+    if (r != Z_STREAM_END) {
       free(buf);
       return sm_status_new(SM_DATA_LOSS, "%s: deflate data is corrupt or does not match its size", what);
     }
@@ -613,16 +668,16 @@ sm_status *sm_npz_get(const sm_npz *z, const char *name, sm_tensor **out) {
                          what, e->method);
   }
   uLong crc = crc32(0L, Z_NULL, 0);
-  for (uint64_t o = 0; o < e->usize;) {
-    uInt c = e->usize - o > 0x40000000 ? 0x40000000 : (uInt)(e->usize - o);
+  for (uint64_t o = 0; usize == e->usize && o < usize;) {
+    uInt c = usize - o > 0x40000000 ? 0x40000000 : (uInt)(usize - o);
     crc = crc32(crc, mem + o, c);
     o += c;
   }
   sm_status *st = NULL;
-  if ((uint32_t)crc != e->crc) st = sm_status_new(SM_DATA_LOSS, "%s: CRC mismatch", what);
-  else if (e->usize < 6 || memcmp(mem, SM_NPY_MAGIC, 6) != 0)
+  if (usize == e->usize && (uint32_t)crc != e->crc) st = sm_status_new(SM_DATA_LOSS, "%s: CRC mismatch", what);
+  else if (usize < 6 || memcmp(mem, SM_NPY_MAGIC, 6) != 0)
     st = sm_status_new(SM_UNIMPLEMENTED, "%s: member is not a .npy array", what);
-  else st = sm_npy_decode(mem, (size_t)e->usize, what, out);
+  else st = sm_npy_decode(mem, (size_t)usize, what, out);
   free(buf);
   return st;
 }

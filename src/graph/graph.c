@@ -388,7 +388,10 @@ static sm_status *add_edges(cctx *c, int64_t k) {
   c->g->nedges += k;
   if (c->g->nedges > SM_GRAPH_MAX_EDGES)
     return sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d inputs and outputs after inlining functions", SM_GRAPH_MAX_EDGES);
-  return NULL;
+  int64_t bytes = k * (int64_t)(sizeof(sm_edge) + sizeof(int));
+  sm_status *s = sm__load_budget_take(c->g->budget, 0, bytes, "graph edges");
+  if (!s) c->g->charged_bytes += bytes;
+  return s;
 }
 
 /* A shape attr as TensorFlow's PartialTensorShape::IsValidShape checks it when the graph is imported
@@ -450,10 +453,21 @@ static sm_status *check_shape_attr(const char *node, const char *op, const char 
 static sm_status *push_node(sm_cgraph *g, char *name, sm_node **out) {
   *out = NULL;
   if (g->n >= sm__graph_max_nodes) {
-    sm_status *s = sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d nodes after inlining functions (at '%s')",
+    sm_status *s = sm_status_new(SM_OUT_OF_RANGE, "graph has more than %d nodes after inlining functions (at '%.200s')",
                                  sm__graph_max_nodes, name);
     free(name);
     return s;
+  }
+  int64_t bytes = (int64_t)(sizeof(sm_node) + strlen(name) + 1);
+  if (g->budget) {
+    sm_status *s = sm__load_budget_take(g->budget, 1, bytes, NULL);
+    if (s) {
+      s = sm_status_prefix(s, "node '%.200s'", name);
+      free(name);
+      return s;
+    }
+    g->charged_nodes++;
+    g->charged_bytes += bytes;
   }
   if (g->n == g->cap) {
     int nc = g->cap ? g->cap * 2 : 64;
@@ -847,7 +861,9 @@ done:
   free(b.arg_names);
   free(b.arg_start);
   free(b.arg_count);
-  if (s) s = sm_status_prefix(s, "inlining '%s' into '%s'", fname, g->nodes[idx].name);
+  /* a budget refusal names its node already: the chain of calls down to it would run to kilobytes */
+  if (s && sm_status_code(s) != SM_RESOURCE_EXHAUSTED)
+    s = sm_status_prefix(s, "inlining '%s' into '%.200s'", fname, g->nodes[idx].name);
   return s;
 }
 
@@ -963,6 +979,7 @@ static sm_status *graph_new(const Tensorflow__MetaGraphDef *mg, const Tensorflow
   sm_cgraph *g = calloc(1, sizeof *g);
   if (!g) return oom();
   g->mg = mg;
+  g->budget = sm__load_budget_current();
   sm_status *s = NULL;
   static const Tensorflow__GraphDef empty_gd; /* no nodes, no library; only those fields are read */
   const Tensorflow__GraphDef *gd = mg->graph_def ? mg->graph_def : &empty_gd;
@@ -1175,8 +1192,11 @@ void sm__cgraph_function_control_rets(const sm_cgraph *g, const int **nodes, int
   *n = g ? g->nfn_ctl : 0;
 }
 
+sm_load_budget *sm__cgraph_budget(const sm_cgraph *g) { return g ? g->budget : NULL; }
+
 void sm__cgraph_free(sm_cgraph *g) {
   if (!g) return;
+  sm__load_budget_give(g->budget, g->charged_nodes, g->charged_bytes);
   for (int i = 0; i < g->n; i++) {
     sm_node *n = &g->nodes[i];
     free(n->name);

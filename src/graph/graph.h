@@ -39,7 +39,33 @@ typedef struct sm_edge {
   int index;
 } sm_edge;
 
-/* Compile mg's graph_def + library. *out is owned by the caller (sm__cgraph_free). */
+/* ---- the load budget (budget.c) -------------------------------------------------------------
+ * What loading may materialise, proportional to the export's files (the runtime sets the limits:
+ * sm_load_options.max_graph_nodes / max_load_bytes, defaults from the file sizes): nodes after
+ * inlining, and bytes of compiled graphs (nodes, names, edges) and of decoded constants. A
+ * compilation (sm__cgraph_compile, sm__cgraph_compile_function) charges the budget current on its
+ * thread, and its graph gives the charge back when freed; plan building makes the graph's budget
+ * current around every kernel prepare, where Const charges its tensor (given back with the plan).
+ * With check_only (validate), Const checks its TensorProto without materialising it: such plans
+ * are for checking, never run. */
+typedef struct sm_load_budget {
+  int64_t max_nodes; /* 0: no limit but the hard one (4M nodes) */
+  int64_t max_bytes; /* 0: no limit */
+  int check_only;
+  int64_t nodes, bytes; /* in use (atomic) */
+} sm_load_budget;
+/* Makes b the calling thread's current budget (NULL: none); returns the one it replaces. */
+sm_load_budget *sm__load_budget_swap(sm_load_budget *b);
+sm_load_budget *sm__load_budget_current(void);
+/* Takes nodes and bytes (b NULL: nothing to do), or refuses with SM_RESOURCE_EXHAUSTED naming
+ * `what` (cut to 200 bytes; NULL: the caller prefixes the message) and the limit, taking nothing. */
+sm_status *sm__load_budget_take(sm_load_budget *b, int64_t nodes, int64_t bytes, const char *what);
+/* The same check for bytes, without taking them. */
+sm_status *sm__load_budget_room(const sm_load_budget *b, int64_t bytes, const char *what);
+void sm__load_budget_give(sm_load_budget *b, int64_t nodes, int64_t bytes);
+
+/* Compile mg's graph_def + library under the current load budget. *out is owned by the caller
+ * (sm__cgraph_free). */
 sm_status *sm__cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **out);
 void sm__cgraph_free(sm_cgraph *g); /* NULL-safe */
 /* The MetaGraphDef g was compiled from. */
@@ -117,8 +143,15 @@ sm_status *sm__node_attr_shape(const sm_node *n, const char *name, int *rank, in
  * none = zeros, half_val for fp16/bf16 bits). *out is new and owned by the caller. */
 sm_status *sm__node_attr_tensor(const sm_node *n, const char *name, sm_tensor **out);
 
-/* Decode a TensorProto the same way (exposed for the loader and tests). */
+/* Decode a TensorProto the same way (exposed for the loader and tests). Refused before anything
+ * is allocated when its tensor does not fit what the current load budget has left. */
 sm_status *sm__tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **out);
+/* Every check sm__tensor_from_proto makes (dtype, shape, tensor_content's size, no more typed
+ * values than elements: "Too many elements provided"), allocating nothing; *bytes = what the
+ * tensor would take (elements, plus string bytes). */
+sm_status *sm__tensor_proto_check(const Tensorflow__TensorProto *p, int64_t *bytes);
+/* The budget g was compiled under (NULL: none). */
+sm_load_budget *sm__cgraph_budget(const sm_cgraph *g);
 
 /* ---- OpDefs ---------------------------------------------------------------------------------- */
 /* The OpDef this graph uses for `op` (stripped_op_list first, then built-ins), or NULL. */

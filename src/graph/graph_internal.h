@@ -69,6 +69,8 @@ struct sm_cgraph {
   const char **all_ops;
   int nall_ops;
   int64_t nedges;
+  sm_load_budget *budget;            /* the load budget current when it was compiled; NULL: none */
+  int64_t charged_nodes, charged_bytes; /* what it took from it, given back by sm__cgraph_free */
   /* A function compiled as its own graph (sm__cgraph_compile_function): its name, its _Arg nodes'
    * outputs (flat, in signature order), its return values (flat, in signature order) and its
    * control outputs (node indices). fname NULL for a graph compiled from a GraphDef. */

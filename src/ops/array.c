@@ -8,14 +8,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "ops/array_internal.h"
 
 /* ---- Const --------------------------------------------------------------------------------- */
 
+/* A Const's tensor, decoded once at prepare, and what it took from the load budget. */
+typedef struct const_state {
+  sm_tensor *t; /* NULL: a check-only load (validate) that never runs */
+  sm_load_budget *budget;
+  int64_t bytes;
+} const_state;
+
 static sm_status *const_prepare(const sm_node *node, void **state) {
+  sm_load_budget *b = sm__load_budget_current();
+  const Tensorflow__AttrValue *v = sm__node_attr(node, "value");
+  int64_t bytes = 0;
+  sm_status *s = NULL;
+  if (b && b->check_only) { /* validate: every check, nothing materialised */
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !v->tensor) {
+      sm_tensor *none = NULL; /* no tensor to decode: its error, as a load gives it */
+      s = sm__node_attr_tensor(node, "value", &none);
+      sm_tensor_free(none);
+      return s ? s : sm_status_new(SM_INTERNAL, "attr 'value' holds no tensor");
+    }
+    s = sm_status_prefix(sm__tensor_proto_check(v->tensor, &bytes), "attr 'value'");
+    if (!s) s = sm__load_budget_room(b, bytes, "constant");
+    int dt;
+    if (!s && v && v->tensor && !sm__node_attr_type(node, "dtype", &dt) && dt != (int)v->tensor->dtype)
+      s = sm_status_new(SM_INVALID_ARGUMENT, "Type mismatch between value (%s) and dtype (%s)",
+                        sm__array_dtype_str((int)v->tensor->dtype), sm__array_dtype_str(dt));
+    if (s) return s;
+    return (*state = sm__calloc(sizeof(const_state))) ? NULL
+                                                       : sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a constant");
+  }
   sm_tensor *t = NULL;
-  sm_status *s = sm__node_attr_tensor(node, "value", &t);
-  if (s) return s;
+  if ((s = sm__node_attr_tensor(node, "value", &t))) return s;
   int dt;
   if (!sm__node_attr_type(node, "dtype", &dt) && dt != sm_tensor_dtype(t)) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "Type mismatch between value (%s) and dtype (%s)",
@@ -23,18 +51,36 @@ static sm_status *const_prepare(const sm_node *node, void **state) {
     sm_tensor_free(t);
     return s;
   }
-  *state = t;
+  const_state *cs = sm__calloc(sizeof *cs);
+  if (!cs) s = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a constant");
+  if (!s && b && (s = sm__tensor_proto_check(v->tensor, &bytes)) == NULL) s = sm__load_budget_take(b, 0, bytes, "constant");
+  if (s) {
+    sm__free(cs);
+    sm_tensor_free(t);
+    return s;
+  }
+  cs->t = t;
+  cs->budget = b;
+  cs->bytes = bytes;
+  *state = cs;
   return NULL;
 }
 
 static sm_status *const_compute(const void *state, sm_kctx *ctx) {
+  const const_state *cs = state;
+  if (!cs->t) return sm_status_new(SM_FAILED_PRECONDITION, "a constant of a check-only load has no value");
   /* Shared between runs and threads: the reference count is atomic, and a shared tensor is never
    * written in place by consumers. */
-  sm__kctx_set_output(ctx, 0, sm_tensor_ref((sm_tensor *)state));
+  sm__kctx_set_output(ctx, 0, sm_tensor_ref(cs->t));
   return NULL;
 }
 
-static void const_release(void *state) { sm_tensor_free(state); }
+static void const_release(void *state) {
+  const_state *cs = state;
+  sm__load_budget_give(cs->budget, 0, cs->bytes);
+  sm_tensor_free(cs->t);
+  sm__free(cs);
+}
 
 /* ---- Placeholder ---------------------------------------------------------------------------- */
 

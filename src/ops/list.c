@@ -180,6 +180,16 @@ static sm_status *list_reserve(tlist *l, int64_t want) {
   return NULL;
 }
 
+/* A list of n elements would fit the run's memory budget (its vector of references; the elements
+ * are charged as the steps that make them allocate them). */
+static sm_status *budget_ok(const sm_kctx *ctx, int64_t n) {
+  if (n <= 0) return NULL;
+  char what[64];
+  snprintf(what, sizeof what, "a TensorList of %lld elements", (long long)n);
+  uint64_t bytes = (uint64_t)n > SIZE_MAX / sizeof(sm_tensor *) ? SIZE_MAX : (uint64_t)n * sizeof(sm_tensor *);
+  return sm__kctx_charge_check(ctx, (size_t)bytes, what);
+}
+
 /* Sets the length to n: new slots unset, dropped ones released. */
 static sm_status *list_resize(tlist *l, int64_t n) {
   sm_status *s = list_reserve(l, n);
@@ -373,7 +383,7 @@ static sm_status *reserve_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "The num_elements to reserve must be a non negative number, but got %lld",
                          (long long)n);
   tlist *l;
-  if ((s = list_new(k->dtype, &es, n, &l))) return s;
+  if ((s = budget_ok(ctx, n)) || (s = list_new(k->dtype, &es, n, &l))) return s;
   return set_list_output(ctx, 0, l);
 }
 
@@ -471,7 +481,7 @@ static sm_status *scatter_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "TensorListScatter: Trying to scatter at index %lld in list with size %lld",
                          (long long)hi, (long long)num);
   tlist *l;
-  if ((s = list_new(sm_tensor_dtype(t), &es, num, &l))) return s;
+  if ((s = budget_ok(ctx, num)) || (s = list_new(sm_tensor_dtype(t), &es, num, &l))) return s;
   if ((s = scatter_rows(ctx, l, t, idx))) {
     list_release(&l->v);
     return s;
@@ -823,7 +833,7 @@ static sm_status *set_item_compute(const void *state, sm_kctx *ctx) {
                          sm_shape_str(sm_tensor_rank(v), sm_tensor_dims(v), a, sizeof a), pshape_str(&l->shape, b, sizeof b));
   tlist *w;
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
-  if (i >= w->n && (s = list_resize(w, i + 1))) return s;
+  if (i >= w->n && ((s = budget_ok(ctx, i + 1)) || (s = list_resize(w, i + 1)))) return s;
   sm_tensor_free(w->items[i]);
   w->items[i] = sm_tensor_ref((sm_tensor *)v);
   return NULL;
@@ -889,7 +899,7 @@ static sm_status *resize_compute(const void *state, sm_kctx *ctx) {
   if (s) return s;
   if (n < 0) return sm_status_new(SM_INVALID_ARGUMENT, "TensorListSlice expects size to be non-negative. Got: %lld", (long long)n);
   tlist *w;
-  if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
+  if ((s = budget_ok(ctx, n)) || (s = writable_list(ctx, 0, 0, l, &w))) return s;
   return list_resize(w, n);
 }
 
@@ -906,7 +916,7 @@ static sm_status *scatter_existing_compute(const void *state, sm_kctx *ctx) {
   if ((s = scatter_indices(idx, t, &hi))) return s;
   tlist *w;
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
-  if (hi >= w->n && (s = list_resize(w, hi + 1))) return s;
+  if (hi >= w->n && ((s = budget_ok(ctx, hi + 1)) || (s = list_resize(w, hi + 1)))) return s;
   return scatter_rows(ctx, w, t, idx);
 }
 

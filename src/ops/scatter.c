@@ -256,7 +256,12 @@ static sm_status *topk_compute(const void *state, sm_kctx *ctx) {
   int64_t *v = sm__kctx_scratch(ctx, ((size_t)n + 1) * sizeof *v, &s);
   if (!v) return s;
   size_t es = sm__array_esize(dt);
+  int64_t work = 0; /* elements since the last deadline check */
   for (int64_t r = 0; r < rows; r++) {
+    if ((work += n) >= (1 << 20)) {
+      work = 0;
+      if ((s = sm__kctx_check_stop(ctx))) return s;
+    }
     topk_row row = {(const char *)sm_tensor_data(x) + (size_t)(r * n) * es, dt};
     if (k == 1) { /* TF: the row's max (NaN never wins), then the first column equal to it, else 0 */
       int64_t best = -1;

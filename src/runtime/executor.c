@@ -6,7 +6,12 @@
  * writes its outputs to its own, and releases the slots it was the last reader of; the fetch slots
  * are handed out at the end. Deadline and cancel (sm_run_options) are checked before every step,
  * sub-plans' steps included, and by looping kernels once per iteration (sm__kctx_check_stop).
- * Nothing here takes a lock. */
+ *
+ * The memory budget (sm_run_options.max_run_bytes): a run (with its sub-plans) shares one atomic
+ * count of the bytes it holds. An output made by sm__kctx_alloc_output* is charged before it is
+ * allocated and stays charged while its slot holds it (released with the slot, or when the run ends
+ * and hands it out); scratch is charged until it is freed. A charge that would pass the budget is
+ * refused, so nothing is allocated. Nothing here takes a lock. */
 #include "runtime/executor.h"
 
 #include <stdlib.h>
@@ -17,9 +22,17 @@
 #include "base/tensor_internal.h"
 #include "runtime/plan.h"
 
+/* A run's memory budget, shared by its sub-plans (threads of a map_fn too: used is atomic). */
+typedef struct run_mem {
+  size_t cap;
+  size_t used;
+} run_mem;
+
 struct sm_kctx {
   const sm_exec_env *env;
   const sm_run_options *ro; /* NULL: none */
+  run_mem *mem;             /* NULL: no budget */
+  size_t *charge;           /* with mem: the bytes charged for each output of this step */
   int depth;                /* sub-plan nesting of the run this step belongs to (0: top) */
   const sm_step *st;
   const sm_node *node;
@@ -35,6 +48,48 @@ static const char *dtname(int dt) {
   return n ? n : "DT_INVALID";
 }
 
+/* ---- the memory budget ----------------------------------------------------------------------- */
+/* Takes `bytes` from the budget, or refuses (nothing taken) naming `what` and the budget. */
+static sm_status *mem_take(run_mem *m, size_t bytes, const char *what) {
+  if (!m || !bytes) return NULL;
+  size_t used = __atomic_load_n(&m->used, __ATOMIC_RELAXED);
+  for (;;) {
+    if (bytes > m->cap || used > m->cap - bytes)
+      return sm_status_new(SM_RESOURCE_EXHAUSTED,
+                           "%s of %zu bytes would pass the run's memory budget (max_run_bytes %zu; %zu bytes in use)",
+                           what, bytes, m->cap, used);
+    if (__atomic_compare_exchange_n(&m->used, &used, used + bytes, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return NULL;
+  }
+}
+
+static void mem_give(run_mem *m, size_t bytes) {
+  if (m && bytes) __atomic_sub_fetch(&m->used, bytes, __ATOMIC_RELAXED);
+}
+
+sm_status *sm__kctx_charge_check(const sm_kctx *c, size_t bytes, const char *what) {
+  run_mem *m = c->mem;
+  if (!m) return NULL;
+  size_t used = __atomic_load_n(&m->used, __ATOMIC_RELAXED);
+  if (bytes > m->cap || used > m->cap - bytes)
+    return sm_status_new(SM_RESOURCE_EXHAUSTED,
+                         "%s of %zu bytes would pass the run's memory budget (max_run_bytes %zu; %zu bytes in use)",
+                         what ? what : "an allocation", bytes, m->cap, used);
+  return NULL;
+}
+
+/* Charges output i's new tensor (dtype, shape) before it is allocated, releasing what the output
+ * held before. */
+static sm_status *charge_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims) {
+  if (!c->mem) return NULL;
+  size_t bytes;
+  sm_status *s = sm__tensor_alloc_bytes(dtype, rank, dims, &bytes);
+  if (s) return s;
+  if ((s = mem_take(c->mem, bytes, "a tensor"))) return s;
+  mem_give(c->mem, c->charge[i]);
+  c->charge[i] = bytes;
+  return NULL;
+}
+
 /* ---- kernel context -------------------------------------------------------------------------- */
 const sm_node *sm__kctx_node(const sm_kctx *c) { return c->node; }
 int sm__kctx_num_inputs(const sm_kctx *c) { return c->st->nin; }
@@ -47,7 +102,8 @@ sm_status *sm__kctx_alloc_output(sm_kctx *c, int i, int dtype, int rank, const i
     return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm__node_name(c->node),
                          sm__node_op(c->node), i, c->st->nout);
   sm_tensor *t;
-  sm_status *s = sm_tensor_new(dtype, rank, dims, &t);
+  sm_status *s = charge_output(c, i, dtype, rank, dims);
+  if (!s && (s = sm_tensor_new(dtype, rank, dims, &t)) && c->mem) mem_give(c->mem, c->charge[i]), c->charge[i] = 0;
   if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm__node_name(c->node), sm__node_op(c->node), i);
   sm_tensor_free(c->out[i]);
   c->out[i] = t;
@@ -59,6 +115,10 @@ void sm__kctx_set_output(sm_kctx *c, int i, sm_tensor *t) {
   if (i < 0 || i >= c->st->nout) {
     sm_tensor_free(t);
     return;
+  }
+  if (c->mem && c->out[i] != t) { /* what the output held goes: so does its charge */
+    mem_give(c->mem, c->charge[i]);
+    c->charge[i] = 0;
   }
   sm_tensor_free(c->out[i]);
   c->out[i] = t;
@@ -75,7 +135,8 @@ sm_status *sm__kctx_alloc_output_uninit(sm_kctx *c, int i, int dtype, int rank, 
     return sm_status_new(SM_INTERNAL, "node '%s' (%s): output %d out of range (it has %d)", sm__node_name(c->node),
                          sm__node_op(c->node), i, c->st->nout);
   sm_tensor *t;
-  sm_status *s = sm__tensor_new_uninit(dtype, rank, dims, &t);
+  sm_status *s = charge_output(c, i, dtype, rank, dims);
+  if (!s && (s = sm__tensor_new_uninit(dtype, rank, dims, &t)) && c->mem) mem_give(c->mem, c->charge[i]), c->charge[i] = 0;
   if (s) return sm_status_prefix(s, "node '%s' (%s): output %d", sm__node_name(c->node), sm__node_op(c->node), i);
   sm_tensor_free(c->out[i]);
   c->out[i] = t;
@@ -108,8 +169,10 @@ static sm_status *scratch_slot(sm_kctx *c, size_t bytes) {
 
 void *sm__kctx_scratch(sm_kctx *c, size_t bytes, sm_status **st) {
   if ((*st = scratch_slot(c, bytes))) return NULL;
+  if ((*st = mem_take(c->mem, bytes, "scratch"))) return NULL;
   void *p = sm__alloc(bytes);
   if (!p) {
+    mem_give(c->mem, bytes);
     *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
     return NULL;
   }
@@ -126,11 +189,15 @@ void *sm__kctx_scratch_realloc(sm_kctx *c, void *p, size_t bytes, sm_status **st
     *st = sm_status_new(SM_INTERNAL, "scratch block %p is not this compute's", p);
     return NULL;
   }
+  size_t old = sm__alloc_size(p);
+  if (bytes > old && (*st = mem_take(c->mem, bytes - old, "scratch"))) return NULL;
   void *np = sm__realloc(p, bytes);
   if (!np) {
+    if (bytes > old) mem_give(c->mem, bytes - old);
     *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of scratch", bytes);
     return NULL;
   }
+  if (bytes < old) mem_give(c->mem, old - bytes);
   c->scratch[i] = np;
   return np;
 }
@@ -140,6 +207,7 @@ void sm__kctx_scratch_free(sm_kctx *c, void *p) {
   for (int i = c->nscratch - 1; i >= 0; i--)
     if (c->scratch[i] == p) {
       c->scratch[i] = c->scratch[--c->nscratch];
+      mem_give(c->mem, sm__alloc_size(p));
       sm__free(p);
       return;
     }
@@ -147,7 +215,10 @@ void sm__kctx_scratch_free(sm_kctx *c, void *p) {
 
 /* Releases what the kernel left of its scratch (after each compute). */
 static void kctx_scratch_release(sm_kctx *c) {
-  for (int i = 0; i < c->nscratch; i++) sm__free(c->scratch[i]);
+  for (int i = 0; i < c->nscratch; i++) {
+    mem_give(c->mem, sm__alloc_size(c->scratch[i]));
+    sm__free(c->scratch[i]);
+  }
   sm__free(c->scratch);
   c->scratch = NULL;
   c->nscratch = c->scratch_cap = 0;
@@ -187,6 +258,7 @@ static sm_status *run_stop(const sm_run_options *ro, int i, int nsteps, const sm
 
 sm_status *sm__kctx_check_stop(const sm_kctx *c) {
   const sm_run_options *ro = c->ro;
+  if (ro && sm__stop_probe) sm__stop_probe();
   if (ro && ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED))
     return sm_status_new(SM_CANCELLED, "run cancelled during step %d of %d", c->step, c->nsteps);
   if (ro && ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us)
@@ -195,15 +267,16 @@ sm_status *sm__kctx_check_stop(const sm_kctx *c) {
 }
 
 static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
-                       const sm_run_options *ro, int depth) {
+                       const sm_run_options *ro, int depth, run_mem *mem) {
   for (int i = 0; i < p->nfetches; i++) outputs[i] = NULL;
   /* one block: the slot values, then a step's inputs as it reads them, then its ref reads */
   sm_tensor **vals = calloc((size_t)p->nslots + 2 * ((size_t)p->max_in + 1) + 1, sizeof *vals);
   sm_tensor **tmp = vals ? vals + p->nslots + 1 : NULL;
   const sm_tensor **in = vals ? (const sm_tensor **)(void *)(tmp + p->max_in + 1) : NULL;
+  size_t *charge = mem ? calloc((size_t)p->nslots + 1, sizeof *charge) : NULL; /* bytes charged per slot */
   sm_status *st = NULL;
   int nout_done = 0;
-  if (!vals) {
+  if (!vals || (mem && !charge)) {
     st = sm_status_new(SM_NO_MEMORY, "run: out of memory");
     goto done;
   }
@@ -252,8 +325,18 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
         in[j] = t;
       }
     }
-    sm_kctx c = {env, ro, depth, sp, nd, in, vals + sp->out_base, NULL, 0, 0, i, p->nsteps};
+    sm_kctx c = {env, ro, mem, charge ? charge + sp->out_base : NULL, depth, sp, nd, in, vals + sp->out_base, NULL, 0, 0,
+                 i, p->nsteps};
+    sm_stop_src stop = {ro, 0}, *outer = sm__stop_src_swap(ro ? &stop : NULL);
     st = sp->k->compute(sp->state, &c);
+    sm__stop_src_swap(outer);
+    int why = __atomic_load_n(&stop.stopped, __ATOMIC_RELAXED);
+    if (why) { /* a loop of the kernel skipped chunks: whatever it returned is not a result */
+      sm_status_free(st);
+      st = why == SM_CANCELLED
+               ? sm_status_new(SM_CANCELLED, "run cancelled during step %d of %d", i, p->nsteps)
+               : sm_status_new(SM_DEADLINE_EXCEEDED, "deadline exceeded during step %d of %d", i, p->nsteps);
+    }
     kctx_scratch_release(&c);
     for (int j = 0; j < sp->nin; j++) {
       sm_tensor_free(tmp[j]);
@@ -278,6 +361,10 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
     for (int r = 0; r < sp->nrelease; r++) {
       sm_tensor_free(vals[sp->release[r]]);
       vals[sp->release[r]] = NULL;
+      if (charge) {
+        mem_give(mem, charge[sp->release[r]]);
+        charge[sp->release[r]] = 0;
+      }
     }
   }
   for (int i = 0; i < p->nfetches; i++) {
@@ -304,6 +391,9 @@ done:
     }
   if (vals)
     for (int i = 0; i < p->nslots; i++) sm_tensor_free(vals[i]);
+  if (charge)
+    for (int i = 0; i < p->nslots; i++) mem_give(mem, charge[i]);
+  free(charge);
   free(vals);
   return st;
 }
@@ -314,7 +404,8 @@ sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *con
   if ((p->nfeeds && !feeds) || (p->nfetches && !outputs))
     return sm_status_new(SM_INVALID_ARGUMENT, "run: the plan has %d feeds and %d fetches, arrays missing", p->nfeeds,
                          p->nfetches);
-  return exec(p, env, feeds, outputs, ro, 0);
+  run_mem mem = {ro ? ro->max_run_bytes : 0, 0};
+  return exec(p, env, feeds, outputs, ro, 0, mem.cap ? &mem : NULL);
 }
 
 sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
@@ -328,5 +419,5 @@ sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *i
                          sub->nfetches, ninputs, noutputs);
   if (c->depth + 1 > SM_PLAN_MAX_DEPTH)
     return sm_status_new(SM_OUT_OF_RANGE, "function '%s': sub-plans nest deeper than %d", fn, SM_PLAN_MAX_DEPTH);
-  return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1), "function '%s'", fn);
+  return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1, c->mem), "function '%s'", fn);
 }

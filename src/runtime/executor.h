@@ -24,4 +24,21 @@ typedef struct sm_exec_env {
 sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro);
 
+/* ---- stopping inside a step ----------------------------------------------------------------
+ * The executor marks each compute call with a stop source (thread-local, set on the thread that
+ * calls compute); sm__parallel_for reads it on entry and checks it before every chunk, on
+ * whatever thread runs the chunk. */
+typedef struct sm_stop_src {
+  const sm_run_options *ro;
+  int stopped; /* atomic: 0 running, SM_CANCELLED or SM_DEADLINE_EXCEEDED once a chunk saw it */
+} sm_stop_src;
+/* Makes s the calling thread's stop source (NULL: none); returns the one it replaces. */
+sm_stop_src *sm__stop_src_swap(sm_stop_src *s);
+sm_stop_src *sm__stop_src_current(void);
+/* 1 (and s->stopped set) once s's run must stop. Thread-safe; one clock read. */
+int sm__stop_src_check(sm_stop_src *s);
+/* For tests: called by every sm__stop_src_check before it reads the flag and the clock (so a test
+ * can set a cancel flag from inside a kernel's loop, deterministically). NULL normally. */
+extern void (*sm__stop_probe)(void);
+
 #endif

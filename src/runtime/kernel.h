@@ -112,6 +112,11 @@ sm_threadpool *sm__kctx_pool(sm_kctx *c);
  * kernel that loops (While) calls it once per iteration, so a loop whose body has no steps still
  * stops. */
 sm_status *sm__kctx_check_stop(const sm_kctx *c);
+/* For memory a kernel makes other than through sm__kctx_alloc_output* or scratch (a TensorList's
+ * vector of elements): NULL when `bytes` more fit the run's memory budget now (always, for a run
+ * without one), else an SM_RESOURCE_EXHAUSTED status naming `what` and the budget. Checks only:
+ * nothing stays charged. */
+sm_status *sm__kctx_charge_check(const sm_kctx *c, size_t bytes, const char *what);
 /* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
 const char *sm__kctx_export_dir(const sm_kctx *c);
 
@@ -147,7 +152,12 @@ sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *i
 
 /* ---- thread pool (src/runtime/threadpool.c) -------------------------------------------------- */
 /* Run fn(ctx, begin, end) over [0, n) split in chunks of at least `grain`, on the pool's threads
- * and the caller's; returns when all are done. pool NULL or n small: runs fn(ctx, 0, n) inline. */
+ * and the caller's; returns when all are done. pool NULL or n small: runs fn(ctx, 0, n) inline.
+ * Inside a step of a run with a deadline or a cancel flag (sm_run_options), the loop is cut finer
+ * (up to 16 chunks a thread, at least `grain` each; the inline case too) and each chunk checks
+ * them before it starts: once the run must stop, the remaining chunks are skipped and the executor
+ * turns the step's result into the CANCELLED / DEADLINE_EXCEEDED error ("during step K of N"). So
+ * fn must not depend on how [0, n) is cut (it never could: the pool cuts it as it likes). */
 void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                      void *ctx);
 sm_status *sm__threadpool_new(int nthreads, sm_threadpool **out);

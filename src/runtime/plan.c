@@ -357,7 +357,9 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     if (!sp->k || !sp->k->prepare) continue;
     const build_ctx *saved = tls_build;
     tls_build = self;
+    sm_load_budget *saved_budget = sm__load_budget_swap(sm__cgraph_budget(g)); /* Const charges it */
     st = sp->k->prepare(sp->node, &sp->state);
+    sm__load_budget_swap(saved_budget);
     tls_build = saved;
     if (st) {
       sp->state = NULL;

@@ -13,6 +13,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/plan.h"
@@ -39,6 +42,7 @@ struct sm_session {
   sm_exec_env env;
   _Atomic(cached *) plans; /* newest first */
   atomic_int nplans;
+  sm_load_budget budget; /* what its graphs and constants may take (all zero: only hard limits) */
 };
 
 static char *dupstr(const char *s) {
@@ -51,6 +55,11 @@ static char *dupstr(const char *s) {
 /* ---- session --------------------------------------------------------------------------------- */
 sm_status *sm__session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
                           sm_session **out) {
+  return sm__session_new_budget(mg, export_dir, nthreads, NULL, out);
+}
+
+sm_status *sm__session_new_budget(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
+                                 const sm_load_budget *budget, sm_session **out) {
   *out = NULL;
   if (!mg) return sm_status_new(SM_INVALID_ARGUMENT, "session: no MetaGraphDef");
   sm_session *s = calloc(1, sizeof *s);
@@ -60,7 +69,15 @@ sm_status *sm__session_new(const Tensorflow__MetaGraphDef *mg, const char *expor
   s->mg = mg;
   sm_status *st = NULL;
   if (export_dir && !(s->export_dir = dupstr(export_dir))) st = sm_status_new(SM_NO_MEMORY, "session: out of memory");
-  if (!st) st = sm__cgraph_compile(mg, &s->g);
+  if (budget) {
+    s->budget = *budget;
+    s->budget.nodes = s->budget.bytes = 0;
+  }
+  if (!st) {
+    sm_load_budget *outer = sm__load_budget_swap(&s->budget);
+    st = sm__cgraph_compile(mg, &s->g);
+    sm__load_budget_swap(outer);
+  }
   if (!st) st = sm__resources_new(&s->res);
   if (!st) {
     if (nthreads <= 0) {
@@ -76,6 +93,32 @@ sm_status *sm__session_new(const Tensorflow__MetaGraphDef *mg, const char *expor
   s->env = (sm_exec_env){s->res, s->pool, s->export_dir ? s->export_dir : ""};
   *out = s;
   return NULL;
+}
+
+/* ---- the load budget's size ------------------------------------------------------------------- */
+static int64_t file_size(const char *dir, const char *name) {
+  char path[4096];
+  struct stat st;
+  if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path || stat(path, &st) || !S_ISREG(st.st_mode))
+    return 0;
+  return (int64_t)st.st_size;
+}
+
+void sm__load_budget_for(const char *export_dir, int64_t opt_nodes, int64_t opt_bytes, sm_load_budget *out) {
+  memset(out, 0, sizeof *out);
+  int64_t pb = 0, vars = 0;
+  if (export_dir) {
+    pb = file_size(export_dir, "saved_model.pb");
+    if (!pb) pb = file_size(export_dir, "saved_model.pbtxt");
+    char vdir[4096];
+    DIR *d = snprintf(vdir, sizeof vdir, "%s/variables", export_dir) < (int)sizeof vdir ? opendir(vdir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+      if (e->d_name[0] != '.' && vars < INT64_MAX / 8) vars += file_size(vdir, e->d_name);
+    if (d) closedir(d);
+  }
+  int64_t nodes = pb / 16, bytes = pb + vars > INT64_MAX / 8 ? INT64_MAX / 2 : 4 * (pb + vars);
+  out->max_nodes = opt_nodes > 0 ? opt_nodes : nodes > SM_LOAD_NODES_FLOOR ? nodes : SM_LOAD_NODES_FLOOR;
+  out->max_bytes = opt_bytes > 0 ? opt_bytes : bytes > SM_LOAD_BYTES_FLOOR ? bytes : SM_LOAD_BYTES_FLOOR;
 }
 
 void sm__session_free(sm_session *s) {

@@ -25,6 +25,16 @@ typedef struct sm_session sm_session;
  * sm_load_options. */
 sm_status *sm__session_new(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
                           sm_session **out);
+/* The same under a load budget (graph.h; copied: the session keeps its own counts), which its
+ * graph's compilation and every plan it builds charge. NULL: only the hard limits. */
+sm_status *sm__session_new_budget(const Tensorflow__MetaGraphDef *mg, const char *export_dir, int nthreads,
+                                 const sm_load_budget *budget, sm_session **out);
+/* The load budget sm_load_options ask for, for the export in export_dir (NULL: no files to size,
+ * the floors): max_nodes = opt_nodes, or max(SM_LOAD_NODES_FLOOR, bytes of saved_model.pb / 16);
+ * max_bytes = opt_bytes, or max(SM_LOAD_BYTES_FLOOR, 4 x (saved_model.pb + variables/ files)). */
+#define SM_LOAD_NODES_FLOOR ((int64_t)1 << 17)
+#define SM_LOAD_BYTES_FLOOR ((int64_t)128 << 20)
+void sm__load_budget_for(const char *export_dir, int64_t opt_nodes, int64_t opt_bytes, sm_load_budget *out);
 void sm__session_free(sm_session *s); /* NULL-safe */
 const sm_cgraph *sm__session_graph(const sm_session *s);
 sm_resources *sm__session_resources(sm_session *s);

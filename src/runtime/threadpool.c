@@ -14,7 +14,40 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "runtime/executor.h"
 #include "runtime/kernel.h"
+
+/* ---- stop sources (executor.h) --------------------------------------------------------------- */
+static _Thread_local sm_stop_src *tls_stop;
+void (*sm__stop_probe)(void);
+
+sm_stop_src *sm__stop_src_swap(sm_stop_src *s) {
+  sm_stop_src *old = tls_stop;
+  tls_stop = s;
+  return old;
+}
+
+sm_stop_src *sm__stop_src_current(void) { return tls_stop; }
+
+int sm__stop_src_check(sm_stop_src *s) {
+  if (!s) return 0;
+  if (__atomic_load_n(&s->stopped, __ATOMIC_RELAXED)) return 1;
+  if (sm__stop_probe) sm__stop_probe();
+  const sm_run_options *ro = s->ro;
+  int why = ro->cancel && __atomic_load_n(ro->cancel, __ATOMIC_RELAXED)        ? SM_CANCELLED
+            : ro->deadline_us > 0 && sm_monotonic_us() >= ro->deadline_us ? SM_DEADLINE_EXCEEDED
+                                                                           : 0;
+  if (!why) return 0;
+  int zero = 0;
+  __atomic_compare_exchange_n(&s->stopped, &zero, why, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return 1;
+}
+
+/* The loop's stop source, when its run has something to stop on. */
+static sm_stop_src *loop_stop(void) {
+  sm_stop_src *s = tls_stop;
+  return s && s->ro && (s->ro->cancel || s->ro->deadline_us > 0) ? s : NULL;
+}
 
 typedef struct loop loop;
 
@@ -28,6 +61,7 @@ struct loop {
   void *ctx;
   int64_t n, chunk;
   int nchunks;
+  sm_stop_src *stop; /* NULL: none */
   atomic_int next;
   atomic_int done;
   int holders; /* workers that took a ticket of this loop and have not let go; under pool mutex */
@@ -51,7 +85,7 @@ static void run_chunks(loop *l) {
     if (c >= l->nchunks) return;
     int64_t b = (int64_t)c * l->chunk, e = b + l->chunk;
     if (e > l->n) e = l->n;
-    l->fn(l->ctx, b, e);
+    if (!l->stop || !sm__stop_src_check(l->stop)) l->fn(l->ctx, b, e);
     atomic_fetch_add_explicit(&l->done, 1, memory_order_acq_rel);
   }
 }
@@ -137,12 +171,20 @@ void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(
     if (!atomic_load_explicit(&pool->started, memory_order_acquire)) start_workers(pool);
     nthreads = pool->nworkers + 1;
   }
+  sm_stop_src *stop = loop_stop();
+  int64_t want = stop ? (int64_t)nthreads * 16 : nthreads; /* finer when a chunk may have to stop */
   if (!pool || nthreads <= 1 || maxchunks <= 1) {
-    fn(ctx, 0, n);
+    if (!stop || maxchunks <= 1) {
+      fn(ctx, 0, n);
+      return;
+    }
+    int64_t pieces = maxchunks < want ? maxchunks : want, chunk = (n + pieces - 1) / pieces;
+    for (int64_t b = 0; b < n && !sm__stop_src_check(stop); b += chunk) fn(ctx, b, b + chunk < n ? b + chunk : n);
     return;
   }
-  int nchunks = maxchunks < nthreads ? (int)maxchunks : nthreads;
+  int nchunks = maxchunks < want ? (int)maxchunks : (int)want;
   loop l;
+  l.stop = stop;
   l.fn = fn;
   l.ctx = ctx;
   l.n = n;

@@ -112,6 +112,7 @@ typedef struct task {
   sm_tensor **outputs;
   int64_t rows;
   int64_t deadline_us; /* 0: none */
+  size_t max_run_bytes; /* 0: none */
   struct timespec enqueued;
   sm_status *status;
   int done;
@@ -249,6 +250,14 @@ static void run_batch(sm_batcher *b, task **ts, int n) {
       break;
     }
     if (ts[k]->deadline_us > ro.deadline_us) ro.deadline_us = ts[k]->deadline_us;
+  }
+  /* the memory budget: the sum of the requests' (a merged batch holds them all), none if one has none */
+  for (int k = 0; k < n; k++) {
+    if (!ts[k]->max_run_bytes) {
+      ro.max_run_bytes = 0;
+      break;
+    }
+    ro.max_run_bytes += ts[k]->max_run_bytes;
   }
   int64_t total = 0;
   for (int k = 0; k < n; k++) total += ts[k]->rows;
@@ -472,7 +481,7 @@ sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, cons
   for (int j = 0; j < nout; j++) outputs[j] = NULL;
   task t = {.model = model, .key = key, .in_aliases = in_aliases, .inputs = inputs, .nin = nin,
             .out_aliases = out_aliases, .nout = nout, .outputs = outputs, .rows = rows,
-            .deadline_us = opts ? opts->deadline_us : 0};
+            .deadline_us = opts ? opts->deadline_us : 0, .max_run_bytes = opts ? opts->max_run_bytes : 0};
   clock_gettime(CLOCK_MONOTONIC, &t.enqueued);
   pthread_mutex_lock(&b->mu);
   if (b->stop) {

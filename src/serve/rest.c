@@ -26,6 +26,7 @@ struct sm_rest {
   sm_status *(*batcher_run)(sm_batcher *, sm_servable *, const char *, const char *const *, sm_tensor *const *, int,
                             const char *const *, int, sm_tensor **, const sm_run_options *);
   int64_t timeout_ms;
+  size_t max_run_bytes; /* each request's run budget (sm_run_options); 0: none */
   char **tags;
   int ntags;
 };
@@ -79,6 +80,7 @@ sm_status *sm__rest_new(const sm_rest_options *o, sm_rest **out) {
   r->batcher = o->batcher_run ? o->batcher : NULL;
   r->batcher_run = o->batcher_run;
   r->timeout_ms = o->timeout_ms;
+  r->max_run_bytes = o->max_run_bytes;
   int nt = o->tags ? o->ntags : 1;
   r->tags = calloc((size_t)nt + 1, sizeof *r->tags);
   if (!r->tags) {
@@ -782,7 +784,8 @@ void sm__rest_handle(sm_rest *r, const char *method, const char *path, const cha
                     sm_rest_response *out) {
   memset(out, 0, sizeof *out);
   out->api = "";
-  sm_run_options ro = {.deadline_us = r->timeout_ms > 0 ? sm_monotonic_us() + r->timeout_ms * 1000 : 0};
+  sm_run_options ro = {.deadline_us = r->timeout_ms > 0 ? sm_monotonic_us() + r->timeout_ms * 1000 : 0,
+                       .max_run_bytes = r->max_run_bytes};
   route rt;
   int ok = 0;
   sm_status *s = parse_route(method, path, &rt, &ok);

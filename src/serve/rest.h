@@ -29,6 +29,7 @@ typedef struct sm_rest_options {
   int64_t timeout_ms;
   const char *const *tags; /* MetaGraph tags for metadata (NULL: {"serve"}) */
   int ntags;
+  size_t max_run_bytes; /* each request's run memory budget (sm_run_options.max_run_bytes); 0: none */
 } sm_rest_options;
 
 typedef struct sm_rest sm_rest;

@@ -69,6 +69,26 @@ if "$CLI" run --dir "$UNR" --tag_set serve --signature_def spectrogram --input_e
 fi
 grep -qF "signature 'spectrogram': this runtime has no kernel for 1 node(s) this run needs: AudioSpectrogram (node 'spec')" "$tmp/err" ||
   { echo "FAIL unrunnable_signature: spectrogram message"; cat "$tmp/err"; fail=$((fail + 1)); }
+# budgets: --max_run_bytes refuses a step past it, naming node and budget; --timeout and both
+# flags' values checked (stopping inside a kernel is test_budget's, deterministically)
+OK=$SRC/tests/fixtures/malformed/ok
+ok=(run --dir "$OK" --tag_set serve --signature_def serving_default --input_exprs 'x=[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]')
+"$CLI" "${ok[@]}" --max_run_bytes 24 --timeout 600 >"$tmp/out" 2>"$tmp/err" || { echo "FAIL budget: 24 bytes refused"; cat "$tmp/err"; fail=$((fail + 1)); }
+if "$CLI" "${ok[@]}" --max_run_bytes 23 >/dev/null 2>"$tmp/err"; then echo "FAIL budget: 23 bytes accepted"; fail=$((fail + 1)); fi
+grep -qF "node 'y' (AddV2)" "$tmp/err" && grep -qF "max_run_bytes 23;" "$tmp/err" ||
+  { echo "FAIL budget: message"; cat "$tmp/err"; fail=$((fail + 1)); }
+for bad in "--max_run_bytes=1Q" "--max_run_bytes=-5" "--timeout=0" "--timeout=abc" "--max_load_bytes=x"; do
+  "$CLI" "${ok[@]}" "$bad" >/dev/null 2>"$tmp/err"
+  [ $? -eq 2 ] || { echo "FAIL flag $bad: not a usage error"; fail=$((fail + 1)); }
+done
+"$CLI" "${ok[@]}" --max_load_bytes 1K >/dev/null 2>"$tmp/err" && { echo "FAIL --max_load_bytes 1K accepted"; fail=$((fail + 1)); }
+grep -qF "max_load_bytes 1024" "$tmp/err" || { echo "FAIL --max_load_bytes message"; cat "$tmp/err"; fail=$((fail + 1)); }
+# an .npz whose 2-element member inflates to 256 MiB: read as np.load reads it, only the bytes its
+# .npy header describes (the rest is never inflated)
+python3 "$SRC/tests/cli/make_big_npz.py" "$tmp/big.npz" 64
+"$CLI" run --dir "$OK" --tag_set serve --signature_def serving_default --inputs "x=$tmp/big.npz[x]" >"$tmp/out" 2>"$tmp/err" ||
+  { echo "FAIL npz bomb refused"; cat "$tmp/err"; fail=$((fail + 1)); }
+printf 'Result for output key y:\n[[2. 4.]]\n' | cmp -s - "$tmp/out" || { echo "FAIL npz bomb output"; cat "$tmp/out"; fail=$((fail + 1)); }
 rm -rf "$tmp"
 
 echo "run: $exact identical to saved_model_cli, $near within float tolerance, $fail failed, $skipped skipped (no ../shared)"

@@ -80,5 +80,17 @@ for ((i = 0; i < size; i += 6)); do
   [ $rc -le 1 ] || { bad "saved_model.pb byte $i flipped: exit $rc"; sed 's/^/    /' "$tmp/out" | tail -4; }
 done
 
+# duplicated tag sets: one fault per set (order and repeats of tags do not matter), not per pair
+mkdir -p "$tmp/dup"
+{
+  echo 'saved_model_schema_version: 1'
+  for t in 'tags: "a"' 'tags: "a"' 'tags: "a" tags: "a"' 'tags: "b" tags: "c"' 'tags: "c" tags: "b"' 'tags: "d"'; do
+    echo "meta_graphs { meta_info_def { $t } graph_def { node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } } } }"
+  done
+} >"$tmp/dup/saved_model.pbtxt"
+expect 1 "$tmp/dup" "fault: MetaGraphs 0, 1 and 2 have the same tag set (MetaGraph ['a'])"
+grep -qF "fault: MetaGraphs 3 and 4 have the same tag set" "$tmp/out" || bad "duplicated tag sets: 3 and 4 not reported"
+[ "$(grep -c 'have the same tag set' "$tmp/out")" = 2 ] || { bad "duplicated tag sets: not one fault per set"; cat "$tmp/out"; }
+
 echo "validate: $n runs, $fail failures"
 [ $fail -eq 0 ]

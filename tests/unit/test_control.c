@@ -404,7 +404,7 @@ static void test_errors(void) {
   g_cancel = 0;
   g_cancel_at = 4;
   g_expire_at = -1;
-  g_ro = (sm_run_options){0, &g_cancel};
+  g_ro = (sm_run_options){.cancel = &g_cancel};
   sm_status *st = run("w_inf", &o, &g_ro, 1, "pb", b8(1));
   CHECK(sm_status_code(st) == SM_CANCELLED);
   CHECK(st && strstr(sm_status_message(st), "node 'w_inf' (While): iteration 4: run cancelled"));
@@ -416,7 +416,7 @@ static void test_errors(void) {
   g_ticks = 0;
   g_cancel_at = -1;
   g_expire_at = 10;
-  g_ro = (sm_run_options){0, NULL};
+  g_ro = (sm_run_options){.deadline_us = 0};
   st = run("w_inf", &o, &g_ro, 1, "pb", b8(1));
   CHECK(sm_status_code(st) == SM_DEADLINE_EXCEEDED);
   CHECK(st && strstr(sm_status_message(st), "node 'w_inf' (While): iteration 10: deadline exceeded"));
@@ -424,14 +424,14 @@ static void test_errors(void) {
   CHECK_EQ_INT(g_ticks, 10);
   /* a loop with no steps at all, under a deadline a little ahead: it can only end by the deadline
    * (before the loop starts or inside it), however fast the machine */
-  sm_run_options ro = {sm_monotonic_us() + 20000, NULL};
+  sm_run_options ro = {.deadline_us = sm_monotonic_us() + 20000};
   st = run("w_empty", &o, &ro, 1, "pb", b8(1));
   CHECK(sm_status_code(st) == SM_DEADLINE_EXCEEDED);
   sm_status_free(st);
   CHECK(o == NULL);
   /* ... and cancelled before it starts */
   volatile int flag = 1;
-  ro = (sm_run_options){0, &flag};
+  ro = (sm_run_options){.cancel = &flag};
   st = run("w_empty", &o, &ro, 1, "pb", b8(1));
   CHECK(sm_status_code(st) == SM_CANCELLED);
   sm_status_free(st);

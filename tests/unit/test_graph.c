@@ -777,11 +777,10 @@ static void test_tensor_proto(void) {
     CHECK(b[0] == 0 && b[1] == 1 && b[2] == 1);
     sm_tensor_free(t);
   }
-  CHECK_OK(decode("dtype: DT_DOUBLE tensor_shape { dim { size: 1 } } double_val: 0.25 double_val: 7", &t)); /* extra ignored */
-  if (t) {
-    CHECK(((const double *)sm_tensor_data(t))[0] == 0.25);
-    sm_tensor_free(t);
-  }
+  /* more values than elements: refused, as tf.make_tensor_proto refuses them */
+  CHECK_ERR(decode("dtype: DT_DOUBLE tensor_shape { dim { size: 1 } } double_val: 0.25 double_val: 7", &t),
+            "TensorProto: Too many elements provided. Needed at most 1, but received 2");
+  CHECK(t == NULL);
   CHECK_OK(decode("dtype: DT_UINT32 tensor_shape { dim { size: 1 } } uint32_val: 4000000000", &t));
   if (t) {
     CHECK(((const uint32_t *)sm_tensor_data(t))[0] == 4000000000u);
@@ -831,7 +830,9 @@ static void test_tensor_proto(void) {
   CHECK_ERR(decode("dtype: DT_FLOAT tensor_shape { dim { size: 4000000000 } dim { size: 4000000000 } }", &t),
             "TensorProto");
   CHECK(t == NULL);
-  CHECK_OK(decode("dtype: DT_FLOAT tensor_shape { dim { size: 0 } } float_val: 3", &t));
+  CHECK_ERR(decode("dtype: DT_FLOAT tensor_shape { dim { size: 0 } } float_val: 3", &t),
+            "Too many elements provided. Needed at most 0, but received 1");
+  CHECK_OK(decode("dtype: DT_FLOAT tensor_shape { dim { size: 0 } }", &t));
   if (t) {
     CHECK_EQ_INT(sm_tensor_num_elements(t), 0);
     sm_tensor_free(t);

@@ -400,14 +400,14 @@ static void test_sub_plans(void) {
             "node 'apply_bad' (TestApplyN): iteration 0: function 'fbad': node 'add' (AddV2): Incompatible shapes");
   CHECK(o == NULL);
   /* cancel and deadline are checked between the sub-plan's steps */
-  g_ro = (sm_run_options){0, &g_cancel};
+  g_ro = (sm_run_options){.cancel = &g_cancel};
   g_cancel = 0;
   sm_status *st = run1(s, "apply_cancel", x, &o, &g_ro);
   CHECK(sm_status_code(st) == SM_CANCELLED);
   CHECK(st && strstr(sm_status_message(st), "node 'apply_cancel' (TestApplyN): iteration 0: function 'fcancel': "
                                             "run cancelled before step"));
   sm_status_free(st);
-  g_ro = (sm_run_options){0, NULL};
+  g_ro = (sm_run_options){.deadline_us = 0};
   st = run1(s, "apply_expire", x, &o, &g_ro);
   CHECK(sm_status_code(st) == SM_DEADLINE_EXCEEDED);
   CHECK(st && strstr(sm_status_message(st), "function 'fexpire': deadline exceeded before step"));
