@@ -1,0 +1,196 @@
+"""The zoo's control-flow and recurrent builders: TF2 functional loops and branches (While, If, Case,
+map_fn, scan), Keras recurrent layers (While over TensorLists), and TF1 graph-mode control flow
+(Switch / Merge / Enter / Exit / NextIteration frames, TensorArrayV3) saved with the v1 Builder.
+Each writes one SavedModel and returns its description for make_zoo.py (see the builder contract there)."""
+
+from zoo_common import SEED, _how_text, _keras, _keras_out, _keras_version, _rng, _tf, _v1_builder_save  # noqa: F401
+
+
+def build_tf2_while(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class Loops(tf.Module):
+        def __init__(self):
+            super().__init__(name="loops")
+            self.scale = tf.Variable(1.5, name="scale")  # read inside a loop body (a resource loop input)
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.int32, name="n"),
+                                      tf.TensorSpec([None], tf.float32, name="x")])
+        def loop(self, n, x):
+            def body(i, acc):
+                return i + 1, acc * self.scale + tf.cast(i, tf.float32)
+            i, acc = tf.while_loop(lambda i, acc: i < n, body, [tf.constant(0), x])
+            return {"i": i, "acc": acc}
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.int32, name="n"),
+                                      tf.TensorSpec([None], tf.float32, name="x")])
+        def nested(self, n, x):
+            def outer(i, acc):
+                # inner trip count min(i, 3): Keras-style maximum_iterations
+                _, acc = tf.while_loop(lambda j, a: j < i, lambda j, a: (j + 1, a + x * tf.cast(j, tf.float32)),
+                                       [tf.constant(0), acc], maximum_iterations=3)
+                return i + 1, acc
+            i, acc = tf.while_loop(lambda i, acc: i < n, outer, [tf.constant(0), tf.zeros_like(x)])
+            return {"i": i, "acc": acc}
+
+    m = Loops()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.loop, "nested": m.nested})
+    return {"style": "tf2",
+            "description": "tf.while_loop in tf.function (While/StatelessWhile): serving_default "
+                           "n int32, x[?] f32 -> i (= n), acc (acc = acc * scale + i, n times; scale a "
+                           "variable read in the body); nested n, x -> i, acc (outer loop of n steps, "
+                           "inner loop of min(i, 3) steps via maximum_iterations adding x * j).",
+            "inputs": {"serving_default": {"n": np.int32(5)}, "nested": {"n": np.int32(6)}}}
+
+
+def build_tf2_cond_case(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class Branches(tf.Module):
+        def __init__(self):
+            super().__init__(name="branches")
+            self.bias = tf.Variable([0.5, -0.5], name="bias")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x")])
+        def cond(self, x):
+            s = tf.reduce_sum(x)
+            return {"pos": tf.cond(s > 0.0, lambda: x * 2.0, lambda: -x),
+                    "neg": tf.cond(s <= 0.0, lambda: x * 2.0, lambda: -x),
+                    "stateful": tf.cond(s > 0.0, lambda: x + self.bias, lambda: x - self.bias)}
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.int32, name="k"),
+                                      tf.TensorSpec([None, 2], tf.float32, name="x")])
+        def switch(self, k, x):
+            fns = [lambda: x + 1.0, lambda: x * x, lambda: x - 3.0]
+            return {"at_k": tf.switch_case(k, fns), "at_k1": tf.switch_case(k + 1, fns),
+                    "out_of_range": tf.switch_case(k - 5, fns),
+                    "with_var": tf.switch_case(k, [lambda: x * self.bias, lambda: x + self.bias])}
+
+    m = Branches()
+    tf.saved_model.save(m, model_dir, signatures={"cond": m.cond, "switch": m.switch})
+    return {"style": "tf2",
+            "description": "tf.cond and tf.switch_case in tf.function (StatelessIf/If, "
+                           "StatelessCase/Case): cond x[?,2] -> pos, neg (both ways of sum(x) > 0), "
+                           "stateful (a branch reading a variable); switch k int32, x -> at_k, at_k1, "
+                           "out_of_range (k - 5: the last branch), with_var (branches read a variable).",
+            "inputs": {"switch": {"k": np.int32(1)}}}
+
+
+def _masked_seq(rng, batch, steps=6, feats=4):
+    """A float batch [batch, steps, feats] with all-zero timesteps for Masking(0.0): row 0 padded at
+    the end (last 2 steps), row 1 a hole in the middle (step 2), row 2 the first step."""
+    import numpy as np
+    x = rng.standard_normal((batch, steps, feats)).astype(np.float32)
+    x[0, steps - 2:] = 0.0
+    if batch > 1:
+        x[1, 2] = 0.0
+    if batch > 2:
+        x[2, 0] = 0.0
+    return x
+
+
+def build_keras_rnn(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    x = keras.Input(shape=(6, 4), name="seq")
+    m = keras.Model(x, {"simple_rnn": L.SimpleRNN(5, name="simple_rnn")(x),
+                        "lstm": L.LSTM(5, name="lstm")(x),
+                        "gru": L.GRU(5, name="gru")(x),
+                        "gru_v1": L.GRU(5, reset_after=False, name="gru_v1")(x)}, name="rnn")
+    style = _keras_out(m, model_dir, "export", np.zeros((1, 6, 4), "float32"))
+    return {"style": style,
+            "description": "Keras recurrent layers (While over TensorLists, not unrolled) on "
+                           "seq[?,6,4], one output each: SimpleRNN(5), LSTM(5), GRU(5) "
+                           "(reset_after=True), GRU(5, reset_after=False); " + _how_text("export")
+                           + "."}
+
+
+def build_keras_rnn_seq(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    x = keras.Input(shape=(6, 4), name="seq")
+    seq, h, c = L.LSTM(3, return_sequences=True, return_state=True, name="lstm_seq")(x)
+    stacked = L.LSTM(3, name="stacked_2")(L.LSTM(4, return_sequences=True, name="stacked_1")(x))
+    bidir = L.Bidirectional(L.LSTM(3), name="bidir")(x)
+    masked = L.LSTM(3, name="masked_lstm")(L.Masking(0.0, name="mask")(x))
+    cells = L.RNN(L.StackedRNNCells([L.LSTMCell(3), L.GRUCell(2)]), name="stacked_cells")(x)
+    m = keras.Model(x, {"sequences": seq, "state_h": h, "state_c": c, "stacked": stacked,
+                        "bidir": bidir, "masked": masked, "stacked_cells": cells}, name="rnn_seq")
+    style = _keras_out(m, model_dir, "export", np.zeros((1, 6, 4), "float32"))
+    seq = _masked_seq(_rng(SEED + 5), 2)
+    return {"style": style,
+            "description": "Keras recurrent variants on seq[?,6,4]: LSTM(3, return_sequences, "
+                           "return_state) -> sequences, state_h, state_c; stacked LSTM(4, "
+                           "return_sequences) -> LSTM(3); Bidirectional(LSTM(3)) (concat); "
+                           "Masking(0.0) -> LSTM(3) (golden inputs have all-zero timesteps at the "
+                           "end, the middle and the start of rows); RNN(StackedRNNCells([LSTMCell(3), "
+                           "GRUCell(2)])); " + _how_text("export") + ".",
+            "inputs": {"serve": {"seq": seq}, "serving_default": {"seq": seq}},
+            "batch_inputs": lambda key, alias, n, rng: _masked_seq(rng, n)}
+
+
+def build_keras_text_lstm(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    m = keras.Sequential([
+        keras.Input(shape=(7,), dtype="int32", name="tokens"),
+        L.Embedding(12, 4, mask_zero=True, name="embedding"),
+        L.LSTM(5, name="lstm"),
+        L.Dense(3, activation="softmax", name="probs"),
+    ], name="text_lstm")
+    style = _keras_out(m, model_dir, "export", np.zeros((1, 7), "int32"))
+    tokens = np.array([[3, 7, 1, 9, 2, 0, 0], [5, 11, 4, 8, 6, 10, 2]], np.int32)
+    return {"style": style,
+            "description": "Keras Sequential text classifier: tokens[?,7] int32 -> Embedding(12,4, "
+                           "mask_zero) -> LSTM(5) -> Dense(3, softmax); token 0 is padding (masked), "
+                           "the main golden pads row 0 at the end; " + _how_text("export") + ".",
+            "inputs": {"serve": {"tokens": tokens}, "serving_default": {"tokens": tokens}}}
+
+
+def build_tf2_map_scan(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class MapScan(tf.Module):
+        def __init__(self):
+            super().__init__(name="map_scan")
+            self.w = tf.Variable([0.5, -1.0, 2.0], name="w")  # read inside the mapped function
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+        def map(self, x):
+            dot = tf.map_fn(lambda r: tf.reduce_sum(r * self.w), x)
+            sq, pos = tf.map_fn(lambda r: (r * r + 1.0, tf.cast(r > 0.0, tf.int32)), x,
+                                fn_output_signature=(tf.float32, tf.int32))
+            return {"dot": dot, "squared": sq, "positive": pos}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="v")])
+        def scan(self, v):
+            cumsum = tf.scan(lambda a, e: a + e, v)
+            s, p = tf.scan(lambda acc, e: (acc[0] + e, acc[1] * e), v,
+                           initializer=(tf.constant(1.0), tf.constant(1.0)))
+            rev = tf.scan(lambda a, e: 0.5 * a + e, v, reverse=True)
+            return {"cumsum": cumsum, "sum_from_1": s, "cumprod": p, "reverse_decay": rev}
+
+    m = MapScan()
+    tf.saved_model.save(m, model_dir, signatures={"map": m.map, "scan": m.scan})
+    return {"style": "tf2",
+            "description": "tf.map_fn and tf.scan in tf.function (While over TensorLists): map "
+                           "x[?,3] -> dot (row . w, w a variable read in the mapped function), "
+                           "squared (r*r+1) and positive (int32) from one map_fn with two outputs; "
+                           "scan v[?] -> cumsum, sum_from_1 and cumprod (a tuple accumulator with an "
+                           "initializer), reverse_decay (reverse=True, a = 0.5a + e).",
+            "inputs": {"scan": {"v": np.array([1.5, -2.0, 0.5, 3.0, -1.0], np.float32)}}}
+
+CONTROL_BUILDERS = {
+    "tf2_while": build_tf2_while,
+    "tf2_cond_case": build_tf2_cond_case,
+    "keras_rnn": build_keras_rnn,
+    "keras_rnn_seq": build_keras_rnn_seq,
+    "keras_text_lstm": build_keras_text_lstm,
+    "tf2_map_scan": build_tf2_map_scan,
+}
