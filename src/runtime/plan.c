@@ -80,6 +80,7 @@ void sm__plan_free(sm_plan *p) {
     free(st->in_mode);
     free(st->release);
     free(st->in_last);
+    free(st->ctl_step);
   }
   free(p->steps);
   if (p->feed_labels)
@@ -182,6 +183,40 @@ static sm_status *missing_kernels(const sm_plan *p, int norder, int nmissing) {
                               : sm_status_new(SM_UNIMPLEMENTED, "%s", missing.p);
   free(missing.p);
   return st;
+}
+
+/* TF1 conditionals: each step's SM_CF_* kind; when a Switch runs, the plan has dead tensors and
+ * every step records the steps it has control edges from (its deadness depends on theirs). */
+static sm_status *mark_dead_steps(sm_plan *p, const int *ord, int norder, int nn) {
+  for (int i = 0; i < norder; i++) {
+    const char *op = sm__node_op(p->steps[i].node);
+    sm_step *sp = &p->steps[i];
+    sp->cf = !strcmp(op, "Switch") || !strcmp(op, "RefSwitch")  ? SM_CF_SWITCH
+             : !strcmp(op, "Merge") || !strcmp(op, "RefMerge") ? SM_CF_MERGE
+             : !strcmp(op, "ControlTrigger")                   ? SM_CF_TRIGGER
+                                                               : SM_CF_NONE;
+    if (sp->cf == SM_CF_SWITCH) p->has_dead = 1;
+  }
+  if (!p->has_dead) return NULL;
+  int *step_of = malloc(((size_t)nn + 1) * sizeof *step_of);
+  if (!step_of) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  for (int i = 0; i < nn; i++) step_of[i] = -1;
+  for (int i = 0; i < norder; i++) step_of[ord[i]] = i;
+  for (int i = 0; i < norder; i++) {
+    sm_step *sp = &p->steps[i];
+    int nc = sm__node_num_control_inputs(sp->node);
+    if (!nc) continue;
+    if (!(sp->ctl_step = malloc((size_t)nc * sizeof *sp->ctl_step))) {
+      free(step_of);
+      return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    }
+    for (int k = 0; k < nc; k++) {
+      int id = sm__node_control_input(sp->node, k);
+      if (id >= 0 && id < nn && step_of[id] >= 0 && step_of[id] < i) sp->ctl_step[sp->nctl++] = step_of[id];
+    }
+  }
+  free(step_of);
+  return NULL;
 }
 
 sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out) {
@@ -320,6 +355,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     st = missing_kernels(p, norder, nmissing);
     goto fail;
   }
+  if ((st = mark_dead_steps(p, ord, norder, nn))) goto fail;
 
   /* each input's last-reader flag */
   {
@@ -412,6 +448,22 @@ fail:
 }
 
 /* ---- sub-plans ------------------------------------------------------------------------------- */
+sm_status *sm__prepare_graph_plan(const sm_node *caller, const sm_plan_spec *spec, sm_plan **out) {
+  if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_graph_plan: no output");
+  *out = NULL;
+  const build_ctx *b = tls_build;
+  if (!caller || !spec) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_graph_plan: no caller or no spec");
+  if (!b)
+    return sm_status_new(SM_FAILED_PRECONDITION,
+                         "node '%s': a sub-plan can only be compiled from a kernel's prepare while a plan is built",
+                         sm__node_name(caller));
+  if (b->depth + 1 > SM_PLAN_MAX_DEPTH)
+    return sm_status_new(SM_OUT_OF_RANGE, "node '%s': sub-plans nest deeper than %d", sm__node_name(caller),
+                         SM_PLAN_MAX_DEPTH);
+  build_ctx child = {b->g, b->fname, b->depth + 1, b};
+  return plan_build(b->g, spec, &child, out);
+}
+
 sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out) {
   if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_function_plan: no output");
   *out = NULL;
