@@ -344,7 +344,7 @@ def build_tf1_tensor_array(model_dir):
         x = v1.placeholder(tf.float32, [None, 3], name="x")
         n = tf.shape(x)[0]
         ta = tf.TensorArray(tf.float32, size=n, element_shape=[3]).unstack(x)     # ScatterV3
-        squares = tf.TensorArray(tf.float32, size=0, dynamic_size=True)             # grows by writes
+        squares = tf.TensorArray(tf.float32, size=0, dynamic_size=True, clear_after_read=False)  # grows
 
         def body(i, acc, sq):
             row = ta.read(i)
@@ -352,7 +352,7 @@ def build_tf1_tensor_array(model_dir):
         _, total, sq = v1.while_loop(lambda i, a, s: i < n, body, [tf.constant(0), tf.zeros([3]), squares])
         stacked = sq.stack()                                                        # GatherV3
         rev = sq.gather(tf.range(sq.size() - 1, -1, -1))                            # GatherV3 + SizeV3
-        parts = tf.TensorArray(tf.float32, size=2, infer_shape=False).split(
+        parts = tf.TensorArray(tf.float32, size=2, infer_shape=False, clear_after_read=False).split(
             tf.reshape(x, [-1]), tf.stack([2, tf.size(x) - 2]))                       # SplitV3
         concat = parts.concat()                                                     # ConcatV3
         first = parts.read(0)

@@ -17,6 +17,8 @@
 #include "base/tensor_internal.h"
 #include "runtime/plan.h"
 
+int64_t sm__seq_max_elements = SM_MAX_SEQ_ELEMENTS;
+
 struct sm_kctx {
   const sm_exec_env *env;
   const sm_run_options *ro; /* NULL: none */

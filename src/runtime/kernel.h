@@ -70,6 +70,12 @@ const char *const *sm__kernel_ops(int *count);
  * index they had. Fails, registering nothing, when an (op, backend) of it is registered already. */
 sm_status *sm__kernels_add(const sm_kernel *table, sm_backend backend);
 
+/* The most elements one TensorList or TensorArray may hold (SM_MAX_SEQ_ELEMENTS, 16M; tests lower
+ * sm__seq_max_elements to reach it): one a loop grows without bound is refused past it with
+ * SM_RESOURCE_EXHAUSTED instead of taking the machine's memory. The one bound both families use. */
+#define SM_MAX_SEQ_ELEMENTS ((int64_t)1 << 24)
+extern int64_t sm__seq_max_elements;
+
 /* ---- during compute ---------------------------------------------------------------------- */
 const sm_node *sm__kctx_node(const sm_kctx *c);
 int sm__kctx_num_inputs(const sm_kctx *c);
