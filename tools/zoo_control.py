@@ -378,12 +378,12 @@ def build_keras_conv_lstm(model_dir):
     b = keras.Input(shape=(3, 5, 5, 1), name="seq2d")
     m = keras.Model([a, b], {"conv_lstm1d": L.ConvLSTM1D(3, 3, padding="same", name="conv_lstm1d")(a),
                              "conv_lstm2d": L.ConvLSTM2D(2, (3, 3), name="conv_lstm2d")(b)}, name="conv_lstm")
-    style = _keras_out(m, model_dir, "export", [np.zeros((1, 4, 6, 2), "float32"),
-                                                np.zeros((1, 3, 5, 5, 1), "float32")])
+    style = _keras_out(m, model_dir, "saved", [np.zeros((1, 4, 6, 2), "float32"),
+                                               np.zeros((1, 3, 5, 5, 1), "float32")])
     return {"style": style,
             "description": "Keras ConvLSTM1D(3, 3, same) on seq1d[?,4,6,2] and ConvLSTM2D(2, 3x3, valid) "
                            "on seq2d[?,3,5,5,1] (While over TensorLists around convolutions); "
-                           + _how_text("export") + "."}
+                           + _how_text("saved") + " (one signature: half the size of an export)."}
 
 
 CONTROL_BUILDERS = {
