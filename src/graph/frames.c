@@ -8,7 +8,8 @@
  * node of op "_TF1Loop" (not in any GraphDef) whose inputs are the values entering the frame (loop
  * vars, then invariants) and whose outputs are the loop vars at exit; each Exit becomes an Identity
  * of that output, and control edges onto the frame's Enter / Merge / Switch / LoopCond /
- * NextIteration nodes are dropped (they only place a node in the frame). The node's sm_frame names
+ * NextIteration nodes are dropped (they only place a node in the frame). The node is named after
+ * the frame (frame_name, made unique among the node names). The node's sm_frame names
  * the edges its kernel (src/ops/control_v1.c) feeds and fetches to compile cond and body into
  * sub-plans of the same graph: cond feeds the Merge outputs and invariant Enters and fetches the
  * LoopCond input; body feeds the Switch:1 outputs too and fetches the NextIteration inputs. Nested
@@ -257,7 +258,7 @@ static sm_status *frame_apply(sm_cgraph *g, const consumers *c, sm_frame *f, con
   memset(L, 0, sizeof *L);
   int nin = f->nvars + f->ninv, nctl = 0;
   for (int i = 0; i < nenter; i++) nctl += g->nodes[enters[i]].ncontrol;
-  size_t len = strlen(f->name) + 1;
+  size_t len = strlen(f->name) + 24;
   L->name = malloc(len);
   L->inputs = malloc(((size_t)nin + 1) * sizeof *L->inputs);
   L->in_dtypes = malloc(((size_t)nin + 1) * sizeof *L->in_dtypes);
@@ -265,7 +266,10 @@ static sm_status *frame_apply(sm_cgraph *g, const consumers *c, sm_frame *f, con
   L->control = malloc(((size_t)nctl + 1) * sizeof *L->control);
   g->n++; /* freed with the graph from here on */
   if (!L->name || !L->inputs || !L->in_dtypes || !L->out_dtypes || !L->control) return oom();
-  memcpy(L->name, f->name, len);
+  /* named after the frame (made unique), and found by that name like any node */
+  snprintf(L->name, len, "%s", f->name);
+  for (int k = 1; sm__smap_get(&g->names, L->name) >= 0; k++) snprintf(L->name, len, "%s_%d", f->name, k);
+  if (!sm__smap_put(&g->names, L->name, id)) return oom();
   L->op = "_TF1Loop";
   L->device = "";
   L->frame = f;

@@ -1381,8 +1381,11 @@ sm_status *sm__cgraph_prune(const sm_cgraph *g, const sm_edge *feeds, int nfeeds
       if (next < 0) break;
       v = next;
     }
-    s = g->nodes[v].cf_error ? sm_status_new(SM_UNIMPLEMENTED, "the graph has a cycle through node '%s' (%s): %s",
-                                             g->nodes[v].name, g->nodes[v].op, g->nodes[v].cf_error)
+    const char *why = g->nodes[v].cf_error; /* a TF1 frame that is not a loop: say why */
+    for (int i = 0; i < nn && !why; i++)
+      if (need[i]) why = g->nodes[i].cf_error;
+    s = why ? sm_status_new(SM_UNIMPLEMENTED, "the graph has a cycle through node '%s' (%s): %s",
+                                             g->nodes[v].name, g->nodes[v].op, why)
                              : sm_status_new(SM_INVALID_ARGUMENT, "the graph has a cycle through node '%s' (%s)",
                                              g->nodes[v].name, g->nodes[v].op);
     free(res);

@@ -6,9 +6,12 @@
  * Switch and Merge run with dead tensors as TensorFlow's executor defines them (the executor does
  * the propagation, plan.h's has_dead): Switch(data, pred) forwards data to output 1 when pred is
  * true, to output 0 otherwise, and leaves the other output unset (dead); Merge sees its dead inputs
- * as absent and forwards the first live one with its index as value_index (TensorFlow fires a Merge
- * on the first live input to arrive; here every input is computed before the Merge runs, and the
- * first one in input order wins, which is what TensorFlow gives for a Merge of two live constants).
+ * as absent and forwards its live one, with its index as value_index. A Merge with two live inputs
+ * is MergeOp's error ("Merge can not have more than one valid input."): TensorFlow fires a Merge on
+ * the first live input to arrive, so what it gives then depends on its scheduling (a Merge of two
+ * live constants gives the first; of a computed value and a constant, the constant); no graph TF1
+ * writes (cond, case) has one outside a loop, and here every input is computed before the Merge
+ * runs, so refusing is the one answer that is never wrong.
  *
  * _TF1Loop compiles the frame's cond and body, at load, into two plans over the graph itself
  * (sm__prepare_graph_plan): cond on (loop vars, invariants) -> the LoopCond input, a bool scalar;
@@ -43,17 +46,19 @@ static sm_status *switch_compute(const void *state, sm_kctx *ctx) {
 
 static sm_status *merge_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  int n = sm__kctx_num_inputs(ctx);
+  int n = sm__kctx_num_inputs(ctx), live = -1;
   for (int i = 0; i < n; i++) {
     if (!sm__kctx_input(ctx, i)) continue;
-    sm_tensor *vi;
-    sm_status *st = sm__kctx_alloc_output(ctx, 1, SM_INT32, 0, NULL, &vi);
-    if (st) return st;
-    *(int32_t *)sm_tensor_data(vi) = i;
-    sm__kctx_forward(ctx, i, 0);
-    return NULL;
+    if (live >= 0) return sm_status_new(SM_INTERNAL, "Merge can not have more than one valid input.");
+    live = i;
   }
-  return sm_status_new(SM_INTERNAL, "Merge runs with no live input");
+  if (live < 0) return sm_status_new(SM_INTERNAL, "Merge runs with no live input");
+  sm_tensor *vi;
+  sm_status *st = sm__kctx_alloc_output(ctx, 1, SM_INT32, 0, NULL, &vi);
+  if (st) return st;
+  *(int32_t *)sm_tensor_data(vi) = live;
+  sm__kctx_forward(ctx, live, 0);
+  return NULL;
 }
 
 static sm_status *trigger_compute(const void *state, sm_kctx *ctx) {
