@@ -142,8 +142,10 @@ static void frame_refuse(sm_cgraph *g, sm_frame *f, const int *nodes, int n, con
 static int frame_analyse(sm_cgraph *g, const consumers *c, sm_frame *f, const int *enters, int nenter, int *roles) {
   int nv = 0, ni = 0, lc = -1, bad = 0;
   for (int i = 0; i < nenter; i++) {
-    if (enter_is_constant(&g->nodes[enters[i]])) ni++;
-    else nv++;
+    if (enter_is_constant(&g->nodes[enters[i]]))
+      ni++;
+    else
+      nv++;
   }
   f->enter_in = malloc(((size_t)nenter + 1) * sizeof *f->enter_in);
   f->merge_out = malloc(((size_t)nv + 1) * sizeof *f->merge_out);
@@ -185,7 +187,8 @@ static int frame_analyse(sm_cgraph *g, const consumers *c, sm_frame *f, const in
     }
     seen[nseen++] = back;
     int sw = consumer_of(g, c, m, 0, is_switch, &other);
-    if (sw < 0 || g->nodes[sw].inputs[0].node != m || !op_is(&g->nodes[g->nodes[sw].inputs[1].node], "LoopCond", "LoopCond") ||
+    if (sw < 0 || g->nodes[sw].inputs[0].node != m ||
+        !op_is(&g->nodes[g->nodes[sw].inputs[1].node], "LoopCond", "LoopCond") ||
         (lc >= 0 && g->nodes[sw].inputs[1].node != lc)) {
       frame_refuse(g, f, seen, nseen, "Merge '%s' does not feed one Switch on the frame's LoopCond", mn->name);
       bad = 1;
@@ -335,8 +338,10 @@ sm_status *sm__cgraph_functionalize(sm_cgraph *g) {
     f->name = names[v];
     names[v] = NULL;
     int r = frame_analyse(g, &c, f, enters, ne, roles);
-    if (r < 0) s = oom();
-    else if (r > 0) s = frame_apply(g, &c, f, enters, ne);
+    if (r < 0)
+      s = oom();
+    else if (r > 0)
+      s = frame_apply(g, &c, f, enters, ne);
   }
   /* control edges onto a loop's structure nodes only placed a node in its frame */
   for (int v = 0; v < g->n && !s; v++) {

@@ -137,8 +137,10 @@ static sm_status *ta_prepare(const sm_node *node, void **state) {
     free(s);
     return st;
   }
-  if (len) snprintf(s->name, sizeof s->name, "%.*s", (int)(len < 100 ? len : 100), nm);
-  else snprintf(s->name, sizeof s->name, "%s", sm__node_name(node));
+  if (len)
+    snprintf(s->name, sizeof s->name, "%.*s", (int)(len < 100 ? len : 100), nm);
+  else
+    snprintf(s->name, sizeof s->name, "%s", sm__node_name(node));
   *state = s;
   return NULL;
 }
@@ -248,8 +250,7 @@ static sm_status *ta_read(tarray *a, int64_t idx, sm_tensor **out) {
   }
   *out = sm_tensor_ref(e->t);
   if (a->clear_after_read) {
-    a->bytes -= (uint64_t)sm_tensor_num_elements(e->t) *
-                (sm__array_esize(a->dtype) ? sm__array_esize(a->dtype) : 16);
+    a->bytes -= (uint64_t)sm_tensor_num_elements(e->t) * (sm__array_esize(a->dtype) ? sm__array_esize(a->dtype) : 16);
     sm_tensor_free(e->t);
     e->t = NULL;
     e->cleared = 1;
@@ -388,7 +389,8 @@ static sm_status *ta_gather_compute(const void *state, sm_kctx *ctx) {
                          pshape_str(r, sm_tensor_dims(v[0]), x, sizeof x), (long long)i,
                          pshape_str(sm_tensor_rank(v[i]), sm_tensor_dims(v[i]), y, sizeof y));
     }
-  if (!st && r + 1 > SM_MAX_RANK) st = sm_status_new(SM_INVALID_ARGUMENT, "stacked elements would pass rank %d", SM_MAX_RANK);
+  if (!st && r + 1 > SM_MAX_RANK)
+    st = sm_status_new(SM_INVALID_ARGUMENT, "stacked elements would pass rank %d", SM_MAX_RANK);
   sm_tensor *o = NULL;
   if (!st) {
     memcpy(dims + 1, sm_tensor_dims(v[0]), (size_t)r * sizeof(int64_t));
@@ -435,14 +437,15 @@ static sm_status *ta_concat_compute(const void *state, sm_kctx *ctx) {
                          (long long)i);
       break;
     }
-    if (sm_tensor_rank(v[i]) != r || memcmp(sm_tensor_dims(v[i]) + 1, sm_tensor_dims(v[0]) + 1,
-                                            (size_t)(r - 1) * sizeof(int64_t))) {
+    if (sm_tensor_rank(v[i]) != r ||
+        memcmp(sm_tensor_dims(v[i]) + 1, sm_tensor_dims(v[0]) + 1, (size_t)(r - 1) * sizeof(int64_t))) {
       char x[128], y[128];
-      st = sm_status_new(SM_INVALID_ARGUMENT,
-                         "TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: %s but index "
-                         "%lld has (excepting dimension 0) shape: %s",
-                         pshape_str(r - 1, sm_tensor_dims(v[0]) + 1, x, sizeof x), (long long)i,
-                         pshape_str(sm_tensor_rank(v[i]) - 1, sm_tensor_dims(v[i]) + 1, y, sizeof y));
+      st =
+          sm_status_new(SM_INVALID_ARGUMENT,
+                        "TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: %s but index "
+                        "%lld has (excepting dimension 0) shape: %s",
+                        pshape_str(r - 1, sm_tensor_dims(v[0]) + 1, x, sizeof x), (long long)i,
+                        pshape_str(sm_tensor_rank(v[i]) - 1, sm_tensor_dims(v[i]) + 1, y, sizeof y));
       break;
     }
     ((int64_t *)sm_tensor_data(lens))[i] = sm_tensor_dims(v[i])[0];
@@ -515,7 +518,8 @@ static sm_status *ta_split_compute(const void *state, sm_kctx *ctx) {
   int64_t n = sm_tensor_num_elements(lens), sum = 0;
   for (int64_t i = 0; i < n; i++) {
     int64_t l = sm__array_int_at(lens, i);
-    if (l < 0 || sum > INT64_MAX - l) return sm_status_new(SM_INVALID_ARGUMENT, "lengths[%lld] is %lld", (long long)i, (long long)l);
+    if (l < 0 || sum > INT64_MAX - l)
+      return sm_status_new(SM_INVALID_ARGUMENT, "lengths[%lld] is %lld", (long long)i, (long long)l);
     sum += l;
   }
   if (sum != sm_tensor_dims(value)[0])

@@ -63,6 +63,7 @@ typedef struct build_ctx {
   const char *fname;  /* the function this plan runs, NULL for a top-level plan */
   int depth;          /* 0 for a top-level plan, +1 per sub-plan */
   const struct build_ctx *parent;
+  const sm_node *owner; /* the node whose part of the graph this plan runs (sm__prepare_graph_plan) */
 } build_ctx;
 
 /* Set by plan_build around each kernel's prepare call, read by sm__prepare_function_plan. */
@@ -220,7 +221,7 @@ static sm_status *mark_dead_steps(sm_plan *p, const int *ord, int norder, int nn
 }
 
 sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out) {
-  build_ctx top = {g, NULL, 0, NULL};
+  build_ctx top = {g, NULL, 0, NULL, NULL};
   return plan_build(g, spec, &top, out);
 }
 
@@ -460,7 +461,11 @@ sm_status *sm__prepare_graph_plan(const sm_node *caller, const sm_plan_spec *spe
   if (b->depth + 1 > SM_PLAN_MAX_DEPTH)
     return sm_status_new(SM_OUT_OF_RANGE, "node '%s': sub-plans nest deeper than %d", sm__node_name(caller),
                          SM_PLAN_MAX_DEPTH);
-  build_ctx child = {b->g, b->fname, b->depth + 1, b};
+  for (const build_ctx *q = b; q; q = q->parent)
+    if (q->owner == caller)
+      return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s) reaches itself: its body needs its own result",
+                           sm__node_name(caller), sm__node_op(caller));
+  build_ctx child = {b->g, b->fname, b->depth + 1, b, caller};
   return plan_build(b->g, spec, &child, out);
 }
 
@@ -489,7 +494,7 @@ sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function
   sm__cgraph_function_args(fg, &spec.feeds, &spec.nfeeds);
   sm__cgraph_function_rets(fg, &spec.fetches, &spec.nfetches);
   sm__cgraph_function_control_rets(fg, &spec.targets, &spec.ntargets);
-  build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b};
+  build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b, NULL};
   sm_plan *p;
   if ((st = plan_build(fg, &spec, &child, &p))) {
     sm__cgraph_free(fg);

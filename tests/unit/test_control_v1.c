@@ -9,8 +9,9 @@
  * untaken side of a Switch, a node with a control edge from it, fetching it is TensorFlow's
  * "Retval[0] does not have value"), a ControlTrigger that stays live, a Merge of two live inputs
  * (MergeOp's error); an endless loop stopped by the run's deadline and by cancel; a frame that is
- * not a loop refused at load naming the node and why; TensorArray reads after clear and out of
- * range with TensorFlow's messages, and a TensorArray grown without end refused at the limit. */
+ * not a loop refused at load naming the node and why, and a loop that needs its own result;
+ * TensorArray reads after clear and out of range with TensorFlow's messages, and a TensorArray
+ * grown without end refused at the limit. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,9 +62,11 @@ static const char *graph =
     BIN("O/add", "AddV2", "O/Id_i", "O/one", "DT_INT32") ICONST("O/zero", "0", CTL("O/Id_i"))
     ENTER("O/I/Enter_i", "O/Id_i", "DT_INT32", "O/I", "true")
     BIN("O/I/Less", "Less", "O/I/Merge_j", "O/I/Enter_i", "DT_INT32") LOOPCOND("O/I/Cond", "O/I/Less")
-    VAR("O/I", "j", "O/zero", "DT_INT32", "O/I/Cond", "O/I/addj") VAR("O/I", "a", "O/Id_a", "DT_FLOAT", "O/I/Cond", "O/I/adda")
+    VAR("O/I", "j", "O/zero", "DT_INT32", "O/I/Cond", "O/I/addj")
+    VAR("O/I", "a", "O/Id_a", "DT_FLOAT", "O/I/Cond", "O/I/adda")
     ICONST("O/I/one", "1", CTL("O/I/Id_j")) FCONST("O/I/onef", "1", CTL("O/I/Id_j"))
-    BIN("O/I/addj", "AddV2", "O/I/Id_j", "O/I/one", "DT_INT32") BIN("O/I/adda", "AddV2", "O/I/Id_a", "O/I/onef", "DT_FLOAT")
+    BIN("O/I/addj", "AddV2", "O/I/Id_j", "O/I/one", "DT_INT32")
+    BIN("O/I/adda", "AddV2", "O/I/Id_a", "O/I/onef", "DT_FLOAT")
     /* W: a cond in a loop body: i = 0; acc = x; while i < n: acc = i odd ? acc + 1 : acc * 3 */
     ENTER("W/Enter_n", "n", "DT_INT32", "W", "true") BIN("W/Less", "Less", "W/Merge_i", "W/Enter_n", "DT_INT32")
     LOOPCOND("W/Cond", "W/Less") VAR("W", "i", "zero", "DT_INT32", "W/Cond", "W/add")
@@ -87,6 +90,11 @@ static const char *graph =
     /* B: not a loop: a non-constant Enter read by an Add, in a cycle with a NextIteration */
     ENTER("B/Enter", "x", "DT_FLOAT", "B", "false") BIN("B/add", "AddV2", "B/Enter", "B/Next", "DT_FLOAT")
     UN("B/Next", "NextIteration", "B/add", "DT_FLOAT") UN("B/Exit", "Exit", "B/add", "DT_FLOAT")
+    /* R: a loop whose cond reads its own result (the Exit of its counter) */
+    ENTER("R/Enter_n", "n", "DT_INT32", "R", "true") BIN("R/Less", "Less", "R/Merge_i", "R/Exit_i", "DT_INT32")
+    LOOPCOND("R/Cond", "R/Less") VAR("R", "i", "zero", "DT_INT32", "R/Cond", "R/add")
+    ICONST("R/one", "1", CTL("R/Id_i"))
+    BIN("R/add", "AddV2", "R/Id_i", "R/one", "DT_INT32")
     /* T: a TensorArray (size 0, dynamic) grown by a loop of n steps writing x + i at i,
      * then read at index n - 1 twice, or at index n */
     "node { name: 'T/ta' op: 'TensorArrayV3' input: 'zero' " T_("dtype", "DT_FLOAT")
@@ -95,7 +103,8 @@ static const char *graph =
     ENTER("T/Enter_x", "x", "DT_FLOAT", "T", "true") BIN("T/Less", "Less", "T/Merge_i", "T/Enter_n", "DT_INT32")
     LOOPCOND("T/Cond", "T/Less") VAR("T", "i", "zero", "DT_INT32", "T/Cond", "T/add")
     VAR("T", "f", "T/ta:1", "DT_FLOAT", "T/Cond", "T/write") ICONST("T/one", "1", CTL("T/Id_i"))
-    BIN("T/add", "AddV2", "T/Id_i", "T/one", "DT_INT32") "node { name: 'T/fi' op: 'Cast' input: 'T/Id_i' " T_("SrcT", "DT_INT32") T_("DstT", "DT_FLOAT") "}\n"
+    BIN("T/add", "AddV2", "T/Id_i", "T/one", "DT_INT32")
+    "node { name: 'T/fi' op: 'Cast' input: 'T/Id_i' " T_("SrcT", "DT_INT32") T_("DstT", "DT_FLOAT") "}\n"
     BIN("T/v", "AddV2", "T/Enter_x", "T/fi", "DT_FLOAT")
     "node { name: 'T/write' op: 'TensorArrayWriteV3' input: 'T/Enter_h' input: 'T/Id_i' input: 'T/v' input: 'T/Id_f' "
     T_("T", "DT_FLOAT") "}\n" BIN("T/last", "Sub", "n", "T/one_out", "DT_INT32") ICONST("T/one_out", "1", "")
@@ -204,6 +213,8 @@ static void test_hostile(void) {
   CHECK_ERR(sm__session_prepare(g_s, feeds, 1, (const char *[]){"B/Exit"}, 1, NULL, 0),
             "TF1 loop frame 'B' is not a loop this runtime can run: Enter 'B/Enter' (not is_constant) does not "
             "feed exactly one Merge");
+  CHECK_ERR(sm__session_prepare(g_s, feeds, 1, (const char *[]){"R/Exit_i"}, 1, NULL, 0),
+            "node 'R' (_TF1Loop) reaches itself: its body needs its own result");
 }
 
 static void test_tensor_array(void) {
