@@ -407,7 +407,7 @@ static sm_status *ta_concat_compute(const void *state, sm_kctx *ctx) {
   tarray *a;
   sm_status *st = ta_get(ctx, &a);
   if (st) return st;
-  int64_t n = a->n, dims[SM_MAX_RANK];
+  int64_t n = a->n, dims[SM_MAX_RANK + 1];
   sm_tensor *o, *lens;
   if ((st = sm__kctx_alloc_output(ctx, 1, SM_INT64, 1, &n, &lens))) return st;
   if (n == 0) {
