@@ -36,6 +36,8 @@ JSON_VALUE_LIMIT = 4096
 # --------------------------------------------------------------------------------------------------
 # Model builders. Each runs in a fresh process, writes the SavedModel into `model_dir` and returns
 # {"style", "description", "inputs": {sig_key: {alias: ndarray}} (optional, overrides the defaults)}.
+# TF1/TF2 format builders are here; Keras layer builders in zoo_keras.py; control flow and recurrent
+# ones (TF2 While/If/Case, Keras RNNs, TF1 frames and TensorArrays) in zoo_control.py.
 # --------------------------------------------------------------------------------------------------
 
 def build_tf1_square(model_dir):
