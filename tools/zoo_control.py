@@ -252,17 +252,21 @@ def build_tf1_cond(model_dir):
         def body(i, a):  # a cond inside a loop: odd steps add, even steps scale
             return i + 1, v1.cond(tf.equal(i % 2, 1), lambda: a + tf.cast(i, tf.float32), lambda: a * 0.5)
         _, looped = v1.while_loop(lambda i, a: i < n, body, [tf.constant(0), x])
+        # a cond in the loop's cond: a Switch on a Merge that is not the loop's own
+        steps, _ = v1.while_loop(lambda i, a: v1.cond(tf.reduce_sum(a) > 0.0, lambda: i < n, lambda: i < 2 * n),
+                                 lambda i, a: (i + 1, a - 1.0), [tf.constant(0), x])
         sess.run(v1.global_variables_initializer())
         _v1_builder_save(tf, sess, model_dir, {
             "serving_default": S.predict_signature_def({"x": x}, {"pos": pos, "neg": neg, "const": const,
                                                                  "nested": nested}),
-            "in_loop": S.predict_signature_def({"n": n, "x": x}, {"looped": looped})})
+            "in_loop": S.predict_signature_def({"n": n, "x": x}, {"looped": looped, "steps": steps})})
     return {"style": "tf1",
             "description": "tf.compat.v1.cond with control flow v1 (Switch/Merge, dead branches), v1 "
                            "Builder: serving_default x[?,2] -> pos, neg (both ways of sum(x) > 0), const "
                            "(constant branches: control edges from the pivot), nested (a cond in a "
                            "branch, reading a ref variable); in_loop n, x -> looped (a cond inside a "
-                           "while_loop body: odd steps add i, even steps halve).",
+                           "while_loop body: odd steps add i, even steps halve), steps (a while_loop whose cond is a cond: n "
+                           "steps while sum(x) - i > 0, else up to 2n).",
             "inputs": {"in_loop": {"n": np.int32(5)}}}
 
 

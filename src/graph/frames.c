@@ -81,6 +81,20 @@ static int is_merge(const sm_node *n) { return op_is(n, "Merge", "RefMerge") && 
 static int is_switch(const sm_node *n) { return op_is(n, "Switch", "RefSwitch") && n->ninputs == 2; }
 static int is_exit(const sm_node *n) { return op_is(n, "Exit", "RefExit"); }
 
+/* The one Switch of Merge m's output 0 on a LoopCond (a cond in the loop's cond may Switch on it
+ * too); -1 when there is none or more than one. */
+static int loop_switch(const sm_cgraph *g, const consumers *c, int m) {
+  int found = -1;
+  for (int k = c->cstart[m]; k < c->cstart[m + 1]; k++) {
+    const sm_node *x = &g->nodes[c->cons[k].node];
+    if (!is_switch(x) || c->cons[k].index != 0 || x->inputs[0].index != 0) continue;
+    if (strcmp(g->nodes[x->inputs[1].node].op, "LoopCond")) continue;
+    if (found >= 0) return -1;
+    found = c->cons[k].node;
+  }
+  return found;
+}
+
 /* The frame_name of an Enter node, as a new string. */
 static char *frame_name(const sm_node *n) {
   const char *s;
@@ -186,10 +200,8 @@ static int frame_analyse(sm_cgraph *g, const consumers *c, sm_frame *f, const in
       break;
     }
     seen[nseen++] = back;
-    int sw = consumer_of(g, c, m, 0, is_switch, &other);
-    if (sw < 0 || g->nodes[sw].inputs[0].node != m ||
-        !op_is(&g->nodes[g->nodes[sw].inputs[1].node], "LoopCond", "LoopCond") ||
-        (lc >= 0 && g->nodes[sw].inputs[1].node != lc)) {
+    int sw = loop_switch(g, c, m);
+    if (sw < 0 || (lc >= 0 && g->nodes[sw].inputs[1].node != lc)) {
       frame_refuse(g, f, seen, nseen, "Merge '%s' does not feed one Switch on the frame's LoopCond", mn->name);
       bad = 1;
       break;
