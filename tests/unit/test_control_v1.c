@@ -117,17 +117,14 @@ static const char *graph =
     "node { name: 'T/size' op: 'TensorArraySizeV3' input: 'T/ta' input: 'T/Exit_f' }\n"
     "}\n";
 
-static sm_tensor *scalar(int dtype, const void *v, size_t size) {
+/* A scalar feed of x (float), n (int32) or pb (bool). */
+static sm_tensor *feed(int dtype, double v) {
   sm_tensor *t;
   if (sm_tensor_new(dtype, 0, NULL, &t)) abort();
-  memcpy(sm_tensor_data(t), v, size);
+  if (dtype == SM_FLOAT) *(float *)sm_tensor_data(t) = (float)v;
+  else if (dtype == SM_INT32) *(int32_t *)sm_tensor_data(t) = (int32_t)v;
+  else *(unsigned char *)sm_tensor_data(t) = v != 0;
   return t;
-}
-static sm_tensor *f32(float v) { return scalar(SM_FLOAT, &v, sizeof v); }
-static sm_tensor *i32(int32_t v) { return scalar(SM_INT32, &v, sizeof v); }
-static sm_tensor *b8(int v) {
-  unsigned char b = (unsigned char)(v != 0);
-  return scalar(SM_BOOL, &b, 1);
 }
 
 static sm_session *g_s;
@@ -135,7 +132,7 @@ static sm_session *g_s;
 /* Runs `fetch` with x, n and pb fed. */
 static sm_status *run(const char *fetch, float x, int32_t n, int pb, sm_tensor **out, const sm_run_options *ro) {
   const char *names[] = {"x", "n", "pb"};
-  sm_tensor *vals[] = {f32(x), i32(n), b8(pb)};
+  sm_tensor *vals[] = {feed(SM_FLOAT, x), feed(SM_INT32, n), feed(SM_BOOL, pb)};
   *out = NULL;
   sm_status *st = sm__session_run_opts(g_s, names, vals, 3, &fetch, 1, NULL, 0, out, ro);
   for (int i = 0; i < 3; i++) sm_tensor_free(vals[i]);
