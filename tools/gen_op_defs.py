@@ -46,6 +46,9 @@ TensorListReserve TensorListResize TensorListScatter TensorListScatterIntoExisti
 TensorListScatterV2 TensorListSetItem TensorListSplit TensorListStack
 TopKV2 ScatterNd TensorScatterUpdate TensorScatterAdd TensorScatterSub TensorScatterMin
 TensorScatterMax Bucketize SparseToDense
+Switch RefSwitch Merge RefMerge Enter RefEnter Exit RefExit NextIteration RefNextIteration LoopCond
+ControlTrigger TensorArrayV3 TensorArrayReadV3 TensorArrayWriteV3 TensorArrayGatherV3
+TensorArrayScatterV3 TensorArrayConcatV3 TensorArraySplitV3 TensorArraySizeV3 TensorArrayCloseV3
 """.split()
 
 

@@ -1029,6 +1029,7 @@ sm_status *sm__cgraph_compile(const Tensorflow__MetaGraphDef *mg, sm_cgraph **ou
     s = compile_scope(&c, &top);
     scope_free(&top);
   }
+  if (!s) s = sm__cgraph_functionalize(g);
   if (s) {
     sm__cgraph_free(g);
     return s;
@@ -1157,6 +1158,7 @@ sm_status *sm__cgraph_compile_function(const Tensorflow__MetaGraphDef *mg, const
     rets.v = NULL;
     ctl.v = NULL;
   }
+  if (!s) s = sm__cgraph_functionalize(g);
 done:
   scope_free(&b);
   free(b.arg_names);
@@ -1215,6 +1217,7 @@ void sm__cgraph_free(sm_cgraph *g) {
   free(g->fn_args);
   free(g->fn_rets);
   free(g->fn_ctl);
+  sm__frames_free(g);
   free(g);
 }
 
@@ -1398,8 +1401,13 @@ sm_status *sm__cgraph_prune(const sm_cgraph *g, const sm_edge *feeds, int nfeeds
       if (next < 0) break;
       v = next;
     }
-    s = sm_status_new(SM_INVALID_ARGUMENT, "the graph has a cycle through node '%s' (%s)", g->nodes[v].name,
-                      g->nodes[v].op);
+    const char *why = g->nodes[v].cf_error; /* a TF1 frame that is not a loop: say why */
+    for (int i = 0; i < nn && !why; i++)
+      if (need[i]) why = g->nodes[i].cf_error;
+    s = why ? sm_status_new(SM_UNIMPLEMENTED, "the graph has a cycle through node '%s' (%s): %s",
+                                             g->nodes[v].name, g->nodes[v].op, why)
+                             : sm_status_new(SM_INVALID_ARGUMENT, "the graph has a cycle through node '%s' (%s)",
+                                             g->nodes[v].name, g->nodes[v].op);
     free(res);
     res = NULL;
   } else {

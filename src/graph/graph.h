@@ -39,6 +39,26 @@ typedef struct sm_edge {
   int index;
 } sm_edge;
 
+/* A TF1 loop frame (tf.compat.v1.while_loop) as the graph layer turns it into one node of op
+ * "_TF1Loop" (frames.c): the node's inputs are the loop vars' initial values (nvars), then the
+ * invariants' (ninv); its outputs the loop vars at exit. The edges name what the node's kernel
+ * feeds and fetches to compile cond and body as plans over the same graph: cond feeds merge_out
+ * and inv_out and fetches pred; body feeds body_in, merge_out and inv_out, fetches next_in and
+ * runs next_ctl (node indices) as targets. */
+typedef struct sm_frame {
+  const char *name; /* frame_name */
+  int nvars, ninv;
+  sm_edge *enter_in;  /* nvars + ninv: the values entering the frame */
+  sm_edge *merge_out; /* per loop var: Merge:0 (the value each iteration starts with) */
+  sm_edge *body_in;   /* per loop var: Switch:1 (the same value, where the body reads it) */
+  sm_edge *next_in;   /* per loop var: the NextIteration's input (the body's result) */
+  sm_edge *inv_out;   /* per invariant: Enter:0 */
+  sm_edge pred;       /* LoopCond's input */
+  int *next_ctl;
+  int nnext_ctl;
+  char *error; /* a refused frame: why */
+} sm_frame;
+
 /* ---- the load budget (budget.c) -------------------------------------------------------------
  * What loading may materialise, proportional to the export's files (the runtime sets the limits:
  * sm_load_options.max_graph_nodes / max_load_bytes, defaults from the file sizes): nodes after
@@ -121,6 +141,10 @@ int sm__node_output_dtype(const sm_node *n, int i); /* ref dtypes kept (>= 100) 
  * op has no such arg. */
 int sm__node_input_arg(const sm_node *n, const char *arg, int *count);
 int sm__node_output_arg(const sm_node *n, const char *arg, int *count);
+/* A "_TF1Loop" node's frame, NULL for any other node. */
+const sm_frame *sm__node_frame(const sm_node *n);
+/* A node of a TF1 frame that could not be turned into a loop: why (NULL otherwise). */
+const char *sm__node_cf_error(const sm_node *n);
 /* Stateful per its OpDef (is_stateful), e.g. VarHandleOp, AssignVariableOp, RandomUniform. */
 int sm__node_is_stateful(const sm_node *n);
 

@@ -53,6 +53,8 @@ struct sm_node {
   int nattrs;
   sm_attr_ref *attrs;
   void *owned; /* an AttrValue made here (a call's "T"), freed with the node */
+  const sm_frame *frame; /* a "_TF1Loop" node's frame (frames.c), owned by the graph */
+  const char *cf_error;  /* a node of a TF1 frame that is not a loop: why (owned by the graph) */
 };
 
 /* The dtypes of n's inputs and outputs as its OpDef and attrs give them: new arrays the caller
@@ -79,6 +81,13 @@ struct sm_cgraph {
   int nfn_args, nfn_rets;
   int *fn_ctl;
   int nfn_ctl;
+  sm_frame **frames; /* TF1 loop frames (frames.c), recognised or refused */
+  int nframes;
 };
+
+/* frames.c: every TF1 loop frame of g (Enter .. Exit) replaced by one "_TF1Loop" node; a frame
+ * that is not a loop is left as it is, its nodes' cf_error saying why. */
+sm_status *sm__cgraph_functionalize(sm_cgraph *g);
+void sm__frames_free(sm_cgraph *g);
 
 #endif

@@ -166,12 +166,12 @@ static void list_release(sm_variant *v) {
 /* Room for `want` items (new slots beyond n are not initialised). */
 static sm_status *list_reserve(tlist *l, int64_t want) {
   if (want <= l->cap) return NULL;
-  if (want > (int64_t)(SM_MAX_TENSOR_BYTES / sizeof(sm_tensor *)))
-    return sm_status_new(SM_RESOURCE_EXHAUSTED, "TensorList of %lld elements is over the %llu-byte limit",
-                         (long long)want, (unsigned long long)SM_MAX_TENSOR_BYTES);
+  if (want > sm__seq_max_elements)
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "TensorList of %lld elements is more than the limit of %lld",
+                         (long long)want, (long long)sm__seq_max_elements);
   int64_t ncap = l->cap ? l->cap : 4;
   while (ncap < want) ncap = ncap > INT64_MAX / 2 ? want : ncap * 2;
-  if (ncap > (int64_t)(SM_MAX_TENSOR_BYTES / sizeof(sm_tensor *))) ncap = want;
+  if (ncap > sm__seq_max_elements) ncap = want;
   sm_tensor **ni = sm__realloc(l->items, (size_t)ncap * sizeof *ni);
   if (!ni)
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a TensorList of %lld elements", (long long)ncap);

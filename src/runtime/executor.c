@@ -28,6 +28,8 @@ typedef struct run_mem {
   size_t used;
 } run_mem;
 
+int64_t sm__seq_max_elements = SM_MAX_SEQ_ELEMENTS;
+
 struct sm_kctx {
   const sm_exec_env *env;
   const sm_run_options *ro; /* NULL: none */
@@ -266,6 +268,23 @@ sm_status *sm__kctx_check_stop(const sm_kctx *c) {
   return NULL;
 }
 
+/* TF1 conditionals (plan.h: has_dead): dead[slot] for values, dead[nslots + i] for step i. Whether
+ * step i is dead: a Merge when every data input is, a ControlTrigger never, any other node when a
+ * data input or a node it has a control edge from is (TensorFlow's propagator_state.cc). */
+static int step_is_dead(const sm_plan *p, const sm_step *sp, const unsigned char *dead) {
+  if (sp->cf == SM_CF_TRIGGER) return 0;
+  if (sp->cf == SM_CF_MERGE) {
+    for (int j = 0; j < sp->nin; j++)
+      if (!dead[sp->in_slot[j]]) return 0;
+    return sp->nin > 0;
+  }
+  for (int j = 0; j < sp->nin; j++)
+    if (dead[sp->in_slot[j]]) return 1;
+  for (int k = 0; k < sp->nctl; k++)
+    if (dead[p->nslots + sp->ctl_step[k]]) return 1;
+  return 0;
+}
+
 static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro, int depth, run_mem *mem) {
   for (int i = 0; i < p->nfetches; i++) outputs[i] = NULL;
@@ -276,7 +295,8 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
   size_t *charge = mem ? calloc((size_t)p->nslots + 1, sizeof *charge) : NULL; /* bytes charged per slot */
   sm_status *st = NULL;
   int nout_done = 0;
-  if (!vals || (mem && !charge)) {
+  unsigned char *dead = p->has_dead ? calloc((size_t)p->nslots + (size_t)p->nsteps + 1, 1) : NULL;
+  if (!vals || (mem && !charge) || (p->has_dead && !dead)) {
     st = sm_status_new(SM_NO_MEMORY, "run: out of memory");
     goto done;
   }
@@ -303,9 +323,22 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
                          sm__node_name(nd), dtname(sm_dtype_base(dt)));
       goto done;
     }
+    if (dead && step_is_dead(p, sp, dead)) {
+      dead[p->nslots + i] = 1;
+      for (int k = 0; k < sp->nout; k++) dead[sp->out_base + k] = 1;
+      for (int r = 0; r < sp->nrelease; r++) {
+        sm_tensor_free(vals[sp->release[r]]);
+        vals[sp->release[r]] = NULL;
+      }
+      continue;
+    }
     for (int j = 0; j < sp->nin; j++) {
       sm_tensor *t = vals[sp->in_slot[j]];
       tmp[j] = NULL;
+      if (!t && dead && sp->cf == SM_CF_MERGE && dead[sp->in_slot[j]]) {
+        in[j] = NULL; /* a Merge sees its dead inputs as absent */
+        continue;
+      }
       if (!t) {
         sm_edge e = sm__node_input(nd, j);
         const sm_node *src = sm__rewrite_node(p->rw, sm__rewrite_edge(p->rw, e).node);
@@ -348,6 +381,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
     }
     for (int k = 0; k < sp->nout; k++) {
       sm_tensor *t = vals[sp->out_base + k];
+      if (!t && sp->cf == SM_CF_SWITCH) dead[sp->out_base + k] = 1; /* the untaken branch */
       int want = sm__node_output_dtype(nd, k);
       if (!t || !want) continue;
       int got = sm_tensor_dtype(t);
@@ -369,6 +403,12 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
   }
   for (int i = 0; i < p->nfetches; i++) {
     sm_tensor *t = vals[p->fetch_slot[i]];
+    if (!t && dead && dead[p->fetch_slot[i]]) {
+      st = sm_status_new(SM_INVALID_ARGUMENT, "Retval[%d] does not have value (fetch '%s' is dead: on an untaken "
+                                              "branch of a TF1 conditional)",
+                         i, p->fetch_labels[i]);
+      goto done;
+    }
     if (!t) {
       st = sm_status_new(SM_INTERNAL, "fetch '%s': the run produced no value for it", p->fetch_labels[i]);
       goto done;
@@ -395,6 +435,7 @@ done:
     for (int i = 0; i < p->nslots; i++) mem_give(mem, charge[i]);
   free(charge);
   free(vals);
+  free(dead);
   return st;
 }
 

@@ -70,6 +70,12 @@ const char *const *sm__kernel_ops(int *count);
  * index they had. Fails, registering nothing, when an (op, backend) of it is registered already. */
 sm_status *sm__kernels_add(const sm_kernel *table, sm_backend backend);
 
+/* The most elements one TensorList or TensorArray may hold (SM_MAX_SEQ_ELEMENTS, 16M; tests lower
+ * sm__seq_max_elements to reach it): one a loop grows without bound is refused past it with
+ * SM_RESOURCE_EXHAUSTED instead of taking the machine's memory. The one bound both families use. */
+#define SM_MAX_SEQ_ELEMENTS ((int64_t)1 << 24)
+extern int64_t sm__seq_max_elements;
+
 /* ---- during compute ---------------------------------------------------------------------- */
 const sm_node *sm__kctx_node(const sm_kctx *c);
 int sm__kctx_num_inputs(const sm_kctx *c);
@@ -138,6 +144,23 @@ const char *sm__kctx_export_dir(const sm_kctx *c);
  * f -> g -> f) is refused, and sub-plans nest at most SM_PLAN_MAX_DEPTH (plan.h) deep. */
 sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out);
 void sm__plan_free(sm_plan *p); /* NULL-safe */
+/* What to build a plan for. Feeds must be distinct tensors; fetches may repeat. The labels name
+ * feeds and fetches in messages (NULL: "node:k" from the edge). */
+typedef struct sm_plan_spec {
+  const sm_edge *feeds;
+  int nfeeds;
+  const sm_edge *fetches;
+  int nfetches;
+  const int *targets; /* node indices run for their effects */
+  int ntargets;
+  const char *const *feed_labels;
+  const char *const *fetch_labels;
+} sm_plan_spec;
+/* In prepare only. A plan over the graph being planned itself (the graph `caller` is a node of):
+ * spec's feeds, fetches and targets (edges and node indices of that graph).
+ * For kernels whose body is a part of the graph rather than a function: a TF1 loop frame (its cond
+ * and body, control_v1.c). Nests like sm__prepare_function_plan. */
+sm_status *sm__prepare_graph_plan(const sm_node *caller, const sm_plan_spec *spec, sm_plan **out);
 /* How many tensors sm__kctx_run_plan takes and gives for p. */
 int sm__plan_num_feeds(const sm_plan *p);
 int sm__plan_num_fetches(const sm_plan *p);

@@ -63,6 +63,7 @@ typedef struct build_ctx {
   const char *fname;  /* the function this plan runs, NULL for a top-level plan */
   int depth;          /* 0 for a top-level plan, +1 per sub-plan */
   const struct build_ctx *parent;
+  const sm_node *owner; /* the node whose part of the graph this plan runs (sm__prepare_graph_plan) */
 } build_ctx;
 
 /* Set by plan_build around each kernel's prepare call, read by sm__prepare_function_plan. */
@@ -80,6 +81,7 @@ void sm__plan_free(sm_plan *p) {
     free(st->in_mode);
     free(st->release);
     free(st->in_last);
+    free(st->ctl_step);
   }
   free(p->steps);
   if (p->feed_labels)
@@ -184,8 +186,42 @@ static sm_status *missing_kernels(const sm_plan *p, int norder, int nmissing) {
   return st;
 }
 
+/* TF1 conditionals: each step's SM_CF_* kind; when a Switch runs, the plan has dead tensors and
+ * every step records the steps it has control edges from (its deadness depends on theirs). */
+static sm_status *mark_dead_steps(sm_plan *p, const int *ord, int norder, int nn) {
+  for (int i = 0; i < norder; i++) {
+    const char *op = sm__node_op(p->steps[i].node);
+    sm_step *sp = &p->steps[i];
+    sp->cf = !strcmp(op, "Switch") || !strcmp(op, "RefSwitch")  ? SM_CF_SWITCH
+             : !strcmp(op, "Merge") || !strcmp(op, "RefMerge") ? SM_CF_MERGE
+             : !strcmp(op, "ControlTrigger")                   ? SM_CF_TRIGGER
+                                                               : SM_CF_NONE;
+    if (sp->cf == SM_CF_SWITCH) p->has_dead = 1;
+  }
+  if (!p->has_dead) return NULL;
+  int *step_of = malloc(((size_t)nn + 1) * sizeof *step_of);
+  if (!step_of) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  for (int i = 0; i < nn; i++) step_of[i] = -1;
+  for (int i = 0; i < norder; i++) step_of[ord[i]] = i;
+  for (int i = 0; i < norder; i++) {
+    sm_step *sp = &p->steps[i];
+    int nc = sm__node_num_control_inputs(sp->node);
+    if (!nc) continue;
+    if (!(sp->ctl_step = malloc((size_t)nc * sizeof *sp->ctl_step))) {
+      free(step_of);
+      return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    }
+    for (int k = 0; k < nc; k++) {
+      int id = sm__node_control_input(sp->node, k);
+      if (id >= 0 && id < nn && step_of[id] >= 0 && step_of[id] < i) sp->ctl_step[sp->nctl++] = step_of[id];
+    }
+  }
+  free(step_of);
+  return NULL;
+}
+
 sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out) {
-  build_ctx top = {g, NULL, 0, NULL};
+  build_ctx top = {g, NULL, 0, NULL, NULL};
   return plan_build(g, spec, &top, out);
 }
 
@@ -320,6 +356,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     st = missing_kernels(p, norder, nmissing);
     goto fail;
   }
+  if ((st = mark_dead_steps(p, ord, norder, nn))) goto fail;
 
   /* each input's last-reader flag */
   {
@@ -414,6 +451,26 @@ fail:
 }
 
 /* ---- sub-plans ------------------------------------------------------------------------------- */
+sm_status *sm__prepare_graph_plan(const sm_node *caller, const sm_plan_spec *spec, sm_plan **out) {
+  if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_graph_plan: no output");
+  *out = NULL;
+  const build_ctx *b = tls_build;
+  if (!caller || !spec) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_graph_plan: no caller or no spec");
+  if (!b)
+    return sm_status_new(SM_FAILED_PRECONDITION,
+                         "node '%s': a sub-plan can only be compiled from a kernel's prepare while a plan is built",
+                         sm__node_name(caller));
+  if (b->depth + 1 > SM_PLAN_MAX_DEPTH)
+    return sm_status_new(SM_OUT_OF_RANGE, "node '%s': sub-plans nest deeper than %d", sm__node_name(caller),
+                         SM_PLAN_MAX_DEPTH);
+  for (const build_ctx *q = b; q; q = q->parent)
+    if (q->owner == caller)
+      return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s) reaches itself: its body needs its own result",
+                           sm__node_name(caller), sm__node_op(caller));
+  build_ctx child = {b->g, b->fname, b->depth + 1, b, caller};
+  return plan_build(b->g, spec, &child, out);
+}
+
 sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out) {
   if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_function_plan: no output");
   *out = NULL;
@@ -439,7 +496,7 @@ sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function
   sm__cgraph_function_args(fg, &spec.feeds, &spec.nfeeds);
   sm__cgraph_function_rets(fg, &spec.fetches, &spec.nfetches);
   sm__cgraph_function_control_rets(fg, &spec.targets, &spec.ntargets);
-  build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b};
+  build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b, NULL};
   sm_plan *p;
   if ((st = plan_build(fg, &spec, &child, &p))) {
     sm__cgraph_free(fg);

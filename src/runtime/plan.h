@@ -19,6 +19,9 @@
 
 enum { SM_IN_PASS = 0, SM_IN_READ_REF = 1 };
 
+/* TF1 conditionals (Switch / Merge, dead tensors; executor.c): what a step is to deadness. */
+enum { SM_CF_NONE = 0, SM_CF_SWITCH = 1, SM_CF_MERGE = 2, SM_CF_TRIGGER = 3 };
+
 typedef struct sm_step {
   const sm_node *node; /* need not be a node of the plan's graph (a rewrite may add its own) */
   const sm_kernel *k;  /* NULL for an unfed Placeholder/_Arg: running it is the "must feed" error */
@@ -33,6 +36,10 @@ typedef struct sm_step {
   int nout, out_base;
   int nrelease;
   int *release; /* slots freed after this step */
+  /* only in a plan with dead tensors (has_dead): the steps this one has control edges from */
+  unsigned char cf; /* SM_CF_* */
+  int nctl;
+  int *ctl_step;
 } sm_step;
 
 struct sm_plan {
@@ -54,20 +61,13 @@ struct sm_plan {
   char **fetch_labels;
   unsigned char *slot_ref; /* the slot holds a TF1 ref variable handle, read when consumed as a value */
   int *slot_dtype;         /* dtype the graph declares for the slot (base for feeds) */
+  /* The plan runs a Switch: values may be dead (TensorFlow's executor: a Switch's untaken output
+   * is dead, so is every node with a dead data or control input, but a Merge, live when one data
+   * input is, and a ControlTrigger). A plan without one never looks at deadness. */
+  int has_dead;
 };
 
-/* What to build a plan for. Feeds must be distinct tensors; fetches may repeat. The labels name
- * feeds and fetches in messages (NULL: "node:k" from the edge). */
-typedef struct sm_plan_spec {
-  const sm_edge *feeds;
-  int nfeeds;
-  const sm_edge *fetches;
-  int nfetches;
-  const int *targets; /* node indices run for their effects */
-  int ntargets;
-  const char *const *feed_labels;
-  const char *const *fetch_labels;
-} sm_plan_spec;
+/* What to build a plan for: sm_plan_spec (kernel.h). */
 
 /* Builds the plan: prunes g to what the fetches and targets need given the feeds, finds every
  * kernel (failing, SM_UNIMPLEMENTED, with every node lacking one, grouped by op), fuses, prepares

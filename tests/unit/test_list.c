@@ -298,6 +298,18 @@ static void test_modify(void) {
   CHECK_ERR(run(0, NULL, -1, (const char *[]){"len_resize"}, 1, &o), "TensorListSlice expects size to be non-negative. Got: -1");
 }
 
+/* A list grown past sm__seq_max_elements (kernel.h; lowered here to reach it) is refused. */
+static void test_limit(void) {
+  sm_tensor *o = NULL;
+  int64_t saved = sm__seq_max_elements;
+  sm__seq_max_elements = 3; /* "ft" has 3 elements; "push" makes 4 */
+  CHECK_ERR(FETCH("push", 0), "TensorList of 4 elements is more than the limit of 3");
+  CHECK(o == NULL);
+  sm__seq_max_elements = saved;
+  CHECK_OK(FETCH("push", 0));
+  sm_tensor_free(o);
+}
+
 static void test_bulk(void) {
   sm_tensor *o = NULL, *outs[2] = {NULL, NULL};
   CHECK_OK(run(0, NULL, 2, (const char *[]){"concat", "concat:1"}, 2, outs));
@@ -412,6 +424,7 @@ int main(void) {
   if (sess) {
     test_create_and_read();
     test_modify();
+  test_limit();
     test_bulk();
     test_in_place();
     sm__session_free(sess);
