@@ -194,14 +194,14 @@ static void test_dead(void) {
 static void test_hostile(void) {
   sm_tensor *o;
   /* an endless loop stops at the run's deadline (a little ahead: it can only end that way) */
-  sm_run_options ro = {sm_monotonic_us() + 20000, NULL};
+  sm_run_options ro = {.deadline_us = sm_monotonic_us() + 20000};
   sm_status *st = run("E/Exit_i", 0, 0, 0, &o, &ro);
   CHECK(sm_status_code(st) == SM_DEADLINE_EXCEEDED);
   CHECK(st && strstr(sm_status_message(st), "loop frame 'E'"));
   sm_status_free(st);
   CHECK(o == NULL);
   volatile int flag = 1;
-  ro = (sm_run_options){0, &flag};
+  ro = (sm_run_options){.cancel = &flag};
   st = run("E/Exit_i", 0, 0, 0, &o, &ro);
   CHECK(sm_status_code(st) == SM_CANCELLED);
   sm_status_free(st);
