@@ -20,10 +20,12 @@ SM_DTYPE = {
     tf.float32: "SM_FLOAT", tf.float64: "SM_DOUBLE", tf.int32: "SM_INT32", tf.uint8: "SM_UINT8",
     tf.int16: "SM_INT16", tf.int8: "SM_INT8", tf.string: "SM_STRING", tf.int64: "SM_INT64",
     tf.bool: "SM_BOOL", tf.uint16: "SM_UINT16", tf.uint32: "SM_UINT32", tf.uint64: "SM_UINT64",
+    tf.float16: "SM_HALF", tf.bfloat16: "SM_BFLOAT16",
 }
 TF_ENUM = {d: "DT_" + d.name.upper() for d in SM_DTYPE}
 TF_ENUM[tf.float32] = "DT_FLOAT"
 TF_ENUM[tf.float64] = "DT_DOUBLE"
+TF_ENUM[tf.float16] = "DT_HALF"
 
 
 def c_str(s):
@@ -36,8 +38,8 @@ def fmt_values(t):
         vals = [v.decode() for v in a]
         assert all(" " not in v and v for v in vals), vals
         return " ".join(vals)
-    if t.dtype in (tf.float32, tf.float64):
-        return " ".join(repr(float(v)) for v in a)
+    if t.dtype in (tf.float32, tf.float64, tf.float16, tf.bfloat16):  # half, bfloat16: exact as floats
+        return " ".join(repr(float(v)) for v in np.asarray(a, dtype=np.float64))
     if t.dtype == tf.bool:
         return " ".join("1" if v else "0" for v in a)
     return " ".join(str(int(v)) for v in a)

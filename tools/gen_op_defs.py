@@ -50,6 +50,8 @@ StatelessRandomUniform StatelessRandomNormal StatelessTruncatedNormal StatelessR
 StatelessRandomUniformFullInt StatelessRandomUniformV2 StatelessRandomNormalV2
 StatelessTruncatedNormalV2 StatelessRandomUniformIntV2 StatelessRandomUniformFullIntV2
 StatelessRandomGetKeyCounter StatelessRandomGetKeyCounterAlg StatelessRandomGetAlg RandomUniformInt
+Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Lgamma Digamma Erfinv Ndtri Rint Inv BesselI0e BesselI1e
+Erfc Atan2 Xlogy Xdivy Xlog1py TruncateDiv TruncateMod Igamma Igammac BroadcastArgs BroadcastGradientArgs
 """.split()
 
 

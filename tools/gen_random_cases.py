@@ -18,21 +18,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_array_cases as g  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-g.SM_DTYPE[tf.float16] = "SM_HALF"
-g.SM_DTYPE[tf.bfloat16] = "SM_BFLOAT16"
-g.TF_ENUM[tf.float16] = "DT_HALF"
-g.TF_ENUM[tf.bfloat16] = "DT_BFLOAT16"
-_fmt = g.fmt_values
-
-
-def fmt_values(t):
-    """half and bfloat16 values as the floats they are (exact)."""
-    if t.dtype in (tf.float16, tf.bfloat16):
-        return " ".join(repr(float(v)) for v in np.asarray(t.numpy(), dtype=np.float32).reshape(-1))
-    return _fmt(t)
-
-
-g.fmt_values = fmt_values
 case = g.case
 i32, i64, u64 = np.int32, np.int64, np.uint64
 FLOATS = (tf.float32, tf.float64, tf.float16, tf.bfloat16)

@@ -1,5 +1,5 @@
-/* math_binary.c - elementwise binary ops with NumPy broadcasting: arithmetic, comparisons,
- * logical ops, and string Add (concatenation) / Equal / NotEqual.
+/* math_binary.c - elementwise binary ops with NumPy broadcasting: arithmetic (with Atan2,
+ * Xlogy/Xdivy/Xlog1py, TruncateDiv/Mod, Igamma/Igammac), comparisons, logical ops, and string Add (concatenation) / Equal / NotEqual.
  *
  * Each (op, dtype) pair has three row loops - both operands contiguous, y a scalar, x a scalar -
  * generated from one expression, so inner loops carry no dtype switch and vectorize. The
@@ -20,7 +20,8 @@
 
 enum {
   OP_add, OP_sub, OP_mul, OP_div, OP_floordiv, OP_floormod, OP_max, OP_min, OP_pow, OP_sqdiff,
-  OP_divnonan, OP_lt, OP_le, OP_gt, OP_ge, OP_eq, OP_ne, OP_and, OP_or, NOPS
+  OP_divnonan, OP_atan2, OP_xlogy, OP_xdivy, OP_xlog1py, OP_truncdiv, OP_truncmod, OP_igamma, OP_igammac,
+  OP_lt, OP_le, OP_gt, OP_ge, OP_eq, OP_ne, OP_and, OP_or, NOPS
 };
 typedef void (*binrow)(int64_t n, const void *x, const void *y, void *z);
 typedef struct binfns {
@@ -122,6 +123,18 @@ static inline uint64_t ipow(uint64_t base, uint64_t e) {
   X(sqdiff, FLOAT, SAME, (a - b) * (a - b))                                                      \
   X(sqdiff, INT, SAME, (T)(((UT)a - (UT)b) * ((UT)a - (UT)b)))                                   \
   X(divnonan, FLOAT, SAME, b == 0 ? 0 : a / b)                                                   \
+  X(atan2, FLOAT, SAME, atan2(a, b))                                                             \
+  X(xlogy, FLOAT, SAME, a == 0 ? 0 : a * log(b))                                                 \
+  X(xdivy, FLOAT, SAME, a == 0 ? 0 : a / b)                                                      \
+  X(xlog1py, FLOAT, SAME, a == 0 ? 0 : a * log1p(b))                                             \
+  X(truncdiv, FLOAT, SAME, trunc(a / b))                                                         \
+  X(truncdiv, SINT, SAME, b == -1 ? (T)(0 - (UT)a) : (T)(a / b))                                 \
+  X(truncdiv, UINT, SAME, a / b)                                                                 \
+  X(truncmod, FLOAT, SAME, fmod(a, b))                                                           \
+  X(truncmod, SINT, SAME, b == -1 ? 0 : a % b)                                                   \
+  X(truncmod, UINT, SAME, a % b)                                                                 \
+  X(igamma, FLOAT, SAME, sm__igamma(a, b, 0))                                                    \
+  X(igammac, FLOAT, SAME, sm__igamma(a, b, 1))                                                   \
   X(lt, NUM, BOOL, a < b)                                                                        \
   X(le, NUM, BOOL, a <= b)                                                                       \
   X(gt, NUM, BOOL, a > b)                                                                        \
@@ -156,6 +169,9 @@ static const struct {
     {"DivNoNan", OP_divnonan}, {"Less", OP_lt},         {"LessEqual", OP_le},
     {"Greater", OP_gt},        {"GreaterEqual", OP_ge}, {"Equal", OP_eq},
     {"NotEqual", OP_ne},       {"LogicalAnd", OP_and},  {"LogicalOr", OP_or},
+    {"Atan2", OP_atan2},       {"Xlogy", OP_xlogy},     {"Xdivy", OP_xdivy},
+    {"Xlog1py", OP_xlog1py},   {"TruncateDiv", OP_truncdiv}, {"TruncateMod", OP_truncmod},
+    {"Igamma", OP_igamma},     {"Igammac", OP_igammac},
 };
 
 typedef struct bin_state {
@@ -331,7 +347,8 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   if (b.n == 0) return NULL;
   if (isstr) return string_op(ctx, s, &b, x, y, z);
 
-  if ((s->op == OP_div || s->op == OP_floordiv || s->op == OP_floormod) && ti >= T_i8 && has_zero(y))
+  if ((s->op == OP_div || s->op == OP_floordiv || s->op == OP_floormod || s->op == OP_truncdiv || s->op == OP_truncmod) &&
+      ti >= T_i8 && has_zero(y))
     return sm_status_new(SM_INVALID_ARGUMENT, "Integer division by zero");
   if (s->op == OP_pow && has_negative(y))
     return sm_status_new(SM_INVALID_ARGUMENT, "Integers to negative integer powers are not allowed");

@@ -17,7 +17,9 @@
  * double) into the stream and rejects |x| >= 2 from a single-sample adapter. Normal uses logf,
  * sqrtf and sincosf (log, sqrt, sincos for double) exactly as TF does, so values are bit-exact
  * with a TF linked to the same libm. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sincos, sincosf */
+#endif
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -16,7 +16,8 @@
 #include "runtime/session.h"
 #include "savedmodel/tensor.h"
 
-/* 0: outputs must be equal bit for bit; else float outputs within tc_tolerance * max(1, |want|). */
+/* 0: outputs must be equal bit for bit; else float outputs within tc_tolerance * max(1, |want|)
+ * (double within 1e-9, half and bfloat16 within two of their ulps). */
 static double tc_tolerance;
 
 static sm_tensor *make_tensor(const tc_tensor *t) {
@@ -86,7 +87,7 @@ static int tc_match(const sm_tensor *want, const sm_tensor *got) {
   for (int i = 0; i < sm_tensor_rank(want); i++)
     if (sm_tensor_dims(want)[i] != sm_tensor_dims(got)[i]) return 0;
   if (dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && dt != SM_BFLOAT16) return 0;
-  double tol = dt == SM_HALF ? 1e-3 : dt == SM_BFLOAT16 ? 8e-3 : tc_tolerance;
+  double tol = dt == SM_HALF ? 2e-3 : dt == SM_BFLOAT16 ? 1.6e-2 : dt == SM_DOUBLE ? 1e-9 : tc_tolerance;
   for (int64_t i = 0; i < sm_tensor_num_elements(want); i++) {
     double w = tc_elem(want, i), g = tc_elem(got, i);
     if (isnan(w) ? !isnan(g) : isinf(w) ? w != g : !(fabs(g - w) <= tol * fmax(1.0, fabs(w)))) return 0;
