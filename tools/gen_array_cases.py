@@ -20,7 +20,7 @@ SM_DTYPE = {
     tf.float32: "SM_FLOAT", tf.float64: "SM_DOUBLE", tf.int32: "SM_INT32", tf.uint8: "SM_UINT8",
     tf.int16: "SM_INT16", tf.int8: "SM_INT8", tf.string: "SM_STRING", tf.int64: "SM_INT64",
     tf.bool: "SM_BOOL", tf.uint16: "SM_UINT16", tf.uint32: "SM_UINT32", tf.uint64: "SM_UINT64",
-    tf.float16: "SM_HALF", tf.bfloat16: "SM_BFLOAT16",
+    tf.float16: "SM_HALF", tf.bfloat16: "SM_BFLOAT16", tf.complex64: "SM_COMPLEX64", tf.complex128: "SM_COMPLEX128",
 }
 TF_ENUM = {d: "DT_" + d.name.upper() for d in SM_DTYPE}
 TF_ENUM[tf.float32] = "DT_FLOAT"
@@ -40,6 +40,8 @@ def fmt_values(t):
         return " ".join(vals)
     if t.dtype in (tf.float32, tf.float64, tf.float16, tf.bfloat16):  # half, bfloat16: exact as floats
         return " ".join(repr(float(v)) for v in np.asarray(a, dtype=np.float64))
+    if t.dtype in (tf.complex64, tf.complex128):  # real and imaginary parts, in turn
+        return " ".join("%r %r" % (float(v.real), float(v.imag)) for v in a)
     if t.dtype == tf.bool:
         return " ".join("1" if v else "0" for v in a)
     return " ".join(str(int(v)) for v in a)

@@ -2,7 +2,7 @@
  * gen_random_cases.py and gen_math2_cases.py write with TensorFlow's answers: each case's node
  * over Placeholders i0.. in a session built from pbtxt, fed the case's inputs, compared with TF's
  * outputs (bit for bit, or floats within tc_tolerance relative when it is set: TF's Eigen and
- * libm differ in the last bits) or TF's error text. A case whose name holds "[run2]" runs its
+ * libm differ in the last bits; complex as pairs; tc_scale_tolerance for transforms) or TF's error text. A case whose name holds "[run2]" runs its
  * session twice and compares the second run (stateful kernels). Include after test.h and
  * array_case.h; shared by test_ops_scatter, test_ops_random and test_ops_math2. */
 #ifndef SM_TEST_TC_CASE_RUN_H
@@ -46,6 +46,8 @@ static sm_tensor *make_tensor(const tc_tensor *t) {
     case SM_UINT32: ((uint32_t *)d)[i] = (uint32_t)strtoull(p, &e, 10); break;
     case SM_INT64: ((int64_t *)d)[i] = strtoll(p, &e, 10); break;
     case SM_UINT64: ((uint64_t *)d)[i] = strtoull(p, &e, 10); break;
+    case SM_COMPLEX64: ((float *)d)[2 * i] = strtof(p, &e), ((float *)d)[2 * i + 1] = strtof(e, &e); break;
+    case SM_COMPLEX128: ((double *)d)[2 * i] = strtod(p, &e), ((double *)d)[2 * i + 1] = strtod(e, &e); break;
     default: fprintf(stderr, "make_tensor: dtype %d\n", t->dtype); sm_tensor_free(out); return NULL;
     }
     p = e;
@@ -79,6 +81,17 @@ static void print_tensor(const char *what, const sm_tensor *t) {
   fprintf(stderr, "\n");
 }
 
+/* Scalar component i of a real tensor, or of a complex one seen as (re, im) pairs. */
+static double tc_component(const sm_tensor *t, int64_t i) {
+  if (sm_tensor_dtype(t) == SM_COMPLEX64) return ((const float *)sm_tensor_data(t))[i];
+  if (sm_tensor_dtype(t) == SM_COMPLEX128) return ((const double *)sm_tensor_data(t))[i];
+  return tc_elem(t, i);
+}
+
+/* Set: float tolerances scale with the largest |value| of the whole expected tensor (transforms,
+ * whose rounding errors are relative to the signal, not to each bin). */
+static int tc_scale_tolerance;
+
 /* want and got agree: bit for bit, or (tc_tolerance set) floats within the tolerance. */
 static int tc_match(const sm_tensor *want, const sm_tensor *got) {
   if (tc_tolerance == 0 || sm_tensor_equal(want, got)) return sm_tensor_equal(want, got);
@@ -86,11 +99,16 @@ static int tc_match(const sm_tensor *want, const sm_tensor *got) {
   if (dt != sm_tensor_dtype(got) || sm_tensor_rank(want) != sm_tensor_rank(got)) return 0;
   for (int i = 0; i < sm_tensor_rank(want); i++)
     if (sm_tensor_dims(want)[i] != sm_tensor_dims(got)[i]) return 0;
-  if (dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && dt != SM_BFLOAT16) return 0;
-  double tol = dt == SM_HALF ? 2e-3 : dt == SM_BFLOAT16 ? 1.6e-2 : dt == SM_DOUBLE ? 1e-9 : tc_tolerance;
-  for (int64_t i = 0; i < sm_tensor_num_elements(want); i++) {
-    double w = tc_elem(want, i), g = tc_elem(got, i);
-    if (isnan(w) ? !isnan(g) : isinf(w) ? w != g : !(fabs(g - w) <= tol * fmax(1.0, fabs(w)))) return 0;
+  int cplx = dt == SM_COMPLEX64 || dt == SM_COMPLEX128;
+  if (dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && dt != SM_BFLOAT16 && !cplx) return 0;
+  double tol = dt == SM_HALF ? 2e-3 : dt == SM_BFLOAT16 ? 1.6e-2 : dt == SM_DOUBLE || dt == SM_COMPLEX128 ? 1e-9 : tc_tolerance;
+  int64_t n = sm_tensor_num_elements(want) * (cplx ? 2 : 1);
+  double scale = 1;
+  for (int64_t i = 0; tc_scale_tolerance && i < n; i++)
+    if (isfinite(tc_component(want, i))) scale = fmax(scale, fabs(tc_component(want, i)));
+  for (int64_t i = 0; i < n; i++) {
+    double w = tc_component(want, i), g = tc_component(got, i);
+    if (isnan(w) ? !isnan(g) : isinf(w) ? w != g : !(fabs(g - w) <= tol * fmax(scale, fabs(w)))) return 0;
   }
   return 1;
 }
