@@ -136,7 +136,8 @@ def case(name, op, inputs, attrs=None, tf_attrs=None, err_needle=None):
         else:
             outs = [r]
         outs = [o for o in outs if o is not None and hasattr(o, "dtype")]
-    except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.UnimplementedError) as e:
+    except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.UnimplementedError,
+            tf.errors.FailedPreconditionError) as e:
         err = err_needle or tf_error_text(e)
     node = 'op: "%s" %s' % (op, " ".join(attr_text(k, v) for k, v in sorted(attrs.items())))
     CASES.append((name, node, flat, outs, err))

@@ -32,6 +32,18 @@ static sm_tensor *make_tensor(const tc_tensor *t) {
   void *d = sm_tensor_data(out);
   for (int64_t i = 0; i < sm_tensor_num_elements(out); i++) {
     char *e;
+    if (t->dtype == SM_STRING) { /* space-separated tokens */
+      while (*p == ' ') p++;
+      size_t len = strcspn(p, " ");
+      s = sm_tensor_set_string(out, i, p, len);
+      if (s) {
+        sm_status_free(s);
+        sm_tensor_free(out);
+        return NULL;
+      }
+      p += len;
+      continue;
+    }
     switch (t->dtype) {
     case SM_FLOAT: ((float *)d)[i] = strtof(p, &e); break;
     case SM_DOUBLE: ((double *)d)[i] = strtod(p, &e); break;
@@ -71,7 +83,7 @@ static double tc_elem(const sm_tensor *t, int64_t i) {
   case SM_UINT32: return ((const uint32_t *)d)[i];
   case SM_INT64: return (double)((const int64_t *)d)[i];
   case SM_UINT64: return (double)((const uint64_t *)d)[i];
-  default: return NAN;
+  default: return NAN; /* strings print as NaN */
   }
 }
 
