@@ -2,9 +2,10 @@
  * axes), for any length.
  *
  * Own transform, in double for complex64 and complex128 alike (so complex64 results are closer to
- * exact than TF's float ones): an iterative radix-2 FFT for powers of two, Bluestein's chirp-z
- * through a power-of-two convolution for every other length (O(n log n), twiddles computed from
- * exact integer phases, k^2 mod 2n). bench/RESULTS.md records why not a library (FFTW is GPL;
+ * exact than TF's float ones): an iterative radix-2 FFT for powers of two, a recursive mixed-radix
+ * one for lengths whose prime factors are all 2, 3, 5, 7, and Bluestein's chirp-z through a
+ * power-of-two convolution for every other length (all O(n log n); twiddles computed from exact
+ * integer phases, k^2 mod 2n). bench/RESULTS.md records why not a library (FFTW is GPL;
  * Debian's kissfft is float-only). Semantics as TF's fft_ops.cc: IFFT scales by 1/n; RFFT crops
  * each transformed axis to fft_length and keeps fft_length/2+1 bins of the last;
  * IRFFT takes fft_length/2+1 bins of the last axis, completes the
@@ -19,6 +20,12 @@
 #include "ops/math_int.h"
 
 typedef double complex cx;
+
+/* a * b without C's NaN-recovery rules (which make `*` a libgcc call): the transform's inputs
+ * are finite or their NaNs propagate either way. */
+static inline cx cmul(cx a, cx b) {
+  return CMPLX(creal(a) * creal(b) - cimag(a) * cimag(b), creal(a) * cimag(b) + cimag(a) * creal(b));
+}
 
 /* ---- 1-D transforms --------------------------------------------------------------------------- */
 
@@ -46,16 +53,40 @@ static void fft_pow2(cx *x, int64_t n, const cx *tw) {
     int64_t half = len >> 1, step = n / len;
     for (int64_t i = 0; i < n; i += len)
       for (int64_t k = 0; k < half; k++) {
-        cx u = x[i + k], v = x[i + k + half] * tw[k * step];
+        cx u = x[i + k], v = cmul(x[i + k + half], tw[k * step]);
         x[i + k] = u + v;
         x[i + k + half] = u - v;
       }
   }
 }
 
+/* Mixed radix, out of place: out[0..n) = DFT of in[0], in[is], .., in[(n-1) is]; n's prime factors
+ * are f[0], f[1], ... (all small); tw[j] = exp(-2 pi i j / N) and this level's twiddles are
+ * tw[j * ts] (N = n * ts). Each level splits n = p * m: p transforms of m, then p-point DFTs. */
+static void fft_mixed(const cx *in, int64_t is, cx *out, int64_t n, const int *f, const cx *tw, int64_t ts) {
+  if (n == 1) {
+    out[0] = in[0];
+    return;
+  }
+  int p = f[0];
+  int64_t m = n / p;
+  for (int r = 0; r < p; r++) fft_mixed(in + r * is, is * p, out + r * m, m, f + 1, tw, ts * p);
+  cx t[8], wp[8]; /* wp[j] = exp(-2 pi i j / p) */
+  for (int j = 0; j < p; j++) wp[j] = tw[(int64_t)j * m * ts];
+  for (int64_t k = 0; k < m; k++) {
+    for (int r = 0; r < p; r++) t[r] = r ? cmul(out[r * m + k], tw[(int64_t)r * k * ts]) : out[k]; /* r k ts < N */
+    for (int q = 0; q < p; q++) {
+      cx acc = t[0];
+      for (int r = 1, j = q; r < p; r++, j = j + q >= p ? j + q - p : j + q) acc += cmul(t[r], wp[j]);
+      out[k + m * q] = acc;
+    }
+  }
+}
+
 typedef struct plan {
-  int64_t n, m;  /* length; Bluestein's convolution length (0 for a power of two) */
-  cx *tw;        /* twiddles of n (power of two) or m */
+  int64_t n, m;  /* length; Bluestein's convolution length (0: radix 2 or mixed radix) */
+  int nf, f[64]; /* mixed radix: n's prime factors (2, 3, 5, 7); nf 0 for a power of two */
+  cx *tw;        /* twiddles of n (power of two: n/2 of them; mixed: n) or of m */
   cx *chirp;     /* Bluestein: exp(-pi i k^2 / n), k < n */
   cx *bfft;      /* Bluestein: FFT_m of the conjugate chirp, wrapped */
   cx *work;      /* Bluestein: m scratch */
@@ -68,18 +99,26 @@ static sm_status *plan_make(sm_kctx *ctx, int64_t n, plan *p) {
   memset(p, 0, sizeof *p);
   p->n = n;
   if (n <= 1) return NULL;
-  int64_t m = 0;
-  if (!is_pow2(n))
-    for (m = 1; m < 2 * n - 1; m <<= 1) {
+  int64_t m = 0, rest = n;
+  if (!is_pow2(n)) {
+    static const int primes[] = {2, 3, 5, 7};
+    for (int i = 0; i < 4; i++)
+      while (rest % primes[i] == 0) rest /= primes[i], p->f[p->nf++] = primes[i];
+    if (rest > 1) { /* a larger prime factor: Bluestein over the whole length */
+      p->nf = 0;
+      for (m = 1; m < 2 * n - 1; m <<= 1) {
+      }
     }
+  }
   p->m = m;
-  int64_t tn = m ? m : n;
-  size_t count = (size_t)(tn / 2) + (m ? (size_t)n + 2 * (size_t)m : 0);
+  int64_t tn = m ? m : n, ntw = p->nf ? n : tn / 2;
+  size_t count = (size_t)ntw + (m ? (size_t)n + 2 * (size_t)m : 0) + (p->nf ? (size_t)n : 0);
   sm_status *st = NULL;
   cx *blk = sm__kctx_scratch(ctx, count * sizeof(cx), &st);
   if (!blk) return st;
   p->tw = blk;
-  for (int64_t k = 0; k < tn / 2; k++) p->tw[k] = twiddle(k, tn);
+  for (int64_t k = 0; k < ntw; k++) p->tw[k] = twiddle(k, tn);
+  if (p->nf) p->work = blk + n;
   if (!m) return NULL;
   p->chirp = blk + tn / 2;
   p->bfft = p->chirp + n;
@@ -103,15 +142,18 @@ static void fft_run(const plan *p, cx *x, int inverse) {
   if (n <= 1) return;
   if (inverse)
     for (int64_t k = 0; k < n; k++) x[k] = conj(x[k]);
-  if (!m) {
+  if (p->nf) {
+    fft_mixed(x, 1, p->work, n, p->f, p->tw, 1);
+    memcpy(x, p->work, (size_t)n * sizeof *x);
+  } else if (!m) {
     fft_pow2(x, n, p->tw);
   } else {
     cx *a = p->work;
-    for (int64_t k = 0; k < m; k++) a[k] = k < n ? x[k] * p->chirp[k] : 0;
+    for (int64_t k = 0; k < m; k++) a[k] = k < n ? cmul(x[k], p->chirp[k]) : 0;
     fft_pow2(a, m, p->tw);
-    for (int64_t k = 0; k < m; k++) a[k] = conj(a[k] * p->bfft[k]); /* inverse by conjugation */
+    for (int64_t k = 0; k < m; k++) a[k] = conj(cmul(a[k], p->bfft[k])); /* inverse by conjugation */
     fft_pow2(a, m, p->tw);
-    for (int64_t k = 0; k < n; k++) x[k] = conj(a[k]) / (double)m * p->chirp[k];
+    for (int64_t k = 0; k < n; k++) x[k] = cmul(conj(a[k]) / (double)m, p->chirp[k]);
   }
   if (inverse)
     for (int64_t k = 0; k < n; k++) x[k] = conj(x[k]);
