@@ -21,10 +21,19 @@
 
 typedef double complex cx;
 
+/* re + i im, exactly (infinities too; CMPLX is missing under clang with some glibc): C11 6.2.5
+ * lays a complex out as an array of its two parts. */
+static inline cx mkcx(double re, double im) {
+  cx z;
+  ((double *)&z)[0] = re;
+  ((double *)&z)[1] = im;
+  return z;
+}
+
 /* a * b without C's NaN-recovery rules (which make `*` a libgcc call): the transform's inputs
  * are finite or their NaNs propagate either way. */
 static inline cx cmul(cx a, cx b) {
-  return CMPLX(creal(a) * creal(b) - cimag(a) * cimag(b), creal(a) * cimag(b) + cimag(a) * creal(b));
+  return mkcx(creal(a) * creal(b) - cimag(a) * cimag(b), creal(a) * cimag(b) + cimag(a) * creal(b));
 }
 
 /* ---- 1-D transforms --------------------------------------------------------------------------- */
@@ -34,7 +43,7 @@ static cx twiddle(int64_t k, int64_t n) {
   k %= n;
   if (k < 0) k += n;
   double a = -2 * M_PI * (double)k / (double)n;
-  return CMPLX(cos(a), sin(a));
+  return mkcx(cos(a), sin(a));
 }
 
 /* In place, forward (e^-), n a power of two, tw[k] = twiddle(k, n) for k < n/2. */
@@ -306,7 +315,7 @@ static sm_status *fft_compute(const void *state, sm_kctx *ctx) {
         xo += c * xs[i];
       }
       int64_t xi = bi * xper + xo;
-      w[bi * wper + e] = inside ? CMPLX(in_re(x, xi), in_im(x, xi)) : 0;
+      w[bi * wper + e] = inside ? mkcx(in_re(x, xi), in_im(x, xi)) : 0;
     }
   /* transform the axes (IRFFT: all but the last first, the last below, row by row) */
   int last = s->real && s->inverse ? d - 1 : d;
