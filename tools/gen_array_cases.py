@@ -162,6 +162,12 @@ def write_header(path, array_name, guard):
     print("wrote %d cases to %s" % (len(CASES), path))
 
 
+def write_unit_header(stem):
+    """tests/unit/<stem>.h holding the cases as `static const tc_case <stem>[]`."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", stem + ".h"))
+    write_header(path, stem, "SM_TEST_%s_H" % stem.upper())
+
+
 def A(x, dt=np.float32):
     return np.array(x, dtype=dt)
 

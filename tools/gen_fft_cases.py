@@ -119,8 +119,7 @@ def transforms():
 def main():
     basics()
     transforms()
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", "fft_cases.h")
-    g.write_header(os.path.normpath(out), "fft_cases", "SM_TEST_FFT_CASES_H")
+    g.write_unit_header("fft_cases")
 
 
 if __name__ == "__main__":

@@ -106,8 +106,7 @@ def main():
     unary()
     binary()
     broadcast_args()
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", "math2_cases.h")
-    g.write_header(os.path.normpath(out), "math2_cases", "SM_TEST_MATH2_CASES_H")
+    g.write_unit_header("math2_cases")
 
 
 if __name__ == "__main__":

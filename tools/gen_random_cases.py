@@ -124,8 +124,7 @@ def main():
     stateless_v1()
     v2()
     stateful()
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", "random_cases.h")
-    g.write_header(os.path.normpath(out), "random_cases", "SM_TEST_RANDOM_CASES_H")
+    g.write_unit_header("random_cases")
 
 
 if __name__ == "__main__":

@@ -108,8 +108,7 @@ def main():
     unique()
     bincount()
     ctc()
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", "unique_cases.h")
-    g.write_header(os.path.normpath(out), "unique_cases", "SM_TEST_UNIQUE_CASES_H")
+    g.write_unit_header("unique_cases")
 
 
 if __name__ == "__main__":
