@@ -62,6 +62,16 @@ def basics():
         for dst in (tf.complex64, tf.complex128):
             case("Cast %s to %s" % (np.dtype(src).name, dst.name), "Cast", [("x", x)], {"DstT": dst})
     case("Cast half to complex64", "Cast", [("x", tf.constant([1.5, -2.25], tf.float16))], {"DstT": tf.complex64})
+    # complex arithmetic (math_binary.c)
+    for dt in (C64, C128):
+        # No zero divisor: TF's result then depends on Eigen's vector layout (NaN from its packet
+        # path, C's infinities from the scalar tail); ours is always the packet path's NaN.
+        a, b = sig([2, 5], dt, 1), sig([5], dt, 2)
+        for op in ("AddV2", "Add", "Sub", "Mul", "RealDiv", "Div", "Equal", "NotEqual"):
+            case("%s %s" % (op, np.dtype(dt).name), op, [("x", a), ("y", b)])
+        case("Equal %s same" % np.dtype(dt).name, "Equal", [("x", a), ("y", a[:, ::-1].copy() * 0 + a)])
+    case("Mul complex64 inf nan", "Mul", [("x", np.array([complex(inf, 0), complex(nan, 1), 1 + 1j], C64)),
+                                          ("y", np.array([complex(0, 1), 2 + 0j, complex(inf, inf)], C64))])
 
 
 def transforms():

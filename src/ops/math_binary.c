@@ -1,5 +1,6 @@
 /* math_binary.c - elementwise binary ops with NumPy broadcasting: arithmetic (with Atan2,
- * Xlogy/Xdivy/Xlog1py, TruncateDiv/Mod, Igamma/Igammac), comparisons, logical ops, and string Add (concatenation) / Equal / NotEqual.
+ * Xlogy/Xdivy/Xlog1py, TruncateDiv/Mod, Igamma/Igammac; Add/Sub/Mul/Div of complex), comparisons,
+ * logical ops, and string Add (concatenation) / Equal / NotEqual.
  *
  * Each (op, dtype) pair has three row loops - both operands contiguous, y a scalar, x a scalar -
  * generated from one expression, so inner loops carry no dtype switch and vectorize. The
@@ -313,6 +314,54 @@ static sm_status *string_op(sm_kctx *ctx, const bin_state *s, const sm_bcast *b,
   return st;
 }
 
+/* complex64 / complex128: Add, Sub, Mul, RealDiv/Div, Equal, NotEqual in the element type; division
+ * as Eigen's complex_divide_stable (Smith's method: dividing by 0 gives NaN, not C's infinities). */
+static int complex_op(int op) {
+  return op == OP_add || op == OP_sub || op == OP_mul || op == OP_div || op == OP_eq || op == OP_ne;
+}
+
+#define SMITH_DIV_DEF(NAME, CT, RT)                                                                   \
+  static CT NAME(CT a, CT b) {                                                                        \
+    RT ar = ((RT *)&a)[0], ai = ((RT *)&a)[1], br = ((RT *)&b)[0], bi = ((RT *)&b)[1];                \
+    int scale_imag = fabs(bi) <= fabs(br);                                                            \
+    RT rs = scale_imag ? (RT)1 : br / bi, is = scale_imag ? bi / br : (RT)1, den = br * rs + bi * is; \
+    CT q;                                                                                             \
+    ((RT *)&q)[0] = (ar * rs + ai * is) / den;                                                        \
+    ((RT *)&q)[1] = (ai * rs - ar * is) / den;                                                        \
+    return q;                                                                                         \
+  }
+SMITH_DIV_DEF(cdiv_f, float _Complex, float)
+SMITH_DIV_DEF(cdiv_d, double _Complex, double)
+#define SMITH_DIV(CT, a, c) _Generic((a), float _Complex: cdiv_f, default: cdiv_d)(a, c)
+
+#define COMPLEX_LOOP(CT)                                                                              \
+  for (int64_t r = 0; r < b->n / inner; r++) {                                                        \
+    for (int64_t i = 0; i < inner; i++) {                                                             \
+      CT a = ((const CT *)sm_tensor_data(x))[it.off[0] + i * s0], c = ((const CT *)sm_tensor_data(y))[it.off[1] + i * s1]; \
+      int64_t o = r * inner + i;                                                                      \
+      switch (op) {                                                                                   \
+        case OP_add: ((CT *)sm_tensor_data(z))[o] = a + c; break;                                     \
+        case OP_sub: ((CT *)sm_tensor_data(z))[o] = a - c; break;                                     \
+        case OP_mul: ((CT *)sm_tensor_data(z))[o] = a * c; break;                                     \
+        case OP_div: ((CT *)sm_tensor_data(z))[o] = SMITH_DIV(CT, a, c); break;                      \
+        default: ((uint8_t *)sm_tensor_data(z))[o] = (uint8_t)((a == c) == (op == OP_eq)); break;     \
+      }                                                                                               \
+    }                                                                                                 \
+    sm__math_bcast_next(b, 2, &it);                                                                   \
+  }
+
+static void complex_rows(int op, const sm_bcast *b, const sm_tensor *x, const sm_tensor *y, sm_tensor *z) {
+  int last = b->rank - 1;
+  int64_t inner = b->dims[last], s0 = b->strides[0][last], s1 = b->strides[1][last];
+  sm_bcast_it it;
+  sm__math_bcast_seek(b, 2, 0, &it);
+  if (sm_tensor_dtype(x) == SM_COMPLEX64) {
+    COMPLEX_LOOP(float _Complex)
+  } else {
+    COMPLEX_LOOP(double _Complex)
+  }
+}
+
 sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   const bin_state *s = state;
   const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
@@ -322,9 +371,10 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
                          sm_dtype_name(sm_tensor_dtype(y)));
   int cmp = s->op >= OP_lt;
   int odt = cmp ? SM_BOOL : dt;
-  int isstr = dt == SM_STRING, isf16 = sm__math_is_f16(dt);
+  int isstr = dt == SM_STRING, isf16 = sm__math_is_f16(dt), iscx = dt == SM_COMPLEX64 || dt == SM_COMPLEX128;
   int ti = isf16 ? T_f32 : sm__math_tindex(dt);
-  if (isstr ? !s->strings : (ti < 0 || !table[s->op][ti].vv)) return sm__math_bad_dtype(s->name, dt);
+  if (iscx ? !complex_op(s->op) : isstr ? !s->strings : (ti < 0 || !table[s->op][ti].vv))
+    return sm__math_bad_dtype(s->name, dt);
 
   sm_bcast b;
   const int ranks[2] = {sm_tensor_rank(x), sm_tensor_rank(y)};
@@ -339,13 +389,17 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   }
   /* numbers, not half: in place into an operand of the output's shape that only this step reads
    * (z[i] depends on that operand's element i alone) */
-  if (!isstr && !isf16 && !cmp) {
+  if (!isstr && !isf16 && !cmp && !iscx) {
     z = sm__kctx_reuse_input(ctx, 0, 0, odt, b.out_rank, b.out_dims);
     if (!z) z = sm__kctx_reuse_input(ctx, 1, 0, odt, b.out_rank, b.out_dims);
   }
   if (!z && (st = sm__kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
   if (b.n == 0) return NULL;
   if (isstr) return string_op(ctx, s, &b, x, y, z);
+  if (iscx) {
+    complex_rows(s->op, &b, x, y, z);
+    return NULL;
+  }
 
   if ((s->op == OP_div || s->op == OP_floordiv || s->op == OP_floormod || s->op == OP_truncdiv || s->op == OP_truncmod) &&
       ti >= T_i8 && has_zero(y))

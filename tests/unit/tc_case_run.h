@@ -87,17 +87,19 @@ static double tc_elem(const sm_tensor *t, int64_t i) {
   }
 }
 
-static void print_tensor(const char *what, const sm_tensor *t) {
-  fprintf(stderr, "  %s:", what);
-  for (int64_t i = 0; i < sm_tensor_num_elements(t) && i < 24; i++) fprintf(stderr, " %.9g", tc_elem(t, i));
-  fprintf(stderr, "\n");
-}
-
 /* Scalar component i of a real tensor, or of a complex one seen as (re, im) pairs. */
 static double tc_component(const sm_tensor *t, int64_t i) {
   if (sm_tensor_dtype(t) == SM_COMPLEX64) return ((const float *)sm_tensor_data(t))[i];
   if (sm_tensor_dtype(t) == SM_COMPLEX128) return ((const double *)sm_tensor_data(t))[i];
   return tc_elem(t, i);
+}
+
+static void print_tensor(const char *what, const sm_tensor *t) {
+  int dt = sm_tensor_dtype(t);
+  int64_t n = sm_tensor_num_elements(t) * (dt == SM_COMPLEX64 || dt == SM_COMPLEX128 ? 2 : 1);
+  fprintf(stderr, "  %s:", what);
+  for (int64_t i = 0; i < n && i < 24; i++) fprintf(stderr, " %.9g", tc_component(t, i));
+  fprintf(stderr, "\n");
 }
 
 /* Set: float tolerances scale with the largest |value| of the whole expected tensor (transforms,
