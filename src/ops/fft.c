@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "ops/math_int.h"
 
 typedef double complex cx;
@@ -168,19 +169,40 @@ static void fft_run(const plan *p, cx *x, int inverse) {
     for (int64_t k = 0; k < n; k++) x[k] = conj(x[k]);
 }
 
-/* Transforms axis `len` of data viewed as [outer, len, inner], through tmp (len elements). */
-static void fft_axis(const plan *p, cx *data, int64_t outer, int64_t len, int64_t inner, int inverse, cx *tmp) {
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t i = 0; i < inner; i++) {
-      cx *base = data + o * len * inner + i;
-      if (inner == 1) {
-        fft_run(p, base, inverse);
-        continue;
-      }
-      for (int64_t k = 0; k < len; k++) tmp[k] = base[k * inner];
-      fft_run(p, tmp, inverse);
-      for (int64_t k = 0; k < len; k++) base[k * inner] = tmp[k];
-    }
+/* Transforms axis `len` of data viewed as [outer, len, inner]: rows (outer x inner of them) split
+ * over the pool, each worker with its own row buffer and plan scratch from sm__alloc. */
+typedef struct fjob {
+  const plan *p;
+  cx *data;
+  int64_t len, inner;
+  int inverse;
+  _Atomic int failed;
+} fjob;
+
+static void fft_rows(void *ctx, int64_t r0, int64_t r1) {
+  fjob *j = ctx;
+  int64_t len = j->len, inner = j->inner, scratch = j->p->m ? j->p->m : j->p->nf ? j->p->n : 0;
+  cx *buf = sm__alloc((size_t)(len + scratch) * sizeof(cx));
+  if (!buf) {
+    j->failed = 1;
+    return;
+  }
+  plan local = *j->p;
+  if (scratch) local.work = buf + len;
+  for (int64_t r = r0; r < r1; r++) {
+    cx *base = j->data + (r / inner) * len * inner + r % inner;
+    for (int64_t k = 0; k < len; k++) buf[k] = base[k * inner];
+    fft_run(&local, buf, j->inverse);
+    for (int64_t k = 0; k < len; k++) base[k * inner] = buf[k];
+  }
+  sm__free(buf);
+}
+
+static sm_status *fft_axis(sm_kctx *ctx, const plan *p, cx *data, int64_t outer, int64_t len, int64_t inner, int inverse) {
+  fjob j = {p, data, len, inner, inverse, 0};
+  int64_t grain = len ? (16384 + len - 1) / len : 1;
+  sm__parallel_for(sm__kctx_pool(ctx), outer * inner, grain, fft_rows, &j);
+  return j.failed ? sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory for an FFT row of %lld", (long long)len) : NULL;
 }
 
 /* ---- the ops ------------------------------------------------------------------------------------ */
@@ -323,7 +345,7 @@ static sm_status *fft_compute(const void *state, sm_kctx *ctx) {
     plan p;
     if ((st = plan_make(ctx, wd[i], &p))) break;
     int64_t inner = ws[i], outer = wn / (wd[i] * inner);
-    fft_axis(&p, w, outer, wd[i], inner, s->inverse, tmp);
+    st = fft_axis(ctx, &p, w, outer, wd[i], inner, s->inverse);
     plan_free(ctx, &p);
   }
   double scale = 1;
