@@ -1,9 +1,9 @@
 /* tc_case_run.h - runs the tc_case tables (array_case.h) that tools/gen_scatter_cases.py,
  * gen_random_cases.py, gen_math2_cases.py, gen_fft_cases.py and gen_unique_cases.py write with
- * TensorFlow's answers: each case's node
- * over Placeholders i0.. in a session built from pbtxt, fed the case's inputs, compared with TF's
- * outputs (bit for bit, or floats within tc_tolerance relative when it is set: TF's Eigen and
- * libm differ in the last bits; complex as pairs; tc_scale_tolerance for transforms) or TF's error text. A case whose name holds "[run2]" runs its
+ * TensorFlow's answers: each case's node over Placeholders i0.. in a session built from pbtxt, fed
+ * the case's inputs, compared with TF's outputs (bit for bit, or floats within tc_tolerance
+ * relative when it is set: TF's Eigen and libm differ in the last bits; complex as pairs;
+ * tc_scale_tolerance for transforms) or TF's error text. A case whose name holds "[run2]" runs its
  * session twice and compares the second run (stateful kernels). Include after test.h and
  * array_case.h; shared by test_ops_scatter, _random, _math2, _fft and _unique. */
 #ifndef SM_TEST_TC_CASE_RUN_H
