@@ -20,10 +20,12 @@ SM_DTYPE = {
     tf.float32: "SM_FLOAT", tf.float64: "SM_DOUBLE", tf.int32: "SM_INT32", tf.uint8: "SM_UINT8",
     tf.int16: "SM_INT16", tf.int8: "SM_INT8", tf.string: "SM_STRING", tf.int64: "SM_INT64",
     tf.bool: "SM_BOOL", tf.uint16: "SM_UINT16", tf.uint32: "SM_UINT32", tf.uint64: "SM_UINT64",
+    tf.float16: "SM_HALF", tf.bfloat16: "SM_BFLOAT16", tf.complex64: "SM_COMPLEX64", tf.complex128: "SM_COMPLEX128",
 }
 TF_ENUM = {d: "DT_" + d.name.upper() for d in SM_DTYPE}
 TF_ENUM[tf.float32] = "DT_FLOAT"
 TF_ENUM[tf.float64] = "DT_DOUBLE"
+TF_ENUM[tf.float16] = "DT_HALF"
 
 
 def c_str(s):
@@ -36,8 +38,10 @@ def fmt_values(t):
         vals = [v.decode() for v in a]
         assert all(" " not in v and v for v in vals), vals
         return " ".join(vals)
-    if t.dtype in (tf.float32, tf.float64):
-        return " ".join(repr(float(v)) for v in a)
+    if t.dtype in (tf.float32, tf.float64, tf.float16, tf.bfloat16):  # half, bfloat16: exact as floats
+        return " ".join(repr(float(v)) for v in np.asarray(a, dtype=np.float64))
+    if t.dtype in (tf.complex64, tf.complex128):  # real and imaginary parts, in turn
+        return " ".join("%r %r" % (float(v.real), float(v.imag)) for v in a)
     if t.dtype == tf.bool:
         return " ".join("1" if v else "0" for v in a)
     return " ".join(str(int(v)) for v in a)
@@ -132,7 +136,8 @@ def case(name, op, inputs, attrs=None, tf_attrs=None, err_needle=None):
         else:
             outs = [r]
         outs = [o for o in outs if o is not None and hasattr(o, "dtype")]
-    except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.UnimplementedError) as e:
+    except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.UnimplementedError,
+            tf.errors.FailedPreconditionError) as e:
         err = err_needle or tf_error_text(e)
     node = 'op: "%s" %s' % (op, " ".join(attr_text(k, v) for k, v in sorted(attrs.items())))
     CASES.append((name, node, flat, outs, err))
@@ -155,6 +160,12 @@ def write_header(path, array_name, guard):
     with open(path, "w") as f:
         f.write("\n".join(lines))
     print("wrote %d cases to %s" % (len(CASES), path))
+
+
+def write_unit_header(stem):
+    """tests/unit/<stem>.h holding the cases as `static const tc_case <stem>[]`."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", stem + ".h"))
+    write_header(path, stem, "SM_TEST_%s_H" % stem.upper())
 
 
 def A(x, dt=np.float32):

@@ -49,6 +49,14 @@ TensorScatterMax Bucketize SparseToDense
 Switch RefSwitch Merge RefMerge Enter RefEnter Exit RefExit NextIteration RefNextIteration LoopCond
 ControlTrigger TensorArrayV3 TensorArrayReadV3 TensorArrayWriteV3 TensorArrayGatherV3
 TensorArrayScatterV3 TensorArrayConcatV3 TensorArraySplitV3 TensorArraySizeV3 TensorArrayCloseV3
+StatelessRandomUniform StatelessRandomNormal StatelessTruncatedNormal StatelessRandomUniformInt
+StatelessRandomUniformFullInt StatelessRandomUniformV2 StatelessRandomNormalV2
+StatelessTruncatedNormalV2 StatelessRandomUniformIntV2 StatelessRandomUniformFullIntV2
+StatelessRandomGetKeyCounter StatelessRandomGetKeyCounterAlg StatelessRandomGetAlg RandomUniformInt
+Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Lgamma Digamma Erfinv Ndtri Rint Inv BesselI0e BesselI1e
+Erfc Atan2 Xlogy Xdivy Xlog1py TruncateDiv TruncateMod Igamma Igammac BroadcastArgs BroadcastGradientArgs
+Complex Real Imag ComplexAbs Angle Conj FFT IFFT FFT2D IFFT2D FFT3D IFFT3D RFFT IRFFT RFFT2D IRFFT2D RFFT3D
+IRFFT3D Unique UniqueV2 UniqueWithCounts UniqueWithCountsV2 Bincount DenseBincount CTCGreedyDecoder
 """.split()
 
 

@@ -375,6 +375,8 @@ const sm_kernel sm_kernels_array[] = {
     KC("ExpandDims", expand_dims),
     KC("Shape", shape),
     KC("ShapeN", shape_n),
+    KC("BroadcastArgs", broadcast_args),
+    KC("BroadcastGradientArgs", broadcast_gradient_args),
     KC("Size", size),
     KC("Rank", rank),
     KC("Fill", fill),

@@ -53,6 +53,8 @@ SM_ARRAY_KERNEL(squeeze);
 SM_ARRAY_KERNEL(expand_dims);
 SM_ARRAY_KERNEL(shape);
 SM_ARRAY_KERNEL(shape_n);
+SM_ARRAY_KERNEL(broadcast_args);
+SM_ARRAY_KERNEL(broadcast_gradient_args);
 SM_ARRAY_KERNEL(size);
 SM_ARRAY_KERNEL(rank);
 SM_ARRAY_KERNEL(fill);

@@ -1,6 +1,7 @@
 /* array_shape.c - kernels that change or report a shape, or make a tensor from one: Reshape,
  * Squeeze, ExpandDims (views, no copy), Shape, ShapeN, Size, Rank, Fill, ZerosLike, OnesLike,
- * Range. Error texts follow TensorFlow's kernels (reshape_op.h, shape_ops.h, sequence_ops.cc) so
+ * Range, BroadcastArgs, BroadcastGradientArgs. Error texts follow TensorFlow's kernels (reshape_op.h,
+ * shape_ops.h, sequence_ops.cc, bcast_ops.cc) so
  * messages read the same as TF's. Spec: shared/spec/ops.md §3.9. */
 #include <math.h>
 #include <stdio.h>
@@ -360,4 +361,58 @@ sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
   }
   }
   return NULL;
+}
+
+/* ---- BroadcastArgs, BroadcastGradientArgs ----------------------------------------------------- */
+
+/* The two shape vectors (inputs 0, 1) and their broadcast shape, right-aligned: a[i], b[i] are the
+ * dims at output axis i (1 where a shape is shorter). Messages as TF's BCastArgsOp. */
+static sm_status *bcast_shapes(sm_kctx *ctx, int64_t *a, int64_t *b, int64_t *out, int64_t *rank) {
+  int64_t s[2][SM_MAX_RANK], n[2];
+  char x[256], y[256];
+  for (int k = 0; k < 2; k++) {
+    const sm_tensor *t = sm__kctx_input(ctx, k);
+    if (sm_tensor_rank(t) != 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "In[%d] must be a vector.%s", k, sm__array_shape_str(t, x, sizeof x));
+    sm_status *st = sm__array_read_ints(t, "broadcast shape", s[k], SM_MAX_RANK, &n[k]);
+    if (st) return st;
+  }
+  int64_t r = n[0] > n[1] ? n[0] : n[1];
+  for (int64_t i = 0; i < r; i++) {
+    a[i] = i < r - n[0] ? 1 : s[0][i - (r - n[0])];
+    b[i] = i < r - n[1] ? 1 : s[1][i - (r - n[1])];
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", sm_shape_str((int)n[0], s[0], x, sizeof x),
+                           sm_shape_str((int)n[1], s[1], y, sizeof y));
+    out[i] = a[i] == 1 ? b[i] : a[i];
+  }
+  *rank = r;
+  return NULL;
+}
+
+sm_status *sm__array_compute_broadcast_args(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int64_t a[SM_MAX_RANK], b[SM_MAX_RANK], o[SM_MAX_RANK], r;
+  sm_status *s = bcast_shapes(ctx, a, b, o, &r);
+  sm_tensor *out;
+  if (!s) s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(sm__kctx_input(ctx, 0)), 1, &r, &out);
+  for (int64_t i = 0; !s && i < r; i++) s = put_int(out, i, o[i]);
+  return s;
+}
+
+/* r0, r1: the output axes each input's gradient is summed over (where its dim is 1 and the output's
+ * is not, or where every dim is 1), ascending. */
+sm_status *sm__array_compute_broadcast_gradient_args(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int64_t d[2][SM_MAX_RANK], o[SM_MAX_RANK], r;
+  sm_status *s = bcast_shapes(ctx, d[0], d[1], o, &r);
+  for (int k = 0; !s && k < 2; k++) {
+    int64_t idx[SM_MAX_RANK], n = 0;
+    for (int64_t i = 0; i < r; i++)
+      if (d[k][i] == 1 && (o[i] != 1 || d[1 - k][i] == 1)) idx[n++] = i;
+    sm_tensor *out;
+    s = sm__kctx_alloc_output(ctx, k, sm_tensor_dtype(sm__kctx_input(ctx, 0)), 1, &n, &out);
+    for (int64_t i = 0; !s && i < n; i++) s = put_int(out, i, idx[i]);
+  }
+  return s;
 }

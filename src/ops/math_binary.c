@@ -1,4 +1,5 @@
-/* math_binary.c - elementwise binary ops with NumPy broadcasting: arithmetic, comparisons,
+/* math_binary.c - elementwise binary ops with NumPy broadcasting: arithmetic (with Atan2,
+ * Xlogy/Xdivy/Xlog1py, TruncateDiv/Mod, Igamma/Igammac; Add/Sub/Mul/Div of complex), comparisons,
  * logical ops, and string Add (concatenation) / Equal / NotEqual.
  *
  * Each (op, dtype) pair has three row loops - both operands contiguous, y a scalar, x a scalar -
@@ -20,7 +21,8 @@
 
 enum {
   OP_add, OP_sub, OP_mul, OP_div, OP_floordiv, OP_floormod, OP_max, OP_min, OP_pow, OP_sqdiff,
-  OP_divnonan, OP_lt, OP_le, OP_gt, OP_ge, OP_eq, OP_ne, OP_and, OP_or, NOPS
+  OP_divnonan, OP_atan2, OP_xlogy, OP_xdivy, OP_xlog1py, OP_truncdiv, OP_truncmod, OP_igamma, OP_igammac,
+  OP_lt, OP_le, OP_gt, OP_ge, OP_eq, OP_ne, OP_and, OP_or, NOPS
 };
 typedef void (*binrow)(int64_t n, const void *x, const void *y, void *z);
 typedef struct binfns {
@@ -122,6 +124,18 @@ static inline uint64_t ipow(uint64_t base, uint64_t e) {
   X(sqdiff, FLOAT, SAME, (a - b) * (a - b))                                                      \
   X(sqdiff, INT, SAME, (T)(((UT)a - (UT)b) * ((UT)a - (UT)b)))                                   \
   X(divnonan, FLOAT, SAME, b == 0 ? 0 : a / b)                                                   \
+  X(atan2, FLOAT, SAME, atan2(a, b))                                                             \
+  X(xlogy, FLOAT, SAME, a == 0 ? 0 : a * log(b))                                                 \
+  X(xdivy, FLOAT, SAME, a == 0 ? 0 : a / b)                                                      \
+  X(xlog1py, FLOAT, SAME, a == 0 ? 0 : a * log1p(b))                                             \
+  X(truncdiv, FLOAT, SAME, trunc(a / b))                                                         \
+  X(truncdiv, SINT, SAME, b == -1 ? (T)(0 - (UT)a) : (T)(a / b))                                 \
+  X(truncdiv, UINT, SAME, a / b)                                                                 \
+  X(truncmod, FLOAT, SAME, fmod(a, b))                                                           \
+  X(truncmod, SINT, SAME, b == -1 ? 0 : a % b)                                                   \
+  X(truncmod, UINT, SAME, a % b)                                                                 \
+  X(igamma, FLOAT, SAME, sm__igamma(a, b, 0))                                                    \
+  X(igammac, FLOAT, SAME, sm__igamma(a, b, 1))                                                   \
   X(lt, NUM, BOOL, a < b)                                                                        \
   X(le, NUM, BOOL, a <= b)                                                                       \
   X(gt, NUM, BOOL, a > b)                                                                        \
@@ -156,6 +170,9 @@ static const struct {
     {"DivNoNan", OP_divnonan}, {"Less", OP_lt},         {"LessEqual", OP_le},
     {"Greater", OP_gt},        {"GreaterEqual", OP_ge}, {"Equal", OP_eq},
     {"NotEqual", OP_ne},       {"LogicalAnd", OP_and},  {"LogicalOr", OP_or},
+    {"Atan2", OP_atan2},       {"Xlogy", OP_xlogy},     {"Xdivy", OP_xdivy},
+    {"Xlog1py", OP_xlog1py},   {"TruncateDiv", OP_truncdiv}, {"TruncateMod", OP_truncmod},
+    {"Igamma", OP_igamma},     {"Igammac", OP_igammac},
 };
 
 typedef struct bin_state {
@@ -297,6 +314,54 @@ static sm_status *string_op(sm_kctx *ctx, const bin_state *s, const sm_bcast *b,
   return st;
 }
 
+/* complex64 / complex128: Add, Sub, Mul, RealDiv/Div, Equal, NotEqual in the element type; division
+ * as Eigen's complex_divide_stable (Smith's method: dividing by 0 gives NaN, not C's infinities). */
+static int complex_op(int op) {
+  return op == OP_add || op == OP_sub || op == OP_mul || op == OP_div || op == OP_eq || op == OP_ne;
+}
+
+#define SMITH_DIV_DEF(NAME, CT, RT)                                                                   \
+  static CT NAME(CT a, CT b) {                                                                        \
+    RT ar = ((RT *)&a)[0], ai = ((RT *)&a)[1], br = ((RT *)&b)[0], bi = ((RT *)&b)[1];                \
+    int scale_imag = fabs(bi) <= fabs(br);                                                            \
+    RT rs = scale_imag ? (RT)1 : br / bi, is = scale_imag ? bi / br : (RT)1, den = br * rs + bi * is; \
+    CT q;                                                                                             \
+    ((RT *)&q)[0] = (ar * rs + ai * is) / den;                                                        \
+    ((RT *)&q)[1] = (ai * rs - ar * is) / den;                                                        \
+    return q;                                                                                         \
+  }
+SMITH_DIV_DEF(cdiv_f, float _Complex, float)
+SMITH_DIV_DEF(cdiv_d, double _Complex, double)
+#define SMITH_DIV(CT, a, c) _Generic((a), float _Complex: cdiv_f, default: cdiv_d)(a, c)
+
+#define COMPLEX_LOOP(CT)                                                                              \
+  for (int64_t r = 0; r < b->n / inner; r++) {                                                        \
+    for (int64_t i = 0; i < inner; i++) {                                                             \
+      CT a = ((const CT *)sm_tensor_data(x))[it.off[0] + i * s0], c = ((const CT *)sm_tensor_data(y))[it.off[1] + i * s1]; \
+      int64_t o = r * inner + i;                                                                      \
+      switch (op) {                                                                                   \
+        case OP_add: ((CT *)sm_tensor_data(z))[o] = a + c; break;                                     \
+        case OP_sub: ((CT *)sm_tensor_data(z))[o] = a - c; break;                                     \
+        case OP_mul: ((CT *)sm_tensor_data(z))[o] = a * c; break;                                     \
+        case OP_div: ((CT *)sm_tensor_data(z))[o] = SMITH_DIV(CT, a, c); break;                      \
+        default: ((uint8_t *)sm_tensor_data(z))[o] = (uint8_t)((a == c) == (op == OP_eq)); break;     \
+      }                                                                                               \
+    }                                                                                                 \
+    sm__math_bcast_next(b, 2, &it);                                                                   \
+  }
+
+static void complex_rows(int op, const sm_bcast *b, const sm_tensor *x, const sm_tensor *y, sm_tensor *z) {
+  int last = b->rank - 1;
+  int64_t inner = b->dims[last], s0 = b->strides[0][last], s1 = b->strides[1][last];
+  sm_bcast_it it;
+  sm__math_bcast_seek(b, 2, 0, &it);
+  if (sm_tensor_dtype(x) == SM_COMPLEX64) {
+    COMPLEX_LOOP(float _Complex)
+  } else {
+    COMPLEX_LOOP(double _Complex)
+  }
+}
+
 sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   const bin_state *s = state;
   const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
@@ -306,9 +371,10 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
                          sm_dtype_name(sm_tensor_dtype(y)));
   int cmp = s->op >= OP_lt;
   int odt = cmp ? SM_BOOL : dt;
-  int isstr = dt == SM_STRING, isf16 = sm__math_is_f16(dt);
+  int isstr = dt == SM_STRING, isf16 = sm__math_is_f16(dt), iscx = dt == SM_COMPLEX64 || dt == SM_COMPLEX128;
   int ti = isf16 ? T_f32 : sm__math_tindex(dt);
-  if (isstr ? !s->strings : (ti < 0 || !table[s->op][ti].vv)) return sm__math_bad_dtype(s->name, dt);
+  if (iscx ? !complex_op(s->op) : isstr ? !s->strings : (ti < 0 || !table[s->op][ti].vv))
+    return sm__math_bad_dtype(s->name, dt);
 
   sm_bcast b;
   const int ranks[2] = {sm_tensor_rank(x), sm_tensor_rank(y)};
@@ -323,15 +389,20 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
   }
   /* numbers, not half: in place into an operand of the output's shape that only this step reads
    * (z[i] depends on that operand's element i alone) */
-  if (!isstr && !isf16 && !cmp) {
+  if (!isstr && !isf16 && !cmp && !iscx) {
     z = sm__kctx_reuse_input(ctx, 0, 0, odt, b.out_rank, b.out_dims);
     if (!z) z = sm__kctx_reuse_input(ctx, 1, 0, odt, b.out_rank, b.out_dims);
   }
   if (!z && (st = sm__kctx_alloc_output(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
   if (b.n == 0) return NULL;
   if (isstr) return string_op(ctx, s, &b, x, y, z);
+  if (iscx) {
+    complex_rows(s->op, &b, x, y, z);
+    return NULL;
+  }
 
-  if ((s->op == OP_div || s->op == OP_floordiv || s->op == OP_floormod) && ti >= T_i8 && has_zero(y))
+  if ((s->op == OP_div || s->op == OP_floordiv || s->op == OP_floormod || s->op == OP_truncdiv || s->op == OP_truncmod) &&
+      ti >= T_i8 && has_zero(y))
     return sm_status_new(SM_INVALID_ARGUMENT, "Integer division by zero");
   if (s->op == OP_pow && has_negative(y))
     return sm_status_new(SM_INVALID_ARGUMENT, "Integers to negative integer powers are not allowed");

@@ -5,7 +5,9 @@
  * Float -> integer out of range or NaN gives what TF gives on x86-64 (cvttss2si: INT_MIN for
  * int32/int64, narrow ints through int32), never C's undefined behaviour. Truncate = true zeroes
  * the low mantissa bits first, as TF's LSBZeroSetter, for double->float and float/double->half,
- * float->bfloat16. Strings, complex and quantized types are refused. Spec: ops.md §1.9. */
+ * float->bfloat16. Complex: to a real type its real part (bool too, as TF: 1j is false), from one
+ * (x, 0), through float for complex64 and double for complex128. Strings and quantized types are
+ * refused. Spec: ops.md §1.9. */
 /* GCC's -O2 cost model ("very cheap") vectorizes no loop whose trip count is unknown; these
  * elementwise loops are the point of the file, so ask for the "cheap" model (clang needs nothing). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -89,6 +91,8 @@ typedef void (*castfn)(const void *x, void *y, int64_t n);
 SRC_TYPES(DEFS_FOR_SRC)
 static const castfn table[NT][NT] = {SRC_TYPES(ENTS_FOR_SRC)};
 
+static int is_complex(int dt) { return dt == SM_COMPLEX64 || dt == SM_COMPLEX128; }
+
 typedef struct cast_state {
   int dst;
   int truncate;
@@ -99,7 +103,7 @@ sm_status *sm__math_cast_prepare(const sm_node *node, void **state) {
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   sm_status *st = sm__node_attr_type(node, "DstT", &s->dst);
   if (!st && sm__node_attr(node, "Truncate")) st = sm__node_attr_bool(node, "Truncate", &s->truncate);
-  if (!st && !sm__math_is_f16(s->dst) && sm__math_tindex(s->dst) < 0) {
+  if (!st && !sm__math_is_f16(s->dst) && !is_complex(s->dst) && sm__math_tindex(s->dst) < 0) {
     const char *n = sm_dtype_name(s->dst);
     st = sm_status_new(SM_UNIMPLEMENTED, "Cast to %s is not supported", n ? n : "this dtype");
   }
@@ -171,6 +175,41 @@ static void cast_range(void *ctx, int64_t e0, int64_t e1) {
   }
 }
 
+/* Casts from or to complex, a chunk at a time through a float (complex64) or double (complex128)
+ * buffer of real parts and the real casts above. */
+static void cast_complex_range(void *ctx, int64_t e0, int64_t e1) {
+  const cast_job *j = ctx;
+  size_t ss = sm_dtype_size(j->src), ds = sm_dtype_size(j->dst);
+  double buf[CHUNK];
+  for (int64_t e = e0; e < e1; e += CHUNK) {
+    int64_t m = e1 - e < CHUNK ? e1 - e : CHUNK;
+    const char *x = j->x + (size_t)e * ss;
+    char *y = j->y + (size_t)e * ds;
+    int wide = j->src == SM_COMPLEX128 || j->dst == SM_COMPLEX128;
+    if (is_complex(j->src) && is_complex(j->dst)) {
+      for (int64_t i = 0; i < 2 * m; i++) {
+        if (j->src == SM_COMPLEX64) ((double *)y)[i] = ((const float *)x)[i];
+        else ((float *)y)[i] = (float)((const double *)x)[i];
+      }
+    } else if (is_complex(j->src)) { /* real parts, then a real cast */
+      for (int64_t i = 0; i < m; i++) {
+        double re = wide ? ((const double *)x)[2 * i] : ((const float *)x)[2 * i];
+        if (wide) buf[i] = re;
+        else ((float *)buf)[i] = (float)re;
+      }
+      cast_job r = {wide ? SM_DOUBLE : SM_FLOAT, j->dst, 0, (const char *)buf, y};
+      cast_range(&r, 0, m);
+    } else { /* a real cast to float or double, then (x, 0) */
+      cast_job r = {j->src, wide ? SM_DOUBLE : SM_FLOAT, 0, x, (char *)buf};
+      cast_range(&r, 0, m);
+      for (int64_t i = m - 1; i >= 0; i--) {
+        if (wide) ((double *)y)[2 * i] = buf[i], ((double *)y)[2 * i + 1] = 0;
+        else ((float *)y)[2 * i] = ((float *)buf)[i], ((float *)y)[2 * i + 1] = 0;
+      }
+    }
+  }
+}
+
 /* TF's DataTypeString: "float", "string", "bfloat16" */
 static const char *tf_name(int dt, char buf[32]) {
   const char *n = sm_dtype_name(dt);
@@ -190,7 +229,7 @@ sm_status *sm__math_cast_compute(const void *state, sm_kctx *ctx) {
     sm__kctx_forward(ctx, 0, 0);
     return NULL;
   }
-  if (!sm__math_is_f16(src) && sm__math_tindex(src) < 0) {
+  if (!sm__math_is_f16(src) && !is_complex(src) && sm__math_tindex(src) < 0) {
     char a[32], b[32];
     return sm_status_new(SM_UNIMPLEMENTED, "Cast %s to %s is not supported", tf_name(src, a), tf_name(s->dst, b));
   }
@@ -200,6 +239,6 @@ sm_status *sm__math_cast_compute(const void *state, sm_kctx *ctx) {
   int64_t n = sm_tensor_num_elements(x);
   if (n == 0) return NULL;
   cast_job j = {src, s->dst, s->truncate, sm_tensor_data(x), sm_tensor_data(y)};
-  sm__parallel_for(sm__kctx_pool(ctx), n, SM_MATH_PAR_MIN, cast_range, &j);
+  sm__parallel_for(sm__kctx_pool(ctx), n, SM_MATH_PAR_MIN, is_complex(src) || is_complex(s->dst) ? cast_complex_range : cast_range, &j);
   return NULL;
 }

@@ -92,6 +92,17 @@ sm_status *sm__math_incompatible(const sm_tensor *a, const sm_tensor *b);
 /* "Foo does not support DT_BOOL" */
 sm_status *sm__math_bad_dtype(const char *op, int dtype);
 
+/* Special functions (math_special.c), in double; lgamma without touching the global signgam. */
+double sm__lgamma(double x);
+float sm__lgammaf(float x);
+double sm__digamma(double x);
+double sm__ndtri(double p);
+double sm__erfinv(double x);
+float sm__erfinvf(float x);
+double sm__bessel_i0e(double x);
+double sm__bessel_i1e(double x);
+double sm__igamma(double a, double x, int upper); /* regularized P(a, x), or Q(a, x) when upper */
+
 /* Grain for sm__parallel_for: elements below this run inline. */
 #define SM_MATH_PAR_MIN ((int64_t)1 << 16)
 

@@ -1,4 +1,6 @@
-/* math_unary.c - elementwise unary ops and activations, and Softmax / LogSoftmax.
+/* math_unary.c - elementwise unary ops (arithmetic, trigonometric and hyperbolic functions and their
+ * inverses, lgamma/digamma/erfinv/ndtri/Bessel I0e, I1e through math_special.c) and activations,
+ * and Softmax / LogSoftmax.
  *
  * One loop per (op, dtype), generated from an expression as in math_binary.c; the dtype is
  * dispatched once per call. Formulas follow TF's functors where results could differ (Elu and
@@ -19,7 +21,9 @@
 enum {
   OP_neg, OP_square, OP_sqrt, OP_rsqrt, OP_exp, OP_log, OP_log1p, OP_expm1, OP_abs, OP_sign,
   OP_reciprocal, OP_floor, OP_ceil, OP_round, OP_erf, OP_erfc, OP_relu, OP_relu6, OP_leakyrelu, OP_elu,
-  OP_selu, OP_softplus, OP_softsign, OP_sigmoid, OP_tanh, OP_not, OP_isnan, OP_isfinite, NOPS
+  OP_selu, OP_softplus, OP_softsign, OP_sigmoid, OP_tanh, OP_not, OP_isnan, OP_isfinite, OP_sin, OP_cos,
+  OP_tan, OP_asin, OP_acos, OP_atan, OP_sinh, OP_cosh, OP_asinh, OP_acosh, OP_atanh, OP_lgamma, OP_digamma,
+  OP_erfinv, OP_ndtri, OP_isinf, OP_i0e, OP_i1e, NOPS
 };
 
 typedef void (*unfn)(int64_t n, const void *x, void *y, float alpha);
@@ -69,6 +73,12 @@ static inline double softplus_d(double a) {
 }
 #define SOFTPLUS(a) _Generic((a), float: softplus_f, default: softplus_d)(a)
 
+/* The special functions in math_special.c are in double; float rounds their result. */
+#define SPECIAL(f, a) _Generic((a), float: (float)f(a), default: f(a))
+static inline float lgamma_f(float a) { return sm__lgammaf(a); }
+#define ERFINV(a) _Generic((a), float: sm__erfinvf, default: sm__erfinv)(a)
+#define LGAMMA(a) _Generic((a), float: lgamma_f, default: sm__lgamma)(a)
+
 #define SELU_SCALE 1.0507009873554805
 #define SELU_SCALE_ALPHA 1.7580993408473768
 
@@ -111,7 +121,25 @@ static inline double softplus_d(double a) {
   X(tanh, FLOAT, SAME, tanh(a))                                               \
   X(not, BOOL, SAME, !a)                                                      \
   X(isnan, FLOAT, BOOL, a != a)                                               \
-  X(isfinite, FLOAT, BOOL, isfinite(a))
+  X(isfinite, FLOAT, BOOL, isfinite(a))                                       \
+  X(sin, FLOAT, SAME, sin(a))                                                 \
+  X(cos, FLOAT, SAME, cos(a))                                                 \
+  X(tan, FLOAT, SAME, tan(a))                                                 \
+  X(asin, FLOAT, SAME, asin(a))                                               \
+  X(acos, FLOAT, SAME, acos(a))                                               \
+  X(atan, FLOAT, SAME, atan(a))                                               \
+  X(sinh, FLOAT, SAME, sinh(a))                                               \
+  X(cosh, FLOAT, SAME, cosh(a))                                               \
+  X(asinh, FLOAT, SAME, asinh(a))                                             \
+  X(acosh, FLOAT, SAME, acosh(a))                                             \
+  X(atanh, FLOAT, SAME, atanh(a))                                             \
+  X(lgamma, FLOAT, SAME, LGAMMA(a))                                           \
+  X(digamma, FLOAT, SAME, SPECIAL(sm__digamma, a))                            \
+  X(erfinv, FLOAT, SAME, ERFINV(a))                              \
+  X(ndtri, FLOAT, SAME, SPECIAL(sm__ndtri, a))                                \
+  X(isinf, FLOAT, BOOL, isinf(a) != 0)                                             \
+  X(i0e, FLOAT, SAME, SPECIAL(sm__bessel_i0e, a))                             \
+  X(i1e, FLOAT, SAME, SPECIAL(sm__bessel_i1e, a))
 
 UNARY_OPS(OP_DEFS)
 static const unfn table[NOPS][NT] = {UNARY_OPS(OP_ENTS)};
@@ -127,6 +155,11 @@ static const struct {
     {"Relu6", OP_relu6},   {"LeakyRelu", OP_leakyrelu}, {"Elu", OP_elu},         {"Selu", OP_selu},
     {"Softplus", OP_softplus}, {"Softsign", OP_softsign}, {"Sigmoid", OP_sigmoid}, {"Tanh", OP_tanh},
     {"LogicalNot", OP_not}, {"IsNan", OP_isnan},      {"IsFinite", OP_isfinite},
+    {"Sin", OP_sin},       {"Cos", OP_cos},           {"Tan", OP_tan},           {"Asin", OP_asin},
+    {"Acos", OP_acos},     {"Atan", OP_atan},         {"Sinh", OP_sinh},         {"Cosh", OP_cosh},
+    {"Asinh", OP_asinh},   {"Acosh", OP_acosh},       {"Atanh", OP_atanh},       {"Lgamma", OP_lgamma},
+    {"Digamma", OP_digamma}, {"Erfinv", OP_erfinv},   {"Ndtri", OP_ndtri},       {"Rint", OP_round},
+    {"IsInf", OP_isinf},   {"Inv", OP_reciprocal},    {"BesselI0e", OP_i0e},     {"BesselI1e", OP_i1e},
 };
 
 typedef struct un_state {
@@ -195,7 +228,7 @@ sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
   int dt = sm_tensor_dtype(x);
   int ti = sm__math_is_f16(dt) ? T_f32 : sm__math_tindex(dt);
   if (ti < 0 || !table[s->op][ti]) return sm__math_bad_dtype(s->name, dt);
-  int odt = s->op == OP_isnan || s->op == OP_isfinite ? SM_BOOL : dt;
+  int odt = s->op == OP_isnan || s->op == OP_isfinite || s->op == OP_isinf ? SM_BOOL : dt;
   /* elementwise, every element written: in place when this step is x's only reader */
   sm_tensor *y = odt == dt && !sm__math_is_f16(dt) ? sm__kctx_reuse_input(ctx, 0, 0, dt, sm_tensor_rank(x), sm_tensor_dims(x)) : NULL;
   sm_status *st = y ? NULL : sm__kctx_alloc_output_uninit(ctx, 0, odt, sm_tensor_rank(x), sm_tensor_dims(x), &y);

@@ -1,14 +1,11 @@
-/* state.c - the state kernel family: variables (resource and TF1 ref style) and random initializers.
+/* state.c - the state kernel family: variables (resource and TF1 ref style).
  *
  * A variable handle is a DT_RESOURCE scalar whose element is the sm_variable * kept by the model's
  * sm_resources (resource.h); VarHandleOp and VariableV2 make one, every other op here takes one.
  * Values are never written in place: an assigned tensor may be shared with the graph (a Const, a
  * RestoreV2 output borrowing a read-only mapping), so Assign keeps a reference to it and
  * AssignAdd computes into a fresh tensor that replaces the old one.
- *
- * Random ops use a splitmix64 stream seeded from (seed, seed2), or from the node name when both are
- * 0, so a node gives the same values on every run. TensorFlow's Philox values are not reproduced:
- * these ops only occur in initializers whose results a restore overwrites. */
+ * The random initializers are in random.c (TF's Philox). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,144 +443,6 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
-/* ---- random initializers -------------------------------------------------------------------- */
-
-typedef struct {
-  int dtype;
-  uint64_t seed;
-} random_state;
-
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static sm_status *random_prepare(const sm_node *node, void **state) {
-  random_state *st = calloc(1, sizeof *st);
-  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  int64_t seed, seed2;
-  sm_status *s = sm__node_attr_type(node, "dtype", &st->dtype);
-  if (!s) s = attr_int_or(node, "seed", 0, &seed);
-  if (!s) s = attr_int_or(node, "seed2", 0, &seed2);
-  if (!s && st->dtype != SM_FLOAT && st->dtype != SM_DOUBLE && st->dtype != SM_HALF && st->dtype != SM_BFLOAT16)
-    s = sm_status_new(SM_INVALID_ARGUMENT, "%s of dtype %s is not supported (float, double, half, bfloat16)",
-                      sm__node_op(node), dname(st->dtype));
-  if (s) {
-    free(st);
-    return s;
-  }
-  if (seed || seed2) {
-    st->seed = (uint64_t)seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seed2;
-  } else {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a of the node name */
-    for (const char *p = sm__node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
-    st->seed = h;
-  }
-  *state = st;
-  return NULL;
-}
-
-static uint16_t float_to_half(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-  uint32_t m = x & 0x7fffffu;
-  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return (uint16_t)sign;
-    m |= 0x800000u;
-    uint32_t shift = (uint32_t)(14 - e);
-    uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-  }
-  uint32_t h = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* a carry into the exponent is right */
-  return (uint16_t)(sign | h);
-}
-
-static uint16_t float_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
-
-enum { RAND_UNIFORM, RAND_NORMAL, RAND_TRUNCATED };
-
-static double uniform01(uint64_t *x) { return (double)(splitmix64(x) >> 11) * (1.0 / 9007199254740992.0); }
-
-static double normal01(uint64_t *x) {
-  double u1 = uniform01(x), u2 = uniform01(x);
-  if (u1 < 1e-300) u1 = 1e-300;
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-static sm_status *random_compute_kind(const void *state, sm_kctx *ctx, int kind) {
-  const random_state *st = state;
-  const sm_tensor *shape = sm__kctx_input(ctx, 0);
-  int sd = sm_tensor_dtype(shape);
-  int64_t n = sm_tensor_num_elements(shape);
-  if ((sd != SM_INT32 && sd != SM_INT64) || sm_tensor_rank(shape) != 1 || n > SM_MAX_RANK)
-    return sm_status_new(SM_INVALID_ARGUMENT, "shape must be a 1-D int32 or int64 tensor of at most %d entries",
-                         SM_MAX_RANK);
-  int64_t dims[SM_MAX_RANK];
-  for (int64_t i = 0; i < n; i++)
-    dims[i] =
-        sd == SM_INT32 ? ((const int32_t *)sm_tensor_data(shape))[i] : ((const int64_t *)sm_tensor_data(shape))[i];
-  sm_tensor *out;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, st->dtype, (int)n, dims, &out);
-  if (s) return s;
-  uint64_t x = st->seed;
-  int64_t m = sm_tensor_num_elements(out);
-  void *d = sm_tensor_data(out);
-  for (int64_t i = 0; i < m; i++) {
-    double v;
-    if (kind == RAND_UNIFORM) {
-      v = uniform01(&x);
-    } else {
-      do v = normal01(&x);
-      while (kind == RAND_TRUNCATED && fabs(v) > 2.0);
-    }
-    float f = (float)v;
-    if (kind == RAND_UNIFORM && f >= 1.0f) f = 0.99999994f; /* rounding must not reach 1 */
-    switch (st->dtype) {
-      case SM_FLOAT:
-        ((float *)d)[i] = f;
-        break;
-      case SM_DOUBLE:
-        ((double *)d)[i] = v;
-        break;
-      case SM_HALF: {
-        uint16_t h = float_to_half(f);
-        if (kind == RAND_UNIFORM && h >= 0x3c00u) h = 0x3bffu;
-        ((uint16_t *)d)[i] = h;
-        break;
-      }
-      default: {
-        uint16_t h = float_to_bf16(f);
-        if (kind == RAND_UNIFORM && h >= 0x3f80u) h = 0x3f7fu;
-        ((uint16_t *)d)[i] = h;
-        break;
-      }
-    }
-  }
-  return NULL;
-}
-
-static sm_status *uniform_compute(const void *state, sm_kctx *ctx) {
-  return random_compute_kind(state, ctx, RAND_UNIFORM);
-}
-static sm_status *normal_compute(const void *state, sm_kctx *ctx) {
-  return random_compute_kind(state, ctx, RAND_NORMAL);
-}
-static sm_status *truncated_compute(const void *state, sm_kctx *ctx) {
-  return random_compute_kind(state, ctx, RAND_TRUNCATED);
-}
-
 /* ---- the table ------------------------------------------------------------------------------ */
 
 const sm_kernel sm_kernels_state[] = {
@@ -602,8 +461,5 @@ const sm_kernel sm_kernels_state[] = {
     {"Assign", assign_ref_prepare, assign_ref_compute, free, 0},
     {"AssignAdd", update_ref_prepare, update_ref_compute, free, 0},
     {"AssignSub", update_ref_prepare, update_ref_compute, free, 0},
-    {"RandomUniform", random_prepare, uniform_compute, free, 0},
-    {"RandomStandardNormal", random_prepare, normal_compute, free, 0},
-    {"TruncatedNormal", random_prepare, truncated_compute, free, 0},
     {0},
 };

@@ -388,7 +388,8 @@ static int sweep_serving(void) {
  * NCHW Conv2D / MaxPool (transposes), an im2col Conv2D (K 72: the patch buffer), GatherNd,
  * MirrorPad, Split, ShardedFilename, StaticRegexFullMatch, string Add, half Mul / Sum / AddN /
  * Softmax (widened to float), a Sum over non-adjacent axes (two passes), FusedBatchNormV3,
- * BatchMatMulV2 with batch offsets. Swept as a model is, session creation (the Consts) included. */
+ * BatchMatMulV2 with batch offsets, FFT/IRFFT of length 11 (Bluestein) and RFFT, Unique, UniqueV2,
+ * CTCGreedyDecoder. Swept as a model is, session creation (the Consts) included. */
 #define ATTR_T(k, t) "attr { key: \"" k "\" value { type: " t " } } "
 #define ATTR_S(k, v) "attr { key: \"" k "\" value { s: \"" v "\" } } "
 #define ATTR_I(k, v) "attr { key: \"" k "\" value { i: " v " } } "
@@ -457,11 +458,19 @@ static const char kernel_ops[] =
     NODE("msum", "Sum", IN2("m234", "ax02"), ATTR_T("T", "DT_FLOAT") ATTR_T("Tidx", "DT_INT32"))
     NODE("bn", "FusedBatchNormV3", IN5("x8", "c8", "c8b", "c8c", "c8d"),
          ATTR_T("T", "DT_FLOAT") ATTR_T("U", "DT_FLOAT") ATTR_B("is_training", "true") ATTR_S("data_format", "NHWC"))
-    NODE("bmm", "BatchMatMulV2", IN2("m234", "m243"), ATTR_T("T", "DT_FLOAT"));
+    NODE("bmm", "BatchMatMulV2", IN2("m234", "m243"), ATTR_T("T", "DT_FLOAT"))
+    NODE("cz", "Cast", IN1("m211"), ATTR_T("SrcT", "DT_FLOAT") ATTR_T("DstT", "DT_COMPLEX64"))
+    NODE("fft", "FFT", IN1("cz"), ATTR_T("Tcomplex", "DT_COMPLEX64"))
+    NODE("rfft", "RFFT", IN2("m34", "fl4"), ATTR_T("Treal", "DT_FLOAT") ATTR_T("Tcomplex", "DT_COMPLEX64"))
+    NODE("irfft", "IRFFT", IN2("cz", "fl11"), ATTR_T("Treal", "DT_FLOAT") ATTR_T("Tcomplex", "DT_COMPLEX64"))
+    NODE("uniq", "Unique", IN1("v6"), ATTR_T("T", "DT_INT32") ATTR_T("out_idx", "DT_INT32"))
+    NODE("uniq2", "UniqueV2", IN2("m34", "ax1"), ATTR_T("T", "DT_FLOAT") ATTR_T("Taxis", "DT_INT32") ATTR_T("out_idx", "DT_INT32"))
+    NODE("ctc", "CTCGreedyDecoder", IN2("x314", "sl"), ATTR_T("T", "DT_FLOAT") ATTR_B("merge_repeated", "true"));
 
 static const char *const kernel_fetches[] = {
     "conv_nchw:0", "pool_nchw:0", "conv_im2col:0", "gnd:0", "mpad:0", "split:0", "split:1", "sf:0", "re:0", "sadd:0",
-    "hmul:0", "hsum:0", "haddn:0", "hsoft:0", "msum:0", "bn:0", "bn:1", "bn:2", "bmm:0"};
+    "hmul:0", "hsum:0", "haddn:0", "hsoft:0", "msum:0", "bn:0", "bn:1", "bn:2", "bmm:0", "fft:0", "rfft:0", "irfft:0",
+    "uniq:0", "uniq:1", "uniq2:0", "ctc:0", "ctc:1", "ctc:3"};
 #define NKF ((int)(sizeof kernel_fetches / sizeof *kernel_fetches))
 
 static char *kernel_graph(void) {
@@ -485,6 +494,13 @@ static char *kernel_graph(void) {
   const_node(&b, &len, &cap, "c8b", "DT_FLOAT", 1, (int64_t[]){8}, 8);
   const_node(&b, &len, &cap, "c8c", "DT_FLOAT", 1, (int64_t[]){8}, 9);
   const_node(&b, &len, &cap, "c8d", "DT_FLOAT", 1, (int64_t[]){8}, 10);
+  const_node(&b, &len, &cap, "m211", "DT_FLOAT", 2, (int64_t[]){2, 11}, 11);
+  const_node(&b, &len, &cap, "fl4", "DT_INT32", 1, (int64_t[]){1}, 4);
+  const_node(&b, &len, &cap, "fl11", "DT_INT32", 1, (int64_t[]){1}, 11);
+  const_node(&b, &len, &cap, "v6", "DT_INT32", 1, (int64_t[]){6}, -3);
+  const_node(&b, &len, &cap, "ax1", "DT_INT32", 1, (int64_t[]){1}, 1);
+  const_node(&b, &len, &cap, "x314", "DT_FLOAT", 3, (int64_t[]){3, 1, 4}, 12);
+  const_node(&b, &len, &cap, "sl", "DT_INT32", 1, (int64_t[]){1}, 3);
   size_t n = len + sizeof kernel_ops + 64;
   char *g = malloc(n);
   if (!g) abort();

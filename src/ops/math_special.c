@@ -1,0 +1,142 @@
+/* math_special.c - the special functions libm lacks, for the unary and binary math kernels:
+ * digamma, the inverse normal CDF (ndtri) and erfinv, the exponentially scaled modified Bessel
+ * functions I0e and I1e, and the regularized incomplete gamma functions P(a, x) and Q(a, x).
+ *
+ * All in double; float kernels call them and round. Methods: digamma by the recurrence up to
+ * x >= 10 and the asymptotic series (TF/Eigen's Cephes method, with reflection for x <= 0);
+ * ndtri by Halley's iteration on erfc from the Abramowitz-Stegun 26.2.23 start (three steps give
+ * double precision), erfinv through it as TF; I0e/I1e by the power series below |x| = 30 and the asymptotic series above;
+ * igamma by the series for x < a + 1 and Lentz's continued fraction otherwise. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* lgamma_r, lgammaf_r: lgamma without the global signgam */
+#endif
+#include <math.h>
+
+#include "ops/math_int.h"
+
+double sm__lgamma(double x) {
+  int sign;
+  return lgamma_r(x, &sign);
+}
+float sm__lgammaf(float x) {
+  int sign;
+  return lgammaf_r(x, &sign);
+}
+
+double sm__digamma(double x) {
+  double reflect = 0;
+  if (x <= 0) {
+    double p = floor(x);
+    if (p == x) return NAN; /* poles (TF gives NaN) */
+    double nz = x - p;
+    if (nz != 0.5) {
+      if (nz > 0.5) nz = x - (p + 1);
+      reflect = M_PI / tan(M_PI * nz);
+    }
+    x = 1 - x;
+  }
+  double w = 0;
+  while (x < 10) {
+    w += 1 / x;
+    x += 1;
+  }
+  double y = 0;
+  if (x < 1e17) {
+    static const double A[] = {8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+                               -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
+                               8.33333333333333333333E-2};
+    double z = 1 / (x * x), p = 0;
+    for (int i = 0; i < 7; i++) p = p * z + A[i];
+    y = z * p;
+  }
+  return log(x) - 0.5 / x - y - w - reflect;
+}
+
+/* x with Phi(x) = p, for 0 < p <= 0.5 (x <= 0). */
+static double ndtri_lower(double p) {
+  double t = sqrt(-2 * log(p));
+  double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
+  for (int i = 0; i < 3; i++) {
+    double e = 0.5 * erfc(-x * M_SQRT1_2) - p;
+    double u = e * sqrt(2 * M_PI) * exp(x * x / 2);
+    x -= u / (1 + x * u / 2);
+  }
+  return x;
+}
+
+double sm__ndtri(double p) {
+  if (!(p >= 0 && p <= 1)) return NAN;
+  if (p == 0) return -INFINITY;
+  if (p == 1) return INFINITY;
+  if (p == 0.5) return 0;
+  return p <= 0.5 ? ndtri_lower(p) : -ndtri_lower(1 - p);
+}
+
+/* As TF: ndtri((x + 1) / 2) / sqrt(2), the argument rounded in the caller's type. */
+double sm__erfinv(double x) { return sm__ndtri(0.5 * (x + 1)) * M_SQRT1_2; }
+float sm__erfinvf(float x) { return (float)(sm__ndtri(0.5f * (x + 1.0f)) * M_SQRT1_2); }
+
+/* exp(-|x|) * I_nu(|x|) for nu = 0 or 1 (sign applied by the caller for I1). */
+static double bessel_ie(int nu, double x) {
+  x = fabs(x);
+  if (isinf(x)) return 0;
+  if (x <= 30) {
+    double q = x * x / 4, term = nu ? x / 2 : 1, sum = term;
+    for (int k = 1; k < 500 && term > sum * 1e-17; k++) {
+      term *= q / ((double)k * (double)(k + nu));
+      sum += term;
+    }
+    return sum * exp(-x);
+  }
+  /* e^-x I_nu(x) ~ 1/sqrt(2 pi x) * sum_k (-1)^k prod_{j<=k} (mu - (2j-1)^2) / (k! (8x)^k) */
+  double mu = 4.0 * nu * nu, term = 1, sum = 1;
+  for (int k = 1; k < 40; k++) {
+    double nt = -term * (mu - (2.0 * k - 1) * (2.0 * k - 1)) / (k * 8 * x);
+    if (fabs(nt) >= fabs(term)) break;
+    term = nt;
+    sum += term;
+  }
+  return sum / sqrt(2 * M_PI * x);
+}
+
+double sm__bessel_i0e(double x) { return bessel_ie(0, x); }
+double sm__bessel_i1e(double x) {
+  double r = bessel_ie(1, x);
+  return x < 0 ? -r : r;
+}
+
+/* Regularized lower (upper = 0) or upper (upper = 1) incomplete gamma function. */
+double sm__igamma(double a, double x, int upper) {
+  if (isnan(a) || isnan(x) || a <= 0 || x < 0) return NAN;
+  if (x == 0) return upper ? 1 : 0;
+  if (isinf(x)) return upper ? 0 : 1;
+  double lg = sm__lgamma(a);
+  double ax = a * log(x) - x - lg;
+  if (x < a + 1) { /* series for P */
+    double ap = a, del = 1 / a, sum = del;
+    for (int n = 0; n < 2000 && fabs(del) > fabs(sum) * 1e-17; n++) {
+      ap += 1;
+      del *= x / ap;
+      sum += del;
+    }
+    double p = sum * exp(ax);
+    return upper ? 1 - p : p;
+  }
+  /* continued fraction for Q (modified Lentz) */
+  const double tiny = 1e-300;
+  double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  for (int i = 1; i < 2000; i++) {
+    double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (fabs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (fabs(c) < tiny) c = tiny;
+    d = 1 / d;
+    double del = d * c;
+    h *= del;
+    if (fabs(del - 1) < 1e-16) break;
+  }
+  double q = exp(ax) * h;
+  return upper ? q : 1 - q;
+}

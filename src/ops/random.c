@@ -1,0 +1,460 @@
+/* random.c - the random kernel family: TensorFlow's Philox-4x32-10 generator, its distributions,
+ * and the ops over them, bit-exact with TF's CPU kernels.
+ *
+ * Stateless: StatelessRandom{Uniform,Normal,UniformInt,UniformFullInt}, StatelessTruncatedNormal
+ * (seed -> key and counter as TF's GenerateKey), their V2 forms over (key, counter, alg), and
+ * StatelessRandomGetKeyCounter / GetKeyCounterAlg / GetAlg. Stateful: RandomUniform,
+ * RandomStandardNormal, TruncatedNormal, RandomUniformInt, whose generator is TF's
+ * PhiloxRandom(seed, seed2) and advances by 256 samples per output element on every run, as TF's
+ * GuardedPhiloxRandom::ReserveRandomOutputs does, so a node seeded with (seed, seed2) not both 0
+ * gives TF's values on every run of a session. With both 0 TF seeds from the clock; here the seed
+ * is a hash of the node name, so a node gives the same values in every process.
+ *
+ * The stream (tensorflow/core/lib/random/random_distributions.h, kernels/random_op_cpu.h): each
+ * Philox call gives 4 uint32. Uniform float/half/bfloat16 and Box-Muller float use one uint32 per
+ * element (Box-Muller in pairs); double and 64-bit integers two. Truncated normal is drawn in
+ * groups of 4 (float) or 2 (double) elements; group g starts 256 * 4 / 4 * g Philox calls (128 * g for
+ * double) into the stream and rejects |x| >= 2 from a single-sample adapter. Normal uses logf,
+ * sqrtf and sincosf (log, sqrt, sincos for double) exactly as TF does, so values are bit-exact
+ * with a TF linked to the same libm. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sincos, sincosf */
+#endif
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/math_int.h"
+#include "runtime/kernel.h"
+
+/* ---- Philox-4x32-10 ----------------------------------------------------------------------- */
+
+typedef struct philox {
+  uint32_t ctr[4], key[2];
+} philox;
+
+static void philox_skip(philox *p, uint64_t n) {
+  uint32_t lo = (uint32_t)n, hi = (uint32_t)(n >> 32);
+  p->ctr[0] += lo;
+  if (p->ctr[0] < lo) hi++;
+  p->ctr[1] += hi;
+  if (p->ctr[1] < hi && ++p->ctr[2] == 0) ++p->ctr[3];
+}
+
+static void philox_next(philox *p, uint32_t out[4]) {
+  uint32_t c[4] = {p->ctr[0], p->ctr[1], p->ctr[2], p->ctr[3]}, k0 = p->key[0], k1 = p->key[1];
+  for (int r = 0; r < 10; r++) {
+    uint64_t a = (uint64_t)0xD2511F53u * c[0], b = (uint64_t)0xCD9E8D57u * c[2];
+    uint32_t n0 = (uint32_t)(b >> 32) ^ c[1] ^ k0, n2 = (uint32_t)(a >> 32) ^ c[3] ^ k1;
+    c[0] = n0;
+    c[1] = (uint32_t)b;
+    c[2] = n2;
+    c[3] = (uint32_t)a;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  memcpy(out, c, sizeof c);
+  if (++p->ctr[0] == 0 && ++p->ctr[1] == 0 && ++p->ctr[2] == 0) ++p->ctr[3];
+}
+
+/* TF's PhiloxRandom(seed_lo, seed_hi): the key from the first, the counter's high half the second. */
+static philox philox_seeded(uint64_t lo, uint64_t hi) {
+  philox p = {{0, 0, (uint32_t)hi, (uint32_t)(hi >> 32)}, {(uint32_t)lo, (uint32_t)(lo >> 32)}};
+  return p;
+}
+
+/* TF's GenerateKey: the two seeds scrambled by one Philox call under a fixed key. */
+static philox philox_from_seeds(uint64_t s0, uint64_t s1) {
+  philox p = {{(uint32_t)s0, (uint32_t)(s0 >> 32), (uint32_t)s1, (uint32_t)(s1 >> 32)}, {0x3ec8f720u, 0x02461e29u}};
+  uint32_t mix[4];
+  philox_next(&p, mix);
+  philox q = {{0, 0, mix[2], mix[3]}, {mix[0], mix[1]}};
+  return q;
+}
+
+/* ---- distributions -------------------------------------------------------------------------- */
+
+enum { D_UNIFORM, D_NORMAL, D_TRUNCATED, D_INT, D_FULLINT };
+
+static float u32_to_float(uint32_t x) { return sm__f32_from_bits(0x3f800000u | (x & 0x7fffffu)) - 1.0f; }
+static double u64_to_double(uint32_t x0, uint32_t x1) {
+  uint64_t v = (uint64_t)1023 << 52 | (uint64_t)(x0 & 0xfffffu) << 32 | x1;
+  double d;
+  memcpy(&d, &v, 8);
+  return d - 1.0;
+}
+static void box_muller_f(uint32_t x0, uint32_t x1, float *f0, float *f1) {
+  float u1 = u32_to_float(x0);
+  if (u1 < 1.0e-7f) u1 = 1.0e-7f;
+  const float v1 = (float)(2.0f * M_PI * u32_to_float(x1)); /* in double, as TF's 2.0f * M_PI */
+  const float u2 = sqrtf(-2.0f * logf(u1));
+  sincosf(v1, f0, f1);
+  *f0 *= u2;
+  *f1 *= u2;
+}
+static void box_muller_d(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, double *d0, double *d1) {
+  double u1 = u64_to_double(x0, x1);
+  if (u1 < 1.0e-7) u1 = 1.0e-7;
+  const double v1 = 2 * M_PI * u64_to_double(x2, x3);
+  const double u2 = sqrt(-2.0 * log(u1));
+  sincos(v1, d0, d1);
+  *d0 *= u2;
+  *d1 *= u2;
+}
+
+/* TF's SingleSampleAdapter: one uint32 at a time out of the 4 of each Philox call. */
+typedef struct single {
+  philox *g;
+  uint32_t buf[4];
+  int used;
+} single;
+static uint32_t single_next(single *s) {
+  if (s->used == 4) {
+    philox_next(s->g, s->buf);
+    s->used = 0;
+  }
+  return s->buf[s->used++];
+}
+
+typedef struct rjob {
+  int dist, dtype;
+  philox base;
+  int64_t n, group; /* elements, elements per group */
+  uint64_t lo, range; /* D_INT: minval and maxval - minval, as unsigned */
+  void *out;
+} rjob;
+
+static int is_wide(int dtype) { return dtype == SM_DOUBLE || dtype == SM_INT64 || dtype == SM_UINT64; }
+
+/* The elements of group g into f (float-like dtypes), d (double) or u (integers). */
+static void draw_group(const rjob *j, int64_t g, float *f, double *d, uint64_t *u) {
+  philox gen = j->base;
+  uint32_t s[4];
+  if (j->dist == D_TRUNCATED) {
+    philox_skip(&gen, (uint64_t)g * (uint64_t)j->group * 256 / 4);
+    single ss = {&gen, {0}, 4};
+    for (int k = 0; k < j->group;) {
+      if (j->dtype == SM_DOUBLE) {
+        uint32_t x0 = single_next(&ss), x1 = single_next(&ss), x2 = single_next(&ss), x3 = single_next(&ss);
+        double a[2];
+        box_muller_d(x0, x1, x2, x3, &a[0], &a[1]);
+        for (int i = 0; i < 2 && k < j->group; i++)
+          if (fabs(a[i]) < 2.0) d[k++] = a[i];
+      } else {
+        uint32_t x0 = single_next(&ss), x1 = single_next(&ss);
+        float a[2];
+        box_muller_f(x0, x1, &a[0], &a[1]);
+        for (int i = 0; i < 2 && k < j->group; i++)
+          if (fabsf(a[i]) < 2.0f) f[k++] = a[i];
+      }
+    }
+    return;
+  }
+  philox_skip(&gen, (uint64_t)g);
+  philox_next(&gen, s);
+  int wide = is_wide(j->dtype);
+  switch (j->dist) {
+    case D_UNIFORM:
+      for (int i = 0; i < j->group; i++) {
+        if (j->dtype == SM_DOUBLE) d[i] = u64_to_double(s[2 * i], s[2 * i + 1]);
+        else if (j->dtype == SM_HALF) f[i] = sm__half_to_f32((uint16_t)(0x3c00u | (s[i] & 0x3ffu))) - 1.0f;
+        else if (j->dtype == SM_BFLOAT16) f[i] = sm__bf16_to_f32((uint16_t)(0x3f80u | (s[i] & 0x7fu))) - 1.0f;
+        else f[i] = u32_to_float(s[i]);
+      }
+      break;
+    case D_NORMAL:
+      if (j->dtype == SM_DOUBLE) box_muller_d(s[0], s[1], s[2], s[3], &d[0], &d[1]);
+      else {
+        box_muller_f(s[0], s[1], &f[0], &f[1]);
+        box_muller_f(s[2], s[3], &f[2], &f[3]);
+      }
+      break;
+    default: /* D_INT, D_FULLINT */
+      for (int i = 0; i < j->group; i++) {
+        uint64_t bits = wide ? s[2 * i] | (uint64_t)s[2 * i + 1] << 32 : s[i];
+        u[i] = j->dist == D_FULLINT ? bits : j->lo + bits % j->range;
+      }
+      break;
+  }
+}
+
+static void fill_groups(void *ctx, int64_t g0, int64_t g1) {
+  const rjob *j = ctx;
+  float f[4];
+  double d[4];
+  uint64_t u[4];
+  for (int64_t g = g0; g < g1; g++) {
+    draw_group(j, g, f, d, u);
+    int64_t e0 = g * j->group, m = j->n - e0 < j->group ? j->n - e0 : j->group;
+    for (int64_t i = 0; i < m; i++) {
+      int64_t e = e0 + i;
+      switch (j->dtype) {
+        case SM_FLOAT: ((float *)j->out)[e] = f[i]; break;
+        case SM_DOUBLE: ((double *)j->out)[e] = d[i]; break;
+        case SM_HALF: ((uint16_t *)j->out)[e] = sm__f32_to_half(f[i]); break;
+        case SM_BFLOAT16: ((uint16_t *)j->out)[e] = sm__f32_to_bf16(f[i]); break;
+        case SM_INT32:
+        case SM_UINT32: ((uint32_t *)j->out)[e] = (uint32_t)u[i]; break;
+        default: ((uint64_t *)j->out)[e] = u[i]; break;
+      }
+    }
+  }
+}
+
+/* Fills t (n elements of j->dtype) from generator gen. */
+static void fill(sm_kctx *ctx, rjob *j, philox gen, sm_tensor *t) {
+  j->base = gen;
+  j->n = sm_tensor_num_elements(t);
+  j->out = sm_tensor_data(t);
+  j->group = is_wide(j->dtype) ? 2 : 4;
+  if (j->n == 0) return;
+  int64_t groups = (j->n + j->group - 1) / j->group;
+  sm__parallel_for(sm__kctx_pool(ctx), groups, j->dist == D_TRUNCATED ? 256 : 4096, fill_groups, j);
+}
+
+/* ---- inputs --------------------------------------------------------------------------------- */
+
+static void shape_text(const sm_tensor *t, char *buf, size_t cap) { sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), buf, cap); }
+
+static int64_t int_at(const sm_tensor *t, int64_t i) {
+  const void *d = sm_tensor_data(t);
+  switch (sm_tensor_dtype(t)) {
+    case SM_INT32: return ((const int32_t *)d)[i];
+    case SM_UINT32: return ((const uint32_t *)d)[i];
+    default: return ((const int64_t *)d)[i];
+  }
+}
+
+/* TF's MakeShape: a vector of int32/int64 dimensions, each >= 0. */
+static sm_status *shape_input(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]) {
+  char b[64];
+  int dt = sm_tensor_dtype(t);
+  if (sm_tensor_rank(t) != 1 || (dt != SM_INT32 && dt != SM_INT64)) {
+    shape_text(t, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "shape must be a vector of {int32,int64}, got shape %s", b);
+  }
+  int64_t n = sm_tensor_num_elements(t);
+  if (n > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "shape has %lld dimensions, more than %d", (long long)n, SM_MAX_RANK);
+  for (int64_t i = 0; i < n; i++) {
+    dims[i] = int_at(t, i);
+    if (dims[i] < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Dimension %lld must be >= 0", (long long)dims[i]);
+  }
+  *rank = (int)n;
+  return NULL;
+}
+
+static sm_status *seed_input(const sm_tensor *seed, philox *out) {
+  char b[64];
+  int dt = sm_tensor_dtype(seed);
+  if (sm_tensor_rank(seed) != 1 || sm_tensor_dims(seed)[0] != 2) {
+    shape_text(seed, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "seed must have shape [2], not %s", b);
+  }
+  if (dt != SM_INT32 && dt != SM_INT64) return sm_status_new(SM_INVALID_ARGUMENT, "Invalid seed type: %s", sm_dtype_numpy_name(dt));
+  *out = philox_from_seeds((uint64_t)int_at(seed, 0), (uint64_t)int_at(seed, 1));
+  return NULL;
+}
+
+/* TF's GetKeyCounterAlgFromInputs for Philox (alg 1, or 3: auto-select). */
+static sm_status *key_counter_input(sm_kctx *ctx, int first, philox *out) {
+  const sm_tensor *key = sm__kctx_input(ctx, first), *ctr = sm__kctx_input(ctx, first + 1),
+                  *alg = sm__kctx_input(ctx, first + 2);
+  char b[64];
+  if (sm_tensor_rank(alg) != 0 || sm_tensor_dtype(alg) != SM_INT32) {
+    shape_text(alg, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "alg must be a scalar int32, got shape %s", b);
+  }
+  int32_t a = *(const int32_t *)sm_tensor_data(alg);
+  if (a != 1 && a != 3) return sm_status_new(SM_INVALID_ARGUMENT, "Unsupported algorithm id: %d", a);
+  if (sm_tensor_rank(key) != 1 || sm_tensor_dims(key)[0] != 1) {
+    shape_text(key, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "key must have shape [1], not %s. (Note that batched keys are not supported yet.)", b);
+  }
+  if (sm_tensor_rank(ctr) != 1 || sm_tensor_dims(ctr)[0] < 2) {
+    shape_text(ctr, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "counter must be a vector with length at least 2; got shape: %s. (Note that batched counters "
+                         "are not supported yet.)", b);
+  }
+  if (sm_tensor_dtype(key) != SM_UINT64 || sm_tensor_dtype(ctr) != SM_UINT64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "key and counter must be uint64");
+  uint64_t k = *(const uint64_t *)sm_tensor_data(key);
+  const uint64_t *c = sm_tensor_data(ctr);
+  philox p = {{(uint32_t)c[0], (uint32_t)(c[0] >> 32), (uint32_t)c[1], (uint32_t)(c[1] >> 32)}, {(uint32_t)k, (uint32_t)(k >> 32)}};
+  *out = p;
+  return NULL;
+}
+
+/* minval / maxval (inputs i, i+1, scalars checked before): minval < maxval, once there is output. */
+static sm_status *int_range(sm_kctx *ctx, int i, rjob *j) {
+  int64_t l = int_at(sm__kctx_input(ctx, i), 0), h = int_at(sm__kctx_input(ctx, i + 1), 0);
+  if (l >= h) return sm_status_new(SM_INVALID_ARGUMENT, "Need minval < maxval, got %lld >= %lld", (long long)l, (long long)h);
+  j->lo = (uint64_t)l;
+  j->range = (uint64_t)h - (uint64_t)l;
+  if (!is_wide(j->dtype)) {
+    j->lo = (uint32_t)l;
+    j->range = (uint32_t)h - (uint32_t)l;
+  }
+  return NULL;
+}
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+enum { K_STATELESS, K_V2, K_STATEFUL };
+
+typedef struct rstate {
+  int kind, dist, dtype;
+  philox gen;                /* K_STATEFUL: the generator before any run */
+  _Atomic uint64_t *used;    /* K_STATEFUL: Philox calls reserved by earlier runs */
+} rstate;
+
+static const struct {
+  const char *op;
+  int kind, dist;
+  const char *dtype_attr;
+} rops[] = {
+    {"StatelessRandomUniform", K_STATELESS, D_UNIFORM, "dtype"},
+    {"StatelessRandomNormal", K_STATELESS, D_NORMAL, "dtype"},
+    {"StatelessTruncatedNormal", K_STATELESS, D_TRUNCATED, "dtype"},
+    {"StatelessRandomUniformInt", K_STATELESS, D_INT, "dtype"},
+    {"StatelessRandomUniformFullInt", K_STATELESS, D_FULLINT, "dtype"},
+    {"StatelessRandomUniformV2", K_V2, D_UNIFORM, "dtype"},
+    {"StatelessRandomNormalV2", K_V2, D_NORMAL, "dtype"},
+    {"StatelessTruncatedNormalV2", K_V2, D_TRUNCATED, "dtype"},
+    {"StatelessRandomUniformIntV2", K_V2, D_INT, "dtype"},
+    {"StatelessRandomUniformFullIntV2", K_V2, D_FULLINT, "dtype"},
+    {"RandomUniform", K_STATEFUL, D_UNIFORM, "dtype"},
+    {"RandomStandardNormal", K_STATEFUL, D_NORMAL, "dtype"},
+    {"TruncatedNormal", K_STATEFUL, D_TRUNCATED, "dtype"},
+    {"RandomUniformInt", K_STATEFUL, D_INT, "Tout"},
+};
+
+static void rand_release(void *p) {
+  rstate *s = p;
+  if (s) free((void *)s->used);
+  free(s);
+}
+
+static sm_status *rand_prepare(const sm_node *node, void **state) {
+  const char *op = sm__node_op(node);
+  size_t k = 0;
+  while (k < sizeof rops / sizeof *rops && strcmp(rops[k].op, op)) k++;
+  if (k == sizeof rops / sizeof *rops) return sm_status_new(SM_INTERNAL, "%s is not a random op", op);
+  rstate *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  s->kind = rops[k].kind;
+  s->dist = rops[k].dist;
+  sm_status *st = sm__node_attr_type(node, rops[k].dtype_attr, &s->dtype);
+  int dt = s->dtype, intd = s->dist == D_INT || s->dist == D_FULLINT;
+  int ok = intd ? dt == SM_INT32 || dt == SM_INT64 || (s->dist == D_FULLINT && (dt == SM_UINT32 || dt == SM_UINT64))
+                : dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16;
+  if (!st && !ok)
+    st = sm_status_new(SM_INVALID_ARGUMENT, "%s of dtype %s is not supported", op, sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
+  if (!st && s->kind == K_STATEFUL) {
+    int64_t seed = 0, seed2 = 0;
+    if (sm__node_attr(node, "seed")) st = sm__node_attr_int(node, "seed", &seed);
+    if (!st && sm__node_attr(node, "seed2")) st = sm__node_attr_int(node, "seed2", &seed2);
+    if (!st && !seed && !seed2) {
+      uint64_t h = 1469598103934665603ull; /* FNV-1a of the node name */
+      for (const char *p = sm__node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+      seed = (int64_t)h;
+      seed2 = (int64_t)(h * 0x9e3779b97f4a7c15ull);
+    }
+    s->gen = philox_seeded((uint64_t)seed, (uint64_t)seed2);
+    if (!st && !(s->used = calloc(1, sizeof *s->used))) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (st) {
+    rand_release(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
+  const rstate *s = state;
+  int rank;
+  int64_t dims[SM_MAX_RANK];
+  sm_status *st = shape_input(sm__kctx_input(ctx, 0), &rank, dims);
+  philox gen = {{0}, {0}};
+  int range_in = s->kind == K_STATELESS ? 2 : s->kind == K_V2 ? 4 : 1;
+  if (!st && s->kind == K_STATELESS) {
+    const sm_tensor *seed = sm__kctx_input(ctx, 1);
+    char b[64];
+    if (sm_tensor_rank(seed) != 1 || sm_tensor_dims(seed)[0] != 2) {
+      shape_text(seed, b, sizeof b);
+      st = sm_status_new(SM_INVALID_ARGUMENT, "seed must have shape [2], not %s", b);
+    }
+  }
+  if (!st && s->kind == K_V2) st = key_counter_input(ctx, 1, &gen);
+  rjob j = {s->dist, s->dtype, {{0}, {0}}, 0, 0, 0, 1, NULL};
+  if (!st && s->dist == D_INT) {
+    const sm_tensor *lo = sm__kctx_input(ctx, range_in), *hi = sm__kctx_input(ctx, range_in + 1);
+    char b[64];
+    for (int k = 0; !st && k < 2; k++)
+      if (sm_tensor_rank(k ? hi : lo) != 0) {
+        shape_text(k ? hi : lo, b, sizeof b);
+        st = sm_status_new(SM_INVALID_ARGUMENT, "%s must be 0-D, got shape %s", k ? "maxval" : "minval", b);
+      } else if (sm_tensor_dtype(k ? hi : lo) != s->dtype) {
+        st = sm_status_new(SM_INVALID_ARGUMENT, "minval and maxval must be %s", sm_dtype_name(s->dtype));
+      }
+  }
+  sm_tensor *out = NULL;
+  if (!st) st = sm__kctx_alloc_output_uninit(ctx, 0, s->dtype, rank, dims, &out);
+  if (st || sm_tensor_num_elements(out) == 0) return st;
+  if (s->dist == D_INT && (st = int_range(ctx, range_in, &j))) return st;
+  if (s->kind == K_STATELESS && (st = seed_input(sm__kctx_input(ctx, 1), &gen))) return st;
+  if (s->kind == K_STATEFUL) {
+    uint64_t n = (uint64_t)sm_tensor_num_elements(out) * 256;
+    gen = s->gen;
+    philox_skip(&gen, atomic_fetch_add(s->used, n));
+  }
+  fill(ctx, &j, gen, out);
+  return NULL;
+}
+
+/* StatelessRandomGetKeyCounter(Alg): the key and counter GenerateKey makes of a seed; GetAlg: Philox. */
+static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int nout = sm__kctx_num_outputs(ctx);
+  sm_tensor *key = NULL, *ctr = NULL, *alg = NULL;
+  sm_status *st = NULL;
+  if (nout >= 2) {
+    philox p;
+    if ((st = seed_input(sm__kctx_input(ctx, 0), &p))) return st;
+    if ((st = sm__kctx_alloc_output(ctx, 0, SM_UINT64, 1, (int64_t[]){1}, &key)) ||
+        (st = sm__kctx_alloc_output(ctx, 1, SM_UINT64, 1, (int64_t[]){2}, &ctr)))
+      return st;
+    *(uint64_t *)sm_tensor_data(key) = p.key[0] | (uint64_t)p.key[1] << 32;
+    uint64_t *c = sm_tensor_data(ctr);
+    c[0] = p.ctr[0] | (uint64_t)p.ctr[1] << 32;
+    c[1] = p.ctr[2] | (uint64_t)p.ctr[3] << 32;
+  }
+  if (nout != 2) {
+    if ((st = sm__kctx_alloc_output(ctx, nout - 1, SM_INT32, 0, NULL, &alg))) return st;
+    *(int32_t *)sm_tensor_data(alg) = 1; /* RNG_ALG_PHILOX, what TF's CPU picks */
+  }
+  return NULL;
+}
+
+const sm_kernel sm_kernels_random[] = {
+    {"StatelessRandomUniform", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomNormal", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessTruncatedNormal", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomUniformInt", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomUniformFullInt", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomUniformV2", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomNormalV2", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessTruncatedNormalV2", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomUniformIntV2", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomUniformFullIntV2", rand_prepare, rand_compute, rand_release, 0},
+    {"RandomUniform", rand_prepare, rand_compute, rand_release, 0},
+    {"RandomStandardNormal", rand_prepare, rand_compute, rand_release, 0},
+    {"TruncatedNormal", rand_prepare, rand_compute, rand_release, 0},
+    {"RandomUniformInt", rand_prepare, rand_compute, rand_release, 0},
+    {"StatelessRandomGetKeyCounter", NULL, key_counter_compute, NULL, 0},
+    {"StatelessRandomGetKeyCounterAlg", NULL, key_counter_compute, NULL, 0},
+    {"StatelessRandomGetAlg", NULL, key_counter_compute, NULL, 0},
+    {0},
+};

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""gen_random_cases.py - writes tests/unit/random_cases.h: the random family (src/ops/random.c)
+against TensorFlow, value for value.
+
+Uses the machinery of tools/gen_array_cases.py: each case runs the op eagerly through tf.raw_ops
+(TF's CPU kernels) on literal inputs; the header holds inputs and TF's outputs (the test compares
+them bit for bit) or TF's error text. Stateful ops (RandomUniform, ...) get a fresh kernel per
+distinct (seed, seed2) in eager mode, so each case uses its own seeds; a case named "... [run2]"
+is the second call of the same kernel (the test runs its session twice and compares the second).
+Run: /work/main/build/venv/bin/python tools/gen_random_cases.py
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_array_cases as g  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+case = g.case
+i32, i64, u64 = np.int32, np.int64, np.uint64
+FLOATS = (tf.float32, tf.float64, tf.float16, tf.bfloat16)
+SHAPES = ([0], [1], [3], [2, 3], [5, 7], [2, 1, 9])
+
+
+def A(x, dt):
+    return np.array(x, dtype=dt)
+
+
+def stateless_v1():
+    seeds = (A([1, 2], i32), A([-7, 123456789], i64), A([0, 0], i32), A([2**31 - 1, -2**31], i32),
+             A([2**62 + 5, -2**40], i64))
+    for op in ("StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"):
+        for dt in FLOATS:
+            for k, shp in enumerate(SHAPES):
+                seed = seeds[k % len(seeds)]
+                case("%s %s %s seed%d" % (op, dt.name, shp, k % len(seeds)), op,
+                     [("shape", A(shp, i32)), ("seed", seed)], {"dtype": dt})
+        case(op + " long", op, [("shape", A([601], i64)), ("seed", seeds[1])], {"dtype": tf.float32})
+        case(op + " long double", op, [("shape", A([301], i64)), ("seed", seeds[3])], {"dtype": tf.float64})
+        case(op + " err seed shape", op, [("shape", A([3], i32)), ("seed", A([1, 2, 3], i32))], {"dtype": tf.float32})
+        case(op + " err shape rank", op, [("shape", A([[3]], i32)), ("seed", seeds[0])], {"dtype": tf.float32})
+        case(op + " err neg dim", op, [("shape", A([3, -1], i32)), ("seed", seeds[0])], {"dtype": tf.float32})
+    op = "StatelessRandomUniformInt"
+    for dt, lo, hi in ((i32, -5, 7), (i64, -2**40, 2**41 + 3), (i32, -2**31, 2**31 - 1), (i64, 0, 1),
+                       (i64, -2**63, 2**63 - 1)):
+        for k, shp in enumerate(([7], [2, 5], [0])):
+            case("%s %s [%d,%d) %s" % (op, dt.__name__, lo, hi, shp), op,
+                 [("shape", A(shp, i32)), ("seed", seeds[k + 1]), ("minval", A(lo, dt)), ("maxval", A(hi, dt))])
+    case(op + " err range", op, [("shape", A([3], i32)), ("seed", seeds[0]), ("minval", A(3, i32)),
+                                 ("maxval", A(3, i32))])
+    case(op + " empty range ok", op, [("shape", A([0], i32)), ("seed", seeds[0]), ("minval", A(3, i32)),
+                                      ("maxval", A(3, i32))])
+    case(op + " err minval rank", op, [("shape", A([3], i32)), ("seed", seeds[0]), ("minval", A([3], i32)),
+                                       ("maxval", A(5, i32))])
+    op = "StatelessRandomUniformFullInt"
+    for dt in (tf.int32, tf.int64, tf.uint32, tf.uint64):
+        for k, shp in enumerate(([5], [3, 3])):
+            case("%s %s %s" % (op, dt.name, shp), op, [("shape", A(shp, i64)), ("seed", seeds[k + 2])],
+                 {"dtype": dt})
+    case(op + " err seed type", op, [("shape", A([3], i32)), ("seed", A([1, 2], np.uint32))], {"dtype": tf.int32})
+
+
+def v2():
+    key, ctr = A([0x123456789abcdef], u64), A([2**64 - 3, 77], u64)
+    alg = A(1, i32)
+    for op in ("StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2"):
+        for dt in FLOATS:
+            case("%s %s" % (op, dt.name), op, [("shape", A([4, 5], i32)), ("key", key), ("counter", ctr),
+                                               ("alg", alg)], {"dtype": dt})
+        case(op + " auto alg", op, [("shape", A([3], i64)), ("key", key), ("counter", A([1, 2, 3], u64)),
+                                    ("alg", A(3, i32))], {"dtype": tf.float32})
+        case(op + " err alg", op, [("shape", A([3], i32)), ("key", key), ("counter", ctr), ("alg", A(2, i32))],
+             {"dtype": tf.float32})
+        case(op + " err key", op, [("shape", A([3], i32)), ("key", A([1, 2], u64)), ("counter", ctr), ("alg", alg)],
+             {"dtype": tf.float32})
+        # TF asks for a counter of at least `alg` (1) elements and then reads two; here two are needed.
+        case(op + " err counter", op, [("shape", A([3], i32)), ("key", key), ("counter", A(1, u64)),
+                                       ("alg", alg)], {"dtype": tf.float32},
+             err_needle="counter must be a vector with length at least")
+    op = "StatelessRandomUniformIntV2"
+    for dt, lo, hi in ((i32, -100, 100), (i64, 5, 2**35)):
+        case("%s %s" % (op, dt.__name__), op, [("shape", A([3, 3], i32)), ("key", key), ("counter", ctr),
+                                               ("alg", alg), ("minval", A(lo, dt)), ("maxval", A(hi, dt))])
+    case(op + " err range", op, [("shape", A([3], i32)), ("key", key), ("counter", ctr), ("alg", alg),
+                                 ("minval", A(9, i64)), ("maxval", A(-9, i64))])
+    op = "StatelessRandomUniformFullIntV2"
+    for dt in (tf.int32, tf.int64, tf.uint32, tf.uint64):
+        case("%s %s" % (op, dt.name), op, [("shape", A([7], i32)), ("key", key), ("counter", ctr), ("alg", alg)],
+             {"dtype": dt})
+    for sd in (A([1, 2], i32), A([-3, 2**40], i64)):
+        case("StatelessRandomGetKeyCounter %s" % sd.dtype, "StatelessRandomGetKeyCounter", [("seed", sd)])
+        case("StatelessRandomGetKeyCounterAlg %s" % sd.dtype, "StatelessRandomGetKeyCounterAlg", [("seed", sd)])
+    case("StatelessRandomGetKeyCounter err", "StatelessRandomGetKeyCounter", [("seed", A([1, 2, 3], i32))])
+    case("StatelessRandomGetAlg", "StatelessRandomGetAlg", [])
+
+
+def stateful():
+    n = [0]
+
+    def seeds():
+        n[0] += 1
+        return {"seed": 1000 + n[0], "seed2": 7 * n[0]}
+
+    for op in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal"):
+        for dt in FLOATS:
+            s = seeds()
+            name = "%s %s seed %d,%d" % (op, dt.name, s["seed"], s["seed2"])
+            case(name, op, [("shape", A([2, 5], i32))], {"dtype": dt, **s})
+            case(name + " [run2]", op, [("shape", A([2, 5], i32))], {"dtype": dt, **s})
+        case(op + " seed only", op, [("shape", A([6], i64))], {"dtype": tf.float32, "seed": 87654321, "seed2": 0})
+        case(op + " seed2 only", op, [("shape", A([6], i64))], {"dtype": tf.float32, "seed": 0, "seed2": 5})
+    op = "RandomUniformInt"
+    for dt, lo, hi in ((i32, -3, 1000), (i64, -2**50, 2**50)):
+        s = seeds()
+        case("%s %s" % (op, dt.__name__), op, [("shape", A([9], i32)), ("minval", A(lo, dt)), ("maxval", A(hi, dt))], s)
+        case("%s %s [run2]" % (op, dt.__name__), op, [("shape", A([9], i32)), ("minval", A(lo, dt)),
+                                                      ("maxval", A(hi, dt))], s)
+    case(op + " err range", op, [("shape", A([2], i32)), ("minval", A(4, i32)), ("maxval", A(-4, i32))], seeds())
+
+
+def main():
+    stateless_v1()
+    v2()
+    stateful()
+    g.write_unit_header("random_cases")
+
+
+if __name__ == "__main__":
+    main()
