@@ -791,6 +791,7 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
   }
   int nthreads = opts ? opts->num_threads : 0;
   if ((st = sm__session_new(m->mg, export_dir, nthreads, &m->sess))) goto fail;
+  sm__session_allow_external_files(m->sess, opts && opts->allow_external_files);
   if ((st = asset_feeds(m->mg, export_dir, &af))) {
     st = sm_status_prefix(st, "%s: assets", export_dir);
     goto fail;

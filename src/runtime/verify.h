@@ -17,6 +17,17 @@
  * resolve, symlinks followed, to a path inside export_dir. */
 sm_status *sm__verify_asset_name(const char *export_dir, const char *filename);
 
+/* The confinement rule for files kernels read (vocabularies, checkpoints): path, resolved with
+ * realpath (".." and every symlink followed; relative to the working directory, as TensorFlow
+ * resolves it), must lie inside export_dir, itself resolved. On success *resolved (may be NULL) is
+ * the malloc'ed resolved path to open. A path that does not exist is SM_NOT_FOUND; one outside,
+ * SM_FAILED_PRECONDITION naming both paths and the opt-in
+ * (sm_load_options.allow_external_files, --allow_external_files). */
+sm_status *sm__verify_path_confined(const char *export_dir, const char *path, char **resolved);
+/* 1 when path (resolved as above) lies inside export_dir; 0 when outside; -1 when it cannot be
+ * resolved (missing, unreadable). For scan and validate's reports. */
+int sm__path_inside(const char *export_dir, const char *path);
+
 /* For the restore plan (targets the restore op with these feeds): every RestoreV2 node whose
  * tensor names are a Const must name keys the bundle holds, with the dtype the op lists, and, for
  * each tensor assigned (directly or through Identity) to a variable node, the variable's declared
