@@ -45,8 +45,14 @@ static sm_status *make_dir(const char *path) {
 
 static sm_status *copy_file(const char *from, const char *to) {
   sm_status *st = NULL;
-  FILE *in = fopen(from, "rb"), *out = NULL;
-  if (!in) return sm_status_new(SM_IO, "%s: cannot open (%s)", from, strerror(errno));
+  int fd;
+  uint64_t fsize;
+  if ((st = sm__file_open_regular(from, UINT64_MAX, &fd, &fsize))) return st; /* a FIFO would block */
+  FILE *in = fdopen(fd, "rb"), *out = NULL;
+  if (!in) {
+    close(fd);
+    return sm_status_new(SM_IO, "%s: cannot open (%s)", from, strerror(errno));
+  }
   out = fopen(to, "wb");
   if (!out) {
     st = sm_status_new(SM_IO, "%s: cannot create (%s)", to, strerror(errno));

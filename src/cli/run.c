@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "cli/feed.h"
 #include "cli/print_value.h"
@@ -27,7 +29,7 @@
 static const char usage[] =
     "usage: savedmodel run --dir DIR --tag_set TAGS --signature_def KEY\n"
     "                      [--inputs INPUTS] [--input_exprs EXPRS] [--input_examples EXAMPLES]\n"
-    "                      [--outdir DIR [--overwrite]] [--json]\n"
+    "                      [--outdir DIR [--overwrite]] [--json] [--allow_external_files]\n"
     "\n"
     "Runs a SignatureDef of a SavedModel and prints its outputs, as `saved_model_cli run` does:\n"
     "  savedmodel run --dir /tmp/saved_model --tag_set serve --signature_def serving_default \\\n"
@@ -40,7 +42,9 @@ static const char usage[] =
     "  {\"outputs\": {KEY: {\"dtype\": \"DT_FLOAT\", \"shape\": [int], \"value\": V, \"file\": PATH}}}\n"
     "V nests lists by the shape (a scalar is bare); floats with the digits that read back to the\n"
     "same value, \"nan\"/\"inf\"/\"-inf\" for non-finite ones, complex as [re, im], strings as JSON\n"
-    "strings when UTF-8 and {\"base64\": ...} otherwise; \"file\" only with --outdir.\n";
+    "strings when UTF-8 and {\"base64\": ...} otherwise; \"file\" only with --outdir.\n"
+    "The model's ops read files (vocabularies, checkpoints) only inside --dir, symlinks and '..'\n"
+    "resolved, unless --allow_external_files; only regular files are read.\n";
 
 /* One input as the flags gave it, in the order of Python's feed dict. */
 typedef struct {
@@ -96,11 +100,14 @@ static feed *feeds_put(feeds *fs, const char *key, size_t keylen, int *existed) 
  * named member, or its only member; anything else would be a pickle, which is refused. */
 static sm_status *load_input_file(const char *file, const char *var, sm_tensor **out) {
   *out = NULL;
-  FILE *fp = fopen(file, "rb");
-  if (!fp) return sm_status_new(SM_NOT_FOUND, "%s: %s", file, strerror(errno));
+  int fd;
+  uint64_t fsize;
+  sm_status *ost = sm__file_open_regular(file, UINT64_MAX, &fd, &fsize); /* no FIFO, no device */
+  if (ost) return ost;
   unsigned char magic[6] = {0};
-  size_t got = fread(magic, 1, 6, fp);
-  fclose(fp);
+  ssize_t rd = read(fd, magic, 6);
+  size_t got = rd > 0 ? (size_t)rd : 0;
+  close(fd);
   if (got >= 6 && memcmp(magic, SM_NPY_MAGIC, 6) == 0) {
     if (var) fprintf(stderr, "WARNING: Input file %s contains a single ndarray. Name key \"%s\" ignored.\n", file, var);
     return sm_npy_read(file, out);
@@ -238,7 +245,7 @@ static const Tensorflow__TensorInfo *find_info(const sm_kv *kv, size_t n, const 
 }
 
 static int run_model(const char *dir, const char *tag_set, const char *sig_key, feeds *fs, const char *outdir,
-                     int overwrite, int json) {
+                     int overwrite, int json, int allow_external) {
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
   if (st) return sm__cli_fail(st);
@@ -326,7 +333,7 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   for (size_t i = 0; mg->meta_info_def && i < mg->meta_info_def->n_tags; i++) tags[ntags++] = mg->meta_info_def->tags[i];
   /* The model takes the SavedModel read above (and frees it), rather than reading it again, and
    * compiles only this signature: another one this runtime cannot run does not matter here. */
-  sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1};
+  sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1, .allow_external_files = allow_external};
   st = sm__model_load_parsed(dir, sm, tags, (int)ntags, &lo, &m);
   sm = NULL;
   if (st) { rc = sm__cli_fail(st); goto done; }
@@ -417,6 +424,9 @@ int sm__cli_run(int argc, char **argv) {
       {"outdir", SM_FLAG_STRING, "If given, each output is also written to <outdir>/<output_key>.npy.", NULL, 0},
       {"overwrite", SM_FLAG_BOOL, "Overwrite output files that already exist.", NULL, 0},
       {"json", SM_FLAG_BOOL, "Print the outputs as one JSON document instead (schema above).", NULL, 0},
+      {"allow_external_files", SM_FLAG_BOOL,
+       "Let the model's ops read files outside --dir (vocabularies, checkpoints); only for models you trust.", NULL,
+       0},
       {"tf_debug", SM_FLAG_BOOL, "Accepted for compatibility; there is no TensorFlow debugger here.", NULL, 0},
       {"worker", SM_FLAG_STRING, "Remote TensorFlow workers are not supported.", NULL, 0},
       {"init_tpu", SM_FLAG_BOOL, "Accepted for compatibility; there is no TPU here.", NULL, 0},
@@ -488,7 +498,8 @@ int sm__cli_run(int argc, char **argv) {
   feeds_free(&ex);
   if (st) { feeds_free(&fs); return sm__cli_fail(st); }
   int rc = run_model(flags[0].value, flags[1].value, flags[2].value, &fs, sm__cli_flag(flags, nflags, "outdir")->value,
-                     sm__cli_flag(flags, nflags, "overwrite")->on, sm__cli_flag(flags, nflags, "json")->on);
+                     sm__cli_flag(flags, nflags, "overwrite")->on, sm__cli_flag(flags, nflags, "json")->on,
+                     sm__cli_flag(flags, nflags, "allow_external_files")->on);
   feeds_free(&fs);
   return rc;
 }

@@ -54,6 +54,7 @@ typedef struct sm_manager_options {
    * is not AVAILABLE yet (only when the label is new or keeps its version). Without it a config
    * whose labels name versions not AVAILABLE is refused (FAILED_PRECONDITION), as TF Serving. */
   int allow_version_labels_for_unavailable_models;
+  int allow_external_files; /* sm_load_options.allow_external_files for every model loaded */
 } sm_manager_options;
 
 typedef struct sm_manager sm_manager;

@@ -39,6 +39,8 @@ static const struct {
      "node 'x' (Placeholder): attr 'shape': Shape [-7,2] has dimensions with values below -1 (where -1 means unknown)"},
     {"asset_dotdot", "asset '../../secret.txt': file name has a '..' component"},
     {"asset_absolute", "asset '/etc/passwd': file name is an absolute path"},
+    {"table_file_outside", "/etc/passwd resolves to /etc/passwd, outside the export directory"},
+    {"table_file_proc", "/proc/self/environ resolves to /proc/"},
     {"variable_shape_mismatch", "variable 'v' has shape [2] in the checkpoint but [3] in the graph"},
     {"variable_dtype_mismatch", "variable 'v' is DT_FLOAT in the checkpoint but restore op 'save/RestoreV2' expects DT_DOUBLE"},
     {"variable_missing_key", "restores 'v', which is not in the variables bundle"},
