@@ -717,13 +717,14 @@ int sm__cli_validate(int argc, char **argv) {
     fflush(stdout);
     return r.faults ? 1 : 0;
   }
+  put_escaped(dir);
   if (r.faults)
-    printf("%s: %d fault%s, %d warning%s\n", dir, r.faults, r.faults == 1 ? "" : "s", r.warnings,
+    printf(": %d fault%s, %d warning%s\n", r.faults, r.faults == 1 ? "" : "s", r.warnings,
            r.warnings == 1 ? "" : "s");
   else
-    printf("%s: sound (%d MetaGraph%s, %d signature%s, %d checkpoint tensors read, %d variables checked against "
+    printf(": sound (%d MetaGraph%s, %d signature%s, %d checkpoint tensors read, %d variables checked against "
            "the graph, %d warning%s)\n",
-           dir, nmg, nmg == 1 ? "" : "s", nsigs, nsigs == 1 ? "" : "s", ntensors, nvars, r.warnings,
+           nmg, nmg == 1 ? "" : "s", nsigs, nsigs == 1 ? "" : "s", ntensors, nvars, r.warnings,
            r.warnings == 1 ? "" : "s");
   fflush(stdout);
   return r.faults ? 1 : 0;
