@@ -239,6 +239,10 @@ CASES = {
                            None, {}),
     'mutually_recursive_functions': (model(CALL_F, library=fn_calling('f', 'g') + fn_calling('g', 'f'),
                                            outputs={'y': 'y:0', 'fy': 'fy:0'}), None, {}),
+    # a fault 24 calls deep: one message of bounded length, not a frame per level
+    'deep_call_chain': (model(CALL_F, library=fn_calling('f', 'f_with_a_rather_long_name_1') + ''.join(
+        fn_calling('f_with_a_rather_long_name_%d' % i, 'f_with_a_rather_long_name_%d' % min(i + 1, 24))
+        for i in range(1, 25)), outputs={'y': 'y:0', 'fy': 'fy:0'}), None, {}),
     'missing_required_attr': (model(placeholder_attrs=attr('shape', shape([-1, 2]))), None, {}),
     'negative_placeholder_dim': (model(placeholder_attrs=attr('dtype', 'type: DT_FLOAT') + attr('shape', shape([-7, 2]))),
                                  None, {}),

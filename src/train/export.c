@@ -10,7 +10,9 @@
  * compile/fit settings go to assets.extra/ as text (format in export_internal.h).
  *
  * The export is staged in a hidden sibling directory and renamed into place, so export_dir
- * either does not exist or holds a complete export. */
+ * either does not exist or holds a complete export. The staging directory's name holds the
+ * exporting pid (".tmp-export-NAME-PID"): an export removes those a killed process left, and
+ * never one whose process is alive. */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
