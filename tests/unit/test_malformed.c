@@ -256,8 +256,25 @@ static void test_deep_chain_summarised(void) {
   sm_model_free(m);
 }
 
+/* The confinement is the caller's to lift: with allow_external_files the same model loads (its
+ * table read from /etc/passwd, as TensorFlow would) and runs. */
+static void test_allow_external_files(void) {
+  if (access("/etc/passwd", R_OK) != 0) return;
+  const char *tags[] = {"serve"};
+  sm_load_options o = {0};
+  o.allow_external_files = 1;
+  sm_model *m = NULL;
+  CHECK_OK(sm_model_load(case_dir("table_file_outside"), tags, 1, &o, &m));
+  sm_model_free(m);
+  o.allow_external_files = 0;
+  m = NULL;
+  CHECK_ERR(sm_model_load(case_dir("table_file_outside"), tags, 1, &o, &m), "allow_external_files");
+  CHECK(m == NULL);
+}
+
 int main(void) {
   test_ok_loads();
+  test_allow_external_files();
   test_deep_chain_summarised();
   test_each_case_fails();
   test_table_complete();
