@@ -1,10 +1,11 @@
 /* file.c - reading files (regular files only, O_NONBLOCK + fstat, size limits), mapping them, and
- * writing them atomically; staging-tree removal. */
+ * writing them atomically; staging trees (removal, stale ones of dead processes). */
 #include "base/file.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,27 @@ void sm__remove_tree(const char *path) {
     closedir(d);
   }
   rmdir(path);
+}
+
+void sm__remove_stale_staging(const char *parent, const char *prefix) {
+  size_t pl = strlen(prefix);
+  DIR *d = opendir(parent);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, prefix, pl)) continue;
+    const char *digits = e->d_name + pl;
+    char *end;
+    errno = 0;
+    long long pid = strtoll(digits, &end, 10);
+    if (*digits < '1' || *digits > '9' || *end || errno || pid > INT32_MAX || pid == (long long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char *path = sm__path_join(parent, e->d_name);
+    struct stat st;
+    if (path && !lstat(path, &st) && S_ISDIR(st.st_mode)) sm__remove_tree(path);
+    free(path);
+  }
+  closedir(d);
 }
 
 sm_status *sm__make_parents(const char *path) {

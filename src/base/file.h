@@ -56,4 +56,10 @@ char *sm__path_join(const char *a, const char *b);
  * effort: symlinks are removed, never followed. */
 void sm__remove_tree(const char *path);
 
+/* Staging directories are named PREFIX + the pid of the process writing them (".tmp-NAME-1234"),
+ * next to their target in parent. Removes those a killed process left: PREFIX followed by a pid
+ * only (digits, no other text) that is no process any more (kill(pid, 0) fails with ESRCH). A
+ * live process's, this one's included, is never touched (EPERM: alive, someone else's). */
+void sm__remove_stale_staging(const char *parent, const char *prefix);
+
 #endif

@@ -13,9 +13,7 @@
  * either does not exist or holds a complete export. The staging directory's name holds the
  * exporting pid (".tmp-export-NAME-PID"): an export removes those a killed process left, and
  * never one whose process is alive. */
-#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -503,35 +501,6 @@ static sm_status *labels_text(const sm_export_options *o, int classes, char **ou
   return *out ? NULL : oom();
 }
 
-/* Staging directories ".tmp-export-BASE-PID" next to the export that a killed export left: removed
- * when PID is no process any more (kill(pid, 0) fails with ESRCH). A live process's, ours included,
- * is never touched (EPERM: alive, someone else's). */
-static void remove_stale_stages(const char *parent, const char *base) {
-  char prefix[512];
-  int pl = snprintf(prefix, sizeof prefix, ".tmp-export-%.200s-", base);
-  DIR *d = opendir(parent);
-  if (!d || pl <= 0) {
-    if (d) closedir(d);
-    return;
-  }
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (strncmp(e->d_name, prefix, (size_t)pl)) continue;
-    const char *digits = e->d_name + pl;
-    char *end;
-    errno = 0;
-    long long pid = strtoll(digits, &end, 10);
-    if (*digits < '1' || *digits > '9' || *end || errno || pid <= 0 || pid > INT32_MAX || pid == (long long)getpid())
-      continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-    char *path = sm__path_join(parent, e->d_name);
-    struct stat st;
-    if (path && !lstat(path, &st) && S_ISDIR(st.st_mode)) sm__remove_tree(path);
-    free(path);
-  }
-  closedir(d);
-}
-
 sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_export_options *opts) {
   if (!m || !export_dir || !*export_dir) return sm_status_new(SM_INVALID_ARGUMENT, "sm_seq_export: no model or no directory");
   if (sm__path_exists(export_dir))
@@ -570,7 +539,11 @@ sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_expor
       !(state_path = sm__path_join(extra_dir, SM_TRAIN_STATE_FILENAME)))
     TRY(oom());
   sm__remove_tree(stage); /* a leftover of an earlier crashed run of this very pid */
-  remove_stale_stages(parent, base); /* and those of dead processes */
+  {
+    char stale[512];
+    snprintf(stale, sizeof stale, ".tmp-export-%.200s-", base);
+    sm__remove_stale_staging(parent, stale); /* and those of dead processes */
+  }
   if (mkdir(stage, 0755)) TRY(sm_status_new(SM_IO, "creating %s: %s", stage, strerror(errno)));
   staged = 1;
   if (classes) {
