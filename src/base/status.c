@@ -62,7 +62,8 @@ sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) {
    * stays as it is (two layers that each name the node, one message). */
   size_t core = at;
   while (core && (msg[core - 1] == ' ' || msg[core - 1] == ':')) core--;
-  if (core && old >= core + 1 && !memcmp(s->msg, msg, core) && s->msg[core] == ':') {
+  if (core && old >= core + 1 && !memcmp(s->msg, msg, core) && s->msg[core] == ':' &&
+      (s->msg[core + 1] == ' ' || !s->msg[core + 1])) {
     free(msg);
     return s;
   }

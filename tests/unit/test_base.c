@@ -66,6 +66,7 @@ int main(void) {
       {"node 'c' (Const): bad value", "node 'c'", "node 'c': node 'c' (Const): bad value"},
       {"--resume: x is missing", "--resume", "--resume: x is missing"},
       {"node 'c' (Const)", "node 'c' (Const)", "node 'c' (Const): node 'c' (Const)"},
+      {"http://x: refused", "http", "http: http://x: refused"},
   };
   for (size_t i = 0; i < sizeof dups / sizeof *dups; i++) {
     sm_status *d = sm_status_prefix(sm_status_new(SM_INTERNAL, "%s", dups[i].msg), "%s", dups[i].prefix);
