@@ -4,7 +4,7 @@
 # timeout so that a block is a failure, not a hang), size limits (a sparse vocabulary past
 # SM_MAX_VOCAB_FILE_BYTES), and confinement: a vocabulary path that leaves the export through a
 # symlink or names /proc is refused by run (unless --allow_external_files) and reported by scan
-# and validate; names validate prints are escaped (a newline in an asset name stays on one line).
+# and validate, and convert copies no asset through a symlink out; names validate prints are escaped (a newline in an asset name stays on one line).
 # usage: files.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1 SRC=$2
@@ -66,6 +66,8 @@ want 1 "fault: MetaGraph ['serve']: node 'init_table' (InitializeTableFromTextFi
   "$CLI" validate --dir "$TMP/sym"
 want 0 "warning: " "$CLI" validate --dir "$TMP/sym" --allow_external_files
 want 1 '"kind": "fault"' "$CLI" validate --dir "$TMP/sym" --json
+want 1 "$TMP/sym/assets/vocab.txt: a symlink out of the export directory" "$CLI" convert --dir "$TMP/sym" --out "$TMP/conv"
+[ ! -e "$TMP/conv" ] || bad "convert left $TMP/conv after refusing"
 # '..' out of the export, the path spelled through it
 mk_vocab_model "$TMP/dots" "$TMP/dots/assets/../../outside.txt"
 want 1 "outside the export directory" "$CLI" "${RUN[@]}" --dir "$TMP/dots"
@@ -75,6 +77,7 @@ cp "$TMP/outside.txt" "$TMP/sym/assets/vocab.txt"
 want 0 "[[2. 4.]]" "$CLI" "${RUN[@]}" --dir "$TMP/sym"
 want 0 ": inside the export directory" "$CLI" scan --dir "$TMP/sym"
 want 0 "reads $TMP/sym/assets/vocab.txt (const)" "$CLI" validate --dir "$TMP/sym"
+want 0 "" "$CLI" convert --dir "$TMP/sym" --out "$TMP/conv"
 # /proc-style path: refused by default; a /proc file is not read past its (zero) size either way
 want 1 "/proc/self/environ resolves to /proc/" "$CLI" "${RUN[@]}" --dir "$MAL/table_file_proc"
 # a FIFO or a too large (sparse) file as the vocabulary inside the export
