@@ -5,7 +5,8 @@
  * input resolution, cycle and recursion checks), then every node's attrs are read the way kernels
  * read them, every Const's tensor is decoded, and the plans sm_model_load builds are prepared:
  * the SaverDef's restore op fed its filename, the init op, and each signature from its inputs to
- * its outputs (kernel prepare functions run on the hostile attrs). tests/unit/test_fuzz_regressions.c
+ * its outputs (kernel prepare functions run on the hostile attrs); and sm__file_ops walks it as
+ * scan and validate do. tests/unit/test_fuzz_regressions.c
  * includes this file with FUZZ_GRAPH_ENTRY renamed. */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "runtime/session.h"
+#include "runtime/verify.h"
 #include "savedmodel/format.h"
 
 #ifndef FUZZ_GRAPH_ENTRY
@@ -36,7 +38,23 @@ static const char *fgr_info_name(const Tensorflow__TensorInfo *ti) {
   return NULL;
 }
 
+/* The file-reading ops scan and validate report (sm__file_ops), over the hostile MetaGraph: every
+ * entry names its op and node, and a path it gives comes with a source. */
+static void fgr_file_ops(const Tensorflow__MetaGraphDef *mg) {
+  sm_file_op *ops = NULL;
+  size_t n = 0;
+  sm_status *st = sm__file_ops("/nonexistent-fuzz-export", mg, &ops, &n);
+  if (st && ops) abort();
+  for (size_t i = 0; i < n; i++) {
+    if (!ops[i].op || !ops[i].node || !ops[i].source || ops[i].inside < -1 || ops[i].inside > 1) abort();
+    if (!ops[i].path && strcmp(ops[i].source, "computed")) abort();
+  }
+  sm__file_ops_free(ops, n);
+  sm_status_free(st);
+}
+
 static void fgr_one(const Tensorflow__MetaGraphDef *mg) {
+  fgr_file_ops(mg);
   sm_session *s = NULL;
   sm_status *st = sm__session_new(mg, NULL, 1, &s);
   if (st) {

@@ -147,7 +147,7 @@ def fconst(name, tensor_body, dtype='DT_FLOAT'):
 
 
 def model(extra_nodes='', var_shape=(2,), restore_dtype='DT_FLOAT', y_inputs=('x', 'read'), outputs=None,
-          library='', assets=None, placeholder_attrs=None, omit=()):
+          library='', assets=None, placeholder_attrs=None, omit=(), collections=''):
     """The base: y = x + v for a float32 resource variable v of shape [2], restored TF1-style."""
     ph = placeholder_attrs if placeholder_attrs is not None else attr('dtype', 'type: DT_FLOAT') + attr(
         'shape', shape([-1, 2]))
@@ -182,7 +182,7 @@ def model(extra_nodes='', var_shape=(2,), restore_dtype='DT_FLOAT', y_inputs=('x
             '  signature_def { key: "serving_default" value {\n'
             '    inputs { key: "x" value { name: "x:0" dtype: DT_FLOAT tensor_shape { dim { size: -1 } dim { size: 2 } } } }\n'
             + sig_out +
-            '    method_name: "tensorflow/serving/predict" } }\n' + asset_defs + '}\n')
+            '    method_name: "tensorflow/serving/predict" } }\n' + asset_defs + collections + '}\n')
 
 
 V = struct.pack('<2f', 1.0, 2.0)
@@ -228,6 +228,18 @@ CALL_F0 = node('fy', 'PartitionedCall', ('x',), attr('Tin', 'list { type: DT_FLO
 CALL_F = node('fy', 'PartitionedCall', ('x',), attr('Tin', 'list { type: DT_FLOAT }') +
               attr('Tout', 'list { type: DT_FLOAT }') + attr('f', 'func { name: "f" }'))
 
+def table_from_file(path):
+    """A TF1 vocabulary table whose initializer (the table_initializer collection, run at load)
+    reads `path`, a Const: nothing confines it in TensorFlow."""
+    nodes = node('table', 'HashTableV2', (), attr('key_dtype', 'type: DT_STRING') +
+                 attr('value_dtype', 'type: DT_INT64') + attr('shared_name', 's: "t"'))
+    nodes += sconst('table_path', [path], dims=[])
+    nodes += node('init_table', 'InitializeTableFromTextFileV2', ('table', 'table_path'),
+                  attr('key_index', 'i: -2') + attr('value_index', 'i: -1'))
+    return model(nodes, collections='collection_def { key: "table_initializer" value { node_list { value: '
+                                    '"init_table" } } }\n')
+
+
 # name -> (pbtxt, bundle tensors (None: v = [1, 2]), damage to the bundle / an assets dir to make)
 CASES = {
     'ok': (model(), None, {}),
@@ -265,6 +277,10 @@ CASES = {
                            None, {}),
     'mutually_recursive_functions': (model(CALL_F, library=fn_calling('f', 'g') + fn_calling('g', 'f'),
                                            outputs={'y': 'y:0', 'fy': 'fy:0'}), None, {}),
+    # a fault 24 calls deep: one message of bounded length, not a frame per level
+    'deep_call_chain': (model(CALL_F, library=fn_calling('f', 'f_with_a_rather_long_name_1') + ''.join(
+        fn_calling('f_with_a_rather_long_name_%d' % i, 'f_with_a_rather_long_name_%d' % min(i + 1, 24))
+        for i in range(1, 25)), outputs={'y': 'y:0', 'fy': 'fy:0'}), None, {}),
     'missing_required_attr': (model(placeholder_attrs=attr('shape', shape([-1, 2]))), None, {}),
     'negative_placeholder_dim': (model(placeholder_attrs=attr('dtype', 'type: DT_FLOAT') + attr('shape', shape([-7, 2]))),
                                  None, {}),
@@ -273,6 +289,9 @@ CASES = {
                      None, {'assets': True}),
     'asset_absolute': (model(sconst('asset_path', ['a'], dims=[]), assets=[('asset_path:0', '/etc/passwd')]),
                        None, {'assets': True}),
+    # files the graph reads: confined to the export (TF reads any path)
+    'table_file_outside': (table_from_file('/etc/passwd'), None, {}),
+    'table_file_proc': (table_from_file('/proc/self/environ'), None, {}),
     # variables against the graph
     'variable_shape_mismatch': (model(var_shape=(3,)), None, {}),
     'variable_dtype_mismatch': (model(restore_dtype='DT_DOUBLE'), None, {}),

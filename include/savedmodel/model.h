@@ -53,7 +53,17 @@ typedef struct sm_load_options {
    * and variables/) for the compiled graph (nodes, names, edges) and every constant decoded. */
   int64_t max_graph_nodes;
   int64_t max_load_bytes;
+  /* Confinement. 0 (the default): the files the graph's ops read (InitializeTableFromTextFileV2's
+   * vocabulary, RestoreV2's checkpoint) must lie inside export_dir once ".." and symlinks are
+   * resolved, else the op fails with SM_FAILED_PRECONDITION naming the path; 1: any path the graph
+   * names is read, as TensorFlow does (only for models you trust). Either way only regular files
+   * are opened (a FIFO or a device is refused without blocking), and a vocabulary file of more
+   * than SM_MAX_VOCAB_FILE_BYTES is refused. */
+  int allow_external_files;
 } sm_load_options;
+
+/* The largest text file a table initializer reads (InitializeTableFromTextFileV2): 256 MiB. */
+#define SM_MAX_VOCAB_FILE_BYTES ((uint64_t)256 << 20)
 
 /* Load export_dir with exactly this tag set (order does not matter). opts may be NULL. The caller
  * owns *out (sm_model_free). */

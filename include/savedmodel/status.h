@@ -45,7 +45,8 @@ SM_API sm_status *sm_status_newv(sm_code code, const char *fmt, va_list ap) __at
 /* Puts context in front of the message and returns the same status: sm_status_prefix(s, "reading
  * %s", path) turns "bad magic" into "reading x/variables.index: bad magic". The ": " separator is
  * added here, so the prefix should not end with one (one that ends in ":" or ": " is not given a
- * second colon; an empty prefix changes nothing). NULL in, NULL out, so
+ * second colon; an empty prefix changes nothing, and so does one the message already starts with,
+ * followed by ':'). NULL in, NULL out, so
  * `return sm_status_prefix(f(), "...")` is safe. */
 SM_API sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

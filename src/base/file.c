@@ -1,9 +1,11 @@
-/* file.c - mapping files for reading and writing them atomically. */
+/* file.c - reading files (regular files only, O_NONBLOCK + fstat, size limits), mapping them, and
+ * writing them atomically; staging trees (removal, stale ones of dead processes). */
 #include "base/file.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-sm_status *sm__file_map_open(const char *path, sm_file_map *m) {
-  memset(m, 0, sizeof *m);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* Opens path for reading only when it is a regular file: O_NONBLOCK so that opening a FIFO (or a
+ * device) cannot block, then fstat; anything else is refused before a byte is read. The size must
+ * be at most max_bytes. */
+sm_status *sm__file_open_regular(const char *path, uint64_t max_bytes, int *fd_out, uint64_t *size) {
+  *fd_out = -1;
+  *size = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return sm_status_new(errno == ENOENT ? SM_NOT_FOUND : SM_IO, "%s: %s", path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -23,23 +29,51 @@ sm_status *sm__file_map_open(const char *path, sm_file_map *m) {
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: not a regular file", path);
+    const char *what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: not a regular file (%s); only regular files are read", path, what);
   }
-  if (st.st_size == 0) {
+  if (st.st_size < 0 || (uint64_t)st.st_size > max_bytes) {
+    close(fd);
+    return sm_status_new(SM_OUT_OF_RANGE, "%s: %lld bytes, more than the %llu-byte limit for this file", path,
+                         (long long)st.st_size, (unsigned long long)max_bytes);
+  }
+  /* reads block as usual from here: a regular file never blocks on O_NONBLOCK anyway */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  *fd_out = fd;
+  *size = (uint64_t)st.st_size;
+  return NULL;
+}
+
+static sm_status *read_fd(const char *path, int fd, uint64_t size, uint64_t max_bytes, char **out, size_t *len);
+
+sm_status *sm__file_map_open_max(const char *path, uint64_t max_bytes, sm_file_map *m) {
+  memset(m, 0, sizeof *m);
+  int fd;
+  uint64_t size;
+  sm_status *s = sm__file_open_regular(path, max_bytes, &fd, &size);
+  if (s) return s;
+  if (size == 0 || size > SIZE_MAX) {
     /* mmap of length 0 fails; an empty file is a valid (if useless) input for the caller to judge. */
     close(fd);
+    if (size) return sm_status_new(SM_OUT_OF_RANGE, "%s: too large to map", path);
     m->data = calloc(1, 1);
     if (!m->data) return sm_status_new(SM_NO_MEMORY, "out of memory");
     m->size = 0;
     return NULL;
   }
-  void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) {
     /* Fall back to reading: some file systems cannot map. */
-    close(fd);
     char *buf;
     size_t len;
-    sm_status *s = sm__file_read_all(path, &buf, &len);
+    s = read_fd(path, fd, size, max_bytes, &buf, &len);
+    close(fd);
     if (s) return s;
     m->data = (const uint8_t *)buf;
     m->size = len;
@@ -47,9 +81,13 @@ sm_status *sm__file_map_open(const char *path, sm_file_map *m) {
   }
   close(fd);
   m->data = p;
-  m->size = (size_t)st.st_size;
+  m->size = (size_t)size;
   m->mapped = 1;
   return NULL;
+}
+
+sm_status *sm__file_map_open(const char *path, sm_file_map *m) {
+  return sm__file_map_open_max(path, UINT64_MAX, m);
 }
 
 void sm__file_map_close(sm_file_map *m) {
@@ -61,47 +99,64 @@ void sm__file_map_close(sm_file_map *m) {
   memset(m, 0, sizeof *m);
 }
 
-sm_status *sm__file_read_all(const char *path, char **out, size_t *len) {
+/* Reads an open regular file of `size` bytes (it may grow or shrink meanwhile: never past
+ * max_bytes). */
+static sm_status *read_fd(const char *path, int fd, uint64_t size, uint64_t max_bytes, char **out, size_t *len) {
   *out = NULL;
   *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return sm_status_new(errno == ENOENT ? SM_NOT_FOUND : SM_IO, "%s: %s", path, strerror(errno));
-  size_t cap = 4096, n = 0;
+  size_t cap = size < 4096 ? 4096 : (size_t)size + 1, n = 0;
   char *buf = malloc(cap);
-  if (!buf) {
-    fclose(f);
-    return sm_status_new(SM_NO_MEMORY, "out of memory reading %s", path);
-  }
+  if (!buf) return sm_status_new(SM_NO_MEMORY, "out of memory reading %s", path);
   for (;;) {
     if (n + 1 >= cap) {
-      if (cap > ((size_t)1 << 40)) {
+      if (n >= max_bytes) {
         free(buf);
-        fclose(f);
-        return sm_status_new(SM_OUT_OF_RANGE, "%s: file too large", path);
+        return sm_status_new(SM_OUT_OF_RANGE, "%s: more than the %llu-byte limit for this file", path,
+                             (unsigned long long)max_bytes);
       }
-      char *nb = realloc(buf, cap * 2);
+      char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
       if (!nb) {
         free(buf);
-        fclose(f);
         return sm_status_new(SM_NO_MEMORY, "out of memory reading %s", path);
       }
       buf = nb;
       cap *= 2;
     }
-    size_t r = fread(buf + n, 1, cap - n - 1, f);
-    n += r;
+    ssize_t r = read(fd, buf + n, cap - n - 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      free(buf);
+      return sm_status_new(SM_IO, "%s: read error (%s)", path, strerror(e));
+    }
     if (r == 0) break;
+    n += (size_t)r;
   }
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
+  if (n > max_bytes) {
     free(buf);
-    return sm_status_new(SM_IO, "%s: read error", path);
+    return sm_status_new(SM_OUT_OF_RANGE, "%s: more than the %llu-byte limit for this file", path,
+                         (unsigned long long)max_bytes);
   }
   buf[n] = 0;
   *out = buf;
   *len = n;
   return NULL;
+}
+
+sm_status *sm__file_read_max(const char *path, uint64_t max_bytes, char **out, size_t *len) {
+  *out = NULL;
+  *len = 0;
+  int fd;
+  uint64_t size;
+  sm_status *s = sm__file_open_regular(path, max_bytes, &fd, &size);
+  if (s) return s;
+  s = read_fd(path, fd, size, max_bytes, out, len);
+  close(fd);
+  return s;
+}
+
+sm_status *sm__file_read_all(const char *path, char **out, size_t *len) {
+  return sm__file_read_max(path, SM_FILE_READ_MAX, out, len);
 }
 
 sm_status *sm__file_write_atomic(const char *path, const void *data, size_t len) {
@@ -186,6 +241,27 @@ void sm__remove_tree(const char *path) {
     closedir(d);
   }
   rmdir(path);
+}
+
+void sm__remove_stale_staging(const char *parent, const char *prefix) {
+  size_t pl = strlen(prefix);
+  DIR *d = opendir(parent);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, prefix, pl)) continue;
+    const char *digits = e->d_name + pl;
+    char *end;
+    errno = 0;
+    long long pid = strtoll(digits, &end, 10);
+    if (*digits < '1' || *digits > '9' || *end || errno || pid > INT32_MAX || pid == (long long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char *path = sm__path_join(parent, e->d_name);
+    struct stat st;
+    if (path && !lstat(path, &st) && S_ISDIR(st.st_mode)) sm__remove_tree(path);
+    free(path);
+  }
+  closedir(d);
 }
 
 sm_status *sm__make_parents(const char *path) {

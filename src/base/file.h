@@ -14,11 +14,27 @@ typedef struct sm_file_map {
   int mapped; /* 1: munmap on close; 0: malloc'ed (empty files, or mmap unavailable) */
 } sm_file_map;
 
+/* Every file the library and the CLI read is opened through sm__file_open_regular: O_NONBLOCK (so
+ * opening a FIFO or a device never blocks), then fstat, and only a regular file of at most
+ * max_bytes is accepted (a FIFO, /dev/zero, a directory or a socket is refused with a message
+ * naming what it is; a larger file with SM_OUT_OF_RANGE naming the limit). *fd is a blocking
+ * descriptor the caller closes. */
+sm_status *sm__file_open_regular(const char *path, uint64_t max_bytes, int *fd, uint64_t *size);
+
+/* Maps a regular file (no size limit: a map costs address space, not memory). */
 sm_status *sm__file_map_open(const char *path, sm_file_map *m);
+/* The same, refusing a file larger than max_bytes. */
+sm_status *sm__file_map_open_max(const char *path, uint64_t max_bytes, sm_file_map *m);
 void sm__file_map_close(sm_file_map *m);
 
-/* Reads a whole file into a malloc'ed buffer (NUL-terminated for convenience; *len excludes it). */
+/* The most sm__file_read_all reads into memory (2 GiB, protobuf's own limit for a message). */
+#define SM_FILE_READ_MAX ((uint64_t)2 << 30)
+
+/* Reads a whole regular file into a malloc'ed buffer (NUL-terminated for convenience; *len
+ * excludes it), refusing one of more than SM_FILE_READ_MAX bytes. */
 sm_status *sm__file_read_all(const char *path, char **out, size_t *len);
+/* The same with the caller's limit (e.g. a vocabulary file, a labels asset). */
+sm_status *sm__file_read_max(const char *path, uint64_t max_bytes, char **out, size_t *len);
 
 /* Writes `len` bytes to path via a temporary file in the same directory, fsync, rename: readers
  * never see a half-written file. */
@@ -39,5 +55,11 @@ char *sm__path_join(const char *a, const char *b);
 /* Deletes a directory tree this library created (a staging dir of an export that failed), best
  * effort: symlinks are removed, never followed. */
 void sm__remove_tree(const char *path);
+
+/* Staging directories are named PREFIX + the pid of the process writing them (".tmp-NAME-1234"),
+ * next to their target in parent. Removes those a killed process left: PREFIX followed by a pid
+ * only (digits, no other text) that is no process any more (kill(pid, 0) fails with ESRCH). A
+ * live process's, this one's included, is never touched (EPERM: alive, someone else's). */
+void sm__remove_stale_staging(const char *parent, const char *prefix);
 
 #endif

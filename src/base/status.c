@@ -58,6 +58,15 @@ sm_status *sm_status_prefix(sm_status *s, const char *fmt, ...) {
   va_end(ap);
   /* The separator is ": ", or what of it the prefix lacks: "x: " and "x:" are not doubled. */
   size_t at = (size_t)n;
+  /* Context already there is not repeated: "node 'c' (Const): x" prefixed with "node 'c' (Const)"
+   * stays as it is (two layers that each name the node, one message). */
+  size_t core = at;
+  while (core && (msg[core - 1] == ' ' || msg[core - 1] == ':')) core--;
+  if (core && old >= core + 1 && !memcmp(s->msg, msg, core) && s->msg[core] == ':' &&
+      (s->msg[core + 1] == ' ' || !s->msg[core + 1])) {
+    free(msg);
+    return s;
+  }
   if (msg[at - 1] != ':' && !(at >= 2 && msg[at - 2] == ':' && msg[at - 1] == ' ')) msg[at++] = ':';
   if (msg[at - 1] == ':') msg[at++] = ' ';
   memcpy(msg + at, s->msg, old + 1);

@@ -1,12 +1,10 @@
 /* builder.c - sm_builder: SavedModelBuilder in C. Owns the MetaGraphs being assembled, the TF1
  * Saver subgraph added to each graph, and the temp-dir-then-rename save. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -711,30 +709,6 @@ sm_status *sm_builder_add_meta_graph(sm_builder *b, sm_graph *g, const char *con
   return add_mg(b, g, tags, ntags, sigs, nsigs);
 }
 
-/* Removes "<parent>/.tmp-<base>-<pid>" directories left by builders that were killed while
- * saving the same target: only those whose pid no longer runs (kill(pid, 0) says ESRCH), so
- * a save in progress elsewhere is never touched. */
-static void remove_stale_temps(const char *parent, const char *base) {
-  DIR *d = opendir(parent);
-  if (!d) return;
-  size_t bl = strlen(base);
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    const char *n = e->d_name;
-    if (strncmp(n, ".tmp-", 5) || strncmp(n + 5, base, bl) || n[5 + bl] != '-') continue;
-    const char *digits = n + 6 + bl;
-    char *end;
-    errno = 0;
-    long pid = strtol(digits, &end, 10);
-    if (end == digits || *end || errno || pid <= 0 || pid == (long)getpid()) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-    char *p = sm__path_join(parent, n);
-    if (p) sm__remove_tree(p);
-    free(p);
-  }
-  closedir(d);
-}
-
 /* rename(2) replaces an empty directory at the target; renameat2's RENAME_NOREPLACE refuses
  * any. Kernels or file systems without it (ENOSYS, EINVAL) get the exists-check + rename. */
 #ifndef RENAME_NOREPLACE
@@ -789,7 +763,10 @@ sm_status *sm_builder_save(sm_builder *b, int as_text) {
     goto out;
   }
   sm__remove_tree(tmp); /* a leftover of an earlier crashed run of this very pid */
-  remove_stale_temps(parent, base);
+  /* and those of builders killed while saving the same target (their pids gone) */
+  char stale[4096];
+  snprintf(stale, sizeof stale, ".tmp-%s-", base);
+  sm__remove_stale_staging(parent, stale);
   if (mkdir(tmp, 0755) || mkdir(vars, 0755)) {
     s = sm_status_new(SM_IO, "creating %s: %s", tmp, strerror(errno));
     goto fail;

@@ -16,6 +16,7 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "runtime/verify.h"
 #include "savedmodel/bundle.h"
 #include "savedmodel/constants.h"
 #include "savedmodel/format.h"
@@ -25,7 +26,8 @@ static const char usage[] =
     "\n"
     "Reads the SavedModel in SRC (saved_model.pb or .pbtxt) and writes a new export directory\n"
     "DST through libsavedmodel: saved_model.pb (saved_model.pbtxt with --as_text), the\n"
-    "variables re-written tensor by tensor, assets/, assets.extra/ and fingerprint.pb copied.\n"
+    "variables re-written tensor by tensor, assets/, assets.extra/ and fingerprint.pb copied\n"
+    "(a symlink that leads out of SRC is refused, not copied).\n"
     "DST must not exist; its missing parent directories are created.\n";
 
 static char *join(const char *a, const char *b) {
@@ -45,8 +47,14 @@ static sm_status *make_dir(const char *path) {
 
 static sm_status *copy_file(const char *from, const char *to) {
   sm_status *st = NULL;
-  FILE *in = fopen(from, "rb"), *out = NULL;
-  if (!in) return sm_status_new(SM_IO, "%s: cannot open (%s)", from, strerror(errno));
+  int fd;
+  uint64_t fsize;
+  if ((st = sm__file_open_regular(from, UINT64_MAX, &fd, &fsize))) return st; /* a FIFO would block */
+  FILE *in = fdopen(fd, "rb"), *out = NULL;
+  if (!in) {
+    close(fd);
+    return sm_status_new(SM_IO, "%s: cannot open (%s)", from, strerror(errno));
+  }
   out = fopen(to, "wb");
   if (!out) {
     st = sm_status_new(SM_IO, "%s: cannot create (%s)", to, strerror(errno));
@@ -66,8 +74,10 @@ done:
   return st;
 }
 
-/* Copies directory `from` into the new directory `to`, recursively (symlinks are followed). */
-static sm_status *copy_tree(const char *from, const char *to, int depth) {
+/* Copies directory `from` into the new directory `to`, recursively. Symlinks are followed while
+ * they resolve inside the export `root`; one that leads out of it is refused (copying it would
+ * put a file from elsewhere, /etc/passwd say, into the new export). */
+static sm_status *copy_tree(const char *root, const char *from, const char *to, int depth) {
   if (depth > 64) return sm_status_new(SM_OUT_OF_RANGE, "%s: directories nested too deep", from);
   sm_status *st = make_dir(to);
   if (st) return st;
@@ -80,7 +90,9 @@ static sm_status *copy_tree(const char *from, const char *to, int depth) {
     struct stat sb;
     if (!src || !dst) st = oom();
     else if (stat(src, &sb) != 0) st = sm_status_new(SM_IO, "%s: %s", src, strerror(errno));
-    else if (S_ISDIR(sb.st_mode)) st = copy_tree(src, dst, depth + 1);
+    else if (sm__path_inside(root, src) != 1)
+      st = sm_status_new(SM_FAILED_PRECONDITION, "%s: a symlink out of the export directory %s; not copied", src, root);
+    else if (S_ISDIR(sb.st_mode)) st = copy_tree(root, src, dst, depth + 1);
     else st = copy_file(src, dst);
     free(src);
     free(dst);
@@ -151,7 +163,7 @@ static sm_status *convert(const char *src, const char *tmp, int as_text) {
     p1 = join(src, dirs[i]);
     p2 = join(tmp, dirs[i]);
     if (!p1 || !p2) st = oom();
-    else if (is_dir(p1)) st = copy_tree(p1, p2, 0);
+    else if (is_dir(p1)) st = copy_tree(src, p1, p2, 0);
     free(p1), free(p2);
   }
   if (!st) {

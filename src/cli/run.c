@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "cli/feed.h"
 #include "cli/print_value.h"
@@ -27,7 +29,7 @@
 static const char usage[] =
     "usage: savedmodel run --dir DIR --tag_set TAGS --signature_def KEY\n"
     "                      [--inputs INPUTS] [--input_exprs EXPRS] [--input_examples EXAMPLES]\n"
-    "                      [--outdir DIR [--overwrite]] [--json]\n"
+    "                      [--outdir DIR [--overwrite]] [--json] [--allow_external_files]\n"
     "                      [--timeout SECONDS] [--max_run_bytes BYTES]\n"
     "\n"
     "Runs a SignatureDef of a SavedModel and prints its outputs, as `saved_model_cli run` does:\n"
@@ -44,7 +46,9 @@ static const char usage[] =
     "strings when UTF-8 and {\"base64\": ...} otherwise; \"file\" only with --outdir.\n"
     "--timeout stops the run once SECONDS have passed (large kernels check between tiles), with\n"
     "DEADLINE_EXCEEDED; --max_run_bytes (e.g. 256M) refuses a step whose tensors would take the\n"
-    "run past that many bytes at once, before allocating them (RESOURCE_EXHAUSTED).\n";
+    "run past that many bytes at once, before allocating them (RESOURCE_EXHAUSTED).\n"
+    "The model's ops read files (vocabularies, checkpoints) only inside --dir, symlinks and '..'\n"
+    "resolved, unless --allow_external_files; only regular files are read.\n";
 
 /* One input as the flags gave it, in the order of Python's feed dict. */
 typedef struct {
@@ -100,11 +104,14 @@ static feed *feeds_put(feeds *fs, const char *key, size_t keylen, int *existed) 
  * named member, or its only member; anything else would be a pickle, which is refused. */
 static sm_status *load_input_file(const char *file, const char *var, sm_tensor **out) {
   *out = NULL;
-  FILE *fp = fopen(file, "rb");
-  if (!fp) return sm_status_new(SM_NOT_FOUND, "%s: %s", file, strerror(errno));
+  int fd;
+  uint64_t fsize;
+  sm_status *ost = sm__file_open_regular(file, UINT64_MAX, &fd, &fsize); /* no FIFO, no device */
+  if (ost) return ost;
   unsigned char magic[6] = {0};
-  size_t got = fread(magic, 1, 6, fp);
-  fclose(fp);
+  ssize_t rd = read(fd, magic, 6);
+  size_t got = rd > 0 ? (size_t)rd : 0;
+  close(fd);
   if (got >= 6 && memcmp(magic, SM_NPY_MAGIC, 6) == 0) {
     if (var) fprintf(stderr, "WARNING: Input file %s contains a single ndarray. Name key \"%s\" ignored.\n", file, var);
     return sm_npy_read(file, out);
@@ -242,7 +249,8 @@ static const Tensorflow__TensorInfo *find_info(const sm_kv *kv, size_t n, const 
 }
 
 static int run_model(const char *dir, const char *tag_set, const char *sig_key, feeds *fs, const char *outdir,
-                     int overwrite, int json, int64_t timeout_us, size_t max_run_bytes, const size_t *load_limits) {
+                     int overwrite, int json, int64_t timeout_us, size_t max_run_bytes, const size_t *load_limits,
+                     int allow_external) {
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
   if (st) return sm__cli_fail(st);
@@ -331,7 +339,8 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
   /* The model takes the SavedModel read above (and frees it), rather than reading it again, and
    * compiles only this signature: another one this runtime cannot run does not matter here. */
   sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1, .max_graph_nodes = (int64_t)load_limits[0],
-                        .max_load_bytes = (int64_t)load_limits[1]};
+                        .max_load_bytes = (int64_t)load_limits[1],
+                        .allow_external_files = allow_external};
   st = sm__model_load_parsed(dir, sm, tags, (int)ntags, &lo, &m);
   sm = NULL;
   if (st) { rc = sm__cli_fail(st); goto done; }
@@ -424,6 +433,9 @@ int sm__cli_run(int argc, char **argv) {
       {"outdir", SM_FLAG_STRING, "If given, each output is also written to <outdir>/<output_key>.npy.", NULL, 0},
       {"overwrite", SM_FLAG_BOOL, "Overwrite output files that already exist.", NULL, 0},
       {"json", SM_FLAG_BOOL, "Print the outputs as one JSON document instead (schema above).", NULL, 0},
+      {"allow_external_files", SM_FLAG_BOOL,
+       "Let the model's ops read files outside --dir (vocabularies, checkpoints); only for models you trust.", NULL,
+       0},
       {"tf_debug", SM_FLAG_BOOL, "Accepted for compatibility; there is no TensorFlow debugger here.", NULL, 0},
       {"worker", SM_FLAG_STRING, "Remote TensorFlow workers are not supported.", NULL, 0},
       {"init_tpu", SM_FLAG_BOOL, "Accepted for compatibility; there is no TPU here.", NULL, 0},
@@ -511,7 +523,7 @@ int sm__cli_run(int argc, char **argv) {
   if (st) { feeds_free(&fs); return sm__cli_fail(st); }
   int rc = run_model(flags[0].value, flags[1].value, flags[2].value, &fs, sm__cli_flag(flags, nflags, "outdir")->value,
                      sm__cli_flag(flags, nflags, "overwrite")->on, sm__cli_flag(flags, nflags, "json")->on, timeout_us,
-                     max_run_bytes, load_limits);
+                     max_run_bytes, load_limits, sm__cli_flag(flags, nflags, "allow_external_files")->on);
   feeds_free(&fs);
   return rc;
 }

@@ -5,7 +5,8 @@
  * WriteFile, ReadFile, PrintV2, or --op_denylist) among ops_used_by_graph_def, and one line is
  * printed per MetaGraph with the tags as a Python list and the ops as a Python set (sorted here;
  * Python's set order is arbitrary). After each, one line of ours lists the ops the runtime of
- * this library has no kernel for (sm_model_scan). Unlike saved_model_cli, scan exits 1 when it finds
+ * this library has no kernel for (sm_model_scan), and one per op that reads a file (sm__file_ops: its path,
+ * inside or outside the export). Unlike saved_model_cli, scan exits 1 when it finds
  * either kind of op (so that scripts and CI can gate on it); --json prints the same as one document. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/show.h"
+#include "runtime/verify.h"
 #include "savedmodel/format.h"
 #include "savedmodel/model.h"
 
@@ -28,8 +30,13 @@ static const char usage[] =
     "Exit status: 0 when no MetaGraph uses a denylisted op or one the runtime lacks, 1 when one\n"
     "does (or on an error), 2 on a usage error. With --json, one document:\n"
     "  {\"meta_graphs\": [{\"tags\": [str], \"denylist\": [str], \"denylisted_ops\": [str],\n"
-    "                    \"unsupported_ops\": [str]}], \"found\": bool}\n"
-    "(one object per MetaGraph scanned; op lists sorted; found: any op in either list).\n";
+    "                    \"unsupported_ops\": [str], \"file_ops\": [{\"op\": str, \"node\": str,\n"
+    "                    \"function\": str|null, \"path\": str|null,\n"
+    "                    \"source\": \"const\"|\"asset\"|\"loader\"|\"computed\", \"outside\": bool|null}]}],\n"
+    " \"found\": bool}\n"
+    "(one object per MetaGraph scanned; op lists sorted; found: any op in either list, or a file\n"
+    "read from outside the export directory). Every op that reads a file is listed with its path\n"
+    "when the graph gives it (a Const, an asset, the checkpoint the loader feeds).\n";
 
 static const char *const default_denylist[] = {"PrintV2", "ReadFile", "WriteFile"};
 
@@ -97,6 +104,17 @@ static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **
   size_t nmiss = 0;
   while (missing && missing[nmiss]) nmiss++;
   if (nhit || nmiss) *found = 1;
+  sm_file_op *fops = NULL;
+  size_t nfops = 0;
+  if ((st = sm__file_ops(dir, mg, &fops, &nfops))) {
+    free(tags);
+    free(hit);
+    sm_string_list_free(denied);
+    sm_string_list_free(missing);
+    return sm__cli_fail(st);
+  }
+  for (size_t i = 0; i < nfops; i++)
+    if (fops[i].inside == 0) *found = 1;
 
   if (json) {
     fputs(first ? "\n  {\"tags\": " : ",\n  {\"tags\": ", stdout);
@@ -107,7 +125,23 @@ static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **
     json_list(hit, nhit);
     fputs(", \"unsupported_ops\": ", stdout);
     json_list((const char *const *)missing, nmiss);
-    fputc('}', stdout);
+    fputs(", \"file_ops\": [", stdout);
+    for (size_t i = 0; i < nfops; i++) {
+      const sm_file_op *f = &fops[i];
+      fputs(i ? ", {\"op\": " : "{\"op\": ", stdout);
+      sm__json_str(stdout, f->op, strlen(f->op));
+      fputs(", \"node\": ", stdout);
+      sm__json_str(stdout, f->node, strlen(f->node));
+      fputs(", \"function\": ", stdout);
+      if (f->function) sm__json_str(stdout, f->function, strlen(f->function));
+      else fputs("null", stdout);
+      fputs(", \"path\": ", stdout);
+      if (f->path) sm__json_str(stdout, f->path, strlen(f->path));
+      else fputs("null", stdout);
+      printf(", \"source\": \"%s\", \"outside\": %s}", f->source,
+             f->inside == 0 ? "true" : f->inside == 1 ? "false" : "null");
+    }
+    fputs("]}", stdout);
   } else {
     fputs("MetaGraph with tag set ", stdout);
     print_tags(mg);
@@ -127,7 +161,29 @@ static int scan_one(const char *dir, const Tensorflow__MetaGraphDef *mg, char **
     } else {
       fputs(" uses only ops this runtime implements\n", stdout);
     }
+    for (size_t i = 0; i < nfops; i++) {
+      const sm_file_op *f = &fops[i];
+      fputs("MetaGraph with tag set ", stdout);
+      print_tags(mg);
+      printf(" reads a file: %s node ", f->op);
+      sm__py_repr_str(stdout, f->node, strlen(f->node));
+      if (f->function) {
+        fputs(" in function ", stdout);
+        sm__py_repr_str(stdout, f->function, strlen(f->function));
+      }
+      if (f->path) {
+        printf(", path (%s) ", f->source);
+        sm__py_repr_str(stdout, f->path, strlen(f->path));
+      } else {
+        fputs(", path computed when it runs", stdout);
+      }
+      fputs(f->inside == 0   ? ": OUTSIDE the export directory (refused unless --allow_external_files)\n"
+            : f->inside == 1 ? ": inside the export directory\n"
+                             : "\n",
+            stdout);
+    }
   }
+  sm__file_ops_free(fops, nfops);
   free(tags);
   free(hit);
   sm_string_list_free(denied);

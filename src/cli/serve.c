@@ -78,6 +78,10 @@ int sm__cli_serve(int argc, char **argv) {
       {"monitoring_config_file", SM_FLAG_STRING, "Accepted and ignored: metrics are always at "
                                                  "/monitoring/prometheus/metrics", NULL, 0},
       {"enable_model_warmup", SM_FLAG_BOOL, "Accepted and ignored", NULL, 0},
+      {"allow_external_files", SM_FLAG_BOOL,
+       "Let the models' ops read files outside their version directory (vocabularies, checkpoints); only for "
+       "models you trust.",
+       NULL, 0},
       {"allow_version_labels_for_unavailable_models", SM_FLAG_BOOL,
        "Let --model_config_file labels name versions not yet available (new labels only)", NULL, 0},
   };
@@ -160,7 +164,8 @@ int sm__cli_serve(int argc, char **argv) {
   sm_manager_options mo = {.poll_wait_seconds = fs_poll, .num_threads = (int)intra, .tags = tags, .ntags = ntags,
                           .allow_version_labels_for_unavailable_models =
                               sm__cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on,
-                          .settle_seconds = settle};
+                          .settle_seconds = settle,
+                          .allow_external_files = sm__cli_flag(flags, nflags, "allow_external_files")->on};
   sm_status *s = sm__manager_new(&mo, &m);
   if (!s && cfg) {
     s = sm__model_config_list_read(cfg, &cl);

@@ -69,8 +69,8 @@ typedef struct {
 /* One label per line ('\r\n' accepted; a final newline is optional); exactly NCLASSES non-empty lines. */
 static sm_status *read_labels(const char *path, labels *out) {
   size_t len;
-  sm_status *s = sm__file_read_all(path, &out->text, &len);
-  if (s) return sm_status_prefix(s, "--labels");
+  sm_status *s = sm__file_read_max(path, 1 << 20, &out->text, &len); /* the message names the path */
+  if (s) return s;
   if (memchr(out->text, 0, len)) return sm_status_new(SM_INVALID_ARGUMENT, "%s: labels file holds a NUL byte", path);
   int n = 0;
   char *p = out->text;
@@ -252,19 +252,26 @@ static int train(const train_args *a) {
     if (!ok) goto done;
   }
   if (a->labels_file) {
-    if ((st = read_labels(a->labels_file, &lab))) goto fail;
+    if ((st = read_labels(a->labels_file, &lab))) {
+      st = sm_status_prefix(st, "--labels");
+      goto fail;
+    }
     have_labels = 1;
   } else if (a->resume) {
-    /* Keep the names the resumed export was trained with. */
+    /* Keep the names the resumed export was trained with: they must be there (never a silent
+     * fallback to Fashion-MNIST's names; sm_seq_resume refuses an export without them too). */
     char *p = sm__path_join(a->resume, "assets/labels.txt");
     if (!p) goto oom;
-    if (sm__path_exists(p)) {
+    if (!sm__path_exists(p))
+      st = sm_status_new(SM_NOT_FOUND, "%s is missing: the export's class names are gone (an incomplete export)", p);
+    else
       st = read_labels(p, &lab);
-      have_labels = !st;
-      if (st) st = sm_status_prefix(st, "--resume");
-    }
+    have_labels = !st;
     free(p);
-    if (st) goto fail;
+    if (st) {
+      st = sm_status_prefix(st, "--resume"); /* the message names the file */
+      goto fail;
+    }
   }
   if (a->resume) {
     if ((st = sm_seq_resume(a->resume, &m))) goto fail;
@@ -302,7 +309,12 @@ static int train(const train_args *a) {
                         (long long)d[1], (long long)d[2], a->data);
       goto done;
     }
-    initial_epoch = m->epochs_done;
+    initial_epoch = m->epochs_done; /* at most SM_TRAIN_MAX_EPOCHS: sm_seq_resume checks */
+    if (initial_epoch > INT64_MAX - a->epochs) {
+      rc = sm__cli_error(1, "--resume %s: %lld epochs done; %lld more would overflow the count", a->resume,
+                        (long long)initial_epoch, a->epochs);
+      goto done;
+    }
     printf("Resuming %s: %lld epoch(s), %lld step(s) done\n", a->resume, (long long)initial_epoch,
            (long long)sm_seq_iterations(m));
   } else {

@@ -13,7 +13,9 @@
  * them); asset file names stay inside EXPORT_DIR/assets (no absolute names, no "..", no symlink
  * out; a missing file is a warning); the variables bundle opens (footer, block CRCs), every tensor
  * reads back with its CRC checked, the data shards hold nothing but the tensors the index lists,
- * and each variable restored has the dtype and shape its graph declares.
+ * and each variable restored has the dtype and shape its graph declares. Every op that reads a file
+ * is noted with its path (sm__file_ops); one outside EXPORT_DIR is a fault, as a load refuses it
+ * (a warning with --allow_external_files). Text output escapes control bytes: one finding, one line.
  * Prints one line per fault ("fault: ...") and per warning ("warning: ..."), then a summary;
  * exits 0 when there are no faults, 1 otherwise (2 for usage errors). */
 #include <stdarg.h>
@@ -34,12 +36,15 @@
 #include "tensor_bundle.pb-c.h"
 
 static const char usage[] =
-    "usage: savedmodel validate --dir DIR [--tag_set TAGS] [--json]\n"
+    "usage: savedmodel validate --dir DIR [--tag_set TAGS] [--json] [--allow_external_files]\n"
     "                           [--max_graph_nodes N] [--max_load_bytes BYTES]\n"
     "\n"
     "Checks a SavedModel without running it: parsing, tag sets, graph compilation, kernels for\n"
     "every op a load runs, signatures, assets confined to the export directory, and the variables\n"
     "bundle (every checksum, every byte of the shards, dtypes and shapes against the graph).\n"
+    "Every op that reads a file is noted with its path; a path outside DIR (after '..' and\n"
+    "symlinks) is a fault, as a load refuses it, or a warning with --allow_external_files.\n"
+    "Names and paths are printed escaped (\\n, \\xNN): one finding is one line.\n"
     "Exit status 0: sound; 1: faults, each listed on a line starting with 'fault:'.\n"
     "With --json, one document (same exit status):\n"
     "  {\"dir\": str, \"sound\": bool, \"faults\": int, \"warnings\": int, \"meta_graphs\": int,\n"
@@ -52,16 +57,24 @@ typedef struct report {
   FILE *json;      /* --json: the "findings" items, written here (a memory stream); NULL: text */
   int nitems;
   sm_load_budget budget; /* the load's, sized once (--max_graph_nodes, --max_load_bytes or the files) */
+  int allow_external; /* --allow_external_files: a file read from outside is a warning, not a fault */
 } report;
 
-static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
-  if (!r->json) {
-    printf("%s: ", kind);
-    if (r->ctx) printf("%s: ", r->ctx);
-    vprintf(fmt, ap);
-    putchar('\n');
-    return;
+/* Text output: one finding is one line, whatever the names in it hold. A newline, any other
+ * control byte and backslash are escaped (\n, \t, \r, \\, \xNN); other bytes go out as they are. */
+static void put_escaped(const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '\n') fputs("\\n", stdout);
+    else if (c == '\t') fputs("\\t", stdout);
+    else if (c == '\r') fputs("\\r", stdout);
+    else if (c == '\\') fputs("\\\\", stdout);
+    else if (c < 0x20 || c == 0x7f) printf("\\x%02x", c);
+    else putchar(c);
   }
+}
+
+static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
   char small[512], *msg = small;
   va_list ap2;
   va_copy(ap2, ap);
@@ -69,6 +82,17 @@ static void vline(report *r, const char *kind, const char *fmt, va_list ap) {
   if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
   va_end(ap2);
   if (!msg) msg = small; /* out of memory: the message truncated rather than lost */
+  if (!r->json) {
+    printf("%s: ", kind);
+    if (r->ctx) {
+      put_escaped(r->ctx);
+      fputs(": ", stdout);
+    }
+    put_escaped(msg);
+    putchar('\n');
+    if (msg != small) free(msg);
+    return;
+  }
   fprintf(r->json, "%s{\"kind\": \"%s\", \"context\": ", r->nitems++ ? ",\n  " : "\n  ", kind);
   if (r->ctx) sm__json_str(r->json, r->ctx, strlen(r->ctx));
   else fputs("null", r->json);
@@ -286,6 +310,32 @@ static void check_assets(report *r, const char *dir, const Tensorflow__MetaGraph
   }
 }
 
+/* Every op that reads a file, with its path when the graph gives it: a note each; one outside the
+ * export is a fault (a load refuses it) unless --allow_external_files. */
+static void check_file_ops(report *r, const char *dir, const Tensorflow__MetaGraphDef *mg) {
+  sm_file_op *ops = NULL;
+  size_t n = 0;
+  if (fault_st(r, sm__file_ops(dir, mg, &ops, &n), NULL)) return;
+  for (size_t i = 0; i < n; i++) {
+    const sm_file_op *f = &ops[i];
+    char where[600];
+    if (f->function) snprintf(where, sizeof where, "node '%s' (%s) in function '%s'", f->node, f->op, f->function);
+    else snprintf(where, sizeof where, "node '%s' (%s)", f->node, f->op);
+    if (!f->path) {
+      note(r, "%s reads a file whose path is computed when it runs", where);
+      continue;
+    }
+    note(r, "%s reads %s (%s)", where, f->path, f->source);
+    if (f->inside != 0 || !strcmp(f->source, "asset")) continue; /* an asset out: check_assets said so */
+    sm_status *s = sm__verify_path_confined(dir, f->path, NULL);
+    const char *why = s ? sm_status_message(s) : "outside the export directory";
+    if (r->allow_external) warn(r, "%s: %s", where, why);
+    else fault(r, "%s: %s", where, why);
+    sm_status_free(s);
+  }
+  sm__file_ops_free(ops, n);
+}
+
 /* The init op as sm_model_load finds it (signature __saved_model_init_op, then the main op and
  * legacy init op collections); NULL when there is none. */
 static const char *find_init_op(report *r, const Tensorflow__MetaGraphDef *mg) {
@@ -471,14 +521,14 @@ static void check_bundle_layout(report *r, const char *prefix, int nshards) {
   char *path = malloc(plen);
   if (!path) return;
   snprintf(path, plen, "%s.index", prefix);
-  FILE *f = fopen(path, "rb");
   uint8_t *buf = NULL;
   size_t n = 0;
-  if (f) {
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (buf = malloc((size_t)st.st_size)))
-      n = fread(buf, 1, (size_t)st.st_size, f);
-    fclose(f);
+  { /* a file that is not regular or cannot be read was reported by check_bundle */
+    char *text = NULL;
+    sm_status *s = sm__file_read_all(path, &text, &n);
+    if (s) n = 0;
+    sm_status_free(s);
+    buf = (uint8_t *)text;
   }
   span *sp = NULL;
   size_t nsp = 0, cap = 0;
@@ -588,6 +638,7 @@ static void validate_meta_graph(report *r, const char *dir, const Tensorflow__Me
   ProtobufCMessage **unpacked = NULL;
   size_t nunpacked = 0;
   check_assets(r, dir, mg, &af, &unpacked, &nunpacked);
+  check_file_ops(r, dir, mg);
 
   /* restore */
   char *prefix = sm__path_join(dir, SM_VARIABLES_DIRECTORY "/" SM_VARIABLES_FILENAME);
@@ -667,6 +718,8 @@ int sm__cli_validate(int argc, char **argv) {
       {"max_graph_nodes", SM_FLAG_STRING, "The load budget's node limit (default: from the file sizes).", NULL, 0},
       {"max_load_bytes", SM_FLAG_STRING, "The load budget's byte limit, K/M/G suffixes (default: from the file sizes).",
        NULL, 0},
+      {"allow_external_files", SM_FLAG_BOOL,
+       "A file read from outside --dir (which a load refuses by default) is a warning, not a fault.", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int rc = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -680,6 +733,7 @@ int sm__cli_validate(int argc, char **argv) {
   if (flags[4].value && sm__cli_parse_bytes("validate", "max_load_bytes", flags[4].value, &mb)) return 2;
   sm__load_budget_for(dir, (int64_t)mn, (int64_t)mb, &r.budget);
   r.budget.check_only = 1;
+  r.allow_external = flags[5].on;
   char *items = NULL;
   size_t itemslen = 0;
   if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm__cli_error(1, "out of memory");
@@ -729,13 +783,14 @@ int sm__cli_validate(int argc, char **argv) {
     fflush(stdout);
     return r.faults ? 1 : 0;
   }
+  put_escaped(dir);
   if (r.faults)
-    printf("%s: %d fault%s, %d warning%s\n", dir, r.faults, r.faults == 1 ? "" : "s", r.warnings,
+    printf(": %d fault%s, %d warning%s\n", r.faults, r.faults == 1 ? "" : "s", r.warnings,
            r.warnings == 1 ? "" : "s");
   else
-    printf("%s: sound (%d MetaGraph%s, %d signature%s, %d checkpoint tensors read, %d variables checked against "
+    printf(": sound (%d MetaGraph%s, %d signature%s, %d checkpoint tensors read, %d variables checked against "
            "the graph, %d warning%s)\n",
-           dir, nmg, nmg == 1 ? "" : "s", nsigs, nsigs == 1 ? "" : "s", ntensors, nvars, r.warnings,
+           nmg, nmg == 1 ? "" : "s", nsigs, nsigs == 1 ? "" : "s", ntensors, nvars, r.warnings,
            r.warnings == 1 ? "" : "s");
   fflush(stdout);
   return r.faults ? 1 : 0;

@@ -247,9 +247,14 @@ out:
   return s;
 }
 
-static sm_status *read_index(sm_bundle *b) {
+static sm_status *map_plain(void *ctx, const char *path, sm_file_map *m) {
+  (void)ctx;
+  return sm__file_map_open(path, m);
+}
+
+static sm_status *read_index(sm_bundle *b, sm__bundle_opener open, void *ctx) {
   sm_file_map m;
-  sm_status *s = sm__file_map_open(b->index_path, &m);
+  sm_status *s = open(ctx, b->index_path, &m);
   if (s) return s;
   sm_table *t = NULL;
   sm_table_iter *it = NULL;
@@ -315,8 +320,11 @@ static char *shard_path(const char *prefix, int i, int n) {
   return p;
 }
 
-sm_status *sm_bundle_open(const char *prefix, sm_bundle **out) {
+sm_status *sm_bundle_open(const char *prefix, sm_bundle **out) { return sm__bundle_open_with(prefix, NULL, NULL, out); }
+
+sm_status *sm__bundle_open_with(const char *prefix, sm__bundle_opener open, void *ctx, sm_bundle **out) {
   *out = NULL;
+  if (!open) open = map_plain;
   sm_bundle *b = calloc(1, sizeof *b);
   if (!b) return sm_status_new(SM_NO_MEMORY, "out of memory");
   size_t pl = strlen(prefix);
@@ -328,7 +336,7 @@ sm_status *sm_bundle_open(const char *prefix, sm_bundle **out) {
   }
   memcpy(b->index_path, prefix, pl);
   memcpy(b->index_path + pl, ".index", 7);
-  sm_status *s = read_index(b);
+  sm_status *s = read_index(b, open, ctx);
   if (s) {
     b->num_shards = 0;
     sm_bundle_close(b);
@@ -345,7 +353,7 @@ sm_status *sm_bundle_open(const char *prefix, sm_bundle **out) {
       s = sm_status_new(SM_NO_MEMORY, "out of memory");
       break;
     }
-    s = sm__file_map_open(sh->path, &sh->m);
+    s = open(ctx, sh->path, &sh->m);
     if (s) {
       s = sm_status_prefix(s, "%s: data shard %d of %d is missing or unreadable", b->index_path, i, want);
       free(sh->path);

@@ -5,7 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/file.h"
 #include "savedmodel/bundle.h"
+
+/* sm_bundle_open with the caller's way of opening the index and data files (RestoreV2 passes the
+ * runtime's confined opener, sm__kctx_open_file); open NULL is sm__file_map_open. */
+typedef sm_status *(*sm__bundle_opener)(void *ctx, const char *path, sm_file_map *m);
+sm_status *sm__bundle_open_with(const char *prefix, sm__bundle_opener open, void *ctx, sm_bundle **out);
 
 /* The key TF stores one slice of a partitioned tensor under (saved_tensor_slice_util.cc
  * EncodeTensorNameSlice, OrderedCode). lengths[d] < 0 means the whole dimension. Returns a

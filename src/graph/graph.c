@@ -738,6 +738,40 @@ static sm_status *body_control_rets(cctx *c, scope *b, ivec *ctl) {
   return NULL;
 }
 
+/* A fault deep in nested calls gets one "inlining 'f' into 'node'" frame per level, and node
+ * names grow with the depth: past INLINE_MSG_MAX bytes the message keeps its outermost frames
+ * (the head, at most INLINE_HEAD bytes) and the fault itself (the tail), the frames between
+ * summarised, so a chain of any depth reads in a line. */
+#define INLINE_MSG_MAX 1024
+#define INLINE_HEAD 512
+#define INLINE_TAIL 384
+static const char elided[] = " [... inner call frames elided ...] ";
+
+static sm_status *inline_frame(sm_status *s, const char *fname, const char *node) {
+  s = sm_status_prefix(s, "inlining '%.200s' into '%.200s'", fname, node);
+  const char *m = sm_status_message(s);
+  size_t n = strlen(m);
+  if (n <= INLINE_MSG_MAX || sm_status_code(s) == SM_NO_MEMORY) return s;
+  const char *cut = strstr(m, elided);
+  size_t head = cut ? (size_t)(cut - m) : INLINE_HEAD;
+  const char *tail = cut ? cut + sizeof elided - 1 : m + n - INLINE_TAIL;
+  if (head > INLINE_HEAD) head = INLINE_HEAD;
+  if (!cut) { /* start the tail at a frame's start when one is near */
+    const char *f = strstr(tail, ": ");
+    if (f && f - tail < INLINE_TAIL / 2) tail = f + 2;
+  }
+  /* end the head after a whole frame when one fits */
+  for (size_t k = head; k > INLINE_HEAD / 2; k--)
+    if (m[k - 1] == ' ' && m[k - 2] == ':') {
+      head = k - 2;
+      break;
+    }
+  sm_status *t = sm_status_new(sm_status_code(s), "%.*s%s%s", (int)head, m, elided, tail);
+  if (sm_status_code(t) == SM_NO_MEMORY && sm_status_code(s) != SM_NO_MEMORY) return s; /* keep the long one */
+  sm_status_free(s);
+  return t;
+}
+
 /* A call node becomes IdentityN over the body's return values. */
 static sm_status *inline_call(cctx *c, const scope *sc, size_t k) {
   sm_cgraph *g = c->g;
@@ -862,8 +896,7 @@ done:
   free(b.arg_start);
   free(b.arg_count);
   /* a budget refusal names its node already: the chain of calls down to it would run to kilobytes */
-  if (s && sm_status_code(s) != SM_RESOURCE_EXHAUSTED)
-    s = sm_status_prefix(s, "inlining '%s' into '%.200s'", fname, g->nodes[idx].name);
+  if (s && sm_status_code(s) != SM_RESOURCE_EXHAUSTED) s = inline_frame(s, fname, g->nodes[idx].name);
   return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include "base/checked.h"
 #include "runtime/kernel.h"
+#include "format/bundle_internal.h"
 #include "savedmodel/bundle.h"
 
 static const char *dname(int dtype) {
@@ -195,6 +196,12 @@ static sm_status *restore_one(const sm_bundle *b, const char *prefix, const char
   return s;
 }
 
+/* The checkpoint's index and shards are read through the runtime's confined opener (a map: no
+ * size limit, the index says what is read). */
+static sm_status *confined_open(void *ctx, const char *path, sm_file_map *m) {
+  return sm__kctx_open_file(ctx, path, UINT64_MAX, m);
+}
+
 static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
   const restore_state *st = state;
   const sm_tensor *prefix_t, *names, *slices;
@@ -216,7 +223,7 @@ static sm_status *restore_compute(const void *state, sm_kctx *ctx) {
   prefix[plen] = 0;
   if (strlen(prefix) != plen) return sm_status_new(SM_INVALID_ARGUMENT, "checkpoint prefix contains a NUL byte");
   sm_bundle *b;
-  s = sm_bundle_open(prefix, &b);
+  s = sm__bundle_open_with(prefix, confined_open, ctx, &b);
   if (s) return s;
   char *name = NULL;
   for (int i = 0; i < st->n && !s; i++) {

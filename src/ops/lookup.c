@@ -12,6 +12,7 @@
 
 #include "base/file.h"
 #include "runtime/kernel.h"
+#include "savedmodel/model.h"
 
 static const char *dname(int dtype) {
   const char *n = sm_dtype_name(dtype);
@@ -276,13 +277,17 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   if (!fname) return s;
   memcpy(fname, fraw, flen);
   fname[flen] = 0;
-  char *data = NULL;
-  size_t len = 0;
+  sm_file_map fm = {0};
   if (strlen(fname) != flen)
     s = sm_status_new(SM_INVALID_ARGUMENT, "filename contains a NUL byte");
   else
-    s = sm__file_read_all(fname, &data, &len);
-  if (s) return s;
+    s = sm__kctx_open_file(ctx, fname, SM_MAX_VOCAB_FILE_BYTES, &fm);
+  if (s) {
+    sm__kctx_scratch_free(ctx, fname);
+    return s;
+  }
+  const char *data = (const char *)fm.data;
+  size_t len = fm.size;
   /* Count lines as TF's InputBuffer::ReadLine splits them: on '\n', one trailing '\r' dropped, a
    * last line without '\n' counted unless empty. */
   int64_t nlines = 0;
@@ -340,7 +345,7 @@ static sm_status *text_compute(const void *state, sm_kctx *ctx) {
   if (!s) s = sm__table_init(t, keys, values);
   sm_tensor_free(keys);
   sm_tensor_free(values);
-  free(data);
+  sm__file_map_close(&fm);
   sm__kctx_scratch_free(ctx, fname);
   return s;
 }

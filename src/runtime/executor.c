@@ -21,6 +21,7 @@
 #include "base/alloc.h"
 #include "base/tensor_internal.h"
 #include "runtime/plan.h"
+#include "runtime/verify.h"
 
 /* A run's memory budget, shared by its sub-plans (threads of a map_fn too: used is atomic). */
 typedef struct run_mem {
@@ -229,6 +230,20 @@ static void kctx_scratch_release(sm_kctx *c) {
 sm_resources *sm__kctx_resources(sm_kctx *c) { return c->env->res; }
 sm_threadpool *sm__kctx_pool(sm_kctx *c) { return c->env->pool; }
 const char *sm__kctx_export_dir(const sm_kctx *c) { return c->env->export_dir ? c->env->export_dir : ""; }
+
+sm_status *sm__kctx_open_file(const sm_kctx *c, const char *path, uint64_t max_bytes, sm_file_map *out) {
+  memset(out, 0, sizeof *out);
+  const char *dir = sm__kctx_export_dir(c);
+  if (!*path) return sm_status_new(SM_INVALID_ARGUMENT, "empty file name");
+  if (c->env->allow_external_files || !*dir) return sm__file_map_open_max(path, max_bytes, out);
+  char *real;
+  sm_status *s = sm__verify_path_confined(dir, path, &real);
+  if (s) return s;
+  s = sm__file_map_open_max(real, max_bytes, out);
+  free(real);
+  /* the message names the path the graph gave, not the resolved one */
+  return s ? sm_status_prefix(s, "%s", path) : NULL;
+}
 
 /* ---- running --------------------------------------------------------------------------------- */
 /* The value of a ref-variable handle tensor (a DT_RESOURCE scalar holding an sm_variable *). */

@@ -15,6 +15,10 @@ typedef struct sm_exec_env {
   sm_resources *res;      /* variables and tables */
   sm_threadpool *pool;    /* NULL: kernels run their loops on the caller's thread */
   const char *export_dir; /* "" when there is none */
+  /* 0: kernels read files only inside export_dir (sm__kctx_open_file); 1: anywhere
+   * (sm_load_options.allow_external_files). With no export_dir (a graph built in memory) there is
+   * nothing to confine to, and files are read where the graph says. */
+  int allow_external_files;
 } sm_exec_env;
 
 /* Runs p: feeds in the plan's feed order (borrowed; each is checked against the dtype the graph

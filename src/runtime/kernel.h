@@ -4,8 +4,9 @@
  * the node's attrs (graph.h accessors) into a private state struct, checks them, and fails with a
  * message naming what is wrong; `compute` runs on every execution with that state (read-only: many
  * threads run one plan at once) and an sm_kctx that gives inputs and takes outputs. Kernels never
- * read attrs by name in compute, never touch files except through the format layer (RestoreV2
- * reads a bundle), and keep no global state.
+ * read attrs by name in compute, never open a file but through sm__kctx_open_file (which confines
+ * paths to the export directory and opens regular files only; RestoreV2 hands it to the bundle
+ * reader), and keep no global state.
  *
  * Families register a table each (src/ops/<family>.c defines `const sm_kernel sm_kernels_<family>[]`,
  * ended by an entry with op == NULL); src/runtime/registry.c lists the families. Fusion is not the
@@ -26,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/file.h"
 #include "graph/graph.h"
 #include "runtime/resource.h"
 #include "savedmodel/status.h"
@@ -125,6 +127,14 @@ sm_status *sm__kctx_check_stop(const sm_kctx *c);
 sm_status *sm__kctx_charge_check(const sm_kctx *c, size_t bytes, const char *what);
 /* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
 const char *sm__kctx_export_dir(const sm_kctx *c);
+/* The one way a kernel reads a file (a vocabulary, a checkpoint's index and shards): maps path
+ * when the load's policy allows it. Confinement: unless the model was loaded with
+ * sm_load_options.allow_external_files (or has no export directory: a graph built in memory), the
+ * path, after realpath ("..", symlinks), must lie inside the export directory; else
+ * SM_FAILED_PRECONDITION naming the path, where it resolves, and the opt-in. Then only a regular
+ * file of at most max_bytes is opened (O_NONBLOCK + fstat: a FIFO, a device or /dev/zero is
+ * refused without blocking or reading). Release *out with sm__file_map_close. */
+sm_status *sm__kctx_open_file(const sm_kctx *c, const char *path, uint64_t max_bytes, sm_file_map *out);
 
 /* ---- sub-plans: a function of the model's library run from inside a kernel ------------------
  * The seam for control flow (While/If/Case bodies) and map_fn-style kernels: the kernel compiles

@@ -793,6 +793,7 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
   sm_load_budget budget;
   sm__load_budget_for(export_dir, opts ? opts->max_graph_nodes : 0, opts ? opts->max_load_bytes : 0, &budget);
   if ((st = sm__session_new_budget(m->mg, export_dir, nthreads, &budget, &m->sess))) goto fail;
+  sm__session_allow_external_files(m->sess, opts && opts->allow_external_files);
   if ((st = asset_feeds(m->mg, export_dir, &af))) {
     st = sm_status_prefix(st, "%s: assets", export_dir);
     goto fail;

@@ -90,7 +90,7 @@ sm_status *sm__session_new_budget(const Tensorflow__MetaGraphDef *mg, const char
     sm__session_free(s);
     return st;
   }
-  s->env = (sm_exec_env){s->res, s->pool, s->export_dir ? s->export_dir : ""};
+  s->env = (sm_exec_env){s->res, s->pool, s->export_dir ? s->export_dir : "", 0};
   *out = s;
   return NULL;
 }
@@ -141,6 +141,9 @@ void sm__session_free(sm_session *s) {
 const sm_cgraph *sm__session_graph(const sm_session *s) { return s ? s->g : NULL; }
 sm_resources *sm__session_resources(sm_session *s) { return s ? s->res : NULL; }
 const sm_exec_env *sm__session_env(const sm_session *s) { return s ? &s->env : NULL; }
+void sm__session_allow_external_files(sm_session *s, int allow) {
+  if (s) s->env.allow_external_files = allow != 0;
+}
 
 /* ---- names -> key ---------------------------------------------------------------------------- */
 /* A name and where the caller gave it. */

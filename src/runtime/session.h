@@ -40,6 +40,9 @@ const sm_cgraph *sm__session_graph(const sm_session *s);
 sm_resources *sm__session_resources(sm_session *s);
 /* What sm__plan_run needs to run this session's plans (resources, pool, export dir); owned by s. */
 const sm_exec_env *sm__session_env(const sm_session *s);
+/* The confinement policy of the files kernels read (sm_exec_env.allow_external_files); set it
+ * before the first run. */
+void sm__session_allow_external_files(sm_session *s, int allow);
 
 /* Build (and cache) the plan for these names without running it: the load-time check. */
 sm_status *sm__session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,

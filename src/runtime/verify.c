@@ -1,11 +1,20 @@
-/* verify.c - the load-time checks of verify.h: asset names confined to the export directory, and
- * the variables bundle against the graph that restores it. Nothing here runs a kernel. */
+/* verify.c - the load-time checks of verify.h: asset names and the files kernels read confined to
+ * the export directory, and the variables bundle against the graph that restores it. Nothing here
+ * runs a kernel. */
 #include "runtime/verify.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* 1 when the resolved path real is dir or lies below it (both resolved: no "..", no symlinks). */
+static int under(const char *real, const char *dir) {
+  size_t n = strlen(dir);
+  if (n == 1 && dir[0] == '/') return 1;
+  return !strncmp(real, dir, n) && (real[n] == '/' || real[n] == 0);
+}
 
 sm_status *sm__verify_asset_name(const char *export_dir, const char *fn) {
   if (!fn || !*fn) return sm_status_new(SM_INVALID_ARGUMENT, "asset file name is empty");
@@ -27,14 +36,35 @@ sm_status *sm__verify_asset_name(const char *export_dir, const char *fn) {
   char real[PATH_MAX], real_dir[PATH_MAX];
   sm_status *s = NULL;
   /* a missing file is the graph's business (TF feeds the path regardless); a symlink out is not */
-  if (realpath(path, real) && realpath(export_dir, real_dir)) {
-    size_t n = strlen(real_dir);
-    if (strncmp(real, real_dir, n) != 0 || (real[n] != '/' && !(n == 1 && real_dir[0] == '/')))
-      s = sm_status_new(SM_INVALID_ARGUMENT, "asset '%s': %s resolves to %s, outside the export directory", fn, path,
-                        real);
-  }
+  if (realpath(path, real) && realpath(export_dir, real_dir) && !under(real, real_dir))
+    s = sm_status_new(SM_INVALID_ARGUMENT, "asset '%s': %s resolves to %s, outside the export directory", fn, path,
+                      real);
   free(path);
   return s;
+}
+
+sm_status *sm__verify_path_confined(const char *export_dir, const char *path, char **resolved) {
+  if (resolved) *resolved = NULL;
+  char real[PATH_MAX], real_dir[PATH_MAX];
+  if (!realpath(path, real)) {
+    int e = errno;
+    return sm_status_new(e == ENOENT ? SM_NOT_FOUND : SM_IO, "%s: %s", path, strerror(e));
+  }
+  if (!realpath(export_dir, real_dir))
+    return sm_status_new(SM_IO, "%s: %s (the export directory)", export_dir, strerror(errno));
+  if (!under(real, real_dir))
+    return sm_status_new(SM_FAILED_PRECONDITION,
+                         "%s resolves to %s, outside the export directory %s: files outside it are read only with "
+                         "allow_external_files (--allow_external_files)",
+                         path, real, real_dir);
+  if (resolved && !(*resolved = strdup(real))) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  return NULL;
+}
+
+int sm__path_inside(const char *export_dir, const char *path) {
+  char real[PATH_MAX], real_dir[PATH_MAX];
+  if (!realpath(path, real) || !realpath(export_dir, real_dir)) return -1;
+  return under(real, real_dir);
 }
 
 /* The variable node a restored tensor (node:index) is assigned to, through Identity chains. */

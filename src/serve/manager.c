@@ -83,6 +83,7 @@ struct sm_manager {
   int ntags;
   int num_threads;
   int allow_unavailable_labels;
+  int allow_external_files;
   sm_manager_counts counts;
   double poll_wait;
   double settle;
@@ -172,6 +173,7 @@ sm_status *sm__manager_new(const sm_manager_options *opts, sm_manager **out) {
   pthread_mutex_init(&m->pass_mu, NULL);
   m->num_threads = opts->num_threads;
   m->allow_unavailable_labels = opts->allow_version_labels_for_unavailable_models;
+  m->allow_external_files = opts->allow_external_files;
   m->poll_wait = opts->poll_wait_seconds;
   m->settle = opts->settle_seconds;
   static const char *const serve_tag[] = {"serve"};
@@ -341,7 +343,7 @@ typedef struct load_job {
 
 static void *load_main(void *arg) {
   load_job *j = arg;
-  sm_load_options lo = {.num_threads = j->m->num_threads};
+  sm_load_options lo = {.num_threads = j->m->num_threads, .allow_external_files = j->m->allow_external_files};
   j->st = sm_model_load(j->path, (const char *const *)j->m->tags, j->m->ntags, &lo, &j->model);
   return NULL;
 }

@@ -60,6 +60,7 @@ typedef struct sm_manager_options {
   /* A version directory is loaded only once its files have stopped changing for this long
    * (unchanged across passes that far apart, or every mtime older); 0: at first sight. */
   double settle_seconds;
+  int allow_external_files; /* sm_load_options.allow_external_files for every model loaded */
 } sm_manager_options;
 
 typedef struct sm_manager sm_manager;

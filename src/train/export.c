@@ -10,8 +10,9 @@
  * compile/fit settings go to assets.extra/ as text (format in export_internal.h).
  *
  * The export is staged in a hidden sibling directory and renamed into place, so export_dir
- * either does not exist or holds a complete export. */
-#include <dirent.h>
+ * either does not exist or holds a complete export. The staging directory's name holds the
+ * exporting pid (".tmp-export-NAME-PID"): an export removes those a killed process left, and
+ * never one whose process is alive. */
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -538,6 +539,11 @@ sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const sm_expor
       !(state_path = sm__path_join(extra_dir, SM_TRAIN_STATE_FILENAME)))
     TRY(oom());
   sm__remove_tree(stage); /* a leftover of an earlier crashed run of this very pid */
+  {
+    char stale[512];
+    snprintf(stale, sizeof stale, ".tmp-export-%.200s-", base);
+    sm__remove_stale_staging(parent, stale); /* and those of dead processes */
+  }
   if (mkdir(stage, 0755)) TRY(sm_status_new(SM_IO, "creating %s: %s", stage, strerror(errno)));
   staged = 1;
   if (classes) {

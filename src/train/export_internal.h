@@ -31,6 +31,11 @@
 #define SM_TRAIN_STATE_MAGIC "libsavedmodel-train"
 #define SM_TRAIN_STATE_VERSION 1
 #define SM_TRAIN_LABELS_FILENAME "labels.txt" /* in assets/ */
+/* The training state's ranges: an export past them is refused by sm_seq_resume (a count near
+ * INT64_MAX would overflow the epochs numbered on from it). 2^30 epochs, 2^53 steps (where a step
+ * count stops being exact as a double, which Adam's bias correction takes it as). */
+#define SM_TRAIN_MAX_EPOCHS ((int64_t)1 << 30)
+#define SM_TRAIN_MAX_ITERATIONS ((int64_t)1 << 53)
 /* Keras 3 puts a Sequential model's weights under the model's name scope. */
 #define SM_TRAIN_MODEL_SCOPE "sequential"
 

@@ -3,7 +3,11 @@
  * Reads assets.extra/libsavedmodel_train.txt (format in export_internal.h) strictly, line by
  * line, in its fixed order; rebuilds the layers through the trainer's own sm_seq_* calls (so every
  * shape is checked again), compiles, then overwrites the fresh weights and optimizer slots with
- * the exported variables (variables/variables) and restores the step and epoch counts. */
+ * the exported variables (variables/variables) and restores the step and epoch counts. Before
+ * any of that it verifies every piece of the export: saved_model.pb (present, both MetaGraphs,
+ * and the bytes fingerprint.pb hashed), variables.index (fingerprint.pb's checkpoint_hash), every
+ * tensor of the bundle (its CRC), the labels asset of a classifier, and the state's ranges
+ * (SM_TRAIN_MAX_EPOCHS, SM_TRAIN_MAX_ITERATIONS). Any failure is an error naming the file. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -12,8 +16,11 @@
 #include <string.h>
 
 #include "base/file.h"
+#include "fingerprint.pb-c.h"
+#include "savedmodel/builder.h"
 #include "savedmodel/bundle.h"
 #include "savedmodel/constants.h"
+#include "savedmodel/format.h"
 #include "train/export_internal.h"
 
 #define MAX_STATE_BYTES (1 << 20)
@@ -275,9 +282,9 @@ static sm_status *parse_state(parser *p, sm_seq **out, state *st) {
     st->seed = v;
   }
   if (!s) s = expect_key(p, "iterations", 1, 1);
-  if (!s) s = parse_i64(p, "iterations", p->tok[1], 0, INT64_MAX, &st->iterations);
+  if (!s) s = parse_i64(p, "iterations", p->tok[1], 0, SM_TRAIN_MAX_ITERATIONS, &st->iterations);
   if (!s) s = expect_key(p, "epochs_done", 1, 1);
-  if (!s) s = parse_i64(p, "epochs_done", p->tok[1], 0, INT64_MAX, &st->epochs_done);
+  if (!s) s = parse_i64(p, "epochs_done", p->tok[1], 0, SM_TRAIN_MAX_EPOCHS, &st->epochs_done);
   if (!s) s = expect_key(p, "end", 0, 0);
   if (!s && p->pos != p->len) {
     p->line++;
@@ -344,6 +351,83 @@ static sm_status *restore_variables(const char *prefix, sm_seq *m, const state *
   return s;
 }
 
+/* ---- the rest of the export ---------------------------------------------------------------------- */
+/* saved_model.pb: present, parseable, with both MetaGraphs the exporter writes, and exactly the
+ * bytes fingerprint.pb's saved_model_checksum was computed over (a truncation at a field boundary
+ * or a flipped byte in a string parses, but does not hash the same); variables.index against its
+ * checkpoint_hash. */
+static sm_status *verify_pb(const char *export_dir) {
+  char *pb = sm__path_join(export_dir, SM_SAVED_MODEL_FILENAME_PB);
+  char *fpp = sm__path_join(export_dir, SM_FINGERPRINT_FILENAME);
+  char *data = NULL;
+  size_t len = 0;
+  Tensorflow__SavedModel *sm = NULL;
+  Tensorflow__FingerprintDef *want = NULL, *got = NULL;
+  const Tensorflow__MetaGraphDef *mg;
+  sm_status *s = pb && fpp ? NULL : oom();
+  if (!s && !sm__path_exists(pb))
+    s = sm_status_new(SM_NOT_FOUND, "%s is missing: not an export of sm_seq_export, or damaged", pb);
+  if (!s) s = sm_saved_model_read(export_dir, &sm);
+  const char *train_tag[] = {SM_TAG_TRAIN}, *serve_tag[] = {SM_TAG_SERVE};
+  if (!s) s = sm_saved_model_find_meta_graph(sm, train_tag, 1, &mg);
+  if (!s) s = sm_saved_model_find_meta_graph(sm, serve_tag, 1, &mg);
+  if (!s && !sm__path_exists(fpp))
+    s = sm_status_new(SM_NOT_FOUND, "%s is missing (every export of sm_seq_export has one): cannot verify %s", fpp, pb);
+  if (!s) s = sm__file_read_max(fpp, 1 << 20, &data, &len);
+  if (!s) {
+    ProtobufCMessage *m = NULL;
+    s = sm_pb_parse(&tensorflow__fingerprint_def__descriptor, (const uint8_t *)data, len, fpp, &m);
+    want = (Tensorflow__FingerprintDef *)m;
+  }
+  if (!s) s = sm_saved_model_fingerprint(export_dir, &got);
+  if (!s && got->saved_model_checksum != want->saved_model_checksum)
+    s = sm_status_new(SM_DATA_LOSS, "%s does not match the saved_model_checksum of %s (damaged or replaced)", pb, fpp);
+  if (!s && got->checkpoint_hash != want->checkpoint_hash)
+    s = sm_status_new(SM_DATA_LOSS, "%s/%s/%s.index does not match the checkpoint_hash of %s (damaged or replaced)",
+                      export_dir, SM_VARIABLES_DIRECTORY, SM_VARIABLES_FILENAME, fpp);
+  if (want) protobuf_c_message_free_unpacked(&want->base, NULL);
+  if (got) protobuf_c_message_free_unpacked(&got->base, NULL);
+  sm_saved_model_free(sm);
+  free(data);
+  free(pb);
+  free(fpp);
+  return s;
+}
+
+/* Every tensor of the bundle reads back with its checksum (the weights restore reads only some). */
+static sm_status *verify_bundle(const char *prefix) {
+  sm_bundle *b = NULL;
+  sm_status *s = sm_bundle_open(prefix, &b);
+  size_t n = s ? 0 : sm_bundle_num_entries(b);
+  for (size_t i = 0; i < n && !s; i++) {
+    sm_bundle_entry e;
+    sm_tensor *t = NULL;
+    s = sm_bundle_entry_at(b, i, &e);
+    if (!s) s = sm_bundle_read(b, e.key, &t);
+    sm_tensor_free(t);
+  }
+  sm_bundle_close(b);
+  return s;
+}
+
+/* The labels asset the serving graph reads, when the model has classes. */
+static sm_status *verify_labels(const char *export_dir, const state *st) {
+  if (st->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) return NULL;
+  char *assets = sm__path_join(export_dir, SM_ASSETS_DIRECTORY);
+  char *path = assets ? sm__path_join(assets, SM_TRAIN_LABELS_FILENAME) : NULL;
+  sm_status *s = path ? NULL : oom();
+  char *text = NULL;
+  size_t len = 0;
+  if (!s && !sm__path_exists(path))
+    s = sm_status_new(SM_NOT_FOUND, "%s is missing: the export's class names are gone (its classify signature reads them)",
+                      path);
+  if (!s) s = sm__file_read_max(path, 1 << 20, &text, &len); /* a regular file, readable */
+  free(text);
+  free(assets);
+  free(path);
+  return s;
+}
+
 sm_status *sm_seq_resume(const char *export_dir, sm_seq **out) {
   if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm_seq_resume: no output");
   *out = NULL;
@@ -363,6 +447,9 @@ sm_status *sm_seq_resume(const char *export_dir, sm_seq **out) {
   if (!s && p.len > MAX_STATE_BYTES) s = sm_status_new(SM_DATA_LOSS, "%s: %zu bytes, more than a training state holds", path, p.len);
   if (!s && memchr(p.text, 0, p.len)) s = sm_status_new(SM_DATA_LOSS, "%s: holds a NUL byte", path);
   if (!s) s = parse_state(&p, &m, &st);
+  if (!s) s = verify_pb(export_dir);
+  if (!s) s = verify_bundle(prefix);
+  if (!s) s = verify_labels(export_dir, &st);
   if (!s) s = sm_seq_compile(m, &st.opt, &st.loss, st.seed);
   if (!s) s = restore_variables(prefix, m, &st);
   if (!s) {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # scan.sh - `savedmodel scan` against what saved_model_cli scan printed (tests/fixtures/cli-run,
 # made by tools/make_cli_run_goldens.py). Our extra line per MetaGraph (ops the runtime lacks) is
-# checked for presence and then dropped; the Python sets are compared sorted (Python's order is
+# checked for presence and then dropped, as are our lines per file-reading op (checked below); the Python sets are compared sorted (Python's order is
 # arbitrary).
 CLI=$1 SRC=$2 SHARED=$3
 FX=$SRC/tests/fixtures/cli-run
@@ -39,7 +39,7 @@ while IFS=$'\t' read -r -a f; do
   tf_lines=$(grep -c '^MetaGraph with tag set .* denylisted ops' "$tmp/out")
   our_lines=$(grep -c -e 'this runtime' "$tmp/out")
   if [ "$tf_lines" != "$our_lines" ]; then echo "FAIL $name: $tf_lines denylist lines but $our_lines runtime lines"; ok=0; fi
-  grep -v -e 'this runtime' "$tmp/out" >"$tmp/tf"
+  grep -v -e 'this runtime' -e ' reads a file: ' "$tmp/out" >"$tmp/tf"
   if ! cmp -s <(sort_sets "$tmp/tf") <(sort_sets "$FX/$name.out"); then
     echo "FAIL $name: differs from saved_model_cli scan"; diff <(sort_sets "$FX/$name.out") <(sort_sets "$tmp/tf") | head; ok=0
   fi
@@ -71,12 +71,31 @@ assert mg["tags"] == ["serve"], mg
 assert mg["denylist"] == sorted([sys.argv[2], "NoSuchOp"]), mg
 assert mg["denylisted_ops"] == [sys.argv[2]], mg
 assert mg["unsupported_ops"] == [], mg
+assert mg["file_ops"] == [], mg
 PY
   [ $rc -eq 1 ] || { echo "FAIL scan --json: exit $rc"; fail=1; }
   rm -f "/tmp/scan_json.$$"
 else
   echo "FAIL scan: no ops listed by show --list_ops"; fail=1
 fi
+# every file-reading op, with its path: a vocabulary asset and the checkpoint the loader feeds
+# (inside the export: exit 0), a restore function's computed prefix
+m=$ZOO/tf1_labels/model
+"$CLI" scan --dir "$m" >"/tmp/scan_files.$$"; rc=$?
+[ $rc -eq 0 ] || { echo "FAIL scan tf1_labels: exit $rc"; fail=1; }
+grep -qF "reads a file: InitializeTableFromTextFileV2 node 'text_file_init/InitializeTableFromTextFileV2', path (asset) '$m/assets/labels.txt': inside the export directory" "/tmp/scan_files.$$" ||
+  { echo "FAIL scan: no vocabulary line"; cat "/tmp/scan_files.$$"; fail=1; }
+grep -qF "reads a file: RestoreV2 node 'save/RestoreV2', path (loader) '$m/variables/variables': inside" "/tmp/scan_files.$$" ||
+  { echo "FAIL scan: no restore line"; fail=1; }
+"$CLI" scan --dir "$ZOO/tf2_module/model" --json >"/tmp/scan_files.$$"
+python3 - "/tmp/scan_files.$$" <<'PY' || { echo "FAIL scan --json file_ops"; fail=1; }
+import json, sys
+(mg,) = json.load(open(sys.argv[1]))["meta_graphs"]
+(f,) = mg["file_ops"]
+assert f["op"] == "RestoreV2" and f["function"].startswith("__inference__traced_restore_"), f
+assert f["path"] is None and f["source"] == "computed" and f["outside"] is None, f
+PY
+rm -f "/tmp/scan_files.$$"
 "$CLI" scan --help | grep -q "Exit status: 0 when no MetaGraph" || { echo "FAIL scan --help: exit status undocumented"; fail=1; }
 
 echo "scan: $n cases, $fail failed, $skipped skipped (no ../shared)"

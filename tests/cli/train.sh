@@ -131,6 +131,18 @@ expect_error 1 "t10k-labels-idx1-ubyte.gz: corrupt gzip data" --data "$TMP/d7" "
 if [ -d "$TMP/a/assets" ]; then # the resumed export's labels, named after --resume once
   cp -r "$TMP/a" "$TMP/a2"; printf 'x\n\n' >"$TMP/a2/assets/labels.txt"
   expect_error 1 "--resume: $TMP/a2/assets/labels.txt: line 2 is empty" --data "$TMP/syn" "${base[@]}" --resume "$TMP/a2"
+  # every piece verified: no silent Fashion-MNIST names, no damaged or missing saved_model.pb,
+  # no training state past its ranges
+  rm "$TMP/a2/assets/labels.txt"
+  expect_error 1 "--resume: $TMP/a2/assets/labels.txt is missing" --data "$TMP/syn" "${base[@]}" --resume "$TMP/a2"
+  rm -r "$TMP/a2"; cp -r "$TMP/a" "$TMP/a2"; rm "$TMP/a2/saved_model.pb"
+  expect_error 1 "$TMP/a2/saved_model.pb is missing" --data "$TMP/syn" "${base[@]}" --resume "$TMP/a2"
+  cp "$TMP/a/saved_model.pb" "$TMP/a2/"; truncate -s -1 "$TMP/a2/saved_model.pb"
+  expect_error 1 "resuming from $TMP/a2" --data "$TMP/syn" "${base[@]}" --resume "$TMP/a2"
+  cp "$TMP/a/saved_model.pb" "$TMP/a2/"
+  sed -i 's/^epochs_done .*/epochs_done 9223372036854775807/' "$TMP/a2/assets.extra/libsavedmodel_train.txt"
+  expect_error 1 'epochs_done: "9223372036854775807" is not an integer in [0, 1073741824]' --data "$TMP/syn" \
+    "${base[@]}" --resume "$TMP/a2"
 fi
 [ -e "$TMP/never" ] && die "a failed run left $TMP/never behind"
 

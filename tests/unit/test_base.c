@@ -56,6 +56,23 @@ int main(void) {
   check_prefix(": ", ": bad");
   check_prefix("a: b", "a: b: bad");
   check_prefix("x ", "x : bad");
+  /* Context the message already starts with is not repeated ("node 'c' (Const): node 'c'
+   * (Const): ..."), but a prefix that is only the start of a longer context is added. */
+  const struct {
+    const char *msg, *prefix, *want;
+  } dups[] = {
+      {"node 'c' (Const): bad value", "node 'c' (Const)", "node 'c' (Const): bad value"},
+      {"node 'c' (Const): bad value", "node 'c' (Const): ", "node 'c' (Const): bad value"},
+      {"node 'c' (Const): bad value", "node 'c'", "node 'c': node 'c' (Const): bad value"},
+      {"--resume: x is missing", "--resume", "--resume: x is missing"},
+      {"node 'c' (Const)", "node 'c' (Const)", "node 'c' (Const): node 'c' (Const)"},
+      {"http://x: refused", "http", "http: http://x: refused"},
+  };
+  for (size_t i = 0; i < sizeof dups / sizeof *dups; i++) {
+    sm_status *d = sm_status_prefix(sm_status_new(SM_INTERNAL, "%s", dups[i].msg), "%s", dups[i].prefix);
+    CHECK_EQ_STR(sm_status_message(d), dups[i].want);
+    sm_status_free(d);
+  }
 
   CHECK_EQ_STR(sm_dtype_name(SM_FLOAT), "DT_FLOAT");
   CHECK_EQ_STR(sm_dtype_name(101), "DT_FLOAT_REF");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -416,6 +417,10 @@ static void test_export_resume(const char *tmp) {
     check_bad_state(dir, state, "units=6", "units=7", "the model needs");
     check_bad_state(dir, state, "iterations 123", "iterations 124", "adam/iteration");
     check_bad_state(dir, state, "iterations 123", "iterations -1", "not an integer");
+    /* counts past the ranges a resumed run can number on from (UBSan: no overflow anywhere) */
+    check_bad_state(dir, state, "epochs_done 4", "epochs_done 9223372036854775807", "epochs_done: \"9223372036854775807\" is not an integer in [0, 1073741824]");
+    check_bad_state(dir, state, "epochs_done 4", "epochs_done 1073741825", "epochs_done");
+    check_bad_state(dir, state, "iterations 123", "iterations 9223372036854775806", "iterations");
     check_bad_state(dir, state, "end\n", "end\nmore\n", "text after");
     check_bad_state(dir, state, "end\n", "end", "newline");
     check_bad_state(dir, state, "end\n", "", "end of file");
@@ -475,6 +480,108 @@ static void test_export_resume(const char *tmp) {
   free(lp);
   free(sp);
   remove_tree(dir);
+  free(dir);
+  sm_seq_free(m);
+}
+
+/* Copies src to dst (whole file). */
+static void copy_file(const char *src, const char *dst) {
+  char *t = NULL;
+  size_t n = 0;
+  CHECK_OK(sm__file_read_all(src, &t, &n));
+  if (t) write_text(dst, t, n);
+  free(t);
+}
+
+/* resume verifies every piece of the export, not only the training state: saved_model.pb
+ * (missing, truncated, one byte changed), fingerprint.pb, the labels asset, every tensor's CRC. */
+static void test_resume_verifies_export(const char *tmp) {
+  sm_optimizer adam = sm_adam_defaults();
+  sm_seq *m = make_model(&adam, 0, 1);
+  if (!m) return;
+  const char *labels[] = {"cat", "dog", "bird"};
+  sm_export_options o = {labels, 3, 0};
+  char *dir = join(tmp, "verify"), *keep = join(tmp, "verify.keep");
+  CHECK_OK(sm_seq_export(m, dir, &o));
+  sm_seq *r = NULL;
+  CHECK_OK(sm_seq_resume(dir, &r));
+  sm_seq_free(r);
+  const char *pieces[] = {"saved_model.pb", "fingerprint.pb", "assets/labels.txt",
+                          "variables/variables.data-00000-of-00001"};
+  for (int i = 0; i < 4; i++) {
+    char *p = join(dir, pieces[i]);
+    copy_file(p, keep);
+    char *t = NULL;
+    size_t n = 0;
+    CHECK_OK(sm__file_read_all(p, &t, &n));
+    /* missing */
+    unlink(p);
+    r = NULL;
+    sm_status *s = sm_seq_resume(dir, &r);
+    CHECK(s != NULL && r == NULL);
+    if (s && (!strstr(sm_status_message(s), pieces[i] + (i == 3 ? 10 : i == 2 ? 7 : 0)) ||
+              !strstr(sm_status_message(s), i == 3 ? "missing or unreadable" : "is missing")))
+      fprintf(stderr, "%s missing: %s\n", pieces[i], sm_status_message(s)), sm_test_failures++;
+    sm_status_free(s);
+    if (t && n > 16 && i != 2) {
+      /* truncated, and one byte changed in its middle: never accepted */
+      for (int k = 0; k < 3; k++) {
+        if (k == 2) t[n / 2] ^= 0x01;
+        write_text(p, t, k == 0 ? n / 2 : k == 1 ? n - 1 : n);
+        r = NULL;
+        s = sm_seq_resume(dir, &r);
+        if (!s) fprintf(stderr, "%s damaged (%d) accepted\n", pieces[i], k);
+        CHECK(s != NULL && r == NULL);
+        sm_status_free(s);
+        sm_seq_free(r);
+      }
+    }
+    free(t);
+    copy_file(keep, p);
+    free(p);
+  }
+  unlink(keep);
+  CHECK_OK(sm_seq_resume(dir, &r));
+  sm_seq_free(r);
+  remove_tree(dir);
+  free(dir);
+  free(keep);
+  sm_seq_free(m);
+}
+
+/* A killed export leaves ".tmp-export-NAME-PID" next to NAME: the next export of NAME removes those
+ * of dead processes, and never one of a live process. */
+static void test_stale_staging(const char *tmp) {
+  sm_optimizer adam = sm_adam_defaults();
+  sm_seq *m = make_model(&adam, 0, 1);
+  if (!m) return;
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  CHECK(child > 0);
+  if (child > 0) waitpid(child, NULL, 0); /* a pid that is no process now */
+  char name[128];
+  snprintf(name, sizeof name, ".tmp-export-stale-%ld", (long)child);
+  char *dead = join(tmp, name);
+  snprintf(name, sizeof name, ".tmp-export-stale-%ld", (long)getppid());
+  char *live = join(tmp, name);
+  char *other = join(tmp, ".tmp-export-stale-x-1"); /* the export "stale-x"'s, not ours */
+  CHECK(mkdir(dead, 0755) == 0 && mkdir(live, 0755) == 0 && mkdir(other, 0755) == 0);
+  char *inner = join(dead, "model");
+  CHECK(mkdir(inner, 0755) == 0);
+  const char *labels[] = {"cat", "dog", "bird"};
+  sm_export_options o = {labels, 3, 0};
+  char *dir = join(tmp, "stale");
+  CHECK_OK(sm_seq_export(m, dir, &o));
+  CHECK(!sm__path_exists(dead));
+  CHECK(sm__is_dir(live));
+  CHECK(sm__is_dir(other));
+  rmdir(live);
+  rmdir(other);
+  remove_tree(dir);
+  free(inner);
+  free(dead);
+  free(live);
+  free(other);
   free(dir);
   sm_seq_free(m);
 }
@@ -604,6 +711,8 @@ int main(void) {
   test_export_resume(tmp);
   test_variants(tmp);
   test_fit_resume(tmp);
+  test_resume_verifies_export(tmp);
+  test_stale_staging(tmp);
   CHECK_EQ_INT(count_entries(tmp), 0);
   remove_tree(tmp);
   TEST_MAIN_END();
