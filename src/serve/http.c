@@ -7,6 +7,7 @@
  * name and label itself). */
 #include "serve/http.h"
 
+#include <errno.h>
 #include <netdb.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -177,11 +178,15 @@ sm_status *sm__http_start(const sm_http_options *o, sm_rest *rest, sm_manager *m
                           MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
                           MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
                           (unsigned)(o->idle_timeout_seconds > 0 ? o->idle_timeout_seconds : 60),
-                          MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+                          MHD_OPTION_END);
+  int err = errno;
   freeaddrinfo(ai);
+  /* No MHD_OPTION_LISTENING_ADDRESS_REUSE: MHD's default (SO_REUSEADDR, no SO_REUSEPORT) lets a
+   * restart rebind at once but refuses a port another server listens on, as TF Serving does. */
   if (!h->d) {
     free(h);
-    return sm_status_new(SM_IO, "http: cannot listen on %s port %d (in use, or no permission)", addr, o->port);
+    return sm_status_new(SM_IO, "Failed to start HTTP Server at %s:%d: %s", addr, o->port,
+                         err ? strerror(err) : "cannot listen (in use, or no permission)");
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
   h->port = di ? di->port : o->port;
