@@ -104,7 +104,7 @@ static sm_status *pack(const ProtobufCMessage *msg, sm_grpc_reply *out) {
 static sm_status *parse(const ProtobufCMessageDescriptor *d, const uint8_t *req, size_t len, ProtobufCMessage **msg) {
   sm_status *s = sm_pb_parse(d, req, len, d->short_name, msg);
   if (s && sm_status_code(s) != SM_NO_MEMORY) {
-    sm_status *e = inval("Could not parse the %s: %s", d->short_name, sm_status_message(s));
+    sm_status *e = inval("%s", sm_status_message(s)); /* "PredictRequest: malformed protobuf at byte ..." */
     sm_status_free(s);
     return e;
   }
