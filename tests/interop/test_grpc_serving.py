@@ -118,7 +118,8 @@ def main():
 
         with open(cfg, "w") as f:
             f.write(config_text(sorted(bases)))
-        server, gport, rport = start_server(cli, cfg)
+        sock = os.path.join(tmp, "grpc.sock")
+        server, gport, rport = start_server(cli, cfg, ["--grpc_socket_path", sock])
         channel = grpc.insecure_channel(f"127.0.0.1:{gport}")
         ps = prediction_service_pb2_grpc.PredictionServiceStub(channel)
         ms = model_service_pb2_grpc.ModelServiceStub(channel)
@@ -428,6 +429,27 @@ def main():
             return f"now {keep}"
         check("HandleReloadConfigRequest (a model removed; no config refused)", reload)
 
+
+        def unix_socket():
+            stub = model_service_pb2_grpc.ModelServiceStub(grpc.insecure_channel(f"unix:{sock}"))
+            r = stub.GetModelStatus(get_model_status_pb2.GetModelStatusRequest(model_spec={"name": "cr"}), timeout=30)
+            assert r.model_version_status[0].state == get_model_status_pb2.ModelVersionStatus.AVAILABLE
+        check("--grpc_socket_path serves the same API", unix_socket)
+
+        def max_receive():
+            small, sg, _ = start_server(cli, cfg, ["--grpc_channel_arguments", "grpc.max_receive_message_length=4096"])
+            try:
+                stub = prediction_service_pb2_grpc.PredictionServiceStub(grpc.insecure_channel(f"127.0.0.1:{sg}"))
+                req = predict_pb2.PredictRequest()
+                req.model_spec.name = "cr"
+                req.inputs["x"].CopyFrom(tf.make_tensor_proto(np.ones((1000, 2), np.float32)))
+                error(lambda: stub.Predict(req, timeout=30), grpc.StatusCode.RESOURCE_EXHAUSTED, "")
+                req.inputs["x"].CopyFrom(tf.make_tensor_proto(np.ones((10, 2), np.float32)))
+                stub.Predict(req, timeout=30)
+            finally:
+                small.terminate()
+                small.wait(timeout=60)
+        check("grpc.max_receive_message_length: larger requests RESOURCE_EXHAUSTED", max_receive)
 
         # ---- a busy port is refused, gRPC and REST ----
         def busy(flagset):
