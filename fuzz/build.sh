@@ -32,7 +32,8 @@ pkg-config --exists jansson && PKGS="$PKGS jansson"
 PKG_CFLAGS=$(pkg-config --cflags $PKGS)
 PKG_LIBS=$(pkg-config --libs $PKGS)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror $SAN -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+VERSION=$(sed -n 's/^project(savedmodel VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror $SAN -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DSM_VERSION_STRING=\"$VERSION\"
         -Iinclude -I$B/gen -Isrc $PKG_CFLAGS"
 
 # An object is rebuilt when it is missing or older than its source or any header its .d file
@@ -60,10 +61,11 @@ export CC CFLAGS
 
 objs=()
 jobs=()
-# The serve layer's JSON decoder is fuzzed too; the rest of src/serve (HTTP) is not needed.
+# The serve layer's JSON decoder and gRPC request handling (with the REST engine and the model
+# manager it runs on) are fuzzed too; the rest of src/serve (HTTP, batching) is not needed.
 srcs=(src/base/*.c src/format/*.c src/graph/*.c src/runtime/*.c src/ops/*.c src/builder/*.c
       src/cli/pyliteral.c src/cli/pyfmt.c)
-for f in src/train/*.c src/serve/json*.c; do [ -f "$f" ] && srcs+=("$f"); done
+for f in src/train/*.c src/serve/json*.c src/serve/grpc_api.c src/serve/rest.c src/serve/manager.c src/serve/config.c; do [ -f "$f" ] && srcs+=("$f"); done
 # Our sources get -Wshadow -Wmissing-prototypes as in the CMake build.
 WEXTRA="-Wshadow -Wmissing-prototypes"
 for f in "${srcs[@]}"; do

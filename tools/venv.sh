@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates (or reuses) a Python venv with TensorFlow (CPU) and numpy for tools/ and the interop suite,
-# plus tf2onnx and onnxruntime for bench/bench_runtime.py.
+# plus tf2onnx and onnxruntime for bench/bench_runtime.py, and TF Serving's Python client
+# (tensorflow-serving-api, over the grpcio TensorFlow brings) for tests/interop/test_grpc_serving.py.
 # Usage: tools/venv.sh DIR   (e.g. build/venv). Idempotent: when DIR already imports tensorflow and
 # numpy it returns at once without touching the network.
 set -euo pipefail
@@ -12,7 +13,8 @@ dir=$1
 py=${PYTHON:-python3}
 
 if [ -x "$dir/bin/python" ] &&
-   "$dir/bin/python" -c "import numpy, tensorflow, tf2onnx, onnxruntime" >/dev/null 2>&1; then
+   "$dir/bin/python" -c "import numpy, tensorflow, tf2onnx, onnxruntime, grpc, tensorflow_serving.apis" \
+     >/dev/null 2>&1; then
   exit 0
 fi
 
@@ -25,5 +27,9 @@ echo "venv: installing tensorflow-cpu, numpy, tf2onnx, onnxruntime into $dir (a 
 "$dir/bin/python" -m pip install -q tensorflow-cpu numpy
 # ONNX Runtime is the benchmark's second reference (bench/bench_runtime.py); tf2onnx converts for it.
 "$dir/bin/python" -m pip install -q tf2onnx onnxruntime
+# TF Serving's client stubs: --no-deps, so that its pin does not replace the TensorFlow above
+# (its other dependencies, grpcio and protobuf, come with TensorFlow).
+"$dir/bin/python" -m pip install -q --no-deps tensorflow-serving-api
+"$dir/bin/python" -c "import grpc, tensorflow_serving.apis.prediction_service_pb2_grpc"
 # Fail here, not later in a tool, if the install did not produce a working TensorFlow.
 "$dir/bin/python" -c "import numpy, tensorflow as tf; print('venv: tensorflow', tf.__version__)"

@@ -16,13 +16,16 @@
 #include "serve/limits.h"
 #include "serve/manager.h"
 #include "serve/rest.h"
+#ifdef SM_HAVE_GRPC
+#include "grpc/grpc_server.h"
+#endif
 
 static const char usage[] =
     "usage: savedmodel serve --model_name M --model_base_path DIR [--rest_api_port 8501] [flags]\n"
     "       savedmodel serve --model_config_file F [--rest_api_port 8501] [flags]\n"
     "\n"
-    "Serves SavedModels over TensorFlow Serving's REST API (/v1/models/...), with TF Serving's\n"
-    "flag names. gRPC is not served: --port is accepted and ignored.\n";
+    "Serves SavedModels over TensorFlow Serving's REST API (/v1/models/...) and, with --port or\n"
+    "--grpc_socket_path, its gRPC API (PredictionService, ModelService), with TF Serving's flag names.\n";
 
 static int parse_long(const char *name, const char *v, long lo, long hi, long *out) {
   char *end;
@@ -74,7 +77,13 @@ int sm__cli_serve(int argc, char **argv) {
       {"tensorflow_intra_op_parallelism", SM_FLAG_STRING, "Threads per model for large kernels (0: one per core)",
        NULL, 0},
       {"saved_model_tags", SM_FLAG_STRING, "Comma-separated MetaGraph tags to load (default \"serve\")", NULL, 0},
-      {"port", SM_FLAG_STRING, "gRPC port: accepted and ignored (only REST is served)", NULL, 0},
+      {"port", SM_FLAG_STRING, "Port of the gRPC API (0: any free port, printed; absent: no gRPC)", NULL, 0},
+      {"grpc_socket_path", SM_FLAG_STRING, "Also serve gRPC on this unix socket", NULL, 0},
+      {"grpc_channel_arguments", SM_FLAG_STRING,
+       "gRPC server arguments, k=v,...: grpc.max_receive_message_length (default 2147483647), "
+       "grpc.max_send_message_length",
+       NULL, 0},
+      {"grpc_max_threads", SM_FLAG_STRING, "gRPC worker threads (default 4 per core)", NULL, 0},
       {"monitoring_config_file", SM_FLAG_STRING, "Accepted and ignored: metrics are always at "
                                                  "/monitoring/prometheus/metrics", NULL, 0},
       {"enable_model_warmup", SM_FLAG_BOOL, "Accepted and ignored", NULL, 0},
@@ -90,6 +99,11 @@ int sm__cli_serve(int argc, char **argv) {
   if (r == -1) return 0;
   if (r) return r;
 #define FV(name) (sm__cli_flag(flags, nflags, name)->value)
+#ifndef SM_HAVE_GRPC
+  if (FV("port") || FV("grpc_socket_path"))
+    return sm__cli_error(2, "serve: --port / --grpc_socket_path: gRPC is not built in (libgrpc-dev was not found "
+                            "when this savedmodel was configured); only the REST API is served");
+#endif
   const char *name = FV("model_name") ? FV("model_name") : "default";
   const char *base = FV("model_base_path"), *cfg = FV("model_config_file");
   if (!base && !cfg) return sm__cli_error(2, "serve: --model_base_path or --model_config_file is required");
@@ -136,7 +150,34 @@ int sm__cli_serve(int argc, char **argv) {
   if (FV("model_config_file_poll_wait_seconds") &&
       parse_double("model_config_file_poll_wait_seconds", FV("model_config_file_poll_wait_seconds"), &cfg_poll))
     return 2;
-  if (FV("port")) fprintf(stderr, "savedmodel serve: --port=%s ignored: gRPC is not served, only REST\n", FV("port"));
+  long grpc_port = -1, grpc_threads = 0;
+  int64_t grpc_max_recv = 0, grpc_max_send = 0;
+  if (FV("port") && parse_long("port", FV("port"), 0, 65535, &grpc_port)) return 2;
+  if (FV("grpc_max_threads") && parse_long("grpc_max_threads", FV("grpc_max_threads"), 0, 4096, &grpc_threads))
+    return 2;
+  if (grpc_port > 0 && grpc_port == port)
+    return sm__cli_error(2, "serve: --rest_api_port cannot be same as --port. Please use a different port for "
+                            "HTTP/REST API.");
+  if (FV("grpc_channel_arguments")) {
+    char *args = strdup(FV("grpc_channel_arguments"));
+    for (char *save = NULL, *kv = args ? strtok_r(args, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
+      char *eq = strchr(kv, '=');
+      long v = 0;
+      if (eq) *eq = 0;
+      int known = eq && (!strcmp(kv, "grpc.max_receive_message_length") || !strcmp(kv, "grpc.max_send_message_length"));
+      if (known && parse_long(kv, eq + 1, -1, 2147483647L, &v)) {
+        free(args);
+        return 2;
+      }
+      if (!known) fprintf(stderr, "savedmodel serve: --grpc_channel_arguments: %s ignored\n", kv);
+      else if (!strcmp(kv, "grpc.max_receive_message_length")) grpc_max_recv = v;
+      else grpc_max_send = v;
+    }
+    free(args);
+  }
+#ifndef SM_HAVE_GRPC
+  (void)grpc_threads, (void)grpc_max_recv, (void)grpc_max_send;
+#endif
 
   /* tags: "serve" or a comma list */
   char *tagbuf = strdup(FV("saved_model_tags") ? FV("saved_model_tags") : "serve");
@@ -159,6 +200,9 @@ int sm__cli_serve(int argc, char **argv) {
   sm_batcher *b = NULL;
   sm_rest *rest = NULL;
   sm_http *http = NULL;
+#ifdef SM_HAVE_GRPC
+  sm_grpc_server *grpc = NULL;
+#endif
   sm_model_config_list *cl = NULL;
   int64_t *allowed = NULL;
   sm_manager_options mo = {.poll_wait_seconds = fs_poll, .num_threads = (int)intra, .tags = tags, .ntags = ntags,
@@ -200,6 +244,20 @@ int sm__cli_serve(int argc, char **argv) {
                           .header_timeout_seconds = header_to};
     s = sm__http_start(&ho, rest, m, &http);
   }
+#ifdef SM_HAVE_GRPC
+  if (!s && (grpc_port >= 0 || FV("grpc_socket_path"))) {
+    char addr[64];
+    snprintf(addr, sizeof addr, "0.0.0.0:%ld", grpc_port);
+    sm_grpc_server_options go = {.addr = grpc_port >= 0 ? addr : NULL, .socket_path = FV("grpc_socket_path"),
+                                 .num_threads = (int)grpc_threads, .max_receive_bytes = grpc_max_recv,
+                                 .max_send_bytes = grpc_max_send};
+    s = sm__grpc_server_start(&go, rest, &grpc);
+    if (!s && grpc_port >= 0)
+      fprintf(stderr, "Running gRPC ModelServer at 0.0.0.0:%d ...\n", sm__grpc_server_port(grpc));
+    if (!s && FV("grpc_socket_path"))
+      fprintf(stderr, "Running gRPC ModelServer at UNIX socket %s ...\n", FV("grpc_socket_path"));
+  }
+#endif
   if (s) {
     rc = sm__cli_fail(s);
   } else {
@@ -212,9 +270,16 @@ int sm__cli_serve(int argc, char **argv) {
     fprintf(stderr, "savedmodel serve: signal %d: finishing requests in flight and stopping\n", sig);
     sm__http_stop(http, 30000);
     http = NULL;
+#ifdef SM_HAVE_GRPC
+    sm__grpc_server_stop(grpc, 30000);
+    grpc = NULL;
+#endif
     rc = 0;
   }
   sm__http_stop(http, 0);
+#ifdef SM_HAVE_GRPC
+  sm__grpc_server_stop(grpc, 0);
+#endif
   sm__batcher_free(b);
   sm__rest_free(rest);
   sm__manager_free(m);

@@ -103,22 +103,13 @@ static sm_status *convert_one(const char *path, int idx, const Tensorflow__Servi
   return NULL;
 }
 
-sm_status *sm__model_config_list_read(const char *path, sm_model_config_list **out) {
+/* A decoded ModelServerConfig (a file's, or a HandleReloadConfigRequest's); `path` names it in errors. */
+sm_status *sm__model_config_list_from_proto(const Tensorflow__Serving__ModelServerConfig *cfg, const char *path,
+                                            sm_model_config_list **out) {
   *out = NULL;
-  char *text = NULL;
-  size_t len = 0;
-  sm_status *s = sm__file_read_all(path, &text, &len);
-  if (s) return sm_status_prefix(s, "reading model config file");
-  ProtobufCMessage *msg = NULL;
-  s = sm_pbtxt_parse(&tensorflow__serving__model_server_config__descriptor, text, len, path, &msg);
-  free(text);
-  if (s) return s;
-  Tensorflow__Serving__ModelServerConfig *cfg = (Tensorflow__Serving__ModelServerConfig *)msg;
+  sm_status *s = NULL;
   sm_model_config_list *l = calloc(1, sizeof *l);
-  if (!l) {
-    protobuf_c_message_free_unpacked(msg, NULL);
-    return sm_status_new(SM_NO_MEMORY, "%s: out of memory", path);
-  }
+  if (!l) return sm_status_new(SM_NO_MEMORY, "%s: out of memory", path);
   if (cfg->config_case == TENSORFLOW__SERVING__MODEL_SERVER_CONFIG__CONFIG_CUSTOM_MODEL_CONFIG) {
     s = sm_status_new(SM_UNIMPLEMENTED, "%s: custom_model_config is not supported; use model_config_list", path);
   } else if (cfg->config_case == TENSORFLOW__SERVING__MODEL_SERVER_CONFIG__CONFIG_MODEL_CONFIG_LIST &&
@@ -137,11 +128,25 @@ sm_status *sm__model_config_list_read(const char *path, sm_model_config_list **o
                             l->v[i].name);
   }
   /* CONFIG_NOT_SET: an empty list (TF Serving takes no action for an empty config). */
-  protobuf_c_message_free_unpacked(msg, NULL);
   if (s) {
     sm__model_config_list_free(l);
     return s;
   }
   *out = l;
   return NULL;
+}
+
+sm_status *sm__model_config_list_read(const char *path, sm_model_config_list **out) {
+  *out = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  sm_status *s = sm__file_read_all(path, &text, &len);
+  if (s) return sm_status_prefix(s, "reading model config file");
+  ProtobufCMessage *msg = NULL;
+  s = sm_pbtxt_parse(&tensorflow__serving__model_server_config__descriptor, text, len, path, &msg);
+  free(text);
+  if (s) return s;
+  s = sm__model_config_list_from_proto((Tensorflow__Serving__ModelServerConfig *)msg, path, out);
+  protobuf_c_message_free_unpacked(msg, NULL);
+  return s;
 }

@@ -19,6 +19,7 @@
  * is always still the connection's. */
 #include "serve/http.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -478,19 +479,23 @@ sm_status *sm__http_start(const sm_http_options *o, sm_rest *rest, sm_manager *m
                           MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
                           MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
                           (unsigned)idle, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
-                          MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
-                          MHD_OPTION_END);
+                          MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_END);
+  int err = errno;
   freeaddrinfo(ai);
+  /* No MHD_OPTION_LISTENING_ADDRESS_REUSE: MHD's default (SO_REUSEADDR, no SO_REUSEPORT) lets a
+   * restart rebind at once but refuses a port another server listens on, as TF Serving does. */
   if (h->d) h->reaper_started = pthread_create(&h->reaper, NULL, reaper_main, h) == 0;
   if (h->d && !h->reaper_started) {
     MHD_stop_daemon(h->d);
     h->d = NULL;
+    err = 0;
   }
   if (!h->d) {
     pthread_mutex_destroy(&h->cmu);
     pthread_cond_destroy(&h->ccv);
     free(h);
-    return sm_status_new(SM_IO, "http: cannot listen on %s port %d (in use, or no permission)", addr, o->port);
+    return sm_status_new(SM_IO, "Failed to start HTTP Server at %s:%d: %s", addr, o->port,
+                         err ? strerror(err) : "cannot listen (in use, or no permission)");
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
   h->port = di ? di->port : o->port;

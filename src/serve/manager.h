@@ -47,6 +47,10 @@ sm_status *sm__model_config_list_read(const char *path, sm_model_config_list **o
 int sm__model_config_list_count(const sm_model_config_list *l);
 const sm_model_config *sm__model_config_list_at(const sm_model_config_list *l, int i);
 void sm__model_config_list_free(sm_model_config_list *l); /* NULL-safe */
+/* The same from a decoded ModelServerConfig (HandleReloadConfigRequest); `what` names it in errors. */
+struct Tensorflow__Serving__ModelServerConfig;
+sm_status *sm__model_config_list_from_proto(const struct Tensorflow__Serving__ModelServerConfig *cfg, const char *what,
+                                            sm_model_config_list **out);
 
 typedef struct sm_manager_options {
   double poll_wait_seconds; /* 0 = no background polling (call sm__manager_poll) */

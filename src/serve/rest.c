@@ -632,69 +632,42 @@ static const sm_tensor_info *find_info(const sm_tensor_info *v, int n, const cha
   return NULL;
 }
 
-/* Classify and regress (PreProcess*, Run*, PostProcess*). */
-static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, const char *body, size_t len,
-                                   sm_jbuf *out, const sm_run_options *ro) {
-  sm_examples_request req;
-  sm_servable *sv = NULL;
-  sm_tensor *in = NULL, *outputs[2] = {NULL, NULL};
-  sm_status *s = sm__json_parse_examples(body, len, &req);
-  if (s) return s;
-  s = sm__manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0, rt->has_label ? rt->label : NULL,
-                         &sv);
-  if (s) goto done;
+/* Classify and regress over serialized tf.Examples (PreProcess*, Run*, PostProcess* of
+ * classifier.cc / regressor.cc): checks the signature, runs it, checks the outputs. Shared with
+ * the gRPC API (rest.h). */
+sm_status *sm__rest_run_examples(sm_rest *r, sm_servable *sv, const char *key, int classify,
+                                 uint8_t *const *examples, const size_t *lens, int64_t n, const sm_run_options *ro,
+                                 sm_examples_outputs *res) {
+  memset(res, 0, sizeof *res);
+  sm_tensor *in = NULL, **outputs = res->t;
   sm_model *m = sm__servable_model(sv);
-  const char *key = sig_key(req.signature_name);
-  if (!sm_model_signature_method(m, key)) {
-    s = inval("No signature was found with the name: %s", key);
-    goto done;
-  }
-  if ((s = runnable(m, key))) goto done;
+  sm_status *s = NULL;
+  if (!sm_model_signature_method(m, key)) return inval("No signature was found with the name: %s", key);
+  if ((s = runnable(m, key))) return s;
   const sm_tensor_info *ins, *outs;
   int nins, nouts;
   s = sm_model_signature_inputs(m, key, &ins, &nins);
   if (!s) s = sm_model_signature_outputs(m, key, &outs, &nouts);
-  if (s) goto done;
-  if (nins != 1) {
-    s = inval("Expected one input Tensor.");
-    goto done;
-  }
+  if (s) return s;
+  if (nins != 1) return inval("Expected one input Tensor.");
   const sm_tensor_info *cls = NULL, *scr = NULL, *reg = NULL;
   if (classify) {
-    if (nouts != 1 && nouts != 2) {
-      s = inval("Expected one or two output Tensors, found %d", nouts);
-      goto done;
-    }
-    if (!find_info(ins, nins, "inputs")) {
-      s = inval("No classification inputs found in SignatureDef: %s", key);
-      goto done;
-    }
+    if (nouts != 1 && nouts != 2) return inval("Expected one or two output Tensors, found %d", nouts);
+    if (!find_info(ins, nins, "inputs")) return inval("No classification inputs found in SignatureDef: %s", key);
     cls = find_info(outs, nouts, "classes");
     scr = find_info(outs, nouts, "scores");
-    if (!cls && !scr) {
-      s = inval("Expected classification signature outputs to contain at least one of \"classes\" or \"scores\". "
-                "Signature was: %s",
-                key);
-      goto done;
-    }
+    if (!cls && !scr)
+      return inval("Expected classification signature outputs to contain at least one of \"classes\" or "
+                   "\"scores\". Signature was: %s",
+                   key);
   } else {
-    if (nouts != 1) {
-      s = inval("Expected one output Tensor.");
-      goto done;
-    }
-    if (!find_info(ins, nins, "inputs")) {
-      s = inval("No regression inputs found in SignatureDef: %s", key);
-      goto done;
-    }
+    if (nouts != 1) return inval("Expected one output Tensor.");
+    if (!find_info(ins, nins, "inputs")) return inval("No regression inputs found in SignatureDef: %s", key);
     reg = find_info(outs, nouts, "outputs");
-    if (!reg) {
-      s = inval("No regression outputs found in SignatureDef: %s", key);
-      goto done;
-    }
+    if (!reg) return inval("No regression outputs found in SignatureDef: %s", key);
   }
-  int64_t n = req.n;
   s = sm_tensor_new(SM_STRING, 1, &n, &in);
-  for (int64_t i = 0; !s && i < n; i++) s = sm_tensor_set_string(in, i, req.examples[i], req.lens[i]);
+  for (int64_t i = 0; !s && i < n; i++) s = sm_tensor_set_string(in, i, examples[i], lens[i]);
   if (s) goto done;
   const char *feed = ins[0].name;
   const char *fetch[2];
@@ -708,6 +681,7 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
   s = sm_model_session_run_opts(m, &feed, &in, 1, fetch, nf, NULL, 0, outputs, ro);
   if (!s) s = deadline_check(r, ro);
   if (s) goto done;
+  res->n = n;
   if (classify) {
     const sm_tensor *ct = cls ? outputs[0] : NULL, *st = scr ? outputs[cls ? 1 : 0] : NULL;
     char sh[256];
@@ -741,14 +715,14 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
         goto done;
       }
     }
-    int64_t k = 0;
     if (ct && st && sm_tensor_dims(ct)[1] != sm_tensor_dims(st)[1]) {
       s = inval("Tensors class and score should match in dim_size(1). Got %" PRId64 " vs. %" PRId64,
                 sm_tensor_dims(ct)[1], sm_tensor_dims(st)[1]);
       goto done;
     }
-    k = ct ? sm_tensor_dims(ct)[1] : sm_tensor_dims(st)[1];
-    s = sm__json_write_classification(out, n, k, ct, st ? sm_tensor_data(st) : NULL);
+    res->classes = ct;
+    res->scores = st;
+    res->k = ct ? sm_tensor_dims(ct)[1] : sm_tensor_dims(st)[1];
   } else {
     const sm_tensor *t = outputs[0];
     int rk = sm_tensor_rank(t);
@@ -767,15 +741,55 @@ static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, co
       s = inval("Expected output Tensor of DT_FLOAT.  Got: %s", dt_name(sm_tensor_dtype(t)));
       goto done;
     }
-    s = sm__json_write_regression(out, sm_tensor_data(t), n);
+    res->values = sm_tensor_data(t);
   }
 done:
   sm_tensor_free(in);
-  sm_tensor_free(outputs[0]);
-  sm_tensor_free(outputs[1]);
+  if (s) sm__examples_outputs_clear(res);
+  return s;
+}
+
+void sm__examples_outputs_clear(sm_examples_outputs *res) {
+  if (!res) return;
+  sm_tensor_free(res->t[0]);
+  sm_tensor_free(res->t[1]);
+  memset(res, 0, sizeof *res);
+}
+
+static sm_status *classify_regress(sm_rest *r, const route *rt, int classify, const char *body, size_t len,
+                                   sm_jbuf *out, const sm_run_options *ro) {
+  sm_examples_request req;
+  sm_servable *sv = NULL;
+  sm_examples_outputs res = {0};
+  sm_status *s = sm__json_parse_examples(body, len, &req);
+  if (s) return s;
+  s = sm__manager_acquire(r->manager, rt->name, rt->has_version ? rt->version : 0, rt->has_label ? rt->label : NULL,
+                         &sv);
+  if (!s)
+    s = sm__rest_run_examples(r, sv, sig_key(req.signature_name), classify, req.examples, req.lens, req.n, ro, &res);
+  if (!s && classify)
+    s = sm__json_write_classification(out, res.n, res.k, res.classes, res.scores ? sm_tensor_data(res.scores) : NULL);
+  else if (!s)
+    s = sm__json_write_regression(out, res.values, res.n);
+  sm__examples_outputs_clear(&res);
   sm__servable_release(sv);
   sm__examples_request_clear(&req);
   return s;
+}
+
+/* ---- shared with the gRPC API ---- */
+
+sm_manager *sm__rest_manager(const sm_rest *r) { return r->manager; }
+
+const char *const *sm__rest_tags(const sm_rest *r, int *n) {
+  *n = r->ntags;
+  return (const char *const *)r->tags;
+}
+
+sm_status *sm__rest_run(sm_rest *r, sm_servable *sv, const char *key, const char *const *aliases,
+                        sm_tensor *const *inputs, int nin, const sm_tensor_info *outs, int nout, sm_tensor **outputs,
+                        const sm_run_options *ro) {
+  return run_signature(r, sv, key, aliases, inputs, nin, outs, nout, outputs, ro);
 }
 
 /* ======================================================================= dispatch ==== */

@@ -54,4 +54,26 @@ int sm__rest_http_status(sm_code code);
 /* Whether the REST handler owns the path (TF Serving's "(?i)/v1/.*"). */
 int sm__rest_path_is_api(const char *path);
 
+/* ---- the engine, shared with the gRPC API (grpc_api.c) ---- */
+sm_manager *sm__rest_manager(const sm_rest *r);
+const char *const *sm__rest_tags(const sm_rest *r, int *n);
+/* Runs signature `key` of sv: inputs by alias, outputs `outs` (outputs owned by the caller), through
+ * the batcher when there is one; UNIMPLEMENTED for a signature this runtime cannot run. */
+sm_status *sm__rest_run(sm_rest *r, sm_servable *sv, const char *key, const char *const *aliases,
+                        sm_tensor *const *inputs, int nin, const sm_tensor_info *outs, int nout, sm_tensor **outputs,
+                        const sm_run_options *ro);
+/* Classify (classify = 1) or regress over n serialized tf.Examples with TF Serving's checks of
+ * the signature and of its outputs. On success: n, and classes / scores (k per example; either
+ * may be NULL) or values (n floats), all owned by t[]; free with sm__examples_outputs_clear. */
+typedef struct sm_examples_outputs {
+  int64_t n, k;
+  const sm_tensor *classes, *scores;
+  const float *values;
+  sm_tensor *t[2];
+} sm_examples_outputs;
+sm_status *sm__rest_run_examples(sm_rest *r, sm_servable *sv, const char *key, int classify,
+                                 uint8_t *const *examples, const size_t *lens, int64_t n, const sm_run_options *ro,
+                                 sm_examples_outputs *res);
+void sm__examples_outputs_clear(sm_examples_outputs *res); /* NULL-safe */
+
 #endif

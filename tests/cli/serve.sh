@@ -2,7 +2,8 @@
 # serve.sh - `savedmodel serve` end to end on loopback: TF Serving's tutorial predict, status,
 # metadata, error bodies, 413, metrics, a new version served within 2 s, a broken version that
 # never interrupts serving, SIGTERM ending it cleanly, and version labels naming versions not
-# yet loaded (--allow_version_labels_for_unavailable_models).
+# yet loaded (--allow_version_labels_for_unavailable_models). The gRPC API listens beside REST
+# (--port 0) when this CLI has it; a second server on a port in use exits non-zero.
 # usage: serve.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1 SRC=$2 SHARED=$3
@@ -11,10 +12,23 @@ CHECK="python3 $SRC/tests/serve/serve_check.py"
 
 mkdir -p "$TMP/base"
 cp -r "$FIX" "$TMP/base/1"
+GRPC=(--port 0)
+"$CLI" serve --port 0 2>&1 | grep -q "gRPC is not built in" && GRPC=()
 serve_start --model_name hp --model_base_path "$TMP/base" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
   --file_system_poll_wait_seconds 0.2 --rest_api_max_request_bytes 100000 --rest_api_num_threads 4 \
-  --port 8500
-grep -q -- '--port=8500 ignored' "$TMP/log" || fail "no note about --port"
+  "${GRPC[@]}"
+if [ ${#GRPC[@]} -gt 0 ]; then
+  GPORT=$(sed -n 's/^Running gRPC ModelServer at 0.0.0.0:\([0-9]*\) \.\.\.$/\1/p' "$TMP/log")
+  [ -n "$GPORT" ] || fail "no gRPC port reported"
+  "$CLI" serve --model_name hp --model_base_path "$TMP/base" --rest_api_port 0 --port "$GPORT" \
+    2>"$TMP/busy" && fail "a second server started on gRPC port $GPORT"
+  grep -q "Address already in use" "$TMP/busy" || fail "busy gRPC port: $(cat "$TMP/busy")"
+fi
+# a busy REST port: refused, not shared (no SO_REUSEPORT)
+"$CLI" serve --model_name hp --model_base_path "$TMP/base" --rest_api_bind 127.0.0.1 --rest_api_port "$PORT" \
+  2>"$TMP/busy" && fail "a second server started on REST port $PORT"
+grep -q "Failed to start HTTP Server at 127.0.0.1:$PORT: Address already in use" "$TMP/busy" ||
+  fail "busy REST port: $(cat "$TMP/busy")"
 
 $CHECK "$PORT" basic hp || fail "basic checks"
 

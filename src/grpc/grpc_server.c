@@ -1,0 +1,327 @@
+/* grpc_server.c - TF Serving's gRPC endpoint over gRPC core (grpc_server.h).
+ *
+ * One completion queue served by N worker threads. N calls are kept requested
+ * (grpc_server_request_call); each call walks three states, one completion-queue event each:
+ *   REQUESTED  a call arrived: request its replacement, start receiving the message
+ *   RECEIVED   the request's bytes: run it (serve/grpc_api.c) on this worker, start sending the
+ *              reply (initial metadata, the message if OK, the status) and waiting for the close
+ *   SENT       done: free the call
+ * The call's deadline becomes the run's deadline. Unknown methods answer UNIMPLEMENTED; a request
+ * larger than max_receive_bytes is refused by gRPC itself (RESOURCE_EXHAUSTED). */
+#include "grpc/grpc_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/support/time.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "savedmodel/model.h"
+#include "serve/grpc_api.h"
+
+enum { REQUESTED, RECEIVED, SENT };
+
+typedef struct gcall {
+  int state;
+  grpc_call *call;
+  grpc_call_details details;
+  grpc_metadata_array md;
+  grpc_byte_buffer *recv;
+  grpc_byte_buffer *send;
+  grpc_slice status_details;
+  int cancelled;
+} gcall;
+
+struct sm_grpc_server {
+  grpc_server *server;
+  grpc_completion_queue *cq;
+  sm_rest *rest;
+  int port;
+  int nthreads;
+  pthread_t *threads;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int shutting_down, shutdown_done;
+  char shutdown_tag; /* its address is the tag of grpc_server_shutdown_and_notify */
+};
+
+static void call_free(gcall *c) {
+  if (!c) return;
+  if (c->recv) grpc_byte_buffer_destroy(c->recv);
+  if (c->send) grpc_byte_buffer_destroy(c->send);
+  if (c->state == SENT) grpc_slice_unref(c->status_details);
+  grpc_call_details_destroy(&c->details);
+  grpc_metadata_array_destroy(&c->md);
+  if (c->call) grpc_call_unref(c->call);
+  free(c);
+}
+
+/* Asks for the next call; returns 0 when the server no longer takes requests. */
+static int request_one(sm_grpc_server *g) {
+  gcall *c = calloc(1, sizeof *c);
+  if (!c) return 0;
+  grpc_call_details_init(&c->details);
+  grpc_metadata_array_init(&c->md);
+  c->state = REQUESTED;
+  if (grpc_server_request_call(g->server, &c->call, &c->details, &c->md, g->cq, g->cq, c) != GRPC_CALL_OK) {
+    call_free(c);
+    return 0;
+  }
+  return 1;
+}
+
+/* CLOCK_MONOTONIC microseconds of the call's deadline; 0 when it has none. */
+static int64_t deadline_of(const gcall *c) {
+  gpr_timespec d = c->details.deadline;
+  if (gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0) return 0;
+  gpr_timespec left = gpr_time_sub(d, gpr_now(d.clock_type));
+  int64_t us = (int64_t)left.tv_sec * 1000000 + left.tv_nsec / 1000;
+  if (us < 1) us = 1;
+  return sm_monotonic_us() + us;
+}
+
+static void start_recv(gcall *c) {
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_MESSAGE;
+  op.data.recv_message.recv_message = &c->recv;
+  c->state = RECEIVED;
+  if (grpc_call_start_batch(c->call, &op, 1, c, NULL) != GRPC_CALL_OK) call_free(c);
+}
+
+static void respond(sm_grpc_server *g, gcall *c) {
+  sm_grpc_reply rep;
+  char method[256];
+  size_t ml = GRPC_SLICE_LENGTH(c->details.method);
+  snprintf(method, sizeof method, "%.*s", (int)(ml < sizeof method ? ml : sizeof method - 1),
+           (const char *)GRPC_SLICE_START_PTR(c->details.method));
+  if (!c->recv) {
+    memset(&rep, 0, sizeof rep);
+    rep.code = SM_GRPC_CANCELLED; /* the client went away before sending its message */
+    rep.message = strdup("no request message");
+  } else {
+    grpc_byte_buffer_reader rd;
+    grpc_slice all = grpc_empty_slice();
+    if (grpc_byte_buffer_reader_init(&rd, c->recv)) {
+      all = grpc_byte_buffer_reader_readall(&rd);
+      grpc_byte_buffer_reader_destroy(&rd);
+    }
+    sm__grpc_api_call(g->rest, method, GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), deadline_of(c), &rep);
+    grpc_slice_unref(all);
+  }
+  grpc_op ops[4];
+  memset(ops, 0, sizeof ops);
+  size_t n = 0;
+  ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+  if (rep.code == SM_GRPC_OK && rep.body) {
+    grpc_slice body = grpc_slice_new(rep.body, rep.len, free); /* the slice owns the bytes now */
+    rep.body = NULL;
+    c->send = grpc_raw_byte_buffer_create(&body, 1);
+    grpc_slice_unref(body);
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n++].data.send_message.send_message = c->send;
+  }
+  c->status_details = grpc_slice_from_copied_string(rep.message ? rep.message : "");
+  ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+  ops[n].data.send_status_from_server.status = (grpc_status_code)rep.code;
+  ops[n++].data.send_status_from_server.status_details = &c->status_details;
+  ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+  ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+  sm__grpc_reply_clear(&rep);
+  c->state = SENT;
+  if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) call_free(c);
+}
+
+static void *worker(void *arg) {
+  sm_grpc_server *g = arg;
+  for (;;) {
+    grpc_event ev = grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
+    if (ev.type != GRPC_OP_COMPLETE) continue;
+    if (ev.tag == &g->shutdown_tag) {
+      pthread_mutex_lock(&g->mu);
+      g->shutdown_done = 1;
+      pthread_cond_broadcast(&g->cv);
+      pthread_mutex_unlock(&g->mu);
+      continue;
+    }
+    gcall *c = ev.tag;
+    switch (c->state) {
+      case REQUESTED:
+        if (!ev.success) { /* the server is shutting down */
+          call_free(c);
+          break;
+        }
+        pthread_mutex_lock(&g->mu);
+        int stopping = g->shutting_down;
+        pthread_mutex_unlock(&g->mu);
+        if (!stopping) request_one(g);
+        start_recv(c);
+        break;
+      case RECEIVED:
+        respond(g, c);
+        break;
+      default:
+        call_free(c);
+        break;
+    }
+  }
+  return NULL;
+}
+
+/* Why a TCP listener could not be had: bind the port once more to learn the errno ("Address
+ * already in use"). */
+static const char *why_not(const char *addr) {
+  const char *colon = strrchr(addr, ':');
+  if (!strncmp(addr, "unix:", 5) || !colon) return "cannot listen there";
+  int port = atoi(colon + 1);
+  int fd = socket(AF_INET6, SOCK_STREAM, 0);
+  int v6 = fd >= 0;
+  if (!v6) fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return strerror(errno);
+  int one = 1, rc;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (v6) {
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof a);
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons((uint16_t)port);
+    a.sin6_addr = in6addr_any;
+    rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+  } else {
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+  }
+  int e = errno;
+  close(fd);
+  return rc ? strerror(e) : "cannot listen there";
+}
+
+sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest, sm_grpc_server **out) {
+  *out = NULL;
+  sm_grpc_server *g = calloc(1, sizeof *g);
+  if (!g) return sm_status_new(SM_NO_MEMORY, "grpc: out of memory");
+  g->rest = rest;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  g->nthreads = o->num_threads > 0 ? o->num_threads : 4 * (int)(ncpu > 0 ? ncpu : 1);
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->cv, NULL);
+  grpc_init();
+  grpc_arg args[3];
+  memset(args, 0, sizeof args);
+  args[0].type = GRPC_ARG_INTEGER;
+  args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+  args[0].value.integer = o->max_receive_bytes > 0 && o->max_receive_bytes < INT32_MAX ? (int)o->max_receive_bytes
+                                                                                       : INT32_MAX;
+  args[1].type = GRPC_ARG_INTEGER;
+  args[1].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+  args[1].value.integer = o->max_send_bytes > 0 && o->max_send_bytes < INT32_MAX ? (int)o->max_send_bytes : -1;
+  args[2].type = GRPC_ARG_INTEGER;
+  args[2].key = GRPC_ARG_ALLOW_REUSEPORT; /* two servers must not share a port */
+  args[2].value.integer = 0;
+  grpc_channel_args ca = {3, args};
+  g->server = grpc_server_create(&ca, NULL);
+  g->cq = grpc_completion_queue_create_for_next(NULL);
+  sm_status *s = NULL;
+  if (!g->server || !g->cq) s = sm_status_new(SM_NO_MEMORY, "grpc: cannot create the server");
+  if (!s) grpc_server_register_completion_queue(g->server, g->cq, NULL);
+  const char *addrs[2] = {o->addr, o->socket_path};
+  char unix_addr[4200];
+  for (int i = 0; i < 2 && !s; i++) {
+    const char *a = addrs[i];
+    if (!a) continue;
+    if (i == 1) {
+      snprintf(unix_addr, sizeof unix_addr, "unix:%s", a);
+      a = unix_addr;
+    }
+    grpc_server_credentials *cr = grpc_insecure_server_credentials_create();
+    int port = grpc_server_add_http2_port(g->server, a, cr);
+    grpc_server_credentials_release(cr);
+    if (!port) s = sm_status_new(SM_FAILED_PRECONDITION, "Failed to BuildAndStart gRPC server: %s: %s", a, why_not(a));
+    else if (i == 0 && strncmp(a, "unix:", 5)) g->port = port;
+  }
+  if (s) {
+    if (g->server) grpc_server_destroy(g->server);
+    if (g->cq) {
+      grpc_completion_queue_shutdown(g->cq);
+      while (grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN) {
+      }
+      grpc_completion_queue_destroy(g->cq);
+    }
+    grpc_shutdown();
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+    free(g);
+    return s;
+  }
+  grpc_server_start(g->server);
+  for (int i = 0; i < g->nthreads; i++) request_one(g);
+  g->threads = calloc((size_t)g->nthreads, sizeof *g->threads);
+  int started = 0;
+  for (int i = 0; g->threads && i < g->nthreads; i++, started++)
+    if (pthread_create(&g->threads[i], NULL, worker, g)) break;
+  g->nthreads = started;
+  *out = g;
+  if (!started) {
+    sm__grpc_server_stop(g, 0);
+    *out = NULL;
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "grpc: cannot start worker threads");
+  }
+  return NULL;
+}
+
+int sm__grpc_server_port(const sm_grpc_server *g) { return g ? g->port : 0; }
+
+void sm__grpc_server_stop(sm_grpc_server *g, int grace_ms) {
+  if (!g) return;
+  pthread_mutex_lock(&g->mu);
+  g->shutting_down = 1;
+  pthread_mutex_unlock(&g->mu);
+  grpc_server_shutdown_and_notify(g->server, g->cq, &g->shutdown_tag);
+  /* calls in flight finish within the grace period; then they are cancelled */
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += grace_ms / 1000;
+  until.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  pthread_mutex_lock(&g->mu);
+  while (!g->shutdown_done && g->nthreads)
+    if (pthread_cond_timedwait(&g->cv, &g->mu, &until)) break;
+  int done = g->shutdown_done;
+  pthread_mutex_unlock(&g->mu);
+  if (!done) grpc_server_cancel_all_calls(g->server);
+  pthread_mutex_lock(&g->mu);
+  while (!g->shutdown_done && g->nthreads) pthread_cond_wait(&g->cv, &g->mu);
+  pthread_mutex_unlock(&g->mu);
+  if (!g->nthreads) /* no worker: drain here until the shutdown tag */
+    for (;;) {
+      grpc_event ev = grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+      if (ev.tag == &g->shutdown_tag || ev.type == GRPC_QUEUE_SHUTDOWN) break;
+      if (ev.type == GRPC_OP_COMPLETE) call_free(ev.tag);
+    }
+  grpc_completion_queue_shutdown(g->cq);
+  for (int i = 0; i < g->nthreads; i++) pthread_join(g->threads[i], NULL);
+  if (!g->nthreads)
+    while (grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN) {
+    }
+  grpc_server_destroy(g->server);
+  grpc_completion_queue_destroy(g->cq);
+  grpc_shutdown();
+  free(g->threads);
+  pthread_mutex_destroy(&g->mu);
+  pthread_cond_destroy(&g->cv);
+  free(g);
+}
