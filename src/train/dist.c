@@ -43,12 +43,6 @@ int sm__dist_rank(void) { return g.rank; }
 int sm__dist_size(void) { return g.size; }
 double sm_dist_wait_seconds(void) { return g.wait_s; }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The job's size from the launcher's environment (Open MPI, then PMI: MPICH, Slurm); 0 when this
  * process was not started by one. */
 static int env_size(void) {
@@ -97,6 +91,12 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
   return NULL;
 }
 #else
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 #ifndef SM_MPI_SONAME
 #define SM_MPI_SONAME "libmpi.so.40"
