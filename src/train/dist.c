@@ -295,9 +295,10 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
       return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %d: %s did not complete within the collective timeout "
                            "(%g s): another rank died or hangs", g.rank, what, g.timeout_s);
     }
-    /* spin briefly (a step's collectives usually finish within microseconds of the last rank),
-     * then yield the core: ranks often share cores with each other */
-    if (++spins > 2000) nanosleep(&(struct timespec){0, 20000}, NULL);
+    /* spin briefly (a step's collectives finish within microseconds of the last rank's start),
+     * then sleep 50 us at a time: a step takes milliseconds, and a spinning rank would take the
+     * core from the rank it waits for wherever ranks share cores */
+    if (++spins > 100) nanosleep(&(struct timespec){0, 50000}, NULL);
   }
   if (g.reporting && sum) {
     for (int j = 0; j < SM_DIST_NMETRIC; j++) sum[j] = 0.0;
