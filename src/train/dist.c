@@ -57,11 +57,19 @@ static int env_size(void) {
   return 0;
 }
 
+static sm_status *check_timeout(double timeout_s) {
+  if (!(timeout_s > 0))
+    return sm_status_new(SM_INVALID_ARGUMENT, "collective timeout must be > 0 seconds, got %g", timeout_s);
+  g.timeout_s = timeout_s;
+  return NULL;
+}
+
 #ifndef SM_HAVE_MPI
 sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
-  (void)timeout_s;
   if (rank) *rank = 0;
   if (size) *size = 1;
+  sm_status *st = check_timeout(timeout_s);
+  if (st) return st;
   if (env_size() > 0)
     return sm_status_new(SM_UNIMPLEMENTED, "launched under mpirun, but this build of libsavedmodel has no MPI "
                          "support (mpi.h was not found at build time: install libopenmpi-dev and rebuild)");
@@ -166,12 +174,11 @@ static sm_status *mpi_open(void) {
 sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
   if (rank) *rank = 0;
   if (size) *size = 1;
-  if (!(timeout_s > 0))
-    return sm_status_new(SM_INVALID_ARGUMENT, "collective timeout must be > 0 seconds, got %g", timeout_s);
-  g.timeout_s = timeout_s;
+  sm_status *st = check_timeout(timeout_s);
+  if (st) return st;
   if (!g.inited) {
     if (env_size() == 0) return NULL; /* not under mpirun: one process, as ever */
-    sm_status *st = mpi_open();
+    st = mpi_open();
     if (st) return st;
     int provided = 0, r = 0, n = 1;
     if (mpi.init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)

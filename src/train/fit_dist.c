@@ -8,7 +8,9 @@
  * global batch) before the backward pass, the sum over the ranks is the gradient of the mean over
  * the global batch: what one process computes on the whole batch, up to the order of float sums.
  * Shuffling draws from the shared RNG (the same permutation on every rank); dropout masks from a
- * per-rank stream, so that the shared one stays in step. */
+ * per-rank stream, so that the shared one stays in step. A layer with state that is not a weight
+ * (BatchNormalization's moving statistics, when the trainer has one) must have it averaged here too:
+ * no such layer exists yet. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
