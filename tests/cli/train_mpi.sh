@@ -2,8 +2,8 @@
 # train_mpi.sh - `savedmodel train` under mpirun (data-parallel, src/train/dist.c, fit_dist.c) on
 # tiny synthetic data: -np 1 writes exactly the weights of a run without mpirun; -np 2 the weights
 # of one process on the same global batches (within float32 reduction-order tolerance), also when
-# resuming a 1-process export; a rank that hangs or dies ends the job non-zero naming the rank,
-# with no export left behind. Skipped (77) without mpirun or without MPI support in the build.
+# resuming a 1-process export, and -np 3 too with more ranks than a batch has samples; a rank that
+# hangs or dies ends the job non-zero naming the rank, with no export left behind. Skipped (77) without mpirun or without MPI support in the build.
 # usage: train_mpi.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1
@@ -55,6 +55,13 @@ if [ -d "$TMP/np2" ]; then
   a1=$(sed -n 's/^test accuracy: //p' "$TMP/one.log"); a2=$(sed -n 's/^test accuracy: //p' "$TMP/np2.log")
   python3 -c "import sys; sys.exit(abs($a1 - $a2) > 0.005)" || die "test accuracy $a1 (one process) vs $a2 (-np 2)"
 fi
+
+# More ranks than samples in a batch: with a global batch of 2 over 3 ranks, rank 0's shard is empty.
+"$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 2 --limit 12 --num_threads 1 --out "$TMP/b1" >"$TMP/b1.log" 2>&1 ||
+  die "batch 2, one process: $(tail -3 "$TMP/b1.log")"
+timeout 300 "${MPI[@]}" -np 3 "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 2 --limit 12 --num_threads 1 \
+  --out "$TMP/b3" >"$TMP/b3.log" 2>&1 || die "batch 2, -np 3: $(tail -5 "$TMP/b3.log")"
+[ -d "$TMP/b1" ] && [ -d "$TMP/b3" ] && same b1 b3 --atol 1e-5 --rtol 1e-3
 
 # --resume across a change of N: a 1-process export resumed by 2 ranks as by 1 process
 "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --num_threads 1 --resume "$TMP/one" --out "$TMP/r1" \
