@@ -139,6 +139,26 @@ SM_API sm_status *sm_seq_export(const sm_seq *m, const char *export_dir, const s
  * sm_seq_export, so that fit continues from where it stopped. Caller owns *out. */
 SM_API sm_status *sm_seq_resume(const char *export_dir, sm_seq **out);
 
+/* ---- data-parallel training over MPI (src/train/dist.c) ------------------------------------------
+ * Under `mpirun -np N` every rank runs the same program; sm_seq_fit then splits each global batch
+ * (batch_size) into N contiguous shards, averages the gradients over the ranks (MPI_Iallreduce per
+ * layer, started as the backward pass finishes the layer), starts every rank from rank 0's weights,
+ * optimizer state and RNG, and reports the global batch's metrics to rank 0's callback only (a
+ * callback's request to stop is not honoured there). Nothing changes for a process of its own. */
+
+/* Under mpirun (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_SIZE set) opens libmpi (lazily: the library
+ * does not link it), initialises MPI and sets *rank and *size; otherwise *rank = 0, *size = 1 and
+ * nothing is opened. An error when launched under mpirun without MPI support or libmpi. timeout_s
+ * (> 0) bounds every collective wait: past it the wait fails naming the ranks that did not answer. */
+SM_API sm_status *sm_dist_init(double timeout_s, int *rank, int *size);
+/* Waits (within the timeout) until every rank has called it. */
+SM_API sm_status *sm_dist_barrier(void);
+/* Prints msg to stderr and ends the whole job (MPI_Abort; exit(1) outside MPI). Does not return. */
+SM_API void sm_dist_abort(const char *msg);
+SM_API void sm_dist_finalize(void); /* no-op outside MPI */
+/* Seconds this process spent waiting in collectives since sm_dist_init. */
+SM_API double sm_dist_wait_seconds(void);
+
 #ifdef __cplusplus
 }
 #endif

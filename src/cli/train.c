@@ -27,7 +27,7 @@ static const char usage[] =
     "usage: savedmodel train [--data DIR] --epochs N [--batch_size B] --out EXPORT_DIR\n"
     "                        [--labels FILE] [--resume EXPORT_DIR] [--seed S]\n"
     "                        [--validation_split F] [--learning_rate LR] [--limit N]\n"
-    "                        [--num_threads T] [--probabilities]\n"
+    "                        [--num_threads T] [--probabilities] [--collective_timeout S]\n"
     "\n"
     "Trains the seeds' CNN - Conv2D(32, 3, relu), MaxPooling2D(2), Flatten, Dense(64, relu),\n"
     "Dense(10) - with Adam and sparse categorical cross-entropy on MNIST-format data (DIR holds\n"
@@ -37,7 +37,9 @@ static const char usage[] =
     "  savedmodel train --epochs 5 --batch_size 32 --out /tmp/fashion/1\n"
     "--resume continues an export's training (weights and optimizer state) for N more epochs,\n"
     "numbered on from the epochs it already has, as Keras's initial_epoch does.\n"
-    "--batch_size defaults to 32 (Keras's default); missing parent directories of --out are created.\n";
+    "--batch_size defaults to 32 (Keras's default); missing parent directories of --out are created.\n"
+    "Under `mpirun -np N` the ranks train one model data-parallel: --batch_size is the global batch,\n"
+    "each rank takes its shard of it, gradients are averaged over the ranks, rank 0 prints and exports.\n";
 
 /* ---- flags -------------------------------------------------------------------------------------- */
 static int parse_int(const char *flag, const char *v, long long lo, long long hi, long long *out) {
@@ -217,9 +219,17 @@ static int on_progress(const sm_fit_progress *p, void *ctx) {
 typedef struct {
   const char *data, *out, *labels_file, *resume;
   long long epochs, batch_size, seed, limit, threads;
-  double validation_split, learning_rate;
+  double validation_split, learning_rate, collective_timeout;
   int lr_given, probabilities;
 } train_args;
+
+/* Threads per rank when --num_threads is not given: the cores shared by the ranks on this host. */
+static long long default_threads(int size) {
+  const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  long local = v ? strtol(v, NULL, 10) : size, cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (local < 1) local = 1;
+  return cores / local > 1 ? cores / local : 1;
+}
 
 static int train(const train_args *a) {
   sm_status *st = NULL;
@@ -228,16 +238,25 @@ static int train(const train_args *a) {
   labels lab = {0};
   int rc = 1;
   int have_labels = 0;
+  int rank = 0, size = 1;
 
-  /* Everything that can be wrong with the inputs, before any training. */
-  if (sm__path_exists(a->out)) {
+  /* Under mpirun: one rank of a data-parallel job (every rank reads the data; rank 0 alone
+   * checks and writes --out, prints and exports). */
+  if ((st = sm_dist_init(a->collective_timeout, &rank, &size))) goto fail;
+  if (rank > 0) {
+    if (!freopen("/dev/null", "w", stdout)) {
+      st = sm_status_new(SM_IO, "/dev/null: cannot reopen stdout on it");
+      goto fail;
+    }
+  } else if (sm__path_exists(a->out)) {
+    /* Everything that can be wrong with the inputs, before any training. */
     rc = sm__cli_error(1, "%s: already exists; refusing to overwrite (give a new --out)", a->out);
     goto done;
   }
   /* Keras and TF create the parents of an export directory; so do we (before training, so that
    * an --out that cannot be created never costs a run). */
-  if ((st = sm__make_parents(a->out))) goto fail;
-  {
+  if (rank == 0 && (st = sm__make_parents(a->out))) goto fail;
+  if (rank == 0) {
     char *parent = strdup(a->out);
     if (!parent) goto oom;
     char *slash = strrchr(parent, '/');
@@ -334,7 +353,7 @@ static int train(const train_args *a) {
   fflush(stdout);
 
   progress pr = {0};
-  pr.tty = isatty(STDOUT_FILENO);
+  pr.tty = size == 1 && isatty(STDOUT_FILENO); /* mpirun hands ranks a pty: log lines there */
   pr.initial_epoch = initial_epoch;
   sm_fit_options fo = sm_fit_defaults();
   fo.epochs = (int)a->epochs;
@@ -342,11 +361,23 @@ static int train(const train_args *a) {
   /* A resumed run shuffles on from a different stream than the epochs it continues. */
   fo.seed = (uint64_t)a->seed + (uint64_t)initial_epoch;
   fo.validation_split = (float)a->validation_split;
-  fo.num_threads = (int)a->threads;
+  fo.num_threads = (int)(a->threads || size == 1 ? a->threads : default_threads(size));
   fo.callback = on_progress;
   fo.callback_ctx = &pr;
   if (fo.epochs > 0) epoch_header(&pr, 1, fo.epochs);
+  double fit_t0 = now_s();
   if ((st = sm_seq_fit(m, x, y, &fo))) goto fail;
+  /* rank 0 exports only once every rank has finished its last step */
+  if ((st = sm_dist_barrier())) goto fail;
+  if (size > 1) {
+    double fit_s = now_s() - fit_t0, wait_s = sm_dist_wait_seconds();
+    printf("MPI: %d ranks; rank 0 waited for collectives %.2fs of %.2fs training (%.1f%%)\n", size, wait_s, fit_s,
+           fit_s > 0 ? 100.0 * wait_s / fit_s : 0.0);
+  }
+  if (rank > 0) {
+    rc = 0;
+    goto done;
+  }
 
   sm_export_options eo = {0};
   eo.labels = have_labels ? lab.names : sm_fashion_mnist_labels;
@@ -363,9 +394,11 @@ static int train(const train_args *a) {
 oom:
   st = sm_status_new(SM_NO_MEMORY, "out of memory");
 fail:
-  rc = sm__cli_fail(st);
+  rc = sm__cli_fail(size > 1 ? sm_status_prefix(st, "rank %d", rank) : st);
 done:
   fflush(stdout);
+  if (size > 1 && rc) sm_dist_abort("savedmodel train: ending the MPI job");
+  sm_dist_finalize();
   sm_seq_free(m);
   sm_tensor_free(x);
   sm_tensor_free(y);
@@ -393,6 +426,8 @@ int sm__cli_train(int argc, char **argv) {
       {"limit", SM_FLAG_STRING, "Train on the first N training images only (quick runs).", NULL, 0},
       {"num_threads", SM_FLAG_STRING, "Threads for training (default: one per core).", NULL, 0},
       {"probabilities", SM_FLAG_BOOL, "serving_default outputs softmax probabilities instead of logits.", NULL, 0},
+      {"collective_timeout", SM_FLAG_STRING, "Under mpirun: seconds any rank waits for the others before the job "
+                                             "fails naming the ranks that did not answer (default 60).", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -423,6 +458,10 @@ int sm__cli_train(int argc, char **argv) {
     return 2;
   if ((v = sm__cli_flag(flags, nflags, "validation_split")->value) &&
       parse_float("validation_split", v, 0, 1, 1, &a.validation_split))
+    return 2;
+  a.collective_timeout = 60;
+  if ((v = sm__cli_flag(flags, nflags, "collective_timeout")->value) &&
+      parse_float("collective_timeout", v, 0.001, 86400, 0, &a.collective_timeout))
     return 2;
   if ((v = sm__cli_flag(flags, nflags, "learning_rate")->value)) {
     if (parse_float("learning_rate", v, 0, 1e6, 0, &a.learning_rate)) return 2;

@@ -10,6 +10,7 @@
 
 #include "ops/nn_internal.h"
 #include "ops/nn_raw.h"
+#include "train/dist.h"
 #include "train/train_internal.h"
 
 int64_t sm__conv_spc(const sm__layer *L, int64_t cap, int tasks); /* grad.c */
@@ -158,8 +159,9 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
         if (training && L->rate > 0.0f) {
           /* inverted dropout as tf.nn.dropout: keep when U[0,1) >= rate, scale kept by 1/(1-rate) */
           float *mask = t->mask[l], scale = 1.0f / (1.0f - L->rate);
+          sm__rng *rng = t->dist_drop ? &t->drop_rng : &t->rng;
           for (int64_t i = 0; i < n * in_per; i++) {
-            mask[i] = sm__rng_uniform(&t->rng) >= L->rate ? scale : 0.0f;
+            mask[i] = sm__rng_uniform(rng) >= L->rate ? scale : 0.0f;
             y[i] = in[i] * mask[i];
           }
         } else {
@@ -281,6 +283,26 @@ static sm_status *eval_raw(sm_seq *m, const float *x, const int32_t *labels, con
   return NULL;
 }
 
+/* Validation as one rank of several: each evaluates its contiguous share, rank 0 adds them up. */
+static sm_status *eval_dist(sm_seq *m, const float *x, const int32_t *labels, const float *targets, int64_t n,
+                            int64_t bs, double *loss, double *acc) {
+  const sm__layer *last = &m->layers[m->nlayers - 1];
+  int64_t in_per = sm__elems(m->in_rank, m->in_shape), out_per = sm__elems(last->out_rank, last->out_shape);
+  int64_t r = sm__dist_rank(), N = sm__dist_size(), lo = n * r / N, hi = n * (r + 1) / N;
+  double l = 0.0, a = 0.0, v[SM_DIST_NMETRIC] = {0.0, 0.0, (double)(hi - lo)}, sum[SM_DIST_NMETRIC];
+  sm_status *st = NULL;
+  if (hi > lo)
+    st = eval_raw(m, x + lo * in_per, labels ? labels + lo : NULL, targets ? targets + lo * out_per : NULL, hi - lo,
+                  bs, &l, &a);
+  if (st) return st;
+  v[0] = l * (double)(hi - lo);
+  v[1] = m->loss.kind == SM_LOSS_MSE ? 0.0 : a * (double)(hi - lo);
+  if ((st = sm__dist_report(v, m->iterations)) || (st = sm__dist_wait("validation after", sum))) return st;
+  *loss = sum[0] / (double)n;
+  *acc = m->loss.kind == SM_LOSS_MSE ? NAN : sum[1] / (double)n;
+  return NULL;
+}
+
 sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,
                            double *accuracy) {
   const char *what = "evaluate";
@@ -366,6 +388,9 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
   if (!st) st = sm__train_scratch(m, bs);
   sm__train *t = m->priv;
   if (!st && o.seed) sm__rng_seed(&t->rng, o.seed);
+  int dist = sm__dist_size() > 1;
+  if (dist && sm__dist_rank() != 0) o.callback = NULL; /* progress is rank 0's to show */
+  if (!st && dist) st = sm__dist_fit_begin(m, ntr, bs);
   const float *xd = sm_tensor_data(x);
   int64_t steps = (ntr + bs - 1) / bs;
   int stop = 0;
@@ -388,28 +413,37 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
     p.val_loss = p.val_accuracy = NAN;
     for (int64_t s = 0; s < steps; s++) {
       int64_t b0 = s * bs, b = ntr - b0 < bs ? ntr - b0 : bs;
-      for (int64_t i = 0; i < b; i++) {
-        int64_t r = perm[b0 + i];
+      /* as a rank of several: this rank's contiguous shard [lo, hi) of the global batch */
+      int64_t lo = dist ? b * sm__dist_rank() / sm__dist_size() : 0;
+      int64_t hi = dist ? b * (sm__dist_rank() + 1) / sm__dist_size() : b;
+      for (int64_t i = 0; i < hi - lo; i++) {
+        int64_t r = perm[b0 + lo + i];
         memcpy(t->xbatch + i * in_per, xd + r * in_per, (size_t)in_per * sizeof(float));
         if (labels)
           t->lbatch[i] = labels[r];
         else
           memcpy(t->ybatch + i * out_per, targets + r * out_per, (size_t)out_per * sizeof(float));
       }
-      const float *out;
-      if ((st = sm__forward(m, t->xbatch, b, 1, &out))) break;
       int64_t c = 0;
-      double l = sm__loss(m, out, b, out_per, t->lbatch, t->ybatch, t->grad[m->nlayers - 1], &c, &t->fused_last);
-      sm__backward(m, t->xbatch, b);
+      double lsum;
+      if (dist) {
+        if ((st = sm__dist_step(m, hi - lo, b, out_per, &lsum, &c))) break;
+      } else {
+        const float *out;
+        if ((st = sm__forward(m, t->xbatch, b, 1, &out))) break;
+        double l = sm__loss(m, out, b, out_per, t->lbatch, t->ybatch, t->grad[m->nlayers - 1], &c, &t->fused_last);
+        sm__backward(m, t->xbatch, b);
+        lsum = l * (double)b;
+      }
       sm__optimizer_step(m);
-      sum += l * (double)b;
+      sum += lsum;
       seen += b;
       correct += c;
       p.step = s + 1;
       p.loss = sum / (double)seen;
       p.accuracy = labels ? (double)correct / (double)seen : NAN;
       p.elapsed_s = now_s() - t0;
-      if (o.callback && o.callback(&p, o.callback_ctx)) {
+      if (o.callback && o.callback(&p, o.callback_ctx) && !dist) {
         stop = 1;
         break;
       }
@@ -417,13 +451,14 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
     if (st) break;
     m->epochs_done++;
     if (stop) break;
-    if (nval > 0 &&
-        (st = eval_raw(m, xd + ntr * in_per, labels ? labels + ntr : NULL, targets ? targets + ntr * out_per : NULL,
-                       nval, o.batch_size, &p.val_loss, &p.val_accuracy)))
+    if (nval > 0 && (st = (dist ? eval_dist : eval_raw)(m, xd + ntr * in_per, labels ? labels + ntr : NULL,
+                                                          targets ? targets + ntr * out_per : NULL, nval, o.batch_size,
+                                                          &p.val_loss, &p.val_accuracy)))
       break;
     p.elapsed_s = now_s() - t0;
-    if (o.callback && o.callback(&p, o.callback_ctx)) stop = 1;
+    if (o.callback && o.callback(&p, o.callback_ctx) && !dist) stop = 1;
   }
+  if (t) t->dist_drop = 0;
   free(perm);
   free(labels);
   return st ? sm_status_prefix(st, "%s", what) : NULL;

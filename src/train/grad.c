@@ -271,5 +271,6 @@ void sm__backward(sm_seq *m, const float *x, int64_t n) {
     int pool_relu = gx && relu_below_pool(m, l);
     int skip = (l == m->nlayers - 1 && tr->fused_last) || (l + 1 < m->nlayers && relu_below_pool(m, l + 1));
     layer_backward(m, l, in, tr->act[l], tr->grad[l], gx, tr->gk[l], tr->gb[l], n, skip, pool_relu);
+    if (tr->layer_done && m->layers[l].kernel) tr->layer_done(tr->layer_done_ctx, l);
   }
 }

@@ -22,6 +22,13 @@ typedef struct sm__train {
   sm_threadpool *pool;
   int nthreads;
   sm__rng rng; /* shuffling and dropout masks */
+  /* Under MPI (fit_dist.c): dropout masks come from drop_rng, this rank's own stream, so that rng
+   * (shuffling) stays the same on every rank; layer_done is called by sm__backward as soon as
+   * layer l's weight gradients are final. */
+  sm__rng drop_rng;
+  int dist_drop;
+  void (*layer_done)(void *ctx, int l);
+  void *layer_done_ctx;
   /* Scratch for batches of up to `cap` samples (0 = none yet). Index i is layer i; act[i] is
    * layer i's output (an alias of its input for flatten, and for dropout outside training),
    * grad[i] the loss's gradient with respect to it (alias likewise). */
@@ -80,6 +87,13 @@ void sm__optimizer_step(sm_seq *m);
 /* One update of one variable (n elements) by its gradient: exposed for tests. */
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);
+
+/* fit_dist.c: as one rank of an MPI job of several, fit starts from rank 0's model and RNG
+ * (checking every rank trains the same model on the same data), and each step trains on this
+ * rank's nb samples (in xbatch/lbatch/ybatch) of a global batch of b, summing the gradients over
+ * the ranks; *loss_sum and *correct are the global batch's (on rank 0). */
+sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs);
+sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, double *loss_sum, int64_t *correct);
 
 /* The trainer's private state, created on first use. */
 sm_status *sm__train_get(sm_seq *m, sm__train **out);

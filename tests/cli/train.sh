@@ -15,24 +15,8 @@ die() { echo "FAIL: $*"; fail=1; }
 if ! "$CLI" train --help >/dev/null 2>&1; then echo "FAIL: savedmodel train --help"; exit 1; fi
 
 # ---- synthetic MNIST-format data -----------------------------------------------------------------
-byte() { printf '%b' "$(printf '\\x%02x' "$1")"; }
-be32() { byte $(($1 >> 24 & 255)); byte $(($1 >> 16 & 255)); byte $(($1 >> 8 & 255)); byte $(($1 & 255)); }
-# images FILE N ROWS COLS: uint8 rank 3, pixels from a fixed pattern
-images() {
-  { printf '\x00\x00\x08\x03'; be32 "$2"; be32 "$3"; be32 "$4"
-    yes 'p@0Z~ !x' | tr -d '\n' | head -c $(($2 * $3 * $4)); } >"$1"
-}
-# labels FILE N [BAD]: uint8 rank 1, i % 10 (label BAD at index 3 when given)
-labels() {
-  { printf '\x00\x00\x08\x01'; be32 "$2"
-    for ((i = 0; i < $2; i++)); do v=$((i % 10)); [ $i -eq 3 ] && [ -n "${3:-}" ] && v=$3; byte $v; done; } >"$1"
-}
-mkdata() { # DIR NTRAIN NTEST
-  mkdir -p "$1"
-  images "$1/train-images-idx3-ubyte" "$2" 8 8; labels "$1/train-labels-idx1-ubyte" "$2"
-  images "$1/t10k-images-idx3-ubyte" "$3" 8 8; labels "$1/t10k-labels-idx1-ubyte" "$3"
-  gzip -n "$1/t10k-images-idx3-ubyte" "$1/t10k-labels-idx1-ubyte"
-}
+# shellcheck source=mnist_data.inc
+. "$(dirname "$0")/mnist_data.inc"
 mkdata "$TMP/syn" 64 20
 
 bar_re='^ *([0-9]+)/([0-9]+) \[=+\] - [0-9]+s [0-9]+(s|ms|us)/step - loss: [0-9.e+-]+ - accuracy: [0-9.e+-]+'

@@ -767,6 +767,21 @@ static void test_names_summary(void) {
   sm_seq_free(m);
 }
 
+/* Outside mpirun: one process, nothing opened, the collectives no-ops (train_mpi.sh runs the rest). */
+static void test_dist_single(void) {
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("PMI_SIZE");
+  unsetenv("PMIX_SIZE");
+  int rank = -1, size = -1;
+  CHECK_ERR(sm_dist_init(0, &rank, &size), "collective timeout must be > 0");
+  CHECK(rank == 0 && size == 1);
+  CHECK_OK(sm_dist_init(5, &rank, &size));
+  CHECK(rank == 0 && size == 1);
+  CHECK_OK(sm_dist_barrier());
+  CHECK(sm_dist_wait_seconds() == 0.0);
+  sm_dist_finalize();
+}
+
 int main(void) {
   test_layer_gradients();
   test_losses();
@@ -778,5 +793,6 @@ int main(void) {
   test_reproducible();
   test_task_learns();
   test_mse_learns();
+  test_dist_single();
   TEST_MAIN_END();
 }

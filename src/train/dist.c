@@ -1,0 +1,343 @@
+/* dist.c - the MPI layer of data-parallel training (sm_dist_*, sm__dist_*): finding out whether
+ * this process runs under mpirun, opening libmpi lazily (dlopen, so that the library and the CLI
+ * run where MPI is not installed), and the few collectives the trainer needs, each waited for by
+ * polling against a deadline so that a dead or hung rank ends the job with a message naming it.
+ *
+ * Built against mpi.h (CMake's FindMPI) for its types; the functions are bound with dlsym. Open
+ * MPI's predefined handles (MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, ...) are addresses of globals in
+ * libmpi, so they are looked up too; MPICH's are integer constants and need nothing. Without MPI at
+ * build time every entry point says so. Only the main thread calls MPI (MPI_THREAD_FUNNELED). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/alloc.h"
+#include "base/lazylib.h"
+#include "savedmodel/train.h"
+#include "train/dist.h"
+
+#ifdef SM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* At most this many collectives in flight: two per layer (kernel, bias) and a few more. */
+#define MAX_PENDING 160
+
+static struct {
+  int rank, size, inited;
+  double timeout_s, wait_s;
+#ifdef SM_HAVE_MPI
+  MPI_Request req[MAX_PENDING];
+  int nreq;
+  /* metrics: rank 0 receives one row per rank (its own copied), the others send theirs */
+  double *rows, mine[SM_DIST_NMETRIC];
+  MPI_Request *recv;
+  int reporting;
+  int64_t report_step;
+#endif
+} g = {.rank = 0, .size = 1, .timeout_s = 60.0};
+
+int sm__dist_rank(void) { return g.rank; }
+int sm__dist_size(void) { return g.size; }
+double sm_dist_wait_seconds(void) { return g.wait_s; }
+
+/* The job's size from the launcher's environment (Open MPI, then PMI: MPICH, Slurm); 0 when this
+ * process was not started by one. */
+static int env_size(void) {
+  const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    const char *v = getenv(names[i]);
+    if (v && *v) {
+      long n = strtol(v, NULL, 10);
+      return n > 0 && n < (1L << 24) ? (int)n : 0;
+    }
+  }
+  return 0;
+}
+
+static sm_status *check_timeout(double timeout_s) {
+  if (!(timeout_s > 0))
+    return sm_status_new(SM_INVALID_ARGUMENT, "collective timeout must be > 0 seconds, got %g", timeout_s);
+  g.timeout_s = timeout_s;
+  return NULL;
+}
+
+#ifndef SM_HAVE_MPI
+sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
+  if (rank) *rank = 0;
+  if (size) *size = 1;
+  sm_status *st = check_timeout(timeout_s);
+  if (st) return st;
+  if (env_size() > 0)
+    return sm_status_new(SM_UNIMPLEMENTED, "launched under mpirun, but this build of libsavedmodel has no MPI "
+                         "support (mpi.h was not found at build time: install libopenmpi-dev and rebuild)");
+  return NULL;
+}
+sm_status *sm_dist_barrier(void) { return NULL; }
+void sm_dist_abort(const char *msg) {
+  fprintf(stderr, "%s\n", msg);
+  exit(1);
+}
+void sm_dist_finalize(void) {}
+sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what) {
+  (void)buf, (void)bytes, (void)what;
+  return NULL;
+}
+sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
+  (void)buf, (void)n;
+  return NULL;
+}
+sm_status *sm__dist_report(const double *v, int64_t step) {
+  (void)v, (void)step;
+  return NULL;
+}
+void sm__dist_poll(void) {}
+sm_status *sm__dist_wait(const char *what, double *sum) {
+  (void)what, (void)sum;
+  return NULL;
+}
+#else
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#ifndef SM_MPI_SONAME
+#define SM_MPI_SONAME "libmpi.so.40"
+#endif
+
+static struct {
+  int (*init_thread)(int *, char ***, int, int *);
+  int (*initialized)(int *);
+  int (*finalize)(void);
+  int (*abort)(MPI_Comm, int);
+  int (*comm_rank)(MPI_Comm, int *);
+  int (*comm_size)(MPI_Comm, int *);
+  int (*ibcast)(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
+  int (*iallreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+  int (*ibarrier)(MPI_Comm, MPI_Request *);
+  int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+  int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+  int (*testall)(int, MPI_Request *, int *, MPI_Status *);
+  int (*test)(MPI_Request *, int *, MPI_Status *);
+  MPI_Comm world;
+  MPI_Datatype f32, f64, byte;
+  MPI_Op sum;
+} mpi;
+
+#ifdef OMPI_MAJOR_VERSION
+#define BIND_HANDLE(h, var, sym) *(void **)(&(var)) = dlsym((h), sym)
+#endif
+
+static sm_status *mpi_open(void) {
+  /* RTLD_GLOBAL: Open MPI's plugins (mca_*.so) resolve their calls into libmpi through it */
+  void *h = dlopen(SM_MPI_SONAME, RTLD_NOW | RTLD_GLOBAL);
+  if (!h)
+    return sm_status_new(SM_UNAVAILABLE, "launched under mpirun, but %s cannot be opened (%s): install Open MPI "
+                         "(openmpi-bin, libopenmpi-dev)", SM_MPI_SONAME, dlerror());
+  SM_BIND(h, mpi.init_thread, "MPI_Init_thread");
+  SM_BIND(h, mpi.initialized, "MPI_Initialized");
+  SM_BIND(h, mpi.finalize, "MPI_Finalize");
+  SM_BIND(h, mpi.abort, "MPI_Abort");
+  SM_BIND(h, mpi.comm_rank, "MPI_Comm_rank");
+  SM_BIND(h, mpi.comm_size, "MPI_Comm_size");
+  SM_BIND(h, mpi.ibcast, "MPI_Ibcast");
+  SM_BIND(h, mpi.iallreduce, "MPI_Iallreduce");
+  SM_BIND(h, mpi.ibarrier, "MPI_Ibarrier");
+  SM_BIND(h, mpi.isend, "MPI_Isend");
+  SM_BIND(h, mpi.irecv, "MPI_Irecv");
+  SM_BIND(h, mpi.testall, "MPI_Testall");
+  SM_BIND(h, mpi.test, "MPI_Test");
+#ifdef OMPI_MAJOR_VERSION
+  BIND_HANDLE(h, mpi.world, "ompi_mpi_comm_world");
+  BIND_HANDLE(h, mpi.f32, "ompi_mpi_float");
+  BIND_HANDLE(h, mpi.f64, "ompi_mpi_double");
+  BIND_HANDLE(h, mpi.byte, "ompi_mpi_byte");
+  BIND_HANDLE(h, mpi.sum, "ompi_mpi_op_sum");
+  int handles = mpi.world && mpi.f32 && mpi.f64 && mpi.byte && mpi.sum;
+#else
+  mpi.world = MPI_COMM_WORLD, mpi.f32 = MPI_FLOAT, mpi.f64 = MPI_DOUBLE, mpi.byte = MPI_BYTE, mpi.sum = MPI_SUM;
+  int handles = 1;
+#endif
+  if (!handles || !mpi.init_thread || !mpi.initialized || !mpi.finalize || !mpi.abort || !mpi.comm_rank ||
+      !mpi.comm_size || !mpi.ibcast || !mpi.iallreduce || !mpi.ibarrier || !mpi.isend || !mpi.irecv ||
+      !mpi.testall || !mpi.test)
+    return sm_status_new(SM_UNAVAILABLE, "%s lacks MPI-3 functions or handles this build expects (built against "
+                         "another MPI?)", SM_MPI_SONAME);
+  return NULL;
+}
+
+sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
+  if (rank) *rank = 0;
+  if (size) *size = 1;
+  sm_status *st = check_timeout(timeout_s);
+  if (st) return st;
+  if (!g.inited) {
+    if (env_size() == 0) return NULL; /* not under mpirun: one process, as ever */
+    st = mpi_open();
+    if (st) return st;
+    int provided = 0, r = 0, n = 1;
+    if (mpi.init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+      return sm_status_new(SM_UNAVAILABLE, "MPI_Init_thread failed");
+    mpi.comm_rank(mpi.world, &r);
+    mpi.comm_size(mpi.world, &n);
+    if (n > 1) {
+      g.rows = sm__calloc((size_t)n * SM_DIST_NMETRIC * sizeof *g.rows);
+      g.recv = sm__calloc((size_t)n * sizeof *g.recv);
+      if (!g.rows || !g.recv) {
+        sm__free(g.rows);
+        sm__free(g.recv);
+        g.rows = NULL, g.recv = NULL;
+        mpi.abort(mpi.world, 1);
+        return sm_status_new(SM_NO_MEMORY, "MPI: out of memory for %d ranks", n);
+      }
+    }
+    g.rank = r, g.size = n, g.inited = 1;
+  }
+  if (rank) *rank = g.rank;
+  if (size) *size = g.size;
+  return NULL;
+}
+
+void sm_dist_abort(const char *msg) {
+  fprintf(stderr, "%s\n", msg);
+  fflush(stderr);
+  if (g.inited) mpi.abort(mpi.world, 1);
+  exit(1);
+}
+
+void sm_dist_finalize(void) {
+  if (!g.inited) return;
+  mpi.finalize();
+  sm__free(g.rows);
+  sm__free(g.recv);
+  g.rows = NULL, g.recv = NULL;
+  g.inited = 0, g.rank = 0, g.size = 1;
+}
+
+static sm_status *started(int rc, const char *what) {
+  if (rc != MPI_SUCCESS) return sm_status_new(SM_INTERNAL, "MPI: %s failed (error %d)", what, rc);
+  g.nreq++;
+  return NULL;
+}
+
+static sm_status *room(int k) {
+  if (g.nreq + k > MAX_PENDING)
+    return sm_status_new(SM_OUT_OF_RANGE, "MPI: more than %d collectives in flight", MAX_PENDING);
+  return NULL;
+}
+
+sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
+  if (g.size <= 1) return NULL;
+  if (n < 0 || n > 0x7fffffff) return sm_status_new(SM_OUT_OF_RANGE, "MPI: allreduce of %lld floats", (long long)n);
+  sm_status *st = room(1);
+  if (st) return st;
+  return started(mpi.iallreduce(MPI_IN_PLACE, buf, (int)n, mpi.f32, mpi.sum, mpi.world, &g.req[g.nreq]),
+                 "MPI_Iallreduce");
+}
+
+enum { TAG_REPORT = 7 };
+
+sm_status *sm__dist_report(const double *v, int64_t step) {
+  if (g.size <= 1) return NULL;
+  if (g.reporting) return sm_status_new(SM_INTERNAL, "MPI: a report is already in flight");
+  memcpy(g.mine, v, sizeof g.mine);
+  g.report_step = step;
+  if (g.rank != 0) {
+    sm_status *st = room(1);
+    if (st) return st;
+    if ((st = started(mpi.isend(g.mine, SM_DIST_NMETRIC, mpi.f64, 0, TAG_REPORT, mpi.world, &g.req[g.nreq]),
+                      "MPI_Isend")))
+      return st;
+  } else {
+    memcpy(g.rows, v, sizeof g.mine);
+    for (int r = 1; r < g.size; r++)
+      if (mpi.irecv(g.rows + (size_t)r * SM_DIST_NMETRIC, SM_DIST_NMETRIC, mpi.f64, r, TAG_REPORT, mpi.world,
+                    &g.recv[r]) != MPI_SUCCESS)
+        return sm_status_new(SM_INTERNAL, "MPI: MPI_Irecv from rank %d failed", r);
+  }
+  g.reporting = 1;
+  return NULL;
+}
+
+void sm__dist_poll(void) {
+  if (g.size <= 1 || g.nreq == 0) return;
+  int done = 0;
+  mpi.testall(g.nreq, g.req, &done, MPI_STATUSES_IGNORE);
+}
+
+/* The ranks rank 0 has not heard from for the current report, as "1, 3" (empty: all reported). */
+static void silent_ranks(char *buf, size_t cap) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int r = 1; r < g.size && g.reporting && k + 16 < cap; r++) {
+    int flag = 0;
+    mpi.test(&g.recv[r], &flag, MPI_STATUS_IGNORE);
+    if (!flag) k += (size_t)snprintf(buf + k, cap - k, "%s%d", k ? ", " : "", r);
+  }
+}
+
+sm_status *sm__dist_wait(const char *what, double *sum) {
+  if (g.size <= 1) return NULL;
+  double t0 = now_s(), deadline = t0 + g.timeout_s;
+  long spins = 0;
+  for (;;) {
+    int a = 1, b = 1;
+    if (g.nreq) mpi.testall(g.nreq, g.req, &a, MPI_STATUSES_IGNORE);
+    if (g.reporting && g.rank == 0) mpi.testall(g.size - 1, g.recv + 1, &b, MPI_STATUSES_IGNORE);
+    if (a && b) break;
+    double t = now_s();
+    if (t > deadline) {
+      char who[256] = "";
+      if (g.rank == 0) silent_ranks(who, sizeof who);
+      g.wait_s += t - t0;
+      if (*who)
+        return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %s did not answer within the collective timeout "
+                             "(%g s) at %s step %lld: it died or hangs", who, g.timeout_s, what,
+                             (long long)g.report_step);
+      return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %d: %s did not complete within the collective timeout "
+                           "(%g s): another rank died or hangs", g.rank, what, g.timeout_s);
+    }
+    /* spin briefly (a step's collectives finish within microseconds of the last rank's start),
+     * then sleep 50 us at a time: a step takes milliseconds, and a spinning rank would take the
+     * core from the rank it waits for wherever ranks share cores */
+    if (++spins > 100) nanosleep(&(struct timespec){0, 50000}, NULL);
+  }
+  if (g.reporting && sum) {
+    for (int j = 0; j < SM_DIST_NMETRIC; j++) sum[j] = 0.0;
+    if (g.rank == 0)
+      for (int r = 0; r < g.size; r++)
+        for (int j = 0; j < SM_DIST_NMETRIC; j++) sum[j] += g.rows[(size_t)r * SM_DIST_NMETRIC + j];
+    else
+      memcpy(sum, g.mine, sizeof g.mine);
+  }
+  g.reporting = 0;
+  g.nreq = 0;
+  g.wait_s += now_s() - t0;
+  return NULL;
+}
+
+sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what) {
+  if (g.size <= 1) return NULL;
+  sm_status *st = NULL;
+  for (size_t off = 0; !st && off < bytes;) {
+    size_t n = bytes - off < ((size_t)1 << 30) ? bytes - off : ((size_t)1 << 30);
+    if (!(st = room(1)))
+      st = started(mpi.ibcast((char *)buf + off, (int)n, mpi.byte, 0, mpi.world, &g.req[g.nreq]), "MPI_Ibcast");
+    if (!st) st = sm__dist_wait(what, NULL);
+    off += n;
+  }
+  return st;
+}
+
+sm_status *sm_dist_barrier(void) {
+  if (g.size <= 1) return NULL;
+  sm_status *st = room(1);
+  if (!st) st = started(mpi.ibarrier(mpi.world, &g.req[g.nreq]), "MPI_Ibarrier");
+  return st ? st : sm__dist_wait("the final barrier", NULL);
+}
+#endif

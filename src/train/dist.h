@@ -1,0 +1,31 @@
+/* dist.h - what the trainer (fit.c, fit_dist.c) uses of src/train/dist.c, the MPI layer of
+ * data-parallel training: the process's place in the job, and collectives that never wait past
+ * the collective timeout (a rank that dies or hangs ends the job with a message, not a hang). */
+#ifndef SM_TRAIN_DIST_H
+#define SM_TRAIN_DIST_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "savedmodel/status.h"
+
+/* Metrics a rank reports each step (and after validation): sums over its shard. */
+enum { SM_DIST_NMETRIC = 3 };
+
+int sm__dist_rank(void);
+int sm__dist_size(void); /* 1 unless sm_dist_init found a job of several ranks */
+
+/* bytes of buf from rank 0 to every rank (blocking, within the timeout). */
+sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what);
+/* Starts summing n floats of buf in place over all ranks; buf must stay untouched until
+ * sm__dist_wait returns. */
+sm_status *sm__dist_allreduce_start(float *buf, int64_t n);
+/* Starts sending this rank's metrics for `step` to rank 0 (which starts receiving everyone's):
+ * also how rank 0 names a rank that stopped answering. */
+sm_status *sm__dist_report(const double *v, int64_t step);
+/* Lets the started collectives move on (MPI progresses only inside its calls). */
+void sm__dist_poll(void);
+/* Waits for everything started; on rank 0 `sum` (may be NULL) gets the reported metrics summed
+ * over the ranks in rank order. `what` names the wait in the timeout's message. */
+sm_status *sm__dist_wait(const char *what, double *sum);
+
+#endif
