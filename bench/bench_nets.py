@@ -7,7 +7,7 @@
 Models (random weights, exported once into BUILD/bench-nets/NAME/ with Keras 3 model.export and
 converted once with tf2onnx into BUILD/bench-nets/NAME.onnx; later runs reuse both):
   mobilenetv2 (64x64), resnet50 (64x64), efficientnetb0 (64x64), vgg16 (32x32), densenet121 (64x64)
-  from keras.applications (weights=None, seed 0); transformer: a BERT-like encoder of Keras layers
+  from keras.applications (weights=None, seed 0, logits out, BatchNormalization statistics random); transformer: a BERT-like encoder of Keras layers
   (4 layers, hidden 256, 4 heads, FFN 1024 with GELU, LayerNorm, float input [batch, 128, 256]);
   seed_cnn: tests/fixtures/zoo/keras_seed_cnn.
 Each model runs at batch 1 and 16 (seed_cnn: 1 and 256) on three sides, 2 threads each: ours
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,7 +63,19 @@ def child_export(name, out_dir, onnx_path):
         model = build_transformer(keras)
     else:
         cls, size = APPS[name]
-        model = getattr(keras.applications, cls)(weights=None, input_shape=(size, size, 3))
+        model = getattr(keras.applications, cls)(weights=None, input_shape=(size, size, 3),
+                                                 classifier_activation=None)
+    # BatchNormalization with random statistics (fresh layers are near-identities), so that
+    # folding and fusing them is exercised; logits, not softmax, so the comparison has a signal
+    import numpy as np
+    rng = np.random.default_rng(0)
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization) and len(layer.get_weights()) == 4:
+            g, b, m, v = layer.get_weights()
+            layer.set_weights([rng.uniform(0.5, 1.5, g.shape).astype("float32"),
+                               rng.normal(0, 0.1, b.shape).astype("float32"),
+                               rng.normal(0, 0.1, m.shape).astype("float32"),
+                               rng.uniform(0.5, 1.5, v.shape).astype("float32")])
     model.export(out_dir)
     return child_convert(out_dir, onnx_path)
 
@@ -269,8 +282,11 @@ def main():
         raise SystemExit("bench: " + why)
     rows, notes = [], []
     work = tempfile.mkdtemp(prefix="bench-nets-")
-    for name in models:
-        bench_model(args, exe, name, work, rows, notes)
+    try:
+        for name in models:
+            bench_model(args, exe, name, work, rows, notes)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], stdout=subprocess.PIPE, text=True).stdout.strip()
     lines = ["", "## %s — real networks (bench/bench_nets.py)" % date, "",
              "- Command: `python3 %s`" % " ".join(shlex.quote(a) for a in sys.argv),
