@@ -6,11 +6,15 @@
  * (OMP_NUM_THREADS=1 for oneDNN, no pthreadpool for XNNPACK) so the figure is per-core work, timed
  * as this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which other load on the machine disturbs far
  * less than wall time.
- * Not a test and not built by CMake; build and run (from the repo root, after `make`):
+ * Not a test and not built by CMake; needs libdnnl-dev and libxnnpack-dev (Debian; not in
+ * tools/install-deps.sh, the library does not use them). Debian's xnnpack.h includes pthreadpool.h,
+ * which only libpthreadpool-dev has: a one-line stand-in does (XNNPACK runs here without a pool).
+ * Build and run from the repo root after `make`:
  *
- *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_conv.c build/libsavedmodel.a \
- *      $(pkg-config --libs libprotobuf-c openblas zlib) -ldnnl -lXNNPACK -lsnappy -lpthread -lm -ldl \
- *      -o build/bench_conv && OMP_NUM_THREADS=1 build/bench_conv [REPS]
+ *   mkdir -p build/shim && echo 'typedef struct pthreadpool *pthreadpool_t;' > build/shim/pthreadpool.h
+ *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Ibuild/gen -Ibuild/shim bench/bench_conv.c \
+ *      build/libsavedmodel.a $(pkg-config --libs libprotobuf-c openblas zlib) -ldnnl -lXNNPACK -lsnappy \
+ *      -lpthread -lm -ldl -o build/bench_conv && OMP_NUM_THREADS=1 build/bench_conv [REPS]
  *
  * Prints a markdown table: per shape, median ms of REPS (default 7) interleaved calls per side,
  * and the max |difference| of each library's output from ours. */
