@@ -151,6 +151,18 @@ static int fold(const int *grp, int n, const int64_t *size, const int64_t (*stri
   return 1;
 }
 
+/* A [r, c] matrix with strides (sr, sc) as BLAS sees it: row-major (*t = 0, leading dimension sr)
+ * or column-major (*t = 1, sc); 0 when neither stride is 1 or the leading dimension is unusable. */
+static int layout(int64_t r, int64_t c, int64_t sr, int64_t sc, int *t, int64_t *ld) {
+  if (c == 1 || sc == 1)
+    *t = 0, *ld = r > 1 ? sr : c;
+  else if (r == 1 || sr == 1)
+    *t = 1, *ld = c > 1 ? sc : r;
+  else
+    return 0;
+  return *ld >= (*t ? r : c) && *ld <= INT32_MAX;
+}
+
 /* The (batched) gemm form of a float two-operand Einsum (see the header); 0 when it has none. */
 static int gemm_path(const float *a, const float *b, float *out, int nl, const int64_t *size,
                      const int64_t (*stride)[MAX_LABELS]) {
@@ -162,36 +174,17 @@ static int gemm_path(const float *a, const float *b, float *out, int nl, const i
     if (g < 0) return 0; /* summed out of one operand alone */
     grp[g][ng[g]++] = l;
   }
-  int64_t M, N, K, sam, sak, sbk, sbn, scm, scn, u;
+  int64_t M, N, K, sam, sak, sbk, sbn, scm, scn;
   if (!fold(grp[1], ng[1], size, stride, 0, 2, &M, &sam, &scm) || !fold(grp[2], ng[2], size, stride, 1, 2, &N, &sbn, &scn) ||
       !fold(grp[3], ng[3], size, stride, 0, 1, &K, &sak, &sbk))
     return 0;
   if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX) return 0;
-  /* each matrix row- or column-major: a unit stride on one side, the other its leading dimension */
-  int ta, tb;
+  /* each matrix row- or column-major: a unit stride on one side, the other its leading dimension;
+   * C column-major (ct) is computed as C^T = B^T A^T */
+  int ta, tb, ct;
   int64_t lda, ldb, ldc;
-  if (K == 1 || sak == 1)
-    ta = 0, lda = M > 1 ? sam : K, u = K;
-  else if (M == 1 || sam == 1)
-    ta = 1, lda = K > 1 ? sak : M, u = M;
-  else
+  if (!layout(M, K, sam, sak, &ta, &lda) || !layout(K, N, sbk, sbn, &tb, &ldb) || !layout(M, N, scm, scn, &ct, &ldc))
     return 0;
-  if (lda < u || lda > INT32_MAX) return 0;
-  if (N == 1 || sbn == 1)
-    tb = 0, ldb = K > 1 ? sbk : N, u = N;
-  else if (K == 1 || sbk == 1)
-    tb = 1, ldb = N > 1 ? sbn : K, u = K;
-  else
-    return 0;
-  if (ldb < u || ldb > INT32_MAX) return 0;
-  int ct; /* 0: C row-major [M, N]; 1: column-major, computed as C^T = B^T A^T */
-  if (N == 1 || scn == 1)
-    ct = 0, ldc = M > 1 ? scm : N, u = N;
-  else if (M == 1 || scm == 1)
-    ct = 1, ldc = N > 1 ? scn : M, u = M;
-  else
-    return 0;
-  if (ldc < u || ldc > INT32_MAX) return 0;
   sm__nn_blas_init();
   int64_t idx[MAX_LABELS] = {0}, off[3] = {0, 0, 0};
   const int *bl = grp[0];
