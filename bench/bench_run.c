@@ -1,4 +1,4 @@
-/* bench_run.c - timing driver for the runtime, run by bench/bench_runtime.py (not a test).
+/* bench_run.c - timing driver for the runtime, run by bench/bench_runtime.py and bench_nets.py (not a test).
  *
  *   bench_run DIR TAG SIGNATURE BATCH RUNS [WARMUP [THREADS [OUTFILE]]]
  *
@@ -6,8 +6,9 @@
  * tensor whose unknown dims are BATCH (leading) or 1 (others), filled with the same pattern the
  * Python side uses (element i = ((i * 37) % 101) / 101 - 0.5), runs WARMUP untimed calls and then
  * RUNS timed ones, each a whole sm_model_run (outputs allocated and freed). Prints one JSON object:
- * load time, best/median/mean per-call latency, throughput in examples per second, and the sum of
- * the first output so the driver can check we computed what TensorFlow computed. With OUTFILE, the
+ * every timed call's latency in order (times_ms), load time, best/median/mean per-call latency,
+ * throughput in examples per second, and the sum of the first output so the driver can check we
+ * computed what TensorFlow computed. With OUTFILE, the
  * first output of the last call is also written there as raw float32 (native byte order), so the
  * driver can compare it element by element (bench/bench_loops.py does). */
 #ifndef _POSIX_C_SOURCE
@@ -117,10 +118,12 @@ int main(int argc, char **argv) {
     for (int j = 0; j < nout; j++) sm_tensor_free(out[j]);
   }
   double total = 0;
-  for (long r = 0; r < runs; r++) total += times[r];
+  printf("{\"times_ms\": [");
+  for (long r = 0; r < runs; r++) printf("%s%.4f", r ? ", " : "", times[r] * 1e3), total += times[r];
+  printf("], ");
   qsort(times, (size_t)runs, sizeof(double), cmp_double);
   double median = times[runs / 2];
-  printf("{\"load_ms\": %.3f, \"best_ms\": %.4f, \"median_ms\": %.4f, \"mean_ms\": %.4f, \"runs\": %ld, "
+  printf("\"load_ms\": %.3f, \"best_ms\": %.4f, \"median_ms\": %.4f, \"mean_ms\": %.4f, \"runs\": %ld, "
          "\"batch\": %ld, \"throughput\": %.1f, \"first_output\": \"%s\", \"sum\": %.9g}\n",
          load_s * 1e3, times[0] * 1e3, median * 1e3, total / (double)runs * 1e3, runs, batch,
          (double)batch / median, outs[0].alias, sum);

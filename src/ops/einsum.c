@@ -3,12 +3,20 @@
  * The equation is parsed once in prepare ("nij,jk->nik"; implicit output = the labels seen once,
  * sorted, as numpy and TF do). compute walks every combination of label values with an odometer and
  * adds the product of the operands into the output, so any labelling works (transposes, traces,
- * diagonals, outer products, batch matmuls) at the cost of speed: models whose Einsum is a plain
- * (batch) matmul deserve a gemm path here later. Ellipsis ("...") is refused at load. */
+ * diagonals, outer products, batch matmuls) at the cost of speed. A float contraction of two
+ * operands that is a (batched) matrix product in disguise - every label either batch (in both
+ * operands and the output), row (first operand and output), column (second and output) or
+ * contracted (both operands, not the output), each group laid out so that it folds into one
+ * stride, each matrix with a unit stride on one side - runs as one cblas_sgemm per batch index
+ * instead (gemm_path): Keras' MultiHeadAttention and EinsumDense equations ("abc,cde->abde",
+ * "aecd,abcd->acbe", "acbe,aecd->abcd", "abcd,cde->abe") all are. Ellipsis ("...") is refused at
+ * load. */
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/checked.h"
+#include "ops/nn_internal.h"
 #include "runtime/kernel.h"
 
 #define MAX_LABELS 52
@@ -120,6 +128,85 @@ DEF_SUM(sum_f64, double)
 DEF_SUM(sum_i32, uint32_t) /* integers wrap, never undefined behaviour */
 DEF_SUM(sum_i64, uint64_t)
 
+/* One group of labels (rows, columns or contracted) folded into a single (size, stride) per
+ * tensor t0, t1 of the three (0, 1 = operands, 2 = output); 0 when the layout does not fold. */
+static int fold(const int *grp, int n, const int64_t *size, const int64_t (*stride)[MAX_LABELS], int t0, int t1,
+                int64_t *sz, int64_t *s0, int64_t *s1) {
+  int ord[MAX_LABELS], m = 0;
+  for (int i = 0; i < n; i++)
+    if (size[grp[i]] > 1) ord[m++] = grp[i];
+  for (int i = 1; i < m; i++) /* by decreasing stride in t0 (insertion sort: a handful of labels) */
+    for (int j = i; j > 0 && stride[t0][ord[j]] > stride[t0][ord[j - 1]]; j--) {
+      int t = ord[j];
+      ord[j] = ord[j - 1], ord[j - 1] = t;
+    }
+  *sz = 1, *s0 = *s1 = 0;
+  for (int i = 0; i < m; i++) {
+    int l = ord[i];
+    if (i && (stride[t0][ord[i - 1]] != stride[t0][l] * size[l] || stride[t1][ord[i - 1]] != stride[t1][l] * size[l]))
+      return 0;
+    *sz *= size[l];
+    *s0 = stride[t0][l], *s1 = stride[t1][l];
+  }
+  return 1;
+}
+
+/* A [r, c] matrix with strides (sr, sc) as BLAS sees it: row-major (*t = 0, leading dimension sr)
+ * or column-major (*t = 1, sc); 0 when neither stride is 1 or the leading dimension is unusable. */
+static int layout(int64_t r, int64_t c, int64_t sr, int64_t sc, int *t, int64_t *ld) {
+  if (c == 1 || sc == 1)
+    *t = 0, *ld = r > 1 ? sr : c;
+  else if (r == 1 || sr == 1)
+    *t = 1, *ld = c > 1 ? sc : r;
+  else
+    return 0;
+  return *ld >= (*t ? r : c) && *ld <= INT32_MAX;
+}
+
+/* The (batched) gemm form of a float two-operand Einsum (see the header); 0 when it has none. */
+static int gemm_path(const float *a, const float *b, float *out, int nl, const int64_t *size,
+                     const int64_t (*stride)[MAX_LABELS]) {
+  int grp[4][MAX_LABELS], ng[4] = {0, 0, 0, 0}; /* batch, rows (M), columns (N), contracted (K) */
+  for (int l = 0; l < nl; l++) {
+    int ina = stride[0][l] != 0, inb = stride[1][l] != 0, ino = stride[2][l] != 0;
+    int g = ina && inb && ino ? 0 : ina && ino ? 1 : inb && ino ? 2 : ina && inb ? 3 : -1;
+    if (size[l] == 1) continue;
+    if (g < 0) return 0; /* summed out of one operand alone */
+    grp[g][ng[g]++] = l;
+  }
+  int64_t M, N, K, sam, sak, sbk, sbn, scm, scn;
+  if (!fold(grp[1], ng[1], size, stride, 0, 2, &M, &sam, &scm) || !fold(grp[2], ng[2], size, stride, 1, 2, &N, &sbn, &scn) ||
+      !fold(grp[3], ng[3], size, stride, 0, 1, &K, &sak, &sbk))
+    return 0;
+  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX) return 0;
+  /* each matrix row- or column-major: a unit stride on one side, the other its leading dimension;
+   * C column-major (ct) is computed as C^T = B^T A^T */
+  int ta, tb, ct;
+  int64_t lda, ldb, ldc;
+  if (!layout(M, K, sam, sak, &ta, &lda) || !layout(K, N, sbk, sbn, &tb, &ldb) || !layout(M, N, scm, scn, &ct, &ldc))
+    return 0;
+  sm__nn_blas_init();
+  int64_t idx[MAX_LABELS] = {0}, off[3] = {0, 0, 0};
+  const int *bl = grp[0];
+  for (;;) {
+    if (!ct)
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                  1.0f, a + off[0], (int)lda, b + off[1], (int)ldb, 0.0f, out + off[2], (int)ldc);
+    else
+      cblas_sgemm(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, ta ? CblasNoTrans : CblasTrans, (int)N, (int)M, (int)K,
+                  1.0f, b + off[1], (int)ldb, a + off[0], (int)lda, 0.0f, out + off[2], (int)ldc);
+    int i = ng[0] - 1; /* odometer over the batch labels */
+    for (; i >= 0; i--) {
+      int l = bl[i];
+      for (int o = 0; o < 3; o++) off[o] += stride[o][l];
+      if (++idx[l] < size[l]) break;
+      for (int o = 0; o < 3; o++) off[o] -= stride[o][l] * size[l];
+      idx[l] = 0;
+    }
+    if (i < 0) return 1;
+  }
+}
+
 static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   const einsum_state *st = state;
   int64_t dim_of[MAX_LABELS];
@@ -175,6 +262,9 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
     str *= out_dims[i];
   }
   void *out = sm_tensor_data(y);
+  if (dt == SM_FLOAT && st->nin == 2 &&
+      gemm_path(data[0], data[1], out, nl, size, (const int64_t(*)[MAX_LABELS])stride))
+    return NULL;
   switch (dt) {
   case SM_FLOAT: sum_f32(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
   case SM_DOUBLE: sum_f64(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;

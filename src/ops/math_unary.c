@@ -16,6 +16,7 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "base/vmath.h"
 #include "ops/math_int.h"
 
 enum {
@@ -194,8 +195,12 @@ sm_status *sm__math_unary_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
+/* float32 Exp, Sigmoid and Tanh (and half/bfloat16 through float) run base/vmath.h's vector code. */
+typedef void (*vecfn)(const float *x, float *y, int64_t n);
+
 typedef struct un_job {
   unfn f;
+  vecfn vf; /* when set, used instead of f for float data */
   int dtype; /* input dtype; half/bf16 go through float */
   const char *x;
   char *y;
@@ -205,6 +210,10 @@ typedef struct un_job {
 
 static void un_range(void *ctx, int64_t e0, int64_t e1) {
   const un_job *j = ctx;
+  if (!sm__math_is_f16(j->dtype) && j->vf) {
+    j->vf((const float *)j->x + e0, (float *)j->y + e0, e1 - e0);
+    return;
+  }
   if (!sm__math_is_f16(j->dtype)) {
     j->f(e1 - e0, j->x + (size_t)e0 * j->isize, j->y + (size_t)e0 * j->osize, j->alpha);
     return;
@@ -216,7 +225,10 @@ static void un_range(void *ctx, int64_t e0, int64_t e1) {
     if (j->osize == 1) { /* IsNan / IsFinite: bool straight out */
       j->f(m, a, j->y + e, j->alpha);
     } else {
-      j->f(m, a, b, j->alpha);
+      if (j->vf)
+        j->vf(a, b, m);
+      else
+        j->f(m, a, b, j->alpha);
       sm__math_from_f32(j->dtype, b, j->y + (size_t)e * 2, m);
     }
   }
@@ -235,7 +247,10 @@ sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x);
   if (n == 0) return NULL;
-  un_job j = {table[s->op][ti], dt, sm_tensor_data(x), sm_tensor_data(y), sm_dtype_size(dt), sm_dtype_size(odt),
+  vecfn vf = NULL;
+  if (ti == T_f32)
+    vf = s->op == OP_exp ? sm__vexp_f32 : s->op == OP_sigmoid ? sm__vsigmoid_f32 : s->op == OP_tanh ? sm__vtanh_f32 : NULL;
+  un_job j = {table[s->op][ti], vf, dt, sm_tensor_data(x), sm_tensor_data(y), sm_dtype_size(dt), sm_dtype_size(odt),
               s->alpha};
   sm__parallel_for(sm__kctx_pool(ctx), n, SM_MATH_PAR_MIN, un_range, &j);
   return NULL;
@@ -277,8 +292,32 @@ sm_status *sm__math_softmax_prepare(const sm_node *node, void **state) {
       }                                                                       \
     }                                                                         \
   }
-DEF_SOFTMAX(f32, float)
 DEF_SOFTMAX(f64, double)
+
+/* float: the same sums, with the exponentials from base/vmath.h. */
+static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows, int64_t k, int lg) {
+  for (int64_t r = 0; r < rows; r++, x += k, y += k) {
+    float m = x[0];
+    for (int64_t i = 1; i < k; i++) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;
+    for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
+    float sum = 0;
+    if (lg) {
+      float e[256];
+      for (int64_t i = 0; i < k; i += 256) {
+        int64_t c = k - i < 256 ? k - i : 256;
+        sm__vexp_f32(y + i, e, c);
+        for (int64_t q = 0; q < c; q++) sum += e[q];
+      }
+      float ls = logf(sum);
+      for (int64_t i = 0; i < k; i++) y[i] -= ls;
+    } else {
+      sm__vexp_f32(y, y, k);
+      for (int64_t i = 0; i < k; i++) sum += y[i];
+      float inv = 1 / sum;
+      for (int64_t i = 0; i < k; i++) y[i] *= inv;
+    }
+  }
+}
 
 typedef struct sm_job {
   int dtype, log;

@@ -180,11 +180,38 @@ static void conv_1x1_rows(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* Few output rows (M <= SM_NN_SMALL_M, batch-1 late stages): the pool splits the output channels
+ * [c0, c1) instead, each task gathers all M patches (a few KB to a few hundred) and runs the
+ * unpacked small-row gemm on its columns, then the epilogue on them. */
+static void conv_small_cols(void *ctx, int64_t b0, int64_t b1) {
+  conv_job *j = ctx;
+  int64_t M = j->N * j->OH * j->OW, c0 = b0 * 16, c1 = b1 * 16 < j->Cout ? b1 * 16 : j->Cout;
+  const float *a = (const float *)j->in;
+  float *buf = NULL;
+  if (!j->rows) { /* not the plain 1x1 case: gather the patches */
+    buf = sm__alloc((size_t)(M * j->K) * sizeof *buf);
+    if (!buf) {
+      __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+      return;
+    }
+    int64_t r0 = 0, r1 = M, g = 0;
+    IM2COL(float);
+    a = buf;
+  }
+  float *c = (float *)j->out;
+  sm__nn_sgemm_small(M, c0, c1, j->K, a, j->K, (const float *)j->filt, j->Cout, c, j->Cout);
+  if (j->bias || j->act)
+    for (int64_t r = 0; r < M; r++)
+      sm__nn_bias_act_f32(c + r * j->Cout + c0, c + r * j->Cout + c0, 1, c1 - c0, j->bias ? j->bias + c0 : NULL, j->act,
+                          j->alpha);
+  sm__free(buf);
+}
+
 /* Depthwise: out[n,oh,ow,c*M+m] = sum over taps in[n,ih,iw,c] * f[kh,kw,c,m]. */
 #define DEPTHWISE(T)                                                                               \
   do {                                                                                             \
-    const T *in = (const T *)j->in, *f = (const T *)j->filt;                                       \
-    T *out = (T *)j->out;                                                                          \
+    const T *restrict in = (const T *)j->in, *restrict f = (const T *)j->filt;                     \
+    T *restrict out = (T *)j->out; /* never an input: no alias checks in the channel loops */      \
     const int64_t C = j->C, Mm = j->Cout / (C ? C : 1), CM = j->Cout;                              \
     for (int64_t r = begin; r < end; r++) {                                                        \
       int64_t n = r / j->OH, oh = r % j->OH;                                                       \
@@ -426,10 +453,16 @@ AVX2_FN static void direct_rows_avx2(void *ctx, int64_t begin, int64_t end) {
 AVX2_FN static void pooled_rows_avx2(void *ctx, int64_t begin, int64_t end) {
   pooled_body(ctx, begin, end);
 }
+/* Depthwise float: the same loops, 8-wide FMA over the channels. */
+AVX2_FN static void depthwise_rows_avx2(void *ctx, int64_t begin, int64_t end) {
+  conv_job *j = ctx;
+  DEPTHWISE(float);
+}
 #endif
 
 typedef void (*rows_fn)(void *ctx, int64_t begin, int64_t end);
-/* The AVX2+FMA clone of direct_rows / pooled_rows where the CPU has it. */
+/* The AVX2+FMA clone of direct_rows / pooled_rows (pooled 1) / float depthwise_rows (pooled 2)
+ * where the CPU has it. */
 static rows_fn direct_pick(int pooled) {
 #ifdef DIRECT_AVX2
   static int have = -1; /* computed once; a race only computes it twice */
@@ -439,9 +472,9 @@ static rows_fn direct_pick(int pooled) {
     h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     __atomic_store_n(&have, h, __ATOMIC_RELAXED);
   }
-  if (h) return pooled ? pooled_rows_avx2 : direct_rows_avx2;
+  if (h) return pooled == 2 ? depthwise_rows_avx2 : pooled ? pooled_rows_avx2 : direct_rows_avx2;
 #endif
-  return pooled ? pooled_rows_base : direct_rows_base;
+  return pooled == 2 ? depthwise_rows : pooled ? pooled_rows_base : direct_rows_base;
 }
 
 /* Runs a filled-in job (M, K, Cout > 0) over the pool. depth_mult > 0: depthwise with that
@@ -456,10 +489,17 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
     sm__parallel_for(pool, j->N * j->pOH, per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1), direct_pick(1), j);
   } else if (depth_mult) {
     int64_t per_row = j->OW * j->KH * j->KW * j->Cout;
-    sm__parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1), depthwise_rows, j);
+    sm__parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1),
+                     j->dtype == SM_FLOAT ? direct_pick(2) : depthwise_rows, j);
   } else if (use_direct(j)) {
     int64_t per_row = j->OW * j->K * j->Cout;
     sm__parallel_for(pool, j->N * j->OH, per_row >= 65536 ? 1 : 65536 / per_row, direct_pick(0), j);
+  } else if (j->dtype == SM_FLOAT && j->G == 1 && M <= SM_NN_SMALL_M) {
+    /* j->rows = 1 marks "the input is the patch matrix" (1x1, stride 1, unpadded) */
+    j->rows = j->KH == 1 && j->KW == 1 && j->sh == 1 && j->sw == 1 && j->pt == 0 && j->pl == 0 && j->OH == j->H &&
+              j->OW == j->W;
+    int64_t per_blk = M * j->K * 16;
+    sm__parallel_for(pool, (j->Cout + 15) / 16, per_blk >= 65536 ? 1 : 65536 / per_blk, conv_small_cols, j);
   } else if (j->KH == 1 && j->KW == 1 && j->sh == 1 && j->sw == 1 && j->pt == 0 && j->pl == 0 && j->OH == j->H &&
              j->OW == j->W && j->G == 1) {
     int64_t per_row = j->K * j->Cout;

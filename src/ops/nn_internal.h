@@ -74,6 +74,11 @@ void sm__nn_nhwc_to_nchw(const void *src, void *dst, const int64_t *dims, size_t
 /* Makes OpenBLAS single-threaded, once per process: the nn kernels split their own work over the
  * runtime's pool (see nn.c for why). Called from the prepare of every kernel that calls BLAS. */
 void sm__nn_blas_init(void);
+/* C[0..m, n0..n1) = A[m, k] B[k, n] (row-major, leading dims lda, ldb, ldc), for products with few
+ * rows (nn_gemm.c): reads B once per four rows, never packs it. */
+#define SM_NN_SMALL_M 16
+void sm__nn_sgemm_small(int64_t m, int64_t n0, int64_t n1, int64_t k, const float *a, int64_t lda, const float *b,
+                        int64_t ldb, float *c, int64_t ldc);
 
 /* out[r, c] = act(in[r, c] + bias[c]) over rows x C, float; bias may be NULL, act an SM_NN_ACT_*
  * (nn_raw.h), alpha LeakyRelu's; in == out is allowed. nn_norm.c. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vmath.h"
 #include "ops/nn_internal.h"
 
 /* ---- BiasAdd ---------------------------------------------------------------------------------- */
@@ -76,12 +77,6 @@ static float act_f32(float v, int act, float alpha) {
   switch (act) {
     case SM_NN_ACT_ELU: return v < 0 ? expf(v) - 1 : v;
     case SM_NN_ACT_LEAKY_RELU: return v > 0 ? v : v * alpha;
-    case SM_NN_ACT_SIGMOID: {
-      if (v >= 0) return 1.0f / (1.0f + expf(-v));
-      float e = expf(v);
-      return e / (1.0f + e);
-    }
-    case SM_NN_ACT_TANH: return tanhf(v);
   }
   return v;
 }
@@ -93,7 +88,14 @@ void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, c
   for (int64_t r = 0; r < rows; r++) {
     const float *p = in + r * C;
     float *o = out + r * C;
-    if (act > SM_NN_ACT_RELU6) { /* transcendental: one call per element whatever the loop */
+    if (act == SM_NN_ACT_SIGMOID || act == SM_NN_ACT_TANH) { /* base/vmath.h, as the Sigmoid / Tanh kernels */
+      const float *src = p;
+      if (bias) {
+        for (int64_t c = 0; c < C; c++) o[c] = p[c] + bias[c];
+        src = o;
+      }
+      (act == SM_NN_ACT_SIGMOID ? sm__vsigmoid_f32 : sm__vtanh_f32)(src, o, C);
+    } else if (act > SM_NN_ACT_RELU6) { /* transcendental: one call per element whatever the loop */
       if (bias)
         for (int64_t c = 0; c < C; c++) o[c] = act_f32(p[c] + bias[c], act, alpha);
       else

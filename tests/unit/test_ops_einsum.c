@@ -10,11 +10,11 @@
 typedef struct {
   const char *eq;
   int nin;
-  int64_t shape[2][3];
+  int64_t shape[2][4];
   int rank[2];
   int out_rank;
-  int64_t out_shape[3];
-  float want[8];
+  int64_t out_shape[4];
+  float want[16];
 } ecase;
 
 static const ecase cases[] = {
@@ -26,6 +26,15 @@ static const ecase cases[] = {
     {"ij->", 1, {{2, 3}, {0}}, {2, 0}, 0, {0}, {1.5}},
     {"ij,jk", 2, {{2, 3}, {3, 2}}, {2, 2}, 2, {2, 2}, {1, 0.25, 1, 2.5}},
     {"nij,jk->nik", 2, {{2, 2, 3}, {3, 2}}, {3, 2}, 3, {2, 2, 2}, {1, 0.25, 1, 2.5, 1, 4.75, 1, 7}},
+    /* matrix products in disguise (the gemm path): Keras EinsumDense / MultiHeadAttention's
+     * equations, a transposed output (C^T = B^T A^T) and a transposed first operand */
+    {"abc,cde->abde", 2, {{1, 2, 3}, {3, 2, 2}}, {3, 3}, 4, {1, 2, 2, 2}, {0.5, -0.25, -1, -1.75, 5, 6.5, 8, 9.5}},
+    {"aecd,abcd->acbe", 2, {{2, 2, 2, 3}, {2, 2, 2, 3}}, {4, 4}, 4, {2, 2, 2, 2},
+     {1.25, -3.25, -3.25, 19.25, 3.5, 12.5, 12.5, 48.5, 91.25, 140.75, 140.75, 217.25, 147.5, 210.5, 210.5, 300.5}},
+    {"acbe,aecd->abcd", 2, {{1, 2, 2, 3}, {1, 3, 2, 2}}, {4, 4}, 4, {1, 2, 2, 2}, {0.5, -0.25, 17, 20.75, 5, 6.5, 26, 32}},
+    {"abcd,cde->abe", 2, {{1, 2, 2, 2}, {2, 2, 2}}, {4, 3}, 3, {1, 2, 2}, {2, 1.5, 6, 9.5}},
+    {"ij,kj->ki", 2, {{2, 3}, {2, 3}}, {2, 2}, 2, {2, 2}, {1.25, -1, -1, 3.5}},
+    {"ji,jk->ik", 2, {{3, 2}, {3, 2}}, {2, 2}, 2, {2, 2}, {2, 2, 2, 2.75}},
 };
 
 static sm_status *session_for(const char *eq, int nin, sm_session **s) {
@@ -63,7 +72,7 @@ int main(void) {
       CHECK(sm_tensor_rank(out) == e->out_rank);
       for (int i = 0; i < e->out_rank && i < sm_tensor_rank(out); i++) CHECK(sm_tensor_dims(out)[i] == e->out_shape[i]);
       const float *v = sm_tensor_data(out);
-      for (int64_t i = 0; i < sm_tensor_num_elements(out) && i < 8; i++) {
+      for (int64_t i = 0; i < sm_tensor_num_elements(out) && i < 16; i++) {
         if (fabsf(v[i] - e->want[i]) > 1e-5f * (1 + fabsf(e->want[i]))) {
           fprintf(stderr, "%s: element %lld is %g, TF says %g\n", e->eq, (long long)i, v[i], e->want[i]);
           CHECK(0);
