@@ -35,9 +35,9 @@ def c_str(s):
 def fmt_values(t):
     a = np.asarray(t.numpy(), dtype=object if t.dtype == tf.string else None).reshape(-1)
     if t.dtype == tf.string:
-        vals = [v.decode() for v in a]
-        assert all(" " not in v and v for v in vals), vals
-        return " ".join(vals)
+        # bytes: printable ASCII as is, others (space, %, quotes, UTF-8) as %XX; "%" alone is ""
+        esc = lambda b: "".join(chr(c) if 33 <= c < 127 and chr(c) not in '%"\\?' else "%%%02X" % c for c in b)  # noqa: E731
+        return " ".join(esc(v) or "%" for v in a)
     if t.dtype in (tf.float32, tf.float64, tf.float16, tf.bfloat16):  # half, bfloat16: exact as floats
         return " ".join(repr(float(v)) for v in np.asarray(a, dtype=np.float64))
     if t.dtype in (tf.complex64, tf.complex128):  # real and imaginary parts, in turn

@@ -38,7 +38,8 @@ PrintV2 Prod RandomStandardNormal RandomUniform Rank ReadFile Reciprocal Relu6 R
 ResizeNearestNeighbor ResourceGather RestoreSlice Round Rsqrt SaveSlices SelectV2 Selu
 ShardedFilespec Sign Sin Size Slice Snapshot Softplus Softsign SpaceToBatchND Split SplitV Sqrt
 SquaredDifference Squeeze StatefulPartitionedCall StatelessIf StatelessWhile StopGradient
-StridedSlice StringToHashBucketFast Sum Transpose TruncatedNormal Unpack Variable VariableV2
+StridedSlice StringToHashBucketFast StringToHashBucketStrong StringLower StringUpper StringStrip
+Substr StringToNumber ReduceJoin Sum Transpose TruncatedNormal Unpack Variable VariableV2
 Where While ZerosLike _FusedConv2D _FusedMatMul
 EmptyTensorList TensorListConcat TensorListConcatV2 TensorListElementShape TensorListFromTensor
 TensorListGather TensorListGetItem TensorListLength TensorListPopBack TensorListPushBack

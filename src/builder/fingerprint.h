@@ -8,10 +8,9 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "base/farmhash.h"
 #include "savedmodel/status.h"
 
-uint64_t sm__fingerprint64(const void *data, size_t len);
-uint64_t sm__fingerprint_cat64(uint64_t a, uint64_t b);
 
 /* m serialized as C++ protobuf does with SetSerializationDeterministic(true): fields in number
  * order, map entries sorted by key with key and value always written, unknown fields last.

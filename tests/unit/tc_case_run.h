@@ -33,10 +33,19 @@ static sm_tensor *make_tensor(const tc_tensor *t) {
   void *d = sm_tensor_data(out);
   for (int64_t i = 0; i < sm_tensor_num_elements(out); i++) {
     char *e;
-    if (t->dtype == SM_STRING) { /* space-separated tokens */
+    if (t->dtype == SM_STRING) { /* space-separated tokens; %XX is a byte, "%" alone "" */
       while (*p == ' ') p++;
-      size_t len = strcspn(p, " ");
-      s = sm_tensor_set_string(out, i, p, len);
+      size_t len = strcspn(p, " "), n = 0;
+      char buf[256];
+      for (size_t k = 0; k < len && n < sizeof buf; k++)
+        if (p[k] == '%' && k + 2 < len) {
+          char hex[3] = {p[k + 1], p[k + 2], 0};
+          buf[n++] = (char)strtol(hex, NULL, 16);
+          k += 2;
+        } else if (p[k] != '%') {
+          buf[n++] = p[k];
+        }
+      s = sm_tensor_set_string(out, i, buf, n);
       if (s) {
         sm_status_free(s);
         sm_tensor_free(out);

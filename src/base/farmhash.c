@@ -4,7 +4,7 @@
  * algorithm; the values are part of TensorFlow's on-disk format and must never change. */
 #include <string.h>
 
-#include "builder/fingerprint.h"
+#include "base/farmhash.h"
 
 /* primes between 2^63 and 2^64 */
 #define P0 0xc3a5c85c97cb3127ULL
