@@ -325,6 +325,12 @@ static sm_status *to_number_prepare(const sm_node *node, void **state) {
 
 static int is_ws(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
+static int ascii_ieq(const char *a, const char *b) { /* b lower case */
+  for (; *a && *b; a++, b++)
+    if ((*a >= 'A' && *a <= 'Z' ? *a + 32 : *a) != *b) return 0;
+  return *a == *b;
+}
+
 /* TF's safe_strto64: optional whitespace, sign, decimal digits, whitespace; no overflow. */
 static int parse_int(const char *p, size_t n, int64_t lo, int64_t hi, int64_t *out) {
   size_t i = 0;
@@ -355,11 +361,11 @@ static int parse_float(const char *p, size_t n, double *out) {
   memcpy(buf, p + i, n - i);
   buf[n - i] = 0;
   const char *q = buf + (buf[0] == '-' || buf[0] == '+');
-  if (!strcasecmp(q, "inf") || !strcasecmp(q, "infinity")) {
+  if (ascii_ieq(q, "inf") || ascii_ieq(q, "infinity")) {
     *out = buf[0] == '-' ? -INFINITY : INFINITY;
     return 1;
   }
-  if (!strcasecmp(q, "nan")) {
+  if (ascii_ieq(q, "nan")) {
     *out = buf[0] == '-' ? -NAN : NAN;
     return 1;
   }
