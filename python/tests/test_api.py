@@ -98,6 +98,17 @@ def test_bad_tag():
         savedmodel.load(zoo_model("tf2_multi_sig"), tags=["gpu"])
 
 
+def test_load_budget_options():
+    # the load options reach the library field by field (sm_load_options' layout): a byte budget of 1
+    # is refused naming max_load_bytes, a node budget of 1 naming max_graph_nodes, and the defaults load
+    with pytest.raises(savedmodel.ResourceExhaustedError, match="max_load_bytes 1"):
+        savedmodel.load(zoo_model("tf2_multi_sig"), max_load_bytes=1)
+    with pytest.raises(savedmodel.ResourceExhaustedError, match="max_graph_nodes"):
+        savedmodel.load(zoo_model("tf2_multi_sig"), max_graph_nodes=1)
+    with savedmodel.load(zoo_model("tf2_multi_sig"), allow_external_files=True) as m:
+        assert m.signature_keys
+
+
 def test_multi_metagraph_tags():
     m = savedmodel.load(zoo_model("tf1_multi_tags"), tags=("gpu", "serve"))
     assert m.tags == ["gpu", "serve"] and "serving_default" in m.signature_keys
