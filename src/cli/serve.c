@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "savedmodel/version.h"
 #include "serve/batch.h"
 #include "serve/http.h"
 #include "serve/limits.h"
@@ -47,8 +48,59 @@ static int parse_double(const char *name, const char *v, double *out) {
   return 0;
 }
 
+/* TF Serving flags accepted here without effect (another design, or another platform): named in
+ * one warning line when given. */
+static const char *const no_effect[] = {
+    "rest_api_enable_cors_support", "enable_per_model_batching_parameters", "num_load_threads",
+    "num_unload_threads", "flush_filesystem_caches", "tensorflow_session_config_file",
+    "tensorflow_inter_op_parallelism", "use_alts_credentials", "ssl_config_file", "platform_config_file",
+    "per_process_gpu_memory_fraction", "num_request_iterations_for_warmup",
+    "remove_unused_fields_from_bundle_metagraph", "prefer_tflite_model", "num_tflite_pools",
+    "num_tflite_interpreters_per_pool", "enable_signature_method_name_check", "xla_cpu_compilation_enabled",
+    "xla_gpu_compilation_enabled", "enable_profiler", "thread_pool_factory_config_file", "mixed_precision",
+    "skip_initialize_tpu", "enable_grpc_healthcheck_service", "enable_serialization_as_tensor_content",
+};
+static const char *const no_effect_bool[] = {
+    "rest_api_enable_cors_support", "enable_per_model_batching_parameters", "flush_filesystem_caches",
+    "use_alts_credentials", "remove_unused_fields_from_bundle_metagraph", "prefer_tflite_model",
+    "enable_signature_method_name_check", "xla_cpu_compilation_enabled", "xla_gpu_compilation_enabled",
+    "enable_profiler", "skip_initialize_tpu", "enable_grpc_healthcheck_service",
+    "enable_serialization_as_tensor_content",
+};
+
+static int is_bool_flag(const char *name) {
+  for (size_t i = 0; i < sizeof no_effect_bool / sizeof *no_effect_bool; i++)
+    if (!strcmp(no_effect_bool[i], name)) return 1;
+  return 0;
+}
+
+/* Was --name given at all (--name, --name=v, -name, --noname)? */
+static int flag_given(int argc, char **argv, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-') continue;
+    a += a[1] == '-' ? 2 : 1;
+    if (!strncmp(a, "no", 2) && !strcmp(a + 2, name)) return 1;
+    if (!strncmp(a, name, n) && (a[n] == 0 || a[n] == '=')) return 1;
+  }
+  return 0;
+}
+
+static void warn_no_effect(int argc, char **argv) {
+  char line[2048];
+  size_t len = 0;
+  for (size_t i = 0; i < sizeof no_effect / sizeof *no_effect; i++)
+    if (flag_given(argc, argv, no_effect[i]) && len < sizeof line) {
+      int w = snprintf(line + len, sizeof line - len, "%s--%s", len ? ", " : "", no_effect[i]);
+      if (w > 0) len += (size_t)w;
+    }
+  if (len)
+    fprintf(stderr, "savedmodel serve: warning: TensorFlow Serving flags accepted without effect here: %s\n", line);
+}
+
 int sm__cli_serve(int argc, char **argv) {
-  sm_flag flags[] = {
+  const sm_flag flagdefs[] = {
       {"model_name", SM_FLAG_STRING, "Name of the model (default \"default\")", NULL, 0},
       {"model_base_path", SM_FLAG_STRING, "Directory whose numbered subdirectories are the versions", NULL, 0},
       {"model_config_file", SM_FLAG_STRING, "A ModelServerConfig text file (model_config_list) for several models",
@@ -93,12 +145,29 @@ int sm__cli_serve(int argc, char **argv) {
        NULL, 0},
       {"allow_version_labels_for_unavailable_models", SM_FLAG_BOOL,
        "Let --model_config_file labels name versions not yet available (new labels only)", NULL, 0},
+      {"max_num_load_retries", SM_FLAG_STRING,
+       "Try a failed load this many more times (default 0; TF Serving's is 5)", NULL, 0},
+      {"load_retry_interval_micros", SM_FLAG_STRING, "Between load tries (default 60000000)", NULL, 0},
+      {"tensorflow_session_parallelism", SM_FLAG_STRING,
+       "Threads per model when --tensorflow_intra_op_parallelism is not given", NULL, 0},
+      {"version", SM_FLAG_BOOL, "Print the version and exit", NULL, 0},
   };
-  const size_t nflags = sizeof flags / sizeof *flags;
+  enum { NBASE = sizeof flagdefs / sizeof *flagdefs, NO_EFFECT_N = sizeof no_effect / sizeof *no_effect };
+  sm_flag flags[NBASE + NO_EFFECT_N];
+  memcpy(flags, flagdefs, sizeof flagdefs);
+  size_t nflags = NBASE;
+  for (size_t i = 0; i < NO_EFFECT_N; i++)
+    flags[nflags++] = (sm_flag){no_effect[i], is_bool_flag(no_effect[i]) ? SM_FLAG_BOOL : SM_FLAG_STRING,
+                                "TF Serving flag: accepted, without effect here", NULL, 0};
   int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (r == -1) return 0;
   if (r) return r;
 #define FV(name) (sm__cli_flag(flags, nflags, name)->value)
+  if (sm__cli_flag(flags, nflags, "version")->on) {
+    printf("TensorFlow ModelServer: savedmodel %s\nTensorFlow Library: none (libsavedmodel)\n", sm_version());
+    return 0;
+  }
+  warn_no_effect(argc, argv);
 #ifndef SM_HAVE_GRPC
   if (FV("port") || FV("grpc_socket_path"))
     return sm__cli_error(2, "serve: --port / --grpc_socket_path: gRPC is not built in (libgrpc-dev was not found "
@@ -144,6 +213,16 @@ int sm__cli_serve(int argc, char **argv) {
   if (FV("tensorflow_intra_op_parallelism") &&
       parse_long("tensorflow_intra_op_parallelism", FV("tensorflow_intra_op_parallelism"), 0, 1024, &intra))
     return 2;
+  long retries = 0, retry_us = 60000000L, session_par = 0;
+  if (FV("max_num_load_retries") && parse_long("max_num_load_retries", FV("max_num_load_retries"), 0, 1000, &retries))
+    return 2;
+  if (FV("load_retry_interval_micros") &&
+      parse_long("load_retry_interval_micros", FV("load_retry_interval_micros"), 0, 86400000000L, &retry_us))
+    return 2;
+  if (FV("tensorflow_session_parallelism") &&
+      parse_long("tensorflow_session_parallelism", FV("tensorflow_session_parallelism"), 0, 1024, &session_par))
+    return 2;
+  if (!FV("tensorflow_intra_op_parallelism")) intra = session_par;
   if (FV("file_system_poll_wait_seconds") &&
       parse_double("file_system_poll_wait_seconds", FV("file_system_poll_wait_seconds"), &fs_poll))
     return 2;
@@ -209,7 +288,8 @@ int sm__cli_serve(int argc, char **argv) {
                           .allow_version_labels_for_unavailable_models =
                               sm__cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on,
                           .settle_seconds = settle,
-                          .allow_external_files = sm__cli_flag(flags, nflags, "allow_external_files")->on};
+                          .allow_external_files = sm__cli_flag(flags, nflags, "allow_external_files")->on,
+                          .max_num_load_retries = (int)retries, .load_retry_interval_micros = retry_us};
   sm_status *s = sm__manager_new(&mo, &m);
   if (!s && cfg) {
     s = sm__model_config_list_read(cfg, &cl);
@@ -230,6 +310,10 @@ int sm__cli_serve(int argc, char **argv) {
     sm_batching_params bp = {.max_batch_size = 32, .batch_timeout_micros = 1000, .num_batch_threads = 0,
                              .max_enqueued_batches = 100};
     if (FV("batching_parameters_file")) s = sm__batching_params_read(FV("batching_parameters_file"), &bp, &allowed);
+    if (!s && bp.pad_variable_length_inputs)
+      fprintf(stderr, "savedmodel serve: warning: %s: pad_variable_length_inputs accepted, but inputs are not "
+                      "padded: requests whose shapes differ are run in separate batches\n",
+              FV("batching_parameters_file"));
     if (!s) s = sm__batcher_new(&bp, &b);
   }
   if (!s) {

@@ -72,10 +72,9 @@ sm_status *sm__batching_params_read(const char *path, sm_batching_params *out, i
   int64_t nt = b->num_batch_threads ? b->num_batch_threads->value : cores();
   out->num_batch_threads = nt > 1024 ? 1025 : nt < 0 ? -1 : (int)nt; /* out of range: refused below */
   out->max_enqueued_batches = b->max_enqueued_batches ? b->max_enqueued_batches->value : 100;
+  out->pad_variable_length_inputs = b->pad_variable_length_inputs;
   if (b->enable_large_batch_splitting && b->enable_large_batch_splitting->value)
     s = sm_status_new(SM_UNIMPLEMENTED, "%s: enable_large_batch_splitting is not supported", path);
-  else if (b->pad_variable_length_inputs)
-    s = sm_status_new(SM_UNIMPLEMENTED, "%s: pad_variable_length_inputs is not supported", path);
   else if (b->n_allowed_batch_sizes > 4096)
     s = sm_status_new(SM_OUT_OF_RANGE, "%s: %zu allowed_batch_sizes", path, b->n_allowed_batch_sizes);
   if (!s && b->n_allowed_batch_sizes) {

@@ -22,6 +22,7 @@ typedef struct sm_batching_params {
                                  * which this task was submitted is full" */
   const int64_t *allowed_batch_sizes;
   int nallowed;
+  int pad_variable_length_inputs; /* accepted, not done: differing shapes go to separate batches */
 } sm_batching_params;
 
 /* Reads a BatchingParameters text file (fields as TF Serving: `max_batch_size { value: 32 }`). */

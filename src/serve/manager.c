@@ -70,6 +70,7 @@ struct mmodel {
   vlabel *labels;     /* guarded by mu: requests resolve them */
   int nlabels;
   int active;         /* in the current config */
+  int warned_empty;   /* the "No versions of servable" hint was printed for this base path */
   mversion *vers;     /* guarded by mu; sorted by descending version */
   mmodel *next;
 };
@@ -84,6 +85,8 @@ struct sm_manager {
   int num_threads;
   int allow_unavailable_labels;
   int allow_external_files;
+  int max_load_retries;
+  double retry_interval;
   sm_manager_counts counts;
   double poll_wait;
   double settle;
@@ -174,6 +177,8 @@ sm_status *sm__manager_new(const sm_manager_options *opts, sm_manager **out) {
   m->num_threads = opts->num_threads;
   m->allow_unavailable_labels = opts->allow_version_labels_for_unavailable_models;
   m->allow_external_files = opts->allow_external_files;
+  m->max_load_retries = opts->max_num_load_retries > 0 ? opts->max_num_load_retries : 0;
+  m->retry_interval = opts->load_retry_interval_micros > 0 ? (double)opts->load_retry_interval_micros / 1e6 : 0;
   m->poll_wait = opts->poll_wait_seconds;
   m->settle = opts->settle_seconds;
   static const char *const serve_tag[] = {"serve"};
@@ -341,11 +346,37 @@ typedef struct load_job {
   int started;
 } load_job;
 
+static int wait_or_stop(sm_manager *m, double seconds);
+
+/* TF Serving's LoaderHarness::Load with its Retrier: up to --max_num_load_retries more tries,
+ * --load_retry_interval_micros apart (cut short by stop), each failure logged as TF Serving does.
+ * The name is read without mu: a model record's name never changes. */
 static void *load_main(void *arg) {
   load_job *j = arg;
-  sm_load_options lo = {.num_threads = j->m->num_threads, .allow_external_files = j->m->allow_external_files};
-  j->st = sm_model_load(j->path, (const char *const *)j->m->tags, j->m->ntags, &lo, &j->model);
+  sm_manager *m = j->m;
+  const char *name = j->v->owner->name;
+  long long ver = (long long)j->v->version;
+  sm_load_options lo = {.num_threads = m->num_threads, .allow_external_files = m->allow_external_files};
+  fprintf(stderr, "Loading servable version {name: %s version: %lld}\n", name, ver);
+  for (int tries = 0;; tries++) {
+    if (tries) fprintf(stderr, "Retrying of Loading servable: {name: %s version: %lld} retry: %d\n", name, ver, tries);
+    j->st = sm_model_load(j->path, (const char *const *)m->tags, m->ntags, &lo, &j->model);
+    if (!j->st) return NULL;
+    fprintf(stderr, "Loading servable: {name: %s version: %lld} failed: %s\n", name, ver, sm_status_message(j->st));
+    if (tries >= m->max_load_retries) break;
+    if (wait_or_stop(m, m->retry_interval)) break;
+    sm_status_free(j->st);
+    j->st = NULL;
+  }
+  if (m->max_load_retries)
+    fprintf(stderr, "Retrying of Loading servable: {name: %s version: %lld} exhausted max_num_load_retries: %d\n",
+            name, ver, m->max_load_retries);
   return NULL;
+}
+
+static void log_unloaded(const mversion *x) {
+  fprintf(stderr, "Done unloading servable version {name: %s version: %lld}\n", x->owner->name,
+          (long long)x->version);
 }
 
 /* Collects models to free once mu is dropped. */
@@ -384,6 +415,7 @@ static void begin_unload(sm_manager *m, mversion *x, free_list *fl) {
     x->model = NULL;
     x->state = ST_END;
     m->counts.unloads++;
+    log_unloaded(x);
   }
 }
 
@@ -551,9 +583,16 @@ static int poll_pass_locked(sm_manager *m) {
   int i = 0;
   for (mmodel *mm = m->models; mm; mm = mm->next, i++) {
     if (!mm->active) continue;
-    if (scan_base_path(mm->base_path, &fss[i], &nfs[i]) == 0)
+    if (scan_base_path(mm->base_path, &fss[i], &nfs[i]) == 0) {
       ok[i] = 1;
-    else
+      /* TF Serving's hint, once per base path (it would repeat it every poll) */
+      if (!nfs[i] && !mm->warned_empty)
+        fprintf(stderr,
+                "No versions of servable %s found under base path %s. Did you forget to name your leaf directory "
+                "as a number (eg. '/1/')?\n",
+                mm->name, mm->base_path);
+      mm->warned_empty = !nfs[i];
+    } else
       fprintf(stderr, "savedmodel serve: Could not find base path %s for servable %s\n", mm->base_path, mm->name);
   }
 
@@ -629,6 +668,8 @@ static int poll_pass_locked(sm_manager *m) {
       x->state = ST_AVAILABLE;
       x->err = SM_OK;
       x->failures = 0;
+      fprintf(stderr, "Successfully loaded servable version {name: %s version: %lld}\n", x->owner->name,
+              (long long)x->version);
       /* available, but some signatures cannot run: say which and why (predict on them fails) */
       for (int w = 0; w < sm_model_num_warnings(x->model); w++)
         fprintf(stderr, "savedmodel serve: servable {name: %s version: %lld} is available, but %s\n", x->owner->name,
@@ -640,7 +681,7 @@ static int poll_pass_locked(sm_manager *m) {
       x->err_msg = xstrdup(sm_status_message(jobs[k].st));
       x->failures++;
       x->fail_fp = x->fp;
-      fprintf(stderr, "savedmodel serve: loading servable {name: %s version: %lld} failed: %s\n", x->owner->name,
+      fprintf(stderr, "Encountered an error for servable version {name: %s version: %lld}: %s\n", x->owner->name,
               (long long)x->version, sm_status_message(jobs[k].st));
       sm_status_free(jobs[k].st);
     }
@@ -966,6 +1007,7 @@ void sm__servable_release(sm_servable *s) {
       s->model = NULL;
       s->state = ST_END;
       m->counts.unloads++;
+      log_unloaded(s);
     }
     pthread_cond_broadcast(&m->cv);
   }

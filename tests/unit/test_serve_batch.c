@@ -121,7 +121,6 @@ static void test_params_file(void) {
       {"max_batch_size: 8", "batching.config"},
       {"no_such_field: 1", "no_such_field"},
       {"max_batch_size { value: 8", "batching.config"},
-      {"pad_variable_length_inputs: true", "pad_variable_length_inputs is not supported"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     write_text(path, bad[i][0]);
