@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 B=${1:-build-fuzz}
 CLI=${2:-build/savedmodel}
 C="$B/corpus"
-for t in saved_model pb_decode pbtxt table bundle npy pyliteral example graph idx json; do mkdir -p "$C/fuzz_$t"; done
+for f in fuzz/fuzz_*.c; do mkdir -p "$C/$(basename "$f" .c)"; done # one corpus per target, whatever targets there are
 
 roots=(tests/fixtures/zoo)
 [ -d ../shared/fixtures/tf-serving ] && roots+=(../shared/fixtures/tf-serving)
