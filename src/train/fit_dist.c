@@ -26,8 +26,31 @@ static sm_status *bcast_tensor(sm_tensor *t, const char *layer) {
   return st ? sm_status_prefix(st, "%s", layer) : NULL;
 }
 
+/* Test hook (tests/cli/train_mpi.sh): SM_TEST_MPI_FAIL=RANK:STEP:MODE makes rank RANK, before its
+ * STEP-th optimizer step (1-based, counted over fits), hang (stop answering) or die by SIGKILL.
+ * Read once per fit (fault_read), checked per step (test_fault). */
+static void fault_read(sm__train *t) {
+  const char *v = getenv("SM_TEST_MPI_FAIL");
+  int r;
+  long long s;
+  t->fault_mode = 0;
+  if (!v || sscanf(v, "%d:%lld:%7s", &r, &s, t->fault_name) != 3) return;
+  t->fault_rank = r;
+  t->fault_step = s;
+  t->fault_mode = !strcmp(t->fault_name, "kill") ? 1 : !strcmp(t->fault_name, "hang") ? 2 : 3;
+}
+
+static void test_fault(const sm__train *t, int64_t step) {
+  if (!t->fault_mode || t->fault_rank != sm__dist_rank() || t->fault_step != step) return;
+  fprintf(stderr, "rank %d: SM_TEST_MPI_FAIL: %s at step %lld\n", t->fault_rank, t->fault_name, (long long)step);
+  if (t->fault_mode == 1) raise(SIGKILL);
+  if (t->fault_mode == 2)
+    for (;;) pause();
+}
+
 sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   sm__train *t = m->priv;
+  fault_read(t);
   /* what must agree: the data, the batch, the architecture (the broadcasts below assume it) */
   int64_t params = 0;
   for (int l = 0; l < m->nlayers; l++)
@@ -62,20 +85,6 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   return NULL;
 }
 
-/* Test hook (tests/cli/train_mpi.sh): SM_TEST_MPI_FAIL=RANK:STEP:MODE makes rank RANK, before its
- * STEP-th optimizer step (1-based, counted over fits), hang (stop answering) or die by SIGKILL. */
-static void test_fault(int64_t step) {
-  const char *v = getenv("SM_TEST_MPI_FAIL");
-  int r;
-  long long s;
-  char mode[8];
-  if (!v || sscanf(v, "%d:%lld:%7s", &r, &s, mode) != 3 || r != sm__dist_rank() || s != step) return;
-  fprintf(stderr, "rank %d: SM_TEST_MPI_FAIL: %s at step %lld\n", r, mode, s);
-  if (!strcmp(mode, "kill")) raise(SIGKILL);
-  if (!strcmp(mode, "hang"))
-    for (;;) pause();
-}
-
 typedef struct {
   sm_seq *m;
   sm_status *st;
@@ -97,7 +106,7 @@ static void layer_done(void *ctx, int l) {
 
 sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, double *loss_sum, int64_t *correct) {
   sm__train *t = m->priv;
-  test_fault(m->iterations + 1);
+  test_fault(t, m->iterations + 1);
   double v[SM_DIST_NMETRIC] = {0.0, 0.0, (double)nb}, sum[SM_DIST_NMETRIC];
   bucket_ctx bc = {m, NULL};
   if (nb > 0) {

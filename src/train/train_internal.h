@@ -27,6 +27,10 @@ typedef struct sm__train {
    * layer l's weight gradients are final. */
   sm__rng drop_rng;
   int dist_drop;
+  /* tests/cli/train_mpi.sh's fault hook (SM_TEST_MPI_FAIL), read once per fit: fault_mode 0 = none */
+  int fault_rank, fault_mode; /* 1 kill, 2 hang, 3 another word (printed, nothing done) */
+  char fault_name[8];
+  int64_t fault_step;
   void (*layer_done)(void *ctx, int l);
   void *layer_done_ctx;
   /* Scratch for batches of up to `cap` samples (0 = none yet). Index i is layer i; act[i] is
