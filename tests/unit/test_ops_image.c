@@ -14,45 +14,13 @@
 #include "runtime/session.h"
 #include "savedmodel/tensor.h"
 #include "test.h"
+#include "tf_case_elems.h" /* set_elem, get_elem */
 
 static double im_input_value(char kind, int seed, int64_t i, int dtype) {
   int64_t v = (i * 37 + seed * 11) % 19;
   v = kind == 's' ? v - 9 : v + 1;
   int integer = dtype != SM_FLOAT && dtype != SM_DOUBLE && dtype != SM_HALF && dtype != SM_BFLOAT16;
   return integer ? (double)v : (double)v / 8.0;
-}
-
-static void set_elem(sm_tensor *t, int64_t i, double v) {
-  void *d = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: ((float *)d)[i] = (float)v; break;
-    case SM_DOUBLE: ((double *)d)[i] = v; break;
-    case SM_HALF: ((uint16_t *)d)[i] = sm__f32_to_half((float)v); break;
-    case SM_BFLOAT16: ((uint16_t *)d)[i] = sm__f32_to_bf16((float)v); break;
-    case SM_INT8: ((int8_t *)d)[i] = (int8_t)v; break;
-    case SM_UINT8: ((uint8_t *)d)[i] = (uint8_t)v; break;
-    case SM_INT16: ((int16_t *)d)[i] = (int16_t)v; break;
-    case SM_UINT16: ((uint16_t *)d)[i] = (uint16_t)v; break;
-    case SM_INT32: ((int32_t *)d)[i] = (int32_t)v; break;
-    case SM_INT64: ((int64_t *)d)[i] = (int64_t)v; break;
-  }
-}
-
-static double get_elem(const sm_tensor *t, int64_t i) {
-  const void *d = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: return ((const float *)d)[i];
-    case SM_DOUBLE: return ((const double *)d)[i];
-    case SM_HALF: return sm__half_to_f32(((const uint16_t *)d)[i]);
-    case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)d)[i]);
-    case SM_INT8: return ((const int8_t *)d)[i];
-    case SM_UINT8: return ((const uint8_t *)d)[i];
-    case SM_INT16: return ((const int16_t *)d)[i];
-    case SM_UINT16: return ((const uint16_t *)d)[i];
-    case SM_INT32: return ((const int32_t *)d)[i];
-    case SM_INT64: return (double)((const int64_t *)d)[i];
-  }
-  return NAN;
 }
 
 #define TFC_CASE im_case
