@@ -120,10 +120,48 @@ def stateful():
     case(op + " err range", op, [("shape", A([2], i32)), ("minval", A(4, i32)), ("maxval", A(-4, i32))], seeds())
 
 
+def gamma():
+    key, ctr, alg = A([0x123456789abcdef], u64), A([2**64 - 3, 77], u64), A(1, i32)
+    alphas = {"mixed": [0.3, 1.0, 2.5, 0.05, 7.0, 1e-3], "one": [1.0], "big": [150.0, 1e4]}
+    for dt in FLOATS[:3]:
+        for an, av in alphas.items():
+            for shp in ([5, len(av)], [3, 2, len(av)]):
+                case("StatelessRandomGammaV3 %s %s %s" % (dt.name, an, shp), "StatelessRandomGammaV3",
+                     [("shape", A(shp, i32)), ("key", key), ("counter", ctr), ("alg", alg),
+                      ("alpha", np.array(av, dtype=dt.as_numpy_dtype))], {"dtype": dt})
+        case("StatelessRandomGammaV2 %s" % dt.name, "StatelessRandomGammaV2",
+             [("shape", A([4, 3], i64)), ("seed", A([5, -9], i32)),
+              ("alpha", np.array([0.5, 1.0, 3.0], dtype=dt.as_numpy_dtype))])
+    f32 = np.float32
+    case("StatelessRandomGammaV3 err bfloat16", "StatelessRandomGammaV3",
+         [("shape", A([2], i32)), ("key", key), ("counter", ctr), ("alg", alg),
+          ("alpha", np.array([1, 2], dtype=tf.bfloat16.as_numpy_dtype))], {"dtype": tf.bfloat16})
+    case("StatelessRandomGammaV3 alpha matrix", "StatelessRandomGammaV3",
+         [("shape", A([2, 2, 3], i64)), ("key", key), ("counter", ctr), ("alg", alg),
+          ("alpha", np.array([[0.7, 1, 2], [3, 0.2, 9]], f32))], {"dtype": tf.float32})
+    case("StatelessRandomGammaV3 scalar alpha", "StatelessRandomGammaV3",
+         [("shape", A([7], i64)), ("key", key), ("counter", ctr), ("alg", alg), ("alpha", np.array(0.4, f32))],
+         {"dtype": tf.float32})
+    case("StatelessRandomGammaV3 empty", "StatelessRandomGammaV3",
+         [("shape", A([0, 2], i32)), ("key", key), ("counter", ctr), ("alg", alg), ("alpha", np.array([1, 2], f32))],
+         {"dtype": tf.float32})
+    case("StatelessRandomGammaV3 err shape", "StatelessRandomGammaV3",
+         [("shape", A([3, 2], i32)), ("key", key), ("counter", ctr), ("alg", alg), ("alpha", np.array([1, 2, 3], f32))],
+         {"dtype": tf.float32})
+    case("StatelessRandomGammaV2 err seed", "StatelessRandomGammaV2",
+         [("shape", A([3], i32)), ("seed", A([1, 2, 3], i32)), ("alpha", np.array([1, 2, 3], f32))])
+    for k, (dt, av) in enumerate(((tf.float32, [0.5, 1.0, 4.0]), (tf.float64, [2.0, 0.25]), (tf.float16, [1.5]))):
+        s = {"seed": 4242 + k, "seed2": 17 + k}
+        args = [("shape", A([3, 2], i32)), ("alpha", np.array(av, dtype=dt.as_numpy_dtype))]
+        case("RandomGamma %s" % dt.name, "RandomGamma", args, s)
+        case("RandomGamma %s [run2]" % dt.name, "RandomGamma", args, s)
+
+
 def main():
     stateless_v1()
     v2()
     stateful()
+    gamma()
     g.write_unit_header("random_cases")
 
 

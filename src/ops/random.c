@@ -3,7 +3,8 @@
  *
  * Stateless: StatelessRandom{Uniform,Normal,UniformInt,UniformFullInt}, StatelessTruncatedNormal
  * (seed -> key and counter as TF's GenerateKey), their V2 forms over (key, counter, alg), and
- * StatelessRandomGetKeyCounter / GetKeyCounterAlg / GetAlg. Stateful: RandomUniform,
+ * StatelessRandomGetKeyCounter / GetKeyCounterAlg / GetAlg, StatelessRandomGammaV2/V3. Stateful:
+ * RandomGamma, RandomUniform,
  * RandomStandardNormal, TruncatedNormal, RandomUniformInt, whose generator is TF's
  * PhiloxRandom(seed, seed2) and advances by 256 samples per output element on every run, as TF's
  * GuardedPhiloxRandom::ReserveRandomOutputs does, so a node seeded with (seed, seed2) not both 0
@@ -414,6 +415,195 @@ static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- Gamma ---------------------------------------------------------------------------------
+ * StatelessRandomGammaV2 (shape, seed, alpha), StatelessRandomGammaV3 (shape, key, counter, alg,
+ * alpha) and the stateful RandomGamma (shape, alpha; seed, seed2): TF's Marsaglia-Tsang
+ * transformation-rejection (stateless_random_gamma_op.cc, random_op.cc), in double. Output element
+ * e = sample * num_alphas + a draws from the generator skipped 256 * e Philox calls, so values do not
+ * depend on how the work is split; normals and uniforms (two doubles a Philox call each) are taken
+ * last-first from their buffers, as TF's SampleBuffer does. alpha == 1 is an exponential
+ * (-log1p(-u)); alpha < 1 boosts d by one and scales by u^(1/alpha). The stateless ops need `shape`
+ * to end with alpha's shape; RandomGamma's output is shape + alpha's shape. */
+typedef struct gjob {
+  philox base;
+  const double *alpha;
+  int64_t num_alphas, per_alpha;
+  int dtype;
+  void *out;
+} gjob;
+
+static void gamma_store(const gjob *j, int64_t e, double v) {
+  switch (j->dtype) {
+    case SM_DOUBLE: ((double *)j->out)[e] = v; break;
+    case SM_HALF: ((uint16_t *)j->out)[e] = sm__f32_to_half((float)v); break;
+    default: ((float *)j->out)[e] = (float)v; break;
+  }
+}
+
+/* The next double of a two-element buffer refilled by one Philox call (normal or uniform). */
+typedef struct dbuf {
+  double v[2];
+  int left;
+} dbuf;
+static double next_uniform(philox *g, dbuf *b) {
+  if (!b->left) {
+    uint32_t s[4];
+    philox_next(g, s);
+    b->v[0] = u64_to_double(s[0], s[1]);
+    b->v[1] = u64_to_double(s[2], s[3]);
+    b->left = 2;
+  }
+  return b->v[--b->left];
+}
+static double next_normal(philox *g, dbuf *b) {
+  if (!b->left) {
+    uint32_t s[4];
+    philox_next(g, s);
+    box_muller_d(s[0], s[1], s[2], s[3], &b->v[0], &b->v[1]);
+    b->left = 2;
+  }
+  return b->v[--b->left];
+}
+
+static void gamma_fill(void *ctx, int64_t e0, int64_t e1) {
+  const gjob *j = ctx;
+  for (int64_t out_idx = e0; out_idx < e1; out_idx++) {
+    /* TF walks alphas outer, samples inner: output_idx = alpha_idx * per_alpha + sample_idx */
+    const int64_t a = out_idx / j->per_alpha, smp = out_idx % j->per_alpha;
+    const double alpha = j->alpha[a];
+    philox gen = j->base;
+    philox_skip(&gen, (uint64_t)out_idx * 256);
+    dbuf nb = {{0, 0}, 0}, ub = {{0, 0}, 0};
+    double res;
+    if (alpha == 1.0) {
+      res = -log1p(-next_uniform(&gen, &ub));
+    } else {
+      const int lt1 = alpha < 1;
+      const double d = alpha + (lt1 ? 2.0 / 3 : -1.0 / 3), c = 1.0 / 3 / sqrt(d);
+      /* TF loops until a draw is accepted (95%+ each); a NaN alpha never is: give NaN after
+       * as many tries as TF's 256 reserved calls a sample could hold */
+      res = NAN;
+      for (int tries = 0; tries < 128; tries++) {
+        const double x = next_normal(&gen, &nb);
+        double v = 1 + c * x;
+        if (v <= 0) continue;
+        v = v * v * v;
+        const double u = next_uniform(&gen, &ub);
+        if ((u < 1 - 0.0331 * (x * x) * (x * x)) || (log(u) < 0.5 * x * x + d * (1 - v + log(v)))) {
+          res = d * v;
+          if (lt1) res *= pow(next_uniform(&gen, &ub), 1 / alpha);
+          break;
+        }
+      }
+    }
+    gamma_store(j, smp * j->num_alphas + a, res);
+  }
+}
+
+typedef struct gstate {
+  int kind, dtype;
+  philox gen;             /* RandomGamma: the generator before any run */
+  _Atomic uint64_t *used; /* RandomGamma: Philox calls reserved by earlier runs */
+} gstate;
+
+static void gamma_release(void *p) {
+  gstate *s = p;
+  if (s) free((void *)s->used);
+  free(s);
+}
+
+static sm_status *gamma_prepare(const sm_node *node, void **state) {
+  const char *op = sm__node_op(node);
+  gstate *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  s->kind = !strcmp(op, "StatelessRandomGammaV2") ? K_STATELESS : !strcmp(op, "StatelessRandomGammaV3") ? K_V2 : K_STATEFUL;
+  sm_status *st = sm__node_attr_type(node, s->kind == K_STATEFUL ? "T" : "dtype", &s->dtype);
+  if (!st && s->dtype != SM_FLOAT && s->dtype != SM_DOUBLE && s->dtype != SM_HALF)
+    st = sm_status_new(SM_INVALID_ARGUMENT, "Value for attr '%s' of %s is not in the list of allowed values: half, float, double",
+                       s->kind == K_STATEFUL ? "T" : "dtype", sm_dtype_numpy_name(s->dtype));
+  if (!st && s->kind == K_STATEFUL) {
+    int64_t seed = 0, seed2 = 0;
+    if (sm__node_attr(node, "seed")) st = sm__node_attr_int(node, "seed", &seed);
+    if (!st && sm__node_attr(node, "seed2")) st = sm__node_attr_int(node, "seed2", &seed2);
+    if (!st && !seed && !seed2) { /* TF seeds from the clock; here from the node name, as rand_prepare */
+      uint64_t h = 1469598103934665603ull;
+      for (const char *p = sm__node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+      seed = (int64_t)h;
+      seed2 = (int64_t)(h * 0x9e3779b97f4a7c15ull);
+    }
+    s->gen = philox_seeded((uint64_t)seed, (uint64_t)seed2);
+    if (!st && !(s->used = calloc(1, sizeof *s->used))) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (st) {
+    gamma_release(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+static double real_at(const sm_tensor *t, int64_t i) {
+  const void *d = sm_tensor_data(t);
+  switch (sm_tensor_dtype(t)) {
+    case SM_DOUBLE: return ((const double *)d)[i];
+    case SM_HALF: return sm__half_to_f32(((const uint16_t *)d)[i]);
+    default: return ((const float *)d)[i];
+  }
+}
+
+static sm_status *gamma_compute(const void *state, sm_kctx *ctx) {
+  const gstate *s = state;
+  int rank;
+  int64_t dims[SM_MAX_RANK];
+  char b[64];
+  sm_status *st = shape_input(sm__kctx_input(ctx, 0), &rank, dims);
+  if (st) return st;
+  const sm_tensor *alpha = sm__kctx_input(ctx, s->kind == K_STATELESS ? 2 : s->kind == K_V2 ? 4 : 1);
+  const int ar = sm_tensor_rank(alpha);
+  const int64_t *ad = sm_tensor_dims(alpha);
+  if (sm_tensor_dtype(alpha) != s->dtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "alpha must be %s, not %s", sm_dtype_name(s->dtype),
+                         sm_dtype_name(sm_tensor_dtype(alpha)));
+  philox gen = {{0}, {0}};
+  if (s->kind == K_STATEFUL) {
+    if (rank + ar > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "shape + alpha's shape has more than %d dimensions", SM_MAX_RANK);
+    for (int i = 0; i < ar; i++) dims[rank + i] = ad[i];
+    rank += ar;
+  } else {
+    if (s->kind == K_STATELESS) {
+      const sm_tensor *seed = sm__kctx_input(ctx, 1);
+      if (sm_tensor_rank(seed) != 1 || sm_tensor_dims(seed)[0] != 2) {
+        shape_text(seed, b, sizeof b);
+        return sm_status_new(SM_INVALID_ARGUMENT, "seed must have shape [2], not %s", b);
+      }
+    } else if ((st = key_counter_input(ctx, 1, &gen))) {
+      return st;
+    }
+  }
+  sm_tensor *out = NULL;
+  if ((st = sm__kctx_alloc_output_uninit(ctx, 0, s->dtype, rank, dims, &out))) return st;
+  const int64_t n = sm_tensor_num_elements(out), na = sm_tensor_num_elements(alpha);
+  if (n == 0) return NULL;
+  if (s->kind == K_STATELESS && (st = seed_input(sm__kctx_input(ctx, 1), &gen))) return st;
+  if (s->kind != K_STATEFUL) {
+    int ends = ar <= rank;
+    for (int i = 1; ends && i <= ar; i++) ends = dims[rank - i] == ad[ar - i];
+    if (!ends) return sm_status_new(SM_INVALID_ARGUMENT, "Shape passed in must end with broadcasted shape.");
+  }
+  if (na <= 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input alpha should have non-zero element count, got: %lld", (long long)na);
+  double *al = sm__kctx_scratch(ctx, (size_t)na * sizeof *al, &st);
+  if (!al) return st;
+  for (int64_t i = 0; i < na; i++) al[i] = real_at(alpha, i);
+  if (s->kind == K_STATEFUL) {
+    gen = s->gen;
+    philox_skip(&gen, atomic_fetch_add(s->used, (uint64_t)n * 256));
+  }
+  gjob j = {gen, al, na, n / na, s->dtype, sm_tensor_data(out)};
+  sm__parallel_for(sm__kctx_pool(ctx), n, 256, gamma_fill, &j);
+  return NULL;
+}
+
 /* StatelessRandomGetKeyCounter(Alg): the key and counter GenerateKey makes of a seed; GetAlg: Philox. */
 static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
   (void)state;
@@ -456,5 +646,8 @@ const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomGetKeyCounter", NULL, key_counter_compute, NULL, 0},
     {"StatelessRandomGetKeyCounterAlg", NULL, key_counter_compute, NULL, 0},
     {"StatelessRandomGetAlg", NULL, key_counter_compute, NULL, 0},
+    {"StatelessRandomGammaV2", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"StatelessRandomGammaV3", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"RandomGamma", gamma_prepare, gamma_compute, gamma_release, 0},
     {0},
 };
