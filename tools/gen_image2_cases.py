@@ -5,6 +5,7 @@
 Ops: RGBToHSV, HSVToRGB, AdjustContrastv2, AdjustHue, AdjustSaturation, ImageProjectiveTransformV3
 (every interpolation x fill_mode, perspective rows, a transform whose denominator is 0 on a pixel),
 CropAndResize (boxes inside, partly and wholly outside, flipped, a 1x1 crop, extrapolation_value),
+ScaleAndTranslate (every kernel_type, antialias on and off, down/up/shifted, degenerate scales),
 over the dtypes TF's CPU kernels take, empty inputs, and TF's error cases. Same machinery and layout as
 gen_image_cases.py (tools/gen_nn_cases.py main: one op between Placeholders, run by TF's Session);
 inputs come from value() below, which test_ops_image2.c repeats (i2_input_value).
@@ -192,10 +193,50 @@ def crop():
          err="image dimensions must be positive")
 
 
+def scale_translate():
+    op = "ScaleAndTranslate"
+    geoms = {"down": ([3, 4], [3 / 7, 4 / 9], [0, 0]), "up": ([11, 13], [11 / 7, 13 / 9], [0, 0]),
+             "shift": ([6, 8], [0.9, 1.3], [-1.5, 2.25]), "mixed": ([9, 5], [1.2, 0.55], [0.3, -0.4])}
+    for kt in ("lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle", "keyscubic", "mitchellcubic"):
+        for gname, (sz, sc, tr) in geoms.items():
+            for aa in (True, False):
+                if not aa and gname in ("up", "shift"):
+                    continue
+                case("sat_%s_%s_%s" % (kt, gname, "aa" if aa else "noaa"), op,
+                     [T("images", [2, 7, 9, 3]), L("size", "int32", [2], sz), L("scale", "float32", [2], sc),
+                      L("translation", "float32", [2], tr)], {"kernel_type": kt, "antialias": aa})
+    for gname, sc, tr in (("tiny_scale", [1e-3, 2e-3], [0, 0]), ("huge_scale", [1e3, 500], [0, 0]),
+                          ("far_shift", [1, 1], [40, -50])):
+        case("sat_%s" % gname, op, [T("images", [1, 5, 6, 2]), L("size", "int32", [2], [4, 3]),
+                                     L("scale", "float32", [2], sc), L("translation", "float32", [2], tr)])
+    for dt, kind in (("uint8", "b"), ("int32", "s"), ("float16", "s"), ("float64", "s"), ("int64", "p"),
+                     ("bfloat16", "s"), ("int8", "s"), ("uint16", "p"), ("int16", "s")):
+        case("sat_%s" % dt, op, [T("images", [1, 7, 9, 2], dt, kind), L("size", "int32", [2], [4, 5]),
+                                  L("scale", "float32", [2], [4 / 7, 5 / 9]), L("translation", "float32", [2], [0, 0])],
+             {"kernel_type": "triangle"})
+    case("sat_default_attrs", op, [T("images", [1, 6, 6, 1]), L("size", "int32", [2], [3, 4]),
+                                   L("scale", "float32", [2], [0.5, 4 / 6]), L("translation", "float32", [2], [0, 0])])
+    case("sat_empty_batch", op, [T("images", [0, 6, 6, 1]), L("size", "int32", [2], [3, 4]),
+                                 L("scale", "float32", [2], [0.5, 0.5]), L("translation", "float32", [2], [0, 0])])
+    case("sat_err_scale", op, [T("images", [1, 6, 6, 1]), L("size", "int32", [2], [3, 4]),
+                               L("scale", "float32", [2], [0, 0.5]), L("translation", "float32", [2], [0, 0])],
+         err="Scale must be greater than zero.")
+    case("sat_err_size", op, [T("images", [1, 6, 6, 1]), L("size", "int32", [2], [0, 4]),
+                              L("scale", "float32", [2], [1, 0.5]), L("translation", "float32", [2], [0, 0])],
+         err="output dimensions must be positive")
+    case("sat_err_rank", op, [T("images", [6, 6, 1]), L("size", "int32", [2], [3, 4]),
+                              L("scale", "float32", [2], [1, 0.5]), L("translation", "float32", [2], [0, 0])],
+         err="input must be 4-dimensional")
+    case("sat_err_kernel", op, [T("images", [1, 6, 6, 1]), L("size", "int32", [2], [3, 4]),
+                                L("scale", "float32", [2], [1, 0.5]), L("translation", "float32", [2], [0, 0])],
+         {"kernel_type": "cubic"}, err="Unrecognized kernel type: cubic")
+
+
 def main():
     colour()
     projective()
     crop()
+    scale_translate()
     g.main(cases=CASES, prefix="i2", header="image2_cases.h", generator="tools/gen_image2_cases.py", value_fn=value,
            dtypes=gi.DT, fmt_fn=gi.fmt)
 

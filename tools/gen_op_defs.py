@@ -59,7 +59,7 @@ Erfc Atan2 Xlogy Xdivy Xlog1py TruncateDiv TruncateMod Igamma Igammac BroadcastA
 Complex Real Imag ComplexAbs Angle Conj FFT IFFT FFT2D IFFT2D FFT3D IFFT3D RFFT IRFFT RFFT2D IRFFT2D RFFT3D
 IRFFT3D Unique UniqueV2 UniqueWithCounts UniqueWithCountsV2 Bincount DenseBincount CTCGreedyDecoder
 AdjustContrastv2 AdjustHue AdjustSaturation RGBToHSV HSVToRGB ImageProjectiveTransformV2
-ImageProjectiveTransformV3 CropAndResize StatelessRandomGammaV2 StatelessRandomGammaV3 RandomGamma
+ImageProjectiveTransformV3 CropAndResize ScaleAndTranslate StatelessRandomGammaV2 StatelessRandomGammaV3 RandomGamma
 """.split()
 
 

@@ -1,6 +1,7 @@
 /* image_transform.c - the geometric image kernels the augmentation layers export:
- * ImageProjectiveTransformV2/V3 (RandomRotation, RandomZoom, RandomTranslation, RandomShear, ...)
- * and CropAndResize (tf.image.crop_and_resize, RandomCrop-style boxes).
+ * ImageProjectiveTransformV2/V3 (RandomRotation, RandomZoom, RandomTranslation, RandomShear, ...),
+ * CropAndResize (tf.image.crop_and_resize) and ScaleAndTranslate (tf.image.resize with
+ * antialias=True, Resizing(antialias=True), tf.raw_ops.ScaleAndTranslate).
  *
  * Semantics are TensorFlow's CPU kernels' (image_ops.h ProjectiveGenerator and MapCoordinate,
  * image_ops.cc; crop_and_resize_op.cc), float for float, with TF's mixed int/float arithmetic
@@ -15,7 +16,10 @@
  *    dtypes uint8, int32, int64, half, bfloat16, float, double (bilinear math in float).
  *  - CropAndResize: bilinear or nearest sampling of each box (normalised y1, x1, y2, x2; boxes
  *    may extend past the image or be flipped) to crop_size, extrapolation_value outside; any real
- *    image dtype in, float out. */
+ *    image dtype in, float out.
+ *  - ScaleAndTranslate: separable resampling with TF's eight kernels (lanczos1/3/5, gaussian, box,
+ *    triangle, keyscubic, mitchellcubic), antialiased (the kernel widened by 1 / scale) when
+ *    downscaling; any real image dtype in, float out. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -380,9 +384,218 @@ static sm_status *crop_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- ScaleAndTranslate (tf.image.resize with antialias, scale_and_translate) ------------------
+ * Separable: the rows (height) are gathered into a float [B, OH, W, C] buffer, then the columns.
+ * Each output position x samples the input at (x + 0.5) / scale - translation / scale; its span
+ * of taps is the kernel's radius (times 1 / scale when antialiasing a downscale) around it, the
+ * weights normalised to sum 1 (left zero when the sum is ~0), and a position outside the input
+ * gets no taps (zero). TF's sampling_kernels.h, float for float. */
+enum { SK_LANCZOS1, SK_LANCZOS3, SK_LANCZOS5, SK_GAUSSIAN, SK_BOX, SK_TRIANGLE, SK_KEYS, SK_MITCHELL };
+static const char *const sk_names[] = {"lanczos1", "lanczos3", "lanczos5", "gaussian",
+                                       "box",      "triangle", "keyscubic", "mitchellcubic"};
+
+static float sk_radius(int k) {
+  switch (k) {
+    case SK_LANCZOS1: return 1.0f;
+    case SK_LANCZOS3: return 3.0f;
+    case SK_LANCZOS5: return 5.0f;
+    case SK_GAUSSIAN: return 1.5f;
+    case SK_KEYS: case SK_MITCHELL: return 2.0f;
+    default: return 1.0f;
+  }
+}
+
+static float sk_eval(int k, float x) {
+  x = fabsf(x);
+  switch (k) {
+    case SK_LANCZOS1: case SK_LANCZOS3: case SK_LANCZOS5: {
+      const float pi = 3.14159265359f, r = sk_radius(k);
+      if (x > r) return 0.0f;
+      if (x <= 1e-3f) return 1.0f;
+      return r * sinf(pi * x) * sinf(pi * x / r) / (pi * pi * x * x);
+    }
+    case SK_GAUSSIAN: {
+      const float r = 1.5f, sigma = r / 3.0f;
+      if (x >= r) return 0.0f;
+      return (float)exp((double)(-x * x) / (2.0 * sigma * sigma));
+    }
+    case SK_BOX: return x < 0.5f ? 1.0f : x == 0.5f ? 0.5f : 0.0f;
+    case SK_TRIANGLE: return x < 1.0f ? 1.0f - x : 0.0f;
+    case SK_KEYS:
+      if (x >= 2.0f) return 0.0f;
+      if (x >= 1.0f) return ((-0.5f * x + 2.5f) * x - 4.0f) * x + 2.0f;
+      return ((1.5f * x - 2.5f) * x) * x + 1.0f;
+    default: /* SK_MITCHELL */
+      if (x >= 2.0f) return 0.0f;
+      if (x >= 1.0f) return (((-7.0f / 18.0f) * x + 2.0f) * x - 10.0f / 3.0f) * x + 16.0f / 9.0f;
+      return (((7.0f / 6.0f) * x - 2.0f) * x) * x + 8.0f / 9.0f;
+  }
+}
+
+typedef struct sat_state {
+  int kernel, antialias;
+} sat_state;
+
+static sm_status *sat_prepare(const sm_node *n, void **state) {
+  char name[32];
+  sat_state s = {SK_LANCZOS3, 1};
+  sm_status *st = string_attr(n, "kernel_type", "lanczos3", name, sizeof name);
+  if (!st && sm__node_attr(n, "antialias")) st = sm__node_attr_bool(n, "antialias", &s.antialias);
+  if (st) return st;
+  for (s.kernel = 0; s.kernel < 8 && strcmp(sk_names[s.kernel], name); s.kernel++) {
+  }
+  if (s.kernel == 8) return sm_status_new(SM_INVALID_ARGUMENT, "Unrecognized kernel type: %s", name);
+  sat_state *p = sm__alloc(sizeof *p);
+  if (!p) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory preparing ScaleAndTranslate");
+  *p = s;
+  *state = p;
+  return NULL;
+}
+
+typedef struct spans {
+  int64_t size;   /* taps a position */
+  int32_t *start; /* [out] */
+  float *w;       /* [out * size] */
+} spans;
+
+/* TF's ComputeSpansCore. */
+static sm_status *sat_spans(sm_kctx *ctx, const sat_state *s, int64_t out, int64_t in, float scale, float translate,
+                            spans *sp) {
+  const float inv_scale = (float)(1.0 / (double)scale), inv_translate = -inv_scale * translate;
+  const float kscale = s->antialias ? (inv_scale > 1.0f ? inv_scale : 1.0f) : 1.0f, radius = sk_radius(s->kernel);
+  const float reach = ceilf(radius * kscale);
+  sp->size = reach < (float)in ? 2 * (int64_t)reach + 1 : in; /* min(2 * ceil + 1, in), without int overflow */
+  if (sp->size > in) sp->size = in;
+  sm_status *st = NULL;
+  if (!(sp->start = sm__kctx_scratch(ctx, (size_t)out * sizeof *sp->start, &st))) return st;
+  if (!(sp->w = sm__kctx_scratch(ctx, (size_t)(out * sp->size) * sizeof *sp->w, &st))) return st;
+  float *tmp = sm__kctx_scratch(ctx, (size_t)sp->size * sizeof *tmp, &st);
+  if (!tmp) return st;
+  memset(sp->w, 0, (size_t)(out * sp->size) * sizeof *sp->w);
+  const float inv_k = 1.0f / kscale;
+  for (int64_t x = 0; x < out; x++) {
+    const float sample = ((float)x + 0.5f) * inv_scale + inv_translate;
+    sp->start[x] = 0;
+    if (sample < 0 || sample > (float)in) continue;
+    int64_t lo = i64_x86(ceilf(sample - radius * kscale - 0.5f)), hi = i64_x86(floorf(sample + radius * kscale - 0.5f));
+    lo = lo < 0 ? 0 : lo > in - 1 ? in - 1 : lo;
+    hi = (hi < 0 ? 0 : hi > in - 1 ? in - 1 : hi) + 1;
+    if (hi - lo > sp->size)
+      return sm_status_new(SM_INTERNAL, "Span is too large: %lld vs %lld.", (long long)(hi - lo), (long long)sp->size);
+    float sum = 0.0f;
+    for (int64_t src = lo; src < hi; src++) {
+      const float pos = (float)src + 0.5f - sample;
+      tmp[src - lo] = sk_eval(s->kernel, fabsf(pos * inv_k));
+      sum += tmp[src - lo];
+    }
+    if (fabsf(sum) >= 1000.0f * 1.17549435e-38f) {
+      const float inv = 1.0f / sum;
+      for (int64_t k = 0; k < hi - lo; k++) sp->w[x * sp->size + k] = tmp[k] * inv;
+    }
+    sp->start[x] = (int32_t)lo;
+  }
+  return NULL;
+}
+
+typedef struct sat_job {
+  int dt;
+  const void *in;
+  float *mid, *out;
+  int64_t H, W, C, OH, OW;
+  const spans *rows, *cols;
+} sat_job;
+
+/* One image: TF's GatherRows then GatherColumns. */
+static void sat_images(void *ctx, int64_t b0, int64_t b1) {
+  const sat_job *j = ctx;
+  const int64_t W = j->W, C = j->C, in_row = W * C;
+  for (int64_t b = b0; b < b1; b++) {
+    const int64_t ibase = b * j->H * in_row;
+    float *mid = j->mid + b * j->OH * in_row, *out = j->out + b * j->OH * j->OW * C;
+    for (int64_t y = 0; y < j->OH; y++) {
+      float *o = mid + y * in_row;
+      memset(o, 0, (size_t)in_row * sizeof *o);
+      const int64_t st = j->rows->start[y], n = (st + j->rows->size < j->H ? st + j->rows->size : j->H) - st;
+      for (int64_t k = 0; k < n; k++) {
+        const float w = j->rows->w[y * j->rows->size + k];
+        const int64_t src = ibase + (st + k) * in_row;
+        for (int64_t e = 0; e < in_row; e++) o[e] += w * elem_f(j->dt, j->in, src + e);
+      }
+    }
+    for (int64_t y = 0; y < j->OH; y++) {
+      const float *row = mid + y * in_row;
+      for (int64_t x = 0; x < j->OW; x++) {
+        float *o = out + (y * j->OW + x) * C;
+        const int64_t st = j->cols->start[x], n = (st + j->cols->size < W ? st + j->cols->size : W) - st;
+        for (int64_t c = 0; c < C; c++) o[c] = 0.0f;
+        for (int64_t k = 0; k < n; k++) {
+          const float w = j->cols->w[x * j->cols->size + k];
+          const float *p = row + (st + k) * C;
+          for (int64_t c = 0; c < C; c++) o[c] += w * p[c];
+        }
+      }
+    }
+  }
+}
+
+static sm_status *two_floats(const sm_tensor *t, const char *what, float *a, float *b) {
+  char buf[64];
+  if (sm_tensor_rank(t) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be 1-dimensional%s", what,
+                         sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), buf, sizeof buf));
+  if (sm_tensor_num_elements(t) != 2 || sm_tensor_dtype(t) != SM_FLOAT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must have two elements%s", what, sm_shape_str(1, sm_tensor_dims(t), buf, sizeof buf));
+  *a = ((const float *)sm_tensor_data(t))[0];
+  *b = ((const float *)sm_tensor_data(t))[1];
+  return NULL;
+}
+
+static sm_status *sat_compute(const void *state, sm_kctx *ctx) {
+  const sat_state *s = state;
+  const sm_tensor *img = sm__kctx_input(ctx, 0), *size = sm__kctx_input(ctx, 1);
+  const int dt = sm_tensor_dtype(img);
+  const int64_t *d = sm_tensor_dims(img);
+  char buf[128];
+  if (sm_tensor_rank(img) != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be 4-dimensional%s", sm_shape_str(sm_tensor_rank(img), d, buf, sizeof buf));
+  if (dt == SM_UINT32 || dt == SM_UINT64 || dt == SM_BOOL || dt == SM_STRING || dt == SM_COMPLEX64 || dt == SM_COMPLEX128 ||
+      sm_dtype_size(dt) == 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "ScaleAndTranslate of %s images is not supported", sm_dtype_name(dt));
+  if (sm_tensor_rank(size) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "output_shape_t must be 1-dimensional%s",
+                         sm_shape_str(sm_tensor_rank(size), sm_tensor_dims(size), buf, sizeof buf));
+  if (sm_tensor_num_elements(size) != 2 || sm_tensor_dtype(size) != SM_INT32)
+    return sm_status_new(SM_INVALID_ARGUMENT, "output_shape_t must have two elements%s",
+                         sm_shape_str(1, sm_tensor_dims(size), buf, sizeof buf));
+  if (d[1] >= INT32_MAX || d[2] >= INT32_MAX)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input sizes must be between 0 and max int32");
+  const int32_t *sz = sm_tensor_data(size);
+  if (sz[0] <= 0 || sz[1] <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "output dimensions must be positive");
+  if (d[3] <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "image must have at least one channel");
+  if (d[1] <= 0 || d[2] <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "input image must be of non-zero size");
+  float rs, cs, rt, ct;
+  sm_status *st = two_floats(sm__kctx_input(ctx, 2), "scale", &rs, &cs);
+  if (st) return st;
+  if (!(rs > 0 && cs > 0)) return sm_status_new(SM_INVALID_ARGUMENT, "Scale must be greater than zero.");
+  if ((st = two_floats(sm__kctx_input(ctx, 3), "translation", &rt, &ct))) return st;
+  int64_t od[4] = {d[0], sz[0], sz[1], d[3]};
+  sm_tensor *out;
+  if ((st = sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, 4, od, &out))) return st;
+  if (sm_tensor_num_elements(out) == 0) return NULL;
+  spans rows, cols;
+  if ((st = sat_spans(ctx, s, sz[1], d[2], cs, ct, &cols)) || (st = sat_spans(ctx, s, sz[0], d[1], rs, rt, &rows))) return st;
+  float *mid = sm__kctx_scratch(ctx, (size_t)(d[0] * sz[0] * d[2] * d[3]) * sizeof *mid, &st);
+  if (!mid) return st;
+  sat_job j = {dt, sm_tensor_data(img), mid, sm_tensor_data(out), d[1], d[2], d[3], sz[0], sz[1], &rows, &cols};
+  const double work = (double)sz[0] * (double)(d[2] + sz[1]) * (double)d[3] * (double)(rows.size + cols.size);
+  sm__parallel_for(work * (double)d[0] < 65536.0 ? NULL : sm__kctx_pool(ctx), d[0], 1, sat_images, &j);
+  return NULL;
+}
+
 const sm_kernel sm_kernels_image_transform[] = {
     {"CropAndResize", crop_prepare, crop_compute, sm__free, 0},
     {"ImageProjectiveTransformV2", proj_prepare, proj_compute, sm__free, 0},
     {"ImageProjectiveTransformV3", proj_prepare, proj_compute, sm__free, 0},
+    {"ScaleAndTranslate", sat_prepare, sat_compute, sm__free, 0},
     {NULL, NULL, NULL, NULL, 0},
 };
