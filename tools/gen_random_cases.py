@@ -157,11 +157,41 @@ def gamma():
         case("RandomGamma %s [run2]" % dt.name, "RandomGamma", args, s)
 
 
+def multinomial():
+    f32 = np.float32
+    logits = {"plain": [[0.1, 2.0, -1.0, 0.5], [3.0, 3.0, -2.0, 0.0], [-5, 1, 1, 7]],
+              "inf": [[-np.inf, 0.0, 1.0, -np.inf], [np.inf, 0.5, 0.2, np.nan], [-np.inf] * 4],
+              "one_class": [[0.3], [-2.0], [9.0]]}
+    for ln, lv in logits.items():
+        for dt in FLOATS:
+            for n in (1, 5, 12):
+                case("StatelessMultinomial %s %s n%d" % (ln, dt.name, n), "StatelessMultinomial",
+                     [("logits", np.array(lv, dtype=dt.as_numpy_dtype)), ("num_samples", A(n, i32)),
+                      ("seed", A([3, 11 + n], i64))], {"output_dtype": tf.int64 if n != 5 else tf.int32})
+    big = np.linspace(-3, 3, 40 * 7).reshape(7, 40).astype(f32)
+    case("StatelessMultinomial 7x40 n33", "StatelessMultinomial",
+         [("logits", big), ("num_samples", A(33, i32)), ("seed", A([-8, 2**40], i64))])
+    case("StatelessMultinomial zero samples", "StatelessMultinomial",
+         [("logits", np.zeros((2, 3), f32)), ("num_samples", A(0, i32)), ("seed", A([1, 2], i32))])
+    case("StatelessMultinomial err classes", "StatelessMultinomial",
+         [("logits", np.zeros((2, 0), f32)), ("num_samples", A(3, i32)), ("seed", A([1, 2], i32))])
+    case("StatelessMultinomial err negative", "StatelessMultinomial",
+         [("logits", np.zeros((2, 2), f32)), ("num_samples", A(-1, i32)), ("seed", A([1, 2], i32))])
+    case("StatelessMultinomial err rank", "StatelessMultinomial",
+         [("logits", np.zeros((2,), f32)), ("num_samples", A(1, i32)), ("seed", A([1, 2], i32))])
+    for k, dt in enumerate((tf.float32, tf.float64)):
+        s = {"seed": 777 + k, "seed2": 31 + k}
+        args = [("logits", np.array(logits["plain"], dtype=dt.as_numpy_dtype)), ("num_samples", A(6, i32))]
+        case("Multinomial %s" % dt.name, "Multinomial", args, s)
+        case("Multinomial %s [run2]" % dt.name, "Multinomial", args, s)
+
+
 def main():
     stateless_v1()
     v2()
     stateful()
     gamma()
+    multinomial()
     g.write_unit_header("random_cases")
 
 

@@ -21,6 +21,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sincos, sincosf */
 #endif
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -300,6 +301,25 @@ static sm_status *int_range(sm_kctx *ctx, int i, rjob *j) {
   return NULL;
 }
 
+/* The stateful ops' generator: TF's PhiloxRandom(seed, seed2); both 0 (TF: the clock) gives one
+ * hashed from the node name, so a node draws the same in every process. */
+static sm_status *stateful_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used) {
+  int64_t seed = 0, seed2 = 0;
+  sm_status *st = NULL;
+  if (sm__node_attr(node, "seed")) st = sm__node_attr_int(node, "seed", &seed);
+  if (!st && sm__node_attr(node, "seed2")) st = sm__node_attr_int(node, "seed2", &seed2);
+  if (st) return st;
+  if (!seed && !seed2) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *p = sm__node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    seed = (int64_t)h;
+    seed2 = (int64_t)(h * 0x9e3779b97f4a7c15ull);
+  }
+  *gen = philox_seeded((uint64_t)seed, (uint64_t)seed2);
+  if (!(*used = calloc(1, sizeof **used))) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  return NULL;
+}
+
 /* ---- kernels -------------------------------------------------------------------------------- */
 
 enum { K_STATELESS, K_V2, K_STATEFUL };
@@ -352,19 +372,7 @@ static sm_status *rand_prepare(const sm_node *node, void **state) {
                 : dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16;
   if (!st && !ok)
     st = sm_status_new(SM_INVALID_ARGUMENT, "%s of dtype %s is not supported", op, sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
-  if (!st && s->kind == K_STATEFUL) {
-    int64_t seed = 0, seed2 = 0;
-    if (sm__node_attr(node, "seed")) st = sm__node_attr_int(node, "seed", &seed);
-    if (!st && sm__node_attr(node, "seed2")) st = sm__node_attr_int(node, "seed2", &seed2);
-    if (!st && !seed && !seed2) {
-      uint64_t h = 1469598103934665603ull; /* FNV-1a of the node name */
-      for (const char *p = sm__node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
-      seed = (int64_t)h;
-      seed2 = (int64_t)(h * 0x9e3779b97f4a7c15ull);
-    }
-    s->gen = philox_seeded((uint64_t)seed, (uint64_t)seed2);
-    if (!st && !(s->used = calloc(1, sizeof *s->used))) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
-  }
+  if (!st && s->kind == K_STATEFUL) st = stateful_gen(node, &s->gen, &s->used);
   if (st) {
     rand_release(s);
     return st;
@@ -521,19 +529,7 @@ static sm_status *gamma_prepare(const sm_node *node, void **state) {
   if (!st && s->dtype != SM_FLOAT && s->dtype != SM_DOUBLE && s->dtype != SM_HALF)
     st = sm_status_new(SM_INVALID_ARGUMENT, "Value for attr '%s' of %s is not in the list of allowed values: half, float, double",
                        s->kind == K_STATEFUL ? "T" : "dtype", sm_dtype_numpy_name(s->dtype));
-  if (!st && s->kind == K_STATEFUL) {
-    int64_t seed = 0, seed2 = 0;
-    if (sm__node_attr(node, "seed")) st = sm__node_attr_int(node, "seed", &seed);
-    if (!st && sm__node_attr(node, "seed2")) st = sm__node_attr_int(node, "seed2", &seed2);
-    if (!st && !seed && !seed2) { /* TF seeds from the clock; here from the node name, as rand_prepare */
-      uint64_t h = 1469598103934665603ull;
-      for (const char *p = sm__node_name(node); *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
-      seed = (int64_t)h;
-      seed2 = (int64_t)(h * 0x9e3779b97f4a7c15ull);
-    }
-    s->gen = philox_seeded((uint64_t)seed, (uint64_t)seed2);
-    if (!st && !(s->used = calloc(1, sizeof *s->used))) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
-  }
+  if (!st && s->kind == K_STATEFUL) st = stateful_gen(node, &s->gen, &s->used);
   if (st) {
     gamma_release(s);
     return st;
@@ -547,6 +543,7 @@ static double real_at(const sm_tensor *t, int64_t i) {
   switch (sm_tensor_dtype(t)) {
     case SM_DOUBLE: return ((const double *)d)[i];
     case SM_HALF: return sm__half_to_f32(((const uint16_t *)d)[i]);
+    case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)d)[i]);
     default: return ((const float *)d)[i];
   }
 }
@@ -604,6 +601,114 @@ static sm_status *gamma_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- Multinomial ---------------------------------------------------------------------------
+ * StatelessMultinomial (logits, num_samples, seed) and Multinomial (logits, num_samples; seed,
+ * seed2): TF's CPU MultinomialFunctor. Per row: the unnormalised CDF of exp(logit - max finite
+ * logit) over the finite logits, then per sample the first class whose CDF exceeds RandDouble()
+ * times the total (upper_bound). The doubles come two uint32 each, in order, from one Philox
+ * stream over the rows; TF restarts that stream at row r * (num_samples + 3) / 4 Philox calls where
+ * its thread pool cuts the batch (only when the work is large), so this, like a TF run that does
+ * not split the batch (total cost under 20000: 50 * (samples * log2(classes) + classes) a row),
+ * draws the rows one after another. */
+typedef struct mstate {
+  int stateful, out_dtype;
+  philox gen;
+  _Atomic uint64_t *used;
+} mstate;
+
+static void multinomial_release(void *p) {
+  mstate *s = p;
+  if (s) free((void *)s->used);
+  free(s);
+}
+
+static sm_status *multinomial_prepare(const sm_node *node, void **state) {
+  mstate *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  s->stateful = !strcmp(sm__node_op(node), "Multinomial");
+  s->out_dtype = SM_INT64;
+  sm_status *st = NULL;
+  if (sm__node_attr(node, "output_dtype")) st = sm__node_attr_type(node, "output_dtype", &s->out_dtype);
+  if (!st && s->out_dtype != SM_INT32 && s->out_dtype != SM_INT64)
+    st = sm_status_new(SM_INVALID_ARGUMENT, "output_dtype must be int32 or int64, not %s", sm_dtype_numpy_name(s->out_dtype));
+  if (!st && s->stateful) st = stateful_gen(node, &s->gen, &s->used);
+  if (st) {
+    multinomial_release(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+static sm_status *multinomial_compute(const void *state, sm_kctx *ctx) {
+  const mstate *s = state;
+  const sm_tensor *logits = sm__kctx_input(ctx, 0), *ns = sm__kctx_input(ctx, 1);
+  char b[64];
+  const int ldt = sm_tensor_dtype(logits);
+  if (sm_tensor_rank(logits) != 2) {
+    shape_text(logits, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "logits should be a matrix, got shape %s", b);
+  }
+  if (ldt != SM_FLOAT && ldt != SM_DOUBLE && ldt != SM_HALF && ldt != SM_BFLOAT16)
+    return sm_status_new(SM_INVALID_ARGUMENT, "logits of %s are not supported", sm_dtype_name(ldt));
+  if (sm_tensor_rank(ns) != 0 || sm_tensor_dtype(ns) != SM_INT32) {
+    shape_text(ns, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "num_samples should be a scalar, got shape %s", b);
+  }
+  philox gen = {{0}, {0}};
+  if (!s->stateful) {
+    const sm_tensor *seed = sm__kctx_input(ctx, 2);
+    if (sm_tensor_rank(seed) != 1 || sm_tensor_dims(seed)[0] != 2) {
+      shape_text(seed, b, sizeof b);
+      return sm_status_new(SM_INVALID_ARGUMENT, "seed must have shape [2], not %s", b);
+    }
+  }
+  const int32_t nsamp = *(const int32_t *)sm_tensor_data(ns);
+  if (nsamp < 0) return sm_status_new(SM_INVALID_ARGUMENT, "num_samples should be non-negative, got %d", nsamp);
+  const int64_t rows = sm_tensor_dims(logits)[0], classes = sm_tensor_dims(logits)[1];
+  if (rows > INT32_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "batch_size cannot exceed max int");
+  if (classes > INT32_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "num_classes cannot exceed max int");
+  if (classes <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "num_classes should be positive, got %lld", (long long)classes);
+  sm_tensor *out;
+  sm_status *st = sm__kctx_alloc_output_uninit(ctx, 0, s->out_dtype, 2, (int64_t[]){rows, nsamp}, &out);
+  if (st || sm_tensor_num_elements(out) == 0) return st;
+  if (!s->stateful && (st = seed_input(sm__kctx_input(ctx, 2), &gen))) return st;
+  if (s->stateful) {
+    const uint64_t ceil4 = ((uint64_t)nsamp + 3) / 4 * 4 * 2;
+    gen = s->gen;
+    philox_skip(&gen, atomic_fetch_add(s->used, (uint64_t)rows * ceil4 * 256));
+  }
+  double *cdf = sm__kctx_scratch(ctx, (size_t)classes * sizeof *cdf, &st), *lg = cdf ? sm__kctx_scratch(ctx, (size_t)classes * sizeof *lg, &st) : NULL;
+  if (!lg) return st;
+  single ss = {&gen, {0}, 4};
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t c = 0; c < classes; c++) lg[c] = ldt == SM_DOUBLE ? ((const double *)sm_tensor_data(logits))[r * classes + c] :
+                                                  real_at(logits, r * classes + c);
+    double mx = ldt == SM_DOUBLE ? -DBL_MAX : ldt == SM_FLOAT ? -FLT_MAX : ldt == SM_HALF ? -65504.0 : -3.38953139e38;
+    for (int64_t c = 0; c < classes; c++)
+      if (isfinite(lg[c]) && mx < lg[c]) mx = lg[c];
+    double total = 0;
+    for (int64_t c = 0; c < classes; c++) {
+      const double e = exp(lg[c] - mx);
+      if (isfinite(lg[c])) total += e;
+      cdf[c] = total;
+    }
+    for (int32_t k = 0; k < nsamp; k++) {
+      const uint32_t x0 = single_next(&ss), x1 = single_next(&ss);
+      const double find = u64_to_double(x0, x1) * total;
+      int64_t lo = 0, hi = classes; /* upper_bound: the first cdf[i] > find */
+      while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (find < cdf[mid]) hi = mid;
+        else lo = mid + 1;
+      }
+      if (s->out_dtype == SM_INT32) ((int32_t *)sm_tensor_data(out))[r * nsamp + k] = (int32_t)lo;
+      else ((int64_t *)sm_tensor_data(out))[r * nsamp + k] = lo;
+    }
+  }
+  return NULL;
+}
+
 /* StatelessRandomGetKeyCounter(Alg): the key and counter GenerateKey makes of a seed; GetAlg: Philox. */
 static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
   (void)state;
@@ -649,5 +754,7 @@ const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomGammaV2", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessRandomGammaV3", gamma_prepare, gamma_compute, gamma_release, 0},
     {"RandomGamma", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"StatelessMultinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},
+    {"Multinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},
     {0},
 };
