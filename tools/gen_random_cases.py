@@ -186,12 +186,36 @@ def multinomial():
         case("Multinomial %s [run2]" % dt.name, "Multinomial", args, s)
 
 
+def poisson():
+    rates = [0.5, 3.0, 9.99, 10.0, 47.5, 1e4, 0.0, -1.0]
+    for rdt in (np.float32, np.float64, np.float16, np.int32, np.int64):
+        for odt in (tf.float32, tf.float64, tf.float16, tf.int32, tf.int64):
+            if rdt in (np.int32, np.int64) and odt in (tf.float16,):
+                continue
+            rv = np.array([max(r, 0) if rdt in (np.int32, np.int64) else r for r in rates], dtype=rdt)
+            case("StatelessRandomPoisson %s->%s" % (np.dtype(rdt).name, odt.name), "StatelessRandomPoisson",
+                 [("shape", A([3, len(rates)], i32)), ("seed", A([21, -4], i64)), ("lam", rv)], {"dtype": odt})
+    case("StatelessRandomPoisson scalar lam", "StatelessRandomPoisson",
+         [("shape", A([2, 5], i32)), ("seed", A([1, 1], i32)), ("lam", np.array(4.5, np.float32))], {"dtype": tf.float32})
+    case("StatelessRandomPoisson half near overflow", "StatelessRandomPoisson",
+         [("shape", A([4], i32)), ("seed", A([1, 9], i32)), ("lam", np.array(65400, np.float32))], {"dtype": tf.float16})
+    case("StatelessRandomPoisson err shape", "StatelessRandomPoisson",
+         [("shape", A([2, 5], i32)), ("seed", A([1, 1], i32)), ("lam", np.array([1, 2], np.float32))], {"dtype": tf.float32})
+    for k, (rdt, odt) in enumerate(((np.float32, tf.int64), (np.float64, tf.float64), (np.int32, tf.int32))):
+        s = {"seed": 9001 + k, "seed2": 3 * k + 1}
+        args = [("shape", A([2, 3], i32)), ("rate", np.array([0.7, 12.5, 200], dtype=rdt))]
+        case("RandomPoissonV2 %s->%s" % (np.dtype(rdt).name, odt.name), "RandomPoissonV2", args, {"dtype": odt, **s})
+        case("RandomPoissonV2 %s->%s [run2]" % (np.dtype(rdt).name, odt.name), "RandomPoissonV2", args,
+             {"dtype": odt, **s})
+
+
 def main():
     stateless_v1()
     v2()
     stateful()
     gamma()
     multinomial()
+    poisson()
     g.write_unit_header("random_cases")
 
 

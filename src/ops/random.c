@@ -423,7 +423,7 @@ static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
-/* ---- Gamma ---------------------------------------------------------------------------------
+/* ---- Gamma and Poisson ---------------------------------------------------------------------
  * StatelessRandomGammaV2 (shape, seed, alpha), StatelessRandomGammaV3 (shape, key, counter, alg,
  * alpha) and the stateful RandomGamma (shape, alpha; seed, seed2): TF's Marsaglia-Tsang
  * transformation-rejection (stateless_random_gamma_op.cc, random_op.cc), in double. Output element
@@ -431,12 +431,15 @@ static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
  * depend on how the work is split; normals and uniforms (two doubles a Philox call each) are taken
  * last-first from their buffers, as TF's SampleBuffer does. alpha == 1 is an exponential
  * (-log1p(-u)); alpha < 1 boosts d by one and scales by u^(1/alpha). The stateless ops need `shape`
- * to end with alpha's shape; RandomGamma's output is shape + alpha's shape. */
+ * to end with alpha's shape; RandomGamma's output is shape + alpha's shape. StatelessRandomPoisson
+ * (shape, seed, lam) and RandomPoissonV2 (shape, rate; seed, seed2) draw the same way, one
+ * sample per 256 Philox calls, from TF's PoissonFunctor (uniform doubles, last-first). */
 typedef struct gjob {
   philox base;
-  const double *alpha;
+  const double *alpha; /* alpha or rate, per parameter */
   int64_t num_alphas, per_alpha;
-  int dtype;
+  int dtype, poisson;
+  double highest; /* Poisson: the output dtype's largest value */
   void *out;
 } gjob;
 
@@ -444,6 +447,9 @@ static void gamma_store(const gjob *j, int64_t e, double v) {
   switch (j->dtype) {
     case SM_DOUBLE: ((double *)j->out)[e] = v; break;
     case SM_HALF: ((uint16_t *)j->out)[e] = sm__f32_to_half((float)v); break;
+    case SM_INT32: ((int32_t *)j->out)[e] = (int32_t)v; break; /* a Poisson count, <= INT32_MAX */
+    case SM_INT64: ((int64_t *)j->out)[e] = v < 9.2233720368547758e18 ? (int64_t)v : INT64_MAX;
+      break;
     default: ((float *)j->out)[e] = (float)v; break;
   }
 }
@@ -473,6 +479,36 @@ static double next_normal(philox *g, dbuf *b) {
   return b->v[--b->left];
 }
 
+/* TF's PoissonFunctor in double: Knuth's product of uniforms below rate 10, Hormann's transformed
+ * rejection above. TF retries forever; a rate no draw satisfies (NaN, inf) gives NaN (0 for an
+ * integer output) after 1024 tries here. */
+static double poisson_draw(const gjob *j, philox *gen, double rate) {
+  dbuf ub = {{0, 0}, 0};
+  if (rate < 10) {
+    const double limit = exp(-rate);
+    double prod = 1, x = 0;
+    for (;;) {
+      prod = prod * next_uniform(gen, &ub);
+      if (prod <= limit && x <= j->highest) return x;
+      x += 1;
+    }
+  }
+  const double log_rate = log(rate), b = 0.931 + 2.53 * sqrt(rate), a = -0.059 + 0.02483 * b;
+  const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+  for (int tries = 0; tries < 1024; tries++) {
+    double u = next_uniform(gen, &ub);
+    u -= 0.5;
+    const double v = next_uniform(gen, &ub), us = 0.5 - fabs(u);
+    const double k = floor((2 * a / us + b) * u + rate + 0.43);
+    if (k > j->highest) continue;
+    if (us >= 0.07 && v <= 0.9277 - 3.6224 / (b - 2)) return k;
+    if (k < 0 || (us < 0.013 && v > us)) continue;
+    const double sv = log(v * inv_alpha / (a / (us * us) + b)), t = -rate + k * log_rate - lgamma(k + 1);
+    if (sv <= t) return k;
+  }
+  return j->dtype == SM_INT32 || j->dtype == SM_INT64 ? 0 : NAN;
+}
+
 static void gamma_fill(void *ctx, int64_t e0, int64_t e1) {
   const gjob *j = ctx;
   for (int64_t out_idx = e0; out_idx < e1; out_idx++) {
@@ -483,7 +519,9 @@ static void gamma_fill(void *ctx, int64_t e0, int64_t e1) {
     philox_skip(&gen, (uint64_t)out_idx * 256);
     dbuf nb = {{0, 0}, 0}, ub = {{0, 0}, 0};
     double res;
-    if (alpha == 1.0) {
+    if (j->poisson) {
+      res = poisson_draw(j, &gen, alpha);
+    } else if (alpha == 1.0) {
       res = -log1p(-next_uniform(&gen, &ub));
     } else {
       const int lt1 = alpha < 1;
@@ -509,7 +547,7 @@ static void gamma_fill(void *ctx, int64_t e0, int64_t e1) {
 }
 
 typedef struct gstate {
-  int kind, dtype;
+  int kind, poisson, dtype, pdtype; /* output and parameter dtypes */
   philox gen;             /* RandomGamma: the generator before any run */
   _Atomic uint64_t *used; /* RandomGamma: Philox calls reserved by earlier runs */
 } gstate;
@@ -524,11 +562,21 @@ static sm_status *gamma_prepare(const sm_node *node, void **state) {
   const char *op = sm__node_op(node);
   gstate *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
-  s->kind = !strcmp(op, "StatelessRandomGammaV2") ? K_STATELESS : !strcmp(op, "StatelessRandomGammaV3") ? K_V2 : K_STATEFUL;
-  sm_status *st = sm__node_attr_type(node, s->kind == K_STATEFUL ? "T" : "dtype", &s->dtype);
-  if (!st && s->dtype != SM_FLOAT && s->dtype != SM_DOUBLE && s->dtype != SM_HALF)
-    st = sm_status_new(SM_INVALID_ARGUMENT, "Value for attr '%s' of %s is not in the list of allowed values: half, float, double",
-                       s->kind == K_STATEFUL ? "T" : "dtype", sm_dtype_numpy_name(s->dtype));
+  s->poisson = strstr(op, "Poisson") != NULL;
+  s->kind = !strcmp(op, "StatelessRandomGammaV2") || !strcmp(op, "StatelessRandomPoisson") ? K_STATELESS
+            : !strcmp(op, "StatelessRandomGammaV3")                                         ? K_V2
+                                                                                            : K_STATEFUL;
+  const char *oattr = s->kind == K_STATEFUL && !s->poisson ? "T" : "dtype";
+  sm_status *st = sm__node_attr_type(node, oattr, &s->dtype);
+  s->pdtype = s->dtype;
+  if (!st && s->poisson) st = sm__node_attr_type(node, s->kind == K_STATEFUL ? "R" : "Rtype", &s->pdtype);
+  for (int k = 0; !st && k < 2; k++) {
+    const int dt = k ? s->pdtype : s->dtype;
+    if (dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && (!s->poisson || (dt != SM_INT32 && dt != SM_INT64)))
+      st = sm_status_new(SM_INVALID_ARGUMENT, "Value for attr '%s' of %s is not in the list of allowed values: half, float, double%s",
+                         k ? (s->kind == K_STATEFUL ? "R" : "Rtype") : oattr, sm_dtype_numpy_name(dt),
+                         s->poisson ? ", int32, int64" : "");
+  }
   if (!st && s->kind == K_STATEFUL) st = stateful_gen(node, &s->gen, &s->used);
   if (st) {
     gamma_release(s);
@@ -544,6 +592,8 @@ static double real_at(const sm_tensor *t, int64_t i) {
     case SM_DOUBLE: return ((const double *)d)[i];
     case SM_HALF: return sm__half_to_f32(((const uint16_t *)d)[i]);
     case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)d)[i]);
+    case SM_INT32: return ((const int32_t *)d)[i];
+    case SM_INT64: return (double)((const int64_t *)d)[i];
     default: return ((const float *)d)[i];
   }
 }
@@ -558,12 +608,14 @@ static sm_status *gamma_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *alpha = sm__kctx_input(ctx, s->kind == K_STATELESS ? 2 : s->kind == K_V2 ? 4 : 1);
   const int ar = sm_tensor_rank(alpha);
   const int64_t *ad = sm_tensor_dims(alpha);
-  if (sm_tensor_dtype(alpha) != s->dtype)
-    return sm_status_new(SM_INVALID_ARGUMENT, "alpha must be %s, not %s", sm_dtype_name(s->dtype),
+  const char *pname = s->poisson ? "rate" : "alpha";
+  if (sm_tensor_dtype(alpha) != s->pdtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be %s, not %s", pname, sm_dtype_name(s->pdtype),
                          sm_dtype_name(sm_tensor_dtype(alpha)));
   philox gen = {{0}, {0}};
   if (s->kind == K_STATEFUL) {
-    if (rank + ar > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "shape + alpha's shape has more than %d dimensions", SM_MAX_RANK);
+    if (rank + ar > SM_MAX_RANK)
+      return sm_status_new(SM_INVALID_ARGUMENT, "shape + %s's shape has more than %d dimensions", pname, SM_MAX_RANK);
     for (int i = 0; i < ar; i++) dims[rank + i] = ad[i];
     rank += ar;
   } else {
@@ -596,7 +648,9 @@ static sm_status *gamma_compute(const void *state, sm_kctx *ctx) {
     gen = s->gen;
     philox_skip(&gen, atomic_fetch_add(s->used, (uint64_t)n * 256));
   }
-  gjob j = {gen, al, na, n / na, s->dtype, sm_tensor_data(out)};
+  const double highest = s->dtype == SM_HALF ? 65504.0 : s->dtype == SM_INT32 ? 2147483647.0
+                         : s->dtype == SM_INT64 ? 9.2233720368547758e18 : s->dtype == SM_FLOAT ? FLT_MAX : DBL_MAX;
+  gjob j = {gen, al, na, n / na, s->dtype, s->poisson, highest, sm_tensor_data(out)};
   sm__parallel_for(sm__kctx_pool(ctx), n, 256, gamma_fill, &j);
   return NULL;
 }
@@ -754,6 +808,8 @@ const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomGammaV2", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessRandomGammaV3", gamma_prepare, gamma_compute, gamma_release, 0},
     {"RandomGamma", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"StatelessRandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"RandomPoissonV2", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessMultinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},
     {"Multinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},
     {0},
