@@ -60,7 +60,7 @@ Complex Real Imag ComplexAbs Angle Conj FFT IFFT FFT2D IFFT2D FFT3D IFFT3D RFFT 
 IRFFT3D Unique UniqueV2 UniqueWithCounts UniqueWithCountsV2 Bincount DenseBincount CTCGreedyDecoder
 AdjustContrastv2 AdjustHue AdjustSaturation RGBToHSV HSVToRGB ImageProjectiveTransformV2
 ImageProjectiveTransformV3 CropAndResize ScaleAndTranslate StatelessRandomGammaV2 StatelessRandomGammaV3 RandomGamma
-StatelessMultinomial Multinomial StatelessRandomPoisson RandomPoissonV2
+StatelessMultinomial Multinomial StatelessRandomPoisson RandomPoissonV2 StatelessShuffle RandomShuffle
 """.split()
 
 

@@ -209,6 +209,25 @@ def poisson():
              {"dtype": odt, **s})
 
 
+def shuffle():
+    key, ctr = A([0x123456789abcdef], u64), A([2**64 - 3, 77], u64)
+    vals = {"vec": np.arange(17, dtype=np.float32), "mat": np.arange(30, dtype=np.int64).reshape(10, 3),
+            "cube": np.arange(2 * 9 * 4, dtype=np.int8).reshape(9, 2, 4), "one_row": np.arange(5, dtype=np.float64).reshape(1, 5),
+            "scalar": np.array(3.5, np.float32), "empty": np.zeros((0, 3), np.float32),
+            "half": np.arange(6, dtype=np.float16), "bool": np.array([True, False, False, True, True])}
+    for vn, vv in vals.items():
+        case("StatelessShuffle %s" % vn, "StatelessShuffle", [("value", vv), ("key", key), ("counter", ctr),
+                                                              ("alg", A(1, i32))])
+    case("StatelessShuffle auto alg", "StatelessShuffle", [("value", vals["vec"]), ("key", key), ("counter", ctr),
+                                                           ("alg", A(3, i32))])
+    case("StatelessShuffle err alg", "StatelessShuffle", [("value", vals["vec"]), ("key", key), ("counter", ctr),
+                                                          ("alg", A(2, i32))])
+    for k, vn in enumerate(("vec", "mat")):
+        s = {"seed": 55 + k, "seed2": 66 + k}
+        case("RandomShuffle %s" % vn, "RandomShuffle", [("value", vals[vn])], s)
+        case("RandomShuffle %s [run2]" % vn, "RandomShuffle", [("value", vals[vn])], s)
+
+
 def main():
     stateless_v1()
     v2()
@@ -216,6 +235,7 @@ def main():
     gamma()
     multinomial()
     poisson()
+    shuffle()
     g.write_unit_header("random_cases")
 
 

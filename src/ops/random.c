@@ -2,14 +2,15 @@
  * and the ops over them, bit-exact with TF's CPU kernels.
  *
  * Stateless: StatelessRandom{Uniform,Normal,UniformInt,UniformFullInt}, StatelessTruncatedNormal
- * (seed -> key and counter as TF's GenerateKey), their V2 forms over (key, counter, alg), and
- * StatelessRandomGetKeyCounter / GetKeyCounterAlg / GetAlg, StatelessRandomGammaV2/V3. Stateful:
- * RandomGamma, RandomUniform,
- * RandomStandardNormal, TruncatedNormal, RandomUniformInt, whose generator is TF's
- * PhiloxRandom(seed, seed2) and advances by 256 samples per output element on every run, as TF's
- * GuardedPhiloxRandom::ReserveRandomOutputs does, so a node seeded with (seed, seed2) not both 0
- * gives TF's values on every run of a session. With both 0 TF seeds from the clock; here the seed
- * is a hash of the node name, so a node gives the same values in every process.
+ * (seed -> key and counter as TF's GenerateKey), their V2 forms over (key, counter, alg),
+ * StatelessRandomGetKeyCounter / GetKeyCounterAlg / GetAlg, StatelessRandomGammaV2/V3,
+ * StatelessRandomPoisson, StatelessMultinomial and StatelessShuffle. Stateful: RandomUniform,
+ * RandomStandardNormal, TruncatedNormal, RandomUniformInt, RandomGamma, RandomPoissonV2,
+ * Multinomial and RandomShuffle, whose generator is TF's PhiloxRandom(seed, seed2) and advances on
+ * every run by what TF's GuardedPhiloxRandom reserves (256 Philox calls per output element for
+ * most), so a node seeded with (seed, seed2) not both 0 gives TF's values on every run of a
+ * session. With both 0 TF seeds from the clock; here the seed is a hash of the node name, so a
+ * node gives the same values in every process.
  *
  * The stream (tensorflow/core/lib/random/random_distributions.h, kernels/random_op_cpu.h): each
  * Philox call gives 4 uint32. Uniform float/half/bfloat16 and Box-Muller float use one uint32 per
@@ -763,6 +764,69 @@ static sm_status *multinomial_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- Shuffle ---------------------------------------------------------------------------------
+ * StatelessShuffle (value, key, counter, alg) and RandomShuffle (value; seed, seed2): TF's
+ * shuffle_common.h. The first dimension is permuted by a Fisher-Yates pass taking one uint32 per
+ * step (i + u % (n - i), in order from the Philox stream); a value of at most one element or one
+ * row passes through. RandomShuffle reserves (n - 1 + 3) / 4 Philox calls a run. Any dtype. */
+static sm_status *shuffle_prepare(const sm_node *node, void **state) {
+  mstate *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  s->stateful = !strcmp(sm__node_op(node), "RandomShuffle");
+  sm_status *st = s->stateful ? stateful_gen(node, &s->gen, &s->used) : NULL;
+  if (st) {
+    multinomial_release(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+static sm_status *shuffle_compute(const void *state, sm_kctx *ctx) {
+  const mstate *s = state;
+  const sm_tensor *v = sm__kctx_input(ctx, 0);
+  philox gen = {{0}, {0}};
+  sm_status *st = s->stateful ? NULL : key_counter_input(ctx, 1, &gen);
+  if (st) return st;
+  const int64_t n = sm_tensor_num_elements(v), rows = sm_tensor_rank(v) ? sm_tensor_dims(v)[0] : 1;
+  if (n <= 1 || rows <= 1) {
+    sm__kctx_forward(ctx, 0, 0);
+    return NULL;
+  }
+  if (s->stateful) {
+    gen = s->gen;
+    philox_skip(&gen, atomic_fetch_add(s->used, ((uint64_t)rows - 1 + 3) / 4));
+  }
+  int64_t *perm = sm__kctx_scratch(ctx, (size_t)rows * sizeof *perm, &st);
+  if (!perm) return st;
+  for (int64_t i = 0; i < rows; i++) perm[i] = i;
+  single ss = {&gen, {0}, 4};
+  for (int64_t i = 0; i < rows - 1; i++) {
+    const int64_t j = i + (int64_t)(single_next(&ss) % (uint32_t)(rows - i)), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  const int dt = sm_tensor_dtype(v);
+  sm_tensor *out;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, sm_tensor_rank(v), sm_tensor_dims(v), &out))) return st;
+  const int64_t per_row = n / rows;
+  if (dt == SM_STRING) {
+    for (int64_t i = 0; i < rows; i++)
+      for (int64_t k = 0; k < per_row; k++) {
+        size_t len;
+        const char *p = sm_tensor_string(v, perm[i] * per_row + k, &len);
+        if ((st = sm_tensor_set_string(out, i * per_row + k, p, len))) return st;
+      }
+    return NULL;
+  }
+  const size_t row_bytes = (size_t)per_row * sm_dtype_size(dt);
+  if (!row_bytes) return sm_status_new(SM_UNIMPLEMENTED, "shuffling %s tensors is not supported", sm_dtype_name(dt));
+  for (int64_t i = 0; i < rows; i++)
+    memcpy((char *)sm_tensor_data(out) + (size_t)i * row_bytes, (const char *)sm_tensor_data(v) + (size_t)perm[i] * row_bytes,
+           row_bytes);
+  return NULL;
+}
+
 /* StatelessRandomGetKeyCounter(Alg): the key and counter GenerateKey makes of a seed; GetAlg: Philox. */
 static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
   (void)state;
@@ -810,6 +874,8 @@ const sm_kernel sm_kernels_random[] = {
     {"RandomGamma", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessRandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"RandomPoissonV2", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"StatelessShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
+    {"RandomShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
     {"StatelessMultinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},
     {"Multinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},
     {0},
