@@ -80,11 +80,12 @@ def build():
     return {"x": x, "i": i}, outs
 
 
-def main():
+def main(build_fn=build, name="issue21_ops.pb"):
+    """Saves build_fn's graph as fuzz/seeds/fuzz_graph/<name> (tools/make_image_seeds.py reuses it)."""
     root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     g = tf.Graph()
     with g.as_default():
-        ins, outs = build()
+        ins, outs = build_fn()
         with tf.compat.v1.Session() as sess:
             tmp = tempfile.mkdtemp()
             d = os.path.join(tmp, "m")
@@ -93,9 +94,9 @@ def main():
             b.add_meta_graph_and_variables(sess, ["serve"], signature_def_map={"serving_default": sig},
                                            strip_default_attrs=True)
             b.save(as_text=False)
-            shutil.copy(os.path.join(d, "saved_model.pb"), os.path.join(root, "fuzz/seeds/fuzz_graph/issue21_ops.pb"))
+            shutil.copy(os.path.join(d, "saved_model.pb"), os.path.join(root, "fuzz/seeds/fuzz_graph", name))
             shutil.rmtree(tmp)
-    print("wrote fuzz/seeds/fuzz_graph/issue21_ops.pb")
+    print("wrote fuzz/seeds/fuzz_graph/" + name)
 
 
 if __name__ == "__main__":
