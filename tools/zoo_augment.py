@@ -63,7 +63,8 @@ def _layers(L, names):
 # Layers whose every form needs kernels of other families: LeftShift / RightShift (RandomPosterization,
 # and the posterize step of AugMix and RandAugment, drawn in inference too), MatrixSolve
 # (RandomPerspective), BitwiseOr (RandomElasticTransform). Their seeded random forms are in
-# keras_augment_pending, which runs once those kernels exist.
+# build_keras_augment_pending, to register in AUGMENT_BUILDERS once those kernels exist (until then its
+# model cannot load, and tests/cli/validate.sh refuses it).
 PENDING = ["random_perspective", "random_posterization", "random_elastic_transform", "rand_augment", "aug_mix"]
 INFERENCE = ["random_flip", "random_rotation", "random_zoom", "random_translation", "random_contrast",
              "random_brightness", "random_crop", "random_hue", "random_saturation", "random_color_jitter",
@@ -133,5 +134,4 @@ def build_keras_augment_pending(model_dir):
 AUGMENT_BUILDERS = {
     "keras_augment": build_keras_augment,
     "keras_augment_random": build_keras_augment_random,
-    "keras_augment_pending": build_keras_augment_pending,
 }
