@@ -139,6 +139,9 @@ def gamma():
     case("StatelessRandomGammaV3 alpha matrix", "StatelessRandomGammaV3",
          [("shape", A([2, 2, 3], i64)), ("key", key), ("counter", ctr), ("alg", alg),
           ("alpha", np.array([[0.7, 1, 2], [3, 0.2, 9]], f32))], {"dtype": tf.float32})
+    case("StatelessRandomGammaV3 large (parallel)", "StatelessRandomGammaV3",
+         [("shape", A([300, 4], i64)), ("key", key), ("counter", ctr), ("alg", alg),
+          ("alpha", np.array([0.3, 1, 2.5, 40], f32))], {"dtype": tf.float32})
     case("StatelessRandomGammaV3 scalar alpha", "StatelessRandomGammaV3",
          [("shape", A([7], i64)), ("key", key), ("counter", ctr), ("alg", alg), ("alpha", np.array(0.4, f32))],
          {"dtype": tf.float32})

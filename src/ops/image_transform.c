@@ -30,6 +30,8 @@
 
 /* static_cast<int64>(f) as x86 does it (cvttss2si): INT64_MIN for NaN and out-of-range values. */
 static int64_t i64_x86(float f) { return f >= -9.2233720e18f && f < 9.2233720e18f ? (int64_t)f : INT64_MIN; }
+/* a * b wrapping as the machine does (a coordinate past int64 makes TF's product overflow). */
+static int64_t mul_wrap(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 static int32_t i32_x86(float f) { return f > -2147483904.0f && f < 2147483648.0f ? (int32_t)f : INT32_MIN; }
 
 static float elem_f(int dt, const void *p, int64_t i) {
@@ -118,7 +120,7 @@ static float map_coord(int mode, float in, int64_t len) {
         in = 0;
       } else {
         const int64_t sz2 = 2 * len;
-        if (in < (float)sz2) in = (float)(sz2 * i64_x86(-in / (float)sz2)) + in;
+        if (in < (float)sz2) in = (float)mul_wrap(sz2, i64_x86(-in / (float)sz2)) + in;
         in = in < (float)-len ? in + (float)sz2 : -in - 1;
       }
     } else if (in > (float)(len - 1)) {
@@ -126,7 +128,7 @@ static float map_coord(int mode, float in, int64_t len) {
         in = 0;
       } else {
         const int64_t sz2 = 2 * len;
-        in -= (float)(sz2 * i64_x86(in / (float)sz2));
+        in -= (float)mul_wrap(sz2, i64_x86(in / (float)sz2));
         if (in >= (float)len) in = (float)sz2 - in - 1;
       }
     }
@@ -136,14 +138,14 @@ static float map_coord(int mode, float in, int64_t len) {
         in = 0;
       } else {
         const int64_t sz = len - 1;
-        in += (float)(len * (i64_x86(-in / (float)sz) + 1));
+        in += (float)mul_wrap(len, (int64_t)((uint64_t)i64_x86(-in / (float)sz) + 1));
       }
     } else if (in > (float)(len - 1)) {
       if (len <= 1) {
         in = 0;
       } else {
         const int64_t sz = len - 1;
-        in -= (float)(len * i64_x86(in / (float)sz));
+        in -= (float)mul_wrap(len, i64_x86(in / (float)sz));
       }
     }
   }
@@ -301,7 +303,7 @@ static void crop_boxes(void *ctx, int64_t begin, int64_t end) {
     for (int64_t y = 0; y < CH; y++) {
       float *o = j->out + (b * CH + y) * CW * C;
       const float in_y = CH > 1 ? y1 * (float)(H - 1) + (float)y * hs : (float)(0.5 * (y1 + y2) * (double)(H - 1));
-      if (in_y < 0 || in_y > (float)(H - 1)) {
+      if (!(in_y >= 0 && in_y <= (float)(H - 1))) { /* NaN too (inf - inf boxes): TF reads out of bounds */
         for (int64_t k = 0; k < CW * C; k++) o[k] = j->s->extrapolation;
         continue;
       }
@@ -309,7 +311,7 @@ static void crop_boxes(void *ctx, int64_t begin, int64_t end) {
       const float yl = in_y - (float)ty;
       for (int64_t x = 0; x < CW; x++, o += C) {
         const float in_x = CW > 1 ? x1 * (float)(W - 1) + (float)x * ws : (float)(0.5 * (x1 + x2) * (double)(W - 1));
-        if (in_x < 0 || in_x > (float)(W - 1)) {
+        if (!(in_x >= 0 && in_x <= (float)(W - 1))) {
           for (int64_t c = 0; c < C; c++) o[c] = j->s->extrapolation;
           continue;
         }

@@ -448,9 +448,9 @@ static void gamma_store(const gjob *j, int64_t e, double v) {
   switch (j->dtype) {
     case SM_DOUBLE: ((double *)j->out)[e] = v; break;
     case SM_HALF: ((uint16_t *)j->out)[e] = sm__f32_to_half((float)v); break;
-    case SM_INT32: ((int32_t *)j->out)[e] = (int32_t)v; break; /* a Poisson count, <= INT32_MAX */
-    case SM_INT64: ((int64_t *)j->out)[e] = v < 9.2233720368547758e18 ? (int64_t)v : INT64_MAX;
-      break;
+    /* a Poisson count in [0, highest]; NaN / inf (an inf rate) as 0 / the maximum, never UB */
+    case SM_INT32: ((int32_t *)j->out)[e] = !(v >= 0) ? 0 : v < 2147483647.0 ? (int32_t)v : INT32_MAX; break;
+    case SM_INT64: ((int64_t *)j->out)[e] = !(v >= 0) ? 0 : v < 9.2233720368547758e18 ? (int64_t)v : INT64_MAX; break;
     default: ((float *)j->out)[e] = (float)v; break;
   }
 }

@@ -125,6 +125,14 @@ static void hostile(void) {
     sm_status *st = run_with("crop_inside_bilinear_4x5", ins, 4, &out);
     CHECK(st != NULL);
     sm_status_free(st);
+    sm_tensor_free(out), out = NULL;
+    sm_tensor_free(ins[3]);
+    /* finite boxes whose span overflows float: inf - inf sample positions are extrapolated */
+    b[0] = b[1] = -3e38f, b[2] = b[3] = 3e38f;
+    ins[3] = vec_i32(3, 3);
+    st = run_with("crop_inside_bilinear_4x5", ins, 4, &out);
+    CHECK(st == NULL);
+    sm_status_free(st);
     sm_tensor_free(out);
     sm_tensor_free(ins[3]);
   }

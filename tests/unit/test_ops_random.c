@@ -3,6 +3,7 @@
  * tools/gen_random_cases.py (TF 2.21's CPU kernels), each run as a one-node graph; plus a large
  * output (split over the thread pool) whose prefix must be the small output's, and stateful runs
  * that must differ run to run while each session starts from the same values. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,6 +83,31 @@ static void test_hostile(void) {
   CHECK_ERR(run_node("op: \"StatelessRandomUniform\" " T_ATTR("T", "DT_INT64") T_ATTR("Tseed", "DT_INT32") T_ATTR("dtype", "DT_INT32"),
                      2, (sm_tensor *[]){shape, seed}, 1, out), "not supported");
   sm_tensor_free(out[0]), sm_tensor_free(shape), sm_tensor_free(seed);
+  /* rates and alphas TF's rejection loops never finish on (NaN, inf, a count past the output type):
+   * an answer after a bounded number of tries, never a hang or an undefined conversion */
+  static const char *const outs[] = {"DT_INT32", "DT_INT64", "DT_HALF", "DT_FLOAT"};
+  for (int o = 0; o < 4; o++) {
+    char node[256];
+    snprintf(node, sizeof node, "op: \"StatelessRandomPoisson\" " T_ATTR("T", "DT_INT32") T_ATTR("Tseed", "DT_INT32")
+             T_ATTR("Rtype", "DT_FLOAT") "attr { key: \"dtype\" value { type: %s } }", outs[o]);
+    int64_t four = 4;
+    sm_tensor *sh = vec(SM_INT32, 1, (int64_t[]){4}), *sd = vec(SM_INT32, 2, (int64_t[]){1, 2}), *lam = NULL, *r[1] = {0};
+    CHECK_OK(sm_tensor_new(SM_FLOAT, 1, &four, &lam));
+    if (lam) memcpy(sm_tensor_data(lam), (float[]){NAN, INFINITY, 1e30f, 5e5f}, 4 * sizeof(float));
+    CHECK_OK(run_node(node, 3, (sm_tensor *[]){sh, sd, lam}, 1, r));
+    sm_tensor_free(r[0]), sm_tensor_free(sh), sm_tensor_free(sd), sm_tensor_free(lam);
+  }
+  {
+    int64_t two = 2;
+    sm_tensor *sh = vec(SM_INT32, 1, (int64_t[]){3, 2}), *sd = vec(SM_INT32, 2, (int64_t[]){1, 2}), *alpha = NULL, *r[1] = {0};
+    sm_tensor_free(sh);
+    sh = vec(SM_INT32, 2, (int64_t[]){3, 2});
+    CHECK_OK(sm_tensor_new(SM_FLOAT, 1, &two, &alpha));
+    if (alpha) memcpy(sm_tensor_data(alpha), (float[]){NAN, INFINITY}, 2 * sizeof(float));
+    CHECK_OK(run_node("op: \"StatelessRandomGammaV2\" " T_ATTR("T", "DT_INT32") T_ATTR("Tseed", "DT_INT32") T_ATTR("dtype", "DT_FLOAT"),
+                      3, (sm_tensor *[]){sh, sd, alpha}, 1, r));
+    sm_tensor_free(r[0]), sm_tensor_free(sh), sm_tensor_free(sd), sm_tensor_free(alpha);
+  }
 }
 
 int main(void) {
