@@ -131,7 +131,54 @@ def build_keras_augment_pending(model_dir):
             "inputs": {"serving_default": {"x": _image()}}}
 
 
+def build_tf2_image_random(model_dir):
+    """tf.image and tf.random functions in a tf.function (not Keras): what hand-written input
+    pipelines export. Seeded stateless draws, so TF's values are reproducible bit for bit."""
+    tf = _tf()
+
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec(SHAPE, tf.float32, name="x"),
+                                      tf.TensorSpec([2], tf.int32, name="seed")])
+        def image(self, x, seed):
+            boxes = tf.constant([[0.1, 0.2, 0.8, 0.9], [-0.3, 0.4, 0.6, 1.5], [0.9, 0.8, 0.1, 0.05]])
+            return {"hue": tf.image.adjust_hue(x, 0.3), "saturation": tf.image.adjust_saturation(x, 1.7),
+                    "contrast": tf.image.adjust_contrast(x, 0.6), "hsv": tf.image.rgb_to_hsv(x),
+                    "rgb": tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(x)),
+                    "crop": tf.image.crop_and_resize(x, boxes, [0, 1, 1], [5, 4], extrapolation_value=0.5),
+                    "resize_aa": tf.image.resize(x, [5, 6], method="lanczos3", antialias=True),
+                    "resize_gauss": tf.image.resize(x, [11, 13], method="gaussian", antialias=True),
+                    "rand_hue": tf.image.stateless_random_hue(x, 0.4, seed),
+                    "rand_saturation": tf.image.stateless_random_saturation(x, 0.5, 1.5, seed),
+                    "rand_contrast": tf.image.stateless_random_contrast(x, 0.5, 1.5, seed),
+                    "rand_crop": tf.image.stateless_random_crop(x, [2, 5, 6, 3], seed),
+                    "rand_flip": tf.image.stateless_random_flip_left_right(x, seed)}
+
+        @tf.function(input_signature=[tf.TensorSpec([2], tf.int32, name="seed"),
+                                      tf.TensorSpec([3], tf.float32, name="alpha")])
+        def random(self, seed, alpha):
+            logits = tf.math.log(tf.constant([[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]]))
+            return {"gamma": tf.random.stateless_gamma([4, 3], seed, alpha=alpha),
+                    "gamma_beta": tf.random.stateless_gamma([5], seed, alpha=2.0, beta=0.5, dtype=tf.float64),
+                    "poisson": tf.random.stateless_poisson([4, 3], seed, lam=alpha * 7.0, dtype=tf.int32),
+                    "categorical": tf.random.stateless_categorical(logits, 6, seed),
+                    "shuffle": tf.random.experimental.stateless_shuffle(tf.range(10), seed)}
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.image, "random": m.random})
+    import numpy as np
+    return {"style": "tf2",
+            "description": "tf.Module of tf.image and tf.random functions: serving_default x[2,8,8,3] in [0,1], seed "
+                           "-> adjust_hue/saturation/contrast, rgb_to_hsv and back, crop_and_resize (boxes outside, "
+                           "flipped), resize lanczos3/gaussian with antialias (ScaleAndTranslate), stateless_random_"
+                           "hue/saturation/contrast/crop/flip; random seed, alpha[3] -> stateless_gamma, "
+                           "stateless_poisson, stateless_categorical, stateless_shuffle.",
+            "inputs": {"serving_default": {"x": _image(), "seed": np.array([7, -3], np.int32)},
+                       "random": {"seed": np.array([11, 5], np.int32),
+                                  "alpha": np.array([0.4, 1.0, 3.5], np.float32)}}}
+
+
 AUGMENT_BUILDERS = {
     "keras_augment": build_keras_augment,
     "keras_augment_random": build_keras_augment_random,
+    "tf2_image_random": build_tf2_image_random,
 }
