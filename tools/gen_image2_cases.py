@@ -2,7 +2,7 @@
 """gen_image2_cases.py - writes tests/unit/image2_cases.h: the colour and geometric image kernels
 (src/ops/image_adjust.c, src/ops/image_transform.c) with TensorFlow's answers.
 
-Ops: RGBToHSV, HSVToRGB, AdjustContrastv2, AdjustHue, AdjustSaturation, ImageProjectiveTransformV3
+Ops: RGBToHSV, HSVToRGB, AdjustContrastv2, AdjustHue, AdjustSaturation, ImageProjectiveTransformV3 (and V2)
 (every interpolation x fill_mode, perspective rows, a transform whose denominator is 0 on a pixel),
 CropAndResize (boxes inside, partly and wholly outside, flipped, a 1x1 crop, extrapolation_value),
 ScaleAndTranslate (every kernel_type, antialias on and off, down/up/shifted, degenerate scales),
@@ -130,6 +130,10 @@ def projective():
                  [T("images", [2, 5, 6, 2], dt, kind), L("transforms", "float32", [2, 8], TRANSFORMS["persp"]),
                   L("output_shape", "int32", [2], [6, 4]), L("fill_value", "float32", [], [3.7])],
                  {"interpolation": interp, "fill_mode": "CONSTANT"})
+    for interp in ("NEAREST", "BILINEAR"):
+        case("proj_v2_%s" % interp, "ImageProjectiveTransformV2",
+             [T("images", [2, 5, 6, 2]), L("transforms", "float32", [2, 8], TRANSFORMS["rot"]),
+              L("output_shape", "int32", [2], [4, 7])], {"interpolation": interp, "fill_mode": "REFLECT"})
     case("proj_bcast_resize", op, [T("images", [3, 4, 4, 1]), L("transforms", "float32", [1, 8], TRANSFORMS["zoom"][:8]),
                                    L("output_shape", "int32", [2], [7, 3]), L("fill_value", "float32", [], [0])],
          {"interpolation": "BILINEAR", "fill_mode": "REFLECT"})
