@@ -217,7 +217,7 @@ static void pw_decimal(pw *w, double v, int single) {
   pw_raw(w, buf, (size_t)n);
 }
 
-static void base64_encode(sm_jbuf *b, const unsigned char *s, size_t n) {
+void sm__jbuf_base64(sm_jbuf *b, const unsigned char *s, size_t n) {
   static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   if (!jbuf_reserve(b, (n + 2) / 3 * 4 + 2)) return;
   char *o = b->p + b->len;
@@ -1134,7 +1134,7 @@ static sm_status *write_scalar(pw *w, const sm_tensor *t, int64_t i, int as_byte
         pw_str(w, "b64", 3);
         pw_prefix(w);
         jbuf_putc(w->b, '"');
-        base64_encode(w->b, (const unsigned char *)s, n);
+        sm__jbuf_base64(w->b, (const unsigned char *)s, n);
         jbuf_putc(w->b, '"');
         pw_close(w);
       } else {

@@ -73,6 +73,8 @@ int sm__jbuf_reserve_exact(sm_jbuf *b, size_t n);
 void sm__jbuf_puts(sm_jbuf *b, const char *s);
 /* A JSON string literal with rapidjson's escapes (bytes >= 0x80 pass through). */
 void sm__jbuf_str(sm_jbuf *b, const char *s, size_t n);
+/* n bytes as standard base64 with padding (no quotes). */
+void sm__jbuf_base64(sm_jbuf *b, const unsigned char *s, size_t n);
 
 /* MakeJsonFromTensors: names[i] -> tensors[i], names sorted. Row format needs every tensor to have
  * the same first dimension. */

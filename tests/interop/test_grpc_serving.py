@@ -98,7 +98,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sm_grpc_")
     server = None
     try:
-        models = {"cr": "tf1_classify_regress", "ms": "tf2_multi_sig", "vocab": "tf1_vocab", "mio": "keras_multi_io"}
+        models = {"cr": "tf1_classify_regress", "ms": "tf2_multi_sig", "vocab": "tf1_vocab", "mio": "keras_multi_io",
+                  "def": "tf2_defaults"}
         bases = {}
         for name, zoo in models.items():
             os.makedirs(os.path.join(tmp, name))
@@ -396,6 +397,25 @@ def main():
                   "Metadata field graph is not supported")
             return f"{len(want)} signatures"
         check("GetModelMetadata (SignatureDefMap in Any = saved_model.pb's, = REST)", metadata)
+
+        def metadata_defaults():
+            # SignatureDef.defaults (TensorProtos): REST prints them as protobuf's JSON printer does
+            # with TF Serving's options (http_rest_api_util.cc ToJsonString), over what gRPC returns
+            from google.protobuf import json_format
+            req = get_model_metadata_pb2.GetModelMetadataRequest()
+            req.model_spec.name = "def"
+            req.metadata_field.append("signature_def")
+            m = get_model_metadata_pb2.SignatureDefMap()
+            ps.GetModelMetadata(req, timeout=30).metadata["signature_def"].Unpack(m)
+            assert len(m.signature_def["serving_default"].defaults) == 7, m.signature_def["serving_default"]
+            want = json.loads(json_format.MessageToJson(m, preserving_proto_field_name=True,
+                                                        always_print_fields_with_no_presence=True))
+            st, body = rest(rport, "/v1/models/def/metadata")
+            assert st == 200, body
+            got = body["metadata"]["signature_def"]
+            assert got == want, json.dumps(got, indent=1)[:4000]
+            return "7 defaults"
+        check("GetModelMetadata / REST metadata with SignatureDef.defaults = protobuf's JSON printer", metadata_defaults)
 
         def status():
             req = get_model_status_pb2.GetModelStatusRequest()
