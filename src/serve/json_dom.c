@@ -267,10 +267,23 @@ static int read_number(reader *r, jv *v) {
     }
   }
   int is_double = overflow;
+  /* Clinger's fast path: m (at most 18 significant digits, below 2^53 checked below) times an
+   * exact power of ten up to 10^22 is one correctly rounded IEEE operation, as strtod's result. */
+  uint64_t m = u;
+  long frac = 0;
+  int exact = !overflow && u < 100000000000000000ULL;
   if (r->p < r->end && *r->p == '.') {
     r->p++;
     if (r->p >= r->end || *r->p < '0' || *r->p > '9') return fail(r, "Miss fraction part in number.", r->p);
-    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') r->p++;
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') {
+      if (m < 100000000000000000ULL) { /* 10^17: room for one more digit, 18 significant in all */
+        m = m * 10 + (uint64_t)(*r->p - '0');
+        frac++;
+      } else {
+        exact = 0;
+      }
+      r->p++;
+    }
     is_double = 1;
   }
   if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
@@ -289,6 +302,16 @@ static int read_number(reader *r, jv *v) {
   if (is_double) {
     /* below 10^(digits + exp10): no overflow is possible under 10^308 */
     if (!r->build && digits + exp10 <= 308) {
+      v->nk = N_DBL;
+      return 1;
+    }
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    long e = exp10 - frac;
+    if (exact && m <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
+      double d = (double)m;
+      d = e < 0 ? d / p10[-e] : d * p10[e];
+      v->d = neg ? -d : d;
       v->nk = N_DBL;
       return 1;
     }
