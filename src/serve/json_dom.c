@@ -226,6 +226,25 @@ static int match(reader *r, const char *lit) {
   return 1;
 }
 
+int sm__json_decimal(const char *s, size_t n, uint64_t m, long e, int exact, int neg, double *out) {
+  static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  if (exact && m <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
+    double d = (double)m;
+    d = e < 0 ? d / p10[-e] : d * p10[e];
+    *out = neg ? -d : d;
+    return 1;
+  }
+  char buf[128];
+  char *b = n < sizeof buf ? buf : malloc(n + 1);
+  if (!b) return 0;
+  memcpy(b, s, n);
+  b[n] = 0;
+  *out = strtod(b, NULL);
+  if (b != buf) free(b);
+  return 1;
+}
+
 /* Pass 1 checks it (strtod only when the digits say it may overflow); pass 2 converts it. */
 static int read_number(reader *r, jv *v) {
   const char *s = r->p;
@@ -267,8 +286,7 @@ static int read_number(reader *r, jv *v) {
     }
   }
   int is_double = overflow;
-  /* Clinger's fast path: m (at most 18 significant digits, below 2^53 checked below) times an
-   * exact power of ten up to 10^22 is one correctly rounded IEEE operation, as strtod's result. */
+  /* the significant digits for sm__json_decimal's exact path (m < 10^18 while exact) */
   uint64_t m = u;
   long frac = 0;
   int exact = !overflow && u < 100000000000000000ULL;
@@ -305,24 +323,7 @@ static int read_number(reader *r, jv *v) {
       v->nk = N_DBL;
       return 1;
     }
-    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    long e = exp10 - frac;
-    if (exact && m <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
-      double d = (double)m;
-      d = e < 0 ? d / p10[-e] : d * p10[e];
-      v->d = neg ? -d : d;
-      v->nk = N_DBL;
-      return 1;
-    }
-    char buf[128];
-    size_t n = (size_t)(r->p - s);
-    char *b = n < sizeof buf ? buf : malloc(n + 1);
-    if (!b) return oom(r);
-    memcpy(b, s, n);
-    b[n] = 0;
-    v->d = strtod(b, NULL);
-    if (b != buf) free(b);
+    if (!sm__json_decimal(s, (size_t)(r->p - s), m, exp10 - frac, exact, neg, &v->d)) return oom(r);
     if (isinf(v->d)) return fail(r, "Number too big to be stored in double.", s);
     v->nk = N_DBL;
     return 1;

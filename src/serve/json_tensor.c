@@ -721,6 +721,13 @@ void sm__predict_request_clear(sm_predict_request *r) {
 sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
                                  sm_predict_request *out) {
   memset(out, 0, sizeof *out);
+  if (sm__json_fast_predict(body, len, fn, ctx, out)) return NULL;
+  return sm__json_dom_predict(body, len, fn, ctx, out);
+}
+
+sm_status *sm__json_dom_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
+                                sm_predict_request *out) {
+  memset(out, 0, sizeof *out);
   arena ar = {0};
   acc *accs = NULL;
   int nacc = 0;

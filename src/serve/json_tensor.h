@@ -47,6 +47,12 @@ typedef struct sm_predict_request {
 sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
                                  sm_predict_request *out);
 void sm__predict_request_clear(sm_predict_request *r); /* NULL-safe, leaves *r zeroed */
+/* The two paths sm__json_parse_predict tries in turn. The fast one (json_fast.c) reads a body for
+ * one DT_FLOAT/DT_DOUBLE input made only of numbers straight into the tensor and returns 1, or
+ * returns 0 with *out untouched for anything else; the DOM one decodes every body. */
+int sm__json_fast_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx, sm_predict_request *out);
+sm_status *sm__json_dom_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
+                                sm_predict_request *out);
 
 /* A decoded classify/regress request: one serialized tf.Example per element of "examples", the
  * "context" features merged in first (an example's own feature wins, as protobuf merging does). */

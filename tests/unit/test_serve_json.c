@@ -840,12 +840,86 @@ static void test_number_rounding(void) {
   free(texts);
 }
 
+/* The numeric fast path (json_fast.c) against the DOM decoder: on every body it accepts the two
+ * give equal requests; what it declines the DOM decoder handles (errors included). */
+static int fast_vs_dom(const char *body, int dtype) {
+  infos i = one("x", dtype);
+  sm_predict_request f, d;
+  memset(&f, 0, sizeof f);
+  int took = sm__json_fast_predict(body, strlen(body), get_infos, &i, &f);
+  sm_status *s = sm__json_dom_predict(body, strlen(body), get_infos, &i, &d);
+  if (took) {
+    int same = !s && f.n == 1 && d.n == 1 && f.format == d.format && !strcmp(f.signature_name, d.signature_name) &&
+               !strcmp(f.aliases[0], d.aliases[0]) && sm_tensor_equal(f.tensors[0], d.tensors[0]);
+    if (!same) fprintf(stderr, "fast path and DOM decoder differ on %.200s\n", body);
+    CHECK(same);
+  } else {
+    CHECK(f.n == 0 && f.tensors == NULL && f.signature_name == NULL);
+  }
+  sm_status_free(s);
+  sm__predict_request_clear(&f);
+  sm__predict_request_clear(&d);
+  return took;
+}
+
+static void test_fast_path(void) {
+  static const char *const take[] = {
+      "{\"instances\": [1.0, 2.0, 5.0]}", "{\"instances\": [[1,2],[3,4]]}", " { \"instances\" : [ [ 1 , -0 ] ] } ",
+      "{\"inputs\": [[1.5e3, -0.0]], \"signature_name\": \"sig\"}", "{\"signature_name\": \"\", \"inputs\": 3.25}",
+      "{\"instances\": [[[1],[2]],[[3],[4]]]}", "{\"inputs\": [0.10000000149011612, 1e-7, 123456789012345678901234.5]}",
+      "{\"instances\": [9007199254740992, -9007199254740992, 1E+2, 2.5e-310]}"};
+  static const char *const decline[] = {
+      "{\"instances\": [[1,2],[3]]}", "{\"instances\": []}", "{\"instances\": [[]]}", "{\"instances\": [NaN]}",
+      "{\"instances\": [{\"x\": 1}]}", "{\"instances\": [1e400]}", "{\"instances\": [01]}", "{\"instances\": [1,]}",
+      "{\"instances\": [1], \"instances\": [2]}", "{\"instances\": [1.0]} x", "{\"signature_name\": 5, \"instances\": [1]}",
+      "{\"instances\": [[1,2],3]}", "{\"instances\": [[1,2],[[3],4]]}", "{\"instances\": 1}", "{\"inputs\": {\"x\": [1]}}",
+      "{\"instances\": [1], \"inputs\": [1]}", "{\"instances\": [9007199254740993]}", "{\"instances\": [1.]}",
+      "{\"instances\": [-]}", "{\"instances\": [\"1\"]}", "{\"signature_name\": \"a\\\"b\", \"instances\": [1]}",
+      "{\"instances\": [1] ", "{\"instances\": [[1]]]}", "{\"other\": 1, \"instances\": [1]}", "[1]", ""};
+  for (size_t k = 0; k < sizeof take / sizeof *take; k++) {
+    CHECK(fast_vs_dom(take[k], SM_FLOAT));
+    CHECK(fast_vs_dom(take[k], SM_DOUBLE));
+    CHECK(!fast_vs_dom(take[k], SM_INT32)); /* one float or double input only */
+  }
+  for (size_t k = 0; k < sizeof decline / sizeof *decline; k++) CHECK(!fast_vs_dom(decline[k], SM_FLOAT));
+  /* pseudo-random rectangular bodies of rank 1-4 with numbers of every length */
+  char *body = malloc(1 << 16);
+  CHECK(body != NULL);
+  uint64_t x = 0x2545F4914F6CDD1DULL;
+  int took = 0;
+  for (int it = 0; body && it < 300; it++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int rank = 1 + (int)(x % 4);
+    int64_t dims[4], n = 1;
+    for (int k = 0; k < rank; k++) dims[k] = 1 + (int64_t)((x >> (8 * k + 8)) % 5), n *= dims[k];
+    size_t len = (size_t)snprintf(body, 64, "{\"instances\": ");
+    for (int64_t e = 0; e < n; e++) {
+      int64_t q = e;
+      int opens = 0;
+      for (int k = rank - 1; k >= 0 && q % dims[k] == 0; k--) opens++, q /= dims[k];
+      if (e) body[len++] = ',';
+      for (int k = 0; k < opens; k++) body[len++] = '[';
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      double v = (double)(int64_t)(x >> 11) / (double)((uint64_t)1 << (x % 60));
+      len += (size_t)snprintf(body + len, 40, (x >> 5) % 3 == 0 ? "%.17g" : (x >> 5) % 3 == 1 ? "%.6g" : "%.0f",
+                              (x & 1) ? -v : v);
+      q = e + 1;
+      for (int k = rank - 1; k >= 0 && q % dims[k] == 0; k--) body[len++] = ']', q /= dims[k];
+    }
+    snprintf(body + len, 8, "}");
+    took += fast_vs_dom(body, (x >> 3) & 1 ? SM_FLOAT : SM_DOUBLE);
+  }
+  CHECK(took > 250); /* random numbers that overflow or print as "inf" may decline */
+  free(body);
+}
+
 int main(void) {
   test_base64_threads();
   test_single_unnamed();
   test_deep_nesting();
   test_mixed_numbers();
   test_number_rounding();
+  test_fast_path();
   test_base64();
   test_multiple_named();
   test_columnar();

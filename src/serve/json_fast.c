@@ -1,0 +1,260 @@
+/* json_fast.c - the predict decoder's fast path for numeric tensors: a body such as
+ * {"instances": [[0.1, 0.2, ...], ...]} or {"inputs": ...} (optionally with "signature_name")
+ * for a signature with one DT_FLOAT or DT_DOUBLE input is read in one scan straight into the
+ * tensor's buffer: no DOM, no intermediate values. Anything else - another key, an object, a
+ * string, NaN, an empty or ragged array, escapes, a signature with several inputs or another
+ * dtype - makes it decline, and the general decoder (json_tensor.c) takes the body and gives TF
+ * Serving's answer or error for it. So this file decides nothing TF Serving-visible on its own:
+ * on every body it accepts, the result equals the general decoder's (tests/unit/test_serve_json.c
+ * checks both paths side by side). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "serve/json_dom.h"
+#include "serve/json_tensor.h"
+
+typedef struct scan {
+  const char *p, *end;
+} scan;
+
+static int is_ws(char c);
+static void ws(scan *s) {
+  while (s->p < s->end && is_ws(*s->p)) s->p++;
+}
+
+static int eat(scan *s, char c) {
+  ws(s);
+  if (s->p >= s->end || *s->p != c) return 0;
+  s->p++;
+  return 1;
+}
+
+/* A string of plain ASCII (no escapes, no control bytes): its bytes in [*b, *b + *n). */
+static int plain_string(scan *s, const char **b, size_t *n) {
+  if (!eat(s, '"')) return 0;
+  *b = s->p;
+  while (s->p < s->end && *s->p != '"') {
+    unsigned char c = (unsigned char)*s->p;
+    if (c < 0x20 || c >= 0x80 || c == '\\') return 0;
+    s->p++;
+  }
+  if (s->p >= s->end) return 0;
+  *n = (size_t)(s->p - *b);
+  s->p++;
+  return 1;
+}
+
+static int is_key(const char *b, size_t n, const char *k) { return n == strlen(k) && !memcmp(b, k, n); }
+
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Skips a value made only of numbers, brackets, commas and white space; 0 for anything else. */
+static int skip_numeric(scan *s) {
+  ws(s);
+  const char *start = s->p;
+  int depth = 0;
+  for (; s->p < s->end; s->p++) {
+    char c = *s->p;
+    if (c == '[') {
+      depth++;
+    } else if (c == ']') {
+      if (depth == 0) break;
+      if (--depth == 0) {
+        s->p++;
+        break;
+      }
+    } else if (depth == 0 && (c == ',' || c == '}' || is_ws(c))) {
+      break;
+    } else if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c == ',' ||
+                 is_ws(c))) {
+      return 0;
+    }
+  }
+  return depth == 0 && s->p > start;
+}
+
+/* One JSON number, strictly (no NaN/Infinity, no leading zeros), as the nearest double; 0 to
+ * decline (not a plain number, overflow to infinity, out of memory). */
+static int number(scan *s, double *out) {
+  const char *b = s->p;
+  int neg = 0;
+  if (s->p < s->end && *s->p == '-') neg = 1, s->p++;
+  if (s->p >= s->end || *s->p < '0' || *s->p > '9') return 0;
+  uint64_t m = 0;
+  long frac = 0, e10 = 0;
+  int exact = 1, decimal = 0;
+  if (*s->p == '0') {
+    s->p++;
+    if (s->p < s->end && *s->p >= '0' && *s->p <= '9') return 0;
+  } else {
+    for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++) {
+      if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*s->p - '0');
+      else exact = 0, e10++; /* digits past 18: strtod rounds */
+    }
+  }
+  if (s->p < s->end && *s->p == '.') {
+    decimal = 1;
+    s->p++;
+    if (s->p >= s->end || *s->p < '0' || *s->p > '9') return 0;
+    for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++) {
+      if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*s->p - '0'), frac++;
+      else exact = 0;
+    }
+  }
+  if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+    decimal = 1;
+    s->p++;
+    int eneg = 0;
+    if (s->p < s->end && (*s->p == '+' || *s->p == '-')) eneg = *s->p++ == '-';
+    if (s->p >= s->end || *s->p < '0' || *s->p > '9') return 0;
+    long x = 0;
+    for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++)
+      if (x < 1000000) x = x * 10 + (*s->p - '0');
+    e10 += eneg ? -x : x;
+  }
+  /* integers: rapidjson keeps them as int64 ("-0" is 0), exact as a double below 2^53 */
+  if (!decimal) {
+    if (!exact || m > ((uint64_t)1 << 53)) return 0;
+    *out = neg ? -(double)m : (double)m;
+    if (m == 0) *out = 0.0;
+    return 1;
+  }
+  double d;
+  if (!sm__json_decimal(b, (size_t)(s->p - b), m, e10 - frac, exact, neg, &d)) return 0;
+  if (d - d != 0) return 0; /* infinite: the general decoder reports it */
+  *out = d;
+  return 1;
+}
+
+/* Reads the value at s into buf (cap elements of dtype), its shape into dims/rank: rectangular
+ * nested arrays of numbers, or one number (rank 0). 0 to decline. */
+static int numeric_value(scan *s, int dtype, void *buf, int64_t cap, int64_t *dims, int *rank, int64_t *count) {
+  int64_t cnt[SM_MAX_RANK + 1], n = 0;
+  int depth = 0, leaf = -1;
+  for (int k = 0; k <= SM_MAX_RANK; k++) dims[k] = -1;
+  ws(s);
+  for (;;) {
+    ws(s);
+    if (s->p >= s->end) return 0;
+    if (*s->p == '[') {
+      if (depth == SM_MAX_RANK || (leaf >= 0 && depth >= leaf)) return 0;
+      if (depth > 0) cnt[depth]++;
+      s->p++;
+      cnt[++depth] = 0;
+      ws(s);
+      if (s->p < s->end && *s->p == ']') return 0; /* empty */
+      continue;
+    }
+    double v;
+    if (leaf < 0) leaf = depth;
+    if (depth != leaf || n >= cap || !number(s, &v)) return 0;
+    if (dtype == SM_FLOAT) ((float *)buf)[n++] = (float)v;
+    else ((double *)buf)[n++] = v;
+    if (depth > 0) cnt[depth]++;
+    /* close as many arrays as end here, then expect ',' or the end of the value */
+    for (;;) {
+      if (depth == 0) {
+        *rank = 0;
+        *count = n;
+        return 1;
+      }
+      ws(s);
+      if (s->p < s->end && *s->p == ',') {
+        s->p++;
+        break;
+      }
+      if (s->p >= s->end || *s->p != ']') return 0;
+      s->p++;
+      if (dims[depth - 1] < 0) dims[depth - 1] = cnt[depth];
+      else if (dims[depth - 1] != cnt[depth]) return 0; /* ragged */
+      depth--;
+      if (depth == 0) {
+        *rank = leaf;
+        *count = n;
+        return 1;
+      }
+    }
+  }
+}
+
+static void free_buf(void *p) { sm__free(p); }
+
+int sm__json_fast_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx, sm_predict_request *out) {
+  scan s = {body, body + len};
+  const char *sig = "", *val = NULL;
+  size_t siglen = 0;
+  int row = 0, seen_sig = 0;
+  if (!eat(&s, '{')) return 0;
+  do {
+    const char *k;
+    size_t kn;
+    if (!plain_string(&s, &k, &kn) || !eat(&s, ':')) return 0;
+    if (is_key(k, kn, "signature_name") && !seen_sig) {
+      if (!plain_string(&s, &sig, &siglen)) return 0;
+      seen_sig = 1;
+    } else if ((is_key(k, kn, "instances") || is_key(k, kn, "inputs")) && !val) {
+      row = k[1] == 'n' && k[2] == 's';
+      ws(&s);
+      val = s.p;
+      if (!skip_numeric(&s)) return 0;
+    } else {
+      return 0;
+    }
+  } while (eat(&s, ','));
+  if (!eat(&s, '}') || !val) return 0;
+  ws(&s);
+  if (s.p != s.end || (row && *val != '[')) return 0;
+  size_t vlen = (size_t)(s.p - val);
+
+  char *name = malloc(siglen + 1);
+  if (!name) return 0;
+  memcpy(name, sig, siglen);
+  name[siglen] = 0;
+  const sm_json_input *ins = NULL;
+  int nin = 0;
+  sm_status *st = fn(ctx, name, &ins, &nin);
+  if (st || nin != 1 || (ins[0].dtype != SM_FLOAT && ins[0].dtype != SM_DOUBLE)) {
+    sm_status_free(st); /* the general decoder asks again and reports it in its order */
+    free(name);
+    return 0;
+  }
+  int dtype = ins[0].dtype;
+  size_t es = dtype == SM_FLOAT ? sizeof(float) : sizeof(double);
+  int64_t cap = (int64_t)(vlen / 2 + 1), count = 0, dims[SM_MAX_RANK + 1];
+  int rank = 0;
+  void *buf = sm__alloc((size_t)cap * es);
+  scan v = {val, val + vlen};
+  sm_tensor *t = NULL;
+  size_t alen = strlen(ins[0].alias);
+  char *alias = malloc(alen + 1);
+  if (alias) memcpy(alias, ins[0].alias, alen + 1);
+  char **aliases = malloc(sizeof *aliases);
+  sm_tensor **tensors = malloc(sizeof *tensors);
+  int ok = buf && alias && aliases && tensors && numeric_value(&v, dtype, buf, cap, dims, &rank, &count);
+  if (ok) {
+    void *shrunk = sm__realloc(buf, (size_t)count * es); /* count >= 1 */
+    if (shrunk) buf = shrunk;
+    st = sm_tensor_wrap(dtype, rank, dims, buf, (size_t)count * es, free_buf, buf, &t);
+    ok = !st;
+    sm_status_free(st);
+    if (ok) buf = NULL; /* the tensor owns it */
+  }
+  if (!ok) {
+    sm__free(buf);
+    free(name);
+    free(alias);
+    free(aliases);
+    free(tensors);
+    return 0;
+  }
+  aliases[0] = alias;
+  tensors[0] = t;
+  out->signature_name = name;
+  out->format = row ? SM_JSON_ROW : SM_JSON_COLUMNAR;
+  out->n = 1;
+  out->aliases = aliases;
+  out->tensors = tensors;
+  return 1;
+}
