@@ -5,6 +5,7 @@
  * first computed, so memory is known, and refused past its limit, before any of it is taken. */
 #include "serve/json_dom.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -235,6 +236,29 @@ int sm__json_decimal(const char *s, size_t n, uint64_t m, long e, int exact, int
     *out = neg ? -d : d;
     return 1;
   }
+#if LDBL_MANT_DIG >= 64
+  /* Up to 18 digits (17-digit doubles as clients print them) with 10^|e| <= 10^27, exact in a
+   * 64-bit significand: one long double operation is within 2^-64 of the value, so its nearest
+   * double is strtod's unless the value lies that close to a midpoint between two doubles. */
+  static const long double p10l[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                                     1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                                     1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+  if (exact && m > 0 && e >= -27 && e <= 27) {
+    long double x = e < 0 ? (long double)m / p10l[-e] : (long double)m * p10l[e];
+    double d = (double)x;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    double up, down;
+    uint64_t ub = bits + 1, db = bits - 1; /* d is positive, normal and finite here */
+    memcpy(&up, &ub, sizeof up);
+    memcpy(&down, &db, sizeof down);
+    long double hi = ((long double)d + up) / 2, lo = ((long double)d + down) / 2, eps = x * 0x1p-62L;
+    if (fabsl(x - hi) > eps && fabsl(x - lo) > eps) {
+      *out = neg ? -d : d;
+      return 1;
+    }
+  }
+#endif
   char buf[128];
   char *b = n < sizeof buf ? buf : malloc(n + 1);
   if (!b) return 0;
