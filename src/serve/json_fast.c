@@ -2,8 +2,8 @@
  * {"instances": [[0.1, 0.2, ...], ...]} or {"inputs": ...} (optionally with "signature_name")
  * for a signature with one DT_FLOAT or DT_DOUBLE input is read in one scan straight into the
  * tensor's buffer: no DOM, no intermediate values. Anything else - another key, an object, a
- * string, NaN, an empty or ragged array, escapes, a signature with several inputs or another
- * dtype - makes it decline, and the general decoder (json_tensor.c) takes the body and gives TF
+ * string, NaN, an empty or ragged array, escapes, a signature_name after the tensor, a signature
+ * with several inputs or another dtype - makes it decline, and the general decoder (json_tensor.c) takes the body and gives TF
  * Serving's answer or error for it. So this file decides nothing TF Serving-visible on its own:
  * on every body it accepts, the result equals the general decoder's (tests/unit/test_serve_json.c
  * checks both paths side by side). */
@@ -49,31 +49,6 @@ static int plain_string(scan *s, const char **b, size_t *n) {
 static int is_key(const char *b, size_t n, const char *k) { return n == strlen(k) && !memcmp(b, k, n); }
 
 static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/* Skips a value made only of numbers, brackets, commas and white space; 0 for anything else. */
-static int skip_numeric(scan *s) {
-  ws(s);
-  const char *start = s->p;
-  int depth = 0;
-  for (; s->p < s->end; s->p++) {
-    char c = *s->p;
-    if (c == '[') {
-      depth++;
-    } else if (c == ']') {
-      if (depth == 0) break;
-      if (--depth == 0) {
-        s->p++;
-        break;
-      }
-    } else if (depth == 0 && (c == ',' || c == '}' || is_ws(c))) {
-      break;
-    } else if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c == ',' ||
-                 is_ws(c))) {
-      return 0;
-    }
-  }
-  return depth == 0 && s->p > start;
-}
 
 /* One JSON number, strictly (no NaN/Infinity, no leading zeros), as the nearest double; 0 to
  * decline (not a plain number, overflow to infinity, out of memory). */
@@ -181,62 +156,75 @@ static int numeric_value(scan *s, int dtype, void *buf, int64_t cap, int64_t *di
 
 static void free_buf(void *p) { sm__free(p); }
 
+/* The signature's one input, when it is DT_FLOAT or DT_DOUBLE; 0 otherwise (fn's error included:
+ * the general decoder asks again and reports it in its order). */
+static int one_float_input(sm_json_inputs_fn fn, void *ctx, const char *sig, size_t siglen, char **name,
+                           const sm_json_input **in) {
+  *name = malloc(siglen + 1);
+  if (!*name) return 0;
+  memcpy(*name, sig, siglen);
+  (*name)[siglen] = 0;
+  int nin = 0;
+  sm_status *st = fn(ctx, *name, in, &nin);
+  if (!st && nin == 1 && ((*in)[0].dtype == SM_FLOAT || (*in)[0].dtype == SM_DOUBLE)) return 1;
+  sm_status_free(st);
+  free(*name);
+  *name = NULL;
+  return 0;
+}
+
 int sm__json_fast_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx, sm_predict_request *out) {
   scan s = {body, body + len};
-  const char *sig = "", *val = NULL;
+  const char *sig = "";
   size_t siglen = 0;
-  int row = 0, seen_sig = 0;
+  int row = 0, seen_sig = 0, ok = 1, rank = 0;
+  char *name = NULL, *alias = NULL, **aliases = NULL;
+  const sm_json_input *in = NULL;
+  void *buf = NULL;
+  size_t es = 0;
+  int64_t count = 0, dims[SM_MAX_RANK + 1];
+  sm_tensor *t = NULL, **tensors = NULL;
   if (!eat(&s, '{')) return 0;
+  /* One scan: the value is read when its key comes, for the signature named before it (or the
+   * default one); a signature_name after the value declines, as does anything unexpected. */
   do {
     const char *k;
     size_t kn;
-    if (!plain_string(&s, &k, &kn) || !eat(&s, ':')) return 0;
-    if (is_key(k, kn, "signature_name") && !seen_sig) {
-      if (!plain_string(&s, &sig, &siglen)) return 0;
+    ok = plain_string(&s, &k, &kn) && eat(&s, ':');
+    if (ok && is_key(k, kn, "signature_name") && !seen_sig && !buf) {
+      ok = plain_string(&s, &sig, &siglen);
       seen_sig = 1;
-    } else if ((is_key(k, kn, "instances") || is_key(k, kn, "inputs")) && !val) {
+    } else if (ok && (is_key(k, kn, "instances") || is_key(k, kn, "inputs")) && !buf) {
       row = k[1] == 'n' && k[2] == 's';
       ws(&s);
-      val = s.p;
-      if (!skip_numeric(&s)) return 0;
+      ok = (!row || (s.p < s.end && *s.p == '[')) && one_float_input(fn, ctx, sig, siglen, &name, &in);
+      if (ok) {
+        es = in[0].dtype == SM_FLOAT ? sizeof(float) : sizeof(double);
+        int64_t cap = (int64_t)((size_t)(s.end - s.p) / 2 + 1);
+        buf = sm__alloc((size_t)cap * es);
+        ok = buf && numeric_value(&s, in[0].dtype, buf, cap, dims, &rank, &count);
+      }
     } else {
-      return 0;
+      ok = 0;
     }
-  } while (eat(&s, ','));
-  if (!eat(&s, '}') || !val) return 0;
-  ws(&s);
-  if (s.p != s.end || (row && *val != '[')) return 0;
-  size_t vlen = (size_t)(s.p - val);
-
-  char *name = malloc(siglen + 1);
-  if (!name) return 0;
-  memcpy(name, sig, siglen);
-  name[siglen] = 0;
-  const sm_json_input *ins = NULL;
-  int nin = 0;
-  sm_status *st = fn(ctx, name, &ins, &nin);
-  if (st || nin != 1 || (ins[0].dtype != SM_FLOAT && ins[0].dtype != SM_DOUBLE)) {
-    sm_status_free(st); /* the general decoder asks again and reports it in its order */
-    free(name);
-    return 0;
+  } while (ok && eat(&s, ','));
+  ok = ok && buf && eat(&s, '}');
+  if (ok) {
+    ws(&s);
+    ok = s.p == s.end;
   }
-  int dtype = ins[0].dtype;
-  size_t es = dtype == SM_FLOAT ? sizeof(float) : sizeof(double);
-  int64_t cap = (int64_t)(vlen / 2 + 1), count = 0, dims[SM_MAX_RANK + 1];
-  int rank = 0;
-  void *buf = sm__alloc((size_t)cap * es);
-  scan v = {val, val + vlen};
-  sm_tensor *t = NULL;
-  size_t alen = strlen(ins[0].alias);
-  char *alias = malloc(alen + 1);
-  if (alias) memcpy(alias, ins[0].alias, alen + 1);
-  char **aliases = malloc(sizeof *aliases);
-  sm_tensor **tensors = malloc(sizeof *tensors);
-  int ok = buf && alias && aliases && tensors && numeric_value(&v, dtype, buf, cap, dims, &rank, &count);
+  if (ok) {
+    size_t alen = strlen(in[0].alias);
+    alias = malloc(alen + 1);
+    aliases = malloc(sizeof *aliases);
+    tensors = malloc(sizeof *tensors);
+    ok = alias && aliases && tensors;
+    if (alias) memcpy(alias, in[0].alias, alen + 1);
+  }
   if (ok) {
     void *shrunk = sm__realloc(buf, (size_t)count * es); /* count >= 1 */
     if (shrunk) buf = shrunk;
-    st = sm_tensor_wrap(dtype, rank, dims, buf, (size_t)count * es, free_buf, buf, &t);
+    sm_status *st = sm_tensor_wrap(in[0].dtype, rank, dims, buf, (size_t)count * es, free_buf, buf, &t);
     ok = !st;
     sm_status_free(st);
     if (ok) buf = NULL; /* the tensor owns it */

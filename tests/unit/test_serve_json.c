@@ -874,7 +874,7 @@ static int fast_vs_dom(const char *body, int dtype) {
 static void test_fast_path(void) {
   static const char *const take[] = {
       "{\"instances\": [1.0, 2.0, 5.0]}", "{\"instances\": [[1,2],[3,4]]}", " { \"instances\" : [ [ 1 , -0 ] ] } ",
-      "{\"inputs\": [[1.5e3, -0.0]], \"signature_name\": \"sig\"}", "{\"signature_name\": \"\", \"inputs\": 3.25}",
+      "{\"signature_name\": \"sig\", \"inputs\": [[1.5e3, -0.0]]}", "{\"signature_name\": \"\", \"inputs\": 3.25}",
       "{\"instances\": [[[1],[2]],[[3],[4]]]}", "{\"inputs\": [0.10000000149011612, 1e-7, 123456789012345678901234.5]}",
       "{\"instances\": [9007199254740992, -9007199254740992, 1E+2, 2.5e-310]}"};
   static const char *const decline[] = {
@@ -884,7 +884,8 @@ static void test_fast_path(void) {
       "{\"instances\": [[1,2],3]}", "{\"instances\": [[1,2],[[3],4]]}", "{\"instances\": 1}", "{\"inputs\": {\"x\": [1]}}",
       "{\"instances\": [1], \"inputs\": [1]}", "{\"instances\": [9007199254740993]}", "{\"instances\": [1.]}",
       "{\"instances\": [-]}", "{\"instances\": [\"1\"]}", "{\"signature_name\": \"a\\\"b\", \"instances\": [1]}",
-      "{\"instances\": [1] ", "{\"instances\": [[1]]]}", "{\"other\": 1, \"instances\": [1]}", "[1]", ""};
+      "{\"instances\": [1] ", "{\"instances\": [[1]]]}", "{\"other\": 1, \"instances\": [1]}", "[1]", "",
+      "{\"inputs\": [[1.5e3, -0.0]], \"signature_name\": \"sig\"}"};
   for (size_t k = 0; k < sizeof take / sizeof *take; k++) {
     CHECK(fast_vs_dom(take[k], SM_FLOAT));
     CHECK(fast_vs_dom(take[k], SM_DOUBLE));
