@@ -20,7 +20,7 @@ typedef struct scan {
 } scan;
 
 static int is_ws(char c);
-static void ws(scan *s) {
+static inline void ws(scan *s) {
   while (s->p < s->end && is_ws(*s->p)) s->p++;
 }
 
@@ -53,51 +53,52 @@ static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r
 /* One JSON number, strictly (no NaN/Infinity, no leading zeros), as the nearest double; 0 to
  * decline (not a plain number, overflow to infinity, out of memory). */
 static int number(scan *s, double *out) {
-  const char *b = s->p;
-  int neg = 0;
-  if (s->p < s->end && *s->p == '-') neg = 1, s->p++;
-  if (s->p >= s->end || *s->p < '0' || *s->p > '9') return 0;
+  const char *b = s->p, *p = s->p, *end = s->end;
+  int neg = p < end && *p == '-';
+  p += neg;
+  if (p >= end || (unsigned)(*p - '0') > 9) return 0;
   uint64_t m = 0;
   long frac = 0, e10 = 0;
   int exact = 1, decimal = 0;
-  if (*s->p == '0') {
-    s->p++;
-    if (s->p < s->end && *s->p >= '0' && *s->p <= '9') return 0;
+  if (*p == '0') {
+    if (++p < end && (unsigned)(*p - '0') <= 9) return 0;
   } else {
-    for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++) {
-      if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*s->p - '0');
+    for (; p < end && (unsigned)(*p - '0') <= 9; p++) {
+      if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*p - '0');
       else exact = 0, e10++; /* digits past 18: strtod rounds */
     }
   }
-  if (s->p < s->end && *s->p == '.') {
+  if (p < end && *p == '.') {
     decimal = 1;
-    s->p++;
-    if (s->p >= s->end || *s->p < '0' || *s->p > '9') return 0;
-    for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++) {
-      if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*s->p - '0'), frac++;
-      else exact = 0;
+    if (++p >= end || (unsigned)(*p - '0') > 9) return 0;
+    const char *f = p;
+    for (; p < end && (unsigned)(*p - '0') <= 9; p++) {
+      if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*p - '0');
+      else break;
     }
+    frac = (long)(p - f);
+    for (; p < end && (unsigned)(*p - '0') <= 9; p++) exact = 0;
   }
-  if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+  if (p < end && (*p == 'e' || *p == 'E')) {
     decimal = 1;
-    s->p++;
+    p++;
     int eneg = 0;
-    if (s->p < s->end && (*s->p == '+' || *s->p == '-')) eneg = *s->p++ == '-';
-    if (s->p >= s->end || *s->p < '0' || *s->p > '9') return 0;
+    if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+    if (p >= end || (unsigned)(*p - '0') > 9) return 0;
     long x = 0;
-    for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++)
-      if (x < 1000000) x = x * 10 + (*s->p - '0');
+    for (; p < end && (unsigned)(*p - '0') <= 9; p++)
+      if (x < 1000000) x = x * 10 + (*p - '0');
     e10 += eneg ? -x : x;
   }
+  s->p = p;
   /* integers: rapidjson keeps them as int64 ("-0" is 0), exact as a double below 2^53 */
   if (!decimal) {
     if (!exact || m > ((uint64_t)1 << 53)) return 0;
-    *out = neg ? -(double)m : (double)m;
-    if (m == 0) *out = 0.0;
+    *out = neg && m ? -(double)m : (double)m;
     return 1;
   }
   double d;
-  if (!sm__json_decimal(b, (size_t)(s->p - b), m, e10 - frac, exact, neg, &d)) return 0;
+  if (!sm__json_decimal(b, (size_t)(p - b), m, e10 - frac, exact, neg, &d)) return 0;
   if (d - d != 0) return 0; /* infinite: the general decoder reports it */
   *out = d;
   return 1;
