@@ -360,6 +360,12 @@ int sm__cli_serve(int argc, char **argv) {
 #ifdef SM_HAVE_GRPC
   sm__grpc_server_stop(grpc, 0);
 #endif
+  if (b) { /* after the servers stopped: every batch is counted */
+    int64_t nb = 0, nt = 0;
+    sm__batcher_stats(b, &nb, &nt);
+    if (nb) fprintf(stderr, "Batching: %lld requests in %lld batches (%.2f a batch)\n", (long long)nt, (long long)nb,
+                    (double)nt / (double)nb);
+  }
   sm__batcher_free(b);
   sm__rest_free(rest);
   sm__manager_free(m);

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -513,7 +512,6 @@ sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out) {
 
 void sm__batcher_free(sm_batcher *b) {
   if (!b) return;
-  if (getenv("H2DBG")) fprintf(stderr, "H2DBG batches %lld tasks %lld\n", (long long)b->nbatches, (long long)b->ntasks);
   pthread_mutex_lock(&b->mu);
   b->stop = 1;
   pthread_cond_broadcast(&b->work);
