@@ -28,7 +28,9 @@ typedef struct sm_json_input {
 } sm_json_input;
 
 /* Gives the inputs of signature `signature_name` ("" when the body names none), sorted by alias;
- * the array must stay valid until sm__json_parse_predict returns. An error is returned as is. */
+ * the array must stay valid until sm__json_parse_predict returns or fn is called again: it may be
+ * called twice for one body (the fast path asks, declines, the DOM path asks again), so a second
+ * call must release what the first kept. An error is returned as is. */
 typedef sm_status *(*sm_json_inputs_fn)(void *ctx, const char *signature_name, const sm_json_input **inputs,
                                         int *n);
 

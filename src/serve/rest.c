@@ -592,7 +592,8 @@ typedef struct pctx {
   sm_rest *r;
   const route *rt;
   sm_servable *sv;
-  const char *key;
+  const char *key;   /* key_own, or "serving_default" */
+  char *key_own;
   const sm_tensor_info *in;
   int nin;
   sm_json_input *jin;
@@ -606,13 +607,24 @@ static sm_status *acquire(pctx *c) {
                             c->rt->has_label ? c->rt->label : NULL, &c->sv);
 }
 
-/* GetInfoMap */
+/* GetInfoMap. The decoder may ask more than once (its fast path, then the DOM one): each call
+ * replaces the last, and the key is kept here, not in the decoder's buffers. */
 static sm_status *predict_inputs(void *ctx, const char *signature_name, const sm_json_input **inputs, int *n) {
   pctx *c = ctx;
   sm_status *s = acquire(c);
   if (s) return s;
   sm_model *m = sm__servable_model(c->sv);
-  c->key = sig_key(signature_name);
+  free(c->key_own);
+  free(c->jin);
+  c->jin = NULL;
+  c->key_own = NULL;
+  c->key = "serving_default";
+  if (signature_name && signature_name[0]) {
+    size_t kl = strlen(signature_name);
+    if (!(c->key_own = malloc(kl + 1))) return sm_status_new(SM_NO_MEMORY, "out of memory");
+    memcpy(c->key_own, signature_name, kl + 1);
+    c->key = c->key_own;
+  }
   if (!sm_model_signature_method(m, c->key))
     return inval("Serving signature name: \"%s\" not found in signature def", c->key);
   s = sm_model_signature_inputs(m, c->key, &c->in, &c->nin);
@@ -715,6 +727,7 @@ done:
   free(outputs);
   sm__predict_request_clear(&req);
   free(c.jin);
+  free(c.key_own);
   sm__servable_release(c.sv);
   return s;
 }

@@ -822,7 +822,8 @@ static void test_number_rounding(void) {
         y = y * 6364136223846793005ULL + 1442695040888963407ULL;
         *o++ = (char)('0' + (d == 0 && dot != 1 && digits > 1 ? 1 + (y >> 60) % 9 : (y >> 60) % 10));
       }
-      snprintf(o, 12, (x >> 40) & 1 ? "e%d" : "", e);
+      if ((x >> 40) & 1) snprintf(o, 12, "e%d", e);
+      else *o = 0;
     }
     len += (size_t)snprintf(body + len, cap - len, "%s%s", k ? "," : "{\"instances\": [", texts[k]);
   }
