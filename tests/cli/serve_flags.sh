@@ -59,6 +59,9 @@ wait_log "Encountered an error for servable version {name: hp version: 3}: "
 grep -qF "Loading servable: {name: hp version: 3} failed: " "$TMP/log" || fail "no load failure line"
 grep -qF "Retrying of Loading servable: {name: hp version: 3} retry: 1" "$TMP/log" || fail "no retry line"
 serve_stop
+# with --enable_batching, the exit line counts the requests that went through the batcher
+grep -Eq '^Batching: [1-9][0-9]* requests in [1-9][0-9]* batches \([0-9.]+ a batch\)$' "$TMP/log" ||
+  fail "no batching line at exit"
 
 # --model_base_path naming a version directory: TF Serving's hint
 serve_start --model_name hp --model_base_path "$TMP/base/1" --rest_api_port 0 --rest_api_bind 127.0.0.1
