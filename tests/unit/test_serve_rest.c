@@ -52,6 +52,28 @@ static int error_has(const char *body, const char *needle) {
     CHECK(error_has(_r, needle));                         \
   } while (0)
 
+/* A manager serving `base` as model `name`, with the REST handler over it in `rest`; *saved keeps
+ * the handler that was there (unserve puts it back). */
+static sm_manager *serve_dir(const char *name, const char *base, sm_rest **saved) {
+  sm_manager_options mo = {0};
+  sm_manager *m = NULL;
+  *saved = rest;
+  rest = NULL;
+  CHECK_OK(sm__manager_new(&mo, &m));
+  sm_model_config cfg = {.name = name, .base_path = base, .latest_n = 1};
+  if (m) CHECK_OK(sm__manager_set_config(m, &cfg, 1));
+  sm_rest_options ro = {.manager = m};
+  if (m) CHECK_OK(sm__rest_new(&ro, &rest));
+  return m;
+}
+
+static void unserve(sm_manager *m, sm_rest *saved) {
+  sm__rest_response_clear(&resp);
+  sm__rest_free(rest);
+  rest = saved;
+  sm__manager_free(m);
+}
+
 static void unsupported_api_calls(void) {
   CHECK_FAIL("GET", "/v1/foo", "", 400, "Malformed request");
   CHECK_FAIL("POST", "/v1/foo", "", 400, "Malformed request");
@@ -247,15 +269,8 @@ static void metadata_defaults(void) {
   if (!base) return;
   snprintf(ver, sizeof ver, "%s/1", base);
   CHECK(symlink(ZD "/model", ver) == 0);
-  sm_manager_options mo = {0};
-  sm_manager *m = NULL;
-  sm_rest *saved = rest;
-  rest = NULL;
-  CHECK_OK(sm__manager_new(&mo, &m));
-  sm_model_config cfg = {.name = "d", .base_path = base, .latest_n = 1};
-  if (m) CHECK_OK(sm__manager_set_config(m, &cfg, 1));
-  sm_rest_options ro = {.manager = m};
-  if (m) CHECK_OK(sm__rest_new(&ro, &rest));
+  sm_rest *saved;
+  sm_manager *m = serve_dir("d", base, &saved);
   char *want = read_text(ZD "/metadata_signature_def.json");
   CHECK(want != NULL);
   const char *b;
@@ -276,10 +291,7 @@ static void metadata_defaults(void) {
     CHECK(!"GET /v1/models/d/metadata answered 200");
   }
   free(want);
-  sm__rest_response_clear(&resp);
-  sm__rest_free(rest);
-  rest = saved;
-  sm__manager_free(m);
+  unserve(m, saved);
   unlink(ver);
   rmdir(base);
 #undef ZD
@@ -313,15 +325,8 @@ static void unrunnable_signature(void) {
   CHECK_OK(sm__file_read_all(SM_SOURCE_DIR "/tests/fixtures/unrunnable_signature/saved_model.pbtxt", &text, &len));
   if (text) CHECK_OK(sm__file_write_atomic(pb, text, len));
   free(text);
-  sm_manager_options mo = {0};
-  sm_manager *m = NULL;
-  sm_rest *saved = rest;
-  rest = NULL;
-  CHECK_OK(sm__manager_new(&mo, &m));
-  sm_model_config cfg = {.name = "unr", .base_path = base, .latest_n = 1};
-  if (m) CHECK_OK(sm__manager_set_config(m, &cfg, 1));
-  sm_rest_options ro = {.manager = m};
-  if (m) CHECK_OK(sm__rest_new(&ro, &rest));
+  sm_rest *saved;
+  sm_manager *m = serve_dir("unr", base, &saved);
   if (rest) {
     const char *b;
     CHECK_EQ_INT(call("GET", "/v1/models/unr", "", &b), 200);
@@ -343,10 +348,7 @@ static void unrunnable_signature(void) {
     CHECK(w0 && strstr(w0, "signature 'spectrogram': this runtime has no kernel"));
     json_decref(j);
   }
-  sm__rest_response_clear(&resp);
-  sm__rest_free(rest);
-  rest = saved;
-  sm__manager_free(m);
+  unserve(m, saved);
   sm__remove_tree(base);
 }
 
