@@ -237,13 +237,22 @@ int sm__json_decimal(const char *s, size_t n, uint64_t m, long e, int exact, int
     return 1;
   }
 #if LDBL_MANT_DIG >= 64
+  /* long double must really carry 64 bits here: an emulator may run x87 code in double precision
+   * (valgrind does), and then this path is left to strtod */
+  static atomic_int ld_ok; /* 0: not known yet, 1: yes, 2: no */
+  int ok = atomic_load_explicit(&ld_ok, memory_order_relaxed);
+  if (!ok) {
+    volatile long double one = 1.0L, tiny = 0x1p-63L;
+    ok = one + tiny != one ? 1 : 2;
+    atomic_store_explicit(&ld_ok, ok, memory_order_relaxed);
+  }
   /* Up to 18 digits (17-digit doubles as clients print them) with 10^|e| <= 10^27, exact in a
    * 64-bit significand: one long double operation is within 2^-64 of the value, so its nearest
    * double is strtod's unless the value lies that close to a midpoint between two doubles. */
   static const long double p10l[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
                                      1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
                                      1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
-  if (exact && m > 0 && e >= -27 && e <= 27) {
+  if (ok == 1 && exact && m > 0 && e >= -27 && e <= 27) {
     long double x = e < 0 ? (long double)m / p10l[-e] : (long double)m * p10l[e];
     double d = (double)x;
     uint64_t bits;

@@ -50,6 +50,27 @@ static int is_key(const char *b, size_t n, const char *k) { return n == strlen(k
 
 static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+/* Eight ASCII digits at p as a number (SWAR: all eight checked and combined in a few word
+ * operations); 0 when they are not all digits. Little-endian machines only. */
+static inline int eight_digits(const char *p, uint64_t *out) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t x;
+  memcpy(&x, p, sizeof x);
+  if (((x & 0xF0F0F0F0F0F0F0F0ULL) | (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
+      0x3333333333333333ULL)
+    return 0;
+  x -= 0x3030303030303030ULL;
+  x = x * 10 + (x >> 8); /* pairs: byte 2k holds digits 2k, 2k+1 as a number below 100 */
+  x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+       (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+  *out = x;
+  return 1;
+#else
+  (void)p, (void)out;
+  return 0;
+#endif
+}
+
 /* One JSON number, strictly (no NaN/Infinity, no leading zeros), as the nearest double; 0 to
  * decline (not a plain number, overflow to infinity, out of memory). */
 static int number(scan *s, double *out) {
@@ -72,6 +93,8 @@ static int number(scan *s, double *out) {
     decimal = 1;
     if (++p >= end || (unsigned)(*p - '0') > 9) return 0;
     const char *f = p;
+    uint64_t v8;
+    while (end - p >= 8 && m < 10000000000ULL && eight_digits(p, &v8)) m = m * 100000000ULL + v8, p += 8;
     for (; p < end && (unsigned)(*p - '0') <= 9; p++) {
       if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*p - '0');
       else break;
