@@ -5,6 +5,8 @@
  * or columnar, as the request was). The DOM reader (json_dom.c) is also driven directly: a body
  * that reads must read again under a limit of exactly what its first read said it needs, must be
  * refused one byte under it, and its DOM is walked to the last value (packed arrays unpacked).
+ * A body the numeric fast path (json_fast.c) takes must decode to the same request through the
+ * DOM decoder.
  * tests/unit/test_fuzz_regressions.c includes this file with FUZZ_JSON_ENTRY renamed.
  * fuzz-requires: src/serve/json_tensor.c */
 #include <stdint.h>
@@ -75,8 +77,24 @@ static void fjs_dom(const char *body, size_t size) {
   sm__json_arena_free(&e);
 }
 
+/* The fast path against the DOM decoder, on the bodies it takes. */
+static void fjs_fast(const char *body, size_t size) {
+  sm_predict_request f = {0}, d = {0};
+  if (!sm__json_fast_predict(body, size, fjs_sig, NULL, &f)) {
+    if (f.n || f.tensors || f.signature_name) abort(); /* declining leaves nothing behind */
+    return;
+  }
+  sm_status *s = sm__json_dom_predict(body, size, fjs_sig, NULL, &d);
+  if (s || f.n != 1 || d.n != 1 || f.format != d.format || strcmp(f.signature_name, d.signature_name) ||
+      strcmp(f.aliases[0], d.aliases[0]) || !sm_tensor_equal(f.tensors[0], d.tensors[0]))
+    abort();
+  sm__predict_request_clear(&f);
+  sm__predict_request_clear(&d);
+}
+
 int FUZZ_JSON_ENTRY(const uint8_t *data, size_t size) {
   fjs_dom((const char *)data, size);
+  fjs_fast((const char *)data, size);
   sm_predict_request r = {0};
   sm_status *s = sm__json_parse_predict((const char *)data, size, fjs_sig, NULL, &r);
   if (!s) {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages libsavedmodel builds and tests with. Idempotent: does nothing
-# (and needs no root) when everything is already there.
+# (and needs no root) when everything is already there. `--bench` adds what only bench/ uses
+# (wrk, nginx-light, h2load from nghttp2-client for bench_serve.py; CI does not install them, the benches skip what is absent).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config clang protobuf-c-compiler libprotobuf-c-dev libsnappy-dev zlib1g-dev
+bench=()
+[ "${1:-}" = "--bench" ] && bench=(wrk nginx-light nghttp2-client)
+pkgs=("${bench[@]}" build-essential cmake pkg-config clang protobuf-c-compiler libprotobuf-c-dev libsnappy-dev zlib1g-dev
       libopenblas-dev libmicrohttpd-dev libjansson-dev python3 python3-venv python3-pip time
       libgrpc-dev          # optional: TF Serving's gRPC API in `savedmodel serve --port`
       libopenmpi-dev openmpi-bin  # data-parallel `savedmodel train` under mpirun (optional: opened at run time)

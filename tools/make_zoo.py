@@ -29,6 +29,7 @@ from zoo_common import SEED, _how_text, _keras, _keras_out, _keras_version, _rng
 from zoo_control import CONTROL_BUILDERS
 from zoo_keras import KERAS_BUILDERS
 from zoo_augment import AUGMENT_BUILDERS
+from zoo_serving import SERVING_BUILDERS
 
 # Tensors with more elements than this keep only their .npy and sha256 in vars.json (keeps the zoo small).
 JSON_VALUE_LIMIT = 4096
@@ -753,6 +754,7 @@ BUILDERS = {
     **KERAS_BUILDERS,
     **CONTROL_BUILDERS,
     **AUGMENT_BUILDERS,
+    **SERVING_BUILDERS,
 }
 
 

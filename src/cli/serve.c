@@ -310,10 +310,6 @@ int sm__cli_serve(int argc, char **argv) {
     sm_batching_params bp = {.max_batch_size = 32, .batch_timeout_micros = 1000, .num_batch_threads = 0,
                              .max_enqueued_batches = 100};
     if (FV("batching_parameters_file")) s = sm__batching_params_read(FV("batching_parameters_file"), &bp, &allowed);
-    if (!s && bp.pad_variable_length_inputs)
-      fprintf(stderr, "savedmodel serve: warning: %s: pad_variable_length_inputs accepted, but inputs are not "
-                      "padded: requests whose shapes differ are run in separate batches\n",
-              FV("batching_parameters_file"));
     if (!s) s = sm__batcher_new(&bp, &b);
   }
   if (!s) {
@@ -364,6 +360,12 @@ int sm__cli_serve(int argc, char **argv) {
 #ifdef SM_HAVE_GRPC
   sm__grpc_server_stop(grpc, 0);
 #endif
+  if (b) { /* after the servers stopped: every batch is counted */
+    int64_t nb = 0, nt = 0;
+    sm__batcher_stats(b, &nb, &nt);
+    if (nb) fprintf(stderr, "Batching: %lld requests in %lld batches (%.2f a batch)\n", (long long)nt, (long long)nb,
+                    (double)nt / (double)nb);
+  }
   sm__batcher_free(b);
   sm__rest_free(rest);
   sm__manager_free(m);

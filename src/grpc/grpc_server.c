@@ -1,10 +1,14 @@
 /* grpc_server.c - TF Serving's gRPC endpoint over gRPC core (grpc_server.h).
  *
- * One completion queue served by N worker threads. N calls are kept requested
- * (grpc_server_request_call); each call walks three states, one completion-queue event each:
- *   REQUESTED  a call arrived: request its replacement, start receiving the message
- *   RECEIVED   the request's bytes: run it (serve/grpc_api.c) on this worker, start sending the
- *              reply (initial metadata, the message if OK, the status) and waiting for the close
+ * One completion queue served by N worker threads. TF Serving's methods are registered with
+ * gRPC so that a call arrives with its request message (GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER),
+ * N calls of each kept requested; other methods (answered UNIMPLEMENTED) come through
+ * grpc_server_request_call, N of them requested too. A call walks these states, one
+ * completion-queue event each:
+ *   REQUESTED  an unregistered call arrived: request its replacement, start receiving the message
+ *   RECEIVED   the request's bytes (a registered call starts here, with its replacement requested):
+ *              run it (serve/grpc_api.c) on this worker, start sending the reply (initial
+ *              metadata, the message if OK, the status) and waiting for the close
  *   SENT       done: free the call
  * The call's deadline becomes the run's deadline. Unknown methods answer UNIMPLEMENTED; a request
  * larger than max_receive_bytes is refused by gRPC itself (RESOURCE_EXHAUSTED). */
@@ -31,8 +35,18 @@
 
 enum { REQUESTED, RECEIVED, SENT };
 
+/* The methods serve/grpc_api.c answers. */
+static const char *const METHODS[] = {
+    "/tensorflow.serving.PredictionService/Predict",          "/tensorflow.serving.PredictionService/Classify",
+    "/tensorflow.serving.PredictionService/Regress",          "/tensorflow.serving.PredictionService/MultiInference",
+    "/tensorflow.serving.PredictionService/GetModelMetadata", "/tensorflow.serving.ModelService/GetModelStatus",
+    "/tensorflow.serving.ModelService/HandleReloadConfigRequest"};
+enum { NMETHODS = sizeof METHODS / sizeof *METHODS };
+
 typedef struct gcall {
   int state;
+  int method; /* index in METHODS, -1: unregistered */
+  gpr_timespec deadline;
   grpc_call *call;
   grpc_call_details details;
   grpc_metadata_array md;
@@ -40,6 +54,7 @@ typedef struct gcall {
   grpc_byte_buffer *send;
   grpc_slice status_details;
   int cancelled;
+  int replaced; /* its replacement has been requested */
 } gcall;
 
 struct sm_grpc_server {
@@ -49,6 +64,7 @@ struct sm_grpc_server {
   int port;
   int nthreads;
   pthread_t *threads;
+  void *registered[NMETHODS];
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int shutting_down, shutdown_done;
@@ -66,14 +82,24 @@ static void call_free(gcall *c) {
   free(c);
 }
 
-/* Asks for the next call; returns 0 when the server no longer takes requests. */
-static int request_one(sm_grpc_server *g) {
+/* Asks for the next call of METHODS[method] (-1: of any other method); returns 0 when the server
+ * no longer takes requests. */
+static int request_one(sm_grpc_server *g, int method) {
   gcall *c = calloc(1, sizeof *c);
   if (!c) return 0;
   grpc_call_details_init(&c->details);
   grpc_metadata_array_init(&c->md);
-  c->state = REQUESTED;
-  if (grpc_server_request_call(g->server, &c->call, &c->details, &c->md, g->cq, g->cq, c) != GRPC_CALL_OK) {
+  c->method = method;
+  grpc_call_error e;
+  if (method < 0) {
+    c->state = REQUESTED;
+    e = grpc_server_request_call(g->server, &c->call, &c->details, &c->md, g->cq, g->cq, c);
+  } else {
+    c->state = RECEIVED;
+    e = grpc_server_request_registered_call(g->server, g->registered[method], &c->call, &c->deadline, &c->md,
+                                            &c->recv, g->cq, g->cq, c);
+  }
+  if (e != GRPC_CALL_OK) {
     call_free(c);
     return 0;
   }
@@ -82,7 +108,7 @@ static int request_one(sm_grpc_server *g) {
 
 /* CLOCK_MONOTONIC microseconds of the call's deadline; 0 when it has none. */
 static int64_t deadline_of(const gcall *c) {
-  gpr_timespec d = c->details.deadline;
+  gpr_timespec d = c->method < 0 ? c->details.deadline : c->deadline;
   if (gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0) return 0;
   gpr_timespec left = gpr_time_sub(d, gpr_now(d.clock_type));
   int64_t us = (int64_t)left.tv_sec * 1000000 + left.tv_nsec / 1000;
@@ -103,8 +129,11 @@ static void respond(sm_grpc_server *g, gcall *c) {
   sm_grpc_reply rep;
   char method[256];
   size_t ml = GRPC_SLICE_LENGTH(c->details.method);
-  snprintf(method, sizeof method, "%.*s", (int)(ml < sizeof method ? ml : sizeof method - 1),
-           (const char *)GRPC_SLICE_START_PTR(c->details.method));
+  if (c->method >= 0)
+    snprintf(method, sizeof method, "%s", METHODS[c->method]);
+  else
+    snprintf(method, sizeof method, "%.*s", (int)(ml < sizeof method ? ml : sizeof method - 1),
+             (const char *)GRPC_SLICE_START_PTR(c->details.method));
   if (!c->recv) {
     memset(&rep, 0, sizeof rep);
     rep.code = SM_GRPC_CANCELLED; /* the client went away before sending its message */
@@ -156,16 +185,19 @@ static void *worker(void *arg) {
       continue;
     }
     gcall *c = ev.tag;
+    if (!c->replaced && (c->state == REQUESTED || (c->state == RECEIVED && c->method >= 0))) {
+      c->replaced = 1; /* the call has just arrived: keep one more of its kind requested */
+      if (!ev.success) { /* the server is shutting down */
+        call_free(c);
+        continue;
+      }
+      pthread_mutex_lock(&g->mu);
+      int stopping = g->shutting_down;
+      pthread_mutex_unlock(&g->mu);
+      if (!stopping) request_one(g, c->method);
+    }
     switch (c->state) {
       case REQUESTED:
-        if (!ev.success) { /* the server is shutting down */
-          call_free(c);
-          break;
-        }
-        pthread_mutex_lock(&g->mu);
-        int stopping = g->shutting_down;
-        pthread_mutex_unlock(&g->mu);
-        if (!stopping) request_one(g);
         start_recv(c);
         break;
       case RECEIVED:
@@ -238,6 +270,10 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
   sm_status *s = NULL;
   if (!g->server || !g->cq) s = sm_status_new(SM_NO_MEMORY, "grpc: cannot create the server");
   if (!s) grpc_server_register_completion_queue(g->server, g->cq, NULL);
+  for (int i = 0; i < NMETHODS && !s; i++)
+    if (!(g->registered[i] = grpc_server_register_method(g->server, METHODS[i], NULL,
+                                                         GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0)))
+      s = sm_status_new(SM_INTERNAL, "grpc: cannot register %s", METHODS[i]);
   const char *addrs[2] = {o->addr, o->socket_path};
   char unix_addr[4200];
   for (int i = 0; i < 2 && !s; i++) {
@@ -268,7 +304,8 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
     return s;
   }
   grpc_server_start(g->server);
-  for (int i = 0; i < g->nthreads; i++) request_one(g);
+  for (int i = 0; i < g->nthreads; i++)
+    for (int k = -1; k < NMETHODS; k++) request_one(g, k);
   g->threads = calloc((size_t)g->nthreads, sizeof *g->threads);
   int started = 0;
   for (int i = 0; g->threads && i < g->nthreads; i++, started++)

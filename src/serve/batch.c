@@ -1,9 +1,10 @@
 /* batch.c - server-side batching, as TF Serving's BatchingSession over a SharedBatchScheduler:
  * callers enqueue a task (one predict request's inputs); batch threads take the oldest task,
  * wait up to batch_timeout_micros for more compatible tasks (same model version, signature,
- * aliases, dtypes and inner dims) until max_batch_size rows are there, concatenate the inputs
- * along dimension 0 (padding up to the next allowed_batch_sizes entry with copies of the first
- * row, as TF Serving pads), run the signature once and hand each task its rows of every output.
+ * aliases, dtypes, ranks, and dims past 0 unless pad_variable_length_inputs pads every input to
+ * the batch's largest, batching_util.cc's AddPadding) until max_batch_size rows are there,
+ * concatenate the inputs along dimension 0 (padding up to the next allowed_batch_sizes entry with
+ * copies of the last task's first row, as TF Serving pads), run the signature once and hand each task its rows of every output.
  * Tasks that cannot be merged run alone on the caller's thread. Also reads BatchingParameters
  * text files (proto/session_bundle_config.proto). */
 #include "serve/batch.h"
@@ -126,6 +127,7 @@ struct sm_batcher {
   pthread_cond_t done; /* a batch finished */
   task *head, *tail;
   int64_t queued_rows;
+  int64_t nbatches, ntasks; /* batches run by the batch threads, tasks in them */
   int stop;
   pthread_t *threads;
   int nthreads;
@@ -146,8 +148,10 @@ static int same_aliases(const char *const *a, const char *const *b, int n) {
   return 1;
 }
 
-/* Can a and b share one run? */
-static int compatible(const task *a, const task *b) {
+/* Can a and b share one run? With pad_variable_length_inputs, inputs whose dimensions past 0
+ * differ can (TF Serving's BatchingSession pads them); without it, such tasks go to separate
+ * batches (TF Serving would fail the merged batch). */
+static int compatible(const task *a, const task *b, int pad) {
   if (a->model != b->model || !same_str(a->key, b->key) || a->nin != b->nin || a->nout != b->nout) return 0;
   if (!same_aliases(a->in_aliases, b->in_aliases, a->nin) || !same_aliases(a->out_aliases, b->out_aliases, a->nout))
     return 0;
@@ -155,7 +159,7 @@ static int compatible(const task *a, const task *b) {
     const sm_tensor *x = a->inputs[i], *y = b->inputs[i];
     int r = sm_tensor_rank(x);
     if (sm_tensor_dtype(x) != sm_tensor_dtype(y) || r != sm_tensor_rank(y)) return 0;
-    if (r > 1 && memcmp(sm_tensor_dims(x) + 1, sm_tensor_dims(y) + 1, (size_t)(r - 1) * sizeof(int64_t)) != 0) return 0;
+    if (!pad && r > 1 && memcmp(sm_tensor_dims(x) + 1, sm_tensor_dims(y) + 1, (size_t)(r - 1) * sizeof(int64_t)) != 0) return 0;
   }
   return 1;
 }
@@ -202,6 +206,55 @@ static sm_status *copy_rows(sm_tensor *dst, int64_t at, const sm_tensor *src, in
     memcpy((char *)sm_tensor_data(dst) + (size_t)(at * row) * es, (const char *)sm_tensor_data(src) + (size_t)(from * row) * es,
            (size_t)(n * row) * es);
   return NULL;
+}
+
+/* Writes the first n rows of src into dst's rows [at, at+n), each row padded at the end of every
+ * dimension past 0 to dst's sizes with src's first element, as TF Serving's AddPadding
+ * (batching_util.cc: ranks 1 to 6, an empty tensor cannot be padded). Without padding to do this
+ * is copy_rows. */
+static sm_status *put_rows(sm_tensor *dst, int64_t at, const sm_tensor *src, int64_t n) {
+  int r = sm_tensor_rank(src);
+  const int64_t *dd = sm_tensor_dims(dst), *sd = sm_tensor_dims(src);
+  if (r <= 1 || !memcmp(dd + 1, sd + 1, (size_t)(r - 1) * sizeof *dd)) return copy_rows(dst, at, src, 0, n);
+  if (r > 6) return sm_status_new(SM_INVALID_ARGUMENT, "Only tensors with rank from 1 to 6 can be padded.");
+  if (sm_tensor_num_elements(src) < 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Got empty tensor in batch of non-empty tensors.");
+  int dt = sm_tensor_dtype(src);
+  size_t es = dt == SM_STRING ? 0 : sm_dtype_size(dt);
+  int64_t dstride[6], inner_d = 1, inner_s = 1;
+  for (int k = r - 1; k >= 1; k--) {
+    dstride[k] = inner_d;
+    inner_d *= dd[k];
+    inner_s *= sd[k];
+  }
+  dstride[0] = inner_d;
+  /* every element of the block gets the pad value, then src's elements go to their places */
+  size_t plen = 0;
+  const char *pad = es ? (const char *)sm_tensor_data(src) : sm_tensor_string(src, 0, &plen);
+  char *d = es ? sm_tensor_data(dst) : NULL;
+  sm_status *st = NULL;
+  for (int64_t i = at * inner_d; !st && i < (at + n) * inner_d; i++) {
+    if (es) memcpy(d + (size_t)i * es, pad, es);
+    else st = sm_tensor_set_string(dst, i, pad, plen);
+  }
+  int64_t run = sd[r - 1], runs = run ? n * inner_s / run : 0;
+  for (int64_t c = 0; !st && c < runs; c++) {
+    int64_t rest = c, off = at * inner_d;
+    for (int k = r - 2; k >= 0; k--) { /* the run's index in dims 0..r-2 of src */
+      off += (rest % sd[k]) * dstride[k];
+      rest /= sd[k];
+    }
+    if (es) {
+      memcpy(d + (size_t)off * es, (const char *)sm_tensor_data(src) + (size_t)(c * run) * es, (size_t)run * es);
+    } else {
+      for (int64_t j = 0; !st && j < run; j++) {
+        size_t len = 0;
+        const char *v = sm_tensor_string(src, c * run + j, &len);
+        st = sm_tensor_set_string(dst, off + j, v, len);
+      }
+    }
+  }
+  return st;
 }
 
 /* Session::Run on the signature's tensor names, as TF Serving's BatchingSession does: like an
@@ -275,14 +328,18 @@ static void run_batch(sm_batcher *b, task **ts, int n) {
     int64_t dims[SM_MAX_RANK];
     int r = sm_tensor_rank(x);
     memcpy(dims, sm_tensor_dims(x), (size_t)r * sizeof *dims);
+    for (int k = 1; k < n; k++) /* CalculateMaxDimSizes: equal unless padding is on */
+      for (int j = 1; j < r; j++)
+        if (sm_tensor_dims(ts[k]->inputs[i])[j] > dims[j]) dims[j] = sm_tensor_dims(ts[k]->inputs[i])[j];
     dims[0] = padded;
     st = sm_tensor_new(sm_tensor_dtype(x), r, dims, &merged[i]);
     int64_t at = 0;
     for (int k = 0; !st && k < n; k++) {
-      st = copy_rows(merged[i], at, ts[k]->inputs[i], 0, ts[k]->rows);
+      st = put_rows(merged[i], at, ts[k]->inputs[i], ts[k]->rows);
       at += ts[k]->rows;
     }
-    for (; !st && at < padded; at++) st = copy_rows(merged[i], at, x, 0, 1); /* pad with the first row */
+    /* up to the allowed batch size: copies of the last task's first row (MergeInputTensors) */
+    for (; !st && at < padded; at++) st = put_rows(merged[i], at, ts[n - 1]->inputs[i], 1);
   }
   if (!st) st = run_by_names(t0->model, t0->key, t0->in_aliases, merged, t0->nin, t0->out_aliases, t0->nout, outs, &ro);
   for (int j = 0; !st && j < t0->nout; j++) {
@@ -322,10 +379,10 @@ static void run_batch(sm_batcher *b, task **ts, int n) {
 }
 
 /* Under mu: rows queued that could join the head's batch. */
-static int64_t compatible_rows(const task *head) {
+static int64_t compatible_rows(const task *head, int pad) {
   int64_t rows = 0;
   for (const task *t = head; t; t = t->next)
-    if (t == head || compatible(head, t)) rows += t->rows;
+    if (t == head || compatible(head, t, pad)) rows += t->rows;
   return rows;
 }
 
@@ -340,7 +397,7 @@ static void *batch_main(void *arg) {
     task *head = b->head;
     /* Wait for a full batch or the head's timeout; on stop, go now. */
     int64_t waited = elapsed_us(&head->enqueued);
-    if (!b->stop && compatible_rows(head) < b->p.max_batch_size && waited < b->p.batch_timeout_micros) {
+    if (!b->stop && compatible_rows(head, b->p.pad_variable_length_inputs) < b->p.max_batch_size && waited < b->p.batch_timeout_micros) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       int64_t left = b->p.batch_timeout_micros - waited;
@@ -359,7 +416,7 @@ static void *batch_main(void *arg) {
     task **pp = &b->head, *prev = NULL;
     while (*pp) {
       task *t = *pp;
-      if ((t == head || compatible(head, t)) && rows + t->rows <= b->p.max_batch_size && picked) {
+      if ((t == head || compatible(head, t, b->p.pad_variable_length_inputs)) && rows + t->rows <= b->p.max_batch_size && picked) {
         if (n == cap) {
           task **g = realloc(picked, (size_t)cap * 2 * sizeof *g);
           if (!g) break; /* run what we have */
@@ -398,6 +455,8 @@ static void *batch_main(void *arg) {
       pthread_cond_broadcast(&b->done);
       continue;
     }
+    b->nbatches++;
+    b->ntasks += n;
     pthread_mutex_unlock(&b->mu);
     run_batch(b, picked, n);
     pthread_mutex_lock(&b->mu);
@@ -464,6 +523,13 @@ void sm__batcher_free(sm_batcher *b) {
   pthread_cond_destroy(&b->work);
   pthread_cond_destroy(&b->done);
   free(b);
+}
+
+void sm__batcher_stats(sm_batcher *b, int64_t *batches, int64_t *tasks) {
+  pthread_mutex_lock(&b->mu);
+  *batches = b->nbatches;
+  *tasks = b->ntasks;
+  pthread_mutex_unlock(&b->mu);
 }
 
 sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,

@@ -4,8 +4,9 @@
  *
  * Parameters are those of TF Serving's batching_parameters_file (BatchingParameters text proto):
  * max_batch_size, batch_timeout_micros, num_batch_threads, max_enqueued_batches,
- * allowed_batch_sizes (a batch is padded up to the next allowed size). Requests whose inputs
- * cannot be merged (rank 0, different inner shapes, strings of another signature) run alone. */
+ * allowed_batch_sizes (a batch is padded up to the next allowed size), pad_variable_length_inputs.
+ * Requests with a rank-0 input run alone; differing dtypes or ranks (or dims past 0 without
+ * padding) go to separate batches. */
 #ifndef SM_SERVE_BATCH_H
 #define SM_SERVE_BATCH_H
 #include <stdint.h>
@@ -22,7 +23,8 @@ typedef struct sm_batching_params {
                                  * which this task was submitted is full" */
   const int64_t *allowed_batch_sizes;
   int nallowed;
-  int pad_variable_length_inputs; /* accepted, not done: differing shapes go to separate batches */
+  int pad_variable_length_inputs; /* pad dims 1.. to the batch's max with each input's first element
+                                   * (TF Serving's AddPadding); off: differing shapes batch apart */
 } sm_batching_params;
 
 /* Reads a BatchingParameters text file (fields as TF Serving: `max_batch_size { value: 32 }`). */
@@ -31,6 +33,8 @@ sm_status *sm__batching_params_read(const char *path, sm_batching_params *out, i
 typedef struct sm_batcher sm_batcher;
 sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out);
 void sm__batcher_free(sm_batcher *b); /* NULL-safe; finishes queued work first */
+/* Batches the batch threads have run so far, and the tasks (requests) they held. */
+void sm__batcher_stats(sm_batcher *b, int64_t *batches, int64_t *tasks);
 
 /* As sm_model_run on the servable's model (inputs borrowed, outputs owned by the caller), but
  * possibly merged with other callers' requests. Blocks until this request's outputs are ready.

@@ -5,6 +5,7 @@
  * first computed, so memory is known, and refused past its limit, before any of it is taken. */
 #include "serve/json_dom.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -226,6 +227,57 @@ static int match(reader *r, const char *lit) {
   return 1;
 }
 
+int sm__json_decimal(const char *s, size_t n, uint64_t m, long e, int exact, int neg, double *out) {
+  static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  if (exact && m <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
+    double d = (double)m;
+    d = e < 0 ? d / p10[-e] : d * p10[e];
+    *out = neg ? -d : d;
+    return 1;
+  }
+#if LDBL_MANT_DIG >= 64
+  /* long double must really carry 64 bits here: an emulator may run x87 code in double precision
+   * (valgrind does), and then this path is left to strtod */
+  static atomic_int ld_ok; /* 0: not known yet, 1: yes, 2: no */
+  int ok = atomic_load_explicit(&ld_ok, memory_order_relaxed);
+  if (!ok) {
+    volatile long double one = 1.0L, tiny = 0x1p-63L;
+    ok = one + tiny != one ? 1 : 2;
+    atomic_store_explicit(&ld_ok, ok, memory_order_relaxed);
+  }
+  /* Up to 18 digits (17-digit doubles as clients print them) with 10^|e| <= 10^27, exact in a
+   * 64-bit significand: one long double operation is within 2^-64 of the value, so its nearest
+   * double is strtod's unless the value lies that close to a midpoint between two doubles. */
+  static const long double p10l[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                                     1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                                     1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+  if (ok == 1 && exact && m > 0 && e >= -27 && e <= 27) {
+    long double x = e < 0 ? (long double)m / p10l[-e] : (long double)m * p10l[e];
+    double d = (double)x;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    double up, down;
+    uint64_t ub = bits + 1, db = bits - 1; /* d is positive, normal and finite here */
+    memcpy(&up, &ub, sizeof up);
+    memcpy(&down, &db, sizeof down);
+    long double hi = ((long double)d + up) / 2, lo = ((long double)d + down) / 2, eps = x * 0x1p-62L;
+    if (fabsl(x - hi) > eps && fabsl(x - lo) > eps) {
+      *out = neg ? -d : d;
+      return 1;
+    }
+  }
+#endif
+  char buf[128];
+  char *b = n < sizeof buf ? buf : malloc(n + 1);
+  if (!b) return 0;
+  memcpy(b, s, n);
+  b[n] = 0;
+  *out = strtod(b, NULL);
+  if (b != buf) free(b);
+  return 1;
+}
+
 /* Pass 1 checks it (strtod only when the digits say it may overflow); pass 2 converts it. */
 static int read_number(reader *r, jv *v) {
   const char *s = r->p;
@@ -267,10 +319,22 @@ static int read_number(reader *r, jv *v) {
     }
   }
   int is_double = overflow;
+  /* the significant digits for sm__json_decimal's exact path (m < 10^18 while exact) */
+  uint64_t m = u;
+  long frac = 0;
+  int exact = !overflow && u < 100000000000000000ULL;
   if (r->p < r->end && *r->p == '.') {
     r->p++;
     if (r->p >= r->end || *r->p < '0' || *r->p > '9') return fail(r, "Miss fraction part in number.", r->p);
-    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') r->p++;
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') {
+      if (m < 100000000000000000ULL) { /* 10^17: room for one more digit, 18 significant in all */
+        m = m * 10 + (uint64_t)(*r->p - '0');
+        frac++;
+      } else {
+        exact = 0;
+      }
+      r->p++;
+    }
     is_double = 1;
   }
   if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
@@ -292,14 +356,7 @@ static int read_number(reader *r, jv *v) {
       v->nk = N_DBL;
       return 1;
     }
-    char buf[128];
-    size_t n = (size_t)(r->p - s);
-    char *b = n < sizeof buf ? buf : malloc(n + 1);
-    if (!b) return oom(r);
-    memcpy(b, s, n);
-    b[n] = 0;
-    v->d = strtod(b, NULL);
-    if (b != buf) free(b);
+    if (!sm__json_decimal(s, (size_t)(r->p - s), m, exp10 - frac, exact, neg, &v->d)) return oom(r);
     if (isinf(v->d)) return fail(r, "Number too big to be stored in double.", s);
     v->nk = N_DBL;
     return 1;

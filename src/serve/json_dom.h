@@ -90,6 +90,12 @@ static inline double j_double(const jv *v) {
 /* The process-wide budget for the DOMs of all requests being read at once (default
  * SM_JSON_DOM_BUDGET). A DOM that would pass it is not built (a->busy), unless no other is held. */
 void sm__json_set_dom_budget(size_t bytes);
+/* The double nearest the JSON number text s[0..n) (neg: it starts with '-'). When `exact`, m holds
+ * all its significant digits (m < 10^18) and the value is m * 10^e: one correctly rounded IEEE
+ * operation when m <= 2^53 and |e| <= 22 (Clinger's fast path); else, for |e| <= 27, one long
+ * double operation whose nearest double is taken unless it lies within 2^-62 of a midpoint; else
+ * strtod. The result is always strtod's. Returns 0 when out of memory. */
+int sm__json_decimal(const char *s, size_t n, uint64_t m, long e, int exact, int neg, double *out);
 
 /* Bytes of DOM a body may cost: SM_JSON_DOM_FACTOR x its size + SM_JSON_DOM_FLOOR (src/serve/limits.h). */
 size_t sm__json_dom_limit(size_t body_len);

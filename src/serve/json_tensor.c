@@ -217,7 +217,7 @@ static void pw_decimal(pw *w, double v, int single) {
   pw_raw(w, buf, (size_t)n);
 }
 
-static void base64_encode(sm_jbuf *b, const unsigned char *s, size_t n) {
+void sm__jbuf_base64(sm_jbuf *b, const unsigned char *s, size_t n) {
   static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   if (!jbuf_reserve(b, (n + 2) / 3 * 4 + 2)) return;
   char *o = b->p + b->len;
@@ -721,6 +721,13 @@ void sm__predict_request_clear(sm_predict_request *r) {
 sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
                                  sm_predict_request *out) {
   memset(out, 0, sizeof *out);
+  if (sm__json_fast_predict(body, len, fn, ctx, out)) return NULL;
+  return sm__json_dom_predict(body, len, fn, ctx, out);
+}
+
+sm_status *sm__json_dom_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
+                                sm_predict_request *out) {
+  memset(out, 0, sizeof *out);
   arena ar = {0};
   acc *accs = NULL;
   int nacc = 0;
@@ -1134,7 +1141,7 @@ static sm_status *write_scalar(pw *w, const sm_tensor *t, int64_t i, int as_byte
         pw_str(w, "b64", 3);
         pw_prefix(w);
         jbuf_putc(w->b, '"');
-        base64_encode(w->b, (const unsigned char *)s, n);
+        sm__jbuf_base64(w->b, (const unsigned char *)s, n);
         jbuf_putc(w->b, '"');
         pw_close(w);
       } else {

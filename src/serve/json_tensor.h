@@ -28,7 +28,9 @@ typedef struct sm_json_input {
 } sm_json_input;
 
 /* Gives the inputs of signature `signature_name` ("" when the body names none), sorted by alias;
- * the array must stay valid until sm__json_parse_predict returns. An error is returned as is. */
+ * the array must stay valid until sm__json_parse_predict returns or fn is called again: it may be
+ * called twice for one body (the fast path asks, declines, the DOM path asks again), so a second
+ * call must release what the first kept. An error is returned as is. */
 typedef sm_status *(*sm_json_inputs_fn)(void *ctx, const char *signature_name, const sm_json_input **inputs,
                                         int *n);
 
@@ -47,6 +49,12 @@ typedef struct sm_predict_request {
 sm_status *sm__json_parse_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
                                  sm_predict_request *out);
 void sm__predict_request_clear(sm_predict_request *r); /* NULL-safe, leaves *r zeroed */
+/* The two paths sm__json_parse_predict tries in turn. The fast one (json_fast.c) reads a body for
+ * one DT_FLOAT/DT_DOUBLE input made only of numbers straight into the tensor and returns 1, or
+ * returns 0 with *out untouched for anything else; the DOM one decodes every body. */
+int sm__json_fast_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx, sm_predict_request *out);
+sm_status *sm__json_dom_predict(const char *body, size_t len, sm_json_inputs_fn fn, void *ctx,
+                                sm_predict_request *out);
 
 /* A decoded classify/regress request: one serialized tf.Example per element of "examples", the
  * "context" features merged in first (an example's own feature wins, as protobuf merging does). */
@@ -73,6 +81,8 @@ int sm__jbuf_reserve_exact(sm_jbuf *b, size_t n);
 void sm__jbuf_puts(sm_jbuf *b, const char *s);
 /* A JSON string literal with rapidjson's escapes (bytes >= 0x80 pass through). */
 void sm__jbuf_str(sm_jbuf *b, const char *s, size_t n);
+/* n bytes as standard base64 with padding (no quotes). */
+void sm__jbuf_base64(sm_jbuf *b, const unsigned char *s, size_t n);
 
 /* MakeJsonFromTensors: names[i] -> tensors[i], names sorted. Row format needs every tensor to have
  * the same first dimension. */

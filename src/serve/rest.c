@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,6 +404,107 @@ static void tensor_map_json(sm_jbuf *b, int level, size_t n, void *const *entrie
   sm__jbuf_puts(b, "}");
 }
 
+/* ---- TensorProto as protobuf's JSON printer writes it with TF Serving's options
+ * (preserve_proto_field_names, always_print_primitive_fields): every scalar and repeated field,
+ * int64/uint64 as strings, bytes as base64, non-finite floats as "NaN"/"Infinity"; an absent
+ * tensor_shape is left out (a message field). */
+
+typedef void (*put_elem_fn)(sm_jbuf *b, const void *arr, size_t i);
+
+static void put_num(sm_jbuf *b, double v, int single) {
+  if (isnan(v)) {
+    sm__jbuf_puts(b, "\"NaN\"");
+  } else if (isinf(v)) {
+    sm__jbuf_puts(b, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  } else {
+    char buf[48];
+    int n = sm__json_format_decimal(v, single, buf, sizeof buf);
+    sm__jbuf_put(b, buf, (size_t)n);
+  }
+}
+static void el_f32(sm_jbuf *b, const void *a, size_t i) { put_num(b, ((const float *)a)[i], 1); }
+static void el_f64(sm_jbuf *b, const void *a, size_t i) { put_num(b, ((const double *)a)[i], 0); }
+static void el_i32(sm_jbuf *b, const void *a, size_t i) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "%" PRId32, ((const int32_t *)a)[i]);
+  sm__jbuf_puts(b, buf);
+}
+static void el_u32(sm_jbuf *b, const void *a, size_t i) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "%" PRIu32, ((const uint32_t *)a)[i]);
+  sm__jbuf_puts(b, buf);
+}
+static void el_i64(sm_jbuf *b, const void *a, size_t i) { put_i64_string(b, ((const int64_t *)a)[i]); }
+static void el_u64(sm_jbuf *b, const void *a, size_t i) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "\"%" PRIu64 "\"", ((const uint64_t *)a)[i]);
+  sm__jbuf_puts(b, buf);
+}
+static void el_bool(sm_jbuf *b, const void *a, size_t i) {
+  sm__jbuf_puts(b, ((const protobuf_c_boolean *)a)[i] ? "true" : "false");
+}
+static void el_bytes(sm_jbuf *b, const void *a, size_t i) {
+  const ProtobufCBinaryData *d = &((const ProtobufCBinaryData *)a)[i];
+  sm__jbuf_puts(b, "\"");
+  sm__jbuf_base64(b, d->data, d->len);
+  sm__jbuf_puts(b, "\"");
+}
+/* ResourceHandleProto / VariantTensorDataProto values: not expected in a default, written as {} */
+static void el_msg(sm_jbuf *b, const void *a, size_t i) {
+  (void)a, (void)i;
+  sm__jbuf_puts(b, "{}");
+}
+
+static void repeated(sm_jbuf *b, int level, const char *k, const void *arr, size_t n, put_elem_fn f) {
+  key(b, level, k, 0);
+  if (!n) {
+    sm__jbuf_puts(b, "[]");
+    return;
+  }
+  sm__jbuf_puts(b, "[");
+  for (size_t i = 0; i < n; i++) {
+    if (i) sm__jbuf_puts(b, ",");
+    indent(b, level + 1);
+    f(b, arr, i);
+  }
+  indent(b, level);
+  sm__jbuf_puts(b, "]");
+}
+
+static void tensor_proto_json(sm_jbuf *b, int level, const Tensorflow__TensorProto *t) {
+  int l = level + 1;
+  sm__jbuf_puts(b, "{");
+  key(b, l, "dtype", 1);
+  sm__jbuf_str(b, dt_name((int)t->dtype), strlen(dt_name((int)t->dtype)));
+  if (t->tensor_shape) {
+    key(b, l, "tensor_shape", 0);
+    shape_json(b, l, t->tensor_shape);
+  }
+  char buf[16];
+  snprintf(buf, sizeof buf, "%" PRId32, t->version_number);
+  key(b, l, "version_number", 0);
+  sm__jbuf_puts(b, buf);
+  key(b, l, "tensor_content", 0);
+  el_bytes(b, &t->tensor_content, 0);
+  repeated(b, l, "half_val", t->half_val, t->n_half_val, el_i32);
+  repeated(b, l, "float_val", t->float_val, t->n_float_val, el_f32);
+  repeated(b, l, "double_val", t->double_val, t->n_double_val, el_f64);
+  repeated(b, l, "int_val", t->int_val, t->n_int_val, el_i32);
+  repeated(b, l, "string_val", t->string_val, t->n_string_val, el_bytes);
+  repeated(b, l, "scomplex_val", t->scomplex_val, t->n_scomplex_val, el_f32);
+  repeated(b, l, "int64_val", t->int64_val, t->n_int64_val, el_i64);
+  repeated(b, l, "bool_val", t->bool_val, t->n_bool_val, el_bool);
+  repeated(b, l, "dcomplex_val", t->dcomplex_val, t->n_dcomplex_val, el_f64);
+  repeated(b, l, "resource_handle_val", t->resource_handle_val, t->n_resource_handle_val, el_msg);
+  repeated(b, l, "variant_val", t->variant_val, t->n_variant_val, el_msg);
+  repeated(b, l, "uint32_val", t->uint32_val, t->n_uint32_val, el_u32);
+  repeated(b, l, "uint64_val", t->uint64_val, t->n_uint64_val, el_u64);
+  key(b, l, "float8_val", 0);
+  el_bytes(b, &t->float8_val, 0);
+  indent(b, level);
+  sm__jbuf_puts(b, "}");
+}
+
 static void signature_json(sm_jbuf *b, int level, const Tensorflow__SignatureDef *sd) {
   sm__jbuf_puts(b, "{");
   key(b, level + 1, "inputs", 1);
@@ -415,21 +517,12 @@ static void signature_json(sm_jbuf *b, int level, const Tensorflow__SignatureDef
   if (!sd->n_defaults) {
     sm__jbuf_puts(b, "{}");
   } else {
-    /* default values are summarized by dtype and shape: TF Serving prints TensorProto JSON */
     sm__jbuf_puts(b, "{");
     for (size_t i = 0; i < sd->n_defaults; i++) {
       const Tensorflow__SignatureDef__DefaultsEntry *e = sd->defaults[i];
       key(b, level + 2, e->key ? e->key : "", i == 0);
-      sm__jbuf_puts(b, "{");
-      key(b, level + 3, "dtype", 1);
-      int dt = e->value ? (int)e->value->dtype : 0;
-      sm__jbuf_str(b, dt_name(dt), strlen(dt_name(dt)));
-      if (e->value && e->value->tensor_shape) {
-        key(b, level + 3, "tensor_shape", 0);
-        shape_json(b, level + 3, e->value->tensor_shape);
-      }
-      indent(b, level + 2);
-      sm__jbuf_puts(b, "}");
+      if (e->value) tensor_proto_json(b, level + 2, e->value);
+      else sm__jbuf_puts(b, "{}");
     }
     indent(b, level + 1);
     sm__jbuf_puts(b, "}");
@@ -499,7 +592,8 @@ typedef struct pctx {
   sm_rest *r;
   const route *rt;
   sm_servable *sv;
-  const char *key;
+  const char *key;   /* key_own, or "serving_default" */
+  char *key_own;
   const sm_tensor_info *in;
   int nin;
   sm_json_input *jin;
@@ -513,13 +607,24 @@ static sm_status *acquire(pctx *c) {
                             c->rt->has_label ? c->rt->label : NULL, &c->sv);
 }
 
-/* GetInfoMap */
+/* GetInfoMap. The decoder may ask more than once (its fast path, then the DOM one): each call
+ * replaces the last, and the key is kept here, not in the decoder's buffers. */
 static sm_status *predict_inputs(void *ctx, const char *signature_name, const sm_json_input **inputs, int *n) {
   pctx *c = ctx;
   sm_status *s = acquire(c);
   if (s) return s;
   sm_model *m = sm__servable_model(c->sv);
-  c->key = sig_key(signature_name);
+  free(c->key_own);
+  free(c->jin);
+  c->jin = NULL;
+  c->key_own = NULL;
+  c->key = "serving_default";
+  if (signature_name && signature_name[0]) {
+    size_t kl = strlen(signature_name);
+    if (!(c->key_own = malloc(kl + 1))) return sm_status_new(SM_NO_MEMORY, "out of memory");
+    memcpy(c->key_own, signature_name, kl + 1);
+    c->key = c->key_own;
+  }
   if (!sm_model_signature_method(m, c->key))
     return inval("Serving signature name: \"%s\" not found in signature def", c->key);
   s = sm_model_signature_inputs(m, c->key, &c->in, &c->nin);
@@ -622,6 +727,7 @@ done:
   free(outputs);
   sm__predict_request_clear(&req);
   free(c.jin);
+  free(c.key_own);
   sm__servable_release(c.sv);
   return s;
 }

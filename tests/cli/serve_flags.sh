@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # serve_flags.sh - `savedmodel serve` as a drop-in for tensorflow_model_server's command line and
 # log: --version; every flag of TF Serving's main.cc accepted, those without effect named in one
-# warning line; a batching file with pad_variable_length_inputs accepted; TF Serving's load, unload,
+# warning line; a batching file with pad_variable_length_inputs taken without a warning; TF Serving's load, unload,
 # load-failure and retry log lines; the hint for a --model_base_path naming a version directory;
 # docker/tf_serving_entrypoint.sh (MODEL_NAME, MODEL_BASE_PATH, arguments passed through).
 # usage: serve_flags.sh CLI SOURCE_DIR SHARED_DIR
@@ -44,7 +44,7 @@ serve_start --model_name hp --model_base_path "$TMP/base" --rest_api_port 0 --re
 for f in "${NO_EFFECT[@]}"; do
   grep 'accepted without effect here' "$TMP/log" | grep -qF -- "--${f%%=*}" || fail "warning does not name --${f%%=*}"
 done
-grep -q 'pad_variable_length_inputs accepted' "$TMP/log" || fail "no pad_variable_length_inputs warning"
+grep -q 'pad_variable_length_inputs' "$TMP/log" && fail "pad_variable_length_inputs is done, not warned about"
 wait_log "Successfully loaded servable version {name: hp version: 1}"
 predict "$PORT" hp '{"instances": [1.0, 2.0]}' | grep -q '2.5' ||
   fail "predict with every flag given"
@@ -59,6 +59,9 @@ wait_log "Encountered an error for servable version {name: hp version: 3}: "
 grep -qF "Loading servable: {name: hp version: 3} failed: " "$TMP/log" || fail "no load failure line"
 grep -qF "Retrying of Loading servable: {name: hp version: 3} retry: 1" "$TMP/log" || fail "no retry line"
 serve_stop
+# with --enable_batching, the exit line counts the requests that went through the batcher
+grep -Eq '^Batching: [1-9][0-9]* requests in [1-9][0-9]* batches \([0-9.]+ a batch\)$' "$TMP/log" ||
+  fail "no batching line at exit"
 
 # --model_base_path naming a version directory: TF Serving's hint
 serve_start --model_name hp --model_base_path "$TMP/base/1" --rest_api_port 0 --rest_api_bind 127.0.0.1

@@ -10,7 +10,9 @@ GetModelMetadata, GetModelStatus and HandleReloadConfigRequest, and the error ca
 computes every expected value (tf.saved_model.load on the same directory); every answer is also
 compared with the REST API's answer to the same request, and the error codes and messages with
 TF Serving's (predict_util.cc, classifier.cc, get_model_metadata_impl.cc, ...). Also: a second
-server on the same gRPC port or REST port must exit non-zero with "Address already in use".
+server on the same gRPC port or REST port must exit non-zero with "Address already in use"; and a
+server with --enable_batching answers concurrent gRPC and REST clients with TF's outputs for each
+one's own rows, every request counted by the batcher.
 Prints 'N passed, N failed'; exits 1 on any failure, 0 with "skipped" when grpc, the client or
 gRPC in the CLI is missing.
 """
@@ -98,7 +100,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sm_grpc_")
     server = None
     try:
-        models = {"cr": "tf1_classify_regress", "ms": "tf2_multi_sig", "vocab": "tf1_vocab", "mio": "keras_multi_io"}
+        models = {"cr": "tf1_classify_regress", "ms": "tf2_multi_sig", "vocab": "tf1_vocab", "mio": "keras_multi_io",
+                  "def": "tf2_defaults"}
         bases = {}
         for name, zoo in models.items():
             os.makedirs(os.path.join(tmp, name))
@@ -238,6 +241,62 @@ def main():
             np.testing.assert_allclose(np.array(body["outputs"]["logits"], np.float32),
                                        tf.make_ndarray(r.outputs["logits"]), rtol=1e-5)
         check("Predict keras_multi_io (three inputs, = REST)", multi_io)
+
+        def batched():
+            # a second server with --enable_batching: concurrent gRPC and REST clients, each with its
+            # own rows of three inputs, get TF's answer for their own rows; every request went
+            # through the batcher (the exit line counts them)
+            import threading
+            bp = os.path.join(tmp, "batching.config")
+            with open(bp, "w") as f:
+                f.write("max_batch_size { value: 8 } batch_timeout_micros { value: 20000 } "
+                        "num_batch_threads { value: 2 } max_enqueued_batches { value: 100 }\n")
+            srv2, g2, r2 = start_server(cli, cfg, ["--enable_batching", "--batching_parameters_file", bp])
+            stub2 = prediction_service_pb2_grpc.PredictionServiceStub(grpc.insecure_channel(f"127.0.0.1:{g2}"))
+            fails, sent = [], [0]
+            lock = threading.Lock()
+
+            def client(k):
+                rng = np.random.default_rng(100 + k)
+                for it in range(4):
+                    n = 1 + (k + it) % 3
+                    feed = {"left": rng.normal(size=(n, 3)).astype(np.float32),
+                            "right": rng.normal(size=(n, 2)).astype(np.float32),
+                            "ids": rng.integers(0, 5, size=(n, 1)).astype(np.int64)}
+                    want = tf_run("mio", "serving_default", **{a: tf.constant(v) for a, v in feed.items()})
+                    try:
+                        if k % 2:
+                            st, body = rest(r2, "/v1/models/mio:predict",
+                                            {"inputs": {a: v.tolist() for a, v in feed.items()}})
+                            assert st == 200, body
+                            got = {a: np.array(body["outputs"][a], np.float32) for a in want}
+                        else:
+                            req = predict_pb2.PredictRequest()
+                            req.model_spec.name = "mio"
+                            for a, v in feed.items():
+                                req.inputs[a].CopyFrom(tf.make_tensor_proto(v))
+                            r = stub2.Predict(req, timeout=60)
+                            got = {a: tf.make_ndarray(r.outputs[a]) for a in want}
+                        for a in want:
+                            np.testing.assert_allclose(got[a], want[a], rtol=1e-5, atol=1e-6, err_msg=a)
+                        with lock:
+                            sent[0] += 1
+                    except Exception as e:  # collected, reported after the join
+                        with lock:
+                            fails.append(f"client {k} request {it}: {e!r}"[:400])
+
+            ts = [threading.Thread(target=client, args=(k,)) for k in range(12)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            srv2.terminate()
+            rest_log = srv2.communicate(timeout=60)[1]
+            assert not fails, "\n".join(fails)
+            m = re.search(r"Batching: (\d+) requests in (\d+) batches", rest_log)
+            assert m and int(m.group(1)) == sent[0], f"batcher counted {m and m.group(1)} of {sent[0]} requests"
+            return f"{sent[0]} requests in {m.group(2)} batches"
+        check("--enable_batching: concurrent gRPC + REST clients get TF's answer for their own rows", batched)
 
         # ---- Predict errors (predict_util.cc) ----
         x2 = np.ones((1, 2), np.float32)
@@ -396,6 +455,25 @@ def main():
                   "Metadata field graph is not supported")
             return f"{len(want)} signatures"
         check("GetModelMetadata (SignatureDefMap in Any = saved_model.pb's, = REST)", metadata)
+
+        def metadata_defaults():
+            # SignatureDef.defaults (TensorProtos): REST prints them as protobuf's JSON printer does
+            # with TF Serving's options (http_rest_api_util.cc ToJsonString), over what gRPC returns
+            from google.protobuf import json_format
+            req = get_model_metadata_pb2.GetModelMetadataRequest()
+            req.model_spec.name = "def"
+            req.metadata_field.append("signature_def")
+            m = get_model_metadata_pb2.SignatureDefMap()
+            ps.GetModelMetadata(req, timeout=30).metadata["signature_def"].Unpack(m)
+            assert len(m.signature_def["serving_default"].defaults) == 7, m.signature_def["serving_default"]
+            want = json.loads(json_format.MessageToJson(m, preserving_proto_field_name=True,
+                                                        always_print_fields_with_no_presence=True))
+            st, body = rest(rport, "/v1/models/def/metadata")
+            assert st == 200, body
+            got = body["metadata"]["signature_def"]
+            assert got == want, json.dumps(got, indent=1)[:4000]
+            return "7 defaults"
+        check("GetModelMetadata / REST metadata with SignatureDef.defaults = protobuf's JSON printer", metadata_defaults)
 
         def status():
             req = get_model_status_pb2.GetModelStatusRequest()

@@ -1,6 +1,7 @@
 /* test_serve_batch.c - server-side batching: requests from many threads merged along dimension
  * 0 give the same outputs as unbatched runs; padding to allowed_batch_sizes; requests that
- * cannot merge run alone; BatchingParameters text files and their errors. Uses the zoo's
+ * cannot merge run alone; batches that form (stats); pad_variable_length_inputs as TF Serving's
+ * AddPadding (batching_util.cc); BatchingParameters text files and their errors. Uses the zoo's
  * tf1_square (y = x * x, float32 of any shape) served through the model manager. */
 #include <pthread.h>
 #include <stdio.h>
@@ -121,6 +122,12 @@ static void test_params_file(void) {
       {"max_batch_size: 8", "batching.config"},
       {"no_such_field: 1", "no_such_field"},
       {"max_batch_size { value: 8", "batching.config"},
+      {"max_enqueued_batches { value: 0 }", "max_enqueued_batches must be positive"},
+      {"max_batch_size { value: 4 } allowed_batch_sizes: [0, 4]", "allowed_batch_sizes entries must be positive"},
+      {"num_batch_threads { value: 0 }", "num_batch_threads must be in [1, 1024]"},
+      {"num_batch_threads { value: -5 }", "num_batch_threads must be in [1, 1024]"},
+      {"enable_large_batch_splitting { value: true }", "enable_large_batch_splitting is not supported"},
+      {"pad_variable_length_inputs: 3", "batching.config"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     write_text(path, bad[i][0]);
@@ -129,6 +136,142 @@ static void test_params_file(void) {
   }
   CHECK_ERR(sm__batching_params_read("/nonexistent/batching.config", &p, &allowed),
             "reading batching parameters: /nonexistent/batching.config: ");
+}
+
+/* ---- requests sent at once from their own threads ---- */
+typedef struct one_req {
+  sm_batcher *b;
+  sm_servable *sv;
+  sm_tensor *x, *y;
+  sm_status *s;
+} one_req;
+
+static void *one_main(void *arg) {
+  one_req *r = arg;
+  const char *in[] = {"x"}, *out[] = {"y"};
+  r->s = sm__batcher_run(r->b, r->sv, "serving_default", in, &r->x, 1, out, 1, &r->y, NULL);
+  return NULL;
+}
+
+static void run_at_once(one_req *rs, int n) {
+  pthread_t th[16];
+  for (int i = 0; i < n; i++) CHECK(pthread_create(&th[i], NULL, one_main, &rs[i]) == 0);
+  for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+}
+
+static sm_tensor *tensor_of(int rank, const int64_t *dims, float first) {
+  sm_tensor *t = NULL;
+  sm_status *s = sm_tensor_new(SM_FLOAT, rank, dims, &t);
+  sm_status_free(s);
+  if (!t) return NULL;
+  float *d = sm_tensor_data(t);
+  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++) d[i] = first + (float)i;
+  return t;
+}
+
+/* TF Serving's AddPadding restated for the test: x padded at the end of every dim past 0 to
+ * `to` with x's first element (rank <= 3 here). */
+static sm_tensor *padded_copy(const sm_tensor *x, const int64_t *to) {
+  int r = sm_tensor_rank(x);
+  const int64_t *xd = sm_tensor_dims(x);
+  int64_t dims[3] = {xd[0], r > 1 ? to[1] : 1, r > 2 ? to[2] : 1};
+  sm_tensor *t = NULL;
+  sm_status *s = sm_tensor_new(SM_FLOAT, r, dims, &t);
+  sm_status_free(s);
+  if (!t) return NULL;
+  const float *src = sm_tensor_data(x);
+  float *d = sm_tensor_data(t);
+  int64_t x1 = r > 1 ? xd[1] : 1, x2 = r > 2 ? xd[2] : 1;
+  for (int64_t i = 0; i < dims[0]; i++)
+    for (int64_t j = 0; j < dims[1]; j++)
+      for (int64_t k = 0; k < dims[2]; k++)
+        d[(i * dims[1] + j) * dims[2] + k] = j < x1 && k < x2 ? src[(i * x1 + j) * x2 + k] : src[0];
+  return t;
+}
+
+/* max_batch_size requests of one row each sent at once, with a timeout far longer than the test:
+ * the batch closes when full, so all of them run as one batch, whatever the timing. */
+static void test_batches_form(sm_servable *sv) {
+  sm_batching_params p = {.max_batch_size = 4, .batch_timeout_micros = 60000000, .num_batch_threads = 2,
+                          .max_enqueued_batches = 10};
+  sm_batcher *b = NULL;
+  CHECK_OK(sm__batcher_new(&p, &b));
+  if (!b) return;
+  one_req rs[4];
+  for (int i = 0; i < 4; i++) rs[i] = (one_req){.b = b, .sv = sv, .x = make_input(1, 3, (float)i * 10)};
+  run_at_once(rs, 4);
+  for (int i = 0; i < 4; i++) {
+    CHECK_OK(rs[i].s);
+    const float *x = sm_tensor_data(rs[i].x), *y = rs[i].y ? sm_tensor_data(rs[i].y) : NULL;
+    CHECK(y && sm_tensor_dims(rs[i].y)[0] == 1 && y[2] == x[2] * x[2]); /* its own row */
+    sm_tensor_free(rs[i].x);
+    sm_tensor_free(rs[i].y);
+  }
+  int64_t nb = 0, nt = 0;
+  sm__batcher_stats(b, &nb, &nt);
+  CHECK_EQ_INT(nb, 1);
+  CHECK_EQ_INT(nt, 4);
+  sm__batcher_free(b);
+}
+
+/* pad_variable_length_inputs: requests of different lengths share one batch (two at once, batch
+ * size 2); each gets its rows of the output of its input padded to the batch's largest dims. */
+static void test_padding(sm_servable *sv) {
+  sm_batching_params p = {.max_batch_size = 2, .batch_timeout_micros = 60000000, .num_batch_threads = 1,
+                          .max_enqueued_batches = 10, .pad_variable_length_inputs = 1};
+  sm_batcher *b = NULL;
+  CHECK_OK(sm__batcher_new(&p, &b));
+  if (!b) return;
+  static const int64_t shapes[][2][3] = {
+      {{1, 3}, {1, 5}},          /* rank 2: [1,3] padded to [1,5] */
+      {{1, 2, 3}, {1, 3, 2}},    /* rank 3: both padded to [1,3,3] */
+      {{1, 4}, {1, 4}},          /* equal: no padding */
+  };
+  static const int ranks[] = {2, 3, 2};
+  const char *in[] = {"x"}, *out[] = {"y"};
+  for (int c = 0; c < 3; c++) {
+    one_req rs[2];
+    int64_t to[3] = {0, 0, 0};
+    for (int i = 0; i < 2; i++) {
+      rs[i] = (one_req){.b = b, .sv = sv, .x = tensor_of(ranks[c], shapes[c][i], 2.0f + (float)i * 7)};
+      for (int k = 1; k < ranks[c]; k++)
+        if (shapes[c][i][k] > to[k]) to[k] = shapes[c][i][k];
+    }
+    run_at_once(rs, 2);
+    for (int i = 0; i < 2; i++) {
+      CHECK_OK(rs[i].s);
+      sm_tensor *px = padded_copy(rs[i].x, to), *want = NULL;
+      CHECK_OK(sm_model_run(sm__servable_model(sv), "serving_default", in, &px, 1, out, 1, &want));
+      CHECK(rs[i].y && want && sm_tensor_equal(rs[i].y, want));
+      sm_tensor_free(px);
+      sm_tensor_free(want);
+      sm_tensor_free(rs[i].x);
+      sm_tensor_free(rs[i].y);
+    }
+  }
+  /* AddPadding's errors reach every request of the batch: rank past 6, an empty tensor */
+  static const int64_t r7a[] = {1, 1, 1, 1, 1, 1, 2}, r7b[] = {1, 1, 1, 1, 1, 1, 3};
+  static const int64_t ea[] = {1, 0}, eb[] = {1, 2};
+  const int64_t *bad[][2] = {{r7a, r7b}, {ea, eb}};
+  static const int bad_rank[] = {7, 2};
+  static const char *const why[] = {"Only tensors with rank from 1 to 6 can be padded.",
+                                    "Got empty tensor in batch of non-empty tensors."};
+  for (int c = 0; c < 2; c++) {
+    one_req rs[2];
+    for (int i = 0; i < 2; i++) rs[i] = (one_req){.b = b, .sv = sv, .x = tensor_of(bad_rank[c], bad[c][i], 1.0f)};
+    run_at_once(rs, 2);
+    for (int i = 0; i < 2; i++) {
+      CHECK(rs[i].s && strstr(sm_status_message(rs[i].s), why[c]));
+      CHECK(rs[i].y == NULL);
+      sm_status_free(rs[i].s);
+      sm_tensor_free(rs[i].x);
+    }
+  }
+  int64_t nb = 0, nt = 0;
+  sm__batcher_stats(b, &nb, &nt);
+  CHECK_EQ_INT(nb, 5);
+  CHECK_EQ_INT(nt, 10);
+  sm__batcher_free(b);
 }
 
 int main(void) {
@@ -153,6 +296,9 @@ int main(void) {
     sm__manager_free(m);
     TEST_MAIN_END();
   }
+
+  test_batches_form(sv);
+  test_padding(sv);
 
   /* Many threads, batches up to 8 rows, a timeout long enough to merge. */
   int64_t sizes[] = {2, 4, 8};
@@ -206,6 +352,8 @@ int main(void) {
   sm_batching_params bad = {.max_batch_size = 4, .num_batch_threads = 1, .max_enqueued_batches = 1,
                             .allowed_batch_sizes = sizes, .nallowed = 3};
   CHECK_ERR(sm__batcher_new(&bad, &b), "final entry in allowed_batch_sizes must equal max_batch_size");
+  sm_batching_params huge = {.max_batch_size = (int64_t)1 << 40, .num_batch_threads = 1, .max_enqueued_batches = 1};
+  CHECK_ERR(sm__batcher_new(&huge, &b), "max_batch_size 1099511627776 is past this server's limit");
 
   sm__servable_release(sv);
   sm__manager_free(m);

@@ -779,11 +779,158 @@ static void test_nul_bytes(void) {
   CHECK_ERR(sm__json_parse_examples("{\"signature_name\":\"a\\u0000\",\"examples\":[{}]}", 44, &e), "NUL byte");
 }
 
+/* Numbers decode to strtod's correctly rounded double, whichever path the decoder takes (the
+ * exact paths for up to 18 digits, or strtod): hand-picked edges and 20,000 pseudo-random decimals
+ * (half of them doubles printed with 16 or 17 digits), as DT_DOUBLE and DT_FLOAT. */
+static void test_number_rounding(void) {
+  static const char *const edge[] = {
+      "0.1", "0.2", "0.3", "1e22", "1e23", "9007199254740992", "9007199254740993", "9007199254740993.0",
+      "123456789012345678", "1234567890123456789", "0.000000000000000000001", "1e-22", "1e-23",
+      "2.2250738585072011e-308", "4.9e-324", "1.7976931348623157e308", "-0.0", "0.0", "-0", "3.14159265358979323846",
+      "8.98846567431158e307", "0.30000000000000004", "1.00000000000000011102230246251565404236316680908203125",
+      "9.999999999999999e22", "1.5e-7", "-2.5e+21", "4503599627370497.5", "0.1e1", "100e-2", "17.0e0"};
+  enum { NR = 20000 };
+  size_t n = sizeof edge / sizeof *edge + NR, cap = n * 40 + 64, len = 0;
+  char *body = malloc(cap), (*texts)[40] = malloc(n * sizeof *texts);
+  CHECK(body && texts);
+  if (!body || !texts) {
+    free(body);
+    free(texts);
+    return;
+  }
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (size_t k = 0; k < n; k++) {
+    if (k < sizeof edge / sizeof *edge) {
+      snprintf(texts[k], sizeof texts[k], "%s", edge[k]);
+    } else {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      if ((x >> 50) & 1) { /* a double as clients print it: 17 significant digits */
+        uint64_t bits = (x & 0x000FFFFFFFFFFFFFULL) | (uint64_t)(1023 - 70 + (int)((x >> 52) % 140)) << 52;
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        snprintf(texts[k], sizeof texts[k], (x >> 49) & 1 ? "%.17g" : "%.16g", (x >> 48) & 1 ? d : (double)(float)d);
+        if (!strpbrk(texts[k], ".e")) strcat(texts[k], ".5");
+        len += (size_t)snprintf(body + len, cap - len, "%s%s", k ? "," : "{\"instances\": [", texts[k]);
+        continue;
+      }
+      int digits = 1 + (int)(x % 20), dot = (int)((x >> 8) % (unsigned)(digits + 1)), e = (int)((x >> 16) % 61) - 30;
+      char *o = texts[k];
+      if ((x >> 30) & 1) *o++ = '-';
+      uint64_t y = x;
+      for (int d = 0; d < digits; d++) {
+        if (d == dot && d > 0) *o++ = '.';
+        y = y * 6364136223846793005ULL + 1442695040888963407ULL;
+        *o++ = (char)('0' + (d == 0 && dot != 1 && digits > 1 ? 1 + (y >> 60) % 9 : (y >> 60) % 10));
+      }
+      if ((x >> 40) & 1) snprintf(o, 12, "e%d", e);
+      else *o = 0;
+    }
+    len += (size_t)snprintf(body + len, cap - len, "%s%s", k ? "," : "{\"instances\": [", texts[k]);
+  }
+  len += (size_t)snprintf(body + len, cap - len, "]}");
+  for (int dt = 0; dt < 2; dt++) {
+    infos i = one("default", dt ? SM_FLOAT : SM_DOUBLE);
+    sm_predict_request r;
+    CHECK_OK(sm__json_parse_predict(body, len, get_infos, &i, &r));
+    const sm_tensor *t = find(&r, "default");
+    CHECK(t && sm_tensor_num_elements(t) == (int64_t)n);
+    int bad = 0;
+    for (size_t k = 0; t && k < n && bad < 5; k++) {
+      double want = strtod(texts[k], NULL), got = dt ? ((const float *)sm_tensor_data(t))[k] : ((const double *)sm_tensor_data(t))[k];
+      if (dt) want = (float)want;
+      /* "-0" is the integer 0 (rapidjson's Int64), not strtod's -0.0: the sign only counts for decimals */
+      int integer = !strpbrk(texts[k], ".eE");
+      int ok = got == want && (integer || signbit(got) == signbit(want));
+      if (!ok) fprintf(stderr, "%s decoded unlike strtod (%s)\n", texts[k], dt ? "float" : "double"), bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    sm__predict_request_clear(&r);
+  }
+  free(body);
+  free(texts);
+}
+
+/* The numeric fast path (json_fast.c) against the DOM decoder: on every body it accepts the two
+ * give equal requests; what it declines the DOM decoder handles (errors included). */
+static int fast_vs_dom(const char *body, int dtype) {
+  infos i = one("x", dtype);
+  sm_predict_request f, d;
+  memset(&f, 0, sizeof f);
+  int took = sm__json_fast_predict(body, strlen(body), get_infos, &i, &f);
+  sm_status *s = sm__json_dom_predict(body, strlen(body), get_infos, &i, &d);
+  if (took) {
+    int same = !s && f.n == 1 && d.n == 1 && f.format == d.format && !strcmp(f.signature_name, d.signature_name) &&
+               !strcmp(f.aliases[0], d.aliases[0]) && sm_tensor_equal(f.tensors[0], d.tensors[0]);
+    if (!same) fprintf(stderr, "fast path and DOM decoder differ on %.200s\n", body);
+    CHECK(same);
+  } else {
+    CHECK(f.n == 0 && f.tensors == NULL && f.signature_name == NULL);
+  }
+  sm_status_free(s);
+  sm__predict_request_clear(&f);
+  sm__predict_request_clear(&d);
+  return took;
+}
+
+static void test_fast_path(void) {
+  static const char *const take[] = {
+      "{\"instances\": [1.0, 2.0, 5.0]}", "{\"instances\": [[1,2],[3,4]]}", " { \"instances\" : [ [ 1 , -0 ] ] } ",
+      "{\"signature_name\": \"sig\", \"inputs\": [[1.5e3, -0.0]]}", "{\"signature_name\": \"\", \"inputs\": 3.25}",
+      "{\"instances\": [[[1],[2]],[[3],[4]]]}", "{\"inputs\": [0.10000000149011612, 1e-7, 123456789012345678901234.5]}",
+      "{\"instances\": [9007199254740992, -9007199254740992, 1E+2, 2.5e-310]}"};
+  static const char *const decline[] = {
+      "{\"instances\": [[1,2],[3]]}", "{\"instances\": []}", "{\"instances\": [[]]}", "{\"instances\": [NaN]}",
+      "{\"instances\": [{\"x\": 1}]}", "{\"instances\": [1e400]}", "{\"instances\": [01]}", "{\"instances\": [1,]}",
+      "{\"instances\": [1], \"instances\": [2]}", "{\"instances\": [1.0]} x", "{\"signature_name\": 5, \"instances\": [1]}",
+      "{\"instances\": [[1,2],3]}", "{\"instances\": [[1,2],[[3],4]]}", "{\"instances\": 1}", "{\"inputs\": {\"x\": [1]}}",
+      "{\"instances\": [1], \"inputs\": [1]}", "{\"instances\": [9007199254740993]}", "{\"instances\": [1.]}",
+      "{\"instances\": [-]}", "{\"instances\": [\"1\"]}", "{\"signature_name\": \"a\\\"b\", \"instances\": [1]}",
+      "{\"instances\": [1] ", "{\"instances\": [[1]]]}", "{\"other\": 1, \"instances\": [1]}", "[1]", "",
+      "{\"inputs\": [[1.5e3, -0.0]], \"signature_name\": \"sig\"}"};
+  for (size_t k = 0; k < sizeof take / sizeof *take; k++) {
+    CHECK(fast_vs_dom(take[k], SM_FLOAT));
+    CHECK(fast_vs_dom(take[k], SM_DOUBLE));
+    CHECK(!fast_vs_dom(take[k], SM_INT32)); /* one float or double input only */
+  }
+  for (size_t k = 0; k < sizeof decline / sizeof *decline; k++) CHECK(!fast_vs_dom(decline[k], SM_FLOAT));
+  /* pseudo-random rectangular bodies of rank 1-4 with numbers of every length */
+  char *body = malloc(1 << 16);
+  CHECK(body != NULL);
+  uint64_t x = 0x2545F4914F6CDD1DULL;
+  int took = 0;
+  for (int it = 0; body && it < 300; it++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int rank = 1 + (int)(x % 4);
+    int64_t dims[4], n = 1;
+    for (int k = 0; k < rank; k++) dims[k] = 1 + (int64_t)((x >> (8 * k + 8)) % 5), n *= dims[k];
+    size_t len = (size_t)snprintf(body, 64, "{\"instances\": ");
+    for (int64_t e = 0; e < n; e++) {
+      int64_t q = e;
+      int opens = 0;
+      for (int k = rank - 1; k >= 0 && q % dims[k] == 0; k--) opens++, q /= dims[k];
+      if (e) body[len++] = ',';
+      for (int k = 0; k < opens; k++) body[len++] = '[';
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      double v = (double)(int64_t)(x >> 11) / (double)((uint64_t)1 << (x % 60));
+      len += (size_t)snprintf(body + len, 40, (x >> 5) % 3 == 0 ? "%.17g" : (x >> 5) % 3 == 1 ? "%.6g" : "%.0f",
+                              (x & 1) ? -v : v);
+      q = e + 1;
+      for (int k = rank - 1; k >= 0 && q % dims[k] == 0; k--) body[len++] = ']', q /= dims[k];
+    }
+    snprintf(body + len, 8, "}");
+    took += fast_vs_dom(body, (x >> 3) & 1 ? SM_FLOAT : SM_DOUBLE);
+  }
+  CHECK(took > 250); /* random numbers that overflow or print as "inf" may decline */
+  free(body);
+}
+
 int main(void) {
   test_base64_threads();
   test_single_unnamed();
   test_deep_nesting();
   test_mixed_numbers();
+  test_number_rounding();
+  test_fast_path();
   test_base64();
   test_multiple_named();
   test_columnar();

@@ -1,8 +1,10 @@
 /* test_serve_rest.c - the REST handler in-process against ../shared/fixtures/tf-serving, with the
  * cases of TF Serving's http_rest_api_handler_test.cc and tensorflow_model_server_test.py: same
  * status codes, bodies equal as JSON, metadata equal to the *_metadata.json files; and a model with a
- * signature this runtime cannot run (tests/fixtures/unrunnable_signature), which needs no ../shared. */
+ * signature this runtime cannot run (tests/fixtures/unrunnable_signature) and the zoo's tf2_defaults
+ * (SignatureDef.defaults against protobuf's JSON printer), which need no ../shared. */
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/file.h"
 #include "json_compare.h"
@@ -49,6 +51,28 @@ static int error_has(const char *body, const char *needle) {
     CHECK_EQ_INT(call(method, path, body, &_r), status);  \
     CHECK(error_has(_r, needle));                         \
   } while (0)
+
+/* A manager serving `base` as model `name`, with the REST handler over it in `rest`; *saved keeps
+ * the handler that was there (unserve puts it back). */
+static sm_manager *serve_dir(const char *name, const char *base, sm_rest **saved) {
+  sm_manager_options mo = {0};
+  sm_manager *m = NULL;
+  *saved = rest;
+  rest = NULL;
+  CHECK_OK(sm__manager_new(&mo, &m));
+  sm_model_config cfg = {.name = name, .base_path = base, .latest_n = 1};
+  if (m) CHECK_OK(sm__manager_set_config(m, &cfg, 1));
+  sm_rest_options ro = {.manager = m};
+  if (m) CHECK_OK(sm__rest_new(&ro, &rest));
+  return m;
+}
+
+static void unserve(sm_manager *m, sm_rest *saved) {
+  sm__rest_response_clear(&resp);
+  sm__rest_free(rest);
+  rest = saved;
+  sm__manager_free(m);
+}
 
 static void unsupported_api_calls(void) {
   CHECK_FAIL("GET", "/v1/foo", "", 400, "Malformed request");
@@ -235,6 +259,44 @@ static void get_metadata(sm_rest *tf2) {
   rest = keep;
 }
 
+/* tf2_defaults' signatures (TensorProto defaults of several dtypes) against what protobuf's
+ * json_format printed for them with TF Serving's options (tools/zoo_serving.py). */
+static void metadata_defaults(void) {
+#define ZD SM_SOURCE_DIR "/tests/fixtures/zoo/tf2_defaults"
+  char tmpl[] = "/tmp/sm_rest_def_XXXXXX", ver[256];
+  char *base = mkdtemp(tmpl);
+  CHECK(base != NULL);
+  if (!base) return;
+  snprintf(ver, sizeof ver, "%s/1", base);
+  CHECK(symlink(ZD "/model", ver) == 0);
+  sm_rest *saved;
+  sm_manager *m = serve_dir("d", base, &saved);
+  char *want = read_text(ZD "/metadata_signature_def.json");
+  CHECK(want != NULL);
+  const char *b;
+  if (rest && want && call("GET", "/v1/models/d/metadata", "", &b) == 200) {
+    json_error_t e;
+    json_t *j = json_loads(b, 0, &e);
+    CHECK(j != NULL);
+    json_t *sd = json_object_get(json_object_get(json_object_get(j, "metadata"), "signature_def"), "signature_def");
+    char *got = sd ? json_dumps(sd, JSON_SORT_KEYS) : NULL;
+    CHECK(got != NULL);
+    if (got) CHECK_JSON(got, want);
+    /* spot checks that do not lean on the golden's printer: */
+    CHECK(strstr(b, "\"int64_val\": [\n") && strstr(b, "\"-9007199254740993\""));
+    CHECK(strstr(b, "\"NaN\"") && strstr(b, "\"/wBhYg==\"") && strstr(b, "\"AAAAAAAA4D8AAAAAAAD0vw==\""));
+    free(got);
+    json_decref(j);
+  } else {
+    CHECK(!"GET /v1/models/d/metadata answered 200");
+  }
+  free(want);
+  unserve(m, saved);
+  unlink(ver);
+  rmdir(base);
+#undef ZD
+}
+
 static void metrics(sm_manager *m) {
   sm_jbuf b = {0};
   sm__metrics_record("default", "predict", "OK", 120);
@@ -263,15 +325,8 @@ static void unrunnable_signature(void) {
   CHECK_OK(sm__file_read_all(SM_SOURCE_DIR "/tests/fixtures/unrunnable_signature/saved_model.pbtxt", &text, &len));
   if (text) CHECK_OK(sm__file_write_atomic(pb, text, len));
   free(text);
-  sm_manager_options mo = {0};
-  sm_manager *m = NULL;
-  sm_rest *saved = rest;
-  rest = NULL;
-  CHECK_OK(sm__manager_new(&mo, &m));
-  sm_model_config cfg = {.name = "unr", .base_path = base, .latest_n = 1};
-  if (m) CHECK_OK(sm__manager_set_config(m, &cfg, 1));
-  sm_rest_options ro = {.manager = m};
-  if (m) CHECK_OK(sm__rest_new(&ro, &rest));
+  sm_rest *saved;
+  sm_manager *m = serve_dir("unr", base, &saved);
   if (rest) {
     const char *b;
     CHECK_EQ_INT(call("GET", "/v1/models/unr", "", &b), 200);
@@ -293,15 +348,13 @@ static void unrunnable_signature(void) {
     CHECK(w0 && strstr(w0, "signature 'spectrogram': this runtime has no kernel"));
     json_decref(j);
   }
-  sm__rest_response_clear(&resp);
-  sm__rest_free(rest);
-  rest = saved;
-  sm__manager_free(m);
+  unserve(m, saved);
   sm__remove_tree(base);
 }
 
 int main(void) {
   unrunnable_signature();
+  metadata_defaults();
   struct stat st;
   if (stat(FIX "/" M2, &st) != 0) {
     printf("skipped: %s absent (the unrunnable-signature case ran)\n", FIX);
