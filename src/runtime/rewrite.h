@@ -84,5 +84,15 @@ int sm__rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n);
  * outputs carry the last node's, and the other chain nodes' outputs are gone. Fails (SM_INTERNAL,
  * naming `rule`) when the chain or the node breaks a guarantee: a rule's bug. */
 sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *fused);
+/* The same with k new nodes: nodes[k - 1] replaces the chain as above; nodes[0 .. k-2] are helpers
+ * placed just before it, in this order (BatchNorm folding: the folded filter, then the fused
+ * convolution that reads it). A node may read outputs of the ones before it: the id node j will
+ * have is sm__rewrite_next_id(rw) + j. Each node gets the chain's control inputs. rw takes all k
+ * over, also on failure. */
+sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node **nodes, int k);
+/* The id the next synthetic node handed to sm__rewrite_replace[_n] will have. */
+int sm__rewrite_next_id(const sm_rewrite *rw);
+/* 1 when edge e (resolved) is fed. */
+int sm__rewrite_is_fed(const sm_rewrite *rw, sm_edge e);
 
 #endif
