@@ -24,9 +24,12 @@ static const char system_ops_text[] =
     "op { name: \"_SmFoldBN\" input_arg { name: \"filter\" type_attr: \"T\" }\n"
     "  input_arg { name: \"scale\" type_attr: \"T\" } input_arg { name: \"shift\" type_attr: \"T\" }\n"
     "  input_arg { name: \"bias\" type_attr: \"T\" number_attr: \"num_bias\" }\n"
+    "  input_arg { name: \"stats\" type_attr: \"T\" number_attr: \"num_stats\" }\n"
     "  output_arg { name: \"folded_filter\" type_attr: \"T\" } output_arg { name: \"folded_bias\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
-    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true } }\n";
+    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"num_stats\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"epsilon\" type: \"float\" default_value { f: 0.0001 } } }\n";
 
 static void load(void) {
   ProtobufCMessage *m = NULL;

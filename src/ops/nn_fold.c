@@ -29,6 +29,7 @@
  * conv output's H or W) fails the run naming the node, since the fused convolution cannot
  * compute it. This family is offered before nn (files in name order), so a Conv2D that heads a
  * BatchNorm chain is folded here rather than fused with its BiasAdd alone. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,9 @@
 /* ---- _SmFoldBN ----------------------------------------------------------------------------- */
 typedef struct fold_state {
   int cache;          /* attr _sm_cache: the filter's pointer may key the cache */
+  int has_bias;       /* num_bias */
+  int stats;          /* num_stats == 2: FusedBatchNorm's mean and variance follow */
+  float eps;
   pthread_mutex_t mu; /* runs of one plan may overlap */
   sm_tensor *key_f;   /* the filter folded last (a reference held) */
   unsigned char *key; /* the small inputs' shapes and bytes */
@@ -51,13 +55,24 @@ typedef struct fold_state {
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
   int cache = 0, dt;
+  int64_t nb = 0, ns = 0;
+  float eps = 0;
   sm_status *st = sm__node_attr_type(n, "T", &dt);
   if (!st && sm__node_attr(n, "_sm_cache")) st = sm__node_attr_bool(n, "_sm_cache", &cache);
+  if (!st) st = sm__node_attr_int(n, "num_bias", &nb);
+  if (!st) st = sm__node_attr_int(n, "num_stats", &ns);
+  if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
   if (st) return st;
   if (dt != SM_FLOAT) return sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float only)", sm_dtype_name(dt));
+  if (nb > 1 || (ns != 0 && ns != 2))
+    return sm_status_new(SM_INVALID_ARGUMENT, "num_bias %lld (0 or 1) / num_stats %lld (0 or 2)", (long long)nb,
+                         (long long)ns);
   fold_state *s = sm__calloc(sizeof *s);
   if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's state");
   s->cache = cache;
+  s->has_bias = nb == 1;
+  s->stats = ns == 2;
+  s->eps = eps;
   pthread_mutex_init(&s->mu, NULL);
   *state = s;
   return NULL;
@@ -109,51 +124,89 @@ static unsigned char *make_key(const sm_tensor *const *t, int n, size_t *len) {
   return k;
 }
 
-/* ff = f * scale over the last dim, fb = [bias * scale +] shift. */
-static sm_status *fold(const sm_tensor *f, const sm_tensor *sc, const sm_tensor *sh, const sm_tensor *b, int64_t c,
+/* With FusedBatchNorm's statistics (mean, var), the scale and shift it applies: TF's inference
+ * kernel's scale * rsqrt(var + eps) and offset - mean * that. */
+static void fbn_scale_shift(const fold_state *s, const sm_tensor *const *in, int64_t c, float *sc, float *sh) {
+  const float *g = sm_tensor_data(in[0]), *o = sm_tensor_data(in[1]), *m = sm_tensor_data(in[2 + s->has_bias]),
+              *v = sm_tensor_data(in[3 + s->has_bias]);
+  for (int64_t j = 0; j < c; j++) {
+    sc[j] = g[j] * (1.0f / sqrtf(v[j] + s->eps));
+    sh[j] = o[j] - m[j] * sc[j];
+  }
+}
+
+/* ff = f * scale over the last dim, fb = [bias * scale +] shift; in: scale, shift, [bias], [mean,
+ * variance]. */
+static sm_status *fold(const fold_state *s, const sm_tensor *f, const sm_tensor *const *in, int64_t c,
                        sm_tensor **ff, sm_tensor **fb) {
+  float *tmp = NULL;
+  if (s->stats && !(tmp = sm__alloc((size_t)c * 2 * sizeof *tmp)))
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when folding a BatchNorm of %lld channels", (long long)c);
   sm_status *st = sm_tensor_new(SM_FLOAT, sm_tensor_rank(f), sm_tensor_dims(f), ff);
   if (!st && (st = sm_tensor_new(SM_FLOAT, 1, &c, fb))) sm_tensor_free(*ff);
-  if (st) return st;
-  const float *w = sm_tensor_data(f), *s = sm_tensor_data(sc),
-              *t = sm_tensor_data(sh), *bb = b ? sm_tensor_data(b) : NULL;
-  int s1 = sm_tensor_num_elements(sc) == 1, t1 = sm_tensor_num_elements(sh) == 1;
+  if (st) {
+    sm__free(tmp);
+    return st;
+  }
+  const float *w = sm_tensor_data(f), *sc = sm_tensor_data(in[0]), *sh = sm_tensor_data(in[1]),
+              *bb = s->has_bias ? sm_tensor_data(in[2]) : NULL;
+  int s1 = sm_tensor_num_elements(in[0]) == 1, t1 = sm_tensor_num_elements(in[1]) == 1;
+  if (tmp) {
+    fbn_scale_shift(s, in, c, tmp, tmp + c);
+    sc = tmp, sh = tmp + c, s1 = t1 = 0;
+  }
   float *o = sm_tensor_data(*ff), *ob = sm_tensor_data(*fb);
   int64_t rows = c ? sm_tensor_num_elements(f) / c : 0;
   for (int64_t r = 0; r < rows; r++)
-    for (int64_t j = 0; j < c; j++) o[r * c + j] = w[r * c + j] * s[s1 ? 0 : j];
-  for (int64_t j = 0; j < c; j++) ob[j] = bb ? bb[j] * s[s1 ? 0 : j] + t[t1 ? 0 : j] : t[t1 ? 0 : j];
+    for (int64_t j = 0; j < c; j++) o[r * c + j] = w[r * c + j] * sc[s1 ? 0 : j];
+  for (int64_t j = 0; j < c; j++) ob[j] = bb ? bb[j] * sc[s1 ? 0 : j] + sh[t1 ? 0 : j] : sh[t1 ? 0 : j];
+  sm__free(tmp);
   return NULL;
+}
+
+/* TF's FusedBatchNorm demands vectors of the channel count. */
+static sm_status *channels(const sm_tensor *t, const char *what, int64_t c) {
+  if (sm_tensor_dtype(t) == SM_FLOAT && sm_tensor_rank(t) == 1 && sm_tensor_dims(t)[0] == c) return NULL;
+  char sh[96];
+  sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), sh, sizeof sh);
+  return sm_status_new(SM_INVALID_ARGUMENT, "%s must have the same number of elements as the channels of x, got %s vs. %lld",
+                       what, sh, (long long)c);
 }
 
 static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   fold_state *s = (fold_state *)state; /* the cache is the one thing a run writes, under mu */
-  int nin = sm__kctx_num_inputs(ctx);
-  const sm_tensor *f = sm__kctx_input(ctx, 0), *small[3] = {sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2),
-                                                            nin > 3 ? sm__kctx_input(ctx, 3) : NULL};
-  int nsmall = nin > 3 ? 3 : 2;
+  const sm_tensor *f = sm__kctx_input(ctx, 0), *in[5];
+  int nsmall = 2 + s->has_bias + 2 * s->stats;
+  if (sm__kctx_num_inputs(ctx) != 1 + nsmall)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%d inputs, expected %d", sm__kctx_num_inputs(ctx), 1 + nsmall);
+  for (int i = 0; i < nsmall; i++) in[i] = sm__kctx_input(ctx, 1 + i);
   if (sm_tensor_dtype(f) != SM_FLOAT || sm_tensor_rank(f) < 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "the filter must be a float tensor of rank >= 1");
   int64_t c = sm_tensor_dims(f)[sm_tensor_rank(f) - 1];
-  sm_status *st = per_channel(small[0], "scale", c);
-  if (!st) st = per_channel(small[1], "shift", c);
+  sm_status *st = NULL;
+  if (s->stats) {
+    static const char *const what[] = {"scale", "offset", "mean", "variance"};
+    for (int i = 0; i < 4 && !st; i++) st = channels(in[i < 2 ? i : i + s->has_bias], what[i], c);
+  } else {
+    st = per_channel(in[0], "scale", c);
+    if (!st) st = per_channel(in[1], "shift", c);
+  }
   if (st) return st;
-  if (small[2] && (sm_tensor_dtype(small[2]) != SM_FLOAT || sm_tensor_rank(small[2]) != 1 ||
-                   sm_tensor_dims(small[2])[0] != c)) {
+  if (s->has_bias && (sm_tensor_dtype(in[2]) != SM_FLOAT || sm_tensor_rank(in[2]) != 1 || sm_tensor_dims(in[2])[0] != c)) {
     char sh[96];
-    sm_shape_str(sm_tensor_rank(small[2]), sm_tensor_dims(small[2]), sh, sizeof sh);
+    sm_shape_str(sm_tensor_rank(in[2]), sm_tensor_dims(in[2]), sh, sizeof sh);
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "Must provide as many biases as the last dimension of the filter: %s vs. %lld", sh,
                          (long long)c);
   }
   size_t nkey;
-  unsigned char *key = make_key(small, nsmall, &nkey);
+  unsigned char *key = make_key(in, nsmall, &nkey);
   if (!key) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's key");
   pthread_mutex_lock(&s->mu);
   int hit = s->cache && s->ff && s->key_f == f && s->nkey == nkey && !memcmp(s->key, key, nkey);
   if (!hit) {
     sm_tensor *ff, *fb;
-    st = fold(f, small[0], small[1], small[2], c, &ff, &fb);
+    st = fold(s, f, in, c, &ff, &fb);
     if (!st) {
       sm_tensor_free(s->key_f);
       sm_tensor_free(s->ff);
@@ -201,6 +254,21 @@ static int nhwc(const sm_node *n) {
 }
 
 #define FOLD_RULE "Conv2D[+BiasAdd]+Mul+Add[+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + _FusedConv2D"
+#define FBN_RULE "Conv2D[+BiasAdd]+FusedBatchNorm[V2|V3][+Relu|Relu6] (inference) -> _SmFoldBN + _FusedConv2D"
+
+/* A FusedBatchNorm[V2|V3] in inference mode, NHWC, float, reading v as x (and not otherwise). */
+static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
+  const sm_node *n = sm__rewrite_node(rw, id);
+  if (!(op_is(n, "FusedBatchNorm") || op_is(n, "FusedBatchNormV2") || op_is(n, "FusedBatchNormV3")) ||
+      sm__node_num_inputs(n) != 5 || sm__node_output_dtype(n, 0) != SM_FLOAT || !nhwc(n))
+    return 0;
+  for (int i = 0; i < 5; i++)
+    if (same(sm__rewrite_input(rw, id, i), v) != (i == 0) || sm__node_input_dtype(n, i) != SM_FLOAT) return 0;
+  int training = 1;
+  sm_status *st = sm__node_attr_bool(n, "is_training", &training);
+  sm_status_free(st);
+  return !st && !training;
+}
 
 static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   const sm_node *c = sm__rewrite_node(rw, anchor);
@@ -210,7 +278,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   const sm_node *fp = f.node >= 0 ? sm__rewrite_node(rw, f.node) : NULL;
   if (!fp || sm__rewrite_is_fed(rw, f) || !(op_is(fp, "ReadVariableOp") || op_is(fp, "Const"))) return NULL;
-  int chain[5] = {anchor}, n = 1;
+  int chain[5] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -220,14 +288,20 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     if ((r = sm__rewrite_only_reader(rw, (sm_edge){r, 0})) < 0) return NULL;
     rn = sm__rewrite_node(rw, r);
   }
-  if (!op_is(rn, "Mul") || !other_input(rw, r, (sm_edge){chain[n - 1], 0}, &scale)) return NULL;
-  chain[n++] = r;
-  if ((r = sm__rewrite_only_reader(rw, (sm_edge){r, 0})) < 0) return NULL;
-  rn = sm__rewrite_node(rw, r);
-  if (!(op_is(rn, "AddV2") || op_is(rn, "Add")) || !other_input(rw, r, (sm_edge){chain[n - 1], 0}, &shift)) return NULL;
-  chain[n++] = r;
+  if (fbn_fits(rw, r, (sm_edge){chain[n - 1], 0})) {
+    chain[n++] = fbn = r;
+    scale = sm__rewrite_input(rw, r, 1), shift = sm__rewrite_input(rw, r, 2);
+  } else {
+    if (!op_is(rn, "Mul") || !other_input(rw, r, (sm_edge){chain[n - 1], 0}, &scale)) return NULL;
+    chain[n++] = r;
+    if ((r = sm__rewrite_only_reader(rw, (sm_edge){r, 0})) < 0) return NULL;
+    rn = sm__rewrite_node(rw, r);
+    if (!(op_is(rn, "AddV2") || op_is(rn, "Add")) || !other_input(rw, r, (sm_edge){chain[n - 1], 0}, &shift))
+      return NULL;
+    chain[n++] = r;
+  }
   const char *ops[2] = {"BiasAdd", NULL};
-  r = sm__rewrite_only_reader(rw, (sm_edge){r, 0});
+  r = sm__rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
   rn = r >= 0 ? sm__rewrite_node(rw, r) : NULL;
   if (rn && (op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 &&
       sm__node_output_dtype(rn, 0) == SM_FLOAT) {
@@ -242,6 +316,9 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     n--;
     ops[1] = NULL;
   }
+  /* a FusedBatchNorm that ends the chain: the fused node has only its y */
+  for (int o = 1; chain[n - 1] == fbn && o < sm__node_num_outputs(sm__rewrite_node(rw, fbn)); o++)
+    if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
   /* the helper: the folded filter and bias */
   char name[512];
   snprintf(name, sizeof name, "%s/_sm_fold_bn", sm__node_name(c));
@@ -251,8 +328,12 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (!st) st = sm__synth_add_input(nodes[0], scale);
   if (!st) st = sm__synth_add_input(nodes[0], shift);
   if (!st && bias.node >= 0) st = sm__synth_add_input(nodes[0], bias);
+  if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 3));
+  if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 4));
   if (!st) st = sm__synth_set_type(nodes[0], "T", SM_FLOAT);
   if (!st) st = sm__synth_set_int(nodes[0], "num_bias", bias.node >= 0);
+  if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 ? 2 : 0);
+  if (!st && fbn >= 0) st = sm__synth_copy_attr(nodes[0], "epsilon", sm__rewrite_node(rw, fbn), "epsilon");
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);
@@ -265,7 +346,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     sm__synth_free(nodes[1]);
     return st;
   }
-  return sm__rewrite_replace_n(rw, FOLD_RULE, chain, n, nodes, 2);
+  return sm__rewrite_replace_n(rw, fbn >= 0 ? FBN_RULE : FOLD_RULE, chain, n, nodes, 2);
 }
 
 const sm_rewrite_rule sm_rewrites_nn_fold[] = {

@@ -119,6 +119,11 @@ static int is_fed(const sm_rewrite *rw, sm_edge e) {
 
 int sm__rewrite_is_fed(const sm_rewrite *rw, sm_edge e) { return rw && is_fed(rw, sm__rewrite_edge(rw, e)); }
 
+int sm__rewrite_is_used(const sm_rewrite *rw, sm_edge e) {
+  int s = slot(rw, sm__rewrite_edge(rw, e));
+  return s >= 0 && (rw->nread[s] || rw->fetched[s]);
+}
+
 int sm__rewrite_only_reader(const sm_rewrite *rw, sm_edge e) {
   int s = slot(rw, e);
   if (s < 0 || rw->fed[s] || rw->fetched[s] || rw->nread[s] != 1) return -1;
@@ -252,8 +257,13 @@ static sm_status *check_new(const sm_rewrite *rw, const char *rule, const int *c
   const sm_node *nd = nodes[j];
   if (j == k - 1) {
     const sm_node *ln = sm__rewrite_node(rw, chain[n - 1]);
-    int nout = sm__node_num_outputs(nd);
-    if (nout != sm__node_num_outputs(ln))
+    int nout = sm__node_num_outputs(nd), extra_used = 0;
+    /* fewer outputs only when nothing reads or fetches the ones left out (FusedBatchNorm's statistics) */
+    for (int o = nout; o < sm__node_num_outputs(ln); o++) {
+      int s = rw->obase[chain[n - 1]] + o;
+      extra_used |= rw->nread[s] || rw->fetched[s];
+    }
+    if (nout < 1 || nout > sm__node_num_outputs(ln) || extra_used)
       return sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' (%s) has %d outputs where '%s' had %d", rule,
                            sm__node_name(nd), sm__node_op(nd), nout, sm__node_name(ln), sm__node_num_outputs(ln));
     for (int o = 0; o < nout; o++)
@@ -344,7 +354,7 @@ sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *ch
     const sm_node *cn = sm__rewrite_node(rw, cid);
     for (int o = 0; o < sm__node_num_outputs(cn); o++) {
       int s = rw->obase[cid] + o;
-      if (cid == last) {
+      if (cid == last && o < sm__node_num_outputs(sm__rewrite_node(rw, id))) {
         int t = rw->obase[id] + o;
         rw->nread[t] = rw->nread[s];
         rw->rsum[t] = rw->rsum[s];

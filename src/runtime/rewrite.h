@@ -20,7 +20,8 @@
  *   - a read of a ref (TF1 variable) input is never moved past a node that could assign the
  *     variable (a stateful one, or one with a ref input: Assign, AssignAdd, ...): the new node
  *     reads what the chain read, but at the last node's place;
- *   - the new node's inputs are all computed before its place; its outputs match the last node's.
+ *   - the new node's inputs are all computed before its place; its outputs match the last node's
+ *     (it may have fewer when nothing reads or fetches the others: FusedBatchNorm's statistics).
  *
  * Rules belong to their op family: src/ops/<family>*.c defines `const sm_rewrite_rule
  * sm_rewrites_<family>[]`, ended by an entry with op == NULL, and the build lists the families
@@ -92,6 +93,8 @@ sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chai
 sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node **nodes, int k);
 /* The id the next synthetic node handed to sm__rewrite_replace[_n] will have. */
 int sm__rewrite_next_id(const sm_rewrite *rw);
+/* 1 when a node of the current order reads edge e (resolved) or it is fetched. */
+int sm__rewrite_is_used(const sm_rewrite *rw, sm_edge e);
 /* 1 when edge e (resolved) is fed. */
 int sm__rewrite_is_fed(const sm_rewrite *rw, sm_edge e);
 

@@ -551,6 +551,26 @@ static void test_fold_rule(void) {
   expect_fold(fold_graph(4, 0, "Relu", 0, 0, NULL), "x s t f", "r", NULL, "");
   expect(G(PH("x") PH("f") PH("t") CONV("c", "x", "f") NODE2("m", "Mul", "c", "c") NODE2("a", "AddV2", "m", "t")),
          "x t", "a", NULL, "", NULL);
+
+  /* FusedBatchNormV3 (inference): the statistics go to the helper; ending the chain, its other
+   * outputs must be unused; in training mode it is left alone */
+#define FBN(train)                                                                                          \
+  "node { name: \"n\" op: \"FusedBatchNormV3\" input: \"b\" input: \"s\" input: \"t\" input: \"mu\" "       \
+  "input: \"var\" " TF "attr { key: \"U\" value { type: DT_FLOAT } } attr { key: \"epsilon\" value { f: 0.01 } } " \
+  "attr { key: \"is_training\" value { b: " train " } } } "
+  char *g = fold_graph(4, 1, NULL, 0, 0, PH("mu") PH("var") FBN("false") NODE1("r2", "Relu", "n"));
+  char *fbn = strstr(g, "node { name: \"m\""), *end = fbn ? strstr(fbn, PH("mu")) : NULL;
+  if (fbn && end) { /* drop m and a: the FBN reads b */
+    memmove(fbn, end, strlen(end) + 1);
+    expect(g, "x s t bias mu var", "r2", NULL, FOLDED("f:0,s:0,t:0,bias:0,mu:0,var:0", ",Relu"), NULL);
+    expect(g, "x s t bias mu var", "n:0", NULL, FOLDED("f:0,s:0,t:0,bias:0,mu:0,var:0", ""), NULL);
+    expect(g, "x s t bias mu var", "n:0 n:1", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+    char *tr = strstr(g, "b: false");
+    if (tr) memcpy(tr, "b: true ", 8);
+    expect(g, "x s t bias mu var", "r2", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+  }
+  CHECK(fbn && end);
+  free(g);
 }
 
 /* Runs `fetch` of the folded graph and of the same graph with m fetched too (nothing folds), with
