@@ -9,7 +9,8 @@
  * read the sum is the reader: no reader lists to keep), fed and fetched flags, and where its value
  * went (itself until a rule removes it). When the rules are done only the removed edges are kept,
  * sorted, for sm__rewrite_edge; the books are dropped, so a cached plan holds little beyond its
- * order and its synthetic nodes. */
+ * order and its synthetic nodes. Helper nodes (sm__rewrite_replace_n) share the place of the node
+ * they precede in the working order; a list of (place, id) puts them before it in the result. */
 #include "runtime/rewrite.h"
 
 #include <stdlib.h>
@@ -45,6 +46,7 @@ struct sm_rewrite {
   /* helpers (sm__rewrite_replace_n): synthetic nodes placed just before the node at a place of
    * the order, in the order they were handed over */
   int *pre_at, *pre_id, npre, cap_pre;
+  int nfwd; /* nodes dropped by sm__rewrite_forward */
   /* the result */
   int *final, nfinal;
   moved *mv; /* removed edges, sorted by from */
@@ -97,8 +99,9 @@ static sm_edge went(const sm_rewrite *rw, sm_edge e) {
 
 sm_edge sm__rewrite_edge(const sm_rewrite *rw, sm_edge e) {
   if (!rw) return e;
-  /* each step lands on a newer synthetic node, so this ends within nsyn + 1 steps */
-  for (int i = 0; i <= rw->nsyn; i++) {
+  /* each step lands on a newer synthetic node or on the input of a dropped node (never back: the
+   * order is topological), so this ends within nsyn + nfwd + 1 steps */
+  for (int i = 0; i <= rw->nsyn + rw->nfwd; i++) {
     sm_edge n = went(rw, e);
     if (n.node < 0 || (n.node == e.node && n.index == e.index)) return n;
     e = n;
@@ -374,6 +377,38 @@ sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *ch
 fail:
   for (j = 0; j < k; j++) sm__synth_free(nodes[j]);
   return st;
+}
+
+int sm__rewrite_can_forward(const sm_rewrite *rw, int id, int in) {
+  const sm_node *n = sm__rewrite_node(rw, id);
+  if (!n || !rw->pos || rw->pos[id] < 0 || rw->ctl_src[id] || sm__node_num_outputs(n) != 1 ||
+      sm__node_num_control_inputs(n) || in < 0 || in >= sm__node_num_inputs(n) || sm__rewrite_reads_ref(rw, id, in))
+    return 0;
+  int s = rw->obase[id];
+  sm_edge e = sm__rewrite_input(rw, id, in);
+  if (rw->fed[s] || rw->fetched[s] || !is_edge(rw, e)) return 0;
+  int dt = sm__node_output_dtype(n, 0), et = sm__node_output_dtype(sm__rewrite_node(rw, e.node), e.index);
+  return dt < SM_DTYPE_REF_OFFSET && et == dt;
+}
+
+sm_status *sm__rewrite_forward(sm_rewrite *rw, const char *rule, int id, int in) {
+  if (!sm__rewrite_can_forward(rw, id, in))
+    return sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' may not be dropped", rule ? rule : "?",
+                         sm__node_name(sm__rewrite_node(rw, id)));
+  sm_edge e = sm__rewrite_input(rw, id, in);
+  int s = rw->obase[id], t = slot(rw, e);
+  count_reads(rw, id, -1);
+  if (!rw->fed[t]) {
+    rw->nread[t] += rw->nread[s];
+    rw->rsum[t] += rw->rsum[s];
+  }
+  rw->nread[s] = 0;
+  rw->rsum[s] = 0;
+  rw->to[s] = e;
+  rw->ord[rw->pos[id]] = -1;
+  rw->pos[id] = -1;
+  rw->nfwd++;
+  return NULL;
 }
 
 void sm__rewrite_free(sm_rewrite *rw) {

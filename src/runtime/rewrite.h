@@ -91,6 +91,13 @@ sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chai
  * have is sm__rewrite_next_id(rw) + j. Each node gets the chain's control inputs. rw takes all k
  * over, also on failure. */
 sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node **nodes, int k);
+/* Drops node id from the order: its one output's readers read its input `in` instead (an
+ * Identity). Allowed (sm__rewrite_can_forward) when the output is neither fed nor fetched and has
+ * the input's dtype (no ref), the input is not a ref read (a TF1 variable read snapshots the value
+ * where it stands), and the node has no control inputs and is no node's control input. Fails
+ * (SM_INTERNAL, naming `rule`) otherwise. */
+int sm__rewrite_can_forward(const sm_rewrite *rw, int id, int in);
+sm_status *sm__rewrite_forward(sm_rewrite *rw, const char *rule, int id, int in);
 /* The id the next synthetic node handed to sm__rewrite_replace[_n] will have. */
 int sm__rewrite_next_id(const sm_rewrite *rw);
 /* 1 when a node of the current order reads edge e (resolved) or it is fetched. */

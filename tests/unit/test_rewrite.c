@@ -10,7 +10,9 @@
  * carry _FusedConv2D / _FusedMatMul nodes themselves, as TF's grappler writes them, run and match
  * the unfused ops for every activation supported; unsupported ones fail at load. The driver is also
  * exercised with a rule table of this file's own (Neg(Neg(x)) -> Identity): chained rewrites, the
- * edge map, the reader books, and a faulty rule refused. */
+ * edge map, the reader books, and a faulty rule refused. BatchNorm folding (nn_fold.c): where the
+ * rule applies and where it must not, folded vs unfolded runs, the fold following changed inputs;
+ * pass-through nodes dropped (array_fwd.c) and the ones that must stay. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -316,7 +318,7 @@ static void test_ref_reads(void) {
   }
   rewritten_free(&r);
   /* no assignment in between: fused, reading the variable where the BiasAdd stood */
-  expect(REF_GRAPH(""), "x bias0", "b", NULL, "c=_FusedConv2D[BiasAdd](x:0,w:0,bias:0)", "b");
+  expect(REF_GRAPH(""), "x bias0", "b", NULL, "c=_FusedConv2D[BiasAdd](x:0,w:0,bias0:0)", "b"); /* Identity dropped */
   /* a bias read from a variable directly: not fused */
   expect(G(PH("x") PH("f") VAR("bv", DIM("2")) CONV("c", "x", "f") BIAS("b", "c", "bv")), "x f", "b", NULL, "", NULL);
 
@@ -640,6 +642,57 @@ static void test_fold_runs(void) {
   for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
 }
 
+/* ---- pass-through nodes dropped (array_fwd.c) ------------------------------------------------- */
+/* Whether node `name` is still in the rewritten order, and what edge `name`:0 resolves to. */
+static void expect_drop(const char *graph, const char *feeds, const char *fetches, const char *targets,
+                        const char *name, int dropped, const char *to) {
+  rewritten r;
+  if (rewrite(graph, feeds, fetches, targets, &r)) {
+    int id = sm__cgraph_find(r.g, name);
+    CHECK(id >= 0);
+    int gone = pos_of(r.order, r.norder, id) < 0;
+    if (gone != dropped) fprintf(stderr, "node %s: %s, want %s\n", name, gone ? "dropped" : "kept", dropped ? "dropped" : "kept");
+    CHECK(gone == dropped);
+    sm_edge e = sm__rewrite_edge(r.rw, (sm_edge){id, 0});
+    CHECK_EQ_STR(e.node >= 0 ? sm__node_name(sm__rewrite_node(r.rw, e.node)) : "-", to);
+  }
+  rewritten_free(&r);
+}
+
+static void test_drop_rule(void) {
+  const char *chain = G(PH("x") NODE1("i1", "Identity", "x") NODE1("i2", "StopGradient", "i1")
+                            NODE1("i3", "Snapshot", "i2") NODE1("n", "Neg", "i3"));
+  expect_drop(chain, "x", "n", NULL, "i1", 1, "x");
+  expect_drop(chain, "x", "n", NULL, "i3", 1, "x");
+  /* kept: a fetched one (those before it still go), a fed one, one with a control input or that is
+   * one, a read of a TF1 ref variable */
+  expect_drop(chain, "x", "n i2", NULL, "i2", 0, "i2");
+  expect_drop(chain, "x", "n i2", NULL, "i1", 1, "x");
+  expect_drop(chain, "x i2", "n", NULL, "i3", 1, "i2");
+  expect_drop(G(PH("x") "node { name: \"z\" op: \"NoOp\" } node { name: \"i\" op: \"Identity\" input: \"x\" "
+                          "input: \"^z\" " TF "} " NODE1("n", "Neg", "i")),
+              "x", "n", NULL, "i", 0, "i");
+  expect_drop(G(PH("x") NODE1("i", "Identity", "x") NODE1("n", "Neg", "i")
+                    "node { name: \"t\" op: \"NoOp\" input: \"^i\" } "),
+              "x", "n", "t", "i", 0, "i");
+  expect_drop(G(PH("x") VAR("v", DIM("2")) NODE1("i", "Identity", "v") NODE2("n", "Mul", "x", "i")), "x", "n", NULL,
+              "i", 0, "i");
+  /* the values are the ones the nodes compute */
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(chain, &s));
+  int64_t d[1] = {5};
+  sm_tensor *x = filled(1, d, 21), *out[2] = {NULL, NULL};
+  if (s) CHECK_OK(sm__session_run(s, (const char *[]){"x"}, &x, 1, (const char *[]){"n", "i2"}, 2, NULL, 0, out));
+  for (int i = 0; out[0] && out[1] && i < 5; i++) {
+    float v = ((const float *)sm_tensor_data(x))[i];
+    CHECK(((const float *)sm_tensor_data(out[0]))[i] == -v && ((const float *)sm_tensor_data(out[1]))[i] == v);
+  }
+  sm_tensor_free(x);
+  sm_tensor_free(out[0]);
+  sm_tensor_free(out[1]);
+  sm__session_free(s);
+}
+
 /* ---- _FusedConv2D / _FusedMatMul the kernels refuse -------------------------------------------- */
 static sm_status *prepare_graph(const char *graph, const char *fetch) {
   sm_session *s = NULL;
@@ -893,5 +946,6 @@ int main(void) {
   test_fused_refused();
   test_fold_rule();
   test_fold_runs();
+  test_drop_rule();
   TEST_MAIN_END();
 }
