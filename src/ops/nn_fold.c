@@ -10,7 +10,10 @@
  *                                                   fb = [bias * scale +] shift
  *   _FusedConv2D(x, ff, fb, fused_ops [BiasAdd[, Relu|Relu6]])
  * which is what the chain computes, up to float rounding (conv(x, f * s) + b * s + t instead of
- * (conv(x, f) + b) * s + t), as TensorFlow's grappler folds it too.
+ * (conv(x, f) + b) * s + t), as TensorFlow's grappler folds it too. The same for an inference
+ * FusedBatchNorm[V2|V3] (is_training false, NHWC) after the conv [+ bias]: the helper then also takes
+ * mean and variance (num_stats 2) and computes TF's s = scale * rsqrt(variance + epsilon),
+ * t = offset - mean * s itself; its batch statistics outputs must be unused when it ends the chain.
  *
  * Exactness when variables change: nothing is folded at load. _SmFoldBN reads its inputs every run
  * and keeps its last result with a key: a reference to the filter tensor it folded (a variable's
