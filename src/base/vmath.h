@@ -1,7 +1,7 @@
-/* vmath.h - vectorised float32 exp, sigmoid and tanh over arrays (vmath.c).
+/* vmath.h - vectorised float32 exp, sigmoid, tanh and erf over arrays (vmath.c).
  *
- * For the kernels whose time is transcendental functions: Exp, Sigmoid, Tanh, Softmax, the fused
- * conv/matmul epilogues, and so the Swish and LSTM cells built of them. Eight lanes at a time
+ * For the kernels whose time is transcendental functions: Exp, Sigmoid, Tanh, Erf, Softmax, the
+ * fused conv/matmul epilogues, and so the Swish and LSTM cells and the erf GELU built of them. Eight lanes at a time
  * (GCC/Clang vector extensions, plain C); an AVX2+FMA build of the same code is picked at run time
  * where the CPU has it. Accuracy: within 2 ulp of the correctly rounded result over the whole
  * float range (checked against double libm in tests/unit/test_vmath.c); inf, -inf and NaN map as
@@ -16,6 +16,7 @@ void sm__vexp_f32(const float *x, float *y, int64_t n);
 /* 1 / (1 + exp(-x)), as TF computes it: e / (1 + e) with e = exp(x) for x < 0. */
 void sm__vsigmoid_f32(const float *x, float *y, int64_t n);
 void sm__vtanh_f32(const float *x, float *y, int64_t n);
+void sm__verf_f32(const float *x, float *y, int64_t n);
 /* 1 when the AVX2+FMA code runs on this CPU (for tests and benchmarks to say). */
 int sm__vmath_avx2(void);
 

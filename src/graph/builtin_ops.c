@@ -14,11 +14,22 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* System ops, kept out of op_defs.c (generated from the ops a SavedModel's graph may hold): "_Arg",
  * the argument node of a function compiled as a graph of its own (sm__cgraph_compile_function), as
- * tensorflow/core/ops/function_ops.cc registers it. */
+ * tensorflow/core/ops/function_ops.cc registers it; "_SmFoldBN", the helper node BatchNorm folding
+ * puts before a convolution (src/ops/nn_fold.c). */
 static const char system_ops_text[] =
     "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" } attr { name: \"index\" type: \"int\" has_minimum: true }\n"
-    "  is_stateful: true }\n";
+    "  is_stateful: true }\n"
+    /* BatchNorm folding's helper (src/ops/nn_fold.c): made by a graph rewrite, not a TF op */
+    "op { name: \"_SmFoldBN\" input_arg { name: \"filter\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"scale\" type_attr: \"T\" } input_arg { name: \"shift\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"bias\" type_attr: \"T\" number_attr: \"num_bias\" }\n"
+    "  input_arg { name: \"stats\" type_attr: \"T\" number_attr: \"num_stats\" }\n"
+    "  output_arg { name: \"folded_filter\" type_attr: \"T\" } output_arg { name: \"folded_bias\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
+    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"num_stats\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"epsilon\" type: \"float\" default_value { f: 0.0001 } } }\n";
 
 static void load(void) {
   ProtobufCMessage *m = NULL;

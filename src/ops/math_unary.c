@@ -195,7 +195,7 @@ sm_status *sm__math_unary_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
-/* float32 Exp, Sigmoid and Tanh (and half/bfloat16 through float) run base/vmath.h's vector code. */
+/* float32 Exp, Sigmoid, Tanh and Erf (and half/bfloat16 through float) run base/vmath.h's vector code. */
 typedef void (*vecfn)(const float *x, float *y, int64_t n);
 
 typedef struct un_job {
@@ -249,7 +249,11 @@ sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
   if (n == 0) return NULL;
   vecfn vf = NULL;
   if (ti == T_f32)
-    vf = s->op == OP_exp ? sm__vexp_f32 : s->op == OP_sigmoid ? sm__vsigmoid_f32 : s->op == OP_tanh ? sm__vtanh_f32 : NULL;
+    vf = s->op == OP_exp       ? sm__vexp_f32
+         : s->op == OP_sigmoid ? sm__vsigmoid_f32
+         : s->op == OP_tanh    ? sm__vtanh_f32
+         : s->op == OP_erf     ? sm__verf_f32
+                               : NULL;
   un_job j = {table[s->op][ti], vf, dt, sm_tensor_data(x), sm_tensor_data(y), sm_dtype_size(dt), sm_dtype_size(odt),
               s->alpha};
   sm__parallel_for(sm__kctx_pool(ctx), n, SM_MATH_PAR_MIN, un_range, &j);

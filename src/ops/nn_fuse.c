@@ -146,33 +146,48 @@ static int pool_fusable(const sm_rewrite *rw, int q) {
 #define CONV_RULE "Conv2D+BiasAdd[+Relu|Relu6][+MaxPool] -> _FusedConv2D"
 #define MATMUL_RULE "MatMul+BiasAdd[+Relu|Relu6] -> _FusedMatMul"
 
-/* chain[0] the product, [1] the BiasAdd, then the activation (act != NONE) and the pool (pool). */
-static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int act, int pool) {
-  const sm_node *c = sm__rewrite_node(rw, chain[0]);
+sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, sm_edge bias, const char *const *ops,
+                             int nops, sm_node **out) {
+  const sm_node *c = sm__rewrite_node(rw, product);
   int conv = op_is(c, "Conv2D");
   sm_node *f;
   sm_status *st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(c), conv ? "_FusedConv2D" : "_FusedMatMul", &f);
   if (st) return st;
-  st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[0], 0));
-  if (!st) st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[0], 1));
-  if (!st) st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[1], 1));
+  st = sm__synth_add_input(f, a);
+  if (!st) st = sm__synth_add_input(f, b);
+  if (!st) st = sm__synth_add_input(f, bias);
   static const char *const conv_attrs[] = {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
                                            "use_cudnn_on_gpu"};
   static const char *const mm_attrs[] = {"T", "transpose_a", "transpose_b"};
   const char *const *copy = conv ? conv_attrs : mm_attrs;
   size_t ncopy = conv ? sizeof conv_attrs / sizeof *conv_attrs : sizeof mm_attrs / sizeof *mm_attrs;
   for (size_t i = 0; i < ncopy && !st; i++) st = sm__synth_copy_attr(f, copy[i], c, copy[i]);
-  const char *ops[3] = {"BiasAdd"};
-  int nops = 1;
-  if (act) ops[nops++] = sm__node_op(sm__rewrite_node(rw, chain[2]));
-  if (pool) ops[nops++] = "MaxPool";
   if (!st) st = sm__synth_set_strings(f, "fused_ops", ops, (size_t)nops);
   if (!st) st = sm__synth_set_int(f, "num_args", 1);
   if (!st && conv) {
     int targs[1] = {SM_FLOAT};
     st = sm__synth_set_types(f, "TArgs", targs, 1);
   }
-  if (!st && pool) {
+  if (st) {
+    sm__synth_free(f);
+    return st;
+  }
+  *out = f;
+  return NULL;
+}
+
+/* chain[0] the product, [1] the BiasAdd, then the activation (act != NONE) and the pool (pool). */
+static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int act, int pool) {
+  int conv = op_is(sm__rewrite_node(rw, chain[0]), "Conv2D");
+  const char *ops[3] = {"BiasAdd"};
+  int nops = 1;
+  if (act) ops[nops++] = sm__node_op(sm__rewrite_node(rw, chain[2]));
+  if (pool) ops[nops++] = "MaxPool";
+  sm_node *f;
+  sm_status *st = sm__nn_fused_node(rw, chain[0], sm__rewrite_input(rw, chain[0], 0), sm__rewrite_input(rw, chain[0], 1),
+                                    sm__rewrite_input(rw, chain[1], 1), ops, nops, &f);
+  if (st) return st;
+  if (pool) {
     const sm_node *q = sm__rewrite_node(rw, chain[n - 1]);
     st = sm__synth_copy_attr(f, "_sm_pool_ksize", q, "ksize");
     if (!st) st = sm__synth_copy_attr(f, "_sm_pool_strides", q, "strides");

@@ -52,6 +52,12 @@ typedef struct sm__nn_fused {
 /* Reads and checks n's fused_ops, num_args, T, the bias's dtype (and for a convolution
  * num_host_args and the pool attrs); fails SM_UNIMPLEMENTED naming a fused_ops list it cannot run. */
 sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f);
+/* For rewrite rules (nn_fuse.c, nn_fold.c): a new _FusedConv2D / _FusedMatMul named after node
+ * `product` (a Conv2D or MatMul) with its attrs, inputs a, b and the bias, fused_ops `ops`,
+ * num_args 1: not finished (sm__synth_finish), so the caller may add attrs. */
+struct sm_rewrite;
+sm_status *sm__nn_fused_node(struct sm_rewrite *rw, int product, sm_edge a, sm_edge b, sm_edge bias,
+                             const char *const *ops, int nops, sm_node **out);
 
 /* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
  * "Computed output size would be negative" message. */

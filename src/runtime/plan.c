@@ -119,9 +119,13 @@ static sm_status *arg_compute(const void *state, sm_kctx *ctx) {
 static const sm_kernel arg_kernel = {"_Arg", NULL, arg_compute, NULL, 0};
 
 int sm__plan_slot_of(const sm_plan *p, const int *node_base, sm_edge e) {
-  for (int i = 0; i < p->nfeeds; i++)
-    if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
-  e = sm__rewrite_edge(p->rw, e); /* where the value is made now (a rule may have fused its maker) */
+  /* the edge itself, then where the value is made now (a rule may have fused its maker, or dropped
+   * an Identity: then its input, which may be fed) */
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < p->nfeeds; i++)
+      if (p->feed_edges[i].node == e.node && p->feed_edges[i].index == e.index) return p->feed_slot[i];
+    if (!pass) e = sm__rewrite_edge(p->rw, e);
+  }
   if (e.node < 0 || node_base[e.node] < 0) return -1;
   return node_base[e.node] + e.index;
 }

@@ -9,7 +9,8 @@
  * read the sum is the reader: no reader lists to keep), fed and fetched flags, and where its value
  * went (itself until a rule removes it). When the rules are done only the removed edges are kept,
  * sorted, for sm__rewrite_edge; the books are dropped, so a cached plan holds little beyond its
- * order and its synthetic nodes. */
+ * order and its synthetic nodes. Helper nodes (sm__rewrite_replace_n) share the place of the node
+ * they precede in the working order; a list of (place, id) puts them before it in the result. */
 #include "runtime/rewrite.h"
 
 #include <stdlib.h>
@@ -42,6 +43,10 @@ struct sm_rewrite {
   unsigned char *fed, *fetched;
   sm_edge *to;             /* where the value went: itself, another edge, or {-1, -1} */
   int nslots, cap_slots;
+  /* helpers (sm__rewrite_replace_n): synthetic nodes placed just before the node at a place of
+   * the order, in the order they were handed over */
+  int *pre_at, *pre_id, npre, cap_pre;
+  int nfwd; /* nodes dropped by sm__rewrite_forward */
   /* the result */
   int *final, nfinal;
   moved *mv; /* removed edges, sorted by from */
@@ -94,8 +99,9 @@ static sm_edge went(const sm_rewrite *rw, sm_edge e) {
 
 sm_edge sm__rewrite_edge(const sm_rewrite *rw, sm_edge e) {
   if (!rw) return e;
-  /* each step lands on a newer synthetic node, so this ends within nsyn + 1 steps */
-  for (int i = 0; i <= rw->nsyn; i++) {
+  /* each step lands on a newer synthetic node or on the input of a dropped node (never back: the
+   * order is topological), so this ends within nsyn + nfwd + 1 steps */
+  for (int i = 0; i <= rw->nsyn + rw->nfwd; i++) {
     sm_edge n = went(rw, e);
     if (n.node < 0 || (n.node == e.node && n.index == e.index)) return n;
     e = n;
@@ -112,6 +118,13 @@ sm_edge sm__rewrite_input(const sm_rewrite *rw, int id, int i) {
 static int is_fed(const sm_rewrite *rw, sm_edge e) {
   int s = slot(rw, e);
   return s >= 0 && rw->fed[s];
+}
+
+int sm__rewrite_is_fed(const sm_rewrite *rw, sm_edge e) { return rw && is_fed(rw, sm__rewrite_edge(rw, e)); }
+
+int sm__rewrite_is_used(const sm_rewrite *rw, sm_edge e) {
+  int s = slot(rw, sm__rewrite_edge(rw, e));
+  return s >= 0 && (rw->nread[s] || rw->fetched[s]);
 }
 
 int sm__rewrite_only_reader(const sm_rewrite *rw, sm_edge e) {
@@ -226,68 +239,130 @@ static void count_reads(sm_rewrite *rw, int id, int d) {
   }
 }
 
+int sm__rewrite_next_id(const sm_rewrite *rw) { return rw ? rw->nn + rw->nsyn : -1; }
+
+/* Room for k more helpers. */
+static sm_status *grow_pre(sm_rewrite *rw, int k) {
+  if (rw->npre + k <= rw->cap_pre) return NULL;
+  int nc = rw->cap_pre * 2 + k + 8;
+  int *a = realloc(rw->pre_at, (size_t)nc * sizeof *a);
+  if (a) rw->pre_at = a;
+  int *b = a ? realloc(rw->pre_id, (size_t)nc * sizeof *b) : NULL;
+  if (!b) return oom();
+  rw->pre_id = b;
+  rw->cap_pre = nc;
+  return NULL;
+}
+
+/* Checks new node j of k (ids from first up) against the chain it replaces; NULL when it fits. */
+static sm_status *check_new(const sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *const *nodes,
+                            int j, int k, int first, int at) {
+  const sm_node *nd = nodes[j];
+  if (j == k - 1) {
+    const sm_node *ln = sm__rewrite_node(rw, chain[n - 1]);
+    int nout = sm__node_num_outputs(nd), extra_used = 0;
+    /* fewer outputs only when nothing reads or fetches the ones left out (FusedBatchNorm's statistics) */
+    for (int o = nout; o < sm__node_num_outputs(ln); o++) {
+      int s = rw->obase[chain[n - 1]] + o;
+      extra_used |= rw->nread[s] || rw->fetched[s];
+    }
+    if (nout < 1 || nout > sm__node_num_outputs(ln) || extra_used)
+      return sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' (%s) has %d outputs where '%s' had %d", rule,
+                           sm__node_name(nd), sm__node_op(nd), nout, sm__node_name(ln), sm__node_num_outputs(ln));
+    for (int o = 0; o < nout; o++)
+      if (sm__node_output_dtype(nd, o) != sm__node_output_dtype(ln, o))
+        return sm_status_new(SM_INTERNAL,
+                             "graph rewrite '%s': node '%s' (%s) output %d is not of '%s' output's dtype", rule,
+                             sm__node_name(nd), sm__node_op(nd), o, sm__node_name(ln));
+  }
+  for (int i = 0; i < sm__node_num_inputs(nd); i++) {
+    sm_edge e = sm__node_input(nd, i);
+    /* an earlier node of this replacement, or a value computed before the chain's last place */
+    int ok = e.node >= first && e.node < first + j && e.index >= 0 && e.index < sm__node_num_outputs(nodes[e.node - first]);
+    if (!ok) {
+      e = sm__rewrite_edge(rw, e);
+      ok = is_edge(rw, e) && (is_fed(rw, e) || (rw->pos[e.node] >= 0 && rw->pos[e.node] < at));
+      for (int c = 0; c < n && ok; c++) ok = e.node != chain[c];
+    }
+    if (!ok)
+      return sm_status_new(SM_INTERNAL, "graph rewrite '%s': input %d of node '%s' (%s) is not computed before it",
+                           rule, i, sm__node_name(nd), sm__node_op(nd));
+  }
+  return NULL;
+}
+
 sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *fused) {
+  return sm__rewrite_replace_n(rw, rule, chain, n, &fused, 1);
+}
+
+sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node **nodes, int k) {
   if (!rule) rule = "?";
-  if (!fused) return sm_status_new(SM_INTERNAL, "graph rewrite '%s': no node to put in", rule);
   sm_status *st = NULL;
+  int j;
+  if (!nodes || k < 1) return sm_status_new(SM_INTERNAL, "graph rewrite '%s': no node to put in", rule);
+  for (j = 0; j < k && !st; j++)
+    if (!nodes[j]) st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': no node to put in", rule);
+  if (st) goto fail;
   if (!sm__rewrite_can_fuse(rw, chain, n)) {
     st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': the chain at node '%s' may not be fused", rule,
-                       sm__node_name(fused));
+                       sm__node_name(nodes[k - 1]));
     goto fail;
   }
-  int last = chain[n - 1], at = rw->pos[last];
-  const sm_node *ln = sm__rewrite_node(rw, last);
-  int nout = sm__node_num_outputs(fused);
-  if (nout != sm__node_num_outputs(ln)) {
-    st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' (%s) has %d outputs where '%s' had %d", rule,
-                       sm__node_name(fused), sm__node_op(fused), nout, sm__node_name(ln), sm__node_num_outputs(ln));
+  int last = chain[n - 1], at = rw->pos[last], first = rw->nn + rw->nsyn;
+  for (j = 0; j < k && !st; j++) st = check_new(rw, rule, chain, n, nodes, j, k, first, at);
+  for (j = 0; j < k && !st; j++)
+    for (int c = 0; c < n && !st; c++) {
+      const sm_node *cn = sm__rewrite_node(rw, chain[c]);
+      for (int i = 0; i < sm__node_num_control_inputs(cn) && !st; i++)
+        st = sm__synth_add_control(nodes[j], sm__node_control_input(cn, i));
+    }
+  for (j = 0; j < k && !st; j++) {
+    st = grow_books(rw, sm__node_num_outputs(nodes[j]));
+    /* book the node now (nothing fails after the last one): its outputs are new slots */
+    if (!st) {
+      int id = rw->nn + rw->nsyn;
+      rw->syn[rw->nsyn++] = nodes[j];
+      nodes[j] = NULL;
+      rw->obase[id] = rw->nslots;
+      rw->pos[id] = at;
+      rw->ctl_src[id] = 0;
+      for (int o = 0; o < sm__node_num_outputs(sm__rewrite_node(rw, id)); o++) {
+        int t = rw->nslots + o;
+        rw->nread[t] = 0, rw->rsum[t] = 0, rw->fetched[t] = 0, rw->fed[t] = 0;
+        rw->to[t] = (sm_edge){id, o};
+      }
+      rw->nslots += sm__node_num_outputs(sm__rewrite_node(rw, id));
+    }
+  }
+  if (!st && k > 1) st = grow_pre(rw, k - 1);
+  if (st) {
+    /* undo the bookings: the nodes booked go back to the caller's array to be freed */
+    while (rw->nsyn > first - rw->nn) {
+      int id = rw->nn + --rw->nsyn;
+      rw->nslots -= sm__node_num_outputs(rw->syn[rw->nsyn]);
+      nodes[id - first] = rw->syn[rw->nsyn];
+    }
     goto fail;
   }
-  for (int k = 0; k < nout; k++)
-    if (sm__node_output_dtype(fused, k) != sm__node_output_dtype(ln, k)) {
-      st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' (%s) output %d is not of '%s' output's dtype",
-                         rule, sm__node_name(fused), sm__node_op(fused), k, sm__node_name(ln));
-      goto fail;
-    }
-  for (int i = 0; i < sm__node_num_inputs(fused); i++) {
-    sm_edge e = sm__rewrite_edge(rw, sm__node_input(fused, i));
-    int ok = is_edge(rw, e) && (is_fed(rw, e) || (rw->pos[e.node] >= 0 && rw->pos[e.node] < at));
-    for (int c = 0; c < n && ok; c++) ok = e.node != chain[c];
-    if (!ok) {
-      st = sm_status_new(SM_INTERNAL, "graph rewrite '%s': input %d of node '%s' (%s) is not computed before it", rule,
-                         i, sm__node_name(fused), sm__node_op(fused));
-      goto fail;
-    }
-  }
-  for (int c = 0; c < n && !st; c++) {
-    const sm_node *cn = sm__rewrite_node(rw, chain[c]);
-    for (int i = 0; i < sm__node_num_control_inputs(cn) && !st; i++)
-      st = sm__synth_add_control(fused, sm__node_control_input(cn, i));
-  }
-  if (!st) st = grow_books(rw, nout);
-  if (st) goto fail;
   /* from here nothing fails */
-  int id = rw->nn + rw->nsyn;
-  rw->syn[rw->nsyn++] = fused;
-  rw->obase[id] = rw->nslots;
-  rw->pos[id] = at;
-  rw->ctl_src[id] = 0;
-  rw->nslots += nout;
+  int id = first + k - 1;
+  for (j = 0; j < k - 1; j++) {
+    rw->pre_at[rw->npre] = at;
+    rw->pre_id[rw->npre++] = first + j;
+  }
   for (int c = 0; c < n; c++) count_reads(rw, chain[c], -1);
-  count_reads(rw, id, +1);
+  for (j = 0; j < k; j++) count_reads(rw, first + j, +1);
   for (int c = 0; c < n; c++) {
     int cid = chain[c];
     const sm_node *cn = sm__rewrite_node(rw, cid);
-    for (int k = 0; k < sm__node_num_outputs(cn); k++) {
-      int s = rw->obase[cid] + k;
-      if (cid == last) {
-        int t = rw->obase[id] + k;
+    for (int o = 0; o < sm__node_num_outputs(cn); o++) {
+      int s = rw->obase[cid] + o;
+      if (cid == last && o < sm__node_num_outputs(sm__rewrite_node(rw, id))) {
+        int t = rw->obase[id] + o;
         rw->nread[t] = rw->nread[s];
         rw->rsum[t] = rw->rsum[s];
         rw->fetched[t] = rw->fetched[s];
-        rw->fed[t] = 0;
-        rw->to[t] = (sm_edge){id, k};
-        rw->to[s] = (sm_edge){id, k};
+        rw->to[s] = (sm_edge){id, o};
       } else {
         rw->to[s] = (sm_edge){-1, -1};
       }
@@ -300,8 +375,40 @@ sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chai
   rw->ord[at] = id;
   return NULL;
 fail:
-  sm__synth_free(fused);
+  for (j = 0; j < k; j++) sm__synth_free(nodes[j]);
   return st;
+}
+
+int sm__rewrite_can_forward(const sm_rewrite *rw, int id, int in) {
+  const sm_node *n = sm__rewrite_node(rw, id);
+  if (!n || !rw->pos || rw->pos[id] < 0 || rw->ctl_src[id] || sm__node_num_outputs(n) != 1 ||
+      sm__node_num_control_inputs(n) || in < 0 || in >= sm__node_num_inputs(n) || sm__rewrite_reads_ref(rw, id, in))
+    return 0;
+  int s = rw->obase[id];
+  sm_edge e = sm__rewrite_input(rw, id, in);
+  if (rw->fed[s] || rw->fetched[s] || !is_edge(rw, e)) return 0;
+  int dt = sm__node_output_dtype(n, 0), et = sm__node_output_dtype(sm__rewrite_node(rw, e.node), e.index);
+  return dt < SM_DTYPE_REF_OFFSET && et == dt;
+}
+
+sm_status *sm__rewrite_forward(sm_rewrite *rw, const char *rule, int id, int in) {
+  if (!sm__rewrite_can_forward(rw, id, in))
+    return sm_status_new(SM_INTERNAL, "graph rewrite '%s': node '%s' may not be dropped", rule ? rule : "?",
+                         sm__node_name(sm__rewrite_node(rw, id)));
+  sm_edge e = sm__rewrite_input(rw, id, in);
+  int s = rw->obase[id], t = slot(rw, e);
+  count_reads(rw, id, -1);
+  if (!rw->fed[t]) {
+    rw->nread[t] += rw->nread[s];
+    rw->rsum[t] += rw->rsum[s];
+  }
+  rw->nread[s] = 0;
+  rw->rsum[s] = 0;
+  rw->to[s] = e;
+  rw->ord[rw->pos[id]] = -1;
+  rw->pos[id] = -1;
+  rw->nfwd++;
+  return NULL;
 }
 
 void sm__rewrite_free(sm_rewrite *rw) {
@@ -319,17 +426,33 @@ void sm__rewrite_free(sm_rewrite *rw) {
   free(rw->to);
   free(rw->final);
   free(rw->mv);
+  free(rw->pre_at);
+  free(rw->pre_id);
   free(rw);
 }
 
 /* Drops the books, keeping the order and the removed edges. */
 static sm_status *finish(sm_rewrite *rw) {
-  int nf = 0, nm = 0;
+  int nf = rw->npre, nm = 0;
   for (int p = 0; p < rw->nord; p++) nf += rw->ord[p] >= 0;
   rw->final = malloc(((size_t)nf + 1) * sizeof *rw->final);
   if (!rw->final) return oom();
-  for (int p = 0; p < rw->nord; p++)
+  /* helpers before the node of their place (one pass: pre_at is not sorted, so count per place) */
+  int *first = calloc((size_t)rw->nord + 1, sizeof *first), *seq = NULL;
+  if (!first || (rw->npre && !(seq = malloc((size_t)rw->npre * sizeof *seq)))) {
+    free(first);
+    return oom();
+  }
+  for (int h = 0; h < rw->npre; h++) first[rw->pre_at[h] + 1]++;
+  for (int p = 0; p < rw->nord; p++) first[p + 1] += first[p];
+  for (int h = 0; h < rw->npre; h++) seq[first[rw->pre_at[h]]++] = rw->pre_id[h];
+  /* now first[p] is where place p's run ends (the run of p is [first[p-1], first[p])) */
+  for (int p = 0, h = 0; p < rw->nord; p++) {
+    for (; h < first[p]; h++) rw->final[rw->nfinal++] = seq[h];
     if (rw->ord[p] >= 0) rw->final[rw->nfinal++] = rw->ord[p];
+  }
+  free(first);
+  free(seq);
   /* every edge whose value went elsewhere */
   int nids = rw->nn + rw->nsyn;
   for (int id = 0; id < nids; id++) {

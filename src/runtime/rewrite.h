@@ -20,7 +20,8 @@
  *   - a read of a ref (TF1 variable) input is never moved past a node that could assign the
  *     variable (a stateful one, or one with a ref input: Assign, AssignAdd, ...): the new node
  *     reads what the chain read, but at the last node's place;
- *   - the new node's inputs are all computed before its place; its outputs match the last node's.
+ *   - the new node's inputs are all computed before its place; its outputs match the last node's
+ *     (it may have fewer when nothing reads or fetches the others: FusedBatchNorm's statistics).
  *
  * Rules belong to their op family: src/ops/<family>*.c defines `const sm_rewrite_rule
  * sm_rewrites_<family>[]`, ended by an entry with op == NULL, and the build lists the families
@@ -84,5 +85,24 @@ int sm__rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n);
  * outputs carry the last node's, and the other chain nodes' outputs are gone. Fails (SM_INTERNAL,
  * naming `rule`) when the chain or the node breaks a guarantee: a rule's bug. */
 sm_status *sm__rewrite_replace(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node *fused);
+/* The same with k new nodes: nodes[k - 1] replaces the chain as above; nodes[0 .. k-2] are helpers
+ * placed just before it, in this order (BatchNorm folding: the folded filter, then the fused
+ * convolution that reads it). A node may read outputs of the ones before it: the id node j will
+ * have is sm__rewrite_next_id(rw) + j. Each node gets the chain's control inputs. rw takes all k
+ * over, also on failure. */
+sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *chain, int n, sm_node **nodes, int k);
+/* Drops node id from the order: its one output's readers read its input `in` instead (an
+ * Identity). Allowed (sm__rewrite_can_forward) when the output is neither fed nor fetched and has
+ * the input's dtype (no ref), the input is not a ref read (a TF1 variable read snapshots the value
+ * where it stands), and the node has no control inputs and is no node's control input. Fails
+ * (SM_INTERNAL, naming `rule`) otherwise. */
+int sm__rewrite_can_forward(const sm_rewrite *rw, int id, int in);
+sm_status *sm__rewrite_forward(sm_rewrite *rw, const char *rule, int id, int in);
+/* The id the next synthetic node handed to sm__rewrite_replace[_n] will have. */
+int sm__rewrite_next_id(const sm_rewrite *rw);
+/* 1 when a node of the current order reads edge e (resolved) or it is fetched. */
+int sm__rewrite_is_used(const sm_rewrite *rw, sm_edge e);
+/* 1 when edge e (resolved) is fed. */
+int sm__rewrite_is_fed(const sm_rewrite *rw, sm_edge e);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
@@ -475,7 +476,8 @@ static int golden_read(const char *path, golden *g) {
 
 static int zoo_cases, zoo_passed, zoo_unsupported;
 
-static void zoo_case(const char *model_dir, const char *case_dir) {
+/* One golden call: on a freshly loaded model, or on `shared` (a sequence's steps share one). */
+static void zoo_case(const char *model_dir, const char *case_dir, sm_model *shared) {
   char *p = sm__path_join(case_dir, "signature.json");
   golden g;
   memset(&g, 0, sizeof g);
@@ -488,8 +490,8 @@ static void zoo_case(const char *model_dir, const char *case_dir) {
     return;
   }
   zoo_cases++;
-  sm_model *m = NULL;
-  sm_status *st = sm_model_load(model_dir, (const char *const *)g.tags, g.ntags, NULL, &m);
+  sm_model *m = shared;
+  sm_status *st = shared ? NULL : sm_model_load(model_dir, (const char *const *)g.tags, g.ntags, NULL, &m);
   sm_tensor *in[64] = {0}, *out[64] = {0}, *want[64] = {0};
   int ok = 1;
   if (st) goto fail;
@@ -538,8 +540,37 @@ fail:
   sm_status_free(st);
 done:
   for (int i = 0; i < 64; i++) sm_tensor_free(in[i]), sm_tensor_free(out[i]), sm_tensor_free(want[i]);
-  sm_model_free(m);
+  if (!shared) sm_model_free(m);
   golden_free(&g);
+}
+
+/* A zoo model's golden/sequences/<tags>/NN_<sig>/: the steps in name order on one loaded model,
+ * each output as TF's after the steps before it (state: tf1_counter's variables, keras_bn_fold's
+ * assigned BatchNorm statistics). */
+static int zoo_steps;
+
+static void zoo_sequence(const char *model_dir, const char *seq_dir) {
+  struct dirent **steps = NULL;
+  int n = scandir(seq_dir, &steps, NULL, alphasort), loaded = 0;
+  sm_model *m = NULL;
+  for (int i = 0; i < n; i++) {
+    char *c = steps[i]->d_name[0] != '.' ? sm__path_join(seq_dir, steps[i]->d_name) : NULL;
+    char *p = c ? sm__path_join(c, "signature.json") : NULL;
+    golden g;
+    if (p && !loaded && golden_read(p, &g)) {
+      sm_status *st = sm_model_load(model_dir, (const char *const *)g.tags, g.ntags, NULL, &m);
+      if (st) fprintf(stderr, "zoo %s: %s\n", seq_dir, sm_status_message(st)), sm_test_failures++;
+      sm_status_free(st);
+      golden_free(&g);
+      loaded = 1;
+    }
+    if (c && m && access(p, R_OK) == 0) zoo_case(model_dir, c, m), zoo_steps++;
+    free(p);
+    free(c);
+    free(steps[i]);
+  }
+  free(steps);
+  sm_model_free(m);
 }
 
 static void test_zoo(void) {
@@ -563,16 +594,26 @@ static void test_zoo(void) {
     while (od && (e = readdir(od))) {
       if (e->d_name[0] == '.') continue;
       char *c = sm__path_join(outs, e->d_name);
-      zoo_case(model, c);
+      zoo_case(model, c, NULL);
       free(c);
     }
     if (od) closedir(od);
+    char *seqs = sm__path_join(base, "golden/sequences");
+    od = seqs ? opendir(seqs) : NULL;
+    while (od && (e = readdir(od))) {
+      if (e->d_name[0] == '.') continue;
+      char *c = sm__path_join(seqs, e->d_name);
+      zoo_sequence(model, c);
+      free(c);
+    }
+    if (od) closedir(od);
+    free(seqs);
     free(base);
     free(model);
     free(outs);
   }
-  fprintf(stderr, "zoo: %d cases, %d match TensorFlow, %d need kernels not written yet\n", zoo_cases, zoo_passed,
-          zoo_unsupported);
+  fprintf(stderr, "zoo: %d cases (%d of them steps of sequences), %d match TensorFlow, %d need kernels not written yet\n",
+          zoo_cases, zoo_steps, zoo_passed, zoo_unsupported);
 }
 
 /* ---- per-signature compilation ----------------------------------------------------------------- */

@@ -10,7 +10,9 @@
  * carry _FusedConv2D / _FusedMatMul nodes themselves, as TF's grappler writes them, run and match
  * the unfused ops for every activation supported; unsupported ones fail at load. The driver is also
  * exercised with a rule table of this file's own (Neg(Neg(x)) -> Identity): chained rewrites, the
- * edge map, the reader books, and a faulty rule refused. */
+ * edge map, the reader books, and a faulty rule refused. BatchNorm folding (nn_fold.c): where the
+ * rule applies and where it must not, folded vs unfolded runs, the fold following changed inputs;
+ * pass-through nodes dropped (array_fwd.c) and the ones that must stay. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -316,7 +318,7 @@ static void test_ref_reads(void) {
   }
   rewritten_free(&r);
   /* no assignment in between: fused, reading the variable where the BiasAdd stood */
-  expect(REF_GRAPH(""), "x bias0", "b", NULL, "c=_FusedConv2D[BiasAdd](x:0,w:0,bias:0)", "b");
+  expect(REF_GRAPH(""), "x bias0", "b", NULL, "c=_FusedConv2D[BiasAdd](x:0,w:0,bias0:0)", "b"); /* Identity dropped */
   /* a bias read from a variable directly: not fused */
   expect(G(PH("x") PH("f") VAR("bv", DIM("2")) CONV("c", "x", "f") BIAS("b", "c", "bv")), "x f", "b", NULL, "", NULL);
 
@@ -469,6 +471,226 @@ static void test_fused_runs(void) {
     }
     for (int i = 0; i < 3; i++) sm_tensor_free(mf[i]);
   }
+}
+
+/* ---- BatchNorm folding (nn_fold.c) ------------------------------------------------------------- */
+/* x -> Conv2D c (filter f: a Const [2, 2, 3, cout], or a Placeholder when fed_filter) [-> BiasAdd b
+ * (bias)] -> Mul m (scale s, on the side `mul_left` says) -> AddV2 a (shift t) [-> act r], plus
+ * `extra` nodes. */
+static char *fold_graph(int cout, int bias, const char *act, int mul_left, int fed_filter, const char *extra) {
+  size_t cap = 16384, at = 0;
+  char *g = malloc(cap);
+  if (!g) exit(1);
+  at += (size_t)snprintf(g + at, cap - at, "graph_def { " PH("x") PH("s") PH("t") "%s", bias ? PH("bias") : "");
+  if (fed_filter)
+    at += (size_t)snprintf(g + at, cap - at, PH("f"));
+  else {
+    at += (size_t)snprintf(g + at, cap - at,
+                           "node { name: \"f\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+                           "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } "
+                           "dim { size: 2 } dim { size: 3 } dim { size: %d } }",
+                           cout);
+    for (int i = 0; i < 12 * cout; i++)
+      at += (size_t)snprintf(g + at, cap - at, " float_val: %g", (double)((i * 37 % 23) - 11) / 16.0);
+    at += (size_t)snprintf(g + at, cap - at, " } } } } ");
+  }
+  const char *prev = bias ? "b" : "c";
+  at += (size_t)snprintf(g + at, cap - at, CONV("c", "x", "f") "%s", bias ? BIAS("b", "c", "bias") : "");
+  at += (size_t)snprintf(g + at, cap - at, "node { name: \"m\" op: \"Mul\" input: \"%s\" input: \"%s\" " TF "} ",
+                         mul_left ? "s" : prev, mul_left ? prev : "s");
+  at += (size_t)snprintf(g + at, cap - at, NODE2("a", "AddV2", "m", "t"));
+  if (act) at += (size_t)snprintf(g + at, cap - at, "node { name: \"r\" op: \"%s\" input: \"a\" " TF "} ", act);
+  snprintf(g + at, cap - at, "%s}", extra ? extra : "");
+  return g;
+}
+
+static void expect_fold(char *graph, const char *feeds, const char *fetches, const char *targets, const char *want) {
+  expect(graph, feeds, fetches, targets, want, NULL);
+  free(graph);
+}
+
+#define FOLDED(in, act) \
+  "c/_sm_fold_bn=_SmFoldBN[](" in ") c=_FusedConv2D[BiasAdd" act "](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)"
+
+static void test_fold_rule(void) {
+  /* the pattern Keras exports: with and without a bias, Relu / Relu6 / no activation, Mul either way */
+  expect_fold(fold_graph(4, 1, "Relu", 0, 0, NULL), "x s t bias", "r", NULL, FOLDED("f:0,s:0,t:0,bias:0", ",Relu"));
+  expect_fold(fold_graph(4, 0, "Relu6", 1, 0, NULL), "x s t", "r", NULL, FOLDED("f:0,s:0,t:0", ",Relu6"));
+  expect_fold(fold_graph(4, 1, NULL, 1, 0, NULL), "x s t bias", "a", NULL, FOLDED("f:0,s:0,t:0,bias:0", ""));
+  /* an activation that does not fuse stays after the fused node */
+  expect_fold(fold_graph(4, 0, "Elu", 0, 0, NULL), "x s t", "r", NULL, FOLDED("f:0,s:0,t:0", ""));
+  /* a control input of a chain node goes to both new nodes; the chain still folds */
+  {
+    rewritten r;
+    char *g = fold_graph(4, 0, "Relu", 0, 0, "node { name: \"z\" op: \"NoOp\" } ");
+    char *m = strstr(g, "node { name: \"m\"");
+    char *gg = malloc(strlen(g) + 32);
+    if (m && gg) {
+      size_t cut = (size_t)(strstr(m, TF) - g);
+      snprintf(gg, strlen(g) + 32, "%.*sinput: \"^z\" %s", (int)cut, g, g + cut);
+      if (rewrite(gg, "x s t", "r", NULL, &r)) {
+        int h = sm__cgraph_num_nodes(r.g);
+        CHECK(sm__rewrite_num_synthetic(r.rw) == 2);
+        for (int k = 0; k < 2 && sm__rewrite_num_synthetic(r.rw) == 2; k++) {
+          const sm_node *n = sm__rewrite_node(r.rw, h + k);
+          CHECK(sm__node_num_control_inputs(n) == 1 && sm__node_control_input(n, 0) == sm__cgraph_find(r.g, "z"));
+        }
+        /* the helper stands right before the fused node, after everything it reads */
+        CHECK(pos_of(r.order, r.norder, h) + 1 == pos_of(r.order, r.norder, h + 1));
+        CHECK(pos_of(r.order, r.norder, sm__cgraph_find(r.g, "z")) < pos_of(r.order, r.norder, h));
+      }
+      rewritten_free(&r);
+    }
+    free(gg);
+    free(g);
+  }
+  /* must not fold: a value fetched mid-chain, a chain node that is a control input, a fed filter or
+   * one that is computed (the conv and its bias still fuse by the nn rule), Mul(v, v) */
+  expect_fold(fold_graph(4, 1, "Relu", 0, 0, NULL), "x s t bias", "r m", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)");
+  expect_fold(fold_graph(4, 1, "Relu", 0, 0, "node { name: \"n\" op: \"NoOp\" input: \"^m\" } "), "x s t bias", "r", "n",
+              "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)");
+  expect_fold(fold_graph(4, 1, "Relu", 0, 1, NULL), "x f s t bias", "r", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)");
+  expect_fold(fold_graph(4, 0, "Relu", 0, 0, NULL), "x s t f", "r", NULL, "");
+  expect(G(PH("x") PH("f") PH("t") CONV("c", "x", "f") NODE2("m", "Mul", "c", "c") NODE2("a", "AddV2", "m", "t")),
+         "x t", "a", NULL, "", NULL);
+
+  /* FusedBatchNormV3 (inference): the statistics go to the helper; ending the chain, its other
+   * outputs must be unused; in training mode it is left alone */
+#define FBN(train)                                                                                          \
+  "node { name: \"n\" op: \"FusedBatchNormV3\" input: \"b\" input: \"s\" input: \"t\" input: \"mu\" "       \
+  "input: \"var\" " TF "attr { key: \"U\" value { type: DT_FLOAT } } attr { key: \"epsilon\" value { f: 0.01 } } " \
+  "attr { key: \"is_training\" value { b: " train " } } } "
+  char *g = fold_graph(4, 1, NULL, 0, 0, PH("mu") PH("var") FBN("false") NODE1("r2", "Relu", "n"));
+  char *fbn = strstr(g, "node { name: \"m\""), *end = fbn ? strstr(fbn, PH("mu")) : NULL;
+  if (fbn && end) { /* drop m and a: the FBN reads b */
+    memmove(fbn, end, strlen(end) + 1);
+    expect(g, "x s t bias mu var", "r2", NULL, FOLDED("f:0,s:0,t:0,bias:0,mu:0,var:0", ",Relu"), NULL);
+    expect(g, "x s t bias mu var", "n:0", NULL, FOLDED("f:0,s:0,t:0,bias:0,mu:0,var:0", ""), NULL);
+    expect(g, "x s t bias mu var", "n:0 n:1", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+    char *tr = strstr(g, "b: false");
+    if (tr) memcpy(tr, "b: true ", 8);
+    expect(g, "x s t bias mu var", "r2", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+  }
+  CHECK(fbn && end);
+  free(g);
+}
+
+/* Runs `fetch` of the folded graph and of the same graph with m fetched too (nothing folds), with
+ * feeds; they must agree to float rounding. Returns the folded run's status. */
+static sm_status *fold_vs_plain(const char *g, const char *const *names, sm_tensor *const *feeds, int nfeeds,
+                                const char *fetch, sm_session *keep) {
+  sm_session *sb = NULL;
+  CHECK_OK(sm__session_from_pbtxt(g, &sb));
+  sm_tensor *oa = NULL, *ob[2] = {NULL, NULL};
+  const char *fa[1] = {fetch}, *fb[2] = {fetch, "m"};
+  sm_status *st = sm__session_run(keep, names, feeds, nfeeds, fa, 1, NULL, 0, &oa);
+  if (sb) CHECK_OK(sm__session_run(sb, names, feeds, nfeeds, fb, 2, NULL, 0, ob));
+  if (oa && ob[0]) {
+    int64_t n = sm_tensor_num_elements(oa);
+    const float *a = sm_tensor_data(oa), *b = sm_tensor_data(ob[0]);
+    CHECK(n > 0 && n == sm_tensor_num_elements(ob[0]));
+    int bad = 0;
+    for (int64_t i = 0; i < n && !bad; i++) bad = !(fabsf(a[i] - b[i]) <= 1e-5f * (1 + fabsf(b[i])));
+    CHECK(!bad);
+  }
+  sm_tensor_free(oa);
+  sm_tensor_free(ob[0]);
+  sm_tensor_free(ob[1]);
+  sm__session_free(sb);
+  return st;
+}
+
+static void test_fold_runs(void) {
+  int64_t xd[4] = {2, 6, 5, 3}, cd[1] = {7};
+  const char *names[4] = {"x", "s", "t", "bias"};
+  sm_tensor *feeds[4] = {filled(4, xd, 11), filled(1, cd, 12), filled(1, cd, 13), filled(1, cd, 14)};
+  char *g = fold_graph(7, 1, "Relu", 0, 0, NULL), *g0 = fold_graph(7, 0, "Relu6", 1, 0, NULL);
+  sm_session *s = NULL, *s0 = NULL;
+  CHECK_OK(sm__session_from_pbtxt(g, &s));
+  CHECK_OK(sm__session_from_pbtxt(g0, &s0));
+  if (s && s0) {
+    CHECK_OK(fold_vs_plain(g, names, feeds, 4, "r", s));
+    CHECK_OK(fold_vs_plain(g0, names, feeds, 3, "r", s0));
+    /* new scale and shift values in place: the cached fold must not be reused */
+    float *sv = sm_tensor_data(feeds[1]), *tv = sm_tensor_data(feeds[2]);
+    for (int i = 0; i < 7; i++) sv[i] = -0.5f * sv[i] + 0.25f, tv[i] += 1.0f;
+    CHECK_OK(fold_vs_plain(g, names, feeds, 4, "r", s));
+    /* a scalar scale and shift broadcast over the channels */
+    sm_tensor *sc = filled(0, NULL, 15), *f2[4] = {feeds[0], sc, sc, feeds[3]};
+    CHECK_OK(fold_vs_plain(g, names, f2, 4, "r", s));
+    /* a scale TF would broadcast over H: this fold cannot, and says so (no crash, no wrong value) */
+    int64_t hd[4] = {1, 6, 1, 7};
+    sm_tensor *sh = filled(4, hd, 16), *f3[4] = {feeds[0], sh, feeds[2], feeds[3]};
+    const char *fr[1] = {"r"};
+    sm_tensor *o = NULL;
+    CHECK_ERR(sm__session_run(s, names, f3, 4, fr, 1, NULL, 0, &o), "not one value per output channel (7)");
+    sm_tensor_free(o);
+    /* a bias of the wrong size: BiasAdd's error */
+    int64_t bd[1] = {5};
+    sm_tensor *b5 = filled(1, bd, 17), *f4[4] = {feeds[0], feeds[1], feeds[2], b5};
+    o = NULL;
+    CHECK_ERR(sm__session_run(s, names, f4, 4, fr, 1, NULL, 0, &o), "Must provide as many biases");
+    sm_tensor_free(o);
+    sm_tensor_free(sc);
+    sm_tensor_free(sh);
+    sm_tensor_free(b5);
+  }
+  sm__session_free(s);
+  sm__session_free(s0);
+  free(g);
+  free(g0);
+  for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
+}
+
+/* ---- pass-through nodes dropped (array_fwd.c) ------------------------------------------------- */
+/* Whether node `name` is still in the rewritten order, and what edge `name`:0 resolves to. */
+static void expect_drop(const char *graph, const char *feeds, const char *fetches, const char *targets,
+                        const char *name, int dropped, const char *to) {
+  rewritten r;
+  if (rewrite(graph, feeds, fetches, targets, &r)) {
+    int id = sm__cgraph_find(r.g, name);
+    CHECK(id >= 0);
+    int gone = pos_of(r.order, r.norder, id) < 0;
+    if (gone != dropped) fprintf(stderr, "node %s: %s, want %s\n", name, gone ? "dropped" : "kept", dropped ? "dropped" : "kept");
+    CHECK(gone == dropped);
+    sm_edge e = sm__rewrite_edge(r.rw, (sm_edge){id, 0});
+    CHECK_EQ_STR(e.node >= 0 ? sm__node_name(sm__rewrite_node(r.rw, e.node)) : "-", to);
+  }
+  rewritten_free(&r);
+}
+
+static void test_drop_rule(void) {
+  const char *chain = G(PH("x") NODE1("i1", "Identity", "x") NODE1("i2", "StopGradient", "i1")
+                            NODE1("i3", "Snapshot", "i2") NODE1("n", "Neg", "i3"));
+  expect_drop(chain, "x", "n", NULL, "i1", 1, "x");
+  expect_drop(chain, "x", "n", NULL, "i3", 1, "x");
+  /* kept: a fetched one (those before it still go), a fed one, one with a control input or that is
+   * one, a read of a TF1 ref variable */
+  expect_drop(chain, "x", "n i2", NULL, "i2", 0, "i2");
+  expect_drop(chain, "x", "n i2", NULL, "i1", 1, "x");
+  expect_drop(chain, "x i2", "n", NULL, "i3", 1, "i2");
+  expect_drop(G(PH("x") "node { name: \"z\" op: \"NoOp\" } node { name: \"i\" op: \"Identity\" input: \"x\" "
+                          "input: \"^z\" " TF "} " NODE1("n", "Neg", "i")),
+              "x", "n", NULL, "i", 0, "i");
+  expect_drop(G(PH("x") NODE1("i", "Identity", "x") NODE1("n", "Neg", "i")
+                    "node { name: \"t\" op: \"NoOp\" input: \"^i\" } "),
+              "x", "n", "t", "i", 0, "i");
+  expect_drop(G(PH("x") VAR("v", DIM("2")) NODE1("i", "Identity", "v") NODE2("n", "Mul", "x", "i")), "x", "n", NULL,
+              "i", 0, "i");
+  /* the values are the ones the nodes compute */
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(chain, &s));
+  int64_t d[1] = {5};
+  sm_tensor *x = filled(1, d, 21), *out[2] = {NULL, NULL};
+  if (s) CHECK_OK(sm__session_run(s, (const char *[]){"x"}, &x, 1, (const char *[]){"n", "i2"}, 2, NULL, 0, out));
+  for (int i = 0; out[0] && out[1] && i < 5; i++) {
+    float v = ((const float *)sm_tensor_data(x))[i];
+    CHECK(((const float *)sm_tensor_data(out[0]))[i] == -v && ((const float *)sm_tensor_data(out[1]))[i] == v);
+  }
+  sm_tensor_free(x);
+  sm_tensor_free(out[0]);
+  sm_tensor_free(out[1]);
+  sm__session_free(s);
 }
 
 /* ---- _FusedConv2D / _FusedMatMul the kernels refuse -------------------------------------------- */
@@ -722,5 +944,8 @@ int main(void) {
   test_matmul_rule();
   test_fused_runs();
   test_fused_refused();
+  test_fold_rule();
+  test_fold_runs();
+  test_drop_rule();
   TEST_MAIN_END();
 }

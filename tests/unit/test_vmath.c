@@ -1,4 +1,4 @@
-/* test_vmath.c - the vectorised exp / sigmoid / tanh of src/base/vmath.c against double-precision
+/* test_vmath.c - the vectorised exp / sigmoid / tanh / erf of src/base/vmath.c against double-precision
  * libm (the reference is computed, not recorded): error in units of the float result's last place
  * over a sweep of the float range, the special values, and that an element's result does not
  * depend on its position or on the array length. TF's own agreement is checked by the zoo and
@@ -22,7 +22,8 @@ static double ulps(float got, double want) {
 static double ref(int f, double x) {
   if (f == 0) return exp(x);
   if (f == 1) return 1 / (1 + exp(-x));
-  return tanh(x);
+  if (f == 2) return tanh(x);
+  return erf(x);
 }
 
 static void run(int f, const float *x, float *y, int64_t n) {
@@ -30,17 +31,19 @@ static void run(int f, const float *x, float *y, int64_t n) {
     sm__vexp_f32(x, y, n);
   else if (f == 1)
     sm__vsigmoid_f32(x, y, n);
-  else
+  else if (f == 2)
     sm__vtanh_f32(x, y, n);
+  else
+    sm__verf_f32(x, y, n);
 }
 
 enum { N = 4096 };
 
 int main(void) {
   static float x[N], y[N];
-  static const char *const names[] = {"exp", "sigmoid", "tanh"};
+  static const char *const names[] = {"exp", "sigmoid", "tanh", "erf"};
   printf("avx2 path: %d\n", sm__vmath_avx2());
-  for (int f = 0; f < 3; f++) {
+  for (int f = 0; f < 4; f++) {
     /* every 2039th bit pattern of the finite floats of both signs */
     double worst = 0;
     float worst_x = 0;
@@ -78,9 +81,12 @@ int main(void) {
   sm__vtanh_f32(sp, o, 12);
   CHECK(o[0] == 1 && o[1] == -1 && isnan(o[2]) && o[3] == 0 && o[4] == 0 && signbit(o[4]));
   CHECK(o[10] == 1 && o[11] == -1);
+  sm__verf_f32(sp, o, 12);
+  CHECK(o[0] == 1 && o[1] == -1 && isnan(o[2]) && o[3] == 0 && o[4] == 0 && signbit(o[4]));
+  CHECK(o[10] == 1 && o[11] == -1 && o[5] == 1 && o[7] == -1);
   /* position and length do not change an element's result; in place works */
   for (int i = 0; i < 19; i++) x[i] = (float)(i - 9) * 0.37f;
-  for (int f = 0; f < 3; f++) {
+  for (int f = 0; f < 4; f++) {
     float a[19], b[19], c[19];
     run(f, x, a, 19);
     for (int i = 0; i < 19; i++) {

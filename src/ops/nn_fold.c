@@ -1,0 +1,358 @@
+/* nn_fold.c - inference BatchNorm folded into the convolution before it: the graph rewrite rule
+ * (sm_rewrites_nn_fold, run by the plan's rewrite pass, src/runtime/rewrite.h) and the kernel of
+ * the helper node it emits (_SmFoldBN, a system op of src/graph/builtin_ops.c).
+ *
+ * The pattern is the one Keras 3 exports for Conv2D [+ bias] + BatchNormalization (inference):
+ *   c = Conv2D(x, f) [-> BiasAdd(c, bias)] -> Mul(·, scale) -> AddV2|Add(·, shift) [-> Relu|Relu6]
+ * where scale = gamma * rsqrt(variance + eps) and shift = beta - mean * scale are computed in the
+ * graph from the variables every run. It becomes two nodes:
+ *   ff, fb = _SmFoldBN(f, scale, shift[, bias])     ff = f * scale (per output channel),
+ *                                                   fb = [bias * scale +] shift
+ *   _FusedConv2D(x, ff, fb, fused_ops [BiasAdd[, Relu|Relu6]])
+ * which is what the chain computes, up to float rounding (conv(x, f * s) + b * s + t instead of
+ * (conv(x, f) + b) * s + t), as TensorFlow's grappler folds it too. The same for an inference
+ * FusedBatchNorm[V2|V3] (is_training false, NHWC) after the conv [+ bias]: the helper then also takes
+ * mean and variance (num_stats 2) and computes TF's s = scale * rsqrt(variance + epsilon),
+ * t = offset - mean * s itself; its batch statistics outputs must be unused when it ends the chain.
+ *
+ * Exactness when variables change: nothing is folded at load. _SmFoldBN reads its inputs every run
+ * and keeps its last result with a key: a reference to the filter tensor it folded (a variable's
+ * value or a Const's is never written in place: an assignment swaps in a new tensor, so while the
+ * key holds a reference the same pointer means the same values) and a copy of the small inputs
+ * (scale, shift, bias: compared byte for byte, with their shapes). Any change, an assigned
+ * variable included, misses the key and folds again. The rule emits the node only when the filter
+ * comes from a ReadVariableOp or a Const and is not fed (a caller's fed tensor could be rewritten
+ * between runs under the same pointer); the kernel trusts the pointer only when attr _sm_cache
+ * says so, and otherwise folds every run.
+ *
+ * The rule applies only to float NHWC Conv2D chains whose every intermediate value is read by the
+ * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
+ * reads. scale and shift must be per output channel (scalars, or [.., 1, C] of rank <= 4): that is
+ * checked at run time, where the shapes are known; another shape (one TF would broadcast over the
+ * conv output's H or W) fails the run naming the node, since the fused convolution cannot
+ * compute it. This family is offered before nn (files in name order), so a Conv2D that heads a
+ * BatchNorm chain is folded here rather than fused with its BiasAdd alone. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "graph/synth.h"
+#include "ops/nn_internal.h"
+#include "runtime/rewrite.h"
+
+/* ---- _SmFoldBN ----------------------------------------------------------------------------- */
+typedef struct fold_state {
+  int cache;          /* attr _sm_cache: the filter's pointer may key the cache */
+  int has_bias;       /* num_bias */
+  int stats;          /* num_stats == 2: FusedBatchNorm's mean and variance follow */
+  float eps;
+  pthread_mutex_t mu; /* runs of one plan may overlap */
+  sm_tensor *key_f;   /* the filter folded last (a reference held) */
+  unsigned char *key; /* the small inputs' shapes and bytes */
+  size_t nkey;
+  sm_tensor *ff, *fb; /* the result */
+} fold_state;
+
+static sm_status *fold_prepare(const sm_node *n, void **state) {
+  int cache = 0, dt;
+  int64_t nb = 0, ns = 0;
+  float eps = 0;
+  sm_status *st = sm__node_attr_type(n, "T", &dt);
+  if (!st && sm__node_attr(n, "_sm_cache")) st = sm__node_attr_bool(n, "_sm_cache", &cache);
+  if (!st) st = sm__node_attr_int(n, "num_bias", &nb);
+  if (!st) st = sm__node_attr_int(n, "num_stats", &ns);
+  if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
+  if (st) return st;
+  if (dt != SM_FLOAT) return sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float only)", sm_dtype_name(dt));
+  if (nb > 1 || (ns != 0 && ns != 2))
+    return sm_status_new(SM_INVALID_ARGUMENT, "num_bias %lld (0 or 1) / num_stats %lld (0 or 2)", (long long)nb,
+                         (long long)ns);
+  fold_state *s = sm__calloc(sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's state");
+  s->cache = cache;
+  s->has_bias = nb == 1;
+  s->stats = ns == 2;
+  s->eps = eps;
+  pthread_mutex_init(&s->mu, NULL);
+  *state = s;
+  return NULL;
+}
+
+static void fold_release(void *state) {
+  fold_state *s = state;
+  if (!s) return;
+  pthread_mutex_destroy(&s->mu);
+  sm_tensor_free(s->key_f);
+  sm_tensor_free(s->ff);
+  sm_tensor_free(s->fb);
+  sm__free(s->key);
+  sm__free(s);
+}
+
+/* A per-channel operand of the chain: a float scalar or [.., 1, C'] with C' in {1, c}, rank <= 4
+ * (so that broadcasting it over the [N, H, W, c] conv output keeps that shape). */
+static sm_status *per_channel(const sm_tensor *t, const char *what, int64_t c) {
+  int r = sm_tensor_rank(t), ok = sm_tensor_dtype(t) == SM_FLOAT && r <= 4;
+  for (int d = 0; d < r - 1 && ok; d++) ok = sm_tensor_dims(t)[d] == 1;
+  if (ok && r) ok = sm_tensor_dims(t)[r - 1] == 1 || sm_tensor_dims(t)[r - 1] == c;
+  if (ok) return NULL;
+  char sh[96];
+  sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), sh, sizeof sh);
+  return sm_status_new(SM_UNIMPLEMENTED,
+                       "the BatchNorm %s folded into the convolution has shape %s, not one value per output "
+                       "channel (%lld)",
+                       what, sh, (long long)c);
+}
+
+/* The key of the small inputs (1..3 of the node): per input its rank, dims and bytes. */
+static unsigned char *make_key(const sm_tensor *const *t, int n, size_t *len) {
+  size_t need = 0;
+  for (int i = 0; i < n; i++)
+    need += sizeof(int) + (size_t)sm_tensor_rank(t[i]) * sizeof(int64_t) + sm_tensor_nbytes(t[i]);
+  unsigned char *k = sm__alloc(need ? need : 1), *p = k;
+  if (!k) return NULL;
+  for (int i = 0; i < n; i++) {
+    int r = sm_tensor_rank(t[i]);
+    memcpy(p, &r, sizeof r);
+    p += sizeof r;
+    if (r) memcpy(p, sm_tensor_dims(t[i]), (size_t)r * sizeof(int64_t));
+    p += (size_t)r * sizeof(int64_t);
+    if (sm_tensor_nbytes(t[i])) memcpy(p, sm_tensor_data(t[i]), sm_tensor_nbytes(t[i]));
+    p += sm_tensor_nbytes(t[i]);
+  }
+  *len = need;
+  return k;
+}
+
+/* With FusedBatchNorm's statistics (mean, var), the scale and shift it applies: TF's inference
+ * kernel's scale * rsqrt(var + eps) and offset - mean * that. */
+static void fbn_scale_shift(const fold_state *s, const sm_tensor *const *in, int64_t c, float *sc, float *sh) {
+  const float *g = sm_tensor_data(in[0]), *o = sm_tensor_data(in[1]), *m = sm_tensor_data(in[2 + s->has_bias]),
+              *v = sm_tensor_data(in[3 + s->has_bias]);
+  for (int64_t j = 0; j < c; j++) {
+    sc[j] = g[j] * (1.0f / sqrtf(v[j] + s->eps));
+    sh[j] = o[j] - m[j] * sc[j];
+  }
+}
+
+/* ff = f * scale over the last dim, fb = [bias * scale +] shift; in: scale, shift, [bias], [mean,
+ * variance]. */
+static sm_status *fold(const fold_state *s, const sm_tensor *f, const sm_tensor *const *in, int64_t c,
+                       sm_tensor **ff, sm_tensor **fb) {
+  float *tmp = NULL;
+  if (s->stats && !(tmp = sm__alloc((size_t)c * 2 * sizeof *tmp)))
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when folding a BatchNorm of %lld channels", (long long)c);
+  sm_status *st = sm_tensor_new(SM_FLOAT, sm_tensor_rank(f), sm_tensor_dims(f), ff);
+  if (!st && (st = sm_tensor_new(SM_FLOAT, 1, &c, fb))) sm_tensor_free(*ff);
+  if (st) {
+    sm__free(tmp);
+    return st;
+  }
+  const float *w = sm_tensor_data(f), *sc = sm_tensor_data(in[0]), *sh = sm_tensor_data(in[1]),
+              *bb = s->has_bias ? sm_tensor_data(in[2]) : NULL;
+  int s1 = sm_tensor_num_elements(in[0]) == 1, t1 = sm_tensor_num_elements(in[1]) == 1;
+  if (tmp) {
+    fbn_scale_shift(s, in, c, tmp, tmp + c);
+    sc = tmp, sh = tmp + c, s1 = t1 = 0;
+  }
+  float *o = sm_tensor_data(*ff), *ob = sm_tensor_data(*fb);
+  int64_t rows = c ? sm_tensor_num_elements(f) / c : 0;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < c; j++) o[r * c + j] = w[r * c + j] * sc[s1 ? 0 : j];
+  for (int64_t j = 0; j < c; j++) ob[j] = bb ? bb[j] * sc[s1 ? 0 : j] + sh[t1 ? 0 : j] : sh[t1 ? 0 : j];
+  sm__free(tmp);
+  return NULL;
+}
+
+/* TF's FusedBatchNorm demands vectors of the channel count. */
+static sm_status *channels(const sm_tensor *t, const char *what, int64_t c) {
+  if (sm_tensor_dtype(t) == SM_FLOAT && sm_tensor_rank(t) == 1 && sm_tensor_dims(t)[0] == c) return NULL;
+  char sh[96];
+  sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), sh, sizeof sh);
+  return sm_status_new(SM_INVALID_ARGUMENT, "%s must have the same number of elements as the channels of x, got %s vs. %lld",
+                       what, sh, (long long)c);
+}
+
+static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
+  fold_state *s = (fold_state *)state; /* the cache is the one thing a run writes, under mu */
+  const sm_tensor *f = sm__kctx_input(ctx, 0), *in[5];
+  int nsmall = 2 + s->has_bias + 2 * s->stats;
+  if (sm__kctx_num_inputs(ctx) != 1 + nsmall)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%d inputs, expected %d", sm__kctx_num_inputs(ctx), 1 + nsmall);
+  for (int i = 0; i < nsmall; i++) in[i] = sm__kctx_input(ctx, 1 + i);
+  if (sm_tensor_dtype(f) != SM_FLOAT || sm_tensor_rank(f) < 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "the filter must be a float tensor of rank >= 1");
+  int64_t c = sm_tensor_dims(f)[sm_tensor_rank(f) - 1];
+  sm_status *st = NULL;
+  if (s->stats) {
+    static const char *const what[] = {"scale", "offset", "mean", "variance"};
+    for (int i = 0; i < 4 && !st; i++) st = channels(in[i < 2 ? i : i + s->has_bias], what[i], c);
+  } else {
+    st = per_channel(in[0], "scale", c);
+    if (!st) st = per_channel(in[1], "shift", c);
+  }
+  if (st) return st;
+  if (s->has_bias && (sm_tensor_dtype(in[2]) != SM_FLOAT || sm_tensor_rank(in[2]) != 1 || sm_tensor_dims(in[2])[0] != c)) {
+    char sh[96];
+    sm_shape_str(sm_tensor_rank(in[2]), sm_tensor_dims(in[2]), sh, sizeof sh);
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "Must provide as many biases as the last dimension of the filter: %s vs. %lld", sh,
+                         (long long)c);
+  }
+  size_t nkey;
+  unsigned char *key = make_key(in, nsmall, &nkey);
+  if (!key) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's key");
+  pthread_mutex_lock(&s->mu);
+  int hit = s->cache && s->ff && s->key_f == f && s->nkey == nkey && !memcmp(s->key, key, nkey);
+  if (!hit) {
+    sm_tensor *ff, *fb;
+    st = fold(s, f, in, c, &ff, &fb);
+    if (!st) {
+      sm_tensor_free(s->key_f);
+      sm_tensor_free(s->ff);
+      sm_tensor_free(s->fb);
+      sm__free(s->key);
+      s->key_f = s->cache ? sm_tensor_ref((sm_tensor *)f) : NULL;
+      s->key = key, s->nkey = nkey, key = NULL;
+      s->ff = ff, s->fb = fb;
+    }
+  }
+  if (!st) {
+    sm__kctx_set_output(ctx, 0, sm_tensor_ref(s->ff));
+    sm__kctx_set_output(ctx, 1, sm_tensor_ref(s->fb));
+  }
+  pthread_mutex_unlock(&s->mu);
+  sm__free(key);
+  return st;
+}
+
+const sm_kernel sm_kernels_nn_fold[] = {
+    {"_SmFoldBN", fold_prepare, fold_compute, fold_release, 0},
+    {0},
+};
+
+/* ---- the rule ------------------------------------------------------------------------------ */
+static int op_is(const sm_node *n, const char *op) { return !strcmp(sm__node_op(n), op); }
+static int same(sm_edge a, sm_edge b) { return a.node == b.node && a.index == b.index; }
+
+/* A float node of `op` with two inputs, one of them v and the other not: that other one. */
+static int other_input(const sm_rewrite *rw, int id, sm_edge v, sm_edge *other) {
+  const sm_node *n = sm__rewrite_node(rw, id);
+  if (sm__node_num_inputs(n) != 2 || sm__node_num_outputs(n) != 1 || sm__node_output_dtype(n, 0) != SM_FLOAT)
+    return 0;
+  sm_edge a = sm__rewrite_input(rw, id, 0), b = sm__rewrite_input(rw, id, 1);
+  if (same(a, v) == same(b, v)) return 0;
+  *other = same(a, v) ? b : a;
+  return 1;
+}
+
+static int nhwc(const sm_node *n) {
+  int nchw = 1;
+  sm_status *st = sm__nn_data_format(n, 0, &nchw);
+  sm_status_free(st);
+  return !st && !nchw;
+}
+
+#define FOLD_RULE "Conv2D[+BiasAdd]+Mul+Add[+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + _FusedConv2D"
+#define FBN_RULE "Conv2D[+BiasAdd]+FusedBatchNorm[V2|V3][+Relu|Relu6] (inference) -> _SmFoldBN + _FusedConv2D"
+
+/* A FusedBatchNorm[V2|V3] in inference mode, NHWC, float, reading v as x (and not otherwise). */
+static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
+  const sm_node *n = sm__rewrite_node(rw, id);
+  if (!(op_is(n, "FusedBatchNorm") || op_is(n, "FusedBatchNormV2") || op_is(n, "FusedBatchNormV3")) ||
+      sm__node_num_inputs(n) != 5 || sm__node_output_dtype(n, 0) != SM_FLOAT || !nhwc(n))
+    return 0;
+  for (int i = 0; i < 5; i++)
+    if (same(sm__rewrite_input(rw, id, i), v) != (i == 0) || sm__node_input_dtype(n, i) != SM_FLOAT) return 0;
+  int training = 1;
+  sm_status *st = sm__node_attr_bool(n, "is_training", &training);
+  sm_status_free(st);
+  return !st && !training;
+}
+
+static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
+  const sm_node *c = sm__rewrite_node(rw, anchor);
+  if (sm__node_num_inputs(c) != 2 || sm__node_num_outputs(c) != 1 || sm__node_output_dtype(c, 0) != SM_FLOAT ||
+      !nhwc(c))
+    return NULL;
+  sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
+  const sm_node *fp = f.node >= 0 ? sm__rewrite_node(rw, f.node) : NULL;
+  if (!fp || sm__rewrite_is_fed(rw, f) || !(op_is(fp, "ReadVariableOp") || op_is(fp, "Const"))) return NULL;
+  int chain[5] = {anchor}, n = 1, fbn = -1;
+  int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
+  if (r < 0) return NULL;
+  const sm_node *rn = sm__rewrite_node(rw, r);
+  if ((op_is(rn, "BiasAddV1") || (op_is(rn, "BiasAdd") && nhwc(rn))) && other_input(rw, r, (sm_edge){anchor, 0}, &bias) &&
+      same(sm__rewrite_input(rw, r, 0), (sm_edge){anchor, 0})) {
+    chain[n++] = r;
+    if ((r = sm__rewrite_only_reader(rw, (sm_edge){r, 0})) < 0) return NULL;
+    rn = sm__rewrite_node(rw, r);
+  }
+  if (fbn_fits(rw, r, (sm_edge){chain[n - 1], 0})) {
+    chain[n++] = fbn = r;
+    scale = sm__rewrite_input(rw, r, 1), shift = sm__rewrite_input(rw, r, 2);
+  } else {
+    if (!op_is(rn, "Mul") || !other_input(rw, r, (sm_edge){chain[n - 1], 0}, &scale)) return NULL;
+    chain[n++] = r;
+    if ((r = sm__rewrite_only_reader(rw, (sm_edge){r, 0})) < 0) return NULL;
+    rn = sm__rewrite_node(rw, r);
+    if (!(op_is(rn, "AddV2") || op_is(rn, "Add")) || !other_input(rw, r, (sm_edge){chain[n - 1], 0}, &shift))
+      return NULL;
+    chain[n++] = r;
+  }
+  const char *ops[2] = {"BiasAdd", NULL};
+  r = sm__rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
+  rn = r >= 0 ? sm__rewrite_node(rw, r) : NULL;
+  if (rn && (op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 &&
+      sm__node_output_dtype(rn, 0) == SM_FLOAT) {
+    chain[n++] = r;
+    ops[1] = sm__node_op(rn);
+  }
+  for (int k = 0; k < n; k++)
+    for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, chain[k])); i++)
+      if (sm__rewrite_reads_ref(rw, chain[k], i)) return NULL;
+  if (!sm__rewrite_can_fuse(rw, chain, n)) { /* without the activation, then */
+    if (!ops[1] || !sm__rewrite_can_fuse(rw, chain, n - 1)) return NULL;
+    n--;
+    ops[1] = NULL;
+  }
+  /* a FusedBatchNorm that ends the chain: the fused node has only its y */
+  for (int o = 1; chain[n - 1] == fbn && o < sm__node_num_outputs(sm__rewrite_node(rw, fbn)); o++)
+    if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
+  /* the helper: the folded filter and bias */
+  char name[512];
+  snprintf(name, sizeof name, "%s/_sm_fold_bn", sm__node_name(c));
+  sm_node *nodes[2] = {NULL, NULL};
+  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), name, "_SmFoldBN", &nodes[0]);
+  if (!st) st = sm__synth_add_input(nodes[0], f);
+  if (!st) st = sm__synth_add_input(nodes[0], scale);
+  if (!st) st = sm__synth_add_input(nodes[0], shift);
+  if (!st && bias.node >= 0) st = sm__synth_add_input(nodes[0], bias);
+  if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 3));
+  if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 4));
+  if (!st) st = sm__synth_set_type(nodes[0], "T", SM_FLOAT);
+  if (!st) st = sm__synth_set_int(nodes[0], "num_bias", bias.node >= 0);
+  if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 ? 2 : 0);
+  if (!st && fbn >= 0) st = sm__synth_copy_attr(nodes[0], "epsilon", sm__rewrite_node(rw, fbn), "epsilon");
+  if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
+  if (!st) st = sm__synth_finish(nodes[0]);
+  int h = sm__rewrite_next_id(rw);
+  if (!st)
+    st = sm__nn_fused_node(rw, anchor, sm__rewrite_input(rw, anchor, 0), (sm_edge){h, 0}, (sm_edge){h, 1}, ops,
+                           ops[1] ? 2 : 1, &nodes[1]);
+  if (!st) st = sm__synth_finish(nodes[1]);
+  if (st) {
+    sm__synth_free(nodes[0]);
+    sm__synth_free(nodes[1]);
+    return st;
+  }
+  return sm__rewrite_replace_n(rw, fbn >= 0 ? FBN_RULE : FOLD_RULE, chain, n, nodes, 2);
+}
+
+const sm_rewrite_rule sm_rewrites_nn_fold[] = {
+    {"Conv2D", FOLD_RULE, fold_bn},
+    {0},
+};

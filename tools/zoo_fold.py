@@ -1,0 +1,120 @@
+"""The zoo's BatchNorm-folding builders (src/ops/nn_fold.c): Keras 3 Conv2D + BatchNormalization chains
+exported as the Mul/Add decomposition the rule folds, with a signature that assigns the BatchNorm
+variables so that a sequence checks the fold follows them (a folded filter cached at load would be
+stale), and chains that must not fold (an intermediate fetched). See make_zoo.py for the builder
+contract."""
+
+from zoo_common import SEED, _keras, _rng, _set_bn, _tf
+
+
+def build_keras_bn_fold(model_dir):
+    keras = _keras()
+    tf = _tf()
+    import numpy as np
+    L = keras.layers
+    x = keras.Input(shape=(7, 7, 3), name="x")
+    a = L.Conv2D(8, 3, padding="same", name="conv_a")(x)                    # bias, BN, Relu
+    a = L.Activation("relu", name="relu_a")(L.BatchNormalization(name="bn_a")(a))
+    b = L.Conv2D(6, 3, strides=2, use_bias=False, name="conv_b")(a)        # no bias, BN, Relu6
+    b = L.Activation("relu6", name="relu6_b")(L.BatchNormalization(epsilon=0.01, name="bn_b")(b))
+    c = L.Conv2D(5, 1, name="conv_c")(b)                                    # BN, no activation
+    c = L.BatchNormalization(name="bn_c")(c)
+    pre = L.Conv2D(4, 3, padding="same", name="conv_d")(c)                  # fetched before the BN: not folded
+    d = L.Activation("relu", name="relu_d")(L.BatchNormalization(name="bn_d")(pre))
+    model = keras.Model(x, {"c": c, "pre_d": pre, "d": d}, name="bn_fold")
+    model(np.zeros((1, 7, 7, 3), "float32"))
+    rng = _rng(SEED + 7)
+    for name in ("bn_a", "bn_b", "bn_c", "bn_d"):
+        _set_bn(model.get_layer(name), rng)
+    bn_a = model.get_layer("bn_a")
+
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__(name="bn_fold")
+            self.model = model
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 7, 7, 3], tf.float32, name="x")])
+        def serve(self, x):
+            return self.model(x, training=False)
+
+        @tf.function(input_signature=[tf.TensorSpec([8], tf.float32, name="gamma"),
+                                      tf.TensorSpec([8], tf.float32, name="mean")])
+        def set_bn(self, gamma, mean):
+            bn_a.gamma.assign(gamma)
+            bn_a.moving_mean.assign(mean)
+            return {"gamma": tf.identity(bn_a.gamma.value), "mean": tf.identity(bn_a.moving_mean.value)}
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.serve, "set_bn": m.set_bn})
+    xs = rng.uniform(-1, 1, (2, 7, 7, 3)).astype(np.float32)
+    g2 = rng.uniform(0.5, 1.5, 8).astype(np.float32)
+    m2 = rng.uniform(-1, 1, 8).astype(np.float32)
+    return {"style": "tf2",
+            "description": "Keras 3 Conv2D + BatchNormalization (inference: Mul/AddV2 of gamma*rsqrt(var+eps) "
+                           "and beta-mean*scale) chains, x[?,7,7,3]: conv_a bias+BN+relu, conv_b stride 2 no "
+                           "bias+BN(eps 0.01)+relu6, conv_c 1x1+BN (output c), conv_d+BN+relu whose conv output "
+                           "is fetched too (pre_d: must not fold); BN statistics random. set_bn(gamma[8], mean[8]) "
+                           "assigns bn_a's variables; the sequence runs serve, set_bn, serve on one model, so a "
+                           "folded filter must follow the assignment.",
+            "inputs": {"serving_default": {"x": xs}, "set_bn": {"gamma": g2, "mean": m2}},
+            "sequences": {"serve": [("serving_default", {"x": xs}), ("set_bn", {"gamma": g2, "mean": m2}),
+                                    ("serving_default", {"x": xs})]}}
+
+
+def build_tf2_fused_bn_fold(model_dir):
+    tf = _tf()
+    import numpy as np
+    rng = _rng(SEED + 8)
+
+    def var(shape, lo, hi, name):
+        return tf.Variable(rng.uniform(lo, hi, shape).astype(np.float32), name=name)
+
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__(name="fused_bn_fold")
+            self.f1, self.b1 = var([3, 3, 3, 6], -0.5, 0.5, "f1"), var([6], -0.5, 0.5, "b1")
+            self.f2, self.f3 = var([1, 1, 6, 4], -0.5, 0.5, "f2"), var([3, 3, 6, 4], -0.5, 0.5, "f3")
+            self.bn = [[var([c], 0.5, 1.5, "gamma%d" % i), var([c], -0.5, 0.5, "beta%d" % i),
+                        var([c], -1.0, 1.0, "mean%d" % i), var([c], 0.5, 2.0, "var%d" % i)]
+                       for i, c in enumerate((6, 4, 4))]
+
+        def fbn(self, x, i, eps):
+            g, b, m, v = self.bn[i]
+            return tf.compat.v1.nn.fused_batch_norm(x, g, b, mean=m, variance=v, epsilon=eps, is_training=False)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6, 6, 3], tf.float32, name="x")])
+        def serve(self, x):
+            h = tf.nn.bias_add(tf.nn.conv2d(x, self.f1, 1, "SAME"), self.b1)
+            h = tf.nn.relu(self.fbn(h, 0, 0.001)[0])                        # conv+bias+FBN+relu
+            y2 = self.fbn(tf.nn.conv2d(h, self.f2, 2, "VALID"), 1, 0.01)[0]   # conv+FBN, FBN last
+            y3, mean3, _ = self.fbn(tf.nn.conv2d(h, self.f3, 1, "SAME"), 2, 0.001)  # statistics read
+            return {"y2": y2, "y3": tf.nn.relu6(y3), "mean3": mean3}
+
+        @tf.function(input_signature=[tf.TensorSpec([6], tf.float32, name="var"),
+                                      tf.TensorSpec([6], tf.float32, name="beta")])
+        def set_bn(self, v, b):
+            self.bn[0][3].assign(v)
+            self.bn[0][1].assign(b)
+            return {"var": tf.identity(self.bn[0][3].value()), "beta": tf.identity(self.bn[0][1].value())}
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.serve, "set_bn": m.set_bn})
+    xs = rng.uniform(-1, 1, (2, 6, 6, 3)).astype(np.float32)
+    v2 = rng.uniform(0.2, 3.0, 6).astype(np.float32)
+    b2 = rng.uniform(-1, 1, 6).astype(np.float32)
+    return {"style": "tf2",
+            "description": "tf.function with tf.compat.v1.nn.fused_batch_norm(is_training=False) "
+                           "(FusedBatchNormV3) after tf.nn.conv2d, x[?,6,6,3]: conv+bias_add+FBN(eps 1e-3)+relu; "
+                           "1x1 stride-2 conv+FBN(eps 1e-2) with nothing after (y2); conv+FBN+relu6 whose batch "
+                           "mean output is returned too (mean3: that one must not fold). set_bn(var[6], beta[6]) "
+                           "assigns the first BatchNorm's variance and offset; the sequence runs serve, set_bn, "
+                           "serve on one model.",
+            "inputs": {"serving_default": {"x": xs}, "set_bn": {"var": v2, "beta": b2}},
+            "sequences": {"serve": [("serving_default", {"x": xs}), ("set_bn", {"var": v2, "beta": b2}),
+                                    ("serving_default", {"x": xs})]}}
+
+
+FOLD_BUILDERS = {
+    "keras_bn_fold": build_keras_bn_fold,
+    "tf2_fused_bn_fold": build_tf2_fused_bn_fold,
+}
