@@ -58,6 +58,9 @@ Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Lgamma Digamma Erfinv Ndtri Rint 
 Erfc Atan2 Xlogy Xdivy Xlog1py TruncateDiv TruncateMod Igamma Igammac BroadcastArgs BroadcastGradientArgs
 Complex Real Imag ComplexAbs Angle Conj FFT IFFT FFT2D IFFT2D FFT3D IFFT3D RFFT IRFFT RFFT2D IRFFT2D RFFT3D
 IRFFT3D Unique UniqueV2 UniqueWithCounts UniqueWithCountsV2 Bincount DenseBincount CTCGreedyDecoder
+StaticRegexReplace RegexReplace RegexFullMatch StringSplitV2 StringNGrams AsString UnsortedSegmentJoin
+UnicodeDecode UnicodeDecodeWithOffsets UnicodeEncode RaggedTensorToTensor RaggedRange RaggedGather
+RaggedBincount SparseCross SparseCrossHashed StringLength
 """.split()
 
 
