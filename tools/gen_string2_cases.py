@@ -64,11 +64,99 @@ def regex():
     case("RegexFullMatch invalid utf8", "RegexFullMatch", [("input", S([b"\xff", b"a\xffb"])), ("pattern", S(b"a.b"))])
 
 
+def text():
+    words = S([b"pigs on the wing", b"", b"  4  5    6  ", b"1<>2<>3", b"<><>4<>5<><>6<>", b"a,b,,c,", b"\t\n x\vy\f\r",
+               "\u65e5 \u672c".encode()])
+    for sep in (b"", b" ", b"<>", b",", b"x"):
+        for maxsplit in (-1, 0, 1, 2, 5):
+            case("StringSplitV2 %r %d" % (sep, maxsplit), "StringSplitV2", [("input", words), ("sep", S(sep))],
+                 {"maxsplit": maxsplit})
+    case("StringSplitV2 empty", "StringSplitV2", [("input", S(np.zeros([0], dtype=object))), ("sep", S(b""))])
+    case("StringSplitV2 input 2d", "StringSplitV2", [("input", S([[b"a"]])), ("sep", S(b""))])
+    case("StringSplitV2 sep vector", "StringSplitV2", [("input", S([b"a"])), ("sep", S([b" "]))])
+    toks = S([b"a", b"b", b"c", b"d", b"e", b"f"])
+    for dt in (i32, i64):
+        sp = A([0, 3, 3, 4, 6], dt)
+        for widths in ([1], [2], [3], [1, 2], [2, 3], [5]):
+            for pw, lp, rp in ((0, "", ""), (-1, "<s>", "</s>"), (1, "L", "R"), (2, "", "")):
+                for short in (False, True):
+                    if short and pw < 0:
+                        continue
+                    case("StringNGrams %s %s pw%d %r %r short%d" % (dt.__name__, widths, pw, lp, rp, short), "StringNGrams",
+                         [("data", toks), ("data_splits", sp)],
+                         {"separator": "|", "ngram_widths": widths, "left_pad": lp, "right_pad": rp, "pad_width": pw,
+                          "preserve_short_sequences": short})
+    case("StringNGrams no widths short", "StringNGrams", [("data", toks), ("data_splits", A([0, 2, 6], i64))],
+         {"separator": " ", "ngram_widths": [], "left_pad": "", "right_pad": "", "pad_width": 1,
+          "preserve_short_sequences": True})
+    case("StringNGrams no widths short neg pad", "StringNGrams", [("data", toks), ("data_splits", A([0, 2, 6], i64))],
+         {"separator": " ", "ngram_widths": [], "left_pad": "", "right_pad": "", "pad_width": -1,
+          "preserve_short_sequences": True})
+    case("StringNGrams empty data", "StringNGrams", [("data", S(np.zeros([0], dtype=object))), ("data_splits", A([0, 0], i64))],
+         {"separator": " ", "ngram_widths": [2], "left_pad": "", "right_pad": "", "pad_width": 0,
+          "preserve_short_sequences": False})
+    for bad in ([1, 6], [0, 7], [0, 4, 3, 6], [0, 3]):
+        case("StringNGrams bad splits %s" % bad, "StringNGrams", [("data", toks), ("data_splits", A(bad, i64))],
+             {"separator": " ", "ngram_widths": [2], "left_pad": "", "right_pad": "", "pad_width": 0,
+              "preserve_short_sequences": False})
+    case("StringNGrams zero width", "StringNGrams", [("data", toks), ("data_splits", A([0, 6], i64))],
+         {"separator": " ", "ngram_widths": [0], "left_pad": "", "right_pad": "", "pad_width": 0,
+          "preserve_short_sequences": False})
+
+    f = A([0.0, 1.5, -2.25, 1e10, 1.2345678e-7, np.inf, -np.inf, np.nan, 123456.789], np.float32)
+    d = A([0.0, 1.5, -2.25, 1e100, 1.2345678e-7, 3.141592653589793], np.float64)
+    ints = {np.int8: [0, -128, 127, 5], np.int16: [-32768, 7], np.int32: [0, -1, 2147483647, -2147483648, 42],
+            np.int64: [0, -9223372036854775808, 9223372036854775807, 12], np.uint8: [0, 255], np.uint16: [65535, 1],
+            np.uint32: [4294967295, 0], np.uint64: [18446744073709551615, 3]}
+    fmts = [{}, {"precision": 2}, {"precision": 0}, {"scientific": True}, {"shortest": True},
+            {"scientific": True, "precision": 3}, {"shortest": True, "precision": 4}, {"width": 12},
+            {"width": 12, "fill": "0"}, {"width": 12, "fill": "-"}, {"width": 12, "fill": "+", "precision": 1},
+            {"width": 3, "fill": " "}, {"width": 12, "fill": "#", "shortest": True}]
+    for name, x in (("float", f), ("double", d)):
+        for fm in fmts:
+            case("AsString %s %s" % (name, sorted(fm.items())), "AsString", [("input", x)], fm)
+    for dt, v in ints.items():
+        case("AsString %s" % dt.__name__, "AsString", [("input", A(v, dt))])
+        case("AsString %s width fill" % dt.__name__, "AsString", [("input", A(v, dt))], {"width": 8, "fill": "0"})
+    case("AsString bool", "AsString", [("input", A([True, False], np.bool_))])
+    case("AsString bool width", "AsString", [("input", A([True, False], np.bool_))], {"width": 7})
+    case("AsString string width", "AsString", [("input", S([b"ab", b""]))], {"width": 4})
+    case("AsString string", "AsString", [("input", S([b"ab", b""]))])
+    case("AsString complex64", "AsString", [("input", A([1 + 2j, -0.5j], np.complex64))], {"precision": 1})
+    case("AsString half", "AsString", [("input", A([1.5, -0.1, 65504], np.float16))])
+    case("AsString 2d", "AsString", [("input", A([[1, 2], [3, 4]], np.int32))], {"width": 3})
+    case("AsString int precision", "AsString", [("input", A([1], np.int32))], {"precision": 2})
+    case("AsString int scientific", "AsString", [("input", A([1], np.int32))], {"scientific": True})
+    case("AsString both", "AsString", [("input", f)], {"scientific": True, "shortest": True})
+    case("AsString fill long", "AsString", [("input", f)], {"fill": "00", "width": 4})
+    case("AsString fill bad", "AsString", [("input", f)], {"fill": "x", "width": 4})
+
+    x = S([b"a", b"b", b"c", b"d", b"e"])
+    for ids, n in (([0, 1, 0, 2, 1], 3), ([2, 2, 2, 2, 2], 4), ([-1, 0, -1, 0, 1], 2), ([0, 0, 0, 0, 0], 1)):
+        for dt in (i32, i64):
+            case("UnsortedSegmentJoin %s %d %s" % (ids, n, dt.__name__), "UnsortedSegmentJoin",
+                 [("inputs", x), ("segment_ids", A(ids, dt)), ("num_segments", A(n, dt))], {"separator": ", "})
+    x2 = S([[b"a", b"b"], [b"c", b"d"], [b"e", b"f"]])
+    case("UnsortedSegmentJoin 2d", "UnsortedSegmentJoin", [("inputs", x2), ("segment_ids", A([1, 0, 1], i32)),
+                                                           ("num_segments", A(2, i32))], {"separator": "+"})
+    case("UnsortedSegmentJoin 2d ids", "UnsortedSegmentJoin", [("inputs", x2), ("segment_ids", A([[1, 0], [0, 0], [1, 1]], i32)),
+                                                               ("num_segments", A(2, i32))])
+    case("UnsortedSegmentJoin id too big", "UnsortedSegmentJoin", [("inputs", x), ("segment_ids", A([0, 1, 0, 5, 1], i32)),
+                                                                   ("num_segments", A(3, i32))])
+    case("UnsortedSegmentJoin bad shape", "UnsortedSegmentJoin", [("inputs", x), ("segment_ids", A([0, 1], i32)),
+                                                                  ("num_segments", A(3, i32))])
+    case("UnsortedSegmentJoin neg segments", "UnsortedSegmentJoin", [("inputs", x), ("segment_ids", A([0, 1, 0, 1, 1], i32)),
+                                                                     ("num_segments", A(-1, i32))])
+
+
 def main():
     which = set(sys.argv[1:]) or {"regex", "text", "ragged"}
     if "regex" in which:
         regex()
+    if "text" in which:
+        text()
     g.write_unit_header("string2_cases")
+
 
 
 if __name__ == "__main__":
