@@ -149,13 +149,58 @@ def text():
                                                                      ("num_segments", A(-1, i32))])
 
 
+def unicode():
+    good = S([b"hello", b"", "caf\u00e9".encode(), "\u65e5\u672c\U0001F600".encode(), b"a\x01b\x1fc\x7f"])
+    bad = S([b"\xff", b"a\xc3", b"\xc3\x28", b"\xe2\x82", b"\xe2\x82x", b"\xed\xa0\x80", b"\xc0\x80", b"\xf4\x90\x80\x80",
+             b"\xf0\x9f\x98", b"\x80\x80abc", b"\xf8\x88\x80\x80\x80"])
+    for op in ("UnicodeDecode", "UnicodeDecodeWithOffsets"):
+        for errors in ("replace", "ignore", "strict"):
+            for ctrl in (False, True):
+                for name, x in (("good", good), ("bad", bad)):
+                    case("%s %s %s ctrl%d" % (op, name, errors, ctrl), op, [("input", x)],
+                         {"input_encoding": "UTF-8", "errors": errors, "replacement_char": 0xFFFD if not ctrl else 63,
+                          "replace_control_characters": ctrl})
+        for tsp in (tf.int32, tf.int64) if op == "UnicodeDecode" else (tf.int64,):  # TF CHECK-fails on int32
+            case("%s 2d %s" % (op, tsp.name), op, [("input", S([[b"ab", b""], [b"c", "\u00e9".encode()]]))],
+                 {"input_encoding": "UTF-8", "Tsplits": tsp})
+        u16 = S(["a\u00e9\U0001F600".encode("utf-16-be"), b"\xd8\x00\x00a", b"\x00"])
+        case("%s utf16" % op, op, [("input", u16)], {"input_encoding": "UTF-16-BE"})
+        u32 = S(["a\U0001F600".encode("utf-32-be"), b"\x00\x11\x00\x00", b"\x00\x00"])
+        case("%s utf32" % op, op, [("input", u32)], {"input_encoding": "UTF-32-BE"})
+        case("%s latin1" % op, op, [("input", S([b"caf\xe9"]))], {"input_encoding": "ISO-8859-1"})
+        case("%s bad encoding" % op, op, [("input", good)], {"input_encoding": "NOPE-9"})
+        case("%s bad errors" % op, op, [("input", good)], {"input_encoding": "UTF-8", "errors": "loud"},
+             err_needle="errors policy must be one of 'strict', 'replace', or 'ignore'")  # TF: its OpDef's allowed values
+        case("%s bad replacement" % op, op, [("input", good)], {"input_encoding": "UTF-8", "replacement_char": 0x110000})
+    cps = A([104, 105, 233, 0x65E5, 0x1F600, 0x10FFFF, 0], i32)
+    badcps = A([65, -1, 0x110000, 0xD800, 0xFFFE, 0xFDD0, 66], i32)
+    for enc in ("UTF-8", "UTF-16-BE", "UTF-32-BE"):
+        for errors in ("replace", "ignore", "strict"):
+            for dt in (i32, i64):
+                case("UnicodeEncode %s %s %s" % (enc, errors, dt.__name__), "UnicodeEncode",
+                     [("input_values", cps), ("input_splits", A([0, 2, 2, 7], dt))],
+                     {"output_encoding": enc, "errors": errors, "replacement_char": 0xFFFD})
+            case("UnicodeEncode bad %s %s" % (enc, errors), "UnicodeEncode",
+                 [("input_values", badcps), ("input_splits", A([0, 3, 7], i64))],
+                 {"output_encoding": enc, "errors": errors, "replacement_char": 42})
+    case("UnicodeEncode bad encoding", "UnicodeEncode", [("input_values", cps), ("input_splits", A([0, 7], i64))],
+         {"output_encoding": "UTF-7"}, err_needle='Invalid encoding "UTF-7"')
+    case("UnicodeEncode empty", "UnicodeEncode", [("input_values", A([], i32)), ("input_splits", A([0], i64))],
+         {"output_encoding": "UTF-8"})
+    for sp in ([1, 7], [0, 5], [0, 8], [0, 5, 3, 7], [[0, 7]]):
+        case("UnicodeEncode bad splits %s" % sp, "UnicodeEncode", [("input_values", cps), ("input_splits", A(sp, i64))],
+             {"output_encoding": "UTF-8"})
+
+
 def main():
     which = set(sys.argv[1:]) or {"regex", "text", "ragged"}
     if "regex" in which:
         regex()
     if "text" in which:
         text()
+        unicode()
     g.write_unit_header("string2_cases")
+
 
 
 
