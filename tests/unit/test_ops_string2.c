@@ -43,6 +43,20 @@ int main(int argc, char **argv) {
   }
   printf("string2: %d of %zu cases run, %d failed\n", ran, n, bad);
   CHECK(bad == 0);
+  /* RaggedBincount with weights of another length than values: TF reads past the weights; refused */
+  {
+    sm_tensor *in[4] = {0}, *out[1] = {0};
+    CHECK_OK(sm_tensor_new(SM_INT64, 1, (int64_t[]){2}, &in[0]));
+    CHECK_OK(sm_tensor_new(SM_INT32, 1, (int64_t[]){3}, &in[1]));
+    CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &in[2]));
+    CHECK_OK(sm_tensor_new(SM_FLOAT, 1, (int64_t[]){2}, &in[3]));
+    ((int64_t *)sm_tensor_data(in[0]))[1] = 3;
+    *(int32_t *)sm_tensor_data(in[2]) = 4;
+    CHECK_ERR(run_node("op: \"RaggedBincount\" attr { key: \"T\" value { type: DT_FLOAT } } "
+                       "attr { key: \"Tidx\" value { type: DT_INT32 } }", 4, in, 1, out),
+              "Weights and values must have the same shape");
+    for (int i = 0; i < 4; i++) sm_tensor_free(in[i]);
+  }
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' nore2", argv[0]);
   CHECK(system(cmd) == 0);
