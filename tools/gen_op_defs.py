@@ -60,7 +60,7 @@ Complex Real Imag ComplexAbs Angle Conj FFT IFFT FFT2D IFFT2D FFT3D IFFT3D RFFT 
 IRFFT3D Unique UniqueV2 UniqueWithCounts UniqueWithCountsV2 Bincount DenseBincount CTCGreedyDecoder
 StaticRegexReplace RegexReplace RegexFullMatch StringSplitV2 StringNGrams AsString UnsortedSegmentJoin
 UnicodeDecode UnicodeDecodeWithOffsets UnicodeEncode RaggedTensorToTensor RaggedRange RaggedGather
-RaggedBincount SparseCross SparseCrossHashed StringLength
+RaggedBincount SparseCross SparseCrossHashed SparseCrossV2 StringLength
 """.split()
 
 

@@ -280,6 +280,50 @@ def ragged():
     # (tests/unit/test_ops_string2.c checks that by hand).
 
 
+def cross():
+    # sparse: a [3, k] string input and a [3, k] int64 one; dense: a [3, 2] int64 and a [3, 1] string one
+    si, sv, ss = A([[0, 0], [0, 1], [2, 0]], i64), S([b"a", b"b", b"c"]), A([3, 2], i64)
+    ti, tv, ts = A([[0, 0], [1, 0], [2, 0], [2, 1]], i64), A([7, 8, 9, -10], i64), A([3, 2], i64)
+    d1, d2 = A([[1, 2], [3, 4], [5, 6]], i64), S([[b"x"], [b"y"], [b"z"]])
+    for hashed, nb in ((False, 0), (True, 0), (True, 100)):
+        for key in (0, 956888297470):
+            tag = "hashed%d nb%d key%d" % (hashed, nb, key)
+            attrs = {"hashed_output": hashed, "num_buckets": nb, "hash_key": key,
+                     "out_type": tf.int64 if hashed else tf.string, "internal_type": tf.int64 if hashed else tf.string}
+            case("SparseCross sparse+dense " + tag, "SparseCross",
+                 [("indices", [si, ti]), ("values", [sv, tv]), ("shapes", [ss, ts]), ("dense_inputs", [d1, d2])], attrs)
+            case("SparseCross dense only " + tag, "SparseCross",
+                 [("indices", []), ("values", []), ("shapes", []), ("dense_inputs", [d2, d1])],
+                 dict(attrs, sparse_types=[], N=0))
+            case("SparseCross sparse only " + tag, "SparseCross",
+                 [("indices", [ti, si]), ("values", [tv, sv]), ("shapes", [ts, ss]), ("dense_inputs", [])],
+                 dict(attrs, dense_types=[]))
+    case("SparseCross strings", "SparseCross",
+         [("indices", [si]), ("values", [sv]), ("shapes", [ss]), ("dense_inputs", [d2, S([[b"p", b"q"], [b"", b"s"], [b"r", b"t"]])])],
+         {"hashed_output": False, "num_buckets": 0, "hash_key": 0, "out_type": tf.string, "internal_type": tf.string})
+    base = {"hashed_output": True, "num_buckets": 0, "hash_key": 0, "out_type": tf.int64, "internal_type": tf.int64}
+    case("SparseCross batch mismatch", "SparseCross",
+         [("indices", [si]), ("values", [sv]), ("shapes", [A([4, 2], i64)]), ("dense_inputs", [d1])], base)
+    case("SparseCross bad indices", "SparseCross",
+         [("indices", [A([0, 1], i64)]), ("values", [S([b"a", b"b"])]), ("shapes", [ss]), ("dense_inputs", [d1])], base)
+    case("SparseCross values size", "SparseCross",
+         [("indices", [si]), ("values", [S([b"a"])]), ("shapes", [ss]), ("dense_inputs", [d1])], base)
+    case("SparseCross dense vector", "SparseCross",
+         [("indices", [si]), ("values", [sv]), ("shapes", [ss]), ("dense_inputs", [A([1, 2, 3], i64)])], base)
+    for strong in (False,):  # strong_hash=True crashes TF 2.21 itself (no reference): ours refuses it
+        for nb in (0, 10):
+            case("SparseCrossHashed strings strong%d nb%d" % (strong, nb), "SparseCrossHashed",
+                 [("indices", [si]), ("values", [sv]), ("shapes", [ss]), ("dense_inputs", [d1, d2]),
+                  ("num_buckets", A(nb, i64)), ("strong_hash", A(strong, np.bool_)), ("salt", A([137, 173], i64))])
+            case("SparseCrossHashed strong%d nb%d" % (strong, nb), "SparseCrossHashed",
+                 [("indices", [ti]), ("values", [tv]), ("shapes", [ts]), ("dense_inputs", [d2, d1]),
+                  ("num_buckets", A(nb, i64)), ("strong_hash", A(strong, np.bool_)), ("salt", A([137, 173], i64))])
+    for sep in ("_X_", "", "--"):
+        case("SparseCrossV2 %r" % sep, "SparseCrossV2",
+             [("indices", [si, ti]), ("values", [sv, tv]), ("shapes", [ss, ts]), ("dense_inputs", [d1]),
+              ("sep", S(sep.encode()))])
+
+
 def main():
     which = set(sys.argv[1:]) or {"regex", "text", "ragged"}
     if "regex" in which:
@@ -289,7 +333,9 @@ def main():
         unicode()
     if "ragged" in which:
         ragged()
+        cross()
     g.write_unit_header("string2_cases")
+
 
 
 
