@@ -80,11 +80,13 @@ def build():
     return {"x": x, "i": i}, outs
 
 
-def main():
+def save_seed(build_fn, name):
+    """Builds build_fn's graph (it returns its inputs and outputs) into a TF1 SavedModel and copies its
+    saved_model.pb to fuzz/seeds/fuzz_graph/<name> (tools/make_string_seeds.py uses this too)."""
     root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     g = tf.Graph()
     with g.as_default():
-        ins, outs = build()
+        ins, outs = build_fn()
         with tf.compat.v1.Session() as sess:
             tmp = tempfile.mkdtemp()
             d = os.path.join(tmp, "m")
@@ -93,10 +95,13 @@ def main():
             b.add_meta_graph_and_variables(sess, ["serve"], signature_def_map={"serving_default": sig},
                                            strip_default_attrs=True)
             b.save(as_text=False)
-            shutil.copy(os.path.join(d, "saved_model.pb"), os.path.join(root, "fuzz/seeds/fuzz_graph/issue21_ops.pb"))
+            shutil.copy(os.path.join(d, "saved_model.pb"), os.path.join(root, "fuzz/seeds/fuzz_graph", name))
             shutil.rmtree(tmp)
-    print("wrote fuzz/seeds/fuzz_graph/issue21_ops.pb")
+    print("wrote fuzz/seeds/fuzz_graph/" + name)
 
+
+def main():
+    save_seed(build, "issue21_ops.pb")
 
 if __name__ == "__main__":
     main()
