@@ -66,6 +66,13 @@ def regex():
     for pat in (r"[a-z ]+", r".*", r"", r"\w+", r"caf. .*", r"[^,]*,.*", r"(?i)the.*"):
         case("RegexFullMatch %r" % pat, "RegexFullMatch", [("input", TEXT), ("pattern", S(pat.encode()))])
     case("RegexFullMatch bad", "RegexFullMatch", [("input", TEXT), ("pattern", S(b"[z-a]"))])
+    paths = S([b"/tmp/x/part-00001-of-00002", b"s3://bucket/dir/file", b"gs://a", b"ab", b"", b"a\nb", b"\xffa",
+               "\u00e9t\u00e9".encode(), b"aaab"])
+    for pat in (r"^s3://.*", r"a*b", r"a.b", r"^.*$", r"[a-z]+", r"(gs|s3)://.+", r"\d+", r".*part-\d{5}-of-\d{5}",
+                r"\p{L}+", r"a+?b", r"(?s)a.b"):
+        case("StaticRegexFullMatch %r" % pat, "StaticRegexFullMatch", [("input", paths)], {"pattern": pat})
+    case("StaticRegexFullMatch bad", "StaticRegexFullMatch", [("input", paths)], {"pattern": "a{2"})
+    case("StaticRegexFullMatch bad class", "StaticRegexFullMatch", [("input", paths)], {"pattern": "[b-a]"})
     case("RegexFullMatch invalid utf8", "RegexFullMatch", [("input", S([b"\xff", b"a\xffb"])), ("pattern", S(b"a.b"))])
 
 

@@ -1,7 +1,8 @@
 /* regex.c - the regex kernel family, with RE2's semantics as TensorFlow has them: RegexReplace,
  * StaticRegexReplace (RE2::Replace, or RE2::GlobalReplace under replace_global; rewrites name groups
  * \0..\9), RegexFullMatch (RE2::FullMatch). StaticRegexFullMatch stays in io.c (its RE2 subset
- * needs no library and serves the save paths every export has).
+ * needs no library and serves the save paths every export has); a pattern outside that subset
+ * comes here through regex.h.
  *
  * RE2 is C++; the library is C. src/ops/re2_shim.cc wraps the four calls these kernels need in an
  * extern "C" module (libsavedmodel_re2.so, built only when libre2-dev is found) that is dlopened
@@ -17,6 +18,7 @@
 
 #include "base/alloc.h"
 #include "base/lazylib.h"
+#include "ops/regex.h"
 #include "runtime/kernel.h"
 
 /* ---- the module ------------------------------------------------------------------------------ */
@@ -81,6 +83,19 @@ static sm_status *compile(const char *pat, size_t len, void **re) {
                      : sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory compiling pattern %.*s", (int)len, pat);
   free(err); /* the module's malloc */
   return s;
+}
+
+/* ---- for io.c's StaticRegexFullMatch (regex.h) ---------------------------------------------- */
+
+sm_status *sm__re2_compile(const char *op, const char *pat, size_t len, void **re) {
+  sm_status *s = re2_need(op);
+  return s ? s : compile(pat, len, re);
+}
+
+int sm__re2_full_match(const void *re, const char *s, size_t n) { return re2_full(re, s, n); }
+
+void sm__re2_free(void *re) {
+  if (re) re2_free(re);
 }
 
 /* ---- state ----------------------------------------------------------------------------------- */
