@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""gen_string2_cases.py - writes tests/unit/string2_cases.h: the regex kernels (src/ops/regex.c,
-through RE2), the text kernels (src/ops/text.c: StringSplitV2, StringNGrams, AsString,
-UnsortedSegmentJoin, UnicodeDecode/WithOffsets, UnicodeEncode) and the ragged ones
-(src/ops/ragged.c: RaggedTensorToTensor, RaggedRange, RaggedGather, RaggedBincount, SparseCross,
-SparseCrossHashed) against TensorFlow, edge cases included (empty strings, UTF-8, bad input).
+"""gen_string2_cases.py - writes tests/unit/string2_cases.h: the regex kernels (src/ops/regex.c and
+io.c's StaticRegexFullMatch, through RE2), the text kernels (src/ops/text.c: StringSplitV2,
+StringNGrams, AsString, UnsortedSegmentJoin; src/ops/unicode.c: UnicodeDecode/WithOffsets,
+UnicodeEncode), the ragged ones (src/ops/ragged.c: RaggedTensorToTensor, RaggedGather, RaggedRange,
+RaggedBincount) and the crosses (src/ops/cross.c: SparseCross, SparseCrossHashed, SparseCrossV2)
+against TensorFlow, edge cases included (empty strings, ill-formed UTF-8, bad input).
 
 Uses the machinery of tools/gen_array_cases.py (tf.raw_ops on literal inputs; TF's outputs or error).
 Run: /work/main/build/venv/bin/python tools/gen_string2_cases.py
@@ -331,6 +332,28 @@ def cross():
               ("sep", S(sep.encode()))])
 
 
+def ragged_gather():
+    # params: [[a, b], [], [c, d, e], [f]] (ragged rank 1) and a nested one of rank 2
+    sp1 = A([0, 2, 2, 5, 6], i64)
+    v1 = S([b"a", b"b", b"c", b"d", b"e", b"f"])
+    for idx in (A([2, 0, 2, 1], i64), A([3], i32), A([], i64), A([[0, 3], [2, 2]], i64), A(2, i64)):
+        case("RaggedGather r1 %s" % idx.tolist(), "RaggedGather",
+             [("params_nested_splits", [sp1]), ("params_dense_values", v1), ("indices", idx)],
+             {"OUTPUT_RAGGED_RANK": 1 + idx.ndim - 1})
+    outer, inner = A([0, 2, 2, 3], i32), A([0, 1, 3, 6], i32)
+    v2 = A(np.arange(12).reshape(6, 2), np.float32)
+    for idx in (A([2, 0, 1, 0], i32), A([[1, 2]], i64), A(0, i32)):
+        case("RaggedGather r2 %s" % idx.tolist(), "RaggedGather",
+             [("params_nested_splits", [outer, inner]), ("params_dense_values", v2), ("indices", idx)],
+             {"OUTPUT_RAGGED_RANK": 2 + idx.ndim - 1})
+    case("RaggedGather index out of range", "RaggedGather",
+         [("params_nested_splits", [sp1]), ("params_dense_values", v1), ("indices", A([1, 4], i64))],
+         {"OUTPUT_RAGGED_RANK": 1})
+    case("RaggedGather negative index", "RaggedGather",
+         [("params_nested_splits", [sp1]), ("params_dense_values", v1), ("indices", A([-1], i64))],
+         {"OUTPUT_RAGGED_RANK": 1})
+
+
 def main():
     which = set(sys.argv[1:]) or {"regex", "text", "ragged"}
     if "regex" in which:
@@ -340,8 +363,10 @@ def main():
         unicode()
     if "ragged" in which:
         ragged()
+        ragged_gather()
         cross()
     g.write_unit_header("string2_cases")
+
 
 
 

@@ -1,7 +1,7 @@
 /* ragged.c - the ragged kernel family with TensorFlow's semantics (its CPU kernels are the
  * reference): RaggedTensorToTensor (every row_partition_types form: ROW_SPLITS, FIRST_DIM_SIZE +
- * VALUE_ROWIDS, nested; shape given, partly given or not; default_value broadcast), RaggedRange and
- * RaggedBincount (TextVectorization's multi_hot / count / tf_idf). */
+ * VALUE_ROWIDS, nested; shape given, partly given or not; default_value broadcast), RaggedGather,
+ * RaggedRange and RaggedBincount (TextVectorization's multi_hot / count / tf_idf). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -286,6 +286,98 @@ static sm_status *r2t_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
+/* ---- RaggedGather ---------------------------------------------------------------------------- */
+
+/* TF's RaggedGather: rows `indices` of a ragged tensor given by nested splits and dense values. The
+ * output splits: first the uniform ones of indices' outer dimensions, then each gathered row's. */
+static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int nout = sm__kctx_num_outputs(ctx), nin = sm__kctx_num_inputs(ctx), pr = nin - 2, orank = nout - 1;
+  if (pr < 1) return sm_status_new(SM_INVALID_ARGUMENT, "RaggedGather needs params_nested_splits");
+  const sm_tensor *vals = sm__kctx_input(ctx, pr), *idx = sm__kctx_input(ctx, pr + 1);
+  int ir = sm_tensor_rank(idx);
+  if (orank != pr + ir - 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "OUTPUT_RAGGED_RANK %d must be PARAMS_RAGGED_RANK %d + indices.rank %d - 1",
+                         orank, pr, ir);
+  if (!tx_is_index(idx)) return sm_status_new(SM_INVALID_ARGUMENT, "indices must be int32 or int64");
+  int sdt = sm_tensor_dtype(sm__kctx_input(ctx, 0));
+  for (int d = 0; d < pr; d++) {
+    const sm_tensor *sp = sm__kctx_input(ctx, d);
+    if (sm_tensor_dtype(sp) != sdt || !tx_is_index(sp) || sm_tensor_rank(sp) != 1 || sm_tensor_dims(sp)[0] < 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "params_nested_splits[%d] must be a non-empty int32 or int64 vector", d);
+  }
+  if (sm_tensor_rank(vals) < 1) return sm_status_new(SM_INVALID_ARGUMENT, "params.rank must be nonzero");
+  /* the splits must describe the values: from 0, non-decreasing, each ending at the next's length */
+  for (int d = 0; d < pr; d++) {
+    const sm_tensor *sp = sm__kctx_input(ctx, d);
+    int64_t n = sm_tensor_dims(sp)[0], next = d + 1 < pr ? sm_tensor_dims(sm__kctx_input(ctx, d + 1))[0] - 1
+                                                       : sm_tensor_dims(vals)[0];
+    if (tx_int(sp, 0) != 0) return sm_status_new(SM_INVALID_ARGUMENT, "params_nested_splits[%d] must start with 0", d);
+    for (int64_t i = 1; i < n; i++)
+      if (tx_int(sp, i) < tx_int(sp, i - 1))
+        return sm_status_new(SM_INVALID_ARGUMENT, "params_nested_splits[%d] must be non-decreasing", d);
+    if (tx_int(sp, n - 1) > next)
+      return sm_status_new(SM_INVALID_ARGUMENT, "params_nested_splits[%d] ends at %" PRId64 ", past %" PRId64 " rows", d,
+                           tx_int(sp, n - 1), next);
+  }
+  int64_t nparams = sm_tensor_dims(sm__kctx_input(ctx, 0))[0] - 1, ni = sm_tensor_num_elements(idx);
+  for (int64_t i = 0; i < ni; i++) {
+    int64_t v = tx_int(idx, i);
+    if (v < 0 || v >= nparams)
+      return sm_status_new(SM_INVALID_ARGUMENT, "indices[%" PRId64 "] = %" PRId64 " is not in [0, %" PRId64 ")", i, v, nparams);
+  }
+  /* sizes first: each output splits vector, and the values */
+  int64_t counts[SM_MAX_RANK + 1] = {0}, nvals = 0;
+  if (orank > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "OUTPUT_RAGGED_RANK %d is too large", orank);
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < ir; d++) rows *= sm_tensor_dims(idx)[d], counts[d] = rows + 1;
+  for (int d = 0; d < pr; d++)
+    if (d + ir - 1 >= 0) counts[d + ir - 1] = 1;
+  for (int64_t i = 0; i < ni; i++) {
+    int64_t a = tx_int(idx, i), b = a + 1;
+    for (int d = 0; d < pr; d++) {
+      const sm_tensor *sp = sm__kctx_input(ctx, d);
+      if (d + ir - 1 >= 0) counts[d + ir - 1] += b - a;
+      a = tx_int(sp, a), b = tx_int(sp, b);
+    }
+    nvals += b - a;
+  }
+  sm_tensor *outs[SM_MAX_RANK + 1];
+  sm_status *s = NULL;
+  for (int d = 0; d < orank && !s; d++) s = sm__kctx_alloc_output(ctx, d, sdt, 1, &counts[d], &outs[d]);
+  int64_t vdims[SM_MAX_RANK], elem = 1;
+  vdims[0] = nvals;
+  for (int k = 1; k < sm_tensor_rank(vals); k++) vdims[k] = sm_tensor_dims(vals)[k], elem *= vdims[k];
+  sm_tensor *ov;
+  if (!s) s = sm__kctx_alloc_output(ctx, orank, sm_tensor_dtype(vals), sm_tensor_rank(vals), vdims, &ov);
+  if (s) return s;
+  int64_t fill[SM_MAX_RANK + 1] = {0}; /* elements written to each output splits vector */
+  rows = 1;
+  for (int d = 0; d + 1 < ir; d++) {
+    int64_t len = sm_tensor_dims(idx)[d + 1];
+    rows *= sm_tensor_dims(idx)[d];
+    for (int64_t i = 0; i <= rows; i++) tx_set_int(outs[d], fill[d]++, i * len);
+  }
+  for (int d = 0; d < pr; d++)
+    if (d + ir - 1 >= 0) tx_set_int(outs[d + ir - 1], fill[d + ir - 1]++, 0);
+  int64_t vo = 0;
+  for (int64_t i = 0; i < ni && !s; i++) {
+    int64_t a = tx_int(idx, i), b = a + 1;
+    for (int d = 0; d < pr; d++) {
+      const sm_tensor *sp = sm__kctx_input(ctx, d);
+      int o = d + ir - 1;
+      if (o >= 0) {
+        int64_t delta = tx_int(outs[o], fill[o] - 1) - tx_int(sp, a);
+        for (int64_t j = a; j < b; j++) tx_set_int(outs[o], fill[o]++, tx_int(sp, j + 1) + delta);
+      }
+      a = tx_int(sp, a), b = tx_int(sp, b);
+    }
+    s = copy_elems(ov, vo * elem, vals, a * elem, (b - a) * elem);
+    vo += b - a;
+  }
+  return s;
+}
+
 /* ---- RaggedRange ----------------------------------------------------------------------------- */
 
 static double num_at(const sm_tensor *t, int64_t i) {
@@ -450,6 +542,7 @@ static sm_status *bincount_compute(const void *state, sm_kctx *ctx) {
 const sm_kernel sm_kernels_ragged[] = {
     {"RaggedTensorToTensor", r2t_prepare, r2t_compute, sm__free, 0},
     {"RaggedRange", NULL, range_compute, NULL, 0},
+    {"RaggedGather", NULL, gather_compute, NULL, 0},
     {"RaggedBincount", bincount_prepare, bincount_compute, sm__free, 0},
     {0},
 };
