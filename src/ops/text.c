@@ -289,7 +289,7 @@ static sm_status *ngram_compute(const void *state, sm_kctx *ctx) {
 /* ---- AsString -------------------------------------------------------------------------------- */
 
 typedef struct as_string_state {
-  char fmt[64]; /* printf format of one element (a complex: "(%f,%f)") */
+  char fmt[72]; /* printf format of one element (a complex: "(%f,%f)"): 2 x 32 + 3 */
 } as_string_state;
 
 static int is_float_type(int dt) {
