@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "ops/array_internal.h"
 #include "ops/text_internal.h"
 #include "runtime/kernel.h"
 
@@ -172,22 +173,6 @@ static sm_status *r2t_level(const sm_tensor *p, int type, const int64_t *par, in
   return NULL;
 }
 
-/* Copies element `from` (elem elements each) of src to element `to` of dst. */
-static sm_status *copy_elems(sm_tensor *dst, int64_t to, const sm_tensor *src, int64_t from, int64_t n) {
-  if (sm_tensor_dtype(dst) != SM_STRING) {
-    size_t es = sm_dtype_size(sm_tensor_dtype(dst));
-    memcpy((char *)sm_tensor_data(dst) + (size_t)to * es, (const char *)sm_tensor_data(src) + (size_t)from * es, (size_t)n * es);
-    return NULL;
-  }
-  for (int64_t i = 0; i < n; i++) {
-    size_t len;
-    const char *p = sm_tensor_string(src, from + i, &len);
-    sm_status *s = sm_tensor_set_string(dst, to + i, p, len);
-    if (s) return s;
-  }
-  return NULL;
-}
-
 static sm_status *r2t_compute(const void *state, sm_kctx *ctx) {
   const r2t_state *st = state;
   const sm_tensor *shape = sm__kctx_input(ctx, 0), *values = sm__kctx_input(ctx, 1), *dflt = sm__kctx_input(ctx, 2);
@@ -253,7 +238,7 @@ static sm_status *r2t_compute(const void *state, sm_kctx *ctx) {
       stride *= dd[dr - k];
     }
     (void)er;
-    s = copy_elems(y, o, dflt, src, 1);
+    s = sm__array_copy(y, o, dflt, src, 1);
   }
   if (s) return s;
   /* the output position of every value row, level by level */
@@ -282,7 +267,7 @@ static sm_status *r2t_compute(const void *state, sm_kctx *ctx) {
   if (na > nvals)
     return sm_status_new(SM_INVALID_ARGUMENT, "the row partitions name %" PRId64 " values, but values has %" PRId64, na, nvals);
   for (int64_t i = 0; i < na && !s; i++)
-    if (a[i] >= 0) s = copy_elems(y, a[i] * elem, values, i * elem, elem);
+    if (a[i] >= 0) s = sm__array_copy(y, a[i] * elem, values, i * elem, elem);
   return s;
 }
 
@@ -372,7 +357,7 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
       }
       a = tx_int(sp, a), b = tx_int(sp, b);
     }
-    s = copy_elems(ov, vo * elem, vals, a * elem, (b - a) * elem);
+    s = sm__array_copy(ov, vo * elem, vals, a * elem, (b - a) * elem);
     vo += b - a;
   }
   return s;

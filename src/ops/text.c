@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "ops/array_internal.h"
 #include "ops/text_internal.h"
 #include "runtime/kernel.h"
 
@@ -306,12 +307,7 @@ static sm_status *as_string_prepare(const sm_node *node, void **state) {
   size_t fill_len = 0;
   if (!s) s = dup_attr(node, "fill", "", &fill, &fill_len);
   if (s) return s;
-  char dn[32]; /* TF's DataTypeString: "int32" */
-  const char *full = sm_dtype_name(dt) ? sm_dtype_name(dt) : "DT_INVALID";
-  size_t k = 0;
-  for (const char *c = strncmp(full, "DT_", 3) ? full : full + 3; *c && k + 1 < sizeof dn; c++)
-    dn[k++] = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
-  dn[k] = 0;
+  const char *dn = sm__array_dtype_str(dt); /* TF's DataTypeString: "int32" */
   if (!is_float_type(dt) && (sci || shortest))
     s = sm_status_new(SM_INVALID_ARGUMENT, "scientific and shortest format not supported for datatype %s", dn);
   else if (!is_float_type(dt) && precision >= 0)
