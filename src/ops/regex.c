@@ -7,9 +7,11 @@
  * RE2 is C++; the library is C. src/ops/re2_shim.cc wraps the four calls these kernels need in an
  * extern "C" module (libsavedmodel_re2.so, built only when libre2-dev is found) that is dlopened
  * here at the first regex op, so that neither the library nor the CLI links RE2 or libstdc++.
- * Where the module was not built or cannot be opened, the ops fail with SM_UNIMPLEMENTED naming
- * RE2. SM_RE2_MODULE in the environment names another module file (tests point it at nothing to
- * check that path). */
+ * It is looked for where it was installed, in the build directory, beside the library this code is
+ * in, then on the loader's path. Where the module was not built or cannot be opened, the ops fail
+ * with SM_UNIMPLEMENTED naming RE2. SM_RE2_MODULE in the environment names another module file
+ * (tests point it at nothing to check that path). */
+#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -64,7 +66,16 @@ static void re2_load(void) {
 #ifdef SM_RE2_MODULE_BUILD
   re2_try(SM_RE2_MODULE_INSTALL);
   re2_try(SM_RE2_MODULE_BUILD);
-  re2_try("libsavedmodel_re2.so"); /* the loader's search path: a relocated install */
+  /* beside the library (or program) this code is in: a relocated install, the Python package */
+  Dl_info info;
+  const char *slash;
+  if (!re2_compile && dladdr((void *)re2_load, &info) && info.dli_fname && (slash = strrchr(info.dli_fname, '/'))) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%.*s/libsavedmodel_re2.so", (int)(slash - info.dli_fname), info.dli_fname) <
+        (int)sizeof path)
+      re2_try(path);
+  }
+  re2_try("libsavedmodel_re2.so"); /* the loader's search path */
 #endif
 }
 
