@@ -209,6 +209,21 @@ static sm_status *ng_make(const ngram_state *st, sm_kctx *ctx, const sm_tensor *
   for (int64_t g = 0; g < num && !s; g++) {
     int64_t left = pad - g > 0 ? pad - g : 0, right = pad - (num - (g + 1)) > 0 ? pad - (num - (g + 1)) : 0;
     int64_t ntok = width - (left + right), start = left > 0 ? 0 : g - pad;
+    /* its size first (TF computes it in an int): a width of 2^31 must fail, not fill the memory */
+    uint64_t size = 0, part;
+    int over = __builtin_mul_overflow((uint64_t)left, (uint64_t)(st->lpad_len + st->sep_len), &size) ||
+               __builtin_mul_overflow((uint64_t)right, (uint64_t)(st->rpad_len + st->sep_len), &part) ||
+               __builtin_add_overflow(size, part, &size) ||
+               __builtin_mul_overflow((uint64_t)(ntok > 0 ? ntok : 0), (uint64_t)st->sep_len, &part) ||
+               __builtin_add_overflow(size, part, &size);
+    for (int64_t k = 0; k < ntok && !over && size <= INT32_MAX; k++) {
+      size_t n;
+      sm_tensor_string(data, d0 + start + k, &n);
+      over = __builtin_add_overflow(size, (uint64_t)n, &size);
+    }
+    if (over || size > INT32_MAX)
+      return sm_status_new(SM_INVALID_ARGUMENT, "an ngram of width %" PRId64 " would be over 2^31 bytes", width);
+    if ((s = sm__kctx_charge_check(ctx, (size_t)size, "an ngram"))) return s;
     b->len = 0;
     for (int64_t k = 0; k < left && !s; k++) {
       s = tx_put(ctx, b, st->lpad, st->lpad_len);

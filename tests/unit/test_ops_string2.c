@@ -57,6 +57,21 @@ int main(int argc, char **argv) {
               "Weights and values must have the same shape");
     for (int i = 0; i < 4; i++) sm_tensor_free(in[i]);
   }
+  /* StringNGrams: one short sequence kept and padded 2^30 times each side: refused, not built (TF
+   * would overflow an int and fill the memory) */
+  {
+    sm_tensor *in[2] = {0}, *out[2] = {0};
+    CHECK_OK(sm_tensor_new(SM_STRING, 1, (int64_t[]){1}, &in[0]));
+    CHECK_OK(sm_tensor_new(SM_INT64, 1, (int64_t[]){2}, &in[1]));
+    ((int64_t *)sm_tensor_data(in[1]))[1] = 1;
+    CHECK_ERR(run_node("op: \"StringNGrams\" attr { key: \"Tsplits\" value { type: DT_INT64 } } "
+                       "attr { key: \"ngram_widths\" value { list { } } } "
+                       "attr { key: \"pad_width\" value { i: 1073741824 } } attr { key: \"left_pad\" value { s: \"L\" } } "
+                       "attr { key: \"right_pad\" value { s: \"R\" } } attr { key: \"separator\" value { s: \" \" } } "
+                       "attr { key: \"preserve_short_sequences\" value { b: true } }", 2, in, 2, out),
+              "over 2^31 bytes");
+    for (int i = 0; i < 2; i++) sm_tensor_free(in[i]);
+  }
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' nore2", argv[0]);
   CHECK(system(cmd) == 0);
