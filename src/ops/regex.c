@@ -11,7 +11,9 @@
  * in, then on the loader's path. Where the module was not built or cannot be opened, the ops fail
  * with SM_UNIMPLEMENTED naming RE2. SM_RE2_MODULE in the environment names another module file
  * (tests point it at nothing to check that path). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
+#endif
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
