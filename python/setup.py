@@ -61,7 +61,12 @@ class BuildPyWithLibrary(build_py):
         super().run()
         dest = os.path.join(self.build_lib, "savedmodel", "libsavedmodel.so")
         os.makedirs(os.path.dirname(dest), exist_ok=True)
-        shutil.copyfile(build_library(), dest)
+        lib = build_library()
+        shutil.copyfile(lib, dest)
+        # the regex ops' RE2 module (built when libre2-dev is there), found beside the library
+        re2 = os.path.join(os.path.dirname(lib), "libsavedmodel_re2.so")
+        if os.path.isfile(re2):
+            shutil.copyfile(re2, os.path.join(os.path.dirname(dest), "libsavedmodel_re2.so"))
 
 
 class BinaryDistribution(Distribution):

@@ -129,8 +129,8 @@ def case(name, op, inputs, attrs=None, tf_attrs=None, err_needle=None):
     outs = []
     try:
         r = getattr(tf.raw_ops, op)(**call)
-        if isinstance(r, (list, tuple)):
-            outs = list(r)
+        if isinstance(r, (list, tuple)):  # a list output (RaggedGather's splits) flattens in place
+            outs = [o for x in r for o in (x if isinstance(x, list) else [x])]
         elif r is None or (hasattr(r, "op") and False):
             outs = []
         else:

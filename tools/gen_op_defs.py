@@ -61,6 +61,9 @@ IRFFT3D Unique UniqueV2 UniqueWithCounts UniqueWithCountsV2 Bincount DenseBincou
 AdjustContrastv2 AdjustHue AdjustSaturation RGBToHSV HSVToRGB ImageProjectiveTransformV2
 ImageProjectiveTransformV3 CropAndResize ScaleAndTranslate StatelessRandomGammaV2 StatelessRandomGammaV3 RandomGamma
 StatelessMultinomial Multinomial StatelessRandomPoisson RandomPoissonV2 StatelessShuffle RandomShuffle
+StaticRegexReplace RegexReplace RegexFullMatch StringSplitV2 StringNGrams AsString UnsortedSegmentJoin
+UnicodeDecode UnicodeDecodeWithOffsets UnicodeEncode RaggedTensorToTensor RaggedRange RaggedGather
+RaggedBincount SparseCross SparseCrossHashed SparseCrossV2 StringLength
 """.split()
 
 

@@ -3,7 +3,7 @@
 whose one signature reaches the image colour and geometry kernels (src/ops/image_adjust.c,
 image_transform.c) and the Gamma / Poisson / Multinomial / Shuffle random ops, so the graph fuzz
 target mutates their attrs (kernel_type, interpolation, fill_mode, method, dtypes) and inputs.
-Saved by make_op_seeds.py's main. Run: /work/main/build/venv/bin/python tools/make_image_seeds.py
+Saved by make_op_seeds.py's save_seed. Run: /work/main/build/venv/bin/python tools/make_image_seeds.py
 """
 import os
 import sys
@@ -52,4 +52,4 @@ def build():
 
 
 if __name__ == "__main__":
-    make_op_seeds.main(build, "issue21_image_random.pb")
+    make_op_seeds.save_seed(build, "issue21_image_random.pb")

@@ -80,8 +80,9 @@ def build():
     return {"x": x, "i": i}, outs
 
 
-def main(build_fn=build, name="issue21_ops.pb"):
-    """Saves build_fn's graph as fuzz/seeds/fuzz_graph/<name> (tools/make_image_seeds.py reuses it)."""
+def save_seed(build_fn, name):
+    """Builds build_fn's graph (it returns its inputs and outputs) into a TF1 SavedModel and copies its
+    saved_model.pb to fuzz/seeds/fuzz_graph/<name> (tools/make_string_seeds.py and make_image_seeds.py use this too)."""
     root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     g = tf.Graph()
     with g.as_default():
@@ -98,6 +99,9 @@ def main(build_fn=build, name="issue21_ops.pb"):
             shutil.rmtree(tmp)
     print("wrote fuzz/seeds/fuzz_graph/" + name)
 
+
+def main():
+    save_seed(build, "issue21_ops.pb")
 
 if __name__ == "__main__":
     main()

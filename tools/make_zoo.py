@@ -31,6 +31,7 @@ from zoo_fold import FOLD_BUILDERS
 from zoo_keras import KERAS_BUILDERS
 from zoo_augment import AUGMENT_BUILDERS
 from zoo_serving import SERVING_BUILDERS
+from zoo_text import TEXT_BUILDERS
 
 # Tensors with more elements than this keep only their .npy and sha256 in vars.json (keeps the zoo small).
 JSON_VALUE_LIMIT = 4096
@@ -757,6 +758,7 @@ BUILDERS = {
     **AUGMENT_BUILDERS,
     **SERVING_BUILDERS,
     **FOLD_BUILDERS,
+    **TEXT_BUILDERS,
 }
 
 

@@ -1,7 +1,8 @@
 /* array_internal.h - what the array kernel files (src/ops/array*.c) share: element moves that work
  * for every storable dtype (raw bytes, resource handles, strings), index-vector reading, TF's
  * dtype names for messages, and the kernel entry points that array.c lists in sm_kernels_array[].
- * Nothing here is used outside src/ops/array*.c. Semantics: shared/spec/ops.md §3.1, §3.9. */
+ * Outside src/ops/array*.c only ragged.c (sm__array_copy) and text.c (sm__array_dtype_str) use it.
+ * Semantics: shared/spec/ops.md §3.1, §3.9. */
 #ifndef SM_OPS_ARRAY_INTERNAL_H
 #define SM_OPS_ARRAY_INTERNAL_H
 #include <stdint.h>

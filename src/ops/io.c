@@ -4,7 +4,8 @@
  * runs once per load) and returns each named tensor, assembling "shape and slice" requests from
  * the whole tensor. SaveV2 and MergeV2Checkpoints are known but not run (save paths only).
  * StaticRegexFullMatch supports the RE2 subset TF's save paths use (literals, '.', '*', '+', '?',
- * anchors), matched by an NFA walk so no pattern can take more than O(pattern x input) time. */
+ * anchors), matched by an NFA walk so no pattern can take more than O(pattern x input) time; any
+ * other pattern goes to RE2 (regex.h), as TF's kernel does, where the library has it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "base/checked.h"
 #include "runtime/kernel.h"
 #include "format/bundle_internal.h"
+#include "ops/regex.h"
 #include "savedmodel/bundle.h"
 
 static const char *dname(int dtype) {
@@ -378,16 +380,17 @@ typedef struct {
 typedef struct {
   int n;
   re_atom *atoms;
+  void *re2; /* a pattern outside the subset: RE2's (regex.h) */
 } re_state;
 
 static void re_release(void *p) {
   re_state *st = p;
-  if (st) free(st->atoms);
+  if (st) free(st->atoms), sm__re2_free(st->re2);
   free(st);
 }
 
 /* One UTF-8 code point from p (n > 0 bytes left); an invalid byte decodes as 0x110000 + byte, a
- * unit only '.' matches, as RE2 matches invalid input. */
+ * unit nothing matches ('.' included: RE2's '.' is a well-formed UTF-8 sequence). */
 static uint32_t utf8_next(const uint8_t *p, size_t n, size_t *used) {
   uint8_t c = p[0];
   int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
@@ -466,12 +469,19 @@ static sm_status *re_prepare(const sm_node *node, void **state) {
     }
     st->atoms[st->n++] = a;
   }
-  if (why) {
-    re_release(st);
-    return sm_status_new(SM_UNIMPLEMENTED,
-                         "StaticRegexFullMatch pattern \"%.*s\" uses %s; only literals, '.', '*', '+', '?' "
-                         "and anchors are supported",
-                         (int)(len > 200 ? 200 : len), pat, why);
+  if (why) { /* RE2 itself, when the library has it */
+    s = sm__re2_compile("StaticRegexFullMatch", pat, len, &st->re2);
+    if (s && sm_status_code(s) == SM_UNIMPLEMENTED) {
+      sm_status_free(s);
+      s = sm_status_new(SM_UNIMPLEMENTED,
+                        "StaticRegexFullMatch pattern \"%.*s\" uses %s; without RE2 only literals, '.', '*', '+', "
+                        "'?' and anchors are supported",
+                        (int)(len > 200 ? 200 : len), pat, why);
+    }
+    if (s) {
+      re_release(st);
+      return s;
+    }
   }
   *state = st;
   return NULL;
@@ -497,7 +507,7 @@ static int re_full_match(const re_state *st, const uint8_t *s, size_t n, uint8_t
     for (int k = 0; k < st->n; k++) {
       if (!cur[k]) continue;
       const re_atom *a = &st->atoms[k];
-      if (a->any ? c != '\n' : c == a->cp) {
+      if (a->any ? c != '\n' && c < 0x110000u : c == a->cp) { /* RE2's '.' is valid UTF-8 only */
         next[k + 1] = 1;
         if (a->many) next[k] = 1;
         any = 1;
@@ -527,7 +537,8 @@ static sm_status *re_compute(const void *state, sm_kctx *ctx) {
   for (int64_t i = 0; i < n; i++) {
     size_t len;
     const char *p = sm_tensor_string(in, i, &len);
-    o[i] = (uint8_t)re_full_match(st, (const uint8_t *)p, len, sets, sets + st->n + 1);
+    o[i] = (uint8_t)(st->re2 ? sm__re2_full_match(st->re2, p, len)
+                             : re_full_match(st, (const uint8_t *)p, len, sets, sets + st->n + 1));
   }
   sm__kctx_scratch_free(ctx, sets);
   return NULL;

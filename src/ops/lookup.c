@@ -1,5 +1,6 @@
-/* lookup.c - the lookup kernel family: static hash tables (HashTableV2 and TF1's HashTable), their
- * initializers (from tensors, from a text file) and lookups.
+/* lookup.c - the lookup kernel family: static hash tables (HashTableV2 and TF1's HashTable, and a
+ * MutableHashTableV2 filled once by its import), their initializers (from tensors, from a text
+ * file) and lookups.
  *
  * A table handle is a DT_RESOURCE scalar whose element is the sm_table * kept by the model's
  * sm_resources. TF1's HashTable outputs a string ref; here it outputs the same handle, and the v1
@@ -391,6 +392,11 @@ static sm_status *size_compute(const void *state, sm_kctx *ctx) {
 const sm_kernel sm_kernels_lookup[] = {
     {"HashTableV2", table_prepare, table_compute, table_release, 0},
     {"HashTable", table_prepare, table_compute, table_release, 0},
+    /* A MutableHashTable as the exports of Keras lookup layers carry (TextVectorization's token
+     * counts): created and filled once by the restore function's LookupTableImportV2, found like a
+     * static one. Insert and Remove are not supported; Export only on the save path. */
+    {"MutableHashTableV2", table_prepare, table_compute, table_release, 0},
+    {"LookupTableExportV2", NULL, NULL, NULL, SM_KERNEL_PARSE_ONLY},
     {"LookupTableImportV2", NULL, import_compute, NULL, 0},
     {"LookupTableImport", NULL, import_compute, NULL, 0},
     {"InitializeTableV2", NULL, import_compute, NULL, 0},

@@ -346,9 +346,16 @@ static void test_strings(void) {
   CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 5);
   sm_tensor_free(in);
   free(big);
-  CHECK_ERR(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"group"}, 1, NULL, 0), "(a|b)");
-  CHECK_ERR(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"class"}, 1, NULL, 0),
-            "character class");
+  /* patterns outside the subset go to RE2 (their TF results: tests/unit/string2_cases.h); without
+   * the RE2 module they are refused, naming what they use */
+  if (access(SM_BINARY_DIR "/libsavedmodel_re2.so", R_OK) == 0) {
+    CHECK_OK(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"group"}, 1, NULL, 0));
+    CHECK_OK(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"class"}, 1, NULL, 0));
+  } else {
+    CHECK_ERR(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"group"}, 1, NULL, 0), "(a|b)");
+    CHECK_ERR(sm__session_prepare(s, (const char *[]){"a"}, 1, (const char *[]){"class"}, 1, NULL, 0),
+              "character class");
+  }
   /* the save ops are known but not run */
   sm__session_free(s);
 }

@@ -1,0 +1,72 @@
+// re2_shim.cc - the only C++ in libsavedmodel: a thin extern "C" face over RE2 (Debian's
+// libre2), built as its own module (libsavedmodel_re2.so) that src/ops/regex.c dlopens at the
+// first regex op, so that the library and the CLI build and run without RE2 or libstdc++.
+// TensorFlow's regex kernels construct RE2(pattern) with default options (UTF-8) and call
+// RE2::FullMatch, RE2::Replace or RE2::GlobalReplace; these functions do exactly that, quietly
+// (no logging to stderr), and never let a C++ exception cross into C.
+#include <re2/re2.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#define SM_RE2_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+char *dup_cstr(const std::string &s) {
+  char *p = static_cast<char *>(std::malloc(s.size() + 1));
+  if (p) {
+    std::memcpy(p, s.data(), s.size());
+    p[s.size()] = 0;
+  }
+  return p;
+}
+
+}  // namespace
+
+// Compiles pattern[0..len); NULL with *err (malloc'd, may be NULL on OOM) when RE2 refuses it.
+SM_RE2_EXPORT void *sm_re2_compile(const char *pattern, size_t len, char **err) {
+  *err = nullptr;
+  try {
+    RE2::Options opt;
+    opt.set_log_errors(false);
+    RE2 *re = new RE2(re2::StringPiece(pattern, len), opt);
+    if (!re->ok()) {
+      *err = dup_cstr(re->error());
+      delete re;
+      return nullptr;
+    }
+    return re;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+SM_RE2_EXPORT void sm_re2_free(void *re) { delete static_cast<RE2 *>(re); }
+
+// 1 when the whole of s[0..n) matches, 0 when not.
+SM_RE2_EXPORT int sm_re2_full_match(const void *re, const char *s, size_t n) {
+  return RE2::FullMatch(re2::StringPiece(s, n), *static_cast<const RE2 *>(re)) ? 1 : 0;
+}
+
+// s[0..n) with the first (global 0) or every (global 1) match replaced by rewrite (\0..\9 name
+// groups): *out malloc'd (*out_len bytes, NUL-terminated). 0 on success, -1 out of memory.
+SM_RE2_EXPORT int sm_re2_replace(const void *re, const char *s, size_t n, const char *rewrite, size_t rlen,
+                                 int global, char **out, size_t *out_len) {
+  try {
+    std::string str(s, n);
+    const RE2 &r = *static_cast<const RE2 *>(re);
+    re2::StringPiece rw(rewrite, rlen);
+    if (global)
+      RE2::GlobalReplace(&str, r, rw);
+    else
+      RE2::Replace(&str, r, rw);
+    *out = dup_cstr(str);
+    *out_len = str.size();
+    return *out ? 0 : -1;
+  } catch (...) {
+    return -1;
+  }
+}

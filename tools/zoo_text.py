@@ -1,0 +1,157 @@
+"""The zoo's text builders: Keras preprocessing layers over strings (TextVectorization in int,
+multi_hot, count and tf_idf modes with ngrams; StringLookup over split text, IntegerLookup; Hashing,
+salted Hashing, HashedCrossing) and a tf.function of tf.strings / tf.ragged ops (regex_replace with
+groups, split with maxsplit, unicode_decode / encode, as_string, ngrams, unsorted_segment_join,
+ragged range). Each writes one SavedModel and returns its description for make_zoo.py (see the
+builder contract there)."""
+
+from zoo_common import SEED, _how_text, _keras, _keras_version, _rng, _tf  # noqa: F401
+
+CORPUS = ["The quick, brown fox!", "jumps over the lazy dog dog", "THE DOG sleeps; the fox runs.",
+          "Caf\u00e9 na\u00efve \u00fcber", "a b c d e f g h"]
+POOL = CORPUS + ["", "  spaced   out  ", "fox fox fox fox fox fox fox fox fox fox", "unseen words only",
+                 "\u65e5\u672c\u8a9e \u30c6\u30ad\u30b9\u30c8", "Mixed-CASE, punctuation... and: more!"]
+
+
+def _sentences(n, rng, shape1=True):
+    import numpy as np
+    rows = [POOL[int(i)].encode() for i in rng.integers(0, len(POOL), n)]
+    return np.array([[r] for r in rows] if shape1 else rows, dtype=object)
+
+
+def build_keras_text_vectorization(model_dir):
+    keras = _keras()
+    import numpy as np
+    L = keras.layers
+    text = keras.Input(shape=(1,), dtype="string", name="text")
+    tv_int = L.TextVectorization(max_tokens=30, ngrams=2, output_mode="int", output_sequence_length=7,
+                                 name="tv_int")
+    tv_ragged = L.TextVectorization(max_tokens=30, output_mode="int", name="tv_ragged")
+    tv_multi = L.TextVectorization(max_tokens=25, ngrams=(1, 2), output_mode="multi_hot", name="tv_multi")
+    tv_count = L.TextVectorization(max_tokens=25, output_mode="count", split="whitespace",
+                                   standardize="lower", name="tv_count")
+    tv_idf = L.TextVectorization(max_tokens=25, ngrams=2, output_mode="tf_idf", name="tv_idf")
+    data = np.array([[c] for c in CORPUS])
+    for layer in (tv_int, tv_ragged, tv_multi, tv_count, tv_idf):
+        layer.adapt(data)
+    outs = {"int": tv_int(text), "int_padded": tv_ragged(text), "multi_hot": tv_multi(text),
+            "count": tv_count(text), "tf_idf": tv_idf(text)}
+    m = keras.Model(text, outs, name="text_vectorization")
+    m.export(model_dir, verbose=False)
+    return {"style": "keras3",
+            "description": "Keras TextVectorization on text[?,1] string, adapted on a 5-sentence corpus: "
+                           "int (ngrams 2, output_sequence_length 7), int without a length (ragged -> "
+                           "padded to the longest), multi_hot (ngrams (1,2)), count (standardize lower), "
+                           "tf_idf (ngrams 2); lower_and_strip_punctuation and whitespace split by "
+                           "default; " + _how_text("export") + ".",
+            "inputs": {k: {"text": np.array([[POOL[i].encode()] for i in (0, 5, 6, 7, 8, 9, 10)], dtype=object)}
+                       for k in ("serve", "serving_default")},
+            "batch_inputs": lambda key, alias, n, rng: _sentences(n, rng) if alias == "text" else None}
+
+
+def build_keras_lookup_hashing(model_dir):
+    keras = _keras()
+    tf = _tf()
+    import numpy as np
+    L = keras.layers
+    text = keras.Input(shape=(), dtype="string", name="text")
+    ids = keras.Input(shape=(3,), dtype="int64", name="ids")
+    cat = keras.Input(shape=(1,), dtype="string", name="cat")
+    num = keras.Input(shape=(1,), dtype="int64", name="num")
+    words = L.Lambda(lambda t: tf.strings.split(t, maxsplit=4).to_tensor("", shape=[None, 5]), output_shape=(5,),
+                     name="split")(text)
+    vocab = ["the", "quick", "brown", "fox", "dog", "lazy"]
+    outs = {
+        "word_ids": L.StringLookup(vocabulary=vocab, mask_token="", name="word_ids")(words),
+        "word_multi_hot": L.StringLookup(vocabulary=vocab, output_mode="multi_hot", name="word_mh")(words),
+        "int_lookup": L.IntegerLookup(vocabulary=[3, 7, 11, 42], name="int_lookup")(ids),
+        "int_count": L.IntegerLookup(vocabulary=[3, 7, 11, 42], output_mode="count", name="int_count")(ids),
+        "hash": L.Hashing(num_bins=16, name="hash")(cat),
+        "hash_salt": L.Hashing(num_bins=8, salt=[133, 137], name="hash_salt")(cat),
+        "hash_mask": L.Hashing(num_bins=5, mask_value="", name="hash_mask")(cat),
+        "cross": L.HashedCrossing(num_bins=32, name="cross")((cat, num)),
+        "cross_one_hot": L.HashedCrossing(num_bins=6, output_mode="one_hot", name="cross_oh")((cat, num)),
+    }
+    m = keras.Model({"text": text, "ids": ids, "cat": cat, "num": num}, outs, name="lookup_hashing")
+    m.export(model_dir, verbose=False)
+    rng = _rng(SEED + 21)
+
+    def batch(key, alias, n, r):
+        if alias == "text":
+            return _sentences(n, r, shape1=False)
+        if alias == "cat":
+            return np.array([[w] for w in r.choice([b"red", b"green", b"", b"blue", b"\xc3\xa9t\xc3\xa9"], n)],
+                            dtype=object)
+        if alias == "ids":
+            return r.choice([3, 7, 11, 42, 0, -1, 99], (n, 3)).astype(np.int64)
+        if alias == "num":
+            return r.integers(-5, 50, (n, 1)).astype(np.int64)
+        return None
+    return {"style": "keras3",
+            "description": "Keras lookup and hashing layers: text[?] -> tf.strings.split(maxsplit 4) -> "
+                           "StringLookup (int, mask ''; multi_hot); ids[?,3] int64 -> IntegerLookup (int; "
+                           "count); cat[?,1] string -> Hashing(16), Hashing(8, salt) (SipHash), "
+                           "Hashing(5, mask_value ''); HashedCrossing(cat, num[?,1]) (32 bins; 6 bins "
+                           "one_hot); " + _how_text("export") + ".",
+            "inputs": {k: {"text": _sentences(4, rng, shape1=False),
+                           "ids": np.array([[3, 7, 0], [42, 42, -1], [11, 5, 7], [3, 3, 3]], np.int64),
+                           "cat": np.array([[b"red"], [b""], [b"blue"], [b"red"]], dtype=object),
+                           "num": np.array([[1], [2], [-3], [1]], np.int64)} for k in ("serve", "serving_default")},
+            "batch_inputs": batch}
+
+
+def build_tf2_strings(model_dir):
+    tf = _tf()
+    import numpy as np
+
+    class Strings(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="s"),
+                                      tf.TensorSpec([], tf.string, name="pattern"),
+                                      tf.TensorSpec([None], tf.float32, name="x")])
+        def strings(self, s, pattern, x):
+            words = tf.strings.split(s)
+            first2 = tf.strings.split(s, sep=" ", maxsplit=2)
+            cps = tf.strings.unicode_decode(s, "UTF-8", errors="replace")
+            chars, offs = tf.strings.unicode_decode_with_offsets(s, "UTF-8")
+            return {
+                "groups": tf.strings.regex_replace(s, r"([a-z]+)([0-9]*)", r"<\2\1>"),
+                "first_only": tf.strings.regex_replace(s, r"\s+", "_", replace_global=False),
+                "dynamic": tf.strings.regex_replace(s, pattern, "#"),
+                "full_match": tf.strings.regex_full_match(s, pattern),
+                "words": words.to_tensor("<none>"),
+                "first2": first2.to_tensor(""),
+                "codepoints": cps.to_tensor(-1),
+                "offsets": offs.to_tensor(-1),
+                "upper_cps": tf.strings.unicode_encode(chars + tf.where(chars >= 97, -32, 0) *
+                                                        tf.cast((chars >= 97) & (chars <= 122), tf.int32), "UTF-8"),
+                "bigrams": tf.strings.ngrams(words, 2, separator="+", pad_values=("<s>", "</s>")).to_tensor(""),
+                "as_string": tf.strings.as_string(x, precision=3),
+                "as_string_sci": tf.strings.as_string(x, scientific=True, width=14, fill=" "),
+                "as_string_int": tf.strings.as_string(tf.cast(x * 100.0, tf.int64), width=6, fill="0"),
+                "joined": tf.strings.unsorted_segment_join(words.flat_values, words.value_rowids(),
+                                                           tf.shape(s, out_type=tf.int64)[0], separator="|"),
+                "ranges": tf.ragged.range(tf.strings.length(s, unit="UTF8_CHAR") % 5).to_tensor(-7),
+            }
+
+    m = Strings()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.strings})
+    s = np.array([b"abc12 de3 f", b"", "caf\u00e9 na\u00efve".encode(), b"x  y\tz", b"\xffbad\xc3"], dtype=object)
+    return {"style": "tf2",
+            "description": "tf.function over tf.strings and tf.ragged: regex_replace with groups "
+                           "(global and first only), with a pattern fed at run time, regex_full_match, "
+                           "split (whitespace; sep with maxsplit), unicode_decode (with offsets, "
+                           "replacing ill-formed UTF-8), unicode_encode, ngrams with padding, as_string "
+                           "(precision; scientific, width; int width fill 0), unsorted_segment_join, "
+                           "ragged.range, to_tensor; tf.saved_model.save (TF %s)." % tf.__version__,
+            "inputs": {"serving_default": {"s": s, "pattern": np.array(b"[a-z]+\\d*", dtype=object),
+                                           "x": np.array([0.5, -1234.5678, 3e-5, 7.0, 1e10], np.float32)}},
+            "batch_inputs": lambda key, alias, n, rng: (
+                _sentences(n, rng, shape1=False) if alias == "s" else
+                rng.standard_normal(n).astype(np.float32) * 100 if alias == "x" else None)}
+
+
+TEXT_BUILDERS = {
+    "keras_text_vectorization": build_keras_text_vectorization,
+    "keras_lookup_hashing": build_keras_lookup_hashing,
+    "tf2_strings": build_tf2_strings,
+}
