@@ -1,0 +1,278 @@
+/* linalg.c - the linear-algebra kernel family over batches of matrices [..., M, N]:
+ * MatrixBandPart (any fixed-size dtype), and through one LU factorization with partial pivoting
+ * (Eigen's PartialPivLU, which TensorFlow uses: the largest |pivot| of the column, the first on a
+ * tie) MatrixSolve, MatrixInverse and MatrixDeterminant over float, double, complex64, complex128.
+ *
+ * The factorization works in double (complex double for every dtype: a real matrix stays real
+ * through it), results are rounded to the input's dtype. As TensorFlow, an exactly zero pivot is
+ * "not invertible" (MatrixSolve, MatrixInverse); the determinant is sign * exp(sum log|u_ii|), 0 for
+ * a singular matrix, 1 for an empty one. Keras exports MatrixBandPart (MultiHeadAttention's causal
+ * mask) and MatrixSolve (RandomPerspective). Checked against TensorFlow by
+ * tests/unit/test_ops_linalg.c (tools/gen_linalg_cases.py). */
+#include <complex.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ops/math_int.h"
+
+/* ---- MatrixBandPart ------------------------------------------------------------------------ */
+static sm_status *band_scalar(const sm_tensor *t, const char *what, int64_t *v) {
+  if (sm_tensor_rank(t) != 0) {
+    char s[128];
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be scalar, got shape %s", what,
+                         sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), s, sizeof s));
+  }
+  if (sm_tensor_dtype(t) == SM_INT32)
+    *v = *(const int32_t *)sm_tensor_data(t);
+  else if (sm_tensor_dtype(t) == SM_INT64)
+    *v = *(const int64_t *)sm_tensor_data(t);
+  else
+    return sm__math_bad_dtype("MatrixBandPart", sm_tensor_dtype(t));
+  return NULL;
+}
+
+static sm_status *band_part_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
+  int r = sm_tensor_rank(x), dt = sm_tensor_dtype(x);
+  char s[256];
+  if (r < 2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be at least 2-dim, received shape: %s",
+                         sm_shape_str(r, sm_tensor_dims(x), s, sizeof s));
+  size_t es = sm_dtype_size(dt);
+  if (!es || dt == SM_STRING) return sm__math_bad_dtype("MatrixBandPart", dt);
+  int64_t lo, hi, m = sm_tensor_dims(x)[r - 2], n = sm_tensor_dims(x)[r - 1];
+  sm_status *st = band_scalar(sm__kctx_input(ctx, 1), "num_lower", &lo);
+  if (!st) st = band_scalar(sm__kctx_input(ctx, 2), "num_upper", &hi);
+  if (st) return st;
+  if (lo > m)
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "num_lower must be negative or less or equal to number of rows (%lld) got: %lld",
+                         (long long)m, (long long)lo);
+  if (hi > n)
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "num_upper must be negative or less or equal to number of columns (%lld) got: %lld",
+                         (long long)n, (long long)hi);
+  sm_tensor *z;
+  st = sm__kctx_alloc_output(ctx, 0, dt, r, sm_tensor_dims(x), &z); /* zeroed: only the band is copied */
+  if (st || m == 0 || n == 0) return st;
+  int64_t batch = sm_tensor_num_elements(x) / (m * n);
+  const char *src = sm_tensor_data(x);
+  char *dst = sm_tensor_data(z);
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t i = 0; i < m; i++) {
+      /* columns j with i - j <= lo and j - i <= hi (a negative bound: the whole side) */
+      int64_t j0 = lo < 0 ? 0 : (i - lo > 0 ? i - lo : 0);
+      int64_t j1 = hi < 0 ? n : (i + hi + 1 < n ? i + hi + 1 : n);
+      if (j1 > j0) {
+        size_t off = (size_t)((b * m + i) * n + j0) * es;
+        memcpy(dst + off, src + off, (size_t)(j1 - j0) * es);
+      }
+    }
+  return NULL;
+}
+
+/* ---- LU ------------------------------------------------------------------------------------ */
+typedef double complex zd;
+
+static int is_lu_dtype(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_COMPLEX64 || dt == SM_COMPLEX128; }
+
+static zd get_z(const void *p, int dt, int64_t i) {
+  switch (dt) {
+    case SM_FLOAT: return ((const float *)p)[i];
+    case SM_DOUBLE: return ((const double *)p)[i];
+    case SM_COMPLEX64: return CMPLX(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
+    default: return CMPLX(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+  }
+}
+
+static void put_z(void *p, int dt, int64_t i, zd v) {
+  switch (dt) {
+    case SM_FLOAT: ((float *)p)[i] = (float)creal(v); break;
+    case SM_DOUBLE: ((double *)p)[i] = creal(v); break;
+    case SM_COMPLEX64: ((float *)p)[2 * i] = (float)creal(v), ((float *)p)[2 * i + 1] = (float)cimag(v); break;
+    default: ((double *)p)[2 * i] = creal(v), ((double *)p)[2 * i + 1] = cimag(v); break;
+  }
+}
+
+/* Loads matrix b (n x n at element offset b*n*n) into a, conjugate-transposed when adjoint. */
+static void load_matrix(zd *a, const void *src, int dt, int64_t b, int64_t n, int adjoint) {
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      zd v = get_z(src, dt, (b * n + i) * n + j);
+      if (adjoint)
+        a[j * n + i] = conj(v);
+      else
+        a[i * n + j] = v;
+    }
+}
+
+/* In-place LU of the n x n matrix a (row-major) with partial pivoting: perm[k] is the row swapped
+ * into place k. Returns the number of swaps; *zero_pivot set when some pivot is exactly 0. */
+static int lu_factor(zd *a, int64_t n, int64_t *perm, int *zero_pivot) {
+  int swaps = 0;
+  *zero_pivot = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t p = k;
+    double best = cabs(a[k * n + k]);
+    for (int64_t i = k + 1; i < n; i++) {
+      double v = cabs(a[i * n + k]);
+      if (v > best) best = v, p = i;
+    }
+    perm[k] = p;
+    if (p != k) {
+      swaps++;
+      for (int64_t j = 0; j < n; j++) {
+        zd t = a[k * n + j];
+        a[k * n + j] = a[p * n + j];
+        a[p * n + j] = t;
+      }
+    }
+    zd piv = a[k * n + k];
+    if (piv == 0) {
+      *zero_pivot = 1;
+      continue; /* as Eigen: the column below stays, nothing is eliminated */
+    }
+    for (int64_t i = k + 1; i < n; i++) {
+      zd f = a[i * n + k] / piv;
+      a[i * n + k] = f;
+      if (f != 0)
+        for (int64_t j = k + 1; j < n; j++) a[i * n + j] -= f * a[k * n + j];
+    }
+  }
+  return swaps;
+}
+
+/* Solves LU x = P b for the k columns of x (n x k, row-major), in place. */
+static void lu_solve(const zd *a, int64_t n, const int64_t *perm, zd *x, int64_t k) {
+  for (int64_t i = 0; i < n; i++)
+    if (perm[i] != i)
+      for (int64_t c = 0; c < k; c++) {
+        zd t = x[i * k + c];
+        x[i * k + c] = x[perm[i] * k + c];
+        x[perm[i] * k + c] = t;
+      }
+  for (int64_t i = 0; i < n; i++) /* L y = b, unit diagonal */
+    for (int64_t j = 0; j < i; j++)
+      if (a[i * n + j] != 0)
+        for (int64_t c = 0; c < k; c++) x[i * k + c] -= a[i * n + j] * x[j * k + c];
+  for (int64_t i = n - 1; i >= 0; i--) { /* U x = y */
+    for (int64_t j = i + 1; j < n; j++)
+      if (a[i * n + j] != 0)
+        for (int64_t c = 0; c < k; c++) x[i * k + c] -= a[i * n + j] * x[j * k + c];
+    for (int64_t c = 0; c < k; c++) x[i * k + c] /= a[i * n + i];
+  }
+}
+
+enum { LA_SOLVE, LA_INVERSE, LA_DET };
+
+/* The op and its adjoint attr travel in the state pointer ((op << 1 | adjoint) + 1). */
+static sm_status *la_prepare(const sm_node *node, void **state) {
+  const char *name = sm__node_op(node);
+  int op = !strcmp(name, "MatrixSolve") ? LA_SOLVE : !strcmp(name, "MatrixInverse") ? LA_INVERSE : LA_DET;
+  int adjoint = 0;
+  if (op != LA_DET && sm__node_attr(node, "adjoint")) {
+    sm_status *st = sm__node_attr_bool(node, "adjoint", &adjoint);
+    if (st) return st;
+  }
+  *state = (void *)(intptr_t)(((op << 1) | (adjoint != 0)) + 1);
+  return NULL;
+}
+
+/* TF's LinearAlgebraOp input checks: rank >= 2, and (MatrixSolve) the same batch dims. */
+static sm_status *check_rank(const sm_tensor *t, int idx) {
+  if (sm_tensor_rank(t) < 2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input tensor %d must have rank >= 2, got %d", idx, sm_tensor_rank(t));
+  return NULL;
+}
+
+static sm_status *la_compute(const void *state, sm_kctx *ctx) {
+  int code = (int)(intptr_t)state - 1, op = code >> 1, adjoint = code & 1;
+  static const char *const names[] = {"MatrixSolve", "MatrixInverse", "MatrixDeterminant"};
+  const sm_tensor *a = sm__kctx_input(ctx, 0), *rhs = op == LA_SOLVE ? sm__kctx_input(ctx, 1) : NULL;
+  int dt = sm_tensor_dtype(a), r = sm_tensor_rank(a);
+  if (!is_lu_dtype(dt)) return sm__math_bad_dtype(names[op], dt);
+  sm_status *st = check_rank(a, 0);
+  if (!st && rhs) st = check_rank(rhs, 1);
+  if (st) return st;
+  const int64_t *ad = sm_tensor_dims(a);
+  int64_t n = ad[r - 1], k = 0;
+  if (ad[r - 2] != n)
+    return sm_status_new(SM_INVALID_ARGUMENT, op == LA_SOLVE ? "First input (lhs) must be a square matrix."
+                                                             : "Input matrix must be square.");
+  if (rhs) {
+    if (sm_tensor_dtype(rhs) != dt) return sm_status_new(SM_INVALID_ARGUMENT, "MatrixSolve: matrix and rhs dtypes differ");
+    const int64_t *rd = sm_tensor_dims(rhs);
+    int rr = sm_tensor_rank(rhs);
+    int same = rr == r;
+    for (int i = 0; same && i < r - 2; i++) same = rd[i] == ad[i];
+    if (!same) return sm_status_new(SM_INVALID_ARGUMENT, "All input tensors must have the same outer dimensions.");
+    if (rd[rr - 2] != n) return sm_status_new(SM_INVALID_ARGUMENT, "Input matrix and rhs are incompatible.");
+    k = rd[rr - 1];
+  }
+  sm_tensor *z;
+  if (op == LA_DET)
+    st = sm__kctx_alloc_output_uninit(ctx, 0, dt, r - 2, ad, &z);
+  else if (op == LA_SOLVE)
+    st = sm__kctx_alloc_output_uninit(ctx, 0, dt, r, sm_tensor_dims(rhs), &z);
+  else
+    st = sm__kctx_alloc_output_uninit(ctx, 0, dt, r, ad, &z);
+  if (st) return st;
+  int64_t batch = 1;
+  for (int i = 0; i < r - 2; i++) batch *= ad[i];
+  if (batch == 0) return NULL;
+  int64_t cols = op == LA_SOLVE ? k : n;
+  /* n and cols are dims of tensors that exist, so n * n and n * cols fit; their doubles' bytes may not */
+  if ((uint64_t)n > (uint64_t)1 << 30 || (uint64_t)(n * n + n * cols) > SIZE_MAX / (2 * sizeof(zd)))
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "%s: a %lld x %lld matrix is too large to factor", names[op],
+                         (long long)n, (long long)n);
+  size_t bytes = (size_t)(n * n + n * cols) * sizeof(zd) + (size_t)n * sizeof(int64_t);
+  zd *lu = sm__kctx_scratch(ctx, bytes ? bytes : 1, &st);
+  if (!lu) return st;
+  zd *x = lu + n * n;
+  int64_t *perm = (int64_t *)(x + n * cols);
+  const void *src = sm_tensor_data(a);
+  void *dst = sm_tensor_data(z);
+  for (int64_t b = 0; b < batch; b++) {
+    if ((b & 63) == 63 && (st = sm__kctx_check_stop(ctx))) return st;
+    load_matrix(lu, src, dt, b, n, adjoint);
+    int zero = 0, swaps = lu_factor(lu, n, perm, &zero);
+    if (op == LA_DET) {
+      zd sign = (swaps & 1) ? -1 : 1;
+      double logabs = 0;
+      for (int64_t i = 0; i < n; i++) {
+        double m = cabs(lu[i * n + i]);
+        if (m == 0) {
+          sign = 0;
+          logabs = -INFINITY;
+          break;
+        }
+        sign *= lu[i * n + i] / m;
+        logabs += log(m);
+      }
+      put_z(dst, dt, b, sign * exp(logabs));
+      continue;
+    }
+    if (zero)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           op == LA_SOLVE ? "Input matrix is not invertible." : "Input is not invertible.");
+    if (op == LA_SOLVE)
+      for (int64_t i = 0; i < n * k; i++) x[i] = get_z(sm_tensor_data(rhs), dt, b * n * k + i);
+    else
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) x[i * n + j] = i == j;
+    lu_solve(lu, n, perm, x, cols);
+    for (int64_t i = 0; i < n * cols; i++) put_z(dst, dt, b * n * cols + i, x[i]);
+  }
+  return NULL;
+}
+
+#define LA(name) {name, la_prepare, la_compute, NULL, 0}
+const sm_kernel sm_kernels_linalg[] = {
+    {"MatrixBandPart", NULL, band_part_compute, NULL, 0},
+    LA("MatrixSolve"),
+    LA("MatrixInverse"),
+    LA("MatrixDeterminant"),
+    {0},
+};

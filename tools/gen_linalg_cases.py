@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""gen_linalg_cases.py - writes tests/unit/linalg_cases.h: the bitwise ops (src/ops/math_bitwise.c:
+BitwiseAnd/Or/Xor, LeftShift, RightShift with TF's clamped shift counts, Invert, PopulationCount;
+every integer dtype, broadcasting) and the matrix ops (src/ops/linalg.c: MatrixBandPart,
+MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes) against
+TensorFlow. Keras exports them: RandomPosterization and RandAugment shift, RandomElasticTransform
+ORs, MultiHeadAttention's causal mask is a MatrixBandPart, RandomPerspective solves.
+
+Uses the machinery of tools/gen_array_cases.py (eager tf.raw_ops, TF's CPU kernels; literal
+inputs). test_ops_linalg compares integers bit for bit, floats within 1e-5 (double 1e-9) relative.
+Run: /work/main/build/venv/bin/python tools/gen_linalg_cases.py
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_array_cases as g  # noqa: E402
+
+case = g.case
+INTS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+def ints(shape, dt, seed):
+    """Values spread over dt's whole range (both signs), with 0, -1 and the extremes."""
+    info = np.iinfo(dt)
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    v = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    special = np.array([0, info.max, info.min, 1] + ([-1] if info.min < 0 else [7]), dtype=dt)
+    v[:min(n, len(special))] = special[:n]
+    return v.reshape(shape)
+
+
+def bitwise():
+    for dt in INTS:
+        nm = np.dtype(dt).name
+        bits = np.iinfo(dt).bits
+        a, b = ints([3, 4], dt, 1), ints([4], dt, 2)
+        for op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
+            case("%s %s" % (op, nm), op, [("x", a), ("y", b)])
+        # shift counts below 0, inside, at and past the width
+        sh = np.array([0, 1, 3, bits - 1, bits, bits + 5, 2, 5, 100 if bits > 8 else 9, 7, 1, 0], np.int64)
+        if np.iinfo(dt).min < 0:
+            sh[10:] = [-1, -70 if bits > 8 else -9]
+        sh = sh.astype(dt).reshape([3, 4])
+        for op in ("LeftShift", "RightShift"):
+            case("%s %s" % (op, nm), op, [("x", a), ("y", sh)])
+            case("%s %s scalar" % (op, nm), op, [("x", a), ("y", np.array(3, dt))])
+        case("Invert %s" % nm, "Invert", [("x", a)])
+        case("PopulationCount %s" % nm, "PopulationCount", [("x", a)])
+    case("BitwiseOr broadcast", "BitwiseOr", [("x", ints([2, 1, 3], np.int32, 3)), ("y", ints([4, 1], np.int32, 4))])
+    case("BitwiseAnd empty", "BitwiseAnd", [("x", np.zeros([0, 3], np.int32)), ("y", ints([3], np.int32, 5))])
+    case("BitwiseXor err shapes", "BitwiseXor", [("x", ints([2, 3], np.int32, 3)), ("y", ints([4], np.int32, 4))])
+    case("Invert scalar", "Invert", [("x", np.array(5, np.int64))])
+
+
+def mats(shape, dt, seed, cond=True):
+    """Random matrices; made diagonally heavy (well conditioned) when cond."""
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal(shape)
+    if np.dtype(dt).kind == "c":
+        m = m + 1j * rng.standard_normal(shape)
+    if cond and len(shape) >= 2 and shape[-1] == shape[-2]:
+        m = m + 2.0 * np.eye(shape[-1])
+    return m.astype(dt)
+
+
+def linalg():
+    x = mats([2, 4, 5], np.float32, 1, cond=False)
+    for lo, hi in ((-1, -1), (0, 0), (1, 0), (0, 2), (-1, 0), (0, -1), (2, 1), (4, 5), (3, -1)):
+        case("MatrixBandPart %d %d" % (lo, hi), "MatrixBandPart",
+             [("input", x), ("num_lower", np.array(lo, np.int64)), ("num_upper", np.array(hi, np.int64))])
+    case("MatrixBandPart int32 index", "MatrixBandPart",
+         [("input", ints([3, 3], np.int32, 2)), ("num_lower", np.array(1, np.int32)), ("num_upper", np.array(0, np.int32))])
+    case("MatrixBandPart bool", "MatrixBandPart",
+         [("input", np.ones([2, 3, 2], np.bool_)), ("num_lower", np.array(0, np.int64)),
+          ("num_upper", np.array(-1, np.int64))])
+    case("MatrixBandPart double wide", "MatrixBandPart",
+         [("input", mats([3, 7], np.float64, 2)), ("num_lower", np.array(1, np.int64)), ("num_upper", np.array(2, np.int64))])
+    case("MatrixBandPart empty", "MatrixBandPart",
+         [("input", np.zeros([0, 3, 3], np.float32)), ("num_lower", np.array(1, np.int64)),
+          ("num_upper", np.array(1, np.int64))])
+    case("MatrixBandPart err rank", "MatrixBandPart",
+         [("input", np.zeros([3], np.float32)), ("num_lower", np.array(0, np.int64)), ("num_upper", np.array(0, np.int64))])
+    case("MatrixBandPart err lower", "MatrixBandPart",
+         [("input", x), ("num_lower", np.array(5, np.int64)), ("num_upper", np.array(0, np.int64))])
+    case("MatrixBandPart err upper", "MatrixBandPart",
+         [("input", x), ("num_lower", np.array(0, np.int64)), ("num_upper", np.array(6, np.int64))])
+    case("MatrixBandPart err scalar", "MatrixBandPart",
+         [("input", x), ("num_lower", np.array([0], np.int64)), ("num_upper", np.array(0, np.int64))])
+
+    for dt in (np.float32, np.float64, np.complex64, np.complex128):
+        nm = np.dtype(dt).name
+        for n, k in ((1, 1), (3, 2), (5, 1), (8, 3)):
+            a, r = mats([2, n, n], dt, n), mats([2, n, k], dt, n + 10, cond=False)
+            case("MatrixSolve %s %dx%d k%d" % (nm, n, n, k), "MatrixSolve", [("matrix", a), ("rhs", r)])
+        a, r = mats([3, 4, 4], dt, 7), mats([3, 4, 2], dt, 8, cond=False)
+        case("MatrixSolve %s adjoint" % nm, "MatrixSolve", [("matrix", a), ("rhs", r)], {"adjoint": True})
+        for n in (1, 2, 4, 6):
+            case("MatrixInverse %s %d" % (nm, n), "MatrixInverse", [("input", mats([2, n, n], dt, 20 + n))])
+            case("MatrixDeterminant %s %d" % (nm, n), "MatrixDeterminant", [("input", mats([3, n, n], dt, 30 + n))])
+        case("MatrixInverse %s adjoint" % nm, "MatrixInverse", [("input", mats([4, 4], dt, 3))], {"adjoint": True})
+    # no pivot-free path: a zero leading entry needs the row swap
+    p = np.array([[0, 1, 2], [1, 0, 3], [4, -3, 8]], np.float32)
+    case("MatrixSolve pivot", "MatrixSolve", [("matrix", p), ("rhs", np.array([[1], [2], [3]], np.float32))])
+    case("MatrixInverse pivot", "MatrixInverse", [("input", p)])
+    case("MatrixDeterminant pivot", "MatrixDeterminant", [("input", p)])
+    sing = np.array([[1, 2], [2, 4]], np.float32)
+    case("MatrixSolve err singular", "MatrixSolve", [("matrix", sing), ("rhs", np.ones([2, 1], np.float32))])
+    case("MatrixInverse err singular", "MatrixInverse", [("input", sing)])
+    case("MatrixDeterminant singular", "MatrixDeterminant", [("input", sing.astype(np.float64))])
+    case("MatrixSolve err square", "MatrixSolve", [("matrix", np.ones([2, 3], np.float32)), ("rhs", np.ones([2, 1], np.float32))])
+    case("MatrixSolve err rhs rows", "MatrixSolve", [("matrix", mats([3, 3], np.float32, 1)),
+                                                     ("rhs", np.ones([2, 1], np.float32))])
+    case("MatrixSolve err batch", "MatrixSolve", [("matrix", mats([2, 3, 3], np.float32, 1)),
+                                                  ("rhs", np.ones([3, 3, 1], np.float32))])
+    case("MatrixSolve err rank", "MatrixSolve", [("matrix", np.ones([3], np.float32)), ("rhs", np.ones([3], np.float32))])
+    case("MatrixInverse err square", "MatrixInverse", [("input", np.ones([2, 3], np.float32))])
+    case("MatrixDeterminant err rank", "MatrixDeterminant", [("input", np.ones([3], np.float32))])
+    case("MatrixSolve empty batch", "MatrixSolve", [("matrix", np.zeros([0, 3, 3], np.float32)),
+                                                    ("rhs", np.zeros([0, 3, 2], np.float32))])
+    case("MatrixSolve empty rhs", "MatrixSolve", [("matrix", mats([3, 3], np.float32, 4)),
+                                                  ("rhs", np.zeros([3, 0], np.float32))])
+    case("MatrixInverse empty", "MatrixInverse", [("input", np.zeros([2, 0, 0], np.float32))])
+    case("MatrixDeterminant empty", "MatrixDeterminant", [("input", np.zeros([2, 0, 0], np.float32))])
+    case("MatrixSolve big", "MatrixSolve", [("matrix", mats([24, 24], np.float64, 5)),
+                                            ("rhs", mats([24, 3], np.float64, 6, cond=False))])
+
+
+def main():
+    bitwise()
+    linalg()
+    g.write_unit_header("linalg_cases")
+
+
+if __name__ == "__main__":
+    main()
