@@ -2,7 +2,8 @@
 """gen_linalg_cases.py - writes tests/unit/linalg_cases.h: the bitwise ops (src/ops/math_bitwise.c:
 BitwiseAnd/Or/Xor, LeftShift, RightShift with TF's clamped shift counts, Invert, PopulationCount;
 every integer dtype, broadcasting) and the matrix ops (src/ops/linalg.c: MatrixBandPart,
-MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes) against
+MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes;
+MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align) against
 TensorFlow. Keras exports them: RandomPosterization and RandAugment shift, RandomElasticTransform
 ORs, MultiHeadAttention's causal mask is a MatrixBandPart, RandomPerspective solves.
 
@@ -17,6 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_array_cases as g  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 case = g.case
 INTS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
@@ -129,9 +131,72 @@ def linalg():
                                             ("rhs", mats([24, 3], np.float64, 6, cond=False))])
 
 
+def diag():
+    i32 = lambda v: np.array(v, np.int32)  # noqa: E731
+    d1 = mats([2, 4], np.float32, 40, cond=False)
+    case("MatrixDiag", "MatrixDiag", [("diagonal", d1)])
+    case("MatrixDiagPart", "MatrixDiagPart", [("input", mats([2, 3, 4], np.float32, 41, cond=False))])
+    case("MatrixSetDiag", "MatrixSetDiag", [("input", mats([2, 4, 3], np.float32, 42, cond=False)),
+                                            ("diagonal", mats([2, 3], np.float32, 43, cond=False))])
+    for align in ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"):
+        for k, shape, nr, nc in ((0, [2, 3], -1, -1), (1, [3], -1, -1), (-2, [3], -1, 6), ([-1, 2], [2, 4, 4], -1, -1),
+                                 ([-2, 0], [3, 3], 5, -1), ([1, 3], [3, 3], 3, 6)):
+            case("MatrixDiagV3 %s k%s %s %dx%d" % (align, k, shape, nr, nc), "MatrixDiagV3",
+                 [("diagonal", mats(shape, np.float32, 44, cond=False)), ("k", i32(k)), ("num_rows", i32(nr)),
+                  ("num_cols", i32(nc)), ("padding_value", np.array(9.5, np.float32))], {"align": align})
+        for k in (0, 2, -1, [-1, 1], [-3, 0], [0, 4], [1, 2]):
+            x = mats([2, 4, 5], np.float32, 45, cond=False)
+            case("MatrixDiagPartV3 %s k%s" % (align, k), "MatrixDiagPartV3",
+                 [("input", x), ("k", i32(k)), ("padding_value", np.array(-7, np.float32))], {"align": align})
+            part = tf.raw_ops.MatrixDiagPartV3(input=x, k=i32(k), padding_value=np.float32(0), align=align).numpy()
+            case("MatrixSetDiagV3 %s k%s" % (align, k), "MatrixSetDiagV3",
+                 [("input", x), ("diagonal", part * 0 + mats(part.shape, np.float32, 46, cond=False)), ("k", i32(k))],
+                 {"align": align})
+    case("MatrixDiagV2 band", "MatrixDiagV2", [("diagonal", mats([2, 3], np.float64, 47)), ("k", i32([0, 1])),
+                                               ("num_rows", i32(-1)), ("num_cols", i32(-1)),
+                                               ("padding_value", np.array(0, np.float64))])
+    case("MatrixDiagPartV2 band", "MatrixDiagPartV2", [("input", mats([3, 4], np.float64, 48)), ("k", i32([-1, 1])),
+                                                       ("padding_value", np.array(1, np.float64))])
+    case("MatrixSetDiagV2", "MatrixSetDiagV2", [("input", mats([3, 4], np.float64, 48)),
+                                                ("diagonal", mats([2, 3], np.float64, 49)), ("k", i32([0, 1]))])
+    case("MatrixDiagV3 int32", "MatrixDiagV3", [("diagonal", ints([2, 3], np.int32, 1)), ("k", i32(0)),
+                                                ("num_rows", i32(-1)), ("num_cols", i32(-1)),
+                                                ("padding_value", np.array(5, np.int32))])
+    case("MatrixDiagV3 bool eye", "MatrixDiagV3", [("diagonal", np.ones([3], np.bool_)), ("k", i32(0)),
+                                                   ("num_rows", i32(4)), ("num_cols", i32(3)),
+                                                   ("padding_value", np.array(False))])
+    case("MatrixDiagV3 err long", "MatrixDiagV3", [("diagonal", np.ones([4], np.bool_)), ("k", i32(0)),
+                                                   ("num_rows", i32(4)), ("num_cols", i32(3)),
+                                                   ("padding_value", np.array(False))])
+    case("MatrixDiagV3 empty", "MatrixDiagV3", [("diagonal", np.zeros([0, 3], np.float32)), ("k", i32(0)),
+                                                ("num_rows", i32(-1)), ("num_cols", i32(-1)),
+                                                ("padding_value", np.array(0, np.float32))])
+    case("MatrixDiagPartV3 empty", "MatrixDiagPartV3", [("input", np.zeros([2, 0, 3], np.float32)), ("k", i32(0)),
+                                                        ("padding_value", np.array(0, np.float32))])
+    z = np.array(0, np.float32)
+    case("MatrixDiagV3 err k order", "MatrixDiagV3", [("diagonal", d1), ("k", i32([2, 1])), ("num_rows", i32(-1)),
+                                                      ("num_cols", i32(-1)), ("padding_value", z)])
+    case("MatrixDiagV3 err k size", "MatrixDiagV3", [("diagonal", d1), ("k", i32([0, 1, 2])), ("num_rows", i32(-1)),
+                                                     ("num_cols", i32(-1)), ("padding_value", z)])
+    case("MatrixDiagV3 err rows", "MatrixDiagV3", [("diagonal", d1), ("k", i32(0)), ("num_rows", i32(2)),
+                                                   ("num_cols", i32(-1)), ("padding_value", z)])
+    case("MatrixDiagV3 err cols", "MatrixDiagV3", [("diagonal", d1), ("k", i32(1)), ("num_rows", i32(-1)),
+                                                   ("num_cols", i32(3)), ("padding_value", z)])
+    case("MatrixDiagV3 err num diags", "MatrixDiagV3", [("diagonal", mats([2, 3, 4], np.float32, 1)),
+                                                        ("k", i32([0, 1])), ("num_rows", i32(-1)),
+                                                        ("num_cols", i32(-1)), ("padding_value", z)])
+    case("MatrixDiagPartV3 err rank", "MatrixDiagPartV3", [("input", np.zeros([3], np.float32)), ("k", i32(0)),
+                                                           ("padding_value", z)])
+    case("MatrixDiagPartV3 err bound", "MatrixDiagPartV3", [("input", np.zeros([3, 4], np.float32)), ("k", i32(4)),
+                                                            ("padding_value", z)])
+    case("MatrixDiagPartV3 err pad", "MatrixDiagPartV3", [("input", np.zeros([3, 4], np.float32)), ("k", i32(0)),
+                                                          ("padding_value", np.zeros([2], np.float32))])
+
+
 def main():
     bitwise()
     linalg()
+    diag()
     g.write_unit_header("linalg_cases")
 
 

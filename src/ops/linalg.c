@@ -1,5 +1,6 @@
 /* linalg.c - the linear-algebra kernel family over batches of matrices [..., M, N]:
- * MatrixBandPart (any fixed-size dtype), and through one LU factorization with partial pivoting
+ * MatrixBandPart and MatrixDiag / MatrixDiagPart / MatrixSetDiag (V1-V3: bands of diagonals, the
+ * align attr; any fixed-size dtype), and through one LU factorization with partial pivoting
  * (Eigen's PartialPivLU, which TensorFlow uses: the largest |pivot| of the column, the first on a
  * tie) MatrixSolve, MatrixInverse and MatrixDeterminant over float, double, complex64, complex128.
  *
@@ -7,7 +8,7 @@
  * through it), results are rounded to the input's dtype. As TensorFlow, an exactly zero pivot is
  * "not invertible" (MatrixSolve, MatrixInverse); the determinant is sign * exp(sum log|u_ii|), 0 for
  * a singular matrix, 1 for an empty one. Keras exports MatrixBandPart (MultiHeadAttention's causal
- * mask) and MatrixSolve (RandomPerspective). Checked against TensorFlow by
+ * mask), MatrixSolve (RandomPerspective) and MatrixDiagV3 (keras.ops.eye). Checked against TensorFlow by
  * tests/unit/test_ops_linalg.c (tools/gen_linalg_cases.py). */
 #include <complex.h>
 #include <math.h>
@@ -68,6 +69,229 @@ static sm_status *band_part_compute(const void *state, sm_kctx *ctx) {
       if (j1 > j0) {
         size_t off = (size_t)((b * m + i) * n + j0) * es;
         memcpy(dst + off, src + off, (size_t)(j1 - j0) * es);
+      }
+    }
+  return NULL;
+}
+
+/* ---- MatrixDiag / MatrixDiagPart / MatrixSetDiag (V1, V2, V3) ------------------------------
+ * A band of diagonals lo..hi of [..., R, C] matrices in the compact form [..., hi - lo + 1, L]
+ * ([..., L] for one diagonal), row m holding diagonal d = hi - m, aligned left or right in its
+ * row as the align attr says (V3; V1/V2 are LEFT_LEFT), as TF's matrix_diag_op.cc. */
+enum { DG_DIAG, DG_PART, DG_SET };
+enum { DG_V1 = 0, DG_V2 = 1, DG_V3 = 2 };
+
+typedef struct dg_geom {
+  int64_t lo, hi, rows, cols, len; /* len: the compact rows' length (max_diag_len) */
+  int left_super, left_sub;
+} dg_geom;
+
+/* The content offset of diagonal d in its compact row, and its length. */
+static int64_t dg_offset(const dg_geom *g, int64_t d, int64_t *dlen) {
+  int left = (d >= 0 && g->left_super) || (d <= 0 && g->left_sub);
+  int64_t a = g->rows + (d < 0 ? d : 0), b = g->cols - (d > 0 ? d : 0);
+  *dlen = a < b ? a : b;
+  return left ? 0 : g->len - *dlen;
+}
+
+static sm_status *int_scalar(const sm_tensor *t, const char *what, int64_t *v) {
+  char s[128];
+  if (sm_tensor_rank(t) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be a scalar, received shape: %s", what,
+                         sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), s, sizeof s));
+  if (sm_tensor_dtype(t) != SM_INT32) return sm__math_bad_dtype(what, sm_tensor_dtype(t));
+  *v = *(const int32_t *)sm_tensor_data(t);
+  return NULL;
+}
+
+/* k: a scalar or one or two int32 values. */
+static sm_status *dg_k(const sm_tensor *k, dg_geom *g) {
+  char s[128];
+  if (sm_tensor_rank(k) > 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "diag_index must be a scalar or vector, received shape: %s",
+                         sm_shape_str(sm_tensor_rank(k), sm_tensor_dims(k), s, sizeof s));
+  if (sm_tensor_dtype(k) != SM_INT32) return sm__math_bad_dtype("diag_index", sm_tensor_dtype(k));
+  int64_t n = sm_tensor_num_elements(k);
+  if (n < 1 || n > 2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "diag_index must have only one or two elements, received %lld elements.",
+                         (long long)n);
+  const int32_t *v = sm_tensor_data(k);
+  g->lo = v[0];
+  g->hi = v[n - 1];
+  if (g->lo > g->hi)
+    return sm_status_new(SM_INVALID_ARGUMENT, "lower_diag_index must not be larger than upper_diag_index: %lld > %lld",
+                         (long long)g->lo, (long long)g->hi);
+  return NULL;
+}
+
+static sm_status *dg_prepare(const sm_node *node, void **state) {
+  const char *name = sm__node_op(node);
+  int op = strstr(name, "Part") ? DG_PART : strstr(name, "Set") ? DG_SET : DG_DIAG;
+  int version = strstr(name, "V3") ? DG_V3 : strstr(name, "V2") ? DG_V2 : DG_V1;
+  int ls = 1, lb = 1;
+  if (version == DG_V3 && sm__node_attr(node, "align")) {
+    const char *a;
+    size_t n;
+    sm_status *st = sm__node_attr_string(node, "align", &a, &n);
+    if (st) return st;
+    ls = (n == 9 && !memcmp(a, "LEFT_LEFT", 9)) || (n == 10 && !memcmp(a, "LEFT_RIGHT", 10));
+    lb = (n == 9 && !memcmp(a, "LEFT_LEFT", 9)) || (n == 10 && !memcmp(a, "RIGHT_LEFT", 10));
+  }
+  /* everything fits in the pointer: op (2 bits), version (2), the two alignments */
+  *state = (void *)(intptr_t)(1 + (op | version << 2 | ls << 4 | lb << 5));
+  return NULL;
+}
+
+static sm_status *dg_compute(const void *state, sm_kctx *ctx) {
+  int code = (int)(intptr_t)state - 1, op = code & 3, version = code >> 2 & 3;
+  dg_geom g = {0};
+  g.left_super = code >> 4 & 1, g.left_sub = code >> 5 & 1;
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
+  int dt = sm_tensor_dtype(x), r = sm_tensor_rank(x);
+  size_t es = sm_dtype_size(dt);
+  if (!es || dt == SM_STRING) return sm__math_bad_dtype(sm__node_op(sm__kctx_node(ctx)), dt);
+  const int64_t *xd = sm_tensor_dims(x);
+  char s[256];
+  sm_status *st = NULL;
+  const char *pad = NULL; /* the padding value's bytes; NULL: zero */
+  if (version != DG_V1 && (st = dg_k(sm__kctx_input(ctx, op == DG_SET ? 2 : 1), &g))) return st;
+  if (version != DG_V1 && op != DG_SET) {
+    const sm_tensor *p = sm__kctx_input(ctx, op == DG_DIAG ? 4 : 2);
+    if (sm_tensor_num_elements(p) != 1 || sm_tensor_rank(p) != 0) {
+      if (op == DG_PART) return sm_status_new(SM_INVALID_ARGUMENT, "Padding must be scalar.");
+      return sm_status_new(SM_INVALID_ARGUMENT, "padding_value must be a scalar, received shape: %s",
+                           sm_shape_str(sm_tensor_rank(p), sm_tensor_dims(p), s, sizeof s));
+    }
+    if (sm_tensor_dtype(p) != dt) return sm__math_bad_dtype("padding_value", sm_tensor_dtype(p));
+    pad = sm_tensor_data(p);
+  }
+  int64_t nd = g.hi - g.lo + 1;
+  if (op == DG_DIAG) {
+    int need = g.lo == g.hi ? 1 : 2;
+    if (r < need)
+      return sm_status_new(SM_INVALID_ARGUMENT, "diagonal must be at least %d-dim, received shape: %s", need,
+                           sm_shape_str(r, xd, s, sizeof s));
+    if (need == 2 && xd[r - 2] != nd)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "The number of diagonals provided in the input does not match the lower_diag_index and "
+                           "upper_diag_index range.");
+    g.len = xd[r - 1];
+    int64_t nr = -1, nc = -1;
+    if (version != DG_V1 && ((st = int_scalar(sm__kctx_input(ctx, 2), "num_rows", &nr)) ||
+                             (st = int_scalar(sm__kctx_input(ctx, 3), "num_cols", &nc))))
+      return st;
+    int64_t min_r = g.len - (g.hi < 0 ? g.hi : 0), min_c = g.len + (g.lo > 0 ? g.lo : 0);
+    if (nr == -1 && nc == -1) {
+      nr = nc = min_r > min_c ? min_r : min_c;
+    } else if (nr == -1) {
+      nr = min_r;
+    } else if (nc == -1) {
+      nc = min_c;
+    }
+    if (nr < min_r) return sm_status_new(SM_INVALID_ARGUMENT, "The number of rows is too small.");
+    if (nc < min_c) return sm_status_new(SM_INVALID_ARGUMENT, "The number of columns is too small.");
+    if (nr != min_r && nc != min_c)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "The number of rows or columns is not consistent with the specified d_lower, d_upper, and "
+                           "diagonal.");
+    g.rows = nr, g.cols = nc;
+    int64_t od[SM_MAX_RANK];
+    int orank = r - need + 2;
+    if (orank > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "MatrixDiag: output rank %d too large", orank);
+    memcpy(od, xd, (size_t)(r - need) * sizeof *od);
+    od[orank - 2] = nr, od[orank - 1] = nc;
+    sm_tensor *z;
+    if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, orank, od, &z))) return st;
+    int64_t batch = 1;
+    for (int i = 0; i < r - need; i++) batch *= xd[i];
+    const char *src = sm_tensor_data(x);
+    char *dst = sm_tensor_data(z);
+    for (int64_t b = 0; b < batch; b++)
+      for (int64_t i = 0; i < nr; i++)
+        for (int64_t j = 0; j < nc; j++) {
+          int64_t d = j - i, dl;
+          char *o = dst + (size_t)((b * nr + i) * nc + j) * es;
+          if (d < g.lo || d > g.hi) {
+            if (pad)
+              memcpy(o, pad, es);
+            else
+              memset(o, 0, es);
+            continue;
+          }
+          int64_t idx = j - (d > 0 ? d : 0) + dg_offset(&g, d, &dl);
+          memcpy(o, src + (size_t)((b * nd + (g.hi - d)) * g.len + idx) * es, es);
+        }
+    return NULL;
+  }
+  /* Part and Set: x is the [..., R, C] matrix */
+  if (r < 2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be at least 2-dim, received shape: %s",
+                         sm_shape_str(r, xd, s, sizeof s));
+  g.rows = xd[r - 2], g.cols = xd[r - 1];
+  if (!((-g.rows < g.lo && g.lo < g.cols) || g.rows == 0 || g.cols == 0))
+    return sm_status_new(SM_INVALID_ARGUMENT, "lower_diag_index is out of bound: %lld. It must be between %lld and %lld",
+                         (long long)g.lo, (long long)-g.rows, (long long)g.cols);
+  if (!((-g.rows < g.hi && g.hi < g.cols) || g.rows == 0 || g.cols == 0))
+    return sm_status_new(SM_INVALID_ARGUMENT, "upper_diag_index is out of bound: %lld It must be between %lld and %lld",
+                         (long long)g.hi, (long long)-g.rows, (long long)g.cols);
+  int64_t a = g.rows + (g.hi < 0 ? g.hi : 0), c = g.cols - (g.lo > 0 ? g.lo : 0);
+  g.len = a < c ? a : c;
+  if (g.len < 0) g.len = 0;
+  int64_t batch = 1;
+  for (int i = 0; i < r - 2; i++) batch *= xd[i];
+  const char *src = sm_tensor_data(x);
+  if (op == DG_PART) {
+    int64_t od[SM_MAX_RANK];
+    int orank = r - 2 + (nd > 1 ? 2 : 1);
+    memcpy(od, xd, (size_t)(r - 2) * sizeof *od);
+    if (nd > 1) od[r - 2] = nd;
+    od[orank - 1] = g.len;
+    sm_tensor *z;
+    if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, orank, od, &z))) return st;
+    char *dst = sm_tensor_data(z);
+    for (int64_t b = 0; b < batch; b++)
+      for (int64_t m = 0; m < nd; m++) {
+        int64_t d = g.hi - m, dl, off = dg_offset(&g, d, &dl);
+        for (int64_t n = 0; n < g.len; n++) {
+          char *o = dst + (size_t)((b * nd + m) * g.len + n) * es;
+          int64_t t = n - off;
+          if (t < 0 || t >= dl) {
+            if (pad)
+              memcpy(o, pad, es);
+            else
+              memset(o, 0, es);
+            continue;
+          }
+          int64_t i = t + (d < 0 ? -d : 0), j = t + (d > 0 ? d : 0);
+          memcpy(o, src + (size_t)((b * g.rows + i) * g.cols + j) * es, es);
+        }
+      }
+    return NULL;
+  }
+  /* Set: the diagonals' shape must be what Part would give */
+  const sm_tensor *dg = sm__kctx_input(ctx, 1);
+  int dr = sm_tensor_rank(dg), want_r = r - 2 + (nd > 1 ? 2 : 1);
+  const int64_t *ddims = sm_tensor_dims(dg);
+  int ok = dr == want_r && sm_tensor_dtype(dg) == dt && ddims[dr - 1] == g.len && (nd == 1 || ddims[dr - 2] == nd);
+  for (int i = 0; ok && i < r - 2; i++) ok = ddims[i] == xd[i];
+  if (!ok) {
+    char s2[256];
+    return sm_status_new(SM_INVALID_ARGUMENT, "diagonal shape %s does not fit input %s and diag_index [%lld, %lld]",
+                         sm_shape_str(dr, ddims, s2, sizeof s2), sm_shape_str(r, xd, s, sizeof s), (long long)g.lo,
+                         (long long)g.hi);
+  }
+  sm_tensor *z;
+  if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, r, xd, &z))) return st;
+  char *dst = sm_tensor_data(z);
+  if (sm_tensor_nbytes(x)) memcpy(dst, src, sm_tensor_nbytes(x));
+  const char *dsrc = sm_tensor_data(dg);
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t m = 0; m < nd; m++) {
+      int64_t d = g.hi - m, dl, off = dg_offset(&g, d, &dl);
+      for (int64_t t = 0; t < dl; t++) {
+        int64_t i = t + (d < 0 ? -d : 0), j = t + (d > 0 ? d : 0);
+        memcpy(dst + (size_t)((b * g.rows + i) * g.cols + j) * es, dsrc + (size_t)((b * nd + m) * g.len + t + off) * es,
+               es);
       }
     }
   return NULL;
@@ -274,5 +498,9 @@ const sm_kernel sm_kernels_linalg[] = {
     LA("MatrixSolve"),
     LA("MatrixInverse"),
     LA("MatrixDeterminant"),
+#define DG(name) {name, dg_prepare, dg_compute, NULL, 0}
+    DG("MatrixDiag"), DG("MatrixDiagV2"), DG("MatrixDiagV3"), DG("MatrixDiagPart"), DG("MatrixDiagPartV2"),
+    DG("MatrixDiagPartV3"), DG("MatrixSetDiag"), DG("MatrixSetDiagV2"), DG("MatrixSetDiagV3"),
+#undef DG
     {0},
 };
