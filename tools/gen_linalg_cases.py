@@ -3,7 +3,8 @@
 BitwiseAnd/Or/Xor, LeftShift, RightShift with TF's clamped shift counts, Invert, PopulationCount;
 every integer dtype, broadcasting) and the matrix ops (src/ops/linalg.c: MatrixBandPart,
 MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes;
-MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align) against
+MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align) and src/ops/array_roll.c's Roll
+(several axes, negative and large shifts) and Bitcast (every width change) against
 TensorFlow. Keras exports them: RandomPosterization and RandAugment shift, RandomElasticTransform
 ORs, MultiHeadAttention's causal mask is a MatrixBandPart, RandomPerspective solves.
 
@@ -193,10 +194,37 @@ def diag():
                                                           ("padding_value", np.zeros([2], np.float32))])
 
 
+def roll_bitcast():
+    i32, i64 = (lambda v: np.array(v, np.int32)), (lambda v: np.array(v, np.int64))  # noqa: E731
+    x = np.arange(24, dtype=np.float32).reshape([2, 3, 4])
+    for sh, ax in ((1, 0), (-1, 2), (5, 1), ([1, -2], [0, 2]), ([2, 3], [1, 1]), (0, 1), ([7, -9, 13], [0, 1, 2]),
+                   (-4, -1), ([1, 1], [-1, 2])):
+        case("Roll %s %s" % (sh, ax), "Roll", [("input", x), ("shift", i32(sh)), ("axis", i32(ax))])
+    case("Roll int64 shift", "Roll", [("input", ints([5, 2], np.int8, 1)), ("shift", i64([3])), ("axis", i64([0]))])
+    case("Roll string", "Roll", [("input", np.array([b"a", b"bc", b"", b"d"], dtype=object)), ("shift", i32(1)),
+                                 ("axis", i32(0))])
+    case("Roll empty", "Roll", [("input", np.zeros([0, 3], np.float32)), ("shift", i32(2)), ("axis", i32(1))])
+    case("Roll err axis", "Roll", [("input", x), ("shift", i32(1)), ("axis", i32(3))])
+    case("Roll err sizes", "Roll", [("input", x), ("shift", i32([1, 2])), ("axis", i32([0]))])
+    case("Roll err rank", "Roll", [("input", np.array(1.0, np.float32)), ("shift", i32(1)), ("axis", i32(0))])
+    case("Roll err shift rank", "Roll", [("input", x), ("shift", i32([[1]])), ("axis", i32([[0]]))])
+    f = np.array([1.5, -2.0, 0.0, np.inf, 3.25, -0.0], np.float32)
+    for dst in (tf.int32, tf.uint32, tf.uint8, tf.int16, tf.float32):
+        case("Bitcast float32 to %s" % dst.name, "Bitcast", [("input", f)], {"type": dst})
+    case("Bitcast float32 to float64", "Bitcast", [("input", f.reshape([3, 2]))], {"type": tf.float64})
+    case("Bitcast uint8 to int32", "Bitcast", [("input", ints([3, 4], np.uint8, 2))], {"type": tf.int32})
+    case("Bitcast int64 to complex64", "Bitcast", [("input", ints([2], np.int64, 3))], {"type": tf.complex64})
+    case("Bitcast half to uint16", "Bitcast", [("input", tf.constant([1.5, -2.25, 65504], tf.float16))],
+         {"type": tf.uint16})
+    case("Bitcast err last dim", "Bitcast", [("input", ints([3, 3], np.uint8, 4))], {"type": tf.int32})
+    case("Bitcast err scalar", "Bitcast", [("input", np.array(7, np.uint8))], {"type": tf.int16})
+
+
 def main():
     bitwise()
     linalg()
     diag()
+    roll_bitcast()
     g.write_unit_header("linalg_cases")
 
 
