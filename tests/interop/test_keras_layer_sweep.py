@@ -347,6 +347,27 @@ def builders():
         [K.one_hot(K.argmax(x, axis=-1), 5), K.where(x > 0, x, -x), K.clip(x, -0.5, 0.5),
          K.take_along_axis(x, K.argsort(x, axis=-1), axis=-1), K.repeat(x[:, :, :1], 2, axis=-1),
          K.tile(x[:, :1, :], (1, 4, 1))], axis=-1)), v3)
+    t["Lambda/numpy"] = B(lambda: L.Lambda(lambda x: K.concatenate(
+        [K.reshape(K.trace(x), (-1, 1, 1)) * K.ones((1, 4, 1)), K.diagonal(x, axis1=1, axis2=2)[:, :, None],
+         K.diff(x, axis=-1), K.nan_to_num(K.log(x)), K.cast(K.isclose(x, x * 1.0000001), "float32"),
+         K.moveaxis(x, 1, 2), K.matmul(x, K.ones((4, 2))), K.cross(x[..., :3], x[..., 1:]),
+         K.cast(K.digitize(x, [-0.5, 0.0, 0.5]), "float32"), K.cast(K.searchsorted(K.sort(x[0, 0]), x[:, 0]), "float32")[:, None, :] * K.ones((1, 4, 1)),
+         K.median(x, axis=-1, keepdims=True), K.quantile(x, 0.25, axis=-1, keepdims=True),
+         K.var(x, axis=-1, keepdims=True), K.std(x, axis=-1, keepdims=True), K.cumsum(K.flip(x, 2), axis=2)],
+        axis=-1)), [((4, 4), f, "normal")])
+    t["Lambda/linalg2"] = B(lambda: L.Lambda(lambda x: K.concatenate(
+        [K.linalg.cholesky(K.matmul(x, K.transpose(x, (0, 2, 1))) + 4.0 * K.eye(4)),
+         K.linalg.qr(x)[0], K.linalg.qr(x)[1] * 0.5, K.reshape(K.linalg.norm(x, axis=(1, 2)), (-1, 1, 1)) * K.ones((1, 4, 1)),
+         K.linalg.solve_triangular(x + 4.0 * K.eye(4), x[:, :, :2], lower=True),
+         K.reshape(K.logdet(K.matmul(x, K.transpose(x, (0, 2, 1))) + K.eye(4)), (-1, 1, 1)) * K.ones((1, 4, 1))],
+        axis=-1)), [((4, 4), f, "normal")])
+    t["Lambda/segment"] = B(lambda: (lambda x, ids: K.concatenate(
+        [K.segment_sum(x, ids, num_segments=4), K.segment_max(x, ids, num_segments=4)], axis=-1)),
+        [((3,), f, "normal"), ((), "int32", "int:4")], batch=6)
+    t["Lambda/nn"] = B(lambda: L.Lambda(lambda x: K.concatenate(
+        [K.nn.log_softmax(x), K.nn.normalize(x), K.nn.moments(x, axes=[-1], keepdims=True)[1] * K.ones((1, 1, 5)),
+         K.nn.one_hot(K.argmin(x, -1), 5), K.nn.sparse_plus(x), K.nn.squareplus(x),
+         K.nn.glu(K.concatenate([x, x], -1)), K.nn.hard_tanh(x)], axis=-1)), v3)
     t["Conv1D/causal"] = B(lambda: L.Conv1D(4, 3, padding="causal", dilation_rate=2), seq)
     t["Conv1D/groups"] = B(lambda: L.Conv1D(4, 3, groups=2), seq)
     t["Conv2D/groups"] = B(lambda: L.Conv2D(6, 2, groups=3, padding="same"), img)
