@@ -4,7 +4,8 @@ BitwiseAnd/Or/Xor, LeftShift, RightShift with TF's clamped shift counts, Invert,
 every integer dtype, broadcasting) and the matrix ops (src/ops/linalg.c: MatrixBandPart,
 MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes;
 MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align) and src/ops/array_roll.c's Roll
-(several axes, negative and large shifts) and Bitcast (every width change) against
+(several axes, negative and large shifts) and Bitcast (every width change), and src/ops/segment.c
+(UnsortedSegment* and Segment* reductions) against
 TensorFlow. Keras exports them: RandomPosterization and RandAugment shift, RandomElasticTransform
 ORs, MultiHeadAttention's causal mask is a MatrixBandPart, RandomPerspective solves.
 
@@ -220,11 +221,49 @@ def roll_bitcast():
     case("Bitcast err scalar", "Bitcast", [("input", np.array(7, np.uint8))], {"type": tf.int16})
 
 
+def segment():
+    for dt in (np.float32, np.float64, np.int32, np.int64):
+        nm = np.dtype(dt).name
+        data = (mats([6, 3], np.float64, 60, cond=False) * 10).astype(dt)
+        ids = np.array([0, 3, -1, 0, 1, 3], np.int32)
+        for red in ("Sum", "Max", "Min", "Prod"):
+            case("UnsortedSegment%s %s" % (red, nm), "UnsortedSegment" + red,
+                 [("data", data), ("segment_ids", ids), ("num_segments", np.array(5, np.int32))])
+        sids = np.array([0, 0, 2, 2, 2, 5], np.int64)
+        for red in ("Sum", "Mean", "Max", "Min", "Prod"):
+            case("Segment%s %s" % (red, nm), "Segment" + red, [("data", data), ("segment_ids", sids)])
+    d3 = mats([2, 3, 2], np.float32, 61, cond=False)
+    case("UnsortedSegmentSum 2-D ids", "UnsortedSegmentSum",
+         [("data", d3), ("segment_ids", np.array([[1, 0, 1], [2, 2, 0]], np.int64)), ("num_segments", np.array(4, np.int64))])
+    case("UnsortedSegmentSum int wrap", "UnsortedSegmentSum",
+         [("data", np.array([2**31 - 1, 5], np.int32)), ("segment_ids", np.array([0, 0], np.int32)),
+          ("num_segments", np.array(1, np.int32))])
+    case("UnsortedSegmentMax empty data", "UnsortedSegmentMax",
+         [("data", np.zeros([0, 2], np.float32)), ("segment_ids", np.zeros([0], np.int32)),
+          ("num_segments", np.array(2, np.int32))])
+    case("UnsortedSegmentSum err range", "UnsortedSegmentSum",
+         [("data", np.ones([3, 2], np.float32)), ("segment_ids", np.array([0, 5, 1], np.int32)),
+          ("num_segments", np.array(3, np.int32))])
+    case("UnsortedSegmentSum err prefix", "UnsortedSegmentSum",
+         [("data", np.ones([3, 2], np.float32)), ("segment_ids", np.array([0, 1], np.int32)),
+          ("num_segments", np.array(3, np.int32))])
+    case("UnsortedSegmentSum err negative", "UnsortedSegmentSum",
+         [("data", np.ones([3, 2], np.float32)), ("segment_ids", np.array([0, 1, 1], np.int32)),
+          ("num_segments", np.array(-1, np.int32))])
+    case("SegmentSum err order", "SegmentSum", [("data", np.ones([3], np.float32)),
+                                                ("segment_ids", np.array([1, 0, 2], np.int32))])
+    case("SegmentSum err size", "SegmentSum", [("data", np.ones([3], np.float32)),
+                                               ("segment_ids", np.array([0, 1], np.int32))])
+    case("SegmentMax empty", "SegmentMax", [("data", np.zeros([0, 3], np.float32)),
+                                            ("segment_ids", np.zeros([0], np.int32))])
+
+
 def main():
     bitwise()
     linalg()
     diag()
     roll_bitcast()
+    segment()
     g.write_unit_header("linalg_cases")
 
 
