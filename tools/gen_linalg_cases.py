@@ -3,7 +3,7 @@
 BitwiseAnd/Or/Xor, LeftShift, RightShift with TF's clamped shift counts, Invert, PopulationCount;
 every integer dtype, broadcasting) and the matrix ops (src/ops/linalg.c: MatrixBandPart,
 MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes;
-MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align) and src/ops/array_roll.c's Roll
+MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align; Cholesky, MatrixTriangularSolve) and src/ops/array_roll.c's Roll
 (several axes, negative and large shifts) and Bitcast (every width change), and src/ops/segment.c
 (UnsortedSegment* and Segment* reductions) against
 TensorFlow. Keras exports them: RandomPosterization and RandAugment shift, RandomElasticTransform
@@ -258,12 +258,39 @@ def segment():
                                             ("segment_ids", np.zeros([0], np.int32))])
 
 
+def chol_tri():
+    for dt in (np.float32, np.float64, np.complex64, np.complex128):
+        nm = np.dtype(dt).name
+        for n in (1, 3, 5):
+            a = mats([2, n, n], dt, 70 + n, cond=False)
+            spd = np.matmul(a, np.conj(np.swapaxes(a, -1, -2))) + n * np.eye(n)
+            spd = spd + np.triu(mats([n, n], dt, 9, cond=False), 1)  # an upper part Cholesky ignores
+            case("Cholesky %s %d" % (nm, n), "Cholesky", [("input", spd.astype(dt))])
+        for lower in (True, False):
+            for adj in (False, True):
+                case("MatrixTriangularSolve %s lower=%s adjoint=%s" % (nm, lower, adj), "MatrixTriangularSolve",
+                     [("matrix", mats([2, 4, 4], dt, 80)), ("rhs", mats([2, 4, 3], dt, 81, cond=False))],
+                     {"lower": lower, "adjoint": adj})
+    case("MatrixTriangularSolve broadcast", "MatrixTriangularSolve",
+         [("matrix", mats([3, 3], np.float32, 82)), ("rhs", mats([2, 2, 3, 1], np.float32, 83, cond=False))])
+    case("MatrixTriangularSolve broadcast both", "MatrixTriangularSolve",
+         [("matrix", mats([2, 1, 3, 3], np.float64, 84)), ("rhs", mats([3, 3, 2], np.float64, 85, cond=False))],
+         {"lower": False})
+    # not positive definite: NaN, no error (1 x 1: TF leaves a larger one's upper triangle unwritten)
+    case("Cholesky not pd", "Cholesky", [("input", np.array([[[-1]], [[4]]], np.float32))])
+    case("Cholesky err square", "Cholesky", [("input", np.ones([2, 3], np.float32))])
+    case("Cholesky empty", "Cholesky", [("input", np.zeros([2, 0, 0], np.float32))])
+    case("MatrixTriangularSolve err rows", "MatrixTriangularSolve",
+         [("matrix", mats([3, 3], np.float32, 1)), ("rhs", np.ones([2, 1], np.float32))])
+
+
 def main():
     bitwise()
     linalg()
     diag()
     roll_bitcast()
     segment()
+    chol_tri()
     g.write_unit_header("linalg_cases")
 
 

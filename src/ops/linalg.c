@@ -492,12 +492,155 @@ static sm_status *la_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- Cholesky, MatrixTriangularSolve -------------------------------------------------------- */
+/* Cholesky reads the lower triangle only (Eigen's LLT), writes L with a zero upper triangle; a
+ * matrix that is not positive definite gets NaN in its lower triangle, as TF 2.21 gives (its upper
+ * triangle is left unwritten there; here it is 0), not an error. */
+static sm_status *cholesky_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *a = sm__kctx_input(ctx, 0);
+  int dt = sm_tensor_dtype(a), r = sm_tensor_rank(a);
+  if (!is_lu_dtype(dt)) return sm__math_bad_dtype("Cholesky", dt);
+  sm_status *st = check_rank(a, 0);
+  if (st) return st;
+  const int64_t *ad = sm_tensor_dims(a);
+  int64_t n = ad[r - 1];
+  if (ad[r - 2] != n) return sm_status_new(SM_INVALID_ARGUMENT, "Input matrix must be square.");
+  sm_tensor *z;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, r, ad, &z))) return st;
+  int64_t batch = n ? sm_tensor_num_elements(a) / (n * n) : 0;
+  if (!batch) return NULL;
+  zd *l = sm__kctx_scratch(ctx, (size_t)(n * n) * sizeof(zd), &st);
+  if (!l) return st;
+  const void *src = sm_tensor_data(a);
+  void *dst = sm_tensor_data(z);
+  for (int64_t b = 0; b < batch; b++) {
+    for (int64_t j = 0; j < n; j++) {
+      double d = creal(get_z(src, dt, (b * n + j) * n + j));
+      for (int64_t k = 0; k < j; k++) d -= creal(l[j * n + k] * conj(l[j * n + k]));
+      if (!(d > 0)) { /* not positive definite: TF 2.21 gives NaN for the whole lower triangle */
+        for (int64_t i = 0; i < n * n; i++) l[i] = (i / n >= i % n) ? NAN : 0;
+        break;
+      }
+      double ljj = sqrt(d);
+      l[j * n + j] = ljj;
+      for (int64_t i = j + 1; i < n; i++) {
+        zd v = get_z(src, dt, (b * n + i) * n + j);
+        for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * conj(l[j * n + k]);
+        l[i * n + j] = v / ljj;
+      }
+    }
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j <= i; j++) put_z(dst, dt, (b * n + i) * n + j, l[i * n + j]);
+  }
+  return NULL;
+}
+
+/* The flat offset of batch index b of the broadcast batch shape od[0..rank) in a tensor whose
+ * batch dims are d[0..dr) (right-aligned; a dim of 1 repeats). */
+static int64_t bcast_batch(int64_t b, const int64_t *od, int rank, const int64_t *d, int dr) {
+  int64_t off = 0, mul = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    int64_t idx = b % od[i];
+    b /= od[i];
+    int k = i - (rank - dr);
+    if (k >= 0) {
+      if (d[k] != 1) off += idx * mul;
+      mul *= d[k];
+    }
+  }
+  return off;
+}
+
+/* MatrixTriangularSolve: the lower (or upper) triangle of matrix, adjointed when asked; batch dims
+ * broadcast (TF's V2 kernel). A zero on the diagonal divides by zero, as TF's does. */
+static sm_status *trisolve_prepare(const sm_node *node, void **state) {
+  int lower = 1, adjoint = 0;
+  sm_status *st = NULL;
+  if (sm__node_attr(node, "lower")) st = sm__node_attr_bool(node, "lower", &lower);
+  if (!st && sm__node_attr(node, "adjoint")) st = sm__node_attr_bool(node, "adjoint", &adjoint);
+  if (st) return st;
+  *state = (void *)(intptr_t)(1 + ((lower != 0) | (adjoint != 0) << 1));
+  return NULL;
+}
+
+static sm_status *trisolve_compute(const void *state, sm_kctx *ctx) {
+  int code = (int)(intptr_t)state - 1, lower = code & 1, adjoint = code >> 1 & 1;
+  const sm_tensor *a = sm__kctx_input(ctx, 0), *rhs = sm__kctx_input(ctx, 1);
+  int dt = sm_tensor_dtype(a), r = sm_tensor_rank(a), rr = sm_tensor_rank(rhs);
+  if (!is_lu_dtype(dt) || sm_tensor_dtype(rhs) != dt) return sm__math_bad_dtype("MatrixTriangularSolve", dt);
+  sm_status *st = check_rank(a, 0);
+  if (!st) st = check_rank(rhs, 1);
+  if (st) return st;
+  const int64_t *ad = sm_tensor_dims(a), *rd = sm_tensor_dims(rhs);
+  int64_t n = ad[r - 1], k = rd[rr - 1];
+  if (ad[r - 2] != n) return sm_status_new(SM_INVALID_ARGUMENT, "Input matrix must be square.");
+  if (rd[rr - 2] != n) {
+    char s1[256], s2[256];
+    return sm_status_new(SM_INVALID_ARGUMENT, "In[0] mismatch In[1] shape: %lld vs. %lld: %s %s %d %d", (long long)n,
+                         (long long)rd[rr - 2], sm_shape_str(r, ad, s1, sizeof s1), sm_shape_str(rr, rd, s2, sizeof s2),
+                         lower, adjoint);
+  }
+  sm_bcast bc;
+  const int ranks[2] = {r - 2, rr - 2};
+  const int64_t *bd[2] = {ad, rd};
+  if (!sm__math_bcast_init(&bc, 2, ranks, bd)) {
+    char s1[256], s2[256];
+    return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", sm_shape_str(r, ad, s1, sizeof s1),
+                         sm_shape_str(rr, rd, s2, sizeof s2));
+  }
+  int64_t od[SM_MAX_RANK];
+  int orank = bc.out_rank + 2;
+  if (orank > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "MatrixTriangularSolve: rank %d too large", orank);
+  memcpy(od, bc.out_dims, (size_t)bc.out_rank * sizeof *od);
+  od[orank - 2] = n, od[orank - 1] = k;
+  sm_tensor *z;
+  if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, orank, od, &z))) return st;
+  int64_t batch = bc.n;
+  if (batch == 0 || n * k == 0) return NULL;
+  zd *m = sm__kctx_scratch(ctx, (size_t)(n * n + n * k) * sizeof(zd), &st);
+  if (!m) return st;
+  zd *x = m + n * n;
+  const void *asrc = sm_tensor_data(a), *bsrc = sm_tensor_data(rhs);
+  void *dst = sm_tensor_data(z);
+  int low = lower != adjoint; /* the triangle of the matrix actually solved with */
+  for (int64_t b = 0; b < batch; b++) {
+    int64_t ab = bcast_batch(b, bc.out_dims, bc.out_rank, ad, r - 2);
+    int64_t rb = bcast_batch(b, bc.out_dims, bc.out_rank, rd, rr - 2);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) {
+        int in = lower ? j <= i : j >= i;
+        zd v = in ? get_z(asrc, dt, (ab * n + i) * n + j) : 0;
+        if (adjoint)
+          m[j * n + i] = conj(v);
+        else
+          m[i * n + j] = v;
+      }
+    for (int64_t i = 0; i < n * k; i++) x[i] = get_z(bsrc, dt, rb * n * k + i);
+    for (int64_t t = 0; t < n; t++) {
+      int64_t i = low ? t : n - 1 - t;
+      for (int64_t c = 0; c < k; c++) {
+        zd v = x[i * k + c];
+        if (low)
+          for (int64_t j = 0; j < i; j++) v -= m[i * n + j] * x[j * k + c];
+        else
+          for (int64_t j = i + 1; j < n; j++) v -= m[i * n + j] * x[j * k + c];
+        x[i * k + c] = v / m[i * n + i];
+      }
+    }
+    for (int64_t i = 0; i < n * k; i++) put_z(dst, dt, b * n * k + i, x[i]);
+  }
+  return NULL;
+}
+
 #define LA(name) {name, la_prepare, la_compute, NULL, 0}
 const sm_kernel sm_kernels_linalg[] = {
     {"MatrixBandPart", NULL, band_part_compute, NULL, 0},
     LA("MatrixSolve"),
     LA("MatrixInverse"),
     LA("MatrixDeterminant"),
+    {"Cholesky", NULL, cholesky_compute, NULL, 0},
+    {"MatrixTriangularSolve", trisolve_prepare, trisolve_compute, NULL, 0},
 #define DG(name) {name, dg_prepare, dg_compute, NULL, 0}
     DG("MatrixDiag"), DG("MatrixDiagV2"), DG("MatrixDiagV3"), DG("MatrixDiagPart"), DG("MatrixDiagPartV2"),
     DG("MatrixDiagPartV3"), DG("MatrixSetDiag"), DG("MatrixSetDiagV2"), DG("MatrixSetDiagV3"),
