@@ -3,7 +3,7 @@
 BitwiseAnd/Or/Xor, LeftShift, RightShift with TF's clamped shift counts, Invert, PopulationCount;
 every integer dtype, broadcasting) and the matrix ops (src/ops/linalg.c: MatrixBandPart,
 MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes;
-MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align; Cholesky, MatrixTriangularSolve) and src/ops/array_roll.c's Roll
+MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align; Cholesky, MatrixTriangularSolve, Qr) and src/ops/array_roll.c's Roll
 (several axes, negative and large shifts) and Bitcast (every width change), and src/ops/segment.c
 (UnsortedSegment* and Segment* reductions) against
 TensorFlow. Keras exports them: RandomPosterization and RandAugment shift, RandomElasticTransform
@@ -280,6 +280,13 @@ def chol_tri():
     case("Cholesky not pd", "Cholesky", [("input", np.array([[[-1]], [[4]]], np.float32))])
     case("Cholesky err square", "Cholesky", [("input", np.ones([2, 3], np.float32))])
     case("Cholesky empty", "Cholesky", [("input", np.zeros([2, 0, 0], np.float32))])
+    for dt in (np.float32, np.float64, np.complex64, np.complex128):
+        for shape in ([4, 4], [2, 5, 3], [3, 5], [1, 1], [6, 2]):
+            for full in (False, True):
+                case("Qr %s %s full=%s" % (np.dtype(dt).name, shape, full), "Qr",
+                     [("input", mats(shape, dt, 90 + len(shape), cond=False))], {"full_matrices": full})
+    case("Qr zero column", "Qr", [("input", np.array([[0, 1], [0, 2], [0, 3]], np.float32))])
+    case("Qr empty", "Qr", [("input", np.zeros([2, 0, 3], np.float32))])
     case("MatrixTriangularSolve err rows", "MatrixTriangularSolve",
          [("matrix", mats([3, 3], np.float32, 1)), ("rhs", np.ones([2, 1], np.float32))])
 

@@ -11,6 +11,7 @@
  * mask), MatrixSolve (RandomPerspective) and MatrixDiagV3 (keras.ops.eye). Checked against TensorFlow by
  * tests/unit/test_ops_linalg.c (tools/gen_linalg_cases.py). */
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -633,6 +634,87 @@ static sm_status *trisolve_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- Qr -------------------------------------------------------------------------------------
+ * Householder QR as Eigen's HouseholderQR (which TF's Qr runs): column k's reflector has
+ * beta = -sign(re a_kk) * |a_k|, R_kk = beta, tau = conj((beta - a_kk) / beta), v = [1, tail /
+ * (a_kk - beta)], H_k = I - tau v v^H; a column with nothing below the diagonal gets tau 0. Q is
+ * the product of the reflectors with conj(tau) applied to the identity's first M (full_matrices)
+ * or P = min(M, N) columns. */
+static void house_apply(zd *a, int64_t lda, int64_t rows, int64_t c0, int64_t c1, const zd *v, zd tau) {
+  if (tau == 0) return;
+  for (int64_t j = c0; j < c1; j++) { /* a[:, j] -= tau * v * (v^H a[:, j]) */
+    zd dot = 0;
+    for (int64_t i = 0; i < rows; i++) dot += conj(v[i]) * a[i * lda + j];
+    dot *= tau;
+    for (int64_t i = 0; i < rows; i++) a[i * lda + j] -= v[i] * dot;
+  }
+}
+
+static sm_status *qr_prepare(const sm_node *node, void **state) {
+  int full = 0;
+  if (sm__node_attr(node, "full_matrices")) {
+    sm_status *st = sm__node_attr_bool(node, "full_matrices", &full);
+    if (st) return st;
+  }
+  *state = (void *)(intptr_t)(1 + (full != 0));
+  return NULL;
+}
+
+static sm_status *qr_compute(const void *state, sm_kctx *ctx) {
+  int full = (int)(intptr_t)state - 1;
+  const sm_tensor *a = sm__kctx_input(ctx, 0);
+  int dt = sm_tensor_dtype(a), r = sm_tensor_rank(a);
+  if (!is_lu_dtype(dt)) return sm__math_bad_dtype("Qr", dt);
+  sm_status *st = check_rank(a, 0);
+  if (st) return st;
+  const int64_t *ad = sm_tensor_dims(a);
+  int64_t m = ad[r - 2], n = ad[r - 1], p = m < n ? m : n, qc = full ? m : p, rr = full ? m : p;
+  int64_t qd[SM_MAX_RANK], rd[SM_MAX_RANK];
+  memcpy(qd, ad, (size_t)r * sizeof *qd);
+  memcpy(rd, ad, (size_t)r * sizeof *rd);
+  qd[r - 1] = qc, rd[r - 2] = rr;
+  sm_tensor *q, *rt;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, r, qd, &q)) || (st = sm__kctx_alloc_output(ctx, 1, dt, r, rd, &rt)))
+    return st;
+  int64_t batch = 1;
+  for (int i = 0; i < r - 2; i++) batch *= ad[i];
+  if (batch == 0 || m == 0) return NULL;
+  zd *w = sm__kctx_scratch(ctx, (size_t)(m * n + m * m + p * m + p) * sizeof(zd), &st);
+  if (!w) return st;
+  zd *qm = w + m * n, *vs = qm + m * m, *taus = vs + p * m;
+  for (int64_t b = 0; b < batch; b++) {
+    for (int64_t i = 0; i < m * n; i++) w[i] = get_z(sm_tensor_data(a), dt, b * m * n + i);
+    for (int64_t k = 0; k < p; k++) {
+      zd c0 = w[k * n + k], *v = vs + k * m;
+      double tail = 0;
+      for (int64_t i = k + 1; i < m; i++) tail += creal(w[i * n + k] * conj(w[i * n + k]));
+      zd tau = 0, beta = creal(c0);
+      memset(v, 0, (size_t)m * sizeof *v);
+      v[k] = 1;
+      if (tail > DBL_MIN || cimag(c0) * cimag(c0) > DBL_MIN) {
+        double bn = sqrt(creal(c0 * conj(c0)) + tail);
+        beta = creal(c0) >= 0 ? -bn : bn;
+        for (int64_t i = k + 1; i < m; i++) v[i] = w[i * n + k] / (c0 - beta);
+        tau = conj((beta - c0) / beta);
+      }
+      taus[k] = tau;
+      w[k * n + k] = beta;
+      for (int64_t i = k + 1; i < m; i++) w[i * n + k] = 0;
+      /* rows k.. of columns k+1..: H_k = I - tau v v^H from the left (Eigen's hCoeffs) */
+      house_apply(w + k * n, n, m - k, k + 1, n, v + k, tau);
+    }
+    for (int64_t i = 0; i < m * m; i++) qm[i] = (i / m == i % m);
+    /* Q = householderSequence(qr, conj(hCoeffs)): the conjugate coefficients, last reflector first */
+    for (int64_t k = p - 1; k >= 0; k--) house_apply(qm + k * m, m, m - k, 0, m, vs + k * m + k, conj(taus[k]));
+    void *qo = sm_tensor_data(q), *ro = sm_tensor_data(rt);
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < qc; j++) put_z(qo, dt, (b * m + i) * qc + j, qm[i * m + j]);
+    for (int64_t i = 0; i < rr; i++)
+      for (int64_t j = i; j < n; j++) put_z(ro, dt, (b * rr + i) * n + j, w[i * n + j]);
+  }
+  return NULL;
+}
+
 #define LA(name) {name, la_prepare, la_compute, NULL, 0}
 const sm_kernel sm_kernels_linalg[] = {
     {"MatrixBandPart", NULL, band_part_compute, NULL, 0},
@@ -640,6 +722,7 @@ const sm_kernel sm_kernels_linalg[] = {
     LA("MatrixInverse"),
     LA("MatrixDeterminant"),
     {"Cholesky", NULL, cholesky_compute, NULL, 0},
+    {"Qr", qr_prepare, qr_compute, NULL, 0},
     {"MatrixTriangularSolve", trisolve_prepare, trisolve_compute, NULL, 0},
 #define DG(name) {name, dg_prepare, dg_compute, NULL, 0}
     DG("MatrixDiag"), DG("MatrixDiagV2"), DG("MatrixDiagV3"), DG("MatrixDiagPart"), DG("MatrixDiagPartV2"),
