@@ -5,7 +5,8 @@ every integer dtype, broadcasting) and the matrix ops (src/ops/linalg.c: MatrixB
 MatrixSolve, MatrixInverse, MatrixDeterminant; batches, adjoint, singular and bad shapes;
 MatrixDiag/MatrixDiagPart/MatrixSetDiag V1-V3 with every align; Cholesky, MatrixTriangularSolve, Qr) and src/ops/array_roll.c's Roll
 (several axes, negative and large shifts) and Bitcast (every width change), and src/ops/segment.c
-(UnsortedSegment* and Segment* reductions) against
+(UnsortedSegment* and Segment* reductions) and src/ops/array_search.c (LowerBound, UpperBound,
+Cross) against
 TensorFlow. Keras exports them: RandomPosterization and RandAugment shift, RandomElasticTransform
 ORs, MultiHeadAttention's causal mask is a MatrixBandPart, RandomPerspective solves.
 
@@ -291,6 +292,30 @@ def chol_tri():
          [("matrix", mats([3, 3], np.float32, 1)), ("rhs", np.ones([2, 1], np.float32))])
 
 
+def search_cross():
+    nan = float("nan")
+    for dt in (np.float32, np.float64, np.int32, np.int64):
+        srt = np.sort((mats([3, 7], np.float64, 100, cond=False) * 4).astype(dt), axis=-1)
+        srt[0, 2:4] = srt[0, 2]  # duplicates: lower and upper differ
+        vals = np.concatenate([srt[:, ::2], (mats([3, 5], np.float64, 101, cond=False) * 5).astype(dt)], axis=-1)
+        for op in ("LowerBound", "UpperBound"):
+            for out in (tf.int32, tf.int64):
+                case("%s %s %s" % (op, np.dtype(dt).name, out.name), op,
+                     [("sorted_inputs", srt), ("values", vals)], {"out_type": out})
+    f = np.array([[1.0, 2.0, nan, 4.0]], np.float32)
+    for op in ("LowerBound", "UpperBound"):
+        case("%s nan" % op, op, [("sorted_inputs", f), ("values", np.array([[nan, 2.0, 5.0, -1.0]], np.float32))])
+        case("%s empty sorted" % op, op, [("sorted_inputs", np.zeros([2, 0], np.float32)),
+                                           ("values", np.ones([2, 3], np.float32))])
+    case("LowerBound err leading", "LowerBound", [("sorted_inputs", np.zeros([2, 3], np.float32)),
+                                                  ("values", np.ones([3, 3], np.float32))])
+    for dt in (np.float32, np.float64):
+        case("Cross %s" % np.dtype(dt).name, "Cross", [("a", mats([2, 4, 3], dt, 102, cond=False)),
+                                                       ("b", mats([2, 4, 3], dt, 103, cond=False))])
+    case("Cross err size", "Cross", [("a", np.ones([2, 4], np.float32)), ("b", np.ones([2, 4], np.float32))])
+    case("Cross err shape", "Cross", [("a", np.ones([2, 3], np.float32)), ("b", np.ones([3, 3], np.float32))])
+
+
 def main():
     bitwise()
     linalg()
@@ -298,6 +323,7 @@ def main():
     roll_bitcast()
     segment()
     chol_tri()
+    search_cross()
     g.write_unit_header("linalg_cases")
 
 

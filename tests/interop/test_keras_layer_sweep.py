@@ -348,11 +348,11 @@ def builders():
          K.take_along_axis(x, K.argsort(x, axis=-1), axis=-1), K.repeat(x[:, :, :1], 2, axis=-1),
          K.tile(x[:, :1, :], (1, 4, 1))], axis=-1)), v3)
     t["Lambda/numpy"] = B(lambda: L.Lambda(lambda x: K.concatenate(
-        [K.reshape(K.trace(x), (-1, 1, 1)) * K.ones((1, 4, 1)), K.diagonal(x, axis1=1, axis2=2)[:, :, None],
-         K.diff(x, axis=-1), K.nan_to_num(K.log(x)), K.cast(K.isclose(x, x * 1.0000001), "float32"),
-         K.moveaxis(x, 1, 2), K.matmul(x, K.ones((4, 2))), K.cross(x[..., :3], x[..., 1:]),
-         K.cast(K.digitize(x, [-0.5, 0.0, 0.5]), "float32"), K.cast(K.searchsorted(K.sort(x[0, 0]), x[:, 0]), "float32")[:, None, :] * K.ones((1, 4, 1)),
-         K.median(x, axis=-1, keepdims=True), K.quantile(x, 0.25, axis=-1, keepdims=True),
+        [K.diff(x, axis=-1), K.nan_to_num(K.log(x)), K.cast(K.isclose(x, x * 1.0000001), "float32"),
+         K.moveaxis(x, 1, 2), K.einsum("bij,jk->bik", x, K.ones((4, 2))), K.cross(x[..., :3], x[..., 1:]),
+         K.cast(K.digitize(x, [-0.5, 0.0, 0.5]), "float32"),
+         K.cast(K.searchsorted(K.sort(x[0, 0]), x[0, 1]), "float32")[None, None, :] * K.ones_like(x),
+         K.max(K.sort(x, axis=-1)[..., 1:3], axis=-1, keepdims=True),
          K.var(x, axis=-1, keepdims=True), K.std(x, axis=-1, keepdims=True), K.cumsum(K.flip(x, 2), axis=2)],
         axis=-1)), [((4, 4), f, "normal")])
     t["Lambda/linalg2"] = B(lambda: L.Lambda(lambda x: K.concatenate(
