@@ -303,12 +303,21 @@ typedef double complex zd;
 
 static int is_lu_dtype(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_COMPLEX64 || dt == SM_COMPLEX128; }
 
+/* re + i im without arithmetic (an infinite or NaN part stays in its place); CMPLX is not in every
+ * libc's headers for every compiler. A complex is laid out as double[2] (C11 6.2.5). */
+static zd mkz(double re, double im) {
+  zd z;
+  double *p = (double *)&z;
+  p[0] = re, p[1] = im;
+  return z;
+}
+
 static zd get_z(const void *p, int dt, int64_t i) {
   switch (dt) {
     case SM_FLOAT: return ((const float *)p)[i];
     case SM_DOUBLE: return ((const double *)p)[i];
-    case SM_COMPLEX64: return CMPLX(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
-    default: return CMPLX(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+    case SM_COMPLEX64: return mkz(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
+    default: return mkz(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
   }
 }
 
