@@ -3,7 +3,7 @@
  *   Conv2DBackpropInput   (the forward op of Conv2DTranspose) NHWC and NCHW (NCHW is transposed
  *                         to NHWC and back), VALID/SAME/EXPLICIT, strides, dilations;
  *   Conv3DBackpropInputV2 NDHWC, VALID/SAME, strides, dilations;
- *   Conv3D                NDHWC, VALID/SAME, strides, dilations;
+ *   Conv3D                NDHWC, VALID/SAME, strides, dilations, groups (filter depth C / groups);
  *   MaxPool3D, AvgPool3D  NDHWC, VALID/SAME (windows clipped to the input: padding never wins a
  *                         max and AvgPool3D divides by the in-bounds count, as TF does).
  * Everything is one 3-D geometry (a 2-D op has depth 1) and direct loops over output rows spread
@@ -135,6 +135,7 @@ typedef struct ct_job {
   const void *src, *filt;
   void *dst;
   int64_t N, D, H, W, C, OD, OH, OW, Co;
+  int64_t Cf; /* Conv3D: the filter's input channels (C / Cf groups, each Co / groups outputs) */
   int64_t k[3], s[3], d[3], lead[3];
 } ct_job;
 
@@ -142,7 +143,7 @@ typedef struct ct_job {
   do {                                                                                           \
     const T *x = j->src, *f = j->filt;                                                           \
     T *y = j->dst;                                                                               \
-    const int64_t C = j->C, Co = j->Co;                                                          \
+    const int64_t C = j->C, Co = j->Co, Cf = j->Cf, Cog = Co / (C / Cf);                         \
     for (int64_t r = begin; r < end; r++) {                                                      \
       int64_t n = r / (j->OD * j->OH), od = r / j->OH % j->OD, oh = r % j->OH;                   \
       for (int64_t ow = 0; ow < j->OW; ow++) {                                                   \
@@ -157,10 +158,12 @@ typedef struct ct_job {
               int64_t iw = ow * j->s[2] - j->lead[2] + kw * j->d[2];                             \
               if (iw < 0 || iw >= j->W) continue;                                                \
               const T *xp = x + (((n * j->D + id) * j->H + ih) * j->W + iw) * C;                 \
-              const T *fp = f + ((kd * j->k[1] + kh) * j->k[2] + kw) * C * Co;                   \
-              for (int64_t ci = 0; ci < C; ci++) {                                               \
-                const T xv = xp[ci], *fr = fp + ci * Co;                                         \
-                for (int64_t co = 0; co < Co; co++) o[co] += xv * fr[co];                        \
+              const T *fp = f + ((kd * j->k[1] + kh) * j->k[2] + kw) * Cf * Co;                  \
+              for (int64_t ci = 0; ci < C; ci++) { /* group ci / Cf: its Cog outputs */          \
+                const int64_t g0 = ci / Cf * Cog;                                                \
+                const T xv = xp[ci], *fr = fp + ci % Cf * Co + g0;                               \
+                T *og = o + g0;                                                                  \
+                for (int64_t co = 0; co < Cog; co++) og[co] += xv * fr[co];                      \
               }                                                                                  \
             }                                                                                    \
           }                                                                                      \
@@ -311,15 +314,19 @@ static sm_status *forward(const ct_state *s, sm_kctx *ctx) {
     if (fd[3] <= 0 || j.C % fd[3] != 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "Input depth must be evenly divisible by filter depth: %lld vs %lld",
                            (long long)j.C, (long long)fd[3]);
-    if (fd[3] != j.C)
-      return sm_status_new(SM_INVALID_ARGUMENT,
-                           "Number of channels in filter (%lld) must match last dimension of input (%lld)",
-                           (long long)fd[3], (long long)j.C);
+    /* Grouped (C / fd[3] groups): TF's own CPU kernel (and its eager oneDNN one) refuse it, but TF
+     * 2.21 running a Keras Conv3D(groups=...) export computes it (its oneDNN graph kernels), and
+     * tests/interop/test_keras_layer_sweep.py holds us to that. */
+    if (fd[4] % (j.C / fd[3]) != 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Conv3D: %lld output channels do not split into %lld groups",
+                           (long long)fd[4], (long long)(j.C / fd[3]));
     j.k[0] = fd[0], j.k[1] = fd[1], j.k[2] = fd[2];
     j.Co = fd[4];
+    j.Cf = fd[3];
   } else {
     memcpy(j.k, s->ksize, sizeof j.k);
     j.Co = j.C;
+    j.Cf = j.C;
   }
   memcpy(j.s, s->stride, sizeof j.s);
   memcpy(j.d, s->dil, sizeof j.d);
@@ -335,7 +342,7 @@ static sm_status *forward(const ct_state *s, sm_kctx *ctx) {
   j.filt = f ? sm_tensor_data(f) : NULL;
   j.dst = sm_tensor_data(y);
   double per_row = (double)j.OW * (double)j.k[0] * (double)j.k[1] * (double)j.k[2] * (double)j.C *
-                   (conv ? (double)j.Co : 1.0);
+                   (conv ? (double)j.Co * (double)j.Cf / (double)j.C : 1.0);
   ct_run(ctx, &j, j.N * j.OD * j.OH, per_row);
   return NULL;
 }
