@@ -52,6 +52,14 @@ SM_API sm_status *sm_seq_dense(sm_seq *m, int units, int activation);
 SM_API sm_status *sm_seq_dropout(sm_seq *m, float rate);
 SM_API sm_status *sm_seq_activation(sm_seq *m, int activation);
 
+/* A model from a Keras model.to_json() file (src/train/keras.c): Sequential, or Functional with one
+ * chain of layers; layers InputLayer, Conv2D (strides, padding, activation, use_bias),
+ * MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, BatchNormalization (last axis),
+ * Dropout, Flatten, Reshape, Dense, Activation, ReLU, LeakyReLU, Softmax, Rescaling; activations
+ * linear, relu, softmax. Layer names are Keras's. Anything else is an error naming the layer and
+ * the option. The model is not compiled. Caller owns *out. */
+SM_API sm_status *sm_seq_from_keras(const char *path, sm_seq **out);
+
 /* Keras's summary(): one line per layer (name, output shape, params) and the totals, into a
  * malloc'ed string the caller frees. */
 SM_API char *sm_seq_summary(const sm_seq *m);

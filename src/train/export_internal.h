@@ -11,6 +11,13 @@
  *   layer dense name=dense units=64 activation=relu
  *   layer dropout name=dropout rate=0.5
  *   layer activation name=activation activation=softmax
+ *   layer batch_normalization name=bn momentum=0.99 epsilon=0.001 center=1 scale=1
+ *   layer average_pooling2d name=a pool=2x2 strides=2x2 padding=same
+ *   layer global_average_pooling2d name=g
+ *   layer rescaling name=r scale=0.00392156886 offset=0
+ *   layer leaky_re_lu name=l negative_slope=0.300000012
+ *   layer reshape name=r shape=7x7x16
+ *   (conv2d and dense end in " use_bias=0" when they have no bias; names are Keras's)
  *   optimizer adam learning_rate=0.001 beta_1=0.9 beta_2=0.999 epsilon=1e-07
  *   optimizer sgd learning_rate=0.01 momentum=0 nesterov=0
  *   loss sparse_categorical_crossentropy from_logits=1       (or: loss mse)
@@ -46,6 +53,8 @@ const char *sm__export_optimizer_name(int kind);
  *   slot:    "<adam|sgd>/sequential_<layer>_<kernel|bias>_<momentum|velocity>"
  * `what` is "kernel" or "bias"; slot 0 = momentum, 1 = velocity. */
 void sm__export_weight_name(char *buf, size_t cap, const char *layer, const char *what);
+/* "kernel"/"bias", or batch norm's "gamma"/"beta" (bias = 0/1): the weight's Keras name. */
+const char *sm__export_what(const sm__layer *l, int bias);
 void sm__export_slot_name(char *buf, size_t cap, int opt_kind, const char *layer, const char *what, int slot);
 
 #endif

@@ -86,7 +86,7 @@ sm_status *sm__train_scratch(sm_seq *m, int64_t cap) {
   for (int l = 0; l < m->nlayers && ok; l++) {
     const sm__layer *L = &m->layers[l];
     size_t bytes = (size_t)(cap * sm__elems(L->out_rank, L->out_shape)) * sizeof(float);
-    if (L->kind != SM_LAYER_FLATTEN) {
+    if (!SM_LAYER_IS_ALIAS(L->kind)) {
       ok = (t->act_buf[l] = malloc(bytes)) && (t->grad_buf[l] = malloc(bytes));
       t->grad[l] = t->grad_buf[l];
     } else {
@@ -94,6 +94,7 @@ sm_status *sm__train_scratch(sm_seq *m, int64_t cap) {
     }
     if (L->kind == SM_LAYER_MAXPOOL2D) ok = ok && (t->argmax[l] = malloc(bytes / sizeof(float) * sizeof(int64_t)));
     if (L->kind == SM_LAYER_DROPOUT) ok = ok && (t->mask[l] = malloc(bytes));
+    if (L->kind == SM_LAYER_BATCHNORM) ok = ok && (t->mask[l] = malloc(2 * (size_t)L->units * sizeof(float)));
     if (L->kind == SM_LAYER_CONV2D) {
       int64_t P = L->out_shape[0] * L->out_shape[1], K = (int64_t)L->kh * L->kw * L->in_shape[2];
       int64_t c = sm__conv_spc(L, cap, threads) * P * K, p = K * L->units + L->units;
@@ -178,8 +179,12 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
           sm__softmax_rows(y, n * out_per / k, k);
         }
         break;
-      default: /* flatten: same elements */
+      case SM_LAYER_FLATTEN:
+      case SM_LAYER_RESHAPE: /* same elements */
         y = (float *)in;
+        break;
+      default:
+        sm__layer_forward_extra(m, l, in, y, n, training);
         break;
     }
     if (st) return sm_status_prefix(st, "%s", L->name);

@@ -99,6 +99,21 @@ void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const
 sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs);
 sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, double *loss_sum, int64_t *correct);
 
+/* layers.c: the layers of Keras configs (see seq.h's kinds) built by keras.c, whose forward and
+ * backward fit.c and grad.c dispatch to here (x: the layer's input, y: its output). */
+sm_status *sm__seq_batchnorm(sm_seq *m, float momentum, float epsilon, int center, int scale);
+sm_status *sm__seq_avg_pool2d(sm_seq *m, int ph, int pw, int sh, int sw, int padding);
+sm_status *sm__seq_gap2d(sm_seq *m);
+sm_status *sm__seq_rescaling(sm_seq *m, float scale, float offset);
+sm_status *sm__seq_leaky_relu(sm_seq *m, float slope);
+sm_status *sm__seq_reshape(sm_seq *m, int rank, const int64_t *shape);
+/* Renames the last layer added (Keras's own names: [a-z0-9_], unique). */
+sm_status *sm__seq_name_last(sm_seq *m, const char *name);
+int sm__layer_is_extra(int kind);
+void sm__layer_forward_extra(sm_seq *m, int l, const float *x, float *y, int64_t n, int training);
+void sm__layer_backward_extra(sm_seq *m, int l, const float *x, const float *gy, float *gx, float *gk, float *gb,
+                              int64_t n);
+
 /* The trainer's private state, created on first use. */
 sm_status *sm__train_get(sm_seq *m, sm__train **out);
 void sm__train_free(sm__train *t);
