@@ -71,16 +71,35 @@ typedef struct sm_loss {
   int from_logits; /* cross-entropy only: the model's outputs are logits, not probabilities */
 } sm_loss;
 
-enum { SM_OPT_SGD = 0, SM_OPT_ADAM = 1 };
+enum { SM_OPT_SGD = 0, SM_OPT_ADAM = 1, SM_OPT_ADAMW = 2, SM_OPT_RMSPROP = 3 };
+/* Learning-rate schedules, as keras.optimizers.schedules computes them from the step count
+ * (iterations) in float32: exponential lr * decay_rate^(step / decay_steps); cosine
+ * lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha). */
+enum { SM_LR_CONSTANT = 0, SM_LR_EXPONENTIAL = 1, SM_LR_COSINE = 2 };
 typedef struct sm_optimizer {
   int kind;
-  float learning_rate; /* SGD 0.01, Adam 0.001 */
-  float momentum;      /* SGD: 0 */
+  float learning_rate; /* SGD 0.01, Adam / AdamW / RMSprop 0.001 (the initial one under a schedule) */
+  float momentum;      /* SGD, RMSprop: 0 */
   int nesterov;        /* SGD: 0 */
-  float beta_1, beta_2, epsilon; /* Adam: 0.9, 0.999, 1e-7 */
+  float beta_1, beta_2, epsilon; /* Adam, AdamW: 0.9, 0.999; epsilon 1e-7 (RMSprop too) */
+  float weight_decay;  /* AdamW: 0.004 (w -= w * weight_decay * lr before each step) */
+  float rho;           /* RMSprop: 0.9 */
+  int centered;        /* RMSprop: 0 */
+  int schedule;        /* SM_LR_*: constant */
+  int staircase;       /* exponential: floor(step / decay_steps) (Keras's staircase=True); 0 */
+  int64_t decay_steps; /* exponential, cosine: > 0 */
+  float decay_rate;    /* exponential */
+  float alpha;         /* cosine: 0 */
 } sm_optimizer;
 SM_API sm_optimizer sm_sgd_defaults(void);
 SM_API sm_optimizer sm_adam_defaults(void);
+SM_API sm_optimizer sm_adamw_defaults(void);
+SM_API sm_optimizer sm_rmsprop_defaults(void);
+/* Sets o's schedule from "exponential:DECAY_STEPS:DECAY_RATE[:staircase]" or "cosine:DECAY_STEPS[:ALPHA]"
+ * (the CLI's --lr_schedule), or "constant". */
+SM_API sm_status *sm_optimizer_set_schedule(sm_optimizer *o, const char *spec);
+/* Keras's defaults for a Keras name ("sgd", "adam", "adamw", "rmsprop"); -1 kind when unknown. */
+SM_API sm_optimizer sm_optimizer_defaults(const char *name);
 
 /* Fixes the loss and optimizer and initialises the weights as Keras does (kernels glorot_uniform,
  * biases zeros) from `seed`. Layers cannot be added after this. */

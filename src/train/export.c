@@ -26,6 +26,7 @@
 #include "savedmodel/builder.h"
 #include "savedmodel/constants.h"
 #include "train/export_internal.h"
+#include "train/train_internal.h"
 
 #define TRY(x)        \
   do {                \
@@ -35,7 +36,9 @@
 
 static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"); }
 
-const char *sm__export_optimizer_name(int kind) { return kind == SM_OPT_ADAM ? "adam" : "sgd"; }
+const char *sm__export_optimizer_name(int kind) {
+  return kind == SM_OPT_ADAM ? "adam" : kind == SM_OPT_ADAMW ? "adamw" : kind == SM_OPT_RMSPROP ? "rmsprop" : "sgd";
+}
 
 void sm__export_weight_name(char *buf, size_t cap, const char *layer, const char *what) {
   snprintf(buf, cap, "%s/%s/%s", SM_TRAIN_MODEL_SCOPE, layer, what);
@@ -46,9 +49,10 @@ const char *sm__export_what(const sm__layer *l, int bias) {
   return bias ? "bias" : "kernel";
 }
 
-void sm__export_slot_name(char *buf, size_t cap, int opt_kind, const char *layer, const char *what, int slot) {
-  snprintf(buf, cap, "%s/%s_%s_%s_%s", sm__export_optimizer_name(opt_kind), SM_TRAIN_MODEL_SCOPE, layer, what,
-           slot ? "velocity" : "momentum");
+void sm__export_slot_name(char *buf, size_t cap, const sm_optimizer *o, const char *layer, const char *what, int slot) {
+  const char *sn = sm__opt_slot_name(o, slot);
+  snprintf(buf, cap, "%s/%s_%s_%s_%s", sm__export_optimizer_name(o->kind), SM_TRAIN_MODEL_SCOPE, layer, what,
+           sn ? sn : "none");
 }
 
 /* ---- checking the model the trainer filled in ------------------------------------------------ */
@@ -72,10 +76,7 @@ static sm_status *check_weight(const sm_tensor *t, int rank, const int64_t *dims
 }
 
 /* Does the optimizer keep slot `k` for every weight? */
-static int opt_has_slot(const sm_seq *m, int k) {
-  if (m->opt.kind == SM_OPT_ADAM) return 1;
-  return k == 0 && m->opt.momentum != 0.0f;
-}
+static int opt_has_slot(const sm_seq *m, int k) { return sm__opt_slot_name(&m->opt, k) != NULL; }
 
 static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
   if (!m->compiled) return sm_status_new(SM_FAILED_PRECONDITION, "the model is not compiled; compile it before exporting");
@@ -84,7 +85,7 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
     if (m->in_shape[i] <= 0) return sm_status_new(SM_INTERNAL, "input dimension %d is %lld", i, (long long)m->in_shape[i]);
   if (m->nlayers < 1 || m->nlayers > SM_SEQ_MAX_LAYERS)
     return sm_status_new(SM_FAILED_PRECONDITION, "the model has %d layers; export needs 1..%d", m->nlayers, SM_SEQ_MAX_LAYERS);
-  if (m->opt.kind != SM_OPT_SGD && m->opt.kind != SM_OPT_ADAM)
+  if (m->opt.kind < SM_OPT_SGD || m->opt.kind > SM_OPT_RMSPROP)
     return sm_status_new(SM_INTERNAL, "unknown optimizer kind %d", m->opt.kind);
   if (m->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY && m->loss.kind != SM_LOSS_MSE)
     return sm_status_new(SM_INTERNAL, "unknown loss kind %d", m->loss.kind);
@@ -152,7 +153,7 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
     if (krank) {
       sm_status *s = check_weight(l->kernel, krank, kd, l, "kernel");
       if (!s) s = check_weight(l->bias, 1, bd, l, "bias");
-      for (int k = 0; k < 2 && !s; k++) {
+      for (int k = 0; k < SM_OPT_SLOTS && !s; k++) {
         if (!opt_has_slot(m, k)) continue;
         char what[32];
         snprintf(what, sizeof what, "kernel slot %d", k);
@@ -370,16 +371,16 @@ static sm_status *add_variables(gbuild *b, int with_optimizer) {
   snprintf(nm, sizeof nm, "%s/iteration", opt);
   TRY(sm_graph_variable(b->g, nm, it, NULL));
   TRY(sm_tensor_new(SM_FLOAT, 0, NULL, &lr));
-  *(float *)sm_tensor_data(lr) = m->opt.learning_rate;
+  *(float *)sm_tensor_data(lr) = sm__opt_learning_rate(&m->opt, m->iterations);
   snprintf(nm, sizeof nm, "%s/learning_rate", opt);
   TRY(sm_graph_variable(b->g, nm, lr, NULL));
   for (int i = 0; i < m->nlayers; i++) {
     const sm__layer *l = &m->layers[i];
     if (!l->kernel) continue;
     for (int w = 0; w < 2; w++)
-      for (int k = 0; k < 2; k++) {
+      for (int k = 0; k < SM_OPT_SLOTS; k++) {
         if (!opt_has_slot(m, k)) continue;
-        sm__export_slot_name(nm, sizeof nm, m->opt.kind, l->name, sm__export_what(l, w), k);
+        sm__export_slot_name(nm, sizeof nm, &m->opt, l->name, sm__export_what(l, w), k);
         TRY(sm_graph_variable(b->g, nm, w ? l->bias_slot[k] : l->kernel_slot[k], NULL));
       }
   }
@@ -588,12 +589,22 @@ static sm_status *state_text(const sm_seq *m, char **out, size_t *len) {
     }
   }
   const sm_optimizer *o = &m->opt;
-  if (o->kind == SM_OPT_ADAM)
-    tb_printf(&t, "optimizer adam learning_rate=%.9g beta_1=%.9g beta_2=%.9g epsilon=%.9g\n", (double)o->learning_rate,
-              (double)o->beta_1, (double)o->beta_2, (double)o->epsilon);
+  if (o->kind == SM_OPT_ADAM || o->kind == SM_OPT_ADAMW)
+    tb_printf(&t, "optimizer %s learning_rate=%.9g beta_1=%.9g beta_2=%.9g epsilon=%.9g", sm__export_optimizer_name(o->kind),
+              (double)o->learning_rate, (double)o->beta_1, (double)o->beta_2, (double)o->epsilon);
+  else if (o->kind == SM_OPT_RMSPROP)
+    tb_printf(&t, "optimizer rmsprop learning_rate=%.9g rho=%.9g momentum=%.9g epsilon=%.9g centered=%d",
+              (double)o->learning_rate, (double)o->rho, (double)o->momentum, (double)o->epsilon, o->centered ? 1 : 0);
   else
-    tb_printf(&t, "optimizer sgd learning_rate=%.9g momentum=%.9g nesterov=%d\n", (double)o->learning_rate,
+    tb_printf(&t, "optimizer sgd learning_rate=%.9g momentum=%.9g nesterov=%d", (double)o->learning_rate,
               (double)o->momentum, o->nesterov ? 1 : 0);
+  if (o->kind == SM_OPT_ADAMW) tb_printf(&t, " weight_decay=%.9g", (double)o->weight_decay);
+  if (o->schedule == SM_LR_EXPONENTIAL)
+    tb_printf(&t, " schedule=exponential:%lld:%.9g%s", (long long)o->decay_steps, (double)o->decay_rate,
+              o->staircase ? ":staircase" : "");
+  else if (o->schedule == SM_LR_COSINE)
+    tb_printf(&t, " schedule=cosine:%lld:%.9g", (long long)o->decay_steps, (double)o->alpha);
+  tb_printf(&t, "\n");
   if (m->loss.kind == SM_LOSS_MSE)
     tb_printf(&t, "loss mse\n");
   else

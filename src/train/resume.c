@@ -293,8 +293,21 @@ static sm_status *parse_state(parser *p, sm_seq **out, state *st) {
   memset(st, 0, sizeof *st);
   if (!s && strcmp(p->tok[0], "optimizer")) s = perr(p, "expected \"optimizer\", got \"%.40s\"", p->tok[0]);
   if (!s && p->ntok < 2) s = perr(p, "optimizer needs a kind");
-  if (!s && !strcmp(p->tok[1], "adam")) {
-    st->opt = sm_adam_defaults();
+  /* optional trailing fields: schedule=..., AdamW's weight_decay= */
+  const char *sched = NULL, *wd = NULL;
+  while (!s && p->ntok > 2 && (!strncmp(p->tok[p->ntok - 1], "schedule=", 9) || !strncmp(p->tok[p->ntok - 1], "weight_decay=", 13))) {
+    const char **slot = p->tok[p->ntok - 1][0] == 's' ? &sched : &wd;
+    *slot = strchr(p->tok[--p->ntok], '=') + 1;
+  }
+  if (!s && !strcmp(p->tok[1], "rmsprop")) {
+    st->opt = sm_rmsprop_defaults();
+    if (!(s = check_count(p, 7)) && !(s = float_field(p, 2, "learning_rate", 0.0f, 1e6f, &st->opt.learning_rate)) &&
+        !(s = float_field(p, 3, "rho", 0.0f, 1.0f, &st->opt.rho)) &&
+        !(s = float_field(p, 4, "momentum", 0.0f, 1.0f, &st->opt.momentum)) &&
+        !(s = float_field(p, 5, "epsilon", 0.0f, 1.0f, &st->opt.epsilon)))
+      s = int_field(p, 6, "centered", 0, 1, &st->opt.centered);
+  } else if (!s && (!strcmp(p->tok[1], "adam") || !strcmp(p->tok[1], "adamw"))) {
+    st->opt = p->tok[1][4] ? sm_adamw_defaults() : sm_adam_defaults();
     if (!(s = check_count(p, 6)) && !(s = float_field(p, 2, "learning_rate", 0.0f, 1e6f, &st->opt.learning_rate)) &&
         !(s = float_field(p, 3, "beta_1", 0.0f, 1.0f, &st->opt.beta_1)) &&
         !(s = float_field(p, 4, "beta_2", 0.0f, 1.0f, &st->opt.beta_2)))
@@ -307,6 +320,10 @@ static sm_status *parse_state(parser *p, sm_seq **out, state *st) {
   } else if (!s) {
     s = perr(p, "unknown optimizer \"%.40s\"", p->tok[1]);
   }
+  if (!s && wd && st->opt.kind != SM_OPT_ADAMW) s = perr(p, "weight_decay= is AdamW's only");
+  if (!s && wd) s = parse_float(p, "weight_decay", wd, 0.0f, 1e6f, &st->opt.weight_decay);
+  if (!s && sched) s = sm_optimizer_set_schedule(&st->opt, sched);
+  if (s && sched && !strstr(sm_status_message(s), p->path)) s = sm_status_prefix(s, "%s:%d", p->path, p->line);
   if (!s) s = expect_key(p, "loss", 1, 2);
   if (!s && !strcmp(p->tok[1], "mse")) {
     st->loss.kind = SM_LOSS_MSE;
@@ -377,11 +394,11 @@ static sm_status *restore_variables(const char *prefix, sm_seq *m, const state *
       const char *what = sm__export_what(l, w);
       sm__export_weight_name(nm, sizeof nm, l->name, what);
       s = restore(b, nm, w ? l->bias : l->kernel);
-      for (int k = 0; k < 2 && !s; k++) {
+      for (int k = 0; k < SM_OPT_SLOTS && !s; k++) {
         sm_tensor *slot = w ? l->bias_slot[k] : l->kernel_slot[k];
-        /* the slots the exporter writes: Adam's two, SGD's momentum when it has one */
-        if (!slot || (m->opt.kind != SM_OPT_ADAM && (k || m->opt.momentum == 0.0f))) continue;
-        sm__export_slot_name(nm, sizeof nm, m->opt.kind, l->name, what, k);
+        /* the slots the exporter writes: those the optimizer keeps */
+        if (!slot || !sm__opt_slot_name(&m->opt, k)) continue;
+        sm__export_slot_name(nm, sizeof nm, &m->opt, l->name, what, k);
         s = restore(b, nm, slot);
       }
     }

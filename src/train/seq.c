@@ -82,7 +82,7 @@ void sm_seq_free(sm_seq *m) {
     sm_tensor_free(L->bias);
     sm_tensor_free(L->moving_mean);
     sm_tensor_free(L->moving_var);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < SM_OPT_SLOTS; s++) {
       sm_tensor_free(L->kernel_slot[s]);
       sm_tensor_free(L->bias_slot[s]);
     }
@@ -449,11 +449,30 @@ char *sm_seq_summary(const sm_seq *m) {
 
 /* ---- defaults ---------------------------------------------------------------------------------- */
 sm_optimizer sm_sgd_defaults(void) {
-  sm_optimizer o = {SM_OPT_SGD, 0.01f, 0.0f, 0, 0.9f, 0.999f, 1e-7f};
+  sm_optimizer o = {.kind = SM_OPT_SGD, .learning_rate = 0.01f, .beta_1 = 0.9f, .beta_2 = 0.999f, .epsilon = 1e-7f};
   return o;
 }
 sm_optimizer sm_adam_defaults(void) {
-  sm_optimizer o = {SM_OPT_ADAM, 0.001f, 0.0f, 0, 0.9f, 0.999f, 1e-7f};
+  sm_optimizer o = {.kind = SM_OPT_ADAM, .learning_rate = 0.001f, .beta_1 = 0.9f, .beta_2 = 0.999f, .epsilon = 1e-7f};
+  return o;
+}
+sm_optimizer sm_adamw_defaults(void) {
+  sm_optimizer o = sm_adam_defaults();
+  o.kind = SM_OPT_ADAMW;
+  o.weight_decay = 0.004f;
+  return o;
+}
+sm_optimizer sm_rmsprop_defaults(void) {
+  sm_optimizer o = {.kind = SM_OPT_RMSPROP, .learning_rate = 0.001f, .epsilon = 1e-7f, .rho = 0.9f};
+  return o;
+}
+sm_optimizer sm_optimizer_defaults(const char *name) {
+  sm_optimizer o = {.kind = -1};
+  if (!name) return o;
+  if (!strcmp(name, "sgd")) return sm_sgd_defaults();
+  if (!strcmp(name, "adam")) return sm_adam_defaults();
+  if (!strcmp(name, "adamw")) return sm_adamw_defaults();
+  if (!strcmp(name, "rmsprop")) return sm_rmsprop_defaults();
   return o;
 }
 sm_fit_options sm_fit_defaults(void) {
@@ -475,13 +494,15 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
   if (!m || !opt || !loss) return sm_status_new(SM_INVALID_ARGUMENT, "compile: model, optimizer and loss are required");
   if (m->compiled) return sm_status_new(SM_FAILED_PRECONDITION, "compile: the model is already compiled");
   if (m->nlayers == 0) return sm_status_new(SM_INVALID_ARGUMENT, "compile: the model has no layers");
-  if (opt->kind != SM_OPT_SGD && opt->kind != SM_OPT_ADAM)
+  if (opt->kind < SM_OPT_SGD || opt->kind > SM_OPT_RMSPROP)
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: unknown optimizer %d", opt->kind);
+  sm_status *ost = sm__check_optimizer(opt);
+  if (ost) return sm_status_prefix(ost, "compile");
   if (!(opt->learning_rate > 0.0f) || !isfinite(opt->learning_rate))
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: learning_rate must be > 0, got %g", (double)opt->learning_rate);
   if (opt->kind == SM_OPT_SGD && !(opt->momentum >= 0.0f && opt->momentum <= 1.0f))
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: SGD momentum must be in [0, 1], got %g", (double)opt->momentum);
-  if (opt->kind == SM_OPT_ADAM &&
+  if ((opt->kind == SM_OPT_ADAM || opt->kind == SM_OPT_ADAMW) &&
       (!(opt->beta_1 >= 0.0f && opt->beta_1 < 1.0f) || !(opt->beta_2 >= 0.0f && opt->beta_2 < 1.0f) ||
        !(opt->epsilon >= 0.0f) || !isfinite(opt->epsilon)))
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: Adam needs beta_1, beta_2 in [0, 1) and epsilon >= 0");
@@ -498,7 +519,7 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
   m->opt = *opt;
   m->loss = *loss;
   m->seed = seed;
-  int nslots = opt->kind == SM_OPT_ADAM ? 2 : (opt->momentum != 0.0f ? 1 : 0);
+
   sm__rng rng;
   sm__rng_seed(&rng, seed);
   sm_status *st = NULL;
@@ -528,8 +549,8 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
     }
     int64_t bd[1] = {L->units};
     if ((st = new_f32(kr, kd, &L->kernel)) || (st = new_f32(1, bd, &L->bias))) break;
-    for (int s = 0; s < nslots && !st; s++)
-      if (!(st = new_f32(kr, kd, &L->kernel_slot[s]))) st = new_f32(1, bd, &L->bias_slot[s]);
+    for (int s = 0; s < SM_OPT_SLOTS && !st; s++)
+      if (sm__opt_slot_name(opt, s) && !(st = new_f32(kr, kd, &L->kernel_slot[s]))) st = new_f32(1, bd, &L->bias_slot[s]);
     if (st) break;
     if (L->kind == SM_LAYER_BATCHNORM) {
       float *gm = sm_tensor_data(L->kernel), *mv = sm_tensor_data(L->moving_var);
@@ -561,7 +582,7 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
       sm_tensor_free(L->moving_mean);
       sm_tensor_free(L->moving_var);
       L->kernel = L->bias = L->moving_mean = L->moving_var = NULL;
-      for (int s = 0; s < 2; s++) {
+      for (int s = 0; s < SM_OPT_SLOTS; s++) {
         sm_tensor_free(L->kernel_slot[s]);
         sm_tensor_free(L->bias_slot[s]);
         L->kernel_slot[s] = L->bias_slot[s] = NULL;

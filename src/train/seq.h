@@ -27,6 +27,7 @@ enum {
 #define SM_LAYER_IS_ALIAS(k) ((k) == SM_LAYER_FLATTEN || (k) == SM_LAYER_RESHAPE)
 
 #define SM_SEQ_MAX_LAYERS 64
+#define SM_OPT_SLOTS 3
 #define SM_SEQ_NAME_MAX 64
 
 /* One layer. Shapes exclude the batch dimension. */
@@ -47,9 +48,10 @@ typedef struct sm__layer {
   /* Weights (NULL for layers without): conv kernel HWIO [kh,kw,cin,filters], dense kernel
    * [in,units]; bias [units]. float32, owned by the layer. */
   sm_tensor *kernel, *bias;
-  /* Optimizer slots for kernel and bias, same shapes: Adam m (slot 0) and v (slot 1); SGD with
-   * momentum uses slot 0 only. NULL until compile (and when the optimizer keeps none). */
-  sm_tensor *kernel_slot[2], *bias_slot[2];
+  /* Optimizer slots for kernel and bias, same shapes (sm__opt_slot_name says which it keeps):
+   * Adam(W) m (slot 0) and v (slot 1); SGD with momentum slot 0; RMSprop velocity (0), momentum
+   * (1, when momentum > 0), average gradient (2, when centered). NULL where none is kept. */
+  sm_tensor *kernel_slot[SM_OPT_SLOTS], *bias_slot[SM_OPT_SLOTS];
   /* Batch normalization's moving statistics [c] (not trained by the optimizer: updated by each
    * training step's batch statistics, used at inference and exported). */
   sm_tensor *moving_mean, *moving_var;

@@ -92,6 +92,13 @@ void sm__optimizer_step(sm_seq *m);
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);
 
+/* optim.c: the Keras name of optimizer slot k ("momentum", "velocity", "average_gradient"), NULL
+ * when the optimizer keeps no such slot; the learning rate of step `iterations` (the schedule's);
+ * the settings' checks (ranges, schedule). */
+const char *sm__opt_slot_name(const sm_optimizer *o, int k);
+float sm__opt_learning_rate(const sm_optimizer *o, int64_t iterations);
+sm_status *sm__check_optimizer(const sm_optimizer *o);
+
 /* fit_dist.c: as one rank of an MPI job of several, fit starts from rank 0's model and RNG
  * (checking every rank trains the same model on the same data), and each step trains on this
  * rank's nb samples (in xbatch/lbatch/ybatch) of a global batch of b, summing the gradients over
