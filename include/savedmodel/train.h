@@ -65,7 +65,9 @@ SM_API sm_status *sm_seq_from_keras(const char *path, sm_seq **out);
 SM_API char *sm_seq_summary(const sm_seq *m);
 
 /* ---- losses and optimizers -------------------------------------------------------------------- */
-enum { SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 0, SM_LOSS_MSE = 1 };
+/* Categorical cross-entropy takes float32 one-hot (or soft) targets [n, classes] as y; sparse
+ * takes class ids. */
+enum { SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 0, SM_LOSS_MSE = 1, SM_LOSS_CATEGORICAL_CROSSENTROPY = 2 };
 typedef struct sm_loss {
   int kind;
   int from_logits; /* cross-entropy only: the model's outputs are logits, not probabilities */
@@ -98,6 +100,12 @@ SM_API sm_optimizer sm_rmsprop_defaults(void);
 /* Sets o's schedule from "exponential:DECAY_STEPS:DECAY_RATE[:staircase]" or "cosine:DECAY_STEPS[:ALPHA]"
  * (the CLI's --lr_schedule), or "constant". */
 SM_API sm_status *sm_optimizer_set_schedule(sm_optimizer *o, const char *spec);
+/* The optimizer (with its learning-rate schedule) and the loss of a model.to_json() file's
+ * compile_config, present when the model was compiled first: *has_opt / *has_loss say which were
+ * there. SGD, Adam, AdamW, RMSprop; ExponentialDecay, CosineDecay; sparse / categorical
+ * cross-entropy, MSE. Other settings are an error naming them. */
+SM_API sm_status *sm_keras_compile_config(const char *path, sm_optimizer *opt, int *has_opt, sm_loss *loss,
+                                          int *has_loss);
 /* Keras's defaults for a Keras name ("sgd", "adam", "adamw", "rmsprop"); -1 kind when unknown. */
 SM_API sm_optimizer sm_optimizer_defaults(const char *name);
 
@@ -130,8 +138,9 @@ typedef struct sm_fit_options {
 } sm_fit_options;
 SM_API sm_fit_options sm_fit_defaults(void);
 
-/* x: float32 [n, in_shape...]; y: int32 or int64 [n] class ids for cross-entropy (each in
- * [0, classes) or an error naming the first bad one), float32 [n, outputs...] for MSE. */
+/* x: float32 [n, in_shape...]; y: int32 or int64 [n] class ids for sparse cross-entropy (each in
+ * [0, classes) or an error naming the first bad one), float32 [n, outputs...] for MSE and
+ * categorical cross-entropy. */
 SM_API sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts);
 /* Mean loss and accuracy over x (accuracy NaN for MSE). */
 SM_API sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,

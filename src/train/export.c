@@ -87,7 +87,7 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
     return sm_status_new(SM_FAILED_PRECONDITION, "the model has %d layers; export needs 1..%d", m->nlayers, SM_SEQ_MAX_LAYERS);
   if (m->opt.kind < SM_OPT_SGD || m->opt.kind > SM_OPT_RMSPROP)
     return sm_status_new(SM_INTERNAL, "unknown optimizer kind %d", m->opt.kind);
-  if (m->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY && m->loss.kind != SM_LOSS_MSE)
+  if (m->loss.kind < SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || m->loss.kind > SM_LOSS_CATEGORICAL_CROSSENTROPY)
     return sm_status_new(SM_INTERNAL, "unknown loss kind %d", m->loss.kind);
   int rank = m->in_rank;
   const int64_t *shape = m->in_shape;
@@ -171,7 +171,7 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
     shape = l->out_shape;
   }
   *classes = 0;
-  if (m->loss.kind == SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+  if (m->loss.kind != SM_LOSS_MSE) {
     if (rank != 1 || shape[0] < 1 || shape[0] > 1000000)
       return sm_status_new(SM_FAILED_PRECONDITION, "a classifier's output must be a vector of class scores (rank %d)", rank);
     *classes = (int)shape[0];
@@ -608,7 +608,8 @@ static sm_status *state_text(const sm_seq *m, char **out, size_t *len) {
   if (m->loss.kind == SM_LOSS_MSE)
     tb_printf(&t, "loss mse\n");
   else
-    tb_printf(&t, "loss sparse_categorical_crossentropy from_logits=%d\n", m->loss.from_logits ? 1 : 0);
+    tb_printf(&t, "loss %s from_logits=%d\n", m->loss.kind == SM_LOSS_CATEGORICAL_CROSSENTROPY ? "categorical_crossentropy"
+              : "sparse_categorical_crossentropy", m->loss.from_logits ? 1 : 0);
   tb_printf(&t, "seed %llu\niterations %lld\nepochs_done %lld\nend\n", (unsigned long long)m->seed,
             (long long)m->iterations, (long long)m->epochs_done);
   if (!t.ok) {

@@ -222,11 +222,11 @@ static sm_status *check_y(const sm_seq *m, const sm_tensor *y, int64_t n, const 
   const sm__layer *last = &m->layers[m->nlayers - 1];
   char got[128];
   sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), got, sizeof got);
-  if (m->loss.kind == SM_LOSS_MSE) {
+  if (m->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
     int ok = sm_tensor_dtype(y) == SM_FLOAT && sm_tensor_rank(y) == last->out_rank + 1 && sm_tensor_dims(y)[0] == n;
     for (int i = 0; ok && i < last->out_rank; i++) ok = sm_tensor_dims(y)[i + 1] == last->out_shape[i];
     if (!ok)
-      return sm_status_new(SM_INVALID_ARGUMENT, "%s: y for MSE must be float32 [%lld, outputs...] like the model's "
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: y for MSE and categorical cross-entropy must be float32 [%lld, outputs...] like the model's "
                            "output, got %s %s", what, (long long)n, sm_dtype_name(sm_tensor_dtype(y)), got);
     *targets = sm_tensor_data(y);
     return NULL;
@@ -446,7 +446,7 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
       correct += c;
       p.step = s + 1;
       p.loss = sum / (double)seen;
-      p.accuracy = labels ? (double)correct / (double)seen : NAN;
+      p.accuracy = m->loss.kind != SM_LOSS_MSE ? (double)correct / (double)seen : NAN;
       p.elapsed_s = now_s() - t0;
       if (o.callback && o.callback(&p, o.callback_ctx) && !dist) {
         stop = 1;

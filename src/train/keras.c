@@ -4,7 +4,8 @@
  * trainer's own constructors under Keras's layer names. Anything the trainer does not do (a layer
  * class, an option with a non-default value, a branch in a functional graph) is refused with the
  * layer's name and the option, never approximated. The optional compile_config (present when the
- * model was compiled before to_json) gives the optimizer and loss (sm__keras_compile). */
+ * model was compiled before to_json) gives the optimizer, its schedule and the loss
+ * (sm_keras_compile_config). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +19,16 @@
 
 typedef struct kctx {
   const char *path;  /* for messages */
-  const char *layer; /* the layer being read */
+  const char *layer; /* the layer being read (or the compile_config part) */
   const char *cls;
+  const char *what;  /* "layer" or "compile_config" */
 } kctx;
 
 static sm_status *kerr(const kctx *k, const char *fmt, const char *a, const char *b) {
   char msg[256];
   snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
-  return sm_status_new(SM_INVALID_ARGUMENT, "%s: layer \"%s\" (%s): %s", k->path, k->layer, k->cls, msg);
+  return sm_status_new(SM_INVALID_ARGUMENT, "%s: %s \"%s\" (%s): %s", k->path, k->what ? k->what : "layer", k->layer,
+                       k->cls, msg);
 }
 
 /* ---- options ----------------------------------------------------------------------------------- */
@@ -137,9 +140,9 @@ static sm_status *add_keras_layer(const kctx *k, sm_seq *m, const sm__json *cfg)
   const char *c = k->cls;
   sm_status *st = common(k, cfg);
   if (st) return st;
-  int a, b, sh, sw, pad, act, use_bias, one[2] = {1, 1};
+  int a = 0, b = 0, sh = 1, sw = 1, pad = 0, act = 0, use_bias = 1, one[2] = {1, 1};
   if (!strcmp(c, "Conv2D")) {
-    int filters, dh, dw, groups;
+    int filters = 0, dh = 1, dw = 1, groups = 1;
     if ((st = opt_int(k, cfg, "filters", 0, &filters)) || (st = opt_pair(k, cfg, "kernel_size", NULL, &a, &b)) ||
         (st = opt_pair(k, cfg, "strides", one, &sh, &sw)) || (st = opt_padding(k, cfg, &pad)) ||
         (st = opt_pair(k, cfg, "dilation_rate", one, &dh, &dw)) || (st = opt_int(k, cfg, "groups", 1, &groups)) ||
@@ -162,8 +165,8 @@ static sm_status *add_keras_layer(const kctx *k, sm_seq *m, const sm__json *cfg)
     if (keep) return kerr(k, "keepdims=true is not supported", NULL, NULL);
     if ((st = sm__seq_gap2d(m))) return st;
   } else if (!strcmp(c, "BatchNormalization")) {
-    double mom, eps;
-    int center, scale, renorm, axis = -1;
+    double mom = 0.99, eps = 1e-3;
+    int center = 1, scale = 1, renorm = 0, axis = -1;
     const sm__json *ax = sm__json_get(cfg, "axis");
     if (ax && ax->type == SM_JSON_ARR && ax->n == 1) ax = ax->items[0];
     if (ax && !is_int(ax)) return kerr(k, "axis must be an integer", NULL, NULL);
@@ -256,7 +259,7 @@ static const char *inbound_from(const sm__json *layer) {
 }
 
 static sm_status *build(const sm__json *root, const char *path, sm_seq **out) {
-  kctx k = {path, "(model)", "?"};
+  kctx k = {path, "(model)", "?", "layer"};
   const char *cls = opt_str(root, "class_name");
   const sm__json *cfg = sm__json_get(root, "config"), *layers = sm__json_get(cfg, "layers");
   k.cls = cls ? cls : "?";
@@ -330,15 +333,130 @@ static sm_status *build(const sm__json *root, const char *path, sm_seq **out) {
   return NULL;
 }
 
+/* ---- compile_config ----------------------------------------------------------------------------- */
+static int lower_eq(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if ((*a >= 'A' && *a <= 'Z' ? *a + 32 : *a) != *b) return 0;
+  return !*a && !*b;
+}
+
+static sm_status *read_optimizer(kctx *k, const sm__json *v, sm_optimizer *o) {
+  const char *cls = v->type == SM_JSON_STR ? v->str : opt_str(v, "class_name");
+  k->layer = "optimizer";
+  k->cls = cls ? cls : "?";
+  static const char *const names[] = {"sgd", "adam", "adamw", "rmsprop"};
+  int kind = -1;
+  for (int i = 0; cls && i < 4; i++)
+    if (lower_eq(cls, names[i])) kind = i;
+  if (kind < 0) return kerr(k, "optimizer %s is not supported (SGD, Adam, AdamW, RMSprop)", k->cls, NULL);
+  *o = sm_optimizer_defaults(names[kind]);
+  if (v->type == SM_JSON_STR) return NULL;
+  const sm__json *c = sm__json_get(v, "config");
+  static const char *const nulls[] = {"clipnorm", "global_clipnorm", "clipvalue", "ema_overwrite_frequency",
+                                      "loss_scale_factor", "gradient_accumulation_steps", NULL};
+  double d;
+  int b;
+  sm_status *st = must_be_null(k, c, nulls);
+  if (!st && !(st = opt_bool(k, c, "use_ema", 0, &b)) && b) st = kerr(k, "use_ema=true is not supported", NULL, NULL);
+  if (!st && !(st = opt_bool(k, c, "amsgrad", 0, &b)) && b) st = kerr(k, "amsgrad=true is not supported", NULL, NULL);
+  if (!st && o->kind != SM_OPT_ADAMW && !(st = opt_num(k, c, "weight_decay", 0.0, &d)) && d != 0.0)
+    st = kerr(k, "weight_decay is AdamW's only here", NULL, NULL);
+  float *fields[] = {&o->momentum, &o->beta_1, &o->beta_2, &o->epsilon, &o->weight_decay, &o->rho};
+  static const char *const fnames[] = {"momentum", "beta_1", "beta_2", "epsilon", "weight_decay", "rho"};
+  for (int i = 0; i < 6 && !st; i++)
+    if (!(st = opt_num(k, c, fnames[i], (double)*fields[i], &d))) *fields[i] = (float)d;
+  if (!st) st = opt_bool(k, c, "nesterov", 0, &o->nesterov);
+  if (!st) st = opt_bool(k, c, "centered", 0, &o->centered);
+  const sm__json *lr = sm__json_get(c, "learning_rate");
+  if (st || !lr) return st;
+  if (lr->type == SM_JSON_NUM) {
+    if (!isfinite(lr->num) || lr->num <= 0) return kerr(k, "learning_rate must be > 0", NULL, NULL);
+    o->learning_rate = (float)lr->num;
+    return NULL;
+  }
+  /* a schedule */
+  const char *sc = opt_str(lr, "class_name");
+  const sm__json *lc = sm__json_get(lr, "config");
+  double init, steps, rate = 0.0, alpha = 0.0, warm;
+  int stair = 0;
+  k->layer = "learning_rate";
+  k->cls = sc ? sc : "?";
+  int ex = sc && !strcmp(sc, "ExponentialDecay"), cos = sc && !strcmp(sc, "CosineDecay");
+  if (!ex && !cos) return kerr(k, "learning-rate schedule %s is not supported (ExponentialDecay, CosineDecay)", k->cls, NULL);
+  static const char *const warmup[] = {"warmup_target", NULL};
+  if ((st = opt_num(k, lc, "initial_learning_rate", 0.0, &init)) || (st = opt_num(k, lc, "decay_steps", 0.0, &steps)) ||
+      (st = opt_num(k, lc, "decay_rate", 0.0, &rate)) || (st = opt_num(k, lc, "alpha", 0.0, &alpha)) ||
+      (st = opt_bool(k, lc, "staircase", 0, &stair)) || (st = must_be_null(k, lc, warmup)) ||
+      (st = opt_num(k, lc, "warmup_steps", 0.0, &warm)))
+    return st;
+  if (warm != 0.0) return kerr(k, "warmup is not supported", NULL, NULL);
+  if (!(init > 0.0) || steps < 1 || steps != floor(steps) || steps > 9e15)
+    return kerr(k, "initial_learning_rate must be > 0 and decay_steps a positive integer", NULL, NULL);
+  o->learning_rate = (float)init;
+  o->schedule = ex ? SM_LR_EXPONENTIAL : SM_LR_COSINE;
+  o->decay_steps = (int64_t)steps;
+  o->decay_rate = (float)rate;
+  o->alpha = (float)alpha;
+  o->staircase = stair;
+  return NULL;
+}
+
+static sm_status *read_loss(kctx *k, const sm__json *v, sm_loss *l) {
+  const char *cls = v->type == SM_JSON_STR ? v->str : opt_str(v, "class_name");
+  k->layer = "loss";
+  k->cls = cls ? cls : "?";
+  memset(l, 0, sizeof *l);
+  if (cls && (!strcmp(cls, "sparse_categorical_crossentropy") || !strcmp(cls, "SparseCategoricalCrossentropy")))
+    l->kind = SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+  else if (cls && (!strcmp(cls, "categorical_crossentropy") || !strcmp(cls, "CategoricalCrossentropy")))
+    l->kind = SM_LOSS_CATEGORICAL_CROSSENTROPY;
+  else if (cls && (!strcmp(cls, "mse") || !strcmp(cls, "mean_squared_error") || !strcmp(cls, "MeanSquaredError")))
+    l->kind = SM_LOSS_MSE;
+  else
+    return kerr(k, "loss %s is not supported (sparse_categorical_crossentropy, categorical_crossentropy, mse)",
+                k->cls, NULL);
+  if (v->type == SM_JSON_STR) return NULL;
+  const sm__json *c = sm__json_get(v, "config");
+  double ls;
+  static const char *const nulls[] = {"ignore_class", NULL};
+  sm_status *st = opt_bool(k, c, "from_logits", 0, &l->from_logits);
+  if (!st) st = must_be_null(k, c, nulls);
+  if (!st && !(st = opt_num(k, c, "label_smoothing", 0.0, &ls)) && ls != 0.0)
+    st = kerr(k, "label_smoothing is not supported", NULL, NULL);
+  const char *red = opt_str(c, "reduction");
+  if (!st && red && strcmp(red, "sum_over_batch_size")) st = kerr(k, "reduction %s is not supported", red, NULL);
+  return st;
+}
+
+static sm_status *read_file(const char *path, sm__json **root) {
+  char *text = NULL;
+  size_t len = 0;
+  sm_status *st = sm__file_read_max(path, KERAS_JSON_MAX, &text, &len);
+  if (!st) st = sm__json_parse(text, len, path, root);
+  free(text);
+  return st;
+}
+
+sm_status *sm_keras_compile_config(const char *path, sm_optimizer *opt, int *has_opt, sm_loss *loss, int *has_loss) {
+  if (!path || !opt || !has_opt || !loss || !has_loss)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm_keras_compile_config: every argument is required");
+  *has_opt = *has_loss = 0;
+  sm__json *root = NULL;
+  sm_status *st = read_file(path, &root);
+  const sm__json *cc = st ? NULL : sm__json_get(root, "compile_config");
+  const sm__json *o = sm__json_get(cc, "optimizer"), *l = sm__json_get(cc, "loss");
+  kctx k = {path, "", "", "compile_config"};
+  if (!st && o && o->type != SM_JSON_NULL && !(st = read_optimizer(&k, o, opt))) *has_opt = 1;
+  if (!st && l && l->type != SM_JSON_NULL && !(st = read_loss(&k, l, loss))) *has_loss = 1;
+  sm__json_free(root);
+  return st;
+}
+
 sm_status *sm_seq_from_keras(const char *path, sm_seq **out) {
   if (!out || !path) return sm_status_new(SM_INVALID_ARGUMENT, "sm_seq_from_keras: path and out are required");
   *out = NULL;
-  char *text = NULL;
-  size_t len = 0;
   sm__json *root = NULL;
-  sm_status *st = sm__file_read_max(path, KERAS_JSON_MAX, &text, &len);
-  if (!st) st = sm__json_parse(text, len, path, &root);
-  free(text);
+  sm_status *st = read_file(path, &root);
   if (!st) st = build(root, path, out);
   sm__json_free(root);
   return st;

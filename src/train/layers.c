@@ -4,7 +4,8 @@
  * batch_normalization.py), AveragePooling2D (TF's AvgPool: SAME divides each window by its
  * in-bounds count), GlobalAveragePooling2D, Rescaling and LeakyReLU. fit.c and grad.c dispatch
  * here; the scratch comes from sm__train_scratch (batch norm keeps its batch mean and inverse
- * standard deviation, 2 x channels floats, in tr->mask[l]). */
+ * standard deviation, 2 x channels floats, in tr->mask[l]). Batch norm without scale or center
+ * keeps gamma 1 / beta 0: their gradients are 0 and the optimizer skips them (optim.c). */
 #include <math.h>
 #include <string.h>
 
@@ -87,8 +88,7 @@ static void bn_forward(const sm__layer *L, const float *x, float *y, int64_t n, 
   }
   for (int64_t r = 0; r < rows; r++)
     for (int64_t ch = 0; ch < c; ch++) {
-      float g = L->use_scale ? gamma[ch] : 1.0f, b = L->center ? beta[ch] : 0.0f;
-      y[r * c + ch] = (x[r * c + ch] - mean[ch]) * inv[ch] * g + b;
+      y[r * c + ch] = (x[r * c + ch] - mean[ch]) * inv[ch] * gamma[ch] + beta[ch];
     }
 }
 
@@ -106,7 +106,7 @@ static void bn_backward(const sm__layer *L, const float *x, const float *gy, flo
     gk[ch] = L->use_scale ? (float)sg : 0.0f;
     gb[ch] = L->center ? (float)sb : 0.0f;
     if (!gx) continue;
-    float k = (L->use_scale ? gamma[ch] : 1.0f) * inv[ch] / (float)rows, db = (float)sb, dg = (float)sg;
+    float k = gamma[ch] * inv[ch] / (float)rows, db = (float)sb, dg = (float)sg;
     for (int64_t r = 0; r < rows; r++) {
       float xh = (x[r * c + ch] - mean[ch]) * inv[ch];
       gx[r * c + ch] = k * ((float)rows * gy[r * c + ch] - db - xh * dg);

@@ -227,6 +227,10 @@ void sm__optimizer_step(sm_seq *m) {
     sm__layer *L = &m->layers[i];
     if (!L->kernel) continue;
     for (int which = 0; which < 2; which++) {
+      /* weights Keras does not have (use_bias=False, batch norm without scale / center) stay put */
+      if (which ? L->no_bias || (L->kind == SM_LAYER_BATCHNORM && !L->center)
+                : L->kind == SM_LAYER_BATCHNORM && !L->use_scale)
+        continue;
       sm_tensor *w = which ? L->bias : L->kernel;
       sm_tensor **slot = which ? L->bias_slot : L->kernel_slot;
       u.w = sm_tensor_data(w);

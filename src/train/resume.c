@@ -328,8 +328,8 @@ static sm_status *parse_state(parser *p, sm_seq **out, state *st) {
   if (!s && !strcmp(p->tok[1], "mse")) {
     st->loss.kind = SM_LOSS_MSE;
     s = check_count(p, 2);
-  } else if (!s && !strcmp(p->tok[1], "sparse_categorical_crossentropy")) {
-    st->loss.kind = SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+  } else if (!s && (!strcmp(p->tok[1], "sparse_categorical_crossentropy") || !strcmp(p->tok[1], "categorical_crossentropy"))) {
+    st->loss.kind = p->tok[1][0] == 's' ? SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY : SM_LOSS_CATEGORICAL_CROSSENTROPY;
     if (!(s = check_count(p, 3))) s = int_field(p, 2, "from_logits", 0, 1, &st->loss.from_logits);
   } else if (!s) {
     s = perr(p, "unknown loss \"%.40s\"", p->tok[1]);
@@ -480,7 +480,7 @@ static sm_status *verify_bundle(const char *prefix) {
 
 /* The labels asset the serving graph reads, when the model has classes. */
 static sm_status *verify_labels(const char *export_dir, const state *st) {
-  if (st->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) return NULL;
+  if (st->loss.kind == SM_LOSS_MSE) return NULL;
   char *assets = sm__path_join(export_dir, SM_ASSETS_DIRECTORY);
   char *path = assets ? sm__path_join(assets, SM_TRAIN_LABELS_FILENAME) : NULL;
   sm_status *s = path ? NULL : oom();

@@ -507,10 +507,10 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
        !(opt->epsilon >= 0.0f) || !isfinite(opt->epsilon)))
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: Adam needs beta_1, beta_2 in [0, 1) and epsilon >= 0");
   const sm__layer *last = &m->layers[m->nlayers - 1];
-  if (loss->kind == SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+  if (loss->kind == SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || loss->kind == SM_LOSS_CATEGORICAL_CROSSENTROPY) {
     if (last->out_rank != 1 || last->out_shape[0] < 1)
       return sm_status_new(SM_INVALID_ARGUMENT,
-                           "compile: sparse categorical cross-entropy needs a rank-1 output per sample (classes), "
+                           "compile: categorical cross-entropy needs a rank-1 output per sample (classes), "
                            "the last layer %s gives rank %d",
                            last->name, last->out_rank);
   } else if (loss->kind != SM_LOSS_MSE) {

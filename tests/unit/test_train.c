@@ -111,7 +111,9 @@ static void fd_layer(const char *name, sm_seq *m, int64_t n, int distinct) {
   sm__layer_backward(m, 0, x, tr->act[0], gy, gx, gk, gb, n);
   int bad = fd_vector("x", name, x, in_n, gx, m, x, n, r);
   if (L->kernel) {
-    bad += fd_vector("kernel", name, sm_tensor_data(L->kernel), nk, gk, m, x, n, r);
+    int fixed_k = L->kind == SM_LAYER_BATCHNORM && !L->use_scale; /* scale=False: gamma stays 1 */
+    if (!fixed_k) bad += fd_vector("kernel", name, sm_tensor_data(L->kernel), nk, gk, m, x, n, r);
+    for (int64_t i = 0; fixed_k && i < nk; i++) bad += gk[i] != 0.0f;
     if (!L->no_bias) bad += fd_vector("bias", name, sm_tensor_data(L->bias), nb, gb, m, x, n, r);
     for (int64_t i = 0; L->no_bias && i < nb; i++) bad += gb[i] != 0.0f; /* use_bias=False: stays 0 */
   }
