@@ -115,11 +115,12 @@ def run_child(cmd, on_line=None):
     return p.returncode, "".join(out), err, ru.ru_maxrss / 1024.0, time.perf_counter() - t0
 
 
-def ours(args, work):
+def ours(args, work, extra=()):
+    """`savedmodel train` (with the extra flags, e.g. --model) timed per epoch from its output."""
     out_dir = os.path.join(work, "export")
     cmd = [os.path.join(args.build, "savedmodel"), "train", "--data", args.data, "--epochs", str(args.epochs),
            "--batch_size", "32", "--limit", str(args.limit), "--num_threads", str(args.threads),
-           "--seed", str(args.seed), "--out", out_dir]
+           "--seed", str(args.seed), "--out", out_dir] + list(extra)
     starts, ends, losses = {}, {}, {}
     bar = re.compile(r"^\s*(\d+)/(\d+) \[=+\] - .* - loss: ([0-9.e+-]+)")
     cur = [0]
@@ -141,7 +142,7 @@ def ours(args, work):
     acc = re.search(r"^test accuracy: ([0-9.]+)$", out, re.M)
     epochs = sorted(ends)
     return {"epoch_s": [ends[e] - starts[e] for e in epochs], "loss": [losses[e] for e in epochs],
-            "test_accuracy": float(acc.group(1)), "rss_mib": rss, "wall_s": wall, "cmd": cmd}
+            "test_accuracy": float(acc.group(1)), "rss_mib": rss, "wall_s": wall, "cmd": cmd, "export": out_dir}
 
 
 def keras(args):

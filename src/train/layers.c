@@ -65,6 +65,7 @@ static void bn_forward(const sm__layer *L, const float *x, float *y, int64_t n, 
   const float *gamma = sm_tensor_data(L->kernel), *beta = sm_tensor_data(L->bias);
   float *mm = sm_tensor_data(L->moving_mean), *mv = sm_tensor_data(L->moving_var);
   float *mean = stats, *inv = stats + c;
+  if (rows == 0) return; /* an empty shard (MPI, more ranks than samples): no statistics to take */
   if (training) {
     for (int64_t ch = 0; ch < c; ch++) {
       double s = 0.0, q = 0.0;
