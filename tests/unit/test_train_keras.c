@@ -2,13 +2,16 @@
  * against Keras 3 training them (tests/unit/train_keras_cases.h, from
  * tools/gen_train_keras_cases.py): the same JSON, initial weights, optimizer, schedule and batches
  * give Keras's weights, batch-norm moving statistics, epoch losses and inference outputs; and the
- * errors for configs the trainer does not support name the layer and the option. */
+ * errors for configs the trainer does not support name the layer and the option; and the small
+ * JSON reader under it (src/base/json.c): values, escapes, errors with offsets, depth, OOM. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
+#include "base/json.h"
 #include "savedmodel/train.h"
 #include "test.h"
 #include "train/train_internal.h"
@@ -204,7 +207,72 @@ static void test_errors(void) {
   CHECK(sm_optimizer_defaults("adamax").kind == -1);
 }
 
+/* ---- the JSON reader ----------------------------------------------------------------------------- */
+static void test_json(void) {
+  const char *doc = " {\"a\": [1, -2.5e3, true, false, null, \"x\\u00e9\\ud83d\\ude00\\n\"], \"b\": {}, "
+                    "\"c\": [NaN, Infinity, -Infinity], \"a\": 7} ";
+  sm__json *v = NULL;
+  CHECK_OK(sm__json_parse(doc, strlen(doc), "doc", &v));
+  if (v) {
+    const sm__json *a = sm__json_get(v, "a"), *c = sm__json_get(v, "c");
+    CHECK(a && a->type == SM_JSON_ARR && a->n == 6);
+    if (a && a->n == 6) {
+      CHECK(a->items[0]->num == 1.0 && a->items[1]->num == -2500.0);
+      CHECK(a->items[2]->type == SM_JSON_BOOL && a->items[2]->b == 1 && a->items[3]->b == 0);
+      CHECK(a->items[4]->type == SM_JSON_NULL);
+      CHECK_EQ_STR(a->items[5]->str, "x\xc3\xa9\xf0\x9f\x98\x80\n");
+    }
+    CHECK(c && c->n == 3 && isnan(c->items[0]->num) && isinf(c->items[1]->num) && c->items[2]->num < 0);
+    CHECK(sm__json_get(v, "b") && sm__json_get(v, "b")->n == 0);
+    CHECK(sm__json_get(v, "zz") == NULL && sm__json_get(a, "a") == NULL);
+    CHECK_EQ_STR(sm__json_type_name(a), "array");
+  }
+  sm__json_free(v);
+  static const struct {
+    const char *text, *needle;
+  } bad[] = {
+      {"[1, 2] x", "doc: text after the value at byte 7"},
+      {"\"abc", "unterminated string"},
+      {"\"a\\q\"", "bad escape"},
+      {"\"a\\u0000\"", "NUL or unpaired surrogate"},
+      {"\"a\\ud800\"", "NUL or unpaired surrogate"},
+      {"\"a\tb\"", "control character"},
+      {"{\"a\" 1}", "expected ':'"},
+      {"{1: 2}", "expected a member name"},
+      {"[1 2]", "expected ',' or ']'"},
+      {"[1.2.3]", "bad number"},
+      {"Nope", "unexpected character"},
+      {"", "unexpected end of input"},
+      {"[tru]", "unexpected character"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    CHECK_ERR(sm__json_parse(bad[i].text, strlen(bad[i].text), "doc", &v), bad[i].needle);
+    CHECK(v == NULL);
+  }
+  char deep[600];
+  memset(deep, '[', 300);
+  memset(deep + 300, ']', 300);
+  CHECK_ERR(sm__json_parse(deep, 600, "doc", &v), "nested too deeply");
+  CHECK_OK(sm__json_parse(deep + 172, 256, "doc", &v)); /* 128 levels */
+  sm__json_free(v);
+  /* out of memory at every allocation: an error, never a crash or a leak */
+  for (long k = 1; k < 200; k++) {
+    sm__alloc_fail_after(k, 0);
+    sm_status *st = sm__json_parse(doc, strlen(doc), "doc", &v);
+    long failed = sm__alloc_failures();
+    sm__alloc_fail_after(0, 0);
+    if (!failed) {
+      CHECK(st == NULL);
+      sm__json_free(v);
+      break;
+    }
+    CHECK(st != NULL && sm_status_code(st) == SM_RESOURCE_EXHAUSTED && v == NULL);
+    sm_status_free(st);
+  }
+}
+
 int main(void) {
+  test_json();
   CHECK(mkdtemp(tmpdir) != NULL);
   for (size_t i = 0; i < sizeof keras_cases / sizeof *keras_cases; i++) run_case(&keras_cases[i]);
   test_errors();
