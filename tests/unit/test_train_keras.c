@@ -99,19 +99,25 @@ static void run_case(const keras_case *c) {
   o.centered = c->centered;
   if (o.kind == SM_OPT_ADAMW) o.weight_decay = c->weight_decay;
   if (c->schedule) CHECK_OK(sm_optimizer_set_schedule(&o, c->schedule));
-  sm_loss loss = {SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, c->from_logits};
+  sm_loss loss = {c->categorical ? SM_LOSS_CATEGORICAL_CROSSENTROPY : SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY,
+                  c->from_logits};
   CHECK_OK(sm_seq_compile(m, &o, &loss, 1));
   int k = 0;
   each_weight(m, set_weight, &k);
-  int64_t n_in = sm__elems(m->in_rank, m->in_shape), xd[4] = {KERAS_N}, yd[1] = {KERAS_N};
+  int64_t n_in = sm__elems(m->in_rank, m->in_shape), xd[4] = {KERAS_N}, yd[2] = {KERAS_N, c->classes};
   memcpy(xd + 1, m->in_shape, (size_t)m->in_rank * sizeof *xd);
   sm_tensor *x = NULL, *y = NULL, *pred = NULL;
   CHECK_OK(sm_tensor_new(SM_FLOAT, m->in_rank + 1, xd, &x));
-  CHECK_OK(sm_tensor_new(SM_INT32, 1, yd, &y));
+  CHECK_OK(sm_tensor_new(c->categorical ? SM_FLOAT : SM_INT32, c->categorical ? 2 : 1, yd, &y));
   float *xv = sm_tensor_data(x);
   for (int64_t i = 0; i < KERAS_N * n_in; i++) xv[i] = kformula(i, 10) + 0.5f;
-  int32_t *yv = sm_tensor_data(y);
-  for (int i = 0; i < KERAS_N; i++) yv[i] = i * 7 % c->classes;
+  for (int i = 0; i < KERAS_N; i++) {
+    int cls = i * 7 % c->classes;
+    if (c->categorical)
+      ((float *)sm_tensor_data(y))[i * c->classes + cls] = 1.0f; /* one-hot */
+    else
+      ((int32_t *)sm_tensor_data(y))[i] = cls;
+  }
   sm_fit_options fo = sm_fit_defaults();
   fo.epochs = KERAS_EPOCHS;
   fo.batch_size = KERAS_BATCH;

@@ -3,7 +3,7 @@ typedef struct keras_case {
   const char *name, *json;
   const char *opt; /* kind */
   float lr, momentum, rho, weight_decay;
-  int nesterov, centered, from_logits;
+  int nesterov, centered, from_logits, categorical; /* categorical: one-hot targets */
   const char *schedule; /* sm_optimizer_set_schedule spec, NULL: constant */
   int classes, nweights;
   const float *weights; /* after training, model.weights order */
@@ -20,6 +20,10 @@ static const float functional_adamw_exponential_w[] = {0.0168804191f, 0.28047648
 static const float functional_adamw_exponential_pred[] = {0.202466235f, 0.245502859f, 0.245464772f, 0.306566089f, 0.191358179f, 0.240785196f, 0.249979734f, 0.317876935f, 0.184958532f, 0.237724766f, 0.254397213f, 0.322919458f, 0.201939419f, 0.245273113f, 0.245820299f, 0.306967169f, 0.192688093f, 0.241382226f, 0.249310955f, 0.316618711f, 0.184261128f, 0.237404689f, 0.254656583f, 0.32367751f, 0.201247782f, 0.244973868f, 0.246251926f, 0.30752635f, 0.194027409f, 0.241976738f, 0.248651758f, 0.315344125f};
 static const float sgd_nesterov_cosine_w[] = {0.00258561247f, 0.318205863f, 0.493072242f, 0.417817265f, 0.171347767f, -0.184436649f, -0.4361507f, -0.493165195f, -0.312323958f, -0.00152613001f, 0.327590913f, 0.507921755f, 0.423493534f, 0.169661194f, -0.18255955f, -0.433135122f, -0.491967767f, -0.300555021f, 0.0178347938f, 0.326604992f, 0.495470583f, 0.425784439f, 0.152444452f, -0.207245082f, -0.442637414f, -0.493825048f, -0.303430557f, 0.0515302792f, 0.339460611f, 0.497080505f, 0.417687267f, 0.172599316f, -0.202250883f, -0.440514922f, -0.485864908f, -0.274509162f, 0.420735449f, 0.495832413f, 0.3377316f, 0.0336159691f, 1.42578006f, 1.23802173f, 1.1318562f, 1.38206875f, 0.0388983414f, -0.244279176f, -0.47241196f, -0.490605235f, -0.351633519f, -0.463933825f, -0.357856989f, -0.0805469453f, 1.42263889f, 1.22699344f, 1.0188123f, 1.31148374f, -0.0590656474f, 0.191763088f, 0.379373848f, 0.53475976f, 0.285942227f, -0.0808740705f, -0.312930852f, -0.504079461f, -0.442059457f, -0.0854399875f, 0.203487679f, 0.413397282f, 0.446890593f, 0.479865402f, 0.323120892f};
 static const float sgd_nesterov_cosine_pred[] = {0.689942122f, 0.699764013f, 0.454976916f, 0.689944327f, 0.696616888f, 0.450364381f, 0.690230966f, 0.69369328f, 0.44582504f, 0.690757871f, 0.691108286f, 0.441586763f, 0.690945387f, 0.688317835f, 0.437439054f, 0.691277266f, 0.68625772f, 0.434308231f, 0.691777229f, 0.684948027f, 0.432197571f, 0.692622781f, 0.683966279f, 0.430246264f};
+static const float categorical_softmax_adam_w[] = {0.024011828f, 0.291552454f, 0.470423788f, 0.455712557f, 0.137067884f, -0.197445273f, -0.410902232f, -0.521899164f, -0.338108778f, 0.033117149f, 0.298058659f, 0.471385926f, 0.445269108f, 0.46516189f, 0.315361351f, 0.46493867f, 0.242630929f, -0.148465335f, -0.39276129f, -0.463694632f, -0.377720147f, -0.0209905468f, 0.32207185f, 0.458607256f, 0.46097061f, 0.20630905f, -0.158773243f, -0.399596542f, -0.471199244f, -0.372416824f, -0.0159065574f, 0.330406517f, 0.460678965f, 0.461677104f, 0.196116f, -0.173459128f, -0.403313994f, -0.495284677f, -0.368720531f, -0.00967008062f, 0.32994926f, 0.461995244f, 0.46037063f, 0.188116848f, -0.185192555f, -0.406237692f, -0.495923907f, -0.365632385f, -0.00087130547f, 0.311243564f, 0.461817622f, 0.460604668f, 0.212872729f, -0.185938686f, -0.40764001f, -0.491102457f, -0.357046664f, 0.0102828592f, 0.31585139f, 0.460196286f, 0.458855778f, 0.199734285f, -0.191720054f, -0.410412759f, -0.46143049f, -0.348501056f, 0.0200810507f, 0.324915588f, 0.463571429f, 0.451397538f, 0.18971628f, -0.198383033f, -0.41378659f, -0.459569961f, -0.340743452f, 0.029873902f, 0.358297348f, 0.466962576f, 0.440685421f, 0.190587938f, -0.205087468f, -0.420005471f, -0.457502306f, -0.333685637f, 0.0391323529f, 0.368193656f, 0.469481021f, 0.432651728f, 0.151282474f, -0.214450434f, -0.429679066f, -0.481671989f, -0.327751487f, 0.0428339951f, 0.375598073f, 0.471106738f, 0.432440788f, 0.140818849f, -0.228873536f, -0.432495654f, -0.484820545f, -0.323463559f, 0.0491256341f, 0.374399334f, 0.471425146f, 0.430256963f, 0.132534429f, -0.240040213f, -0.43455857f, -0.484432191f, -0.319721222f, 0.0579552501f, 0.355145365f, 0.470232695f, 0.427482843f, 0.126803175f, -0.243908703f, -0.436602205f, -0.481841564f, -0.312777102f, 0.0676941648f, 0.359079897f, 0.468160659f, 0.427046269f, 0.143331155f, -0.24582614f, -0.436988324f, -0.447799474f, -0.301291525f, 0.0788274333f, 0.367668778f, 0.470143825f, 0.41853565f, 0.13328819f, -0.252107173f, -0.439518422f, -0.445242554f, -0.292971373f, 0.0885501057f, 0.400458306f, 0.472538501f, 0.407099336f, 0.134186849f, -0.258403003f, -0.444926471f, -0.442044467f, -0.285357863f, 0.0976949036f, 0.409414619f, 0.474051774f, 0.398319781f, 0.122373708f, -0.265064687f, -0.451698303f, -0.437250674f, -0.278143734f, 0.104531482f, 0.414816707f, 0.474657863f, 0.0889704376f, -0.238765016f, -0.504098415f};
+static const float categorical_softmax_adam_pred[] = {0.41820851f, 0.420614034f, 0.161177412f, 0.436861366f, 0.432927489f, 0.130211055f, 0.545903802f, 0.360245973f, 0.0938502178f, 0.576410949f, 0.322948575f, 0.100640453f, 0.478966385f, 0.375057906f, 0.145975634f, 0.407915592f, 0.435767829f, 0.156316489f, 0.471982151f, 0.413446665f, 0.114571206f, 0.572559834f, 0.336973518f, 0.0904667303f};
+static const float categorical_logits_sgd_w[] = {-0.0274310932f, 0.348312438f, 0.468316644f, 0.450454652f, 0.167494074f, -0.247973368f, -0.366196245f, -0.54763478f, -0.276472181f, 0.00840695016f, 0.231606573f, 0.585852087f, 0.358004004f, 0.203845173f, -0.183239564f, -0.528762817f, -0.407286108f, -0.366076648f, 0.0486510769f, 0.334784895f, 0.442887962f, 0.468520939f, 0.126233742f, -0.183385432f, -0.443783522f, -0.492368191f, -0.303374469f, 0.036063049f, 0.324086547f, 0.49638319f, 0.364217579f, 0.544813633f, 0.306193382f, 0.0345759206f, -0.305928946f, 0.427473009f, 0.207961842f, -0.116615936f, -0.387389362f, -0.545089483f, -0.345494002f, -0.0330632851f, 0.320469499f, 0.451468617f, 0.464769244f, 0.21442914f, -0.125442296f, -0.424065769f, -0.479949296f, -0.350037098f, -0.0370608121f, 0.29603675f, 0.486003757f, 0.447395593f, 0.198370293f, -0.0200918689f, -0.25500077f, -0.423628539f, -0.434345245f};
+static const float categorical_logits_sgd_pred[] = {-0.24566105f, -0.395053387f, -0.471989632f, -0.343512863f, -0.378451914f, -0.494514078f, -0.506924689f, -0.289925605f, -0.462417454f, -0.553800404f, -0.494817615f, -0.218089595f, -0.247344971f, -0.396231741f, -0.471740603f, -0.342069745f, -0.374214202f, -0.491421342f, -0.506488383f, -0.292384386f, -0.465554982f, -0.555978656f, -0.495312691f, -0.216518015f, -0.249159575f, -0.397506416f, -0.471513271f, -0.3405599f, -0.369963765f, -0.48831737f, -0.506034493f, -0.294832647f};
 static const float sgd_exponential_staircase_w[] = {-0.152789667f, 0.280464202f, 0.504577041f, 0.450641096f, 0.190029323f, -0.175391614f, -0.604134142f, -0.50041455f, -0.285018474f, 0.025469901f, 0.361385673f, 0.49408412f, 0.277600855f, 0.187138736f, -0.148260608f, -0.406389147f, -0.464456171f, -0.309068561f, -0.0888053626f, 0.386176467f, 0.51819557f, 0.483385921f, 0.154464796f, -0.191035703f, -0.500617027f, -0.436789662f, -0.302377999f, 0.110711873f, 0.317646772f, 0.49638319f, 0.392035812f, 0.170184374f, -0.221610963f, -0.350923181f, -0.527147055f, -0.295678765f, 0.00524749793f, 0.336837411f, 0.462356478f, 0.502433002f, 0.0930446312f, -0.206463769f, -0.51333344f, -0.526177645f, -0.319511175f, 0.107499518f, 0.326814294f, 0.498120964f, 0.229495466f, 0.495832473f, 0.3377316f, 0.133030698f, -0.317185432f, -0.488765061f, 1.43387246f, 1.2261219f, 1.12557876f, 1.43090606f, 1.48831582f, 1.35277009f, 0.0596248806f, -0.253382534f, -0.475988269f, -0.474138767f, -0.220956206f, 0.107301883f, -0.362377465f, -0.462764442f, -0.353138596f, -0.0712948143f, 0.241068751f, 0.450519562f, 1.42125261f, 1.2252667f, 1.01669168f, 1.31090009f, 1.4404757f, 1.34410787f, -0.0919616446f, 0.217434496f, 0.386598438f, 0.526986718f, 0.261544228f, -0.0487029515f, -0.396228582f, -0.49505794f, -0.367783219f, -0.214406326f, 0.268707037f, 0.477144241f, 0.425908864f, 0.32706207f, -0.0304970704f, -0.354315311f, -0.497240901f, -0.409365058f, 0.343349159f, 0.50495851f, 0.401569188f};
 static const float sgd_exponential_staircase_pred[] = {0.370366931f, 0.802819133f, 0.849952936f, 0.277538925f, 0.776283205f, 0.873215675f, 0.287411988f, 0.776528478f, 0.842943728f, 0.317622364f, 0.743599951f, 0.778305769f, 0.354609609f, 0.692277968f, 0.708315611f, 0.440382093f, 0.690607429f, 0.660192668f, 0.535821557f, 0.738864064f, 0.655582249f, 0.561730862f, 0.78746736f, 0.699157119f};
 static const keras_case keras_cases[] = {
@@ -67,7 +71,7 @@ static const keras_case keras_cases[] = {
     "regularizer\": null, \"bias_regularizer\": null, \"kernel_constraint\": null, \"bias_constraint\": null"
     ", \"quantization_config\": null}, \"registered_name\": null, \"build_config\": {\"input_shape\": [null, "
     "3]}}], \"build_input_shape\": [null, 6, 6, 2]}, \"registered_name\": null, \"build_config\": {\"input_s"
-    "hape\": [null, 6, 6, 2]}, \"compile_config\": {}}", "adam", 0.01f, 0.0f, 0.9f, 0.004f, 0, 0, 1, NULL, 3, 78, bn_gap_adam_w, {1.21918273, 1.2007246}, bn_gap_adam_pred},
+    "hape\": [null, 6, 6, 2]}, \"compile_config\": {}}", "adam", 0.01f, 0.0f, 0.9f, 0.004f, 0, 0, 1, 0, NULL, 3, 78, bn_gap_adam_w, {1.21918273, 1.2007246}, bn_gap_adam_pred},
   {"avgpool_leaky_rmsprop_centered", "{\"module\": \"keras\", \"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential_1\", \"trainable\": "
     "true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \""
     "registered_name\": null}, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"conf"
@@ -115,7 +119,7 @@ static const keras_case keras_cases[] = {
     "softmax\", \"trainable\": true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\":"
     " {\"name\": \"float32\"}, \"registered_name\": null}, \"axis\": -1}, \"registered_name\": null}], \"build_i"
     "nput_shape\": [null, 5, 6, 1]}, \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 5"
-    ", 6, 1]}, \"compile_config\": {}}", "rmsprop", 0.01f, 0.5f, 0.9f, 0.004f, 0, 1, 0, NULL, 3, 207, avgpool_leaky_rmsprop_centered_w, {0.814620435, 0.0616238192}, avgpool_leaky_rmsprop_centered_pred},
+    ", 6, 1]}, \"compile_config\": {}}", "rmsprop", 0.01f, 0.5f, 0.9f, 0.004f, 0, 1, 0, 0, NULL, 3, 207, avgpool_leaky_rmsprop_centered_w, {0.814620435, 0.0616238192}, avgpool_leaky_rmsprop_centered_pred},
   {"rmsprop_plain", "{\"module\": \"keras\", \"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential_2\", \"trainable\": "
     "true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \""
     "registered_name\": null}, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"conf"
@@ -146,7 +150,7 @@ static const keras_case keras_cases[] = {
     "l}, \"kernel_regularizer\": null, \"bias_regularizer\": null, \"kernel_constraint\": null, \"bias_const"
     "raint\": null, \"quantization_config\": null}, \"registered_name\": null, \"build_config\": {\"input_sha"
     "pe\": [null, 8]}}], \"build_input_shape\": [null, 4, 4, 1]}, \"registered_name\": null, \"build_config"
-    "\": {\"input_shape\": [null, 4, 4, 1]}, \"compile_config\": {}}", "rmsprop", 0.01f, 0.0f, 0.9f, 0.004f, 0, 0, 1, NULL, 3, 47, rmsprop_plain_w, {1.12080669, 1.09817922}, rmsprop_plain_pred},
+    "\": {\"input_shape\": [null, 4, 4, 1]}, \"compile_config\": {}}", "rmsprop", 0.01f, 0.0f, 0.9f, 0.004f, 0, 0, 1, 0, NULL, 3, 47, rmsprop_plain_w, {1.12080669, 1.09817922}, rmsprop_plain_pred},
   {"functional_adamw_exponential", "{\"module\": \"keras.src.models.functional\", \"class_name\": \"Functional\", \"config\": {\"name\": \"functi"
     "onal_3\", \"trainable\": true, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"c"
     "onfig\": {\"batch_shape\": [null, 24], \"dtype\": \"float32\", \"sparse\": false, \"ragged\": false, \"name\""
@@ -207,7 +211,7 @@ static const keras_case keras_cases[] = {
     "_keras_tensor__\", \"config\": {\"shape\": [null, 5], \"dtype\": \"float32\", \"keras_history\": [\"re_lu\", "
     "0, 0]}}], \"kwargs\": {}}]}], \"input_layers\": [\"input_layer_3\", 0, 0], \"output_layers\": [\"dense_4\""
     ", 0, 0]}, \"registered_name\": \"Functional\", \"build_config\": {\"input_shape\": null}, \"compile_confi"
-    "g\": {}}", "adamw", 0.02f, 0.0f, 0.9f, 0.1f, 0, 0, 0, "exponential:3:0.5", 4, 79, functional_adamw_exponential_w, {1.46205592, 1.37807786}, functional_adamw_exponential_pred},
+    "g\": {}}", "adamw", 0.02f, 0.0f, 0.9f, 0.1f, 0, 0, 0, 0, "exponential:3:0.5", 4, 79, functional_adamw_exponential_w, {1.46205592, 1.37807786}, functional_adamw_exponential_pred},
   {"sgd_nesterov_cosine", "{\"module\": \"keras\", \"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential_3\", \"trainable\": "
     "true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \""
     "registered_name\": null}, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"conf"
@@ -249,13 +253,63 @@ static const keras_case keras_cases[] = {
     " \"kernel_constraint\": null, \"bias_constraint\": null, \"quantization_config\": null}, \"registered_n"
     "ame\": null, \"build_config\": {\"input_shape\": [null, 4]}}], \"build_input_shape\": [null, 6, 6, 1]},"
     " \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 6, 6, 1]}, \"compile_config\": {}"
-    "}", "sgd", 0.1f, 0.9f, 0.9f, 0.004f, 1, 0, 1, "cosine:3:0.1", 3, 71, sgd_nesterov_cosine_w, {1.14346564, 1.11240649}, sgd_nesterov_cosine_pred},
-  {"sgd_exponential_staircase", "{\"module\": \"keras\", \"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential_4\", \"trainable\": "
+    "}", "sgd", 0.1f, 0.9f, 0.9f, 0.004f, 1, 0, 1, 0, "cosine:3:0.1", 3, 71, sgd_nesterov_cosine_w, {1.14346564, 1.11240649}, sgd_nesterov_cosine_pred},
+  {"categorical_softmax_adam", "{\"module\": \"keras\", \"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential_4\", \"trainable\": "
+    "true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \""
+    "registered_name\": null}, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"conf"
+    "ig\": {\"batch_shape\": [null, 5, 5, 1], \"dtype\": \"float32\", \"sparse\": false, \"ragged\": false, \"nam"
+    "e\": \"input_layer_5\", \"optional\": false}, \"registered_name\": null}, {\"module\": \"keras.layers\", \"c"
+    "lass_name\": \"Conv2D\", \"config\": {\"name\": \"conv2d_4\", \"trainable\": true, \"dtype\": {\"module\": \"ker"
+    "as\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \"registered_name\": null}, \"filt"
+    "ers\": 3, \"kernel_size\": [2, 2], \"strides\": [1, 1], \"padding\": \"valid\", \"data_format\": \"channels_"
+    "last\", \"dilation_rate\": [1, 1], \"groups\": 1, \"activation\": \"relu\", \"use_bias\": true, \"kernel_ini"
+    "tializer\": {\"module\": \"keras.initializers\", \"class_name\": \"GlorotUniform\", \"config\": {\"seed\": nu"
+    "ll, \"input_axes\": null, \"output_axes\": null}, \"registered_name\": null}, \"bias_initializer\": {\"mo"
+    "dule\": \"keras.initializers\", \"class_name\": \"Zeros\", \"config\": {}, \"registered_name\": null}, \"ker"
+    "nel_regularizer\": null, \"bias_regularizer\": null, \"activity_regularizer\": null, \"kernel_constrai"
+    "nt\": null, \"bias_constraint\": null}, \"registered_name\": null, \"build_config\": {\"input_shape\": [n"
+    "ull, 5, 5, 1]}}, {\"module\": \"keras.layers\", \"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten"
+    "_2\", \"trainable\": true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\": {\"na"
+    "me\": \"float32\"}, \"registered_name\": null}, \"data_format\": \"channels_last\"}, \"registered_name\": n"
+    "ull, \"build_config\": {\"input_shape\": [null, 4, 4, 3]}}, {\"module\": \"keras.layers\", \"class_name\":"
+    " \"Dense\", \"config\": {\"name\": \"dense_6\", \"trainable\": true, \"dtype\": {\"module\": \"keras\", \"class_n"
+    "ame\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \"registered_name\": null}, \"units\": 3, \"activ"
+    "ation\": \"softmax\", \"use_bias\": true, \"kernel_initializer\": {\"module\": \"keras.initializers\", \"cla"
+    "ss_name\": \"GlorotUniform\", \"config\": {\"seed\": null, \"input_axes\": null, \"output_axes\": null}, \"r"
+    "egistered_name\": null}, \"bias_initializer\": {\"module\": \"keras.initializers\", \"class_name\": \"Zero"
+    "s\", \"config\": {}, \"registered_name\": null}, \"kernel_regularizer\": null, \"bias_regularizer\": null"
+    ", \"kernel_constraint\": null, \"bias_constraint\": null, \"quantization_config\": null}, \"registered_"
+    "name\": null, \"build_config\": {\"input_shape\": [null, 48]}}], \"build_input_shape\": [null, 5, 5, 1]"
+    "}, \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 5, 5, 1]}, \"compile_config\": "
+    "{}}", "adam", 0.01f, 0.0f, 0.9f, 0.004f, 0, 0, 0, 1, NULL, 3, 162, categorical_softmax_adam_w, {1.26679289, 1.14462018}, categorical_softmax_adam_pred},
+  {"categorical_logits_sgd", "{\"module\": \"keras\", \"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential_5\", \"trainable\": "
+    "true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \""
+    "registered_name\": null}, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"conf"
+    "ig\": {\"batch_shape\": [null, 6], \"dtype\": \"float32\", \"sparse\": false, \"ragged\": false, \"name\": \"i"
+    "nput_layer_6\", \"optional\": false}, \"registered_name\": null}, {\"module\": \"keras.layers\", \"class_n"
+    "ame\": \"Dense\", \"config\": {\"name\": \"dense_7\", \"trainable\": true, \"dtype\": {\"module\": \"keras\", \"cl"
+    "ass_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \"registered_name\": null}, \"units\": 5, \""
+    "activation\": \"relu\", \"use_bias\": true, \"kernel_initializer\": {\"module\": \"keras.initializers\", \"c"
+    "lass_name\": \"GlorotUniform\", \"config\": {\"seed\": null, \"input_axes\": null, \"output_axes\": null}, "
+    "\"registered_name\": null}, \"bias_initializer\": {\"module\": \"keras.initializers\", \"class_name\": \"Ze"
+    "ros\", \"config\": {}, \"registered_name\": null}, \"kernel_regularizer\": null, \"bias_regularizer\": nu"
+    "ll, \"kernel_constraint\": null, \"bias_constraint\": null, \"quantization_config\": null}, \"registere"
+    "d_name\": null, \"build_config\": {\"input_shape\": [null, 6]}}, {\"module\": \"keras.layers\", \"class_na"
+    "me\": \"Dense\", \"config\": {\"name\": \"dense_8\", \"trainable\": true, \"dtype\": {\"module\": \"keras\", \"cla"
+    "ss_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \"registered_name\": null}, \"units\": 4, \"a"
+    "ctivation\": \"linear\", \"use_bias\": true, \"kernel_initializer\": {\"module\": \"keras.initializers\", \""
+    "class_name\": \"GlorotUniform\", \"config\": {\"seed\": null, \"input_axes\": null, \"output_axes\": null},"
+    " \"registered_name\": null}, \"bias_initializer\": {\"module\": \"keras.initializers\", \"class_name\": \"Z"
+    "eros\", \"config\": {}, \"registered_name\": null}, \"kernel_regularizer\": null, \"bias_regularizer\": n"
+    "ull, \"kernel_constraint\": null, \"bias_constraint\": null, \"quantization_config\": null}, \"register"
+    "ed_name\": null, \"build_config\": {\"input_shape\": [null, 5]}}], \"build_input_shape\": [null, 6]}, \""
+    "registered_name\": null, \"build_config\": {\"input_shape\": [null, 6]}, \"compile_config\": {}}", "sgd", 0.2f, 0.5f, 0.9f, 0.004f, 0, 0, 1, 1, NULL, 4, 59, categorical_logits_sgd_w, {1.4255662, 1.38712144}, categorical_logits_sgd_pred},
+  {"sgd_exponential_staircase", "{\"module\": \"keras\", \"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential_6\", \"trainable\": "
     "true, \"dtype\": {\"module\": \"keras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \""
     "registered_name\": null}, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"conf"
     "ig\": {\"batch_shape\": [null, 8], \"dtype\": \"float32\", \"sparse\": false, \"ragged\": false, \"name\": \"i"
-    "nput_layer_5\", \"optional\": false}, \"registered_name\": null}, {\"module\": \"keras.layers\", \"class_n"
-    "ame\": \"Dense\", \"config\": {\"name\": \"dense_6\", \"trainable\": true, \"dtype\": {\"module\": \"keras\", \"cl"
+    "nput_layer_7\", \"optional\": false}, \"registered_name\": null}, {\"module\": \"keras.layers\", \"class_n"
+    "ame\": \"Dense\", \"config\": {\"name\": \"dense_9\", \"trainable\": true, \"dtype\": {\"module\": \"keras\", \"cl"
     "ass_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \"registered_name\": null}, \"units\": 6, \""
     "activation\": \"relu\", \"use_bias\": true, \"kernel_initializer\": {\"module\": \"keras.initializers\", \"c"
     "lass_name\": \"GlorotUniform\", \"config\": {\"seed\": null, \"input_axes\": null, \"output_axes\": null}, "
@@ -274,16 +328,16 @@ static const keras_case keras_cases[] = {
     "ta_regularizer\": null, \"gamma_regularizer\": null, \"beta_constraint\": null, \"gamma_constraint\": n"
     "ull, \"synchronized\": false, \"renorm\": false, \"renorm_clipping\": null, \"renorm_momentum\": 0.99}, "
     "\"registered_name\": null, \"build_config\": {\"input_shape\": [null, 6]}}, {\"module\": \"keras.layers\","
-    " \"class_name\": \"Dense\", \"config\": {\"name\": \"dense_7\", \"trainable\": true, \"dtype\": {\"module\": \"ke"
-    "ras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \"registered_name\": null}, \"uni"
-    "ts\": 3, \"activation\": \"linear\", \"use_bias\": true, \"kernel_initializer\": {\"module\": \"keras.initia"
-    "lizers\", \"class_name\": \"GlorotUniform\", \"config\": {\"seed\": null, \"input_axes\": null, \"output_axe"
-    "s\": null}, \"registered_name\": null}, \"bias_initializer\": {\"module\": \"keras.initializers\", \"class"
-    "_name\": \"Zeros\", \"config\": {}, \"registered_name\": null}, \"kernel_regularizer\": null, \"bias_regul"
-    "arizer\": null, \"kernel_constraint\": null, \"bias_constraint\": null, \"quantization_config\": null},"
-    " \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 6]}}], \"build_input_shape\": [nu"
-    "ll, 8]}, \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 8]}, \"compile_config\": "
-    "{}}", "sgd", 0.1f, 0.0f, 0.9f, 0.004f, 0, 0, 1, "exponential:2:0.5:staircase", 3, 99, sgd_exponential_staircase_w, {1.1329217, 0.939936519}, sgd_exponential_staircase_pred},
+    " \"class_name\": \"Dense\", \"config\": {\"name\": \"dense_10\", \"trainable\": true, \"dtype\": {\"module\": \"k"
+    "eras\", \"class_name\": \"DTypePolicy\", \"config\": {\"name\": \"float32\"}, \"registered_name\": null}, \"un"
+    "its\": 3, \"activation\": \"linear\", \"use_bias\": true, \"kernel_initializer\": {\"module\": \"keras.initi"
+    "alizers\", \"class_name\": \"GlorotUniform\", \"config\": {\"seed\": null, \"input_axes\": null, \"output_ax"
+    "es\": null}, \"registered_name\": null}, \"bias_initializer\": {\"module\": \"keras.initializers\", \"clas"
+    "s_name\": \"Zeros\", \"config\": {}, \"registered_name\": null}, \"kernel_regularizer\": null, \"bias_regu"
+    "larizer\": null, \"kernel_constraint\": null, \"bias_constraint\": null, \"quantization_config\": null}"
+    ", \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 6]}}], \"build_input_shape\": [n"
+    "ull, 8]}, \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 8]}, \"compile_config\":"
+    " {}}", "sgd", 0.1f, 0.0f, 0.9f, 0.004f, 0, 0, 1, 0, "exponential:2:0.5:staircase", 3, 99, sgd_exponential_staircase_w, {1.1329217, 0.939936519}, sgd_exponential_staircase_pred},
 };
 #define KERAS_N 8
 #define KERAS_BATCH 4
