@@ -461,3 +461,12 @@ sm_status *sm_seq_from_keras(const char *path, sm_seq **out) {
   sm__json_free(root);
   return st;
 }
+
+sm_status *sm__seq_from_keras_text(const char *text, size_t len, const char *what, sm_seq **out) {
+  *out = NULL;
+  sm__json *root = NULL;
+  sm_status *st = sm__json_parse(text, len, what, &root);
+  if (!st) st = build(root, what, out);
+  sm__json_free(root);
+  return st;
+}

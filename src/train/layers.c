@@ -116,11 +116,6 @@ static void bn_backward(const sm__layer *L, const float *x, const float *gy, flo
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------------- */
-int sm__layer_is_extra(int kind) {
-  return kind == SM_LAYER_BATCHNORM || kind == SM_LAYER_AVGPOOL2D || kind == SM_LAYER_GAP2D ||
-         kind == SM_LAYER_RESCALING || kind == SM_LAYER_LEAKY_RELU;
-}
-
 void sm__layer_forward_extra(sm_seq *m, int l, const float *x, float *y, int64_t n, int training) {
   const sm__layer *L = &m->layers[l];
   sm__train *tr = m->priv;
