@@ -213,6 +213,64 @@ static void test_errors(void) {
   CHECK(sm_optimizer_defaults("adamax").kind == -1);
 }
 
+/* ---- compile_config (as Keras 3 writes it after compile) --------------------------------------------- */
+static void test_compile_config(void) {
+  char buf[4096];
+  const char *model = "\"config\": {\"layers\": []}";
+  snprintf(buf, sizeof buf,
+           "{\"class_name\": \"Sequential\", %s, \"compile_config\": {\"optimizer\": {\"module\": \"keras.optimizers\", "
+           "\"class_name\": \"SGD\", \"config\": {\"name\": \"sgd\", \"learning_rate\": {\"module\": "
+           "\"keras.optimizers.schedules\", \"class_name\": \"CosineDecay\", \"config\": {\"initial_learning_rate\": 0.1, "
+           "\"decay_steps\": 100, \"alpha\": 0.05, \"name\": \"CosineDecay\", \"warmup_target\": null, \"warmup_steps\": 0}}, "
+           "\"weight_decay\": null, \"clipnorm\": null, \"global_clipnorm\": null, \"clipvalue\": null, \"use_ema\": false, "
+           "\"ema_momentum\": 0.99, \"ema_overwrite_frequency\": null, \"loss_scale_factor\": null, "
+           "\"gradient_accumulation_steps\": null, \"momentum\": 0.9, \"nesterov\": true}}, \"loss\": {\"module\": "
+           "\"keras.losses\", \"class_name\": \"SparseCategoricalCrossentropy\", \"config\": {\"name\": "
+           "\"sparse_categorical_crossentropy\", \"reduction\": \"sum_over_batch_size\", \"from_logits\": true, "
+           "\"ignore_class\": null}}, \"metrics\": [\"accuracy\"]}}",
+           model);
+  sm_optimizer o;
+  sm_loss l;
+  int ho = 0, hl = 0;
+  CHECK_OK(sm_keras_compile_config(write_file("cc.json", buf), &o, &ho, &l, &hl));
+  CHECK(ho && hl && o.kind == SM_OPT_SGD && o.learning_rate == 0.1f && o.momentum == 0.9f && o.nesterov == 1);
+  CHECK(o.schedule == SM_LR_COSINE && o.decay_steps == 100 && o.alpha == 0.05f);
+  CHECK(l.kind == SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY && l.from_logits == 1);
+  snprintf(buf, sizeof buf,
+           "{\"class_name\": \"Sequential\", %s, \"compile_config\": {\"optimizer\": {\"class_name\": \"AdamW\", "
+           "\"config\": {\"learning_rate\": {\"class_name\": \"ExponentialDecay\", \"config\": "
+           "{\"initial_learning_rate\": 0.01, \"decay_steps\": 10, \"decay_rate\": 0.9, \"staircase\": true}}, "
+           "\"weight_decay\": 0.01, \"beta_1\": 0.8, \"amsgrad\": false}}, \"loss\": \"categorical_crossentropy\"}}",
+           model);
+  CHECK_OK(sm_keras_compile_config(write_file("cc.json", buf), &o, &ho, &l, &hl));
+  CHECK(o.kind == SM_OPT_ADAMW && o.weight_decay == 0.01f && o.beta_1 == 0.8f && o.beta_2 == 0.999f);
+  CHECK(o.schedule == SM_LR_EXPONENTIAL && o.decay_steps == 10 && o.decay_rate == 0.9f && o.staircase == 1);
+  CHECK(l.kind == SM_LOSS_CATEGORICAL_CROSSENTROPY && l.from_logits == 0);
+  snprintf(buf, sizeof buf, "{\"class_name\": \"Sequential\", %s, \"compile_config\": {\"optimizer\": \"rmsprop\", "
+           "\"loss\": \"mse\"}}", model);
+  CHECK_OK(sm_keras_compile_config(write_file("cc.json", buf), &o, &ho, &l, &hl));
+  CHECK(o.kind == SM_OPT_RMSPROP && o.rho == 0.9f && l.kind == SM_LOSS_MSE);
+  snprintf(buf, sizeof buf, "{\"class_name\": \"Sequential\", %s}", model);
+  CHECK_OK(sm_keras_compile_config(write_file("cc.json", buf), &o, &ho, &l, &hl));
+  CHECK(!ho && !hl);
+  static const struct {
+    const char *cc, *needle;
+  } bad[] = {
+      {"{\"optimizer\": \"adagrad\"}", "compile_config \"optimizer\" (adagrad): optimizer adagrad is not supported"},
+      {"{\"optimizer\": {\"class_name\": \"Adam\", \"config\": {\"clipnorm\": 1.0}}}", "option clipnorm"},
+      {"{\"optimizer\": {\"class_name\": \"Adam\", \"config\": {\"learning_rate\": {\"class_name\": "
+       "\"PiecewiseConstantDecay\"}}}}",
+       "learning-rate schedule PiecewiseConstantDecay"},
+      {"{\"loss\": {\"class_name\": \"CategoricalCrossentropy\", \"config\": {\"label_smoothing\": 0.1}}}",
+       "label_smoothing"},
+      {"{\"loss\": \"hinge\"}", "loss hinge is not supported"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(buf, sizeof buf, "{\"class_name\": \"Sequential\", %s, \"compile_config\": %s}", model, bad[i].cc);
+    CHECK_ERR(sm_keras_compile_config(write_file("cc.json", buf), &o, &ho, &l, &hl), bad[i].needle);
+  }
+}
+
 /* ---- the JSON reader ----------------------------------------------------------------------------- */
 static void test_json(void) {
   const char *doc = " {\"a\": [1, -2.5e3, true, false, null, \"x\\u00e9\\ud83d\\ude00\\n\"], \"b\": {}, "
@@ -282,10 +340,13 @@ int main(void) {
   CHECK(mkdtemp(tmpdir) != NULL);
   for (size_t i = 0; i < sizeof keras_cases / sizeof *keras_cases; i++) run_case(&keras_cases[i]);
   test_errors();
+  test_compile_config();
   char path[300];
   snprintf(path, sizeof path, "%s/model.json", tmpdir);
   unlink(path);
   snprintf(path, sizeof path, "%s/bad.json", tmpdir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/cc.json", tmpdir);
   unlink(path);
   rmdir(tmpdir);
   TEST_MAIN_END();
