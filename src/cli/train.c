@@ -45,7 +45,7 @@ static const char usage[] =
     "Under `mpirun -np N` the ranks train one model data-parallel: --batch_size is the global batch,\n"
     "each rank takes its shard of it, gradients are averaged over the ranks, rank 0 prints and exports.\n"
     "--model trains the model a Keras model.to_json() file describes instead (Sequential, or a\n"
-    "Functional chain; input (height, width, 1), 10 outputs), with its compile_config's optimizer and\n"
+    "Functional chain; input (height, width, 1), (height, width) or (pixels,), 10 outputs), with its compile_config's optimizer and\n"
     "loss when it has one. --optimizer sgd|adam|adamw|rmsprop with Keras's defaults, changed by KEY=VALUE\n"
     "(learning_rate, momentum, nesterov, beta_1, beta_2, epsilon, weight_decay, rho, centered), e.g.\n"
     "  --optimizer sgd:momentum=0.9,nesterov=1\n"
@@ -259,6 +259,18 @@ static int on_progress(const sm_fit_progress *p, void *ctx) {
   return 0;
 }
 
+/* *t [n, h, w, 1] viewed as [n, the model's input shape...]. */
+static sm_status *as_input(sm_tensor **t, const sm_seq *m) {
+  int64_t dims[4] = {sm_tensor_dims(*t)[0]};
+  memcpy(dims + 1, m->in_shape, (size_t)m->in_rank * sizeof *dims);
+  sm_tensor *v = NULL;
+  sm_status *st = sm_tensor_view(*t, m->in_rank + 1, dims, &v);
+  if (st) return st;
+  sm_tensor_free(*t);
+  *t = v;
+  return NULL;
+}
+
 /* Class ids (uint8 or int32 [n]) -> float32 one-hot [n, NCLASSES], replacing *y. */
 static sm_status *one_hot(sm_tensor **y) {
   int64_t n = sm_tensor_dims(*y)[0], dims[2] = {n, NCLASSES};
@@ -407,11 +419,16 @@ static int train(const train_args *a) {
           (st = sm_keras_compile_config(a->model, &opt, &has_opt, &loss, &has_loss)))
         goto fail;
       const sm__layer *last = &m->layers[m->nlayers - 1];
-      if (m->in_rank != 3 || m->in_shape[0] != d[1] || m->in_shape[1] != d[2] || m->in_shape[2] != 1) {
-        rc = sm__cli_error(1, "--model %s: the model's input must be (%lld, %lld, 1) for the images in %s", a->model,
-                          (long long)d[1], (long long)d[2], a->data);
+      int64_t in_elems = 1;
+      for (int i = 0; i < m->in_rank; i++) in_elems *= m->in_shape[i];
+      if (in_elems != d[1] * d[2]) {
+        rc = sm__cli_error(1, "--model %s: the model's input must hold the %lldx%lld pixels of the images in %s, "
+                          "e.g. (%lld, %lld, 1)", a->model, (long long)d[1], (long long)d[2], a->data,
+                          (long long)d[1], (long long)d[2]);
         goto done;
       }
+      /* (28, 28) or (784,): the same pixels in the model's shape */
+      if ((st = as_input(&x, m)) || (st = as_input(&xt, m))) goto fail;
       if (last->out_rank != 1 || last->out_shape[0] != NCLASSES) {
         rc = sm__cli_error(1, "--model %s: the last layer (%s) must give %d class scores", a->model, last->name, NCLASSES);
         goto done;
@@ -483,7 +500,7 @@ static int train(const train_args *a) {
   eo.probabilities = a->probabilities;
   if ((st = sm_seq_export(m, a->out, &eo))) goto fail;
   printf("Exported to %s (serving_default: %s; classify: labels and scores)\n", a->out,
-         a->probabilities ? "probabilities" : "logits");
+         a->probabilities || m->layers[m->nlayers - 1].activation == SM_ACT_SOFTMAX ? "probabilities" : "logits");
   double tl, ta;
   if ((st = sm_seq_evaluate(m, xt, yt, a->batch_size, &tl, &ta))) goto fail;
   printf("test loss: %.4f\ntest accuracy: %.4f\n", tl, ta);
