@@ -105,6 +105,13 @@ if "$CLI" train --data "$TMP/syn" --model "$TMP/model.json" --epochs 1 --batch_s
 else
   die "--model run: $(tail -5 "$TMP/k.log")"
 fi
+# A model over the pixels in another shape, (8, 8) here, ending in softmax (from probabilities).
+printf '{"class_name": "Sequential", "config": {"name": "s", "layers": [%s, %s, %s]}}' \
+  "$(keras_layer InputLayer in ', "batch_shape": [null, 8, 8]')" "$(keras_layer Flatten flatten '')" \
+  "$(keras_layer Dense dense ', "units": 10, "activation": "softmax"')" >"$TMP/flat.json"
+"$CLI" train --data "$TMP/syn" --model "$TMP/flat.json" --epochs 1 --batch_size 16 --num_threads 2 --out "$TMP/f" \
+  >"$TMP/f.log" 2>&1 || die "--model with an (8, 8) input: $(tail -3 "$TMP/f.log")"
+grep -q "serving_default: probabilities" "$TMP/f.log" || die "--model ending in softmax: export line lacks probabilities"
 keras_model "$TMP/bad.json" "$(keras_layer Conv2D c1 ', "filters": 2, "kernel_size": 3, "dilation_rate": [2, 2]')"
 
 # ---- errors: a clear message, exit 1 (2 for usage), and never a training step ----------------------
