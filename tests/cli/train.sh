@@ -109,7 +109,7 @@ fi
 printf '{"class_name": "Sequential", "config": {"name": "s", "layers": [%s, %s, %s]}}' \
   "$(keras_layer InputLayer in ', "batch_shape": [null, 8, 8]')" "$(keras_layer Flatten flatten '')" \
   "$(keras_layer Dense dense ', "units": 10, "activation": "softmax"')" >"$TMP/flat.json"
-"$CLI" train --data "$TMP/syn" --model "$TMP/flat.json" --epochs 1 --batch_size 16 --num_threads 2 --out "$TMP/f" \
+"$CLI" train --data "$TMP/syn" --model "$TMP/flat.json" --epochs 1 --batch_size 16 --num_threads 2 --out "$TMP/flat" \
   >"$TMP/f.log" 2>&1 || die "--model with an (8, 8) input: $(tail -3 "$TMP/f.log")"
 grep -q "serving_default: probabilities" "$TMP/f.log" || die "--model ending in softmax: export line lacks probabilities"
 keras_model "$TMP/bad.json" "$(keras_layer Conv2D c1 ', "filters": 2, "kernel_size": 3, "dilation_rate": [2, 2]')"
