@@ -226,8 +226,16 @@ def main():
         "Peak RSS is ru_maxrss of each child: Keras's includes Python and TensorFlow; ours includes loading all "
         "60,000 + 10,000 images as float32 and writing the export. Keras does not export.",
     ]
+    record("training (bench/bench_train.py)", rows, notes, load0, args.no_record)
+    return 0
+
+
+def record(title, rows, notes, load0, no_record):
+    """Prints the run's section (title, command, machine and load, tree, the rows as a table, the
+    notes) and appends it to bench/RESULTS.md unless no_record."""
+    import run as bench_run
     date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], stdout=subprocess.PIPE, text=True).stdout.strip()
-    lines = ["", "## %s — training (bench/bench_train.py)" % date, "",
+    lines = ["", "## %s — %s" % (date, title), "",
              "- Command: `python3 %s`" % " ".join(shlex.quote(a) for a in sys.argv),
              "- Machine: %s; load average %s at the start, %s at the end" % (bench_run.machine(), load0,
                                                                               bench_run.loadavg()),
@@ -237,11 +245,10 @@ def main():
     lines += [""] + ["- " + n for n in notes]
     text = "\n".join(lines) + "\n"
     print(text)
-    if not args.no_record:
+    if not no_record:
         with open(os.path.join(HERE, "RESULTS.md"), "a") as f:
             f.write(text)
         print("bench: appended to bench/RESULTS.md")
-    return 0
 
 
 if __name__ == "__main__":

@@ -107,24 +107,12 @@ def main():
          % (fmt(me["epoch_s"]), fmt(tf["epoch_s"]), me["epoch_s"][-1] / steps * 1e3, tf["epoch_s"][-1] / steps * 1e3,
             tf["epoch_s"][-1] / me["epoch_s"][-1]), "", ""),
     ]
-    date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], stdout=subprocess.PIPE, text=True).stdout.strip()
-    lines = ["", "## %s — a Keras config trained here and in Keras (bench/bench_train_keras.py)" % date, "",
-             "- Command: `python3 %s`" % " ".join(shlex.quote(a) for a in sys.argv),
-             "- Machine: %s; load average %s at the start, %s at the end" % (bench_run.machine(), load0,
-                                                                              bench_run.loadavg()),
-             "- Tree: git %s" % bench_run.git_rev(),
-             "", "| Figure | Value | Goal | Met |", "|---|---|---|---|"]
-    lines += ["| %s | %s | %s | %s |" % r for r in rows]
-    lines += ["", "- Both: issue #19's config (Conv2D 32 s2 same + BN + Conv2D 64 s2 same + BN + GAP + Dropout 0.3 + "
-              "Dense 10) from one model.to_json(), Adam defaults, sparse CE from logits, batch 32, shuffled, first %d "
-              "training images, %d epochs, %d threads each; ours: `%s`." % (
-                  args.limit, args.epochs, args.threads, " ".join(shlex.quote(c) for c in me["cmd"][1:]))]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_record:
-        with open(os.path.join(HERE, "RESULTS.md"), "a") as f:
-            f.write(text)
-        print("bench: appended to bench/RESULTS.md")
+    notes = ["Both: issue #19's config (Conv2D 32 s2 same + BN + Conv2D 64 s2 same + BN + GAP + Dropout 0.3 + "
+             "Dense 10) from one model.to_json(), Adam defaults, sparse CE from logits, batch 32, shuffled, first %d "
+             "training images, %d epochs, %d threads each; ours: `%s`." % (
+                 args.limit, args.epochs, args.threads, " ".join(shlex.quote(c) for c in me["cmd"][1:]))]
+    bt.record("a Keras config trained here and in Keras (bench/bench_train_keras.py)", rows, notes, load0,
+              args.no_record)
     return 0 if abs(gap) <= ACC_GOAL else 1
 
 
