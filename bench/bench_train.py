@@ -57,7 +57,9 @@ def find(data_dir, stem):
     raise SystemExit("bench: no %s[.gz] in %s" % (stem, data_dir))
 
 
-def keras_child(data_dir, limit, epochs, threads, seed):
+def load_data(data_dir, limit, threads, seed):
+    """TensorFlow set to `threads` intra-op threads and seeded; the first `limit` training images and
+    all test images, scaled to [0, 1], NHWC."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy as np
     import tensorflow as tf
@@ -68,16 +70,13 @@ def keras_child(data_dir, limit, epochs, threads, seed):
     y = read_idx(find(data_dir, "train-labels-idx1-ubyte"))[:limit].astype(np.int32)
     xt = read_idx(find(data_dir, "t10k-images-idx3-ubyte"))
     yt = read_idx(find(data_dir, "t10k-labels-idx1-ubyte")).astype(np.int32)
-    x = (x / 255.0).astype(np.float32)[..., None]
-    xt = (xt / 255.0).astype(np.float32)[..., None]
-    model = tf.keras.Sequential([
-        tf.keras.Input((x.shape[1], x.shape[2], 1)),
-        tf.keras.layers.Conv2D(32, 3, activation="relu"),
-        tf.keras.layers.MaxPooling2D(2),
-        tf.keras.layers.Flatten(),
-        tf.keras.layers.Dense(64, activation="relu"),
-        tf.keras.layers.Dense(10),
-    ])
+    return (x / 255.0).astype(np.float32)[..., None], y, (xt / 255.0).astype(np.float32)[..., None], yt
+
+
+def fit_timed(model, x, y, xt, yt, epochs):
+    """Compiles with Adam and sparse CE from logits, fits (batch 32, shuffled) timing each epoch,
+    evaluates on the test split."""
+    import tensorflow as tf
     model.compile(optimizer=tf.keras.optimizers.Adam(),
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
@@ -94,6 +93,20 @@ def keras_child(data_dir, limit, epochs, threads, seed):
     _, acc = model.evaluate(xt, yt, batch_size=32, verbose=0)
     return {"tensorflow": tf.__version__, "epoch_s": times, "loss": [float(v) for v in h.history["loss"]],
             "test_accuracy": float(acc)}
+
+
+def keras_child(data_dir, limit, epochs, threads, seed):
+    x, y, xt, yt = load_data(data_dir, limit, threads, seed)
+    import tensorflow as tf
+    model = tf.keras.Sequential([
+        tf.keras.Input((x.shape[1], x.shape[2], 1)),
+        tf.keras.layers.Conv2D(32, 3, activation="relu"),
+        tf.keras.layers.MaxPooling2D(2),
+        tf.keras.layers.Flatten(),
+        tf.keras.layers.Dense(64, activation="relu"),
+        tf.keras.layers.Dense(10),
+    ])
+    return fit_timed(model, x, y, xt, yt, epochs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,11 +128,12 @@ def run_child(cmd, on_line=None):
     return p.returncode, "".join(out), err, ru.ru_maxrss / 1024.0, time.perf_counter() - t0
 
 
-def ours(args, work):
+def ours(args, work, extra=()):
+    """`savedmodel train` (with the extra flags, e.g. --model) timed per epoch from its output."""
     out_dir = os.path.join(work, "export")
     cmd = [os.path.join(args.build, "savedmodel"), "train", "--data", args.data, "--epochs", str(args.epochs),
            "--batch_size", "32", "--limit", str(args.limit), "--num_threads", str(args.threads),
-           "--seed", str(args.seed), "--out", out_dir]
+           "--seed", str(args.seed), "--out", out_dir] + list(extra)
     starts, ends, losses = {}, {}, {}
     bar = re.compile(r"^\s*(\d+)/(\d+) \[=+\] - .* - loss: ([0-9.e+-]+)")
     cur = [0]
@@ -141,7 +155,7 @@ def ours(args, work):
     acc = re.search(r"^test accuracy: ([0-9.]+)$", out, re.M)
     epochs = sorted(ends)
     return {"epoch_s": [ends[e] - starts[e] for e in epochs], "loss": [losses[e] for e in epochs],
-            "test_accuracy": float(acc.group(1)), "rss_mib": rss, "wall_s": wall, "cmd": cmd}
+            "test_accuracy": float(acc.group(1)), "rss_mib": rss, "wall_s": wall, "cmd": cmd, "export": out_dir}
 
 
 def keras(args):
@@ -212,8 +226,16 @@ def main():
         "Peak RSS is ru_maxrss of each child: Keras's includes Python and TensorFlow; ours includes loading all "
         "60,000 + 10,000 images as float32 and writing the export. Keras does not export.",
     ]
+    record("training (bench/bench_train.py)", rows, notes, load0, args.no_record)
+    return 0
+
+
+def record(title, rows, notes, load0, no_record):
+    """Prints the run's section (title, command, machine and load, tree, the rows as a table, the
+    notes) and appends it to bench/RESULTS.md unless no_record."""
+    import run as bench_run
     date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], stdout=subprocess.PIPE, text=True).stdout.strip()
-    lines = ["", "## %s — training (bench/bench_train.py)" % date, "",
+    lines = ["", "## %s — %s" % (date, title), "",
              "- Command: `python3 %s`" % " ".join(shlex.quote(a) for a in sys.argv),
              "- Machine: %s; load average %s at the start, %s at the end" % (bench_run.machine(), load0,
                                                                               bench_run.loadavg()),
@@ -223,11 +245,10 @@ def main():
     lines += [""] + ["- " + n for n in notes]
     text = "\n".join(lines) + "\n"
     print(text)
-    if not args.no_record:
+    if not no_record:
         with open(os.path.join(HERE, "RESULTS.md"), "a") as f:
             f.write(text)
         print("bench: appended to bench/RESULTS.md")
-    return 0
 
 
 if __name__ == "__main__":

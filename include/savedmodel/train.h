@@ -52,27 +52,62 @@ SM_API sm_status *sm_seq_dense(sm_seq *m, int units, int activation);
 SM_API sm_status *sm_seq_dropout(sm_seq *m, float rate);
 SM_API sm_status *sm_seq_activation(sm_seq *m, int activation);
 
+/* A model from a Keras model.to_json() file (src/train/keras.c): Sequential, or Functional with one
+ * chain of layers; layers InputLayer, Conv2D (strides, padding, activation, use_bias),
+ * MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, BatchNormalization (last axis),
+ * Dropout, Flatten, Reshape, Dense, Activation, ReLU, LeakyReLU, Softmax, Rescaling; activations
+ * linear, relu, softmax. Layer names are Keras's. Anything else is an error naming the layer and
+ * the option. The model is not compiled. Caller owns *out. */
+SM_API sm_status *sm_seq_from_keras(const char *path, sm_seq **out);
+
 /* Keras's summary(): one line per layer (name, output shape, params) and the totals, into a
  * malloc'ed string the caller frees. */
 SM_API char *sm_seq_summary(const sm_seq *m);
 
 /* ---- losses and optimizers -------------------------------------------------------------------- */
-enum { SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 0, SM_LOSS_MSE = 1 };
+/* Categorical cross-entropy takes float32 one-hot (or soft) targets [n, classes] as y; sparse
+ * takes class ids. */
+enum { SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 0, SM_LOSS_MSE = 1, SM_LOSS_CATEGORICAL_CROSSENTROPY = 2 };
 typedef struct sm_loss {
   int kind;
   int from_logits; /* cross-entropy only: the model's outputs are logits, not probabilities */
 } sm_loss;
 
-enum { SM_OPT_SGD = 0, SM_OPT_ADAM = 1 };
+enum { SM_OPT_SGD = 0, SM_OPT_ADAM = 1, SM_OPT_ADAMW = 2, SM_OPT_RMSPROP = 3 };
+/* Learning-rate schedules, as keras.optimizers.schedules computes them from the step count
+ * (iterations) in float32: exponential lr * decay_rate^(step / decay_steps); cosine
+ * lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha). */
+enum { SM_LR_CONSTANT = 0, SM_LR_EXPONENTIAL = 1, SM_LR_COSINE = 2 };
 typedef struct sm_optimizer {
   int kind;
-  float learning_rate; /* SGD 0.01, Adam 0.001 */
-  float momentum;      /* SGD: 0 */
+  float learning_rate; /* SGD 0.01, Adam / AdamW / RMSprop 0.001 (the initial one under a schedule) */
+  float momentum;      /* SGD, RMSprop: 0 */
   int nesterov;        /* SGD: 0 */
-  float beta_1, beta_2, epsilon; /* Adam: 0.9, 0.999, 1e-7 */
+  float beta_1, beta_2, epsilon; /* Adam, AdamW: 0.9, 0.999; epsilon 1e-7 (RMSprop too) */
+  float weight_decay;  /* AdamW: 0.004 (w -= w * weight_decay * lr before each step) */
+  float rho;           /* RMSprop: 0.9 */
+  int centered;        /* RMSprop: 0 */
+  int schedule;        /* SM_LR_*: constant */
+  int staircase;       /* exponential: floor(step / decay_steps) (Keras's staircase=True); 0 */
+  int64_t decay_steps; /* exponential, cosine: > 0 */
+  float decay_rate;    /* exponential */
+  float alpha;         /* cosine: 0 */
 } sm_optimizer;
 SM_API sm_optimizer sm_sgd_defaults(void);
 SM_API sm_optimizer sm_adam_defaults(void);
+SM_API sm_optimizer sm_adamw_defaults(void);
+SM_API sm_optimizer sm_rmsprop_defaults(void);
+/* Sets o's schedule from "exponential:DECAY_STEPS:DECAY_RATE[:staircase]" or "cosine:DECAY_STEPS[:ALPHA]"
+ * (the CLI's --lr_schedule), or "constant". */
+SM_API sm_status *sm_optimizer_set_schedule(sm_optimizer *o, const char *spec);
+/* The optimizer (with its learning-rate schedule) and the loss of a model.to_json() file's
+ * compile_config, present when the model was compiled first: *has_opt / *has_loss say which were
+ * there. SGD, Adam, AdamW, RMSprop; ExponentialDecay, CosineDecay; sparse / categorical
+ * cross-entropy, MSE. Other settings are an error naming them. */
+SM_API sm_status *sm_keras_compile_config(const char *path, sm_optimizer *opt, int *has_opt, sm_loss *loss,
+                                          int *has_loss);
+/* Keras's defaults for a Keras name ("sgd", "adam", "adamw", "rmsprop"); -1 kind when unknown. */
+SM_API sm_optimizer sm_optimizer_defaults(const char *name);
 
 /* Fixes the loss and optimizer and initialises the weights as Keras does (kernels glorot_uniform,
  * biases zeros) from `seed`. Layers cannot be added after this. */
@@ -103,8 +138,9 @@ typedef struct sm_fit_options {
 } sm_fit_options;
 SM_API sm_fit_options sm_fit_defaults(void);
 
-/* x: float32 [n, in_shape...]; y: int32 or int64 [n] class ids for cross-entropy (each in
- * [0, classes) or an error naming the first bad one), float32 [n, outputs...] for MSE. */
+/* x: float32 [n, in_shape...]; y: int32 or int64 [n] class ids for sparse cross-entropy (each in
+ * [0, classes) or an error naming the first bad one), float32 [n, outputs...] for MSE and
+ * categorical cross-entropy. */
 SM_API sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts);
 /* Mean loss and accuracy over x (accuracy NaN for MSE). */
 SM_API sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,

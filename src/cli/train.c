@@ -1,8 +1,10 @@
-/* train.c - `savedmodel train`: train the seeds' CNN on MNIST-format data and export it.
+/* train.c - `savedmodel train`: train the seeds' CNN, or a model from Keras's model.to_json()
+ * (--model), on MNIST-format data and export it.
  *
  * What a Keras script does: load the IDX files (scaled to [0, 1]), build Conv2D(32, 3, relu),
- * MaxPooling2D(2), Flatten, Dense(64, relu), Dense(classes), compile with Adam and sparse
- * categorical cross-entropy from logits, print summary(), fit with Keras's progress bar, export
+ * MaxPooling2D(2), Flatten, Dense(64, relu), Dense(classes) (or read the model's JSON), compile
+ * with Adam and sparse categorical cross-entropy from logits (or the JSON's compile_config, or
+ * --optimizer / --loss / --lr_schedule), print summary(), fit with Keras's progress bar, export
  * (sm_seq_export), evaluate on the test split. Every input is read and checked before the first
  * step, so bad data, a bad labels file or an existing --out never costs a training run. */
 #include <errno.h>
@@ -28,6 +30,8 @@ static const char usage[] =
     "                        [--labels FILE] [--resume EXPORT_DIR] [--seed S]\n"
     "                        [--validation_split F] [--learning_rate LR] [--limit N]\n"
     "                        [--num_threads T] [--probabilities] [--collective_timeout S]\n"
+    "                        [--model MODEL_JSON] [--optimizer NAME[:KEY=VALUE,...]] [--loss LOSS]\n"
+    "                        [--lr_schedule exponential:STEPS:RATE[:staircase] | cosine:STEPS[:ALPHA]]\n"
     "\n"
     "Trains the seeds' CNN - Conv2D(32, 3, relu), MaxPooling2D(2), Flatten, Dense(64, relu),\n"
     "Dense(10) - with Adam and sparse categorical cross-entropy on MNIST-format data (DIR holds\n"
@@ -39,7 +43,14 @@ static const char usage[] =
     "numbered on from the epochs it already has, as Keras's initial_epoch does.\n"
     "--batch_size defaults to 32 (Keras's default); missing parent directories of --out are created.\n"
     "Under `mpirun -np N` the ranks train one model data-parallel: --batch_size is the global batch,\n"
-    "each rank takes its shard of it, gradients are averaged over the ranks, rank 0 prints and exports.\n";
+    "each rank takes its shard of it, gradients are averaged over the ranks, rank 0 prints and exports.\n"
+    "--model trains the model a Keras model.to_json() file describes instead (Sequential, or a\n"
+    "Functional chain; input (height, width, 1), (height, width) or (pixels,), 10 outputs), with its compile_config's optimizer and\n"
+    "loss when it has one. --optimizer sgd|adam|adamw|rmsprop with Keras's defaults, changed by KEY=VALUE\n"
+    "(learning_rate, momentum, nesterov, beta_1, beta_2, epsilon, weight_decay, rho, centered), e.g.\n"
+    "  --optimizer sgd:momentum=0.9,nesterov=1\n"
+    "--loss sparse_categorical_crossentropy (default), categorical_crossentropy (one-hot labels) or mse\n"
+    "(against one-hot labels); from logits unless the model ends in a softmax.\n";
 
 /* ---- flags -------------------------------------------------------------------------------------- */
 static int parse_int(const char *flag, const char *v, long long lo, long long hi, long long *out) {
@@ -59,6 +70,39 @@ static int parse_float(const char *flag, const char *v, double lo, double hi, in
   if (!*v || *end || errno || !(x >= lo) || (hi_open ? !(x < hi) : !(x <= hi)))
     return sm__cli_error(2, "--%s: expected a number in [%g, %g%s, got '%s'", flag, lo, hi, hi_open ? ")" : "]", v);
   *out = x;
+  return 0;
+}
+
+/* NAME[:KEY=VALUE,...] -> Keras's defaults for NAME with the KEYs changed. */
+static int parse_optimizer(const char *spec, sm_optimizer *o) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *kv = strchr(buf, ':');
+  if (kv) *kv++ = 0;
+  *o = sm_optimizer_defaults(buf);
+  if (o->kind < 0) return sm__cli_error(2, "--optimizer: unknown optimizer '%s' (sgd, adam, adamw, rmsprop)", buf);
+  static const char *const names[] = {"learning_rate", "momentum", "beta_1", "beta_2", "epsilon", "weight_decay", "rho"};
+  float *fields[] = {&o->learning_rate, &o->momentum, &o->beta_1, &o->beta_2, &o->epsilon, &o->weight_decay, &o->rho};
+  for (char *tok = kv, *next; tok && *tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = 0;
+    char *eq = strchr(tok, '=');
+    if (!eq) return sm__cli_error(2, "--optimizer: expected KEY=VALUE, got '%s'", tok);
+    *eq++ = 0;
+    double v;
+    size_t i = 0;
+    while (i < sizeof names / sizeof *names && strcmp(tok, names[i])) i++;
+    if (i < sizeof names / sizeof *names) {
+      if (parse_float(tok, eq, 0, 1e6, 0, &v)) return 2;
+      *fields[i] = (float)v;
+    } else if (!strcmp(tok, "nesterov") || !strcmp(tok, "centered")) {
+      long long b;
+      if (parse_int(tok, eq, 0, 1, &b)) return 2;
+      *(tok[0] == 'n' ? &o->nesterov : &o->centered) = (int)b;
+    } else {
+      return sm__cli_error(2, "--optimizer: unknown setting '%s'", tok);
+    }
+  }
   return 0;
 }
 
@@ -215,9 +259,38 @@ static int on_progress(const sm_fit_progress *p, void *ctx) {
   return 0;
 }
 
+/* *t [n, h, w, 1] viewed as [n, the model's input shape...]. */
+static sm_status *as_input(sm_tensor **t, const sm_seq *m) {
+  int64_t dims[4] = {sm_tensor_dims(*t)[0]};
+  memcpy(dims + 1, m->in_shape, (size_t)m->in_rank * sizeof *dims);
+  sm_tensor *v = NULL;
+  sm_status *st = sm_tensor_view(*t, m->in_rank + 1, dims, &v);
+  if (st) return st;
+  sm_tensor_free(*t);
+  *t = v;
+  return NULL;
+}
+
+/* Class ids (uint8 or int32 [n]) -> float32 one-hot [n, NCLASSES], replacing *y. */
+static sm_status *one_hot(sm_tensor **y) {
+  int64_t n = sm_tensor_dims(*y)[0], dims[2] = {n, NCLASSES};
+  sm_tensor *t = NULL;
+  sm_status *st = sm_tensor_new(SM_FLOAT, 2, dims, &t);
+  if (st) return st;
+  float *o = sm_tensor_data(t);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t c = sm_tensor_dtype(*y) == SM_INT64 ? ((const int64_t *)sm_tensor_data(*y))[i]
+                                                : ((const int32_t *)sm_tensor_data(*y))[i];
+    if (c >= 0 && c < NCLASSES) o[i * NCLASSES + c] = 1.0f;
+  }
+  sm_tensor_free(*y);
+  *y = t;
+  return NULL;
+}
+
 /* ---- the command -------------------------------------------------------------------------------- */
 typedef struct {
-  const char *data, *out, *labels_file, *resume;
+  const char *data, *out, *labels_file, *resume, *model, *optimizer, *loss, *lr_schedule;
   long long epochs, batch_size, seed, limit, threads;
   double validation_split, learning_rate, collective_timeout;
   int lr_given, probabilities;
@@ -339,14 +412,56 @@ static int train(const train_args *a) {
   } else {
     int64_t in[3] = {d[1], d[2], 1};
     sm_optimizer opt = sm_adam_defaults();
-    if (a->lr_given) opt.learning_rate = (float)a->learning_rate;
     sm_loss loss = {SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 1};
-    if ((st = sm_seq_new(3, in, &m)) || (st = sm_seq_conv2d(m, 32, 3, 3, 1, 1, SM_PAD_VALID, SM_ACT_RELU)) ||
-        (st = sm_seq_max_pool2d(m, 2, 2, 2, 2, SM_PAD_VALID)) || (st = sm_seq_flatten(m)) ||
-        (st = sm_seq_dense(m, 64, SM_ACT_RELU)) || (st = sm_seq_dense(m, NCLASSES, SM_ACT_NONE)) ||
-        (st = sm_seq_compile(m, &opt, &loss, (uint64_t)a->seed)))
+    int has_opt = 0, has_loss = 0;
+    if (a->model) {
+      if ((st = sm_seq_from_keras(a->model, &m)) ||
+          (st = sm_keras_compile_config(a->model, &opt, &has_opt, &loss, &has_loss)))
+        goto fail;
+      const sm__layer *last = &m->layers[m->nlayers - 1];
+      int64_t in_elems = 1;
+      for (int i = 0; i < m->in_rank; i++) in_elems *= m->in_shape[i];
+      if (in_elems != d[1] * d[2]) {
+        rc = sm__cli_error(1, "--model %s: the model's input must hold the %lldx%lld pixels of the images in %s, "
+                          "e.g. (%lld, %lld, 1)", a->model, (long long)d[1], (long long)d[2], a->data,
+                          (long long)d[1], (long long)d[2]);
+        goto done;
+      }
+      /* (28, 28) or (784,): the same pixels in the model's shape */
+      if ((st = as_input(&x, m)) || (st = as_input(&xt, m))) goto fail;
+      if (last->out_rank != 1 || last->out_shape[0] != NCLASSES) {
+        rc = sm__cli_error(1, "--model %s: the last layer (%s) must give %d class scores", a->model, last->name, NCLASSES);
+        goto done;
+      }
+      if (!has_opt) opt = sm_adam_defaults();
+      if (!has_loss) loss.kind = SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+      /* from logits unless the model ends in a softmax (a loss from compile_config says itself) */
+      if (!has_loss) loss.from_logits = last->activation != SM_ACT_SOFTMAX;
+    } else if ((st = sm_seq_new(3, in, &m)) || (st = sm_seq_conv2d(m, 32, 3, 3, 1, 1, SM_PAD_VALID, SM_ACT_RELU)) ||
+               (st = sm_seq_max_pool2d(m, 2, 2, 2, 2, SM_PAD_VALID)) || (st = sm_seq_flatten(m)) ||
+               (st = sm_seq_dense(m, 64, SM_ACT_RELU)) || (st = sm_seq_dense(m, NCLASSES, SM_ACT_NONE))) {
       goto fail;
+    }
+    if (a->optimizer && parse_optimizer(a->optimizer, &opt)) {
+      rc = 2;
+      goto done;
+    }
+    if (a->lr_given) opt.learning_rate = (float)a->learning_rate;
+    if (a->lr_schedule && (st = sm_optimizer_set_schedule(&opt, a->lr_schedule))) {
+      st = sm_status_prefix(st, "--lr_schedule");
+      goto fail;
+    }
+    if (a->loss) {
+      const sm__layer *last = &m->layers[m->nlayers - 1];
+      loss.from_logits = last->activation != SM_ACT_SOFTMAX;
+      loss.kind = !strcmp(a->loss, "mse") ? SM_LOSS_MSE
+                  : !strcmp(a->loss, "categorical_crossentropy") ? SM_LOSS_CATEGORICAL_CROSSENTROPY
+                                                                 : SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    }
+    if ((st = sm_seq_compile(m, &opt, &loss, (uint64_t)a->seed))) goto fail;
   }
+  /* categorical cross-entropy and MSE train on one-hot labels */
+  if (m->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY && ((st = one_hot(&y)) || (st = one_hot(&yt)))) goto fail;
   char *summary = sm_seq_summary(m);
   if (summary) fputs(summary, stdout);
   free(summary);
@@ -385,7 +500,7 @@ static int train(const train_args *a) {
   eo.probabilities = a->probabilities;
   if ((st = sm_seq_export(m, a->out, &eo))) goto fail;
   printf("Exported to %s (serving_default: %s; classify: labels and scores)\n", a->out,
-         a->probabilities ? "probabilities" : "logits");
+         a->probabilities || m->layers[m->nlayers - 1].activation == SM_ACT_SOFTMAX ? "probabilities" : "logits");
   double tl, ta;
   if ((st = sm_seq_evaluate(m, xt, yt, a->batch_size, &tl, &ta))) goto fail;
   printf("test loss: %.4f\ntest accuracy: %.4f\n", tl, ta);
@@ -422,10 +537,17 @@ int sm__cli_train(int argc, char **argv) {
       {"seed", SM_FLAG_STRING, "Seed for the initial weights and the shuffling (default 42).", NULL, 0},
       {"validation_split", SM_FLAG_STRING, "Fraction of the training data held out for validation, taken from the "
                                            "end as Keras does (default 0).", NULL, 0},
-      {"learning_rate", SM_FLAG_STRING, "Adam's learning rate (default 0.001).", NULL, 0},
+      {"learning_rate", SM_FLAG_STRING, "The optimizer's learning rate (Adam's default 0.001), the initial one under "
+                                        "--lr_schedule.", NULL, 0},
       {"limit", SM_FLAG_STRING, "Train on the first N training images only (quick runs).", NULL, 0},
       {"num_threads", SM_FLAG_STRING, "Threads for training (default: one per core).", NULL, 0},
       {"probabilities", SM_FLAG_BOOL, "serving_default outputs softmax probabilities instead of logits.", NULL, 0},
+      {"model", SM_FLAG_STRING, "A Keras model.to_json() file: the model to train instead of the seeds' CNN.", NULL, 0},
+      {"optimizer", SM_FLAG_STRING, "NAME[:KEY=VALUE,...]: sgd, adam (default), adamw or rmsprop with Keras's "
+                                    "defaults, changed by the KEYs.", NULL, 0},
+      {"loss", SM_FLAG_STRING, "sparse_categorical_crossentropy (default), categorical_crossentropy or mse.", NULL, 0},
+      {"lr_schedule", SM_FLAG_STRING, "exponential:DECAY_STEPS:DECAY_RATE[:staircase] or cosine:DECAY_STEPS[:ALPHA] "
+                                      "(Keras's ExponentialDecay / CosineDecay from the learning rate).", NULL, 0},
       {"collective_timeout", SM_FLAG_STRING, "Under mpirun: seconds any rank waits for the others before the job "
                                              "fails naming the ranks that did not answer (default 60).", NULL, 0},
   };
@@ -440,6 +562,19 @@ int sm__cli_train(int argc, char **argv) {
   a.labels_file = sm__cli_flag(flags, nflags, "labels")->value;
   a.resume = sm__cli_flag(flags, nflags, "resume")->value;
   a.probabilities = sm__cli_flag(flags, nflags, "probabilities")->on;
+  a.model = sm__cli_flag(flags, nflags, "model")->value;
+  a.optimizer = sm__cli_flag(flags, nflags, "optimizer")->value;
+  a.loss = sm__cli_flag(flags, nflags, "loss")->value;
+  a.lr_schedule = sm__cli_flag(flags, nflags, "lr_schedule")->value;
+  const char *model_flags[] = {"model", "optimizer", "loss", "lr_schedule"};
+  for (int i = 0; i < 4 && a.resume; i++)
+    if (sm__cli_flag(flags, nflags, model_flags[i])->value)
+      return sm__cli_error(2, "--%s cannot be combined with --resume (the export's model and settings go on)",
+                           model_flags[i]);
+  if (a.loss && strcmp(a.loss, "sparse_categorical_crossentropy") && strcmp(a.loss, "categorical_crossentropy") &&
+      strcmp(a.loss, "mse"))
+    return sm__cli_error(2, "--loss: unknown loss '%s' (sparse_categorical_crossentropy, categorical_crossentropy, mse)",
+                         a.loss);
   const char *required[] = {"epochs", "out"};
   for (int i = 0; i < 2; i++)
     if (!sm__cli_flag(flags, nflags, required[i])->value || !*sm__cli_flag(flags, nflags, required[i])->value) {

@@ -26,6 +26,7 @@
 #include "savedmodel/builder.h"
 #include "savedmodel/constants.h"
 #include "train/export_internal.h"
+#include "train/train_internal.h"
 
 #define TRY(x)        \
   do {                \
@@ -35,15 +36,23 @@
 
 static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"); }
 
-const char *sm__export_optimizer_name(int kind) { return kind == SM_OPT_ADAM ? "adam" : "sgd"; }
+const char *sm__export_optimizer_name(int kind) {
+  return kind == SM_OPT_ADAM ? "adam" : kind == SM_OPT_ADAMW ? "adamw" : kind == SM_OPT_RMSPROP ? "rmsprop" : "sgd";
+}
 
 void sm__export_weight_name(char *buf, size_t cap, const char *layer, const char *what) {
   snprintf(buf, cap, "%s/%s/%s", SM_TRAIN_MODEL_SCOPE, layer, what);
 }
 
-void sm__export_slot_name(char *buf, size_t cap, int opt_kind, const char *layer, const char *what, int slot) {
-  snprintf(buf, cap, "%s/%s_%s_%s_%s", sm__export_optimizer_name(opt_kind), SM_TRAIN_MODEL_SCOPE, layer, what,
-           slot ? "velocity" : "momentum");
+const char *sm__export_what(const sm__layer *l, int bias) {
+  if (l->kind == SM_LAYER_BATCHNORM) return bias ? "beta" : "gamma";
+  return bias ? "bias" : "kernel";
+}
+
+void sm__export_slot_name(char *buf, size_t cap, const sm_optimizer *o, const char *layer, const char *what, int slot) {
+  const char *sn = sm__opt_slot_name(o, slot);
+  snprintf(buf, cap, "%s/%s_%s_%s_%s", sm__export_optimizer_name(o->kind), SM_TRAIN_MODEL_SCOPE, layer, what,
+           sn ? sn : "none");
 }
 
 /* ---- checking the model the trainer filled in ------------------------------------------------ */
@@ -67,10 +76,7 @@ static sm_status *check_weight(const sm_tensor *t, int rank, const int64_t *dims
 }
 
 /* Does the optimizer keep slot `k` for every weight? */
-static int opt_has_slot(const sm_seq *m, int k) {
-  if (m->opt.kind == SM_OPT_ADAM) return 1;
-  return k == 0 && m->opt.momentum != 0.0f;
-}
+static int opt_has_slot(const sm_seq *m, int k) { return sm__opt_slot_name(&m->opt, k) != NULL; }
 
 static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
   if (!m->compiled) return sm_status_new(SM_FAILED_PRECONDITION, "the model is not compiled; compile it before exporting");
@@ -79,9 +85,9 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
     if (m->in_shape[i] <= 0) return sm_status_new(SM_INTERNAL, "input dimension %d is %lld", i, (long long)m->in_shape[i]);
   if (m->nlayers < 1 || m->nlayers > SM_SEQ_MAX_LAYERS)
     return sm_status_new(SM_FAILED_PRECONDITION, "the model has %d layers; export needs 1..%d", m->nlayers, SM_SEQ_MAX_LAYERS);
-  if (m->opt.kind != SM_OPT_SGD && m->opt.kind != SM_OPT_ADAM)
+  if (m->opt.kind < SM_OPT_SGD || m->opt.kind > SM_OPT_RMSPROP)
     return sm_status_new(SM_INTERNAL, "unknown optimizer kind %d", m->opt.kind);
-  if (m->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY && m->loss.kind != SM_LOSS_MSE)
+  if (m->loss.kind < SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || m->loss.kind > SM_LOSS_CATEGORICAL_CROSSENTROPY)
     return sm_status_new(SM_INTERNAL, "unknown loss kind %d", m->loss.kind);
   int rank = m->in_rank;
   const int64_t *shape = m->in_shape;
@@ -119,17 +125,35 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
       case SM_LAYER_FLATTEN:
         if (l->out_rank != 1) return sm_status_new(SM_INTERNAL, "layer %s: flatten to rank %d", l->name, l->out_rank);
         break;
+      case SM_LAYER_BATCHNORM:
+        if (l->units != l->in_shape[l->in_rank - 1] || (l->in_rank != 1 && l->in_rank != 3) ||
+            check_weight(l->moving_mean, 1, bd, l, "moving_mean") || check_weight(l->moving_var, 1, bd, l, "moving_variance"))
+          return sm_status_new(SM_INTERNAL, "layer %s: bad batch_normalization state", l->name);
+        kd[0] = l->units;
+        krank = 1;
+        break;
+      case SM_LAYER_AVGPOOL2D:
+        if (l->in_rank != 3 || l->kh < 1 || l->kw < 1 || l->sh < 1 || l->sw < 1)
+          return sm_status_new(SM_INTERNAL, "layer %s: bad average_pooling2d geometry", l->name);
+        break;
+      case SM_LAYER_GAP2D:
+        if (l->in_rank != 3 || l->out_rank != 1) return sm_status_new(SM_INTERNAL, "layer %s: bad pooling shape", l->name);
+        break;
+      case SM_LAYER_RESHAPE:
+      case SM_LAYER_RESCALING:
+      case SM_LAYER_LEAKY_RELU:
       case SM_LAYER_DROPOUT:
       case SM_LAYER_ACTIVATION: break;
       default: return sm_status_new(SM_INTERNAL, "layer %s: unknown kind %d", l->name, l->kind);
     }
-    if ((l->kind == SM_LAYER_CONV2D || l->kind == SM_LAYER_MAXPOOL2D) && l->padding != SM_PAD_VALID &&
+    if ((l->kind == SM_LAYER_CONV2D || l->kind == SM_LAYER_MAXPOOL2D || l->kind == SM_LAYER_AVGPOOL2D) &&
+        l->padding != SM_PAD_VALID &&
         l->padding != SM_PAD_SAME)
       return sm_status_new(SM_INTERNAL, "layer %s: unknown padding %d", l->name, l->padding);
     if (krank) {
       sm_status *s = check_weight(l->kernel, krank, kd, l, "kernel");
       if (!s) s = check_weight(l->bias, 1, bd, l, "bias");
-      for (int k = 0; k < 2 && !s; k++) {
+      for (int k = 0; k < SM_OPT_SLOTS && !s; k++) {
         if (!opt_has_slot(m, k)) continue;
         char what[32];
         snprintf(what, sizeof what, "kernel slot %d", k);
@@ -139,7 +163,7 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
       }
       if (s) return s;
     }
-    if (l->kind != SM_LAYER_DROPOUT && l->kind != SM_LAYER_FLATTEN && l->kind != SM_LAYER_MAXPOOL2D)
+    if (l->kind != SM_LAYER_DROPOUT && !SM_LAYER_IS_ALIAS(l->kind) && l->kind != SM_LAYER_MAXPOOL2D)
       *model_probs = l->activation == SM_ACT_SOFTMAX;
     else if (l->kind != SM_LAYER_DROPOUT)
       *model_probs = 0;
@@ -147,7 +171,7 @@ static sm_status *check_model(const sm_seq *m, int *classes, int *model_probs) {
     shape = l->out_shape;
   }
   *classes = 0;
-  if (m->loss.kind == SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+  if (m->loss.kind != SM_LOSS_MSE) {
     if (rank != 1 || shape[0] < 1 || shape[0] > 1000000)
       return sm_status_new(SM_FAILED_PRECONDITION, "a classifier's output must be a vector of class scores (rank %d)", rank);
     *classes = (int)shape[0];
@@ -160,6 +184,7 @@ typedef struct gbuild {
   sm_graph *g;
   const sm_seq *m;
   const char *kread[SM_SEQ_MAX_LAYERS], *bread[SM_SEQ_MAX_LAYERS]; /* ReadVariableOp tensors (graph-owned) */
+  const char *mread[SM_SEQ_MAX_LAYERS], *vread[SM_SEQ_MAX_LAYERS]; /* batch norm's moving statistics */
 } gbuild;
 
 static sm_status *const_i32(sm_graph *g, const char *name, int rank, const int64_t *dims, const int32_t *v,
@@ -187,6 +212,89 @@ static sm_status *activation(sm_graph *g, const char *scope, int act, const char
   return NULL;
 }
 
+/* x reshaped to [-1, dims...] under scope/Reshape. */
+static sm_status *reshape(sm_graph *g, const char *scope, const char *x, int rank, const int64_t *dims,
+                          const char **out) {
+  char nm[200];
+  const char *shp;
+  int64_t n = rank + 1;
+  int32_t v[4] = {-1};
+  for (int i = 0; i < rank; i++) v[i + 1] = (int32_t)dims[i];
+  snprintf(nm, sizeof nm, "%s/Reshape/shape", scope);
+  sm_status *s = const_i32(g, nm, 1, &n, v, &shp);
+  snprintf(nm, sizeof nm, "%s/Reshape", scope);
+  return s ? s : sm_graph_binary(g, "Reshape", nm, x, shp, out);
+}
+
+static sm_status *const_f32(sm_graph *g, const char *name, float v, const char **out) {
+  sm_tensor *t;
+  sm_status *s = sm_tensor_new(SM_FLOAT, 0, NULL, &t);
+  if (s) return s;
+  *(float *)sm_tensor_data(t) = v;
+  s = sm_graph_const(g, name, t, out);
+  sm_tensor_free(t);
+  return s;
+}
+
+/* The layers of Keras configs: batch norm as TF's inference-mode FusedBatchNormV3 over the
+ * moving statistics (a [batch, c] input goes through [-1, 1, 1, c]), global average pooling as
+ * Mean over the spatial axes, rescaling as Mul and AddV2, leaky relu as LeakyRelu. */
+static sm_status *add_extra_layer(gbuild *b, int i, const char *scope, const char *x, const char **y) {
+  sm_graph *g = b->g;
+  const sm__layer *l = &b->m->layers[i];
+  char nm[200];
+  sm_status *s = NULL;
+  if (l->kind == SM_LAYER_BATCHNORM) {
+    const char *in = x;
+    int64_t four[3] = {1, 1, l->units};
+    if (l->in_rank == 1) TRY(reshape(g, scope, x, 3, four, &in));
+    snprintf(nm, sizeof nm, "%s/FusedBatchNormV3", scope);
+    sm_op *op = sm_op_begin(g, "FusedBatchNormV3", nm);
+    sm_op_input(op, in);
+    sm_op_input(op, b->kread[i]);
+    sm_op_input(op, b->bread[i]);
+    sm_op_input(op, b->mread[i]);
+    sm_op_input(op, b->vread[i]);
+    sm_op_attr_float(op, "epsilon", l->epsilon);
+    sm_op_attr_bool(op, "is_training", 0);
+    sm_op_attr_string(op, "data_format", "NHWC", 4);
+    TRY(sm_op_finish(op, y));
+    if (l->in_rank == 1) {
+      char sc[180];
+      snprintf(sc, sizeof sc, "%s/out", scope);
+      TRY(reshape(g, sc, *y, 1, l->out_shape, y));
+    }
+  } else if (l->kind == SM_LAYER_GAP2D) {
+    const char *axes;
+    int64_t two = 2;
+    int32_t v[2] = {1, 2};
+    snprintf(nm, sizeof nm, "%s/Mean/reduction_indices", scope);
+    TRY(const_i32(g, nm, 1, &two, v, &axes));
+    snprintf(nm, sizeof nm, "%s/Mean", scope);
+    TRY(sm_graph_binary(g, "Mean", nm, x, axes, y));
+  } else if (l->kind == SM_LAYER_RESCALING) {
+    const char *c;
+    snprintf(nm, sizeof nm, "%s/Cast/x", scope);
+    TRY(const_f32(g, nm, l->scale, &c));
+    snprintf(nm, sizeof nm, "%s/Mul", scope);
+    TRY(sm_graph_binary(g, "Mul", nm, x, c, y));
+    snprintf(nm, sizeof nm, "%s/Cast_1/x", scope);
+    TRY(const_f32(g, nm, l->offset, &c));
+    snprintf(nm, sizeof nm, "%s/Add", scope);
+    TRY(sm_graph_binary(g, "AddV2", nm, *y, c, y));
+  } else if (l->kind == SM_LAYER_LEAKY_RELU) {
+    snprintf(nm, sizeof nm, "%s/LeakyRelu", scope);
+    sm_op *op = sm_op_begin(g, "LeakyRelu", nm);
+    sm_op_input(op, x);
+    sm_op_attr_float(op, "alpha", l->scale);
+    TRY(sm_op_finish(op, y));
+  } else {
+    s = sm_status_new(SM_INTERNAL, "layer %s: kind %d has no export", l->name, l->kind);
+  }
+done:
+  return s;
+}
+
 /* The layers from x (float32 [batch, in_shape...]) to the model's output, in *out. Node names
  * follow Keras's TF backend under the model's scope; the second branch gets "_1" suffixes. */
 static sm_status *add_layers(gbuild *b, const char *x, const char **out) {
@@ -198,11 +306,11 @@ static sm_status *add_layers(gbuild *b, const char *x, const char **out) {
     snprintf(scope, sizeof scope, "%s/%s", SM_TRAIN_MODEL_SCOPE, l->name);
     const char *y = x;
     const char *pad = l->padding == SM_PAD_SAME ? "SAME" : "VALID";
-    if (l->kind == SM_LAYER_CONV2D || l->kind == SM_LAYER_MAXPOOL2D) {
-      int conv = l->kind == SM_LAYER_CONV2D;
+    if (l->kind == SM_LAYER_CONV2D || l->kind == SM_LAYER_MAXPOOL2D || l->kind == SM_LAYER_AVGPOOL2D) {
+      int conv = l->kind == SM_LAYER_CONV2D, avg = l->kind == SM_LAYER_AVGPOOL2D;
       int64_t strides[4] = {1, l->sh, l->sw, 1}, ksize[4] = {1, l->kh, l->kw, 1};
-      snprintf(nm, sizeof nm, "%s/%s", scope, conv ? "convolution" : "MaxPool2d");
-      sm_op *op = sm_op_begin(g, conv ? "Conv2D" : "MaxPool", nm);
+      snprintf(nm, sizeof nm, "%s/%s", scope, conv ? "convolution" : avg ? "AvgPool2d" : "MaxPool2d");
+      sm_op *op = sm_op_begin(g, conv ? "Conv2D" : avg ? "AvgPool" : "MaxPool", nm);
       sm_op_input(op, x);
       if (conv) sm_op_input(op, b->kread[i]);
       if (!conv) sm_op_attr_int_list(op, "ksize", ksize, 4);
@@ -213,14 +321,10 @@ static sm_status *add_layers(gbuild *b, const char *x, const char **out) {
     } else if (l->kind == SM_LAYER_DENSE) {
       snprintf(nm, sizeof nm, "%s/MatMul", scope);
       TRY(sm_graph_binary(g, "MatMul", nm, x, b->kread[i], &y));
-    } else if (l->kind == SM_LAYER_FLATTEN) {
-      const char *shp;
-      int64_t two = 2;
-      int32_t v[2] = {-1, (int32_t)l->out_shape[0]};
-      snprintf(nm, sizeof nm, "%s/Reshape/shape", scope);
-      TRY(const_i32(g, nm, 1, &two, v, &shp));
-      snprintf(nm, sizeof nm, "%s/Reshape", scope);
-      TRY(sm_graph_binary(g, "Reshape", nm, x, shp, &y));
+    } else if (SM_LAYER_IS_ALIAS(l->kind)) {
+      TRY(reshape(g, scope, x, l->out_rank, l->out_shape, &y));
+    } else if (l->kind != SM_LAYER_DROPOUT && l->kind != SM_LAYER_ACTIVATION) {
+      TRY(add_extra_layer(b, i, scope, x, &y));
     }
     if (l->kind == SM_LAYER_CONV2D || l->kind == SM_LAYER_DENSE) {
       snprintf(nm, sizeof nm, "%s/BiasAdd", scope);
@@ -248,10 +352,16 @@ static sm_status *add_variables(gbuild *b, int with_optimizer) {
   for (int i = 0; i < m->nlayers; i++) {
     const sm__layer *l = &m->layers[i];
     if (!l->kernel) continue;
-    sm__export_weight_name(nm, sizeof nm, l->name, "kernel");
+    sm__export_weight_name(nm, sizeof nm, l->name, sm__export_what(l, 0));
     TRY(sm_graph_variable(b->g, nm, l->kernel, &b->kread[i]));
-    sm__export_weight_name(nm, sizeof nm, l->name, "bias");
+    sm__export_weight_name(nm, sizeof nm, l->name, sm__export_what(l, 1));
     TRY(sm_graph_variable(b->g, nm, l->bias, &b->bread[i]));
+    if (l->kind == SM_LAYER_BATCHNORM) {
+      sm__export_weight_name(nm, sizeof nm, l->name, "moving_mean");
+      TRY(sm_graph_variable(b->g, nm, l->moving_mean, &b->mread[i]));
+      sm__export_weight_name(nm, sizeof nm, l->name, "moving_variance");
+      TRY(sm_graph_variable(b->g, nm, l->moving_var, &b->vread[i]));
+    }
   }
   if (!with_optimizer) return NULL;
   /* Keras 3's order: iteration, learning_rate, then each trainable variable's slots. */
@@ -261,16 +371,16 @@ static sm_status *add_variables(gbuild *b, int with_optimizer) {
   snprintf(nm, sizeof nm, "%s/iteration", opt);
   TRY(sm_graph_variable(b->g, nm, it, NULL));
   TRY(sm_tensor_new(SM_FLOAT, 0, NULL, &lr));
-  *(float *)sm_tensor_data(lr) = m->opt.learning_rate;
+  *(float *)sm_tensor_data(lr) = sm__opt_learning_rate(&m->opt, m->iterations);
   snprintf(nm, sizeof nm, "%s/learning_rate", opt);
   TRY(sm_graph_variable(b->g, nm, lr, NULL));
   for (int i = 0; i < m->nlayers; i++) {
     const sm__layer *l = &m->layers[i];
     if (!l->kernel) continue;
     for (int w = 0; w < 2; w++)
-      for (int k = 0; k < 2; k++) {
+      for (int k = 0; k < SM_OPT_SLOTS; k++) {
         if (!opt_has_slot(m, k)) continue;
-        sm__export_slot_name(nm, sizeof nm, m->opt.kind, l->name, w ? "bias" : "kernel", k);
+        sm__export_slot_name(nm, sizeof nm, &m->opt, l->name, sm__export_what(l, w), k);
         TRY(sm_graph_variable(b->g, nm, w ? l->bias_slot[k] : l->kernel_slot[k], NULL));
       }
   }
@@ -441,8 +551,9 @@ static sm_status *state_text(const sm_seq *m, char **out, size_t *len) {
     const sm__layer *l = &m->layers[i];
     switch (l->kind) {
       case SM_LAYER_CONV2D:
-        tb_printf(&t, "layer conv2d name=%s filters=%d kernel=%dx%d strides=%dx%d padding=%s activation=%s\n", l->name,
-                  l->units, l->kh, l->kw, l->sh, l->sw, pad_name(l->padding), act_name(l->activation));
+        tb_printf(&t, "layer conv2d name=%s filters=%d kernel=%dx%d strides=%dx%d padding=%s activation=%s%s\n", l->name,
+                  l->units, l->kh, l->kw, l->sh, l->sw, pad_name(l->padding), act_name(l->activation),
+                  l->no_bias ? " use_bias=0" : "");
         break;
       case SM_LAYER_MAXPOOL2D:
         tb_printf(&t, "layer max_pooling2d name=%s pool=%dx%d strides=%dx%d padding=%s\n", l->name, l->kh, l->kw, l->sh,
@@ -450,23 +561,55 @@ static sm_status *state_text(const sm_seq *m, char **out, size_t *len) {
         break;
       case SM_LAYER_FLATTEN: tb_printf(&t, "layer flatten name=%s\n", l->name); break;
       case SM_LAYER_DENSE:
-        tb_printf(&t, "layer dense name=%s units=%d activation=%s\n", l->name, l->units, act_name(l->activation));
+        tb_printf(&t, "layer dense name=%s units=%d activation=%s%s\n", l->name, l->units, act_name(l->activation),
+                  l->no_bias ? " use_bias=0" : "");
         break;
       case SM_LAYER_DROPOUT: tb_printf(&t, "layer dropout name=%s rate=%.9g\n", l->name, (double)l->rate); break;
+      case SM_LAYER_BATCHNORM:
+        tb_printf(&t, "layer batch_normalization name=%s momentum=%.9g epsilon=%.9g center=%d scale=%d\n", l->name,
+                  (double)l->momentum, (double)l->epsilon, l->center, l->use_scale);
+        break;
+      case SM_LAYER_AVGPOOL2D:
+        tb_printf(&t, "layer average_pooling2d name=%s pool=%dx%d strides=%dx%d padding=%s\n", l->name, l->kh, l->kw,
+                  l->sh, l->sw, pad_name(l->padding));
+        break;
+      case SM_LAYER_GAP2D: tb_printf(&t, "layer global_average_pooling2d name=%s\n", l->name); break;
+      case SM_LAYER_RESCALING:
+        tb_printf(&t, "layer rescaling name=%s scale=%.9g offset=%.9g\n", l->name, (double)l->scale, (double)l->offset);
+        break;
+      case SM_LAYER_LEAKY_RELU:
+        tb_printf(&t, "layer leaky_re_lu name=%s negative_slope=%.9g\n", l->name, (double)l->scale);
+        break;
+      case SM_LAYER_RESHAPE:
+        tb_printf(&t, "layer reshape name=%s shape=%lld", l->name, (long long)l->out_shape[0]);
+        for (int d = 1; d < l->out_rank; d++) tb_printf(&t, "x%lld", (long long)l->out_shape[d]);
+        tb_printf(&t, "\n");
+        break;
       default: tb_printf(&t, "layer activation name=%s activation=%s\n", l->name, act_name(l->activation)); break;
     }
   }
   const sm_optimizer *o = &m->opt;
-  if (o->kind == SM_OPT_ADAM)
-    tb_printf(&t, "optimizer adam learning_rate=%.9g beta_1=%.9g beta_2=%.9g epsilon=%.9g\n", (double)o->learning_rate,
-              (double)o->beta_1, (double)o->beta_2, (double)o->epsilon);
+  if (o->kind == SM_OPT_ADAM || o->kind == SM_OPT_ADAMW)
+    tb_printf(&t, "optimizer %s learning_rate=%.9g beta_1=%.9g beta_2=%.9g epsilon=%.9g", sm__export_optimizer_name(o->kind),
+              (double)o->learning_rate, (double)o->beta_1, (double)o->beta_2, (double)o->epsilon);
+  else if (o->kind == SM_OPT_RMSPROP)
+    tb_printf(&t, "optimizer rmsprop learning_rate=%.9g rho=%.9g momentum=%.9g epsilon=%.9g centered=%d",
+              (double)o->learning_rate, (double)o->rho, (double)o->momentum, (double)o->epsilon, o->centered ? 1 : 0);
   else
-    tb_printf(&t, "optimizer sgd learning_rate=%.9g momentum=%.9g nesterov=%d\n", (double)o->learning_rate,
+    tb_printf(&t, "optimizer sgd learning_rate=%.9g momentum=%.9g nesterov=%d", (double)o->learning_rate,
               (double)o->momentum, o->nesterov ? 1 : 0);
+  if (o->kind == SM_OPT_ADAMW) tb_printf(&t, " weight_decay=%.9g", (double)o->weight_decay);
+  if (o->schedule == SM_LR_EXPONENTIAL)
+    tb_printf(&t, " schedule=exponential:%lld:%.9g%s", (long long)o->decay_steps, (double)o->decay_rate,
+              o->staircase ? ":staircase" : "");
+  else if (o->schedule == SM_LR_COSINE)
+    tb_printf(&t, " schedule=cosine:%lld:%.9g", (long long)o->decay_steps, (double)o->alpha);
+  tb_printf(&t, "\n");
   if (m->loss.kind == SM_LOSS_MSE)
     tb_printf(&t, "loss mse\n");
   else
-    tb_printf(&t, "loss sparse_categorical_crossentropy from_logits=%d\n", m->loss.from_logits ? 1 : 0);
+    tb_printf(&t, "loss %s from_logits=%d\n", m->loss.kind == SM_LOSS_CATEGORICAL_CROSSENTROPY ? "categorical_crossentropy"
+              : "sparse_categorical_crossentropy", m->loss.from_logits ? 1 : 0);
   tb_printf(&t, "seed %llu\niterations %lld\nepochs_done %lld\nend\n", (unsigned long long)m->seed,
             (long long)m->iterations, (long long)m->epochs_done);
   if (!t.ok) {

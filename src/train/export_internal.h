@@ -11,8 +11,18 @@
  *   layer dense name=dense units=64 activation=relu
  *   layer dropout name=dropout rate=0.5
  *   layer activation name=activation activation=softmax
+ *   layer batch_normalization name=bn momentum=0.99 epsilon=0.001 center=1 scale=1
+ *   layer average_pooling2d name=a pool=2x2 strides=2x2 padding=same
+ *   layer global_average_pooling2d name=g
+ *   layer rescaling name=r scale=0.00392156886 offset=0
+ *   layer leaky_re_lu name=l negative_slope=0.300000012
+ *   layer reshape name=r shape=7x7x16
+ *   (conv2d and dense end in " use_bias=0" when they have no bias; names are Keras's)
  *   optimizer adam learning_rate=0.001 beta_1=0.9 beta_2=0.999 epsilon=1e-07
  *   optimizer sgd learning_rate=0.01 momentum=0 nesterov=0
+ *   optimizer adamw (adam's fields) weight_decay=0.004
+ *   optimizer rmsprop learning_rate=0.001 rho=0.9 momentum=0 epsilon=1e-07 centered=0
+ *     (any optimizer line may end in schedule=exponential:STEPS:RATE or schedule=cosine:STEPS:ALPHA)
  *   loss sparse_categorical_crossentropy from_logits=1       (or: loss mse)
  *   seed 42
  *   iterations 1875
@@ -39,13 +49,16 @@
 /* Keras 3 puts a Sequential model's weights under the model's name scope. */
 #define SM_TRAIN_MODEL_SCOPE "sequential"
 
-/* "adam" or "sgd": the optimizer's Keras name, the prefix of its variables. */
+/* "adam", "adamw", "rmsprop" or "sgd": the optimizer's Keras name, the prefix of its variables. */
 const char *sm__export_optimizer_name(int kind);
 /* Writes the variable names Keras 3 gives into buf:
  *   weight:  "sequential/<layer>/<kernel|bias>"
- *   slot:    "<adam|sgd>/sequential_<layer>_<kernel|bias>_<momentum|velocity>"
- * `what` is "kernel" or "bias"; slot 0 = momentum, 1 = velocity. */
+ *   slot:    "<optimizer>/sequential_<layer>_<kernel|bias>_<momentum|velocity|average_gradient>"
+ * `what` is "kernel" or "bias" (batch norm: "gamma", "beta"); the slot's name is
+ * sm__opt_slot_name's. */
 void sm__export_weight_name(char *buf, size_t cap, const char *layer, const char *what);
-void sm__export_slot_name(char *buf, size_t cap, int opt_kind, const char *layer, const char *what, int slot);
+/* "kernel"/"bias", or batch norm's "gamma"/"beta" (bias = 0/1): the weight's Keras name. */
+const char *sm__export_what(const sm__layer *l, int bias);
+void sm__export_slot_name(char *buf, size_t cap, const sm_optimizer *o, const char *layer, const char *what, int slot);
 
 #endif

@@ -86,7 +86,7 @@ sm_status *sm__train_scratch(sm_seq *m, int64_t cap) {
   for (int l = 0; l < m->nlayers && ok; l++) {
     const sm__layer *L = &m->layers[l];
     size_t bytes = (size_t)(cap * sm__elems(L->out_rank, L->out_shape)) * sizeof(float);
-    if (L->kind != SM_LAYER_FLATTEN) {
+    if (!SM_LAYER_IS_ALIAS(L->kind)) {
       ok = (t->act_buf[l] = malloc(bytes)) && (t->grad_buf[l] = malloc(bytes));
       t->grad[l] = t->grad_buf[l];
     } else {
@@ -94,6 +94,7 @@ sm_status *sm__train_scratch(sm_seq *m, int64_t cap) {
     }
     if (L->kind == SM_LAYER_MAXPOOL2D) ok = ok && (t->argmax[l] = malloc(bytes / sizeof(float) * sizeof(int64_t)));
     if (L->kind == SM_LAYER_DROPOUT) ok = ok && (t->mask[l] = malloc(bytes));
+    if (L->kind == SM_LAYER_BATCHNORM) ok = ok && (t->mask[l] = malloc(2 * (size_t)L->units * sizeof(float)));
     if (L->kind == SM_LAYER_CONV2D) {
       int64_t P = L->out_shape[0] * L->out_shape[1], K = (int64_t)L->kh * L->kw * L->in_shape[2];
       int64_t c = sm__conv_spc(L, cap, threads) * P * K, p = K * L->units + L->units;
@@ -178,8 +179,12 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
           sm__softmax_rows(y, n * out_per / k, k);
         }
         break;
-      default: /* flatten: same elements */
+      case SM_LAYER_FLATTEN:
+      case SM_LAYER_RESHAPE: /* same elements */
         y = (float *)in;
+        break;
+      default:
+        sm__layer_forward_extra(m, l, in, y, n, training);
         break;
     }
     if (st) return sm_status_prefix(st, "%s", L->name);
@@ -217,11 +222,11 @@ static sm_status *check_y(const sm_seq *m, const sm_tensor *y, int64_t n, const 
   const sm__layer *last = &m->layers[m->nlayers - 1];
   char got[128];
   sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), got, sizeof got);
-  if (m->loss.kind == SM_LOSS_MSE) {
+  if (m->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
     int ok = sm_tensor_dtype(y) == SM_FLOAT && sm_tensor_rank(y) == last->out_rank + 1 && sm_tensor_dims(y)[0] == n;
     for (int i = 0; ok && i < last->out_rank; i++) ok = sm_tensor_dims(y)[i + 1] == last->out_shape[i];
     if (!ok)
-      return sm_status_new(SM_INVALID_ARGUMENT, "%s: y for MSE must be float32 [%lld, outputs...] like the model's "
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: y for MSE and categorical cross-entropy must be float32 [%lld, outputs...] like the model's "
                            "output, got %s %s", what, (long long)n, sm_dtype_name(sm_tensor_dtype(y)), got);
     *targets = sm_tensor_data(y);
     return NULL;
@@ -441,7 +446,7 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
       correct += c;
       p.step = s + 1;
       p.loss = sum / (double)seen;
-      p.accuracy = labels ? (double)correct / (double)seen : NAN;
+      p.accuracy = m->loss.kind != SM_LOSS_MSE ? (double)correct / (double)seen : NAN;
       p.elapsed_s = now_s() - t0;
       if (o.callback && o.callback(&p, o.callback_ctx) && !dist) {
         stop = 1;

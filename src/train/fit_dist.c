@@ -74,8 +74,12 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
     sm__layer *L = &m->layers[l];
     st = bcast_tensor(L->kernel, L->name);
     if (!st) st = bcast_tensor(L->bias, L->name);
-    for (int s = 0; s < 2 && !st; s++)
+    for (int s = 0; s < SM_OPT_SLOTS && !st; s++)
       if (!(st = bcast_tensor(L->kernel_slot[s], L->name))) st = bcast_tensor(L->bias_slot[s], L->name);
+    /* batch norm's moving statistics start as rank 0's; each rank then updates its own from its
+     * shard's batch statistics, and rank 0's are the ones exported (README: MPI and batch norm) */
+    if (!st) st = bcast_tensor(L->moving_mean, L->name);
+    if (!st) st = bcast_tensor(L->moving_var, L->name);
   }
   if (!st) st = sm__dist_bcast(&t->rng, sizeof t->rng, "the initial broadcast");
   if (st) return st;

@@ -241,10 +241,16 @@ static void layer_backward(sm_seq *m, int l, const float *x, const float *y, flo
       if (!skip_act) undo_act(L->activation, y, gy, n * out_per / last, last);
       if (gx && gx != gy) memcpy(gx, gy, (size_t)(n * in_per) * sizeof *gx);
       break;
-    default: /* flatten */
+    case SM_LAYER_FLATTEN:
+    case SM_LAYER_RESHAPE:
       if (gx && gx != gy) memcpy(gx, gy, (size_t)(n * in_per) * sizeof *gx);
       break;
+    default:
+      sm__layer_backward_extra(m, l, x, gy, gx, gk, gb, n);
+      break;
   }
+  if (L->no_bias && gb)
+    for (int64_t u = 0; u < L->units; u++) gb[u] = 0.0f;
 }
 
 void sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,

@@ -5,7 +5,11 @@
  * Cross-entropy on probabilities p: Keras's TensorFlow backend uses the logits behind a softmax
  * activation when there is one (so does this: the gradient goes straight to the softmax's input),
  * otherwise it clips p to [eps, 1 - eps] and renormalises: loss = -log(c_y / sum(c)).
- * MSE: mean over each sample's elements, then over the batch. */
+ * MSE: mean over each sample's elements, then over the batch.
+ * Categorical cross-entropy takes target distributions t (one-hot or soft) instead of class ids:
+ * on logits loss = logsumexp(z) - sum(t * z), gradient (softmax(z) * sum(t) - t) / n; behind a
+ * softmax the same w.r.t. its input; on plain probabilities, as Keras: normalise, clip to
+ * [eps, 1 - eps], loss = -sum(t * log(q)). Accuracy compares argmaxes. */
 #include <float.h>
 #include <math.h>
 
@@ -24,6 +28,57 @@ static int64_t argmax_row(const float *r, int64_t k) {
   for (int64_t j = 1; j < k; j++)
     if (r[j] > r[b]) b = j;
   return b;
+}
+
+/* Categorical cross-entropy's summed loss over n rows (see the top). */
+static double categorical(const float *out, int64_t n, int64_t k, const float *t, float *g, int logits, int soft,
+                          int64_t *good) {
+  const float inv_n = 1.0f / (float)n;
+  double total = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    const float *r = out + i * k, *ti = t + i * k;
+    float *gr = g ? g + i * k : NULL;
+    double tsum = 0.0;
+    for (int64_t j = 0; j < k; j++) tsum += ti[j];
+    if (argmax_row(r, k) == argmax_row(ti, k)) (*good)++;
+    if (logits || soft) {
+      float mx = r[0];
+      double se = 0.0, tz = 0.0;
+      if (logits) {
+        for (int64_t j = 1; j < k; j++) mx = r[j] > mx ? r[j] : mx;
+        for (int64_t j = 0; j < k; j++) se += exp((double)(r[j] - mx));
+        for (int64_t j = 0; j < k; j++) tz += (double)ti[j] * (double)(r[j] - mx);
+        total += tsum * log(se) - tz;
+      } else {
+        for (int64_t j = 0; j < k; j++) tz -= (double)ti[j] * log(r[j] > FLT_MIN ? (double)r[j] : (double)FLT_MIN);
+        total += tz;
+      }
+      if (gr) {
+        float inv = logits ? (float)(1.0 / se) : 1.0f;
+        for (int64_t j = 0; j < k; j++) {
+          float p = logits ? expf(r[j] - mx) * inv : r[j];
+          gr[j] = (p * (float)tsum - ti[j]) * inv_n;
+        }
+      }
+    } else {
+      /* Keras: q = r / sum(r), clipped to [eps, 1 - eps]; dL/dr_i = (sum of t_j over unclipped j
+       * - [i unclipped] t_i / q_i) / S */
+      double s = 0.0, l = 0.0, tu = 0.0;
+      for (int64_t j = 0; j < k; j++) s += r[j];
+      for (int64_t j = 0; j < k; j++) {
+        float q = (float)(r[j] / s), c = q < CE_EPS ? CE_EPS : (q > 1.0f - CE_EPS ? 1.0f - CE_EPS : q);
+        l -= (double)ti[j] * log((double)c);
+        if (c == q) tu += ti[j];
+      }
+      for (int64_t j = 0; gr && j < k; j++) {
+        float q = (float)(r[j] / s);
+        int clipped = q < CE_EPS || q > 1.0f - CE_EPS;
+        gr[j] = (float)((tu - (clipped ? 0.0 : (double)ti[j] / q)) / s) * inv_n;
+      }
+      total += l;
+    }
+  }
+  return total;
 }
 
 double sm__loss(const sm_seq *m, const float *out, int64_t n, int64_t k, const int32_t *labels, const float *targets,
@@ -53,6 +108,11 @@ double sm__loss(const sm_seq *m, const float *out, int64_t n, int64_t k, const i
   const int logits = m->loss.from_logits;
   const int soft = !logits && last_is_softmax(m);
   if (soft && fused) *fused = 1;
+  if (m->loss.kind == SM_LOSS_CATEGORICAL_CROSSENTROPY) {
+    total = categorical(out, n, k, targets, g, logits, soft, &good);
+    if (correct) *correct = good;
+    return total / (double)n;
+  }
   for (int64_t i = 0; i < n; i++) {
     const float *r = out + i * k;
     int32_t y = labels[i];

@@ -22,6 +22,7 @@
 #include "savedmodel/constants.h"
 #include "savedmodel/format.h"
 #include "train/export_internal.h"
+#include "train/train_internal.h"
 
 #define MAX_STATE_BYTES (1 << 20)
 #define MAX_TOKENS 12
@@ -170,8 +171,14 @@ static sm_status *parse_layer(parser *p, sm_seq *m) {
   sm_status *s = field(p, 2, "name", &name);
   if (s) return s;
   int a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0;
-  float rate = 0;
-  int before = m->nlayers, k;
+  float rate = 0, x1 = 0, x2 = 0;
+  int64_t shape[3];
+  int before = m->nlayers, k, no_bias = 0;
+  /* conv2d and dense: an optional last field use_bias=0 */
+  if ((!strcmp(kind, "conv2d") || !strcmp(kind, "dense")) && !strcmp(p->tok[p->ntok - 1], "use_bias=0")) {
+    no_bias = 1;
+    p->ntok--;
+  }
   if (!strcmp(kind, "conv2d")) {
     k = SM_LAYER_CONV2D;
     if (!(s = check_count(p, 8)) && !(s = int_field(p, 3, "filters", 1, 1 << 20, &a)) &&
@@ -195,11 +202,49 @@ static sm_status *parse_layer(parser *p, sm_seq *m) {
   } else if (!strcmp(kind, "activation")) {
     k = SM_LAYER_ACTIVATION;
     if (!(s = check_count(p, 4))) s = enum_field(p, 3, "activation", ACTS, 3, &a);
+  } else if (!strcmp(kind, "batch_normalization")) {
+    k = SM_LAYER_BATCHNORM;
+    if (!(s = check_count(p, 7)) && !(s = float_field(p, 3, "momentum", 0.0f, 1.0f, &x1)) &&
+        !(s = float_field(p, 4, "epsilon", 0.0f, 1e30f, &x2)) && !(s = int_field(p, 5, "center", 0, 1, &a)))
+      s = int_field(p, 6, "scale", 0, 1, &b);
+  } else if (!strcmp(kind, "average_pooling2d")) {
+    k = SM_LAYER_AVGPOOL2D;
+    if (!(s = check_count(p, 6)) && !(s = pair_field(p, 3, "pool", &a, &b)) && !(s = pair_field(p, 4, "strides", &c, &d)))
+      s = enum_field(p, 5, "padding", PADS, 2, &e);
+  } else if (!strcmp(kind, "global_average_pooling2d")) {
+    k = SM_LAYER_GAP2D;
+    s = check_count(p, 3);
+  } else if (!strcmp(kind, "rescaling")) {
+    k = SM_LAYER_RESCALING;
+    if (!(s = check_count(p, 5)) && !(s = float_field(p, 3, "scale", -1e30f, 1e30f, &x1)))
+      s = float_field(p, 4, "offset", -1e30f, 1e30f, &x2);
+  } else if (!strcmp(kind, "leaky_re_lu")) {
+    k = SM_LAYER_LEAKY_RELU;
+    if (!(s = check_count(p, 4))) s = float_field(p, 3, "negative_slope", -1e30f, 1e30f, &x1);
+  } else if (!strcmp(kind, "reshape")) {
+    k = SM_LAYER_RESHAPE;
+    const char *v;
+    if (!(s = check_count(p, 4)) && !(s = field(p, 3, "shape", &v))) {
+      char buf[64];
+      snprintf(buf, sizeof buf, "%s", v);
+      for (char *tok = buf, *nx; !s && tok; tok = nx) {
+        nx = strchr(tok, 'x');
+        if (nx) *nx++ = 0;
+        if (a == 3) s = perr(p, "shape: more than 3 dimensions");
+        else if (!(s = parse_int(p, "shape", tok, 1, 1 << 24, &c))) shape[a++] = c;
+      }
+    }
   } else {
     return perr(p, "unknown layer kind \"%.40s\"", kind);
   }
   if (s) return s;
   switch (k) {
+    case SM_LAYER_BATCHNORM: s = sm__seq_batchnorm(m, x1, x2, a, b); break;
+    case SM_LAYER_AVGPOOL2D: s = sm__seq_avg_pool2d(m, a, b, c, d, e); break;
+    case SM_LAYER_GAP2D: s = sm__seq_gap2d(m); break;
+    case SM_LAYER_RESCALING: s = sm__seq_rescaling(m, x1, x2); break;
+    case SM_LAYER_LEAKY_RELU: s = sm__seq_leaky_relu(m, x1); break;
+    case SM_LAYER_RESHAPE: s = sm__seq_reshape(m, a, shape); break;
     case SM_LAYER_CONV2D: s = sm_seq_conv2d(m, a, b, c, d, e, f, g); break;
     case SM_LAYER_MAXPOOL2D: s = sm_seq_max_pool2d(m, a, b, c, d, e); break;
     case SM_LAYER_FLATTEN: s = sm_seq_flatten(m); break;
@@ -209,9 +254,9 @@ static sm_status *parse_layer(parser *p, sm_seq *m) {
   }
   if (s) return sm_status_prefix(s, "%s:%d", p->path, p->line); /* the trainer refused it */
   if (m->nlayers != before + 1) return perr(p, "layer %s was not added", name);
-  if (strcmp(m->layers[before].name, name))
-    return perr(p, "layer %d is named \"%.64s\" here but the model names it \"%s\"", before, name,
-                m->layers[before].name);
+  m->layers[before].no_bias = no_bias;
+  /* Keras's names (from a model config) are kept as the export wrote them */
+  if (strcmp(m->layers[before].name, name) && (s = sm__seq_name_last(m, name))) return sm_status_prefix(s, "%s:%d", p->path, p->line);
   return NULL;
 }
 
@@ -248,8 +293,21 @@ static sm_status *parse_state(parser *p, sm_seq **out, state *st) {
   memset(st, 0, sizeof *st);
   if (!s && strcmp(p->tok[0], "optimizer")) s = perr(p, "expected \"optimizer\", got \"%.40s\"", p->tok[0]);
   if (!s && p->ntok < 2) s = perr(p, "optimizer needs a kind");
-  if (!s && !strcmp(p->tok[1], "adam")) {
-    st->opt = sm_adam_defaults();
+  /* optional trailing fields: schedule=..., AdamW's weight_decay= */
+  const char *sched = NULL, *wd = NULL;
+  while (!s && p->ntok > 2 && (!strncmp(p->tok[p->ntok - 1], "schedule=", 9) || !strncmp(p->tok[p->ntok - 1], "weight_decay=", 13))) {
+    const char **slot = p->tok[p->ntok - 1][0] == 's' ? &sched : &wd;
+    *slot = strchr(p->tok[--p->ntok], '=') + 1;
+  }
+  if (!s && !strcmp(p->tok[1], "rmsprop")) {
+    st->opt = sm_rmsprop_defaults();
+    if (!(s = check_count(p, 7)) && !(s = float_field(p, 2, "learning_rate", 0.0f, 1e6f, &st->opt.learning_rate)) &&
+        !(s = float_field(p, 3, "rho", 0.0f, 1.0f, &st->opt.rho)) &&
+        !(s = float_field(p, 4, "momentum", 0.0f, 1.0f, &st->opt.momentum)) &&
+        !(s = float_field(p, 5, "epsilon", 0.0f, 1.0f, &st->opt.epsilon)))
+      s = int_field(p, 6, "centered", 0, 1, &st->opt.centered);
+  } else if (!s && (!strcmp(p->tok[1], "adam") || !strcmp(p->tok[1], "adamw"))) {
+    st->opt = p->tok[1][4] ? sm_adamw_defaults() : sm_adam_defaults();
     if (!(s = check_count(p, 6)) && !(s = float_field(p, 2, "learning_rate", 0.0f, 1e6f, &st->opt.learning_rate)) &&
         !(s = float_field(p, 3, "beta_1", 0.0f, 1.0f, &st->opt.beta_1)) &&
         !(s = float_field(p, 4, "beta_2", 0.0f, 1.0f, &st->opt.beta_2)))
@@ -262,12 +320,16 @@ static sm_status *parse_state(parser *p, sm_seq **out, state *st) {
   } else if (!s) {
     s = perr(p, "unknown optimizer \"%.40s\"", p->tok[1]);
   }
+  if (!s && wd && st->opt.kind != SM_OPT_ADAMW) s = perr(p, "weight_decay= is AdamW's only");
+  if (!s && wd) s = parse_float(p, "weight_decay", wd, 0.0f, 1e6f, &st->opt.weight_decay);
+  if (!s && sched) s = sm_optimizer_set_schedule(&st->opt, sched);
+  if (s && sched && !strstr(sm_status_message(s), p->path)) s = sm_status_prefix(s, "%s:%d", p->path, p->line);
   if (!s) s = expect_key(p, "loss", 1, 2);
   if (!s && !strcmp(p->tok[1], "mse")) {
     st->loss.kind = SM_LOSS_MSE;
     s = check_count(p, 2);
-  } else if (!s && !strcmp(p->tok[1], "sparse_categorical_crossentropy")) {
-    st->loss.kind = SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+  } else if (!s && (!strcmp(p->tok[1], "sparse_categorical_crossentropy") || !strcmp(p->tok[1], "categorical_crossentropy"))) {
+    st->loss.kind = p->tok[1][0] == 's' ? SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY : SM_LOSS_CATEGORICAL_CROSSENTROPY;
     if (!(s = check_count(p, 3))) s = int_field(p, 2, "from_logits", 0, 1, &st->loss.from_logits);
   } else if (!s) {
     s = perr(p, "unknown loss \"%.40s\"", p->tok[1]);
@@ -322,15 +384,21 @@ static sm_status *restore_variables(const char *prefix, sm_seq *m, const state *
   for (int i = 0; i < m->nlayers && !s; i++) {
     sm__layer *l = &m->layers[i];
     if (!l->kernel) continue;
+    if (l->kind == SM_LAYER_BATCHNORM) {
+      sm__export_weight_name(nm, sizeof nm, l->name, "moving_mean");
+      s = restore(b, nm, l->moving_mean);
+      sm__export_weight_name(nm, sizeof nm, l->name, "moving_variance");
+      if (!s) s = restore(b, nm, l->moving_var);
+    }
     for (int w = 0; w < 2 && !s; w++) {
-      const char *what = w ? "bias" : "kernel";
+      const char *what = sm__export_what(l, w);
       sm__export_weight_name(nm, sizeof nm, l->name, what);
       s = restore(b, nm, w ? l->bias : l->kernel);
-      for (int k = 0; k < 2 && !s; k++) {
+      for (int k = 0; k < SM_OPT_SLOTS && !s; k++) {
         sm_tensor *slot = w ? l->bias_slot[k] : l->kernel_slot[k];
-        /* the slots the exporter writes: Adam's two, SGD's momentum when it has one */
-        if (!slot || (m->opt.kind != SM_OPT_ADAM && (k || m->opt.momentum == 0.0f))) continue;
-        sm__export_slot_name(nm, sizeof nm, m->opt.kind, l->name, what, k);
+        /* the slots the exporter writes: those the optimizer keeps */
+        if (!slot || !sm__opt_slot_name(&m->opt, k)) continue;
+        sm__export_slot_name(nm, sizeof nm, &m->opt, l->name, what, k);
         s = restore(b, nm, slot);
       }
     }
@@ -412,7 +480,7 @@ static sm_status *verify_bundle(const char *prefix) {
 
 /* The labels asset the serving graph reads, when the model has classes. */
 static sm_status *verify_labels(const char *export_dir, const state *st) {
-  if (st->loss.kind != SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) return NULL;
+  if (st->loss.kind == SM_LOSS_MSE) return NULL;
   char *assets = sm__path_join(export_dir, SM_ASSETS_DIRECTORY);
   char *path = assets ? sm__path_join(assets, SM_TRAIN_LABELS_FILENAME) : NULL;
   sm_status *s = path ? NULL : oom();

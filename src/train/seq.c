@@ -80,7 +80,9 @@ void sm_seq_free(sm_seq *m) {
     sm__layer *L = &m->layers[i];
     sm_tensor_free(L->kernel);
     sm_tensor_free(L->bias);
-    for (int s = 0; s < 2; s++) {
+    sm_tensor_free(L->moving_mean);
+    sm_tensor_free(L->moving_var);
+    for (int s = 0; s < SM_OPT_SLOTS; s++) {
       sm_tensor_free(L->kernel_slot[s]);
       sm_tensor_free(L->bias_slot[s]);
     }
@@ -96,6 +98,12 @@ static const char *kind_base(int kind) {
     case SM_LAYER_FLATTEN: return "flatten";
     case SM_LAYER_DENSE: return "dense";
     case SM_LAYER_DROPOUT: return "dropout";
+    case SM_LAYER_BATCHNORM: return "batch_normalization";
+    case SM_LAYER_AVGPOOL2D: return "average_pooling2d";
+    case SM_LAYER_GAP2D: return "global_average_pooling2d";
+    case SM_LAYER_RESCALING: return "rescaling";
+    case SM_LAYER_LEAKY_RELU: return "leaky_re_lu";
+    case SM_LAYER_RESHAPE: return "reshape";
     default: return "activation";
   }
 }
@@ -106,6 +114,12 @@ static const char *kind_class(int kind) {
     case SM_LAYER_FLATTEN: return "Flatten";
     case SM_LAYER_DENSE: return "Dense";
     case SM_LAYER_DROPOUT: return "Dropout";
+    case SM_LAYER_BATCHNORM: return "BatchNormalization";
+    case SM_LAYER_AVGPOOL2D: return "AveragePooling2D";
+    case SM_LAYER_GAP2D: return "GlobalAveragePooling2D";
+    case SM_LAYER_RESCALING: return "Rescaling";
+    case SM_LAYER_LEAKY_RELU: return "LeakyReLU";
+    case SM_LAYER_RESHAPE: return "Reshape";
     default: return "Activation";
   }
 }
@@ -268,9 +282,122 @@ sm_status *sm_seq_activation(sm_seq *m, int activation) {
   return commit_layer(m, L, "activation");
 }
 
-static int64_t layer_params(const sm__layer *L) {
-  if (L->kind == SM_LAYER_CONV2D) return (int64_t)L->kh * L->kw * L->in_shape[2] * L->units + L->units;
-  if (L->kind == SM_LAYER_DENSE) return L->in_shape[0] * L->units + L->units;
+/* ---- the layers of Keras configs (internal: src/train/keras.c builds them) -------------------- */
+static sm_status *same_shape_layer(sm_seq *m, int kind, const char *what, sm__layer **out) {
+  sm_status *st = add_layer(m, kind, what, out);
+  if (st) return st;
+  (*out)->out_rank = (*out)->in_rank;
+  memcpy((*out)->out_shape, (*out)->in_shape, sizeof (*out)->out_shape);
+  return NULL;
+}
+
+sm_status *sm__seq_batchnorm(sm_seq *m, float momentum, float epsilon, int center, int scale) {
+  const char *what = "batch_normalization";
+  if (!(momentum >= 0.0f && momentum <= 1.0f) || !(epsilon > 0.0f) || !isfinite(epsilon))
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: momentum must be in [0, 1] and epsilon > 0 (got %g, %g)", what,
+                         (double)momentum, (double)epsilon);
+  sm__layer *L;
+  sm_status *st = same_shape_layer(m, SM_LAYER_BATCHNORM, what, &L);
+  if (st) return st;
+  L->momentum = momentum;
+  L->epsilon = epsilon;
+  L->center = center != 0;
+  L->use_scale = scale != 0;
+  L->units = (int)L->in_shape[L->in_rank - 1];
+  return commit_layer(m, L, what);
+}
+
+sm_status *sm__seq_avg_pool2d(sm_seq *m, int ph, int pw, int sh, int sw, int padding) {
+  sm__layer *L;
+  sm_status *st = window_layer(m, SM_LAYER_AVGPOOL2D, ph, pw, sh, sw, padding, "average_pooling2d", &L);
+  if (st) return st;
+  L->out_shape[2] = L->in_shape[2];
+  return commit_layer(m, L, "average_pooling2d");
+}
+
+sm_status *sm__seq_gap2d(sm_seq *m) {
+  const char *what = "global_average_pooling2d";
+  sm__layer *L;
+  sm_status *st = add_layer(m, SM_LAYER_GAP2D, what, &L);
+  if (st) return st;
+  if (L->in_rank != 3)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: needs an input of rank 3 (height, width, channels), got rank %d",
+                         what, L->in_rank);
+  L->out_rank = 1;
+  L->out_shape[0] = L->in_shape[2];
+  return commit_layer(m, L, what);
+}
+
+sm_status *sm__seq_rescaling(sm_seq *m, float scale, float offset) {
+  if (!isfinite(scale) || !isfinite(offset))
+    return sm_status_new(SM_INVALID_ARGUMENT, "rescaling: scale and offset must be finite");
+  sm__layer *L;
+  sm_status *st = same_shape_layer(m, SM_LAYER_RESCALING, "rescaling", &L);
+  if (st) return st;
+  L->scale = scale;
+  L->offset = offset;
+  return commit_layer(m, L, "rescaling");
+}
+
+sm_status *sm__seq_leaky_relu(sm_seq *m, float slope) {
+  if (!isfinite(slope)) return sm_status_new(SM_INVALID_ARGUMENT, "leaky_re_lu: negative_slope must be finite");
+  sm__layer *L;
+  sm_status *st = same_shape_layer(m, SM_LAYER_LEAKY_RELU, "leaky_re_lu", &L);
+  if (st) return st;
+  L->scale = slope;
+  return commit_layer(m, L, "leaky_re_lu");
+}
+
+sm_status *sm__seq_reshape(sm_seq *m, int rank, const int64_t *shape) {
+  const char *what = "reshape";
+  sm__layer *L;
+  sm_status *st = add_layer(m, SM_LAYER_RESHAPE, what, &L);
+  if (st) return st;
+  if (rank < 1 || rank > 3)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: target rank must be 1..3 (without the batch), got %d", what, rank);
+  int64_t known = 1, infer = -1;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] == -1 && infer < 0) {
+      infer = i;
+      continue;
+    }
+    if (shape[i] < 1 || shape[i] > DIM_MAX)
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: target dimension %d is %lld", what, i, (long long)shape[i]);
+    known *= shape[i];
+  }
+  int64_t in = sm__elems(L->in_rank, L->in_shape);
+  memcpy(L->out_shape, shape, (size_t)rank * sizeof *shape);
+  if (infer >= 0) L->out_shape[infer] = in % known ? 0 : in / known;
+  L->out_rank = rank;
+  if (sm__elems(rank, L->out_shape) != in)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: cannot reshape %lld elements per sample to the target shape", what,
+                         (long long)in);
+  return commit_layer(m, L, what);
+}
+
+static int name_char_ok(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
+sm_status *sm__seq_name_last(sm_seq *m, const char *name) {
+  size_t n = strlen(name);
+  if (!m->nlayers || n == 0 || n >= SM_SEQ_NAME_MAX)
+    return sm_status_new(SM_INVALID_ARGUMENT, "layer name \"%.80s\": must be 1..%d characters", name, SM_SEQ_NAME_MAX - 1);
+  for (size_t i = 0; i < n; i++)
+    if (!name_char_ok(name[i]))
+      return sm_status_new(SM_INVALID_ARGUMENT, "layer name \"%.80s\": only a-z, 0-9 and _ are exported", name);
+  for (int i = 0; i < m->nlayers - 1; i++)
+    if (!strcmp(m->layers[i].name, name))
+      return sm_status_new(SM_INVALID_ARGUMENT, "layer name \"%s\" is used twice", name);
+  memcpy(m->layers[m->nlayers - 1].name, name, n + 1);
+  return NULL;
+}
+
+/* Trainable parameters, as Keras counts them (and the moving statistics in *frozen). */
+static int64_t layer_params(const sm__layer *L, int64_t *frozen) {
+  int64_t bias = L->no_bias ? 0 : L->units;
+  *frozen = L->kind == SM_LAYER_BATCHNORM ? 2 * (int64_t)L->units : 0;
+  if (L->kind == SM_LAYER_CONV2D) return (int64_t)L->kh * L->kw * L->in_shape[2] * L->units + bias;
+  if (L->kind == SM_LAYER_DENSE) return L->in_shape[0] * L->units + bias;
+  if (L->kind == SM_LAYER_BATCHNORM) return (int64_t)(L->center + L->use_scale) * L->units;
   return 0;
 }
 
@@ -294,7 +421,7 @@ char *sm_seq_summary(const sm_seq *m) {
   const char *rule_us = "_________________________________________________________________";
   len += (size_t)snprintf(s + len, cap - len, "Model: \"sequential\"\n%s\n%-33s%-25s%s\n%s\n", rule_us,
                           "Layer (type)", "Output Shape", "Param #", rule_eq);
-  int64_t total = 0;
+  int64_t total = 0, frozen_total = 0;
   for (int i = 0; i < m->nlayers; i++) {
     const sm__layer *L = &m->layers[i];
     char nm[128], shape[96], pc[32];
@@ -302,27 +429,50 @@ char *sm_seq_summary(const sm_seq *m) {
     int o = snprintf(shape, sizeof shape, "(None");
     for (int d = 0; d < L->out_rank; d++) o += snprintf(shape + o, sizeof shape - (size_t)o, ", %lld", (long long)L->out_shape[d]);
     snprintf(shape + o, sizeof shape - (size_t)o, ")");
-    int64_t p = layer_params(L);
+    int64_t frozen, p = layer_params(L, &frozen);
     total += p;
+    frozen_total += frozen;
+    p += frozen;
     commas(p, pc, sizeof pc);
     len += (size_t)snprintf(s + len, cap - len, "%-33s%-25s%s\n%s\n", nm, shape, pc,
                             i + 1 < m->nlayers ? rule_us : rule_eq);
   }
   if (m->nlayers == 0) len += (size_t)snprintf(s + len, cap - len, "%s\n", rule_eq);
-  char tc[32];
-  commas(total, tc, sizeof tc);
-  snprintf(s + len, cap - len, "Total params: %s\nTrainable params: %s\nNon-trainable params: 0\n%s\n", tc, tc,
+  char tc[32], tt[32], tf[32];
+  commas(total + frozen_total, tc, sizeof tc);
+  commas(total, tt, sizeof tt);
+  commas(frozen_total, tf, sizeof tf);
+  snprintf(s + len, cap - len, "Total params: %s\nTrainable params: %s\nNon-trainable params: %s\n%s\n", tc, tt, tf,
            rule_us);
   return s;
 }
 
 /* ---- defaults ---------------------------------------------------------------------------------- */
 sm_optimizer sm_sgd_defaults(void) {
-  sm_optimizer o = {SM_OPT_SGD, 0.01f, 0.0f, 0, 0.9f, 0.999f, 1e-7f};
+  sm_optimizer o = {.kind = SM_OPT_SGD, .learning_rate = 0.01f, .beta_1 = 0.9f, .beta_2 = 0.999f, .epsilon = 1e-7f};
   return o;
 }
 sm_optimizer sm_adam_defaults(void) {
-  sm_optimizer o = {SM_OPT_ADAM, 0.001f, 0.0f, 0, 0.9f, 0.999f, 1e-7f};
+  sm_optimizer o = {.kind = SM_OPT_ADAM, .learning_rate = 0.001f, .beta_1 = 0.9f, .beta_2 = 0.999f, .epsilon = 1e-7f};
+  return o;
+}
+sm_optimizer sm_adamw_defaults(void) {
+  sm_optimizer o = sm_adam_defaults();
+  o.kind = SM_OPT_ADAMW;
+  o.weight_decay = 0.004f;
+  return o;
+}
+sm_optimizer sm_rmsprop_defaults(void) {
+  sm_optimizer o = {.kind = SM_OPT_RMSPROP, .learning_rate = 0.001f, .epsilon = 1e-7f, .rho = 0.9f};
+  return o;
+}
+sm_optimizer sm_optimizer_defaults(const char *name) {
+  sm_optimizer o = {.kind = -1};
+  if (!name) return o;
+  if (!strcmp(name, "sgd")) return sm_sgd_defaults();
+  if (!strcmp(name, "adam")) return sm_adam_defaults();
+  if (!strcmp(name, "adamw")) return sm_adamw_defaults();
+  if (!strcmp(name, "rmsprop")) return sm_rmsprop_defaults();
   return o;
 }
 sm_fit_options sm_fit_defaults(void) {
@@ -344,21 +494,23 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
   if (!m || !opt || !loss) return sm_status_new(SM_INVALID_ARGUMENT, "compile: model, optimizer and loss are required");
   if (m->compiled) return sm_status_new(SM_FAILED_PRECONDITION, "compile: the model is already compiled");
   if (m->nlayers == 0) return sm_status_new(SM_INVALID_ARGUMENT, "compile: the model has no layers");
-  if (opt->kind != SM_OPT_SGD && opt->kind != SM_OPT_ADAM)
+  if (opt->kind < SM_OPT_SGD || opt->kind > SM_OPT_RMSPROP)
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: unknown optimizer %d", opt->kind);
+  sm_status *ost = sm__check_optimizer(opt);
+  if (ost) return sm_status_prefix(ost, "compile");
   if (!(opt->learning_rate > 0.0f) || !isfinite(opt->learning_rate))
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: learning_rate must be > 0, got %g", (double)opt->learning_rate);
   if (opt->kind == SM_OPT_SGD && !(opt->momentum >= 0.0f && opt->momentum <= 1.0f))
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: SGD momentum must be in [0, 1], got %g", (double)opt->momentum);
-  if (opt->kind == SM_OPT_ADAM &&
+  if ((opt->kind == SM_OPT_ADAM || opt->kind == SM_OPT_ADAMW) &&
       (!(opt->beta_1 >= 0.0f && opt->beta_1 < 1.0f) || !(opt->beta_2 >= 0.0f && opt->beta_2 < 1.0f) ||
        !(opt->epsilon >= 0.0f) || !isfinite(opt->epsilon)))
     return sm_status_new(SM_INVALID_ARGUMENT, "compile: Adam needs beta_1, beta_2 in [0, 1) and epsilon >= 0");
   const sm__layer *last = &m->layers[m->nlayers - 1];
-  if (loss->kind == SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+  if (loss->kind == SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || loss->kind == SM_LOSS_CATEGORICAL_CROSSENTROPY) {
     if (last->out_rank != 1 || last->out_shape[0] < 1)
       return sm_status_new(SM_INVALID_ARGUMENT,
-                           "compile: sparse categorical cross-entropy needs a rank-1 output per sample (classes), "
+                           "compile: categorical cross-entropy needs a rank-1 output per sample (classes), "
                            "the last layer %s gives rank %d",
                            last->name, last->out_rank);
   } else if (loss->kind != SM_LOSS_MSE) {
@@ -367,7 +519,7 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
   m->opt = *opt;
   m->loss = *loss;
   m->seed = seed;
-  int nslots = opt->kind == SM_OPT_ADAM ? 2 : (opt->momentum != 0.0f ? 1 : 0);
+
   sm__rng rng;
   sm__rng_seed(&rng, seed);
   sm_status *st = NULL;
@@ -386,14 +538,25 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
       kr = 2;
       fan_in = (double)L->in_shape[0];
       fan_out = (double)L->units;
+    } else if (L->kind == SM_LAYER_BATCHNORM) {
+      /* gamma ones, beta zeros, moving mean zeros, moving variance ones (Keras's initialisers) */
+      kd[0] = L->units;
+      kr = 1;
+      fan_in = fan_out = 0.0;
+      if ((st = new_f32(1, kd, &L->moving_mean)) || (st = new_f32(1, kd, &L->moving_var))) break;
     } else {
       continue;
     }
     int64_t bd[1] = {L->units};
     if ((st = new_f32(kr, kd, &L->kernel)) || (st = new_f32(1, bd, &L->bias))) break;
-    for (int s = 0; s < nslots && !st; s++)
-      if (!(st = new_f32(kr, kd, &L->kernel_slot[s]))) st = new_f32(1, bd, &L->bias_slot[s]);
+    for (int s = 0; s < SM_OPT_SLOTS && !st; s++)
+      if (sm__opt_slot_name(opt, s) && !(st = new_f32(kr, kd, &L->kernel_slot[s]))) st = new_f32(1, bd, &L->bias_slot[s]);
     if (st) break;
+    if (L->kind == SM_LAYER_BATCHNORM) {
+      float *gm = sm_tensor_data(L->kernel), *mv = sm_tensor_data(L->moving_var);
+      for (int j = 0; j < L->units; j++) gm[j] = mv[j] = 1.0f;
+      continue;
+    }
     /* glorot_uniform: U(-limit, limit), limit = sqrt(6 / (fan_in + fan_out)) */
     float limit = (float)sqrt(6.0 / (fan_in + fan_out));
     float *k = sm_tensor_data(L->kernel);
@@ -416,8 +579,10 @@ sm_status *sm_seq_compile(sm_seq *m, const sm_optimizer *opt, const sm_loss *los
       sm__layer *L = &m->layers[i];
       sm_tensor_free(L->kernel);
       sm_tensor_free(L->bias);
-      L->kernel = L->bias = NULL;
-      for (int s = 0; s < 2; s++) {
+      sm_tensor_free(L->moving_mean);
+      sm_tensor_free(L->moving_var);
+      L->kernel = L->bias = L->moving_mean = L->moving_var = NULL;
+      for (int s = 0; s < SM_OPT_SLOTS; s++) {
         sm_tensor_free(L->kernel_slot[s]);
         sm_tensor_free(L->bias_slot[s]);
         L->kernel_slot[s] = L->bias_slot[s] = NULL;

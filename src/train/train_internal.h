@@ -92,12 +92,35 @@ void sm__optimizer_step(sm_seq *m);
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);
 
+/* optim.c: the Keras name of optimizer slot k ("momentum", "velocity", "average_gradient"), NULL
+ * when the optimizer keeps no such slot; the learning rate of step `iterations` (the schedule's);
+ * the settings' checks (ranges, schedule). */
+const char *sm__opt_slot_name(const sm_optimizer *o, int k);
+float sm__opt_learning_rate(const sm_optimizer *o, int64_t iterations);
+sm_status *sm__check_optimizer(const sm_optimizer *o);
+
 /* fit_dist.c: as one rank of an MPI job of several, fit starts from rank 0's model and RNG
  * (checking every rank trains the same model on the same data), and each step trains on this
  * rank's nb samples (in xbatch/lbatch/ybatch) of a global batch of b, summing the gradients over
  * the ranks; *loss_sum and *correct are the global batch's (on rank 0). */
 sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs);
 sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, double *loss_sum, int64_t *correct);
+
+/* layers.c: the layers of Keras configs (see seq.h's kinds) built by keras.c, whose forward and
+ * backward fit.c and grad.c dispatch to here (x: the layer's input, y: its output). */
+sm_status *sm__seq_batchnorm(sm_seq *m, float momentum, float epsilon, int center, int scale);
+sm_status *sm__seq_avg_pool2d(sm_seq *m, int ph, int pw, int sh, int sw, int padding);
+sm_status *sm__seq_gap2d(sm_seq *m);
+sm_status *sm__seq_rescaling(sm_seq *m, float scale, float offset);
+sm_status *sm__seq_leaky_relu(sm_seq *m, float slope);
+sm_status *sm__seq_reshape(sm_seq *m, int rank, const int64_t *shape);
+/* Renames the last layer added (Keras's own names: [a-z0-9_], unique). */
+sm_status *sm__seq_name_last(sm_seq *m, const char *name);
+/* keras.c: sm_seq_from_keras over text in memory (`what` names it in messages; the fuzz target). */
+sm_status *sm__seq_from_keras_text(const char *text, size_t len, const char *what, sm_seq **out);
+void sm__layer_forward_extra(sm_seq *m, int l, const float *x, float *y, int64_t n, int training);
+void sm__layer_backward_extra(sm_seq *m, int l, const float *x, const float *gy, float *gx, float *gk, float *gb,
+                              int64_t n);
 
 /* The trainer's private state, created on first use. */
 sm_status *sm__train_get(sm_seq *m, sm__train **out);

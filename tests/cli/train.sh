@@ -2,7 +2,8 @@
 # train.sh - `savedmodel train`: a tiny run on synthetic MNIST-format files written here (output
 # format, export loads with show and run, --resume continues, every data error comes before
 # training), then one quick run on the real Fashion-MNIST when Debian's dataset-fashion-mnist is
-# installed (skipped, exit 77, when it is not). That resuming goes on from the saved optimizer
+# installed (skipped, exit 77, when it is not); a model from a Keras model.to_json() (--model) with
+# the optimizer, schedule and loss flags, and their errors. That resuming goes on from the saved optimizer
 # state exactly is test_train_export's to check; this checks the CLI around it.
 # usage: train.sh CLI SOURCE_DIR SHARED_DIR
 set -u
@@ -77,6 +78,42 @@ else
 fi
 "$CLI" train --help | grep -q -- "default 32" || die "train --help does not give --batch_size's default"
 
+# A model from a Keras model.to_json() (the shape Keras 3 writes, trimmed to what is read):
+# Rescaling, Conv2D(strides 2, same, no bias), BatchNormalization, GlobalAveragePooling2D,
+# Dropout, Dense(10); SGD with Nesterov momentum, cosine decay, categorical cross-entropy.
+keras_layer() { printf '{"module": "keras.layers", "class_name": "%s", "config": {"name": "%s"%s}}' "$@"; }
+keras_model() { # FILE LAYER_JSON...
+  local f=$1; shift
+  local IFS=,
+  printf '{"module": "keras", "class_name": "Sequential", "config": {"name": "sequential", "layers": [%s]}}' \
+    "$(keras_layer InputLayer input_layer ', "batch_shape": [null, 8, 8, 1]'),$*" >"$f"
+}
+keras_model "$TMP/model.json" "$(keras_layer Rescaling rescaling ', "scale": 2.0, "offset": -1.0')" \
+  "$(keras_layer Conv2D conv2d ', "filters": 6, "kernel_size": [3, 3], "strides": [2, 2], "padding": "same", "activation": "relu", "use_bias": false')" \
+  "$(keras_layer BatchNormalization bn ', "momentum": 0.9, "epsilon": 0.001')" \
+  "$(keras_layer GlobalAveragePooling2D gap '')" "$(keras_layer Dropout dropout ', "rate": 0.2')" \
+  "$(keras_layer Dense dense ', "units": 10')"
+if "$CLI" train --data "$TMP/syn" --model "$TMP/model.json" --epochs 1 --batch_size 16 --num_threads 2 \
+     --optimizer sgd:momentum=0.9,nesterov=1 --lr_schedule cosine:8:0.1 --loss categorical_crossentropy \
+     --out "$TMP/k" >"$TMP/k.log" 2>&1; then
+  check_run "$TMP/k.log" 1 1 4
+  grep -q '^bn (BatchNormalization) *(None, 4, 4, 6) *24$' "$TMP/k.log" || die "--model: no batch norm line in the summary"
+  grep -q '^optimizer sgd learning_rate=0.00999999978 momentum=0.899999976 nesterov=1 schedule=cosine:8:0.100000001$' \
+    "$TMP/k/assets.extra/libsavedmodel_train.txt" || die "--model: the optimizer settings were not kept"
+  "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --num_threads 2 --resume "$TMP/k" --out "$TMP/k2" \
+    >"$TMP/k2.log" 2>&1 || die "--resume of a --model export: $(tail -3 "$TMP/k2.log")"
+else
+  die "--model run: $(tail -5 "$TMP/k.log")"
+fi
+# A model over the pixels in another shape, (8, 8) here, ending in softmax (from probabilities).
+printf '{"class_name": "Sequential", "config": {"name": "s", "layers": [%s, %s, %s]}}' \
+  "$(keras_layer InputLayer in ', "batch_shape": [null, 8, 8]')" "$(keras_layer Flatten flatten '')" \
+  "$(keras_layer Dense dense ', "units": 10, "activation": "softmax"')" >"$TMP/flat.json"
+"$CLI" train --data "$TMP/syn" --model "$TMP/flat.json" --epochs 1 --batch_size 16 --num_threads 2 --out "$TMP/flat" \
+  >"$TMP/f.log" 2>&1 || die "--model with an (8, 8) input: $(tail -3 "$TMP/f.log")"
+grep -q "serving_default: probabilities" "$TMP/f.log" || die "--model ending in softmax: export line lacks probabilities"
+keras_model "$TMP/bad.json" "$(keras_layer Conv2D c1 ', "filters": 2, "kernel_size": 3, "dilation_rate": [2, 2]')"
+
 # ---- errors: a clear message, exit 1 (2 for usage), and never a training step ----------------------
 expect_error() { # CODE NEEDLE ARGS...
   local code=$1 needle=$2; shift 2
@@ -128,6 +165,14 @@ if [ -d "$TMP/a/assets" ]; then # the resumed export's labels, named after --res
   expect_error 1 'epochs_done: "9223372036854775807" is not an integer in [0, 1073741824]' --data "$TMP/syn" \
     "${base[@]}" --resume "$TMP/a2"
 fi
+expect_error 1 "$TMP/bad.json: layer \"c1\" (Conv2D): dilation_rate other than 1" --data "$TMP/syn" "${base[@]}" \
+  --model "$TMP/bad.json"
+expect_error 2 "--optimizer: unknown optimizer 'adagrad'" --data "$TMP/syn" "${base[@]}" --optimizer adagrad
+expect_error 2 "--optimizer: unknown setting 'beta'" --data "$TMP/syn" "${base[@]}" --optimizer adam:beta=0.5
+expect_error 1 "--lr_schedule: learning-rate schedule \"cosine:x\"" --data "$TMP/syn" "${base[@]}" --lr_schedule cosine:x
+expect_error 2 "--loss: unknown loss 'hinge'" --data "$TMP/syn" "${base[@]}" --loss hinge
+expect_error 2 "--model cannot be combined with --resume" --data "$TMP/syn" "${base[@]}" --model "$TMP/model.json" \
+  --resume "$TMP/k"
 [ -e "$TMP/never" ] && die "a failed run left $TMP/never behind"
 
 # ---- the real Fashion-MNIST ----------------------------------------------------------------------

@@ -3,7 +3,8 @@
 # tiny synthetic data: -np 1 writes exactly the weights of a run without mpirun; -np 2 the weights
 # of one process on the same global batches (within float32 reduction-order tolerance), also when
 # resuming a 1-process export, and -np 3 too with more ranks than a batch has samples; a rank that
-# hangs or dies ends the job non-zero naming the rank, with no export left behind. Skipped (77) without mpirun or without MPI support in the build.
+# hangs or dies ends the job non-zero naming the rank, with no export left behind; a Keras-config
+# model with batch normalization under -np 1 and -np 3. Skipped (77) without mpirun or without MPI support in the build.
 # usage: train_mpi.sh CLI SOURCE_DIR SHARED_DIR
 set -u
 CLI=$1
@@ -54,6 +55,26 @@ if [ -d "$TMP/np2" ]; then
     die "np2: no final progress line with validation metrics"
   a1=$(sed -n 's/^test accuracy: //p' "$TMP/one.log"); a2=$(sed -n 's/^test accuracy: //p' "$TMP/np2.log")
   python3 -c "import sys; sys.exit(abs($a1 - $a2) > 0.005)" || die "test accuracy $a1 (one process) vs $a2 (-np 2)"
+fi
+
+# A model from a Keras config with batch normalization (per rank, moving statistics from rank 0):
+# -np 1 is a run without mpirun bit for bit; -np 3 with batches of 2 (an empty shard) trains and
+# exports finite statistics.
+printf '%s' '{"class_name": "Sequential", "config": {"name": "s", "layers": [
+ {"class_name": "InputLayer", "config": {"name": "in", "batch_shape": [null, 8, 8, 1]}},
+ {"class_name": "Conv2D", "config": {"name": "conv2d", "filters": 4, "kernel_size": 3, "strides": 2, "padding": "same"}},
+ {"class_name": "BatchNormalization", "config": {"name": "bn", "momentum": 0.9}},
+ {"class_name": "GlobalAveragePooling2D", "config": {"name": "gap"}},
+ {"class_name": "Dense", "config": {"name": "dense", "units": 10}}]}}' >"$TMP/bn.json"
+"$CLI" "${args[@]}" --model "$TMP/bn.json" --out "$TMP/bn1" >"$TMP/bn1.log" 2>&1 || die "bn model: $(tail -3 "$TMP/bn1.log")"
+timeout 300 "${MPI[@]}" -np 1 "$CLI" "${args[@]}" --model "$TMP/bn.json" --out "$TMP/bnp1" >"$TMP/bnp1.log" 2>&1 ||
+  die "bn model, -np 1: $(tail -5 "$TMP/bnp1.log")"
+[ -d "$TMP/bnp1" ] && [ -d "$TMP/bn1" ] && same bn1 bnp1 --exact
+timeout 300 "${MPI[@]}" -np 3 "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 2 --limit 12 --num_threads 1 \
+  --model "$TMP/bn.json" --out "$TMP/bnp3" >"$TMP/bnp3.log" 2>&1 || die "bn model, -np 3: $(tail -5 "$TMP/bnp3.log")"
+if [ -d "$TMP/bnp3" ]; then
+  vars "$TMP/bnp3"
+  grep -qiE 'nan|inf' "$TMP/bnp3.json" && die "bn model, -np 3: non-finite values in the export"
 fi
 
 # More ranks than samples in a batch: with a global batch of 2 over 3 ranks, rank 0's shard is empty.

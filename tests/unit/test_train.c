@@ -40,9 +40,11 @@ static void compile_mse(sm_seq *m) {
 static int close_enough(double a, double num) { return fabs(a - num) <= 3e-3 + 1e-2 * fabs(num); }
 
 /* ---- one layer's backward against central differences ------------------------------------------ */
+static int fd_training; /* the forward pass in training mode (batch norm's batch statistics) */
+
 static double layer_objective(sm_seq *m, const float *x, int64_t n, const float *r) {
   const float *y;
-  sm_status *st = sm__forward(m, x, n, 0, &y);
+  sm_status *st = sm__forward(m, x, n, fd_training, &y);
   CHECK(st == NULL);
   sm_status_free(st);
   const sm__layer *L = &m->layers[0];
@@ -99,14 +101,21 @@ static void fd_layer(const char *name, sm_seq *m, int64_t n, int distinct) {
     float *b = sm_tensor_data(L->bias);
     for (int64_t i = 0; i < nb; i++) b[i] = 0.2f * frand();
   }
+  if (L->kernel && L->kind == SM_LAYER_BATCHNORM) { /* gamma away from 1 */
+    float *g = sm_tensor_data(L->kernel);
+    for (int64_t i = 0; i < nb; i++) g[i] = 1.0f + 0.5f * frand();
+  }
   const float *y;
-  CHECK_OK(sm__forward(m, x, n, 0, &y));
+  CHECK_OK(sm__forward(m, x, n, fd_training, &y));
   memcpy(gy, r, (size_t)out_n * sizeof *gy);
   sm__layer_backward(m, 0, x, tr->act[0], gy, gx, gk, gb, n);
   int bad = fd_vector("x", name, x, in_n, gx, m, x, n, r);
   if (L->kernel) {
-    bad += fd_vector("kernel", name, sm_tensor_data(L->kernel), nk, gk, m, x, n, r);
-    bad += fd_vector("bias", name, sm_tensor_data(L->bias), nb, gb, m, x, n, r);
+    int fixed_k = L->kind == SM_LAYER_BATCHNORM && !L->use_scale; /* scale=False: gamma stays 1 */
+    if (!fixed_k) bad += fd_vector("kernel", name, sm_tensor_data(L->kernel), nk, gk, m, x, n, r);
+    for (int64_t i = 0; fixed_k && i < nk; i++) bad += gk[i] != 0.0f;
+    if (!L->no_bias) bad += fd_vector("bias", name, sm_tensor_data(L->bias), nb, gb, m, x, n, r);
+    for (int64_t i = 0; L->no_bias && i < nb; i++) bad += gb[i] != 0.0f; /* use_bias=False: stays 0 */
   }
   if (bad) fprintf(stderr, "%s: %d gradient entries off\n", name, bad);
   CHECK(bad == 0);
@@ -200,6 +209,70 @@ static void test_layer_gradients(void) {
   CHECK_OK(sm__forward(m, x, 2, 0, &y)); /* inference: identity */
   CHECK(memcmp(y, x, sizeof x) == 0);
   sm_seq_free(m);
+}
+
+/* The layers of Keras configs (src/train/layers.c); run last so that the draws above stay as they were. */
+static void test_keras_layer_gradients(void) {
+  sm_seq *m;
+  m = new_seq(3, 3, 4, 3);
+  CHECK_OK(sm__seq_batchnorm(m, 0.99f, 1e-3f, 1, 1));
+  compile_mse(m);
+  fd_training = 1;
+  fd_layer("batch norm (training) rank 3", m, 2, 0);
+  sm_seq_free(m);
+
+  m = new_seq(1, 5, 0, 0);
+  CHECK_OK(sm__seq_batchnorm(m, 0.9f, 1e-2f, 1, 0));
+  compile_mse(m);
+  fd_layer("batch norm (training) rank 1, no scale", m, 4, 0);
+  fd_training = 0;
+  sm_seq_free(m);
+
+  m = new_seq(3, 5, 5, 2);
+  CHECK_OK(sm__seq_avg_pool2d(m, 3, 3, 2, 2, SM_PAD_SAME));
+  compile_mse(m);
+  fd_layer("avgpool 3x3/2 same", m, 2, 0);
+  sm_seq_free(m);
+
+  m = new_seq(3, 4, 6, 2);
+  CHECK_OK(sm__seq_avg_pool2d(m, 2, 3, 1, 2, SM_PAD_VALID));
+  compile_mse(m);
+  fd_layer("avgpool 2x3/1x2 valid", m, 2, 0);
+  sm_seq_free(m);
+
+  m = new_seq(3, 3, 4, 5);
+  CHECK_OK(sm__seq_gap2d(m));
+  compile_mse(m);
+  fd_layer("global average pooling", m, 2, 0);
+  sm_seq_free(m);
+
+  m = new_seq(1, 8, 0, 0);
+  CHECK_OK(sm__seq_rescaling(m, 0.5f, -0.25f));
+  compile_mse(m);
+  fd_layer("rescaling", m, 2, 0);
+  sm_seq_free(m);
+
+  m = new_seq(1, 9, 0, 0);
+  CHECK_OK(sm__seq_leaky_relu(m, 0.3f));
+  compile_mse(m);
+  fd_layer("leaky relu", m, 3, 1);
+  sm_seq_free(m);
+
+  m = new_seq(3, 2, 3, 2);
+  int64_t rs[2] = {-1, 4};
+  CHECK_OK(sm__seq_reshape(m, 2, rs));
+  CHECK(m->layers[0].out_shape[0] == 3 && m->layers[0].out_shape[1] == 4);
+  compile_mse(m);
+  fd_layer("reshape", m, 2, 0);
+  sm_seq_free(m);
+
+  m = new_seq(3, 5, 5, 2);
+  CHECK_OK(sm_seq_conv2d(m, 3, 3, 3, 2, 2, SM_PAD_SAME, SM_ACT_NONE));
+  m->layers[0].no_bias = 1;
+  compile_mse(m);
+  fd_layer("conv no bias", m, 2, 0);
+  sm_seq_free(m);
+
 }
 
 /* ---- losses -------------------------------------------------------------------------------------- */
@@ -794,5 +867,6 @@ int main(void) {
   test_task_learns();
   test_mse_learns();
   test_dist_single();
+  test_keras_layer_gradients();
   TEST_MAIN_END();
 }

@@ -20,7 +20,7 @@
 #include "savedmodel/train.h"
 #include "test.h"
 #include "train/export_internal.h"
-#include "train/seq.h"
+#include "train/train_internal.h"
 
 static uint64_t rng = 88172645463325252ull;
 static float frand(void) { /* xorshift64, [-0.5, 0.5) */
@@ -80,25 +80,54 @@ static int count_entries(const char *dir) {
 
 /* 8x8x1 -> conv 3x3 relu -> pool 2 -> conv 2x2/2 SAME -> flatten -> dense 6 relu -> dropout ->
  * dense 3 (logits or softmax); weights and slots random, as if trained for a while. */
-static sm_seq *make_model(const sm_optimizer *opt, int softmax_last, int with_logits) {
+/* The layers of Keras configs (src/train/keras.c): rescaling, conv without bias, batch norm over
+ * rank 3 and rank 1, leaky relu, average and global average pooling, reshape. */
+static void keras_layers(sm_seq *m, int softmax_last) {
+  int64_t shape[3] = {2, 8, 4};
+  CHECK_OK(sm__seq_rescaling(m, 0.5f, 0.25f));
+  CHECK_OK(sm_seq_conv2d(m, 4, 3, 3, 2, 2, SM_PAD_SAME, SM_ACT_NONE));
+  m->layers[m->nlayers - 1].no_bias = 1;
+  CHECK_OK(sm__seq_batchnorm(m, 0.9f, 1e-3f, 1, 1));
+  CHECK_OK(sm__seq_leaky_relu(m, 0.2f));
+  CHECK_OK(sm__seq_avg_pool2d(m, 3, 3, 1, 1, SM_PAD_SAME));
+  CHECK_OK(sm__seq_reshape(m, 3, shape));
+  CHECK_OK(sm__seq_gap2d(m));
+  CHECK_OK(sm_seq_dense(m, 6, SM_ACT_RELU));
+  CHECK_OK(sm__seq_batchnorm(m, 0.99f, 1e-2f, 0, 1));
+  CHECK_OK(sm_seq_dense(m, 3, SM_ACT_NONE));
+  if (softmax_last) CHECK_OK(sm_seq_activation(m, SM_ACT_SOFTMAX));
+}
+
+static sm_seq *make_model_loss(const sm_optimizer *opt, int softmax_last, int with_logits, int keras, int loss_kind) {
   int64_t in[3] = {8, 8, 1};
   sm_seq *m = NULL;
   CHECK_OK(sm_seq_new(3, in, &m));
   if (!m) return NULL;
-  CHECK_OK(sm_seq_conv2d(m, 4, 3, 3, 1, 1, SM_PAD_VALID, SM_ACT_RELU));
-  CHECK_OK(sm_seq_max_pool2d(m, 2, 2, 2, 2, SM_PAD_VALID));
-  CHECK_OK(sm_seq_conv2d(m, 3, 2, 2, 2, 2, SM_PAD_SAME, SM_ACT_NONE));
-  CHECK_OK(sm_seq_flatten(m));
-  CHECK_OK(sm_seq_dense(m, 6, SM_ACT_RELU));
-  CHECK_OK(sm_seq_dropout(m, 0.25f));
-  CHECK_OK(sm_seq_dense(m, 3, softmax_last ? SM_ACT_SOFTMAX : SM_ACT_NONE));
-  sm_loss loss = {SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, with_logits};
+  if (keras) {
+    keras_layers(m, softmax_last);
+  } else {
+    CHECK_OK(sm_seq_conv2d(m, 4, 3, 3, 1, 1, SM_PAD_VALID, SM_ACT_RELU));
+    CHECK_OK(sm_seq_max_pool2d(m, 2, 2, 2, 2, SM_PAD_VALID));
+    CHECK_OK(sm_seq_conv2d(m, 3, 2, 2, 2, 2, SM_PAD_SAME, SM_ACT_NONE));
+    CHECK_OK(sm_seq_flatten(m));
+    CHECK_OK(sm_seq_dense(m, 6, SM_ACT_RELU));
+    CHECK_OK(sm_seq_dropout(m, 0.25f));
+    CHECK_OK(sm_seq_dense(m, 3, softmax_last ? SM_ACT_SOFTMAX : SM_ACT_NONE));
+  }
+  sm_loss loss = {loss_kind, with_logits};
   CHECK_OK(sm_seq_compile(m, opt, &loss, 7));
   for (int i = 0; i < m->nlayers; i++) {
     sm__layer *l = &m->layers[i];
-    fill(l->kernel, 1.0f);
-    fill(l->bias, 0.2f);
-    for (int k = 0; k < 2; k++) {
+    int bn = l->kind == SM_LAYER_BATCHNORM;
+    if (!bn || l->use_scale) fill(l->kernel, 1.0f); /* weights Keras has: the others stay 1 / 0 */
+    if (bn ? l->center : !l->no_bias) fill(l->bias, 0.2f);
+    fill(l->moving_mean, 0.3f);
+    if (l->moving_var) { /* positive */
+      fill(l->moving_var, 0.5f);
+      float *v = sm_tensor_data(l->moving_var);
+      for (int64_t j = 0; j < sm_tensor_num_elements(l->moving_var); j++) v[j] = 1.0f + fabsf(v[j]);
+    }
+    for (int k = 0; k < SM_OPT_SLOTS; k++) {
       fill(l->kernel_slot[k], 0.01f);
       fill(l->bias_slot[k], 0.01f);
     }
@@ -106,6 +135,10 @@ static sm_seq *make_model(const sm_optimizer *opt, int softmax_last, int with_lo
   m->iterations = 123;
   m->epochs_done = 4;
   return m;
+}
+
+static sm_seq *make_model(const sm_optimizer *opt, int softmax_last, int with_logits) {
+  return make_model_loss(opt, softmax_last, with_logits, 0, SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
 }
 
 static sm_tensor *images(int64_t n) {
@@ -229,15 +262,17 @@ static void check_bundle(const char *dir, const sm_seq *m) {
     for (int i = 0; i < m->nlayers; i++) {
       const sm__layer *l = &m->layers[i];
       if (!l->kernel) continue;
-      for (int w = 0; w < 2; w++) {
+      for (int w = 0; w < 4; w++) {
         sm_tensor *t = NULL;
-        sm__export_weight_name(nm, sizeof nm, l->name, w ? "bias" : "kernel");
+        const sm_tensor *want = w == 0 ? l->kernel : w == 1 ? l->bias : w == 2 ? l->moving_mean : l->moving_var;
+        if (w >= 2 && l->kind != SM_LAYER_BATCHNORM) break;
+        sm__export_weight_name(nm, sizeof nm, l->name, w < 2 ? sm__export_what(l, w) : w == 2 ? "moving_mean" : "moving_variance");
         CHECK_OK(sm_bundle_read(b, nm, &t));
-        CHECK(same_tensor_bits(t, w ? l->bias : l->kernel));
+        CHECK(same_tensor_bits(t, want));
         sm_tensor_free(t);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < SM_OPT_SLOTS && w < 2; k++) {
           const sm_tensor *slot = w ? l->bias_slot[k] : l->kernel_slot[k];
-          sm__export_slot_name(nm, sizeof nm, m->opt.kind, l->name, w ? "bias" : "kernel", k);
+          sm__export_slot_name(nm, sizeof nm, &m->opt, l->name, sm__export_what(l, w), k);
           sm_bundle_entry e;
           sm_status *s = sm_bundle_lookup(b, nm, &e);
           CHECK((s == NULL) == (slot != NULL));
@@ -251,7 +286,7 @@ static void check_bundle(const char *dir, const sm_seq *m) {
       }
     }
     sm_tensor *it = NULL;
-    snprintf(nm, sizeof nm, "%s/iteration", m->opt.kind == SM_OPT_ADAM ? "adam" : "sgd");
+    snprintf(nm, sizeof nm, "%s/iteration", sm__export_optimizer_name(m->opt.kind));
     CHECK_OK(sm_bundle_read(b, nm, &it));
     if (it) CHECK_EQ_INT(*(int64_t *)sm_tensor_data(it), m->iterations);
     sm_tensor_free(it);
@@ -282,9 +317,14 @@ static void check_same_model(const sm_seq *a, const sm_seq *b) {
     CHECK_EQ_INT(y->units, x->units);
     CHECK(y->kh == x->kh && y->kw == x->kw && y->sh == x->sh && y->sw == x->sw && y->padding == x->padding);
     CHECK(y->rate == x->rate);
+    CHECK(y->scale == x->scale && y->offset == x->offset && y->momentum == x->momentum && y->epsilon == x->epsilon);
+    CHECK(y->center == x->center && y->use_scale == x->use_scale && y->no_bias == x->no_bias);
+    CHECK(y->out_rank == x->out_rank && !memcmp(y->out_shape, x->out_shape, sizeof x->out_shape));
     CHECK(same_tensor_bits(x->kernel, y->kernel));
     CHECK(same_tensor_bits(x->bias, y->bias));
-    for (int k = 0; k < 2; k++) {
+    CHECK(same_tensor_bits(x->moving_mean, y->moving_mean));
+    CHECK(same_tensor_bits(x->moving_var, y->moving_var));
+    for (int k = 0; k < SM_OPT_SLOTS; k++) {
       CHECK(same_tensor_bits(x->kernel_slot[k], y->kernel_slot[k]));
       CHECK(same_tensor_bits(x->bias_slot[k], y->bias_slot[k]));
     }
@@ -413,7 +453,7 @@ static void test_export_resume(const char *tmp) {
     check_bad_state(dir, state, "kernel=3x3", "kernel=3", "not HxW");
     check_bad_state(dir, state, "kernel=3x3", "kernel=9x9", SM_TRAIN_STATE_FILENAME ":3:");
     check_bad_state(dir, state, "padding=valid", "padding=full", "unknown value");
-    check_bad_state(dir, state, "name=conv2d ", "name=conv ", "names it");
+    check_bad_state(dir, state, "name=conv2d ", "name=conv2D ", "only a-z, 0-9 and _");
     check_bad_state(dir, state, "units=6", "units=7", "the model needs");
     check_bad_state(dir, state, "iterations 123", "iterations 124", "adam/iteration");
     check_bad_state(dir, state, "iterations 123", "iterations -1", "not an integer");
@@ -426,7 +466,7 @@ static void test_export_resume(const char *tmp) {
     check_bad_state(dir, state, "end\n", "", "end of file");
     check_bad_state(dir, state, "seed 7", "seed 7\r", "not printable");
     check_bad_state(dir, state, "seed 7", "seed  7", "stray space");
-    check_bad_state(dir, state, "optimizer adam", "optimizer adamw", "unknown optimizer");
+    check_bad_state(dir, state, "optimizer adam", "optimizer adamax", "unknown optimizer");
     check_bad_state(dir, state, "beta_1=", "beta_one=", "expected beta_1=");
     check_bad_state(dir, state, "epsilon=", "epsilon=nan", "not a number");
     check_bad_state(dir, state, "from_logits=1", "from_logits=1 extra=2", "takes 1..2 values");
@@ -588,19 +628,36 @@ static void test_stale_staging(const char *tmp) {
 
 /* SGD with and without momentum, probabilities out, default labels, a softmax last layer. */
 static void test_variants(const char *tmp) {
-  for (int v = 0; v < 3; v++) {
+  /* 3..5: the layers of Keras configs, with AdamW + exponential decay, RMSprop centered with
+   * momentum + cosine decay (categorical cross-entropy), SGD Nesterov */
+  static const char *const names[] = {"sgd_momentum_probs", "sgd_probs", "adam_softmax_probs", "keras_adamw_expdecay",
+                                      "keras_rmsprop_cosine_softmax", "keras_sgd_nesterov"};
+  for (int v = 0; v < 6; v++) {
     sm_optimizer opt = sm_sgd_defaults();
     if (v == 0) opt.momentum = 0.9f;
     if (v == 1) opt.nesterov = 0;
     if (v == 2) opt = sm_adam_defaults();
-    sm_seq *m = make_model(&opt, v == 2, v != 2);
+    if (v == 3) {
+      opt = sm_adamw_defaults();
+      CHECK_OK(sm_optimizer_set_schedule(&opt, "exponential:100:0.5:staircase"));
+    }
+    if (v == 4) {
+      opt = sm_rmsprop_defaults();
+      opt.momentum = 0.5f;
+      opt.centered = 1;
+      CHECK_OK(sm_optimizer_set_schedule(&opt, "cosine:1000:0.1"));
+    }
+    if (v == 5) opt.momentum = 0.9f, opt.nesterov = 1;
+    int softmax = v == 2 || v == 4;
+    sm_seq *m = make_model_loss(&opt, softmax, !softmax, v >= 3,
+                                v == 4 ? SM_LOSS_CATEGORICAL_CROSSENTROPY : SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
     if (!m) continue;
     char name[32];
     snprintf(name, sizeof name, "v%d", v);
     char *dir = join(tmp, name);
     sm_export_options o = {NULL, 0, 1};
     CHECK_OK(sm_seq_export(m, dir, &o));
-    keep_export(m, v == 0 ? "sgd_momentum_probs" : v == 1 ? "sgd_probs" : "adam_softmax_probs", &o);
+    keep_export(m, names[v], &o);
     check_runs(dir, SM_TAG_SERVE, m, 1, NULL);
     check_bundle(dir, m);
     sm_seq *r = NULL;

@@ -1,0 +1,172 @@
+/* layers.c - forward and backward of the layers Keras configs bring beyond the seed CNN's:
+ * BatchNormalization (over the last axis; batch statistics and the moving-statistics update in
+ * training, the moving statistics at inference, as keras/src/layers/normalization/
+ * batch_normalization.py), AveragePooling2D (TF's AvgPool: SAME divides each window by its
+ * in-bounds count), GlobalAveragePooling2D, Rescaling and LeakyReLU. fit.c and grad.c dispatch
+ * here; the scratch comes from sm__train_scratch (batch norm keeps its batch mean and inverse
+ * standard deviation, 2 x channels floats, in tr->mask[l]). Batch norm without scale or center
+ * keeps gamma 1 / beta 0: their gradients are 0 and the optimizer skips them (optim.c). */
+#include <math.h>
+#include <string.h>
+
+#include "train/train_internal.h"
+
+static int64_t window_pad(int64_t in, int64_t out, int64_t k, int64_t s, int same) {
+  if (!same) return 0;
+  int64_t total = (out - 1) * s + k - in;
+  return total > 0 ? total / 2 : 0;
+}
+
+/* The in-bounds part of output (oy, ox)'s pooling window. */
+typedef struct win {
+  int64_t y0, y1, x0, x1; /* in-bounds rows [y0, y1), columns [x0, x1) */
+} win;
+static win window_at(const sm__layer *L, int64_t oy, int64_t ox) {
+  int same = L->padding == SM_PAD_SAME;
+  int64_t h = L->in_shape[0], w = L->in_shape[1];
+  int64_t pt = window_pad(h, L->out_shape[0], L->kh, L->sh, same), pl = window_pad(w, L->out_shape[1], L->kw, L->sw, same);
+  win r;
+  r.y0 = oy * L->sh - pt, r.x0 = ox * L->sw - pl;
+  r.y1 = r.y0 + L->kh, r.x1 = r.x0 + L->kw;
+  if (r.y0 < 0) r.y0 = 0;
+  if (r.x0 < 0) r.x0 = 0;
+  if (r.y1 > h) r.y1 = h;
+  if (r.x1 > w) r.x1 = w;
+  return r;
+}
+
+static void avgpool(const sm__layer *L, const float *x, float *y, int64_t n, float *gx, const float *gy) {
+  int64_t h = L->in_shape[0], w = L->in_shape[1], c = L->in_shape[2], oh = L->out_shape[0], ow = L->out_shape[1];
+  if (gx) memset(gx, 0, (size_t)(n * h * w * c) * sizeof *gx);
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t oy = 0; oy < oh; oy++)
+      for (int64_t ox = 0; ox < ow; ox++) {
+        win r = window_at(L, oy, ox);
+        float inv = 1.0f / (float)((r.y1 - r.y0) * (r.x1 - r.x0));
+        int64_t o = ((b * oh + oy) * ow + ox) * c;
+        for (int64_t ch = 0; ch < c; ch++) {
+          if (gx) {
+            float g = gy[o + ch] * inv;
+            for (int64_t iy = r.y0; iy < r.y1; iy++)
+              for (int64_t ix = r.x0; ix < r.x1; ix++) gx[((b * h + iy) * w + ix) * c + ch] += g;
+          } else {
+            float s = 0.0f;
+            for (int64_t iy = r.y0; iy < r.y1; iy++)
+              for (int64_t ix = r.x0; ix < r.x1; ix++) s += x[((b * h + iy) * w + ix) * c + ch];
+            y[o + ch] = s * inv;
+          }
+        }
+      }
+}
+
+/* ---- batch normalization ---------------------------------------------------------------------- */
+static void bn_forward(const sm__layer *L, const float *x, float *y, int64_t n, int training, float *stats) {
+  int64_t c = L->units, rows = n * sm__elems(L->in_rank, L->in_shape) / c;
+  const float *gamma = sm_tensor_data(L->kernel), *beta = sm_tensor_data(L->bias);
+  float *mm = sm_tensor_data(L->moving_mean), *mv = sm_tensor_data(L->moving_var);
+  float *mean = stats, *inv = stats + c;
+  if (rows == 0) return; /* an empty shard (MPI, more ranks than samples): no statistics to take */
+  if (training) {
+    for (int64_t ch = 0; ch < c; ch++) {
+      double s = 0.0, q = 0.0;
+      for (int64_t r = 0; r < rows; r++) s += x[r * c + ch];
+      float mu = (float)(s / (double)rows);
+      for (int64_t r = 0; r < rows; r++) {
+        double d = (double)x[r * c + ch] - mu;
+        q += d * d;
+      }
+      float var = (float)(q / (double)rows);
+      mean[ch] = mu;
+      inv[ch] = 1.0f / sqrtf(var + L->epsilon);
+      mm[ch] = mm[ch] * L->momentum + mu * (1.0f - L->momentum);
+      mv[ch] = mv[ch] * L->momentum + var * (1.0f - L->momentum);
+    }
+  } else {
+    for (int64_t ch = 0; ch < c; ch++) {
+      mean[ch] = mm[ch];
+      inv[ch] = 1.0f / sqrtf(mv[ch] + L->epsilon);
+    }
+  }
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t ch = 0; ch < c; ch++) {
+      y[r * c + ch] = (x[r * c + ch] - mean[ch]) * inv[ch] * gamma[ch] + beta[ch];
+    }
+}
+
+static void bn_backward(const sm__layer *L, const float *x, const float *gy, float *gx, float *gk, float *gb, int64_t n,
+                        const float *stats) {
+  int64_t c = L->units, rows = n * sm__elems(L->in_rank, L->in_shape) / c;
+  const float *gamma = sm_tensor_data(L->kernel), *mean = stats, *inv = stats + c;
+  for (int64_t ch = 0; ch < c; ch++) {
+    double sb = 0.0, sg = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+      float g = gy[r * c + ch], xh = (x[r * c + ch] - mean[ch]) * inv[ch];
+      sb += g;
+      sg += (double)g * xh;
+    }
+    gk[ch] = L->use_scale ? (float)sg : 0.0f;
+    gb[ch] = L->center ? (float)sb : 0.0f;
+    if (!gx) continue;
+    float k = gamma[ch] * inv[ch] / (float)rows, db = (float)sb, dg = (float)sg;
+    for (int64_t r = 0; r < rows; r++) {
+      float xh = (x[r * c + ch] - mean[ch]) * inv[ch];
+      gx[r * c + ch] = k * ((float)rows * gy[r * c + ch] - db - xh * dg);
+    }
+  }
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------------- */
+void sm__layer_forward_extra(sm_seq *m, int l, const float *x, float *y, int64_t n, int training) {
+  const sm__layer *L = &m->layers[l];
+  sm__train *tr = m->priv;
+  int64_t in_per = sm__elems(L->in_rank, L->in_shape), total = n * in_per;
+  switch (L->kind) {
+    case SM_LAYER_BATCHNORM: bn_forward(L, x, y, n, training, tr->mask[l]); break;
+    case SM_LAYER_AVGPOOL2D: avgpool(L, x, y, n, NULL, NULL); break;
+    case SM_LAYER_GAP2D: {
+      int64_t hw = L->in_shape[0] * L->in_shape[1], c = L->in_shape[2];
+      for (int64_t b = 0; b < n; b++)
+        for (int64_t ch = 0; ch < c; ch++) {
+          float s = 0.0f;
+          for (int64_t p = 0; p < hw; p++) s += x[(b * hw + p) * c + ch];
+          y[b * c + ch] = s / (float)hw;
+        }
+      break;
+    }
+    case SM_LAYER_RESCALING:
+      for (int64_t i = 0; i < total; i++) y[i] = x[i] * L->scale + L->offset;
+      break;
+    default: /* leaky relu */
+      for (int64_t i = 0; i < total; i++) y[i] = x[i] > 0.0f ? x[i] : x[i] * L->scale;
+      break;
+  }
+}
+
+void sm__layer_backward_extra(sm_seq *m, int l, const float *x, const float *gy, float *gx, float *gk, float *gb,
+                              int64_t n) {
+  const sm__layer *L = &m->layers[l];
+  sm__train *tr = m->priv;
+  int64_t in_per = sm__elems(L->in_rank, L->in_shape), total = n * in_per;
+  switch (L->kind) {
+    case SM_LAYER_BATCHNORM: bn_backward(L, x, gy, gx, gk, gb, n, tr->mask[l]); break;
+    case SM_LAYER_AVGPOOL2D:
+      if (gx) avgpool(L, x, NULL, n, gx, gy);
+      break;
+    case SM_LAYER_GAP2D:
+      if (gx) {
+        int64_t hw = L->in_shape[0] * L->in_shape[1], c = L->in_shape[2];
+        for (int64_t b = 0; b < n; b++)
+          for (int64_t p = 0; p < hw; p++)
+            for (int64_t ch = 0; ch < c; ch++) gx[(b * hw + p) * c + ch] = gy[b * c + ch] / (float)hw;
+      }
+      break;
+    case SM_LAYER_RESCALING:
+      if (gx)
+        for (int64_t i = 0; i < total; i++) gx[i] = gy[i] * L->scale;
+      break;
+    default:
+      if (gx)
+        for (int64_t i = 0; i < total; i++) gx[i] = x[i] > 0.0f ? gy[i] : gy[i] * L->scale;
+      break;
+  }
+}
