@@ -43,6 +43,7 @@ struct sm_session {
   _Atomic(cached *) plans; /* newest first */
   atomic_int nplans;
   sm_load_budget budget; /* what its graphs and constants may take (all zero: only hard limits) */
+  sm_backend backend;    /* where the plans built from now on place what they can (device.h) */
 };
 
 static char *dupstr(const char *s) {
@@ -143,6 +144,10 @@ sm_resources *sm__session_resources(sm_session *s) { return s ? s->res : NULL; }
 const sm_exec_env *sm__session_env(const sm_session *s) { return s ? &s->env : NULL; }
 void sm__session_allow_external_files(sm_session *s, int allow) {
   if (s) s->env.allow_external_files = allow != 0;
+}
+
+void sm__session_set_backend(sm_session *s, sm_backend b) {
+  if (s) s->backend = b;
 }
 
 /* ---- names -> key ---------------------------------------------------------------------------- */
@@ -274,7 +279,7 @@ static sm_status *build_named(const sm_session *s, const request *r, sm_plan **o
     tn[i] = idx;
   }
   sm_plan_spec spec = {fe, r->nf, oe, r->no, tn, r->nt, fl, ol};
-  st = sm__plan_build(g, &spec, out);
+  st = sm__plan_build_on(g, &spec, s->backend, out);
 done:
   free(fe);
   free(oe);
