@@ -13,6 +13,11 @@ __device__ __forceinline__ float act_f(int act, float alpha, float v) {
     case SMCU_TANH: return tanhf(v);
     case SMCU_SWISH: return v / (1.f + expf(-v));
     case SMCU_LEAKY_RELU: return v > 0.f ? v : alpha * v;
+    case SMCU_NEG: return -v;
+    case SMCU_RSQRT: return rsqrtf(v);
+    case SMCU_SQRT: return sqrtf(v);
+    case SMCU_SQUARE: return v * v;
+    case SMCU_EXP: return expf(v);
   }
   return v;
 }
@@ -38,7 +43,12 @@ __global__ void k_binary(int op, const float *a, const float *b, float *y, smcu_
       ib += q * bc.bstr[d];
     }
     float u = a[ia], v = b[ib];
-    y[i] = op == SMCU_ADD ? u + v : op == SMCU_SUB ? u - v : u * v;
+    y[i] = op == SMCU_ADD   ? u + v
+           : op == SMCU_SUB ? u - v
+           : op == SMCU_MUL ? u * v
+           : op == SMCU_DIV ? u / v
+           : op == SMCU_MAX ? fmaxf(u, v)
+                            : fminf(u, v);
   }
 }
 

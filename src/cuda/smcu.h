@@ -21,9 +21,12 @@ extern "C" {
 #define SMCU_MAX_RANK 8
 
 /* Activations (unary ops, and the epilogue of bias_act). */
-enum { SMCU_ID = 0, SMCU_RELU, SMCU_RELU6, SMCU_ELU, SMCU_SIGMOID, SMCU_TANH, SMCU_SWISH, SMCU_LEAKY_RELU };
+enum {
+  SMCU_ID = 0, SMCU_RELU, SMCU_RELU6, SMCU_ELU, SMCU_SIGMOID, SMCU_TANH, SMCU_SWISH, SMCU_LEAKY_RELU,
+  SMCU_NEG, SMCU_RSQRT, SMCU_SQRT, SMCU_SQUARE, SMCU_EXP
+};
 /* Binary elementwise ops. */
-enum { SMCU_ADD = 0, SMCU_SUB, SMCU_MUL };
+enum { SMCU_ADD = 0, SMCU_SUB, SMCU_MUL, SMCU_DIV, SMCU_MAX, SMCU_MIN };
 
 /* y = a op b with broadcasting: y has rank dims; a and b are read at sum(i_k * stride_k) (stride
  * 0 on a broadcast dimension). */

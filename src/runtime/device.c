@@ -20,6 +20,14 @@ const sm_device *sm__device_get(sm_backend b) {
   return __atomic_load_n(&devices[b], __ATOMIC_ACQUIRE);
 }
 
+sm_status *sm__device_plan_only(sm_backend b) {
+  if (b != SM_BACKEND_CUDA) return sm_status_new(SM_INVALID_ARGUMENT, "no device backend %d", (int)b);
+  pthread_mutex_lock(&open_mu);
+  sm_status *st = sm__cuda_kernels_register();
+  pthread_mutex_unlock(&open_mu);
+  return st;
+}
+
 sm_status *sm__device_open(sm_backend b, const sm_device **out) {
   *out = sm__device_get(b);
   if (*out) return NULL;

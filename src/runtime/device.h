@@ -41,8 +41,13 @@ const sm_device *sm__device_get(sm_backend b);
 void *sm__kctx_device(sm_kctx *c);
 void *sm__kctx_device_run(sm_kctx *c);
 
+/* Registers backend b's kernels without opening its device (idempotent), so that plans can be
+ * placed for it for inspection (sm__plan_build_placed): needs no module, driver or GPU. */
+sm_status *sm__device_plan_only(sm_backend b);
+
 /* The CUDA backend (src/runtime/gpu/cuda_backend.c): loads the module and registers the device
  * and its kernels; a message naming the module, driver or GPU that is missing. */
 sm_status *sm__cuda_open(void);
+sm_status *sm__cuda_kernels_register(void); /* once per process; idempotent */
 
 #endif

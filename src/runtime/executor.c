@@ -534,6 +534,9 @@ sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *con
   if ((p->nfeeds && !feeds) || (p->nfetches && !outputs))
     return sm_status_new(SM_INVALID_ARGUMENT, "run: the plan has %d feeds and %d fetches, arrays missing", p->nfeeds,
                          p->nfetches);
+  if (p->backend != SM_BACKEND_CPU && !p->dev)
+    return sm_status_new(SM_FAILED_PRECONDITION, "run: the plan was placed for %s without its device (inspection only)",
+                         sm__backend_name(p->backend));
   run_mem mem = {ro ? ro->max_run_bytes : 0, 0};
   run_dev rd = {p->dev, NULL, 0};
   return exec(p, env, feeds, outputs, ro, 0, mem.cap ? &mem : NULL, p->dev ? &rd : NULL);

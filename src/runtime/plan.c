@@ -74,6 +74,7 @@ typedef struct build_ctx {
 static _Thread_local const build_ctx *tls_build;
 
 static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const build_ctx *self, sm_plan **out);
+static int device_dtypes_ok(const sm_plan *p, const sm_step *sp);
 
 /* ---- freeing --------------------------------------------------------------------------------- */
 void sm__plan_free(sm_plan *p) {
@@ -249,7 +250,34 @@ sm_status *sm__plan_build_on(const sm_cgraph *g, const sm_plan_spec *spec, sm_ba
   return plan_build(g, spec, &top, out);
 }
 
+sm_status *sm__plan_build_placed(const sm_cgraph *g, const sm_plan_spec *spec, sm_backend backend, sm_plan **out) {
+  build_ctx top = {g, NULL, 0, NULL, NULL, backend};
+  return plan_build(g, spec, &top, out);
+}
+
+char *sm__plan_placement_text(const sm_plan *p) {
+  sbuf b = {0};
+  sb_printf(&b, "%d of %d steps on %s, %d host<->device copies", p->ndevice, p->nsteps, sm__backend_name(p->backend),
+            p->ncopies);
+  int n = 0;
+  for (int i = 0; i < p->nsteps; i++) {
+    const sm_step *sp = &p->steps[i];
+    const char *op = sm__node_op(sp->node);
+    if (sp->backend != SM_BACKEND_CPU || !sp->k || is_arg(op) || !strcmp(op, "Const") || !strcmp(op, "NoOp") ||
+        !device_dtypes_ok(p, sp))
+      continue;
+    sb_printf(&b, "%s '%s' (%s)", n++ ? "," : "; on the CPU:", sm__node_name(sp->node), op);
+  }
+  if (!n) sb_printf(&b, "; nothing falls back to the CPU");
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
 /* ---- placement (device.h) -------------------------------------------------------------------- */
+
 /* Can node nd run on a device at all: no resource, string, variant or ref values in or out. */
 static int device_dtypes_ok(const sm_plan *p, const sm_step *sp) {
   for (int j = 0; j < sp->nin; j++) {
@@ -301,7 +329,7 @@ static sm_status *place_copies(sm_plan *p, int norder, int **last_use) {
     sm_step *sp = &p->steps[i];
     if (sp->backend != SM_BACKEND_CPU) {
       p->ndevice++;
-      for (int k = 0; k < sp->nout; k++) on_dev[sp->out_base + k] = 1;
+      for (int k = 0; k < sp->nout; k++) on_dev[sp->out_base + k] = !(sp->k->flags & SM_KERNEL_HOST_OUT);
     }
     for (int j = 0; j < sp->nin && sp->in_slot; j++) {
       unsigned f = sp->k ? sp->k->flags : 0;
@@ -510,7 +538,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   }
   if ((st = mark_dead_steps(p, ord, norder, nn))) goto fail;
   if (self->backend != SM_BACKEND_CPU) {
-    p->dev = sm__device_get(self->backend);
+    p->dev = sm__device_get(self->backend); /* NULL: sm__plan_build_placed */
     p->backend = self->backend;
     for (int i = 0; i < norder && p->has_dead; i++) /* dead tensors: the CPU's executor path only */
       if (p->steps[i].backend != SM_BACKEND_CPU) {
@@ -540,7 +568,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
       goto fail;
     }
   }
-  if (p->dev && (st = place_copies(p, norder, &last_use))) goto fail;
+  if (self->backend != SM_BACKEND_CPU && (st = place_copies(p, norder, &last_use))) goto fail;
   nslots = p->nslots;
 
   /* each input's last-reader flag */

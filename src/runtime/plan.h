@@ -89,6 +89,13 @@ sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan 
 /* The same, placing what it can on `backend` (device.h; SM_BACKEND_CPU: sm__plan_build), whose
  * device must be open (sm__device_open). Sub-plans of kernels run on the CPU. */
 sm_status *sm__plan_build_on(const sm_cgraph *g, const sm_plan_spec *spec, sm_backend backend, sm_plan **out);
+/* The same placement without a device (its kernels registered: sm__device_plan_only), for
+ * inspection (validate --device gpu): running the plan fails. */
+sm_status *sm__plan_build_placed(const sm_cgraph *g, const sm_plan_spec *spec, sm_backend backend, sm_plan **out);
+/* What placement did, as one line (malloc'd; NULL when out of memory): "K of N steps on CUDA, C
+ * host<->device copies; on the CPU: 'name' (Op), ..." leaving out what is host-side by nature
+ * (Placeholder, Const, NoOp, and nodes of resource, string or variant values). */
+char *sm__plan_placement_text(const sm_plan *p);
 
 /* The slot a consumer reads for edge e: the feed if it is fed, else the output of the node that
  * makes the value now (sm__rewrite_edge; its first output slot node_base[id], -1 when the plan does

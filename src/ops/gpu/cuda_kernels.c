@@ -29,6 +29,8 @@ typedef struct kstate {
   sm__nn_window win;
   int64_t squeeze[SM_MAX_RANK];
   int nsqueeze, keep_dims;
+  int has_pool; /* _FusedConv2D with this library's fused MaxPool (nn_fuse.c) */
+  sm__nn_pool_fuse pool;
 } kstate;
 
 static sm_status *float_only(const sm_node *n) {
@@ -102,8 +104,15 @@ static sm_status *unary_prepare(const sm_node *n, void **state) {
   sm_status *st = new_state(n, state, &k);
   if (st) return st;
   const char *op = sm__node_op(n);
-  k->act = !strcmp(op, "Relu") ? SMCU_RELU : !strcmp(op, "Relu6") ? SMCU_RELU6 : !strcmp(op, "Elu") ? SMCU_ELU
-           : !strcmp(op, "Sigmoid") ? SMCU_SIGMOID : !strcmp(op, "Tanh") ? SMCU_TANH : SMCU_ID;
+  static const struct {
+    const char *op;
+    int act;
+  } ops[] = {{"Relu", SMCU_RELU}, {"Relu6", SMCU_RELU6}, {"Elu", SMCU_ELU},     {"Sigmoid", SMCU_SIGMOID},
+             {"Tanh", SMCU_TANH}, {"Neg", SMCU_NEG},     {"Rsqrt", SMCU_RSQRT}, {"Sqrt", SMCU_SQRT},
+             {"Square", SMCU_SQUARE}, {"Exp", SMCU_EXP}};
+  k->act = SMCU_ID;
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (!strcmp(op, ops[i].op)) k->act = ops[i].act;
   return NULL;
 }
 
@@ -123,7 +132,12 @@ static sm_status *binary_prepare(const sm_node *n, void **state) {
   sm_status *st = new_state(n, state, &k);
   if (st) return st;
   const char *op = sm__node_op(n);
-  k->op = !strcmp(op, "Sub") ? SMCU_SUB : !strcmp(op, "Mul") ? SMCU_MUL : SMCU_ADD;
+  k->op = !strcmp(op, "Sub")       ? SMCU_SUB
+          : !strcmp(op, "Mul")     ? SMCU_MUL
+          : !strcmp(op, "RealDiv") ? SMCU_DIV
+          : !strcmp(op, "Maximum") ? SMCU_MAX
+          : !strcmp(op, "Minimum") ? SMCU_MIN
+                                   : SMCU_ADD;
   return NULL;
 }
 
@@ -268,7 +282,8 @@ static sm_status *conv_prepare(const sm_node *n, void **state) {
   if (!strcmp(op, "_FusedConv2D")) {
     sm__nn_fused f;
     if ((st = sm__nn_fused_prepare(n, 1, &f))) return st;
-    if (f.has_pool) return sm_status_new(SM_UNIMPLEMENTED, "a fused MaxPool runs on the CPU");
+    k->has_pool = f.has_pool;
+    k->pool = f.pool;
     k->has_bias = 1;
     k->act = act_of(f.act);
     k->alpha = f.alpha;
@@ -313,10 +328,24 @@ static sm_status *conv(const void *state, sm_kctx *c) {
   cv.oh = out[0];
   cv.ow = out[1];
   int64_t yd[4] = {cv.n, cv.oh, cv.ow, cv.k};
-  sm_tensor *y, *padded = NULL;
+  smcu_pool pl = {.n = cv.n, .h = cv.oh, .w = cv.ow, .c = cv.k, .kh = k->pool.kh, .kw = k->pool.kw, .sh = k->pool.sh,
+                  .sw = k->pool.sw};
+  if (k->has_pool) { /* the convolution's output goes to scratch, the pooled one out */
+    if ((st = sm__nn_out_size(cv.oh, pl.kh, 1, pl.sh, k->pool.padding, 0, 0, &pl.oh, &pl.pad_top))) return st;
+    if ((st = sm__nn_out_size(cv.ow, pl.kw, 1, pl.sw, k->pool.padding, 0, 0, &pl.ow, &pl.pad_left))) return st;
+    yd[1] = pl.oh;
+    yd[2] = pl.ow;
+  }
+  sm_tensor *y, *padded = NULL, *full = NULL;
   if ((st = sm__cuda_output(c, 0, SM_FLOAT, 4, yd, &y))) return st;
   if (k->has_bias && (st = check_bias(y, sm__kctx_input(c, 2)))) return st;
   if (!sm_tensor_num_elements(y)) return NULL;
+  float *yconv = sm_tensor_data(y);
+  if (k->has_pool) {
+    void *p;
+    if ((st = sm__cuda_scratch(c, (size_t)(cv.n * cv.oh * cv.ow * cv.k) * sizeof(float), &full, &p))) return st;
+    yconv = p;
+  }
   const float *xp = fin(c, 0);
   if (lead[0] != after[0] || lead[1] != after[1]) { /* cuDNN pads symmetrically: pad the input here */
     int64_t pd[4] = {cv.n, cv.h + lead[0] + after[0], cv.w + lead[1] + after[1], cv.c}, before[4] = {0, lead[0], lead[1], 0};
@@ -337,11 +366,12 @@ static sm_status *conv(const void *state, sm_kctx *c) {
   char err[SMCU_ERR] = "";
   const smcu_api *A = sm__cuda_api();
   void *S = sm__kctx_device_run(c);
-  int bad = A->conv2d(S, &cv, xp, fin(c, 1), sm_tensor_data(y), err);
+  int bad = A->conv2d(S, &cv, xp, fin(c, 1), yconv, err);
   sm_tensor_free(padded); /* released stream-ordered: after the convolution */
   if (!bad && k->has_bias)
-    bad = A->bias_act(S, sm_tensor_data(y), fin(c, 2), sm_tensor_data(y), cv.n * cv.oh * cv.ow, cv.k, k->act, k->alpha,
-                      err);
+    bad = A->bias_act(S, yconv, fin(c, 2), yconv, cv.n * cv.oh * cv.ow, cv.k, k->act, k->alpha, err);
+  if (!bad && k->has_pool) bad = A->pool(S, &pl, yconv, sm_tensor_data(y), err);
+  sm_tensor_free(full);
   return bad ? sm__cuda_err(err) : NULL;
 }
 
@@ -495,7 +525,36 @@ static sm_status *any_prepare(const sm_node *n, void **state) {
 
 static sm_status *identity(const void *state, sm_kctx *c) {
   (void)state;
-  sm__kctx_forward(c, 0, 0);
+  for (int i = 0; i < sm__kctx_num_inputs(c) && i < sm__kctx_num_outputs(c); i++) sm__kctx_forward(c, i, i);
+  return NULL;
+}
+
+/* Shape of a device tensor: its dims, a host tensor (SM_KERNEL_HOST_OUT): nothing is copied. */
+static sm_status *shape_prepare(const sm_node *n, void **state) {
+  *state = NULL;
+  int dt = SM_INT32;
+  if (sm__node_attr(n, "out_type")) {
+    sm_status *st = sm__node_attr_type(n, "out_type", &dt);
+    if (st) return st;
+  }
+  return dt == SM_INT32 || dt == SM_INT64 ? NULL : sm_status_new(SM_UNIMPLEMENTED, "out_type must be int32 or int64");
+}
+
+static sm_status *shape(const void *state, sm_kctx *c) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(c, 0);
+  int r = sm_tensor_rank(x), dt = sm__node_output_dtype(sm__kctx_node(c), 0);
+  int64_t d = r;
+  sm_tensor *y;
+  sm_status *st = sm__kctx_alloc_output(c, 0, dt, 1, &d, &y);
+  if (st) return st;
+  for (int i = 0; i < r; i++) {
+    int64_t v = sm_tensor_dims(x)[i];
+    if (dt == SM_INT32 && v > INT32_MAX)
+      return sm_status_new(SM_INVALID_ARGUMENT, "dimension %d of %lld does not fit out_type int32", i, (long long)v);
+    if (dt == SM_INT32) ((int32_t *)sm_tensor_data(y))[i] = (int32_t)v;
+    else ((int64_t *)sm_tensor_data(y))[i] = v;
+  }
   return NULL;
 }
 
@@ -672,19 +731,29 @@ const sm_kernel sm_kernels_cuda[] = {
     {"Conv2D", conv_prepare, conv, free, 0},
     {"DepthwiseConv2dNative", conv_prepare, conv, free, 0},
     {"Elu", unary_prepare, unary, free, 0},
+    {"Exp", unary_prepare, unary, free, 0},
     {"FusedBatchNormV3", batchnorm_prepare, batchnorm, free, 0},
     {"Identity", any_prepare, identity, NULL, 0},
+    {"IdentityN", any_prepare, identity, NULL, 0},
     {"MatMul", matmul_prepare, matmul, free, 0},
     {"MaxPool", pool_prepare, pool, free, 0},
     {"Mean", mean_prepare, mean, free, H1},
+    {"Maximum", binary_prepare, binary, free, 0},
+    {"Minimum", binary_prepare, binary, free, 0},
     {"Mul", binary_prepare, binary, free, 0},
+    {"Neg", unary_prepare, unary, free, 0},
     {"Pad", softmax_prepare, pad, free, H1},
     {"PadV2", softmax_prepare, pad, free, H12},
+    {"RealDiv", binary_prepare, binary, free, 0},
     {"Relu", unary_prepare, unary, free, 0},
     {"Relu6", unary_prepare, unary, free, 0},
     {"Reshape", any_prepare, reshape, NULL, H1},
+    {"Rsqrt", unary_prepare, unary, free, 0},
+    {"Shape", shape_prepare, shape, NULL, SM_KERNEL_HOST_OUT},
     {"Sigmoid", unary_prepare, unary, free, 0},
     {"Softmax", softmax_prepare, softmax, free, 0},
+    {"Sqrt", unary_prepare, unary, free, 0},
+    {"Square", unary_prepare, unary, free, 0},
     {"Squeeze", squeeze_prepare, squeeze, free, 0},
     {"Sub", binary_prepare, binary, free, 0},
     {"Tanh", unary_prepare, unary, free, 0},

@@ -122,6 +122,15 @@ static sm_status *download(void *ctx, void *run, const sm_tensor *dev, sm_tensor
 static sm_device cuda_device = {"CUDA", NULL, run_begin, run_end, upload, download};
 
 /* ---- opening --------------------------------------------------------------------------------- */
+static int kernels_registered; /* under device.c's open lock */
+
+sm_status *sm__cuda_kernels_register(void) {
+  if (kernels_registered) return NULL;
+  sm_status *st = sm__kernels_add(sm_kernels_cuda, SM_BACKEND_CUDA);
+  if (!st) kernels_registered = 1;
+  return st;
+}
+
 static void *open_module(char *why, size_t cap) {
   const char *env = getenv("SM_CUDA_MODULE");
   if (env && *env) {
@@ -177,7 +186,7 @@ sm_status *sm__cuda_open(void) {
   __atomic_store_n(&api, a, __ATOMIC_RELEASE); /* the module stays loaded for the process's life */
   a->describe(desc, sizeof desc);
   cuda_device.name = "CUDA";
-  sm_status *st = sm__kernels_add(sm_kernels_cuda, SM_BACKEND_CUDA);
+  sm_status *st = sm__cuda_kernels_register();
   if (!st) st = sm__device_register(SM_BACKEND_CUDA, &cuda_device);
   return st ? sm_status_prefix(st, "GPU backend %s", desc) : NULL;
 }
