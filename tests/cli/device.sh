@@ -3,8 +3,9 @@
 # can be used (no module, no driver, no GPU: CI and development machines), --device gpu fails
 # cleanly (exit 1, no crash) with a message naming what is missing; where one can, its outputs are
 # the CPU's within float tolerance (tools/gpu_check.sh compares every zoo model). A bad --device
-# value is a usage error; train --device gpu is not implemented yet and says so; the {serve, gpu}
-# MetaGraph is chosen by --tag_set serve,gpu exactly as TensorFlow chooses it.
+# value is a usage error; train --device gpu is not implemented yet and says so; validate --device gpu
+# notes each signature's placement; the {serve, gpu} MetaGraph is chosen by --tag_set serve,gpu
+# exactly as TensorFlow chooses it.
 CLI=$1 SRC=$2
 ZOO=$SRC/tests/fixtures/zoo
 M=$ZOO/keras_conv
@@ -57,6 +58,13 @@ rc=$?
 "$CLI" serve --model_base_path "$tmp" --device npu >/dev/null 2>"$tmp/err"
 rc=$?
 { [ $rc -eq 2 ] && grep -q -- "--device=npu: expected cpu or gpu" "$tmp/err"; } || { echo "FAIL: serve --device npu: exit $rc"; cat "$tmp/err"; fail=1; }
+
+# validate --device gpu: the placement of each signature, without a GPU (the seed CNN: nothing but
+# the flatten's shape arithmetic, on host int32 values, stays on the CPU)
+"$CLI" validate --dir "$ZOO/keras_seed_cnn/model" --device gpu >"$tmp/v" 2>&1 || { echo "FAIL: validate --device gpu"; cat "$tmp/v"; fail=1; }
+grep -q "signature 'serving_default' on the GPU: [1-9][0-9]* of [0-9]* steps on CUDA, [0-9]* host<->device copies; on the CPU: .*(StridedSlice)" "$tmp/v" ||
+  { echo "FAIL: validate --device gpu: no placement note"; cat "$tmp/v"; fail=1; }
+grep -q "(_FusedConv2D)\|(MatMul)\|(_FusedMatMul)" "$tmp/v" && { echo "FAIL: a conv or matmul falls back"; cat "$tmp/v"; fail=1; }
 
 # {serve, gpu}: the MetaGraph whose tag set is exactly the one asked for (TF's loader)
 T=$ZOO/tf1_multi_tags
