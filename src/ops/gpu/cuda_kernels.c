@@ -452,7 +452,7 @@ static sm_status *mean(const void *state, sm_kctx *c) {
   return NULL;
 }
 
-static sm_status *softmax_prepare(const sm_node *n, void **state) {
+static sm_status *float_prepare(const sm_node *n, void **state) {
   kstate *k;
   return new_state(n, state, &k);
 }
@@ -727,7 +727,7 @@ const sm_kernel sm_kernels_cuda[] = {
     {"AvgPool", pool_prepare, pool, free, 0},
     {"BatchMatMulV2", matmul_prepare, matmul, free, 0},
     {"BiasAdd", bias_add_prepare, bias_add, free, 0},
-    {"ConcatV2", softmax_prepare, concat, free, SM_KERNEL_HOST_LAST_IN},
+    {"ConcatV2", float_prepare, concat, free, SM_KERNEL_HOST_LAST_IN},
     {"Conv2D", conv_prepare, conv, free, 0},
     {"DepthwiseConv2dNative", conv_prepare, conv, free, 0},
     {"Elu", unary_prepare, unary, free, 0},
@@ -742,8 +742,8 @@ const sm_kernel sm_kernels_cuda[] = {
     {"Minimum", binary_prepare, binary, free, 0},
     {"Mul", binary_prepare, binary, free, 0},
     {"Neg", unary_prepare, unary, free, 0},
-    {"Pad", softmax_prepare, pad, free, H1},
-    {"PadV2", softmax_prepare, pad, free, H12},
+    {"Pad", float_prepare, pad, free, H1},
+    {"PadV2", float_prepare, pad, free, H12},
     {"RealDiv", binary_prepare, binary, free, 0},
     {"Relu", unary_prepare, unary, free, 0},
     {"Relu6", unary_prepare, unary, free, 0},
@@ -751,7 +751,7 @@ const sm_kernel sm_kernels_cuda[] = {
     {"Rsqrt", unary_prepare, unary, free, 0},
     {"Shape", shape_prepare, shape, NULL, SM_KERNEL_HOST_OUT},
     {"Sigmoid", unary_prepare, unary, free, 0},
-    {"Softmax", softmax_prepare, softmax, free, 0},
+    {"Softmax", float_prepare, softmax, free, 0},
     {"Sqrt", unary_prepare, unary, free, 0},
     {"Square", unary_prepare, unary, free, 0},
     {"Squeeze", squeeze_prepare, squeeze, free, 0},

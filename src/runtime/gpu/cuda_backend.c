@@ -88,35 +88,34 @@ static sm_status *run_end(void *ctx, void *run) {
   return api->stream_put(run, err) ? sm__cuda_err(err) : NULL;
 }
 
-static sm_status *upload(void *ctx, void *run, const sm_tensor *host, sm_tensor **out) {
-  (void)ctx;
-  if (sm__tensor_space(host) != SM_MEM_HOST) return sm_status_new(SM_INTERNAL, "upload: the tensor is not in host memory");
-  sm_status *st = dev_tensor(run, sm_tensor_dtype(host), sm_tensor_rank(host), sm_tensor_dims(host), out);
+/* A copy of src in the other space (up: host -> GPU), complete (download) or queued on run (upload). */
+static sm_status *copy_across(void *run, const sm_tensor *src, int up, sm_tensor **out) {
+  *out = NULL;
+  if (sm__tensor_space(src) != (up ? SM_MEM_HOST : SM_MEM_DEVICE))
+    return sm_status_new(SM_INTERNAL, "%s: the tensor is not in %s memory", up ? "upload" : "download",
+                         up ? "host" : "GPU");
+  int dt = sm_tensor_dtype(src), rank = sm_tensor_rank(src);
+  const int64_t *dims = sm_tensor_dims(src);
+  sm_status *st = up ? dev_tensor(run, dt, rank, dims, out) : sm__tensor_new_uninit(dt, rank, dims, out);
   if (st) return st;
   char err[SMCU_ERR] = "";
-  size_t n = sm_tensor_nbytes(host);
-  if (n && api->h2d(run, sm_tensor_data(*out), sm_tensor_data(host), n, err)) {
-    sm_tensor_free(*out);
-    *out = NULL;
-    return sm__cuda_err(err);
-  }
-  return NULL;
+  size_t n = sm_tensor_nbytes(src);
+  int bad = n && (up ? api->h2d(run, sm_tensor_data(*out), sm_tensor_data(src), n, err)
+                     : api->d2h(run, sm_tensor_data(*out), sm_tensor_data(src), n, err));
+  if (!bad) return NULL;
+  sm_tensor_free(*out);
+  *out = NULL;
+  return sm__cuda_err(err);
+}
+
+static sm_status *upload(void *ctx, void *run, const sm_tensor *host, sm_tensor **out) {
+  (void)ctx;
+  return copy_across(run, host, 1, out);
 }
 
 static sm_status *download(void *ctx, void *run, const sm_tensor *dev, sm_tensor **out) {
   (void)ctx;
-  if (sm__tensor_space(dev) != SM_MEM_DEVICE)
-    return sm_status_new(SM_INTERNAL, "download: the tensor is not in GPU memory");
-  sm_status *st = sm__tensor_new_uninit(sm_tensor_dtype(dev), sm_tensor_rank(dev), sm_tensor_dims(dev), out);
-  if (st) return st;
-  char err[SMCU_ERR] = "";
-  size_t n = sm_tensor_nbytes(dev);
-  if (n && api->d2h(run, sm_tensor_data(*out), sm_tensor_data(dev), n, err)) {
-    sm_tensor_free(*out);
-    *out = NULL;
-    return sm__cuda_err(err);
-  }
-  return NULL;
+  return copy_across(run, dev, 0, out);
 }
 
 static sm_device cuda_device = {"CUDA", NULL, run_begin, run_end, upload, download};
