@@ -14,6 +14,8 @@
 #    SM_BENCH_DEVICE=gpu, whole sm_model_run calls, outputs back on the host) against PyTorch eager
 #    (tools/gpu_torch_bench.py, torchvision), and writes a markdown block to $OUT/gpu_check.md.
 # Exit status: 0 when everything that ran passed (or the machine has no GPU), 1 otherwise.
+# Environment: OUT, BUILD (build-gpu), PYTHON (python3, with numpy; torch + torchvision for the
+# PyTorch side), GPU_MODELS (build/gpu/models.tar.xz), CMAKE_EXTRA, CTEST_ARGS.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/gpu_check}
@@ -47,7 +49,8 @@ if ls tools/gpu_debs/*.deb >/dev/null 2>&1; then
   dpkg -i tools/gpu_debs/*.deb >"$OUT/debs.log" 2>&1 || say "- warning: dpkg -i tools/gpu_debs/*.deb failed (see debs.log)"
 fi
 t=$(date +%s)
-if ! { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSM_CUDA_REQUIRED=ON -DSM_WERROR=OFF &&
+# shellcheck disable=SC2086  # CMAKE_EXTRA: more -D options, word-split on purpose
+if ! { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSM_CUDA_REQUIRED=ON -DSM_WERROR=OFF ${CMAKE_EXTRA:-} &&
        cmake --build "$BUILD" -j "$JOBS"; } >"$OUT/build.log" 2>&1; then
   say "- build: FAILED (build.log's end below)"
   tail -30 "$OUT/build.log" | sed 's/^/    /' | tee -a "$MD"
@@ -57,7 +60,8 @@ say "- build: ok in $(($(date +%s) - t)) s ($(grep -m1 'CUDA backend' "$OUT/buil
 
 # ---- unit and CLI tests ---------------------------------------------------------------------------
 t=$(date +%s)
-(cd "$BUILD" && timeout 150 ctest -j "$JOBS" --timeout 120 --output-on-failure) >"$OUT/ctest.log" 2>&1
+# shellcheck disable=SC2086  # CTEST_ARGS: e.g. -R test_cuda, word-split on purpose
+(cd "$BUILD" && timeout 150 ctest -j "$JOBS" --timeout 120 --output-on-failure ${CTEST_ARGS:-}) >"$OUT/ctest.log" 2>&1
 rc=$?
 say "- ctest: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1) ($(($(date +%s) - t)) s, exit $rc)"
 [ $rc -ne 0 ] && { status=1; grep -E '^\s+[0-9]+ - ' "$OUT/ctest.log" | head -20 | sed 's/^/    /' | tee -a "$MD"; }

@@ -5,7 +5,7 @@
                                [--md OUT.md] [--budget SECONDS]
 
 For each tests/fixtures/zoo/<model>/golden/outputs/<case>/signature.json whose inputs are .npy
-files (string inputs and stateful sequences are left out), `savedmodel run --device cpu` and
+files (string inputs, no inputs and stateful sequences are left out), `savedmodel run --device cpu` and
 `savedmodel run --device gpu` (--device sets the second side; cpu checks this driver without a GPU)
 write every output with --outdir; float outputs must agree within 1e-4 x max(1, max |cpu|), others
 exactly. Prints one line per case and a summary, writes a markdown block with --md, and exits 1
@@ -70,7 +70,7 @@ def main():
             continue
         sig = json.load(open(sj))
         name = f"{model}/{os.path.basename(case_dir)}"
-        if "step" in sig or any(not v["file"].endswith(".npy") for v in sig["inputs"].values()):
+        if "step" in sig or not sig["inputs"] or any(not v["file"].endswith(".npy") for v in sig["inputs"].values()):
             counts["left-out"] += 1
             continue
         if time.time() - t0 > a.budget:

@@ -158,8 +158,8 @@ static void *open_module(char *why, size_t cap) {
   void *h = dlopen("libsavedmodel_cuda.so", RTLD_NOW | RTLD_LOCAL);
   if (!h)
     snprintf(why, cap,
-             "the CUDA module libsavedmodel_cuda.so is not installed (this build has no CUDA backend: nvcc was not "
-             "found when it was configured) or cannot be loaded: %s",
+             "the CUDA module libsavedmodel_cuda.so is not installed (a build without the CUDA backend: nvcc "
+             "absent or SM_WITH_CUDA=OFF when it was configured) or cannot be loaded: %s",
              dlerror());
   return h;
 }
