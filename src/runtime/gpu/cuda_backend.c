@@ -177,12 +177,16 @@ sm_status *sm__cuda_open(void) {
     return sm_status_new(SM_FAILED_PRECONDITION, "no GPU backend: libsavedmodel_cuda.so is not of this library's "
                                                  "version (ABI %d)", SMCU_ABI_VERSION);
   }
+  sm_status *st = sm__cuda_open_with(a);
+  if (st && sm__cuda_api() != a) dlclose(h); /* once opened, the module stays loaded for the process's life */
+  return st;
+}
+
+sm_status *sm__cuda_open_with(const smcu_api *a) {
+  if (sm__device_get(SM_BACKEND_CUDA)) return NULL;
   char err[SMCU_ERR] = "";
-  if (a->open(err)) {
-    dlclose(h);
-    return sm_status_new(SM_FAILED_PRECONDITION, "no GPU: %s", err);
-  }
-  __atomic_store_n(&api, a, __ATOMIC_RELEASE); /* the module stays loaded for the process's life */
+  if (a->open(err)) return sm_status_new(SM_FAILED_PRECONDITION, "no GPU: %s", err);
+  __atomic_store_n(&api, a, __ATOMIC_RELEASE);
   a->describe(desc, sizeof desc);
   cuda_device.name = "CUDA";
   sm_status *st = sm__cuda_kernels_register();

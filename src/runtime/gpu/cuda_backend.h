@@ -8,6 +8,9 @@
 
 /* The open module's table (NULL before sm__cuda_open succeeded). */
 const smcu_api *sm__cuda_api(void);
+/* What sm__cuda_open does once it has the module's table: opens it, registers the device and the
+ * kernels. Tests give it a table of their own (host memory standing in for the GPU's). */
+sm_status *sm__cuda_open_with(const smcu_api *a);
 /* A new tensor in device memory (uninitialised) on stream, set as output i of the kernel c. */
 sm_status *sm__cuda_output(sm_kctx *c, int i, int dtype, int rank, const int64_t *dims, sm_tensor **out);
 /* Device scratch of `bytes` on the run's stream, released (stream-ordered) with *hold. */
