@@ -6,7 +6,7 @@
  * The module is looked for as $SM_CUDA_MODULE, then next to the library (or program) this code is
  * linked into, then by the dynamic linker's search path; where it, libcudart / libcublas /
  * libcudnn, the driver or a GPU is missing, opening fails with a message that says which, and
- * the next load asking for the GPU tries again. */
+ * the next load asking for the GPU tries again (the module, once loaded, is never unloaded). */
 #define _GNU_SOURCE
 #include "runtime/gpu/cuda_backend.h"
 
@@ -172,14 +172,13 @@ sm_status *sm__cuda_open(void) {
   smcu_get_api_fn get;
   *(void **)(&get) = dlsym(h, "smcu_get_api");
   const smcu_api *a = get ? get(SMCU_ABI_VERSION) : NULL;
-  if (!a) {
-    dlclose(h);
+  if (!a) /* the module stays loaded (as after any failure: see below) */
     return sm_status_new(SM_FAILED_PRECONDITION, "no GPU backend: libsavedmodel_cuda.so is not of this library's "
                                                  "version (ABI %d)", SMCU_ABI_VERSION);
-  }
-  sm_status *st = sm__cuda_open_with(a);
-  if (st && sm__cuda_api() != a) dlclose(h); /* once opened, the module stays loaded for the process's life */
-  return st;
+  /* Never dlclosed, even when opening failed: libstdc++ and the CUDA libraries it brought keep
+   * allocations (the exception pool) that unloading would orphan; a later load asking for the GPU
+   * gets the same handle back and tries the driver again. */
+  return sm__cuda_open_with(a);
 }
 
 sm_status *sm__cuda_open_with(const smcu_api *a) {
