@@ -10,7 +10,8 @@
  * throughput in examples per second, and the sum of the first output so the driver can check we
  * computed what TensorFlow computed. With OUTFILE, the
  * first output of the last call is also written there as raw float32 (native byte order), so the
- * driver can compare it element by element (bench/bench_loops.py does). */
+ * driver can compare it element by element (bench/bench_loops.py does). SM_BENCH_DEVICE=gpu loads
+ * with sm_load_options.device = SM_DEVICE_GPU. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
@@ -64,6 +65,8 @@ int main(int argc, char **argv) {
   for (char *p = strtok(tagbuf, ","); p && ntags < 16; p = strtok(NULL, ",")) tags[ntags++] = p;
 
   sm_load_options opts = {.num_threads = threads};
+  const char *dev = getenv("SM_BENCH_DEVICE"); /* "gpu": sm_load_options.device (tools/gpu_check.sh) */
+  if (dev && !strcmp(dev, "gpu")) opts.device = SM_DEVICE_GPU;
   sm_model *m = NULL;
   double t0 = now_s();
   sm_status *s = sm_model_load(dir, tags, ntags, &opts, &m);

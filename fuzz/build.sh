@@ -63,8 +63,8 @@ objs=()
 jobs=()
 # The serve layer's JSON decoder and gRPC request handling (with the REST engine and the model
 # manager it runs on) are fuzzed too; the rest of src/serve (HTTP, batching) is not needed.
-srcs=(src/base/*.c src/format/*.c src/graph/*.c src/runtime/*.c src/ops/*.c src/builder/*.c
-      src/cli/pyliteral.c src/cli/pyfmt.c)
+srcs=(src/base/*.c src/format/*.c src/graph/*.c src/runtime/*.c src/runtime/gpu/*.c src/ops/*.c src/ops/gpu/*.c
+      src/builder/*.c src/cli/pyliteral.c src/cli/pyfmt.c)
 for f in src/train/*.c src/serve/json*.c src/serve/grpc_api.c src/serve/rest.c src/serve/manager.c src/serve/config.c; do [ -f "$f" ] && srcs+=("$f"); done
 # Our sources get -Wshadow -Wmissing-prototypes as in the CMake build.
 WEXTRA="-Wshadow -Wmissing-prototypes"

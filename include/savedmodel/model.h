@@ -60,7 +60,15 @@ typedef struct sm_load_options {
    * are opened (a FIFO or a device is refused without blocking), and a vocabulary file of more
    * than SM_MAX_VOCAB_FILE_BYTES is refused. */
   int allow_external_files;
+  /* Where the signatures run: SM_DEVICE_CPU (0, the default) or SM_DEVICE_GPU, which places every
+   * node whose op has a CUDA kernel on the GPU and runs the others on the CPU, with the copies
+   * between them placed at load (variables are restored, and the init op runs, on the CPU). A load
+   * asking for the GPU fails (SM_FAILED_PRECONDITION, naming what is missing) where the CUDA
+   * module (libsavedmodel_cuda.so), the driver or a GPU is absent. */
+  int device;
 } sm_load_options;
+
+enum { SM_DEVICE_CPU = 0, SM_DEVICE_GPU = 1 };
 
 /* The largest text file a table initializer reads (InitializeTableFromTextFileV2): 256 MiB. */
 #define SM_MAX_VOCAB_FILE_BYTES ((uint64_t)256 << 20)

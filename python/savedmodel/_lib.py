@@ -24,7 +24,7 @@ class LoadOptions(ctypes.Structure):
     """sm_load_options (model.h)."""
     _fields_ = [("num_threads", c_int), ("signatures", ctypes.POINTER(c_char_p)), ("nsignatures", c_int),
                 ("max_graph_nodes", ctypes.c_int64), ("max_load_bytes", ctypes.c_int64),
-                ("allow_external_files", c_int)]
+                ("allow_external_files", c_int), ("device", c_int)]
 
 
 def _find():

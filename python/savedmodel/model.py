@@ -162,15 +162,18 @@ class Model:
     """A loaded SavedModel (savedmodel.load)."""
 
     def __init__(self, export_dir, tags, num_threads, signatures, max_graph_nodes=0, max_load_bytes=0,
-                 allow_external_files=False):
+                 allow_external_files=False, device="cpu"):
         self.export_dir = str(export_dir)
         self.tags = list(tags)
         self._lock = threading.Lock()
         self._busy = 0
         self._closed = False
         self._h = None
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"device must be 'cpu' or 'gpu', not {device!r}")
         opts = _lib.LoadOptions(num_threads=num_threads, max_graph_nodes=max_graph_nodes,
-                                max_load_bytes=max_load_bytes, allow_external_files=int(bool(allow_external_files)))
+                                max_load_bytes=max_load_bytes, allow_external_files=int(bool(allow_external_files)),
+                                device=1 if device == "gpu" else 0)
         if signatures is not None:
             keys = [signatures] if isinstance(signatures, str) else list(signatures)
             opts.signatures = _strs(keys)
@@ -259,13 +262,15 @@ class Model:
 
 
 def load(export_dir, tags=("serve",), *, num_threads=0, signatures=None, max_graph_nodes=0, max_load_bytes=0,
-         allow_external_files=False):
+         allow_external_files=False, device="cpu"):
     """Loads the MetaGraph of export_dir whose tag set is exactly `tags` (a str is one tag), restores
     its variables and runs its init op, as tf.saved_model.load does. num_threads: threads for large
     kernels (0: one per core). signatures: compile only these keys at load (others on first call).
     max_graph_nodes / max_load_bytes: the load budget (0: the default, from the files' sizes; see
-    sm_load_options). allow_external_files: let the model's ops read files outside export_dir."""
+    sm_load_options). allow_external_files: let the model's ops read files outside export_dir.
+    device: "cpu", or "gpu" (CUDA kernels where there are some, the CPU for the rest; fails where no
+    GPU backend, driver or GPU is found)."""
     if isinstance(tags, str):
         tags = [tags]
     return Model(os.fspath(export_dir), tags, num_threads, signatures, max_graph_nodes, max_load_bytes,
-                 allow_external_files)
+                 allow_external_files, device)

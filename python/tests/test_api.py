@@ -109,6 +109,22 @@ def test_load_budget_options():
         assert m.signature_keys
 
 
+def test_device_option():
+    # sm_load_options.device, the last field: "gpu" reaches the library (which fails naming what is
+    # missing where no GPU can be used, or loads where one can); anything but cpu/gpu is refused here
+    with pytest.raises(ValueError, match="device must be 'cpu' or 'gpu'"):
+        savedmodel.load(zoo_model("tf2_multi_sig"), device="tpu")
+    try:
+        m = savedmodel.load(zoo_model("tf2_multi_sig"), device="gpu")
+    except savedmodel.Error as e:
+        assert "GPU" in str(e)
+    else:
+        assert m.signature_keys
+        m.close()
+    with savedmodel.load(zoo_model("tf2_multi_sig"), device="cpu") as m:
+        assert m.signature_keys
+
+
 def test_multi_metagraph_tags():
     m = savedmodel.load(zoo_model("tf1_multi_tags"), tags=("gpu", "serve"))
     assert m.tags == ["gpu", "serve"] and "serving_default" in m.signature_keys

@@ -3,7 +3,7 @@
  * An owned buffer, the tensor's header and the bytes of its strings come from the one allocator
  * (base/alloc.h), so running out of memory there is SM_RESOURCE_EXHAUSTED with TensorFlow's
  * wording ("OOM when allocating tensor with shape[2,3] and type float ..."). A buffer records the
- * memory space its elements live in (tensor_internal.h: host only, for now). Borrowed buffers (a
+ * memory space its elements live in (tensor_internal.h: host, or a device backend's). Borrowed buffers (a
  * view of another tensor, memory wrapped with a release callback such as a mapped checkpoint)
  * are released through their callback and never written in place. DT_VARIANT elements are
  * pointers to refcounted objects (variant.h): copies share them, the last free drops them.
@@ -180,6 +180,10 @@ sm_status *sm_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data, 
 }
 
 sm_status *sm_tensor_copy(const sm_tensor *t, sm_tensor **out) {
+  if (t->buf.space != SM_MEM_HOST) {
+    *out = NULL;
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm_tensor_copy: the tensor's elements are in device memory");
+  }
   sm_status *s = sm_tensor_new(t->dtype, t->rank, t->dims, out);
   if (s) return s;
   if (t->dtype == SM_VARIANT) {
@@ -254,6 +258,7 @@ void sm_tensor_free(sm_tensor *t) {
 }
 
 int sm__tensor_space(const sm_tensor *t) { return t->buf.space; }
+void sm__tensor_set_space(sm_tensor *t, int space) { t->buf.space = space; }
 
 int sm_tensor_dtype(const sm_tensor *t) { return t->dtype; }
 int sm_tensor_rank(const sm_tensor *t) { return t->rank; }

@@ -13,10 +13,13 @@ sm_status *sm__tensor_new_uninit(int dtype, int rank, const int64_t *dims, sm_te
  * slots; the header not included), with the same checks and errors, allocating nothing. */
 sm_status *sm__tensor_alloc_bytes(int dtype, int rank, const int64_t *dims, size_t *bytes);
 
-/* The memory space a tensor's buffer lives in. Every buffer is host memory today; a device
- * backend (kernel.h's sm_backend) adds its space here, and its kernels check it on their inputs.
- * A view has its base's space; wrapped memory is host memory. */
-typedef enum sm_memspace { SM_MEM_HOST = 0 } sm_memspace;
+/* The memory space a tensor's buffer lives in: host memory, or a device backend's (kernel.h's
+ * sm_backend; runtime/device.h), whose kernels check it on their inputs. A view has its base's
+ * space; wrapped memory is host memory unless sm__tensor_set_space says otherwise (a device
+ * backend wraps the device memory it allocates: sm_tensor_wrap + this). The elements of a device
+ * tensor are not host memory: sm_tensor_data gives the device pointer, sm_tensor_copy refuses it. */
+typedef enum sm_memspace { SM_MEM_HOST = 0, SM_MEM_DEVICE = 1 } sm_memspace;
 int sm__tensor_space(const sm_tensor *t); /* an sm_memspace */
+void sm__tensor_set_space(sm_tensor *t, int space);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "savedmodel/model.h"
 
 sm_flag *sm__cli_flag(sm_flag *flags, size_t nflags, const char *name) {
   for (size_t i = 0; i < nflags; i++)
@@ -99,6 +100,16 @@ int sm__cli_error(int code, const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
   return code;
+}
+
+int sm__cli_parse_device(const char *cmd, const char *v, int *device) {
+  *device = SM_DEVICE_CPU;
+  if (!v || !strcmp(v, "cpu")) return 0;
+  if (!strcmp(v, "gpu")) {
+    *device = SM_DEVICE_GPU;
+    return 0;
+  }
+  return sm__cli_error(2, "%s: --device=%s: expected cpu or gpu", cmd, v);
 }
 
 int sm__cli_parse_bytes(const char *cmd, const char *name, const char *v, size_t *out) {

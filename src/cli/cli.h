@@ -41,6 +41,11 @@ sm_flag *sm__cli_flag(sm_flag *flags, size_t nflags, const char *name);
 /* A byte count flag: digits with an optional K, M, G or T suffix (powers of 1024: "256M"), up to
  * 2^50. 0 on success; else prints "<cmd>: --<name>=<v>: ..." and returns 2. */
 int sm__cli_parse_bytes(const char *cmd, const char *name, const char *v, size_t *out);
+/* --device cpu|gpu (v NULL: cpu) into *device (SM_DEVICE_*); 2 after the usage error otherwise. */
+int sm__cli_parse_device(const char *cmd, const char *v, int *device);
+#define SM_CLI_DEVICE_HELP                                                                                 \
+  "Where the model runs: cpu (default) or gpu (CUDA kernels where there are some, the CPU for the rest; " \
+  "fails naming what is missing where no GPU backend, driver or GPU is found)"
 /* A number of seconds > 0 (fractions allowed) up to 1e9, as microseconds. 0 or 2 as above. */
 int sm__cli_parse_seconds(const char *cmd, const char *name, const char *v, int64_t *us);
 

@@ -30,6 +30,7 @@ static const char usage[] =
     "usage: savedmodel run --dir DIR --tag_set TAGS --signature_def KEY\n"
     "                      [--inputs INPUTS] [--input_exprs EXPRS] [--input_examples EXAMPLES]\n"
     "                      [--outdir DIR [--overwrite]] [--json] [--allow_external_files]\n"
+    "                      [--device cpu|gpu]\n"
     "                      [--timeout SECONDS] [--max_run_bytes BYTES]\n"
     "\n"
     "Runs a SignatureDef of a SavedModel and prints its outputs, as `saved_model_cli run` does:\n"
@@ -250,7 +251,7 @@ static const Tensorflow__TensorInfo *find_info(const sm_kv *kv, size_t n, const 
 
 static int run_model(const char *dir, const char *tag_set, const char *sig_key, feeds *fs, const char *outdir,
                      int overwrite, int json, int64_t timeout_us, size_t max_run_bytes, const size_t *load_limits,
-                     int allow_external) {
+                     int allow_external, int device) {
   Tensorflow__SavedModel *sm = NULL;
   sm_status *st = sm_saved_model_read(dir, &sm);
   if (st) return sm__cli_fail(st);
@@ -340,7 +341,7 @@ static int run_model(const char *dir, const char *tag_set, const char *sig_key, 
    * compiles only this signature: another one this runtime cannot run does not matter here. */
   sm_load_options lo = {.signatures = &sig_key, .nsignatures = 1, .max_graph_nodes = (int64_t)load_limits[0],
                         .max_load_bytes = (int64_t)load_limits[1],
-                        .allow_external_files = allow_external};
+                        .allow_external_files = allow_external, .device = device};
   st = sm__model_load_parsed(dir, sm, tags, (int)ntags, &lo, &m);
   sm = NULL;
   if (st) { rc = sm__cli_fail(st); goto done; }
@@ -445,6 +446,7 @@ int sm__cli_run(int argc, char **argv) {
       {"max_graph_nodes", SM_FLAG_STRING, "The load budget's node limit (default: from the file sizes).", NULL, 0},
       {"max_load_bytes", SM_FLAG_STRING, "The load budget's byte limit, K/M/G suffixes (default: from the file sizes).",
        NULL, 0},
+      {"device", SM_FLAG_STRING, SM_CLI_DEVICE_HELP, NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -468,6 +470,8 @@ int sm__cli_run(int argc, char **argv) {
                        sm__cli_flag(flags, nflags, "max_load_bytes")->value};
   if (lv[0] && sm__cli_parse_bytes("run", "max_graph_nodes", lv[0], &load_limits[0])) return 2;
   if (lv[1] && sm__cli_parse_bytes("run", "max_load_bytes", lv[1], &load_limits[1])) return 2;
+  int device;
+  if (sm__cli_parse_device("run", sm__cli_flag(flags, nflags, "device")->value, &device)) return 2;
   if (sm__cli_flag(flags, nflags, "worker")->value)
     return sm__cli_error(1, "--worker: running on a remote TensorFlow worker is not supported");
   if (sm__cli_flag(flags, nflags, "tf_debug")->on)
@@ -523,7 +527,7 @@ int sm__cli_run(int argc, char **argv) {
   if (st) { feeds_free(&fs); return sm__cli_fail(st); }
   int rc = run_model(flags[0].value, flags[1].value, flags[2].value, &fs, sm__cli_flag(flags, nflags, "outdir")->value,
                      sm__cli_flag(flags, nflags, "overwrite")->on, sm__cli_flag(flags, nflags, "json")->on, timeout_us,
-                     max_run_bytes, load_limits, sm__cli_flag(flags, nflags, "allow_external_files")->on);
+                     max_run_bytes, load_limits, sm__cli_flag(flags, nflags, "allow_external_files")->on, device);
   feeds_free(&fs);
   return rc;
 }

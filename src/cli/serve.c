@@ -151,6 +151,7 @@ int sm__cli_serve(int argc, char **argv) {
       {"tensorflow_session_parallelism", SM_FLAG_STRING,
        "Threads per model when --tensorflow_intra_op_parallelism is not given", NULL, 0},
       {"version", SM_FLAG_BOOL, "Print the version and exit", NULL, 0},
+      {"device", SM_FLAG_STRING, SM_CLI_DEVICE_HELP, NULL, 0},
   };
   enum { NBASE = sizeof flagdefs / sizeof *flagdefs, NO_EFFECT_N = sizeof no_effect / sizeof *no_effect };
   sm_flag flags[NBASE + NO_EFFECT_N];
@@ -223,6 +224,8 @@ int sm__cli_serve(int argc, char **argv) {
       parse_long("tensorflow_session_parallelism", FV("tensorflow_session_parallelism"), 0, 1024, &session_par))
     return 2;
   if (!FV("tensorflow_intra_op_parallelism")) intra = session_par;
+  int device;
+  if (sm__cli_parse_device("serve", FV("device"), &device)) return 2;
   if (FV("file_system_poll_wait_seconds") &&
       parse_double("file_system_poll_wait_seconds", FV("file_system_poll_wait_seconds"), &fs_poll))
     return 2;
@@ -289,7 +292,8 @@ int sm__cli_serve(int argc, char **argv) {
                               sm__cli_flag(flags, nflags, "allow_version_labels_for_unavailable_models")->on,
                           .settle_seconds = settle,
                           .allow_external_files = sm__cli_flag(flags, nflags, "allow_external_files")->on,
-                          .max_num_load_retries = (int)retries, .load_retry_interval_micros = retry_us};
+                          .max_num_load_retries = (int)retries, .load_retry_interval_micros = retry_us,
+                          .device = device};
   sm_status *s = sm__manager_new(&mo, &m);
   if (!s && cfg) {
     s = sm__model_config_list_read(cfg, &cl);

@@ -19,6 +19,7 @@
 #include "base/file.h"
 #include "cli/cli.h"
 #include "savedmodel/idx.h"
+#include "savedmodel/model.h"
 #include "savedmodel/train.h"
 /* For epochs_done only (how many epochs a resumed export already has); train.h has no getter. */
 #include "train/seq.h"
@@ -32,6 +33,7 @@ static const char usage[] =
     "                        [--num_threads T] [--probabilities] [--collective_timeout S]\n"
     "                        [--model MODEL_JSON] [--optimizer NAME[:KEY=VALUE,...]] [--loss LOSS]\n"
     "                        [--lr_schedule exponential:STEPS:RATE[:staircase] | cosine:STEPS[:ALPHA]]\n"
+    "                        [--device cpu]\n"
     "\n"
     "Trains the seeds' CNN - Conv2D(32, 3, relu), MaxPooling2D(2), Flatten, Dense(64, relu),\n"
     "Dense(10) - with Adam and sparse categorical cross-entropy on MNIST-format data (DIR holds\n"
@@ -550,11 +552,18 @@ int sm__cli_train(int argc, char **argv) {
                                       "(Keras's ExponentialDecay / CosineDecay from the learning rate).", NULL, 0},
       {"collective_timeout", SM_FLAG_STRING, "Under mpirun: seconds any rank waits for the others before the job "
                                              "fails naming the ranks that did not answer (default 60).", NULL, 0},
+      {"device", SM_FLAG_STRING, "cpu (default); gpu is not implemented yet for training.", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
   if (r == -1) return 0;
   if (r) return r;
+  int device;
+  if (sm__cli_parse_device("train", sm__cli_flag(flags, nflags, "device")->value, &device)) return 2;
+  if (device == SM_DEVICE_GPU)
+    return sm__cli_fail(sm_status_new(SM_UNIMPLEMENTED, "train --device gpu: training on the GPU is not implemented "
+                                                        "yet (inference is: run and serve take --device gpu); train "
+                                                        "with --device cpu"));
   train_args a = {0};
   a.data = sm__cli_flag(flags, nflags, "data")->value;
   if (!a.data) a.data = SM_FASHION_MNIST_DIR;

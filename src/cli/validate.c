@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "format/table.h"
 #include "graph/graph.h"
+#include "runtime/device.h"
 #include "runtime/session.h"
 #include "runtime/verify.h"
 #include "savedmodel/bundle.h"
@@ -37,6 +38,7 @@
 
 static const char usage[] =
     "usage: savedmodel validate --dir DIR [--tag_set TAGS] [--json] [--allow_external_files]\n"
+    "                           [--device gpu]\n"
     "                           [--max_graph_nodes N] [--max_load_bytes BYTES]\n"
     "\n"
     "Checks a SavedModel without running it: parsing, tag sets, graph compilation, kernels for\n"
@@ -58,6 +60,7 @@ typedef struct report {
   int nitems;
   sm_load_budget budget; /* the load's, sized once (--max_graph_nodes, --max_load_bytes or the files) */
   int allow_external; /* --allow_external_files: a file read from outside is a warning, not a fault */
+  int gpu;            /* --device gpu: note each signature's placement on the GPU */
 } report;
 
 /* Text output: one finding is one line, whatever the names in it hold. A newline, any other
@@ -488,6 +491,10 @@ static void check_signatures(report *r, sm_session *s, const Tensorflow__MetaGra
         sm_status_free(st);
       } else if (!fault_st(r, st, ctx)) {
         nrunnable++;
+        char *placed = NULL;
+        if (r->gpu && !fault_st(r, sm__session_placement(s, in.v, in.n, out.v, out.n, SM_BACKEND_CUDA, &placed), ctx))
+          note(r, "%s on the GPU: %s", ctx, placed);
+        free(placed);
       }
     }
     free(in.v);
@@ -720,6 +727,8 @@ int sm__cli_validate(int argc, char **argv) {
        NULL, 0},
       {"allow_external_files", SM_FLAG_BOOL,
        "A file read from outside --dir (which a load refuses by default) is a warning, not a fault.", NULL, 0},
+      {"device", SM_FLAG_STRING, "gpu: also note how each signature would be placed on the GPU (the nodes that "
+                                 "fall back to the CPU, the copies); needs no GPU.", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int rc = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -734,6 +743,13 @@ int sm__cli_validate(int argc, char **argv) {
   sm__load_budget_for(dir, (int64_t)mn, (int64_t)mb, &r.budget);
   r.budget.check_only = 1;
   r.allow_external = flags[5].on;
+  int device;
+  if (sm__cli_parse_device("validate", flags[6].value, &device)) return 2;
+  r.gpu = device == SM_DEVICE_GPU;
+  if (r.gpu) {
+    sm_status *st = sm__device_plan_only(SM_BACKEND_CUDA);
+    if (st) return sm__cli_fail(st);
+  }
   char *items = NULL;
   size_t itemslen = 0;
   if (flags[2].on && !(r.json = open_memstream(&items, &itemslen))) return sm__cli_error(1, "out of memory");

@@ -14,12 +14,14 @@
  * refused, so nothing is allocated. Nothing here takes a lock. */
 #include "runtime/executor.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/alloc.h"
 #include "base/tensor_internal.h"
+#include "runtime/device.h"
 #include "runtime/plan.h"
 #include "runtime/verify.h"
 
@@ -28,6 +30,13 @@ typedef struct run_mem {
   size_t cap;
   size_t used;
 } run_mem;
+
+/* A run's device context (device.h), opened at its first device step or copy; sub-plans share it. */
+typedef struct run_dev {
+  const sm_device *dev;
+  void *run;
+  int open;
+} run_dev;
 
 int64_t sm__seq_max_elements = SM_MAX_SEQ_ELEMENTS;
 
@@ -44,6 +53,7 @@ struct sm_kctx {
   void **scratch; /* blocks sm__kctx_scratch handed out during this compute, released after it */
   int nscratch, scratch_cap;
   int step, nsteps; /* this step's index in its plan, for sm__kctx_check_stop's message */
+  run_dev *rd;      /* the run's device context (NULL: a CPU-only run) */
 };
 
 static const char *dtname(int dt) {
@@ -228,6 +238,8 @@ static void kctx_scratch_release(sm_kctx *c) {
 }
 
 sm_resources *sm__kctx_resources(sm_kctx *c) { return c->env->res; }
+void *sm__kctx_device(sm_kctx *c) { return c->rd && c->rd->dev ? c->rd->dev->ctx : NULL; }
+void *sm__kctx_device_run(sm_kctx *c) { return c->rd ? c->rd->run : NULL; }
 sm_threadpool *sm__kctx_pool(sm_kctx *c) { return c->env->pool; }
 const char *sm__kctx_export_dir(const sm_kctx *c) { return c->env->export_dir ? c->env->export_dir : ""; }
 
@@ -300,8 +312,42 @@ static int step_is_dead(const sm_plan *p, const sm_step *sp, const unsigned char
   return 0;
 }
 
+/* ---- placement: copies between host and device (device.h) -------------------------------------- */
+static sm_status *dev_open(const sm_plan *p, run_dev *rd) {
+  if (rd->open) return NULL;
+  rd->dev = p->dev;
+  sm_status *st = rd->dev->run_begin(rd->dev->ctx, &rd->run);
+  if (st) return sm_status_prefix(st, "%s device", rd->dev->name);
+  rd->open = 1;
+  return NULL;
+}
+
+/* Copy slot sl (plan.h: xsrc) from its source: an upload (cached for weights) or a download. */
+static sm_status *make_copy(const sm_plan *p, int sl, sm_tensor **vals, run_dev *rd) {
+  sm_tensor *src = vals[p->xsrc[sl]];
+  if (!src) return sm_status_new(SM_INTERNAL, "copy slot %d: its source has no value", sl);
+  sm_status *st = dev_open(p, rd);
+  if (st) return st;
+  const sm_device *d = rd->dev;
+  if (!p->xdir[sl]) return d->download(d->ctx, rd->run, src, &vals[sl]);
+  if (!p->xcache[sl]) return d->upload(d->ctx, rd->run, src, &vals[sl]);
+  pthread_mutex_lock(p->cache_mu);
+  if (p->cache_host[sl] != src) {
+    sm_tensor *up;
+    if (!(st = d->upload(d->ctx, rd->run, src, &up))) {
+      sm_tensor_free(p->cache_host[sl]);
+      sm_tensor_free(p->cache_dev[sl]);
+      p->cache_host[sl] = sm_tensor_ref(src); /* held: the same pointer is the same value */
+      p->cache_dev[sl] = up;
+    }
+  }
+  if (!st) vals[sl] = sm_tensor_ref(p->cache_dev[sl]);
+  pthread_mutex_unlock(p->cache_mu);
+  return st;
+}
+
 static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
-                       const sm_run_options *ro, int depth, run_mem *mem) {
+                       const sm_run_options *ro, int depth, run_mem *mem, run_dev *rd) {
   for (int i = 0; i < p->nfetches; i++) outputs[i] = NULL;
   /* one block: the slot values, then a step's inputs as it reads them, then its ref reads */
   sm_tensor **vals = calloc((size_t)p->nslots + 2 * ((size_t)p->max_in + 1) + 1, sizeof *vals);
@@ -347,9 +393,17 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
       }
       continue;
     }
+    if (sp->backend != SM_BACKEND_CPU && (st = dev_open(p, rd))) goto done;
     for (int j = 0; j < sp->nin; j++) {
       sm_tensor *t = vals[sp->in_slot[j]];
       tmp[j] = NULL;
+      if (!t && p->xsrc && p->xsrc[sp->in_slot[j]] >= 0) { /* a copy to the other space, made by its first reader */
+        if ((st = make_copy(p, sp->in_slot[j], vals, rd))) {
+          st = sm_status_prefix(st, "node '%s' (%s): input %d", sm__node_name(nd), sm__node_op(nd), j);
+          goto done;
+        }
+        t = vals[sp->in_slot[j]];
+      }
       if (!t && dead && sp->cf == SM_CF_MERGE && dead[sp->in_slot[j]]) {
         in[j] = NULL; /* a Merge sees its dead inputs as absent */
         continue;
@@ -374,7 +428,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
       }
     }
     sm_kctx c = {env, ro, mem, charge ? charge + sp->out_base : NULL, depth, sp, nd, in, vals + sp->out_base, NULL, 0, 0,
-                 i, p->nsteps};
+                 i, p->nsteps, rd};
     sm_stop_src stop = {ro, 0}, *outer = sm__stop_src_swap(ro ? &stop : NULL);
     st = sp->k->compute(sp->state, &c);
     sm__stop_src_swap(outer);
@@ -418,6 +472,13 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
   }
   for (int i = 0; i < p->nfetches; i++) {
     sm_tensor *t = vals[p->fetch_slot[i]];
+    if (!t && p->xsrc && p->xsrc[p->fetch_slot[i]] >= 0) { /* a device value comes back to the host */
+      if ((st = make_copy(p, p->fetch_slot[i], vals, rd))) {
+        st = sm_status_prefix(st, "fetch '%s'", p->fetch_labels[i]);
+        goto done;
+      }
+      t = vals[p->fetch_slot[i]];
+    }
     if (!t && dead && dead[p->fetch_slot[i]]) {
       st = sm_status_new(SM_INVALID_ARGUMENT, "Retval[%d] does not have value (fetch '%s' is dead: on an untaken "
                                               "branch of a TF1 conditional)",
@@ -446,6 +507,19 @@ done:
     }
   if (vals)
     for (int i = 0; i < p->nslots; i++) sm_tensor_free(vals[i]);
+  if (depth == 0 && rd && rd->open) { /* the run's device work is done (or abandoned) */
+    sm_status *e = rd->dev->run_end(rd->dev->ctx, rd->run);
+    rd->open = 0;
+    if (e && !st) {
+      st = sm_status_prefix(e, "%s device", rd->dev->name);
+      for (int i = 0; i < p->nfetches; i++) {
+        sm_tensor_free(outputs[i]);
+        outputs[i] = NULL;
+      }
+    } else {
+      sm_status_free(e);
+    }
+  }
   if (charge)
     for (int i = 0; i < p->nslots; i++) mem_give(mem, charge[i]);
   free(charge);
@@ -460,8 +534,12 @@ sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *con
   if ((p->nfeeds && !feeds) || (p->nfetches && !outputs))
     return sm_status_new(SM_INVALID_ARGUMENT, "run: the plan has %d feeds and %d fetches, arrays missing", p->nfeeds,
                          p->nfetches);
+  if (p->backend != SM_BACKEND_CPU && !p->dev)
+    return sm_status_new(SM_FAILED_PRECONDITION, "run: the plan was placed for %s without its device (inspection only)",
+                         sm__backend_name(p->backend));
   run_mem mem = {ro ? ro->max_run_bytes : 0, 0};
-  return exec(p, env, feeds, outputs, ro, 0, mem.cap ? &mem : NULL);
+  run_dev rd = {p->dev, NULL, 0};
+  return exec(p, env, feeds, outputs, ro, 0, mem.cap ? &mem : NULL, p->dev ? &rd : NULL);
 }
 
 sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,
@@ -475,5 +553,5 @@ sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *i
                          sub->nfetches, ninputs, noutputs);
   if (c->depth + 1 > SM_PLAN_MAX_DEPTH)
     return sm_status_new(SM_OUT_OF_RANGE, "function '%s': sub-plans nest deeper than %d", fn, SM_PLAN_MAX_DEPTH);
-  return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1, c->mem), "function '%s'", fn);
+  return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1, c->mem, c->rd), "function '%s'", fn);
 }

@@ -42,6 +42,13 @@ enum {
    * here; a plan that needs it fails at load, naming it. */
   SM_KERNEL_PARSE_ONLY = 1u << 0,
 };
+/* A device backend's kernel reads input i from host memory (TensorFlow's HostMemory: a shape, an
+ * axis, a permutation): the plan gives it the host value. Inputs 0..23. */
+#define SM_KERNEL_HOST_IN(i) (1u << (8 + (i)))
+/* The same for the last input, whatever the node's input count (ConcatV2's axis). */
+#define SM_KERNEL_HOST_LAST_IN (1u << 1)
+/* A device backend's kernel whose outputs are host tensors (Shape: the dims of a device tensor). */
+#define SM_KERNEL_HOST_OUT (1u << 2)
 
 /* Where a kernel runs (and where the buffers of the tensors it makes live). A backend other than
  * the CPU registers its own kernels for the same op names. */

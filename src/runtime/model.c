@@ -24,6 +24,7 @@
 
 #include "base/file.h"
 #include "runtime/model_internal.h"
+#include "runtime/device.h"
 #include "runtime/session.h"
 #include "savedmodel/bundle.h"
 #include "runtime/verify.h"
@@ -790,6 +791,18 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
     goto fail;
   }
   int nthreads = opts ? opts->num_threads : 0;
+  int device = opts ? opts->device : SM_DEVICE_CPU;
+  if (device != SM_DEVICE_CPU && device != SM_DEVICE_GPU) {
+    st = sm_status_new(SM_INVALID_ARGUMENT, "load: device %d is neither SM_DEVICE_CPU nor SM_DEVICE_GPU", device);
+    goto fail;
+  }
+  if (device == SM_DEVICE_GPU) {
+    const sm_device *dev;
+    if ((st = sm__device_open(SM_BACKEND_CUDA, &dev))) {
+      st = sm_status_prefix(st, "%s: load with device GPU", export_dir);
+      goto fail;
+    }
+  }
   sm_load_budget budget;
   sm__load_budget_for(export_dir, opts ? opts->max_graph_nodes : 0, opts ? opts->max_load_bytes : 0, &budget);
   if ((st = sm__session_new_budget(m->mg, export_dir, nthreads, &budget, &m->sess))) goto fail;
@@ -860,7 +873,8 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
       }
     }
   }
-  /* signatures, sorted, each with its plan prepared */
+  /* signatures, sorted, each with its plan prepared (placed on the device asked for) */
+  if (device == SM_DEVICE_GPU) sm__session_set_backend(m->sess, SM_BACKEND_CUDA);
   const sm_cgraph *g = sm__session_graph(m->sess);
   m->sigs = calloc(m->mg->n_signature_def + 1, sizeof *m->sigs);
   if (!m->sigs) {

@@ -16,10 +16,13 @@
  * recursion, and SM_PLAN_MAX_DEPTH bounds nesting. */
 #include "runtime/plan.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "runtime/device.h"
 
 /* ---- small string builder ------------------------------------------------------------------ */
 typedef struct sbuf {
@@ -64,12 +67,14 @@ typedef struct build_ctx {
   int depth;          /* 0 for a top-level plan, +1 per sub-plan */
   const struct build_ctx *parent;
   const sm_node *owner; /* the node whose part of the graph this plan runs (sm__prepare_graph_plan) */
+  sm_backend backend;   /* where nodes go when their op has a kernel there (sub-plans: the CPU) */
 } build_ctx;
 
 /* Set by plan_build around each kernel's prepare call, read by sm__prepare_function_plan. */
 static _Thread_local const build_ctx *tls_build;
 
 static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const build_ctx *self, sm_plan **out);
+static int device_dtypes_ok(const sm_plan *p, const sm_step *sp);
 
 /* ---- freeing --------------------------------------------------------------------------------- */
 void sm__plan_free(sm_plan *p) {
@@ -96,6 +101,18 @@ void sm__plan_free(sm_plan *p) {
   free(p->fetch_slot);
   free(p->slot_ref);
   free(p->slot_dtype);
+  if (p->cache_dev)
+    for (int i = 0; i < p->nslots; i++) {
+      sm_tensor_free(p->cache_host[i]);
+      sm_tensor_free(p->cache_dev[i]);
+    }
+  free(p->cache_host);
+  free(p->cache_dev);
+  if (p->cache_mu) pthread_mutex_destroy(p->cache_mu);
+  free(p->cache_mu);
+  free(p->xsrc);
+  free(p->xdir);
+  free(p->xcache);
   sm__rewrite_free(p->rw);     /* after the states: they may borrow its nodes' attrs */
   sm__cgraph_free(p->owned_g); /* after the states: a kernel's state may point into the graph */
   free(p);
@@ -225,8 +242,163 @@ static sm_status *mark_dead_steps(sm_plan *p, const int *ord, int norder, int nn
 }
 
 sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out) {
-  build_ctx top = {g, NULL, 0, NULL, NULL};
+  build_ctx top = {g, NULL, 0, NULL, NULL, SM_BACKEND_CPU};
   return plan_build(g, spec, &top, out);
+}
+
+sm_status *sm__plan_build_on(const sm_cgraph *g, const sm_plan_spec *spec, sm_backend backend, sm_plan **out) {
+  *out = NULL;
+  if (backend != SM_BACKEND_CPU && !sm__device_get(backend))
+    return sm_status_new(SM_FAILED_PRECONDITION, "plan: the %s device is not open", sm__backend_name(backend));
+  build_ctx top = {g, NULL, 0, NULL, NULL, backend};
+  return plan_build(g, spec, &top, out);
+}
+
+sm_status *sm__plan_build_placed(const sm_cgraph *g, const sm_plan_spec *spec, sm_backend backend, sm_plan **out) {
+  build_ctx top = {g, NULL, 0, NULL, NULL, backend};
+  return plan_build(g, spec, &top, out);
+}
+
+char *sm__plan_placement_text(const sm_plan *p) {
+  sbuf b = {0};
+  sb_printf(&b, "%d of %d steps on %s, %d host<->device copies", p->ndevice, p->nsteps, sm__backend_name(p->backend),
+            p->ncopies);
+  int n = 0;
+  for (int i = 0; i < p->nsteps; i++) {
+    const sm_step *sp = &p->steps[i];
+    const char *op = sm__node_op(sp->node);
+    if (sp->backend != SM_BACKEND_CPU || !sp->k || is_arg(op) || !strcmp(op, "Const") || !strcmp(op, "NoOp") ||
+        !device_dtypes_ok(p, sp))
+      continue;
+    sb_printf(&b, "%s '%s' (%s)", n++ ? "," : "; on the CPU:", sm__node_name(sp->node), op);
+  }
+  if (!n) sb_printf(&b, "; nothing falls back to the CPU");
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+/* ---- placement (device.h) -------------------------------------------------------------------- */
+
+/* Can node nd run on a device at all: no resource, string, variant or ref values in or out. */
+static int device_dtypes_ok(const sm_plan *p, const sm_step *sp) {
+  for (int j = 0; j < sp->nin; j++) {
+    int dt = sm__node_input_dtype(sp->node, j);
+    if (dt >= SM_DTYPE_REF_OFFSET || dt == SM_RESOURCE || dt == SM_STRING || dt == SM_VARIANT ||
+        p->slot_ref[sp->in_slot[j]] || sp->in_mode[j] != SM_IN_PASS)
+      return 0;
+  }
+  for (int k = 0; k < sp->nout; k++) {
+    int dt = sm__node_output_dtype(sp->node, k);
+    if (dt >= SM_DTYPE_REF_OFFSET || dt == SM_RESOURCE || dt == SM_STRING || dt == SM_VARIANT) return 0;
+  }
+  return 1;
+}
+
+/* The copy slot of `src` in the other space (dir 1: an upload), made when absent. */
+static int copy_slot(sm_plan *p, int src, int dir, int *cap) {
+  for (int sl = p->nslots_values; sl < p->nslots; sl++)
+    if (p->xsrc[sl] == src && p->xdir[sl] == dir) return sl;
+  if (p->nslots == *cap) {
+    int ncap = *cap * 2;
+    int *nx = realloc(p->xsrc, (size_t)ncap * sizeof *nx);
+    if (nx) p->xsrc = nx;
+    unsigned char *nd = nx ? realloc(p->xdir, (size_t)ncap) : NULL;
+    if (nd) p->xdir = nd;
+    if (!nd) return -1;
+    *cap = ncap;
+  }
+  p->xsrc[p->nslots] = src;
+  p->xdir[p->nslots] = (unsigned char)dir;
+  return p->nslots++;
+}
+
+/* Gives each value a space and every reader the value in the space it needs, through copy slots
+ * (device.h). Grows p->nslots and the per-slot arrays (last_use too). */
+static sm_status *place_copies(sm_plan *p, int norder, int **last_use) {
+  int nv = p->nslots, cap = nv * 2 + 16;
+  p->nslots_values = nv;
+  unsigned char *on_dev = calloc((size_t)nv + 1, 1);
+  p->xsrc = malloc((size_t)cap * sizeof *p->xsrc);
+  p->xdir = malloc((size_t)cap);
+  if (!on_dev || !p->xsrc || !p->xdir) {
+    free(on_dev);
+    return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  }
+  for (int i = 0; i < nv; i++) p->xsrc[i] = -1, p->xdir[i] = 0;
+  sm_status *st = NULL;
+  for (int i = 0; i < norder && !st; i++) {
+    sm_step *sp = &p->steps[i];
+    if (sp->backend != SM_BACKEND_CPU) {
+      p->ndevice++;
+      for (int k = 0; k < sp->nout; k++) on_dev[sp->out_base + k] = !(sp->k->flags & SM_KERNEL_HOST_OUT);
+    }
+    for (int j = 0; j < sp->nin && sp->in_slot; j++) {
+      unsigned f = sp->k ? sp->k->flags : 0;
+      int host = (j < 24 && (f & SM_KERNEL_HOST_IN(j))) || (j == sp->nin - 1 && (f & SM_KERNEL_HOST_LAST_IN));
+      int need = sp->backend != SM_BACKEND_CPU && !host;
+      int sl = sp->in_slot[j];
+      if (on_dev[sl] == need) continue;
+      int c = copy_slot(p, sl, need, &cap);
+      if (c < 0) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+      else sp->in_slot[j] = c;
+    }
+  }
+  for (int i = 0; i < p->nfetches && !st; i++) {
+    int sl = p->fetch_slot[i];
+    if (!on_dev[sl]) continue;
+    int c = copy_slot(p, sl, 0, &cap);
+    if (c < 0) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+    else p->fetch_slot[i] = c;
+  }
+  free(on_dev);
+  if (st) return st;
+  int n = p->nslots;
+  p->ncopies = n - nv;
+  unsigned char *ref = realloc(p->slot_ref, (size_t)n + 1);
+  if (ref) p->slot_ref = ref;
+  int *dt = ref ? realloc(p->slot_dtype, ((size_t)n + 1) * sizeof *dt) : NULL;
+  if (dt) p->slot_dtype = dt;
+  int *lu = dt ? realloc(*last_use, ((size_t)n + 1) * sizeof *lu) : NULL;
+  if (lu) *last_use = lu;
+  p->xcache = lu ? calloc((size_t)n + 1, 1) : NULL;
+  p->cache_host = p->xcache ? calloc((size_t)n + 1, sizeof *p->cache_host) : NULL;
+  p->cache_dev = p->cache_host ? calloc((size_t)n + 1, sizeof *p->cache_dev) : NULL;
+  p->cache_mu = p->cache_dev ? malloc(sizeof(pthread_mutex_t)) : NULL;
+  if (!p->cache_mu) return sm_status_new(SM_NO_MEMORY, "plan: out of memory");
+  pthread_mutex_init(p->cache_mu, NULL);
+  for (int sl = nv; sl < n; sl++) {
+    int src = p->xsrc[sl];
+    p->slot_ref[sl] = p->slot_ref[src];
+    p->slot_dtype[sl] = p->slot_dtype[src];
+    lu[sl] = -1;
+    if (!p->xdir[sl]) continue;
+    /* the weights: an upload of a Const's or a variable read's value, cached while it is the same */
+    for (int i = 0; i < norder; i++) {
+      const sm_step *sp = &p->steps[i];
+      if (src >= sp->out_base && src < sp->out_base + sp->nout) {
+        const char *op = sm__node_op(sp->node);
+        p->xcache[sl] = !strcmp(op, "Const") || !strcmp(op, "ReadVariableOp");
+        break;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* For a device plan: a device step whose prepare cannot do this node goes back to the CPU. */
+static sm_status *prepare_step(sm_step *sp) {
+  sm_status *st = sp->k->prepare(sp->node, &sp->state);
+  if (!st || sp->backend == SM_BACKEND_CPU || sm_status_code(st) != SM_UNIMPLEMENTED) return st;
+  const sm_kernel *cpu = sm__kernel_find(sm__node_op(sp->node), SM_BACKEND_CPU);
+  if (!cpu || (cpu->flags & SM_KERNEL_PARSE_ONLY) || !cpu->compute) return st;
+  sm_status_free(st);
+  sp->state = NULL;
+  sp->k = cpu;
+  sp->backend = SM_BACKEND_CPU;
+  return cpu->prepare ? cpu->prepare(sp->node, &sp->state) : NULL;
 }
 
 static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const build_ctx *self, sm_plan **out) {
@@ -355,12 +527,53 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
       sp->in_slot[j] = sl;
       if (p->slot_ref[sl] && sm__node_input_dtype(nd, j) < SM_DTYPE_REF_OFFSET) sp->in_mode[j] = SM_IN_READ_REF;
     }
+    if (self->backend != SM_BACKEND_CPU && sp->k && sp->k != &arg_kernel && device_dtypes_ok(p, sp)) {
+      const sm_kernel *k;
+      if ((st = sm__kernel_lookup(op, self->backend, &k))) goto fail;
+      if (k && !(k->flags & SM_KERNEL_PARSE_ONLY) && k->compute) {
+        sp->k = k;
+        sp->backend = self->backend;
+      }
+    }
   }
   if (nmissing) {
     st = missing_kernels(p, norder, nmissing);
     goto fail;
   }
   if ((st = mark_dead_steps(p, ord, norder, nn))) goto fail;
+  if (self->backend != SM_BACKEND_CPU) {
+    p->dev = sm__device_get(self->backend); /* NULL: sm__plan_build_placed */
+    p->backend = self->backend;
+    for (int i = 0; i < norder && p->has_dead; i++) /* dead tensors: the CPU's executor path only */
+      if (p->steps[i].backend != SM_BACKEND_CPU) {
+        p->steps[i].k = sm__kernel_find(sm__node_op(p->steps[i].node), SM_BACKEND_CPU);
+        p->steps[i].backend = SM_BACKEND_CPU;
+      }
+  }
+  for (int i = 0; i < norder; i++) {
+    sm_step *sp = &p->steps[i];
+    if (!sp->k || !sp->k->prepare) continue;
+    const build_ctx *saved = tls_build;
+    tls_build = self;
+    sm_load_budget *saved_budget = sm__load_budget_swap(sm__cgraph_budget(g)); /* Const charges it */
+    st = prepare_step(sp);
+    sm__load_budget_swap(saved_budget);
+    tls_build = saved;
+    if (st) {
+      sp->state = NULL;
+      st = sm_status_prefix(st, "node '%s' (%s)", sm__node_name(sp->node), sm__node_op(sp->node));
+      goto fail;
+    }
+  }
+  for (int i = 0; i < nfetches; i++) {
+    p->fetch_slot[i] = sm__plan_slot_of(p, node_base, p->fetch_edges[i]);
+    if (p->fetch_slot[i] < 0) {
+      st = sm_status_new(SM_INTERNAL, "fetch '%s' is not computed by the plan", p->fetch_labels[i]);
+      goto fail;
+    }
+  }
+  if (self->backend != SM_BACKEND_CPU && (st = place_copies(p, norder, &last_use))) goto fail;
+  nslots = p->nslots;
 
   /* each input's last-reader flag */
   {
@@ -368,12 +581,17 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     unsigned char *fetched = calloc((size_t)nslots + 1, 1);
     if (!nreaders || !fetched) st = sm_status_new(SM_NO_MEMORY, "plan: out of memory");
     for (int i = 0; i < nfetches && !st; i++) {
-      int sl = sm__plan_slot_of(p, node_base, p->fetch_edges[i]);
-      if (sl >= 0) fetched[sl] = 1;
+      int sl = p->fetch_slot[i];
+      fetched[sl] = 1;
+      if (p->xsrc && p->xsrc[sl] >= 0) fetched[p->xsrc[sl]] = 1;
     }
     for (int i = 0; i < norder && !st; i++)
       for (int j = 0; j < p->steps[i].nin; j++)
-        if (p->steps[i].in_slot) nreaders[p->steps[i].in_slot[j]]++;
+        if (p->steps[i].in_slot) {
+          int sl = p->steps[i].in_slot[j];
+          nreaders[sl]++;
+          if (p->xsrc && p->xsrc[sl] >= 0) nreaders[p->xsrc[sl]]++; /* a copy reads its source */
+        }
     for (int i = 0; i < norder && !st; i++) {
       sm_step *sp = &p->steps[i];
       if (sp->nin > 0 && sp->in_slot) {
@@ -392,30 +610,15 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   }
   for (int i = 0; i < norder; i++)
     for (int j = 0; j < p->steps[i].nin; j++)
-      if (p->steps[i].in_slot) last_use[p->steps[i].in_slot[j]] = i;
-  for (int i = 0; i < norder; i++) {
-    sm_step *sp = &p->steps[i];
-    if (!sp->k || !sp->k->prepare) continue;
-    const build_ctx *saved = tls_build;
-    tls_build = self;
-    sm_load_budget *saved_budget = sm__load_budget_swap(sm__cgraph_budget(g)); /* Const charges it */
-    st = sp->k->prepare(sp->node, &sp->state);
-    sm__load_budget_swap(saved_budget);
-    tls_build = saved;
-    if (st) {
-      sp->state = NULL;
-      st = sm_status_prefix(st, "node '%s' (%s)", sm__node_name(sp->node), sm__node_op(sp->node));
-      goto fail;
-    }
-  }
+      if (p->steps[i].in_slot) {
+        int sl = p->steps[i].in_slot[j];
+        last_use[sl] = i;
+        if (p->xsrc && p->xsrc[sl] >= 0) last_use[p->xsrc[sl]] = i; /* the copy is made from it then */
+      }
   /* fetch slots are kept to the end; the others are released after their last reader */
   for (int i = 0; i < nfetches; i++) {
-    p->fetch_slot[i] = sm__plan_slot_of(p, node_base, p->fetch_edges[i]);
-    if (p->fetch_slot[i] < 0) {
-      st = sm_status_new(SM_INTERNAL, "fetch '%s' is not computed by the plan", p->fetch_labels[i]);
-      goto fail;
-    }
     last_use[p->fetch_slot[i]] = norder; /* past every step: freed at the end */
+    if (p->xsrc && p->xsrc[p->fetch_slot[i]] >= 0) last_use[p->xsrc[p->fetch_slot[i]]] = norder;
   }
   for (int i = 0; i < norder; i++) {
     sm_step *sp = &p->steps[i];
@@ -471,7 +674,7 @@ sm_status *sm__prepare_graph_plan(const sm_node *caller, const sm_plan_spec *spe
     if (q->owner == caller)
       return sm_status_new(SM_INVALID_ARGUMENT, "node '%s' (%s) reaches itself: its body needs its own result",
                            sm__node_name(caller), sm__node_op(caller));
-  build_ctx child = {b->g, b->fname, b->depth + 1, b, caller};
+  build_ctx child = {b->g, b->fname, b->depth + 1, b, caller, SM_BACKEND_CPU};
   return plan_build(b->g, spec, &child, out);
 }
 
@@ -500,7 +703,7 @@ sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function
   sm__cgraph_function_args(fg, &spec.feeds, &spec.nfeeds);
   sm__cgraph_function_rets(fg, &spec.fetches, &spec.nfetches);
   sm__cgraph_function_control_rets(fg, &spec.targets, &spec.ntargets);
-  build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b, NULL};
+  build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b, NULL, SM_BACKEND_CPU};
   sm_plan *p;
   if ((st = plan_build(fg, &spec, &child, &p))) {
     sm__cgraph_free(fg);

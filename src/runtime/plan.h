@@ -25,7 +25,7 @@ enum { SM_CF_NONE = 0, SM_CF_SWITCH = 1, SM_CF_MERGE = 2, SM_CF_TRIGGER = 3 };
 typedef struct sm_step {
   const sm_node *node; /* need not be a node of the plan's graph (a rewrite may add its own) */
   const sm_kernel *k;  /* NULL for an unfed Placeholder/_Arg: running it is the "must feed" error */
-  sm_backend backend;  /* where k runs (the CPU today) */
+  sm_backend backend;  /* where k runs (device.h: placement) */
   void *state;
   int nin;
   int *in_slot;
@@ -65,6 +65,18 @@ struct sm_plan {
    * is dead, so is every node with a dead data or control input, but a Merge, live when one data
    * input is, and a ControlTrigger). A plan without one never looks at deadness. */
   int has_dead;
+  /* Placement (device.h), only in a plan built for a device backend (dev != NULL): slots from
+   * nslots_values up are copies, xsrc[slot] the slot each copies (-1 for the others), xdir[slot]
+   * 1 for an upload, 0 for a download; xcache[slot] 1 where an upload is cached (cache_host,
+   * cache_dev under cache_mu). ncopies = nslots - nslots_values, ndevice the steps on the device. */
+  const struct sm_device *dev;
+  sm_backend backend;
+  int nslots_values;
+  int *xsrc;
+  unsigned char *xdir, *xcache;
+  sm_tensor **cache_host, **cache_dev;
+  void *cache_mu; /* a pthread_mutex_t */
+  int ncopies, ndevice;
 };
 
 /* What to build a plan for: sm_plan_spec (kernel.h). */
@@ -74,6 +86,16 @@ struct sm_plan {
  * every kernel (each prepare may compile sub-plans: sm__prepare_function_plan). *out is owned by
  * the caller (sm__plan_free, kernel.h); g must outlive it. */
 sm_status *sm__plan_build(const sm_cgraph *g, const sm_plan_spec *spec, sm_plan **out);
+/* The same, placing what it can on `backend` (device.h; SM_BACKEND_CPU: sm__plan_build), whose
+ * device must be open (sm__device_open). Sub-plans of kernels run on the CPU. */
+sm_status *sm__plan_build_on(const sm_cgraph *g, const sm_plan_spec *spec, sm_backend backend, sm_plan **out);
+/* The same placement without a device (its kernels registered: sm__device_plan_only), for
+ * inspection (validate --device gpu): running the plan fails. */
+sm_status *sm__plan_build_placed(const sm_cgraph *g, const sm_plan_spec *spec, sm_backend backend, sm_plan **out);
+/* What placement did, as one line (malloc'd; NULL when out of memory): "K of N steps on CUDA, C
+ * host<->device copies; on the CPU: 'name' (Op), ..." leaving out what is host-side by nature
+ * (Placeholder, Const, NoOp, and nodes of resource, string or variant values). */
+char *sm__plan_placement_text(const sm_plan *p);
 
 /* The slot a consumer reads for edge e: the feed if it is fed, else the output of the node that
  * makes the value now (sm__rewrite_edge; its first output slot node_base[id], -1 when the plan does

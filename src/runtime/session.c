@@ -43,6 +43,7 @@ struct sm_session {
   _Atomic(cached *) plans; /* newest first */
   atomic_int nplans;
   sm_load_budget budget; /* what its graphs and constants may take (all zero: only hard limits) */
+  sm_backend backend;    /* where the plans built from now on place what they can (device.h) */
 };
 
 static char *dupstr(const char *s) {
@@ -145,6 +146,10 @@ void sm__session_allow_external_files(sm_session *s, int allow) {
   if (s) s->env.allow_external_files = allow != 0;
 }
 
+void sm__session_set_backend(sm_session *s, sm_backend b) {
+  if (s) s->backend = b;
+}
+
 /* ---- names -> key ---------------------------------------------------------------------------- */
 /* A name and where the caller gave it. */
 typedef struct named {
@@ -224,7 +229,8 @@ static sm_status *request_init(request *r, const char *const *feed_names, int nf
 
 /* ---- plans by name --------------------------------------------------------------------------- */
 /* Resolves the request's names and builds its plan (feeds and fetches in sorted-name order). */
-static sm_status *build_named(const sm_session *s, const request *r, sm_plan **out) {
+/* placed: for inspection only (sm__plan_build_placed) */
+static sm_status *build_named(const sm_session *s, const request *r, sm_backend backend, int placed, sm_plan **out) {
   const sm_cgraph *g = s->g;
   sm_edge *fe = calloc((size_t)r->nf + 1, sizeof *fe), *oe = calloc((size_t)r->no + 1, sizeof *oe);
   int *tn = calloc((size_t)r->nt + 1, sizeof *tn);
@@ -274,7 +280,7 @@ static sm_status *build_named(const sm_session *s, const request *r, sm_plan **o
     tn[i] = idx;
   }
   sm_plan_spec spec = {fe, r->nf, oe, r->no, tn, r->nt, fl, ol};
-  st = sm__plan_build(g, &spec, out);
+  st = placed ? sm__plan_build_placed(g, &spec, backend, out) : sm__plan_build_on(g, &spec, backend, out);
 done:
   free(fe);
   free(oe);
@@ -299,7 +305,7 @@ static sm_status *get_plan(sm_session *s, request *r, int keep, sm_plan **out, i
   cached *head = atomic_load_explicit(&s->plans, memory_order_acquire);
   if ((*out = cache_find(head, NULL, r->key))) return NULL;
   sm_plan *p;
-  sm_status *st = build_named(s, r, &p);
+  sm_status *st = build_named(s, r, s->backend, 0, &p);
   if (st) return st;
   /* a place in the cache: always when kept, else while there are fewer than MAX_CACHED_PLANS */
   cached *n = NULL;
@@ -357,6 +363,20 @@ sm_status *sm__session_plan(sm_session *s, const char *const *feed_names, int nf
     for (int k = 0; fetch_pos && k < r.no; k++) fetch_pos[r.o[k].pos] = k;
     *out = p;
   }
+  request_free(&r);
+  return st;
+}
+
+sm_status *sm__session_placement(sm_session *s, const char *const *feed_names, int nfeeds,
+                                const char *const *fetch_names, int nfetches, sm_backend b, char **text) {
+  *text = NULL;
+  if (!s) return sm_status_new(SM_INVALID_ARGUMENT, "session: NULL");
+  request r;
+  sm_status *st = request_init(&r, feed_names, nfeeds, fetch_names, nfetches, NULL, 0);
+  sm_plan *p = NULL;
+  if (!st) st = build_named(s, &r, b, 1, &p);
+  if (!st && !(*text = sm__plan_placement_text(p))) st = sm_status_new(SM_NO_MEMORY, "placement: out of memory");
+  sm__plan_free(p);
   request_free(&r);
   return st;
 }

@@ -43,6 +43,14 @@ const sm_exec_env *sm__session_env(const sm_session *s);
 /* The confinement policy of the files kernels read (sm_exec_env.allow_external_files); set it
  * before the first run. */
 void sm__session_allow_external_files(sm_session *s, int allow);
+/* Where the plans the session builds from now on run what they can (device.h: placement); plans
+ * already cached stay as they are. The backend's device must be open (sm__device_open). */
+void sm__session_set_backend(sm_session *s, sm_backend b);
+/* How a plan for these names would be placed on backend b (its kernels registered:
+ * sm__device_plan_only), as sm__plan_placement_text's line (*text malloc'd); builds a plan that is
+ * not cached and never runs. */
+sm_status *sm__session_placement(sm_session *s, const char *const *feed_names, int nfeeds,
+                                const char *const *fetch_names, int nfetches, sm_backend b, char **text);
 
 /* Build (and cache) the plan for these names without running it: the load-time check. */
 sm_status *sm__session_prepare(sm_session *s, const char *const *feed_names, int nfeeds, const char *const *fetch_names,

@@ -85,6 +85,7 @@ struct sm_manager {
   int num_threads;
   int allow_unavailable_labels;
   int allow_external_files;
+  int device;
   int max_load_retries;
   double retry_interval;
   sm_manager_counts counts;
@@ -177,6 +178,7 @@ sm_status *sm__manager_new(const sm_manager_options *opts, sm_manager **out) {
   m->num_threads = opts->num_threads;
   m->allow_unavailable_labels = opts->allow_version_labels_for_unavailable_models;
   m->allow_external_files = opts->allow_external_files;
+  m->device = opts->device;
   m->max_load_retries = opts->max_num_load_retries > 0 ? opts->max_num_load_retries : 0;
   m->retry_interval = opts->load_retry_interval_micros > 0 ? (double)opts->load_retry_interval_micros / 1e6 : 0;
   m->poll_wait = opts->poll_wait_seconds;
@@ -356,7 +358,8 @@ static void *load_main(void *arg) {
   sm_manager *m = j->m;
   const char *name = j->v->owner->name;
   long long ver = (long long)j->v->version;
-  sm_load_options lo = {.num_threads = m->num_threads, .allow_external_files = m->allow_external_files};
+  sm_load_options lo = {.num_threads = m->num_threads, .allow_external_files = m->allow_external_files,
+                        .device = m->device};
   fprintf(stderr, "Loading servable version {name: %s version: %lld}\n", name, ver);
   for (int tries = 0;; tries++) {
     if (tries) fprintf(stderr, "Retrying of Loading servable: {name: %s version: %lld} retry: %d\n", name, ver, tries);

@@ -65,6 +65,7 @@ typedef struct sm_manager_options {
    * (unchanged across passes that far apart, or every mtime older); 0: at first sight. */
   double settle_seconds;
   int allow_external_files; /* sm_load_options.allow_external_files for every model loaded */
+  int device;               /* sm_load_options.device for every model loaded (SM_DEVICE_CPU / GPU) */
   int max_num_load_retries;  /* a failed load is tried this many more times (TF Serving's flag) */
   int64_t load_retry_interval_micros; /* between tries */
 } sm_manager_options;
