@@ -19,4 +19,11 @@ sm_status *sm__tensor_alloc_bytes(int dtype, int rank, const int64_t *dims, size
 typedef enum sm_memspace { SM_MEM_HOST = 0 } sm_memspace;
 int sm__tensor_space(const sm_tensor *t); /* an sm_memspace */
 
+/* A number no other tensor of this process has had or will have (0 for NULL). With the buffer's
+ * address it names one tensor's contents where the runtime never writes a value in place: a
+ * variable's assign installs a new tensor (state.c), so a cache of something derived from a
+ * weight (oneDNN's packed filters, nn_dnnl.c) keyed by (data, uid) goes stale on every assign and
+ * never matches a later tensor that reuses a freed buffer. */
+uint64_t sm__tensor_uid(const sm_tensor *t);
+
 #endif

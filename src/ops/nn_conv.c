@@ -17,43 +17,34 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/tensor_internal.h"
+#include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
 
-sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) {
-  sm__nn_window *w = malloc(sizeof *w);
-  if (!w) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, w);
-  if (!st && sm__node_num_outputs(n) == 1) {
+/* Every convolution kernel's state: the window attrs, what a _FusedConv2D fuses, and the oneDNN
+ * cache (nn_dnnl.c; NULL when oneDNN is off, or for float64 / NCHW nodes it never runs). */
+typedef struct conv_state {
+  sm__nn_window w;
+  sm__nn_fused f;
+  int fused;
+  sm__dnnl_cache *dnnl;
+} conv_state;
+
+static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
+
+static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  s->fused = fused;
+  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, &s->w);
+  if (!st && !fused && sm__node_num_outputs(n) == 1) {
     int dt = sm__node_output_dtype(n, 0);
     if (dt != SM_FLOAT && dt != SM_DOUBLE)
       st = sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float, double)", sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
   }
-  if (st) {
-    free(w);
-    return st;
-  }
-  sm__nn_blas_init();
-  *state = w;
-  return NULL;
-}
-
-sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state) { return sm__nn_conv2d_prepare(n, state); }
-
-/* _FusedConv2D: the convolution's window attrs, then what it fuses. */
-typedef struct fused_conv_state {
-  sm__nn_window w;
-  sm__nn_fused f;
-} fused_conv_state;
-
-static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
-
-sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) {
-  fused_conv_state *s = calloc(1, sizeof *s);
-  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, &s->w);
-  if (!st && s->w.nchw)
+  if (!st && fused && s->w.nchw)
     st = sm_status_new(SM_UNIMPLEMENTED, "data_format NCHW is not supported (NHWC only, as TF's CPU kernel)");
-  if (!st && sm__node_attr(n, "filter_format")) {
+  if (!st && fused && sm__node_attr(n, "filter_format")) {
     const char *ff;
     size_t len;
     st = sm__node_attr_string(n, "filter_format", &ff, &len);
@@ -61,14 +52,30 @@ sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) {
       st = sm_status_new(SM_UNIMPLEMENTED, "filter_format '%.*s' is not supported (HWIO only)",
                          (int)(len > 32 ? 32 : len), ff);
   }
-  if (!st) st = sm__nn_fused_prepare(n, 1, &s->f);
+  if (!st && fused) st = sm__nn_fused_prepare(n, 1, &s->f);
   if (st) {
     free(s);
     return st;
   }
+  /* oneDNN for float NHWC (a fused MaxPool stays on the direct path); without memory for the
+   * cache the node runs its own loops */
+  if (!s->w.nchw && !s->f.has_pool && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT &&
+      sm__dnnl_enabled())
+    s->dnnl = sm__dnnl_cache_new();
   sm__nn_blas_init();
   *state = s;
   return NULL;
+}
+
+sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) { return conv_prepare(n, 0, state); }
+sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state) { return conv_prepare(n, 0, state); }
+sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) { return conv_prepare(n, 1, state); }
+
+void sm__nn_conv_release(void *state) {
+  conv_state *s = state;
+  if (!s) return;
+  sm__dnnl_cache_free(s->dnnl);
+  free(s);
 }
 
 /* Geometry of one convolution, NHWC. */
@@ -562,8 +569,21 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
   return st;
 }
 
+/* Whether oneDNN runs this float NHWC convolution (measured, bench/RESULTS.md): everywhere but
+ * the short-patch first layers, where the direct loops win. */
+static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j); }
+
+static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
+                            int *declined) {
+  sm__dnnl_conv_args a = {j->N, j->H, j->W, j->C, j->OH, j->OW, j->KH, j->KW, j->Cout, depthwise ? j->C : j->G,
+                          j->sh, j->sw, j->dh, j->dw, j->pt, j->pl, (const float *)j->in, (const float *)j->filt,
+                          j->bias, sm__tensor_uid(f), (float *)j->out, j->act, j->alpha};
+  return sm__dnnl_conv(c, &a, ctx, declined);
+}
+
 /* fused: NULL for Conv2D / DepthwiseConv2dNative; a _FusedConv2D's bias is input 2. */
-static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm_kctx *ctx, int depthwise) {
+static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm__dnnl_cache *dnnl, sm_kctx *ctx,
+                              int depthwise) {
   int nin = fused ? 3 : 2;
   if (sm__kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
   const sm_tensor *x = sm__kctx_input(ctx, 0), *f = sm__kctx_input(ctx, 1);
@@ -659,6 +679,10 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   j.in = sm_tensor_data(x);
   j.filt = sm_tensor_data(f);
   j.out = sm_tensor_data(out);
+  if (dnnl && !w->nchw && dt == SM_FLOAT && use_dnnl(&j, depthwise)) {
+    int declined;
+    if ((st = conv_dnnl(dnnl, &j, depthwise, f, ctx, &declined)) || !declined) return st;
+  }
   if (w->nchw) {
     if (!(tin = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
     if (!(tout = sm__kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
@@ -677,11 +701,17 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   return NULL;
 }
 
-sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) { return conv_common(state, NULL, ctx, 0); }
-sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) { return conv_common(state, NULL, ctx, 1); }
+sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) {
+  const conv_state *s = state;
+  return conv_common(&s->w, NULL, s->dnnl, ctx, 0);
+}
+sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) {
+  const conv_state *s = state;
+  return conv_common(&s->w, NULL, s->dnnl, ctx, 1);
+}
 sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx) {
-  const fused_conv_state *s = state;
-  return conv_common(&s->w, &s->f, ctx, 0);
+  const conv_state *s = state;
+  return conv_common(&s->w, &s->f, s->dnnl, ctx, 0);
 }
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */
