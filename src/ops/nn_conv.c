@@ -53,15 +53,14 @@ static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
                          (int)(len > 32 ? 32 : len), ff);
   }
   if (!st && fused) st = sm__nn_fused_prepare(n, 1, &s->f);
+  /* oneDNN for float NHWC */
+  if (!st && !s->w.nchw && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT &&
+      sm__dnnl_enabled())
+    st = sm__dnnl_cache_new(&s->dnnl);
   if (st) {
     free(s);
     return st;
   }
-  /* oneDNN for float NHWC (a fused MaxPool stays on the direct path); without memory for the
-   * cache the node runs its own loops */
-  if (!s->w.nchw && !s->f.has_pool && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT &&
-      sm__dnnl_enabled())
-    s->dnnl = sm__dnnl_cache_new();
   sm__nn_blas_init();
   *state = s;
   return NULL;
@@ -520,11 +519,23 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   }
 }
 
+/* Whether oneDNN runs this float NHWC convolution (measured, bench/RESULTS.md): everywhere but
+ * the short-patch first layers, where the direct loops win. */
+static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j); }
+
+static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
+                            int *declined) {
+  sm__dnnl_conv_args a = {j->N, j->H, j->W, j->C, j->OH, j->OW, j->KH, j->KW, j->Cout, depthwise ? j->C : j->G,
+                          j->sh, j->sw, j->dh, j->dw, j->pt, j->pl, (const float *)j->in, (const float *)j->filt,
+                          j->bias, sm__tensor_uid(f), (float *)j->out, j->act, j->alpha};
+  return sm__dnnl_conv(c, &a, ctx, declined);
+}
+
 /* _FusedConv2D with a MaxPool: the output is the pooled tensor. The direct path pools as it goes;
  * any other convolution is computed whole into a scratch and pooled by nn_pool.c, so the result
  * never depends on which path ran. */
 static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *ctx, const sm__nn_window *w,
-                              int depthwise, const sm_tensor *x, const sm_tensor *f) {
+                              int depthwise, const sm_tensor *x, const sm_tensor *f, sm__dnnl_cache *dnnl) {
   if (depthwise || w->nchw || j->dtype != SM_FLOAT)
     return sm_status_new(SM_INTERNAL, "a MaxPool fused into a depthwise, NCHW or non-float convolution");
   sm_status *st = sm__nn_out_size(j->OH, pf->kh, 1, pf->sh, pf->padding, 0, 0, &j->pOH, &j->ppt);
@@ -558,27 +569,17 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
       memset(tmp, 0, (size_t)MC * sizeof *tmp);
       sm__nn_bias_act_f32(tmp, tmp, M, j->Cout, j->bias, j->act, j->alpha);
     } else {
-      conv_run(pool, j, 0);
+      int declined = 1; /* oneDNN where the unfused convolution would use it: the same bits */
+      if (dnnl && use_dnnl(j, 0)) st = conv_dnnl(dnnl, j, 0, f, ctx, &declined);
+      if (!st && declined) conv_run(pool, j, 0);
     }
-    if (!j->failed)
+    if (!st && !j->failed)
       st = sm__nn_maxpool_f32(pool, tmp, j->N, j->OH, j->OW, j->Cout, pf->kh, pf->kw, pf->sh, pf->sw,
                              pf->padding == SM_NN_SAME, j->pout, NULL);
     sm__kctx_scratch_free(ctx, tmp);
   }
   if (!st && j->failed) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a convolution patch buffer");
   return st;
-}
-
-/* Whether oneDNN runs this float NHWC convolution (measured, bench/RESULTS.md): everywhere but
- * the short-patch first layers, where the direct loops win. */
-static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j); }
-
-static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
-                            int *declined) {
-  sm__dnnl_conv_args a = {j->N, j->H, j->W, j->C, j->OH, j->OW, j->KH, j->KW, j->Cout, depthwise ? j->C : j->G,
-                          j->sh, j->sw, j->dh, j->dw, j->pt, j->pl, (const float *)j->in, (const float *)j->filt,
-                          j->bias, sm__tensor_uid(f), (float *)j->out, j->act, j->alpha};
-  return sm__dnnl_conv(c, &a, ctx, declined);
 }
 
 /* fused: NULL for Conv2D / DepthwiseConv2dNative; a _FusedConv2D's bias is input 2. */
@@ -659,7 +660,7 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
     j.bias = sm_tensor_data(fb);
   }
   j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
-  if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f);
+  if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f, dnnl);
   sm_tensor *out;
   /* gemm writes every element; depthwise accumulates and empty windows give zeros */
   if ((st = (depthwise || j.K == 0 ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))

@@ -88,6 +88,7 @@ typedef struct prim { /* one shape's primitive and its layouts; refs under the c
   dnnl_primitive_t p;
   dnnl_memory_desc_t src, wei, uwei, bias, dst, scratch;
   size_t scratch_bytes;
+  int64_t macs_per_out; /* multiply-adds per output element (the thread count's rule) */
 } prim;
 
 typedef struct pack { /* weights in prim->wei's layout */
@@ -112,14 +113,16 @@ struct sm__dnnl_cache {
   slot s[CACHE_SLOTS];
 };
 
-sm__dnnl_cache *sm__dnnl_cache_new(void) {
+sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out) {
   sm__dnnl_cache *c = sm__calloc(sizeof *c);
-  if (!c) return NULL;
+  *out = NULL;
+  if (!c) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN cache");
   if (pthread_mutex_init(&c->mu, NULL)) {
     sm__free(c);
-    return NULL;
+    return sm_status_new(SM_INTERNAL, "oneDNN cache: pthread_mutex_init failed");
   }
-  return c;
+  *out = c;
+  return NULL;
 }
 
 static void prim_unref(prim *p) {
@@ -155,19 +158,23 @@ static sm_status *dnnl_err(dnnl_status_t s, const char *what) {
 
 /* ---- building a primitive ------------------------------------------------------------------- */
 
-/* The fused activation as an eltwise post-op, in attr (with user scratchpads); 0 for one oneDNN has not. */
+/* Whether act runs as oneDNN's eltwise post-op: only those it computes bit for bit as the kernels'
+ * epilogue (and the unfused Relu/Relu6/LeakyRelu kernels) do, so a fused node and its unfused
+ * chain agree exactly (test_rewrite); Elu, Sigmoid and Tanh run after oneDNN through
+ * sm__nn_bias_act_f32 (vmath.c), as the unfused ops do. */
+static int act_is_post_op(int act) {
+  return act == SM_NN_ACT_NONE || act == SM_NN_ACT_RELU || act == SM_NN_ACT_RELU6 || act == SM_NN_ACT_LEAKY_RELU;
+}
+
+/* The fused activation as an eltwise post-op, in attr (with user scratchpads); 0 on failure. */
 static int make_attr(int act, float alpha, dnnl_primitive_attr_t *attr) {
   dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
   float a = 0.0f;
   switch (act) {
-    case SM_NN_ACT_NONE: break;
     case SM_NN_ACT_RELU: alg = dnnl_eltwise_relu; break;
     case SM_NN_ACT_RELU6: alg = dnnl_eltwise_bounded_relu, a = 6.0f; break;
-    case SM_NN_ACT_ELU: alg = dnnl_eltwise_elu, a = 1.0f; break;
     case SM_NN_ACT_LEAKY_RELU: alg = dnnl_eltwise_relu, a = alpha; break;
-    case SM_NN_ACT_SIGMOID: alg = dnnl_eltwise_logistic; break;
-    case SM_NN_ACT_TANH: alg = dnnl_eltwise_tanh; break;
-    default: return 0;
+    default: break; /* none, or run after the product */
   }
   if (D.dnnl_primitive_attr_create(attr) != dnnl_success) return 0;
   int ok = D.dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user) == dnnl_success;
@@ -184,21 +191,29 @@ static int make_attr(int act, float alpha, dnnl_primitive_attr_t *attr) {
   return ok;
 }
 
-/* A primitive for op_desc, or NULL: none, a reference implementation only (slower than the
- * kernels' own loops), or out of memory. Fills the layouts the run needs. */
-static prim *make_prim(const void *op_desc, int act, float alpha, const dnnl_memory_desc_t *uwei) {
+/* A primitive for op_desc in *out, or NULL there when oneDNN has none or only a reference
+ * implementation (slower than the kernels' own loops). Fills the layouts the run needs. An error
+ * only when out of memory: a fallback would give other bits than the run without the failure. */
+static sm_status *make_prim(const void *op_desc, int act, float alpha, const dnnl_memory_desc_t *uwei,
+                            int64_t macs_per_out, prim **out) {
+  *out = NULL;
   dnnl_primitive_attr_t attr;
-  if (!make_attr(act, alpha, &attr)) return NULL;
+  if (!make_attr(act, alpha, &attr)) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (attributes)");
   dnnl_primitive_desc_t pd = NULL;
   prim *p = NULL;
+  sm_status *st = NULL;
   dnnl_status_t s = D.dnnl_primitive_desc_create(&pd, op_desc, attr, engine, NULL);
   D.dnnl_primitive_attr_destroy(attr);
+  if (s == dnnl_out_of_memory) return dnnl_err(s, "primitive descriptor");
   if (s != dnnl_success) return NULL;
   const char *impl = NULL;
   if (D.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
       !strncmp(impl, "ref", 3))
     goto done;
-  if (!(p = sm__calloc(sizeof *p))) goto done;
+  if (!(p = sm__calloc(sizeof *p))) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN primitive");
+    goto done;
+  }
   p->refs = 1;
   p->src = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
   p->wei = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -207,13 +222,16 @@ static prim *make_prim(const void *op_desc, int act, float alpha, const dnnl_mem
   p->scratch = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
   p->scratch_bytes = D.dnnl_memory_desc_get_size(&p->scratch);
   p->uwei = *uwei;
-  if (D.dnnl_primitive_create(&p->p, pd) != dnnl_success) {
+  p->macs_per_out = macs_per_out;
+  if ((s = D.dnnl_primitive_create(&p->p, pd)) != dnnl_success) {
     sm__free(p);
     p = NULL;
+    if (s == dnnl_out_of_memory) st = dnnl_err(s, "primitive");
   }
 done:
   D.dnnl_primitive_desc_destroy(pd);
-  return p;
+  *out = p;
+  return st;
 }
 
 /* Reorders the weights at w (layout pr->uwei) into a new pack in pr->wei's layout. */
@@ -299,14 +317,18 @@ out:
   return st;
 }
 
+/* Runs pr on (src, packed weights, bias, dst); then act over the rows x cols of dst where it is
+ * not a post-op. A oneDNN call cannot stop halfway: a run's cancel flag or deadline is checked
+ * before it (the executor checks again after the step). Drops the references acquire took. */
 static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, sm_kctx *ctx, const void *src, const void *bias,
-                          void *dst, double macs) {
-  sm_status *st = NULL;
+                          void *dst, int64_t rows, int64_t cols, int act, float alpha) {
+  sm_status *st = sm__kctx_check_stop(ctx);
   void *scratch = NULL;
   dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
   dnnl_stream_t stream = NULL;
   dnnl_status_t s = dnnl_success;
-  if (pr->scratch_bytes && !(scratch = sm__kctx_scratch(ctx, pr->scratch_bytes, &st))) goto out;
+  double macs = (double)rows * (double)cols * (double)pr->macs_per_out;
+  if (st || (pr->scratch_bytes && !(scratch = sm__kctx_scratch(ctx, pr->scratch_bytes, &st)))) goto out;
   s = D.dnnl_memory_create(&m[0], &pr->src, engine, (void *)src);
   if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, dst);
   if (s == dnnl_success && bias) s = D.dnnl_memory_create(&m[2], &pr->bias, engine, (void *)bias);
@@ -323,6 +345,7 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, sm_kctx *ctx, c
     if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   }
   if (s != dnnl_success) st = dnnl_err(s, "execution");
+  else if (!act_is_post_op(act)) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
 out:
   if (stream) D.dnnl_stream_destroy(stream);
   for (int i = 0; i < 4; i++)
@@ -364,8 +387,8 @@ static sm_status *build_conv(const void *args, prim **out) {
                                                           &wany, a->bias ? &bias : NULL, &dst, strides, dil, pl,
                                                           pr) != dnnl_success)
     return NULL;
-  *out = make_prim(&cd, a->act, a->alpha, &wuser);
-  return NULL;
+  return make_prim(&cd, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, &wuser,
+                   a->KH * a->KW * (a->C / a->G), out);
 }
 
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
@@ -378,9 +401,7 @@ sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx
   sm_status *st = acquire(c, key, build_conv, a, a->filt, a->filt_uid, &pr, &pk);
   if (st || !pr) return st;
   *declined = 0;
-  double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
-                (double)(a->C / a->G);
-  return execute(c, pr, pk, ctx, a->x, a->bias, a->y, macs);
+  return execute(c, pr, pk, ctx, a->x, a->bias, a->y, a->N * a->OH * a->OW, a->Cout, a->act, a->alpha);
 }
 
 /* ---- matrix product --------------------------------------------------------------------------- */
@@ -400,8 +421,7 @@ static sm_status *build_mm(const void *args, prim **out) {
     return NULL;
   dnnl_matmul_desc_t md;
   if (D.dnnl_matmul_desc_init(&md, &src, &wany, a->bias ? &bias : NULL, &dst) != dnnl_success) return NULL;
-  *out = make_prim(&md, a->act, a->alpha, &wuser);
-  return NULL;
+  return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, &wuser, a->K, out);
 }
 
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
@@ -413,13 +433,16 @@ sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx
   sm_status *st = acquire(c, key, build_mm, a, a->b, a->b_uid, &pr, &pk);
   if (st || !pr) return st;
   *declined = 0;
-  return execute(c, pr, pk, ctx, a->a, a->bias, a->c, (double)a->M * (double)a->N * (double)a->K);
+  return execute(c, pr, pk, ctx, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
 }
 
 #else /* no oneDNN at build time */
 
 int sm__dnnl_enabled(void) { return 0; }
-sm__dnnl_cache *sm__dnnl_cache_new(void) { return NULL; }
+sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out) {
+  *out = NULL;
+  return NULL;
+}
 void sm__dnnl_cache_free(sm__dnnl_cache *c) { (void)c; }
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
   (void)c, (void)a, (void)ctx;

@@ -16,9 +16,10 @@ int sm__dnnl_enabled(void);
 /* What one kernel instance keeps across runs (in its prepare state): per input shape the primitive,
  * and the weights reordered into oneDNN's layout, keyed by the weight tensor's buffer and
  * sm__tensor_uid (so a variable's assign, which installs a new tensor, repacks). Thread-safe: many
- * runs of one plan use it at once. NULL when out of memory (the kernel then runs its own loops). */
+ * runs of one plan use it at once. Out of memory is an error (SM_RESOURCE_EXHAUSTED), never a
+ * quiet fallback: the result must not depend on whether an allocation failed. */
 typedef struct sm__dnnl_cache sm__dnnl_cache;
-sm__dnnl_cache *sm__dnnl_cache_new(void);
+sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out);
 void sm__dnnl_cache_free(sm__dnnl_cache *c); /* NULL-safe */
 
 /* A float NHWC convolution: x [N,H,W,C], filter HWIO [KH,KW,C/G,Cout] in G groups (G = C and

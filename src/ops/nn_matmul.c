@@ -165,14 +165,18 @@ static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, con
 }
 
 /* oneDNN for a float MatMul (B, the weights, packed once per tensor: nn_dnnl.c) */
-static void mm_dnnl_prepare(const sm_node *n, mm_state *s) {
+static sm_status *mm_dnnl_prepare(const sm_node *n, mm_state *s) {
   if (sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT && sm__dnnl_enabled())
-    s->dnnl = sm__dnnl_cache_new(); /* NULL (out of memory): OpenBLAS */
+    return sm__dnnl_cache_new(&s->dnnl);
+  return NULL;
 }
 
 sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state) {
   sm_status *st = mm_prepare(n, state, "transpose_a", "transpose_b");
-  if (!st) mm_dnnl_prepare(n, *state);
+  if (!st && (st = mm_dnnl_prepare(n, *state))) {
+    free(*state);
+    *state = NULL;
+  }
   return st;
 }
 
@@ -191,7 +195,10 @@ sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
   if (st) return st;
   s->fused = 1;
   s->f = f;
-  mm_dnnl_prepare(n, s);
+  if ((st = mm_dnnl_prepare(n, s))) {
+    free(s);
+    return st;
+  }
   sm__nn_blas_init();
   *state = s;
   return NULL;

@@ -313,6 +313,93 @@ static void bad_attrs(void) {
   sm_tensor_free(in[1]);
 }
 
+/* ---- weights from a variable: an assign between runs changes the output ---------------------
+ * oneDNN's kernels keep the weights packed across runs (nn_dnnl.c), keyed by the weight tensor;
+ * an AssignVariableOp installs a new tensor, so the next run must see the new weights (as TF
+ * would), also when the new value is the first one again or reuses a freed buffer. Checked
+ * against the naive loops for Conv2D, DepthwiseConv2dNative and MatMul, with oneDNN on or off. */
+static void naive_conv(const float *x, const float *f, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K,
+                       int64_t Co, int depthwise, double *want) { /* SAME, stride 1, KxK */
+  int64_t p = (K - 1) / 2, CO = depthwise ? C * Co : Co;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t oh = 0; oh < H; oh++)
+      for (int64_t ow = 0; ow < W; ow++)
+        for (int64_t o = 0; o < CO; o++) {
+          double acc = 0;
+          for (int64_t kh = 0; kh < K; kh++)
+            for (int64_t kw = 0; kw < K; kw++) {
+              int64_t ih = oh - p + kh, iw = ow - p + kw;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const float *px = x + ((n * H + ih) * W + iw) * C;
+              if (depthwise)
+                acc += (double)px[o / Co] * f[((kh * K + kw) * C + o / Co) * Co + o % Co];
+              else
+                for (int64_t ci = 0; ci < C; ci++) acc += (double)px[ci] * f[((kh * K + kw) * C + ci) * Co + o];
+            }
+          want[((n * H + oh) * W + ow) * CO + o] = acc;
+        }
+}
+
+static void variable_weights(const char *op) {
+  int mm = !strcmp(op, "MatMul"), dw = !strcmp(op, "DepthwiseConv2dNative");
+  const int64_t N = 2, H = 9, W = 7, C = 16, K = 3, Co = mm ? 40 : dw ? 2 : 24;
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {K, K, C, Co}, md[2] = {N * H, C}, wd[2] = {C, Co};
+  char g[4096];
+  snprintf(g, sizeof g,
+           "node { name: \"in0\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"wv\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"v\" op: \"VarHandleOp\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+           "attr { key: \"shared_name\" value { s: \"v\" } } attr { key: \"shape\" value { shape { unknown_rank: true } } } }\n"
+           "node { name: \"assign\" op: \"AssignVariableOp\" input: \"v\" input: \"wv\" "
+           "attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"r\" op: \"ReadVariableOp\" input: \"v\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"y\" op: \"%s\" input: \"in0\" input: \"r\" attr { key: \"T\" value { type: DT_FLOAT } } %s }",
+           op,
+           mm ? ""
+              : "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                "attr { key: \"padding\" value { s: \"SAME\" } }");
+  char *mg = metagraph(op, g);
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(mg, &s));
+  free(mg);
+  if (!s) return;
+  sm_tensor *x = rand_tensor(mm ? 2 : 4, mm ? md : xd);
+  sm_tensor *w[2] = {rand_tensor(mm ? 2 : 4, mm ? wd : fd), rand_tensor(mm ? 2 : 4, mm ? wd : fd)};
+  int64_t nout = mm ? N * H * Co : N * H * W * (dw ? C * Co : Co);
+  double *want = calloc((size_t)nout, sizeof *want);
+  /* A, B, A again, then B assigned from a copy (a new tensor, maybe at A's old address) */
+  for (int step = 0; step < 4; step++) {
+    sm_tensor *wt = w[step & 1], *copy = NULL;
+    if (step == 3) CHECK_OK(sm_tensor_copy(wt, &copy));
+    sm_tensor *feed = copy ? copy : wt;
+    CHECK_OK(sm__session_run(s, (const char *[]){"wv:0"}, &feed, 1, NULL, 0, (const char *[]){"assign"}, 1, NULL));
+    sm_tensor_free(copy);
+    for (int rep = 0; rep < 2; rep++) { /* the second run uses what the first packed */
+      sm_tensor *out = NULL;
+      CHECK_OK(sm__session_run(s, (const char *[]){"in0:0"}, &x, 1, (const char *[]){"y:0"}, 1, NULL, 0, &out));
+      const float *xp = sm_tensor_data(x), *fp = sm_tensor_data(wt);
+      if (mm)
+        for (int64_t i = 0; i < N * H; i++)
+          for (int64_t o = 0; o < Co; o++) {
+            double acc = 0;
+            for (int64_t k = 0; k < C; k++) acc += (double)xp[i * C + k] * fp[k * Co + o];
+            want[i * Co + o] = acc;
+          }
+      else
+        naive_conv(xp, fp, N, H, W, C, K, Co, dw, want);
+      char what[96];
+      snprintf(what, sizeof what, "%s after assign %d, run %d", op, step, rep);
+      compare(what, out, want, nout, 1e-5);
+      sm_tensor_free(out);
+    }
+  }
+  free(want);
+  sm_tensor_free(x);
+  sm_tensor_free(w[0]);
+  sm_tensor_free(w[1]);
+  sm__session_free(s);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof nn_cases / sizeof *nn_cases; i++) run_tf_case(&nn_cases[i]);
   /* seed CNN layer at batch 4: several parallel chunks */
@@ -345,6 +432,9 @@ int main(void) {
   bias_vs_naive(0);
   bias_vs_naive(1);
   bad_attrs();
+  variable_weights("Conv2D");
+  variable_weights("DepthwiseConv2dNative");
+  variable_weights("MatMul");
   printf("%zu TensorFlow cases, naive comparisons and bad-attr checks run\n", sizeof nn_cases / sizeof *nn_cases);
   TEST_MAIN_END();
 }
