@@ -17,10 +17,11 @@
  * so a run holding them is not disturbed when another run repacks or evicts. Scratchpads are the
  * caller's (user mode, from sm__kctx_scratch), so concurrent runs of one primitive are safe.
  *
- * Threads: Debian builds oneDNN on OpenMP (libgomp). Each call sets omp_set_num_threads on the
- * calling thread only (an OpenMP ICV is per thread) to the run's pool size, 1 for small products.
+ * Threads: Debian builds oneDNN on OpenMP (libgomp). Its threads are not used: each call sets
+ * omp_set_num_threads(1) on its own thread (an OpenMP ICV is per thread, so a host program's
+ * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job).
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
- * tolerance of TF; the activations are its eltwise post-ops. */
+ * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own. */
 #include "ops/nn_dnnl.h"
 
 #include <stdlib.h>
@@ -40,7 +41,7 @@
 
 #define DNNL_FNS(X)                                                                                             \
   X(dnnl_engine_create) X(dnnl_stream_create) X(dnnl_stream_destroy) X(dnnl_stream_wait)                        \
-  X(dnnl_memory_desc_init_by_tag) X(dnnl_memory_desc_init_by_strides) X(dnnl_memory_desc_get_size)              \
+  X(dnnl_memory_desc_init_by_tag) X(dnnl_memory_desc_init_by_strides) X(dnnl_memory_desc_get_size) X(dnnl_memory_desc_equal)              \
   X(dnnl_dilated_convolution_forward_desc_init) X(dnnl_matmul_desc_init) X(dnnl_primitive_desc_create)          \
   X(dnnl_primitive_desc_destroy) X(dnnl_primitive_desc_query_md) X(dnnl_primitive_desc_query)                   \
   X(dnnl_primitive_create) X(dnnl_primitive_destroy) X(dnnl_primitive_execute) X(dnnl_memory_create)            \
@@ -301,8 +302,15 @@ static sm_status *acquire(sm__dnnl_cache *c, const int64_t *key, build_fn build,
   s->last = ++c->tick;
   if (s->declined) goto out;
   if (!s->w || s->wptr != w || s->wuid != uid) {
-    pack *np;
-    if ((st = make_pack(s->pr, w, &np))) goto out;
+    pack *np = NULL;
+    /* another shape's pack of these weights in the same layout (the pieces of a split product) */
+    for (int i = 0; i < CACHE_SLOTS && !np; i++) {
+      slot *o = &c->s[i];
+      if (o != s && o->w && o->wptr == w && o->wuid == uid && D.dnnl_memory_desc_equal(&o->pr->wei, &s->pr->wei) &&
+          D.dnnl_memory_desc_equal(&o->pr->uwei, &s->pr->uwei))
+        (np = o->w)->refs++;
+    }
+    if (!np && (st = make_pack(s->pr, w, &np))) goto out;
     pack_unref(s->w);
     s->w = np;
     s->wptr = w;
@@ -317,18 +325,20 @@ out:
   return st;
 }
 
-/* Runs pr on (src, packed weights, bias, dst); then act over the rows x cols of dst where it is
- * not a post-op. A oneDNN call cannot stop halfway: a run's cancel flag or deadline is checked
- * before it (the executor checks again after the step). Drops the references acquire took. */
-static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, sm_kctx *ctx, const void *src, const void *bias,
-                          void *dst, int64_t rows, int64_t cols, int act, float alpha) {
-  sm_status *st = sm__kctx_check_stop(ctx);
+/* Runs pr on (src, packed weights, bias, dst) on this thread, then act over the rows x cols of dst
+ * where it is not a post-op. Its scratchpad comes from sm__alloc (it runs on pool workers, which
+ * must not use the kctx). Drops the references acquire took. */
+static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src, const void *bias, void *dst,
+                          int64_t rows, int64_t cols, int act, float alpha) {
+  sm_status *st = NULL;
   void *scratch = NULL;
   dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
   dnnl_stream_t stream = NULL;
   dnnl_status_t s = dnnl_success;
-  double macs = (double)rows * (double)cols * (double)pr->macs_per_out;
-  if (st || (pr->scratch_bytes && !(scratch = sm__kctx_scratch(ctx, pr->scratch_bytes, &st)))) goto out;
+  if (pr->scratch_bytes && !(scratch = sm__alloc(pr->scratch_bytes))) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN scratchpad of %zu bytes", pr->scratch_bytes);
+    goto out;
+  }
   s = D.dnnl_memory_create(&m[0], &pr->src, engine, (void *)src);
   if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, dst);
   if (s == dnnl_success && bias) s = D.dnnl_memory_create(&m[2], &pr->bias, engine, (void *)bias);
@@ -339,8 +349,7 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, sm_kctx *ctx, c
     int n = 3;
     if (m[2]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[2]};
     if (m[3]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[3]};
-    int threads = macs < SM_NN_PAR_MIN_MACS ? 1 : sm__threadpool_nthreads(sm__kctx_pool(ctx));
-    if (D.omp_set_num_threads) D.omp_set_num_threads(threads);
+    if (D.omp_set_num_threads) D.omp_set_num_threads(1);
     s = D.dnnl_primitive_execute(pr->p, stream, n, args);
     if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   }
@@ -350,12 +359,87 @@ out:
   if (stream) D.dnnl_stream_destroy(stream);
   for (int i = 0; i < 4; i++)
     if (m[i]) D.dnnl_memory_destroy(m[i]);
-  sm__kctx_scratch_free(ctx, scratch);
+  sm__free(scratch);
   pthread_mutex_lock(&c->mu);
   prim_unref(pr);
   pack_unref(pk);
   pthread_mutex_unlock(&c->mu);
   return st;
+}
+
+/* One product split over the run's pool along its leading dimension (images of a convolution,
+ * rows of a matmul): each chunk is one single-threaded oneDNN call with a primitive for the
+ * chunk's size (cached like any other shape). Why not oneDNN's own OpenMP threads: their static
+ * split waits at a barrier for the slowest thread, and on a shared VM a descheduled vCPU made a
+ * 2-thread ResNet50 batch-1 call 3x slower than one thread (bench/RESULTS.md); the pool's chunks
+ * are claimed as threads arrive, so the caller does the work of a worker that never comes. */
+typedef struct split_job {
+  sm__dnnl_cache *c;
+  int64_t n, per; /* the leading dimension, cut in fixed pieces of per (so at most two shapes) */
+  int bands;      /* a convolution of one image: the pieces are bands of output rows */
+  const sm__dnnl_conv_args *conv; /* one of these two */
+  const sm__dnnl_mm_args *mm;
+  sm_status *err;                 /* the first error (set once, by compare-and-swap) */
+  int declined;                   /* some chunk had no primitive: the caller redoes it all */
+} split_job;
+
+static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined);
+static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined);
+static void split_piece(split_job *j, int64_t begin, int64_t end);
+
+static void split_chunk(void *ctx, int64_t first, int64_t last) {
+  split_job *j = ctx;
+  for (int64_t i = first; i < last; i++) {
+    int64_t begin = i * j->per, end = begin + j->per < j->n ? begin + j->per : j->n;
+    if (__atomic_load_n(&j->err, __ATOMIC_RELAXED) || __atomic_load_n(&j->declined, __ATOMIC_RELAXED)) return;
+    split_piece(j, begin, end);
+  }
+}
+
+static void split_piece(split_job *j, int64_t begin, int64_t end) {
+  sm_status *st;
+  int declined = 0;
+  if (j->conv && j->bands) { /* one image: output rows [begin, end) from the input rows they read */
+    sm__dnnl_conv_args a = *j->conv;
+    int64_t top = begin * a.sh - a.pt, r0 = top > 0 ? top : 0;
+    int64_t r1 = (end - 1) * a.sh - a.pt + (a.KH - 1) * a.dh + 1;
+    if (r1 > a.H) r1 = a.H;
+    a.x += r0 * a.W * a.C;
+    a.y += begin * a.OW * a.Cout;
+    a.H = r1 - r0;
+    a.OH = end - begin;
+    a.pt = r0 - top;
+    st = conv_chunk(j->c, &a, &declined);
+  } else if (j->conv) {
+    sm__dnnl_conv_args a = *j->conv;
+    a.N = end - begin;
+    a.x += begin * a.H * a.W * a.C;
+    a.y += begin * a.OH * a.OW * a.Cout;
+    st = conv_chunk(j->c, &a, &declined);
+  } else {
+    sm__dnnl_mm_args a = *j->mm;
+    a.M = end - begin;
+    a.a += a.ta ? begin : begin * a.K;
+    a.c += begin * a.N;
+    st = mm_chunk(j->c, &a, &declined);
+  }
+  if (declined) __atomic_store_n(&j->declined, 1, __ATOMIC_RELAXED);
+  sm_status *none = NULL;
+  if (st && !__atomic_compare_exchange_n(&j->err, &none, st, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    sm_status_free(st);
+}
+
+static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, int *declined) {
+  sm_status *st = sm__kctx_check_stop(ctx); /* a oneDNN call cannot stop halfway: check before */
+  if (st) return st;
+  sm_threadpool *pool = macs < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx);
+  int64_t pieces = sm__threadpool_nthreads(pool);
+  if (pieces > n) pieces = n;
+  j->n = n;
+  j->per = (n + pieces - 1) / pieces;
+  sm__parallel_for(pool, (n + j->per - 1) / j->per, 1, split_chunk, j);
+  *declined = j->declined;
+  return j->err;
 }
 
 /* ---- convolution ------------------------------------------------------------------------------ */
@@ -391,17 +475,26 @@ static sm_status *build_conv(const void *args, prim **out) {
                    a->KH * a->KW * (a->C / a->G), out);
 }
 
-sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
-  *declined = 1;
-  if (!c || !loaded) return NULL;
+static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined) {
   int64_t key[KEY_LEN] = {1, a->N, a->H, a->W, a->C, a->KH, a->KW, a->Cout, a->G, a->bias != NULL, a->OH, a->OW,
                           a->pt, a->pl};
   prim *pr;
   pack *pk;
   sm_status *st = acquire(c, key, build_conv, a, a->filt, a->filt_uid, &pr, &pk);
-  if (st || !pr) return st;
-  *declined = 0;
-  return execute(c, pr, pk, ctx, a->x, a->bias, a->y, a->N * a->OH * a->OW, a->Cout, a->act, a->alpha);
+  if (st || !pr) {
+    *declined = !st;
+    return st;
+  }
+  return execute(c, pr, pk, a->x, a->bias, a->y, a->N * a->OH * a->OW, a->Cout, a->act, a->alpha);
+}
+
+sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
+  *declined = 1;
+  if (!c || !loaded) return NULL;
+  split_job j = {c, 0, 0, a->N == 1, a, NULL, NULL, 0};
+  double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
+                (double)(a->C / a->G);
+  return run_split(&j, ctx, a->N == 1 ? a->OH : a->N, macs, declined);
 }
 
 /* ---- matrix product --------------------------------------------------------------------------- */
@@ -410,7 +503,7 @@ static sm_status *build_mm(const void *args, prim **out) {
   const sm__dnnl_mm_args *a = args;
   *out = NULL;
   dnnl_memory_desc_t src, wany, wuser, bias, dst;
-  dnnl_dims_t ad = {a->M, a->K}, as = {a->ta ? 1 : a->K, a->ta ? a->M : 1};
+  dnnl_dims_t ad = {a->M, a->K}, as = {a->ta ? 1 : a->lda, a->ta ? a->lda : 1};
   dnnl_dims_t bd = {a->K, a->N}, bs = {a->tb ? 1 : a->N, a->tb ? a->K : 1};
   dnnl_dims_t cd = {a->M, a->N}, biasd = {1, a->N};
   if (D.dnnl_memory_desc_init_by_strides(&src, 2, ad, dnnl_f32, as) != dnnl_success ||
@@ -424,16 +517,23 @@ static sm_status *build_mm(const void *args, prim **out) {
   return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, &wuser, a->K, out);
 }
 
-sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
-  *declined = 1;
-  if (!c || !loaded) return NULL;
-  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL};
+static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined) {
+  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda};
   prim *pr;
   pack *pk;
   sm_status *st = acquire(c, key, build_mm, a, a->b, a->b_uid, &pr, &pk);
-  if (st || !pr) return st;
-  *declined = 0;
-  return execute(c, pr, pk, ctx, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+  if (st || !pr) {
+    *declined = !st;
+    return st;
+  }
+  return execute(c, pr, pk, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+}
+
+sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
+  *declined = 1;
+  if (!c || !loaded) return NULL;
+  split_job j = {c, 0, 0, 0, NULL, a, NULL, 0};
+  return run_split(&j, ctx, a->M, (double)a->M * (double)a->N * (double)a->K, declined);
 }
 
 #else /* no oneDNN at build time */

@@ -36,9 +36,10 @@ typedef struct sm__dnnl_conv_args {
   float alpha;
 } sm__dnnl_conv_args;
 
-/* C [M,N] = op(A) op(B) (+ bias [N], then act), row-major, B the weights that are packed. */
+/* C [M,N] = op(A) op(B) (+ bias [N], then act), row-major, B the weights that are packed; lda:
+ * A's row stride (K, or M when transposed). */
 typedef struct sm__dnnl_mm_args {
-  int64_t M, N, K;
+  int64_t M, N, K, lda;
   int ta, tb;
   const float *a, *b, *bias;
   uint64_t b_uid;
@@ -47,7 +48,7 @@ typedef struct sm__dnnl_mm_args {
   float alpha;
 } sm__dnnl_mm_args;
 
-/* Run one product on the caller's thread and up to the run's pool size of OpenMP threads. NULL
+/* Run one product over the run's pool (single-threaded oneDNN calls on pieces of it). NULL
  * on success; an error status (out of memory: SM_RESOURCE_EXHAUSTED) the kernel returns; or NULL
  * with *declined = 1 when oneDNN has no primitive for it (the kernel then runs its own loops). */
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined);

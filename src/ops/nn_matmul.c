@@ -265,7 +265,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   if (s->dnnl && dt == SM_FLOAT && M > 1 && N > 0 && K > 0) {
     /* oneDNN where it wins (measured, bench/RESULTS.md): more than one row; a one-row product
      * streams B once through gemv */
-    sm__dnnl_mm_args da = {M, N, K, s->ta, s->tb, (const float *)j.A, (const float *)j.B, j.bias,
+    sm__dnnl_mm_args da = {M, N, K, s->ta ? M : K, s->ta, s->tb, (const float *)j.A, (const float *)j.B, j.bias,
                            sm__tensor_uid(b), (float *)j.C, act, j.alpha};
     int declined;
     if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined)) || !declined) return st;

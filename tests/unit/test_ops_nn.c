@@ -416,6 +416,12 @@ int main(void) {
   conv_vs_naive(1, 12, 14, 1, 3, 3, 1, 32, 1, 1, 2, 2, 1, 0);
   conv_vs_naive(3, 9, 40, 4, 2, 2, 4, 48, 2, 1, 1, 1, 1, 0);
   conv_vs_naive(1, 5, 3, 1, 3, 3, 1, 33, 1, 1, 1, 1, 0, 0); /* one output pixel per row */
+  /* one image split in bands of output rows (oneDNN over the pool): SAME/VALID, strides, dilation */
+  conv_vs_naive(1, 40, 37, 16, 3, 3, 16, 32, 2, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 41, 40, 16, 5, 3, 16, 32, 3, 2, 2, 1, 0, 0);
+  conv_vs_naive(1, 33, 20, 12, 7, 7, 12, 24, 2, 2, 1, 1, 1, 0);
+  conv_vs_naive(1, 64, 64, 32, 3, 3, 32, 1, 2, 2, 1, 1, 1, 1); /* depthwise */
+  conv_vs_naive(5, 20, 20, 16, 3, 3, 16, 32, 1, 1, 1, 1, 1, 0); /* batch split 3 + 2 */
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
   matmul_vs_naive(90, 200, 33, 0, 1);
