@@ -256,7 +256,6 @@ static sm_status *make_pack(const prim *pr, const void *w, pack **out) {
   if (s == dnnl_success) s = D.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
   if (s == dnnl_success) {
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, pk->mem}};
-    if (D.omp_set_num_threads) D.omp_set_num_threads(1);
     s = D.dnnl_primitive_execute(r, stream, 2, args);
     if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   }
@@ -282,6 +281,9 @@ static sm_status *acquire(sm__dnnl_cache *c, const int64_t *key, build_fn build,
                           uint64_t uid, prim **pr, pack **pk) {
   *pr = NULL;
   *pk = NULL;
+  /* before oneDNN does anything on this thread: building a primitive may run an OpenMP region
+   * too, which would start OpenMP's threads (2 on this machine) for nothing */
+  if (D.omp_set_num_threads) D.omp_set_num_threads(1);
   sm_status *st = NULL;
   pthread_mutex_lock(&c->mu);
   slot *s = NULL, *victim = &c->s[0];
@@ -349,7 +351,6 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src
     int n = 3;
     if (m[2]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[2]};
     if (m[3]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[3]};
-    if (D.omp_set_num_threads) D.omp_set_num_threads(1);
     s = D.dnnl_primitive_execute(pr->p, stream, n, args);
     if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   }
