@@ -5,6 +5,7 @@
  *   - larger random cases (parallel paths, several im2col blocks) against naive loops here;
  *   - bad attrs and hostile shapes, which must fail with a message, never crash. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,6 +401,75 @@ static void variable_weights(const char *op) {
   sm__session_free(s);
 }
 
+/* ---- one session run from several threads at once ---------------------------------------------
+ * The kernels' oneDNN caches (primitives per shape, packed weights) are shared by every run of a
+ * plan: four threads run one Conv2D session (batch 3: pieces of 2 and 1 images, two primitives
+ * built while the other threads run) and a MatMul one, each output checked against naive loops. */
+typedef struct conc {
+  sm_session *s;
+  sm_tensor *in[2];
+  const double *want;
+  int64_t n;
+  int bad;
+} conc;
+
+static void *conc_thread(void *arg) {
+  conc *c = arg;
+  for (int r = 0; r < 10; r++) {
+    sm_tensor *out = NULL;
+    sm_status *st = sm__session_run(c->s, (const char *[]){"in0:0", "in1:0"}, c->in, 2, (const char *[]){"y:0"}, 1,
+                                    NULL, 0, &out);
+    if (st || !out || sm_tensor_num_elements(out) != c->n) {
+      __atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
+    } else {
+      const float *o = sm_tensor_data(out);
+      for (int64_t i = 0; i < c->n; i++)
+        if (!close_enough(o[i], c->want[i], 1e-5)) {
+          __atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
+          break;
+        }
+    }
+    sm_status_free(st);
+    sm_tensor_free(out);
+  }
+  return NULL;
+}
+
+static void concurrent_runs(int mm) {
+  const int64_t N = 3, H = 20, W = 18, C = 16, K = 3, Co = 32;
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {K, K, C, Co}, ad[2] = {N * H * W, C}, bd[2] = {C, Co};
+  conc c = {0};
+  c.in[0] = rand_tensor(mm ? 2 : 4, mm ? ad : xd);
+  c.in[1] = rand_tensor(mm ? 2 : 4, mm ? bd : fd);
+  c.n = N * H * W * Co;
+  double *want = calloc((size_t)c.n, sizeof *want);
+  const float *x = sm_tensor_data(c.in[0]), *f = sm_tensor_data(c.in[1]);
+  if (mm)
+    for (int64_t i = 0; i < N * H * W; i++)
+      for (int64_t o = 0; o < Co; o++) {
+        double acc = 0;
+        for (int64_t k = 0; k < C; k++) acc += (double)x[i * C + k] * f[k * Co + o];
+        want[i * Co + o] = acc;
+      }
+  else
+    naive_conv(x, f, N, H, W, C, K, Co, 0, want);
+  c.want = want;
+  char *mg = graph1(mm ? "MatMul" : "Conv2D", 2, "DT_FLOAT",
+                    mm ? "" : "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                              "attr { key: \"padding\" value { s: \"SAME\" } }");
+  CHECK_OK(sm__session_from_pbtxt(mg, &c.s));
+  free(mg);
+  pthread_t t[4];
+  for (int i = 0; c.s && i < 4; i++) CHECK(pthread_create(&t[i], NULL, conc_thread, &c) == 0);
+  for (int i = 0; c.s && i < 4; i++) pthread_join(t[i], NULL);
+  if (c.bad) fprintf(stderr, "%s from 4 threads: %d bad runs\n", mm ? "MatMul" : "Conv2D", c.bad);
+  CHECK(c.bad == 0);
+  sm__session_free(c.s);
+  sm_tensor_free(c.in[0]);
+  sm_tensor_free(c.in[1]);
+  free(want);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof nn_cases / sizeof *nn_cases; i++) run_tf_case(&nn_cases[i]);
   /* seed CNN layer at batch 4: several parallel chunks */
@@ -441,6 +511,8 @@ int main(void) {
   variable_weights("Conv2D");
   variable_weights("DepthwiseConv2dNative");
   variable_weights("MatMul");
+  concurrent_runs(0);
+  concurrent_runs(1);
   printf("%zu TensorFlow cases, naive comparisons and bad-attr checks run\n", sizeof nn_cases / sizeof *nn_cases);
   TEST_MAIN_END();
 }
