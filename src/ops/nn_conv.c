@@ -519,9 +519,10 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   }
 }
 
-/* Whether oneDNN runs this float NHWC convolution (measured, bench/RESULTS.md): everywhere but
- * the short-patch first layers, where the direct loops win. */
-static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j); }
+/* Whether oneDNN runs this float NHWC convolution (measured, bench/RESULTS.md "oneDNN"): everywhere
+ * but the short-patch first layers (RGB or grey 3x3/5x5: K <= 32), where the direct loops win; a
+ * 1x1 over 64 channels (also a direct-path shape) was faster through oneDNN. */
+static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j) || j->K > 32; }
 
 static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
                             int *declined) {
