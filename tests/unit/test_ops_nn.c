@@ -70,27 +70,16 @@ static void compare(const char *what, const sm_tensor *got, const double *want, 
   if (bad) sm_test_failures++;
 }
 
-/* Conv2D NHWC against direct loops: several im2col blocks, both pool threads, groups. */
-static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Cf, int64_t Co,
-                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int same, int depthwise) {
-  int64_t xd[4] = {N, H, W, C}, fd[4] = {KH, KW, Cf, Co};
-  sm_tensor *in[2] = {rand_tensor(4, xd), rand_tensor(4, fd)}, *out = NULL;
-  char attrs[512];
-  snprintf(attrs, sizeof attrs,
-           "attr { key: \"strides\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: "
-           "\"%s\" } } attr { key: \"dilations\" value { list { i: 1 i: %lld i: %lld i: 1 } } }",
-           (long long)sh, (long long)sw, same ? "SAME" : "VALID", (long long)dh, (long long)dw);
-  const char *op = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
-  char *mg = graph1(op, 2, "DT_FLOAT", attrs);
-  int f0 = 0;
-  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+/* The convolution by definition, in doubles: a new [N, OH, OW, CO] array (the caller frees it). */
+static double *naive_conv_ref(const float *x, const float *f, int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH,
+                              int64_t KW, int64_t Cf, int64_t Co, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                              int same, int depthwise, int64_t *oh_out, int64_t *ow_out) {
   int64_t ekh = (KH - 1) * dh + 1, ekw = (KW - 1) * dw + 1;
   int64_t OH = same ? (H + sh - 1) / sh : (H - ekh + sh) / sh, OW = same ? (W + sw - 1) / sw : (W - ekw + sw) / sw;
   int64_t pt = same ? ((OH - 1) * sh + ekh - H > 0 ? ((OH - 1) * sh + ekh - H) / 2 : 0) : 0;
   int64_t pl = same ? ((OW - 1) * sw + ekw - W > 0 ? ((OW - 1) * sw + ekw - W) / 2 : 0) : 0;
   int64_t CO = depthwise ? C * Co : Co, G = depthwise ? 1 : C / Cf, CoG = Co / (G ? G : 1);
   double *want = calloc((size_t)(N * OH * OW * CO), sizeof *want);
-  const float *x = sm_tensor_data(in[0]), *f = sm_tensor_data(in[1]);
   for (int64_t n = 0; n < N; n++)
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++)
@@ -110,6 +99,29 @@ static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH
             }
           want[((n * OH + oh) * OW + ow) * CO + o] = acc;
         }
+  *oh_out = OH;
+  *ow_out = OW;
+  return want;
+}
+
+/* Conv2D NHWC against direct loops: several im2col blocks, both pool threads, groups. */
+static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Cf, int64_t Co,
+                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int same, int depthwise) {
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {KH, KW, Cf, Co};
+  sm_tensor *in[2] = {rand_tensor(4, xd), rand_tensor(4, fd)}, *out = NULL;
+  char attrs[512];
+  snprintf(attrs, sizeof attrs,
+           "attr { key: \"strides\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: "
+           "\"%s\" } } attr { key: \"dilations\" value { list { i: 1 i: %lld i: %lld i: 1 } } }",
+           (long long)sh, (long long)sw, same ? "SAME" : "VALID", (long long)dh, (long long)dw);
+  const char *op = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
+  char *mg = graph1(op, 2, "DT_FLOAT", attrs);
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+  int64_t OH, OW;
+  double *want = naive_conv_ref(sm_tensor_data(in[0]), sm_tensor_data(in[1]), N, H, W, C, KH, KW, Cf, Co, sh, sw, dh,
+                                dw, same, depthwise, &OH, &OW);
+  int64_t CO = depthwise ? C * Co : Co;
   char what[128];
   snprintf(what, sizeof what, "%s %lldx%lldx%lldx%lld k%lldx%lld", op, (long long)N, (long long)H, (long long)W,
            (long long)C, (long long)KH, (long long)KW);
@@ -319,26 +331,23 @@ static void bad_attrs(void) {
  * an AssignVariableOp installs a new tensor, so the next run must see the new weights (as TF
  * would), also when the new value is the first one again or reuses a freed buffer. Checked
  * against the naive loops for Conv2D, DepthwiseConv2dNative and MatMul, with oneDNN on or off. */
+/* SAME, stride 1, K x K; want gets [N, H, W, CO] */
 static void naive_conv(const float *x, const float *f, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K,
-                       int64_t Co, int depthwise, double *want) { /* SAME, stride 1, KxK */
-  int64_t p = (K - 1) / 2, CO = depthwise ? C * Co : Co;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t oh = 0; oh < H; oh++)
-      for (int64_t ow = 0; ow < W; ow++)
-        for (int64_t o = 0; o < CO; o++) {
-          double acc = 0;
-          for (int64_t kh = 0; kh < K; kh++)
-            for (int64_t kw = 0; kw < K; kw++) {
-              int64_t ih = oh - p + kh, iw = ow - p + kw;
-              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-              const float *px = x + ((n * H + ih) * W + iw) * C;
-              if (depthwise)
-                acc += (double)px[o / Co] * f[((kh * K + kw) * C + o / Co) * Co + o % Co];
-              else
-                for (int64_t ci = 0; ci < C; ci++) acc += (double)px[ci] * f[((kh * K + kw) * C + ci) * Co + o];
-            }
-          want[((n * H + oh) * W + ow) * CO + o] = acc;
-        }
+                       int64_t Co, int depthwise, double *want) {
+  int64_t oh, ow, CO = depthwise ? C * Co : Co;
+  double *w = naive_conv_ref(x, f, N, H, W, C, K, K, C, Co, 1, 1, 1, 1, 1, depthwise, &oh, &ow);
+  memcpy(want, w, (size_t)(N * oh * ow * CO) * sizeof *want);
+  free(w);
+}
+
+/* want [M, N] = a [M, K] b [K, N] */
+static void naive_mm(const float *a, const float *b, int64_t M, int64_t K, int64_t N, double *want) {
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t o = 0; o < N; o++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += (double)a[i * K + k] * b[k * N + o];
+      want[i * N + o] = acc;
+    }
 }
 
 static void variable_weights(const char *op) {
@@ -380,12 +389,7 @@ static void variable_weights(const char *op) {
       CHECK_OK(sm__session_run(s, (const char *[]){"in0:0"}, &x, 1, (const char *[]){"y:0"}, 1, NULL, 0, &out));
       const float *xp = sm_tensor_data(x), *fp = sm_tensor_data(wt);
       if (mm)
-        for (int64_t i = 0; i < N * H; i++)
-          for (int64_t o = 0; o < Co; o++) {
-            double acc = 0;
-            for (int64_t k = 0; k < C; k++) acc += (double)xp[i * C + k] * fp[k * Co + o];
-            want[i * Co + o] = acc;
-          }
+        naive_mm(xp, fp, N * H, C, Co, want);
       else
         naive_conv(xp, fp, N, H, W, C, K, Co, dw, want);
       char what[96];
@@ -445,12 +449,7 @@ static void concurrent_runs(int mm) {
   double *want = calloc((size_t)c.n, sizeof *want);
   const float *x = sm_tensor_data(c.in[0]), *f = sm_tensor_data(c.in[1]);
   if (mm)
-    for (int64_t i = 0; i < N * H * W; i++)
-      for (int64_t o = 0; o < Co; o++) {
-        double acc = 0;
-        for (int64_t k = 0; k < C; k++) acc += (double)x[i * C + k] * f[k * Co + o];
-        want[i * Co + o] = acc;
-      }
+    naive_mm(x, f, N * H * W, C, Co, want);
   else
     naive_conv(x, f, N, H, W, C, K, Co, 0, want);
   c.want = want;
