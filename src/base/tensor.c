@@ -45,6 +45,7 @@ struct sm_tensor {
   size_t nbytes;   /* raw bytes (fixed-size dtypes) */
   tbuf buf;
   atomic_int refs; /* references held; the last sm_tensor_free releases the tensor */
+  uint64_t uid;    /* sm__tensor_uid: unique over the process's life, never reused */
 };
 
 #define INLINE_MAX 64 /* element bytes kept in the header's block */
@@ -84,8 +85,12 @@ static sm_tensor *header_new(int dtype, int rank, const int64_t *dims, int64_t n
   t->nbytes = nbytes;
   t->buf.space = SM_MEM_HOST;
   atomic_init(&t->refs, 1);
+  static atomic_uint_fast64_t next_uid = 1;
+  t->uid = (uint64_t)atomic_fetch_add_explicit(&next_uid, 1, memory_order_relaxed);
   return t;
 }
+
+uint64_t sm__tensor_uid(const sm_tensor *t) { return t ? t->uid : 0; }
 
 static sm_status *check_shape(int dtype, int rank, const int64_t *dims, int64_t *n, size_t *nbytes) {
   if (rank < 0 || rank > SM_MAX_RANK)

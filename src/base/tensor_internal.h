@@ -22,4 +22,11 @@ typedef enum sm_memspace { SM_MEM_HOST = 0, SM_MEM_DEVICE = 1 } sm_memspace;
 int sm__tensor_space(const sm_tensor *t); /* an sm_memspace */
 void sm__tensor_set_space(sm_tensor *t, int space);
 
+/* A number no other tensor of this process has had or will have (0 for NULL). With the buffer's
+ * address it names one tensor's contents where the runtime never writes a value in place: a
+ * variable's assign installs a new tensor (state.c), so a cache of something derived from a
+ * weight (oneDNN's packed filters, nn_dnnl.c) keyed by (data, uid) goes stale on every assign and
+ * never matches a later tensor that reuses a freed buffer. */
+uint64_t sm__tensor_uid(const sm_tensor *t);
+
 #endif

@@ -17,43 +17,34 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/tensor_internal.h"
+#include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
 
-sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) {
-  sm__nn_window *w = malloc(sizeof *w);
-  if (!w) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, w);
-  if (!st && sm__node_num_outputs(n) == 1) {
+/* Every convolution kernel's state: the window attrs, what a _FusedConv2D fuses, and the oneDNN
+ * cache (nn_dnnl.c; NULL when oneDNN is off, or for float64 / NCHW nodes it never runs). */
+typedef struct conv_state {
+  sm__nn_window w;
+  sm__nn_fused f;
+  int fused;
+  sm__dnnl_cache *dnnl;
+} conv_state;
+
+static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
+
+static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  s->fused = fused;
+  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, &s->w);
+  if (!st && !fused && sm__node_num_outputs(n) == 1) {
     int dt = sm__node_output_dtype(n, 0);
     if (dt != SM_FLOAT && dt != SM_DOUBLE)
       st = sm_status_new(SM_UNIMPLEMENTED, "T=%s is not supported (float, double)", sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
   }
-  if (st) {
-    free(w);
-    return st;
-  }
-  sm__nn_blas_init();
-  *state = w;
-  return NULL;
-}
-
-sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state) { return sm__nn_conv2d_prepare(n, state); }
-
-/* _FusedConv2D: the convolution's window attrs, then what it fuses. */
-typedef struct fused_conv_state {
-  sm__nn_window w;
-  sm__nn_fused f;
-} fused_conv_state;
-
-static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
-
-sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) {
-  fused_conv_state *s = calloc(1, sizeof *s);
-  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sm_status *st = sm__nn_window_prepare(n, 0, 1, 1, &s->w);
-  if (!st && s->w.nchw)
+  if (!st && fused && s->w.nchw)
     st = sm_status_new(SM_UNIMPLEMENTED, "data_format NCHW is not supported (NHWC only, as TF's CPU kernel)");
-  if (!st && sm__node_attr(n, "filter_format")) {
+  if (!st && fused && sm__node_attr(n, "filter_format")) {
     const char *ff;
     size_t len;
     st = sm__node_attr_string(n, "filter_format", &ff, &len);
@@ -61,7 +52,11 @@ sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) {
       st = sm_status_new(SM_UNIMPLEMENTED, "filter_format '%.*s' is not supported (HWIO only)",
                          (int)(len > 32 ? 32 : len), ff);
   }
-  if (!st) st = sm__nn_fused_prepare(n, 1, &s->f);
+  if (!st && fused) st = sm__nn_fused_prepare(n, 1, &s->f);
+  /* oneDNN for float NHWC */
+  if (!st && !s->w.nchw && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT &&
+      sm__dnnl_enabled())
+    st = sm__dnnl_cache_new(&s->dnnl);
   if (st) {
     free(s);
     return st;
@@ -69,6 +64,17 @@ sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) {
   sm__nn_blas_init();
   *state = s;
   return NULL;
+}
+
+sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) { return conv_prepare(n, 0, state); }
+sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state) { return conv_prepare(n, 0, state); }
+sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) { return conv_prepare(n, 1, state); }
+
+void sm__nn_conv_release(void *state) {
+  conv_state *s = state;
+  if (!s) return;
+  sm__dnnl_cache_free(s->dnnl);
+  free(s);
 }
 
 /* Geometry of one convolution, NHWC. */
@@ -513,11 +519,24 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   }
 }
 
+/* Whether oneDNN runs this float NHWC convolution (measured, bench/RESULTS.md "oneDNN"): everywhere
+ * but the short-patch first layers (RGB or grey 3x3/5x5: K <= 32), where the direct loops win; a
+ * 1x1 over 64 channels (also a direct-path shape) was faster through oneDNN. */
+static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j) || j->K > 32; }
+
+static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
+                            int *declined) {
+  sm__dnnl_conv_args a = {j->N, j->H, j->W, j->C, j->OH, j->OW, j->KH, j->KW, j->Cout, depthwise ? j->C : j->G,
+                          j->sh, j->sw, j->dh, j->dw, j->pt, j->pl, (const float *)j->in, (const float *)j->filt,
+                          j->bias, sm__tensor_uid(f), (float *)j->out, j->act, j->alpha};
+  return sm__dnnl_conv(c, &a, ctx, declined);
+}
+
 /* _FusedConv2D with a MaxPool: the output is the pooled tensor. The direct path pools as it goes;
  * any other convolution is computed whole into a scratch and pooled by nn_pool.c, so the result
  * never depends on which path ran. */
 static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *ctx, const sm__nn_window *w,
-                              int depthwise, const sm_tensor *x, const sm_tensor *f) {
+                              int depthwise, const sm_tensor *x, const sm_tensor *f, sm__dnnl_cache *dnnl) {
   if (depthwise || w->nchw || j->dtype != SM_FLOAT)
     return sm_status_new(SM_INTERNAL, "a MaxPool fused into a depthwise, NCHW or non-float convolution");
   sm_status *st = sm__nn_out_size(j->OH, pf->kh, 1, pf->sh, pf->padding, 0, 0, &j->pOH, &j->ppt);
@@ -551,9 +570,11 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
       memset(tmp, 0, (size_t)MC * sizeof *tmp);
       sm__nn_bias_act_f32(tmp, tmp, M, j->Cout, j->bias, j->act, j->alpha);
     } else {
-      conv_run(pool, j, 0);
+      int declined = 1; /* oneDNN where the unfused convolution would use it: the same bits */
+      if (dnnl && use_dnnl(j, 0)) st = conv_dnnl(dnnl, j, 0, f, ctx, &declined);
+      if (!st && declined) conv_run(pool, j, 0);
     }
-    if (!j->failed)
+    if (!st && !j->failed)
       st = sm__nn_maxpool_f32(pool, tmp, j->N, j->OH, j->OW, j->Cout, pf->kh, pf->kw, pf->sh, pf->sw,
                              pf->padding == SM_NN_SAME, j->pout, NULL);
     sm__kctx_scratch_free(ctx, tmp);
@@ -563,7 +584,8 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
 }
 
 /* fused: NULL for Conv2D / DepthwiseConv2dNative; a _FusedConv2D's bias is input 2. */
-static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm_kctx *ctx, int depthwise) {
+static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm__dnnl_cache *dnnl, sm_kctx *ctx,
+                              int depthwise) {
   int nin = fused ? 3 : 2;
   if (sm__kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
   const sm_tensor *x = sm__kctx_input(ctx, 0), *f = sm__kctx_input(ctx, 1);
@@ -639,7 +661,7 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
     j.bias = sm_tensor_data(fb);
   }
   j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
-  if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f);
+  if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f, dnnl);
   sm_tensor *out;
   /* gemm writes every element; depthwise accumulates and empty windows give zeros */
   if ((st = (depthwise || j.K == 0 ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))
@@ -659,6 +681,10 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   j.in = sm_tensor_data(x);
   j.filt = sm_tensor_data(f);
   j.out = sm_tensor_data(out);
+  if (dnnl && !w->nchw && dt == SM_FLOAT && use_dnnl(&j, depthwise)) {
+    int declined;
+    if ((st = conv_dnnl(dnnl, &j, depthwise, f, ctx, &declined)) || !declined) return st;
+  }
   if (w->nchw) {
     if (!(tin = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
     if (!(tout = sm__kctx_scratch(ctx, sm_tensor_nbytes(out), &st))) return st;
@@ -677,11 +703,17 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   return NULL;
 }
 
-sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) { return conv_common(state, NULL, ctx, 0); }
-sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) { return conv_common(state, NULL, ctx, 1); }
+sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) {
+  const conv_state *s = state;
+  return conv_common(&s->w, NULL, s->dnnl, ctx, 0);
+}
+sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) {
+  const conv_state *s = state;
+  return conv_common(&s->w, NULL, s->dnnl, ctx, 1);
+}
 sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx) {
-  const fused_conv_state *s = state;
-  return conv_common(&s->w, &s->f, ctx, 0);
+  const conv_state *s = state;
+  return conv_common(&s->w, &s->f, s->dnnl, ctx, 0);
 }
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */

@@ -108,6 +108,8 @@ sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx);
 sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx);
+void sm__nn_conv_release(void *state); /* the three convolutions' */
+void sm__nn_matmul_release(void *state); /* MatMul's and _FusedMatMul's */
 
 sm_status *sm__nn_pool_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_pool_v2_prepare(const sm_node *n, void **state);

@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/tensor_internal.h"
+#include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
 
 typedef struct mm_state {
   int ta, tb;       /* transpose_a/b or adj_x/y */
   int fused;        /* _FusedMatMul: the bias is input 2, then f.act */
   sm__nn_fused f;
+  sm__dnnl_cache *dnnl; /* float MatMul / _FusedMatMul with oneDNN on (nn_dnnl.c); else NULL */
 } mm_state;
 
 typedef struct mm_job {
@@ -161,7 +164,28 @@ static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, con
   return NULL;
 }
 
-sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state) { return mm_prepare(n, state, "transpose_a", "transpose_b"); }
+/* oneDNN for a float MatMul (B, the weights, packed once per tensor: nn_dnnl.c) */
+static sm_status *mm_dnnl_prepare(const sm_node *n, mm_state *s) {
+  if (sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT && sm__dnnl_enabled())
+    return sm__dnnl_cache_new(&s->dnnl);
+  return NULL;
+}
+
+sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state) {
+  sm_status *st = mm_prepare(n, state, "transpose_a", "transpose_b");
+  if (!st && (st = mm_dnnl_prepare(n, *state))) {
+    free(*state);
+    *state = NULL;
+  }
+  return st;
+}
+
+void sm__nn_matmul_release(void *state) {
+  mm_state *s = state;
+  if (!s) return;
+  sm__dnnl_cache_free(s->dnnl);
+  free(s);
+}
 
 sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
   mm_state *s = NULL;
@@ -171,6 +195,10 @@ sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
   if (st) return st;
   s->fused = 1;
   s->f = f;
+  if ((st = mm_dnnl_prepare(n, s))) {
+    free(s);
+    return st;
+  }
   sm__nn_blas_init();
   *state = s;
   return NULL;
@@ -233,6 +261,14 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   if (K == 0 && (j.bias || j.act) && M > 0 && N > 0) {
     sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, N, j.bias, j.act, j.alpha);
     return NULL;
+  }
+  if (s->dnnl && dt == SM_FLOAT && M > 1 && N > 0 && K > 0) {
+    /* oneDNN where it wins (measured, bench/RESULTS.md): more than one row; a one-row product
+     * streams B once through gemv */
+    sm__dnnl_mm_args da = {M, N, K, s->ta ? M : K, s->ta, s->tb, (const float *)j.A, (const float *)j.B, j.bias,
+                           sm__tensor_uid(b), (float *)j.C, act, j.alpha};
+    int declined;
+    if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined)) || !declined) return st;
   }
   return mm_run(ctx, &j, 1);
 }

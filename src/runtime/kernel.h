@@ -202,5 +202,8 @@ void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(
                      void *ctx);
 sm_status *sm__threadpool_new(int nthreads, sm_threadpool **out);
 void sm__threadpool_free(sm_threadpool *p); /* NULL-safe */
+/* Threads a parallel_for may use, the caller's included (1 for NULL): what a library with its own
+ * threads (oneDNN's OpenMP, nn_dnnl.c) is told to use instead. */
+int sm__threadpool_nthreads(const sm_threadpool *p);
 
 #endif

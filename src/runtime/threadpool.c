@@ -147,6 +147,8 @@ static void start_workers(sm_threadpool *p) {
   pthread_mutex_unlock(&p->mu);
 }
 
+int sm__threadpool_nthreads(const sm_threadpool *p) { return p ? p->nthreads : 1; }
+
 void sm__threadpool_free(sm_threadpool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);

@@ -5,6 +5,7 @@
  *   - larger random cases (parallel paths, several im2col blocks) against naive loops here;
  *   - bad attrs and hostile shapes, which must fail with a message, never crash. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,27 +70,16 @@ static void compare(const char *what, const sm_tensor *got, const double *want, 
   if (bad) sm_test_failures++;
 }
 
-/* Conv2D NHWC against direct loops: several im2col blocks, both pool threads, groups. */
-static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Cf, int64_t Co,
-                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int same, int depthwise) {
-  int64_t xd[4] = {N, H, W, C}, fd[4] = {KH, KW, Cf, Co};
-  sm_tensor *in[2] = {rand_tensor(4, xd), rand_tensor(4, fd)}, *out = NULL;
-  char attrs[512];
-  snprintf(attrs, sizeof attrs,
-           "attr { key: \"strides\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: "
-           "\"%s\" } } attr { key: \"dilations\" value { list { i: 1 i: %lld i: %lld i: 1 } } }",
-           (long long)sh, (long long)sw, same ? "SAME" : "VALID", (long long)dh, (long long)dw);
-  const char *op = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
-  char *mg = graph1(op, 2, "DT_FLOAT", attrs);
-  int f0 = 0;
-  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+/* The convolution by definition, in doubles: a new [N, OH, OW, CO] array (the caller frees it). */
+static double *naive_conv_ref(const float *x, const float *f, int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH,
+                              int64_t KW, int64_t Cf, int64_t Co, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                              int same, int depthwise, int64_t *oh_out, int64_t *ow_out) {
   int64_t ekh = (KH - 1) * dh + 1, ekw = (KW - 1) * dw + 1;
   int64_t OH = same ? (H + sh - 1) / sh : (H - ekh + sh) / sh, OW = same ? (W + sw - 1) / sw : (W - ekw + sw) / sw;
   int64_t pt = same ? ((OH - 1) * sh + ekh - H > 0 ? ((OH - 1) * sh + ekh - H) / 2 : 0) : 0;
   int64_t pl = same ? ((OW - 1) * sw + ekw - W > 0 ? ((OW - 1) * sw + ekw - W) / 2 : 0) : 0;
   int64_t CO = depthwise ? C * Co : Co, G = depthwise ? 1 : C / Cf, CoG = Co / (G ? G : 1);
   double *want = calloc((size_t)(N * OH * OW * CO), sizeof *want);
-  const float *x = sm_tensor_data(in[0]), *f = sm_tensor_data(in[1]);
   for (int64_t n = 0; n < N; n++)
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++)
@@ -109,6 +99,29 @@ static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH
             }
           want[((n * OH + oh) * OW + ow) * CO + o] = acc;
         }
+  *oh_out = OH;
+  *ow_out = OW;
+  return want;
+}
+
+/* Conv2D NHWC against direct loops: several im2col blocks, both pool threads, groups. */
+static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Cf, int64_t Co,
+                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int same, int depthwise) {
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {KH, KW, Cf, Co};
+  sm_tensor *in[2] = {rand_tensor(4, xd), rand_tensor(4, fd)}, *out = NULL;
+  char attrs[512];
+  snprintf(attrs, sizeof attrs,
+           "attr { key: \"strides\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: "
+           "\"%s\" } } attr { key: \"dilations\" value { list { i: 1 i: %lld i: %lld i: 1 } } }",
+           (long long)sh, (long long)sw, same ? "SAME" : "VALID", (long long)dh, (long long)dw);
+  const char *op = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
+  char *mg = graph1(op, 2, "DT_FLOAT", attrs);
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 2, &f0, 1, &out));
+  int64_t OH, OW;
+  double *want = naive_conv_ref(sm_tensor_data(in[0]), sm_tensor_data(in[1]), N, H, W, C, KH, KW, Cf, Co, sh, sw, dh,
+                                dw, same, depthwise, &OH, &OW);
+  int64_t CO = depthwise ? C * Co : Co;
   char what[128];
   snprintf(what, sizeof what, "%s %lldx%lldx%lldx%lld k%lldx%lld", op, (long long)N, (long long)H, (long long)W,
            (long long)C, (long long)KH, (long long)KW);
@@ -313,6 +326,149 @@ static void bad_attrs(void) {
   sm_tensor_free(in[1]);
 }
 
+/* ---- weights from a variable: an assign between runs changes the output ---------------------
+ * oneDNN's kernels keep the weights packed across runs (nn_dnnl.c), keyed by the weight tensor;
+ * an AssignVariableOp installs a new tensor, so the next run must see the new weights (as TF
+ * would), also when the new value is the first one again or reuses a freed buffer. Checked
+ * against the naive loops for Conv2D, DepthwiseConv2dNative and MatMul, with oneDNN on or off. */
+/* SAME, stride 1, K x K; want gets [N, H, W, CO] */
+static void naive_conv(const float *x, const float *f, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K,
+                       int64_t Co, int depthwise, double *want) {
+  int64_t oh, ow, CO = depthwise ? C * Co : Co;
+  double *w = naive_conv_ref(x, f, N, H, W, C, K, K, C, Co, 1, 1, 1, 1, 1, depthwise, &oh, &ow);
+  memcpy(want, w, (size_t)(N * oh * ow * CO) * sizeof *want);
+  free(w);
+}
+
+/* want [M, N] = a [M, K] b [K, N] */
+static void naive_mm(const float *a, const float *b, int64_t M, int64_t K, int64_t N, double *want) {
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t o = 0; o < N; o++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += (double)a[i * K + k] * b[k * N + o];
+      want[i * N + o] = acc;
+    }
+}
+
+static void variable_weights(const char *op) {
+  int mm = !strcmp(op, "MatMul"), dw = !strcmp(op, "DepthwiseConv2dNative");
+  const int64_t N = 2, H = 9, W = 7, C = 16, K = 3, Co = mm ? 40 : dw ? 2 : 24;
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {K, K, C, Co}, md[2] = {N * H, C}, wd[2] = {C, Co};
+  char g[4096];
+  snprintf(g, sizeof g,
+           "node { name: \"in0\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"wv\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"v\" op: \"VarHandleOp\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+           "attr { key: \"shared_name\" value { s: \"v\" } } attr { key: \"shape\" value { shape { unknown_rank: true } } } }\n"
+           "node { name: \"assign\" op: \"AssignVariableOp\" input: \"v\" input: \"wv\" "
+           "attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"r\" op: \"ReadVariableOp\" input: \"v\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"y\" op: \"%s\" input: \"in0\" input: \"r\" attr { key: \"T\" value { type: DT_FLOAT } } %s }",
+           op,
+           mm ? ""
+              : "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                "attr { key: \"padding\" value { s: \"SAME\" } }");
+  char *mg = metagraph(op, g);
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(mg, &s));
+  free(mg);
+  if (!s) return;
+  sm_tensor *x = rand_tensor(mm ? 2 : 4, mm ? md : xd);
+  sm_tensor *w[2] = {rand_tensor(mm ? 2 : 4, mm ? wd : fd), rand_tensor(mm ? 2 : 4, mm ? wd : fd)};
+  int64_t nout = mm ? N * H * Co : N * H * W * (dw ? C * Co : Co);
+  double *want = calloc((size_t)nout, sizeof *want);
+  /* A, B, A again, then B assigned from a copy (a new tensor, maybe at A's old address) */
+  for (int step = 0; step < 4; step++) {
+    sm_tensor *wt = w[step & 1], *copy = NULL;
+    if (step == 3) CHECK_OK(sm_tensor_copy(wt, &copy));
+    sm_tensor *feed = copy ? copy : wt;
+    CHECK_OK(sm__session_run(s, (const char *[]){"wv:0"}, &feed, 1, NULL, 0, (const char *[]){"assign"}, 1, NULL));
+    sm_tensor_free(copy);
+    for (int rep = 0; rep < 2; rep++) { /* the second run uses what the first packed */
+      sm_tensor *out = NULL;
+      CHECK_OK(sm__session_run(s, (const char *[]){"in0:0"}, &x, 1, (const char *[]){"y:0"}, 1, NULL, 0, &out));
+      const float *xp = sm_tensor_data(x), *fp = sm_tensor_data(wt);
+      if (mm)
+        naive_mm(xp, fp, N * H, C, Co, want);
+      else
+        naive_conv(xp, fp, N, H, W, C, K, Co, dw, want);
+      char what[96];
+      snprintf(what, sizeof what, "%s after assign %d, run %d", op, step, rep);
+      compare(what, out, want, nout, 1e-5);
+      sm_tensor_free(out);
+    }
+  }
+  free(want);
+  sm_tensor_free(x);
+  sm_tensor_free(w[0]);
+  sm_tensor_free(w[1]);
+  sm__session_free(s);
+}
+
+/* ---- one session run from several threads at once ---------------------------------------------
+ * The kernels' oneDNN caches (primitives per shape, packed weights) are shared by every run of a
+ * plan: four threads run one Conv2D session (batch 3: pieces of 2 and 1 images, two primitives
+ * built while the other threads run) and a MatMul one, each output checked against naive loops. */
+typedef struct conc {
+  sm_session *s;
+  sm_tensor *in[2];
+  const double *want;
+  int64_t n;
+  int bad;
+} conc;
+
+static void *conc_thread(void *arg) {
+  conc *c = arg;
+  for (int r = 0; r < 10; r++) {
+    sm_tensor *out = NULL;
+    sm_status *st = sm__session_run(c->s, (const char *[]){"in0:0", "in1:0"}, c->in, 2, (const char *[]){"y:0"}, 1,
+                                    NULL, 0, &out);
+    if (st || !out || sm_tensor_num_elements(out) != c->n) {
+      __atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
+    } else {
+      const float *o = sm_tensor_data(out);
+      for (int64_t i = 0; i < c->n; i++)
+        if (!close_enough(o[i], c->want[i], 1e-5)) {
+          __atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
+          break;
+        }
+    }
+    sm_status_free(st);
+    sm_tensor_free(out);
+  }
+  return NULL;
+}
+
+static void concurrent_runs(int mm) {
+  const int64_t N = 3, H = 20, W = 18, C = 16, K = 3, Co = 32;
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {K, K, C, Co}, ad[2] = {N * H * W, C}, bd[2] = {C, Co};
+  conc c = {0};
+  c.in[0] = rand_tensor(mm ? 2 : 4, mm ? ad : xd);
+  c.in[1] = rand_tensor(mm ? 2 : 4, mm ? bd : fd);
+  c.n = N * H * W * Co;
+  double *want = calloc((size_t)c.n, sizeof *want);
+  const float *x = sm_tensor_data(c.in[0]), *f = sm_tensor_data(c.in[1]);
+  if (mm)
+    naive_mm(x, f, N * H * W, C, Co, want);
+  else
+    naive_conv(x, f, N, H, W, C, K, Co, 0, want);
+  c.want = want;
+  char *mg = graph1(mm ? "MatMul" : "Conv2D", 2, "DT_FLOAT",
+                    mm ? "" : "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                              "attr { key: \"padding\" value { s: \"SAME\" } }");
+  CHECK_OK(sm__session_from_pbtxt(mg, &c.s));
+  free(mg);
+  pthread_t t[4];
+  for (int i = 0; c.s && i < 4; i++) CHECK(pthread_create(&t[i], NULL, conc_thread, &c) == 0);
+  for (int i = 0; c.s && i < 4; i++) pthread_join(t[i], NULL);
+  if (c.bad) fprintf(stderr, "%s from 4 threads: %d bad runs\n", mm ? "MatMul" : "Conv2D", c.bad);
+  CHECK(c.bad == 0);
+  sm__session_free(c.s);
+  sm_tensor_free(c.in[0]);
+  sm_tensor_free(c.in[1]);
+  free(want);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof nn_cases / sizeof *nn_cases; i++) run_tf_case(&nn_cases[i]);
   /* seed CNN layer at batch 4: several parallel chunks */
@@ -329,6 +485,12 @@ int main(void) {
   conv_vs_naive(1, 12, 14, 1, 3, 3, 1, 32, 1, 1, 2, 2, 1, 0);
   conv_vs_naive(3, 9, 40, 4, 2, 2, 4, 48, 2, 1, 1, 1, 1, 0);
   conv_vs_naive(1, 5, 3, 1, 3, 3, 1, 33, 1, 1, 1, 1, 0, 0); /* one output pixel per row */
+  /* one image split in bands of output rows (oneDNN over the pool): SAME/VALID, strides, dilation */
+  conv_vs_naive(1, 40, 37, 16, 3, 3, 16, 32, 2, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 41, 40, 16, 5, 3, 16, 32, 3, 2, 2, 1, 0, 0);
+  conv_vs_naive(1, 33, 20, 12, 7, 7, 12, 24, 2, 2, 1, 1, 1, 0);
+  conv_vs_naive(1, 64, 64, 32, 3, 3, 32, 1, 2, 2, 1, 1, 1, 1); /* depthwise */
+  conv_vs_naive(5, 20, 20, 16, 3, 3, 16, 32, 1, 1, 1, 1, 1, 0); /* batch split 3 + 2 */
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
   matmul_vs_naive(90, 200, 33, 0, 1);
@@ -345,6 +507,11 @@ int main(void) {
   bias_vs_naive(0);
   bias_vs_naive(1);
   bad_attrs();
+  variable_weights("Conv2D");
+  variable_weights("DepthwiseConv2dNative");
+  variable_weights("MatMul");
+  concurrent_runs(0);
+  concurrent_runs(1);
   printf("%zu TensorFlow cases, naive comparisons and bad-attr checks run\n", sizeof nn_cases / sizeof *nn_cases);
   TEST_MAIN_END();
 }

@@ -1,0 +1,559 @@
+/* nn_dnnl.c - the float32 NHWC convolutions (Conv2D, _FusedConv2D, DepthwiseConv2dNative) and
+ * matrix products (MatMul, _FusedMatMul) that nn_conv.c / nn_matmul.c hand to oneDNN (Debian's
+ * libdnnl 2.6, its C API): what they own is the binding, the per-kernel cache and the calls.
+ *
+ * Binding: like OpenBLAS (src/base/lazylib.c) the library is not linked but dlopened, once, at
+ * the first kernel prepare that asks for it, so a program that never convolves does not pay for
+ * its load (libstdc++, libgomp, libOpenCL) and a machine without it runs every model on the
+ * kernels' own loops. Built only where CMake found dnnl.h (SM_HAVE_DNNL); otherwise every entry
+ * point says "not available".
+ *
+ * Cache (sm__dnnl_cache, one per kernel instance): up to CACHE_SLOTS input shapes, each with its
+ * primitive (oneDNN picks the weights' blocked layout for it: format_tag_any) and the weights
+ * reordered once into that layout, in a buffer from sm__alloc. The packed weights are keyed by
+ * the weight tensor's data pointer and sm__tensor_uid: a Const packs once; a variable packs again
+ * after each assign (a new tensor, so a new uid), never for a freed buffer reused by another
+ * tensor. One mutex guards the slots; the primitive and the packed weights are reference-counted,
+ * so a run holding them is not disturbed when another run repacks or evicts. Scratchpads are the
+ * caller's (user mode, from sm__kctx_scratch), so concurrent runs of one primitive are safe.
+ *
+ * Threads: Debian builds oneDNN on OpenMP (libgomp). Its threads are not used: each call sets
+ * omp_set_num_threads(1) on its own thread (an OpenMP ICV is per thread, so a host program's
+ * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job).
+ * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
+ * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own. */
+#include "ops/nn_dnnl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/lazylib.h"
+#include "ops/nn_internal.h"
+
+#ifdef SM_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#include <pthread.h>
+
+#ifndef SM_DNNL_SONAME
+#define SM_DNNL_SONAME "libdnnl.so.2"
+#endif
+
+#define DNNL_FNS(X)                                                                                             \
+  X(dnnl_engine_create) X(dnnl_stream_create) X(dnnl_stream_destroy) X(dnnl_stream_wait)                        \
+  X(dnnl_memory_desc_init_by_tag) X(dnnl_memory_desc_init_by_strides) X(dnnl_memory_desc_get_size) X(dnnl_memory_desc_equal)              \
+  X(dnnl_dilated_convolution_forward_desc_init) X(dnnl_matmul_desc_init) X(dnnl_primitive_desc_create)          \
+  X(dnnl_primitive_desc_destroy) X(dnnl_primitive_desc_query_md) X(dnnl_primitive_desc_query)                   \
+  X(dnnl_primitive_create) X(dnnl_primitive_destroy) X(dnnl_primitive_execute) X(dnnl_memory_create)            \
+  X(dnnl_memory_destroy) X(dnnl_reorder_primitive_desc_create) X(dnnl_post_ops_create) X(dnnl_post_ops_destroy) \
+  X(dnnl_post_ops_append_eltwise) X(dnnl_primitive_attr_create) X(dnnl_primitive_attr_destroy)                  \
+  X(dnnl_primitive_attr_set_post_ops) X(dnnl_primitive_attr_set_scratchpad_mode)
+
+static struct {
+#define X(f) __typeof__(f) *f;
+  DNNL_FNS(X)
+#undef X
+  void (*omp_set_num_threads)(int);
+} D;
+static dnnl_engine_t engine;
+static int loaded;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void dnnl_load(void) {
+  void *h = dlopen(SM_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  int ok = 1;
+#define X(f)              \
+  SM_BIND(h, D.f, #f);    \
+  ok &= D.f != NULL;
+  DNNL_FNS(X)
+#undef X
+  SM_BIND(h, D.omp_set_num_threads, "omp_set_num_threads"); /* NULL: a non-OpenMP build */
+  /* the library stays loaded for the process's life (OpenMP's threads, the engine) */
+  if (ok && D.dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success) loaded = 1;
+}
+
+int sm__dnnl_enabled(void) {
+  const char *e = getenv("SM_DNNL");
+  if (e && !strcmp(e, "0")) return 0;
+  pthread_once(&load_once, dnnl_load);
+  return loaded;
+}
+
+/* ---- the cache ------------------------------------------------------------------------------ */
+#define CACHE_SLOTS 8
+#define KEY_LEN 16
+
+typedef struct prim { /* one shape's primitive and its layouts; refs under the cache's mutex */
+  int refs;
+  dnnl_primitive_t p;
+  dnnl_memory_desc_t src, wei, uwei, bias, dst, scratch;
+  size_t scratch_bytes;
+  int64_t macs_per_out; /* multiply-adds per output element (the thread count's rule) */
+} prim;
+
+typedef struct pack { /* weights in prim->wei's layout */
+  int refs;
+  void *raw; /* sm__alloc'd; mem's handle is raw aligned to 64 */
+  dnnl_memory_t mem;
+} pack;
+
+typedef struct slot {
+  int used, declined; /* declined: oneDNN has no (fast) primitive for this shape */
+  int64_t key[KEY_LEN];
+  uint64_t last; /* for eviction: the least recently used slot goes */
+  prim *pr;
+  pack *w;
+  const void *wptr;
+  uint64_t wuid;
+} slot;
+
+struct sm__dnnl_cache {
+  pthread_mutex_t mu;
+  uint64_t tick;
+  slot s[CACHE_SLOTS];
+};
+
+sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out) {
+  sm__dnnl_cache *c = sm__calloc(sizeof *c);
+  *out = NULL;
+  if (!c) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN cache");
+  if (pthread_mutex_init(&c->mu, NULL)) {
+    sm__free(c);
+    return sm_status_new(SM_INTERNAL, "oneDNN cache: pthread_mutex_init failed");
+  }
+  *out = c;
+  return NULL;
+}
+
+static void prim_unref(prim *p) {
+  if (!p || --p->refs) return;
+  if (p->p) D.dnnl_primitive_destroy(p->p);
+  sm__free(p);
+}
+
+static void pack_unref(pack *w) {
+  if (!w || --w->refs) return;
+  if (w->mem) D.dnnl_memory_destroy(w->mem);
+  sm__free(w->raw);
+  sm__free(w);
+}
+
+static void slot_clear(slot *s) {
+  prim_unref(s->pr);
+  pack_unref(s->w);
+  memset(s, 0, sizeof *s);
+}
+
+void sm__dnnl_cache_free(sm__dnnl_cache *c) {
+  if (!c) return;
+  for (int i = 0; i < CACHE_SLOTS; i++) slot_clear(&c->s[i]);
+  pthread_mutex_destroy(&c->mu);
+  sm__free(c);
+}
+
+static sm_status *dnnl_err(dnnl_status_t s, const char *what) {
+  if (s == dnnl_out_of_memory) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (%s)", what);
+  return sm_status_new(SM_INTERNAL, "oneDNN %s failed (status %d)", what, (int)s);
+}
+
+/* ---- building a primitive ------------------------------------------------------------------- */
+
+/* Whether act runs as oneDNN's eltwise post-op: only those it computes bit for bit as the kernels'
+ * epilogue (and the unfused Relu/Relu6/LeakyRelu kernels) do, so a fused node and its unfused
+ * chain agree exactly (test_rewrite); Elu, Sigmoid and Tanh run after oneDNN through
+ * sm__nn_bias_act_f32 (vmath.c), as the unfused ops do. */
+static int act_is_post_op(int act) {
+  return act == SM_NN_ACT_NONE || act == SM_NN_ACT_RELU || act == SM_NN_ACT_RELU6 || act == SM_NN_ACT_LEAKY_RELU;
+}
+
+/* The fused activation as an eltwise post-op, in attr (with user scratchpads); 0 on failure. */
+static int make_attr(int act, float alpha, dnnl_primitive_attr_t *attr) {
+  dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
+  float a = 0.0f;
+  switch (act) {
+    case SM_NN_ACT_RELU: alg = dnnl_eltwise_relu; break;
+    case SM_NN_ACT_RELU6: alg = dnnl_eltwise_bounded_relu, a = 6.0f; break;
+    case SM_NN_ACT_LEAKY_RELU: alg = dnnl_eltwise_relu, a = alpha; break;
+    default: break; /* none, or run after the product */
+  }
+  if (D.dnnl_primitive_attr_create(attr) != dnnl_success) return 0;
+  int ok = D.dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user) == dnnl_success;
+  if (ok && alg != dnnl_alg_kind_undef) {
+    dnnl_post_ops_t po;
+    ok = D.dnnl_post_ops_create(&po) == dnnl_success;
+    if (ok) {
+      ok = D.dnnl_post_ops_append_eltwise(po, 1.0f, alg, a, 0.0f) == dnnl_success &&
+           D.dnnl_primitive_attr_set_post_ops(*attr, po) == dnnl_success;
+      D.dnnl_post_ops_destroy(po);
+    }
+  }
+  if (!ok) D.dnnl_primitive_attr_destroy(*attr);
+  return ok;
+}
+
+/* A primitive for op_desc in *out, or NULL there when oneDNN has none or only a reference
+ * implementation (slower than the kernels' own loops). Fills the layouts the run needs. An error
+ * only when out of memory: a fallback would give other bits than the run without the failure. */
+static sm_status *make_prim(const void *op_desc, int act, float alpha, const dnnl_memory_desc_t *uwei,
+                            int64_t macs_per_out, prim **out) {
+  *out = NULL;
+  dnnl_primitive_attr_t attr;
+  if (!make_attr(act, alpha, &attr)) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (attributes)");
+  dnnl_primitive_desc_t pd = NULL;
+  prim *p = NULL;
+  sm_status *st = NULL;
+  dnnl_status_t s = D.dnnl_primitive_desc_create(&pd, op_desc, attr, engine, NULL);
+  D.dnnl_primitive_attr_destroy(attr);
+  if (s == dnnl_out_of_memory) return dnnl_err(s, "primitive descriptor");
+  if (s != dnnl_success) return NULL;
+  const char *impl = NULL;
+  if (D.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
+      !strncmp(impl, "ref", 3))
+    goto done;
+  if (!(p = sm__calloc(sizeof *p))) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN primitive");
+    goto done;
+  }
+  p->refs = 1;
+  p->src = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  p->wei = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  p->bias = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
+  p->dst = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  p->scratch = *D.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  p->scratch_bytes = D.dnnl_memory_desc_get_size(&p->scratch);
+  p->uwei = *uwei;
+  p->macs_per_out = macs_per_out;
+  if ((s = D.dnnl_primitive_create(&p->p, pd)) != dnnl_success) {
+    sm__free(p);
+    p = NULL;
+    if (s == dnnl_out_of_memory) st = dnnl_err(s, "primitive");
+  }
+done:
+  D.dnnl_primitive_desc_destroy(pd);
+  *out = p;
+  return st;
+}
+
+/* Reorders the weights at w (layout pr->uwei) into a new pack in pr->wei's layout. */
+static sm_status *make_pack(const prim *pr, const void *w, pack **out) {
+  size_t bytes = D.dnnl_memory_desc_get_size(&pr->wei);
+  pack *pk = sm__calloc(sizeof *pk);
+  if (!pk || !(pk->raw = sm__alloc(bytes + 64))) {
+    sm__free(pk);
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of packed weights", bytes);
+  }
+  pk->refs = 1;
+  void *aligned = (void *)(((uintptr_t)pk->raw + 63) & ~(uintptr_t)63);
+  dnnl_memory_t user = NULL;
+  dnnl_primitive_desc_t rpd = NULL;
+  dnnl_primitive_t r = NULL;
+  dnnl_stream_t stream = NULL;
+  dnnl_status_t s = D.dnnl_memory_create(&pk->mem, &pr->wei, engine, aligned);
+  if (s == dnnl_success) s = D.dnnl_memory_create(&user, &pr->uwei, engine, (void *)w);
+  if (s == dnnl_success) s = D.dnnl_reorder_primitive_desc_create(&rpd, &pr->uwei, engine, &pr->wei, engine, NULL);
+  if (s == dnnl_success) s = D.dnnl_primitive_create(&r, rpd);
+  if (s == dnnl_success) s = D.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+  if (s == dnnl_success) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, pk->mem}};
+    s = D.dnnl_primitive_execute(r, stream, 2, args);
+    if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
+  }
+  if (stream) D.dnnl_stream_destroy(stream);
+  if (r) D.dnnl_primitive_destroy(r);
+  if (rpd) D.dnnl_primitive_desc_destroy(rpd);
+  if (user) D.dnnl_memory_destroy(user);
+  if (s != dnnl_success) {
+    pack_unref(pk);
+    return dnnl_err(s, "reordering the weights");
+  }
+  *out = pk;
+  return NULL;
+}
+
+/* ---- running ---------------------------------------------------------------------------------- */
+
+typedef sm_status *(*build_fn)(const void *args, prim **out);
+
+/* Finds or builds the slot for key, packs the weights w (tensor uid) if they are not the slot's,
+ * and returns the primitive and pack with a reference each; *pr NULL when declined. */
+static sm_status *acquire(sm__dnnl_cache *c, const int64_t *key, build_fn build, const void *args, const void *w,
+                          uint64_t uid, prim **pr, pack **pk) {
+  *pr = NULL;
+  *pk = NULL;
+  /* before oneDNN does anything on this thread: building a primitive may run an OpenMP region
+   * too, which would start OpenMP's threads (2 on this machine) for nothing */
+  if (D.omp_set_num_threads) D.omp_set_num_threads(1);
+  sm_status *st = NULL;
+  pthread_mutex_lock(&c->mu);
+  slot *s = NULL, *victim = &c->s[0];
+  for (int i = 0; i < CACHE_SLOTS && !s; i++) {
+    if (c->s[i].used && !memcmp(c->s[i].key, key, sizeof c->s[i].key)) s = &c->s[i];
+    else if (!c->s[i].used ? victim->used : (victim->used && c->s[i].last < victim->last)) victim = &c->s[i];
+  }
+  if (!s) {
+    prim *p = NULL;
+    if ((st = build(args, &p))) goto out;
+    s = victim;
+    slot_clear(s);
+    s->used = 1;
+    memcpy(s->key, key, sizeof s->key);
+    s->pr = p;
+    s->declined = !p;
+  }
+  s->last = ++c->tick;
+  if (s->declined) goto out;
+  if (!s->w || s->wptr != w || s->wuid != uid) {
+    pack *np = NULL;
+    /* another shape's pack of these weights in the same layout (the pieces of a split product) */
+    for (int i = 0; i < CACHE_SLOTS && !np; i++) {
+      slot *o = &c->s[i];
+      if (o != s && o->w && o->wptr == w && o->wuid == uid && D.dnnl_memory_desc_equal(&o->pr->wei, &s->pr->wei) &&
+          D.dnnl_memory_desc_equal(&o->pr->uwei, &s->pr->uwei))
+        (np = o->w)->refs++;
+    }
+    if (!np && (st = make_pack(s->pr, w, &np))) goto out;
+    pack_unref(s->w);
+    s->w = np;
+    s->wptr = w;
+    s->wuid = uid;
+  }
+  s->pr->refs++;
+  s->w->refs++;
+  *pr = s->pr;
+  *pk = s->w;
+out:
+  pthread_mutex_unlock(&c->mu);
+  return st;
+}
+
+/* Runs pr on (src, packed weights, bias, dst) on this thread, then act over the rows x cols of dst
+ * where it is not a post-op. Its scratchpad comes from sm__alloc (it runs on pool workers, which
+ * must not use the kctx). Drops the references acquire took. */
+static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src, const void *bias, void *dst,
+                          int64_t rows, int64_t cols, int act, float alpha) {
+  sm_status *st = NULL;
+  void *scratch = NULL;
+  dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
+  dnnl_stream_t stream = NULL;
+  dnnl_status_t s = dnnl_success;
+  if (pr->scratch_bytes && !(scratch = sm__alloc(pr->scratch_bytes))) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN scratchpad of %zu bytes", pr->scratch_bytes);
+    goto out;
+  }
+  s = D.dnnl_memory_create(&m[0], &pr->src, engine, (void *)src);
+  if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, dst);
+  if (s == dnnl_success && bias) s = D.dnnl_memory_create(&m[2], &pr->bias, engine, (void *)bias);
+  if (s == dnnl_success && scratch) s = D.dnnl_memory_create(&m[3], &pr->scratch, engine, scratch);
+  if (s == dnnl_success) s = D.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+  if (s == dnnl_success) {
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, pk->mem}, {DNNL_ARG_DST, m[1]}};
+    int n = 3;
+    if (m[2]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[2]};
+    if (m[3]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[3]};
+    s = D.dnnl_primitive_execute(pr->p, stream, n, args);
+    if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
+  }
+  if (s != dnnl_success) st = dnnl_err(s, "execution");
+  else if (!act_is_post_op(act)) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
+out:
+  if (stream) D.dnnl_stream_destroy(stream);
+  for (int i = 0; i < 4; i++)
+    if (m[i]) D.dnnl_memory_destroy(m[i]);
+  sm__free(scratch);
+  pthread_mutex_lock(&c->mu);
+  prim_unref(pr);
+  pack_unref(pk);
+  pthread_mutex_unlock(&c->mu);
+  return st;
+}
+
+/* One product split over the run's pool along its leading dimension (images of a convolution,
+ * rows of a matmul): each chunk is one single-threaded oneDNN call with a primitive for the
+ * chunk's size (cached like any other shape). Why not oneDNN's own OpenMP threads: their static
+ * split waits at a barrier for the slowest thread, and on a shared VM a descheduled vCPU made a
+ * 2-thread ResNet50 batch-1 call 3x slower than one thread (bench/RESULTS.md); the pool's chunks
+ * are claimed as threads arrive, so the caller does the work of a worker that never comes. */
+typedef struct split_job {
+  sm__dnnl_cache *c;
+  int64_t n, per; /* the leading dimension, cut in fixed pieces of per (so at most two shapes) */
+  int bands;      /* a convolution of one image: the pieces are bands of output rows */
+  const sm__dnnl_conv_args *conv; /* one of these two */
+  const sm__dnnl_mm_args *mm;
+  sm_status *err;                 /* the first error (set once, by compare-and-swap) */
+  int declined;                   /* some chunk had no primitive: the caller redoes it all */
+} split_job;
+
+static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined);
+static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined);
+static void split_piece(split_job *j, int64_t begin, int64_t end);
+
+static void split_chunk(void *ctx, int64_t first, int64_t last) {
+  split_job *j = ctx;
+  for (int64_t i = first; i < last; i++) {
+    int64_t begin = i * j->per, end = begin + j->per < j->n ? begin + j->per : j->n;
+    if (__atomic_load_n(&j->err, __ATOMIC_RELAXED) || __atomic_load_n(&j->declined, __ATOMIC_RELAXED)) return;
+    split_piece(j, begin, end);
+  }
+}
+
+static void split_piece(split_job *j, int64_t begin, int64_t end) {
+  sm_status *st;
+  int declined = 0;
+  if (j->conv && j->bands) { /* one image: output rows [begin, end) from the input rows they read */
+    sm__dnnl_conv_args a = *j->conv;
+    int64_t top = begin * a.sh - a.pt, r0 = top > 0 ? top : 0;
+    int64_t r1 = (end - 1) * a.sh - a.pt + (a.KH - 1) * a.dh + 1;
+    if (r1 > a.H) r1 = a.H;
+    a.x += r0 * a.W * a.C;
+    a.y += begin * a.OW * a.Cout;
+    a.H = r1 - r0;
+    a.OH = end - begin;
+    a.pt = r0 - top;
+    st = conv_chunk(j->c, &a, &declined);
+  } else if (j->conv) {
+    sm__dnnl_conv_args a = *j->conv;
+    a.N = end - begin;
+    a.x += begin * a.H * a.W * a.C;
+    a.y += begin * a.OH * a.OW * a.Cout;
+    st = conv_chunk(j->c, &a, &declined);
+  } else {
+    sm__dnnl_mm_args a = *j->mm;
+    a.M = end - begin;
+    a.a += a.ta ? begin : begin * a.K;
+    a.c += begin * a.N;
+    st = mm_chunk(j->c, &a, &declined);
+  }
+  if (declined) __atomic_store_n(&j->declined, 1, __ATOMIC_RELAXED);
+  sm_status *none = NULL;
+  if (st && !__atomic_compare_exchange_n(&j->err, &none, st, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    sm_status_free(st);
+}
+
+static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, int *declined) {
+  sm_status *st = sm__kctx_check_stop(ctx); /* a oneDNN call cannot stop halfway: check before */
+  if (st) return st;
+  sm_threadpool *pool = macs < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx);
+  int64_t pieces = sm__threadpool_nthreads(pool);
+  if (pieces > n) pieces = n;
+  j->n = n;
+  j->per = (n + pieces - 1) / pieces;
+  sm__parallel_for(pool, (n + j->per - 1) / j->per, 1, split_chunk, j);
+  *declined = j->declined;
+  return j->err;
+}
+
+/* ---- convolution ------------------------------------------------------------------------------ */
+
+static sm_status *build_conv(const void *args, prim **out) {
+  const sm__dnnl_conv_args *a = args;
+  *out = NULL;
+  dnnl_memory_desc_t src, dst, bias, wany, wuser;
+  dnnl_dims_t sd = {a->N, a->C, a->H, a->W}, dd = {a->N, a->Cout, a->OH, a->OW}, bd = {a->Cout};
+  int ok = D.dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a) == dnnl_success;
+  if (a->G == 1) { /* TF's HWIO [kh, kw, i, o] is oneDNN's hwio of dims (o, i, h, w) */
+    dnnl_dims_t wd = {a->Cout, a->C, a->KH, a->KW};
+    ok = ok && D.dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
+         D.dnnl_memory_desc_init_by_tag(&wuser, 4, wd, dnnl_f32, dnnl_hwio) == dnnl_success;
+  } else { /* output channel g * (Cout/G) + o: [kh, kw, i, g, o] is hwigo of dims (g, o, i, h, w) */
+    dnnl_dims_t wd = {a->G, a->Cout / a->G, a->C / a->G, a->KH, a->KW};
+    ok = ok && D.dnnl_memory_desc_init_by_tag(&wany, 5, wd, dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
+         D.dnnl_memory_desc_init_by_tag(&wuser, 5, wd, dnnl_f32, dnnl_hwigo) == dnnl_success;
+  }
+  /* oneDNN's dilation counts the gaps (TF's - 1); the trailing pad is what makes OH come out
+   * (negative where TF's VALID/SAME drop the last input rows) */
+  dnnl_dims_t strides = {a->sh, a->sw}, dil = {a->dh - 1, a->dw - 1}, pl = {a->pt, a->pl};
+  dnnl_dims_t pr = {(a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1 - a->H - a->pt,
+                    (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1 - a->W - a->pl};
+  dnnl_convolution_desc_t cd;
+  if (!ok || D.dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                                                          &wany, a->bias ? &bias : NULL, &dst, strides, dil, pl,
+                                                          pr) != dnnl_success)
+    return NULL;
+  return make_prim(&cd, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, &wuser,
+                   a->KH * a->KW * (a->C / a->G), out);
+}
+
+static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined) {
+  int64_t key[KEY_LEN] = {1, a->N, a->H, a->W, a->C, a->KH, a->KW, a->Cout, a->G, a->bias != NULL, a->OH, a->OW,
+                          a->pt, a->pl};
+  prim *pr;
+  pack *pk;
+  sm_status *st = acquire(c, key, build_conv, a, a->filt, a->filt_uid, &pr, &pk);
+  if (st || !pr) {
+    *declined = !st;
+    return st;
+  }
+  return execute(c, pr, pk, a->x, a->bias, a->y, a->N * a->OH * a->OW, a->Cout, a->act, a->alpha);
+}
+
+sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
+  *declined = 1;
+  if (!c || !loaded) return NULL;
+  split_job j = {c, 0, 0, a->N == 1, a, NULL, NULL, 0};
+  double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
+                (double)(a->C / a->G);
+  return run_split(&j, ctx, a->N == 1 ? a->OH : a->N, macs, declined);
+}
+
+/* ---- matrix product --------------------------------------------------------------------------- */
+
+static sm_status *build_mm(const void *args, prim **out) {
+  const sm__dnnl_mm_args *a = args;
+  *out = NULL;
+  dnnl_memory_desc_t src, wany, wuser, bias, dst;
+  dnnl_dims_t ad = {a->M, a->K}, as = {a->ta ? 1 : a->lda, a->ta ? a->lda : 1};
+  dnnl_dims_t bd = {a->K, a->N}, bs = {a->tb ? 1 : a->N, a->tb ? a->K : 1};
+  dnnl_dims_t cd = {a->M, a->N}, biasd = {1, a->N};
+  if (D.dnnl_memory_desc_init_by_strides(&src, 2, ad, dnnl_f32, as) != dnnl_success ||
+      D.dnnl_memory_desc_init_by_strides(&wuser, 2, bd, dnnl_f32, bs) != dnnl_success ||
+      D.dnnl_memory_desc_init_by_tag(&wany, 2, bd, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
+      D.dnnl_memory_desc_init_by_tag(&bias, 2, biasd, dnnl_f32, dnnl_ab) != dnnl_success ||
+      D.dnnl_memory_desc_init_by_tag(&dst, 2, cd, dnnl_f32, dnnl_ab) != dnnl_success)
+    return NULL;
+  dnnl_matmul_desc_t md;
+  if (D.dnnl_matmul_desc_init(&md, &src, &wany, a->bias ? &bias : NULL, &dst) != dnnl_success) return NULL;
+  return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, &wuser, a->K, out);
+}
+
+static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined) {
+  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda};
+  prim *pr;
+  pack *pk;
+  sm_status *st = acquire(c, key, build_mm, a, a->b, a->b_uid, &pr, &pk);
+  if (st || !pr) {
+    *declined = !st;
+    return st;
+  }
+  return execute(c, pr, pk, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+}
+
+sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
+  *declined = 1;
+  if (!c || !loaded) return NULL;
+  split_job j = {c, 0, 0, 0, NULL, a, NULL, 0};
+  return run_split(&j, ctx, a->M, (double)a->M * (double)a->N * (double)a->K, declined);
+}
+
+#else /* no oneDNN at build time */
+
+int sm__dnnl_enabled(void) { return 0; }
+sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out) {
+  *out = NULL;
+  return NULL;
+}
+void sm__dnnl_cache_free(sm__dnnl_cache *c) { (void)c; }
+sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
+  (void)c, (void)a, (void)ctx;
+  *declined = 1;
+  return NULL;
+}
+sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
+  (void)c, (void)a, (void)ctx;
+  *declined = 1;
+  return NULL;
+}
+
+#endif

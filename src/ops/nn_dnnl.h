@@ -1,0 +1,57 @@
+/* nn_dnnl.h - float32 convolutions and matrix products through oneDNN (nn_dnnl.c), for the nn
+ * kernels (nn_conv.c, nn_matmul.c) that pick it per shape. Everything here is optional: without
+ * oneDNN at build time (no dnnl.h), at run time (no libdnnl.so.2), or with SM_DNNL=0 in the
+ * environment, sm__dnnl_enabled says 0 and the kernels run their own loops. */
+#ifndef SM_OPS_NN_DNNL_H
+#define SM_OPS_NN_DNNL_H
+#include <stdint.h>
+
+#include "runtime/kernel.h"
+
+/* 1 when oneDNN is built in, loads and makes its CPU engine, and SM_DNNL is not "0". The
+ * environment is read on every call (kernels call it in prepare, so a test or a user switches a
+ * load, not a process); the library is loaded once. */
+int sm__dnnl_enabled(void);
+
+/* What one kernel instance keeps across runs (in its prepare state): per input shape the primitive,
+ * and the weights reordered into oneDNN's layout, keyed by the weight tensor's buffer and
+ * sm__tensor_uid (so a variable's assign, which installs a new tensor, repacks). Thread-safe: many
+ * runs of one plan use it at once. Out of memory is an error (SM_RESOURCE_EXHAUSTED), never a
+ * quiet fallback: the result must not depend on whether an allocation failed. */
+typedef struct sm__dnnl_cache sm__dnnl_cache;
+sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out);
+void sm__dnnl_cache_free(sm__dnnl_cache *c); /* NULL-safe */
+
+/* A float NHWC convolution: x [N,H,W,C], filter HWIO [KH,KW,C/G,Cout] in G groups (G = C and
+ * Cout = C * multiplier for a depthwise one, whose filter [KH,KW,C,mult] has the same layout), TF
+ * dilations (1 = none), leading pads pt/pl, output y [N,OH,OW,Cout] (every element written);
+ * bias [Cout] or NULL, then act (SM_NN_ACT_*; alpha LeakyRelu's). */
+typedef struct sm__dnnl_conv_args {
+  int64_t N, H, W, C, OH, OW, KH, KW, Cout, G;
+  int64_t sh, sw, dh, dw, pt, pl;
+  const float *x, *filt, *bias;
+  uint64_t filt_uid; /* sm__tensor_uid of the filter tensor */
+  float *y;
+  int act;
+  float alpha;
+} sm__dnnl_conv_args;
+
+/* C [M,N] = op(A) op(B) (+ bias [N], then act), row-major, B the weights that are packed; lda:
+ * A's row stride (K, or M when transposed). */
+typedef struct sm__dnnl_mm_args {
+  int64_t M, N, K, lda;
+  int ta, tb;
+  const float *a, *b, *bias;
+  uint64_t b_uid;
+  float *c;
+  int act;
+  float alpha;
+} sm__dnnl_mm_args;
+
+/* Run one product over the run's pool (single-threaded oneDNN calls on pieces of it). NULL
+ * on success; an error status (out of memory: SM_RESOURCE_EXHAUSTED) the kernel returns; or NULL
+ * with *declined = 1 when oneDNN has no primitive for it (the kernel then runs its own loops). */
+sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined);
+sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined);
+
+#endif
