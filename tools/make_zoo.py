@@ -27,6 +27,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from zoo_common import SEED, _how_text, _keras, _keras_out, _keras_version, _rng, _set_bn, _tf, _v1_builder_save  # noqa: F401
 from zoo_control import CONTROL_BUILDERS
+from zoo_control2 import CONTROL2_BUILDERS
 from zoo_keras import KERAS_BUILDERS
 
 # Tensors with more elements than this keep only their .npy and sha256 in vars.json (keeps the zoo small).
@@ -751,6 +752,7 @@ BUILDERS = {
     "tf2_shapes": build_tf2_shapes,
     **KERAS_BUILDERS,
     **CONTROL_BUILDERS,
+    **CONTROL2_BUILDERS,
 }
 
 

@@ -377,7 +377,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
       goto done;
     }
     int want = p->slot_dtype[p->feed_slot[i]], got = sm_tensor_dtype(feeds[i]);
-    if (want && got != want) {
+    if (want && got != want && !(p->slot_ref[p->feed_slot[i]] && got == SM_RESOURCE)) {
       st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': expected a tensor of dtype %s, given %s", p->feed_labels[i],
                          dtname(want), dtname(got));
       goto done;
