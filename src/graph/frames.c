@@ -293,7 +293,11 @@ static sm_status *frame_apply(sm_cgraph *g, const consumers *c, sm_frame *f, con
   memcpy(L->inputs, f->enter_in, (size_t)nin * sizeof *L->inputs);
   for (int i = 0; i < nin; i++) {
     const sm_node *src = &g->nodes[L->inputs[i].node];
-    L->in_dtypes[i] = sm_dtype_base(src->out_dtypes[L->inputs[i].index]);
+    int dt = src->out_dtypes[L->inputs[i].index];
+    /* a RefEnter passes a ref variable itself (its handle), so the loop reads and assigns it live;
+     * any other input enters as a value */
+    int ref = i >= f->nvars && op_is(&g->nodes[f->inv_out[i - f->nvars].node], "RefEnter", "RefEnter");
+    L->in_dtypes[i] = ref ? dt : sm_dtype_base(dt);
   }
   for (int k = 0; k < f->nvars; k++) L->out_dtypes[k] = sm_dtype_base(g->nodes[f->merge_out[k].node].out_dtypes[0]);
   for (int i = 0; i < nenter; i++) {

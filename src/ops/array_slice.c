@@ -256,8 +256,8 @@ static sm_status *split_pieces(sm_kctx *ctx, const sm_tensor *x, int axis, int n
     int64_t od[SM_MAX_RANK];
     memcpy(od, dims, (size_t)R * sizeof *od);
     od[axis] = lens[k];
-    sm_tensor *out;
-    sm_status *s = sm__kctx_alloc_output(ctx, k, sm_tensor_dtype(x), R, od, &out);
+    sm_tensor *out; /* every element is copied below: not zeroed first (an LSTM cell's gate Split) */
+    sm_status *s = sm__kctx_alloc_output_uninit(ctx, k, sm_tensor_dtype(x), R, od, &out);
     if (s) return s;
     int64_t cd[2] = {outer, lens[k] * inner}, ds[2] = {lens[k] * inner, 1}, ss[2] = {dims[axis] * inner, 1};
     if (outer && cd[1]) s = sm__array_strided_copy(out, 0, ds, x, start * inner, ss, 2, cd);

@@ -11,7 +11,13 @@
  * (SetItem, PushBack, PopBack, Resize, ScatterIntoExistingList) change it in place only when this
  * step is the input's last reader, nothing else holds the variant tensor (sm__kctx_reuse_input) and
  * nothing else holds the list object; otherwise they copy the vector of references (never the
- * elements) into a new list. So a loop that SetItem's every iteration costs O(1) per step. */
+ * elements) into a new list. So a loop that SetItem's every iteration costs O(1) per step.
+ *
+ * Memory: a list charges its vector and every element it holds to the run's budget
+ * (sm_run_options.max_run_bytes) through its account (kernel.h sm__kctx_hold), and gives each back
+ * when it lets go, so a loop that grows a list without bound is refused past the budget while one
+ * that builds and drops a list per iteration is not. An element also held elsewhere (a slot, a
+ * clone of the list) is counted by each holder: the budget errs on the safe side. */
 #include <stdio.h>
 #include <string.h>
 
@@ -35,7 +41,8 @@ typedef struct tlist {
   pshape shape;
   int64_t max; /* max_num_elements; -1 = unbounded */
   int64_t n, cap;
-  sm_tensor **items; /* n entries; NULL = unset */
+  sm_tensor **items;   /* n entries; NULL = unset */
+  sm_mem_account acct; /* the run's budget: the vector and the elements held (kernel.h) */
 } tlist;
 
 /* ---- partial shapes ------------------------------------------------------------------------ */
@@ -159,48 +166,67 @@ static sm_status *shape_from_tensor(const sm_tensor *t, pshape *p) {
 static void list_release(sm_variant *v) {
   tlist *l = (tlist *)v;
   for (int64_t i = 0; i < l->n; i++) sm_tensor_free(l->items[i]);
+  sm__mem_close(&l->acct);
   sm__free(l->items);
   sm__free(l);
 }
 
-/* Room for `want` items (new slots beyond n are not initialised). */
-static sm_status *list_reserve(tlist *l, int64_t want) {
+/* Room for `want` items (new slots beyond n are not initialised), the growth of the vector charged
+ * to the run's budget. */
+static sm_status *list_reserve(const sm_kctx *ctx, tlist *l, int64_t want) {
   if (want <= l->cap) return NULL;
-  if (want > sm__seq_max_elements)
-    return sm_status_new(SM_RESOURCE_EXHAUSTED, "TensorList of %lld elements is more than the limit of %lld",
-                         (long long)want, (long long)sm__seq_max_elements);
   int64_t ncap = l->cap ? l->cap : 4;
   while (ncap < want) ncap = ncap > INT64_MAX / 2 ? want : ncap * 2;
   if (ncap > sm__seq_max_elements) ncap = want;
+  char what[64];
+  snprintf(what, sizeof what, "a TensorList of %lld elements", (long long)want);
+  uint64_t more = (uint64_t)(ncap - l->cap);
+  size_t bytes = more > SIZE_MAX / sizeof(sm_tensor *) ? SIZE_MAX : (size_t)more * sizeof(sm_tensor *);
+  sm_status *s = sm__kctx_hold(ctx, &l->acct, bytes, what);
+  if (s) return s;
+  if (want > sm__seq_max_elements) {
+    sm__mem_give(&l->acct, bytes);
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "TensorList of %lld elements is more than the limit of %lld",
+                         (long long)want, (long long)sm__seq_max_elements);
+  }
   sm_tensor **ni = sm__realloc(l->items, (size_t)ncap * sizeof *ni);
-  if (!ni)
+  if (!ni) {
+    sm__mem_give(&l->acct, bytes);
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a TensorList of %lld elements", (long long)ncap);
+  }
   l->items = ni;
   l->cap = ncap;
   return NULL;
 }
 
-/* A list of n elements would fit the run's memory budget (its vector of references; the elements
- * are charged as the steps that make them allocate them). */
-static sm_status *budget_ok(const sm_kctx *ctx, int64_t n) {
-  if (n <= 0) return NULL;
-  char what[64];
-  snprintf(what, sizeof what, "a TensorList of %lld elements", (long long)n);
-  uint64_t bytes = (uint64_t)n > SIZE_MAX / sizeof(sm_tensor *) ? SIZE_MAX : (uint64_t)n * sizeof(sm_tensor *);
-  return sm__kctx_charge_check(ctx, (size_t)bytes, what);
+/* Item i (< n) = t, a reference the list takes over (NULL: unset), charged to the run's budget; the
+ * item it replaces goes, and so does its charge. On failure t is released and item i stays. */
+static sm_status *list_put(const sm_kctx *ctx, tlist *l, int64_t i, sm_tensor *t) {
+  sm_status *s = sm__kctx_hold_tensor(ctx, &l->acct, t, "a TensorList element");
+  if (s) {
+    sm_tensor_free(t);
+    return s;
+  }
+  sm__mem_give_tensor(&l->acct, l->items[i]);
+  sm_tensor_free(l->items[i]);
+  l->items[i] = t;
+  return NULL;
 }
 
-/* Sets the length to n: new slots unset, dropped ones released. */
-static sm_status *list_resize(tlist *l, int64_t n) {
-  sm_status *s = list_reserve(l, n);
+/* Sets the length to n: new slots unset, dropped ones released (and their charges). */
+static sm_status *list_resize(const sm_kctx *ctx, tlist *l, int64_t n) {
+  sm_status *s = list_reserve(ctx, l, n);
   if (s) return s;
-  for (int64_t i = n; i < l->n; i++) sm_tensor_free(l->items[i]);
+  for (int64_t i = n; i < l->n; i++) {
+    sm__mem_give_tensor(&l->acct, l->items[i]);
+    sm_tensor_free(l->items[i]);
+  }
   for (int64_t i = l->n; i < n; i++) l->items[i] = NULL;
   l->n = n;
   return NULL;
 }
 
-static sm_status *list_new(int dtype, const pshape *shape, int64_t n, tlist **out) {
+static sm_status *list_new(const sm_kctx *ctx, int dtype, const pshape *shape, int64_t n, tlist **out) {
   *out = NULL;
   tlist *l = sm__calloc(sizeof *l);
   if (!l) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a TensorList");
@@ -208,7 +234,7 @@ static sm_status *list_new(int dtype, const pshape *shape, int64_t n, tlist **ou
   l->dtype = dtype;
   l->shape = *shape;
   l->max = -1;
-  sm_status *s = list_resize(l, n);
+  sm_status *s = list_resize(ctx, l, n);
   if (s) {
     list_release(&l->v);
     return s;
@@ -217,18 +243,21 @@ static sm_status *list_new(int dtype, const pshape *shape, int64_t n, tlist **ou
   return NULL;
 }
 
-/* A new list with the same items (references, not copies). */
-static sm_status *list_clone(const tlist *src, tlist **out) {
-  sm_status *s = list_new(src->dtype, &src->shape, 0, out);
-  if (!s) s = list_reserve(*out, src->n);
+/* A new list with the same items (references, not copies; each list charges what it holds). */
+static sm_status *list_clone(const sm_kctx *ctx, const tlist *src, tlist **out) {
+  sm_status *s = list_new(ctx, src->dtype, &src->shape, 0, out);
+  if (!s) s = list_reserve(ctx, *out, src->n);
+  for (int64_t i = 0; !s && i < src->n; i++) {
+    (*out)->items[i] = NULL;
+    (*out)->n = i + 1;
+    s = list_put(ctx, *out, i, sm_tensor_ref(src->items[i]));
+  }
   if (s) {
     if (*out) list_release(&(*out)->v);
     *out = NULL;
     return s;
   }
   (*out)->max = src->max;
-  for (int64_t i = 0; i < src->n; i++) (*out)->items[i] = sm_tensor_ref(src->items[i]);
-  (*out)->n = src->n;
   return NULL;
 }
 
@@ -271,7 +300,7 @@ static sm_status *writable_list(sm_kctx *ctx, int in, int out, const tlist *l, t
     *w = (tlist *)l;
     return NULL;
   }
-  sm_status *s = list_clone(l, w);
+  sm_status *s = list_clone(ctx, l, w);
   if (!s) s = set_list_output(ctx, out, *w);
   return s;
 }
@@ -366,7 +395,7 @@ static sm_status *empty_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = scalar_int(mx, "max_num_elements", &max);
   if (!s) s = shape_from_tensor(sm__kctx_input(ctx, 0), &es);
   tlist *l = NULL;
-  if (!s) s = list_new(k->dtype, &es, 0, &l);
+  if (!s) s = list_new(ctx, k->dtype, &es, 0, &l);
   if (s) return s;
   l->max = max;
   return set_list_output(ctx, 0, l);
@@ -383,12 +412,12 @@ static sm_status *reserve_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "The num_elements to reserve must be a non negative number, but got %lld",
                          (long long)n);
   tlist *l;
-  if ((s = budget_ok(ctx, n)) || (s = list_new(k->dtype, &es, n, &l))) return s;
+  if ((s = list_new(ctx, k->dtype, &es, n, &l))) return s;
   return set_list_output(ctx, 0, l);
 }
 
 /* The rows of `t` (rank >= 1) as the elements of list l (l->n == rows). */
-static sm_status *fill_rows(tlist *l, const sm_tensor *t, const int64_t *idx) {
+static sm_status *fill_rows(const sm_kctx *ctx, tlist *l, const sm_tensor *t, const int64_t *idx) {
   int rank = sm_tensor_rank(t) - 1;
   const int64_t *dims = sm_tensor_dims(t) + 1;
   int64_t rows = sm_tensor_dims(t)[0], per = 1;
@@ -397,9 +426,7 @@ static sm_status *fill_rows(tlist *l, const sm_tensor *t, const int64_t *idx) {
     sm_tensor *e;
     sm_status *s = slice_rows(t, r, per, rank, dims, &e);
     if (s) return s;
-    int64_t at = idx ? idx[r] : r;
-    sm_tensor_free(l->items[at]);
-    l->items[at] = e;
+    if ((s = list_put(ctx, l, idx ? idx[r] : r, e))) return s;
   }
   return NULL;
 }
@@ -424,8 +451,8 @@ static sm_status *from_tensor_compute(const void *state, sm_kctx *ctx) {
   if (!s) s = need_vector(t);
   if (!s) s = from_tensor_shape_check(&es, t);
   tlist *l = NULL;
-  if (!s) s = list_new(sm_tensor_dtype(t), &es, sm_tensor_dims(t)[0], &l);
-  if (!s) s = fill_rows(l, t, NULL);
+  if (!s) s = list_new(ctx, sm_tensor_dtype(t), &es, sm_tensor_dims(t)[0], &l);
+  if (!s) s = fill_rows(ctx, l, t, NULL);
   if (s) {
     if (l) list_release(&l->v);
     return s;
@@ -455,7 +482,7 @@ static sm_status *scatter_rows(sm_kctx *ctx, tlist *l, const sm_tensor *t, const
   int64_t *iv = sm__kctx_scratch(ctx, (size_t)(n ? n : 1) * sizeof *iv, &s);
   if (!iv) return s;
   for (int64_t i = 0; i < n; i++) iv[i] = int_at(idx, i);
-  s = fill_rows(l, t, iv);
+  s = fill_rows(ctx, l, t, iv);
   sm__kctx_scratch_free(ctx, iv);
   return s;
 }
@@ -481,7 +508,7 @@ static sm_status *scatter_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "TensorListScatter: Trying to scatter at index %lld in list with size %lld",
                          (long long)hi, (long long)num);
   tlist *l;
-  if ((s = budget_ok(ctx, num)) || (s = list_new(sm_tensor_dtype(t), &es, num, &l))) return s;
+  if ((s = list_new(ctx, sm_tensor_dtype(t), &es, num, &l))) return s;
   if ((s = scatter_rows(ctx, l, t, idx))) {
     list_release(&l->v);
     return s;
@@ -517,7 +544,7 @@ static sm_status *split_compute(const void *state, sm_kctx *ctx) {
   memcpy(dims, sm_tensor_dims(t), (size_t)rank * sizeof dims[0]);
   for (int i = 1; i < rank; i++) per *= dims[i];
   tlist *l;
-  if ((s = list_new(sm_tensor_dtype(t), &es, n, &l))) return s;
+  if ((s = list_new(ctx, sm_tensor_dtype(t), &es, n, &l))) return s;
   int64_t start = 0, end = 0;
   for (int64_t i = 0; i < n && !s; i++) {
     int64_t len = int_at(lens, i);
@@ -532,7 +559,8 @@ static sm_status *split_compute(const void *state, sm_kctx *ctx) {
       break;
     }
     dims[0] = len;
-    s = slice_rows(t, start, per, rank, dims, &l->items[i]);
+    sm_tensor *e;
+    if (!(s = slice_rows(t, start, per, rank, dims, &e))) s = list_put(ctx, l, i, e);
     start = end;
   }
   if (!s && end != rows)
@@ -833,10 +861,8 @@ static sm_status *set_item_compute(const void *state, sm_kctx *ctx) {
                          sm_shape_str(sm_tensor_rank(v), sm_tensor_dims(v), a, sizeof a), pshape_str(&l->shape, b, sizeof b));
   tlist *w;
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
-  if (i >= w->n && ((s = budget_ok(ctx, i + 1)) || (s = list_resize(w, i + 1)))) return s;
-  sm_tensor_free(w->items[i]);
-  w->items[i] = sm_tensor_ref((sm_tensor *)v);
-  return NULL;
+  if (i >= w->n && (s = list_resize(ctx, w, i + 1))) return s;
+  return list_put(ctx, w, i, sm_tensor_ref((sm_tensor *)v));
 }
 
 static sm_status *push_back_compute(const void *state, sm_kctx *ctx) {
@@ -859,8 +885,10 @@ static sm_status *push_back_compute(const void *state, sm_kctx *ctx) {
                          (long long)l->n, (long long)l->max);
   tlist *w;
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
-  if ((s = list_reserve(w, w->n + 1))) return s;
-  w->items[w->n++] = sm_tensor_ref((sm_tensor *)v);
+  if ((s = list_reserve(ctx, w, w->n + 1))) return s;
+  w->items[w->n] = NULL;
+  if ((s = list_put(ctx, w, w->n, sm_tensor_ref((sm_tensor *)v)))) return s;
+  w->n++;
   return NULL;
 }
 
@@ -887,7 +915,7 @@ static sm_status *pop_back_compute(const void *state, sm_kctx *ctx) {
   }
   tlist *w;
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
-  return list_resize(w, w->n - 1);
+  return list_resize(ctx, w, w->n - 1);
 }
 
 static sm_status *resize_compute(const void *state, sm_kctx *ctx) {
@@ -899,8 +927,8 @@ static sm_status *resize_compute(const void *state, sm_kctx *ctx) {
   if (s) return s;
   if (n < 0) return sm_status_new(SM_INVALID_ARGUMENT, "TensorListSlice expects size to be non-negative. Got: %lld", (long long)n);
   tlist *w;
-  if ((s = budget_ok(ctx, n)) || (s = writable_list(ctx, 0, 0, l, &w))) return s;
-  return list_resize(w, n);
+  if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
+  return list_resize(ctx, w, n);
 }
 
 static sm_status *scatter_existing_compute(const void *state, sm_kctx *ctx) {
@@ -916,7 +944,7 @@ static sm_status *scatter_existing_compute(const void *state, sm_kctx *ctx) {
   if ((s = scatter_indices(idx, t, &hi))) return s;
   tlist *w;
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
-  if (hi >= w->n && ((s = budget_ok(ctx, hi + 1)) || (s = list_resize(w, hi + 1)))) return s;
+  if (hi >= w->n && (s = list_resize(ctx, w, hi + 1))) return s;
   return scatter_rows(ctx, w, t, idx);
 }
 

@@ -12,7 +12,9 @@
  * read is TensorFlow's error). element_shape (partial) is checked on every write and, with
  * identical_element_shapes, set by the first. A dynamic_size array grows by writes; growth is
  * bounded by sm__seq_max_elements (kernel.h, shared with TensorLists) and the elements' bytes by
- * SM_MAX_TENSOR_BYTES, so a loop that writes without end is refused instead of eating memory. The
+ * SM_MAX_TENSOR_BYTES, and the vector and elements are charged to the run's memory budget
+ * (sm_run_options.max_run_bytes, through the array's account: kernel.h sm__kctx_hold) until the
+ * array lets them go, so a loop that writes without end is refused instead of eating memory. The
  * ops of one array run in the order their flows give, never at once, so the object has no lock. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,8 @@ typedef struct tarray {
   int64_t edims[SM_MAX_RANK];
   int dynamic, clear_after_read, identical, closed;
   int64_t n, cap;
-  uint64_t bytes; /* of the elements held */
+  uint64_t bytes;      /* of the elements held */
+  sm_mem_account acct; /* the run's budget: the vector and the elements held (kernel.h) */
   ta_elem *v;
   char name[128];
 } tarray;
@@ -47,6 +50,7 @@ static void ta_unref(void *p) {
   tarray *a = p;
   if (--a->refs > 0) return;
   for (int64_t i = 0; i < a->n; i++) sm_tensor_free(a->v[i].t);
+  sm__mem_close(&a->acct);
   sm__free(a->v);
   sm__free(a);
 }
@@ -94,8 +98,9 @@ static sm_status *flow_out(sm_kctx *ctx, int i) {
   return sm__kctx_alloc_output(ctx, i, SM_FLOAT, 0, NULL, &f);
 }
 
-/* Room for index `idx` (growing a dynamic array). */
-static sm_status *ta_reserve(tarray *a, int64_t want) {
+/* Room for index `idx` (growing a dynamic array), the growth of the vector charged to the run's
+ * budget. */
+static sm_status *ta_reserve(const sm_kctx *ctx, tarray *a, int64_t want) {
   if (want <= a->n) return NULL;
   if (want > sm__seq_max_elements)
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "TensorArray %s: %lld elements are more than the limit of %lld",
@@ -104,9 +109,16 @@ static sm_status *ta_reserve(tarray *a, int64_t want) {
     int64_t nc = a->cap ? a->cap : 8;
     while (nc < want) nc *= 2;
     if (nc > sm__seq_max_elements) nc = sm__seq_max_elements;
+    char what[200];
+    snprintf(what, sizeof what, "TensorArray %s of %lld elements", a->name, (long long)want);
+    size_t bytes = (size_t)(nc - a->cap) * sizeof(ta_elem);
+    sm_status *st = sm__kctx_hold(ctx, &a->acct, bytes, what);
+    if (st) return st;
     ta_elem *nv = sm__realloc(a->v, (size_t)nc * sizeof *nv);
-    if (!nv)
+    if (!nv) {
+      sm__mem_give(&a->acct, bytes);
       return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a TensorArray of %lld elements", (long long)nc);
+    }
     a->v = nv;
     a->cap = nc;
   }
@@ -162,7 +174,7 @@ static sm_status *ta_compute(const void *state, sm_kctx *ctx) {
   a->clear_after_read = s->clear_after_read;
   a->identical = s->identical;
   memcpy(a->name, s->name, sizeof a->name);
-  sm_status *st = ta_reserve(a, size);
+  sm_status *st = ta_reserve(ctx, a, size);
   sm_tensor *h = NULL;
   if (!st) st = sm_tensor_wrap(SM_RESOURCE, 0, NULL, &a->self, sizeof a->self, ta_unref, a, &h);
   if (st) {
@@ -175,7 +187,7 @@ static sm_status *ta_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- element access --------------------------------------------------------------------------- */
 /* TensorArray::LockedWriteOrAggregate without aggregation: takes a reference to t. */
-static sm_status *ta_write(tarray *a, int64_t idx, sm_tensor *t) {
+static sm_status *ta_write(const sm_kctx *ctx, tarray *a, int64_t idx, sm_tensor *t) {
   if (idx < 0 || (!a->dynamic && idx >= a->n))
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "TensorArray %s: Tried to write to index %lld but array is not resizeable and size is: %lld",
@@ -200,7 +212,7 @@ static sm_status *ta_write(tarray *a, int64_t idx, sm_tensor *t) {
   if (a->bytes + nb > SM_MAX_TENSOR_BYTES)
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "TensorArray %s: its elements would take more than %llu bytes", a->name,
                          (unsigned long long)SM_MAX_TENSOR_BYTES);
-  sm_status *st = ta_reserve(a, idx + 1);
+  sm_status *st = ta_reserve(ctx, a, idx + 1);
   if (st) return st;
   ta_elem *e = &a->v[idx];
   if (e->read)
@@ -216,6 +228,9 @@ static sm_status *ta_write(tarray *a, int64_t idx, sm_tensor *t) {
     a->erank = r;
     memcpy(a->edims, d, (size_t)r * sizeof *d);
   }
+  char what[200];
+  snprintf(what, sizeof what, "TensorArray %s element %lld", a->name, (long long)idx);
+  if ((st = sm__kctx_hold_tensor(ctx, &a->acct, t, what))) return st;
   e->t = sm_tensor_ref(t);
   e->written = 1;
   a->bytes += nb;
@@ -251,6 +266,7 @@ static sm_status *ta_read(tarray *a, int64_t idx, sm_tensor **out) {
   *out = sm_tensor_ref(e->t);
   if (a->clear_after_read) {
     a->bytes -= (uint64_t)sm_tensor_num_elements(e->t) * (sm__array_esize(a->dtype) ? sm__array_esize(a->dtype) : 16);
+    sm__mem_give_tensor(&a->acct, e->t);
     sm_tensor_free(e->t);
     e->t = NULL;
     e->cleared = 1;
@@ -266,7 +282,7 @@ static sm_status *ta_write_compute(const void *state, sm_kctx *ctx) {
   sm_status *st = ta_get(ctx, &a);
   if (st) return st;
   if (!int_scalar(sm__kctx_input(ctx, 1), &idx)) return sm_status_new(SM_INVALID_ARGUMENT, "index must be a scalar");
-  if ((st = ta_write(a, idx, (sm_tensor *)sm__kctx_input(ctx, 2)))) return st;
+  if ((st = ta_write(ctx, a, idx, (sm_tensor *)sm__kctx_input(ctx, 2)))) return st;
   return flow_out(ctx, 0);
 }
 
@@ -300,6 +316,7 @@ static sm_status *ta_close_compute(const void *state, sm_kctx *ctx) {
   sm_status *st = ta_get(ctx, &a);
   if (st) return st;
   for (int64_t i = 0; i < a->n; i++) sm_tensor_free(a->v[i].t);
+  sm__mem_close(&a->acct);
   a->n = 0;
   a->bytes = 0;
   a->closed = 1;
@@ -466,7 +483,8 @@ static sm_status *ta_concat_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- Scatter / Split: one tensor into many elements -------------------------------------------- */
 /* Element = rows [row0, row0 + nrows) of value (dim 0 dropped when drop0), written at idx. */
-static sm_status *write_rows(tarray *a, int64_t idx, const sm_tensor *value, int64_t row0, int64_t nrows, int drop0) {
+static sm_status *write_rows(const sm_kctx *ctx, tarray *a, int64_t idx, const sm_tensor *value, int64_t row0,
+                             int64_t nrows, int drop0) {
   int r = sm_tensor_rank(value);
   int64_t dims[SM_MAX_RANK], per = 1;
   memcpy(dims, sm_tensor_dims(value), (size_t)r * sizeof *dims);
@@ -477,7 +495,7 @@ static sm_status *write_rows(tarray *a, int64_t idx, const sm_tensor *value, int
                         : sm_tensor_new(sm_tensor_dtype(value), r, dims, &t);
   if (st) return st;
   st = sm__array_copy(t, 0, value, row0 * per, nrows * per);
-  if (!st) st = ta_write(a, idx, t);
+  if (!st) st = ta_write(ctx, a, idx, t);
   sm_tensor_free(t);
   return st;
 }
@@ -498,7 +516,7 @@ static sm_status *ta_scatter_compute(const void *state, sm_kctx *ctx) {
   if (!a->dynamic && mx >= a->n)
     return sm_status_new(SM_INVALID_ARGUMENT, "Max scatter index must be < array size (%lld vs. %lld)", (long long)mx,
                          (long long)a->n);
-  for (int64_t i = 0; i < n && !st; i++) st = write_rows(a, sm__array_int_at(it, i), value, i, 1, 1);
+  for (int64_t i = 0; i < n && !st; i++) st = write_rows(ctx, a, sm__array_int_at(it, i), value, i, 1, 1);
   return st ? st : flow_out(ctx, 0);
 }
 
@@ -534,7 +552,7 @@ static sm_status *ta_split_compute(const void *state, sm_kctx *ctx) {
                          (long long)a->n, (long long)n);
   for (int64_t i = 0, row = 0; i < n && !st; i++) {
     int64_t l = sm__array_int_at(lens, i);
-    st = write_rows(a, i, value, row, l, 0);
+    st = write_rows(ctx, a, i, value, row, l, 0);
     row += l;
   }
   return st ? st : flow_out(ctx, 0);

@@ -11,7 +11,10 @@
  * count of the bytes it holds. An output made by sm__kctx_alloc_output* is charged before it is
  * allocated and stays charged while its slot holds it (released with the slot, or when the run ends
  * and hands it out); scratch is charged until it is freed. A charge that would pass the budget is
- * refused, so nothing is allocated. Nothing here takes a lock. */
+ * refused, so nothing is allocated. What a kernel's object keeps past its step (a TensorList's or
+ * TensorArray's elements) is charged to the object's account (sm__kctx_hold) until it lets go. The
+ * budget lives on the heap (refcounted) so those accounts may outlive the run. Nothing here takes a
+ * lock. */
 #include "runtime/executor.h"
 
 #include <pthread.h>
@@ -25,10 +28,13 @@
 #include "runtime/plan.h"
 #include "runtime/verify.h"
 
-/* A run's memory budget, shared by its sub-plans (threads of a map_fn too: used is atomic). */
-typedef struct run_mem {
+/* A run's memory budget, shared by its sub-plans (threads of a map_fn too: used is atomic), on the
+ * heap with a reference count: the run holds one, and so does every kernel-object account
+ * (sm_mem_account) that holds bytes of it, so an object that outlives the run can still give back. */
+typedef struct sm_run_mem {
   size_t cap;
   size_t used;
+  int refs; /* atomic */
 } run_mem;
 
 /* A run's device context (device.h), opened at its first device step or copy; sub-plans share it. */
@@ -88,6 +94,56 @@ sm_status *sm__kctx_charge_check(const sm_kctx *c, size_t bytes, const char *wha
                          "%s of %zu bytes would pass the run's memory budget (max_run_bytes %zu; %zu bytes in use)",
                          what ? what : "an allocation", bytes, m->cap, used);
   return NULL;
+}
+
+static void mem_unref(run_mem *m) {
+  if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0) sm__free(m);
+}
+
+void sm__mem_give(sm_mem_account *a, size_t bytes) {
+  if (!a || !a->mem) return;
+  if (bytes > a->held) bytes = a->held;
+  mem_give(a->mem, bytes);
+  a->held -= bytes;
+}
+
+void sm__mem_close(sm_mem_account *a) {
+  if (!a || !a->mem) return;
+  mem_give(a->mem, a->held);
+  mem_unref(a->mem);
+  a->mem = NULL;
+  a->held = 0;
+}
+
+sm_status *sm__kctx_hold(const sm_kctx *c, sm_mem_account *a, size_t bytes, const char *what) {
+  if (a->mem != c->mem) { /* made in another run (or none): its holdings move to this one */
+    size_t held = a->held;
+    sm__mem_close(a);
+    if (!c->mem) return NULL;
+    sm_status *s = mem_take(c->mem, held, what);
+    if (s) return s;
+    __atomic_add_fetch(&c->mem->refs, 1, __ATOMIC_RELAXED);
+    a->mem = c->mem;
+    a->held = held;
+  }
+  if (!a->mem) return NULL;
+  sm_status *s = mem_take(a->mem, bytes, what);
+  if (!s) a->held += bytes;
+  return s;
+}
+
+static size_t tensor_charge(const sm_tensor *t) {
+  size_t bytes = 0;
+  if (t) sm_status_free(sm__tensor_alloc_bytes(sm_tensor_dtype(t), sm_tensor_rank(t), sm_tensor_dims(t), &bytes));
+  return bytes;
+}
+
+sm_status *sm__kctx_hold_tensor(const sm_kctx *c, sm_mem_account *a, const sm_tensor *t, const char *what) {
+  return sm__kctx_hold(c, a, c->mem ? tensor_charge(t) : 0, what);
+}
+
+void sm__mem_give_tensor(sm_mem_account *a, const sm_tensor *t) {
+  if (a && a->mem && t) sm__mem_give(a, tensor_charge(t));
 }
 
 /* Charges output i's new tensor (dtype, shape) before it is allocated, releasing what the output
@@ -367,7 +423,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
       goto done;
     }
     int want = p->slot_dtype[p->feed_slot[i]], got = sm_tensor_dtype(feeds[i]);
-    if (want && got != want) {
+    if (want && got != want && !(p->slot_ref[p->feed_slot[i]] && got == SM_RESOURCE)) {
       st = sm_status_new(SM_INVALID_ARGUMENT, "feed '%s': expected a tensor of dtype %s, given %s", p->feed_labels[i],
                          dtname(want), dtname(got));
       goto done;
@@ -537,9 +593,15 @@ sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *con
   if (p->backend != SM_BACKEND_CPU && !p->dev)
     return sm_status_new(SM_FAILED_PRECONDITION, "run: the plan was placed for %s without its device (inspection only)",
                          sm__backend_name(p->backend));
-  run_mem mem = {ro ? ro->max_run_bytes : 0, 0};
+  run_mem *mem = NULL;
+  if (ro && ro->max_run_bytes) {
+    if (!(mem = sm__alloc(sizeof *mem))) return sm_status_new(SM_RESOURCE_EXHAUSTED, "run: out of memory");
+    *mem = (run_mem){ro->max_run_bytes, 0, 1};
+  }
   run_dev rd = {p->dev, NULL, 0};
-  return exec(p, env, feeds, outputs, ro, 0, mem.cap ? &mem : NULL, p->dev ? &rd : NULL);
+  sm_status *s = exec(p, env, feeds, outputs, ro, 0, mem, p->dev ? &rd : NULL);
+  mem_unref(mem);
+  return s;
 }
 
 sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *inputs, int ninputs,

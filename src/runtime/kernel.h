@@ -132,6 +132,26 @@ sm_status *sm__kctx_check_stop(const sm_kctx *c);
  * without one), else an SM_RESOURCE_EXHAUSTED status naming `what` and the budget. Checks only:
  * nothing stays charged. */
 sm_status *sm__kctx_charge_check(const sm_kctx *c, size_t bytes, const char *what);
+/* Memory a kernel's object keeps past the step that made it (a TensorList's or TensorArray's
+ * elements and vector), which no output slot's charge covers: the object keeps an account and
+ * charges what it holds to the run it grows in. The account holds a reference on the run's budget
+ * (not on the run), so an object that outlives its run (fetched, or kept by a resource) gives its
+ * bytes back harmlessly when it goes. Zero-initialise one (mem NULL, held 0). */
+typedef struct sm_mem_account {
+  struct sm_run_mem *mem; /* NULL: nothing charged (a run without a budget) */
+  size_t held;
+} sm_mem_account;
+/* Charges `bytes` more to a, in the budget of c's run: SM_RESOURCE_EXHAUSTED naming `what` and the
+ * budget (nothing taken) when they would pass it. An account of an earlier run moves here first
+ * (what it holds is given back there and taken here); in a run without a budget the account is
+ * closed and nothing is charged. */
+sm_status *sm__kctx_hold(const sm_kctx *c, sm_mem_account *a, size_t bytes, const char *what);
+void sm__mem_give(sm_mem_account *a, size_t bytes); /* gives back up to what a holds */
+void sm__mem_close(sm_mem_account *a);              /* gives back all, drops the budget reference */
+/* The same for one tensor the object keeps (t NULL: nothing), charged as an output of its dtype
+ * and shape would be; and giving it back. Neither measures t when no budget is involved. */
+sm_status *sm__kctx_hold_tensor(const sm_kctx *c, sm_mem_account *a, const sm_tensor *t, const char *what);
+void sm__mem_give_tensor(sm_mem_account *a, const sm_tensor *t);
 /* The SavedModel's directory (for ops whose paths are relative; normally paths come as inputs). */
 const char *sm__kctx_export_dir(const sm_kctx *c);
 /* The one way a kernel reads a file (a vocabulary, a checkpoint's index and shards): maps path

@@ -474,7 +474,9 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   for (int i = 0; i < nslots; i++) last_use[i] = -1;
   for (int i = 0; i < nfeeds; i++) {
     const sm_node *nd = sm__rewrite_node(p->rw, p->feed_edges[i].node);
-    p->slot_dtype[i] = sm_dtype_base(sm__node_output_dtype(nd, p->feed_edges[i].index));
+    int dt = sm__node_output_dtype(nd, p->feed_edges[i].index);
+    p->slot_dtype[i] = sm_dtype_base(dt);
+    p->slot_ref[i] = dt >= SM_DTYPE_REF_OFFSET; /* e.g. a RefEnter fed a ref variable's handle */
   }
   for (int i = 0; i < norder; i++) {
     const sm_node *nd = sm__rewrite_node(p->rw, ord[i]);
