@@ -32,6 +32,24 @@ typedef void (*re_free_fn)(void *);
 typedef int (*re_full_fn)(const void *, const char *, size_t);
 typedef int (*re_replace_fn)(const void *, const char *, size_t, const char *, size_t, int, char **, size_t *);
 
+/* The module binds RE2's symbols in its own scope first (RTLD_DEEPBIND): a process that has
+ * already loaded another RE2 build globally (TensorFlow's libtensorflow_framework exports its
+ * own re2:: symbols) would otherwise hand the module that build's functions, whose object layout
+ * differs from Debian's headers, and crash. The sanitizers refuse RTLD_DEEPBIND, so their builds
+ * (never run beside TensorFlow) go without. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SM_RE2_DEEPBIND 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define SM_RE2_DEEPBIND 0
+#endif
+#endif
+#if !defined(SM_RE2_DEEPBIND) && defined(RTLD_DEEPBIND)
+#define SM_RE2_DEEPBIND RTLD_DEEPBIND
+#elif !defined(SM_RE2_DEEPBIND)
+#define SM_RE2_DEEPBIND 0
+#endif
+
 static pthread_once_t re2_once = PTHREAD_ONCE_INIT;
 static re_compile_fn re2_compile;
 static re_free_fn re2_free;
@@ -41,7 +59,7 @@ static char re2_why[256];
 
 static void re2_try(const char *path) {
   if (re2_compile || !path || !*path) return;
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | SM_RE2_DEEPBIND);
   if (!h) {
     const char *e = dlerror();
     snprintf(re2_why, sizeof re2_why, "%s", e ? e : path);
