@@ -453,6 +453,13 @@ static sm_status *verify_pb(const char *export_dir) {
   if (!s && got->checkpoint_hash != want->checkpoint_hash)
     s = sm_status_new(SM_DATA_LOSS, "%s/%s/%s.index does not match the checkpoint_hash of %s (damaged or replaced)",
                       export_dir, SM_VARIABLES_DIRECTORY, SM_VARIABLES_FILENAME, fpp);
+  /* The other hashes, the version and the (random) uuid the exporter wrote: a truncation at a
+   * field boundary that keeps the two hashes above parses too, but loses the uuid, the last field. */
+  if (!s && (got->graph_def_program_hash != want->graph_def_program_hash ||
+             got->signature_def_hash != want->signature_def_hash ||
+             got->saved_object_graph_hash != want->saved_object_graph_hash || !want->version || !got->version ||
+             want->version->producer != got->version->producer || !want->uuid || !*want->uuid))
+    s = sm_status_new(SM_DATA_LOSS, "%s is not the fingerprint of %s (damaged, truncated or replaced)", fpp, export_dir);
   if (want) protobuf_c_message_free_unpacked(&want->base, NULL);
   if (got) protobuf_c_message_free_unpacked(&got->base, NULL);
   sm_saved_model_free(sm);
