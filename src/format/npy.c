@@ -294,9 +294,12 @@ sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tens
   if ((st = sm_tensor_new(ty.dtype, h.rank, h.dims, &t))) return sm_status_prefix(st, "%s", what);
 
   /* Map row-major index -> file index (fortran order stores the first axis fastest). */
-  int64_t idx[SM_MAX_RANK] = {0}, fstride[SM_MAX_RANK];
+  int64_t idx[SM_MAX_RANK] = {0}, fstride[SM_MAX_RANK] = {0};
   int64_t s = 1;
-  for (int d = 0; d < h.rank; d++) { fstride[d] = s; s *= h.dims[d] ? h.dims[d] : 1; }
+  /* Only with elements to read: then every dim is >= 1 and their product is count, so no stride
+   * overflows (an empty array may still name huge other dims: shape (0, 2^60, 6)). */
+  if (count > 0)
+    for (int d = 0; d < h.rank; d++) { fstride[d] = s; s *= h.dims[d]; }
   char *ubuf = NULL;
   if (ty.kind == E_UNICODE) {
     ubuf = malloc(ty.item + 1);
