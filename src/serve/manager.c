@@ -1012,7 +1012,10 @@ void sm__servable_release(sm_servable *s) {
       m->counts.unloads++;
       log_unloaded(s);
     }
-    pthread_cond_broadcast(&m->cv);
+    /* only sm__manager_free waits for the last reference (after setting stop); the poll thread
+     * sleeps on the same condition variable, and waking it on every request's release cost two
+     * context switches per request */
+    if (m->stop) pthread_cond_broadcast(&m->cv);
   }
   pthread_mutex_unlock(&m->mu);
   sm_model_free(dead);
