@@ -1,6 +1,7 @@
 /* grpc_server.c - TF Serving's gRPC endpoint over gRPC core (grpc_server.h).
  *
- * One completion queue served by N worker threads. TF Serving's methods are registered with
+ * One completion queue served by N worker threads, at most one per core polling it at a time
+ * (take_turn; SM_GRPC_POLLERS=n overrides that for A/B runs). TF Serving's methods are registered with
  * gRPC so that a call arrives with its request message (GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER),
  * N calls of each kept requested; other methods (answered UNIMPLEMENTED) come through
  * grpc_server_request_call, N of them requested too. A call walks these states, one
@@ -63,6 +64,11 @@ struct sm_grpc_server {
   sm_rest *rest;
   int port;
   int nthreads;
+  int max_pollers;    /* workers waiting in the completion queue at once */
+  int polling;        /* under mu: workers in grpc_completion_queue_next */
+  int idle;           /* under mu: workers waiting for their turn to poll */
+  int cq_down;        /* under mu: the queue has shut down */
+  pthread_cond_t turn; /* an idle worker's turn to poll */
   pthread_t *threads;
   void *registered[NMETHODS];
   pthread_mutex_t mu;
@@ -171,10 +177,42 @@ static void respond(sm_grpc_server *g, gcall *c) {
   if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) call_free(c);
 }
 
+/* Workers poll the queue in turns, as gRPC C++'s synchronous server does (its ThreadManager):
+ * at most max_pollers of them wait in grpc_completion_queue_next, the rest wait on `turn`. A
+ * worker that takes an event runs it and goes back to polling; an idle worker is woken only when
+ * no one is left polling (every poller is busy running a call, e.g. waiting for its batch).
+ * With every worker polling, each event made gRPC hand the poll over to another worker (futex
+ * wakes and context switches per call). */
+static int take_turn(sm_grpc_server *g) {
+  pthread_mutex_lock(&g->mu);
+  while (!g->cq_down && g->polling >= g->max_pollers) {
+    g->idle++;
+    pthread_cond_wait(&g->turn, &g->mu);
+    g->idle--;
+  }
+  int down = g->cq_down;
+  if (!down) g->polling++;
+  pthread_mutex_unlock(&g->mu);
+  return !down;
+}
+
+static void end_turn(sm_grpc_server *g, int shutdown) {
+  pthread_mutex_lock(&g->mu);
+  g->polling--;
+  if (shutdown) {
+    g->cq_down = 1;
+    pthread_cond_broadcast(&g->turn);
+  } else if (g->polling == 0 && g->idle) {
+    pthread_cond_signal(&g->turn);
+  }
+  pthread_mutex_unlock(&g->mu);
+}
+
 static void *worker(void *arg) {
   sm_grpc_server *g = arg;
-  for (;;) {
+  while (take_turn(g)) {
     grpc_event ev = grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    end_turn(g, ev.type == GRPC_QUEUE_SHUTDOWN);
     if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
     if (ev.type != GRPC_OP_COMPLETE) continue;
     if (ev.tag == &g->shutdown_tag) {
@@ -249,8 +287,12 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
   g->rest = rest;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   g->nthreads = o->num_threads > 0 ? o->num_threads : 4 * (int)(ncpu > 0 ? ncpu : 1);
+  g->max_pollers = ncpu > 0 && ncpu < g->nthreads ? (int)ncpu : g->nthreads;
+  const char *pollers = getenv("SM_GRPC_POLLERS"); /* for A/B runs in bench/ */
+  if (pollers && atoi(pollers) > 0) g->max_pollers = atoi(pollers);
   pthread_mutex_init(&g->mu, NULL);
   pthread_cond_init(&g->cv, NULL);
+  pthread_cond_init(&g->turn, NULL);
   grpc_init();
   grpc_arg args[3];
   memset(args, 0, sizeof args);
@@ -300,6 +342,7 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
     grpc_shutdown();
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
+    pthread_cond_destroy(&g->turn);
     free(g);
     return s;
   }
@@ -360,5 +403,6 @@ void sm__grpc_server_stop(sm_grpc_server *g, int grace_ms) {
   free(g->threads);
   pthread_mutex_destroy(&g->mu);
   pthread_cond_destroy(&g->cv);
+  pthread_cond_destroy(&g->turn);
   free(g);
 }
