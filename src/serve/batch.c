@@ -116,6 +116,7 @@ typedef struct task {
   struct timespec enqueued;
   sm_status *status;
   int done;
+  pthread_cond_t cv; /* signalled (under the batcher's mu) when done */
   struct task *next;
 } task;
 
@@ -124,7 +125,6 @@ struct sm_batcher {
   int64_t *allowed;
   pthread_mutex_t mu;
   pthread_cond_t work; /* a task arrived, or stop */
-  pthread_cond_t done; /* a batch finished */
   task *head, *tail;
   int64_t queued_rows;
   int64_t nbatches, ntasks; /* batches run by the batch threads, tasks in them */
@@ -132,6 +132,14 @@ struct sm_batcher {
   pthread_t *threads;
   int nthreads;
 };
+
+/* Under mu: t is answered. Only its own caller wakes: one condition variable for every waiting
+ * caller woke all of them at each batch's end (each went back to sleep but one), a context
+ * switch per waiting request per batch. */
+static void task_done(task *t) {
+  t->done = 1;
+  pthread_cond_signal(&t->cv);
+}
 
 static int64_t elapsed_us(const struct timespec *since) {
   struct timespec now;
@@ -444,15 +452,16 @@ static void *batch_main(void *arg) {
       for (int k = 0; k < n; k++) {
         picked[k]->status =
             sm_status_new(SM_RESOURCE_EXHAUSTED, "Run() timeout exceeded while waiting in batching queue");
-        picked[k]->done = 1;
+        task_done(picked[k]);
       }
-      pthread_cond_broadcast(&b->done);
       continue;
     }
-    if (!picked) { /* out of memory at start-up: run the head alone */
+    if (!picked) { /* out of memory at start-up: the head is refused (and leaves the queue) */
+      b->head = head->next;
+      if (b->tail == head) b->tail = NULL;
+      b->queued_rows -= head->rows;
       head->status = sm_status_new(SM_NO_MEMORY, "out of memory in a batch thread");
-      head->done = 1;
-      pthread_cond_broadcast(&b->done);
+      task_done(head);
       continue;
     }
     b->nbatches++;
@@ -460,8 +469,7 @@ static void *batch_main(void *arg) {
     pthread_mutex_unlock(&b->mu);
     run_batch(b, picked, n);
     pthread_mutex_lock(&b->mu);
-    for (int k = 0; k < n; k++) picked[k]->done = 1;
-    pthread_cond_broadcast(&b->done);
+    for (int k = 0; k < n; k++) task_done(picked[k]);
   }
   pthread_mutex_unlock(&b->mu);
   free(picked);
@@ -493,7 +501,6 @@ sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out) {
   b->p.allowed_batch_sizes = b->allowed;
   pthread_mutex_init(&b->mu, NULL);
   pthread_cond_init(&b->work, NULL);
-  pthread_cond_init(&b->done, NULL);
   b->threads = calloc((size_t)q.num_batch_threads, sizeof *b->threads);
   if (!b->threads) {
     sm__batcher_free(b);
@@ -521,7 +528,6 @@ void sm__batcher_free(sm_batcher *b) {
   free(b->allowed);
   pthread_mutex_destroy(&b->mu);
   pthread_cond_destroy(&b->work);
-  pthread_cond_destroy(&b->done);
   free(b);
 }
 
@@ -548,15 +554,18 @@ sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, cons
             .out_aliases = out_aliases, .nout = nout, .outputs = outputs, .rows = rows,
             .deadline_us = opts ? opts->deadline_us : 0, .max_run_bytes = opts ? opts->max_run_bytes : 0};
   clock_gettime(CLOCK_MONOTONIC, &t.enqueued);
+  pthread_cond_init(&t.cv, NULL);
   pthread_mutex_lock(&b->mu);
   if (b->stop) {
     pthread_mutex_unlock(&b->mu);
+    pthread_cond_destroy(&t.cv);
     return sm_status_new(SM_UNAVAILABLE, "the batcher is shutting down");
   }
   /* SharedBatchScheduler's queue limit, counted in batches. */
   int64_t batches = (b->queued_rows + rows + b->p.max_batch_size - 1) / b->p.max_batch_size;
   if (batches > b->p.max_enqueued_batches) {
     pthread_mutex_unlock(&b->mu);
+    pthread_cond_destroy(&t.cv);
     /* SharedBatchScheduler's words and code (shared_batch_scheduler.h) */
     return sm_status_new(SM_UNAVAILABLE, "The batch scheduling queue to which this task was submitted is full");
   }
@@ -567,7 +576,8 @@ sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, cons
   b->tail = &t;
   b->queued_rows += rows;
   pthread_cond_broadcast(&b->work);
-  while (!t.done) pthread_cond_wait(&b->done, &b->mu);
+  while (!t.done) pthread_cond_wait(&t.cv, &b->mu);
   pthread_mutex_unlock(&b->mu);
+  pthread_cond_destroy(&t.cv);
   return t.status;
 }
