@@ -5,8 +5,10 @@
  * the batch's largest, batching_util.cc's AddPadding) until max_batch_size rows are there,
  * concatenate the inputs along dimension 0 (padding up to the next allowed_batch_sizes entry with
  * copies of the last task's first row, as TF Serving pads), run the signature once and hand each task its rows of every output.
- * Tasks that cannot be merged run alone on the caller's thread. Also reads BatchingParameters
- * text files (proto/session_bundle_config.proto). */
+ * Tasks that cannot be merged run alone on the caller's thread. With batch_timeout_micros 0 there
+ * are no batch threads: the callers run the batches themselves, at most num_batch_threads at once
+ * (lead_or_wait; SM_BATCH_THREADS=1 keeps batch threads, for A/B runs). Also reads
+ * BatchingParameters text files (proto/session_bundle_config.proto). */
 #include "serve/batch.h"
 
 #include <errno.h>
@@ -131,6 +133,8 @@ struct sm_batcher {
   int stop;
   pthread_t *threads;
   int nthreads;
+  int callers_run;  /* batch_timeout_micros 0: no batch threads, callers run batches (lead_or_wait) */
+  int running;      /* under mu, callers_run: batches running */
 };
 
 /* Under mu: t is answered. Only its own caller wakes: one condition variable for every waiting
@@ -394,10 +398,71 @@ static int64_t compatible_rows(const task *head, int pad) {
   return rows;
 }
 
+/* Under mu: takes the head's batch out of the queue (the head and the compatible tasks behind it,
+ * in order, up to max_batch_size rows) into *picked, grown as needed; returns how many. */
+static int take_batch(sm_batcher *b, task ***picked, int *cap) {
+  task *head = b->head;
+  int n = 0;
+  int64_t rows = 0;
+  task **pp = &b->head, *prev = NULL;
+  while (*pp) {
+    task *t = *pp;
+    if ((t == head || compatible(head, t, b->p.pad_variable_length_inputs)) && rows + t->rows <= b->p.max_batch_size) {
+      if (n == *cap) {
+        task **g = realloc(*picked, (size_t)(*cap ? *cap * 2 : 16) * sizeof *g);
+        if (!g) break; /* run what we have */
+        *picked = g;
+        *cap = *cap ? *cap * 2 : 16;
+      }
+      (*picked)[n++] = t;
+      rows += t->rows;
+      *pp = t->next;
+      if (b->tail == t) b->tail = prev;
+      continue;
+    }
+    prev = t;
+    pp = &t->next;
+  }
+  if (!n) { /* out of memory for even one: the head is refused (and leaves the queue) */
+    b->head = head->next;
+    if (b->tail == head) b->tail = NULL;
+    b->queued_rows -= head->rows;
+    head->status = sm_status_new(SM_NO_MEMORY, "out of memory in a batch thread");
+    task_done(head);
+    return 0;
+  }
+  b->queued_rows -= rows;
+  return n;
+}
+
+/* Under mu (released while the batch runs): runs picked[0..n) and answers them. As TF Serving's
+ * BatchingSession: a batch whose every request's deadline passed while queued is refused
+ * (RESOURCE_EXHAUSTED, its words); one with any live request runs whole, under the latest
+ * deadline (run_batch). */
+static void run_picked(sm_batcher *b, task **picked, int n) {
+  int64_t now = sm_monotonic_us();
+  int live = 0;
+  for (int k = 0; k < n; k++)
+    if (!picked[k]->deadline_us || now < picked[k]->deadline_us) live++;
+  if (!live) {
+    for (int k = 0; k < n; k++) {
+      picked[k]->status = sm_status_new(SM_RESOURCE_EXHAUSTED, "Run() timeout exceeded while waiting in batching queue");
+      task_done(picked[k]);
+    }
+    return;
+  }
+  b->nbatches++;
+  b->ntasks += n;
+  pthread_mutex_unlock(&b->mu);
+  run_batch(b, picked, n);
+  pthread_mutex_lock(&b->mu);
+  for (int k = 0; k < n; k++) task_done(picked[k]);
+}
+
 static void *batch_main(void *arg) {
   sm_batcher *b = arg;
-  int cap = 64;
-  task **picked = malloc((size_t)cap * sizeof *picked);
+  int cap = 0;
+  task **picked = NULL;
   pthread_mutex_lock(&b->mu);
   for (;;) {
     while (!b->head && !b->stop) pthread_cond_wait(&b->work, &b->mu);
@@ -418,62 +483,37 @@ static void *batch_main(void *arg) {
       pthread_cond_timedwait(&b->work, &b->mu, &ts);
       continue; /* re-examine: the head may have been taken, or the batch may be full */
     }
-    /* Take the head and the compatible tasks behind it, in order, up to max_batch_size rows. */
-    int n = 0;
-    int64_t rows = 0;
-    task **pp = &b->head, *prev = NULL;
-    while (*pp) {
-      task *t = *pp;
-      if ((t == head || compatible(head, t, b->p.pad_variable_length_inputs)) && rows + t->rows <= b->p.max_batch_size && picked) {
-        if (n == cap) {
-          task **g = realloc(picked, (size_t)cap * 2 * sizeof *g);
-          if (!g) break; /* run what we have */
-          picked = g;
-          cap *= 2;
-        }
-        picked[n++] = t;
-        rows += t->rows;
-        *pp = t->next;
-        if (b->tail == t) b->tail = prev;
-        continue;
-      }
-      prev = t;
-      pp = &t->next;
-    }
-    b->queued_rows -= rows;
-    /* As TF Serving's BatchingSession: a batch whose every request's deadline passed while queued
-     * is refused (RESOURCE_EXHAUSTED, its words); one with any live request runs whole, under the
-     * latest deadline (run_batch). */
-    int64_t now = sm_monotonic_us();
-    int live = 0;
-    for (int k = 0; picked && k < n; k++)
-      if (!picked[k]->deadline_us || now < picked[k]->deadline_us) live++;
-    if (picked && n && !live) {
-      for (int k = 0; k < n; k++) {
-        picked[k]->status =
-            sm_status_new(SM_RESOURCE_EXHAUSTED, "Run() timeout exceeded while waiting in batching queue");
-        task_done(picked[k]);
-      }
-      continue;
-    }
-    if (!picked) { /* out of memory at start-up: the head is refused (and leaves the queue) */
-      b->head = head->next;
-      if (b->tail == head) b->tail = NULL;
-      b->queued_rows -= head->rows;
-      head->status = sm_status_new(SM_NO_MEMORY, "out of memory in a batch thread");
-      task_done(head);
-      continue;
-    }
-    b->nbatches++;
-    b->ntasks += n;
-    pthread_mutex_unlock(&b->mu);
-    run_batch(b, picked, n);
-    pthread_mutex_lock(&b->mu);
-    for (int k = 0; k < n; k++) task_done(picked[k]);
+    int n = take_batch(b, &picked, &cap);
+    if (n) run_picked(b, picked, n);
   }
   pthread_mutex_unlock(&b->mu);
   free(picked);
   return NULL;
+}
+
+/* Under mu, batch_timeout_micros 0: the callers run the batches themselves (leader/followers).
+ * A caller that finds fewer than num_batch_threads batches running takes the queue's head batch
+ * (its own task among them when the queue was empty) and runs it on its thread; callers that
+ * come while the batches run wait, and the next batch takes all of them. Batches form exactly as
+ * with batch threads and timeout 0 (each takes what queued while the ones before ran), without
+ * the two thread switches per request of handing every task to a batch thread and back: with
+ * the seed CNN over REST a batch thread mostly ran batches of one (bench/RESULTS.md). */
+static void lead_or_wait(sm_batcher *b, task *t) {
+  task **picked = NULL;
+  int cap = 0;
+  while (!t->done) {
+    if (b->running < b->p.num_batch_threads && b->head) {
+      b->running++;
+      int n = take_batch(b, &picked, &cap);
+      if (n) run_picked(b, picked, n);
+      b->running--;
+      continue;
+    }
+    pthread_cond_wait(&t->cv, &b->mu);
+  }
+  /* what queued meanwhile needs a leader: the oldest waiting caller */
+  if (b->head && b->running < b->p.num_batch_threads) pthread_cond_signal(&b->head->cv);
+  free(picked);
 }
 
 sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out) {
@@ -506,7 +546,9 @@ sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out) {
     sm__batcher_free(b);
     return sm_status_new(SM_NO_MEMORY, "out of memory creating a batcher");
   }
-  for (int i = 0; i < q.num_batch_threads; i++) {
+  const char *mode = getenv("SM_BATCH_THREADS"); /* 1: batch threads even at timeout 0 (A/B runs) */
+  b->callers_run = q.batch_timeout_micros == 0 && !(mode && atoi(mode) == 1);
+  for (int i = 0; !b->callers_run && i < q.num_batch_threads; i++) {
     if (pthread_create(&b->threads[i], NULL, batch_main, b) != 0) {
       sm__batcher_free(b);
       return sm_status_new(SM_INTERNAL, "cannot start batch thread %d", i);
@@ -575,8 +617,12 @@ sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, cons
     b->head = &t;
   b->tail = &t;
   b->queued_rows += rows;
-  pthread_cond_broadcast(&b->work);
-  while (!t.done) pthread_cond_wait(&t.cv, &b->mu);
+  if (b->callers_run) {
+    lead_or_wait(b, &t);
+  } else {
+    pthread_cond_broadcast(&b->work);
+    while (!t.done) pthread_cond_wait(&t.cv, &b->mu);
+  }
   pthread_mutex_unlock(&b->mu);
   pthread_cond_destroy(&t.cv);
   return t.status;

@@ -345,6 +345,12 @@ int main(void) {
   CHECK_OK(sm__batcher_new(&q, &b));
   run_threads(b, sv, 6, 30);
   sm__batcher_free(b);
+  /* No timeout, two batches at once, padded sizes: the callers run the batches themselves. */
+  sm_batching_params q2 = {.max_batch_size = 8, .batch_timeout_micros = 0, .num_batch_threads = 2,
+                           .max_enqueued_batches = 1000, .allowed_batch_sizes = sizes, .nallowed = 3};
+  CHECK_OK(sm__batcher_new(&q2, &b));
+  run_threads(b, sv, 8, 30);
+  sm__batcher_free(b);
   /* Defaults. */
   CHECK_OK(sm__batcher_new(NULL, &b));
   run_threads(b, sv, 4, 10);
