@@ -311,15 +311,22 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   int64_t out_dims[SM_MAX_RANK];
   for (int i = 0; i < st->out_rank; i++) out_dims[i] = dim_of[st->out_lab[i]];
   sm_tensor *y;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, st->out_rank, out_dims, &y);
+  /* a float product writes every element (gemm, beta 0); the summation loops add into zeros */
+  int gemm = dt == SM_FLOAT && st->nin == 2;
+  sm_status *s = (gemm ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, st->out_rank, out_dims, &y);
   if (s) return s;
+  void *out = sm_tensor_data(y);
+  size_t out_bytes = (size_t)sm_tensor_num_elements(y) * sizeof(float);
   uint64_t total = 1;
   for (int l = 0; l < nl; l++) {
     size[l] = dim_of[ids[l]];
     if (sm__mul_u64(total, (uint64_t)size[l], &total) || total > ((uint64_t)1 << 40))
       return sm_status_new(SM_OUT_OF_RANGE, "Einsum: too many terms to sum");
   }
-  if (total == 0) return NULL;
+  if (total == 0) {
+    if (gemm && out_bytes) memset(out, 0, out_bytes); /* an empty contraction: zeros */
+    return NULL;
+  }
   for (int o = 0; o < st->nin; o++) {
     int64_t str = 1;
     for (int i = st->rank[o] - 1; i >= 0; i--) {
@@ -334,10 +341,10 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
       if (ids[l] == st->out_lab[i]) stride[2][l] += str;
     str *= out_dims[i];
   }
-  void *out = sm_tensor_data(y);
-  if (dt == SM_FLOAT && st->nin == 2) {
+  if (gemm) {
     const sm_tensor *opnd[2] = {sm__kctx_input(ctx, 0), sm__kctx_input(ctx, 1)};
     if (gemm_path(ctx, st->dnnl, opnd, out, nl, size, (const int64_t(*)[MAX_LABELS])stride, &s)) return s;
+    memset(out, 0, out_bytes);
   }
   switch (dt) {
   case SM_FLOAT: sum_f32(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;

@@ -311,9 +311,6 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
                          sm_shape_str(rx, xd, sx, sizeof sx), sm_shape_str(ry, yd, sy, sizeof sy));
   od[rb] = M;
   od[rb + 1] = N;
-  sm_tensor *out;
-  if ((st = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), rb + 2, od, &out))) return st;
-  if (sm_tensor_num_elements(out) == 0) return NULL;
   /* y one matrix for every batch (rank 2, or its batch dims all 1) and x's batches whole and
    * untransposed: the batches are the rows of one product [nb*M, K] x op(y), a Dense on a 3-D
    * input (Keras' Dense and EinsumDense export this), run as a MatMul: oneDNN with y packed once
@@ -324,19 +321,24 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
     int ix = i - (rb - (rx - 2));
     x_whole &= (ix >= 0 ? xd[ix] : 1) == od[i];
   }
-  if (y_bcast && x_whole && !s->ta && nb > 1) {
-    int64_t rows;
-    if (!__builtin_mul_overflow(nb, M, &rows) && rows <= INT_MAX) {
-      mm_job j = {sm_tensor_dtype(x), 0, s->tb, rows, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
-                  NULL, NULL, 0, 0, NULL, 0, 0, 0.0f};
-      if (s->dnnl && j.dtype == SM_FLOAT && K > 0) {
-        sm__dnnl_mm_args da = {rows, N, K, K, 0, s->tb, (const float *)j.A, (const float *)j.B, NULL,
-                               sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f};
-        int declined;
-        if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined)) || !declined) return st;
-      }
-      return mm_run(ctx, &j, 1);
+  int64_t rows = 0;
+  int fold = y_bcast && x_whole && !s->ta && nb > 1 && !__builtin_mul_overflow(nb, M, &rows) && rows <= INT_MAX;
+  int dt = sm_tensor_dtype(x);
+  /* gemm (beta 0) writes every element; the integer loops accumulate into zeros */
+  int uninit = fold && K > 0 && (dt == SM_FLOAT || dt == SM_DOUBLE);
+  sm_tensor *out;
+  if ((st = (uninit ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, rb + 2, od, &out))) return st;
+  if (sm_tensor_num_elements(out) == 0) return NULL;
+  if (fold) {
+    mm_job j = {dt, 0, s->tb, rows, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
+                NULL, NULL, 0, 0, NULL, 0, 0, 0.0f};
+    if (s->dnnl && dt == SM_FLOAT && K > 0) {
+      sm__dnnl_mm_args da = {rows, N, K, K, 0, s->tb, (const float *)j.A, (const float *)j.B, NULL,
+                             sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f};
+      int declined;
+      if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined)) || !declined) return st;
     }
+    return mm_run(ctx, &j, 1);
   }
   /* per-batch element offsets into x and y (stride 0 along broadcast dims) */
   int64_t *off = NULL;
