@@ -187,21 +187,22 @@ typedef struct gelu_job {
 static void gelu_blocks(void *ctx, int64_t u0, int64_t u1) {
   const gelu_job *j = ctx;
   float v[GELU_BLOCK], e[GELU_BLOCK];
+  const float c0 = j->c0, c1 = j->c1, c2 = j->c2; /* locals: y's stores cannot alias them */
   int64_t per = (j->bc + GELU_BLOCK - 1) / GELU_BLOCK; /* units per row */
   for (int64_t u = u0; u < u1; u++) {
-    int64_t row = u / per, c0 = (u % per) * GELU_BLOCK;
-    int64_t len = j->bc - c0 < GELU_BLOCK ? j->bc - c0 : GELU_BLOCK, at = row * j->bc + c0;
+    int64_t row = u / per, col = (u % per) * GELU_BLOCK;
+    int64_t len = j->bc - col < GELU_BLOCK ? j->bc - col : GELU_BLOCK, at = row * j->bc + col;
     const float *x = j->x + at;
     float *y = j->y + at;
     if (j->bias) {
-      const float *b = j->bias + c0;
+      const float *b = j->bias + col;
       for (int64_t i = 0; i < len; i++) v[i] = x[i] + b[i];
     } else {
       memcpy(v, x, (size_t)len * sizeof *v);
     }
-    for (int64_t i = 0; i < len; i++) e[i] = v[i] * j->c1;
+    for (int64_t i = 0; i < len; i++) e[i] = v[i] * c1;
     sm__verf_f32(e, e, len);
-    for (int64_t i = 0; i < len; i++) y[i] = (j->c0 * v[i]) * (j->c2 + e[i]);
+    for (int64_t i = 0; i < len; i++) y[i] = (c0 * v[i]) * (c2 + e[i]);
   }
 }
 
