@@ -20,8 +20,8 @@
  * gelu and BERT's code write it:
  *   y = Mul(Mul(c0, v), AddV2(c2, Erf(Mul(v, c1))))  [v optionally BiasAdd(x, bias), NHWC]
  * becomes y = _SmGeluErf(x, [bias,] c0, c1, c2), the same float operations per element (so the
- * result is TF's to the bit: the Erf is vmath's, as the Erf kernel's). c0, c1, c2 must come from
- * Const nodes (rule) and hold one element each (run time).
+ * result is TF's to the bit: the Erf is vmath's, as the Erf kernel's). c0, c1, c2 must be scalar
+ * (rank 0) float Const nodes, not fed (rule); the kernel checks them again.
  *
  * Both rules apply only to float chains whose intermediates are read by chain nodes alone (not
  * fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref reads. The kernels
@@ -155,8 +155,8 @@ static sm_status *ln_compute(const void *state, sm_kctx *ctx) {
   if (!st) st = read_axes(sm__kctx_input(ctx, 2), rank, &first2);
   if (st) return st;
   if (first != first2) return sm_status_new(SM_UNIMPLEMENTED, "fused LayerNorm: the mean and variance axes differ");
-  if (sm_tensor_dtype(eps) != SM_FLOAT || sm_tensor_num_elements(eps) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "fused LayerNorm: epsilon must be one float");
+  if (sm_tensor_dtype(eps) != SM_FLOAT || sm_tensor_num_elements(eps) != 1 || sm_tensor_rank(eps) > rank)
+    return sm_status_new(SM_INVALID_ARGUMENT, "fused LayerNorm: epsilon must be one float of rank <= x's");
   int64_t g = 1, rows = 1;
   for (int i = 0; i < rank; i++) *(i >= first ? &g : &rows) *= sm_tensor_dims(x)[i];
   ln_job j = {sm_tensor_data(x), sm_tensor_data(gamma), sm_tensor_data(beta), NULL, g, 0, 0,
@@ -224,8 +224,8 @@ static sm_status *gelu_compute(const void *state, sm_kctx *ctx) {
   float c[3];
   for (int i = 0; i < 3; i++) {
     const sm_tensor *t = sm__kctx_input(ctx, has_bias + 1 + i);
-    if (sm_tensor_dtype(t) != SM_FLOAT || sm_tensor_num_elements(t) != 1)
-      return sm_status_new(SM_UNIMPLEMENTED, "fused GELU: constant %d must be one float", i);
+    if (sm_tensor_dtype(t) != SM_FLOAT || sm_tensor_num_elements(t) != 1 || sm_tensor_rank(t) > sm_tensor_rank(x))
+      return sm_status_new(SM_UNIMPLEMENTED, "fused GELU: constant %d must be one float of rank <= x's", i);
     c[i] = *(const float *)sm_tensor_data(t);
   }
   int rank = sm_tensor_rank(x);
@@ -356,9 +356,16 @@ static sm_status *fuse_layer_norm(sm_rewrite *rw, int out) {
   return NULL;
 }
 
+/* A float scalar (rank 0) Const, not fed: broadcasting it never changes the shape. */
 static int is_const(const sm_rewrite *rw, sm_edge e) {
   const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  return n && op_is(n, "Const") && !sm__rewrite_is_fed(rw, e) && sm__node_output_dtype(n, 0) == SM_FLOAT;
+  if (!n || !op_is(n, "Const") || sm__rewrite_is_fed(rw, e) || sm__node_output_dtype(n, 0) != SM_FLOAT) return 0;
+  sm_tensor *t = NULL;
+  sm_status *st = sm__node_attr_tensor(n, "value", &t);
+  int ok = !st && t && sm_tensor_rank(t) == 0;
+  sm_status_free(st);
+  sm_tensor_free(t);
+  return ok;
 }
 
 static sm_status *fuse_gelu(sm_rewrite *rw, int out) {
