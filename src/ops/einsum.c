@@ -270,9 +270,10 @@ static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const 
     }
   }
   j.off = off;
-  /* ~64K multiply-adds and at least 32 rows per unit (as nn_matmul.c cuts its batches) */
+  /* enough batches to go round: one gemm each (a unit of fewer rows packs op(B) again); else
+   * ~64K multiply-adds and at least 32 rows per unit (as nn_matmul.c cuts its batches) */
   int64_t per_row = j.N * j.K;
-  j.rows = per_row >= 65536 / 32 ? 32 : 65536 / per_row;
+  j.rows = nb >= 8 ? j.M : per_row >= 65536 / 32 ? 32 : 65536 / per_row;
   if (j.rows > j.M) j.rows = j.M;
   j.upb = (j.M + j.rows - 1) / j.rows;
   sm__parallel_for(macs < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), nb * j.upb, 1, gemm_units, &j);
