@@ -3,8 +3,10 @@
  * bias and an activation applied to each finished block, per its fused attrs, nn_fuse.c). One
  * driver serves all: the
  * work is cut into (batch, row block) units sized to ~64K multiply-adds and spread over the
- * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c).
- * Never writes its inputs. */
+ * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c). With
+ * oneDNN on (nn_dnnl.c), a float MatMul of more than one row, and a BatchMatMul whose second
+ * operand is one matrix for every batch (a Dense on a 3-D input), run there instead with that
+ * operand packed once per tensor. Never writes its inputs. */
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
