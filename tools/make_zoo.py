@@ -33,6 +33,7 @@ from zoo_keras import KERAS_BUILDERS
 from zoo_augment import AUGMENT_BUILDERS
 from zoo_serving import SERVING_BUILDERS
 from zoo_text import TEXT_BUILDERS
+from zoo_transformer import TRANSFORMER_BUILDERS
 
 # Tensors with more elements than this keep only their .npy and sha256 in vars.json (keeps the zoo small).
 JSON_VALUE_LIMIT = 4096
@@ -761,6 +762,7 @@ BUILDERS = {
     **FOLD_BUILDERS,
     **TEXT_BUILDERS,
     **CONTROL2_BUILDERS,
+    **TRANSFORMER_BUILDERS,
 }
 
 

@@ -15,7 +15,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* System ops, kept out of op_defs.c (generated from the ops a SavedModel's graph may hold): "_Arg",
  * the argument node of a function compiled as a graph of its own (sm__cgraph_compile_function), as
  * tensorflow/core/ops/function_ops.cc registers it; "_SmFoldBN", the helper node BatchNorm folding
- * puts before a convolution (src/ops/nn_fold.c). */
+ * puts before a convolution (src/ops/nn_fold.c); "_SmLayerNorm" and "_SmGeluErf", a Transformer's
+ * per-element chains fused (src/ops/nn_fuse_norm.c). */
 static const char system_ops_text[] =
     "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" } attr { name: \"index\" type: \"int\" has_minimum: true }\n"
@@ -29,7 +30,20 @@ static const char system_ops_text[] =
     "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
     "  attr { name: \"num_bias\" type: \"int\" has_minimum: true }\n"
     "  attr { name: \"num_stats\" type: \"int\" has_minimum: true }\n"
-    "  attr { name: \"epsilon\" type: \"float\" default_value { f: 0.0001 } } }\n";
+    "  attr { name: \"epsilon\" type: \"float\" default_value { f: 0.0001 } } }\n"
+    /* a Transformer's LayerNorm and erf GELU chains fused (src/ops/nn_fuse_norm.c) */
+    "op { name: \"_SmLayerNorm\" input_arg { name: \"x\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"mean_axes\" type_attr: \"Tidx\" } input_arg { name: \"variance_axes\" type_attr: \"Tidx\" }\n"
+    "  input_arg { name: \"epsilon\" type_attr: \"T\" } input_arg { name: \"gamma\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"beta\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
+    "  attr { name: \"Tidx\" type: \"type\" allowed_values { list { type: DT_INT32 type: DT_INT64 } } } }\n"
+    "op { name: \"_SmGeluErf\" input_arg { name: \"x\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"bias\" type_attr: \"T\" number_attr: \"num_bias\" }\n"
+    "  input_arg { name: \"c0\" type_attr: \"T\" } input_arg { name: \"c1\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"c2\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
+    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true } }\n";
 
 static void load(void) {
   ProtobufCMessage *m = NULL;

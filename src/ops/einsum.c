@@ -8,7 +8,8 @@
  * operands and the output), row (first operand and output), column (second and output) or
  * contracted (both operands, not the output), each group laid out so that it folds into one
  * stride, each matrix with a unit stride on one side - runs as one cblas_sgemm per batch index
- * instead (gemm_path): Keras' MultiHeadAttention and EinsumDense equations ("abc,cde->abde",
+ * instead (gemm_path: batches and row blocks spread over the pool; a single product through oneDNN
+ * when it is on): Keras' MultiHeadAttention and EinsumDense equations ("abc,cde->abde",
  * "aecd,abcd->acbe", "acbe,aecd->abcd", "abcd,cde->abe") all are. Ellipsis ("...") is refused at
  * load. */
 #include <cblas.h>
@@ -16,6 +17,8 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "base/tensor_internal.h"
+#include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
 #include "runtime/kernel.h"
 
@@ -28,7 +31,15 @@ typedef struct einsum_state {
   int out_rank;
   int out_lab[SM_MAX_RANK];
   int nlabels;
+  sm__dnnl_cache *dnnl; /* a float product with oneDNN on (gemm_path); else NULL */
 } einsum_state;
+
+static void einsum_release(void *state) {
+  einsum_state *st = state;
+  if (!st) return;
+  sm__dnnl_cache_free(st->dnnl);
+  free(st);
+}
 
 static int label_id(char c) {
   if (c >= 'a' && c <= 'z') return c - 'a';
@@ -95,6 +106,9 @@ static sm_status *einsum_prepare(const sm_node *node, void **state) {
     for (int id = 0; id < MAX_LABELS; id++) /* implicit: labels seen once, in alphabetical order */
       if (count[id] == 1) st->out_lab[st->out_rank++] = id;
   }
+  if (!s && st->nin == 2 && sm__node_num_outputs(node) == 1 && sm__node_output_dtype(node, 0) == SM_FLOAT &&
+      sm__dnnl_enabled())
+    s = sm__dnnl_cache_new(&st->dnnl);
   if (s) {
     free(st);
     return s;
@@ -163,9 +177,38 @@ static int layout(int64_t r, int64_t c, int64_t sr, int64_t sc, int *t, int64_t 
   return *ld >= (*t ? r : c) && *ld <= INT32_MAX;
 }
 
-/* The (batched) gemm form of a float two-operand Einsum (see the header); 0 when it has none. */
-static int gemm_path(const float *a, const float *b, float *out, int nl, const int64_t *size,
-                     const int64_t (*stride)[MAX_LABELS]) {
+/* One (batched) product as the pool runs it: C[b] (row-major, ldc) = op(A[b]) op(B[b]), batch b's
+ * matrices at element offsets off[3b], off[3b + 1], off[3b + 2] (off NULL: one product at 0), cut
+ * into units of `rows` rows of C, each one single-threaded sgemm. */
+typedef struct gemm_job {
+  const float *a, *b;
+  float *c;
+  int64_t M, N, K, lda, ldb, ldc;
+  int ta, tb;
+  const int64_t *off;
+  int64_t rows, upb; /* rows per unit, units per batch */
+} gemm_job;
+
+static void gemm_units(void *ctx, int64_t begin, int64_t end) {
+  const gemm_job *j = ctx;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t bi = u / j->upb, r0 = (u % j->upb) * j->rows, r1 = r0 + j->rows < j->M ? r0 + j->rows : j->M;
+    const int64_t *o = j->off ? j->off + 3 * bi : NULL;
+    const float *a = j->a + (o ? o[0] : 0) + (j->ta ? r0 : r0 * j->lda);
+    cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, (int)(r1 - r0),
+                (int)j->N, (int)j->K, 1.0f, a, (int)j->lda, j->b + (o ? o[1] : 0), (int)j->ldb, 0.0f,
+                j->c + (o ? o[2] : 0) + r0 * j->ldc, (int)j->ldc);
+  }
+}
+
+/* The (batched) gemm form of a float two-operand Einsum (see the header): 1 when it ran (or
+ * failed: *err), 0 when the equation has none. A single product with a contiguous result and a
+ * contiguous second factor goes to oneDNN when the kernel has it on (dnnl: the factor packed once
+ * per tensor, the rows split over the pool, nn_dnnl.c); otherwise the batches x row blocks are
+ * spread over the pool, one sgemm each. */
+static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const *opnd, float *out, int nl,
+                     const int64_t *size, const int64_t (*stride)[MAX_LABELS], sm_status **err) {
+  *err = NULL;
   int grp[4][MAX_LABELS], ng[4] = {0, 0, 0, 0}; /* batch, rows (M), columns (N), contracted (K) */
   for (int l = 0; l < nl; l++) {
     int ina = stride[0][l] != 0, inb = stride[1][l] != 0, ino = stride[2][l] != 0;
@@ -185,26 +228,57 @@ static int gemm_path(const float *a, const float *b, float *out, int nl, const i
   int64_t lda, ldb, ldc;
   if (!layout(M, K, sam, sak, &ta, &lda) || !layout(K, N, sbk, sbn, &tb, &ldb) || !layout(M, N, scm, scn, &ct, &ldc))
     return 0;
-  sm__nn_blas_init();
-  int64_t idx[MAX_LABELS] = {0}, off[3] = {0, 0, 0};
-  const int *bl = grp[0];
-  for (;;) {
-    if (!ct)
-      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
-                  1.0f, a + off[0], (int)lda, b + off[1], (int)ldb, 0.0f, out + off[2], (int)ldc);
-    else
-      cblas_sgemm(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, ta ? CblasNoTrans : CblasTrans, (int)N, (int)M, (int)K,
-                  1.0f, b + off[1], (int)ldb, a + off[0], (int)lda, 0.0f, out + off[2], (int)ldc);
-    int i = ng[0] - 1; /* odometer over the batch labels */
-    for (; i >= 0; i--) {
-      int l = bl[i];
-      for (int o = 0; o < 3; o++) off[o] += stride[o][l];
-      if (++idx[l] < size[l]) break;
-      for (int o = 0; o < 3; o++) off[o] -= stride[o][l] * size[l];
-      idx[l] = 0;
-    }
-    if (i < 0) return 1;
+  int x = ct ? 1 : 0; /* the operand that is A of the row-major product */
+  gemm_job j = {ct ? sm_tensor_data(opnd[1]) : sm_tensor_data(opnd[0]),
+                ct ? sm_tensor_data(opnd[0]) : sm_tensor_data(opnd[1]),
+                out,
+                ct ? N : M,
+                ct ? M : N,
+                K,
+                ct ? ldb : lda,
+                ct ? lda : ldb,
+                ldc,
+                ct ? !tb : ta,
+                ct ? !ta : tb,
+                NULL,
+                0,
+                0};
+  int64_t nb = 1;
+  for (int i = 0; i < ng[0]; i++) nb *= size[grp[0][i]];
+  double macs = (double)nb * (double)M * (double)N * (double)K;
+  if (nb == 1 && dnnl && j.M > 1 && j.ldc == j.N && j.ldb == (j.tb ? j.K : j.N)) {
+    sm__dnnl_mm_args da = {j.M, j.N, j.K, j.lda, j.ta, j.tb, j.a, j.b, NULL, sm__tensor_uid(opnd[1 - x]), out,
+                           SM_NN_ACT_NONE, 0.0f};
+    int declined;
+    if ((*err = sm__dnnl_matmul(dnnl, &da, ctx, &declined)) || !declined) return 1;
   }
+  sm__nn_blas_init();
+  int64_t *off = NULL;
+  if (nb > 1) { /* each batch's offsets, by an odometer over the batch labels */
+    if (!(off = sm__kctx_scratch(ctx, (size_t)nb * 3 * sizeof *off, err))) return 1;
+    int64_t idx[MAX_LABELS] = {0}, o[3] = {0, 0, 0};
+    const int *bl = grp[0];
+    for (int64_t b = 0; b < nb; b++) {
+      off[3 * b + x] = o[0], off[3 * b + 1 - x] = o[1], off[3 * b + 2] = o[2];
+      for (int i = ng[0] - 1; i >= 0; i--) {
+        int l = bl[i];
+        for (int t = 0; t < 3; t++) o[t] += stride[t][l];
+        if (++idx[l] < size[l]) break;
+        for (int t = 0; t < 3; t++) o[t] -= stride[t][l] * size[l];
+        idx[l] = 0;
+      }
+    }
+  }
+  j.off = off;
+  /* enough batches to go round: one gemm each (a unit of fewer rows packs op(B) again); else
+   * ~64K multiply-adds and at least 32 rows per unit (as nn_matmul.c cuts its batches) */
+  int64_t per_row = j.N * j.K;
+  j.rows = nb >= 8 ? j.M : per_row >= 65536 / 32 ? 32 : 65536 / per_row;
+  if (j.rows > j.M) j.rows = j.M;
+  j.upb = (j.M + j.rows - 1) / j.rows;
+  sm__parallel_for(macs < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), nb * j.upb, 1, gemm_units, &j);
+  sm__kctx_scratch_free(ctx, off);
+  return 1;
 }
 
 static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
@@ -238,15 +312,22 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   int64_t out_dims[SM_MAX_RANK];
   for (int i = 0; i < st->out_rank; i++) out_dims[i] = dim_of[st->out_lab[i]];
   sm_tensor *y;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, st->out_rank, out_dims, &y);
+  /* a float product writes every element (gemm, beta 0); the summation loops add into zeros */
+  int gemm = dt == SM_FLOAT && st->nin == 2;
+  sm_status *s = (gemm ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, st->out_rank, out_dims, &y);
   if (s) return s;
+  void *out = sm_tensor_data(y);
+  size_t out_bytes = (size_t)sm_tensor_num_elements(y) * sizeof(float);
   uint64_t total = 1;
   for (int l = 0; l < nl; l++) {
     size[l] = dim_of[ids[l]];
     if (sm__mul_u64(total, (uint64_t)size[l], &total) || total > ((uint64_t)1 << 40))
       return sm_status_new(SM_OUT_OF_RANGE, "Einsum: too many terms to sum");
   }
-  if (total == 0) return NULL;
+  if (total == 0) {
+    if (gemm && out_bytes) memset(out, 0, out_bytes); /* an empty contraction: zeros */
+    return NULL;
+  }
   for (int o = 0; o < st->nin; o++) {
     int64_t str = 1;
     for (int i = st->rank[o] - 1; i >= 0; i--) {
@@ -261,10 +342,11 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
       if (ids[l] == st->out_lab[i]) stride[2][l] += str;
     str *= out_dims[i];
   }
-  void *out = sm_tensor_data(y);
-  if (dt == SM_FLOAT && st->nin == 2 &&
-      gemm_path(data[0], data[1], out, nl, size, (const int64_t(*)[MAX_LABELS])stride))
-    return NULL;
+  if (gemm) {
+    const sm_tensor *opnd[2] = {sm__kctx_input(ctx, 0), sm__kctx_input(ctx, 1)};
+    if (gemm_path(ctx, st->dnnl, opnd, out, nl, size, (const int64_t(*)[MAX_LABELS])stride, &s)) return s;
+    memset(out, 0, out_bytes);
+  }
   switch (dt) {
   case SM_FLOAT: sum_f32(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
   case SM_DOUBLE: sum_f64(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
@@ -275,6 +357,6 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
 }
 
 const sm_kernel sm_kernels_einsum[] = {
-    {"Einsum", einsum_prepare, einsum_compute, free, 0},
+    {"Einsum", einsum_prepare, einsum_compute, einsum_release, 0},
     {0},
 };

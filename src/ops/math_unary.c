@@ -299,10 +299,42 @@ sm_status *sm__math_softmax_prepare(const sm_node *node, void **state) {
 DEF_SOFTMAX(f64, double)
 
 /* float: the same sums, with the exponentials from base/vmath.h. */
+/* A row's maximum, NaN when it holds one (as the scalar loop of DEF_SOFTMAX), in eight lanes that
+ * the compiler vectorises: a max is exact, so the lanes' order does not matter. */
+static float row_max_f32(const float *x, int64_t k) {
+  float m = x[0];
+  int64_t i = 1;
+  if (k >= 16) {
+    float acc[8];
+    int nan = 0;
+    for (int l = 0; l < 8; l++) acc[l] = x[l], nan |= x[l] != x[l];
+    for (i = 8; i + 8 <= k; i += 8)
+      for (int l = 0; l < 8; l++) {
+        float v = x[i + l];
+        acc[l] = v > acc[l] ? v : acc[l];
+        nan |= v != v;
+      }
+    if (nan) return NAN;
+    m = acc[0];
+    for (int l = 1; l < 8; l++) m = acc[l] > m ? acc[l] : m;
+  }
+  for (; i < k; i++) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;
+  return m;
+}
+
+/* The sum of a row in eight lanes (then pairwise), as Eigen's vectorised reduction sums too. */
+static float row_sum_f32(const float *y, int64_t k) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum = 0;
+  int64_t i = 0;
+  for (; i + 8 <= k; i += 8)
+    for (int l = 0; l < 8; l++) acc[l] += y[i + l];
+  for (; i < k; i++) sum += y[i];
+  return sum + (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7])));
+}
+
 static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows, int64_t k, int lg) {
   for (int64_t r = 0; r < rows; r++, x += k, y += k) {
-    float m = x[0];
-    for (int64_t i = 1; i < k; i++) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;
+    float m = row_max_f32(x, k);
     for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
     float sum = 0;
     if (lg) {
@@ -316,7 +348,7 @@ static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows
       for (int64_t i = 0; i < k; i++) y[i] -= ls;
     } else {
       sm__vexp_f32(y, y, k);
-      for (int64_t i = 0; i < k; i++) sum += y[i];
+      sum = row_sum_f32(y, k);
       float inv = 1 / sum;
       for (int64_t i = 0; i < k; i++) y[i] *= inv;
     }

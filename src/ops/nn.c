@@ -206,9 +206,9 @@ void sm__nn_nhwc_to_nchw(const void *src, void *dst, const int64_t *dims, size_t
 
 const sm_kernel sm_kernels_nn[] = {
     {"AvgPool", sm__nn_pool_prepare, sm__nn_pool, free, 0},
-    {"BatchMatMul", sm__nn_batch_matmul_prepare, sm__nn_batch_matmul, free, 0},
-    {"BatchMatMulV2", sm__nn_batch_matmul_prepare, sm__nn_batch_matmul, free, 0},
-    {"BatchMatMulV3", sm__nn_batch_matmul_prepare, sm__nn_batch_matmul, free, 0},
+    {"BatchMatMul", sm__nn_batch_matmul_prepare, sm__nn_batch_matmul, sm__nn_matmul_release, 0},
+    {"BatchMatMulV2", sm__nn_batch_matmul_prepare, sm__nn_batch_matmul, sm__nn_matmul_release, 0},
+    {"BatchMatMulV3", sm__nn_batch_matmul_prepare, sm__nn_batch_matmul, sm__nn_matmul_release, 0},
     {"BiasAdd", sm__nn_bias_add_prepare, sm__nn_bias_add, free, 0},
     {"BiasAddV1", sm__nn_bias_add_prepare, sm__nn_bias_add, free, 0},
     {"Conv2D", sm__nn_conv2d_prepare, sm__nn_conv2d, sm__nn_conv_release, 0},

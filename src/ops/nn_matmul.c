@@ -3,8 +3,10 @@
  * bias and an activation applied to each finished block, per its fused attrs, nn_fuse.c). One
  * driver serves all: the
  * work is cut into (batch, row block) units sized to ~64K multiply-adds and spread over the
- * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c).
- * Never writes its inputs. */
+ * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c). With
+ * oneDNN on (nn_dnnl.c), a float MatMul of more than one row, and a BatchMatMul whose second
+ * operand is one matrix for every batch (a Dense on a 3-D input), run there instead with that
+ * operand packed once per tensor. Never writes its inputs. */
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -203,7 +205,14 @@ sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
   *state = s;
   return NULL;
 }
-sm_status *sm__nn_batch_matmul_prepare(const sm_node *n, void **state) { return mm_prepare(n, state, "adj_x", "adj_y"); }
+sm_status *sm__nn_batch_matmul_prepare(const sm_node *n, void **state) {
+  sm_status *st = mm_prepare(n, state, "adj_x", "adj_y");
+  if (!st && (st = mm_dnnl_prepare(n, *state))) {
+    free(*state);
+    *state = NULL;
+  }
+  return st;
+}
 
 static sm_status *check_inputs(sm_kctx *ctx, int nin, const sm_tensor **a, const sm_tensor **b) {
   if (sm__kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
@@ -304,9 +313,35 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
                          sm_shape_str(rx, xd, sx, sizeof sx), sm_shape_str(ry, yd, sy, sizeof sy));
   od[rb] = M;
   od[rb + 1] = N;
+  /* y one matrix for every batch (rank 2, or its batch dims all 1) and x's batches whole and
+   * untransposed: the batches are the rows of one product [nb*M, K] x op(y), a Dense on a 3-D
+   * input (Keras' Dense and EinsumDense export this), run as a MatMul: oneDNN with y packed once
+   * per tensor when it is on, else one gemm that packs y once rather than once per batch */
+  int y_bcast = 1, x_whole = 1;
+  for (int i = 0; i < ry - 2; i++) y_bcast &= yd[i] == 1;
+  for (int i = 0; i < rb; i++) {
+    int ix = i - (rb - (rx - 2));
+    x_whole &= (ix >= 0 ? xd[ix] : 1) == od[i];
+  }
+  int64_t rows = 0;
+  int fold = y_bcast && x_whole && !s->ta && nb > 1 && !__builtin_mul_overflow(nb, M, &rows) && rows <= INT_MAX;
+  int dt = sm_tensor_dtype(x);
+  /* gemm (beta 0) writes every element; the integer loops accumulate into zeros */
+  int uninit = fold && K > 0 && (dt == SM_FLOAT || dt == SM_DOUBLE);
   sm_tensor *out;
-  if ((st = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), rb + 2, od, &out))) return st;
+  if ((st = (uninit ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, rb + 2, od, &out))) return st;
   if (sm_tensor_num_elements(out) == 0) return NULL;
+  if (fold) {
+    mm_job j = {dt, 0, s->tb, rows, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
+                NULL, NULL, 0, 0, NULL, 0, 0, 0.0f};
+    if (s->dnnl && dt == SM_FLOAT && K > 0) {
+      sm__dnnl_mm_args da = {rows, N, K, K, 0, s->tb, (const float *)j.A, (const float *)j.B, NULL,
+                             sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f};
+      int declined;
+      if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined)) || !declined) return st;
+    }
+    return mm_run(ctx, &j, 1);
+  }
   /* per-batch element offsets into x and y (stride 0 along broadcast dims) */
   int64_t *off = NULL;
   if (nb > 1) {

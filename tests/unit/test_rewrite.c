@@ -642,6 +642,58 @@ static void test_fold_runs(void) {
   for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
 }
 
+/* ---- LayerNorm and erf-GELU chains (nn_fuse_norm.c) -------------------------------------------- */
+#define FCONST(n, v)                                                                                   \
+  "node { name: \"" n "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "            \
+  "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } } "
+#define MEAN(n, in)                                                                                    \
+  "node { name: \"" n "\" op: \"Mean\" input: \"" in "\" input: \"ax\" " TF                           \
+  "attr { key: \"Tidx\" value { type: DT_INT32 } } attr { key: \"keep_dims\" value { b: true } } } "
+/* Keras 3's LayerNormalization (center, scale) over the last axis of x; the mean is "m" */
+static const char *ln_graph =
+    G(PH("x") PH("gamma") PH("beta") FCONST("eps", "0.001")
+      "node { name: \"ax\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" "
+      "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: -1 } } } } "
+      MEAN("m", "x") NODE1("sg", "StopGradient", "m") NODE2("sd", "SquaredDifference", "x", "sg") MEAN("v", "sd")
+      NODE2("a", "AddV2", "v", "eps") NODE1("r", "Rsqrt", "a") NODE2("s", "Mul", "r", "gamma") NODE1("neg", "Neg", "m")
+      NODE2("mul1", "Mul", "neg", "s") NODE2("add1", "AddV2", "mul1", "beta") NODE2("mul2", "Mul", "x", "s")
+      NODE2("y", "AddV2", "mul2", "add1"));
+/* 0.5 b (1 + erf(b / sqrt 2)), b = BiasAdd(x, bias); 0.5 b is "m" */
+static const char *gelu_graph =
+    G(PH("x") PH("bias") FCONST("c0", "0.5") FCONST("c1", "0.70710678") FCONST("c2", "1") BIAS("b", "x", "bias")
+      NODE2("m", "Mul", "c0", "b") NODE2("m1", "Mul", "b", "c1") NODE1("e", "Erf", "m1") NODE2("a", "AddV2", "c2", "e")
+      NODE2("y", "Mul", "m", "a"));
+
+static void test_norm_rules(void) {
+  expect(ln_graph, "x gamma beta", "y", NULL, "y=_SmLayerNorm[](x:0,ax:0,ax:0,eps:0,gamma:0,beta:0)", "y");
+  expect(ln_graph, "x gamma beta", "y m", NULL, "", NULL); /* the mean fetched: no fusion */
+  expect(gelu_graph, "x bias", "y", NULL, "y=_SmGeluErf[](x:0,bias:0,c0:0,c1:0,c2:0)", "y");
+  expect(gelu_graph, "x bias", "y b", NULL, "y=_SmGeluErf[](b:0,c0:0,c1:0,c2:0)", NULL); /* BiasAdd kept */
+  expect(gelu_graph, "x bias c1", "y", NULL, "", NULL); /* a fed constant: not a Const any more */
+  int64_t xd[3] = {3, 4, 24}, cd[1] = {24}, ld[3] = {1, 1, 24}, bd[1] = {5};
+  const char *names[3] = {"x", "gamma", "beta"}, *gnames[2] = {"x", "bias"}, *fy[1] = {"y"};
+  sm_tensor *feeds[3] = {filled(3, xd, 21), filled(1, cd, 22), filled(3, ld, 23)};
+  sm_tensor *gfeeds[2] = {feeds[0], filled(1, cd, 24)}, *b5 = filled(1, bd, 25), *o = NULL;
+  sm_session *s = NULL, *sg = NULL;
+  CHECK_OK(sm__session_from_pbtxt(ln_graph, &s));
+  CHECK_OK(sm__session_from_pbtxt(gelu_graph, &sg));
+  if (s && sg) { /* fused (y alone) against the plain nodes (m fetched too) */
+    CHECK_OK(fold_vs_plain(ln_graph, names, feeds, 3, "y", s));
+    CHECK_OK(fold_vs_plain(gelu_graph, gnames, gfeeds, 2, "y", sg));
+    sm_tensor *f2[3] = {feeds[0], b5, feeds[2]}, *f3[2] = {feeds[0], b5};
+    CHECK_ERR(sm__session_run(s, names, f2, 3, fy, 1, NULL, 0, &o), "gamma must have one value or one per");
+    sm_tensor_free(o);
+    o = NULL;
+    CHECK_ERR(sm__session_run(sg, gnames, f3, 2, fy, 1, NULL, 0, &o), "Must provide as many biases");
+    sm_tensor_free(o);
+  }
+  sm__session_free(s);
+  sm__session_free(sg);
+  for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
+  sm_tensor_free(gfeeds[1]);
+  sm_tensor_free(b5);
+}
+
 /* ---- pass-through nodes dropped (array_fwd.c) ------------------------------------------------- */
 /* Whether node `name` is still in the rewritten order, and what edge `name`:0 resolves to. */
 static void expect_drop(const char *graph, const char *feeds, const char *fetches, const char *targets,
@@ -946,6 +998,7 @@ int main(void) {
   test_fused_refused();
   test_fold_rule();
   test_fold_runs();
+  test_norm_rules();
   test_drop_rule();
   TEST_MAIN_END();
 }
