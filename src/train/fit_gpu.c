@@ -327,6 +327,7 @@ static sm_status *copy(gctx *g, const sm__layer *L, float *dst, const float *src
 
 static sm_status *backward(gctx *g, int64_t rows) {
   sm_seq *m = g->m;
+  if (g->first_w < 0) return NULL; /* nothing to train */
   for (int l = m->nlayers - 1; l >= 0 && l >= g->first_w; l--) {
     const sm__layer *L = &m->layers[l];
     glayer *G = &g->L[l];
