@@ -90,10 +90,11 @@ else
   say "|---|---|---|---|---|---|---|---|---|---|"
   for run in "32 5 0.90" "256 2 0.0"; do
     read -r b ep minacc <<<"$run"
-    [ "$b" = 256 ] && [ "$(elapsed)" -gt 300 ] && { say "| (batch 256 cut off: the 8-minute budget) | | | | | | | | | |"; continue; }
+    [ "$b" = 256 ] && [ "$(elapsed)" -gt 330 ] && { say "| (batch 256 cut off: the 8-minute budget) | | | | | | | | | |"; continue; }
     t=$(date +%s)
-    timeout 200 "$PY" tools/gpu_train_bench.py --cli "$BUILD/savedmodel" --data "$FASHION" --epochs "$ep" --batch "$b" \
-      --out "$OUT" --min-accuracy "$minacc" >"$OUT/train_$b.json" 2>>"$OUT/train.log"
+    # PyTorch: 2 epochs (the second timed) to stay in the budget; ours: all, for the accuracy
+    timeout 150 "$PY" tools/gpu_train_bench.py --cli "$BUILD/savedmodel" --data "$FASHION" --epochs "$ep" --batch "$b" \
+      --torch-epochs 2 --out "$OUT" --min-accuracy "$minacc" >"$OUT/train_$b.json" 2>>"$OUT/train.log"
     rc=$?
     [ $rc -ne 0 ] && status=1
     "$PY" - "$OUT/train_$b.json" "$rc" "$(($(date +%s) - t))" <<'PY' | tee -a "$MD"
@@ -112,9 +113,9 @@ print(f"| seed CNN, Adam{' (exit ' + rc + ')' if rc != '0' else ''} | {r['batch'
 PY
   done
   say ""
-  say "(ours: \`savedmodel train --device gpu\` (FMA float32), seconds per epoch from the CLI's progress lines; PyTorch"
-  say "eager: the same CNN, Adam(eps=1e-7), data on the GPU, cuDNN TF32 as PyTorch defaults. Goal: test accuracy"
-  say ">= 0.90 after 5 epochs; ours / PyTorch >= 1.0x. JSON: train_*.json.)"
+  say "(ours: \`savedmodel train --device gpu\` (FMA float32), seconds per epoch from the CLI's progress lines, test"
+  say "accuracy after all epochs; PyTorch eager: the same CNN, Adam(eps=1e-7), data on the GPU, cuDNN TF32 as PyTorch"
+  say "defaults, 2 epochs (its accuracy after 2). Goal: ours >= 0.90 after 5 epochs; ours / PyTorch >= 1.0x. JSON: train_*.json.)"
 fi
 
 # ---- inference timing: ResNet50, MobileNetV2 vs PyTorch -------------------------------------------

@@ -2,7 +2,8 @@
 """tools/gpu_train_bench.py - tools/gpu_check.sh's GPU training check and timing (issue #22).
 
   python3 tools/gpu_train_bench.py --cli build-gpu/savedmodel --data DIR [--epochs 5] [--batch 32]
-                                   [--out DIR] [--min-accuracy 0.90] [--no-torch] [--device cpu --limit N]
+                                   [--out DIR] [--min-accuracy 0.90] [--no-torch] [--torch-epochs N]
+                                   [--device cpu --limit N]
 
 1. Ours: `savedmodel train --device gpu` of the seeds' CNN - Conv2D(32, 3, relu), MaxPooling2D(2),
    Flatten, Dense(64, relu), Dense(10) - Adam (Keras's defaults), sparse cross-entropy from logits,
@@ -11,7 +12,8 @@
    "Epoch k/N" to its epoch's final line on the pipe; the last epoch is the steady-state figure.
 2. PyTorch eager, the same architecture (NCHW), the same optimizer settings, loss and batch size,
    the data set on the GPU as ours keeps it, a new random order each epoch, the loss and accuracy
-   summed on the device and read once per epoch (as ours); cuDNN TF32 as PyTorch defaults.
+   summed on the device and read once per epoch (as ours); cuDNN TF32 as PyTorch defaults;
+   --torch-epochs epochs (its test accuracy is after those), the last one timed.
 Prints one JSON line {"ours": {...}, "torch": {...}, "ratio": torch s/epoch / ours} and exits 1
 when our test accuracy is under --min-accuracy (or our run failed), else 0.
 """
@@ -81,7 +83,7 @@ def torch_side(args):
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-7)  # Keras's defaults
     n, b = xtr.shape[0], args.batch
     epochs = []
-    for _ in range(args.epochs):
+    for _ in range(args.torch_epochs or args.epochs):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         perm = torch.randperm(n, device=dev)
@@ -118,6 +120,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--min-accuracy", type=float, default=0.90)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--torch-epochs", type=int, default=0, help="PyTorch's epochs (default --epochs; its last is timed)")
     ap.add_argument("--device", default="gpu", help="ours: gpu (cpu for a dry run of this script)")
     ap.add_argument("--limit", type=int, default=0, help="ours: the first N training images (dry runs)")
     args = ap.parse_args()

@@ -74,7 +74,7 @@ static size_t filter_bytes(const smcu_conv *cv) {
 }
 
 // ---- the algorithm cache ------------------------------------------------------------------------
-enum { OP_FWD = 0, OP_BWD_DATA = 1, OP_BWD_FILTER = 2 };
+enum { OP_FWD = 0, OP_BWD_DATA = 1, OP_BWD_FILTER = 2, kAlgos = 8 };
 namespace {
 struct algo_entry {
   smcu_conv cv; // n included: the batch's last step has its own entry
@@ -96,28 +96,34 @@ static int pick(cudnnHandle_t h, const smcu_conv *cv, const convdesc &d, int op,
         return 0;
       }
   }
-  int rc = 0, returned = 0;
-  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  // cuDNN's ranking, best first; the first that can run this convolution (status success)
+  int rc = 0, returned = 0, found = 0;
   if (op == OP_FWD) {
-    cudnnConvolutionFwdAlgoPerf_t perf;
-    DN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.f, d.c, d.y, 1, &returned, &perf));
-    *algo = (int)perf.algo, status = perf.status;
-    if (returned > 0 && status == CUDNN_STATUS_SUCCESS)
-      DN(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.f, d.c, d.y, perf.algo, ws));
+    cudnnConvolutionFwdAlgoPerf_t perf[kAlgos];
+    DN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.f, d.c, d.y, kAlgos, &returned, perf));
+    for (int i = 0; i < returned && !found; i++)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+        *algo = (int)perf[i].algo, found = 1;
+        DN(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.f, d.c, d.y, perf[i].algo, ws));
+      }
   } else if (op == OP_BWD_DATA) {
-    cudnnConvolutionBwdDataAlgoPerf_t perf;
-    DN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.f, d.y, d.c, d.x, 1, &returned, &perf));
-    *algo = (int)perf.algo, status = perf.status;
-    if (returned > 0 && status == CUDNN_STATUS_SUCCESS)
-      DN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.f, d.y, d.c, d.x, perf.algo, ws));
+    cudnnConvolutionBwdDataAlgoPerf_t perf[kAlgos];
+    DN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.f, d.y, d.c, d.x, kAlgos, &returned, perf));
+    for (int i = 0; i < returned && !found; i++)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+        *algo = (int)perf[i].algo, found = 1;
+        DN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.f, d.y, d.c, d.x, perf[i].algo, ws));
+      }
   } else {
-    cudnnConvolutionBwdFilterAlgoPerf_t perf;
-    DN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.c, d.f, 1, &returned, &perf));
-    *algo = (int)perf.algo, status = perf.status;
-    if (returned > 0 && status == CUDNN_STATUS_SUCCESS)
-      DN(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.c, d.f, perf.algo, ws));
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[kAlgos];
+    DN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.c, d.f, kAlgos, &returned, perf));
+    for (int i = 0; i < returned && !found; i++)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+        *algo = (int)perf[i].algo, found = 1;
+        DN(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.c, d.f, perf[i].algo, ws));
+      }
   }
-  if (returned < 1 || status != CUDNN_STATUS_SUCCESS) {
+  if (!found) {
     static const char *what[] = {"forward", "backward data", "backward filter"};
     snprintf(err, SMCU_ERR, "cudnnGetConvolution*Algorithm_v7: no %s algorithm for this convolution", what[op]);
     return 1;
