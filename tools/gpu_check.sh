@@ -112,6 +112,9 @@ print(f"| seed CNN, Adam{' (exit ' + rc + ')' if rc != '0' else ''} | {r['batch'
       f"{g(t, 'test_accuracy')} | {str(r['ratio']) + 'x' if 'ratio' in r else '-'} |")
 PY
   done
+  for f in "$OUT"/train_*.json; do # why a run of ours failed: the CLI's last lines
+    "$PY" -c 'import json,sys; o=json.loads(open(sys.argv[1]).read().splitlines()[-1])["ours"]; [print("    " + l) for l in o.get("tail", [])[-3:]]' "$f" 2>/dev/null | tee -a "$MD"
+  done
   say ""
   say "(ours: \`savedmodel train --device gpu\` (FMA float32), seconds per epoch from the CLI's progress lines, test"
   say "accuracy after all epochs; PyTorch eager: the same CNN, Adam(eps=1e-7), data on the GPU, cuDNN TF32 as PyTorch"
