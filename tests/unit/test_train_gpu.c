@@ -13,7 +13,10 @@
  *    cleanly leaving the model as it was; then the same comparison runs over a module of host
  *    loops standing in for src/cuda (cuda_host_module.h), which checks fit_gpu.c's wiring (buffers,
  *    aliases, product shapes, gradients' routing, optimizer factors), and the test says why it
- *    skips the GPU itself (exit 77). tools/gpu_check.sh runs it on the H200. */
+ *    skips the GPU itself (exit 77). tools/gpu_check.sh runs it on the H200.
+ * 4. On a GPU, each training kernel of the module (src/cuda/train_*.cu) against its host loop:
+ *    convolutions (strided, padded) forward and backward, overlapping max pooling and its backward,
+ *    relu backward, product, gather, the dropout mask (bit for bit), cross-entropy, every optimizer. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -245,6 +248,154 @@ static void gpu_dropout(void) {
   sm_seq_free(g);
 }
 
+/* ---- 4. each training kernel of the module against its host loop -------------------------------- */
+/* Buffers on the module's device (the real one, or the host module's "device"), filled from and
+ * read back into host arrays; every kernel's outputs within 1e-4 x scale of cuda_host_module.h's. */
+typedef struct kdev {
+  const smcu_api *A;
+  void *s;
+  char err[SMCU_ERR];
+  void *bufs[64];
+  int nbufs;
+} kdev;
+
+static void *kup(kdev *d, const void *h, size_t bytes) {
+  void *p = NULL;
+  if (d->nbufs == 64 || d->A->alloc(d->s, bytes, &p, d->err)) return NULL;
+  d->bufs[d->nbufs++] = p;
+  if (h && d->A->h2d(d->s, p, h, bytes, d->err)) return NULL;
+  return p;
+}
+static int kdown(kdev *d, void *h, const void *p, size_t bytes) { return d->A->d2h(d->s, h, p, bytes, d->err); }
+
+static void fill(float *v, int64_t n, uint64_t seed) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
+  }
+}
+
+static void kclose(const float *got, const float *want, int64_t n, const char *what) {
+  double scale = 1.0, d = 0.0;
+  for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+  for (int64_t i = 0; i < n; i++) d = fmax(d, fabs((double)got[i] - want[i]) / scale);
+  if (!(d <= 1e-4)) fprintf(stderr, "kernel %s: differs from the host loop by %g x scale\n", what, d);
+  CHECK(d <= 1e-4);
+}
+
+#define KN 4096
+static void kernels(const smcu_api *A) {
+  kdev d = {A, NULL, "", {0}, 0};
+  if (A->stream_get(&d.s, d.err)) {
+    fprintf(stderr, "stream: %s\n", d.err);
+    CHECK(0);
+    return;
+  }
+  const smcu_train_api *T = A->train, *HT = host_module.train;
+  static float a[KN], b[KN], c[KN], want[KN], got[KN], s0[KN], s1[KN], s2[KN], w0[KN];
+  fill(a, KN, 1), fill(b, KN, 2), fill(c, KN, 3);
+  /* convolutions: stride 2 x 1 with padding, and a 3x3 SAME one */
+  const smcu_conv convs[] = {{2, 7, 6, 3, 4, 3, 2, 4, 5, 1, 0, 2, 1, 1, 1, 1}, {3, 5, 5, 2, 5, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1}};
+  for (int i = 0; i < 2; i++) {
+    const smcu_conv *v = &convs[i];
+    int64_t nx = v->n * v->h * v->w * v->c, nw = v->kh * v->kw * v->c * v->k, ny = v->n * v->oh * v->ow * v->k;
+    float *dx = kup(&d, a, (size_t)nx * 4), *dw = kup(&d, b, (size_t)nw * 4), *dy = kup(&d, c, (size_t)ny * 4);
+    float *out = kup(&d, NULL, (size_t)KN * 4);
+    CHECK(dx && dw && dy && out);
+    if (!(dx && dw && dy && out)) break;
+    CHECK(!T->conv2d_fwd(d.s, v, dx, dw, out, d.err) && !kdown(&d, got, out, (size_t)ny * 4));
+    HT->conv2d_fwd(NULL, v, a, b, want, d.err);
+    kclose(got, want, ny, "conv2d_fwd");
+    CHECK(!T->conv2d_bwd_data(d.s, v, dy, dw, out, d.err) && !kdown(&d, got, out, (size_t)nx * 4));
+    HT->conv2d_bwd_data(NULL, v, c, b, want, d.err);
+    kclose(got, want, nx, "conv2d_bwd_data");
+    CHECK(!T->conv2d_bwd_filter(d.s, v, dx, dy, out, d.err) && !kdown(&d, got, out, (size_t)nw * 4));
+    HT->conv2d_bwd_filter(NULL, v, a, c, want, d.err);
+    kclose(got, want, nw, "conv2d_bwd_filter");
+  }
+  /* max pooling 3x3 stride 2, SAME (overlapping windows), and its backward */
+  const smcu_pool pl = {2, 7, 8, 3, 4, 4, 3, 3, 2, 2, 1, 0, 0};
+  int64_t nx = 2 * 7 * 8 * 3, ny = 2 * 4 * 4 * 3;
+  int64_t *dam = kup(&d, NULL, (size_t)ny * 8), ham[KN];
+  float *dx = kup(&d, a, (size_t)nx * 4), *dy = kup(&d, NULL, (size_t)ny * 4), *dg = kup(&d, c, (size_t)ny * 4);
+  float *dgx = kup(&d, NULL, (size_t)nx * 4);
+  CHECK(dam && dx && dy && dg && dgx);
+  if (dam && dx && dy && dg && dgx) {
+    int64_t gam[KN];
+    CHECK(!T->maxpool_fwd(d.s, &pl, dx, dy, dam, d.err) && !kdown(&d, got, dy, (size_t)ny * 4) &&
+          !kdown(&d, gam, dam, (size_t)ny * 8));
+    HT->maxpool_fwd(NULL, &pl, a, want, ham, d.err);
+    kclose(got, want, ny, "maxpool_fwd");
+    CHECK(!memcmp(gam, ham, (size_t)ny * 8));
+    CHECK(!T->maxpool_bwd(d.s, &pl, dg, dam, dgx, d.err) && !kdown(&d, got, dgx, (size_t)nx * 4));
+    HT->maxpool_bwd(NULL, &pl, c, ham, want, d.err);
+    kclose(got, want, nx, "maxpool_bwd");
+  }
+  /* elementwise: relu backward, product, gather, dropout (the same hash: the same mask) */
+  float *da = kup(&d, a, KN * 4), *db = kup(&d, b, KN * 4), *dm = kup(&d, NULL, KN * 4), *dz = kup(&d, NULL, KN * 4);
+  int32_t idx[64];
+  for (int i = 0; i < 64; i++) idx[i] = (i * 37) % 64;
+  int32_t *didx = kup(&d, idx, sizeof idx);
+  CHECK(da && db && dm && dz && didx);
+  if (!(da && db && dm && dz && didx)) goto done;
+  memcpy(want, b, sizeof want);
+  HT->relu_bwd(NULL, a, want, KN, d.err);
+  CHECK(!T->relu_bwd(d.s, da, db, KN, d.err) && !kdown(&d, got, db, KN * 4));
+  kclose(got, want, KN, "relu_bwd");
+  HT->mul(NULL, a, c, want, KN, d.err);
+  CHECK(!T->mul(d.s, da, kup(&d, c, KN * 4), dz, KN, d.err) && !kdown(&d, got, dz, KN * 4));
+  kclose(got, want, KN, "mul");
+  HT->gather32(NULL, a, idx, 64, 60, want, d.err);
+  CHECK(!T->gather32(d.s, da, didx, 64, 60, dz, d.err) && !kdown(&d, got, dz, 64 * 60 * 4));
+  CHECK(!memcmp(got, want, 64 * 60 * 4));
+  HT->dropout(NULL, a, want, s0, KN, 0.3f, 77, d.err);
+  CHECK(!T->dropout(d.s, da, dz, dm, KN, 0.3f, 77, d.err) && !kdown(&d, got, dm, KN * 4));
+  CHECK(!memcmp(got, s0, KN * 4));
+  /* sparse cross-entropy on logits and on probabilities, its gradient and sums */
+  for (int mode = 0; mode < 2; mode++) {
+    int32_t lab[40];
+    double acc_h[2] = {0.5, 1.0}, acc_d[2] = {0.5, 1.0}, rows[80];
+    for (int i = 0; i < 40; i++) lab[i] = (i * 3) % 10;
+    const float *in = a;
+    if (mode) { /* probabilities */
+      host_module.softmax(NULL, a, s1, 40, 10, d.err);
+      in = s1;
+    }
+    float *dout = kup(&d, in, 400 * 4);
+    int32_t *dlab = kup(&d, lab, sizeof lab);
+    double *drow = kup(&d, NULL, sizeof rows), *dacc = kup(&d, acc_d, sizeof acc_d);
+    CHECK(dout && dlab && drow && dacc);
+    if (!(dout && dlab && drow && dacc)) break;
+    HT->sparse_xent(NULL, in, lab, 40, 10, mode, want, rows, acc_h, d.err);
+    CHECK(!T->sparse_xent(d.s, dout, dlab, 40, 10, mode, dz, drow, dacc, d.err) && !kdown(&d, got, dz, 400 * 4) &&
+          !kdown(&d, acc_d, dacc, sizeof acc_d));
+    kclose(got, want, 400, mode ? "sparse_xent (probabilities)" : "sparse_xent (logits)");
+    CHECK(fabs(acc_d[0] - acc_h[0]) <= 1e-4 * fmax(1.0, fabs(acc_h[0])) && acc_d[1] == acc_h[1]);
+  }
+  /* the optimizers, every slot */
+  for (int kind = 0; kind < 4; kind++) {
+    smcu_opt o = {kind, 1, 1, 0.01f, 0.9f, 0.003f, 0.1f, 0.001f, 1e-7f, 0.004f, 0.9f, 0.1f};
+    memcpy(w0, a, sizeof w0), memcpy(s0, b, sizeof s0), memcpy(s1, c, sizeof s1), memcpy(s2, b, sizeof s2);
+    for (int i = 0; i < KN; i++) s1[i] = fabsf(s1[i]) + 2.0f; /* v, RMSprop's velocity: > a^2 */
+    float *dw = kup(&d, w0, KN * 4), *d0 = kup(&d, s0, KN * 4), *d1 = kup(&d, s1, KN * 4), *d2 = kup(&d, s2, KN * 4);
+    CHECK(dw && d0 && d1 && d2);
+    if (!(dw && d0 && d1 && d2)) break;
+    /* RMSprop's velocity is slot 0 */
+    if (kind == 3) {
+      memcpy(s0, s1, sizeof s0);
+      CHECK(!A->h2d(d.s, d0, s0, KN * 4, d.err));
+    }
+    HT->opt_update(NULL, &o, w0, c, s0, s1, s2, KN, d.err);
+    CHECK(!T->opt_update(d.s, &o, dw, kup(&d, c, KN * 4), d0, d1, d2, KN, d.err) && !kdown(&d, got, dw, KN * 4));
+    kclose(got, w0, KN, "opt_update");
+    CHECK(!kdown(&d, got, d0, KN * 4));
+    kclose(got, s0, KN, "opt_update slot 0");
+  }
+done:
+  for (int i = d.nbufs - 1; i >= 0; i--) A->release(d.s, d.bufs[i]);
+  CHECK(!A->stream_put(d.s, d.err));
+}
+
 int main(void) {
   make_data();
   cpu_seam();
@@ -271,6 +422,7 @@ int main(void) {
   gpu_vs_cpu(SM_OPT_ADAMW, 0, "AdamW, logits");
   gpu_vs_cpu(SM_OPT_RMSPROP, 1, "RMSprop centered, softmax");
   gpu_dropout();
+  kernels(sm__cuda_api());
   sm_tensor_free(x_all);
   sm_tensor_free(y_all);
   if (sm_test_failures) return 1;
