@@ -9,7 +9,8 @@
  * (every report_every steps, at each epoch's end); end copies the weights and slots back into
  * the sm_seq, so the export is the CPU path's.
  *
- * The layers are the seed CNN's: Conv2D (VALID, or SAME with even padding), MaxPooling2D,
+ * The layers are the seed CNN's: Conv2D (VALID or SAME; an odd SAME padding, which cuDNN cannot
+ * express, by padding the input explicitly and cropping its gradient), MaxPooling2D,
  * Flatten, Reshape, Dense, Dropout, Activation relu / linear, softmax only as the last layer
  * under sparse cross-entropy (its gradient taken w.r.t. the softmax's input, as the CPU's);
  * sparse categorical cross-entropy on logits or on that softmax; SGD, Adam, AdamW, RMSprop with
@@ -30,6 +31,11 @@ typedef struct glayer {
   int64_t *argmax;
   float *y, *g; /* this step's output and its gradient (aliases for flatten / reshape / dropout at eval) */
   smcu_conv cv; /* conv2d: n set per call */
+  /* conv2d with asymmetric SAME padding (TF puts the odd pixel after): the input padded explicitly
+   * into xp ([cap, hp, wp, c], cv then pads nothing) and the input gradient cropped from gxp */
+  int asym;
+  int64_t pad_top, pad_left;
+  float *xp, *gxp;
   smcu_pool pl; /* max pooling: n set per call */
 } glayer;
 
@@ -107,16 +113,9 @@ static sm_status *unsupported(const sm_seq *m) {
     int last = l == m->nlayers - 1, ok = 1;
     const char *why = "has no GPU training kernel yet";
     switch (L->kind) {
-      case SM_LAYER_CONV2D: {
-        int64_t tot;
-        same_pad(L->in_shape[0], L->out_shape[0], L->kh, L->sh, L->padding == SM_PAD_SAME, &tot);
-        ok = tot % 2 == 0;
-        same_pad(L->in_shape[1], L->out_shape[1], L->kw, L->sw, L->padding == SM_PAD_SAME, &tot);
-        ok = ok && tot % 2 == 0;
-        if (!ok) why = "needs asymmetric SAME padding, which the GPU trainer does not do yet";
-        if (ok && L->activation == SM_ACT_SOFTMAX) ok = 0, why = "ends in a softmax over channels (not on the GPU)";
+      case SM_LAYER_CONV2D:
+        if (L->activation == SM_ACT_SOFTMAX) ok = 0, why = "ends in a softmax over channels (not on the GPU)";
         break;
-      }
       case SM_LAYER_DENSE:
       case SM_LAYER_ACTIVATION:
         if (L->activation == SM_ACT_SOFTMAX && (!last || m->loss.from_logits))
@@ -181,10 +180,17 @@ static sm_status *layer_buffers(gctx *g, int l, int64_t cap, int64_t *max_rows) 
     smcu_conv *c = &G->cv;
     c->h = L->in_shape[0], c->w = L->in_shape[1], c->c = L->in_shape[2], c->k = L->units;
     c->kh = L->kh, c->kw = L->kw, c->oh = L->out_shape[0], c->ow = L->out_shape[1];
-    c->pad_h = same_pad(c->h, c->oh, c->kh, L->sh, same, &tot);
-    c->pad_w = same_pad(c->w, c->ow, c->kw, L->sw, same, &tot);
+    int64_t toth, totw;
+    c->pad_h = same_pad(c->h, c->oh, c->kh, L->sh, same, &toth);
+    c->pad_w = same_pad(c->w, c->ow, c->kw, L->sw, same, &totw);
     c->stride_h = L->sh, c->stride_w = L->sw, c->dil_h = c->dil_w = 1, c->groups = 1;
     rows = cap * c->oh * c->ow;
+    if (toth % 2 || totw % 2) { /* cuDNN pads symmetrically: pad explicitly, convolve VALID */
+      G->asym = 1, G->pad_top = c->pad_h, G->pad_left = c->pad_w;
+      c->h += toth, c->w += totw, c->pad_h = c->pad_w = 0;
+      TRY(FALLOC(g, cap * c->h * c->w * c->c, &G->xp));
+      if (l > g->first_w) TRY(FALLOC(g, cap * c->h * c->w * c->c, &G->gxp));
+    }
   } else if (L->kind == SM_LAYER_MAXPOOL2D) {
     smcu_pool *p = &G->pl;
     p->h = L->in_shape[0], p->w = L->in_shape[1], p->c = L->in_shape[2], p->oh = L->out_shape[0];
@@ -271,6 +277,12 @@ static sm_status *forward(gctx *g, const float *in, int64_t rows, int training) 
       case SM_LAYER_CONV2D: {
         smcu_conv cv = G->cv;
         cv.n = rows;
+        if (G->asym) {
+          const int64_t xd[4] = {rows, L->in_shape[0], L->in_shape[1], cv.c};
+          const int64_t before[4] = {0, G->pad_top, G->pad_left, 0}, pd[4] = {rows, cv.h, cv.w, cv.c};
+          CALL(g, L->name, g->A->pad(g->s, in, G->xp, 4, xd, before, pd, 0.0f, g->err));
+          in = G->xp;
+        }
         CALL(g, L->name, g->T->conv2d_fwd(g->s, &cv, in, G->w, y, g->err));
         CALL(g, L->name, g->A->bias_act(g->s, y, G->b, y, rows * cv.oh * cv.ow, cv.k, act, 0.0f, g->err));
         break;
@@ -342,8 +354,15 @@ static sm_status *backward(gctx *g, int64_t rows) {
         cv.n = rows;
         if (relu) CALL(g, L->name, g->T->relu_bwd(g->s, G->y, gy, rows * out_per, g->err));
         TRY(bias_grad(g, L, gy, G->gb, rows * cv.oh * cv.ow, cv.k));
-        CALL(g, L->name, g->T->conv2d_bwd_filter(g->s, &cv, in, gy, G->gw, g->err));
-        if (gx) CALL(g, L->name, g->T->conv2d_bwd_data(g->s, &cv, gy, G->w, gx, g->err));
+        CALL(g, L->name, g->T->conv2d_bwd_filter(g->s, &cv, G->asym ? G->xp : in, gy, G->gw, g->err));
+        if (gx && G->asym) { /* the padded input's gradient, cropped */
+          const int64_t pd[4] = {rows, cv.h, cv.w, cv.c}, before[4] = {0, -G->pad_top, -G->pad_left, 0};
+          const int64_t xd[4] = {rows, L->in_shape[0], L->in_shape[1], cv.c};
+          CALL(g, L->name, g->T->conv2d_bwd_data(g->s, &cv, gy, G->w, G->gxp, g->err));
+          CALL(g, L->name, g->A->pad(g->s, G->gxp, gx, 4, pd, before, xd, 0.0f, g->err));
+        } else if (gx) {
+          CALL(g, L->name, g->T->conv2d_bwd_data(g->s, &cv, gy, G->w, gx, g->err));
+        }
         break;
       }
       case SM_LAYER_DENSE:
