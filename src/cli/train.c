@@ -554,8 +554,8 @@ int sm__cli_train(int argc, char **argv) {
                                       "(Keras's ExponentialDecay / CosineDecay from the learning rate).", NULL, 0},
       {"collective_timeout", SM_FLAG_STRING, "Under mpirun: seconds any rank waits for the others before the job "
                                              "fails naming the ranks that did not answer (default 60).", NULL, 0},
-      {"device", SM_FLAG_STRING, "cpu (default) or gpu: the fit on the GPU (the seed CNN's layers, sparse "
-                                 "cross-entropy; others are refused naming them), the export as the CPU's.", NULL, 0},
+      {"device", SM_FLAG_STRING, "cpu (default) or gpu: the fit on the GPU (sparse cross-entropy; what it does "
+                                 "not support is refused, named), the export as the CPU's.", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);

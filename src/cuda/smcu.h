@@ -91,6 +91,26 @@ typedef struct smcu_train_api {
   /* One optimizer update of n weights w by gradient g (slots s0, s1, s2 as src/train/optim.c). */
   int (*opt_update)(void *stream, const smcu_opt *o, float *w, const float *g, float *s0, float *s1, float *s2,
                     int64_t n, char *err);
+  /* The Keras-config layers (src/train/layers.c's formulas). y = x * scale + offset (Rescaling, and
+   * its backward with offset 0); leaky relu's backward gx = x > 0 ? gy : gy * slope. */
+  int (*affine)(void *stream, const float *x, float *y, int64_t n, float scale, float offset, char *err);
+  int (*leaky_bwd)(void *stream, const float *x, const float *gy, float *gx, int64_t n, float slope, char *err);
+  /* GlobalAveragePooling2D's backward: gx [n, hw, c] = gy [n, c] / hw. */
+  int (*gap_bwd)(void *stream, const float *gy, float *gx, int64_t n, int64_t hw, int64_t c, char *err);
+  /* AvgPool's backward (pl->avg: each window divides by its in-bounds count): gx = 0, then each gy /
+   * count added over its window. */
+  int (*avgpool_bwd)(void *stream, const smcu_pool *pl, const float *gy, float *gx, char *err);
+  /* Batch normalization over the last axis of x [rows, c]: stats [2c] = the mean and 1 / sqrt(var +
+   * eps) of each channel, from the batch (training: the moving mean mm and variance mv updated with
+   * momentum) or from mm, mv; then y = (x - mean) * inv * gamma + beta. */
+  int (*bn_stats)(void *stream, const float *x, float *mm, float *mv, int64_t rows, int64_t c, int training,
+                  float momentum, float eps, float *stats, char *err);
+  int (*bn_apply)(void *stream, const float *x, const float *gamma, const float *beta, const float *stats, float *y,
+                  int64_t rows, int64_t c, char *err);
+  /* Its backward: gk (gamma's gradient, 0 unless use_scale), gb (beta's, 0 unless center) and gx (NULL:
+   * not wanted) = gamma * inv / rows * (rows * gy - sum(gy) - xhat * sum(gy * xhat)). */
+  int (*bn_bwd)(void *stream, const float *x, const float *gy, const float *gamma, const float *stats, int64_t rows,
+                int64_t c, int use_scale, int center, float *gx, float *gk, float *gb, char *err);
 } smcu_train_api;
 
 typedef struct smcu_api {

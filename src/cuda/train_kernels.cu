@@ -2,8 +2,9 @@
 // used by src/train/fit_gpu.c): max pooling with its argmax and backward, relu's backward, the
 // dropout mask (a counter-based hash, not the CPU's RNG stream), a row gather (the shuffled
 // batch from the device-resident data set), sparse categorical cross-entropy with its gradient
-// and a fixed-order sum of the per-row losses, and the optimizer updates, written operation for
-// operation as src/train/optim.c's loops. Grid-stride loops with bounds checks throughout.
+// and a fixed-order sum of the per-row losses, the optimizer updates, written operation for
+// operation as src/train/optim.c's loops, and the Keras-config layers' (rescaling, leaky relu,
+// global average and average pooling, batch normalization: one block per channel for its sums). Grid-stride loops with bounds checks throughout.
 #include <math.h>
 
 #include "cuda/internal.cuh"
@@ -259,6 +260,169 @@ static int t_opt_update(void *stream, const smcu_opt *o, float *w, const float *
   return 0;
 }
 
+// ---- the Keras-config layers (src/train/layers.c) --------------------------------------------------
+__global__ void k_affine(const float *x, float *y, int64_t n, float scale, float offset) {
+  GRID_LOOP(i, n) y[i] = x[i] * scale + offset;
+}
+__global__ void k_leaky_bwd(const float *x, const float *gy, float *gx, int64_t n, float slope) {
+  GRID_LOOP(i, n) gx[i] = x[i] > 0.f ? gy[i] : gy[i] * slope;
+}
+__global__ void k_gap_bwd(const float *gy, float *gx, int64_t n, int64_t hw, int64_t c) {
+  GRID_LOOP(i, n * hw * c) {
+    int64_t ch = i % c, b = i / (hw * c);
+    gx[i] = gy[b * c + ch] / (float)hw;
+  }
+}
+__global__ void k_avgpool_bwd(smcu_pool p, const float *gy, float *gx, int64_t n) {
+  GRID_LOOP(i, n) {
+    pool_win q = pool_window(p, i);
+    int64_t cnt = (q.h1 - q.h0) * (q.w1 - q.w0);
+    if (cnt <= 0) continue;
+    float g = gy[i] * (1.0f / (float)cnt);
+    for (int64_t h = q.h0; h < q.h1; h++)
+      for (int64_t w = q.w0; w < q.w1; w++) atomicAdd(gx + ((q.b * p.h + h) * p.w + w) * p.c + q.c, g);
+  }
+}
+
+// One block per channel (grid-stride over channels): a double sum over the rows in shared memory.
+__device__ static double block_sum(double v, double *red) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+    __syncthreads();
+  }
+  double r = red[0];
+  __syncthreads();
+  return r;
+}
+__global__ void k_bn_stats(const float *x, float *mm, float *mv, int64_t rows, int64_t c, int training, float mom,
+                           float eps, float *stats) {
+  __shared__ double red[kThreads];
+  for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
+    if (!training) {
+      if (threadIdx.x == 0) stats[ch] = mm[ch], stats[c + ch] = 1.0f / sqrtf(mv[ch] + eps);
+      continue;
+    }
+    double s = 0.0;
+    for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) s += x[r * c + ch];
+    float mu = (float)(block_sum(s, red) / (double)rows);
+    double q = 0.0;
+    for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+      double d = (double)x[r * c + ch] - mu;
+      q += d * d;
+    }
+    float var = (float)(block_sum(q, red) / (double)rows);
+    if (threadIdx.x == 0) {
+      stats[ch] = mu;
+      stats[c + ch] = 1.0f / sqrtf(var + eps);
+      mm[ch] = mm[ch] * mom + mu * (1.0f - mom);
+      mv[ch] = mv[ch] * mom + var * (1.0f - mom);
+    }
+  }
+}
+__global__ void k_bn_apply(const float *x, const float *gamma, const float *beta, const float *st, float *y,
+                           int64_t rows, int64_t c) {
+  GRID_LOOP(i, rows * c) {
+    int64_t ch = i % c;
+    y[i] = (x[i] - st[ch]) * st[c + ch] * gamma[ch] + beta[ch];
+  }
+}
+__global__ void k_bn_bwd_sums(const float *x, const float *gy, const float *st, int64_t rows, int64_t c, int use_scale,
+                              int center, float *gk, float *gb) {
+  __shared__ double red[kThreads];
+  for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
+    double sb = 0.0, sg = 0.0;
+    for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+      float g = gy[r * c + ch], xh = (x[r * c + ch] - st[ch]) * st[c + ch];
+      sb += g;
+      sg += (double)g * xh;
+    }
+    sb = block_sum(sb, red);
+    sg = block_sum(sg, red);
+    if (threadIdx.x == 0) gk[ch] = use_scale ? (float)sg : 0.f, gb[ch] = center ? (float)sb : 0.f;
+  }
+}
+// gx from the sums, which bn_bwd asks for unconditionally (gk, gb hold them when both are trained;
+// else the kernel reads its own copies in sums [2c])
+__global__ void k_bn_bwd_dx(const float *x, const float *gy, const float *gamma, const float *st, const float *sums,
+                            int64_t rows, int64_t c, float *gx) {
+  GRID_LOOP(i, rows * c) {
+    int64_t ch = i % c;
+    float k = gamma[ch] * st[c + ch] / (float)rows, db = sums[c + ch], dg = sums[ch];
+    float xh = (x[i] - st[ch]) * st[c + ch];
+    gx[i] = k * ((float)rows * gy[i] - db - xh * dg);
+  }
+}
+
+static int t_affine(void *stream, const float *x, float *y, int64_t n, float scale, float offset, char *err) {
+  if (n <= 0) return 0;
+  k_affine<<<blocks_for(n), kThreads, 0, stream_of(stream)>>>(x, y, n, scale, offset);
+  LAUNCHED("affine");
+  return 0;
+}
+static int t_leaky_bwd(void *stream, const float *x, const float *gy, float *gx, int64_t n, float slope, char *err) {
+  if (n <= 0) return 0;
+  k_leaky_bwd<<<blocks_for(n), kThreads, 0, stream_of(stream)>>>(x, gy, gx, n, slope);
+  LAUNCHED("leaky_bwd");
+  return 0;
+}
+static int t_gap_bwd(void *stream, const float *gy, float *gx, int64_t n, int64_t hw, int64_t c, char *err) {
+  if (n * hw * c <= 0) return 0;
+  k_gap_bwd<<<blocks_for(n * hw * c), kThreads, 0, stream_of(stream)>>>(gy, gx, n, hw, c);
+  LAUNCHED("gap_bwd");
+  return 0;
+}
+static int t_avgpool_bwd(void *stream, const smcu_pool *pl, const float *gy, float *gx, char *err) {
+  if (!stream) return fail_msg(err, "avgpool_bwd: no stream");
+  int64_t n = pl->n * pl->oh * pl->ow * pl->c, nx = pl->n * pl->h * pl->w * pl->c;
+  if (nx <= 0) return 0;
+  k_zero<<<blocks_for(nx), kThreads, 0, stream_of(stream)>>>(gx, nx);
+  LAUNCHED("avgpool_bwd zero");
+  if (n <= 0) return 0;
+  k_avgpool_bwd<<<blocks_for(n), kThreads, 0, stream_of(stream)>>>(*pl, gy, gx, n);
+  LAUNCHED("avgpool_bwd");
+  return 0;
+}
+static unsigned channel_blocks(int64_t c) { return (unsigned)(c > 65535 ? 65535 : (c < 1 ? 1 : c)); }
+static int t_bn_stats(void *stream, const float *x, float *mm, float *mv, int64_t rows, int64_t c, int training,
+                      float momentum, float eps, float *stats, char *err) {
+  if (c <= 0 || (training && rows <= 0)) return 0; // an empty batch: no statistics to take (as the CPU's)
+  k_bn_stats<<<channel_blocks(c), kThreads, 0, stream_of(stream)>>>(x, mm, mv, rows, c, training, momentum, eps, stats);
+  LAUNCHED("bn_stats");
+  return 0;
+}
+static int t_bn_apply(void *stream, const float *x, const float *gamma, const float *beta, const float *stats, float *y,
+                      int64_t rows, int64_t c, char *err) {
+  if (rows * c <= 0) return 0;
+  k_bn_apply<<<blocks_for(rows * c), kThreads, 0, stream_of(stream)>>>(x, gamma, beta, stats, y, rows, c);
+  LAUNCHED("bn_apply");
+  return 0;
+}
+static int t_bn_bwd(void *stream, const float *x, const float *gy, const float *gamma, const float *stats, int64_t rows,
+                    int64_t c, int use_scale, int center, float *gx, float *gk, float *gb, char *err) {
+  if (!stream) return fail_msg(err, "bn_bwd: no stream");
+  if (c <= 0) return 0;
+  if (rows <= 0) {
+    CU(cudaMemsetAsync(gk, 0, (size_t)c * sizeof(float), stream_of(stream)));
+    CU(cudaMemsetAsync(gb, 0, (size_t)c * sizeof(float), stream_of(stream)));
+    return 0;
+  }
+  // the sums, untouched by use_scale / center, for gx: [sum(gy * xhat), sum(gy)] in scratch
+  float *sums = NULL;
+  if (gx && cu_alloc(stream, 2 * (size_t)c * sizeof(float), (void **)&sums, err)) return 1;
+  if (gx) {
+    k_bn_bwd_sums<<<channel_blocks(c), kThreads, 0, stream_of(stream)>>>(x, gy, stats, rows, c, 1, 1, sums, sums + c);
+    LAUNCHED("bn_bwd sums");
+    k_bn_bwd_dx<<<blocks_for(rows * c), kThreads, 0, stream_of(stream)>>>(x, gy, gamma, stats, sums, rows, c, gx);
+    cu_release(stream, sums);
+    LAUNCHED("bn_bwd dx");
+  }
+  k_bn_bwd_sums<<<channel_blocks(c), kThreads, 0, stream_of(stream)>>>(x, gy, stats, rows, c, use_scale, center, gk, gb);
+  LAUNCHED("bn_bwd");
+  return 0;
+}
+
 // ---- the table ---------------------------------------------------------------------------------
 int cu_conv2d_fwd_cached(void *stream, const smcu_conv *cv, const float *x, const float *w, float *y, char *err);
 int cu_conv2d_bwd_data(void *stream, const smcu_conv *cv, const float *gy, const float *w, float *gx, char *err);
@@ -267,4 +431,6 @@ int cu_conv2d_bwd_filter(void *stream, const smcu_conv *cv, const float *x, cons
 const smcu_train_api smcu_train_table = {
     cu_conv2d_fwd_cached, cu_conv2d_bwd_data, cu_conv2d_bwd_filter, t_maxpool_fwd, t_maxpool_bwd, t_relu_bwd,
     t_mul,                t_fill,             t_gather32,           t_dropout,     t_sparse_xent, t_opt_update,
+    t_affine,             t_leaky_bwd,        t_gap_bwd,            t_avgpool_bwd, t_bn_stats,    t_bn_apply,
+    t_bn_bwd,
 };

@@ -12,7 +12,9 @@
  * The layers are the seed CNN's: Conv2D (VALID or SAME; an odd SAME padding, which cuDNN cannot
  * express, by padding the input explicitly and cropping its gradient), MaxPooling2D,
  * Flatten, Reshape, Dense, Dropout, Activation relu / linear, softmax only as the last layer
- * under sparse cross-entropy (its gradient taken w.r.t. the softmax's input, as the CPU's);
+ * under sparse cross-entropy (its gradient taken w.r.t. the softmax's input, as the CPU's); and
+ * the Keras configs' BatchNormalization (batch statistics and the moving ones updated on the
+ * device, copied back at the end), AveragePooling2D, GlobalAveragePooling2D, Rescaling, LeakyReLU;
  * sparse categorical cross-entropy on logits or on that softmax; SGD, Adam, AdamW, RMSprop with
  * the CPU's factors (optim.c). Anything else is SM_UNIMPLEMENTED at begin, naming it. */
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 typedef struct glayer {
   float *w, *b, *gw, *gb, *wslot[SM_OPT_SLOTS], *bslot[SM_OPT_SLOTS];
   float *act, *grad, *mask;
+  float *mm, *mv, *stats; /* batch normalization: moving mean / variance, this batch's mean and 1/std */
   int64_t *argmax;
   float *y, *g; /* this step's output and its gradient (aliases for flatten / reshape / dropout at eval) */
   smcu_conv cv; /* conv2d: n set per call */
@@ -36,7 +39,7 @@ typedef struct glayer {
   int asym;
   int64_t pad_top, pad_left;
   float *xp, *gxp;
-  smcu_pool pl; /* max pooling: n set per call */
+  smcu_pool pl; /* max / average pooling: n set per call */
 } glayer;
 
 typedef struct gctx {
@@ -122,6 +125,11 @@ static sm_status *unsupported(const sm_seq *m) {
           ok = 0, why = "has a softmax that is not the last layer's under cross-entropy on probabilities";
         break;
       case SM_LAYER_MAXPOOL2D:
+      case SM_LAYER_AVGPOOL2D:
+      case SM_LAYER_GAP2D:
+      case SM_LAYER_BATCHNORM:
+      case SM_LAYER_RESCALING:
+      case SM_LAYER_LEAKY_RELU:
       case SM_LAYER_FLATTEN:
       case SM_LAYER_RESHAPE:
         break;
@@ -164,6 +172,11 @@ static sm_status *layer_buffers(gctx *g, int l, int64_t cap, int64_t *max_rows) 
   }
   if (L->kind == SM_LAYER_MAXPOOL2D) TRY(dalloc(g, (size_t)(cap * out_per) * sizeof(int64_t), (void **)&G->argmax));
   if (L->kind == SM_LAYER_DROPOUT) TRY(FALLOC(g, cap * in_per, &G->mask));
+  if (L->kind == SM_LAYER_BATCHNORM) {
+    TRY(upload(g, &G->mm, L->moving_mean));
+    TRY(upload(g, &G->mv, L->moving_var));
+    TRY(FALLOC(g, 2 * (int64_t)L->units, &G->stats));
+  }
   if (L->kernel) {
     TRY(upload(g, &G->w, L->kernel));
     TRY(upload(g, &G->b, L->bias));
@@ -191,10 +204,11 @@ static sm_status *layer_buffers(gctx *g, int l, int64_t cap, int64_t *max_rows) 
       TRY(FALLOC(g, cap * c->h * c->w * c->c, &G->xp));
       if (l > g->first_w) TRY(FALLOC(g, cap * c->h * c->w * c->c, &G->gxp));
     }
-  } else if (L->kind == SM_LAYER_MAXPOOL2D) {
+  } else if (L->kind == SM_LAYER_MAXPOOL2D || L->kind == SM_LAYER_AVGPOOL2D) {
     smcu_pool *p = &G->pl;
     p->h = L->in_shape[0], p->w = L->in_shape[1], p->c = L->in_shape[2], p->oh = L->out_shape[0];
-    p->ow = L->out_shape[1], p->kh = L->kh, p->kw = L->kw, p->sh = L->sh, p->sw = L->sw, p->avg = 0;
+    p->ow = L->out_shape[1], p->kh = L->kh, p->kw = L->kw, p->sh = L->sh, p->sw = L->sw;
+    p->avg = L->kind == SM_LAYER_AVGPOOL2D;
     p->pad_top = same_pad(p->h, p->oh, p->kh, p->sh, same, &tot);
     p->pad_left = same_pad(p->w, p->ow, p->kw, p->sw, same, &tot);
   } else if (L->kind == SM_LAYER_DENSE) {
@@ -298,6 +312,28 @@ static sm_status *forward(gctx *g, const float *in, int64_t rows, int training) 
         CALL(g, L->name, g->T->maxpool_fwd(g->s, &pl, in, y, G->argmax, g->err));
         break;
       }
+      case SM_LAYER_AVGPOOL2D: {
+        smcu_pool pl = G->pl;
+        pl.n = rows;
+        CALL(g, L->name, g->A->pool(g->s, &pl, in, y, g->err));
+        break;
+      }
+      case SM_LAYER_GAP2D:
+        CALL(g, L->name, g->A->mean_mid(g->s, in, y, rows, L->in_shape[0] * L->in_shape[1], L->in_shape[2], g->err));
+        break;
+      case SM_LAYER_BATCHNORM: {
+        int64_t c = L->units, bn_rows = rows * in_per / c;
+        CALL(g, L->name, g->T->bn_stats(g->s, in, G->mm, G->mv, bn_rows, c, training, L->momentum, L->epsilon,
+                                        G->stats, g->err));
+        CALL(g, L->name, g->T->bn_apply(g->s, in, G->w, G->b, G->stats, y, bn_rows, c, g->err));
+        break;
+      }
+      case SM_LAYER_RESCALING:
+        CALL(g, L->name, g->T->affine(g->s, in, y, rows * in_per, L->scale, L->offset, g->err));
+        break;
+      case SM_LAYER_LEAKY_RELU:
+        CALL(g, L->name, g->A->unary(g->s, SMCU_LEAKY_RELU, L->scale, in, y, rows * in_per, g->err));
+        break;
       case SM_LAYER_DROPOUT:
         if (training && L->rate > 0.0f) {
           uint64_t seed = g->drop_seed + 0x632BE59BD9B4E019ull * ++g->drop_calls;
@@ -386,6 +422,27 @@ static sm_status *backward(gctx *g, int64_t rows) {
         if (relu) CALL(g, L->name, g->T->relu_bwd(g->s, G->y, gy, rows * out_per, g->err));
         if (gx) TRY(copy(g, L, gx, gy, rows * in_per));
         break;
+      case SM_LAYER_AVGPOOL2D:
+        if (gx) {
+          smcu_pool pl = G->pl;
+          pl.n = rows;
+          CALL(g, L->name, g->T->avgpool_bwd(g->s, &pl, gy, gx, g->err));
+        }
+        break;
+      case SM_LAYER_GAP2D:
+        if (gx)
+          CALL(g, L->name, g->T->gap_bwd(g->s, gy, gx, rows, L->in_shape[0] * L->in_shape[1], L->in_shape[2], g->err));
+        break;
+      case SM_LAYER_BATCHNORM:
+        CALL(g, L->name, g->T->bn_bwd(g->s, in, gy, G->w, G->stats, rows * in_per / L->units, L->units, L->use_scale,
+                                      L->center, gx, G->gw, G->gb, g->err));
+        break;
+      case SM_LAYER_RESCALING:
+        if (gx) CALL(g, L->name, g->T->affine(g->s, gy, gx, rows * in_per, L->scale, 0.0f, g->err));
+        break;
+      case SM_LAYER_LEAKY_RELU:
+        if (gx) CALL(g, L->name, g->T->leaky_bwd(g->s, in, gy, gx, rows * in_per, L->scale, g->err));
+        break;
       default: /* flatten, reshape: their gradient is their input's buffer */
         break;
     }
@@ -402,9 +459,13 @@ static sm_status *optimizer(gctx *g) {
     const sm__layer *L = &m->layers[l];
     glayer *G = &g->L[l];
     if (!L->kernel) continue;
-    CALL(g, L->name, g->T->opt_update(g->s, &o, G->w, G->gw, G->wslot[0], G->wslot[1], G->wslot[2],
-                                      sm_tensor_num_elements(L->kernel), g->err));
-    if (!L->no_bias) /* use_bias=False: the bias stays 0, as the CPU's */
+    /* weights Keras does not have stay put, as the CPU's (optim.c): use_bias=False, batch norm
+     * without scale / center */
+    int bn = L->kind == SM_LAYER_BATCHNORM;
+    if (!(bn && !L->use_scale))
+      CALL(g, L->name, g->T->opt_update(g->s, &o, G->w, G->gw, G->wslot[0], G->wslot[1], G->wslot[2],
+                                        sm_tensor_num_elements(L->kernel), g->err));
+    if (!L->no_bias && !(bn && !L->center))
       CALL(g, L->name, g->T->opt_update(g->s, &o, G->b, G->gb, G->bslot[0], G->bslot[1], G->bslot[2],
                                         sm_tensor_num_elements(L->bias), g->err));
   }
@@ -484,6 +545,10 @@ static sm_status *gpu_end(void *ctx) {
     for (int k = 0; k < SM_OPT_SLOTS; k++) {
       if (L->kernel_slot[k]) TRY(download(g, L->kernel_slot[k], G->wslot[k]));
       if (L->bias_slot[k]) TRY(download(g, L->bias_slot[k], G->bslot[k]));
+    }
+    if (L->kind == SM_LAYER_BATCHNORM) {
+      TRY(download(g, L->moving_mean, G->mm));
+      TRY(download(g, L->moving_var, G->mv));
     }
   }
   return NULL;

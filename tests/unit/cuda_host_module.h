@@ -314,9 +314,82 @@ static int f_opt_update(void *s, const smcu_opt *u, float *w, const float *g, fl
   }
   return 0;
 }
+static int f_affine(void *s, const float *x, float *y, int64_t n, float scale, float offset, char *err) {
+  (void)s, (void)err;
+  for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale + offset;
+  return 0;
+}
+static int f_leaky_bwd(void *s, const float *x, const float *gy, float *gx, int64_t n, float slope, char *err) {
+  (void)s, (void)err;
+  for (int64_t i = 0; i < n; i++) gx[i] = x[i] > 0 ? gy[i] : gy[i] * slope;
+  return 0;
+}
+static int f_gap_bwd(void *s, const float *gy, float *gx, int64_t n, int64_t hw, int64_t c, char *err) {
+  (void)s, (void)err;
+  for (int64_t i = 0; i < n * hw * c; i++) gx[i] = gy[i / (hw * c) * c + i % c] / (float)hw;
+  return 0;
+}
+static int f_avgpool_bwd(void *s, const smcu_pool *p, const float *gy, float *gx, char *err) {
+  (void)s, (void)err;
+  memset(gx, 0, (size_t)(p->n * p->h * p->w * p->c) * sizeof *gx);
+  for (int64_t i = 0; i < p->n * p->oh * p->ow * p->c; i++) {
+    int64_t c = i % p->c, r = i / p->c, ow = r % p->ow, oh = (r / p->ow) % p->oh, b = r / (p->ow * p->oh);
+    int64_t h0 = oh * p->sh - p->pad_top, w0 = ow * p->sw - p->pad_left, cnt = 0;
+    for (int pass = 0; pass < 2; pass++)
+      for (int64_t h = h0 < 0 ? 0 : h0; h < h0 + p->kh && h < p->h; h++)
+        for (int64_t ww = w0 < 0 ? 0 : w0; ww < w0 + p->kw && ww < p->w; ww++) {
+          if (!pass) cnt++;
+          else gx[((b * p->h + h) * p->w + ww) * p->c + c] += gy[i] / (float)cnt;
+        }
+  }
+  return 0;
+}
+static int f_bn_stats(void *s, const float *x, float *mm, float *mv, int64_t rows, int64_t c, int training, float mom,
+                      float eps, float *st, char *err) {
+  (void)s, (void)err;
+  for (int64_t ch = 0; ch < c && (rows > 0 || !training); ch++) {
+    if (!training) {
+      st[ch] = mm[ch], st[c + ch] = 1 / sqrtf(mv[ch] + eps);
+      continue;
+    }
+    double sum = 0, q = 0;
+    for (int64_t r = 0; r < rows; r++) sum += x[r * c + ch];
+    float mu = (float)(sum / (double)rows);
+    for (int64_t r = 0; r < rows; r++) q += ((double)x[r * c + ch] - mu) * ((double)x[r * c + ch] - mu);
+    float var = (float)(q / (double)rows);
+    st[ch] = mu, st[c + ch] = 1 / sqrtf(var + eps);
+    mm[ch] = mm[ch] * mom + mu * (1 - mom), mv[ch] = mv[ch] * mom + var * (1 - mom);
+  }
+  return 0;
+}
+static int f_bn_apply(void *s, const float *x, const float *g, const float *b, const float *st, float *y, int64_t rows,
+                      int64_t c, char *err) {
+  (void)s, (void)err;
+  for (int64_t i = 0; i < rows * c; i++) y[i] = (x[i] - st[i % c]) * st[c + i % c] * g[i % c] + b[i % c];
+  return 0;
+}
+static int f_bn_bwd(void *s, const float *x, const float *gy, const float *g, const float *st, int64_t rows, int64_t c,
+                    int use_scale, int center, float *gx, float *gk, float *gb, char *err) {
+  (void)s, (void)err;
+  for (int64_t ch = 0; ch < c; ch++) {
+    double sb = 0, sg = 0;
+    for (int64_t r = 0; r < rows; r++) {
+      sb += gy[r * c + ch];
+      sg += (double)gy[r * c + ch] * ((x[r * c + ch] - st[ch]) * st[c + ch]);
+    }
+    gk[ch] = use_scale ? (float)sg : 0, gb[ch] = center ? (float)sb : 0;
+    for (int64_t r = 0; gx && r < rows; r++) {
+      float xh = (x[r * c + ch] - st[ch]) * st[c + ch];
+      gx[r * c + ch] = g[ch] * st[c + ch] / (float)rows * ((float)rows * gy[r * c + ch] - (float)sb - xh * (float)sg);
+    }
+  }
+  return 0;
+}
 static const smcu_train_api host_train = {f_conv2d, f_conv_bwd_data, f_conv_bwd_filter, f_maxpool_fwd, f_maxpool_bwd,
                                           f_relu_bwd,      f_mul,             f_fill,        f_gather32,
-                                          f_dropout,       f_sparse_xent,     f_opt_update};
+                                          f_dropout,       f_sparse_xent,     f_opt_update,  f_affine,
+                                          f_leaky_bwd,     f_gap_bwd,         f_avgpool_bwd, f_bn_stats,
+                                          f_bn_apply,      f_bn_bwd};
 static const smcu_api host_module = {SMCU_ABI_VERSION, f_open, f_describe, f_stream_get, f_stream_put, f_alloc,
                                      f_release, f_copy, f_copy, f_copy2d, f_unary, f_binary, f_bias_act, f_batchnorm,
                                      f_gemm, f_conv2d, f_pool, f_mean_mid, f_softmax, f_transpose, f_pad, &host_train};

@@ -4,11 +4,12 @@
  * 1. The CPU backend: sm_seq_fit through the seam gives the same bits as the trainer's steps
  *    called by hand (shuffle, forward with dropout, loss, backward, optimizer; one thread), and
  *    reports the same running loss and validation figures.
- * 2. What the GPU trainer refuses (other layers, losses) is
+ * 2. What the GPU trainer refuses (a softmax inside the network, other losses) is
  *    SM_UNIMPLEMENTED naming it, before any GPU is looked for.
  * 3. GPU training against CPU training: the same compiled model and seed, a few steps of SGD
  *    (Nesterov momentum), Adam, AdamW and centered RMSprop, logits and softmax outputs, stride-2
- *    SAME convolutions with an odd padding, a validation split: weights, optimizer slots and the reported figures within 1e-4 x scale.
+ *    SAME convolutions with an odd padding, the Keras configs' layers (batch norm with and without
+ *    scale, its moving statistics too), a validation split: weights, optimizer slots and the reported figures within 1e-4 x scale.
  *    Where the CUDA device cannot be opened (CI, development machines) fit on the GPU must fail
  *    cleanly leaving the model as it was; then the same comparison runs over a module of host
  *    loops standing in for src/cuda (cuda_host_module.h), which checks fit_gpu.c's wiring (buffers,
@@ -16,7 +17,8 @@
  *    skips the GPU itself (exit 77). tools/gpu_check.sh runs it on the H200.
  * 4. On a GPU, each training kernel of the module (src/cuda/train_*.cu) against its host loop:
  *    convolutions (strided, padded) forward and backward, overlapping max pooling and its backward,
- *    relu backward, product, gather, the dropout mask (bit for bit), cross-entropy, every optimizer. */
+ *    relu backward, product, gather, the dropout mask (bit for bit), cross-entropy, every optimizer,
+ *    and the Keras layers' (rescaling, leaky relu, global / average pooling, batch norm). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +81,32 @@ static sm_seq *model_with(int opt_kind, int softmax, float dropout, int strided)
 }
 static sm_seq *model(int opt_kind, int softmax, float dropout) { return model_with(opt_kind, softmax, dropout, 0); }
 
+/* The Keras configs' layers: rescaling -> conv -> batch norm -> leaky relu -> average pool (SAME:
+ * edge windows count only their in-bounds pixels) -> conv relu -> batch norm (no scale) -> global
+ * average pool -> dense; SGD with momentum. */
+static sm_seq *keras_model(void) {
+  int64_t in[3] = {H, W, 1};
+  sm_seq *m = NULL;
+  CHECK_OK(sm_seq_new(3, in, &m));
+  if (!m) return NULL;
+  CHECK_OK(sm__seq_rescaling(m, 0.5f, 0.1f));
+  CHECK_OK(sm_seq_conv2d(m, 4, 3, 3, 1, 1, SM_PAD_SAME, SM_ACT_NONE));
+  CHECK_OK(sm__seq_batchnorm(m, 0.9f, 1e-3f, 1, 1));
+  CHECK_OK(sm__seq_leaky_relu(m, 0.2f));
+  CHECK_OK(sm__seq_avg_pool2d(m, 3, 3, 2, 2, SM_PAD_SAME));
+  CHECK_OK(sm_seq_conv2d(m, 6, 3, 3, 1, 1, SM_PAD_SAME, SM_ACT_RELU));
+  CHECK_OK(sm__seq_batchnorm(m, 0.99f, 1e-3f, 1, 0));
+  CHECK_OK(sm__seq_gap2d(m));
+  CHECK_OK(sm_seq_dense(m, K, SM_ACT_NONE));
+  /* SGD: a conv bias right before a batch norm has a gradient of float noise around 0, which Adam
+   * would scale up to steps of the learning rate (on both sides, differently) */
+  sm_optimizer o = sm_sgd_defaults();
+  o.learning_rate = 0.05f, o.momentum = 0.9f;
+  sm_loss l = {SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 1};
+  CHECK_OK(sm_seq_compile(m, &o, &l, 5));
+  return m;
+}
+
 typedef struct seen {
   double loss, acc, val_loss, val_acc;
   int calls;
@@ -108,12 +136,14 @@ static double compare(const sm_seq *a, const sm_seq *b, const char *what) {
   double worst = 0.0;
   for (int l = 0; l < a->nlayers; l++) {
     const sm__layer *A = &a->layers[l], *B = &b->layers[l];
-    const sm_tensor *ta[2 + 2 * SM_OPT_SLOTS] = {A->kernel, A->bias}, *tb[2 + 2 * SM_OPT_SLOTS] = {B->kernel, B->bias};
+    enum { NT = 4 + 2 * SM_OPT_SLOTS };
+    const sm_tensor *ta[NT] = {A->kernel, A->bias, A->moving_mean, A->moving_var};
+    const sm_tensor *tb[NT] = {B->kernel, B->bias, B->moving_mean, B->moving_var};
     for (int k = 0; k < SM_OPT_SLOTS; k++) {
-      ta[2 + k] = A->kernel_slot[k], tb[2 + k] = B->kernel_slot[k];
-      ta[2 + SM_OPT_SLOTS + k] = A->bias_slot[k], tb[2 + SM_OPT_SLOTS + k] = B->bias_slot[k];
+      ta[4 + k] = A->kernel_slot[k], tb[4 + k] = B->kernel_slot[k];
+      ta[4 + SM_OPT_SLOTS + k] = A->bias_slot[k], tb[4 + SM_OPT_SLOTS + k] = B->bias_slot[k];
     }
-    for (int i = 0; i < 2 + 2 * SM_OPT_SLOTS; i++) {
+    for (int i = 0; i < NT; i++) {
       if (!ta[i] || !tb[i]) continue;
       const float *pa = sm_tensor_data(ta[i]), *pb = sm_tensor_data(tb[i]);
       int64_t n = sm_tensor_num_elements(ta[i]);
@@ -196,11 +226,11 @@ static void gpu_refuses(void) {
   sm_loss ce = {SM_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 1}, mse = {SM_LOSS_MSE, 0};
   sm_seq *m = NULL;
   CHECK_OK(sm_seq_new(3, in, &m));
-  CHECK_OK(sm__seq_avg_pool2d(m, 2, 2, 2, 2, SM_PAD_VALID));
+  CHECK_OK(sm_seq_conv2d(m, 3, 3, 3, 1, 1, SM_PAD_SAME, SM_ACT_SOFTMAX));
   CHECK_OK(sm_seq_flatten(m));
   CHECK_OK(sm_seq_dense(m, K, SM_ACT_NONE));
   CHECK_OK(sm_seq_compile(m, &adam, &ce, 1));
-  CHECK_ERR(sm_seq_fit(m, x_all, y_all, &o), "GPU training: layer average_pooling2d has no GPU training kernel yet");
+  CHECK_ERR(sm_seq_fit(m, x_all, y_all, &o), "GPU training: layer conv2d ends in a softmax over channels");
   sm_seq_free(m);
   CHECK_OK(sm_seq_new(3, in, &m));
   CHECK_OK(sm_seq_flatten(m));
@@ -219,7 +249,8 @@ static void gpu_refuses(void) {
 
 /* ---- 3. GPU against CPU ---------------------------------------------------------------------------- */
 static void gpu_vs_cpu(int opt_kind, int softmax, int strided, const char *what) {
-  sm_seq *c = model_with(opt_kind, softmax, 0.0f, strided), *g = model_with(opt_kind, softmax, 0.0f, strided);
+  sm_seq *c = strided < 0 ? keras_model() : model_with(opt_kind, softmax, 0.0f, strided);
+  sm_seq *g = strided < 0 ? keras_model() : model_with(opt_kind, softmax, 0.0f, strided);
   if (!c || !g) return;
   seen sc = {0}, sg = {0};
   sm_fit_options oc = opts(SM_DEVICE_CPU, &sc), og = opts(SM_DEVICE_GPU, &sg);
@@ -255,13 +286,13 @@ typedef struct kdev {
   const smcu_api *A;
   void *s;
   char err[SMCU_ERR];
-  void *bufs[64];
+  void *bufs[96];
   int nbufs;
 } kdev;
 
 static void *kup(kdev *d, const void *h, size_t bytes) {
   void *p = NULL;
-  if (d->nbufs == 64 || d->A->alloc(d->s, bytes, &p, d->err)) return NULL;
+  if (d->nbufs == 96 || d->A->alloc(d->s, bytes, &p, d->err)) return NULL;
   d->bufs[d->nbufs++] = p;
   if (h && d->A->h2d(d->s, p, h, bytes, d->err)) return NULL;
   return p;
@@ -372,6 +403,48 @@ static void kernels(const smcu_api *A) {
     kclose(got, want, 400, mode ? "sparse_xent (probabilities)" : "sparse_xent (logits)");
     CHECK(fabs(acc_d[0] - acc_h[0]) <= 1e-4 * fmax(1.0, fabs(acc_h[0])) && acc_d[1] == acc_h[1]);
   }
+  /* the Keras layers' kernels */
+  {
+    float *dc = kup(&d, c, KN * 4), *dst = kup(&d, NULL, 64 * 4), *dmm = kup(&d, NULL, 8 * 4), *dmv = kup(&d, NULL, 8 * 4);
+    float *dgk = kup(&d, NULL, 8 * 4), *dgb = kup(&d, NULL, 8 * 4);
+    CHECK(dc && dst && dmm && dmv && dgk && dgb);
+    if (!(dc && dst && dmm && dmv && dgk && dgb)) goto done;
+    HT->affine(NULL, a, want, KN, 0.5f, 0.1f, d.err);
+    CHECK(!T->affine(d.s, da, dz, KN, 0.5f, 0.1f, d.err) && !kdown(&d, got, dz, KN * 4));
+    kclose(got, want, KN, "affine");
+    HT->leaky_bwd(NULL, a, c, want, KN, 0.2f, d.err);
+    CHECK(!T->leaky_bwd(d.s, da, dc, dz, KN, 0.2f, d.err) && !kdown(&d, got, dz, KN * 4));
+    kclose(got, want, KN, "leaky_bwd");
+    HT->gap_bwd(NULL, c, want, 4, 9, 7, d.err);
+    CHECK(!T->gap_bwd(d.s, dc, dz, 4, 9, 7, d.err) && !kdown(&d, got, dz, 4 * 9 * 7 * 4));
+    kclose(got, want, 4 * 9 * 7, "gap_bwd");
+    smcu_pool ap = pl;
+    ap.avg = 1;
+    HT->avgpool_bwd(NULL, &ap, c, want, d.err);
+    CHECK(!T->avgpool_bwd(d.s, &ap, dc, dz, d.err) && !kdown(&d, got, dz, (size_t)nx * 4));
+    kclose(got, want, nx, "avgpool_bwd");
+    /* batch norm over [100, 8]: statistics (training and not), the moving ones, apply, backward */
+    float mm[8], mv[8], st[16], gk[8], gb[8], sth[16];
+    for (int training = 0; training < 2; training++) {
+      for (int i = 0; i < 8; i++) mm[i] = b[i], mv[i] = fabsf(c[i]) + 0.5f;
+      CHECK(!A->h2d(d.s, dmm, mm, sizeof mm, d.err) && !A->h2d(d.s, dmv, mv, sizeof mv, d.err));
+      HT->bn_stats(NULL, a, mm, mv, 100, 8, training, 0.9f, 1e-3f, sth, d.err);
+      CHECK(!T->bn_stats(d.s, da, dmm, dmv, 100, 8, training, 0.9f, 1e-3f, dst, d.err) &&
+            !kdown(&d, st, dst, sizeof st) && !kdown(&d, got, dmm, sizeof mm) && !kdown(&d, got + 8, dmv, sizeof mv));
+      kclose(st, sth, 16, "bn_stats");
+      kclose(got, mm, 8, "bn_stats moving mean");
+      kclose(got + 8, mv, 8, "bn_stats moving variance");
+    }
+    HT->bn_apply(NULL, a, b, c, sth, want, 100, 8, d.err);
+    CHECK(!T->bn_apply(d.s, da, kup(&d, b, 8 * 4), dc, dst, dz, 100, 8, d.err) && !kdown(&d, got, dz, 800 * 4));
+    kclose(got, want, 800, "bn_apply");
+    HT->bn_bwd(NULL, a, c, b, sth, 100, 8, 1, 0, want, gk, gb, d.err);
+    CHECK(!T->bn_bwd(d.s, da, dc, kup(&d, b, 8 * 4), dst, 100, 8, 1, 0, dz, dgk, dgb, d.err) &&
+          !kdown(&d, got, dz, 800 * 4) && !kdown(&d, st, dgk, 8 * 4) && !kdown(&d, st + 8, dgb, 8 * 4));
+    kclose(got, want, 800, "bn_bwd gx");
+    kclose(st, gk, 8, "bn_bwd gamma");
+    kclose(st + 8, gb, 8, "bn_bwd beta");
+  }
   /* the optimizers, every slot */
   for (int kind = 0; kind < 4; kind++) {
     smcu_opt o = {kind, 1, 1, 0.01f, 0.9f, 0.003f, 0.1f, 0.001f, 1e-7f, 0.004f, 0.9f, 0.1f};
@@ -422,6 +495,7 @@ int main(void) {
   gpu_vs_cpu(SM_OPT_ADAMW, 0, 0, "AdamW, logits");
   gpu_vs_cpu(SM_OPT_RMSPROP, 1, 0, "RMSprop centered, softmax");
   gpu_vs_cpu(SM_OPT_ADAM, 0, 1, "Adam, stride-2 SAME convolutions (odd padding)");
+  gpu_vs_cpu(SM_OPT_SGD, 0, -1, "Keras layers (rescaling, batch norm, leaky relu, average pools)");
   gpu_dropout();
   kernels(sm__cuda_api());
   sm_tensor_free(x_all);
