@@ -260,8 +260,10 @@ static void gpu_vs_cpu(int opt_kind, int softmax, int strided, const char *what)
   fprintf(stderr, "%s: GPU weights and slots within %.2g x scale of the CPU's\n", what, d);
   CHECK(d <= 1e-4);
   CHECK_EQ_INT(sm_seq_iterations(g), sm_seq_iterations(c));
-  CHECK(fabs(sg.loss - sc.loss) <= 1e-4 * fmax(1.0, fabs(sc.loss)) && sg.acc == sc.acc);
-  CHECK(fabs(sg.val_loss - sc.val_loss) <= 1e-4 * fmax(1.0, fabs(sc.val_loss)) && sg.val_acc == sc.val_acc);
+  /* accuracies: an argmax between two logits within float noise may go either way, for one sample */
+  CHECK(fabs(sg.loss - sc.loss) <= 1e-4 * fmax(1.0, fabs(sc.loss)) && fabs(sg.acc - sc.acc) <= 1.0 / 31 + 1e-9);
+  CHECK(fabs(sg.val_loss - sc.val_loss) <= 1e-4 * fmax(1.0, fabs(sc.val_loss)) &&
+        fabs(sg.val_acc - sc.val_acc) <= 1.0 / 9 + 1e-9);
   CHECK_EQ_INT(sg.calls, 2 * (1 + 1)); /* the GPU reports each epoch's last step (< 50 steps) and its end */
   sm_seq_free(c);
   sm_seq_free(g);
