@@ -135,6 +135,11 @@ typedef struct sm_fit_options {
   int num_threads;        /* 0 = one per core */
   sm_fit_callback callback;
   void *callback_ctx;
+  /* SM_DEVICE_CPU (0) or SM_DEVICE_GPU (savedmodel/model.h): the GPU trains every layer kind
+   * (softmax only as the last layer) with sparse cross-entropy, any optimizer; other losses, a
+   * softmax inside the network and MPI are SM_UNIMPLEMENTED naming them. Progress is reported every 50 steps and at each epoch's end;
+   * dropout masks come from the GPU's own generator (not the CPU's stream). */
+  int device;
 } sm_fit_options;
 SM_API sm_fit_options sm_fit_defaults(void);
 

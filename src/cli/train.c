@@ -33,7 +33,7 @@ static const char usage[] =
     "                        [--num_threads T] [--probabilities] [--collective_timeout S]\n"
     "                        [--model MODEL_JSON] [--optimizer NAME[:KEY=VALUE,...]] [--loss LOSS]\n"
     "                        [--lr_schedule exponential:STEPS:RATE[:staircase] | cosine:STEPS[:ALPHA]]\n"
-    "                        [--device cpu]\n"
+    "                        [--device cpu|gpu]\n"
     "\n"
     "Trains the seeds' CNN - Conv2D(32, 3, relu), MaxPooling2D(2), Flatten, Dense(64, relu),\n"
     "Dense(10) - with Adam and sparse categorical cross-entropy on MNIST-format data (DIR holds\n"
@@ -296,6 +296,7 @@ typedef struct {
   long long epochs, batch_size, seed, limit, threads;
   double validation_split, learning_rate, collective_timeout;
   int lr_given, probabilities;
+  int device; /* SM_DEVICE_CPU / SM_DEVICE_GPU (sm_fit_options.device) */
 } train_args;
 
 /* Threads per rank when --num_threads is not given: the cores shared by the ranks on this host. */
@@ -479,6 +480,7 @@ static int train(const train_args *a) {
   fo.seed = (uint64_t)a->seed + (uint64_t)initial_epoch;
   fo.validation_split = (float)a->validation_split;
   fo.num_threads = (int)(a->threads || size == 1 ? a->threads : default_threads(size));
+  fo.device = a->device;
   fo.callback = on_progress;
   fo.callback_ctx = &pr;
   if (fo.epochs > 0) epoch_header(&pr, 1, fo.epochs);
@@ -552,7 +554,8 @@ int sm__cli_train(int argc, char **argv) {
                                       "(Keras's ExponentialDecay / CosineDecay from the learning rate).", NULL, 0},
       {"collective_timeout", SM_FLAG_STRING, "Under mpirun: seconds any rank waits for the others before the job "
                                              "fails naming the ranks that did not answer (default 60).", NULL, 0},
-      {"device", SM_FLAG_STRING, "cpu (default); gpu is not implemented yet for training.", NULL, 0},
+      {"device", SM_FLAG_STRING, "cpu (default) or gpu: the fit on the GPU (sparse cross-entropy; what it does "
+                                 "not support is refused, named), the export as the CPU's.", NULL, 0},
   };
   size_t nflags = sizeof flags / sizeof *flags;
   int r = sm__cli_parse_flags(argc, argv, flags, nflags, usage);
@@ -560,11 +563,8 @@ int sm__cli_train(int argc, char **argv) {
   if (r) return r;
   int device;
   if (sm__cli_parse_device("train", sm__cli_flag(flags, nflags, "device")->value, &device)) return 2;
-  if (device == SM_DEVICE_GPU)
-    return sm__cli_fail(sm_status_new(SM_UNIMPLEMENTED, "train --device gpu: training on the GPU is not implemented "
-                                                        "yet (inference is: run and serve take --device gpu); train "
-                                                        "with --device cpu"));
   train_args a = {0};
+  a.device = device;
   a.data = sm__cli_flag(flags, nflags, "data")->value;
   if (!a.data) a.data = SM_FASHION_MNIST_DIR;
   a.out = sm__cli_flag(flags, nflags, "out")->value;

@@ -96,18 +96,14 @@ int cu_batchnorm(void *stream, const float *x, const float *gamma, const float *
 // One output element per thread: its window, clipped to the input (TF: padding is not counted).
 __global__ void k_pool(smcu_pool p, const float *x, float *y, int64_t n) {
   GRID_LOOP(i, n) {
-    int64_t c = i % p.c, r = i / p.c, ow = r % p.ow, oh = (r / p.ow) % p.oh, b = r / (p.ow * p.oh);
-    int64_t h0 = oh * p.sh - p.pad_top, w0 = ow * p.sw - p.pad_left;
-    int64_t h1 = h0 + p.kh < p.h ? h0 + p.kh : p.h, w1 = w0 + p.kw < p.w ? w0 + p.kw : p.w;
-    h0 = h0 > 0 ? h0 : 0;
-    w0 = w0 > 0 ? w0 : 0;
+    pool_win q = pool_window(p, i);
     float acc = p.avg ? 0.f : -INFINITY;
-    for (int64_t h = h0; h < h1; h++)
-      for (int64_t w = w0; w < w1; w++) {
-        float v = x[((b * p.h + h) * p.w + w) * p.c + c];
+    for (int64_t h = q.h0; h < q.h1; h++)
+      for (int64_t w = q.w0; w < q.w1; w++) {
+        float v = x[((q.b * p.h + h) * p.w + w) * p.c + q.c];
         acc = p.avg ? acc + v : fmaxf(acc, v);
       }
-    int64_t cnt = (h1 - h0) * (w1 - w0);
+    int64_t cnt = (q.h1 - q.h0) * (q.w1 - q.w0);
     y[i] = p.avg ? (cnt > 0 ? acc / (float)cnt : 0.f) : acc;
   }
 }

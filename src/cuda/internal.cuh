@@ -1,5 +1,6 @@
 // internal.cuh - what the module's .cu files share: the pooled stream (with its cuBLAS and cuDNN
-// handles), error formatting that names the call, and the launch shape of elementwise kernels.
+// handles), error formatting that names the call, the launch shape of elementwise kernels and a
+// pooling output's window.
 #ifndef SM_CUDA_INTERNAL_CUH
 #define SM_CUDA_INTERNAL_CUH
 #include <cublas_v2.h>
@@ -65,6 +66,22 @@ static inline unsigned blocks_for(int64_t n) {
 }
 #define GRID_LOOP(i, n) for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)blockDim.x * gridDim.x)
 
+// Output i of a pooling over NHWC (i runs over [n, oh, ow, c]): its sample b, channel c and the
+// in-bounds part of its window, rows [h0, h1) and columns [w0, w1) (empty when h0 >= h1 or w0 >= w1).
+struct pool_win {
+  int64_t b, c, h0, h1, w0, w1;
+};
+__device__ static inline pool_win pool_window(const smcu_pool &p, int64_t i) {
+  pool_win q;
+  int64_t r = i / p.c, ow = r % p.ow, oh = (r / p.ow) % p.oh;
+  q.c = i % p.c, q.b = r / (p.ow * p.oh);
+  q.h0 = oh * p.sh - p.pad_top, q.w0 = ow * p.sw - p.pad_left;
+  q.h1 = q.h0 + p.kh < p.h ? q.h0 + p.kh : p.h, q.w1 = q.w0 + p.kw < p.w ? q.w0 + p.kw : p.w;
+  q.h0 = q.h0 > 0 ? q.h0 : 0;
+  q.w0 = q.w0 > 0 ? q.w0 : 0;
+  return q;
+}
+
 // Implemented in the other files, listed in module.cu's table.
 int cu_unary(void *stream, int act, float alpha, const float *x, float *y, int64_t n, char *err);
 int cu_binary(void *stream, int op, const float *a, const float *b, float *y, const smcu_bcast *bc, char *err);
@@ -84,6 +101,7 @@ int cu_gemm(void *stream, int ta, int tb, int64_t m, int64_t n, int64_t k, const
 int cu_conv2d(void *stream, const smcu_conv *cv, const float *x, const float *w, float *y, char *err);
 int cu_alloc(void *stream, size_t bytes, void **p, char *err);
 void cu_release(void *stream, void *p);
+extern const smcu_train_api smcu_train_table; // train_kernels.cu (backward convolutions in train_dnn.cu)
 extern int smcu_tf32; // SM_CUDA_TF32=1: let cuBLAS / cuDNN use TF32 tensor cores (faster, ~1e-3 relative)
 
 #endif

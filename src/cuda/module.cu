@@ -137,7 +137,7 @@ static const smcu_api table = {
     SMCU_ABI_VERSION, m_open,         m_describe, m_stream_get,   m_stream_put, cu_alloc, cu_release,
     m_h2d,            m_d2h,          m_copy2d,   cu_unary,     cu_binary,  cu_bias_act,
     cu_batchnorm,   cu_gemm,      cu_conv2d, cu_pool,     cu_mean_mid, cu_softmax,
-    cu_transpose,   cu_pad,
+    cu_transpose,   cu_pad,       &smcu_train_table,
 };
 
 extern "C" __attribute__((visibility("default"))) const smcu_api *smcu_get_api(int abi) {

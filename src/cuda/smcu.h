@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define SMCU_ABI_VERSION 1
+#define SMCU_ABI_VERSION 2
 #define SMCU_ERR 320
 #define SMCU_MAX_RANK 8
 
@@ -50,6 +50,68 @@ typedef struct smcu_pool {
   int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pad_top, pad_left;
   int avg;
 } smcu_pool;
+
+/* One optimizer step's factors (src/train/optim.c computes them on the host, as Keras does):
+ * kind is sm_optimizer's (SM_OPT_SGD 0, ADAM 1, ADAMW 2, RMSPROP 3 as include/savedmodel/train.h). */
+typedef struct smcu_opt {
+  int kind, nesterov, centered;
+  float lr, mom, alpha, omb1, omb2, eps, wd, rho, omrho;
+} smcu_opt;
+
+/* The training kernels (src/cuda/train_*.cu), used by the trainer's GPU backend
+ * (src/train/fit_gpu.c). Same conventions as smcu_api; every call needs a stream. */
+typedef struct smcu_train_api {
+  /* conv2d as smcu_api's, with cuDNN's algorithm choice kept per shape (a step repeats them). */
+  int (*conv2d_fwd)(void *stream, const smcu_conv *cv, const float *x, const float *w, float *y, char *err);
+  /* gx = the gradient of conv2d(x, w) w.r.t. x from gy ([n, oh, ow, k]); w HWIO. */
+  int (*conv2d_bwd_data)(void *stream, const smcu_conv *cv, const float *gy, const float *w, float *gx, char *err);
+  /* gw (HWIO) = the gradient w.r.t. the filter from x and gy. */
+  int (*conv2d_bwd_filter)(void *stream, const smcu_conv *cv, const float *x, const float *gy, float *gw, char *err);
+  /* Max pooling (not avg) that keeps each output's argmax (an index into x, the first maximum of
+   * the window in row-major order, as the CPU's), and its backward: gx = 0, then each gy added at
+   * its argmax. */
+  int (*maxpool_fwd)(void *stream, const smcu_pool *pl, const float *x, float *y, int64_t *argmax, char *err);
+  int (*maxpool_bwd)(void *stream, const smcu_pool *pl, const float *gy, const int64_t *argmax, float *gx, char *err);
+  /* g = y > 0 ? g : 0 (relu's backward from its output). */
+  int (*relu_bwd)(void *stream, const float *y, float *g, int64_t n, char *err);
+  /* y = a * b elementwise. */
+  int (*mul)(void *stream, const float *a, const float *b, float *y, int64_t n, char *err);
+  int (*fill)(void *stream, float *y, float value, int64_t n, char *err);
+  /* dst row i = src row idx[i] (rows of `per` 4-byte words), i < rows. */
+  int (*gather32)(void *stream, const void *src, const int32_t *idx, int64_t rows, int64_t per, void *dst, char *err);
+  /* Inverted dropout: mask = U >= rate ? 1 / (1 - rate) : 0, y = x * mask; U from a counter-based
+   * hash of (seed, i). */
+  int (*dropout)(void *stream, const float *x, float *y, float *mask, int64_t n, float rate, uint64_t seed, char *err);
+  /* Sparse categorical cross-entropy over out [rows, k] with labels [rows]: logits (mode 0) or
+   * softmax probabilities whose gradient is taken w.r.t. the softmax's input (mode 1). g (NULL:
+   * not wanted) = the gradient of the batch's mean loss; acc[0] += the summed loss, acc[1] += the
+   * number of correct argmaxes (doubles in device memory; rowbuf: 2 x rows doubles of scratch). */
+  int (*sparse_xent)(void *stream, const float *out, const int32_t *labels, int64_t rows, int64_t k, int mode,
+                     float *g, double *rowbuf, double *acc, char *err);
+  /* One optimizer update of n weights w by gradient g (slots s0, s1, s2 as src/train/optim.c). */
+  int (*opt_update)(void *stream, const smcu_opt *o, float *w, const float *g, float *s0, float *s1, float *s2,
+                    int64_t n, char *err);
+  /* The Keras-config layers (src/train/layers.c's formulas). y = x * scale + offset (Rescaling, and
+   * its backward with offset 0); leaky relu's backward gx = x > 0 ? gy : gy * slope. */
+  int (*affine)(void *stream, const float *x, float *y, int64_t n, float scale, float offset, char *err);
+  int (*leaky_bwd)(void *stream, const float *x, const float *gy, float *gx, int64_t n, float slope, char *err);
+  /* GlobalAveragePooling2D's backward: gx [n, hw, c] = gy [n, c] / hw. */
+  int (*gap_bwd)(void *stream, const float *gy, float *gx, int64_t n, int64_t hw, int64_t c, char *err);
+  /* AvgPool's backward (pl->avg: each window divides by its in-bounds count): gx = 0, then each gy /
+   * count added over its window. */
+  int (*avgpool_bwd)(void *stream, const smcu_pool *pl, const float *gy, float *gx, char *err);
+  /* Batch normalization over the last axis of x [rows, c]: stats [2c] = the mean and 1 / sqrt(var +
+   * eps) of each channel, from the batch (training: the moving mean mm and variance mv updated with
+   * momentum) or from mm, mv; then y = (x - mean) * inv * gamma + beta. */
+  int (*bn_stats)(void *stream, const float *x, float *mm, float *mv, int64_t rows, int64_t c, int training,
+                  float momentum, float eps, float *stats, char *err);
+  int (*bn_apply)(void *stream, const float *x, const float *gamma, const float *beta, const float *stats, float *y,
+                  int64_t rows, int64_t c, char *err);
+  /* Its backward: gk (gamma's gradient, 0 unless use_scale), gb (beta's, 0 unless center) and gx (NULL:
+   * not wanted) = gamma * inv / rows * (rows * gy - sum(gy) - xhat * sum(gy * xhat)). */
+  int (*bn_bwd)(void *stream, const float *x, const float *gy, const float *gamma, const float *stats, int64_t rows,
+                int64_t c, int use_scale, int center, float *gx, float *gk, float *gb, char *err);
+} smcu_train_api;
 
 typedef struct smcu_api {
   int abi; /* SMCU_ABI_VERSION */
@@ -95,6 +157,7 @@ typedef struct smcu_api {
   /* y (dims ydims) = x (dims xdims) placed at offset before[] in a field of `value`. */
   int (*pad)(void *stream, const float *x, float *y, int rank, const int64_t *xdims, const int64_t *before,
              const int64_t *ydims, float value, char *err);
+  const smcu_train_api *train; /* the training kernels (ABI 2) */
 } smcu_api;
 
 /* The module's one export: its table, or NULL when abi is not the version it was built for. */

@@ -10,6 +10,7 @@
 
 #include "ops/nn_internal.h"
 #include "ops/nn_raw.h"
+#include "savedmodel/model.h"
 #include "train/dist.h"
 #include "train/train_internal.h"
 
@@ -360,6 +361,101 @@ sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_
   return NULL;
 }
 
+/* ---- the CPU backend (train_internal.h's seam; fit_gpu.c has the GPU's) ------------------------ */
+typedef struct cpuctx {
+  sm_seq *m;
+  const float *x, *targets;
+  const int32_t *labels;
+  const int64_t *perm;
+  int64_t n, ntr, bs, in_per, out_per;
+  int dist;
+  double sum;
+  int64_t correct;
+} cpuctx;
+
+static sm_status *cpu_begin(sm_seq *m, const float *x, const int32_t *labels, const float *targets, int64_t n,
+                            int64_t ntr, int64_t bs, void **ctx) {
+  const sm__layer *last = &m->layers[m->nlayers - 1];
+  *ctx = NULL;
+  sm_status *st = sm__train_scratch(m, bs < ntr ? bs : ntr);
+  cpuctx *c = st ? NULL : calloc(1, sizeof *c);
+  if (!st && !c) st = sm_status_new(SM_NO_MEMORY, "trainer: out of memory");
+  if (st) return st;
+  c->m = m, c->x = x, c->labels = labels, c->targets = targets, c->n = n, c->ntr = ntr, c->bs = bs;
+  c->in_per = sm__elems(m->in_rank, m->in_shape), c->out_per = sm__elems(last->out_rank, last->out_shape);
+  c->dist = sm__dist_size() > 1;
+  if (c->dist && (st = sm__dist_fit_begin(m, ntr, bs < ntr ? bs : ntr))) {
+    free(c);
+    return st;
+  }
+  *ctx = c;
+  return NULL;
+}
+
+static sm_status *cpu_epoch(void *ctx, const int64_t *perm) {
+  cpuctx *c = ctx;
+  c->perm = perm;
+  c->sum = 0.0;
+  c->correct = 0;
+  return NULL;
+}
+
+static sm_status *cpu_step(void *ctx, int64_t b0, int64_t b) {
+  cpuctx *c = ctx;
+  sm_seq *m = c->m;
+  sm__train *t = m->priv;
+  sm_status *st;
+  /* as a rank of several: this rank's contiguous shard [lo, hi) of the global batch */
+  int64_t lo = c->dist ? b * sm__dist_rank() / sm__dist_size() : 0;
+  int64_t hi = c->dist ? b * (sm__dist_rank() + 1) / sm__dist_size() : b;
+  for (int64_t i = 0; i < hi - lo; i++) {
+    int64_t r = c->perm[b0 + lo + i];
+    memcpy(t->xbatch + i * c->in_per, c->x + r * c->in_per, (size_t)c->in_per * sizeof(float));
+    if (c->labels)
+      t->lbatch[i] = c->labels[r];
+    else
+      memcpy(t->ybatch + i * c->out_per, c->targets + r * c->out_per, (size_t)c->out_per * sizeof(float));
+  }
+  int64_t k = 0;
+  double lsum;
+  if (c->dist) {
+    if ((st = sm__dist_step(m, hi - lo, b, c->out_per, &lsum, &k))) return st;
+  } else {
+    const float *out;
+    if ((st = sm__forward(m, t->xbatch, b, 1, &out))) return st;
+    double l = sm__loss(m, out, b, c->out_per, t->lbatch, t->ybatch, t->grad[m->nlayers - 1], &k, &t->fused_last);
+    sm__backward(m, t->xbatch, b);
+    lsum = l * (double)b;
+  }
+  sm__optimizer_step(m);
+  c->sum += lsum;
+  c->correct += k;
+  return NULL;
+}
+
+static sm_status *cpu_totals(void *ctx, double *loss_sum, int64_t *correct) {
+  const cpuctx *c = ctx;
+  *loss_sum = c->sum;
+  *correct = c->correct;
+  return NULL;
+}
+
+static sm_status *cpu_validate(void *ctx, double *loss, double *accuracy) {
+  const cpuctx *c = ctx;
+  int64_t nval = c->n - c->ntr;
+  return (c->dist ? eval_dist : eval_raw)(c->m, c->x + c->ntr * c->in_per, c->labels ? c->labels + c->ntr : NULL,
+                                          c->targets ? c->targets + c->ntr * c->out_per : NULL, nval, c->bs, loss,
+                                          accuracy);
+}
+
+static sm_status *cpu_end(void *ctx) {
+  (void)ctx;
+  return NULL;
+}
+
+const sm__train_backend sm__train_cpu = {"cpu", cpu_begin, cpu_epoch, cpu_step, cpu_totals,
+                                         cpu_validate, cpu_end, free, 1};
+
 /* ---- fit ---------------------------------------------------------------------------------------- */
 sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts) {
   const char *what = "fit";
@@ -384,19 +480,22 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
     return sm_status_new(SM_INVALID_ARGUMENT, "%s: no training samples (%lld samples, validation_split %g)", what,
                          (long long)n, (double)o.validation_split);
   }
-  const sm__layer *last = &m->layers[m->nlayers - 1];
-  int64_t in_per = sm__elems(m->in_rank, m->in_shape), out_per = sm__elems(last->out_rank, last->out_shape);
   int64_t bs = o.batch_size < ntr ? o.batch_size : ntr;
   int64_t *perm = malloc((size_t)ntr * sizeof *perm);
   if (!perm) st = sm_status_new(SM_NO_MEMORY, "%s: out of memory for %lld sample indices", what, (long long)ntr);
-  if (!st) st = sm__train_pool(m, o.num_threads);
-  if (!st) st = sm__train_scratch(m, bs);
-  sm__train *t = m->priv;
+  sm__train *t = NULL;
+  if (!st) st = sm__train_get(m, &t);
   if (!st && o.seed) sm__rng_seed(&t->rng, o.seed);
   int dist = sm__dist_size() > 1;
+  const sm__train_backend *be = o.device == SM_DEVICE_GPU ? &sm__train_gpu : &sm__train_cpu;
+  if (!st && o.device != SM_DEVICE_CPU && o.device != SM_DEVICE_GPU)
+    st = sm_status_new(SM_INVALID_ARGUMENT, "%s: device must be SM_DEVICE_CPU or SM_DEVICE_GPU, got %d", what, o.device);
+  if (!st && dist && be != &sm__train_cpu)
+    st = sm_status_new(SM_UNIMPLEMENTED, "%s: training on the GPU under MPI (several ranks) is not supported yet", what);
   if (dist && sm__dist_rank() != 0) o.callback = NULL; /* progress is rank 0's to show */
-  if (!st && dist) st = sm__dist_fit_begin(m, ntr, bs);
-  const float *xd = sm_tensor_data(x);
+  if (!st && be == &sm__train_cpu) st = sm__train_pool(m, o.num_threads);
+  void *bctx = NULL;
+  if (!st) st = be->begin(m, sm_tensor_data(x), labels, targets, n, ntr, o.batch_size, &bctx);
   int64_t steps = (ntr + bs - 1) / bs;
   int stop = 0;
   for (int ep = 0; !st && !stop && ep < o.epochs; ep++) {
@@ -408,8 +507,9 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
         perm[i] = perm[j];
         perm[j] = tmp;
       }
-    double sum = 0.0;
+    if ((st = be->epoch(bctx, perm))) break;
     int64_t seen = 0, correct = 0;
+    double sum = 0.0;
     sm_fit_progress p;
     memset(&p, 0, sizeof p);
     p.epoch = ep + 1;
@@ -418,37 +518,15 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
     p.val_loss = p.val_accuracy = NAN;
     for (int64_t s = 0; s < steps; s++) {
       int64_t b0 = s * bs, b = ntr - b0 < bs ? ntr - b0 : bs;
-      /* as a rank of several: this rank's contiguous shard [lo, hi) of the global batch */
-      int64_t lo = dist ? b * sm__dist_rank() / sm__dist_size() : 0;
-      int64_t hi = dist ? b * (sm__dist_rank() + 1) / sm__dist_size() : b;
-      for (int64_t i = 0; i < hi - lo; i++) {
-        int64_t r = perm[b0 + lo + i];
-        memcpy(t->xbatch + i * in_per, xd + r * in_per, (size_t)in_per * sizeof(float));
-        if (labels)
-          t->lbatch[i] = labels[r];
-        else
-          memcpy(t->ybatch + i * out_per, targets + r * out_per, (size_t)out_per * sizeof(float));
-      }
-      int64_t c = 0;
-      double lsum;
-      if (dist) {
-        if ((st = sm__dist_step(m, hi - lo, b, out_per, &lsum, &c))) break;
-      } else {
-        const float *out;
-        if ((st = sm__forward(m, t->xbatch, b, 1, &out))) break;
-        double l = sm__loss(m, out, b, out_per, t->lbatch, t->ybatch, t->grad[m->nlayers - 1], &c, &t->fused_last);
-        sm__backward(m, t->xbatch, b);
-        lsum = l * (double)b;
-      }
-      sm__optimizer_step(m);
-      sum += lsum;
+      if ((st = be->step(bctx, b0, b))) break;
       seen += b;
-      correct += c;
+      if (!o.callback || ((s + 1) % be->report_every && s + 1 < steps)) continue;
+      if ((st = be->totals(bctx, &sum, &correct))) break;
       p.step = s + 1;
       p.loss = sum / (double)seen;
       p.accuracy = m->loss.kind != SM_LOSS_MSE ? (double)correct / (double)seen : NAN;
       p.elapsed_s = now_s() - t0;
-      if (o.callback && o.callback(&p, o.callback_ctx) && !dist) {
+      if (o.callback(&p, o.callback_ctx) && !dist) {
         stop = 1;
         break;
       }
@@ -456,12 +534,15 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
     if (st) break;
     m->epochs_done++;
     if (stop) break;
-    if (nval > 0 && (st = (dist ? eval_dist : eval_raw)(m, xd + ntr * in_per, labels ? labels + ntr : NULL,
-                                                          targets ? targets + ntr * out_per : NULL, nval, o.batch_size,
-                                                          &p.val_loss, &p.val_accuracy)))
-      break;
+    if (nval > 0 && (st = be->validate(bctx, &p.val_loss, &p.val_accuracy))) break;
     p.elapsed_s = now_s() - t0;
     if (o.callback && o.callback(&p, o.callback_ctx) && !dist) stop = 1;
+  }
+  if (bctx) {
+    sm_status *e = be->end(bctx);
+    if (!st) st = e;
+    else sm_status_free(e);
+    be->free(bctx);
   }
   if (t) t->dist_drop = 0;
   free(perm);

@@ -211,6 +211,15 @@ static void upd_init(upd *u, const sm_optimizer *o, int64_t iterations) {
   }
 }
 
+void sm__opt_factors_get(const sm_optimizer *o, int64_t iterations, sm__opt_factors *f) {
+  upd u;
+  memset(&u, 0, sizeof u);
+  upd_init(&u, o, iterations);
+  f->kind = u.kind, f->nesterov = u.nesterov, f->centered = u.centered;
+  f->lr = u.lr, f->mom = u.mom, f->alpha = u.alpha, f->omb1 = u.omb1, f->omb2 = u.omb2, f->eps = u.eps;
+  f->wd = u.wd, f->rho = u.rho, f->omrho = u.omrho;
+}
+
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n) {
   upd u;

@@ -92,6 +92,40 @@ void sm__optimizer_step(sm_seq *m);
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);
 
+/* optim.c: one step's factors (the learning rate of step `iterations`, Adam's bias-corrected
+ * alpha, the 1 - beta terms as Keras rounds them), as the CPU's update loops use them: the GPU
+ * backend passes them to its kernels. kind..omrho mirror smcu_opt (src/cuda/smcu.h). */
+typedef struct sm__opt_factors {
+  int kind, nesterov, centered;
+  float lr, mom, alpha, omb1, omb2, eps, wd, rho, omrho;
+} sm__opt_factors;
+void sm__opt_factors_get(const sm_optimizer *o, int64_t iterations, sm__opt_factors *f);
+
+/* The trainer's backends (fit.c drives them; the same seam for both): the CPU's (fit.c: the
+ * forward / loss / backward / optimizer of this directory, data-parallel under MPI) and the
+ * GPU's (fit_gpu.c: every layer's forward and backward on the GPU, the weights, gradients,
+ * optimizer slots, activations and the data set in device memory for the whole fit). */
+typedef struct sm__train_backend {
+  const char *name;
+  /* x [n, in...] with labels (class ids) or targets; rows [0, ntr) train, [ntr, n) validate,
+   * steps of at most bs rows. */
+  sm_status *(*begin)(sm_seq *m, const float *x, const int32_t *labels, const float *targets, int64_t n, int64_t ntr,
+                      int64_t bs, void **ctx);
+  /* An epoch's sample order perm[0, ntr); resets the epoch's sums. */
+  sm_status *(*epoch)(void *ctx, const int64_t *perm);
+  /* One optimizer step on the samples perm[b0, b0 + b) (m->iterations + 1). */
+  sm_status *(*step)(void *ctx, int64_t b0, int64_t b);
+  /* The epoch's summed loss and correct count so far (the GPU's: waits for its steps). */
+  sm_status *(*totals)(void *ctx, double *loss_sum, int64_t *correct);
+  /* Mean loss and accuracy over the rows [ntr, n). */
+  sm_status *(*validate)(void *ctx, double *loss, double *accuracy);
+  /* The trained weights, optimizer slots and statistics back into m (the GPU's: copied). */
+  sm_status *(*end)(void *ctx);
+  void (*free)(void *ctx);
+  int report_every; /* steps between progress callbacks (and each epoch's last step) */
+} sm__train_backend;
+extern const sm__train_backend sm__train_cpu, sm__train_gpu;
+
 /* optim.c: the Keras name of optimizer slot k ("momentum", "velocity", "average_gradient"), NULL
  * when the optimizer keeps no such slot; the learning rate of step `iterations` (the schedule's);
  * the settings' checks (ranges, schedule). */
