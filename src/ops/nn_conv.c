@@ -737,8 +737,11 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f, dnnl);
   if (fused && fused->has_add) return conv_add(&j, od, x, f, sm__kctx_input(ctx, 3), dnnl, ctx);
   sm_tensor *out;
-  /* gemm writes every element; depthwise accumulates and empty windows give zeros */
-  if ((st = (depthwise || j.K == 0 ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))
+  /* gemm and oneDNN write every element; the own depthwise loops accumulate and empty windows
+   * give zeros (zeroed here, or after oneDNN declines: not a pass oneDNN does not need) */
+  int try_dnnl = dnnl && !w->nchw && dt == SM_FLOAT && j.K > 0 && use_dnnl(&j, depthwise);
+  if ((st = (!try_dnnl && (depthwise || j.K == 0) ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(
+           ctx, 0, dt, 4, od, &out)))
     return st;
   int64_t M = j.N * j.OH * j.OW; /* fits: the output was allocated */
   if (M == 0 || j.Cout == 0) return NULL;
@@ -755,9 +758,10 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   j.in = sm_tensor_data(x);
   j.filt = sm_tensor_data(f);
   j.out = sm_tensor_data(out);
-  if (dnnl && !w->nchw && dt == SM_FLOAT && use_dnnl(&j, depthwise)) {
+  if (try_dnnl) {
     int declined;
     if ((st = conv_dnnl(dnnl, &j, depthwise, f, ctx, &declined)) || !declined) return st;
+    if (depthwise) memset(j.out, 0, sm_tensor_nbytes(out));
   }
   if (w->nchw) {
     if (!(tin = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
