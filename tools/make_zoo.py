@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from zoo_common import SEED, _how_text, _keras, _keras_out, _keras_version, _rng, _set_bn, _tf, _v1_builder_save  # noqa: F401
 from zoo_control import CONTROL_BUILDERS
 from zoo_fold import FOLD_BUILDERS
+from zoo_residual import RESIDUAL_BUILDERS
 from zoo_control2 import CONTROL2_BUILDERS
 from zoo_keras import KERAS_BUILDERS
 from zoo_augment import AUGMENT_BUILDERS
@@ -760,6 +761,7 @@ BUILDERS = {
     **AUGMENT_BUILDERS,
     **SERVING_BUILDERS,
     **FOLD_BUILDERS,
+    **RESIDUAL_BUILDERS,
     **TEXT_BUILDERS,
     **CONTROL2_BUILDERS,
     **TRANSFORMER_BUILDERS,

@@ -1,8 +1,8 @@
 /* nn_conv.c - Conv2D and DepthwiseConv2dNative (ops.md §3.8), float and double, NHWC and NCHW
  * (NCHW is transposed to NHWC and back), VALID/SAME/EXPLICIT padding, strides, dilations and
  * grouped Conv2D (input depth a multiple of the filter depth, as TF's oneDNN CPU kernel allows);
- * and _FusedConv2D (float NHWC: the same convolution with a bias, an activation and maybe a
- * MaxPool applied as it goes, per the node's fused attrs, nn_fuse.c).
+ * and _FusedConv2D (float NHWC: the same convolution with a bias, maybe a residual Add, an
+ * activation and maybe a MaxPool applied as it goes, per the node's fused attrs, nn_fuse.c).
  *
  * Conv2D is im2col + gemm: the output's N*OH*OW rows are cut into blocks whose patch matrix fits
  * in ~512 KB, the blocks spread over the runtime's pool, each block's patches gathered into a
@@ -18,6 +18,7 @@
 
 #include "base/alloc.h"
 #include "base/tensor_internal.h"
+#include "ops/math_int.h"
 #include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
 
@@ -86,6 +87,7 @@ typedef struct conv_job {
   int64_t sh, sw, dh, dw, pt, pl;
   int64_t rows;       /* rows per im2col block */
   const float *bias;  /* float Conv2D only: fused epilogue over each finished row block */
+  const float *addend; /* oneDNN only: a residual Add's addend (conv_add) */
   int act;            /* SM_NN_ACT_* */
   float alpha;        /* LeakyRelu's */
   int failed;         /* set (atomically) when a block buffer cannot be allocated */
@@ -528,8 +530,79 @@ static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise,
                             int *declined) {
   sm__dnnl_conv_args a = {j->N, j->H, j->W, j->C, j->OH, j->OW, j->KH, j->KW, j->Cout, depthwise ? j->C : j->G,
                           j->sh, j->sw, j->dh, j->dw, j->pt, j->pl, (const float *)j->in, (const float *)j->filt,
-                          j->bias, sm__tensor_uid(f), (float *)j->out, j->act, j->alpha};
+                          j->bias, sm__tensor_uid(f), (float *)j->out, j->act, j->alpha, j->addend};
   return sm__dnnl_conv(c, &a, ctx, declined);
+}
+
+/* _FusedConv2D with a residual Add: out = act(conv + bias + addend). The addend has the output's
+ * shape in every network seen: oneDNN then adds it as a post-op while the output is in cache, onto
+ * the addend's own buffer when the run lets this node have it (no new buffer to fault in); the
+ * rule cannot know the shapes, so another one is added as TF's AddV2 would, broadcasting (the
+ * output then has the broadcast shape), after the product and bias, and before the activation.
+ * Without oneDNN the product (with the bias) is finished first and the Add and act run over it:
+ * the bits of the unfused chain either way. */
+static sm_status *conv_add(conv_job *j, const int64_t od[4], const sm_tensor *x, const sm_tensor *f,
+                           const sm_tensor *addend, sm__dnnl_cache *dnnl, sm_kctx *ctx) {
+  char s1[128], s2[128];
+  if (j->dtype != SM_FLOAT || sm_tensor_dtype(addend) != SM_FLOAT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "fused Add: the addend is %s, not float",
+                         sm_dtype_name(sm_tensor_dtype(addend)) ? sm_dtype_name(sm_tensor_dtype(addend)) : "?");
+  int ranks[2] = {4, sm_tensor_rank(addend)};
+  const int64_t *dims[2] = {od, sm_tensor_dims(addend)};
+  sm_bcast b;
+  if (!sm__math_bcast_init(&b, 2, ranks, dims))
+    return sm_status_new(SM_INVALID_ARGUMENT, "fused Add: Incompatible shapes: %s vs. %s",
+                         sm_shape_str(4, od, s1, sizeof s1), sm_shape_str(ranks[1], dims[1], s2, sizeof s2));
+  int same = ranks[1] == 4 && !memcmp(od, dims[1], 4 * sizeof *od);
+  int try_dnnl = j->K > 0 && dnnl && use_dnnl(j, 0);
+  /* oneDNN sums onto the addend in place when the run lets this node have its buffer */
+  sm_tensor *out = same && try_dnnl ? sm__kctx_reuse_input(ctx, 3, 0, SM_FLOAT, 4, od) : NULL;
+  sm_status *st = out ? NULL : sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, b.out_rank, b.out_dims, &out);
+  if (st || b.n == 0) return st; /* else the product is not empty either */
+  if (j->K > INT_MAX || j->Cout > INT_MAX || j->C > INT_MAX)
+    return sm_status_new(SM_UNIMPLEMENTED, "convolution too large for BLAS (patch %lld, output depth %lld)",
+                         (long long)j->K, (long long)j->Cout);
+  int64_t M = j->N * j->OH * j->OW, MC; /* M fits: the product is no larger than the output */
+  if (__builtin_mul_overflow(M, j->Cout, &MC) || MC > (int64_t)(SIZE_MAX / 2 / sizeof(float)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "convolution output %s too large", sm_shape_str(4, od, s1, sizeof s1));
+  j->in = sm_tensor_data(x);
+  j->filt = sm_tensor_data(f);
+  float *o = sm_tensor_data(out);
+  const float *a = sm_tensor_data(addend); /* o itself when in place */
+  int declined = 1, act = j->act;
+  if (try_dnnl && same) { /* the sum post-op; a decline leaves o untouched (nn_dnnl.c) */
+    j->out = (char *)o;
+    j->addend = a;
+    st = conv_dnnl(dnnl, j, 0, f, ctx, &declined);
+    j->addend = NULL;
+    if (st || !declined) return st;
+  }
+  /* the product and the bias alone, then the Add and the activation */
+  float *prod = same && a != o ? o : sm__kctx_scratch(ctx, (size_t)MC * sizeof(float), &st);
+  if (!prod) return st;
+  j->out = (char *)prod;
+  j->act = SM_NN_ACT_NONE;
+  if (try_dnnl && !same) st = conv_dnnl(dnnl, j, 0, f, ctx, &declined); /* as the unfused conv would */
+  if (!st && declined) {
+    if (j->K == 0) { /* empty windows: zeros, then the bias */
+      memset(prod, 0, (size_t)MC * sizeof *prod);
+      sm__nn_bias_act_f32(prod, prod, M, j->Cout, j->bias, SM_NN_ACT_NONE, 0.0f);
+    } else {
+      conv_run(sm__kctx_pool(ctx), j, 0);
+    }
+    if (j->failed) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a convolution patch buffer");
+  }
+  j->act = act;
+  if (!st) { /* the Add (broadcasting: o may be larger than the product) and the activation */
+    int64_t len = b.dims[b.rank - 1], s0 = b.strides[0][b.rank - 1], s1i = b.strides[1][b.rank - 1];
+    sm_bcast_it it;
+    sm__math_bcast_seek(&b, 2, 0, &it);
+    for (int64_t r = 0; r < b.n / len; r++, sm__math_bcast_next(&b, 2, &it))
+      for (int64_t i = 0; i < len; i++) o[r * len + i] = prod[it.off[0] + i * s0] + a[it.off[1] + i * s1i];
+    if (j->act) sm__nn_bias_act_f32(o, o, 1, b.n, NULL, j->act, j->alpha);
+  }
+  if (prod != o) sm__kctx_scratch_free(ctx, prod);
+  return st;
 }
 
 /* _FusedConv2D with a MaxPool: the output is the pooled tensor. The direct path pools as it goes;
@@ -586,7 +659,7 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
 /* fused: NULL for Conv2D / DepthwiseConv2dNative; a _FusedConv2D's bias is input 2. */
 static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm__dnnl_cache *dnnl, sm_kctx *ctx,
                               int depthwise) {
-  int nin = fused ? 3 : 2;
+  int nin = fused ? 3 + fused->has_add : 2;
   if (sm__kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
   const sm_tensor *x = sm__kctx_input(ctx, 0), *f = sm__kctx_input(ctx, 1);
   char s1[128];
@@ -662,9 +735,13 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   }
   j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
   if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f, dnnl);
+  if (fused && fused->has_add) return conv_add(&j, od, x, f, sm__kctx_input(ctx, 3), dnnl, ctx);
   sm_tensor *out;
-  /* gemm writes every element; depthwise accumulates and empty windows give zeros */
-  if ((st = (depthwise || j.K == 0 ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out)))
+  /* gemm and oneDNN write every element; the own depthwise loops accumulate and empty windows
+   * give zeros (zeroed here, or after oneDNN declines: not a pass oneDNN does not need) */
+  int try_dnnl = dnnl && !w->nchw && dt == SM_FLOAT && j.K > 0 && use_dnnl(&j, depthwise);
+  if ((st = (!try_dnnl && (depthwise || j.K == 0) ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(
+           ctx, 0, dt, 4, od, &out)))
     return st;
   int64_t M = j.N * j.OH * j.OW; /* fits: the output was allocated */
   if (M == 0 || j.Cout == 0) return NULL;
@@ -681,9 +758,10 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   j.in = sm_tensor_data(x);
   j.filt = sm_tensor_data(f);
   j.out = sm_tensor_data(out);
-  if (dnnl && !w->nchw && dt == SM_FLOAT && use_dnnl(&j, depthwise)) {
+  if (try_dnnl) {
     int declined;
     if ((st = conv_dnnl(dnnl, &j, depthwise, f, ctx, &declined)) || !declined) return st;
+    if (depthwise) memset(j.out, 0, sm_tensor_nbytes(out));
   }
   if (w->nchw) {
     if (!(tin = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;

@@ -21,7 +21,8 @@
  * omp_set_num_threads(1) on its own thread (an OpenMP ICV is per thread, so a host program's
  * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job).
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
- * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own. */
+ * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
+ * fused residual Add is its sum post-op over a copy of the addend made piece by piece. */
 #include "ops/nn_dnnl.h"
 
 #include <stdlib.h>
@@ -46,7 +47,7 @@
   X(dnnl_primitive_desc_destroy) X(dnnl_primitive_desc_query_md) X(dnnl_primitive_desc_query)                   \
   X(dnnl_primitive_create) X(dnnl_primitive_destroy) X(dnnl_primitive_execute) X(dnnl_memory_create)            \
   X(dnnl_memory_destroy) X(dnnl_reorder_primitive_desc_create) X(dnnl_post_ops_create) X(dnnl_post_ops_destroy) \
-  X(dnnl_post_ops_append_eltwise) X(dnnl_primitive_attr_create) X(dnnl_primitive_attr_destroy)                  \
+  X(dnnl_post_ops_append_eltwise) X(dnnl_post_ops_append_sum) X(dnnl_primitive_attr_create) X(dnnl_primitive_attr_destroy)                  \
   X(dnnl_primitive_attr_set_post_ops) X(dnnl_primitive_attr_set_scratchpad_mode)
 
 static struct {
@@ -183,8 +184,10 @@ static int act_is_post_op(int act) {
   return act == SM_NN_ACT_NONE || act == SM_NN_ACT_RELU || act == SM_NN_ACT_RELU6 || act == SM_NN_ACT_LEAKY_RELU;
 }
 
-/* The fused activation as an eltwise post-op, in attr (with user scratchpads); 0 on failure. */
-static int make_attr(int act, float alpha, dnnl_primitive_attr_t *attr) {
+/* The fused residual Add (sum: dst += the product, dst holding the addend beforehand) and the
+ * activation as post-ops, in attr (with user scratchpads); 0 on failure. The sum comes after the
+ * bias, so dst = (product + bias) + addend, the bits of BiasAdd then AddV2. */
+static int make_attr(int act, float alpha, int sum, dnnl_primitive_attr_t *attr) {
   dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
   float a = 0.0f;
   switch (act) {
@@ -195,11 +198,12 @@ static int make_attr(int act, float alpha, dnnl_primitive_attr_t *attr) {
   }
   if (D.dnnl_primitive_attr_create(attr) != dnnl_success) return 0;
   int ok = D.dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user) == dnnl_success;
-  if (ok && alg != dnnl_alg_kind_undef) {
+  if (ok && (alg != dnnl_alg_kind_undef || sum)) {
     dnnl_post_ops_t po;
     ok = D.dnnl_post_ops_create(&po) == dnnl_success;
     if (ok) {
-      ok = D.dnnl_post_ops_append_eltwise(po, 1.0f, alg, a, 0.0f) == dnnl_success &&
+      ok = (!sum || D.dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success) &&
+           (alg == dnnl_alg_kind_undef || D.dnnl_post_ops_append_eltwise(po, 1.0f, alg, a, 0.0f) == dnnl_success) &&
            D.dnnl_primitive_attr_set_post_ops(*attr, po) == dnnl_success;
       D.dnnl_post_ops_destroy(po);
     }
@@ -211,11 +215,11 @@ static int make_attr(int act, float alpha, dnnl_primitive_attr_t *attr) {
 /* A primitive for op_desc in *out, or NULL there when oneDNN has none or only a reference
  * implementation (slower than the kernels' own loops). Fills the layouts the run needs. An error
  * only when out of memory: a fallback would give other bits than the run without the failure. */
-static sm_status *make_prim(const void *op_desc, int act, float alpha, const dnnl_memory_desc_t *uwei,
+static sm_status *make_prim(const void *op_desc, int act, float alpha, int sum, const dnnl_memory_desc_t *uwei,
                             int64_t macs_per_out, prim **out) {
   *out = NULL;
   dnnl_primitive_attr_t attr;
-  if (!make_attr(act, alpha, &attr)) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (attributes)");
+  if (!make_attr(act, alpha, sum, &attr)) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (attributes)");
   dnnl_primitive_desc_t pd = NULL;
   prim *p = NULL;
   sm_status *st = NULL;
@@ -401,6 +405,8 @@ typedef struct split_job {
 } split_job;
 
 static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined);
+static void conv_key(const sm__dnnl_conv_args *a, int64_t key[KEY_LEN]);
+static sm_status *build_conv(const void *args, prim **out);
 static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined);
 static void split_piece(split_job *j, int64_t begin, int64_t end);
 
@@ -413,25 +419,34 @@ static void split_chunk(void *ctx, int64_t first, int64_t last) {
   }
 }
 
-static void split_piece(split_job *j, int64_t begin, int64_t end) {
-  sm_status *st;
-  int declined = 0;
-  if (j->conv && j->bands) { /* one image: output rows [begin, end) from the input rows they read */
-    sm__dnnl_conv_args a = *j->conv;
+/* The arguments of the convolution piece [begin, end) of j. */
+static void piece_conv(const split_job *j, int64_t begin, int64_t end, sm__dnnl_conv_args *out) {
+  sm__dnnl_conv_args a = *j->conv;
+  if (j->bands) { /* one image: output rows [begin, end) from the input rows they read */
     int64_t top = begin * a.sh - a.pt, r0 = top > 0 ? top : 0;
     int64_t r1 = (end - 1) * a.sh - a.pt + (a.KH - 1) * a.dh + 1;
     if (r1 > a.H) r1 = a.H;
     a.x += r0 * a.W * a.C;
     a.y += begin * a.OW * a.Cout;
+    if (a.addend) a.addend += begin * a.OW * a.Cout;
     a.H = r1 - r0;
     a.OH = end - begin;
     a.pt = r0 - top;
-    st = conv_chunk(j->c, &a, &declined);
-  } else if (j->conv) {
-    sm__dnnl_conv_args a = *j->conv;
+  } else {
     a.N = end - begin;
     a.x += begin * a.H * a.W * a.C;
     a.y += begin * a.OH * a.OW * a.Cout;
+    if (a.addend) a.addend += begin * a.OH * a.OW * a.Cout;
+  }
+  *out = a;
+}
+
+static void split_piece(split_job *j, int64_t begin, int64_t end) {
+  sm_status *st;
+  int declined = 0;
+  if (j->conv) {
+    sm__dnnl_conv_args a;
+    piece_conv(j, begin, end, &a);
     st = conv_chunk(j->c, &a, &declined);
   } else {
     sm__dnnl_mm_args a = *j->mm;
@@ -454,6 +469,25 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
   if (pieces > n) pieces = n;
   j->n = n;
   j->per = (n + pieces - 1) / pieces;
+  /* an addend summed in place (it is the output): a piece that ran cannot be undone, so every
+   * piece's primitive is had first, and a decline leaves the output untouched */
+  for (int64_t b = 0; j->conv && j->conv->addend && j->conv->addend == j->conv->y && b < n; b += j->per) {
+    sm__dnnl_conv_args a;
+    prim *pr;
+    pack *pk;
+    piece_conv(j, b, b + j->per < n ? b + j->per : n, &a);
+    int64_t key[KEY_LEN];
+    conv_key(&a, key);
+    if ((st = acquire(j->c, key, build_conv, &a, a.filt, a.filt_uid, &pr, &pk))) return st;
+    if (!pr) {
+      *declined = 1;
+      return NULL;
+    }
+    pthread_mutex_lock(&j->c->mu);
+    prim_unref(pr);
+    pack_unref(pk);
+    pthread_mutex_unlock(&j->c->mu);
+  }
   sm__parallel_for(pool, (n + j->per - 1) / j->per, 1, split_chunk, j);
   *declined = j->declined;
   return j->err;
@@ -488,13 +522,19 @@ static sm_status *build_conv(const void *args, prim **out) {
                                                           &wany, a->bias ? &bias : NULL, &dst, strides, dil, pl,
                                                           pr) != dnnl_success)
     return NULL;
-  return make_prim(&cd, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, &wuser,
+  return make_prim(&cd, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, a->addend != NULL, &wuser,
                    a->KH * a->KW * (a->C / a->G), out);
 }
 
+static void conv_key(const sm__dnnl_conv_args *a, int64_t key[KEY_LEN]) {
+  int64_t k[KEY_LEN] = {1, a->N, a->H, a->W, a->C, a->KH, a->KW, a->Cout, a->G, a->bias != NULL, a->OH, a->OW,
+                        a->pt, a->pl, a->addend != NULL, a->act};
+  memcpy(key, k, sizeof k);
+}
+
 static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined) {
-  int64_t key[KEY_LEN] = {1, a->N, a->H, a->W, a->C, a->KH, a->KW, a->Cout, a->G, a->bias != NULL, a->OH, a->OW,
-                          a->pt, a->pl};
+  int64_t key[KEY_LEN];
+  conv_key(a, key);
   prim *pr;
   pack *pk;
   sm_status *st = acquire(c, key, build_conv, a, a->filt, a->filt_uid, &pr, &pk);
@@ -502,6 +542,9 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int
     *declined = !st;
     return st;
   }
+  /* the sum post-op adds the product to what dst holds: the piece's addend (a declined piece's
+   * caller rewrites every element, so a copy made for a sibling piece does no harm) */
+  if (a->addend && a->addend != a->y) memcpy(a->y, a->addend, (size_t)(a->N * a->OH * a->OW * a->Cout) * sizeof *a->y);
   return execute(c, pr, pk, a->x, a->bias, a->y, a->N * a->OH * a->OW, a->Cout, a->act, a->alpha);
 }
 
@@ -531,7 +574,7 @@ static sm_status *build_mm(const void *args, prim **out) {
     return NULL;
   dnnl_matmul_desc_t md;
   if (D.dnnl_matmul_desc_init(&md, &src, &wany, a->bias ? &bias : NULL, &dst) != dnnl_success) return NULL;
-  return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, &wuser, a->K, out);
+  return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, 0, &wuser, a->K, out);
 }
 
 static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined) {

@@ -25,7 +25,7 @@ void sm__dnnl_cache_free(sm__dnnl_cache *c); /* NULL-safe */
 /* A float NHWC convolution: x [N,H,W,C], filter HWIO [KH,KW,C/G,Cout] in G groups (G = C and
  * Cout = C * multiplier for a depthwise one, whose filter [KH,KW,C,mult] has the same layout), TF
  * dilations (1 = none), leading pads pt/pl, output y [N,OH,OW,Cout] (every element written);
- * bias [Cout] or NULL, then act (SM_NN_ACT_*; alpha LeakyRelu's). */
+ * bias [Cout] or NULL, then the addend, then act (SM_NN_ACT_*; alpha LeakyRelu's). */
 typedef struct sm__dnnl_conv_args {
   int64_t N, H, W, C, OH, OW, KH, KW, Cout, G;
   int64_t sh, sw, dh, dw, pt, pl;
@@ -34,6 +34,7 @@ typedef struct sm__dnnl_conv_args {
   float *y;
   int act;
   float alpha;
+  const float *addend; /* NULL, or [N,OH,OW,Cout] added after the bias, before act (a residual Add) */
 } sm__dnnl_conv_args;
 
 /* C [M,N] = op(A) op(B) (+ bias [N], then act), row-major, B the weights that are packed; lda:

@@ -9,6 +9,8 @@
  *   ff, fb = _SmFoldBN(f, scale, shift[, bias])     ff = f * scale (per output channel),
  *                                                   fb = [bias * scale +] shift
  *   _FusedConv2D(x, ff, fb, fused_ops [BiasAdd[, Relu|Relu6]])
+ * and a residual AddV2(·, shortcut) [-> Relu|Relu6] after the BatchNorm joins the fused node as
+ * nn_fuse.c's rule joins it (fused_ops [BiasAdd, Add[, Relu|Relu6]], args [fb, shortcut]).
  * which is what the chain computes, up to float rounding (conv(x, f * s) + b * s + t instead of
  * (conv(x, f) + b) * s + t), as TensorFlow's grappler folds it too. The same for an inference
  * FusedBatchNorm[V2|V3] (is_training false, NHWC) after the conv [+ bias]: the helper then also takes
@@ -256,8 +258,8 @@ static int nhwc(const sm_node *n) {
   return !st && !nchw;
 }
 
-#define FOLD_RULE "Conv2D[+BiasAdd]+Mul+Add[+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + _FusedConv2D"
-#define FBN_RULE "Conv2D[+BiasAdd]+FusedBatchNorm[V2|V3][+Relu|Relu6] (inference) -> _SmFoldBN + _FusedConv2D"
+#define FOLD_RULE "Conv2D[+BiasAdd]+Mul+Add[+Add][+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + _FusedConv2D"
+#define FBN_RULE "Conv2D[+BiasAdd]+FusedBatchNorm[V2|V3][+Add][+Relu|Relu6] (inference) -> _SmFoldBN + _FusedConv2D"
 
 /* A FusedBatchNorm[V2|V3] in inference mode, NHWC, float, reading v as x (and not otherwise). */
 static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
@@ -281,7 +283,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   const sm_node *fp = f.node >= 0 ? sm__rewrite_node(rw, f.node) : NULL;
   if (!fp || sm__rewrite_is_fed(rw, f) || !(op_is(fp, "ReadVariableOp") || op_is(fp, "Const"))) return NULL;
-  int chain[5] = {anchor}, n = 1, fbn = -1;
+  int chain[6] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -303,22 +305,33 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       return NULL;
     chain[n++] = r;
   }
-  const char *ops[2] = {"BiasAdd", NULL};
-  r = sm__rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
-  rn = r >= 0 ? sm__rewrite_node(rw, r) : NULL;
-  if (rn && (op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 &&
-      sm__node_output_dtype(rn, 0) == SM_FLOAT) {
-    chain[n++] = r;
-    ops[1] = sm__node_op(rn);
+  const char *ops[3] = {"BiasAdd", NULL, NULL}, *act = NULL;
+  sm_edge addend = {-1, -1};
+  int base = n, add = sm__nn_residual(rw, chain, &n, &addend, &act);
+  if (!add) {
+    r = sm__rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
+    rn = r >= 0 ? sm__rewrite_node(rw, r) : NULL;
+    if (rn && (op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 &&
+        sm__node_output_dtype(rn, 0) == SM_FLOAT) {
+      chain[n++] = r;
+      act = sm__node_op(rn);
+    }
   }
-  for (int k = 0; k < n; k++)
+  for (int k = 0; k < base; k++)
     for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, chain[k])); i++)
       if (sm__rewrite_reads_ref(rw, chain[k], i)) return NULL;
-  if (!sm__rewrite_can_fuse(rw, chain, n)) { /* without the activation, then */
-    if (!ops[1] || !sm__rewrite_can_fuse(rw, chain, n - 1)) return NULL;
+  /* the longest allowed chain: without the activation, then without the residual Add */
+  while (n > base && !sm__rewrite_can_fuse(rw, chain, n)) {
     n--;
-    ops[1] = NULL;
+    if (act)
+      act = NULL;
+    else
+      add = 0, addend = (sm_edge){-1, -1};
   }
+  if (!sm__rewrite_can_fuse(rw, chain, n)) return NULL;
+  int nops = 1;
+  if (add) ops[nops++] = "Add";
+  if (act) ops[nops++] = act;
   /* a FusedBatchNorm that ends the chain: the fused node has only its y */
   for (int o = 1; chain[n - 1] == fbn && o < sm__node_num_outputs(sm__rewrite_node(rw, fbn)); o++)
     if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
@@ -341,8 +354,8 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);
   if (!st)
-    st = sm__nn_fused_node(rw, anchor, sm__rewrite_input(rw, anchor, 0), (sm_edge){h, 0}, (sm_edge){h, 1}, ops,
-                           ops[1] ? 2 : 1, &nodes[1]);
+    st = sm__nn_fused_node(rw, anchor, sm__rewrite_input(rw, anchor, 0), (sm_edge){h, 0}, (sm_edge){h, 1}, addend, ops,
+                           nops, &nodes[1]);
   if (!st) st = sm__synth_finish(nodes[1]);
   if (st) {
     sm__synth_free(nodes[0]);

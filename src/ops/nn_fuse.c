@@ -5,7 +5,12 @@
  * The rules, TensorFlow's grappler remapper's contraction fusions:
  *   - a float Conv2D (NHWC) or MatMul whose only reader is a BiasAdd (NHWC) / BiasAddV1 becomes one
  *     _FusedConv2D / _FusedMatMul node with fused_ops ["BiasAdd"], num_args 1, args [bias];
- *   - then a Relu or Relu6 that is the BiasAdd's only reader joins (fused_ops [..., "Relu"]);
+ *   - for a convolution, a residual AddV2 / Add that is the BiasAdd's only reader and adds another
+ *     float value (the shortcut) joins as TF's oneDNN remapper fuses it: fused_ops [..., "Add"],
+ *     num_args 2, args [bias, addend]; then a Relu or Relu6 that is the Add's only reader joins;
+ *     TF's AddV2 broadcasts, and the shapes are only known at run time: the kernel computes an
+ *     addend of another shape too (nn_conv.c);
+ *   - else a Relu or Relu6 that is the BiasAdd's only reader joins (fused_ops [..., "Relu"]);
  *   - then, for a convolution, a MaxPool (float, NHWC, VALID or SAME, windows that do not overlap
  *     vertically: stride >= window height) that is the only reader of the last value joins too, and
  *     the convolution writes only the pooled output. TensorFlow's _FusedConv2D has no pooling: this
@@ -22,8 +27,8 @@
  * the product is finished.
  *
  * A graph may also carry _FusedConv2D / _FusedMatMul nodes itself (TF's grappler writes them):
- * their fused_ops may be "BiasAdd" then at most one of Relu, Relu6, Elu, LeakyRelu (with
- * leakyrelu_alpha), Sigmoid, Tanh; anything else fails at load, naming the list. */
+ * their fused_ops may be "BiasAdd" (then "Add" for a convolution) then at most one of Relu, Relu6,
+ * Elu, LeakyRelu (with leakyrelu_alpha), Sigmoid, Tanh; anything else fails at load, naming the list. */
 #include <stdio.h>
 #include <string.h>
 
@@ -98,24 +103,29 @@ sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f) {
                            (int)(ops[i].len > 32 ? 32 : ops[i].len), (const char *)ops[i].data);
   int ok = nops >= 1 && str_is((const char *)ops[0].data, ops[0].len, "BiasAdd");
   size_t k = ok ? 1 : 0;
+  if (ok && conv && k < nops && str_is((const char *)ops[k].data, ops[k].len, "Add")) f->has_add = 1, k++;
   for (size_t a = 0; ok && k < nops && a < sizeof acts / sizeof *acts; a++)
     if (str_is((const char *)ops[k].data, ops[k].len, acts[a].name)) {
       f->act = acts[a].act;
       k++;
       break;
     }
-  if (ok && conv && k < nops && str_is((const char *)ops[k].data, ops[k].len, "MaxPool")) f->has_pool = 1, k++;
+  if (ok && conv && !f->has_add && k < nops && str_is((const char *)ops[k].data, ops[k].len, "MaxPool"))
+    f->has_pool = 1, k++;
   if (!ok || k != nops)
     return sm_status_new(SM_UNIMPLEMENTED,
-                         "fused_ops [%s] is not supported: this runtime fuses BiasAdd, then at most one of Relu, "
+                         "fused_ops [%s] is not supported: this runtime fuses BiasAdd, %sthen at most one of Relu, "
                          "Relu6, Elu, LeakyRelu, Sigmoid, Tanh%s",
-                         list, conv ? ", then MaxPool" : "");
-  if (nargs != 1 || nhost != 0 || sm__node_num_inputs(n) != 3)
-    return sm_status_new(SM_INVALID_ARGUMENT, "fused_ops [%s] takes one arg (the bias), not num_args=%lld%s", list,
-                         (long long)nargs, nhost ? " and host args" : "");
-  if (sm__node_input_dtype(n, 2) != SM_FLOAT)
-    return sm_status_new(SM_INVALID_ARGUMENT, "the bias (args) is %s, not float",
-                         sm_dtype_name(sm__node_input_dtype(n, 2)) ? sm_dtype_name(sm__node_input_dtype(n, 2)) : "?");
+                         list, conv ? "maybe Add, " : "", conv ? ", then MaxPool (without Add)" : "");
+  int want = 1 + f->has_add;
+  if (nargs != want || nhost != 0 || sm__node_num_inputs(n) != 2 + want)
+    return sm_status_new(SM_INVALID_ARGUMENT, "fused_ops [%s] takes %s, not num_args=%lld%s", list,
+                         f->has_add ? "two args (the bias, the addend)" : "one arg (the bias)", (long long)nargs,
+                         nhost ? " and host args" : "");
+  for (int i = 2; i < 2 + want; i++)
+    if (sm__node_input_dtype(n, i) != SM_FLOAT)
+      return sm_status_new(SM_INVALID_ARGUMENT, "the %s (args) is %s, not float", i == 2 ? "bias" : "addend",
+                           sm_dtype_name(sm__node_input_dtype(n, i)) ? sm_dtype_name(sm__node_input_dtype(n, i)) : "?");
   if (f->act == SM_NN_ACT_LEAKY_RELU && (st = sm__node_attr_float(n, "leakyrelu_alpha", &f->alpha))) return st;
   if (f->has_pool && (st = pool_prepare(n, &f->pool))) return st;
   return NULL;
@@ -143,11 +153,11 @@ static int pool_fusable(const sm_rewrite *rw, int q) {
          w.stride[1] >= 1;
 }
 
-#define CONV_RULE "Conv2D+BiasAdd[+Relu|Relu6][+MaxPool] -> _FusedConv2D"
+#define CONV_RULE "Conv2D+BiasAdd[+Add[+Relu|Relu6]|[+Relu|Relu6][+MaxPool]] -> _FusedConv2D"
 #define MATMUL_RULE "MatMul+BiasAdd[+Relu|Relu6] -> _FusedMatMul"
 
-sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, sm_edge bias, const char *const *ops,
-                             int nops, sm_node **out) {
+sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, sm_edge bias, sm_edge addend,
+                             const char *const *ops, int nops, sm_node **out) {
   const sm_node *c = sm__rewrite_node(rw, product);
   int conv = op_is(c, "Conv2D");
   sm_node *f;
@@ -156,6 +166,8 @@ sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, 
   st = sm__synth_add_input(f, a);
   if (!st) st = sm__synth_add_input(f, b);
   if (!st) st = sm__synth_add_input(f, bias);
+  int nargs = addend.node >= 0 ? 2 : 1;
+  if (!st && nargs == 2) st = sm__synth_add_input(f, addend);
   static const char *const conv_attrs[] = {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
                                            "use_cudnn_on_gpu"};
   static const char *const mm_attrs[] = {"T", "transpose_a", "transpose_b"};
@@ -163,10 +175,10 @@ sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, 
   size_t ncopy = conv ? sizeof conv_attrs / sizeof *conv_attrs : sizeof mm_attrs / sizeof *mm_attrs;
   for (size_t i = 0; i < ncopy && !st; i++) st = sm__synth_copy_attr(f, copy[i], c, copy[i]);
   if (!st) st = sm__synth_set_strings(f, "fused_ops", ops, (size_t)nops);
-  if (!st) st = sm__synth_set_int(f, "num_args", 1);
+  if (!st) st = sm__synth_set_int(f, "num_args", nargs);
   if (!st && conv) {
-    int targs[1] = {SM_FLOAT};
-    st = sm__synth_set_types(f, "TArgs", targs, 1);
+    int targs[2] = {SM_FLOAT, SM_FLOAT};
+    st = sm__synth_set_types(f, "TArgs", targs, (size_t)nargs);
   }
   if (st) {
     sm__synth_free(f);
@@ -176,16 +188,44 @@ sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, 
   return NULL;
 }
 
-/* chain[0] the product, [1] the BiasAdd, then the activation (act != NONE) and the pool (pool). */
-static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int act, int pool) {
+/* The residual Add after chain[*n - 1]: see nn_internal.h. */
+int sm__nn_residual(const sm_rewrite *rw, int *chain, int *n, sm_edge *addend, const char **act) {
+  sm_edge v = {chain[*n - 1], 0};
+  int r = sm__rewrite_only_reader(rw, v);
+  if (r < 0) return 0;
+  const sm_node *rn = sm__rewrite_node(rw, r);
+  if (!(op_is(rn, "AddV2") || op_is(rn, "Add")) || sm__node_num_inputs(rn) != 2 || sm__node_num_outputs(rn) != 1 ||
+      sm__node_output_dtype(rn, 0) != SM_FLOAT || sm__node_input_dtype(rn, 0) != SM_FLOAT ||
+      sm__node_input_dtype(rn, 1) != SM_FLOAT)
+    return 0;
+  sm_edge a = sm__rewrite_input(rw, r, 0), b = sm__rewrite_input(rw, r, 1);
+  int va = a.node == v.node && a.index == v.index, vb = b.node == v.node && b.index == v.index;
+  if (va == vb || sm__rewrite_reads_ref(rw, r, va ? 1 : 0)) return 0; /* Add(v, v), or a ref read */
+  *addend = va ? b : a;
+  chain[(*n)++] = r;
+  *act = NULL;
+  int q = sm__rewrite_only_reader(rw, (sm_edge){r, 0});
+  const sm_node *qn = q >= 0 ? sm__rewrite_node(rw, q) : NULL;
+  if (qn && (op_is(qn, "Relu") || op_is(qn, "Relu6")) && sm__node_num_inputs(qn) == 1 &&
+      sm__node_num_outputs(qn) == 1 && sm__node_output_dtype(qn, 0) == SM_FLOAT) {
+    chain[(*n)++] = q;
+    *act = sm__node_op(qn);
+  }
+  return 1;
+}
+
+/* chain[0] the product, [1] the BiasAdd, then the Add (addend.node >= 0), the activation (act) and
+ * the pool (pool). */
+static sm_status *emit(sm_rewrite *rw, const int *chain, int n, sm_edge addend, const char *act, int pool) {
   int conv = op_is(sm__rewrite_node(rw, chain[0]), "Conv2D");
-  const char *ops[3] = {"BiasAdd"};
+  const char *ops[4] = {"BiasAdd"};
   int nops = 1;
-  if (act) ops[nops++] = sm__node_op(sm__rewrite_node(rw, chain[2]));
+  if (addend.node >= 0) ops[nops++] = "Add";
+  if (act) ops[nops++] = act;
   if (pool) ops[nops++] = "MaxPool";
   sm_node *f;
   sm_status *st = sm__nn_fused_node(rw, chain[0], sm__rewrite_input(rw, chain[0], 0), sm__rewrite_input(rw, chain[0], 1),
-                                    sm__rewrite_input(rw, chain[1], 1), ops, nops, &f);
+                                    sm__rewrite_input(rw, chain[1], 1), addend, ops, nops, &f);
   if (st) return st;
   if (pool) {
     const sm_node *q = sm__rewrite_node(rw, chain[n - 1]);
@@ -201,12 +241,12 @@ static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int act, int poo
   return sm__rewrite_replace(rw, conv ? CONV_RULE : MATMUL_RULE, chain, n, f);
 }
 
-/* Conv2D / MatMul -> BiasAdd [-> Relu | Relu6] [-> MaxPool]. */
+/* Conv2D / MatMul -> BiasAdd [-> Add (conv) [-> Relu | Relu6] | [-> Relu | Relu6] [-> MaxPool]]. */
 static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
   const sm_node *c = sm__rewrite_node(rw, anchor);
   int conv = op_is(c, "Conv2D");
   if (sm__node_num_outputs(c) != 1 || sm__node_output_dtype(c, 0) != SM_FLOAT || (conv && !nhwc(c))) return NULL;
-  int chain[4] = {anchor}, n = 1;
+  int chain[5] = {anchor}, n = 1;
   int b = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (b < 0) return NULL;
   const sm_node *bn = sm__rewrite_node(rw, b);
@@ -215,17 +255,19 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
       sm__node_output_dtype(bn, 0) != SM_FLOAT || in0.node != anchor || in0.index != 0 || sm__rewrite_reads_ref(rw, b, 1))
     return NULL;
   chain[n++] = b;
-  int act = 0, pool = 0;
-  int r = sm__rewrite_only_reader(rw, (sm_edge){b, 0});
+  const char *act = NULL;
+  sm_edge addend = {-1, -1};
+  int pool = 0, add = conv && sm__nn_residual(rw, chain, &n, &addend, &act);
+  int r = add ? -1 : sm__rewrite_only_reader(rw, (sm_edge){b, 0});
   if (r >= 0) {
     const sm_node *rn = sm__rewrite_node(rw, r);
     if ((op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 && sm__node_num_outputs(rn) == 1 &&
         sm__node_output_dtype(rn, 0) == SM_FLOAT) {
       chain[n++] = r;
-      act = 1;
+      act = sm__node_op(rn);
     }
   }
-  if (conv) {
+  if (conv && !add) {
     int q = sm__rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
     if (q >= 0 && pool_fusable(rw, q)) {
       chain[n++] = q;
@@ -238,9 +280,11 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
     if (pool)
       pool = 0;
     else if (act)
-      act = 0;
+      act = NULL;
+    else if (add)
+      add = 0, addend = (sm_edge){-1, -1};
   }
-  return n >= 2 ? emit(rw, chain, n, act, pool) : NULL;
+  return n >= 2 ? emit(rw, chain, n, addend, act, pool) : NULL;
 }
 
 const sm_rewrite_rule sm_rewrites_nn[] = {

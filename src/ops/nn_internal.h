@@ -40,11 +40,13 @@ typedef struct sm__nn_pool_fuse {
 } sm__nn_pool_fuse;
 
 /* What a _FusedConv2D / _FusedMatMul node fuses after its product, read from its attrs at prepare
- * (nn_fuse.c): always a bias (input 2), then `act` (SM_NN_ACT_*, alpha for LeakyRelu), then for a
- * convolution maybe a MaxPool. */
+ * (nn_fuse.c): always a bias (input 2), then for a convolution maybe a residual Add (has_add: the
+ * addend is input 3), then `act` (SM_NN_ACT_*, alpha for LeakyRelu), then for a convolution without
+ * an Add maybe a MaxPool. */
 typedef struct sm__nn_fused {
   int act;
   float alpha;
+  int has_add;
   int has_pool;
   sm__nn_pool_fuse pool;
 } sm__nn_fused;
@@ -53,11 +55,17 @@ typedef struct sm__nn_fused {
  * num_host_args and the pool attrs); fails SM_UNIMPLEMENTED naming a fused_ops list it cannot run. */
 sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f);
 /* For rewrite rules (nn_fuse.c, nn_fold.c): a new _FusedConv2D / _FusedMatMul named after node
- * `product` (a Conv2D or MatMul) with its attrs, inputs a, b and the bias, fused_ops `ops`,
- * num_args 1: not finished (sm__synth_finish), so the caller may add attrs. */
+ * `product` (a Conv2D or MatMul) with its attrs, inputs a, b and the bias (then the addend when
+ * addend.node >= 0: num_args 2, else 1), fused_ops `ops`: not finished (sm__synth_finish), so the
+ * caller may add attrs. */
 struct sm_rewrite;
-sm_status *sm__nn_fused_node(struct sm_rewrite *rw, int product, sm_edge a, sm_edge b, sm_edge bias,
+sm_status *sm__nn_fused_node(struct sm_rewrite *rw, int product, sm_edge a, sm_edge b, sm_edge bias, sm_edge addend,
                              const char *const *ops, int nops, sm_node **out);
+/* For the conv rules: after chain[*n - 1] (the conv's biased float value), a residual Add: its only
+ * reader an Add/AddV2 of it and another float value (not itself), then maybe a Relu/Relu6 that is
+ * the Add's only reader. Appends them to chain (room for 2 more), sets *addend and *act (the
+ * activation's op name, or NULL); 0 with nothing changed when no Add follows. */
+int sm__nn_residual(const struct sm_rewrite *rw, int *chain, int *n, sm_edge *addend, const char **act);
 
 /* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
  * "Computed output size would be negative" message. */

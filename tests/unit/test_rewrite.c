@@ -762,7 +762,9 @@ static sm_status *prepare_graph(const char *graph, const char *fetch) {
 
 static void test_fused_refused(void) {
   CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"Add\"", ""), "r"),
-            "node 'r' (_FusedConv2D): fused_ops [BiasAdd, Add] is not supported");
+            "node 'r' (_FusedConv2D): fused_ops [BiasAdd, Add] takes two args (the bias, the addend), not num_args=1");
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"Add\" s: \"MaxPool\"", ""), "r"), "is not supported");
+  CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"Relu\" s: \"Add\"", ""), "r"), "is not supported");
   CHECK_ERR(prepare_graph(FCONV("s: \"FusedBatchNorm\" s: \"Relu\"", ""), "r"), "fused_ops [FusedBatchNorm, Relu]");
   CHECK_ERR(prepare_graph(FCONV("", ""), "r"), "fused_ops [] is not supported");
   CHECK_ERR(prepare_graph(FCONV("s: \"BiasAdd\" s: \"Relu\" s: \"Tanh\"", ""), "r"), "[BiasAdd, Relu, Tanh]");
@@ -988,6 +990,80 @@ static void test_driver(void) {
   sm__session_free(s);
 }
 
+/* ---- the residual Add (nn_fuse.c's rule, nn_conv.c's conv_add) ---------------------------------- */
+#define RES(act) PH("x") PH("f") PH("bias") PH("sc") CONV("c", "x", "f") BIAS("b", "c", "bias") \
+  NODE2("y", "AddV2", "sc", "b") act
+static void test_residual(void) {
+  expect(G(RES(NODE1("r", "Relu", "y"))), "x f bias sc", "r", NULL,
+         "c=_FusedConv2D[BiasAdd,Add,Relu](x:0,f:0,bias:0,sc:0)", "r");
+  expect(G(RES(NODE1("r", "Relu6", "y"))), "x f bias sc", "r", NULL,
+         "c=_FusedConv2D[BiasAdd,Add,Relu6](x:0,f:0,bias:0,sc:0)", "r");
+  expect(G(RES("")), "x f bias sc", "y", NULL, "c=_FusedConv2D[BiasAdd,Add](x:0,f:0,bias:0,sc:0)", "y");
+  /* an activation that does not fuse stays; the Add's value fetched: no activation; the biased
+   * value read twice (Add(b, b)) or fetched: no Add */
+  expect(G(RES(NODE1("r", "Elu", "y"))), "x f bias sc", "r", NULL, "c=_FusedConv2D[BiasAdd,Add](x:0,f:0,bias:0,sc:0)",
+         NULL);
+  expect(G(RES(NODE1("r", "Relu", "y"))), "x f bias sc", "r y", NULL,
+         "c=_FusedConv2D[BiasAdd,Add](x:0,f:0,bias:0,sc:0)", NULL);
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE2("y", "AddV2", "b", "b")),
+         "x f bias", "y", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+  expect(G(RES(NODE1("r", "Relu", "y"))), "x f bias sc", "r b", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+  /* after a folded BatchNorm, the shortcut on either side */
+  expect_fold(fold_graph(4, 1, NULL, 0, 0, PH("sc") NODE2("y", "AddV2", "a", "sc") NODE1("r", "Relu", "y")),
+              "x s t bias sc", "r", NULL,
+              "c/_sm_fold_bn=_SmFoldBN[](f:0,s:0,t:0,bias:0) "
+              "c=_FusedConv2D[BiasAdd,Add,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1,sc:0)");
+  expect_fold(fold_graph(4, 0, NULL, 0, 0, PH("sc") NODE2("y", "Add", "sc", "a")), "x s t sc", "y", NULL,
+              "c/_sm_fold_bn=_SmFoldBN[](f:0,s:0,t:0) c=_FusedConv2D[BiasAdd,Add](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1,sc:0)");
+
+  /* fused vs unfused, bit for bit: oneDNN's sum post-op (patch 72 > 32, so oneDNN runs it where
+   * present) and the kernels' own loops (SM_DNNL=0), a shortcut of the output's shape and ones
+   * that broadcast (the output then has the broadcast shape), every activation */
+  int64_t xd[4] = {2, 9, 7, 8}, fd[4] = {3, 3, 8, 20}, bd[1] = {20};
+  static const int64_t scd[][6] = {{4, 2, 9, 7, 20}, {1, 20}, {4, 1, 9, 7, 20}, {5, 3, 1, 1, 1, 20}};
+  const char *fn[4] = {"x", "f", "bias", "sc"};
+  static const char *const acts[] = {"", "Relu", "Relu6"};
+  const char *saved = getenv("SM_DNNL");
+  char keep[16];
+  snprintf(keep, sizeof keep, "%s", saved ? saved : "");
+  for (int off = 0; off < 2; off++) {
+    if (off) setenv("SM_DNNL", "0", 1);
+    for (size_t k = 0; k < sizeof scd / sizeof *scd; k++) {
+      sm_tensor *feeds[4] = {filled(4, xd, 1), filled(4, fd, 2), filled(1, bd, 3), filled((int)scd[k][0], scd[k] + 1, 4)};
+      for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
+        char g[2048], label[64];
+        snprintf(g, sizeof g, G(RES("%s%s%s%s")), *acts[a] ? "node { name: \"r\" op: \"" : "", acts[a],
+                 *acts[a] ? "\" input: \"y\" " TF "} " : "", "");
+        snprintf(label, sizeof label, "residual %s shortcut %zu dnnl %s", acts[a], k, off ? "off" : "default");
+        same_run(g, g, fn, feeds, 4, *acts[a] ? "r" : "y", "b", label);
+      }
+      if (k == 0) { /* a shortcut computed in the run: the fused node may sum onto its buffer in place */
+        const char *g = G(PH("x") PH("f") PH("bias") PH("sc") NODE1("n", "Neg", "sc") CONV("c", "x", "f")
+                              BIAS("b", "c", "bias") NODE2("y", "AddV2", "n", "b") NODE1("r", "Relu", "y"));
+        same_run(g, g, fn, feeds, 4, "r", "b", off ? "residual in place, dnnl off" : "residual in place");
+      }
+      for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
+    }
+  }
+  if (saved)
+    setenv("SM_DNNL", keep, 1);
+  else
+    unsetenv("SM_DNNL");
+  /* a shortcut that does not broadcast fails the run naming both shapes */
+  {
+    int64_t bad[4] = {2, 9, 7, 3};
+    sm_tensor *feeds[4] = {filled(4, xd, 1), filled(4, fd, 2), filled(1, bd, 3), filled(4, bad, 4)};
+    sm_session *s = NULL;
+    CHECK_OK(sm__session_from_pbtxt(G(RES(NODE1("r", "Relu", "y"))), &s));
+    sm_tensor *out = NULL;
+    const char *f1[1] = {"r"};
+    if (s) CHECK_ERR(sm__session_run(s, fn, feeds, 4, f1, 1, NULL, 0, &out), "Incompatible shapes: [2,9,7,20] vs. [2,9,7,3]");
+    sm_tensor_free(out);
+    sm__session_free(s);
+    for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
+  }
+}
+
 int main(void) {
   test_synth();
   test_driver();
@@ -997,6 +1073,7 @@ int main(void) {
   test_fused_runs();
   test_fused_refused();
   test_fold_rule();
+  test_residual();
   test_fold_runs();
   test_norm_rules();
   test_drop_rule();
