@@ -23,7 +23,10 @@
  * variable included, misses the key and folds again. The rule emits the node only when the filter
  * comes from a ReadVariableOp or a Const and is not fed (a caller's fed tensor could be rewritten
  * between runs under the same pointer); the kernel trusts the pointer only when attr _sm_cache
- * says so, and otherwise folds every run.
+ * says so, and otherwise folds every run. Memory: with the cache, a filter that wraps the mapped
+ * checkpoint gives its resident pages back once folded (sm__tensor_drop_pages: read again from
+ * the file only on a refold), so the weights are resident as the folded copy (and the oneDNN
+ * pack made from it), not a third time as the variable's value.
  *
  * The rule applies only to float NHWC Conv2D chains whose every intermediate value is read by the
  * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
@@ -39,6 +42,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/tensor_internal.h"
 #include "graph/synth.h"
 #include "ops/nn_internal.h"
 #include "runtime/rewrite.h"
@@ -218,6 +222,9 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
       s->key_f = s->cache ? sm_tensor_ref((sm_tensor *)f) : NULL;
       s->key = key, s->nkey = nkey, key = NULL;
       s->ff = ff, s->fb = fb;
+      /* cached: until the key misses, the filter is read no more, so a checkpoint-mapped one
+       * need not stay resident beside its folded copy (it faults in again on a refold) */
+      if (s->cache) sm__tensor_drop_pages(f);
     }
   }
   if (!st) {
