@@ -25,7 +25,7 @@
  * between runs under the same pointer); the kernel trusts the pointer only when attr _sm_cache
  * says so, and otherwise folds every run. Memory: with the cache, a filter that wraps the mapped
  * checkpoint gives its resident pages back once folded (sm__tensor_drop_pages: read again from
- * the file only on a refold), so the weights are resident as the folded copy (and the oneDNN
+ * the file only on a refold; the first fold only), so the weights are resident as the folded copy (and the oneDNN
  * pack made from it), not a third time as the variable's value.
  *
  * The rule applies only to float NHWC Conv2D chains whose every intermediate value is read by the
@@ -58,6 +58,7 @@ typedef struct fold_state {
   unsigned char *key; /* the small inputs' shapes and bytes */
   size_t nkey;
   sm_tensor *ff, *fb; /* the result */
+  long folds;         /* folds made (under mu) */
 } fold_state;
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
@@ -223,8 +224,10 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
       s->key = key, s->nkey = nkey, key = NULL;
       s->ff = ff, s->fb = fb;
       /* cached: until the key misses, the filter is read no more, so a checkpoint-mapped one
-       * need not stay resident beside its folded copy (it faults in again on a refold) */
-      if (s->cache) sm__tensor_drop_pages(f);
+       * need not stay resident beside its folded copy (it faults in again on a refold). Only
+       * after the first fold: a node that refolds (its BatchNorm assigned between runs) would
+       * otherwise fault the filter in again on every one. */
+      if (s->cache && ++s->folds == 1) sm__tensor_drop_pages(f);
     }
   }
   if (!st) {
