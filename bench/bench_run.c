@@ -12,7 +12,9 @@
  * computed what TensorFlow computed. With OUTFILE, the
  * first output of the last call is also written there as raw float32 (native byte order), so the
  * driver can compare it element by element (bench/bench_loops.py does). SM_BENCH_DEVICE=gpu loads
- * with sm_load_options.device = SM_DEVICE_GPU. */
+ * with sm_load_options.device = SM_DEVICE_GPU. SM_BENCH_RSS=1 prints the process's resident memory
+ * (VmRSS, VmHWM, RssFile of /proc/self/status) to stderr after the load and after each untimed warm-up
+ * call, to see where a peak comes from. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
@@ -42,6 +44,23 @@ static double now_s(void) {
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* SM_BENCH_RSS: "bench_run: rss after WHAT I: VmRSS .., VmHWM .., RssFile .." on stderr (Linux). */
+static void print_rss(const char *what, long i) {
+  static int on = -1;
+  if (on < 0) on = getenv("SM_BENCH_RSS") != NULL;
+  if (!on) return;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return;
+  char line[256], rss[64] = "?", hwm[64] = "?", file[64] = "?";
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "VmRSS:", 6)) sscanf(line + 6, " %63[^\n]", rss);
+    if (!strncmp(line, "VmHWM:", 6)) sscanf(line + 6, " %63[^\n]", hwm);
+    if (!strncmp(line, "RssFile:", 8)) sscanf(line + 8, " %63[^\n]", file);
+  }
+  fclose(f);
+  fprintf(stderr, "bench_run: rss after %s %ld: VmRSS %s, VmHWM %s, RssFile %s\n", what, i, rss, hwm, file);
 }
 
 static int fail(const char *what, sm_status *s) {
@@ -79,6 +98,7 @@ int main(int argc, char **argv) {
   sm_status *s = sm_model_load(dir, tags, ntags, &opts, &m);
   double load_s = now_s() - t0;
   if (s) return fail("load", s);
+  print_rss("load", 0);
 
   const sm_tensor_info *ins, *outs;
   int nin, nout;
@@ -112,6 +132,7 @@ int main(int argc, char **argv) {
     s = sm_model_run(m, key, in_alias, in, nin, NULL, nout, out);
     double b = now_s();
     if (s) return fail("run", s);
+    if (r < 0) print_rss("warm-up call", r + warmup + 1);
     if (r >= 0) times[r] = b - a, cpu += cpu_s() - ca;
     if (r == runs - 1 && sm_tensor_dtype(out[0]) == SM_FLOAT) {
       const float *p = sm_tensor_data(out[0]);

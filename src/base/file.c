@@ -86,6 +86,16 @@ sm_status *sm__file_map_open_max(const char *path, uint64_t max_bytes, sm_file_m
   return NULL;
 }
 
+void sm__file_map_drop_pages(const void *p, size_t n) {
+  long ps = sysconf(_SC_PAGESIZE);
+  if (!p || ps <= 0) return;
+  uintptr_t a = (uintptr_t)p, e = a + n, page = (uintptr_t)ps;
+  uintptr_t b = (a + page - 1) & ~(page - 1), f = e & ~(page - 1);
+  /* MADV_DONTNEED on a private read-only file mapping drops the page table entries only; the
+   * pages were never written (PROT_READ), so nothing but residency is lost */
+  if (f > b) (void)madvise((void *)b, f - b, MADV_DONTNEED);
+}
+
 sm_status *sm__file_map_open(const char *path, sm_file_map *m) {
   return sm__file_map_open_max(path, UINT64_MAX, m);
 }

@@ -26,6 +26,12 @@ sm_status *sm__file_map_open(const char *path, sm_file_map *m);
 /* The same, refusing a file larger than max_bytes. */
 sm_status *sm__file_map_open_max(const char *path, uint64_t max_bytes, sm_file_map *m);
 void sm__file_map_close(sm_file_map *m);
+/* Gives back the resident pages wholly inside [p, p + n), memory of a read-only file mapping
+ * (sm__file_map_open with mapped 1, never anything else): the process's resident set shrinks by
+ * them, and the next read faults them in again from the file (the page cache), same bytes. A
+ * checkpoint is read whole at load (its checksums), and a weight that a kernel only uses through
+ * a folded or packed copy need not stay resident a second time. Best effort (madvise). */
+void sm__file_map_drop_pages(const void *p, size_t n);
 
 /* The most sm__file_read_all reads into memory (2 GiB, protobuf's own limit for a message). */
 #define SM_FILE_READ_MAX ((uint64_t)2 << 30)

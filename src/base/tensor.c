@@ -19,6 +19,7 @@
 
 #include "base/alloc.h"
 #include "base/checked.h"
+#include "base/file.h"
 #include "base/tensor_internal.h"
 #include "base/variant.h"
 
@@ -31,6 +32,7 @@ typedef struct {
 typedef struct tbuf {
   void *data;  /* raw elements, tstring[n] for DT_STRING, sm_variant *[n] for DT_VARIANT */
   int space;   /* sm_memspace */
+  int file_ro; /* borrowed from a read-only file mapping (sm__tensor_set_file_backed) */
   int owned;   /* from sm__alloc, freed with the tensor; else borrowed */
   int inl;     /* owned and in the header's block (data == inline_data(t)): not freed on its own */
   void (*release)(void *); /* borrowed: called with release_ctx when the tensor goes (may be NULL) */
@@ -238,6 +240,7 @@ sm_status *sm_tensor_view(sm_tensor *base, int rank, const int64_t *dims, sm_ten
   if (!t) return oom(base->dtype, rank, dims, 0);
   t->buf.data = base->buf.data;
   t->buf.space = base->buf.space;
+  t->buf.file_ro = base->buf.file_ro;
   t->buf.release = release_base;
   t->buf.release_ctx = sm_tensor_ref(base);
   *out = t;
@@ -264,6 +267,14 @@ void sm_tensor_free(sm_tensor *t) {
 
 int sm__tensor_space(const sm_tensor *t) { return t->buf.space; }
 void sm__tensor_set_space(sm_tensor *t, int space) { t->buf.space = space; }
+
+void sm__tensor_set_file_backed(sm_tensor *t) {
+  if (t && !t->buf.owned) t->buf.file_ro = 1;
+}
+
+void sm__tensor_drop_pages(const sm_tensor *t) {
+  if (t && t->buf.file_ro && t->nbytes) sm__file_map_drop_pages(t->buf.data, t->nbytes);
+}
 
 int sm_tensor_dtype(const sm_tensor *t) { return t->dtype; }
 int sm_tensor_rank(const sm_tensor *t) { return t->rank; }

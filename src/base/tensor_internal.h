@@ -22,6 +22,15 @@ typedef enum sm_memspace { SM_MEM_HOST = 0, SM_MEM_DEVICE = 1 } sm_memspace;
 int sm__tensor_space(const sm_tensor *t); /* an sm_memspace */
 void sm__tensor_set_space(sm_tensor *t, int space);
 
+/* A tensor wrapped (sm_tensor_wrap) over memory of a read-only file mapping (base/file.h, mapped
+ * 1: a checkpoint's data shard, format/bundle.c) is marked so, and its views inherit the mark.
+ * sm__tensor_drop_pages gives back the resident pages of such a tensor's elements
+ * (sm__file_map_drop_pages: they fault in again from the file when read, same bytes); for any
+ * other tensor it does nothing. For a kernel that uses a weight only through a derived copy it
+ * keeps (a folded filter, nn_fold.c), so the weight is not resident twice. */
+void sm__tensor_set_file_backed(sm_tensor *t);
+void sm__tensor_drop_pages(const sm_tensor *t);
+
 /* A number no other tensor of this process has had or will have (0 for NULL). With the buffer's
  * address it names one tensor's contents where the runtime never writes a value in place: a
  * variable's assign installs a new tensor (state.c), so a cache of something derived from a

@@ -16,6 +16,7 @@
 
 #include "base/checked.h"
 #include "base/file.h"
+#include "base/tensor_internal.h"
 #include "format/bundle_internal.h"
 #include "format/crc32c.h"
 #include "format/table.h"
@@ -510,13 +511,18 @@ static sm_status *read_plain(const sm_bundle *b, const entry *e, int allow_borro
     __atomic_add_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL);
     s = sm_tensor_wrap(e->dtype, e->rank, e->dims, (void *)p, (size_t)e->size, shard_unref, sh, out);
     if (s) shard_unref(sh);
-    return s ? sm_status_prefix(s, "entry %s", key_str(e, kb, sizeof kb)) : NULL;
+    if (s) return sm_status_prefix(s, "entry %s", key_str(e, kb, sizeof kb));
+    /* the checksum read every page: they need not stay resident until a kernel reads them */
+    sm__tensor_set_file_backed(*out);
+    sm__tensor_drop_pages(*out);
+    return NULL;
   }
   sm_tensor *t;
   s = sm_tensor_new(e->dtype, e->rank, e->dims, &t);
   if (s) return sm_status_prefix(s, "entry %s", key_str(e, kb, sizeof kb));
   if (e->size) memcpy(sm_tensor_data(t), p, (size_t)e->size);
   if (b->swap) byte_swap(sm_tensor_data(t), (size_t)e->size, e->dtype);
+  if (sh->m.mapped) sm__file_map_drop_pages(p, (size_t)e->size); /* copied: the mapping's pages are not needed */
   *out = t;
   return NULL;
 }

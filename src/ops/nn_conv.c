@@ -413,16 +413,30 @@ static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64
       if (ws < 0) ws = 0;
       if (we > OW) we = OW;
       int64_t c0 = 0;
+#define POOL_TAKE(ptr) /* m = q > m ? q : m for the 8 floats at ptr */ \
+  do {                                                           \
+    v8f q_ = V8_LOAD(ptr);                                       \
+    v8i gt_ = q_ > m;                                            \
+    m = (v8f)(((v8i)q_ & gt_) | ((v8i)m & ~gt_));                \
+  } while (0)
+      if (he - hs == 2 && we - ws == 2) { /* a whole 2x2 window (the common MaxPool): unrolled */
+        const float *b0 = buf + ws * Cout, *b1 = b0 + OW * Cout;
+        for (; c0 + 8 <= Cout; c0 += 8) { /* the same order as the loop below: row by row */
+          v8f m = V8_SPLAT(-FLT_MAX);
+          POOL_TAKE(b0 + c0);
+          POOL_TAKE(b0 + Cout + c0);
+          POOL_TAKE(b1 + c0);
+          POOL_TAKE(b1 + Cout + c0);
+          memcpy(o + c0, &m, sizeof m);
+        }
+      }
       for (; c0 + 8 <= Cout; c0 += 8) { /* 8 channels in a register across the window */
         v8f m = V8_SPLAT(-FLT_MAX);
         for (int64_t r = 0; r < he - hs; r++)
-          for (int64_t iw = ws; iw < we; iw++) {
-            v8f q = V8_LOAD(buf + (r * OW + iw) * Cout + c0);
-            v8i gt = q > m;
-            m = (v8f)(((v8i)q & gt) | ((v8i)m & ~gt));
-          }
+          for (int64_t iw = ws; iw < we; iw++) POOL_TAKE(buf + (r * OW + iw) * Cout + c0);
         memcpy(o + c0, &m, sizeof m);
       }
+#undef POOL_TAKE
       for (int64_t c = c0; c < Cout; c++) {
         float m = -FLT_MAX;
         for (int64_t r = 0; r < he - hs; r++)

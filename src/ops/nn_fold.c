@@ -25,7 +25,10 @@
  * variable included, misses the key and folds again. The rule emits the node only when the filter
  * comes from a ReadVariableOp or a Const and is not fed (a caller's fed tensor could be rewritten
  * between runs under the same pointer); the kernel trusts the pointer only when attr _sm_cache
- * says so, and otherwise folds every run.
+ * says so, and otherwise folds every run. Memory: with the cache, a filter that wraps the mapped
+ * checkpoint gives its resident pages back once folded (sm__tensor_drop_pages: read again from
+ * the file only on a refold; the first fold only), so the weights are resident as the folded copy (and the oneDNN
+ * pack made from it), not a third time as the variable's value.
  *
  * The rule applies only to float NHWC Conv2D chains whose every intermediate value is read by the
  * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
@@ -41,6 +44,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/tensor_internal.h"
 #include "graph/synth.h"
 #include "ops/nn_internal.h"
 #include "runtime/rewrite.h"
@@ -56,6 +60,7 @@ typedef struct fold_state {
   unsigned char *key; /* the small inputs' shapes and bytes */
   size_t nkey;
   sm_tensor *ff, *fb; /* the result */
+  long folds;         /* folds made (under mu) */
 } fold_state;
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
@@ -220,6 +225,11 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
       s->key_f = s->cache ? sm_tensor_ref((sm_tensor *)f) : NULL;
       s->key = key, s->nkey = nkey, key = NULL;
       s->ff = ff, s->fb = fb;
+      /* cached: until the key misses, the filter is read no more, so a checkpoint-mapped one
+       * need not stay resident beside its folded copy (it faults in again on a refold). Only
+       * after the first fold: a node that refolds (its BatchNorm assigned between runs) would
+       * otherwise fault the filter in again on every one. */
+      if (s->cache && ++s->folds == 1) sm__tensor_drop_pages(f);
     }
   }
   if (!st) {

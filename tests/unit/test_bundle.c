@@ -1,5 +1,6 @@
 /* test_bundle.c - bundle writer/reader round trips for every dtype, TF's exact bytes, zero-copy,
- * partitioned tensors, crafted hostile entries and damage (truncation, bit flips). */
+ * partitioned tensors, crafted hostile entries and damage (truncation, bit flips), and the
+ * resident pages of a zero-copy tensor given back (sm__tensor_drop_pages) without changing it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/tensor_internal.h"
 #include "format/bundle_internal.h"
 #include "format/crc32c.h"
 #include "format/table.h"
@@ -656,6 +658,30 @@ static void test_damage(void) {
   for (int i = 0; i < 4; i++) sm_tensor_free(it[i].t);
 }
 
+/* Writes t as entry "big" of SUB/variables and opens that bundle (NULL on failure, checked). */
+static sm_bundle *write_big(const char *sub, const sm_tensor *t) {
+  char d[64], pre[80];
+  snprintf(d, sizeof d, "%s", sub);
+  snprintf(pre, sizeof pre, "%s/variables", sub);
+  mkdir(path(d), 0755);
+  sm_bundle_writer *w;
+  CHECK_OK(sm_bundle_writer_open(path(pre), &w));
+  CHECK_OK(sm_bundle_writer_add(w, "big", t));
+  CHECK_OK(sm_bundle_writer_finish(w));
+  sm_bundle_writer_free(w);
+  sm_bundle *b = NULL;
+  CHECK_OK(sm_bundle_open(path(pre), &b));
+  return b;
+}
+
+static void remove_big(const char *sub) {
+  char f[96];
+  snprintf(f, sizeof f, "%s/variables.index", sub);
+  unlink(path(f));
+  snprintf(f, sizeof f, "%s/variables.data-00000-of-00001", sub);
+  unlink(path(f));
+}
+
 /* A 64 MiB tensor: the zero-copy read and the copying read both return the written values.
  * (Speed is measured in bench/, not here.) */
 static void test_large(void) {
@@ -664,14 +690,7 @@ static void test_large(void) {
   CHECK_OK(sm_tensor_new(SM_FLOAT, 1, d, &t));
   if (!t) return;
   memset(sm_tensor_data(t), 0x3f, sm_tensor_nbytes(t));
-  mkdir(path("large"), 0755);
-  sm_bundle_writer *w;
-  CHECK_OK(sm_bundle_writer_open(path("large/variables"), &w));
-  CHECK_OK(sm_bundle_writer_add(w, "big", t));
-  CHECK_OK(sm_bundle_writer_finish(w));
-  sm_bundle_writer_free(w);
-  sm_bundle *b;
-  CHECK_OK(sm_bundle_open(path("large/variables"), &b));
+  sm_bundle *b = write_big("large", t);
   sm_tensor *r = NULL, *r2 = NULL;
   if (b) {
     CHECK_OK(sm_bundle_read(b, "big", &r));
@@ -683,8 +702,62 @@ static void test_large(void) {
     sm_bundle_close(b);
   }
   sm_tensor_free(t);
-  unlink(path("large/variables.index"));
-  unlink(path("large/variables.data-00000-of-00001"));
+  remove_big("large");
+}
+
+/* RssFile of /proc/self/status in KiB; -1 where there is none (not Linux). */
+static long rss_file_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "RssFile:", 8)) kib = atol(line + 8);
+  fclose(f);
+  return kib;
+}
+
+/* A 32 MiB zero-copy tensor: the read (its checksum touches every page) leaves the pages out of
+ * the resident set; reading the elements brings them back with the same values; dropping them
+ * again (through a view too) gives back the resident memory, and the values read after that are
+ * still the written ones. A tensor that owns its memory is not touched by a drop. */
+static void test_drop_pages(void) {
+  int64_t d[1] = {8 * 1024 * 1024}, d2[2] = {4 * 1024 * 1024, 2};
+  sm_tensor *t;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, d, &t));
+  if (!t) return;
+  float *v = sm_tensor_data(t);
+  for (int64_t i = 0; i < d[0]; i++) v[i] = (float)(i % 1009) - 500.0f;
+  sm_bundle *b = write_big("drop", t);
+  sm_tensor *r = NULL, *view = NULL, *own = NULL;
+  if (b) {
+    long before = rss_file_kib();
+    CHECK_OK(sm_bundle_read(b, "big", &r));
+    long after_read = rss_file_kib();
+    CHECK(r && sm_tensor_data(r) != sm_tensor_data(t)); /* over the mapping */
+    CHECK(r && sm_tensor_equal(r, t));                   /* faults every page in again */
+    long touched = rss_file_kib();
+    if (r) CHECK_OK(sm_tensor_view(r, 2, d2, &view));
+    sm__tensor_drop_pages(view);
+    long dropped = rss_file_kib();
+    if (before >= 0) {
+      CHECK(after_read - before < 8 * 1024);   /* not 32 MiB resident after the read */
+      CHECK(touched - after_read > 24 * 1024); /* read: resident */
+      CHECK(touched - dropped > 24 * 1024);    /* dropped through the view */
+    }
+    CHECK(r && sm_tensor_equal(r, t));
+    sm__tensor_drop_pages(r);
+    CHECK(view && r && !memcmp(sm_tensor_data(view), sm_tensor_data(r), sm_tensor_nbytes(r)));
+    CHECK_OK(sm_bundle_read_copy(b, "big", &own));
+    sm__tensor_drop_pages(own); /* owned memory: nothing happens */
+    CHECK(own && sm_tensor_equal(own, t));
+    sm_tensor_free(view);
+    sm_tensor_free(r);
+    sm_tensor_free(own);
+    sm_bundle_close(b);
+  }
+  sm_tensor_free(t);
+  remove_big("drop");
 }
 
 int main(void) {
@@ -697,5 +770,6 @@ int main(void) {
   test_crafted();
   test_damage();
   test_large();
+  test_drop_pages();
   TEST_MAIN_END();
 }
