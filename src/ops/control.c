@@ -14,8 +14,8 @@
  * so a loop whose functions have no steps still stops. Per iteration the only allocations are the
  * executor's slot arrays of the two sub-plan runs and the tensors the body makes. A body that
  * projects the items of an input TensorList by a loop-invariant weight (an RNN's x_t @ kernel)
- * can have that product done for several steps at once (control_hoist.c; opt-in, SM_LOOP_HOIST=1:
- * it did not pay on the machine measured, bench/RESULTS.md).
+ * has that product done for several steps at once (control_hoist.c; SM_LOOP_HOIST=0 turns it off,
+ * for A/B measurements).
  *
  * If: input 0 is the condition (ToBool again), the rest go to then_branch or else_branch.
  * Case: input 0 is an int32 scalar branch index; one out of [0, n) runs the last branch, as
@@ -125,10 +125,10 @@ static sm_status *while_prepare(const sm_node *node, void **state) {
     st = sm_status_new(SM_INVALID_ARGUMENT, "cond function '%s' gives %d outputs; expected a single scalar", cname,
                        sm__plan_num_fetches(w->cond));
   if (!st) st = compile(node, "body", bname, n, n, &w->body);
-  /* the hoist is an optimisation, off unless SM_LOOP_HOIST=1 (control_internal.h says why); a body
-   * it cannot compile runs plain */
+  /* the hoist is an optimisation (SM_LOOP_HOIST=0 turns it off, for A/B measurements); a body it
+   * cannot compile runs plain */
   const char *hv = getenv("SM_LOOP_HOIST");
-  if (!st && hv && !strcmp(hv, "1")) sm_status_free(sm__hoist_prepare(node, bname, n, &w->hoist));
+  if (!st && !(hv && !strcmp(hv, "0"))) sm_status_free(sm__hoist_prepare(node, bname, n, &w->hoist));
   if (st) {
     while_release(w);
     return st;

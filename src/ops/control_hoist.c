@@ -5,7 +5,7 @@
  * This is what a Keras RNN's body does every step (x_t = list[i]; x_t @ kernel), and what TF's
  * own fused RNN kernels (and cuDNN) do once per sequence instead: the input projection does not
  * depend on the recurrent state, so it runs as a few large products rather than T small ones.
- * Nothing here is keyed on names: only on the ops and edges of the body. Opt-in (control.c).
+ * Nothing here is keyed on names: only on the ops and edges of the body.
  *
  * Prepare compiles the body twice more (sm__prepare_function_plan_edit): once with the MatMul's
  * output fed (the hoisted body: GetItem, MatMul and the weight's read are pruned), once fetching

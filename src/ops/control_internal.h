@@ -25,9 +25,9 @@ int sm__list_view(const sm_tensor *t, int *dtype, int64_t *n, sm_tensor *const *
  * [b, K] float items, or a list other than the one the call started with runs the plain body: the
  * results are the plain loop's (the product is MatMul's own, nn_matmul.c, on more rows).
  *
- * Off unless SM_LOOP_HOIST=1 when the While is prepared: measured on a Keras LSTM(128) (bench/
- * bench_loops.py --ab, bench/RESULTS.md) it did not pay on the machine of this writing, where the
- * per-step MatMul already runs through oneDNN; it is kept for machines and shapes where it does. */
+ * On unless SM_LOOP_HOIST=0 when the While is prepared (bench/bench_loops.py --ab measures both;
+ * bench/RESULTS.md: a few per cent of CPU per call on a Keras LSTM(128), where the per-step MatMul
+ * already runs through oneDNN; a chunk of the whole sequence at once was slower: cache-cold). */
 typedef struct sm__hoist sm__hoist;
 /* In prepare, after the body compiled: *out NULL when the body has not that shape. */
 sm_status *sm__hoist_prepare(const sm_node *node, const char *body, int nvars, sm__hoist **out);

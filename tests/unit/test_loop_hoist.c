@@ -7,9 +7,9 @@
  * hoist counter moves), and W a loop-invariant float var with transpose_b (hoisted); and two bodies
  * where the hoist must not apply and does not (the counter stays): W assigned in the loop
  * (AssignAddVariableOp each step), and an index that is not the loop counter (a var passed
- * through unchanged). Every case must give the plain loop's values either way. The hoist is off
- * unless SM_LOOP_HOIST=1 (checked: nothing hoisted without it); chunked products (several per
- * call, a short last one) and a budget no step fits (plain body) are checked too. */
+ * through unchanged). Every case must give the plain loop's values either way. SM_LOOP_HOIST=0
+ * turns the hoist off (checked: nothing hoisted then); chunked products (several per call, a
+ * short last one) and a budget no step fits (plain body) are checked too. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,16 +159,16 @@ int main(void) {
   for (int i = 0; i < T * B * K; i++) g_xs[i] = (float)((i * 7) % 11) / 8.0f - 0.6f;
   for (int i = 0; i < K * N; i++) g_w[i] = (float)((i * 5) % 7) / 4.0f - 0.7f;
   for (int i = 0; i < B * N; i++) g_h0[i] = (float)i / 3.0f;
-  /* off by default: the same loops run plain */
-  unsetenv("SM_LOOP_HOIST");
+  /* off with SM_LOOP_HOIST=0: the same loops run plain */
+  setenv("SM_LOOP_HOIST", "0", 1);
   sm_session *s = NULL;
   CHECK_OK(sm__session_from_pbtxt(graph, &s));
   if (!s) TEST_MAIN_END();
   CHECK_EQ_INT(check_loop(s, "hoisted:2", 1, 0), 0);
   CHECK_EQ_INT(check_loop(s, "hoisted_tb:2", 1, 0), 0);
   sm__session_free(s);
-  /* on (read when the While is prepared) */
-  setenv("SM_LOOP_HOIST", "1", 1);
+  /* on by default (read when the While is prepared) */
+  unsetenv("SM_LOOP_HOIST");
   s = NULL;
   CHECK_OK(sm__session_from_pbtxt(graph, &s));
   if (!s) TEST_MAIN_END();
@@ -187,6 +187,5 @@ int main(void) {
   CHECK_EQ_INT(check_loop(s, "hoisted:2", 1, 0), 0);
   sm__hoist_set_chunk_bytes(0);
   sm__session_free(s);
-  unsetenv("SM_LOOP_HOIST");
   TEST_MAIN_END();
 }
