@@ -125,9 +125,17 @@ static sm_status *find_edit(const sm_cgraph *g, sm_plan_spec *spec, void *arg, i
   int n = spec->nfeeds;
   if (n != spec->nfetches) return NULL;
   int nn = sm__cgraph_num_nodes(g), found = 0;
-  for (int i = 0; i < nn; i++) { /* nothing may assign a variable: only reads are stateful */
+  for (int i = 0; i < nn; i++) {
     const sm_node *x = sm__cgraph_node(g, i);
-    if (sm__node_is_stateful(x) && !op_is(x, "ReadVariableOp") && !op_is(x, "_Arg") && !op_is(x, "_Retval")) return NULL;
+    /* nothing may assign a variable: only reads are stateful */
+    if (sm__node_is_stateful(x) && !op_is(x, "ReadVariableOp") && !op_is(x, "_Arg") && !op_is(x, "_Retval"))
+      return NULL;
+    /* and nothing calls a function (a nested loop, a call): each hoisted body is compiled twice
+     * more, so hoisting through nested bodies would compile 2^depth plans */
+    const Tensorflow__OpDef *od = sm__cgraph_op_def(g, sm__node_op(x));
+    if (!od) return NULL;
+    for (size_t a = 0; a < od->n_attr; a++)
+      if (od->attr[a] && od->attr[a]->type && strstr(od->attr[a]->type, "func")) return NULL;
   }
   for (int i = 0; i < nn && !found; i++) {
     const sm_node *m = sm__cgraph_node(g, i);

@@ -17,7 +17,9 @@ int sm__list_view(const sm_tensor *t, int *dtype, int64_t *n, sm_tensor *const *
  *   x  = TensorListGetItem(var k, var j, ...)       float items [b, K]
  *   y  = MatMul(x, w) (transpose_a false)           w: ReadVariableOp(var r) | var r | a Const
  *   body returns var k and var r unchanged (Identity allowed) and var j + 1 as var j;
- *   no node of the body but ReadVariableOp is stateful (nothing can assign the variable);
+ *   no node of the body but ReadVariableOp is stateful (nothing can assign the variable), and
+ *   none calls a function (no nested loop or call: the hoist compiles the body twice more, so
+ *   nested hoists would compile 2^depth plans);
  * computes y for a chunk of steps in one product (the items of steps [j, j + c) stacked
  * [c*b, K] x w -> P [c, b, N], c such that the chunk stays in a core's cache, the weight read
  * once per call) and feeds P[j - j0] for y to a second body plan in which the MatMul, the GetItem

@@ -6,8 +6,8 @@
  * list made by TensorListFromTensor, with W a resource variable read in the body (hoisted: the
  * hoist counter moves), and W a loop-invariant float var with transpose_b (hoisted); and two bodies
  * where the hoist must not apply and does not (the counter stays): W assigned in the loop
- * (AssignAddVariableOp each step), and an index that is not the loop counter (a var passed
- * through unchanged). Every case must give the plain loop's values either way. SM_LOOP_HOIST=0
+ * (AssignAddVariableOp each step), an index that is not the loop counter (a var passed
+ * through unchanged), and a body that calls a function (nested hoists would compile 2^depth plans). Every case must give the plain loop's values either way. SM_LOOP_HOIST=0
  * turns the hoist off (checked: nothing hoisted then); chunked products (several per call, a
  * short last one) and a budget no step fits (plain body) are checked too. */
 #include <math.h>
@@ -78,7 +78,7 @@ static const char *graph =
     "attr { key: 'shape' value { shape { unknown_rank: true } } } }\n"
     "node { name: 'init' op: 'AssignVariableOp' input: 'var' input: 'w0' " TY("dtype", "DT_FLOAT") "}\n"
     LOOP("hoisted", "body_read") LOOP("hoisted_tb", "body_tb") LOOP("assigned", "body_assign")
-    LOOP("not_counter", "body_index")
+    LOOP("not_counter", "body_index") LOOP("nested", "body_nested")
     "library {\n"
     /* cond: i < length(l) */
     "function { " SIG("cond", OUT("p", "DT_BOOL"))
@@ -95,6 +95,15 @@ static const char *graph =
     "node_def { name: 'bump' op: 'AssignAddVariableOp' input: 'v' input: 'ones:y:0' " TY("dtype", "DT_FLOAT")
     "input: '^mm' }\n"
     TAIL("mm:product:0") "}\n"
+    /* y = If(true, ident, ident)(l[i] @ read(v)): a body with a nested function (a call would be
+     * inlined; a branch is not) */
+    "function { " SIG("body_nested", OUTS) ES GET("i") READ MM("w:value:0", "false")
+    "node_def { name: 'yes' op: 'Const' " TY("dtype", "DT_BOOL")
+    "attr { key: 'value' value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: true } } } }\n"
+    "node_def { name: 'pc' op: 'StatelessIf' input: 'yes:output:0' input: 'mm:product:0' " TY("Tcond", "DT_BOOL")
+    TL("Tin", "type: DT_FLOAT") TL("Tout", "type: DT_FLOAT") FN("then_branch", "ident") FN("else_branch", "ident")
+    "}\n" TAIL("pc:output:0") "}\n"
+    "function { signature { name: 'ident' " ARG("x", "DT_FLOAT") OUT("y", "DT_FLOAT") "} " RET("y", "x") "}\n"
     /* y = l[j] @ read(v): j is passed through, not the counter */
     "function { " SIG("body_index", OUTS) ES GET("j") READ MM("w:value:0", "false") TAIL("mm:product:0") "}\n"
     "}\n"
@@ -176,6 +185,7 @@ int main(void) {
   CHECK_EQ_INT(check_loop(s, "hoisted_tb:2", 1, 0), 1);
   CHECK_EQ_INT(check_loop(s, "assigned:2", 1, 1), 0);
   CHECK_EQ_INT(check_loop(s, "not_counter:2", 0, 0), 0);
+  CHECK_EQ_INT(check_loop(s, "nested:2", 1, 0), 0);
   /* chunks of 3, 2 and 1 steps (T = 4): several products per call, the last one short */
   for (int steps = 3; steps >= 1; steps--) {
     sm__hoist_set_chunk_bytes((int64_t)steps * B * (K + N) * (int64_t)sizeof(float));
