@@ -94,7 +94,7 @@ static sm_status *to_bool(const sm_tensor *t, int *v) {
 /* ---- While / StatelessWhile ---------------------------------------------------------------------- */
 typedef struct while_state {
   sm_plan *cond, *body;
-  sm__hoist *hoist; /* the body's input projection, done before the loop (control_hoist.c); or NULL */
+  sm__hoist *hoist; /* the body's input projection, done for chunks of steps (control_hoist.c); or NULL */
   int n;            /* loop vars */
 } while_state;
 
