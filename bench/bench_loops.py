@@ -2,7 +2,7 @@
 """bench/bench_loops.py - loops (While over TensorLists) against TensorFlow, in one run (not a test).
 
   python3 bench/bench_loops.py [--build build] [--python build/venv/bin/python] [--rounds 3]
-                               [--only lstm|while] [--no-record]
+                               [--only lstm|while] [--no-record] [--ab]
 
 (a) A Keras 3 `LSTM(128)` over sequences of 50 steps of 32 features (Input((50, 32)), exported with
     model.export: a While loop over TensorLists), at batch 1 and 32.
@@ -17,6 +17,8 @@ each round reports the median of RUNS calls after WARMUP untimed ones, and the f
 of the round medians. Our first output of the last call is compared element by element with
 TensorFlow's (max |ours - TF| <= 1e-5 x max(1, max |TF|)). Goal: TF latency / ours >= 1.5x on every
 case. Results are printed and appended to bench/RESULTS.md with the date, machine and load.
+--ab adds, in every round, a run of ours with SM_LOOP_HOIST=0 (without the While kernel's hoist
+of the body's input projection, src/ops/control_hoist.c): its A/B on the same load.
 """
 import argparse
 import json
@@ -113,6 +115,7 @@ def bench_case(args, exe, name, model_dir, key, batch, runs, work, rows, notes, 
     import run as bench_run_py
     ours_file = os.path.join(work, "ours.f32")
     ours_m, tf_m, loads, last_tf, err = [], [], [], None, None
+    plain_m = []  # --ab: ours with SM_LOOP_HOIST=0 (the While body's input projection not hoisted)
     for rnd in range(args.rounds):
         loads.append(bench_run_py.loadavg().split()[0])
         print("bench: %s round %d/%d: ours, TensorFlow ..." % (name, rnd + 1, args.rounds), flush=True)
@@ -123,6 +126,12 @@ def bench_case(args, exe, name, model_dir, key, batch, runs, work, rows, notes, 
                 ours_m.append(json.loads(p.stdout.strip().splitlines()[-1])["median_ms"])
             else:
                 err = p.stderr.strip().splitlines()[-1][:300] if p.stderr.strip() else "rc %d" % p.returncode
+        if exe and err is None and args.ab:
+            p = subprocess.run([exe, model_dir, "serve", key, str(batch), str(runs), str(args.warmup), "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, SM_LOOP_HOIST="0"))
+            if p.returncode == 0:
+                plain_m.append(json.loads(p.stdout.strip().splitlines()[-1])["median_ms"])
         r = child(args.python, "tf", model_dir, key, batch, runs, args.warmup,
                   ours_file if (rnd == 0 and ours_m) else "")
         if r:
@@ -136,6 +145,9 @@ def bench_case(args, exe, name, model_dir, key, batch, runs, work, rows, notes, 
     rows.append(("%s: TensorFlow %s, loaded signature call, median of %d x %d rounds"
                  % (name, last_tf["version"] if last_tf else "?", runs, args.rounds), fig(mt, tf_m), "", ""))
     rows.append(("%s: libsavedmodel sm_model_run" % name, fig(mo, ours_m), "", ""))
+    if plain_m:
+        rows.append(("%s: libsavedmodel, SM_LOOP_HOIST=0 (A/B, same rounds)" % name,
+                     fig(median(plain_m), plain_m), "", ""))
     if err:
         notes.append("%s, ours: not available (%s)" % (name, err))
     if last_tf and "max_abs_diff" in last_tf:
@@ -206,6 +218,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--keep", help="make the models in this directory and keep them")
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--ab", action="store_true",
+                    help="also run ours with SM_LOOP_HOIST=0 in every round (the While hoist's A/B)")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     args.python = args.python or os.path.join(args.build, "venv", "bin", "python")

@@ -12,7 +12,10 @@
  * it has elements); while true, vars = body(vars); the outputs are the last vars. The run's
  * deadline and cancel flag are checked once per iteration besides between the sub-plans' steps,
  * so a loop whose functions have no steps still stops. Per iteration the only allocations are the
- * executor's slot arrays of the two sub-plan runs and the tensors the body makes.
+ * executor's slot arrays of the two sub-plan runs and the tensors the body makes. A body that
+ * projects the items of an input TensorList by a loop-invariant weight (an RNN's x_t @ kernel)
+ * has that product done for several steps at once (control_hoist.c; SM_LOOP_HOIST=0 turns it off,
+ * for A/B measurements).
  *
  * If: input 0 is the condition (ToBool again), the rest go to then_branch or else_branch.
  * Case: input 0 is an int32 scalar branch index; one out of [0, n) runs the last branch, as
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/control_internal.h"
 #include "runtime/kernel.h"
 
 static const char *dname(int dtype) {
@@ -90,7 +94,8 @@ static sm_status *to_bool(const sm_tensor *t, int *v) {
 /* ---- While / StatelessWhile ---------------------------------------------------------------------- */
 typedef struct while_state {
   sm_plan *cond, *body;
-  int n; /* loop vars */
+  sm__hoist *hoist; /* the body's input projection, done for chunks of steps (control_hoist.c); or NULL */
+  int n;            /* loop vars */
 } while_state;
 
 static void while_release(void *state) {
@@ -98,6 +103,7 @@ static void while_release(void *state) {
   if (!w) return;
   sm__plan_free(w->cond);
   sm__plan_free(w->body);
+  sm__hoist_free(w->hoist);
   free(w);
 }
 
@@ -119,6 +125,10 @@ static sm_status *while_prepare(const sm_node *node, void **state) {
     st = sm_status_new(SM_INVALID_ARGUMENT, "cond function '%s' gives %d outputs; expected a single scalar", cname,
                        sm__plan_num_fetches(w->cond));
   if (!st) st = compile(node, "body", bname, n, n, &w->body);
+  /* the hoist is an optimisation (SM_LOOP_HOIST=0 turns it off, for A/B measurements); a body it
+   * cannot compile runs plain */
+  const char *hv = getenv("SM_LOOP_HOIST");
+  if (!st && !(hv && !strcmp(hv, "0"))) sm_status_free(sm__hoist_prepare(node, bname, n, &w->hoist));
   if (st) {
     while_release(w);
     return st;
@@ -148,6 +158,11 @@ static sm_status *while_compute(const void *state, sm_kctx *ctx) {
     next[i] = NULL;
   }
   int64_t it = 0;
+  sm__hoist_run *hr = NULL;
+  if (w->hoist && (st = sm__hoist_begin(w->hoist, ctx, cur, &hr))) {
+    drop(cur, n);
+    return st;
+  }
   for (;; it++) {
     sm_tensor *pred = NULL;
     int go = 0;
@@ -160,7 +175,9 @@ static sm_status *while_compute(const void *state, sm_kctx *ctx) {
       break;
     }
     if (!go) break;
-    if ((st = sm__kctx_run_plan(ctx, w->body, cur, n, next, n))) break;
+    int done = 0;
+    if (hr && (st = sm__hoist_step(w->hoist, hr, ctx, cur, next, &done))) break;
+    if (!done && (st = sm__kctx_run_plan(ctx, w->body, cur, n, next, n))) break;
     for (int i = 0; i < n && !st; i++)
       if (sm_tensor_dtype(next[i]) != sm_tensor_dtype(cur[i]))
         st = sm_status_new(SM_INVALID_ARGUMENT, "body output %d is %s, but the loop var is %s", i,
@@ -170,6 +187,7 @@ static sm_status *while_compute(const void *state, sm_kctx *ctx) {
     memset(next, 0, (size_t)n * sizeof *next);
     if (st) break;
   }
+  sm__hoist_end(hr);
   if (st) {
     drop(cur, n);
     return sm_status_prefix(st, "iteration %lld", (long long)it);

@@ -25,6 +25,7 @@
 #include "base/tensor_internal.h"
 #include "base/variant.h"
 #include "ops/array_internal.h"
+#include "ops/control_internal.h"
 #include "runtime/kernel.h"
 
 #define LIST_TYPE "tensorflow::TensorList"
@@ -946,6 +947,20 @@ static sm_status *scatter_existing_compute(const void *state, sm_kctx *ctx) {
   if ((s = writable_list(ctx, 0, 0, l, &w))) return s;
   if (hi >= w->n && (s = list_resize(ctx, w, hi + 1))) return s;
   return scatter_rows(ctx, w, t, idx);
+}
+
+/* control_internal.h: the While hoist reads the items of its loop's input list. */
+int sm__list_view(const sm_tensor *t, int *dtype, int64_t *n, sm_tensor *const **items, const void **id) {
+  if (!t || sm_tensor_dtype(t) != SM_VARIANT || sm_tensor_rank(t) != 0) return 0;
+  sm_variant **vs = sm__tensor_variants(t);
+  sm_variant *v = vs ? vs[0] : NULL;
+  if (!v || strcmp(v->type_name, LIST_TYPE)) return 0;
+  const tlist *l = (const tlist *)v;
+  *dtype = l->dtype;
+  *n = l->n;
+  *items = l->items;
+  *id = l;
+  return 1;
 }
 
 const sm_kernel sm_kernels_list[] = {

@@ -54,6 +54,14 @@ typedef struct sm__nn_fused {
 /* Reads and checks n's fused_ops, num_args, T, the bias's dtype (and for a convolution
  * num_host_args and the pool attrs); fails SM_UNIMPLEMENTED naming a fused_ops list it cannot run. */
 sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f);
+
+/* C [m,k] x op(B) -> C [m,n], float, for a kernel other than MatMul (the While hoist,
+ * control_hoist.c), run as MatMul runs it (nn_matmul.c): oneDNN for more than one row with the
+ * caller's cache (nn_dnnl.h; NULL: none), B identified by b_uid (sm__tensor_uid) for its packing,
+ * else the pool's gemm. */
+struct sm__dnnl_cache;
+sm_status *sm__nn_matmul_f32_kctx(sm_kctx *ctx, struct sm__dnnl_cache *dnnl, int trans_b, int64_t m, int64_t n,
+                                 int64_t k, const float *a, const float *b, uint64_t b_uid, float *c);
 /* For rewrite rules (nn_fuse.c, nn_fold.c): a new _FusedConv2D / _FusedMatMul named after node
  * `product` (a Conv2D or MatMul) with its attrs, inputs a, b and the bias (then the addend when
  * addend.node >= 0: num_args 2, else 1), fused_ops `ops`: not finished (sm__synth_finish), so the

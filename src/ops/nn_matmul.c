@@ -141,6 +141,23 @@ void sm__nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m,
   mm_dispatch(pool, &j, 1);
 }
 
+/* nn_internal.h: a float product for another kernel (the While hoist, control_hoist.c), chosen as
+ * MatMul chooses: oneDNN for more than one row when it is on, else the pool's gemm. */
+sm_status *sm__nn_matmul_f32_kctx(sm_kctx *ctx, sm__dnnl_cache *dnnl, int trans_b, int64_t m, int64_t n, int64_t k,
+                                 const float *a, const float *b, uint64_t b_uid, float *c) {
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
+                         (long long)m, (long long)k, (long long)k, (long long)n);
+  if (dnnl && m > 1 && n > 0 && k > 0) {
+    sm__dnnl_mm_args da = {m, n, k, k, 0, trans_b != 0, a, b, NULL, b_uid, c, SM_NN_ACT_NONE, 0.0f};
+    int declined;
+    sm_status *st = sm__dnnl_matmul(dnnl, &da, ctx, &declined);
+    if (st || !declined) return st;
+  }
+  sm__nn_matmul_f32(sm__kctx_pool(ctx), 0, trans_b, m, n, k, a, b, NULL, SM_NN_ACT_NONE, 0, c);
+  return NULL;
+}
+
 static int mm_dtype_ok(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64; }
 
 static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, const char *fb) {

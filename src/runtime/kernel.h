@@ -198,6 +198,15 @@ typedef struct sm_plan_spec {
  * For kernels whose body is a part of the graph rather than a function: a TF1 loop frame (its cond
  * and body, control_v1.c). Nests like sm__prepare_function_plan. */
 sm_status *sm__prepare_graph_plan(const sm_node *caller, const sm_plan_spec *spec, sm_plan **out);
+/* In prepare only. sm__prepare_function_plan, with `edit` called on the function's compiled graph
+ * and the spec made from it (args as feeds, rets as fetches, control rets as targets) before the
+ * plan is built: it may point the spec's arrays at others (edges and nodes of fg) that it keeps
+ * alive until this returns, e.g. feed an inner value the kernel computes itself (so the nodes
+ * that made it are pruned) or fetch an inner value. It sets *build to 0 to build nothing (*out
+ * stays NULL, no error). */
+typedef sm_status *(*sm_plan_edit_fn)(const sm_cgraph *fg, sm_plan_spec *spec, void *arg, int *build);
+sm_status *sm__prepare_function_plan_edit(const sm_node *caller, const char *function_name, sm_plan_edit_fn edit,
+                                         void *arg, sm_plan **out);
 /* How many tensors sm__kctx_run_plan takes and gives for p. */
 int sm__plan_num_feeds(const sm_plan *p);
 int sm__plan_num_fetches(const sm_plan *p);

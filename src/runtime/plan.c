@@ -681,6 +681,11 @@ sm_status *sm__prepare_graph_plan(const sm_node *caller, const sm_plan_spec *spe
 }
 
 sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function_name, sm_plan **out) {
+  return sm__prepare_function_plan_edit(caller, function_name, NULL, NULL, out);
+}
+
+sm_status *sm__prepare_function_plan_edit(const sm_node *caller, const char *function_name, sm_plan_edit_fn edit,
+                                         void *arg, sm_plan **out) {
   if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "sm__prepare_function_plan: no output");
   *out = NULL;
   if (!caller || !function_name || !*function_name)
@@ -705,6 +710,13 @@ sm_status *sm__prepare_function_plan(const sm_node *caller, const char *function
   sm__cgraph_function_args(fg, &spec.feeds, &spec.nfeeds);
   sm__cgraph_function_rets(fg, &spec.fetches, &spec.nfetches);
   sm__cgraph_function_control_rets(fg, &spec.targets, &spec.ntargets);
+  if (edit) {
+    int build = 0;
+    if ((st = edit(fg, &spec, arg, &build)) || !build) {
+      sm__cgraph_free(fg);
+      return st ? sm_status_prefix(st, "function '%s'", function_name) : NULL;
+    }
+  }
   build_ctx child = {fg, sm__cgraph_function_name(fg), b->depth + 1, b, NULL, SM_BACKEND_CPU};
   sm_plan *p;
   if ((st = plan_build(fg, &spec, &child, &p))) {
