@@ -78,6 +78,19 @@ sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw) {
   return sm_status_new(SM_UNIMPLEMENTED, "data_format '%.*s' is not supported (NHWC or NCHW)", (int)(len > 32 ? 32 : len), s);
 }
 
+static double par_min_macs = 4194304.0;
+static pthread_once_t par_min_once = PTHREAD_ONCE_INIT;
+static void par_min_read(void) {
+  const char *e = getenv("SM_NN_PAR_MIN_MACS");
+  char *end = NULL;
+  double x = e && *e ? strtod(e, &end) : 0;
+  if (end && !*end && x >= 1 && x < 1e18) par_min_macs = x;
+}
+double sm__nn_par_min_macs(void) {
+  pthread_once(&par_min_once, par_min_read);
+  return par_min_macs;
+}
+
 /* Four entries of a list(int) attr; H, W into hw[2] in NHWC order; checks batch/depth are 1. */
 static sm_status *four(const sm_node *n, const char *attr, const char *what, int nchw, int64_t hw[2], int64_t nc[2]) {
   const int64_t *v;

@@ -28,8 +28,13 @@ enum {
 
 /* Below this many multiply-adds a product (conv, matmul) runs on the caller's thread: handing
  * work to a pool worker (a futex wake, another core's cold cache, and on a shared VM a worker that
- * may not be scheduled soon) costs tens of microseconds, about what ~1M multiply-adds take. */
-#define SM_NN_PAR_MIN_MACS 1048576.0
+ * may not be scheduled soon) costs tens of microseconds, about what 2-4M multiply-adds take with
+ * AVX-512 (oneDNN). 1M split the LSTM(128) batch-32 step's [32,128]x[128,512] product in two, and
+ * the call took 3.6-4.1 ms against 2.5-2.9 ms at 4M (2 threads, quiet machine, bench/RESULTS.md);
+ * MobileNetV2 and EfficientNetB0 batch 1 gained 5-20% too, the Transformer was within noise. */
+#define SM_NN_PAR_MIN_MACS sm__nn_par_min_macs()
+/* 4M (4,194,304), or SM_NN_PAR_MIN_MACS from the environment (read once; for tuning). */
+double sm__nn_par_min_macs(void);
 
 /* 2-D convolution, NHWC input x [n,h,w,c], HWIO filter [kh,kw,c,cout], strides sh/sw, no
  * dilation, padding SAME (same=1) or VALID (same=0) with TensorFlow's rule for where SAME puts the
