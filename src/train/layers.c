@@ -4,8 +4,13 @@
  * batch_normalization.py), AveragePooling2D (TF's AvgPool: SAME divides each window by its
  * in-bounds count), GlobalAveragePooling2D, Rescaling and LeakyReLU. fit.c and grad.c dispatch
  * here; the scratch comes from sm__train_scratch (batch norm keeps its batch mean and inverse
- * standard deviation, 2 x channels floats, in tr->mask[l]). Batch norm without scale or center
- * keeps gamma 1 / beta 0: their gradients are 0 and the optimizer skips them (optim.c). */
+ * standard deviation and its accumulators in tr->mask[l], SM_BN_SCRATCH bytes). Batch norm without
+ * scale or center keeps gamma 1 / beta 0: their gradients are 0 and the optimizer skips them
+ * (optim.c). Every loop runs over rows outer and channels (contiguous) inner, so it vectorizes. */
+/* GCC's -O2 "very cheap" cost model vectorizes no loop of unknown trip count (as in grad.c). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=cheap")
+#endif
 #include <math.h>
 #include <string.h>
 
@@ -60,6 +65,12 @@ static void avgpool(const sm__layer *L, const float *x, float *y, int64_t n, flo
 }
 
 /* ---- batch normalization ---------------------------------------------------------------------- */
+/* Rows outer, channels inner: each pass streams x once, contiguously, with a vector of per-channel
+ * double accumulators. The scratch (stats, SM_BN_SCRATCH(c) bytes from fit.c) holds 6 x channels
+ * floats (the mean and inverse deviation, then the backward's factors) and 2 x channels doubles.
+ * Per channel the sums run over the rows in order, as a loop per channel would. */
+static double *bn_dacc(float *stats, int64_t c) { return (double *)(void *)(stats + 6 * c); }
+
 static void bn_forward(const sm__layer *L, const float *x, float *y, int64_t n, int training, float *stats) {
   int64_t c = L->units, rows = n * sm__elems(L->in_rank, L->in_shape) / c;
   const float *gamma = sm_tensor_data(L->kernel), *beta = sm_tensor_data(L->bias);
@@ -67,18 +78,24 @@ static void bn_forward(const sm__layer *L, const float *x, float *y, int64_t n, 
   float *mean = stats, *inv = stats + c;
   if (rows == 0) return; /* an empty shard (MPI, more ranks than samples): no statistics to take */
   if (training) {
-    for (int64_t ch = 0; ch < c; ch++) {
-      double s = 0.0, q = 0.0;
-      for (int64_t r = 0; r < rows; r++) s += x[r * c + ch];
-      float mu = (float)(s / (double)rows);
-      for (int64_t r = 0; r < rows; r++) {
-        double d = (double)x[r * c + ch] - mu;
-        q += d * d;
+    double *s = bn_dacc(stats, c), *q = s + c;
+    for (int64_t ch = 0; ch < c; ch++) s[ch] = q[ch] = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+      const float *xr = x + r * c;
+      for (int64_t ch = 0; ch < c; ch++) s[ch] += (double)xr[ch];
+    }
+    for (int64_t ch = 0; ch < c; ch++) mean[ch] = (float)(s[ch] / (double)rows);
+    for (int64_t r = 0; r < rows; r++) {
+      const float *xr = x + r * c;
+      for (int64_t ch = 0; ch < c; ch++) {
+        double d = (double)xr[ch] - (double)mean[ch];
+        q[ch] += d * d;
       }
-      float var = (float)(q / (double)rows);
-      mean[ch] = mu;
+    }
+    for (int64_t ch = 0; ch < c; ch++) {
+      float var = (float)(q[ch] / (double)rows);
       inv[ch] = 1.0f / sqrtf(var + L->epsilon);
-      mm[ch] = mm[ch] * L->momentum + mu * (1.0f - L->momentum);
+      mm[ch] = mm[ch] * L->momentum + mean[ch] * (1.0f - L->momentum);
       mv[ch] = mv[ch] * L->momentum + var * (1.0f - L->momentum);
     }
   } else {
@@ -87,30 +104,46 @@ static void bn_forward(const sm__layer *L, const float *x, float *y, int64_t n, 
       inv[ch] = 1.0f / sqrtf(mv[ch] + L->epsilon);
     }
   }
-  for (int64_t r = 0; r < rows; r++)
-    for (int64_t ch = 0; ch < c; ch++) {
-      y[r * c + ch] = (x[r * c + ch] - mean[ch]) * inv[ch] * gamma[ch] + beta[ch];
-    }
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * c;
+    float *yr = y + r * c;
+    for (int64_t ch = 0; ch < c; ch++) yr[ch] = (xr[ch] - mean[ch]) * inv[ch] * gamma[ch] + beta[ch];
+  }
 }
 
 static void bn_backward(const sm__layer *L, const float *x, const float *gy, float *gx, float *gk, float *gb, int64_t n,
-                        const float *stats) {
+                        float *stats) {
   int64_t c = L->units, rows = n * sm__elems(L->in_rank, L->in_shape) / c;
   const float *gamma = sm_tensor_data(L->kernel), *mean = stats, *inv = stats + c;
-  for (int64_t ch = 0; ch < c; ch++) {
-    double sb = 0.0, sg = 0.0;
-    for (int64_t r = 0; r < rows; r++) {
-      float g = gy[r * c + ch], xh = (x[r * c + ch] - mean[ch]) * inv[ch];
-      sb += g;
-      sg += (double)g * xh;
+  double *sb = bn_dacc(stats, c), *sg = sb + c;
+  for (int64_t ch = 0; ch < c; ch++) sb[ch] = sg[ch] = 0.0;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * c, *gr = gy + r * c;
+    for (int64_t ch = 0; ch < c; ch++) {
+      float g = gr[ch], xh = (xr[ch] - mean[ch]) * inv[ch];
+      sb[ch] += (double)g;
+      sg[ch] += (double)g * (double)xh;
     }
-    gk[ch] = L->use_scale ? (float)sg : 0.0f;
-    gb[ch] = L->center ? (float)sb : 0.0f;
-    if (!gx) continue;
-    float k = gamma[ch] * inv[ch] / (float)rows, db = (float)sb, dg = (float)sg;
-    for (int64_t r = 0; r < rows; r++) {
-      float xh = (x[r * c + ch] - mean[ch]) * inv[ch];
-      gx[r * c + ch] = k * ((float)rows * gy[r * c + ch] - db - xh * dg);
+  }
+  for (int64_t ch = 0; ch < c; ch++) {
+    gk[ch] = L->use_scale ? (float)sg[ch] : 0.0f;
+    gb[ch] = L->center ? (float)sb[ch] : 0.0f;
+  }
+  if (!gx || rows == 0) return;
+  /* gx = gamma * inv / rows * (rows * g - sum(g) - xh * sum(g * xh)), per channel */
+  float *k = stats + 2 * c, *db = k + c, *dg = db + c;
+  for (int64_t ch = 0; ch < c; ch++) {
+    db[ch] = (float)sb[ch];
+    dg[ch] = (float)sg[ch];
+    k[ch] = gamma[ch] * inv[ch] / (float)rows;
+  }
+  const float fr = (float)rows;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * c, *gr = gy + r * c;
+    float *o = gx + r * c;
+    for (int64_t ch = 0; ch < c; ch++) {
+      float xh = (xr[ch] - mean[ch]) * inv[ch];
+      o[ch] = k[ch] * (fr * gr[ch] - db[ch] - xh * dg[ch]);
     }
   }
 }
@@ -125,12 +158,15 @@ void sm__layer_forward_extra(sm_seq *m, int l, const float *x, float *y, int64_t
     case SM_LAYER_AVGPOOL2D: avgpool(L, x, y, n, NULL, NULL); break;
     case SM_LAYER_GAP2D: {
       int64_t hw = L->in_shape[0] * L->in_shape[1], c = L->in_shape[2];
-      for (int64_t b = 0; b < n; b++)
-        for (int64_t ch = 0; ch < c; ch++) {
-          float s = 0.0f;
-          for (int64_t p = 0; p < hw; p++) s += x[(b * hw + p) * c + ch];
-          y[b * c + ch] = s / (float)hw;
+      for (int64_t b = 0; b < n; b++) {
+        float *yb = y + b * c; /* per channel the positions in order, as a loop per channel would */
+        for (int64_t ch = 0; ch < c; ch++) yb[ch] = 0.0f;
+        for (int64_t p = 0; p < hw; p++) {
+          const float *xp = x + (b * hw + p) * c;
+          for (int64_t ch = 0; ch < c; ch++) yb[ch] += xp[ch];
         }
+        for (int64_t ch = 0; ch < c; ch++) yb[ch] /= (float)hw;
+      }
       break;
     }
     case SM_LAYER_RESCALING:
