@@ -13,7 +13,7 @@ model_from_json, ours reads it with --model. Both: Adam (Keras's defaults), spar
 cross-entropy from logits, batch 32, shuffled, the first --limit Fashion-MNIST training images
 (scaled by 1/255), --epochs epochs, then the 10,000 test images. Goal: test accuracy within 1 %
 (absolute) of Keras's, on the means over --seeds seeds (each side draws its own initial weights,
-shuffling and dropout masks per seed: one model's test accuracy moves by 1-1.5 % between seeds,
+shuffling and dropout masks per seed: one model's test accuracy moves by about 1 % between seeds,
 Keras's as much as ours; the training step itself is checked against Keras's from the same weights
 and batches by tests/unit/test_train_keras_equiv.c). Then TensorFlow loads each of our exports and
 runs serving_default on the test images: the accuracy it gets must be ours (tools/check_trained_export.py compares the outputs
@@ -145,7 +145,7 @@ def main():
              "training images, %d epochs, %d threads each, seeds %s (one run of each side per seed); ours: `%s`." % (
                  args.limit, args.epochs, args.threads, ", ".join(str(x) for x in seeds),
                  " ".join(shlex.quote(c) for c in mine[-1]["cmd"][1:])),
-             "One trained model's test accuracy moves by about 1-1.5 %% from seed to seed on either side (the "
+             "One trained model's test accuracy moves by about 1 % from seed to seed on either side (the "
              "sd above), so the goal is on the means; tests/unit/test_train_keras_equiv.c checks the training step "
              "itself against Keras from the same weights and batches."]
     bt.record("a Keras config trained here and in Keras (bench/bench_train_keras.py)", rows, notes, load0,
