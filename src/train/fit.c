@@ -95,7 +95,7 @@ sm_status *sm__train_scratch(sm_seq *m, int64_t cap) {
     }
     if (L->kind == SM_LAYER_MAXPOOL2D) ok = ok && (t->argmax[l] = malloc(bytes / sizeof(float) * sizeof(int64_t)));
     if (L->kind == SM_LAYER_DROPOUT) ok = ok && (t->mask[l] = malloc(bytes));
-    if (L->kind == SM_LAYER_BATCHNORM) ok = ok && (t->mask[l] = malloc(2 * (size_t)L->units * sizeof(float)));
+    if (L->kind == SM_LAYER_BATCHNORM) ok = ok && (t->mask[l] = malloc(SM_BN_SCRATCH(L->units)));
     if (L->kind == SM_LAYER_CONV2D) {
       int64_t P = L->out_shape[0] * L->out_shape[1], K = (int64_t)L->kh * L->kw * L->in_shape[2];
       int64_t c = sm__conv_spc(L, cap, threads) * P * K, p = K * L->units + L->units;

@@ -4,8 +4,13 @@
  * batch_normalization.py), AveragePooling2D (TF's AvgPool: SAME divides each window by its
  * in-bounds count), GlobalAveragePooling2D, Rescaling and LeakyReLU. fit.c and grad.c dispatch
  * here; the scratch comes from sm__train_scratch (batch norm keeps its batch mean and inverse
- * standard deviation, 2 x channels floats, in tr->mask[l]). Batch norm without scale or center
- * keeps gamma 1 / beta 0: their gradients are 0 and the optimizer skips them (optim.c). */
+ * standard deviation and its accumulators in tr->mask[l], SM_BN_SCRATCH bytes). Batch norm without
+ * scale or center keeps gamma 1 / beta 0: their gradients are 0 and the optimizer skips them
+ * (optim.c). Every loop runs over rows outer and channels (contiguous) inner, so it vectorizes. */
+/* GCC's -O2 "very cheap" cost model vectorizes no loop of unknown trip count (as in grad.c). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=cheap")
+#endif
 #include <math.h>
 #include <string.h>
 
@@ -60,58 +65,136 @@ static void avgpool(const sm__layer *L, const float *x, float *y, int64_t n, flo
 }
 
 /* ---- batch normalization ---------------------------------------------------------------------- */
-static void bn_forward(const sm__layer *L, const float *x, float *y, int64_t n, int training, float *stats) {
-  int64_t c = L->units, rows = n * sm__elems(L->in_rank, L->in_shape) / c;
-  const float *gamma = sm_tensor_data(L->kernel), *beta = sm_tensor_data(L->bias);
+/* Rows outer, channels inner: each pass streams x once, contiguously, with a vector of per-channel
+ * double accumulators. The scratch (stats, SM_BN_SCRATCH(c) bytes from fit.c) holds 6 x channels
+ * floats (the mean and inverse deviation, then the backward's factors) and 2 x channels doubles.
+ * Channels are independent: the pool takes ranges of them (at least 8), and per channel the sums
+ * run over the rows in order, so the results are the same bits for any thread count. */
+typedef struct bnjob {
+  const sm__layer *L;
+  const float *x, *gy;
+  float *y, *gx, *gk, *gb, *stats;
+  int64_t c, rows;
+  int training;
+} bnjob;
+
+static double *bn_dacc(float *stats, int64_t c) { return (double *)(void *)(stats + 6 * c); }
+
+static void bn_forward_range(void *ctx, int64_t c0, int64_t c1) {
+  const bnjob *j = ctx;
+  const sm__layer *L = j->L;
+  const int64_t c = j->c, rows = j->rows;
+  const float *x = j->x, *gamma = sm_tensor_data(L->kernel), *beta = sm_tensor_data(L->bias);
   float *mm = sm_tensor_data(L->moving_mean), *mv = sm_tensor_data(L->moving_var);
-  float *mean = stats, *inv = stats + c;
-  if (rows == 0) return; /* an empty shard (MPI, more ranks than samples): no statistics to take */
-  if (training) {
-    for (int64_t ch = 0; ch < c; ch++) {
-      double s = 0.0, q = 0.0;
-      for (int64_t r = 0; r < rows; r++) s += x[r * c + ch];
-      float mu = (float)(s / (double)rows);
-      for (int64_t r = 0; r < rows; r++) {
-        double d = (double)x[r * c + ch] - mu;
-        q += d * d;
+  float *mean = j->stats, *inv = j->stats + c;
+  if (j->training) {
+    double *s = bn_dacc(j->stats, c), *q = s + c;
+    for (int64_t ch = c0; ch < c1; ch++) s[ch] = q[ch] = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+      const float *xr = x + r * c;
+      for (int64_t ch = c0; ch < c1; ch++) s[ch] += (double)xr[ch];
+    }
+    for (int64_t ch = c0; ch < c1; ch++) mean[ch] = (float)(s[ch] / (double)rows);
+    for (int64_t r = 0; r < rows; r++) {
+      const float *xr = x + r * c;
+      for (int64_t ch = c0; ch < c1; ch++) {
+        double d = (double)xr[ch] - (double)mean[ch];
+        q[ch] += d * d;
       }
-      float var = (float)(q / (double)rows);
-      mean[ch] = mu;
+    }
+    for (int64_t ch = c0; ch < c1; ch++) {
+      float var = (float)(q[ch] / (double)rows);
       inv[ch] = 1.0f / sqrtf(var + L->epsilon);
-      mm[ch] = mm[ch] * L->momentum + mu * (1.0f - L->momentum);
+      mm[ch] = mm[ch] * L->momentum + mean[ch] * (1.0f - L->momentum);
       mv[ch] = mv[ch] * L->momentum + var * (1.0f - L->momentum);
     }
   } else {
-    for (int64_t ch = 0; ch < c; ch++) {
+    for (int64_t ch = c0; ch < c1; ch++) {
       mean[ch] = mm[ch];
       inv[ch] = 1.0f / sqrtf(mv[ch] + L->epsilon);
     }
   }
-  for (int64_t r = 0; r < rows; r++)
-    for (int64_t ch = 0; ch < c; ch++) {
-      y[r * c + ch] = (x[r * c + ch] - mean[ch]) * inv[ch] * gamma[ch] + beta[ch];
-    }
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * c;
+    float *yr = j->y + r * c;
+    for (int64_t ch = c0; ch < c1; ch++) yr[ch] = (xr[ch] - mean[ch]) * inv[ch] * gamma[ch] + beta[ch];
+  }
 }
 
-static void bn_backward(const sm__layer *L, const float *x, const float *gy, float *gx, float *gk, float *gb, int64_t n,
-                        const float *stats) {
-  int64_t c = L->units, rows = n * sm__elems(L->in_rank, L->in_shape) / c;
-  const float *gamma = sm_tensor_data(L->kernel), *mean = stats, *inv = stats + c;
-  for (int64_t ch = 0; ch < c; ch++) {
-    double sb = 0.0, sg = 0.0;
-    for (int64_t r = 0; r < rows; r++) {
-      float g = gy[r * c + ch], xh = (x[r * c + ch] - mean[ch]) * inv[ch];
-      sb += g;
-      sg += (double)g * xh;
+static void bn_backward_range(void *ctx, int64_t c0, int64_t c1) {
+  const bnjob *j = ctx;
+  const sm__layer *L = j->L;
+  const int64_t c = j->c, rows = j->rows;
+  const float *x = j->x, *gy = j->gy, *gamma = sm_tensor_data(L->kernel), *mean = j->stats, *inv = j->stats + c;
+  double *sb = bn_dacc(j->stats, c), *sg = sb + c;
+  for (int64_t ch = c0; ch < c1; ch++) sb[ch] = sg[ch] = 0.0;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * c, *gr = gy + r * c;
+    for (int64_t ch = c0; ch < c1; ch++) {
+      float g = gr[ch], xh = (xr[ch] - mean[ch]) * inv[ch];
+      sb[ch] += (double)g;
+      sg[ch] += (double)g * (double)xh;
     }
-    gk[ch] = L->use_scale ? (float)sg : 0.0f;
-    gb[ch] = L->center ? (float)sb : 0.0f;
-    if (!gx) continue;
-    float k = gamma[ch] * inv[ch] / (float)rows, db = (float)sb, dg = (float)sg;
-    for (int64_t r = 0; r < rows; r++) {
-      float xh = (x[r * c + ch] - mean[ch]) * inv[ch];
-      gx[r * c + ch] = k * ((float)rows * gy[r * c + ch] - db - xh * dg);
+  }
+  for (int64_t ch = c0; ch < c1; ch++) {
+    j->gk[ch] = L->use_scale ? (float)sg[ch] : 0.0f;
+    j->gb[ch] = L->center ? (float)sb[ch] : 0.0f;
+  }
+  if (!j->gx || rows == 0) return;
+  /* gx = gamma * inv / rows * (rows * g - sum(g) - xh * sum(g * xh)), per channel */
+  float *k = j->stats + 2 * c, *db = k + c, *dg = db + c;
+  for (int64_t ch = c0; ch < c1; ch++) {
+    db[ch] = (float)sb[ch];
+    dg[ch] = (float)sg[ch];
+    k[ch] = gamma[ch] * inv[ch] / (float)rows;
+  }
+  const float fr = (float)rows;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * c, *gr = gy + r * c;
+    float *o = j->gx + r * c;
+    for (int64_t ch = c0; ch < c1; ch++) {
+      float xh = (xr[ch] - mean[ch]) * inv[ch];
+      o[ch] = k[ch] * (fr * gr[ch] - db[ch] - xh * dg[ch]);
     }
+  }
+}
+
+static void bn_run(sm_seq *m, int l, const float *x, float *y, const float *gy, float *gx, float *gk, float *gb, int64_t n,
+                   int training, int backward) {
+  const sm__layer *L = &m->layers[l];
+  sm__train *tr = m->priv;
+  bnjob j = {L, x, gy, y, gx, gk, gb, tr->mask[l], L->units, n * sm__elems(L->in_rank, L->in_shape) / L->units, training};
+  /* an empty shard (MPI, more ranks than samples): no statistics to take, nothing to train */
+  if (j.rows == 0 && !backward) return;
+  sm__parallel_for(tr->pool, j.c, 8, backward ? bn_backward_range : bn_forward_range, &j);
+}
+
+/* Global average pooling over samples [b0, b1): per channel the positions in order. */
+typedef struct gapjob {
+  const float *x, *gy;
+  float *y, *gx;
+  int64_t hw, c;
+} gapjob;
+
+static void gap_range(void *ctx, int64_t b0, int64_t b1) {
+  const gapjob *j = ctx;
+  const int64_t hw = j->hw, c = j->c;
+  for (int64_t b = b0; b < b1; b++) {
+    if (j->gx) { /* backward: gy / hw to every position */
+      const float *g = j->gy + b * c;
+      for (int64_t p = 0; p < hw; p++) {
+        float *o = j->gx + (b * hw + p) * c;
+        for (int64_t ch = 0; ch < c; ch++) o[ch] = g[ch] / (float)hw;
+      }
+      continue;
+    }
+    float *yb = j->y + b * c;
+    for (int64_t ch = 0; ch < c; ch++) yb[ch] = 0.0f;
+    for (int64_t p = 0; p < hw; p++) {
+      const float *xp = j->x + (b * hw + p) * c;
+      for (int64_t ch = 0; ch < c; ch++) yb[ch] += xp[ch];
+    }
+    for (int64_t ch = 0; ch < c; ch++) yb[ch] /= (float)hw;
   }
 }
 
@@ -121,16 +204,11 @@ void sm__layer_forward_extra(sm_seq *m, int l, const float *x, float *y, int64_t
   sm__train *tr = m->priv;
   int64_t in_per = sm__elems(L->in_rank, L->in_shape), total = n * in_per;
   switch (L->kind) {
-    case SM_LAYER_BATCHNORM: bn_forward(L, x, y, n, training, tr->mask[l]); break;
+    case SM_LAYER_BATCHNORM: bn_run(m, l, x, y, NULL, NULL, NULL, NULL, n, training, 0); break;
     case SM_LAYER_AVGPOOL2D: avgpool(L, x, y, n, NULL, NULL); break;
     case SM_LAYER_GAP2D: {
-      int64_t hw = L->in_shape[0] * L->in_shape[1], c = L->in_shape[2];
-      for (int64_t b = 0; b < n; b++)
-        for (int64_t ch = 0; ch < c; ch++) {
-          float s = 0.0f;
-          for (int64_t p = 0; p < hw; p++) s += x[(b * hw + p) * c + ch];
-          y[b * c + ch] = s / (float)hw;
-        }
+      gapjob j = {x, NULL, y, NULL, L->in_shape[0] * L->in_shape[1], L->in_shape[2]};
+      sm__parallel_for(tr->pool, n, 1, gap_range, &j);
       break;
     }
     case SM_LAYER_RESCALING:
@@ -148,16 +226,14 @@ void sm__layer_backward_extra(sm_seq *m, int l, const float *x, const float *gy,
   sm__train *tr = m->priv;
   int64_t in_per = sm__elems(L->in_rank, L->in_shape), total = n * in_per;
   switch (L->kind) {
-    case SM_LAYER_BATCHNORM: bn_backward(L, x, gy, gx, gk, gb, n, tr->mask[l]); break;
+    case SM_LAYER_BATCHNORM: bn_run(m, l, x, NULL, gy, gx, gk, gb, n, 1, 1); break;
     case SM_LAYER_AVGPOOL2D:
       if (gx) avgpool(L, x, NULL, n, gx, gy);
       break;
     case SM_LAYER_GAP2D:
       if (gx) {
-        int64_t hw = L->in_shape[0] * L->in_shape[1], c = L->in_shape[2];
-        for (int64_t b = 0; b < n; b++)
-          for (int64_t p = 0; p < hw; p++)
-            for (int64_t ch = 0; ch < c; ch++) gx[(b * hw + p) * c + ch] = gy[b * c + ch] / (float)hw;
+        gapjob j = {x, gy, NULL, gx, L->in_shape[0] * L->in_shape[1], L->in_shape[2]};
+        sm__parallel_for(tr->pool, n, 1, gap_range, &j);
       }
       break;
     case SM_LAYER_RESCALING:

@@ -152,6 +152,8 @@ sm_status *sm__seq_reshape(sm_seq *m, int rank, const int64_t *shape);
 sm_status *sm__seq_name_last(sm_seq *m, const char *name);
 /* keras.c: sm_seq_from_keras over text in memory (`what` names it in messages; the fuzz target). */
 sm_status *sm__seq_from_keras_text(const char *text, size_t len, const char *what, sm_seq **out);
+/* Bytes of batch norm's per-layer scratch (tr->mask[l]) for c channels. */
+#define SM_BN_SCRATCH(c) (6 * (size_t)(c) * sizeof(float) + 2 * (size_t)(c) * sizeof(double))
 void sm__layer_forward_extra(sm_seq *m, int l, const float *x, float *y, int64_t n, int training);
 void sm__layer_backward_extra(sm_seq *m, int l, const float *x, const float *gy, float *gx, float *gk, float *gb,
                               int64_t n);
