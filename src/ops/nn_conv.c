@@ -536,9 +536,12 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
 }
 
 /* Whether oneDNN runs this float NHWC convolution (measured, bench/RESULTS.md "oneDNN"): everywhere
- * but the short-patch first layers (RGB or grey 3x3/5x5: K <= 32), where the direct loops win; a
- * 1x1 over 64 channels (also a direct-path shape) was faster through oneDNN. */
-static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j) || j->K > 32; }
+ * but the shortest patches (a grey 3x3 or 4x4 first layer: K <= 16), where the direct loops win
+ * (seed CNN batch 1: 0.025 vs 0.031 ms); a 1x1 over 64 channels (also a direct-path shape) was
+ * faster through oneDNN. RGB 3x3 first layers (K 27) went to the direct loops while they were 9%
+ * faster on an AVX2 Xeon; on an AVX-512 EPYC oneDNN's took MobileNetV2 batch 1 from 1.72 to
+ * 1.10-1.35 ms and batch 16 from 11.5-12.1 to 10.0-11.0 ms, so they go to oneDNN. */
+static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j) || j->K > 16; }
 
 static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
                             int *declined) {
