@@ -649,7 +649,8 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
   j->filt = sm_tensor_data(f);
   j->pout = sm_tensor_data(out);
   sm_threadpool *pool = sm__kctx_pool(ctx);
-  if (j->K > 0 && use_direct(j)) {
+  /* the direct loops pool as they go only where the unfused convolution runs them too */
+  if (j->K > 0 && use_direct(j) && !(dnnl && use_dnnl(j, 0))) {
     j->pool = pf;
     conv_run(pool, j, 0);
   } else {
