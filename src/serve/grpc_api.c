@@ -164,6 +164,20 @@ static const char *join(const char **v, int n, char *buf, size_t cap) {
 /* More elements than this in one request tensor are refused ("tensor parsing error"): a shape
  * with one typed value would otherwise ask for any amount of memory. */
 #define MAX_REQUEST_ELEMENTS ((int64_t)1 << 31)
+/* TF fills a shape from fewer typed values (the last repeats). A request may do that for up to
+ * this many elements; past it the tensor must carry its values (then the message size, which
+ * gRPC bounds, bounds the memory): a 40-byte request asked for 3 GiB (found by fuzz_grpc). */
+#define MAX_FILLED_ELEMENTS ((int64_t)1 << 24)
+
+/* The values a TensorProto carries: tensor_content's bytes plus every typed field's count (an
+ * upper bound on what its dtype's decode can use, for the fill limit above). */
+static int64_t values_carried(const Tensorflow__TensorProto *tp) {
+  size_t v = tp->tensor_content.len + tp->n_half_val + tp->n_float_val + tp->n_double_val + tp->n_int_val +
+             tp->n_string_val + tp->n_scomplex_val + tp->n_int64_val + tp->n_bool_val + tp->n_dcomplex_val +
+             tp->n_resource_handle_val + tp->n_variant_val + tp->n_uint32_val + tp->n_uint64_val +
+             tp->float8_val.len;
+  return v > (size_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
 
 static sm_status *tensor_in(const char *alias, const Tensorflow__TensorProto *tp, sm_tensor **out) {
   int64_t n = 1;
@@ -174,6 +188,9 @@ static sm_status *tensor_in(const char *alias, const Tensorflow__TensorProto *tp
       n *= d;
     }
   if (n > MAX_REQUEST_ELEMENTS) return inval("tensor parsing error: %s", alias);
+  if (n > MAX_FILLED_ELEMENTS && n > values_carried(tp))
+    return inval("tensor parsing error: %s: %lld elements filled from %lld values (requests may fill at most %lld)",
+                 alias, (long long)n, (long long)values_carried(tp), (long long)MAX_FILLED_ELEMENTS);
   sm_status *s = sm__tensor_from_proto(tp, out);
   if (s && sm_status_code(s) != SM_NO_MEMORY) {
     sm_status_free(s);

@@ -156,6 +156,19 @@ static void huge_shape(void) {
   CHECK_EQ_INT(call(PS "Predict", buf, n, &rep), SM_GRPC_INVALID_ARGUMENT);
   CHECK(strstr(rep.message, "tensor parsing error: x") != NULL);
   sm__grpc_reply_clear(&rep);
+  /* under the element cap (805M floats, 3 GiB) but filled from one value (fuzz_grpc's input):
+   * refused by the fill limit, naming it */
+  shape.n_dim = 1, d0.size = 805306368;
+  n = tensorflow__serving__predict_request__pack(&r, buf);
+  CHECK_EQ_INT(call(PS "Predict", buf, n, &rep), SM_GRPC_INVALID_ARGUMENT);
+  CHECK(strstr(rep.message, "tensor parsing error: x: 805306368 elements filled from 1 values") != NULL);
+  sm__grpc_reply_clear(&rep);
+  /* a fill within the limit is TF's rule: the value repeats */
+  d0.size = 1000;
+  n = tensorflow__serving__predict_request__pack(&r, buf);
+  CHECK_EQ_INT(call(PS "Predict", buf, n, &rep), SM_GRPC_INVALID_ARGUMENT); /* the model wants [?,...] */
+  CHECK(strstr(rep.message, "filled from") == NULL);
+  sm__grpc_reply_clear(&rep);
 }
 
 static void status_and_codes(void) {
