@@ -318,23 +318,25 @@ static sm_status *emit(sm_rewrite *rw, const char *rule, const int *chain, int n
 /* The Means' axes: a Const (not fed) of negative axes -1..-k (any order, no repeats): trailing
  * whatever x's rank, so the kernel never meets axes it refuses. Positive axes (GroupNormalization's
  * reshaped [.., groups, ..] reductions) stay unfused. */
-static int trailing_axes(const sm_rewrite *rw, sm_edge e) {
+static sm_status *trailing_axes(const sm_rewrite *rw, sm_edge e, int *ok) {
+  *ok = 0;
   const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  if (!n || !op_is(n, "Const") || sm__rewrite_is_fed(rw, e)) return 0;
+  if (!n || !op_is(n, "Const") || sm__rewrite_is_fed(rw, e)) return NULL;
   sm_tensor *t = NULL;
   sm_status *st = sm__node_attr_tensor(n, "value", &t);
-  int ok = !st && t && sm_tensor_rank(t) <= 1 && (sm_tensor_dtype(t) == SM_INT32 || sm_tensor_dtype(t) == SM_INT64);
-  int64_t k = ok ? sm_tensor_num_elements(t) : 0, seen = 0;
-  ok = ok && k >= 1 && k <= 32;
-  for (int64_t i = 0; ok && i < k; i++) {
+  if (st) return st; /* out of memory: the load fails, never a different plan */
+  int good = sm_tensor_rank(t) <= 1 && (sm_tensor_dtype(t) == SM_INT32 || sm_tensor_dtype(t) == SM_INT64);
+  int64_t k = good ? sm_tensor_num_elements(t) : 0, seen = 0;
+  good = good && k >= 1 && k <= 32;
+  for (int64_t i = 0; good && i < k; i++) {
     int64_t a = sm_tensor_dtype(t) == SM_INT32 ? ((const int32_t *)sm_tensor_data(t))[i]
                                                 : ((const int64_t *)sm_tensor_data(t))[i];
-    ok = a < 0 && a >= -k && !(seen & ((int64_t)1 << (-a - 1)));
-    if (ok) seen |= (int64_t)1 << (-a - 1);
+    good = a < 0 && a >= -k && !(seen & ((int64_t)1 << (-a - 1)));
+    if (good) seen |= (int64_t)1 << (-a - 1);
   }
-  sm_status_free(st);
   sm_tensor_free(t);
-  return ok;
+  *ok = good;
+  return NULL;
 }
 
 #define LN_RULE "Mean+SquaredDifference+Mean+AddV2+Rsqrt+Mul+Neg+Mul+AddV2+Mul+AddV2 (LayerNorm) -> _SmLayerNorm"
@@ -363,8 +365,11 @@ static sm_status *fuse_layer_norm(sm_rewrite *rw, int out) {
         if ((sg = producer(rw, mv, "StopGradient", 1)) < 0 || !same(sm__rewrite_input(rw, sg, 0), (sm_edge){m, 0}))
           continue;
       }
-      if (!trailing_axes(rw, sm__rewrite_input(rw, m, 1)) || !trailing_axes(rw, sm__rewrite_input(rw, var, 1)))
-        continue;
+      int t1 = 0, t2 = 0;
+      sm_status *ast = trailing_axes(rw, sm__rewrite_input(rw, m, 1), &t1);
+      if (!ast && t1) ast = trailing_axes(rw, sm__rewrite_input(rw, var, 1), &t2);
+      if (ast) return ast;
+      if (!t1 || !t2) continue;
       int tidx = sm__node_input_dtype(sm__rewrite_node(rw, m), 1);
       if (tidx != sm__node_input_dtype(sm__rewrite_node(rw, var), 1) || (tidx != SM_INT32 && tidx != SM_INT64)) continue;
       int chain[12], n = 0;
