@@ -117,8 +117,10 @@ typedef struct task {
   size_t max_run_bytes; /* 0: none */
   struct timespec enqueued;
   sm_status *status;
+  pthread_mutex_t tmu; /* guards done, lead; the batcher's mu is never taken while holding it */
+  pthread_cond_t cv;   /* signalled when done or lead is set */
   int done;
-  pthread_cond_t cv; /* signalled (under the batcher's mu) when done */
+  int lead; /* callers_run: asked to lead the next batch */
   struct task *next;
 } task;
 
@@ -137,12 +139,35 @@ struct sm_batcher {
   int running;      /* under mu, callers_run: batches running */
 };
 
-/* Under mu: t is answered. Only its own caller wakes: one condition variable for every waiting
- * caller woke all of them at each batch's end (each went back to sleep but one), a context
- * switch per waiting request per batch. */
+/* t is answered. Only its own caller wakes: one condition variable for every waiting caller
+ * woke all of them at each batch's end (each went back to sleep but one), a context switch per
+ * waiting request per batch. Each task has its own mutex, and a batch's tasks are answered after
+ * the batcher's mu is released: a caller woken under mu went back to sleep on it at once (futex
+ * traffic on mu was 9% of the server's CPU with batches of 5-10, bench/RESULTS.md). The caller
+ * may free t as soon as this returns. */
 static void task_done(task *t) {
+  pthread_mutex_lock(&t->tmu);
   t->done = 1;
   pthread_cond_signal(&t->cv);
+  pthread_mutex_unlock(&t->tmu);
+}
+
+/* callers_run: asks t's caller to lead the next batch. */
+static void task_lead(task *t) {
+  pthread_mutex_lock(&t->tmu);
+  t->lead = 1;
+  pthread_cond_signal(&t->cv);
+  pthread_mutex_unlock(&t->tmu);
+}
+
+/* Waits until t is answered, or (lead_ok) asked to lead; returns whether it is answered. */
+static int task_wait(task *t, int lead_ok) {
+  pthread_mutex_lock(&t->tmu);
+  while (!t->done && !(lead_ok && t->lead)) pthread_cond_wait(&t->cv, &t->tmu);
+  int done = t->done;
+  t->lead = 0;
+  pthread_mutex_unlock(&t->tmu);
+  return done;
 }
 
 static int64_t elapsed_us(const struct timespec *since) {
@@ -435,7 +460,8 @@ static int take_batch(sm_batcher *b, task ***picked, int *cap) {
   return n;
 }
 
-/* Under mu (released while the batch runs): runs picked[0..n) and answers them. As TF Serving's
+/* Under mu (released while the batch runs and its tasks are answered): runs picked[0..n) and
+ * answers them. As TF Serving's
  * BatchingSession: a batch whose every request's deadline passed while queued is refused
  * (RESOURCE_EXHAUSTED, its words); one with any live request runs whole, under the latest
  * deadline (run_batch). */
@@ -455,8 +481,8 @@ static void run_picked(sm_batcher *b, task **picked, int n) {
   b->ntasks += n;
   pthread_mutex_unlock(&b->mu);
   run_batch(b, picked, n);
-  pthread_mutex_lock(&b->mu);
   for (int k = 0; k < n; k++) task_done(picked[k]);
+  pthread_mutex_lock(&b->mu);
 }
 
 static void *batch_main(void *arg) {
@@ -484,6 +510,7 @@ static void *batch_main(void *arg) {
       continue; /* re-examine: the head may have been taken, or the batch may be full */
     }
     int n = take_batch(b, &picked, &cap);
+    if (b->head) pthread_cond_signal(&b->work); /* what is left needs a thread to time it */
     if (n) run_picked(b, picked, n);
   }
   pthread_mutex_unlock(&b->mu);
@@ -497,22 +524,34 @@ static void *batch_main(void *arg) {
  * come while the batches run wait, and the next batch takes all of them. Batches form exactly as
  * with batch threads and timeout 0 (each takes what queued while the ones before ran), without
  * the two thread switches per request of handing every task to a batch thread and back: with
- * the seed CNN over REST a batch thread mostly ran batches of one (bench/RESULTS.md). */
+ * the seed CNN over REST a batch thread mostly ran batches of one (bench/RESULTS.md). Called
+ * under mu; returns with mu released. A caller answered by another's batch returns without
+ * taking mu again; a leader whose own task is answered hands the lead to the oldest waiting
+ * caller when more queued meanwhile. */
 static void lead_or_wait(sm_batcher *b, task *t) {
   task **picked = NULL;
   int cap = 0;
-  while (!t->done) {
+  for (;;) {
     if (b->running < b->p.num_batch_threads && b->head) {
       b->running++;
       int n = take_batch(b, &picked, &cap);
       if (n) run_picked(b, picked, n);
       b->running--;
-      continue;
+      pthread_mutex_lock(&t->tmu);
+      int done = t->done;
+      pthread_mutex_unlock(&t->tmu);
+      if (!done) continue;
+      if (b->head && b->running < b->p.num_batch_threads) task_lead(b->head);
+      break;
     }
-    pthread_cond_wait(&t->cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
+    if (task_wait(t, 1)) {
+      free(picked);
+      return;
+    }
+    pthread_mutex_lock(&b->mu);
   }
-  /* what queued meanwhile needs a leader: the oldest waiting caller */
-  if (b->head && b->running < b->p.num_batch_threads) pthread_cond_signal(&b->head->cv);
+  pthread_mutex_unlock(&b->mu);
   free(picked);
 }
 
@@ -597,10 +636,12 @@ sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, cons
             .deadline_us = opts ? opts->deadline_us : 0, .max_run_bytes = opts ? opts->max_run_bytes : 0};
   clock_gettime(CLOCK_MONOTONIC, &t.enqueued);
   pthread_cond_init(&t.cv, NULL);
+  pthread_mutex_init(&t.tmu, NULL);
   pthread_mutex_lock(&b->mu);
   if (b->stop) {
     pthread_mutex_unlock(&b->mu);
     pthread_cond_destroy(&t.cv);
+    pthread_mutex_destroy(&t.tmu);
     return sm_status_new(SM_UNAVAILABLE, "the batcher is shutting down");
   }
   /* SharedBatchScheduler's queue limit, counted in batches. */
@@ -608,9 +649,11 @@ sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, cons
   if (batches > b->p.max_enqueued_batches) {
     pthread_mutex_unlock(&b->mu);
     pthread_cond_destroy(&t.cv);
+    pthread_mutex_destroy(&t.tmu);
     /* SharedBatchScheduler's words and code (shared_batch_scheduler.h) */
     return sm_status_new(SM_UNAVAILABLE, "The batch scheduling queue to which this task was submitted is full");
   }
+  int was_empty = !b->head;
   if (b->tail)
     b->tail->next = &t;
   else
@@ -620,10 +663,16 @@ sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, cons
   if (b->callers_run) {
     lead_or_wait(b, &t);
   } else {
-    pthread_cond_broadcast(&b->work);
-    while (!t.done) pthread_cond_wait(&t.cv, &b->mu);
+    /* A batch thread needs waking only when there is a new head to time, or when the queue may
+     * hold a full batch (SharedBatchScheduler also wakes its threads only for a schedulable
+     * batch); every other arrival waits for the head's timeout. Waking the thread on each
+     * arrival cost a context switch per request, and with batch_timeout_micros > 0 it tripled
+     * the server's kernel time per image (bench/RESULTS.md). */
+    if (was_empty || b->queued_rows >= b->p.max_batch_size) pthread_cond_signal(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    task_wait(&t, 0);
   }
-  pthread_mutex_unlock(&b->mu);
   pthread_cond_destroy(&t.cv);
+  pthread_mutex_destroy(&t.tmu);
   return t.status;
 }
