@@ -19,7 +19,11 @@
     num_batch_threads 1: a batch takes every request that queued while the one before ran, and
     the model's own thread pool spreads each batch over the cores; the default request threads,
     4 per core: with --connections of them the JSON decoding of the waiting requests starves the
-    batch thread on a small machine). Goal: batched >= 2x the better unbatched. The server's CPU time per answered request is reported beside the rates:
+    batch thread on a small machine); and again with batch_timeout_micros 500 and --connections
+    request threads, so that batches form (mean batch printed for both). Goal: the better batched
+    >= 2x the better unbatched. The seed CNN alone (bench_run, batch 1 and 32) gives the ceiling
+    printed below the table: batching saves at most the model's CPU per image at batch 1 less at
+    batch 32. The server's CPU time per answered request is reported beside the rates:
     on a machine shared with other work it varies far less than requests/s.
     Every answer is checked first: REST batched = unbatched, gRPC grpc-status 0 (nghttp).
 
@@ -155,6 +159,10 @@ def run_wrk(url, seconds, threads, conns, lua):
 CNN_DIR = os.path.join(ROOT, "tests", "fixtures", "zoo", "keras_seed_cnn", "model")
 BATCHING = "max_batch_size { value: 32 }\nbatch_timeout_micros { value: 0 }\nnum_batch_threads { value: 1 }\n" \
            "max_enqueued_batches { value: 1000 }\n"
+# Batches that form: requests wait up to 500 us for each other, and there are as many request
+# threads as connections (a libmicrohttpd pool thread that waits in the batcher holds its other
+# connections, so with the default threads at most that many requests can be in one batch).
+BATCHING_FORMED = BATCHING.replace("batch_timeout_micros { value: 0 }", "batch_timeout_micros { value: 500 }")
 
 
 def cnn_image():
@@ -194,8 +202,9 @@ def stop(p):
 
 
 def serve_cnn(cli, tmp, mode, threads, conns, seconds):
-    """Serves the seed CNN (mode: "default", "threads" (as many request threads as connections) or
-    "batching" (default threads)); runs wrk, then h2load.
+    """Serves the seed CNN (mode: "default", "threads" (as many request threads as connections),
+    "batching" (default threads) or "formed" (BATCHING_FORMED, as many request threads as
+    connections)); runs wrk, then h2load.
     Returns (REST figures, gRPC figures or None, REST answer)."""
     base = os.path.join(tmp, "cnn_base")
     if not os.path.exists(base):
@@ -209,12 +218,12 @@ def serve_cnn(cli, tmp, mode, threads, conns, seconds):
     with open(frame, "wb") as f:
         f.write(grpc_predict_frame("cnn", "inputs", [1, 28, 28, 1], [v for row in cnn_image() for px in row for v in px]))
     args = ["--model_name", "cnn", "--model_base_path", base]
-    if mode == "threads":
+    if mode in ("threads", "formed"):
         args += ["--rest_api_num_threads", str(conns), "--grpc_max_threads", str(conns)]
-    if mode == "batching":
-        bp = os.path.join(tmp, "batching.txt")
+    if mode in ("batching", "formed"):
+        bp = os.path.join(tmp, "batching_%s.txt" % mode)
         with open(bp, "w") as f:
-            f.write(BATCHING)
+            f.write(BATCHING if mode == "batching" else BATCHING_FORMED)
         args += ["--enable_batching", "--batching_parameters_file", bp]
     log = os.path.join(tmp, "cnn_%s.log" % mode)
     srv, rport, gport = start_server(cli, args, log)
@@ -235,6 +244,28 @@ def serve_cnn(cli, tmp, mode, threads, conns, seconds):
         m = re.search(r"Batching: .*\(([\d.]+) a batch\)", f.read())
     rest["per_batch"] = float(m.group(1)) if m else None
     return rest, grpc, json.loads(answer)
+
+
+CNN_MODES = ("default", "threads", "batching", "formed")
+
+
+def model_cpu_us(build):
+    """The seed CNN alone: CPU microseconds per image at batch 1 and 32 (bench_run, one thread),
+    {1: us, 32: us}, or None when the driver cannot be built."""
+    sys.path.insert(0, HERE)
+    import bench_runtime as br  # noqa: E402
+    drv, err = br.build_driver(build)
+    if not drv:
+        print("model alone: skipped (%s)" % err)
+        return None
+    out = {}
+    for b in (1, 32):
+        p = subprocess.run([drv, CNN_DIR, "serve", "serving_default", str(b), str(2000 // b), "20", "1"],
+                           stdout=subprocess.PIPE, text=True, timeout=300)
+        if p.returncode != 0:
+            return None
+        out[b] = json.loads(p.stdout)["cpu_ms"] * 1000.0 / b
+    return out
 
 
 def cpu_s(pid):
@@ -364,12 +395,14 @@ def main():
 
         # The seed CNN: unbatched (default threads, then as many threads as connections), batched.
         answers = {}
-        for mode in ("default", "threads", "batching"):
+        for mode in CNN_MODES:
             results["cnn_" + mode], results["cnn_grpc_" + mode], answers[mode] = serve_cnn(
                 cli, tmp, mode, a.threads, a.connections, a.duration)
-        p, b = answers["default"]["predictions"][0], answers["batching"]["predictions"][0]
-        if len(p) != 10 or any(abs(x - y) > 1e-5 * max(1.0, abs(x)) for x, y in zip(p, b)):
-            raise RuntimeError("batched CNN answer %s differs from unbatched %s" % (b, p))
+        for mode in ("batching", "formed"):
+            p, b = answers["default"]["predictions"][0], answers[mode]["predictions"][0]
+            if len(p) != 10 or any(abs(x - y) > 1e-5 * max(1.0, abs(x)) for x, y in zip(p, b)):
+                raise RuntimeError("batched CNN answer %s differs from unbatched %s" % (b, p))
+        model_cpu = model_cpu_us(a.build)
     finally:
         for p in procs:
             stop(p)
@@ -413,23 +446,36 @@ def main():
               "| gRPC images/s | gRPC mean ms | gRPC CPU us/image | errors |", "|---|---|---|---|---|---|---|---|"]
     labels = {"default": "without batching (default threads)",
               "threads": "without batching, %d request threads" % a.connections,
-              "batching": "--enable_batching (32, timeout 0, 1 batch thread), default threads"}
-    for mode in ("default", "threads", "batching"):
+              "batching": "--enable_batching (32, timeout 0, 1 batch thread), default threads",
+              "formed": "--enable_batching (32, timeout 500 us, 1 batch thread), %d request threads" % a.connections}
+    for mode in CNN_MODES:
         c, g = results["cnn_" + mode], results["cnn_grpc_" + mode]
         lines.append("| %s | %.0f | %s / %s | %.0f | %s | %s | %s | %d |" % (
             labels[mode], c["rps"], c["p50_ms"], c["p99_ms"], c["cpu_us"], "%.0f" % g["rps"] if g else "-",
             "%.2f" % g["mean_ms"] if g and g["mean_ms"] else "-", "%.0f" % g["cpu_us"] if g else "-",
             c["non2xx"] + c["socket_errors"] + (g["errors"] if g else 0)))
     best = max(results["cnn_default"]["rps"], results["cnn_threads"]["rps"])
-    r = results["cnn_batching"]["rps"] / best if best else 0.0
-    if results["cnn_batching"].get("per_batch"):
-        lines += ["", "mean batch: %.2f requests (REST and gRPC runs together)" % results["cnn_batching"]["per_batch"]]
-    lines += ["", "REST CNN batched / best unbatched = %.2f (goal >= 2: %s); server CPU per image, best unbatched / "
-              "batched = %.2f" % (r, goal(r >= 2.0), min(results["cnn_default"]["cpu_us"], results["cnn_threads"]["cpu_us"]) /
-                                  (results["cnn_batching"]["cpu_us"] or 1))]
+    r = max(results["cnn_batching"]["rps"], results["cnn_formed"]["rps"]) / best if best else 0.0
+    lines.append("")
+    for mode in ("batching", "formed"):
+        if results["cnn_" + mode].get("per_batch"):
+            lines.append("mean batch, %s: %.2f requests (REST and gRPC runs together)" % (
+                "timeout 0" if mode == "batching" else "timeout 500 us", results["cnn_" + mode]["per_batch"]))
+    if model_cpu:
+        # What batching can save: the model's CPU per image at batch 1 less at batch 32; the rest of
+        # a request's cost (HTTP, JSON, threads) stays per request whatever the batch.
+        unb = min(results["cnn_default"]["cpu_us"], results["cnn_threads"]["cpu_us"])
+        save = max(0.0, model_cpu[1] - model_cpu[32])
+        lines.append("model alone (bench_run, 1 thread): %.1f us CPU/image at batch 1, %.1f at batch 32; ceiling of "
+                     "batching = unbatched server CPU / (that less %.1f us) = %.0f / %.0f = %.2fx (before the client's "
+                     "CPU on the same cores)" % (model_cpu[1], model_cpu[32], save, unb, max(unb - save, 1.0),
+                                                 unb / max(unb - save, 1.0)))
+    lines += ["", "REST CNN best batched / best unbatched = %.2f (goal >= 2: %s); server CPU per image, best unbatched / "
+              "best batched = %.2f" % (r, goal(r >= 2.0), min(results["cnn_default"]["cpu_us"], results["cnn_threads"]["cpu_us"]) /
+                                       (min(results["cnn_batching"]["cpu_us"], results["cnn_formed"]["cpu_us"]) or 1))]
     if results["cnn_grpc_batching"]:
         gb = max(results["cnn_grpc_default"]["rps"], results["cnn_grpc_threads"]["rps"])
-        r = results["cnn_grpc_batching"]["rps"] / gb if gb else 0.0
+        r = max(results["cnn_grpc_batching"]["rps"], results["cnn_grpc_formed"]["rps"]) / gb if gb else 0.0
         lines.append("gRPC CNN batched / best unbatched = %.2f (goal >= 2: %s)" % (r, goal(r >= 2.0)))
     lines.append("load average %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end" % (load_start + load_end))
     print("\n".join(lines))
