@@ -351,11 +351,19 @@ static void naive_mm(const float *a, const float *b, int64_t M, int64_t K, int64
 }
 
 static void variable_weights(const char *op) {
-  /* BatchMatMulV2: x [1, N*H, C] by one matrix, a Dense on a 3-D input at batch 1 (the MatMul form) */
+  /* BatchMatMulV2: x [1, N*H, C] by one matrix, a Dense on a 3-D input at batch 1 (the MatMul form),
+   * the weights seen through a Reshape (a view made each run) as Keras' EinsumDense has them */
   int bmm = !strcmp(op, "BatchMatMulV2"), mm = bmm || !strcmp(op, "MatMul"), dw = !strcmp(op, "DepthwiseConv2dNative");
   const int64_t N = 2, H = 9, W = 7, C = 16, K = 3, Co = mm ? 40 : dw ? 2 : 24;
   int64_t xd[4] = {N, H, W, C}, fd[4] = {K, K, C, Co}, md[3] = {1, N * H, C}, wd[2] = {C, Co};
-  char g[4096];
+  char g[4096], reshape[1024] = "";
+  if (bmm)
+    snprintf(reshape, sizeof reshape,
+             "node { name: \"rs\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" "
+             "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: %d int_val: %d } } } }\n"
+             "node { name: \"r\" op: \"Reshape\" input: \"r0\" input: \"rs\" attr { key: \"T\" value { type: DT_FLOAT } } "
+             "attr { key: \"Tshape\" value { type: DT_INT32 } } }\n",
+             (int)C, (int)Co);
   snprintf(g, sizeof g,
            "node { name: \"in0\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
            "node { name: \"wv\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
@@ -363,9 +371,10 @@ static void variable_weights(const char *op) {
            "attr { key: \"shared_name\" value { s: \"v\" } } attr { key: \"shape\" value { shape { unknown_rank: true } } } }\n"
            "node { name: \"assign\" op: \"AssignVariableOp\" input: \"v\" input: \"wv\" "
            "attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
-           "node { name: \"r\" op: \"ReadVariableOp\" input: \"v\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"%s\" op: \"ReadVariableOp\" input: \"v\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "%s"
            "node { name: \"y\" op: \"%s\" input: \"in0\" input: \"r\" attr { key: \"T\" value { type: DT_FLOAT } } %s }",
-           op,
+           bmm ? "r0" : "r", reshape, op,
            mm ? ""
               : "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
                 "attr { key: \"padding\" value { s: \"SAME\" } }");
