@@ -243,6 +243,7 @@ sm_status *sm_tensor_view(sm_tensor *base, int rank, const int64_t *dims, sm_ten
   t->buf.file_ro = base->buf.file_ro;
   t->buf.release = release_base;
   t->buf.release_ctx = sm_tensor_ref(base);
+  t->uid = base->uid; /* the same elements (sm__tensor_uid): a cache keyed on the base serves the view */
   *out = t;
   return NULL;
 }

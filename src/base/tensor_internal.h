@@ -31,11 +31,13 @@ void sm__tensor_set_space(sm_tensor *t, int space);
 void sm__tensor_set_file_backed(sm_tensor *t);
 void sm__tensor_drop_pages(const sm_tensor *t);
 
-/* A number no other tensor of this process has had or will have (0 for NULL). With the buffer's
- * address it names one tensor's contents where the runtime never writes a value in place: a
- * variable's assign installs a new tensor (state.c), so a cache of something derived from a
- * weight (oneDNN's packed filters, nn_dnnl.c) keyed by (data, uid) goes stale on every assign and
- * never matches a later tensor that reuses a freed buffer. */
+/* A number no other tensor of this process has had or will have (0 for NULL), except that a view
+ * (sm_tensor_view) has its base's: it names the same elements, which neither writes while the view
+ * lives. With the buffer's address it names one tensor's contents where the runtime never writes
+ * a value in place: a variable's assign installs a new tensor (state.c), so a cache of something
+ * derived from a weight (oneDNN's packed filters, nn_dnnl.c) keyed by (data, uid) goes stale on
+ * every assign and never matches a later tensor that reuses a freed buffer; and a weight seen
+ * through a Reshape (a view made anew each run: Keras' EinsumDense kernels) packs once, not per run. */
 uint64_t sm__tensor_uid(const sm_tensor *t);
 
 #endif

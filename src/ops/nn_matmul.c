@@ -5,7 +5,7 @@
  * work is cut into (batch, row block) units sized to ~64K multiply-adds and spread over the
  * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c). With
  * oneDNN on (nn_dnnl.c), a float MatMul of more than one row, and a BatchMatMul whose second
- * operand is one matrix for every batch (a Dense on a 3-D input), run there instead with that
+ * operand is one matrix for every batch (a Dense on a 3-D input, one batch or more), run there instead with that
  * operand packed once per tensor. Never writes its inputs. */
 #include <cblas.h>
 #include <limits.h>
@@ -341,7 +341,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
     x_whole &= (ix >= 0 ? xd[ix] : 1) == od[i];
   }
   int64_t rows = 0;
-  int fold = y_bcast && x_whole && !s->ta && nb > 1 && !__builtin_mul_overflow(nb, M, &rows) && rows <= INT_MAX;
+  int fold = y_bcast && x_whole && !s->ta && nb >= 1 && !__builtin_mul_overflow(nb, M, &rows) && rows <= INT_MAX;
   int dt = sm_tensor_dtype(x);
   /* gemm (beta 0) writes every element; the integer loops accumulate into zeros */
   int uninit = fold && K > 0 && (dt == SM_FLOAT || dt == SM_DOUBLE);
@@ -351,7 +351,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   if (fold) {
     mm_job j = {dt, 0, s->tb, rows, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
                 NULL, NULL, 0, 0, NULL, 0, 0, 0.0f};
-    if (s->dnnl && dt == SM_FLOAT && K > 0) {
+    if (s->dnnl && dt == SM_FLOAT && K > 0 && rows > 1) {
       sm__dnnl_mm_args da = {rows, N, K, K, 0, s->tb, (const float *)j.A, (const float *)j.B, NULL,
                              sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f};
       int declined;

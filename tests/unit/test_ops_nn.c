@@ -330,7 +330,7 @@ static void bad_attrs(void) {
  * oneDNN's kernels keep the weights packed across runs (nn_dnnl.c), keyed by the weight tensor;
  * an AssignVariableOp installs a new tensor, so the next run must see the new weights (as TF
  * would), also when the new value is the first one again or reuses a freed buffer. Checked
- * against the naive loops for Conv2D, DepthwiseConv2dNative and MatMul, with oneDNN on or off. */
+ * against the naive loops for Conv2D, DepthwiseConv2dNative, MatMul and BatchMatMulV2, with oneDNN on or off. */
 /* SAME, stride 1, K x K; want gets [N, H, W, CO] */
 static void naive_conv(const float *x, const float *f, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K,
                        int64_t Co, int depthwise, double *want) {
@@ -351,10 +351,19 @@ static void naive_mm(const float *a, const float *b, int64_t M, int64_t K, int64
 }
 
 static void variable_weights(const char *op) {
-  int mm = !strcmp(op, "MatMul"), dw = !strcmp(op, "DepthwiseConv2dNative");
+  /* BatchMatMulV2: x [1, N*H, C] by one matrix, a Dense on a 3-D input at batch 1 (the MatMul form),
+   * the weights seen through a Reshape (a view made each run) as Keras' EinsumDense has them */
+  int bmm = !strcmp(op, "BatchMatMulV2"), mm = bmm || !strcmp(op, "MatMul"), dw = !strcmp(op, "DepthwiseConv2dNative");
   const int64_t N = 2, H = 9, W = 7, C = 16, K = 3, Co = mm ? 40 : dw ? 2 : 24;
-  int64_t xd[4] = {N, H, W, C}, fd[4] = {K, K, C, Co}, md[2] = {N * H, C}, wd[2] = {C, Co};
-  char g[4096];
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {K, K, C, Co}, md[3] = {1, N * H, C}, wd[2] = {C, Co};
+  char g[4096], reshape[1024] = "";
+  if (bmm)
+    snprintf(reshape, sizeof reshape,
+             "node { name: \"rs\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" "
+             "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: %d int_val: %d } } } }\n"
+             "node { name: \"r\" op: \"Reshape\" input: \"r0\" input: \"rs\" attr { key: \"T\" value { type: DT_FLOAT } } "
+             "attr { key: \"Tshape\" value { type: DT_INT32 } } }\n",
+             (int)C, (int)Co);
   snprintf(g, sizeof g,
            "node { name: \"in0\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
            "node { name: \"wv\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
@@ -362,9 +371,10 @@ static void variable_weights(const char *op) {
            "attr { key: \"shared_name\" value { s: \"v\" } } attr { key: \"shape\" value { shape { unknown_rank: true } } } }\n"
            "node { name: \"assign\" op: \"AssignVariableOp\" input: \"v\" input: \"wv\" "
            "attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
-           "node { name: \"r\" op: \"ReadVariableOp\" input: \"v\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"%s\" op: \"ReadVariableOp\" input: \"v\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+           "%s"
            "node { name: \"y\" op: \"%s\" input: \"in0\" input: \"r\" attr { key: \"T\" value { type: DT_FLOAT } } %s }",
-           op,
+           bmm ? "r0" : "r", reshape, op,
            mm ? ""
               : "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
                 "attr { key: \"padding\" value { s: \"SAME\" } }");
@@ -373,7 +383,7 @@ static void variable_weights(const char *op) {
   CHECK_OK(sm__session_from_pbtxt(mg, &s));
   free(mg);
   if (!s) return;
-  sm_tensor *x = rand_tensor(mm ? 2 : 4, mm ? md : xd);
+  sm_tensor *x = rand_tensor(bmm ? 3 : mm ? 2 : 4, mm ? md + !bmm : xd);
   sm_tensor *w[2] = {rand_tensor(mm ? 2 : 4, mm ? wd : fd), rand_tensor(mm ? 2 : 4, mm ? wd : fd)};
   int64_t nout = mm ? N * H * Co : N * H * W * (dw ? C * Co : Co);
   double *want = calloc((size_t)nout, sizeof *want);
@@ -510,6 +520,7 @@ int main(void) {
   variable_weights("Conv2D");
   variable_weights("DepthwiseConv2dNative");
   variable_weights("MatMul");
+  variable_weights("BatchMatMulV2");
   concurrent_runs(0);
   concurrent_runs(1);
   printf("%zu TensorFlow cases, naive comparisons and bad-attr checks run\n", sizeof nn_cases / sizeof *nn_cases);
