@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 #include "base/alloc.h"
@@ -28,6 +29,7 @@
 static struct {
   int rank, size, inited;
   double timeout_s, wait_s, wait_cpu_s;
+  double spin_s; /* how long sm__dist_wait polls before it sleeps between polls (SM_MPI_SPIN_US) */
 #ifdef SM_HAVE_MPI
   MPI_Request req[MAX_PENDING];
   int nreq;
@@ -37,7 +39,7 @@ static struct {
   int reporting;
   int64_t report_step;
 #endif
-} g = {.rank = 0, .size = 1, .timeout_s = 60.0};
+} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 2e-3};
 
 int sm__dist_rank(void) { return g.rank; }
 int sm__dist_size(void) { return g.size; }
@@ -196,6 +198,12 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
   if (st) return st;
   if (!g.inited) {
     if (env_size() == 0) return NULL; /* not under mpirun: one process, as ever */
+    /* Open MPI's nonblocking allreduce (libnbc) takes its binomial tree for fewer than 4 ranks:
+     * one rank receives every buffer, sums it alone and sends it back, while the other idles.
+     * Reduce-scatter + allgather (Rabenseifner's) splits both the summing and the bytes over the
+     * ranks: the seed CNN's 1.4 MB Dense gradient reduces in about half the time on 2 ranks
+     * (bench/RESULTS.md). Read by MPI_Init from the environment; a value the user set stays. */
+    if (getenv("OMPI_COMM_WORLD_SIZE")) setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
     st = mpi_open();
     if (st) return st;
     int provided = 0, r = 0, n = 1;
@@ -215,6 +223,12 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
       }
     }
     g.rank = r, g.size = n, g.inited = 1;
+    /* bench/ab's switch: microseconds of polling before sleeping (default 2000) */
+    const char *spin = getenv("SM_MPI_SPIN_US");
+    if (spin && *spin) {
+      double us = strtod(spin, NULL);
+      g.spin_s = us >= 0 && us <= 1e6 ? us * 1e-6 : g.spin_s;
+    }
   }
   if (rank) *rank = g.rank;
   if (size) *size = g.size;
@@ -321,10 +335,16 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
       return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %d: %s did not complete within the collective timeout "
                            "(%g s): another rank died or hangs", g.rank, what, g.timeout_s);
     }
-    /* spin briefly (a step's collectives finish within microseconds of the last rank's start),
-     * then sleep 50 us at a time: a step takes milliseconds, and a spinning rank would take the
-     * core from the rank it waits for wherever ranks share cores */
-    if (++spins > 100) nanosleep(&(struct timespec){0, 50000}, NULL);
+    /* Poll (yielding the core between polls) for up to spin_s, then sleep 50 us at a time. Open
+     * MPI moves a message only inside an MPI call on both sides (the shared-memory btl's
+     * rendezvous, libnbc's rounds): a rank asleep stalls the other's transfer by up to a sleep
+     * and the timer's slack per round, so the ranks poll through the usual imbalance of a step
+     * (milliseconds); sched_yield lets a rank that shares this core run meanwhile. A wait past
+     * spin_s (a slow or dead rank) sleeps, so as not to take the core. */
+    if (t < t0 + g.spin_s || ++spins <= 100)
+      sched_yield();
+    else
+      nanosleep(&(struct timespec){0, 50000}, NULL);
   }
   if (g.reporting && sum) {
     for (int j = 0; j < SM_DIST_NMETRIC; j++) sum[j] = 0.0;
