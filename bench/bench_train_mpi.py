@@ -13,8 +13,8 @@ hosts; needs root and `ip netns`, skipped saying why otherwise). The veth job: a
 second "host" through --mca plm_rsh_agent, a script that runs the remote orted under
 `ip netns exec`; btl and oob restricted to the veth's subnet.
 
-The second -np 2 row is the A/B of dist.c's wait: by default a rank polls (yielding the core) for
-up to 2 ms before it sleeps between polls; SM_MPI_SPIN_US=0 sleeps after 100 polls as before.
+The second -np 2 row is the A/B of dist.c's wait: by default a rank sleeps 50 us between polls
+after 100 polls; SM_MPI_SPIN_US=2000 first polls (yielding the core) for up to 2 ms.
 Timing comes from `train --timing`: per rank, the last epoch's (the first warms up) mean step time
 in microseconds, wall and CPU, each split into compute and waiting in MPI collectives (the wait
 includes waiting for the slower rank, not only moving bytes). Throughput = images of the epoch /
@@ -143,8 +143,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench_train_mpi.")
     settings = [("-np 1", lambda o: MPIRUN + ["-np", "1"] + train_cmd(a, o)),
                 ("-np 2 (shared memory)", lambda o: MPIRUN + ["-np", "2"] + train_cmd(a, o)),
-                ("-np 2 (shared memory, SM_MPI_SPIN_US=0: sleep-polling waits, as before)",
-                 lambda o: MPIRUN + ["-x", "SM_MPI_SPIN_US=0", "-np", "2"] + train_cmd(a, o)),
+                ("-np 2 (shared memory, SM_MPI_SPIN_US=2000: waits poll 2 ms before sleeping)",
+                 lambda o: MPIRUN + ["-x", "SM_MPI_SPIN_US=2000", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (TCP over loopback)", lambda o: MPIRUN + ["--mca", "btl", "tcp,self", "--mca",
                                                                "btl_tcp_if_include", "lo", "-np", "2"] + train_cmd(a, o))]
     veth = Veth(tmp)

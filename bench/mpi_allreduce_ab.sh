@@ -4,8 +4,8 @@
 # 1.4 MB) on -np 2, completed by the two ways src/train/dist.c can wait, A/B interleaved over rounds:
 #   alg 2 = libnbc's binomial tree (Open MPI's own choice under 4 ranks), alg 3 = Rabenseifner's
 #   reduce-scatter + allgather (what dist.c asks for);
-#   wait "poll" = MPI_Test in a loop (sched_yield between), "sleep" = 100 polls then 50 us sleeps
-#   between polls (dist.c's wait before session 11).
+#   wait "sleep" = 100 polls then 50 us sleeps between polls (dist.c's wait), "poll" = MPI_Test
+#   in a loop with sched_yield between (dist.c's wait under SM_MPI_SPIN_US).
 # Prints min / p25 / median wall and CPU microseconds per allreduce over ITERS (300) of them, each
 # started after a barrier. Min and p25 are what the shared machine's load moves least.
 #   bench/mpi_allreduce_ab.sh [N] [ROUNDS]

@@ -39,7 +39,7 @@ static struct {
   int reporting;
   int64_t report_step;
 #endif
-} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 2e-3};
+} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 0.0};
 
 int sm__dist_rank(void) { return g.rank; }
 int sm__dist_size(void) { return g.size; }
@@ -223,7 +223,7 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
       }
     }
     g.rank = r, g.size = n, g.inited = 1;
-    /* bench/ab's switch: microseconds of polling before sleeping (default 2000) */
+    /* bench_train_mpi.py's A/B switch: microseconds of yielding polls before the 100 spins (default 0) */
     const char *spin = getenv("SM_MPI_SPIN_US");
     if (spin && *spin) {
       double us = strtod(spin, NULL);
@@ -335,15 +335,15 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
       return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %d: %s did not complete within the collective timeout "
                            "(%g s): another rank died or hangs", g.rank, what, g.timeout_s);
     }
-    /* Poll (yielding the core between polls) for up to spin_s, then sleep 50 us at a time. Open
-     * MPI moves a message only inside an MPI call on both sides (the shared-memory btl's
-     * rendezvous, libnbc's rounds): a rank asleep stalls the other's transfer by up to a sleep
-     * and the timer's slack per round, so the ranks poll through the usual imbalance of a step
-     * (milliseconds); sched_yield lets a rank that shares this core run meanwhile. A wait past
-     * spin_s (a slow or dead rank) sleeps, so as not to take the core. */
-    if (t < t0 + g.spin_s || ++spins <= 100)
+    /* Spin briefly (100 polls), then sleep 50 us at a time: a step takes milliseconds, and a
+     * spinning rank would take the core from the rank it waits for wherever ranks share cores.
+     * SM_MPI_SPIN_US first polls that long, yielding between polls: Open MPI moves a message only
+     * inside an MPI call on both sides, so a sleeping rank may stall a round by up to a sleep;
+     * on the loaded 2-core machine that did not pay (bench/mpi_allreduce_ab.sh: p25 and median
+     * no better, CPU higher), so it is off by default; bench_train_mpi.py keeps the A/B row. */
+    if (t < t0 + g.spin_s)
       sched_yield();
-    else
+    else if (++spins > 100)
       nanosleep(&(struct timespec){0, 50000}, NULL);
   }
   if (g.reporting && sum) {
