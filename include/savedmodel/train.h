@@ -199,6 +199,21 @@ SM_API void sm_dist_abort(const char *msg);
 SM_API void sm_dist_finalize(void); /* no-op outside MPI */
 /* Seconds this process spent waiting in collectives since sm_dist_init. */
 SM_API double sm_dist_wait_seconds(void);
+/* Gathers n doubles from every rank on rank 0: all (size * n on rank 0, rank r's at all + r * n;
+ * untouched elsewhere) within the timeout. Outside MPI copies mine to all. */
+SM_API sm_status *sm_dist_gather(const double *mine, int n, double *all);
+
+/* Where the last epoch of the last sm_seq_fit spent its time on this process (rank): its training
+ * steps (gathering the batch, forward, backward, summing the gradients over the ranks, the
+ * optimizer step; not validation nor the callback), as wall and as this process's CPU seconds, and
+ * the part of them spent waiting in MPI collectives (0 in a process of its own). */
+typedef struct sm_fit_timing {
+  int64_t steps;  /* optimizer steps in the epoch */
+  int64_t images; /* samples of the global batches in those steps (all ranks') */
+  double step_s, wait_s;
+  double step_cpu_s, wait_cpu_s;
+} sm_fit_timing;
+SM_API sm_status *sm_seq_fit_timing(const sm_seq *m, sm_fit_timing *out);
 
 #ifdef __cplusplus
 }

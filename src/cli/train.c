@@ -33,7 +33,7 @@ static const char usage[] =
     "                        [--num_threads T] [--probabilities] [--collective_timeout S]\n"
     "                        [--model MODEL_JSON] [--optimizer NAME[:KEY=VALUE,...]] [--loss LOSS]\n"
     "                        [--lr_schedule exponential:STEPS:RATE[:staircase] | cosine:STEPS[:ALPHA]]\n"
-    "                        [--device cpu|gpu]\n"
+    "                        [--device cpu|gpu] [--timing]\n"
     "\n"
     "Trains the seeds' CNN - Conv2D(32, 3, relu), MaxPooling2D(2), Flatten, Dense(64, relu),\n"
     "Dense(10) - with Adam and sparse categorical cross-entropy on MNIST-format data (DIR holds\n"
@@ -295,6 +295,7 @@ typedef struct {
   const char *data, *out, *labels_file, *resume, *model, *optimizer, *loss, *lr_schedule;
   long long epochs, batch_size, seed, limit, threads;
   double validation_split, learning_rate, collective_timeout;
+  int timing;
   int lr_given, probabilities;
   int device; /* SM_DEVICE_CPU / SM_DEVICE_GPU (sm_fit_options.device) */
 } train_args;
@@ -305,6 +306,28 @@ static long long default_threads(int size) {
   long local = v ? strtol(v, NULL, 10) : size, cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (local < 1) local = 1;
   return cores / local > 1 ? cores / local : 1;
+}
+
+/* --timing: rank 0 prints every rank's last-epoch step time, one line per rank (bench/bench_train_mpi.py
+ * reads them): "timing: rank R: S steps, I images, step U us = compute C us + wait W us (CPU: step
+ * Uc us = compute Cc us + wait Wc us)", means per step. */
+static sm_status *print_timing(const sm_seq *m, int rank, int size) {
+  sm_fit_timing tm;
+  sm_status *st = sm_seq_fit_timing(m, &tm);
+  if (st) return st;
+  enum { K = 6 };
+  double mine[K] = {(double)tm.steps, (double)tm.images, tm.step_s, tm.wait_s, tm.step_cpu_s, tm.wait_cpu_s};
+  double *all = calloc((size_t)size * K, sizeof *all);
+  if (!all) return sm_status_new(SM_NO_MEMORY, "--timing: out of memory");
+  if (!(st = sm_dist_gather(mine, K, all)) && rank == 0)
+    for (int r = 0; r < size; r++) {
+      const double *v = all + (size_t)r * K, n = v[0] > 0 ? v[0] : 1, us = 1e6 / n;
+      printf("timing: rank %d: %.0f steps, %.0f images, step %.1f us = compute %.1f us + wait %.1f us (CPU: step "
+             "%.1f us = compute %.1f us + wait %.1f us)\n", r, v[0], v[1], v[2] * us, (v[2] - v[3]) * us, v[3] * us,
+             v[4] * us, (v[4] - v[5]) * us, v[5] * us);
+    }
+  free(all);
+  return st;
 }
 
 static int train(const train_args *a) {
@@ -493,6 +516,7 @@ static int train(const train_args *a) {
     printf("MPI: %d ranks; rank 0 waited for collectives %.2fs of %.2fs training (%.1f%%)\n", size, wait_s, fit_s,
            fit_s > 0 ? 100.0 * wait_s / fit_s : 0.0);
   }
+  if (a->timing && (st = print_timing(m, rank, size))) goto fail;
   if (rank > 0) {
     rc = 0;
     goto done;
@@ -554,6 +578,8 @@ int sm__cli_train(int argc, char **argv) {
                                       "(Keras's ExponentialDecay / CosineDecay from the learning rate).", NULL, 0},
       {"collective_timeout", SM_FLAG_STRING, "Under mpirun: seconds any rank waits for the others before the job "
                                              "fails naming the ranks that did not answer (default 60).", NULL, 0},
+      {"timing", SM_FLAG_BOOL, "After training, print the last epoch's mean step time per rank in microseconds: "
+                               "wall and CPU, split into compute and waiting in MPI collectives.", NULL, 0},
       {"device", SM_FLAG_STRING, "cpu (default) or gpu: the fit on the GPU (sparse cross-entropy; what it does "
                                  "not support is refused, named), the export as the CPU's.", NULL, 0},
   };
@@ -571,6 +597,7 @@ int sm__cli_train(int argc, char **argv) {
   a.labels_file = sm__cli_flag(flags, nflags, "labels")->value;
   a.resume = sm__cli_flag(flags, nflags, "resume")->value;
   a.probabilities = sm__cli_flag(flags, nflags, "probabilities")->on;
+  a.timing = sm__cli_flag(flags, nflags, "timing")->on;
   a.model = sm__cli_flag(flags, nflags, "model")->value;
   a.optimizer = sm__cli_flag(flags, nflags, "optimizer")->value;
   a.loss = sm__cli_flag(flags, nflags, "loss")->value;

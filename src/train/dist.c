@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 #include "base/alloc.h"
@@ -27,7 +28,8 @@
 
 static struct {
   int rank, size, inited;
-  double timeout_s, wait_s;
+  double timeout_s, wait_s, wait_cpu_s;
+  double spin_s; /* how long sm__dist_wait polls before it sleeps between polls (SM_MPI_SPIN_US) */
 #ifdef SM_HAVE_MPI
   MPI_Request req[MAX_PENDING];
   int nreq;
@@ -37,11 +39,22 @@ static struct {
   int reporting;
   int64_t report_step;
 #endif
-} g = {.rank = 0, .size = 1, .timeout_s = 60.0};
+} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 0.0};
 
 int sm__dist_rank(void) { return g.rank; }
 int sm__dist_size(void) { return g.size; }
 double sm_dist_wait_seconds(void) { return g.wait_s; }
+void sm__dist_wait_totals(double *wall_s, double *cpu_s) {
+  *wall_s = g.wait_s;
+  *cpu_s = g.wait_cpu_s;
+}
+
+/* This process's CPU time (every thread: MPI's own threads too), seconds. */
+double sm__cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* The job's size from the launcher's environment (Open MPI, then PMI: MPICH, Slurm); 0 when this
  * process was not started by one. */
@@ -98,6 +111,11 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
   (void)what, (void)sum;
   return NULL;
 }
+sm_status *sm_dist_gather(const double *mine, int n, double *all) {
+  if (n < 0) return sm_status_new(SM_INVALID_ARGUMENT, "sm_dist_gather: n must be >= 0, got %d", n);
+  if (n) memcpy(all, mine, (size_t)n * sizeof *all);
+  return NULL;
+}
 #else
 
 static double now_s(void) {
@@ -120,6 +138,7 @@ static struct {
   int (*ibcast)(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
   int (*iallreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
   int (*ibarrier)(MPI_Comm, MPI_Request *);
+  int (*igather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
   int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
   int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
   int (*testall)(int, MPI_Request *, int *, MPI_Status *);
@@ -148,6 +167,7 @@ static sm_status *mpi_open(void) {
   SM_BIND(h, mpi.ibcast, "MPI_Ibcast");
   SM_BIND(h, mpi.iallreduce, "MPI_Iallreduce");
   SM_BIND(h, mpi.ibarrier, "MPI_Ibarrier");
+  SM_BIND(h, mpi.igather, "MPI_Igather");
   SM_BIND(h, mpi.isend, "MPI_Isend");
   SM_BIND(h, mpi.irecv, "MPI_Irecv");
   SM_BIND(h, mpi.testall, "MPI_Testall");
@@ -164,7 +184,7 @@ static sm_status *mpi_open(void) {
   int handles = 1;
 #endif
   if (!handles || !mpi.init_thread || !mpi.initialized || !mpi.finalize || !mpi.abort || !mpi.comm_rank ||
-      !mpi.comm_size || !mpi.ibcast || !mpi.iallreduce || !mpi.ibarrier || !mpi.isend || !mpi.irecv ||
+      !mpi.comm_size || !mpi.ibcast || !mpi.iallreduce || !mpi.ibarrier || !mpi.igather || !mpi.isend || !mpi.irecv ||
       !mpi.testall || !mpi.test)
     return sm_status_new(SM_UNAVAILABLE, "%s lacks MPI-3 functions or handles this build expects (built against "
                          "another MPI?)", SM_MPI_SONAME);
@@ -178,6 +198,12 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
   if (st) return st;
   if (!g.inited) {
     if (env_size() == 0) return NULL; /* not under mpirun: one process, as ever */
+    /* Open MPI's nonblocking allreduce (libnbc) takes its binomial tree for fewer than 4 ranks:
+     * one rank receives every buffer, sums it alone and sends it back, while the other idles.
+     * Reduce-scatter + allgather (Rabenseifner's) splits both the summing and the bytes over the
+     * ranks: the seed CNN's 1.4 MB Dense gradient reduces in about half the time on 2 ranks
+     * (bench/RESULTS.md). Read by MPI_Init from the environment; a value the user set stays. */
+    if (getenv("OMPI_COMM_WORLD_SIZE")) setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
     st = mpi_open();
     if (st) return st;
     int provided = 0, r = 0, n = 1;
@@ -197,6 +223,12 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
       }
     }
     g.rank = r, g.size = n, g.inited = 1;
+    /* bench_train_mpi.py's A/B switch: microseconds of yielding polls before the 100 spins (default 0) */
+    const char *spin = getenv("SM_MPI_SPIN_US");
+    if (spin && *spin) {
+      double us = strtod(spin, NULL);
+      g.spin_s = us >= 0 && us <= 1e6 ? us * 1e-6 : g.spin_s;
+    }
   }
   if (rank) *rank = g.rank;
   if (size) *size = g.size;
@@ -283,7 +315,7 @@ static void silent_ranks(char *buf, size_t cap) {
 
 sm_status *sm__dist_wait(const char *what, double *sum) {
   if (g.size <= 1) return NULL;
-  double t0 = now_s(), deadline = t0 + g.timeout_s;
+  double c0 = sm__cpu_seconds(), t0 = now_s(), deadline = t0 + g.timeout_s;
   long spins = 0;
   for (;;) {
     int a = 1, b = 1;
@@ -295,6 +327,7 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
       char who[256] = "";
       if (g.rank == 0) silent_ranks(who, sizeof who);
       g.wait_s += t - t0;
+      g.wait_cpu_s += sm__cpu_seconds() - c0;
       if (*who)
         return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %s did not answer within the collective timeout "
                              "(%g s) at %s step %lld: it died or hangs", who, g.timeout_s, what,
@@ -302,10 +335,16 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
       return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %d: %s did not complete within the collective timeout "
                            "(%g s): another rank died or hangs", g.rank, what, g.timeout_s);
     }
-    /* spin briefly (a step's collectives finish within microseconds of the last rank's start),
-     * then sleep 50 us at a time: a step takes milliseconds, and a spinning rank would take the
-     * core from the rank it waits for wherever ranks share cores */
-    if (++spins > 100) nanosleep(&(struct timespec){0, 50000}, NULL);
+    /* Spin briefly (100 polls), then sleep 50 us at a time: a step takes milliseconds, and a
+     * spinning rank would take the core from the rank it waits for wherever ranks share cores.
+     * SM_MPI_SPIN_US first polls that long, yielding between polls: Open MPI moves a message only
+     * inside an MPI call on both sides, so a sleeping rank may stall a round by up to a sleep;
+     * on the loaded 2-core machine that did not pay (bench/mpi_allreduce_ab.sh: p25 and median
+     * no better, CPU higher), so it is off by default; bench_train_mpi.py keeps the A/B row. */
+    if (t < t0 + g.spin_s)
+      sched_yield();
+    else if (++spins > 100)
+      nanosleep(&(struct timespec){0, 50000}, NULL);
   }
   if (g.reporting && sum) {
     for (int j = 0; j < SM_DIST_NMETRIC; j++) sum[j] = 0.0;
@@ -318,6 +357,7 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
   g.reporting = 0;
   g.nreq = 0;
   g.wait_s += now_s() - t0;
+  g.wait_cpu_s += sm__cpu_seconds() - c0;
   return NULL;
 }
 
@@ -332,6 +372,20 @@ sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what) {
     off += n;
   }
   return st;
+}
+
+sm_status *sm_dist_gather(const double *mine, int n, double *all) {
+  if (n < 0 || (size_t)n * (size_t)(g.size > 0 ? g.size : 1) > 0x7fffffff)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sm_dist_gather: %d values from each of %d ranks", n, g.size);
+  if (g.size <= 1 || n == 0) {
+    if (n) memcpy(all, mine, (size_t)n * sizeof *all);
+    return NULL;
+  }
+  sm_status *st = room(1);
+  if (!st)
+    st = started(mpi.igather(mine, n, mpi.f64, g.rank == 0 ? all : NULL, n, mpi.f64, 0, mpi.world, &g.req[g.nreq]),
+                 "MPI_Igather");
+  return st ? st : sm__dist_wait("the gather", NULL);
 }
 
 sm_status *sm_dist_barrier(void) {

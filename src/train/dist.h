@@ -27,5 +27,9 @@ void sm__dist_poll(void);
 /* Waits for everything started; on rank 0 `sum` (may be NULL) gets the reported metrics summed
  * over the ranks in rank order. `what` names the wait in the timeout's message. */
 sm_status *sm__dist_wait(const char *what, double *sum);
+/* Time spent in sm__dist_wait so far: wall and this process's CPU seconds. */
+void sm__dist_wait_totals(double *wall_s, double *cpu_s);
+/* This process's CPU time (all its threads), seconds. */
+double sm__cpu_seconds(void);
 
 #endif

@@ -457,6 +457,14 @@ const sm__train_backend sm__train_cpu = {"cpu", cpu_begin, cpu_epoch, cpu_step, 
                                          cpu_validate, cpu_end, free, 1};
 
 /* ---- fit ---------------------------------------------------------------------------------------- */
+sm_status *sm_seq_fit_timing(const sm_seq *m, sm_fit_timing *out) {
+  if (!m || !out) return sm_status_new(SM_INVALID_ARGUMENT, "fit_timing: model or out is NULL");
+  memset(out, 0, sizeof *out);
+  if (m->priv) *out = ((const sm__train *)m->priv)->timing;
+  return NULL;
+}
+
+
 sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts) {
   const char *what = "fit";
   sm_status *st = check_ready(m, what);
@@ -508,6 +516,8 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
         perm[j] = tmp;
       }
     if ((st = be->epoch(bctx, perm))) break;
+    sm_fit_timing *tm = &t->timing;
+    memset(tm, 0, sizeof *tm);
     int64_t seen = 0, correct = 0;
     double sum = 0.0;
     sm_fit_progress p;
@@ -518,7 +528,16 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
     p.val_loss = p.val_accuracy = NAN;
     for (int64_t s = 0; s < steps; s++) {
       int64_t b0 = s * bs, b = ntr - b0 < bs ? ntr - b0 : bs;
+      double w0, wc0, w1, wc1, s0 = now_s(), c0 = sm__cpu_seconds();
+      sm__dist_wait_totals(&w0, &wc0);
       if ((st = be->step(bctx, b0, b))) break;
+      sm__dist_wait_totals(&w1, &wc1);
+      tm->step_s += now_s() - s0;
+      tm->step_cpu_s += sm__cpu_seconds() - c0;
+      tm->wait_s += w1 - w0;
+      tm->wait_cpu_s += wc1 - wc0;
+      tm->steps++;
+      tm->images += b;
       seen += b;
       if (!o.callback || ((s + 1) % be->report_every && s + 1 < steps)) continue;
       if ((st = be->totals(bctx, &sum, &correct))) break;

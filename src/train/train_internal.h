@@ -52,6 +52,8 @@ typedef struct sm__train {
   float *col, *part;
   int64_t col_per_thread, part_per_thread;
   int scratch_threads;
+  /* sm_seq_fit_timing: the last epoch's (filled while it runs, kept after) */
+  sm_fit_timing timing;
 } sm__train;
 
 /* Elements of one sample's tensor of the given shape. */

@@ -45,11 +45,16 @@ fi
 [ -d "$TMP/np1" ] && same one np1 --exact
 
 # -np 2: the same weights within float32 tolerance, the same metrics as Keras would print them
-timeout 300 "${MPI[@]}" -np 2 "$CLI" "${args[@]}" --out "$TMP/np2" >"$TMP/np2.log" 2>&1 ||
+timeout 300 "${MPI[@]}" -np 2 "$CLI" "${args[@]}" --timing --out "$TMP/np2" >"$TMP/np2.log" 2>&1 ||
   die "mpirun -np 2: $(tail -5 "$TMP/np2.log")"
 if [ -d "$TMP/np2" ]; then
   same one np2 --atol 1e-5 --rtol 1e-3
   grep -q '^MPI: 2 ranks; rank 0 waited for collectives' "$TMP/np2.log" || die "np2: no MPI summary line"
+  # --timing: one line per rank from rank 0, the last epoch's 4 steps over the 60 training images
+  for r in 0 1; do
+    grep -qE "^timing: rank $r: 4 steps, 60 images, step [0-9.]+ us = compute [0-9.]+ us \+ wait [0-9.]+ us \(CPU: " \
+      "$TMP/np2.log" || die "np2: no --timing line for rank $r"
+  done
   [ "$(grep -c '^Epoch 1/1$' "$TMP/np2.log")" -eq 1 ] || die "np2: progress not from rank 0 alone"
   grep -qE '^4/4 \[=+\] .* - val_loss: [0-9.e+-]+ - val_accuracy: [0-9.]+$' "$TMP/np2.log" ||
     die "np2: no final progress line with validation metrics"

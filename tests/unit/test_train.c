@@ -680,6 +680,12 @@ static void test_reproducible(void) {
   CHECK(!same_weights(a, c));
   sm_seq *d = fit_once(7, 1, x, y), *e = fit_once(7, 1, x, y);
   CHECK(same_weights(d, e));
+  /* sm_seq_fit_timing: the last epoch's 7 steps (100 samples in batches of 16), no MPI waits */
+  sm_fit_timing tm;
+  CHECK_OK(sm_seq_fit_timing(d, &tm));
+  CHECK(tm.steps == 7 && tm.images == 100);
+  CHECK(tm.step_s > 0.0 && tm.step_cpu_s >= 0.0 && tm.wait_s == 0.0 && tm.wait_cpu_s == 0.0);
+  CHECK_ERR(sm_seq_fit_timing(NULL, &tm), "NULL");
   sm_seq_free(a), sm_seq_free(b), sm_seq_free(c), sm_seq_free(d), sm_seq_free(e);
   sm_tensor_free(x);
   sm_tensor_free(y);
