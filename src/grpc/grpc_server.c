@@ -12,10 +12,13 @@
  *              metadata, the message if OK, the status) and waiting for the close
  *   SENT       done: free the call
  * The call's deadline becomes the run's deadline. Unknown methods answer UNIMPLEMENTED; a request
- * larger than max_receive_bytes is refused by gRPC itself (RESOURCE_EXHAUSTED). */
+ * larger than max_receive_bytes is refused by gRPC itself (RESOURCE_EXHAUSTED). Per-call work the
+ * server does not need is turned off at start: Abseil's lock-order checks (absl_checks_off) and
+ * channelz/census/load reporting (channel args). */
 #include "grpc/grpc_server.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
@@ -280,6 +283,30 @@ static const char *why_not(const char *addr) {
   return rc ? strerror(e) : "cannot listen there";
 }
 
+/* Debian builds Abseil without NDEBUG, so every absl::Mutex lock in gRPC core also runs Abseil's
+ * lock-order (deadlock) checks: a process-wide spin lock and a graph lookup per lock, which the
+ * server's threads contend for on every call. Abseil's documented switch,
+ * absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore), turns the checks off; it is
+ * C++, found here by its mangled name in the Abseil that libgrpc loaded (an `enum class` of int,
+ * kIgnore = 0, passed as an int) and skipped when absent (another Abseil: nothing to turn off).
+ * SM_GRPC_ABSL_CHECKS=1 keeps them, for A/B runs in bench/. */
+static void absl_checks_off(void) {
+  const char *keep = getenv("SM_GRPC_ABSL_CHECKS");
+  if (keep && atoi(keep)) return;
+  static const char *const names[] = {"_ZN4absl7debian329SetMutexDeadlockDetectionModeENS0_15OnDeadlockCycleE",
+                                      "_ZN4absl12lts_2022062329SetMutexDeadlockDetectionModeENS0_15OnDeadlockCycleE",
+                                      "_ZN4absl29SetMutexDeadlockDetectionModeENS_15OnDeadlockCycleE"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    void *f = dlsym(RTLD_DEFAULT, names[i]);
+    if (f) {
+      void (*set_mode)(int);
+      memcpy(&set_mode, &f, sizeof set_mode);
+      set_mode(0);
+      return;
+    }
+  }
+}
+
 sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest, sm_grpc_server **out) {
   *out = NULL;
   sm_grpc_server *g = calloc(1, sizeof *g);
@@ -293,20 +320,35 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
   pthread_mutex_init(&g->mu, NULL);
   pthread_cond_init(&g->cv, NULL);
   pthread_cond_init(&g->turn, NULL);
+  absl_checks_off();
   grpc_init();
-  grpc_arg args[3];
+  grpc_arg args[6];
   memset(args, 0, sizeof args);
-  args[0].type = GRPC_ARG_INTEGER;
-  args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-  args[0].value.integer = o->max_receive_bytes > 0 && o->max_receive_bytes < INT32_MAX ? (int)o->max_receive_bytes
-                                                                                       : INT32_MAX;
-  args[1].type = GRPC_ARG_INTEGER;
-  args[1].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-  args[1].value.integer = o->max_send_bytes > 0 && o->max_send_bytes < INT32_MAX ? (int)o->max_send_bytes : -1;
-  args[2].type = GRPC_ARG_INTEGER;
-  args[2].key = GRPC_ARG_ALLOW_REUSEPORT; /* two servers must not share a port */
-  args[2].value.integer = 0;
-  grpc_channel_args ca = {3, args};
+  size_t na = 0;
+  args[na].type = GRPC_ARG_INTEGER;
+  args[na].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+  args[na++].value.integer = o->max_receive_bytes > 0 && o->max_receive_bytes < INT32_MAX ? (int)o->max_receive_bytes
+                                                                                          : INT32_MAX;
+  args[na].type = GRPC_ARG_INTEGER;
+  args[na].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+  args[na++].value.integer = o->max_send_bytes > 0 && o->max_send_bytes < INT32_MAX ? (int)o->max_send_bytes : -1;
+  args[na].type = GRPC_ARG_INTEGER;
+  args[na].key = GRPC_ARG_ALLOW_REUSEPORT; /* two servers must not share a port */
+  args[na++].value.integer = 0;
+  /* Work gRPC core does per call that this server has no use for (SM_GRPC_LEAN=0 keeps gRPC's
+   * defaults, for A/B runs in bench/): channelz's per-call counters and timestamps, the census and
+   * load-reporting filters. (The BDP probe stays: it grows the flow-control window that large
+   * tensors need.) */
+  const char *lean = getenv("SM_GRPC_LEAN");
+  if (!lean || atoi(lean) != 0) {
+    static const char *const off[] = {GRPC_ARG_ENABLE_CHANNELZ, GRPC_ARG_ENABLE_CENSUS, GRPC_ARG_ENABLE_LOAD_REPORTING};
+    for (size_t i = 0; i < sizeof off / sizeof *off; i++) {
+      args[na].type = GRPC_ARG_INTEGER;
+      args[na].key = (char *)off[i];
+      args[na++].value.integer = 0;
+    }
+  }
+  grpc_channel_args ca = {na, args};
   g->server = grpc_server_create(&ca, NULL);
   g->cq = grpc_completion_queue_create_for_next(NULL);
   sm_status *s = NULL;
