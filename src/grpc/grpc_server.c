@@ -45,7 +45,7 @@ static const char *const METHODS[] = {
     "/tensorflow.serving.PredictionService/Regress",          "/tensorflow.serving.PredictionService/MultiInference",
     "/tensorflow.serving.PredictionService/GetModelMetadata", "/tensorflow.serving.ModelService/GetModelStatus",
     "/tensorflow.serving.ModelService/HandleReloadConfigRequest"};
-enum { NMETHODS = sizeof METHODS / sizeof *METHODS };
+enum { NMETHODS = sizeof METHODS / sizeof *METHODS, RELOAD_METHOD = NMETHODS - 1 };
 
 typedef struct gcall {
   int state;
@@ -68,6 +68,7 @@ struct sm_grpc_server {
   int port;
   int nthreads;
   int max_pollers;    /* workers waiting in the completion queue at once */
+  int handoff;        /* runs may block (calls_may_block): wake an idle worker when no one polls */
   int polling;        /* under mu: workers in grpc_completion_queue_next */
   int idle;           /* under mu: workers waiting for their turn to poll */
   int cq_down;        /* under mu: the queue has shut down */
@@ -183,7 +184,9 @@ static void respond(sm_grpc_server *g, gcall *c) {
 /* Workers poll the queue in turns, as gRPC C++'s synchronous server does (its ThreadManager):
  * at most max_pollers of them wait in grpc_completion_queue_next, the rest wait on `turn`. A
  * worker that takes an event runs it and goes back to polling; an idle worker is woken only when
- * no one is left polling (every poller is busy running a call, e.g. waiting for its batch).
+ * no one is left polling and the event just taken may block (may_block: a run waiting for its
+ * batch, a reload). Waking one for every run that only computes cost a futex wake and a context
+ * switch per few calls: ~20% more server CPU per Predict (SM_GRPC_HANDOFF=1, bench/RESULTS.md).
  * With every worker polling, each event made gRPC hand the poll over to another worker (futex
  * wakes and context switches per call). */
 static int take_turn(sm_grpc_server *g) {
@@ -199,23 +202,32 @@ static int take_turn(sm_grpc_server *g) {
   return !down;
 }
 
-static void end_turn(sm_grpc_server *g, int shutdown) {
+static void end_turn(sm_grpc_server *g, int shutdown, int may_block) {
   pthread_mutex_lock(&g->mu);
   g->polling--;
   if (shutdown) {
     g->cq_down = 1;
     pthread_cond_broadcast(&g->turn);
-  } else if (g->polling == 0 && g->idle) {
+  } else if (may_block && g->polling == 0 && g->idle) {
     pthread_cond_signal(&g->turn);
   }
   pthread_mutex_unlock(&g->mu);
+}
+
+/* Whether handling ev may wait on other threads: running a request when batching is on (the run
+ * waits for its batch, which needs more requests taken in), or reloading the config (loads
+ * models). Other events only compute on this worker, for microseconds. */
+static int may_block(const sm_grpc_server *g, const grpc_event *ev) {
+  if (ev->type != GRPC_OP_COMPLETE || ev->tag == &g->shutdown_tag) return 0;
+  const gcall *c = ev->tag;
+  return c->state == RECEIVED && (g->handoff || c->method == RELOAD_METHOD);
 }
 
 static void *worker(void *arg) {
   sm_grpc_server *g = arg;
   while (take_turn(g)) {
     grpc_event ev = grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    end_turn(g, ev.type == GRPC_QUEUE_SHUTDOWN);
+    end_turn(g, ev.type == GRPC_QUEUE_SHUTDOWN, may_block(g, &ev));
     if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
     if (ev.type != GRPC_OP_COMPLETE) continue;
     if (ev.tag == &g->shutdown_tag) {
@@ -317,6 +329,9 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
   g->max_pollers = ncpu > 0 && ncpu < g->nthreads ? (int)ncpu : g->nthreads;
   const char *pollers = getenv("SM_GRPC_POLLERS"); /* for A/B runs in bench/ */
   if (pollers && atoi(pollers) > 0) g->max_pollers = atoi(pollers);
+  g->handoff = o->calls_may_block;
+  const char *handoff = getenv("SM_GRPC_HANDOFF"); /* for A/B runs in bench/ */
+  if (handoff) g->handoff = atoi(handoff) != 0;
   pthread_mutex_init(&g->mu, NULL);
   pthread_cond_init(&g->cv, NULL);
   pthread_cond_init(&g->turn, NULL);
