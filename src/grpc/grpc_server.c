@@ -149,11 +149,16 @@ static void respond(sm_grpc_server *g, gcall *c) {
     rep.code = SM_GRPC_CANCELLED; /* the client went away before sending its message */
     rep.message = strdup("no request message");
   } else {
-    grpc_byte_buffer_reader rd;
     grpc_slice all = grpc_empty_slice();
-    if (grpc_byte_buffer_reader_init(&rd, c->recv)) {
-      all = grpc_byte_buffer_reader_readall(&rd);
-      grpc_byte_buffer_reader_destroy(&rd);
+    const grpc_slice_buffer *sb = &c->recv->data.raw.slice_buffer;
+    if (c->recv->type == GRPC_BB_RAW && c->recv->data.raw.compression == GRPC_COMPRESS_NONE && sb->count == 1) {
+      all = grpc_slice_ref(sb->slices[0]); /* the message in one slice, as received: read it in place */
+    } else { /* several slices, or compressed: the reader joins (and inflates) them */
+      grpc_byte_buffer_reader rd;
+      if (grpc_byte_buffer_reader_init(&rd, c->recv)) {
+        all = grpc_byte_buffer_reader_readall(&rd);
+        grpc_byte_buffer_reader_destroy(&rd);
+      }
     }
     sm__grpc_api_call(g->rest, method, GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), deadline_of(c), &rep);
     grpc_slice_unref(all);
