@@ -191,7 +191,8 @@ static void respond(sm_grpc_server *g, gcall *c) {
  * worker that takes an event runs it and goes back to polling; an idle worker is woken only when
  * no one is left polling and the event just taken may block (may_block: a run waiting for its
  * batch, a reload). Waking one for every run that only computes cost a futex wake and a context
- * switch per few calls: ~20% more server CPU per Predict (SM_GRPC_HANDOFF=1, bench/RESULTS.md).
+ * switch every few calls (futex calls per Predict 0.5 against 0.1; SM_GRPC_HANDOFF=1 wakes as
+ * before, for A/B runs: bench/ab_grpc.sh, bench/RESULTS.md).
  * With every worker polling, each event made gRPC hand the poll over to another worker (futex
  * wakes and context switches per call). */
 static int take_turn(sm_grpc_server *g) {
