@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -295,9 +296,12 @@ def per_request_cpu(pid, fn):
     (the process and its children: nginx's workers)."""
     pids = tree_pids(pid)
     c0 = sum(cpu_s(p) for p in pids)
+    k0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the client (wrk, h2load): fn() runs and reaps it
     out = fn()
+    k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     n = out.get("requests", 0)
     out["cpu_us"] = (sum(cpu_s(p) for p in pids) - c0) * 1e6 / n if n else 0.0
+    out["client_cpu_us"] = (k1.ru_utime + k1.ru_stime - k0.ru_utime - k0.ru_stime) * 1e6 / n if n else 0.0
     return out
 
 
@@ -436,6 +440,12 @@ def main():
         gc = s["cpu_us"] / results["grpc"]["cpu_us"] if results["grpc"]["cpu_us"] else 0.0
         lines.append("gRPC/REST = %.2f (goal >= 1: %s); server CPU per request, REST / gRPC = %.2f" % (
             r, goal(r >= 1.0), gc))
+        # Client and server share the cores: a client that costs more per request lowers its side's
+        # rate. Both clients run with the same threads and connections; their own CPU is shown.
+        lines.append("client CPU per request: wrk (REST) %.1f us, h2load (gRPC) %.1f us; server + client CPU per "
+                     "request, REST / gRPC = %.2f" % (s["client_cpu_us"], results["grpc"]["client_cpu_us"],
+                                                     (s["cpu_us"] + s["client_cpu_us"]) /
+                                                     ((results["grpc"]["cpu_us"] + results["grpc"]["client_cpu_us"]) or 1)))
     if "soak" in results:
         k = results["soak"]
         flat = k["rss_warm_kb"] and k["rss_last_kb"] <= k["rss_warm_kb"] * 1.10

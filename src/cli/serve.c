@@ -334,7 +334,7 @@ int sm__cli_serve(int argc, char **argv) {
     snprintf(addr, sizeof addr, "0.0.0.0:%ld", grpc_port);
     sm_grpc_server_options go = {.addr = grpc_port >= 0 ? addr : NULL, .socket_path = FV("grpc_socket_path"),
                                  .num_threads = (int)grpc_threads, .max_receive_bytes = grpc_max_recv,
-                                 .max_send_bytes = grpc_max_send};
+                                 .max_send_bytes = grpc_max_send, .calls_may_block = b != NULL};
     s = sm__grpc_server_start(&go, rest, &grpc);
     if (!s && grpc_port >= 0)
       fprintf(stderr, "Running gRPC ModelServer at 0.0.0.0:%d ...\n", sm__grpc_server_port(grpc));

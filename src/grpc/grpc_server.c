@@ -12,10 +12,13 @@
  *              metadata, the message if OK, the status) and waiting for the close
  *   SENT       done: free the call
  * The call's deadline becomes the run's deadline. Unknown methods answer UNIMPLEMENTED; a request
- * larger than max_receive_bytes is refused by gRPC itself (RESOURCE_EXHAUSTED). */
+ * larger than max_receive_bytes is refused by gRPC itself (RESOURCE_EXHAUSTED). Per-call work the
+ * server does not need is turned off at start: Abseil's lock-order checks (absl_checks_off) and
+ * channelz/census/load reporting (channel args). */
 #include "grpc/grpc_server.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
@@ -42,7 +45,7 @@ static const char *const METHODS[] = {
     "/tensorflow.serving.PredictionService/Regress",          "/tensorflow.serving.PredictionService/MultiInference",
     "/tensorflow.serving.PredictionService/GetModelMetadata", "/tensorflow.serving.ModelService/GetModelStatus",
     "/tensorflow.serving.ModelService/HandleReloadConfigRequest"};
-enum { NMETHODS = sizeof METHODS / sizeof *METHODS };
+enum { NMETHODS = sizeof METHODS / sizeof *METHODS, RELOAD_METHOD = NMETHODS - 1 };
 
 typedef struct gcall {
   int state;
@@ -65,6 +68,7 @@ struct sm_grpc_server {
   int port;
   int nthreads;
   int max_pollers;    /* workers waiting in the completion queue at once */
+  int handoff;        /* runs may block (calls_may_block): wake an idle worker when no one polls */
   int polling;        /* under mu: workers in grpc_completion_queue_next */
   int idle;           /* under mu: workers waiting for their turn to poll */
   int cq_down;        /* under mu: the queue has shut down */
@@ -145,11 +149,16 @@ static void respond(sm_grpc_server *g, gcall *c) {
     rep.code = SM_GRPC_CANCELLED; /* the client went away before sending its message */
     rep.message = strdup("no request message");
   } else {
-    grpc_byte_buffer_reader rd;
     grpc_slice all = grpc_empty_slice();
-    if (grpc_byte_buffer_reader_init(&rd, c->recv)) {
-      all = grpc_byte_buffer_reader_readall(&rd);
-      grpc_byte_buffer_reader_destroy(&rd);
+    const grpc_slice_buffer *sb = &c->recv->data.raw.slice_buffer;
+    if (c->recv->type == GRPC_BB_RAW && c->recv->data.raw.compression == GRPC_COMPRESS_NONE && sb->count == 1) {
+      all = grpc_slice_ref(sb->slices[0]); /* the message in one slice, as received: read it in place */
+    } else { /* several slices, or compressed: the reader joins (and inflates) them */
+      grpc_byte_buffer_reader rd;
+      if (grpc_byte_buffer_reader_init(&rd, c->recv)) {
+        all = grpc_byte_buffer_reader_readall(&rd);
+        grpc_byte_buffer_reader_destroy(&rd);
+      }
     }
     sm__grpc_api_call(g->rest, method, GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), deadline_of(c), &rep);
     grpc_slice_unref(all);
@@ -180,7 +189,10 @@ static void respond(sm_grpc_server *g, gcall *c) {
 /* Workers poll the queue in turns, as gRPC C++'s synchronous server does (its ThreadManager):
  * at most max_pollers of them wait in grpc_completion_queue_next, the rest wait on `turn`. A
  * worker that takes an event runs it and goes back to polling; an idle worker is woken only when
- * no one is left polling (every poller is busy running a call, e.g. waiting for its batch).
+ * no one is left polling and the event just taken may block (may_block: a run waiting for its
+ * batch, a reload). Waking one for every run that only computes cost a futex wake and a context
+ * switch every few calls (futex calls per Predict 0.5 against 0.1; SM_GRPC_HANDOFF=1 wakes as
+ * before, for A/B runs: bench/ab_grpc.sh, bench/RESULTS.md).
  * With every worker polling, each event made gRPC hand the poll over to another worker (futex
  * wakes and context switches per call). */
 static int take_turn(sm_grpc_server *g) {
@@ -196,23 +208,32 @@ static int take_turn(sm_grpc_server *g) {
   return !down;
 }
 
-static void end_turn(sm_grpc_server *g, int shutdown) {
+static void end_turn(sm_grpc_server *g, int shutdown, int may_block) {
   pthread_mutex_lock(&g->mu);
   g->polling--;
   if (shutdown) {
     g->cq_down = 1;
     pthread_cond_broadcast(&g->turn);
-  } else if (g->polling == 0 && g->idle) {
+  } else if (may_block && g->polling == 0 && g->idle) {
     pthread_cond_signal(&g->turn);
   }
   pthread_mutex_unlock(&g->mu);
+}
+
+/* Whether handling ev may wait on other threads: running a request when batching is on (the run
+ * waits for its batch, which needs more requests taken in), or reloading the config (loads
+ * models). Other events only compute on this worker, for microseconds. */
+static int may_block(const sm_grpc_server *g, const grpc_event *ev) {
+  if (ev->type != GRPC_OP_COMPLETE || ev->tag == &g->shutdown_tag) return 0;
+  const gcall *c = ev->tag;
+  return c->state == RECEIVED && (g->handoff || c->method == RELOAD_METHOD);
 }
 
 static void *worker(void *arg) {
   sm_grpc_server *g = arg;
   while (take_turn(g)) {
     grpc_event ev = grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    end_turn(g, ev.type == GRPC_QUEUE_SHUTDOWN);
+    end_turn(g, ev.type == GRPC_QUEUE_SHUTDOWN, may_block(g, &ev));
     if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
     if (ev.type != GRPC_OP_COMPLETE) continue;
     if (ev.tag == &g->shutdown_tag) {
@@ -280,6 +301,30 @@ static const char *why_not(const char *addr) {
   return rc ? strerror(e) : "cannot listen there";
 }
 
+/* Debian builds Abseil without NDEBUG, so every absl::Mutex lock in gRPC core also runs Abseil's
+ * lock-order (deadlock) checks: a process-wide spin lock and a graph lookup per lock, which the
+ * server's threads contend for on every call. Abseil's documented switch,
+ * absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore), turns the checks off; it is
+ * C++, found here by its mangled name in the Abseil that libgrpc loaded (an `enum class` of int,
+ * kIgnore = 0, passed as an int) and skipped when absent (another Abseil: nothing to turn off).
+ * SM_GRPC_ABSL_CHECKS=1 keeps them, for A/B runs in bench/. */
+static void absl_checks_off(void) {
+  const char *keep = getenv("SM_GRPC_ABSL_CHECKS");
+  if (keep && atoi(keep)) return;
+  static const char *const names[] = {"_ZN4absl7debian329SetMutexDeadlockDetectionModeENS0_15OnDeadlockCycleE",
+                                      "_ZN4absl12lts_2022062329SetMutexDeadlockDetectionModeENS0_15OnDeadlockCycleE",
+                                      "_ZN4absl29SetMutexDeadlockDetectionModeENS_15OnDeadlockCycleE"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    void *f = dlsym(RTLD_DEFAULT, names[i]);
+    if (f) {
+      void (*set_mode)(int);
+      memcpy(&set_mode, &f, sizeof set_mode);
+      set_mode(0);
+      return;
+    }
+  }
+}
+
 sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest, sm_grpc_server **out) {
   *out = NULL;
   sm_grpc_server *g = calloc(1, sizeof *g);
@@ -290,23 +335,41 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
   g->max_pollers = ncpu > 0 && ncpu < g->nthreads ? (int)ncpu : g->nthreads;
   const char *pollers = getenv("SM_GRPC_POLLERS"); /* for A/B runs in bench/ */
   if (pollers && atoi(pollers) > 0) g->max_pollers = atoi(pollers);
+  g->handoff = o->calls_may_block;
+  const char *handoff = getenv("SM_GRPC_HANDOFF"); /* for A/B runs in bench/ */
+  if (handoff) g->handoff = atoi(handoff) != 0;
   pthread_mutex_init(&g->mu, NULL);
   pthread_cond_init(&g->cv, NULL);
   pthread_cond_init(&g->turn, NULL);
+  absl_checks_off();
   grpc_init();
-  grpc_arg args[3];
+  grpc_arg args[6];
   memset(args, 0, sizeof args);
-  args[0].type = GRPC_ARG_INTEGER;
-  args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-  args[0].value.integer = o->max_receive_bytes > 0 && o->max_receive_bytes < INT32_MAX ? (int)o->max_receive_bytes
-                                                                                       : INT32_MAX;
-  args[1].type = GRPC_ARG_INTEGER;
-  args[1].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-  args[1].value.integer = o->max_send_bytes > 0 && o->max_send_bytes < INT32_MAX ? (int)o->max_send_bytes : -1;
-  args[2].type = GRPC_ARG_INTEGER;
-  args[2].key = GRPC_ARG_ALLOW_REUSEPORT; /* two servers must not share a port */
-  args[2].value.integer = 0;
-  grpc_channel_args ca = {3, args};
+  size_t na = 0;
+  args[na].type = GRPC_ARG_INTEGER;
+  args[na].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+  args[na++].value.integer = o->max_receive_bytes > 0 && o->max_receive_bytes < INT32_MAX ? (int)o->max_receive_bytes
+                                                                                          : INT32_MAX;
+  args[na].type = GRPC_ARG_INTEGER;
+  args[na].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+  args[na++].value.integer = o->max_send_bytes > 0 && o->max_send_bytes < INT32_MAX ? (int)o->max_send_bytes : -1;
+  args[na].type = GRPC_ARG_INTEGER;
+  args[na].key = GRPC_ARG_ALLOW_REUSEPORT; /* two servers must not share a port */
+  args[na++].value.integer = 0;
+  /* Work gRPC core does per call that this server has no use for (SM_GRPC_LEAN=0 keeps gRPC's
+   * defaults, for A/B runs in bench/): channelz's per-call counters and timestamps, the census and
+   * load-reporting filters. (The BDP probe stays: it grows the flow-control window that large
+   * tensors need.) */
+  const char *lean = getenv("SM_GRPC_LEAN");
+  if (!lean || atoi(lean) != 0) {
+    static const char *const off[] = {GRPC_ARG_ENABLE_CHANNELZ, GRPC_ARG_ENABLE_CENSUS, GRPC_ARG_ENABLE_LOAD_REPORTING};
+    for (size_t i = 0; i < sizeof off / sizeof *off; i++) {
+      args[na].type = GRPC_ARG_INTEGER;
+      args[na].key = (char *)off[i];
+      args[na++].value.integer = 0;
+    }
+  }
+  grpc_channel_args ca = {na, args};
   g->server = grpc_server_create(&ca, NULL);
   g->cq = grpc_completion_queue_create_for_next(NULL);
   sm_status *s = NULL;

@@ -1,6 +1,5 @@
 /* grpc_server.h - the gRPC side of `savedmodel serve` (--port, --grpc_socket_path): gRPC core's C
- * API with one completion queue, unregistered calls (grpc_server_request_call) and a pool of
- * worker threads; each call's bytes go to serve/grpc_api.c. Built only when CMake finds libgrpc
+ * API with one completion queue, registered methods and a pool of worker threads; each call's bytes go to serve/grpc_api.c. Built only when CMake finds libgrpc
  * (SM_HAVE_GRPC); the core library never links it. */
 #ifndef SM_GRPC_SERVER_H
 #define SM_GRPC_SERVER_H
@@ -14,6 +13,8 @@ typedef struct sm_grpc_server_options {
   int num_threads;           /* workers; <= 0: 4 per core */
   int64_t max_receive_bytes; /* larger requests: RESOURCE_EXHAUSTED; <= 0: INT32_MAX, TF Serving's */
   int64_t max_send_bytes;    /* <= 0: unlimited */
+  int calls_may_block;       /* runs wait on other threads (server-side batching): when every polling
+                              * worker is running a call, wake an idle one to poll */
 } sm_grpc_server_options;
 
 typedef struct sm_grpc_server sm_grpc_server;

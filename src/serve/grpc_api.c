@@ -4,7 +4,8 @@
  * response encoding. Numeric output tensors go out as tensor_content pointing at the tensor's own
  * bytes (packed once, no intermediate copy); strings as string_val.
  *
- * Response messages are built from pieces allocated in a `pool` and freed together after packing. */
+ * Response messages (and Predict's per-request arrays) are built from pieces cut from a `pool`
+ * (a bump allocator) and freed together after packing. */
 #include "serve/grpc_api.h"
 
 #include <inttypes.h>
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/pb_arena.h"
+#include "format/pb_decode.h"
 #include "graph/graph.h"
 #include "savedmodel/format.h"
 #include "savedmodel/model.h"
@@ -61,26 +64,47 @@ static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"
 
 /* ---- pool: the pieces of one response ---- */
 
+/* A bump allocator: pieces come zeroed from chunks of POOL_CHUNK bytes (one malloc for the few
+ * dozen pieces of a typical response); a piece larger than a chunk gets a chunk of its own. */
+enum { POOL_CHUNK = 4096, POOL_ALIGN = 16 };
+typedef struct pool_chunk {
+  struct pool_chunk *next;
+  size_t used, cap;
+  _Alignas(POOL_ALIGN) unsigned char data[];
+} pool_chunk;
+
 typedef struct pool {
-  void **v;
-  size_t n, cap;
+  pool_chunk *head; /* the chunk pieces are cut from; the others hang off its next */
 } pool;
 
 static void *palloc(pool *p, size_t size) {
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 64;
-    void **v = realloc(p->v, cap * sizeof *v);
-    if (!v) return NULL;
-    p->v = v, p->cap = cap;
+  size = size ? (size + POOL_ALIGN - 1) & ~(size_t)(POOL_ALIGN - 1) : POOL_ALIGN;
+  if (size > SIZE_MAX / 2) return NULL;
+  pool_chunk *c = p->head;
+  if (!c || c->cap - c->used < size) {
+    size_t cap = size > POOL_CHUNK ? size : POOL_CHUNK;
+    if (!(c = malloc(sizeof *c + cap))) return NULL;
+    c->used = 0, c->cap = cap;
+    if (p->head && cap > POOL_CHUNK) { /* a large piece: keep cutting from the current chunk */
+      c->next = p->head->next;
+      p->head->next = c;
+    } else {
+      c->next = p->head;
+      p->head = c;
+    }
   }
-  void *x = calloc(1, size ? size : 1);
-  if (x) p->v[p->n++] = x;
+  void *x = c->data + c->used;
+  c->used += size;
+  memset(x, 0, size);
   return x;
 }
 
 static void pool_free(pool *p) {
-  for (size_t i = 0; i < p->n; i++) free(p->v[i]);
-  free(p->v);
+  for (pool_chunk *c = p->head, *n; c; c = n) {
+    n = c->next;
+    free(c);
+  }
+  p->head = NULL;
 }
 
 static char *pstrdup(pool *p, const char *s) {
@@ -99,10 +123,12 @@ static sm_status *pack(const ProtobufCMessage *msg, sm_grpc_reply *out) {
   return NULL;
 }
 
-/* sm_pb_parse, with every refusal (malformed, truncated, wrong wire type, too large once
- * decoded) an INVALID_ARGUMENT: the bytes are the client's. */
+/* The request decoded into an arena (format/pb_decode.c: one pass, one block instead of a malloc
+ * per field; anything unusual goes through sm_pb_check and protobuf-c as sm_pb_parse does, with
+ * the same answers), every refusal (malformed, truncated, wrong wire type, too large once decoded)
+ * an INVALID_ARGUMENT: the bytes are the client's. Free with msg_free. */
 static sm_status *parse(const ProtobufCMessageDescriptor *d, const uint8_t *req, size_t len, ProtobufCMessage **msg) {
-  sm_status *s = sm_pb_parse(d, req, len, d->short_name, msg);
+  sm_status *s = sm__pb_decode(d, req, len, d->short_name, msg);
   if (s && sm_status_code(s) != SM_NO_MEMORY) {
     sm_status *e = inval("%s", sm_status_message(s)); /* "PredictRequest: malformed protobuf at byte ..." */
     sm_status_free(s);
@@ -110,6 +136,8 @@ static sm_status *parse(const ProtobufCMessageDescriptor *d, const uint8_t *req,
   }
   return s;
 }
+
+static void msg_free(ProtobufCMessage *msg) { sm__pb_arena_free(msg); }
 
 /* ---- model specs ---- */
 
@@ -268,12 +296,13 @@ static sm_status *predict(sm_rest *r, const uint8_t *req, size_t len, const sm_r
   if (!s) s = sm_model_signature_outputs(m, key, &outs, &nouts);
   if (s) goto done;
   nin = (int)rq->n_inputs;
-  inputs = calloc((size_t)nin + 1, sizeof *inputs);
-  aliases = calloc((size_t)nin + 1, sizeof *aliases);
-  values = calloc((size_t)nin + 1, sizeof *values);
-  keys = calloc((size_t)(nin + nins + nouts) + 1, sizeof *keys);
-  fetch = calloc((size_t)nouts + 1, sizeof *fetch);
-  outputs = calloc((size_t)nouts + 1, sizeof *outputs);
+  /* the request's arrays, one allocation (the pool's first chunk) */
+  fetch = palloc(&p, ((size_t)nouts + 1) * sizeof *fetch);
+  inputs = palloc(&p, ((size_t)nin + 1) * sizeof *inputs);
+  aliases = palloc(&p, ((size_t)nin + 1) * sizeof *aliases);
+  values = palloc(&p, ((size_t)nin + 1) * sizeof *values);
+  keys = palloc(&p, ((size_t)nin + (size_t)nins + (size_t)nouts + 1) * sizeof *keys);
+  outputs = palloc(&p, ((size_t)nouts + 1) * sizeof *outputs);
   if (!inputs || !aliases || !values || !keys || !fetch || !outputs) {
     s = oom();
     goto done;
@@ -375,10 +404,9 @@ static sm_status *predict(sm_rest *r, const uint8_t *req, size_t len, const sm_r
 done:
   for (int i = 0; inputs && i < nin; i++) sm_tensor_free(inputs[i]);
   for (int i = 0; outputs && i < nfetch; i++) sm_tensor_free(outputs[i]);
-  free(inputs), free(outputs), free(aliases), free(values), free(keys), free(fetch);
   pool_free(&p);
   sm__servable_release(sv);
-  if (msg) protobuf_c_message_free_unpacked(msg, NULL);
+  msg_free(msg);
   return s;
 }
 
@@ -532,7 +560,7 @@ done:
   examples_clear(&ex);
   pool_free(&p);
   sm__servable_release(sv);
-  if (msg) protobuf_c_message_free_unpacked(msg, NULL);
+  msg_free(msg);
   return s;
 }
 
@@ -621,7 +649,7 @@ done:
   examples_clear(&ex);
   pool_free(&p);
   sm__servable_release(sv);
-  if (msg) protobuf_c_message_free_unpacked(msg, NULL);
+  msg_free(msg);
   return s;
 }
 
@@ -699,7 +727,7 @@ done:
   sm_saved_model_free(smp);
   pool_free(&p);
   sm__servable_release(sv);
-  if (msg) protobuf_c_message_free_unpacked(msg, NULL);
+  msg_free(msg);
   return s;
 }
 
@@ -753,7 +781,7 @@ static sm_status *model_status(sm_rest *r, const uint8_t *req, size_t len, sm_gr
 done:
   sm__version_status_free(vs, n);
   pool_free(&p);
-  if (msg) protobuf_c_message_free_unpacked(msg, NULL);
+  msg_free(msg);
   return s;
 }
 
@@ -785,7 +813,7 @@ done:
   if (s) fprintf(stderr, "ReloadConfig failed: %s\n", sm_status_message(s));
   free(mc);
   sm__model_config_list_free(cl);
-  if (msg) protobuf_c_message_free_unpacked(msg, NULL);
+  msg_free(msg);
   return s;
 }
 
