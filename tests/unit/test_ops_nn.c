@@ -491,6 +491,13 @@ int main(void) {
   conv_vs_naive(1, 33, 20, 12, 7, 7, 12, 24, 2, 2, 1, 1, 1, 0);
   conv_vs_naive(1, 64, 64, 32, 3, 3, 32, 1, 2, 2, 1, 1, 1, 1); /* depthwise */
   conv_vs_naive(5, 20, 20, 16, 3, 3, 16, 32, 1, 1, 1, 1, 1, 0); /* batch split 3 + 2 */
+  /* split in slices of the filters (nn_dnnl.c split_couts: 64+ filters outweighing a small input):
+   * one image (slices of 48 + 32, SAME, VALID with stride 2, dilation), three images, a 1x1 */
+  conv_vs_naive(1, 24, 24, 16, 3, 3, 16, 80, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 41, 39, 16, 3, 3, 16, 96, 2, 2, 1, 1, 0, 0);
+  conv_vs_naive(1, 30, 30, 16, 3, 3, 16, 64, 1, 1, 2, 2, 1, 0);
+  conv_vs_naive(3, 12, 12, 16, 3, 3, 16, 144, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 16, 16, 64, 1, 1, 64, 1040, 1, 1, 1, 1, 1, 0);
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
   matmul_vs_naive(90, 200, 33, 0, 1);
