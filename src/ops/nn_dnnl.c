@@ -19,7 +19,10 @@
  *
  * Threads: Debian builds oneDNN on OpenMP (libgomp). Its threads are not used: each call sets
  * omp_set_num_threads(1) on its own thread (an OpenMP ICV is per thread, so a host program's
- * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job).
+ * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job):
+ * by images, by bands of output rows of one image, or by slices of the filters (split_couts).
+ * Layout: NHWC (oneDNN's brgconv) but for the shapes where its blocked nChw16c kernel is ~2x
+ * faster (blocked_conv), which reorder in and out per call.
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
  * fused residual Add is its sum post-op over a copy of the addend made piece by piece. */
@@ -107,6 +110,12 @@ typedef struct prim { /* one shape's primitive and its layouts; refs under the c
   dnnl_memory_desc_t src, wei, uwei, bias, dst, scratch;
   size_t scratch_bytes;
   int64_t macs_per_out; /* multiply-adds per output element (the thread count's rule) */
+  /* src and dst blocked (nChw16c; blocked_conv): the run reorders the user's NHWC (usrc, udst)
+   * into them (rin) and the result back (rout), which adds it to the addend there when the
+   * convolution sums one (rout has the sum then, the primitive no post-ops: act_after) */
+  int blocked, act_after;
+  dnnl_memory_desc_t usrc, udst;
+  dnnl_primitive_t rin, rout;
 } prim;
 
 typedef struct pack { /* weights in prim->wei's layout */
@@ -145,7 +154,9 @@ sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out) {
 
 static void prim_unref(prim *p) {
   if (!p || --p->refs) return;
-  if (p->p) D.dnnl_primitive_destroy(p->p);
+  dnnl_primitive_t ps[3] = {p->p, p->rin, p->rout};
+  for (int i = 0; i < 3; i++)
+    if (ps[i]) D.dnnl_primitive_destroy(ps[i]);
   sm__free(p);
 }
 
@@ -361,34 +372,50 @@ static void release(sm__dnnl_cache *c, prim *pr, pack *pk) {
 static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src, const void *bias, void *dst,
                           int64_t rows, int64_t cols, int act, float alpha) {
   sm_status *st = NULL;
-  void *scratch = NULL;
-  dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
+  void *scratch = NULL, *bsrc = NULL, *bdst = NULL;
+  dnnl_memory_t m[6] = {NULL, NULL, NULL, NULL, NULL, NULL}; /* src, dst, bias, scratch; user src, dst */
   dnnl_stream_t stream = NULL;
   dnnl_status_t s = dnnl_success;
-  if (pr->scratch_bytes && !(scratch = sm__alloc(pr->scratch_bytes))) {
-    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN scratchpad of %zu bytes", pr->scratch_bytes);
+  size_t nsrc = pr->blocked ? D.dnnl_memory_desc_get_size(&pr->src) : 0;
+  size_t ndst = pr->blocked ? D.dnnl_memory_desc_get_size(&pr->dst) : 0;
+  if ((pr->scratch_bytes && !(scratch = sm__alloc(pr->scratch_bytes))) || (nsrc && !(bsrc = sm__alloc(nsrc))) ||
+      (ndst && !(bdst = sm__alloc(ndst)))) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN scratchpad or blocked copy (%zu bytes)",
+                       pr->scratch_bytes + nsrc + ndst);
     goto out;
   }
-  s = D.dnnl_memory_create(&m[0], &pr->src, engine, (void *)src);
-  if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, dst);
+  s = D.dnnl_memory_create(&m[0], &pr->src, engine, pr->blocked ? bsrc : (void *)src);
+  if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, pr->blocked ? bdst : dst);
   if (s == dnnl_success && bias) s = D.dnnl_memory_create(&m[2], &pr->bias, engine, (void *)bias);
   if (s == dnnl_success && scratch) s = D.dnnl_memory_create(&m[3], &pr->scratch, engine, scratch);
+  if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[4], &pr->usrc, engine, (void *)src);
+  if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[5], &pr->udst, engine, dst);
   if (s == dnnl_success) s = D.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+  if (s == dnnl_success && pr->blocked) { /* NHWC in */
+    dnnl_exec_arg_t in[2] = {{DNNL_ARG_FROM, m[4]}, {DNNL_ARG_TO, m[0]}};
+    s = D.dnnl_primitive_execute(pr->rin, stream, 2, in);
+  }
   if (s == dnnl_success) {
     dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, pk->mem}, {DNNL_ARG_DST, m[1]}};
     int n = 3;
     if (m[2]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[2]};
     if (m[3]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[3]};
     s = D.dnnl_primitive_execute(pr->p, stream, n, args);
-    if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   }
+  if (s == dnnl_success && pr->blocked) { /* and NHWC out */
+    dnnl_exec_arg_t o[2] = {{DNNL_ARG_FROM, m[1]}, {DNNL_ARG_TO, m[5]}};
+    s = D.dnnl_primitive_execute(pr->rout, stream, 2, o);
+  }
+  if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   if (s != dnnl_success) st = dnnl_err(s, "execution");
-  else if (!act_is_post_op(act)) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
+  else if (!act_is_post_op(act) || pr->act_after) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
 out:
   if (stream) D.dnnl_stream_destroy(stream);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 6; i++)
     if (m[i]) D.dnnl_memory_destroy(m[i]);
   sm__free(scratch);
+  sm__free(bsrc);
+  sm__free(bdst);
   release(c, pr, pk);
   return st;
 }
@@ -420,6 +447,7 @@ typedef struct conv_piece {
 static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declined);
 static void conv_key(const conv_piece *p, int64_t key[KEY_LEN]);
 static sm_status *build_conv(const void *args, prim **out);
+static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim **out);
 static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined);
 static void split_piece(split_job *j, int64_t begin, int64_t end);
 
@@ -515,14 +543,78 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
 
 /* ---- convolution ------------------------------------------------------------------------------ */
 
+/* Whether a piece runs in oneDNN's blocked nChw16c layout (its jit:avx512_core kernel, the input
+ * reordered in and the output back per call) rather than NHWC (its brgconv): spatial (3x3-like)
+ * convolutions of 8+ images over 512+ input channels at 4x4 output pixels or fewer, channels in
+ * whole blocks of 16. There one thread's time (bench/bench_layout.c, bench/RESULTS.md "nChw16c")
+ * was 0.49-0.66x NHWC's, the reorders 1-4% of it: VGG16's 3x3 512 at 4x4, 16 images, 12.6 -> 6.2
+ * ms; ResNet50's 3x3 512 at 2x2, 8 images, 1.72 -> 1.14 ms. NHWC was as fast or faster at one
+ * image, over 256 channels (ResNet50's 3x3 256 at 4x4: 0.96x, and 1.18x for a slice of 128
+ * filters), at 8x8 and up (1.3x), and for 1x1 (where the reorders cost more than the kernel
+ * gains). SM_DNNL_BLOCKED=0 turns it off (for A/B). */
+static int blocked_conv(const sm__dnnl_conv_args *a) {
+  if (a->G != 1 || a->KH * a->KW < 2 || a->N < 8 || a->C < 512 || a->OH * a->OW > 16 || a->C % 16 || a->Cout % 16)
+    return 0;
+  const char *e = getenv("SM_DNNL_BLOCKED");
+  return !(e && !strcmp(e, "0"));
+}
+
+/* The reorders of a blocked primitive (pr->src/dst nChw16c): its NHWC usrc/udst in and out, the
+ * way out adding to what udst holds when sum (the residual: (product + bias) + addend, the bits of
+ * the unfused BiasAdd then AddV2; the jit kernel's own sum post-op gave other bits). 0 on failure
+ * (*oom set when out of memory). */
+static int make_reorders(prim *pr, const dnnl_memory_desc_t *usrc, const dnnl_memory_desc_t *udst, int sum, int *oom) {
+  pr->usrc = *usrc;
+  pr->udst = *udst;
+  const dnnl_memory_desc_t *from[2] = {usrc, &pr->dst}, *to[2] = {&pr->src, udst};
+  dnnl_primitive_t *r[2] = {&pr->rin, &pr->rout};
+  for (int i = 0; i < 2; i++) {
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t s = dnnl_success;
+    if (i == 1 && sum) { /* (library-managed scratchpad: execute passes none to a reorder) */
+      dnnl_post_ops_t po = NULL;
+      s = D.dnnl_primitive_attr_create(&attr);
+      if (s == dnnl_success) s = D.dnnl_post_ops_create(&po);
+      if (s == dnnl_success) s = D.dnnl_post_ops_append_sum(po, 1.0f);
+      if (s == dnnl_success) s = D.dnnl_primitive_attr_set_post_ops(attr, po);
+      if (po) D.dnnl_post_ops_destroy(po);
+    }
+    if (s == dnnl_success) s = D.dnnl_reorder_primitive_desc_create(&rpd, from[i], engine, to[i], engine, attr);
+    if (s == dnnl_success) s = D.dnnl_primitive_create(r[i], rpd);
+    if (rpd) D.dnnl_primitive_desc_destroy(rpd);
+    if (attr) D.dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) {
+      *oom = s == dnnl_out_of_memory;
+      return 0;
+    }
+  }
+  pr->blocked = 1;
+  pr->act_after = sum;
+  return 1;
+}
+
 static sm_status *build_conv(const void *args, prim **out) {
   const conv_piece *p = args;
   const sm__dnnl_conv_args *a = &p->a;
   *out = NULL;
-  dnnl_memory_desc_t src, dst, bias, wany, wuser;
+  /* nChw16c first where it pays, NHWC when oneDNN has no fast kernel for it */
+  for (int blocked = blocked_conv(a); blocked >= 0; blocked--) {
+    sm_status *st = build_conv_in(p, blocked ? dnnl_nChw16c : dnnl_nhwc, out);
+    if (st || *out) return st;
+  }
+  return NULL;
+}
+
+static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim **out) {
+  const sm__dnnl_conv_args *a = &p->a;
+  *out = NULL;
+  dnnl_memory_desc_t src, dst, usrc, udst, bias, wany, wuser;
   dnnl_dims_t sd = {a->N, a->C, a->H, a->W}, dd = {a->N, a->Cout, a->OH, a->OW}, bd = {a->Cout};
-  int ok = D.dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
-           D.dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
+  int ok = D.dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, tag) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, tag) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&usrc, 4, sd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&udst, 4, dd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
            D.dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a) == dnnl_success;
   if (a->G == 1) { /* TF's HWIO [kh, kw, i, o] is oneDNN's hwio of dims (o, i, h, w), o of ld */
     dnnl_dims_t wd = {a->Cout, a->C, a->KH, a->KW}, ws = {1, p->ldo, a->KW * a->C * p->ldo, a->C * p->ldo};
@@ -543,8 +635,17 @@ static sm_status *build_conv(const void *args, prim **out) {
                                                           &wany, a->bias ? &bias : NULL, &dst, strides, dil, pl,
                                                           pr) != dnnl_success)
     return NULL;
-  return make_prim(&cd, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, a->addend != NULL, &wuser,
-                   a->KH * a->KW * (a->C / a->G), out);
+  /* blocked with an addend: the sum (and so the activation after it) outside the primitive */
+  int bsum = tag != dnnl_nhwc && a->addend;
+  sm_status *st = make_prim(&cd, act_is_post_op(a->act) && !bsum ? a->act : SM_NN_ACT_NONE, a->alpha,
+                            a->addend && !bsum, &wuser, a->KH * a->KW * (a->C / a->G), out);
+  int oom = 0;
+  if (!st && *out && tag != dnnl_nhwc && !make_reorders(*out, &usrc, &udst, bsum, &oom)) {
+    prim_unref(*out);
+    *out = NULL;
+    if (oom) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (reorders)");
+  }
+  return st;
 }
 
 /* o0 too: each slice of the filters has its own slot, so the slices' packs do not displace each

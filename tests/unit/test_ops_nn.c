@@ -104,6 +104,8 @@ static double *naive_conv_ref(const float *x, const float *f, int64_t N, int64_t
   return want;
 }
 
+static double conv_tol = 1e-5; /* conv_vs_naive's */
+
 /* Conv2D NHWC against direct loops: several im2col blocks, both pool threads, groups. */
 static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Cf, int64_t Co,
                           int64_t sh, int64_t sw, int64_t dh, int64_t dw, int same, int depthwise) {
@@ -125,7 +127,7 @@ static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH
   char what[128];
   snprintf(what, sizeof what, "%s %lldx%lldx%lldx%lld k%lldx%lld", op, (long long)N, (long long)H, (long long)W,
            (long long)C, (long long)KH, (long long)KW);
-  compare(what, out, want, N * OH * OW * CO, 1e-5);
+  compare(what, out, want, N * OH * OW * CO, conv_tol);
   free(want);
   free(mg);
   sm_tensor_free(in[0]);
@@ -498,6 +500,14 @@ int main(void) {
   conv_vs_naive(1, 30, 30, 16, 3, 3, 16, 64, 1, 1, 2, 2, 1, 0);
   conv_vs_naive(3, 12, 12, 16, 3, 3, 16, 144, 1, 1, 1, 1, 1, 0);
   conv_vs_naive(1, 16, 16, 64, 1, 1, 64, 1040, 1, 1, 1, 1, 1, 0);
+  /* oneDNN's blocked layout (nn_dnnl.c blocked_conv: 8+ images, 512+ channels, <= 4x4 outputs):
+   * one piece (SAME; VALID with stride 2), and slices of the filters of 16 images. The patches are
+   * 4608 long: float sums of that many terms of either sign are good to ~1e-5 absolute near 0 */
+  conv_tol = 1e-4;
+  conv_vs_naive(8, 2, 2, 512, 3, 3, 512, 16, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(8, 5, 5, 512, 3, 3, 512, 16, 2, 2, 1, 1, 0, 0);
+  conv_vs_naive(16, 2, 2, 512, 3, 3, 512, 64, 1, 1, 1, 1, 1, 0);
+  conv_tol = 1e-5;
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
   matmul_vs_naive(90, 200, 33, 0, 1);

@@ -1056,20 +1056,24 @@ static void test_residual(void) {
   else
     unsetenv("SM_DNNL");
   /* one image through 96 filters of 3x3x128: oneDNN in two slices of the filters, the addend
-   * copied into each slice's dense output (nn_dnnl.c split_couts), fed and computed in the run */
-  {
-    int64_t bx[4] = {1, 8, 8, 128}, bf[4] = {3, 3, 128, 96}, bb[1] = {96}, bs[4] = {1, 8, 8, 96};
+   * copied into each slice's dense output (nn_dnnl.c split_couts); 8 images of 2x2x512 through 16
+   * filters: oneDNN's blocked layout, the addend reordered into it (blocked_conv); the shortcut
+   * fed and computed in the run */
+  static const int64_t big[2][4][4] = {{{1, 8, 8, 128}, {3, 3, 128, 96}, {96}, {1, 8, 8, 96}},
+                                       {{8, 2, 2, 512}, {3, 3, 512, 16}, {16}, {8, 2, 2, 16}}};
+  for (int sh = 0; sh < 2; sh++) {
+    const int64_t *bx = big[sh][0], *bf = big[sh][1], *bb = big[sh][2], *bs = big[sh][3];
     sm_tensor *feeds[4] = {filled(4, bx, 1), filled(4, bf, 2), filled(1, bb, 3), filled(4, bs, 4)};
     for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
       char g[2048], label[64];
       snprintf(g, sizeof g, G(RES("%s%s%s%s")), *acts[a] ? "node { name: \"r\" op: \"" : "", acts[a],
                *acts[a] ? "\" input: \"y\" " TF "} " : "", "");
-      snprintf(label, sizeof label, "residual %s, filter slices", acts[a]);
+      snprintf(label, sizeof label, "residual %s, %s", acts[a], sh ? "blocked" : "filter slices");
       same_run(g, g, fn, feeds, 4, *acts[a] ? "r" : "y", "b", label);
     }
     const char *g = G(PH("x") PH("f") PH("bias") PH("sc") NODE1("n", "Neg", "sc") CONV("c", "x", "f")
                           BIAS("b", "c", "bias") NODE2("y", "AddV2", "n", "b") NODE1("r", "Relu", "y"));
-    same_run(g, g, fn, feeds, 4, "r", "b", "residual in place, filter slices");
+    same_run(g, g, fn, feeds, 4, "r", "b", sh ? "residual in place, blocked" : "residual in place, filter slices");
     for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
   }
   /* a shortcut that does not broadcast fails the run naming both shapes */
