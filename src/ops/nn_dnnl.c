@@ -431,6 +431,7 @@ typedef struct split_job {
   int64_t n, per; /* the leading dimension, cut in fixed pieces of per (so at most two shapes) */
   int bands;      /* a convolution of one image: the pieces are bands of output rows */
   int couts;      /* ... or slices of its filters (output channels): n is Cout */
+  int ncols;      /* a matrix product in slices of its columns (n is N) rather than rows */
   const sm__dnnl_conv_args *conv; /* one of these two */
   const sm__dnnl_mm_args *mm;
   sm_status *err;                 /* the first error (set once, by compare-and-swap) */
@@ -448,7 +449,14 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
 static void conv_key(const conv_piece *p, int64_t key[KEY_LEN]);
 static sm_status *build_conv(const void *args, prim **out);
 static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim **out);
-static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined);
+/* One oneDNN matmul call: a, whose B and C rows are ldb floats apart (a.N but for a slice of the
+ * columns, whose a.b, a.bias and a.c point at column n0). */
+typedef struct mm_piece {
+  sm__dnnl_mm_args a;
+  int64_t ldb, n0;
+} mm_piece;
+
+static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined);
 static void split_piece(split_job *j, int64_t begin, int64_t end);
 
 static void split_chunk(void *ctx, int64_t first, int64_t last) {
@@ -499,11 +507,20 @@ static void split_piece(split_job *j, int64_t begin, int64_t end) {
     piece_conv(j, begin, end, &a);
     st = conv_chunk(j->c, &a, &declined);
   } else {
-    sm__dnnl_mm_args a = *j->mm;
-    a.M = end - begin;
-    a.a += a.ta ? begin : begin * a.K;
-    a.c += begin * a.N;
-    st = mm_chunk(j->c, &a, &declined);
+    mm_piece p = {*j->mm, j->mm->N, 0};
+    sm__dnnl_mm_args *a = &p.a;
+    if (j->ncols) { /* columns [begin, end) of B, bias and C */
+      a->N = end - begin;
+      a->b += a->tb ? begin * a->K : begin;
+      if (a->bias) a->bias += begin;
+      a->c += begin;
+      p.n0 = begin;
+    } else {
+      a->M = end - begin;
+      a->a += a->ta ? begin : begin * a->K;
+      a->c += begin * a->N;
+    }
+    st = mm_chunk(j->c, &p, &declined);
   }
   if (declined) __atomic_store_n(&j->declined, 1, __ATOMIC_RELAXED);
   sm_status *none = NULL;
@@ -519,7 +536,7 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
   if (pieces > n) pieces = n;
   j->n = n;
   j->per = (n + pieces - 1) / pieces;
-  if (j->couts) j->per = (j->per + 15) / 16 * 16; /* whole vectors of output channels per slice */
+  if (j->couts || j->ncols) j->per = (j->per + 15) / 16 * 16; /* whole vectors of channels / columns */
   /* an addend summed in place (it is the output): a piece that ran cannot be undone, so every
    * piece's primitive is had first, and a decline leaves the output untouched */
   for (int64_t b = 0; j->conv && j->conv->addend && j->conv->addend == j->conv->y && b < n; b += j->per) {
@@ -712,7 +729,7 @@ sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx
   *declined = 1;
   if (!c || !loaded) return NULL;
   int couts = split_couts(a);
-  split_job j = {c, 0, 0, a->N == 1 && !couts, couts, a, NULL, NULL, 0};
+  split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, 0};
   double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
                 (double)(a->C / a->G);
   return run_split(&j, ctx, couts ? a->Cout : a->N == 1 ? a->OH : a->N, macs, declined);
@@ -721,11 +738,12 @@ sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx
 /* ---- matrix product --------------------------------------------------------------------------- */
 
 static sm_status *build_mm(const void *args, prim **out) {
-  const sm__dnnl_mm_args *a = args;
+  const mm_piece *p = args;
+  const sm__dnnl_mm_args *a = &p->a;
   *out = NULL;
   dnnl_memory_desc_t src, wany, wuser, bias, dst;
   dnnl_dims_t ad = {a->M, a->K}, as = {a->ta ? 1 : a->lda, a->ta ? a->lda : 1};
-  dnnl_dims_t bd = {a->K, a->N}, bs = {a->tb ? 1 : a->N, a->tb ? a->K : 1};
+  dnnl_dims_t bd = {a->K, a->N}, bs = {a->tb ? 1 : p->ldb, a->tb ? a->K : 1};
   dnnl_dims_t cd = {a->M, a->N}, biasd = {1, a->N};
   if (D.dnnl_memory_desc_init_by_strides(&src, 2, ad, dnnl_f32, as) != dnnl_success ||
       D.dnnl_memory_desc_init_by_strides(&wuser, 2, bd, dnnl_f32, bs) != dnnl_success ||
@@ -738,23 +756,47 @@ static sm_status *build_mm(const void *args, prim **out) {
   return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, 0, &wuser, a->K, out);
 }
 
-static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined) {
-  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda};
+static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) {
+  const sm__dnnl_mm_args *a = &p->a;
+  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda, p->ldb, p->n0};
   prim *pr;
   pack *pk;
-  sm_status *st = acquire(c, key, build_mm, a, a->b, a->b_uid, &pr, &pk);
+  sm_status *st = acquire(c, key, build_mm, p, a->b, a->b_uid, &pr, &pk);
   if (st || !pr) {
     *declined = !st;
     return st;
   }
-  return execute(c, pr, pk, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+  if (p->ldb == a->N) return execute(c, pr, pk, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+  /* a slice of the columns: into a dense buffer, then into place */
+  size_t row = (size_t)a->N * sizeof *a->c;
+  float *t = sm__alloc((size_t)a->M * row);
+  if (!t) {
+    release(c, pr, pk);
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for a oneDNN output slice",
+                         (size_t)a->M * row);
+  }
+  st = execute(c, pr, pk, a->a, a->bias, t, a->M, a->N, a->act, a->alpha);
+  for (int64_t r = 0; !st && r < a->M; r++) memcpy(a->c + r * p->ldb, t + r * a->N, row);
+  sm__free(t);
+  return st;
+}
+
+/* A product of few rows (M <= 64) with a large B (4 MB and up: a Dense layer's weights at small
+ * batches, VGG16's 4096 x 4096) is split over B's columns: each thread streams its share of B
+ * instead of all of it (by rows, one row was one piece: the whole product on one thread).
+ * SM_DNNL_SPLIT=rows keeps rows (for A/B, bench/RESULTS.md). */
+static int split_ncols(const sm__dnnl_mm_args *a) {
+  if (a->M > 64 || a->N < 128 || (double)a->K * (double)a->N < 1048576.0) return 0;
+  const char *e = getenv("SM_DNNL_SPLIT");
+  return !(e && !strcmp(e, "rows"));
 }
 
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded) return NULL;
-  split_job j = {c, 0, 0, 0, 0, NULL, a, NULL, 0};
-  return run_split(&j, ctx, a->M, (double)a->M * (double)a->N * (double)a->K, declined);
+  int ncols = split_ncols(a);
+  split_job j = {c, 0, 0, 0, 0, ncols, NULL, a, NULL, 0};
+  return run_split(&j, ctx, ncols ? a->N : a->M, (double)a->M * (double)a->N * (double)a->K, declined);
 }
 
 #else /* no oneDNN at build time */

@@ -455,9 +455,11 @@ static void test_fused_runs(void) {
     for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
   }
 
-  /* MatMul: one row (gemv), several rows (gemm) */
-  for (int rows = 1; rows <= 37; rows += 36) {
-    int64_t ad[2] = {rows, 50}, wd[2] = {50, 24}, bd2[1] = {24};
+  /* MatMul: one row (gemv), several rows (gemm), and 4 rows by a 1024 x 1040 B (slices of its
+   * columns through dense copies, nn_dnnl.c split_ncols) */
+  static const int64_t mms[3][3] = {{1, 50, 24}, {37, 50, 24}, {4, 1024, 1040}};
+  for (int mi = 0; mi < 3; mi++) {
+    int64_t ad[2] = {mms[mi][0], mms[mi][1]}, wd[2] = {mms[mi][1], mms[mi][2]}, bd2[1] = {mms[mi][2]};
     sm_tensor *mf[3] = {filled(2, ad, 4), filled(2, wd, 5), filled(1, bd2, 6)};
     const char *mn[3] = {"a", "w", "bias"};
     const char *mm = G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "") BIAS("b", "m", "bias") NODE1("r", "Relu", "b"));
