@@ -524,6 +524,12 @@ int main(void) {
   matmul_vs_naive(4, 1024, 1040, 1, 0);
   matmul_vs_naive(5, 1024, 1040, 0, 1);
   matmul_vs_naive(3, 1536, 1024, 1, 1);
+  /* one row by a B of 4M+ floats: gemv over slices of B's columns (nn_matmul.c gemv_cols) */
+  naive_tol = 1e-4;
+  matmul_vs_naive(1, 2048, 2064, 0, 0);
+  matmul_vs_naive(1, 2048, 2064, 1, 0);
+  matmul_vs_naive(1, 2048, 2064, 0, 1);
+  matmul_vs_naive(1, 2048, 2064, 1, 1);
   naive_tol = 1e-5;
   pool_vs_naive(1, 8, 26, 26, 32, 2, 2, 0);
   pool_vs_naive(1, 4, 27, 25, 16, 3, 2, 1);
