@@ -72,7 +72,9 @@ static sm_status *concat_inputs(sm_kctx *ctx, int first, int n, int64_t axis_v, 
   for (int i = 0; i < axis; i++) outer *= od[i];
   for (int i = (int)axis + 1; i < out_rank; i++) inner *= od[i];
   sm_tensor *out;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x0), out_rank, od, &out);
+  /* not zeroed: the inputs' chunks cover every element (DenseNet's per-layer concats paid ~2.5% of
+   * a batch-16 call in the zero fill, bench/RESULTS.md) */
+  sm_status *s = sm__kctx_alloc_output_uninit(ctx, 0, sm_tensor_dtype(x0), out_rank, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   int64_t row = total * inner, col = 0;
   for (int k = 0; k < n; k++) {

@@ -19,7 +19,10 @@
  *
  * Threads: Debian builds oneDNN on OpenMP (libgomp). Its threads are not used: each call sets
  * omp_set_num_threads(1) on its own thread (an OpenMP ICV is per thread, so a host program's
- * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job).
+ * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job):
+ * by images, by bands of output rows of one image, or by slices of the filters (split_couts).
+ * Layout: NHWC (oneDNN's brgconv) but for the shapes where its blocked nChw16c kernel is ~2x
+ * faster (blocked_conv), which reorder in and out per call.
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
  * fused residual Add is its sum post-op over a copy of the addend made piece by piece. */
@@ -99,7 +102,7 @@ int sm__dnnl_enabled(void) {
 
 /* ---- the cache ------------------------------------------------------------------------------ */
 #define CACHE_SLOTS 8
-#define KEY_LEN 16
+#define KEY_LEN 18
 
 typedef struct prim { /* one shape's primitive and its layouts; refs under the cache's mutex */
   int refs;
@@ -107,6 +110,12 @@ typedef struct prim { /* one shape's primitive and its layouts; refs under the c
   dnnl_memory_desc_t src, wei, uwei, bias, dst, scratch;
   size_t scratch_bytes;
   int64_t macs_per_out; /* multiply-adds per output element (the thread count's rule) */
+  /* src and dst blocked (nChw16c; blocked_conv): the run reorders the user's NHWC (usrc, udst)
+   * into them (rin) and the result back (rout), which adds it to the addend there when the
+   * convolution sums one (rout has the sum then, the primitive no post-ops: act_after) */
+  int blocked, act_after;
+  dnnl_memory_desc_t usrc, udst;
+  dnnl_primitive_t rin, rout;
 } prim;
 
 typedef struct pack { /* weights in prim->wei's layout */
@@ -145,7 +154,9 @@ sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out) {
 
 static void prim_unref(prim *p) {
   if (!p || --p->refs) return;
-  if (p->p) D.dnnl_primitive_destroy(p->p);
+  dnnl_primitive_t ps[3] = {p->p, p->rin, p->rout};
+  for (int i = 0; i < 3; i++)
+    if (ps[i]) D.dnnl_primitive_destroy(ps[i]);
   sm__free(p);
 }
 
@@ -347,44 +358,65 @@ out:
   return st;
 }
 
+/* Drops the references acquire took. */
+static void release(sm__dnnl_cache *c, prim *pr, pack *pk) {
+  pthread_mutex_lock(&c->mu);
+  prim_unref(pr);
+  pack_unref(pk);
+  pthread_mutex_unlock(&c->mu);
+}
+
 /* Runs pr on (src, packed weights, bias, dst) on this thread, then act over the rows x cols of dst
  * where it is not a post-op. Its scratchpad comes from sm__alloc (it runs on pool workers, which
  * must not use the kctx). Drops the references acquire took. */
 static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src, const void *bias, void *dst,
                           int64_t rows, int64_t cols, int act, float alpha) {
   sm_status *st = NULL;
-  void *scratch = NULL;
-  dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
+  void *scratch = NULL, *bsrc = NULL, *bdst = NULL;
+  dnnl_memory_t m[6] = {NULL, NULL, NULL, NULL, NULL, NULL}; /* src, dst, bias, scratch; user src, dst */
   dnnl_stream_t stream = NULL;
   dnnl_status_t s = dnnl_success;
-  if (pr->scratch_bytes && !(scratch = sm__alloc(pr->scratch_bytes))) {
-    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN scratchpad of %zu bytes", pr->scratch_bytes);
+  size_t nsrc = pr->blocked ? D.dnnl_memory_desc_get_size(&pr->src) : 0;
+  size_t ndst = pr->blocked ? D.dnnl_memory_desc_get_size(&pr->dst) : 0;
+  if ((pr->scratch_bytes && !(scratch = sm__alloc(pr->scratch_bytes))) || (nsrc && !(bsrc = sm__alloc(nsrc))) ||
+      (ndst && !(bdst = sm__alloc(ndst)))) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating a oneDNN scratchpad or blocked copy (%zu bytes)",
+                       pr->scratch_bytes + nsrc + ndst);
     goto out;
   }
-  s = D.dnnl_memory_create(&m[0], &pr->src, engine, (void *)src);
-  if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, dst);
+  s = D.dnnl_memory_create(&m[0], &pr->src, engine, pr->blocked ? bsrc : (void *)src);
+  if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, pr->blocked ? bdst : dst);
   if (s == dnnl_success && bias) s = D.dnnl_memory_create(&m[2], &pr->bias, engine, (void *)bias);
   if (s == dnnl_success && scratch) s = D.dnnl_memory_create(&m[3], &pr->scratch, engine, scratch);
+  if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[4], &pr->usrc, engine, (void *)src);
+  if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[5], &pr->udst, engine, dst);
   if (s == dnnl_success) s = D.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+  if (s == dnnl_success && pr->blocked) { /* NHWC in */
+    dnnl_exec_arg_t in[2] = {{DNNL_ARG_FROM, m[4]}, {DNNL_ARG_TO, m[0]}};
+    s = D.dnnl_primitive_execute(pr->rin, stream, 2, in);
+  }
   if (s == dnnl_success) {
     dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, pk->mem}, {DNNL_ARG_DST, m[1]}};
     int n = 3;
     if (m[2]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[2]};
     if (m[3]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[3]};
     s = D.dnnl_primitive_execute(pr->p, stream, n, args);
-    if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   }
+  if (s == dnnl_success && pr->blocked) { /* and NHWC out */
+    dnnl_exec_arg_t o[2] = {{DNNL_ARG_FROM, m[1]}, {DNNL_ARG_TO, m[5]}};
+    s = D.dnnl_primitive_execute(pr->rout, stream, 2, o);
+  }
+  if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   if (s != dnnl_success) st = dnnl_err(s, "execution");
-  else if (!act_is_post_op(act)) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
+  else if (!act_is_post_op(act) || pr->act_after) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
 out:
   if (stream) D.dnnl_stream_destroy(stream);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 6; i++)
     if (m[i]) D.dnnl_memory_destroy(m[i]);
   sm__free(scratch);
-  pthread_mutex_lock(&c->mu);
-  prim_unref(pr);
-  pack_unref(pk);
-  pthread_mutex_unlock(&c->mu);
+  sm__free(bsrc);
+  sm__free(bdst);
+  release(c, pr, pk);
   return st;
 }
 
@@ -398,16 +430,33 @@ typedef struct split_job {
   sm__dnnl_cache *c;
   int64_t n, per; /* the leading dimension, cut in fixed pieces of per (so at most two shapes) */
   int bands;      /* a convolution of one image: the pieces are bands of output rows */
+  int couts;      /* ... or slices of its filters (output channels): n is Cout */
+  int ncols;      /* a matrix product in slices of its columns (n is N) rather than rows */
   const sm__dnnl_conv_args *conv; /* one of these two */
   const sm__dnnl_mm_args *mm;
   sm_status *err;                 /* the first error (set once, by compare-and-swap) */
   int declined;                   /* some chunk had no primitive: the caller redoes it all */
 } split_job;
 
-static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined);
-static void conv_key(const sm__dnnl_conv_args *a, int64_t key[KEY_LEN]);
+/* One oneDNN convolution call: a, whose output (and addend) rows are ldo floats apart (a.Cout
+ * but for a slice of the filters, whose a.filt, a.bias, a.y and a.addend point at channel o0). */
+typedef struct conv_piece {
+  sm__dnnl_conv_args a;
+  int64_t ldo, o0;
+} conv_piece;
+
+static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declined);
+static void conv_key(const conv_piece *p, int64_t key[KEY_LEN]);
 static sm_status *build_conv(const void *args, prim **out);
-static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined);
+static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim **out);
+/* One oneDNN matmul call: a, whose B and C rows are ldb floats apart (a.N but for a slice of the
+ * columns, whose a.b, a.bias and a.c point at column n0). */
+typedef struct mm_piece {
+  sm__dnnl_mm_args a;
+  int64_t ldb, n0;
+} mm_piece;
+
+static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined);
 static void split_piece(split_job *j, int64_t begin, int64_t end);
 
 static void split_chunk(void *ctx, int64_t first, int64_t last) {
@@ -420,9 +469,18 @@ static void split_chunk(void *ctx, int64_t first, int64_t last) {
 }
 
 /* The arguments of the convolution piece [begin, end) of j. */
-static void piece_conv(const split_job *j, int64_t begin, int64_t end, sm__dnnl_conv_args *out) {
+static void piece_conv(const split_job *j, int64_t begin, int64_t end, conv_piece *out) {
   sm__dnnl_conv_args a = *j->conv;
-  if (j->bands) { /* one image: output rows [begin, end) from the input rows they read */
+  out->ldo = a.Cout;
+  out->o0 = 0;
+  if (j->couts) { /* filters [begin, end): the same input, every output row's channels [begin, end) */
+    a.Cout = end - begin;
+    a.filt += begin;
+    if (a.bias) a.bias += begin;
+    a.y += begin;
+    if (a.addend) a.addend += begin;
+    out->o0 = begin;
+  } else if (j->bands) { /* one image: output rows [begin, end) from the input rows they read */
     int64_t top = begin * a.sh - a.pt, r0 = top > 0 ? top : 0;
     int64_t r1 = (end - 1) * a.sh - a.pt + (a.KH - 1) * a.dh + 1;
     if (r1 > a.H) r1 = a.H;
@@ -438,22 +496,31 @@ static void piece_conv(const split_job *j, int64_t begin, int64_t end, sm__dnnl_
     a.y += begin * a.OH * a.OW * a.Cout;
     if (a.addend) a.addend += begin * a.OH * a.OW * a.Cout;
   }
-  *out = a;
+  out->a = a;
 }
 
 static void split_piece(split_job *j, int64_t begin, int64_t end) {
   sm_status *st;
   int declined = 0;
   if (j->conv) {
-    sm__dnnl_conv_args a;
+    conv_piece a;
     piece_conv(j, begin, end, &a);
     st = conv_chunk(j->c, &a, &declined);
   } else {
-    sm__dnnl_mm_args a = *j->mm;
-    a.M = end - begin;
-    a.a += a.ta ? begin : begin * a.K;
-    a.c += begin * a.N;
-    st = mm_chunk(j->c, &a, &declined);
+    mm_piece p = {*j->mm, j->mm->N, 0};
+    sm__dnnl_mm_args *a = &p.a;
+    if (j->ncols) { /* columns [begin, end) of B, bias and C */
+      a->N = end - begin;
+      a->b += a->tb ? begin * a->K : begin;
+      if (a->bias) a->bias += begin;
+      a->c += begin;
+      p.n0 = begin;
+    } else {
+      a->M = end - begin;
+      a->a += a->ta ? begin : begin * a->K;
+      a->c += begin * a->N;
+    }
+    st = mm_chunk(j->c, &p, &declined);
   }
   if (declined) __atomic_store_n(&j->declined, 1, __ATOMIC_RELAXED);
   sm_status *none = NULL;
@@ -469,24 +536,22 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
   if (pieces > n) pieces = n;
   j->n = n;
   j->per = (n + pieces - 1) / pieces;
+  if (j->couts || j->ncols) j->per = (j->per + 15) / 16 * 16; /* whole vectors of channels / columns */
   /* an addend summed in place (it is the output): a piece that ran cannot be undone, so every
    * piece's primitive is had first, and a decline leaves the output untouched */
   for (int64_t b = 0; j->conv && j->conv->addend && j->conv->addend == j->conv->y && b < n; b += j->per) {
-    sm__dnnl_conv_args a;
+    conv_piece a;
     prim *pr;
     pack *pk;
     piece_conv(j, b, b + j->per < n ? b + j->per : n, &a);
     int64_t key[KEY_LEN];
     conv_key(&a, key);
-    if ((st = acquire(j->c, key, build_conv, &a, a.filt, a.filt_uid, &pr, &pk))) return st;
+    if ((st = acquire(j->c, key, build_conv, &a, a.a.filt, a.a.filt_uid, &pr, &pk))) return st;
     if (!pr) {
       *declined = 1;
       return NULL;
     }
-    pthread_mutex_lock(&j->c->mu);
-    prim_unref(pr);
-    pack_unref(pk);
-    pthread_mutex_unlock(&j->c->mu);
+    release(j->c, pr, pk);
   }
   sm__parallel_for(pool, (n + j->per - 1) / j->per, 1, split_chunk, j);
   *declined = j->declined;
@@ -495,18 +560,83 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
 
 /* ---- convolution ------------------------------------------------------------------------------ */
 
+/* Whether a piece runs in oneDNN's blocked nChw16c layout (its jit:avx512_core kernel, the input
+ * reordered in and the output back per call) rather than NHWC (its brgconv): spatial (3x3-like)
+ * convolutions of 8+ images over 512+ input channels at 4x4 output pixels or fewer, channels in
+ * whole blocks of 16. There one thread's time (bench/bench_layout.c, bench/RESULTS.md "nChw16c")
+ * was 0.49-0.66x NHWC's, the reorders 1-4% of it: VGG16's 3x3 512 at 4x4, 16 images, 12.6 -> 6.2
+ * ms; ResNet50's 3x3 512 at 2x2, 8 images, 1.72 -> 1.14 ms. NHWC was as fast or faster at one
+ * image, over 256 channels (ResNet50's 3x3 256 at 4x4: 0.96x, and 1.18x for a slice of 128
+ * filters), at 8x8 and up (1.3x), and for 1x1 (where the reorders cost more than the kernel
+ * gains). SM_DNNL_BLOCKED=0 turns it off (for A/B). */
+static int blocked_conv(const sm__dnnl_conv_args *a) {
+  if (a->G != 1 || a->KH * a->KW < 2 || a->N < 8 || a->C < 512 || a->OH * a->OW > 16 || a->C % 16 || a->Cout % 16)
+    return 0;
+  const char *e = getenv("SM_DNNL_BLOCKED");
+  return !(e && !strcmp(e, "0"));
+}
+
+/* The reorders of a blocked primitive (pr->src/dst nChw16c): its NHWC usrc/udst in and out, the
+ * way out adding to what udst holds when sum (the residual: (product + bias) + addend, the bits of
+ * the unfused BiasAdd then AddV2; the jit kernel's own sum post-op gave other bits). 0 on failure
+ * (*oom set when out of memory). */
+static int make_reorders(prim *pr, const dnnl_memory_desc_t *usrc, const dnnl_memory_desc_t *udst, int sum, int *oom) {
+  pr->usrc = *usrc;
+  pr->udst = *udst;
+  const dnnl_memory_desc_t *from[2] = {usrc, &pr->dst}, *to[2] = {&pr->src, udst};
+  dnnl_primitive_t *r[2] = {&pr->rin, &pr->rout};
+  for (int i = 0; i < 2; i++) {
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t s = dnnl_success;
+    if (i == 1 && sum) { /* (library-managed scratchpad: execute passes none to a reorder) */
+      dnnl_post_ops_t po = NULL;
+      s = D.dnnl_primitive_attr_create(&attr);
+      if (s == dnnl_success) s = D.dnnl_post_ops_create(&po);
+      if (s == dnnl_success) s = D.dnnl_post_ops_append_sum(po, 1.0f);
+      if (s == dnnl_success) s = D.dnnl_primitive_attr_set_post_ops(attr, po);
+      if (po) D.dnnl_post_ops_destroy(po);
+    }
+    if (s == dnnl_success) s = D.dnnl_reorder_primitive_desc_create(&rpd, from[i], engine, to[i], engine, attr);
+    if (s == dnnl_success) s = D.dnnl_primitive_create(r[i], rpd);
+    if (rpd) D.dnnl_primitive_desc_destroy(rpd);
+    if (attr) D.dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) {
+      *oom = s == dnnl_out_of_memory;
+      return 0;
+    }
+  }
+  pr->blocked = 1;
+  pr->act_after = sum;
+  return 1;
+}
+
 static sm_status *build_conv(const void *args, prim **out) {
-  const sm__dnnl_conv_args *a = args;
+  const conv_piece *p = args;
+  const sm__dnnl_conv_args *a = &p->a;
   *out = NULL;
-  dnnl_memory_desc_t src, dst, bias, wany, wuser;
+  /* nChw16c first where it pays, NHWC when oneDNN has no fast kernel for it */
+  for (int blocked = blocked_conv(a); blocked >= 0; blocked--) {
+    sm_status *st = build_conv_in(p, blocked ? dnnl_nChw16c : dnnl_nhwc, out);
+    if (st || *out) return st;
+  }
+  return NULL;
+}
+
+static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim **out) {
+  const sm__dnnl_conv_args *a = &p->a;
+  *out = NULL;
+  dnnl_memory_desc_t src, dst, usrc, udst, bias, wany, wuser;
   dnnl_dims_t sd = {a->N, a->C, a->H, a->W}, dd = {a->N, a->Cout, a->OH, a->OW}, bd = {a->Cout};
-  int ok = D.dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
-           D.dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
+  int ok = D.dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, tag) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, tag) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&usrc, 4, sd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
+           D.dnnl_memory_desc_init_by_tag(&udst, 4, dd, dnnl_f32, dnnl_nhwc) == dnnl_success &&
            D.dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a) == dnnl_success;
-  if (a->G == 1) { /* TF's HWIO [kh, kw, i, o] is oneDNN's hwio of dims (o, i, h, w) */
-    dnnl_dims_t wd = {a->Cout, a->C, a->KH, a->KW};
+  if (a->G == 1) { /* TF's HWIO [kh, kw, i, o] is oneDNN's hwio of dims (o, i, h, w), o of ld */
+    dnnl_dims_t wd = {a->Cout, a->C, a->KH, a->KW}, ws = {1, p->ldo, a->KW * a->C * p->ldo, a->C * p->ldo};
     ok = ok && D.dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
-         D.dnnl_memory_desc_init_by_tag(&wuser, 4, wd, dnnl_f32, dnnl_hwio) == dnnl_success;
+         D.dnnl_memory_desc_init_by_strides(&wuser, 4, wd, dnnl_f32, ws) == dnnl_success;
   } else { /* output channel g * (Cout/G) + o: [kh, kw, i, g, o] is hwigo of dims (g, o, i, h, w) */
     dnnl_dims_t wd = {a->G, a->Cout / a->G, a->C / a->G, a->KH, a->KW};
     ok = ok && D.dnnl_memory_desc_init_by_tag(&wany, 5, wd, dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
@@ -522,49 +652,98 @@ static sm_status *build_conv(const void *args, prim **out) {
                                                           &wany, a->bias ? &bias : NULL, &dst, strides, dil, pl,
                                                           pr) != dnnl_success)
     return NULL;
-  return make_prim(&cd, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, a->addend != NULL, &wuser,
-                   a->KH * a->KW * (a->C / a->G), out);
+  /* blocked with an addend: the sum (and so the activation after it) outside the primitive */
+  int bsum = tag != dnnl_nhwc && a->addend;
+  sm_status *st = make_prim(&cd, act_is_post_op(a->act) && !bsum ? a->act : SM_NN_ACT_NONE, a->alpha,
+                            a->addend && !bsum, &wuser, a->KH * a->KW * (a->C / a->G), out);
+  int oom = 0;
+  if (!st && *out && tag != dnnl_nhwc && !make_reorders(*out, &usrc, &udst, bsum, &oom)) {
+    prim_unref(*out);
+    *out = NULL;
+    if (oom) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (reorders)");
+  }
+  return st;
 }
 
-static void conv_key(const sm__dnnl_conv_args *a, int64_t key[KEY_LEN]) {
+/* o0 too: each slice of the filters has its own slot, so the slices' packs do not displace each
+ * other (a slot packs one weight pointer) */
+static void conv_key(const conv_piece *p, int64_t key[KEY_LEN]) {
+  const sm__dnnl_conv_args *a = &p->a;
   int64_t k[KEY_LEN] = {1, a->N, a->H, a->W, a->C, a->KH, a->KW, a->Cout, a->G, a->bias != NULL, a->OH, a->OW,
-                        a->pt, a->pl, a->addend != NULL, a->act};
+                        a->pt, a->pl, a->addend != NULL, a->act, p->ldo, p->o0};
   memcpy(key, k, sizeof k);
 }
 
-static sm_status *conv_chunk(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int *declined) {
+static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declined) {
+  const sm__dnnl_conv_args *a = &p->a;
   int64_t key[KEY_LEN];
-  conv_key(a, key);
+  conv_key(p, key);
   prim *pr;
   pack *pk;
-  sm_status *st = acquire(c, key, build_conv, a, a->filt, a->filt_uid, &pr, &pk);
+  sm_status *st = acquire(c, key, build_conv, p, a->filt, a->filt_uid, &pr, &pk);
   if (st || !pr) {
     *declined = !st;
     return st;
   }
+  int64_t rows = a->N * a->OH * a->OW;
+  if (p->ldo != a->Cout) { /* a slice of the filters: oneDNN's fast kernels want a dense output */
+    size_t row = (size_t)a->Cout * sizeof *a->y;
+    float *t = sm__alloc((size_t)rows * row);
+    if (!t) {
+      release(c, pr, pk);
+      return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for a oneDNN output slice",
+                           (size_t)rows * row);
+    }
+    for (int64_t r = 0; a->addend && r < rows; r++) memcpy(t + r * a->Cout, a->addend + r * p->ldo, row);
+    st = execute(c, pr, pk, a->x, a->bias, t, rows, a->Cout, a->act, a->alpha);
+    for (int64_t r = 0; !st && r < rows; r++) memcpy(a->y + r * p->ldo, t + r * a->Cout, row);
+    sm__free(t);
+    return st;
+  }
   /* the sum post-op adds the product to what dst holds: the piece's addend (a declined piece's
    * caller rewrites every element, so a copy made for a sibling piece does no harm) */
-  if (a->addend && a->addend != a->y) memcpy(a->y, a->addend, (size_t)(a->N * a->OH * a->OW * a->Cout) * sizeof *a->y);
-  return execute(c, pr, pk, a->x, a->bias, a->y, a->N * a->OH * a->OW, a->Cout, a->act, a->alpha);
+  if (a->addend && a->addend != a->y) memcpy(a->y, a->addend, (size_t)(rows * a->Cout) * sizeof *a->y);
+  return execute(c, pr, pk, a->x, a->bias, a->y, rows, a->Cout, a->act, a->alpha);
+}
+
+/* How one image's convolution is split over the pool: by bands of output rows, each piece reading
+ * all the filters and its rows of the input plus a halo (recomputed), or by slices of the filters
+ * (output channels), each piece reading all the input and its share of the filters. Slices when
+ * there are at least 32 output channels per thread and the filters outweigh the input or the input
+ * is small (at most 64K floats, L2-resident: re-reading it costs less than a band's halo and its
+ * full pass over the filters). Measured on ResNet50 / VGG16 / DenseNet121 at batch 1 (all their
+ * convolutions meet this at 64x64 / 32x32 inputs; bench/RESULTS.md "Cout slices"): oneDNN's time
+ * summed over the pieces fell 9.1 -> 7.2, 7.8 -> 6.9 and 4.1 -> 3.8 ms per call; the deep 2x2 and
+ * 4x4 layers gained most (a band there is one row, and each thread streamed the whole 9 MB filter
+ * bank). Large images keep the bands. SM_DNNL_SPLIT=rows or =cout forces one (for A/B). */
+static int split_couts(const sm__dnnl_conv_args *a) {
+  if (a->G != 1 || a->Cout < 64) return 0;
+  const char *e = getenv("SM_DNNL_SPLIT");
+  if (e && !strcmp(e, "rows")) return 0;
+  if (e && !strcmp(e, "cout")) return 1;
+  double in = (double)a->N * (double)a->H * (double)a->W * (double)a->C;
+  return in <= 65536.0 || (double)a->KH * (double)a->KW * (double)a->C * (double)a->Cout >= in;
 }
 
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded) return NULL;
-  split_job j = {c, 0, 0, a->N == 1, a, NULL, NULL, 0};
+  int couts = split_couts(a);
+  split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, 0};
   double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
                 (double)(a->C / a->G);
-  return run_split(&j, ctx, a->N == 1 ? a->OH : a->N, macs, declined);
+  return run_split(&j, ctx, couts ? a->Cout : a->N == 1 ? a->OH : a->N, macs, declined);
 }
 
 /* ---- matrix product --------------------------------------------------------------------------- */
 
 static sm_status *build_mm(const void *args, prim **out) {
-  const sm__dnnl_mm_args *a = args;
+  const mm_piece *p = args;
+  const sm__dnnl_mm_args *a = &p->a;
   *out = NULL;
   dnnl_memory_desc_t src, wany, wuser, bias, dst;
   dnnl_dims_t ad = {a->M, a->K}, as = {a->ta ? 1 : a->lda, a->ta ? a->lda : 1};
-  dnnl_dims_t bd = {a->K, a->N}, bs = {a->tb ? 1 : a->N, a->tb ? a->K : 1};
+  dnnl_dims_t bd = {a->K, a->N}, bs = {a->tb ? 1 : p->ldb, a->tb ? a->K : 1};
   dnnl_dims_t cd = {a->M, a->N}, biasd = {1, a->N};
   if (D.dnnl_memory_desc_init_by_strides(&src, 2, ad, dnnl_f32, as) != dnnl_success ||
       D.dnnl_memory_desc_init_by_strides(&wuser, 2, bd, dnnl_f32, bs) != dnnl_success ||
@@ -577,23 +756,47 @@ static sm_status *build_mm(const void *args, prim **out) {
   return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, 0, &wuser, a->K, out);
 }
 
-static sm_status *mm_chunk(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, int *declined) {
-  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda};
+static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) {
+  const sm__dnnl_mm_args *a = &p->a;
+  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda, p->ldb, p->n0};
   prim *pr;
   pack *pk;
-  sm_status *st = acquire(c, key, build_mm, a, a->b, a->b_uid, &pr, &pk);
+  sm_status *st = acquire(c, key, build_mm, p, a->b, a->b_uid, &pr, &pk);
   if (st || !pr) {
     *declined = !st;
     return st;
   }
-  return execute(c, pr, pk, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+  if (p->ldb == a->N) return execute(c, pr, pk, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+  /* a slice of the columns: into a dense buffer, then into place */
+  size_t row = (size_t)a->N * sizeof *a->c;
+  float *t = sm__alloc((size_t)a->M * row);
+  if (!t) {
+    release(c, pr, pk);
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for a oneDNN output slice",
+                         (size_t)a->M * row);
+  }
+  st = execute(c, pr, pk, a->a, a->bias, t, a->M, a->N, a->act, a->alpha);
+  for (int64_t r = 0; !st && r < a->M; r++) memcpy(a->c + r * p->ldb, t + r * a->N, row);
+  sm__free(t);
+  return st;
+}
+
+/* A product of few rows (M <= 64) with a large B (4 MB and up: a Dense layer's weights at small
+ * batches, VGG16's 4096 x 4096) is split over B's columns: each thread streams its share of B
+ * instead of all of it (by rows, one row was one piece: the whole product on one thread).
+ * SM_DNNL_SPLIT=rows keeps rows (for A/B, bench/RESULTS.md). */
+static int split_ncols(const sm__dnnl_mm_args *a) {
+  if (a->M > 64 || a->N < 128 || (double)a->K * (double)a->N < 1048576.0) return 0;
+  const char *e = getenv("SM_DNNL_SPLIT");
+  return !(e && !strcmp(e, "rows"));
 }
 
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded) return NULL;
-  split_job j = {c, 0, 0, 0, NULL, a, NULL, 0};
-  return run_split(&j, ctx, a->M, (double)a->M * (double)a->N * (double)a->K, declined);
+  int ncols = split_ncols(a);
+  split_job j = {c, 0, 0, 0, 0, ncols, NULL, a, NULL, 0};
+  return run_split(&j, ctx, ncols ? a->N : a->M, (double)a->M * (double)a->N * (double)a->K, declined);
 }
 
 #else /* no oneDNN at build time */

@@ -99,8 +99,32 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* One float row times a large B, over columns [first * GEMV_COLS, last * GEMV_COLS): each thread
+ * streams its share of B through gemv (one unit of rows streamed all of B on one thread). */
+#define GEMV_COLS 256
+static void gemv_cols(void *ctx, int64_t first, int64_t last) {
+  const mm_job *j = ctx;
+  const int64_t N = j->N, K = j->K, n0 = first * GEMV_COLS, n1 = last * GEMV_COLS < N ? last * GEMV_COLS : N;
+  const float *a = (const float *)j->A + (j->aoff ? j->aoff[0] : 0), *B = (const float *)j->B + (j->boff ? j->boff[0] : 0);
+  float *c = (float *)j->C + n0;
+  if (!j->accumulate) memset(c, 0, (size_t)(n1 - n0) * sizeof *c); /* as mm_units: beta 1 over zeros */
+  if (j->tb)
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)(n1 - n0), (int)K, 1.0f, B + n0 * K, (int)K, a, 1, 1.0f, c, 1);
+  else
+    cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)(n1 - n0), 1.0f, B + n0, (int)N, a, 1, 1.0f, c, 1);
+  if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, n1 - n0, j->bias ? j->bias + n0 : NULL, j->act, j->alpha);
+}
+
 /* Spreads C[b] = op(A[b]) * op(B[b]) for nb batches over the pool (M, N, K > 0, each < 2^31). */
 static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
+  /* a batch-1 Dense over 4M+ weights (VGG16's 4096 x 4096): slices of B's columns (A's one row
+   * has stride 1 whether transposed or not); SM_NN_GEMV_COLS=0 keeps one thread (for A/B) */
+  const char *e;
+  if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && j->N >= 2 * GEMV_COLS &&
+      (double)j->N * (double)j->K >= SM_NN_PAR_MIN_MACS && !((e = getenv("SM_NN_GEMV_COLS")) && !strcmp(e, "0"))) {
+    sm__parallel_for(pool, (j->N + GEMV_COLS - 1) / GEMV_COLS, 1, gemv_cols, j);
+    return;
+  }
   /* ~64K multiply-adds and at least 64 rows per unit: small enough to balance, big enough that
    * gemm's packing of B (K x N, once per call) is amortised over many rows */
   int64_t per_row = j->N * j->K;

@@ -104,6 +104,8 @@ static double *naive_conv_ref(const float *x, const float *f, int64_t N, int64_t
   return want;
 }
 
+static double naive_tol = 1e-5; /* conv_vs_naive's and matmul_vs_naive's */
+
 /* Conv2D NHWC against direct loops: several im2col blocks, both pool threads, groups. */
 static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Cf, int64_t Co,
                           int64_t sh, int64_t sw, int64_t dh, int64_t dw, int same, int depthwise) {
@@ -125,7 +127,7 @@ static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH
   char what[128];
   snprintf(what, sizeof what, "%s %lldx%lldx%lldx%lld k%lldx%lld", op, (long long)N, (long long)H, (long long)W,
            (long long)C, (long long)KH, (long long)KW);
-  compare(what, out, want, N * OH * OW * CO, 1e-5);
+  compare(what, out, want, N * OH * OW * CO, naive_tol);
   free(want);
   free(mg);
   sm_tensor_free(in[0]);
@@ -151,7 +153,7 @@ static void matmul_vs_naive(int64_t M, int64_t K, int64_t N, int ta, int tb) {
       for (int64_t k = 0; k < K; k++) acc += (double)(ta ? a[k * M + i] : a[i * K + k]) * (tb ? b[j * K + k] : b[k * N + j]);
       want[i * N + j] = acc;
     }
-  compare("MatMul big", out, want, M * N, 1e-5);
+  compare("MatMul big", out, want, M * N, naive_tol);
   free(want);
   free(mg);
   sm_tensor_free(in[0]);
@@ -501,6 +503,21 @@ int main(void) {
   conv_vs_naive(1, 33, 20, 12, 7, 7, 12, 24, 2, 2, 1, 1, 1, 0);
   conv_vs_naive(1, 64, 64, 32, 3, 3, 32, 1, 2, 2, 1, 1, 1, 1); /* depthwise */
   conv_vs_naive(5, 20, 20, 16, 3, 3, 16, 32, 1, 1, 1, 1, 1, 0); /* batch split 3 + 2 */
+  /* split in slices of the filters (nn_dnnl.c split_couts: 64+ filters outweighing a small input):
+   * one image (slices of 48 + 32, SAME, VALID with stride 2, dilation), three images, a 1x1 */
+  conv_vs_naive(1, 24, 24, 16, 3, 3, 16, 80, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 41, 39, 16, 3, 3, 16, 96, 2, 2, 1, 1, 0, 0);
+  conv_vs_naive(1, 30, 30, 16, 3, 3, 16, 64, 1, 1, 2, 2, 1, 0);
+  conv_vs_naive(3, 12, 12, 16, 3, 3, 16, 144, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 16, 16, 64, 1, 1, 64, 1040, 1, 1, 1, 1, 1, 0);
+  /* oneDNN's blocked layout (nn_dnnl.c blocked_conv: 8+ images, 512+ channels, <= 4x4 outputs):
+   * one piece (SAME; VALID with stride 2), and slices of the filters of 16 images. The patches are
+   * 4608 long: float sums of that many terms of either sign are good to ~1e-5 absolute near 0 */
+  naive_tol = 1e-4;
+  conv_vs_naive(8, 2, 2, 512, 3, 3, 512, 16, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(8, 5, 5, 512, 3, 3, 512, 16, 2, 2, 1, 1, 0, 0);
+  conv_vs_naive(16, 2, 2, 512, 3, 3, 512, 64, 1, 1, 1, 1, 1, 0);
+  naive_tol = 1e-5;
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
   matmul_vs_naive(90, 200, 33, 0, 1);
@@ -510,6 +527,20 @@ int main(void) {
   matmul_vs_naive(1, 70, 90, 1, 0);
   matmul_vs_naive(1, 200, 33, 0, 1);
   matmul_vs_naive(1, 128, 100, 1, 1);
+  /* few rows, a B of 1M+ floats: slices of its columns (nn_dnnl.c split_ncols), every transpose
+   * (sums of 1024+ terms: float rounding reaches ~2e-5 near 0) */
+  naive_tol = 5e-5;
+  matmul_vs_naive(4, 1024, 1040, 0, 0);
+  matmul_vs_naive(4, 1024, 1040, 1, 0);
+  matmul_vs_naive(5, 1024, 1040, 0, 1);
+  matmul_vs_naive(3, 1536, 1024, 1, 1);
+  /* one row by a B of 4M+ floats: gemv over slices of B's columns (nn_matmul.c gemv_cols) */
+  naive_tol = 1e-4;
+  matmul_vs_naive(1, 2048, 2064, 0, 0);
+  matmul_vs_naive(1, 2048, 2064, 1, 0);
+  matmul_vs_naive(1, 2048, 2064, 0, 1);
+  matmul_vs_naive(1, 2048, 2064, 1, 1);
+  naive_tol = 1e-5;
   pool_vs_naive(1, 8, 26, 26, 32, 2, 2, 0);
   pool_vs_naive(1, 4, 27, 25, 16, 3, 2, 1);
   pool_vs_naive(0, 4, 27, 25, 16, 3, 2, 1);

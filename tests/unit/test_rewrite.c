@@ -421,37 +421,45 @@ static void same_run(const char *ga, const char *gb, const char *const *feed_nam
 }
 
 static void test_fused_runs(void) {
-  int64_t xd[4] = {2, 9, 7, 3}, fd[4] = {3, 3, 3, 20}, bd[1] = {20};
-  sm_tensor *feeds[3] = {filled(4, xd, 1), filled(4, fd, 2), filled(1, bd, 3)};
-  const char *fn[3] = {"x", "f", "bias"};
-  /* the rule's fusions vs the same graph with the intermediates fetched */
-  same_run(conv_chain, conv_chain, fn, feeds, 3, "p", "c b", "conv+bias+relu+pool");
-  const char *relu6 = G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Relu6", "b"));
-  same_run(relu6, relu6, fn, feeds, 3, "r", "c b", "conv+bias+relu6");
-  /* a graph carrying _FusedConv2D itself, as grappler writes it, vs Conv2D -> BiasAdd -> act */
+  /* a small conv, and one image through 96 filters of 3x3x128 (7M multiply-adds: oneDNN over the
+   * pool in two slices of the filters, each writing through a dense copy; nn_dnnl.c split_couts) */
+  static const int64_t shapes[2][9] = {{2, 9, 7, 3, 3, 3, 3, 20, 20}, {1, 8, 8, 128, 3, 3, 128, 96, 96}};
   static const struct {
     const char *act, *extra;
   } acts[] = {{"Relu", ""}, {"Relu6", ""}, {"Elu", ""}, {"Sigmoid", ""}, {"Tanh", ""},
               {"LeakyRelu", "attr { key: \"alpha\" value { f: 0.3 } } "}};
-  for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
-    char ga[2048], gb[2048];
-    snprintf(ga, sizeof ga,
-             G(PH("x") PH("f") PH("bias") "node { name: \"r\" op: \"_FusedConv2D\" input: \"x\" input: \"f\" input: "
-               "\"bias\" " TF CONV_ATTRS "attr { key: \"num_args\" value { i: 1 } } "
-               "attr { key: \"TArgs\" value { list { type: DT_FLOAT } } } "
-               "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" s: \"%s\" } } } %s} "),
-             acts[i].act, strstr(acts[i].act, "Leaky") ? "attr { key: \"leakyrelu_alpha\" value { f: 0.3 } } " : "");
-    snprintf(gb, sizeof gb,
-             G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias")
-                   "node { name: \"r\" op: \"%s\" input: \"b\" " TF "%s} "),
-             acts[i].act, acts[i].extra);
-    same_run(ga, gb, fn, feeds, 3, "r", "c b", acts[i].act);
+  for (int sh = 0; sh < 2; sh++) {
+    const int64_t *xd = shapes[sh], *fd = shapes[sh] + 4, *bd = shapes[sh] + 8;
+    sm_tensor *feeds[3] = {filled(4, xd, 1), filled(4, fd, 2), filled(1, bd, 3)};
+    const char *fn[3] = {"x", "f", "bias"};
+    /* the rule's fusions vs the same graph with the intermediates fetched */
+    same_run(conv_chain, conv_chain, fn, feeds, 3, "p", "c b", "conv+bias+relu+pool");
+    const char *relu6 =
+        G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Relu6", "b"));
+    same_run(relu6, relu6, fn, feeds, 3, "r", "c b", "conv+bias+relu6");
+    /* a graph carrying _FusedConv2D itself, as grappler writes it, vs Conv2D -> BiasAdd -> act */
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+      char ga[2048], gb[2048];
+      snprintf(ga, sizeof ga,
+               G(PH("x") PH("f") PH("bias") "node { name: \"r\" op: \"_FusedConv2D\" input: \"x\" input: \"f\" input: "
+                 "\"bias\" " TF CONV_ATTRS "attr { key: \"num_args\" value { i: 1 } } "
+                 "attr { key: \"TArgs\" value { list { type: DT_FLOAT } } } "
+                 "attr { key: \"fused_ops\" value { list { s: \"BiasAdd\" s: \"%s\" } } } %s} "),
+               acts[i].act, strstr(acts[i].act, "Leaky") ? "attr { key: \"leakyrelu_alpha\" value { f: 0.3 } } " : "");
+      snprintf(gb, sizeof gb,
+               G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias")
+                     "node { name: \"r\" op: \"%s\" input: \"b\" " TF "%s} "),
+               acts[i].act, acts[i].extra);
+      same_run(ga, gb, fn, feeds, 3, "r", "c b", acts[i].act);
+    }
+    for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
   }
-  for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
 
-  /* MatMul: one row (gemv), several rows (gemm) */
-  for (int rows = 1; rows <= 37; rows += 36) {
-    int64_t ad[2] = {rows, 50}, wd[2] = {50, 24}, bd2[1] = {24};
+  /* MatMul: one row (gemv), several rows (gemm), and 4 rows by a 1024 x 1040 B (slices of its
+   * columns through dense copies, nn_dnnl.c split_ncols) */
+  static const int64_t mms[3][3] = {{1, 50, 24}, {37, 50, 24}, {4, 1024, 1040}};
+  for (int mi = 0; mi < 3; mi++) {
+    int64_t ad[2] = {mms[mi][0], mms[mi][1]}, wd[2] = {mms[mi][1], mms[mi][2]}, bd2[1] = {mms[mi][2]};
     sm_tensor *mf[3] = {filled(2, ad, 4), filled(2, wd, 5), filled(1, bd2, 6)};
     const char *mn[3] = {"a", "w", "bias"};
     const char *mm = G(PH("a") PH("w") PH("bias") MM("m", "a", "w", "") BIAS("b", "m", "bias") NODE1("r", "Relu", "b"));
@@ -1049,6 +1057,27 @@ static void test_residual(void) {
     setenv("SM_DNNL", keep, 1);
   else
     unsetenv("SM_DNNL");
+  /* one image through 96 filters of 3x3x128: oneDNN in two slices of the filters, the addend
+   * copied into each slice's dense output (nn_dnnl.c split_couts); 8 images of 2x2x512 through 16
+   * filters: oneDNN's blocked layout, the addend reordered into it (blocked_conv); the shortcut
+   * fed and computed in the run */
+  static const int64_t big[2][4][4] = {{{1, 8, 8, 128}, {3, 3, 128, 96}, {96}, {1, 8, 8, 96}},
+                                       {{8, 2, 2, 512}, {3, 3, 512, 16}, {16}, {8, 2, 2, 16}}};
+  for (int sh = 0; sh < 2; sh++) {
+    const int64_t *bx = big[sh][0], *bf = big[sh][1], *bb = big[sh][2], *bs = big[sh][3];
+    sm_tensor *feeds[4] = {filled(4, bx, 1), filled(4, bf, 2), filled(1, bb, 3), filled(4, bs, 4)};
+    for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
+      char g[2048], label[64];
+      snprintf(g, sizeof g, G(RES("%s%s%s%s")), *acts[a] ? "node { name: \"r\" op: \"" : "", acts[a],
+               *acts[a] ? "\" input: \"y\" " TF "} " : "", "");
+      snprintf(label, sizeof label, "residual %s, %s", acts[a], sh ? "blocked" : "filter slices");
+      same_run(g, g, fn, feeds, 4, *acts[a] ? "r" : "y", "b", label);
+    }
+    const char *g = G(PH("x") PH("f") PH("bias") PH("sc") NODE1("n", "Neg", "sc") CONV("c", "x", "f")
+                          BIAS("b", "c", "bias") NODE2("y", "AddV2", "n", "b") NODE1("r", "Relu", "y"));
+    same_run(g, g, fn, feeds, 4, "r", "b", sh ? "residual in place, blocked" : "residual in place, filter slices");
+    for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
+  }
   /* a shortcut that does not broadcast fails the run naming both shapes */
   {
     int64_t bad[4] = {2, 9, 7, 3};
