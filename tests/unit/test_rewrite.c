@@ -474,10 +474,11 @@ static void test_fused_runs(void) {
 }
 
 /* ---- BatchNorm folding (nn_fold.c) ------------------------------------------------------------- */
-/* x -> Conv2D c (filter f: a Const [2, 2, 3, cout], or a Placeholder when fed_filter) [-> BiasAdd b
- * (bias)] -> Mul m (scale s, on the side `mul_left` says) -> AddV2 a (shift t) [-> act r], plus
- * `extra` nodes. */
-static char *fold_graph(int cout, int bias, const char *act, int mul_left, int fed_filter, const char *extra) {
+/* x -> `op` c (Conv2D or DepthwiseConv2dNative; filter f: a Const [2, 2, 3, cout] (for a depthwise
+ * cout is the multiplier), or a Placeholder when fed_filter) [-> BiasAdd b (bias)] -> Mul m (scale
+ * s, on the side `mul_left` says) -> AddV2 a (shift t) [-> act r], plus `extra` nodes. */
+static char *fold_graph_op(const char *op, int cout, int bias, const char *act, int mul_left, int fed_filter,
+                           const char *extra) {
   size_t cap = 16384, at = 0;
   char *g = malloc(cap);
   if (!g) exit(1);
@@ -495,13 +496,19 @@ static char *fold_graph(int cout, int bias, const char *act, int mul_left, int f
     at += (size_t)snprintf(g + at, cap - at, " } } } } ");
   }
   const char *prev = bias ? "b" : "c";
-  at += (size_t)snprintf(g + at, cap - at, CONV("c", "x", "f") "%s", bias ? BIAS("b", "c", "bias") : "");
+  at += (size_t)snprintf(g + at, cap - at,
+                         "node { name: \"c\" op: \"%s\" input: \"x\" input: \"f\" " TF CONV_ATTRS "} %s", op,
+                         bias ? BIAS("b", "c", "bias") : "");
   at += (size_t)snprintf(g + at, cap - at, "node { name: \"m\" op: \"Mul\" input: \"%s\" input: \"%s\" " TF "} ",
                          mul_left ? "s" : prev, mul_left ? prev : "s");
   at += (size_t)snprintf(g + at, cap - at, NODE2("a", "AddV2", "m", "t"));
   if (act) at += (size_t)snprintf(g + at, cap - at, "node { name: \"r\" op: \"%s\" input: \"a\" " TF "} ", act);
   snprintf(g + at, cap - at, "%s}", extra ? extra : "");
   return g;
+}
+
+static char *fold_graph(int cout, int bias, const char *act, int mul_left, int fed_filter, const char *extra) {
+  return fold_graph_op("Conv2D", cout, bias, act, mul_left, fed_filter, extra);
 }
 
 static void expect_fold(char *graph, const char *feeds, const char *fetches, const char *targets, const char *want) {
@@ -573,6 +580,26 @@ static void test_fold_rule(void) {
   }
   CHECK(fbn && end);
   free(g);
+
+  /* a depthwise heads the same chains (no residual Add): TF's _FusedDepthwiseConv2dNative */
+#define DW_FOLDED(in, act)                                                                 \
+  "c/_sm_fold_bn=_SmFoldBN[](" in ") c=_FusedDepthwiseConv2dNative[BiasAdd" act "](x:0," \
+  "c/_sm_fold_bn:0,c/_sm_fold_bn:1)"
+  expect_fold(fold_graph_op("DepthwiseConv2dNative", 2, 1, "Relu6", 0, 0, NULL), "x s t bias", "r", NULL,
+              DW_FOLDED("f:0,s:0,t:0,bias:0", ",Relu6"));
+  expect_fold(fold_graph_op("DepthwiseConv2dNative", 1, 0, NULL, 1, 0, PH("sc") NODE2("y", "AddV2", "a", "sc")),
+              "x s t sc", "y", NULL, DW_FOLDED("f:0,s:0,t:0", ""));
+  expect_fold(fold_graph_op("DepthwiseConv2dNative", 1, 0, "Relu", 0, 1, NULL), "x f s t", "r", NULL, "");
+  /* the nn rule: DepthwiseConv2dNative + BiasAdd [+ Relu | Relu6]; not with EXPLICIT padding (TF's
+   * fused op has no explicit_paddings) */
+#define DW(pad)                                                                                  \
+  "node { name: \"c\" op: \"DepthwiseConv2dNative\" input: \"x\" input: \"f\" " TF STRIDES1 \
+  "attr { key: \"padding\" value { s: \"" pad "\" } } "
+  expect(G(PH("x") PH("f") PH("bias") DW("VALID") "} " BIAS("b", "c", "bias") NODE1("r", "Relu6", "b")), "x f bias", "r",
+         NULL, "c=_FusedDepthwiseConv2dNative[BiasAdd,Relu6](x:0,f:0,bias:0)", NULL);
+  expect(G(PH("x") PH("f") PH("bias") DW("EXPLICIT") "attr { key: \"explicit_paddings\" value { list { i: 0 i: 0 "
+           "i: 1 i: 1 i: 1 i: 1 i: 0 i: 0 } } } } " BIAS("b", "c", "bias") NODE1("r", "Relu6", "b")),
+         "x f bias", "r", NULL, "", NULL);
 }
 
 /* Runs `fetch` of the folded graph and of the same graph with m fetched too (nothing folds), with
@@ -639,6 +666,30 @@ static void test_fold_runs(void) {
   sm__session_free(s0);
   free(g);
   free(g0);
+  /* depthwise, multiplier 2 and 1 (6 and 3 output channels): folded against plain; a scale of the
+   * input's channel count (3) instead of the output's (6) fails as a Conv2D's does */
+  int64_t c6[1] = {6}, c3[1] = {3};
+  sm_tensor *d6[4] = {feeds[0], filled(1, c6, 18), filled(1, c6, 19), filled(1, c6, 20)};
+  sm_tensor *d3[3] = {feeds[0], filled(1, c3, 21), filled(1, c3, 22)};
+  char *gd = fold_graph_op("DepthwiseConv2dNative", 2, 1, "Relu6", 0, 0, NULL),
+       *gd1 = fold_graph_op("DepthwiseConv2dNative", 1, 0, "Relu", 1, 0, NULL);
+  sm_session *sd = NULL, *sd1 = NULL;
+  CHECK_OK(sm__session_from_pbtxt(gd, &sd));
+  CHECK_OK(sm__session_from_pbtxt(gd1, &sd1));
+  if (sd && sd1) {
+    CHECK_OK(fold_vs_plain(gd, names, d6, 4, "r", sd));
+    CHECK_OK(fold_vs_plain(gd1, names, d3, 3, "r", sd1));
+    sm_tensor *bad[4] = {feeds[0], d3[1], d6[2], d6[3]}, *o = NULL;
+    const char *fr[1] = {"r"};
+    CHECK_ERR(sm__session_run(sd, names, bad, 4, fr, 1, NULL, 0, &o), "not one value per output channel (6)");
+    sm_tensor_free(o);
+  }
+  sm__session_free(sd);
+  sm__session_free(sd1);
+  free(gd);
+  free(gd1);
+  for (int i = 1; i < 4; i++) sm_tensor_free(d6[i]);
+  for (int i = 1; i < 3; i++) sm_tensor_free(d3[i]);
   for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
 }
 
