@@ -32,7 +32,9 @@
  *
  * A DepthwiseConv2dNative (padding SAME or VALID) heads the same chains, without the residual Add:
  * _SmFoldBN (attr _sm_depthwise) scales its [kh, kw, c, m] filter per output channel c*m, and a
- * _FusedDepthwiseConv2dNative (TF's op) takes the folded filter and bias.
+ * _FusedDepthwiseConv2dNative (TF's op) takes the folded filter and bias. A zero Pad before a VALID
+ * depthwise (Keras' ZeroPadding2D) joins the chain too: the fused node reads the Pad's input and
+ * pads as it convolves (attr _sm_explicit_paddings, sm__nn_depthwise_pad in nn_fuse.c).
  *
  * The rule applies only to float NHWC Conv2D / depthwise chains whose every intermediate value is read by the
  * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
@@ -281,12 +283,12 @@ static int nhwc(const sm_node *n) {
 
 #define FOLD_RULE "Conv2D[+BiasAdd]+Mul+Add[+Add][+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + _FusedConv2D"
 #define FBN_RULE "Conv2D[+BiasAdd]+FusedBatchNorm[V2|V3][+Add][+Relu|Relu6] (inference) -> _SmFoldBN + _FusedConv2D"
-#define DW_FOLD_RULE                                                                              \
-  "DepthwiseConv2dNative[+BiasAdd]+Mul+Add[+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + " \
+#define DW_FOLD_RULE                                                                                   \
+  "[Pad+]DepthwiseConv2dNative[+BiasAdd]+Mul+Add[+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + " \
   "_FusedDepthwiseConv2dNative"
-#define DW_FBN_RULE                                                                                          \
-  "DepthwiseConv2dNative[+BiasAdd]+FusedBatchNorm[V2|V3][+Relu|Relu6] (inference) -> _SmFoldBN + " \
-  "_FusedDepthwiseConv2dNative"
+#define DW_FBN_RULE                                                                               \
+  "[Pad+]DepthwiseConv2dNative[+BiasAdd]+FusedBatchNorm[V2|V3][+Relu|Relu6] (inference) -> " \
+  "_SmFoldBN + _FusedDepthwiseConv2dNative"
 
 /* A FusedBatchNorm[V2|V3] in inference mode, NHWC, float, reading v as x (and not otherwise). */
 static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
@@ -345,6 +347,16 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       act = sm__node_op(rn);
     }
   }
+  /* a depthwise's zero Pad joins the chain ahead of it (its chain has room: no residual Add) */
+  int pad_id = -1;
+  int64_t pads[4];
+  sm_status *pst = dw ? sm__nn_depthwise_pad(rw, anchor, &pad_id, pads) : NULL;
+  if (pst) return pst;
+  if (pad_id >= 0) {
+    memmove(chain + 1, chain, (size_t)n * sizeof *chain);
+    chain[0] = pad_id;
+    n++, base++;
+  }
   for (int k = 0; k < base; k++)
     for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, chain[k])); i++)
       if (sm__rewrite_reads_ref(rw, chain[k], i)) return NULL;
@@ -383,8 +395,12 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);
   if (!st)
-    st = sm__nn_fused_node(rw, anchor, sm__rewrite_input(rw, anchor, 0), (sm_edge){h, 0}, (sm_edge){h, 1}, addend, ops,
-                           nops, &nodes[1]);
+    st = sm__nn_fused_node(rw, anchor, sm__rewrite_input(rw, pad_id >= 0 ? pad_id : anchor, 0), (sm_edge){h, 0},
+                           (sm_edge){h, 1}, addend, ops, nops, &nodes[1]);
+  if (!st && pad_id >= 0) {
+    int64_t ep[8] = {0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
+    st = sm__synth_set_ints(nodes[1], "_sm_explicit_paddings", ep, 8);
+  }
   if (!st) st = sm__synth_finish(nodes[1]);
   if (st) {
     sm__synth_free(nodes[0]);

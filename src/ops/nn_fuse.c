@@ -309,6 +309,43 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
   return n >= 2 ? emit(rw, chain, n, addend, act, pool) : NULL;
 }
 
+/* The zero Pad before a VALID depthwise (Keras' ZeroPadding2D before a stride-2 one): see
+ * nn_internal.h. */
+sm_status *sm__nn_depthwise_pad(const sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]) {
+  *pad_id = -1;
+  const sm_node *c = sm__rewrite_node(rw, conv);
+  const char *p;
+  size_t len;
+  sm_status *st = sm__node_attr_string(c, "padding", &p, &len);
+  if (st || !str_is(p, len, "VALID")) {
+    sm_status_free(st);
+    return NULL;
+  }
+  sm_edge in = sm__rewrite_input(rw, conv, 0);
+  const sm_node *pn = in.node >= 0 ? sm__rewrite_node(rw, in.node) : NULL;
+  if (!pn || !op_is(pn, "Pad") || sm__node_num_inputs(pn) != 2 || sm__node_num_outputs(pn) != 1 ||
+      sm__node_output_dtype(pn, 0) != SM_FLOAT || sm__rewrite_only_reader(rw, in) != conv ||
+      sm__rewrite_reads_ref(rw, in.node, 0))
+    return NULL;
+  sm_edge pe = sm__rewrite_input(rw, in.node, 1);
+  const sm_node *kn = pe.node >= 0 ? sm__rewrite_node(rw, pe.node) : NULL;
+  if (!kn || !op_is(kn, "Const") || sm__rewrite_is_fed(rw, pe)) return NULL;
+  sm_tensor *t = NULL;
+  if ((st = sm__node_attr_tensor(kn, "value", &t))) return st; /* out of memory: the load fails */
+  int ok = sm_tensor_rank(t) == 2 && sm_tensor_dims(t)[0] == 4 && sm_tensor_dims(t)[1] == 2 &&
+           (sm_tensor_dtype(t) == SM_INT32 || sm_tensor_dtype(t) == SM_INT64);
+  int64_t v[8] = {0};
+  for (int i = 0; ok && i < 8; i++) {
+    v[i] = sm_tensor_dtype(t) == SM_INT32 ? ((const int32_t *)sm_tensor_data(t))[i] : ((const int64_t *)sm_tensor_data(t))[i];
+    ok = v[i] >= 0 && v[i] <= (1 << 20) && (i < 2 || i > 5 ? v[i] == 0 : 1); /* none over N or C */
+  }
+  sm_tensor_free(t);
+  if (!ok) return NULL;
+  for (int i = 0; i < 4; i++) pads[i] = v[2 + i];
+  *pad_id = in.node;
+  return NULL;
+}
+
 const sm_rewrite_rule sm_rewrites_nn[] = {
     {"Conv2D", CONV_RULE, fuse_contraction},
     {"MatMul", MATMUL_RULE, fuse_contraction},

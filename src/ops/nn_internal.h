@@ -77,6 +77,14 @@ int sm__nn_residual(const struct sm_rewrite *rw, int *chain, int *n, sm_edge *ad
 /* Whether n is a DepthwiseConv2dNative that _FusedDepthwiseConv2dNative can replace (float, NHWC,
  * padding SAME or VALID: TF's fused op has no explicit_paddings). */
 int sm__nn_depthwise_fusable(const sm_node *n);
+/* For the depthwise BatchNorm fold: when the VALID depthwise `conv` reads a zero Pad (op Pad, float)
+ * that only it reads, whose paddings are a Const (not fed) of [4, 2] ints padding H and W only,
+ * *pad_id = the Pad's id and pads = top, bottom, left, right; else *pad_id = -1. The fused node
+ * then reads the Pad's input and carries the pads as attr _sm_explicit_paddings (this library's
+ * extension: [0, 0, top, bottom, left, right, 0, 0], padding VALID), which its kernel reads as
+ * EXPLICIT padding: the same zeros in every window, without the padded copy. Fails only when
+ * out of memory. */
+sm_status *sm__nn_depthwise_pad(const struct sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]);
 
 /* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
  * "Computed output size would be negative" message. */
