@@ -840,6 +840,40 @@ static void test_drop_rule(void) {
   sm__session_free(s);
 }
 
+/* Mul by a Const 1 (math_fwd.c): tf.nn.silu's beta */
+static void test_mul_one(void) {
+  const char *l = G(PH("x") FCONST("one", "1") NODE2("m", "Mul", "one", "x") NODE1("n", "Neg", "m")),
+             *r = G(PH("x") FCONST("one", "1") NODE2("m", "Mul", "x", "one") NODE1("n", "Neg", "m"));
+  expect_drop(l, "x", "n", NULL, "m", 1, "x");
+  expect_drop(r, "x", "n", NULL, "m", 1, "x");
+  /* kept: another value, a fed one, one of shape [1] (it would broadcast a scalar x to [1]), a
+   * fetched product */
+  expect_drop(G(PH("x") FCONST("two", "2") NODE2("m", "Mul", "x", "two") NODE1("n", "Neg", "m")), "x", "n", NULL, "m",
+              0, "m");
+  expect_drop(l, "x one", "n", NULL, "m", 0, "m");
+  expect_drop(G(PH("x")
+                "node { name: \"one\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
+                "\"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } } "
+                NODE2("m", "Mul", "x", "one") NODE1("n", "Neg", "m")),
+              "x", "n", NULL, "m", 0, "m");
+  expect_drop(l, "x", "n m", NULL, "m", 0, "m");
+  /* the value: -x, signed zeros, infinities and NaN included */
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(r, &s));
+  int64_t d[1] = {6};
+  sm_tensor *x = filled(1, d, 31), *out = NULL;
+  float *xv = sm_tensor_data(x);
+  xv[0] = 0.0f, xv[1] = -0.0f, xv[2] = INFINITY, xv[3] = NAN;
+  if (s) CHECK_OK(sm__session_run(s, (const char *[]){"x"}, &x, 1, (const char *[]){"n"}, 1, NULL, 0, &out));
+  for (int i = 0; out && i < 6; i++) {
+    float v = ((const float *)sm_tensor_data(out))[i];
+    CHECK(i == 3 ? isnan(v) : v == -xv[i] && signbit(v) != signbit(xv[i]));
+  }
+  sm_tensor_free(x);
+  sm_tensor_free(out);
+  sm__session_free(s);
+}
+
 /* ---- _FusedConv2D / _FusedMatMul the kernels refuse -------------------------------------------- */
 static sm_status *prepare_graph(const char *graph, const char *fetch) {
   sm_session *s = NULL;
@@ -1172,5 +1206,6 @@ int main(void) {
   test_fold_runs();
   test_norm_rules();
   test_drop_rule();
+  test_mul_one();
   TEST_MAIN_END();
 }
