@@ -51,7 +51,8 @@ ALWAYS void vsigmoid(v8f *v) {
   v8f x = *v, e = -VABS(x);
   vexp(&e);
   v8f d = SPLAT(1.0f) + e;
-  *v = SEL(x >= SPLAT(0.0f), SPLAT(1.0f) / d, e / d);
+  /* one division: the numerator picked first gives each lane the quotient it had (1/d or e/d) */
+  *v = SEL(x >= SPLAT(0.0f), SPLAT(1.0f), e) / d;
 }
 
 ALWAYS void vtanh(v8f *v) {

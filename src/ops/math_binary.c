@@ -393,8 +393,10 @@ sm_status *sm__math_binary_compute(const void *state, sm_kctx *ctx) {
     z = sm__kctx_reuse_input(ctx, 0, 0, odt, b.out_rank, b.out_dims);
     if (!z) z = sm__kctx_reuse_input(ctx, 1, 0, odt, b.out_rank, b.out_dims);
   }
-  /* not zeroed: every path below writes every element or fails the step */
-  if (!z && (st = sm__kctx_alloc_output_uninit(ctx, 0, odt, b.out_rank, b.out_dims, &z))) return st;
+  /* every element is written below (a failed check leaves the run failed): zeroed only for strings */
+  if (!z && (st = (isstr ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(ctx, 0, odt, b.out_rank, b.out_dims,
+                                                                                  &z)))
+    return st;
   if (b.n == 0) return NULL;
   if (isstr) return string_op(ctx, s, &b, x, y, z);
   if (iscx) {

@@ -233,6 +233,7 @@ const sm_kernel sm_kernels_nn[] = {
     {"MaxPool", sm__nn_pool_prepare, sm__nn_pool, free, 0},
     {"MaxPoolV2", sm__nn_pool_v2_prepare, sm__nn_pool, free, 0},
     {"_FusedConv2D", sm__nn_fused_conv2d_prepare, sm__nn_fused_conv2d, sm__nn_conv_release, 0},
+    {"_FusedDepthwiseConv2dNative", sm__nn_fused_depthwise_prepare, sm__nn_fused_depthwise, sm__nn_conv_release, 0},
     {"_FusedMatMul", sm__nn_fused_matmul_prepare, sm__nn_matmul, sm__nn_matmul_release, 0},
     {0},
 };

@@ -2,7 +2,9 @@
  * (NCHW is transposed to NHWC and back), VALID/SAME/EXPLICIT padding, strides, dilations and
  * grouped Conv2D (input depth a multiple of the filter depth, as TF's oneDNN CPU kernel allows);
  * and _FusedConv2D (float NHWC: the same convolution with a bias, maybe a residual Add, an
- * activation and maybe a MaxPool applied as it goes, per the node's fused attrs, nn_fuse.c).
+ * activation and maybe a MaxPool applied as it goes, per the node's fused attrs, nn_fuse.c), and
+ * _FusedDepthwiseConv2dNative (float NHWC depthwise with a bias and maybe an activation; with this
+ * library's attr _sm_explicit_paddings, a zero Pad folded in, nn_fold.c).
  *
  * Conv2D is im2col + gemm: the output's N*OH*OW rows are cut into blocks whose patch matrix fits
  * in ~512 KB, the blocks spread over the runtime's pool, each block's patches gathered into a
@@ -33,6 +35,25 @@ typedef struct conv_state {
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
 
+/* A _FusedDepthwiseConv2dNative that absorbed a zero Pad (nn_fold.c): padding VALID over the input
+ * padded by attr _sm_explicit_paddings [0, 0, top, bottom, left, right, 0, 0], i.e. EXPLICIT. */
+static sm_status *explicit_pads(const sm_node *n, sm__nn_window *w) {
+  const int64_t *v;
+  size_t cnt;
+  sm_status *st = sm__node_attr_ints(n, "_sm_explicit_paddings", &v, &cnt);
+  if (st) return st;
+  int ok = cnt == 8 && w->padding == SM_NN_VALID;
+  for (size_t i = 0; ok && i < 8; i++) ok = v[i] >= 0 && v[i] <= (1 << 20) && (i >= 2 && i <= 5 ? 1 : v[i] == 0);
+  if (!ok)
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "attr _sm_explicit_paddings must be 8 pads in [0, 2^20], over H and W only, with padding VALID");
+  w->padding = SM_NN_EXPLICIT;
+  for (int i = 0; i < 4; i++) w->pad[i] = v[2 + i];
+  return NULL;
+}
+
+/* fused: 0 Conv2D / DepthwiseConv2dNative, 1 _FusedConv2D, 2 _FusedDepthwiseConv2dNative (no Add, no
+ * MaxPool: nn_fuse.c reads its fused_ops as a MatMul's). */
 static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
   conv_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
@@ -53,7 +74,8 @@ static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
       st = sm_status_new(SM_UNIMPLEMENTED, "filter_format '%.*s' is not supported (HWIO only)",
                          (int)(len > 32 ? 32 : len), ff);
   }
-  if (!st && fused) st = sm__nn_fused_prepare(n, 1, &s->f);
+  if (!st && fused) st = sm__nn_fused_prepare(n, fused == 1, &s->f);
+  if (!st && fused == 2 && sm__node_attr(n, "_sm_explicit_paddings")) st = explicit_pads(n, &s->w);
   /* oneDNN for float NHWC */
   if (!st && !s->w.nchw && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT &&
       sm__dnnl_enabled())
@@ -70,6 +92,7 @@ static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
 sm_status *sm__nn_conv2d_prepare(const sm_node *n, void **state) { return conv_prepare(n, 0, state); }
 sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state) { return conv_prepare(n, 0, state); }
 sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state) { return conv_prepare(n, 1, state); }
+sm_status *sm__nn_fused_depthwise_prepare(const sm_node *n, void **state) { return conv_prepare(n, 2, state); }
 
 void sm__nn_conv_release(void *state) {
   conv_state *s = state;
@@ -86,7 +109,7 @@ typedef struct conv_job {
   int64_t N, H, W, C, OH, OW, KH, KW, Cf, Cout, G, CoutG, K;
   int64_t sh, sw, dh, dw, pt, pl;
   int64_t rows;       /* rows per im2col block */
-  const float *bias;  /* float Conv2D only: fused epilogue over each finished row block */
+  const float *bias;  /* float only: fused epilogue over each finished row block */
   const float *addend; /* oneDNN only: a residual Add's addend (conv_add) */
   int act;            /* SM_NN_ACT_* */
   float alpha;        /* LeakyRelu's */
@@ -243,12 +266,21 @@ static void conv_small_cols(void *ctx, int64_t b0, int64_t b1) {
     }                                                                                              \
   } while (0)
 
+/* A fused depthwise's bias and activation over output rows [begin, end) (n*OH + oh), in cache. */
+static void depthwise_epilogue(const conv_job *j, int64_t begin, int64_t end) {
+  if (!j->bias && !j->act) return;
+  float *o = (float *)j->out + begin * j->OW * j->Cout;
+  sm__nn_bias_act_f32(o, o, (end - begin) * j->OW, j->Cout, j->bias, j->act, j->alpha);
+}
+
 static void depthwise_rows(void *ctx, int64_t begin, int64_t end) {
   conv_job *j = ctx;
-  if (j->dtype == SM_DOUBLE)
+  if (j->dtype == SM_DOUBLE) {
     DEPTHWISE(double);
-  else
+  } else {
     DEPTHWISE(float);
+    depthwise_epilogue(j, begin, end);
+  }
 }
 
 /* ---- direct convolution for short patches ------------------------------------------------------
@@ -479,6 +511,7 @@ AVX2_FN static void pooled_rows_avx2(void *ctx, int64_t begin, int64_t end) {
 AVX2_FN static void depthwise_rows_avx2(void *ctx, int64_t begin, int64_t end) {
   conv_job *j = ctx;
   DEPTHWISE(float);
+  depthwise_epilogue(j, begin, end);
 }
 #endif
 
@@ -737,7 +770,7 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   j.act = fused ? fused->act : SM_NN_ACT_NONE;
   j.alpha = fused ? fused->alpha : 0.0f;
   if (fb) {
-    if (dt != SM_FLOAT || depthwise || sm_tensor_dtype(fb) != SM_FLOAT)
+    if (dt != SM_FLOAT || sm_tensor_dtype(fb) != SM_FLOAT)
       return sm_status_new(SM_INVALID_ARGUMENT, "fused bias: value %s and bias %s", sm_dtype_name(dt),
                            sm_dtype_name(sm_tensor_dtype(fb)) ? sm_dtype_name(sm_tensor_dtype(fb)) : "?");
     if (sm_tensor_rank(fb) != 1)
@@ -810,6 +843,10 @@ sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) {
 sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx) {
   const conv_state *s = state;
   return conv_common(&s->w, &s->f, s->dnnl, ctx, 0);
+}
+sm_status *sm__nn_fused_depthwise(const void *state, sm_kctx *ctx) {
+  const conv_state *s = state;
+  return conv_common(&s->w, &s->f, s->dnnl, ctx, 1);
 }
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */

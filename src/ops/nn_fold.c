@@ -30,7 +30,13 @@
  * the file only on a refold; the first fold only), so the weights are resident as the folded copy (and the oneDNN
  * pack made from it), not a third time as the variable's value.
  *
- * The rule applies only to float NHWC Conv2D chains whose every intermediate value is read by the
+ * A DepthwiseConv2dNative (padding SAME or VALID) heads the same chains, without the residual Add:
+ * _SmFoldBN (attr _sm_depthwise) scales its [kh, kw, c, m] filter per output channel c*m, and a
+ * _FusedDepthwiseConv2dNative (TF's op) takes the folded filter and bias. A zero Pad before a VALID
+ * depthwise (Keras' ZeroPadding2D) joins the chain too: the fused node reads the Pad's input and
+ * pads as it convolves (attr _sm_explicit_paddings, sm__nn_depthwise_pad in nn_fuse.c).
+ *
+ * The rule applies only to float NHWC Conv2D / depthwise chains whose every intermediate value is read by the
  * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
  * reads. scale and shift must be per output channel (scalars, or [.., 1, C] of rank <= 4): that is
  * checked at run time, where the shapes are known; another shape (one TF would broadcast over the
@@ -52,6 +58,7 @@
 /* ---- _SmFoldBN ----------------------------------------------------------------------------- */
 typedef struct fold_state {
   int cache;          /* attr _sm_cache: the filter's pointer may key the cache */
+  int depthwise;      /* attr _sm_depthwise: a [kh, kw, c, m] filter, c*m output channels */
   int has_bias;       /* num_bias */
   int stats;          /* num_stats == 2: FusedBatchNorm's mean and variance follow */
   float eps;
@@ -64,11 +71,12 @@ typedef struct fold_state {
 } fold_state;
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
-  int cache = 0, dt;
+  int cache = 0, depthwise = 0, dt;
   int64_t nb = 0, ns = 0;
   float eps = 0;
   sm_status *st = sm__node_attr_type(n, "T", &dt);
   if (!st && sm__node_attr(n, "_sm_cache")) st = sm__node_attr_bool(n, "_sm_cache", &cache);
+  if (!st && sm__node_attr(n, "_sm_depthwise")) st = sm__node_attr_bool(n, "_sm_depthwise", &depthwise);
   if (!st) st = sm__node_attr_int(n, "num_bias", &nb);
   if (!st) st = sm__node_attr_int(n, "num_stats", &ns);
   if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
@@ -80,6 +88,7 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   fold_state *s = sm__calloc(sizeof *s);
   if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's state");
   s->cache = cache;
+  s->depthwise = depthwise;
   s->has_bias = nb == 1;
   s->stats = ns == 2;
   s->eps = eps;
@@ -190,9 +199,13 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   if (sm__kctx_num_inputs(ctx) != 1 + nsmall)
     return sm_status_new(SM_INVALID_ARGUMENT, "%d inputs, expected %d", sm__kctx_num_inputs(ctx), 1 + nsmall);
   for (int i = 0; i < nsmall; i++) in[i] = sm__kctx_input(ctx, 1 + i);
-  if (sm_tensor_dtype(f) != SM_FLOAT || sm_tensor_rank(f) < 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "the filter must be a float tensor of rank >= 1");
+  if (sm_tensor_dtype(f) != SM_FLOAT || sm_tensor_rank(f) < (s->depthwise ? 4 : 1))
+    return sm_status_new(SM_INVALID_ARGUMENT, "the filter must be a float tensor of rank >= %d", s->depthwise ? 4 : 1);
+  /* a depthwise filter [kh, kw, c, m] gives output channel i*m + k from [.., i, k]: its last two
+   * dims flattened are the output channels, so ff = f * scale over them as over a Conv2D's last */
   int64_t c = sm_tensor_dims(f)[sm_tensor_rank(f) - 1];
+  if (s->depthwise && __builtin_mul_overflow(c, sm_tensor_dims(f)[2], &c))
+    return sm_status_new(SM_INVALID_ARGUMENT, "the depthwise filter's channels overflow");
   sm_status *st = NULL;
   if (s->stats) {
     static const char *const what[] = {"scale", "offset", "mean", "variance"};
@@ -270,6 +283,12 @@ static int nhwc(const sm_node *n) {
 
 #define FOLD_RULE "Conv2D[+BiasAdd]+Mul+Add[+Add][+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + _FusedConv2D"
 #define FBN_RULE "Conv2D[+BiasAdd]+FusedBatchNorm[V2|V3][+Add][+Relu|Relu6] (inference) -> _SmFoldBN + _FusedConv2D"
+#define DW_FOLD_RULE                                                                                   \
+  "[Pad+]DepthwiseConv2dNative[+BiasAdd]+Mul+Add[+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + " \
+  "_FusedDepthwiseConv2dNative"
+#define DW_FBN_RULE                                                                               \
+  "[Pad+]DepthwiseConv2dNative[+BiasAdd]+FusedBatchNorm[V2|V3][+Relu|Relu6] (inference) -> " \
+  "_SmFoldBN + _FusedDepthwiseConv2dNative"
 
 /* A FusedBatchNorm[V2|V3] in inference mode, NHWC, float, reading v as x (and not otherwise). */
 static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
@@ -287,8 +306,9 @@ static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
 
 static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   const sm_node *c = sm__rewrite_node(rw, anchor);
+  int dw = op_is(c, "DepthwiseConv2dNative");
   if (sm__node_num_inputs(c) != 2 || sm__node_num_outputs(c) != 1 || sm__node_output_dtype(c, 0) != SM_FLOAT ||
-      !nhwc(c))
+      !nhwc(c) || (dw && !sm__nn_depthwise_fusable(c)))
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   const sm_node *fp = f.node >= 0 ? sm__rewrite_node(rw, f.node) : NULL;
@@ -317,7 +337,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   }
   const char *ops[3] = {"BiasAdd", NULL, NULL}, *act = NULL;
   sm_edge addend = {-1, -1};
-  int base = n, add = sm__nn_residual(rw, chain, &n, &addend, &act);
+  int base = n, add = !dw && sm__nn_residual(rw, chain, &n, &addend, &act); /* no Add for a depthwise */
   if (!add) {
     r = sm__rewrite_only_reader(rw, (sm_edge){chain[n - 1], 0});
     rn = r >= 0 ? sm__rewrite_node(rw, r) : NULL;
@@ -326,6 +346,16 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       chain[n++] = r;
       act = sm__node_op(rn);
     }
+  }
+  /* a depthwise's zero Pad joins the chain ahead of it (its chain has room: no residual Add) */
+  int pad_id = -1;
+  int64_t pads[4];
+  sm_status *pst = dw ? sm__nn_depthwise_pad(rw, anchor, &pad_id, pads) : NULL;
+  if (pst) return pst;
+  if (pad_id >= 0) {
+    memmove(chain + 1, chain, (size_t)n * sizeof *chain);
+    chain[0] = pad_id;
+    n++, base++;
   }
   for (int k = 0; k < base; k++)
     for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, chain[k])); i++)
@@ -361,21 +391,28 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 ? 2 : 0);
   if (!st && fbn >= 0) st = sm__synth_copy_attr(nodes[0], "epsilon", sm__rewrite_node(rw, fbn), "epsilon");
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
+  if (!st && dw) st = sm__synth_set_bool(nodes[0], "_sm_depthwise", 1);
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);
   if (!st)
-    st = sm__nn_fused_node(rw, anchor, sm__rewrite_input(rw, anchor, 0), (sm_edge){h, 0}, (sm_edge){h, 1}, addend, ops,
-                           nops, &nodes[1]);
+    st = sm__nn_fused_node(rw, anchor, sm__rewrite_input(rw, pad_id >= 0 ? pad_id : anchor, 0), (sm_edge){h, 0},
+                           (sm_edge){h, 1}, addend, ops, nops, &nodes[1]);
+  if (!st && pad_id >= 0) {
+    int64_t ep[8] = {0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
+    st = sm__synth_set_ints(nodes[1], "_sm_explicit_paddings", ep, 8);
+  }
   if (!st) st = sm__synth_finish(nodes[1]);
   if (st) {
     sm__synth_free(nodes[0]);
     sm__synth_free(nodes[1]);
     return st;
   }
-  return sm__rewrite_replace_n(rw, fbn >= 0 ? FBN_RULE : FOLD_RULE, chain, n, nodes, 2);
+  return sm__rewrite_replace_n(rw, dw ? (fbn >= 0 ? DW_FBN_RULE : DW_FOLD_RULE) : fbn >= 0 ? FBN_RULE : FOLD_RULE, chain,
+                               n, nodes, 2);
 }
 
 const sm_rewrite_rule sm_rewrites_nn_fold[] = {
     {"Conv2D", FOLD_RULE, fold_bn},
+    {"DepthwiseConv2dNative", DW_FOLD_RULE, fold_bn},
     {0},
 };

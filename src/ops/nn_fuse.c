@@ -11,6 +11,8 @@
  *     TF's AddV2 broadcasts, and the shapes are only known at run time: the kernel computes an
  *     addend of another shape too (nn_conv.c);
  *   - else a Relu or Relu6 that is the BiasAdd's only reader joins (fused_ops [..., "Relu"]);
+ *   - a float NHWC DepthwiseConv2dNative (padding SAME or VALID) + BiasAdd [+ Relu | Relu6] becomes
+ *     TF's _FusedDepthwiseConv2dNative (its remapper's CPU fusion), with no Add and no MaxPool;
  *   - then, for a convolution, a MaxPool (float, NHWC, VALID or SAME, windows that do not overlap
  *     vertically: stride >= window height) that is the only reader of the last value joins too, and
  *     the convolution writes only the pooled output. TensorFlow's _FusedConv2D has no pooling: this
@@ -155,13 +157,28 @@ static int pool_fusable(const sm_rewrite *rw, int q) {
 
 #define CONV_RULE "Conv2D+BiasAdd[+Add[+Relu|Relu6]|[+Relu|Relu6][+MaxPool]] -> _FusedConv2D"
 #define MATMUL_RULE "MatMul+BiasAdd[+Relu|Relu6] -> _FusedMatMul"
+#define DW_RULE "DepthwiseConv2dNative+BiasAdd[+Relu|Relu6] -> _FusedDepthwiseConv2dNative"
+
+/* A DepthwiseConv2dNative that _FusedDepthwiseConv2dNative can stand for: float NHWC, padding SAME
+ * or VALID (TF's fused op has no explicit_paddings). */
+int sm__nn_depthwise_fusable(const sm_node *n) {
+  const char *pad;
+  size_t len;
+  if (!op_is(n, "DepthwiseConv2dNative") || sm__node_num_inputs(n) != 2 || sm__node_num_outputs(n) != 1 ||
+      sm__node_output_dtype(n, 0) != SM_FLOAT || !nhwc(n))
+    return 0;
+  sm_status *st = sm__node_attr_string(n, "padding", &pad, &len);
+  sm_status_free(st);
+  return !st && (str_is(pad, len, "SAME") || str_is(pad, len, "VALID"));
+}
 
 sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, sm_edge bias, sm_edge addend,
                              const char *const *ops, int nops, sm_node **out) {
   const sm_node *c = sm__rewrite_node(rw, product);
-  int conv = op_is(c, "Conv2D");
+  int conv = op_is(c, "Conv2D"), dw = op_is(c, "DepthwiseConv2dNative");
   sm_node *f;
-  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(c), conv ? "_FusedConv2D" : "_FusedMatMul", &f);
+  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(c),
+                                conv ? "_FusedConv2D" : dw ? "_FusedDepthwiseConv2dNative" : "_FusedMatMul", &f);
   if (st) return st;
   st = sm__synth_add_input(f, a);
   if (!st) st = sm__synth_add_input(f, b);
@@ -171,8 +188,12 @@ sm_status *sm__nn_fused_node(sm_rewrite *rw, int product, sm_edge a, sm_edge b, 
   static const char *const conv_attrs[] = {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
                                            "use_cudnn_on_gpu"};
   static const char *const mm_attrs[] = {"T", "transpose_a", "transpose_b"};
-  const char *const *copy = conv ? conv_attrs : mm_attrs;
-  size_t ncopy = conv ? sizeof conv_attrs / sizeof *conv_attrs : sizeof mm_attrs / sizeof *mm_attrs;
+  /* TF's _FusedDepthwiseConv2dNative has no explicit_paddings (the rules fuse SAME / VALID only) */
+  static const char *const dw_attrs[] = {"T", "strides", "padding", "data_format", "dilations"};
+  const char *const *copy = conv ? conv_attrs : dw ? dw_attrs : mm_attrs;
+  size_t ncopy = conv ? sizeof conv_attrs / sizeof *conv_attrs
+                 : dw ? sizeof dw_attrs / sizeof *dw_attrs
+                      : sizeof mm_attrs / sizeof *mm_attrs;
   for (size_t i = 0; i < ncopy && !st; i++) st = sm__synth_copy_attr(f, copy[i], c, copy[i]);
   if (!st) st = sm__synth_set_strings(f, "fused_ops", ops, (size_t)nops);
   if (!st) st = sm__synth_set_int(f, "num_args", nargs);
@@ -217,7 +238,7 @@ int sm__nn_residual(const sm_rewrite *rw, int *chain, int *n, sm_edge *addend, c
 /* chain[0] the product, [1] the BiasAdd, then the Add (addend.node >= 0), the activation (act) and
  * the pool (pool). */
 static sm_status *emit(sm_rewrite *rw, const int *chain, int n, sm_edge addend, const char *act, int pool) {
-  int conv = op_is(sm__rewrite_node(rw, chain[0]), "Conv2D");
+  int conv = op_is(sm__rewrite_node(rw, chain[0]), "Conv2D"), dw = op_is(sm__rewrite_node(rw, chain[0]), "DepthwiseConv2dNative");
   const char *ops[4] = {"BiasAdd"};
   int nops = 1;
   if (addend.node >= 0) ops[nops++] = "Add";
@@ -238,7 +259,7 @@ static sm_status *emit(sm_rewrite *rw, const int *chain, int n, sm_edge addend, 
     sm__synth_free(f);
     return st;
   }
-  return sm__rewrite_replace(rw, conv ? CONV_RULE : MATMUL_RULE, chain, n, f);
+  return sm__rewrite_replace(rw, conv ? CONV_RULE : dw ? DW_RULE : MATMUL_RULE, chain, n, f);
 }
 
 /* Conv2D / MatMul -> BiasAdd [-> Add (conv) [-> Relu | Relu6] | [-> Relu | Relu6] [-> MaxPool]]. */
@@ -246,6 +267,7 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
   const sm_node *c = sm__rewrite_node(rw, anchor);
   int conv = op_is(c, "Conv2D");
   if (sm__node_num_outputs(c) != 1 || sm__node_output_dtype(c, 0) != SM_FLOAT || (conv && !nhwc(c))) return NULL;
+  if (op_is(c, "DepthwiseConv2dNative") && !sm__nn_depthwise_fusable(c)) return NULL;
   int chain[5] = {anchor}, n = 1;
   int b = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (b < 0) return NULL;
@@ -287,8 +309,46 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
   return n >= 2 ? emit(rw, chain, n, addend, act, pool) : NULL;
 }
 
+/* The zero Pad before a VALID depthwise (Keras' ZeroPadding2D before a stride-2 one): see
+ * nn_internal.h. */
+sm_status *sm__nn_depthwise_pad(const sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]) {
+  *pad_id = -1;
+  const sm_node *c = sm__rewrite_node(rw, conv);
+  const char *p;
+  size_t len;
+  sm_status *st = sm__node_attr_string(c, "padding", &p, &len);
+  if (st || !str_is(p, len, "VALID")) {
+    sm_status_free(st);
+    return NULL;
+  }
+  sm_edge in = sm__rewrite_input(rw, conv, 0);
+  const sm_node *pn = in.node >= 0 ? sm__rewrite_node(rw, in.node) : NULL;
+  if (!pn || !op_is(pn, "Pad") || sm__node_num_inputs(pn) != 2 || sm__node_num_outputs(pn) != 1 ||
+      sm__node_output_dtype(pn, 0) != SM_FLOAT || sm__rewrite_only_reader(rw, in) != conv ||
+      sm__rewrite_reads_ref(rw, in.node, 0))
+    return NULL;
+  sm_edge pe = sm__rewrite_input(rw, in.node, 1);
+  const sm_node *kn = pe.node >= 0 ? sm__rewrite_node(rw, pe.node) : NULL;
+  if (!kn || !op_is(kn, "Const") || sm__rewrite_is_fed(rw, pe)) return NULL;
+  sm_tensor *t = NULL;
+  if ((st = sm__node_attr_tensor(kn, "value", &t))) return st; /* out of memory: the load fails */
+  int ok = sm_tensor_rank(t) == 2 && sm_tensor_dims(t)[0] == 4 && sm_tensor_dims(t)[1] == 2 &&
+           (sm_tensor_dtype(t) == SM_INT32 || sm_tensor_dtype(t) == SM_INT64);
+  int64_t v[8] = {0};
+  for (int i = 0; ok && i < 8; i++) {
+    v[i] = sm_tensor_dtype(t) == SM_INT32 ? ((const int32_t *)sm_tensor_data(t))[i] : ((const int64_t *)sm_tensor_data(t))[i];
+    ok = v[i] >= 0 && v[i] <= (1 << 20) && (i < 2 || i > 5 ? v[i] == 0 : 1); /* none over N or C */
+  }
+  sm_tensor_free(t);
+  if (!ok) return NULL;
+  for (int i = 0; i < 4; i++) pads[i] = v[2 + i];
+  *pad_id = in.node;
+  return NULL;
+}
+
 const sm_rewrite_rule sm_rewrites_nn[] = {
     {"Conv2D", CONV_RULE, fuse_contraction},
     {"MatMul", MATMUL_RULE, fuse_contraction},
+    {"DepthwiseConv2dNative", DW_RULE, fuse_contraction},
     {0},
 };

@@ -62,8 +62,8 @@ sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f);
 struct sm__dnnl_cache;
 sm_status *sm__nn_matmul_f32_kctx(sm_kctx *ctx, struct sm__dnnl_cache *dnnl, int trans_b, int64_t m, int64_t n,
                                  int64_t k, const float *a, const float *b, uint64_t b_uid, float *c);
-/* For rewrite rules (nn_fuse.c, nn_fold.c): a new _FusedConv2D / _FusedMatMul named after node
- * `product` (a Conv2D or MatMul) with its attrs, inputs a, b and the bias (then the addend when
+/* For rewrite rules (nn_fuse.c, nn_fold.c): a new _FusedConv2D / _FusedDepthwiseConv2dNative /
+ * _FusedMatMul named after node `product` (a Conv2D, DepthwiseConv2dNative or MatMul) with its attrs, inputs a, b and the bias (then the addend when
  * addend.node >= 0: num_args 2, else 1), fused_ops `ops`: not finished (sm__synth_finish), so the
  * caller may add attrs. */
 struct sm_rewrite;
@@ -74,6 +74,17 @@ sm_status *sm__nn_fused_node(struct sm_rewrite *rw, int product, sm_edge a, sm_e
  * the Add's only reader. Appends them to chain (room for 2 more), sets *addend and *act (the
  * activation's op name, or NULL); 0 with nothing changed when no Add follows. */
 int sm__nn_residual(const struct sm_rewrite *rw, int *chain, int *n, sm_edge *addend, const char **act);
+/* Whether n is a DepthwiseConv2dNative that _FusedDepthwiseConv2dNative can replace (float, NHWC,
+ * padding SAME or VALID: TF's fused op has no explicit_paddings). */
+int sm__nn_depthwise_fusable(const sm_node *n);
+/* For the depthwise BatchNorm fold: when the VALID depthwise `conv` reads a zero Pad (op Pad, float)
+ * that only it reads, whose paddings are a Const (not fed) of [4, 2] ints padding H and W only,
+ * *pad_id = the Pad's id and pads = top, bottom, left, right; else *pad_id = -1. The fused node
+ * then reads the Pad's input and carries the pads as attr _sm_explicit_paddings (this library's
+ * extension: [0, 0, top, bottom, left, right, 0, 0], padding VALID), which its kernel reads as
+ * EXPLICIT padding: the same zeros in every window, without the padded copy. Fails only when
+ * out of memory. */
+sm_status *sm__nn_depthwise_pad(const struct sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]);
 
 /* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
  * "Computed output size would be negative" message. */
@@ -124,6 +135,8 @@ sm_status *sm__nn_fused_conv2d_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx);
 sm_status *sm__nn_depthwise_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx);
+sm_status *sm__nn_fused_depthwise_prepare(const sm_node *n, void **state);
+sm_status *sm__nn_fused_depthwise(const void *state, sm_kctx *ctx);
 void sm__nn_conv_release(void *state); /* the three convolutions' */
 void sm__nn_matmul_release(void *state); /* MatMul's and _FusedMatMul's */
 

@@ -482,10 +482,11 @@ static void test_fused_runs(void) {
 }
 
 /* ---- BatchNorm folding (nn_fold.c) ------------------------------------------------------------- */
-/* x -> Conv2D c (filter f: a Const [2, 2, 3, cout], or a Placeholder when fed_filter) [-> BiasAdd b
- * (bias)] -> Mul m (scale s, on the side `mul_left` says) -> AddV2 a (shift t) [-> act r], plus
- * `extra` nodes. */
-static char *fold_graph(int cout, int bias, const char *act, int mul_left, int fed_filter, const char *extra) {
+/* x -> `op` c (Conv2D or DepthwiseConv2dNative; filter f: a Const [2, 2, 3, cout] (for a depthwise
+ * cout is the multiplier), or a Placeholder when fed_filter) [-> BiasAdd b (bias)] -> Mul m (scale
+ * s, on the side `mul_left` says) -> AddV2 a (shift t) [-> act r], plus `extra` nodes. */
+static char *fold_graph_op(const char *op, int cout, int bias, const char *act, int mul_left, int fed_filter,
+                           const char *extra) {
   size_t cap = 16384, at = 0;
   char *g = malloc(cap);
   if (!g) exit(1);
@@ -503,12 +504,45 @@ static char *fold_graph(int cout, int bias, const char *act, int mul_left, int f
     at += (size_t)snprintf(g + at, cap - at, " } } } } ");
   }
   const char *prev = bias ? "b" : "c";
-  at += (size_t)snprintf(g + at, cap - at, CONV("c", "x", "f") "%s", bias ? BIAS("b", "c", "bias") : "");
+  at += (size_t)snprintf(g + at, cap - at,
+                         "node { name: \"c\" op: \"%s\" input: \"x\" input: \"f\" " TF CONV_ATTRS "} %s", op,
+                         bias ? BIAS("b", "c", "bias") : "");
   at += (size_t)snprintf(g + at, cap - at, "node { name: \"m\" op: \"Mul\" input: \"%s\" input: \"%s\" " TF "} ",
                          mul_left ? "s" : prev, mul_left ? prev : "s");
   at += (size_t)snprintf(g + at, cap - at, NODE2("a", "AddV2", "m", "t"));
   if (act) at += (size_t)snprintf(g + at, cap - at, "node { name: \"r\" op: \"%s\" input: \"a\" " TF "} ", act);
   snprintf(g + at, cap - at, "%s}", extra ? extra : "");
+  return g;
+}
+
+static char *fold_graph(int cout, int bias, const char *act, int mul_left, int fed_filter, const char *extra) {
+  return fold_graph_op("Conv2D", cout, bias, act, mul_left, fed_filter, extra);
+}
+
+/* x -> Pad p (paddings Const pd: `pads`, 8 ints) -> DepthwiseConv2dNative c (3x3, multiplier 2,
+ * stride 2, VALID) -> Mul m (s) -> AddV2 a (t) -> Relu6 r: Keras' ZeroPadding2D + DepthwiseConv2D +
+ * BatchNormalization + ReLU6, as MobileNetV2 exports it. */
+static char *dw_pad_graph(const char *pads) {
+  size_t cap = 16384, at = 0;
+  char *g = malloc(cap);
+  if (!g) exit(1);
+  at += (size_t)snprintf(g + at, cap - at,
+                         "graph_def { " PH("x") PH("s") PH("t")
+                         "node { name: \"pd\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
+                         "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } "
+                         "dim { size: 2 } } %s } } } } "
+                         "node { name: \"p\" op: \"Pad\" input: \"x\" input: \"pd\" " TF
+                         "attr { key: \"Tpaddings\" value { type: DT_INT32 } } } "
+                         "node { name: \"f\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+                         "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } "
+                         "dim { size: 3 } dim { size: 3 } dim { size: 2 } }",
+                         pads);
+  for (int i = 0; i < 54; i++) at += (size_t)snprintf(g + at, cap - at, " float_val: %g", (double)((i * 37 % 23) - 11) / 16.0);
+  snprintf(g + at, cap - at,
+           " } } } } node { name: \"c\" op: \"DepthwiseConv2dNative\" input: \"p\" input: \"f\" " TF
+           "attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+           "attr { key: \"padding\" value { s: \"VALID\" } } } " NODE2("m", "Mul", "c", "s") NODE2("a", "AddV2", "m", "t")
+               NODE1("r", "Relu6", "a") "}");
   return g;
 }
 
@@ -581,6 +615,36 @@ static void test_fold_rule(void) {
   }
   CHECK(fbn && end);
   free(g);
+
+  /* a depthwise heads the same chains (no residual Add): TF's _FusedDepthwiseConv2dNative */
+#define DW_FOLDED(in, act)                                                                 \
+  "c/_sm_fold_bn=_SmFoldBN[](" in ") c=_FusedDepthwiseConv2dNative[BiasAdd" act "](x:0," \
+  "c/_sm_fold_bn:0,c/_sm_fold_bn:1)"
+  expect_fold(fold_graph_op("DepthwiseConv2dNative", 2, 1, "Relu6", 0, 0, NULL), "x s t bias", "r", NULL,
+              DW_FOLDED("f:0,s:0,t:0,bias:0", ",Relu6"));
+  expect_fold(fold_graph_op("DepthwiseConv2dNative", 1, 0, NULL, 1, 0, PH("sc") NODE2("y", "AddV2", "a", "sc")),
+              "x s t sc", "y", NULL, DW_FOLDED("f:0,s:0,t:0", ""));
+  expect_fold(fold_graph_op("DepthwiseConv2dNative", 1, 0, "Relu", 0, 1, NULL), "x f s t", "r", NULL, "");
+  /* a zero Pad over H and W before it joins (the fused node reads x); one over C, or a fetched
+   * one, stays */
+#define DW_PADS(c) "int_val: 0 int_val: 0 int_val: 0 int_val: 1 int_val: 1 int_val: 1 int_val: 0 int_val: " c
+  expect_fold(dw_pad_graph(DW_PADS("0")), "x s t", "r", NULL, DW_FOLDED("f:0,s:0,t:0", ",Relu6"));
+  expect_fold(dw_pad_graph(DW_PADS("1")), "x s t", "r", NULL,
+              "c/_sm_fold_bn=_SmFoldBN[](f:0,s:0,t:0) c=_FusedDepthwiseConv2dNative[BiasAdd,Relu6](p:0,"
+              "c/_sm_fold_bn:0,c/_sm_fold_bn:1)");
+  expect_fold(dw_pad_graph(DW_PADS("0")), "x s t", "r p", NULL,
+              "c/_sm_fold_bn=_SmFoldBN[](f:0,s:0,t:0) c=_FusedDepthwiseConv2dNative[BiasAdd,Relu6](p:0,"
+              "c/_sm_fold_bn:0,c/_sm_fold_bn:1)");
+  /* the nn rule: DepthwiseConv2dNative + BiasAdd [+ Relu | Relu6]; not with EXPLICIT padding (TF's
+   * fused op has no explicit_paddings) */
+#define DW(pad)                                                                                  \
+  "node { name: \"c\" op: \"DepthwiseConv2dNative\" input: \"x\" input: \"f\" " TF STRIDES1 \
+  "attr { key: \"padding\" value { s: \"" pad "\" } } "
+  expect(G(PH("x") PH("f") PH("bias") DW("VALID") "} " BIAS("b", "c", "bias") NODE1("r", "Relu6", "b")), "x f bias", "r",
+         NULL, "c=_FusedDepthwiseConv2dNative[BiasAdd,Relu6](x:0,f:0,bias:0)", NULL);
+  expect(G(PH("x") PH("f") PH("bias") DW("EXPLICIT") "attr { key: \"explicit_paddings\" value { list { i: 0 i: 0 "
+           "i: 1 i: 1 i: 1 i: 1 i: 0 i: 0 } } } } " BIAS("b", "c", "bias") NODE1("r", "Relu6", "b")),
+         "x f bias", "r", NULL, "", NULL);
 }
 
 /* Runs `fetch` of the folded graph and of the same graph with m fetched too (nothing folds), with
@@ -647,6 +711,37 @@ static void test_fold_runs(void) {
   sm__session_free(s0);
   free(g);
   free(g0);
+  /* depthwise, multiplier 2 and 1 (6 and 3 output channels): folded against plain; a scale of the
+   * input's channel count (3) instead of the output's (6) fails as a Conv2D's does */
+  int64_t c6[1] = {6}, c3[1] = {3};
+  sm_tensor *d6[4] = {feeds[0], filled(1, c6, 18), filled(1, c6, 19), filled(1, c6, 20)};
+  sm_tensor *d3[3] = {feeds[0], filled(1, c3, 21), filled(1, c3, 22)};
+  char *gd = fold_graph_op("DepthwiseConv2dNative", 2, 1, "Relu6", 0, 0, NULL),
+       *gd1 = fold_graph_op("DepthwiseConv2dNative", 1, 0, "Relu", 1, 0, NULL);
+  sm_session *sd = NULL, *sd1 = NULL;
+  CHECK_OK(sm__session_from_pbtxt(gd, &sd));
+  CHECK_OK(sm__session_from_pbtxt(gd1, &sd1));
+  if (sd && sd1) {
+    CHECK_OK(fold_vs_plain(gd, names, d6, 4, "r", sd));
+    CHECK_OK(fold_vs_plain(gd1, names, d3, 3, "r", sd1));
+    sm_tensor *bad[4] = {feeds[0], d3[1], d6[2], d6[3]}, *o = NULL;
+    const char *fr[1] = {"r"};
+    CHECK_ERR(sm__session_run(sd, names, bad, 4, fr, 1, NULL, 0, &o), "not one value per output channel (6)");
+    sm_tensor_free(o);
+  }
+  /* the Pad absorbed (top 0, bottom 1, left 1, right 1 over a 6x5 input, 3x3 stride 2) */
+  char *gp = dw_pad_graph(DW_PADS("0"));
+  sm_session *sp = NULL;
+  CHECK_OK(sm__session_from_pbtxt(gp, &sp));
+  if (sp) CHECK_OK(fold_vs_plain(gp, names, d6, 3, "r", sp));
+  sm__session_free(sp);
+  free(gp);
+  sm__session_free(sd);
+  sm__session_free(sd1);
+  free(gd);
+  free(gd1);
+  for (int i = 1; i < 4; i++) sm_tensor_free(d6[i]);
+  for (int i = 1; i < 3; i++) sm_tensor_free(d3[i]);
   for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
 }
 
@@ -750,6 +845,40 @@ static void test_drop_rule(void) {
   sm_tensor_free(x);
   sm_tensor_free(out[0]);
   sm_tensor_free(out[1]);
+  sm__session_free(s);
+}
+
+/* Mul by a Const 1 (math_fwd.c): tf.nn.silu's beta */
+static void test_mul_one(void) {
+  const char *l = G(PH("x") FCONST("one", "1") NODE2("m", "Mul", "one", "x") NODE1("n", "Neg", "m")),
+             *r = G(PH("x") FCONST("one", "1") NODE2("m", "Mul", "x", "one") NODE1("n", "Neg", "m"));
+  expect_drop(l, "x", "n", NULL, "m", 1, "x");
+  expect_drop(r, "x", "n", NULL, "m", 1, "x");
+  /* kept: another value, a fed one, one of shape [1] (it would broadcast a scalar x to [1]), a
+   * fetched product */
+  expect_drop(G(PH("x") FCONST("two", "2") NODE2("m", "Mul", "x", "two") NODE1("n", "Neg", "m")), "x", "n", NULL, "m",
+              0, "m");
+  expect_drop(l, "x one", "n", NULL, "m", 0, "m");
+  expect_drop(G(PH("x")
+                "node { name: \"one\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
+                "\"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } } "
+                NODE2("m", "Mul", "x", "one") NODE1("n", "Neg", "m")),
+              "x", "n", NULL, "m", 0, "m");
+  expect_drop(l, "x", "n m", NULL, "m", 0, "m");
+  /* the value: -x, signed zeros, infinities and NaN included */
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(r, &s));
+  int64_t d[1] = {6};
+  sm_tensor *x = filled(1, d, 31), *out = NULL;
+  float *xv = sm_tensor_data(x);
+  xv[0] = 0.0f, xv[1] = -0.0f, xv[2] = INFINITY, xv[3] = NAN;
+  if (s) CHECK_OK(sm__session_run(s, (const char *[]){"x"}, &x, 1, (const char *[]){"n"}, 1, NULL, 0, &out));
+  for (int i = 0; out && i < 6; i++) {
+    float v = ((const float *)sm_tensor_data(out))[i];
+    CHECK(i == 3 ? isnan(v) : v == -xv[i] && signbit(v) != signbit(xv[i]));
+  }
+  sm_tensor_free(x);
+  sm_tensor_free(out);
   sm__session_free(s);
 }
 
@@ -1106,5 +1235,6 @@ int main(void) {
   test_fold_runs();
   test_norm_rules();
   test_drop_rule();
+  test_mul_one();
   TEST_MAIN_END();
 }
