@@ -13,8 +13,9 @@ hosts; needs root and `ip netns`, skipped saying why otherwise). The veth job: a
 second "host" through --mca plm_rsh_agent, a script that runs the remote orted under
 `ip netns exec`; btl and oob restricted to the veth's subnet.
 
-The second -np 2 row is the A/B of dist.c's wait: by default a rank sleeps 50 us between polls
-after 100 polls; SM_MPI_SPIN_US=2000 first polls (yielding the core) for up to 2 ms.
+The second -np 2 row is the A/B of dist.c's wait: by default a rank first polls (yielding the
+core) for up to 2 ms, then sleeps 50 us between polls after 100 more; SM_MPI_SPIN_US=0 skips the
+first polls.
 Timing comes from `train --timing`: per rank, the last epoch's (the first warms up) mean step time
 in microseconds, wall and CPU, each split into compute and waiting in MPI collectives (the wait
 includes waiting for the slower rank, not only moving bytes). Throughput = images of the epoch /
@@ -116,7 +117,9 @@ class Veth:
         subnet = self.net + ".0/24"
         return ["mpirun", "--allow-run-as-root", "--hostfile", self.hosts, "--mca", "plm_rsh_agent", self.agent,
                 "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", subnet,
-                "--mca", "oob_tcp_if_include", subnet, "-np", "2"]
+                "--mca", "oob_tcp_if_include", subnet,
+                # each "host" binds its rank to its own first core, which is the same core here
+                "--bind-to", "none", "-np", "2"]
 
     def stop(self):
         if self.up:
@@ -143,8 +146,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench_train_mpi.")
     settings = [("-np 1", lambda o: MPIRUN + ["-np", "1"] + train_cmd(a, o)),
                 ("-np 2 (shared memory)", lambda o: MPIRUN + ["-np", "2"] + train_cmd(a, o)),
-                ("-np 2 (shared memory, SM_MPI_SPIN_US=2000: waits poll 2 ms before sleeping)",
-                 lambda o: MPIRUN + ["-x", "SM_MPI_SPIN_US=2000", "-np", "2"] + train_cmd(a, o)),
+                ("-np 2 (shared memory, SM_MPI_SPIN_US=0: waits sleep after 100 polls)",
+                 lambda o: MPIRUN + ["-x", "SM_MPI_SPIN_US=0", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (TCP over loopback)", lambda o: MPIRUN + ["--mca", "btl", "tcp,self", "--mca",
                                                                "btl_tcp_if_include", "lo", "-np", "2"] + train_cmd(a, o))]
     veth = Veth(tmp)

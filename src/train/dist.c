@@ -39,7 +39,7 @@ static struct {
   int reporting;
   int64_t report_step;
 #endif
-} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 0.0};
+} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 2e-3};
 
 int sm__dist_rank(void) { return g.rank; }
 int sm__dist_size(void) { return g.size; }
@@ -223,7 +223,7 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
       }
     }
     g.rank = r, g.size = n, g.inited = 1;
-    /* bench_train_mpi.py's A/B switch: microseconds of yielding polls before the 100 spins (default 0) */
+    /* microseconds of yielding polls before the 100 spins (default 2000; 0: bench_train_mpi.py's A/B row) */
     const char *spin = getenv("SM_MPI_SPIN_US");
     if (spin && *spin) {
       double us = strtod(spin, NULL);
@@ -337,10 +337,12 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
     }
     /* Spin briefly (100 polls), then sleep 50 us at a time: a step takes milliseconds, and a
      * spinning rank would take the core from the rank it waits for wherever ranks share cores.
-     * SM_MPI_SPIN_US first polls that long, yielding between polls: Open MPI moves a message only
-     * inside an MPI call on both sides, so a sleeping rank may stall a round by up to a sleep;
-     * on the loaded 2-core machine that did not pay (bench/mpi_allreduce_ab.sh: p25 and median
-     * no better, CPU higher), so it is off by default; bench_train_mpi.py keeps the A/B row. */
+     * First, for SM_MPI_SPIN_US (default 2 ms), it polls, yielding between polls (so a rank that
+     * shares its core gives it up; alone on its core it just polls, as Open MPI's own blocking
+     * waits do): Open MPI moves a message only inside an MPI call on both sides, so a sleeping
+     * rank stalls a round by up to a sleep. Quiet 2-core VM, seed CNN -np 2 (bench/RESULTS.md,
+     * 16:0x UTC): 1.63x / 1.40x one process with the polls against 1.48x / 1.23x without; on the
+     * machine loaded 10+ it did not pay (p25 and median no better, CPU higher). */
     if (t < t0 + g.spin_s)
       sched_yield();
     else if (++spins > 100)
