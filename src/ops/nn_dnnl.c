@@ -62,8 +62,15 @@ static struct {
 static dnnl_engine_t engine;
 static int loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+/* The A/B switches of bench/ (SM_DNNL_SPLIT=rows|cout, SM_DNNL_BLOCKED=0), read once with the
+ * library rather than on every call: 0 (the measured choice), 'r' rows, 'c' filter slices. */
+static int split_force, blocked_off;
 
 static void dnnl_load(void) {
+  const char *e = getenv("SM_DNNL_SPLIT");
+  split_force = e && !strcmp(e, "rows") ? 'r' : e && !strcmp(e, "cout") ? 'c' : 0;
+  e = getenv("SM_DNNL_BLOCKED");
+  blocked_off = e && !strcmp(e, "0");
   void *h = dlopen(SM_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
   int ok = 1;
@@ -572,8 +579,7 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
 static int blocked_conv(const sm__dnnl_conv_args *a) {
   if (a->G != 1 || a->KH * a->KW < 2 || a->N < 8 || a->C < 512 || a->OH * a->OW > 16 || a->C % 16 || a->Cout % 16)
     return 0;
-  const char *e = getenv("SM_DNNL_BLOCKED");
-  return !(e && !strcmp(e, "0"));
+  return !blocked_off;
 }
 
 /* The reorders of a blocked primitive (pr->src/dst nChw16c): its NHWC usrc/udst in and out, the
@@ -718,9 +724,7 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
  * bank). Large images keep the bands. SM_DNNL_SPLIT=rows or =cout forces one (for A/B). */
 static int split_couts(const sm__dnnl_conv_args *a) {
   if (a->G != 1 || a->Cout < 64) return 0;
-  const char *e = getenv("SM_DNNL_SPLIT");
-  if (e && !strcmp(e, "rows")) return 0;
-  if (e && !strcmp(e, "cout")) return 1;
+  if (split_force) return split_force == 'c';
   double in = (double)a->N * (double)a->H * (double)a->W * (double)a->C;
   return in <= 65536.0 || (double)a->KH * (double)a->KW * (double)a->C * (double)a->Cout >= in;
 }
@@ -786,9 +790,7 @@ static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) 
  * instead of all of it (by rows, one row was one piece: the whole product on one thread).
  * SM_DNNL_SPLIT=rows keeps rows (for A/B, bench/RESULTS.md). */
 static int split_ncols(const sm__dnnl_mm_args *a) {
-  if (a->M > 64 || a->N < 128 || (double)a->K * (double)a->N < 1048576.0) return 0;
-  const char *e = getenv("SM_DNNL_SPLIT");
-  return !(e && !strcmp(e, "rows"));
+  return a->M <= 64 && a->N >= 128 && (double)a->K * (double)a->N >= 1048576.0 && split_force != 'r';
 }
 
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {

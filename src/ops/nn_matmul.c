@@ -9,6 +9,7 @@
  * operand packed once per tensor. Never writes its inputs. */
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,13 +116,21 @@ static void gemv_cols(void *ctx, int64_t first, int64_t last) {
   if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, n1 - n0, j->bias ? j->bias + n0 : NULL, j->act, j->alpha);
 }
 
+/* SM_NN_GEMV_COLS=0 (bench/'s A/B switch), read once */
+static int gemv_cols_off;
+static pthread_once_t gemv_cols_once = PTHREAD_ONCE_INIT;
+static void gemv_cols_read(void) {
+  const char *e = getenv("SM_NN_GEMV_COLS");
+  gemv_cols_off = e && !strcmp(e, "0");
+}
+
 /* Spreads C[b] = op(A[b]) * op(B[b]) for nb batches over the pool (M, N, K > 0, each < 2^31). */
 static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
   /* a batch-1 Dense over 4M+ weights (VGG16's 4096 x 4096): slices of B's columns (A's one row
    * has stride 1 whether transposed or not); SM_NN_GEMV_COLS=0 keeps one thread (for A/B) */
-  const char *e;
+  pthread_once(&gemv_cols_once, gemv_cols_read);
   if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && j->N >= 2 * GEMV_COLS &&
-      (double)j->N * (double)j->K >= SM_NN_PAR_MIN_MACS && !((e = getenv("SM_NN_GEMV_COLS")) && !strcmp(e, "0"))) {
+      (double)j->N * (double)j->K >= SM_NN_PAR_MIN_MACS && !gemv_cols_off) {
     sm__parallel_for(pool, (j->N + GEMV_COLS - 1) / GEMV_COLS, 1, gemv_cols, j);
     return;
   }
