@@ -5,7 +5,7 @@
  * bytes (packed once, no intermediate copy); strings as string_val.
  *
  * Response messages (and Predict's per-request arrays) are built from pieces cut from a `pool`
- * (a bump allocator) and freed together after packing. */
+ * (format/pb_arena.c's bump allocator) and freed together after packing. */
 #include "serve/grpc_api.h"
 
 #include <inttypes.h>
@@ -64,47 +64,27 @@ static sm_status *oom(void) { return sm_status_new(SM_NO_MEMORY, "out of memory"
 
 /* ---- pool: the pieces of one response ---- */
 
-/* A bump allocator: pieces come zeroed from chunks of POOL_CHUNK bytes (one malloc for the few
- * dozen pieces of a typical response); a piece larger than a chunk gets a chunk of its own. */
-enum { POOL_CHUNK = 4096, POOL_ALIGN = 16 };
-typedef struct pool_chunk {
-  struct pool_chunk *next;
-  size_t used, cap;
-  _Alignas(POOL_ALIGN) unsigned char data[];
-} pool_chunk;
-
+/* Pieces come zeroed from format/pb_arena.c's bump allocator (the one decoded requests use: a
+ * few large blocks, recycled process-wide), all freed together by pool_free. The arena's root is a
+ * small sentinel, so the first piece may be of any size. */
 typedef struct pool {
-  pool_chunk *head; /* the chunk pieces are cut from; the others hang off its next */
+  sm_pb_arena *a;
+  void *root;
 } pool;
 
 static void *palloc(pool *p, size_t size) {
-  size = size ? (size + POOL_ALIGN - 1) & ~(size_t)(POOL_ALIGN - 1) : POOL_ALIGN;
   if (size > SIZE_MAX / 2) return NULL;
-  pool_chunk *c = p->head;
-  if (!c || c->cap - c->used < size) {
-    size_t cap = size > POOL_CHUNK ? size : POOL_CHUNK;
-    if (!(c = malloc(sizeof *c + cap))) return NULL;
-    c->used = 0, c->cap = cap;
-    if (p->head && cap > POOL_CHUNK) { /* a large piece: keep cutting from the current chunk */
-      c->next = p->head->next;
-      p->head->next = c;
-    } else {
-      c->next = p->head;
-      p->head = c;
-    }
-  }
-  void *x = c->data + c->used;
-  c->used += size;
-  memset(x, 0, size);
+  if (!size) size = 1;
+  if (!p->a && !(p->a = sm__pb_arena_begin(16, &p->root))) return NULL;
+  void *x = sm__pb_arena_alloc(p->a, size);
+  if (x) memset(x, 0, size);
   return x;
 }
 
 static void pool_free(pool *p) {
-  for (pool_chunk *c = p->head, *n; c; c = n) {
-    n = c->next;
-    free(c);
-  }
-  p->head = NULL;
+  sm__pb_arena_free(p->root);
+  p->a = NULL;
+  p->root = NULL;
 }
 
 static char *pstrdup(pool *p, const char *s) {
