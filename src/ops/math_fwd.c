@@ -7,8 +7,6 @@
  * zeros, infinities and denormals included; a NaN stays a NaN): its readers read x itself.
  * sm__rewrite_forward refuses what must stay (a fetched or fed output, control edges, a TF1 ref
  * read), as for array_fwd.c's pass-through nodes. */
-#include <string.h>
-
 #include "base/tensor_internal.h"
 #include "graph/graph.h"
 #include "runtime/rewrite.h"
@@ -18,12 +16,11 @@
 /* Whether edge e is a rank-0 Const of dtype dt and value 1, not fed. */
 static sm_status *is_one(const sm_rewrite *rw, sm_edge e, int dt, int *ok) {
   *ok = 0;
-  const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  if (!n || strcmp(sm__node_op(n), "Const") || sm__rewrite_is_fed(rw, e) || sm__node_output_dtype(n, 0) != dt)
-    return NULL;
-  sm_tensor *t = NULL;
-  sm_status *st = sm__node_attr_tensor(n, "value", &t);
-  if (st) return st; /* out of memory: the load fails, never a different plan */
+  const sm_node *n = sm__rewrite_node(rw, e.node); /* NULL for e.node < 0 */
+  if (!n || sm__node_output_dtype(n, 0) != dt) return NULL;
+  sm_tensor *t;
+  sm_status *st = sm__rewrite_const_value(rw, e, &t);
+  if (st || !t) return st;
   if (sm_tensor_rank(t) == 0 && sm_tensor_dtype(t) == dt)
     *ok = dt == SM_FLOAT ? *(const float *)sm_tensor_data(t) == 1.0f : *(const double *)sm_tensor_data(t) == 1.0;
   sm_tensor_free(t);

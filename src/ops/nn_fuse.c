@@ -327,11 +327,8 @@ sm_status *sm__nn_depthwise_pad(const sm_rewrite *rw, int conv, int *pad_id, int
       sm__node_output_dtype(pn, 0) != SM_FLOAT || sm__rewrite_only_reader(rw, in) != conv ||
       sm__rewrite_reads_ref(rw, in.node, 0))
     return NULL;
-  sm_edge pe = sm__rewrite_input(rw, in.node, 1);
-  const sm_node *kn = pe.node >= 0 ? sm__rewrite_node(rw, pe.node) : NULL;
-  if (!kn || !op_is(kn, "Const") || sm__rewrite_is_fed(rw, pe)) return NULL;
-  sm_tensor *t = NULL;
-  if ((st = sm__node_attr_tensor(kn, "value", &t))) return st; /* out of memory: the load fails */
+  sm_tensor *t;
+  if ((st = sm__rewrite_const_value(rw, sm__rewrite_input(rw, in.node, 1), &t)) || !t) return st;
   int ok = sm_tensor_rank(t) == 2 && sm_tensor_dims(t)[0] == 4 && sm_tensor_dims(t)[1] == 2 &&
            (sm_tensor_dtype(t) == SM_INT32 || sm_tensor_dtype(t) == SM_INT64);
   int64_t v[8] = {0};

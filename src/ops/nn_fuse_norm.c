@@ -320,11 +320,9 @@ static sm_status *emit(sm_rewrite *rw, const char *rule, const int *chain, int n
  * reshaped [.., groups, ..] reductions) stay unfused. */
 static sm_status *trailing_axes(const sm_rewrite *rw, sm_edge e, int *ok) {
   *ok = 0;
-  const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  if (!n || !op_is(n, "Const") || sm__rewrite_is_fed(rw, e)) return NULL;
-  sm_tensor *t = NULL;
-  sm_status *st = sm__node_attr_tensor(n, "value", &t);
-  if (st) return st; /* out of memory: the load fails, never a different plan */
+  sm_tensor *t;
+  sm_status *st = sm__rewrite_const_value(rw, e, &t);
+  if (st || !t) return st;
   int good = sm_tensor_rank(t) <= 1 && (sm_tensor_dtype(t) == SM_INT32 || sm_tensor_dtype(t) == SM_INT64);
   int64_t k = good ? sm_tensor_num_elements(t) : 0, seen = 0;
   good = good && k >= 1 && k <= 32;
@@ -388,11 +386,11 @@ static sm_status *fuse_layer_norm(sm_rewrite *rw, int out) {
 /* A float scalar (rank 0) Const, not fed: broadcasting it never changes the shape. */
 static sm_status *is_const(const sm_rewrite *rw, sm_edge e, int *ok) {
   *ok = 0;
-  const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  if (!n || !op_is(n, "Const") || sm__rewrite_is_fed(rw, e) || sm__node_output_dtype(n, 0) != SM_FLOAT) return NULL;
-  sm_tensor *t = NULL;
-  sm_status *st = sm__node_attr_tensor(n, "value", &t);
-  if (st) return st; /* out of memory: the load fails, never a different plan */
+  const sm_node *n = sm__rewrite_node(rw, e.node); /* NULL for e.node < 0 */
+  if (!n || sm__node_output_dtype(n, 0) != SM_FLOAT) return NULL;
+  sm_tensor *t;
+  sm_status *st = sm__rewrite_const_value(rw, e, &t);
+  if (st || !t) return st;
   *ok = sm_tensor_rank(t) == 0;
   sm_tensor_free(t);
   return NULL;

@@ -122,6 +122,13 @@ static int is_fed(const sm_rewrite *rw, sm_edge e) {
 
 int sm__rewrite_is_fed(const sm_rewrite *rw, sm_edge e) { return rw && is_fed(rw, sm__rewrite_edge(rw, e)); }
 
+sm_status *sm__rewrite_const_value(const sm_rewrite *rw, sm_edge e, sm_tensor **value) {
+  *value = NULL;
+  const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  if (!n || strcmp(sm__node_op(n), "Const") || sm__rewrite_is_fed(rw, e)) return NULL;
+  return sm__node_attr_tensor(n, "value", value);
+}
+
 int sm__rewrite_is_used(const sm_rewrite *rw, sm_edge e) {
   int s = slot(rw, sm__rewrite_edge(rw, e));
   return s >= 0 && (rw->nread[s] || rw->fetched[s]);

@@ -104,5 +104,9 @@ int sm__rewrite_next_id(const sm_rewrite *rw);
 int sm__rewrite_is_used(const sm_rewrite *rw, sm_edge e);
 /* 1 when edge e (resolved) is fed. */
 int sm__rewrite_is_fed(const sm_rewrite *rw, sm_edge e);
+/* The value of edge e when it is the output of a Const that is not fed (*value, the caller frees
+ * it), else *value NULL. An error only when decoding the value runs out of memory: the rule passes
+ * it up and the load fails, rather than reading it as "not a constant" and giving another plan. */
+sm_status *sm__rewrite_const_value(const sm_rewrite *rw, sm_edge e, sm_tensor **value);
 
 #endif
