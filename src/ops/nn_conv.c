@@ -289,8 +289,9 @@ static void depthwise_rows(void *ctx, int64_t begin, int64_t end) {
  * of multiply-adds each. Direct loops do the same sums with no buffer: four neighbouring output
  * pixels share every filter load, and 16 output channels stay in registers (GCC/Clang vector
  * extensions, so it is plain C; an AVX2+FMA clone is picked at run time where the CPU has it, the
- * binary itself targets baseline x86-64). Each output is the sum over (kh, kw, c) in order, then
- * the bias, as the im2col path's epilogue adds it. */
+ * binary itself targets baseline x86-64; on AVX-512 one with 16-channel vectors, blocks of up to 8
+ * pixels and a fused 2x2 MaxPool taken in registers). Each output is the sum over (kh, kw, c) in
+ * order, then the bias, as the im2col path's epilogue adds it. */
 #define DIRECT_MAX_K 64
 typedef float v8f __attribute__((vector_size(32)));
 
@@ -313,6 +314,16 @@ typedef int v8i __attribute__((vector_size(32)));
       }                                                                     \
     }                                                                       \
   } while (0)
+
+/* Tap t = (kh, kw, c) of a window reads the window's origin + toff[t]; its filter row is t.
+ * Returns K (<= DIRECT_MAX_K: use_direct checked). */
+static inline int64_t direct_taps(const conv_job *j, int64_t *toff) {
+  int64_t K = 0;
+  for (int64_t kh = 0; kh < j->KH; kh++)
+    for (int64_t kw = 0; kw < j->KW; kw++)
+      for (int64_t c = 0; c < j->C; c++) toff[K++] = (kh * j->dh * j->W + kw * j->dw) * j->C + c;
+  return K;
+}
 
 /* Channels [co0, Cout) of one output pixel, taps clipped to the input; bias and act included. */
 static inline __attribute__((always_inline)) void direct_pixel(const conv_job *j, const float *in, const float *f,
@@ -339,20 +350,93 @@ static inline __attribute__((always_inline)) void direct_pixel(const conv_job *j
     for (int64_t co = co0; co < Cout; co++) o[co] = o[co] < 0 ? 0 : o[co] > 6 ? 6 : o[co];
 }
 
-/* Output rows r = n*OH + oh in [begin, end), row r written at dst + (r - begin) * OW * Cout. */
+/* ---- the same sums 16 channels to a vector (the AVX-512 clones) ------------------------------
+ * P output pixels (8, 4, 2 or 1) times V vectors of 16 channels (2 or 1) per block, so that every
+ * filter load serves P pixels and every input broadcast V vectors: with V = 2 and P = 8 the 16
+ * accumulators, 2 filter vectors and a broadcast stay in the 32 registers and each tap is 16 FMAs
+ * for 10 loads. Each output is still the sum over the taps in order, then the bias, then Relu /
+ * Relu6: the bits of direct_body's 8-channel FMA clone. */
+typedef float v16f __attribute__((vector_size(64)));
+typedef int v16i __attribute__((vector_size(64)));
+#define V16_LOAD(p) (__extension__({ v16f v_; memcpy(&v_, (p), sizeof v_); v_; }))
+#define V16_SPLAT(x) ((v16f){(x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x)})
+
+/* r += vector v of the bias (when any), then Relu / Relu6 as V8_ACT (NaN stays). A macro: a 64-byte
+ * vector passed by value would change the ABI outside the AVX-512 clones. */
+#define V16_EPILOGUE(r, bias, v, act)                                           \
+  do {                                                                          \
+    if (bias) (r) += V16_LOAD((bias) + 16 * (v));                               \
+    if (act) {                                                                  \
+      v16i neg_ = (r) < V16_SPLAT(0.0f);                                        \
+      (r) = (v16f)((v16i)(r) & ~neg_);                                          \
+      if ((act) == SM_NN_ACT_RELU6) {                                           \
+        v16i big_ = (r) > V16_SPLAT(6.0f);                                      \
+        (r) = (v16f)(((v16i)(r) & ~big_) | ((v16i)V16_SPLAT(6.0f) & big_));     \
+      }                                                                         \
+    }                                                                           \
+  } while (0)
+
+/* a[p][v] = the sum over the taps for pixel p (P of them, PW to a row: pixel p's window starts at
+ * px + (p / PW) * rstep + (p % PW) * step) and channel vector v (V of them) of filter columns f. */
+static inline __attribute__((always_inline)) void block16_sums(v16f a[8][2], const float *px, int64_t step,
+                                                               int64_t rstep, const int64_t *toff, int64_t K,
+                                                               const float *f, int64_t Cout, int P, int PW, int V) {
+#pragma GCC unroll 8
+  for (int p = 0; p < P; p++) a[p][0] = a[p][1] = V16_SPLAT(0.0f);
+  for (int64_t t = 0; t < K; t++, f += Cout) {
+    const float *p0 = px + toff[t];
+    v16f f0 = V16_LOAD(f), f1 = V == 2 ? V16_LOAD(f + 16) : f0;
+#pragma GCC unroll 8
+    for (int p = 0; p < P; p++) {
+      v16f x = V16_SPLAT(p0[(p / PW) * rstep + (p % PW) * step]);
+      a[p][0] += x * f0;
+      if (V == 2) a[p][1] += x * f1;
+    }
+  }
+}
+
+static inline __attribute__((always_inline)) void direct_block16(const float *px, int64_t step, const int64_t *toff,
+                                                                 int64_t K, const float *f, int64_t Cout,
+                                                                 const float *bias, int act, float *o, int P, int V) {
+  v16f a[8][2];
+  block16_sums(a, px, step, 0, toff, K, f, Cout, P, P, V);
+#pragma GCC unroll 8
+  for (int p = 0; p < P; p++)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; v++) {
+      v16f r = a[p][v];
+      V16_EPILOGUE(r, bias, v, act);
+      memcpy(o + p * Cout + 16 * v, &r, sizeof r);
+    }
+}
+
+/* direct_block16 for a run-time pixel count npx (8, 4, 2 or 1). */
+static inline __attribute__((always_inline)) void direct_blocks16(const float *px, int64_t step, const int64_t *toff,
+                                                                  int64_t K, const float *f, int64_t Cout,
+                                                                  const float *bias, int act, float *o, int64_t npx,
+                                                                  int V) {
+  if (npx == 8)
+    direct_block16(px, step, toff, K, f, Cout, bias, act, o, 8, V);
+  else if (npx == 4)
+    direct_block16(px, step, toff, K, f, Cout, bias, act, o, 4, V);
+  else if (npx == 2)
+    direct_block16(px, step, toff, K, f, Cout, bias, act, o, 2, V);
+  else
+    direct_block16(px, step, toff, K, f, Cout, bias, act, o, 1, V);
+}
+
+/* Output rows r = n*OH + oh in [begin, end), row r written at dst + (r - begin) * OW * Cout. wide
+ * (a constant): 16-channel vectors in blocks of up to 8 pixels (direct_block16, the AVX-512 clones
+ * only), else two 8-channel vectors in blocks of 4 pixels. */
 static inline __attribute__((always_inline)) void direct_body(const conv_job *j, int64_t begin, int64_t end,
-                                                              float *dst) {
+                                                              float *dst, int wide) {
   const float *in = (const float *)j->in, *f = (const float *)j->filt;
   const int64_t C = j->C, Cout = j->Cout, OW = j->OW, W = j->W, Cv = Cout & ~(int64_t)15;
   const int64_t span = (j->KW - 1) * j->dw, step = j->sw * C;
   /* Relu and Relu6 in registers; the other activations in a pass over each finished row */
   const int act = j->act == SM_NN_ACT_RELU || j->act == SM_NN_ACT_RELU6 ? j->act : SM_NN_ACT_NONE;
   const int row_act = act == SM_NN_ACT_NONE ? j->act : SM_NN_ACT_NONE;
-  /* tap t = (kh, kw, c) reads the pixel's window origin + toff[t]; its filter row is t */
-  int64_t toff[DIRECT_MAX_K], K = 0;
-  for (int64_t kh = 0; kh < j->KH; kh++)
-    for (int64_t kw = 0; kw < j->KW; kw++)
-      for (int64_t c = 0; c < C; c++) toff[K++] = (kh * j->dh * W + kw * j->dw) * C + c;
+  int64_t toff[DIRECT_MAX_K], K = direct_taps(j, toff);
   for (int64_t r = begin; r < end; r++) {
     int64_t n = r / j->OH, oh = r % j->OH, ih0 = oh * j->sh - j->pt;
     float *orow = dst + (r - begin) * OW * Cout;
@@ -366,9 +450,21 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
         ow++;
         continue;
       }
-      int64_t npx = ow + 4 <= OW && iw0 + 3 * j->sw + span < W ? 4 : 1;
+      /* the most pixels (wide: 8, 4, 2, 1; else 4 or 1) whose windows all lie inside the input */
+      int64_t npx = wide ? 8 : ow + 4 <= OW && iw0 + 3 * j->sw + span < W ? 4 : 1;
+      while (wide && npx > 1 && (ow + npx > OW || iw0 + (npx - 1) * j->sw + span >= W)) npx >>= 1;
       const float *px = in + ((n * j->H + ih0) * W + iw0) * C; /* the window's origin */
-      for (int64_t cb = 0; cb < Cv; cb += 16) {
+      if (wide) {
+        float *o = orow + ow * Cout;
+        for (int64_t cb = 0; cb < Cv; cb += 32) { /* 32 channels at a time, then maybe 16 */
+          const float *bb = j->bias ? j->bias + cb : NULL;
+          if (cb + 32 <= Cv)
+            direct_blocks16(px, step, toff, K, f + cb, Cout, bb, act, o + cb, npx, 2);
+          else
+            direct_blocks16(px, step, toff, K, f + cb, Cout, bb, act, o + cb, npx, 1);
+        }
+      }
+      for (int64_t cb = 0; cb < (wide ? 0 : Cv); cb += 16) {
         float *o = orow + ow * Cout + cb;
         if (npx == 4) {
           v8f a00 = {0}, a01 = {0}, a10 = {0}, a11 = {0}, a20 = {0}, a21 = {0}, a30 = {0}, a31 = {0};
@@ -420,11 +516,115 @@ static inline __attribute__((always_inline)) void direct_body(const conv_job *j,
   }
 }
 
+/* A fused 2x2 / stride 2 MaxPool over 32 or 16 channels (V vectors) of NP pooled pixels (2 or 1)
+ * whose 2 x 2*NP conv pixels all have whole windows: the conv pixels' sums as direct_block16's
+ * (row 0 at px, row 1 at px + rstep), each with the bias and Relu / Relu6, then each window's
+ * maximum in pooled_body's order (row 0 then row 1, left to right; -FLT_MAX then "greater wins":
+ * x86's max returns its second operand unless the first is greater, so a NaN never wins). */
+static inline __attribute__((always_inline)) void pool_block16(const float *px, int64_t step, int64_t rstep,
+                                                               const int64_t *toff, int64_t K, const float *f,
+                                                               int64_t Cout, const float *bias, int act, float *o,
+                                                               int NP, int V) {
+  v16f a[8][2]; /* pixel p: row p / (2 NP), column p % (2 NP) */
+  const int PW = 2 * NP;
+  block16_sums(a, px, step, rstep, toff, K, f, Cout, 4 * NP, PW, V);
+#pragma GCC unroll 2
+  for (int v = 0; v < V; v++) {
+#pragma GCC unroll 2
+    for (int q = 0; q < NP; q++) {
+      v16f m = V16_SPLAT(-FLT_MAX);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; k++) {
+        v16f r = a[(k >> 1) * PW + 2 * q + (k & 1)][v];
+        V16_EPILOGUE(r, bias, v, act);
+        v16i gt = r > m;
+        m = (v16f)(((v16i)r & gt) | ((v16i)m & ~gt));
+      }
+      memcpy(o + q * Cout + 16 * v, &m, sizeof m);
+    }
+  }
+}
+
+/* Channels [co0, Cout) of pooled pixel (n, ph, pw) of a 2x2 / stride 2 VALID pool: its 4 conv
+ * pixels through direct_pixel into tmp (4 * Cout floats), then the maximum as pooled_body takes it.
+ * Inlined into the clone, so that its sums are FMAs as direct_body's clipped pixels are. */
+static inline __attribute__((always_inline)) void pool_pixel_slow(const conv_job *j, int64_t n, int64_t ph, int64_t pw, int64_t co0, float *tmp, float *o) {
+  const float *in = (const float *)j->in, *f = (const float *)j->filt;
+  for (int k = 0; k < 4; k++) {
+    int64_t oh = 2 * ph + (k >> 1), ow = 2 * pw + (k & 1);
+    direct_pixel(j, in, f, tmp + k * j->Cout, n, oh * j->sh - j->pt, ow * j->sw - j->pl, co0);
+  }
+  for (int64_t c = co0; c < j->Cout; c++) {
+    float m = -FLT_MAX;
+    for (int k = 0; k < 4; k++) {
+      float q = tmp[k * j->Cout + c];
+      m = q > m ? q : m;
+    }
+    o[c] = m;
+  }
+}
+
+/* Whether pooled_body can pool this job in registers (AVX-512 clone): a 2x2 / stride 2 pool whose
+ * windows all lie inside the conv output (VALID, or SAME over even sizes), after Relu, Relu6 or no
+ * activation (the others run over finished rows). */
+static inline int pool2x2_fast(const conv_job *j) {
+  const sm__nn_pool_fuse *f = j->pool;
+  return f->kh == 2 && f->kw == 2 && f->sh == 2 && f->sw == 2 && j->ppt == 0 && j->ppl == 0 &&
+         2 * j->pOH <= j->OH && 2 * j->pOW <= j->OW &&
+         (j->act == SM_NN_ACT_NONE || j->act == SM_NN_ACT_RELU || j->act == SM_NN_ACT_RELU6);
+}
+
+/* Pooled row p = n*pOH + ph of pool2x2_fast's pool: pooled pixels whose conv windows
+ * are all inside the input through pool_block16, the others and the channels past the last 16
+ * through pool_pixel_slow. */
+static inline __attribute__((always_inline)) void pooled_row16(const conv_job *j, int64_t p, const int64_t *toff,
+                                                               int64_t K, float *tmp) {
+  const float *in = (const float *)j->in, *f = (const float *)j->filt;
+  const int64_t C = j->C, Cout = j->Cout, W = j->W, pOW = j->pOW, Cv = Cout & ~(int64_t)15;
+  const int64_t span = (j->KW - 1) * j->dw, step = j->sw * C, rstep = j->sh * W * C;
+  const int act = j->act;
+  int64_t n = p / j->pOH, ph = p % j->pOH, ih0 = 2 * ph * j->sh - j->pt;
+  /* both conv rows' windows inside the input vertically */
+  int full_rows = ih0 >= 0 && ih0 + j->sh + (j->KH - 1) * j->dh < j->H;
+  float *orow = j->pout + p * pOW * Cout;
+  for (int64_t pw = 0; pw < pOW;) {
+    int64_t iw0 = 2 * pw * j->sw - j->pl;
+    int np = !full_rows || iw0 < 0                                    ? 0
+             : pw + 2 <= pOW && iw0 + 3 * j->sw + span < W ? 2
+             : iw0 + j->sw + span < W                         ? 1
+                                                                      : 0;
+    float *o = orow + pw * Cout;
+    if (!np) {
+      pool_pixel_slow(j, n, ph, pw, 0, tmp, o);
+      pw++;
+      continue;
+    }
+    const float *px = in + ((n * j->H + ih0) * W + iw0) * C;
+    for (int64_t cb = 0; cb < Cv; cb += 32) { /* 32 channels at a time, then maybe 16 */
+      const float *bb = j->bias ? j->bias + cb : NULL;
+      int v2 = cb + 32 <= Cv;
+      if (np == 2 && v2)
+        pool_block16(px, step, rstep, toff, K, f + cb, Cout, bb, act, o + cb, 2, 2);
+      else if (np == 2)
+        pool_block16(px, step, rstep, toff, K, f + cb, Cout, bb, act, o + cb, 2, 1);
+      else if (v2)
+        pool_block16(px, step, rstep, toff, K, f + cb, Cout, bb, act, o + cb, 1, 2);
+      else
+        pool_block16(px, step, rstep, toff, K, f + cb, Cout, bb, act, o + cb, 1, 1);
+    }
+    if (Cv < Cout)
+      for (int q = 0; q < np; q++) pool_pixel_slow(j, n, ph, pw + q, Cv, tmp, o + q * Cout);
+    pw += np;
+  }
+}
+
 /* Pooled output rows p = n*pOH + ph in [begin, end) of a fused MaxPool: the conv rows under
  * the window row (at most kh, never shared with the next window row since sh >= kh) go to a
  * scratch of a few KB, then each window's maximum, with nn_pool.c's rule (windows clipped to the
  * conv output, -FLT_MAX then "greater wins", so a NaN never propagates), to pout. */
-static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64_t begin, int64_t end) {
+/* wide (a constant, the AVX-512 clones): direct_body's 16-channel blocks, and a 2x2 / stride 2 pool
+ * in registers where pool2x2_fast says it can */
+static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64_t begin, int64_t end, int wide) {
   const sm__nn_pool_fuse *f = j->pool;
   const int64_t OH = j->OH, OW = j->OW, Cout = j->Cout, pOH = j->pOH, pOW = j->pOW;
   int64_t maxr = f->kh < OH ? f->kh : OH;
@@ -433,12 +633,20 @@ static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
   }
+  if (wide && pool2x2_fast(j)) {
+    int64_t toff[DIRECT_MAX_K], K = direct_taps(j, toff);
+    for (int64_t p = begin; p < end; p++) pooled_row16(j, p, toff, K, buf);
+    sm__free(buf);
+    return;
+  }
   for (int64_t p = begin; p < end; p++) {
     int64_t n = p / pOH, ph = p % pOH;
     int64_t hs = ph * f->sh - j->ppt, he = hs + f->kh;
     if (hs < 0) hs = 0;
     if (he > OH) he = OH;
-    if (hs < he) direct_body(j, n * OH + hs, n * OH + he, buf);
+    if (hs < he) {
+      direct_body(j, n * OH + hs, n * OH + he, buf, wide);
+    }
     float *o = j->pout + p * pOW * Cout;
     for (int64_t pw = 0; pw < pOW; pw++, o += Cout) {
       int64_t ws = pw * f->sw - j->ppl, we = ws + f->kw;
@@ -483,11 +691,15 @@ static inline __attribute__((always_inline)) void pooled_body(conv_job *j, int64
   sm__free(buf);
 }
 
-static void direct_rows_base(void *ctx, int64_t begin, int64_t end) {
-  conv_job *j = ctx;
-  direct_body(j, begin, end, (float *)j->out + begin * j->OW * j->Cout);
-}
-static void pooled_rows_base(void *ctx, int64_t begin, int64_t end) { pooled_body(ctx, begin, end); }
+/* direct_rows_SUF / pooled_rows_SUF: direct_body / pooled_body compiled with ATTR (a target clone
+ * or nothing), 16-channel blocks or not (WIDE). */
+#define DIRECT_CLONES(ATTR, SUF, WIDE)                                                  \
+  ATTR static void direct_rows_##SUF(void *ctx, int64_t begin, int64_t end) {          \
+    conv_job *j = ctx;                                                                 \
+    direct_body(j, begin, end, (float *)j->out + begin * j->OW * j->Cout, WIDE);       \
+  }                                                                                    \
+  ATTR static void pooled_rows_##SUF(void *ctx, int64_t begin, int64_t end) { pooled_body(ctx, begin, end, WIDE); }
+DIRECT_CLONES(, base, 0)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DIRECT_AVX2 1
@@ -500,13 +712,15 @@ static void pooled_rows_base(void *ctx, int64_t begin, int64_t end) { pooled_bod
 #else
 #define AVX2_FN __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
 #endif
-AVX2_FN static void direct_rows_avx2(void *ctx, int64_t begin, int64_t end) {
-  conv_job *j = ctx;
-  direct_body(j, begin, end, (float *)j->out + begin * j->OW * j->Cout);
-}
-AVX2_FN static void pooled_rows_avx2(void *ctx, int64_t begin, int64_t end) {
-  pooled_body(ctx, begin, end);
-}
+DIRECT_CLONES(AVX2_FN, avx2, 0)
+/* The AVX-512 clones: 16 channels to a vector (direct_block16, pool_block16), the same bits as the
+ * AVX2 clones'. */
+#if defined(__clang__)
+#define AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+#else
+#define AVX512_FN __attribute__((target("avx512f,avx2,fma"), optimize("fp-contract=fast")))
+#endif
+DIRECT_CLONES(AVX512_FN, avx512, 1)
 /* Depthwise float: the same loops, 8-wide FMA over the channels. */
 AVX2_FN static void depthwise_rows_avx2(void *ctx, int64_t begin, int64_t end) {
   conv_job *j = ctx;
@@ -516,17 +730,21 @@ AVX2_FN static void depthwise_rows_avx2(void *ctx, int64_t begin, int64_t end) {
 #endif
 
 typedef void (*rows_fn)(void *ctx, int64_t begin, int64_t end);
-/* The AVX2+FMA clone of direct_rows / pooled_rows (pooled 1) / float depthwise_rows (pooled 2)
- * where the CPU has it. */
+/* The AVX-512 or AVX2+FMA clone of direct_rows / pooled_rows (pooled 1), the AVX2+FMA one of
+ * float depthwise_rows (pooled 2), where the CPU has it. SM_NN_DIRECT_AVX512=0 (bench/'s A/B
+ * switch, read once here) keeps the AVX2 clones on an AVX-512 CPU. */
 static rows_fn direct_pick(int pooled) {
 #ifdef DIRECT_AVX2
-  static int have = -1; /* computed once; a race only computes it twice */
+  static int have = -1; /* computed once (1 AVX2, 2 AVX-512 too); a race only computes it twice */
   int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
   if (h < 0) {
     __builtin_cpu_init();
     h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const char *e = getenv("SM_NN_DIRECT_AVX512");
+    if (h && __builtin_cpu_supports("avx512f") && !(e && !strcmp(e, "0"))) h = 2;
     __atomic_store_n(&have, h, __ATOMIC_RELAXED);
   }
+  if (h == 2 && pooled != 2) return pooled ? pooled_rows_avx512 : direct_rows_avx512;
   if (h) return pooled == 2 ? depthwise_rows_avx2 : pooled ? pooled_rows_avx2 : direct_rows_avx2;
 #endif
   return pooled == 2 ? depthwise_rows : pooled ? pooled_rows_base : direct_rows_base;

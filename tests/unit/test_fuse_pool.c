@@ -6,7 +6,9 @@
  * the pooled output is also checked against a naive max over the Relu output here. Geometries cover the direct path (Cout >= 16, with and
  * without a channel tail), the im2col fallback (Cout < 16), VALID and SAME pools, strides above
  * the window, overlapping windows (not fused, still right), batch 1 and several images, NaN
- * inputs, the thread pool on and off, and a pool that cannot fit (error, no crash). */
+ * inputs, the thread pool on and off, and a pool that cannot fit (error, no crash); on an AVX-512
+ * CPU also the 2x2 / stride 2 pool taken in registers (nn_conv.c pool_block16) next to the pixels
+ * it leaves to direct_pixel (SAME borders, channel tails). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -146,6 +148,15 @@ int main(void) {
       /* stride above the window; window larger than the conv output */
       {2, 12, 12, 1, 3, 3, 16, 1, 1, "VALID", 2, 2, 3, 3, "VALID", 1, 0},
       {1, 6, 6, 1, 3, 3, 16, 1, 1, "VALID", 5, 5, 5, 5, "SAME", 1, 0},
+      /* the 2x2 pool in registers (AVX-512 CPUs): 32 + 16 channels with SAME borders (those pooled
+       * pixels the slow way) and an odd pooled width; 32 + a tail of 8, no Relu, NaNs; 16 channels
+       * after a strided conv; 64 and 32 channels, SAME (corner pixels the slow way), NaNs */
+      {2, 16, 19, 2, 3, 3, 48, 1, 1, "SAME", 2, 2, 2, 2, "VALID", 1, 0},
+      {2, 20, 23, 1, 3, 3, 40, 1, 1, "VALID", 2, 2, 2, 2, "VALID", 0, 1},
+      {1, 30, 31, 3, 3, 3, 16, 2, 2, "VALID", 2, 2, 2, 2, "VALID", 1, 0},
+      {3, 14, 14, 1, 3, 3, 64, 1, 1, "SAME", 2, 2, 2, 2, "VALID", 1, 1},
+      {1, 14, 14, 1, 3, 3, 32, 1, 1, "SAME", 2, 2, 2, 2, "VALID", 1, 1},
+      {2, 15, 16, 1, 3, 3, 32, 1, 1, "VALID", 2, 2, 2, 2, "SAME", 1, 0}, /* 13x14: SAME pads the bottom only */
       /* overlapping windows (3x3/2): not fused, still right */
       {2, 15, 15, 1, 3, 3, 32, 1, 1, "VALID", 3, 3, 2, 2, "VALID", 1, 0},
       /* im2col fallback: Cout < 16, and a long patch (K > 64) */

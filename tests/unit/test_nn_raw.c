@@ -174,6 +174,7 @@ int main(void) {
     check_conv(tp, 2, 11, 13, 3, 3, 3, 20, 1, 1, 1, 1, SM_NN_ACT_RELU6);
     check_conv(tp, 3, 9, 10, 1, 3, 3, 32, 2, 1, 1, 0, SM_NN_ACT_RELU);
     check_conv(tp, 1, 6, 7, 2, 2, 3, 17, 1, 2, 0, 1, SM_NN_ACT_NONE);
+    check_conv(tp, 2, 9, 17, 1, 3, 3, 48, 1, 1, 1, 1, SM_NN_ACT_RELU6); /* 16-channel vectors: 32 + 16 */
     for (int ta = 0; ta < 2; ta++)
       for (int tb = 0; tb < 2; tb++) {
         check_matmul(tp, ta, tb, 7, 5, 3, 1, SM_NN_ACT_RELU, 0);

@@ -554,6 +554,13 @@ int main(void) {
   variable_weights("BatchMatMulV2");
   concurrent_runs(0);
   concurrent_runs(1);
+  /* the direct path's 16-channel-vector clone (AVX-512 CPUs): blocks of 8, 4, 2 and 1 pixels
+   * (OW 15), 32 + 16 channels, 32 + 16 + a tail of 8, 64; SAME borders, strides, dilation (last,
+   * so that the random inputs of the cases above stay as they were) */
+  conv_vs_naive(2, 9, 17, 2, 3, 3, 2, 48, 1, 1, 1, 1, 0, 0);
+  conv_vs_naive(2, 11, 15, 1, 3, 3, 1, 56, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 13, 29, 3, 3, 3, 3, 64, 2, 2, 1, 1, 1, 0);
+  conv_vs_naive(2, 12, 21, 1, 3, 3, 1, 16, 1, 1, 2, 2, 0, 0);
   printf("%zu TensorFlow cases, naive comparisons and bad-attr checks run\n", sizeof nn_cases / sizeof *nn_cases);
   TEST_MAIN_END();
 }
