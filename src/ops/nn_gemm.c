@@ -6,8 +6,19 @@
  * from the tensor, and multiplied in registers (4 rows x 16 columns of accumulators, k in slices). Eight-lane
  * GCC/Clang vectors, with an AVX2+FMA clone picked at run time as nn_conv.c's direct convolution
  * does. Each C element is the sum over k in order (one rounding per step, or per FMA in the
- * clone; a slice's partial sum goes through C unchanged): within an ulp or so of OpenBLAS's order, as any two BLAS builds are. */
+ * clone; a slice's partial sum goes through C unchanged): within an ulp or so of OpenBLAS's order, as any two BLAS builds are.
+ *
+ * Also sm__nn_sgemv_narrow (nn_raw.h): one row times a B of at most 128 columns (a batch-1 Dense:
+ * the seed CNN's 5408 x 64), AVX-512 only: all of y stays in registers while B streams through once
+ * with aligned loads whatever B's alignment (gemv_flat). From L2 on this project's Xeon: 8-9 us
+ * against OpenBLAS sgemv's 11.6-13 us for 5408 x 64 (bench/RESULTS.md, 2026-12-02, h7). Each y is
+ * the sum over k in two interleaved chains (even and odd rows), then the two added. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 #include "ops/nn_internal.h"
 
@@ -98,4 +109,150 @@ void sm__nn_sgemm_small(int64_t m, int64_t n0, int64_t n1, int64_t k, const floa
   }
 #endif
   gemm_base(m, n0, n1, k, a, lda, b, ldb, c, ldc);
+}
+
+/* ---- one row, narrow B (AVX-512) ------------------------------------------------------------- */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GEMV_AVX512 __attribute__((target("avx512f")))
+
+/* y[0..n) = x[0..k) B (+ y when acc), n in (16 (NV - 1), 16 NV]: NV vectors of accumulators; with
+ * NV <= 4 two chains (even and odd k, added at the end) so that the FMAs' latency never waits. */
+static inline __attribute__((always_inline)) GEMV_AVX512 void gemv_nv(int64_t k, int64_t n, const float *x,
+                                                                       const float *b, int64_t ldb, float *y,
+                                                                       int acc, int NV) {
+  __m512 a[8], c[4];
+  const __mmask16 last = (__mmask16)(n % 16 ? (1u << (n % 16)) - 1 : 0xffffu);
+#define GEMV_LD(row, v) ((v) == NV - 1 ? _mm512_maskz_loadu_ps(last, (row) + 16 * (v)) : _mm512_loadu_ps((row) + 16 * (v)))
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; v++) a[v] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+  for (int v = 0; v < 4; v++) c[v] = _mm512_setzero_ps();
+  int64_t p = 0;
+  if (NV <= 4)
+    for (; p + 2 <= k; p += 2) {
+      const float *r0 = b + p * ldb, *r1 = r0 + ldb;
+      __m512 x0 = _mm512_set1_ps(x[p]), x1 = _mm512_set1_ps(x[p + 1]);
+#pragma GCC unroll 4
+      for (int v = 0; v < (NV <= 4 ? NV : 4); v++) {
+        a[v] = _mm512_fmadd_ps(x0, GEMV_LD(r0, v), a[v]);
+        c[v] = _mm512_fmadd_ps(x1, GEMV_LD(r1, v), c[v]);
+      }
+    }
+  for (; p < k; p++) {
+    const float *r0 = b + p * ldb;
+    __m512 x0 = _mm512_set1_ps(x[p]);
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) a[v] = _mm512_fmadd_ps(x0, GEMV_LD(r0, v), a[v]);
+  }
+#undef GEMV_LD
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; v++) {
+    __m512 r = NV <= 4 && v < 4 ? _mm512_add_ps(a[v], c[v]) : a[v];
+    __mmask16 m = v == NV - 1 ? last : (__mmask16)0xffffu;
+    if (acc) r = _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + 16 * v), r);
+    _mm512_mask_storeu_ps(y + 16 * v, m, r);
+  }
+}
+
+/* gemv_nv for a B whose rows are contiguous (ldb == n == 16 NV) and which starts h floats (1..15)
+ * before a 64-byte boundary, as tensors do (16-byte aligned): so that no load straddles two cache
+ * lines (that took the seed CNN's 5408 x 64 from ~9 to ~13.5 us), every load is aligned. The vector
+ * of row p at b + h + p n + 16 v holds columns h + 16 v + l (lane l) of row p, except that in the
+ * last one (v = NV - 1) lanes 16 - h .. 15 are columns 0 .. h - 1 of row p + 1: that vector is
+ * multiplied by x[p] in its low lanes and x[p + 1] in the others, and the sums are rotated back to
+ * column order at the end. Rows alternate between two sets of accumulators. */
+static inline __attribute__((always_inline)) GEMV_AVX512 void gemv_flat(int64_t k, const float *x, const float *b,
+                                                                         float *y, int acc, int h, int NV) {
+  __m512 a[2][8];
+  const __mmask16 next = (__mmask16)(0xffffu << (16 - h)); /* lanes of the next row */
+  const float *base = b + h;                                /* 64-byte aligned */
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; v++) a[0][v] = a[1][v] = _mm512_setzero_ps();
+  /* row 0's columns 0 .. h - 1: the upper lanes of the vector before base */
+  a[1][NV - 1] = _mm512_fmadd_ps(_mm512_set1_ps(x[0]), _mm512_maskz_load_ps(next, base - 16), a[1][NV - 1]);
+#define GEMV_ROW(c, p)                                                                                       \
+  do {                                                                                                       \
+    const float *r_ = base + (p) * 16 * NV;                                                                  \
+    __m512 xk_ = _mm512_set1_ps(x[p]);                                                                       \
+    for (int v = 0; v < NV - 1; v++) a[c][v] = _mm512_fmadd_ps(xk_, _mm512_load_ps(r_ + 16 * v), a[c][v]); \
+    __m512 xm_ = _mm512_mask_blend_ps(next, xk_, _mm512_set1_ps(x[(p) + 1]));                                \
+    a[c][NV - 1] = _mm512_fmadd_ps(xm_, _mm512_load_ps(r_ + 16 * (NV - 1)), a[c][NV - 1]);                   \
+  } while (0)
+  int64_t p = 0;
+  for (; p + 2 < k; p += 2) { /* rows p, p + 1 < k - 1: x[p + 2] exists */
+    GEMV_ROW(0, p);
+    GEMV_ROW(1, p + 1);
+  }
+  if (p + 1 < k) {
+    GEMV_ROW(0, p);
+    p++;
+  }
+#undef GEMV_ROW
+  { /* the last row: its last vector's upper lanes lie past the end of B */
+    const float *r = base + p * 16 * NV;
+    __m512 xk = _mm512_set1_ps(x[p]);
+    for (int v = 0; v < NV - 1; v++) a[1][v] = _mm512_fmadd_ps(xk, _mm512_load_ps(r + 16 * v), a[1][v]);
+    a[1][NV - 1] = _mm512_fmadd_ps(xk, _mm512_maskz_load_ps((__mmask16)~next, r + 16 * (NV - 1)), a[1][NV - 1]);
+  }
+  /* column 16 u + t: lane t - h of sum u for t >= h, else lane t + 16 - h of sum u - 1 (mod NV) */
+  const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                       _mm512_set1_epi32(16 - h));
+  __m512 sum[8];
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; v++) sum[v] = _mm512_add_ps(a[0][v], a[1][v]);
+#pragma GCC unroll 8
+  for (int u = 0; u < NV; u++) {
+    __m512 r = _mm512_permutex2var_ps(sum[(u + NV - 1) % NV], idx, sum[u]);
+    if (acc) r = _mm512_add_ps(_mm512_loadu_ps(y + 16 * u), r);
+    _mm512_storeu_ps(y + 16 * u, r);
+  }
+}
+
+GEMV_AVX512 static void gemv_avx512(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y,
+                                    int acc) {
+  int h = (int)((16 - ((uintptr_t)b >> 2)) & 15);
+  if (ldb == n && n % 16 == 0 && h && !((uintptr_t)b & 3)) {
+    switch (n / 16) {
+      case 1: gemv_flat(k, x, b, y, acc, h, 1); return;
+      case 2: gemv_flat(k, x, b, y, acc, h, 2); return;
+      case 3: gemv_flat(k, x, b, y, acc, h, 3); return;
+      case 4: gemv_flat(k, x, b, y, acc, h, 4); return;
+      case 5: gemv_flat(k, x, b, y, acc, h, 5); return;
+      case 6: gemv_flat(k, x, b, y, acc, h, 6); return;
+      case 7: gemv_flat(k, x, b, y, acc, h, 7); return;
+      default: gemv_flat(k, x, b, y, acc, h, 8); return;
+    }
+  }
+  switch ((n + 15) / 16) {
+    case 1: gemv_nv(k, n, x, b, ldb, y, acc, 1); break;
+    case 2: gemv_nv(k, n, x, b, ldb, y, acc, 2); break;
+    case 3: gemv_nv(k, n, x, b, ldb, y, acc, 3); break;
+    case 4: gemv_nv(k, n, x, b, ldb, y, acc, 4); break;
+    case 5: gemv_nv(k, n, x, b, ldb, y, acc, 5); break;
+    case 6: gemv_nv(k, n, x, b, ldb, y, acc, 6); break;
+    case 7: gemv_nv(k, n, x, b, ldb, y, acc, 7); break;
+    default: gemv_nv(k, n, x, b, ldb, y, acc, 8); break;
+  }
+}
+#endif
+
+/* SM_NN_GEMV_NARROW=0 (bench/'s A/B switch) leaves every one-row product to OpenBLAS; read once */
+int sm__nn_sgemv_narrow(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc) {
+#ifdef GEMV_AVX512
+  static int have = -1; /* computed once; a race only computes it twice */
+  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+  if (h < 0) {
+    __builtin_cpu_init();
+    const char *e = getenv("SM_NN_GEMV_NARROW");
+    h = __builtin_cpu_supports("avx512f") && !(e && !strcmp(e, "0"));
+    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+  }
+  if (h && n > 0 && n <= 128 && k > 0) {
+    gemv_avx512(k, n, x, b, ldb, y, acc);
+    return 1;
+  }
+#else
+  (void)k, (void)n, (void)x, (void)b, (void)ldb, (void)y, (void)acc;
+#endif
+  return 0;
 }

@@ -73,11 +73,14 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
            * y is zeroed and beta is 1 so that an uninitialised output never meets beta = 0. */
           const float *a = (const float *)j->A + ao + a_row, *B = (const float *)j->B + bo;
           int inca = j->ta ? (int)M : 1;
-          if (!j->accumulate) memset(c, 0, (size_t)N * sizeof *c);
-          if (j->tb)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, 1.0f, B, (int)K, a, inca, 1.0f, c, 1);
-          else
-            cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, 1.0f, B, (int)N, a, inca, 1.0f, c, 1);
+          /* a narrow B (at most 128 columns, nn_gemm.c): all of y in registers */
+          if (j->tb || inca != 1 || !sm__nn_sgemv_narrow(K, N, a, B, N, c, j->accumulate)) {
+            if (!j->accumulate) memset(c, 0, (size_t)N * sizeof *c);
+            if (j->tb)
+              cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, 1.0f, B, (int)K, a, inca, 1.0f, c, 1);
+            else
+              cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, 1.0f, B, (int)N, a, inca, 1.0f, c, 1);
+          }
           if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, N, j->bias, j->act, j->alpha);
           break;
         }

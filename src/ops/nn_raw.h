@@ -46,6 +46,10 @@ sm_status *sm__nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int
                             const float *filter, int64_t kh, int64_t kw, int64_t cout, int64_t sh, int64_t sw,
                             int same, const float *bias, int act, float *y);
 
+/* y[0..n) = x[0..k) B[k, n] (row-major, leading dim ldb; + y when acc) where the CPU has AVX-512
+ * and 0 < n <= 128, k > 0 (nn_gemm.c): 1 when done, 0 when the caller must (OpenBLAS's sgemv). */
+int sm__nn_sgemv_narrow(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc);
+
 /* C [m,n] = op(A) op(B) (+ bias [n]) (then act), op = transpose when trans_* is set: A is [m,k]
  * (or [k,m] transposed), B is [k,n] (or [n,k]). accumulate=1 adds into C instead (no bias/act
  * then). Split over the pool by rows of C. */

@@ -111,6 +111,32 @@ static void check_matmul(sm_threadpool *pool, int ta, int tb, int64_t m, int64_t
   free(a), free(b), free(bias), free(c), free(e);
 }
 
+/* sm__nn_sgemv_narrow (nn_gemm.c, AVX-512 CPUs; elsewhere it declines and nothing is checked):
+ * y = x B against double sums, B at every offset from a 64-byte boundary (the aligned-loads path
+ * for contiguous rows of 16 n columns, the plain one otherwise), with and without accumulating. */
+static void check_gemv_narrow(int64_t k, int64_t n, int64_t ldb, int acc) {
+  size_t bytes = sizeof(float) * (size_t)(k * ldb + 16); /* room for any offset; a multiple of 64 */
+  float *x = malloc(sizeof(float) * (size_t)k), *mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  float y[128], e[128];
+  fill(x, k);
+  for (int off = 0; off < 16; off++) {
+    float *b = mem + off;
+    fill(b, k * ldb);
+    for (int64_t j = 0; j < n; j++) {
+      y[j] = acc ? 0.25f * (float)j - 3.0f : 1e30f;
+      double s_ = acc ? y[j] : 0;
+      for (int64_t q = 0; q < k; q++) s_ += (double)x[q] * b[q * ldb + j];
+      e[j] = (float)s_;
+    }
+    if (!sm__nn_sgemv_narrow(k, n, x, b, ldb, y, acc)) break; /* no AVX-512 */
+    char what[128];
+    snprintf(what, sizeof what, "gemv narrow k%lld n%lld ldb%lld acc%d offset %d", (long long)k, (long long)n,
+             (long long)ldb, acc, off);
+    CHECK(close_all(y, e, n, what));
+  }
+  free(x), free(mem);
+}
+
 static void check_maxpool(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
                           int64_t sh, int64_t sw, int same, int ties) {
   int64_t oh, ow;
@@ -188,6 +214,18 @@ int main(void) {
     check_maxpool(tp, 2, 7, 7, 3, 3, 3, 2, 2, 1, 1);
     check_maxpool(tp, 3, 9, 6, 5, 2, 3, 1, 2, 1, 1);
     check_maxpool(tp, 64, 16, 16, 8, 2, 2, 2, 2, 0, 1);
+  }
+  /* one row times a narrow B: the seed CNN's Dense (5408 x 64), widths with and without a masked
+   * tail, one row of B, an odd count of rows, a leading dimension past n (not contiguous) */
+  for (int acc = 0; acc < 2; acc++) {
+    check_gemv_narrow(5408, 64, 64, acc);
+    check_gemv_narrow(77, 16, 16, acc);
+    check_gemv_narrow(3, 128, 128, acc);
+    check_gemv_narrow(1, 48, 48, acc);
+    check_gemv_narrow(2, 112, 112, acc);
+    check_gemv_narrow(64, 10, 10, acc);
+    check_gemv_narrow(33, 100, 100, acc);
+    check_gemv_narrow(9, 32, 40, acc);
   }
   /* an empty window dimension (zero-size filter): y = act(bias) */
   float x[4] = {1, 2, 3, 4}, b[2] = {-1, 2}, y[8];
