@@ -1,7 +1,8 @@
 /* grpc_server.c - TF Serving's gRPC endpoint over gRPC core (grpc_server.h).
  *
- * One completion queue served by N worker threads, at most one per core polling it at a time
- * (take_turn; SM_GRPC_POLLERS=n overrides that for A/B runs). TF Serving's methods are registered with
+ * One completion queue served by N worker threads: one of them polls it while the recent calls
+ * run short, one per core while they run long (take_turn, pollers; SM_GRPC_POLLERS=n fixes n
+ * for A/B runs). TF Serving's methods are registered with
  * gRPC so that a call arrives with its request message (GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER),
  * N calls of each kept requested; other methods (answered UNIMPLEMENTED) come through
  * grpc_server_request_call, N of them requested too. A call walks these states, one
@@ -28,6 +29,7 @@
 #include <grpc/support/time.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +69,11 @@ struct sm_grpc_server {
   sm_rest *rest;
   int port;
   int nthreads;
-  int max_pollers;    /* workers waiting in the completion queue at once */
+  int max_pollers;    /* workers waiting in the completion queue at once; 0: pollers() decides */
+  int ncpu;           /* pollers while runs are long: one per core (at most nthreads) */
   int handoff;        /* runs may block (calls_may_block): wake an idle worker when no one polls */
+  _Atomic int64_t run_us; /* recent runs' wall time, us (moving average over ~8 runs) */
+  _Atomic int64_t slow_until; /* monotonic us: one poller per core until then (a SLOW_RUN_US run) */
   int polling;        /* under mu: workers in grpc_completion_queue_next */
   int idle;           /* under mu: workers waiting for their turn to poll */
   int cq_down;        /* under mu: the queue has shut down */
@@ -135,6 +140,11 @@ static void start_recv(gcall *c) {
   if (grpc_call_start_batch(c->call, &op, 1, c, NULL) != GRPC_CALL_OK) call_free(c);
 }
 
+/* Recent runs (their moving average) this long or longer are run by several workers at once: one
+ * poller per core (take_turn); so is every run for SLOW_HOLD_US after one of SLOW_RUN_US. */
+enum { LONG_RUN_US = 20, SLOW_RUN_US = 5000 };
+#define SLOW_HOLD_US ((int64_t)10 * 1000000)
+
 static void respond(sm_grpc_server *g, gcall *c) {
   sm_grpc_reply rep;
   char method[256];
@@ -160,7 +170,11 @@ static void respond(sm_grpc_server *g, gcall *c) {
         grpc_byte_buffer_reader_destroy(&rd);
       }
     }
+    int64_t t0 = sm_monotonic_us();
     sm__grpc_api_call(g->rest, method, GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), deadline_of(c), &rep);
+    int64_t dt = sm_monotonic_us() - t0, avg = atomic_load_explicit(&g->run_us, memory_order_relaxed);
+    atomic_store_explicit(&g->run_us, avg + (dt - avg) / 8, memory_order_relaxed); /* a lost update is harmless */
+    if (dt >= SLOW_RUN_US) atomic_store_explicit(&g->slow_until, t0 + dt + SLOW_HOLD_US, memory_order_relaxed);
     grpc_slice_unref(all);
   }
   grpc_op ops[4];
@@ -187,17 +201,36 @@ static void respond(sm_grpc_server *g, gcall *c) {
 }
 
 /* Workers poll the queue in turns, as gRPC C++'s synchronous server does (its ThreadManager):
- * at most max_pollers of them wait in grpc_completion_queue_next, the rest wait on `turn`. A
- * worker that takes an event runs it and goes back to polling; an idle worker is woken only when
- * no one is left polling and the event just taken may block (may_block: a run waiting for its
- * batch, a reload). Waking one for every run that only computes cost a futex wake and a context
- * switch every few calls (futex calls per Predict 0.5 against 0.1; SM_GRPC_HANDOFF=1 wakes as
- * before, for A/B runs: bench/ab_grpc.sh, bench/RESULTS.md).
- * With every worker polling, each event made gRPC hand the poll over to another worker (futex
- * wakes and context switches per call). */
+ * at most pollers() of them wait in grpc_completion_queue_next, the rest wait on `turn`. A
+ * worker that takes an event runs it and goes back to polling; an idle worker is woken when no
+ * one is left polling and the event just taken may block (may_block: a run waiting for its batch,
+ * a reload), or when pollers() has grown. Waking one for every run that only computes cost a
+ * futex wake and a context switch every few calls (futex calls per Predict 0.5 against 0.1;
+ * SM_GRPC_HANDOFF=1 wakes as before, for A/B runs: bench/ab_grpc.sh, bench/RESULTS.md).
+ *
+ * Runs shorter than LONG_RUN_US (their recent moving average) are cheaper back to back on one
+ * poller: gRPC core's epoll engine lets one thread at a time wait in epoll, so with two pollers
+ * each event taken hands that wait to the other (a futex wake and a context switch each side,
+ * often an eventfd kick; at one connection 4-5 futex calls and 4-5 switches per call against 0 and 1,
+ * server CPU 24-68 against 14-17 us per half_plus_two call; at 32 connections 25-37 against 15-23
+ * us, requests/s the same or better: bench/RESULTS.md, 2026-12-02 18:45). Longer runs (the seed
+ * CNN, 30-200 us) gain more from running two at once than the hand-offs cost: one poller per core.
+ * A single poller stops polling while it runs a call, so a run of SLOW_RUN_US or more (a large
+ * model among small ones; longer than a small call preempted for a time slice) also keeps one
+ * poller per core for SLOW_HOLD_US after it: only the first such run after a quiet spell holds
+ * the other calls up. */
+
+/* How many workers may poll at once: max_pollers when set (SM_GRPC_POLLERS), else one while the
+ * recent runs are short and one per core while they take LONG_RUN_US or more, or after a slow run. */
+static int pollers(const sm_grpc_server *g) {
+  if (g->max_pollers > 0) return g->max_pollers;
+  if (atomic_load_explicit(&g->run_us, memory_order_relaxed) >= LONG_RUN_US) return g->ncpu;
+  return sm_monotonic_us() < atomic_load_explicit(&g->slow_until, memory_order_relaxed) ? g->ncpu : 1;
+}
+
 static int take_turn(sm_grpc_server *g) {
   pthread_mutex_lock(&g->mu);
-  while (!g->cq_down && g->polling >= g->max_pollers) {
+  while (!g->cq_down && g->polling >= pollers(g)) {
     g->idle++;
     pthread_cond_wait(&g->turn, &g->mu);
     g->idle--;
@@ -214,15 +247,15 @@ static void end_turn(sm_grpc_server *g, int shutdown, int may_block) {
   if (shutdown) {
     g->cq_down = 1;
     pthread_cond_broadcast(&g->turn);
-  } else if (may_block && g->polling == 0 && g->idle) {
-    pthread_cond_signal(&g->turn);
+  } else if (g->idle && ((may_block && g->polling == 0) || g->polling + 1 < pollers(g))) {
+    pthread_cond_signal(&g->turn); /* someone polls while this worker runs; or pollers() grew */
   }
   pthread_mutex_unlock(&g->mu);
 }
 
 /* Whether handling ev may wait on other threads: running a request when batching is on (the run
  * waits for its batch, which needs more requests taken in), or reloading the config (loads
- * models). Other events only compute on this worker, for microseconds. */
+ * models). Other events only compute on this worker. */
 static int may_block(const sm_grpc_server *g, const grpc_event *ev) {
   if (ev->type != GRPC_OP_COMPLETE || ev->tag == &g->shutdown_tag) return 0;
   const gcall *c = ev->tag;
@@ -332,9 +365,10 @@ sm_status *sm__grpc_server_start(const sm_grpc_server_options *o, sm_rest *rest,
   g->rest = rest;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   g->nthreads = o->num_threads > 0 ? o->num_threads : 4 * (int)(ncpu > 0 ? ncpu : 1);
-  g->max_pollers = ncpu > 0 && ncpu < g->nthreads ? (int)ncpu : g->nthreads;
-  const char *pollers = getenv("SM_GRPC_POLLERS"); /* for A/B runs in bench/ */
-  if (pollers && atoi(pollers) > 0) g->max_pollers = atoi(pollers);
+  g->ncpu = ncpu > 0 && ncpu < g->nthreads ? (int)ncpu : g->nthreads;
+  g->max_pollers = 0;
+  const char *fixed = getenv("SM_GRPC_POLLERS"); /* for A/B runs in bench/ */
+  if (fixed && atoi(fixed) > 0) g->max_pollers = atoi(fixed);
   g->handoff = o->calls_may_block;
   const char *handoff = getenv("SM_GRPC_HANDOFF"); /* for A/B runs in bench/ */
   if (handoff) g->handoff = atoi(handoff) != 0;

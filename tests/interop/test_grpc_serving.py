@@ -12,7 +12,9 @@ compared with the REST API's answer to the same request, and the error codes and
 TF Serving's (predict_util.cc, classifier.cc, get_model_metadata_impl.cc, ...). Also: a second
 server on the same gRPC port or REST port must exit non-zero with "Address already in use"; and a
 server with --enable_batching answers concurrent gRPC and REST clients with TF's outputs for each
-one's own rows, every request counted by the batcher.
+one's own rows, every request counted by the batcher; and one without batching answers concurrent
+gRPC clients of a short-running, then a longer-running, then the short-running model again (its
+poller count moving from one to one per core and back) with TF's outputs.
 Prints 'N passed, N failed'; exits 1 on any failure, 0 with "skipped" when grpc, the client or
 gRPC in the CLI is missing.
 """
@@ -63,6 +65,26 @@ def start_server(cli, cfg, extra=()):
         if m:
             rest_port = int(m.group(1))
     return p, grpc_port, rest_port
+
+
+def concurrently(n, client):
+    """Runs client(k) on n threads (k < n); each returns how many answers it checked and raises on the
+    first wrong one. Returns (answers checked, failures)."""
+    import threading
+    done, fails = [0] * n, []
+
+    def run(k):
+        try:
+            done[k] = client(k)
+        except Exception as e:  # collected, reported after the join
+            fails.append(f"client {k}: {e!r}"[:400])
+
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return sum(done), fails
 
 
 def rest(port, path, body=None):
@@ -246,15 +268,12 @@ def main():
             # a second server with --enable_batching: concurrent gRPC and REST clients, each with its
             # own rows of three inputs, get TF's answer for their own rows; every request went
             # through the batcher (the exit line counts them)
-            import threading
             bp = os.path.join(tmp, "batching.config")
             with open(bp, "w") as f:
                 f.write("max_batch_size { value: 8 } batch_timeout_micros { value: 20000 } "
                         "num_batch_threads { value: 2 } max_enqueued_batches { value: 100 }\n")
             srv2, g2, r2 = start_server(cli, cfg, ["--enable_batching", "--batching_parameters_file", bp])
             stub2 = prediction_service_pb2_grpc.PredictionServiceStub(grpc.insecure_channel(f"127.0.0.1:{g2}"))
-            fails, sent = [], [0]
-            lock = threading.Lock()
 
             def client(k):
                 rng = np.random.default_rng(100 + k)
@@ -264,39 +283,89 @@ def main():
                             "right": rng.normal(size=(n, 2)).astype(np.float32),
                             "ids": rng.integers(0, 5, size=(n, 1)).astype(np.int64)}
                     want = tf_run("mio", "serving_default", **{a: tf.constant(v) for a, v in feed.items()})
-                    try:
-                        if k % 2:
-                            st, body = rest(r2, "/v1/models/mio:predict",
-                                            {"inputs": {a: v.tolist() for a, v in feed.items()}})
-                            assert st == 200, body
-                            got = {a: np.array(body["outputs"][a], np.float32) for a in want}
-                        else:
-                            req = predict_pb2.PredictRequest()
-                            req.model_spec.name = "mio"
-                            for a, v in feed.items():
-                                req.inputs[a].CopyFrom(tf.make_tensor_proto(v))
-                            r = stub2.Predict(req, timeout=60)
-                            got = {a: tf.make_ndarray(r.outputs[a]) for a in want}
-                        for a in want:
-                            np.testing.assert_allclose(got[a], want[a], rtol=1e-5, atol=1e-6, err_msg=a)
-                        with lock:
-                            sent[0] += 1
-                    except Exception as e:  # collected, reported after the join
-                        with lock:
-                            fails.append(f"client {k} request {it}: {e!r}"[:400])
+                    if k % 2:
+                        st, body = rest(r2, "/v1/models/mio:predict",
+                                        {"inputs": {a: v.tolist() for a, v in feed.items()}})
+                        assert st == 200, body
+                        got = {a: np.array(body["outputs"][a], np.float32) for a in want}
+                    else:
+                        req = predict_pb2.PredictRequest()
+                        req.model_spec.name = "mio"
+                        for a, v in feed.items():
+                            req.inputs[a].CopyFrom(tf.make_tensor_proto(v))
+                        r = stub2.Predict(req, timeout=60)
+                        got = {a: tf.make_ndarray(r.outputs[a]) for a in want}
+                    for a in want:
+                        np.testing.assert_allclose(got[a], want[a], rtol=1e-5, atol=1e-6, err_msg=f"request {it}: {a}")
+                return 4
 
-            ts = [threading.Thread(target=client, args=(k,)) for k in range(12)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
+            sent, fails = concurrently(12, client)
             srv2.terminate()
             rest_log = srv2.communicate(timeout=60)[1]
             assert not fails, "\n".join(fails)
             m = re.search(r"Batching: (\d+) requests in (\d+) batches", rest_log)
-            assert m and int(m.group(1)) == sent[0], f"batcher counted {m and m.group(1)} of {sent[0]} requests"
-            return f"{sent[0]} requests in {m.group(2)} batches"
+            assert m and int(m.group(1)) == sent, f"batcher counted {m and m.group(1)} of {sent} requests"
+            return f"{sent} requests in {m.group(2)} batches"
         check("--enable_batching: concurrent gRPC + REST clients get TF's answer for their own rows", batched)
+
+        def mixed_runs():
+            # a second server without batching, eight concurrent gRPC clients in three phases: calls
+            # that run short (half_plus_two, a few us; keras_multi_io without it), then longer
+            # ones (the seed CNN, ~30 us an image), then short ones again: the server polls with
+            # one worker, then one per core, then one again (the recent runs' average crosses its
+            # 20 us threshold both ways); every answer is TF's
+            import threading
+            cnn_dir = os.path.join(ZOO, "keras_seed_cnn", "model")
+            os.makedirs(os.path.join(tmp, "cnn"), exist_ok=True)
+            if not os.path.exists(os.path.join(tmp, "cnn", "1")):
+                os.symlink(cnn_dir, os.path.join(tmp, "cnn", "1"))
+            short = "hp2" if "hp2" in bases else "mio"
+            cfg3 = os.path.join(tmp, "mixed.config")
+            with open(cfg3, "w") as f:
+                f.write('model_config_list {\n  config { name: "%s" base_path: "%s" model_platform: "tensorflow" }\n'
+                        '  config { name: "cnn" base_path: "%s" model_platform: "tensorflow" }\n}\n'
+                        % (short, bases[short], os.path.join(tmp, "cnn")))
+            cnn_sig = tf.saved_model.load(cnn_dir).signatures["serving_default"]
+            srv3, g3, _ = start_server(cli, cfg3)
+            stub3 = prediction_service_pb2_grpc.PredictionServiceStub(grpc.insecure_channel(f"127.0.0.1:{g3}"))
+            phase = threading.Barrier(8)
+
+            def client(k):
+                rng = np.random.default_rng(200 + k)
+                for it in range(18):
+                    if it % 6 == 0:
+                        phase.wait(timeout=120)
+                    req = predict_pb2.PredictRequest()
+                    n = 1 + (k + it) % 3
+                    if it // 6 == 1:
+                        feed = {"inputs": rng.random(size=(n, 28, 28, 1)).astype(np.float32)}
+                        want = {a: v.numpy() for a, v in cnn_sig(inputs=tf.constant(feed["inputs"])).items()}
+                        req.model_spec.name = "cnn"
+                    elif short == "hp2":
+                        feed = {"x": rng.normal(size=(n,)).astype(np.float32)}
+                        want = tf_run("hp2", "serving_default", x=tf.constant(feed["x"]))
+                        req.model_spec.name = "hp2"
+                    else:
+                        feed = {"left": rng.normal(size=(n, 3)).astype(np.float32),
+                                "right": rng.normal(size=(n, 2)).astype(np.float32),
+                                "ids": rng.integers(0, 5, size=(n, 1)).astype(np.int64)}
+                        want = tf_run("mio", "serving_default", **{a: tf.constant(v) for a, v in feed.items()})
+                        req.model_spec.name = "mio"
+                    for a, v in feed.items():
+                        req.inputs[a].CopyFrom(tf.make_tensor_proto(v))
+                    r = stub3.Predict(req, timeout=60)
+                    for a in want:
+                        np.testing.assert_allclose(tf.make_ndarray(r.outputs[a]), want[a], rtol=1e-4, atol=1e-5,
+                                                   err_msg=f"request {it}: {req.model_spec.name} {a}")
+                return 18
+
+            done, fails = concurrently(8, client)
+            srv3.terminate()
+            srv3.communicate(timeout=60)
+            assert not fails, "\n".join(fails)
+            assert done == 8 * 18, f"{done} of {8 * 18} answered"
+            return f"{done} answers ({short}, cnn, {short})"
+        check("no batching: concurrent gRPC clients of short- and long-running models get TF's answers", mixed_runs)
 
         # ---- Predict errors (predict_util.cc) ----
         x2 = np.ones((1, 2), np.float32)
