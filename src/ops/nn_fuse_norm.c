@@ -180,29 +180,17 @@ typedef struct gelu_job {
   float c0, c1, c2;
 } gelu_job;
 
-#define GELU_BLOCK 256
+#define GELU_BLOCK 1024
 
 /* Units of at most GELU_BLOCK elements within one row of bc (the whole tensor one row without a
- * bias), so that the bias is read contiguously and every loop vectorises. */
+ * bias), so that the bias is read contiguously; each one pass of vmath's GELU. */
 static void gelu_blocks(void *ctx, int64_t u0, int64_t u1) {
   const gelu_job *j = ctx;
-  float v[GELU_BLOCK], e[GELU_BLOCK];
-  const float c0 = j->c0, c1 = j->c1, c2 = j->c2; /* locals: y's stores cannot alias them */
   int64_t per = (j->bc + GELU_BLOCK - 1) / GELU_BLOCK; /* units per row */
   for (int64_t u = u0; u < u1; u++) {
     int64_t row = u / per, col = (u % per) * GELU_BLOCK;
     int64_t len = j->bc - col < GELU_BLOCK ? j->bc - col : GELU_BLOCK, at = row * j->bc + col;
-    const float *x = j->x + at;
-    float *y = j->y + at;
-    if (j->bias) {
-      const float *b = j->bias + col;
-      for (int64_t i = 0; i < len; i++) v[i] = x[i] + b[i];
-    } else {
-      memcpy(v, x, (size_t)len * sizeof *v);
-    }
-    for (int64_t i = 0; i < len; i++) e[i] = v[i] * c1;
-    sm__verf_f32(e, e, len);
-    for (int64_t i = 0; i < len; i++) y[i] = (c0 * v[i]) * (c2 + e[i]);
+    sm__vgelu_erf_f32(j->x + at, j->bias ? j->bias + col : NULL, j->y + at, len, j->c0, j->c1, j->c2);
   }
 }
 
@@ -249,7 +237,7 @@ static sm_status *gelu_compute(const void *state, sm_kctx *ctx) {
   if (!bias) j.bc = j.n; /* one row */
   int64_t units = (j.n / j.bc) * ((j.bc + GELU_BLOCK - 1) / GELU_BLOCK);
   double work = (double)j.n * 16;
-  sm__parallel_for(work < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), units, 4, gelu_blocks, &j);
+  sm__parallel_for(work < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), units, 1, gelu_blocks, &j);
   return NULL;
 }
 
