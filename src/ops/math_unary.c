@@ -379,8 +379,8 @@ sm_status *sm__math_softmax_compute(const void *state, sm_kctx *ctx) {
   if (dt != SM_FLOAT && dt != SM_DOUBLE && !sm__math_is_f16(dt)) return sm__math_bad_dtype(name, dt);
   int rank = sm_tensor_rank(x);
   if (rank < 1) return sm_status_new(SM_INVALID_ARGUMENT, "logits must have >= 1 dimension, got []");
-  sm_tensor *y;
-  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, rank, sm_tensor_dims(x), &y);
+  sm_tensor *y; /* every row is written whole (float, double, and the narrowing of half ones) */
+  sm_status *st = sm__kctx_alloc_output_uninit(ctx, 0, dt, rank, sm_tensor_dims(x), &y);
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x), k = sm_tensor_dims(x)[rank - 1];
   if (n == 0) return NULL;
