@@ -1,4 +1,4 @@
-/* vmath.c - vectorised float32 exp, sigmoid, tanh, erf and the erf GELU (vmath.h) with GCC/Clang
+/* vmath.c - vectorised float32 exp, sigmoid, tanh, erf, the erf GELU and softmax's exp-and-sum (vmath.h) with GCC/Clang
  * vector extensions: one body (vmath_lanes.h) at eight lanes, compiled for baseline x86-64 / any
  * target and as an AVX2+FMA clone, and at sixteen lanes as an AVX-512 clone, the best the CPU has
  * picked at run time (as nn_conv.c's direct convolution does).
@@ -24,6 +24,8 @@ typedef int32_t v16i __attribute__((vector_size(64)));
 #define ALWAYS static inline __attribute__((always_inline))
 #define SEL(m, a, b) ((VF)(((VI)(a) & (m)) | ((VI)(b) & ~(m))))
 #define VABS(x) ((VF)((VI)(x) & ISPLAT(0x7fffffff)))
+
+#define SPLAT8(x) ((v8f){(x), (x), (x), (x), (x), (x), (x), (x)})
 
 /* eight lanes: vexp8, verf8, ... */
 #define VF v8f
@@ -97,7 +99,36 @@ typedef int32_t v16i __attribute__((vector_size(64)));
     }                                                                                                 \
   }
 
+/* y = exp(x - shift) and their sum, added as Eigen's vectorised reductions add (lane i % 8 of
+ * eight partial sums in order, the tail after them one by one, then the lanes pairwise): eight
+ * lanes at every width, so the sum's bits do not depend on the build. */
+#define EXP_SUM_LOOP(name, attr)                                                         \
+  attr static float name(const float *x, float shift, float *y, int64_t n) {             \
+    v8f acc = SPLAT8(0.0f), sh = SPLAT8(shift);                                           \
+    float sum = 0;                                                                        \
+    int64_t i = 0;                                                                        \
+    for (; i + 8 <= n; i += 8) {                                                          \
+      v8f v;                                                                              \
+      memcpy(&v, x + i, sizeof v);                                                        \
+      v = v - sh;                                                                         \
+      vexp8(&v);                                                                          \
+      memcpy(y + i, &v, sizeof v);                                                        \
+      acc += v;                                                                           \
+    }                                                                                     \
+    if (i < n) {                                                                          \
+      float buf[8] = {0};                                                                 \
+      for (int64_t q = i; q < n; q++) buf[q - i] = x[q] - shift;                          \
+      v8f v;                                                                              \
+      memcpy(&v, buf, sizeof v);                                                          \
+      vexp8(&v);                                                                          \
+      memcpy(buf, &v, sizeof v);                                                          \
+      for (int64_t q = i; q < n; q++) sum += y[q] = buf[q - i];                           \
+    }                                                                                     \
+    return sum + (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))); \
+  }
+
 ARRAY_LOOP(exp_base, 8, v8f, vexp8, )
+EXP_SUM_LOOP(exp_sum_base, )
 ARRAY_LOOP(sigmoid_base, 8, v8f, vsigmoid8, )
 ARRAY_LOOP(tanh_base, 8, v8f, vtanh8, )
 ARRAY_LOOP(erf_base, 8, v8f, verf8, )
@@ -115,11 +146,13 @@ GELU_LOOP(gelu_base, 8, v8f, vgelu8, )
 #define AVX512_FN __attribute__((target("avx512f,avx512dq,avx2,fma"), optimize("fp-contract=fast")))
 #endif
 ARRAY_LOOP(exp_avx2, 8, v8f, vexp8, AVX2_FN)
+EXP_SUM_LOOP(exp_sum_avx2, AVX2_FN)
 ARRAY_LOOP(sigmoid_avx2, 8, v8f, vsigmoid8, AVX2_FN)
 ARRAY_LOOP(tanh_avx2, 8, v8f, vtanh8, AVX2_FN)
 ARRAY_LOOP(erf_avx2, 8, v8f, verf8, AVX2_FN)
 GELU_LOOP(gelu_avx2, 8, v8f, vgelu8, AVX2_FN)
 ARRAY_LOOP(exp_avx512, 16, v16f, vexp16, AVX512_FN)
+EXP_SUM_LOOP(exp_sum_avx512, AVX512_FN)
 ARRAY_LOOP(sigmoid_avx512, 16, v16f, vsigmoid16, AVX512_FN)
 ARRAY_LOOP(tanh_avx512, 16, v16f, vtanh16, AVX512_FN)
 ARRAY_LOOP(erf_avx512, 16, v16f, verf16, AVX512_FN)
@@ -160,6 +193,7 @@ void sm__vexp_f32(const float *x, float *y, int64_t n) { PICK(exp)(x, y, n); }
 void sm__vsigmoid_f32(const float *x, float *y, int64_t n) { PICK(sigmoid)(x, y, n); }
 void sm__vtanh_f32(const float *x, float *y, int64_t n) { PICK(tanh)(x, y, n); }
 void sm__verf_f32(const float *x, float *y, int64_t n) { PICK(erf)(x, y, n); }
+float sm__vexp_shift_sum_f32(const float *x, float shift, float *y, int64_t n) { return PICK(exp_sum)(x, shift, y, n); }
 void sm__vgelu_erf_f32(const float *x, const float *bias, float *y, int64_t n, float c0, float c1, float c2) {
   const float c[3] = {c0, c1, c2};
   PICK(gelu)(x, bias, y, n, c);

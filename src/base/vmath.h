@@ -17,6 +17,10 @@ void sm__vexp_f32(const float *x, float *y, int64_t n);
 void sm__vsigmoid_f32(const float *x, float *y, int64_t n);
 void sm__vtanh_f32(const float *x, float *y, int64_t n);
 void sm__verf_f32(const float *x, float *y, int64_t n);
+/* y[i] = exp(x[i] - shift) (Softmax's shifted exponentials) and their sum, in eight partial sums
+ * by lane (i % 8) in order, the tail elements after them one by one, then the lanes pairwise as
+ * ((0+4)+(2+6))+((1+5)+(3+7)): the same at every vector width. */
+float sm__vexp_shift_sum_f32(const float *x, float shift, float *y, int64_t n);
 /* The erf GELU as graphs spell it, y = (c0 v) (c2 + erf(v c1)) with v = x + bias (bias NULL: v =
  * x; else bias[i] is added to x[i], so a caller passes one row of a BiasAdd at a time): the
  * float operations of the unfused BiasAdd, Mul, Erf, AddV2, Mul kernels, so the same bits. */
