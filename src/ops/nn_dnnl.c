@@ -1,6 +1,8 @@
 /* nn_dnnl.c - the float32 NHWC convolutions (Conv2D, _FusedConv2D, DepthwiseConv2dNative) and
  * matrix products (MatMul, _FusedMatMul) that nn_conv.c / nn_matmul.c hand to oneDNN (Debian's
- * libdnnl 2.6, its C API): what they own is the binding, the per-kernel cache and the calls.
+ * libdnnl 2.6, its C API), and Einsum's strided batched products of two activations (einsum.c,
+ * sm__dnnl_bmm: cached primitives, nothing packed): what they own is the binding, the per-kernel
+ * cache and the calls.
  *
  * Binding: like OpenBLAS (src/base/lazylib.c) the library is not linked but dlopened, once, at
  * the first kernel prepare that asks for it, so a program that never convolves does not pay for
