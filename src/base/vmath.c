@@ -1,6 +1,7 @@
-/* vmath.c - vectorised float32 exp, sigmoid, tanh and erf (vmath.h): eight lanes per step with GCC/Clang
- * vector extensions, one body compiled twice (baseline x86-64 / any target, and an AVX2+FMA clone
- * picked at run time where the CPU has it, as nn_conv.c's direct convolution does).
+/* vmath.c - vectorised float32 exp, sigmoid, tanh, erf, the erf GELU and softmax's exp-and-sum (vmath.h) with GCC/Clang
+ * vector extensions: one body (vmath_lanes.h) at eight lanes, compiled for baseline x86-64 / any
+ * target and as an AVX2+FMA clone, and at sixteen lanes as an AVX-512 clone, the best the CPU has
+ * picked at run time (as nn_conv.c's direct convolution does).
  *
  * exp(x): x clamped to [-104, 88.73] (past those ends the result is 0 or inf anyway; NaN passes
  * the clamp), n = round(x / ln 2) by the 1.5 * 2^23 trick, r = x - n ln 2 in two parts (Cody-Waite),
@@ -12,148 +13,166 @@
  * which never overflows). */
 #include "base/vmath.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
 
+#define ALWAYS static inline __attribute__((always_inline))
+#define SEL(m, a, b) ((VF)(((VI)(a) & (m)) | ((VI)(b) & ~(m))))
+#define VABS(x) ((VF)((VI)(x) & ISPLAT(0x7fffffff)))
+
+#define SPLAT8(x) ((v8f){(x), (x), (x), (x), (x), (x), (x), (x)})
+
+/* eight lanes: vexp8, verf8, ... */
+#define VF v8f
+#define VI v8i
+#define VM_FN(name) name##8
 #define SPLAT(x) ((v8f){(x), (x), (x), (x), (x), (x), (x), (x)})
 #define ISPLAT(x) ((v8i){(x), (x), (x), (x), (x), (x), (x), (x)})
-#define SEL(m, a, b) ((v8f)(((v8i)(a) & (m)) | ((v8i)(b) & ~(m))))
-#define ALWAYS static inline __attribute__((always_inline))
+#include "base/vmath_lanes.h"
+#undef VF
+#undef VI
+#undef VM_FN
+#undef SPLAT
+#undef ISPLAT
 
-/* In place through a pointer: a vector passed or returned by value changes the baseline ABI. */
-ALWAYS void vexp(v8f *v) {
-  v8f x = *v;
-  x = SEL(x < SPLAT(-104.0f), SPLAT(-104.0f), x);
-  x = SEL(x > SPLAT(88.73f), SPLAT(88.73f), x);
-  const v8f magic = SPLAT(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
-  v8f t = x * SPLAT(1.44269504088896341f) + magic;
-  v8i n = (v8i)t - (v8i)magic;
-  v8f nf = t - magic;
-  v8f r = x - nf * SPLAT(0.693359375f);
-  r = r - nf * SPLAT(-2.12194440e-4f);
-  v8f p = SPLAT(1.9875691500e-4f);
-  p = p * r + SPLAT(1.3981999507e-3f);
-  p = p * r + SPLAT(8.3334519073e-3f);
-  p = p * r + SPLAT(4.1665795894e-2f);
-  p = p * r + SPLAT(1.6666665459e-1f);
-  p = p * r + SPLAT(5.0000001201e-1f);
-  p = p * (r * r) + r + SPLAT(1.0f);
-  v8i n1 = n >> 1, n2 = n - n1;
-  v8f s1 = (v8f)((n1 + ISPLAT(127)) << 23), s2 = (v8f)((n2 + ISPLAT(127)) << 23);
-  *v = p * s1 * s2;
-}
+/* sixteen lanes (the AVX-512 build): vexp16, verf16, ... */
+#define VF v16f
+#define VI v16i
+#define VM_FN(name) name##16
+#define SPLAT(x) ((v16f){(x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x)})
+#define ISPLAT(x) ((v16i){(x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x)})
+#include "base/vmath_lanes.h"
+#undef VF
+#undef VI
+#undef VM_FN
+#undef SPLAT
+#undef ISPLAT
 
-#define VABS(x) ((v8f)((v8i)(x) & ISPLAT(0x7fffffff)))
-
-ALWAYS void vsigmoid(v8f *v) {
-  v8f x = *v, e = -VABS(x);
-  vexp(&e);
-  v8f d = SPLAT(1.0f) + e;
-  /* one division: the numerator picked first gives each lane the quotient it had (1/d or e/d) */
-  *v = SEL(x >= SPLAT(0.0f), SPLAT(1.0f), e) / d;
-}
-
-ALWAYS void vtanh(v8f *v) {
-  v8f x = *v, a = VABS(x);
-  v8f z = x * x;
-  v8f p = SPLAT(-5.70498872745e-3f);
-  p = p * z + SPLAT(2.06390887954e-2f);
-  p = p * z + SPLAT(-5.37397155531e-2f);
-  p = p * z + SPLAT(1.33314422036e-1f);
-  p = p * z + SPLAT(-3.33332819422e-1f);
-  v8f small = p * z * a + a;
-  v8f e = a + a;
-  vexp(&e);
-  v8f big = SPLAT(1.0f) - SPLAT(2.0f) / (e + SPLAT(1.0f));
-  /* both are tanh(|x|) >= 0: x's sign goes on after (so tanh(-0) is -0) */
-  *v = (v8f)((v8i)SEL(a < SPLAT(0.625f), small, big) | ((v8i)x & ISPLAT((int32_t)0x80000000u)));
-}
-
-/* erf(x) on |x| (the sign put back after): below 1, |x| P(x^2), P of degree 6; from 1 on,
- * 1 - exp(-x^2) R(1/|x|), R of degree 9 fitting erfc(a) exp(a^2) on [1, 4] (least squares in double,
- * relative error 1.6e-9 and 3.1e-8); past 4 the result is 1 to float precision (|x| is clamped
- * there, NaN passes the clamp and comes out NaN). */
-ALWAYS void verf(v8f *v) {
-  v8f x = *v, a = VABS(x);
-  a = SEL(a > SPLAT(4.0f), SPLAT(4.0f), a);
-  v8f z = a * a;
-  v8f p = SPLAT(7.933422394239024e-05f);
-  p = p * z + SPLAT(-8.034827976001666e-04f);
-  p = p * z + SPLAT(5.191216606600586e-03f);
-  p = p * z + SPLAT(-2.685539872166895e-02f);
-  p = p * z + SPLAT(1.1283625713183888e-01f);
-  p = p * z + SPLAT(-3.7612629877299e-01f);
-  p = p * z + SPLAT(1.1283791665933636f);
-  v8f small = p * a;
-  v8f t = SPLAT(1.0f) / a, r = SPLAT(2.6025723169407704e-02f);
-  r = r * t + SPLAT(-1.5350190423742768e-01f);
-  r = r * t + SPLAT(3.7459802510617185e-01f);
-  r = r * t + SPLAT(-4.490048277815535e-01f);
-  r = r * t + SPLAT(1.6223747939795985e-01f);
-  r = r * t + SPLAT(2.730871098525699e-01f);
-  r = r * t + SPLAT(-3.913706321600456e-01f);
-  r = r * t + SPLAT(2.40486702964793e-02f);
-  r = r * t + SPLAT(5.613180419318146e-01f);
-  r = r * t + SPLAT(1.4589363945522528e-04f);
-  v8f e = -z;
-  vexp(&e);
-  v8f big = SPLAT(1.0f) - e * r;
-  *v = (v8f)((v8i)SEL(a < SPLAT(1.0f), small, big) | ((v8i)x & ISPLAT((int32_t)0x80000000u)));
-}
-
-/* One array loop per function and build: full vectors, then the tail through a padded vector. */
-#define ARRAY_LOOP(name, fn, attr)                                   \
+/* One array loop per function, width and build: full vectors, then the tail through a padded
+ * vector. GELU_LOOP adds the optional bias (bc values along rows of bc; b NULL: none) first. */
+#define ARRAY_LOOP(name, W, VT, fn, attr)                            \
   attr static void name(const float *x, float *y, int64_t n) {       \
     int64_t i = 0;                                                   \
-    for (; i + 8 <= n; i += 8) {                                     \
-      v8f v;                                                         \
+    for (; i + W <= n; i += W) {                                     \
+      VT v;                                                          \
       memcpy(&v, x + i, sizeof v);                                   \
       fn(&v);                                                        \
       memcpy(y + i, &v, sizeof v);                                   \
     }                                                                \
     if (i < n) {                                                     \
-      float buf[8] = {0};                                            \
+      float buf[W] = {0};                                            \
       memcpy(buf, x + i, (size_t)(n - i) * sizeof *buf);             \
-      v8f v;                                                         \
+      VT v;                                                          \
       memcpy(&v, buf, sizeof v);                                     \
       fn(&v);                                                        \
       memcpy(buf, &v, sizeof v);                                     \
       memcpy(y + i, buf, (size_t)(n - i) * sizeof *buf);             \
     }                                                                \
   }
+#define GELU_LOOP(name, W, VT, fn, attr)                                                              \
+  attr static void name(const float *x, const float *b, float *y, int64_t n, const float *c) {        \
+    int64_t i = 0;                                                                                    \
+    for (; i + W <= n; i += W) {                                                                      \
+      VT v;                                                                                           \
+      memcpy(&v, x + i, sizeof v);                                                                    \
+      if (b) {                                                                                        \
+        VT bv;                                                                                        \
+        memcpy(&bv, b + i, sizeof bv);                                                                \
+        v = v + bv;                                                                                   \
+      }                                                                                               \
+      fn(&v, c);                                                                                      \
+      memcpy(y + i, &v, sizeof v);                                                                    \
+    }                                                                                                 \
+    if (i < n) {                                                                                      \
+      float buf[W] = {0};                                                                             \
+      for (int64_t k = i; k < n; k++) buf[k - i] = b ? x[k] + b[k] : x[k];                            \
+      VT v;                                                                                           \
+      memcpy(&v, buf, sizeof v);                                                                      \
+      fn(&v, c);                                                                                      \
+      memcpy(buf, &v, sizeof v);                                                                      \
+      memcpy(y + i, buf, (size_t)(n - i) * sizeof *buf);                                              \
+    }                                                                                                 \
+  }
 
-ARRAY_LOOP(exp_base, vexp, )
-ARRAY_LOOP(sigmoid_base, vsigmoid, )
-ARRAY_LOOP(tanh_base, vtanh, )
-ARRAY_LOOP(erf_base, verf, )
+/* y = exp(x - shift) and their sum, added as Eigen's vectorised reductions add (lane i % 8 of
+ * eight partial sums in order, the tail after them one by one, then the lanes pairwise): eight
+ * lanes at every width, so the sum's bits do not depend on the build. */
+#define EXP_SUM_LOOP(name, attr)                                                         \
+  attr static float name(const float *x, float shift, float *y, int64_t n) {             \
+    v8f acc = SPLAT8(0.0f), sh = SPLAT8(shift);                                           \
+    float sum = 0;                                                                        \
+    int64_t i = 0;                                                                        \
+    for (; i + 8 <= n; i += 8) {                                                          \
+      v8f v;                                                                              \
+      memcpy(&v, x + i, sizeof v);                                                        \
+      v = v - sh;                                                                         \
+      vexp8(&v);                                                                          \
+      memcpy(y + i, &v, sizeof v);                                                        \
+      acc += v;                                                                           \
+    }                                                                                     \
+    if (i < n) {                                                                          \
+      float buf[8] = {0};                                                                 \
+      for (int64_t q = i; q < n; q++) buf[q - i] = x[q] - shift;                          \
+      v8f v;                                                                              \
+      memcpy(&v, buf, sizeof v);                                                          \
+      vexp8(&v);                                                                          \
+      memcpy(buf, &v, sizeof v);                                                          \
+      for (int64_t q = i; q < n; q++) sum += y[q] = buf[q - i];                           \
+    }                                                                                     \
+    return sum + (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))); \
+  }
 
-typedef void (*array_fn)(const float *x, float *y, int64_t n);
+ARRAY_LOOP(exp_base, 8, v8f, vexp8, )
+EXP_SUM_LOOP(exp_sum_base, )
+ARRAY_LOOP(sigmoid_base, 8, v8f, vsigmoid8, )
+ARRAY_LOOP(tanh_base, 8, v8f, vtanh8, )
+ARRAY_LOOP(erf_base, 8, v8f, verf8, )
+GELU_LOOP(gelu_base, 8, v8f, vgelu8, )
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define VMATH_AVX2 1
-/* FMA contraction in the clone (clang contracts by default; GCC in ISO C mode needs the option):
+#define VMATH_X86 1
+/* FMA contraction in the clones (clang contracts by default; GCC in ISO C mode needs the option):
  * one rounding less per polynomial step, still within the accuracy above. */
 #if defined(__clang__)
 #define AVX2_FN __attribute__((target("avx2,fma")))
+#define AVX512_FN __attribute__((target("avx512f,avx512dq,avx2,fma")))
 #else
 #define AVX2_FN __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+#define AVX512_FN __attribute__((target("avx512f,avx512dq,avx2,fma"), optimize("fp-contract=fast")))
 #endif
-ARRAY_LOOP(exp_avx2, vexp, AVX2_FN)
-ARRAY_LOOP(sigmoid_avx2, vsigmoid, AVX2_FN)
-ARRAY_LOOP(tanh_avx2, vtanh, AVX2_FN)
-ARRAY_LOOP(erf_avx2, verf, AVX2_FN)
+ARRAY_LOOP(exp_avx2, 8, v8f, vexp8, AVX2_FN)
+EXP_SUM_LOOP(exp_sum_avx2, AVX2_FN)
+ARRAY_LOOP(sigmoid_avx2, 8, v8f, vsigmoid8, AVX2_FN)
+ARRAY_LOOP(tanh_avx2, 8, v8f, vtanh8, AVX2_FN)
+ARRAY_LOOP(erf_avx2, 8, v8f, verf8, AVX2_FN)
+GELU_LOOP(gelu_avx2, 8, v8f, vgelu8, AVX2_FN)
+ARRAY_LOOP(exp_avx512, 16, v16f, vexp16, AVX512_FN)
+EXP_SUM_LOOP(exp_sum_avx512, AVX512_FN)
+ARRAY_LOOP(sigmoid_avx512, 16, v16f, vsigmoid16, AVX512_FN)
+ARRAY_LOOP(tanh_avx512, 16, v16f, vtanh16, AVX512_FN)
+ARRAY_LOOP(erf_avx512, 16, v16f, verf16, AVX512_FN)
+GELU_LOOP(gelu_avx512, 16, v16f, vgelu16, AVX512_FN)
 #endif
 
-int sm__vmath_avx2(void) {
-#ifdef VMATH_AVX2
-  static int have = -1; /* computed once; a race only computes it twice */
-  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+/* 0 baseline, 1 AVX2+FMA, 2 AVX-512 (F and DQ); computed once (a race only computes it twice).
+ * SM_VMATH_LANES=8 keeps an AVX-512 CPU on the eight-lane code (bench/'s A/B switch). */
+static int vmath_level(void) {
+#ifdef VMATH_X86
+  static int level = -1;
+  int h = __atomic_load_n(&level, __ATOMIC_RELAXED);
   if (h < 0) {
     __builtin_cpu_init();
     h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+    if (h && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
+      const char *e = getenv("SM_VMATH_LANES");
+      h = e && !strcmp(e, "8") ? 1 : 2;
+    }
+    __atomic_store_n(&level, h, __ATOMIC_RELAXED);
   }
   return h;
 #else
@@ -161,13 +180,21 @@ int sm__vmath_avx2(void) {
 #endif
 }
 
-#ifdef VMATH_AVX2
-#define PICK(base, avx2) (sm__vmath_avx2() ? (avx2) : (base))
+int sm__vmath_avx2(void) { return vmath_level() >= 1; }
+int sm__vmath_lanes(void) { return vmath_level() == 2 ? 16 : 8; }
+
+#ifdef VMATH_X86
+#define PICK(f) (vmath_level() == 2 ? f##_avx512 : vmath_level() ? f##_avx2 : f##_base)
 #else
-#define PICK(base, avx2) (base)
+#define PICK(f) (f##_base)
 #endif
 
-void sm__vexp_f32(const float *x, float *y, int64_t n) { PICK(exp_base, exp_avx2)(x, y, n); }
-void sm__vsigmoid_f32(const float *x, float *y, int64_t n) { PICK(sigmoid_base, sigmoid_avx2)(x, y, n); }
-void sm__vtanh_f32(const float *x, float *y, int64_t n) { PICK(tanh_base, tanh_avx2)(x, y, n); }
-void sm__verf_f32(const float *x, float *y, int64_t n) { PICK(erf_base, erf_avx2)(x, y, n); }
+void sm__vexp_f32(const float *x, float *y, int64_t n) { PICK(exp)(x, y, n); }
+void sm__vsigmoid_f32(const float *x, float *y, int64_t n) { PICK(sigmoid)(x, y, n); }
+void sm__vtanh_f32(const float *x, float *y, int64_t n) { PICK(tanh)(x, y, n); }
+void sm__verf_f32(const float *x, float *y, int64_t n) { PICK(erf)(x, y, n); }
+float sm__vexp_shift_sum_f32(const float *x, float shift, float *y, int64_t n) { return PICK(exp_sum)(x, shift, y, n); }
+void sm__vgelu_erf_f32(const float *x, const float *bias, float *y, int64_t n, float c0, float c1, float c2) {
+  const float c[3] = {c0, c1, c2};
+  PICK(gelu)(x, bias, y, n, c);
+}

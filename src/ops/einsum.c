@@ -228,6 +228,32 @@ static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const 
   int64_t lda, ldb, ldc;
   if (!layout(M, K, sam, sak, &ta, &lda) || !layout(K, N, sbk, sbn, &tb, &ldb) || !layout(M, N, scm, scn, &ct, &ldc))
     return 0;
+  /* batched, with oneDNN on: one strided batched matmul primitive (its brgemm kernels; 1.4-1.7x
+   * OpenBLAS' sgemm per head on MultiHeadAttention's 128x128x64 products, bench/RESULTS.md), the
+   * batches of its first (larger) batch dim over the pool; the same sums in the same order */
+  if (dnnl && (ng[0] == 1 || ng[0] == 2) && M > 1 && N > 1 && K > 1) {
+    sm__dnnl_bmm_args ba = {ng[0], {1, 1}, M, N, K, {0}, {0}, {0}, sm_tensor_data(opnd[0]), sm_tensor_data(opnd[1]), out};
+    int bl[2] = {grp[0][0], ng[0] > 1 ? grp[0][1] : -1};
+    if (ng[0] > 1 && size[bl[1]] > size[bl[0]]) bl[0] = grp[0][1], bl[1] = grp[0][0];
+    for (int i = 0; i < ng[0]; i++)
+      ba.bd[i] = size[bl[i]], ba.sa[i] = stride[0][bl[i]], ba.sb[i] = stride[1][bl[i]], ba.sc[i] = stride[2][bl[i]];
+    ba.sa[ng[0]] = sam, ba.sa[ng[0] + 1] = sak;
+    ba.sb[ng[0]] = sbk, ba.sb[ng[0] + 1] = sbn;
+    ba.sc[ng[0]] = scm, ba.sc[ng[0] + 1] = scn;
+    if (ct) { /* a column-major C (oneDNN's fast kernels want its rows dense): C^T = B^T A^T */
+      for (int i = 0; i < ng[0]; i++) {
+        int64_t t = ba.sa[i];
+        ba.sa[i] = ba.sb[i], ba.sb[i] = t;
+      }
+      ba.a = sm_tensor_data(opnd[1]), ba.b = sm_tensor_data(opnd[0]);
+      ba.M = N, ba.N = M;
+      ba.sa[ng[0]] = sbn, ba.sa[ng[0] + 1] = sbk;
+      ba.sb[ng[0]] = sak, ba.sb[ng[0] + 1] = sam;
+      ba.sc[ng[0]] = scn, ba.sc[ng[0] + 1] = scm;
+    }
+    int declined;
+    if ((*err = sm__dnnl_bmm(dnnl, &ba, ctx, &declined)) || !declined) return 1;
+  }
   int x = ct ? 1 : 0; /* the operand that is A of the row-major product */
   gemm_job j = {ct ? sm_tensor_data(opnd[1]) : sm_tensor_data(opnd[0]),
                 ct ? sm_tensor_data(opnd[0]) : sm_tensor_data(opnd[1]),

@@ -322,22 +322,12 @@ static float row_max_f32(const float *x, int64_t k) {
   return m;
 }
 
-/* The sum of a row in eight lanes (then pairwise), as Eigen's vectorised reduction sums too. */
-static float row_sum_f32(const float *y, int64_t k) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum = 0;
-  int64_t i = 0;
-  for (; i + 8 <= k; i += 8)
-    for (int l = 0; l < 8; l++) acc[l] += y[i + l];
-  for (; i < k; i++) sum += y[i];
-  return sum + (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7])));
-}
-
 static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows, int64_t k, int lg) {
   for (int64_t r = 0; r < rows; r++, x += k, y += k) {
     float m = row_max_f32(x, k);
-    for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
     float sum = 0;
     if (lg) {
+      for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
       float e[256];
       for (int64_t i = 0; i < k; i += 256) {
         int64_t c = k - i < 256 ? k - i : 256;
@@ -347,8 +337,7 @@ static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows
       float ls = logf(sum);
       for (int64_t i = 0; i < k; i++) y[i] -= ls;
     } else {
-      sm__vexp_f32(y, y, k);
-      sum = row_sum_f32(y, k);
+      sum = sm__vexp_shift_sum_f32(x, m, y, k); /* one pass; eight lane sums, then pairwise */
       float inv = 1 / sum;
       for (int64_t i = 0; i < k; i++) y[i] *= inv;
     }
@@ -379,8 +368,8 @@ sm_status *sm__math_softmax_compute(const void *state, sm_kctx *ctx) {
   if (dt != SM_FLOAT && dt != SM_DOUBLE && !sm__math_is_f16(dt)) return sm__math_bad_dtype(name, dt);
   int rank = sm_tensor_rank(x);
   if (rank < 1) return sm_status_new(SM_INVALID_ARGUMENT, "logits must have >= 1 dimension, got []");
-  sm_tensor *y;
-  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, rank, sm_tensor_dims(x), &y);
+  sm_tensor *y; /* every row is written whole (float, double, and the narrowing of half ones) */
+  sm_status *st = sm__kctx_alloc_output_uninit(ctx, 0, dt, rank, sm_tensor_dims(x), &y);
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x), k = sm_tensor_dims(x)[rank - 1];
   if (n == 0) return NULL;

@@ -1,6 +1,8 @@
 /* nn_dnnl.c - the float32 NHWC convolutions (Conv2D, _FusedConv2D, DepthwiseConv2dNative) and
  * matrix products (MatMul, _FusedMatMul) that nn_conv.c / nn_matmul.c hand to oneDNN (Debian's
- * libdnnl 2.6, its C API): what they own is the binding, the per-kernel cache and the calls.
+ * libdnnl 2.6, its C API), and Einsum's strided batched products of two activations (einsum.c,
+ * sm__dnnl_bmm: cached primitives, nothing packed): what they own is the binding, the per-kernel
+ * cache and the calls.
  *
  * Binding: like OpenBLAS (src/base/lazylib.c) the library is not linked but dlopened, once, at
  * the first kernel prepare that asks for it, so a program that never convolves does not pay for
@@ -109,7 +111,7 @@ int sm__dnnl_enabled(void) {
 
 /* ---- the cache ------------------------------------------------------------------------------ */
 #define CACHE_SLOTS 8
-#define KEY_LEN 18
+#define KEY_LEN 20
 
 typedef struct prim { /* one shape's primitive and its layouts; refs under the cache's mutex */
   int refs;
@@ -341,7 +343,7 @@ static sm_status *acquire(sm__dnnl_cache *c, const int64_t *key, build_fn build,
   }
   s->last = ++c->tick;
   if (s->declined) goto out;
-  if (!s->w || s->wptr != w || s->wuid != uid) {
+  if (w && (!s->w || s->wptr != w || s->wuid != uid)) { /* w NULL: nothing to pack (sm__dnnl_bmm) */
     pack *np = NULL;
     /* another shape's pack of these weights in the same layout (the pieces of a split product) */
     for (int i = 0; i < CACHE_SLOTS && !np; i++) {
@@ -357,7 +359,7 @@ static sm_status *acquire(sm__dnnl_cache *c, const int64_t *key, build_fn build,
     s->wuid = uid;
   }
   s->pr->refs++;
-  s->w->refs++;
+  if (s->w) s->w->refs++;
   *pr = s->pr;
   *pk = s->w;
 out:
@@ -376,11 +378,12 @@ static void release(sm__dnnl_cache *c, prim *pr, pack *pk) {
 /* Runs pr on (src, packed weights, bias, dst) on this thread, then act over the rows x cols of dst
  * where it is not a post-op. Its scratchpad comes from sm__alloc (it runs on pool workers, which
  * must not use the kctx). Drops the references acquire took. */
-static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src, const void *bias, void *dst,
-                          int64_t rows, int64_t cols, int act, float alpha) {
+static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsrc, const void *src, const void *bias,
+                          void *dst, int64_t rows, int64_t cols, int act, float alpha) {
   sm_status *st = NULL;
   void *scratch = NULL, *bsrc = NULL, *bdst = NULL;
-  dnnl_memory_t m[6] = {NULL, NULL, NULL, NULL, NULL, NULL}; /* src, dst, bias, scratch; user src, dst */
+  /* src, dst, bias, scratch; user src, dst; the weights as they are (pk NULL: wsrc in pr->wei) */
+  dnnl_memory_t m[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   dnnl_stream_t stream = NULL;
   dnnl_status_t s = dnnl_success;
   size_t nsrc = pr->blocked ? D.dnnl_memory_desc_get_size(&pr->src) : 0;
@@ -397,13 +400,14 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src
   if (s == dnnl_success && scratch) s = D.dnnl_memory_create(&m[3], &pr->scratch, engine, scratch);
   if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[4], &pr->usrc, engine, (void *)src);
   if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[5], &pr->udst, engine, dst);
+  if (s == dnnl_success && !pk) s = D.dnnl_memory_create(&m[6], &pr->wei, engine, (void *)wsrc);
   if (s == dnnl_success) s = D.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
   if (s == dnnl_success && pr->blocked) { /* NHWC in */
     dnnl_exec_arg_t in[2] = {{DNNL_ARG_FROM, m[4]}, {DNNL_ARG_TO, m[0]}};
     s = D.dnnl_primitive_execute(pr->rin, stream, 2, in);
   }
   if (s == dnnl_success) {
-    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, pk->mem}, {DNNL_ARG_DST, m[1]}};
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, pk ? pk->mem : m[6]}, {DNNL_ARG_DST, m[1]}};
     int n = 3;
     if (m[2]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[2]};
     if (m[3]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[3]};
@@ -418,7 +422,7 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *src
   else if (!act_is_post_op(act) || pr->act_after) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
 out:
   if (stream) D.dnnl_stream_destroy(stream);
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < 7; i++)
     if (m[i]) D.dnnl_memory_destroy(m[i]);
   sm__free(scratch);
   sm__free(bsrc);
@@ -441,6 +445,7 @@ typedef struct split_job {
   int ncols;      /* a matrix product in slices of its columns (n is N) rather than rows */
   const sm__dnnl_conv_args *conv; /* one of these two */
   const sm__dnnl_mm_args *mm;
+  const sm__dnnl_bmm_args *bmm; /* ... or this (pieces along its batch dim 0) */
   sm_status *err;                 /* the first error (set once, by compare-and-swap) */
   int declined;                   /* some chunk had no primitive: the caller redoes it all */
 } split_job;
@@ -464,6 +469,7 @@ typedef struct mm_piece {
 } mm_piece;
 
 static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined);
+static sm_status *bmm_chunk(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, int *declined);
 static void split_piece(split_job *j, int64_t begin, int64_t end);
 
 static void split_chunk(void *ctx, int64_t first, int64_t last) {
@@ -513,6 +519,13 @@ static void split_piece(split_job *j, int64_t begin, int64_t end) {
     conv_piece a;
     piece_conv(j, begin, end, &a);
     st = conv_chunk(j->c, &a, &declined);
+  } else if (j->bmm) { /* batches [begin, end) of batch dim 0 */
+    sm__dnnl_bmm_args a = *j->bmm;
+    a.bd[0] = end - begin;
+    a.a += begin * a.sa[0];
+    a.b += begin * a.sb[0];
+    a.c += begin * a.sc[0];
+    st = bmm_chunk(j->c, &a, &declined);
   } else {
     mm_piece p = {*j->mm, j->mm->N, 0};
     sm__dnnl_mm_args *a = &p.a;
@@ -701,7 +714,7 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
                            (size_t)rows * row);
     }
     for (int64_t r = 0; a->addend && r < rows; r++) memcpy(t + r * a->Cout, a->addend + r * p->ldo, row);
-    st = execute(c, pr, pk, a->x, a->bias, t, rows, a->Cout, a->act, a->alpha);
+    st = execute(c, pr, pk, NULL, a->x, a->bias, t, rows, a->Cout, a->act, a->alpha);
     for (int64_t r = 0; !st && r < rows; r++) memcpy(a->y + r * p->ldo, t + r * a->Cout, row);
     sm__free(t);
     return st;
@@ -709,7 +722,7 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
   /* the sum post-op adds the product to what dst holds: the piece's addend (a declined piece's
    * caller rewrites every element, so a copy made for a sibling piece does no harm) */
   if (a->addend && a->addend != a->y) memcpy(a->y, a->addend, (size_t)(rows * a->Cout) * sizeof *a->y);
-  return execute(c, pr, pk, a->x, a->bias, a->y, rows, a->Cout, a->act, a->alpha);
+  return execute(c, pr, pk, NULL, a->x, a->bias, a->y, rows, a->Cout, a->act, a->alpha);
 }
 
 /* How one image's convolution is split over the pool: by bands of output rows, each piece reading
@@ -733,7 +746,7 @@ sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx
   *declined = 1;
   if (!c || !loaded) return NULL;
   int couts = split_couts(a);
-  split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, 0};
+  split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, NULL, 0};
   double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
                 (double)(a->C / a->G);
   return run_split(&j, ctx, couts ? a->Cout : a->N == 1 ? a->OH : a->N, macs, declined);
@@ -770,7 +783,7 @@ static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) 
     *declined = !st;
     return st;
   }
-  if (p->ldb == a->N) return execute(c, pr, pk, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+  if (p->ldb == a->N) return execute(c, pr, pk, NULL, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
   /* a slice of the columns: into a dense buffer, then into place */
   size_t row = (size_t)a->N * sizeof *a->c;
   float *t = sm__alloc((size_t)a->M * row);
@@ -779,7 +792,7 @@ static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) 
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for a oneDNN output slice",
                          (size_t)a->M * row);
   }
-  st = execute(c, pr, pk, a->a, a->bias, t, a->M, a->N, a->act, a->alpha);
+  st = execute(c, pr, pk, NULL, a->a, a->bias, t, a->M, a->N, a->act, a->alpha);
   for (int64_t r = 0; !st && r < a->M; r++) memcpy(a->c + r * p->ldb, t + r * a->N, row);
   sm__free(t);
   return st;
@@ -797,8 +810,51 @@ sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx
   *declined = 1;
   if (!c || !loaded) return NULL;
   int ncols = split_ncols(a);
-  split_job j = {c, 0, 0, 0, 0, ncols, NULL, a, NULL, 0};
+  split_job j = {c, 0, 0, 0, 0, ncols, NULL, a, NULL, NULL, 0};
   return run_split(&j, ctx, ncols ? a->N : a->M, (double)a->M * (double)a->N * (double)a->K, declined);
+}
+
+/* ---- batched product of two activations (Einsum) ------------------------------------------- */
+
+static sm_status *build_bmm(const void *args, prim **out) {
+  const sm__dnnl_bmm_args *a = args;
+  *out = NULL;
+  int nd = a->nbd + 2;
+  dnnl_dims_t ad, bd, cd, as, bs, cs;
+  for (int i = 0; i < a->nbd; i++) ad[i] = bd[i] = cd[i] = a->bd[i];
+  ad[nd - 2] = a->M, ad[nd - 1] = a->K;
+  bd[nd - 2] = a->K, bd[nd - 1] = a->N;
+  cd[nd - 2] = a->M, cd[nd - 1] = a->N;
+  for (int i = 0; i < nd; i++) as[i] = a->sa[i], bs[i] = a->sb[i], cs[i] = a->sc[i];
+  dnnl_memory_desc_t src, wei, dst;
+  dnnl_matmul_desc_t md;
+  if (D.dnnl_memory_desc_init_by_strides(&src, nd, ad, dnnl_f32, as) != dnnl_success ||
+      D.dnnl_memory_desc_init_by_strides(&wei, nd, bd, dnnl_f32, bs) != dnnl_success ||
+      D.dnnl_memory_desc_init_by_strides(&dst, nd, cd, dnnl_f32, cs) != dnnl_success ||
+      D.dnnl_matmul_desc_init(&md, &src, &wei, NULL, &dst) != dnnl_success)
+    return NULL;
+  return make_prim(&md, SM_NN_ACT_NONE, 0.0f, 0, &wei, a->K, out);
+}
+
+static sm_status *bmm_chunk(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, int *declined) {
+  int64_t key[KEY_LEN] = {3, a->nbd, a->bd[0], a->nbd > 1 ? a->bd[1] : 0, a->M, a->N, a->K};
+  for (int i = 0; i < a->nbd + 2; i++) key[7 + i] = a->sa[i], key[11 + i] = a->sb[i], key[15 + i] = a->sc[i];
+  prim *pr;
+  pack *pk;
+  sm_status *st = acquire(c, key, build_bmm, a, NULL, 0, &pr, &pk);
+  if (st || !pr) {
+    *declined = !st;
+    return st;
+  }
+  return execute(c, pr, pk, a->b, a->a, NULL, a->c, 0, 0, SM_NN_ACT_NONE, 0.0f);
+}
+
+sm_status *sm__dnnl_bmm(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, sm_kctx *ctx, int *declined) {
+  *declined = 1;
+  if (!c || !loaded || a->nbd < 1 || a->nbd > 2) return NULL;
+  split_job j = {c, 0, 0, 0, 0, 0, NULL, NULL, a, NULL, 0};
+  double macs = (double)a->bd[0] * (a->nbd > 1 ? (double)a->bd[1] : 1.0) * (double)a->M * (double)a->N * (double)a->K;
+  return run_split(&j, ctx, a->bd[0], macs, declined);
 }
 
 #else /* no oneDNN at build time */
@@ -815,6 +871,11 @@ sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx
   return NULL;
 }
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
+  (void)c, (void)a, (void)ctx;
+  *declined = 1;
+  return NULL;
+}
+sm_status *sm__dnnl_bmm(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, sm_kctx *ctx, int *declined) {
   (void)c, (void)a, (void)ctx;
   *declined = 1;
   return NULL;

@@ -49,10 +49,24 @@ typedef struct sm__dnnl_mm_args {
   float alpha;
 } sm__dnnl_mm_args;
 
+/* A batched product of two activations (Einsum's gemm form, einsum.c): for each of the nbd (1 or
+ * 2) batch indices, C[b] [M,N] = A[b] [M,K] B[b] [K,N], every dimension with its own element
+ * stride in each tensor (sa, sb, sc: the batch dims, then the two matrix dims). Neither operand is
+ * packed or cached (both change every run); the batches of dim 0 are split over the pool. */
+typedef struct sm__dnnl_bmm_args {
+  int nbd;
+  int64_t bd[2];
+  int64_t M, N, K;
+  int64_t sa[4], sb[4], sc[4];
+  const float *a, *b;
+  float *c;
+} sm__dnnl_bmm_args;
+
 /* Run one product over the run's pool (single-threaded oneDNN calls on pieces of it). NULL
  * on success; an error status (out of memory: SM_RESOURCE_EXHAUSTED) the kernel returns; or NULL
  * with *declined = 1 when oneDNN has no primitive for it (the kernel then runs its own loops). */
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined);
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined);
+sm_status *sm__dnnl_bmm(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, sm_kctx *ctx, int *declined);
 
 #endif

@@ -48,7 +48,8 @@ typedef struct ln_job {
 } ln_job;
 
 /* A sum in eight float lanes the compiler vectorises, the lanes then added in double. */
-static double lanes_sum(const float *x, int64_t g, float sub) {
+#define ALWAYS static inline __attribute__((always_inline))
+ALWAYS double lanes_sum(const float *x, int64_t g, float sub) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   double tail = 0;
   int64_t i = 0;
@@ -71,7 +72,7 @@ static double lanes_sum(const float *x, int64_t g, float sub) {
   return tail;
 }
 
-static void ln_rows(void *ctx, int64_t r0, int64_t r1) {
+ALWAYS void ln_rows_body(void *ctx, int64_t r0, int64_t r1) {
   const ln_job *j = ctx;
   const int64_t g = j->g;
   for (int64_t r = r0; r < r1; r++) {
@@ -95,6 +96,24 @@ static void ln_rows(void *ctx, int64_t r0, int64_t r1) {
     }
   }
 }
+
+/* The rows built for baseline x86-64 and for AVX2 (picked at run time where the CPU has it), the
+ * latter with GCC's "cheap" vectoriser cost model, which the loops over a row need (x may be y:
+ * a runtime overlap check). No FMA in the target: the bits of the unfused Mul and AddV2 stay. */
+static void ln_rows_base(void *ctx, int64_t r0, int64_t r1) { ln_rows_body(ctx, r0, r1); }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__clang__)
+__attribute__((target("avx2")))
+#else
+__attribute__((target("avx2"), optimize("vect-cost-model=cheap")))
+#endif
+static void ln_rows_avx2(void *ctx, int64_t r0, int64_t r1) {
+  ln_rows_body(ctx, r0, r1);
+}
+#define LN_ROWS (sm__vmath_avx2() ? ln_rows_avx2 : ln_rows_base)
+#else
+#define LN_ROWS ln_rows_base
+#endif
 
 static sm_status *read_axes(const sm_tensor *t, int rank, int *first) {
   int64_t n = sm_tensor_num_elements(t), seen = 0;
@@ -168,7 +187,7 @@ static sm_status *ln_compute(const void *state, sm_kctx *ctx) {
   if (g == 0 || rows == 0) return NULL;
   j.y = sm_tensor_data(y);
   double work = (double)rows * (double)g * 8;
-  sm__parallel_for(work < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), rows, 1, ln_rows, &j);
+  sm__parallel_for(work < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), rows, 1, LN_ROWS, &j);
   return NULL;
 }
 
@@ -180,29 +199,17 @@ typedef struct gelu_job {
   float c0, c1, c2;
 } gelu_job;
 
-#define GELU_BLOCK 256
+#define GELU_BLOCK 1024
 
 /* Units of at most GELU_BLOCK elements within one row of bc (the whole tensor one row without a
- * bias), so that the bias is read contiguously and every loop vectorises. */
+ * bias), so that the bias is read contiguously; each one pass of vmath's GELU. */
 static void gelu_blocks(void *ctx, int64_t u0, int64_t u1) {
   const gelu_job *j = ctx;
-  float v[GELU_BLOCK], e[GELU_BLOCK];
-  const float c0 = j->c0, c1 = j->c1, c2 = j->c2; /* locals: y's stores cannot alias them */
   int64_t per = (j->bc + GELU_BLOCK - 1) / GELU_BLOCK; /* units per row */
   for (int64_t u = u0; u < u1; u++) {
     int64_t row = u / per, col = (u % per) * GELU_BLOCK;
     int64_t len = j->bc - col < GELU_BLOCK ? j->bc - col : GELU_BLOCK, at = row * j->bc + col;
-    const float *x = j->x + at;
-    float *y = j->y + at;
-    if (j->bias) {
-      const float *b = j->bias + col;
-      for (int64_t i = 0; i < len; i++) v[i] = x[i] + b[i];
-    } else {
-      memcpy(v, x, (size_t)len * sizeof *v);
-    }
-    for (int64_t i = 0; i < len; i++) e[i] = v[i] * c1;
-    sm__verf_f32(e, e, len);
-    for (int64_t i = 0; i < len; i++) y[i] = (c0 * v[i]) * (c2 + e[i]);
+    sm__vgelu_erf_f32(j->x + at, j->bias ? j->bias + col : NULL, j->y + at, len, j->c0, j->c1, j->c2);
   }
 }
 
@@ -249,7 +256,7 @@ static sm_status *gelu_compute(const void *state, sm_kctx *ctx) {
   if (!bias) j.bc = j.n; /* one row */
   int64_t units = (j.n / j.bc) * ((j.bc + GELU_BLOCK - 1) / GELU_BLOCK);
   double work = (double)j.n * 16;
-  sm__parallel_for(work < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), units, 4, gelu_blocks, &j);
+  sm__parallel_for(work < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), units, 1, gelu_blocks, &j);
   return NULL;
 }
 

@@ -82,9 +82,12 @@ static float act_f32(float v, int act, float alpha) {
 }
 
 /* The one float bias(+activation) loop: BiasAdd's NHWC float path and the epilogue of the fused
- * conv/matmul (nn_raw.h) both run it. Separate loops per case so each one vectorises. */
-void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
-                         float alpha) {
+ * conv/matmul (nn_raw.h) both run it. Separate loops per case so each one vectorises: built for
+ * baseline x86-64 and for AVX2 (picked at run time where the CPU has it; no FMA in the target, so
+ * the same bits), the latter with GCC's "cheap" vectoriser cost model (-O2's "very cheap" one
+ * vectorises no loop that needs the runtime check that out and in do not overlap). */
+static inline __attribute__((always_inline)) void bias_act_body(const float *in, float *out, int64_t rows, int64_t C,
+                                                                const float *bias, int act, float alpha) {
   for (int64_t r = 0; r < rows; r++) {
     const float *p = in + r * C;
     float *o = out + r * C;
@@ -120,6 +123,33 @@ void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, c
       memcpy(o, p, (size_t)C * sizeof *o);
     }
   }
+}
+
+static void bias_act_base(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
+                          float alpha) {
+  bias_act_body(in, out, rows, C, bias, act, alpha);
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__clang__)
+#define AVX2_LOOPS __attribute__((target("avx2")))
+#else
+#define AVX2_LOOPS __attribute__((target("avx2"), optimize("vect-cost-model=cheap")))
+#endif
+AVX2_LOOPS static void bias_act_avx2(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
+                                     float alpha) {
+  bias_act_body(in, out, rows, C, bias, act, alpha);
+}
+#endif
+
+void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
+                         float alpha) {
+#ifdef AVX2_LOOPS
+  if (sm__vmath_avx2()) {
+    bias_act_avx2(in, out, rows, C, bias, act, alpha);
+    return;
+  }
+#endif
+  bias_act_base(in, out, rows, C, bias, act, alpha);
 }
 
 static void bias_rows(void *ctx, int64_t begin, int64_t end) {

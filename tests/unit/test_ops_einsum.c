@@ -1,5 +1,8 @@
 /* test_ops_einsum.c - Einsum against TensorFlow's answers (tf.einsum in TF 2.21 on
- * arange(n) * 0.5 - 1 inputs), plus the equations it must refuse. */
+ * arange(n) * 0.5 - 1 inputs), MultiHeadAttention's two batched products at sizes where the
+ * batched gemm paths run (oneDNN's strided batched matmul when it is on, the pool's sgemm calls
+ * otherwise: the _nodnnl / SM_DNNL runs of ctest) against sums computed here in double, plus the
+ * equations it must refuse. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +61,60 @@ static sm_tensor *arange(int rank, const int64_t *dims) {
   return t;
 }
 
+/* Element o of "aecd,abcd->acbe" (qk 1) or "acbe,aecd->abcd" (qk 0), summed in double; x, y the
+ * operands, sizes a b c d e. */
+static double mha_ref(int qk, const float *x, const float *y, const int64_t *n, int64_t o) {
+  int64_t A = n[0], B = n[1], C = n[2], D = n[3], E = n[4];
+  double sum = 0;
+  (void)A;
+  if (qk) { /* out [a, c, b, e] = sum_d x[a, e, c, d] y[a, b, c, d] */
+    int64_t e = o % E, b = o / E % B, c = o / (E * B) % C, a = o / (E * B * C);
+    for (int64_t d = 0; d < D; d++)
+      sum += (double)x[((a * E + e) * C + c) * D + d] * (double)y[((a * B + b) * C + c) * D + d];
+  } else { /* out [a, b, c, d] = sum_e x[a, c, b, e] y[a, e, c, d] */
+    int64_t d = o % D, c = o / D % C, b = o / (D * C) % B, a = o / (D * C * B);
+    for (int64_t e = 0; e < E; e++)
+      sum += (double)x[((a * C + c) * B + b) * E + e] * (double)y[((a * E + e) * C + c) * D + d];
+  }
+  return sum;
+}
+
+static void check_mha(void) {
+  const int64_t n[5] = {3, 17, 2, 5, 13}; /* a b c d e: batch, query length, heads, head size, key length */
+  for (int qk = 1; qk >= 0; qk--) {
+    const char *eq = qk ? "aecd,abcd->acbe" : "acbe,aecd->abcd";
+    int64_t d0[4] = {n[0], qk ? n[4] : n[2], qk ? n[2] : n[1], qk ? n[3] : n[4]};
+    int64_t d1[4] = {n[0], qk ? n[1] : n[4], n[2], n[3]};
+    sm_session *s = NULL;
+    CHECK_OK(session_for(eq, 2, &s));
+    if (!s) continue;
+    sm_tensor *in[2] = {arange(4, d0), arange(4, d1)}, *out = NULL;
+    for (int t = 0; t < 2; t++) { /* values of both signs, not all multiples of 0.5 */
+      float *v = sm_tensor_data(in[t]);
+      for (int64_t i = 0; i < sm_tensor_num_elements(in[t]); i++) v[i] = (float)((i * 37 + t * 11) % 101) / 101.0f - 0.5f;
+    }
+    CHECK_OK(sm__session_run(s, (const char *[]){"a", "b"}, in, 2, (const char *[]){"e"}, 1, NULL, 0, &out));
+    if (out) {
+      int64_t want_n = n[0] * n[1] * n[2] * (qk ? n[4] : n[3]);
+      CHECK(sm_tensor_num_elements(out) == want_n);
+      const float *v = sm_tensor_data(out);
+      double worst = 0;
+      for (int64_t o = 0; o < want_n && o < sm_tensor_num_elements(out); o++) {
+        double r = mha_ref(qk, sm_tensor_data(in[0]), sm_tensor_data(in[1]), n, o), d = fabs(v[o] - r);
+        if (d > worst) worst = d;
+      }
+      if (worst > 1e-5) fprintf(stderr, "%s: worst |difference| %g\n", eq, worst);
+      CHECK(worst <= 1e-5);
+    }
+    sm_tensor_free(out);
+    sm_tensor_free(in[0]);
+    sm_tensor_free(in[1]);
+    sm__session_free(s);
+  }
+}
+
 int main(void) {
+  check_mha();
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     const ecase *e = &cases[c];
     sm_session *s = NULL;
