@@ -745,10 +745,121 @@ static void test_fold_runs(void) {
   for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
 }
 
-/* ---- LayerNorm and erf-GELU chains (nn_fuse_norm.c) -------------------------------------------- */
 #define FCONST(n, v)                                                                                   \
   "node { name: \"" n "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "            \
   "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } } "
+/* Keras 3's inference BatchNormalization after a conv, as it exports it: the scale and shift made
+ * in the graph from gamma g, beta be, mean mu and variance v (fed here, ReadVariableOps there):
+ *   sc = Mul(Rsqrt(AddV2(v, eps)), g), sh = Sub(be, Mul(mu, sc)), a = AddV2(Mul(c, sc), sh) -> Relu r
+ * `swap` puts every commutative pair the other way round; plus `extra` nodes. */
+static char *keras_bn_graph(int cout, int swap, const char *extra) {
+  char *g = fold_graph(cout, 0, "Relu", 0, 0, NULL);
+  size_t cap = strlen(g) + 4096;
+  char *out = malloc(cap);
+  if (!out) exit(1);
+  /* the fold graph's Placeholders s, t become the computed sc, sh: rename its Mul/AddV2 inputs */
+  char *m = strstr(g, "node { name: \"m\"");
+  CHECK(m != NULL);
+  if (!m) exit(1);
+  snprintf(out, cap,
+           "%.*snode { name: \"m\" op: \"Mul\" input: \"c\" input: \"sc\" " TF "} " NODE2("a", "AddV2", "m", "sh")
+           NODE1("r", "Relu", "a") PH("g") PH("be") PH("mu") PH("v") FCONST("eps", "0.001") "%s%s%s%s%s%s}",
+           (int)(m - g), g, swap ? NODE2("ad", "AddV2", "eps", "v") : NODE2("ad", "AddV2", "v", "eps"),
+           NODE1("rs", "Rsqrt", "ad"), swap ? NODE2("sc", "Mul", "g", "rs") : NODE2("sc", "Mul", "rs", "g"),
+           swap ? NODE2("m2", "Mul", "sc", "mu") : NODE2("m2", "Mul", "mu", "sc"), NODE2("sh", "Sub", "be", "m2"),
+           extra ? extra : "");
+  free(g);
+  return out;
+}
+
+#define KERAS_FOLDED "c/_sm_fold_bn=_SmFoldBN[](f:0,g:0,be:0,mu:0,v:0) c=_FusedConv2D[BiasAdd,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)"
+
+static void test_keras_bn(void) {
+  static const char *const computed[] = {"ad", "rs", "sc", "m2", "sh", "eps"};
+  for (int swap = 0; swap < 2; swap++) {
+    char *g = keras_bn_graph(4, swap, NULL);
+    rewritten r;
+    /* the helper takes the four vectors; the six nodes computing scale and shift are dropped */
+    if (rewrite(g, "x g be mu v", "r", NULL, &r)) {
+      char got[1024];
+      synthetic(&r, got, sizeof got);
+      CHECK_EQ_STR(got, KERAS_FOLDED);
+      for (int i = 0; i < 6; i++) CHECK_EQ_INT(pos_of(r.order, r.norder, sm__cgraph_find(r.g, computed[i])), -1);
+      const sm_node *h = sm__rewrite_node(r.rw, sm__cgraph_num_nodes(r.g));
+      float eps = 0;
+      int64_t ns = 0;
+      CHECK_OK(sm__node_attr_float(h, "epsilon", &eps));
+      CHECK_OK(sm__node_attr_int(h, "num_stats", &ns));
+      CHECK(eps == 0.001f && ns == 2);
+    }
+    rewritten_free(&r);
+    /* the scale fetched too: it folds as before, and what computes the scale stays, the shift's
+     * nodes go */
+    if (rewrite(g, "x g be mu v", "r sc", NULL, &r)) {
+      char got[1024];
+      synthetic(&r, got, sizeof got);
+      CHECK_EQ_STR(got, KERAS_FOLDED);
+      for (int i = 0; i < 6; i++)
+        CHECK_EQ_INT(pos_of(r.order, r.norder, sm__cgraph_find(r.g, computed[i])) >= 0, i < 3 || i == 5);
+    }
+    rewritten_free(&r);
+    free(g);
+  }
+  /* a node left unread that is a control input, or stateful, stays: the Rsqrt orders a NoOp, and a
+   * stateful op orphaned (the variance from a RandomUniform: it stays read by the helper) */
+  char *g = keras_bn_graph(4, 0, "node { name: \"n\" op: \"NoOp\" input: \"^rs\" } ");
+  expect_fold(g, "x g be mu v", "r", "n", KERAS_FOLDED);
+  rewritten r;
+  g = keras_bn_graph(4, 0, "node { name: \"n\" op: \"NoOp\" input: \"^rs\" } ");
+  if (rewrite(g, "x g be mu v", "r", "n", &r)) {
+    CHECK(pos_of(r.order, r.norder, sm__cgraph_find(r.g, "rs")) >= 0);
+    CHECK(pos_of(r.order, r.norder, sm__cgraph_find(r.g, "ad")) >= 0);
+    CHECK_EQ_INT(pos_of(r.order, r.norder, sm__cgraph_find(r.g, "sh")), -1);
+  }
+  rewritten_free(&r);
+  free(g);
+  /* not Keras' pattern: the scale's Mul over a Sqrt, the shift an AddV2: the old fold (scale and
+   * shift computed in the graph) */
+  g = keras_bn_graph(4, 0, NULL);
+  char *rs = strstr(g, "\"Rsqrt\"");
+  if (rs) memcpy(rs, "\"Sqrt\" ", 7);
+  expect_fold(g, "x g be mu v", "r", NULL,
+              "c/_sm_fold_bn=_SmFoldBN[](f:0,sc:0,sh:0) c=_FusedConv2D[BiasAdd,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)");
+
+  /* runs: folded against plain (m fetched: nothing folds), per-channel vectors and one-value ones,
+   * then new values in place (the cached fold must not be reused) */
+  int64_t xd[4] = {2, 6, 5, 3}, cd[1] = {7};
+  const char *names[5] = {"x", "g", "be", "mu", "v"};
+  sm_tensor *feeds[5] = {filled(4, xd, 31), filled(1, cd, 32), filled(1, cd, 33), filled(1, cd, 34), filled(1, cd, 35)};
+  float *var = sm_tensor_data(feeds[4]);
+  for (int i = 0; i < 7; i++) var[i] = fabsf(var[i]) + 0.1f;
+  for (int swap = 0; swap < 2; swap++) {
+    g = keras_bn_graph(7, swap, NULL);
+    sm_session *s = NULL;
+    CHECK_OK(sm__session_from_pbtxt(g, &s));
+    if (s) {
+      CHECK_OK(fold_vs_plain(g, names, feeds, 5, "r", s));
+      float *gv = sm_tensor_data(feeds[1]), *mv = sm_tensor_data(feeds[3]);
+      for (int i = 0; i < 7; i++) gv[i] = -0.5f * gv[i] + 0.25f, mv[i] += 1.0f, var[i] *= 2.0f;
+      CHECK_OK(fold_vs_plain(g, names, feeds, 5, "r", s));
+      sm_tensor *one = filled(0, NULL, 36), *f2[5] = {feeds[0], one, feeds[2], one, feeds[4]};
+      CHECK_OK(fold_vs_plain(g, names, f2, 5, "r", s));
+      /* a variance of another channel count: an error naming it, no crash */
+      int64_t d5[1] = {5};
+      sm_tensor *v5 = filled(1, d5, 37), *f3[5] = {feeds[0], feeds[1], feeds[2], feeds[3], v5}, *o = NULL;
+      const char *fr[1] = {"r"};
+      CHECK_ERR(sm__session_run(s, names, f3, 5, fr, 1, NULL, 0, &o), "variance");
+      sm_tensor_free(o);
+      sm_tensor_free(one);
+      sm_tensor_free(v5);
+    }
+    sm__session_free(s);
+    free(g);
+  }
+  for (int i = 0; i < 5; i++) sm_tensor_free(feeds[i]);
+}
+
+/* ---- LayerNorm and erf-GELU chains (nn_fuse_norm.c) -------------------------------------------- */
 #define MEAN(n, in)                                                                                    \
   "node { name: \"" n "\" op: \"Mean\" input: \"" in "\" input: \"ax\" " TF                           \
   "attr { key: \"Tidx\" value { type: DT_INT32 } } attr { key: \"keep_dims\" value { b: true } } } "
@@ -1233,6 +1344,7 @@ int main(void) {
   test_fold_rule();
   test_residual();
   test_fold_runs();
+  test_keras_bn();
   test_norm_rules();
   test_drop_rule();
   test_mul_one();
