@@ -64,6 +64,8 @@ typedef struct fold_state {
   int has_bias;       /* num_bias */
   int stats;          /* num_stats == 2: FusedBatchNorm's mean and variance follow */
   int bcast;          /* attr _sm_broadcast: the four are Keras' variables (per_channel shapes) */
+  int cache_in;       /* attr _sm_cache_inputs: the small inputs' pointers key the cache too */
+  sm_tensor *key_in[5]; /* with cache_in: the small inputs folded last (references held) */
   float eps;
   pthread_mutex_t mu; /* runs of one plan may overlap */
   sm_tensor *key_f;   /* the filter folded last (a reference held) */
@@ -74,13 +76,14 @@ typedef struct fold_state {
 } fold_state;
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
-  int cache = 0, depthwise = 0, bcast = 0, dt;
+  int cache = 0, depthwise = 0, bcast = 0, cache_in = 0, dt;
   int64_t nb = 0, ns = 0;
   float eps = 0;
   sm_status *st = sm__node_attr_type(n, "T", &dt);
   if (!st && sm__node_attr(n, "_sm_cache")) st = sm__node_attr_bool(n, "_sm_cache", &cache);
   if (!st && sm__node_attr(n, "_sm_depthwise")) st = sm__node_attr_bool(n, "_sm_depthwise", &depthwise);
   if (!st && sm__node_attr(n, "_sm_broadcast")) st = sm__node_attr_bool(n, "_sm_broadcast", &bcast);
+  if (!st && sm__node_attr(n, "_sm_cache_inputs")) st = sm__node_attr_bool(n, "_sm_cache_inputs", &cache_in);
   if (!st) st = sm__node_attr_int(n, "num_bias", &nb);
   if (!st) st = sm__node_attr_int(n, "num_stats", &ns);
   if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
@@ -96,6 +99,7 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   s->has_bias = nb == 1;
   s->stats = ns == 2;
   s->bcast = bcast;
+  s->cache_in = cache && cache_in;
   s->eps = eps;
   pthread_mutex_init(&s->mu, NULL);
   *state = s;
@@ -110,6 +114,7 @@ static void fold_release(void *state) {
   sm_tensor_free(s->ff);
   sm_tensor_free(s->fb);
   sm__free(s->key);
+  for (int i = 0; i < 5; i++) sm_tensor_free(s->key_in[i]);
   sm__free(s);
 }
 
@@ -231,11 +236,17 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
                          "Must provide as many biases as the last dimension of the filter: %s vs. %lld", sh,
                          (long long)c);
   }
-  size_t nkey;
-  unsigned char *key = make_key(in, nsmall, &nkey);
-  if (!key) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's key");
+  /* the small inputs key the cache by their bytes, or (cache_in) by the tensors themselves, as
+   * the filter does: no copy and compare of up to 4 x C floats a run */
+  size_t nkey = 0;
+  unsigned char *key = s->cache_in ? NULL : make_key(in, nsmall, &nkey);
+  if (!s->cache_in && !key) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's key");
   pthread_mutex_lock(&s->mu);
-  int hit = s->cache && s->ff && s->key_f == f && s->nkey == nkey && !memcmp(s->key, key, nkey);
+  int hit = s->cache && s->ff && s->key_f == f;
+  if (s->cache_in)
+    for (int i = 0; i < nsmall && hit; i++) hit = s->key_in[i] == in[i];
+  else
+    hit = hit && s->nkey == nkey && !memcmp(s->key, key, nkey);
   if (!hit) {
     sm_tensor *ff, *fb;
     st = fold(s, f, in, c, &ff, &fb);
@@ -246,6 +257,10 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
       sm__free(s->key);
       s->key_f = s->cache ? sm_tensor_ref((sm_tensor *)f) : NULL;
       s->key = key, s->nkey = nkey, key = NULL;
+      for (int i = 0; i < nsmall && s->cache_in; i++) {
+        sm_tensor_free(s->key_in[i]);
+        s->key_in[i] = sm_tensor_ref((sm_tensor *)in[i]);
+      }
       s->ff = ff, s->fb = fb;
       /* cached: until the key misses, the filter is read no more, so a checkpoint-mapped one
        * need not stay resident beside its folded copy (it faults in again on a refold). Only
@@ -271,6 +286,13 @@ const sm_kernel sm_kernels_nn_fold[] = {
 /* ---- the rule ------------------------------------------------------------------------------ */
 static int op_is(const sm_node *n, const char *op) { return !strcmp(sm__node_op(n), op); }
 static int same(sm_edge a, sm_edge b) { return a.node == b.node && a.index == b.index; }
+
+/* Whether edge e is a value the fold's cache may key by its pointer: an unfed ReadVariableOp's or
+ * Const's (never written in place: an assignment swaps in a new tensor). */
+static int stable_value(const sm_rewrite *rw, sm_edge e) {
+  const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  return n && !sm__rewrite_is_fed(rw, e) && (op_is(n, "ReadVariableOp") || op_is(n, "Const"));
+}
 
 /* A float node of `op` with two inputs, one of them v and the other not: that other one. */
 static int other_input(const sm_rewrite *rw, int id, sm_edge v, sm_edge *other) {
@@ -380,8 +402,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       !nhwc(c) || (dw && !sm__nn_depthwise_fusable(c)))
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
-  const sm_node *fp = f.node >= 0 ? sm__rewrite_node(rw, f.node) : NULL;
-  if (!fp || sm__rewrite_is_fed(rw, f) || !(op_is(fp, "ReadVariableOp") || op_is(fp, "Const"))) return NULL;
+  if (!stable_value(rw, f)) return NULL;
   int chain[6] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
@@ -448,7 +469,13 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   /* a FusedBatchNorm that ends the chain: the fused node has only its y */
   for (int o = 1; chain[n - 1] == fbn && o < sm__node_num_outputs(sm__rewrite_node(rw, fbn)); o++)
     if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
-  /* the helper: the folded filter and bias */
+  /* the helper: the folded filter and bias, keyed by its small inputs' pointers when all are
+   * stable values (the fold's cache, fold_compute) */
+  sm_edge small[5] = {keras ? stats[0] : scale, keras ? stats[1] : shift, bias,
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : keras ? stats[2] : (sm_edge){-1, -1},
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : keras ? stats[3] : (sm_edge){-1, -1}};
+  int stable = 1;
+  for (int i = 0; i < 5 && stable; i++) stable = (i >= 2 && small[i].node < 0) || stable_value(rw, small[i]);
   char name[512];
   snprintf(name, sizeof name, "%s/_sm_fold_bn", sm__node_name(c));
   sm_node *nodes[2] = {NULL, NULL};
@@ -468,6 +495,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (!st && keras) st = sm__synth_set_float(nodes[0], "epsilon", keras_eps);
   if (!st && keras) st = sm__synth_set_bool(nodes[0], "_sm_broadcast", 1);
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
+  if (!st && stable) st = sm__synth_set_bool(nodes[0], "_sm_cache_inputs", 1);
   if (!st && dw) st = sm__synth_set_bool(nodes[0], "_sm_depthwise", 1);
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);

@@ -857,6 +857,74 @@ static void test_keras_bn(void) {
     free(g);
   }
   for (int i = 0; i < 5; i++) sm_tensor_free(feeds[i]);
+
+  /* gamma, beta, mean, variance read from variables (as Keras exports them): the helper keys its
+   * cache by the four tensors (attr _sm_cache_inputs; fed ones by their bytes), and an assignment
+   * between runs (a new tensor) folds again */
+  g = keras_bn_graph(7, 0, NULL);
+  size_t cap = strlen(g) + 4096;
+  char *gv = malloc(cap);
+  if (!gv) exit(1);
+  size_t at = 0;
+  const char *vars[4] = {"g", "be", "mu", "v"};
+  const char *rest = g;
+  for (int i = 0; i < 4; i++) {
+    char ph[128], rep[1024];
+    snprintf(ph, sizeof ph, PH("%s"), vars[i]);
+    const char *hit = strstr(rest, ph);
+    CHECK(hit != NULL);
+    if (!hit) break;
+    snprintf(rep, sizeof rep,
+             "node { name: \"h%s\" op: \"VarHandleOp\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+             "attr { key: \"shared_name\" value { s: \"h%s\" } } attr { key: \"shape\" value { shape { dim { size: 7 } } } } } "
+             PH("p%s") "node { name: \"a%s\" op: \"AssignVariableOp\" input: \"h%s\" input: \"p%s\" "
+             "attr { key: \"dtype\" value { type: DT_FLOAT } } } "
+             "node { name: \"%s\" op: \"ReadVariableOp\" input: \"h%s\" attr { key: \"dtype\" value { type: DT_FLOAT } } } ",
+             vars[i], vars[i], vars[i], vars[i], vars[i], vars[i], vars[i], vars[i]);
+    at += (size_t)snprintf(gv + at, cap - at, "%.*s%s", (int)(hit - rest), rest, rep);
+    rest = hit + strlen(ph);
+  }
+  snprintf(gv + at, cap - at, "%s", rest);
+  for (int fed = 0; fed < 2; fed++) {
+    rewritten rv;
+    if (rewrite(fed ? g : gv, fed ? "x g be mu v" : "x", "r", NULL, &rv)) {
+      const sm_node *h = sm__rewrite_node(rv.rw, sm__cgraph_num_nodes(rv.g));
+      int ci = 0;
+      if (h && sm__node_attr(h, "_sm_cache_inputs")) CHECK_OK(sm__node_attr_bool(h, "_sm_cache_inputs", &ci));
+      CHECK_EQ_INT(ci, !fed);
+    }
+    rewritten_free(&rv);
+  }
+  sm_session *sv = NULL, *sp = NULL;
+  CHECK_OK(sm__session_from_pbtxt(gv, &sv));
+  CHECK_OK(sm__session_from_pbtxt(g, &sp));
+  for (int round = 0; round < 3 && sv && sp; round++) {
+    sm_tensor *x = filled(4, xd, 40), *vals[4];
+    for (int i = 0; i < 4; i++) vals[i] = filled(1, cd, 41 + i + 7 * (round > 0));
+    float *vv = sm_tensor_data(vals[3]);
+    for (int i = 0; i < 7; i++) vv[i] = fabsf(vv[i]) + 0.1f;
+    const char *pn[4] = {"pg", "pbe", "pmu", "pv"}, *an[4] = {"ag", "abe", "amu", "av"};
+    if (round < 2) CHECK_OK(sm__session_run(sv, pn, vals, 4, NULL, 0, an, 4, NULL));
+    const char *fx[1] = {"x"}, *fr[1] = {"r"}, *fp[2] = {"r", "m"};
+    sm_tensor *oa = NULL, *ob[2] = {NULL, NULL}, *pf[5] = {x, vals[0], vals[1], vals[2], vals[3]};
+    CHECK_OK(sm__session_run(sv, fx, &x, 1, fr, 1, NULL, 0, &oa));
+    CHECK_OK(sm__session_run(sp, names, pf, 5, fp, 2, NULL, 0, ob));
+    if (oa && ob[0]) {
+      const float *a = sm_tensor_data(oa), *b = sm_tensor_data(ob[0]);
+      int bad = sm_tensor_num_elements(oa) != sm_tensor_num_elements(ob[0]);
+      for (int64_t i = 0; i < sm_tensor_num_elements(oa) && !bad; i++) bad = !(fabsf(a[i] - b[i]) <= 1e-5f * (1 + fabsf(b[i])));
+      CHECK(!bad);
+    }
+    sm_tensor_free(oa);
+    sm_tensor_free(ob[0]);
+    sm_tensor_free(ob[1]);
+    sm_tensor_free(x);
+    for (int i = 0; i < 4; i++) sm_tensor_free(vals[i]);
+  }
+  sm__session_free(sv);
+  sm__session_free(sp);
+  free(gv);
+  free(g);
 }
 
 /* ---- LayerNorm and erf-GELU chains (nn_fuse_norm.c) -------------------------------------------- */
