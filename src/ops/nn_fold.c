@@ -5,7 +5,9 @@
  * The pattern is the one Keras 3 exports for Conv2D [+ bias] + BatchNormalization (inference):
  *   c = Conv2D(x, f) [-> BiasAdd(c, bias)] -> Mul(·, scale) -> AddV2|Add(·, shift) [-> Relu|Relu6]
  * where scale = gamma * rsqrt(variance + eps) and shift = beta - mean * scale are computed in the
- * graph from the variables every run. It becomes two nodes:
+ * graph from the variables every run (five nodes per BatchNorm: when they are exactly that, the
+ * helper takes gamma, beta, mean and variance instead and computes them itself, keras_bn, and the
+ * rewrite driver drops the five). It becomes two nodes:
  *   ff, fb = _SmFoldBN(f, scale, shift[, bias])     ff = f * scale (per output channel),
  *                                                   fb = [bias * scale +] shift
  *   _FusedConv2D(x, ff, fb, fused_ops [BiasAdd[, Relu|Relu6]])
@@ -61,6 +63,9 @@ typedef struct fold_state {
   int depthwise;      /* attr _sm_depthwise: a [kh, kw, c, m] filter, c*m output channels */
   int has_bias;       /* num_bias */
   int stats;          /* num_stats == 2: FusedBatchNorm's mean and variance follow */
+  int bcast;          /* attr _sm_broadcast: the four are Keras' variables (per_channel shapes) */
+  int cache_in;       /* attr _sm_cache_inputs: the small inputs' pointers key the cache too */
+  sm_tensor *key_in[5]; /* with cache_in: the small inputs folded last (references held) */
   float eps;
   pthread_mutex_t mu; /* runs of one plan may overlap */
   sm_tensor *key_f;   /* the filter folded last (a reference held) */
@@ -71,12 +76,14 @@ typedef struct fold_state {
 } fold_state;
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
-  int cache = 0, depthwise = 0, dt;
+  int cache = 0, depthwise = 0, bcast = 0, cache_in = 0, dt;
   int64_t nb = 0, ns = 0;
   float eps = 0;
   sm_status *st = sm__node_attr_type(n, "T", &dt);
   if (!st && sm__node_attr(n, "_sm_cache")) st = sm__node_attr_bool(n, "_sm_cache", &cache);
   if (!st && sm__node_attr(n, "_sm_depthwise")) st = sm__node_attr_bool(n, "_sm_depthwise", &depthwise);
+  if (!st && sm__node_attr(n, "_sm_broadcast")) st = sm__node_attr_bool(n, "_sm_broadcast", &bcast);
+  if (!st && sm__node_attr(n, "_sm_cache_inputs")) st = sm__node_attr_bool(n, "_sm_cache_inputs", &cache_in);
   if (!st) st = sm__node_attr_int(n, "num_bias", &nb);
   if (!st) st = sm__node_attr_int(n, "num_stats", &ns);
   if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
@@ -91,6 +98,8 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   s->depthwise = depthwise;
   s->has_bias = nb == 1;
   s->stats = ns == 2;
+  s->bcast = bcast;
+  s->cache_in = cache && cache_in;
   s->eps = eps;
   pthread_mutex_init(&s->mu, NULL);
   *state = s;
@@ -105,6 +114,7 @@ static void fold_release(void *state) {
   sm_tensor_free(s->ff);
   sm_tensor_free(s->fb);
   sm__free(s->key);
+  for (int i = 0; i < 5; i++) sm_tensor_free(s->key_in[i]);
   sm__free(s);
 }
 
@@ -144,13 +154,16 @@ static unsigned char *make_key(const sm_tensor *const *t, int n, size_t *len) {
 }
 
 /* With FusedBatchNorm's statistics (mean, var), the scale and shift it applies: TF's inference
- * kernel's scale * rsqrt(var + eps) and offset - mean * that. */
+ * kernel's scale * rsqrt(var + eps) and offset - mean * that; Keras' graph computes the same
+ * (_sm_broadcast: each of the four may be one value for all channels). */
 static void fbn_scale_shift(const fold_state *s, const sm_tensor *const *in, int64_t c, float *sc, float *sh) {
   const float *g = sm_tensor_data(in[0]), *o = sm_tensor_data(in[1]), *m = sm_tensor_data(in[2 + s->has_bias]),
               *v = sm_tensor_data(in[3 + s->has_bias]);
+  int64_t dg = sm_tensor_num_elements(in[0]) == c, d_o = sm_tensor_num_elements(in[1]) == c,
+          dm = sm_tensor_num_elements(in[2 + s->has_bias]) == c, dv = sm_tensor_num_elements(in[3 + s->has_bias]) == c;
   for (int64_t j = 0; j < c; j++) {
-    sc[j] = g[j] * (1.0f / sqrtf(v[j] + s->eps));
-    sh[j] = o[j] - m[j] * sc[j];
+    sc[j] = g[j * dg] * (1.0f / sqrtf(v[j * dv] + s->eps));
+    sh[j] = o[j * d_o] - m[j * dm] * sc[j];
   }
 }
 
@@ -209,7 +222,8 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   sm_status *st = NULL;
   if (s->stats) {
     static const char *const what[] = {"scale", "offset", "mean", "variance"};
-    for (int i = 0; i < 4 && !st; i++) st = channels(in[i < 2 ? i : i + s->has_bias], what[i], c);
+    for (int i = 0; i < 4 && !st; i++)
+      st = (s->bcast ? per_channel : channels)(in[i < 2 ? i : i + s->has_bias], what[i], c);
   } else {
     st = per_channel(in[0], "scale", c);
     if (!st) st = per_channel(in[1], "shift", c);
@@ -222,11 +236,17 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
                          "Must provide as many biases as the last dimension of the filter: %s vs. %lld", sh,
                          (long long)c);
   }
-  size_t nkey;
-  unsigned char *key = make_key(in, nsmall, &nkey);
-  if (!key) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's key");
+  /* the small inputs key the cache by their bytes, or (cache_in) by the tensors themselves, as
+   * the filter does: no copy and compare of up to 4 x C floats a run */
+  size_t nkey = 0;
+  unsigned char *key = s->cache_in ? NULL : make_key(in, nsmall, &nkey);
+  if (!s->cache_in && !key) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's key");
   pthread_mutex_lock(&s->mu);
-  int hit = s->cache && s->ff && s->key_f == f && s->nkey == nkey && !memcmp(s->key, key, nkey);
+  int hit = s->cache && s->ff && s->key_f == f;
+  if (s->cache_in)
+    for (int i = 0; i < nsmall && hit; i++) hit = s->key_in[i] == in[i];
+  else
+    hit = hit && s->nkey == nkey && !memcmp(s->key, key, nkey);
   if (!hit) {
     sm_tensor *ff, *fb;
     st = fold(s, f, in, c, &ff, &fb);
@@ -237,6 +257,10 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
       sm__free(s->key);
       s->key_f = s->cache ? sm_tensor_ref((sm_tensor *)f) : NULL;
       s->key = key, s->nkey = nkey, key = NULL;
+      for (int i = 0; i < nsmall && s->cache_in; i++) {
+        sm_tensor_free(s->key_in[i]);
+        s->key_in[i] = sm_tensor_ref((sm_tensor *)in[i]);
+      }
       s->ff = ff, s->fb = fb;
       /* cached: until the key misses, the filter is read no more, so a checkpoint-mapped one
        * need not stay resident beside its folded copy (it faults in again on a refold). Only
@@ -263,6 +287,13 @@ const sm_kernel sm_kernels_nn_fold[] = {
 static int op_is(const sm_node *n, const char *op) { return !strcmp(sm__node_op(n), op); }
 static int same(sm_edge a, sm_edge b) { return a.node == b.node && a.index == b.index; }
 
+/* Whether edge e is a value the fold's cache may key by its pointer: an unfed ReadVariableOp's or
+ * Const's (never written in place: an assignment swaps in a new tensor). */
+static int stable_value(const sm_rewrite *rw, sm_edge e) {
+  const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  return n && !sm__rewrite_is_fed(rw, e) && (op_is(n, "ReadVariableOp") || op_is(n, "Const"));
+}
+
 /* A float node of `op` with two inputs, one of them v and the other not: that other one. */
 static int other_input(const sm_rewrite *rw, int id, sm_edge v, sm_edge *other) {
   const sm_node *n = sm__rewrite_node(rw, id);
@@ -271,6 +302,66 @@ static int other_input(const sm_rewrite *rw, int id, sm_edge v, sm_edge *other) 
   sm_edge a = sm__rewrite_input(rw, id, 0), b = sm__rewrite_input(rw, id, 1);
   if (same(a, v) == same(b, v)) return 0;
   *other = same(a, v) ? b : a;
+  return 1;
+}
+
+/* A float node of op `op` (or `op2`) with two inputs and one output, none of them fed or read as
+ * a ref: its id, else -1. */
+static int binary_node(const sm_rewrite *rw, sm_edge e, const char *op, const char *op2) {
+  const sm_node *n = e.node >= 0 && e.index == 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  if (!n || !(op_is(n, op) || (op2 && op_is(n, op2))) || sm__node_num_inputs(n) != 2 || sm__node_num_outputs(n) != 1 ||
+      sm__node_output_dtype(n, 0) != SM_FLOAT || sm__rewrite_is_fed(rw, e))
+    return -1;
+  for (int i = 0; i < 2; i++)
+    if (sm__rewrite_reads_ref(rw, e.node, i)) return -1;
+  return e.node;
+}
+
+/* Keras' inference BatchNorm computes its scale and shift in the graph, every run:
+ *   scale = Mul(Rsqrt(AddV2(variance, eps)), gamma), shift = Sub(beta, Mul(mean, scale))
+ * (either operand order of the Muls and the AddV2; eps a float Const of one element). When the
+ * rule's scale and shift are exactly that, st gets gamma, beta, mean, variance and *eps the Const's
+ * value: the helper then computes the same float operations itself (fbn_scale_shift: the kernels'
+ * Rsqrt is 1 / sqrt in float, so the bits are the graph's), and the five nodes computing them are
+ * left unread, for the rewrite driver to drop (rewrite.c drop_unread). */
+static int keras_bn(const sm_rewrite *rw, sm_edge scale, sm_edge shift, sm_edge st[4], float *eps) {
+  int mul = binary_node(rw, scale, "Mul", NULL), sub = binary_node(rw, shift, "Sub", NULL);
+  if (mul < 0 || sub < 0) return 0;
+  sm_edge m0 = sm__rewrite_input(rw, mul, 0), m1 = sm__rewrite_input(rw, mul, 1);
+  int rs = -1;
+  for (int i = 0; i < 2 && rs < 0; i++) {
+    sm_edge r = i ? m1 : m0;
+    const sm_node *rn = r.node >= 0 && r.index == 0 ? sm__rewrite_node(rw, r.node) : NULL;
+    if (rn && op_is(rn, "Rsqrt") && sm__node_num_inputs(rn) == 1 && sm__node_output_dtype(rn, 0) == SM_FLOAT &&
+        !sm__rewrite_is_fed(rw, r) && !sm__rewrite_reads_ref(rw, r.node, 0)) {
+      rs = r.node;
+      st[0] = i ? m0 : m1; /* gamma */
+    }
+  }
+  if (rs < 0) return 0;
+  int add = binary_node(rw, sm__rewrite_input(rw, rs, 0), "AddV2", "Add");
+  if (add < 0) return 0;
+  int found = 0;
+  for (int i = 0; i < 2 && !found; i++) {
+    sm_tensor *c = NULL;
+    sm_status *e = sm__rewrite_const_value(rw, sm__rewrite_input(rw, add, i), &c);
+    if (!e && c && sm_tensor_dtype(c) == SM_FLOAT && sm_tensor_num_elements(c) == 1) {
+      *eps = *(const float *)sm_tensor_data(c);
+      st[3] = sm__rewrite_input(rw, add, 1 - i); /* variance */
+      found = 1;
+    }
+    sm_status_free(e);
+    sm_tensor_free(c);
+  }
+  if (!found) return 0;
+  st[1] = sm__rewrite_input(rw, sub, 0); /* beta */
+  int mm = binary_node(rw, sm__rewrite_input(rw, sub, 1), "Mul", NULL);
+  if (mm < 0) return 0;
+  sm_edge a = sm__rewrite_input(rw, mm, 0), b = sm__rewrite_input(rw, mm, 1);
+  if (same(a, scale) == same(b, scale)) return 0;
+  st[2] = same(a, scale) ? b : a; /* mean */
+  for (int i = 0; i < 4; i++)
+    if (st[i].node < 0) return 0;
   return 1;
 }
 
@@ -311,8 +402,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       !nhwc(c) || (dw && !sm__nn_depthwise_fusable(c)))
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
-  const sm_node *fp = f.node >= 0 ? sm__rewrite_node(rw, f.node) : NULL;
-  if (!fp || sm__rewrite_is_fed(rw, f) || !(op_is(fp, "ReadVariableOp") || op_is(fp, "Const"))) return NULL;
+  if (!stable_value(rw, f)) return NULL;
   int chain[6] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
@@ -335,6 +425,10 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       return NULL;
     chain[n++] = r;
   }
+  /* Keras' scale and shift computed in the graph: the helper reads the four vectors instead */
+  sm_edge stats[4];
+  float keras_eps = 0;
+  int keras = fbn < 0 && keras_bn(rw, scale, shift, stats, &keras_eps);
   const char *ops[3] = {"BiasAdd", NULL, NULL}, *act = NULL;
   sm_edge addend = {-1, -1};
   int base = n, add = !dw && sm__nn_residual(rw, chain, &n, &addend, &act); /* no Add for a depthwise */
@@ -375,22 +469,33 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   /* a FusedBatchNorm that ends the chain: the fused node has only its y */
   for (int o = 1; chain[n - 1] == fbn && o < sm__node_num_outputs(sm__rewrite_node(rw, fbn)); o++)
     if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
-  /* the helper: the folded filter and bias */
+  /* the helper: the folded filter and bias, keyed by its small inputs' pointers when all are
+   * stable values (the fold's cache, fold_compute) */
+  sm_edge small[5] = {keras ? stats[0] : scale, keras ? stats[1] : shift, bias,
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : keras ? stats[2] : (sm_edge){-1, -1},
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : keras ? stats[3] : (sm_edge){-1, -1}};
+  int stable = 1;
+  for (int i = 0; i < 5 && stable; i++) stable = (i >= 2 && small[i].node < 0) || stable_value(rw, small[i]);
   char name[512];
   snprintf(name, sizeof name, "%s/_sm_fold_bn", sm__node_name(c));
   sm_node *nodes[2] = {NULL, NULL};
   sm_status *st = sm__synth_new(sm__rewrite_graph(rw), name, "_SmFoldBN", &nodes[0]);
   if (!st) st = sm__synth_add_input(nodes[0], f);
-  if (!st) st = sm__synth_add_input(nodes[0], scale);
-  if (!st) st = sm__synth_add_input(nodes[0], shift);
+  if (!st) st = sm__synth_add_input(nodes[0], keras ? stats[0] : scale);
+  if (!st) st = sm__synth_add_input(nodes[0], keras ? stats[1] : shift);
   if (!st && bias.node >= 0) st = sm__synth_add_input(nodes[0], bias);
   if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 3));
   if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 4));
+  if (!st && keras) st = sm__synth_add_input(nodes[0], stats[2]);
+  if (!st && keras) st = sm__synth_add_input(nodes[0], stats[3]);
   if (!st) st = sm__synth_set_type(nodes[0], "T", SM_FLOAT);
   if (!st) st = sm__synth_set_int(nodes[0], "num_bias", bias.node >= 0);
-  if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 ? 2 : 0);
+  if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 || keras ? 2 : 0);
   if (!st && fbn >= 0) st = sm__synth_copy_attr(nodes[0], "epsilon", sm__rewrite_node(rw, fbn), "epsilon");
+  if (!st && keras) st = sm__synth_set_float(nodes[0], "epsilon", keras_eps);
+  if (!st && keras) st = sm__synth_set_bool(nodes[0], "_sm_broadcast", 1);
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
+  if (!st && stable) st = sm__synth_set_bool(nodes[0], "_sm_cache_inputs", 1);
   if (!st && dw) st = sm__synth_set_bool(nodes[0], "_sm_depthwise", 1);
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);

@@ -7,6 +7,7 @@
  * AssignAdd computes into a fresh tensor that replaces the old one.
  * The random initializers are in random.c (TF's Philox). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,14 +64,6 @@ static sm_status *input_variable(sm_kctx *ctx, int i, sm_variable **v) {
   return s;
 }
 
-static sm_status *output_handle(sm_kctx *ctx, void *obj) {
-  sm_tensor *t;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &t);
-  if (s) return s;
-  ((void **)sm_tensor_data(t))[0] = obj;
-  return NULL;
-}
-
 static int same_shape(const sm_tensor *a, const sm_tensor *b) {
   int r = sm_tensor_rank(a);
   return r == sm_tensor_rank(b) &&
@@ -86,10 +79,17 @@ static sm_status *shape_mismatch(const char *what, const sm_tensor *var, const s
 
 /* ---- variable creation: VarHandleOp, VariableV2, Variable ----------------------------------- */
 
+/* A handle node's variable never changes for a given sm_resources (variables are never removed
+ * from it, and the session frees its plans before it), so the handle tensor made for the last
+ * resources seen is kept and handed out again: a run's VarHandleOp step is a reference, not a
+ * locked lookup by name and a new tensor (MobileNetV2 has 260 of them a run). */
 typedef struct {
   char *container;
   char *name; /* the resource key */
   int dtype;
+  pthread_mutex_t mu;  /* runs of one plan may overlap */
+  sm_resources *res;   /* the handle's resources (under mu) */
+  sm_tensor *handle;   /* the last handle made (a reference held; under mu) */
 } var_state;
 
 static void var_release(void *p) {
@@ -97,6 +97,8 @@ static void var_release(void *p) {
   if (!st) return;
   free(st->container);
   free(st->name);
+  sm_tensor_free(st->handle);
+  pthread_mutex_destroy(&st->mu);
   free(st);
 }
 
@@ -106,6 +108,7 @@ static const char anonymous_name[] = "cd2c89b7-88b7-44c8-ad83-06c2a9158347";
 static sm_status *var_prepare(const sm_node *node, void **state) {
   var_state *st = calloc(1, sizeof *st);
   if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  pthread_mutex_init(&st->mu, NULL);
   sm_status *s = sm__node_attr_type(node, "dtype", &st->dtype);
   if (!s) s = attr_cstr(node, "container", &st->container);
   if (!s) s = attr_cstr(node, "shared_name", &st->name);
@@ -133,11 +136,28 @@ static sm_status *var_prepare(const sm_node *node, void **state) {
 }
 
 static sm_status *var_compute(const void *state, sm_kctx *ctx) {
-  const var_state *st = state;
+  var_state *st = (var_state *)state; /* the cached handle is the one thing a run writes, under mu */
+  sm_resources *r = sm__kctx_resources(ctx);
+  sm_tensor *h = NULL;
+  pthread_mutex_lock(&st->mu);
+  if (st->handle && st->res == r) h = sm_tensor_ref(st->handle);
+  pthread_mutex_unlock(&st->mu);
+  if (h) {
+    sm__kctx_set_output(ctx, 0, h);
+    return NULL;
+  }
   sm_variable *v;
-  sm_status *s = sm__resources_variable(sm__kctx_resources(ctx), st->container, st->name, st->dtype, &v);
+  sm_status *s = sm__resources_variable(r, st->container, st->name, st->dtype, &v);
+  if (!s) s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &h);
   if (s) return s;
-  return output_handle(ctx, v);
+  ((void **)sm_tensor_data(h))[0] = v;
+  h = sm_tensor_ref(h);
+  pthread_mutex_lock(&st->mu);
+  sm_tensor_free(st->handle);
+  st->handle = h;
+  st->res = r;
+  pthread_mutex_unlock(&st->mu);
+  return NULL;
 }
 
 /* ---- ReadVariableOp / AssignVariableOp / VarIsInitializedOp / IsVariableInitialized --------- */

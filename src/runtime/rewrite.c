@@ -47,6 +47,7 @@ struct sm_rewrite {
    * the order, in the order they were handed over */
   int *pre_at, *pre_id, npre, cap_pre;
   int nfwd; /* nodes dropped by sm__rewrite_forward */
+  unsigned char *read0; /* per original node: some output was read before any rule ran */
   /* the result */
   int *final, nfinal;
   moved *mv; /* removed edges, sorted by from */
@@ -431,6 +432,7 @@ void sm__rewrite_free(sm_rewrite *rw) {
   free(rw->fed);
   free(rw->fetched);
   free(rw->to);
+  free(rw->read0);
   free(rw->final);
   free(rw->mv);
   free(rw->pre_at);
@@ -438,8 +440,30 @@ void sm__rewrite_free(sm_rewrite *rw) {
   free(rw);
 }
 
+/* Drops the original nodes a rule left unread: a stateless node (no ref input) whose outputs
+ * were read before the rules ran and are now read by nothing, fetched by nothing, and that is no
+ * control input. Those computed an operand a rule now takes from further up (nn_fold.c reads a
+ * BatchNorm's variables where the graph computed its scale and shift from them); their own inputs
+ * may die with them, so the order is walked backwards. Nothing a run could observe goes: such a
+ * node had no effect but its values. */
+static void drop_unread(sm_rewrite *rw) {
+  for (int p = rw->nord - 1; p >= 0; p--) {
+    int id = rw->ord[p];
+    if (id < 0 || id >= rw->nn || !rw->read0[id] || rw->ctl_src[id]) continue;
+    const sm_node *nd = sm__rewrite_node(rw, id);
+    int used = may_write(nd);
+    for (int k = 0; k < sm__node_num_outputs(nd) && !used; k++)
+      used = rw->nread[rw->obase[id] + k] || rw->fetched[rw->obase[id] + k];
+    if (used) continue;
+    count_reads(rw, id, -1);
+    rw->ord[p] = -1;
+    rw->pos[id] = -1;
+  }
+}
+
 /* Drops the books, keeping the order and the removed edges. */
 static sm_status *finish(sm_rewrite *rw) {
+  drop_unread(rw);
   int nf = rw->npre, nm = 0;
   for (int p = 0; p < rw->nord; p++) nf += rw->ord[p] >= 0;
   rw->final = malloc(((size_t)nf + 1) * sizeof *rw->final);
@@ -487,6 +511,8 @@ static sm_status *finish(sm_rewrite *rw) {
   free(rw->fed);
   free(rw->fetched);
   free(rw->to);
+  free(rw->read0);
+  rw->read0 = NULL;
   rw->ord = rw->obase = rw->pos = rw->nread = NULL;
   rw->ctl_src = rw->fed = rw->fetched = NULL;
   rw->rsum = NULL;
@@ -546,6 +572,10 @@ static sm_status *start(sm_rewrite *rw, const int *order, int norder, const sm_e
     }
     count_reads(rw, order[p], +1);
   }
+  if (!(rw->read0 = calloc((size_t)nn + 1, 1))) return oom();
+  for (int i = 0; i < nn; i++)
+    for (int k = 0; k < sm__node_num_outputs(sm__cgraph_node(rw->g, i)) && !rw->read0[i]; k++)
+      rw->read0[i] = rw->nread[rw->obase[i] + k] > 0;
   return NULL;
 }
 

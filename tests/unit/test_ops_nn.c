@@ -481,6 +481,39 @@ static void concurrent_runs(int mm) {
   free(want);
 }
 
+/* ---- a thread's oneDNN call objects (nn_dnnl.c thread_mem) -------------------------------------
+ * Each thread keeps its memory objects per primitive (64 sets, direct-mapped by the primitive's
+ * id) and points them at each call's buffers. One Conv2D session run on 70 input heights (70
+ * primitives: the node's cache keeps 8, so the others are freed, and the thread's sets are taken
+ * over again and again), each on a new input tensor, then the first heights again: every output
+ * against the naive loops. */
+static void call_objects(void) {
+  const int64_t W = 5, C = 16, K = 3, Co = 24;
+  int64_t fd[4] = {K, K, C, Co};
+  char *mg = graph1("Conv2D", 2, "DT_FLOAT",
+                    "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                    "attr { key: \"padding\" value { s: \"SAME\" } }");
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(mg, &s));
+  free(mg);
+  sm_tensor *f = rand_tensor(4, fd);
+  for (int i = 0; s && i < 74; i++) {
+    int64_t H = 1 + i % 70, xd[4] = {1, H, W, C};
+    sm_tensor *in[2] = {rand_tensor(4, xd), f}, *out = NULL;
+    CHECK_OK(sm__session_run(s, (const char *[]){"in0:0", "in1:0"}, in, 2, (const char *[]){"y:0"}, 1, NULL, 0, &out));
+    double *want = calloc((size_t)(H * W * Co), sizeof *want);
+    naive_conv(sm_tensor_data(in[0]), sm_tensor_data(f), 1, H, W, C, K, Co, 0, want);
+    char what[64];
+    snprintf(what, sizeof what, "Conv2D of height %lld (call %d)", (long long)H, i);
+    compare(what, out, want, H * W * Co, 1e-5);
+    free(want);
+    sm_tensor_free(out);
+    sm_tensor_free(in[0]);
+  }
+  sm_tensor_free(f);
+  sm__session_free(s);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof nn_cases / sizeof *nn_cases; i++) run_tf_case(&nn_cases[i]);
   /* seed CNN layer at batch 4: several parallel chunks */
@@ -561,6 +594,7 @@ int main(void) {
   conv_vs_naive(2, 11, 15, 1, 3, 3, 1, 56, 1, 1, 1, 1, 1, 0);
   conv_vs_naive(1, 13, 29, 3, 3, 3, 3, 64, 2, 2, 1, 1, 1, 0);
   conv_vs_naive(2, 12, 21, 1, 3, 3, 1, 16, 1, 1, 2, 2, 0, 0);
+  call_objects();
   printf("%zu TensorFlow cases, naive comparisons and bad-attr checks run\n", sizeof nn_cases / sizeof *nn_cases);
   TEST_MAIN_END();
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "runtime/executor.h"
 #include "runtime/session.h"
 #include "test.h"
 
@@ -115,6 +116,35 @@ static void test_resource_variables(void) {
   CHECK_ERR(run1(s, "read_wrong", NULL, &o), "wrong dtype");
   CHECK_OK(run1(s, NULL, "destroy", NULL));
   sm__session_free(s);
+}
+
+/* A handle node keeps the handle it made (state.c var_compute) for the resources it was made in:
+ * one plan run in another session's environment finds that session's variable, not the first's,
+ * and back again. */
+static void test_handle_per_resources(void) {
+  sm_session *a = NULL, *b = NULL;
+  CHECK_OK(sm__session_from_pbtxt(resource_graph, &a));
+  CHECK_OK(sm__session_from_pbtxt(resource_graph, &b));
+  const sm_plan *p = NULL;
+  const char *fetch[1] = {"read"};
+  if (a && b) CHECK_OK(sm__session_plan(a, NULL, 0, fetch, 1, NULL, 0, &p, NULL, NULL));
+  if (p) {
+    sm_tensor *o = NULL;
+    CHECK_OK(run1(a, NULL, "init", NULL));
+    CHECK_OK(run1(b, NULL, "assign_scalar_nocheck", NULL));
+    for (int round = 0; round < 2; round++) {
+      CHECK_OK(sm__plan_run(p, sm__session_env(a), NULL, &o, NULL));
+      if (o) CHECK(sm_tensor_num_elements(o) == 2 && fat(o, 0) == 1 && fat(o, 1) == 2);
+      sm_tensor_free(o);
+      o = NULL;
+      CHECK_OK(sm__plan_run(p, sm__session_env(b), NULL, &o, NULL));
+      if (o) CHECK(sm_tensor_num_elements(o) == 1 && fat(o, 0) == 7);
+      sm_tensor_free(o);
+      o = NULL;
+    }
+  }
+  sm__session_free(a);
+  sm__session_free(b);
 }
 
 /* ---- TF1 ref variables: the counter fixture's graph ----------------------------------------- */
@@ -325,6 +355,7 @@ static void test_random(void) {
 
 int main(void) {
   test_resource_variables();
+  test_handle_per_resources();
   test_ref_counter();
   test_resource_gather();
   test_random();

@@ -745,10 +745,189 @@ static void test_fold_runs(void) {
   for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
 }
 
-/* ---- LayerNorm and erf-GELU chains (nn_fuse_norm.c) -------------------------------------------- */
 #define FCONST(n, v)                                                                                   \
   "node { name: \"" n "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "            \
   "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } } "
+/* Keras 3's inference BatchNormalization after a conv, as it exports it: the scale and shift made
+ * in the graph from gamma g, beta be, mean mu and variance v (fed here, ReadVariableOps there):
+ *   sc = Mul(Rsqrt(AddV2(v, eps)), g), sh = Sub(be, Mul(mu, sc)), a = AddV2(Mul(c, sc), sh) -> Relu r
+ * `swap` puts every commutative pair the other way round; plus `extra` nodes. */
+static char *keras_bn_graph(int cout, int swap, const char *extra) {
+  char *g = fold_graph(cout, 0, "Relu", 0, 0, NULL);
+  size_t cap = strlen(g) + 4096;
+  char *out = malloc(cap);
+  if (!out) exit(1);
+  /* the fold graph's Placeholders s, t become the computed sc, sh: rename its Mul/AddV2 inputs */
+  char *m = strstr(g, "node { name: \"m\"");
+  CHECK(m != NULL);
+  if (!m) exit(1);
+  snprintf(out, cap,
+           "%.*snode { name: \"m\" op: \"Mul\" input: \"c\" input: \"sc\" " TF "} " NODE2("a", "AddV2", "m", "sh")
+           NODE1("r", "Relu", "a") PH("g") PH("be") PH("mu") PH("v") FCONST("eps", "0.001") "%s%s%s%s%s%s}",
+           (int)(m - g), g, swap ? NODE2("ad", "AddV2", "eps", "v") : NODE2("ad", "AddV2", "v", "eps"),
+           NODE1("rs", "Rsqrt", "ad"), swap ? NODE2("sc", "Mul", "g", "rs") : NODE2("sc", "Mul", "rs", "g"),
+           swap ? NODE2("m2", "Mul", "sc", "mu") : NODE2("m2", "Mul", "mu", "sc"), NODE2("sh", "Sub", "be", "m2"),
+           extra ? extra : "");
+  free(g);
+  return out;
+}
+
+#define KERAS_FOLDED "c/_sm_fold_bn=_SmFoldBN[](f:0,g:0,be:0,mu:0,v:0) c=_FusedConv2D[BiasAdd,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)"
+
+static void test_keras_bn(void) {
+  static const char *const computed[] = {"ad", "rs", "sc", "m2", "sh", "eps"};
+  for (int swap = 0; swap < 2; swap++) {
+    char *g = keras_bn_graph(4, swap, NULL);
+    rewritten r;
+    /* the helper takes the four vectors; the six nodes computing scale and shift are dropped */
+    if (rewrite(g, "x g be mu v", "r", NULL, &r)) {
+      char got[1024];
+      synthetic(&r, got, sizeof got);
+      CHECK_EQ_STR(got, KERAS_FOLDED);
+      for (int i = 0; i < 6; i++) CHECK_EQ_INT(pos_of(r.order, r.norder, sm__cgraph_find(r.g, computed[i])), -1);
+      const sm_node *h = sm__rewrite_node(r.rw, sm__cgraph_num_nodes(r.g));
+      float eps = 0;
+      int64_t ns = 0;
+      CHECK_OK(sm__node_attr_float(h, "epsilon", &eps));
+      CHECK_OK(sm__node_attr_int(h, "num_stats", &ns));
+      CHECK(eps == 0.001f && ns == 2);
+    }
+    rewritten_free(&r);
+    /* the scale fetched too: it folds as before, and what computes the scale stays, the shift's
+     * nodes go */
+    if (rewrite(g, "x g be mu v", "r sc", NULL, &r)) {
+      char got[1024];
+      synthetic(&r, got, sizeof got);
+      CHECK_EQ_STR(got, KERAS_FOLDED);
+      for (int i = 0; i < 6; i++)
+        CHECK_EQ_INT(pos_of(r.order, r.norder, sm__cgraph_find(r.g, computed[i])) >= 0, i < 3 || i == 5);
+    }
+    rewritten_free(&r);
+    free(g);
+  }
+  /* a node left unread that is a control input, or stateful, stays: the Rsqrt orders a NoOp, and a
+   * stateful op orphaned (the variance from a RandomUniform: it stays read by the helper) */
+  char *g = keras_bn_graph(4, 0, "node { name: \"n\" op: \"NoOp\" input: \"^rs\" } ");
+  expect_fold(g, "x g be mu v", "r", "n", KERAS_FOLDED);
+  rewritten r;
+  g = keras_bn_graph(4, 0, "node { name: \"n\" op: \"NoOp\" input: \"^rs\" } ");
+  if (rewrite(g, "x g be mu v", "r", "n", &r)) {
+    CHECK(pos_of(r.order, r.norder, sm__cgraph_find(r.g, "rs")) >= 0);
+    CHECK(pos_of(r.order, r.norder, sm__cgraph_find(r.g, "ad")) >= 0);
+    CHECK_EQ_INT(pos_of(r.order, r.norder, sm__cgraph_find(r.g, "sh")), -1);
+  }
+  rewritten_free(&r);
+  free(g);
+  /* not Keras' pattern: the scale's Mul over a Sqrt, the shift an AddV2: the old fold (scale and
+   * shift computed in the graph) */
+  g = keras_bn_graph(4, 0, NULL);
+  char *rs = strstr(g, "\"Rsqrt\"");
+  if (rs) memcpy(rs, "\"Sqrt\" ", 7);
+  expect_fold(g, "x g be mu v", "r", NULL,
+              "c/_sm_fold_bn=_SmFoldBN[](f:0,sc:0,sh:0) c=_FusedConv2D[BiasAdd,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)");
+
+  /* runs: folded against plain (m fetched: nothing folds), per-channel vectors and one-value ones,
+   * then new values in place (the cached fold must not be reused) */
+  int64_t xd[4] = {2, 6, 5, 3}, cd[1] = {7};
+  const char *names[5] = {"x", "g", "be", "mu", "v"};
+  sm_tensor *feeds[5] = {filled(4, xd, 31), filled(1, cd, 32), filled(1, cd, 33), filled(1, cd, 34), filled(1, cd, 35)};
+  float *var = sm_tensor_data(feeds[4]);
+  for (int i = 0; i < 7; i++) var[i] = fabsf(var[i]) + 0.1f;
+  for (int swap = 0; swap < 2; swap++) {
+    g = keras_bn_graph(7, swap, NULL);
+    sm_session *s = NULL;
+    CHECK_OK(sm__session_from_pbtxt(g, &s));
+    if (s) {
+      CHECK_OK(fold_vs_plain(g, names, feeds, 5, "r", s));
+      float *gv = sm_tensor_data(feeds[1]), *mv = sm_tensor_data(feeds[3]);
+      for (int i = 0; i < 7; i++) gv[i] = -0.5f * gv[i] + 0.25f, mv[i] += 1.0f, var[i] *= 2.0f;
+      CHECK_OK(fold_vs_plain(g, names, feeds, 5, "r", s));
+      sm_tensor *one = filled(0, NULL, 36), *f2[5] = {feeds[0], one, feeds[2], one, feeds[4]};
+      CHECK_OK(fold_vs_plain(g, names, f2, 5, "r", s));
+      /* a variance of another channel count: an error naming it, no crash */
+      int64_t d5[1] = {5};
+      sm_tensor *v5 = filled(1, d5, 37), *f3[5] = {feeds[0], feeds[1], feeds[2], feeds[3], v5}, *o = NULL;
+      const char *fr[1] = {"r"};
+      CHECK_ERR(sm__session_run(s, names, f3, 5, fr, 1, NULL, 0, &o), "variance");
+      sm_tensor_free(o);
+      sm_tensor_free(one);
+      sm_tensor_free(v5);
+    }
+    sm__session_free(s);
+    free(g);
+  }
+  for (int i = 0; i < 5; i++) sm_tensor_free(feeds[i]);
+
+  /* gamma, beta, mean, variance read from variables (as Keras exports them): the helper keys its
+   * cache by the four tensors (attr _sm_cache_inputs; fed ones by their bytes), and an assignment
+   * between runs (a new tensor) folds again */
+  g = keras_bn_graph(7, 0, NULL);
+  size_t cap = strlen(g) + 4096;
+  char *gv = malloc(cap);
+  if (!gv) exit(1);
+  size_t at = 0;
+  const char *vars[4] = {"g", "be", "mu", "v"};
+  const char *rest = g;
+  for (int i = 0; i < 4; i++) {
+    char ph[128], rep[1024];
+    snprintf(ph, sizeof ph, PH("%s"), vars[i]);
+    const char *hit = strstr(rest, ph);
+    CHECK(hit != NULL);
+    if (!hit) break;
+    snprintf(rep, sizeof rep,
+             "node { name: \"h%s\" op: \"VarHandleOp\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+             "attr { key: \"shared_name\" value { s: \"h%s\" } } attr { key: \"shape\" value { shape { dim { size: 7 } } } } } "
+             PH("p%s") "node { name: \"a%s\" op: \"AssignVariableOp\" input: \"h%s\" input: \"p%s\" "
+             "attr { key: \"dtype\" value { type: DT_FLOAT } } } "
+             "node { name: \"%s\" op: \"ReadVariableOp\" input: \"h%s\" attr { key: \"dtype\" value { type: DT_FLOAT } } } ",
+             vars[i], vars[i], vars[i], vars[i], vars[i], vars[i], vars[i], vars[i]);
+    at += (size_t)snprintf(gv + at, cap - at, "%.*s%s", (int)(hit - rest), rest, rep);
+    rest = hit + strlen(ph);
+  }
+  snprintf(gv + at, cap - at, "%s", rest);
+  for (int fed = 0; fed < 2; fed++) {
+    rewritten rv;
+    if (rewrite(fed ? g : gv, fed ? "x g be mu v" : "x", "r", NULL, &rv)) {
+      const sm_node *h = sm__rewrite_node(rv.rw, sm__cgraph_num_nodes(rv.g));
+      int ci = 0;
+      if (h && sm__node_attr(h, "_sm_cache_inputs")) CHECK_OK(sm__node_attr_bool(h, "_sm_cache_inputs", &ci));
+      CHECK_EQ_INT(ci, !fed);
+    }
+    rewritten_free(&rv);
+  }
+  sm_session *sv = NULL, *sp = NULL;
+  CHECK_OK(sm__session_from_pbtxt(gv, &sv));
+  CHECK_OK(sm__session_from_pbtxt(g, &sp));
+  for (int round = 0; round < 3 && sv && sp; round++) {
+    sm_tensor *x = filled(4, xd, 40), *vals[4];
+    for (int i = 0; i < 4; i++) vals[i] = filled(1, cd, 41 + i + 7 * (round > 0));
+    float *vv = sm_tensor_data(vals[3]);
+    for (int i = 0; i < 7; i++) vv[i] = fabsf(vv[i]) + 0.1f;
+    const char *pn[4] = {"pg", "pbe", "pmu", "pv"}, *an[4] = {"ag", "abe", "amu", "av"};
+    if (round < 2) CHECK_OK(sm__session_run(sv, pn, vals, 4, NULL, 0, an, 4, NULL));
+    const char *fx[1] = {"x"}, *fr[1] = {"r"}, *fp[2] = {"r", "m"};
+    sm_tensor *oa = NULL, *ob[2] = {NULL, NULL}, *pf[5] = {x, vals[0], vals[1], vals[2], vals[3]};
+    CHECK_OK(sm__session_run(sv, fx, &x, 1, fr, 1, NULL, 0, &oa));
+    CHECK_OK(sm__session_run(sp, names, pf, 5, fp, 2, NULL, 0, ob));
+    if (oa && ob[0]) {
+      const float *a = sm_tensor_data(oa), *b = sm_tensor_data(ob[0]);
+      int bad = sm_tensor_num_elements(oa) != sm_tensor_num_elements(ob[0]);
+      for (int64_t i = 0; i < sm_tensor_num_elements(oa) && !bad; i++) bad = !(fabsf(a[i] - b[i]) <= 1e-5f * (1 + fabsf(b[i])));
+      CHECK(!bad);
+    }
+    sm_tensor_free(oa);
+    sm_tensor_free(ob[0]);
+    sm_tensor_free(ob[1]);
+    sm_tensor_free(x);
+    for (int i = 0; i < 4; i++) sm_tensor_free(vals[i]);
+  }
+  sm__session_free(sv);
+  sm__session_free(sp);
+  free(gv);
+  free(g);
+}
+
+/* ---- LayerNorm and erf-GELU chains (nn_fuse_norm.c) -------------------------------------------- */
 #define MEAN(n, in)                                                                                    \
   "node { name: \"" n "\" op: \"Mean\" input: \"" in "\" input: \"ax\" " TF                           \
   "attr { key: \"Tidx\" value { type: DT_INT32 } } attr { key: \"keep_dims\" value { b: true } } } "
@@ -1233,6 +1412,7 @@ int main(void) {
   test_fold_rule();
   test_residual();
   test_fold_runs();
+  test_keras_bn();
   test_norm_rules();
   test_drop_rule();
   test_mul_one();
