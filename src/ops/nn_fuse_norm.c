@@ -35,6 +35,7 @@
 
 #include "base/vmath.h"
 #include "graph/synth.h"
+#include "ops/math_int.h" /* SM_MATH_PAR_MIN */
 #include "ops/nn_internal.h"
 #include "runtime/kernel.h"
 #include "runtime/rewrite.h"
@@ -406,8 +407,8 @@ static sm_status *sbn_compute(const void *state, sm_kctx *ctx) {
   }
   int64_t rows = sm_tensor_num_elements(x) / p->c;
   sbn_job j = {sm_tensor_data(x), s, t, sm_tensor_data(y), p->c, p->act};
-  double work = (double)rows * (double)p->c * 2;
-  sm__parallel_for(work < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx), rows, 1, sbn_rows, &j);
+  int64_t grain = SM_MATH_PAR_MIN / p->c; /* a memory-bound pass: split as the elementwise ops it replaces */
+  sm__parallel_for(sm__kctx_pool(ctx), rows, grain > 0 ? grain : 1, sbn_rows, &j);
   sm_tensor_free(stt);
   return NULL;
 }
