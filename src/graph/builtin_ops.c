@@ -17,7 +17,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
  * tensorflow/core/ops/function_ops.cc registers it; "_SmFoldBN", the helper node BatchNorm folding
  * puts before a convolution (src/ops/nn_fold.c); "_SmLayerNorm" and "_SmGeluErf", a Transformer's
  * per-element chains fused, and "_SmBatchNorm", Keras' inference BatchNorm as one pass
- * (src/ops/nn_fuse_norm.c). */
+ * (src/ops/nn_fuse_norm.c); "_SmReadVariable", a variable handle and its read as one step
+ * (src/ops/state.c). */
 static const char system_ops_text[] =
     "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" } attr { name: \"index\" type: \"int\" has_minimum: true }\n"
@@ -52,7 +53,12 @@ static const char system_ops_text[] =
     "  output_arg { name: \"y\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
     "  attr { name: \"epsilon\" type: \"float\" } attr { name: \"num_channels\" type: \"int\" }\n"
-    "  attr { name: \"param_rank\" type: \"int\" } attr { name: \"activation_mode\" type: \"string\" } }\n";
+    "  attr { name: \"param_rank\" type: \"int\" } attr { name: \"activation_mode\" type: \"string\" } }\n"
+    /* a VarHandleOp and its one ReadVariableOp as one step (src/ops/state.c) */
+    "op { name: \"_SmReadVariable\" output_arg { name: \"value\" type_attr: \"dtype\" }\n"
+    "  attr { name: \"container\" type: \"string\" default_value { s: \"\" } }\n"
+    "  attr { name: \"shared_name\" type: \"string\" } attr { name: \"dtype\" type: \"type\" }\n"
+    "  is_stateful: true }\n";
 
 static void load(void) {
   ProtobufCMessage *m = NULL;

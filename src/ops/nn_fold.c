@@ -23,12 +23,13 @@
  * key holds a reference the same pointer means the same values) and a copy of the small inputs
  * (scale, shift, bias: compared byte for byte, with their shapes). Any change, an assigned
  * variable included, misses the key and folds again. The rule emits the node only when the filter
- * comes from a ReadVariableOp or a Const and is not fed (a caller's fed tensor could be rewritten
- * between runs under the same pointer); the kernel trusts the pointer only when attr _sm_cache
- * says so, and otherwise folds every run. Memory: with the cache, a filter that wraps the mapped
- * checkpoint gives its resident pages back once folded (sm__tensor_drop_pages: read again from
- * the file only on a refold; the first fold only), so the weights are resident as the folded copy (and the oneDNN
- * pack made from it), not a third time as the variable's value.
+ * comes from a ReadVariableOp (or state.c's _SmReadVariable) or a Const and is not fed (a caller's
+ * fed tensor could be rewritten between runs under the same pointer); the kernel trusts the
+ * pointer only when attr _sm_cache says so, and otherwise folds every run. Memory: with the
+ * cache, a filter that wraps the mapped checkpoint gives its resident pages back once folded
+ * (sm__tensor_drop_pages: read again from the file only on a refold; the first fold only), so the
+ * weights are resident as the folded copy (and the oneDNN pack made from it), not a third time as
+ * the variable's value.
  *
  * A DepthwiseConv2dNative (padding SAME or VALID) heads the same chains, without the residual Add:
  * _SmFoldBN (attr _sm_depthwise) scales its [kh, kw, c, m] filter per output channel c*m, and a
@@ -401,7 +402,9 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   const sm_node *fp = f.node >= 0 ? sm__rewrite_node(rw, f.node) : NULL;
-  if (!fp || sm__rewrite_is_fed(rw, f) || !(op_is(fp, "ReadVariableOp") || op_is(fp, "Const"))) return NULL;
+  if (!fp || sm__rewrite_is_fed(rw, f) ||
+      !(op_is(fp, "ReadVariableOp") || op_is(fp, "_SmReadVariable") || op_is(fp, "Const")))
+    return NULL;
   int chain[6 + 16] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;

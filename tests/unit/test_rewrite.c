@@ -14,8 +14,9 @@
  * rule applies and where it must not, folded vs unfolded runs, the fold following changed inputs;
  * Keras 3's BatchNorm (its scale and shift computed in the graph from the variables) folded or
  * fused into one pass (_SmBatchNorm, nn_fuse_norm.c), against the plain nodes, with changed
- * parameters and the inputs it refuses; pass-through nodes dropped (array_fwd.c) and the ones that
- * must stay. */
+ * parameters and the inputs it refuses; a variable handle and its one read as one step (state.c),
+ * also when a control edge leaves the read; pass-through nodes dropped (array_fwd.c) and the ones
+ * that must stay. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -261,10 +262,12 @@ static void test_conv_rule(void) {
                "node { name: \"c\" op: \"Conv2D\" input: \"x\" input: \"f\" " TD CONV_ATTRS "} "
                "node { name: \"b\" op: \"BiasAdd\" input: \"c\" input: \"bias\" " TD "} "),
          "x f bias", "b", NULL, "", NULL);
-  /* control edges: a node waits for the BiasAdd (nothing fuses), for the Relu (the Relu stays) */
-  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^b\" } "), "x f bias", "r", "w", "", NULL);
-  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^r\" } "), "x f bias", "r", "w",
+  /* control edges: a node waits for the BiasAdd (it may only end a chain: the Relu stays), for the
+   * Relu (the chain's last node: it fuses); the wait is then on the fused node (rewrite.h) */
+  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^b\" } "), "x f bias", "r", "w",
          "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^r\" } "), "x f bias", "r", "w",
+         "c=_FusedConv2D[BiasAdd,Relu](x:0,f:0,bias:0)", "r");
   /* a chain node that waits for another: fused, and the fused node keeps the wait */
   {
     rewritten r2;
@@ -913,6 +916,48 @@ static void test_keras_bn_runs(void) {
   for (int i = 0; i < 5; i++) sm_tensor_free(feeds[i]);
 }
 
+/* ---- a variable handle and its one read (state.c) ------------------------------------------------ */
+#define DTF(k) "attr { key: \"" k "\" value { type: DT_FLOAT } } "
+#define VH(n, shared)                                                                                      \
+  "node { name: \"" n "\" op: \"VarHandleOp\" " DTF("dtype") "attr { key: \"shape\" value { shape { dim { " \
+  "size: 2 } } } } attr { key: \"shared_name\" value { s: \"" shared "\" } } } "
+#define RD(n, h) "node { name: \"" n "\" op: \"ReadVariableOp\" input: \"" h "\" " DTF("dtype") "} "
+#define FC2(n, a, b)                                                                                        \
+  "node { name: \"" n "\" op: \"Const\" " DTF("dtype") "attr { key: \"value\" value { tensor { dtype: DT_FLOAT " \
+  "tensor_shape { dim { size: 2 } } float_val: " a " float_val: " b " } } } } "
+#define ASG(n, h, v) "node { name: \"" n "\" op: \"AssignVariableOp\" input: \"" h "\" input: \"" v "\" " DTF("dtype") "} "
+/* v (shared "v") read by rd -> n = Neg(rd); ctl waits on rd; hv1, hv2 (also "v") assign c1 / c2 */
+static const char *read_graph =
+    G(VH("v", "v") RD("rd", "v") NODE1("n", "Neg", "rd") "node { name: \"ctl\" op: \"NoOp\" input: \"^rd\" } "
+      VH("hv1", "v") FC2("c1", "1.5", "-2") ASG("a1", "hv1", "c1") VH("hv2", "v") FC2("c2", "4", "0.25") ASG("a2", "hv2", "c2"));
+
+static void test_read_variable(void) {
+  expect(read_graph, NULL, "n", NULL, "rd=_SmReadVariable[)", NULL);
+  expect(read_graph, NULL, "n", "ctl", "rd=_SmReadVariable[)", NULL); /* a control edge from the read */
+  /* must not: a second reader of the handle, no shared_name (the node name is the key) */
+  expect(G(VH("v", "v") RD("rd", "v") RD("rd2", "v") NODE2("n", "AddV2", "rd", "rd2")), NULL, "n", NULL, "", NULL);
+  expect(G(VH("v", "") RD("rd", "v") NODE1("n", "Neg", "rd")), NULL, "n", NULL, "", NULL);
+  /* it runs, and follows assignments between runs (the variable is kept, not its value) */
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(read_graph, &s));
+  if (!s) return;
+  const char *fn[1] = {"n"};
+  sm_tensor *o = NULL;
+  CHECK_ERR(sm__session_run(s, NULL, NULL, 0, fn, 1, (const char *[]){"ctl"}, 1, &o), "uninitialized value v");
+  sm_tensor_free(o);
+  for (int k = 0; k < 3; k++) {
+    o = NULL;
+    CHECK_OK(sm__session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){k == 1 ? "a2" : "a1"}, 1, &o));
+    CHECK_OK(sm__session_run(s, NULL, NULL, 0, fn, 1, (const char *[]){"ctl"}, 1, &o));
+    if (o) {
+      const float *p = sm_tensor_data(o);
+      CHECK(sm_tensor_num_elements(o) == 2 && p[0] == (k == 1 ? -4.0f : -1.5f) && p[1] == (k == 1 ? -0.25f : 2.0f));
+      sm_tensor_free(o);
+    }
+  }
+  sm__session_free(s);
+}
+
 /* ---- pass-through nodes dropped (array_fwd.c) ------------------------------------------------- */
 /* Whether node `name` is still in the rewritten order, and what edge `name`:0 resolves to. */
 static void expect_drop(const char *graph, const char *feeds, const char *fetches, const char *targets,
@@ -1352,6 +1397,7 @@ int main(void) {
   test_norm_rules();
   test_keras_bn_rules();
   test_keras_bn_runs();
+  test_read_variable();
   test_drop_rule();
   test_mul_one();
   TEST_MAIN_END();
