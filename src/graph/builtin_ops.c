@@ -16,7 +16,9 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
  * the argument node of a function compiled as a graph of its own (sm__cgraph_compile_function), as
  * tensorflow/core/ops/function_ops.cc registers it; "_SmFoldBN", the helper node BatchNorm folding
  * puts before a convolution (src/ops/nn_fold.c); "_SmLayerNorm" and "_SmGeluErf", a Transformer's
- * per-element chains fused (src/ops/nn_fuse_norm.c). */
+ * per-element chains fused, and "_SmBatchNorm", Keras' inference BatchNorm as one pass
+ * (src/ops/nn_fuse_norm.c); "_SmReadVariable", a variable handle and its read as one step
+ * (src/ops/state.c). */
 static const char system_ops_text[] =
     "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" } attr { name: \"index\" type: \"int\" has_minimum: true }\n"
@@ -43,7 +45,20 @@ static const char system_ops_text[] =
     "  input_arg { name: \"c0\" type_attr: \"T\" } input_arg { name: \"c1\" type_attr: \"T\" }\n"
     "  input_arg { name: \"c2\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
-    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true } }\n";
+    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true } }\n"
+    /* Keras 3's inference BatchNormalization (+ Relu|Relu6) as one pass (src/ops/nn_fuse_norm.c) */
+    "op { name: \"_SmBatchNorm\" input_arg { name: \"x\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"gamma\" type_attr: \"T\" } input_arg { name: \"beta\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"mean\" type_attr: \"T\" } input_arg { name: \"variance\" type_attr: \"T\" }\n"
+    "  output_arg { name: \"y\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
+    "  attr { name: \"epsilon\" type: \"float\" } attr { name: \"num_channels\" type: \"int\" }\n"
+    "  attr { name: \"param_rank\" type: \"int\" } attr { name: \"activation_mode\" type: \"string\" } }\n"
+    /* a VarHandleOp and its one ReadVariableOp as one step (src/ops/state.c) */
+    "op { name: \"_SmReadVariable\" output_arg { name: \"value\" type_attr: \"dtype\" }\n"
+    "  attr { name: \"container\" type: \"string\" default_value { s: \"\" } }\n"
+    "  attr { name: \"shared_name\" type: \"string\" } attr { name: \"dtype\" type: \"type\" }\n"
+    "  is_stateful: true }\n";
 
 static void load(void) {
   ProtobufCMessage *m = NULL;

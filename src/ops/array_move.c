@@ -9,8 +9,31 @@
 #include <string.h>
 
 #include "ops/array_internal.h"
+#include "ops/math_int.h" /* SM_MATH_PAR_MIN, sm__parallel_for */
 
 /* ---- ConcatV2, Concat, Pack ------------------------------------------------------------------- */
+
+typedef struct concat_job {
+  sm_kctx *ctx;
+  sm_tensor *out;
+  int first, n, pack;
+  int64_t axis, inner, row; /* row: the output's elements per outer index */
+} concat_job;
+
+/* Outer rows [begin, end) of every input into place (not strings: their copies may fail). */
+static void concat_rows(void *p, int64_t begin, int64_t end) {
+  const concat_job *j = p;
+  int64_t col = 0;
+  for (int k = 0; k < j->n; k++) {
+    const sm_tensor *x = sm__kctx_input(j->ctx, j->first + k);
+    int64_t chunk = j->pack ? j->inner : sm_tensor_dims(x)[j->axis] * j->inner;
+    if (chunk) {
+      int64_t cd[2] = {end - begin, chunk}, ds[2] = {j->row, 1}, ss[2] = {chunk, 1};
+      sm_status_free(sm__array_strided_copy(j->out, begin * j->row + col, ds, x, begin * chunk, ss, 2, cd));
+    }
+    col += chunk;
+  }
+}
 
 /* Concatenate inputs [first, first+n) along axis (already checked against rank R); pack = 1 inserts
  * a new dimension of size n at axis instead. */
@@ -77,6 +100,13 @@ static sm_status *concat_inputs(sm_kctx *ctx, int first, int n, int64_t axis_v, 
   sm_status *s = sm__kctx_alloc_output_uninit(ctx, 0, sm_tensor_dtype(x0), out_rank, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
   int64_t row = total * inner, col = 0;
+  if (sm_tensor_dtype(x0) != SM_STRING && outer > 1 && sm_tensor_num_elements(out) >= 2 * SM_MATH_PAR_MIN) {
+    /* large (DenseNet's concats of every earlier feature map): bands of outer rows over the pool */
+    concat_job j = {ctx, out, first, n, pack, axis, inner, row};
+    int64_t grain = SM_MATH_PAR_MIN / row;
+    sm__parallel_for(sm__kctx_pool(ctx), outer, grain > 0 ? grain : 1, concat_rows, &j);
+    return NULL;
+  }
   for (int k = 0; k < n; k++) {
     const sm_tensor *x = sm__kctx_input(ctx, first + k);
     int64_t chunk = pack ? inner : sm_tensor_dims(x)[axis] * inner;

@@ -7,7 +7,8 @@
  * where scale = gamma * rsqrt(variance + eps) and shift = beta - mean * scale are computed in the
  * graph from the variables every run (five nodes per BatchNorm: when they are exactly that, the
  * helper takes gamma, beta, mean and variance instead and computes them itself, keras_bn, and the
- * rewrite driver drops the five). It becomes two nodes:
+ * rewrite driver drops the five; where Keras first reshapes the four to [1, .., 1, C],
+ * sm__nn_bn_params_match finds them and those nodes join the fused chain). It becomes two nodes:
  *   ff, fb = _SmFoldBN(f, scale, shift[, bias])     ff = f * scale (per output channel),
  *                                                   fb = [bias * scale +] shift
  *   _FusedConv2D(x, ff, fb, fused_ops [BiasAdd[, Relu|Relu6]])
@@ -25,12 +26,13 @@
  * key holds a reference the same pointer means the same values) and a copy of the small inputs
  * (scale, shift, bias: compared byte for byte, with their shapes). Any change, an assigned
  * variable included, misses the key and folds again. The rule emits the node only when the filter
- * comes from a ReadVariableOp or a Const and is not fed (a caller's fed tensor could be rewritten
- * between runs under the same pointer); the kernel trusts the pointer only when attr _sm_cache
- * says so, and otherwise folds every run. Memory: with the cache, a filter that wraps the mapped
- * checkpoint gives its resident pages back once folded (sm__tensor_drop_pages: read again from
- * the file only on a refold; the first fold only), so the weights are resident as the folded copy (and the oneDNN
- * pack made from it), not a third time as the variable's value.
+ * comes from a ReadVariableOp (or state.c's _SmReadVariable) or a Const and is not fed (a caller's
+ * fed tensor could be rewritten between runs under the same pointer); the kernel trusts the
+ * pointer only when attr _sm_cache says so, and otherwise folds every run. Memory: with the
+ * cache, a filter that wraps the mapped checkpoint gives its resident pages back once folded
+ * (sm__tensor_drop_pages: read again from the file only on a refold; the first fold only), so the
+ * weights are resident as the folded copy (and the oneDNN pack made from it), not a third time as
+ * the variable's value.
  *
  * A DepthwiseConv2dNative (padding SAME or VALID) heads the same chains, without the residual Add:
  * _SmFoldBN (attr _sm_depthwise) scales its [kh, kw, c, m] filter per output channel c*m, and a
@@ -291,7 +293,7 @@ static int same(sm_edge a, sm_edge b) { return a.node == b.node && a.index == b.
  * Const's (never written in place: an assignment swaps in a new tensor). */
 static int stable_value(const sm_rewrite *rw, sm_edge e) {
   const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  return n && !sm__rewrite_is_fed(rw, e) && (op_is(n, "ReadVariableOp") || op_is(n, "Const"));
+  return n && !sm__rewrite_is_fed(rw, e) && (op_is(n, "ReadVariableOp") || op_is(n, "_SmReadVariable") || op_is(n, "Const"));
 }
 
 /* A float node of `op` with two inputs, one of them v and the other not: that other one. */
@@ -372,6 +374,95 @@ static int nhwc(const sm_node *n) {
   return !st && !nchw;
 }
 
+/* ---- Keras 3's BatchNorm parameters ------------------------------------------------------------ */
+/* An integer Const (not fed) of shape [r], 1 <= r <= 4: [1, .., 1, K] with K > 1 -> *rank, *k. */
+static sm_status *bn_shape(const sm_rewrite *rw, sm_edge e, int *rank, int64_t *k) {
+  *rank = 0;
+  sm_tensor *t;
+  sm_status *st = sm__rewrite_const_value(rw, e, &t);
+  if (st || !t) return st;
+  int dt = sm_tensor_dtype(t);
+  int64_t r = sm_tensor_rank(t) == 1 ? sm_tensor_num_elements(t) : 0;
+  int ok = (dt == SM_INT32 || dt == SM_INT64) && r >= 1 && r <= 4;
+  for (int64_t i = 0; ok && i < r; i++) {
+    int64_t v = dt == SM_INT32 ? ((const int32_t *)sm_tensor_data(t))[i] : ((const int64_t *)sm_tensor_data(t))[i];
+    ok = i < r - 1 ? v == 1 : v > 1;
+    if (ok && i == r - 1) *k = v;
+  }
+  sm_tensor_free(t);
+  if (ok) *rank = (int)r;
+  return NULL;
+}
+
+/* The producer of e when it is a float node of `op` with nin inputs and one output; else -1. */
+static int made_by(const sm_rewrite *rw, sm_edge e, const char *op, int nin) {
+  const sm_node *n = e.node >= 0 && e.index == 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  return n && !strcmp(sm__node_op(n), op) && sm__node_num_inputs(n) == nin && sm__node_num_outputs(n) == 1 &&
+                 sm__node_output_dtype(n, 0) == SM_FLOAT
+             ? e.node
+             : -1;
+}
+
+/* A Reshape (float) of a vector to [1, .., 1, K]: its input into *v, its nodes (the Reshape, and
+ * its shape Const when only the Reshape reads it) appended to p. */
+static sm_status *bn_vector(const sm_rewrite *rw, sm_edge e, sm_edge *v, sm__nn_bn_params *p, int *ok) {
+  *ok = 0;
+  int r = made_by(rw, e, "Reshape", 2), rank;
+  int64_t k = 0;
+  if (r < 0) return NULL;
+  sm_edge shape = sm__rewrite_input(rw, r, 1);
+  sm_status *st = bn_shape(rw, shape, &rank, &k);
+  if (st || !rank || (p->rank && (rank != p->rank || k != p->c))) return st;
+  p->rank = rank, p->c = k;
+  *v = sm__rewrite_input(rw, r, 0);
+  p->nodes[p->n++] = r;
+  if (sm__rewrite_only_reader(rw, shape) == r) p->nodes[p->n++] = shape.node;
+  *ok = 1;
+  return NULL;
+}
+
+sm_status *sm__nn_bn_params_match(const sm_rewrite *rw, sm_edge scale, sm_edge shift, sm__nn_bn_params *p, int *ok) {
+  *ok = 0;
+  memset(p, 0, sizeof *p);
+  int mul = made_by(rw, scale, "Mul", 2), sub = made_by(rw, shift, "Sub", 2), rsq = -1, add = -1, mul2 = -1;
+  if (mul < 0 || sub < 0) return NULL;
+  sm_edge gamma = {-1, -1}, meanr = {-1, -1}, varr = {-1, -1}, eps = {-1, -1};
+  for (int k = 0; k < 2 && rsq < 0; k++)
+    if ((rsq = made_by(rw, sm__rewrite_input(rw, mul, k), "Rsqrt", 1)) >= 0) gamma = sm__rewrite_input(rw, mul, 1 - k);
+  if (rsq < 0 || (add = made_by(rw, sm__rewrite_input(rw, rsq, 0), "AddV2", 2)) < 0 ||
+      (mul2 = made_by(rw, sm__rewrite_input(rw, sub, 1), "Mul", 2)) < 0 ||
+      !other_input(rw, mul2, scale, &meanr))
+    return NULL;
+  /* eps: a float scalar Const, not fed, on either side of the AddV2 */
+  sm_tensor *ev = NULL;
+  for (int k = 0; k < 2 && !ev; k++) {
+    sm_edge e = sm__rewrite_input(rw, add, k);
+    const sm_node *en = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
+    if (!en || strcmp(sm__node_op(en), "Const")) continue;
+    sm_status *st = sm__rewrite_const_value(rw, e, &ev);
+    if (st) return st;
+    if (ev && (sm_tensor_dtype(ev) != SM_FLOAT || sm_tensor_rank(ev) != 0)) {
+      sm_tensor_free(ev);
+      ev = NULL;
+    }
+    if (ev) eps = e, varr = sm__rewrite_input(rw, add, 1 - k);
+  }
+  if (!ev) return NULL;
+  p->eps = *(const float *)sm_tensor_data(ev);
+  sm_tensor_free(ev);
+  int g_ok = 0, b_ok = 0, m_ok = 0, v_ok = 0;
+  sm_status *st = bn_vector(rw, gamma, &p->gamma, p, &g_ok);
+  if (!st && g_ok) st = bn_vector(rw, sm__rewrite_input(rw, sub, 0), &p->beta, p, &b_ok);
+  if (!st && b_ok) st = bn_vector(rw, meanr, &p->mean, p, &m_ok);
+  if (!st && m_ok) st = bn_vector(rw, varr, &p->var, p, &v_ok);
+  if (st || !v_ok) return st;
+  if (sm__rewrite_only_reader(rw, eps) == add) p->nodes[p->n++] = eps.node;
+  int rest[] = {add, rsq, mul, mul2, sub};
+  for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) p->nodes[p->n++] = rest[i];
+  *ok = 1;
+  return NULL;
+}
+
 #define FOLD_RULE "Conv2D[+BiasAdd]+Mul+Add[+Add][+Relu|Relu6] (inference BatchNorm) -> _SmFoldBN + _FusedConv2D"
 #define FBN_RULE "Conv2D[+BiasAdd]+FusedBatchNorm[V2|V3][+Add][+Relu|Relu6] (inference) -> _SmFoldBN + _FusedConv2D"
 #define DW_FOLD_RULE                                                                                   \
@@ -403,7 +494,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   if (!stable_value(rw, f)) return NULL;
-  int chain[6] = {anchor}, n = 1, fbn = -1;
+  int chain[6 + 16] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -425,10 +516,19 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       return NULL;
     chain[n++] = r;
   }
-  /* Keras' scale and shift computed in the graph: the helper reads the four vectors instead */
+  /* Keras' scale and shift computed in the graph: the helper reads the four vectors instead. Keras 3
+   * reshapes them to [1, .., 1, C] first (sm__nn_bn_params_match: those nodes join the chain);
+   * without the Reshapes keras_bn matches (its nodes are left for the driver's drop_unread). */
+  sm__nn_bn_params bp;
   sm_edge stats[4];
   float keras_eps = 0;
-  int keras = fbn < 0 && keras_bn(rw, scale, shift, stats, &keras_eps);
+  int kp = 0, keras = 0;
+  if (fbn < 0) {
+    sm_status *bst = sm__nn_bn_params_match(rw, scale, shift, &bp, &kp);
+    if (bst) return bst;
+    if (kp) stats[0] = bp.gamma, stats[1] = bp.beta, stats[2] = bp.mean, stats[3] = bp.var, keras_eps = bp.eps;
+    else keras = keras_bn(rw, scale, shift, stats, &keras_eps);
+  }
   const char *ops[3] = {"BiasAdd", NULL, NULL}, *act = NULL;
   sm_edge addend = {-1, -1};
   int base = n, add = !dw && sm__nn_residual(rw, chain, &n, &addend, &act); /* no Add for a depthwise */
@@ -454,6 +554,18 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   for (int k = 0; k < base; k++)
     for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, chain[k])); i++)
       if (sm__rewrite_reads_ref(rw, chain[k], i)) return NULL;
+  for (int k = 0; k < (kp ? bp.n : 0); k++)
+    for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, bp.nodes[k])); i++)
+      if (sm__rewrite_reads_ref(rw, bp.nodes[k], i)) kp = 0;
+  if (kp) { /* the parameter nodes ahead of the chain, when the shortest chain may take them */
+    memmove(chain + bp.n, chain, (size_t)n * sizeof *chain);
+    memcpy(chain, bp.nodes, (size_t)bp.n * sizeof *chain);
+    n += bp.n, base += bp.n;
+    if (!sm__rewrite_can_fuse(rw, chain, base)) {
+      memmove(chain, chain + bp.n, (size_t)(n - bp.n) * sizeof *chain);
+      n -= bp.n, base -= bp.n, kp = 0;
+    }
+  }
   /* the longest allowed chain: without the activation, then without the residual Add */
   while (n > base && !sm__rewrite_can_fuse(rw, chain, n)) {
     n--;
@@ -471,9 +583,10 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
   /* the helper: the folded filter and bias, keyed by its small inputs' pointers when all are
    * stable values (the fold's cache, fold_compute) */
-  sm_edge small[5] = {keras ? stats[0] : scale, keras ? stats[1] : shift, bias,
-                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : keras ? stats[2] : (sm_edge){-1, -1},
-                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : keras ? stats[3] : (sm_edge){-1, -1}};
+  int kv = kp || keras; /* the helper reads Keras' four vectors */
+  sm_edge small[5] = {kv ? stats[0] : scale, kv ? stats[1] : shift, bias,
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : kv ? stats[2] : (sm_edge){-1, -1},
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : kv ? stats[3] : (sm_edge){-1, -1}};
   int stable = 1;
   for (int i = 0; i < 5 && stable; i++) stable = (i >= 2 && small[i].node < 0) || stable_value(rw, small[i]);
   char name[512];
@@ -481,19 +594,19 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   sm_node *nodes[2] = {NULL, NULL};
   sm_status *st = sm__synth_new(sm__rewrite_graph(rw), name, "_SmFoldBN", &nodes[0]);
   if (!st) st = sm__synth_add_input(nodes[0], f);
-  if (!st) st = sm__synth_add_input(nodes[0], keras ? stats[0] : scale);
-  if (!st) st = sm__synth_add_input(nodes[0], keras ? stats[1] : shift);
+  if (!st) st = sm__synth_add_input(nodes[0], kv ? stats[0] : scale);
+  if (!st) st = sm__synth_add_input(nodes[0], kv ? stats[1] : shift);
   if (!st && bias.node >= 0) st = sm__synth_add_input(nodes[0], bias);
   if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 3));
   if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 4));
-  if (!st && keras) st = sm__synth_add_input(nodes[0], stats[2]);
-  if (!st && keras) st = sm__synth_add_input(nodes[0], stats[3]);
+  if (!st && kv) st = sm__synth_add_input(nodes[0], stats[2]);
+  if (!st && kv) st = sm__synth_add_input(nodes[0], stats[3]);
   if (!st) st = sm__synth_set_type(nodes[0], "T", SM_FLOAT);
   if (!st) st = sm__synth_set_int(nodes[0], "num_bias", bias.node >= 0);
-  if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 || keras ? 2 : 0);
+  if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 || kv ? 2 : 0);
   if (!st && fbn >= 0) st = sm__synth_copy_attr(nodes[0], "epsilon", sm__rewrite_node(rw, fbn), "epsilon");
-  if (!st && keras) st = sm__synth_set_float(nodes[0], "epsilon", keras_eps);
-  if (!st && keras) st = sm__synth_set_bool(nodes[0], "_sm_broadcast", 1);
+  if (!st && kv) st = sm__synth_set_float(nodes[0], "epsilon", keras_eps);
+  if (!st && kv) st = sm__synth_set_bool(nodes[0], "_sm_broadcast", 1);
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
   if (!st && stable) st = sm__synth_set_bool(nodes[0], "_sm_cache_inputs", 1);
   if (!st && dw) st = sm__synth_set_bool(nodes[0], "_sm_depthwise", 1);

@@ -28,12 +28,14 @@
  * write their output over x when the executor allows it (sm__kctx_reuse_input: a LayerNorm row
  * is read whole before it is written) and split the rows over the pool. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/vmath.h"
 #include "graph/synth.h"
+#include "ops/math_int.h" /* SM_MATH_PAR_MIN */
 #include "ops/nn_internal.h"
 #include "runtime/kernel.h"
 #include "runtime/rewrite.h"
@@ -260,7 +262,178 @@ static sm_status *gelu_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- _SmBatchNorm ------------------------------------------------------------------------------- */
+typedef struct sbn_state {
+  float eps;
+  int64_t c;          /* attr num_channels: the Reshapes' K */
+  int64_t rank;       /* attr param_rank: their rank */
+  int act;            /* 0 none, 1 Relu, 2 Relu6 */
+  pthread_mutex_t mu; /* runs of one plan may overlap */
+  float *key;         /* gamma, beta, mean, variance of the last run (4c), NULL before the first */
+  sm_tensor *st;      /* their scale and shift (2c) */
+} sbn_state;
+
+static void sbn_release(void *state) {
+  sbn_state *s = state;
+  if (!s) return;
+  pthread_mutex_destroy(&s->mu);
+  free(s->key);
+  sm_tensor_free(s->st);
+  free(s);
+}
+
+static sm_status *sbn_prepare(const sm_node *n, void **state) {
+  sbn_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  pthread_mutex_init(&s->mu, NULL);
+  const char *act;
+  size_t len;
+  sm_status *st = sm__node_attr_float(n, "epsilon", &s->eps);
+  if (!st) st = sm__node_attr_int(n, "num_channels", &s->c);
+  if (!st) st = sm__node_attr_int(n, "param_rank", &s->rank);
+  if (!st) st = sm__node_attr_string(n, "activation_mode", &act, &len);
+  if (!st && !(len == 8 && !memcmp(act, "Identity", 8)) && !(s->act = len == 4 && !memcmp(act, "Relu", 4) ? 1
+                                                                    : len == 5 && !memcmp(act, "Relu6", 5) ? 2
+                                                                                                           : 0))
+    st = sm_status_new(SM_UNIMPLEMENTED, "activation_mode '%.*s' is not supported (Identity, Relu, Relu6)",
+                       (int)(len > 32 ? 32 : len), act);
+  if (!st && (s->c < 1 || s->rank < 1 || s->rank > 4))
+    st = sm_status_new(SM_INVALID_ARGUMENT, "num_channels %lld / param_rank %lld out of range", (long long)s->c,
+                       (long long)s->rank);
+  if (st) {
+    sbn_release(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+/* The scale and shift of gamma, beta, mean, variance (v, c each): the last run's when all four are
+ * the same bytes (a reference to them in *out), else computed and kept. */
+static sm_status *sbn_scale_shift(sbn_state *p, const sm_tensor *const *v, sm_tensor **out) {
+  size_t row = (size_t)p->c * sizeof(float);
+  sm_status *st = NULL;
+  pthread_mutex_lock(&p->mu);
+  int hit = p->key != NULL;
+  for (int i = 0; i < 4 && hit; i++) hit = !memcmp(p->key + i * p->c, sm_tensor_data(v[i]), row);
+  if (!hit) {
+    sm_tensor *t = NULL;
+    if (!p->key && !(p->key = malloc(4 * row)))
+      st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm's parameters");
+    if (!st) st = sm_tensor_new(SM_FLOAT, 1, (int64_t[]){2 * p->c}, &t);
+    if (!st) {
+      const float *g = sm_tensor_data(v[0]), *b = sm_tensor_data(v[1]), *m = sm_tensor_data(v[2]),
+                  *var = sm_tensor_data(v[3]);
+      float *sc = sm_tensor_data(t), *sh = sc + p->c;
+      for (int64_t k = 0; k < p->c; k++) { /* the graph's float operations: Rsqrt, Mul, Mul, Sub */
+        sc[k] = 1.0f / sqrtf(var[k] + p->eps) * g[k];
+        sh[k] = b[k] - m[k] * sc[k];
+      }
+      for (int i = 0; i < 4; i++) memcpy(p->key + i * p->c, sm_tensor_data(v[i]), row);
+      sm_tensor_free(p->st);
+      p->st = t;
+    } else if (p->key) { /* nothing valid kept */
+      sm_tensor_free(p->st);
+      p->st = NULL;
+      free(p->key);
+      p->key = NULL;
+    }
+  }
+  if (!st) *out = sm_tensor_ref(p->st);
+  pthread_mutex_unlock(&p->mu);
+  return st;
+}
+
+typedef struct sbn_job {
+  const float *x, *s, *t;
+  float *y;
+  int64_t c;
+  int act;
+} sbn_job;
+
+/* y = x * s + t [Relu|Relu6] over one row of c channels: blocks of 16 (a fixed trip count that GCC's
+ * -O2 cost model vectorises), then the rest. Relu keeps NaN, as the Relu kernel does. */
+#define SBN_BLOCK 16
+#define SBN_LOOP(lo, hi, EXPR)                         \
+  for (int64_t k = (lo); k < (hi); k++) {              \
+    float v = x[k] * s[k] + t[k];                      \
+    y[k] = EXPR;                                       \
+  }
+#define SBN_ROW(EXPR)                                                 \
+  do {                                                                \
+    int64_t k0 = 0;                                                   \
+    for (; k0 + SBN_BLOCK <= c; k0 += SBN_BLOCK) SBN_LOOP(k0, k0 + SBN_BLOCK, EXPR) \
+    SBN_LOOP(k0, c, EXPR)                                             \
+  } while (0)
+
+static inline __attribute__((always_inline)) void sbn_body(void *ctx, int64_t begin, int64_t end) {
+  const sbn_job *j = ctx;
+  const float *s = j->s, *t = j->t;
+  int64_t c = j->c;
+  for (int64_t r = begin; r < end; r++) {
+    const float *x = j->x + r * c;
+    float *y = j->y + r * c;
+    if (j->act == 0)
+      SBN_ROW(v);
+    else if (j->act == 1)
+      SBN_ROW(v < 0 ? 0 : v);
+    else
+      SBN_ROW(v < 0 ? 0 : v > 6 ? 6 : v);
+  }
+}
+
+static void sbn_rows(void *ctx, int64_t begin, int64_t end) { sbn_body(ctx, begin, end); }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* 8 lanes where the CPU has AVX2 (no FMA: the graph's Mul and Add round twice, so does this) */
+__attribute__((target("avx2"))) static void sbn_rows_avx2(void *ctx, int64_t begin, int64_t end) {
+  sbn_body(ctx, begin, end);
+}
+#endif
+
+static sm_status *sbn_compute(const void *state, sm_kctx *ctx) {
+  const sbn_state *p = state;
+  static const char *const names[4] = {"gamma", "beta", "mean", "variance"};
+  if (sm__kctx_num_inputs(ctx) != 5) return sm_status_new(SM_INVALID_ARGUMENT, "expected 5 inputs");
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *v[4];
+  int rank = sm_tensor_rank(x);
+  const int64_t *xd = sm_tensor_dims(x);
+  char sh[96];
+  if (sm_tensor_dtype(x) != SM_FLOAT) return sm_status_new(SM_INVALID_ARGUMENT, "x must be float");
+  if (rank < p->rank || xd[rank - 1] != p->c)
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "x%s does not keep its shape under the BatchNorm's per-channel scale of rank %lld and %lld "
+                         "channels (the fused node cannot compute the broadcast TensorFlow would)",
+                         sm_shape_str(rank, xd, sh, sizeof sh), (long long)p->rank, (long long)p->c);
+  for (int i = 0; i < 4; i++) {
+    v[i] = sm__kctx_input(ctx, 1 + i);
+    if (sm_tensor_dtype(v[i]) != SM_FLOAT || sm_tensor_num_elements(v[i]) != p->c)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "Input to reshape is a tensor with %lld values, but the requested shape has %lld (%s)",
+                           (long long)sm_tensor_num_elements(v[i]), (long long)p->c, names[i]);
+  }
+  sm_tensor *stt = NULL;
+  sm_status *st = sbn_scale_shift((sbn_state *)p, v, &stt); /* the cache is the one thing a run writes */
+  if (st) return st;
+  const float *s = sm_tensor_data(stt), *t = s + p->c;
+  sm_tensor *y = sm__kctx_reuse_input(ctx, 0, 0, SM_FLOAT, rank, xd);
+  if (!y && (st = sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, rank, xd, &y))) {
+    sm_tensor_free(stt);
+    return st;
+  }
+  int64_t rows = sm_tensor_num_elements(x) / p->c;
+  sbn_job j = {sm_tensor_data(x), s, t, sm_tensor_data(y), p->c, p->act};
+  int64_t grain = SM_MATH_PAR_MIN / p->c; /* a memory-bound pass: split as the elementwise ops it replaces */
+  void (*fn)(void *, int64_t, int64_t) = sbn_rows;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (sm__vmath_avx2()) fn = sbn_rows_avx2;
+#endif
+  sm__parallel_for(sm__kctx_pool(ctx), rows, grain > 0 ? grain : 1, fn, &j);
+  sm_tensor_free(stt);
+  return NULL;
+}
+
 const sm_kernel sm_kernels_nn_fuse_norm[] = {
+    {"_SmBatchNorm", sbn_prepare, sbn_compute, sbn_release, 0},
     {"_SmGeluErf", gelu_prepare, gelu_compute, free, 0},
     {"_SmLayerNorm", ln_prepare, ln_compute, free, 0},
     {0},
@@ -455,7 +628,68 @@ static sm_status *fuse_gelu(sm_rewrite *rw, int out) {
   return NULL;
 }
 
+#define BN_RULE                                                                                            \
+  "Reshape(x4)+AddV2+Rsqrt+Mul+Mul+Sub+Mul+AddV2[+Relu|Relu6] (Keras' inference BatchNorm) -> _SmBatchNorm"
+
+/* x * s + t [-> Relu|Relu6] with s and t Keras 3's BatchNorm parameters (nn_internal.h): one pass
+ * that computes s and t from the variables as the graph does. Offered the Mul of x (a BatchNorm
+ * after a convolution was folded into it first: nn_fold.c). */
+static sm_status *fuse_batch_norm(sm_rewrite *rw, int mul) {
+  const sm_node *mn = sm__rewrite_node(rw, mul);
+  if (sm__node_num_inputs(mn) != 2 || sm__node_num_outputs(mn) != 1 || sm__node_output_dtype(mn, 0) != SM_FLOAT)
+    return NULL;
+  int add = sm__rewrite_only_reader(rw, (sm_edge){mul, 0});
+  const sm_node *an = add >= 0 ? sm__rewrite_node(rw, add) : NULL;
+  if (!an || !(op_is(an, "AddV2") || op_is(an, "Add")) || sm__node_num_inputs(an) != 2 ||
+      sm__node_output_dtype(an, 0) != SM_FLOAT)
+    return NULL;
+  int ak = same(sm__rewrite_input(rw, add, 0), (sm_edge){mul, 0}) ? 0 : 1;
+  sm_edge shift = sm__rewrite_input(rw, add, 1 - ak);
+  if (same(shift, (sm_edge){mul, 0})) return NULL;
+  for (int k = 0; k < 2; k++) {
+    sm_edge x = sm__rewrite_input(rw, mul, 1 - k);
+    sm__nn_bn_params bp;
+    int ok = 0;
+    sm_status *st = sm__nn_bn_params_match(rw, sm__rewrite_input(rw, mul, k), shift, &bp, &ok);
+    if (st) return st;
+    if (!ok || same(x, sm__rewrite_input(rw, mul, k))) continue;
+    int chain[16 + 3], n = 0;
+    for (int i = 0; i < bp.n; i++) chain[n++] = bp.nodes[i];
+    chain[n++] = mul, chain[n++] = add;
+    const char *act = "Identity";
+    int r = sm__rewrite_only_reader(rw, (sm_edge){add, 0});
+    const sm_node *rn = r >= 0 ? sm__rewrite_node(rw, r) : NULL;
+    if (rn && (op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 &&
+        sm__node_output_dtype(rn, 0) == SM_FLOAT) {
+      chain[n++] = r;
+      act = sm__node_op(rn);
+    }
+    if (!no_ref_reads(rw, chain, n)) return NULL;
+    if (!sm__rewrite_can_fuse(rw, chain, n) && strcmp(act, "Identity")) n--, act = "Identity";
+    if (!sm__rewrite_can_fuse(rw, chain, n)) return NULL;
+    sm_node *f;
+    sm_edge in[5] = {x, bp.gamma, bp.beta, bp.mean, bp.var};
+    if ((st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(sm__rewrite_node(rw, chain[n - 1])), "_SmBatchNorm",
+                            &f)))
+      return st;
+    for (int i = 0; i < 5 && !st; i++) st = sm__synth_add_input(f, in[i]);
+    if (!st) st = sm__synth_set_type(f, "T", SM_FLOAT);
+    if (!st) st = sm__synth_set_float(f, "epsilon", bp.eps);
+    if (!st) st = sm__synth_set_int(f, "num_channels", bp.c);
+    if (!st) st = sm__synth_set_int(f, "param_rank", bp.rank);
+    if (!st) st = sm__synth_set_string(f, "activation_mode", act);
+    if (!st) st = sm__synth_finish(f);
+    if (st) {
+      sm__synth_free(f);
+      return st;
+    }
+    return sm__rewrite_replace(rw, BN_RULE, chain, n, f);
+  }
+  return NULL;
+}
+
 const sm_rewrite_rule sm_rewrites_nn_fuse_norm[] = {
+    {"Mul", BN_RULE, fuse_batch_norm},
     {"AddV2", LN_RULE, fuse_layer_norm},
     {"Mul", GELU_RULE, fuse_gelu},
     {0},

@@ -86,6 +86,24 @@ int sm__nn_depthwise_fusable(const sm_node *n);
  * out of memory. */
 sm_status *sm__nn_depthwise_pad(const struct sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]);
 
+/* Keras 3's inference BatchNormalization computes its per-channel scale s and shift t in the graph,
+ * every run, from its four variables, each Reshaped to [1, .., 1, C] (Consts of the shapes, the
+ * epsilon a float scalar Const; Mul operands either way):
+ *   s = Mul(Rsqrt(AddV2(var', eps)), gamma')      t = Sub(beta', Mul(mean', s))
+ * sm__nn_bn_params_match (nn_fold.c) recognises that from the edges s and t: *ok = 1 with the four
+ * vectors (the Reshapes' inputs), eps, C and the shapes' rank, and the nodes that compute s and t
+ * (the shape and eps Consts only when nothing else reads them) for the caller's chain, which must
+ * also hold every other reader of s (sm__rewrite_can_fuse checks). Fails only when out of memory. */
+typedef struct sm__nn_bn_params {
+  sm_edge gamma, beta, mean, var;
+  float eps;
+  int64_t c;
+  int rank;
+  int nodes[16], n;
+} sm__nn_bn_params;
+sm_status *sm__nn_bn_params_match(const struct sm_rewrite *rw, sm_edge scale, sm_edge shift, sm__nn_bn_params *p,
+                                  int *ok);
+
 /* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
  * "Computed output size would be negative" message. */
 sm_status *sm__nn_out_size(int64_t in, int64_t k, int64_t dilation, int64_t stride, int padding,

@@ -5,13 +5,17 @@
  * Values are never written in place: an assigned tensor may be shared with the graph (a Const, a
  * RestoreV2 output borrowing a read-only mapping), so Assign keeps a reference to it and
  * AssignAdd computes into a fresh tensor that replaces the old one.
+ * A VarHandleOp read by one ReadVariableOp alone becomes one step, _SmReadVariable (the rule and
+ * its kernel at the end: a Keras CNN's variable handles and reads were half the steps of a run).
  * The random initializers are in random.c (TF's Philox). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/synth.h"
 #include "runtime/kernel.h"
+#include "runtime/rewrite.h"
 
 /* ---- shared helpers ------------------------------------------------------------------------- */
 
@@ -463,6 +467,102 @@ static sm_status *gather_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
+/* ---- _SmReadVariable: VarHandleOp + its one ReadVariableOp ------------------------------------ */
+/* The handle's attrs (container, shared_name, dtype: var_prepare's); the variable found in the
+ * run's resources is kept with them (a session frees its plans before its resources, and no op
+ * here removes a variable), so later runs skip the lookup. */
+typedef struct {
+  var_state *v;
+  pthread_mutex_t mu;
+  sm_resources *res;
+  sm_variable *var;
+} rv_state;
+
+static void rv_release(void *p) {
+  rv_state *st = p;
+  if (!st) return;
+  var_release(st->v);
+  pthread_mutex_destroy(&st->mu);
+  free(st);
+}
+
+static sm_status *rv_prepare(const sm_node *node, void **state) {
+  rv_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  pthread_mutex_init(&st->mu, NULL);
+  sm_status *s = var_prepare(node, (void **)&st->v);
+  if (s) {
+    rv_release(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+
+static sm_status *rv_compute(const void *state, sm_kctx *ctx) {
+  rv_state *st = (rv_state *)state; /* the kept variable is the one thing a run writes, under mu */
+  sm_resources *r = sm__kctx_resources(ctx);
+  sm_variable *v = NULL;
+  pthread_mutex_lock(&st->mu);
+  if (r && st->res == r) v = st->var;
+  pthread_mutex_unlock(&st->mu);
+  if (!v) {
+    sm_status *s = sm__resources_variable(r, st->v->container, st->v->name, st->v->dtype, &v);
+    if (s) return s;
+    pthread_mutex_lock(&st->mu);
+    st->res = r, st->var = v;
+    pthread_mutex_unlock(&st->mu);
+  }
+  if (sm__variable_dtype(v) != st->v->dtype)
+    return sm_status_new(SM_INVALID_ARGUMENT, "trying to read variable %s with wrong dtype: expected %s, got %s",
+                         sm__variable_name(v), dname(st->v->dtype), dname(sm__variable_dtype(v)));
+  sm_tensor *t;
+  sm_status *s = sm__variable_read(v, &t);
+  if (s) return s;
+  sm__kctx_set_output(ctx, 0, t);
+  return NULL;
+}
+
+#define READ_RULE "VarHandleOp+ReadVariableOp -> _SmReadVariable"
+
+/* A ReadVariableOp of a VarHandleOp that nothing else reads, with a shared_name (the handle's key:
+ * without one it is the VarHandleOp's node name) and the same dtype attr on both. */
+static sm_status *fuse_read(sm_rewrite *rw, int read) {
+  const sm_node *rn = sm__rewrite_node(rw, read);
+  if (sm__node_num_inputs(rn) != 1 || sm__node_num_outputs(rn) != 1) return NULL;
+  sm_edge h = sm__rewrite_input(rw, read, 0);
+  const sm_node *hn = h.node >= 0 ? sm__rewrite_node(rw, h.node) : NULL;
+  if (!hn || strcmp(sm__node_op(hn), "VarHandleOp") || sm__node_num_inputs(hn) != 0 ||
+      sm__rewrite_only_reader(rw, h) != read)
+    return NULL;
+  int dh = -1, dr = -2;
+  const char *name = "";
+  size_t len = 0;
+  sm_status *s = sm__node_attr_type(hn, "dtype", &dh);
+  if (!s) s = sm__node_attr_type(rn, "dtype", &dr);
+  if (!s && sm__node_attr(hn, "shared_name")) s = sm__node_attr_string(hn, "shared_name", &name, &len);
+  int named = !s && len && !(len == sizeof anonymous_name - 1 && !memcmp(name, anonymous_name, len));
+  sm_status_free(s);
+  int chain[2] = {h.node, read};
+  if (!named || dh != dr || !sm__rewrite_can_fuse(rw, chain, 2)) return NULL;
+  sm_node *f;
+  if ((s = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(rn), "_SmReadVariable", &f))) return s;
+  if (sm__node_attr(hn, "container")) s = sm__synth_copy_attr(f, "container", hn, "container");
+  if (!s) s = sm__synth_copy_attr(f, "shared_name", hn, "shared_name");
+  if (!s) s = sm__synth_set_type(f, "dtype", dh);
+  if (!s) s = sm__synth_finish(f);
+  if (s) {
+    sm__synth_free(f);
+    return s;
+  }
+  return sm__rewrite_replace(rw, READ_RULE, chain, 2, f);
+}
+
+const sm_rewrite_rule sm_rewrites_state[] = {
+    {"ReadVariableOp", READ_RULE, fuse_read},
+    {0},
+};
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 const sm_kernel sm_kernels_state[] = {
@@ -470,6 +570,7 @@ const sm_kernel sm_kernels_state[] = {
     {"VariableV2", var_prepare, var_compute, var_release, 0},
     {"Variable", var_prepare, var_compute, var_release, 0},
     {"ReadVariableOp", read_prepare, read_compute, free, 0},
+    {"_SmReadVariable", rv_prepare, rv_compute, rv_release, 0},
     {"AssignVariableOp", assign_var_prepare, assign_var_compute, free, 0},
     {"AssignAddVariableOp", update_var_prepare, update_var_compute, free, 0},
     {"AssignSubVariableOp", update_var_prepare, update_var_compute, free, 0},

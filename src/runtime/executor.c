@@ -507,7 +507,7 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
     for (int k = 0; k < sp->nout; k++) {
       sm_tensor *t = vals[sp->out_base + k];
       if (!t && sp->cf == SM_CF_SWITCH) dead[sp->out_base + k] = 1; /* the untaken branch */
-      int want = sm__node_output_dtype(nd, k);
+      int want = p->slot_dtype[sp->out_base + k]; /* the node's output dtype (plan.c), without touching the node */
       if (!t || !want) continue;
       int got = sm_tensor_dtype(t);
       int ok = want >= SM_DTYPE_REF_OFFSET ? (got == SM_RESOURCE || got == want - SM_DTYPE_REF_OFFSET) : got == want;

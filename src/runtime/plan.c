@@ -234,6 +234,10 @@ static sm_status *mark_dead_steps(sm_plan *p, const int *ord, int norder, int nn
     }
     for (int k = 0; k < nc; k++) {
       int id = sm__node_control_input(sp->node, k);
+      if (id >= 0 && id < nn && step_of[id] < 0) { /* fused away as a chain's last node: the new node */
+        sm_edge e = sm__rewrite_edge(p->rw, (sm_edge){id, 0});
+        id = e.node >= 0 && e.node != id ? e.node : -1;
+      }
       if (id >= 0 && id < nn && step_of[id] >= 0 && step_of[id] < i) sp->ctl_step[sp->nctl++] = step_of[id];
     }
   }
@@ -380,7 +384,7 @@ static sm_status *place_copies(sm_plan *p, int norder, int **last_use) {
       const sm_step *sp = &p->steps[i];
       if (src >= sp->out_base && src < sp->out_base + sp->nout) {
         const char *op = sm__node_op(sp->node);
-        p->xcache[sl] = !strcmp(op, "Const") || !strcmp(op, "ReadVariableOp");
+        p->xcache[sl] = !strcmp(op, "Const") || !strcmp(op, "ReadVariableOp") || !strcmp(op, "_SmReadVariable");
         break;
       }
     }

@@ -182,7 +182,7 @@ int sm__rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n) {
   for (int c = 0; c < n; c++) {
     int id = chain[c];
     const sm_node *nd = sm__rewrite_node(rw, id);
-    if (rw->pos[id] > at || rw->ctl_src[id]) return 0;
+    if (rw->pos[id] > at || (rw->ctl_src[id] && id != last)) return 0; /* the last's role passes on */
     for (int k = 0; k < sm__node_num_outputs(nd); k++) {
       int s = rw->obase[id] + k;
       if (rw->fed[s]) return 0;
@@ -333,7 +333,7 @@ sm_status *sm__rewrite_replace_n(sm_rewrite *rw, const char *rule, const int *ch
       nodes[j] = NULL;
       rw->obase[id] = rw->nslots;
       rw->pos[id] = at;
-      rw->ctl_src[id] = 0;
+      rw->ctl_src[id] = j == k - 1 && rw->ctl_src[last]; /* waited on as the last node was */
       for (int o = 0; o < sm__node_num_outputs(sm__rewrite_node(rw, id)); o++) {
         int t = rw->nslots + o;
         rw->nread[t] = 0, rw->rsum[t] = 0, rw->fetched[t] = 0, rw->fed[t] = 0;

@@ -2,7 +2,7 @@
  * tools/gen_array_cases.py and tools/gen_strided_slice_cases.py (expected values and error texts
  * from TF 2.21), each run as a one-node graph through sm__session_from_pbtxt; plus hand-written
  * checks for what a table cannot show (Const sharing, Placeholder's message, views, hostile
- * indices, every registered op reachable). */
+ * indices, every registered op reachable, large concatenations copied in bands over the pool). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,11 +294,71 @@ static void test_registered(void) {
   }
 }
 
+/* Large ConcatV2 / Pack (bands of outer rows copied over the pool, array_move.c): every element
+ * lands where the small path puts it. x [8, 200, 50] and y [8, 200, 40] along axis 2 (and -1), then
+ * along axis 0; Pack of three [300, 200] along axis 1. */
+static sm_tensor *iota_f32(int rank, const int64_t *dims, float base) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, rank, dims, &t));
+  if (!t) exit(1);
+  float *p = sm_tensor_data(t);
+  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++) p[i] = base + (float)i;
+  return t;
+}
+
+static void test_concat_large(void) {
+#define PHF(n) "node { name: \"" n "\" op: \"Placeholder\" " ATTR_T("dtype", "DT_FLOAT") "}\n"
+#define AXIS(n, v)                                                                                               \
+  "node { name: \"" n "\" op: \"Const\" " ATTR_T("dtype", "DT_INT32")                                            \
+  "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: " v " } } } }\n"
+#define CONCAT(n, ax)                                                                                            \
+  "node { name: \"" n "\" op: \"ConcatV2\" input: \"x\" input: \"y\" input: \"" ax "\" " ATTR_T("T", "DT_FLOAT") \
+  ATTR_T("Tidx", "DT_INT32") "attr { key: \"N\" value { i: 2 } } }\n"
+  const char *g = "graph_def {\n" PHF("x") PHF("y") PHF("z") PHF("a") PHF("b") AXIS("a2", "2") AXIS("am1", "-1")
+      AXIS("a0", "0") CONCAT("c2", "a2") CONCAT("cm1", "am1")
+      "node { name: \"c0\" op: \"ConcatV2\" input: \"x\" input: \"z\" input: \"a0\" " ATTR_T("T", "DT_FLOAT")
+      ATTR_T("Tidx", "DT_INT32") "attr { key: \"N\" value { i: 2 } } }\n"
+      "node { name: \"p\" op: \"Pack\" input: \"a\" input: \"b\" input: \"a\" " ATTR_T("T", "DT_FLOAT")
+      "attr { key: \"N\" value { i: 3 } } attr { key: \"axis\" value { i: 1 } } }\n}\n";
+  int64_t xd[3] = {8, 200, 50}, yd[3] = {8, 200, 40}, zd[3] = {9, 200, 50}, ad[2] = {300, 200};
+  sm_tensor *in[5] = {iota_f32(3, xd, 0), iota_f32(3, yd, 1e6f), iota_f32(3, zd, 2e6f), iota_f32(2, ad, 0),
+                      iota_f32(2, ad, 1e5f)};
+  const char *names[5] = {"x", "y", "z", "a", "b"}, *fetch[4] = {"c2", "cm1", "c0", "p"};
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(g, &s));
+  sm_tensor *out[4] = {0};
+  if (s) CHECK_OK(sm__session_run(s, names, in, 5, fetch, 4, NULL, 0, out));
+  if (out[0] && out[1] && out[2] && out[3]) {
+    int bad = 0;
+    const float *x = sm_tensor_data(in[0]), *y = sm_tensor_data(in[1]), *z = sm_tensor_data(in[2]);
+    const float *a = sm_tensor_data(in[3]), *b = sm_tensor_data(in[4]);
+    for (int k = 0; k < 2; k++) {
+      const float *o = sm_tensor_data(out[k]);
+      CHECK(sm_tensor_rank(out[k]) == 3 && sm_tensor_dims(out[k])[2] == 90);
+      for (int64_t r = 0; r < 8 * 200 && !bad; r++)
+        for (int64_t c = 0; c < 90; c++) bad |= o[r * 90 + c] != (c < 50 ? x[r * 50 + c] : y[r * 40 + c - 50]);
+    }
+    const float *o0 = sm_tensor_data(out[2]);
+    CHECK(sm_tensor_dims(out[2])[0] == 17);
+    for (int64_t i = 0; i < 17 * 200 * 50 && !bad; i++) bad |= o0[i] != (i < 8 * 200 * 50 ? x[i] : z[i - 8 * 200 * 50]);
+    const float *op = sm_tensor_data(out[3]);
+    CHECK(sm_tensor_rank(out[3]) == 3 && sm_tensor_dims(out[3])[1] == 3);
+    for (int64_t r = 0; r < 300 && !bad; r++)
+      for (int64_t k = 0; k < 3; k++)
+        for (int64_t c = 0; c < 200; c++) bad |= op[(r * 3 + k) * 200 + c] != (k == 1 ? b : a)[r * 200 + c];
+    CHECK(!bad);
+  }
+  for (int i = 0; i < 4; i++) sm_tensor_free(out[i]);
+  for (int i = 0; i < 5; i++) sm_tensor_free(in[i]);
+  sm__session_free(s);
+}
+
 int main(void) {
   test_registered();
   test_const_shared();
   test_placeholder_message();
   test_hostile();
+  test_concat_large();
   run_table("array", array_cases, sizeof array_cases / sizeof *array_cases);
   run_table("strided_slice", strided_slice_cases, sizeof strided_slice_cases / sizeof *strided_slice_cases);
   TEST_MAIN_END();

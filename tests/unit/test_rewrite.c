@@ -12,7 +12,11 @@
  * exercised with a rule table of this file's own (Neg(Neg(x)) -> Identity): chained rewrites, the
  * edge map, the reader books, and a faulty rule refused. BatchNorm folding (nn_fold.c): where the
  * rule applies and where it must not, folded vs unfolded runs, the fold following changed inputs;
- * pass-through nodes dropped (array_fwd.c) and the ones that must stay. */
+ * Keras 3's BatchNorm (its scale and shift computed in the graph from the variables) folded or
+ * fused into one pass (_SmBatchNorm, nn_fuse_norm.c), against the plain nodes, with changed
+ * parameters and the inputs it refuses; a variable handle and its one read as one step (state.c),
+ * also when a control edge leaves the read; pass-through nodes dropped (array_fwd.c) and the ones
+ * that must stay. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -258,10 +262,12 @@ static void test_conv_rule(void) {
                "node { name: \"c\" op: \"Conv2D\" input: \"x\" input: \"f\" " TD CONV_ATTRS "} "
                "node { name: \"b\" op: \"BiasAdd\" input: \"c\" input: \"bias\" " TD "} "),
          "x f bias", "b", NULL, "", NULL);
-  /* control edges: a node waits for the BiasAdd (nothing fuses), for the Relu (the Relu stays) */
-  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^b\" } "), "x f bias", "r", "w", "", NULL);
-  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^r\" } "), "x f bias", "r", "w",
+  /* control edges: a node waits for the BiasAdd (it may only end a chain: the Relu stays), for the
+   * Relu (the chain's last node: it fuses); the wait is then on the fused node (rewrite.h) */
+  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^b\" } "), "x f bias", "r", "w",
          "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", "b");
+  expect(G(CHAIN "node { name: \"w\" op: \"NoOp\" input: \"^r\" } "), "x f bias", "r", "w",
+         "c=_FusedConv2D[BiasAdd,Relu](x:0,f:0,bias:0)", "r");
   /* a chain node that waits for another: fused, and the fused node keeps the wait */
   {
     rewritten r2;
@@ -976,6 +982,161 @@ static void test_norm_rules(void) {
   sm_tensor_free(b5);
 }
 
+/* ---- Keras 3's inference BatchNorm: its parameters computed in the graph --------------------------- */
+/* gamma g, beta bt, mean mu, variance v (Placeholders [7]) each Reshaped (Consts s0..s3 of `shape`,
+ * four ints) -> add = v' + eps -> rs = Rsqrt -> mul = rs * g' ; m = Mul(in, mul) ; mul2 = mu' * mul ;
+ * sub = bt' - mul2 ; a = m + sub [-> act r]; in is x, or with `conv` a Conv2D c of x and a Const
+ * filter f [2, 2, 3, 7]. */
+static char *keras_bn_graph(int conv, const char *act, const char *shape) {
+  size_t cap = 16384, at = 0;
+  char *g = malloc(cap);
+  if (!g) exit(1);
+  at += (size_t)snprintf(g + at, cap - at, "graph_def { " PH("x") PH("g") PH("bt") PH("mu") PH("v") FCONST("eps", "0.001"));
+  if (conv) {
+    at += (size_t)snprintf(g + at, cap - at,
+                           "node { name: \"f\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+                           "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } "
+                           "dim { size: 2 } dim { size: 3 } dim { size: 7 } }");
+    for (int i = 0; i < 84; i++) at += (size_t)snprintf(g + at, cap - at, " float_val: %g", (double)((i * 37 % 23) - 11) / 16.0);
+    at += (size_t)snprintf(g + at, cap - at, " } } } } " CONV("c", "x", "f"));
+  }
+  const char *vars[4] = {"g", "bt", "mu", "v"}, *rs[4] = {"rg", "rb", "rm", "rv"};
+  for (int i = 0; i < 4; i++)
+    at += (size_t)snprintf(g + at, cap - at,
+                           "node { name: \"s%d\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
+                           "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } } "
+                           "%s } } } } node { name: \"%s\" op: \"Reshape\" input: \"%s\" input: \"s%d\" " TF
+                           "attr { key: \"Tshape\" value { type: DT_INT32 } } } ",
+                           i, shape, rs[i], vars[i], i);
+  at += (size_t)snprintf(g + at, cap - at,
+                         NODE2("add", "AddV2", "rv", "eps") NODE1("rs", "Rsqrt", "add") NODE2("mul", "Mul", "rs", "rg")
+                             "node { name: \"m\" op: \"Mul\" input: \"%s\" input: \"mul\" " TF "} "
+                             NODE2("mul2", "Mul", "rm", "mul") NODE2("sub", "Sub", "rb", "mul2") NODE2("a", "AddV2", "m", "sub"),
+                         conv ? "c" : "x");
+  if (act) at += (size_t)snprintf(g + at, cap - at, "node { name: \"r\" op: \"%s\" input: \"a\" " TF "} ", act);
+  snprintf(g + at, cap - at, "}");
+  return g;
+}
+
+#define BN_SHAPE "int_val: 1 int_val: 1 int_val: 1 int_val: 7"
+
+static void test_keras_bn_rules(void) {
+  char *g = keras_bn_graph(0, "Relu", BN_SHAPE);
+  /* one pass for the whole chain: every parameter node goes, the Consts of the shapes and eps too */
+  expect(g, "x g bt mu v", "r", NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)", "r");
+  rewritten r;
+  if (rewrite(g, "x g bt mu v", "r", NULL, &r)) {
+    const char *gone[] = {"s0", "s3", "rg", "rv", "eps", "add", "rs", "mul", "mul2", "sub", "m", "a"};
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) CHECK(pos_of(r.order, r.norder, sm__cgraph_find(r.g, gone[i])) < 0);
+    CHECK_EQ_INT(r.norder, 1); /* the new node alone (the fed Placeholders are not run) */
+  }
+  rewritten_free(&r);
+  free(g);
+  expect_fold(keras_bn_graph(0, "Relu6", BN_SHAPE), "x g bt mu v", "r", NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
+  expect_fold(keras_bn_graph(0, NULL, BN_SHAPE), "x g bt mu v", "a", NULL, "a=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
+  /* after a convolution: folded into it from the four vectors (FusedBatchNorm's form) */
+  expect_fold(keras_bn_graph(1, "Relu", BN_SHAPE), "x g bt mu v", "r", NULL, FOLDED("f:0,g:0,bt:0,mu:0,v:0", ",Relu"));
+  /* must not: the scale fetched (a second reader outside: the conv still folds, with s and t), a
+   * shape that is not [1, .., 1, C], the same with a fed epsilon */
+  expect_fold(keras_bn_graph(0, "Relu", BN_SHAPE), "x g bt mu v", "r mul", NULL, "");
+  expect_fold(keras_bn_graph(1, "Relu", BN_SHAPE), "x g bt mu v", "r mul", NULL, FOLDED("f:0,mul:0,sub:0", ",Relu"));
+  expect_fold(keras_bn_graph(0, "Relu", "int_val: 1 int_val: 1 int_val: 7 int_val: 1"), "x g bt mu v", "r", NULL, "");
+  expect_fold(keras_bn_graph(0, "Relu", BN_SHAPE), "x g bt mu v eps", "r", NULL, "");
+}
+
+static void test_keras_bn_runs(void) {
+  int64_t xd[4] = {2, 6, 5, 7}, cd[1] = {7}, c5[1] = {5}, x1[1] = {7};
+  const char *names[5] = {"x", "g", "bt", "mu", "v"};
+  sm_tensor *feeds[5] = {filled(4, xd, 31), filled(1, cd, 32), filled(1, cd, 33), filled(1, cd, 34), filled(1, cd, 35)};
+  float *var = sm_tensor_data(feeds[4]);
+  for (int i = 0; i < 7; i++) var[i] = fabsf(var[i]) + 0.5f;
+  const char *acts[3] = {"Relu", "Relu6", NULL};
+  for (int conv = 0; conv < 2; conv++)
+    for (int k = 0; k < 3; k++) {
+      char *g = keras_bn_graph(conv, acts[k], BN_SHAPE);
+      const char *y = acts[k] ? "r" : "a";
+      sm_session *s = NULL;
+      CHECK_OK(sm__session_from_pbtxt(g, &s));
+      if (s) {
+        /* conv 0 feeds x [2, 6, 5, 7]; conv 1 x [2, 6, 5, 7] too: its 3 input channels are the first
+         * three of a fresh one */
+        int64_t xc[4] = {2, 6, 5, 3};
+        sm_tensor *x3 = filled(4, xc, 36), *f[5] = {conv ? x3 : feeds[0], feeds[1], feeds[2], feeds[3], feeds[4]};
+        CHECK_OK(fold_vs_plain(g, names, f, 5, y, s));
+        /* new parameter values in place: the kept scale and shift must not be reused */
+        float *gm = sm_tensor_data(feeds[1]);
+        for (int i = 0; i < 7; i++) gm[i] = -0.5f * gm[i] + 0.25f;
+        var[3] += 2.0f;
+        CHECK_OK(fold_vs_plain(g, names, f, 5, y, s));
+        sm_tensor_free(x3);
+      }
+      sm__session_free(s);
+      free(g);
+    }
+  /* what the fused node cannot compute fails the run with a message: a variance of 5 values (TF's
+   * Reshape fails too), an x whose rank is below the parameters' (TF would broadcast to rank 4) */
+  char *g = keras_bn_graph(0, "Relu", BN_SHAPE);
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(g, &s));
+  if (s) {
+    const char *fr[1] = {"r"};
+    sm_tensor *v5 = filled(1, c5, 37), *xr1 = filled(1, x1, 38), *o = NULL;
+    sm_tensor *f1[5] = {feeds[0], feeds[1], feeds[2], feeds[3], v5}, *f2[5] = {xr1, feeds[1], feeds[2], feeds[3], feeds[4]};
+    CHECK_ERR(sm__session_run(s, names, f1, 5, fr, 1, NULL, 0, &o), "Input to reshape is a tensor with 5 values");
+    sm_tensor_free(o);
+    o = NULL;
+    CHECK_ERR(sm__session_run(s, names, f2, 5, fr, 1, NULL, 0, &o), "does not keep its shape");
+    sm_tensor_free(o);
+    sm_tensor_free(v5);
+    sm_tensor_free(xr1);
+  }
+  sm__session_free(s);
+  free(g);
+  for (int i = 0; i < 5; i++) sm_tensor_free(feeds[i]);
+}
+
+/* ---- a variable handle and its one read (state.c) ------------------------------------------------ */
+#define DTF(k) "attr { key: \"" k "\" value { type: DT_FLOAT } } "
+#define VH(n, shared)                                                                                      \
+  "node { name: \"" n "\" op: \"VarHandleOp\" " DTF("dtype") "attr { key: \"shape\" value { shape { dim { " \
+  "size: 2 } } } } attr { key: \"shared_name\" value { s: \"" shared "\" } } } "
+#define RD(n, h) "node { name: \"" n "\" op: \"ReadVariableOp\" input: \"" h "\" " DTF("dtype") "} "
+#define FC2(n, a, b)                                                                                        \
+  "node { name: \"" n "\" op: \"Const\" " DTF("dtype") "attr { key: \"value\" value { tensor { dtype: DT_FLOAT " \
+  "tensor_shape { dim { size: 2 } } float_val: " a " float_val: " b " } } } } "
+#define ASG(n, h, v) "node { name: \"" n "\" op: \"AssignVariableOp\" input: \"" h "\" input: \"" v "\" " DTF("dtype") "} "
+/* v (shared "v") read by rd -> n = Neg(rd); ctl waits on rd; hv1, hv2 (also "v") assign c1 / c2 */
+static const char *read_graph =
+    G(VH("v", "v") RD("rd", "v") NODE1("n", "Neg", "rd") "node { name: \"ctl\" op: \"NoOp\" input: \"^rd\" } "
+      VH("hv1", "v") FC2("c1", "1.5", "-2") ASG("a1", "hv1", "c1") VH("hv2", "v") FC2("c2", "4", "0.25") ASG("a2", "hv2", "c2"));
+
+static void test_read_variable(void) {
+  expect(read_graph, NULL, "n", NULL, "rd=_SmReadVariable[)", NULL);
+  expect(read_graph, NULL, "n", "ctl", "rd=_SmReadVariable[)", NULL); /* a control edge from the read */
+  /* must not: a second reader of the handle, no shared_name (the node name is the key) */
+  expect(G(VH("v", "v") RD("rd", "v") RD("rd2", "v") NODE2("n", "AddV2", "rd", "rd2")), NULL, "n", NULL, "", NULL);
+  expect(G(VH("v", "") RD("rd", "v") NODE1("n", "Neg", "rd")), NULL, "n", NULL, "", NULL);
+  /* it runs, and follows assignments between runs (the variable is kept, not its value) */
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(read_graph, &s));
+  if (!s) return;
+  const char *fn[1] = {"n"};
+  sm_tensor *o = NULL;
+  CHECK_ERR(sm__session_run(s, NULL, NULL, 0, fn, 1, (const char *[]){"ctl"}, 1, &o), "uninitialized value v");
+  sm_tensor_free(o);
+  for (int k = 0; k < 3; k++) {
+    o = NULL;
+    CHECK_OK(sm__session_run(s, NULL, NULL, 0, NULL, 0, (const char *[]){k == 1 ? "a2" : "a1"}, 1, &o));
+    CHECK_OK(sm__session_run(s, NULL, NULL, 0, fn, 1, (const char *[]){"ctl"}, 1, &o));
+    if (o) {
+      const float *p = sm_tensor_data(o);
+      CHECK(sm_tensor_num_elements(o) == 2 && p[0] == (k == 1 ? -4.0f : -1.5f) && p[1] == (k == 1 ? -0.25f : 2.0f));
+      sm_tensor_free(o);
+    }
+  }
+  sm__session_free(s);
+}
+
 /* ---- pass-through nodes dropped (array_fwd.c) ------------------------------------------------- */
 /* Whether node `name` is still in the rewritten order, and what edge `name`:0 resolves to. */
 static void expect_drop(const char *graph, const char *feeds, const char *fetches, const char *targets,
@@ -1414,6 +1575,9 @@ int main(void) {
   test_fold_runs();
   test_keras_bn();
   test_norm_rules();
+  test_keras_bn_rules();
+  test_keras_bn_runs();
+  test_read_variable();
   test_drop_rule();
   test_mul_one();
   TEST_MAIN_END();
