@@ -987,7 +987,7 @@ static void test_norm_rules(void) {
  * four ints) -> add = v' + eps -> rs = Rsqrt -> mul = rs * g' ; m = Mul(in, mul) ; mul2 = mu' * mul ;
  * sub = bt' - mul2 ; a = m + sub [-> act r]; in is x, or with `conv` a Conv2D c of x and a Const
  * filter f [2, 2, 3, 7]. */
-static char *keras_bn_graph(int conv, const char *act, const char *shape) {
+static char *keras_bn_reshaped_graph(int conv, const char *act, const char *shape) {
   size_t cap = 16384, at = 0;
   char *g = malloc(cap);
   if (!g) exit(1);
@@ -1021,7 +1021,7 @@ static char *keras_bn_graph(int conv, const char *act, const char *shape) {
 #define BN_SHAPE "int_val: 1 int_val: 1 int_val: 1 int_val: 7"
 
 static void test_keras_bn_rules(void) {
-  char *g = keras_bn_graph(0, "Relu", BN_SHAPE);
+  char *g = keras_bn_reshaped_graph(0, "Relu", BN_SHAPE);
   /* one pass for the whole chain: every parameter node goes, the Consts of the shapes and eps too */
   expect(g, "x g bt mu v", "r", NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)", "r");
   rewritten r;
@@ -1032,16 +1032,16 @@ static void test_keras_bn_rules(void) {
   }
   rewritten_free(&r);
   free(g);
-  expect_fold(keras_bn_graph(0, "Relu6", BN_SHAPE), "x g bt mu v", "r", NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
-  expect_fold(keras_bn_graph(0, NULL, BN_SHAPE), "x g bt mu v", "a", NULL, "a=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
+  expect_fold(keras_bn_reshaped_graph(0, "Relu6", BN_SHAPE), "x g bt mu v", "r", NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
+  expect_fold(keras_bn_reshaped_graph(0, NULL, BN_SHAPE), "x g bt mu v", "a", NULL, "a=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
   /* after a convolution: folded into it from the four vectors (FusedBatchNorm's form) */
-  expect_fold(keras_bn_graph(1, "Relu", BN_SHAPE), "x g bt mu v", "r", NULL, FOLDED("f:0,g:0,bt:0,mu:0,v:0", ",Relu"));
+  expect_fold(keras_bn_reshaped_graph(1, "Relu", BN_SHAPE), "x g bt mu v", "r", NULL, FOLDED("f:0,g:0,bt:0,mu:0,v:0", ",Relu"));
   /* must not: the scale fetched (a second reader outside: the conv still folds, with s and t), a
    * shape that is not [1, .., 1, C], the same with a fed epsilon */
-  expect_fold(keras_bn_graph(0, "Relu", BN_SHAPE), "x g bt mu v", "r mul", NULL, "");
-  expect_fold(keras_bn_graph(1, "Relu", BN_SHAPE), "x g bt mu v", "r mul", NULL, FOLDED("f:0,mul:0,sub:0", ",Relu"));
-  expect_fold(keras_bn_graph(0, "Relu", "int_val: 1 int_val: 1 int_val: 7 int_val: 1"), "x g bt mu v", "r", NULL, "");
-  expect_fold(keras_bn_graph(0, "Relu", BN_SHAPE), "x g bt mu v eps", "r", NULL, "");
+  expect_fold(keras_bn_reshaped_graph(0, "Relu", BN_SHAPE), "x g bt mu v", "r mul", NULL, "");
+  expect_fold(keras_bn_reshaped_graph(1, "Relu", BN_SHAPE), "x g bt mu v", "r mul", NULL, FOLDED("f:0,mul:0,sub:0", ",Relu"));
+  expect_fold(keras_bn_reshaped_graph(0, "Relu", "int_val: 1 int_val: 1 int_val: 7 int_val: 1"), "x g bt mu v", "r", NULL, "");
+  expect_fold(keras_bn_reshaped_graph(0, "Relu", BN_SHAPE), "x g bt mu v eps", "r", NULL, "");
 }
 
 static void test_keras_bn_runs(void) {
@@ -1053,7 +1053,7 @@ static void test_keras_bn_runs(void) {
   const char *acts[3] = {"Relu", "Relu6", NULL};
   for (int conv = 0; conv < 2; conv++)
     for (int k = 0; k < 3; k++) {
-      char *g = keras_bn_graph(conv, acts[k], BN_SHAPE);
+      char *g = keras_bn_reshaped_graph(conv, acts[k], BN_SHAPE);
       const char *y = acts[k] ? "r" : "a";
       sm_session *s = NULL;
       CHECK_OK(sm__session_from_pbtxt(g, &s));
@@ -1075,7 +1075,7 @@ static void test_keras_bn_runs(void) {
     }
   /* what the fused node cannot compute fails the run with a message: a variance of 5 values (TF's
    * Reshape fails too), an x whose rank is below the parameters' (TF would broadcast to rank 4) */
-  char *g = keras_bn_graph(0, "Relu", BN_SHAPE);
+  char *g = keras_bn_reshaped_graph(0, "Relu", BN_SHAPE);
   sm_session *s = NULL;
   CHECK_OK(sm__session_from_pbtxt(g, &s));
   if (s) {
