@@ -23,8 +23,10 @@
 #include <mpi.h>
 #endif
 
-/* At most this many collectives in flight: two per layer (kernel, bias) and a few more. */
-#define MAX_PENDING 160
+/* At most this many requests in flight: a step of the sharded optimizer (fit_dist.c) has, per
+ * weight tensor (two per layer, SM_SEQ_MAX_LAYERS layers), a send and a receive per other rank for
+ * the gradients and as many for the weights; beyond it a step fails saying so. */
+#define MAX_PENDING 4096
 
 static struct {
   int rank, size, inited;
@@ -32,6 +34,7 @@ static struct {
   double spin_s; /* how long sm__dist_wait polls before it sleeps between polls (SM_MPI_SPIN_US) */
 #ifdef SM_HAVE_MPI
   MPI_Request req[MAX_PENDING];
+  int peer[MAX_PENDING]; /* the other rank of a send or receive (named when it times out), else -1 */
   int nreq;
   /* metrics: rank 0 receives one row per rank (its own copied), the others send theirs */
   double *rows, mine[SM_DIST_NMETRIC];
@@ -104,6 +107,19 @@ sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
 }
 sm_status *sm__dist_report(const double *v, int64_t step) {
   (void)v, (void)step;
+  return NULL;
+}
+sm_status *sm__dist_send_start(const float *buf, int64_t n, int to) {
+  (void)buf, (void)n, (void)to;
+  return NULL;
+}
+sm_status *sm__dist_recv_start(float *buf, int64_t n, int from) {
+  (void)buf, (void)n, (void)from;
+  return NULL;
+}
+int sm__dist_pending(void) { return 0; }
+sm_status *sm__dist_wait_first(const char *what, int64_t step, int k) {
+  (void)what, (void)step, (void)k;
   return NULL;
 }
 void sm__dist_poll(void) {}
@@ -253,7 +269,7 @@ void sm_dist_finalize(void) {
 
 static sm_status *started(int rc, const char *what) {
   if (rc != MPI_SUCCESS) return sm_status_new(SM_INTERNAL, "MPI: %s failed (error %d)", what, rc);
-  g.nreq++;
+  g.peer[g.nreq++] = -1;
   return NULL;
 }
 
@@ -272,7 +288,31 @@ sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
                  "MPI_Iallreduce");
 }
 
-enum { TAG_REPORT = 7 };
+enum { TAG_REPORT = 7, TAG_DATA = 8 };
+
+/* Point-to-point pieces (fit_dist.c's sharded gradients and weights): messages between two ranks
+ * on one tag match in the order they were posted, which both sides post alike. */
+sm_status *sm__dist_send_start(const float *buf, int64_t n, int to) {
+  if (g.size <= 1) return NULL;
+  if (n < 0 || n > 0x7fffffff || to < 0 || to >= g.size)
+    return sm_status_new(SM_OUT_OF_RANGE, "MPI: send of %lld floats to rank %d", (long long)n, to);
+  sm_status *st = room(1);
+  if (!st) st = started(mpi.isend(buf, (int)n, mpi.f32, to, TAG_DATA, mpi.world, &g.req[g.nreq]), "MPI_Isend");
+  if (!st) g.peer[g.nreq - 1] = to;
+  return st;
+}
+
+sm_status *sm__dist_recv_start(float *buf, int64_t n, int from) {
+  if (g.size <= 1) return NULL;
+  if (n < 0 || n > 0x7fffffff || from < 0 || from >= g.size)
+    return sm_status_new(SM_OUT_OF_RANGE, "MPI: receive of %lld floats from rank %d", (long long)n, from);
+  sm_status *st = room(1);
+  if (!st) st = started(mpi.irecv(buf, (int)n, mpi.f32, from, TAG_DATA, mpi.world, &g.req[g.nreq]), "MPI_Irecv");
+  if (!st) g.peer[g.nreq - 1] = from;
+  return st;
+}
+
+int sm__dist_pending(void) { return g.nreq; }
 
 sm_status *sm__dist_report(const double *v, int64_t step) {
   if (g.size <= 1) return NULL;
@@ -302,36 +342,39 @@ void sm__dist_poll(void) {
   mpi.testall(g.nreq, g.req, &done, MPI_STATUSES_IGNORE);
 }
 
-/* The ranks rank 0 has not heard from for the current report, as "1, 3" (empty: all reported). */
-static void silent_ranks(char *buf, size_t cap) {
+/* The ranks that did not answer, as "1, 3" (empty: none named): those rank 0 has not heard from
+ * for the current report, and the other ends of the first nwait requests' unfinished sends and
+ * receives. */
+static void silent_ranks(char *buf, size_t cap, int nwait) {
   size_t k = 0;
   buf[0] = 0;
-  for (int r = 1; r < g.size && g.reporting && k + 16 < cap; r++) {
-    int flag = 0;
-    mpi.test(&g.recv[r], &flag, MPI_STATUS_IGNORE);
+  for (int r = 0; r < g.size && k + 16 < cap; r++) {
+    int flag = 1;
+    if (r > 0 && g.rank == 0 && g.reporting) mpi.test(&g.recv[r], &flag, MPI_STATUS_IGNORE);
+    for (int i = 0; i < nwait && flag; i++)
+      if (g.peer[i] == r) mpi.test(&g.req[i], &flag, MPI_STATUS_IGNORE);
     if (!flag) k += (size_t)snprintf(buf + k, cap - k, "%s%d", k ? ", " : "", r);
   }
 }
 
-sm_status *sm__dist_wait(const char *what, double *sum) {
-  if (g.size <= 1) return NULL;
+/* Waits for the first nwait requests, and for the report when `report` is set. */
+static sm_status *wait_reqs(const char *what, int64_t step, int nwait, int report) {
   double c0 = sm__cpu_seconds(), t0 = now_s(), deadline = t0 + g.timeout_s;
   long spins = 0;
   for (;;) {
     int a = 1, b = 1;
-    if (g.nreq) mpi.testall(g.nreq, g.req, &a, MPI_STATUSES_IGNORE);
-    if (g.reporting && g.rank == 0) mpi.testall(g.size - 1, g.recv + 1, &b, MPI_STATUSES_IGNORE);
+    if (nwait) mpi.testall(nwait, g.req, &a, MPI_STATUSES_IGNORE);
+    if (report && g.reporting && g.rank == 0) mpi.testall(g.size - 1, g.recv + 1, &b, MPI_STATUSES_IGNORE);
     if (a && b) break;
     double t = now_s();
     if (t > deadline) {
       char who[256] = "";
-      if (g.rank == 0) silent_ranks(who, sizeof who);
+      silent_ranks(who, sizeof who, nwait);
       g.wait_s += t - t0;
       g.wait_cpu_s += sm__cpu_seconds() - c0;
       if (*who)
         return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %s did not answer within the collective timeout "
-                             "(%g s) at %s step %lld: it died or hangs", who, g.timeout_s, what,
-                             (long long)g.report_step);
+                             "(%g s) at %s step %lld: it died or hangs", who, g.timeout_s, what, (long long)step);
       return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %d: %s did not complete within the collective timeout "
                            "(%g s): another rank died or hangs", g.rank, what, g.timeout_s);
     }
@@ -348,6 +391,21 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
     else if (++spins > 100)
       nanosleep(&(struct timespec){0, 50000}, NULL);
   }
+  g.wait_s += now_s() - t0;
+  g.wait_cpu_s += sm__cpu_seconds() - c0;
+  return NULL;
+}
+
+sm_status *sm__dist_wait_first(const char *what, int64_t step, int k) {
+  if (g.size <= 1) return NULL;
+  if (k < 0 || k > g.nreq) return sm_status_new(SM_INTERNAL, "MPI: wait for %d of %d requests", k, g.nreq);
+  return wait_reqs(what, step, k, 0);
+}
+
+sm_status *sm__dist_wait(const char *what, double *sum) {
+  if (g.size <= 1) return NULL;
+  sm_status *st = wait_reqs(what, g.report_step, g.nreq, 1);
+  if (st) return st;
   if (g.reporting && sum) {
     for (int j = 0; j < SM_DIST_NMETRIC; j++) sum[j] = 0.0;
     if (g.rank == 0)
@@ -358,8 +416,6 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
   }
   g.reporting = 0;
   g.nreq = 0;
-  g.wait_s += now_s() - t0;
-  g.wait_cpu_s += sm__cpu_seconds() - c0;
   return NULL;
 }
 
