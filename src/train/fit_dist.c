@@ -165,12 +165,13 @@ static void sum_pieces(sm__train *t, int64_t P, float *g, int64_t off, int64_t n
     }
     return;
   }
+  /* running sum in rank 0's piece, the last addition straight into own (read before it is written) */
   float *acc = piece(t, 0, a);
   for (int k = 1; k < N; k++) {
     const float *p = k == r ? own : piece(t, k, a);
-    for (int64_t i = 0; i < c; i++) acc[i] += p[i];
+    float *dst = k == N - 1 ? own : acc;
+    for (int64_t i = 0; i < c; i++) dst[i] = acc[i] + p[i];
   }
-  memcpy(own, acc, (size_t)c * sizeof *own);
 }
 
 typedef struct {
