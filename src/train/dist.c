@@ -101,10 +101,6 @@ sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what) {
   (void)buf, (void)bytes, (void)what;
   return NULL;
 }
-sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
-  (void)buf, (void)n;
-  return NULL;
-}
 sm_status *sm__dist_report(const double *v, int64_t step) {
   (void)v, (void)step;
   return NULL;
@@ -152,7 +148,6 @@ static struct {
   int (*comm_rank)(MPI_Comm, int *);
   int (*comm_size)(MPI_Comm, int *);
   int (*ibcast)(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
-  int (*iallreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
   int (*ibarrier)(MPI_Comm, MPI_Request *);
   int (*igather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
   int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
@@ -161,7 +156,6 @@ static struct {
   int (*test)(MPI_Request *, int *, MPI_Status *);
   MPI_Comm world;
   MPI_Datatype f32, f64, byte;
-  MPI_Op sum;
 } mpi;
 
 #ifdef OMPI_MAJOR_VERSION
@@ -181,7 +175,6 @@ static sm_status *mpi_open(void) {
   SM_BIND(h, mpi.comm_rank, "MPI_Comm_rank");
   SM_BIND(h, mpi.comm_size, "MPI_Comm_size");
   SM_BIND(h, mpi.ibcast, "MPI_Ibcast");
-  SM_BIND(h, mpi.iallreduce, "MPI_Iallreduce");
   SM_BIND(h, mpi.ibarrier, "MPI_Ibarrier");
   SM_BIND(h, mpi.igather, "MPI_Igather");
   SM_BIND(h, mpi.isend, "MPI_Isend");
@@ -193,14 +186,13 @@ static sm_status *mpi_open(void) {
   BIND_HANDLE(h, mpi.f32, "ompi_mpi_float");
   BIND_HANDLE(h, mpi.f64, "ompi_mpi_double");
   BIND_HANDLE(h, mpi.byte, "ompi_mpi_byte");
-  BIND_HANDLE(h, mpi.sum, "ompi_mpi_op_sum");
-  int handles = mpi.world && mpi.f32 && mpi.f64 && mpi.byte && mpi.sum;
+  int handles = mpi.world && mpi.f32 && mpi.f64 && mpi.byte;
 #else
-  mpi.world = MPI_COMM_WORLD, mpi.f32 = MPI_FLOAT, mpi.f64 = MPI_DOUBLE, mpi.byte = MPI_BYTE, mpi.sum = MPI_SUM;
+  mpi.world = MPI_COMM_WORLD, mpi.f32 = MPI_FLOAT, mpi.f64 = MPI_DOUBLE, mpi.byte = MPI_BYTE;
   int handles = 1;
 #endif
   if (!handles || !mpi.init_thread || !mpi.initialized || !mpi.finalize || !mpi.abort || !mpi.comm_rank ||
-      !mpi.comm_size || !mpi.ibcast || !mpi.iallreduce || !mpi.ibarrier || !mpi.igather || !mpi.isend || !mpi.irecv ||
+      !mpi.comm_size || !mpi.ibcast || !mpi.ibarrier || !mpi.igather || !mpi.isend || !mpi.irecv ||
       !mpi.testall || !mpi.test)
     return sm_status_new(SM_UNAVAILABLE, "%s lacks MPI-3 functions or handles this build expects (built against "
                          "another MPI?)", SM_MPI_SONAME);
@@ -214,12 +206,6 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
   if (st) return st;
   if (!g.inited) {
     if (env_size() == 0) return NULL; /* not under mpirun: one process, as ever */
-    /* Open MPI's nonblocking allreduce (libnbc) takes its binomial tree for fewer than 4 ranks:
-     * one rank receives every buffer, sums it alone and sends it back, while the other idles.
-     * Reduce-scatter + allgather (Rabenseifner's) splits both the summing and the bytes over the
-     * ranks: the seed CNN's 1.4 MB Dense gradient reduces in about half the time on 2 ranks
-     * (bench/RESULTS.md). Read by MPI_Init from the environment; a value the user set stays. */
-    if (getenv("OMPI_COMM_WORLD_SIZE")) setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
     st = mpi_open();
     if (st) return st;
     int provided = 0, r = 0, n = 1;
@@ -277,15 +263,6 @@ static sm_status *room(int k) {
   if (g.nreq + k > MAX_PENDING)
     return sm_status_new(SM_OUT_OF_RANGE, "MPI: more than %d collectives in flight", MAX_PENDING);
   return NULL;
-}
-
-sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
-  if (g.size <= 1) return NULL;
-  if (n < 0 || n > 0x7fffffff) return sm_status_new(SM_OUT_OF_RANGE, "MPI: allreduce of %lld floats", (long long)n);
-  sm_status *st = room(1);
-  if (st) return st;
-  return started(mpi.iallreduce(MPI_IN_PLACE, buf, (int)n, mpi.f32, mpi.sum, mpi.world, &g.req[g.nreq]),
-                 "MPI_Iallreduce");
 }
 
 enum { TAG_REPORT = 7, TAG_DATA = 8 };

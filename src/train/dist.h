@@ -16,9 +16,6 @@ int sm__dist_size(void); /* 1 unless sm_dist_init found a job of several ranks *
 
 /* bytes of buf from rank 0 to every rank (blocking, within the timeout). */
 sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what);
-/* Starts summing n floats of buf in place over all ranks; buf must stay untouched until
- * sm__dist_wait returns. */
-sm_status *sm__dist_allreduce_start(float *buf, int64_t n);
 /* Starts sending this rank's metrics for `step` to rank 0 (which starts receiving everyone's):
  * also how rank 0 names a rank that stopped answering. */
 sm_status *sm__dist_report(const double *v, int64_t step);
