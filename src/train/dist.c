@@ -1,10 +1,11 @@
 /* dist.c - the MPI layer of data-parallel training (sm_dist_*, sm__dist_*): finding out whether
  * this process runs under mpirun, opening libmpi lazily (dlopen, so that the library and the CLI
- * run where MPI is not installed), and the few collectives the trainer needs, each waited for by
- * polling against a deadline so that a dead or hung rank ends the job with a message naming it.
+ * run where MPI is not installed), and the few collectives and point-to-point transfers the trainer
+ * needs, each waited for by polling against a deadline so that a dead or hung rank ends the job with
+ * a message naming it.
  *
  * Built against mpi.h (CMake's FindMPI) for its types; the functions are bound with dlsym. Open
- * MPI's predefined handles (MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, ...) are addresses of globals in
+ * MPI's predefined handles (MPI_COMM_WORLD, MPI_FLOAT, ...) are addresses of globals in
  * libmpi, so they are looked up too; MPICH's are integer constants and need nothing. Without MPI at
  * build time every entry point says so. Only the main thread calls MPI (MPI_THREAD_FUNNELED). */
 #include <dlfcn.h>
