@@ -3,7 +3,8 @@
 # MPI_Iallreduce of N floats (default 346112: the seed CNN's Dense(5408 -> 64) kernel gradient,
 # 1.4 MB) on -np 2, completed by the two ways src/train/dist.c can wait, A/B interleaved over rounds:
 #   alg 2 = libnbc's binomial tree (Open MPI's own choice under 4 ranks), alg 3 = Rabenseifner's
-#   reduce-scatter + allgather (what dist.c asks for);
+#   reduce-scatter + allgather (what dist.c asked for before the trainer sharded its optimizer and
+#   exchanged gradient and weight pieces point to point instead);
 #   wait "sleep" = 100 polls then 50 us sleeps between polls (dist.c's wait), "poll" = MPI_Test
 #   in a loop with sched_yield between (dist.c's wait under SM_MPI_SPIN_US).
 # Prints min / p25 / median wall and CPU microseconds per allreduce over ITERS (300) of them, each

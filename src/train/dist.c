@@ -1,10 +1,11 @@
 /* dist.c - the MPI layer of data-parallel training (sm_dist_*, sm__dist_*): finding out whether
  * this process runs under mpirun, opening libmpi lazily (dlopen, so that the library and the CLI
- * run where MPI is not installed), and the few collectives the trainer needs, each waited for by
- * polling against a deadline so that a dead or hung rank ends the job with a message naming it.
+ * run where MPI is not installed), and the few collectives and point-to-point transfers the trainer
+ * needs, each waited for by polling against a deadline so that a dead or hung rank ends the job with
+ * a message naming it.
  *
  * Built against mpi.h (CMake's FindMPI) for its types; the functions are bound with dlsym. Open
- * MPI's predefined handles (MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, ...) are addresses of globals in
+ * MPI's predefined handles (MPI_COMM_WORLD, MPI_FLOAT, ...) are addresses of globals in
  * libmpi, so they are looked up too; MPICH's are integer constants and need nothing. Without MPI at
  * build time every entry point says so. Only the main thread calls MPI (MPI_THREAD_FUNNELED). */
 #include <dlfcn.h>
@@ -23,8 +24,10 @@
 #include <mpi.h>
 #endif
 
-/* At most this many collectives in flight: two per layer (kernel, bias) and a few more. */
-#define MAX_PENDING 160
+/* At most this many requests in flight: a step of the sharded optimizer (fit_dist.c) has, per
+ * weight tensor (two per layer, SM_SEQ_MAX_LAYERS layers), a send and a receive per other rank for
+ * the gradients and as many for the weights; beyond it a step fails saying so. */
+#define MAX_PENDING 4096
 
 static struct {
   int rank, size, inited;
@@ -32,6 +35,7 @@ static struct {
   double spin_s; /* how long sm__dist_wait polls before it sleeps between polls (SM_MPI_SPIN_US) */
 #ifdef SM_HAVE_MPI
   MPI_Request req[MAX_PENDING];
+  int peer[MAX_PENDING]; /* the other rank of a send or receive (named when it times out), else -1 */
   int nreq;
   /* metrics: rank 0 receives one row per rank (its own copied), the others send theirs */
   double *rows, mine[SM_DIST_NMETRIC];
@@ -98,12 +102,21 @@ sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what) {
   (void)buf, (void)bytes, (void)what;
   return NULL;
 }
-sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
-  (void)buf, (void)n;
-  return NULL;
-}
 sm_status *sm__dist_report(const double *v, int64_t step) {
   (void)v, (void)step;
+  return NULL;
+}
+sm_status *sm__dist_send_start(const float *buf, int64_t n, int to) {
+  (void)buf, (void)n, (void)to;
+  return NULL;
+}
+sm_status *sm__dist_recv_start(float *buf, int64_t n, int from) {
+  (void)buf, (void)n, (void)from;
+  return NULL;
+}
+int sm__dist_pending(void) { return 0; }
+sm_status *sm__dist_wait_first(const char *what, int64_t step, int k) {
+  (void)what, (void)step, (void)k;
   return NULL;
 }
 void sm__dist_poll(void) {}
@@ -136,7 +149,6 @@ static struct {
   int (*comm_rank)(MPI_Comm, int *);
   int (*comm_size)(MPI_Comm, int *);
   int (*ibcast)(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
-  int (*iallreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
   int (*ibarrier)(MPI_Comm, MPI_Request *);
   int (*igather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
   int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
@@ -145,7 +157,6 @@ static struct {
   int (*test)(MPI_Request *, int *, MPI_Status *);
   MPI_Comm world;
   MPI_Datatype f32, f64, byte;
-  MPI_Op sum;
 } mpi;
 
 #ifdef OMPI_MAJOR_VERSION
@@ -165,7 +176,6 @@ static sm_status *mpi_open(void) {
   SM_BIND(h, mpi.comm_rank, "MPI_Comm_rank");
   SM_BIND(h, mpi.comm_size, "MPI_Comm_size");
   SM_BIND(h, mpi.ibcast, "MPI_Ibcast");
-  SM_BIND(h, mpi.iallreduce, "MPI_Iallreduce");
   SM_BIND(h, mpi.ibarrier, "MPI_Ibarrier");
   SM_BIND(h, mpi.igather, "MPI_Igather");
   SM_BIND(h, mpi.isend, "MPI_Isend");
@@ -177,14 +187,13 @@ static sm_status *mpi_open(void) {
   BIND_HANDLE(h, mpi.f32, "ompi_mpi_float");
   BIND_HANDLE(h, mpi.f64, "ompi_mpi_double");
   BIND_HANDLE(h, mpi.byte, "ompi_mpi_byte");
-  BIND_HANDLE(h, mpi.sum, "ompi_mpi_op_sum");
-  int handles = mpi.world && mpi.f32 && mpi.f64 && mpi.byte && mpi.sum;
+  int handles = mpi.world && mpi.f32 && mpi.f64 && mpi.byte;
 #else
-  mpi.world = MPI_COMM_WORLD, mpi.f32 = MPI_FLOAT, mpi.f64 = MPI_DOUBLE, mpi.byte = MPI_BYTE, mpi.sum = MPI_SUM;
+  mpi.world = MPI_COMM_WORLD, mpi.f32 = MPI_FLOAT, mpi.f64 = MPI_DOUBLE, mpi.byte = MPI_BYTE;
   int handles = 1;
 #endif
   if (!handles || !mpi.init_thread || !mpi.initialized || !mpi.finalize || !mpi.abort || !mpi.comm_rank ||
-      !mpi.comm_size || !mpi.ibcast || !mpi.iallreduce || !mpi.ibarrier || !mpi.igather || !mpi.isend || !mpi.irecv ||
+      !mpi.comm_size || !mpi.ibcast || !mpi.ibarrier || !mpi.igather || !mpi.isend || !mpi.irecv ||
       !mpi.testall || !mpi.test)
     return sm_status_new(SM_UNAVAILABLE, "%s lacks MPI-3 functions or handles this build expects (built against "
                          "another MPI?)", SM_MPI_SONAME);
@@ -198,12 +207,6 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
   if (st) return st;
   if (!g.inited) {
     if (env_size() == 0) return NULL; /* not under mpirun: one process, as ever */
-    /* Open MPI's nonblocking allreduce (libnbc) takes its binomial tree for fewer than 4 ranks:
-     * one rank receives every buffer, sums it alone and sends it back, while the other idles.
-     * Reduce-scatter + allgather (Rabenseifner's) splits both the summing and the bytes over the
-     * ranks: the seed CNN's 1.4 MB Dense gradient reduces in about half the time on 2 ranks
-     * (bench/RESULTS.md). Read by MPI_Init from the environment; a value the user set stays. */
-    if (getenv("OMPI_COMM_WORLD_SIZE")) setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
     st = mpi_open();
     if (st) return st;
     int provided = 0, r = 0, n = 1;
@@ -253,7 +256,7 @@ void sm_dist_finalize(void) {
 
 static sm_status *started(int rc, const char *what) {
   if (rc != MPI_SUCCESS) return sm_status_new(SM_INTERNAL, "MPI: %s failed (error %d)", what, rc);
-  g.nreq++;
+  g.peer[g.nreq++] = -1;
   return NULL;
 }
 
@@ -263,16 +266,31 @@ static sm_status *room(int k) {
   return NULL;
 }
 
-sm_status *sm__dist_allreduce_start(float *buf, int64_t n) {
+enum { TAG_REPORT = 7, TAG_DATA = 8 };
+
+/* Point-to-point pieces (fit_dist.c's sharded gradients and weights): messages between two ranks
+ * on one tag match in the order they were posted, which both sides post alike. */
+sm_status *sm__dist_send_start(const float *buf, int64_t n, int to) {
   if (g.size <= 1) return NULL;
-  if (n < 0 || n > 0x7fffffff) return sm_status_new(SM_OUT_OF_RANGE, "MPI: allreduce of %lld floats", (long long)n);
+  if (n < 0 || n > 0x7fffffff || to < 0 || to >= g.size)
+    return sm_status_new(SM_OUT_OF_RANGE, "MPI: send of %lld floats to rank %d", (long long)n, to);
   sm_status *st = room(1);
-  if (st) return st;
-  return started(mpi.iallreduce(MPI_IN_PLACE, buf, (int)n, mpi.f32, mpi.sum, mpi.world, &g.req[g.nreq]),
-                 "MPI_Iallreduce");
+  if (!st) st = started(mpi.isend(buf, (int)n, mpi.f32, to, TAG_DATA, mpi.world, &g.req[g.nreq]), "MPI_Isend");
+  if (!st) g.peer[g.nreq - 1] = to;
+  return st;
 }
 
-enum { TAG_REPORT = 7 };
+sm_status *sm__dist_recv_start(float *buf, int64_t n, int from) {
+  if (g.size <= 1) return NULL;
+  if (n < 0 || n > 0x7fffffff || from < 0 || from >= g.size)
+    return sm_status_new(SM_OUT_OF_RANGE, "MPI: receive of %lld floats from rank %d", (long long)n, from);
+  sm_status *st = room(1);
+  if (!st) st = started(mpi.irecv(buf, (int)n, mpi.f32, from, TAG_DATA, mpi.world, &g.req[g.nreq]), "MPI_Irecv");
+  if (!st) g.peer[g.nreq - 1] = from;
+  return st;
+}
+
+int sm__dist_pending(void) { return g.nreq; }
 
 sm_status *sm__dist_report(const double *v, int64_t step) {
   if (g.size <= 1) return NULL;
@@ -302,36 +320,39 @@ void sm__dist_poll(void) {
   mpi.testall(g.nreq, g.req, &done, MPI_STATUSES_IGNORE);
 }
 
-/* The ranks rank 0 has not heard from for the current report, as "1, 3" (empty: all reported). */
-static void silent_ranks(char *buf, size_t cap) {
+/* The ranks that did not answer, as "1, 3" (empty: none named): those rank 0 has not heard from
+ * for the current report, and the other ends of the first nwait requests' unfinished sends and
+ * receives. */
+static void silent_ranks(char *buf, size_t cap, int nwait) {
   size_t k = 0;
   buf[0] = 0;
-  for (int r = 1; r < g.size && g.reporting && k + 16 < cap; r++) {
-    int flag = 0;
-    mpi.test(&g.recv[r], &flag, MPI_STATUS_IGNORE);
+  for (int r = 0; r < g.size && k + 16 < cap; r++) {
+    int flag = 1;
+    if (r > 0 && g.rank == 0 && g.reporting) mpi.test(&g.recv[r], &flag, MPI_STATUS_IGNORE);
+    for (int i = 0; i < nwait && flag; i++)
+      if (g.peer[i] == r) mpi.test(&g.req[i], &flag, MPI_STATUS_IGNORE);
     if (!flag) k += (size_t)snprintf(buf + k, cap - k, "%s%d", k ? ", " : "", r);
   }
 }
 
-sm_status *sm__dist_wait(const char *what, double *sum) {
-  if (g.size <= 1) return NULL;
+/* Waits for the first nwait requests, and for the report when `report` is set. */
+static sm_status *wait_reqs(const char *what, int64_t step, int nwait, int report) {
   double c0 = sm__cpu_seconds(), t0 = now_s(), deadline = t0 + g.timeout_s;
   long spins = 0;
   for (;;) {
     int a = 1, b = 1;
-    if (g.nreq) mpi.testall(g.nreq, g.req, &a, MPI_STATUSES_IGNORE);
-    if (g.reporting && g.rank == 0) mpi.testall(g.size - 1, g.recv + 1, &b, MPI_STATUSES_IGNORE);
+    if (nwait) mpi.testall(nwait, g.req, &a, MPI_STATUSES_IGNORE);
+    if (report && g.reporting && g.rank == 0) mpi.testall(g.size - 1, g.recv + 1, &b, MPI_STATUSES_IGNORE);
     if (a && b) break;
     double t = now_s();
     if (t > deadline) {
       char who[256] = "";
-      if (g.rank == 0) silent_ranks(who, sizeof who);
+      silent_ranks(who, sizeof who, nwait);
       g.wait_s += t - t0;
       g.wait_cpu_s += sm__cpu_seconds() - c0;
       if (*who)
         return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %s did not answer within the collective timeout "
-                             "(%g s) at %s step %lld: it died or hangs", who, g.timeout_s, what,
-                             (long long)g.report_step);
+                             "(%g s) at %s step %lld: it died or hangs", who, g.timeout_s, what, (long long)step);
       return sm_status_new(SM_DEADLINE_EXCEEDED, "MPI: rank %d: %s did not complete within the collective timeout "
                            "(%g s): another rank died or hangs", g.rank, what, g.timeout_s);
     }
@@ -348,6 +369,21 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
     else if (++spins > 100)
       nanosleep(&(struct timespec){0, 50000}, NULL);
   }
+  g.wait_s += now_s() - t0;
+  g.wait_cpu_s += sm__cpu_seconds() - c0;
+  return NULL;
+}
+
+sm_status *sm__dist_wait_first(const char *what, int64_t step, int k) {
+  if (g.size <= 1) return NULL;
+  if (k < 0 || k > g.nreq) return sm_status_new(SM_INTERNAL, "MPI: wait for %d of %d requests", k, g.nreq);
+  return wait_reqs(what, step, k, 0);
+}
+
+sm_status *sm__dist_wait(const char *what, double *sum) {
+  if (g.size <= 1) return NULL;
+  sm_status *st = wait_reqs(what, g.report_step, g.nreq, 1);
+  if (st) return st;
   if (g.reporting && sum) {
     for (int j = 0; j < SM_DIST_NMETRIC; j++) sum[j] = 0.0;
     if (g.rank == 0)
@@ -358,8 +394,6 @@ sm_status *sm__dist_wait(const char *what, double *sum) {
   }
   g.reporting = 0;
   g.nreq = 0;
-  g.wait_s += now_s() - t0;
-  g.wait_cpu_s += sm__cpu_seconds() - c0;
   return NULL;
 }
 

@@ -16,12 +16,19 @@ int sm__dist_size(void); /* 1 unless sm_dist_init found a job of several ranks *
 
 /* bytes of buf from rank 0 to every rank (blocking, within the timeout). */
 sm_status *sm__dist_bcast(void *buf, size_t bytes, const char *what);
-/* Starts summing n floats of buf in place over all ranks; buf must stay untouched until
- * sm__dist_wait returns. */
-sm_status *sm__dist_allreduce_start(float *buf, int64_t n);
 /* Starts sending this rank's metrics for `step` to rank 0 (which starts receiving everyone's):
  * also how rank 0 names a rank that stopped answering. */
 sm_status *sm__dist_report(const double *v, int64_t step);
+/* Starts sending n floats of buf to rank `to` / receiving n floats from rank `from` into buf
+ * (point to point, one tag: pieces between two ranks arrive in the order posted); buf stays
+ * untouched until waited for. A send or receive that times out names the other rank. */
+sm_status *sm__dist_send_start(const float *buf, int64_t n, int to);
+sm_status *sm__dist_recv_start(float *buf, int64_t n, int from);
+/* Requests started and not yet reset by sm__dist_wait: a mark for sm__dist_wait_first. */
+int sm__dist_pending(void);
+/* Waits for the first k requests started (those before a mark), leaving the later ones running;
+ * `what` and `step` name the wait in the timeout's message. */
+sm_status *sm__dist_wait_first(const char *what, int64_t step, int k);
 /* Lets the started collectives move on (MPI progresses only inside its calls). */
 void sm__dist_poll(void);
 /* Waits for everything started; on rank 0 `sum` (may be NULL) gets the reported metrics summed

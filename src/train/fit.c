@@ -44,6 +44,7 @@ void sm__train_free(sm__train *t) {
     free(t->gk[i]);
     free(t->gb[i]);
   }
+  free(t->zrecv);
   sm__threadpool_free(t->pool);
   free(t);
 }
@@ -141,6 +142,8 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
     int64_t in_per = sm__elems(L->in_rank, L->in_shape), out_per = sm__elems(L->out_rank, L->out_shape);
     float *y = t->act_buf[l];
     int nnact = L->activation == SM_ACT_RELU ? SM_NN_ACT_RELU : SM_NN_ACT_NONE;
+    if (training && t->layer_begin && L->kernel && (st = t->layer_begin(t->layer_done_ctx, l)))
+      return sm_status_prefix(st, "%s", L->name);
     switch (L->kind) {
       case SM_LAYER_CONV2D:
         st = sm__nn_conv2d_f32(t->pool, in, n, L->in_shape[0], L->in_shape[1], L->in_shape[2],
@@ -368,7 +371,7 @@ typedef struct cpuctx {
   const int32_t *labels;
   const int64_t *perm;
   int64_t n, ntr, bs, in_per, out_per;
-  int dist;
+  int dist, failed; /* failed: a step or validation failed (no more collectives at the end) */
   double sum;
   int64_t correct;
 } cpuctx;
@@ -418,16 +421,19 @@ static sm_status *cpu_step(void *ctx, int64_t b0, int64_t b) {
   }
   int64_t k = 0;
   double lsum;
-  if (c->dist) {
-    if ((st = sm__dist_step(m, hi - lo, b, c->out_per, &lsum, &k))) return st;
+  if (c->dist) { /* the optimizer step too (this rank's share) */
+    if ((st = sm__dist_step(m, hi - lo, b, c->out_per, &lsum, &k))) {
+      c->failed = 1;
+      return st;
+    }
   } else {
     const float *out;
     if ((st = sm__forward(m, t->xbatch, b, 1, &out))) return st;
     double l = sm__loss(m, out, b, c->out_per, t->lbatch, t->ybatch, t->grad[m->nlayers - 1], &k, &t->fused_last);
     sm__backward(m, t->xbatch, b);
     lsum = l * (double)b;
+    sm__optimizer_step(m);
   }
-  sm__optimizer_step(m);
   c->sum += lsum;
   c->correct += k;
   return NULL;
@@ -441,16 +447,23 @@ static sm_status *cpu_totals(void *ctx, double *loss_sum, int64_t *correct) {
 }
 
 static sm_status *cpu_validate(void *ctx, double *loss, double *accuracy) {
-  const cpuctx *c = ctx;
+  cpuctx *c = ctx;
   int64_t nval = c->n - c->ntr;
-  return (c->dist ? eval_dist : eval_raw)(c->m, c->x + c->ntr * c->in_per, c->labels ? c->labels + c->ntr : NULL,
-                                          c->targets ? c->targets + c->ntr * c->out_per : NULL, nval, c->bs, loss,
-                                          accuracy);
+  sm_status *st = c->dist ? sm__dist_sync(c->m) : NULL;
+  if (st) {
+    c->failed = 1;
+    return st;
+  }
+  st = (c->dist ? eval_dist : eval_raw)(c->m, c->x + c->ntr * c->in_per, c->labels ? c->labels + c->ntr : NULL,
+                                        c->targets ? c->targets + c->ntr * c->out_per : NULL, nval, c->bs, loss,
+                                        accuracy);
+  if (st) c->failed = 1;
+  return st;
 }
 
 static sm_status *cpu_end(void *ctx) {
-  (void)ctx;
-  return NULL;
+  const cpuctx *c = ctx;
+  return c->dist && !c->failed ? sm__dist_fit_end(c->m) : NULL;
 }
 
 const sm__train_backend sm__train_cpu = {"cpu", cpu_begin, cpu_epoch, cpu_step, cpu_totals,

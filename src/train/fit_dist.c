@@ -1,8 +1,8 @@
 /* fit_dist.c - what sm_seq_fit does differently as one rank of an MPI job (src/train/dist.c):
  * agreeing on the run (data size, batch, architecture), starting from rank 0's weights, optimizer
  * state and RNG, and one training step on this rank's shard of the global batch, its gradients
- * summed over the ranks layer by layer as the backward pass finishes each (one bucket per layer,
- * MPI_Iallreduce, waited for before the optimizer step).
+ * summed over the ranks layer by layer as the backward pass finishes each, each rank updating its
+ * share of the weights (the sharded optimizer below).
  *
  * The loss's gradient on a shard of nb samples is the mean over the shard; scaled by nb / b (b the
  * global batch) before the backward pass, the sum over the ranks is the gradient of the mean over
@@ -83,39 +83,160 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   }
   if (!st) st = sm__dist_bcast(&t->rng, sizeof t->rng, "the initial broadcast");
   if (st) return st;
+  /* this rank's share of the flat weight vector, and room for the others' gradients of it */
+  int N = sm__dist_size(), r = sm__dist_rank();
+  t->zlo = params * r / N;
+  t->zhi = params * (r + 1) / N;
+  t->zag_live = 0;
+  free(t->zrecv);
+  t->zrecv = malloc((size_t)((N - 1) * (t->zhi - t->zlo) + 1) * sizeof(float));
+  if (!t->zrecv)
+    return sm_status_new(SM_NO_MEMORY, "MPI rank %d: out of memory for %lld gradient values", r,
+                         (long long)((N - 1) * (t->zhi - t->zlo)));
   sm__rng tmp = t->rng;
   sm__rng_seed(&t->drop_rng, sm__rng_next(&tmp) + 0x9e3779b97f4a7c15ull * (uint64_t)(sm__dist_rank() + 1));
   t->dist_drop = 1;
   return NULL;
 }
 
+/* ---- the sharded optimizer ---------------------------------------------------------------------
+ * The weights as one flat vector (layers in order, each one's kernel then bias) are cut into one
+ * contiguous range per rank. As the backward pass finishes a layer, each rank sends every other rank
+ * its gradient of that rank's range and receives theirs of its own (a reduce-scatter in one round,
+ * point to point: Open MPI's nonblocking reduce-scatter reduces everything on one rank first); after
+ * the last layer it sums them in rank order, updates its range of the weights and the optimizer slots
+ * (a 1/N share of the optimizer's work and memory traffic), then sends that range to every rank
+ * (an allgather) while the next step's forward pass runs, which waits for a layer's weights only
+ * just before the layer. The optimizer slots are gathered at the end of the fit (the export and
+ * --resume need all of them). */
+static int64_t flat_off(const sm_seq *m, int upto) {
+  int64_t off = 0;
+  for (int l = 0; l < upto; l++)
+    if (m->layers[l].kernel)
+      off += sm_tensor_num_elements(m->layers[l].kernel) + sm_tensor_num_elements(m->layers[l].bias);
+  return off;
+}
+
+/* [*a, *b): the part of the flat range [off, off + n) that rank j updates (empty: *a >= *b) */
+static void share(int64_t P, int j, int64_t off, int64_t n, int64_t *a, int64_t *b) {
+  int N = sm__dist_size();
+  int64_t lo = P * j / N, hi = P * (j + 1) / N;
+  *a = lo > off ? lo : off;
+  *b = hi < off + n ? hi : off + n;
+}
+
+/* where rank k's gradient of this rank's range lands in zrecv */
+static float *piece(const sm__train *t, int k, int64_t a) {
+  int r = sm__dist_rank();
+  return t->zrecv + (int64_t)(k < r ? k : k - 1) * (t->zhi - t->zlo) + (a - t->zlo);
+}
+
+/* The tensor at flat [off, off + n), buf its values there. Gradients (t set): every other rank's
+ * range out to it, their pieces of this rank's range into zrecv. Weights or a slot (t NULL): this
+ * rank's range out to every other rank, theirs in, in place. */
+static sm_status *exchange(sm__train *t, int64_t P, float *buf, int64_t off, int64_t n) {
+  int N = sm__dist_size(), r = sm__dist_rank();
+  sm_status *st = NULL;
+  for (int j = 0; j < N && !st; j++) {
+    int64_t a, b;
+    share(P, j, off, n, &a, &b);
+    if (a >= b) continue;
+    if (j != r)
+      st = t ? sm__dist_send_start(buf + (a - off), b - a, j) : sm__dist_recv_start(buf + (a - off), b - a, j);
+    for (int k = 0; k < N && !st && j == r; k++)
+      if (k != r)
+        st = t ? sm__dist_recv_start(piece(t, k, a), b - a, k) : sm__dist_send_start(buf + (a - off), b - a, k);
+  }
+  return st;
+}
+
+/* The received pieces added to this rank's range of g, in rank order (as every rank would). */
+static void sum_pieces(sm__train *t, int64_t P, float *g, int64_t off, int64_t n) {
+  int N = sm__dist_size(), r = sm__dist_rank();
+  int64_t a, b;
+  share(P, r, off, n, &a, &b);
+  if (a >= b) return;
+  float *own = g + (a - off);
+  int64_t c = b - a;
+  if (r == 0) {
+    for (int k = 1; k < N; k++) {
+      const float *p = piece(t, k, a);
+      for (int64_t i = 0; i < c; i++) own[i] += p[i];
+    }
+    return;
+  }
+  /* running sum in rank 0's piece, the last addition straight into own (read before it is written) */
+  float *acc = piece(t, 0, a);
+  for (int k = 1; k < N; k++) {
+    const float *p = k == r ? own : piece(t, k, a);
+    float *dst = k == N - 1 ? own : acc;
+    for (int64_t i = 0; i < c; i++) dst[i] = acc[i] + p[i];
+  }
+}
+
 typedef struct {
   sm_seq *m;
+  int64_t P;
   sm_status *st;
 } bucket_ctx;
 
-static void bucket_start(sm_seq *m, int l, sm_status **st) {
-  const sm__layer *L = &m->layers[l];
-  sm__train *t = m->priv;
-  if (!L->kernel || *st) return;
-  *st = sm__dist_allreduce_start(t->gk[l], sm_tensor_num_elements(L->kernel));
-  if (!*st) *st = sm__dist_allreduce_start(t->gb[l], L->units);
+static void bucket_start(bucket_ctx *c, int l) {
+  const sm__layer *L = &c->m->layers[l];
+  sm__train *t = c->m->priv;
+  if (!L->kernel || c->st) return;
+  int64_t off = flat_off(c->m, l), nk = sm_tensor_num_elements(L->kernel);
+  c->st = exchange(t, c->P, t->gk[l], off, nk);
+  if (!c->st) c->st = exchange(t, c->P, t->gb[l], off + nk, sm_tensor_num_elements(L->bias));
   sm__dist_poll();
 }
 
-static void layer_done(void *ctx, int l) {
+static void layer_done(void *ctx, int l) { bucket_start(ctx, l); }
+
+/* before layer l's forward: its weights of the last step's exchange are here */
+static sm_status *layer_begin(void *ctx, int l) {
   bucket_ctx *c = ctx;
-  bucket_start(c->m, l, &c->st);
+  sm__train *t = c->m->priv;
+  return t->zag_live ? sm__dist_wait_first("training", t->zstep, t->zag[l]) : NULL;
+}
+
+sm_status *sm__dist_sync(sm_seq *m) {
+  sm__train *t = m->priv;
+  if (!t->zag_live) return NULL;
+  t->zag_live = 0;
+  return sm__dist_wait("the weights' exchange after", NULL);
+}
+
+sm_status *sm__dist_fit_end(sm_seq *m) {
+  sm__train *t = m->priv;
+  sm_status *st = sm__dist_sync(m);
+  int64_t P = flat_off(m, m->nlayers);
+  for (int l = 0; l < m->nlayers && !st; l++) {
+    sm__layer *L = &m->layers[l];
+    if (!L->kernel) continue;
+    int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(L->kernel);
+    for (int s = 0; s < SM_OPT_SLOTS && !st; s++) {
+      if (L->kernel_slot[s]) st = exchange(NULL, P, sm_tensor_data(L->kernel_slot[s]), off, nk);
+      if (!st && L->bias_slot[s])
+        st = exchange(NULL, P, sm_tensor_data(L->bias_slot[s]), off + nk, sm_tensor_num_elements(L->bias));
+    }
+  }
+  free(t->zrecv);
+  t->zrecv = NULL;
+  return st ? st : sm__dist_wait("the optimizer state's exchange after", NULL);
 }
 
 sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, double *loss_sum, int64_t *correct) {
   sm__train *t = m->priv;
   test_fault(t, m->iterations + 1);
+  t->zstep = m->iterations + 1;
   double v[SM_DIST_NMETRIC] = {0.0, 0.0, (double)nb}, sum[SM_DIST_NMETRIC];
-  bucket_ctx bc = {m, NULL};
+  bucket_ctx bc = {m, flat_off(m, m->nlayers), NULL};
   if (nb > 0) {
     const float *out;
+    t->layer_begin = layer_begin;
+    t->layer_done_ctx = &bc;
     sm_status *st = sm__forward(m, t->xbatch, nb, 1, &out);
+    t->layer_begin = NULL;
     if (st) return st;
     int64_t c = 0;
     float *g = t->grad[m->nlayers - 1];
@@ -125,7 +246,6 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     v[0] = l * (double)nb;
     v[1] = (double)c;
     t->layer_done = layer_done;
-    t->layer_done_ctx = &bc;
     sm__backward(m, t->xbatch, nb);
     t->layer_done = NULL;
     t->layer_done_ctx = NULL;
@@ -134,13 +254,32 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
       if (m->layers[l].kernel) {
         memset(t->gk[l], 0, (size_t)sm_tensor_num_elements(m->layers[l].kernel) * sizeof(float));
         memset(t->gb[l], 0, (size_t)m->layers[l].units * sizeof(float));
-        bucket_start(m, l, &bc.st);
+        bucket_start(&bc, l);
       }
   }
   if (!bc.st) bc.st = sm__dist_report(v, m->iterations + 1);
   if (!bc.st) bc.st = sm__dist_wait("training", sum);
+  t->zag_live = 0;
   if (bc.st) return bc.st;
   *loss_sum = sum[0];
   *correct = (int64_t)sum[1];
-  return NULL;
+  for (int l = 0; l < m->nlayers; l++)
+    if (m->layers[l].kernel) {
+      int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(m->layers[l].kernel);
+      sum_pieces(t, bc.P, t->gk[l], off, nk);
+      sum_pieces(t, bc.P, t->gb[l], off + nk, sm_tensor_num_elements(m->layers[l].bias));
+    }
+  sm__optimizer_step_part(m, t->zlo, t->zhi);
+  sm_status *st = NULL;
+  for (int l = 0; l < m->nlayers && !st; l++) {
+    sm__layer *L = &m->layers[l];
+    if (!L->kernel) continue;
+    int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(L->kernel);
+    st = exchange(NULL, bc.P, sm_tensor_data(L->kernel), off, nk);
+    if (!st) st = exchange(NULL, bc.P, sm_tensor_data(L->bias), off + nk, sm_tensor_num_elements(L->bias));
+    t->zag[l] = sm__dist_pending();
+  }
+  t->zag_live = 1;
+  sm__dist_poll();
+  return st;
 }

@@ -18,6 +18,7 @@
 #pragma GCC optimize("vect-cost-model=cheap", "no-math-errno")
 #endif
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,27 +229,32 @@ void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const
   upd_range(&u, 0, n);
 }
 
-void sm__optimizer_step(sm_seq *m) {
+void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi) {
   sm__train *tr = m->priv;
   upd u;
   upd_init(&u, &m->opt, m->iterations);
+  int64_t off = 0; /* the flat index of the tensor's first element: layers in order, kernel then bias */
   for (int i = 0; i < m->nlayers; i++) {
     sm__layer *L = &m->layers[i];
     if (!L->kernel) continue;
     for (int which = 0; which < 2; which++) {
-      /* weights Keras does not have (use_bias=False, batch norm without scale / center) stay put */
-      if (which ? L->no_bias || (L->kind == SM_LAYER_BATCHNORM && !L->center)
-                : L->kind == SM_LAYER_BATCHNORM && !L->use_scale)
-        continue;
       sm_tensor *w = which ? L->bias : L->kernel;
+      int64_t n = sm_tensor_num_elements(w), b = lo > off ? lo - off : 0, e = hi - off < n ? hi - off : n;
+      off += n;
+      /* weights Keras does not have (use_bias=False, batch norm without scale / center) stay put */
+      if (b >= e || (which ? L->no_bias || (L->kind == SM_LAYER_BATCHNORM && !L->center)
+                           : L->kind == SM_LAYER_BATCHNORM && !L->use_scale))
+        continue;
       sm_tensor **slot = which ? L->bias_slot : L->kernel_slot;
-      u.w = sm_tensor_data(w);
-      u.g = which ? tr->gb[i] : tr->gk[i];
-      u.s0 = slot[0] ? sm_tensor_data(slot[0]) : NULL;
-      u.s1 = slot[1] ? sm_tensor_data(slot[1]) : NULL;
-      u.s2 = slot[2] ? sm_tensor_data(slot[2]) : NULL;
-      sm__parallel_for(tr->pool, sm_tensor_num_elements(w), 16384, upd_range, &u);
+      u.w = (float *)sm_tensor_data(w) + b;
+      u.g = (which ? tr->gb[i] : tr->gk[i]) + b;
+      u.s0 = slot[0] ? (float *)sm_tensor_data(slot[0]) + b : NULL;
+      u.s1 = slot[1] ? (float *)sm_tensor_data(slot[1]) + b : NULL;
+      u.s2 = slot[2] ? (float *)sm_tensor_data(slot[2]) + b : NULL;
+      sm__parallel_for(tr->pool, e - b, 16384, upd_range, &u);
     }
   }
   m->iterations++;
 }
+
+void sm__optimizer_step(sm_seq *m) { sm__optimizer_step_part(m, 0, INT64_MAX); }

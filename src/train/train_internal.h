@@ -33,6 +33,16 @@ typedef struct sm__train {
   int64_t fault_step;
   void (*layer_done)(void *ctx, int l);
   void *layer_done_ctx;
+  /* called by sm__forward(training=1) before a layer with weights runs (its weights may still be
+   * arriving from the other ranks); its ctx is layer_done_ctx */
+  sm_status *(*layer_begin)(void *ctx, int l);
+  /* The sharded optimizer under MPI (fit_dist.c): this rank updates the elements [zlo, zhi) of the
+   * flat weight vector; zrecv receives the other ranks' gradient pieces of that range; zag[l] marks
+   * (sm__dist_pending) the requests up to layer l's weights of the exchange started after the last
+   * step, which is live (not waited for yet) while zag_live is set. */
+  float *zrecv;
+  int64_t zlo, zhi, zstep;
+  int zag[SM_SEQ_MAX_LAYERS], zag_live;
   /* Scratch for batches of up to `cap` samples (0 = none yet). Index i is layer i; act[i] is
    * layer i's output (an alias of its input for flatten, and for dropout outside training),
    * grad[i] the loss's gradient with respect to it (alias likewise). */
@@ -90,6 +100,9 @@ double sm__loss(const sm_seq *m, const float *out, int64_t n, int64_t k, const i
 
 /* One optimizer step on every weight with the gradients in tr->gk/gb; increments iterations. */
 void sm__optimizer_step(sm_seq *m);
+/* The same step on the elements [lo, hi) of the weights taken as one flat vector (layers in
+ * order, each layer's kernel then bias): a rank's share under the sharded optimizer (fit_dist.c). */
+void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi);
 /* One update of one variable (n elements) by its gradient: exposed for tests. */
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);
@@ -138,9 +151,15 @@ sm_status *sm__check_optimizer(const sm_optimizer *o);
 /* fit_dist.c: as one rank of an MPI job of several, fit starts from rank 0's model and RNG
  * (checking every rank trains the same model on the same data), and each step trains on this
  * rank's nb samples (in xbatch/lbatch/ybatch) of a global batch of b, summing the gradients over
- * the ranks; *loss_sum and *correct are the global batch's (on rank 0). */
+ * the ranks, and takes the optimizer step (its share); *loss_sum and *correct are the global
+ * batch's (on rank 0). */
 sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs);
 sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, double *loss_sum, int64_t *correct);
+/* After sm__dist_step the weights are still arriving: sm__dist_sync waits for them (before anything
+ * but the next step reads them); sm__dist_fit_end also gathers the optimizer slots, which each rank
+ * updated only in its share (then every rank holds the whole model and state). */
+sm_status *sm__dist_sync(sm_seq *m);
+sm_status *sm__dist_fit_end(sm_seq *m);
 
 /* layers.c: the layers of Keras configs (see seq.h's kinds) built by keras.c, whose forward and
  * backward fit.c and grad.c dispatch to here (x: the layer's input, y: its output). */
