@@ -130,6 +130,7 @@ typedef int32_t v16i __attribute__((vector_size(64)));
 ARRAY_LOOP(exp_base, 8, v8f, vexp8, )
 EXP_SUM_LOOP(exp_sum_base, )
 ARRAY_LOOP(sigmoid_base, 8, v8f, vsigmoid8, )
+ARRAY_LOOP(swish_base, 8, v8f, vswish8, )
 ARRAY_LOOP(tanh_base, 8, v8f, vtanh8, )
 ARRAY_LOOP(erf_base, 8, v8f, verf8, )
 GELU_LOOP(gelu_base, 8, v8f, vgelu8, )
@@ -148,12 +149,14 @@ GELU_LOOP(gelu_base, 8, v8f, vgelu8, )
 ARRAY_LOOP(exp_avx2, 8, v8f, vexp8, AVX2_FN)
 EXP_SUM_LOOP(exp_sum_avx2, AVX2_FN)
 ARRAY_LOOP(sigmoid_avx2, 8, v8f, vsigmoid8, AVX2_FN)
+ARRAY_LOOP(swish_avx2, 8, v8f, vswish8, AVX2_FN)
 ARRAY_LOOP(tanh_avx2, 8, v8f, vtanh8, AVX2_FN)
 ARRAY_LOOP(erf_avx2, 8, v8f, verf8, AVX2_FN)
 GELU_LOOP(gelu_avx2, 8, v8f, vgelu8, AVX2_FN)
 ARRAY_LOOP(exp_avx512, 16, v16f, vexp16, AVX512_FN)
 EXP_SUM_LOOP(exp_sum_avx512, AVX512_FN)
 ARRAY_LOOP(sigmoid_avx512, 16, v16f, vsigmoid16, AVX512_FN)
+ARRAY_LOOP(swish_avx512, 16, v16f, vswish16, AVX512_FN)
 ARRAY_LOOP(tanh_avx512, 16, v16f, vtanh16, AVX512_FN)
 ARRAY_LOOP(erf_avx512, 16, v16f, verf16, AVX512_FN)
 GELU_LOOP(gelu_avx512, 16, v16f, vgelu16, AVX512_FN)
@@ -192,6 +195,7 @@ int sm__vmath_lanes(void) { return vmath_level() == 2 ? 16 : 8; }
 void sm__vexp_f32(const float *x, float *y, int64_t n) { PICK(exp)(x, y, n); }
 void sm__vsigmoid_f32(const float *x, float *y, int64_t n) { PICK(sigmoid)(x, y, n); }
 void sm__vtanh_f32(const float *x, float *y, int64_t n) { PICK(tanh)(x, y, n); }
+void sm__vswish_f32(const float *x, float *y, int64_t n) { PICK(swish)(x, y, n); }
 void sm__verf_f32(const float *x, float *y, int64_t n) { PICK(erf)(x, y, n); }
 float sm__vexp_shift_sum_f32(const float *x, float shift, float *y, int64_t n) { return PICK(exp_sum)(x, shift, y, n); }
 void sm__vgelu_erf_f32(const float *x, const float *bias, float *y, int64_t n, float c0, float c1, float c2) {

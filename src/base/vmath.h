@@ -17,6 +17,8 @@ void sm__vexp_f32(const float *x, float *y, int64_t n);
 void sm__vsigmoid_f32(const float *x, float *y, int64_t n);
 void sm__vtanh_f32(const float *x, float *y, int64_t n);
 void sm__verf_f32(const float *x, float *y, int64_t n);
+/* x * sigmoid(x) (swish, SiLU): to the bit what Mul(x, Sigmoid(x)) gives with sm__vsigmoid_f32. */
+void sm__vswish_f32(const float *x, float *y, int64_t n);
 /* y[i] = exp(x[i] - shift) (Softmax's shifted exponentials) and their sum, in eight partial sums
  * by lane (i % 8) in order, the tail elements after them one by one, then the lanes pairwise as
  * ((0+4)+(2+6))+((1+5)+(3+7)): the same at every vector width. */

@@ -35,6 +35,14 @@ ALWAYS void VM_FN(vsigmoid)(VF *v) {
   *v = SEL(x >= SPLAT(0.0f), SPLAT(1.0f), e) / d;
 }
 
+/* swish(x) = x * sigmoid(x): the product after the same sigmoid, so a fused swish epilogue and the
+ * unfused Sigmoid then Mul agree to the bit. */
+ALWAYS void VM_FN(vswish)(VF *v) {
+  VF x = *v;
+  VM_FN(vsigmoid)(v);
+  *v = x * *v;
+}
+
 ALWAYS void VM_FN(vtanh)(VF *v) {
   VF x = *v, a = VABS(x);
   VF z = x * x;

@@ -116,5 +116,27 @@ int main(void) {
           !memcmp(inplace, want, sizeof inplace));
     CHECK(got[0] < 0 && got[0] > -0.2f && fabsf(got[G - 1] - v[G - 1]) < 1e-3f); /* GELU's shape: ~0 left, ~x right */
   }
+  /* swish is x times the sigmoid, to the bit (a fused epilogue against Sigmoid then Mul; a NaN is a
+   * NaN), over every 104729th bit pattern, infinities and NaNs included */
+  {
+    int64_t k = 0, bad = 0;
+    static float s[N], w[N];
+    for (uint64_t b = 0; b < 0x100000000ull; b += 104729) {
+      uint32_t u = (uint32_t)b;
+      memcpy(&x[k++], &u, sizeof u);
+      if (k == N || b + 104729 >= 0x100000000ull) {
+        sm__vsigmoid_f32(x, s, k);
+        sm__vswish_f32(x, w, k);
+        for (int64_t i = 0; i < k; i++) {
+          float want = x[i] * s[i];
+          bad += isnan(want) ? !isnan(w[i]) : memcmp(&want, &w[i], sizeof want) != 0;
+        }
+        k = 0;
+      }
+    }
+    CHECK_EQ_INT(bad, 0);
+    sm__vswish_f32(sp, o, 12);
+    CHECK(isinf(o[0]) && o[0] > 0 && isnan(o[1]) && isnan(o[2]) && o[3] == 0 && o[10] == 50.0f);
+  }
   TEST_MAIN_END();
 }
