@@ -10,9 +10,13 @@
  *     num_args 2, args [bias, addend]; then a Relu or Relu6 that is the Add's only reader joins;
  *     TF's AddV2 broadcasts, and the shapes are only known at run time: the kernel computes an
  *     addend of another shape too (nn_conv.c);
- *   - else a Relu or Relu6 that is the BiasAdd's only reader joins (fused_ops [..., "Relu"]);
- *   - a float NHWC DepthwiseConv2dNative (padding SAME or VALID) + BiasAdd [+ Relu | Relu6] becomes
- *     TF's _FusedDepthwiseConv2dNative (its remapper's CPU fusion), with no Add and no MaxPool;
+ *   - else a Relu, Relu6 or Sigmoid that is the BiasAdd's only reader joins (fused_ops [..., "Relu"]);
+ *   - a float NHWC DepthwiseConv2dNative (padding SAME or VALID) + BiasAdd [+ Relu | Relu6 | Sigmoid]
+ *     becomes TF's _FusedDepthwiseConv2dNative (its remapper's CPU fusion), with no Add and no MaxPool;
+ *   - swish (anchored at the Sigmoid: fuse_swish): a fused product without an activation (made by
+ *     these rules or nn_fold.c's, or carried by the graph) whose value y is read only by Sigmoid(y)
+ *     and Mul(y, Sigmoid(y)) [and tf.nn.silu's IdentityN, when its other outputs are unread] gets
+ *     TF's "_MklSwish" after its fused_ops;
  *   - then, for a convolution, a MaxPool (float, NHWC, VALID or SAME, windows that do not overlap
  *     vertically: stride >= window height) that is the only reader of the last value joins too, and
  *     the convolution writes only the pooled output. TensorFlow's _FusedConv2D has no pooling: this
@@ -30,7 +34,8 @@
  *
  * A graph may also carry _FusedConv2D / _FusedMatMul nodes itself (TF's grappler writes them):
  * their fused_ops may be "BiasAdd" (then "Add" for a convolution) then at most one of Relu, Relu6,
- * Elu, LeakyRelu (with leakyrelu_alpha), Sigmoid, Tanh; anything else fails at load, naming the list. */
+ * Elu, LeakyRelu (with leakyrelu_alpha), Sigmoid, Tanh, _MklSwish; anything else fails at load,
+ * naming the list. */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,7 +47,8 @@ static const struct {
   const char *name;
   int act;
 } acts[] = {{"Relu", SM_NN_ACT_RELU},        {"Relu6", SM_NN_ACT_RELU6},     {"Elu", SM_NN_ACT_ELU},
-            {"LeakyRelu", SM_NN_ACT_LEAKY_RELU}, {"Sigmoid", SM_NN_ACT_SIGMOID}, {"Tanh", SM_NN_ACT_TANH}};
+            {"LeakyRelu", SM_NN_ACT_LEAKY_RELU}, {"Sigmoid", SM_NN_ACT_SIGMOID}, {"Tanh", SM_NN_ACT_TANH},
+            {"_MklSwish", SM_NN_ACT_SWISH}};
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
 static int op_is(const sm_node *n, const char *op) { return !strcmp(sm__node_op(n), op); }
@@ -117,7 +123,7 @@ sm_status *sm__nn_fused_prepare(const sm_node *n, int conv, sm__nn_fused *f) {
   if (!ok || k != nops)
     return sm_status_new(SM_UNIMPLEMENTED,
                          "fused_ops [%s] is not supported: this runtime fuses BiasAdd, %sthen at most one of Relu, "
-                         "Relu6, Elu, LeakyRelu, Sigmoid, Tanh%s",
+                         "Relu6, Elu, LeakyRelu, Sigmoid, Tanh, _MklSwish%s",
                          list, conv ? "maybe Add, " : "", conv ? ", then MaxPool (without Add)" : "");
   int want = 1 + f->has_add;
   if (nargs != want || nhost != 0 || sm__node_num_inputs(n) != 2 + want)
@@ -155,9 +161,12 @@ static int pool_fusable(const sm_rewrite *rw, int q) {
          w.stride[1] >= 1;
 }
 
-#define CONV_RULE "Conv2D+BiasAdd[+Add[+Relu|Relu6]|[+Relu|Relu6][+MaxPool]] -> _FusedConv2D"
-#define MATMUL_RULE "MatMul+BiasAdd[+Relu|Relu6] -> _FusedMatMul"
-#define DW_RULE "DepthwiseConv2dNative+BiasAdd[+Relu|Relu6] -> _FusedDepthwiseConv2dNative"
+#define CONV_RULE "Conv2D+BiasAdd[+Add[+Relu|Relu6]|[+Relu|Relu6|Sigmoid][+MaxPool]] -> _FusedConv2D"
+#define MATMUL_RULE "MatMul+BiasAdd[+Relu|Relu6|Sigmoid] -> _FusedMatMul"
+#define DW_RULE "DepthwiseConv2dNative+BiasAdd[+Relu|Relu6|Sigmoid] -> _FusedDepthwiseConv2dNative"
+#define SWISH_RULE                                                                                      \
+  "_FusedConv2D|_FusedDepthwiseConv2dNative|_FusedMatMul (no activation) + Sigmoid + Mul [+ IdentityN] " \
+  "(swish) -> the same with _MklSwish"
 
 /* A DepthwiseConv2dNative that _FusedDepthwiseConv2dNative can stand for: float NHWC, padding SAME
  * or VALID (TF's fused op has no explicit_paddings). */
@@ -283,7 +292,8 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
   int r = add ? -1 : sm__rewrite_only_reader(rw, (sm_edge){b, 0});
   if (r >= 0) {
     const sm_node *rn = sm__rewrite_node(rw, r);
-    if ((op_is(rn, "Relu") || op_is(rn, "Relu6")) && sm__node_num_inputs(rn) == 1 && sm__node_num_outputs(rn) == 1 &&
+    if ((op_is(rn, "Relu") || op_is(rn, "Relu6") || op_is(rn, "Sigmoid")) && sm__node_num_inputs(rn) == 1 &&
+        sm__node_num_outputs(rn) == 1 &&
         sm__node_output_dtype(rn, 0) == SM_FLOAT) {
       chain[n++] = r;
       act = sm__node_op(rn);
@@ -343,7 +353,85 @@ sm_status *sm__nn_depthwise_pad(const sm_rewrite *rw, int conv, int *pad_id, int
   return NULL;
 }
 
+/* y = a fused product without an activation (what the rules above or nn_fold.c made, or the graph
+ * carried); Sigmoid(y) = s, read only by Mul(y, s) (either order) = z: the swish of Keras /
+ * tf.nn.silu (whose Mul(1, y) math_fwd.c has already dropped: that node comes before the Sigmoid).
+ * tf.nn.silu's custom gradient then passes z through IdentityN(z, y, beta), whose other outputs
+ * inference leaves unread: when none of them is read or fetched the IdentityN joins the chain, so
+ * y has no reader left outside it. The product becomes a copy of itself with "_MklSwish" (TF's
+ * fused-op name for it) after its fused_ops: the epilogue computes y * sigmoid(y) with the
+ * Sigmoid kernel's function (base/vmath.h), the bits of the two nodes. */
+static sm_status *fuse_swish(sm_rewrite *rw, int sig) {
+  const sm_node *sn = sm__rewrite_node(rw, sig);
+  if (sm__node_num_inputs(sn) != 1 || sm__node_num_outputs(sn) != 1 || sm__node_output_dtype(sn, 0) != SM_FLOAT ||
+      sm__rewrite_reads_ref(rw, sig, 0))
+    return NULL;
+  sm_edge y = sm__rewrite_input(rw, sig, 0), z = {sig, 0};
+  const sm_node *f = y.node >= 0 ? sm__rewrite_node(rw, y.node) : NULL;
+  int conv = f && op_is(f, "_FusedConv2D");
+  if (!f || y.index != 0 || sm__node_num_outputs(f) != 1 || sm__node_output_dtype(f, 0) != SM_FLOAT ||
+      !(conv || op_is(f, "_FusedDepthwiseConv2dNative") || op_is(f, "_FusedMatMul")))
+    return NULL;
+  sm__nn_fused fz;
+  sm_status *st = sm__nn_fused_prepare(f, conv, &fz);
+  if (st || fz.act != SM_NN_ACT_NONE || fz.has_pool) { /* one it cannot run is left to its own prepare */
+    sm_status_free(st);
+    return NULL;
+  }
+  int m = sm__rewrite_only_reader(rw, z);
+  const sm_node *mn = m >= 0 ? sm__rewrite_node(rw, m) : NULL;
+  if (!mn || !op_is(mn, "Mul") || sm__node_num_inputs(mn) != 2 || sm__node_output_dtype(mn, 0) != SM_FLOAT ||
+      sm__node_input_dtype(mn, 0) != SM_FLOAT || sm__node_input_dtype(mn, 1) != SM_FLOAT)
+    return NULL;
+  sm_edge a = sm__rewrite_input(rw, m, 0), b = sm__rewrite_input(rw, m, 1);
+  int ay = a.node == y.node && a.index == y.index, by = b.node == y.node && b.index == y.index;
+  int az = a.node == z.node && a.index == z.index, bz = b.node == z.node && b.index == z.index;
+  if (!((ay && bz) || (az && by)) || sm__rewrite_reads_ref(rw, m, 0) || sm__rewrite_reads_ref(rw, m, 1)) return NULL;
+  int chain[4] = {y.node, sig, m}, n = 3;
+  int q = sm__rewrite_only_reader(rw, (sm_edge){m, 0});
+  const sm_node *qn = q >= 0 ? sm__rewrite_node(rw, q) : NULL;
+  if (qn && op_is(qn, "IdentityN") && sm__node_num_inputs(qn) == sm__node_num_outputs(qn) &&
+      sm__node_output_dtype(qn, 0) == SM_FLOAT) {
+    sm_edge q0 = sm__rewrite_input(rw, q, 0);
+    int unread = q0.node == m && q0.index == 0;
+    for (int k = 1; unread && k < sm__node_num_outputs(qn); k++) unread = !sm__rewrite_is_used(rw, (sm_edge){q, k});
+    if (unread) chain[n++] = q;
+  }
+  while (n > 3 && !sm__rewrite_can_fuse(rw, chain, n)) n--;
+  if (!sm__rewrite_can_fuse(rw, chain, n)) return NULL;
+  /* the copy: f's inputs, every attr its OpDef has and this library's extensions, one op more */
+  const sm_cgraph *g = sm__rewrite_graph(rw);
+  const Tensorflow__OpDef *def = sm__cgraph_op_def(g, sm__node_op(f));
+  const ProtobufCBinaryData *ops;
+  size_t nops;
+  if (!def || (st = sm__node_attr_strings(f, "fused_ops", &ops, &nops)) || nops > 3) {
+    sm_status_free(st);
+    return NULL;
+  }
+  char names[4][16];
+  const char *list[4];
+  for (size_t i = 0; i < nops; i++) { /* BiasAdd, Add: prepare accepted them */
+    snprintf(names[i], sizeof names[i], "%.*s", (int)ops[i].len, (const char *)ops[i].data);
+    list[i] = names[i];
+  }
+  list[nops] = "_MklSwish";
+  sm_node *nf;
+  if ((st = sm__synth_new(g, sm__node_name(f), sm__node_op(f), &nf))) return st;
+  for (int i = 0; !st && i < sm__node_num_inputs(f); i++) st = sm__synth_add_input(nf, sm__rewrite_input(rw, y.node, i));
+  for (size_t i = 0; !st && i < def->n_attr; i++)
+    if (strcmp(def->attr[i]->name, "fused_ops")) st = sm__synth_copy_attr(nf, def->attr[i]->name, f, def->attr[i]->name);
+  if (!st) st = sm__synth_copy_attr(nf, "_sm_explicit_paddings", f, "_sm_explicit_paddings");
+  if (!st) st = sm__synth_set_strings(nf, "fused_ops", list, nops + 1);
+  if (!st) st = sm__synth_finish(nf);
+  if (st) {
+    sm__synth_free(nf);
+    return st;
+  }
+  return sm__rewrite_replace(rw, SWISH_RULE, chain, n, nf);
+}
+
 const sm_rewrite_rule sm_rewrites_nn[] = {
+    {"Sigmoid", SWISH_RULE, fuse_swish},
     {"Conv2D", CONV_RULE, fuse_contraction},
     {"MatMul", MATMUL_RULE, fuse_contraction},
     {"DepthwiseConv2dNative", DW_RULE, fuse_contraction},

@@ -91,14 +91,7 @@ static inline __attribute__((always_inline)) void bias_act_body(const float *in,
   for (int64_t r = 0; r < rows; r++) {
     const float *p = in + r * C;
     float *o = out + r * C;
-    if (act == SM_NN_ACT_SIGMOID || act == SM_NN_ACT_TANH) { /* base/vmath.h, as the Sigmoid / Tanh kernels */
-      const float *src = p;
-      if (bias) {
-        for (int64_t c = 0; c < C; c++) o[c] = p[c] + bias[c];
-        src = o;
-      }
-      (act == SM_NN_ACT_SIGMOID ? sm__vsigmoid_f32 : sm__vtanh_f32)(src, o, C);
-    } else if (act > SM_NN_ACT_RELU6) { /* transcendental: one call per element whatever the loop */
+    if (act > SM_NN_ACT_RELU6) { /* transcendental: one call per element whatever the loop */
       if (bias)
         for (int64_t c = 0; c < C; c++) o[c] = act_f32(p[c] + bias[c], act, alpha);
       else
@@ -141,8 +134,9 @@ AVX2_LOOPS static void bias_act_avx2(const float *in, float *out, int64_t rows, 
 }
 #endif
 
-void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
-                         float alpha) {
+/* The body built for this CPU. */
+static void bias_act_avx2_or_base(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
+                                  float alpha) {
 #ifdef AVX2_LOOPS
   if (sm__vmath_avx2()) {
     bias_act_avx2(in, out, rows, C, bias, act, alpha);
@@ -150,6 +144,23 @@ void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, c
   }
 #endif
   bias_act_base(in, out, rows, C, bias, act, alpha);
+}
+
+void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
+                         float alpha) {
+  if (act == SM_NN_ACT_SIGMOID || act == SM_NN_ACT_TANH || act == SM_NN_ACT_SWISH) {
+    /* base/vmath.h, as the Sigmoid / Tanh kernels (and Sigmoid then Mul): one call over all the rows,
+     * whole vectors across row ends (an element's result does not depend on where it is) */
+    const float *src = in;
+    if (bias) {
+      bias_act_avx2_or_base(in, out, rows, C, bias, SM_NN_ACT_NONE, 0.0f);
+      src = out;
+    }
+    (act == SM_NN_ACT_SIGMOID ? sm__vsigmoid_f32 : act == SM_NN_ACT_TANH ? sm__vtanh_f32 : sm__vswish_f32)(src, out,
+                                                                                                         rows * C);
+    return;
+  }
+  bias_act_avx2_or_base(in, out, rows, C, bias, act, alpha);
 }
 
 static void bias_rows(void *ctx, int64_t begin, int64_t end) {

@@ -24,6 +24,7 @@ enum {
   SM_NN_ACT_LEAKY_RELU = 4,
   SM_NN_ACT_SIGMOID = 5,
   SM_NN_ACT_TANH = 6,
+  SM_NN_ACT_SWISH = 7, /* x * sigmoid(x): TF's fused "_MklSwish", the pair Sigmoid + Mul */
 };
 
 /* Below this many multiply-adds a product (conv, matmul) runs on the caller's thread: handing

@@ -16,7 +16,8 @@
  * fused into one pass (_SmBatchNorm, nn_fuse_norm.c), against the plain nodes, with changed
  * parameters and the inputs it refuses; a variable handle and its one read as one step (state.c),
  * also when a control edge leaves the read; pass-through nodes dropped (array_fwd.c) and the ones
- * that must stay. */
+ * that must stay; swish (Sigmoid + Mul, and tf.nn.silu's IdentityN) fused into the product before
+ * it, fused == unfused to the bit. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1562,6 +1563,71 @@ static void test_residual(void) {
   }
 }
 
+/* ---- swish (nn_fuse.c fuse_swish) -------------------------------------------------------------- */
+/* tf.nn.silu of y as Keras 3 exports it: Mul(1, y), Sigmoid, Mul(y, sigmoid), and its custom
+ * gradient's IdentityN(z, y, beta), whose output 0 is the activation */
+#define SILU(y)                                                                                            \
+  FCONST("one", "1") NODE2("mb", "Mul", "one", y) NODE1("sg", "Sigmoid", "mb") NODE2("z", "Mul", y, "sg") \
+  "node { name: \"idn\" op: \"IdentityN\" input: \"z\" input: \"" y "\" input: \"one\" "                    \
+  "attr { key: \"T\" value { list { type: DT_FLOAT type: DT_FLOAT type: DT_FLOAT } } } } "
+#define MMS(n, a, b)                                                                                       \
+  "node { name: \"" n "\" op: \"MatMul\" input: \"" a "\" input: \"" b "\" " TF "} "
+
+static void test_swish(void) {
+  /* after a folded BatchNorm (Conv2D, depthwise), a conv + bias, a matmul + bias; the bare pair */
+  expect_fold(fold_graph(4, 0, NULL, 0, 0, SILU("a")), "x s t", "idn", NULL, FOLDED("f:0,s:0,t:0", ",_MklSwish"));
+  expect_fold(fold_graph_op("DepthwiseConv2dNative", 2, 1, NULL, 1, 0, SILU("a")), "x s t bias", "idn", NULL,
+              DW_FOLDED("f:0,s:0,t:0,bias:0", ",_MklSwish"));
+  expect_fold(fold_graph(4, 0, NULL, 0, 0, NODE1("sg", "Sigmoid", "a") NODE2("z", "Mul", "sg", "a")), "x s t", "z",
+              NULL, FOLDED("f:0,s:0,t:0", ",_MklSwish"));
+  const char *cb = G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") SILU("b"));
+  expect(cb, "x f bias", "idn", NULL, "c=_FusedConv2D[BiasAdd,_MklSwish](x:0,f:0,bias:0)", NULL);
+  const char *mb = G(PH("a") PH("w") PH("bias") MMS("m", "a", "w") BIAS("b", "m", "bias") SILU("b"));
+  expect(mb, "a w bias", "idn", NULL, "m=_FusedMatMul[BiasAdd,_MklSwish](a:0,w:0,bias:0)", NULL);
+  /* a plain Sigmoid after a conv + bias is an activation of its own now */
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Sigmoid", "b")),
+         "x f bias", "r", NULL, "c=_FusedConv2D[BiasAdd,Sigmoid](x:0,f:0,bias:0)", "r");
+  /* must not fuse: the sigmoid, the product or IdentityN's copy of it read; an activation already
+   * fused (Relu, then swish of that); a Mul by another value */
+  expect(cb, "x f bias", "idn sg", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+  expect(cb, "x f bias", "idn b", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+  expect(cb, "x f bias", "idn idn:1", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+  expect(G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Relu", "b") SILU("r")),
+         "x f bias", "idn", NULL, "c=_FusedConv2D[BiasAdd,Relu](x:0,f:0,bias:0)", NULL);
+  expect(G(PH("x") PH("f") PH("bias") PH("y") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("sg", "Sigmoid", "b")
+               NODE2("z", "Mul", "y", "sg")),
+         "x f bias y", "z", NULL, "c=_FusedConv2D[BiasAdd,Sigmoid](x:0,f:0,bias:0)", NULL);
+
+  /* fused and unfused (the sigmoid fetched too) to the bit: a small conv and one image through 96
+   * filters of 3x3x128 (oneDNN, split over the pool), a BatchNorm fold, a depthwise fold, matmuls */
+  static const int64_t shapes[2][9] = {{2, 9, 7, 3, 3, 3, 3, 20, 20}, {1, 8, 8, 128, 3, 3, 128, 96, 96}};
+  for (int sh = 0; sh < 2; sh++) {
+    sm_tensor *feeds[3] = {filled(4, shapes[sh], 31), filled(4, shapes[sh] + 4, 32), filled(1, shapes[sh] + 8, 33)};
+    same_run(cb, cb, (const char *[]){"x", "f", "bias"}, feeds, 3, "idn", "sg", "conv+bias+swish");
+    for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
+  }
+  int64_t xd[4] = {2, 6, 5, 3}, c7[1] = {7}, c6[1] = {6};
+  sm_tensor *ff[4] = {filled(4, xd, 34), filled(1, c7, 35), filled(1, c7, 36), filled(1, c6, 37)};
+  sm_tensor *fd[4] = {ff[0], filled(1, c6, 38), filled(1, c6, 39), ff[3]};
+  const char *fn[4] = {"x", "s", "t", "bias"};
+  char *g = fold_graph(7, 0, NULL, 0, 0, SILU("a"));
+  same_run(g, g, fn, ff, 3, "idn", "sg", "fold+swish");
+  free(g);
+  g = fold_graph_op("DepthwiseConv2dNative", 2, 1, NULL, 1, 0, SILU("a"));
+  same_run(g, g, fn, fd, 4, "idn", "sg", "depthwise fold+swish");
+  free(g);
+  static const int64_t mms[2][3] = {{37, 50, 24}, {4, 1024, 1040}};
+  for (int mi = 0; mi < 2; mi++) {
+    int64_t ad[2] = {mms[mi][0], mms[mi][1]}, wd[2] = {mms[mi][1], mms[mi][2]}, bd[1] = {mms[mi][2]};
+    sm_tensor *mf[3] = {filled(2, ad, 40), filled(2, wd, 41), filled(1, bd, 42)};
+    same_run(mb, mb, (const char *[]){"a", "w", "bias"}, mf, 3, "idn", "sg", "matmul+bias+swish");
+    for (int i = 0; i < 3; i++) sm_tensor_free(mf[i]);
+  }
+  for (int i = 0; i < 4; i++) sm_tensor_free(ff[i]);
+  sm_tensor_free(fd[1]);
+  sm_tensor_free(fd[2]);
+}
+
 int main(void) {
   test_synth();
   test_driver();
@@ -1580,5 +1646,6 @@ int main(void) {
   test_read_variable();
   test_drop_rule();
   test_mul_one();
+  test_swish();
   TEST_MAIN_END();
 }

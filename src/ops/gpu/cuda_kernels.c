@@ -224,6 +224,7 @@ static sm_status *matmul_prepare(const sm_node *n, void **state) {
   if (!strcmp(op, "_FusedMatMul")) {
     sm__nn_fused f;
     if ((st = sm__nn_fused_prepare(n, 0, &f))) return st;
+    if (f.act == SM_NN_ACT_SWISH) return sm_status_new(SM_UNIMPLEMENTED, "a fused swish runs on the CPU");
     k->has_bias = 1;
     k->act = act_of(f.act);
     k->alpha = f.alpha;
@@ -284,6 +285,7 @@ static sm_status *conv_prepare(const sm_node *n, void **state) {
     if ((st = sm__nn_fused_prepare(n, 1, &f))) return st;
     /* not written for cuDNN yet: the plan runs the node on the CPU (bit for bit the same) */
     if (f.has_add) return sm_status_new(SM_UNIMPLEMENTED, "a fused residual Add runs on the CPU");
+    if (f.act == SM_NN_ACT_SWISH) return sm_status_new(SM_UNIMPLEMENTED, "a fused swish runs on the CPU");
     k->has_pool = f.has_pool;
     k->pool = f.pool;
     k->has_bias = 1;
