@@ -1626,6 +1626,16 @@ static void test_swish(void) {
   for (int i = 0; i < 4; i++) sm_tensor_free(ff[i]);
   sm_tensor_free(fd[1]);
   sm_tensor_free(fd[2]);
+  /* Sigmoid as the activation before a fused MaxPool: a grey 3x3 input (the direct loops) and 3x3x3 */
+  const char *sp = G(PH("x") PH("f") PH("bias") CONV("c", "x", "f") BIAS("b", "c", "bias") NODE1("r", "Sigmoid", "b")
+                         POOL("p", "r", "2", "2", "VALID"));
+  expect(sp, "x f bias", "p", NULL, "c=_FusedConv2D[BiasAdd,Sigmoid,MaxPool](x:0,f:0,bias:0)", "p");
+  static const int64_t ps[2][9] = {{2, 9, 7, 1, 3, 3, 1, 16, 16}, {2, 9, 7, 3, 3, 3, 3, 20, 20}};
+  for (int k = 0; k < 2; k++) {
+    sm_tensor *pf[3] = {filled(4, ps[k], 43), filled(4, ps[k] + 4, 44), filled(1, ps[k] + 8, 45)};
+    same_run(sp, sp, (const char *[]){"x", "f", "bias"}, pf, 3, "p", "c b", "conv+bias+sigmoid+pool");
+    for (int i = 0; i < 3; i++) sm_tensor_free(pf[i]);
+  }
 }
 
 int main(void) {
