@@ -12,6 +12,7 @@
  * and exits) should not pay for creating and joining a thread per core. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "runtime/executor.h"
@@ -64,7 +65,8 @@ struct loop {
   sm_stop_src *stop; /* NULL: none */
   atomic_int next;
   atomic_int done;
-  int holders; /* workers that took a ticket of this loop and have not let go; under pool mutex */
+  atomic_int holders; /* workers that took a ticket of this loop and have not let go (++ under the
+                       * pool mutex; -- outside it, the worker's last touch of the loop) */
 };
 
 struct sm_threadpool {
@@ -72,12 +74,60 @@ struct sm_threadpool {
   pthread_cond_t work;  /* a ticket was queued, or shutdown */
   pthread_cond_t idle;  /* a worker let go of a loop */
   ticket *head, *tail;
+  atomic_int queued; /* tickets on the queue (changed under mu; read without it by spinners) */
   int shutdown;
   int nthreads; /* including the caller's */
   int nworkers;
   atomic_int started; /* 1 once the workers were created (set under mu) */
   pthread_t *workers;
 };
+
+/* How long (microseconds) a worker that ran out of tickets, and a caller whose loop has a chunk
+ * still running on a worker, poll before sleeping on a condition variable (ONNX Runtime's pool
+ * spins the same way). At batch 1 a parallel loop lasts tens of microseconds (ResNet50's
+ * convolutions: 20-150 us, ~50 loops a call) and waking a sleeping thread (futex) costs ~30 us on
+ * the 2-vCPU VM, mean, at load 4, more when its vCPU had halted: without the poll two threads ran
+ * ResNet50 b1 no faster than one (bench_run median 8.4-8.5 ms; 4.95-5.05 with 100 us, 5.1-5.2 with
+ * 30 us, where a second vCPU was free; bench/RESULTS.md h10). Where no vCPU is free, polling costs
+ * CPU others could use. SM_POOL_SPIN_US=N (0: sleep at once; read once, at the first pool) for A/B. */
+#define SPIN_US_DEFAULT 100
+static int spin_us = -1;
+static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+static void spin_init(void) {
+  const char *e = getenv("SM_POOL_SPIN_US");
+  long v = e && *e ? strtol(e, NULL, 10) : SPIN_US_DEFAULT;
+  spin_us = v < 0 ? 0 : v > 100000 ? 100000 : (int)v;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls until ready(arg) or spin_us have passed; whether it became ready. */
+static int spin_until(int (*ready)(void *), void *arg) {
+  if (spin_us <= 0) return 0;
+  int64_t end = -1;
+  for (int i = 0;; i++) {
+    if (ready(arg)) return 1;
+    cpu_relax();
+    if ((i & 63) == 63) {
+      int64_t t = sm_monotonic_us();
+      if (end < 0)
+        end = t + spin_us;
+      else if (t >= end)
+        return 0;
+    }
+  }
+}
+
+static int has_ticket(void *arg) {
+  sm_threadpool *p = arg;
+  return atomic_load_explicit(&p->queued, memory_order_relaxed) > 0;
+}
 
 static void run_chunks(loop *l) {
   for (;;) {
@@ -90,21 +140,34 @@ static void run_chunks(loop *l) {
   }
 }
 
+/* Every chunk ran and no worker still holds the loop (so the caller may drop it). */
+static int loop_finished(void *arg) {
+  loop *l = arg;
+  return atomic_load_explicit(&l->holders, memory_order_acquire) == 0 &&
+         atomic_load_explicit(&l->done, memory_order_acquire) >= l->nchunks;
+}
+
 static void *worker_main(void *arg) {
   sm_threadpool *p = arg;
   pthread_mutex_lock(&p->mu);
   for (;;) {
+    if (!p->head && !p->shutdown && spin_us > 0) { /* poll a while before sleeping */
+      pthread_mutex_unlock(&p->mu);
+      spin_until(has_ticket, p);
+      pthread_mutex_lock(&p->mu);
+    }
     while (!p->head && !p->shutdown) pthread_cond_wait(&p->work, &p->mu);
     if (!p->head && p->shutdown) break;
     ticket *t = p->head;
     p->head = t->next;
     if (!p->head) p->tail = NULL;
+    atomic_fetch_sub_explicit(&p->queued, 1, memory_order_relaxed);
     loop *l = t->l;
-    l->holders++;
+    atomic_fetch_add_explicit(&l->holders, 1, memory_order_relaxed);
     pthread_mutex_unlock(&p->mu);
     run_chunks(l);
+    atomic_fetch_sub_explicit(&l->holders, 1, memory_order_release); /* l may be gone after this */
     pthread_mutex_lock(&p->mu);
-    l->holders--;
     pthread_cond_broadcast(&p->idle);
   }
   pthread_mutex_unlock(&p->mu);
@@ -122,6 +185,8 @@ sm_status *sm__threadpool_new(int nthreads, sm_threadpool **out) {
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->idle, NULL);
   atomic_init(&p->started, 0);
+  atomic_init(&p->queued, 0);
+  pthread_once(&spin_once, spin_init);
   if (nthreads > 1) {
     p->workers = calloc((size_t)nthreads - 1, sizeof *p->workers);
     if (!p->workers) {
@@ -194,7 +259,7 @@ void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(
   l.nchunks = (int)((n + l.chunk - 1) / l.chunk);
   atomic_init(&l.next, 0);
   atomic_init(&l.done, 0);
-  l.holders = 0;
+  atomic_init(&l.holders, 0);
   int nt = l.nchunks - 1;
   ticket stack_tickets[16];
   ticket *tk = nt <= 16 ? stack_tickets : malloc((size_t)nt * sizeof *tk);
@@ -210,6 +275,7 @@ void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(
         pool->head = &tk[i];
       pool->tail = &tk[i];
     }
+    atomic_fetch_add_explicit(&pool->queued, nt, memory_order_relaxed);
     if (nt == 1)
       pthread_cond_signal(&pool->work);
     else
@@ -229,13 +295,18 @@ void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(
         else
           pool->head = nx;
         if (pool->tail == t) pool->tail = prev;
+        atomic_fetch_sub_explicit(&pool->queued, 1, memory_order_relaxed);
       } else {
         prev = t;
       }
       t = nx;
     }
-    while (l.holders > 0 || atomic_load_explicit(&l.done, memory_order_acquire) < l.nchunks)
-      pthread_cond_wait(&pool->idle, &pool->mu);
+    if (spin_us > 0 && !loop_finished(&l)) { /* a worker still runs a chunk: poll a while, then sleep */
+      pthread_mutex_unlock(&pool->mu);
+      spin_until(loop_finished, &l);
+      pthread_mutex_lock(&pool->mu);
+    }
+    while (!loop_finished(&l)) pthread_cond_wait(&pool->idle, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
   }
   if (tk != stack_tickets) free(tk);
