@@ -735,17 +735,17 @@ AVX2_FN static void depthwise_rows_avx2(void *ctx, int64_t begin, int64_t end) {
  * it is in cache. Every output element is written: the output is not zeroed (depthwise_overwrites). */
 static inline __attribute__((always_inline)) void dw16_pixels(const conv_job *j, const float *in, const float *f,
                                                               float *o, int64_t n, int64_t oh, int64_t ow, int P,
-                                                              int64_t c) {
+                                                              int64_t c, int64_t KH, int64_t KW) {
   const int64_t C = j->C;
   v16f a[4];
 #pragma GCC unroll 4
   for (int p = 0; p < P; p++) a[p] = V16_SPLAT(0.0f);
-  for (int64_t kh = 0; kh < j->KH; kh++) {
+  for (int64_t kh = 0; kh < KH; kh++) {
     int64_t ih = oh * j->sh - j->pt + kh * j->dh;
     if (ih < 0 || ih >= j->H) continue;
     const float *row = in + (n * j->H + ih) * j->W * C + c;
-    for (int64_t kw = 0; kw < j->KW; kw++) {
-      v16f fk = V16_LOAD(f + (kh * j->KW + kw) * C + c);
+    for (int64_t kw = 0; kw < KW; kw++) {
+      v16f fk = V16_LOAD(f + (kh * KW + kw) * C + c);
 #pragma GCC unroll 4
       for (int p = 0; p < P; p++) {
         int64_t iw = (ow + p) * j->sw - j->pl + kw * j->dw;
@@ -772,10 +772,16 @@ AVX512_FN static void depthwise_rows_avx512(void *ctx, int64_t begin, int64_t en
     float *o = (float *)j->out + r * OW * C;
     const int64_t C16 = C / 16 * 16;
     int64_t ow = 0;
+    if (j->KH == 3 && j->KW == 3) { /* the common window, its loops unrolled */
+      for (; ow + 4 <= OW; ow += 4)
+        for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 4, c, 3, 3);
+      for (; ow < OW; ow++)
+        for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 1, c, 3, 3);
+    }
     for (; ow + 4 <= OW; ow += 4)
-      for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 4, c);
+      for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 4, c, j->KH, j->KW);
     for (; ow < OW; ow++)
-      for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 1, c);
+      for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 1, c, j->KH, j->KW);
     for (int64_t c = C16; c < C; c++) /* the tail: one channel at a time, the same order */
       for (int64_t x = 0; x < OW; x++) {
         float acc = 0.0f;
