@@ -727,6 +727,78 @@ AVX2_FN static void depthwise_rows_avx2(void *ctx, int64_t begin, int64_t end) {
   DEPTHWISE(float);
   depthwise_epilogue(j, begin, end);
 }
+/* Depthwise float, multiplier 1, on AVX-512: each 16-channel vector of an output pixel summed in a
+ * register over its taps in (kh, kw) order from 0 (taps in the padding skipped), 4 neighbouring
+ * pixels sharing each filter load, and stored once (DEPTHWISE adds into memory at every tap, into an
+ * output zeroed first): the same FMAs in the same order, so the bits of depthwise_rows_avx2. Channel
+ * tails (C % 16) take a scalar loop in the same order. Each row's bias and activation follow it while
+ * it is in cache. Every output element is written: the output is not zeroed (depthwise_overwrites). */
+static inline __attribute__((always_inline)) void dw16_pixels(const conv_job *j, const float *in, const float *f,
+                                                              float *o, int64_t n, int64_t oh, int64_t ow, int P,
+                                                              int64_t c, int64_t KH, int64_t KW) {
+  const int64_t C = j->C;
+  v16f a[4];
+#pragma GCC unroll 4
+  for (int p = 0; p < P; p++) a[p] = V16_SPLAT(0.0f);
+  for (int64_t kh = 0; kh < KH; kh++) {
+    int64_t ih = oh * j->sh - j->pt + kh * j->dh;
+    if (ih < 0 || ih >= j->H) continue;
+    const float *row = in + (n * j->H + ih) * j->W * C + c;
+    for (int64_t kw = 0; kw < KW; kw++) {
+      v16f fk = V16_LOAD(f + (kh * KW + kw) * C + c);
+#pragma GCC unroll 4
+      for (int p = 0; p < P; p++) {
+        int64_t iw = (ow + p) * j->sw - j->pl + kw * j->dw;
+        if (iw < 0 || iw >= j->W) continue;
+        a[p] += V16_LOAD(row + iw * C) * fk;
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int p = 0; p < P; p++) memcpy(o + (ow + p) * C + c, &a[p], sizeof a[p]);
+}
+
+AVX512_FN static void depthwise_rows_avx512(void *ctx, int64_t begin, int64_t end) {
+  conv_job *j = ctx;
+  if (j->Cout != j->C) { /* a multiplier: the generic loops */
+    DEPTHWISE(float);
+    depthwise_epilogue(j, begin, end);
+    return;
+  }
+  const float *in = (const float *)j->in, *f = (const float *)j->filt;
+  const int64_t C = j->C, OW = j->OW;
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n = r / j->OH, oh = r % j->OH;
+    float *o = (float *)j->out + r * OW * C;
+    const int64_t C16 = C / 16 * 16;
+    int64_t ow = 0;
+    if (j->KH == 3 && j->KW == 3) { /* the common window, its loops unrolled */
+      for (; ow + 4 <= OW; ow += 4)
+        for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 4, c, 3, 3);
+      for (; ow < OW; ow++)
+        for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 1, c, 3, 3);
+    }
+    for (; ow + 4 <= OW; ow += 4)
+      for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 4, c, j->KH, j->KW);
+    for (; ow < OW; ow++)
+      for (int64_t c = 0; c < C16; c += 16) dw16_pixels(j, in, f, o, n, oh, ow, 1, c, j->KH, j->KW);
+    for (int64_t c = C16; c < C; c++) /* the tail: one channel at a time, the same order */
+      for (int64_t x = 0; x < OW; x++) {
+        float acc = 0.0f;
+        for (int64_t kh = 0; kh < j->KH; kh++) {
+          int64_t ih = oh * j->sh - j->pt + kh * j->dh;
+          if (ih < 0 || ih >= j->H) continue;
+          for (int64_t kw = 0; kw < j->KW; kw++) {
+            int64_t iw = x * j->sw - j->pl + kw * j->dw;
+            if (iw < 0 || iw >= j->W) continue;
+            acc += in[((n * j->H + ih) * j->W + iw) * C + c] * f[(kh * j->KW + kw) * C + c];
+          }
+        }
+        o[x * C + c] = acc;
+      }
+    depthwise_epilogue(j, r, r + 1); /* the row is still in cache */
+  }
+}
 #endif
 
 typedef void (*rows_fn)(void *ctx, int64_t begin, int64_t end);
@@ -744,10 +816,21 @@ static rows_fn direct_pick(int pooled) {
     if (h && __builtin_cpu_supports("avx512f") && !(e && !strcmp(e, "0"))) h = 2;
     __atomic_store_n(&have, h, __ATOMIC_RELAXED);
   }
-  if (h == 2 && pooled != 2) return pooled ? pooled_rows_avx512 : direct_rows_avx512;
+  if (h == 2) return pooled == 2 ? depthwise_rows_avx512 : pooled ? pooled_rows_avx512 : direct_rows_avx512;
   if (h) return pooled == 2 ? depthwise_rows_avx2 : pooled ? pooled_rows_avx2 : direct_rows_avx2;
 #endif
   return pooled == 2 ? depthwise_rows : pooled ? pooled_rows_base : direct_rows_base;
+}
+
+/* Whether the depthwise rows write every output element (depthwise_rows_avx512 at multiplier 1),
+ * so that the output needs no zeroing first (the other loops add into it). */
+static int depthwise_overwrites(const conv_job *j) {
+#ifdef DIRECT_AVX2
+  return j->dtype == SM_FLOAT && j->Cout == j->C && direct_pick(2) == depthwise_rows_avx512;
+#else
+  (void)j;
+  return 0;
+#endif
 }
 
 /* Runs a filled-in job (M, K, Cout > 0) over the pool. depth_mult > 0: depthwise with that
@@ -1006,12 +1089,12 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f, dnnl);
   if (fused && fused->has_add) return conv_add(&j, od, x, f, sm__kctx_input(ctx, 3), dnnl, ctx);
   sm_tensor *out;
-  /* gemm and oneDNN write every element; the own depthwise loops accumulate and empty windows
-   * give zeros (zeroed here, or after oneDNN declines: not a pass oneDNN does not need) */
+  /* gemm and oneDNN write every element; the own depthwise loops accumulate (but for the AVX-512
+   * rows at multiplier 1) and empty windows give zeros (zeroed here, or after oneDNN declines: not a
+   * pass oneDNN does not need) */
   int try_dnnl = dnnl && !w->nchw && dt == SM_FLOAT && j.K > 0 && use_dnnl(&j, depthwise);
-  if ((st = (!try_dnnl && (depthwise || j.K == 0) ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(
-           ctx, 0, dt, 4, od, &out)))
-    return st;
+  int zero = !try_dnnl && ((depthwise && !depthwise_overwrites(&j)) || j.K == 0);
+  if ((st = (zero ? sm__kctx_alloc_output : sm__kctx_alloc_output_uninit)(ctx, 0, dt, 4, od, &out))) return st;
   int64_t M = j.N * j.OH * j.OW; /* fits: the output was allocated */
   if (M == 0 || j.Cout == 0) return NULL;
   if (j.K == 0) { /* empty windows: zeros, then the fused epilogue */
@@ -1030,7 +1113,7 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   if (try_dnnl) {
     int declined;
     if ((st = conv_dnnl(dnnl, &j, depthwise, f, ctx, &declined)) || !declined) return st;
-    if (depthwise) memset(j.out, 0, sm_tensor_nbytes(out));
+    if (depthwise && !depthwise_overwrites(&j)) memset(j.out, 0, sm_tensor_nbytes(out));
   }
   if (w->nchw) {
     if (!(tin = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;

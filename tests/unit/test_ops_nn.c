@@ -524,6 +524,16 @@ int main(void) {
   conv_vs_naive(8, 16, 16, 16, 1, 1, 16, 24, 1, 1, 1, 1, 0, 0); /* 1x1 fast path */
   conv_vs_naive(4, 20, 21, 8, 3, 3, 8, 2, 2, 2, 1, 1, 1, 1);   /* depthwise, multiplier 2 */
   conv_vs_naive(2, 15, 15, 32, 5, 5, 32, 1, 1, 1, 2, 2, 1, 1);  /* depthwise, dilated */
+  /* depthwise, multiplier 1 (the AVX-512 rows where oneDNN is off: 16-channel vectors, 4-pixel
+   * blocks between the padded borders): channel tails, strides 1 and 2, SAME / VALID, 5x5, wide */
+  conv_vs_naive(2, 9, 13, 20, 3, 3, 20, 1, 1, 1, 1, 1, 1, 1);
+  conv_vs_naive(3, 12, 17, 37, 3, 3, 37, 1, 2, 2, 1, 1, 1, 1);
+  conv_vs_naive(2, 11, 19, 48, 3, 3, 48, 1, 1, 1, 1, 1, 0, 1);
+  conv_vs_naive(1, 14, 15, 21, 3, 3, 21, 1, 2, 2, 1, 1, 0, 1);
+  conv_vs_naive(2, 10, 23, 32, 5, 5, 32, 1, 1, 2, 1, 1, 1, 1);
+  conv_vs_naive(4, 6, 6, 7, 3, 3, 7, 1, 1, 1, 1, 1, 1, 1);     /* under one vector */
+  conv_vs_naive(2, 4, 3, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1);   /* no pixel clear of the padding */
+  conv_vs_naive(2, 9, 13, 20, 3, 3, 20, 3, 2, 1, 1, 1, 1, 1);  /* multiplier 3 (the generic loops) */
   /* direct path (short patches, K <= 64, Cout >= 16): borders, channel tails, strides, dilation */
   conv_vs_naive(2, 13, 11, 3, 3, 3, 3, 20, 1, 1, 1, 1, 1, 0);
   conv_vs_naive(2, 15, 17, 2, 5, 3, 2, 16, 2, 3, 1, 1, 0, 0);
