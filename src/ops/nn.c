@@ -78,7 +78,7 @@ sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw) {
   return sm_status_new(SM_UNIMPLEMENTED, "data_format '%.*s' is not supported (NHWC or NCHW)", (int)(len > 32 ? 32 : len), s);
 }
 
-static double par_min_macs = 4194304.0;
+static double par_min_macs = 262144.0; /* nn_raw.h says why */
 static pthread_once_t par_min_once = PTHREAD_ONCE_INIT;
 static void par_min_read(void) {
   const char *e = getenv("SM_NN_PAR_MIN_MACS");

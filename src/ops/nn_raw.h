@@ -28,13 +28,16 @@ enum {
 };
 
 /* Below this many multiply-adds a product (conv, matmul) runs on the caller's thread: handing
- * work to a pool worker (a futex wake, another core's cold cache, and on a shared VM a worker that
- * may not be scheduled soon) costs tens of microseconds, about what 2-4M multiply-adds take with
- * AVX-512 (oneDNN). 1M split the LSTM(128) batch-32 step's [32,128]x[128,512] product in two, and
- * the call took 3.6-4.1 ms against 2.5-2.9 ms at 4M (2 threads, quiet machine, bench/RESULTS.md);
- * MobileNetV2 and EfficientNetB0 batch 1 gained 5-20% too, the Transformer was within noise. */
+ * work to a pool worker costs a wake-up (tens of microseconds when the worker sleeps; a few when
+ * it is still polling, threadpool.c's SM_POOL_SPIN_US) and another core's cold cache. Was 4M while
+ * workers went to sleep at once (1M then split the LSTM(128) batch-32 step's product and lost,
+ * 3.6-4.1 ms against 2.5-2.9); with the pool's poll, 256K measured best on the Intel VM (bench
+ * medians, 2 threads, bench/RESULTS.md session 12 notes): MobileNetV2 b16 4.95 -> 4.13 ms, b1 0.80
+ * -> 0.69, EfficientNetB0 b1 1.50 -> 1.27, b16 9.7 -> 7.9, DenseNet121 b1 3.36 -> 3.01, the
+ * Transformer b1 3.49 -> 3.25, LSTM(128) b32 2.45-2.52 -> 2.06; the seed CNN b1 16.4 -> 17.8 us and
+ * LSTM b1 0.36 -> 0.38 ms lose a little (their mid-sized products now split). */
 #define SM_NN_PAR_MIN_MACS sm__nn_par_min_macs()
-/* 4M (4,194,304), or SM_NN_PAR_MIN_MACS from the environment (read once; for tuning). */
+/* 256K (262,144), or SM_NN_PAR_MIN_MACS from the environment (read once; for tuning). */
 double sm__nn_par_min_macs(void);
 
 /* 2-D convolution, NHWC input x [n,h,w,c], HWIO filter [kh,kw,c,cout], strides sh/sw, no
