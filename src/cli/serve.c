@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "runtime/kernel.h"
 #include "savedmodel/version.h"
 #include "serve/batch.h"
 #include "serve/http.h"
@@ -154,6 +155,7 @@ int sm__cli_serve(int argc, char **argv) {
       {"device", SM_FLAG_STRING, SM_CLI_DEVICE_HELP, NULL, 0},
   };
   enum { NBASE = sizeof flagdefs / sizeof *flagdefs, NO_EFFECT_N = sizeof no_effect / sizeof *no_effect };
+  sm__threadpool_spin_default(0); /* before any pool: request threads, not polling workers, use the cores */
   sm_flag flags[NBASE + NO_EFFECT_N];
   memcpy(flags, flagdefs, sizeof flagdefs);
   size_t nflags = NBASE;

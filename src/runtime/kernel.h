@@ -230,6 +230,11 @@ sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *i
 void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                      void *ctx);
 sm_status *sm__threadpool_new(int nthreads, sm_threadpool **out);
+/* The poll before sleeping (threadpool.c) in microseconds where SM_POOL_SPIN_US is not set: 100
+ * unless a program says otherwise before its first pool. A server sets 0: its request threads keep
+ * the cores busy, and a polling worker would take CPU from them (bench_serve.py, seed CNN with
+ * batching: 113 us CPU per image with the poll, 83 without). */
+void sm__threadpool_spin_default(int us);
 void sm__threadpool_free(sm_threadpool *p); /* NULL-safe */
 /* Threads a parallel_for may use, the caller's included (1 for NULL): what a library with its own
  * threads (oneDNN's OpenMP, nn_dnnl.c) is told to use instead. */

@@ -92,12 +92,15 @@ struct sm_threadpool {
  * CPU others could use. SM_POOL_SPIN_US=N (0: sleep at once; read once, at the first pool) for A/B. */
 #define SPIN_US_DEFAULT 100
 static int spin_us = -1;
+static int spin_default = SPIN_US_DEFAULT; /* sm__threadpool_spin_default */
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static void spin_init(void) {
   const char *e = getenv("SM_POOL_SPIN_US");
-  long v = e && *e ? strtol(e, NULL, 10) : SPIN_US_DEFAULT;
+  long v = e && *e ? strtol(e, NULL, 10) : spin_default;
   spin_us = v < 0 ? 0 : v > 100000 ? 100000 : (int)v;
 }
+
+void sm__threadpool_spin_default(int us) { spin_default = us; }
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
