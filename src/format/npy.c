@@ -301,7 +301,7 @@ sm_status *sm_npy_decode(const void *data, size_t len, const char *what, sm_tens
   if (count > 0)
     for (int d = 0; d < h.rank; d++) { fstride[d] = s; s *= h.dims[d]; }
   char *ubuf = NULL;
-  if (ty.kind == E_UNICODE) {
+  if (ty.kind == E_UNICODE && count > 0) { /* then count x item bytes are in the file: item is bounded */
     ubuf = malloc(ty.item + 1);
     if (!ubuf) { sm_tensor_free(t); return sm_status_new(SM_NO_MEMORY, "%s: out of memory", what); }
   }
