@@ -45,6 +45,7 @@ static dgemm_fn real_dgemm;
 static sgemv_fn real_sgemv;
 static dgemv_fn real_dgemv;
 static setthreads_fn real_set_num_threads;
+static void (*real_thread_shutdown)(void);
 
 static void blas_load(void) {
   void *h = dlopen(SM_OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -53,6 +54,7 @@ static void blas_load(void) {
   SM_BIND(h, real_sgemv, "cblas_sgemv");
   SM_BIND(h, real_dgemv, "cblas_dgemv");
   SM_BIND(h, real_set_num_threads, "openblas_set_num_threads");
+  SM_BIND(h, real_thread_shutdown, "blas_thread_shutdown_"); /* NULL: not a pthread build */
 }
 
 /* C = alpha * op(A) op(B) + beta * C with CBLAS's layout and leading-dimension rules: only for a
@@ -147,9 +149,16 @@ SM_HIDDEN void cblas_dgemv(OPENBLAS_CONST enum CBLAS_ORDER order, OPENBLAS_CONST
   REF_GEMV(double, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 
+/* One thread also stops OpenBLAS's server threads. Its pthread build starts nproc - 1 of them
+ * when it is loaded, and each polls (sched_yield) for 2^28 cycles, ~0.1 s, before it sleeps: on a
+ * 2-core machine that took one core from the run's pool for the first 5-10 calls of a model
+ * (MobileNetV2 at batch 16: 8.6-10 ms a call instead of 4.1-4.4, bench/RESULTS.md). With one
+ * thread OpenBLAS never hands work to them, so they are not started again (a later call asking
+ * for more threads starts them anew, as OpenBLAS does after a fork). */
 SM_HIDDEN void openblas_set_num_threads(int num_threads) {
   pthread_once(&blas_once, blas_load);
   if (real_set_num_threads) real_set_num_threads(num_threads);
+  if (num_threads == 1 && real_thread_shutdown) real_thread_shutdown();
 }
 
 /* ---- Snappy (TF's table blocks, type 1) ------------------------------------------------------ */
