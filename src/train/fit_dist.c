@@ -246,9 +246,10 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     v[0] = l * (double)nb;
     v[1] = (double)c;
     t->layer_done = layer_done;
-    sm__backward(m, t->xbatch, nb);
+    st = sm__backward(m, t->xbatch, nb);
     t->layer_done = NULL;
     t->layer_done_ctx = NULL;
+    if (st) return st;
   } else { /* a global batch smaller than the job: this rank adds nothing, in the same order */
     for (int l = m->nlayers - 1; l >= 0; l--)
       if (m->layers[l].kernel) {
