@@ -113,8 +113,9 @@ double sm__loss(const sm_seq *m, const float *out, int64_t n, int64_t k, const i
 /* One optimizer step on every weight with the gradients in tr->gk/gb; increments iterations. */
 void sm__optimizer_step(sm_seq *m);
 /* The same step on the elements [lo, hi) of the weights taken as one flat vector (layers in
- * order, each layer's kernel then bias): a rank's share under the sharded optimizer (fit_dist.c). */
-void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi);
+ * order, each layer's kernel then bias): a rank's share under the sharded optimizer (fit_dist.c).
+ * add (NULL: none): flat values over [lo, hi) added to the gradients as they are read. */
+void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi, const float *add);
 /* One update of one variable (n elements) by its gradient: exposed for tests. */
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);
