@@ -43,8 +43,8 @@ static void undo_act(int act, const float *y, float *gy, int64_t rows, int64_t k
  * 315 / 283, 385 / 298. */
 typedef struct mmjob {
   sm__dnnl_cache *cache;
-  sm__dnnl_bmm_args a; /* the whole product; a piece takes rows [r0, r1) of C */
-  int ta;
+  sm__dnnl_bmm_args a; /* the whole product; a piece takes rows (or columns) [r0, r1) of C */
+  int ta, tb, cols;
   int64_t per;
   sm_status *err;
   int declined;
@@ -53,11 +53,17 @@ typedef struct mmjob {
 static void mm_piece(void *ctx, int64_t pb, int64_t pe) {
   mmjob *j = ctx;
   for (int64_t p = pb; p < pe; p++) {
-    int64_t r0 = p * j->per, r1 = r0 + j->per < j->a.M ? r0 + j->per : j->a.M;
+    int64_t r0 = p * j->per, all = j->cols ? j->a.N : j->a.M, r1 = r0 + j->per < all ? r0 + j->per : all;
     sm__dnnl_bmm_args a = j->a;
-    a.M = r1 - r0;
-    a.a += j->ta ? r0 : r0 * a.K;
-    a.c += r0 * a.N;
+    if (j->cols) { /* columns [r0, r1) of B and C */
+      a.N = r1 - r0;
+      a.b += j->tb ? r0 * a.K : r0;
+      a.c += r0;
+    } else {
+      a.M = r1 - r0;
+      a.a += j->ta ? r0 : r0 * a.K;
+      a.c += r0 * a.N;
+    }
     int declined = 0;
     sm_status *st = sm__dnnl_bmm(j->cache, &a, NULL, &declined), *none = NULL;
     if (declined) __atomic_store_n(&j->declined, 1, __ATOMIC_RELAXED);
@@ -72,7 +78,7 @@ sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, 
   if (k > 0 && which >= 0 && which < 3 && sm__dnnl_enabled()) {
     sm_status *st = t->mm_cache[which] ? NULL : sm__dnnl_cache_new(&t->mm_cache[which]);
     if (st) return st;
-    mmjob j = {t->mm_cache[which], {0}, ta, 0, NULL, 0};
+    mmjob j = {t->mm_cache[which], {0}, ta, tb, 0, 0, NULL, 0};
     j.a.nbd = 1;
     j.a.bd[0] = 1;
     j.a.M = m, j.a.N = n, j.a.K = k;
@@ -82,11 +88,16 @@ sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, 
     j.a.sc[1] = n, j.a.sc[2] = 1;
     j.a.sa[0] = m * k, j.a.sb[0] = k * n, j.a.sc[0] = m * n;
     j.a.a = a, j.a.b = b, j.a.c = c;
+    /* few rows and many columns (the forward pass and the input gradient at small batches): by
+     * columns, so that each thread streams its share of B rather than all of it */
+    j.cols = m <= 64 && n >= 32;
+    int64_t all = j.cols ? n : m;
     int64_t pieces = (double)m * (double)n * (double)k < SM_NN_PAR_MIN_MACS ? 1 : sm__threadpool_nthreads(t->pool);
-    if (pieces > m) pieces = m;
+    if (pieces > all) pieces = all;
     if (pieces < 1) pieces = 1;
-    j.per = (m + pieces - 1) / pieces;
-    sm__parallel_for(pieces > 1 ? t->pool : NULL, (m + j.per - 1) / j.per, 1, mm_piece, &j);
+    j.per = (all + pieces - 1) / pieces;
+    if (j.cols) j.per = (j.per + 15) / 16 * 16; /* whole vectors of columns */
+    sm__parallel_for(pieces > 1 ? t->pool : NULL, (all + j.per - 1) / j.per, 1, mm_piece, &j);
     if (j.err || !j.declined) return j.err;
   }
   sm__nn_matmul_f32(t->pool, ta, tb, m, n, k, a, b, NULL, SM_NN_ACT_NONE, 0, c);

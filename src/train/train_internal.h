@@ -95,8 +95,8 @@ sm_status *sm__backward(sm_seq *m, const float *x, int64_t n);
 /* The Dense layers' products: C [m, n] = op(A) op(B), row-major and dense (A [m, k], or [k, m]
  * when ta; B [k, n], or [n, k] when tb). `which` names the product (0 forward, 1 weight gradient,
  * 2 input gradient: each has its own primitive cache). oneDNN's matmul on the operands as they
- * lie (brgemm; nothing packed, the weights change every step), rows split over the trainer's
- * pool, where oneDNN is on (sm__dnnl_enabled); else, or where it has no primitive, the pool's gemm
+ * lie (brgemm; nothing packed, the weights change every step), rows (or, for few rows, columns)
+ * split over the trainer's pool, where oneDNN is on (sm__dnnl_enabled); else, or where it has no primitive, the pool's gemm
  * (OpenBLAS). An error (out of memory in oneDNN) is returned, never hidden by a fallback. */
 sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k, const float *a,
                             const float *b, float *c);

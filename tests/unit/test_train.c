@@ -862,11 +862,12 @@ static void test_dist_single(void) {
   sm_dist_finalize();
 }
 
-/* sm__train_matmul (the Dense layers' products): every transpose, one thread and split over a
- * pool of two, with oneDNN on (where it is there: then its primitive cache is made, so its path
- * ran) and off, against a double-precision loop. */
+/* sm__train_matmul (the Dense layers' products): every transpose, one thread and split (by rows,
+ * and by columns) over a pool of two, with oneDNN on (where it is there: then its primitive cache
+ * is made, so its path ran) and off, against a double-precision loop. */
 static void test_dense_products(void) {
-  const int64_t shapes[2][3] = {{37, 19, 23}, {70, 64, 300}}; /* the second splits over the pool */
+  /* the second splits its rows over a pool, the third (few rows) its columns */
+  const int64_t shapes[3][3] = {{37, 19, 23}, {70, 64, 300}, {20, 100, 200}};
   const char *env = getenv("SM_DNNL");
   char saved[16] = "";
   if (env) snprintf(saved, sizeof saved, "%s", env);
@@ -877,7 +878,7 @@ static void test_dense_products(void) {
       CHECK(t != NULL);
       if (!t) return;
       if (threads > 1) CHECK_OK(sm__threadpool_new(threads, &t->pool));
-      for (int s = 0; s < 2; s++)
+      for (int s = 0; s < 3; s++)
         for (int ta = 0; ta < 2; ta++)
           for (int tb = 0; tb < 2; tb++) {
             int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
