@@ -2,7 +2,7 @@
 """bench/bench_train_mpi.py - data-parallel `savedmodel train` under mpirun, one run (not a test).
 
   python3 bench/bench_train_mpi.py [--build build] [--data DIR] [--limit 12000] [--epochs 2]
-                                   [--batch_size 64] [--runs 2] [--no-veth] [--no-record]
+                                   [--batch_size 64] [--runs 2] [--no-veth] [--no-dnnl-ab] [--no-record]
 
 The seeds' CNN on the first --limit Fashion-MNIST images, global batch --batch_size, each rank one
 thread: `mpirun -np 1` against `mpirun -np 2` with shared memory between the ranks, -np 2 with Open
@@ -15,7 +15,9 @@ second "host" through --mca plm_rsh_agent, a script that runs the remote orted u
 
 The second -np 2 row is the A/B of dist.c's wait: by default a rank first polls (yielding the
 core) for up to 2 ms, then sleeps 50 us between polls after 100 more; SM_MPI_SPIN_US=0 skips the
-first polls.
+first polls. The two SM_DNNL=0 rows are the A/B of the Dense layers' products (src/train/grad.c,
+sm__train_matmul): OpenBLAS, as before session 13, instead of oneDNN; their "vs -np 1" is against
+the SM_DNNL=0 -np 1 row (--no-dnnl-ab leaves them out).
 Timing comes from `train --timing`: per rank, the last epoch's (the first warms up) mean step time
 in microseconds, wall and CPU, each split into compute and waiting in MPI collectives (the wait
 includes waiting for the slower rank, not only moving bytes). Throughput = images of the epoch /
@@ -137,6 +139,7 @@ def main():
     ap.add_argument("--batch_size", type=int, default=64)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--no-veth", action="store_true", help="skip the two-namespace (veth) setting")
+    ap.add_argument("--no-dnnl-ab", action="store_true", help="skip the SM_DNNL=0 rows")
     ap.add_argument("--no-record", action="store_true", help="print only; do not touch RESULTS.md")
     a = ap.parse_args()
     if not shutil.which("mpirun"):
@@ -150,6 +153,11 @@ def main():
                  lambda o: MPIRUN + ["-x", "SM_MPI_SPIN_US=0", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (TCP over loopback)", lambda o: MPIRUN + ["--mca", "btl", "tcp,self", "--mca",
                                                                "btl_tcp_if_include", "lo", "-np", "2"] + train_cmd(a, o))]
+    NODNNL1 = "-np 1 (SM_DNNL=0: the Dense products on OpenBLAS)"
+    if not a.no_dnnl_ab:
+        settings += [(NODNNL1, lambda o: MPIRUN + ["-x", "SM_DNNL=0", "-np", "1"] + train_cmd(a, o)),
+                     ("-np 2 (shared memory, SM_DNNL=0)",
+                      lambda o: MPIRUN + ["-x", "SM_DNNL=0", "-np", "2"] + train_cmd(a, o))]
     veth = Veth(tmp)
     veth_note = "skipped (--no-veth)" if a.no_veth else veth.start()
     if veth_note is None:
@@ -170,7 +178,9 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     best = {k: max(v, key=lambda x: x["ips"]) for k, v in res.items()}
     best_cpu = {k: max(x["ips_cpu"] for x in v) for k, v in res.items()}
-    base, base_cpu = best["-np 1"]["ips"], best_cpu["-np 1"]
+    def base_of(name):  # the SM_DNNL=0 rows against their own -np 1
+        k = NODNNL1 if "SM_DNNL=0" in name else "-np 1"
+        return best[k]["ips"], best_cpu[k]
     cmd = "python3 bench/bench_train_mpi.py " + " ".join(shlex.quote(x) for x in sys.argv[1:])
     lines = [f"## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} — data-parallel train over MPI "
              "(bench/bench_train_mpi.py)", "",
@@ -183,6 +193,7 @@ def main():
              "wait us (wall); CPU compute + wait us | test accuracy |",
              "|---|---|---|---|---|---|---|---|"]
     for name, b in best.items():
+        base, base_cpu = base_of(name)
         per = "; ".join(f"r{r}: {v['step']:.0f} = {v['compute']:.0f} + {v['wait']:.0f}; CPU {v['ccompute']:.0f} + "
                         f"{v['cwait']:.0f}" for r, v in sorted(b["ranks"].items()))
         lines.append(f"| {name} | {b['ips']:.0f} | {b['ips'] / base:.2f}x | {best_cpu[name]:.0f} | "

@@ -652,9 +652,10 @@ static void split_piece(split_job *j, int64_t begin, int64_t end) {
 }
 
 static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, int *declined) {
-  sm_status *st = sm__kctx_check_stop(ctx); /* a oneDNN call cannot stop halfway: check before */
+  /* a oneDNN call cannot stop halfway: check before (ctx NULL: a caller outside a run, one thread) */
+  sm_status *st = ctx ? sm__kctx_check_stop(ctx) : NULL;
   if (st) return st;
-  sm_threadpool *pool = macs < SM_NN_PAR_MIN_MACS ? NULL : sm__kctx_pool(ctx);
+  sm_threadpool *pool = macs < SM_NN_PAR_MIN_MACS || !ctx ? NULL : sm__kctx_pool(ctx);
   int64_t pieces = sm__threadpool_nthreads(pool);
   if (pieces > n) pieces = n;
   j->n = n;

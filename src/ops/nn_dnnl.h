@@ -62,7 +62,8 @@ typedef struct sm__dnnl_bmm_args {
   float *c;
 } sm__dnnl_bmm_args;
 
-/* Run one product over the run's pool (single-threaded oneDNN calls on pieces of it). NULL
+/* Run one product over the run's pool (single-threaded oneDNN calls on pieces of it; ctx NULL:
+ * on the calling thread alone, for callers outside a run such as the trainer's grad.c). NULL
  * on success; an error status (out of memory: SM_RESOURCE_EXHAUSTED) the kernel returns; or NULL
  * with *declined = 1 when oneDNN has no primitive for it (the kernel then runs its own loops). */
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined);

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
 #include "ops/nn_raw.h"
 #include "savedmodel/model.h"
@@ -45,6 +46,7 @@ void sm__train_free(sm__train *t) {
     free(t->gb[i]);
   }
   free(t->zrecv);
+  for (int i = 0; i < 3; i++) sm__dnnl_cache_free(t->mm_cache[i]);
   sm__threadpool_free(t->pool);
   free(t);
 }
@@ -156,9 +158,9 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
                                L->sw, L->padding == SM_PAD_SAME, y, t->argmax[l]);
         break;
       case SM_LAYER_DENSE:
-        sm__nn_matmul_f32(t->pool, 0, 0, n, L->units, in_per, in, sm_tensor_data(L->kernel), sm_tensor_data(L->bias),
-                         nnact, 0, y);
-        if (L->activation == SM_ACT_SOFTMAX) sm__softmax_rows(y, n, L->units);
+        st = sm__train_matmul(t, 0, 0, 0, n, L->units, in_per, in, sm_tensor_data(L->kernel), y);
+        if (!st) sm__nn_bias_act_f32(y, y, n, L->units, sm_tensor_data(L->bias), nnact, 0.0f);
+        if (!st && L->activation == SM_ACT_SOFTMAX) sm__softmax_rows(y, n, L->units);
         break;
       case SM_LAYER_DROPOUT:
         if (training && L->rate > 0.0f) {
@@ -430,7 +432,7 @@ static sm_status *cpu_step(void *ctx, int64_t b0, int64_t b) {
     const float *out;
     if ((st = sm__forward(m, t->xbatch, b, 1, &out))) return st;
     double l = sm__loss(m, out, b, c->out_per, t->lbatch, t->ybatch, t->grad[m->nlayers - 1], &k, &t->fused_last);
-    sm__backward(m, t->xbatch, b);
+    if ((st = sm__backward(m, t->xbatch, b))) return st;
     lsum = l * (double)b;
     sm__optimizer_step(m);
   }

@@ -150,7 +150,12 @@ static sm_status *exchange(sm__train *t, int64_t P, float *buf, int64_t off, int
   return st;
 }
 
-/* The received pieces added to this rank's range of g, in rank order (as every rank would). */
+/* The received pieces added to this rank's range of g in rank order, as every rank would, but for
+ * the last addition, which the optimizer makes as it reads the gradient (sm__optimizer_step_part's
+ * add, last_piece below), so that the sum is not written out and read back: rank 0 adds all but
+ * the last piece into its own range; another rank sums from rank 0's piece on, the sum of all but
+ * the last term into its own range, except the last rank (its own range is the last term), whose
+ * sum stays in rank 0's piece. Float addition commutes: the same bits as summing first. */
 static void sum_pieces(sm__train *t, int64_t P, float *g, int64_t off, int64_t n) {
   int N = sm__dist_size(), r = sm__dist_rank();
   int64_t a, b;
@@ -159,19 +164,25 @@ static void sum_pieces(sm__train *t, int64_t P, float *g, int64_t off, int64_t n
   float *own = g + (a - off);
   int64_t c = b - a;
   if (r == 0) {
-    for (int k = 1; k < N; k++) {
+    for (int k = 1; k < N - 1; k++) {
       const float *p = piece(t, k, a);
       for (int64_t i = 0; i < c; i++) own[i] += p[i];
     }
     return;
   }
-  /* running sum in rank 0's piece, the last addition straight into own (read before it is written) */
   float *acc = piece(t, 0, a);
-  for (int k = 1; k < N; k++) {
+  for (int k = 1; k < N - 1; k++) {
     const float *p = k == r ? own : piece(t, k, a);
-    float *dst = k == N - 1 ? own : acc;
+    float *dst = k == N - 2 && r != N - 1 ? own : acc;
     for (int64_t i = 0; i < c; i++) dst[i] = acc[i] + p[i];
   }
+}
+
+/* What the optimizer adds to this rank's own range of the gradients (flat over [zlo, zhi)) after
+ * sum_pieces: the last rank's piece, or on the last rank the running sum in rank 0's piece. */
+static const float *last_piece(const sm__train *t) {
+  int N = sm__dist_size(), r = sm__dist_rank();
+  return r == N - 1 ? piece(t, 0, t->zlo) : piece(t, N - 1, t->zlo);
 }
 
 typedef struct {
@@ -246,9 +257,10 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     v[0] = l * (double)nb;
     v[1] = (double)c;
     t->layer_done = layer_done;
-    sm__backward(m, t->xbatch, nb);
+    st = sm__backward(m, t->xbatch, nb);
     t->layer_done = NULL;
     t->layer_done_ctx = NULL;
+    if (st) return st;
   } else { /* a global batch smaller than the job: this rank adds nothing, in the same order */
     for (int l = m->nlayers - 1; l >= 0; l--)
       if (m->layers[l].kernel) {
@@ -269,7 +281,7 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
       sum_pieces(t, bc.P, t->gk[l], off, nk);
       sum_pieces(t, bc.P, t->gb[l], off + nk, sm_tensor_num_elements(m->layers[l].bias));
     }
-  sm__optimizer_step_part(m, t->zlo, t->zhi);
+  sm__optimizer_step_part(m, t->zlo, t->zhi, last_piece(t));
   sm_status *st = NULL;
   for (int l = 0; l < m->nlayers && !st; l++) {
     sm__layer *L = &m->layers[l];

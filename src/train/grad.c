@@ -2,9 +2,11 @@
  * split by samples over the trainer's pool (OpenBLAS itself runs single-threaded, see
  * src/ops/nn.c), each task summing into its own partial kernel gradient, then the partials are
  * added in task order so that a run is bitwise reproducible for a given thread count. MaxPool
- * routes each output's gradient to its argmax; Dense uses the shared matmul with transposes;
+ * routes each output's gradient to its argmax; Dense's products (its forward in fit.c too) go
+ * through sm__train_matmul (oneDNN's unpacked matmul where it is on, else the shared gemm);
  * activations are undone in place on the incoming gradient (relu: mask by output > 0; softmax:
- * y * (g - sum(g * y))). No allocation here: the scratch is sized by sm__train_scratch. */
+ * y * (g - sum(g * y))). No allocation here but oneDNN's primitive caches (sm__train_matmul): the scratch is sized by
+ * sm__train_scratch. */
 /* GCC's -O2 "very cheap" cost model vectorizes no loop of unknown trip count; the masks and sums
  * here are such loops (clang needs nothing). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -13,6 +15,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "ops/nn_dnnl.h"
 #include "ops/nn_raw.h"
 #include "train/train_internal.h"
 
@@ -30,6 +33,75 @@ static void undo_act(int act, const float *y, float *gy, int64_t rows, int64_t k
       for (int64_t j = 0; j < k; j++) gr[j] = yr[j] * (gr[j] - dot);
     }
   }
+}
+
+/* ---- the Dense products (train_internal.h) ---------------------------------------------------
+ * Why oneDNN: OpenBLAS packs B on every call, and at the small batches of data-parallel ranks
+ * the packing of a large kernel is much of the product. One thread, the seed CNN's
+ * Dense(5408->64), us per call, OpenBLAS / oneDNN (bench/RESULTS.md, session 13, h6): batch 32
+ * forward 240 / 133, weight gradient 191 / 144, input gradient 253 / 178; batch 64 370 / 243,
+ * 315 / 283, 385 / 298. */
+typedef struct mmjob {
+  sm__dnnl_cache *cache;
+  sm__dnnl_bmm_args a; /* the whole product; a piece takes rows (or columns) [r0, r1) of C */
+  int ta, tb, cols;
+  int64_t per;
+  sm_status *err;
+  int declined;
+} mmjob;
+
+static void mm_piece(void *ctx, int64_t pb, int64_t pe) {
+  mmjob *j = ctx;
+  for (int64_t p = pb; p < pe; p++) {
+    int64_t r0 = p * j->per, all = j->cols ? j->a.N : j->a.M, r1 = r0 + j->per < all ? r0 + j->per : all;
+    sm__dnnl_bmm_args a = j->a;
+    if (j->cols) { /* columns [r0, r1) of B and C */
+      a.N = r1 - r0;
+      a.b += j->tb ? r0 * a.K : r0;
+      a.c += r0;
+    } else {
+      a.M = r1 - r0;
+      a.a += j->ta ? r0 : r0 * a.K;
+      a.c += r0 * a.N;
+    }
+    int declined = 0;
+    sm_status *st = sm__dnnl_bmm(j->cache, &a, NULL, &declined), *none = NULL;
+    if (declined) __atomic_store_n(&j->declined, 1, __ATOMIC_RELAXED);
+    if (st && !__atomic_compare_exchange_n(&j->err, &none, st, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+      sm_status_free(st);
+  }
+}
+
+sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k, const float *a,
+                            const float *b, float *c) {
+  if (m <= 0 || n <= 0) return NULL;
+  if (k > 0 && which >= 0 && which < 3 && sm__dnnl_enabled()) {
+    sm_status *st = t->mm_cache[which] ? NULL : sm__dnnl_cache_new(&t->mm_cache[which]);
+    if (st) return st;
+    mmjob j = {t->mm_cache[which], {0}, ta, tb, 0, 0, NULL, 0};
+    j.a.nbd = 1;
+    j.a.bd[0] = 1;
+    j.a.M = m, j.a.N = n, j.a.K = k;
+    /* element strides of the rows and columns of op(A) [m, k], op(B) [k, n], C [m, n] */
+    j.a.sa[1] = ta ? 1 : k, j.a.sa[2] = ta ? m : 1;
+    j.a.sb[1] = tb ? 1 : n, j.a.sb[2] = tb ? k : 1;
+    j.a.sc[1] = n, j.a.sc[2] = 1;
+    j.a.sa[0] = m * k, j.a.sb[0] = k * n, j.a.sc[0] = m * n;
+    j.a.a = a, j.a.b = b, j.a.c = c;
+    /* few rows and many columns (the forward pass and the input gradient at small batches): by
+     * columns, so that each thread streams its share of B rather than all of it */
+    j.cols = m <= 64 && n >= 32;
+    int64_t all = j.cols ? n : m;
+    int64_t pieces = (double)m * (double)n * (double)k < SM_NN_PAR_MIN_MACS ? 1 : sm__threadpool_nthreads(t->pool);
+    if (pieces > all) pieces = all;
+    if (pieces < 1) pieces = 1;
+    j.per = (all + pieces - 1) / pieces;
+    if (j.cols) j.per = (j.per + 15) / 16 * 16; /* whole vectors of columns */
+    sm__parallel_for(pieces > 1 ? t->pool : NULL, (all + j.per - 1) / j.per, 1, mm_piece, &j);
+    if (j.err || !j.declined) return j.err;
+  }
+  sm__nn_matmul_f32(t->pool, ta, tb, m, n, k, a, b, NULL, SM_NN_ACT_NONE, 0, c);
+  return NULL;
 }
 
 /* ---- conv2d ---------------------------------------------------------------------------------- */
@@ -201,9 +273,10 @@ static void pool_range(void *ctx, int64_t b, int64_t e) {
 /* skip_act: the activation's mask is already in gy (the loss's fused softmax gradient, or a max
  * pool above that routed only to positive relu outputs). pool_relu: this is a max pool whose
  * input x is a relu output; apply that relu's mask while routing (x then is its y). */
-static void layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
-                           float *gb, int64_t n, int skip_act, int pool_relu) {
+static sm_status *layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
+                                 float *gb, int64_t n, int skip_act, int pool_relu) {
   const sm__layer *L = &m->layers[l];
+  sm_status *st = NULL;
   sm__train *tr = m->priv;
   int64_t in_per = sm__elems(L->in_rank, L->in_shape), out_per = sm__elems(L->out_rank, L->out_shape);
   int64_t last = L->out_rank ? L->out_shape[L->out_rank - 1] : 1;
@@ -215,11 +288,11 @@ static void layer_backward(sm_seq *m, int l, const float *x, const float *y, flo
     case SM_LAYER_DENSE: {
       if (!skip_act) undo_act(L->activation, y, gy, n, L->units);
       const float *w = sm_tensor_data(L->kernel);
-      sm__nn_matmul_f32(tr->pool, 1, 0, in_per, L->units, n, x, gy, NULL, SM_NN_ACT_NONE, 0, gk);
+      st = sm__train_matmul(tr, 1, 1, 0, in_per, L->units, n, x, gy, gk);
       for (int64_t u = 0; u < L->units; u++) gb[u] = 0.0f;
       for (int64_t i = 0; i < n; i++)
         for (int64_t u = 0; u < L->units; u++) gb[u] += gy[i * L->units + u];
-      if (gx) sm__nn_matmul_f32(tr->pool, 0, 1, n, in_per, L->units, gy, w, NULL, SM_NN_ACT_NONE, 0, gx);
+      if (gx && !st) st = sm__train_matmul(tr, 2, 0, 1, n, in_per, L->units, gy, w, gx);
       break;
     }
     case SM_LAYER_MAXPOOL2D:
@@ -251,11 +324,12 @@ static void layer_backward(sm_seq *m, int l, const float *x, const float *y, flo
   }
   if (L->no_bias && gb)
     for (int64_t u = 0; u < L->units; u++) gb[u] = 0.0f;
+  return st ? sm_status_prefix(st, "%s", L->name) : NULL;
 }
 
-void sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
-                        float *gb, int64_t n) {
-  layer_backward(m, l, x, y, gy, gx, gk, gb, n, 0, 0);
+sm_status *sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
+                              float *gb, int64_t n) {
+  return layer_backward(m, l, x, y, gy, gx, gk, gb, n, 0, 0);
 }
 
 /* Does layer l end in a relu whose mask a max pool right above can apply instead? */
@@ -266,7 +340,7 @@ static int relu_below_pool(const sm_seq *m, int l) {
          P->activation == SM_ACT_RELU;
 }
 
-void sm__backward(sm_seq *m, const float *x, int64_t n) {
+sm_status *sm__backward(sm_seq *m, const float *x, int64_t n) {
   sm__train *tr = m->priv;
   int first_w = -1;
   for (int l = 0; l < m->nlayers && first_w < 0; l++)
@@ -276,7 +350,9 @@ void sm__backward(sm_seq *m, const float *x, int64_t n) {
     float *gx = l > first_w ? tr->grad[l - 1] : NULL;
     int pool_relu = gx && relu_below_pool(m, l);
     int skip = (l == m->nlayers - 1 && tr->fused_last) || (l + 1 < m->nlayers && relu_below_pool(m, l + 1));
-    layer_backward(m, l, in, tr->act[l], tr->grad[l], gx, tr->gk[l], tr->gb[l], n, skip, pool_relu);
+    sm_status *st = layer_backward(m, l, in, tr->act[l], tr->grad[l], gx, tr->gk[l], tr->gb[l], n, skip, pool_relu);
+    if (st) return st;
     if (tr->layer_done && m->layers[l].kernel) tr->layer_done(tr->layer_done_ctx, l);
   }
+  return NULL;
 }

@@ -43,6 +43,7 @@ typedef struct upd {
   float lr, mom, alpha, omb1, omb2, eps, wd, rho, omrho;
   float *w, *s0, *s1, *s2;
   const float *g;
+  const float *g2; /* NULL, or added to g as it is read (upd_sum_range) */
 } upd;
 
 static void rmsprop_range(const upd *u, int64_t b, int64_t e) {
@@ -110,6 +111,22 @@ static void upd_range(void *ctx, int64_t b, int64_t e) {
   } else {
     const float lr = u->lr;
     for (int64_t i = b; i < e; i++) w[i] -= g[i] * lr;
+  }
+}
+
+/* The gradient g + g2 (the sharded optimizer's last received piece, fit_dist.c): summed a block at a
+ * time into a buffer that stays in L1, then the update as ever, so that the sum is never written
+ * to and read back from memory; the same bits as summing first. */
+static void upd_sum_range(void *ctx, int64_t b, int64_t e) {
+  const upd *u = ctx;
+  float sum[512];
+  for (int64_t c = b; c < e; c += 512) {
+    int64_t n = e - c < 512 ? e - c : 512;
+    for (int64_t i = 0; i < n; i++) sum[i] = u->g[c + i] + u->g2[c + i];
+    upd v = *u;
+    v.g = sum, v.g2 = NULL, v.w = u->w + c;
+    v.s0 = u->s0 ? u->s0 + c : NULL, v.s1 = u->s1 ? u->s1 + c : NULL, v.s2 = u->s2 ? u->s2 + c : NULL;
+    upd_range(&v, 0, n);
   }
 }
 
@@ -225,13 +242,14 @@ void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const
                       int64_t n) {
   upd u;
   upd_init(&u, o, iterations);
-  u.w = w, u.g = g, u.s0 = s0, u.s1 = s1, u.s2 = NULL;
+  u.w = w, u.g = g, u.s0 = s0, u.s1 = s1, u.s2 = NULL, u.g2 = NULL;
   upd_range(&u, 0, n);
 }
 
-void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi) {
+void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi, const float *add) {
   sm__train *tr = m->priv;
   upd u;
+  memset(&u, 0, sizeof u);
   upd_init(&u, &m->opt, m->iterations);
   int64_t off = 0; /* the flat index of the tensor's first element: layers in order, kernel then bias */
   for (int i = 0; i < m->nlayers; i++) {
@@ -251,10 +269,11 @@ void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi) {
       u.s0 = slot[0] ? (float *)sm_tensor_data(slot[0]) + b : NULL;
       u.s1 = slot[1] ? (float *)sm_tensor_data(slot[1]) + b : NULL;
       u.s2 = slot[2] ? (float *)sm_tensor_data(slot[2]) + b : NULL;
-      sm__parallel_for(tr->pool, e - b, 16384, upd_range, &u);
+      u.g2 = add ? add + (off - n + b - lo) : NULL;
+      sm__parallel_for(tr->pool, e - b, 16384, add ? upd_sum_range : upd_range, &u);
     }
   }
   m->iterations++;
 }
 
-void sm__optimizer_step(sm_seq *m) { sm__optimizer_step_part(m, 0, INT64_MAX); }
+void sm__optimizer_step(sm_seq *m) { sm__optimizer_step_part(m, 0, INT64_MAX, NULL); }

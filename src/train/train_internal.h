@@ -64,6 +64,9 @@ typedef struct sm__train {
   int scratch_threads;
   /* sm_seq_fit_timing: the last epoch's (filled while it runs, kept after) */
   sm_fit_timing timing;
+  /* sm__train_matmul's oneDNN primitives, one cache per product (forward, weight gradient,
+   * input gradient), made at its first use while oneDNN is on */
+  struct sm__dnnl_cache *mm_cache[3];
 } sm__train;
 
 /* Elements of one sample's tensor of the given shape. */
@@ -83,11 +86,20 @@ void sm__softmax_rows(float *v, int64_t rows, int64_t k);
 /* Layer l's backward for n samples: x its input, y its output, gy the gradient with respect to y
  * (overwritten: activations are undone in place), gx (NULL: not wanted) the gradient with respect
  * to x, gk/gb (for layers with weights) the gradients of the kernel and bias. */
-void sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
-                        float *gb, int64_t n);
+sm_status *sm__layer_backward(sm_seq *m, int l, const float *x, const float *y, float *gy, float *gx, float *gk,
+                              float *gb, int64_t n);
 /* Whole backward pass after sm__forward(training=1), from the gradient of the loss w.r.t. the
- * model's output (in tr->grad[last]); fills tr->gk/gb. */
-void sm__backward(sm_seq *m, const float *x, int64_t n);
+ * model's output (in tr->grad[last]); fills tr->gk/gb. An error only from sm__train_matmul. */
+sm_status *sm__backward(sm_seq *m, const float *x, int64_t n);
+
+/* The Dense layers' products: C [m, n] = op(A) op(B), row-major and dense (A [m, k], or [k, m]
+ * when ta; B [k, n], or [n, k] when tb). `which` names the product (0 forward, 1 weight gradient,
+ * 2 input gradient: each has its own primitive cache). oneDNN's matmul on the operands as they
+ * lie (brgemm; nothing packed, the weights change every step), rows (or, for few rows, columns)
+ * split over the trainer's pool, where oneDNN is on (sm__dnnl_enabled); else, or where it has no primitive, the pool's gemm
+ * (OpenBLAS). An error (out of memory in oneDNN) is returned, never hidden by a fallback. */
+sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k, const float *a,
+                            const float *b, float *c);
 
 /* Loss over n samples of the model's output `out` ([n, k] logits/probabilities for
  * cross-entropy with integer labels, [n, k] values for MSE with float targets), its gradient
@@ -101,8 +113,9 @@ double sm__loss(const sm_seq *m, const float *out, int64_t n, int64_t k, const i
 /* One optimizer step on every weight with the gradients in tr->gk/gb; increments iterations. */
 void sm__optimizer_step(sm_seq *m);
 /* The same step on the elements [lo, hi) of the weights taken as one flat vector (layers in
- * order, each layer's kernel then bias): a rank's share under the sharded optimizer (fit_dist.c). */
-void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi);
+ * order, each layer's kernel then bias): a rank's share under the sharded optimizer (fit_dist.c).
+ * add (NULL: none): flat values over [lo, hi) added to the gradients as they are read. */
+void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi, const float *add);
 /* One update of one variable (n elements) by its gradient: exposed for tests. */
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);

@@ -8,6 +8,7 @@
 
 #include "savedmodel/dtype.h"
 #include "savedmodel/train.h"
+#include "ops/nn_dnnl.h"
 #include "test.h"
 #include "train/train_internal.h"
 
@@ -108,7 +109,7 @@ static void fd_layer(const char *name, sm_seq *m, int64_t n, int distinct) {
   const float *y;
   CHECK_OK(sm__forward(m, x, n, fd_training, &y));
   memcpy(gy, r, (size_t)out_n * sizeof *gy);
-  sm__layer_backward(m, 0, x, tr->act[0], gy, gx, gk, gb, n);
+  CHECK_OK(sm__layer_backward(m, 0, x, tr->act[0], gy, gx, gk, gb, n));
   int bad = fd_vector("x", name, x, in_n, gx, m, x, n, r);
   if (L->kernel) {
     int fixed_k = L->kind == SM_LAYER_BATCHNORM && !L->use_scale; /* scale=False: gamma stays 1 */
@@ -194,7 +195,7 @@ static void test_layer_gradients(void) {
   for (int i = 0; i < 2000; i++) x[i] = 1.0f + (float)i, gy[i] = 2.0f;
   const float *y;
   CHECK_OK(sm__forward(m, x, 2, 1, &y));
-  sm__layer_backward(m, 0, x, y, gy, gx, NULL, NULL, 2);
+  CHECK_OK(sm__layer_backward(m, 0, x, y, gy, gx, NULL, NULL, 2));
   int dropped = 0, wrong = 0;
   for (int i = 0; i < 2000; i++) {
     if (y[i] == 0.0f) {
@@ -364,7 +365,7 @@ static void fd_model(int softmax_last) {
   CHECK_OK(sm__forward(m, x, N, 1, &y));
   sm__loss(m, y, N, 3, lab, NULL, tr->grad[m->nlayers - 1], NULL, &tr->fused_last);
   CHECK(tr->fused_last == softmax_last);
-  sm__backward(m, x, N);
+  CHECK_OK(sm__backward(m, x, N));
   int bad = 0;
   for (int li = 0; li < m->nlayers; li++) {
     sm__layer *L = &m->layers[li];
@@ -861,6 +862,60 @@ static void test_dist_single(void) {
   sm_dist_finalize();
 }
 
+/* sm__train_matmul (the Dense layers' products): every transpose, one thread and split (by rows,
+ * and by columns) over a pool of two, with oneDNN off and as the environment says (where it is on,
+ * its primitive cache is made, so its path ran), against a double-precision loop. */
+static void test_dense_products(void) {
+  /* the second splits its rows over a pool, the third (few rows) its columns */
+  const int64_t shapes[3][3] = {{37, 19, 23}, {70, 64, 300}, {20, 100, 200}};
+  const char *env = getenv("SM_DNNL");
+  char saved[16] = "";
+  if (env) snprintf(saved, sizeof saved, "%s", env);
+  for (int dn = 0; dn < 2; dn++) {
+    /* on: as the environment (or the build's default: sanitizer builds leave oneDNN off) says */
+    if (!dn) setenv("SM_DNNL", "0", 1);
+    else if (env) setenv("SM_DNNL", saved, 1);
+    else unsetenv("SM_DNNL");
+    for (int threads = 1; threads <= 2; threads++) {
+      sm__train *t = calloc(1, sizeof *t);
+      CHECK(t != NULL);
+      if (!t) return;
+      if (threads > 1) CHECK_OK(sm__threadpool_new(threads, &t->pool));
+      for (int s = 0; s < 3; s++)
+        for (int ta = 0; ta < 2; ta++)
+          for (int tb = 0; tb < 2; tb++) {
+            int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            float *a = malloc((size_t)(m * k) * sizeof *a), *b = malloc((size_t)(k * n) * sizeof *b);
+            float *c = malloc((size_t)(m * n) * sizeof *c);
+            CHECK(a && b && c);
+            if (!a || !b || !c) return;
+            for (int64_t i = 0; i < m * k; i++) a[i] = frand();
+            for (int64_t i = 0; i < k * n; i++) b[i] = frand();
+            int which = (s * 4 + ta * 2 + tb) % 3;
+            CHECK_OK(sm__train_matmul(t, which, ta, tb, m, n, k, a, b, c));
+            int bad = 0;
+            for (int64_t i = 0; i < m; i++)
+              for (int64_t j = 0; j < n; j++) {
+                double want = 0.0;
+                for (int64_t p = 0; p < k; p++)
+                  want += (double)(ta ? a[p * m + i] : a[i * k + p]) * (double)(tb ? b[j * k + p] : b[p * n + j]);
+                bad += fabs((double)c[i * n + j] - want) > 1e-4 * (1.0 + fabs(want));
+              }
+            CHECK(bad == 0);
+            if (bad) fprintf(stderr, "dense product %lldx%lldx%lld ta %d tb %d dnnl %d threads %d: %d wrong\n",
+                             (long long)m, (long long)n, (long long)k, ta, tb, dn, threads, bad);
+            CHECK((t->mm_cache[which] != NULL) == (dn && sm__dnnl_enabled()));
+            free(a);
+            free(b);
+            free(c);
+          }
+      sm__train_free(t);
+    }
+  }
+  if (env) setenv("SM_DNNL", saved, 1);
+  else unsetenv("SM_DNNL");
+}
+
 int main(void) {
   test_layer_gradients();
   test_losses();
@@ -874,5 +929,6 @@ int main(void) {
   test_mse_learns();
   test_dist_single();
   test_keras_layer_gradients();
+  test_dense_products(); /* last: it draws from frand's stream, which the checks above were written for */
   TEST_MAIN_END();
 }

@@ -192,7 +192,7 @@ static void cpu_seam(void) {
       CHECK_OK(sm__forward(b, t->xbatch, nb, 1, &out));
       sum += sm__loss(b, out, nb, K, t->lbatch, NULL, t->grad[b->nlayers - 1], &c, &t->fused_last) * (double)nb;
       correct += c;
-      sm__backward(b, t->xbatch, nb);
+      CHECK_OK(sm__backward(b, t->xbatch, nb));
       sm__optimizer_step(b);
     }
   }
