@@ -160,9 +160,11 @@ def run_wrk(url, seconds, threads, conns, lua):
 CNN_DIR = os.path.join(ROOT, "tests", "fixtures", "zoo", "keras_seed_cnn", "model")
 BATCHING = "max_batch_size { value: 32 }\nbatch_timeout_micros { value: 0 }\nnum_batch_threads { value: 1 }\n" \
            "max_enqueued_batches { value: 1000 }\n"
-# Batches that form: requests wait up to 500 us for each other, and there are as many request
-# threads as connections (a libmicrohttpd pool thread that waits in the batcher holds its other
-# connections, so with the default threads at most that many requests can be in one batch).
+# Batches that form: requests wait up to 500 us for each other. As many request threads as
+# connections: before REST predicts were parked while their batch forms (session 13), a
+# libmicrohttpd pool thread that waited in the batcher held its other connections, so with the
+# default threads at most that many requests could be in one batch; kept so that runs compare
+# (SM_REST_PARK=0 in the server's environment brings the waiting back, for A/B runs).
 BATCHING_FORMED = BATCHING.replace("batch_timeout_micros { value: 0 }", "batch_timeout_micros { value: 500 }")
 
 

@@ -320,6 +320,7 @@ int sm__cli_serve(int argc, char **argv) {
   }
   if (!s) {
     sm_rest_options ro = {.manager = m, .batcher = b, .batcher_run = b ? sm__batcher_run : NULL,
+                          .batcher_submit = b ? sm__batcher_submit : NULL,
                           .timeout_ms = timeout, .max_run_bytes = max_run_bytes, .tags = tags, .ntags = ntags};
     s = sm__rest_new(&ro, &rest);
   }
@@ -354,6 +355,7 @@ int sm__cli_serve(int argc, char **argv) {
     while (sigwait(&sigs, &sig) != 0) {
     }
     fprintf(stderr, "savedmodel serve: signal %d: finishing requests in flight and stopping\n", sig);
+    sm__batcher_hurry(b); /* requests waiting for a batch to fill are answered now */
     sm__http_stop(http, 30000);
     http = NULL;
 #ifdef SM_HAVE_GRPC

@@ -7,7 +7,9 @@
  * copies of the last task's first row, as TF Serving pads), run the signature once and hand each task its rows of every output.
  * Tasks that cannot be merged run alone on the caller's thread. With batch_timeout_micros 0 there
  * are no batch threads: the callers run the batches themselves, at most num_batch_threads at once
- * (lead_or_wait; SM_BATCH_THREADS=1 keeps batch threads, for A/B runs). Also reads
+ * (lead_or_wait; SM_BATCH_THREADS=1 keeps batch threads, for A/B runs). A caller either waits
+ * for its answer (sm__batcher_run) or parks its task and is called back (sm__batcher_submit: the
+ * REST server suspends the connection rather than hold a thread). Also reads
  * BatchingParameters text files (proto/session_bundle_config.proto). */
 #include "serve/batch.h"
 
@@ -117,6 +119,8 @@ typedef struct task {
   size_t max_run_bytes; /* 0: none */
   struct timespec enqueued;
   sm_status *status;
+  sm_batch_done_fn done_fn; /* parked (sm__batcher_submit): called when answered, then t is freed */
+  void *done_arg;
   pthread_mutex_t tmu; /* guards done, lead; the batcher's mu is never taken while holding it */
   pthread_cond_t cv;   /* signalled when done or lead is set */
   int done;
@@ -133,6 +137,7 @@ struct sm_batcher {
   int64_t queued_rows;
   int64_t nbatches, ntasks; /* batches run by the batch threads, tasks in them */
   int stop;
+  int hurry; /* sm__batcher_hurry: batches close without waiting for their timeout */
   pthread_t *threads;
   int nthreads;
   int callers_run;  /* batch_timeout_micros 0: no batch threads, callers run batches (lead_or_wait) */
@@ -146,6 +151,11 @@ struct sm_batcher {
  * traffic on mu was 9% of the server's CPU with batches of 5-10, bench/RESULTS.md). The caller
  * may free t as soon as this returns. */
 static void task_done(task *t) {
+  if (t->done_fn) { /* parked: nobody waits on the condition variable */
+    t->done_fn(t->done_arg, t->status);
+    free(t);
+    return;
+  }
   pthread_mutex_lock(&t->tmu);
   t->done = 1;
   pthread_cond_signal(&t->cv);
@@ -496,7 +506,7 @@ static void *batch_main(void *arg) {
     task *head = b->head;
     /* Wait for a full batch or the head's timeout; on stop, go now. */
     int64_t waited = elapsed_us(&head->enqueued);
-    if (!b->stop && compatible_rows(head, b->p.pad_variable_length_inputs) < b->p.max_batch_size && waited < b->p.batch_timeout_micros) {
+    if (!b->stop && !b->hurry && compatible_rows(head, b->p.pad_variable_length_inputs) < b->p.max_batch_size && waited < b->p.batch_timeout_micros) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       int64_t left = b->p.batch_timeout_micros - waited;
@@ -541,7 +551,12 @@ static void lead_or_wait(sm_batcher *b, task *t) {
       int done = t->done;
       pthread_mutex_unlock(&t->tmu);
       if (!done) continue;
-      if (b->head && b->running < b->p.num_batch_threads) task_lead(b->head);
+      if (b->head && b->running < b->p.num_batch_threads) {
+        task *w = b->head;
+        while (w && w->done_fn) w = w->next;
+        if (!w) continue; /* only parked tasks are left: nobody else would run them */
+        task_lead(w);
+      }
       break;
     }
     pthread_mutex_unlock(&b->mu);
@@ -612,6 +627,14 @@ void sm__batcher_free(sm_batcher *b) {
   free(b);
 }
 
+void sm__batcher_hurry(sm_batcher *b) {
+  if (!b) return;
+  pthread_mutex_lock(&b->mu);
+  b->hurry = 1;
+  pthread_cond_broadcast(&b->work);
+  pthread_mutex_unlock(&b->mu);
+}
+
 void sm__batcher_stats(sm_batcher *b, int64_t *batches, int64_t *tasks) {
   pthread_mutex_lock(&b->mu);
   *batches = b->nbatches;
@@ -619,60 +642,117 @@ void sm__batcher_stats(sm_batcher *b, int64_t *batches, int64_t *tasks) {
   pthread_mutex_unlock(&b->mu);
 }
 
-sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
-                          sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
-                          sm_tensor **outputs, const sm_run_options *opts) {
-  sm_model *model = sm__servable_model(sv);
+/* Fills t for one request, or returns why it does not go through the queue: *alone set when it
+ * runs by itself on the caller's thread (not batchable), else the error. */
+static sm_status *task_init(sm_batcher *b, task *t, sm_model *model, const char *key, const char *const *in_aliases,
+                            sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                            sm_tensor **outputs, const sm_run_options *opts, int *alone) {
+  *alone = 0;
   if (!model) return sm_status_new(SM_INVALID_ARGUMENT, "batcher: no servable given");
   int64_t rows = batchable_rows(inputs, nin);
-  if (rows == 0 || nout <= 0 || !outputs)
-    return run_by_names(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs, opts);
+  if (rows == 0 || nout <= 0 || !outputs) {
+    *alone = 1;
+    return NULL;
+  }
   if (rows > b->p.max_batch_size)
     return sm_status_new(SM_INVALID_ARGUMENT, "Task size %lld is larger than maximum input batch size %lld",
                          (long long)rows, (long long)b->p.max_batch_size);
   for (int j = 0; j < nout; j++) outputs[j] = NULL;
-  task t = {.model = model, .key = key, .in_aliases = in_aliases, .inputs = inputs, .nin = nin,
-            .out_aliases = out_aliases, .nout = nout, .outputs = outputs, .rows = rows,
-            .deadline_us = opts ? opts->deadline_us : 0, .max_run_bytes = opts ? opts->max_run_bytes : 0};
-  clock_gettime(CLOCK_MONOTONIC, &t.enqueued);
-  pthread_cond_init(&t.cv, NULL);
-  pthread_mutex_init(&t.tmu, NULL);
+  *t = (task){.model = model, .key = key, .in_aliases = in_aliases, .inputs = inputs, .nin = nin,
+              .out_aliases = out_aliases, .nout = nout, .outputs = outputs, .rows = rows,
+              .deadline_us = opts ? opts->deadline_us : 0, .max_run_bytes = opts ? opts->max_run_bytes : 0};
+  clock_gettime(CLOCK_MONOTONIC, &t->enqueued);
+  return NULL;
+}
+
+/* Queues t (refused when stopping or full); on success returns with mu held. */
+static sm_status *enqueue(sm_batcher *b, task *t) {
   pthread_mutex_lock(&b->mu);
-  if (b->stop) {
+  sm_status *s = NULL;
+  /* SharedBatchScheduler's queue limit, counted in batches (its words and code,
+   * shared_batch_scheduler.h). */
+  int64_t batches = (b->queued_rows + t->rows + b->p.max_batch_size - 1) / b->p.max_batch_size;
+  if (b->stop)
+    s = sm_status_new(SM_UNAVAILABLE, "the batcher is shutting down");
+  else if (batches > b->p.max_enqueued_batches)
+    s = sm_status_new(SM_UNAVAILABLE, "The batch scheduling queue to which this task was submitted is full");
+  if (s) {
     pthread_mutex_unlock(&b->mu);
-    pthread_cond_destroy(&t.cv);
-    pthread_mutex_destroy(&t.tmu);
-    return sm_status_new(SM_UNAVAILABLE, "the batcher is shutting down");
-  }
-  /* SharedBatchScheduler's queue limit, counted in batches. */
-  int64_t batches = (b->queued_rows + rows + b->p.max_batch_size - 1) / b->p.max_batch_size;
-  if (batches > b->p.max_enqueued_batches) {
-    pthread_mutex_unlock(&b->mu);
-    pthread_cond_destroy(&t.cv);
-    pthread_mutex_destroy(&t.tmu);
-    /* SharedBatchScheduler's words and code (shared_batch_scheduler.h) */
-    return sm_status_new(SM_UNAVAILABLE, "The batch scheduling queue to which this task was submitted is full");
+    return s;
   }
   int was_empty = !b->head;
   if (b->tail)
-    b->tail->next = &t;
+    b->tail->next = t;
   else
-    b->head = &t;
-  b->tail = &t;
-  b->queued_rows += rows;
-  if (b->callers_run) {
+    b->head = t;
+  b->tail = t;
+  b->queued_rows += t->rows;
+  /* With batch threads, one needs waking only when there is a new head to time, or when the
+   * queue may hold a full batch (SharedBatchScheduler also wakes its threads only for a
+   * schedulable batch); every other arrival waits for the head's timeout. Waking the thread on
+   * each arrival cost a context switch per request, and with batch_timeout_micros > 0 it tripled
+   * the server's kernel time per image (bench/RESULTS.md). */
+  if (!b->callers_run && (was_empty || b->queued_rows >= b->p.max_batch_size)) pthread_cond_signal(&b->work);
+  return NULL;
+}
+
+sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+                          sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                          sm_tensor **outputs, const sm_run_options *opts) {
+  sm_model *model = sm__servable_model(sv);
+  task t;
+  int alone = 0;
+  sm_status *s = task_init(b, &t, model, key, in_aliases, inputs, nin, out_aliases, nout, outputs, opts, &alone);
+  if (s) return s;
+  if (alone) return run_by_names(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs, opts);
+  pthread_cond_init(&t.cv, NULL);
+  pthread_mutex_init(&t.tmu, NULL);
+  s = enqueue(b, &t);
+  if (!s && b->callers_run) {
     lead_or_wait(b, &t);
-  } else {
-    /* A batch thread needs waking only when there is a new head to time, or when the queue may
-     * hold a full batch (SharedBatchScheduler also wakes its threads only for a schedulable
-     * batch); every other arrival waits for the head's timeout. Waking the thread on each
-     * arrival cost a context switch per request, and with batch_timeout_micros > 0 it tripled
-     * the server's kernel time per image (bench/RESULTS.md). */
-    if (was_empty || b->queued_rows >= b->p.max_batch_size) pthread_cond_signal(&b->work);
+  } else if (!s) {
     pthread_mutex_unlock(&b->mu);
     task_wait(&t, 0);
   }
   pthread_cond_destroy(&t.cv);
   pthread_mutex_destroy(&t.tmu);
-  return t.status;
+  return s ? s : t.status;
+}
+
+void sm__batcher_submit(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+                        sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                        sm_tensor **outputs, const sm_run_options *opts, sm_batch_done_fn done, void *arg) {
+  sm_model *model = sm__servable_model(sv);
+  task *t = calloc(1, sizeof *t);
+  int alone = 0, queued = 0;
+  sm_status *s = t ? task_init(b, t, model, key, in_aliases, inputs, nin, out_aliases, nout, outputs, opts, &alone)
+                   : sm_status_new(SM_NO_MEMORY, "out of memory queueing a request");
+  if (!s && alone) s = run_by_names(model, key, in_aliases, inputs, nin, out_aliases, nout, outputs, opts);
+  if (!s && !alone) {
+    t->done_fn = done;
+    t->done_arg = arg;
+    s = enqueue(b, t);
+    queued = !s;
+  }
+  if (!queued) {
+    free(t);
+    done(arg, s);
+    return;
+  }
+  if (!b->callers_run) {
+    pthread_mutex_unlock(&b->mu);
+    return;
+  }
+  /* No batch threads: this caller runs batches until the queue is empty, unless enough already
+   * run (they take what queued, this task among it, before they stop). */
+  task **picked = NULL;
+  int cap = 0;
+  while (b->head && b->running < b->p.num_batch_threads) {
+    b->running++;
+    int n = take_batch(b, &picked, &cap);
+    if (n) run_picked(b, picked, n);
+    b->running--;
+  }
+  pthread_mutex_unlock(&b->mu);
+  free(picked);
 }

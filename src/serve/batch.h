@@ -33,6 +33,9 @@ sm_status *sm__batching_params_read(const char *path, sm_batching_params *out, i
 typedef struct sm_batcher sm_batcher;
 sm_status *sm__batcher_new(const sm_batching_params *p, sm_batcher **out);
 void sm__batcher_free(sm_batcher *b); /* NULL-safe; finishes queued work first */
+/* From now on batches close without waiting for batch_timeout_micros (the server is stopping:
+ * its requests in flight are answered at once). NULL-safe. */
+void sm__batcher_hurry(sm_batcher *b);
 /* Batches the batch threads have run so far, and the tasks (requests) they held. */
 void sm__batcher_stats(sm_batcher *b, int64_t *batches, int64_t *tasks);
 
@@ -46,5 +49,16 @@ void sm__batcher_stats(sm_batcher *b, int64_t *batches, int64_t *tasks);
 sm_status *sm__batcher_run(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                           sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
                           sm_tensor **outputs, const sm_run_options *opts);
+
+/* As sm__batcher_run, without waiting: for a transport that parks the request (http.c suspends
+ * its connection) instead of holding a thread while the batch forms and runs. done(arg, status)
+ * is called exactly once when the outputs are ready or the request failed (status owned by the
+ * callee, NULL on success): from a batch thread, from another caller's thread, or from this call
+ * before it returns (a request that runs alone, one refused, or with batch_timeout_micros 0 a
+ * batch this caller runs). inputs, aliases and outputs must stay valid until then. */
+typedef void (*sm_batch_done_fn)(void *arg, sm_status *status);
+void sm__batcher_submit(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+                        sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                        sm_tensor **outputs, const sm_run_options *opts, sm_batch_done_fn done, void *arg);
 
 #endif

@@ -2,7 +2,10 @@
  *
  * One daemon with an internal thread pool (epoll where available): each pool thread accepts and
  * serves its own connections, so a request is parsed, run and answered on one thread with no hand-
- * offs. Bodies are gathered up to max_body_bytes; past that the request is answered 413 and the
+ * offs; but with --enable_batching a predict is parked: its connection is suspended (MHD's
+ * suspend/resume) while its batch forms and runs, and the batch's end resumes it to be answered,
+ * so a request waiting for a batch holds no thread (and no other connection of that thread waits
+ * behind it). Bodies are gathered up to max_body_bytes; past that the request is answered 413 and the
  * rest of the body is read and dropped. Paths reach rest.c undecoded (TF Serving decodes the model
  * name and label itself). A request whose Content-Length headers disagree, or that has both
  * Content-Length and Transfer-Encoding, is answered 400 before its body is read.
@@ -60,6 +63,7 @@ struct sm_http {
   sm_manager *manager;
   size_t max_body;
   atomic_int inflight;
+  atomic_int parked; /* suspended connections: MHD must not be stopped while there are any */
   int port;
   /* connections: cmu guards the list and the counts */
   pthread_mutex_t cmu;
@@ -78,6 +82,12 @@ typedef struct req {
   int too_large;
   unsigned long long declared;
   struct timespec start;
+  /* A predict that goes to the batcher is parked: its connection is suspended (holding no thread)
+   * until the batch has run, then resumed and answered (sm__rest_start / sm__rest_finish). */
+  struct MHD_Connection *conn;
+  int parked;
+  sm_rest_pending *pending;
+  sm_rest_response resp;
 } req;
 
 static int64_t now_us(void) {
@@ -311,6 +321,13 @@ static int url_has_nul(struct MHD_Connection *c, const char *url, const char *ve
   return 1;
 }
 
+/* A parked request's answer is ready (called from a batch thread, or from sm__rest_start): MHD
+ * calls handle() again on the connection's own thread. q may be gone as soon as this returns. */
+static void resume_parked(void *arg) {
+  req *q = arg;
+  MHD_resume_connection(q->conn);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_size, void **con_cls) {
   sm_http *h = cls;
@@ -388,6 +405,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     snprintf(msg, sizeof msg, "Not found: %s %.200s", method, url);
     return error_reply(c, 404, msg);
   }
+  if (q->parked) { /* resumed: its batch has run */
+    q->parked = 0;
+    atomic_fetch_sub(&h->parked, 1);
+    if (q->pending) sm__rest_finish(q->pending, &q->resp);
+    q->pending = NULL;
+    sm__metrics_record(q->resp.model_name, q->resp.api, q->resp.code, since_us(&q->start));
+    return reply(c, q->resp.http_status, &q->resp.body, "application/json");
+  }
+  if (sm__rest_can_park(h->rest, method, url)) {
+    /* Suspended before the request is handed over: its wake-up (resume) may come at once. */
+    q->conn = c;
+    q->parked = 1;
+    atomic_fetch_add(&h->parked, 1);
+    MHD_suspend_connection(c);
+    q->pending = sm__rest_start(h->rest, method, url, q->body.p ? q->body.p : "", q->body.len, resume_parked, q,
+                                &q->resp);
+    return MHD_YES;
+  }
   sm_rest_response resp;
   sm__rest_handle(h->rest, method, url, q->body.p ? q->body.p : "", q->body.len, &resp);
   sm__metrics_record(resp.model_name, resp.api, resp.code, since_us(&q->start));
@@ -399,6 +434,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
   sm_http *h = cls;
   req *q = *con_cls;
   if (!q) return;
+  if (q->parked) { /* resumed, but closed before handle() answered it */
+    atomic_fetch_sub(&h->parked, 1);
+    if (q->pending) sm__rest_finish(q->pending, &q->resp);
+    sm__rest_response_clear(&q->resp);
+  }
   size_t big = q->body.cap > q->declared ? q->body.cap : (size_t)q->declared;
   sm__jbuf_free(&q->body);
   free(q);
@@ -425,6 +465,7 @@ sm_status *sm__http_start(const sm_http_options *o, sm_rest *rest, sm_manager *m
   h->manager = manager;
   h->max_body = o->max_body_bytes ? o->max_body_bytes : SM_SERVE_MAX_BODY_BYTES;
   atomic_init(&h->inflight, 0);
+  atomic_init(&h->parked, 0);
   int threads = o->num_threads;
   if (threads <= 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -469,7 +510,7 @@ sm_status *sm__http_start(const sm_http_options *o, sm_rest *rest, sm_manager *m
     free(h);
     return sm_status_new(SM_INVALID_ARGUMENT, "http: bad bind address '%s': %s", addr, gai_strerror(rc));
   }
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 #ifdef __linux__
   flags |= MHD_USE_EPOLL;
 #endif
@@ -511,6 +552,12 @@ void sm__http_stop(sm_http *h, int grace_ms) {
   if (s != MHD_INVALID_SOCKET) close(s);
   for (int waited = 0; atomic_load(&h->inflight) > 0 && waited < grace_ms; waited += 10) {
     struct timespec t = {0, 10 * 1000 * 1000};
+    nanosleep(&t, NULL);
+  }
+  /* Parked requests are answered once their batch has run (batches always finish; the batcher
+   * outlives this server): MHD cannot be stopped with connections suspended. */
+  while (atomic_load(&h->parked) > 0) {
+    struct timespec t = {0, 1000 * 1000};
     nanosleep(&t, NULL);
   }
   MHD_stop_daemon(h->d);

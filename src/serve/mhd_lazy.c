@@ -35,6 +35,8 @@ static struct {
   enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
   const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
   int (*values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
+  void (*suspend)(struct MHD_Connection *);
+  void (*resume)(struct MHD_Connection *);
 } mhd;
 
 #define BIND(h, field, name) SM_BIND(h, mhd.field, name)
@@ -52,9 +54,12 @@ static void mhd_load(void) {
   BIND(h, add_header, "MHD_add_response_header");
   BIND(h, conn_info, "MHD_get_connection_info");
   BIND(h, values, "MHD_get_connection_values");
+  BIND(h, suspend, "MHD_suspend_connection");
+  BIND(h, resume, "MHD_resume_connection");
   /* All or nothing: a daemon must not start if a later call would find no function. */
   if (!mhd.quiesce || !mhd.stop || !mhd.info || !mhd.lookup || !mhd.queue || !mhd.from_buffer || !mhd.destroy ||
-      !mhd.add_header || !mhd.conn_info || !mhd.values)
+      !mhd.add_header || !mhd.conn_info || !mhd.values ||
+      !mhd.suspend || !mhd.resume)
     mhd.start_va = NULL;
 }
 
@@ -113,3 +118,7 @@ SM_HIDDEN int MHD_get_connection_values(struct MHD_Connection *connection, enum 
                                         MHD_KeyValueIterator iterator, void *iterator_cls) {
   return mhd.values(connection, kind, iterator, iterator_cls);
 }
+
+SM_HIDDEN void MHD_suspend_connection(struct MHD_Connection *connection) { mhd.suspend(connection); }
+
+SM_HIDDEN void MHD_resume_connection(struct MHD_Connection *connection) { mhd.resume(connection); }

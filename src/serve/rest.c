@@ -26,6 +26,7 @@ struct sm_rest {
   sm_batcher *batcher;
   sm_status *(*batcher_run)(sm_batcher *, sm_servable *, const char *, const char *const *, sm_tensor *const *, int,
                             const char *const *, int, sm_tensor **, const sm_run_options *);
+  sm_rest_submit_fn batcher_submit; /* NULL: requests wait for their batch on their thread */
   int64_t timeout_ms;
   size_t max_run_bytes; /* each request's run budget (sm_run_options); 0: none */
   char **tags;
@@ -80,6 +81,9 @@ sm_status *sm__rest_new(const sm_rest_options *o, sm_rest **out) {
   r->manager = o->manager;
   r->batcher = o->batcher_run ? o->batcher : NULL;
   r->batcher_run = o->batcher_run;
+  r->batcher_submit = r->batcher ? o->batcher_submit : NULL;
+  const char *park = getenv("SM_REST_PARK"); /* 0: requests wait for their batch on their thread (A/B runs) */
+  if (park && atoi(park) == 0) r->batcher_submit = NULL;
   r->timeout_ms = o->timeout_ms;
   r->max_run_bytes = o->max_run_bytes;
   int nt = o->tags ? o->ntags : 1;
@@ -694,42 +698,60 @@ static sm_status *deadline_check(sm_rest *r, const sm_run_options *ro) {
   return NULL;
 }
 
+/* One predict request from its body to its answer; parked between predict_begin and predict_end
+ * while its batch forms and runs (sm__rest_start). */
+struct sm_rest_pending {
+  sm_rest *r;
+  route rt;
+  pctx c;
+  sm_predict_request req;
+  const sm_tensor_info *outs;
+  int nout;
+  sm_tensor **outputs;
+  const char **oa; /* the output aliases, for the batcher */
+  sm_run_options ro;
+  sm_status *s;    /* the run's */
+  void (*wake)(void *);
+  void *wake_arg;
+};
+
+/* Decodes the request and gets its outputs ready to be filled. */
+static sm_status *predict_begin(sm_rest_pending *p, const char *body, size_t len) {
+  p->c = (pctx){.r = p->r, .rt = &p->rt};
+  sm_status *s = sm__json_parse_predict(body, len, predict_inputs, &p->c, &p->req);
+  if (!s) s = sm_model_signature_outputs(sm__servable_model(p->c.sv), p->c.key, &p->outs, &p->nout);
+  if (!s && !(p->outputs = calloc((size_t)p->nout + 1, sizeof *p->outputs)))
+    s = sm_status_new(SM_NO_MEMORY, "out of memory");
+  return s;
+}
+
+/* After the run (its status s): writes the answer, frees what the request held. */
+static sm_status *predict_end(sm_rest_pending *p, sm_status *s, sm_jbuf *out) {
+  if (!s) s = deadline_check(p->r, &p->ro);
+  const char **names = s ? NULL : calloc((size_t)p->nout + 1, sizeof *names);
+  if (!s && !names) s = sm_status_new(SM_NO_MEMORY, "out of memory");
+  for (int i = 0; !s && i < p->nout; i++) names[i] = p->outs[i].alias;
+  if (!s) s = sm__json_write_tensors(out, names, p->outputs, p->nout, p->req.format);
+  free(names);
+  if (p->outputs)
+    for (int i = 0; i < p->nout; i++) sm_tensor_free(p->outputs[i]);
+  free(p->outputs);
+  free(p->oa);
+  sm__predict_request_clear(&p->req);
+  free(p->c.jin);
+  free(p->c.key_own);
+  sm__servable_release(p->c.sv);
+  return s;
+}
+
 static sm_status *predict(sm_rest *r, const route *rt, const char *body, size_t len, sm_jbuf *out,
                           const sm_run_options *ro) {
-  pctx c = {.r = r, .rt = rt};
-  sm_predict_request req;
-  sm_tensor **outputs = NULL;
-  int nout = 0;
-  sm_status *s = sm__json_parse_predict(body, len, predict_inputs, &c, &req);
-  if (s) goto done;
-  const sm_tensor_info *outs;
-  s = sm_model_signature_outputs(sm__servable_model(c.sv), c.key, &outs, &nout);
-  if (s) goto done;
-  outputs = calloc((size_t)nout + 1, sizeof *outputs);
-  if (!outputs) {
-    s = sm_status_new(SM_NO_MEMORY, "out of memory");
-    goto done;
-  }
-  s = run_signature(r, c.sv, c.key, (const char *const *)req.aliases, req.tensors, req.n, outs, nout, outputs, ro);
-  if (!s) s = deadline_check(r, ro);
-  if (s) goto done;
-  const char **names = calloc((size_t)nout + 1, sizeof *names);
-  if (!names) {
-    s = sm_status_new(SM_NO_MEMORY, "out of memory");
-    goto done;
-  }
-  for (int i = 0; i < nout; i++) names[i] = outs[i].alias;
-  s = sm__json_write_tensors(out, names, outputs, nout, req.format);
-  free(names);
-done:
-  if (outputs)
-    for (int i = 0; i < nout; i++) sm_tensor_free(outputs[i]);
-  free(outputs);
-  sm__predict_request_clear(&req);
-  free(c.jin);
-  free(c.key_own);
-  sm__servable_release(c.sv);
-  return s;
+  sm_rest_pending p = {.r = r, .rt = *rt, .ro = *ro};
+  sm_status *s = predict_begin(&p, body, len);
+  if (!s)
+    s = run_signature(r, p.c.sv, p.c.key, (const char *const *)p.req.aliases, p.req.tensors, p.req.n, p.outs, p.nout,
+                      p.outputs, ro);
+  return predict_end(&p, s, out);
 }
 
 static const sm_tensor_info *find_info(const sm_tensor_info *v, int n, const char *alias) {
@@ -900,6 +922,8 @@ sm_status *sm__rest_run(sm_rest *r, sm_servable *sv, const char *key, const char
 
 /* ======================================================================= dispatch ==== */
 
+static void respond(sm_status *s, sm_rest_response *out);
+
 void sm__rest_handle(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
                     sm_rest_response *out) {
   memset(out, 0, sizeof *out);
@@ -933,6 +957,11 @@ void sm__rest_handle(sm_rest *r, const char *method, const char *path, const cha
       s = inval("Malformed request: %s %s", method, path);
     }
   }
+  respond(s, out);
+}
+
+/* The response for a handler's status s (NULL: out->body is the answer). */
+static void respond(sm_status *s, sm_rest_response *out) {
   if (!s && out->body.oom) s = sm_status_new(SM_NO_MEMORY, "out of memory writing the response");
   if (s) {
     sm_code c = sm_status_code(s);
@@ -945,4 +974,67 @@ void sm__rest_handle(sm_rest *r, const char *method, const char *path, const cha
     out->http_status = 200;
     out->code = "OK";
   }
+}
+
+/* ============================================================== parked requests ==== */
+
+int sm__rest_can_park(const sm_rest *r, const char *method, const char *path) {
+  if (!r->batcher_submit || !method || strcmp(method, "POST") != 0) return 0;
+  route rt;
+  int ok = 0;
+  sm_status *s = parse_route(method, path, &rt, &ok);
+  int parsed = !s;
+  sm_status_free(s);
+  return parsed && ok && !strcmp(rt.method, "predict");
+}
+
+static void predict_ran(void *arg, sm_status *s) {
+  sm_rest_pending *p = arg;
+  p->s = s;
+  p->wake(p->wake_arg);
+}
+
+/* The run of predict_begin's request through the batcher, answered in predict_ran. */
+static void predict_submit(sm_rest_pending *p) {
+  sm_model *m = sm__servable_model(p->c.sv);
+  sm_status *s = runnable(m, p->c.key);
+  if (!s && !(p->oa = calloc((size_t)p->nout + 1, sizeof *p->oa))) s = sm_status_new(SM_NO_MEMORY, "out of memory");
+  if (s) {
+    predict_ran(p, s);
+    return;
+  }
+  for (int i = 0; i < p->nout; i++) p->oa[i] = p->outs[i].alias;
+  p->r->batcher_submit(p->r->batcher, p->c.sv, p->c.key, (const char *const *)p->req.aliases, p->req.tensors,
+                       p->req.n, p->oa, p->nout, p->outputs, &p->ro, predict_ran, p);
+}
+
+sm_rest_pending *sm__rest_start(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
+                                void (*wake)(void *), void *arg, sm_rest_response *out) {
+  sm_rest_pending *p = sm__rest_can_park(r, method, path) ? calloc(1, sizeof *p) : NULL;
+  if (!p) {
+    sm__rest_handle(r, method, path, body, len, out);
+    wake(arg);
+    return NULL;
+  }
+  int ok = 0;
+  sm_status *s = parse_route(method, path, &p->rt, &ok); /* as sm__rest_can_park found: ok */
+  p->r = r;
+  p->wake = wake;
+  p->wake_arg = arg;
+  p->ro = (sm_run_options){.deadline_us = r->timeout_ms > 0 ? sm_monotonic_us() + r->timeout_ms * 1000 : 0,
+                           .max_run_bytes = r->max_run_bytes};
+  if (!s) s = predict_begin(p, body, len);
+  if (s)
+    predict_ran(p, s);
+  else
+    predict_submit(p);
+  return p;
+}
+
+void sm__rest_finish(sm_rest_pending *p, sm_rest_response *out) {
+  memset(out, 0, sizeof *out);
+  out->api = "predict";
+  snprintf(out->model_name, sizeof out->model_name, "%s", p->rt.name);
+  respond(predict_end(p, p->s, &out->body), out);
+  free(p);
 }

@@ -17,6 +17,11 @@
 #include "serve/json_tensor.h"
 #include "serve/manager.h"
 
+/* sm__batcher_submit's type (batch.h). */
+typedef void (*sm_rest_submit_fn)(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
+                                  sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
+                                  sm_tensor **outputs, const sm_run_options *opts, sm_batch_done_fn done, void *arg);
+
 typedef struct sm_rest_options {
   sm_manager *manager;     /* borrowed, required */
   sm_batcher *batcher;     /* borrowed; NULL: no server-side batching */
@@ -24,6 +29,8 @@ typedef struct sm_rest_options {
   sm_status *(*batcher_run)(sm_batcher *b, sm_servable *sv, const char *key, const char *const *in_aliases,
                             sm_tensor *const *inputs, int nin, const char *const *out_aliases, int nout,
                             sm_tensor **outputs, const sm_run_options *opts);
+  /* sm__batcher_submit, likewise: with it a transport may park predict requests (sm__rest_start) */
+  sm_rest_submit_fn batcher_submit;
   /* Per request (TF Serving's --rest_api_timeout_in_ms); <= 0: none. The model run stops at the
    * deadline (sm_run_options) and the answer is 504 DEADLINE_EXCEEDED. */
   int64_t timeout_ms;
@@ -48,6 +55,19 @@ typedef struct sm_rest_response {
 void sm__rest_handle(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
                     sm_rest_response *out);
 void sm__rest_response_clear(sm_rest_response *resp); /* frees the body */
+
+/* Parked requests, for a transport that can set a request aside instead of holding a thread while
+ * its batch forms and runs (http.c suspends the connection). sm__rest_can_park: whether the
+ * request is a predict that would go to the batcher (a batcher_submit was given). sm__rest_start
+ * handles it as sm__rest_handle would, and calls wake(arg) exactly once when the answer can be had:
+ * from a batch thread, or before it returns. It returns NULL when out is complete already (a
+ * request that cannot be parked, answered as sm__rest_handle), else the pending request, which
+ * sm__rest_finish (after wake) turns into out and frees. */
+typedef struct sm_rest_pending sm_rest_pending;
+int sm__rest_can_park(const sm_rest *r, const char *method, const char *path);
+sm_rest_pending *sm__rest_start(sm_rest *r, const char *method, const char *path, const char *body, size_t len,
+                                void (*wake)(void *), void *arg, sm_rest_response *out);
+void sm__rest_finish(sm_rest_pending *p, sm_rest_response *out);
 
 /* TF Serving's ToHTTPStatusCode for this library's codes. */
 int sm__rest_http_status(sm_code code);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # serve_flags.sh - `savedmodel serve` as a drop-in for tensorflow_model_server's command line and
 # log: --version; every flag of TF Serving's main.cc accepted, those without effect named in one
-# warning line; a batching file with pad_variable_length_inputs taken without a warning; TF Serving's load, unload,
+# warning line; a batching file with pad_variable_length_inputs taken without a warning; predicts parked
+# while their batch forms (one REST thread serves two of them); TF Serving's load, unload,
 # load-failure and retry log lines; the hint for a --model_base_path naming a version directory;
 # docker/tf_serving_entrypoint.sh (MODEL_NAME, MODEL_BASE_PATH, arguments passed through).
 # usage: serve_flags.sh CLI SOURCE_DIR SHARED_DIR
@@ -62,6 +63,44 @@ serve_stop
 # with --enable_batching, the exit line counts the requests that went through the batcher
 grep -Eq '^Batching: [1-9][0-9]* requests in [1-9][0-9]* batches \([0-9.]+ a batch\)$' "$TMP/log" ||
   fail "no batching line at exit"
+
+# A predict waiting for its batch is parked (its connection suspended), not holding a thread: with
+# one REST thread and batches that close only when full (2 requests; the timeout is an hour), two
+# requests on two connections are answered together. A thread that waited in the batcher would
+# never read the second request.
+mkdir -p "$TMP/pb" && cp -r "$FIX" "$TMP/pb/1"
+echo "max_batch_size { value: 2 } batch_timeout_micros { value: 3600000000 } num_batch_threads { value: 1 }" \
+  >"$TMP/b2.config"
+serve_start --model_name pb --model_base_path "$TMP/pb" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
+  --rest_api_num_threads 1 --enable_batching --batching_parameters_file "$TMP/b2.config"
+wait_log "Successfully loaded servable version {name: pb version: 1}"
+python3 - "$PORT" <<'PY' || fail "two parked predicts on one REST thread"
+import sys, threading, urllib.request as u
+url = "http://127.0.0.1:%s/v1/models/pb:predict" % sys.argv[1]
+out = {}
+def post(x):
+    out[x] = u.urlopen(u.Request(url, ('{"instances": [%s]}' % x).encode()), timeout=30).read().decode()
+ts = [threading.Thread(target=post, args=(x,)) for x in ("1.0", "3.0")]
+[t.start() for t in ts]
+[t.join() for t in ts]
+assert "2.5" in out.get("1.0", "") and "3.5" in out.get("3.0", ""), out
+PY
+# a request waiting for a batch that would not fill is answered when the server is told to stop
+conns() { python3 -c 'import re, sys, urllib.request as u
+m = u.urlopen("http://127.0.0.1:%s/monitoring/prometheus/metrics" % sys.argv[1]).read().decode()
+print(re.search(r"^savedmodel_http_connections_open (\d+)", m, re.M).group(1))' "$PORT"; }
+BEFORE=$(conns)
+python3 - "$PORT" >"$TMP/late" 2>&1 <<'PY' &
+import sys, urllib.request as u
+print(u.urlopen(u.Request("http://127.0.0.1:%s/v1/models/pb:predict" % sys.argv[1], b'{"instances": [5.0]}'),
+                timeout=30).read().decode())
+PY
+CLIENT=$!
+for _ in $(seq 1 200); do [ "$(conns)" -gt "$BEFORE" ] && break; sleep 0.05; done # its connection is open
+serve_stop
+wait "$CLIENT" || fail "the request waiting for its batch got no answer at stop: $(cat "$TMP/late")"
+grep -q '4.5' "$TMP/late" || fail "answer at stop: $(cat "$TMP/late")"
+grep -q '^Batching: 3 requests in 2 batches' "$TMP/log" || fail "expected the two as one batch, the late one alone"
 
 # --model_base_path naming a version directory: TF Serving's hint
 serve_start --model_name hp --model_base_path "$TMP/base/1" --rest_api_port 0 --rest_api_bind 127.0.0.1

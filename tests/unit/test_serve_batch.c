@@ -1,9 +1,12 @@
 /* test_serve_batch.c - server-side batching: requests from many threads merged along dimension
  * 0 give the same outputs as unbatched runs; padding to allowed_batch_sizes; requests that
  * cannot merge run alone; batches that form (stats); pad_variable_length_inputs as TF Serving's
- * AddPadding (batching_util.cc); BatchingParameters text files and their errors. Uses the zoo's
+ * AddPadding (batching_util.cc); parked requests (sm__batcher_submit), alone and among waiting
+ * callers; BatchingParameters text files and their errors. Uses the zoo's
  * tf1_square (y = x * x, float32 of any shape) served through the model manager. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,9 +149,12 @@ typedef struct one_req {
   sm_status *s;
 } one_req;
 
+static atomic_int g_started; /* set by one_main before it calls the batcher */
+
 static void *one_main(void *arg) {
   one_req *r = arg;
   const char *in[] = {"x"}, *out[] = {"y"};
+  atomic_store(&g_started, 1);
   r->s = sm__batcher_run(r->b, r->sv, "serving_default", in, &r->x, 1, out, 1, &r->y, NULL);
   return NULL;
 }
@@ -211,6 +217,119 @@ static void test_batches_form(sm_servable *sv) {
   sm__batcher_stats(b, &nb, &nt);
   CHECK_EQ_INT(nb, 1);
   CHECK_EQ_INT(nt, 4);
+  sm__batcher_free(b);
+}
+
+/* ---- parked requests (sm__batcher_submit): the caller does not wait, a callback answers ---- */
+typedef struct parked {
+  sm_tensor *x, *y;
+  sm_status *s;
+  int done;
+} parked;
+
+static pthread_mutex_t g_pmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_pcv = PTHREAD_COND_INITIALIZER;
+
+static void parked_done(void *arg, sm_status *s) {
+  parked *p = arg;
+  pthread_mutex_lock(&g_pmu);
+  p->s = s;
+  p->done++;
+  pthread_cond_broadcast(&g_pcv);
+  pthread_mutex_unlock(&g_pmu);
+}
+
+static int parked_count(parked *ps, int n) {
+  pthread_mutex_lock(&g_pmu);
+  int k = 0;
+  for (int i = 0; i < n; i++) k += ps[i].done;
+  pthread_mutex_unlock(&g_pmu);
+  return k;
+}
+
+static void park(sm_batcher *b, sm_servable *sv, const char *key, parked *p) {
+  static const char *in[] = {"x"}, *out[] = {"y"};
+  sm__batcher_submit(b, sv, key, in, &p->x, 1, out, 1, &p->y, NULL, parked_done, p);
+}
+
+/* Waits for ps[0..n) to be answered; each exactly once, each with x * x of its own rows. */
+static void parked_check(parked *ps, int n) {
+  pthread_mutex_lock(&g_pmu);
+  for (int i = 0; i < n; i++)
+    while (!ps[i].done) pthread_cond_wait(&g_pcv, &g_pmu);
+  pthread_mutex_unlock(&g_pmu);
+  for (int i = 0; i < n; i++) {
+    CHECK_EQ_INT(ps[i].done, 1);
+    CHECK_OK(ps[i].s);
+    const float *x = sm_tensor_data(ps[i].x), *y = ps[i].y ? sm_tensor_data(ps[i].y) : NULL;
+    int64_t k = sm_tensor_num_elements(ps[i].x);
+    CHECK(y && sm_tensor_num_elements(ps[i].y) == k);
+    for (int64_t j = 0; y && j < k; j++)
+      if (y[j] != x[j] * x[j]) {
+        CHECK(y[j] == x[j] * x[j]);
+        break;
+      }
+    sm_tensor_free(ps[i].x);
+    sm_tensor_free(ps[i].y);
+  }
+}
+
+static void test_parked(sm_servable *sv) {
+  /* One thread parks max_batch_size requests, the timeout far past the test: none is answered
+   * before the last arrives (the batch closes when full), then all of them, as one batch. */
+  sm_batching_params p = {.max_batch_size = 4, .batch_timeout_micros = 60000000, .num_batch_threads = 1,
+                          .max_enqueued_batches = 10};
+  sm_batcher *b = NULL;
+  CHECK_OK(sm__batcher_new(&p, &b));
+  if (!b) return;
+  parked ps[64];
+  for (int i = 0; i < 4; i++) ps[i] = (parked){.x = make_input(1, 3, (float)i * 10)};
+  for (int i = 0; i < 3; i++) park(b, sv, "serving_default", &ps[i]);
+  CHECK_EQ_INT(parked_count(ps, 3), 0);
+  park(b, sv, "serving_default", &ps[3]);
+  parked_check(ps, 4);
+  int64_t nb = 0, nt = 0;
+  sm__batcher_stats(b, &nb, &nt);
+  CHECK_EQ_INT(nb, 1);
+  CHECK_EQ_INT(nt, 4);
+  /* Errors come through the callback, before the call returns: too many rows, no such signature
+   * (runs alone: it fails when the batch would). */
+  ps[0] = (parked){.x = make_input(5, 2, 1.0f)};
+  park(b, sv, "serving_default", &ps[0]);
+  CHECK_EQ_INT(ps[0].done, 1);
+  CHECK_ERR(ps[0].s, "Task size 5 is larger than maximum input batch size 4");
+  sm_tensor_free(ps[0].x);
+  sm__batcher_free(b);
+
+  /* batch_timeout_micros 0, no batch threads: the caller that parks runs the batch, so the answer
+   * comes before sm__batcher_submit returns. */
+  sm_batching_params q = {.max_batch_size = 4, .batch_timeout_micros = 0, .num_batch_threads = 1,
+                          .max_enqueued_batches = 1000};
+  CHECK_OK(sm__batcher_new(&q, &b));
+  if (!b) return;
+  ps[0] = (parked){.x = make_input(2, 3, 1.0f)};
+  park(b, sv, "serving_default", &ps[0]);
+  CHECK_EQ_INT(ps[0].done, 1);
+  parked_check(ps, 1);
+  /* Parked and waiting callers in one queue: a waiting caller that led a batch and finds only
+   * parked requests left must run them (nobody else would: with nothing arriving after them they
+   * would wait for ever). A waiting caller runs a long row alone; a parked request of another
+   * shape comes while it runs (in most rounds: the caller has started when it is parked). */
+  for (int round = 0; round < 100; round++) {
+    one_req r = {.b = b, .sv = sv, .x = make_input(1, 1 << 18, (float)round)};
+    ps[0] = (parked){.x = make_input(1 + round % 3, 2, (float)round + 0.5f)};
+    atomic_store(&g_started, 0);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, one_main, &r) == 0);
+    while (!atomic_load(&g_started)) sched_yield();
+    park(b, sv, "serving_default", &ps[0]);
+    pthread_join(th, NULL);
+    parked_check(ps, 1);
+    CHECK_OK(r.s);
+    CHECK(r.y && ((float *)sm_tensor_data(r.y))[1] == ((float *)sm_tensor_data(r.x))[1] * ((float *)sm_tensor_data(r.x))[1]);
+    sm_tensor_free(r.x);
+    sm_tensor_free(r.y);
+  }
   sm__batcher_free(b);
 }
 
@@ -298,6 +417,7 @@ int main(void) {
   }
 
   test_batches_form(sv);
+  test_parked(sv);
   test_padding(sv);
 
   /* Many threads, batches up to 8 rows, a timeout long enough to merge. */
