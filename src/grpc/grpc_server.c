@@ -189,7 +189,7 @@ static void respond(sm_grpc_server *g, gcall *c) {
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n++].data.send_message.send_message = c->send;
   }
-  c->status_details = grpc_slice_from_copied_string(rep.message ? rep.message : "");
+  c->status_details = rep.message && rep.message[0] ? grpc_slice_from_copied_string(rep.message) : grpc_empty_slice();
   ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
   ops[n].data.send_status_from_server.status = (grpc_status_code)rep.code;
   ops[n++].data.send_status_from_server.status_details = &c->status_details;
