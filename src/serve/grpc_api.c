@@ -2,7 +2,9 @@
  * request decoding (sm_pb_parse: malformed, truncated or oversized input is refused before
  * protobuf-c unpacks it), the checks and messages of TF Serving's servable-side code, and the
  * response encoding. Numeric output tensors go out as tensor_content pointing at the tensor's own
- * bytes (packed once, no intermediate copy); strings as string_val.
+ * bytes (packed once, no intermediate copy); strings as string_val. Predict's answer of numeric
+ * tensors is written directly (sm__grpc_pack_predict_response: protobuf-c's bytes, without its
+ * descriptor walks); other answers are packed by protobuf-c.
  *
  * Response messages (and Predict's per-request arrays) are built from pieces cut from a `pool`
  * (format/pb_arena.c's bump allocator) and freed together after packing. */
