@@ -2,7 +2,7 @@
 """bench/bench_serve.py - `savedmodel serve` under load, REST and gRPC, against nginx, in one run (not a test).
 
   python3 bench/bench_serve.py [--build build] [--shared ../shared] [--duration 30] [--soak 60]
-                               [--threads 2] [--connections 32] [--no-record]
+                               [--threads 2] [--connections 32] [--no-record] [--no-cnn]
 
 (a) half_plus_two (../shared/fixtures/tf-serving/saved_model_half_plus_two_cpu), one server on a
     REST and a gRPC port, for --duration seconds each: wrk POSTs TF Serving's tutorial request
@@ -12,6 +12,8 @@
     HTTP/2 connections, one stream each. Goals: REST >= 0.6x nginx; gRPC >= REST.
 (b) Soak (--soak seconds, 0: none): wrk at saturation while the server's RSS is sampled every
     second: no errors, flat memory (last RSS within 10% of the RSS after warm-up).
+    --no-cnn: (a) and (b) only, and nothing recorded (an A/B of the server's settings through the
+    environment, which the server inherits).
 (c) The seed CNN (tests/fixtures/zoo/keras_seed_cnn: Conv2D(32,3,relu), MaxPooling2D(2), Flatten,
     Dense(64,relu), Dense(10)), one 28x28x1 image per request over REST (wrk) and gRPC (h2load):
     without batching (the server's default threads, and --rest_api_num_threads/--grpc_max_threads
@@ -327,6 +329,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--no-cnn", action="store_true", help="half_plus_two only (part a, and the soak): no seed CNN")
     a = ap.parse_args()
 
     cli = os.path.join(a.build, "savedmodel")
@@ -401,14 +404,14 @@ def main():
 
         # The seed CNN: unbatched (default threads, then as many threads as connections), batched.
         answers = {}
-        for mode in CNN_MODES:
+        for mode in CNN_MODES if not a.no_cnn else ():
             results["cnn_" + mode], results["cnn_grpc_" + mode], answers[mode] = serve_cnn(
                 cli, tmp, mode, a.threads, a.connections, a.duration)
-        for mode in ("batching", "formed"):
+        for mode in ("batching", "formed") if not a.no_cnn else ():
             p, b = answers["default"]["predictions"][0], answers[mode]["predictions"][0]
             if len(p) != 10 or any(abs(x - y) > 1e-5 * max(1.0, abs(x)) for x, y in zip(p, b)):
                 raise RuntimeError("batched CNN answer %s differs from unbatched %s" % (b, p))
-        model_cpu = model_cpu_us(a.build)
+        model_cpu = model_cpu_us(a.build) if not a.no_cnn else None
     finally:
         for p in procs:
             stop(p)
@@ -454,6 +457,10 @@ def main():
         lines.append("soak %d s: %d requests, %d errors, RSS warm %d kB, last %d kB, max %d kB (%s)" % (
             a.soak, k["requests"], k["non2xx"] + k["socket_errors"], k["rss_warm_kb"], k["rss_last_kb"],
             k["rss_max_kb"], "flat" if flat else "NOT flat"))
+    if a.no_cnn:
+        lines.append("load average %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end" % (load_start + load_end))
+        print("\n".join(lines))
+        return
     lines += ["", "| seed CNN, one 28x28x1 image per request | REST images/s | REST p50 / p99 ms | REST CPU us/image "
               "| gRPC images/s | gRPC mean ms | gRPC CPU us/image | errors |", "|---|---|---|---|---|---|---|---|"]
     labels = {"default": "without batching (default threads)",

@@ -91,7 +91,7 @@ static void call_free(gcall *c) {
   if (c->recv) grpc_byte_buffer_destroy(c->recv);
   if (c->send) grpc_byte_buffer_destroy(c->send);
   if (c->state == SENT) grpc_slice_unref(c->status_details);
-  grpc_call_details_destroy(&c->details);
+  if (c->method < 0) grpc_call_details_destroy(&c->details); /* a registered call's stays unused */
   grpc_metadata_array_destroy(&c->md);
   if (c->call) grpc_call_unref(c->call);
   free(c);
@@ -102,7 +102,7 @@ static void call_free(gcall *c) {
 static int request_one(sm_grpc_server *g, int method) {
   gcall *c = calloc(1, sizeof *c);
   if (!c) return 0;
-  grpc_call_details_init(&c->details);
+  if (method < 0) grpc_call_details_init(&c->details);
   grpc_metadata_array_init(&c->md);
   c->method = method;
   grpc_call_error e;
@@ -147,13 +147,15 @@ enum { LONG_RUN_US = 20, SLOW_RUN_US = 5000 };
 
 static void respond(sm_grpc_server *g, gcall *c) {
   sm_grpc_reply rep;
-  char method[256];
-  size_t ml = GRPC_SLICE_LENGTH(c->details.method);
-  if (c->method >= 0)
-    snprintf(method, sizeof method, "%s", METHODS[c->method]);
-  else
-    snprintf(method, sizeof method, "%.*s", (int)(ml < sizeof method ? ml : sizeof method - 1),
+  char name[256];
+  const char *method = name;
+  if (c->method >= 0) {
+    method = METHODS[c->method];
+  } else {
+    size_t ml = GRPC_SLICE_LENGTH(c->details.method);
+    snprintf(name, sizeof name, "%.*s", (int)(ml < sizeof name ? ml : sizeof name - 1),
              (const char *)GRPC_SLICE_START_PTR(c->details.method));
+  }
   if (!c->recv) {
     memset(&rep, 0, sizeof rep);
     rep.code = SM_GRPC_CANCELLED; /* the client went away before sending its message */
@@ -189,7 +191,7 @@ static void respond(sm_grpc_server *g, gcall *c) {
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n++].data.send_message.send_message = c->send;
   }
-  c->status_details = grpc_slice_from_copied_string(rep.message ? rep.message : "");
+  c->status_details = rep.message && rep.message[0] ? grpc_slice_from_copied_string(rep.message) : grpc_empty_slice();
   ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
   ops[n].data.send_status_from_server.status = (grpc_status_code)rep.code;
   ops[n++].data.send_status_from_server.status_details = &c->status_details;

@@ -49,6 +49,12 @@ void sm__grpc_api_call(sm_rest *r, const char *method, const uint8_t *req, size_
                        sm_grpc_reply *out);
 void sm__grpc_reply_clear(sm_grpc_reply *rep); /* NULL-safe */
 
+/* Predict's answer (model spec, outputs[i] under aliases[i]) packed into out->body, out->len, when no
+ * output is a string tensor: the bytes protobuf-c packs for the same PredictResponse. 1: packed,
+ * 0: a string output (pack it with protobuf-c), -1: no memory. */
+int sm__grpc_pack_predict_response(const char *name, const char *signature, int64_t version, const char *const *aliases,
+                                   sm_tensor *const *outputs, int n, sm_grpc_reply *out);
+
 /* The gRPC status code TF Serving's ToGRPCStatus gives for this library's code. */
 int sm__grpc_code(sm_code c);
 

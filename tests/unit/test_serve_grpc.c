@@ -2,7 +2,8 @@
  * transport, on the zoo's tf1_classify_regress: a Predict built with protobuf-c answers what the
  * model itself computes (sm_model_session_run on the same inputs); every truncation of it, and
  * hostile bytes for every method (bad varints, lengths past the end, wrong wire types, groups,
- * a shape asking for 10^18 elements), answer a gRPC error code without crashing. The
+ * a shape asking for 10^18 elements), answer a gRPC error code without crashing. Predict's answers
+ * written directly (sm__grpc_pack_predict_response) are byte for byte what protobuf-c packs. The
  * interop suite (tests/interop/test_grpc_serving.py) judges the answers with TensorFlow. */
 #include <unistd.h>
 
@@ -95,6 +96,95 @@ static void predict_matches_the_model(void) {
   }
   CHECK(errors > 0);
   free(req);
+}
+
+/* protobuf-c's bytes for the PredictResponse that sm__grpc_pack_predict_response writes directly */
+static size_t protobuf_c_answer(const char *name, const char *sig, int64_t version, const char *const *aliases,
+                                sm_tensor *const *outs, int n, uint8_t **bytes) {
+  Tensorflow__Serving__PredictResponse r = TENSORFLOW__SERVING__PREDICT_RESPONSE__INIT;
+  Tensorflow__Serving__PredictResponse__OutputsEntry ents[4], *entp[4];
+  Tensorflow__TensorProto tps[4];
+  Tensorflow__TensorShapeProto shapes[4];
+  Tensorflow__TensorShapeProto__Dim dims[4][8], *dimp[4][8];
+  for (int i = 0; i < n; i++) {
+    tensorflow__serving__predict_response__outputs_entry__init(&ents[i]);
+    tensorflow__tensor_proto__init(&tps[i]);
+    tensorflow__tensor_shape_proto__init(&shapes[i]);
+    for (int d = 0; d < sm_tensor_rank(outs[i]); d++) {
+      tensorflow__tensor_shape_proto__dim__init(&dims[i][d]);
+      dims[i][d].size = sm_tensor_dims(outs[i])[d];
+      dimp[i][d] = &dims[i][d];
+    }
+    shapes[i].n_dim = (size_t)sm_tensor_rank(outs[i]);
+    shapes[i].dim = dimp[i];
+    tps[i].dtype = (Tensorflow__DataType)sm_tensor_dtype(outs[i]);
+    tps[i].tensor_shape = &shapes[i];
+    tps[i].tensor_content.data = sm_tensor_data(outs[i]);
+    tps[i].tensor_content.len = sm_tensor_nbytes(outs[i]);
+    ents[i].key = (char *)aliases[i];
+    ents[i].value = &tps[i];
+    entp[i] = &ents[i];
+  }
+  r.n_outputs = (size_t)n;
+  r.outputs = entp;
+  Tensorflow__Serving__ModelSpec spec = TENSORFLOW__SERVING__MODEL_SPEC__INIT;
+  Google__Protobuf__Int64Value v = GOOGLE__PROTOBUF__INT64_VALUE__INIT;
+  v.value = version;
+  spec.name = (char *)name, spec.signature_name = (char *)sig;
+  spec.version_choice_case = TENSORFLOW__SERVING__MODEL_SPEC__VERSION_CHOICE_VERSION;
+  spec.version = &v;
+  r.model_spec = &spec;
+  size_t len = tensorflow__serving__predict_response__get_packed_size(&r);
+  *bytes = malloc(len + 1);
+  CHECK(*bytes != NULL);
+  CHECK_EQ_INT((int)tensorflow__serving__predict_response__pack(&r, *bytes), (int)len);
+  return len;
+}
+
+static void direct_answer_is_protobuf_c_s(void) {
+  /* ranks 0-4, zero and multi-byte dims, contents under and over 127 bytes, every numeric kind */
+  static const struct {
+    int dtype, rank;
+    int64_t dims[4];
+  } shapes[] = {{SM_FLOAT, 0, {0}},          {SM_FLOAT, 1, {3}},        {SM_INT32, 2, {2, 3}},
+                {SM_INT64, 1, {0}},          {SM_DOUBLE, 2, {1, 300}},  {SM_BOOL, 3, {1, 0, 2}},
+                {SM_UINT8, 4, {2, 1, 200, 1}}, {SM_HALF, 2, {129, 1}}};
+  static const char *const names[] = {"m", "", "a_longer_model_name"}, *const sigs[] = {"serving_default", ""};
+  static const int64_t versions[] = {1, 0, 123, (int64_t)1 << 40};
+  enum { NS = sizeof shapes / sizeof *shapes };
+  sm_tensor *t[NS];
+  for (int i = 0; i < NS; i++) {
+    CHECK_OK(sm_tensor_new(shapes[i].dtype, shapes[i].rank, shapes[i].dims, &t[i]));
+    for (size_t b = 0; b < sm_tensor_nbytes(t[i]); b++) ((uint8_t *)sm_tensor_data(t[i]))[b] = (uint8_t)(b * 7 + 1);
+  }
+  static const char *const aliases[] = {"y", "", "scores", "z"};
+  int cases = 0;
+  for (int i = 0; i < NS; i++)
+    for (int n = 1; n <= 4; n++) {
+      sm_tensor *outs[4];
+      for (int k = 0; k < n; k++) outs[k] = t[(i + 3 * k) % NS];
+      const char *name = names[(i + n) % 3], *sig = sigs[(i + n) % 2];
+      int64_t version = versions[(i + n) % 4];
+      sm_grpc_reply rep = {0};
+      CHECK_EQ_INT(sm__grpc_pack_predict_response(name, sig, version, aliases, outs, n, &rep), 1);
+      uint8_t *want;
+      size_t len = protobuf_c_answer(name, sig, version, aliases, outs, n, &want);
+      CHECK_EQ_INT((int)rep.len, (int)len);
+      CHECK(rep.len == len && !memcmp(rep.body, want, len));
+      free(want);
+      sm__grpc_reply_clear(&rep);
+      cases++;
+    }
+  CHECK_EQ_INT(cases, NS * 4);
+  /* a string output: left to protobuf-c */
+  sm_tensor *str;
+  int64_t one = 1;
+  CHECK_OK(sm_tensor_new(SM_STRING, 1, &one, &str));
+  sm_grpc_reply rep = {0};
+  CHECK_EQ_INT(sm__grpc_pack_predict_response("m", "s", 1, aliases, &str, 1, &rep), 0);
+  CHECK(rep.body == NULL);
+  sm_tensor_free(str);
+  for (int i = 0; i < NS; i++) sm_tensor_free(t[i]);
 }
 
 static void hostile_bytes(void) {
@@ -210,6 +300,7 @@ int main(void) {
   sm_rest_options ro = {.manager = mgr};
   CHECK_OK(sm__rest_new(&ro, &rest));
   predict_matches_the_model();
+  direct_answer_is_protobuf_c_s();
   hostile_bytes();
   huge_shape();
   status_and_codes();
