@@ -39,8 +39,8 @@
  * A DepthwiseConv2dNative (padding SAME or VALID) heads the same chains, without the residual Add:
  * _SmFoldBN (attr _sm_depthwise) scales its [kh, kw, c, m] filter per output channel c*m, and a
  * _FusedDepthwiseConv2dNative (TF's op) takes the folded filter and bias. A zero Pad before a VALID
- * depthwise (Keras' ZeroPadding2D) joins the chain too: the fused node reads the Pad's input and
- * pads as it convolves (attr _sm_explicit_paddings, sm__nn_depthwise_pad in nn_fuse.c).
+ * Conv2D or depthwise (Keras' ZeroPadding2D) joins the chain too: the fused node reads the Pad's
+ * input and pads as it convolves (attr _sm_explicit_paddings, sm__nn_depthwise_pad in nn_fuse.c).
  *
  * The rule applies only to float NHWC Conv2D / depthwise chains whose every intermediate value is read by the
  * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
@@ -523,7 +523,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   if (!stable_value(rw, f)) return NULL;
-  int chain[6 + 16] = {anchor}, n = 1, fbn = -1;
+  int chain[7 + 16] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -570,10 +570,11 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       act = sm__node_op(rn);
     }
   }
-  /* a depthwise's zero Pad joins the chain ahead of it (its chain has room: no residual Add) */
+  /* a zero Pad before the VALID conv or depthwise joins the chain ahead of it (Keras' ZeroPadding2D:
+   * ResNet50's 7x7 first conv, MobileNetV2's stride-2 depthwise) */
   int pad_id = -1;
   int64_t pads[4];
-  sm_status *pst = dw ? sm__nn_depthwise_pad(rw, anchor, &pad_id, pads) : NULL;
+  sm_status *pst = sm__nn_depthwise_pad(rw, anchor, &pad_id, pads);
   if (pst) return pst;
   if (pad_id >= 0) {
     memmove(chain + 1, chain, (size_t)n * sizeof *chain);

@@ -319,8 +319,8 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
   return n >= 2 ? emit(rw, chain, n, addend, act, pool) : NULL;
 }
 
-/* The zero Pad before a VALID depthwise (Keras' ZeroPadding2D before a stride-2 one): see
- * nn_internal.h. */
+/* The zero Pad before a VALID Conv2D or depthwise (Keras' ZeroPadding2D before a stride-2 one):
+ * see nn_internal.h. */
 sm_status *sm__nn_depthwise_pad(const sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]) {
   *pad_id = -1;
   const sm_node *c = sm__rewrite_node(rw, conv);
