@@ -3,8 +3,8 @@
  * grouped Conv2D (input depth a multiple of the filter depth, as TF's oneDNN CPU kernel allows);
  * and _FusedConv2D (float NHWC: the same convolution with a bias, maybe a residual Add, an
  * activation and maybe a MaxPool applied as it goes, per the node's fused attrs, nn_fuse.c), and
- * _FusedDepthwiseConv2dNative (float NHWC depthwise with a bias and maybe an activation; with this
- * library's attr _sm_explicit_paddings, a zero Pad folded in, nn_fold.c).
+ * _FusedDepthwiseConv2dNative (float NHWC depthwise with a bias and maybe an activation); both
+ * with this library's attr _sm_explicit_paddings, a zero Pad folded in, nn_fold.c.
  *
  * Conv2D is im2col + gemm: the output's N*OH*OW rows are cut into blocks whose patch matrix fits
  * in ~512 KB, the blocks spread over the runtime's pool, each block's patches gathered into a
@@ -35,8 +35,9 @@ typedef struct conv_state {
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
 
-/* A _FusedDepthwiseConv2dNative that absorbed a zero Pad (nn_fold.c): padding VALID over the input
- * padded by attr _sm_explicit_paddings [0, 0, top, bottom, left, right, 0, 0], i.e. EXPLICIT. */
+/* A _FusedConv2D or _FusedDepthwiseConv2dNative that absorbed a zero Pad (nn_fold.c): padding VALID
+ * over the input padded by attr _sm_explicit_paddings [0, 0, top, bottom, left, right, 0, 0], i.e.
+ * EXPLICIT. */
 static sm_status *explicit_pads(const sm_node *n, sm__nn_window *w) {
   const int64_t *v;
   size_t cnt;
@@ -75,7 +76,7 @@ static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
                          (int)(len > 32 ? 32 : len), ff);
   }
   if (!st && fused) st = sm__nn_fused_prepare(n, fused == 1, &s->f);
-  if (!st && fused == 2 && sm__node_attr(n, "_sm_explicit_paddings")) st = explicit_pads(n, &s->w);
+  if (!st && fused && sm__node_attr(n, "_sm_explicit_paddings")) st = explicit_pads(n, &s->w);
   /* oneDNN for float NHWC */
   if (!st && !s->w.nchw && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT &&
       sm__dnnl_enabled())

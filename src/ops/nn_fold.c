@@ -24,7 +24,9 @@
  * and keeps its last result with a key: a reference to the filter tensor it folded (a variable's
  * value or a Const's is never written in place: an assignment swaps in a new tensor, so while the
  * key holds a reference the same pointer means the same values) and a copy of the small inputs
- * (scale, shift, bias: compared byte for byte, with their shapes). Any change, an assigned
+ * (scale, shift, bias: compared byte for byte, with their shapes; or, attr _sm_cache_inputs, when
+ * each is a variable's or Const's value or a view of one (Reshape, Squeeze, ...), a reference to
+ * it compared by data pointer and shape, same_view). Any change, an assigned
  * variable included, misses the key and folds again. The rule emits the node only when the filter
  * comes from a ReadVariableOp (or state.c's _SmReadVariable) or a Const and is not fed (a caller's
  * fed tensor could be rewritten between runs under the same pointer); the kernel trusts the
@@ -37,8 +39,8 @@
  * A DepthwiseConv2dNative (padding SAME or VALID) heads the same chains, without the residual Add:
  * _SmFoldBN (attr _sm_depthwise) scales its [kh, kw, c, m] filter per output channel c*m, and a
  * _FusedDepthwiseConv2dNative (TF's op) takes the folded filter and bias. A zero Pad before a VALID
- * depthwise (Keras' ZeroPadding2D) joins the chain too: the fused node reads the Pad's input and
- * pads as it convolves (attr _sm_explicit_paddings, sm__nn_depthwise_pad in nn_fuse.c).
+ * Conv2D or depthwise (Keras' ZeroPadding2D) joins the chain too: the fused node reads the Pad's
+ * input and pads as it convolves (attr _sm_explicit_paddings, sm__nn_depthwise_pad in nn_fuse.c).
  *
  * The rule applies only to float NHWC Conv2D / depthwise chains whose every intermediate value is read by the
  * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
@@ -207,6 +209,17 @@ static sm_status *channels(const sm_tensor *t, const char *what, int64_t c) {
                        what, sh, (long long)c);
 }
 
+/* Whether t holds what the key's tensor k held when folded: k itself, or a view of the same memory
+ * with the same dtype and shape (a Reshape made anew each run). The key holds a reference to k, and
+ * a view holds one to its base, so that memory is alive and shared: never written in place, never
+ * handed to another tensor; its bytes are the ones folded. */
+static int same_view(const sm_tensor *k, const sm_tensor *t) {
+  if (k == t) return 1;
+  int r = sm_tensor_rank(t);
+  return k && t && sm_tensor_data(k) == sm_tensor_data(t) && sm_tensor_dtype(k) == sm_tensor_dtype(t) &&
+         sm_tensor_rank(k) == r && (!r || !memcmp(sm_tensor_dims(k), sm_tensor_dims(t), (size_t)r * sizeof(int64_t)));
+}
+
 static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   fold_state *s = (fold_state *)state; /* the cache is the one thing a run writes, under mu */
   const sm_tensor *f = sm__kctx_input(ctx, 0), *in[5];
@@ -246,7 +259,7 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   pthread_mutex_lock(&s->mu);
   int hit = s->cache && s->ff && s->key_f == f;
   if (s->cache_in)
-    for (int i = 0; i < nsmall && hit; i++) hit = s->key_in[i] == in[i];
+    for (int i = 0; i < nsmall && hit; i++) hit = same_view(s->key_in[i], in[i]);
   else
     hit = hit && s->nkey == nkey && !memcmp(s->key, key, nkey);
   if (!hit) {
@@ -294,6 +307,22 @@ static int same(sm_edge a, sm_edge b) { return a.node == b.node && a.index == b.
 static int stable_value(const sm_rewrite *rw, sm_edge e) {
   const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
   return n && !sm__rewrite_is_fed(rw, e) && (op_is(n, "ReadVariableOp") || op_is(n, "_SmReadVariable") || op_is(n, "Const"));
+}
+
+/* The same, or a view of one (a few unfed Identity, Reshape, Squeeze, ExpandDims: array_shape.c's
+ * views share their input's memory; Keras 3 gives a conv's bias to BiasAdd as
+ * Squeeze(Reshape(bias, [1, 1, 1, C]))), which the small inputs' key compares by its data pointer
+ * and shape (fold_compute). */
+static int stable_view(const sm_rewrite *rw, sm_edge e) {
+  for (int depth = 0; depth < 4; depth++) {
+    const sm_node *n = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
+    if (!n || sm__rewrite_is_fed(rw, e)) return 0;
+    if (!(op_is(n, "Identity") || op_is(n, "Reshape") || op_is(n, "Squeeze") || op_is(n, "ExpandDims")))
+      return stable_value(rw, e);
+    if (sm__node_num_inputs(n) < 1 || sm__rewrite_reads_ref(rw, e.node, 0)) return 0;
+    e = sm__rewrite_input(rw, e.node, 0);
+  }
+  return 0;
 }
 
 /* A float node of `op` with two inputs, one of them v and the other not: that other one. */
@@ -494,7 +523,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   if (!stable_value(rw, f)) return NULL;
-  int chain[6 + 16] = {anchor}, n = 1, fbn = -1;
+  int chain[7 + 16] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -541,10 +570,11 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       act = sm__node_op(rn);
     }
   }
-  /* a depthwise's zero Pad joins the chain ahead of it (its chain has room: no residual Add) */
+  /* a zero Pad before the VALID conv or depthwise joins the chain ahead of it (Keras' ZeroPadding2D:
+   * ResNet50's 7x7 first conv, MobileNetV2's stride-2 depthwise) */
   int pad_id = -1;
   int64_t pads[4];
-  sm_status *pst = dw ? sm__nn_depthwise_pad(rw, anchor, &pad_id, pads) : NULL;
+  sm_status *pst = sm__nn_depthwise_pad(rw, anchor, &pad_id, pads);
   if (pst) return pst;
   if (pad_id >= 0) {
     memmove(chain + 1, chain, (size_t)n * sizeof *chain);
@@ -588,7 +618,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
                       fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : kv ? stats[2] : (sm_edge){-1, -1},
                       fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : kv ? stats[3] : (sm_edge){-1, -1}};
   int stable = 1;
-  for (int i = 0; i < 5 && stable; i++) stable = (i >= 2 && small[i].node < 0) || stable_value(rw, small[i]);
+  for (int i = 0; i < 5 && stable; i++) stable = (i >= 2 && small[i].node < 0) || stable_view(rw, small[i]);
   char name[512];
   snprintf(name, sizeof name, "%s/_sm_fold_bn", sm__node_name(c));
   sm_node *nodes[2] = {NULL, NULL};

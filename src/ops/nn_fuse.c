@@ -23,7 +23,10 @@
  *     is this library's extension, spelt fused_ops [..., "MaxPool"] with the pool in attrs
  *     _sm_pool_ksize, _sm_pool_strides, _sm_pool_padding (MaxPool's ksize, strides, padding; a
  *     leading underscore is TF's mark of an attr outside the OpDef). TensorFlow would refuse such a
- *     node; only this rule makes one.
+ *     node; only this rule makes one;
+ *   - a zero Pad (H and W only, Const paddings) read only by a VALID NHWC float MaxPool joins it
+ *     (fuse_pool_pad, anchored at the MaxPool): one MaxPool, EXPLICIT padding, with this library's
+ *     attr _sm_pad_zero (windows past the edge count a 0: nn_pool.c).
  * The fused node is named after the Conv2D / MatMul (errors then name the node they named before)
  * and carries its attrs (T, strides, padding, explicit_paddings, data_format, dilations,
  * use_cudnn_on_gpu / transpose_a, transpose_b) as TF's remapper copies them; TArgs = [T]. When the
@@ -319,8 +322,8 @@ static sm_status *fuse_contraction(sm_rewrite *rw, int anchor) {
   return n >= 2 ? emit(rw, chain, n, addend, act, pool) : NULL;
 }
 
-/* The zero Pad before a VALID depthwise (Keras' ZeroPadding2D before a stride-2 one): see
- * nn_internal.h. */
+/* The zero Pad before a VALID Conv2D or depthwise (Keras' ZeroPadding2D before a stride-2 one):
+ * see nn_internal.h. */
 sm_status *sm__nn_depthwise_pad(const sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]) {
   *pad_id = -1;
   const sm_node *c = sm__rewrite_node(rw, conv);
@@ -430,8 +433,45 @@ static sm_status *fuse_swish(sm_rewrite *rw, int sig) {
   return sm__rewrite_replace(rw, SWISH_RULE, chain, n, nf);
 }
 
+#define POOL_PAD_RULE "Pad+MaxPool"
+
+/* A zero Pad (H and W only, Const paddings) read only by a VALID NHWC float MaxPool (Keras'
+ * ZeroPadding2D before ResNet50's pool1): one MaxPool over the Pad's input, padding EXPLICIT by
+ * the pads, with attr _sm_pad_zero: a window that reaches into the padding counts a 0 in its max
+ * (nn_pool.c), as it read the padded copy's zeros, without that copy. */
+static sm_status *fuse_pool_pad(sm_rewrite *rw, int anchor) {
+  const sm_node *mp = sm__rewrite_node(rw, anchor);
+  if (sm__node_num_inputs(mp) != 1 || sm__node_num_outputs(mp) != 1 || sm__node_output_dtype(mp, 0) != SM_FLOAT ||
+      !nhwc(mp) || sm__node_attr(mp, "_sm_pad_zero"))
+    return NULL;
+  int pad_id;
+  int64_t pads[4];
+  sm_status *st = sm__nn_depthwise_pad(rw, anchor, &pad_id, pads);
+  if (st || pad_id < 0) return st;
+  int chain[2] = {pad_id, anchor};
+  if (!sm__rewrite_can_fuse(rw, chain, 2)) return NULL;
+  sm_node *nf;
+  if ((st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(mp), "MaxPool", &nf))) return st;
+  int64_t ep[8] = {0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
+  st = sm__synth_add_input(nf, sm__rewrite_input(rw, pad_id, 0));
+  if (!st) st = sm__synth_copy_attr(nf, "T", mp, "T");
+  if (!st) st = sm__synth_copy_attr(nf, "ksize", mp, "ksize");
+  if (!st) st = sm__synth_copy_attr(nf, "strides", mp, "strides");
+  if (!st) st = sm__synth_copy_attr(nf, "data_format", mp, "data_format");
+  if (!st) st = sm__synth_set_string(nf, "padding", "EXPLICIT");
+  if (!st) st = sm__synth_set_ints(nf, "explicit_paddings", ep, 8);
+  if (!st) st = sm__synth_set_bool(nf, "_sm_pad_zero", 1);
+  if (!st) st = sm__synth_finish(nf);
+  if (st) {
+    sm__synth_free(nf);
+    return st;
+  }
+  return sm__rewrite_replace(rw, POOL_PAD_RULE, chain, 2, nf);
+}
+
 const sm_rewrite_rule sm_rewrites_nn[] = {
     {"Sigmoid", SWISH_RULE, fuse_swish},
+    {"MaxPool", POOL_PAD_RULE, fuse_pool_pad},
     {"Conv2D", CONV_RULE, fuse_contraction},
     {"MatMul", MATMUL_RULE, fuse_contraction},
     {"DepthwiseConv2dNative", DW_RULE, fuse_contraction},

@@ -77,7 +77,8 @@ int sm__nn_residual(const struct sm_rewrite *rw, int *chain, int *n, sm_edge *ad
 /* Whether n is a DepthwiseConv2dNative that _FusedDepthwiseConv2dNative can replace (float, NHWC,
  * padding SAME or VALID: TF's fused op has no explicit_paddings). */
 int sm__nn_depthwise_fusable(const sm_node *n);
-/* For the depthwise BatchNorm fold: when the VALID depthwise `conv` reads a zero Pad (op Pad, float)
+/* For the BatchNorm fold and the Pad+MaxPool rule (nn_fuse.c, which sets the pads as a MaxPool's
+ * EXPLICIT padding): when the VALID Conv2D, depthwise or MaxPool `conv` reads a zero Pad (op Pad, float)
  * that only it reads, whose paddings are a Const (not fed) of [4, 2] ints padding H and W only,
  * *pad_id = the Pad's id and pads = top, bottom, left, right; else *pad_id = -1. The fused node
  * then reads the Pad's input and carries the pads as attr _sm_explicit_paddings (this library's

@@ -1,8 +1,10 @@
 /* nn_pool.c - MaxPool, MaxPoolV2 (ksize and strides as inputs) and AvgPool (ops.md §3.8), float
  * and double, NHWC (NCHW is transposed to NHWC and back), VALID/SAME (and EXPLICIT for MaxPool).
  * Windows are clipped to the input, so SAME padding never wins a max and AvgPool divides by the
- * in-bounds count, as TF does. Output rows (n, oh) are spread over the runtime's pool; the
- * channel loop is innermost and branch-free. Never writes its inputs. */
+ * in-bounds count, as TF does; a MaxPool with this library's attr _sm_pad_zero (a zero Pad folded
+ * in, nn_fuse.c) counts a 0 for a window that reaches past the edge. Output rows (n, oh) are
+ * spread over the runtime's pool; the channel loop is innermost and branch-free. Never writes its
+ * inputs. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 typedef struct pool_state {
   sm__nn_window w;
   int is_max;
+  int pad_zero; /* MaxPool attr _sm_pad_zero (nn_fuse.c: a zero Pad folded in): padding counts as 0 */
   int v2; /* ksize/strides come from inputs 1 and 2 */
 } pool_state;
 
@@ -20,6 +23,7 @@ sm_status *sm__nn_pool_prepare(const sm_node *n, void **state) {
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   s->is_max = strcmp(sm__node_op(n), "AvgPool") != 0;
   sm_status *st = sm__nn_window_prepare(n, 1, 0, s->is_max, &s->w);
+  if (!st && s->is_max && sm__node_attr(n, "_sm_pad_zero")) st = sm__node_attr_bool(n, "_sm_pad_zero", &s->pad_zero);
   if (st) {
     free(s);
     return st;
@@ -60,6 +64,7 @@ typedef struct pool_job {
   char *out;
   int64_t N, H, W, C, OH, OW, kh, kw, sh, sw, pt, pl;
   int64_t *argmax; /* max only, may be NULL: flat index into in of each output's maximum */
+  int pad_zero;     /* max without argmax: a window past the input's edge counts a 0 (pool_state) */
 } pool_job;
 
 /* One window element into the running max of every channel. Restrict: the input and output
@@ -100,17 +105,20 @@ static inline void max_argmax_f64(const double *restrict p, double *restrict o, 
     for (int64_t r = begin; r < end; r++) {                                                  \
       int64_t n = r / j->OH, oh = r % j->OH;                                                 \
       int64_t hs = oh * j->sh - j->pt, he = hs + j->kh;                                      \
+      int clip_h = hs < 0 || he > j->H;                                                      \
       if (hs < 0) hs = 0;                                                                    \
       if (he > j->H) he = j->H;                                                              \
       for (int64_t ow = 0; ow < j->OW; ow++) {                                               \
         int64_t ws = ow * j->sw - j->pl, we = ws + j->kw;                                    \
+        int clip = clip_h || ws < 0 || we > j->W;                                            \
         if (ws < 0) ws = 0;                                                                  \
         if (we > j->W) we = j->W;                                                            \
         T *o = out + ((n * j->OH + oh) * j->OW + ow) * C;                                    \
         if (j->is_max) {                                                                     \
           int64_t *am = j->argmax ? j->argmax + (o - out) : NULL;                            \
           if (!am) {                                                                         \
-            for (int64_t c = 0; c < C; c++) o[c] = LOWEST;                                   \
+            T init = j->pad_zero && clip ? (T)0 : LOWEST;                                    \
+            for (int64_t c = 0; c < C; c++) o[c] = init;                                     \
             for (int64_t ih = hs; ih < he; ih++)                                             \
               for (int64_t iw = ws; iw < we; iw++) {                                         \
                 const T *p = in + ((n * j->H + ih) * j->W + iw) * C;                         \
@@ -209,6 +217,7 @@ sm_status *sm__nn_pool(const void *state, sm_kctx *ctx) {
   pool_job j = {0};
   j.dtype = dt;
   j.is_max = s->is_max;
+  j.pad_zero = s->pad_zero;
   j.N = xd[0];
   j.C = w.nchw ? xd[1] : xd[3];
   j.H = w.nchw ? xd[2] : xd[1];

@@ -14,7 +14,8 @@
  * refused, so nothing is allocated. What a kernel's object keeps past its step (a TensorList's or
  * TensorArray's elements) is charged to the object's account (sm__kctx_hold) until it lets go. The
  * budget lives on the heap (refcounted) so those accounts may outlive the run. Nothing here takes a
- * lock. */
+ * lock. A plan built with SM_STEP_PROFILE set has a profile (step_profile.h): each step's kernel
+ * time and each successful run's time go into it. */
 #include "runtime/executor.h"
 
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include "base/tensor_internal.h"
 #include "runtime/device.h"
 #include "runtime/plan.h"
+#include "runtime/step_profile.h"
 #include "runtime/verify.h"
 
 /* A run's memory budget, shared by its sub-plans (threads of a map_fn too: used is atomic), on the
@@ -404,6 +406,8 @@ static sm_status *make_copy(const sm_plan *p, int sl, sm_tensor **vals, run_dev 
 
 static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro, int depth, run_mem *mem, run_dev *rd) {
+  sm_step_prof *prof = p->prof;
+  int64_t prof_t0 = prof ? sm__step_prof_now() : 0, prof_kernels = 0;
   for (int i = 0; i < p->nfetches; i++) outputs[i] = NULL;
   /* one block: the slot values, then a step's inputs as it reads them, then its ref reads */
   sm_tensor **vals = calloc((size_t)p->nslots + 2 * ((size_t)p->max_in + 1) + 1, sizeof *vals);
@@ -486,7 +490,15 @@ static sm_status *exec(const sm_plan *p, const sm_exec_env *env, sm_tensor *cons
     sm_kctx c = {env, ro, mem, charge ? charge + sp->out_base : NULL, depth, sp, nd, in, vals + sp->out_base, NULL, 0, 0,
                  i, p->nsteps, rd};
     sm_stop_src stop = {ro, 0}, *outer = sm__stop_src_swap(ro ? &stop : NULL);
-    st = sp->k->compute(sp->state, &c);
+    if (prof) {
+      int64_t t = sm__step_prof_now();
+      st = sp->k->compute(sp->state, &c);
+      t = sm__step_prof_now() - t;
+      sm__step_prof_step(prof, i, t);
+      prof_kernels += t;
+    } else {
+      st = sp->k->compute(sp->state, &c);
+    }
     sm__stop_src_swap(outer);
     int why = __atomic_load_n(&stop.stopped, __ATOMIC_RELAXED);
     if (why) { /* a loop of the kernel skipped chunks: whatever it returned is not a result */
@@ -581,6 +593,7 @@ done:
   free(charge);
   free(vals);
   free(dead);
+  if (prof && !st) sm__step_prof_run(prof, sm__step_prof_now() - prof_t0, prof_kernels);
   return st;
 }
 

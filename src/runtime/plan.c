@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "runtime/device.h"
+#include "runtime/step_profile.h"
 
 /* ---- small string builder ------------------------------------------------------------------ */
 typedef struct sbuf {
@@ -79,6 +80,7 @@ static int device_dtypes_ok(const sm_plan *p, const sm_step *sp);
 /* ---- freeing --------------------------------------------------------------------------------- */
 void sm__plan_free(sm_plan *p) {
   if (!p) return;
+  sm__step_prof_free(p->prof, p); /* before the steps' nodes go */
   for (int i = 0; i < p->nsteps; i++) {
     sm_step *st = &p->steps[i];
     if (st->k && st->k->release && st->state) st->k->release(st->state);
@@ -653,6 +655,7 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
   free(order);
   free(node_base);
   free(last_use);
+  p->prof = sm__step_prof_new(p->nsteps);
   *out = p;
   return NULL;
 fail:

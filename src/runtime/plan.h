@@ -77,6 +77,7 @@ struct sm_plan {
   sm_tensor **cache_host, **cache_dev;
   void *cache_mu; /* a pthread_mutex_t */
   int ncopies, ndevice;
+  struct sm_step_prof *prof; /* SM_STEP_PROFILE set at build: per-step timings (step_profile.h), else NULL */
 };
 
 /* What to build a plan for: sm_plan_spec (kernel.h). */

@@ -848,8 +848,72 @@ static void test_swish(void) {
   }
 }
 
+/* A zero Pad before a VALID MaxPool (Keras' ZeroPadding2D before ResNet50's pool1) joins it: one
+ * MaxPool over x, EXPLICIT padding, attr _sm_pad_zero, whose windows past the edge count a 0 as the
+ * padded copy's zeros did (checked on mostly negative inputs against the Pad fetched, which keeps
+ * the plain nodes); a Pad over C stays. */
+static const char *pool_pad_graph(const char *c_pad) {
+  static char g[2048];
+  snprintf(g, sizeof g,
+           G(PH("x") "node { name: \"pd\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
+                     "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } dim { size: 2 } } "
+                     "int_val: 0 int_val: 0 int_val: 1 int_val: 0 int_val: 1 int_val: 1 int_val: 0 int_val: %s } } } } "
+                     "node { name: \"p\" op: \"Pad\" input: \"x\" input: \"pd\" " TF
+                     "attr { key: \"Tpaddings\" value { type: DT_INT32 } } } "
+                     "node { name: \"mp\" op: \"MaxPool\" input: \"p\" " TF
+                     "attr { key: \"ksize\" value { list { i: 1 i: 3 i: 3 i: 1 } } } "
+                     "attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+                     "attr { key: \"padding\" value { s: \"VALID\" } } } "),
+           c_pad);
+  return g;
+}
+
+static void test_pool_pad(void) {
+  for (int cpad = 0; cpad < 2; cpad++) {
+    rewritten r;
+    if (rewrite(pool_pad_graph(cpad ? "1" : "0"), "x", "mp", NULL, &r)) {
+      const sm_node *h = sm__rewrite_num_synthetic(r.rw) ? sm__rewrite_node(r.rw, sm__cgraph_num_nodes(r.g)) : NULL;
+      CHECK_EQ_INT(h != NULL, !cpad);
+      if (h) {
+        int z = 0;
+        CHECK(!strcmp(sm__node_op(h), "MaxPool"));
+        CHECK_OK(sm__node_attr_bool(h, "_sm_pad_zero", &z));
+        CHECK_EQ_INT(z, 1);
+        CHECK(sm__rewrite_edge(r.rw, sm__node_input(h, 0)).node == 0); /* reads x */
+      }
+    }
+    rewritten_free(&r);
+  }
+  int64_t xd[4] = {2, 6, 5, 3};
+  sm_tensor *x = filled(4, xd, 51);
+  float *xv = sm_tensor_data(x);
+  for (int64_t i = 0; i < sm_tensor_num_elements(x); i++) xv[i] -= 0.4f; /* mostly negative */
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(pool_pad_graph("0"), &s));
+  if (s) {
+    sm_tensor *oa = NULL, *ob[2] = {NULL, NULL};
+    const char *fx[1] = {"x"}, *fa[1] = {"mp"}, *fb[2] = {"mp", "p"};
+    CHECK_OK(sm__session_run(s, fx, &x, 1, fa, 1, NULL, 0, &oa));
+    CHECK_OK(sm__session_run(s, fx, &x, 1, fb, 2, NULL, 0, ob));
+    if (oa && ob[0]) {
+      int64_t n = sm_tensor_num_elements(oa);
+      CHECK(n == 2 * 3 * 3 * 3 && n == sm_tensor_num_elements(ob[0]));
+      CHECK(!memcmp(sm_tensor_data(oa), sm_tensor_data(ob[0]), (size_t)n * sizeof(float)));
+      int zeros = 0;
+      for (int64_t i = 0; i < n; i++) zeros += ((const float *)sm_tensor_data(oa))[i] == 0.0f;
+      CHECK(zeros > 0); /* the padding won some windows */
+    }
+    sm_tensor_free(oa);
+    sm_tensor_free(ob[0]);
+    sm_tensor_free(ob[1]);
+  }
+  sm__session_free(s);
+  sm_tensor_free(x);
+}
+
 int main(void) {
   test_synth();
+  test_pool_pad();
   test_driver();
   test_conv_rule();
   test_ref_reads();

@@ -1,7 +1,10 @@
 /* test_runtime.c - resources, the thread pool, and sessions over small pbtxt graphs. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/kernel.h"
 #include "runtime/resource.h"
@@ -372,6 +375,58 @@ static void test_session_basic(void) {
   sm__session_free(NULL);
 }
 
+/* SM_STEP_PROFILE=FILE (step_profile.c): a plan built while it is set (sessions build at the first
+ * run) appends its steps' timings when freed; one built without it writes nothing. */
+static void test_step_profile(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/sm_test_step_profile_%d.tsv", (int)getpid());
+  remove(path);
+  setenv("SM_STEP_PROFILE", path, 1);
+  sm_session *s;
+  CHECK_OK(sm__session_from_pbtxt(add_graph, &s));
+  if (!s) return;
+  sm_tensor *x = vec_f(3, (float[]){1, 2, 3}), *out[1];
+  for (int r = 0; r < 3; r++) {
+    CHECK_OK(sm__session_run(s, (const char *[]){"x:0"}, &x, 1, (const char *[]){"z:0"}, 1, NULL, 0, out));
+    sm_tensor_free(out[0]);
+  }
+  /* a failed run is no run of the figures (its plan, built here, writes nothing) */
+  sm_tensor *x2 = vec_f(2, (float[]){1, 2}), *yb = vec_f(3, (float[]){1, 2, 3});
+  CHECK_ERR(sm__session_run(s, (const char *[]){"x", "c"}, (sm_tensor *[]){x2, yb}, 2, (const char *[]){"y"}, 1,
+                           NULL, 0, out),
+            "node 'y' (AddV2): ");
+  sm_tensor_free(x2);
+  sm_tensor_free(yb);
+  unsetenv("SM_STEP_PROFILE");
+  sm__session_free(s);
+  char text[4096] = {0};
+  FILE *f = fopen(path, "r");
+  CHECK(f != NULL);
+  if (f) {
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+  }
+  /* the plan for z (x fed): c, y = x + c, z = y * y */
+  CHECK(strstr(text, "# plan (graph) steps 3 runs 3 run_min_us ") != NULL);
+  CHECK(strstr(text, "\tAddV2\ty\t3\t") != NULL);
+  CHECK(strstr(text, "\tMul\tz\t3\t") != NULL);
+  CHECK(strstr(text, "runs 0") == NULL);
+  /* built without the variable: no profile */
+  remove(path);
+  CHECK_OK(sm__session_from_pbtxt(add_graph, &s));
+  if (s) {
+    CHECK_OK(sm__session_run(s, (const char *[]){"x:0"}, &x, 1, (const char *[]){"z:0"}, 1, NULL, 0, out));
+    sm_tensor_free(out[0]);
+    sm__session_free(s);
+  }
+  FILE *g = fopen(path, "r");
+  CHECK(g == NULL);
+  if (g) fclose(g);
+  remove(path);
+  sm_tensor_free(x);
+}
+
 static const char *missing_graph =
     "meta_info_def { stripped_op_list {\n"
     "  op { name: \"FooOp\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } }\n"
@@ -494,6 +549,7 @@ int main(void) {
   test_tables();
   test_threadpool();
   test_session_basic();
+  test_step_profile();
   test_session_missing_kernels();
   test_session_refs();
   TEST_MAIN_END();
