@@ -22,7 +22,7 @@
  * Threads: Debian builds oneDNN on OpenMP (libgomp). Its threads are not used: each call sets
  * omp_set_num_threads(1) on its own thread (an OpenMP ICV is per thread, so a host program's
  * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job):
- * by images, by bands of output rows of one image, or by slices of the filters (split_couts).
+ * by images, by bands of output rows of one image, or by slices of the filters (sm__dnnl_conv_split).
  * Layout: NHWC (oneDNN's brgconv) but for the shapes where its blocked nChw16c kernel is ~2x
  * faster (blocked_conv), which reorder in and out per call.
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
@@ -36,6 +36,36 @@
 #include "base/alloc.h"
 #include "base/lazylib.h"
 #include "ops/nn_internal.h"
+
+/* SM_DNNL_SPLIT (read with the library, below): 0 (the measured choice), 'r' rows, 'c' filter slices */
+static int split_force;
+
+/* How a convolution is split over the pool (oneDNN's time per piece, bench/RESULTS.md "session 13,
+ * h1", per layer of ResNet50 / MobileNetV2 / VGG16 at batch 1 and 16): by images, by bands of
+ * output rows (one image), or by slices of the filters (output channels). A slice reads all the
+ * input and its share of the filters and writes through a dense copy; an image or band piece reads
+ * its part of the input and all the filters. Which costs less is a matter of where the filters
+ * live: under ~1.5 MB (COUT_MIN_FILTERS floats; the L2 is 2 MB a core on the Xeon VM) both
+ * threads keep all of them in L2 and images / bands win (MobileNetV2 b16's 1x1s 5-50% less time,
+ * VGG16's first 3x3 over 3 channels 2.6x less); from there on each thread's half of them is what
+ * fits, and slices win (ResNet50 b16's 3x3 256 @4x4 28%, its 1x1 512->2048 @2x2 21%, VGG16's
+ * 3x3 512 @4x4 10%). Images also win where the input outweighs the filters (512 -> 128 @8x8, 16
+ * images). One image is split in slices also where its output has at most 16 pixels: a band of
+ * a 4x4 or 2x2 output is one or two rows with as many halo rows (ResNet50 b1's 3x3 256 @4x4: 1.4
+ * against 2.1 ms per call). With 64+ filters only (a slice is 16-filter aligned).
+ * SM_DNNL_SPLIT=rows or =cout forces one (for A/B). */
+#define COUT_MIN_FILTERS (384.0 * 1024.0)
+
+int sm__dnnl_conv_split(const sm__dnnl_conv_args *a) {
+  int couts = a->G == 1 && a->Cout >= 64;
+  if (couts && split_force) couts = split_force == 'c';
+  else if (couts) {
+    double filt = (double)a->KH * (double)a->KW * (double)a->C * (double)a->Cout;
+    double in = (double)a->N * (double)a->H * (double)a->W * (double)a->C;
+    couts = a->N == 1 ? filt >= COUT_MIN_FILTERS || a->OH * a->OW <= 16 : filt >= COUT_MIN_FILTERS && filt >= in;
+  }
+  return couts ? 'c' : a->N == 1 ? 'r' : 'i';
+}
 
 #ifdef SM_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -65,8 +95,8 @@ static dnnl_engine_t engine;
 static int loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 /* The A/B switches of bench/ (SM_DNNL_SPLIT=rows|cout, SM_DNNL_BLOCKED=0), read once with the
- * library rather than on every call: 0 (the measured choice), 'r' rows, 'c' filter slices. */
-static int split_force, blocked_off;
+ * library rather than on every call. */
+static int blocked_off;
 
 static void dnnl_load(void) {
   const char *e = getenv("SM_DNNL_SPLIT");
@@ -829,27 +859,10 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
   return execute(c, pr, pk, NULL, a->x, a->bias, a->y, rows, a->Cout, a->act, a->alpha);
 }
 
-/* How one image's convolution is split over the pool: by bands of output rows, each piece reading
- * all the filters and its rows of the input plus a halo (recomputed), or by slices of the filters
- * (output channels), each piece reading all the input and its share of the filters. Slices when
- * there are at least 32 output channels per thread and the filters outweigh the input or the input
- * is small (at most 64K floats, L2-resident: re-reading it costs less than a band's halo and its
- * full pass over the filters). Measured on ResNet50 / VGG16 / DenseNet121 at batch 1 (all their
- * convolutions meet this at 64x64 / 32x32 inputs; bench/RESULTS.md "Cout slices"): oneDNN's time
- * summed over the pieces fell 9.1 -> 7.2, 7.8 -> 6.9 and 4.1 -> 3.8 ms per call; the deep 2x2 and
- * 4x4 layers gained most (a band there is one row, and each thread streamed the whole 9 MB filter
- * bank). Large images keep the bands. SM_DNNL_SPLIT=rows or =cout forces one (for A/B). */
-static int split_couts(const sm__dnnl_conv_args *a) {
-  if (a->G != 1 || a->Cout < 64) return 0;
-  if (split_force) return split_force == 'c';
-  double in = (double)a->N * (double)a->H * (double)a->W * (double)a->C;
-  return in <= 65536.0 || (double)a->KH * (double)a->KW * (double)a->C * (double)a->Cout >= in;
-}
-
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded) return NULL;
-  int couts = split_couts(a);
+  int couts = sm__dnnl_conv_split(a) == 'c';
   split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, NULL, 0};
   double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
                 (double)(a->C / a->G);

@@ -67,6 +67,9 @@ typedef struct sm__dnnl_bmm_args {
  * on success; an error status (out of memory: SM_RESOURCE_EXHAUSTED) the kernel returns; or NULL
  * with *declined = 1 when oneDNN has no primitive for it (the kernel then runs its own loops). */
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined);
+/* How sm__dnnl_conv splits a over the pool: 'i' by images, 'r' by bands of output rows (one
+ * image), 'c' by slices of the filters (the cost model in nn_dnnl.c). Reads the shape only. */
+int sm__dnnl_conv_split(const sm__dnnl_conv_args *a);
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined);
 sm_status *sm__dnnl_bmm(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, sm_kctx *ctx, int *declined);
 

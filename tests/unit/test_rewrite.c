@@ -288,9 +288,10 @@ static void same_run(const char *ga, const char *gb, const char *const *feed_nam
 }
 
 static void test_fused_runs(void) {
-  /* a small conv, and one image through 96 filters of 3x3x128 (7M multiply-adds: oneDNN over the
-   * pool in two slices of the filters, each writing through a dense copy; nn_dnnl.c split_couts) */
-  static const int64_t shapes[2][9] = {{2, 9, 7, 3, 3, 3, 3, 20, 20}, {1, 8, 8, 128, 3, 3, 128, 96, 96}};
+  /* a small conv, and one 4x4 image through 96 filters of 3x3x128 (1.8M multiply-adds: oneDNN over
+   * the pool in two slices of the filters, each writing through a dense copy; nn_dnnl.c
+   * sm__dnnl_conv_split) */
+  static const int64_t shapes[2][9] = {{2, 9, 7, 3, 3, 3, 3, 20, 20}, {1, 4, 4, 128, 3, 3, 128, 96, 96}};
   static const struct {
     const char *act, *extra;
   } acts[] = {{"Relu", ""}, {"Relu6", ""}, {"Elu", ""}, {"Sigmoid", ""}, {"Tanh", ""},
@@ -737,11 +738,11 @@ static void test_residual(void) {
     setenv("SM_DNNL", keep, 1);
   else
     unsetenv("SM_DNNL");
-  /* one image through 96 filters of 3x3x128: oneDNN in two slices of the filters, the addend
-   * copied into each slice's dense output (nn_dnnl.c split_couts); 8 images of 2x2x512 through 16
+  /* one 4x4 image through 96 filters of 3x3x128: oneDNN in two slices of the filters, the addend
+   * copied into each slice's dense output (nn_dnnl.c sm__dnnl_conv_split); 8 images of 2x2x512 through 16
    * filters: oneDNN's blocked layout, the addend reordered into it (blocked_conv); the shortcut
    * fed and computed in the run */
-  static const int64_t big[2][4][4] = {{{1, 8, 8, 128}, {3, 3, 128, 96}, {96}, {1, 8, 8, 96}},
+  static const int64_t big[2][4][4] = {{{1, 4, 4, 128}, {3, 3, 128, 96}, {96}, {1, 4, 4, 96}},
                                        {{8, 2, 2, 512}, {3, 3, 512, 16}, {16}, {8, 2, 2, 16}}};
   for (int sh = 0; sh < 2; sh++) {
     const int64_t *bx = big[sh][0], *bf = big[sh][1], *bb = big[sh][2], *bs = big[sh][3];
