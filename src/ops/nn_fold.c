@@ -5,10 +5,10 @@
  * The pattern is the one Keras 3 exports for Conv2D [+ bias] + BatchNormalization (inference):
  *   c = Conv2D(x, f) [-> BiasAdd(c, bias)] -> Mul(·, scale) -> AddV2|Add(·, shift) [-> Relu|Relu6]
  * where scale = gamma * rsqrt(variance + eps) and shift = beta - mean * scale are computed in the
- * graph from the variables every run (five nodes per BatchNorm: when they are exactly that, the
- * helper takes gamma, beta, mean and variance instead and computes them itself, keras_bn, and the
- * rewrite driver drops the five; where Keras first reshapes the four to [1, .., 1, C],
- * sm__nn_bn_params_match finds them and those nodes join the fused chain). It becomes two nodes:
+ * graph from the variables every run (five nodes per BatchNorm: when they are exactly that,
+ * sm__nn_bn_params_match, the helper takes gamma, beta, mean and variance instead and computes
+ * them itself; the rewrite driver drops the five, or, where Keras first reshapes the four to
+ * [1, .., 1, C], those nodes join the fused chain). It becomes two nodes:
  *   ff, fb = _SmFoldBN(f, scale, shift[, bias])     ff = f * scale (per output channel),
  *                                                   fb = [bias * scale +] shift
  *   _FusedConv2D(x, ff, fb, fused_ops [BiasAdd[, Relu|Relu6]])
@@ -336,66 +336,6 @@ static int other_input(const sm_rewrite *rw, int id, sm_edge v, sm_edge *other) 
   return 1;
 }
 
-/* A float node of op `op` (or `op2`) with two inputs and one output, none of them fed or read as
- * a ref: its id, else -1. */
-static int binary_node(const sm_rewrite *rw, sm_edge e, const char *op, const char *op2) {
-  const sm_node *n = e.node >= 0 && e.index == 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  if (!n || !(op_is(n, op) || (op2 && op_is(n, op2))) || sm__node_num_inputs(n) != 2 || sm__node_num_outputs(n) != 1 ||
-      sm__node_output_dtype(n, 0) != SM_FLOAT || sm__rewrite_is_fed(rw, e))
-    return -1;
-  for (int i = 0; i < 2; i++)
-    if (sm__rewrite_reads_ref(rw, e.node, i)) return -1;
-  return e.node;
-}
-
-/* Keras' inference BatchNorm computes its scale and shift in the graph, every run:
- *   scale = Mul(Rsqrt(AddV2(variance, eps)), gamma), shift = Sub(beta, Mul(mean, scale))
- * (either operand order of the Muls and the AddV2; eps a float Const of one element). When the
- * rule's scale and shift are exactly that, st gets gamma, beta, mean, variance and *eps the Const's
- * value: the helper then computes the same float operations itself (fbn_scale_shift: the kernels'
- * Rsqrt is 1 / sqrt in float, so the bits are the graph's), and the five nodes computing them are
- * left unread, for the rewrite driver to drop (rewrite.c drop_unread). */
-static int keras_bn(const sm_rewrite *rw, sm_edge scale, sm_edge shift, sm_edge st[4], float *eps) {
-  int mul = binary_node(rw, scale, "Mul", NULL), sub = binary_node(rw, shift, "Sub", NULL);
-  if (mul < 0 || sub < 0) return 0;
-  sm_edge m0 = sm__rewrite_input(rw, mul, 0), m1 = sm__rewrite_input(rw, mul, 1);
-  int rs = -1;
-  for (int i = 0; i < 2 && rs < 0; i++) {
-    sm_edge r = i ? m1 : m0;
-    const sm_node *rn = r.node >= 0 && r.index == 0 ? sm__rewrite_node(rw, r.node) : NULL;
-    if (rn && op_is(rn, "Rsqrt") && sm__node_num_inputs(rn) == 1 && sm__node_output_dtype(rn, 0) == SM_FLOAT &&
-        !sm__rewrite_is_fed(rw, r) && !sm__rewrite_reads_ref(rw, r.node, 0)) {
-      rs = r.node;
-      st[0] = i ? m0 : m1; /* gamma */
-    }
-  }
-  if (rs < 0) return 0;
-  int add = binary_node(rw, sm__rewrite_input(rw, rs, 0), "AddV2", "Add");
-  if (add < 0) return 0;
-  int found = 0;
-  for (int i = 0; i < 2 && !found; i++) {
-    sm_tensor *c = NULL;
-    sm_status *e = sm__rewrite_const_value(rw, sm__rewrite_input(rw, add, i), &c);
-    if (!e && c && sm_tensor_dtype(c) == SM_FLOAT && sm_tensor_num_elements(c) == 1) {
-      *eps = *(const float *)sm_tensor_data(c);
-      st[3] = sm__rewrite_input(rw, add, 1 - i); /* variance */
-      found = 1;
-    }
-    sm_status_free(e);
-    sm_tensor_free(c);
-  }
-  if (!found) return 0;
-  st[1] = sm__rewrite_input(rw, sub, 0); /* beta */
-  int mm = binary_node(rw, sm__rewrite_input(rw, sub, 1), "Mul", NULL);
-  if (mm < 0) return 0;
-  sm_edge a = sm__rewrite_input(rw, mm, 0), b = sm__rewrite_input(rw, mm, 1);
-  if (same(a, scale) == same(b, scale)) return 0;
-  st[2] = same(a, scale) ? b : a; /* mean */
-  for (int i = 0; i < 4; i++)
-    if (st[i].node < 0) return 0;
-  return 1;
-}
-
 static int nhwc(const sm_node *n) {
   int nchw = 1;
   sm_status *st = sm__nn_data_format(n, 0, &nchw);
@@ -404,6 +344,18 @@ static int nhwc(const sm_node *n) {
 }
 
 /* ---- Keras 3's BatchNorm parameters ------------------------------------------------------------ */
+/* The producer of e (output 0) when it is a float node of `op` (or `op2`) with nin inputs and one
+ * output, that output not fed and no input a ref read; else -1. */
+static int made_by(const sm_rewrite *rw, sm_edge e, const char *op, const char *op2, int nin) {
+  const sm_node *n = e.node >= 0 && e.index == 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  if (!n || !(op_is(n, op) || (op2 && op_is(n, op2))) || sm__node_num_inputs(n) != nin ||
+      sm__node_num_outputs(n) != 1 || sm__node_output_dtype(n, 0) != SM_FLOAT || sm__rewrite_is_fed(rw, e))
+    return -1;
+  for (int i = 0; i < nin; i++)
+    if (sm__rewrite_reads_ref(rw, e.node, i)) return -1;
+  return e.node;
+}
+
 /* An integer Const (not fed) of shape [r], 1 <= r <= 4: [1, .., 1, K] with K > 1 -> *rank, *k. */
 static sm_status *bn_shape(const sm_rewrite *rw, sm_edge e, int *rank, int64_t *k) {
   *rank = 0;
@@ -423,29 +375,24 @@ static sm_status *bn_shape(const sm_rewrite *rw, sm_edge e, int *rank, int64_t *
   return NULL;
 }
 
-/* The producer of e when it is a float node of `op` with nin inputs and one output; else -1. */
-static int made_by(const sm_rewrite *rw, sm_edge e, const char *op, int nin) {
-  const sm_node *n = e.node >= 0 && e.index == 0 ? sm__rewrite_node(rw, e.node) : NULL;
-  return n && !strcmp(sm__node_op(n), op) && sm__node_num_inputs(n) == nin && sm__node_num_outputs(n) == 1 &&
-                 sm__node_output_dtype(n, 0) == SM_FLOAT
-             ? e.node
-             : -1;
-}
-
-/* A Reshape (float) of a vector to [1, .., 1, K]: its input into *v, its nodes (the Reshape, and
- * its shape Const when only the Reshape reads it) appended to p. */
+/* A Reshape (float) of a vector to [1, .., 1, K], K and the rank those of p's others: its input
+ * into *v, its nodes (the Reshape, and its shape Const when only the Reshape reads it) appended
+ * to p. The Reshape's output may be fed: the caller's sm__rewrite_can_fuse refuses that chain. */
 static sm_status *bn_vector(const sm_rewrite *rw, sm_edge e, sm_edge *v, sm__nn_bn_params *p, int *ok) {
   *ok = 0;
-  int r = made_by(rw, e, "Reshape", 2), rank;
+  const sm_node *n = e.node >= 0 && e.index == 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  int rank;
   int64_t k = 0;
-  if (r < 0) return NULL;
-  sm_edge shape = sm__rewrite_input(rw, r, 1);
+  if (!n || !op_is(n, "Reshape") || sm__node_num_inputs(n) != 2 || sm__node_num_outputs(n) != 1 ||
+      sm__node_output_dtype(n, 0) != SM_FLOAT || sm__rewrite_reads_ref(rw, e.node, 0))
+    return NULL;
+  sm_edge shape = sm__rewrite_input(rw, e.node, 1);
   sm_status *st = bn_shape(rw, shape, &rank, &k);
   if (st || !rank || (p->rank && (rank != p->rank || k != p->c))) return st;
   p->rank = rank, p->c = k;
-  *v = sm__rewrite_input(rw, r, 0);
-  p->nodes[p->n++] = r;
-  if (sm__rewrite_only_reader(rw, shape) == r) p->nodes[p->n++] = shape.node;
+  *v = sm__rewrite_input(rw, e.node, 0);
+  p->nodes[p->n++] = e.node;
+  if (sm__rewrite_only_reader(rw, shape) == e.node) p->nodes[p->n++] = shape.node;
   *ok = 1;
   return NULL;
 }
@@ -453,41 +400,48 @@ static sm_status *bn_vector(const sm_rewrite *rw, sm_edge e, sm_edge *v, sm__nn_
 sm_status *sm__nn_bn_params_match(const sm_rewrite *rw, sm_edge scale, sm_edge shift, sm__nn_bn_params *p, int *ok) {
   *ok = 0;
   memset(p, 0, sizeof *p);
-  int mul = made_by(rw, scale, "Mul", 2), sub = made_by(rw, shift, "Sub", 2), rsq = -1, add = -1, mul2 = -1;
+  int mul = made_by(rw, scale, "Mul", NULL, 2), sub = made_by(rw, shift, "Sub", NULL, 2), rsq = -1, add = -1,
+      mul2 = -1;
   if (mul < 0 || sub < 0) return NULL;
-  sm_edge gamma = {-1, -1}, meanr = {-1, -1}, varr = {-1, -1}, eps = {-1, -1};
+  sm_edge gamma = {-1, -1}, mean = {-1, -1}, var = {-1, -1}, eps = {-1, -1};
   for (int k = 0; k < 2 && rsq < 0; k++)
-    if ((rsq = made_by(rw, sm__rewrite_input(rw, mul, k), "Rsqrt", 1)) >= 0) gamma = sm__rewrite_input(rw, mul, 1 - k);
-  if (rsq < 0 || (add = made_by(rw, sm__rewrite_input(rw, rsq, 0), "AddV2", 2)) < 0 ||
-      (mul2 = made_by(rw, sm__rewrite_input(rw, sub, 1), "Mul", 2)) < 0 ||
-      !other_input(rw, mul2, scale, &meanr))
+    if ((rsq = made_by(rw, sm__rewrite_input(rw, mul, k), "Rsqrt", NULL, 1)) >= 0) gamma = sm__rewrite_input(rw, mul, 1 - k);
+  if (rsq < 0 || (add = made_by(rw, sm__rewrite_input(rw, rsq, 0), "AddV2", "Add", 2)) < 0 ||
+      (mul2 = made_by(rw, sm__rewrite_input(rw, sub, 1), "Mul", NULL, 2)) < 0 || !other_input(rw, mul2, scale, &mean))
     return NULL;
-  /* eps: a float scalar Const, not fed, on either side of the AddV2 */
-  sm_tensor *ev = NULL;
-  for (int k = 0; k < 2 && !ev; k++) {
-    sm_edge e = sm__rewrite_input(rw, add, k);
-    const sm_node *en = e.node >= 0 ? sm__rewrite_node(rw, e.node) : NULL;
-    if (!en || strcmp(sm__node_op(en), "Const")) continue;
-    sm_status *st = sm__rewrite_const_value(rw, e, &ev);
+  /* eps: a float Const of one element, not fed, on either side of the Add */
+  int eps_rank = -1;
+  for (int k = 0; k < 2 && eps_rank < 0; k++) {
+    sm_tensor *ev = NULL;
+    sm_status *st = sm__rewrite_const_value(rw, sm__rewrite_input(rw, add, k), &ev);
     if (st) return st;
-    if (ev && (sm_tensor_dtype(ev) != SM_FLOAT || sm_tensor_rank(ev) != 0)) {
-      sm_tensor_free(ev);
-      ev = NULL;
+    if (ev && sm_tensor_dtype(ev) == SM_FLOAT && sm_tensor_num_elements(ev) == 1) {
+      eps_rank = sm_tensor_rank(ev), p->eps = *(const float *)sm_tensor_data(ev);
+      eps = sm__rewrite_input(rw, add, k), var = sm__rewrite_input(rw, add, 1 - k);
     }
-    if (ev) eps = e, varr = sm__rewrite_input(rw, add, 1 - k);
+    sm_tensor_free(ev);
   }
-  if (!ev) return NULL;
-  p->eps = *(const float *)sm_tensor_data(ev);
-  sm_tensor_free(ev);
-  int g_ok = 0, b_ok = 0, m_ok = 0, v_ok = 0;
-  sm_status *st = bn_vector(rw, gamma, &p->gamma, p, &g_ok);
-  if (!st && g_ok) st = bn_vector(rw, sm__rewrite_input(rw, sub, 0), &p->beta, p, &b_ok);
-  if (!st && b_ok) st = bn_vector(rw, meanr, &p->mean, p, &m_ok);
-  if (!st && m_ok) st = bn_vector(rw, varr, &p->var, p, &v_ok);
-  if (st || !v_ok) return st;
-  if (sm__rewrite_only_reader(rw, eps) == add) p->nodes[p->n++] = eps.node;
-  int rest[] = {add, rsq, mul, mul2, sub};
-  for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) p->nodes[p->n++] = rest[i];
+  sm_edge beta = sm__rewrite_input(rw, sub, 0), vec[4] = {gamma, beta, mean, var};
+  if (eps_rank < 0) return NULL;
+  for (int i = 0; i < 4; i++)
+    if (vec[i].node < 0) return NULL;
+  /* the Reshape form: all four through Reshapes of one shape, eps no wider */
+  sm_edge *out[4] = {&p->gamma, &p->beta, &p->mean, &p->var};
+  int vok = 1;
+  for (int i = 0; i < 4 && vok; i++) {
+    sm_status *st = bn_vector(rw, vec[i], out[i], p, &vok);
+    if (st) return st;
+  }
+  if (!vok || eps_rank > p->rank) {
+    /* the plain form: eps must not widen the conv output's rank 4 (the fold keeps that shape) */
+    if (eps_rank > 4) return NULL;
+    p->n = p->rank = 0, p->c = 0;
+    for (int i = 0; i < 4; i++) *out[i] = vec[i];
+  } else {
+    if (sm__rewrite_only_reader(rw, eps) == add) p->nodes[p->n++] = eps.node;
+    int rest[] = {add, rsq, mul, mul2, sub};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) p->nodes[p->n++] = rest[i];
+  }
   *ok = 1;
   return NULL;
 }
@@ -545,18 +499,16 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       return NULL;
     chain[n++] = r;
   }
-  /* Keras' scale and shift computed in the graph: the helper reads the four vectors instead. Keras 3
-   * reshapes them to [1, .., 1, C] first (sm__nn_bn_params_match: those nodes join the chain);
-   * without the Reshapes keras_bn matches (its nodes are left for the driver's drop_unread). */
+  /* Keras' scale and shift computed in the graph (sm__nn_bn_params_match): the helper reads the
+   * four vectors instead. Keras 3 reshapes them to [1, .., 1, C] first: those nodes join the chain
+   * (kp); the plain form's are left for the driver's drop_unread. */
   sm__nn_bn_params bp;
-  sm_edge stats[4];
-  float keras_eps = 0;
-  int kp = 0, keras = 0;
+  memset(&bp, 0, sizeof bp);
+  int kv = 0, kp = 0; /* the helper reads Keras' four vectors; their nodes join the chain */
   if (fbn < 0) {
-    sm_status *bst = sm__nn_bn_params_match(rw, scale, shift, &bp, &kp);
+    sm_status *bst = sm__nn_bn_params_match(rw, scale, shift, &bp, &kv);
     if (bst) return bst;
-    if (kp) stats[0] = bp.gamma, stats[1] = bp.beta, stats[2] = bp.mean, stats[3] = bp.var, keras_eps = bp.eps;
-    else keras = keras_bn(rw, scale, shift, stats, &keras_eps);
+    kp = kv && bp.rank > 0;
   }
   const char *ops[3] = {"BiasAdd", NULL, NULL}, *act = NULL;
   sm_edge addend = {-1, -1};
@@ -584,16 +536,13 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   for (int k = 0; k < base; k++)
     for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, chain[k])); i++)
       if (sm__rewrite_reads_ref(rw, chain[k], i)) return NULL;
-  for (int k = 0; k < (kp ? bp.n : 0); k++)
-    for (int i = 0; i < sm__node_num_inputs(sm__rewrite_node(rw, bp.nodes[k])); i++)
-      if (sm__rewrite_reads_ref(rw, bp.nodes[k], i)) kp = 0;
   if (kp) { /* the parameter nodes ahead of the chain, when the shortest chain may take them */
     memmove(chain + bp.n, chain, (size_t)n * sizeof *chain);
     memcpy(chain, bp.nodes, (size_t)bp.n * sizeof *chain);
     n += bp.n, base += bp.n;
     if (!sm__rewrite_can_fuse(rw, chain, base)) {
       memmove(chain, chain + bp.n, (size_t)(n - bp.n) * sizeof *chain);
-      n -= bp.n, base -= bp.n, kp = 0;
+      n -= bp.n, base -= bp.n, kp = kv = 0;
     }
   }
   /* the longest allowed chain: without the activation, then without the residual Add */
@@ -613,10 +562,9 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
   /* the helper: the folded filter and bias, keyed by its small inputs' pointers when all are
    * stable values (the fold's cache, fold_compute) */
-  int kv = kp || keras; /* the helper reads Keras' four vectors */
-  sm_edge small[5] = {kv ? stats[0] : scale, kv ? stats[1] : shift, bias,
-                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : kv ? stats[2] : (sm_edge){-1, -1},
-                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : kv ? stats[3] : (sm_edge){-1, -1}};
+  sm_edge small[5] = {kv ? bp.gamma : scale, kv ? bp.beta : shift, bias,
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : kv ? bp.mean : (sm_edge){-1, -1},
+                      fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : kv ? bp.var : (sm_edge){-1, -1}};
   int stable = 1;
   for (int i = 0; i < 5 && stable; i++) stable = (i >= 2 && small[i].node < 0) || stable_view(rw, small[i]);
   char name[512];
@@ -624,18 +572,18 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   sm_node *nodes[2] = {NULL, NULL};
   sm_status *st = sm__synth_new(sm__rewrite_graph(rw), name, "_SmFoldBN", &nodes[0]);
   if (!st) st = sm__synth_add_input(nodes[0], f);
-  if (!st) st = sm__synth_add_input(nodes[0], kv ? stats[0] : scale);
-  if (!st) st = sm__synth_add_input(nodes[0], kv ? stats[1] : shift);
+  if (!st) st = sm__synth_add_input(nodes[0], kv ? bp.gamma : scale);
+  if (!st) st = sm__synth_add_input(nodes[0], kv ? bp.beta : shift);
   if (!st && bias.node >= 0) st = sm__synth_add_input(nodes[0], bias);
   if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 3));
   if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 4));
-  if (!st && kv) st = sm__synth_add_input(nodes[0], stats[2]);
-  if (!st && kv) st = sm__synth_add_input(nodes[0], stats[3]);
+  if (!st && kv) st = sm__synth_add_input(nodes[0], bp.mean);
+  if (!st && kv) st = sm__synth_add_input(nodes[0], bp.var);
   if (!st) st = sm__synth_set_type(nodes[0], "T", SM_FLOAT);
   if (!st) st = sm__synth_set_int(nodes[0], "num_bias", bias.node >= 0);
   if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 || kv ? 2 : 0);
   if (!st && fbn >= 0) st = sm__synth_copy_attr(nodes[0], "epsilon", sm__rewrite_node(rw, fbn), "epsilon");
-  if (!st && kv) st = sm__synth_set_float(nodes[0], "epsilon", keras_eps);
+  if (!st && kv) st = sm__synth_set_float(nodes[0], "epsilon", bp.eps);
   if (!st && kv) st = sm__synth_set_bool(nodes[0], "_sm_broadcast", 1);
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
   if (!st && stable) st = sm__synth_set_bool(nodes[0], "_sm_cache_inputs", 1);

@@ -652,7 +652,7 @@ static sm_status *fuse_batch_norm(sm_rewrite *rw, int mul) {
     int ok = 0;
     sm_status *st = sm__nn_bn_params_match(rw, sm__rewrite_input(rw, mul, k), shift, &bp, &ok);
     if (st) return st;
-    if (!ok || same(x, sm__rewrite_input(rw, mul, k))) continue;
+    if (!ok || !bp.rank || same(x, sm__rewrite_input(rw, mul, k))) continue; /* the Reshape form only */
     int chain[16 + 3], n = 0;
     for (int i = 0; i < bp.n; i++) chain[n++] = bp.nodes[i];
     chain[n++] = mul, chain[n++] = add;

@@ -234,25 +234,104 @@ GEMV_AVX512 static void gemv_avx512(int64_t k, int64_t n, const float *x, const 
     default: gemv_nv(k, n, x, b, ldb, y, acc, 8); break;
   }
 }
+
+/* ---- one row, any B, streamed in row order (AVX-512) ------------------------------------------ */
+/* y[0..n) = x[0..k) B (+ y when acc): B's rows four at a time, each group one pass over y (in L1
+ * for n up to a few thousand: 16 KB at 4096), so that B is read exactly once and in address order,
+ * four contiguous streams, with the group after next prefetched (ldb * 4 floats ahead in each
+ * stream). A range of B's rows is one contiguous block: sm__nn_sgemv_rows's callers split k, not
+ * n, over threads. Each y is the sum over k in order, one FMA per row (the first group stores
+ * without reading y when not acc). */
+GEMV_AVX512 static void gemv_rows_avx512(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y,
+                                         int acc) {
+  const __mmask16 tail = (__mmask16)(n % 16 ? (1u << (n % 16)) - 1 : 0);
+  const int64_t nv = n / 16 * 16, ahead = 4 * ldb;
+  int64_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    const float *r0 = b + p * ldb, *r1 = r0 + ldb, *r2 = r1 + ldb, *r3 = r2 + ldb;
+    const __m512 x0 = _mm512_set1_ps(x[p]), x1 = _mm512_set1_ps(x[p + 1]), x2 = _mm512_set1_ps(x[p + 2]),
+                 x3 = _mm512_set1_ps(x[p + 3]);
+    const int load = acc || p > 0, pf = p + 8 <= k; /* prefetch only rows that exist */
+    for (int64_t j = 0; j < nv; j += 16) {
+      if (pf) {
+        _mm_prefetch((const char *)(r0 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r1 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r2 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r3 + j + ahead), _MM_HINT_T0);
+      }
+      __m512 c = _mm512_mul_ps(x0, _mm512_loadu_ps(r0 + j));
+      if (load) c = _mm512_add_ps(_mm512_loadu_ps(y + j), c);
+      c = _mm512_fmadd_ps(x1, _mm512_loadu_ps(r1 + j), c);
+      c = _mm512_fmadd_ps(x2, _mm512_loadu_ps(r2 + j), c);
+      c = _mm512_fmadd_ps(x3, _mm512_loadu_ps(r3 + j), c);
+      _mm512_storeu_ps(y + j, c);
+    }
+    if (tail) {
+      __m512 c = _mm512_mul_ps(x0, _mm512_maskz_loadu_ps(tail, r0 + nv));
+      if (load) c = _mm512_add_ps(_mm512_maskz_loadu_ps(tail, y + nv), c);
+      c = _mm512_fmadd_ps(x1, _mm512_maskz_loadu_ps(tail, r1 + nv), c);
+      c = _mm512_fmadd_ps(x2, _mm512_maskz_loadu_ps(tail, r2 + nv), c);
+      c = _mm512_fmadd_ps(x3, _mm512_maskz_loadu_ps(tail, r3 + nv), c);
+      _mm512_mask_storeu_ps(y + nv, tail, c);
+    }
+  }
+  for (; p < k; p++) { /* the last k % 4 rows */
+    const float *r0 = b + p * ldb;
+    const __m512 x0 = _mm512_set1_ps(x[p]);
+    const int load = acc || p > 0;
+    for (int64_t j = 0; j < nv; j += 16) {
+      __m512 c = _mm512_mul_ps(x0, _mm512_loadu_ps(r0 + j));
+      _mm512_storeu_ps(y + j, load ? _mm512_add_ps(_mm512_loadu_ps(y + j), c) : c);
+    }
+    if (tail) {
+      __m512 c = _mm512_mul_ps(x0, _mm512_maskz_loadu_ps(tail, r0 + nv));
+      _mm512_mask_storeu_ps(y + nv, tail, load ? _mm512_add_ps(_mm512_maskz_loadu_ps(tail, y + nv), c) : c);
+    }
+  }
+}
 #endif
+
+/* AVX-512 present and not switched off by the environment variable `env` (=0), read once */
+static int avx512_on(int *have, const char *env) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  int h = __atomic_load_n(have, __ATOMIC_RELAXED); /* a race only computes it twice */
+  if (h < 0) {
+    __builtin_cpu_init();
+    const char *e = getenv(env);
+    h = __builtin_cpu_supports("avx512f") && !(e && !strcmp(e, "0"));
+    __atomic_store_n(have, h, __ATOMIC_RELAXED);
+  }
+  return h;
+#else
+  (void)have, (void)env;
+  return 0;
+#endif
+}
+
+/* SM_NN_GEMV_ROWS=0 (bench/'s A/B switch) leaves these products to the caller's other paths */
+static int rows_have = -1;
+int sm__nn_sgemv_rows_on(void) { return avx512_on(&rows_have, "SM_NN_GEMV_ROWS"); }
+
+int sm__nn_sgemv_rows(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc) {
+  if (k <= 0 || n <= 0 || !sm__nn_sgemv_rows_on()) return 0;
+#ifdef GEMV_AVX512
+  gemv_rows_avx512(k, n, x, b, ldb, y, acc);
+  return 1;
+#else
+  (void)x, (void)b, (void)ldb, (void)y, (void)acc;
+  return 0;
+#endif
+}
 
 /* SM_NN_GEMV_NARROW=0 (bench/'s A/B switch) leaves every one-row product to OpenBLAS; read once */
 int sm__nn_sgemv_narrow(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc) {
+  static int have = -1;
+  if (n <= 0 || n > 128 || k <= 0 || !avx512_on(&have, "SM_NN_GEMV_NARROW")) return 0;
 #ifdef GEMV_AVX512
-  static int have = -1; /* computed once; a race only computes it twice */
-  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
-  if (h < 0) {
-    __builtin_cpu_init();
-    const char *e = getenv("SM_NN_GEMV_NARROW");
-    h = __builtin_cpu_supports("avx512f") && !(e && !strcmp(e, "0"));
-    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
-  }
-  if (h && n > 0 && n <= 128 && k > 0) {
-    gemv_avx512(k, n, x, b, ldb, y, acc);
-    return 1;
-  }
+  gemv_avx512(k, n, x, b, ldb, y, acc);
+  return 1;
 #else
-  (void)k, (void)n, (void)x, (void)b, (void)ldb, (void)y, (void)acc;
-#endif
+  (void)x, (void)b, (void)ldb, (void)y, (void)acc;
   return 0;
+#endif
 }

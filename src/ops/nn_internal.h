@@ -87,14 +87,19 @@ int sm__nn_depthwise_fusable(const sm_node *n);
  * out of memory. */
 sm_status *sm__nn_depthwise_pad(const struct sm_rewrite *rw, int conv, int *pad_id, int64_t pads[4]);
 
-/* Keras 3's inference BatchNormalization computes its per-channel scale s and shift t in the graph,
- * every run, from its four variables, each Reshaped to [1, .., 1, C] (Consts of the shapes, the
- * epsilon a float scalar Const; Mul operands either way):
+/* Keras' inference BatchNormalization computes its per-channel scale s and shift t in the graph,
+ * every run, from its four variables (the epsilon a float Const of one element, not fed; Mul and
+ * AddV2|Add operands either way):
  *   s = Mul(Rsqrt(AddV2(var', eps)), gamma')      t = Sub(beta', Mul(mean', s))
- * sm__nn_bn_params_match (nn_fold.c) recognises that from the edges s and t: *ok = 1 with the four
- * vectors (the Reshapes' inputs), eps, C and the shapes' rank, and the nodes that compute s and t
- * (the shape and eps Consts only when nothing else reads them) for the caller's chain, which must
- * also hold every other reader of s (sm__rewrite_can_fuse checks). Fails only when out of memory. */
+ * where Keras 3 first Reshapes each of the four to [1, .., 1, C] (Consts of the shapes).
+ * sm__nn_bn_params_match (nn_fold.c) recognises that from the edges s and t (nodes float, not
+ * fed, no ref reads): *ok = 1 with eps and the four vectors. The Reshape form (all four Reshaped
+ * to one shape, eps of no higher rank): rank and C that shape's, the vectors the Reshapes' inputs,
+ * and the nodes that compute s and t (the shape and eps Consts only when nothing else reads them)
+ * for the caller's chain, which must also hold every other reader of s (sm__rewrite_can_fuse
+ * checks). Otherwise the plain form: rank 0, no nodes (left for the driver's drop_unread), the
+ * vectors var', gamma', ... themselves, eps of rank <= 4 (it must not widen a conv output's rank).
+ * Fails only when out of memory. */
 typedef struct sm__nn_bn_params {
   sm_edge gamma, beta, mean, var;
   float eps;

@@ -3,7 +3,10 @@
  * bias and an activation applied to each finished block, per its fused attrs, nn_fuse.c). One
  * driver serves all: the
  * work is cut into (batch, row block) units sized to ~64K multiply-adds and spread over the
- * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c). With
+ * runtime's pool, each unit one single-threaded gemm (OpenBLAS threading is off, see nn.c); one
+ * float row (a batch-1 Dense) streams B once through nn_gemm.c's gemv kernels, a large one split
+ * over the pool by B's rows (each thread one contiguous block into its own y, the y's added
+ * after) or, B transposed, by B's columns. With
  * oneDNN on (nn_dnnl.c), a float MatMul of more than one row, and a BatchMatMul whose second
  * operand is one matrix for every batch (a Dense on a 3-D input, one batch or more), run there instead with that
  * operand packed once per tensor. Never writes its inputs. */
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/tensor_internal.h"
 #include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
@@ -34,6 +38,8 @@ typedef struct mm_job {
   const float *bias;          /* float only: fused epilogue (nn_raw.h) over each finished block */
   int act, accumulate;        /* accumulate: C += product (float only; no epilogue then) */
   float alpha;                /* LeakyRelu's */
+  int64_t pieces;             /* > 1: one float row, B's rows split in that many pieces (gemv_krows) */
+  float *part;                /* then the y of pieces 1 .. pieces - 1, N floats each */
 } mm_job;
 
 #define MM_INT_LOOP(T, UT)                                                                         \
@@ -73,8 +79,10 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
            * y is zeroed and beta is 1 so that an uninitialised output never meets beta = 0. */
           const float *a = (const float *)j->A + ao + a_row, *B = (const float *)j->B + bo;
           int inca = j->ta ? (int)M : 1;
-          /* a narrow B (at most 128 columns, nn_gemm.c): all of y in registers */
-          if (j->tb || inca != 1 || !sm__nn_sgemv_narrow(K, N, a, B, N, c, j->accumulate)) {
+          /* a narrow B (at most 128 columns, nn_gemm.c): all of y in registers; a wider one: its
+           * rows streamed in order */
+          if (j->tb || inca != 1 ||
+              !(sm__nn_sgemv_narrow(K, N, a, B, N, c, j->accumulate) || sm__nn_sgemv_rows(K, N, a, B, N, c, j->accumulate))) {
             if (!j->accumulate) memset(c, 0, (size_t)N * sizeof *c);
             if (j->tb)
               cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, 1.0f, B, (int)K, a, inca, 1.0f, c, 1);
@@ -119,6 +127,22 @@ static void gemv_cols(void *ctx, int64_t first, int64_t last) {
   if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, n1 - n0, j->bias ? j->bias + n0 : NULL, j->act, j->alpha);
 }
 
+/* One float row times a large B (not transposed): piece i of B's rows, [i K / pieces, (i + 1) K /
+ * pieces), is one contiguous block that one thread streams once, in order (sm__nn_sgemv_rows);
+ * piece 0's y is C, piece i's part + (i - 1) N (its own buffer: no line shared with another
+ * piece's), added by mm_dispatch after the loop. */
+static void gemv_krows(void *ctx, int64_t first, int64_t last) {
+  const mm_job *j = ctx;
+  const int64_t N = j->N, K = j->K;
+  const float *a = (const float *)j->A + (j->aoff ? j->aoff[0] : 0), *B = (const float *)j->B + (j->boff ? j->boff[0] : 0);
+  for (int64_t i = first; i < last; i++) {
+    int64_t k0 = i * K / j->pieces, k1 = (i + 1) * K / j->pieces;
+    float *y = i ? j->part + (i - 1) * N : (float *)j->C;
+    int acc = i == 0 && j->accumulate;
+    if (!sm__nn_sgemv_rows(k1 - k0, N, a + k0, B + k0 * N, N, y, acc) && !acc) memset(y, 0, (size_t)N * sizeof *y);
+  }
+}
+
 /* SM_NN_GEMV_COLS=0 (bench/'s A/B switch), read once */
 static int gemv_cols_off;
 static pthread_once_t gemv_cols_once = PTHREAD_ONCE_INIT;
@@ -132,6 +156,14 @@ static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
   /* a batch-1 Dense over 4M+ weights (VGG16's 4096 x 4096): slices of B's columns (A's one row
    * has stride 1 whether transposed or not); SM_NN_GEMV_COLS=0 keeps one thread (for A/B) */
   pthread_once(&gemv_cols_once, gemv_cols_read);
+  if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && j->pieces > 1 && j->part) {
+    sm__parallel_for(pool, j->pieces, 1, gemv_krows, j);
+    float *c = (float *)j->C;
+    for (int64_t i = 1; i < j->pieces; i++)
+      for (int64_t n = 0; n < j->N; n++) c[n] += j->part[(i - 1) * j->N + n];
+    if (j->bias || j->act) sm__nn_bias_act_f32(c, c, 1, j->N, j->bias, j->act, j->alpha);
+    return;
+  }
   if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && j->N >= 2 * GEMV_COLS &&
       (double)j->N * (double)j->K >= SM_NN_PAR_MIN_MACS && !gemv_cols_off) {
     sm__parallel_for(pool, (j->N + GEMV_COLS - 1) / GEMV_COLS, 1, gemv_cols, j);
@@ -148,13 +180,30 @@ static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
   sm__parallel_for(macs < SM_NN_PAR_MIN_MACS ? NULL : pool, units, 1, mm_units, j);
 }
 
+/* Sets j->pieces for gemv_krows when the product is a batch-1 Dense worth the pool (the same
+ * threshold as gemv_cols; SM_NN_GEMV_COLS=0 keeps one thread, for A/B): the pool's threads, at
+ * most K. 1 when the caller must then give j->part krows_bytes(j). */
+static int krows_pieces(sm_threadpool *pool, mm_job *j, int64_t nb) {
+  pthread_once(&gemv_cols_once, gemv_cols_read);
+  j->pieces = 0;
+  if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && !j->tb && !gemv_cols_off &&
+      (double)j->N * (double)j->K >= SM_NN_PAR_MIN_MACS && sm__nn_sgemv_rows_on())
+    j->pieces = sm__threadpool_nthreads(pool) < j->K ? sm__threadpool_nthreads(pool) : j->K;
+  return j->pieces > 1;
+}
+static size_t krows_bytes(const mm_job *j) { return (size_t)((j->pieces - 1) * j->N) * sizeof(float); }
+
 /* Runs C[b] = op(A[b]) * op(B[b]) for nb batches into a zeroed C. */
 static sm_status *mm_run(sm_kctx *ctx, mm_job *j, int64_t nb) {
   if (j->M == 0 || j->N == 0 || j->K == 0 || nb == 0) return NULL; /* output already zero */
   if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX)
     return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
                          (long long)j->M, (long long)j->K, (long long)j->K, (long long)j->N);
-  mm_dispatch(sm__kctx_pool(ctx), j, nb);
+  sm_threadpool *pool = sm__kctx_pool(ctx);
+  sm_status *st = NULL;
+  if (krows_pieces(pool, j, nb) && !(j->part = sm__kctx_scratch(ctx, krows_bytes(j), &st))) return st;
+  mm_dispatch(pool, j, nb);
+  sm__kctx_scratch_free(ctx, j->part);
   return NULL;
 }
 
@@ -173,8 +222,10 @@ void sm__nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m,
   }
   sm__nn_blas_init();
   mm_job j = {SM_FLOAT, trans_a != 0, trans_b != 0, m, n, k, (const char *)a, (const char *)b, (char *)c,
-              NULL, NULL, 0, 0, bias, act, accumulate != 0, 0.0f};
+              NULL, NULL, 0, 0, bias, act, accumulate != 0, 0.0f, 0, NULL};
+  if (krows_pieces(pool, &j, 1)) j.part = sm__alloc(krows_bytes(&j)); /* none: gemv_cols */
   mm_dispatch(pool, &j, 1);
+  sm__free(j.part);
 }
 
 /* nn_internal.h: a float product for another kernel (the While hoist, control_hoist.c), chosen as
@@ -319,7 +370,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   int blas = (dt == SM_FLOAT || dt == SM_DOUBLE) && K > 0;
   if ((st = (blas ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, 2, od, &out))) return st;
   mm_job j = {dt, s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
-              NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0, s->fused ? s->f.alpha : 0.0f};
+              NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0, s->fused ? s->f.alpha : 0.0f, 0, NULL};
   if (K == 0 && (j.bias || j.act) && M > 0 && N > 0) {
     sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, N, j.bias, j.act, j.alpha);
     return NULL;
@@ -386,7 +437,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   if (sm_tensor_num_elements(out) == 0) return NULL;
   if (fold) {
     mm_job j = {dt, 0, s->tb, rows, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
-                NULL, NULL, 0, 0, NULL, 0, 0, 0.0f};
+                NULL, NULL, 0, 0, NULL, 0, 0, 0.0f, 0, NULL};
     if (s->dnnl && dt == SM_FLOAT && K > 0 && rows > 1) {
       sm__dnnl_mm_args da = {rows, N, K, K, 0, s->tb, (const float *)j.A, (const float *)j.B, NULL,
                              sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f};
@@ -426,7 +477,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
     }
   }
   mm_job j = {sm_tensor_dtype(x), s->ta, s->tb, M, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
-              off, off ? off + nb : NULL, 0, 0, NULL, 0, 0, 0.0f};
+              off, off ? off + nb : NULL, 0, 0, NULL, 0, 0, 0.0f, 0, NULL};
   st = mm_run(ctx, &j, nb);
   sm__kctx_scratch_free(ctx, off);
   return st;

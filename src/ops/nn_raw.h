@@ -53,6 +53,11 @@ sm_status *sm__nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int
 /* y[0..n) = x[0..k) B[k, n] (row-major, leading dim ldb; + y when acc) where the CPU has AVX-512
  * and 0 < n <= 128, k > 0 (nn_gemm.c): 1 when done, 0 when the caller must (OpenBLAS's sgemv). */
 int sm__nn_sgemv_narrow(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc);
+/* The same for any n > 0, B's rows streamed in order four at a time (y in L1 meanwhile): a range of
+ * B's rows is one contiguous block, so threads split k and add their y's (nn_matmul.c). 1 when
+ * done, 0 without AVX-512 or with SM_NN_GEMV_ROWS=0 (nn_gemm.c). */
+int sm__nn_sgemv_rows(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc);
+int sm__nn_sgemv_rows_on(void); /* whether sm__nn_sgemv_rows computes (else it returns 0) */
 
 /* C [m,n] = op(A) op(B) (+ bias [n]) (then act), op = transpose when trans_* is set: A is [m,k]
  * (or [k,m] transposed), B is [k,n] (or [n,k]). accumulate=1 adds into C instead (no bias/act

@@ -137,6 +137,29 @@ static void check_gemv_narrow(int64_t k, int64_t n, int64_t ldb, int acc) {
   free(x), free(mem);
 }
 
+/* sm__nn_sgemv_rows (nn_gemm.c, AVX-512 CPUs; elsewhere it declines and nothing is checked): y = x B
+ * (+ y) against double sums, any width, B's rows four at a time and the rest one by one. */
+static void check_gemv_rows(int64_t k, int64_t n, int64_t ldb, int acc) {
+  float *x = malloc(sizeof(float) * (size_t)k), *b = malloc(sizeof(float) * (size_t)(k * ldb));
+  float *y = malloc(sizeof(float) * (size_t)n), *e = malloc(sizeof(float) * (size_t)n);
+  fill(x, k);
+  fill(b, k * ldb);
+  for (int64_t j = 0; j < n; j++) {
+    y[j] = acc ? 0.25f * (float)(j % 32) - 3.0f : 1e30f;
+    double s_ = acc ? y[j] : 0;
+    for (int64_t q = 0; q < k; q++) s_ += (double)x[q] * b[q * ldb + j];
+    e[j] = (float)s_;
+  }
+  if (sm__nn_sgemv_rows(k, n, x, b, ldb, y, acc)) {
+    char what[128];
+    snprintf(what, sizeof what, "gemv rows k%lld n%lld ldb%lld acc%d", (long long)k, (long long)n, (long long)ldb, acc);
+    CHECK(close_all(y, e, n, what));
+  } else {
+    CHECK(!sm__nn_sgemv_rows_on());
+  }
+  free(x), free(b), free(y), free(e);
+}
+
 static void check_maxpool(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
                           int64_t sh, int64_t sw, int same, int ties) {
   int64_t oh, ow;
@@ -208,6 +231,10 @@ int main(void) {
         check_matmul(tp, ta, tb, 33, 17, 65, 0, SM_NN_ACT_NONE, 1);
         check_matmul(tp, ta, tb, 130, 10, 1600, 1, SM_NN_ACT_NONE, 0);
       }
+    /* one row by a B of 1M floats: with the pool (3 threads) its rows in 3 pieces, the y's added,
+     * then bias and relu; accumulating into C */
+    check_matmul(tp, 0, 0, 1, 1000, 1027, 1, SM_NN_ACT_RELU, 0);
+    check_matmul(tp, 1, 0, 1, 1000, 1027, 0, SM_NN_ACT_NONE, 1);
     check_matmul(tp, 0, 0, 4, 3, 0, 1, SM_NN_ACT_RELU, 0); /* empty product: bias, relu */
     check_matmul(tp, 0, 0, 4, 3, 0, 0, SM_NN_ACT_NONE, 1);
     check_maxpool(tp, 2, 26, 26, 32, 2, 2, 2, 2, 0, 0);
@@ -226,6 +253,14 @@ int main(void) {
     check_gemv_narrow(64, 10, 10, acc);
     check_gemv_narrow(33, 100, 100, acc);
     check_gemv_narrow(9, 32, 40, acc);
+    /* any width, rows in order: VGG16's 512 x 4096 piece, a masked tail (1000), fewer than 16
+     * columns, k % 4 = 1, 2, 3 and k < 4, a leading dimension past n */
+    check_gemv_rows(256, 4096, 4096, acc);
+    check_gemv_rows(513, 1000, 1000, acc);
+    check_gemv_rows(6, 7, 7, acc);
+    check_gemv_rows(3, 300, 300, acc);
+    check_gemv_rows(1, 33, 33, acc);
+    check_gemv_rows(11, 200, 260, acc);
   }
   /* an empty window dimension (zero-size filter): y = act(bias) */
   float x[4] = {1, 2, 3, 4}, b[2] = {-1, 2}, y[8];

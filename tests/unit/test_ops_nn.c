@@ -629,6 +629,10 @@ int main(void) {
   matmul_vs_naive(1, 2048, 2064, 1, 0);
   matmul_vs_naive(1, 2048, 2064, 0, 1);
   matmul_vs_naive(1, 2048, 2064, 1, 1);
+  /* the same untransposed B split by its rows over the pool (nn_matmul.c gemv_krows): an odd k,
+   * a width with a masked tail */
+  matmul_vs_naive(1, 1027, 1000, 0, 0);
+  matmul_vs_naive(1, 1027, 1000, 1, 0);
   naive_tol = 1e-5;
   pool_vs_naive(1, 8, 26, 26, 32, 2, 2, 0);
   pool_vs_naive(1, 4, 27, 25, 16, 3, 2, 1);

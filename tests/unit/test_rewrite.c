@@ -323,10 +323,11 @@ static void test_fused_runs(void) {
     for (int i = 0; i < 3; i++) sm_tensor_free(feeds[i]);
   }
 
-  /* MatMul: one row (gemv), several rows (gemm), and 4 rows by a 1024 x 1040 B (slices of its
-   * columns through dense copies, nn_dnnl.c split_ncols) */
-  static const int64_t mms[3][3] = {{1, 50, 24}, {37, 50, 24}, {4, 1024, 1040}};
-  for (int mi = 0; mi < 3; mi++) {
+  /* MatMul: one row (gemv), several rows (gemm), 4 rows by a 1024 x 1040 B (slices of its
+   * columns through dense copies, nn_dnnl.c split_ncols), and one row by a 1027 x 1000 B (its
+   * rows split over the pool, the bias and activation after the pieces' sum: nn_matmul.c) */
+  static const int64_t mms[4][3] = {{1, 50, 24}, {37, 50, 24}, {4, 1024, 1040}, {1, 1027, 1000}};
+  for (int mi = 0; mi < 4; mi++) {
     int64_t ad[2] = {mms[mi][0], mms[mi][1]}, wd[2] = {mms[mi][1], mms[mi][2]}, bd2[1] = {mms[mi][2]};
     sm_tensor *mf[3] = {filled(2, ad, 4), filled(2, wd, 5), filled(1, bd2, 6)};
     const char *mn[3] = {"a", "w", "bias"};

@@ -272,6 +272,23 @@ static char *keras_bn_graph(int cout, int swap, const char *extra) {
   return out;
 }
 
+/* g (freed) with its first `from` replaced by `to`: a variant of a test graph. */
+static char *edited(char *g, const char *from, const char *to) {
+  char *at = strstr(g, from);
+  CHECK(at != NULL);
+  if (!at) return g;
+  size_t cap = strlen(g) + strlen(to) + 1;
+  char *out = malloc(cap);
+  if (!out) exit(1);
+  snprintf(out, cap, "%.*s%s%s", (int)(at - g), g, to, at + strlen(from));
+  free(g);
+  return out;
+}
+
+#define EPS_SCALAR "tensor_shape { } float_val: 0.001"
+#define EPS_SHAPED(dims) "tensor_shape { " dims "} float_val: 0.001"
+#define D1 "dim { size: 1 } "
+
 #define KERAS_FOLDED "c/_sm_fold_bn=_SmFoldBN[](f:0,g:0,be:0,mu:0,v:0) c=_FusedConv2D[BiasAdd,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)"
 
 static void test_keras_bn(void) {
@@ -318,6 +335,14 @@ static void test_keras_bn(void) {
   }
   rewritten_free(&r);
   free(g);
+  /* the epsilon's Add an Add, the epsilon of one element with rank up to 4: the same; of rank 5 it
+   * would widen the scale and the conv output's rank (TF's output [1, N, H, W, C]): the old fold */
+  expect_fold(edited(keras_bn_graph(4, 0, NULL), "op: \"AddV2\" input: \"v\"", "op: \"Add\" input: \"v\""),
+              "x g be mu v", "r", NULL, KERAS_FOLDED);
+  expect_fold(edited(keras_bn_graph(4, 0, NULL), EPS_SCALAR, EPS_SHAPED(D1 D1 D1 D1)), "x g be mu v", "r", NULL,
+              KERAS_FOLDED);
+  expect_fold(edited(keras_bn_graph(4, 0, NULL), EPS_SCALAR, EPS_SHAPED(D1 D1 D1 D1 D1)), "x g be mu v", "r", NULL,
+              "c/_sm_fold_bn=_SmFoldBN[](f:0,sc:0,sh:0) c=_FusedConv2D[BiasAdd,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)");
   /* not Keras' pattern: the scale's Mul over a Sqrt, the shift an AddV2: the old fold (scale and
    * shift computed in the graph) */
   g = keras_bn_graph(4, 0, NULL);
@@ -557,6 +582,24 @@ static void test_keras_bn_rules(void) {
   expect_fold(keras_bn_reshaped_graph(1, "Relu", BN_SHAPE), "x g bt mu v", "r mul", NULL, FOLDED("f:0,mul:0,sub:0", ",Relu"));
   expect_fold(keras_bn_reshaped_graph(0, "Relu", "int_val: 1 int_val: 1 int_val: 7 int_val: 1"), "x g bt mu v", "r", NULL, "");
   expect_fold(keras_bn_reshaped_graph(0, "Relu", BN_SHAPE), "x g bt mu v eps", "r", NULL, "");
+  /* the epsilon's Add an Add, the epsilon [1] or [1, 1, 1, 1]: the same one pass; of a rank above
+   * the parameters' it would widen the output: left alone (after a conv too: folded with s and t,
+   * whose shape the run then refuses) */
+  expect_fold(edited(keras_bn_reshaped_graph(0, "Relu", BN_SHAPE), "op: \"AddV2\" input: \"rv\"",
+                     "op: \"Add\" input: \"rv\""),
+              "x g bt mu v", "r", NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
+  expect_fold(edited(keras_bn_reshaped_graph(0, "Relu", BN_SHAPE), EPS_SCALAR, EPS_SHAPED(D1)), "x g bt mu v", "r",
+              NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
+  expect_fold(edited(keras_bn_reshaped_graph(0, "Relu", BN_SHAPE), EPS_SCALAR, EPS_SHAPED(D1 D1 D1 D1)),
+              "x g bt mu v", "r", NULL, "r=_SmBatchNorm[](x:0,g:0,bt:0,mu:0,v:0)");
+  expect_fold(edited(keras_bn_reshaped_graph(0, "Relu", BN_SHAPE), EPS_SCALAR, EPS_SHAPED(D1 D1 D1 D1 D1)),
+              "x g bt mu v", "r", NULL, "");
+  expect_fold(edited(keras_bn_reshaped_graph(1, "Relu", BN_SHAPE), EPS_SCALAR, EPS_SHAPED(D1 D1 D1 D1 D1)),
+              "x g bt mu v", "r", NULL, FOLDED("f:0,mul:0,sub:0", ",Relu"));
+  /* Reshapes to a shape that is not [1, .., 1, C] after a conv: the plain form, the Reshapes'
+   * outputs the four vectors (the helper checks them per channel at run time) */
+  expect_fold(keras_bn_reshaped_graph(1, "Relu", "int_val: 1 int_val: 1 int_val: 7 int_val: 1"), "x g bt mu v", "r", NULL,
+              FOLDED("f:0,rg:0,rb:0,rm:0,rv:0", ",Relu"));
 }
 
 static void test_keras_bn_runs(void) {
