@@ -263,15 +263,18 @@ static sm_status *fold_inputs(fold_state *s, sm_kctx *ctx, int n, const sm_tenso
   if (sm__kctx_num_inputs(ctx) != nin || (s->nlogical && s->nlogical != n))
     return sm_status_new(SM_INVALID_ARGUMENT, "%d inputs, expected %d", sm__kctx_num_inputs(ctx), nin);
   sm_resources *r = sm__kctx_resources(ctx);
+  sm_variable *kept[FOLD_MAX_IN] = {NULL};
+  if (s->nlogical) { /* one lock for all: a fold runs every call */
+    pthread_mutex_lock(&s->mu);
+    if (r && s->res == r) memcpy(kept, s->var, sizeof kept);
+    pthread_mutex_unlock(&s->mu);
+  }
   for (int i = 0, k = 0; i < n; i++) {
     if (!s->var_name[i]) {
       all[i] = sm__kctx_input(ctx, k++);
       continue;
     }
-    sm_variable *v = NULL;
-    pthread_mutex_lock(&s->mu);
-    if (r && s->res == r) v = s->var[i];
-    pthread_mutex_unlock(&s->mu);
+    sm_variable *v = kept[i];
     if (!v) {
       sm_status *st = sm__resources_variable(r, "", s->var_name[i], SM_FLOAT, &v);
       if (st) return st;
