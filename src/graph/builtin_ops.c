@@ -15,8 +15,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* System ops, kept out of op_defs.c (generated from the ops a SavedModel's graph may hold): "_Arg",
  * the argument node of a function compiled as a graph of its own (sm__cgraph_compile_function), as
  * tensorflow/core/ops/function_ops.cc registers it; "_SmFoldBN", the helper node BatchNorm folding
- * puts before a convolution (src/ops/nn_fold.c); "_SmLayerNorm" and "_SmGeluErf", a Transformer's
- * per-element chains fused, and "_SmBatchNorm", Keras' inference BatchNorm as one pass
+ * puts before a convolution, and "_SmFoldBNVars", the same reading variables itself
+ * (src/ops/nn_fold.c); "_SmLayerNorm" and "_SmGeluErf", a Transformer's per-element chains fused, and "_SmBatchNorm", Keras' inference BatchNorm as one pass
  * (src/ops/nn_fuse_norm.c); "_SmReadVariable", a variable handle and its read as one step
  * (src/ops/state.c). */
 static const char system_ops_text[] =
@@ -33,6 +33,15 @@ static const char system_ops_text[] =
     "  attr { name: \"num_bias\" type: \"int\" has_minimum: true }\n"
     "  attr { name: \"num_stats\" type: \"int\" has_minimum: true }\n"
     "  attr { name: \"epsilon\" type: \"float\" default_value { f: 0.0001 } } }\n"
+    /* the same helper where it reads some of its inputs from variables itself (attr _sm_vars names
+     * them, per input of _SmFoldBN's; the others are its args, in that order) */
+    "op { name: \"_SmFoldBNVars\" input_arg { name: \"args\" type_attr: \"T\" number_attr: \"num_args\" }\n"
+    "  output_arg { name: \"folded_filter\" type_attr: \"T\" } output_arg { name: \"folded_bias\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
+    "  attr { name: \"num_args\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"num_stats\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"epsilon\" type: \"float\" default_value { f: 0.0001 } } is_stateful: true }\n"
     /* a Transformer's LayerNorm and erf GELU chains fused (src/ops/nn_fuse_norm.c) */
     "op { name: \"_SmLayerNorm\" input_arg { name: \"x\" type_attr: \"T\" }\n"
     "  input_arg { name: \"mean_axes\" type_attr: \"Tidx\" } input_arg { name: \"variance_axes\" type_attr: \"Tidx\" }\n"

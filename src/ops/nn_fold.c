@@ -59,9 +59,13 @@
 #include "base/tensor_internal.h"
 #include "graph/synth.h"
 #include "ops/nn_internal.h"
+#include "runtime/kernel.h"
+#include "runtime/resource.h"
 #include "runtime/rewrite.h"
 
 /* ---- _SmFoldBN ----------------------------------------------------------------------------- */
+#define FOLD_MAX_IN 6 /* filter, scale, shift, bias, mean, variance */
+
 typedef struct fold_state {
   int cache;          /* attr _sm_cache: the filter's pointer may key the cache */
   int depthwise;      /* attr _sm_depthwise: a [kh, kw, c, m] filter, c*m output channels */
@@ -77,7 +81,15 @@ typedef struct fold_state {
   size_t nkey;
   sm_tensor *ff, *fb; /* the result */
   long folds;         /* folds made (under mu) */
+  /* attr _sm_vars: per logical input (filter, then the small ones) the shared_name of the variable
+   * the node reads itself (the rule took its _SmReadVariable into the chain), NULL for a node input */
+  int nlogical;
+  char *var_name[FOLD_MAX_IN];
+  sm_resources *res;               /* the resources var[] were found in (under mu) */
+  sm_variable *var[FOLD_MAX_IN];
 } fold_state;
+
+static void fold_release(void *state);
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
   int cache = 0, depthwise = 0, bcast = 0, cache_in = 0, dt;
@@ -107,7 +119,28 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   s->eps = eps;
   pthread_mutex_init(&s->mu, NULL);
   *state = s;
-  return NULL;
+  if (!sm__node_attr(n, "_sm_vars")) return NULL;
+  size_t nv = 0;
+  const ProtobufCBinaryData *names = NULL;
+  st = sm__node_attr_strings(n, "_sm_vars", &names, &nv);
+  if (!st && nv != (size_t)(3 + nb + ns))
+    st = sm_status_new(SM_INVALID_ARGUMENT, "_sm_vars has %zu names for %lld inputs", nv, (long long)(3 + nb + ns));
+  for (size_t i = 0; i < nv && !st; i++) {
+    size_t len = names[i].len;
+    if (!len) continue;
+    if (memchr(names[i].data, 0, len))
+      st = sm_status_new(SM_INVALID_ARGUMENT, "_sm_vars[%zu] contains a NUL byte", i);
+    else if (!(s->var_name[i] = sm__alloc(len + 1)))
+      st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating the BatchNorm fold's state");
+    else
+      memcpy(s->var_name[i], names[i].data, len), s->var_name[i][len] = 0;
+  }
+  s->nlogical = (int)nv;
+  if (st) {
+    fold_release(s);
+    *state = NULL;
+  }
+  return st;
 }
 
 static void fold_release(void *state) {
@@ -119,6 +152,7 @@ static void fold_release(void *state) {
   sm_tensor_free(s->fb);
   sm__free(s->key);
   for (int i = 0; i < 5; i++) sm_tensor_free(s->key_in[i]);
+  for (int i = 0; i < FOLD_MAX_IN; i++) sm__free(s->var_name[i]);
   sm__free(s);
 }
 
@@ -220,13 +254,60 @@ static int same_view(const sm_tensor *k, const sm_tensor *t) {
          sm_tensor_rank(k) == r && (!r || !memcmp(sm_tensor_dims(k), sm_tensor_dims(t), (size_t)r * sizeof(int64_t)));
 }
 
+/* The n logical inputs (filter, then the small ones): node inputs in order, and with _sm_vars the
+ * named variables' values, read here (new references into owned[], the caller frees them). The
+ * variables found are kept with the run's resources, as _SmReadVariable keeps its one. */
+static sm_status *fold_inputs(fold_state *s, sm_kctx *ctx, int n, const sm_tensor **all, sm_tensor **owned) {
+  int nin = 0;
+  for (int i = 0; i < n; i++) nin += !s->var_name[i];
+  if (sm__kctx_num_inputs(ctx) != nin || (s->nlogical && s->nlogical != n))
+    return sm_status_new(SM_INVALID_ARGUMENT, "%d inputs, expected %d", sm__kctx_num_inputs(ctx), nin);
+  sm_resources *r = sm__kctx_resources(ctx);
+  sm_variable *kept[FOLD_MAX_IN] = {NULL};
+  if (s->nlogical) { /* one lock for all: a fold runs every call */
+    pthread_mutex_lock(&s->mu);
+    if (r && s->res == r) memcpy(kept, s->var, sizeof kept);
+    pthread_mutex_unlock(&s->mu);
+  }
+  for (int i = 0, k = 0; i < n; i++) {
+    if (!s->var_name[i]) {
+      all[i] = sm__kctx_input(ctx, k++);
+      continue;
+    }
+    sm_variable *v = kept[i];
+    if (!v) {
+      sm_status *st = sm__resources_variable(r, "", s->var_name[i], SM_FLOAT, &v);
+      if (st) return st;
+      pthread_mutex_lock(&s->mu);
+      if (s->res != r) memset(s->var, 0, sizeof s->var);
+      s->res = r, s->var[i] = v;
+      pthread_mutex_unlock(&s->mu);
+    }
+    if (sm__variable_dtype(v) != SM_FLOAT)
+      return sm_status_new(SM_INVALID_ARGUMENT, "trying to read variable %s with wrong dtype: expected float, got %s",
+                           sm__variable_name(v), sm_dtype_name(sm__variable_dtype(v)));
+    sm_status *st = sm__variable_read(v, &owned[i]);
+    if (st) return st;
+    all[i] = owned[i];
+  }
+  return NULL;
+}
+
+static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall);
+
 static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   fold_state *s = (fold_state *)state; /* the cache is the one thing a run writes, under mu */
-  const sm_tensor *f = sm__kctx_input(ctx, 0), *in[5];
+  const sm_tensor *all[FOLD_MAX_IN] = {NULL};
+  sm_tensor *owned[FOLD_MAX_IN] = {NULL};
   int nsmall = 2 + s->has_bias + 2 * s->stats;
-  if (sm__kctx_num_inputs(ctx) != 1 + nsmall)
-    return sm_status_new(SM_INVALID_ARGUMENT, "%d inputs, expected %d", sm__kctx_num_inputs(ctx), 1 + nsmall);
-  for (int i = 0; i < nsmall; i++) in[i] = sm__kctx_input(ctx, 1 + i);
+  sm_status *st = fold_inputs(s, ctx, 1 + nsmall, all, owned);
+  if (!st) st = fold_run(s, ctx, all[0], all + 1, nsmall);
+  for (int i = 0; i < FOLD_MAX_IN; i++) sm_tensor_free(owned[i]);
+  return st;
+}
+
+/* The fold of filter f with the small inputs, or the cached one when the key matches. */
+static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall) {
   if (sm_tensor_dtype(f) != SM_FLOAT || sm_tensor_rank(f) < (s->depthwise ? 4 : 1))
     return sm_status_new(SM_INVALID_ARGUMENT, "the filter must be a float tensor of rank >= %d", s->depthwise ? 4 : 1);
   /* a depthwise filter [kh, kw, c, m] gives output channel i*m + k from [.., i, k]: its last two
@@ -295,6 +376,7 @@ static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
 
 const sm_kernel sm_kernels_nn_fold[] = {
     {"_SmFoldBN", fold_prepare, fold_compute, fold_release, 0},
+    {"_SmFoldBNVars", fold_prepare, fold_compute, fold_release, 0},
     {0},
 };
 
@@ -334,6 +416,26 @@ static int other_input(const sm_rewrite *rw, int id, sm_edge v, sm_edge *other) 
   if (same(a, v) == same(b, v)) return 0;
   *other = same(a, v) ? b : a;
   return 1;
+}
+
+/* When e is the value of a float _SmReadVariable (state.c; no container, no inputs) that only a
+ * node of the chain reads, once: 1 and its variable's shared_name in buf (the helper may read it
+ * itself, the read joining the chain when sm__rewrite_can_fuse allows); else 0. */
+static int absorbable_read(const sm_rewrite *rw, sm_edge e, const int *chain, int n, char *buf, size_t cap) {
+  const sm_node *rn = e.node >= 0 && e.index == 0 ? sm__rewrite_node(rw, e.node) : NULL;
+  if (!rn || !op_is(rn, "_SmReadVariable") || sm__node_num_inputs(rn) || sm__node_output_dtype(rn, 0) != SM_FLOAT)
+    return 0;
+  int reader = sm__rewrite_only_reader(rw, e), in_chain = 0;
+  for (int k = 0; k < n && !in_chain; k++) in_chain = chain[k] == reader;
+  const char *cont = "", *name = NULL;
+  size_t clen = 0, nlen = 0;
+  sm_status *st = NULL;
+  if (sm__node_attr(rn, "container")) st = sm__node_attr_string(rn, "container", &cont, &clen);
+  if (!st) st = sm__node_attr_string(rn, "shared_name", &name, &nlen);
+  int ok = !st && in_chain && !clen && nlen && nlen < cap && !memchr(name, 0, nlen);
+  sm_status_free(st);
+  if (ok) memcpy(buf, name, nlen), buf[nlen] = 0;
+  return ok;
 }
 
 static int nhwc(const sm_node *n) {
@@ -437,11 +539,10 @@ sm_status *sm__nn_bn_params_match(const sm_rewrite *rw, sm_edge scale, sm_edge s
     if (eps_rank > 4) return NULL;
     p->n = p->rank = 0, p->c = 0;
     for (int i = 0; i < 4; i++) *out[i] = vec[i];
-  } else {
-    if (sm__rewrite_only_reader(rw, eps) == add) p->nodes[p->n++] = eps.node;
-    int rest[] = {add, rsq, mul, mul2, sub};
-    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) p->nodes[p->n++] = rest[i];
   }
+  if (sm__rewrite_only_reader(rw, eps) == add) p->nodes[p->n++] = eps.node;
+  int rest[] = {add, rsq, mul, mul2, sub};
+  for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) p->nodes[p->n++] = rest[i];
   *ok = 1;
   return NULL;
 }
@@ -477,7 +578,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   if (!stable_value(rw, f)) return NULL;
-  int chain[7 + 16] = {anchor}, n = 1, fbn = -1;
+  int chain[7 + 16 + FOLD_MAX_IN] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -500,15 +601,16 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     chain[n++] = r;
   }
   /* Keras' scale and shift computed in the graph (sm__nn_bn_params_match): the helper reads the
-   * four vectors instead. Keras 3 reshapes them to [1, .., 1, C] first: those nodes join the chain
-   * (kp); the plain form's are left for the driver's drop_unread. */
+   * four vectors instead. The nodes that compute them (and Keras 3's Reshapes to [1, .., 1, C])
+   * join the chain when it may take them (kp), so that the variable reads feeding them may join it
+   * too; otherwise the driver's drop_unread drops them. */
   sm__nn_bn_params bp;
   memset(&bp, 0, sizeof bp);
   int kv = 0, kp = 0; /* the helper reads Keras' four vectors; their nodes join the chain */
   if (fbn < 0) {
     sm_status *bst = sm__nn_bn_params_match(rw, scale, shift, &bp, &kv);
     if (bst) return bst;
-    kp = kv && bp.rank > 0;
+    kp = kv && bp.n > 0;
   }
   const char *ops[3] = {"BiasAdd", NULL, NULL}, *act = NULL;
   sm_edge addend = {-1, -1};
@@ -542,7 +644,8 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     n += bp.n, base += bp.n;
     if (!sm__rewrite_can_fuse(rw, chain, base)) {
       memmove(chain, chain + bp.n, (size_t)(n - bp.n) * sizeof *chain);
-      n -= bp.n, base -= bp.n, kp = kv = 0;
+      n -= bp.n, base -= bp.n, kp = 0;
+      kv = kv && !bp.rank; /* the plain form's nodes are left for drop_unread, as Reshapes are not */
     }
   }
   /* the longest allowed chain: without the activation, then without the residual Add */
@@ -567,18 +670,36 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
                       fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : kv ? bp.var : (sm_edge){-1, -1}};
   int stable = 1;
   for (int i = 0; i < 5 && stable; i++) stable = (i >= 2 && small[i].node < 0) || stable_view(rw, small[i]);
+  /* the helper's logical inputs; the variable reads among them that only the chain reads join it
+   * (the helper reads those variables itself: one step instead of up to seven) */
+  sm_edge lin[FOLD_MAX_IN] = {f, small[0], small[1]};
+  int nl = 3;
+  if (bias.node >= 0) lin[nl++] = bias;
+  if (small[3].node >= 0) lin[nl++] = small[3], lin[nl++] = small[4];
+  const char *vars[FOLD_MAX_IN] = {NULL};
+  char vbuf[FOLD_MAX_IN][256];
+  int nvars = 0;
+  for (int i = 0; i < nl; i++) {
+    if (!absorbable_read(rw, lin[i], chain, n, vbuf[i], sizeof vbuf[i])) continue;
+    memmove(chain + 1, chain, (size_t)n * sizeof *chain);
+    chain[0] = lin[i].node;
+    if (sm__rewrite_can_fuse(rw, chain, n + 1))
+      n++, vars[i] = vbuf[i], nvars++;
+    else
+      memmove(chain, chain + 1, (size_t)n * sizeof *chain);
+  }
   char name[512];
   snprintf(name, sizeof name, "%s/_sm_fold_bn", sm__node_name(c));
   sm_node *nodes[2] = {NULL, NULL};
-  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), name, "_SmFoldBN", &nodes[0]);
-  if (!st) st = sm__synth_add_input(nodes[0], f);
-  if (!st) st = sm__synth_add_input(nodes[0], kv ? bp.gamma : scale);
-  if (!st) st = sm__synth_add_input(nodes[0], kv ? bp.beta : shift);
-  if (!st && bias.node >= 0) st = sm__synth_add_input(nodes[0], bias);
-  if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 3));
-  if (!st && fbn >= 0) st = sm__synth_add_input(nodes[0], sm__rewrite_input(rw, fbn, 4));
-  if (!st && kv) st = sm__synth_add_input(nodes[0], bp.mean);
-  if (!st && kv) st = sm__synth_add_input(nodes[0], bp.var);
+  sm_status *st = sm__synth_new(sm__rewrite_graph(rw), name, nvars ? "_SmFoldBNVars" : "_SmFoldBN", &nodes[0]);
+  if (!st && nvars) st = sm__synth_set_int(nodes[0], "num_args", nl - nvars);
+  for (int i = 0; i < nl && !st; i++)
+    if (!vars[i]) st = sm__synth_add_input(nodes[0], lin[i]);
+  if (!st && nvars) {
+    for (int i = 0; i < nl; i++)
+      if (!vars[i]) vars[i] = "";
+    st = sm__synth_set_strings(nodes[0], "_sm_vars", vars, (size_t)nl);
+  }
   if (!st) st = sm__synth_set_type(nodes[0], "T", SM_FLOAT);
   if (!st) st = sm__synth_set_int(nodes[0], "num_bias", bias.node >= 0);
   if (!st) st = sm__synth_set_int(nodes[0], "num_stats", fbn >= 0 || kv ? 2 : 0);

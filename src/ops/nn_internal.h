@@ -97,8 +97,9 @@ sm_status *sm__nn_depthwise_pad(const struct sm_rewrite *rw, int conv, int *pad_
  * to one shape, eps of no higher rank): rank and C that shape's, the vectors the Reshapes' inputs,
  * and the nodes that compute s and t (the shape and eps Consts only when nothing else reads them)
  * for the caller's chain, which must also hold every other reader of s (sm__rewrite_can_fuse
- * checks). Otherwise the plain form: rank 0, no nodes (left for the driver's drop_unread), the
- * vectors var', gamma', ... themselves, eps of rank <= 4 (it must not widen a conv output's rank).
+ * checks). Otherwise the plain form: rank 0, the nodes that compute s and t (as above, without
+ * Reshapes), the vectors var', gamma', ... themselves, eps of rank <= 4 (it must not widen a conv
+ * output's rank).
  * Fails only when out of memory. */
 typedef struct sm__nn_bn_params {
   sm_edge gamma, beta, mean, var;

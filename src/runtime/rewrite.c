@@ -158,6 +158,27 @@ static int may_write(const sm_node *n) {
   return 0;
 }
 
+/* A resource variable read that does nothing but read: state.c's _SmReadVariable (no inputs), with
+ * no control inputs (so it is never dead and waits on nothing). A rule whose new node reads the
+ * variable itself may take it into its chain even where it is a control input (TF2 functions'
+ * automatic control dependencies make every read one of the function's final NoOp): the read then
+ * happens at the new node's place, and sm__rewrite_can_fuse checks that no node between could
+ * assign a variable. */
+static int pure_read(const sm_node *n) {
+  return !strcmp(sm__node_op(n), "_SmReadVariable") && sm__node_num_inputs(n) == 0 &&
+         sm__node_num_control_inputs(n) == 0;
+}
+
+/* Whether a node at a place in (from, to) of the order may assign a variable; pure reads do not,
+ * nor nn_fold.c's helper that reads its variables itself (stateful for that alone). */
+static int write_between(const sm_rewrite *rw, int from, int to) {
+  for (int p = from + 1; p < to; p++) {
+    const sm_node *n = rw->ord[p] >= 0 ? sm__rewrite_node(rw, rw->ord[p]) : NULL;
+    if (n && may_write(n) && !pure_read(n) && strcmp(sm__node_op(n), "_SmFoldBNVars")) return 1;
+  }
+  return 0;
+}
+
 /* How many times the chain's nodes read edge e (resolved). */
 static int chain_reads(const sm_rewrite *rw, const int *chain, int n, sm_edge e) {
   int k = 0;
@@ -182,18 +203,19 @@ int sm__rewrite_can_fuse(const sm_rewrite *rw, const int *chain, int n) {
   for (int c = 0; c < n; c++) {
     int id = chain[c];
     const sm_node *nd = sm__rewrite_node(rw, id);
-    if (rw->pos[id] > at || (rw->ctl_src[id] && id != last)) return 0; /* the last's role passes on */
+    int moved_read = id != last && pure_read(nd);
+    /* the last's role as a control input passes on; a pure read's goes (it orders nothing but
+     * reads, and no write may come between: below) */
+    if (rw->pos[id] > at || (rw->ctl_src[id] && id != last && !moved_read)) return 0;
+    if (moved_read && write_between(rw, rw->pos[id], at)) return 0;
     for (int k = 0; k < sm__node_num_outputs(nd); k++) {
       int s = rw->obase[id] + k;
       if (rw->fed[s]) return 0;
       if (id != last && (rw->fetched[s] || rw->nread[s] != chain_reads(rw, chain, n, (sm_edge){id, k}))) return 0;
     }
     /* a ref read moves from this node's place to the last one's: no assignment may come between */
-    for (int i = 0; i < sm__node_num_inputs(nd) && id != last; i++) {
-      if (!sm__rewrite_reads_ref(rw, id, i)) continue;
-      for (int p = rw->pos[id] + 1; p < at; p++)
-        if (rw->ord[p] >= 0 && may_write(sm__rewrite_node(rw, rw->ord[p]))) return 0;
-    }
+    for (int i = 0; i < sm__node_num_inputs(nd) && id != last; i++)
+      if (sm__rewrite_reads_ref(rw, id, i) && write_between(rw, rw->pos[id], at)) return 0;
   }
   return 1;
 }

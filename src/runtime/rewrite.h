@@ -15,14 +15,18 @@
  *   - a fed or fetched value is never fused away: no output of a chain node is fed, and only the
  *     chain's last node may have a fetched output (the new node then produces it);
  *   - every value a chain node other than the last produces is read by chain nodes only;
- *   - no chain node but the last is a control input of another node; the new node takes the union
+ *   - no chain node but the last is a control input of another node, except a pure variable read
+ *     (_SmReadVariable without control inputs): that control edge goes with it (it ordered a read
+ *     only; nodes run in the order, and the check below keeps writes out of its way); the new node
+ *     takes the union
  *     of the chain's control inputs, all already run where it stands (it is where the last node
  *     was), and a control edge from the last node is one from the new node (plan.c follows it
  *     through sm__rewrite_edge of the last node's output 0: TF2 functions' automatic control
  *     dependencies make every ReadVariableOp one);
- *   - a read of a ref (TF1 variable) input is never moved past a node that could assign the
- *     variable (a stateful one, or one with a ref input: Assign, AssignAdd, ...): the new node
- *     reads what the chain read, but at the last node's place;
+ *   - a read of a ref (TF1 variable) input, or a pure variable read in the chain (whose variable
+ *     the new node then reads itself: nn_fold.c's _SmFoldBN), is never moved past a node that
+ *     could assign a variable (a stateful one other than such a read, or one with a ref input:
+ *     Assign, AssignAdd, ...): the new node reads what the chain read, but at the last node's place;
  *   - the new node's inputs are all computed before its place; its outputs match the last node's
  *     (it may have fewer when nothing reads or fetches the others: FusedBatchNorm's statistics).
  *
