@@ -11,7 +11,11 @@ namespace joined to the root namespace by one veth pair (TCP over the veth: the 
 hosts; needs root and `ip netns`, skipped saying why otherwise). The veth job: a hostfile with
 "localhost" and the namespace's veth address as two hosts; Open MPI's rsh launcher reaches the
 second "host" through --mca plm_rsh_agent, a script that runs the remote orted under
-`ip netns exec`; btl and oob restricted to the veth's subnet.
+`ip netns exec`; btl and oob restricted to the veth's subnet. The "cubic" veth row sets TCP's
+congestion control on the veth's routes (`ip route ... congctl cubic`, both ends) to Linux's
+default, for a machine (this VM) whose system default is another (bbr): with bbr the veth's flow
+sees out-of-order segments and spurious retransmits every run, with cubic none (RESULTS.md,
+session 13, h9); the plain veth row keeps the system's choice.
 
 The second -np 2 row is the A/B of dist.c's wait: by default a rank first polls (yielding the
 core) for up to 2 ms, then sleeps 50 us between polls after 100 more; SM_MPI_SPIN_US=0 skips the
@@ -115,7 +119,15 @@ class Veth:
             f.write(f"localhost slots=1\n{self.net}.2 slots=1\n")
         return None
 
-    def mpirun(self):
+    def congctl(self, cc):
+        """TCP congestion control cc on both ends' routes to the veth subnet (None: the system's)."""
+        for pre, dev, me in (([], self.a, ".1"), (["ip", "netns", "exec", self.ns], self.b, ".2")):
+            subprocess.run(pre + ["ip", "route", "replace", self.net + ".0/24", "dev", dev, "proto", "kernel",
+                                  "scope", "link", "src", self.net + me] + (["congctl", cc] if cc else []),
+                           check=True)
+
+    def mpirun(self, cc=None):
+        self.congctl(cc)
         subnet = self.net + ".0/24"
         return ["mpirun", "--allow-run-as-root", "--hostfile", self.hosts, "--mca", "plm_rsh_agent", self.agent,
                 "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", subnet,
@@ -163,6 +175,9 @@ def main():
     if veth_note is None:
         settings.append(("-np 2 (TCP over a veth, rank 1 in a network namespace)",
                          lambda o: veth.mpirun() + train_cmd(a, o)))
+        if open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip() != "cubic":
+            settings.append(("-np 2 (TCP over the veth, congestion control cubic on its routes)",
+                             lambda o: veth.mpirun("cubic") + train_cmd(a, o)))
     else:
         print(f"bench: the veth setting: {veth_note}", flush=True)
     loads, res = [], {name: [] for name, _ in settings}
