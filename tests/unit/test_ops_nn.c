@@ -662,11 +662,11 @@ int main(void) {
   conv_vs_naive(1, 2, 2, 256, 3, 3, 256, 130, 1, 1, 2, 2, 1, 0);
   conv_vs_naive(1, 1, 1, 512, 3, 3, 512, 64, 1, 1, 1, 1, 1, 0);
   conv_vs_naive(1, 2, 2, 2048, 1, 1, 2048, 200, 1, 1, 1, 1, 0, 0);
-  conv_vs_naive(2, 2, 2, 1024, 1, 1, 1024, 300, 1, 1, 1, 1, 0, 0);
+  conv_vs_naive(2, 2, 2, 1280, 1, 1, 1280, 256, 1, 1, 1, 1, 0, 0);
   {
     const char *acts[] = {"", "Relu", "Relu6", "Elu", "LeakyRelu", "Sigmoid", "Tanh"};
     for (int a = 0; a < 7; a++) fused_vs_naive(1, 2, 2, 512, 3, 3, 96, 1, 1, 1, 1, 1, a % 2, acts[a]);
-    fused_vs_naive(2, 2, 2, 512, 1, 1, 520, 1, 1, 1, 1, 0, 1, "Relu"); /* the residual 1x1 at batch 2 */
+    fused_vs_naive(2, 2, 2, 1024, 1, 1, 256, 1, 1, 1, 1, 0, 1, "Relu"); /* the residual 1x1 at batch 2 */
     fused_vs_naive(1, 4, 4, 256, 3, 3, 160, 2, 2, 1, 1, 1, 0, "Relu"); /* stride 2, SAME */
   }
   naive_tol = 1e-5;
