@@ -11,8 +11,8 @@
  * per-call buffer and multiplied by the [KH*KW*Cin, Cout] filter with one single-threaded gemm
  * (OpenBLAS threading is off, see nn.c). A 1x1 stride-1 unpadded kernel is a plain gemm on the
  * input. So memory beyond the output stays bounded whatever the batch. A float convolution with at
- * most SM_NN_STREAM_M output pixels and a filter of 1 MB or more (batch-1 late stages) streams the
- * filter once instead, split over the pool by its rows (conv_stream; SM_NN_CONV_STREAM=0 is off). Depthwise is direct loops
+ * most SM_NN_STREAM_M output pixels and a filter of 1 MB or more, most of whose taps fall in the
+ * padding, streams the filter rows it needs once instead (conv_stream). Depthwise is direct loops
  * (per output pixel, per tap, one vectorisable channel loop). Never writes its inputs. */
 #include <cblas.h>
 #include <float.h>
@@ -880,35 +880,58 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
  * 1.10-1.35 ms and batch 16 from 11.5-12.1 to 10.0-11.0 ms, so they go to oneDNN. */
 /* ---- few output pixels, a large filter: the filter streamed once --------------------------------
  * Batch-1 late stages (ResNet50's and VGG16's 2x2 outputs at 64x64: a 4608 x 512 filter, 9.4 MB,
- * against 4 output pixels) are bound by reading the filter; oneDNN and the column split read it at
- * 12-13 GB/s. Here the M = N*OH*OW patches (M <= SM_NN_STREAM_M) are gathered once and the
+ * against 4 output pixels) are bound by reading the filter. Here the M = N*OH*OW patches (M <= SM_NN_STREAM_M) are gathered once and the
  * [K, Cout] filter (HWIO is already row-major K x Cout) is streamed in row order by
  * sm__nn_sgemm_rows, each filter row used for all M outputs; the pool splits the filter's rows
  * into one contiguous range per thread, each thread its own partial [M, Cout], the partials then
  * added in piece order, then the bias, a residual addend and the activation. Taps that fall in the
- * padding for every output pixel are skipped: their filter rows are never read.
- * SM_NN_CONV_STREAM=0 (bench/'s A/B switch) leaves these to the other paths. */
+ * padding for every output pixel are skipped: their filter rows are never read. By default only
+ * convolutions that skip at least half the filter take it (stream_mode). */
 #define STREAM_MIN_FILTER_BYTES (1 << 20)
 /* the partial products' floats: 8 KB, so they stay in L1 beside the filter's streams (ResNet50's
  * 512->2048 1x1s at 2x2, 32 KB, ran slower than oneDNN: 0.32 against 0.29 ms) */
 #define STREAM_MAX_Y 2048
 
-static int stream_on(void) {
-  static int on = -1;
-  int v = __atomic_load_n(&on, __ATOMIC_RELAXED); /* a race only reads the environment twice */
+/* SM_NN_CONV_STREAM: 0 off, 1 on for every convolution that fits (test_ops_nn; bench/'s A/B), unset
+ * (or else) on only where at least half of the filter's rows are skipped: with every tap live it
+ * ran slower than oneDNN here (bench/RESULTS.md, session 13, h7). Read once. */
+static int stream_mode(void) {
+  static int mode = -1;
+  int v = __atomic_load_n(&mode, __ATOMIC_RELAXED); /* a race only reads the environment twice */
   if (v < 0) {
     const char *e = getenv("SM_NN_CONV_STREAM");
-    v = !(e && !strcmp(e, "0")) && sm__nn_sgemv_rows_on();
-    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+    v = !sm__nn_sgemv_rows_on() || (e && !strcmp(e, "0")) ? 0 : e && !strcmp(e, "1") ? 1 : 2;
+    __atomic_store_n(&mode, v, __ATOMIC_RELAXED);
   }
   return v;
 }
 
+/* whether kernel offset t (along one axis: input i = o * stride - pad + t * dil) meets the input
+ * for some output o in [0, out) */
+static int tap_live(int64_t t, int64_t out, int64_t stride, int64_t pad, int64_t dil, int64_t in) {
+  for (int64_t o = 0; o < out; o++) {
+    int64_t i = o * stride - pad + t * dil;
+    if (i >= 0 && i < in) return 1;
+  }
+  return 0;
+}
+
+/* the filter rows some output pixel reads */
+static int64_t live_rows(const conv_job *j) {
+  int64_t kh = 0, kw = 0;
+  for (int64_t t = 0; t < j->KH; t++) kh += tap_live(t, j->OH, j->sh, j->pt, j->dh, j->H);
+  for (int64_t t = 0; t < j->KW; t++) kw += tap_live(t, j->OW, j->sw, j->pl, j->dw, j->W);
+  return kh * kw * j->Cf;
+}
+
 static int use_stream(const conv_job *j) {
   int64_t M;
-  return j->dtype == SM_FLOAT && j->G == 1 && j->K > 0 && !__builtin_mul_overflow(j->N, j->OH, &M) &&
-         !__builtin_mul_overflow(M, j->OW, &M) && M <= SM_NN_STREAM_M && M * j->Cout <= STREAM_MAX_Y &&
-         (double)j->K * (double)j->Cout * sizeof(float) >= STREAM_MIN_FILTER_BYTES && stream_on();
+  int mode;
+  if (j->dtype != SM_FLOAT || j->G != 1 || j->K <= 0 || __builtin_mul_overflow(j->N, j->OH, &M) ||
+      __builtin_mul_overflow(M, j->OW, &M) || M > SM_NN_STREAM_M || M * j->Cout > STREAM_MAX_Y ||
+      (double)j->K * (double)j->Cout * sizeof(float) < STREAM_MIN_FILTER_BYTES || !(mode = stream_mode()))
+    return 0;
+  return mode == 1 || 2 * live_rows(j) <= j->K;
 }
 
 typedef struct stream_job {
@@ -936,16 +959,6 @@ static void stream_pieces(void *ctx, int64_t first, int64_t last) {
     }
     if (!acc) memset(y, 0, (size_t)(s->M * j->Cout) * sizeof *y);
   }
-}
-
-/* whether kernel offset t (along one axis: input i = o * stride - pad + t * dil) meets the input
- * for some output o in [0, out) */
-static int tap_live(int64_t t, int64_t out, int64_t stride, int64_t pad, int64_t dil, int64_t in) {
-  for (int64_t o = 0; o < out; o++) {
-    int64_t i = o * stride - pad + t * dil;
-    if (i >= 0 && i < in) return 1;
-  }
-  return 0;
 }
 
 /* j->out (float [M, Cout]) = act(conv + bias (+ addend, the output's shape; may be j->out)).
