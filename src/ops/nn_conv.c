@@ -10,7 +10,9 @@
  * in ~512 KB, the blocks spread over the runtime's pool, each block's patches gathered into a
  * per-call buffer and multiplied by the [KH*KW*Cin, Cout] filter with one single-threaded gemm
  * (OpenBLAS threading is off, see nn.c). A 1x1 stride-1 unpadded kernel is a plain gemm on the
- * input. So memory beyond the output stays bounded whatever the batch. Depthwise is direct loops
+ * input. So memory beyond the output stays bounded whatever the batch. A float convolution with at
+ * most SM_NN_STREAM_M output pixels and a filter of 1 MB or more, most of whose taps fall in the
+ * padding, streams the filter rows it needs once instead (conv_stream). Depthwise is direct loops
  * (per output pixel, per tap, one vectorisable channel loop). Never writes its inputs. */
 #include <cblas.h>
 #include <float.h>
@@ -876,6 +878,138 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
  * faster through oneDNN. RGB 3x3 first layers (K 27) went to the direct loops while they were 9%
  * faster on an AVX2 Xeon; on an AVX-512 EPYC oneDNN's took MobileNetV2 batch 1 from 1.72 to
  * 1.10-1.35 ms and batch 16 from 11.5-12.1 to 10.0-11.0 ms, so they go to oneDNN. */
+/* ---- few output pixels, a large filter: the filter streamed once --------------------------------
+ * Batch-1 late stages (ResNet50's and VGG16's 2x2 outputs at 64x64: a 4608 x 512 filter, 9.4 MB,
+ * against 4 output pixels) are bound by reading the filter. Here the M = N*OH*OW patches (M <= SM_NN_STREAM_M) are gathered once and the
+ * [K, Cout] filter (HWIO is already row-major K x Cout) is streamed in row order by
+ * sm__nn_sgemm_rows, each filter row used for all M outputs; the pool splits the filter's rows
+ * into one contiguous range per thread, each thread its own partial [M, Cout], the partials then
+ * added in piece order, then the bias, a residual addend and the activation. Taps that fall in the
+ * padding for every output pixel are skipped: their filter rows are never read. By default only
+ * convolutions that skip at least half the filter take it (stream_mode). */
+#define STREAM_MIN_FILTER_BYTES (1 << 20)
+/* the partial products' floats: 8 KB, so they stay in L1 beside the filter's streams (ResNet50's
+ * 512->2048 1x1s at 2x2, 32 KB, ran slower than oneDNN: 0.32 against 0.29 ms) */
+#define STREAM_MAX_Y 2048
+
+/* SM_NN_CONV_STREAM: 0 off, 1 on for every convolution that fits (test_ops_nn; bench/'s A/B), unset
+ * (or else) on only where at least half of the filter's rows are skipped: with every tap live it
+ * ran slower than oneDNN here (bench/RESULTS.md, session 13, h7). Read once. */
+static int stream_mode(void) {
+  static int mode = -1;
+  int v = __atomic_load_n(&mode, __ATOMIC_RELAXED); /* a race only reads the environment twice */
+  if (v < 0) {
+    const char *e = getenv("SM_NN_CONV_STREAM");
+    v = !sm__nn_sgemv_rows_on() || (e && !strcmp(e, "0")) ? 0 : e && !strcmp(e, "1") ? 1 : 2;
+    __atomic_store_n(&mode, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
+/* whether kernel offset t (along one axis: input i = o * stride - pad + t * dil) meets the input
+ * for some output o in [0, out) */
+static int tap_live(int64_t t, int64_t out, int64_t stride, int64_t pad, int64_t dil, int64_t in) {
+  for (int64_t o = 0; o < out; o++) {
+    int64_t i = o * stride - pad + t * dil;
+    if (i >= 0 && i < in) return 1;
+  }
+  return 0;
+}
+
+/* the filter rows some output pixel reads */
+static int64_t live_rows(const conv_job *j) {
+  int64_t kh = 0, kw = 0;
+  for (int64_t t = 0; t < j->KH; t++) kh += tap_live(t, j->OH, j->sh, j->pt, j->dh, j->H);
+  for (int64_t t = 0; t < j->KW; t++) kw += tap_live(t, j->OW, j->sw, j->pl, j->dw, j->W);
+  return kh * kw * j->Cf;
+}
+
+static int use_stream(const conv_job *j) {
+  int64_t M;
+  int mode;
+  if (j->dtype != SM_FLOAT || j->G != 1 || j->K <= 0 || __builtin_mul_overflow(j->N, j->OH, &M) ||
+      __builtin_mul_overflow(M, j->OW, &M) || M > SM_NN_STREAM_M || M * j->Cout > STREAM_MAX_Y ||
+      (double)j->K * (double)j->Cout * sizeof(float) < STREAM_MIN_FILTER_BYTES || !(mode = stream_mode()))
+    return 0;
+  return mode == 1 || 2 * live_rows(j) <= j->K;
+}
+
+typedef struct stream_job {
+  const conv_job *j;
+  const float *a;      /* [M, K] patches */
+  float *part;         /* [pieces, M, Cout] partial products */
+  const int64_t *seg;  /* live filter rows: nseg pairs (first row, count), in row order */
+  int64_t M, nseg, live, pieces;
+} stream_job;
+
+/* piece i: the live rows [i live / pieces, (i + 1) live / pieces) into part i */
+static void stream_pieces(void *ctx, int64_t first, int64_t last) {
+  const stream_job *s = ctx;
+  const conv_job *j = s->j;
+  for (int64_t i = first; i < last; i++) {
+    int64_t l0 = i * s->live / s->pieces, l1 = (i + 1) * s->live / s->pieces, at = 0;
+    float *y = s->part + i * s->M * j->Cout;
+    int acc = 0;
+    for (int64_t g = 0; g < s->nseg && at < l1; at += s->seg[2 * g + 1], g++) {
+      int64_t lo = l0 > at ? l0 : at, hi = l1 < at + s->seg[2 * g + 1] ? l1 : at + s->seg[2 * g + 1];
+      if (lo >= hi) continue;
+      int64_t k0 = s->seg[2 * g] + (lo - at);
+      acc |= sm__nn_sgemm_rows(s->M, hi - lo, j->Cout, s->a + k0, j->K, (const float *)j->filt + k0 * j->Cout,
+                               j->Cout, y, j->Cout, acc);
+    }
+    if (!acc) memset(y, 0, (size_t)(s->M * j->Cout) * sizeof *y);
+  }
+}
+
+/* j->out (float [M, Cout]) = act(conv + bias (+ addend, the output's shape; may be j->out)).
+ * use_stream(j) holds. */
+static sm_status *conv_stream(const conv_job *j, const float *addend, sm_kctx *ctx) {
+  sm_threadpool *pool = sm__kctx_pool(ctx);
+  const int64_t M = j->N * j->OH * j->OW, Cout = j->Cout;
+  int64_t pieces = sm__threadpool_nthreads(pool);
+  if (pieces > j->K / 64) pieces = j->K / 64 > 0 ? j->K / 64 : 1; /* at least 64 rows a piece */
+  sm_status *st = NULL;
+  size_t nseg_max = (size_t)(j->KH * j->KW);
+  float *a = sm__kctx_scratch(ctx, (size_t)(M * j->K) * sizeof(float), &st);
+  float *part = a ? sm__kctx_scratch(ctx, (size_t)(pieces * M * Cout) * sizeof(float), &st) : NULL;
+  int64_t *seg = part ? sm__kctx_scratch(ctx, 2 * nseg_max * sizeof *seg, &st) : NULL;
+  if (seg) {
+    { /* the patches (IM2COL's names) */
+      float *buf = a;
+      int64_t r0 = 0, r1 = M, g = 0;
+      IM2COL(float);
+    }
+    stream_job s = {j, a, part, seg, M, 0, 0, pieces};
+    for (int64_t kh = 0; kh < j->KH; kh++) {
+      if (!tap_live(kh, j->OH, j->sh, j->pt, j->dh, j->H)) continue;
+      for (int64_t kw = 0; kw < j->KW; kw++) {
+        if (!tap_live(kw, j->OW, j->sw, j->pl, j->dw, j->W)) continue;
+        int64_t k0 = (kh * j->KW + kw) * j->Cf;
+        if (s.nseg && seg[2 * (s.nseg - 1)] + seg[2 * (s.nseg - 1) + 1] == k0) /* adjacent rows: one run */
+          seg[2 * (s.nseg - 1) + 1] += j->Cf;
+        else
+          seg[2 * s.nseg] = k0, seg[2 * s.nseg + 1] = j->Cf, s.nseg++;
+        s.live += j->Cf;
+      }
+    }
+    sm__parallel_for(pieces > 1 ? pool : NULL, pieces, 1, stream_pieces, &s);
+    float *o = (float *)j->out;
+    for (int64_t r = 0; r < M; r++)
+      for (int64_t c = 0; c < Cout; c++) {
+        int64_t e = r * Cout + c;
+        float v = part[e];
+        for (int64_t i = 1; i < pieces; i++) v += part[i * M * Cout + e];
+        if (j->bias) v += j->bias[c];
+        o[e] = addend ? v + addend[e] : v;
+      }
+    if (j->act) sm__nn_bias_act_f32(o, o, M, Cout, NULL, j->act, j->alpha);
+  }
+  sm__kctx_scratch_free(ctx, seg);
+  sm__kctx_scratch_free(ctx, part);
+  sm__kctx_scratch_free(ctx, a);
+  return st;
+}
+
 static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j) || j->K > 16; }
 
 static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
@@ -906,6 +1040,15 @@ static sm_status *conv_add(conv_job *j, const int64_t od[4], const sm_tensor *x,
     return sm_status_new(SM_INVALID_ARGUMENT, "fused Add: Incompatible shapes: %s vs. %s",
                          sm_shape_str(4, od, s1, sizeof s1), sm_shape_str(ranks[1], dims[1], s2, sizeof s2));
   int same = ranks[1] == 4 && !memcmp(od, dims[1], 4 * sizeof *od);
+  if (same && use_stream(j)) { /* onto the addend's buffer when the run lets this node have it */
+    sm_tensor *out = sm__kctx_reuse_input(ctx, 3, 0, SM_FLOAT, 4, od);
+    sm_status *st = out ? NULL : sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, 4, od, &out);
+    if (st || b.n == 0) return st;
+    j->in = sm_tensor_data(x);
+    j->filt = sm_tensor_data(f);
+    j->out = sm_tensor_data(out);
+    return conv_stream(j, sm_tensor_data(addend), ctx);
+  }
   int try_dnnl = j->K > 0 && dnnl && use_dnnl(j, 0);
   /* oneDNN sums onto the addend in place when the run lets this node have its buffer */
   sm_tensor *out = same && try_dnnl ? sm__kctx_reuse_input(ctx, 3, 0, SM_FLOAT, 4, od) : NULL;
@@ -1090,6 +1233,14 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f, dnnl);
   if (fused && fused->has_add) return conv_add(&j, od, x, f, sm__kctx_input(ctx, 3), dnnl, ctx);
   sm_tensor *out;
+  /* few output pixels, a large filter: streamed (conv_stream) */
+  if (!depthwise && !w->nchw && use_stream(&j)) {
+    if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, 4, od, &out)) || sm_tensor_num_elements(out) == 0) return st;
+    j.in = sm_tensor_data(x);
+    j.filt = sm_tensor_data(f);
+    j.out = sm_tensor_data(out);
+    return conv_stream(&j, NULL, ctx);
+  }
   /* gemm and oneDNN write every element; the own depthwise loops accumulate (but for the AVX-512
    * rows at multiplier 1) and empty windows give zeros (zeroed here, or after oneDNN declines: not a
    * pass oneDNN does not need) */

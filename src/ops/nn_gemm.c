@@ -12,7 +12,9 @@
  * the seed CNN's 5408 x 64), AVX-512 only: all of y stays in registers while B streams through once
  * with aligned loads whatever B's alignment (gemv_flat). From L2 on this project's Xeon: 8-9 us
  * against OpenBLAS sgemv's 11.6-13 us for 5408 x 64 (bench/RESULTS.md, 2026-12-02, h7). Each y is
- * the sum over k in two interleaved chains (even and odd rows), then the two added. */
+ * the sum over k in two interleaved chains (even and odd rows), then the two added.
+ * sm__nn_sgemv_rows streams any B four rows at a time (one row of A), sm__nn_sgemm_rows the same
+ * for up to SM_NN_STREAM_M rows of A (nn_conv.c's conv_stream), each B row read once for all. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +291,44 @@ GEMV_AVX512 static void gemv_rows_avx512(int64_t k, int64_t n, const float *x, c
     }
   }
 }
+
+/* Rows [0, m) of y (m <= SM_NN_STREAM_M) = a[m, 0..k) B (+ y when acc): as gemv_rows_avx512, B's
+ * rows four at a time in address order, each group of four 16-float pieces loaded once and used
+ * for all m rows of y (all m * n of y stays in L1: 16 KB at m 8, n 512). Each y is the sum over k
+ * in order, one FMA per row. */
+GEMV_AVX512 static void gemm_rows_avx512(int64_t m, int64_t k, int64_t n, const float *a, int64_t lda, const float *b,
+                                         int64_t ldb, float *y, int64_t ldy, int acc) {
+  const __mmask16 full = (__mmask16)0xffff, tail = (__mmask16)(n % 16 ? (1u << (n % 16)) - 1 : 0xffff);
+  const int64_t ahead = 4 * ldb;
+  int64_t p = 0;
+  for (; p < k; p += 4) {
+    const int64_t rows = k - p < 4 ? k - p : 4;
+    const float *r0 = b + p * ldb, *r1 = rows > 1 ? r0 + ldb : r0, *r2 = rows > 2 ? r0 + 2 * ldb : r0,
+                *r3 = rows > 3 ? r0 + 3 * ldb : r0;
+    const int load = acc || p > 0, pf = p + 8 <= k;
+    for (int64_t j = 0; j < n; j += 16) {
+      const __mmask16 mk = j + 16 <= n ? full : tail;
+      if (pf) {
+        _mm_prefetch((const char *)(r0 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r1 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r2 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r3 + j + ahead), _MM_HINT_T0);
+      }
+      const __m512 b0 = _mm512_maskz_loadu_ps(mk, r0 + j), b1 = _mm512_maskz_loadu_ps(mk, r1 + j),
+                   b2 = _mm512_maskz_loadu_ps(mk, r2 + j), b3 = _mm512_maskz_loadu_ps(mk, r3 + j);
+      for (int64_t i = 0; i < m; i++) {
+        const float *x = a + i * lda + p;
+        float *yi = y + i * ldy + j;
+        __m512 c = _mm512_mul_ps(_mm512_set1_ps(x[0]), b0);
+        if (load) c = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, yi), c);
+        if (rows > 1) c = _mm512_fmadd_ps(_mm512_set1_ps(x[1]), b1, c);
+        if (rows > 2) c = _mm512_fmadd_ps(_mm512_set1_ps(x[2]), b2, c);
+        if (rows > 3) c = _mm512_fmadd_ps(_mm512_set1_ps(x[3]), b3, c);
+        _mm512_mask_storeu_ps(yi, mk, c);
+      }
+    }
+  }
+}
 #endif
 
 /* AVX-512 present and not switched off by the environment variable `env` (=0), read once */
@@ -332,6 +372,18 @@ int sm__nn_sgemv_narrow(int64_t k, int64_t n, const float *x, const float *b, in
   return 1;
 #else
   (void)x, (void)b, (void)ldb, (void)y, (void)acc;
+  return 0;
+#endif
+}
+
+int sm__nn_sgemm_rows(int64_t m, int64_t k, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
+                      float *y, int64_t ldy, int acc) {
+  if (m <= 0 || m > SM_NN_STREAM_M || k <= 0 || n <= 0 || !sm__nn_sgemv_rows_on()) return 0;
+#ifdef GEMV_AVX512
+  gemm_rows_avx512(m, k, n, a, lda, b, ldb, y, ldy, acc);
+  return 1;
+#else
+  (void)a, (void)lda, (void)b, (void)ldb, (void)y, (void)ldy, (void)acc;
   return 0;
 #endif
 }

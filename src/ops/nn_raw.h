@@ -58,6 +58,11 @@ int sm__nn_sgemv_narrow(int64_t k, int64_t n, const float *x, const float *b, in
  * done, 0 without AVX-512 or with SM_NN_GEMV_ROWS=0 (nn_gemm.c). */
 int sm__nn_sgemv_rows(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc);
 int sm__nn_sgemv_rows_on(void); /* whether sm__nn_sgemv_rows computes (else it returns 0) */
+/* The same for m rows of A at once (0 < m <= SM_NN_STREAM_M, lda apart; y's rows ldy apart): each
+ * B row is read once for all m (nn_conv.c's batch-1 convolutions with few output pixels). */
+#define SM_NN_STREAM_M 8
+int sm__nn_sgemm_rows(int64_t m, int64_t k, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
+                      float *y, int64_t ldy, int acc);
 
 /* C [m,n] = op(A) op(B) (+ bias [n]) (then act), op = transpose when trans_* is set: A is [m,k]
  * (or [k,m] transposed), B is [k,n] (or [n,k]). accumulate=1 adds into C instead (no bias/act

@@ -160,6 +160,35 @@ static void check_gemv_rows(int64_t k, int64_t n, int64_t ldb, int acc) {
   free(x), free(b), free(y), free(e);
 }
 
+/* sm__nn_sgemm_rows (nn_gemm.c, AVX-512 CPUs; elsewhere it declines and nothing is checked): m rows
+ * of y = a B (+ y), lda and ldy wider than k and n, against double sums; rows beyond m untouched. */
+static void check_gemm_rows(int64_t m, int64_t k, int64_t n, int acc) {
+  const int64_t lda = k + 3, ldb = n + 5, ldy = n + 7;
+  float *a = malloc(sizeof(float) * (size_t)(m * lda)), *b = malloc(sizeof(float) * (size_t)(k * ldb));
+  float *y = malloc(sizeof(float) * (size_t)((m + 1) * ldy)), *e = malloc(sizeof(float) * (size_t)((m + 1) * ldy));
+  fill(a, m * lda);
+  fill(b, k * ldb);
+  for (int64_t i = 0; i < (m + 1) * ldy; i++) {
+    y[i] = acc ? 0.25f * (float)(i % 32) - 3.0f : 1e30f;
+    e[i] = y[i];
+  }
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s_ = acc ? y[i * ldy + j] : 0;
+      for (int64_t q = 0; q < k; q++) s_ += (double)a[i * lda + q] * b[q * ldb + j];
+      e[i * ldy + j] = (float)s_;
+    }
+  if (sm__nn_sgemm_rows(m, k, n, a, lda, b, ldb, y, ldy, acc)) {
+    char what[128];
+    snprintf(what, sizeof what, "gemm rows m%lld k%lld n%lld acc%d", (long long)m, (long long)k, (long long)n, acc);
+    CHECK(close_all(y, e, (m + 1) * ldy, what));
+  } else {
+    CHECK(!sm__nn_sgemv_rows_on());
+  }
+  CHECK(!sm__nn_sgemm_rows(SM_NN_STREAM_M + 1, k, n, a, lda, b, ldb, y, ldy, acc)); /* too many rows: declined */
+  free(a), free(b), free(y), free(e);
+}
+
 static void check_maxpool(sm_threadpool *pool, int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
                           int64_t sh, int64_t sw, int same, int ties) {
   int64_t oh, ow;
@@ -261,6 +290,8 @@ int main(void) {
     check_gemv_rows(3, 300, 300, acc);
     check_gemv_rows(1, 33, 33, acc);
     check_gemv_rows(11, 200, 260, acc);
+    for (int64_t m = 1; m <= SM_NN_STREAM_M; m++) check_gemm_rows(m, 4 * m + m % 3, 16 * m + 9 * (m % 2), acc);
+    check_gemm_rows(4, 1000, 512, acc);
   }
   /* an empty window dimension (zero-size filter): y = act(bias) */
   float x[4] = {1, 2, 3, 4}, b[2] = {-1, 2}, y[8];

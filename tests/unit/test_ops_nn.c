@@ -136,6 +136,52 @@ static void conv_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH
   sm_tensor_free(out);
 }
 
+/* _FusedConv2D (bias, maybe a residual Add, an activation) against naive_conv_ref + the epilogue in
+ * doubles. With few output pixels and a filter of 1 MB or more this is nn_conv.c's streamed path
+ * (conv_stream: taps wholly in the padding skipped, the filter's rows split over the pool). */
+static void fused_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t KH, int64_t KW, int64_t Co, int64_t sh,
+                           int64_t sw, int64_t dh, int64_t dw, int same, int add, const char *act) {
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {KH, KW, C, Co}, bd[1] = {Co}, OH, OW;
+  sm_tensor *in[4] = {rand_tensor(4, xd), rand_tensor(4, fd), rand_tensor(1, bd), NULL}, *out = NULL;
+  double *want = naive_conv_ref(sm_tensor_data(in[0]), sm_tensor_data(in[1]), N, H, W, C, KH, KW, C, Co, sh, sw, dh, dw,
+                                same, 0, &OH, &OW);
+  int64_t od[4] = {N, OH, OW, Co}, n = N * OH * OW * Co;
+  if (add) in[3] = rand_tensor(4, od);
+  const float *bias = sm_tensor_data(in[2]), *addend = add ? sm_tensor_data(in[3]) : NULL;
+  for (int64_t i = 0; i < n; i++) {
+    double v = want[i] + bias[i % Co] + (add ? addend[i] : 0.0);
+    if (!strcmp(act, "Relu")) v = v > 0 ? v : 0;
+    else if (!strcmp(act, "Relu6")) v = v < 0 ? 0 : v > 6 ? 6 : v;
+    else if (!strcmp(act, "Elu")) v = v > 0 ? v : expm1(v);
+    else if (!strcmp(act, "LeakyRelu")) v = v > 0 ? v : 0.2 * v;
+    else if (!strcmp(act, "Sigmoid")) v = 1 / (1 + exp(-v));
+    else if (!strcmp(act, "Tanh")) v = tanh(v);
+    want[i] = v;
+  }
+  char attrs[1024], ops[128];
+  snprintf(ops, sizeof ops, "s: \"BiasAdd\" %s%s%s%s", add ? "s: \"Add\" " : "", *act ? "s: \"" : "", act,
+           *act ? "\"" : "");
+  snprintf(attrs, sizeof attrs,
+           "attr { key: \"strides\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: "
+           "\"%s\" } } attr { key: \"dilations\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: "
+           "\"fused_ops\" value { list { %s } } } attr { key: \"num_args\" value { i: %d } } attr { key: "
+           "\"leakyrelu_alpha\" value { f: 0.2 } } attr { key: \"TArgs\" value { list { type: DT_FLOAT %s} } }",
+           (long long)sh, (long long)sw, same ? "SAME" : "VALID", (long long)dh, (long long)dw, ops, 1 + add,
+           add ? "type: DT_FLOAT " : "");
+  char *mg = graph1("_FusedConv2D", 3 + add, "DT_FLOAT", attrs);
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 3 + add, &f0, 1, &out));
+  char what[160];
+  snprintf(what, sizeof what, "_FusedConv2D %lldx%lldx%lldx%lld k%lldx%lldx%lld s%lld d%lld %s add%d %s", (long long)N,
+           (long long)H, (long long)W, (long long)C, (long long)KH, (long long)KW, (long long)Co, (long long)sh,
+           (long long)dh, same ? "SAME" : "VALID", add, act);
+  compare(what, out, want, n, 1e-4);
+  free(want);
+  free(mg);
+  for (int i = 0; i < 4; i++) sm_tensor_free(in[i]);
+  sm_tensor_free(out);
+}
+
 static void matmul_vs_naive(int64_t M, int64_t K, int64_t N, int ta, int tb) {
   int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N};
   sm_tensor *in[2] = {rand_tensor(2, ad), rand_tensor(2, bd)}, *out = NULL;
@@ -554,6 +600,9 @@ static void split_policy(void) {
 }
 
 int main(void) {
+  /* nn_conv.c's streamed path for every convolution it fits (by default only where it skips half
+   * the filter): the cases below that have few output pixels and a 1 MB+ filter check it */
+  setenv("SM_NN_CONV_STREAM", "1", 1);
   for (size_t i = 0; i < sizeof nn_cases / sizeof *nn_cases; i++) run_tf_case(&nn_cases[i]);
   /* seed CNN layer at batch 4: several parallel chunks */
   conv_vs_naive(4, 28, 28, 1, 3, 3, 1, 32, 1, 1, 1, 1, 0, 0);
@@ -606,6 +655,23 @@ int main(void) {
   conv_vs_naive(8, 2, 2, 512, 3, 3, 512, 16, 1, 1, 1, 1, 1, 0);
   conv_vs_naive(8, 5, 5, 512, 3, 3, 512, 16, 2, 2, 1, 1, 0, 0);
   conv_vs_naive(16, 2, 2, 512, 3, 3, 512, 96, 1, 1, 1, 1, 1, 0);
+  /* few output pixels against a filter of 1 MB or more (nn_conv.c conv_stream): ResNet50's and
+   * VGG16's 2x2 late stages (SAME 3x3), batch 2, VALID stride 2 (one pixel), dilation (SAME 3x3
+   * at dilation 2 over 2x2: only the centre tap meets the input, the other 8 taps' rows skipped),
+   * one pixel with every tap but the centre in the padding, 1x1s at batch 1 and 2 */
+  conv_vs_naive(1, 2, 2, 512, 3, 3, 512, 128, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(2, 2, 2, 256, 3, 3, 256, 160, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 3, 3, 256, 3, 3, 256, 130, 2, 2, 1, 1, 0, 0);
+  conv_vs_naive(1, 2, 2, 256, 3, 3, 256, 130, 1, 1, 2, 2, 1, 0);
+  conv_vs_naive(1, 1, 1, 512, 3, 3, 512, 64, 1, 1, 1, 1, 1, 0);
+  conv_vs_naive(1, 2, 2, 2048, 1, 1, 2048, 200, 1, 1, 1, 1, 0, 0);
+  conv_vs_naive(2, 2, 2, 1280, 1, 1, 1280, 256, 1, 1, 1, 1, 0, 0);
+  {
+    const char *acts[] = {"", "Relu", "Relu6", "Elu", "LeakyRelu", "Sigmoid", "Tanh"};
+    for (int a = 0; a < 7; a++) fused_vs_naive(1, 2, 2, 512, 3, 3, 96, 1, 1, 1, 1, 1, a % 2, acts[a]);
+    fused_vs_naive(2, 2, 2, 1024, 1, 1, 256, 1, 1, 1, 1, 0, 1, "Relu"); /* the residual 1x1 at batch 2 */
+    fused_vs_naive(1, 4, 4, 256, 3, 3, 160, 2, 2, 1, 1, 1, 0, "Relu"); /* stride 2, SAME */
+  }
   naive_tol = 1e-5;
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
