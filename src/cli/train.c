@@ -91,14 +91,14 @@ static int parse_optimizer(const char *spec, sm_optimizer *o) {
     char *eq = strchr(tok, '=');
     if (!eq) return sm__cli_error(2, "--optimizer: expected KEY=VALUE, got '%s'", tok);
     *eq++ = 0;
-    double v;
+    double v = 0;
     size_t i = 0;
     while (i < sizeof names / sizeof *names && strcmp(tok, names[i])) i++;
     if (i < sizeof names / sizeof *names) {
       if (parse_float(tok, eq, 0, 1e6, 0, &v)) return 2;
       *fields[i] = (float)v;
     } else if (!strcmp(tok, "nesterov") || !strcmp(tok, "centered")) {
-      long long b;
+      long long b = 0;
       if (parse_int(tok, eq, 0, 1, &b)) return 2;
       *(tok[0] == 'n' ? &o->nesterov : &o->centered) = (int)b;
     } else {

@@ -345,7 +345,8 @@ sm_status *sm__backward(sm_seq *m, const float *x, int64_t n) {
   int first_w = -1;
   for (int l = 0; l < m->nlayers && first_w < 0; l++)
     if (m->layers[l].kernel) first_w = l;
-  for (int l = m->nlayers - 1; l >= 0 && l >= first_w; l--) {
+  if (first_w < 0) return NULL; /* no trainable layer: nothing to back-propagate */
+  for (int l = m->nlayers - 1; l >= first_w; l--) {
     const float *in = l == 0 ? x : tr->act[l - 1];
     float *gx = l > first_w ? tr->grad[l - 1] : NULL;
     int pool_relu = gx && relu_below_pool(m, l);

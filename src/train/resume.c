@@ -94,7 +94,7 @@ static sm_status *parse_i64(const parser *p, const char *what, const char *v, in
 }
 
 static sm_status *parse_int(const parser *p, const char *what, const char *v, int lo, int hi, int *out) {
-  int64_t x;
+  int64_t x = 0;
   sm_status *s = parse_i64(p, what, v, lo, hi, &x);
   if (!s) *out = (int)x;
   return s;
@@ -121,20 +121,20 @@ static sm_status *field(const parser *p, int i, const char *key, const char **va
 }
 
 static sm_status *int_field(const parser *p, int i, const char *key, int lo, int hi, int *out) {
-  const char *v;
+  const char *v = NULL;
   sm_status *s = field(p, i, key, &v);
   return s ? s : parse_int(p, key, v, lo, hi, out);
 }
 
 static sm_status *float_field(const parser *p, int i, const char *key, float lo, float hi, float *out) {
-  const char *v;
+  const char *v = NULL;
   sm_status *s = field(p, i, key, &v);
   return s ? s : parse_float(p, key, v, lo, hi, out);
 }
 
 /* "AxB" with both in [1, 65536]. */
 static sm_status *pair_field(const parser *p, int i, const char *key, int *a, int *b) {
-  const char *v;
+  const char *v = NULL;
   sm_status *s = field(p, i, key, &v);
   if (s) return s;
   const char *x = strchr(v, 'x');
@@ -147,7 +147,7 @@ static sm_status *pair_field(const parser *p, int i, const char *key, int *a, in
 }
 
 static sm_status *enum_field(const parser *p, int i, const char *key, const char *const *names, int n, int *out) {
-  const char *v;
+  const char *v = NULL;
   sm_status *s = field(p, i, key, &v);
   if (s) return s;
   for (int k = 0; k < n; k++)
@@ -167,7 +167,7 @@ static sm_status *check_count(const parser *p, int n) {
 
 /* One "layer ..." line, applied to m through the trainer's layer calls. */
 static sm_status *parse_layer(parser *p, sm_seq *m) {
-  const char *kind = p->tok[1], *name;
+  const char *kind = p->tok[1], *name = NULL;
   sm_status *s = field(p, 2, "name", &name);
   if (s) return s;
   int a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0;
@@ -223,7 +223,7 @@ static sm_status *parse_layer(parser *p, sm_seq *m) {
     if (!(s = check_count(p, 4))) s = float_field(p, 3, "negative_slope", -1e30f, 1e30f, &x1);
   } else if (!strcmp(kind, "reshape")) {
     k = SM_LAYER_RESHAPE;
-    const char *v;
+    const char *v = NULL;
     if (!(s = check_count(p, 4)) && !(s = field(p, 3, "shape", &v))) {
       char buf[64];
       snprintf(buf, sizeof buf, "%s", v);
