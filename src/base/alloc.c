@@ -10,16 +10,35 @@
  * next request of the same size class; sizes are rounded up to classes of 1/8 of their power of
  * two, so a block serves any request of its class (at most 12.5% more memory than asked).
  * SM_ALLOC_CACHE_MB=0 turns it off (set before the first allocation); the counters and fault
- * injection see cached blocks exactly as fresh ones. */
+ * injection see cached blocks exactly as fresh ones.
+ *
+ * Huge pages: lasting blocks (sm__alloc_lasting: a model's packed weights) of at least HUGE_MIN
+ * bytes are mapped 2 MiB-aligned with madvise(MADV_HUGEPAGE), since Linux here runs transparent
+ * huge pages in "madvise" mode: a batch-1 call streams ~60-150 MB of weights, and on 4 KiB pages
+ * every 4 KiB of it is a TLB miss (a two-level walk under a hypervisor). Only whole 2 MiB pages
+ * inside the block are advised, so no page is faulted in that the block does not reach. Not for
+ * every large block: per-call intermediates on huge pages made a Transformer at batch 16 slower
+ * (each fresh 2 MiB fault zeroes, and may compact, a whole huge page; bench/RESULTS.md, session
+ * 14). SM_HUGEPAGES=0 turns it off (read at the first lasting allocation); sanitizer builds
+ * default to off (mmap'd blocks are not checked for use after free). */
 #include "base/alloc.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-/* The header keeps the block malloc's fundamental alignment. */
-#define HDR ((size_t)_Alignof(max_align_t))
-_Static_assert(_Alignof(max_align_t) >= sizeof(size_t), "the size header fits in front of the block");
+/* The header keeps the block malloc's fundamental alignment and holds two words: the size asked
+ * and where the block came from (FROM_MALLOC or FROM_HUGE). */
+#define HDR ((size_t)(_Alignof(max_align_t) >= 2 * sizeof(size_t) ? _Alignof(max_align_t) : 2 * sizeof(size_t)))
+enum { FROM_MALLOC = 0, FROM_HUGE = 1 };
+static size_t hdr_from(const char *base) {
+  size_t f;
+  memcpy(&f, base + sizeof(size_t), sizeof f);
+  return f;
+}
+static void set_from(char *base, size_t f) { memcpy(base + sizeof(size_t), &f, sizeof f); }
 
 /* All atomic. countdown: 0 = off, > 0 allocations left up to and including the failing one,
  * -1 = persistent injection has fired (every allocation fails). */
@@ -64,15 +83,16 @@ static void count_out(size_t n) {
 /* Sanitizer builds keep no freed block unless SM_ALLOC_CACHE_MB says so: a reused block would hide
  * a use after free from AddressSanitizer. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CACHE_BYTES_DEFAULT 0
+#define SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CACHE_BYTES_DEFAULT 0
+#define SANITIZED 1
 #endif
 #endif
-#ifndef CACHE_BYTES_DEFAULT
-#define CACHE_BYTES_DEFAULT ((size_t)64 << 20)
+#ifndef SANITIZED
+#define SANITIZED 0
 #endif
+#define CACHE_BYTES_DEFAULT (SANITIZED ? 0 : (size_t)64 << 20)
 
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *cache_blk[CACHE_SLOTS];   /* bases (header included) */
@@ -138,11 +158,61 @@ static int cache_put(char *base, size_t cls) {
   return kept;
 }
 
+/* ---- huge-page blocks ---- */
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_MIN HUGE_PAGE
+#define MAP_GRAIN ((size_t)4096) /* mappings are rounded to this (a multiple of the page size) */
+static int huge_state; /* 0: not read yet; 1: on; 2: off */
+
+int sm__hugepages_on(void) {
+  int st = __atomic_load_n(&huge_state, __ATOMIC_ACQUIRE);
+  if (!st) {
+    const char *e = getenv("SM_HUGEPAGES");
+    st = e && *e ? (strcmp(e, "0") ? 1 : 2) : SANITIZED ? 2 : 1;
+    __atomic_store_n(&huge_state, st, __ATOMIC_RELEASE);
+  }
+  return st == 1;
+}
+
+static size_t map_len(size_t cls) { return (cls + HDR + MAP_GRAIN - 1) / MAP_GRAIN * MAP_GRAIN; }
+
+/* A fresh (zeroed) block of class cls, 2 MiB-aligned, its whole 2 MiB pages advised huge; NULL
+ * where cls is too small, huge pages are off, or the map fails (the caller then uses malloc). */
+static char *huge_alloc(size_t cls) {
+#ifdef MADV_HUGEPAGE
+  if (cls < HUGE_MIN || cls > SIZE_MAX / 2 || !sm__hugepages_on()) return NULL;
+  size_t len = map_len(cls), span = len + HUGE_PAGE - MAP_GRAIN;
+  char *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  char *b = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+  if (b > m) munmap(m, (size_t)(b - m));
+  if (m + span > b + len) munmap(b + len, (size_t)(m + span - (b + len)));
+  (void)madvise(b, len / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE); /* advice: failure only costs speed */
+  set_from(b, FROM_HUGE);
+  return b;
+#else
+  (void)cls;
+  return NULL;
+#endif
+}
+
+/* Gives base (a block of class cls) back to malloc or unmaps it. */
+static void raw_free(char *base, size_t cls) {
+  if (hdr_from(base) == FROM_HUGE) munmap(base, map_len(cls));
+  else free(base);
+}
+
+static char *malloc_block(size_t bytes, int zero) {
+  char *b = zero ? calloc(1, bytes) : malloc(bytes);
+  if (b) set_from(b, FROM_MALLOC);
+  return b;
+}
+
 static char *raw_alloc(size_t n) {
   size_t cls = class_size(n);
   if (!cls && n) return NULL;
   char *b = cache_take(cls);
-  return b ? b : malloc(cls + HDR);
+  return b ? b : malloc_block(cls + HDR, 0);
 }
 
 static void *finish(char *base, size_t n) {
@@ -157,6 +227,12 @@ void *sm__alloc(size_t n) {
   return finish(raw_alloc(n), n);
 }
 
+void *sm__alloc_lasting(size_t n) {
+  if (inject() || n > (size_t)-1 - HDR) return NULL;
+  char *b = huge_alloc(class_size(n)); /* fresh, not a cached block that may be on small pages */
+  return finish(b ? b : raw_alloc(n), n);
+}
+
 void *sm__calloc(size_t n) {
   if (inject() || n > (size_t)-1 - HDR) return NULL;
   size_t cls = class_size(n);
@@ -165,7 +241,7 @@ void *sm__calloc(size_t n) {
     memset(b + HDR, 0, n);
     return finish(b, n);
   }
-  return finish(cls || !n ? calloc(1, cls + HDR) : NULL, n);
+  return finish(cls || !n ? malloc_block(cls + HDR, 1) : NULL, n);
 }
 
 void *sm__realloc(void *p, size_t n) {
@@ -175,8 +251,15 @@ void *sm__realloc(void *p, size_t n) {
   size_t old;
   memcpy(&old, base, sizeof old);
   size_t cls = class_size(n);
-  char *nb = cls || !n ? realloc(base, cls + HDR) : NULL;
-  if (!nb) return NULL;
+  if (!cls && n) return NULL;
+  char *nb;
+  if (hdr_from(base) == FROM_HUGE) { /* not malloc's: a new block, the bytes kept copied */
+    if (!(nb = huge_alloc(cls)) && !(nb = malloc_block(cls + HDR, 0))) return NULL;
+    memcpy(nb + HDR, p, old < n ? old : n);
+    raw_free(base, class_size(old));
+  } else if (!(nb = realloc(base, cls + HDR))) {
+    return NULL;
+  }
   count_out(old);
   return finish(nb, n);
 }
@@ -187,7 +270,8 @@ void sm__free(void *p) {
   size_t n;
   memcpy(&n, base, sizeof n);
   count_out(n);
-  if (!cache_put(base, class_size(n))) free(base);
+  size_t cls = class_size(n);
+  if (!cache_put(base, cls)) raw_free(base, cls);
 }
 
 size_t sm__alloc_size(const void *p) {

@@ -25,8 +25,15 @@ void *sm__calloc(size_t n); /* zeroed */
  * and p is then untouched (still the caller's to free). */
 void *sm__realloc(void *p, size_t n);
 void sm__free(void *p); /* NULL-safe */
+/* As sm__alloc, for a block that lives as long as a model (packed weights): from 2 MiB on it is
+ * mapped 2 MiB-aligned on transparent huge pages where sm__hugepages_on(). Freed with sm__free. */
+void *sm__alloc_lasting(size_t n);
 /* The size a block was asked with (its header's record); 0 for NULL. */
 size_t sm__alloc_size(const void *p);
+
+/* Whether lasting blocks (sm__alloc_lasting) are advised onto 2 MiB transparent huge pages: on
+ * unless SM_HUGEPAGES=0 (read once; off by default in sanitizer builds). */
+int sm__hugepages_on(void);
 
 /* Fault injection: the k-th allocation from now fails (k >= 1); with persist, every one after it
  * too. k 0 turns injection off. */

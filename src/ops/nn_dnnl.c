@@ -12,7 +12,7 @@
  *
  * Cache (sm__dnnl_cache, one per kernel instance): up to CACHE_SLOTS input shapes, each with its
  * primitive (oneDNN picks the weights' blocked layout for it: format_tag_any) and the weights
- * reordered once into that layout, in a buffer from sm__alloc. The packed weights are keyed by
+ * reordered once into that layout, in a buffer from sm__alloc_lasting (huge pages). The packed weights are keyed by
  * the weight tensor's data pointer and sm__tensor_uid: a Const packs once; a variable packs again
  * after each assign (a new tensor, so a new uid), never for a freed buffer reused by another
  * tensor. One mutex guards the slots; the primitive and the packed weights are reference-counted,
@@ -312,7 +312,7 @@ done:
 static sm_status *make_pack(const prim *pr, const void *w, pack **out) {
   size_t bytes = D.dnnl_memory_desc_get_size(&pr->wei);
   pack *pk = sm__calloc(sizeof *pk);
-  if (!pk || !(pk->raw = sm__alloc(bytes + 64))) {
+  if (!pk || !(pk->raw = sm__alloc_lasting(bytes + 64))) { /* on huge pages: streamed every call */
     sm__free(pk);
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes of packed weights", bytes);
   }

@@ -722,9 +722,68 @@ static void test_alloc_cache(void) {
   CHECK_EQ_INT(b.live_bytes, a.live_bytes);
 }
 
+/* Whether the mapping holding p is advised onto huge pages ("hg" in its smaps VmFlags); -1 where
+ * the kernel has no transparent huge pages or no smaps to say. */
+static int huge_advised(const void *p) {
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return -1;
+  fclose(f);
+  if (!(f = fopen("/proc/self/smaps", "r"))) return -1;
+  char line[512];
+  int in = 0, r = -1;
+  while (r < 0 && fgets(line, sizeof line, f)) {
+    unsigned long long lo, hi;
+    if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+      in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    else if (in && !strncmp(line, "VmFlags:", 8))
+      r = strstr(line, " hg") != NULL;
+  }
+  fclose(f);
+  return r;
+}
+
+/* Lasting blocks of 2 MiB and more: 2 MiB-aligned (the header in front), advised huge, bytes kept
+ * by realloc into and out of them, zeroed when calloc reuses one, counted as any block. */
+static void test_alloc_huge(void) {
+  sm_alloc_stats a, b;
+  sm__alloc_stats(&a);
+  CHECK(sm__hugepages_on());
+  size_t mb = (size_t)1 << 20, huge = 2 * mb;
+  unsigned char *p = sm__alloc_lasting(5 * mb);
+  CHECK(p != NULL);
+  if (!p) return;
+  CHECK((uintptr_t)p % huge < 64);
+  CHECK(huge_advised(p) != 0);
+  for (size_t i = 0; i < 5 * mb; i += 4096) p[i] = (unsigned char)(i >> 12);
+  p = sm__realloc(p, 9 * mb); /* a huge block to a larger one */
+  CHECK(p && (uintptr_t)p % huge < 64 && p[4096 * 7] == 7 && p[5 * mb - 4096] == (unsigned char)((5 * mb - 4096) >> 12));
+  p = sm__realloc(p, 100); /* and out to malloc's */
+  CHECK(p && p[0] == 0 && p[99] == 0);
+  unsigned char *q = sm__alloc_lasting(3 * mb), *r = NULL;
+  CHECK(q && (uintptr_t)q % huge < 64);
+  CHECK(q != NULL);
+  if (q) memset(q, 0xcd, 3 * mb);
+  sm__free(q); /* kept by the cache: the calloc below of the same class gets it zeroed */
+  r = sm__calloc(3 * mb - 100);
+  int zero = r != NULL;
+  for (size_t i = 0; r && i < 3 * mb - 100; i += 997) zero &= r[i] == 0;
+  CHECK(zero);
+  p = sm__realloc(p, 4 * mb); /* malloc's block into a huge-class size: bytes kept */
+  CHECK(p && p[0] == 0 && p[99] == 0);
+  sm__alloc_stats(&b);
+  CHECK_EQ_INT(b.live_bytes - a.live_bytes, (long long)(3 * mb - 100 + 4 * mb));
+  sm__free(p);
+  sm__free(r);
+  sm__alloc_stats(&b);
+  CHECK_EQ_INT(b.live_blocks, a.live_blocks);
+  CHECK_EQ_INT(b.live_bytes, a.live_bytes);
+}
+
 int main(void) {
-  /* before the first allocation: sanitizer builds keep no freed block unless told to */
+  /* before the first allocation: sanitizer builds keep no freed block unless told to, nor map
+   * large ones onto huge pages */
   setenv("SM_ALLOC_CACHE_MB", "64", 1);
+  setenv("SM_HUGEPAGES", "1", 1);
   const char *e = getenv("SM_ALLOC_SWEEP");
   full_sweep = e && !strcmp(e, "full");
   verbose = getenv("SM_ALLOC_SWEEP_VERBOSE") != NULL;
@@ -732,6 +791,7 @@ int main(void) {
   only_k = getenv("SM_ALLOC_SWEEP_K") ? atol(getenv("SM_ALLOC_SWEEP_K")) : 0;
   test_allocator();
   test_alloc_cache();
+  test_alloc_huge();
   /* the kernel registry's index (built on first use, kept to the end) out of the live counts */
   CHECK(sm__kernel_find("Const", SM_BACKEND_CPU) != NULL);
   sweep_raw_conv();
