@@ -9,6 +9,8 @@
  * least CACHE_MIN bytes are kept (up to CACHE_BYTES in all, CACHE_SLOTS blocks) and handed to the
  * next request of the same size class; sizes are rounded up to classes of 1/8 of their power of
  * two, so a block serves any request of its class (at most 12.5% more memory than asked).
+ * CACHE_MIN is 32 KiB: with 256 KiB, VGG16's 32-128 KiB activations at batch 1 came back from
+ * glibc as fresh pages, ~50 page faults a call (bench/RESULTS.md, session 14).
  * SM_ALLOC_CACHE_MB=0 turns it off (set before the first allocation); the counters and fault
  * injection see cached blocks exactly as fresh ones.
  *
@@ -45,7 +47,7 @@ static void set_from(char *base, size_t f) { memcpy(base + sizeof(size_t), &f, s
 static long countdown;
 static int persistent;
 static long nfailed;
-static long long ncalls, nlive;
+static long long ncalls, nlive, nhits;
 static size_t live_bytes, peak_bytes;
 
 static int inject(void) {
@@ -78,7 +80,7 @@ static void count_out(size_t n) {
 }
 
 /* ---- the cache of large freed blocks ---- */
-#define CACHE_MIN ((size_t)256 << 10)
+#define CACHE_MIN ((size_t)32 << 10)
 #define CACHE_SLOTS 32
 /* Sanitizer builds keep no freed block unless SM_ALLOC_CACHE_MB says so: a reused block would hide
  * a use after free from AddressSanitizer. */
@@ -138,6 +140,7 @@ static char *cache_take(size_t cls) {
       cache_bytes -= cls;
     }
   pthread_mutex_unlock(&cache_mu);
+  if (b) __atomic_add_fetch(&nhits, 1, __ATOMIC_RELAXED);
   return b;
 }
 
@@ -292,6 +295,7 @@ long sm__alloc_failures(void) { return __atomic_load_n(&nfailed, __ATOMIC_RELAXE
 
 void sm__alloc_stats(sm_alloc_stats *out) {
   out->calls = __atomic_load_n(&ncalls, __ATOMIC_RELAXED);
+  out->cache_hits = __atomic_load_n(&nhits, __ATOMIC_RELAXED);
   out->live_blocks = __atomic_load_n(&nlive, __ATOMIC_RELAXED);
   out->live_bytes = __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
   out->peak_bytes = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);

@@ -43,10 +43,11 @@ long sm__alloc_failures(void);
 
 /* Counters since the process started (process-wide; exact once the threads that allocate have
  * joined). calls: allocation requests, failed ones included (the numbering sm__alloc_fail_after
- * counts in); live: blocks and bytes (as asked, headers excluded) not yet freed; peak_bytes: the
+ * counts in); cache_hits: those served by a kept freed block; live: blocks and bytes (as asked, headers excluded) not yet freed; peak_bytes: the
  * most live bytes seen since the last sm__alloc_peak_reset. */
 typedef struct sm_alloc_stats {
   long long calls;
+  long long cache_hits; /* requests served by a freed block kept for reuse (alloc.c's cache) */
   long long live_blocks;
   size_t live_bytes;
   size_t peak_bytes;

@@ -720,6 +720,19 @@ static void test_alloc_cache(void) {
   sm__alloc_stats(&b);
   CHECK_EQ_INT(b.live_blocks, a.live_blocks);
   CHECK_EQ_INT(b.live_bytes, a.live_bytes);
+  /* blocks from 32 KiB on are kept (a batch-1 activation of 64 KiB), smaller ones are not */
+  long long hits = b.cache_hits;
+  p = sm__alloc(100 << 10);
+  sm__free(p);
+  CHECK(p && (q = sm__alloc(97 << 10)) == p); /* the same class (96-104 KiB): the kept block */
+  sm__free(q);
+  sm__alloc_stats(&b);
+  CHECK_EQ_INT(b.cache_hits - hits, 1);
+  p = sm__alloc(20 << 10);
+  sm__free(p);
+  sm__free(sm__alloc(20 << 10));
+  sm__alloc_stats(&b);
+  CHECK_EQ_INT(b.cache_hits - hits, 1);
 }
 
 /* Whether the mapping holding p is advised onto huge pages ("hg" in its smaps VmFlags); -1 where
