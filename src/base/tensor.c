@@ -273,6 +273,8 @@ void sm__tensor_set_file_backed(sm_tensor *t) {
   if (t && !t->buf.owned) t->buf.file_ro = 1;
 }
 
+int sm__tensor_file_backed(const sm_tensor *t) { return t && t->buf.file_ro; }
+
 void sm__tensor_drop_pages(const sm_tensor *t) {
   if (t && t->buf.file_ro && t->nbytes) sm__file_map_drop_pages(t->buf.data, t->nbytes);
 }

@@ -29,6 +29,7 @@ void sm__tensor_set_space(sm_tensor *t, int space);
  * other tensor it does nothing. For a kernel that uses a weight only through a derived copy it
  * keeps (a folded filter, nn_fold.c), so the weight is not resident twice. */
 void sm__tensor_set_file_backed(sm_tensor *t);
+int sm__tensor_file_backed(const sm_tensor *t); /* 1 where so marked */
 void sm__tensor_drop_pages(const sm_tensor *t);
 
 /* A number no other tensor of this process has had or will have (0 for NULL), except that a view

@@ -13,19 +13,32 @@
 #include <cblas.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/tensor_internal.h"
 #include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
+
+/* A one-row product's B from a checkpoint file, copied onto huge pages (hugeb below). */
+typedef struct mm_hugeb {
+  pthread_mutex_t mu;
+  int tried;        /* under mu: a copy was attempted (one per kernel instance, ever) */
+  const void *src;  /* the B it copies (data pointer and sm__tensor_uid), set before copy */
+  uint64_t uid;
+  void *raw;        /* the sm__alloc_lasting block */
+  float *copy;      /* atomic: in raw, 64-byte aligned; published once, freed with the state */
+} mm_hugeb;
 
 typedef struct mm_state {
   int ta, tb;       /* transpose_a/b or adj_x/y */
   int fused;        /* _FusedMatMul: the bias is input 2, then f.act */
   sm__nn_fused f;
   sm__dnnl_cache *dnnl; /* float MatMul / _FusedMatMul with oneDNN on (nn_dnnl.c); else NULL */
+  mm_hugeb *hb;         /* MatMul / _FusedMatMul: see hugeb; else NULL */
 } mm_state;
 
 typedef struct mm_job {
@@ -245,6 +258,47 @@ sm_status *sm__nn_matmul_f32_kctx(sm_kctx *ctx, sm__dnnl_cache *dnnl, int trans_
   return NULL;
 }
 
+/* The B a one-row float product streams (gemv, nn_gemm.c) when B is a checkpoint's tensor of 2
+ * MiB or more: those are the variables file's page-cache pages, and whether the kernel maps them 2
+ * MiB at a time depends on how the page cache was filled (VGG16's shared copy: none; a copy read
+ * once: all), while on 4 KiB pages every 4 KiB of the stream is a TLB miss (VGG16 b1's three
+ * Dense layers ~80 us a call slower, bench/RESULTS.md session 14). So the first such call copies B
+ * into an sm__alloc_lasting block (huge pages) and drops the file's pages (resident size
+ * unchanged); later calls with the same tensor (pointer and uid) read the copy. One copy per
+ * kernel instance, never replaced: a B assigned later (a new uid) is read where it is. Off with
+ * SM_HUGEPAGES=0. */
+static const float *hugeb(const mm_state *s, const sm_tensor *b, int64_t M) {
+  const float *B = sm_tensor_data(b);
+  mm_hugeb *h = s->hb;
+  size_t bytes = sm_tensor_nbytes(b);
+  if (!h || M != 1 || s->tb || bytes < ((size_t)2 << 20) || !sm__tensor_file_backed(b)) return B;
+  float *c = __atomic_load_n(&h->copy, __ATOMIC_ACQUIRE);
+  if (!c && !__atomic_load_n(&h->tried, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&h->mu);
+    if (!h->tried && sm__hugepages_on() && (h->raw = sm__alloc_lasting(bytes + 64))) {
+      c = (float *)(((uintptr_t)h->raw + 63) & ~(uintptr_t)63); /* whole cache lines per AVX-512 load */
+      for (size_t off = 0, step = (size_t)4 << 20; off < bytes; off += step) { /* the peak: + one step */
+        size_t n = bytes - off < step ? bytes - off : step;
+        memcpy((char *)c + off, (const char *)B + off, n);
+        sm__file_map_drop_pages((const char *)B + off, n);
+      }
+      h->src = B;
+      h->uid = sm__tensor_uid(b);
+      __atomic_store_n(&h->copy, c, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&h->tried, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&h->mu);
+    c = __atomic_load_n(&h->copy, __ATOMIC_ACQUIRE);
+  }
+  return c && h->src == (const void *)B && h->uid == sm__tensor_uid(b) ? c : B;
+}
+
+static sm_status *mm_hugeb_prepare(mm_state *s) {
+  if (!(s->hb = calloc(1, sizeof *s->hb))) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  pthread_mutex_init(&s->hb->mu, NULL);
+  return NULL;
+}
+
 static int mm_dtype_ok(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64; }
 
 static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, const char *fb) {
@@ -277,20 +331,25 @@ static sm_status *mm_dnnl_prepare(const sm_node *n, mm_state *s) {
   return NULL;
 }
 
-sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state) {
-  sm_status *st = mm_prepare(n, state, "transpose_a", "transpose_b");
-  if (!st && (st = mm_dnnl_prepare(n, *state))) {
-    free(*state);
-    *state = NULL;
-  }
-  return st;
-}
-
 void sm__nn_matmul_release(void *state) {
   mm_state *s = state;
   if (!s) return;
   sm__dnnl_cache_free(s->dnnl);
+  if (s->hb) {
+    sm__free(s->hb->raw);
+    pthread_mutex_destroy(&s->hb->mu);
+    free(s->hb);
+  }
   free(s);
+}
+
+sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state) {
+  sm_status *st = mm_prepare(n, state, "transpose_a", "transpose_b");
+  if (!st && ((st = mm_dnnl_prepare(n, *state)) || (st = mm_hugeb_prepare(*state)))) {
+    sm__nn_matmul_release(*state);
+    *state = NULL;
+  }
+  return st;
 }
 
 sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
@@ -301,8 +360,8 @@ sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
   if (st) return st;
   s->fused = 1;
   s->f = f;
-  if ((st = mm_dnnl_prepare(n, s))) {
-    free(s);
+  if ((st = mm_dnnl_prepare(n, s)) || (st = mm_hugeb_prepare(s))) {
+    sm__nn_matmul_release(s);
     return st;
   }
   sm__nn_blas_init();
@@ -371,6 +430,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
   if ((st = (blas ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, 2, od, &out))) return st;
   mm_job j = {dt, s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
               NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0, s->fused ? s->f.alpha : 0.0f, 0, NULL};
+  if (dt == SM_FLOAT && K > 0) j.B = (const char *)hugeb(s, b, M);
   if (K == 0 && (j.bias || j.act) && M > 0 && N > 0) {
     sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, N, j.bias, j.act, j.alpha);
     return NULL;

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
+#include "base/tensor_internal.h"
 #include "nn_cases.h"
 #include "ops/nn_dnnl.h"
 #include "runtime/session.h"
@@ -599,10 +602,73 @@ static void split_policy(void) {
   }
 }
 
+static void unmap_file(void *ctx) {
+  sm__file_map_close(ctx);
+  free(ctx);
+}
+
+/* A batch-1 MatMul whose B (1024 x 1024, 4 MiB) is a file mapping marked as a checkpoint's (as a
+ * zero-copy variable is): the first run copies B onto huge pages (nn_matmul.c hugeb: the peak of
+ * the allocator's live bytes grows by B's size) and drops the file's pages; the product is right
+ * on the first and on a later run (the copy then), and again for a second MatMul over the same B. */
+static void matmul_file_b(void) {
+  enum { K = 1024, N = 1024 };
+  char path[] = "/tmp/sm_mm_b_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  FILE *f = fdopen(fd, "wb");
+  float *bv = malloc((size_t)K * N * sizeof *bv);
+  for (int64_t i = 0; bv && i < (int64_t)K * N; i++) bv[i] = frand();
+  CHECK(f && bv && fwrite(bv, sizeof *bv, (size_t)K * N, f) == (size_t)K * N);
+  if (f) fclose(f);
+  sm_file_map *m = calloc(1, sizeof *m);
+  sm_tensor *b = NULL, *a = NULL, *out = NULL;
+  int64_t bd[2] = {K, N}, ad[2] = {1, K};
+  CHECK(m && bv);
+  if (m && bv) {
+    CHECK_OK(sm__file_map_open(path, m));
+    if (m->mapped) CHECK_OK(sm_tensor_wrap(SM_FLOAT, 2, bd, (void *)m->data, m->size, unmap_file, m, &b));
+    else free(m);
+    if (b) sm__tensor_set_file_backed(b);
+  }
+  a = rand_tensor(2, ad);
+  double *want = calloc(N, sizeof *want);
+  if (b && a && want) {
+    naive_mm(sm_tensor_data(a), bv, 1, K, N, want);
+    char *mg = graph1("MatMul", 2, "DT_FLOAT", "");
+    sm_session *s = NULL;
+    CHECK_OK(sm__session_from_pbtxt(mg, &s));
+    const char *feeds[2] = {"in0:0", "in1:0"}, *fetch[1] = {"y:0"};
+    sm_tensor *in[2] = {a, b};
+    sm_alloc_stats st0, st1;
+    sm__alloc_stats(&st0);
+    sm__alloc_peak_reset();
+    for (int run = 0; s && run < 2; run++) {
+      CHECK_OK(sm__session_run(s, feeds, in, 2, fetch, 1, NULL, 0, &out));
+      if (out) compare("MatMul, B from a file", out, want, N, naive_tol);
+      sm_tensor_free(out);
+      out = NULL;
+      sm__alloc_stats(&st1);
+      CHECK(st1.peak_bytes - st0.live_bytes >= (size_t)K * N * sizeof(float)); /* the copy */
+    }
+    sm__session_free(s);
+    free(mg);
+  }
+  free(want);
+  free(bv);
+  sm_tensor_free(a);
+  sm_tensor_free(b);
+  remove(path);
+}
+
 int main(void) {
+  /* the copy of a checkpoint's B onto huge pages (matmul_file_b), in sanitizer builds too */
+  setenv("SM_HUGEPAGES", "1", 1);
   /* nn_conv.c's streamed path for every convolution it fits (by default only where it skips half
    * the filter): the cases below that have few output pixels and a 1 MB+ filter check it */
   setenv("SM_NN_CONV_STREAM", "1", 1);
+  matmul_file_b();
   for (size_t i = 0; i < sizeof nn_cases / sizeof *nn_cases; i++) run_tf_case(&nn_cases[i]);
   /* seed CNN layer at batch 4: several parallel chunks */
   conv_vs_naive(4, 28, 28, 1, 3, 3, 1, 32, 1, 1, 1, 1, 0, 0);
