@@ -13,7 +13,9 @@ packets queued on one CPU by flow hash, as a NIC with RSS does); NAME=VALUE pair
 For every round each setting runs once in turn, so a change in the machine's load hits all alike;
 per setting it prints each round's images/s (bench_train_mpi.py's measure: the last epoch's images
 over rank 0's summed step wall time) and the ranks' wall wait per step, then the medians, and the
-ratio of each median to np1's when np1 is among the settings.
+ratio of each median to np1's when np1 is among the settings. --quiet S: before each run, wait (up
+to S seconds) for a second in which no other process is running (the 2 shared cores' other users
+come in bursts).
 """
 import argparse
 import os
@@ -34,6 +36,25 @@ def set_rps(veth, mask):
         b.subprocess.run(pre + ["sh", "-c", f"echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"], check=True)
 
 
+def running():
+    """Processes running now (/proc/stat procs_running, this one included)."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("procs_running"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_quiet(max_s):
+    """Waits (up to max_s) until nothing else has run for 1 s (5 samples); seconds waited."""
+    t0 = b.time.monotonic()
+    calm = 0
+    while calm < 5 and b.time.monotonic() - t0 < max_s:
+        calm = calm + 1 if running() <= 1 else 0
+        b.time.sleep(0.2)
+    return b.time.monotonic() - t0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(b.ROOT, "build"))
@@ -42,6 +63,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch_size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--quiet", type=float, default=0, metavar="S",
+                    help="before each run wait up to S seconds for 1 s in which no other process runs")
     ap.add_argument("settings", nargs="+")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="ab_train_mpi.")
@@ -74,6 +97,8 @@ def main():
                 else:
                     set_rps(veth, format((1 << ncpu) - 1, "x") if tr.endswith("-rps") else "0")
                     cmd = veth.mpirun("cubic" if "cubic" in tr else None) + xs
+                if a.quiet:
+                    wait_quiet(a.quiet)
                 load = bench_run.loadavg().split()[0]
                 v = b.run(cmd + b.train_cmd(a, out))
                 res[s].append(v)
