@@ -5,10 +5,10 @@
  * exchange becomes one empty message per pair of ranks ("my range is updated"), which the next
  * step's forward pass waits for, as it waited for the weights: no copy of the weights per step.
  *
- * Why it is safe: a rank updates its range only after it has every other rank's gradients of the
- * step, i.e. after every rank finished that step's backward pass (the last reader of the step's
- * weights), and a rank's next forward pass reads the weights only after every rank's message that
- * its update is done. The layers' kernel and bias tensors are replaced, for the fit, by tensors over
+ * Why it is safe: each rank also sends every other rank an empty message when its backward pass
+ * (the step's last reader of the weights) is over, and a rank updates its range only once it has
+ * waited for them all (with the gradients); a rank's next forward pass reads the weights only after
+ * every rank's message that its update is done. The layers' kernel and bias tensors are replaced, for the fit, by tensors over
  * the shared buffer (each 64-byte aligned); at the fit's end (or when it fails) their values go
  * back into the layers' own tensors, so nothing after the fit sees the window. Optimizer slots and
  * gradients stay per rank (fit_dist.c's exchange is unchanged). */
@@ -86,6 +86,7 @@ sm_status *sm__dist_weights_share(sm_seq *m) {
 
 int sm__dist_weights_shared(const sm_seq *m) { return ((const sm__train *)m->priv)->wshare != NULL; }
 
+/* Empty messages to and from every other rank (the step's "backward over" and "update done"). */
 sm_status *sm__dist_weights_announce(sm_seq *m) {
   (void)m;
   static float none;

@@ -271,6 +271,9 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
         bucket_start(&bc, l);
       }
   }
+  /* with the weights shared, "my backward pass is over (I read the weights no more)": no rank
+   * updates its range before every rank's (whatever the gradients' exchange) */
+  if (!bc.st && sm__dist_weights_shared(m)) bc.st = sm__dist_weights_announce(m);
   if (!bc.st) bc.st = sm__dist_report(v, m->iterations + 1);
   if (!bc.st) bc.st = sm__dist_wait("training", sum);
   t->zag_live = 0;

@@ -176,9 +176,10 @@ sm_status *sm__dist_sync(sm_seq *m);
 sm_status *sm__dist_fit_end(sm_seq *m);
 /* dist_weights.c: the weights in one copy every rank maps, where all ranks share a node.
  * sm__dist_weights_share (collective, after the initial broadcasts; nothing when no shared window)
- * puts the layers' kernels and biases there for the fit; while shared, the step's weights exchange
- * is sm__dist_weights_announce's empty messages; sm__dist_weights_unshare puts the values back into
- * the layers' own tensors (collective: also frees the window; else, after a failure, it stays). */
+ * puts the layers' kernels and biases there for the fit; while shared, sm__dist_weights_announce's
+ * empty messages say "backward over" (before the update) and stand for the weights exchange;
+ * sm__dist_weights_unshare puts the values back into the layers' own tensors (collective: also
+ * frees the window; else, after a failure, it stays). */
 sm_status *sm__dist_weights_share(sm_seq *m);
 int sm__dist_weights_shared(const sm_seq *m);
 sm_status *sm__dist_weights_announce(sm_seq *m);
