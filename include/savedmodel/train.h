@@ -199,6 +199,9 @@ SM_API void sm_dist_abort(const char *msg);
 SM_API void sm_dist_finalize(void); /* no-op outside MPI */
 /* Seconds this process spent waiting in collectives since sm_dist_init. */
 SM_API double sm_dist_wait_seconds(void);
+/* 1 when a fit under MPI has kept the weights in one copy that every rank maps (all ranks on one
+ * node, shared memory allowed: see src/train/dist_weights.c) instead of exchanging them; else 0. */
+SM_API int sm_dist_shared_weights(void);
 /* Gathers n doubles from every rank on rank 0: all (size * n on rank 0, rank r's at all + r * n;
  * untouched elsewhere) within the timeout. Outside MPI copies mine to all. */
 SM_API sm_status *sm_dist_gather(const double *mine, int n, double *all);

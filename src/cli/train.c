@@ -513,7 +513,8 @@ static int train(const train_args *a) {
   if ((st = sm_dist_barrier())) goto fail;
   if (size > 1) {
     double fit_s = now_s() - fit_t0, wait_s = sm_dist_wait_seconds();
-    printf("MPI: %d ranks; rank 0 waited for collectives %.2fs of %.2fs training (%.1f%%)\n", size, wait_s, fit_s,
+    printf("MPI: %d ranks%s; rank 0 waited for collectives %.2fs of %.2fs training (%.1f%%)\n", size,
+           sm_dist_shared_weights() ? " (weights in shared memory)" : "", wait_s, fit_s,
            fit_s > 0 ? 100.0 * wait_s / fit_s : 0.0);
   }
   if (a->timing && (st = print_timing(m, rank, size))) goto fail;

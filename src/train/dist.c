@@ -33,6 +33,8 @@ static struct {
   int rank, size, inited;
   double timeout_s, wait_s, wait_cpu_s;
   double spin_s; /* how long sm__dist_wait polls before it sleeps between polls (SM_MPI_SPIN_US) */
+  int layer_poll;  /* sm__dist_progress polls (SM_MPI_LAYER_POLL, default 1) */
+  int shared_used; /* sm__dist_shared_alloc has given a window (sm_dist_shared_weights) */
 #ifdef SM_HAVE_MPI
   MPI_Request req[MAX_PENDING];
   int peer[MAX_PENDING]; /* the other rank of a send or receive (named when it times out), else -1 */
@@ -42,12 +44,17 @@ static struct {
   MPI_Request *recv;
   int reporting;
   int64_t report_step;
+  /* sm__dist_shared_alloc's window over the node's communicator (win_live: allocated) */
+  MPI_Comm node;
+  MPI_Win win;
+  int win_live;
 #endif
-} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 2e-3};
+} g = {.rank = 0, .size = 1, .timeout_s = 60.0, .spin_s = 2e-3, .layer_poll = 1};
 
 int sm__dist_rank(void) { return g.rank; }
 int sm__dist_size(void) { return g.size; }
 double sm_dist_wait_seconds(void) { return g.wait_s; }
+int sm_dist_shared_weights(void) { return g.shared_used; }
 void sm__dist_wait_totals(double *wall_s, double *cpu_s) {
   *wall_s = g.wait_s;
   *cpu_s = g.wait_cpu_s;
@@ -120,10 +127,17 @@ sm_status *sm__dist_wait_first(const char *what, int64_t step, int k) {
   return NULL;
 }
 void sm__dist_poll(void) {}
+void sm__dist_progress(void) {}
 sm_status *sm__dist_wait(const char *what, double *sum) {
   (void)what, (void)sum;
   return NULL;
 }
+sm_status *sm__dist_shared_alloc(size_t bytes, void **out) {
+  (void)bytes;
+  *out = NULL;
+  return NULL;
+}
+void sm__dist_shared_free(void) {}
 sm_status *sm_dist_gather(const double *mine, int n, double *all) {
   if (n < 0) return sm_status_new(SM_INVALID_ARGUMENT, "sm_dist_gather: n must be >= 0, got %d", n);
   if (n) memcpy(all, mine, (size_t)n * sizeof *all);
@@ -155,8 +169,18 @@ static struct {
   int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
   int (*testall)(int, MPI_Request *, int *, MPI_Status *);
   int (*test)(MPI_Request *, int *, MPI_Status *);
+  /* MPI-3 shared windows (optional: without them sm__dist_shared_alloc gives none) */
+  int (*comm_split_type)(MPI_Comm, int, int, MPI_Info, MPI_Comm *);
+  int (*comm_free)(MPI_Comm *);
+  int (*win_allocate_shared)(MPI_Aint, int, MPI_Info, MPI_Comm, void *, MPI_Win *);
+  int (*win_shared_query)(MPI_Win, int, MPI_Aint *, int *, void *);
+  int (*win_lock_all)(int, MPI_Win);
+  int (*win_unlock_all)(MPI_Win);
+  int (*win_sync)(MPI_Win);
+  int (*win_free)(MPI_Win *);
   MPI_Comm world;
   MPI_Datatype f32, f64, byte;
+  MPI_Info info_null;
 } mpi;
 
 #ifdef OMPI_MAJOR_VERSION
@@ -182,14 +206,24 @@ static sm_status *mpi_open(void) {
   SM_BIND(h, mpi.irecv, "MPI_Irecv");
   SM_BIND(h, mpi.testall, "MPI_Testall");
   SM_BIND(h, mpi.test, "MPI_Test");
+  SM_BIND(h, mpi.comm_split_type, "MPI_Comm_split_type");
+  SM_BIND(h, mpi.comm_free, "MPI_Comm_free");
+  SM_BIND(h, mpi.win_allocate_shared, "MPI_Win_allocate_shared");
+  SM_BIND(h, mpi.win_shared_query, "MPI_Win_shared_query");
+  SM_BIND(h, mpi.win_lock_all, "MPI_Win_lock_all");
+  SM_BIND(h, mpi.win_unlock_all, "MPI_Win_unlock_all");
+  SM_BIND(h, mpi.win_sync, "MPI_Win_sync");
+  SM_BIND(h, mpi.win_free, "MPI_Win_free");
 #ifdef OMPI_MAJOR_VERSION
   BIND_HANDLE(h, mpi.world, "ompi_mpi_comm_world");
   BIND_HANDLE(h, mpi.f32, "ompi_mpi_float");
   BIND_HANDLE(h, mpi.f64, "ompi_mpi_double");
   BIND_HANDLE(h, mpi.byte, "ompi_mpi_byte");
+  BIND_HANDLE(h, mpi.info_null, "ompi_mpi_info_null");
   int handles = mpi.world && mpi.f32 && mpi.f64 && mpi.byte;
 #else
   mpi.world = MPI_COMM_WORLD, mpi.f32 = MPI_FLOAT, mpi.f64 = MPI_DOUBLE, mpi.byte = MPI_BYTE;
+  mpi.info_null = MPI_INFO_NULL;
   int handles = 1;
 #endif
   if (!handles || !mpi.init_thread || !mpi.initialized || !mpi.finalize || !mpi.abort || !mpi.comm_rank ||
@@ -232,6 +266,8 @@ sm_status *sm_dist_init(double timeout_s, int *rank, int *size) {
       double us = strtod(spin, NULL);
       g.spin_s = us >= 0 && us <= 1e6 ? us * 1e-6 : g.spin_s;
     }
+    const char *lp = getenv("SM_MPI_LAYER_POLL");
+    if (lp && *lp) g.layer_poll = strcmp(lp, "0") != 0;
   }
   if (rank) *rank = g.rank;
   if (size) *size = g.size;
@@ -247,6 +283,7 @@ void sm_dist_abort(const char *msg) {
 
 void sm_dist_finalize(void) {
   if (!g.inited) return;
+  sm__dist_shared_free();
   mpi.finalize();
   sm__free(g.rows);
   sm__free(g.recv);
@@ -275,6 +312,7 @@ sm_status *sm__dist_send_start(const float *buf, int64_t n, int to) {
   if (n < 0 || n > 0x7fffffff || to < 0 || to >= g.size)
     return sm_status_new(SM_OUT_OF_RANGE, "MPI: send of %lld floats to rank %d", (long long)n, to);
   sm_status *st = room(1);
+  if (g.win_live) mpi.win_sync(g.win); /* this rank's writes to the shared window before what announces them */
   if (!st) st = started(mpi.isend(buf, (int)n, mpi.f32, to, TAG_DATA, mpi.world, &g.req[g.nreq]), "MPI_Isend");
   if (!st) g.peer[g.nreq - 1] = to;
   return st;
@@ -318,6 +356,10 @@ void sm__dist_poll(void) {
   if (g.size <= 1 || g.nreq == 0) return;
   int done = 0;
   mpi.testall(g.nreq, g.req, &done, MPI_STATUSES_IGNORE);
+}
+
+void sm__dist_progress(void) {
+  if (g.layer_poll) sm__dist_poll();
 }
 
 /* The ranks that did not answer, as "1, 3" (empty: none named): those rank 0 has not heard from
@@ -369,6 +411,7 @@ static sm_status *wait_reqs(const char *what, int64_t step, int nwait, int repor
     else if (++spins > 100)
       nanosleep(&(struct timespec){0, 50000}, NULL);
   }
+  if (g.win_live) mpi.win_sync(g.win); /* the peers' writes that the messages announced */
   g.wait_s += now_s() - t0;
   g.wait_cpu_s += sm__cpu_seconds() - c0;
   return NULL;
@@ -422,6 +465,65 @@ sm_status *sm_dist_gather(const double *mine, int n, double *all) {
     st = started(mpi.igather(mine, n, mpi.f64, g.rank == 0 ? all : NULL, n, mpi.f64, 0, mpi.world, &g.req[g.nreq]),
                  "MPI_Igather");
   return st ? st : sm__dist_wait("the gather", NULL);
+}
+
+/* Does this job allow shared memory between its ranks? Not when OMPI_MCA_btl (mpirun --mca btl)
+ * names transports without Open MPI's shared-memory one (vader; sm in Open MPI 5), or excludes it
+ * ("^vader"), nor when SM_MPI_SHARED=0. */
+static int shared_wanted(void) {
+  const char *v = getenv("SM_MPI_SHARED");
+  if (v && !strcmp(v, "0")) return 0;
+  const char *b = getenv("OMPI_MCA_btl");
+  if (!b || !*b) return 1;
+  int has = strstr(b, "vader") || strstr(b, "sm");
+  return b[0] == '^' ? !has : has;
+}
+
+sm_status *sm__dist_shared_alloc(size_t bytes, void **out) {
+  *out = NULL;
+  if (g.size <= 1 || !mpi.comm_split_type || !mpi.comm_free || !mpi.win_allocate_shared || !mpi.win_shared_query ||
+      !mpi.win_lock_all || !mpi.win_unlock_all || !mpi.win_sync || !mpi.win_free || g.win_live)
+    return NULL;
+  if (bytes > ((size_t)1 << 40))
+    return sm_status_new(SM_OUT_OF_RANGE, "MPI: a shared window of %zu bytes", bytes);
+  int want = shared_wanted(); /* rank 0's choice for all: the calls below are collective */
+  sm_status *st = sm__dist_bcast(&want, sizeof want, "the shared window's setup");
+  if (st || !want) return st;
+  int n = 0;
+  if (mpi.comm_split_type(mpi.world, MPI_COMM_TYPE_SHARED, 0, mpi.info_null, &g.node) != MPI_SUCCESS)
+    return sm_status_new(SM_INTERNAL, "MPI: MPI_Comm_split_type failed");
+  mpi.comm_size(g.node, &n);
+  if (n != g.size) { /* ranks on several nodes: the same answer on each */
+    mpi.comm_free(&g.node);
+    return NULL;
+  }
+  /* rank 0 holds all of it (one contiguous buffer); 64-byte aligned by Open MPI's osc/sm */
+  void *base = NULL;
+  if (mpi.win_allocate_shared(g.rank == 0 ? (MPI_Aint)bytes : 0, 1, mpi.info_null, g.node, &base, &g.win) !=
+      MPI_SUCCESS) {
+    mpi.comm_free(&g.node);
+    return sm_status_new(SM_UNAVAILABLE, "MPI: MPI_Win_allocate_shared of %zu bytes failed", bytes);
+  }
+  MPI_Aint size = 0;
+  int unit = 0;
+  if (mpi.win_shared_query(g.win, 0, &size, &unit, &base) != MPI_SUCCESS || (size_t)size < bytes || !base) {
+    mpi.win_free(&g.win);
+    mpi.comm_free(&g.node);
+    return sm_status_new(SM_INTERNAL, "MPI: MPI_Win_shared_query gave %lld bytes, not %zu", (long long)size, bytes);
+  }
+  mpi.win_lock_all(MPI_MODE_NOCHECK, g.win); /* one passive epoch for the window's life: MPI_Win_sync orders */
+  g.win_live = 1;
+  g.shared_used = 1;
+  *out = base;
+  return NULL;
+}
+
+void sm__dist_shared_free(void) {
+  if (!g.win_live) return;
+  mpi.win_unlock_all(g.win);
+  mpi.win_free(&g.win);
+  mpi.comm_free(&g.node);
+  g.win_live = 0;
 }
 
 sm_status *sm_dist_barrier(void) {

@@ -31,9 +31,21 @@ int sm__dist_pending(void);
 sm_status *sm__dist_wait_first(const char *what, int64_t step, int k);
 /* Lets the started collectives move on (MPI progresses only inside its calls). */
 void sm__dist_poll(void);
+/* The trainer's progress point between any two layers, forward and backward: sm__dist_poll unless
+ * SM_MPI_LAYER_POLL=0 (a no-op without MPI or with nothing in flight). */
+void sm__dist_progress(void);
 /* Waits for everything started; on rank 0 `sum` (may be NULL) gets the reported metrics summed
  * over the ranks in rank order. `what` names the wait in the timeout's message. */
 sm_status *sm__dist_wait(const char *what, double *sum);
+/* One buffer of `bytes` mapped by every rank (an MPI-3 shared window on the node's communicator),
+ * when every rank of the job runs on this node and shared memory is allowed: not when Open MPI's
+ * transports were restricted to others (OMPI_MCA_btl without vader/sm, e.g. the bench's TCP rows)
+ * or SM_MPI_SHARED=0 (rank 0's setting decides for all). Collective: every rank calls it alike.
+ * *out is NULL when there is none (one process, no MPI-3, ranks on several nodes). Writes to it
+ * that a message announces are visible to the receiver once that message's wait has returned. */
+sm_status *sm__dist_shared_alloc(size_t bytes, void **out);
+/* Frees it (collective; only on a path every rank takes). */
+void sm__dist_shared_free(void);
 /* Time spent in sm__dist_wait so far: wall and this process's CPU seconds. */
 void sm__dist_wait_totals(double *wall_s, double *cpu_s);
 /* This process's CPU time (all its threads), seconds. */

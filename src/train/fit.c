@@ -144,6 +144,7 @@ sm_status *sm__forward(sm_seq *m, const float *x, int64_t n, int training, const
     int64_t in_per = sm__elems(L->in_rank, L->in_shape), out_per = sm__elems(L->out_rank, L->out_shape);
     float *y = t->act_buf[l];
     int nnact = L->activation == SM_ACT_RELU ? SM_NN_ACT_RELU : SM_NN_ACT_NONE;
+    if (training) sm__dist_progress(); /* under MPI: the last step's weights keep moving (TCP) */
     if (training && t->layer_begin && L->kernel && (st = t->layer_begin(t->layer_done_ctx, l)))
       return sm_status_prefix(st, "%s", L->name);
     switch (L->kind) {
@@ -465,6 +466,7 @@ static sm_status *cpu_validate(void *ctx, double *loss, double *accuracy) {
 
 static sm_status *cpu_end(void *ctx) {
   const cpuctx *c = ctx;
+  if (c->dist && c->failed) sm__dist_weights_unshare(c->m, 0); /* the layers' own weights back */
   return c->dist && !c->failed ? sm__dist_fit_end(c->m) : NULL;
 }
 

@@ -96,7 +96,7 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   sm__rng tmp = t->rng;
   sm__rng_seed(&t->drop_rng, sm__rng_next(&tmp) + 0x9e3779b97f4a7c15ull * (uint64_t)(sm__dist_rank() + 1));
   t->dist_drop = 1;
-  return NULL;
+  return sm__dist_weights_share(m);
 }
 
 /* ---- the sharded optimizer ---------------------------------------------------------------------
@@ -233,7 +233,9 @@ sm_status *sm__dist_fit_end(sm_seq *m) {
   }
   free(t->zrecv);
   t->zrecv = NULL;
-  return st ? st : sm__dist_wait("the optimizer state's exchange after", NULL);
+  if (!st) st = sm__dist_wait("the optimizer state's exchange after", NULL);
+  sm__dist_weights_unshare(m, !st);
+  return st;
 }
 
 sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, double *loss_sum, int64_t *correct) {
@@ -269,6 +271,9 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
         bucket_start(&bc, l);
       }
   }
+  /* with the weights shared, "my backward pass is over (I read the weights no more)": no rank
+   * updates its range before every rank's (whatever the gradients' exchange) */
+  if (!bc.st && sm__dist_weights_shared(m)) bc.st = sm__dist_weights_announce(m);
   if (!bc.st) bc.st = sm__dist_report(v, m->iterations + 1);
   if (!bc.st) bc.st = sm__dist_wait("training", sum);
   t->zag_live = 0;
@@ -282,11 +287,14 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
       sum_pieces(t, bc.P, t->gb[l], off + nk, sm_tensor_num_elements(m->layers[l].bias));
     }
   sm__optimizer_step_part(m, t->zlo, t->zhi, last_piece(t));
-  sm_status *st = NULL;
+  int shared = sm__dist_weights_shared(m); /* then the weights exchange is "updated" messages */
+  sm_status *st = shared ? sm__dist_weights_announce(m) : NULL;
   for (int l = 0; l < m->nlayers && !st; l++) {
     sm__layer *L = &m->layers[l];
     if (!L->kernel) continue;
     int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(L->kernel);
+    t->zag[l] = sm__dist_pending();
+    if (shared) continue;
     st = exchange(NULL, bc.P, sm_tensor_data(L->kernel), off, nk);
     if (!st) st = exchange(NULL, bc.P, sm_tensor_data(L->bias), off + nk, sm_tensor_num_elements(L->bias));
     t->zag[l] = sm__dist_pending();

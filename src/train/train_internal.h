@@ -41,6 +41,7 @@ typedef struct sm__train {
    * (sm__dist_pending) the requests up to layer l's weights of the exchange started after the last
    * step, which is live (not waited for yet) while zag_live is set. */
   float *zrecv;
+  struct sm__wshare *wshare; /* dist_weights.c: the weights in one node-shared copy during the fit */
   int64_t zlo, zhi, zstep;
   int zag[SM_SEQ_MAX_LAYERS], zag_live;
   /* Scratch for batches of up to `cap` samples (0 = none yet). Index i is layer i; act[i] is
@@ -173,6 +174,16 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
  * updated only in its share (then every rank holds the whole model and state). */
 sm_status *sm__dist_sync(sm_seq *m);
 sm_status *sm__dist_fit_end(sm_seq *m);
+/* dist_weights.c: the weights in one copy every rank maps, where all ranks share a node.
+ * sm__dist_weights_share (collective, after the initial broadcasts; nothing when no shared window)
+ * puts the layers' kernels and biases there for the fit; while shared, sm__dist_weights_announce's
+ * empty messages say "backward over" (before the update) and stand for the weights exchange;
+ * sm__dist_weights_unshare puts the values back into the layers' own tensors (collective: also
+ * frees the window; else, after a failure, it stays). */
+sm_status *sm__dist_weights_share(sm_seq *m);
+int sm__dist_weights_shared(const sm_seq *m);
+sm_status *sm__dist_weights_announce(sm_seq *m);
+void sm__dist_weights_unshare(sm_seq *m, int collective);
 
 /* layers.c: the layers of Keras configs (see seq.h's kinds) built by keras.c, whose forward and
  * backward fit.c and grad.c dispatch to here (x: the layer's input, y: its output). */

@@ -49,7 +49,9 @@ timeout 300 "${MPI[@]}" -np 2 "$CLI" "${args[@]}" --timing --out "$TMP/np2" >"$T
   die "mpirun -np 2: $(tail -5 "$TMP/np2.log")"
 if [ -d "$TMP/np2" ]; then
   same one np2 --atol 1e-5 --rtol 1e-3
-  grep -q '^MPI: 2 ranks; rank 0 waited for collectives' "$TMP/np2.log" || die "np2: no MPI summary line"
+  # one host, shared memory allowed: the weights in one shared copy (src/train/dist_weights.c)
+  grep -q '^MPI: 2 ranks (weights in shared memory); rank 0 waited for collectives' "$TMP/np2.log" ||
+    die "np2: no MPI summary line, or the weights not in shared memory: $(grep '^MPI:' "$TMP/np2.log")"
   # --timing: one line per rank from rank 0, the last epoch's 4 steps over the 60 training images
   for r in 0 1; do
     grep -qE "^timing: rank $r: 4 steps, 60 images, step [0-9.]+ us = compute [0-9.]+ us \+ wait [0-9.]+ us \(CPU: " \
@@ -60,6 +62,16 @@ if [ -d "$TMP/np2" ]; then
     die "np2: no final progress line with validation metrics"
   a1=$(sed -n 's/^test accuracy: //p' "$TMP/one.log"); a2=$(sed -n 's/^test accuracy: //p' "$TMP/np2.log")
   python3 -c "import sys; sys.exit(abs($a1 - $a2) > 0.005)" || die "test accuracy $a1 (one process) vs $a2 (-np 2)"
+fi
+
+# -np 2 over TCP only (no shared memory between the ranks): the weights go as messages, and the
+# run is the shared-memory one bit for bit
+timeout 300 "${MPI[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo -np 2 "$CLI" "${args[@]}" --out "$TMP/np2tcp" \
+  >"$TMP/np2tcp.log" 2>&1 || die "mpirun -np 2 over TCP: $(tail -5 "$TMP/np2tcp.log")"
+if [ -d "$TMP/np2tcp" ]; then
+  grep -q '^MPI: 2 ranks; rank 0 waited' "$TMP/np2tcp.log" ||
+    die "np2 over TCP: $(grep '^MPI:' "$TMP/np2tcp.log") (shared memory was not allowed)"
+  [ -d "$TMP/np2" ] && same np2 np2tcp --exact
 fi
 
 # A model from a Keras config with batch normalization (per rank, moving statistics from rank 0):

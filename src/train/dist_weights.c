@@ -1,0 +1,106 @@
+/* dist_weights.c - a data-parallel fit's weights in one copy that every rank maps, where all ranks
+ * run on one node (dist.c's sm__dist_shared_alloc: an MPI-3 shared window). fit_dist.c's sharded
+ * optimizer has each rank update its range of the flat weights and then send that range to every
+ * other rank; with the weights shared, the update writes them where every rank reads them, and the
+ * exchange becomes one empty message per pair of ranks ("my range is updated"), which the next
+ * step's forward pass waits for, as it waited for the weights: no copy of the weights per step.
+ *
+ * Why it is safe: each rank also sends every other rank an empty message when its backward pass
+ * (the step's last reader of the weights) is over, and a rank updates its range only once it has
+ * waited for them all (with the gradients); a rank's next forward pass reads the weights only after
+ * every rank's message that its update is done. The layers' kernel and bias tensors are replaced, for the fit, by tensors over
+ * the shared buffer (each 64-byte aligned); at the fit's end (or when it fails) their values go
+ * back into the layers' own tensors, so nothing after the fit sees the window. Optimizer slots and
+ * gradients stay per rank (fit_dist.c's exchange is unchanged). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/dist.h"
+#include "train/train_internal.h"
+
+struct sm__wshare {
+  sm_tensor *own[SM_SEQ_MAX_LAYERS][2]; /* the layers' own kernel and bias, put back at the end */
+};
+
+static int64_t padded(int64_t n) { return (n + 15) & ~(int64_t)15; } /* floats, to 64 bytes */
+
+static void no_release(void *ctx) { (void)ctx; }
+
+/* Puts the layers' own tensors back, with the shared values in them. */
+static void restore(sm_seq *m) {
+  sm__train *t = m->priv;
+  for (int l = 0; l < m->nlayers; l++)
+    for (int w = 0; w < 2; w++) {
+      sm_tensor *own = t->wshare->own[l][w];
+      if (!own) continue;
+      sm_tensor **cur = w ? &m->layers[l].bias : &m->layers[l].kernel;
+      memcpy(sm_tensor_data(own), sm_tensor_data(*cur), sm_tensor_nbytes(own));
+      sm_tensor_free(*cur);
+      *cur = own;
+    }
+  free(t->wshare);
+  t->wshare = NULL;
+}
+
+sm_status *sm__dist_weights_share(sm_seq *m) {
+  sm__train *t = m->priv;
+  int64_t total = 16;
+  for (int l = 0; l < m->nlayers; l++)
+    if (m->layers[l].kernel)
+      total += padded(sm_tensor_num_elements(m->layers[l].kernel)) + padded(sm_tensor_num_elements(m->layers[l].bias));
+  void *mem;
+  sm_status *st = sm__dist_shared_alloc((size_t)total * sizeof(float), &mem);
+  if (st || !mem) return st;
+  t->wshare = calloc(1, sizeof *t->wshare);
+  if (!t->wshare) {
+    sm__dist_shared_free();
+    return sm_status_new(SM_NO_MEMORY, "MPI rank %d: out of memory", sm__dist_rank());
+  }
+  float *p = (float *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+  for (int l = 0; l < m->nlayers && !st; l++) {
+    sm__layer *L = &m->layers[l];
+    if (!L->kernel) continue;
+    for (int w = 0; w < 2 && !st; w++) {
+      sm_tensor **cur = w ? &L->bias : &L->kernel, *wrap;
+      size_t nb = sm_tensor_nbytes(*cur);
+      /* every rank has rank 0's weights (broadcast); rank 0 writes the one copy */
+      if (sm__dist_rank() == 0) memcpy(p, sm_tensor_data(*cur), nb);
+      st = sm_tensor_wrap(sm_tensor_dtype(*cur), sm_tensor_rank(*cur), sm_tensor_dims(*cur), p, nb, no_release, NULL,
+                          &wrap);
+      if (st) break;
+      t->wshare->own[l][w] = *cur;
+      *cur = wrap;
+      p += padded(sm_tensor_num_elements(wrap));
+    }
+  }
+  /* every rank reads rank 0's copy only after it is written: a broadcast orders it */
+  int one = 1;
+  if (!st) st = sm__dist_bcast(&one, sizeof one, "the shared weights' setup");
+  if (st) {
+    restore(m);
+    sm__dist_shared_free();
+  }
+  return st;
+}
+
+int sm__dist_weights_shared(const sm_seq *m) { return ((const sm__train *)m->priv)->wshare != NULL; }
+
+/* Empty messages to and from every other rank (the step's "backward over" and "update done"). */
+sm_status *sm__dist_weights_announce(sm_seq *m) {
+  (void)m;
+  static float none;
+  int N = sm__dist_size(), r = sm__dist_rank();
+  sm_status *st = NULL;
+  for (int k = 0; k < N && !st; k++)
+    if (k != r && !(st = sm__dist_send_start(&none, 0, k))) st = sm__dist_recv_start(&none, 0, k);
+  return st;
+}
+
+void sm__dist_weights_unshare(sm_seq *m, int collective) {
+  sm__train *t = m->priv;
+  if (!t || !t->wshare) return;
+  restore(m);
+  /* after a failure another rank may be gone: the window stays until MPI's end */
+  if (collective) sm__dist_shared_free();
+}
