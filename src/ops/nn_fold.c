@@ -73,6 +73,7 @@ typedef struct fold_state {
   int stats;          /* num_stats == 2: FusedBatchNorm's mean and variance follow */
   int bcast;          /* attr _sm_broadcast: the four are Keras' variables (per_channel shapes) */
   int cache_in;       /* attr _sm_cache_inputs: the small inputs' pointers key the cache too */
+  int bias_flat;      /* attr _sm_bias_flat: the bias is any shape of c floats (bias_view) */
   sm_tensor *key_in[5]; /* with cache_in: the small inputs folded last (references held) */
   float eps;
   pthread_mutex_t mu; /* runs of one plan may overlap */
@@ -92,7 +93,7 @@ typedef struct fold_state {
 static void fold_release(void *state);
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
-  int cache = 0, depthwise = 0, bcast = 0, cache_in = 0, dt;
+  int cache = 0, depthwise = 0, bcast = 0, cache_in = 0, bias_flat = 0, dt;
   int64_t nb = 0, ns = 0;
   float eps = 0;
   sm_status *st = sm__node_attr_type(n, "T", &dt);
@@ -100,6 +101,7 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   if (!st && sm__node_attr(n, "_sm_depthwise")) st = sm__node_attr_bool(n, "_sm_depthwise", &depthwise);
   if (!st && sm__node_attr(n, "_sm_broadcast")) st = sm__node_attr_bool(n, "_sm_broadcast", &bcast);
   if (!st && sm__node_attr(n, "_sm_cache_inputs")) st = sm__node_attr_bool(n, "_sm_cache_inputs", &cache_in);
+  if (!st && sm__node_attr(n, "_sm_bias_flat")) st = sm__node_attr_bool(n, "_sm_bias_flat", &bias_flat);
   if (!st) st = sm__node_attr_int(n, "num_bias", &nb);
   if (!st) st = sm__node_attr_int(n, "num_stats", &ns);
   if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
@@ -116,6 +118,7 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   s->stats = ns == 2;
   s->bcast = bcast;
   s->cache_in = cache && cache_in;
+  s->bias_flat = bias_flat;
   s->eps = eps;
   pthread_mutex_init(&s->mu, NULL);
   *state = s;
@@ -325,7 +328,9 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
     if (!st) st = per_channel(in[1], "shift", c);
   }
   if (st) return st;
-  if (s->has_bias && (sm_tensor_dtype(in[2]) != SM_FLOAT || sm_tensor_rank(in[2]) != 1 || sm_tensor_dims(in[2])[0] != c)) {
+  if (s->has_bias && (sm_tensor_dtype(in[2]) != SM_FLOAT ||
+                      (s->bias_flat ? sm_tensor_num_elements(in[2]) != c
+                                    : sm_tensor_rank(in[2]) != 1 || sm_tensor_dims(in[2])[0] != c))) {
     char sh[96];
     sm_shape_str(sm_tensor_rank(in[2]), sm_tensor_dims(in[2]), sh, sizeof sh);
     return sm_status_new(SM_INVALID_ARGUMENT,
@@ -499,6 +504,32 @@ static sm_status *bn_vector(const sm_rewrite *rw, sm_edge e, sm_edge *v, sm__nn_
   return NULL;
 }
 
+/* Keras 3's conv bias, Squeeze(Reshape(b, [1, .., 1, K])) with no squeeze_dims: the same K floats
+ * as b, in b's order (a Reshape keeps the order; the Squeeze drops the leading 1s), so the fold
+ * may read b itself (attr _sm_bias_flat: any shape of c elements). *src = b, and the view's nodes
+ * (the Squeeze, the Reshape, its shape Const when only the Reshape reads it) into nodes[*nn];
+ * *nn = 0 when e is not that. */
+static sm_status *bias_view(const sm_rewrite *rw, sm_edge e, sm_edge *src, int nodes[3], int *nn) {
+  *nn = 0;
+  int sq = made_by(rw, e, "Squeeze", NULL, 1), ok = 0;
+  const int64_t *dims = NULL;
+  size_t nd = 0;
+  if (sq < 0) return NULL;
+  if (sm__node_attr(sm__rewrite_node(rw, sq), "squeeze_dims")) {
+    sm_status *st = sm__node_attr_ints(sm__rewrite_node(rw, sq), "squeeze_dims", &dims, &nd);
+    sm_status_free(st);
+    if (st || nd) return NULL;
+  }
+  sm__nn_bn_params p;
+  memset(&p, 0, sizeof p);
+  sm_status *st = bn_vector(rw, sm__rewrite_input(rw, sq, 0), src, &p, &ok);
+  if (st || !ok) return st;
+  nodes[0] = sq;
+  memcpy(nodes + 1, p.nodes, (size_t)p.n * sizeof *nodes);
+  *nn = 1 + p.n;
+  return NULL;
+}
+
 sm_status *sm__nn_bn_params_match(const sm_rewrite *rw, sm_edge scale, sm_edge shift, sm__nn_bn_params *p, int *ok) {
   *ok = 0;
   memset(p, 0, sizeof *p);
@@ -578,7 +609,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   if (!stable_value(rw, f)) return NULL;
-  int chain[7 + 16 + FOLD_MAX_IN] = {anchor}, n = 1, fbn = -1;
+  int chain[7 + 16 + 3 + FOLD_MAX_IN] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -648,6 +679,23 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       kv = kv && !bp.rank; /* the plain form's nodes are left for drop_unread, as Reshapes are not */
     }
   }
+  /* Keras 3's bias view ahead of the chain too, when it may take it: the helper reads the bias
+   * vector (the variable, below) rather than a Squeeze of a Reshape of it each run */
+  int bv[3], nbv = 0;
+  sm_edge bias_src = bias;
+  if (bias.node >= 0) {
+    sm_status *vst = bias_view(rw, bias, &bias_src, bv, &nbv);
+    if (vst) return vst;
+  }
+  if (nbv) {
+    memmove(chain + nbv, chain, (size_t)n * sizeof *chain);
+    memcpy(chain, bv, (size_t)nbv * sizeof *chain);
+    n += nbv, base += nbv;
+    if (!sm__rewrite_can_fuse(rw, chain, base)) {
+      memmove(chain, chain + nbv, (size_t)(n - nbv) * sizeof *chain);
+      n -= nbv, base -= nbv, nbv = 0, bias_src = bias;
+    }
+  }
   /* the longest allowed chain: without the activation, then without the residual Add */
   while (n > base && !sm__rewrite_can_fuse(rw, chain, n)) {
     n--;
@@ -665,7 +713,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
   /* the helper: the folded filter and bias, keyed by its small inputs' pointers when all are
    * stable values (the fold's cache, fold_compute) */
-  sm_edge small[5] = {kv ? bp.gamma : scale, kv ? bp.beta : shift, bias,
+  sm_edge small[5] = {kv ? bp.gamma : scale, kv ? bp.beta : shift, bias_src,
                       fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : kv ? bp.mean : (sm_edge){-1, -1},
                       fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : kv ? bp.var : (sm_edge){-1, -1}};
   int stable = 1;
@@ -674,7 +722,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
    * (the helper reads those variables itself: one step instead of up to seven) */
   sm_edge lin[FOLD_MAX_IN] = {f, small[0], small[1]};
   int nl = 3;
-  if (bias.node >= 0) lin[nl++] = bias;
+  if (bias.node >= 0) lin[nl++] = bias_src;
   if (small[3].node >= 0) lin[nl++] = small[3], lin[nl++] = small[4];
   const char *vars[FOLD_MAX_IN] = {NULL};
   char vbuf[FOLD_MAX_IN][256];
@@ -708,6 +756,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (!st && kv) st = sm__synth_set_bool(nodes[0], "_sm_broadcast", 1);
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
   if (!st && stable) st = sm__synth_set_bool(nodes[0], "_sm_cache_inputs", 1);
+  if (!st && nbv) st = sm__synth_set_bool(nodes[0], "_sm_bias_flat", 1);
   if (!st && dw) st = sm__synth_set_bool(nodes[0], "_sm_depthwise", 1);
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);
