@@ -27,7 +27,9 @@
  * (scale, shift, bias: compared byte for byte, with their shapes; or, attr _sm_cache_inputs, when
  * each is a variable's or Const's value or a view of one (Reshape, Squeeze, ...), a reference to
  * it compared by data pointer and shape, same_view). Any change, an assigned
- * variable included, misses the key and folds again. The rule emits the node only when the filter
+ * variable included, misses the key and folds again. A helper that reads all its inputs itself
+ * (_SmFoldBNVars with no node input) skips even the reads while no variable of the process was
+ * assigned since it last read them (sm__variables_generation, fold_state.gen). The rule emits the node only when the filter
  * comes from a ReadVariableOp (or state.c's _SmReadVariable) or a Const and is not fed (a caller's
  * fed tensor could be rewritten between runs under the same pointer); the kernel trusts the
  * pointer only when attr _sm_cache says so, and otherwise folds every run. Memory: with the
@@ -88,6 +90,12 @@ typedef struct fold_state {
   char *var_name[FOLD_MAX_IN];
   sm_resources *res;               /* the resources var[] were found in (under mu) */
   sm_variable *var[FOLD_MAX_IN];
+  /* every logical input a variable (var_name[] all set, no node input): the result ff, fb stands
+   * while no variable was assigned since it was read (sm__variables_generation), so a run skips
+   * the reads and the key; gen is the count seen before the reads of ff's inputs, in res (under mu) */
+  int gen_ok;
+  uint64_t gen;
+  sm_resources *gen_res;
 } fold_state;
 
 static void fold_release(void *state);
@@ -296,21 +304,40 @@ static sm_status *fold_inputs(fold_state *s, sm_kctx *ctx, int n, const sm_tenso
   return NULL;
 }
 
-static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall);
+static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall,
+                           const uint64_t *gen);
+
+/* The all-variables helper's result when no variable was assigned since its inputs were read
+ * (fold_state.gen): the outputs set, 1; else 0. */
+static int gen_hit(fold_state *s, sm_kctx *ctx, uint64_t gen) {
+  pthread_mutex_lock(&s->mu);
+  int hit = s->gen_ok && s->gen == gen && s->gen_res == sm__kctx_resources(ctx) && s->ff;
+  if (hit) {
+    sm__kctx_set_output(ctx, 0, sm_tensor_ref(s->ff));
+    sm__kctx_set_output(ctx, 1, sm_tensor_ref(s->fb));
+  }
+  pthread_mutex_unlock(&s->mu);
+  return hit;
+}
 
 static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   fold_state *s = (fold_state *)state; /* the cache is the one thing a run writes, under mu */
   const sm_tensor *all[FOLD_MAX_IN] = {NULL};
   sm_tensor *owned[FOLD_MAX_IN] = {NULL};
   int nsmall = 2 + s->has_bias + 2 * s->stats;
+  int allvars = s->cache && s->cache_in && s->nlogical == 1 + nsmall && !sm__kctx_num_inputs(ctx);
+  uint64_t gen = allvars ? sm__variables_generation() : 0; /* before the reads */
+  if (allvars && gen_hit(s, ctx, gen)) return NULL;
   sm_status *st = fold_inputs(s, ctx, 1 + nsmall, all, owned);
-  if (!st) st = fold_run(s, ctx, all[0], all + 1, nsmall);
+  if (!st) st = fold_run(s, ctx, all[0], all + 1, nsmall, allvars ? &gen : NULL);
   for (int i = 0; i < FOLD_MAX_IN; i++) sm_tensor_free(owned[i]);
   return st;
 }
 
-/* The fold of filter f with the small inputs, or the cached one when the key matches. */
-static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall) {
+/* The fold of filter f with the small inputs, or the cached one when the key matches; gen (when
+ * given): the assignment count seen before f and in were read, which then tags the result. */
+static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall,
+                           const uint64_t *gen) {
   if (sm_tensor_dtype(f) != SM_FLOAT || sm_tensor_rank(f) < (s->depthwise ? 4 : 1))
     return sm_status_new(SM_INVALID_ARGUMENT, "the filter must be a float tensor of rank >= %d", s->depthwise ? 4 : 1);
   /* a depthwise filter [kh, kw, c, m] gives output channel i*m + k from [.., i, k]: its last two
@@ -374,6 +401,11 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
     sm__kctx_set_output(ctx, 0, sm_tensor_ref(s->ff));
     sm__kctx_set_output(ctx, 1, sm_tensor_ref(s->fb));
   }
+  /* ff now holds what this run read (a hit: the same tensors; else its fold): tagged with the count
+   * this run saw, under the same lock as the result, so a slower run of an older count that
+   * folds later retags it with its own */
+  s->gen_ok = !st && gen;
+  if (gen) s->gen = *gen, s->gen_res = sm__kctx_resources(ctx);
   pthread_mutex_unlock(&s->mu);
   sm__free(key);
   return st;
