@@ -12,12 +12,14 @@ and prints per round each side's median and best ms per call, then per side the 
 round medians and the best best. The load average is printed with each round: on a shared
 machine only rounds of similar load compare. The models are bench_nets.py's exports.
 
---paired BURSTS:CALLS (one row): every side is loaded once and kept (bench_run with
+--paired BURSTS:CALLS (one row): every side is loaded and kept for BURSTS / --procs turns (bench_run with
 SM_BENCH_BURSTS=1, ORT in a child reading the same counts), and the sides take turns running CALLS
 calls, BURSTS times each (the order rotated every turn), so that neighbouring bursts see the same
 load; printed per side: the median and best of all its calls, and against the first side the
 median over turns of the ratio of burst medians (side / first: under 1 is faster), with its
-quartiles.
+quartiles, and the same for the bursts' best calls (the least disturbed one of each burst). Each
+side is loaded --procs times in turn (fresh processes): one process of a binary can run a few
+percent faster or slower than another of the same binary for the whole of its life.
 """
 import argparse
 import json
@@ -86,6 +88,24 @@ def paired(args, sides):
     model, batch, _ = args.rows_parsed[0]
     nb, calls = (int(v) for v in args.paired.split(":"))
     nets = os.path.join(args.build, "bench-nets")
+    allt = [[] for _ in sides]
+    ratios = [[] for _ in sides]
+    mratios = [[] for _ in sides]  # the same for the bursts' best calls (the least disturbed)
+    load0 = os.getloadavg()[0]
+    for blk in range(args.procs):  # fresh processes per block: a process's own luck (its pages) averages out
+        paired_block(args, sides, model, batch, nets, nb // args.procs, calls, allt, ratios, mratios)
+    print("%s b%d, %d threads, %d turns of %d calls per side (%d processes each), load %.2f -> %.2f" %
+          (model, batch, args.threads, nb // args.procs * args.procs, calls, args.procs, load0, os.getloadavg()[0]))
+    for i, side in enumerate(sides):
+        r, mr = sorted(ratios[i]), sorted(mratios[i])
+        print("  %s: median %.3f ms, best %.3f ms; to %s: burst-median ratio %.3f (quartiles %.3f %.3f), "
+              "burst-best ratio %.3f (quartiles %.3f %.3f)" %
+              (side if side == "ort" else os.path.basename(side), median(allt[i]), min(allt[i]),
+               os.path.basename(sides[0]), median(r), r[len(r) // 4], r[(3 * len(r)) // 4], median(mr),
+               mr[len(mr) // 4], mr[(3 * len(mr)) // 4]))
+
+
+def paired_block(args, sides, model, batch, nets, nb, calls, allt, ratios, mratios):
     procs = []
     for side in sides:
         if side == "ort":
@@ -100,11 +120,9 @@ def paired(args, sides):
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         p.stdout.readline()  # the first call's line
         procs.append(p)
-    allt = [[] for _ in sides]
-    ratios = [[] for _ in sides]
-    load0 = os.getloadavg()[0]
     for k in range(nb):
         meds = [None] * len(sides)
+        mins = [None] * len(sides)
         for j in range(len(sides)):
             i = (j + k) % len(sides)
             procs[i].stdin.write("%d\n" % calls)
@@ -112,18 +130,13 @@ def paired(args, sides):
             ts = json.loads(procs[i].stdout.readline())
             allt[i] += ts
             meds[i] = median(ts)
+            mins[i] = min(ts)
         for i in range(len(sides)):
             ratios[i].append(meds[i] / meds[0])
+            mratios[i].append(mins[i] / mins[0])
     for p in procs:
         p.stdin.close()
         p.wait()
-    print("%s b%d, %d threads, %d turns of %d calls per side, load %.2f -> %.2f" %
-          (model, batch, args.threads, nb, calls, load0, os.getloadavg()[0]))
-    for i, side in enumerate(sides):
-        r = sorted(ratios[i])
-        print("  %s: median %.3f ms, best %.3f ms; burst-median ratio to %s: %.3f (quartiles %.3f %.3f)" %
-              (side if side == "ort" else os.path.basename(side), median(allt[i]), min(allt[i]),
-               os.path.basename(sides[0]), median(r), r[len(r) // 4], r[(3 * len(r)) // 4]))
 
 
 def main():
@@ -135,6 +148,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--python", default=None, help="Python with onnxruntime (default BUILD/venv/bin/python)")
     ap.add_argument("--paired", default=None, help="BURSTS:CALLS, alternating bursts of loaded processes")
+    ap.add_argument("--procs", type=int, default=4, help="--paired: processes per side, one after the other")
     ap.add_argument("sides", nargs="+", help="bench_run binaries, or ort")
     args = ap.parse_args()
     args.python = args.python or os.path.join(args.build, "venv", "bin", "python")

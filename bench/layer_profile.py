@@ -201,9 +201,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--python", default=None, help="Python with onnxruntime and onnx (default BUILD/venv/bin/python)")
     ap.add_argument("--only", choices=["ours", "ort"], help="profile one side only")
+    ap.add_argument("--exe", default=None, help="our driver (default BUILD/bench/bench_run)")
     args = ap.parse_args()
     args.nets = os.path.join(args.build, "bench-nets")
-    exe = os.path.join(args.build, "bench", "bench_run")
+    exe = args.exe or os.path.join(args.build, "bench", "bench_run")
     py = args.python or os.path.join(args.build, "venv", "bin", "python")
     resolve = ort_names(py, os.path.join(args.nets, args.model + ".onnx")) if args.only != "ours" else None
     ro, rt = [], []
