@@ -14,7 +14,10 @@
  * driver can compare it element by element (bench/bench_loops.py does). SM_BENCH_DEVICE=gpu loads
  * with sm_load_options.device = SM_DEVICE_GPU. SM_BENCH_RSS=1 prints the process's resident memory
  * (VmRSS, VmHWM, RssFile of /proc/self/status) to stderr after the load and after each untimed warm-up
- * call, to see where a peak comes from. */
+ * call, to see where a peak comes from. SM_BENCH_BURSTS=1: after the timed calls (and their JSON
+ * line), reads counts N from stdin, one a line, and per line runs N more calls and prints their
+ * times as one JSON list of ms (flushed), until EOF or N <= 0: bench/ab_bin.py --paired alternates
+ * short bursts of loaded processes so that sides compare under the same load. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
@@ -67,6 +70,28 @@ static int fail(const char *what, sm_status *s) {
   fprintf(stderr, "bench_run: %s: %s\n", what, sm_status_message(s));
   sm_status_free(s);
   return 1;
+}
+
+/* SM_BENCH_BURSTS: bursts of calls on counts read from stdin (above). */
+static int bursts(sm_model *m, const char *key, const char **in_alias, sm_tensor **in, int nin, int nout) {
+  char line[64];
+  sm_tensor *out[16];
+  while (fgets(line, sizeof line, stdin)) {
+    long n = atol(line);
+    if (n <= 0) break;
+    printf("[");
+    for (long r = 0; r < n; r++) {
+      double a = now_s();
+      sm_status *s = sm_model_run(m, key, in_alias, in, nin, NULL, nout, out);
+      double b = now_s();
+      if (s) return fail("run", s);
+      for (int j = 0; j < nout; j++) sm_tensor_free(out[j]);
+      printf("%s%.4f", r ? ", " : "", (b - a) * 1e3);
+    }
+    printf("]\n");
+    fflush(stdout);
+  }
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -159,7 +184,12 @@ int main(int argc, char **argv) {
          load_s * 1e3, times[0] * 1e3, median * 1e3, total / (double)runs * 1e3, runs, batch,
          (double)batch / median, outs[0].alias, sum, cpu / (double)runs * 1e3);
   free(times);
+  int rc = 0;
+  if (getenv("SM_BENCH_BURSTS")) {
+    fflush(stdout);
+    rc = bursts(m, key, in_alias, in, nin, nout);
+  }
   for (int i = 0; i < nin; i++) sm_tensor_free(in[i]);
   sm_model_free(m);
-  return 0;
+  return rc;
 }

@@ -27,7 +27,9 @@
  * (scale, shift, bias: compared byte for byte, with their shapes; or, attr _sm_cache_inputs, when
  * each is a variable's or Const's value or a view of one (Reshape, Squeeze, ...), a reference to
  * it compared by data pointer and shape, same_view). Any change, an assigned
- * variable included, misses the key and folds again. The rule emits the node only when the filter
+ * variable included, misses the key and folds again. A helper that reads all its inputs itself
+ * (_SmFoldBNVars with no node input) skips even the reads while no variable of the process was
+ * assigned since it last read them (sm__variables_generation, fold_state.gen). The rule emits the node only when the filter
  * comes from a ReadVariableOp (or state.c's _SmReadVariable) or a Const and is not fed (a caller's
  * fed tensor could be rewritten between runs under the same pointer); the kernel trusts the
  * pointer only when attr _sm_cache says so, and otherwise folds every run. Memory: with the
@@ -73,6 +75,7 @@ typedef struct fold_state {
   int stats;          /* num_stats == 2: FusedBatchNorm's mean and variance follow */
   int bcast;          /* attr _sm_broadcast: the four are Keras' variables (per_channel shapes) */
   int cache_in;       /* attr _sm_cache_inputs: the small inputs' pointers key the cache too */
+  int bias_flat;      /* attr _sm_bias_flat: the bias is any shape of c floats (bias_view) */
   sm_tensor *key_in[5]; /* with cache_in: the small inputs folded last (references held) */
   float eps;
   pthread_mutex_t mu; /* runs of one plan may overlap */
@@ -87,12 +90,18 @@ typedef struct fold_state {
   char *var_name[FOLD_MAX_IN];
   sm_resources *res;               /* the resources var[] were found in (under mu) */
   sm_variable *var[FOLD_MAX_IN];
+  /* every logical input a variable (var_name[] all set, no node input): the result ff, fb stands
+   * while no variable was assigned since it was read (sm__variables_generation), so a run skips
+   * the reads and the key; gen is the count seen before the reads of ff's inputs, in res (under mu) */
+  int gen_ok;
+  uint64_t gen;
+  sm_resources *gen_res;
 } fold_state;
 
 static void fold_release(void *state);
 
 static sm_status *fold_prepare(const sm_node *n, void **state) {
-  int cache = 0, depthwise = 0, bcast = 0, cache_in = 0, dt;
+  int cache = 0, depthwise = 0, bcast = 0, cache_in = 0, bias_flat = 0, dt;
   int64_t nb = 0, ns = 0;
   float eps = 0;
   sm_status *st = sm__node_attr_type(n, "T", &dt);
@@ -100,6 +109,7 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   if (!st && sm__node_attr(n, "_sm_depthwise")) st = sm__node_attr_bool(n, "_sm_depthwise", &depthwise);
   if (!st && sm__node_attr(n, "_sm_broadcast")) st = sm__node_attr_bool(n, "_sm_broadcast", &bcast);
   if (!st && sm__node_attr(n, "_sm_cache_inputs")) st = sm__node_attr_bool(n, "_sm_cache_inputs", &cache_in);
+  if (!st && sm__node_attr(n, "_sm_bias_flat")) st = sm__node_attr_bool(n, "_sm_bias_flat", &bias_flat);
   if (!st) st = sm__node_attr_int(n, "num_bias", &nb);
   if (!st) st = sm__node_attr_int(n, "num_stats", &ns);
   if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
@@ -116,6 +126,7 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   s->stats = ns == 2;
   s->bcast = bcast;
   s->cache_in = cache && cache_in;
+  s->bias_flat = bias_flat;
   s->eps = eps;
   pthread_mutex_init(&s->mu, NULL);
   *state = s;
@@ -293,21 +304,40 @@ static sm_status *fold_inputs(fold_state *s, sm_kctx *ctx, int n, const sm_tenso
   return NULL;
 }
 
-static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall);
+static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall,
+                           const uint64_t *gen);
+
+/* The all-variables helper's result when no variable was assigned since its inputs were read
+ * (fold_state.gen): the outputs set, 1; else 0. */
+static int gen_hit(fold_state *s, sm_kctx *ctx, uint64_t gen) {
+  pthread_mutex_lock(&s->mu);
+  int hit = s->gen_ok && s->gen == gen && s->gen_res == sm__kctx_resources(ctx) && s->ff;
+  if (hit) {
+    sm__kctx_set_output(ctx, 0, sm_tensor_ref(s->ff));
+    sm__kctx_set_output(ctx, 1, sm_tensor_ref(s->fb));
+  }
+  pthread_mutex_unlock(&s->mu);
+  return hit;
+}
 
 static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   fold_state *s = (fold_state *)state; /* the cache is the one thing a run writes, under mu */
   const sm_tensor *all[FOLD_MAX_IN] = {NULL};
   sm_tensor *owned[FOLD_MAX_IN] = {NULL};
   int nsmall = 2 + s->has_bias + 2 * s->stats;
+  int allvars = s->cache && s->cache_in && s->nlogical == 1 + nsmall && !sm__kctx_num_inputs(ctx);
+  uint64_t gen = allvars ? sm__variables_generation() : 0; /* before the reads */
+  if (allvars && gen_hit(s, ctx, gen)) return NULL;
   sm_status *st = fold_inputs(s, ctx, 1 + nsmall, all, owned);
-  if (!st) st = fold_run(s, ctx, all[0], all + 1, nsmall);
+  if (!st) st = fold_run(s, ctx, all[0], all + 1, nsmall, allvars ? &gen : NULL);
   for (int i = 0; i < FOLD_MAX_IN; i++) sm_tensor_free(owned[i]);
   return st;
 }
 
-/* The fold of filter f with the small inputs, or the cached one when the key matches. */
-static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall) {
+/* The fold of filter f with the small inputs, or the cached one when the key matches; gen (when
+ * given): the assignment count seen before f and in were read, which then tags the result. */
+static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall,
+                           const uint64_t *gen) {
   if (sm_tensor_dtype(f) != SM_FLOAT || sm_tensor_rank(f) < (s->depthwise ? 4 : 1))
     return sm_status_new(SM_INVALID_ARGUMENT, "the filter must be a float tensor of rank >= %d", s->depthwise ? 4 : 1);
   /* a depthwise filter [kh, kw, c, m] gives output channel i*m + k from [.., i, k]: its last two
@@ -325,7 +355,9 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
     if (!st) st = per_channel(in[1], "shift", c);
   }
   if (st) return st;
-  if (s->has_bias && (sm_tensor_dtype(in[2]) != SM_FLOAT || sm_tensor_rank(in[2]) != 1 || sm_tensor_dims(in[2])[0] != c)) {
+  if (s->has_bias && (sm_tensor_dtype(in[2]) != SM_FLOAT ||
+                      (s->bias_flat ? sm_tensor_num_elements(in[2]) != c
+                                    : sm_tensor_rank(in[2]) != 1 || sm_tensor_dims(in[2])[0] != c))) {
     char sh[96];
     sm_shape_str(sm_tensor_rank(in[2]), sm_tensor_dims(in[2]), sh, sizeof sh);
     return sm_status_new(SM_INVALID_ARGUMENT,
@@ -369,6 +401,11 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
     sm__kctx_set_output(ctx, 0, sm_tensor_ref(s->ff));
     sm__kctx_set_output(ctx, 1, sm_tensor_ref(s->fb));
   }
+  /* ff now holds what this run read (a hit: the same tensors; else its fold): tagged with the count
+   * this run saw, under the same lock as the result, so a slower run of an older count that
+   * folds later retags it with its own */
+  s->gen_ok = !st && gen;
+  if (gen) s->gen = *gen, s->gen_res = sm__kctx_resources(ctx);
   pthread_mutex_unlock(&s->mu);
   sm__free(key);
   return st;
@@ -499,6 +536,32 @@ static sm_status *bn_vector(const sm_rewrite *rw, sm_edge e, sm_edge *v, sm__nn_
   return NULL;
 }
 
+/* Keras 3's conv bias, Squeeze(Reshape(b, [1, .., 1, K])) with no squeeze_dims: the same K floats
+ * as b, in b's order (a Reshape keeps the order; the Squeeze drops the leading 1s), so the fold
+ * may read b itself (attr _sm_bias_flat: any shape of c elements). *src = b, and the view's nodes
+ * (the Squeeze, the Reshape, its shape Const when only the Reshape reads it) into nodes[*nn];
+ * *nn = 0 when e is not that. */
+static sm_status *bias_view(const sm_rewrite *rw, sm_edge e, sm_edge *src, int nodes[3], int *nn) {
+  *nn = 0;
+  int sq = made_by(rw, e, "Squeeze", NULL, 1), ok = 0;
+  const int64_t *dims = NULL;
+  size_t nd = 0;
+  if (sq < 0) return NULL;
+  if (sm__node_attr(sm__rewrite_node(rw, sq), "squeeze_dims")) {
+    sm_status *st = sm__node_attr_ints(sm__rewrite_node(rw, sq), "squeeze_dims", &dims, &nd);
+    sm_status_free(st);
+    if (st || nd) return NULL;
+  }
+  sm__nn_bn_params p;
+  memset(&p, 0, sizeof p);
+  sm_status *st = bn_vector(rw, sm__rewrite_input(rw, sq, 0), src, &p, &ok);
+  if (st || !ok) return st;
+  nodes[0] = sq;
+  memcpy(nodes + 1, p.nodes, (size_t)p.n * sizeof *nodes);
+  *nn = 1 + p.n;
+  return NULL;
+}
+
 sm_status *sm__nn_bn_params_match(const sm_rewrite *rw, sm_edge scale, sm_edge shift, sm__nn_bn_params *p, int *ok) {
   *ok = 0;
   memset(p, 0, sizeof *p);
@@ -578,7 +641,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     return NULL;
   sm_edge f = sm__rewrite_input(rw, anchor, 1), bias = {-1, -1}, scale, shift;
   if (!stable_value(rw, f)) return NULL;
-  int chain[7 + 16 + FOLD_MAX_IN] = {anchor}, n = 1, fbn = -1;
+  int chain[7 + 16 + 3 + FOLD_MAX_IN] = {anchor}, n = 1, fbn = -1;
   int r = sm__rewrite_only_reader(rw, (sm_edge){anchor, 0});
   if (r < 0) return NULL;
   const sm_node *rn = sm__rewrite_node(rw, r);
@@ -648,6 +711,23 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
       kv = kv && !bp.rank; /* the plain form's nodes are left for drop_unread, as Reshapes are not */
     }
   }
+  /* Keras 3's bias view ahead of the chain too, when it may take it: the helper reads the bias
+   * vector (the variable, below) rather than a Squeeze of a Reshape of it each run */
+  int bv[3], nbv = 0;
+  sm_edge bias_src = bias;
+  if (bias.node >= 0) {
+    sm_status *vst = bias_view(rw, bias, &bias_src, bv, &nbv);
+    if (vst) return vst;
+  }
+  if (nbv) {
+    memmove(chain + nbv, chain, (size_t)n * sizeof *chain);
+    memcpy(chain, bv, (size_t)nbv * sizeof *chain);
+    n += nbv, base += nbv;
+    if (!sm__rewrite_can_fuse(rw, chain, base)) {
+      memmove(chain, chain + nbv, (size_t)(n - nbv) * sizeof *chain);
+      n -= nbv, base -= nbv, nbv = 0, bias_src = bias;
+    }
+  }
   /* the longest allowed chain: without the activation, then without the residual Add */
   while (n > base && !sm__rewrite_can_fuse(rw, chain, n)) {
     n--;
@@ -665,7 +745,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     if (sm__rewrite_is_used(rw, (sm_edge){fbn, o})) return NULL;
   /* the helper: the folded filter and bias, keyed by its small inputs' pointers when all are
    * stable values (the fold's cache, fold_compute) */
-  sm_edge small[5] = {kv ? bp.gamma : scale, kv ? bp.beta : shift, bias,
+  sm_edge small[5] = {kv ? bp.gamma : scale, kv ? bp.beta : shift, bias_src,
                       fbn >= 0 ? sm__rewrite_input(rw, fbn, 3) : kv ? bp.mean : (sm_edge){-1, -1},
                       fbn >= 0 ? sm__rewrite_input(rw, fbn, 4) : kv ? bp.var : (sm_edge){-1, -1}};
   int stable = 1;
@@ -674,7 +754,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
    * (the helper reads those variables itself: one step instead of up to seven) */
   sm_edge lin[FOLD_MAX_IN] = {f, small[0], small[1]};
   int nl = 3;
-  if (bias.node >= 0) lin[nl++] = bias;
+  if (bias.node >= 0) lin[nl++] = bias_src;
   if (small[3].node >= 0) lin[nl++] = small[3], lin[nl++] = small[4];
   const char *vars[FOLD_MAX_IN] = {NULL};
   char vbuf[FOLD_MAX_IN][256];
@@ -708,6 +788,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (!st && kv) st = sm__synth_set_bool(nodes[0], "_sm_broadcast", 1);
   if (!st) st = sm__synth_set_bool(nodes[0], "_sm_cache", 1);
   if (!st && stable) st = sm__synth_set_bool(nodes[0], "_sm_cache_inputs", 1);
+  if (!st && nbv) st = sm__synth_set_bool(nodes[0], "_sm_bias_flat", 1);
   if (!st && dw) st = sm__synth_set_bool(nodes[0], "_sm_depthwise", 1);
   if (!st) st = sm__synth_finish(nodes[0]);
   int h = sm__rewrite_next_id(rw);

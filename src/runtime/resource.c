@@ -284,6 +284,10 @@ sm_status *sm__variable_read(sm_variable *v, sm_tensor **out) {
   return NULL;
 }
 
+static _Atomic uint64_t assignments; /* sm__variables_generation */
+
+uint64_t sm__variables_generation(void) { return atomic_load_explicit(&assignments, memory_order_acquire); }
+
 sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t) {
   if (!v) {
     sm_tensor_free(t);
@@ -300,6 +304,7 @@ sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t) {
   vlock(v);
   sm_tensor *old = v->value;
   v->value = t;
+  atomic_fetch_add_explicit(&assignments, 1, memory_order_acq_rel);
   vunlock(v);
   sm_tensor_free(old); /* readers hold their own references */
   return NULL;

@@ -34,6 +34,11 @@ sm_status *sm__variable_read(sm_variable *v, sm_tensor **out);
 /* Replace the value; the variable takes over the caller's reference to t. A dtype other than the
  * variable's is an error. */
 sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t);
+/* A count of the assignments of every variable of the process so far, read with acquire ordering:
+ * a value read after the count was seen to be n is still every variable's value while the count
+ * is n (an assignment swaps the value first, then counts). For caches of what variables give
+ * (nn_fold.c's BatchNorm fold skips its reads while it has not moved). */
+uint64_t sm__variables_generation(void);
 int sm__variable_is_initialized(sm_variable *v);
 int sm__variable_dtype(const sm_variable *v);
 const char *sm__variable_name(const sm_variable *v);

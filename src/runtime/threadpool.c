@@ -91,13 +91,25 @@ struct sm_threadpool {
  * 30 us, where a second vCPU was free; bench/RESULTS.md h10). Where no vCPU is free, polling costs
  * CPU others could use. SM_POOL_SPIN_US=N (0: sleep at once; read once, at the first pool) for A/B. */
 #define SPIN_US_DEFAULT 100
-static int spin_us = -1;
+/* A worker with no ticket polls for the next loop no longer than IDLE_SPIN_US_DEFAULT (at most
+ * spin_us): between two loops of a batch-1 call the caller runs a few microseconds of serial steps
+ * (ResNet50 b1: 53 convolutions back to back, ~1 us between them once the BatchNorm folds hit their
+ * cache; its longest serial step, the first MaxPool, ~11 us), and polling longer only spends the
+ * process's CPU share, which the scheduler then takes back from its threads under load: ResNet50
+ * b1 at load 3.3-6.4, bench/ab_bin.py --paired, 100 -> 30 us: burst-median 0.857 of the old time
+ * (bench/RESULTS.md, session 14, h2). The caller, waiting for a chunk that is running, polls
+ * spin_us as before. SM_POOL_IDLE_SPIN_US=N overrides (A/B). */
+#define IDLE_SPIN_US_DEFAULT 30
+static int spin_us = -1, idle_spin_us = -1;
 static int spin_default = SPIN_US_DEFAULT; /* sm__threadpool_spin_default */
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static void spin_init(void) {
   const char *e = getenv("SM_POOL_SPIN_US");
   long v = e && *e ? strtol(e, NULL, 10) : spin_default;
   spin_us = v < 0 ? 0 : v > 100000 ? 100000 : (int)v;
+  e = getenv("SM_POOL_IDLE_SPIN_US");
+  v = e && *e ? strtol(e, NULL, 10) : IDLE_SPIN_US_DEFAULT;
+  idle_spin_us = v < 0 ? 0 : v > spin_us ? spin_us : (int)v;
 }
 
 void sm__threadpool_spin_default(int us) { spin_default = us; }
@@ -110,9 +122,9 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Polls until ready(arg) or spin_us have passed; whether it became ready. */
-static int spin_until(int (*ready)(void *), void *arg) {
-  if (spin_us <= 0) return 0;
+/* Polls until ready(arg) or us microseconds have passed; whether it became ready. */
+static int spin_until(int (*ready)(void *), void *arg, int us) {
+  if (us <= 0) return 0;
   int64_t end = -1;
   for (int i = 0;; i++) {
     if (ready(arg)) return 1;
@@ -120,7 +132,7 @@ static int spin_until(int (*ready)(void *), void *arg) {
     if ((i & 63) == 63) {
       int64_t t = sm_monotonic_us();
       if (end < 0)
-        end = t + spin_us;
+        end = t + us;
       else if (t >= end)
         return 0;
     }
@@ -154,9 +166,9 @@ static void *worker_main(void *arg) {
   sm_threadpool *p = arg;
   pthread_mutex_lock(&p->mu);
   for (;;) {
-    if (!p->head && !p->shutdown && spin_us > 0) { /* poll a while before sleeping */
+    if (!p->head && !p->shutdown && idle_spin_us > 0) { /* poll a while before sleeping */
       pthread_mutex_unlock(&p->mu);
-      spin_until(has_ticket, p);
+      spin_until(has_ticket, p, idle_spin_us);
       pthread_mutex_lock(&p->mu);
     }
     while (!p->head && !p->shutdown) pthread_cond_wait(&p->work, &p->mu);
@@ -306,7 +318,7 @@ void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(
     }
     if (spin_us > 0 && !loop_finished(&l)) { /* a worker still runs a chunk: poll a while, then sleep */
       pthread_mutex_unlock(&pool->mu);
-      spin_until(loop_finished, &l);
+      spin_until(loop_finished, &l, spin_us);
       pthread_mutex_lock(&pool->mu);
     }
     while (!loop_finished(&l)) pthread_cond_wait(&pool->idle, &pool->mu);

@@ -64,8 +64,11 @@ static void test_variables(void) {
   CHECK(sm_status_code(s) == SM_FAILED_PRECONDITION);
   CHECK(strstr(sm_status_message(s), "uninitialized value w") != NULL);
   sm_status_free(s);
+  uint64_t g0 = sm__variables_generation();
   CHECK_ERR(sm__variable_assign(v, vec_i64(1, (int64_t[]){1})), "DT_INT64");
+  CHECK(sm__variables_generation() == g0); /* a refused assignment does not count */
   CHECK_OK(sm__variable_assign(v, scalar_f(1.5f)));
+  CHECK(sm__variables_generation() == g0 + 1);
   CHECK(sm__variable_is_initialized(v));
   CHECK_OK(sm__variable_read(v, &t));
   CHECK(f0(t) == 1.5f);
@@ -81,6 +84,7 @@ static void test_variables(void) {
   CHECK_OK(sm__variable_read(v, &t));
   CHECK(f0(t) == 3.5f);
   sm_tensor_free(t);
+  CHECK(sm__variables_generation() == g0 + 3); /* reads do not count */
   /* many variables: the registry grows */
   for (int i = 0; i < 200; i++) {
     char name[32];
