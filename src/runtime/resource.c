@@ -299,10 +299,14 @@ sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t) {
   }
   vlock(v);
   sm_tensor *old = v->value;
-  v->value = t;
+  __atomic_store_n(&v->value, t, __ATOMIC_RELEASE); /* sm__variable_holds reads it without the lock */
   vunlock(v);
   sm_tensor_free(old); /* readers hold their own references */
   return NULL;
+}
+
+int sm__variable_holds(const sm_variable *v, const sm_tensor *t) {
+  return v && t && __atomic_load_n(&v->value, __ATOMIC_ACQUIRE) == t;
 }
 
 int sm__variable_is_initialized(sm_variable *v) {
