@@ -11,6 +11,7 @@
  * sized to the machine, and a model whose loops are all small (or a CLI run that loads, runs once
  * and exits) should not pay for creating and joining a thread per core. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -92,12 +93,21 @@ struct sm_threadpool {
  * CPU others could use. SM_POOL_SPIN_US=N (0: sleep at once; read once, at the first pool) for A/B. */
 #define SPIN_US_DEFAULT 100
 static int spin_us = -1;
+/* The poll yields the vCPU every 64 pauses (~3 us): on a shared VM the caller and its worker often
+ * land on one vCPU (the other busy with someone else's work), and a poll that only pauses then
+ * holds the vCPU the thread it waits for needs, until its time slice or spin_us runs out.
+ * MobileNetV2 b1, 2 threads, load 4-5: median 1.5-2.1 ms a call without, 0.85-0.93 with (1 thread:
+ * 0.77-1.09; bench/RESULTS.md session 14, h3). sched_yield returns at once when nothing else
+ * waits for the vCPU. SM_POOL_YIELD=0 (read with SM_POOL_SPIN_US) polls without yielding. */
+static int spin_yield = 1;
 static int spin_default = SPIN_US_DEFAULT; /* sm__threadpool_spin_default */
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static void spin_init(void) {
   const char *e = getenv("SM_POOL_SPIN_US");
   long v = e && *e ? strtol(e, NULL, 10) : spin_default;
   spin_us = v < 0 ? 0 : v > 100000 ? 100000 : (int)v;
+  e = getenv("SM_POOL_YIELD");
+  spin_yield = !(e && e[0] == '0' && !e[1]);
 }
 
 void sm__threadpool_spin_default(int us) { spin_default = us; }
@@ -118,6 +128,7 @@ static int spin_until(int (*ready)(void *), void *arg) {
     if (ready(arg)) return 1;
     cpu_relax();
     if ((i & 63) == 63) {
+      if (spin_yield) sched_yield();
       int64_t t = sm_monotonic_us();
       if (end < 0)
         end = t + spin_us;
