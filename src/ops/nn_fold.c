@@ -303,8 +303,9 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
  * (a variable's current value compared by sm__variable_holds, without its lock or a reference;
  * not even that when no variable of the process was assigned since the last hit checked them:
  * sm__variable_epoch), the cached result goes out and 1 is returned; else 0 and fold_compute
- * reads and checks as usual. The same test as fold_run's key, made before the reads: ~5 locked reads of variables
- * whose lines the weight streams evicted were most of a fold step's time (MobileNetV2 b1). */
+ * reads and checks as usual. The same test as fold_run's key, made before the reads: ~5 locked
+ * reads of variables whose lines the weight streams had evicted were most of a fold step's time
+ * (MobileNetV2 b1). */
 static int fold_hit(fold_state *s, sm_kctx *ctx, int n) {
   if (!s->cache_in || s->nlogical != n) return 0;
   int hit = 0;
