@@ -87,9 +87,6 @@ typedef struct fold_state {
   char *var_name[FOLD_MAX_IN];
   sm_resources *res;               /* the resources var[] were found in (under mu) */
   sm_variable *var[FOLD_MAX_IN];
-  /* fold_hit: at sm__variable_epoch() == epoch (epoch_ok), every var[] still held its key */
-  uint64_t epoch;
-  int epoch_ok;
 } fold_state;
 
 static void fold_release(void *state);
@@ -298,48 +295,11 @@ static sm_status *fold_inputs(fold_state *s, sm_kctx *ctx, int n, const sm_tenso
 
 static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, const sm_tensor *const *in, int nsmall);
 
-/* The common run of a fold that reads its variables itself (_sm_vars) and keys its cache by
- * pointers (_sm_cache_inputs): when every logical input is still the tensor the cache folded
- * (a variable's current value compared by sm__variable_holds, without its lock or a reference;
- * not even that when no variable of the process was assigned since the last hit checked them:
- * sm__variable_epoch), the cached result goes out and 1 is returned; else 0 and fold_compute
- * reads and checks as usual. The same test as fold_run's key, made before the reads: ~5 locked
- * reads of variables whose lines the weight streams had evicted were most of a fold step's time
- * (MobileNetV2 b1). */
-static int fold_hit(fold_state *s, sm_kctx *ctx, int n) {
-  if (!s->cache_in || s->nlogical != n) return 0;
-  int hit = 0;
-  uint64_t epoch = sm__variable_epoch(); /* read before the values it vouches for */
-  pthread_mutex_lock(&s->mu);
-  if (s->ff && s->res && s->res == sm__kctx_resources(ctx)) {
-    int k = 0, nin = sm__kctx_num_inputs(ctx), vars_same = s->epoch_ok && s->epoch == epoch;
-    hit = 1;
-    for (int i = 0; i < n && hit; i++) {
-      const sm_tensor *key = i ? s->key_in[i - 1] : s->key_f;
-      if (s->var_name[i])
-        hit = vars_same || sm__variable_holds(s->var[i], key);
-      else if (k >= nin)
-        hit = 0;
-      else
-        hit = i ? same_view(key, sm__kctx_input(ctx, k++)) : key && key == sm__kctx_input(ctx, k++);
-    }
-    hit = hit && k == nin;
-    if (hit) {
-      s->epoch = epoch, s->epoch_ok = 1;
-      sm__kctx_set_output(ctx, 0, sm_tensor_ref(s->ff));
-      sm__kctx_set_output(ctx, 1, sm_tensor_ref(s->fb));
-    }
-  }
-  pthread_mutex_unlock(&s->mu);
-  return hit;
-}
-
 static sm_status *fold_compute(const void *state, sm_kctx *ctx) {
   fold_state *s = (fold_state *)state; /* the cache is the one thing a run writes, under mu */
   const sm_tensor *all[FOLD_MAX_IN] = {NULL};
   sm_tensor *owned[FOLD_MAX_IN] = {NULL};
   int nsmall = 2 + s->has_bias + 2 * s->stats;
-  if (fold_hit(s, ctx, 1 + nsmall)) return NULL;
   sm_status *st = fold_inputs(s, ctx, 1 + nsmall, all, owned);
   if (!st) st = fold_run(s, ctx, all[0], all + 1, nsmall);
   for (int i = 0; i < FOLD_MAX_IN; i++) sm_tensor_free(owned[i]);
@@ -385,7 +345,6 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
     hit = hit && s->nkey == nkey && !memcmp(s->key, key, nkey);
   if (!hit) {
     sm_tensor *ff, *fb;
-    s->epoch_ok = 0; /* the keys change: fold_hit checks the variables again */
     st = fold(s, f, in, c, &ff, &fb);
     if (!st) {
       sm_tensor_free(s->key_f);

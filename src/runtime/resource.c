@@ -284,10 +284,6 @@ sm_status *sm__variable_read(sm_variable *v, sm_tensor **out) {
   return NULL;
 }
 
-static uint64_t assign_epoch; /* assignments made in the process (atomic) */
-
-uint64_t sm__variable_epoch(void) { return __atomic_load_n(&assign_epoch, __ATOMIC_ACQUIRE); }
-
 sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t) {
   if (!v) {
     sm_tensor_free(t);
@@ -303,15 +299,10 @@ sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t) {
   }
   vlock(v);
   sm_tensor *old = v->value;
-  __atomic_store_n(&v->value, t, __ATOMIC_RELEASE); /* sm__variable_holds reads it without the lock */
-  __atomic_add_fetch(&assign_epoch, 1, __ATOMIC_RELEASE); /* after the value (sm__variable_epoch) */
+  v->value = t;
   vunlock(v);
   sm_tensor_free(old); /* readers hold their own references */
   return NULL;
-}
-
-int sm__variable_holds(const sm_variable *v, const sm_tensor *t) {
-  return v && t && __atomic_load_n(&v->value, __ATOMIC_ACQUIRE) == t;
 }
 
 int sm__variable_is_initialized(sm_variable *v) {

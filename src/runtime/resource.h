@@ -35,13 +35,6 @@ sm_status *sm__variable_read(sm_variable *v, sm_tensor **out);
  * variable's is an error. */
 sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t);
 int sm__variable_is_initialized(sm_variable *v);
-/* Whether v's value is t at this moment: no lock, no reference taken (one atomic load). Only for a
- * caller that holds its own reference to t, so that an equal pointer is that very tensor; values
- * are never written in place (an assignment swaps in a new tensor), so it is t's values too. */
-int sm__variable_holds(const sm_variable *v, const sm_tensor *t);
-/* How many assignments the process has made so far (any variable; each counted after its new
- * value is in place). Equal to a count read earlier: no variable has been assigned since. */
-uint64_t sm__variable_epoch(void);
 int sm__variable_dtype(const sm_variable *v);
 const char *sm__variable_name(const sm_variable *v);
 /* Lock/unlock for read-modify-write kernels (AssignAdd): between them, read/assign as above. */
