@@ -11,6 +11,7 @@
  * sized to the machine, and a model whose loops are all small (or a CLI run that loads, runs once
  * and exits) should not pay for creating and joining a thread per core. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,6 +102,13 @@ struct sm_threadpool {
  * spin_us as before. SM_POOL_IDLE_SPIN_US=N overrides (A/B). */
 #define IDLE_SPIN_US_DEFAULT 30
 static int spin_us = -1, idle_spin_us = -1;
+/* The poll yields the vCPU every 64 pauses (~3 us): on a shared VM the caller and its worker often
+ * land on one vCPU (the other busy with someone else's work), and a poll that only pauses then
+ * holds the vCPU the thread it waits for needs, until its time slice or spin_us runs out.
+ * MobileNetV2 b1, 2 threads, load 4-5: median 1.5-2.1 ms a call without, 0.85-0.93 with (1 thread:
+ * 0.77-1.09; bench/RESULTS.md session 14, h3). sched_yield returns at once when nothing else
+ * waits for the vCPU. SM_POOL_YIELD=0 (read with SM_POOL_SPIN_US) polls without yielding. */
+static int spin_yield = 1;
 static int spin_default = SPIN_US_DEFAULT; /* sm__threadpool_spin_default */
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static void spin_init(void) {
@@ -110,6 +118,8 @@ static void spin_init(void) {
   e = getenv("SM_POOL_IDLE_SPIN_US");
   v = e && *e ? strtol(e, NULL, 10) : IDLE_SPIN_US_DEFAULT;
   idle_spin_us = v < 0 ? 0 : v > spin_us ? spin_us : (int)v;
+  e = getenv("SM_POOL_YIELD");
+  spin_yield = !(e && e[0] == '0' && !e[1]);
 }
 
 void sm__threadpool_spin_default(int us) { spin_default = us; }
@@ -130,6 +140,7 @@ static int spin_until(int (*ready)(void *), void *arg, int us) {
     if (ready(arg)) return 1;
     cpu_relax();
     if ((i & 63) == 63) {
+      if (spin_yield) sched_yield();
       int64_t t = sm_monotonic_us();
       if (end < 0)
         end = t + us;
