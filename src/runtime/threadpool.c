@@ -98,9 +98,11 @@ struct sm_threadpool {
  * cache; its longest serial step, the first MaxPool, ~11 us), and polling longer only spends the
  * process's CPU share, which the scheduler then takes back from its threads under load: ResNet50
  * b1 at load 3.3-6.4, bench/ab_bin.py --paired, 100 -> 30 us: burst-median 0.857 of the old time
- * (bench/RESULTS.md, session 14, h2). The caller, waiting for a chunk that is running, polls
- * spin_us as before. SM_POOL_IDLE_SPIN_US=N overrides (A/B). */
-#define IDLE_SPIN_US_DEFAULT 30
+ * (bench/RESULTS.md, session 14, h2). But on a quiet machine 30 us cost EfficientNetB0 b1 12%
+ * (bench_run 2 threads, 02:20 UTC: 1.31-1.37 ms at 30 vs 1.19 at 100; ResNet50 b1 3.53 vs 3.60,
+ * MobileNetV2 b1 equal), so the default stays 100 until a policy wins both ways. The caller,
+ * waiting for a chunk that is running, polls spin_us as before. SM_POOL_IDLE_SPIN_US=N overrides. */
+#define IDLE_SPIN_US_DEFAULT 100
 static int spin_us = -1, idle_spin_us = -1;
 /* The poll yields the vCPU every 64 pauses (~3 us): on a shared VM the caller and its worker often
  * land on one vCPU (the other busy with someone else's work), and a poll that only pauses then
