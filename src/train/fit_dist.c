@@ -293,10 +293,10 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     sm__layer *L = &m->layers[l];
     if (!L->kernel) continue;
     int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(L->kernel);
-    t->zag[l] = sm__dist_pending();
-    if (shared) continue;
-    st = exchange(NULL, bc.P, sm_tensor_data(L->kernel), off, nk);
-    if (!st) st = exchange(NULL, bc.P, sm_tensor_data(L->bias), off + nk, sm_tensor_num_elements(L->bias));
+    if (!shared) {
+      st = exchange(NULL, bc.P, sm_tensor_data(L->kernel), off, nk);
+      if (!st) st = exchange(NULL, bc.P, sm_tensor_data(L->bias), off + nk, sm_tensor_num_elements(L->bias));
+    }
     t->zag[l] = sm__dist_pending();
   }
   t->zag_live = 1;

@@ -349,7 +349,7 @@ sm_status *sm__backward(sm_seq *m, const float *x, int64_t n) {
   if (first_w < 0) return NULL; /* no trainable layer: nothing to back-propagate */
   for (int l = m->nlayers - 1; l >= first_w; l--) {
     const float *in = l == 0 ? x : tr->act[l - 1];
-    float *gx = l > 0 && l > first_w ? tr->grad[l - 1] : NULL; /* no weights at all: first_w == -1 */
+    float *gx = l > first_w ? tr->grad[l - 1] : NULL; /* first_w >= 0 here, so l >= 1 */
     int pool_relu = gx && relu_below_pool(m, l);
     int skip = (l == m->nlayers - 1 && tr->fused_last) || (l + 1 < m->nlayers && relu_below_pool(m, l + 1));
     sm_status *st = layer_backward(m, l, in, tr->act[l], tr->grad[l], gx, tr->gk[l], tr->gb[l], n, skip, pool_relu);
