@@ -17,6 +17,11 @@ TF, ORT, ours for one model in turn, and the median is over all rounds' calls, s
 machine's load hits all three alike. The first output of each side is compared with TF's (max |diff|
 over max |TF|, goal <= 1e-4). For resnet50 at batch 16 the peak RSS of our process and of the ORT
 process (GNU time %M) is recorded too. --quick: resnet50, mobilenetv2, seed_cnn, one round, few runs.
+Every side first makes --warmup untimed calls per batch (default 10): all three engines' first ~6
+calls in a fresh process are slower than their steady state (oneDNN / MLAS primitive caches, page
+faults on first-touch buffers, a thread pool's first wake-ups), and a served model runs steady state;
+with 3 warm-ups (the default before 2026-12-03) batch-1 ratios read several percent off their
+steady value (VGG16 b1: 0.99x in the row, 1.05x steady, in the same minutes; bench/RESULTS.md).
 
 The python (--python, default BUILD/venv/bin/python, made by tools/venv.sh when missing) must have
 tensorflow, tf2onnx and onnxruntime. Results are printed and appended to bench/RESULTS.md.
@@ -262,7 +267,7 @@ def main():
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--runs-b1", type=int)
     ap.add_argument("--runs-big", type=int)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--no-record", action="store_true")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
