@@ -278,7 +278,10 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     t->layer_done_ctx = NULL;
     if (st) return st;
   } else { /* a global batch smaller than the job: this rank adds nothing, in the same order */
-    for (int l = m->nlayers - 1; l >= 0; l--)
+    /* with shared gradients, the owners may still be reading this rank's of the last step (with
+     * a forward pass, its first layer waits for their "update done" before any gradient is written) */
+    if (t->zag_live && sm__dist_grads_of(m, 0)) bc.st = sm__dist_wait_first("training", t->zstep, sm__dist_pending());
+    for (int l = m->nlayers - 1; l >= 0 && !bc.st; l--)
       if (m->layers[l].kernel) {
         memset(t->gk[l], 0, (size_t)sm_tensor_num_elements(m->layers[l].kernel) * sizeof(float));
         memset(t->gb[l], 0, (size_t)m->layers[l].units * sizeof(float));
