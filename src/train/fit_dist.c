@@ -166,7 +166,9 @@ static sm_status *exchange(sm_seq *m, sm__train *t, int64_t P, float *buf, int64
  * add, last_piece below), so that the sum is not written out and read back: rank 0 adds all but
  * the last piece into its own range; another rank sums from rank 0's piece on, the sum of all but
  * the last term into its own range, except the last rank (its own range is the last term), whose
- * sum stays in rank 0's piece. Float addition commutes: the same bits as summing first. */
+ * sum stays in rank 0's piece. Float addition commutes: the same bits as summing first. With the
+ * gradients shared, rank 0's piece is rank 0's own gradients of this rank's range in the window,
+ * which no other rank reads, and which rank 0 writes again only after this rank's "update done". */
 static void sum_pieces(const sm_seq *m, int64_t P, float *g, int64_t off, int64_t n) {
   int N = sm__dist_size(), r = sm__dist_rank();
   int64_t a, b;
