@@ -18,8 +18,10 @@ sees out-of-order segments and spurious retransmits every run, with cubic none (
 session 13, h9); the plain veth row keeps the system's choice.
 
 On one host the -np 2 job keeps the weights in one copy that both ranks map (src/train/
-dist_weights.c, an MPI-3 shared window) instead of sending each rank's updated range to the other;
-the SM_MPI_SHARED=0 row is that A/B (the TCP rows never share: --mca btl tcp,self turns it off).
+dist_weights.c, an MPI-3 shared window) instead of sending each rank's updated range to the other,
+and each rank's gradients there too, read in place by the owner of each range; the
+SM_MPI_SHARED_GRADS=0 row is the A/B of the gradients (sent as messages, the weights still shared),
+the SM_MPI_SHARED=0 row of both (the TCP rows never share: --mca btl tcp,self turns it off).
 The SM_MPI_SPIN_US=0 row is the A/B of dist.c's wait: by default a rank first polls (yielding the
 core) for up to 2 ms, then sleeps 50 us between polls after 100 more; SM_MPI_SPIN_US=0 skips the
 first polls. The two SM_DNNL=0 rows are the A/B of the Dense layers' products (src/train/grad.c,
@@ -164,6 +166,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench_train_mpi.")
     settings = [("-np 1", lambda o: MPIRUN + ["-np", "1"] + train_cmd(a, o)),
                 ("-np 2 (shared memory)", lambda o: MPIRUN + ["-np", "2"] + train_cmd(a, o)),
+                ("-np 2 (shared memory, SM_MPI_SHARED_GRADS=0: the weights shared, the gradients exchanged as "
+                 "messages)", lambda o: MPIRUN + ["-x", "SM_MPI_SHARED_GRADS=0", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (shared memory, SM_MPI_SHARED=0: the weights exchanged as messages, not mapped by both)",
                  lambda o: MPIRUN + ["-x", "SM_MPI_SHARED=0", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (shared memory, SM_MPI_SPIN_US=0: waits sleep after 100 polls)",

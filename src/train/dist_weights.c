@@ -10,8 +10,15 @@
  * waited for them all (with the gradients); a rank's next forward pass reads the weights only after
  * every rank's message that its update is done. The layers' kernel and bias tensors are replaced, for the fit, by tensors over
  * the shared buffer (each 64-byte aligned); at the fit's end (or when it fails) their values go
- * back into the layers' own tensors, so nothing after the fit sees the window. Optimizer slots and
- * gradients stay per rank (fit_dist.c's exchange is unchanged). */
+ * back into the layers' own tensors, so nothing after the fit sees the window. Optimizer slots
+ * stay per rank.
+ *
+ * The gradients too (unless SM_MPI_SHARED_GRADS=0, rank 0's setting): each rank's weight gradients
+ * lie in the window as one flat vector (the weights' flat order, nothing between tensors), so the
+ * owner of a range reads the other ranks' gradients of it in place (sm__dist_grads_of) instead of
+ * receiving a copy; the "backward over" message announces them. A rank writes its gradients again
+ * only in its next backward pass, after every rank's "update done", i.e. after every owner has
+ * read them. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +28,9 @@
 
 struct sm__wshare {
   sm_tensor *own[SM_SEQ_MAX_LAYERS][2]; /* the layers' own kernel and bias, put back at the end */
+  float *gown[SM_SEQ_MAX_LAYERS][2];    /* the trainer's own gk / gb, when the gradients are shared */
+  float *grads;                         /* rank 0's flat gradients in the window (NULL: not shared) */
+  int64_t gstride;                      /* floats from one rank's flat gradients to the next's */
 };
 
 static int64_t padded(int64_t n) { return (n + 15) & ~(int64_t)15; } /* floats, to 64 bytes */
@@ -32,6 +42,12 @@ static void restore(sm_seq *m) {
   sm__train *t = m->priv;
   for (int l = 0; l < m->nlayers; l++)
     for (int w = 0; w < 2; w++) {
+      float *gown = t->wshare->gown[l][w], **gcur = w ? &t->gb[l] : &t->gk[l];
+      if (gown) {
+        int64_t n = w ? m->layers[l].units : sm_tensor_num_elements(m->layers[l].kernel);
+        memcpy(gown, *gcur, (size_t)n * sizeof(float));
+        *gcur = gown;
+      }
       sm_tensor *own = t->wshare->own[l][w];
       if (!own) continue;
       sm_tensor **cur = w ? &m->layers[l].bias : &m->layers[l].kernel;
@@ -45,12 +61,22 @@ static void restore(sm_seq *m) {
 
 sm_status *sm__dist_weights_share(sm_seq *m) {
   sm__train *t = m->priv;
-  int64_t total = 16;
+  /* rank 0's choice for all (each rank's layout must agree) */
+  const char *v = getenv("SM_MPI_SHARED_GRADS");
+  int grads = !(v && !strcmp(v, "0"));
+  sm_status *st = sm__dist_bcast(&grads, sizeof grads, "the shared weights' setup");
+  if (st) return st;
+  int64_t total = 16, P = 0;
   for (int l = 0; l < m->nlayers; l++)
-    if (m->layers[l].kernel)
-      total += padded(sm_tensor_num_elements(m->layers[l].kernel)) + padded(sm_tensor_num_elements(m->layers[l].bias));
+    if (m->layers[l].kernel) {
+      int64_t nk = sm_tensor_num_elements(m->layers[l].kernel), nb = sm_tensor_num_elements(m->layers[l].bias);
+      total += padded(nk) + padded(nb);
+      P += nk + nb;
+    }
+  int64_t gstride = padded(P);
+  if (grads) total += gstride * sm__dist_size();
   void *mem;
-  sm_status *st = sm__dist_shared_alloc((size_t)total * sizeof(float), &mem);
+  st = sm__dist_shared_alloc((size_t)total * sizeof(float), &mem);
   if (st || !mem) return st;
   t->wshare = calloc(1, sizeof *t->wshare);
   if (!t->wshare) {
@@ -74,6 +100,20 @@ sm_status *sm__dist_weights_share(sm_seq *m) {
       p += padded(sm_tensor_num_elements(wrap));
     }
   }
+  if (!st && grads) { /* this rank's gradients: its flat vector, tensors back to back */
+    t->wshare->grads = p;
+    t->wshare->gstride = gstride;
+    float *q = p + gstride * sm__dist_rank();
+    for (int l = 0; l < m->nlayers; l++) {
+      if (!m->layers[l].kernel) continue;
+      t->wshare->gown[l][0] = t->gk[l];
+      t->wshare->gown[l][1] = t->gb[l];
+      t->gk[l] = q;
+      q += sm_tensor_num_elements(m->layers[l].kernel);
+      t->gb[l] = q;
+      q += sm_tensor_num_elements(m->layers[l].bias);
+    }
+  }
   /* every rank reads rank 0's copy only after it is written: a broadcast orders it */
   int one = 1;
   if (!st) st = sm__dist_bcast(&one, sizeof one, "the shared weights' setup");
@@ -86,7 +126,13 @@ sm_status *sm__dist_weights_share(sm_seq *m) {
 
 int sm__dist_weights_shared(const sm_seq *m) { return ((const sm__train *)m->priv)->wshare != NULL; }
 
-/* Empty messages to and from every other rank (the step's "backward over" and "update done"). */
+float *sm__dist_grads_of(const sm_seq *m, int k) {
+  const struct sm__wshare *w = ((const sm__train *)m->priv)->wshare;
+  return w && w->grads ? w->grads + w->gstride * k : NULL;
+}
+
+/* Empty messages to and from every other rank (the step's "backward over": also "my gradients
+ * are written", when they are shared; and "update done"). */
 sm_status *sm__dist_weights_announce(sm_seq *m) {
   (void)m;
   static float none;

@@ -96,7 +96,12 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   sm__rng tmp = t->rng;
   sm__rng_seed(&t->drop_rng, sm__rng_next(&tmp) + 0x9e3779b97f4a7c15ull * (uint64_t)(sm__dist_rank() + 1));
   t->dist_drop = 1;
-  return sm__dist_weights_share(m);
+  st = sm__dist_weights_share(m);
+  if (!st && sm__dist_grads_of(m, 0)) { /* the pieces are read in place */
+    free(t->zrecv);
+    t->zrecv = NULL;
+  }
+  return st;
 }
 
 /* ---- the sharded optimizer ---------------------------------------------------------------------
@@ -108,7 +113,9 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
  * (a 1/N share of the optimizer's work and memory traffic), then sends that range to every rank
  * (an allgather) while the next step's forward pass runs, which waits for a layer's weights only
  * just before the layer. The optimizer slots are gathered at the end of the fit (the export and
- * --resume need all of them). */
+ * --resume need all of them). With the weights and gradients in a node-shared window
+ * (dist_weights.c), nothing is sent but empty messages: the owner reads the other ranks'
+ * gradients of its range in place (piece), after their "backward over" message. */
 static int64_t flat_off(const sm_seq *m, int upto) {
   int64_t off = 0;
   for (int l = 0; l < upto; l++)
@@ -125,8 +132,12 @@ static void share(int64_t P, int j, int64_t off, int64_t n, int64_t *a, int64_t 
   *b = hi < off + n ? hi : off + n;
 }
 
-/* where rank k's gradient of this rank's range lands in zrecv */
-static float *piece(const sm__train *t, int k, int64_t a) {
+/* Rank k's gradient at flat index a of this rank's range: in place in k's shared gradients when
+ * the gradients are shared (dist_weights.c), else where its piece lands in zrecv. */
+static float *piece(const sm_seq *m, int k, int64_t a) {
+  const sm__train *t = m->priv;
+  float *g = sm__dist_grads_of(m, k);
+  if (g) return g + a;
   int r = sm__dist_rank();
   return t->zrecv + (int64_t)(k < r ? k : k - 1) * (t->zhi - t->zlo) + (a - t->zlo);
 }
@@ -134,7 +145,7 @@ static float *piece(const sm__train *t, int k, int64_t a) {
 /* The tensor at flat [off, off + n), buf its values there. Gradients (t set): every other rank's
  * range out to it, their pieces of this rank's range into zrecv. Weights or a slot (t NULL): this
  * rank's range out to every other rank, theirs in, in place. */
-static sm_status *exchange(sm__train *t, int64_t P, float *buf, int64_t off, int64_t n) {
+static sm_status *exchange(sm_seq *m, sm__train *t, int64_t P, float *buf, int64_t off, int64_t n) {
   int N = sm__dist_size(), r = sm__dist_rank();
   sm_status *st = NULL;
   for (int j = 0; j < N && !st; j++) {
@@ -145,7 +156,7 @@ static sm_status *exchange(sm__train *t, int64_t P, float *buf, int64_t off, int
       st = t ? sm__dist_send_start(buf + (a - off), b - a, j) : sm__dist_recv_start(buf + (a - off), b - a, j);
     for (int k = 0; k < N && !st && j == r; k++)
       if (k != r)
-        st = t ? sm__dist_recv_start(piece(t, k, a), b - a, k) : sm__dist_send_start(buf + (a - off), b - a, k);
+        st = t ? sm__dist_recv_start(piece(m, k, a), b - a, k) : sm__dist_send_start(buf + (a - off), b - a, k);
   }
   return st;
 }
@@ -155,8 +166,10 @@ static sm_status *exchange(sm__train *t, int64_t P, float *buf, int64_t off, int
  * add, last_piece below), so that the sum is not written out and read back: rank 0 adds all but
  * the last piece into its own range; another rank sums from rank 0's piece on, the sum of all but
  * the last term into its own range, except the last rank (its own range is the last term), whose
- * sum stays in rank 0's piece. Float addition commutes: the same bits as summing first. */
-static void sum_pieces(sm__train *t, int64_t P, float *g, int64_t off, int64_t n) {
+ * sum stays in rank 0's piece. Float addition commutes: the same bits as summing first. With the
+ * gradients shared, rank 0's piece is rank 0's own gradients of this rank's range in the window,
+ * which no other rank reads, and which rank 0 writes again only after this rank's "update done". */
+static void sum_pieces(const sm_seq *m, int64_t P, float *g, int64_t off, int64_t n) {
   int N = sm__dist_size(), r = sm__dist_rank();
   int64_t a, b;
   share(P, r, off, n, &a, &b);
@@ -165,14 +178,14 @@ static void sum_pieces(sm__train *t, int64_t P, float *g, int64_t off, int64_t n
   int64_t c = b - a;
   if (r == 0) {
     for (int k = 1; k < N - 1; k++) {
-      const float *p = piece(t, k, a);
+      const float *p = piece(m, k, a);
       for (int64_t i = 0; i < c; i++) own[i] += p[i];
     }
     return;
   }
-  float *acc = piece(t, 0, a);
+  float *acc = piece(m, 0, a);
   for (int k = 1; k < N - 1; k++) {
-    const float *p = k == r ? own : piece(t, k, a);
+    const float *p = k == r ? own : piece(m, k, a);
     float *dst = k == N - 2 && r != N - 1 ? own : acc;
     for (int64_t i = 0; i < c; i++) dst[i] = acc[i] + p[i];
   }
@@ -180,9 +193,10 @@ static void sum_pieces(sm__train *t, int64_t P, float *g, int64_t off, int64_t n
 
 /* What the optimizer adds to this rank's own range of the gradients (flat over [zlo, zhi)) after
  * sum_pieces: the last rank's piece, or on the last rank the running sum in rank 0's piece. */
-static const float *last_piece(const sm__train *t) {
+static const float *last_piece(const sm_seq *m) {
+  const sm__train *t = m->priv;
   int N = sm__dist_size(), r = sm__dist_rank();
-  return r == N - 1 ? piece(t, 0, t->zlo) : piece(t, N - 1, t->zlo);
+  return r == N - 1 ? piece(m, 0, t->zlo) : piece(m, N - 1, t->zlo);
 }
 
 typedef struct {
@@ -195,9 +209,11 @@ static void bucket_start(bucket_ctx *c, int l) {
   const sm__layer *L = &c->m->layers[l];
   sm__train *t = c->m->priv;
   if (!L->kernel || c->st) return;
-  int64_t off = flat_off(c->m, l), nk = sm_tensor_num_elements(L->kernel);
-  c->st = exchange(t, c->P, t->gk[l], off, nk);
-  if (!c->st) c->st = exchange(t, c->P, t->gb[l], off + nk, sm_tensor_num_elements(L->bias));
+  if (!sm__dist_grads_of(c->m, 0)) { /* shared gradients: the owners read them in place */
+    int64_t off = flat_off(c->m, l), nk = sm_tensor_num_elements(L->kernel);
+    c->st = exchange(c->m, t, c->P, t->gk[l], off, nk);
+    if (!c->st) c->st = exchange(c->m, t, c->P, t->gb[l], off + nk, sm_tensor_num_elements(L->bias));
+  }
   sm__dist_poll();
 }
 
@@ -226,9 +242,9 @@ sm_status *sm__dist_fit_end(sm_seq *m) {
     if (!L->kernel) continue;
     int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(L->kernel);
     for (int s = 0; s < SM_OPT_SLOTS && !st; s++) {
-      if (L->kernel_slot[s]) st = exchange(NULL, P, sm_tensor_data(L->kernel_slot[s]), off, nk);
+      if (L->kernel_slot[s]) st = exchange(m, NULL, P, sm_tensor_data(L->kernel_slot[s]), off, nk);
       if (!st && L->bias_slot[s])
-        st = exchange(NULL, P, sm_tensor_data(L->bias_slot[s]), off + nk, sm_tensor_num_elements(L->bias));
+        st = exchange(m, NULL, P, sm_tensor_data(L->bias_slot[s]), off + nk, sm_tensor_num_elements(L->bias));
     }
   }
   free(t->zrecv);
@@ -264,7 +280,10 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     t->layer_done_ctx = NULL;
     if (st) return st;
   } else { /* a global batch smaller than the job: this rank adds nothing, in the same order */
-    for (int l = m->nlayers - 1; l >= 0; l--)
+    /* with shared gradients, the owners may still be reading this rank's of the last step (with
+     * a forward pass, its first layer waits for their "update done" before any gradient is written) */
+    if (t->zag_live && sm__dist_grads_of(m, 0)) bc.st = sm__dist_wait_first("training", t->zstep, sm__dist_pending());
+    for (int l = m->nlayers - 1; l >= 0 && !bc.st; l--)
       if (m->layers[l].kernel) {
         memset(t->gk[l], 0, (size_t)sm_tensor_num_elements(m->layers[l].kernel) * sizeof(float));
         memset(t->gb[l], 0, (size_t)m->layers[l].units * sizeof(float));
@@ -283,10 +302,10 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
   for (int l = 0; l < m->nlayers; l++)
     if (m->layers[l].kernel) {
       int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(m->layers[l].kernel);
-      sum_pieces(t, bc.P, t->gk[l], off, nk);
-      sum_pieces(t, bc.P, t->gb[l], off + nk, sm_tensor_num_elements(m->layers[l].bias));
+      sum_pieces(m, bc.P, t->gk[l], off, nk);
+      sum_pieces(m, bc.P, t->gb[l], off + nk, sm_tensor_num_elements(m->layers[l].bias));
     }
-  sm__optimizer_step_part(m, t->zlo, t->zhi, last_piece(t));
+  sm__optimizer_step_part(m, t->zlo, t->zhi, last_piece(m));
   int shared = sm__dist_weights_shared(m); /* then the weights exchange is "updated" messages */
   sm_status *st = shared ? sm__dist_weights_announce(m) : NULL;
   for (int l = 0; l < m->nlayers && !st; l++) {
@@ -294,8 +313,8 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     if (!L->kernel) continue;
     int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(L->kernel);
     if (!shared) {
-      st = exchange(NULL, bc.P, sm_tensor_data(L->kernel), off, nk);
-      if (!st) st = exchange(NULL, bc.P, sm_tensor_data(L->bias), off + nk, sm_tensor_num_elements(L->bias));
+      st = exchange(m, NULL, bc.P, sm_tensor_data(L->kernel), off, nk);
+      if (!st) st = exchange(m, NULL, bc.P, sm_tensor_data(L->bias), off + nk, sm_tensor_num_elements(L->bias));
     }
     t->zag[l] = sm__dist_pending();
   }

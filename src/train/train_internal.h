@@ -182,6 +182,9 @@ sm_status *sm__dist_fit_end(sm_seq *m);
  * frees the window; else, after a failure, it stays). */
 sm_status *sm__dist_weights_share(sm_seq *m);
 int sm__dist_weights_shared(const sm_seq *m);
+/* Rank k's weight gradients, one flat vector (the weights' flat order) in the shared window, when
+ * the gradients are shared too (then tr->gk/gb point into this rank's); else NULL. */
+float *sm__dist_grads_of(const sm_seq *m, int k);
 sm_status *sm__dist_weights_announce(sm_seq *m);
 void sm__dist_weights_unshare(sm_seq *m, int collective);
 

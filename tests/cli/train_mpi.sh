@@ -2,7 +2,8 @@
 # train_mpi.sh - `savedmodel train` under mpirun (data-parallel, src/train/dist.c, fit_dist.c) on
 # tiny synthetic data: -np 1 writes exactly the weights of a run without mpirun; -np 2 the weights
 # of one process on the same global batches (within float32 reduction-order tolerance), also when
-# resuming a 1-process export, and -np 3 too with more ranks than a batch has samples; a rank that
+# resuming a 1-process export, and -np 3 too with more ranks than a batch has samples (and the
+# shared-memory runs, weights and gradients in one window, are the TCP runs bit for bit); a rank that
 # hangs or dies ends the job non-zero naming the rank, with no export left behind; a Keras-config
 # model with batch normalization under -np 1 and -np 3. Skipped (77) without mpirun or without MPI support in the build.
 # usage: train_mpi.sh CLI SOURCE_DIR SHARED_DIR
@@ -100,6 +101,11 @@ fi
 timeout 300 "${MPI[@]}" -np 3 "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 2 --limit 12 --num_threads 1 \
   --out "$TMP/b3" >"$TMP/b3.log" 2>&1 || die "batch 2, -np 3: $(tail -5 "$TMP/b3.log")"
 [ -d "$TMP/b1" ] && [ -d "$TMP/b3" ] && same b1 b3 --atol 1e-5 --rtol 1e-3
+# the same over TCP (gradients as messages, not read in place from the shared window): bit for bit
+timeout 300 "${MPI[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo -np 3 "$CLI" train --data "$TMP/syn" --epochs 1 \
+  --batch_size 2 --limit 12 --num_threads 1 --out "$TMP/b3tcp" >"$TMP/b3tcp.log" 2>&1 ||
+  die "batch 2, -np 3 over TCP: $(tail -5 "$TMP/b3tcp.log")"
+[ -d "$TMP/b3" ] && [ -d "$TMP/b3tcp" ] && same b3 b3tcp --exact
 
 # --resume across a change of N: a 1-process export resumed by 2 ranks as by 1 process
 "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --num_threads 1 --resume "$TMP/one" --out "$TMP/r1" \
