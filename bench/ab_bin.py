@@ -19,13 +19,19 @@ load; printed per side: the median and best of all its calls, and against the fi
 median over turns of the ratio of burst medians (side / first: under 1 is faster), with its
 quartiles, and the same for the bursts' best calls (the least disturbed one of each burst). Each
 side is loaded --procs times in turn (fresh processes): one process of a binary can run a few
-percent faster or slower than another of the same binary for the whole of its life.
+percent faster or slower than another of the same binary for the whole of its life. --gap MS sleeps
+MS milliseconds after every burst: ONNX Runtime's pool keeps a thread polling ~25 ms after a call
+(its CPU time over a 100 ms sleep after a call: ~27 ms, bench/RESULTS.md session 15, h1), so without
+a gap the side that follows ORT starts its burst sharing a vCPU with that poll (ResNet50 b1: our
+first call of a burst ~9-10 ms after ORT's burst, ~6.4 with a 50 ms gap; ORT's ~6.2-6.9 either
+way, since our pool polls 100 us).
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,6 +134,8 @@ def paired_block(args, sides, model, batch, nets, nb, calls, allt, ratios, mrati
             procs[i].stdin.write("%d\n" % calls)
             procs[i].stdin.flush()
             ts = json.loads(procs[i].stdout.readline())
+            if args.gap > 0:
+                time.sleep(args.gap / 1e3)
             allt[i] += ts
             meds[i] = median(ts)
             mins[i] = min(ts)
@@ -148,6 +156,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--python", default=None, help="Python with onnxruntime (default BUILD/venv/bin/python)")
     ap.add_argument("--paired", default=None, help="BURSTS:CALLS, alternating bursts of loaded processes")
+    ap.add_argument("--gap", type=float, default=0, help="--paired: ms to sleep after every burst")
     ap.add_argument("--procs", type=int, default=4, help="--paired: processes per side, one after the other")
     ap.add_argument("sides", nargs="+", help="bench_run binaries, or ort")
     args = ap.parse_args()

@@ -9,7 +9,20 @@
  *
  * The workers start at the first loop that can use them, not with the pool: a session gets a pool
  * sized to the machine, and a model whose loops are all small (or a CLI run that loads, runs once
- * and exits) should not pay for creating and joining a thread per core. */
+ * and exits) should not pay for creating and joining a thread per core.
+ *
+ * A worker keeps off the caller's vCPU (Linux): after an idle spell (tens of ms: a server between
+ * requests, a bench's side between bursts) the scheduler often wakes the worker onto the vCPU the
+ * caller runs on while the other vCPU sits idle, and moves one of them away only after some ms, so
+ * a whole batch-1 call ran at one thread's speed (ResNet50 b1 after 80 ms idle: half the calls
+ * ~10 ms instead of ~5.6; bench/RESULTS.md, session 15, h1). So the caller notes its CPU when it
+ * posts a loop's tickets, and a worker that takes a ticket on that same CPU narrows its own
+ * affinity to the CPUs it may use except that one, which moves it at once; nothing is done when
+ * that leaves no CPU (a thread pinned by its program to one CPU stays there). SM_POOL_AVOID=0 (read
+ * with SM_POOL_SPIN_US) turns it off. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getcpu, sched_setaffinity, CPU_SET */
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -80,6 +93,7 @@ struct sm_threadpool {
   int nthreads; /* including the caller's */
   int nworkers;
   atomic_int started; /* 1 once the workers were created (set under mu) */
+  atomic_int caller_cpu; /* the CPU the last loop's caller posted its tickets from; -1 unknown */
   pthread_t *workers;
 };
 
@@ -111,6 +125,7 @@ static int spin_us = -1, idle_spin_us = -1;
  * 0.77-1.09; bench/RESULTS.md session 14, h3). sched_yield returns at once when nothing else
  * waits for the vCPU. SM_POOL_YIELD=0 (read with SM_POOL_SPIN_US) polls without yielding. */
 static int spin_yield = 1;
+static int avoid_caller = 1; /* SM_POOL_AVOID=0: workers may share the caller's CPU (above) */
 static int spin_default = SPIN_US_DEFAULT; /* sm__threadpool_spin_default */
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static void spin_init(void) {
@@ -122,6 +137,48 @@ static void spin_init(void) {
   idle_spin_us = v < 0 ? 0 : v > spin_us ? spin_us : (int)v;
   e = getenv("SM_POOL_YIELD");
   spin_yield = !(e && e[0] == '0' && !e[1]);
+  e = getenv("SM_POOL_AVOID");
+  avoid_caller = !(e && e[0] == '0' && !e[1]);
+}
+
+/* The calling thread's CPU, or -1. */
+static int current_cpu(void) {
+#ifdef __linux__
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
+/* A worker's CPUs (its affinity when it started), for keeping off the caller's. */
+typedef struct worker_cpus {
+#ifdef __linux__
+  cpu_set_t allowed;
+#endif
+  int n; /* CPUs in allowed; < 2: nothing to move to */
+} worker_cpus;
+
+static void worker_cpus_init(worker_cpus *w) {
+  w->n = 0;
+#ifdef __linux__
+  CPU_ZERO(&w->allowed);
+  if (avoid_caller && sched_getaffinity(0, sizeof w->allowed, &w->allowed) == 0) w->n = CPU_COUNT(&w->allowed);
+#endif
+}
+
+/* The worker runs on the CPU its caller posted from: narrow its affinity to its other CPUs. */
+static void keep_off_caller(sm_threadpool *p, const worker_cpus *w) {
+#ifdef __linux__
+  if (w->n < 2) return;
+  int cc = atomic_load_explicit(&p->caller_cpu, memory_order_relaxed);
+  if (cc < 0 || cc >= CPU_SETSIZE || !CPU_ISSET(cc, &w->allowed) || current_cpu() != cc) return;
+  cpu_set_t m = w->allowed;
+  CPU_CLR(cc, &m);
+  (void)sched_setaffinity(0, sizeof m, &m); /* a failure leaves it where it was: still correct */
+#else
+  (void)p;
+  (void)w;
+#endif
 }
 
 void sm__threadpool_spin_default(int us) { spin_default = us; }
@@ -177,6 +234,8 @@ static int loop_finished(void *arg) {
 
 static void *worker_main(void *arg) {
   sm_threadpool *p = arg;
+  worker_cpus cpus;
+  worker_cpus_init(&cpus);
   pthread_mutex_lock(&p->mu);
   for (;;) {
     if (!p->head && !p->shutdown && idle_spin_us > 0) { /* poll a while before sleeping */
@@ -193,6 +252,7 @@ static void *worker_main(void *arg) {
     loop *l = t->l;
     atomic_fetch_add_explicit(&l->holders, 1, memory_order_relaxed);
     pthread_mutex_unlock(&p->mu);
+    keep_off_caller(p, &cpus);
     run_chunks(l);
     atomic_fetch_sub_explicit(&l->holders, 1, memory_order_release); /* l may be gone after this */
     pthread_mutex_lock(&p->mu);
@@ -214,6 +274,7 @@ sm_status *sm__threadpool_new(int nthreads, sm_threadpool **out) {
   pthread_cond_init(&p->idle, NULL);
   atomic_init(&p->started, 0);
   atomic_init(&p->queued, 0);
+  atomic_init(&p->caller_cpu, -1);
   pthread_once(&spin_once, spin_init);
   if (nthreads > 1) {
     p->workers = calloc((size_t)nthreads - 1, sizeof *p->workers);
@@ -293,6 +354,7 @@ void sm__parallel_for(sm_threadpool *pool, int64_t n, int64_t grain, void (*fn)(
   ticket *tk = nt <= 16 ? stack_tickets : malloc((size_t)nt * sizeof *tk);
   if (!tk) nt = 0; /* no memory for tickets: the caller runs every chunk */
   if (nt > 0) {
+    if (avoid_caller) atomic_store_explicit(&pool->caller_cpu, current_cpu(), memory_order_relaxed);
     pthread_mutex_lock(&pool->mu);
     for (int i = 0; i < nt; i++) {
       tk[i].l = &l;

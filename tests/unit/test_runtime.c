@@ -1,5 +1,9 @@
 /* test_runtime.c - resources, the thread pool, and sessions over small pbtxt graphs. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity, sched_getcpu: the pool keeping off its caller's CPU */
+#endif
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +278,76 @@ static void test_threadpool(void) {
   CHECK_EQ_INT(atomic_load(&c.sum), 499500);
   sm__threadpool_free(NULL);
 }
+
+#ifdef __linux__
+/* Two chunks that wait for each other (so the caller runs one and the worker the other); the
+ * worker's chunk may pin the worker to a CPU first, then notes its CPU and whether its affinity
+ * still holds `probe`. */
+typedef struct meet {
+  atomic_int started;
+  pthread_t caller;
+  int pin_worker_to, probe; /* pin_worker_to < 0: no pinning */
+  atomic_int worker_cpu, worker_has_probe;
+} meet;
+
+static void meet_fn(void *arg, int64_t b, int64_t e) {
+  (void)b;
+  (void)e;
+  meet *m = arg;
+  atomic_fetch_add(&m->started, 1);
+  while (atomic_load(&m->started) < 2) sched_yield();
+  if (pthread_equal(pthread_self(), m->caller)) return;
+  cpu_set_t s;
+  if (m->pin_worker_to >= 0) {
+    CPU_ZERO(&s);
+    CPU_SET(m->pin_worker_to, &s);
+    if (sched_setaffinity(0, sizeof s, &s) != 0) abort();
+  }
+  atomic_store(&m->worker_cpu, sched_getcpu());
+  CPU_ZERO(&s);
+  if (sched_getaffinity(0, sizeof s, &s) != 0) abort();
+  atomic_store(&m->worker_has_probe, CPU_ISSET(m->probe, &s) ? 1 : 0);
+}
+
+static void meet_run(sm_threadpool *p, meet *m, int pin_worker_to, int probe) {
+  atomic_init(&m->started, 0);
+  atomic_init(&m->worker_cpu, -1);
+  atomic_init(&m->worker_has_probe, -1);
+  m->caller = pthread_self();
+  m->pin_worker_to = pin_worker_to;
+  m->probe = probe;
+  sm__parallel_for(p, 2, 1, meet_fn, m);
+}
+
+/* A worker that takes a loop's ticket on the CPU its caller posted from moves off it (threadpool.c:
+ * after an idle spell the scheduler often put both on one vCPU). The caller is pinned to one CPU
+ * and the worker made to share it; the next loop finds the worker elsewhere, its affinity without
+ * the caller's CPU. */
+static void test_pool_keeps_off_caller(void) {
+  cpu_set_t all, one;
+  const char *e = getenv("SM_POOL_AVOID");
+  if (sched_getaffinity(0, sizeof all, &all) != 0 || CPU_COUNT(&all) < 2 || (e && !strcmp(e, "0"))) return;
+  int c0 = 0;
+  while (!CPU_ISSET(c0, &all)) c0++;
+  sm_threadpool *p;
+  CHECK_OK(sm__threadpool_new(2, &p));
+  meet m;
+  meet_run(p, &m, -1, c0); /* starts the worker, allowed every CPU the test has */
+  CHECK(atomic_load(&m.worker_cpu) >= 0);
+  CPU_ZERO(&one);
+  CPU_SET(c0, &one);
+  CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+  meet_run(p, &m, c0, c0); /* the worker joins the caller on c0 */
+  CHECK_EQ_INT(atomic_load(&m.worker_cpu), c0);
+  meet_run(p, &m, -1, c0); /* it took this ticket on c0: moved off */
+  CHECK(atomic_load(&m.worker_cpu) >= 0 && atomic_load(&m.worker_cpu) != c0);
+  CHECK_EQ_INT(atomic_load(&m.worker_has_probe), 0);
+  CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+  sm__threadpool_free(p);
+}
+#else
+static void test_pool_keeps_off_caller(void) {}
+#endif
 
 /* ---- sessions ------------------------------------------------------------------------------- */
 #define ATTR_T(k, t) "attr { key: \"" k "\" value { type: " t " } } "
@@ -552,6 +626,7 @@ int main(void) {
   test_variables();
   test_tables();
   test_threadpool();
+  test_pool_keeps_off_caller();
   test_session_basic();
   test_step_profile();
   test_session_missing_kernels();
