@@ -243,10 +243,63 @@ static void bin_elems(void *ctx, int64_t e0, int64_t e1) {
      j->z + (size_t)e0 * j->osize);
 }
 
+/* A row operand: operand k (the other one, 1 - k, in full) is one contiguous row of `inner`
+ * repeated along dimension rank-2 (a [N,H,W,C] * [N,1,1,C] product, a per-channel Sub / RealDiv
+ * of an image): the rows of a block of dims[rank-2] rows are then one contiguous stretch of the
+ * full operand and of the output against that row repeated. Copies of the row laid end to end
+ * (TILE_BYTES) let one vv call cover many rows, where a row at a time pays a call and an iterator
+ * step per row (inner 3: ~3 ns a row for 3 elements). The same vv loop, so the same bits. */
+#define TILE_BYTES 8192
+static int row_operand(const sm_bcast *b, int64_t inner) {
+  if (b->rank < 2) return -1;
+  int l = b->rank - 1;
+  for (int k = 0; k < 2; k++)
+    if (b->strides[k][l] == 1 && b->strides[k][l - 1] == 0 && b->strides[1 - k][l] == 1 &&
+        b->strides[1 - k][l - 1] == inner)
+      return k;
+  return -1;
+}
+
+static void bin_tiled(const bin_job *j, int k, int64_t r0, int64_t r1) {
+  const sm_bcast *b = j->b;
+  int64_t inner = b->dims[b->rank - 1], m = b->dims[b->rank - 2];
+  size_t rowb = (size_t)inner * j->esize;
+  int64_t per = (int64_t)(TILE_BYTES / rowb); /* rows a tile holds (>= 2: row_operand's caller checked) */
+  _Alignas(64) unsigned char tile[TILE_BYTES];
+  const char *in[2] = {j->x, j->y};
+  int64_t tiled_off = -1;
+  sm_bcast_it it;
+  for (int64_t r = r0; r < r1;) {
+    sm__math_bcast_seek(b, 2, r, &it);
+    int64_t end = (r / m + 1) * m; /* the end of this block: the row operand's row changes there */
+    if (end > r1) end = r1;
+    if (it.off[k] != tiled_off) {
+      for (int64_t t = 0; t < per; t++) memcpy(tile + (size_t)t * rowb, in[k] + (size_t)it.off[k] * j->esize, rowb);
+      tiled_off = it.off[k];
+    }
+    const char *full = in[1 - k] + (size_t)it.off[1 - k] * j->esize;
+    for (; r < end; r += per) {
+      int64_t cnt = end - r < per ? end - r : per;
+      char *z = j->z + (size_t)(r * inner) * j->osize;
+      if (k == 1)
+        j->f.vv(cnt * inner, full, tile, z);
+      else
+        j->f.vv(cnt * inner, tile, full, z);
+      full += (size_t)(cnt * inner) * j->esize;
+    }
+    r = end;
+  }
+}
+
 static void bin_rows(void *ctx, int64_t r0, int64_t r1) {
   const bin_job *j = ctx;
   const sm_bcast *b = j->b;
   int last = b->rank - 1;
+  int k = row_operand(b, b->dims[last]);
+  if (k >= 0 && (int64_t)(TILE_BYTES / ((size_t)b->dims[last] * j->esize)) >= 2) {
+    bin_tiled(j, k, r0, r1);
+    return;
+  }
   int64_t inner = b->dims[last], s0 = b->strides[0][last], s1 = b->strides[1][last];
   binrow fn = s0 && !s1 ? j->f.vs : !s0 && s1 ? j->f.sv : j->f.vv;
   sm_bcast_it it;

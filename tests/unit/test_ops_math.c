@@ -1055,7 +1055,10 @@ static void check_bcast4(const char *op, const int64_t *xd, const int64_t *yd) {
           for (int64_t d = 0; d < od[3]; d++, i++) {
             int64_t xi = (((a % xd[0]) * xd[1] + b % xd[1]) * xd[2] + c % xd[2]) * xd[3] + d % xd[3];
             int64_t yi = (((a % yd[0]) * yd[1] + b % yd[1]) * yd[2] + c % yd[2]) * yd[3] + d % yd[3];
-            float want = op[0] == 'A' ? x[xi] + y[yi] : op[0] == 'M' ? x[xi] * y[yi] : x[xi] - y[yi];
+            float want = op[0] == 'A'   ? x[xi] + y[yi]
+                         : op[0] == 'M' ? x[xi] * y[yi]
+                         : op[0] == 'R' ? x[xi] / y[yi]
+                                        : x[xi] - y[yi];
             if (z[i] != want && !bad++)
               fprintf(stderr, "%s bcast: element %lld: %g vs %g\n", op, (long long)i, z[i], want);
           }
@@ -1200,6 +1203,18 @@ static void test_large_reduce(void) {
   check_reduce("Sum", (int64_t[]){2, 3, 1, 4}, 1, (int64_t[]){2});
 }
 
+/* A row repeated along the rows (math_binary.c's tiles of the row): either operand, a row of 3
+ * (an image's per-channel Sub / RealDiv), per-image rows (blocks), blocks that end inside a tile,
+ * and a product large enough to be split over the pool. Run last: it draws from the same random
+ * stream as the tests before it, whose sums' tolerances were set on their draws. */
+static void test_row_tiles(void) {
+  check_bcast4("Sub", (int64_t[]){1, 64, 64, 3}, (int64_t[]){1, 1, 1, 3});
+  check_bcast4("RealDiv", (int64_t[]){1, 1, 1, 3}, (int64_t[]){1, 64, 64, 3});
+  check_bcast4("Mul", (int64_t[]){4, 33, 17, 32}, (int64_t[]){4, 1, 1, 32});
+  check_bcast4("Sub", (int64_t[]){3, 1, 1, 5}, (int64_t[]){3, 310, 250, 5});
+  check_bcast4("RealDiv", (int64_t[]){2, 97, 13, 700}, (int64_t[]){2, 1, 1, 700});
+}
+
 /* Runtime-shaped hostile inputs: mismatched dtypes, bad axes tensors. */
 static void test_errors(void) {
   sm_tensor *in[2], *out;
@@ -1224,5 +1239,6 @@ int main(void) {
   test_large_unary_cast_softmax();
   test_large_reduce();
   test_errors();
+  test_row_tiles();
   TEST_MAIN_END();
 }
