@@ -4,11 +4,12 @@
  * ISPLAT, SEL, VABS, ALWAYS defined for them. Deliberately no include guard. The operations are
  * the same at every width, element by element, so an element's result does not depend on the width
  * that computed it beyond FMA contraction (every width with FMA contracts the same expressions). */
-/* In place through a pointer: a vector passed or returned by value changes the baseline ABI. */
-ALWAYS void VM_FN(vexp)(VF *v) {
+/* In place through a pointer: a vector passed or returned by value changes the baseline ABI.
+ * VM_SCALE(p, nf), where defined (the AVX-512 width): p 2^nf rounded once. */
+/* exp of x clamped to [-104, 88.73] (vexp) and of x <= 0 (or NaN), whose upper clamp would never
+ * act (vexp_neg: sigmoid's exp(-|x|)); the same bits. */
+ALWAYS void VM_FN(vexp_clamped)(VF *v) {
   VF x = *v;
-  x = SEL(x < SPLAT(-104.0f), SPLAT(-104.0f), x);
-  x = SEL(x > SPLAT(88.73f), SPLAT(88.73f), x);
   const VF magic = SPLAT(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
   VF t = x * SPLAT(1.44269504088896341f) + magic;
   VI n = (VI)t - (VI)magic;
@@ -22,14 +23,32 @@ ALWAYS void VM_FN(vexp)(VF *v) {
   p = p * r + SPLAT(1.6666665459e-1f);
   p = p * r + SPLAT(5.0000001201e-1f);
   p = p * (r * r) + r + SPLAT(1.0f);
+#ifdef VM_SCALE
+  /* p 2^n rounded once (AVX-512's scalef): what the two factors below give, in one instruction */
+  (void)n;
+  *v = VM_SCALE(p, nf);
+#else
   VI n1 = n >> 1, n2 = n - n1;
   VF s1 = (VF)((n1 + ISPLAT(127)) << 23), s2 = (VF)((n2 + ISPLAT(127)) << 23);
   *v = p * s1 * s2;
+#endif
+}
+
+ALWAYS void VM_FN(vexp)(VF *v) {
+  VF x = *v;
+  x = SEL(x < SPLAT(-104.0f), SPLAT(-104.0f), x);
+  *v = SEL(x > SPLAT(88.73f), SPLAT(88.73f), x);
+  VM_FN(vexp_clamped)(v);
+}
+
+ALWAYS void VM_FN(vexp_neg)(VF *v) {
+  *v = SEL(*v < SPLAT(-104.0f), SPLAT(-104.0f), *v);
+  VM_FN(vexp_clamped)(v);
 }
 
 ALWAYS void VM_FN(vsigmoid)(VF *v) {
   VF x = *v, e = -VABS(x);
-  VM_FN(vexp)(&e);
+  VM_FN(vexp_neg)(&e);
   VF d = SPLAT(1.0f) + e;
   /* one division: the numerator picked first gives each lane the quotient it had (1/d or e/d) */
   *v = SEL(x >= SPLAT(0.0f), SPLAT(1.0f), e) / d;
