@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vmath.h"
 #include "ops/math_int.h"
 
 enum { R_sum, R_prod, R_max, R_min, R_and, R_or, NR, R_mean = NR };
@@ -83,6 +84,63 @@ typedef void (*redfn)(const void *in, void *out, int64_t o0, int64_t o1, int64_t
 
 REDUCE_OPS(OP_DEFS)
 static const redfn table[NR][NT] = {REDUCE_OPS(OP_ENTS)};
+
+/* float Sum (and Mean) along a strided axis on AVX-512: the generic loop adds each source row into
+ * dst in memory, so every element's chain of adds goes through a store and a load per row (a
+ * squeeze-excite Mean over 32x32 pixels of 32 channels, [1024, 32]: 3.8 us); here 64 columns at a
+ * time stay in four registers over all r rows. Each element is still src row 0, + row 1, + row 2,
+ * ... in order: the same bits. Contiguous rows (inner == 1) and column tails take sum_f32. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SUM_AVX512 1
+typedef float v16f_r __attribute__((vector_size(64)));
+__attribute__((target("avx512f"))) static void sum_f32_avx512(const void *ip, void *op, int64_t o0, int64_t o1,
+                                                              int64_t r, int64_t inner, int64_t i0, int64_t i1) {
+  if (inner == 1) {
+    sum_f32(ip, op, o0, o1, r, inner, i0, i1);
+    return;
+  }
+  const float *in = ip;
+  float *out = op;
+  for (int64_t o = o0; o < o1; o++) {
+    const float *src = in + o * r * inner;
+    float *dst = out + o * inner;
+    int64_t i = i0;
+    for (; i + 64 <= i1; i += 64) {
+      v16f_r a[4];
+      memcpy(a, src + i, sizeof a);
+      for (int64_t k = 1; k < r; k++) {
+        v16f_r b[4];
+        memcpy(b, src + k * inner + i, sizeof b);
+        a[0] += b[0];
+        a[1] += b[1];
+        a[2] += b[2];
+        a[3] += b[3];
+      }
+      memcpy(dst + i, a, sizeof a);
+    }
+    for (; i + 16 <= i1; i += 16) {
+      v16f_r a;
+      memcpy(&a, src + i, sizeof a);
+      for (int64_t k = 1; k < r; k++) {
+        v16f_r b;
+        memcpy(&b, src + k * inner + i, sizeof b);
+        a += b;
+      }
+      memcpy(dst + i, &a, sizeof a);
+    }
+    if (i < i1) sum_f32(src, dst, 0, 1, r, inner, i, i1);
+  }
+}
+#endif
+
+/* The loop for (op, dtype index): the AVX-512 float sum where base/vmath.h runs sixteen lanes (the
+ * CPU has AVX-512F and DQ, and SM_VMATH_LANES is not 8). */
+static redfn red_fn(int op, int ti) {
+#ifdef SUM_AVX512
+  if (op == R_sum && ti == T_f32 && sm__vmath_lanes() == 16) return sum_f32_avx512;
+#endif
+  return table[op][ti];
+}
 
 static const struct {
   const char *name;
@@ -317,7 +375,7 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
       dst = tmp[pass & 1] = sm__kctx_scratch(ctx, (size_t)(outer * inner) * cs, &st);
       if (!dst) break;
     }
-    red_job j = {table[core][ti], in, dst, gsize[g], inner};
+    red_job j = {red_fn(core, ti), in, dst, gsize[g], inner};
     int64_t work = outer * gsize[g] * inner;
     if (outer == 1 && inner > 1) {
       int64_t grain = SM_MATH_PAR_MIN / gsize[g];

@@ -1215,6 +1215,16 @@ static void test_row_tiles(void) {
   check_bcast4("RealDiv", (int64_t[]){2, 97, 13, 700}, (int64_t[]){2, 1, 1, 700});
 }
 
+/* float Sum / Mean along a strided axis (math_reduce.c's AVX-512 columns): blocks of 64 and 16
+ * columns and a tail, one and several outer rows, a column range split over the pool. Run last
+ * (the random stream, as test_row_tiles). */
+static void test_sum_columns(void) {
+  check_reduce("Sum", (int64_t[]){1, 1, 20, 100}, 1, (int64_t[]){2});
+  check_reduce("Mean", (int64_t[]){2, 50, 40, 70}, 2, (int64_t[]){1, 2});
+  check_reduce("Mean", (int64_t[]){1, 32, 32, 32}, 2, (int64_t[]){1, 2});
+  check_reduce("Sum", (int64_t[]){1, 1, 3, 70000}, 1, (int64_t[]){2});
+}
+
 /* Runtime-shaped hostile inputs: mismatched dtypes, bad axes tensors. */
 static void test_errors(void) {
   sm_tensor *in[2], *out;
@@ -1240,5 +1250,6 @@ int main(void) {
   test_large_reduce();
   test_errors();
   test_row_tiles();
+  test_sum_columns();
   TEST_MAIN_END();
 }
