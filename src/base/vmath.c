@@ -7,7 +7,8 @@
  * the clamp), n = round(x / ln 2) by the 1.5 * 2^23 trick, r = x - n ln 2 in two parts (Cody-Waite),
  * exp(r) = 1 + r + r^2 P(r) with the degree-5 minimax P of the Cephes library's expf, then the
  * scaling by 2^n in two factors 2^(n/2) 2^(n - n/2) so that neither leaves the normal range
- * (results near the bottom are denormals rounded once, as libm's).
+ * (results near the bottom are denormals rounded once, as libm's; the AVX-512 build does it in one
+ * scalef, which rounds the same product once).
  * tanh(x): |x| < 0.625, the odd minimax polynomial of Cephes' tanhf; else 1 - 2 / (exp(2|x|) + 1)
  * with x's sign. sigmoid(x): e = exp(-|x|), 1 / (1 + e) for x >= 0, e / (1 + e) below (TF's form,
  * which never overflows). */
