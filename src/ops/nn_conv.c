@@ -856,7 +856,10 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
   int64_t M = j->N * j->OH * j->OW;
   double macs = (double)M * (double)j->K * (double)(depth_mult ? depth_mult : j->Cout);
-  if (macs < SM_NN_PAR_MIN_MACS) pool = NULL;
+  /* nn_dwconv.c's depthwise splits from a quarter of the usual threshold: MobileNetV2 b1 (2 threads)
+   * 0.58 -> 0.54-0.55 ms a call with its 8x8 and 4x4x576 layers split (bench/RESULTS.md, session
+   * 15, h2) */
+  if (macs < (depth_mult && use_dw3x3(j) ? SM_NN_PAR_MIN_MACS / 4 : SM_NN_PAR_MIN_MACS)) pool = NULL;
   if (j->pool) { /* fused MaxPool (conv_common checked use_direct) */
     int64_t per_row = j->OW * j->K * j->Cout * (j->pool->kh < j->OH ? j->pool->kh : j->OH);
     sm__parallel_for(pool, j->N * j->pOH, per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1), direct_pick(1), j);
