@@ -825,9 +825,23 @@ static rows_fn direct_pick(int pooled) {
   return pooled == 2 ? depthwise_rows : pooled ? pooled_rows_base : direct_rows_base;
 }
 
-/* Whether the depthwise rows write every output element (depthwise_rows_avx512 at multiplier 1),
- * so that the output needs no zeroing first (the other loops add into it). */
+/* Whether nn_dwconv.c's 3x3 AVX-512 loops run this float depthwise (in place of oneDNN's call). */
+static int use_dw3x3(const conv_job *j) {
+  return j->dtype == SM_FLOAT && j->C > 0 &&
+         sm__nn_dw3x3_ok(j->KH, j->KW, j->Cout / j->C, j->sh, j->sw, j->dh, j->dw) && j->Cout == j->C;
+}
+
+static void dw3x3_rows(void *ctx, int64_t begin, int64_t end) {
+  const conv_job *j = ctx;
+  sm__nn_dw_args d = {(const float *)j->in, (const float *)j->filt, j->bias, (float *)j->out, j->N, j->H, j->W, j->C,
+                      j->OH, j->OW, j->sh, j->sw, j->pt, j->pl, j->act, j->alpha};
+  sm__nn_dw3x3_rows(&d, begin, end);
+}
+
+/* Whether the depthwise rows write every output element (nn_dwconv.c's, depthwise_rows_avx512 at
+ * multiplier 1), so that the output needs no zeroing first (the other loops add into it). */
 static int depthwise_overwrites(const conv_job *j) {
+  if (use_dw3x3(j)) return 1;
 #ifdef DIRECT_AVX2
   return j->dtype == SM_FLOAT && j->Cout == j->C && direct_pick(2) == depthwise_rows_avx512;
 #else
@@ -842,14 +856,17 @@ static void conv_run(sm_threadpool *pool, conv_job *j, int64_t depth_mult) {
   size_t es = j->dtype == SM_DOUBLE ? 8 : 4;
   int64_t M = j->N * j->OH * j->OW;
   double macs = (double)M * (double)j->K * (double)(depth_mult ? depth_mult : j->Cout);
-  if (macs < SM_NN_PAR_MIN_MACS) pool = NULL;
+  /* nn_dwconv.c's depthwise splits from a quarter of the usual threshold: MobileNetV2 b1 (2 threads)
+   * 0.58 -> 0.54-0.55 ms a call with its 8x8 and 4x4x576 layers split (bench/RESULTS.md, session
+   * 15, h2) */
+  if (macs < (depth_mult && use_dw3x3(j) ? SM_NN_PAR_MIN_MACS / 4 : SM_NN_PAR_MIN_MACS)) pool = NULL;
   if (j->pool) { /* fused MaxPool (conv_common checked use_direct) */
     int64_t per_row = j->OW * j->K * j->Cout * (j->pool->kh < j->OH ? j->pool->kh : j->OH);
     sm__parallel_for(pool, j->N * j->pOH, per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1), direct_pick(1), j);
   } else if (depth_mult) {
     int64_t per_row = j->OW * j->KH * j->KW * j->Cout;
     sm__parallel_for(pool, j->N * j->OH, per_row >= 16384 ? 1 : 16384 / (per_row ? per_row : 1),
-                     j->dtype == SM_FLOAT ? direct_pick(2) : depthwise_rows, j);
+                     use_dw3x3(j) ? dw3x3_rows : j->dtype == SM_FLOAT ? direct_pick(2) : depthwise_rows, j);
   } else if (use_direct(j)) {
     int64_t per_row = j->OW * j->K * j->Cout;
     sm__parallel_for(pool, j->N * j->OH, per_row >= 65536 ? 1 : 65536 / per_row, direct_pick(0), j);
@@ -1010,7 +1027,9 @@ static sm_status *conv_stream(const conv_job *j, const float *addend, sm_kctx *c
   return st;
 }
 
-static int use_dnnl(const conv_job *j, int depthwise) { return depthwise || !use_direct(j) || j->K > 16; }
+static int use_dnnl(const conv_job *j, int depthwise) {
+  return depthwise ? !use_dw3x3(j) : !use_direct(j) || j->K > 16;
+}
 
 static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise, const sm_tensor *f, sm_kctx *ctx,
                             int *declined) {

@@ -685,7 +685,17 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
   /* a oneDNN call cannot stop halfway: check before (ctx NULL: a caller outside a run, one thread) */
   sm_status *st = ctx ? sm__kctx_check_stop(ctx) : NULL;
   if (st) return st;
-  sm_threadpool *pool = macs < SM_NN_PAR_MIN_MACS || !ctx ? NULL : sm__kctx_pool(ctx);
+  /* one image's convolution of 16 output pixels or fewer (slices of its filters, sm__dnnl_conv_split)
+   * with under 64K floats of filters splits from twice the usual threshold: MobileNetV2 b1's
+   * 393K-multiply-add 1x1s at 4x4 (64 x 384 filters) ran no faster in two slices, and the call
+   * 0.593 / 0.596 / 0.575 -> 0.572 / 0.584 / 0.557 ms with them on one thread; with larger filters
+   * (DenseNet121 b1's 1x1s of 512-1024 x 128 at 2x2, bound by reading them) two slices read them
+   * twice as fast: 2.96 -> 3.02 ms without (bench/RESULTS.md, session 15, h2) */
+  double min_macs = SM_NN_PAR_MIN_MACS;
+  if (j->conv && j->conv->N == 1 && j->conv->OH * j->conv->OW <= 16 &&
+      (double)j->conv->KH * (double)j->conv->KW * (double)j->conv->C * (double)j->conv->Cout < 65536.0)
+    min_macs *= 2;
+  sm_threadpool *pool = macs < min_macs || !ctx ? NULL : sm__kctx_pool(ctx);
   int64_t pieces = sm__threadpool_nthreads(pool);
   if (pieces > n) pieces = n;
   j->n = n;

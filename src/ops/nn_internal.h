@@ -1,4 +1,4 @@
-/* nn_internal.h - what the nn kernel files (nn.c, nn_matmul.c, nn_conv.c, nn_pool.c, nn_norm.c,
+/* nn_internal.h - what the nn kernel files (nn.c, nn_matmul.c, nn_conv.c, nn_dwconv.c, nn_pool.c, nn_norm.c,
  * nn_fuse.c) share: attr parsing for windows (strides, dilations, padding, data_format), TF's
  * windowed output size rule (ops.md §3.8), NCHW<->NHWC transposes, BLAS set-up, the fused-op attrs
  * of _FusedConv2D / _FusedMatMul, and the kernel entry points that nn.c lists in sm_kernels_nn.
@@ -142,6 +142,19 @@ void sm__nn_sgemm_small(int64_t m, int64_t n0, int64_t n1, int64_t k, const floa
  * (nn_raw.h), alpha LeakyRelu's; in == out is allowed. nn_norm.c. */
 void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
                          float alpha);
+
+/* The float NHWC 3x3 depthwise convolution on AVX-512 (nn_dwconv.c): out = act(conv + bias) over
+ * output rows [begin, end) (n * OH + oh) of in [N, H, W, C] with filter [3, 3, C, 1]; bias may be
+ * NULL; pt / pl the top / left padding. sm__nn_dw3x3_ok says whether it runs the shape. */
+typedef struct sm__nn_dw_args {
+  const float *in, *filt, *bias;
+  float *out;
+  int64_t N, H, W, C, OH, OW, sh, sw, pt, pl;
+  int act;
+  float alpha;
+} sm__nn_dw_args;
+int sm__nn_dw3x3_ok(int64_t KH, int64_t KW, int64_t mult, int64_t sh, int64_t sw, int64_t dh, int64_t dw);
+void sm__nn_dw3x3_rows(const sm__nn_dw_args *d, int64_t begin, int64_t end);
 
 /* The kernels (op names in nn.c's table). */
 sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state);

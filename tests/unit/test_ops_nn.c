@@ -185,6 +185,63 @@ static void fused_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K
   sm_tensor_free(out);
 }
 
+/* _FusedDepthwiseConv2dNative (3x3, multiplier 1, bias, an activation) against naive_conv_ref over the
+ * input zero-padded by pads [top, bottom, left, right] (then VALID) + the epilogue in doubles. With
+ * explicit pads the node carries them as the fold leaves a zero Pad (_sm_explicit_paddings, padding
+ * VALID); else SAME (same) or VALID. On AVX-512 these are nn_dwconv.c's loops: edge pixels, rows in
+ * the padding, channel tails, strides, pads of 2 (its masked path), images of 1 and 2 columns. */
+static void fused_dw_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t s, int same, const int64_t *pads,
+                              const char *act) {
+  int64_t xd[4] = {N, H, W, C}, fd[4] = {3, 3, C, 1}, bd[1] = {C}, OH, OW;
+  sm_tensor *in[3] = {rand_tensor(4, xd), rand_tensor(4, fd), rand_tensor(1, bd)}, *out = NULL;
+  const float *x = sm_tensor_data(in[0]);
+  float *xp = NULL;
+  int64_t Hp = H, Wp = W;
+  if (pads) { /* the reference runs VALID over a zero-padded copy */
+    Hp = H + pads[0] + pads[1], Wp = W + pads[2] + pads[3];
+    xp = calloc((size_t)(N * Hp * Wp * C), sizeof *xp);
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t h = 0; h < H; h++)
+        memcpy(xp + ((n * Hp + h + pads[0]) * Wp + pads[2]) * C, x + ((n * H + h) * W) * C, (size_t)(W * C) * sizeof *xp);
+  }
+  double *want = naive_conv_ref(xp ? xp : x, sm_tensor_data(in[1]), N, Hp, Wp, C, 3, 3, C, 1, s, s, 1, 1,
+                                pads ? 0 : same, 1, &OH, &OW);
+  int64_t n = N * OH * OW * C;
+  const float *bias = sm_tensor_data(in[2]);
+  for (int64_t i = 0; i < n; i++) {
+    double v = want[i] + bias[i % C];
+    if (!strcmp(act, "Relu")) v = v > 0 ? v : 0;
+    else if (!strcmp(act, "Relu6")) v = v < 0 ? 0 : v > 6 ? 6 : v;
+    else if (!strcmp(act, "Sigmoid")) v = 1 / (1 + exp(-v));
+    want[i] = v;
+  }
+  char attrs[1024], ops[128], ex[256] = "";
+  snprintf(ops, sizeof ops, "s: \"BiasAdd\" %s%s%s", *act ? "s: \"" : "", act, *act ? "\"" : "");
+  if (pads)
+    snprintf(ex, sizeof ex,
+             "attr { key: \"_sm_explicit_paddings\" value { list { i: 0 i: 0 i: %lld i: %lld i: %lld i: %lld i: 0 "
+             "i: 0 } } } ",
+             (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3]);
+  snprintf(attrs, sizeof attrs,
+           "attr { key: \"strides\" value { list { i: 1 i: %lld i: %lld i: 1 } } } attr { key: \"padding\" value { s: "
+           "\"%s\" } } attr { key: \"dilations\" value { list { i: 1 i: 1 i: 1 i: 1 } } } attr { key: "
+           "\"fused_ops\" value { list { %s } } } attr { key: \"num_args\" value { i: 1 } } attr { key: \"TArgs\" "
+           "value { list { type: DT_FLOAT } } } %s",
+           (long long)s, (long long)s, same && !pads ? "SAME" : "VALID", ops, ex);
+  char *mg = graph1("_FusedDepthwiseConv2dNative", 3, "DT_FLOAT", attrs);
+  int f0 = 0;
+  CHECK_OK(run_graph(mg, in, 3, &f0, 1, &out));
+  char what[160];
+  snprintf(what, sizeof what, "_FusedDepthwiseConv2dNative %lldx%lldx%lldx%lld s%lld %s %s", (long long)N, (long long)H,
+           (long long)W, (long long)C, (long long)s, pads ? "pads" : same ? "SAME" : "VALID", act);
+  compare(what, out, want, n, 1e-5);
+  free(want);
+  free(xp);
+  free(mg);
+  for (int i = 0; i < 3; i++) sm_tensor_free(in[i]);
+  sm_tensor_free(out);
+}
+
 static void matmul_vs_naive(int64_t M, int64_t K, int64_t N, int ta, int tb) {
   int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N};
   sm_tensor *in[2] = {rand_tensor(2, ad), rand_tensor(2, bd)}, *out = NULL;
@@ -737,6 +794,26 @@ int main(void) {
     for (int a = 0; a < 7; a++) fused_vs_naive(1, 2, 2, 512, 3, 3, 96, 1, 1, 1, 1, 1, a % 2, acts[a]);
     fused_vs_naive(2, 2, 2, 1024, 1, 1, 256, 1, 1, 1, 1, 0, 1, "Relu"); /* the residual 1x1 at batch 2 */
     fused_vs_naive(1, 4, 4, 256, 3, 3, 160, 2, 2, 1, 1, 1, 0, "Relu"); /* stride 2, SAME */
+  }
+  { /* the fused depthwise (MobileNetV2's shapes and the edges around them) */
+    const char *acts[] = {"", "Relu", "Relu6", "Sigmoid"};
+    const int64_t p01[4] = {0, 1, 0, 1}, p11[4] = {1, 1, 1, 1}, p22[4] = {2, 1, 2, 2}, p10[4] = {1, 0, 0, 1};
+    for (int a = 0; a < 4; a++) {
+      fused_dw_vs_naive(1, 32, 32, 32, 1, 1, NULL, acts[a]);
+      fused_dw_vs_naive(2, 16, 16, 96, 2, 1, NULL, acts[a]);
+      fused_dw_vs_naive(1, 4, 4, 384, 1, 1, NULL, acts[a]);
+      fused_dw_vs_naive(1, 2, 2, 960, 1, 1, NULL, acts[a]);
+      fused_dw_vs_naive(1, 8, 8, 144, 2, 0, p01, acts[a]); /* Keras' ZeroPadding2D before a stride 2, folded */
+    }
+    fused_dw_vs_naive(2, 9, 13, 40, 1, 1, NULL, "Relu6"); /* a channel tail, odd sizes */
+    fused_dw_vs_naive(1, 11, 11, 24, 2, 1, NULL, "Relu6"); /* stride 2, odd: padding both sides */
+    fused_dw_vs_naive(1, 7, 10, 16, 2, 0, NULL, "Relu6"); /* VALID */
+    fused_dw_vs_naive(1, 5, 6, 48, 1, 0, p11, "Relu");
+    fused_dw_vs_naive(1, 5, 6, 48, 1, 0, p22, "Relu6"); /* pads of 2: rows and columns wholly in the padding */
+    fused_dw_vs_naive(1, 5, 6, 48, 2, 0, p10, "");
+    fused_dw_vs_naive(3, 1, 1, 20, 1, 1, NULL, "Relu6"); /* one pixel */
+    fused_dw_vs_naive(1, 3, 1, 32, 1, 1, NULL, "Relu6"); /* one column */
+    fused_dw_vs_naive(1, 1, 5, 16, 2, 1, NULL, "Relu"); /* one row */
   }
   naive_tol = 1e-5;
   matmul_vs_naive(256, 300, 64, 0, 0);
