@@ -355,7 +355,7 @@ static sm_status *assert_compute(const void *state, sm_kctx *ctx) {
 #define KC(op, name) {op, NULL, sm__array_compute_##name, NULL, 0}
 
 const sm_kernel sm_kernels_array[] = {
-    {"Const", const_prepare, const_compute, const_release, 0},
+    {"Const", const_prepare, const_compute, const_release, SM_KERNEL_PRELOAD},
     {"Placeholder", placeholder_prepare, placeholder_compute, free, 0},
     {"PlaceholderWithDefault", NULL, forward_compute, NULL, 0},
     {"Identity", NULL, forward_compute, NULL, 0},

@@ -36,7 +36,9 @@
  * cache, a filter that wraps the mapped checkpoint gives its resident pages back once folded
  * (sm__tensor_drop_pages: read again from the file only on a refold; the first fold only), so the
  * weights are resident as the folded copy (and the oneDNN pack made from it), not a third time as
- * the variable's value.
+ * the variable's value. Helpers of different plans (a model's signatures) folding the same tensors
+ * share one folded copy (shared_fold below). The loader runs the helpers whose inputs need no feed
+ * at load (SM_KERNEL_PRELOAD, sm__plan_preload), so a model's first call finds its folds made.
  *
  * A DepthwiseConv2dNative (padding SAME or VALID) heads the same chains, without the residual Add:
  * _SmFoldBN (attr _sm_depthwise) scales its [kh, kw, c, m] filter per output channel c*m, and a
@@ -96,6 +98,7 @@ typedef struct fold_state {
   int gen_ok;
   uint64_t gen;
   sm_resources *gen_res;
+  struct shared_fold *sh; /* with cache_in: the shared result ff, fb came from (a use counted) */
 } fold_state;
 
 static void fold_release(void *state);
@@ -154,9 +157,12 @@ static sm_status *fold_prepare(const sm_node *n, void **state) {
   return st;
 }
 
+static void shared_drop(struct shared_fold *e);
+
 static void fold_release(void *state) {
   fold_state *s = state;
   if (!s) return;
+  shared_drop(s->sh);
   pthread_mutex_destroy(&s->mu);
   sm_tensor_free(s->key_f);
   sm_tensor_free(s->ff);
@@ -263,6 +269,105 @@ static int same_view(const sm_tensor *k, const sm_tensor *t) {
   int r = sm_tensor_rank(t);
   return k && t && sm_tensor_data(k) == sm_tensor_data(t) && sm_tensor_dtype(k) == sm_tensor_dtype(t) &&
          sm_tensor_rank(k) == r && (!r || !memcmp(sm_tensor_dims(k), sm_tensor_dims(t), (size_t)r * sizeof(int64_t)));
+}
+
+/* ---- folds shared between plans ---------------------------------------------------------------
+ * Each signature of a model has its own plan, so its own _SmFoldBN node per BatchNorm, reading the
+ * same variables: the loader runs all of them (sm__plan_preload), and a server may call several.
+ * A helper keyed by the tensors themselves (cache_in) takes the folded pair from another helper
+ * that folded the same filter and small inputs (the same tensors or views of them, as its own key
+ * compares; the same attrs), so the model holds one folded copy, not one per signature. An entry
+ * holds references to its key's tensors and its result, and lives while a helper uses it. */
+typedef struct shared_fold {
+  struct shared_fold *next;
+  long users;
+  int depthwise, has_bias, stats, bcast, nsmall;
+  float eps;
+  sm_tensor *key_f, *key_in[5];
+  sm_tensor *ff, *fb;
+} shared_fold;
+
+#define SHARED_BUCKETS 64
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+static shared_fold *shared_tab[SHARED_BUCKETS];
+
+static size_t shared_bucket(const sm_tensor *f) { return ((uintptr_t)sm_tensor_data(f) >> 6) % SHARED_BUCKETS; }
+
+/* The entry for f and in under s's attrs, with a use taken for the caller, or NULL (under shared_mu). */
+static shared_fold *shared_find(const fold_state *s, const sm_tensor *f, const sm_tensor *const *in, int nsmall) {
+  for (shared_fold *e = shared_tab[shared_bucket(f)]; e; e = e->next) {
+    int same = e->key_f == f && e->nsmall == nsmall && e->depthwise == s->depthwise && e->has_bias == s->has_bias &&
+               e->stats == s->stats && e->bcast == s->bcast && !memcmp(&e->eps, &s->eps, sizeof e->eps);
+    for (int i = 0; i < nsmall && same; i++) same = same_view(e->key_in[i], in[i]);
+    if (same) {
+      e->users++;
+      return e;
+    }
+  }
+  return NULL;
+}
+
+size_t sm__nn_fold_shared_entries(void) {
+  size_t n = 0;
+  pthread_mutex_lock(&shared_mu);
+  for (int b = 0; b < SHARED_BUCKETS; b++)
+    for (const shared_fold *e = shared_tab[b]; e; e = e->next) n++;
+  pthread_mutex_unlock(&shared_mu);
+  return n;
+}
+
+/* Gives up a use of e (NULL: nothing); the last one frees it. */
+static void shared_drop(shared_fold *e) {
+  if (!e) return;
+  pthread_mutex_lock(&shared_mu);
+  int last = --e->users == 0;
+  if (last)
+    for (shared_fold **pp = &shared_tab[shared_bucket(e->key_f)]; *pp; pp = &(*pp)->next)
+      if (*pp == e) {
+        *pp = e->next;
+        break;
+      }
+  pthread_mutex_unlock(&shared_mu);
+  if (!last) return;
+  sm_tensor_free(e->key_f);
+  for (int i = 0; i < 5; i++) sm_tensor_free(e->key_in[i]);
+  sm_tensor_free(e->ff);
+  sm_tensor_free(e->fb);
+  free(e);
+}
+
+/* The fold of f with in for s (cache_in): another helper's when there is one (*e that entry,
+ * *shared 1), else folded here and offered to the others (*e NULL when there was no memory for the
+ * entry: the fold is then this helper's alone). */
+static sm_status *fold_shared(const fold_state *s, const sm_tensor *f, const sm_tensor *const *in, int nsmall,
+                              int64_t c, sm_tensor **ff, sm_tensor **fb, shared_fold **e) {
+  pthread_mutex_lock(&shared_mu);
+  *e = shared_find(s, f, in, nsmall);
+  pthread_mutex_unlock(&shared_mu);
+  if (!*e) {
+    sm_status *st = fold(s, f, in, c, ff, fb);
+    if (st) return st;
+    shared_fold *n = calloc(1, sizeof *n);
+    pthread_mutex_lock(&shared_mu);
+    if ((*e = shared_find(s, f, in, nsmall))) { /* another run folded the same meanwhile */
+      free(n);
+      sm_tensor_free(*ff);
+      sm_tensor_free(*fb);
+    } else if (n) {
+      *n = (shared_fold){shared_tab[shared_bucket(f)], 1, s->depthwise, s->has_bias, s->stats, s->bcast, nsmall, s->eps,
+                         sm_tensor_ref((sm_tensor *)f), {NULL}, sm_tensor_ref(*ff), sm_tensor_ref(*fb)};
+      for (int i = 0; i < nsmall; i++) n->key_in[i] = sm_tensor_ref((sm_tensor *)in[i]);
+      shared_tab[shared_bucket(f)] = n;
+      *e = n;
+      pthread_mutex_unlock(&shared_mu);
+      return NULL;
+    }
+    pthread_mutex_unlock(&shared_mu);
+    if (!*e) return NULL;
+  }
+  *ff = sm_tensor_ref((*e)->ff);
+  *fb = sm_tensor_ref((*e)->fb);
+  return NULL;
 }
 
 /* The n logical inputs (filter, then the small ones): node inputs in order, and with _sm_vars the
@@ -377,8 +482,11 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
     hit = hit && s->nkey == nkey && !memcmp(s->key, key, nkey);
   if (!hit) {
     sm_tensor *ff, *fb;
-    st = fold(s, f, in, c, &ff, &fb);
+    shared_fold *e = NULL;
+    st = s->cache_in ? fold_shared(s, f, in, nsmall, c, &ff, &fb, &e) : fold(s, f, in, c, &ff, &fb);
     if (!st) {
+      shared_drop(s->sh);
+      s->sh = e;
       sm_tensor_free(s->key_f);
       sm_tensor_free(s->ff);
       sm_tensor_free(s->fb);
@@ -412,8 +520,8 @@ static sm_status *fold_run(fold_state *s, sm_kctx *ctx, const sm_tensor *f, cons
 }
 
 const sm_kernel sm_kernels_nn_fold[] = {
-    {"_SmFoldBN", fold_prepare, fold_compute, fold_release, 0},
-    {"_SmFoldBNVars", fold_prepare, fold_compute, fold_release, 0},
+    {"_SmFoldBN", fold_prepare, fold_compute, fold_release, SM_KERNEL_PRELOAD},
+    {"_SmFoldBNVars", fold_prepare, fold_compute, fold_release, SM_KERNEL_PRELOAD},
     {0},
 };
 

@@ -110,6 +110,8 @@ typedef struct sm__nn_bn_params {
 } sm__nn_bn_params;
 sm_status *sm__nn_bn_params_match(const struct sm_rewrite *rw, sm_edge scale, sm_edge shift, sm__nn_bn_params *p,
                                   int *ok);
+/* For tests: how many folded results the _SmFoldBN helpers of all plans share now (nn_fold.c). */
+size_t sm__nn_fold_shared_entries(void);
 
 /* One spatial dimension's output size and leading pad, TF's GetWindowedOutputSize. Fails with TF's
  * "Computed output size would be negative" message. */

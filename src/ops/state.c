@@ -566,11 +566,11 @@ const sm_rewrite_rule sm_rewrites_state[] = {
 /* ---- the table ------------------------------------------------------------------------------ */
 
 const sm_kernel sm_kernels_state[] = {
-    {"VarHandleOp", var_prepare, var_compute, var_release, 0},
+    {"VarHandleOp", var_prepare, var_compute, var_release, SM_KERNEL_PRELOAD},
     {"VariableV2", var_prepare, var_compute, var_release, 0},
     {"Variable", var_prepare, var_compute, var_release, 0},
-    {"ReadVariableOp", read_prepare, read_compute, free, 0},
-    {"_SmReadVariable", rv_prepare, rv_compute, rv_release, 0},
+    {"ReadVariableOp", read_prepare, read_compute, free, SM_KERNEL_PRELOAD},
+    {"_SmReadVariable", rv_prepare, rv_compute, rv_release, SM_KERNEL_PRELOAD},
     {"AssignVariableOp", assign_var_prepare, assign_var_compute, free, 0},
     {"AssignAddVariableOp", update_var_prepare, update_var_compute, free, 0},
     {"AssignSubVariableOp", update_var_prepare, update_var_compute, free, 0},

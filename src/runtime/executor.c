@@ -630,3 +630,54 @@ sm_status *sm__kctx_run_plan(sm_kctx *c, const sm_plan *sub, sm_tensor *const *i
     return sm_status_new(SM_OUT_OF_RANGE, "function '%s': sub-plans nest deeper than %d", fn, SM_PLAN_MAX_DEPTH);
   return sm_status_prefix(exec(sub, c->env, inputs, outputs, c->ro, c->depth + 1, c->mem, c->rd), "function '%s'", fn);
 }
+
+/* The steps of p that no feed reaches and whose kernels say SM_KERNEL_PRELOAD, in plan order (a
+ * step runs when every input it reads has a value: made by such a step before it). Their outputs
+ * are dropped; what stays is what their kernels keep in their state. A step that fails is skipped,
+ * and so is every step reading its outputs: the first real run computes them and reports the
+ * error there, as it would without this. */
+void sm__plan_preload(const sm_plan *p, const sm_exec_env *env) {
+  if (!p || !env || p->has_dead || p->dev || p->backend != SM_BACKEND_CPU) return;
+  sm_tensor **vals = calloc((size_t)p->nslots + 2 * ((size_t)p->max_in + 1) + 1, sizeof *vals);
+  if (!vals) return;
+  sm_tensor **tmp = vals + p->nslots + 1;
+  const sm_tensor **in = (const sm_tensor **)(void *)(tmp + p->max_in + 1);
+  for (int i = 0; i < p->nsteps; i++) {
+    const sm_step *sp = &p->steps[i];
+    if (!sp->k || !(sp->k->flags & SM_KERNEL_PRELOAD) || sp->backend != SM_BACKEND_CPU) continue;
+    int ok = 1;
+    for (int j = 0; j < sp->nin && ok; j++) ok = vals[sp->in_slot[j]] != NULL;
+    for (int j = 0; j < sp->nin && ok; j++) {
+      sm_tensor *t = vals[sp->in_slot[j]];
+      tmp[j] = NULL;
+      if (sp->in_mode[j] == SM_IN_READ_REF && sm_tensor_dtype(t) == SM_RESOURCE) {
+        sm_status *e = read_ref(t, &tmp[j]);
+        if (e) {
+          sm_status_free(e);
+          ok = 0;
+          for (int q = 0; q < j; q++) sm_tensor_free(tmp[q]), tmp[q] = NULL;
+          break;
+        }
+        in[j] = tmp[j];
+      } else {
+        in[j] = t;
+      }
+    }
+    if (!ok) continue;
+    sm_kctx c = {env, NULL, NULL, NULL, 0, sp, sp->node, in, vals + sp->out_base, NULL, 0, 0, i, p->nsteps, NULL};
+    sm_status *st = sp->k->compute(sp->state, &c);
+    kctx_scratch_release(&c);
+    for (int j = 0; j < sp->nin; j++) sm_tensor_free(tmp[j]), tmp[j] = NULL;
+    if (st) { /* nothing of it is kept */
+      sm_status_free(st);
+      for (int k = 0; k < sp->nout; k++) sm_tensor_free(vals[sp->out_base + k]), vals[sp->out_base + k] = NULL;
+      continue;
+    }
+    for (int r = 0; r < sp->nrelease; r++) {
+      sm_tensor_free(vals[sp->release[r]]);
+      vals[sp->release[r]] = NULL;
+    }
+  }
+  for (int i = 0; i < p->nslots; i++) sm_tensor_free(vals[i]);
+  free(vals);
+}

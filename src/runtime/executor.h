@@ -28,6 +28,12 @@ typedef struct sm_exec_env {
 sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *const *feeds, sm_tensor **outputs,
                        const sm_run_options *ro);
 
+/* Runs once, with no feeds, the steps of p that no feed reaches and whose kernels are registered
+ * SM_KERNEL_PRELOAD (kernel.h), dropping their outputs, so that what such a kernel computes once
+ * and keeps (a BatchNorm folded into its filter: nn_fold.c) is made before the first call (the
+ * loader, model.c). Errors are not reported: a step that fails is left to the first run. */
+void sm__plan_preload(const sm_plan *p, const sm_exec_env *env);
+
 /* ---- stopping inside a step ----------------------------------------------------------------
  * The executor marks each compute call with a stop source (thread-local, set on the thread that
  * calls compute); sm__parallel_for reads it on entry and checks it before every chunk, on

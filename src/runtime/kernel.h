@@ -41,6 +41,11 @@ enum {
   /* The op exists (scan and load accept it in unreached subgraphs: save paths) but has no compute
    * here; a plan that needs it fails at load, naming it. */
   SM_KERNEL_PARSE_ONLY = 1u << 0,
+  /* Running it depends on nothing but its inputs, the model's variables and constants, and has no
+   * effect but its outputs and its own state's cache: the loader runs such steps of a signature's
+   * plan that no feed reaches once (sm__plan_preload, executor.h), so what a first call would
+   * compute and cache there (a BatchNorm folded into its filter) is done at load. */
+  SM_KERNEL_PRELOAD = 1u << 3,
 };
 /* A device backend's kernel reads input i from host memory (TensorFlow's HostMemory: a shape, an
  * axis, a permutation): the plan gives it the host value. Inputs 0..23. */

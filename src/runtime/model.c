@@ -6,7 +6,9 @@
  * then the init op (__saved_model_init_op signature, else saved_model_main_op, else
  * legacy_init_op; TF1 table_initializer collection when there is none) with the asset feeds.
  * Every signature's plan is then built (sm__session_plan; only those sm_load_options.signatures
- * lists, when it lists some), and a run of a signature goes straight to its plan (sm__plan_run): no
+ * lists, when it lists some), and its steps that no feed reaches and whose kernels are registered
+ * SM_KERNEL_PRELOAD run once (sm__plan_preload: the BatchNorm folds, which a first call made before),
+ * and a run of a signature goes straight to its plan (sm__plan_run): no
  * names, no sorting, no cache lookup, no lock; a run asking for only some outputs, or of a signature
  * not compiled at load, takes the by-name path (the session's plan cache). A signature whose plan
  * finds ops without a kernel (SM_UNIMPLEMENTED) does not fail the load: its message becomes the
@@ -25,6 +27,7 @@
 #include "base/file.h"
 #include "runtime/model_internal.h"
 #include "runtime/device.h"
+#include "runtime/executor.h"
 #include "runtime/session.h"
 #include "savedmodel/bundle.h"
 #include "runtime/verify.h"
@@ -898,6 +901,8 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
   }
   qsort(m->sigs, (size_t)m->nsigs, sizeof *m->sigs, cmp_sig);
   int nrunnable = 0;
+  const char *pre = getenv("SM_LOAD_PRELOAD");
+  int preload = !pre || strcmp(pre, "0");
   sm_status *first_missing = NULL; /* the first signature without kernels, for a load nothing can run */
   for (int i = 0; i < m->nsigs; i++) {
     sig *sg = &m->sigs[i];
@@ -936,6 +941,9 @@ sm_status *sm__model_load_parsed(const char *export_dir, Tensorflow__SavedModel 
       goto fail;
     }
     if (!sg->unsupported) nrunnable++;
+    /* what the first call would compute once from the variables alone (BatchNorm folds), now:
+     * SM_LOAD_PRELOAD=0 leaves it to the first call (for A/B) */
+    if (!sg->unsupported && preload) sm__plan_preload(sg->plan, sm__session_env(m->sess));
   }
   if (first_missing && !nrunnable) {
     st = sm_status_prefix(first_missing, "%s", export_dir);

@@ -14,6 +14,7 @@
 #include "savedmodel/npy.h"
 #include "base/file.h"
 #include "runtime/kernel.h"
+#include "ops/nn_internal.h"
 #include "golden_io.h"
 #include "test.h"
 
@@ -766,8 +767,34 @@ static void test_unrunnable_signature(void) {
   }
 }
 
+/* The load folds each BatchNorm into its conv (sm__plan_preload, model.c), once for all the model's
+ * signatures (nn_fold.c's shared folds); SM_LOAD_PRELOAD=0 leaves it to the first call. The values
+ * stay TF's: the zoo case and its assignment sequence (test_zoo). */
+static void test_load_preloads_folds(void) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/tests/fixtures/zoo/keras_bn_fold/model", SM_SOURCE_DIR);
+  const char *tags[1] = {"serve"};
+  for (int off = 0; off < 2; off++) {
+    if (off) setenv("SM_LOAD_PRELOAD", "0", 1);
+    sm_model *m = NULL;
+    CHECK_OK(sm_model_load(dir, tags, 1, NULL, &m));
+    size_t n = sm__nn_fold_shared_entries();
+    CHECK(off ? n == 0 : n > 0);
+    if (!off && m) { /* another load: its own variables, so its own folds */
+      sm_model *m2 = NULL;
+      CHECK_OK(sm_model_load(dir, tags, 1, NULL, &m2));
+      CHECK(sm__nn_fold_shared_entries() == 2 * n);
+      sm_model_free(m2);
+    }
+    sm_model_free(m);
+    CHECK(sm__nn_fold_shared_entries() == 0);
+  }
+  unsetenv("SM_LOAD_PRELOAD");
+}
+
 int main(void) {
   test_unrunnable_signature();
+  test_load_preloads_folds();
   int have = fixtures_present();
   if (have) {
     test_small_fixtures();

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/nn_internal.h"
 #include "rewrite_util.h"
 
 #define DTF(k) "attr { key: \"" k "\" value { type: DT_FLOAT } } "
@@ -162,6 +163,45 @@ static void test_runs(void) {
   free(g);
 }
 
+/* Two plans of one session (r with target ret, and r alone) each fold the same variables: they
+ * share one folded result (nn_fold.c, as a model's signatures do), and both stay exact when a
+ * variable is assigned between runs (each refolds or takes the other's refold). */
+static void test_shared_between_plans(void) {
+  char *g = vars_graph("", "");
+  sm_session *sa = NULL, *sb = NULL;
+  CHECK_OK(sm__session_from_pbtxt(g, &sa));
+  CHECK_OK(sm__session_from_pbtxt(g, &sb));
+  int64_t xd[4] = {1, 4, 5, 3};
+  sm_tensor *x = filled(4, xd, 46);
+  const char *fx[1] = {"x"}, *fa[1] = {"r"};
+  for (int round = 0; round < 3 && sa && sb; round++) {
+    folded_vs_plain(sa, sb, round == 1 ? "as2" : round == 2 ? "as" : "init", x); /* plan r + ret */
+    /* after an assignment the other plan's helper still holds the old fold, until its next run */
+    CHECK(sm__nn_fold_shared_entries() == (round ? 2u : 1u));
+    sm_tensor *o1 = NULL, *o2 = NULL, *ob[2] = {NULL, NULL};
+    const char *fb[2] = {"r", "m"};
+    CHECK_OK(sm__session_run(sa, fx, &x, 1, fa, 1, NULL, 0, &o1)); /* plan r: its own helper */
+    CHECK_OK(sm__session_run(sa, fx, &x, 1, fa, 1, (const char *[]){"ret"}, 1, &o2));
+    CHECK_OK(sm__session_run(sb, fx, &x, 1, fb, 2, NULL, 0, ob));
+    CHECK(sm__nn_fold_shared_entries() == 1);
+    if (o1 && o2 && ob[0]) {
+      CHECK(sm_tensor_num_elements(o1) == sm_tensor_num_elements(ob[0]));
+      const float *p1 = sm_tensor_data(o1), *p2 = sm_tensor_data(o2), *pb = sm_tensor_data(ob[0]);
+      for (int64_t i = 0; i < sm_tensor_num_elements(o1); i++)
+        CHECK(p1[i] == p2[i] && fabsf(p1[i] - pb[i]) <= 1e-5f * (1 + fabsf(pb[i])));
+    }
+    sm_tensor_free(o1);
+    sm_tensor_free(o2);
+    sm_tensor_free(ob[0]);
+    sm_tensor_free(ob[1]);
+  }
+  sm_tensor_free(x);
+  sm__session_free(sa);
+  sm__session_free(sb);
+  CHECK(sm__nn_fold_shared_entries() == 0);
+  free(g);
+}
+
 /* Keras 3's BatchNorm in its plain form (scale and shift computed in the graph, no Reshapes) from
  * variables g, b, mu, v (each read a control input of ret), after a Conv2D of filter "f":
  *   sc = Mul(Rsqrt(AddV2(v, eps)), g), sh = Sub(b, Mul(mu, sc)), r = Relu(AddV2(Mul(c, sc), sh)).
@@ -281,6 +321,7 @@ static void test_keras_bias_view(void) {
 int main(void) {
   test_rule();
   test_runs();
+  test_shared_between_plans();
   test_keras_plain();
   test_keras_bias_view();
   TEST_MAIN_END();
