@@ -8,7 +8,10 @@ Each SETTING is "TRANSPORT[:NAME=VALUE,...]": TRANSPORT is np1 (mpirun -np 1), s
 memory), tcp (-np 2, TCP over loopback), veth (-np 2, rank 1 in a network namespace behind a veth
 pair, the system's TCP congestion control), veth-cubic (the same, cubic on the veth's routes),
 veth-rps / veth-cubic-rps (the same with receive packet steering on both veth ends: each flow's
-packets queued on one CPU by flow hash, as a NIC with RSS does); NAME=VALUE pairs go to every rank
+packets queued on one CPU by flow hash, as a NIC with RSS does), and any of these with -mtuN (MTU N
+on both veth ends, e.g. veth-cubic-mtu9000: jumbo frames, as MPI clusters' links use; else 1500,
+the veth's default) and then -gro (GRO on both ends, as a NIC driver has it; the veth's default is
+off); NAME=VALUE pairs go to every rank
 (mpirun -x), e.g. shm:SM_MPI_LAYER_POLL=0, veth:OMPI_MCA_btl_tcp_eager_limit=1048576.
 For every round each setting runs once in turn, so a change in the machine's load hits all alike;
 per setting it prints each round's images/s (bench_train_mpi.py's measure: the last epoch's images
@@ -28,6 +31,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_train_mpi as b  # noqa: E402  (Veth, run, train_cmd, MPIRUN)
 import run as bench_run  # noqa: E402  (loadavg)
+
+# veth[-cubic][-rps][-mtuN][-gro]: congestion control cubic on its routes, RPS on both ends, MTU N on
+# both ends, GRO on both ends (the veth's default is off; a NIC's driver has it on)
+VETH = b.re.compile(r"veth(-cubic)?(-rps)?(?:-mtu(\d+))?(-gro)?")
 
 
 def set_rps(veth, mask):
@@ -75,7 +82,7 @@ def main():
         xs = []
         for kv in filter(None, env.split(",")):
             xs += ["-x", kv]
-        if tr not in ("np1", "shm", "tcp", "veth", "veth-cubic", "veth-rps", "veth-cubic-rps"):
+        if tr not in ("np1", "shm", "tcp") and not VETH.fullmatch(tr):
             sys.exit(f"ab_train_mpi: unknown transport {tr!r}")
         parsed.append((s, tr, xs))
     if any(tr.startswith("veth") for _, tr, _ in parsed):
@@ -95,7 +102,10 @@ def main():
                 elif tr == "tcp":
                     cmd = b.MPIRUN + xs + ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo", "-np", "2"]
                 else:
-                    set_rps(veth, format((1 << ncpu) - 1, "x") if tr.endswith("-rps") else "0")
+                    m = VETH.fullmatch(tr)
+                    set_rps(veth, format((1 << ncpu) - 1, "x") if m.group(2) else "0")
+                    veth.on_both("ip", "link", "set", "dev", "DEV", "mtu", m.group(3) or "1500")
+                    veth.on_both("ethtool", "-K", "DEV", "gro", "on" if m.group(4) else "off")
                     cmd = veth.mpirun("cubic" if "cubic" in tr else None) + xs
                 if a.quiet:
                     wait_quiet(a.quiet)

@@ -131,6 +131,12 @@ class Veth:
                                   "scope", "link", "src", self.net + me] + (["congctl", cc] if cc else []),
                            check=True)
 
+    def on_both(self, *cmd):
+        """cmd on each veth end, in its namespace, the word DEV replaced by that end's name (e.g. `ip link
+        set dev DEV mtu 9000`, `ethtool -K DEV gro on`)."""
+        for pre, dev in (([], self.a), (["ip", "netns", "exec", self.ns], self.b)):
+            subprocess.run(pre + [dev if c == "DEV" else c for c in cmd], check=True, stdout=subprocess.DEVNULL)
+
     def mpirun(self, cc=None):
         self.congctl(cc)
         subnet = self.net + ".0/24"
