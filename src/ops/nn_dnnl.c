@@ -416,8 +416,12 @@ static void release(sm__dnnl_cache *c, prim *pr, pack *pk) {
  * primitive it was made for (it copies the descriptor), so an evicted or freed primitive leaves
  * nothing dangling. Freed when the thread ends. Blocked primitives (reorders in and out) still make
  * theirs per call. The thread's blocks are the C library's (they outlive any run, as oneDNN's own
- * objects do), not base/alloc.h's. */
-#define MEM_SETS 64
+ * objects do), not base/alloc.h's. Primitive ids are handed out in order, so two primitives share
+ * a set only when their ids are MEM_SETS apart: a model's primitives (one per shape of piece) each
+ * keep theirs. With 64 sets, ResNet50 b1 remade ~40 sets a call, EfficientNetB0 ~60 and
+ * DenseNet121 ~190 (each: its memory objects destroyed and created anew), 2.5%, 6% and 7% of a call
+ * (bench/RESULTS.md session 15, h5). 40 KB a thread. */
+#define MEM_SETS 1024
 typedef struct mem_set {
   uint64_t id; /* the primitive's; 0: empty */
   dnnl_memory_t m[4];
