@@ -195,12 +195,22 @@ static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
 
 /* Sets j->pieces for gemv_krows when the product is a batch-1 Dense worth the pool (the same
  * threshold as gemv_cols; SM_NN_GEMV_COLS=0 keeps one thread, for A/B): the pool's threads, at
- * most K. 1 when the caller must then give j->part krows_bytes(j). */
+ * most K. 1 when the caller must then give j->part krows_bytes(j). Not for a narrow B (at most
+ * 128 columns: sm__nn_sgemv_narrow, all of y in registers, on one thread) under 2 MiB (one core's
+ * L2 here, where a model's later calls find it): ~10 us of work, less than waking the pool's
+ * worker and splitting costs. The seed CNN's 5408 x 64 Dense (1.4 MB) split in two took the
+ * model's batch-1 call from 0.016-0.019 ms to 0.021-0.026 ms, which of the two depending on where
+ * the heap put the call's buffers (the model path's length moved it; bench/RESULTS.md, session 15
+ * h8). A narrow B of 2 MiB or more, read from memory, streams ~2x faster split (same place). */
+#define GEMV_NARROW_N 128
+#define GEMV_NARROW_ONE_THREAD_BYTES ((double)(2 << 20))
 static int krows_pieces(sm_threadpool *pool, mm_job *j, int64_t nb) {
   pthread_once(&gemv_cols_once, gemv_cols_read);
   j->pieces = 0;
-  if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && !j->tb && !gemv_cols_off &&
-      (double)j->N * (double)j->K >= SM_NN_PAR_MIN_MACS && sm__nn_sgemv_rows_on())
+  double macs = (double)j->N * (double)j->K;
+  int narrow_small = j->N <= GEMV_NARROW_N && macs * sizeof(float) < GEMV_NARROW_ONE_THREAD_BYTES;
+  if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && !j->tb && !gemv_cols_off && !narrow_small &&
+      macs >= SM_NN_PAR_MIN_MACS && sm__nn_sgemv_rows_on())
     j->pieces = sm__threadpool_nthreads(pool) < j->K ? sm__threadpool_nthreads(pool) : j->K;
   return j->pieces > 1;
 }
