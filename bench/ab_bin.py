@@ -35,7 +35,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ORT = r"""
+# The ORT child programs' common start (also gap_calls.py's and load_first.py's): a session as
+# bench_nets.py makes it (intra-op THREADS, inter-op 1), its creation time in load_ms, the first
+# output's name and the input pattern at BATCH.
+ORT_SESSION = r"""
 import json, sys, time
 sys.path.insert(0, %(bench)r)
 import onnxruntime as ort
@@ -43,11 +46,15 @@ from bench_runtime import pattern
 so = ort.SessionOptions()
 so.intra_op_num_threads = %(threads)d
 so.inter_op_num_threads = 1
+t0 = time.perf_counter()
 sess = ort.InferenceSession(%(onnx)r, so, providers=["CPUExecutionProvider"])
+load_ms = (time.perf_counter() - t0) * 1e3
 inp = sess.get_inputs()[0]
 outs = sorted(o.name for o in sess.get_outputs())[:1]
 x = pattern([d if isinstance(d, int) else %(batch)d for d in inp.shape])
-ts = []
+"""
+
+ORT = ORT_SESSION + r"""ts = []
 for r in range(%(warmup)d + %(runs)d):
     t0 = time.perf_counter()
     sess.run(outs, {inp.name: x})

@@ -31,18 +31,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import ab_bin  # noqa: E402  (its ORT child programs)
 
-ORT_GAP = r"""
-import json, sys, time
-sys.path.insert(0, %(bench)r)
-import onnxruntime as ort
-from bench_runtime import pattern
-so = ort.SessionOptions()
-so.intra_op_num_threads = 2
-so.inter_op_num_threads = 1
-sess = ort.InferenceSession(%(onnx)r, so, providers=["CPUExecutionProvider"])
-inp = sess.get_inputs()[0]
-outs = sorted(o.name for o in sess.get_outputs())[:1]
-x = pattern([d if isinstance(d, int) else 1 for d in inp.shape])
+ORT_GAP = ab_bin.ORT_SESSION + r"""
 for _ in range(10):
     sess.run(outs, {inp.name: x})
 ts = []
@@ -79,8 +68,8 @@ def gap_side(args, side):
     name, env = split_side(side)
     nets = os.path.join(args.build, "bench-nets")
     if name == "ort":
-        code = ORT_GAP % {"bench": HERE, "onnx": os.path.join(nets, args.model + ".onnx"), "calls": args.calls,
-                          "gap": args.gap}
+        code = ORT_GAP % {"bench": HERE, "threads": 2, "batch": 1, "onnx": os.path.join(nets, args.model + ".onnx"),
+                          "calls": args.calls, "gap": args.gap}
         out = subprocess.run([args.python, "-c", code], env=env, check=True, capture_output=True, text=True).stdout
         return json.loads(out.strip().splitlines()[-1])
     env["SM_BENCH_BURSTS"] = "1"

@@ -20,29 +20,17 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import ab_bin  # noqa: E402
 from ab_bin import median  # noqa: E402
 from gap_calls import label, split_side  # noqa: E402
 
-ORT = r"""
-import json, sys, time
-sys.path.insert(0, %(bench)r)
-import onnxruntime as ort
-from bench_runtime import pattern
-so = ort.SessionOptions()
-so.intra_op_num_threads = 2
-so.inter_op_num_threads = 1
-t0 = time.perf_counter()
-sess = ort.InferenceSession(%(onnx)r, so, providers=["CPUExecutionProvider"])
-load = (time.perf_counter() - t0) * 1e3
-inp = sess.get_inputs()[0]
-outs = sorted(o.name for o in sess.get_outputs())[:1]
-x = pattern([d if isinstance(d, int) else %(batch)d for d in inp.shape])
+ORT = ab_bin.ORT_SESSION + r"""
 ts = []
 for r in range(2):
     t0 = time.perf_counter()
     sess.run(outs, {inp.name: x})
     ts.append((time.perf_counter() - t0) * 1e3)
-print(json.dumps({"load_ms": load, "times_ms": ts}))
+print(json.dumps({"load_ms": load_ms, "times_ms": ts}))
 """
 
 
@@ -50,7 +38,7 @@ def one(args, side, model):
     name, env = split_side(side)
     nets = os.path.join(args.build, "bench-nets")
     if name == "ort":
-        code = ORT % {"bench": HERE, "onnx": os.path.join(nets, model + ".onnx"), "batch": args.batch}
+        code = ORT % {"bench": HERE, "threads": 2, "onnx": os.path.join(nets, model + ".onnx"), "batch": args.batch}
         cmd = [args.python, "-c", code]
     else:
         cmd = [name, os.path.join(nets, model), "serve", "serving_default", str(args.batch), "2", "0", "2"]
