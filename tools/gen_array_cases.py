@@ -61,6 +61,8 @@ def attr_text(key, v):
         return 'attr { key: "%s" value { b: %s } }' % (key, "true" if v else "false")
     if isinstance(v, int):
         return 'attr { key: "%s" value { i: %d } }' % (key, v)
+    if isinstance(v, float):
+        return 'attr { key: "%s" value { f: %r } }' % (key, v)
     if isinstance(v, str):
         return 'attr { key: "%s" value { s: "%s" } }' % (key, v)
     if isinstance(v, tuple) and v and v[0] == "shape":
