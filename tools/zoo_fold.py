@@ -114,7 +114,80 @@ def build_tf2_fused_bn_fold(model_dir):
                                     ("serving_default", {"x": xs})]}}
 
 
+def build_tf2_bn_fold_edge(model_dir):
+    """Two serving signatures over the same BatchNorm variables (their plans share the folds), one
+    BatchNorm with epsilon 0, and a set_bn that assigns degenerate variances."""
+    tf = _tf()
+    import numpy as np
+    rng = _rng(SEED + 9)
+
+    def var(shape, lo, hi, name):
+        return tf.Variable(rng.uniform(lo, hi, shape).astype(np.float32), name=name)
+
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__(name="bn_fold_edge")
+            self.f1, self.b1 = var([3, 3, 3, 17], -0.5, 0.5, "f1"), var([17], -0.5, 0.5, "b1")
+            self.fd, self.f2 = var([3, 3, 17, 1], -0.5, 0.5, "fd"), var([1, 1, 17, 5], -0.5, 0.5, "f2")
+            self.bn = [[var([c], 0.5, 1.5, "gamma%d" % i), var([c], -0.5, 0.5, "beta%d" % i),
+                        var([c], -1.0, 1.0, "mean%d" % i), var([c], 0.5, 2.0, "var%d" % i)]
+                       for i, c in enumerate((17, 17, 5))]
+
+        def fbn(self, x, i, eps):
+            g, b, m, v = self.bn[i]
+            return tf.compat.v1.nn.fused_batch_norm(x, g, b, mean=m, variance=v, epsilon=eps, is_training=False)[0]
+
+        def trunk(self, x):
+            h = tf.nn.relu(self.fbn(tf.nn.bias_add(tf.nn.conv2d(x, self.f1, 1, "SAME"), self.b1), 0, 0.0))
+            y = tf.nn.relu6(self.fbn(tf.nn.depthwise_conv2d(h, self.fd, [1, 2, 2, 1], "SAME"), 1, 0.001))
+            return h, y, self.fbn(tf.nn.conv2d(h, self.f2, 1, "VALID"), 2, 0.001)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 7, 5, 3], tf.float32, name="x")])
+        def serve(self, x):
+            return {"y": self.trunk(x)[1]}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 7, 5, 3], tf.float32, name="x")])
+        def features(self, x):
+            h, y, z = self.trunk(x)
+            return {"h": h, "y": y, "z": z}
+
+        @tf.function(input_signature=[tf.TensorSpec([17], tf.float32, name="var0"),
+                                      tf.TensorSpec([17], tf.float32, name="var1"),
+                                      tf.TensorSpec([5], tf.float32, name="var2")])
+        def set_bn(self, v0, v1, v2):
+            for i, v in enumerate((v0, v1, v2)):
+                self.bn[i][3].assign(v)
+            return {"var%d" % i: tf.identity(self.bn[i][3].value()) for i in range(3)}
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.serve, "features": m.features,
+                                                  "set_bn": m.set_bn})
+    xs = rng.uniform(-1, 1, (3, 7, 5, 3)).astype(np.float32)
+    v0 = rng.uniform(0.5, 2.0, 17).astype(np.float32)
+    v1 = rng.uniform(0.5, 2.0, 17).astype(np.float32)
+    v2 = rng.uniform(0.5, 2.0, 5).astype(np.float32)
+    v0[[0, 5, 16]] = [1e-30, 1e-20, 1e-37]  # epsilon 0: scales of 1e10 .. 3e18 (1e-38, a denormal, is 0 to TF: FTZ)
+    v1[[2, 16]] = 0.0                       # epsilon alone
+    v1[[3]] = -0.0009                       # variance + epsilon 1e-4
+    v2[[1, 4]] = [-5.0, -1.0]               # negative: TF's scale is NaN (no activation after)
+    v2[[2]] = -0.0005
+    return {"style": "tf2",
+            "description": "tf.function, FusedBatchNormV3 (inference) after conv+bias_add (epsilon 0, then relu), "
+                           "after a 3x3 stride-2 depthwise (epsilon 1e-3, then relu6) and after a 1x1 conv (epsilon "
+                           "1e-3, nothing after), x[?,7,5,3], 17 channels; serving_default (y) and features (h, y, "
+                           "z) run the same chains (shared folds). set_bn(var0[17], var1[17], var2[5]) assigns the "
+                           "variances; the sequence runs both, assigns tiny variances with epsilon 0 (scales up to "
+                           "3e18), variance 0 and -0.9 epsilon, and negative variances where nothing follows (NaN), "
+                           "then runs both again.",
+            "inputs": {"serving_default": {"x": xs}, "features": {"x": xs},
+                       "set_bn": {"var0": v0, "var1": v1, "var2": v2}},
+            "sequences": {"serve": [("serving_default", {"x": xs}), ("features", {"x": xs}),
+                                    ("set_bn", {"var0": v0, "var1": v1, "var2": v2}), ("serving_default", {"x": xs}),
+                                    ("features", {"x": xs})]}}
+
+
 FOLD_BUILDERS = {
     "keras_bn_fold": build_keras_bn_fold,
     "tf2_fused_bn_fold": build_tf2_fused_bn_fold,
+    "tf2_bn_fold_edge": build_tf2_bn_fold_edge,
 }
