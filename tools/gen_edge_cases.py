@@ -73,7 +73,7 @@ def depthwise():
         (1, 3, 3, 16, 1, "VALID"), (1, 3, 3, 15, 2, "VALID"), (1, 4, 4, 31, 2, "VALID"), (1, 3, 4, 16, 2, "VALID"),
         (1, 17, 5, 17, 1, "SAME"), (1, 17, 5, 16, 2, "SAME"), (1, 17, 5, 33, 2, "VALID"), (1, 17, 5, 1, 1, "VALID"),
         (1, 3, 17, 65, 2, "SAME"), (3, 5, 3, 33, 2, "SAME"), (3, 4, 3, 16, 1, "SAME"), (0, 5, 5, 17, 1, "SAME"),
-        (1, 9, 9, 3, 2, "SAME"), (1, 6, 4, 64, 2, "SAME"), (2, 5, 5, 48, 2, "VALID"), (1, 2, 9, 16, 1, "VALID"),
+(1, 5, 5, 0, 1, "SAME"),         (1, 9, 9, 3, 2, "SAME"), (1, 6, 4, 64, 2, "SAME"), (2, 5, 5, 48, 2, "VALID"), (1, 2, 9, 16, 1, "VALID"),
     ]
     for n, h, w, c, s, pad in shapes:
         case("dw %dx%dx%dx%d s%d %s" % (n, h, w, c, s, pad), "DepthwiseConv2dNative",
@@ -169,6 +169,15 @@ def binary():
         for xs, ys in (([3, 5, 7], [7]), ([2, 4, 3], [2, 1, 3]), ([2, 1030], [1030]), ([1, 5], [4, 3, 5])):
             for op in ("Add", "Sub", "Mul") if xs[-1] < 1000 else ("Sub",):
                 case("%s %s %s %s" % (op, tfdt, xs, ys), op, [("x", R(xs, dt)), ("y", R(ys, dt))])
+    # the tiles for every element size: 1 (int8, uint8, bool-free), 2 (half, bfloat16, int16), 8, 16 (complex128)
+    for dt in (tf.int8, tf.uint8, tf.int16, tf.float16, tf.bfloat16, tf.complex64, tf.complex128, tf.uint32):
+        for xs, ys in (([2, 3, 17], [17]), ([1, 4, 1], [3, 1, 1]), ([2, 4100], [4100])):
+            if xs[-1] > 100 and dt not in (tf.int8, tf.float16):  # rows of 4100 and 8200 bytes
+                continue
+            lo, hi = (0, 9) if dt in (tf.uint8, tf.uint32) else (-9, 9)
+            xv, yv = np.asarray(RNG.randint(lo, hi, xs)), np.asarray(RNG.randint(lo, hi, ys))
+            op = "Mul" if dt.is_integer else "AddV2"
+            case("%s %s %s %s" % (op, dt.name, xs, ys), op, [("x", tf.cast(xv, dt)), ("y", tf.cast(yv, dt))])
     # division by +-0, NaN and Inf through a tiled row (IEEE in TF)
     x = np.array([[1.0, -1.0, 0.0, nan, inf, -inf, 2.5, -0.0]] * 6, np.float32).reshape(2, 3, 8)
     y = np.array([0.0, 0.0, 0.0, 1.0, -0.0, inf, -inf, 0.0], np.float32)
@@ -191,6 +200,10 @@ def exp_like():
     # 16-lane vectors and their tails: 1, 17, 33 elements
     for n in (1, 17, 33):
         case("Exp %d" % n, "Exp", [("x", np.array((EDGE * 2)[:n], np.float32))])
+    for dt in (tf.float16, tf.bfloat16):
+        case("Exp %s" % dt.name, "Exp", [("x", tf.cast(np.array([0, -0.0, 1, -1, 10, 11.1, 12, -17, -18, 90, inf, -inf, nan],
+                                                                np.float32), dt))])
+        case("Sigmoid %s" % dt.name, "Sigmoid", [("x", tf.cast(x, dt))])
     rows = [[0.0, 1.0, 2.0], [-inf, 0.0, 1.0], [inf, 0.0, 1.0], [nan, 0.0, 1.0], [-inf, -inf, -inf], [inf, inf, 0.0],
             [1e30, -1e30, 0.0], [88.0, 89.0, 90.0], [-100.0, -104.0, -110.0], [-0.0, 0.0, -0.0], [1e-45, -1e-45, 0.0],
             [3.4e38, 3.4e38, -3.4e38]]
@@ -203,6 +216,8 @@ def exp_like():
                 v[2, 0] = -inf
             case("%s rows of %d" % (op, n), op, [("logits", v)])
         case("%s 0 rows" % op, op, [("logits", np.zeros([0, 5], np.float32))])
+        case("%s rows of 0" % op, op, [("logits", np.zeros([5, 0], np.float32))])
+        case("%s half" % op, op, [("logits", tf.cast(np.array(rows[:3] + rows[7:9], np.float32), tf.float16))])
     # swish fused into a MatMul: x * sigmoid(x) on the product plus bias (TF's remapper op _FusedMatMul)
     a = np.array([EDGE], np.float32)  # [1, 36]
     b = np.eye(36, dtype=np.float32)
@@ -226,6 +241,10 @@ def reduce():
                                   ([6, 96], [0], False), ([2, 3, 4], [], False)):
             case("%s %s axes %s keep %s" % (op, shape, axes, keep), op,
                  [("input", R(shape)), ("reduction_indices", np.array(axes, np.int32))], {"keep_dims": keep})
+        for dt in (tf.float16, tf.bfloat16, tf.float64):  # half widened to float: the AVX-512 loop
+            for shape, axes in (([6, 70], [0]), ([2, 5, 33], [1])):
+                case("%s %s %s axes %s" % (op, dt.name, shape, axes), op,
+                     [("input", tf.cast(R(shape), dt)), ("reduction_indices", np.array(axes, np.int32))])
         v = R([4, 70])
         v[1, 3] = nan
         v[2, 65] = inf

@@ -44,6 +44,75 @@ static int dnnl_nan_relu(const char *name) {
          (!strcmp(a, " Relu") || !strcmp(a, " Relu6"));
 }
 
+/* ---- hostile shapes: sizes whose products overflow, outputs no memory holds ---------------- */
+#define T_F "attr { key: \"T\" value { type: DT_FLOAT } } "
+#define DW_ATTRS(s, pad) \
+  T_F "attr { key: \"strides\" value { list { i: 1 i: " s " i: " s " i: 1 } } } attr { key: \"padding\" value { s: \"" pad "\" } } "
+
+/* A float tensor of `dims` (rank r), zero-filled; NULL (a failed check) when it cannot be made. */
+static sm_tensor *zeros(int r, const int64_t *dims) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, r, dims, &t));
+  return t;
+}
+
+/* Runs node over the inputs: it must fail with `needle` in its message, or (needle NULL) succeed. */
+static void hostile(const char *what, const char *node, int nin, sm_tensor **in, const char *needle) {
+  sm_tensor *out[1] = {0};
+  for (int i = 0; i < nin; i++)
+    if (!in[i]) return;
+  sm_status *st = run_node(node, nin, in, 1, out);
+  fprintf(stderr, "hostile %s: %s\n", what, st ? sm_status_message(st) : "ok");
+  if (needle && (!st || !strstr(sm_status_message(st), needle))) {
+    fprintf(stderr, "hostile %s: want an error with \"%s\"\n", what, needle);
+    sm_test_failures++;
+  } else if (!needle && st) {
+    sm_test_failures++;
+  }
+  sm_status_free(st);
+  sm_tensor_free(out[0]);
+  for (int i = 0; i < nin; i++) sm_tensor_free(in[i]);
+}
+
+static void test_hostile(void) {
+  const int64_t big = (int64_t)1 << 40;
+  /* zero-size inputs with huge other dims: empty outputs, nothing read */
+  hostile("dw empty batch, huge image", "op: \"DepthwiseConv2dNative\" " DW_ATTRS("1", "SAME"), 2,
+          (sm_tensor *[]){zeros(4, (int64_t[]){0, big, big, 17}), zeros(4, (int64_t[]){3, 3, 17, 1})}, NULL);
+  hostile("dw huge explicit pads", "op: \"DepthwiseConv2dNative\" " DW_ATTRS("1", "EXPLICIT")
+          "attr { key: \"explicit_paddings\" value { list { i: 0 i: 0 i: 4611686018427387904 i: 4611686018427387904 i: 0 i: 0 i: 0 i: 0 } } }",
+          2, (sm_tensor *[]){zeros(4, (int64_t[]){1, 3, 3, 16}), zeros(4, (int64_t[]){3, 3, 16, 1})}, "window too large");
+  hostile("dw pads of 2^40", "op: \"DepthwiseConv2dNative\" " DW_ATTRS("1", "EXPLICIT")
+          "attr { key: \"explicit_paddings\" value { list { i: 0 i: 0 i: 1099511627776 i: 0 i: 0 i: 1099511627776 i: 0 i: 0 } } }",
+          2, (sm_tensor *[]){zeros(4, (int64_t[]){1, 3, 3, 16}), zeros(4, (int64_t[]){3, 3, 16, 1})}, "element count overflows");
+  hostile("dw stride 2^62", "op: \"DepthwiseConv2dNative\" " DW_ATTRS("4611686018427387904", "SAME"), 2,
+          (sm_tensor *[]){zeros(4, (int64_t[]){1, 3, 3, 16}), zeros(4, (int64_t[]){3, 3, 16, 1})}, "window too large");
+  hostile("dw stride 2^30 (TF: one pixel)", "op: \"DepthwiseConv2dNative\" " DW_ATTRS("1073741824", "SAME"), 2,
+          (sm_tensor *[]){zeros(4, (int64_t[]){1, 3, 3, 16}), zeros(4, (int64_t[]){3, 3, 16, 1})}, NULL);
+  hostile("conv stride 2^30 (TF: one pixel)", "op: \"Conv2D\" " DW_ATTRS("1073741824", "SAME"), 2,
+          (sm_tensor *[]){zeros(4, (int64_t[]){1, 3, 3, 16}), zeros(4, (int64_t[]){3, 3, 16, 4})}, NULL);
+  hostile("dw dilation 2^62", "op: \"DepthwiseConv2dNative\" " DW_ATTRS("1", "SAME")
+          "attr { key: \"dilations\" value { list { i: 1 i: 4611686018427387904 i: 4611686018427387904 i: 1 } } }", 2,
+          (sm_tensor *[]){zeros(4, (int64_t[]){1, 3, 3, 16}), zeros(4, (int64_t[]){3, 3, 16, 1})}, "window too large");
+  hostile("conv pads 2^62", "op: \"Conv2D\" " DW_ATTRS("1", "EXPLICIT")
+          "attr { key: \"explicit_paddings\" value { list { i: 0 i: 0 i: 4611686018427387904 i: 4611686018427387904 i: 0 i: 0 i: 0 i: 0 } } }",
+          2, (sm_tensor *[]){zeros(4, (int64_t[]){1, 3, 3, 16}), zeros(4, (int64_t[]){3, 3, 16, 4})}, "window too large");
+  /* outputs of 2^40 floats from small operands */
+  hostile("Add to 2^40", "op: \"Add\" " T_F, 2,
+          (sm_tensor *[]){zeros(2, (int64_t[]){1 << 20, 1}), zeros(2, (int64_t[]){1, 1 << 20})}, "is larger than");
+  hostile("Sub to 2^41 rank 6", "op: \"Sub\" " T_F, 2,
+          (sm_tensor *[]){zeros(6, (int64_t[]){1 << 20, 1, 1, 1, 2, 1}), zeros(6, (int64_t[]){1, 1 << 20, 1, 1, 1, 1})},
+          "is larger than");
+  hostile("MatMul to 2^40", "op: \"MatMul\" " T_F, 2,
+          (sm_tensor *[]){zeros(2, (int64_t[]){1 << 20, 1}), zeros(2, (int64_t[]){1, 1 << 20})}, "is larger than");
+  hostile("Dense of 2^40 units, K 0", "op: \"MatMul\" " T_F, 2,
+          (sm_tensor *[]){zeros(2, (int64_t[]){1, 0}), zeros(2, (int64_t[]){0, big})}, "is larger than");
+  sm_tensor *axis = NULL;
+  CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &axis));
+  hostile("Sum of 2^40 empty rows", "op: \"Sum\" " T_F "attr { key: \"Tidx\" value { type: DT_INT32 } }", 2,
+          (sm_tensor *[]){zeros(2, (int64_t[]){big, 0}), axis}, NULL);
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0, known = 0;
@@ -56,6 +125,7 @@ int main(void) {
     }
     bad += run_case(&edge_cases[i]);
   }
+  test_hostile();
   printf("edge: %zu cases, %d failed, %d left to SM_DNNL=0 (oneDNN's Relu maps NaN to 0)\n", n, bad, known);
   (void)run_node;
   TEST_MAIN_END();
