@@ -113,6 +113,56 @@ static void test_hostile(void) {
           (sm_tensor *[]){zeros(2, (int64_t[]){big, 0}), axis}, NULL);
 }
 
+/* ---- oneDNN's per-thread memory-object sets (nn_dnnl.c, MEM_SETS 1024, direct-mapped by primitive
+ * id): one session's convolution kept while 1100 other sessions' (new primitives, ids running past
+ * it, so one of them takes its set) are made, run and freed; after each, the kept one runs again.
+ * Every result stays the one its shape gave first. */
+static sm_session *conv_session(int64_t co) {
+  char g[2048];
+  snprintf(g, sizeof g,
+           "graph_def { node { name: \"i0\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } } "
+           "node { name: \"f\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"value\" "
+           "value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } dim { size: 3 } dim { size: 8 } dim { size: "
+           "%lld } } float_val: 0.25 } } } } node { name: \"y\" op: \"Conv2D\" input: \"i0\" input: \"f\" %s } }",
+           (long long)co, DW_ATTRS("1", "SAME"));
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_from_pbtxt(g, &s));
+  return s;
+}
+
+static sm_tensor *conv_run(sm_session *s, sm_tensor *x) {
+  const char *feed[1] = {"i0"}, *fetch[1] = {"y"};
+  sm_tensor *o = NULL;
+  CHECK_OK(sm__session_run(s, feed, &x, 1, fetch, 1, NULL, 0, &o));
+  return o;
+}
+
+static void test_dnnl_sets(void) {
+  int64_t xd[4] = {1, 4, 4, 8};
+  sm_tensor *x = zeros(4, xd), *first[6] = {0};
+  if (!x) return;
+  for (int64_t i = 0; i < 128; i++) ((float *)sm_tensor_data(x))[i] = (float)((i * 37) % 19 - 9) / 8.0f;
+  sm_session *kept = conv_session(16);
+  if (!kept) goto out;
+  first[0] = conv_run(kept, x);
+  int bad = 0;
+  for (int i = 0; i < 1100 && !bad; i++) {
+    int shape = 1 + i % 5;
+    sm_session *s = conv_session(4 + shape);
+    sm_tensor *o = s ? conv_run(s, x) : NULL, *k = conv_run(kept, x);
+    if (!first[shape]) first[shape] = o, o = NULL;
+    bad = !o && !first[shape] ? 1 : (o && !sm_tensor_equal(o, first[shape])) || !k || !sm_tensor_equal(k, first[0]);
+    sm_tensor_free(o);
+    sm_tensor_free(k);
+    sm__session_free(s);
+  }
+  CHECK(!bad);
+  sm__session_free(kept);
+out:
+  for (int i = 0; i < 6; i++) sm_tensor_free(first[i]);
+  sm_tensor_free(x);
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0, known = 0;
@@ -126,6 +176,7 @@ int main(void) {
     bad += run_case(&edge_cases[i]);
   }
   test_hostile();
+  test_dnnl_sets();
   printf("edge: %zu cases, %d failed, %d left to SM_DNNL=0 (oneDNN's Relu maps NaN to 0)\n", n, bad, known);
   (void)run_node;
   TEST_MAIN_END();
