@@ -45,8 +45,8 @@ DW_FN static inline __attribute__((always_inline)) __m512 dw_act(__m512 v, int a
 }
 
 DW_FN static inline __attribute__((always_inline)) void dw_store(const dw_vecs *v, __m512 a, float *o, __mmask16 m,
-                                                               int act, int has_bias) {
-  if (has_bias) a = _mm512_add_ps(a, v->bias);
+                                                               int act) {
+  a = _mm512_add_ps(a, v->bias); /* +0 without a bias: a sum of -0s is +0, as TF's from +0 */
   _mm512_mask_storeu_ps(o, m, dw_act(a, act));
 }
 
@@ -56,8 +56,7 @@ DW_FN static inline __attribute__((always_inline)) void dw_store(const dw_vecs *
  * (a constant): some of the columns may be in the padding (iw < 0 or >= W): those loads are masked
  * off (from a column inside) and so are the FMAs that would use them. */
 DW_FN static inline __attribute__((always_inline)) void dw_block(const dw_vecs *v, int64_t C, int64_t W, int64_t iw0,
-                                                               int SW, int P, int EDGE, float *o, __mmask16 m, int act,
-                                                               int has_bias) {
+                                                               int SW, int P, int EDGE, float *o, __mmask16 m, int act) {
   enum { NX = 9 };
   /* one sum per window row and pixel: chains of 3 FMAs (not 9) keep the FMA units fed, the
    * scheduler no longer filling with FMAs that wait on the one before */
@@ -89,7 +88,7 @@ DW_FN static inline __attribute__((always_inline)) void dw_block(const dw_vecs *
   }
 #pragma GCC unroll 4
   for (int p = 0; p < P; p++)
-    dw_store(v, _mm512_add_ps(_mm512_add_ps(a[0][p], a[1][p]), a[2][p]), o + p * C, m, act, has_bias);
+    dw_store(v, _mm512_add_ps(_mm512_add_ps(a[0][p], a[1][p]), a[2][p]), o + p * C, m, act);
 }
 
 /* One output row for one channel vector, the activation (NONE, RELU, RELU6) and stride known: the
@@ -99,19 +98,18 @@ DW_FN static inline __attribute__((always_inline)) void dw_row_vec(const sm__nn_
                                                                  __mmask16 m, int64_t ow_lo, int64_t ow_hi, int SW,
                                                                  int act) {
   const int64_t C = d->C, W = d->W, pl = d->pl;
-  const int hb = d->bias != NULL;
   int64_t ow = 0;
-  for (; ow < ow_lo; ow++) dw_block(v, C, W, ow * SW - pl, SW, 1, 1, o + ow * C, m, act, hb);
-  for (; ow + 4 <= ow_hi; ow += 4) dw_block(v, C, W, ow * SW - pl, SW, 4, 0, o + ow * C, m, act, hb);
+  for (; ow < ow_lo; ow++) dw_block(v, C, W, ow * SW - pl, SW, 1, 1, o + ow * C, m, act);
+  for (; ow + 4 <= ow_hi; ow += 4) dw_block(v, C, W, ow * SW - pl, SW, 4, 0, o + ow * C, m, act);
   if (ow + 2 <= ow_hi) {
-    dw_block(v, C, W, ow * SW - pl, SW, 2, 0, o + ow * C, m, act, hb);
+    dw_block(v, C, W, ow * SW - pl, SW, 2, 0, o + ow * C, m, act);
     ow += 2;
   }
   if (ow < ow_hi) {
-    dw_block(v, C, W, ow * SW - pl, SW, 1, 0, o + ow * C, m, act, hb);
+    dw_block(v, C, W, ow * SW - pl, SW, 1, 0, o + ow * C, m, act);
     ow++;
   }
-  for (; ow < d->OW; ow++) dw_block(v, C, W, ow * SW - pl, SW, 1, 1, o + ow * C, m, act, hb);
+  for (; ow < d->OW; ow++) dw_block(v, C, W, ow * SW - pl, SW, 1, 1, o + ow * C, m, act);
 }
 
 DW_FN static inline __attribute__((always_inline)) void dw_row_act(const sm__nn_dw_args *d, const dw_vecs *v,
@@ -129,7 +127,7 @@ DW_FN static inline __attribute__((always_inline)) void dw_row_act(const sm__nn_
  * W). No masks: a dead tap's FMA is not there. One sum per window row and pixel (chains of 3
  * FMAs), then (row KH0 + row KH0+1) + row KH0+2, then the bias, then the activation. */
 DW_FN static inline __attribute__((always_inline)) void dw_fast(const float *const row[3], const __m512 f[9], __m512 bias,
-                                                              int hb, int act, int64_t C, int64_t iw0, int SW, int P,
+                                                              int act, int64_t C, int64_t iw0, int SW, int P,
                                                               int KH0, int KH1, int L, int R, float *o) {
   __m512 a[3][4];
 #pragma GCC unroll 3
@@ -150,7 +148,7 @@ DW_FN static inline __attribute__((always_inline)) void dw_fast(const float *con
     __m512 s = a[KH0][p];
 #pragma GCC unroll 2
     for (int kh = KH0 + 1; kh < KH1; kh++) s = _mm512_add_ps(s, a[kh][p]);
-    if (hb) s = _mm512_add_ps(s, bias);
+    s = _mm512_add_ps(s, bias); /* +0 without a bias (dw_store) */
     _mm512_storeu_ps(o + p * C, dw_act(s, act));
   }
 }
@@ -162,19 +160,19 @@ DW_FN static inline __attribute__((always_inline)) void dw_fast_row(const sm__nn
                                                                   int64_t ow_lo, int64_t ow_hi, int SW, int KH0,
                                                                   int KH1) {
   const int64_t C = d->C, pl = d->pl;
-  const int hb = d->bias != NULL, act = d->act;
+  const int act = d->act;
   int64_t ow = 0;
-  if (ow_lo) dw_fast(row, f, bias, hb, act, C, -1, SW, 1, KH0, KH1, 1, 0, o), ow = 1;
-  for (; ow + 4 <= ow_hi; ow += 4) dw_fast(row, f, bias, hb, act, C, ow * SW - pl, SW, 4, KH0, KH1, 0, 0, o + ow * C);
+  if (ow_lo) dw_fast(row, f, bias, act, C, -1, SW, 1, KH0, KH1, 1, 0, o), ow = 1;
+  for (; ow + 4 <= ow_hi; ow += 4) dw_fast(row, f, bias, act, C, ow * SW - pl, SW, 4, KH0, KH1, 0, 0, o + ow * C);
   if (ow + 2 <= ow_hi) {
-    dw_fast(row, f, bias, hb, act, C, ow * SW - pl, SW, 2, KH0, KH1, 0, 0, o + ow * C);
+    dw_fast(row, f, bias, act, C, ow * SW - pl, SW, 2, KH0, KH1, 0, 0, o + ow * C);
     ow += 2;
   }
   if (ow < ow_hi) {
-    dw_fast(row, f, bias, hb, act, C, ow * SW - pl, SW, 1, KH0, KH1, 0, 0, o + ow * C);
+    dw_fast(row, f, bias, act, C, ow * SW - pl, SW, 1, KH0, KH1, 0, 0, o + ow * C);
     ow++;
   }
-  if (ow < d->OW) dw_fast(row, f, bias, hb, act, C, ow * SW - pl, SW, 1, KH0, KH1, 0, 1, o + ow * C);
+  if (ow < d->OW) dw_fast(row, f, bias, act, C, ow * SW - pl, SW, 1, KH0, KH1, 0, 1, o + ow * C);
 }
 
 DW_FN static inline __attribute__((always_inline)) void dw_fast_sw(const sm__nn_dw_args *d, const float *const row[3],
@@ -207,7 +205,8 @@ DW_FN static inline __attribute__((always_inline)) void dw_rowvec(const sm__nn_d
   __mmask16 m = C - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (C - c)) - 1);
   dw_vecs v;
   for (int k = 0; k < 9; k++) v.f[k] = _mm512_maskz_loadu_ps(m, d->filt + k * C + c);
-  v.bias = d->bias ? _mm512_maskz_loadu_ps(m, d->bias + c) : _mm512_setzero_ps();
+  /* the bias + 0 (a -0 bias is +0): every output is a sum + bias, never -0, as TF's (sums from +0) */
+  v.bias = _mm512_add_ps(d->bias ? _mm512_maskz_loadu_ps(m, d->bias + c) : _mm512_setzero_ps(), _mm512_setzero_ps());
   int64_t n = r / d->OH, oh = r % d->OH, ih0 = oh * d->sh - d->pt;
   const float *img = d->in + n * H * W * C + c;
   float *o = d->out + r * OW * C + c;
