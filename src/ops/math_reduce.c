@@ -258,6 +258,15 @@ static void finish_mean(int dt, void *out, int64_t n, int64_t count) {
   }
 }
 
+/* A float sum of 2+ values is +0 where its terms were all -0 (TF's sums start from +0; the loops
+ * here start from the first term): x + 0 is x for every other x, NaN included. */
+static void sum_plus_zero(int dt, void *out, int64_t n) {
+  if (dt == SM_FLOAT)
+    for (int64_t i = 0; i < n; i++) ((float *)out)[i] += 0.0f;
+  else if (dt == SM_DOUBLE)
+    for (int64_t i = 0; i < n; i++) ((double *)out)[i] += 0.0;
+}
+
 /* The dtype a reduction computes in: float for half/bf16 (TF accumulates Sum in half; float is
  * closer to the exact sum), 64-bit for integer Mean (TF: Mean([100,100,100] int8) = 100). */
 static int compute_dtype(int op, int dt) {
@@ -361,8 +370,9 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   void *tmp[2] = {NULL, NULL};
   int nred = 0;
   for (int g = 0; g < ng; g++) nred += gred[g];
+  const int summed = nred > 0 && core == R_sum;
   if (nred == 0) {
-    memcpy(out, in, (size_t)on * cs); /* only size-1 dims reduced */
+    memcpy(out, in, (size_t)on * cs); /* only size-1 dims reduced: the values as they are (TF's too) */
   }
   for (int pass = 0; nred > 0; pass++) {
     int g = ng - 1;
@@ -397,6 +407,7 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   sm__kctx_scratch_free(ctx, tmp[0]);
   sm__kctx_scratch_free(ctx, tmp[1]);
   if (st) goto done;
+  if (summed) sum_plus_zero(cdt, out, on);
   if (s->op == R_mean) finish_mean(cdt, out, on, count);
 done:
   if (fout && !st) narrow(dt, fout, sm_tensor_data(y), on);
