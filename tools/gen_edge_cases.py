@@ -84,6 +84,28 @@ def depthwise():
              [("input", R([n, h, w, c])), ("filter", R([3, 3, c, 1]))], dw_attrs(s, "EXPLICIT", p))
     case("dw valid would be 0 rows", "DepthwiseConv2dNative",
          [("input", R([1, 2, 5, 16])), ("filter", R([3, 3, 16, 1]))], dw_attrs(1, "VALID"))
+    # signed zeros: -0.0 everywhere, products -0, TF's sums start from +0 (sign checked)
+    for s_, pad in ((1, "SAME"), (2, "VALID"), (1, "VALID")):
+        case("dw -0.0 s%d %s signed zero" % (s_, pad), "DepthwiseConv2dNative",
+             [("input", np.full([1, 5, 4, 17], -0.0, np.float32)), ("filter", R([3, 3, 17, 1], lo=1, hi=9))],
+             dw_attrs(s_, pad))
+    xz, fz, bz = np.full([1, 4, 3, 16], -0.0, np.float32), R([3, 3, 16, 1], lo=1, hi=9), np.full([16], -0.0, np.float32)
+    for act in ("Relu", "Relu6", ""):
+        y = tf.nn.bias_add(tf.raw_ops.DepthwiseConv2dNative(input=xz, filter=fz, strides=[1, 1, 1, 1], padding="SAME"), bz)
+        y = tf.nn.relu6(y) if act == "Relu6" else tf.nn.relu(y) if act == "Relu" else y
+        ops = " ".join('s: "%s"' % o for o in ["BiasAdd"] + ([act] if act else []))
+        node = ('op: "_FusedDepthwiseConv2dNative" attr { key: "T" value { type: DT_FLOAT } } '
+                'attr { key: "strides" value { list { i: 1 i: 1 i: 1 i: 1 } } } attr { key: "padding" value { s: "SAME" } } '
+                'attr { key: "dilations" value { list { i: 1 i: 1 i: 1 i: 1 } } } attr { key: "fused_ops" value { list { %s } } } '
+                'attr { key: "num_args" value { i: 1 } } attr { key: "TArgs" value { list { type: DT_FLOAT } } }' % ops)
+        raw("fused dw -0.0 bias -0.0 %s signed zero" % (act or "none"), node, [xz, fz, bz], [y])
+    for op in ("Add", "Mul", "Sub"):
+        case("%s -0.0 tiled signed zero" % op, op, [("x", np.full([3, 4, 17], -0.0, np.float32)),
+                                                     ("y", np.array([-0.0, 0.0] * 8 + [-0.0], np.float32))])
+    # (not Relu / Relu6: TF's own sign of max(-0, 0) depends on Eigen's path, -0 for a scalar, +0 in vectors)
+    for op in ("Tanh", "Sigmoid", "Exp", "Elu", "Softplus"):
+        case("%s -0.0 signed zero" % op, op, [("x" if op in ("Tanh", "Sigmoid", "Exp") else "features",
+                                               np.array([-0.0, 0.0] * 9, np.float32))])
     # Inf and NaN at the image's edges: padding taps must add nothing (not 0 * Inf); TF's filter has no 0
     x = R([1, 4, 5, 16])
     x[0, 0, 0, :] = inf
@@ -241,6 +263,11 @@ def reduce():
                                   ([6, 96], [0], False), ([2, 3, 4], [], False)):
             case("%s %s axes %s keep %s" % (op, shape, axes, keep), op,
                  [("input", R(shape)), ("reduction_indices", np.array(axes, np.int32))], {"keep_dims": keep})
+        # signed zeros (test_ops_edge checks the sign of each 0): TF's sums start from +0
+        for shape, axes in (([3, 70], [0]), ([3, 70], [1]), ([2, 3, 40], [1]), ([1, 70], [0]), ([3, 1, 70], [0, 1])):
+            v = np.full(shape, -0.0, np.float32)
+            v.reshape(-1)[::7] = 0.0 if shape[0] > 1 else -0.0
+            case("%s %s axes %s signed zero" % (op, shape, axes), op, [("input", v), ("reduction_indices", np.array(axes, np.int32))])
         for dt in (tf.float16, tf.bfloat16, tf.float64):  # half widened to float: the AVX-512 loop
             for shape, axes in (([6, 70], [0]), ([2, 5, 33], [1])):
                 case("%s %s %s axes %s" % (op, dt.name, shape, axes), op,
