@@ -815,6 +815,17 @@ int main(void) {
     fused_dw_vs_naive(1, 3, 1, 32, 1, 1, NULL, "Relu6"); /* one column */
     fused_dw_vs_naive(1, 1, 5, 16, 2, 1, NULL, "Relu"); /* one row */
   }
+  { /* the split rules at odd sizes (session 16 h7): the own depthwise over the pool from 64K
+     * multiply-adds, a <=16-pixel convolution with under 64K floats of filters from 2x
+     * SM_NN_PAR_MIN_MACS (nn_dnnl.c), with channel and pixel counts that leave tails */
+    fused_dw_vs_naive(1, 15, 15, 33, 1, 1, NULL, "Relu6");
+    fused_dw_vs_naive(3, 17, 5, 65, 2, 1, NULL, "Relu");
+    fused_dw_vs_naive(2, 23, 23, 17, 2, 0, NULL, "");
+    conv_vs_naive(1, 4, 4, 255, 1, 1, 255, 241, 1, 1, 1, 1, 1, 0);
+    conv_vs_naive(1, 3, 5, 129, 3, 3, 129, 47, 1, 1, 1, 1, 1, 0);
+    conv_vs_naive(1, 5, 3, 65, 3, 3, 65, 1, 2, 1, 1, 1, 1, 1); /* depthwise, stride 2 down, 1 across */
+    fused_vs_naive(1, 4, 4, 255, 1, 1, 241, 1, 1, 1, 1, 1, 1, "Relu6");
+  }
   naive_tol = 1e-5;
   matmul_vs_naive(256, 300, 64, 0, 0);
   matmul_vs_naive(130, 70, 90, 1, 0);
