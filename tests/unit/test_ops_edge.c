@@ -186,6 +186,63 @@ static int zero_signs(const tc_case *c) {
   return bad != 0;
 }
 
+/* ---- row tiles split over the pool (math_binary.c bin_tiled): outputs of 2^16+ elements, pieces
+ * that start and end inside a block of rows; each element one IEEE operation, so C's own float /
+ * double arithmetic is the exact answer (TF's too). x [n0, n1, c] against y [c] or [n0, 1, c],
+ * either side. */
+static void tiled_vs_exact(int64_t n0, int64_t n1, int64_t c, int per_image, int swap, int dbl) {
+  int dt = dbl ? SM_DOUBLE : SM_FLOAT;
+  int64_t xd[3] = {n0, n1, c}, yd[3] = {n0, 1, c};
+  sm_tensor *x = NULL, *y = NULL, *out[1] = {0};
+  CHECK_OK(sm_tensor_new(dt, 3, xd, &x));
+  CHECK_OK(sm_tensor_new(dt, per_image ? 3 : 1, per_image ? yd : yd + 2, &y));
+  if (!x || !y) goto out;
+  int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y);
+  for (int64_t i = 0; i < nx; i++) {
+    double v = (double)((i * 7919) % 2003 - 1001) / 64.0;
+    dbl ? (void)(((double *)sm_tensor_data(x))[i] = v) : (void)(((float *)sm_tensor_data(x))[i] = (float)v);
+  }
+  for (int64_t i = 0; i < ny; i++) {
+    double v = (double)((i * 104729) % 997 + 1) / 32.0 * (i % 3 ? 1 : -1);
+    dbl ? (void)(((double *)sm_tensor_data(y))[i] = v) : (void)(((float *)sm_tensor_data(y))[i] = (float)v);
+  }
+  static const char *const ops[] = {"Sub", "RealDiv", "Mul"};
+  for (int o = 0; o < 3; o++) {
+    char node[160];
+    snprintf(node, sizeof node, "op: \"%s\" attr { key: \"T\" value { type: %s } }", ops[o], dbl ? "DT_DOUBLE" : "DT_FLOAT");
+    sm_tensor *in[2] = {swap ? y : x, swap ? x : y};
+    CHECK_OK(run_node(node, 2, in, 1, out));
+    if (!out[0]) continue;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < nx; i++) {
+      int64_t yi = per_image ? (i / (n1 * c)) * c + i % c : i % c;
+      double a = dbl ? ((double *)sm_tensor_data(x))[i] : ((float *)sm_tensor_data(x))[i];
+      double b = dbl ? ((double *)sm_tensor_data(y))[yi] : ((float *)sm_tensor_data(y))[yi];
+      if (swap) {
+        double t = a;
+        a = b, b = t;
+      }
+      if (dbl) {
+        double w = o == 0 ? a - b : o == 1 ? a / b : a * b;
+        bad += memcmp(&w, (double *)sm_tensor_data(out[0]) + i, sizeof w) != 0;
+      } else {
+        float fa = (float)a, fb = (float)b, w = o == 0 ? fa - fb : o == 1 ? fa / fb : fa * fb;
+        bad += memcmp(&w, (float *)sm_tensor_data(out[0]) + i, sizeof w) != 0;
+      }
+    }
+    if (bad) {
+      fprintf(stderr, "%s [%lld,%lld,%lld] against %s%s: %lld elements differ\n", ops[o], (long long)n0, (long long)n1,
+              (long long)c, per_image ? "[n0,1,c]" : "[c]", swap ? " (swapped)" : "", (long long)bad);
+      sm_test_failures++;
+    }
+    sm_tensor_free(out[0]);
+    out[0] = NULL;
+  }
+out:
+  sm_tensor_free(x);
+  sm_tensor_free(y);
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0, known = 0;
@@ -202,6 +259,12 @@ int main(void) {
   }
   test_hostile();
   test_dnnl_sets();
+  for (int k = 0; k < 4; k++) {
+    tiled_vs_exact(5, 13, 1000, k & 1, k >> 1, 0); /* 65000 elements: split, blocks of 13 rows */
+    tiled_vs_exact(3, 1031, 33, k & 1, k >> 1, 0); /* rows of 132 bytes, 62 to a tile */
+    tiled_vs_exact(7, 9, 1111, k & 1, k >> 1, 1);  /* double rows of 8888 bytes: none to a tile */
+    tiled_vs_exact(2, 4097, 9, k & 1, k >> 1, 1);
+  }
   printf("edge: %zu cases, %d failed, %d left to SM_DNNL=0 (oneDNN's Relu maps NaN to 0)\n", n, bad, known);
   (void)run_node;
   TEST_MAIN_END();
