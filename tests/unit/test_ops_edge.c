@@ -243,6 +243,45 @@ out:
   sm_tensor_free(y);
 }
 
+/* ---- float Sum / Mean along a strided axis split over the pool (math_reduce.c: columns split
+ * for one outer block, pieces starting off a 64-column boundary; outer blocks split otherwise): each
+ * output is row 0 + row 1 + ... in order, then + 0, then / count for Mean: C's float sum in that
+ * order is the exact answer bit for bit (TF's sum, in its own order, is within tolerance). */
+static void strided_sum_exact(int64_t outer, int64_t r, int64_t inner) {
+  int64_t xd[3] = {outer, r, inner};
+  sm_tensor *in[2] = {zeros(3, xd), NULL}, *out[1] = {0};
+  CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &in[1]));
+  if (!in[0] || !in[1]) goto out;
+  float *x = sm_tensor_data(in[0]);
+  for (int64_t i = 0; i < outer * r * inner; i++) x[i] = (float)((i * 7919) % 4001 - 2000) / 3.0f;
+  *(int32_t *)sm_tensor_data(in[1]) = 1;
+  for (int mean = 0; mean < 2; mean++) {
+    CHECK_OK(run_node(mean ? "op: \"Mean\" " T_F "attr { key: \"Tidx\" value { type: DT_INT32 } }"
+                           : "op: \"Sum\" " T_F "attr { key: \"Tidx\" value { type: DT_INT32 } }",
+                      2, in, 1, out));
+    if (!out[0]) continue;
+    int64_t bad = 0;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < inner; i++) {
+        float acc = x[o * r * inner + i];
+        for (int64_t k = 1; k < r; k++) acc += x[(o * r + k) * inner + i];
+        acc += 0.0f;
+        if (mean) acc /= (float)r;
+        bad += memcmp(&acc, (float *)sm_tensor_data(out[0]) + o * inner + i, sizeof acc) != 0;
+      }
+    if (bad) {
+      fprintf(stderr, "%s [%lld,%lld,%lld] axis 1: %lld outputs differ\n", mean ? "Mean" : "Sum", (long long)outer,
+              (long long)r, (long long)inner, (long long)bad);
+      sm_test_failures++;
+    }
+    sm_tensor_free(out[0]);
+    out[0] = NULL;
+  }
+out:
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0, known = 0;
@@ -259,6 +298,10 @@ int main(void) {
   }
   test_hostile();
   test_dnnl_sets();
+  strided_sum_exact(1, 200, 1000); /* columns split: grain 327, off the 64-column blocks */
+  strided_sum_exact(1, 70, 1111);
+  strided_sum_exact(5, 3, 4500);  /* outer blocks split */
+  strided_sum_exact(3, 150, 700);
   for (int k = 0; k < 4; k++) {
     tiled_vs_exact(5, 13, 1000, k & 1, k >> 1, 0); /* 65000 elements: split, blocks of 13 rows */
     tiled_vs_exact(3, 1031, 33, k & 1, k >> 1, 0); /* rows of 132 bytes, 62 to a tile */
