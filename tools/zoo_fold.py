@@ -186,8 +186,61 @@ def build_tf2_bn_fold_edge(model_dir):
                                     ("features", {"x": xs})]}}
 
 
+def build_tf2_bn_fold_shared_filter(model_dir):
+    """One conv filter and one depthwise filter under different BatchNorms (or epsilons) in three
+    signatures: the folds shared between plans must key on the BatchNorm too, not the filter alone."""
+    tf = _tf()
+    import numpy as np
+    rng = _rng(SEED + 10)
+
+    def var(*shape):
+        return tf.Variable(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__(name="bn_fold_shared_filter")
+            self.f = tf.Variable(rng.uniform(-1, 1, [3, 3, 3, 6]).astype(np.float32))
+            self.fd = tf.Variable(rng.uniform(-1, 1, [3, 3, 3, 1]).astype(np.float32))
+            self.bn = [[var(6) for _ in range(4)] for _ in range(2)]
+            self.bd = [[var(3) for _ in range(4)] for _ in range(2)]
+
+        def chain(self, x, i, eps, dw):
+            g, b, m, v = (self.bd if dw else self.bn)[i]
+            c = tf.nn.depthwise_conv2d(x, self.fd, [1, 1, 1, 1], "SAME") if dw else tf.nn.conv2d(x, self.f, 1, "SAME")
+            y = tf.compat.v1.nn.fused_batch_norm(c, g, b, mean=m, variance=v, epsilon=eps, is_training=False)[0]
+            return tf.nn.relu(y)
+
+        def both(self, x, i, eps):
+            return {"y": self.chain(x, i, eps, False), "d": self.chain(x, i, eps, True)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 5, 7, 3], tf.float32, name="x")])
+        def a(self, x):
+            return self.both(x, 0, 0.001)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 5, 7, 3], tf.float32, name="x")])
+        def b(self, x):
+            return self.both(x, 1, 0.001)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 5, 7, 3], tf.float32, name="x")])
+        def c(self, x):
+            return self.both(x, 0, 0.5)
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.a, "other_bn": m.b, "other_eps": m.c})
+    xs = rng.uniform(-1, 1, (2, 5, 7, 3)).astype(np.float32)
+    return {"style": "tf2",
+            "description": "tf.function: one conv filter [3,3,3,6] and one depthwise filter [3,3,3,1], each "
+                           "followed by FusedBatchNormV3 (inference) + relu, in three signatures: serving_default "
+                           "(BatchNorms 0, epsilon 1e-3), other_bn (BatchNorms 1), other_eps (BatchNorms 0, epsilon "
+                           "0.5). The sequence runs the three and serving_default again on one model.",
+            "inputs": {k: {"x": xs} for k in ("serving_default", "other_bn", "other_eps")},
+            "sequences": {"serve": [(k, {"x": xs}) for k in ("serving_default", "other_bn", "other_eps",
+                                                              "serving_default")]}}
+
+
 FOLD_BUILDERS = {
     "keras_bn_fold": build_keras_bn_fold,
     "tf2_fused_bn_fold": build_tf2_fused_bn_fold,
     "tf2_bn_fold_edge": build_tf2_bn_fold_edge,
+    "tf2_bn_fold_shared_filter": build_tf2_bn_fold_shared_filter,
 }
