@@ -107,6 +107,27 @@ static void test_hostile(void) {
           (sm_tensor *[]){zeros(2, (int64_t[]){1 << 20, 1}), zeros(2, (int64_t[]){1, 1 << 20})}, "is larger than");
   hostile("Dense of 2^40 units, K 0", "op: \"MatMul\" " T_F, 2,
           (sm_tensor *[]){zeros(2, (int64_t[]){1, 0}), zeros(2, (int64_t[]){0, big})}, "is larger than");
+  /* constants and shapes that ask for 2^32+ .. 2^64+ elements from a few bytes (a loaded model's
+   * constants are held to the load budget too, sm_load_options; this session has none) */
+  hostile("Const splat of 2^32 + 2^16 floats",
+          "op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { "
+          "dtype: DT_FLOAT tensor_shape { dim { size: 65536 } dim { size: 65537 } } float_val: 1 } } }",
+          0, NULL, "larger than");
+  hostile("Const of 2^62 x 8 floats",
+          "op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { "
+          "dtype: DT_FLOAT tensor_shape { dim { size: 4611686018427387904 } dim { size: 8 } } float_val: 1 } } }",
+          0, NULL, "element count overflows");
+  sm_tensor *fd = NULL, *fv = NULL;
+  CHECK_OK(sm_tensor_new(SM_INT64, 1, (int64_t[]){3}, &fd));
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 0, NULL, &fv));
+  if (fd) memcpy(sm_tensor_data(fd), (int64_t[]){(int64_t)1 << 31, (int64_t)1 << 31, (int64_t)1 << 31}, 24);
+  hostile("Fill of 2^93 elements", "op: \"Fill\" " T_F "attr { key: \"index_type\" value { type: DT_INT64 } }", 2,
+          (sm_tensor *[]){fd, fv}, "element count overflows");
+  sm_tensor *bs = NULL;
+  CHECK_OK(sm_tensor_new(SM_INT64, 1, (int64_t[]){2}, &bs));
+  if (bs) memcpy(sm_tensor_data(bs), (int64_t[]){(int64_t)1 << 20, (int64_t)1 << 20}, 16);
+  hostile("BroadcastTo 2^40", "op: \"BroadcastTo\" " T_F "attr { key: \"Tidx\" value { type: DT_INT64 } }", 2,
+          (sm_tensor *[]){zeros(1, (int64_t[]){1}), bs}, "larger than");
   sm_tensor *axis = NULL;
   CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &axis));
   hostile("Sum of 2^40 empty rows", "op: \"Sum\" " T_F "attr { key: \"Tidx\" value { type: DT_INT32 } }", 2,
