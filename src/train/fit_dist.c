@@ -2,7 +2,8 @@
  * agreeing on the run (data size, batch, architecture), starting from rank 0's weights, optimizer
  * state and RNG, and one training step on this rank's shard of the global batch, its gradients
  * summed over the ranks layer by layer as the backward pass finishes each, each rank updating its
- * share of the weights (the sharded optimizer below).
+ * share of the weights (the sharded optimizer below); or, for a Dense layer without the shared
+ * window, its inputs sent to the owners of its kernel's rows instead (the input exchange below).
  *
  * The loss's gradient on a shard of nb samples is the mean over the shard; scaled by nb / b (b the
  * global batch) before the backward pass, the sum over the ranks is the gradient of the mean over
@@ -22,6 +23,15 @@
 #include "train/train_internal.h"
 
 static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char *mode);
+
+/* No layer exchanges its inputs (fit_dist.c's input exchange, below). */
+static void xl_reset(sm__train *t) {
+  for (int l = 0; l < SM_SEQ_MAX_LAYERS; l++) {
+    free(t->xin[l]);
+    t->xin[l] = NULL;
+    t->xchg[l] = 0;
+  }
+}
 
 static sm_status *bcast_tensor(sm_tensor *t, const char *layer) {
   if (!t) return NULL;
@@ -97,6 +107,7 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   free(t->zrecv);
   t->zrecv = NULL;
   t->zslack = 0;
+  xl_reset(t); /* a failed fit's (never ended) too */
   if ((st = sm__dist_weights_share(m)) || sm__dist_grads_of(m, 0)) return st; /* the pieces are read in place */
   /* which Dense layers exchange their inputs: rank 0's settings decide for all */
   char mode[8] = "auto";
@@ -395,11 +406,7 @@ sm_status *sm__dist_fit_end(sm_seq *m) {
   }
   free(t->zrecv);
   t->zrecv = NULL;
-  for (int l = 0; l < SM_SEQ_MAX_LAYERS; l++) {
-    free(t->xin[l]);
-    t->xin[l] = NULL;
-    t->xchg[l] = 0;
-  }
+  xl_reset(t);
   if (!st) st = sm__dist_wait("the optimizer state's exchange after", NULL);
   sm__dist_weights_unshare(m, !st);
   return st;
