@@ -3,6 +3,7 @@
 
   python3 bench/bench_train_mpi.py [--build build] [--data DIR] [--limit 12000] [--epochs 2]
                                    [--batch_size 64] [--runs 2] [--no-veth] [--no-dnnl-ab] [--no-record]
+                                   [--exchange-ab]
 
 The seeds' CNN on the first --limit Fashion-MNIST images, global batch --batch_size, each rank one
 thread: `mpirun -np 1` against `mpirun -np 2` with shared memory between the ranks, -np 2 with Open
@@ -27,6 +28,9 @@ core) for up to 2 ms, then sleeps 50 us between polls after 100 more; SM_MPI_SPI
 first polls. The two SM_DNNL=0 rows are the A/B of the Dense layers' products (src/train/grad.c,
 sm__train_matmul): OpenBLAS, as before session 13, instead of oneDNN; their "vs -np 1" is against
 the SM_DNNL=0 -np 1 row (--no-dnnl-ab leaves them out).
+Over TCP the Dense layers exchange their inputs, not their kernel gradients (fit_dist.c,
+SM_MPI_EXCHANGE); --exchange-ab adds the TCP loopback and veth-cubic rows with SM_MPI_EXCHANGE=grads
+(the gradients as messages, as before session 16).
 Timing comes from `train --timing`: per rank, the last epoch's (the first warms up) mean step time
 in microseconds, wall and CPU, each split into compute and waiting in MPI collectives (the wait
 includes waiting for the slower rank, not only moving bytes). Throughput = images of the epoch /
@@ -164,6 +168,9 @@ def main():
     ap.add_argument("--no-veth", action="store_true", help="skip the two-namespace (veth) setting")
     ap.add_argument("--no-dnnl-ab", action="store_true", help="skip the SM_DNNL=0 rows")
     ap.add_argument("--no-record", action="store_true", help="print only; do not touch RESULTS.md")
+    ap.add_argument("--exchange-ab", action="store_true",
+                    help="add TCP rows with SM_MPI_EXCHANGE=grads (the Dense layers' kernel gradients as messages, "
+                         "not their inputs)")
     a = ap.parse_args()
     if not shutil.which("mpirun"):
         sys.exit("bench: mpirun not found (apt-get install openmpi-bin)")
@@ -180,6 +187,11 @@ def main():
                  lambda o: MPIRUN + ["-x", "SM_MPI_SPIN_US=0", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (TCP over loopback)", lambda o: MPIRUN + ["--mca", "btl", "tcp,self", "--mca",
                                                                "btl_tcp_if_include", "lo", "-np", "2"] + train_cmd(a, o))]
+    GRADS = ["-x", "SM_MPI_EXCHANGE=grads"]
+    if a.exchange_ab:
+        settings.append(("-np 2 (TCP over loopback, SM_MPI_EXCHANGE=grads)",
+                         lambda o: MPIRUN + GRADS + ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo",
+                                                     "-np", "2"] + train_cmd(a, o)))
     NODNNL1 = "-np 1 (SM_DNNL=0: the Dense products on OpenBLAS)"
     if not a.no_dnnl_ab:
         settings += [(NODNNL1, lambda o: MPIRUN + ["-x", "SM_DNNL=0", "-np", "1"] + train_cmd(a, o)),
@@ -193,6 +205,9 @@ def main():
         if open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip() != "cubic":
             settings.append(("-np 2 (TCP over the veth, congestion control cubic on its routes)",
                              lambda o: veth.mpirun("cubic") + train_cmd(a, o)))
+            if a.exchange_ab:
+                settings.append(("-np 2 (TCP over the veth, cubic, SM_MPI_EXCHANGE=grads)",
+                                 lambda o: veth.mpirun("cubic") + GRADS + train_cmd(a, o)))
     else:
         print(f"bench: the veth setting: {veth_note}", flush=True)
     loads, res = [], {name: [] for name, _ in settings}

@@ -2,7 +2,8 @@
  * agreeing on the run (data size, batch, architecture), starting from rank 0's weights, optimizer
  * state and RNG, and one training step on this rank's shard of the global batch, its gradients
  * summed over the ranks layer by layer as the backward pass finishes each, each rank updating its
- * share of the weights (the sharded optimizer below).
+ * share of the weights (the sharded optimizer below); or, for a Dense layer without the shared
+ * window, its inputs sent to the owners of its kernel's rows instead (the input exchange below).
  *
  * The loss's gradient on a shard of nb samples is the mean over the shard; scaled by nb / b (b the
  * global batch) before the backward pass, the sum over the ranks is the gradient of the mean over
@@ -17,8 +18,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ops/nn_dnnl.h"
 #include "train/dist.h"
 #include "train/train_internal.h"
+
+static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char *mode);
+
+/* No layer exchanges its inputs (fit_dist.c's input exchange, below). */
+static void xl_reset(sm__train *t) {
+  for (int l = 0; l < SM_SEQ_MAX_LAYERS; l++) {
+    free(t->xin[l]);
+    t->xin[l] = NULL;
+    t->xchg[l] = 0;
+  }
+}
 
 static sm_status *bcast_tensor(sm_tensor *t, const char *layer) {
   if (!t) return NULL;
@@ -88,20 +101,28 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   t->zlo = params * r / N;
   t->zhi = params * (r + 1) / N;
   t->zag_live = 0;
-  free(t->zrecv);
-  t->zrecv = malloc((size_t)((N - 1) * (t->zhi - t->zlo) + 1) * sizeof(float));
-  if (!t->zrecv)
-    return sm_status_new(SM_NO_MEMORY, "MPI rank %d: out of memory for %lld gradient values", r,
-                         (long long)((N - 1) * (t->zhi - t->zlo)));
   sm__rng tmp = t->rng;
   sm__rng_seed(&t->drop_rng, sm__rng_next(&tmp) + 0x9e3779b97f4a7c15ull * (uint64_t)(sm__dist_rank() + 1));
   t->dist_drop = 1;
-  st = sm__dist_weights_share(m);
-  if (!st && sm__dist_grads_of(m, 0)) { /* the pieces are read in place */
-    free(t->zrecv);
-    t->zrecv = NULL;
-  }
-  return st;
+  free(t->zrecv);
+  t->zrecv = NULL;
+  t->zslack = 0;
+  xl_reset(t); /* a failed fit's (never ended) too */
+  if ((st = sm__dist_weights_share(m)) || sm__dist_grads_of(m, 0)) return st; /* the pieces are read in place */
+  /* which Dense layers exchange their inputs: rank 0's settings decide for all */
+  char mode[8] = "auto";
+  const char *e = getenv("SM_MPI_EXCHANGE");
+  if (e) snprintf(mode, sizeof mode, "%s", e);
+  if (!sm__dnnl_enabled() && (!strcmp(mode, "auto") || !strcmp(mode, "inputs"))) strcpy(mode, "grads");
+  if ((st = sm__dist_bcast(mode, sizeof mode, "the initial broadcast"))) return st;
+  if (strcmp(mode, "auto") && strcmp(mode, "inputs") && strcmp(mode, "grads"))
+    return sm_status_new(SM_INVALID_ARGUMENT, "SM_MPI_EXCHANGE=%.7s: auto, inputs or grads", mode);
+  for (int l = 0; l < m->nlayers && !st; l++) st = xl_choose(m, params, l, bs, mode);
+  if (st) return st;
+  int64_t n = (N - 1) * (t->zhi - t->zlo + t->zslack) + t->zslack + 1;
+  if (!(t->zrecv = malloc((size_t)n * sizeof(float))))
+    return sm_status_new(SM_NO_MEMORY, "MPI rank %d: out of memory for %lld gradient values", r, (long long)n);
+  return NULL;
 }
 
 /* ---- the sharded optimizer ---------------------------------------------------------------------
@@ -139,7 +160,7 @@ static float *piece(const sm_seq *m, int k, int64_t a) {
   float *g = sm__dist_grads_of(m, k);
   if (g) return g + a;
   int r = sm__dist_rank();
-  return t->zrecv + (int64_t)(k < r ? k : k - 1) * (t->zhi - t->zlo) + (a - t->zlo);
+  return t->zrecv + t->zslack + (int64_t)(k < r ? k : k - 1) * (t->zhi - t->zlo + t->zslack) + (a - t->zlo);
 }
 
 /* The tensor at flat [off, off + n), buf its values there. Gradients (t set): every other rank's
@@ -199,9 +220,135 @@ static const float *last_piece(const sm_seq *m) {
   return r == N - 1 ? piece(m, 0, t->zlo) : piece(m, N - 1, t->zlo);
 }
 
+/* ---- Dense layers that exchange their inputs instead of their kernel gradients ----------------
+ * A Dense layer's kernel gradient is X^T dY over the batch (X [nb, K] its input, dY [nb, U] the
+ * gradient of its pre-activation output): each rank's K x U of it is written and nearly all of it
+ * sent to the owners of its rows, although nb (the rank's shard) is far below K. Instead, each rank
+ * sends each owner the columns of its X of the rows that owner updates (packed, as the forward
+ * pass reaches the layer: they travel during the rest of the forward and the backward pass) and
+ * its dY (as the backward pass leaves the layer), and makes only its own rows of its own gradient
+ * (xrows, grad.c); each owner then makes the other ranks' gradients of its rows from their columns,
+ * one product per rank, straight into where their pieces would have landed in zrecv. The bias's
+ * gradient travels as before. Same bits as the gradients' exchange: oneDNN's matmul makes a row of
+ * X^T dY with the same operations whatever the other rows (tests/cli/train_mpi.sh compares the two
+ * exactly), so the sum and the optimizer below are unchanged. At -np 2 on the seed CNN a rank sends
+ * 0.35 MB of columns and 8 kB of dY a step instead of a 0.69 MB gradient piece; it pays the
+ * columns' packing. SM_MPI_EXCHANGE (rank 0's): auto (the default) every Dense layer where that
+ * sends fewer floats, inputs every Dense layer, grads none; never with the gradients read in place
+ * (shared memory, dist_weights.c: no bytes to save) or without oneDNN (the gemm's small-row
+ * kernels round differently). */
+static int64_t shard_lo(int64_t b, int k) { return b * k / sm__dist_size(); }
+static int64_t shard_n(int64_t b, int k) { return shard_lo(b, k + 1) - shard_lo(b, k); }
+
+/* [*r0, *r1): the rows of layer l's kernel [K, U] that hold rank j's share of it (none: equal) */
+static void xl_rows(const sm_seq *m, int64_t P, int l, int j, int64_t *r0, int64_t *r1) {
+  const sm__layer *L = &m->layers[l];
+  int64_t off = flat_off(m, l), U = L->units, a, b;
+  share(P, j, off, sm_tensor_num_elements(L->kernel), &a, &b);
+  *r0 = *r1 = 0;
+  if (a < b) *r0 = (a - off) / U, *r1 = (b - off + U - 1) / U;
+}
+
+/* Rank k's slot (k != this rank) in the order of the other ranks. */
+static int slot(int k) { return k < sm__dist_rank() ? k : k - 1; }
+
+/* Whether layer l exchanges its inputs (global batches of up to bs), and if so its buffer xin[l]:
+ * the other ranks' columns of this rank's rows (w each of up to ms samples per rank), their dY,
+ * then the columns this rank sends. */
+static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char *mode) {
+  sm__train *t = m->priv;
+  const sm__layer *L = &m->layers[l];
+  int N = sm__dist_size(), r = sm__dist_rank();
+  t->xchg[l] = 0;
+  free(t->xin[l]);
+  t->xin[l] = NULL;
+  if (L->kind != SM_LAYER_DENSE || !L->kernel || !strcmp(mode, "grads")) return NULL;
+  int64_t U = L->units, ms = (bs + N - 1) / N, out = 0, r0, r1;
+  double xfl = 0.0, gfl = (double)(N - 1) * (double)sm_tensor_num_elements(L->kernel);
+  for (int j = 0; j < N; j++) {
+    xl_rows(m, P, l, j, &r0, &r1);
+    if (j != r) out += r1 - r0;
+    for (int k = 0; k < N && r1 > r0; k++)
+      if (k != j) xfl += (double)shard_n(bs, k) * (double)(r1 - r0 + U);
+  }
+  if (xfl >= gfl && strcmp(mode, "inputs")) return NULL;
+  xl_rows(m, P, l, r, &r0, &r1);
+  int64_t n = (N - 1) * ms * (r1 - r0 + U) + ms * out + 1;
+  if (!(t->xin[l] = malloc((size_t)n * sizeof(float))))
+    return sm_status_new(SM_NO_MEMORY, "MPI rank %d: out of memory for %lld floats of %s's inputs", r, (long long)n,
+                         L->name);
+  t->xchg[l] = 1;
+  t->xrows[l][0] = r0, t->xrows[l][1] = r1;
+  t->xcap = bs;
+  if (t->zslack < U) t->zslack = U;
+  return NULL;
+}
+
+/* As the forward pass reaches layer l (x its input, nb of this step's global batch of b): this
+ * rank's columns out to the rows' owners, theirs of this rank's rows in. */
+static sm_status *xl_inputs(sm_seq *m, int64_t P, int l, const float *x, int64_t nb, int64_t b) {
+  sm__train *t = m->priv;
+  const sm__layer *L = &m->layers[l];
+  int N = sm__dist_size(), r = sm__dist_rank();
+  int64_t U = L->units, K = sm_tensor_num_elements(L->kernel) / U, ms = (t->xcap + N - 1) / N;
+  int64_t w = t->xrows[l][1] - t->xrows[l][0], r0, r1;
+  float *out = t->xin[l] + (N - 1) * ms * (w + U);
+  sm_status *st = NULL;
+  for (int j = 0; j < N && !st && nb > 0; j++) {
+    xl_rows(m, P, l, j, &r0, &r1);
+    int64_t c = r1 - r0;
+    if (j == r || c <= 0) continue;
+    for (int64_t i = 0; i < nb; i++) memcpy(out + i * c, x + i * K + r0, (size_t)c * sizeof(float));
+    st = sm__dist_send_start(out, nb * c, j);
+    out += nb * c;
+  }
+  for (int k = 0; k < N && !st; k++)
+    if (k != r && w > 0 && shard_n(b, k) > 0)
+      st = sm__dist_recv_start(t->xin[l] + slot(k) * ms * w, shard_n(b, k) * w, k);
+  return st;
+}
+
+/* As the backward pass leaves layer l: this rank's dY (tr->grad[l], nb rows, untouched until the
+ * step's end) out to the owners of rows, theirs in. */
+static sm_status *xl_grads(sm_seq *m, int64_t P, int l, int64_t nb, int64_t b) {
+  sm__train *t = m->priv;
+  int N = sm__dist_size(), r = sm__dist_rank();
+  int64_t U = m->layers[l].units, ms = (t->xcap + N - 1) / N, w = t->xrows[l][1] - t->xrows[l][0], r0, r1;
+  sm_status *st = NULL;
+  for (int j = 0; j < N && !st && nb > 0; j++) {
+    xl_rows(m, P, l, j, &r0, &r1);
+    if (j != r && r1 > r0) st = sm__dist_send_start(t->grad[l], nb * U, j);
+  }
+  float *dy = t->xin[l] + (N - 1) * ms * w;
+  for (int k = 0; k < N && !st; k++)
+    if (k != r && w > 0 && shard_n(b, k) > 0) st = sm__dist_recv_start(dy + slot(k) * ms * U, shard_n(b, k) * U, k);
+  return st;
+}
+
+/* Once they are in: the other ranks' gradients of this rank's rows, where their pieces go (whole
+ * rows: the first and last may stick out of this rank's range, into zrecv's slack). */
+static sm_status *xl_finish(sm_seq *m, int l, int64_t b) {
+  sm__train *t = m->priv;
+  int N = sm__dist_size(), r = sm__dist_rank();
+  int64_t U = m->layers[l].units, ms = (t->xcap + N - 1) / N, r0 = t->xrows[l][0], w = t->xrows[l][1] - r0;
+  const float *dy = t->xin[l] + (N - 1) * ms * w;
+  sm_status *st = NULL;
+  for (int k = 0; k < N && !st && w > 0; k++) {
+    if (k == r) continue;
+    float *dst = piece(m, k, flat_off(m, l) + r0 * U);
+    if (shard_n(b, k) > 0)
+      st = sm__train_matmul_lda(t, 1, 1, 0, w, U, shard_n(b, k), t->xin[l] + slot(k) * ms * w, w,
+                                dy + slot(k) * ms * U, dst);
+    else
+      memset(dst, 0, (size_t)(w * U) * sizeof(float));
+  }
+  return st ? sm_status_prefix(st, "%s", m->layers[l].name) : NULL;
+}
+
 typedef struct {
   sm_seq *m;
-  int64_t P;
+  int64_t P, nb, b;
+  int xmark; /* requests up to the last input-exchanging layer's dY (0: none) */
   sm_status *st;
 } bucket_ctx;
 
@@ -211,7 +358,12 @@ static void bucket_start(bucket_ctx *c, int l) {
   if (!L->kernel || c->st) return;
   if (!sm__dist_grads_of(c->m, 0)) { /* shared gradients: the owners read them in place */
     int64_t off = flat_off(c->m, l), nk = sm_tensor_num_elements(L->kernel);
-    c->st = exchange(c->m, t, c->P, t->gk[l], off, nk);
+    if (t->xchg[l]) {
+      c->st = xl_grads(c->m, c->P, l, c->nb, c->b);
+      c->xmark = sm__dist_pending();
+    } else {
+      c->st = exchange(c->m, t, c->P, t->gk[l], off, nk);
+    }
     if (!c->st) c->st = exchange(c->m, t, c->P, t->gb[l], off + nk, sm_tensor_num_elements(L->bias));
   }
   sm__dist_poll();
@@ -219,10 +371,15 @@ static void bucket_start(bucket_ctx *c, int l) {
 
 static void layer_done(void *ctx, int l) { bucket_start(ctx, l); }
 
-/* before layer l's forward: its weights of the last step's exchange are here */
+/* before layer l's forward: its inputs out (an input-exchanging layer), its weights of the last
+ * step's exchange here */
 static sm_status *layer_begin(void *ctx, int l) {
   bucket_ctx *c = ctx;
   sm__train *t = c->m->priv;
+  if (t->xchg[l]) {
+    sm_status *st = xl_inputs(c->m, c->P, l, l ? t->act[l - 1] : t->xbatch, c->nb, c->b);
+    if (st) return st;
+  }
   return t->zag_live ? sm__dist_wait_first("training", t->zstep, t->zag[l]) : NULL;
 }
 
@@ -249,6 +406,7 @@ sm_status *sm__dist_fit_end(sm_seq *m) {
   }
   free(t->zrecv);
   t->zrecv = NULL;
+  xl_reset(t);
   if (!st) st = sm__dist_wait("the optimizer state's exchange after", NULL);
   sm__dist_weights_unshare(m, !st);
   return st;
@@ -259,7 +417,7 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
   test_fault(t, m->iterations + 1);
   t->zstep = m->iterations + 1;
   double v[SM_DIST_NMETRIC] = {0.0, 0.0, (double)nb}, sum[SM_DIST_NMETRIC];
-  bucket_ctx bc = {m, flat_off(m, m->nlayers), NULL};
+  bucket_ctx bc = {m, flat_off(m, m->nlayers), nb, b, 0, NULL};
   if (nb > 0) {
     const float *out;
     t->layer_begin = layer_begin;
@@ -283,6 +441,8 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     /* with shared gradients, the owners may still be reading this rank's of the last step (with
      * a forward pass, its first layer waits for their "update done" before any gradient is written) */
     if (t->zag_live && sm__dist_grads_of(m, 0)) bc.st = sm__dist_wait_first("training", t->zstep, sm__dist_pending());
+    for (int l = 0; l < m->nlayers && !bc.st; l++)
+      if (t->xchg[l]) bc.st = xl_inputs(m, bc.P, l, NULL, 0, b);
     for (int l = m->nlayers - 1; l >= 0 && !bc.st; l--)
       if (m->layers[l].kernel) {
         memset(t->gk[l], 0, (size_t)sm_tensor_num_elements(m->layers[l].kernel) * sizeof(float));
@@ -290,6 +450,10 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
         bucket_start(&bc, l);
       }
   }
+  /* the input-exchanging layers' gradients of this rank's rows, while the last pieces travel */
+  if (!bc.st && bc.xmark) bc.st = sm__dist_wait_first("training", t->zstep, bc.xmark);
+  for (int l = 0; l < m->nlayers && !bc.st; l++)
+    if (t->xchg[l]) bc.st = xl_finish(m, l, b);
   /* with the weights shared, "my backward pass is over (I read the weights no more)": no rank
    * updates its range before every rank's (whatever the gradients' exchange) */
   if (!bc.st && sm__dist_weights_shared(m)) bc.st = sm__dist_weights_announce(m);

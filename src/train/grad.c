@@ -62,7 +62,7 @@ static void mm_piece(void *ctx, int64_t pb, int64_t pe) {
       a.c += r0;
     } else {
       a.M = r1 - r0;
-      a.a += j->ta ? r0 : r0 * a.K;
+      a.a += r0 * a.sa[1];
       a.c += r0 * a.N;
     }
     int declined = 0;
@@ -75,6 +75,11 @@ static void mm_piece(void *ctx, int64_t pb, int64_t pe) {
 
 sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k, const float *a,
                             const float *b, float *c) {
+  return sm__train_matmul_lda(t, which, ta, tb, m, n, k, a, ta ? m : k, b, c);
+}
+
+sm_status *sm__train_matmul_lda(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                const float *a, int64_t lda, const float *b, float *c) {
   if (m <= 0 || n <= 0) return NULL;
   if (k > 0 && which >= 0 && which < 3 && sm__dnnl_enabled()) {
     sm_status *st = t->mm_cache[which] ? NULL : sm__dnnl_cache_new(&t->mm_cache[which]);
@@ -84,7 +89,7 @@ sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, 
     j.a.bd[0] = 1;
     j.a.M = m, j.a.N = n, j.a.K = k;
     /* element strides of the rows and columns of op(A) [m, k], op(B) [k, n], C [m, n] */
-    j.a.sa[1] = ta ? 1 : k, j.a.sa[2] = ta ? m : 1;
+    j.a.sa[1] = ta ? 1 : lda, j.a.sa[2] = ta ? lda : 1;
     j.a.sb[1] = tb ? 1 : n, j.a.sb[2] = tb ? k : 1;
     j.a.sc[1] = n, j.a.sc[2] = 1;
     j.a.sa[0] = m * k, j.a.sb[0] = k * n, j.a.sc[0] = m * n;
@@ -101,7 +106,10 @@ sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, 
     sm__parallel_for(pieces > 1 ? t->pool : NULL, (all + j.per - 1) / j.per, 1, mm_piece, &j);
     if (j.err || !j.declined) return j.err;
   }
-  sm__nn_matmul_f32(t->pool, ta, tb, m, n, k, a, b, NULL, SM_NN_ACT_NONE, 0, c);
+  if (lda == (ta ? m : k)) sm__nn_matmul_f32(t->pool, ta, tb, m, n, k, a, b, NULL, SM_NN_ACT_NONE, 0, c);
+  else /* A's rows further apart (a column range of the input, fit_dist.c's input exchange) */
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                1.0f, a, (int)lda, b, tb ? (int)k : (int)n, 0.0f, c, (int)n);
   return NULL;
 }
 
@@ -289,7 +297,11 @@ static sm_status *layer_backward(sm_seq *m, int l, const float *x, const float *
     case SM_LAYER_DENSE: {
       if (!skip_act) undo_act(L->activation, y, gy, n, L->units);
       const float *w = sm_tensor_data(L->kernel);
-      st = sm__train_matmul(tr, 1, 1, 0, in_per, L->units, n, x, gy, gk);
+      if (tr->xchg[l]) /* only this rank's rows [r0, r1): the others' owners make theirs (fit_dist.c) */
+        st = sm__train_matmul_lda(tr, 1, 1, 0, tr->xrows[l][1] - tr->xrows[l][0], L->units, n, x + tr->xrows[l][0],
+                                  in_per, gy, gk + tr->xrows[l][0] * L->units);
+      else
+        st = sm__train_matmul(tr, 1, 1, 0, in_per, L->units, n, x, gy, gk);
       for (int64_t u = 0; u < L->units; u++) gb[u] = 0.0f;
       for (int64_t i = 0; i < n; i++)
         for (int64_t u = 0; u < L->units; u++) gb[u] += gy[i * L->units + u];

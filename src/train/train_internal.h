@@ -44,6 +44,15 @@ typedef struct sm__train {
   struct sm__wshare *wshare; /* dist_weights.c: the weights in one node-shared copy during the fit */
   int64_t zlo, zhi, zstep;
   int zag[SM_SEQ_MAX_LAYERS], zag_live;
+  /* Dense layers that exchange their inputs instead of their kernel gradients (fit_dist.c,
+   * SM_MPI_EXCHANGE): where xchg[l] is set, sm__backward makes only the kernel gradient's rows
+   * [xrows[l][0], xrows[l][1]) (this rank's share; the other rows are their owners' to make), and
+   * xin[l] holds the other ranks' input columns and output gradients (for global batches of up to
+   * xcap samples). zslack: floats of room before and after each piece of zrecv (whole rows of
+   * those products land there). */
+  unsigned char xchg[SM_SEQ_MAX_LAYERS];
+  int64_t xrows[SM_SEQ_MAX_LAYERS][2], xcap, zslack;
+  float *xin[SM_SEQ_MAX_LAYERS];
   /* Scratch for batches of up to `cap` samples (0 = none yet). Index i is layer i; act[i] is
    * layer i's output (an alias of its input for flatten, and for dropout outside training),
    * grad[i] the loss's gradient with respect to it (alias likewise). */
@@ -101,6 +110,9 @@ sm_status *sm__backward(sm_seq *m, const float *x, int64_t n);
  * (OpenBLAS). An error (out of memory in oneDNN) is returned, never hidden by a fallback. */
 sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k, const float *a,
                             const float *b, float *c);
+/* The same with A's rows lda floats apart (rows of A, or of the transposed [k, m] A when ta). */
+sm_status *sm__train_matmul_lda(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                const float *a, int64_t lda, const float *b, float *c);
 
 /* Loss over n samples of the model's output `out` ([n, k] logits/probabilities for
  * cross-entropy with integer labels, [n, k] values for MSE with float targets), its gradient

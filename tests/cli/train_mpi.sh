@@ -3,7 +3,8 @@
 # tiny synthetic data: -np 1 writes exactly the weights of a run without mpirun; -np 2 the weights
 # of one process on the same global batches (within float32 reduction-order tolerance), also when
 # resuming a 1-process export, and -np 3 too with more ranks than a batch has samples (and the
-# shared-memory runs, weights and gradients in one window, are the TCP runs bit for bit); a rank that
+# shared-memory runs, weights and gradients in one window, are the TCP runs bit for bit, whether the
+# Dense layers exchange their inputs or their kernel gradients); a rank that
 # hangs or dies ends the job non-zero naming the rank, with no export left behind; a Keras-config
 # model with batch normalization under -np 1 and -np 3. Skipped (77) without mpirun or without MPI support in the build.
 # usage: train_mpi.sh CLI SOURCE_DIR SHARED_DIR
@@ -74,6 +75,15 @@ if [ -d "$TMP/np2tcp" ]; then
     die "np2 over TCP: $(grep '^MPI:' "$TMP/np2tcp.log") (shared memory was not allowed)"
   [ -d "$TMP/np2" ] && same np2 np2tcp --exact
 fi
+# ... also with the Dense layers' kernel gradients as messages (SM_MPI_EXCHANGE=grads; by default,
+# without the shared window, they exchange their inputs: fit_dist.c), and a setting that is neither
+SM_MPI_EXCHANGE=grads timeout 300 "${MPI[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo -np 2 "$CLI" "${args[@]}" \
+  --out "$TMP/np2grads" >"$TMP/np2grads.log" 2>&1 || die "mpirun -np 2 over TCP, grads: $(tail -5 "$TMP/np2grads.log")"
+[ -d "$TMP/np2" ] && [ -d "$TMP/np2grads" ] && same np2 np2grads --exact
+SM_MPI_EXCHANGE=rows timeout 300 "${MPI[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo -np 2 "$CLI" "${args[@]}" \
+  --out "$TMP/np2bad" >"$TMP/np2bad.log" 2>&1 && die "SM_MPI_EXCHANGE=rows: exit status 0"
+grep -q 'SM_MPI_EXCHANGE=rows: auto, inputs or grads' "$TMP/np2bad.log" ||
+  die "SM_MPI_EXCHANGE=rows: no message naming it: $(tail -5 "$TMP/np2bad.log")"
 
 # A model from a Keras config with batch normalization (per rank, moving statistics from rank 0):
 # -np 1 is a run without mpirun bit for bit; -np 3 with batches of 2 (an empty shard) trains and
@@ -106,6 +116,12 @@ timeout 300 "${MPI[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo -np 3 "$C
   --batch_size 2 --limit 12 --num_threads 1 --out "$TMP/b3tcp" >"$TMP/b3tcp.log" 2>&1 ||
   die "batch 2, -np 3 over TCP: $(tail -5 "$TMP/b3tcp.log")"
 [ -d "$TMP/b3" ] && [ -d "$TMP/b3tcp" ] && same b3 b3tcp --exact
+# -np 3 over TCP at batch 16, every Dense layer exchanging its inputs (rank 1's share of the big
+# kernel starts and ends inside a row): the shared-memory run bit for bit
+timeout 300 "${MPI[@]}" -np 3 "$CLI" "${args[@]}" --out "$TMP/n3" >"$TMP/n3.log" 2>&1 || die "-np 3: $(tail -5 "$TMP/n3.log")"
+SM_MPI_EXCHANGE=inputs timeout 300 "${MPI[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo -np 3 "$CLI" "${args[@]}" \
+  --out "$TMP/n3in" >"$TMP/n3in.log" 2>&1 || die "-np 3 over TCP, inputs: $(tail -5 "$TMP/n3in.log")"
+[ -d "$TMP/n3" ] && [ -d "$TMP/n3in" ] && same n3 n3in --exact
 
 # --resume across a change of N: a 1-process export resumed by 2 ranks as by 1 process
 "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --num_threads 1 --resume "$TMP/one" --out "$TMP/r1" \
