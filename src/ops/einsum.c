@@ -274,7 +274,7 @@ static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const 
   double macs = (double)nb * (double)M * (double)N * (double)K;
   if (nb == 1 && dnnl && j.M > 1 && j.ldc == j.N && j.ldb == (j.tb ? j.K : j.N)) {
     sm__dnnl_mm_args da = {j.M, j.N, j.K, j.lda, j.ta, j.tb, j.a, j.b, NULL, sm__tensor_uid(opnd[1 - x]), out,
-                           SM_NN_ACT_NONE, 0.0f, 0};
+                           SM_NN_ACT_NONE, 0.0f};
     int declined;
     if ((*err = sm__dnnl_matmul(dnnl, &da, ctx, &declined)) || !declined) return 1;
   }

@@ -910,12 +910,12 @@ static sm_status *build_mm(const void *args, prim **out) {
     return NULL;
   dnnl_matmul_desc_t md;
   if (D.dnnl_matmul_desc_init(&md, &src, &wany, a->bias ? &bias : NULL, &dst) != dnnl_success) return NULL;
-  return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, a->sum, &wuser, a->K, out);
+  return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, 0, &wuser, a->K, out);
 }
 
 static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) {
   const sm__dnnl_mm_args *a = &p->a;
-  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda, p->ldb, p->n0, a->sum};
+  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda, p->ldb, p->n0};
   prim *pr;
   pack *pk;
   sm_status *st = acquire(c, key, build_mm, p, a->b, a->b_uid, &pr, &pk);
@@ -943,7 +943,7 @@ static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) 
  * instead of all of it (by rows, one row was one piece: the whole product on one thread).
  * SM_DNNL_SPLIT=rows keeps rows (for A/B, bench/RESULTS.md). */
 static int split_ncols(const sm__dnnl_mm_args *a) {
-  return a->M <= 64 && a->N >= 128 && (double)a->K * (double)a->N >= 1048576.0 && split_force != 'r' && !a->sum;
+  return a->M <= 64 && a->N >= 128 && (double)a->K * (double)a->N >= 1048576.0 && split_force != 'r';
 }
 
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {

@@ -38,8 +38,7 @@ typedef struct sm__dnnl_conv_args {
 } sm__dnnl_conv_args;
 
 /* C [M,N] = op(A) op(B) (+ bias [N], then act), row-major, B the weights that are packed; lda:
- * A's row stride (K, or M when transposed). sum: C holds an addend beforehand, and the result is
- * (product + bias) + addend, then act (oneDNN's sum post-op; the matmul is then split by rows). */
+ * A's row stride (K, or M when transposed). */
 typedef struct sm__dnnl_mm_args {
   int64_t M, N, K, lda;
   int ta, tb;
@@ -48,7 +47,6 @@ typedef struct sm__dnnl_mm_args {
   float *c;
   int act;
   float alpha;
-  int sum;
 } sm__dnnl_mm_args;
 
 /* A batched product of two activations (Einsum's gemm form, einsum.c): for each of the nbd (1 or

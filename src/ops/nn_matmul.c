@@ -259,7 +259,7 @@ sm_status *sm__nn_matmul_f32_kctx(sm_kctx *ctx, sm__dnnl_cache *dnnl, int trans_
     return sm_status_new(SM_UNIMPLEMENTED, "matrix dimensions [%lld,%lld]x[%lld,%lld] exceed what BLAS takes (2^31-1)",
                          (long long)m, (long long)k, (long long)k, (long long)n);
   if (dnnl && m > 1 && n > 0 && k > 0) {
-    sm__dnnl_mm_args da = {m, n, k, k, 0, trans_b != 0, a, b, NULL, b_uid, c, SM_NN_ACT_NONE, 0.0f, 0};
+    sm__dnnl_mm_args da = {m, n, k, k, 0, trans_b != 0, a, b, NULL, b_uid, c, SM_NN_ACT_NONE, 0.0f};
     int declined;
     sm_status *st = sm__dnnl_matmul(dnnl, &da, ctx, &declined);
     if (st || !declined) return st;
@@ -449,7 +449,7 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
     /* oneDNN where it wins (measured, bench/RESULTS.md): more than one row; a one-row product
      * streams B once through gemv */
     sm__dnnl_mm_args da = {M, N, K, s->ta ? M : K, s->ta, s->tb, (const float *)j.A, (const float *)j.B, j.bias,
-                           sm__tensor_uid(b), (float *)j.C, act, j.alpha, 0};
+                           sm__tensor_uid(b), (float *)j.C, act, j.alpha};
     int declined;
     if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined)) || !declined) return st;
   }
@@ -510,7 +510,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
                 NULL, NULL, 0, 0, NULL, 0, 0, 0.0f, 0, NULL};
     if (s->dnnl && dt == SM_FLOAT && K > 0 && rows > 1) {
       sm__dnnl_mm_args da = {rows, N, K, K, 0, s->tb, (const float *)j.A, (const float *)j.B, NULL,
-                             sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f, 0};
+                             sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f};
       int declined;
       if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined)) || !declined) return st;
     }

@@ -9,7 +9,7 @@
  * ~2 ms a call of ~45, bench/RESULTS.md session 16 h3); fused, oneDNN adds the bias and computes
  * the GELU (its eltwise_gelu_erf post-op, nn_dnnl.c) on each block of the product as it finishes.
  *
- *   y = _SmMatMulEp(a, b, [shape], [bias], [addend]) attrs product ("MatMul" | "BatchMatMul"), bias_add,
+ *   y = _SmMatMulEp(a, b, [shape], [bias]) attrs product ("MatMul" | "BatchMatMul"), bias_add,
  *       activation ("" | "GeluErf")
  * computes p = a' b with a' = a as [rows, K] (MatMul: a is [M, K]; BatchMatMul: a of rank >= 2,
  * its leading dims the rows) and b [K, N] (rank 2 both), then y = Reshape(p, shape) (Reshape's
@@ -18,21 +18,15 @@
  * else (AddV2) its dims without leading 1s must be y's trailing dims (a per-column bias: AddV2's
  * broadcast of a small variable over a larger y; anything else fails the run naming the node: the
  * rule cannot see shapes, the kernel cannot compute another broadcast). Then the activation:
- * "GeluErf" is SM_NN_ACT_GELU_ERF (nn_raw.h), (0.5 v)(1 + erf(v * 0.70710677f)). An addend (a
- * residual AddV2, never with an activation) is added last: of y's shape, oneDNN adds the product
- * to it in place (its sum post-op over the addend's buffer when the executor lends it, else a
- * copy); one that broadcasts into y is added in a pass of its own; one that would enlarge y fails
- * the run (SM_UNIMPLEMENTED, naming the node).
+ * "GeluErf" is SM_NN_ACT_GELU_ERF (nn_raw.h), (0.5 v)(1 + erf(v * 0.70710677f)).
  *
- * The rules (SM_MATMUL_EP=0 in the environment when a plan is built turns them off, and
- * SM_MATMUL_EP_ADD=0 the residual alone, for A/B):
+ * The rules (SM_MATMUL_EP=0 in the environment when a plan is built turns them off, for A/B):
  *   - anchored at BiasAdd (NHWC) / BiasAddV1 / AddV2 / Add: value = Reshape(p, shape) with p a float
  *     MatMul (no transposes) or BatchMatMul/V2 (no adjoints) whose b is a Reshape to a Const shape
  *     of two entries (so b is a matrix and the product is one [rows, K] x [K, N]: the EinsumDense
  *     form), or value = p itself for such a BatchMatMul (MatMul + BiasAdd is nn_fuse.c's
  *     _FusedMatMul); AddV2's other operand a variable read (ReadVariableOp, _SmReadVariable) or a
- *     Const, not fed; then the value's only reader when it is an AddV2 / Add of another float value (a
- *     residual) joins as the addend;
+ *     Const, not fed;
  *   - from nn_fuse_norm.c's erf GELU rule (sm__nn_ep_fuse_gelu): the same product, Reshape and
  *     optional BiasAdd before the GELU chain, when the chain's constants are 0.5, 0.70710677 and 1.
  * The fused node is named after the chain's last node and takes its place. */
@@ -49,7 +43,7 @@
 /* ---- the kernel -------------------------------------------------------------------------------- */
 typedef struct ep_state {
   int batch;    /* product "BatchMatMul" (else "MatMul") */
-  int has_shape, has_bias, has_addend, bias_add;
+  int has_shape, has_bias, bias_add;
   int act;      /* SM_NN_ACT_NONE or SM_NN_ACT_GELU_ERF */
   sm__dnnl_cache *dnnl;
 } ep_state;
@@ -62,13 +56,12 @@ static void ep_release(void *state) {
 }
 
 static sm_status *ep_prepare(const sm_node *n, void **state) {
-  int64_t nb = 0, ns = 0, nadd = 0;
+  int64_t nb = 0, ns = 0;
   const char *prod, *act;
   size_t lp, la;
   int bias_add = 0;
   sm_status *st = sm__node_attr_int(n, "num_bias", &nb);
   if (!st) st = sm__node_attr_int(n, "num_shape", &ns);
-  if (!st) st = sm__node_attr_int(n, "num_addend", &nadd);
   if (!st) st = sm__node_attr_string(n, "product", &prod, &lp);
   if (!st) st = sm__node_attr_string(n, "activation", &act, &la);
   if (!st) st = sm__node_attr_bool(n, "bias_add", &bias_add);
@@ -79,12 +72,12 @@ static sm_status *ep_prepare(const sm_node *n, void **state) {
                          prod);
   int gelu = la == 7 && !memcmp(act, "GeluErf", 7);
   if (la && !gelu) return sm_status_new(SM_INVALID_ARGUMENT, "_SmMatMulEp: unknown activation '%.*s'", (int)la, act);
-  if (nb < 0 || nb > 1 || ns < 0 || ns > 1 || nadd < 0 || nadd > 1 || (nadd && gelu))
+  if (nb < 0 || nb > 1 || ns < 0 || ns > 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "_SmMatMulEp: num_bias %lld, num_shape %lld", (long long)nb, (long long)ns);
   if (!batch && !ns) return sm_status_new(SM_INVALID_ARGUMENT, "_SmMatMulEp: a MatMul without a shape");
   ep_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  *s = (ep_state){batch, ns == 1, nb == 1, nadd == 1, bias_add, gelu ? SM_NN_ACT_GELU_ERF : SM_NN_ACT_NONE, NULL};
+  *s = (ep_state){batch, ns == 1, nb == 1, bias_add, gelu ? SM_NN_ACT_GELU_ERF : SM_NN_ACT_NONE, NULL};
   if (sm__dnnl_enabled() && (st = sm__dnnl_cache_new(&s->dnnl))) {
     free(s);
     return st;
@@ -144,40 +137,6 @@ static int64_t bias_period(const ep_state *s, const sm_tensor *bias, const int64
   return p;
 }
 
-/* Whether an addend of rank ar, dims adims, broadcasts into y (dims yd, rank yr) without
- * enlarging it; then its element strides over y's dims in st (0 where it broadcasts). */
-static int addend_strides(int ar, const int64_t *adims, const int64_t *yd, int64_t yr, int64_t *st) {
-  if (ar > yr) return 0;
-  int64_t stride = 1;
-  for (int64_t d = yr - 1; d >= 0; d--) {
-    int64_t i = d - (yr - ar), k = i >= 0 ? adims[i] : 1;
-    if (k != 1 && k != yd[d]) return 0;
-    st[d] = k == 1 ? 0 : stride;
-    stride *= k;
-  }
-  return 1;
-}
-
-/* y += addend broadcast (strides st over y's dims): rows of y's last dim at a time. */
-static void add_broadcast(float *y, const float *add, const int64_t *yd, int64_t yr, const int64_t *st) {
-  int64_t idx[SM_MAX_RANK] = {0}, inner = yd[yr - 1], outer = 1, off = 0;
-  for (int64_t d = 0; d < yr - 1; d++) outer *= yd[d];
-  for (int64_t o = 0; o < outer; o++, y += inner) {
-    for (int64_t i = 0; i < inner; i++) y[i] += add[off + i * st[yr - 1]];
-    for (int64_t d = yr - 2; d >= 0; d--) { /* odometer over the outer dims */
-      off += st[d];
-      if (++idx[d] < yd[d]) break;
-      off -= st[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
-}
-
-static int overlaps(const sm_tensor *t, const sm_tensor *u) {
-  const char *p = sm_tensor_data(t), *q = sm_tensor_data(u);
-  return p < q + sm_tensor_nbytes(u) && q < p + sm_tensor_nbytes(t);
-}
-
 static sm_status *ep_compute(const void *state, sm_kctx *ctx) {
   const ep_state *s = state;
   const sm_tensor *a = sm__kctx_input(ctx, 0), *b = sm__kctx_input(ctx, 1);
@@ -218,18 +177,6 @@ static sm_status *ep_compute(const void *state, sm_kctx *ctx) {
                          sm_shape_str(sm_tensor_rank(bias), sm_tensor_dims(bias), sa, sizeof sa),
                          sm_shape_str((int)yr, yd, sb, sizeof sb));
   }
-  int add_in = 2 + s->has_shape + s->has_bias;
-  const sm_tensor *add = s->has_addend ? sm__kctx_input(ctx, add_in) : NULL;
-  int64_t ast[SM_MAX_RANK];
-  int add_same = 0;
-  if (add) {
-    if (sm_tensor_dtype(add) != SM_FLOAT) return sm_status_new(SM_INVALID_ARGUMENT, "_SmMatMulEp: the addend must be float");
-    add_same = sm_tensor_rank(add) == yr && !memcmp(sm_tensor_dims(add), yd, (size_t)yr * sizeof *yd);
-    if (!add_same && !addend_strides(sm_tensor_rank(add), sm_tensor_dims(add), yd, yr, ast))
-      return sm_status_new(SM_UNIMPLEMENTED, "fused residual: the addend %s does not broadcast into the product %s",
-                           sm_shape_str(sm_tensor_rank(add), sm_tensor_dims(add), sa, sizeof sa),
-                           sm_shape_str((int)yr, yd, sb, sizeof sb));
-  }
   const float *bv = bias ? sm_tensor_data(bias) : NULL, *col_bias = NULL;
   float *tiled = NULL;
   if (bias && nel > 0 && N % P == 0) { /* a bias per column of the product: into the product's epilogue */
@@ -242,15 +189,10 @@ static sm_status *ep_compute(const void *state, sm_kctx *ctx) {
   }
   int in_product = !bias || col_bias; /* else the bias (and the act after it) runs as its own pass */
   int act = in_product ? s->act : SM_NN_ACT_NONE;
-  /* the residual summed by oneDNN into the addend's values: where the output starts as them */
-  int sum = add_same && in_product && s->dnnl && rows > 1 && K > 0;
-  sm_tensor *y = NULL;
-  if (sum && !overlaps(add, a) && !overlaps(add, b))
-    y = sm__kctx_reuse_input(ctx, add_in, 0, SM_FLOAT, (int)yr, yd);
-  if (!y && (st = sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, (int)yr, yd, &y))) goto out;
+  sm_tensor *y;
+  if ((st = sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, (int)yr, yd, &y))) goto out;
   float *c = sm_tensor_data(y);
   if (nel == 0) goto out;
-  if (sum && c != (const float *)sm_tensor_data(add)) memcpy(c, sm_tensor_data(add), (size_t)nel * sizeof *c);
   const float *A = sm_tensor_data(a), *B = sm_tensor_data(b);
   int done = 0;
   if (K == 0) {
@@ -259,14 +201,9 @@ static sm_status *ep_compute(const void *state, sm_kctx *ctx) {
     done = 1;
   }
   if (!done && s->dnnl && rows > 1) {
-    sm__dnnl_mm_args da = {rows, N, K, K, 0, 0, A, B, col_bias, sm__tensor_uid(b), c, act, 0.0f, sum};
+    sm__dnnl_mm_args da = {rows, N, K, K, 0, 0, A, B, col_bias, sm__tensor_uid(b), c, act, 0.0f};
     int declined;
     if ((st = sm__dnnl_matmul(s->dnnl, &da, ctx, &declined))) goto out;
-    if (declined && sum) { /* pieces may have summed already: the addend is gone */
-      st = sm_status_new(SM_INTERNAL, "fused residual: oneDNN has no primitive for a [%lld,%lld] x [%lld,%lld] product",
-                         (long long)rows, (long long)K, (long long)K, (long long)N);
-      goto out;
-    }
     done = !declined;
   }
   if (!done) {
@@ -278,14 +215,6 @@ static sm_status *ep_compute(const void *state, sm_kctx *ctx) {
   }
   if (!in_product) /* the bias repeats every P elements of y's flat order (P divides nel) */
     for (int64_t o = 0; o < nel; o += P) sm__nn_bias_act_f32(c + o, c + o, 1, P, bv, s->act, 0.0f);
-  if (add && !sum) {
-    if (add_same) {
-      const float *av = sm_tensor_data(add);
-      for (int64_t i = 0; i < nel; i++) c[i] += av[i];
-    } else {
-      add_broadcast(c, sm_tensor_data(add), yd, yr, ast);
-    }
-  }
 out:
   sm__kctx_scratch_free(ctx, tiled);
   return st;
@@ -303,11 +232,6 @@ static int op_is(const sm_node *n, const char *op) { return !strcmp(sm__node_op(
 
 static int rules_off(void) {
   const char *e = getenv("SM_MATMUL_EP");
-  return e && !strcmp(e, "0");
-}
-/* SM_MATMUL_EP_ADD=0: no residual joins (for A/B) */
-static int residual_off(void) {
-  const char *e = getenv("SM_MATMUL_EP_ADD");
   return e && !strcmp(e, "0");
 }
 
@@ -380,7 +304,7 @@ static int no_ref_reads(const sm_rewrite *rw, const int *chain, int n) {
 /* Replaces chain (starting with the product, then its Reshape when rs) with one _SmMatMulEp;
  * *done = 1. */
 static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int rs, int batch, const sm_edge *bias,
-                       const sm_edge *addend, int bias_add, const char *act, int *done) {
+                       int bias_add, const char *act, int *done) {
   *done = 0;
   if (!no_ref_reads(rw, chain, n) || !sm__rewrite_can_fuse(rw, chain, n)) return NULL;
   sm_node *f;
@@ -390,12 +314,10 @@ static sm_status *emit(sm_rewrite *rw, const int *chain, int n, int rs, int batc
   if (!st) st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[0], 1));
   if (!st && rs) st = sm__synth_add_input(f, sm__rewrite_input(rw, chain[1], 1));
   if (!st && bias) st = sm__synth_add_input(f, *bias);
-  if (!st && addend) st = sm__synth_add_input(f, *addend);
   if (!st) st = sm__synth_set_type(f, "T", SM_FLOAT);
   if (!st) st = sm__synth_set_type(f, "Tshape", rs ? sm__node_input_dtype(sm__rewrite_node(rw, chain[1]), 1) : SM_INT32);
   if (!st) st = sm__synth_set_int(f, "num_bias", bias != NULL);
   if (!st) st = sm__synth_set_int(f, "num_shape", rs != 0);
-  if (!st) st = sm__synth_set_int(f, "num_addend", addend != NULL);
   if (!st) st = sm__synth_set_string(f, "product", batch ? "BatchMatMul" : "MatMul");
   if (!st) st = sm__synth_set_bool(f, "bias_add", bias_add);
   if (!st) st = sm__synth_set_string(f, "activation", act);
@@ -437,19 +359,9 @@ static sm_status *fuse_bias(sm_rewrite *rw, int id) {
       if (st) return st;
       continue;
     }
-    int chain[4] = {mm, rs, id}, n3 = 3;
+    int chain[3] = {mm, rs, id}, n3 = 3;
     if (rs < 0) chain[1] = id, n3 = 2;
-    int r = sm__rewrite_only_reader(rw, (sm_edge){id, 0});
-    const sm_node *rn = r >= 0 ? sm__rewrite_node(rw, r) : NULL;
-    if (rn && (op_is(rn, "AddV2") || op_is(rn, "Add")) && plain(rn, 2, NULL, NULL) && !residual_off()) {
-      int k2 = sm__rewrite_input(rw, r, 0).node == id ? 1 : 0;
-      sm_edge addend = sm__rewrite_input(rw, r, k2);
-      if (addend.node != id && sm__node_output_dtype(sm__rewrite_node(rw, addend.node), addend.index) == SM_FLOAT) {
-        chain[n3] = r;
-        if ((st = emit(rw, chain, n3 + 1, rs >= 0, batch, &bias, &addend, badd, "", &done)) || done) return st;
-      }
-    }
-    return emit(rw, chain, n3, rs >= 0, batch, &bias, NULL, badd, "", &done);
+    return emit(rw, chain, n3, rs >= 0, batch, &bias, badd, "", &done);
   }
   return NULL;
 }
@@ -478,15 +390,12 @@ sm_status *sm__nn_ep_fuse_gelu(sm_rewrite *rw, const int *gchain, int gn, sm_edg
     sm_status_free(ast);
     int chain[7] = {x.node};
     for (int i = 0; i < gn; i++) chain[1 + i] = gchain[i];
-    int64_t nadd = 1;
-    ast = sm__node_attr_int(xn, "num_addend", &nadd);
-    sm_status_free(ast);
-    if (ast || la || nadd || !sm__rewrite_can_fuse(rw, chain, gn + 1)) return NULL;
+    if (ast || la || !sm__rewrite_can_fuse(rw, chain, gn + 1)) return NULL;
     sm_node *f;
     sm_status *st = sm__synth_new(sm__rewrite_graph(rw), sm__node_name(sm__rewrite_node(rw, chain[gn])), "_SmMatMulEp", &f);
     if (st) return st;
     for (int i = 0; i < sm__node_num_inputs(xn) && !st; i++) st = sm__synth_add_input(f, sm__rewrite_input(rw, x.node, i));
-    static const char *const copy[] = {"T", "Tshape", "num_bias", "num_shape", "num_addend", "product", "bias_add"};
+    static const char *const copy[] = {"T", "Tshape", "num_bias", "num_shape", "product", "bias_add"};
     for (size_t i = 0; i < sizeof copy / sizeof *copy && !st; i++) st = sm__synth_copy_attr(f, copy[i], xn, copy[i]);
     if (!st) st = sm__synth_set_string(f, "activation", "GeluErf");
     if (!st) st = sm__synth_finish(f);
@@ -502,7 +411,7 @@ sm_status *sm__nn_ep_fuse_gelu(sm_rewrite *rw, const int *gchain, int gn, sm_edg
   if (st || mm < 0 || gn > 6) return st;
   int chain[8] = {mm, rs}, n = rs >= 0 ? 2 : 1;
   for (int i = 0; i < gn; i++) chain[n + i] = gchain[i];
-  return emit(rw, chain, gn + n, rs >= 0, batch, bias, NULL, bias != NULL, "GeluErf", done);
+  return emit(rw, chain, gn + n, rs >= 0, batch, bias, bias != NULL, "GeluErf", done);
 }
 
 const sm_rewrite_rule sm_rewrites_nn_matmul_ep[] = {
