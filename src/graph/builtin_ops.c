@@ -17,7 +17,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
  * tensorflow/core/ops/function_ops.cc registers it; "_SmFoldBN", the helper node BatchNorm folding
  * puts before a convolution, and "_SmFoldBNVars", the same reading variables itself
  * (src/ops/nn_fold.c); "_SmLayerNorm" and "_SmGeluErf", a Transformer's per-element chains fused, and "_SmBatchNorm", Keras' inference BatchNorm as one pass
- * (src/ops/nn_fuse_norm.c); "_SmReadVariable", a variable handle and its read as one step
+ * (src/ops/nn_fuse_norm.c); "_SmMatMulEp", a Dense layer's product with its Reshape, bias and
+ * GELU (src/ops/nn_matmul_ep.c); "_SmReadVariable", a variable handle and its read as one step
  * (src/ops/state.c). */
 static const char system_ops_text[] =
     "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
@@ -55,6 +56,17 @@ static const char system_ops_text[] =
     "  input_arg { name: \"c2\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
     "  attr { name: \"num_bias\" type: \"int\" has_minimum: true } }\n"
+    /* a Dense layer's product, Reshape and bias [+ erf GELU] as one node (src/ops/nn_matmul_ep.c) */
+    "op { name: \"_SmMatMulEp\" input_arg { name: \"a\" type_attr: \"T\" }\n"
+    "  input_arg { name: \"b\" type_attr: \"T\" } input_arg { name: \"shape\" type_attr: \"Tshape\" number_attr: \"num_shape\" }\n"
+    "  input_arg { name: \"bias\" type_attr: \"T\" number_attr: \"num_bias\" }\n"
+    "  output_arg { name: \"y\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
+    "  attr { name: \"Tshape\" type: \"type\" allowed_values { list { type: DT_INT32 type: DT_INT64 } } }\n"
+    "  attr { name: \"num_bias\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"num_shape\" type: \"int\" has_minimum: true }\n"
+    "  attr { name: \"product\" type: \"string\" } attr { name: \"bias_add\" type: \"bool\" }\n"
+    "  attr { name: \"activation\" type: \"string\" } }\n"
     /* Keras 3's inference BatchNormalization (+ Relu|Relu6) as one pass (src/ops/nn_fuse_norm.c) */
     "op { name: \"_SmBatchNorm\" input_arg { name: \"x\" type_attr: \"T\" }\n"
     "  input_arg { name: \"gamma\" type_attr: \"T\" } input_arg { name: \"beta\" type_attr: \"T\" }\n"

@@ -97,9 +97,15 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 /* The A/B switches of bench/ (SM_DNNL_SPLIT=rows|cout, SM_DNNL_BLOCKED=0), read once with the
  * library rather than on every call. */
 static int blocked_off;
+/* SM_NN_ACT_GELU_ERF as oneDNN's eltwise_gelu_erf post-op (its own erf: within TF's tolerance, not
+ * vmath's bits), computed on each block as the product finishes it; SM_DNNL_GELU=0 runs vmath's
+ * GELU over each piece's output after the product instead (bench/RESULTS.md, session 16 h3). */
+static int gelu_post_op;
 
 static void dnnl_load(void) {
-  const char *e = getenv("SM_DNNL_SPLIT");
+  const char *e = getenv("SM_DNNL_GELU");
+  gelu_post_op = !(e && !strcmp(e, "0"));
+  e = getenv("SM_DNNL_SPLIT");
   split_force = e && !strcmp(e, "rows") ? 'r' : e && !strcmp(e, "cout") ? 'c' : 0;
   e = getenv("SM_DNNL_BLOCKED");
   blocked_off = e && !strcmp(e, "0");
@@ -230,9 +236,11 @@ static sm_status *dnnl_err(dnnl_status_t s, const char *what) {
 /* Whether act runs as oneDNN's eltwise post-op: only those it computes bit for bit as the kernels'
  * epilogue (and the unfused Relu/Relu6/LeakyRelu kernels) do, so a fused node and its unfused
  * chain agree exactly (test_rewrite); Elu, Sigmoid and Tanh run after oneDNN through
- * sm__nn_bias_act_f32 (vmath.c), as the unfused ops do. */
+ * sm__nn_bias_act_f32 (vmath.c), as the unfused ops do. The erf GELU is the exception: oneDNN's
+ * post-op unless SM_DNNL_GELU=0 (gelu_post_op above). */
 static int act_is_post_op(int act) {
-  return act == SM_NN_ACT_NONE || act == SM_NN_ACT_RELU || act == SM_NN_ACT_RELU6 || act == SM_NN_ACT_LEAKY_RELU;
+  return act == SM_NN_ACT_NONE || act == SM_NN_ACT_RELU || act == SM_NN_ACT_RELU6 || act == SM_NN_ACT_LEAKY_RELU ||
+         (act == SM_NN_ACT_GELU_ERF && gelu_post_op);
 }
 
 /* The fused residual Add (sum: dst += the product, dst holding the addend beforehand) and the
@@ -245,6 +253,7 @@ static int make_attr(int act, float alpha, int sum, dnnl_primitive_attr_t *attr)
     case SM_NN_ACT_RELU: alg = dnnl_eltwise_relu; break;
     case SM_NN_ACT_RELU6: alg = dnnl_eltwise_bounded_relu, a = 6.0f; break;
     case SM_NN_ACT_LEAKY_RELU: alg = dnnl_eltwise_relu, a = alpha; break;
+    case SM_NN_ACT_GELU_ERF: alg = gelu_post_op ? dnnl_eltwise_gelu_erf : dnnl_alg_kind_undef; break;
     default: break; /* none, or run after the product */
   }
   if (D.dnnl_primitive_attr_create(attr) != dnnl_success) return 0;

@@ -620,8 +620,14 @@ static sm_status *fuse_gelu(sm_rewrite *rw, int out) {
         }
         in[ni++] = c0, in[ni++] = c1, in[ni++] = c2;
         chain[n++] = m1, chain[n++] = e, chain[n++] = a, chain[n++] = m0, chain[n++] = out;
-        if (no_ref_reads(rw, chain, n) && sm__rewrite_can_fuse(rw, chain, n))
+        if (no_ref_reads(rw, chain, n) && sm__rewrite_can_fuse(rw, chain, n)) {
+          /* a Dense layer's product before it: the GELU as the product's epilogue (nn_matmul_ep.c) */
+          int done = 0;
+          sm_edge cs[3] = {c0, c1, c2};
+          sm_status *st = sm__nn_ep_fuse_gelu(rw, chain, n, in[0], with_bias ? &in[1] : NULL, cs, &done);
+          if (st || done) return st;
           return emit(rw, GELU_RULE, chain, n, "_SmGeluErf", in, ni, with_bias, 0);
+        }
       }
     }
   }

@@ -108,6 +108,13 @@ typedef struct sm__nn_bn_params {
   int rank;
   int nodes[16], n;
 } sm__nn_bn_params;
+/* The erf GELU chain gchain (gn nodes, BiasAdd first when bias), whose value x comes from a Dense
+ * layer's product and Reshape, as one _SmMatMulEp with the product (nn_matmul_ep.c): *done = 1
+ * when it replaced them; 0 (nothing done) when x is not such a product, the constants c are not
+ * 0.5, 0.70710677, 1, or the driver refuses the chain. */
+sm_status *sm__nn_ep_fuse_gelu(struct sm_rewrite *rw, const int *gchain, int gn, sm_edge x, const sm_edge *bias,
+                              const sm_edge c[3], int *done);
+
 sm_status *sm__nn_bn_params_match(const struct sm_rewrite *rw, sm_edge scale, sm_edge shift, sm__nn_bn_params *p,
                                   int *ok);
 /* For tests: how many folded results the _SmFoldBN helpers of all plans share now (nn_fold.c). */

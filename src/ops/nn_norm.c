@@ -160,6 +160,14 @@ void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, c
                                                                                                          rows * C);
     return;
   }
+  if (act == SM_NN_ACT_GELU_ERF) { /* vmath's GELU adds the bias itself: _SmGeluErf's bits */
+    if (!bias) {
+      sm__vgelu_erf_f32(in, NULL, out, rows * C, 0.5f, SM_NN_GELU_C1, 1.0f);
+      return;
+    }
+    for (int64_t r = 0; r < rows; r++) sm__vgelu_erf_f32(in + r * C, bias, out + r * C, C, 0.5f, SM_NN_GELU_C1, 1.0f);
+    return;
+  }
   bias_act_avx2_or_base(in, out, rows, C, bias, act, alpha);
 }
 

@@ -25,7 +25,10 @@ enum {
   SM_NN_ACT_SIGMOID = 5,
   SM_NN_ACT_TANH = 6,
   SM_NN_ACT_SWISH = 7, /* x * sigmoid(x): TF's fused "_MklSwish", the pair Sigmoid + Mul */
+  SM_NN_ACT_GELU_ERF = 8, /* (0.5 x) (1 + erf(x * 0.70710677f)): the erf GELU with Keras' / BERT's
+                           * constants, as _SmGeluErf computes it (vmath's erf) */
 };
+#define SM_NN_GELU_C1 0.70710677f /* (float)(1 / sqrt 2): Keras' 0.7071067811865476 */
 
 /* Below this many multiply-adds a product (conv, matmul) runs on the caller's thread: handing
  * work to a pool worker costs a wake-up (tens of microseconds when the worker sleeps; a few when
