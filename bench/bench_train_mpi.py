@@ -22,7 +22,10 @@ On one host the -np 2 job keeps the weights in one copy that both ranks map (src
 dist_weights.c, an MPI-3 shared window) instead of sending each rank's updated range to the other,
 and each rank's gradients there too, read in place by the owner of each range; the
 SM_MPI_SHARED_GRADS=0 row is the A/B of the gradients (sent as messages, the weights still shared),
-the SM_MPI_SHARED=0 row of both (the TCP rows never share: --mca btl tcp,self turns it off).
+the SM_MPI_SHARED=0 row of both (the TCP rows never share: --mca btl tcp,self turns it off). The
+SM_MPI_PIPELINE=0 row is the A/B of fit_dist.c's per-layer synchronization over the shared window
+(each rank waits for the other ranks' "backward past layer l" before updating its part of layer l,
+and for the owners' "layer l updated" before layer l's next forward) against whole-step barriers.
 The SM_MPI_SPIN_US=0 row is the A/B of dist.c's wait: by default a rank first polls (yielding the
 core) for up to 2 ms, then sleeps 50 us between polls after 100 more; SM_MPI_SPIN_US=0 skips the
 first polls. The two SM_DNNL=0 rows are the A/B of the Dense layers' products (src/train/grad.c,
@@ -181,6 +184,8 @@ def main():
                 ("-np 2 (shared memory)", lambda o: MPIRUN + ["-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (shared memory, SM_MPI_SHARED_GRADS=0: the weights shared, the gradients exchanged as "
                  "messages)", lambda o: MPIRUN + ["-x", "SM_MPI_SHARED_GRADS=0", "-np", "2"] + train_cmd(a, o)),
+                ("-np 2 (shared memory, SM_MPI_PIPELINE=0: the step's two synchronizations as whole-step barriers)",
+                 lambda o: MPIRUN + ["-x", "SM_MPI_PIPELINE=0", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (shared memory, SM_MPI_SHARED=0: the weights exchanged as messages, not mapped by both)",
                  lambda o: MPIRUN + ["-x", "SM_MPI_SHARED=0", "-np", "2"] + train_cmd(a, o)),
                 ("-np 2 (shared memory, SM_MPI_SPIN_US=0: waits sleep after 100 polls)",

@@ -8,7 +8,8 @@
  * Why it is safe: each rank also sends every other rank an empty message when its backward pass
  * (the step's last reader of the weights) is over, and a rank updates its range only once it has
  * waited for them all (with the gradients); a rank's next forward pass reads the weights only after
- * every rank's message that its update is done. The layers' kernel and bias tensors are replaced, for the fit, by tensors over
+ * every rank's message that its update is done (with the gradients shared too, both messages are
+ * per layer: fit_dist.c's pipelined synchronization). The layers' kernel and bias tensors are replaced, for the fit, by tensors over
  * the shared buffer (each 64-byte aligned); at the fit's end (or when it fails) their values go
  * back into the layers' own tensors, so nothing after the fit sees the window. Optimizer slots
  * stay per rank.

@@ -64,6 +64,7 @@ static void test_fault(const sm__train *t, int64_t step) {
 sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   sm__train *t = m->priv;
   fault_read(t);
+  t->zpipe = 0;
   /* what must agree: the data, the batch, the architecture (the broadcasts below assume it) */
   int64_t params = 0;
   for (int l = 0; l < m->nlayers; l++)
@@ -108,7 +109,16 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   t->zrecv = NULL;
   t->zslack = 0;
   xl_reset(t); /* a failed fit's (never ended) too */
-  if ((st = sm__dist_weights_share(m)) || sm__dist_grads_of(m, 0)) return st; /* the pieces are read in place */
+  t->zpipe = 0;
+  if ((st = sm__dist_weights_share(m))) return st;
+  if (sm__dist_grads_of(m, 0)) { /* the pieces are read in place */
+    /* rank 0's choice for all: the ranks' messages must pair up */
+    const char *v = getenv("SM_MPI_PIPELINE");
+    int pipe = !(v && !strcmp(v, "0"));
+    st = sm__dist_bcast(&pipe, sizeof pipe, "the initial broadcast");
+    t->zpipe = !st && pipe;
+    return st;
+  }
   /* which Dense layers exchange their inputs: rank 0's settings decide for all */
   char mode[8] = "auto";
   const char *e = getenv("SM_MPI_EXCHANGE");
@@ -136,7 +146,8 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
  * just before the layer. The optimizer slots are gathered at the end of the fit (the export and
  * --resume need all of them). With the weights and gradients in a node-shared window
  * (dist_weights.c), nothing is sent but empty messages: the owner reads the other ranks'
- * gradients of its range in place (piece), after their "backward over" message. */
+ * gradients of its range in place (piece), after their "backward over" message (per layer: the
+ * pipelined synchronization below). */
 static int64_t flat_off(const sm_seq *m, int upto) {
   int64_t off = 0;
   for (int l = 0; l < upto; l++)
@@ -345,6 +356,70 @@ static sm_status *xl_finish(sm_seq *m, int l, int64_t b) {
   return st ? sm_status_prefix(st, "%s", m->layers[l].name) : NULL;
 }
 
+
+/* ---- the pipelined synchronization (zpipe: weights and gradients in the shared window) ----------
+ * Without it a step has two barriers: every rank's "backward over" before any update, every rank's
+ * "update done" before the next forward pass. With it both are per layer: after its backward pass
+ * of layer l, a rank tells the other ranks that update a part of l (it reads l's weights no more
+ * this step, and its gradients of them are written); an owner updates its part of l once every
+ * other rank has, then tells every other rank, whose next forward pass waits for that before layer
+ * l (layer_begin). So a rank waits only for the layers it is about to touch: the owner of the
+ * first layer's weights still waits for every other rank's whole backward pass, but the others
+ * start their update before it, and each rank starts its next forward pass while the owners of
+ * later layers still update those. The same updates, element by element: the same bits. */
+static float pipe_none; /* the empty messages' buffer */
+
+static int owner_of(const sm_seq *m, int64_t P, int j, int l) {
+  int64_t a, b, off = flat_off(m, l);
+  share(P, j, off, sm_tensor_num_elements(m->layers[l].kernel) + sm_tensor_num_elements(m->layers[l].bias), &a, &b);
+  return a < b;
+}
+
+/* after this rank's backward pass of layer l (weighted) */
+static sm_status *pipe_past(sm_seq *m, int64_t P, int l) {
+  sm__train *t = m->priv;
+  int N = sm__dist_size(), r = sm__dist_rank();
+  sm_status *st = NULL;
+  for (int k = 0; k < N && !st; k++)
+    if (k != r && owner_of(m, P, k, l)) st = sm__dist_send_start(&pipe_none, 0, k);
+  for (int k = 0; k < N && !st && owner_of(m, P, r, l); k++)
+    if (k != r) st = sm__dist_recv_start(&pipe_none, 0, k);
+  t->zbw[l] = sm__dist_pending();
+  return st;
+}
+
+/* this rank's update, layer by layer, and then the step's last wait (the report, into sum) */
+static sm_status *pipe_update(sm_seq *m, int64_t P, double *sum) {
+  sm__train *t = m->priv;
+  int N = sm__dist_size(), r = sm__dist_rank();
+  const float *add = last_piece(m);
+  sm_status *st = NULL;
+  for (int l = 0; l < m->nlayers && !st; l++) {
+    const sm__layer *L = &m->layers[l];
+    if (!L->kernel || !owner_of(m, P, r, l)) continue;
+    int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(L->kernel), nb = sm_tensor_num_elements(L->bias), a, b;
+    if ((st = sm__dist_wait_first("training", t->zstep, t->zbw[l]))) break;
+    sum_pieces(m, P, t->gk[l], off, nk);
+    sum_pieces(m, P, t->gb[l], off + nk, nb);
+    share(P, r, off, nk + nb, &a, &b);
+    sm__optimizer_step_range(m, a, b, add + (a - t->zlo));
+    for (int k = 0; k < N && !st; k++)
+      if (k != r) st = sm__dist_send_start(&pipe_none, 0, k);
+  }
+  if (st) return st;
+  m->iterations++;
+  if ((st = sm__dist_wait("training", sum))) return st;
+  /* the other owners' "layer l updated", in the order they send them */
+  for (int l = 0; l < m->nlayers && !st; l++) {
+    if (!m->layers[l].kernel) continue;
+    for (int k = 0; k < N && !st; k++)
+      if (k != r && owner_of(m, P, k, l)) st = sm__dist_recv_start(&pipe_none, 0, k);
+    t->zag[l] = sm__dist_pending();
+  }
+  if (!st) t->zag_live = 1;
+  return st;
+}
+
 typedef struct {
   sm_seq *m;
   int64_t P, nb, b;
@@ -356,7 +431,9 @@ static void bucket_start(bucket_ctx *c, int l) {
   const sm__layer *L = &c->m->layers[l];
   sm__train *t = c->m->priv;
   if (!L->kernel || c->st) return;
-  if (!sm__dist_grads_of(c->m, 0)) { /* shared gradients: the owners read them in place */
+  if (t->zpipe) {
+    c->st = pipe_past(c->m, c->P, l);
+  } else if (!sm__dist_grads_of(c->m, 0)) { /* shared gradients: the owners read them in place */
     int64_t off = flat_off(c->m, l), nk = sm_tensor_num_elements(L->kernel);
     if (t->xchg[l]) {
       c->st = xl_grads(c->m, c->P, l, c->nb, c->b);
@@ -456,13 +533,18 @@ sm_status *sm__dist_step(sm_seq *m, int64_t nb, int64_t b, int64_t out_per, doub
     if (t->xchg[l]) bc.st = xl_finish(m, l, b);
   /* with the weights shared, "my backward pass is over (I read the weights no more)": no rank
    * updates its range before every rank's (whatever the gradients' exchange) */
-  if (!bc.st && sm__dist_weights_shared(m)) bc.st = sm__dist_weights_announce(m);
+  if (!bc.st && sm__dist_weights_shared(m) && !t->zpipe) bc.st = sm__dist_weights_announce(m);
   if (!bc.st) bc.st = sm__dist_report(v, m->iterations + 1);
-  if (!bc.st) bc.st = sm__dist_wait("training", sum);
-  t->zag_live = 0;
+  if (!bc.st && !t->zpipe) bc.st = sm__dist_wait("training", sum);
+  t->zag_live = 0; /* the forward pass (or the empty shard's wait) waited for all of it */
+  if (!bc.st && t->zpipe) bc.st = pipe_update(m, bc.P, sum);
   if (bc.st) return bc.st;
   *loss_sum = sum[0];
   *correct = (int64_t)sum[1];
+  if (t->zpipe) {
+    sm__dist_poll();
+    return NULL;
+  }
   for (int l = 0; l < m->nlayers; l++)
     if (m->layers[l].kernel) {
       int64_t off = flat_off(m, l), nk = sm_tensor_num_elements(m->layers[l].kernel);

@@ -246,7 +246,7 @@ void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const
   upd_range(&u, 0, n);
 }
 
-void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi, const float *add) {
+void sm__optimizer_step_range(sm_seq *m, int64_t lo, int64_t hi, const float *add) {
   sm__train *tr = m->priv;
   upd u;
   memset(&u, 0, sizeof u);
@@ -273,6 +273,10 @@ void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi, const float *add
       sm__parallel_for(tr->pool, e - b, 16384, add ? upd_sum_range : upd_range, &u);
     }
   }
+}
+
+void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi, const float *add) {
+  sm__optimizer_step_range(m, lo, hi, add);
   m->iterations++;
 }
 

@@ -53,6 +53,10 @@ typedef struct sm__train {
   unsigned char xchg[SM_SEQ_MAX_LAYERS];
   int64_t xrows[SM_SEQ_MAX_LAYERS][2], xcap, zslack;
   float *xin[SM_SEQ_MAX_LAYERS];
+  /* zpipe (weights and gradients shared, SM_MPI_PIPELINE not 0): the step's two synchronizations
+   * are per layer (fit_dist.c); zbw[l] marks the requests up to the other ranks' "backward past
+   * layer l" messages, which the owners of a part of layer l wait for before updating it */
+  int zpipe, zbw[SM_SEQ_MAX_LAYERS];
   /* Scratch for batches of up to `cap` samples (0 = none yet). Index i is layer i; act[i] is
    * layer i's output (an alias of its input for flatten, and for dropout outside training),
    * grad[i] the loss's gradient with respect to it (alias likewise). */
@@ -129,6 +133,9 @@ void sm__optimizer_step(sm_seq *m);
  * order, each layer's kernel then bias): a rank's share under the sharded optimizer (fit_dist.c).
  * add (NULL: none): flat values over [lo, hi) added to the gradients as they are read. */
 void sm__optimizer_step_part(sm_seq *m, int64_t lo, int64_t hi, const float *add);
+/* sm__optimizer_step_part without the increment of iterations: a step's update made in several
+ * ranges, iterations incremented once after the last (add: flat values over [lo, hi) as above). */
+void sm__optimizer_step_range(sm_seq *m, int64_t lo, int64_t hi, const float *add);
 /* One update of one variable (n elements) by its gradient: exposed for tests. */
 void sm__apply_update(const sm_optimizer *o, int64_t iterations, float *w, const float *g, float *s0, float *s1,
                       int64_t n);

@@ -3,8 +3,8 @@
 # tiny synthetic data: -np 1 writes exactly the weights of a run without mpirun; -np 2 the weights
 # of one process on the same global batches (within float32 reduction-order tolerance), also when
 # resuming a 1-process export, and -np 3 too with more ranks than a batch has samples (and the
-# shared-memory runs, weights and gradients in one window, are the TCP runs bit for bit, whether the
-# Dense layers exchange their inputs or their kernel gradients); a rank that
+# shared-memory runs, weights and gradients in one window, synchronized per layer or per step, are the
+# TCP runs bit for bit, whether the Dense layers exchange their inputs or their kernel gradients); a rank that
 # hangs or dies ends the job non-zero naming the rank, with no export left behind; a Keras-config
 # model with batch normalization under -np 1 and -np 3. Skipped (77) without mpirun or without MPI support in the build.
 # usage: train_mpi.sh CLI SOURCE_DIR SHARED_DIR
@@ -122,6 +122,12 @@ timeout 300 "${MPI[@]}" -np 3 "$CLI" "${args[@]}" --out "$TMP/n3" >"$TMP/n3.log"
 SM_MPI_EXCHANGE=inputs timeout 300 "${MPI[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo -np 3 "$CLI" "${args[@]}" \
   --out "$TMP/n3in" >"$TMP/n3in.log" 2>&1 || die "-np 3 over TCP, inputs: $(tail -5 "$TMP/n3in.log")"
 [ -d "$TMP/n3" ] && [ -d "$TMP/n3in" ] && same n3 n3in --exact
+# the shared window's two synchronizations per step as whole-step barriers, not per layer
+# (SM_MPI_PIPELINE=0, fit_dist.c): the same bits again
+SM_MPI_PIPELINE=0 timeout 300 "${MPI[@]}" -x SM_MPI_PIPELINE -np 3 "$CLI" train --data "$TMP/syn" --epochs 1 \
+  --batch_size 2 --limit 12 --num_threads 1 --out "$TMP/b3nopipe" >"$TMP/b3nopipe.log" 2>&1 ||
+  die "batch 2, -np 3, SM_MPI_PIPELINE=0: $(tail -5 "$TMP/b3nopipe.log")"
+[ -d "$TMP/b3" ] && [ -d "$TMP/b3nopipe" ] && same b3 b3nopipe --exact
 
 # --resume across a change of N: a 1-process export resumed by 2 ranks as by 1 process
 "$CLI" train --data "$TMP/syn" --epochs 1 --batch_size 16 --num_threads 1 --resume "$TMP/one" --out "$TMP/r1" \
