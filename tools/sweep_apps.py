@@ -2,7 +2,8 @@
 """tools/sweep_apps.py - does every keras.applications model load here and give TF's outputs? (not CI: slow)
 
   build/venv/bin/python tools/sweep_apps.py [--build build] [--out /tmp/h6/apps] [--models a,b]
-      [--styles export,save] [--size N] [--batch N] [--time] [--reuse] [--json FILE] [--md FILE]
+      [--styles export,save] [--size N] [--batch N] [--dynamic] [--time] [--reuse] [--json FILE]
+      [--md FILE]
 
 For every architecture class keras.applications offers (enumerated, so a new one cannot be missed;
 --models picks some by lower-case class name), in its own Python process: build it with weights=None
@@ -14,6 +15,8 @@ then save it both ways users do:
 TensorFlow loads each SavedModel back and runs serving_default on a seeded uniform(-1, 1) input at
 batch 1 (--batch; TF's output is the reference). --size N builds every model at NxN instead (at least
 the family's smallest): odd sizes exercise SAME padding and pooling edges that 32x32 collapses away.
+--dynamic builds the feature extractor users export for any image size (include_top=False,
+pooling="avg", input_shape=(None, None, 3)) and feeds it --size images.
 Then `BUILD/savedmodel scan --json` lists the ops this runtime lacks and `BUILD/savedmodel run
 --inputs ... --outdir` runs it here; the error is max |ours - TF| / max |TF| over every output (goal
 <= 1e-4, as bench_nets). Past it, TF runs the model again on its other CPU path
@@ -40,7 +43,7 @@ STYLES = ("export", "save")
 
 
 # ---- child side (the venv's python, one model): one JSON line on stdout ---------------------------
-def child_build(cls, out, styles, timing, size, batch):
+def child_build(cls, out, styles, timing, size, batch, dynamic):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy as np
     import keras
@@ -49,14 +52,18 @@ def child_build(cls, out, styles, timing, size, batch):
     tf.config.threading.set_inter_op_parallelism_threads(1)
     keras.utils.set_random_seed(0)
     size = max(SIZES.get(cls, 32), size)
-    model = getattr(keras.applications, cls)(weights=None, input_shape=(size, size, 3),
-                                             classifier_activation=None)
+    if dynamic:  # the feature extractor users export for any image size: [None, None, None, 3] in
+        model = getattr(keras.applications, cls)(weights=None, include_top=False, pooling="avg",
+                                                 input_shape=(None, None, 3))
+    else:
+        model = getattr(keras.applications, cls)(weights=None, input_shape=(size, size, 3),
+                                                 classifier_activation=None)
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     from bench_nets import random_bn_stats
     rng = random_bn_stats(keras, model)
     res = {"class": cls, "size": size, "params": int(model.count_params()), "styles": {}}
     x = rng.uniform(-1, 1, (batch, size, size, 3)).astype("float32")
-    res["batch"] = batch
+    res["batch"], res["dynamic"] = batch, dynamic
     for style in styles:
         d = os.path.join(out, style, "model")
         os.makedirs(os.path.dirname(d), exist_ok=True)
@@ -199,6 +206,8 @@ def main():
     ap.add_argument("--styles", default=",".join(STYLES))
     ap.add_argument("--size", type=int, default=0, help="input NxN (default: each family's smallest)")
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--dynamic", action="store_true",
+                    help="include_top=False, pooling='avg', input_shape=(None, None, 3); fed --size")
     ap.add_argument("--time", action="store_true", help="also time batch 1 (ours and TF)")
     ap.add_argument("--reuse", action="store_true", help="reuse exports (and TF outputs) already in --out")
     ap.add_argument("--json", default=None)
@@ -207,7 +216,7 @@ def main():
     if args.child:
         what, a = args.child[0], args.child[1:]
         if what == "build":
-            res = child_build(a[0], a[1], a[2].split(","), a[3] == "1", int(a[4]), int(a[5]))
+            res = child_build(a[0], a[1], a[2].split(","), a[3] == "1", int(a[4]), int(a[5]), a[6] == "1")
         elif what == "tf_plain":
             res = child_tf_plain(a[0], a[1], a[2])
         elif what == "compare":
@@ -239,12 +248,13 @@ def main():
             with open(meta) as f:
                 res = json.load(f)
             if not all(s in res["styles"] for s in styles) or res.get("batch", 1) != args.batch or \
-                    res.get("size") != max(SIZES.get(cls, 32), args.size):
+                    res.get("size") != max(SIZES.get(cls, 32), args.size) or \
+                    res.get("dynamic", False) != args.dynamic:
                 res = None
         if res is None:
             t0 = time.time()
             res, e = child(args.python, 3600, "build", cls, out, ",".join(styles),
-                           "1" if args.time else "0", args.size, args.batch)
+                           "1" if args.time else "0", args.size, args.batch, "1" if args.dynamic else "0")
             if res is None:
                 res = {"class": cls, "params": None, "styles": {s: {"tf_error": "build: " + e} for s in styles}}
             res["build_s"] = time.time() - t0
