@@ -23,9 +23,11 @@ Then `BUILD/savedmodel scan --json` lists the ops this runtime lacks and `BUILD/
 (TF_ENABLE_ONEDNN_OPTS=0) and the row says how far TF is from itself ("TF vs TF"), and Keras runs
 the same weights in float64 (the value both float32 engines approximate; "vs float64: TF / ours"):
 an error no larger than 1.5x TF's own spread, or ours no further from float64 than 1.5x TF's
-distance, is "within TF spread" (rounding a deep net amplifies), not a mismatch. --time also times batch 1
-(ours: bench/bench_run, TF: the loaded signature; 2 threads each, median of a few calls): take it
-under `flock -x /tmp/bench.lock`; the check alone is a test, run it under `flock -s`.
+distance, is "within TF spread" (rounding a deep net amplifies), not a mismatch.
+--time also times batch 1 (ours: bench/bench_run, TF: the loaded signature; 2 threads each, median
+of 10 calls after 3, in one process each): a timing, so run `--reuse --time` under
+`flock -x /tmp/bench.lock` (a few models at a time) after the check, which is a test: run that
+under `flock -s`.
 Exports go to --out (hundreds of MB; never commit them). One line per model and style is printed,
 and a Markdown table at the end (also written to --md).
 """
@@ -59,7 +61,26 @@ def make_model(keras, cls, size, dynamic):
     return model, random_bn_stats(keras, model)
 
 
-def child_build(cls, out, styles, timing, size, batch, dynamic):
+def child_tf_time(model_dir, x_path):
+    """TF's batch-1 latency: the loaded signature, intra-op 2, inter-op 1, median of 10 after 3."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import numpy as np
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    fn = tf.saved_model.load(model_dir).signatures["serving_default"]
+    (alias, spec), = fn.structured_input_signature[1].items()
+    x = tf.constant(np.load(x_path)[:1])
+    ts = []
+    for i in range(13):
+        t0 = time.perf_counter()
+        fn(**{alias: x})
+        if i >= 3:
+            ts.append((time.perf_counter() - t0) * 1e3)
+    return {"ms": sorted(ts)[len(ts) // 2]}
+
+
+def child_build(cls, out, styles, size, batch, dynamic):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy as np
     import keras
@@ -90,14 +111,6 @@ def child_build(cls, out, styles, timing, size, batch, dynamic):
             r["outputs"] = sorted(y)
             for k in y:
                 np.save(os.path.join(out, style, "tf_%s.npy" % k), y[k].numpy())
-            if timing:
-                ts = []
-                for i in range(13):
-                    t0 = time.perf_counter()
-                    fn(**{alias: tf.constant(x)})
-                    if i >= 3:
-                        ts.append((time.perf_counter() - t0) * 1e3)
-                r["tf_ms"] = sorted(ts)[len(ts) // 2]
         except Exception as e:  # noqa: BLE001 - a style TF itself cannot save is a row, not a crash
             r["tf_error"] = ("%s: %s" % (type(e).__name__, e))[:300]
     return res
@@ -214,12 +227,15 @@ def ours(args, r, style_dir):
                          os.path.join(od, "%s.npy" % r["outputs"][0]))
             if c:
                 r["tf_vs64"], r["ours_vs64"] = c["tf"], c["ours"]
-    if args.time and "err" in r and args.batch == 1:
+    if args.time and "err" in r:  # batch 1, both sides in the same minutes
         rc, out, err = run([args.bench_run, r["dir"], "serve", "serving_default", "1", "10", "3", "2"], 900)
         try:
             r["ours_ms"] = json.loads(out.strip().splitlines()[-1])["median_ms"]
         except (ValueError, KeyError, IndexError):
             pass
+        c, e = child(args.python, 900, "tf_time", r["dir"], os.path.join(style_dir, "x.npy"))
+        if c:
+            r["tf_ms"] = c["ms"]
 
 
 def status(r):
@@ -258,7 +274,9 @@ def main():
     if args.child:
         what, a = args.child[0], args.child[1:]
         if what == "build":
-            res = child_build(a[0], a[1], a[2].split(","), a[3] == "1", int(a[4]), int(a[5]), a[6] == "1")
+            res = child_build(a[0], a[1], a[2].split(","), int(a[3]), int(a[4]), a[5] == "1")
+        elif what == "tf_time":
+            res = child_tf_time(a[0], a[1])
         elif what == "f64":
             res = child_f64(a[0], int(a[1]), a[2] == "1", a[3], a[4])
         elif what == "vs64":
@@ -299,8 +317,8 @@ def main():
                 res = None
         if res is None:
             t0 = time.time()
-            res, e = child(args.python, 3600, "build", cls, out, ",".join(styles),
-                           "1" if args.time else "0", args.size, args.batch, "1" if args.dynamic else "0")
+            res, e = child(args.python, 3600, "build", cls, out, ",".join(styles), args.size, args.batch,
+                           "1" if args.dynamic else "0")
             if res is None:
                 res = {"class": cls, "params": None, "styles": {s: {"tf_error": "build: " + e} for s in styles}}
             res["build_s"] = time.time() - t0
