@@ -295,7 +295,9 @@ def main():
     if args.time:
         sys.path.insert(0, os.path.join(ROOT, "bench"))
         from bench_runtime import build_driver
-        args.bench_run = build_driver(args.build)
+        args.bench_run, why = build_driver(args.build)
+        if not args.bench_run:
+            sys.exit("sweep: no bench_run: %s" % why)
     names, e = child(args.python, 300, "list")
     if names is None:
         sys.exit("sweep: cannot list keras.applications: %s" % e)
