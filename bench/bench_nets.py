@@ -62,6 +62,22 @@ def build_transformer(keras):
     return keras.Model(inp, x)
 
 
+def random_bn_stats(keras, model, seed=0):
+    """BatchNormalization with random statistics (fresh layers are near-identities), so that folding
+    and fusing them is exercised (logits, not softmax, out, so the comparison has a signal). Returns
+    the numpy Generator, advanced past the draws (tools/sweep_apps.py draws its input from it)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization) and len(layer.get_weights()) == 4:
+            g, b, m, v = layer.get_weights()
+            layer.set_weights([rng.uniform(0.5, 1.5, g.shape).astype("float32"),
+                               rng.normal(0, 0.1, b.shape).astype("float32"),
+                               rng.normal(0, 0.1, m.shape).astype("float32"),
+                               rng.uniform(0.5, 1.5, v.shape).astype("float32")])
+    return rng
+
+
 def child_export(name, out_dir, onnx_path):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import keras
@@ -72,17 +88,7 @@ def child_export(name, out_dir, onnx_path):
         cls, size = APPS[name]
         model = getattr(keras.applications, cls)(weights=None, input_shape=(size, size, 3),
                                                  classifier_activation=None)
-    # BatchNormalization with random statistics (fresh layers are near-identities), so that
-    # folding and fusing them is exercised; logits, not softmax, so the comparison has a signal
-    import numpy as np
-    rng = np.random.default_rng(0)
-    for layer in model.layers:
-        if isinstance(layer, keras.layers.BatchNormalization) and len(layer.get_weights()) == 4:
-            g, b, m, v = layer.get_weights()
-            layer.set_weights([rng.uniform(0.5, 1.5, g.shape).astype("float32"),
-                               rng.normal(0, 0.1, b.shape).astype("float32"),
-                               rng.normal(0, 0.1, m.shape).astype("float32"),
-                               rng.uniform(0.5, 1.5, v.shape).astype("float32")])
+    random_bn_stats(keras, model)
     model.export(out_dir)
     return child_convert(out_dir, onnx_path)
 

@@ -1,8 +1,8 @@
 """The zoo's BatchNorm-folding builders (src/ops/nn_fold.c): Keras 3 Conv2D + BatchNormalization chains
 exported as the Mul/Add decomposition the rule folds, with a signature that assigns the BatchNorm
 variables so that a sequence checks the fold follows them (a folded filter cached at load would be
-stale), and chains that must not fold (an intermediate fetched). See make_zoo.py for the builder
-contract."""
+stale), and chains that must not fold (an intermediate fetched; an activation added after a scaled
+conv, InceptionResNetV2's residual block). See make_zoo.py for the builder contract."""
 
 from zoo_common import SEED, _keras, _rng, _set_bn, _tf
 
@@ -236,9 +236,44 @@ def build_tf2_bn_fold_shared_filter(model_dir):
             "inputs": {k: {"x": xs} for k in ("serving_default", "other_bn", "other_eps")},
             "sequences": {"serve": [(k, {"x": xs}) for k in ("serving_default", "other_bn", "other_eps",
                                                               "serving_default")]}}
+def build_tf2_scaled_residual(model_dir):
+    """InceptionResNetV2's residual block (keras.applications: x + conv(branches(x)) * scale, its
+    CustomScaleLayer) as a tf.function: the Mul/Add after the conv are no BatchNorm (the addend
+    is an activation) and must not fold; the gate form scales a conv by an activation."""
+    tf = _tf()
+    import numpy as np
+    rng = _rng(SEED + 16)
+
+    def var(shape, name):
+        return tf.Variable(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name=name)
+
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__(name="scaled_residual")
+            self.f0, self.b0 = var([3, 3, 3, 4], "f0"), var([4], "b0")
+            self.f1, self.b1 = var([1, 1, 4, 4], "f1"), var([4], "b1")
+            self.f2, self.b2 = var([3, 3, 4, 4], "f2"), var([4], "b2")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 5, 5, 3], tf.float32, name="x")])
+        def serve(self, x):
+            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, self.f0, 1, "SAME"), self.b0))
+            up = tf.nn.bias_add(tf.nn.conv2d(h, self.f1, 1, "SAME"), self.b1)
+            y = tf.nn.relu(h + up * 0.17)                                     # block35's residual
+            gate = tf.nn.bias_add(tf.nn.conv2d(h, self.f2, 1, "SAME"), self.b2) * tf.sigmoid(h)
+            return {"y": y, "gate": gate}
+
+    m = M()
+    tf.saved_model.save(m, model_dir, signatures={"serving_default": m.serve})
+    xs = rng.uniform(-1, 1, (2, 5, 5, 3)).astype(np.float32)
+    return {"style": "tf2",
+            "description": "tf.function on x[?,5,5,3]: h = relu(conv3x3+bias); y = relu(h + (conv1x1(h)+bias) "
+                           "* 0.17), InceptionResNetV2's residual block (the Mul/AddV2 after the conv are no "
+                           "BatchNorm: the addend is an activation); gate = (conv3x3(h)+bias) * sigmoid(h).",
+            "inputs": {"serving_default": {"x": xs}}}
 
 
 FOLD_BUILDERS = {
+    "tf2_scaled_residual": build_tf2_scaled_residual,
     "keras_bn_fold": build_keras_bn_fold,
     "tf2_fused_bn_fold": build_tf2_fused_bn_fold,
     "tf2_bn_fold_edge": build_tf2_bn_fold_edge,

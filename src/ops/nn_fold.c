@@ -48,10 +48,12 @@
  *
  * The rule applies only to float NHWC Conv2D / depthwise chains whose every intermediate value is read by the
  * next node alone (not fetched, not fed, no control edges: sm__rewrite_can_fuse), with no TF1 ref
- * reads. scale and shift must be per output channel (scalars, or [.., 1, C] of rank <= 4): that is
- * checked at run time, where the shapes are known; another shape (one TF would broadcast over the
- * conv output's H or W) fails the run naming the node, since the fused convolution cannot
- * compute it. This family is offered before nn (files in name order), so a Conv2D that heads a
+ * reads, and whose scale and shift are not computed from a source the conv's input comes from too
+ * (shares_source: an activation added after a scaled conv, as in InceptionResNetV2's residual
+ * blocks, is no BatchNorm and is left alone). They must be per output channel (scalars, or
+ * [.., 1, C] of rank <= 4): that is checked at run time, where the shapes are known; another shape
+ * (one TF would broadcast over the conv output's H or W) fails the run naming the node, since the
+ * fused convolution cannot compute it. This family is offered before nn (files in name order), so a Conv2D that heads a
  * BatchNorm chain is folded here rather than fused with its BiasAdd alone. */
 #include <math.h>
 #include <pthread.h>
@@ -583,6 +585,48 @@ static int absorbable_read(const sm_rewrite *rw, sm_edge e, const int *chain, in
   return ok;
 }
 
+/* Whether a and b are computed from a common source (a node with no inputs other than a Const or a
+ * variable read, a placeholder or an argument say; or a fed edge): then b is no BatchNorm parameter
+ * of a conv reading a, but an activation. InceptionResNetV2's residual blocks compute
+ * x + conv(f(x)) * 0.17: the Add's other operand x comes from the model's input as the conv's does,
+ * and a fold would ask the fused convolution's per-channel shift to hold a whole activation. Keras'
+ * and TF's BatchNorm parameters come from variables and Consts (the walk stops at their reads). */
+/* shares_source's walk w: edge e reached; a fed edge is a source, another's node is walked once. */
+static void walk_edge(const sm_rewrite *rw, sm_edge e, int w, unsigned char *mark, unsigned char *src, int *stack,
+                      int *top, int n) {
+  if (e.node < 0 || e.node >= n) return;
+  if (sm__rewrite_is_fed(rw, e))
+    src[e.node] |= (unsigned char)w;
+  else if (!(mark[e.node] & w))
+    mark[e.node] |= (unsigned char)w, stack[(*top)++] = e.node;
+}
+
+static sm_status *shares_source(const sm_rewrite *rw, sm_edge a, sm_edge b, int *shared) {
+  *shared = 0;
+  int n = sm__rewrite_num_ids(rw), top = 0;
+  unsigned char *mark = calloc((size_t)n, 2);
+  int *stack = malloc((size_t)n * sizeof *stack);
+  if (!mark || !stack) {
+    free(mark), free(stack);
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when tracing a BatchNorm's parameters");
+  }
+  unsigned char *src = mark + n; /* src[id] & w: a source reached in walk w */
+  for (int w = 1; w <= 2; w++) {
+    walk_edge(rw, w == 1 ? a : b, w, mark, src, stack, &top, n);
+    while (top > 0) {
+      int id = stack[--top];
+      const sm_node *nd = sm__rewrite_node(rw, id);
+      if (!nd || op_is(nd, "Const") || op_is(nd, "ReadVariableOp") || op_is(nd, "_SmReadVariable")) continue;
+      int nin = sm__node_num_inputs(nd);
+      if (!nin) src[id] |= (unsigned char)w;
+      for (int k = 0; k < nin; k++) walk_edge(rw, sm__rewrite_input(rw, id, k), w, mark, src, stack, &top, n);
+    }
+  }
+  for (int id = 0; id < n && !*shared; id++) *shared = src[id] == 3;
+  free(mark), free(stack);
+  return NULL;
+}
+
 static int nhwc(const sm_node *n) {
   int nchw = 1;
   sm_status *st = sm__nn_data_format(n, 0, &nchw);
@@ -782,6 +826,11 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
     sm_status *bst = sm__nn_bn_params_match(rw, scale, shift, &bp, &kv);
     if (bst) return bst;
     kp = kv && bp.n > 0;
+    for (int k = 0; k < 2 && !kv; k++) { /* not Keras' BatchNorm: neither operand an activation */
+      int act_in = 0;
+      if ((bst = shares_source(rw, sm__rewrite_input(rw, anchor, 0), k ? shift : scale, &act_in)) || act_in)
+        return bst;
+    }
   }
   const char *ops[3] = {"BiasAdd", NULL, NULL}, *act = NULL;
   sm_edge addend = {-1, -1};

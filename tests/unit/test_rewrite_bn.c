@@ -52,6 +52,16 @@ static char *pad_graph(int conv, const char *pads) {
   return g;
 }
 
+/* fold_graph(3 channels, bias, Relu) with the shift t (k 0) or the scale s (k 1) replaced by
+ * u = Relu(x): what InceptionResNetV2's residual blocks compute. */
+static char *residual_scale_graph(int k) {
+  char *g = fold_graph(3, 1, "Relu", 0, 0, NODE1("u", "Relu", "x"));
+  char *at = strstr(g, k ? "input: \"b\" input: \"s\"" : "input: \"m\" input: \"t\"");
+  if (at) at[strlen("input: \"b\" input: \"")] = 'u';
+  CHECK(at != NULL);
+  return g;
+}
+
 static void test_fold_rule(void) {
   /* the pattern Keras exports: with and without a bias, Relu / Relu6 / no activation, Mul either way */
   expect_fold(fold_graph(4, 1, "Relu", 0, 0, NULL), "x s t bias", "r", NULL, FOLDED("f:0,s:0,t:0,bias:0", ",Relu"));
@@ -93,6 +103,13 @@ static void test_fold_rule(void) {
   expect_fold(fold_graph(4, 0, "Relu", 0, 0, NULL), "x s t f", "r", NULL, "");
   expect(G(PH("x") PH("f") PH("t") CONV("c", "x", "f") NODE2("m", "Mul", "c", "c") NODE2("a", "AddV2", "m", "t")),
          "x t", "a", NULL, "", NULL);
+  /* InceptionResNetV2's residual block, x + (conv(x) + bias) * s: the Add's other operand is computed
+   * from the conv's input (here Relu(x)), an activation, not a BatchNorm shift; nor is a scale
+   * computed from it (the conv and its bias still fuse) */
+  for (int k = 0; k < 2; k++) {
+    char *g = residual_scale_graph(k);
+    expect_fold(g, "x s t bias", "r", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)");
+  }
 
   /* FusedBatchNormV3 (inference): the statistics go to the helper; ending the chain, its other
    * outputs must be unused; in training mode it is left alone */
@@ -206,6 +223,19 @@ static void test_fold_runs(void) {
     sm_tensor_free(sc);
     sm_tensor_free(sh);
     sm_tensor_free(b5);
+  }
+  /* InceptionResNetV2's residual form runs as the plain graph does (a fold failed it: the shift a
+   * whole activation, "not one value per output channel") */
+  for (int k = 0; k < 2; k++) {
+    int64_t c3[1] = {3};
+    sm_tensor *f3c[4] = {feeds[0], filled(1, c3, 23), filled(1, c3, 24), filled(1, c3, 25)};
+    char *gr = residual_scale_graph(k);
+    sm_session *sr = NULL;
+    CHECK_OK(sm__session_from_pbtxt(gr, &sr));
+    if (sr) CHECK_OK(fold_vs_plain(gr, names, f3c, 4, "r", sr));
+    sm__session_free(sr);
+    free(gr);
+    for (int i = 1; i < 4; i++) sm_tensor_free(f3c[i]);
   }
   sm__session_free(s);
   sm__session_free(s0);
