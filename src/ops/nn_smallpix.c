@@ -130,6 +130,7 @@ typedef struct sp_job {
   const float *const *ptr;     /* [T][P]: pixel p's input at tap t, channel 0 (a zero row in the padding) */
   const uint16_t *tmask;       /* [T]: the pixels live at tap t (0: the tap is skipped) */
   int64_t T;
+  int64_t pf; /* software prefetch distance in floats (0: none) */
 } sp_job;
 
 /* acc[G][NV] (+)= the sums over taps [t0, t1), channels [c0, c1) of the pixels whose input rows are
@@ -137,7 +138,7 @@ typedef struct sp_job {
 SP_FN static inline __attribute__((always_inline)) void sp_kernel(const sp_job *j, const float *const *ptr,
                                                                 const float *w, int64_t t0, int64_t t1,
                                                                 int64_t c0, int64_t c1, __m512 *accm, int zero,
-                                                                int G, int NV) {
+                                                                int G, int NV, int PF) {
   const int64_t C = j->a->C, NR = 16 * NV, P = j->P;
   __m512 acc[SP_GMAX][4];
 #pragma GCC unroll 8
@@ -153,7 +154,10 @@ SP_FN static inline __attribute__((always_inline)) void sp_kernel(const sp_job *
     for (int64_t c = c0; c < c1; c++, wt += NR) {
       __m512 f[4];
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v++) f[v] = _mm512_loadu_ps(wt + 16 * v);
+      for (int v = 0; v < NV; v++) {
+        if (PF) _mm_prefetch((const char *)(wt + 16 * v + j->pf), _MM_HINT_T0);
+        f[v] = _mm512_load_ps(wt + 16 * v);
+      }
 #pragma GCC unroll 8
       for (int g = 0; g < G; g++) {
         __m512 x = _mm512_set1_ps(b[g][c]);
@@ -171,7 +175,10 @@ SP_FN static inline __attribute__((always_inline)) void sp_kernel(const sp_job *
 #define SP_KER(G, NV)                                                                                      \
   SP_FN static void sp_ker_##G##_##NV(const sp_job *j, const float *const *ptr, const float *w, int64_t t0, \
                                       int64_t t1, int64_t c0, int64_t c1, __m512 *accm, int zero) {        \
-    sp_kernel(j, ptr, w, t0, t1, c0, c1, accm, zero, G, NV);                                               \
+    if (j->pf)                                                                                             \
+      sp_kernel(j, ptr, w, t0, t1, c0, c1, accm, zero, G, NV, 1);                                          \
+    else                                                                                                   \
+      sp_kernel(j, ptr, w, t0, t1, c0, c1, accm, zero, G, NV, 0);                                          \
   }
 #define SP_KERS(G) SP_KER(G, 1) SP_KER(G, 2) SP_KER(G, 4)
 SP_KERS(1) SP_KERS(2) SP_KERS(3) SP_KERS(4) SP_KERS(5) SP_KERS(6) SP_KERS(7) SP_KERS(8)
@@ -237,6 +244,21 @@ static void sp_pieces(void *ctx, int64_t b0, int64_t b1) {
   for (int64_t q = q0; q < q1; q++) sp_panel(j, q);
 }
 
+/* SM_NN_SP_PF: the software prefetch distance in bytes (0: none), read once; default SP_PF_DEFAULT. */
+#define SP_PF_DEFAULT 8192
+static int64_t sp_prefetch(void) {
+  static int64_t pf = -1; /* a race only reads it twice */
+  int64_t v = __atomic_load_n(&pf, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv("SM_NN_SP_PF");
+    v = e ? atoll(e) : SP_PF_DEFAULT;
+    if (v < 0 || v > (1 << 20)) v = SP_PF_DEFAULT;
+    v &= ~(int64_t)63;
+    __atomic_store_n(&pf, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 static int sp_cpu(void) {
   static int have = -1; /* a race only computes it twice */
   int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
@@ -253,6 +275,9 @@ static int sp_cpu(void) {
 int sm__nn_sp_ok(const sm__nn_sp_args *a) {
 #ifdef SP_AVX512
   int64_t M = a->N * a->OH * a->OW, in;
+  const char *e = getenv("SM_NN_SP_ALL"); /* temporary: every shape of the class */
+  int all = e && *e == '1';
+  if (!all && !(a->KH == 1 && a->KW == 1 && (double)a->C * (double)a->Cout >= 262144.0)) return 0;
   return M >= 1 && M <= SM_NN_SP_MAX_M && a->C > 0 && a->Cout > 0 && a->KH > 0 && a->KW > 0 &&
          (a->act == SM_NN_ACT_NONE || a->act == SM_NN_ACT_RELU || a->act == SM_NN_ACT_RELU6) &&
          !__builtin_mul_overflow(a->N * a->H, a->W * a->C, &in) && in < INT32_MAX - 16 && sp_cpu();
@@ -277,7 +302,8 @@ sm_status *sm__nn_sp_conv(sm__nn_sp_cache *c, const sm__nn_sp_args *a, sm_kctx *
   sm_threadpool *pool = macs < min_macs ? NULL : sm__kctx_pool(ctx);
   int64_t pieces = sm__threadpool_nthreads(pool);
   if (pieces > npanels) pieces = npanels;
-  sp_job j = {a, NULL, K, NR, npanels, (npanels + pieces - 1) / pieces, P, nv, (P + ng - 1) / ng, NULL, NULL, T};
+  sp_job j = {a, NULL, K, NR, npanels, (npanels + pieces - 1) / pieces, P, nv, (P + ng - 1) / ng, NULL, NULL, T, 0};
+  j.pf = sp_prefetch() / 4;
   sm_status *st = NULL;
   /* the zero row (C floats), the pointers [T][P], the tap masks [T] */
   size_t zb = ((size_t)a->C * sizeof(float) + 63) / 64 * 64;
