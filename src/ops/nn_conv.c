@@ -33,7 +33,6 @@ typedef struct conv_state {
   sm__nn_fused f;
   int fused;
   sm__dnnl_cache *dnnl;
-  sm__nn_sp_cache *sp; /* nn_smallpix.c's packed filter (float NHWC); NULL: not used */
 } conv_state;
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && !memcmp(s, lit, len); }
@@ -84,8 +83,6 @@ static sm_status *conv_prepare(const sm_node *n, int fused, void **state) {
   if (!st && !s->w.nchw && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT &&
       sm__dnnl_enabled())
     st = sm__dnnl_cache_new(&s->dnnl);
-  if (!st && fused != 2 && !s->w.nchw && sm__node_num_outputs(n) == 1 && sm__node_output_dtype(n, 0) == SM_FLOAT)
-    s->sp = sm__nn_sp_cache_new(); /* NULL (out of memory): the other paths */
   if (st) {
     free(s);
     return st;
@@ -104,7 +101,6 @@ void sm__nn_conv_release(void *state) {
   conv_state *s = state;
   if (!s) return;
   sm__dnnl_cache_free(s->dnnl);
-  sm__nn_sp_cache_free(s->sp);
   free(s);
 }
 
@@ -1043,15 +1039,6 @@ static sm_status *conv_dnnl(sm__dnnl_cache *c, const conv_job *j, int depthwise,
   return sm__dnnl_conv(c, &a, ctx, declined);
 }
 
-/* Whether nn_smallpix.c runs this float NHWC convolution (one group, few output pixels: its
- * sm__nn_sp_ok), filling *a but for the buffers. */
-static int use_smallpix(const conv_job *j, sm__nn_sp_cache *sp, const sm_tensor *f, sm__nn_sp_args *a) {
-  if (!sp || j->dtype != SM_FLOAT || j->G != 1 || j->K <= 0) return 0;
-  *a = (sm__nn_sp_args){NULL, NULL, j->bias, NULL, NULL, j->N, j->H, j->W, j->C, j->OH, j->OW, j->KH, j->KW,
-                        j->Cout, j->sh, j->sw, j->dh, j->dw, j->pt, j->pl, j->act, sm__tensor_uid(f)};
-  return sm__nn_sp_ok(a);
-}
-
 /* _FusedConv2D with a residual Add: out = act(conv + bias + addend). The addend has the output's
  * shape in every network seen: oneDNN then adds it as a post-op while the output is in cache, onto
  * the addend's own buffer when the run lets this node have it (no new buffer to fault in); the
@@ -1060,7 +1047,7 @@ static int use_smallpix(const conv_job *j, sm__nn_sp_cache *sp, const sm_tensor 
  * Without oneDNN the product (with the bias) is finished first and the Add and act run over it:
  * the bits of the unfused chain either way. */
 static sm_status *conv_add(conv_job *j, const int64_t od[4], const sm_tensor *x, const sm_tensor *f,
-                           const sm_tensor *addend, sm__dnnl_cache *dnnl, sm__nn_sp_cache *sp, sm_kctx *ctx) {
+                           const sm_tensor *addend, sm__dnnl_cache *dnnl, sm_kctx *ctx) {
   char s1[128], s2[128];
   if (j->dtype != SM_FLOAT || sm_tensor_dtype(addend) != SM_FLOAT)
     return sm_status_new(SM_INVALID_ARGUMENT, "fused Add: the addend is %s, not float",
@@ -1080,17 +1067,6 @@ static sm_status *conv_add(conv_job *j, const int64_t od[4], const sm_tensor *x,
     j->filt = sm_tensor_data(f);
     j->out = sm_tensor_data(out);
     return conv_stream(j, sm_tensor_data(addend), ctx);
-  }
-  sm__nn_sp_args spa;
-  if (same && use_smallpix(j, sp, f, &spa)) { /* the addend summed in registers, in place when allowed */
-    sm_tensor *out = sm__kctx_reuse_input(ctx, 3, 0, SM_FLOAT, 4, od);
-    sm_status *st = out ? NULL : sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, 4, od, &out);
-    if (st || b.n == 0) return st;
-    spa.in = sm_tensor_data(x);
-    spa.filt = sm_tensor_data(f);
-    spa.addend = sm_tensor_data(addend);
-    spa.out = sm_tensor_data(out);
-    return sm__nn_sp_conv(sp, &spa, ctx);
   }
   int try_dnnl = j->K > 0 && dnnl && use_dnnl(j, 0);
   /* oneDNN sums onto the addend in place when the run lets this node have its buffer */
@@ -1196,8 +1172,8 @@ static sm_status *conv_pooled(conv_job *j, const sm__nn_pool_fuse *pf, sm_kctx *
 }
 
 /* fused: NULL for Conv2D / DepthwiseConv2dNative; a _FusedConv2D's bias is input 2. */
-static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm__dnnl_cache *dnnl,
-                              sm__nn_sp_cache *sp, sm_kctx *ctx, int depthwise) {
+static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused, sm__dnnl_cache *dnnl, sm_kctx *ctx,
+                              int depthwise) {
   int nin = fused ? 3 + fused->has_add : 2;
   if (sm__kctx_num_inputs(ctx) != nin) return sm_status_new(SM_INVALID_ARGUMENT, "expected %d inputs", nin);
   const sm_tensor *x = sm__kctx_input(ctx, 0), *f = sm__kctx_input(ctx, 1);
@@ -1274,7 +1250,7 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
   }
   j.K = j.KH * j.KW * j.Cf; /* fits: the filter exists */
   if (fused && fused->has_pool) return conv_pooled(&j, &fused->pool, ctx, w, depthwise, x, f, dnnl);
-  if (fused && fused->has_add) return conv_add(&j, od, x, f, sm__kctx_input(ctx, 3), dnnl, sp, ctx);
+  if (fused && fused->has_add) return conv_add(&j, od, x, f, sm__kctx_input(ctx, 3), dnnl, ctx);
   sm_tensor *out;
   /* few output pixels, a large filter: streamed (conv_stream) */
   if (!depthwise && !w->nchw && use_stream(&j)) {
@@ -1283,15 +1259,6 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
     j.filt = sm_tensor_data(f);
     j.out = sm_tensor_data(out);
     return conv_stream(&j, NULL, ctx);
-  }
-  /* few output pixels: nn_smallpix.c */
-  sm__nn_sp_args spa;
-  if (!depthwise && !w->nchw && use_smallpix(&j, sp, f, &spa)) {
-    if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, 4, od, &out))) return st;
-    spa.in = sm_tensor_data(x);
-    spa.filt = sm_tensor_data(f);
-    spa.out = sm_tensor_data(out);
-    return sm__nn_sp_conv(sp, &spa, ctx);
   }
   /* gemm and oneDNN write every element; the own depthwise loops accumulate (but for the AVX-512
    * rows at multiplier 1) and empty windows give zeros (zeroed here, or after oneDNN declines: not a
@@ -1339,19 +1306,19 @@ static sm_status *conv_common(const sm__nn_window *w, const sm__nn_fused *fused,
 
 sm_status *sm__nn_conv2d(const void *state, sm_kctx *ctx) {
   const conv_state *s = state;
-  return conv_common(&s->w, NULL, s->dnnl, s->sp, ctx, 0);
+  return conv_common(&s->w, NULL, s->dnnl, ctx, 0);
 }
 sm_status *sm__nn_depthwise(const void *state, sm_kctx *ctx) {
   const conv_state *s = state;
-  return conv_common(&s->w, NULL, s->dnnl, NULL, ctx, 1);
+  return conv_common(&s->w, NULL, s->dnnl, ctx, 1);
 }
 sm_status *sm__nn_fused_conv2d(const void *state, sm_kctx *ctx) {
   const conv_state *s = state;
-  return conv_common(&s->w, &s->f, s->dnnl, s->sp, ctx, 0);
+  return conv_common(&s->w, &s->f, s->dnnl, ctx, 0);
 }
 sm_status *sm__nn_fused_depthwise(const void *state, sm_kctx *ctx) {
   const conv_state *s = state;
-  return conv_common(&s->w, &s->f, s->dnnl, NULL, ctx, 1);
+  return conv_common(&s->w, &s->f, s->dnnl, ctx, 1);
 }
 
 /* ---- nn_raw.h ------------------------------------------------------------------------------- */

@@ -158,26 +158,6 @@ typedef struct sm__nn_dw_args {
 int sm__nn_dw3x3_ok(int64_t KH, int64_t KW, int64_t mult, int64_t sh, int64_t sw, int64_t dh, int64_t dw);
 void sm__nn_dw3x3_rows(const sm__nn_dw_args *d, int64_t begin, int64_t end);
 
-/* The float NHWC convolutions of few output pixels on AVX-512 (nn_smallpix.c): out = act(conv + bias
- * [+ addend]) for in [N, H, W, C], filter HWIO [KH, KW, C, Cout], any stride, dilation and padding
- * (pt / pl the top / left), act NONE, RELU or RELU6; bias and addend (the output's shape; may be
- * out itself) may be NULL. The filter is packed once per cache and filter tensor (filt, filt_uid).
- * sm__nn_sp_ok says whether it runs the shape: N * OH * OW <= SM_NN_SP_MAX_M on an AVX-512 CPU,
- * unless SM_NN_SMALLPIX=0. */
-#define SM_NN_SP_MAX_M 16
-typedef struct sm__nn_sp_cache sm__nn_sp_cache;
-typedef struct sm__nn_sp_args {
-  const float *in, *filt, *bias, *addend;
-  float *out;
-  int64_t N, H, W, C, OH, OW, KH, KW, Cout, sh, sw, dh, dw, pt, pl;
-  int act;
-  uint64_t filt_uid;
-} sm__nn_sp_args;
-sm__nn_sp_cache *sm__nn_sp_cache_new(void); /* NULL when out of memory */
-void sm__nn_sp_cache_free(sm__nn_sp_cache *c); /* NULL-safe */
-int sm__nn_sp_ok(const sm__nn_sp_args *a);
-sm_status *sm__nn_sp_conv(sm__nn_sp_cache *c, const sm__nn_sp_args *a, sm_kctx *ctx);
-
 /* The kernels (op names in nn.c's table). */
 sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state);
 sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx);

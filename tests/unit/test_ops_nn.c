@@ -795,11 +795,11 @@ int main(void) {
     fused_vs_naive(2, 2, 2, 1024, 1, 1, 256, 1, 1, 1, 1, 0, 1, "Relu"); /* the residual 1x1 at batch 2 */
     fused_vs_naive(1, 4, 4, 256, 3, 3, 160, 2, 2, 1, 1, 1, 0, "Relu"); /* stride 2, SAME */
   }
-  { /* few output pixels (nn_smallpix.c: N * OH * OW <= 16, filters under 1 MB so that the streamed
-     * path set on above does not take them): 16 pixels (two groups of 8, K blocks of 64 channels
-     * and a tail), 9-12 (one group at 2 vectors), <= 6 (4 vectors), one pixel; 1x1 and 3x3, stride
-     * 1 and 2, SAME / VALID, dilation, channels and filters not multiples of 16, under one vector,
-     * batch 2; fused: bias, residual Add, Relu / Relu6 in registers (the others after) */
+  { /* few output pixels (N * OH * OW <= 16: batch-1 late stages; filters under 1 MB so that the
+     * streamed path set on above does not take them): 16, 12, 9, 8 (two images), 6, 4 and 1 pixels;
+     * 1x1 and 3x3, stride 1 and 2, SAME / VALID, dilation, channels and filters not multiples of
+     * 16, under one vector; fused: bias, residual Add, Relu / Relu6 / Elu (written for session 16's
+     * own small-pixel kernel, not kept: bench/RESULTS.md "Session 16 - h1") */
     naive_tol = 5e-5;
     conv_vs_naive(1, 4, 4, 200, 1, 1, 200, 100, 1, 1, 1, 1, 0, 0);
     conv_vs_naive(1, 8, 8, 72, 1, 1, 72, 130, 2, 2, 1, 1, 0, 0);  /* a stage's first 1x1, stride 2 */
