@@ -795,6 +795,31 @@ int main(void) {
     fused_vs_naive(2, 2, 2, 1024, 1, 1, 256, 1, 1, 1, 1, 0, 1, "Relu"); /* the residual 1x1 at batch 2 */
     fused_vs_naive(1, 4, 4, 256, 3, 3, 160, 2, 2, 1, 1, 1, 0, "Relu"); /* stride 2, SAME */
   }
+  { /* few output pixels (N * OH * OW <= 16: batch-1 late stages; filters under 1 MB so that the
+     * streamed path set on above does not take them): 16, 12, 9, 8 (two images), 6, 4 and 1 pixels;
+     * 1x1 and 3x3, stride 1 and 2, SAME / VALID, dilation, channels and filters not multiples of
+     * 16, under one vector; fused: bias, residual Add, Relu / Relu6 / Elu (written for session 16's
+     * own small-pixel kernel, not kept: bench/RESULTS.md "Session 16 - h1") */
+    naive_tol = 5e-5;
+    conv_vs_naive(1, 4, 4, 200, 1, 1, 200, 100, 1, 1, 1, 1, 0, 0);
+    conv_vs_naive(1, 8, 8, 72, 1, 1, 72, 130, 2, 2, 1, 1, 0, 0);  /* a stage's first 1x1, stride 2 */
+    conv_vs_naive(1, 4, 4, 70, 3, 3, 70, 40, 1, 1, 1, 1, 1, 0);
+    conv_vs_naive(1, 3, 4, 33, 3, 3, 33, 48, 1, 1, 1, 1, 1, 0);   /* 12 pixels */
+    conv_vs_naive(1, 3, 3, 17, 3, 3, 17, 20, 1, 1, 1, 1, 1, 0);   /* 9 */
+    conv_vs_naive(1, 2, 2, 100, 3, 3, 100, 72, 1, 1, 1, 1, 1, 0); /* 4, SAME: taps half in the padding */
+    conv_vs_naive(2, 2, 2, 64, 3, 3, 64, 50, 1, 1, 1, 1, 1, 0);   /* 8 over 2 images */
+    conv_vs_naive(1, 5, 5, 24, 3, 3, 24, 7, 2, 2, 1, 1, 0, 0);    /* 4, VALID stride 2, 7 filters */
+    conv_vs_naive(1, 4, 4, 16, 3, 3, 16, 33, 1, 1, 2, 2, 1, 0);   /* dilation 2 */
+    conv_vs_naive(1, 1, 1, 300, 1, 1, 300, 90, 1, 1, 1, 1, 0, 0); /* one pixel */
+    conv_vs_naive(1, 2, 3, 5, 2, 3, 5, 3, 1, 1, 1, 1, 1, 0);      /* 6 pixels, 3 filters */
+    const char *acts[] = {"", "Relu", "Relu6", "Elu"};
+    for (int a = 0; a < 4; a++) {
+      fused_vs_naive(1, 4, 4, 96, 1, 1, 80, 1, 1, 1, 1, 0, a % 2, acts[a]);
+      fused_vs_naive(1, 2, 2, 160, 3, 3, 36, 1, 1, 1, 1, 1, (a + 1) % 2, acts[a]);
+      fused_vs_naive(1, 8, 8, 40, 3, 3, 24, 2, 2, 1, 1, 1, 1, acts[a]); /* stride 2, SAME: 16 */
+    }
+    naive_tol = 1e-5;
+  }
   { /* the fused depthwise (MobileNetV2's shapes and the edges around them) */
     const char *acts[] = {"", "Relu", "Relu6", "Sigmoid"};
     const int64_t p01[4] = {0, 1, 0, 1}, p11[4] = {1, 1, 1, 1}, p22[4] = {2, 1, 2, 2}, p10[4] = {1, 0, 0, 1};
