@@ -114,9 +114,10 @@ if "$CLI" serve --port 0 2>&1 | grep -q "gRPC is not built in"; then
 fi
 mkdir -p "$TMP/models/hp2"
 cp -r "$FIX" "$TMP/models/hp2/7"
+: >"$TMP/log" # emptied before the start, not by the background job: the port is read from it below
 (export SAVEDMODEL="$CLI" MODEL_NAME=hp2 MODEL_BASE_PATH="$TMP/models"
   CLI="$SRC/docker/tf_serving_entrypoint.sh"
-  "$CLI" --port=0 --rest_api_port=0 --rest_api_bind=127.0.0.1 2>"$TMP/log" &
+  "$CLI" --port=0 --rest_api_port=0 --rest_api_bind=127.0.0.1 2>>"$TMP/log" &
   echo $! >"$TMP/pid"; wait) &
 for _ in $(seq 1 100); do [ -s "$TMP/pid" ] && break; sleep 0.05; done
 PID=$(cat "$TMP/pid")
