@@ -74,6 +74,7 @@ echo "max_batch_size { value: 2 } batch_timeout_micros { value: 3600000000 } num
 serve_start --model_name pb --model_base_path "$TMP/pb" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
   --rest_api_num_threads 1 --enable_batching --batching_parameters_file "$TMP/b2.config"
 wait_log "Successfully loaded servable version {name: pb version: 1}"
+grep -F 'thread pool size' "$TMP/log" && fail "libmicrohttpd warned about one REST thread"
 python3 - "$PORT" <<'PY' || fail "two parked predicts on one REST thread"
 import sys, threading, urllib.request as u
 url = "http://127.0.0.1:%s/v1/models/pb:predict" % sys.argv[1]
