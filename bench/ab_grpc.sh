@@ -44,9 +44,10 @@ for r in $(seq "$rounds"); do
   for envs in "$@"; do
     [ "$envs" = "-" ] && envs=""
     rp=$(free_port) gp=$(free_port)
+    : >"$tmp/server.log" # emptied here: the background job's own truncation may come after the grep below
     # shellcheck disable=SC2086
     env $envs "$build/savedmodel" serve --rest_api_port "$rp" --rest_api_bind 127.0.0.1 --port "$gp" \
-      --model_name half_plus_two --model_base_path "$base" 2>"$tmp/server.log" &
+      --model_name half_plus_two --model_base_path "$base" 2>>"$tmp/server.log" &
     sp=$!
     for _ in $(seq 100); do grep -q "Exporting HTTP" "$tmp/server.log" && break; sleep 0.1; done
     for mode in $modes; do

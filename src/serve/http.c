@@ -515,9 +515,13 @@ sm_status *sm__http_start(const sm_http_options *o, sm_rest *rest, sm_manager *m
   flags |= MHD_USE_EPOLL;
 #endif
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+  /* One thread is the daemon's own polling thread: a pool size of 1 (or 0) is dropped by MHD with a
+   * warning in our log, so the option is given only for a real pool. */
+  struct MHD_OptionItem pool[] = {{MHD_OPTION_THREAD_POOL_SIZE, threads, NULL}, {MHD_OPTION_END, 0, NULL}};
+  if (threads <= 1) pool[0].option = MHD_OPTION_END;
   h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-                          MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                          MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+                          MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_ARRAY, pool,
+                          MHD_OPTION_NOTIFY_COMPLETED, completed, h,
                           MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
                           (unsigned)idle, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
                           MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_END);

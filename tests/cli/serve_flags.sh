@@ -74,6 +74,7 @@ echo "max_batch_size { value: 2 } batch_timeout_micros { value: 3600000000 } num
 serve_start --model_name pb --model_base_path "$TMP/pb" --rest_api_port 0 --rest_api_bind 127.0.0.1 \
   --rest_api_num_threads 1 --enable_batching --batching_parameters_file "$TMP/b2.config"
 wait_log "Successfully loaded servable version {name: pb version: 1}"
+grep -F 'thread pool size' "$TMP/log" && fail "libmicrohttpd warned about one REST thread"
 python3 - "$PORT" <<'PY' || fail "two parked predicts on one REST thread"
 import sys, threading, urllib.request as u
 url = "http://127.0.0.1:%s/v1/models/pb:predict" % sys.argv[1]
@@ -114,9 +115,10 @@ if "$CLI" serve --port 0 2>&1 | grep -q "gRPC is not built in"; then
 fi
 mkdir -p "$TMP/models/hp2"
 cp -r "$FIX" "$TMP/models/hp2/7"
+: >"$TMP/log" # emptied before the start, not by the background job: the port is read from it below
 (export SAVEDMODEL="$CLI" MODEL_NAME=hp2 MODEL_BASE_PATH="$TMP/models"
   CLI="$SRC/docker/tf_serving_entrypoint.sh"
-  "$CLI" --port=0 --rest_api_port=0 --rest_api_bind=127.0.0.1 2>"$TMP/log" &
+  "$CLI" --port=0 --rest_api_port=0 --rest_api_bind=127.0.0.1 2>>"$TMP/log" &
   echo $! >"$TMP/pid"; wait) &
 for _ in $(seq 1 100); do [ -s "$TMP/pid" ] && break; sleep 0.05; done
 PID=$(cat "$TMP/pid")

@@ -13,7 +13,11 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- server log:"; tail -50 "$TMP/log"; exit 1; }
 
 serve_start() {
-  "$CLI" serve "$@" 2>"$TMP/log" &
+  # The log is emptied here, before the server starts: a `2>file &` redirection truncates in the
+  # background child, which may run after the reads below, and they would then take the previous
+  # server's port from its log (a test that fails only on a busy machine: "connection refused").
+  : >"$TMP/log"
+  "$CLI" serve "$@" 2>>"$TMP/log" &
   PID=$!
   PORT=
   for _ in $(seq 1 200); do
