@@ -68,6 +68,9 @@ StatelessMultinomial Multinomial StatelessRandomPoisson RandomPoissonV2 Stateles
 StaticRegexReplace RegexReplace RegexFullMatch StringSplitV2 StringNGrams AsString UnsortedSegmentJoin
 UnicodeDecode UnicodeDecodeWithOffsets UnicodeEncode RaggedTensorToTensor RaggedRange RaggedGather
 RaggedBincount SparseCross SparseCrossHashed SparseCrossV2 StringLength
+HistogramFixedWidth ReverseSequence DynamicPartition DynamicStitch ParallelDynamicStitch Diag DiagPart
+UnravelIndex InvertPermutation GuaranteeConst ConjugateTranspose DepthToSpace SpaceToDepth L2Loss
+SoftmaxCrossEntropyWithLogits SparseSoftmaxCrossEntropyWithLogits InTopK InTopKV2
 """.split()
 
 

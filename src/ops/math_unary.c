@@ -238,6 +238,7 @@ sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
   const un_state *s = state;
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x);
+  if (dt == SM_COMPLEX64 || dt == SM_COMPLEX128) return sm__complex_unary_compute(s->name, ctx);
   int ti = sm__math_is_f16(dt) ? T_f32 : sm__math_tindex(dt);
   if (ti < 0 || !table[s->op][ti]) return sm__math_bad_dtype(s->name, dt);
   int odt = s->op == OP_isnan || s->op == OP_isfinite || s->op == OP_isinf ? SM_BOOL : dt;

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""gen_api_cases.py - writes tests/unit/api_cases.h: the ops added in session 17 (k4) after
+tools/sweep_ops.py found them missing from what TF's public Python API emits, against TensorFlow
+(eager tf.raw_ops, TF's CPU kernels): the array_extra family (HistogramFixedWidth,
+ReverseSequence, DynamicPartition, DynamicStitch / ParallelDynamicStitch, Diag / DiagPart,
+UnravelIndex, InvertPermutation, GuaranteeConst, ConjugateTranspose, DepthToSpace /
+SpaceToDepth), the nn_loss family (L2Loss, SoftmaxCrossEntropyWithLogits,
+SparseSoftmaxCrossEntropyWithLogits, InTopK / InTopKV2, LRN) and the unary math ops over complex
+inputs (complex.c). Every dtype the CPU kernels register that matters, edge values and TF's
+error messages for bad input.
+
+Uses the machinery of tools/gen_array_cases.py. test_ops_api compares floats within 1e-5
+relative. Run: build/venv/bin/python tools/gen_api_cases.py
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_array_cases as g  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+case = g.case
+A = g.A
+nan, inf = float("nan"), float("inf")
+f32, f64, i32, i64 = np.float32, np.float64, np.int32, np.int64
+rng = np.random.default_rng(17)
+
+
+def U(*shape, dt=f32, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, shape).astype(dt)
+
+
+def array_extra():
+    # HistogramFixedWidth: every value dtype, both out dtypes, clipping below/above, bad input
+    vals = [-1.0, 0.0, 0.5, 1.0, 2.49, 2.5, 4.99, 5.0, 100.0, -100.0]
+    for dt in (f32, f64):
+        for odt in (tf.int32, tf.int64):
+            case("HistogramFixedWidth %s %s" % (np.dtype(dt).name, odt.name), "HistogramFixedWidth",
+                 [("values", A(vals, dt)), ("value_range", A([0.0, 5.0], dt)), ("nbins", A(5, i32))], {"dtype": odt})
+    for dt in (i32, i64):
+        case("HistogramFixedWidth %s" % np.dtype(dt).name, "HistogramFixedWidth",
+             [("values", A([-3, 0, 1, 2, 3, 9, 10, 11, 4], dt)), ("value_range", A([0, 10], dt)), ("nbins", A(4, i32))],
+             {"dtype": tf.int32})
+    case("HistogramFixedWidth 2-D", "HistogramFixedWidth",
+         [("values", U(3, 4, lo=-1, hi=6)), ("value_range", A([0.0, 5.0])), ("nbins", A(3, i32))], {"dtype": tf.int32})
+    case("HistogramFixedWidth empty", "HistogramFixedWidth",
+         [("values", np.zeros([0], f32)), ("value_range", A([0.0, 5.0])), ("nbins", A(3, i32))], {"dtype": tf.int32})
+    case("HistogramFixedWidth err nbins", "HistogramFixedWidth",
+         [("values", A([1.0])), ("value_range", A([0.0, 5.0])), ("nbins", A(0, i32))], {"dtype": tf.int32})
+    case("HistogramFixedWidth err range", "HistogramFixedWidth",
+         [("values", A([1.0])), ("value_range", A([5.0, 5.0])), ("nbins", A(2, i32))], {"dtype": tf.int32},
+         err_needle="value_range should satisfy value_range[0] < value_range[1]")
+
+    # ReverseSequence
+    x = np.arange(3 * 5 * 2).reshape(3, 5, 2).astype(f32)
+    for ldt in (i32, i64):
+        case("ReverseSequence seq1 batch0 %s" % np.dtype(ldt).name, "ReverseSequence",
+             [("input", x), ("seq_lengths", A([2, 5, 0], ldt))], {"seq_dim": 1, "batch_dim": 0})
+    case("ReverseSequence seq0 batch2", "ReverseSequence",
+         [("input", np.arange(24).reshape(4, 3, 2).astype(i64)), ("seq_lengths", A([3, 4], i64))], {"seq_dim": 0, "batch_dim": 2})
+    case("ReverseSequence string", "ReverseSequence",
+         [("input", np.array([[b"a", b"b", b"c"], [b"d", b"e", b"f"]], dtype=object)), ("seq_lengths", A([3, 1], i32))],
+         {"seq_dim": 1, "batch_dim": 0})
+    case("ReverseSequence err len>dim", "ReverseSequence", [("input", x), ("seq_lengths", A([2, 6, 0], i32))],
+         {"seq_dim": 1, "batch_dim": 0})
+    case("ReverseSequence err negative", "ReverseSequence", [("input", x), ("seq_lengths", A([2, -1, 0], i32))],
+         {"seq_dim": 1, "batch_dim": 0})
+    case("ReverseSequence err count", "ReverseSequence", [("input", x), ("seq_lengths", A([2, 1], i32))],
+         {"seq_dim": 1, "batch_dim": 0})
+    case("ReverseSequence err same dim", "ReverseSequence", [("input", x), ("seq_lengths", A([2, 1, 1], i32))],
+         {"seq_dim": 0, "batch_dim": 0})
+
+    # DynamicPartition / DynamicStitch
+    case("DynamicPartition 1-D", "DynamicPartition",
+         [("data", A([10, 20, 30, 40, 50], i32)), ("partitions", A([0, 2, 1, 0, 2], i32))], {"num_partitions": 4})
+    case("DynamicPartition rows", "DynamicPartition",
+         [("data", U(5, 3)), ("partitions", A([1, 1, 0, 1, 0], i32))], {"num_partitions": 2})
+    case("DynamicPartition 2-D partitions", "DynamicPartition",
+         [("data", U(2, 3, 2, dt=f64)), ("partitions", A([[0, 1, 1], [1, 0, 0]], i32))], {"num_partitions": 2})
+    case("DynamicPartition string", "DynamicPartition",
+         [("data", np.array([b"x", b"y", b"z"], dtype=object)), ("partitions", A([1, 0, 1], i32))], {"num_partitions": 2})
+    case("DynamicPartition err range", "DynamicPartition",
+         [("data", A([1, 2, 3], i32)), ("partitions", A([0, 3, 1], i32))], {"num_partitions": 2})
+    case("DynamicPartition err shape", "DynamicPartition",
+         [("data", A([1, 2, 3], i32)), ("partitions", A([0, 1], i32))], {"num_partitions": 2})
+    case("DynamicStitch", "DynamicStitch",
+         [("indices", [A([0, 2], i32), A([1, 3, 2], i32)]), ("data", [U(2, 2), U(3, 2)])])
+    case("DynamicStitch scalar idx", "DynamicStitch",
+         [("indices", [A(1, i32), A([0, 2], i32)]), ("data", [A([7, 8], i64), A([[1, 2], [3, 4]], i64)])])
+    case("ParallelDynamicStitch", "ParallelDynamicStitch",
+         [("indices", [A([0, 2], i32), A([1, 3], i32)]), ("data", [U(2), U(2)])])
+    case("DynamicStitch err shape", "DynamicStitch",
+         [("indices", [A([0, 2], i32), A([1], i32)]), ("data", [U(2, 2), U(2, 2)])])
+
+    # Diag / DiagPart
+    for dt in (f32, f64, i32, i64):
+        case("Diag %s" % np.dtype(dt).name, "Diag", [("diagonal", A([[1, 2], [3, 4]], dt))])
+        case("DiagPart %s" % np.dtype(dt).name, "DiagPart", [("input", np.arange(16).reshape(2, 2, 2, 2).astype(dt))])
+    case("Diag complex", "Diag", [("diagonal", np.array([1 + 2j, 3 - 1j], np.complex64))])
+    case("Diag err scalar", "Diag", [("diagonal", A(1.0))])
+    case("DiagPart err odd", "DiagPart", [("input", U(2, 2, 2))], err_needle="even and positive, got shape [2,2,2]")
+    case("DiagPart err mismatch", "DiagPart", [("input", U(2, 3))])
+
+    # UnravelIndex / InvertPermutation
+    for dt in (i32, i64):
+        case("UnravelIndex %s" % np.dtype(dt).name, "UnravelIndex", [("indices", A([0, 5, 11, 7], dt)), ("dims", A([3, 4], dt))])
+        case("UnravelIndex scalar %s" % np.dtype(dt).name, "UnravelIndex", [("indices", A(22, dt)), ("dims", A([2, 3, 4], dt))])
+        case("InvertPermutation %s" % np.dtype(dt).name, "InvertPermutation", [("x", A([3, 4, 0, 2, 1], dt))])
+    case("UnravelIndex err bounds", "UnravelIndex", [("indices", A([12], i32)), ("dims", A([3, 4], i32))],
+         err_needle="index out of bounds")
+    case("InvertPermutation err dup", "InvertPermutation", [("x", A([0, 0, 1], i32))])
+    case("InvertPermutation err range", "InvertPermutation", [("x", A([0, 3, 1], i32))])
+    case("InvertPermutation err rank", "InvertPermutation", [("x", A([[0]], i32))])
+    case("InvertPermutation empty", "InvertPermutation", [("x", np.zeros([0], i32))])
+
+    case("GuaranteeConst", "GuaranteeConst", [("input", U(2, 3))])
+    for dt in (np.complex64, np.complex128):
+        z = (U(2, 3, 2, dt=f64) + 1j * U(2, 3, 2, dt=f64)).astype(dt)
+        case("ConjugateTranspose %s" % np.dtype(dt).name, "ConjugateTranspose", [("x", z), ("perm", A([2, 0, 1], i32))])
+        case("ConjugateTranspose identity %s" % np.dtype(dt).name, "ConjugateTranspose", [("x", z), ("perm", A([0, 1, 2], i64))])
+    case("ConjugateTranspose float", "ConjugateTranspose", [("x", U(2, 3)), ("perm", A([1, 0], i32))])
+    case("ConjugateTranspose err perm", "ConjugateTranspose", [("x", U(2, 3)), ("perm", A([1, 2], i32))],
+         err_needle="out of range")
+
+    # DepthToSpace / SpaceToDepth
+    for dt in (f32, i32, np.uint8, f64):
+        case("DepthToSpace bs2 %s" % np.dtype(dt).name, "DepthToSpace",
+             [("input", np.arange(2 * 2 * 3 * 8).reshape(2, 2, 3, 8).astype(dt))], {"block_size": 2})
+        case("SpaceToDepth bs2 %s" % np.dtype(dt).name, "SpaceToDepth",
+             [("input", np.arange(2 * 4 * 6 * 3).reshape(2, 4, 6, 3).astype(dt))], {"block_size": 2})
+    case("DepthToSpace bs3", "DepthToSpace", [("input", U(1, 2, 2, 18))], {"block_size": 3})
+    case("SpaceToDepth bs3", "SpaceToDepth", [("input", U(1, 3, 6, 2))], {"block_size": 3})
+    case("DepthToSpace string", "DepthToSpace",
+         [("input", np.array([b"a", b"b", b"c", b"d"], dtype=object).reshape(1, 1, 1, 4))], {"block_size": 2})
+    case("DepthToSpace err depth", "DepthToSpace", [("input", U(1, 2, 2, 6))], {"block_size": 2})
+    case("SpaceToDepth err size", "SpaceToDepth", [("input", U(1, 3, 4, 2))], {"block_size": 2})
+    case("DepthToSpace err rank", "DepthToSpace", [("input", U(2, 2, 8))], {"block_size": 2})
+
+
+def nn_loss():
+    for dt in (f32, f64, np.float16):
+        case("L2Loss %s" % np.dtype(dt).name, "L2Loss", [("t", U(3, 4, dt=dt))])
+    case("L2Loss bfloat16", "L2Loss", [("t", tf.constant(U(5), tf.bfloat16))])
+    case("L2Loss empty", "L2Loss", [("t", np.zeros([0, 3], f32))])
+    for dt in (f32, f64):
+        lab = np.abs(U(3, 5, dt=dt))
+        lab /= lab.sum(1, keepdims=True)
+        case("SoftmaxCrossEntropyWithLogits %s" % np.dtype(dt).name, "SoftmaxCrossEntropyWithLogits",
+             [("features", U(3, 5, dt=dt, lo=-5, hi=5)), ("labels", lab)])
+    case("SoftmaxCrossEntropyWithLogits half", "SoftmaxCrossEntropyWithLogits",
+         [("features", U(2, 4, dt=np.float16)), ("labels", A([[0, 1, 0, 0], [0.5, 0.5, 0, 0]], np.float16))])
+    case("SoftmaxCrossEntropyWithLogits broadcast", "SoftmaxCrossEntropyWithLogits",
+         [("features", U(3, 4)), ("labels", A([[0.25, 0.25, 0.5, 0.0]]))])
+    case("SoftmaxCrossEntropyWithLogits large", "SoftmaxCrossEntropyWithLogits",
+         [("features", A([[1000.0, -1000.0, 0.0]])), ("labels", A([[0.0, 1.0, 0.0]]))])
+    case("SoftmaxCrossEntropyWithLogits err 1-D", "SoftmaxCrossEntropyWithLogits",
+         [("features", U(4)), ("labels", U(4))])
+    case("SoftmaxCrossEntropyWithLogits err shapes", "SoftmaxCrossEntropyWithLogits",
+         [("features", U(3, 4)), ("labels", U(3, 5))])
+    for dt in (f32, f64):
+        for ldt in (i32, i64):
+            case("SparseSoftmaxCrossEntropyWithLogits %s %s" % (np.dtype(dt).name, np.dtype(ldt).name),
+                 "SparseSoftmaxCrossEntropyWithLogits", [("features", U(4, 5, dt=dt, lo=-3, hi=3)), ("labels", A([0, 4, 2, 2], ldt))])
+    case("SparseSoftmaxCrossEntropyWithLogits err label", "SparseSoftmaxCrossEntropyWithLogits",
+         [("features", U(3, 4)), ("labels", A([1, 5, 0], i32))])
+    case("SparseSoftmaxCrossEntropyWithLogits err negative", "SparseSoftmaxCrossEntropyWithLogits",
+         [("features", U(3, 4)), ("labels", A([1, -1, 0], i64))])
+    case("SparseSoftmaxCrossEntropyWithLogits err rank", "SparseSoftmaxCrossEntropyWithLogits",
+         [("features", U(3)), ("labels", A([1, 1, 0], i32))])
+    case("SparseSoftmaxCrossEntropyWithLogits err batch", "SparseSoftmaxCrossEntropyWithLogits",
+         [("features", U(3, 4)), ("labels", A([1, 1], i32))])
+    p = A([[0.1, 0.3, 0.3, 0.2], [nan, 0.5, 0.1, 0.0], [0.4, 0.4, 0.4, 0.4], [1.0, inf, 0.0, -1.0]])
+    for k in (1, 2, 4):
+        case("InTopKV2 k%d" % k, "InTopKV2", [("predictions", p), ("targets", A([1, 1, 3, 0], i32)), ("k", A(k, i32))])
+    case("InTopKV2 int64 out of range", "InTopKV2",
+         [("predictions", p), ("targets", A([1, 4, -1, 1], i64)), ("k", A(2, i64))])
+    case("InTopKV2 nan target", "InTopKV2", [("predictions", p), ("targets", A([0, 0, 0, 0], i32)), ("k", A(3, i32))])
+    case("InTopK", "InTopK", [("predictions", p), ("targets", A([2, 1, 0, 3], i32))], {"k": 2})
+    case("InTopKV2 k0", "InTopKV2", [("predictions", p), ("targets", A([1, 1, 3, 0], i32)), ("k", A(0, i32))])
+    case("InTopKV2 err batch", "InTopKV2", [("predictions", p), ("targets", A([1, 1], i32)), ("k", A(1, i32))],
+         err_needle="must match length of targets")
+    x = U(2, 3, 4, 7)
+    case("LRN defaults", "LRN", [("input", x)])
+    case("LRN r2", "LRN", [("input", x)], {"depth_radius": 2, "bias": 0.5, "alpha": 0.3, "beta": 0.75})
+    case("LRN r0", "LRN", [("input", x)], {"depth_radius": 0, "bias": 2.0, "alpha": 1.0, "beta": 1.0})
+    case("LRN half", "LRN", [("input", U(1, 2, 2, 5, dt=np.float16))], {"depth_radius": 1})
+    case("LRN err rank", "LRN", [("input", U(3, 4))])
+
+
+def complex_unary():
+    z = np.array([0.5 + 0.25j, -1.0 + 2.0j, 0.0 + 0.0j, 3.0 - 1.5j, -0.2 - 0.7j, 1e-4 + 1e-4j], np.complex128)
+    for op in ("Neg", "Square", "Sqrt", "Rsqrt", "Exp", "Expm1", "Log", "Log1p", "Reciprocal", "Inv", "Sign", "Sin", "Cos",
+               "Tan", "Sinh", "Cosh", "Tanh", "Sigmoid", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh"):
+        for dt in (np.complex64, np.complex128):
+            zz = z if op not in ("Rsqrt", "Log", "Reciprocal", "Inv") else z[[0, 1, 3, 4, 5]]
+            case("%s %s" % (op, np.dtype(dt).name), op, [("x", zz.astype(dt))])
+
+
+def main():
+    array_extra()
+    nn_loss()
+    complex_unary()
+    g.write_unit_header("api_cases")
+
+
+if __name__ == "__main__":
+    main()
