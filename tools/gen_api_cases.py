@@ -198,10 +198,99 @@ def complex_unary():
             case("%s %s" % (op, np.dtype(dt).name), op, [("x", zz.astype(dt))])
 
 
+def sparse():
+    x = U(5, 3)
+    for op in ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"):
+        for dt in (f32, f64):
+            for idt in (i32, i64):
+                case("%s %s %s" % (op, np.dtype(dt).name, np.dtype(idt).name), op,
+                     [("data", x.astype(dt)), ("indices", A([0, 2, 2, 4, 1], idt)), ("segment_ids", A([0, 0, 2, 2, 3], idt))])
+        case("%s empty" % op, op, [("data", x), ("indices", np.zeros([0], i32)), ("segment_ids", np.zeros([0], i32))])
+        case("%s 3-D" % op, op, [("data", U(4, 2, 3)), ("indices", A([3, 1], i32)), ("segment_ids", A([1, 1], i32))])
+        case("%s WithNumSegments" % op, op + "WithNumSegments",
+             [("data", x), ("indices", A([0, 2, 4], i64)), ("segment_ids", A([0, 0, 2], i32)), ("num_segments", A(5, i32))])
+        case("%s err unsorted" % op, op, [("data", x), ("indices", A([0, 2], i32)), ("segment_ids", A([1, 0], i32))])
+        case("%s err index" % op, op, [("data", x), ("indices", A([0, 7], i32)), ("segment_ids", A([0, 1], i32))])
+        case("%s err sizes" % op, op, [("data", x), ("indices", A([0, 1, 2], i32)), ("segment_ids", A([0, 1], i32))])
+    case("SparseSegmentSum int32", "SparseSegmentSum",
+         [("data", A([[1, 2], [3, 4], [5, 6]], i32)), ("indices", A([0, 2, 1], i32)), ("segment_ids", A([0, 0, 1], i32))])
+    case("SparseSegmentMean half", "SparseSegmentMean",
+         [("data", U(3, 2, dt=np.float16)), ("indices", A([0, 2, 1], i32)), ("segment_ids", A([0, 0, 1], i32))])
+    ind = A([[0, 1], [2, 0], [0, 0], [3, 2], [2, 2]], i64)
+    shape = A([5, 3], i64)
+    case("SparseReorder", "SparseReorder", [("input_indices", ind), ("input_values", A([1, 2, 3, 4, 5], f32)),
+                                              ("input_shape", shape)])
+    case("SparseReorder string", "SparseReorder",
+         [("input_indices", ind), ("input_values", np.array([b"a", b"b", b"c", b"d", b"e"], dtype=object)), ("input_shape", shape)])
+    case("SparseReorder 3-D", "SparseReorder", [("input_indices", A([[1, 0, 1], [0, 2, 0], [1, 0, 0]], i64)),
+                                                  ("input_values", A([1, 2, 3], i32)), ("input_shape", A([2, 3, 2], i64))])
+    case("SparseReorder err bounds", "SparseReorder",
+         [("input_indices", A([[0, 1], [5, 0]], i64)), ("input_values", A([1, 2], f32)), ("input_shape", shape)],
+         err_needle="is out of bounds")
+    sind = A([[0, 1], [0, 2], [2, 0], [4, 2]], i64)
+    for ns in ([15], [3, 5], [-1, 5], [5, 1, 3], [3, -1]):
+        case("SparseReshape %s" % ns, "SparseReshape", [("input_indices", sind), ("input_shape", shape), ("new_shape", A(ns, i64))])
+    case("SparseReshape err size", "SparseReshape", [("input_indices", sind), ("input_shape", shape), ("new_shape", A([4, 4], i64))])
+    case("SparseReshape err two -1", "SparseReshape",
+         [("input_indices", sind), ("input_shape", shape), ("new_shape", A([-1, -1], i64))], err_needle="only one")
+    case("SparseReshape err multiple", "SparseReshape",
+         [("input_indices", sind), ("input_shape", shape), ("new_shape", A([-1, 4], i64))],
+         err_needle="Input to reshape is a SparseTensor with 15 dense values, but the requested shape requires a multiple of 4")
+    fi = A([[0, 1], [2, 0], [2, 2], [4, 1]], i64)
+    for dt in (f32, i64):
+        case("SparseFillEmptyRows %s" % np.dtype(dt).name, "SparseFillEmptyRows",
+             [("indices", fi), ("values", A([1, 2, 3, 4], dt)), ("dense_shape", A([6, 3], i64)), ("default_value", A(-1, dt))])
+    case("SparseFillEmptyRows string", "SparseFillEmptyRows",
+         [("indices", fi), ("values", np.array([b"a", b"b", b"c", b"d"], dtype=object)), ("dense_shape", A([5, 3], i64)),
+          ("default_value", np.array(b"?", dtype=object))])
+    case("SparseFillEmptyRows unordered", "SparseFillEmptyRows",
+         [("indices", A([[3, 0], [1, 1], [1, 0]], i64)), ("values", A([1, 2, 3], f32)), ("dense_shape", A([4, 2], i64)),
+          ("default_value", A(0, f32))])
+    case("SparseFillEmptyRows empty", "SparseFillEmptyRows",
+         [("indices", np.zeros([0, 2], i64)), ("values", np.zeros([0], f32)), ("dense_shape", A([3, 2], i64)),
+          ("default_value", A(7, f32))])
+    case("SparseFillEmptyRows err row", "SparseFillEmptyRows",
+         [("indices", A([[0, 0], [9, 0]], i64)), ("values", A([1, 2], f32)), ("dense_shape", A([4, 2], i64)),
+          ("default_value", A(0, f32))], err_needle="indices(1, 0) is invalid")
+    mi = A([[0, 1], [1, 0], [1, 2], [0, 1]], i64)
+    for dt in (f32, f64, i32):
+        for aa in (False, True):
+            for ab in (False, True):
+                b = (U(4, 3) * 3).astype(dt) if dt != i32 else I(4, 3)
+                shape_a = A([3, 3] if not aa else [3, 3], i64)
+                bb = b[:3] if not ab else b[:3].T.copy()
+                case("SparseTensorDenseMatMul %s adj %d%d" % (np.dtype(dt).name, aa, ab), "SparseTensorDenseMatMul",
+                     [("a_indices", mi), ("a_values", A([1, 2, 3, 4], dt)), ("a_shape", shape_a), ("b", bb)],
+                     {"adjoint_a": aa, "adjoint_b": ab})
+    case("SparseTensorDenseMatMul int32 idx", "SparseTensorDenseMatMul",
+         [("a_indices", mi.astype(i32)), ("a_values", A([1, 2, 3, 4], f32)), ("a_shape", A([2, 4], i64)), ("b", U(4, 5))])
+    case("SparseTensorDenseMatMul err inner", "SparseTensorDenseMatMul",
+         [("a_indices", mi), ("a_values", A([1, 2, 3, 4], f32)), ("a_shape", A([2, 3], i64)), ("b", U(4, 5))],
+         err_needle="Cannot multiply A and B because inner dimension does not match: 3 vs. 4")
+    case("SparseTensorDenseMatMul err index", "SparseTensorDenseMatMul",
+         [("a_indices", A([[0, 1], [5, 0]], i64)), ("a_values", A([1, 2], f32)), ("a_shape", A([2, 4], i64)), ("b", U(4, 5))],
+         err_needle="out of bounds")
+    for dt in (f32, f64, i32, i64):
+        b = (U(3, 4) * 4).astype(dt)
+        case("SparseTensorDenseAdd %s" % np.dtype(dt).name, "SparseTensorDenseAdd",
+             [("a_indices", A([[0, 1], [2, 3], [0, 1]], i64)), ("a_values", A([1, 2, 3], dt)), ("a_shape", A([3, 4], i64)),
+              ("b", b)])
+    case("SparseTensorDenseAdd int32 idx", "SparseTensorDenseAdd",
+         [("a_indices", A([[1], [0]], i32)), ("a_values", A([1.5, 2], f32)), ("a_shape", A([3], i32)), ("b", U(3))])
+    case("SparseTensorDenseAdd err shape", "SparseTensorDenseAdd",
+         [("a_indices", A([[0, 1]], i64)), ("a_values", A([1.0], f32)), ("a_shape", A([3, 5], i64)), ("b", U(3, 4))],
+         err_needle="Dimension mismatch")
+
+
+def I(*shape, lo=-5, hi=6, dt=i32):
+    return rng.integers(lo, hi, shape).astype(dt)
+
+
 def main():
     array_extra()
     nn_loss()
     complex_unary()
+    sparse()
     g.write_unit_header("api_cases")
 
 
