@@ -282,6 +282,29 @@ def sparse():
          err_needle="Dimension mismatch")
 
 
+def string_format():
+    def F(name, inputs, tpl="x={} y={}", summarize=3, ph="{}"):
+        case("StringFormat " + name, "StringFormat", [("inputs", inputs)],
+             {"template": tpl, "placeholder": ph, "summarize": summarize})
+    F("scalars", [A(1.5), A(7, i64)])
+    F("floats", [A([0.1, 1e-7, 123456789.0, -2.5, 1.0 / 3], f32), A([0.1, 1.0 / 3, 1e300, -0.0], f64)])
+    F("nan inf", [A([nan, inf, -inf], f32), A([1, 2], i32)])
+    F("2-D", [np.arange(6).reshape(2, 3).astype(i32), A([[1.5, 2.0]], f32)])
+    F("3-D", [np.arange(24).reshape(2, 3, 4).astype(i64), A(0, i32)])
+    F("summarized", [np.arange(20).astype(i32), np.arange(100).reshape(10, 10).astype(f32)])
+    F("summarize 1", [np.arange(5).astype(i32), np.arange(12).reshape(3, 4).astype(i32)], summarize=1)
+    F("summarize all", [np.arange(12).astype(i32), A(True, bool)], summarize=-1)
+    F("bool", [A([True, False], bool), A(False, bool)])
+    F("strings", [np.array([b"a", b"b c", b"q\"uote"], dtype=object), np.array(b"tab\there", dtype=object)])
+    F("ints", [A([-128, 127], np.int8), A([255, 0], np.uint8)])
+    F("half", [A([0.1, 2.5], np.float16), A([1, 2], np.uint64)])
+    F("empty", [np.zeros([0], f32), np.zeros([2, 0], i32)])
+    F("one", [A([1.0])], tpl="{}")
+    F("custom placeholder", [A([1, 2], i32), A([3], i32)], tpl="a %s b %s c", ph="%s")
+    F("no inputs", [], tpl="just text")
+    F("err count", [A([1, 2], i32)], tpl="{} and {}")
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -291,6 +314,7 @@ def main():
     nn_loss()
     complex_unary()
     sparse()
+    string_format()
     g.write_unit_header("api_cases")
 
 

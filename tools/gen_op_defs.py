@@ -73,7 +73,7 @@ UnravelIndex InvertPermutation GuaranteeConst ConjugateTranspose DepthToSpace Sp
 SoftmaxCrossEntropyWithLogits SparseSoftmaxCrossEntropyWithLogits InTopK InTopKV2
 SparseSegmentSum SparseSegmentMean SparseSegmentSqrtN SparseSegmentSumWithNumSegments
 SparseSegmentMeanWithNumSegments SparseSegmentSqrtNWithNumSegments SparseReorder SparseReshape
-SparseFillEmptyRows SparseTensorDenseMatMul SparseTensorDenseAdd
+SparseFillEmptyRows SparseTensorDenseMatMul SparseTensorDenseAdd StringFormat
 """.split()
 
 
