@@ -305,6 +305,39 @@ def string_format():
     F("err count", [A([1, 2], i32)], tpl="{} and {}")
 
 
+def math_extra():
+    a = A([1.0, nan, inf, -2.0, 0.0, 3.0])
+    b = A([0.0, 0.0, 0.0, 2.0, 5.0, -0.0])
+    for dt in (f32, f64, np.float16):
+        case("MulNoNan %s" % np.dtype(dt).name, "MulNoNan", [("x", a.astype(dt)), ("y", b.astype(dt))])
+    case("MulNoNan broadcast", "MulNoNan", [("x", U(3, 4)), ("y", A([0.0, 1.5, -2.0, 0.0]))])
+    case("MulNoNan complex", "MulNoNan", [("x", np.array([1 + 1j, np.nan + 0j], np.complex64)),
+                                          ("y", np.array([2 - 1j, 0j], np.complex64))])
+    case("MulNoNan err shapes", "MulNoNan", [("x", U(3)), ("y", U(4))])
+    x = U(2, 3, 4, lo=-3, hi=3)
+    for ax, keep in (([1], False), ([0, 2], True), ([-1], False), ([], False), ([0, 1, 2], False)):
+        case("EuclideanNorm %s keep%d" % (ax, keep), "EuclideanNorm", [("input", x), ("reduction_indices", A(ax, i32))],
+             {"keep_dims": keep})
+    for dt in (f64, i32, i64, np.float16):
+        case("EuclideanNorm %s" % np.dtype(dt).name, "EuclideanNorm",
+             [("input", (x * 3).astype(dt)), ("reduction_indices", A(1, i64))], {"keep_dims": False})
+    case("EuclideanNorm err axis", "EuclideanNorm", [("input", x), ("reduction_indices", A([3], i32))], {"keep_dims": False})
+    for ex in (False, True):
+        for rv in (False, True):
+            case("CumulativeLogsumexp ex%d rev%d" % (ex, rv), "CumulativeLogsumexp",
+                 [("x", U(3, 5, lo=-5, hi=5)), ("axis", A(1, i32))], {"exclusive": ex, "reverse": rv})
+    case("CumulativeLogsumexp f64 axis0", "CumulativeLogsumexp", [("x", U(4, 2, dt=f64)), ("axis", A(-2, i64))])
+    case("CumulativeLogsumexp half", "CumulativeLogsumexp", [("x", U(5, dt=np.float16)), ("axis", A(0, i32))])
+    case("CumulativeLogsumexp inf", "CumulativeLogsumexp", [("x", A([-inf, -inf, 1.0, inf])), ("axis", A(0, i32))])
+    case("CumulativeLogsumexp err axis", "CumulativeLogsumexp", [("x", U(3)), ("axis", A(1, i32))],
+         err_needle="Expected scan axis in the range [-1, 1), but got 1")
+    v = [0.0, -0.5, 1.0, 2.5, -7.0, 20.0, 80.0, inf, -inf, nan]
+    for op in ("BesselI0", "BesselI1"):
+        for dt in (f32, f64):
+            case("%s %s" % (op, np.dtype(dt).name), op, [("x", A(v, dt))])
+        case("%s half" % op, op, [("x", A([0.0, 1.0, -2.0, 5.0], np.float16))])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -315,6 +348,7 @@ def main():
     complex_unary()
     sparse()
     string_format()
+    math_extra()
     g.write_unit_header("api_cases")
 
 

@@ -74,6 +74,7 @@ SoftmaxCrossEntropyWithLogits SparseSoftmaxCrossEntropyWithLogits InTopK InTopKV
 SparseSegmentSum SparseSegmentMean SparseSegmentSqrtN SparseSegmentSumWithNumSegments
 SparseSegmentMeanWithNumSegments SparseSegmentSqrtNWithNumSegments SparseReorder SparseReshape
 SparseFillEmptyRows SparseTensorDenseMatMul SparseTensorDenseAdd StringFormat
+MulNoNan EuclideanNorm CumulativeLogsumexp BesselI0 BesselI1
 """.split()
 
 
