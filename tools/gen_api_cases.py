@@ -338,6 +338,58 @@ def math_extra():
         case("%s half" % op, op, [("x", A([0.0, 1.0, -2.0, 5.0], np.float16))])
 
 
+def nms():
+    r = np.random.default_rng(5)
+    ctr = r.uniform(0, 1, (12, 2))
+    hw = r.uniform(0.1, 0.4, (12, 2))
+    boxes = np.concatenate([ctr - hw / 2, ctr + hw / 2], 1).astype(f32)
+    boxes[3] = boxes[3][[2, 3, 0, 1]]  # corners the other way round
+    boxes[5] = boxes[1] + 0.01  # a near-duplicate
+    boxes[7, 2] = boxes[7, 0]  # no area
+    scores = r.permutation(12).astype(f32) / 12 + 0.01
+    S = lambda v: A(v, f32)  # noqa: E731
+    for k, thr in ((5, 0.5), (12, 0.3), (3, 0.0), (0, 0.5), (20, 1.0)):
+        case("NonMaxSuppressionV2 k%d iou%g" % (k, thr), "NonMaxSuppressionV2",
+             [("boxes", boxes), ("scores", scores), ("max_output_size", A(k, i32)), ("iou_threshold", S(thr))])
+    case("NonMaxSuppression v1", "NonMaxSuppression", [("boxes", boxes), ("scores", scores), ("max_output_size", A(6, i32))],
+         {"iou_threshold": 0.4})
+    for st in (-inf, 0.3, 0.9):
+        case("NonMaxSuppressionV3 score%g" % st, "NonMaxSuppressionV3",
+             [("boxes", boxes), ("scores", scores), ("max_output_size", A(8, i32)), ("iou_threshold", S(0.4)),
+              ("score_threshold", S(st))])
+    case("NonMaxSuppressionV3 half", "NonMaxSuppressionV3",
+         [("boxes", boxes.astype(np.float16)), ("scores", scores.astype(np.float16)), ("max_output_size", A(8, i32)),
+          ("iou_threshold", A(0.4, np.float16)), ("score_threshold", A(0.2, np.float16))])
+    for pad in (False, True):
+        case("NonMaxSuppressionV4 pad%d" % pad, "NonMaxSuppressionV4",
+             [("boxes", boxes), ("scores", scores), ("max_output_size", A(9, i32)), ("iou_threshold", S(0.3)),
+              ("score_threshold", S(0.2))], {"pad_to_max_output_size": pad})
+    for sigma in (0.0, 0.5, 0.1):
+        for pad in (False, True):
+            case("NonMaxSuppressionV5 sigma%g pad%d" % (sigma, pad), "NonMaxSuppressionV5",
+                 [("boxes", boxes), ("scores", scores), ("max_output_size", A(7, i32)), ("iou_threshold", S(0.5)),
+                  ("score_threshold", S(0.05)), ("soft_nms_sigma", S(sigma))], {"pad_to_max_output_size": pad})
+    ov = r.uniform(0, 1, (6, 6)).astype(f32)
+    case("NonMaxSuppressionWithOverlaps", "NonMaxSuppressionWithOverlaps",
+         [("overlaps", ov), ("scores", scores[:6]), ("max_output_size", A(4, i32)), ("overlap_threshold", S(0.6)),
+          ("score_threshold", S(0.1))])
+    case("NonMaxSuppressionV3 empty", "NonMaxSuppressionV3",
+         [("boxes", np.zeros([0, 4], f32)), ("scores", np.zeros([0], f32)), ("max_output_size", A(3, i32)),
+          ("iou_threshold", S(0.5)), ("score_threshold", S(0.0))])
+    case("NonMaxSuppressionV3 err iou", "NonMaxSuppressionV3",
+         [("boxes", boxes), ("scores", scores), ("max_output_size", A(3, i32)), ("iou_threshold", S(1.5)),
+          ("score_threshold", S(0.0))])
+    case("NonMaxSuppressionV3 err scores", "NonMaxSuppressionV3",
+         [("boxes", boxes), ("scores", scores[:5]), ("max_output_size", A(3, i32)), ("iou_threshold", S(0.5)),
+          ("score_threshold", S(0.0))])
+    case("NonMaxSuppressionV3 err columns", "NonMaxSuppressionV3",
+         [("boxes", boxes[:, :3].copy()), ("scores", scores), ("max_output_size", A(3, i32)), ("iou_threshold", S(0.5)),
+          ("score_threshold", S(0.0))])
+    case("NonMaxSuppressionV5 err sigma", "NonMaxSuppressionV5",
+         [("boxes", boxes), ("scores", scores), ("max_output_size", A(3, i32)), ("iou_threshold", S(0.5)),
+          ("score_threshold", S(0.0)), ("soft_nms_sigma", S(-1.0))], {"pad_to_max_output_size": False})
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -349,6 +401,7 @@ def main():
     sparse()
     string_format()
     math_extra()
+    nms()
     g.write_unit_header("api_cases")
 
 
