@@ -369,6 +369,10 @@ def nms():
             case("NonMaxSuppressionV5 sigma%g pad%d" % (sigma, pad), "NonMaxSuppressionV5",
                  [("boxes", boxes), ("scores", scores), ("max_output_size", A(7, i32)), ("iou_threshold", S(0.5)),
                   ("score_threshold", S(0.05)), ("soft_nms_sigma", S(sigma))], {"pad_to_max_output_size": pad})
+    for thr in (0.1, 0.3):
+        case("NonMaxSuppressionV5 soft iou%g" % thr, "NonMaxSuppressionV5",
+             [("boxes", boxes), ("scores", scores), ("max_output_size", A(10, i32)), ("iou_threshold", S(thr)),
+              ("score_threshold", S(-inf)), ("soft_nms_sigma", S(0.5))], {"pad_to_max_output_size": False})
     ov = r.uniform(0, 1, (6, 6)).astype(f32)
     case("NonMaxSuppressionWithOverlaps", "NonMaxSuppressionWithOverlaps",
          [("overlaps", ov), ("scores", scores[:6]), ("max_output_size", A(4, i32)), ("overlap_threshold", S(0.6)),

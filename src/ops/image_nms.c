@@ -4,8 +4,8 @@
  * (soft-NMS with a Gaussian of sigma, selected_scores) and NonMaxSuppressionWithOverlaps, with
  * TF's greedy algorithm (non_max_suppression_op.cc): candidates above score_threshold taken in
  * descending score, each compared with the boxes selected since it was last looked at, from the
- * newest; IoU above the threshold suppresses it, soft-NMS reweighs it by exp(-0.5 sim^2 / sigma) and puts
- * it back unless it fell to the threshold. Boxes are [y1, x1, y2, x2] in either corner order;
+ * newest; without sigma an IoU above the threshold suppresses it, with sigma > 0 (soft-NMS) every
+ * IoU reweighs it by exp(-0.5 sim^2 / sigma) and it goes back unless it fell to score_threshold. Boxes are [y1, x1, y2, x2] in either corner order;
  * a box of no area overlaps nothing. Equal scores are taken lowest index first (TF's heap leaves
  * that order unspecified). float and half boxes/scores; TF's messages for bad input. Checked
  * against TensorFlow by tests/unit/test_ops_api.c (tools/gen_api_cases.py). */
@@ -150,11 +150,11 @@ static sm_status *nms_compute(const void *state, sm_kctx *ctx) {
     int hard = 0;
     for (int64_t j = ns - 1; j >= c.begin; j--) {
       float sim = s->version ? iou(boxes, c.box, sel[j]) : (float)getf(boxes, c.box * n + sel[j]);
-      if (sim > simthr) { /* (TF: an IoU equal to the threshold does not suppress) */
+      if (scale == 0 && sim > simthr) { /* hard NMS (TF: an IoU equal to the threshold does not suppress) */
         hard = 1;
         break;
       }
-      c.score *= sim <= simthr ? expf(scale * sim * sim) : 0.0f;
+      c.score *= expf(scale * sim * sim); /* soft-NMS reweighs whatever the IoU */
       if (c.score <= thr) break;
     }
     c.begin = ns;
