@@ -394,6 +394,25 @@ def nms():
           ("score_threshold", S(0.0)), ("soft_nms_sigma", S(-1.0))], {"pad_to_max_output_size": False})
 
 
+def patches():
+    im = np.arange(2 * 5 * 7 * 3).reshape(2, 5, 7, 3).astype(f32)
+    for k, st, r, pad in (([2, 2], [2, 2], [1, 1], "VALID"), ([3, 3], [1, 1], [1, 1], "SAME"), ([3, 2], [2, 3], [1, 1], "SAME"),
+                          ([2, 2], [1, 2], [2, 1], "VALID"), ([2, 3], [3, 1], [2, 2], "SAME"), ([1, 1], [1, 1], [1, 1], "VALID"),
+                          ([6, 2], [1, 1], [1, 1], "VALID")):
+        case("ExtractImagePatches k%s s%s r%s %s" % (k, st, r, pad), "ExtractImagePatches", [("images", im)],
+             {"ksizes": [1] + k + [1], "strides": [1] + st + [1], "rates": [1] + r + [1], "padding": pad})
+    for dt in (i32, np.uint8, f64, i64):
+        case("ExtractImagePatches %s" % np.dtype(dt).name, "ExtractImagePatches", [("images", im.astype(dt))],
+             {"ksizes": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "rates": [1, 1, 1, 1], "padding": "SAME"})
+    case("ExtractImagePatches err ksizes", "ExtractImagePatches", [("images", im)],
+         {"ksizes": [2, 2, 2, 1], "strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"},
+         err_needle="Only support ksizes across space.")
+    vol = np.arange(1 * 4 * 5 * 3 * 2).reshape(1, 4, 5, 3, 2).astype(f32)
+    for k, st, pad in (([2, 2, 2], [1, 2, 1], "VALID"), ([3, 2, 2], [2, 2, 2], "SAME"), ([1, 1, 1], [1, 1, 1], "SAME")):
+        case("ExtractVolumePatches k%s s%s %s" % (k, st, pad), "ExtractVolumePatches", [("input", vol)],
+             {"ksizes": [1] + k + [1], "strides": [1] + st + [1], "padding": pad})
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -406,6 +425,7 @@ def main():
     string_format()
     math_extra()
     nms()
+    patches()
     g.write_unit_header("api_cases")
 
 
