@@ -413,6 +413,22 @@ def patches():
              {"ksizes": [1] + k + [1], "strides": [1] + st + [1], "padding": pad})
 
 
+def pool_argmax():
+    x = U(2, 5, 6, 3, lo=-2, hi=2)
+    x[0, 0, 0, 0] = x[0, 0, 1, 0] = 5.0  # equal maxima: the first wins
+    for k, st, pad, wb in (([2, 2], [2, 2], "VALID", False), ([3, 3], [2, 2], "SAME", True), ([2, 3], [1, 2], "SAME", False),
+                           ([1, 1], [1, 1], "VALID", True), ([5, 6], [1, 1], "VALID", False)):
+        case("MaxPoolWithArgmax k%s s%s %s batch%d" % (k, st, pad, wb), "MaxPoolWithArgmax", [("input", x)],
+             {"ksize": [1] + k + [1], "strides": [1] + st + [1], "padding": pad, "include_batch_in_index": wb,
+              "Targmax": tf.int64})
+    for dt in (f64, i32, np.float16, np.uint8):
+        case("MaxPoolWithArgmax %s" % np.dtype(dt).name, "MaxPoolWithArgmax", [("input", (x * 10).astype(dt))],
+             {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "SAME", "Targmax": tf.int64})
+    case("MaxPoolWithArgmax err batch pool", "MaxPoolWithArgmax", [("input", x)],
+         {"ksize": [2, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "VALID", "Targmax": tf.int64},
+         err_needle="Pooling is not yet supported on the batch nor depth dimension.")
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -426,6 +442,7 @@ def main():
     math_extra()
     nms()
     patches()
+    pool_argmax()
     g.write_unit_header("api_cases")
 
 

@@ -76,7 +76,7 @@ SparseSegmentMeanWithNumSegments SparseSegmentSqrtNWithNumSegments SparseReorder
 SparseFillEmptyRows SparseTensorDenseMatMul SparseTensorDenseAdd StringFormat
 MulNoNan EuclideanNorm CumulativeLogsumexp BesselI0 BesselI1 NonMaxSuppression NonMaxSuppressionV2
 NonMaxSuppressionV3 NonMaxSuppressionV4 NonMaxSuppressionV5 NonMaxSuppressionWithOverlaps
-ExtractImagePatches ExtractVolumePatches
+ExtractImagePatches ExtractVolumePatches MaxPoolWithArgmax
 """.split()
 
 
