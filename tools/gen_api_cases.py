@@ -429,6 +429,27 @@ def pool_argmax():
          err_needle="Pooling is not yet supported on the batch nor depth dimension.")
 
 
+def fake_quant():
+    x = np.concatenate([U(20, lo=-8, hi=8), A([0.0, -6.0, 6.0, 0.0234375, -0.0234375, nan])]).astype(f32)
+    for mn, mx, bits, narrow in ((-6.0, 6.0, 8, False), (-1.0, 1.0, 8, True), (0.0, 3.0, 4, False), (0.5, 2.0, 8, False),
+                                 (-3.0, -0.5, 5, True), (-0.3, 5.1, 16, False), (-10.0, 1.5, 2, False)):
+        case("FakeQuantWithMinMaxArgs [%g,%g] b%d n%d" % (mn, mx, bits, narrow), "FakeQuantWithMinMaxArgs",
+             [("inputs", x)], {"min": mn, "max": mx, "num_bits": bits, "narrow_range": narrow})
+        case("FakeQuantWithMinMaxVars [%g,%g] b%d n%d" % (mn, mx, bits, narrow), "FakeQuantWithMinMaxVars",
+             [("inputs", x.reshape(2, 13)), ("min", A(mn)), ("max", A(mx))], {"num_bits": bits, "narrow_range": narrow})
+    case("FakeQuantWithMinMaxVars zero range", "FakeQuantWithMinMaxVars", [("inputs", x), ("min", A(0.0)), ("max", A(0.0))])
+    case("FakeQuantWithMinMaxArgs err range", "FakeQuantWithMinMaxArgs", [("inputs", x)], {"min": 1.0, "max": 1.0},
+         err_needle="min has to be smaller than max")
+    case("FakeQuantWithMinMaxArgs err bits", "FakeQuantWithMinMaxArgs", [("inputs", x)], {"num_bits": 1},
+         err_needle="num_bits must be between 2 and 16, inclusive")
+    for narrow in (False, True):
+        case("FakeQuantWithMinMaxVarsPerChannel n%d" % narrow, "FakeQuantWithMinMaxVarsPerChannel",
+             [("inputs", U(4, 3, lo=-3, hi=3)), ("min", A([-1.0, -2.5, 0.0])), ("max", A([1.0, 0.7, 0.0]))],
+             {"num_bits": 6, "narrow_range": narrow})
+    case("FakeQuantWithMinMaxVarsPerChannel 1-D", "FakeQuantWithMinMaxVarsPerChannel",
+         [("inputs", U(3, lo=-3, hi=3)), ("min", A([-1.0, -2.5, 0.2])), ("max", A([1.0, 0.7, 1.0]))])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -443,6 +464,7 @@ def main():
     nms()
     patches()
     pool_argmax()
+    fake_quant()
     g.write_unit_header("api_cases")
 
 
