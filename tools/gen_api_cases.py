@@ -450,6 +450,39 @@ def fake_quant():
          [("inputs", U(3, lo=-3, hi=3)), ("min", A([-1.0, -2.5, 0.2])), ("max", A([1.0, 0.7, 1.0]))])
 
 
+def codecs():
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    words = o(b"", b"f", b"fo", b"foo", b"foob", b"\xff\xfe\x00\x10", b"hello world?>")
+    for pad in (False, True):
+        case("EncodeBase64 pad%d" % pad, "EncodeBase64", [("input", words)], {"pad": pad})
+    case("DecodeBase64", "DecodeBase64", [("input", o(b"", b"Zg", b"Zm8=", b"Zm9v", b"Zm9vYg==", b"__4AEA", b"aGVsbG8gd29ybGQ_Pg"))])
+    case("DecodeBase64 2-D", "DecodeBase64", [("input", o(b"YQ", b"YWI", b"YWJj", b"YWJjZA").reshape(2, 2))])
+    case("DecodeBase64 err char", "DecodeBase64", [("input", o(b"Zm9v+g=="))])
+    case("DecodeBase64 err length", "DecodeBase64", [("input", o(b"Zm9vY"))])
+    raw = o(np.arange(8, dtype="<i4").tobytes()[:8], np.array([-1, 7], "<i4").tobytes())
+    for dt in (tf.int32, tf.uint8, tf.float32, tf.int16, tf.float16, tf.int64, tf.float64, tf.uint16, tf.int8):
+        for little in (True, False):
+            case("DecodeRaw %s le%d" % (dt.name, little), "DecodeRaw", [("bytes", raw)], {"out_type": dt, "little_endian": little})
+    case("DecodeRaw complex64 be", "DecodeRaw", [("bytes", o(np.arange(4, dtype="<f4").tobytes()))],
+         {"out_type": tf.complex64, "little_endian": False})
+    case("DecodeRaw scalar", "DecodeRaw", [("bytes", np.array(b"abcd", dtype=object))], {"out_type": tf.uint8})
+    case("DecodeRaw err sizes", "DecodeRaw", [("bytes", o(b"abcd", b"ab"))], {"out_type": tf.uint8})
+    case("DecodeRaw err multiple", "DecodeRaw", [("bytes", o(b"abc"))], {"out_type": tf.int16},
+         err_needle="Input to DecodeRaw has length 3 that is not a multiple of 2")
+    for dt in (tf.uint8, tf.int16, tf.float32):
+        for little in (True, False):
+            case("DecodePaddedRaw %s le%d" % (dt.name, little), "DecodePaddedRaw",
+                 [("input_bytes", o(b"abcdef", b"", b"xyz")), ("fixed_length", A(4, i32))], {"out_type": dt, "little_endian": little})
+    case("DecodePaddedRaw err length", "DecodePaddedRaw", [("input_bytes", o(b"abc")), ("fixed_length", A(3, i32))],
+         {"out_type": tf.int16}, err_needle="must be a multiple of the size of out_type")
+    for dt in (i32, i64, f32):
+        for idt in (tf.int32, tf.int64):
+            case("ListDiff %s %s" % (np.dtype(dt).name, idt.name), "ListDiff",
+                 [("x", A([5, 1, 3, 5, 7, 2], dt)), ("y", A([5, 2, 9], dt))], {"out_idx": idt})
+    case("ListDiff string", "ListDiff", [("x", o(b"a", b"b", b"c")), ("y", o(b"b"))], {"out_idx": tf.int32})
+    case("ListDiff empty", "ListDiff", [("x", np.zeros([0], i32)), ("y", A([1], i32))], {"out_idx": tf.int32})
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -465,6 +498,7 @@ def main():
     patches()
     pool_argmax()
     fake_quant()
+    codecs()
     g.write_unit_header("api_cases")
 
 

@@ -77,7 +77,8 @@ SparseFillEmptyRows SparseTensorDenseMatMul SparseTensorDenseAdd StringFormat
 MulNoNan EuclideanNorm CumulativeLogsumexp BesselI0 BesselI1 NonMaxSuppression NonMaxSuppressionV2
 NonMaxSuppressionV3 NonMaxSuppressionV4 NonMaxSuppressionV5 NonMaxSuppressionWithOverlaps
 ExtractImagePatches ExtractVolumePatches MaxPoolWithArgmax FakeQuantWithMinMaxArgs
-FakeQuantWithMinMaxVars FakeQuantWithMinMaxVarsPerChannel
+FakeQuantWithMinMaxVars FakeQuantWithMinMaxVarsPerChannel EncodeBase64 DecodeBase64 DecodeRaw
+DecodePaddedRaw ListDiff
 """.split()
 
 

@@ -2,7 +2,7 @@
  * public API that tools/sweep_ops.py found missing (session 17): HistogramFixedWidth
  * (tf.histogram_fixed_width), ReverseSequence, DynamicPartition, DynamicStitch /
  * ParallelDynamicStitch, Diag / DiagPart (tf.linalg.tensor_diag[_part]), UnravelIndex,
- * InvertPermutation, GuaranteeConst, ConjugateTranspose (tf.transpose(conjugate=True),
+ * InvertPermutation, GuaranteeConst, ListDiff (tf.compat.v1.setdiff1d), ConjugateTranspose (tf.transpose(conjugate=True),
  * tf.linalg.adjoint), DepthToSpace / SpaceToDepth (NHWC, as TF's CPU kernels). Every dtype the
  * CPU kernels register (the moves work for any storable dtype, strings included), TF's messages
  * for bad input. Checked against TensorFlow by tests/unit/test_ops_api.c (tools/gen_api_cases.py). */
@@ -350,6 +350,49 @@ static sm_status *invperm_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ListDiff (tf.compat.v1.setdiff1d): the elements of x not in y, in order, and their positions. */
+static sm_status *listdiff_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
+  char a[128];
+  if (sm_tensor_rank(x) != 1) return sm_status_new(SM_INVALID_ARGUMENT, "x should be a 1D vector.");
+  if (sm_tensor_rank(y) != 1) return sm_status_new(SM_INVALID_ARGUMENT, "y should be a 1D vector.");
+  (void)a;
+  int dt = sm_tensor_dtype(x);
+  if (dt != sm_tensor_dtype(y)) return sm__math_bad_dtype("ListDiff", sm_tensor_dtype(y));
+  size_t es = sm__array_esize(dt);
+  int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y), cnt = 0;
+  sm_status *st = NULL;
+  uint8_t *keep = sm__kctx_scratch(ctx, (size_t)nx + 1, &st);
+  if (!keep) return st;
+  for (int64_t i = 0; i < nx; i++) {
+    int found = 0;
+    for (int64_t j = 0; j < ny && !found; j++) {
+      if (dt == SM_STRING) {
+        size_t l1, l2;
+        const char *p1 = sm_tensor_string(x, i, &l1), *p2 = sm_tensor_string(y, j, &l2);
+        found = l1 == l2 && (!l1 || !memcmp(p1, p2, l1));
+      } else {
+        found = !memcmp((const char *)sm_tensor_data(x) + (size_t)i * es, (const char *)sm_tensor_data(y) + (size_t)j * es, es);
+      }
+    }
+    keep[i] = !found;
+    cnt += !found;
+  }
+  int idt = sm__node_num_outputs(sm__kctx_node(ctx)) > 1 ? sm__node_output_dtype(sm__kctx_node(ctx), 1) : SM_INT32;
+  sm_tensor *out, *idx;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, 1, &cnt, &out))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 1, idt == SM_INT64 ? SM_INT64 : SM_INT32, 1, &cnt, &idx))) return st;
+  for (int64_t i = 0, k = 0; i < nx; i++) {
+    if (!keep[i]) continue;
+    if ((st = sm__array_copy(out, k, x, i, 1))) return st;
+    if (idt == SM_INT64) ((int64_t *)sm_tensor_data(idx))[k] = i;
+    else ((int32_t *)sm_tensor_data(idx))[k] = (int32_t)i;
+    k++;
+  }
+  return NULL;
+}
+
 static sm_status *forward_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   sm__kctx_forward(ctx, 0, 0);
@@ -470,6 +513,7 @@ const sm_kernel sm_kernels_array_extra[] = {
     {"UnravelIndex", NULL, unravel_compute, NULL, 0},
     {"InvertPermutation", NULL, invperm_compute, NULL, 0},
     {"GuaranteeConst", NULL, forward_compute, NULL, 0},
+    {"ListDiff", NULL, listdiff_compute, NULL, 0},
     {"ConjugateTranspose", NULL, conj_transpose_compute, NULL, 0},
     {"DepthToSpace", d2s_prepare, d2s_compute, free, 0},
     {"SpaceToDepth", d2s_prepare, d2s_compute, free, 0},
