@@ -483,6 +483,24 @@ def codecs():
     case("ListDiff empty", "ListDiff", [("x", np.zeros([0], i32)), ("y", A([1], i32))], {"out_idx": tf.int32})
 
 
+def lu():
+    m = U(2, 4, 4, lo=-2, hi=2)
+    m[1, :, 0] = [0.1, -3.0, 3.0, 1.0]  # a tie of |pivot|: the first wins
+    sing = A([[1.0, 2.0], [2.0, 4.0]])
+    for dt in (f32, f64):
+        case("LogMatrixDeterminant %s" % np.dtype(dt).name, "LogMatrixDeterminant", [("input", m.astype(dt))])
+        for idt in (tf.int32, tf.int64):
+            case("Lu %s %s" % (np.dtype(dt).name, idt.name), "Lu", [("input", m.astype(dt))], {"output_idx_type": idt})
+    case("LogMatrixDeterminant complex", "LogMatrixDeterminant",
+         [("input", (U(3, 3) + 1j * U(3, 3)).astype(np.complex64))])
+    case("Lu complex128", "Lu", [("input", (U(3, 3, dt=f64) + 1j * U(3, 3, dt=f64)))], {"output_idx_type": tf.int32})
+    case("LogMatrixDeterminant singular", "LogMatrixDeterminant", [("input", sing)])
+    case("LogMatrixDeterminant empty", "LogMatrixDeterminant", [("input", np.zeros([2, 0, 0], f32))])
+    case("Lu singular", "Lu", [("input", sing)], {"output_idx_type": tf.int32})
+    case("Lu err square", "Lu", [("input", U(2, 3))], {"output_idx_type": tf.int32}, err_needle="must be square")
+    case("LogMatrixDeterminant err square", "LogMatrixDeterminant", [("input", U(2, 3))])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -499,6 +517,7 @@ def main():
     pool_argmax()
     fake_quant()
     codecs()
+    lu()
     g.write_unit_header("api_cases")
 
 
