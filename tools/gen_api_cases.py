@@ -501,6 +501,38 @@ def lu():
     case("LogMatrixDeterminant err square", "LogMatrixDeterminant", [("input", U(2, 3))])
 
 
+def values_only():
+    """keep only output 0 of the case just added (TF's u / v without compute_uv are uninitialized scalars)"""
+    name, node, flat, outs, err = g.CASES[-1]
+    g.CASES[-1] = (name, node, flat, outs[:1], err)
+
+
+def eig_svd():
+    """values only against TF (vectors are fixed up to sign: test_ops_api checks them by identities)"""
+    a = U(3, 4, 4, dt=f64)
+    sym = a + np.swapaxes(a, 1, 2)
+    for dt in (f32, f64):
+        case("SelfAdjointEigV2 values %s" % np.dtype(dt).name, "SelfAdjointEigV2", [("input", sym.astype(dt))],
+             {"compute_v": False})
+        values_only()
+    case("SelfAdjointEigV2 lower triangle only", "SelfAdjointEigV2", [("input", np.tril(sym[0]) + np.triu(U(4, 4, dt=f64), 1))],
+         {"compute_v": False})
+    values_only()
+    case("SelfAdjointEigV2 repeated", "SelfAdjointEigV2", [("input", np.diag([2.0, 1.0, 2.0, -1.0]))], {"compute_v": False})
+    values_only()
+    case("SelfAdjointEigV2 err square", "SelfAdjointEigV2", [("input", U(2, 3))], {"compute_v": False})
+    for shape in ((4, 3), (3, 5), (2, 3, 3), (5, 1), (1, 4)):
+        for dt in (f32, f64):
+            case("Svd values %s %s" % (shape, np.dtype(dt).name), "Svd", [("input", U(*shape, dt=dt))],
+                 {"compute_uv": False, "full_matrices": False})
+            values_only()
+    case("Svd rank deficient", "Svd", [("input", A([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]))],
+         {"compute_uv": False, "full_matrices": False})
+    values_only()
+    case("Svd zero", "Svd", [("input", np.zeros([3, 2], f32))], {"compute_uv": False, "full_matrices": False})
+    values_only()
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -518,6 +550,7 @@ def main():
     fake_quant()
     codecs()
     lu()
+    eig_svd()
     g.write_unit_header("api_cases")
 
 
