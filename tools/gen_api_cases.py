@@ -116,6 +116,10 @@ def array_extra():
     case("InvertPermutation empty", "InvertPermutation", [("x", np.zeros([0], i32))])
 
     case("GuaranteeConst", "GuaranteeConst", [("input", U(2, 3))])
+    for dt in (tf.float32, tf.int64, tf.string):
+        case("Empty init %s" % dt.name, "Empty", [("shape", A([2, 3], i32))], {"dtype": dt, "init": True})
+    case("Empty scalar", "Empty", [("shape", np.zeros([0], i32))], {"dtype": tf.float32, "init": True})
+    case("Empty zero dim", "Empty", [("shape", A([0, 4], i32))], {"dtype": tf.float32})
     for dt in (np.complex64, np.complex128):
         z = (U(2, 3, 2, dt=f64) + 1j * U(2, 3, 2, dt=f64)).astype(dt)
         case("ConjugateTranspose %s" % np.dtype(dt).name, "ConjugateTranspose", [("x", z), ("perm", A([2, 0, 1], i32))])

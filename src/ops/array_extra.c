@@ -2,7 +2,7 @@
  * public API that tools/sweep_ops.py found missing (session 17): HistogramFixedWidth
  * (tf.histogram_fixed_width), ReverseSequence, DynamicPartition, DynamicStitch /
  * ParallelDynamicStitch, Diag / DiagPart (tf.linalg.tensor_diag[_part]), UnravelIndex,
- * InvertPermutation, GuaranteeConst, ListDiff (tf.compat.v1.setdiff1d), ConjugateTranspose (tf.transpose(conjugate=True),
+ * InvertPermutation, GuaranteeConst, Empty, ListDiff (tf.compat.v1.setdiff1d), ConjugateTranspose (tf.transpose(conjugate=True),
  * tf.linalg.adjoint), DepthToSpace / SpaceToDepth (NHWC, as TF's CPU kernels). Every dtype the
  * CPU kernels register (the moves work for any storable dtype, strings included), TF's messages
  * for bad input. Checked against TensorFlow by tests/unit/test_ops_api.c (tools/gen_api_cases.py). */
@@ -393,6 +393,32 @@ static sm_status *listdiff_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* Empty (tf.nn.ctc_loss's dense path, tf.raw_ops.Empty): a tensor of the given shape; its elements
+ * are zero here whether or not `init` asks (TF leaves them unset without it). */
+static sm_status *empty_prepare(const sm_node *node, void **state) {
+  int dt = 0;
+  sm_status *st = sm__node_attr_type(node, "dtype", &dt);
+  if (st) return st;
+  *state = (void *)(intptr_t)(dt + 1);
+  return NULL;
+}
+
+static sm_status *empty_compute(const void *state, sm_kctx *ctx) {
+  int dt = (int)(intptr_t)state - 1;
+  const sm_tensor *sh = sm__kctx_input(ctx, 0);
+  char a[128];
+  if (sm_tensor_rank(sh) != 1 || sm_tensor_dtype(sh) != SM_INT32)
+    return sm_status_new(SM_INVALID_ARGUMENT, "shape must be a vector of int32, got shape %s", shp(sh, a, sizeof a));
+  int64_t n = sm_tensor_num_elements(sh), d[SM_MAX_RANK];
+  if (n > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "Empty: rank %lld is too large", (long long)n);
+  for (int64_t i = 0; i < n; i++) {
+    d[i] = ((const int32_t *)sm_tensor_data(sh))[i];
+    if (d[i] < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Dimension %lld must be >= 0", (long long)d[i]);
+  }
+  sm_tensor *z;
+  return sm__kctx_alloc_output(ctx, 0, dt, (int)n, d, &z);
+}
+
 static sm_status *forward_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   sm__kctx_forward(ctx, 0, 0);
@@ -514,6 +540,7 @@ const sm_kernel sm_kernels_array_extra[] = {
     {"InvertPermutation", NULL, invperm_compute, NULL, 0},
     {"GuaranteeConst", NULL, forward_compute, NULL, 0},
     {"ListDiff", NULL, listdiff_compute, NULL, 0},
+    {"Empty", empty_prepare, empty_compute, NULL, 0},
     {"ConjugateTranspose", NULL, conj_transpose_compute, NULL, 0},
     {"DepthToSpace", d2s_prepare, d2s_compute, free, 0},
     {"SpaceToDepth", d2s_prepare, d2s_compute, free, 0},
