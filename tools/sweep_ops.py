@@ -739,7 +739,7 @@ def ours(exe, py, r):
     rc, out, err = run(cmd, 120)
     if rc != 0:
         lines = [ln for ln in (err.strip() or "rc %d" % rc).splitlines() if ln.strip()]
-        r["error"] = (lines[-1] if lines else "rc %d" % rc)[:300]
+        r["error"] = (lines[-1] if lines else "rc %d" % rc).replace(os.path.join(r["dir"], "model"), "DIR")[:300]
         return
     c, e = child_compare(r["dir"], r["outputs"], od), None
     r.update(c)
