@@ -95,6 +95,13 @@ static const char *const cu_names[] = {"Neg",   "Square", "Sqrt",  "Rsqrt", "Exp
                                        "Reciprocal", "Inv", "Sign",  "Sin",   "Cos",   "Tan",   "Sinh",  "Cosh",
                                        "Tanh",  "Sigmoid", "Asin", "Acos",  "Atan",  "Asinh", "Acosh", "Atanh"};
 
+/* re + i im without CMPLX (clang's libc headers lack it) and without re + im * I's inf * 0 = NaN */
+static double complex mkz(double re, double im) {
+  double complex z;
+  ((double *)&z)[0] = re, ((double *)&z)[1] = im;
+  return z;
+}
+
 static double complex cu_apply(int k, double complex z) {
   switch (k) {
     case 0: return -z;
@@ -104,7 +111,7 @@ static double complex cu_apply(int k, double complex z) {
     case 4: return cexp(z);
     case 5: { /* exp(z) - 1 without losing small z: expm1(re) + e^re (cos im - 1) + i e^re sin im */
       double re = creal(z), im = cimag(z), s = sin(im / 2);
-      return CMPLX(expm1(re) * cos(im) - 2 * s * s, exp(re) * sin(im));
+      return mkz(expm1(re) * cos(im) - 2 * s * s, exp(re) * sin(im));
     }
     case 6: return clog(z);
     case 7: return clog(1.0 + z);
@@ -139,11 +146,11 @@ sm_status *sm__complex_unary_compute(const char *op, sm_kctx *ctx) {
   for (int64_t i = 0; i < n; i++) {
     if (dt == SM_COMPLEX64) {
       const float *a = (const float *)sm_tensor_data(x) + 2 * i;
-      double complex r = cu_apply(k, CMPLX(a[0], a[1]));
+      double complex r = cu_apply(k, mkz(a[0], a[1]));
       ((float *)sm_tensor_data(y))[2 * i] = (float)creal(r), ((float *)sm_tensor_data(y))[2 * i + 1] = (float)cimag(r);
     } else {
       const double *a = (const double *)sm_tensor_data(x) + 2 * i;
-      double complex r = cu_apply(k, CMPLX(a[0], a[1]));
+      double complex r = cu_apply(k, mkz(a[0], a[1]));
       ((double *)sm_tensor_data(y))[2 * i] = creal(r), ((double *)sm_tensor_data(y))[2 * i + 1] = cimag(r);
     }
   }
