@@ -281,6 +281,28 @@ def sparse():
               ("b", b)])
     case("SparseTensorDenseAdd int32 idx", "SparseTensorDenseAdd",
          [("a_indices", A([[1], [0]], i32)), ("a_values", A([1.5, 2], f32)), ("a_shape", A([3], i32)), ("b", U(3))])
+    ci = A([[0, 1, 0], [1, 0, 2], [1, 2, 1], [0, 0, 0]], i64)
+    cshape = A([2, 3, 3], i64)
+    for op in ("SparseDenseCwiseMul", "SparseDenseCwiseDiv", "SparseDenseCwiseAdd"):
+        for dt in (f32, f64):
+            for dshape in ((2, 3, 3), (3,), (3, 1), ()):
+                case("%s %s dense%s" % (op, np.dtype(dt).name, dshape), op,
+                     [("sp_indices", ci), ("sp_values", A([1, -2, 3, 4], dt)), ("sp_shape", cshape),
+                      ("dense", (U(*dshape, lo=1, hi=3) if dshape else A(2.5)).astype(dt))])
+        case("%s int32" % op, op, [("sp_indices", ci), ("sp_values", A([7, -9, 3, 4], i32)), ("sp_shape", cshape),
+                                    ("dense", A([2, -3, 1], i32))])
+        case("%s err shape" % op, op, [("sp_indices", ci), ("sp_values", A([1, 2, 3, 4], f32)), ("sp_shape", cshape),
+                                        ("dense", U(4))])
+    ri = A([[0, 1, 0], [1, 0, 2], [1, 2, 1], [0, 0, 0], [1, 0, 1]], i64)
+    rv = A([1.5, -2.0, 3.0, -4.0, -0.5])
+    for op in ("SparseReduceSum", "SparseReduceMax"):
+        for axes, keep in (([1], False), ([0, 2], True), ([-1], False), ([0, 1, 2], False), ([2], True)):
+            case("%s %s keep%d" % (op, axes, keep), op, [("input_indices", ri), ("input_values", rv), ("input_shape", cshape),
+                                                        ("reduction_axes", A(axes, i32))], {"keep_dims": keep})
+        case("%s int64" % op, op, [("input_indices", ri), ("input_values", A([1, 5, -3, 2, 7], i64)), ("input_shape", cshape),
+                                   ("reduction_axes", A([0], i32))], {"keep_dims": False})
+        case("%s err axis" % op, op, [("input_indices", ri), ("input_values", rv), ("input_shape", cshape),
+                                      ("reduction_axes", A([3], i32))], {"keep_dims": False}, err_needle="Invalid reduction dimension 3")
     case("SparseTensorDenseAdd err shape", "SparseTensorDenseAdd",
          [("a_indices", A([[0, 1]], i64)), ("a_values", A([1.0], f32)), ("a_shape", A([3, 5], i64)), ("b", U(3, 4))],
          err_needle="Dimension mismatch")

@@ -78,7 +78,8 @@ MulNoNan EuclideanNorm CumulativeLogsumexp BesselI0 BesselI1 NonMaxSuppression N
 NonMaxSuppressionV3 NonMaxSuppressionV4 NonMaxSuppressionV5 NonMaxSuppressionWithOverlaps
 ExtractImagePatches ExtractVolumePatches MaxPoolWithArgmax FakeQuantWithMinMaxArgs
 FakeQuantWithMinMaxVars FakeQuantWithMinMaxVarsPerChannel EncodeBase64 DecodeBase64 DecodeRaw
-DecodePaddedRaw ListDiff LogMatrixDeterminant Lu SelfAdjointEigV2 Svd
+DecodePaddedRaw ListDiff LogMatrixDeterminant Lu SelfAdjointEigV2 Svd SparseDenseCwiseMul
+SparseDenseCwiseDiv SparseDenseCwiseAdd SparseReduceSum SparseReduceMax
 """.split()
 
 

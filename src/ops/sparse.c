@@ -5,7 +5,9 @@
  * (tf.nn.safe_embedding_lookup_sparse, tf.sparse.fill_empty_rows / reshape / expand_dims),
  * SparseReorder (tf.sparse.reorder / transpose / to_indicator), SparseTensorDenseMatMul
  * (tf.sparse.sparse_dense_matmul, both adjoints) and SparseTensorDenseAdd (tf.sparse.add of a
- * dense tensor). A SparseTensor is (indices int64 [N, rank], values [N], dense_shape int64
+ * dense tensor), SparseDenseCwiseMul / Div / Add (a SparseTensor times a dense one broadcast to
+ * it) and SparseReduceSum / SparseReduceMax (dense output; implicit zeros not counted: a group
+ * with no values is 0). A SparseTensor is (indices int64 [N, rank], values [N], dense_shape int64
  * [rank]). Dtypes as TF's CPU kernels (real numbers; SparseReorder and SparseFillEmptyRows any
  * storable dtype), TF's messages for bad input. Checked against TensorFlow by
  * tests/unit/test_ops_api.c (tools/gen_api_cases.py). */
@@ -447,6 +449,147 @@ static sm_status *sdadd_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- SparseDenseCwiseMul / Div / Add ------------------------------------------------------------- */
+/* values[i] op dense[broadcast of index i]: the dense side broadcasts to the sparse shape only. */
+enum { CW_MUL, CW_DIV, CW_ADD };
+
+static sm_status *cwise_prepare(const sm_node *node, void **state) {
+  const char *op = sm__node_op(node) + strlen("SparseDenseCwise");
+  *state = (void *)(intptr_t)(1 + (!strcmp(op, "Mul") ? CW_MUL : !strcmp(op, "Div") ? CW_DIV : CW_ADD));
+  return NULL;
+}
+
+static sm_status *cwise_compute(const void *state, sm_kctx *ctx) {
+  int op = (int)(intptr_t)state - 1;
+  const sm_tensor *ind = sm__kctx_input(ctx, 0), *val = sm__kctx_input(ctx, 1), *shape = sm__kctx_input(ctx, 2),
+                  *dn = sm__kctx_input(ctx, 3);
+  int dt = sm_tensor_dtype(val);
+  char a[128], c[128];
+  if (!is_num(dt) || dt == SM_COMPLEX64 || dt == SM_COMPLEX128 || sm_tensor_dtype(dn) != dt)
+    return sm__math_bad_dtype(op == CW_MUL ? "SparseDenseCwiseMul" : op == CW_DIV ? "SparseDenseCwiseDiv" : "SparseDenseCwiseAdd", dt);
+  if (sm_tensor_rank(ind) != 2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input sp_indices should be a matrix but received shape: %s", shp(ind, a, sizeof a));
+  if (sm_tensor_rank(val) != 1 || sm_tensor_rank(shape) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Inputs sp_values and sp_shape should be vectors but received shapes: %s and %s",
+                         shp(val, a, sizeof a), shp(shape, c, sizeof c));
+  int64_t n = sm_tensor_dims(ind)[0], r = sm_tensor_num_elements(shape);
+  if (sm_tensor_dims(val)[0] != n || sm_tensor_dims(ind)[1] != r)
+    return sm_status_new(SM_INVALID_ARGUMENT, "The sparse tensor's indices, values and shape do not agree");
+  int dr = sm_tensor_rank(dn);
+  const int64_t *dd = sm_tensor_dims(dn);
+  int ok = dr <= r;
+  for (int k = 0; ok && k < dr; k++) {
+    int64_t sk = sm__array_int_at(shape, r - dr + k);
+    ok = dd[k] == sk || dd[k] == 1;
+  }
+  if (!ok) {
+    char s1[256];
+    size_t o = (size_t)snprintf(s1, sizeof s1, "[");
+    for (int64_t k = 0; k < r && o + 24 < sizeof s1; k++)
+      o += (size_t)snprintf(s1 + o, sizeof s1 - o, "%s%lld", k ? "," : "", (long long)sm__array_int_at(shape, k));
+    snprintf(s1 + o, sizeof s1 - o, "]");
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "SparseDenseBinaryOpShared broadcasts dense to sparse only; got incompatible shapes: %s vs. %s", s1,
+                         shp(dn, a, sizeof a));
+  }
+  sm_tensor *z;
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, 1, &n, &z);
+  if (st) return st;
+  int64_t str[SM_MAX_RANK];
+  sm__array_strides(dr, dd, str);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t off = 0;
+    for (int k = 0; k < dr; k++) {
+      int64_t v = sm__array_int_at(ind, i * r + (r - dr + k));
+      if (v < 0 || v >= sm__array_int_at(shape, r - dr + k))
+        return sm_status_new(SM_INVALID_ARGUMENT, "Provided indices are out-of-bounds w.r.t. dense side with broadcasted shape");
+      off += (dd[k] == 1 ? 0 : v) * str[k];
+    }
+    double x = getd(val, i), y = getd(dn, off);
+    if (sm__array_is_int(dt)) {
+      int64_t xi = sm__array_int_at(val, i), yi = sm__array_int_at(dn, off), ri;
+      if (op == CW_DIV && yi == 0) return sm_status_new(SM_INVALID_ARGUMENT, "Integer division by zero");
+      ri = op == CW_MUL ? (int64_t)((uint64_t)xi * (uint64_t)yi) : op == CW_ADD ? (int64_t)((uint64_t)xi + (uint64_t)yi)
+                                                                                : (yi == -1 ? (int64_t)(0 - (uint64_t)xi) : xi / yi);
+      putd(z, i, (double)ri);
+      if (dt == SM_INT64) ((int64_t *)sm_tensor_data(z))[i] = ri;
+    } else {
+      putd(z, i, op == CW_MUL ? x * y : op == CW_DIV ? x / y : x + y);
+    }
+  }
+  return NULL;
+}
+
+/* ---- SparseReduceSum / SparseReduceMax (dense output) ----------------------------------------------- */
+typedef struct sred_state {
+  int max, keep;
+} sred_state;
+
+static sm_status *sred_prepare(const sm_node *node, void **state) {
+  sred_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  s->max = !strcmp(sm__node_op(node), "SparseReduceMax");
+  sm_status *st = sm__node_attr(node, "keep_dims") ? sm__node_attr_bool(node, "keep_dims", &s->keep) : NULL;
+  if (st) {
+    free(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+static sm_status *sred_compute(const void *state, sm_kctx *ctx) {
+  const sred_state *s = state;
+  const sm_tensor *ind = sm__kctx_input(ctx, 0), *val = sm__kctx_input(ctx, 1), *shape = sm__kctx_input(ctx, 2),
+                  *ax = sm__kctx_input(ctx, 3);
+  int dt = sm_tensor_dtype(val);
+  if (!is_num(dt) || dt == SM_COMPLEX64 || dt == SM_COMPLEX128)
+    return sm__math_bad_dtype(s->max ? "SparseReduceMax" : "SparseReduceSum", dt);
+  sm_status *st = check_sparse(ind, val, shape, "input_indices", "input_values", "input_shape");
+  if (st) return st;
+  int64_t n = sm_tensor_dims(ind)[0], r = sm_tensor_dims(ind)[1];
+  if (r > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "input rank too large");
+  const int64_t *iv = sm_tensor_data(ind), *sv = sm_tensor_data(shape);
+  int red[SM_MAX_RANK] = {0};
+  for (int64_t i = 0; i < sm_tensor_num_elements(ax); i++) {
+    int64_t a = sm__array_int_at(ax, i);
+    if (a < -r || a >= r)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Invalid reduction dimension %lld, for input with %lld dimensions.",
+                           (long long)a, (long long)r);
+    red[a < 0 ? a + r : a] = 1;
+  }
+  int64_t od[SM_MAX_RANK], kd[SM_MAX_RANK], kstr[SM_MAX_RANK];
+  int orank = 0;
+  for (int k = 0; k < r; k++) {
+    kd[k] = red[k] ? 1 : sv[k];
+    if (s->keep) od[orank++] = kd[k];
+    else if (!red[k]) od[orank++] = sv[k];
+  }
+  sm_tensor *z;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, orank, od, &z))) return st;
+  int64_t m = sm_tensor_num_elements(z), acc = 1;
+  for (int k = (int)r - 1; k >= 0; k--) kstr[k] = acc, acc *= kd[k];
+  double *v = sm__kctx_scratch(ctx, (size_t)(m + 1) * sizeof *v, &st);
+  uint8_t *seen = v ? sm__kctx_scratch(ctx, (size_t)m + 1, &st) : NULL;
+  if (!seen) return st;
+  memset(seen, 0, (size_t)m + 1);
+  for (int64_t i = 0; i < m; i++) v[i] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t o = 0;
+    for (int k = 0; k < r; k++) {
+      if (iv[i * r + k] < 0 || iv[i * r + k] >= sv[k])
+        return sm_status_new(SM_INVALID_ARGUMENT, "Index out of bounds in the sparse input");
+      o += (red[k] ? 0 : iv[i * r + k]) * kstr[k];
+    }
+    double x = getd(val, i);
+    if (s->max) v[o] = seen[o] && !(x > v[o]) ? v[o] : x;
+    else v[o] += x;
+    seen[o] = 1;
+  }
+  for (int64_t i = 0; i < m; i++) putd(z, i, v[i]);
+  return NULL;
+}
+
 #define SS(name) {name, sseg_prepare, sseg_compute, NULL, 0}
 const sm_kernel sm_kernels_sparse[] = {
     SS("SparseSegmentSum"), SS("SparseSegmentMean"), SS("SparseSegmentSqrtN"),
@@ -456,5 +599,10 @@ const sm_kernel sm_kernels_sparse[] = {
     {"SparseFillEmptyRows", NULL, fill_rows_compute, NULL, 0},
     {"SparseTensorDenseMatMul", spmm_prepare, spmm_compute, free, 0},
     {"SparseTensorDenseAdd", NULL, sdadd_compute, NULL, 0},
+    {"SparseDenseCwiseMul", cwise_prepare, cwise_compute, NULL, 0},
+    {"SparseDenseCwiseDiv", cwise_prepare, cwise_compute, NULL, 0},
+    {"SparseDenseCwiseAdd", cwise_prepare, cwise_compute, NULL, 0},
+    {"SparseReduceSum", sred_prepare, sred_compute, free, 0},
+    {"SparseReduceMax", sred_prepare, sred_compute, free, 0},
     {0},
 };
