@@ -315,7 +315,7 @@ static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char 
  * bit, on random data of those shapes (the products' operations depend on the shapes, not on the
  * values). On an AVX-512 CPU oneDNN's matmul passes for any rows (bench/RESULTS.md, session 16 - h4);
  * on an AVX2 one (AMD EPYC, session 17 - k5) the rows past the last multiple of 8 of a product's M
- * are made by another kernel and differ in the last bits, so "auto" exchanges the gradients there. */
+ * can come from another kernel and differ in the last bits, so "auto" exchanges the gradients there. */
 static sm_status *xl_exact(sm_seq *m, int64_t P, int64_t ntr, int64_t bs, int *exact) {
   sm__train *t = m->priv;
   int N = sm__dist_size();
