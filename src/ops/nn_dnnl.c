@@ -27,7 +27,9 @@
  * faster (blocked_conv), which reorder in and out per call.
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
- * fused residual Add is its sum post-op over a copy of the addend made piece by piece. */
+ * fused residual Add is its sum post-op over a copy of the addend made piece by piece. Its AVX2
+ * convolutions, which would start the sums from the bias, get bias, Add and activation after the
+ * product instead (prim's bias_after), so a fused node has its unfused chain's bits on any CPU. */
 #include "ops/nn_dnnl.h"
 
 #include <stdlib.h>
@@ -160,6 +162,15 @@ typedef struct prim { /* one shape's primitive and its layouts; refs under the c
    * into them (rin) and the result back (rout), which adds it to the addend there when the
    * convolution sums one (rout has the sum then, the primitive no post-ops: act_after) */
   int blocked, act_after;
+  /* bias_first: oneDNN's kernel starts its sums from the bias (or, with the sum post-op, from
+   * what dst holds): its AVX2 / SSE4.1 jit kernels (jit:avx2, jit_1x1:avx2, jit_dw:avx2, what a
+   * CPU without AVX-512 runs) start each accumulator from the bias vector, so bias + (x0 w0 +
+   * ...) where Conv2D then BiasAdd give (x0 w0 + ...) + bias: other bits (and -0 where TF's sum
+   * of -0 products and a -0 bias is +0). The AVX-512 kernels (brgconv, jit:avx512_core) and gemm
+   * add the bias after the sum. bias_after: a convolution built without its bias, sum and
+   * activation, which execute / conv_chunk add after the product in the unfused chain's order
+   * (build_conv_in) */
+  int bias_first, bias_after;
   dnnl_memory_desc_t usrc, udst;
   dnnl_primitive_t rin, rout;
 } prim;
@@ -306,6 +317,7 @@ static sm_status *make_prim(const void *op_desc, int act, float alpha, int sum, 
   p->scratch_bytes = D.dnnl_memory_desc_get_size(&p->scratch);
   p->uwei = *uwei;
   p->macs_per_out = macs_per_out;
+  p->bias_first = strstr(impl, "avx2") || strstr(impl, "sse41");
   if ((s = D.dnnl_primitive_create(&p->p, pd)) != dnnl_success) {
     sm__free(p);
     p = NULL;
@@ -526,7 +538,7 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsr
   thread_mem *t = pr->blocked ? NULL : thread_mem_get(); /* NULL: all made for this call */
   if (t) {
     stream = t->stream;
-    s = thread_mems(t, pr, src, dst, bias, m);
+    s = thread_mems(t, pr, src, dst, pr->bias_after ? NULL : bias, m);
   } else {
     size_t nsrc = pr->blocked ? D.dnnl_memory_desc_get_size(&pr->src) : 0;
     size_t ndst = pr->blocked ? D.dnnl_memory_desc_get_size(&pr->dst) : 0;
@@ -538,7 +550,7 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsr
     }
     s = D.dnnl_memory_create(&m[0], &pr->src, engine, pr->blocked ? bsrc : (void *)src);
     if (s == dnnl_success) s = D.dnnl_memory_create(&m[1], &pr->dst, engine, pr->blocked ? bdst : dst);
-    if (s == dnnl_success && bias) s = D.dnnl_memory_create(&m[2], &pr->bias, engine, (void *)bias);
+    if (s == dnnl_success && bias && !pr->bias_after) s = D.dnnl_memory_create(&m[2], &pr->bias, engine, (void *)bias);
     if (s == dnnl_success && scratch) s = D.dnnl_memory_create(&m[3], &pr->scratch, engine, scratch);
     if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[4], &pr->usrc, engine, (void *)src);
     if (s == dnnl_success && pr->blocked) s = D.dnnl_memory_create(&m[5], &pr->udst, engine, dst);
@@ -562,6 +574,7 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsr
   }
   if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   if (s != dnnl_success) st = dnnl_err(s, "execution");
+  else if (pr->bias_after) sm__nn_bias_act_f32(dst, dst, rows, cols, bias, act, alpha);
   else if (!act_is_post_op(act) || pr->act_after) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
 out:
   if (!t) {
@@ -824,21 +837,32 @@ static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim
   dnnl_dims_t pr = {(a->OH - 1) * a->sh + (a->KH - 1) * a->dh + 1 - a->H - a->pt,
                     (a->OW - 1) * a->sw + (a->KW - 1) * a->dw + 1 - a->W - a->pl};
   dnnl_convolution_desc_t cd;
-  if (!ok || D.dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src,
-                                                          &wany, a->bias ? &bias : NULL, &dst, strides, dil, pl,
-                                                          pr) != dnnl_success)
-    return NULL;
-  /* blocked with an addend: the sum (and so the activation after it) outside the primitive */
-  int bsum = tag != dnnl_nhwc && a->addend;
-  sm_status *st = make_prim(&cd, act_is_post_op(a->act) && !bsum ? a->act : SM_NN_ACT_NONE, a->alpha,
-                            a->addend && !bsum, &wuser, a->KH * a->KW * (a->C / a->G), out);
-  int oom = 0;
-  if (!st && *out && tag != dnnl_nhwc && !make_reorders(*out, &usrc, &udst, bsum, &oom)) {
-    prim_unref(*out);
-    *out = NULL;
-    if (oom) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (reorders)");
+  /* bias_after: a second build where the first's kernel is bias_first (non-AVX-512 CPUs): the
+   * product alone, the bias, addend and activation added after it (execute, conv_chunk) */
+  for (int bias_after = 0;; bias_after = 1) {
+    if (!ok || D.dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                                                            &wany, a->bias && !bias_after ? &bias : NULL, &dst, strides,
+                                                            dil, pl, pr) != dnnl_success)
+      return NULL;
+    /* blocked with an addend: the sum (and so the activation after it) outside the primitive */
+    int bsum = tag != dnnl_nhwc && a->addend && !bias_after;
+    int act = bias_after ? SM_NN_ACT_NONE : act_is_post_op(a->act) && !bsum ? a->act : SM_NN_ACT_NONE;
+    sm_status *st = make_prim(&cd, act, a->alpha, a->addend && !bsum && !bias_after, &wuser,
+                              a->KH * a->KW * (a->C / a->G), out);
+    if (!st && *out && !bias_after && (*out)->bias_first && (a->bias || a->addend)) {
+      prim_unref(*out);
+      *out = NULL;
+      continue;
+    }
+    if (!st && *out) (*out)->bias_after = bias_after;
+    int oom = 0;
+    if (!st && *out && tag != dnnl_nhwc && !make_reorders(*out, &usrc, &udst, bsum, &oom)) {
+      prim_unref(*out);
+      *out = NULL;
+      if (oom) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (reorders)");
+    }
+    return st;
   }
-  return st;
 }
 
 /* o0 too: each slice of the filters has its own slot, so the slices' packs do not displace each
@@ -862,7 +886,10 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
     return st;
   }
   int64_t rows = a->N * a->OH * a->OW;
-  if (p->ldo != a->Cout) { /* a slice of the filters: oneDNN's fast kernels want a dense output */
+  /* a bias_after primitive with an addend: (product + bias) + addend, then the activation, the
+   * order of BiasAdd, AddV2 and the activation's op, in a dense copy (the addend may be a->y) */
+  int sep = pr->bias_after && a->addend, sum_in_dst = a->addend && !pr->bias_after;
+  if (p->ldo != a->Cout || sep) { /* a slice of the filters: oneDNN's fast kernels want a dense output */
     size_t row = (size_t)a->Cout * sizeof *a->y;
     float *t = sm__alloc((size_t)rows * row);
     if (!t) {
@@ -870,8 +897,16 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
       return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for a oneDNN output slice",
                            (size_t)rows * row);
     }
-    for (int64_t r = 0; a->addend && r < rows; r++) memcpy(t + r * a->Cout, a->addend + r * p->ldo, row);
-    st = execute(c, pr, pk, NULL, a->x, a->bias, t, rows, a->Cout, a->act, a->alpha);
+    for (int64_t r = 0; sum_in_dst && r < rows; r++) memcpy(t + r * a->Cout, a->addend + r * p->ldo, row);
+    st = execute(c, pr, pk, NULL, a->x, a->bias, t, rows, a->Cout, sep ? SM_NN_ACT_NONE : a->act, a->alpha);
+    if (!st && sep) {
+      for (int64_t r = 0; r < rows; r++) {
+        float *tr = t + r * a->Cout;
+        const float *ar = a->addend + r * p->ldo;
+        for (int64_t i = 0; i < a->Cout; i++) tr[i] += ar[i];
+      }
+      if (a->act != SM_NN_ACT_NONE) sm__nn_bias_act_f32(t, t, rows, a->Cout, NULL, a->act, a->alpha);
+    }
     for (int64_t r = 0; !st && r < rows; r++) memcpy(a->y + r * p->ldo, t + r * a->Cout, row);
     sm__free(t);
     return st;
