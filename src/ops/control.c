@@ -126,9 +126,14 @@ static sm_status *while_prepare(const sm_node *node, void **state) {
                        sm__plan_num_fetches(w->cond));
   if (!st) st = compile(node, "body", bname, n, n, &w->body);
   /* the hoist is an optimisation (SM_LOOP_HOIST=0 turns it off, for A/B measurements); a body it
-   * cannot compile runs plain */
+   * cannot compile runs plain, but out of memory is an error: the plain body's MatMul over fewer
+   * rows need not give the hoisted product's bits (oneDNN's AVX2 gemm:jit does not) */
   const char *hv = getenv("SM_LOOP_HOIST");
-  if (!st && !(hv && !strcmp(hv, "0"))) sm_status_free(sm__hoist_prepare(node, bname, n, &w->hoist));
+  if (!st && !(hv && !strcmp(hv, "0"))) {
+    sm_status *hs = sm__hoist_prepare(node, bname, n, &w->hoist);
+    if (sm_status_code(hs) == SM_RESOURCE_EXHAUSTED) st = hs;
+    else sm_status_free(hs);
+  }
   if (st) {
     while_release(w);
     return st;

@@ -74,8 +74,9 @@ static int invariant(const sm_cgraph *g, const sm_edge *args, const sm_edge *ret
   return i >= 0 && var_of(g, args, n, rets[i]) == i;
 }
 
-/* A Const int32 scalar of value v. */
-static int const_is(const sm_cgraph *g, sm_edge e, int32_t v) {
+/* A Const int32 scalar of value v. Out of memory reading it: 0, and the error in *oom (the
+ * caller's prepare fails rather than running the plain body: see sm__hoist_prepare). */
+static int const_is(const sm_cgraph *g, sm_edge e, int32_t v, sm_status **oom) {
   e = through(g, e);
   const sm_node *c = e.node >= 0 ? sm__cgraph_node(g, e.node) : NULL;
   if (!c || !op_is(c, "Const")) return 0;
@@ -83,18 +84,19 @@ static int const_is(const sm_cgraph *g, sm_edge e, int32_t v) {
   sm_status *st = sm__node_attr_tensor(c, "value", &t);
   int ok = !st && t && sm_tensor_dtype(t) == SM_INT32 && sm_tensor_num_elements(t) == 1 &&
            *(const int32_t *)sm_tensor_data(t) == v;
-  sm_status_free(st);
+  if (st && sm_status_code(st) == SM_RESOURCE_EXHAUSTED && !*oom) *oom = st;
+  else sm_status_free(st);
   sm_tensor_free(t);
   return ok;
 }
 
 /* The body returns var j + 1 as var j. */
-static int counter(const sm_cgraph *g, const sm_edge *args, const sm_edge *rets, int n, int j) {
+static int counter(const sm_cgraph *g, const sm_edge *args, const sm_edge *rets, int n, int j, sm_status **oom) {
   sm_edge r = through(g, rets[j]);
   const sm_node *a = r.node >= 0 ? sm__cgraph_node(g, r.node) : NULL;
   if (!a || !(op_is(a, "AddV2") || op_is(a, "Add")) || sm__node_num_inputs(a) != 2) return 0;
   for (int s = 0; s < 2; s++)
-    if (var_of(g, args, n, sm__node_input(a, s)) == j && const_is(g, sm__node_input(a, 1 - s), 1)) return 1;
+    if (var_of(g, args, n, sm__node_input(a, s)) == j && const_is(g, sm__node_input(a, 1 - s), 1, oom)) return 1;
   return 0;
 }
 
@@ -125,6 +127,7 @@ static sm_status *find_edit(const sm_cgraph *g, sm_plan_spec *spec, void *arg, i
   int n = spec->nfeeds;
   if (n != spec->nfetches) return NULL;
   int nn = sm__cgraph_num_nodes(g), found = 0;
+  sm_status *oom = NULL;
   for (int i = 0; i < nn; i++) {
     const sm_node *x = sm__cgraph_node(g, i);
     /* nothing may assign a variable: only reads are stateful */
@@ -149,7 +152,7 @@ static sm_status *find_edit(const sm_cgraph *g, sm_plan_spec *spec, void *arg, i
     const sm_node *gi = x.node >= 0 ? sm__cgraph_node(g, x.node) : NULL;
     if (ta || !gi || !op_is(gi, "TensorListGetItem") || sm__node_num_inputs(gi) < 2) continue;
     int k = var_of(g, args, n, sm__node_input(gi, 0)), j = var_of(g, args, n, sm__node_input(gi, 1));
-    if (k < 0 || j < 0 || !invariant(g, args, rets, n, k) || !counter(g, args, rets, n, j) ||
+    if (k < 0 || j < 0 || !invariant(g, args, rets, n, k) || !counter(g, args, rets, n, j, &oom) ||
         !weight_ok(g, args, rets, n, sm__node_input(m, 1)))
       continue;
     found = 1;
@@ -157,6 +160,7 @@ static sm_status *find_edit(const sm_cgraph *g, sm_plan_spec *spec, void *arg, i
     f->w = sm__node_input(m, 1);
     f->k = k, f->j = j, f->tb = tb;
   }
+  if (oom) return oom;
   if (!found || f->mode == 0) return NULL;
   if (f->mode == 1) {
     if (!(f->feeds = malloc(((size_t)n + 1) * sizeof *f->feeds))) return sm_status_new(SM_NO_MEMORY, "out of memory");

@@ -24,8 +24,11 @@ int sm__list_view(const sm_tensor *t, int *dtype, int64_t *n, sm_tensor *const *
  * [c*b, K] x w -> P [c, b, N], c such that the chunk stays in a core's cache, the weight read
  * once per call) and feeds P[j - j0] for y to a second body plan in which the MatMul, the GetItem
  * and the weight read are pruned. A step whose j is out of [0, T), a list that is not all set
- * [b, K] float items, or a list other than the one the call started with runs the plain body: the
- * results are the plain loop's (the product is MatMul's own, nn_matmul.c, on more rows).
+ * [b, K] float items, or a list other than the one the call started with runs the plain body. The
+ * product is MatMul's own (nn_matmul.c) on more rows: the plain loop's values within float
+ * rounding, not always its bits (oneDNN's AVX2 gemm:jit sums 2 and 14 rows of K = 4 differently:
+ * bench/RESULTS.md "Session 17 - k6"), so out of memory in the hoist's prepare is an error, not
+ * the plain body.
  *
  * On unless SM_LOOP_HOIST=0 when the While is prepared (bench/bench_loops.py --ab measures both;
  * bench/RESULTS.md: a few per cent of CPU per call on a Keras LSTM(128), where the per-step MatMul
