@@ -574,7 +574,9 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsr
   }
   if (s == dnnl_success) s = D.dnnl_stream_wait(stream);
   if (s != dnnl_success) st = dnnl_err(s, "execution");
-  else if (pr->bias_after) sm__nn_bias_act_f32(dst, dst, rows, cols, bias, act, alpha);
+  else if (pr->bias_after) {
+    if (bias || act != SM_NN_ACT_NONE) sm__nn_bias_act_f32(dst, dst, rows, cols, bias, act, alpha);
+  }
   else if (!act_is_post_op(act) || pr->act_after) sm__nn_bias_act_f32(dst, dst, rows, cols, NULL, act, alpha);
 out:
   if (!t) {
@@ -886,8 +888,9 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
     return st;
   }
   int64_t rows = a->N * a->OH * a->OW;
-  /* a bias_after primitive with an addend: (product + bias) + addend, then the activation, the
-   * order of BiasAdd, AddV2 and the activation's op, in a dense copy (the addend may be a->y) */
+  /* a bias_after primitive with an addend: the product alone into a dense copy (the addend may be
+   * a->y), then row by row (product + bias) + addend and the activation, the order of BiasAdd,
+   * AddV2 and the activation's op */
   int sep = pr->bias_after && a->addend, sum_in_dst = a->addend && !pr->bias_after;
   if (p->ldo != a->Cout || sep) { /* a slice of the filters: oneDNN's fast kernels want a dense output */
     size_t row = (size_t)a->Cout * sizeof *a->y;
@@ -898,16 +901,18 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
                            (size_t)rows * row);
     }
     for (int64_t r = 0; sum_in_dst && r < rows; r++) memcpy(t + r * a->Cout, a->addend + r * p->ldo, row);
-    st = execute(c, pr, pk, NULL, a->x, a->bias, t, rows, a->Cout, sep ? SM_NN_ACT_NONE : a->act, a->alpha);
-    if (!st && sep) {
-      for (int64_t r = 0; r < rows; r++) {
-        float *tr = t + r * a->Cout;
-        const float *ar = a->addend + r * p->ldo;
-        for (int64_t i = 0; i < a->Cout; i++) tr[i] += ar[i];
-      }
-      if (a->act != SM_NN_ACT_NONE) sm__nn_bias_act_f32(t, t, rows, a->Cout, NULL, a->act, a->alpha);
+    st = execute(c, pr, pk, NULL, a->x, sep ? NULL : a->bias, t, rows, a->Cout, sep ? SM_NN_ACT_NONE : a->act,
+                 a->alpha);
+    for (int64_t r = 0; !st && sep && r < rows; r++) {
+      const float *tr = t + r * a->Cout, *ar = a->addend + r * p->ldo;
+      float *yr = a->y + r * p->ldo;
+      if (a->bias)
+        for (int64_t i = 0; i < a->Cout; i++) yr[i] = (tr[i] + a->bias[i]) + ar[i];
+      else
+        for (int64_t i = 0; i < a->Cout; i++) yr[i] = tr[i] + ar[i];
+      if (a->act != SM_NN_ACT_NONE) sm__nn_bias_act_f32(yr, yr, 1, a->Cout, NULL, a->act, a->alpha);
     }
-    for (int64_t r = 0; !st && r < rows; r++) memcpy(a->y + r * p->ldo, t + r * a->Cout, row);
+    for (int64_t r = 0; !st && !sep && r < rows; r++) memcpy(a->y + r * p->ldo, t + r * a->Cout, row);
     sm__free(t);
     return st;
   }
