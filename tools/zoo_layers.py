@@ -3,7 +3,8 @@ failing here, one fixture per fix (see make_zoo.py for the builder contract):
   keras_conv3d_ncdhw   Conv3D(data_format="channels_first"): TF's default (oneDNN) CPU build runs the
                        NCDHW Conv3D node Keras writes; src/ops/nn_conv_transpose.c used to refuse it.
   keras_mixed_float16  layers under Keras's mixed precision policies (half / bfloat16 MatMul, Conv2D,
-                       Einsum, BiasAdd): src/ops/nn_half.c widens them to float as TF's CPU does."""
+                       Einsum, BiasAdd, MaxPool): src/ops/nn_half.c widens them to float as TF's CPU
+                       does (the rows TF computes to the bit; AvgPool and depthwise differ by an ulp)."""
 
 from zoo_common import SEED, _how_text, _keras, _keras_out, _rng  # noqa: F401
 
@@ -37,18 +38,21 @@ def build_keras_mixed_float16(model_dir):
     seq = keras.Input(shape=(3, 4), name="seq")
     c = L.Conv2D(3, 3, padding="same", dtype="mixed_float16", name="conv_f16")(img)
     cb = L.Conv2D(2, 2, dtype="mixed_bfloat16", name="conv_bf16")(img)
+    p = L.MaxPooling2D(2, padding="same", dtype="mixed_float16", name="pool_f16")(c)
     d = L.Dense(3, activation="relu", dtype="mixed_float16", name="dense_f16")(seq)
     e = L.EinsumDense("abc,cd->abd", (3, 2), bias_axes="d", dtype="mixed_float16", name="einsum_f16")(d)
     f32 = lambda n: L.Activation("linear", dtype="float32", name=n)  # noqa: E731 - Keras's float32 outputs
     m = keras.Model([img, seq], {"conv_f16": f32("out_conv_f16")(c), "conv_bf16": f32("out_conv_bf16")(cb),
-                                 "dense_einsum_f16": f32("out_einsum_f16")(e)}, name="mixed_precision")
+                                 "dense_einsum_f16": f32("out_einsum_f16")(e), "pool_f16": f32("out_pool_f16")(p)},
+                    name="mixed_precision")
     rng = _rng(SEED + 32)
     for w in m.weights:
         w.assign(rng.standard_normal(tuple(w.shape)).astype("float32") * 0.5)
     style = _keras_out(m, model_dir, "save", [np.zeros((1, 5, 5, 2), "float32"), np.zeros((1, 3, 4), "float32")])
     return {"style": style,
             "description": "Keras layers under mixed precision dtype policies (half / bfloat16 compute, float32 "
-                           "variables and outputs): img[?,5,5,2] -> Conv2D(3, 3, same, mixed_float16) and "
+                           "variables and outputs): img[?,5,5,2] -> Conv2D(3, 3, same, mixed_float16) [-> "
+                           "MaxPooling2D(2, same, mixed_float16)] and "
                            "Conv2D(2, 2, mixed_bfloat16); seq[?,3,4] -> Dense(3, relu, mixed_float16) -> "
                            "EinsumDense(abc,cd->abd, bias d, mixed_float16); each cast to float32; random "
                            "weights; " + _how_text("save") + ".",

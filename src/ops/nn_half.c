@@ -2,7 +2,8 @@
  * "mixed_bfloat16" computes Dense, Conv*, attention and RNN cells in 16 bits) as a plan-time graph
  * rewrite (sm_rewrites_nn_half, run by src/runtime/rewrite.h): a MatMul, BatchMatMul[V2],
  * Einsum, Conv2D, DepthwiseConv2dNative, Conv3D, Conv2DBackpropInput or Conv3DBackpropInputV2 (and
- * the BiasAdd / BiasAddV1 that follows one) whose T is DT_HALF or DT_BFLOAT16 becomes
+ * the BiasAdd / BiasAddV1 that follows one, and the pools: MaxPool, AvgPool, MaxPool3D, AvgPool3D)
+ * whose T is DT_HALF or DT_BFLOAT16 becomes
  *     Cast(each 16-bit operand -> float), the same op on float (same attrs, T = float), Cast(-> T)
  * so that the float kernels (and their fusions' absence: the float node is made here, after the
  * fusion rules looked at the 16-bit one) compute it. That is TensorFlow's CPU arithmetic for half:
@@ -19,7 +20,7 @@
 #include "ops/nn_internal.h"
 #include "runtime/rewrite.h"
 
-#define HALF_RULE "half/bfloat16 product -> Cast + float product + Cast"
+#define HALF_RULE "half/bfloat16 product or pool -> Cast + float op + Cast"
 
 static const struct {
   const char *op;
@@ -38,6 +39,10 @@ static const struct {
     {"Conv3DBackpropInputV2", 6u, {"strides", "padding", "data_format", "dilations", "Tshape"}},
     {"BiasAdd", 3u, {"data_format"}},
     {"BiasAddV1", 3u, {NULL}},
+    {"MaxPool", 1u, {"ksize", "strides", "padding", "explicit_paddings", "data_format"}},
+    {"AvgPool", 1u, {"ksize", "strides", "padding", "data_format"}},
+    {"MaxPool3D", 1u, {"ksize", "strides", "padding", "data_format"}},
+    {"AvgPool3D", 1u, {"ksize", "strides", "padding", "data_format"}},
 };
 
 static sm_status *cast_node(sm_rewrite *rw, const char *name, sm_edge in, int from, int to, sm_node **out) {
@@ -116,5 +121,9 @@ const sm_rewrite_rule sm_rewrites_nn_half[] = {
     {"Conv3DBackpropInputV2", HALF_RULE, widen},
     {"BiasAdd", HALF_RULE, widen},
     {"BiasAddV1", HALF_RULE, widen},
+    {"MaxPool", HALF_RULE, widen},
+    {"AvgPool", HALF_RULE, widen},
+    {"MaxPool3D", HALF_RULE, widen},
+    {"AvgPool3D", HALF_RULE, widen},
     {0},
 };
