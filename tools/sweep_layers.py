@@ -332,6 +332,8 @@ def run(cmd, timeout):
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired:
         return 124, "", "timed out after %d s" % timeout
+    except OSError as e:  # the binary being rebuilt: a row's error, not the end of the sweep
+        return 126, "", "cannot run %s: %s" % (cmd[0], e)
 
 
 def child(py, timeout, *args):
