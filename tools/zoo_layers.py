@@ -3,7 +3,7 @@ failing here, one fixture per fix (see make_zoo.py for the builder contract):
   keras_conv3d_ncdhw   Conv3D(data_format="channels_first"): TF's default (oneDNN) CPU build runs the
                        NCDHW Conv3D node Keras writes; src/ops/nn_conv_transpose.c used to refuse it.
   keras_mixed_float16  layers under Keras's mixed precision policies (half / bfloat16 MatMul, Conv2D,
-                       Einsum, BiasAdd, MaxPool, TopKV2): src/ops/nn_half.c and scatter.c's TopKV2 widens them to float as TF's CPU
+                       Einsum, BiasAdd, MaxPool, TopKV2, Cumsum): src/ops/nn_half.c, scatter.c's TopKV2, math_scan.c widens them to float as TF's CPU
                        does (the rows TF computes to the bit; AvgPool and depthwise differ by an ulp)."""
 
 from zoo_common import SEED, _how_text, _keras, _keras_out, _rng  # noqa: F401
@@ -42,8 +42,9 @@ def build_keras_mixed_float16(model_dir):
     d = L.Dense(3, activation="relu", dtype="mixed_float16", name="dense_f16")(seq)
     e = L.EinsumDense("abc,cd->abd", (3, 2), bias_axes="d", dtype="mixed_float16", name="einsum_f16")(d)
     K = keras.ops
-    srt = L.Lambda(lambda t: K.concatenate([K.top_k(t, 2)[0], K.sort(t), K.top_k(t, 1)[0]], axis=-1),
-                   dtype="mixed_float16", name="sort_f16")(seq)  # TopKV2 on half: k < n, k == n, k == 1
+    srt = L.Lambda(lambda t: K.concatenate([K.top_k(t, 2)[0], K.sort(t), K.top_k(t, 1)[0],
+                                            K.cumsum(t * 7.0, axis=1), K.cumprod(t, axis=-1)], axis=-1),
+                   dtype="mixed_float16", name="sort_f16")(seq)  # TopKV2 (k < n, k == n, k == 1), Cumsum, Cumprod
     f32 = lambda n: L.Activation("linear", dtype="float32", name=n)  # noqa: E731 - Keras's float32 outputs
     m = keras.Model([img, seq], {"conv_f16": f32("out_conv_f16")(c), "conv_bf16": f32("out_conv_bf16")(cb),
                                  "dense_einsum_f16": f32("out_einsum_f16")(e), "pool_f16": f32("out_pool_f16")(p),
@@ -59,7 +60,7 @@ def build_keras_mixed_float16(model_dir):
                            "MaxPooling2D(2, same, mixed_float16)] and "
                            "Conv2D(2, 2, mixed_bfloat16); seq[?,3,4] -> Dense(3, relu, mixed_float16) -> "
                            "EinsumDense(abc,cd->abd, bias d, mixed_float16), and a mixed_float16 Lambda of "
-                           "keras.ops.top_k(k=2), sort, top_k(k=1) (TopKV2 on half); each cast to float32; random "
+                           "keras.ops.top_k(k=2), sort, top_k(k=1) (TopKV2 on half), cumsum, cumprod (half partial results); each cast to float32; random "
                            "weights; " + _how_text("save") + ".",
             "inputs": {"serving_default": {"inputs": rng.standard_normal((2, 5, 5, 2)).astype(np.float32),
                                            "inputs_1": rng.standard_normal((2, 3, 4)).astype(np.float32)}}}
