@@ -10,13 +10,15 @@
  * (FTZ + DAZ, base/fpmode.h here): every case's TF zeros must be 0 here and its subnormals sit where
  * TF's do (recheck), and the "denormal" cases (division by one, rsqrt, log, a BatchNorm
  * variance of 1e-38) hold TF's flushed answers, left out with SM_FLUSH_DENORMALS=0.
- * Known difference, not fixed: oneDNN's Relu / Relu6 post-ops (the fused convolutions and matmuls
- * it runs) map NaN to 0 where TF keeps NaN (bench/RESULTS.md, session 16 h7); those cases are
- * checked where our own loops run them (test_ops_edge_nodnnl, SM_DNNL=0) and reported here.
+ * NaN through oneDNN's Relu / Relu6 post-ops (the fused convolutions and matmuls it runs): oneDNN
+ * maps it to 0, TF keeps NaN; nn_dnnl.c redoes such a product (bench/RESULTS.md, session 17 k1), and
+ * with SM_DNNL_RELU_NAN=0 (or off x86-64) those cases are checked only where our own loops run
+ * them (test_ops_edge_nodnnl, SM_DNNL=0) and reported here.
  * Floats within 1e-5: of the largest |value| of the expected tensor for sums of products (TF adds
  * in its own order), of each value for the elementwise functions; NaN and Inf exactly. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/session.h"
@@ -38,12 +40,23 @@ static int elementwise(const char *name) {
   return 0;
 }
 
-/* NaN through a Relu / Relu6 that oneDNN applies (a post-op): its max(x, 0) returns 0. The 3x3
- * depthwise is oneDNN's too without AVX-512 or with SM_NN_DW3X3=0. */
+/* NaN through a Relu / Relu6 that oneDNN applies (a post-op): its max(x, 0) returns 0, which
+ * nn_dnnl.c notices (the invalid flag the max raises) and redoes on x86-64, unless
+ * SM_DNNL_RELU_NAN=0: then these cases are left out. The 3x3 depthwise is oneDNN's too without
+ * AVX-512 or with SM_NN_DW3X3=0. */
+static int relu_nan_redone(void) {
+#if defined(__x86_64__)
+  const char *e = getenv("SM_DNNL_RELU_NAN");
+  return !(e && !strcmp(e, "0"));
+#else
+  return 0;
+#endif
+}
+
 static int dnnl_nan_relu(const char *name) {
   const char *a = strrchr(name, ' ');
   int dw = !strncmp(name, "fused dw", 8) && !sm__nn_dw3x3_ok(3, 3, 1, 1, 1, 1, 1);
-  return sm__dnnl_enabled() &&
+  return sm__dnnl_enabled() && !relu_nan_redone() &&
          (dw || !strncmp(name, "fused conv nan", 14) || !strncmp(name, "fused matmul nan 4x", 19)) &&
          (!strcmp(a, " Relu") || !strcmp(a, " Relu6"));
 }
@@ -331,6 +344,65 @@ out:
   sm_tensor_free(in[1]);
 }
 
+/* NaN through oneDNN's Relu / Relu6 post-ops, called directly: a 1x1 convolution over 16 channels
+ * to 32 with a bias, a residual addend (apart from the output, or the output itself: summed in
+ * place, where nn_dnnl.c runs the activation after the product) and act, and a matmul with act;
+ * NaN in the input, in the addend, and made on the way (Inf - Inf); -Inf to 0 / 6 rather than NaN.
+ * Every element against the plain loop: NaN where it is, the rest within 1e-5. */
+static void dnnl_relu_nan(void) {
+  if (!relu_nan_redone()) return;
+  sm__dnnl_cache *c = NULL;
+  CHECK_OK(sm__dnnl_cache_new(&c));
+  if (!c) return;
+  enum { P = 36, CI = 16, CO = 32 };
+  static float x[P * CI], w[CI * CO], b[CO], add[P * CO], y[P * CO], want[P * CO];
+  for (int i = 0; i < P * CI; i++) x[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+  for (int i = 0; i < CI * CO; i++) w[i] = (float)((i * 53) % 97) / 97.0f - 0.5f;
+  for (int i = 0; i < CO; i++) b[i] = (float)(i % 5) / 8.0f - 0.25f;
+  x[3 * CI + 2] = NAN;                           /* pixel 3: NaN in every channel out */
+  x[7 * CI + 1] = INFINITY, x[7 * CI + 2] = INFINITY; /* pixel 7: +-Inf, so Inf - Inf where w differ in sign */
+  x[11 * CI + 0] = -INFINITY;                    /* pixel 11: -Inf or +Inf by w's sign */
+  for (int k = 0; k < 6; k++) {
+    int act = k % 3 == 0 ? SM_NN_ACT_RELU : k % 3 == 1 ? SM_NN_ACT_RELU6 : SM_NN_ACT_NONE, inplace = k >= 3;
+    for (int i = 0; i < P * CO; i++) add[i] = (float)((i * 29) % 89) / 89.0f - 0.5f;
+    add[20 * CO + 5] = NAN; /* pixel 20, channel 5: NaN from the addend */
+    for (int o = 0; o < P * CO; o++) {
+      float v = b[o % CO];
+      for (int i = 0; i < CI; i++) v += x[(o / CO) * CI + i] * w[i * CO + o % CO];
+      v += add[o];
+      want[o] = act == SM_NN_ACT_NONE ? v : !(v <= 0) ? (act == SM_NN_ACT_RELU6 && v > 6 ? 6 : v) : 0;
+    }
+    float *out = y;
+    if (inplace) memcpy(y, add, sizeof y), out = y;
+    sm__dnnl_conv_args a = {1, 6, 6, CI, 6, 6, 1, 1, CO, 1, 1, 1, 1, 1, 0, 0, x, w, b, 900 + (uint64_t)k,
+                            out, act, 0.0f, inplace ? y : add};
+    int declined = 0;
+    CHECK_OK(sm__dnnl_conv(c, &a, NULL, &declined));
+    if (declined) break; /* no oneDNN here */
+    int bad = 0;
+    for (int o = 0; o < P * CO; o++) {
+      int ok = isnan(want[o]) ? isnan(y[o]) : y[o] == want[o] || fabsf(y[o] - want[o]) <= 1e-5f * (1 + fabsf(want[o]));
+      if (!ok && !bad++)
+        fprintf(stderr, "dnnl conv act %d %s: [%d] is %g, want %g\n", act, inplace ? "in place" : "addend", o, y[o],
+                want[o]);
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* the same product as a matmul [36 x 16] x [16 x 32] with bias and act, no addend */
+    sm__dnnl_mm_args m = {P, CO, CI, CI, 0, 0, x, w, b, 950 + (uint64_t)k, y, act, 0.0f};
+    CHECK_OK(sm__dnnl_matmul(c, &m, NULL, &declined));
+    bad = 0;
+    for (int o = 0; !declined && o < P * CO; o++) {
+      float v = b[o % CO]; /* as above without the addend */
+      for (int i = 0; i < CI; i++) v += x[(o / CO) * CI + i] * w[i * CO + o % CO];
+      if (act != SM_NN_ACT_NONE) v = !(v <= 0) ? (act == SM_NN_ACT_RELU6 && v > 6 ? 6 : v) : 0;
+      int ok = isnan(v) ? isnan(y[o]) : y[o] == v || fabsf(y[o] - v) <= 1e-5f * (1 + fabsf(v));
+      if (!ok && !bad++) fprintf(stderr, "dnnl matmul act %d: [%d] is %g, want %g\n", act, o, y[o], v);
+    }
+    CHECK_EQ_INT(bad, 0);
+  }
+  sm__dnnl_cache_free(c);
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0, known = 0, ieee = 0;
@@ -352,6 +424,7 @@ int main(void) {
     bad += failed;
   }
   test_hostile();
+  dnnl_relu_nan();
   test_dnnl_sets();
   strided_sum_exact(1, 200, 1000); /* columns split: grain 327, off the 64-column blocks */
   strided_sum_exact(1, 70, 1111);
