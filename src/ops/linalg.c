@@ -502,6 +502,90 @@ static sm_status *la_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- LogMatrixDeterminant, Lu ------------------------------------------------------------ */
+/* The same factorization: LogMatrixDeterminant gives sign (a unit complex for complex input; 0
+ * with log |det| = -inf for a singular matrix) and log |det|; Lu gives the packed factors and
+ * p, row i of P A being row p[i] of A (tf.linalg.lu), and refuses a singular matrix as TF does. */
+static sm_status *lu_op_prepare(const sm_node *node, void **state) {
+  int idx = SM_INT32;
+  if (!strcmp(sm__node_op(node), "Lu") && sm__node_attr(node, "output_idx_type")) {
+    sm_status *st = sm__node_attr_type(node, "output_idx_type", &idx);
+    if (st) return st;
+  }
+  *state = (void *)(intptr_t)(strcmp(sm__node_op(node), "Lu") ? 1 : idx == SM_INT64 ? 3 : 2);
+  return NULL;
+}
+
+static sm_status *lu_op_compute(const void *state, sm_kctx *ctx) {
+  int code = (int)(intptr_t)state, is_lu = code >= 2, idx64 = code == 3;
+  const char *name = is_lu ? "Lu" : "LogMatrixDeterminant";
+  const sm_tensor *a = sm__kctx_input(ctx, 0);
+  int dt = sm_tensor_dtype(a), r = sm_tensor_rank(a);
+  if (!is_lu_dtype(dt)) return sm__math_bad_dtype(name, dt);
+  char sh[128];
+  if (r < 2)
+    return is_lu ? sm_status_new(SM_INVALID_ARGUMENT, "input must have rank >= 2, got %d", r)
+                 : sm_status_new(SM_INVALID_ARGUMENT, "Input tensor 0 must have rank >= 2, got %d", r);
+  const int64_t *ad = sm_tensor_dims(a);
+  int64_t n = ad[r - 1];
+  if (ad[r - 2] != n)
+    return is_lu ? sm_status_new(SM_INVALID_ARGUMENT, "input matrix must be square, got %s",
+                                 sm_shape_str(r, ad, sh, sizeof sh))
+                 : sm_status_new(SM_INVALID_ARGUMENT, "Input matrix must be square.");
+  sm_tensor *z0, *z1;
+  sm_status *st;
+  if (is_lu) {
+    st = sm__kctx_alloc_output(ctx, 0, dt, r, ad, &z0);
+    if (!st) st = sm__kctx_alloc_output(ctx, 1, idx64 ? SM_INT64 : SM_INT32, r - 1, ad, &z1);
+  } else {
+    st = sm__kctx_alloc_output(ctx, 0, dt, r - 2, ad, &z0);
+    if (!st) st = sm__kctx_alloc_output(ctx, 1, dt, r - 2, ad, &z1);
+  }
+  if (st) return st;
+  int64_t batch = 1;
+  for (int i = 0; i < r - 2; i++) batch *= ad[i];
+  if (batch == 0) return NULL;
+  if ((uint64_t)n > (uint64_t)1 << 30 || (uint64_t)(n * n) > SIZE_MAX / (2 * sizeof(zd)))
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "%s: a %lld x %lld matrix is too large to factor", name, (long long)n,
+                         (long long)n);
+  zd *lu = sm__kctx_scratch(ctx, (size_t)(n * n) * sizeof(zd) + 2 * (size_t)n * sizeof(int64_t) + 1, &st);
+  if (!lu) return st;
+  int64_t *perm = (int64_t *)(lu + n * n), *p = perm + n;
+  for (int64_t b = 0; b < batch; b++) {
+    load_matrix(lu, sm_tensor_data(a), dt, b, n, 0);
+    int zero = 0, swaps = lu_factor(lu, n, perm, &zero);
+    if (is_lu) {
+      if (zero) return sm_status_new(SM_INVALID_ARGUMENT, "Input is not invertible.");
+      for (int64_t i = 0; i < n; i++) p[i] = i;
+      for (int64_t k = 0; k < n; k++) {
+        int64_t t = p[k];
+        p[k] = p[perm[k]], p[perm[k]] = t;
+      }
+      for (int64_t i = 0; i < n * n; i++) put_z(sm_tensor_data(z0), dt, b * n * n + i, lu[i]);
+      for (int64_t i = 0; i < n; i++) {
+        if (idx64) ((int64_t *)sm_tensor_data(z1))[b * n + i] = p[i];
+        else ((int32_t *)sm_tensor_data(z1))[b * n + i] = (int32_t)p[i];
+      }
+      continue;
+    }
+    zd sign = (swaps & 1) ? -1 : 1;
+    double logabs = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double m = cabs(lu[i * n + i]);
+      if (m == 0) {
+        sign = 0;
+        logabs = -INFINITY;
+        break;
+      }
+      sign *= lu[i * n + i] / m;
+      logabs += log(m);
+    }
+    put_z(sm_tensor_data(z0), dt, b, sign);
+    put_z(sm_tensor_data(z1), dt, b, logabs);
+  }
+  return NULL;
+}
+
 /* ---- Cholesky, MatrixTriangularSolve -------------------------------------------------------- */
 /* Cholesky reads the lower triangle only (Eigen's LLT), writes L with a zero upper triangle; a
  * matrix that is not positive definite gets NaN in its lower triangle, as TF 2.21 gives (its upper
@@ -730,6 +814,8 @@ const sm_kernel sm_kernels_linalg[] = {
     LA("MatrixSolve"),
     LA("MatrixInverse"),
     LA("MatrixDeterminant"),
+    {"LogMatrixDeterminant", lu_op_prepare, lu_op_compute, NULL, 0},
+    {"Lu", lu_op_prepare, lu_op_compute, NULL, 0},
     {"Cholesky", NULL, cholesky_compute, NULL, 0},
     {"Qr", qr_prepare, qr_compute, NULL, 0},
     {"MatrixTriangularSolve", trisolve_prepare, trisolve_compute, NULL, 0},

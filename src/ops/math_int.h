@@ -92,6 +92,10 @@ sm_status *sm__math_incompatible(const sm_tensor *a, const sm_tensor *b);
 /* "Foo does not support DT_BOOL" */
 sm_status *sm__math_bad_dtype(const char *op, int dtype);
 
+/* A unary math op (Exp, Log, Sqrt, Sin, Tanh, ...: TF's name) over complex64/complex128 input 0
+ * (complex.c); unsupported ones are refused by dtype. */
+sm_status *sm__complex_unary_compute(const char *op, sm_kctx *ctx);
+
 /* Special functions (math_special.c), in double; lgamma without touching the global signgam. */
 double sm__lgamma(double x);
 float sm__lgammaf(float x);

@@ -74,6 +74,15 @@ static inline double softplus_d(double a) {
 }
 #define SOFTPLUS(a) _Generic((a), float: softplus_f, default: softplus_d)(a)
 
+/* Where expm1(x) rounds to x (|x| < 2^-25 float, 2^-54 double) TF's Eigen expm1 returns x itself:
+ * a subnormal x stays as it is in TF's flushed mode (libm's tiny-x path computes with x: 0). */
+static inline float expm1_f(float a) { return fabsf(a) < 0x1p-25f ? a : expm1f(a); }
+static inline double expm1_d(double a) { return fabs(a) < 0x1p-54 ? a : expm1(a); }
+#define EXPM1(a) _Generic((a), float: expm1_f, default: expm1_d)(a)
+/* log of a subnormal: TF's Eigen log reads it as 0 in TF's flushed mode (-inf); libm normalises it in
+ * software (-103.97 for 1e-40). a + 0 is a itself in IEEE mode (log(-0) = log(+0)), 0 when flushed. */
+#define LOG(a) log((a) + 0)
+
 /* The special functions in math_special.c are in double; float rounds their result. */
 #define SPECIAL(f, a) _Generic((a), float: (float)f(a), default: f(a))
 static inline float lgamma_f(float a) { return sm__lgammaf(a); }
@@ -91,9 +100,9 @@ static inline float lgamma_f(float a) { return sm__lgammaf(a); }
   X(sqrt, FLOAT, SAME, sqrt(a))                                               \
   X(rsqrt, FLOAT, SAME, 1 / sqrt(a))                                          \
   X(exp, FLOAT, SAME, exp(a))                                                 \
-  X(log, FLOAT, SAME, log(a))                                                 \
+  X(log, FLOAT, SAME, LOG(a))                                                 \
   X(log1p, FLOAT, SAME, log1p(a))                                             \
-  X(expm1, FLOAT, SAME, expm1(a))                                             \
+  X(expm1, FLOAT, SAME, EXPM1(a))                                             \
   X(abs, FLOAT, SAME, fabs(a))                                                \
   X(abs, SINT, SAME, a < 0 ? (T)(0 - (UT)a) : a)                              \
   X(abs, UINT, SAME, a)                                                       \
@@ -238,6 +247,7 @@ sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
   const un_state *s = state;
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x);
+  if (dt == SM_COMPLEX64 || dt == SM_COMPLEX128) return sm__complex_unary_compute(s->name, ctx);
   int ti = sm__math_is_f16(dt) ? T_f32 : sm__math_tindex(dt);
   if (ti < 0 || !table[s->op][ti]) return sm__math_bad_dtype(s->name, dt);
   int odt = s->op == OP_isnan || s->op == OP_isfinite || s->op == OP_isinf ? SM_BOOL : dt;

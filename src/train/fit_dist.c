@@ -23,6 +23,7 @@
 #include "train/train_internal.h"
 
 static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char *mode);
+static sm_status *xl_exact(sm_seq *m, int64_t P, int64_t ntr, int64_t bs, int *exact);
 
 /* No layer exchanges its inputs (fit_dist.c's input exchange, below). */
 static void xl_reset(sm__train *t) {
@@ -124,6 +125,15 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   const char *e = getenv("SM_MPI_EXCHANGE");
   if (e) snprintf(mode, sizeof mode, "%s", e);
   if (!sm__dnnl_enabled() && (!strcmp(mode, "auto") || !strcmp(mode, "inputs"))) strcpy(mode, "grads");
+  if (r == 0 && (!strcmp(mode, "auto") || !strcmp(mode, "inputs"))) { /* rank 0's CPU decides for all */
+    int exact = 1;
+    if ((st = xl_exact(m, params, ntr, bs, &exact))) return st;
+    if (!exact && !strcmp(mode, "auto")) strcpy(mode, "grads");
+    if (!exact && !strcmp(mode, "inputs"))
+      fprintf(stderr, "warning: SM_MPI_EXCHANGE=inputs: on this CPU oneDNN's product of a Dense layer's rows is not "
+              "bit-equal to the whole product's (its rows past a multiple of the kernel's block): the run differs "
+              "from the gradients' exchange in the last bits\n");
+  }
   if ((st = sm__dist_bcast(mode, sizeof mode, "the initial broadcast"))) return st;
   if (strcmp(mode, "auto") && strcmp(mode, "inputs") && strcmp(mode, "grads"))
     return sm_status_new(SM_INVALID_ARGUMENT, "SM_MPI_EXCHANGE=%.7s: auto, inputs or grads", mode);
@@ -240,12 +250,15 @@ static const float *last_piece(const sm_seq *m) {
  * its dY (as the backward pass leaves the layer), and makes only its own rows of its own gradient
  * (xrows, grad.c); each owner then makes the other ranks' gradients of its rows from their columns,
  * one product per rank, straight into where their pieces would have landed in zrecv. The bias's
- * gradient travels as before. Same bits as the gradients' exchange: oneDNN's matmul makes a row of
- * X^T dY with the same operations whatever the other rows (tests/cli/train_mpi.sh compares the two
- * exactly), so the sum and the optimizer below are unchanged. At -np 2 on the seed CNN a rank sends
+ * gradient travels as before. Same bits as the gradients' exchange where oneDNN's matmul makes a row
+ * of X^T dY with the same operations whatever the other rows (an AVX-512 CPU; not an AVX2 one, where
+ * the rows past a product's last multiple of 8 rows differ: xl_exact probes the fit's shapes at its
+ * start; tests/cli/train_mpi.sh compares the two exactly), so the sum and the optimizer below are
+ * unchanged. At -np 2 on the seed CNN a rank sends
  * 0.35 MB of columns and 8 kB of dY a step instead of a 0.69 MB gradient piece; it pays the
  * columns' packing. SM_MPI_EXCHANGE (rank 0's): auto (the default) every Dense layer where that
- * sends fewer floats, inputs every Dense layer, grads none; never with the gradients read in place
+ * sends fewer floats, if rank 0's xl_exact finds the products exact, inputs every Dense layer (with a
+ * warning where they are not), grads none; never with the gradients read in place
  * (shared memory, dist_weights.c: no bytes to save) or without oneDNN (the gemm's small-row
  * kernels round differently). */
 static int64_t shard_lo(int64_t b, int k) { return b * k / sm__dist_size(); }
@@ -293,6 +306,61 @@ static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char 
   t->xcap = bs;
   if (t->zslack < U) t->zslack = U;
   return NULL;
+}
+
+/* Whether the input exchange gives the gradients' exchange's bits here: for every Dense layer, every
+ * shard size the fit's batches give (ntr samples in global batches of bs) and every rank's rows
+ * [r0, r1) of the layer's kernel, the product of those rows (A strided, as a rank makes its own
+ * rows; A packed, as an owner makes another rank's) equals those rows of the whole product, bit for
+ * bit, on random data of those shapes (the products' operations depend on the shapes, not on the
+ * values). On an AVX-512 CPU oneDNN's matmul passes for any rows (bench/RESULTS.md, session 16 - h4);
+ * on an AVX2 one (AMD EPYC, session 17 - k5) the rows past the last multiple of 8 of a product's M
+ * can come from another kernel and differ in the last bits, so "auto" exchanges the gradients there. */
+static sm_status *xl_exact(sm_seq *m, int64_t P, int64_t ntr, int64_t bs, int *exact) {
+  sm__train *t = m->priv;
+  int N = sm__dist_size();
+  int64_t sizes[2 * 64], ns = 0, last = bs > 0 ? ntr % bs : 0;
+  for (int k = 0; k < N && ns + 2 <= (int64_t)(sizeof sizes / sizeof *sizes); k++) {
+    sizes[ns++] = shard_n(bs, k);
+    if (last) sizes[ns++] = shard_n(last, k);
+  }
+  *exact = 1;
+  sm_status *st = NULL;
+  for (int l = 0; l < m->nlayers && !st && *exact; l++) {
+    const sm__layer *L = &m->layers[l];
+    if (L->kind != SM_LAYER_DENSE || !L->kernel || L->units <= 0) continue;
+    int64_t U = L->units, K = sm_tensor_num_elements(L->kernel) / U, mx = 0;
+    for (int64_t i = 0; i < ns; i++) mx = sizes[i] > mx ? sizes[i] : mx;
+    if (mx <= 0 || K <= 0) continue;
+    float *x = malloc((size_t)(mx * K) * sizeof(float)), *dy = malloc((size_t)(mx * U) * sizeof(float));
+    float *whole = malloc((size_t)(K * U) * sizeof(float)), *part = malloc((size_t)(K * U) * sizeof(float));
+    float *pk = malloc((size_t)(mx * K) * sizeof(float));
+    if (!x || !dy || !whole || !part || !pk) st = sm_status_new(SM_NO_MEMORY, "MPI: out of memory probing %s", L->name);
+    sm__rng g;
+    sm__rng_seed(&g, 0x5eedu + (uint64_t)l);
+    for (int64_t i = 0; i < mx * K && !st; i++) { /* relu's zeros too */
+      float u = sm__rng_uniform(&g);
+      x[i] = u < 0.25f ? 0.0f : u - 0.5f;
+    }
+    for (int64_t i = 0; i < mx * U && !st; i++) dy[i] = sm__rng_uniform(&g) - 0.5f;
+    for (int64_t q = 0; q < ns && !st && *exact; q++) {
+      int64_t nb = sizes[q], r0, r1;
+      if (nb <= 0) continue;
+      st = sm__train_matmul(t, 1, 1, 0, K, U, nb, x, dy, whole);
+      for (int j = 0; j < N && !st && *exact; j++) {
+        xl_rows(m, P, l, j, &r0, &r1);
+        int64_t w = r1 - r0;
+        if (w <= 0) continue;
+        st = sm__train_matmul_lda(t, 1, 1, 0, w, U, nb, x + r0, K, dy, part);
+        if (!st && memcmp(part, whole + r0 * U, (size_t)(w * U) * sizeof(float))) *exact = 0;
+        for (int64_t i = 0; i < nb && !st; i++) memcpy(pk + i * w, x + i * K + r0, (size_t)w * sizeof(float));
+        if (!st) st = sm__train_matmul_lda(t, 1, 1, 0, w, U, nb, pk, w, dy, part);
+        if (!st && memcmp(part, whole + r0 * U, (size_t)(w * U) * sizeof(float))) *exact = 0;
+      }
+    }
+    free(x), free(dy), free(whole), free(part), free(pk);
+  }
+  return st ? sm_status_prefix(st, "probing the input exchange") : NULL;
 }
 
 /* As the forward pass reaches layer l (x its input, nb of this step's global batch of b): this
