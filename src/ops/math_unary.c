@@ -322,25 +322,25 @@ static float row_max_f32(const float *x, int64_t k) {
   return m;
 }
 
+/* Softmax rows through vmath's one-row kernel (max, exp and sum, scale: the bits of the row max
+ * above, sm__vexp_shift_sum_f32 and y *= 1 / sum, at the CPU's widest vectors); LogSoftmax here. */
 static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows, int64_t k, int lg) {
   for (int64_t r = 0; r < rows; r++, x += k, y += k) {
+    if (!lg) {
+      sm__vsoftmax_f32(x, y, k);
+      continue;
+    }
     float m = row_max_f32(x, k);
     float sum = 0;
-    if (lg) {
-      for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
-      float e[256];
-      for (int64_t i = 0; i < k; i += 256) {
-        int64_t c = k - i < 256 ? k - i : 256;
-        sm__vexp_f32(y + i, e, c);
-        for (int64_t q = 0; q < c; q++) sum += e[q];
-      }
-      float ls = logf(sum);
-      for (int64_t i = 0; i < k; i++) y[i] -= ls;
-    } else {
-      sum = sm__vexp_shift_sum_f32(x, m, y, k); /* one pass; eight lane sums, then pairwise */
-      float inv = 1 / sum;
-      for (int64_t i = 0; i < k; i++) y[i] *= inv;
+    for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
+    float e[256];
+    for (int64_t i = 0; i < k; i += 256) {
+      int64_t c = k - i < 256 ? k - i : 256;
+      sm__vexp_f32(y + i, e, c);
+      for (int64_t q = 0; q < c; q++) sum += e[q];
     }
+    float ls = logf(sum);
+    for (int64_t i = 0; i < k; i++) y[i] -= ls;
   }
 }
 
