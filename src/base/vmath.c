@@ -144,9 +144,23 @@ typedef int32_t v16i __attribute__((vector_size(64)));
  * exact, so W lanes find the same value), y = exp(x - max) at W lanes with the sum in EXP_SUM_LOOP's
  * order (each W-wide step added to eight partial sums by eight-lane halves in order, the tail's whole
  * eight-lane pieces after them, its rest one by one), then y *= 1 / sum: the bits of the eight-lane
- * max, sm__vexp_shift_sum_f32 and the scale loop, at every width. */
+ * max, sm__vexp_shift_sum_f32 and the scale loop, at every width. With a scale, y = x * scale is
+ * written first (the float products of a Mul) and the row is that. */
 #define SOFTMAX_LOOP(name, W, VT, VIT, fn, attr)                                                     \
-  attr static void name(const float *x, float *y, int64_t n) {                                       \
+  attr static void name(const float *x, float *y, int64_t n, const float *scale) {                   \
+    if (scale) { /* y = x * scale first, then the softmax of y in place */                           \
+      VT cv;                                                                                         \
+      for (int l = 0; l < W; l++) cv[l] = *scale;                                                    \
+      int64_t q = 0;                                                                                 \
+      for (; q + W <= n; q += W) {                                                                   \
+        VT v;                                                                                        \
+        memcpy(&v, x + q, sizeof v);                                                                 \
+        v = v * cv;                                                                                  \
+        memcpy(y + q, &v, sizeof v);                                                                 \
+      }                                                                                              \
+      for (; q < n; q++) y[q] = x[q] * *scale;                                                       \
+      x = y;                                                                                         \
+    }                                                                                                \
     float m = x[0];                                                                                  \
     int64_t i = 1;                                                                                   \
     if (n >= 2 * W) {                                                                                \
@@ -285,7 +299,8 @@ void sm__vtanh_f32(const float *x, float *y, int64_t n) { PICK(tanh)(x, y, n); }
 void sm__vswish_f32(const float *x, float *y, int64_t n) { PICK(swish)(x, y, n); }
 void sm__verf_f32(const float *x, float *y, int64_t n) { PICK(erf)(x, y, n); }
 float sm__vexp_shift_sum_f32(const float *x, float shift, float *y, int64_t n) { return PICK(exp_sum)(x, shift, y, n); }
-void sm__vsoftmax_f32(const float *x, float *y, int64_t n) { PICK(softmax)(x, y, n); }
+void sm__vsoftmax_f32(const float *x, float *y, int64_t n) { PICK(softmax)(x, y, n, NULL); }
+void sm__vsoftmax_scaled_f32(const float *x, float *y, int64_t n, float scale) { PICK(softmax)(x, y, n, &scale); }
 void sm__vgelu_erf_f32(const float *x, const float *bias, float *y, int64_t n, float c0, float c1, float c2) {
   const float c[3] = {c0, c1, c2};
   PICK(gelu)(x, bias, y, n, c);

@@ -139,7 +139,7 @@ int main(void) {
     sm__vswish_f32(sp, o, 12);
     CHECK(isinf(o[0]) && o[0] > 0 && isnan(o[1]) && isnan(o[2]) && o[3] == 0 && o[10] == 50.0f);
   }
-  /* softmax rows: the bits of the eight-lane max, sm__vexp_shift_sum_f32 and y *= 1 / sum at every
+  /* softmax rows (and of x * scale): the bits of the eight-lane max, sm__vexp_shift_sum_f32 and y *= 1 / sum at every
    * length 1..80 (sixteen-lane steps, eight-lane pieces of the tail, single tail elements), within
    * 2e-6 relative of a double softmax, a NaN or +inf anywhere makes the row NaN (as TF's) */
   {
@@ -154,6 +154,16 @@ int main(void) {
       for (int i = 0; i < n; i++) want[i] *= inv;
       sm__vsoftmax_f32(sx, got, n);
       CHECK(!memcmp(got, want, (size_t)n * sizeof *got));
+      for (int c = 0; c < 2; c++) { /* scaled: the softmax of the float products x * scale */
+        float scale = c ? 0.3f : 0.125f, prod[S], ref[S], inplace[S], sg[S];
+        for (int i = 0; i < n; i++) prod[i] = sx[i] * scale;
+        sm__vsoftmax_f32(prod, ref, n);
+        sm__vsoftmax_scaled_f32(sx, sg, n, scale);
+        CHECK(!memcmp(sg, ref, (size_t)n * sizeof *sg));
+        memcpy(inplace, sx, (size_t)n * sizeof *sx);
+        sm__vsoftmax_scaled_f32(inplace, inplace, n, scale);
+        CHECK(!memcmp(inplace, ref, (size_t)n * sizeof *got));
+      }
       double sum = 0;
       for (int i = 0; i < n; i++) sum += exp((double)sx[i] - m);
       for (int i = 0; i < n; i++) {
