@@ -13,7 +13,10 @@ of sessions 14-15, with TensorFlow's answers (test_ops_edge.c runs them without 
   - float Sum / Mean along a strided axis (math_reduce.c sum_f32_avx512): 64-column blocks and
     their tails, axes of size 0 and 1, keep_dims, NaN/Inf in a column, int types;
   - MatMul with 0 units / 0 rows / K = 0, the narrow batch-1 Dense;
-  - FusedBatchNormV3 (inference) with epsilon 0, variance 0 and negative variance.
+  - FusedBatchNormV3 (inference) with epsilon 0, variance 0 and negative variance;
+  - denormals (TF flushes them: FTZ + DAZ): subnormal operands and results through the binary
+    ops, rsqrt / log / division by one, exp's underflow, Sum / Mean, MatMul, the convolutions,
+    a BatchNorm variance of 1e-38 with epsilon 0.
 Inputs are random multiples of 1/8 (exact in text). TF's own (Eigen) kernels are the reference.
 Run: /work/main/build/venv/bin/python tools/gen_edge_cases.py
 """
@@ -320,6 +323,80 @@ def batchnorm():
         g.CASES[-1] = (n, node, flat, outs[:1], err)  # y; the others pass mean and variance through
 
 
+# ---- denormals: TF flushes them (FTZ + DAZ around every kernel) --------------------------------
+DN = np.random.RandomState(1616)  # its own stream: the cases above keep their values
+
+
+def denormals():
+    """Subnormal inputs and results where flushing changes the answer beyond any tolerance (a
+    division, an rsqrt, a log) or only its class (0 against 1.4e-45; test_ops_edge checks that
+    every TF zero is 0 here and subnormals sit where TF's do)."""
+    # 16 elements: TF's Eigen reaches every one in a packet (its scalar tail answers differently for
+    # Sign, Expm1, Log and Log1p of a subnormal: libm normalises it in software)
+    sub = np.array([1e-40, -1e-40, 1e-45, -3e-39, 1.1e-38, 1.2e-38, -1.2e-38, 0.0] * 2, np.float32)
+    one = np.ones([16], np.float32)
+    for op in ("Mul", "Add", "Sub", "RealDiv", "Maximum", "Minimum"):
+        case("%s denormal" % op, op, [("x", sub), ("y", one if op in ("Mul", "RealDiv") else sub[::-1].copy())])
+    case("RealDiv by denormal", "RealDiv", [("x", np.array([1e-10, -1, 0, 3e-39, 1e-45, 2], np.float32)),
+                                            ("y", np.array([1e-40, 1e-45, 1e-40, 1.0, 1e-45, -3e-39], np.float32))])
+    case("Mul to denormal", "Mul", [("x", np.array([1e-20, 3e-20, -1e-19, 1e-30, 2e-38], np.float32)),
+                                    ("y", np.array([1e-20, 1e-19, 1e-20, 1e-10, 0.5], np.float32))])
+    for op in ("Rsqrt", "Sqrt", "Log", "Reciprocal", "Square", "Neg", "Abs", "Sign", "Floor"):
+        case("%s denormal" % op, op, [("x", sub)])
+    for op in ("Exp", "Sigmoid", "Tanh", "Expm1", "Log1p", "Softplus", "Elu", "Selu"):
+        case("%s denormal" % op, op, [("x" if op not in ("Softplus", "Elu", "Selu") else "features",
+                                       np.array([1e-40, -1e-40, -87.5, -95.0, -103.0, 1.1e-38, -1.1e-38, 0.5] * 2,
+                                                np.float32))])
+    x64 = np.array([1e-310, -1e-310, 1e-320, 5e-324, 1e-300, 0.0], np.float64)
+    case("Mul double denormal", "Mul", [("x", x64), ("y", np.full([6], 1e-10, np.float64))])
+    case("RealDiv double by denormal", "RealDiv", [("x", np.ones([6], np.float64)), ("y", x64)])
+    case("Cast double to float denormal", "Cast", [("x", np.array([1e-39, -1e-41, 1e-46, 2e-38], np.float64))],
+         {"DstT": tf.float32})
+    case("Cast float to double denormal", "Cast", [("x", sub)], {"DstT": tf.float64})
+    for op in ("Sum", "Mean"):
+        v = np.full([70, 70], 1e-40, np.float32)
+        v[:, 5] = 2e-38
+        v[:, 6] = 1.0
+        for axes in ([0], [1]):
+            case("%s denormal axes %s" % (op, axes), op, [("input", v), ("reduction_indices", np.array(axes, np.int32))])
+    for op in ("Softmax", "LogSoftmax"):
+        case("%s denormal rows" % op, op, [("logits", np.array([[0.0, -104.0, -88.0], [1e-40, -1e-40, 0.0],
+                                                                [-87.5, 0.0, -90.0]], np.float32))])
+    a = np.full([3, 20], 1e-20, np.float32)
+    a[1] = 1e-40
+    b = np.full([20, 4], 1e-20, np.float32)
+    b[:, 1] = 1.0
+    case("MatMul denormal", "MatMul", [("a", a), ("b", b)])
+    case("MatMul denormal narrow", "MatMul", [("a", a[:1]), ("b", b)])
+    # convolutions (oneDNN's, and the own 3x3 depthwise): products of 1e-20 * 1e-20 and subnormal inputs
+    x = np.full([1, 5, 5, 16], 1e-20, np.float32)
+    x[0, 2, :, :] = 1e-40
+    x[0, 3, :, :8] = 1.0
+    f = (DN.randint(1, 9, size=[3, 3, 16, 1]) / 8.0 * 1e-20).astype(np.float32)
+    for s_ in (1, 2):
+        case("dw denormal s%d" % s_, "DepthwiseConv2dNative", [("input", x), ("filter", f)], dw_attrs(s_, "SAME"))
+    fc = (DN.randint(1, 9, size=[3, 3, 16, 8]) / 8.0 * 1e-20).astype(np.float32)
+    case("Conv2D denormal", "Conv2D", [("input", x), ("filter", fc)], {"strides": [1, 1, 1, 1], "padding": "SAME"})
+    bias = np.full([8], 1e-40, np.float32)
+    conv = tf.nn.bias_add(tf.raw_ops.Conv2D(input=x, filter=fc, strides=[1, 1, 1, 1], padding="SAME"), bias)
+    node = ('op: "_FusedConv2D" attr { key: "T" value { type: DT_FLOAT } } '
+            'attr { key: "strides" value { list { i: 1 i: 1 i: 1 i: 1 } } } attr { key: "padding" value { s: "SAME" } } '
+            'attr { key: "dilations" value { list { i: 1 i: 1 i: 1 i: 1 } } } '
+            'attr { key: "fused_ops" value { list { s: "BiasAdd" s: "Relu6" } } } attr { key: "num_args" value { i: 1 } } '
+            'attr { key: "TArgs" value { list { type: DT_FLOAT } } }')
+    raw("fused conv denormal Relu6", node, [x, fc, bias], [tf.nn.relu6(conv)])
+    # BatchNorm: a variance of 1e-38 or 1e-40 with epsilon 0 is rsqrt(0) = Inf in TF
+    xb = R([2, 3, 3, 4])
+    for name, var in (("denormal var 1e-38 eps 0", np.array([1e-38, 1, 1e-40, 2], np.float32)),
+                      ("denormal var 2e-38 eps 0", np.array([2e-38, 1, 1e-30, 2], np.float32))):
+        case("FusedBatchNormV3 %s" % name, "FusedBatchNormV3",
+             [("x", xb), ("scale", np.array([1, 2, 0.5, 1], np.float32)), ("offset", np.zeros([4], np.float32)),
+              ("mean", np.array([0.125, 0, 0.25, 0], np.float32)), ("variance", var)],
+             {"is_training": False, "epsilon": 0.0})
+        n, node_, flat, outs, err = g.CASES[-1]
+        g.CASES[-1] = (n, node_, flat, outs[:1], err)
+
+
 def main():
     depthwise()
     binary()
@@ -327,6 +404,7 @@ def main():
     reduce()
     matmul()
     batchnorm()
+    denormals()
     g.write_unit_header("edge_cases")
 
 

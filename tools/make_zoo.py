@@ -35,6 +35,7 @@ from zoo_augment import AUGMENT_BUILDERS
 from zoo_serving import SERVING_BUILDERS
 from zoo_text import TEXT_BUILDERS
 from zoo_transformer import TRANSFORMER_BUILDERS
+from zoo_layers import LAYER_BUILDERS
 
 # Tensors with more elements than this keep only their .npy and sha256 in vars.json (keeps the zoo small).
 JSON_VALUE_LIMIT = 4096
@@ -765,6 +766,7 @@ BUILDERS = {
     **TEXT_BUILDERS,
     **CONTROL2_BUILDERS,
     **TRANSFORMER_BUILDERS,
+    **LAYER_BUILDERS,
 }
 
 

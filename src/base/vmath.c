@@ -1,4 +1,4 @@
-/* vmath.c - vectorised float32 exp, sigmoid, tanh, erf, the erf GELU and softmax's exp-and-sum (vmath.h) with GCC/Clang
+/* vmath.c - vectorised float32 exp, sigmoid, tanh, erf, the erf GELU, softmax's exp-and-sum and whole Softmax rows (vmath.h) with GCC/Clang
  * vector extensions: one body (vmath_lanes.h) at eight lanes, compiled for baseline x86-64 / any
  * target and as an AVX2+FMA clone, and at sixteen lanes as an AVX-512 clone, the best the CPU has
  * picked at run time (as nn_conv.c's direct convolution does).
@@ -14,6 +14,7 @@
  * which never overflows). */
 #include "base/vmath.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,8 +140,94 @@ typedef int32_t v16i __attribute__((vector_size(64)));
     return sum + (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))); \
   }
 
+/* A whole Softmax row: its maximum (NaN when it holds one, as a scalar loop gives it: a max is
+ * exact, so W lanes find the same value), y = exp(x - max) at W lanes with the sum in EXP_SUM_LOOP's
+ * order (each W-wide step added to eight partial sums by eight-lane halves in order, the tail's whole
+ * eight-lane pieces after them, its rest one by one), then y *= 1 / sum: the bits of the eight-lane
+ * max, sm__vexp_shift_sum_f32 and the scale loop, at every width. With a scale, y = x * scale is
+ * written first (the float products of a Mul) and the row is that. */
+#define SOFTMAX_LOOP(name, W, VT, VIT, fn, attr)                                                     \
+  attr static void name(const float *x, float *y, int64_t n, const float *scale) {                   \
+    if (scale) { /* y = x * scale first, then the softmax of y in place */                           \
+      VT cv;                                                                                         \
+      for (int l = 0; l < W; l++) cv[l] = *scale;                                                    \
+      int64_t q = 0;                                                                                 \
+      for (; q + W <= n; q += W) {                                                                   \
+        VT v;                                                                                        \
+        memcpy(&v, x + q, sizeof v);                                                                 \
+        v = v * cv;                                                                                  \
+        memcpy(y + q, &v, sizeof v);                                                                 \
+      }                                                                                              \
+      for (; q < n; q++) y[q] = x[q] * *scale;                                                       \
+      x = y;                                                                                         \
+    }                                                                                                \
+    float m = x[0];                                                                                  \
+    int64_t i = 1;                                                                                   \
+    if (n >= 2 * W) {                                                                                \
+      VT acc;                                                                                        \
+      memcpy(&acc, x, sizeof acc);                                                                   \
+      VIT nan = (VIT)(acc != acc);                                                                   \
+      for (i = W; i + W <= n; i += W) {                                                              \
+        VT v;                                                                                        \
+        memcpy(&v, x + i, sizeof v);                                                                 \
+        VIT gt = v > acc;                                                                            \
+        acc = (VT)(((VIT)v & gt) | ((VIT)acc & ~gt));                                                \
+        nan |= (VIT)(v != v);                                                                        \
+      }                                                                                              \
+      int any = 0;                                                                                   \
+      m = acc[0];                                                                                    \
+      for (int l = 0; l < W; l++) any |= nan[l] != 0, m = acc[l] > m ? acc[l] : m;                   \
+      if (any) m = NAN;                                                                           \
+    }                                                                                                \
+    for (; i < n; i++) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;                                    \
+    v8f acc8 = SPLAT8(0.0f);                                                                         \
+    VT sh;                                                                                           \
+    for (int l = 0; l < W; l++) sh[l] = m;                                                           \
+    float sum = 0;                                                                                   \
+    for (i = 0; i + W <= n; i += W) {                                                                \
+      VT v;                                                                                          \
+      memcpy(&v, x + i, sizeof v);                                                                   \
+      v = v - sh;                                                                                    \
+      fn(&v);                                                                                        \
+      memcpy(y + i, &v, sizeof v);                                                                   \
+      for (int h = 0; h < W; h += 8) {                                                               \
+        v8f p;                                                                                       \
+        memcpy(&p, (const float *)&v + h, sizeof p);                                                 \
+        acc8 += p;                                                                                   \
+      }                                                                                              \
+    }                                                                                                \
+    if (i < n) {                                                                                     \
+      float buf[W] = {0};                                                                            \
+      for (int64_t q = i; q < n; q++) buf[q - i] = x[q] - m;                                         \
+      VT v;                                                                                          \
+      memcpy(&v, buf, sizeof v);                                                                     \
+      fn(&v);                                                                                        \
+      memcpy(buf, &v, sizeof v);                                                                     \
+      int64_t r = n - i, h = 0;                                                                      \
+      memcpy(y + i, buf, (size_t)r * sizeof *buf);                                                   \
+      for (; h + 8 <= r; h += 8) {                                                                   \
+        v8f p;                                                                                       \
+        memcpy(&p, buf + h, sizeof p);                                                               \
+        acc8 += p;                                                                                   \
+      }                                                                                              \
+      for (; h < r; h++) sum += buf[h];                                                              \
+    }                                                                                                \
+    sum += ((acc8[0] + acc8[4]) + (acc8[2] + acc8[6])) + ((acc8[1] + acc8[5]) + (acc8[3] + acc8[7])); \
+    float inv = 1 / sum;                                                                             \
+    VT iv;                                                                                           \
+    for (int l = 0; l < W; l++) iv[l] = inv;                                                         \
+    for (i = 0; i + W <= n; i += W) {                                                                \
+      VT v;                                                                                          \
+      memcpy(&v, y + i, sizeof v);                                                                   \
+      v = v * iv;                                                                                    \
+      memcpy(y + i, &v, sizeof v);                                                                   \
+    }                                                                                                \
+    for (; i < n; i++) y[i] *= inv;                                                                  \
+  }
+
 ARRAY_LOOP(exp_base, 8, v8f, vexp8, )
 EXP_SUM_LOOP(exp_sum_base, )
+SOFTMAX_LOOP(softmax_base, 8, v8f, v8i, vexp8, )
 ARRAY_LOOP(sigmoid_base, 8, v8f, vsigmoid8, )
 ARRAY_LOOP(swish_base, 8, v8f, vswish8, )
 ARRAY_LOOP(tanh_base, 8, v8f, vtanh8, )
@@ -160,6 +247,7 @@ GELU_LOOP(gelu_base, 8, v8f, vgelu8, )
 #endif
 ARRAY_LOOP(exp_avx2, 8, v8f, vexp8, AVX2_FN)
 EXP_SUM_LOOP(exp_sum_avx2, AVX2_FN)
+SOFTMAX_LOOP(softmax_avx2, 8, v8f, v8i, vexp8, AVX2_FN)
 ARRAY_LOOP(sigmoid_avx2, 8, v8f, vsigmoid8, AVX2_FN)
 ARRAY_LOOP(swish_avx2, 8, v8f, vswish8, AVX2_FN)
 ARRAY_LOOP(tanh_avx2, 8, v8f, vtanh8, AVX2_FN)
@@ -167,6 +255,7 @@ ARRAY_LOOP(erf_avx2, 8, v8f, verf8, AVX2_FN)
 GELU_LOOP(gelu_avx2, 8, v8f, vgelu8, AVX2_FN)
 ARRAY_LOOP(exp_avx512, 16, v16f, vexp16, AVX512_FN)
 EXP_SUM_LOOP(exp_sum_avx512, AVX512_FN)
+SOFTMAX_LOOP(softmax_avx512, 16, v16f, v16i, vexp16, AVX512_FN)
 ARRAY_LOOP(sigmoid_avx512, 16, v16f, vsigmoid16, AVX512_FN)
 ARRAY_LOOP(swish_avx512, 16, v16f, vswish16, AVX512_FN)
 ARRAY_LOOP(tanh_avx512, 16, v16f, vtanh16, AVX512_FN)
@@ -210,6 +299,8 @@ void sm__vtanh_f32(const float *x, float *y, int64_t n) { PICK(tanh)(x, y, n); }
 void sm__vswish_f32(const float *x, float *y, int64_t n) { PICK(swish)(x, y, n); }
 void sm__verf_f32(const float *x, float *y, int64_t n) { PICK(erf)(x, y, n); }
 float sm__vexp_shift_sum_f32(const float *x, float shift, float *y, int64_t n) { return PICK(exp_sum)(x, shift, y, n); }
+void sm__vsoftmax_f32(const float *x, float *y, int64_t n) { PICK(softmax)(x, y, n, NULL); }
+void sm__vsoftmax_scaled_f32(const float *x, float *y, int64_t n, float scale) { PICK(softmax)(x, y, n, &scale); }
 void sm__vgelu_erf_f32(const float *x, const float *bias, float *y, int64_t n, float c0, float c1, float c2) {
   const float c[3] = {c0, c1, c2};
   PICK(gelu)(x, bias, y, n, c);

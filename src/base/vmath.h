@@ -23,6 +23,13 @@ void sm__vswish_f32(const float *x, float *y, int64_t n);
  * by lane (i % 8) in order, the tail elements after them one by one, then the lanes pairwise as
  * ((0+4)+(2+6))+((1+5)+(3+7)): the same at every vector width. */
 float sm__vexp_shift_sum_f32(const float *x, float shift, float *y, int64_t n);
+/* A Softmax row (n >= 1): y = exp(x - max x) / sum, at the CPU's width (sixteen lanes on AVX-512) in
+ * three passes (max; exp and sum; scale), with the bits of the eight-lane maximum,
+ * sm__vexp_shift_sum_f32 and y *= 1 / sum (a NaN in x makes every y NaN). y may be x (in place); else
+ * the two must not overlap. */
+void sm__vsoftmax_f32(const float *x, float *y, int64_t n);
+/* The same of x * scale (each product a float multiply, as a Mul before the Softmax computes it). */
+void sm__vsoftmax_scaled_f32(const float *x, float *y, int64_t n, float scale);
 /* The erf GELU as graphs spell it, y = (c0 v) (c2 + erf(v c1)) with v = x + bias (bias NULL: v =
  * x; else bias[i] is added to x[i], so a caller passes one row of a BiasAdd at a time): the
  * float operations of the unfused BiasAdd, Mul, Erf, AddV2, Mul kernels, so the same bits. */

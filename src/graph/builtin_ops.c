@@ -18,7 +18,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
  * puts before a convolution, and "_SmFoldBNVars", the same reading variables itself
  * (src/ops/nn_fold.c); "_SmLayerNorm" and "_SmGeluErf", a Transformer's per-element chains fused, and "_SmBatchNorm", Keras' inference BatchNorm as one pass
  * (src/ops/nn_fuse_norm.c); "_SmMatMulEp", a Dense layer's product with its Reshape, bias and
- * GELU (src/ops/nn_matmul_ep.c); "_SmReadVariable", a variable handle and its read as one step
+ * GELU (src/ops/nn_matmul_ep.c); "_SmScaledSoftmax", Softmax(scale * x) (src/ops/math_fwd.c); "_SmReadVariable", a variable handle and its read as one step
  * (src/ops/state.c). */
 static const char system_ops_text[] =
     "op { name: \"_Arg\" output_arg { name: \"output\" type_attr: \"T\" }\n"
@@ -56,6 +56,11 @@ static const char system_ops_text[] =
     "  input_arg { name: \"c2\" type_attr: \"T\" } output_arg { name: \"y\" type_attr: \"T\" }\n"
     "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
     "  attr { name: \"num_bias\" type: \"int\" has_minimum: true } }\n"
+    /* Softmax(logits * scale): a Mul by a scalar Const and the Softmax reading it (src/ops/math_fwd.c) */
+    "op { name: \"_SmScaledSoftmax\" input_arg { name: \"logits\" type_attr: \"T\" }\n"
+    "  output_arg { name: \"softmax\" type_attr: \"T\" }\n"
+    "  attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT } } }\n"
+    "  attr { name: \"scale\" type: \"float\" } }\n"
     /* a Dense layer's product, Reshape and bias [+ erf GELU] as one node (src/ops/nn_matmul_ep.c) */
     "op { name: \"_SmMatMulEp\" input_arg { name: \"a\" type_attr: \"T\" }\n"
     "  input_arg { name: \"b\" type_attr: \"T\" } input_arg { name: \"shape\" type_attr: \"Tshape\" number_attr: \"num_shape\" }\n"

@@ -262,7 +262,23 @@ static int scalar_like(const sm_tensor *t) {
   return sm_tensor_rank(t) == 0 || (sm_tensor_rank(t) == 1 && sm_tensor_dims(t)[0] == 1);
 }
 
+/* bfloat16 <-> float (round to nearest even; NaN stays NaN), for Range's bfloat16 arithmetic. */
+static float bf16_f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint16_t f_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+static float bf(float f) { return bf16_f(f_bf16(f)); } /* f rounded to bfloat16 */
+
 static double real_at(const sm_tensor *t) {
+  if (sm_tensor_dtype(t) == SM_BFLOAT16) return bf16_f(((const uint16_t *)sm_tensor_data(t))[0]);
   return sm_tensor_dtype(t) == SM_FLOAT ? ((const float *)sm_tensor_data(t))[0] : ((const double *)sm_tensor_data(t))[0];
 }
 
@@ -296,7 +312,7 @@ sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
                            sm__array_dtype_str(sm_tensor_dtype(in[i])));
   }
   int is_int = dt == SM_INT32 || dt == SM_INT64;
-  if (!is_int && dt != SM_FLOAT && dt != SM_DOUBLE)
+  if (!is_int && dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_BFLOAT16)
     return sm_status_new(SM_INVALID_ARGUMENT, "Range is not defined for %s", sm__array_dtype_str(dt));
   int sign;
   if (is_int) {
@@ -325,6 +341,9 @@ sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
     if (dt == SM_FLOAT) {
       float st = (float)real_at(in[0]), li = (float)real_at(in[1]), de = (float)real_at(in[2]);
       sz = ceilf(fabsf((li - st) / de));
+    } else if (dt == SM_BFLOAT16) { /* each step rounded to bfloat16, as Eigen's bfloat16 arithmetic */
+      float st = (float)real_at(in[0]), li = (float)real_at(in[1]), de = (float)real_at(in[2]);
+      sz = bf(ceilf(fabsf(bf(bf(li - st) / de))));
     } else {
       sz = ceil(fabs((real_at(in[1]) - real_at(in[0])) / real_at(in[2])));
     }
@@ -352,6 +371,11 @@ sm_status *sm__array_compute_range(const void *state, sm_kctx *ctx) {
   case SM_FLOAT: {
     float st = (float)real_at(in[0]), d = (float)real_at(in[2]);
     for (int64_t i = 0; i < size; i++) ((float *)p)[i] = st + (float)i * d;
+    break;
+  }
+  case SM_BFLOAT16: { /* Keras's RandomErasing, RandomGaussianBlur, ... under mixed_bfloat16 */
+    float st = (float)real_at(in[0]), d = (float)real_at(in[2]);
+    for (int64_t i = 0; i < size; i++) ((uint16_t *)p)[i] = f_bf16(st + bf(bf((float)i) * d));
     break;
   }
   default: {

@@ -131,6 +131,7 @@ const sm_kernel sm_kernels_math[] = {
     {"Cumprod", sm__math_scan_prepare, sm__math_scan_compute, free, 0},
     {"Softmax", sm__math_softmax_prepare, sm__math_softmax_compute, free, 0},
     {"LogSoftmax", sm__math_softmax_prepare, sm__math_softmax_compute, free, 0},
+    {"_SmScaledSoftmax", sm__math_softmax_prepare, sm__math_softmax_compute, free, 0},
     {"Cast", sm__math_cast_prepare, sm__math_cast_compute, free, 0},
 
     RED("Mean"), RED("Sum"), RED("Max"), RED("Min"), RED("Prod"), RED("All"), RED("Any"),

@@ -1,4 +1,5 @@
-/* math_scan.c - Cumsum and Cumprod: running sums/products along one axis (exclusive, reverse). */
+/* math_scan.c - Cumsum and Cumprod: running sums/products along one axis (exclusive, reverse); float,
+ * double, int32, int64, and half / bfloat16 with TF's rounding of every partial result. */
 #include <stdlib.h>
 
 #include "ops/math_int.h"
@@ -49,6 +50,26 @@ DEF_SCAN(scan_f64, double, double)
 DEF_SCAN(scan_i32, int32_t, uint32_t)
 DEF_SCAN(scan_i64, int64_t, uint64_t)
 
+/* half / bfloat16: TF's Eigen scan accumulates in the 16-bit type, each partial sum or product
+ * rounded (computed in float and rounded to nearest even, as Eigen's half arithmetic does). */
+static void scan_16(const uint16_t *x, uint16_t *y, int64_t outer, int64_t len, int64_t inner, const scan_state *st,
+                    int bf) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      float one = st->prod ? 1.0f : 0.0f;
+      uint16_t acc = bf ? sm__f32_to_bf16(one) : sm__f32_to_half(one);
+      for (int64_t k = 0; k < len; k++) {
+        int64_t j = st->reverse ? len - 1 - k : k;
+        int64_t at = (o * len + j) * inner + in;
+        if (st->exclusive) y[at] = acc;
+        float a = bf ? sm__bf16_to_f32(acc) : sm__half_to_f32(acc), v = bf ? sm__bf16_to_f32(x[at]) : sm__half_to_f32(x[at]);
+        float r = st->prod ? a * v : a + v;
+        acc = bf ? sm__f32_to_bf16(r) : sm__f32_to_half(r);
+        if (!st->exclusive) y[at] = acc;
+      }
+    }
+}
+
 sm_status *sm__math_scan_compute(const void *state, sm_kctx *ctx) {
   const scan_state *st = state;
   const sm_tensor *x = sm__kctx_input(ctx, 0), *axis_t = sm__kctx_input(ctx, 1);
@@ -77,6 +98,8 @@ sm_status *sm__math_scan_compute(const void *state, sm_kctx *ctx) {
   case SM_DOUBLE: scan_f64(xd, yd, outer, len, inner, st); return NULL;
   case SM_INT32: scan_i32(xd, yd, outer, len, inner, st); return NULL;
   case SM_INT64: scan_i64(xd, yd, outer, len, inner, st); return NULL;
+  case SM_HALF: scan_16(xd, yd, outer, len, inner, st, 0); return NULL;
+  case SM_BFLOAT16: scan_16(xd, yd, outer, len, inner, st, 1); return NULL;
   default:
     return sm_status_new(SM_UNIMPLEMENTED, "%s of dtype %s is not supported", st->prod ? "Cumprod" : "Cumsum",
                          sm_dtype_name(dt));

@@ -74,6 +74,15 @@ static inline double softplus_d(double a) {
 }
 #define SOFTPLUS(a) _Generic((a), float: softplus_f, default: softplus_d)(a)
 
+/* Where expm1(x) rounds to x (|x| < 2^-25 float, 2^-54 double) TF's Eigen expm1 returns x itself:
+ * a subnormal x stays as it is in TF's flushed mode (libm's tiny-x path computes with x: 0). */
+static inline float expm1_f(float a) { return fabsf(a) < 0x1p-25f ? a : expm1f(a); }
+static inline double expm1_d(double a) { return fabs(a) < 0x1p-54 ? a : expm1(a); }
+#define EXPM1(a) _Generic((a), float: expm1_f, default: expm1_d)(a)
+/* log of a subnormal: TF's Eigen log reads it as 0 in TF's flushed mode (-inf); libm normalises it in
+ * software (-103.97 for 1e-40). a + 0 is a itself in IEEE mode (log(-0) = log(+0)), 0 when flushed. */
+#define LOG(a) log((a) + 0)
+
 /* The special functions in math_special.c are in double; float rounds their result. */
 #define SPECIAL(f, a) _Generic((a), float: (float)f(a), default: f(a))
 static inline float lgamma_f(float a) { return sm__lgammaf(a); }
@@ -91,9 +100,9 @@ static inline float lgamma_f(float a) { return sm__lgammaf(a); }
   X(sqrt, FLOAT, SAME, sqrt(a))                                               \
   X(rsqrt, FLOAT, SAME, 1 / sqrt(a))                                          \
   X(exp, FLOAT, SAME, exp(a))                                                 \
-  X(log, FLOAT, SAME, log(a))                                                 \
+  X(log, FLOAT, SAME, LOG(a))                                                 \
   X(log1p, FLOAT, SAME, log1p(a))                                             \
-  X(expm1, FLOAT, SAME, expm1(a))                                             \
+  X(expm1, FLOAT, SAME, EXPM1(a))                                             \
   X(abs, FLOAT, SAME, fabs(a))                                                \
   X(abs, SINT, SAME, a < 0 ? (T)(0 - (UT)a) : a)                              \
   X(abs, UINT, SAME, a)                                                       \
@@ -262,14 +271,25 @@ sm_status *sm__math_unary_compute(const void *state, sm_kctx *ctx) {
 }
 
 /* ---- Softmax / LogSoftmax over the last axis ------------------------------------------------ */
+/* _SmScaledSoftmax (math_fwd.c's rule, float only): Softmax(x * scale), each row's products
+ * (those of the Mul it replaces) written into y and the softmax taken there (vmath.h). */
 typedef struct sm_state {
   int log;
+  float scale; /* 1: plain Softmax / LogSoftmax */
 } sm_state;
 
 sm_status *sm__math_softmax_prepare(const sm_node *node, void **state) {
   sm_state *s = malloc(sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   s->log = !strcmp(sm__node_op(node), "LogSoftmax");
+  s->scale = 1.0f;
+  if (!strcmp(sm__node_op(node), "_SmScaledSoftmax")) {
+    sm_status *st = sm__node_attr_float(node, "scale", &s->scale);
+    if (st) {
+      free(s);
+      return st;
+    }
+  }
   *state = s;
   return NULL;
 }
@@ -323,30 +343,35 @@ static float row_max_f32(const float *x, int64_t k) {
   return m;
 }
 
-static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows, int64_t k, int lg) {
+/* Softmax rows through vmath's one-row kernel (max, exp and sum, scale: the bits of the row max
+ * above, sm__vexp_shift_sum_f32 and y *= 1 / sum, at the CPU's widest vectors); LogSoftmax here. */
+static void softmax_f32(const float *restrict x, float *restrict y, int64_t rows, int64_t k, int lg, float scale) {
   for (int64_t r = 0; r < rows; r++, x += k, y += k) {
+    if (scale != 1.0f) {
+      sm__vsoftmax_scaled_f32(x, y, k, scale);
+      continue;
+    }
+    if (!lg) {
+      sm__vsoftmax_f32(x, y, k);
+      continue;
+    }
     float m = row_max_f32(x, k);
     float sum = 0;
-    if (lg) {
-      for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
-      float e[256];
-      for (int64_t i = 0; i < k; i += 256) {
-        int64_t c = k - i < 256 ? k - i : 256;
-        sm__vexp_f32(y + i, e, c);
-        for (int64_t q = 0; q < c; q++) sum += e[q];
-      }
-      float ls = logf(sum);
-      for (int64_t i = 0; i < k; i++) y[i] -= ls;
-    } else {
-      sum = sm__vexp_shift_sum_f32(x, m, y, k); /* one pass; eight lane sums, then pairwise */
-      float inv = 1 / sum;
-      for (int64_t i = 0; i < k; i++) y[i] *= inv;
+    for (int64_t i = 0; i < k; i++) y[i] = x[i] - m;
+    float e[256];
+    for (int64_t i = 0; i < k; i += 256) {
+      int64_t c = k - i < 256 ? k - i : 256;
+      sm__vexp_f32(y + i, e, c);
+      for (int64_t q = 0; q < c; q++) sum += e[q];
     }
+    float ls = logf(sum);
+    for (int64_t i = 0; i < k; i++) y[i] -= ls;
   }
 }
 
 typedef struct sm_job {
   int dtype, log;
+  float scale;
   int64_t k;
   const void *x;
   void *y;
@@ -356,7 +381,7 @@ static void softmax_rows(void *ctx, int64_t r0, int64_t r1) {
   const sm_job *j = ctx;
   int64_t k = j->k;
   if (j->dtype == SM_FLOAT)
-    softmax_f32((const float *)j->x + r0 * k, (float *)j->y + r0 * k, r1 - r0, k, j->log);
+    softmax_f32((const float *)j->x + r0 * k, (float *)j->y + r0 * k, r1 - r0, k, j->log, j->scale);
   else
     softmax_f64((const double *)j->x + r0 * k, (double *)j->y + r0 * k, r1 - r0, k, j->log);
 }
@@ -375,7 +400,7 @@ sm_status *sm__math_softmax_compute(const void *state, sm_kctx *ctx) {
   int64_t n = sm_tensor_num_elements(x), k = sm_tensor_dims(x)[rank - 1];
   if (n == 0) return NULL;
   int64_t grain = SM_MATH_PAR_MIN / k;
-  sm_job j = {dt, s->log, k, sm_tensor_data(x), sm_tensor_data(y)};
+  sm_job j = {dt, s->log, s->scale, k, sm_tensor_data(x), sm_tensor_data(y)};
   if (!sm__math_is_f16(dt)) {
     sm__parallel_for(sm__kctx_pool(ctx), n / k, grain > 0 ? grain : 1, softmax_rows, &j);
     return NULL;

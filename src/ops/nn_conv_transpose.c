@@ -3,13 +3,14 @@
  *   Conv2DBackpropInput   (the forward op of Conv2DTranspose) NHWC and NCHW (NCHW is transposed
  *                         to NHWC and back), VALID/SAME/EXPLICIT, strides, dilations;
  *   Conv3DBackpropInputV2 NDHWC, VALID/SAME, strides, dilations;
- *   Conv3D                NDHWC, VALID/SAME, strides, dilations, groups (filter depth C / groups);
+ *   Conv3D                NDHWC and NCDHW (transposed to NDHWC and back, as TF's default oneDNN
+ *                         build runs it), VALID/SAME, strides, dilations, groups (filter depth C / groups);
  *   MaxPool3D, AvgPool3D  NDHWC, VALID/SAME (windows clipped to the input: padding never wins a
  *                         max and AvgPool3D divides by the in-bounds count, as TF does).
  * Everything is one 3-D geometry (a 2-D op has depth 1) and direct loops over output rows spread
  * over the runtime's pool. The input gradient is computed by gathering (each dx element sums the
  * out_backprop taps that reach it), so rows are independent and no atomics are needed. Never
- * writes its inputs. Grouped gradients and NCDHW are refused as TF's CPU kernels refuse them. */
+ * writes its inputs. Grouped gradients and NCDHW pools and gradients are refused as TF's CPU kernels refuse them. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +31,18 @@ typedef struct ct_state {
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && memcmp(s, lit, len) == 0; }
 
-/* A 5-entry list attr (NDHWC) into dhw[3]; batch and channel entries into nc[2]. */
-static sm_status *five(const sm_node *n, const char *attr, const char *what, int64_t dhw[3], int64_t nc[2]) {
+/* A 5-entry list attr (NDHWC, or NCDHW when ncdhw) into dhw[3]; batch and channel entries into nc[2]. */
+static sm_status *five(const sm_node *n, const char *attr, const char *what, int ncdhw, int64_t dhw[3],
+                       int64_t nc[2]) {
   const int64_t *v;
   size_t cnt;
   sm_status *st = sm__node_attr_ints(n, attr, &v, &cnt);
   if (st) return st;
   if (cnt != 5)
     return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window %s field must specify 5 dimensions (got %zu)", what, cnt);
-  dhw[0] = v[1], dhw[1] = v[2], dhw[2] = v[3];
-  nc[0] = v[0], nc[1] = v[4];
+  int d0 = ncdhw ? 2 : 1;
+  dhw[0] = v[d0], dhw[1] = v[d0 + 1], dhw[2] = v[d0 + 2];
+  nc[0] = v[0], nc[1] = v[ncdhw ? 1 : 4];
   return NULL;
 }
 
@@ -47,7 +50,9 @@ static sm_status *prepare3d(const sm_node *n, ct_state *s) {
   int pool = s->op == OP_MAXPOOL3D || s->op == OP_AVGPOOL3D;
   sm_status *st = sm__nn_data_format(n, 1, &s->nchw);
   if (st) return st;
-  if (s->nchw)
+  /* Conv3D NCDHW: TF's own CPU kernel refuses it, but TF's default x86 build (oneDNN) runs it, and a
+   * Keras Conv3D(data_format="channels_first") export holds one; computed NDHWC between transposes. */
+  if (s->nchw && s->op != OP_CONV3D)
     return sm_status_new(SM_INVALID_ARGUMENT, pool ? "Default Pooling3DOp only supports NDHWC on device type CPU"
                                                    : "CPU implementation of %s currently only supports the NHWC "
                                                      "tensor format.",
@@ -62,11 +67,11 @@ static sm_status *prepare3d(const sm_node *n, ct_state *s) {
   else
     return sm_status_new(SM_INVALID_ARGUMENT, "padding '%.*s' is not supported", (int)(plen > 32 ? 32 : plen), p);
   int64_t nc[2];
-  if ((st = five(n, "strides", "strides", s->stride, nc))) return st;
+  if ((st = five(n, "strides", "strides", s->nchw, s->stride, nc))) return st;
   if (pool) {
     if (nc[0] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch dimension.");
     if (nc[1] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the depth dimension.");
-    if ((st = five(n, "ksize", "ksize", s->ksize, nc))) return st;
+    if ((st = five(n, "ksize", "ksize", s->nchw, s->ksize, nc))) return st;
     if (nc[0] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch dimension.");
     if (nc[1] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the depth dimension.");
     for (int i = 0; i < 3; i++)
@@ -79,7 +84,7 @@ static sm_status *prepare3d(const sm_node *n, ct_state *s) {
   for (int i = 0; i < 3; i++)
     if (s->stride[i] < 1) return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window strides must be positive");
   if (!pool && sm__node_attr(n, "dilations")) {
-    if ((st = five(n, "dilations", "dilations", s->dil, nc))) return st;
+    if ((st = five(n, "dilations", "dilations", s->nchw, s->dil, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_INVALID_ARGUMENT,
                            "Current implementation does not yet support dilation rates in the batch and depth "
@@ -301,7 +306,9 @@ static sm_status *forward(const ct_state *s, sm_kctx *ctx) {
   if (sm_tensor_rank(x) != 5)
     return sm_status_new(SM_INVALID_ARGUMENT, "%s must be 5-dimensional: %s", conv ? "input" : "tensor_in",
                          sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), b1, sizeof b1));
-  const int64_t *xd = sm_tensor_dims(x);
+  const int64_t *xd0 = sm_tensor_dims(x);
+  int64_t xd[5] = {xd0[0], xd0[1], xd0[2], xd0[3], xd0[4]}; /* NDHWC */
+  if (s->nchw) xd[1] = xd0[2], xd[2] = xd0[3], xd[3] = xd0[4], xd[4] = xd0[1];
   ct_job j = {0};
   j.dtype = sm_tensor_dtype(x);
   j.op = s->op;
@@ -317,6 +324,9 @@ static sm_status *forward(const ct_state *s, sm_kctx *ctx) {
     /* Grouped (C / fd[3] groups): TF's own CPU kernel (and its eager oneDNN one) refuse it, but TF
      * 2.21 running a Keras Conv3D(groups=...) export computes it (its oneDNN graph kernels), and
      * tests/interop/test_keras_layer_sweep.py holds us to that. */
+    if (j.C < fd[3]) /* C = 0: no group to split the output channels into */
+      return sm_status_new(SM_INVALID_ARGUMENT, "Conv3D: input depth %lld is smaller than the filter depth %lld",
+                           (long long)j.C, (long long)fd[3]);
     if (fd[4] % (j.C / fd[3]) != 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "Conv3D: %lld output channels do not split into %lld groups",
                            (long long)fd[4], (long long)(j.C / fd[3]));
@@ -335,15 +345,36 @@ static sm_status *forward(const ct_state *s, sm_kctx *ctx) {
     if ((st = sm__nn_out_size(xd[1 + a], j.k[a], j.d[a], j.s[a], s->padding, 0, 0, od[a], &j.lead[a])))
       return st;
   int64_t yd[5] = {j.N, j.OD, j.OH, j.OW, j.Co};
+  if (s->nchw) yd[1] = j.Co, yd[2] = j.OD, yd[3] = j.OH, yd[4] = j.OW;
   sm_tensor *y;
   if ((st = sm__kctx_alloc_output(ctx, 0, j.dtype, 5, yd, &y))) return st;
   if (sm_tensor_num_elements(y) == 0) return NULL;
   j.src = sm_tensor_data(x);
   j.filt = f ? sm_tensor_data(f) : NULL;
   j.dst = sm_tensor_data(y);
+  size_t es = j.dtype == SM_DOUBLE ? 8 : 4;
+  void *tx = NULL, *ty = NULL;
+  if (s->nchw) { /* [N, C, D*H, W] -> [N, D*H, W, C] and back: NCDHW <-> NDHWC */
+    int64_t xv[4] = {j.N, j.C, j.D * j.H, j.W};
+    if (!(tx = sm__kctx_scratch(ctx, sm_tensor_nbytes(x), &st))) return st;
+    if (!(ty = sm__kctx_scratch(ctx, sm_tensor_nbytes(y), &st))) {
+      sm__kctx_scratch_free(ctx, tx);
+      return st;
+    }
+    if (sm_tensor_num_elements(x) > 0) sm__nn_nchw_to_nhwc(j.src, tx, xv, es);
+    memset(ty, 0, sm_tensor_nbytes(y)); /* the rows accumulate into y, as into the zeroed output */
+    j.src = tx;
+    j.dst = ty;
+  }
   double per_row = (double)j.OW * (double)j.k[0] * (double)j.k[1] * (double)j.k[2] * (double)j.C *
                    (conv ? (double)j.Co * (double)j.Cf / (double)j.C : 1.0);
   ct_run(ctx, &j, j.N * j.OD * j.OH, per_row);
+  if (s->nchw) {
+    int64_t yv[4] = {j.N, j.OD * j.OH, j.OW, j.Co};
+    sm__nn_nhwc_to_nchw(ty, sm_tensor_data(y), yv, es);
+    sm__kctx_scratch_free(ctx, tx);
+    sm__kctx_scratch_free(ctx, ty);
+  }
   return NULL;
 }
 

@@ -27,13 +27,18 @@
  * faster (blocked_conv), which reorder in and out per call.
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
- * fused residual Add is its sum post-op over a copy of the addend made piece by piece. Its AVX2
- * convolutions, which would start the sums from the bias, get bias, Add and activation after the
- * product instead (prim's bias_after), so a fused node has its unfused chain's bits on any CPU. */
+ * fused residual Add is its sum post-op over a copy of the addend made piece by piece. NaN through
+ * a Relu / Relu6 post-op (oneDNN's max gives 0, TF's NaN) is noticed by the invalid flag and the
+ * product redone (NAN_CHECK below). Its AVX2 convolutions, which would start the sums from the
+ * bias, get bias, Add and activation after the product instead (prim's bias_after), so a fused
+ * node has its unfused chain's bits on any CPU. */
 #include "ops/nn_dnnl.h"
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 #include "base/alloc.h"
 #include "base/lazylib.h"
@@ -103,10 +108,15 @@ static int blocked_off;
  * vmath's bits), computed on each block as the product finishes it; SM_DNNL_GELU=0 runs vmath's
  * GELU over each piece's output after the product instead (bench/RESULTS.md, session 16 h3). */
 static int gelu_post_op;
+/* SM_DNNL_RELU_NAN=0: NaN through a Relu / Relu6 post-op comes out 0 as oneDNN computes it (no
+ * check, no redo; the behaviour before session 17, for A/B). */
+static int relu_nan_off;
 
 static void dnnl_load(void) {
   const char *e = getenv("SM_DNNL_GELU");
   gelu_post_op = !(e && !strcmp(e, "0"));
+  e = getenv("SM_DNNL_RELU_NAN");
+  relu_nan_off = e && !strcmp(e, "0");
   e = getenv("SM_DNNL_SPLIT");
   split_force = e && !strcmp(e, "rows") ? 'r' : e && !strcmp(e, "cout") ? 'c' : 0;
   e = getenv("SM_DNNL_BLOCKED");
@@ -162,6 +172,7 @@ typedef struct prim { /* one shape's primitive and its layouts; refs under the c
    * into them (rin) and the result back (rout), which adds it to the addend there when the
    * convolution sums one (rout has the sum then, the primitive no post-ops: act_after) */
   int blocked, act_after;
+  int nan_check; /* its post-ops end in a max(x, 0) that maps NaN to 0: execute watches for NaN */
   /* bias_first: oneDNN's kernel starts its sums from the bias (or, with the sum post-op, from
    * what dst holds): its AVX2 / SSE4.1 jit kernels (jit:avx2, jit_1x1:avx2, jit_dw:avx2, what a
    * CPU without AVX-512 runs) start each accumulator from the bias vector, so bias + (x0 w0 +
@@ -169,7 +180,7 @@ typedef struct prim { /* one shape's primitive and its layouts; refs under the c
    * of -0 products and a -0 bias is +0). The AVX-512 kernels (brgconv, jit:avx512_core) and gemm
    * add the bias after the sum. bias_after: a convolution built without its bias, sum and
    * activation, which execute / conv_chunk add after the product in the unfused chain's order
-   * (build_conv_in) */
+   * (build_conv_in; no post-op, so no NaN check either: the own Relu loop keeps NaN) */
   int bias_first, bias_after;
   dnnl_memory_desc_t usrc, udst;
   dnnl_primitive_t rin, rout;
@@ -244,6 +255,24 @@ static sm_status *dnnl_err(dnnl_status_t s, const char *what) {
 
 /* ---- building a primitive ------------------------------------------------------------------- */
 
+/* NaN through a Relu / Relu6 post-op (TF keeps it: Relu(NaN) is NaN in TF's Eigen kernels; TF's own
+ * oneDNN kernels, TF_ENABLE_ONEDNN_OPTS=1, give 0 as oneDNN does): oneDNN computes them as
+ * vmaxps(x, 0), which returns 0 for a NaN x - and, as every MAXPS does, raises the invalid-operation
+ * flag (MXCSR.IE) for it. So a piece whose primitive ends in such a post-op runs with IE cleared on
+ * its thread (oneDNN runs on ours) and is checked after: IE raised means some NaN met the max (or
+ * came from Inf - Inf, Inf * 0 on the way), and the whole product is done again without the
+ * post-op and the kernels' own Relu / Relu6 loop (nn_norm.c, which keeps NaN) run over it. Normal
+ * data raises no IE: two MXCSR reads per piece. An addend summed in place (the residual Add whose
+ * buffer is the output) cannot be redone, so there the activation runs after the product on each
+ * piece instead (act_after). x86-64 only; elsewhere the post-op as it is. SM_DNNL_RELU_NAN=0: no
+ * check (NaN -> 0, for A/B). */
+#if defined(__x86_64__)
+#define NAN_CHECK 1
+#define MXCSR_IE 0x1u
+#else
+#define NAN_CHECK 0
+#endif
+
 /* Whether act runs as oneDNN's eltwise post-op: only those it computes bit for bit as the kernels'
  * epilogue (and the unfused Relu/Relu6/LeakyRelu kernels) do, so a fused node and its unfused
  * chain agree exactly (test_rewrite); Elu, Sigmoid and Tanh run after oneDNN through
@@ -257,7 +286,7 @@ static int act_is_post_op(int act) {
 /* The fused residual Add (sum: dst += the product, dst holding the addend beforehand) and the
  * activation as post-ops, in attr (with user scratchpads); 0 on failure. The sum comes after the
  * bias, so dst = (product + bias) + addend, the bits of BiasAdd then AddV2. */
-static int make_attr(int act, float alpha, int sum, dnnl_primitive_attr_t *attr) {
+static int make_attr(int act, float alpha, int sum, dnnl_primitive_attr_t *attr, int *kills_nan) {
   dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
   float a = 0.0f;
   switch (act) {
@@ -267,6 +296,8 @@ static int make_attr(int act, float alpha, int sum, dnnl_primitive_attr_t *attr)
     case SM_NN_ACT_GELU_ERF: alg = gelu_post_op ? dnnl_eltwise_gelu_erf : dnnl_alg_kind_undef; break;
     default: break; /* none, or run after the product */
   }
+  /* oneDNN's relu with alpha 0 (-0.0 too) and its bounded relu are vmaxps(x, 0): NaN -> 0 */
+  *kills_nan = (alg == dnnl_eltwise_relu && a == 0.0f) || alg == dnnl_eltwise_bounded_relu;
   if (D.dnnl_primitive_attr_create(attr) != dnnl_success) return 0;
   int ok = D.dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user) == dnnl_success;
   if (ok && (alg != dnnl_alg_kind_undef || sum)) {
@@ -290,7 +321,9 @@ static sm_status *make_prim(const void *op_desc, int act, float alpha, int sum, 
                             int64_t macs_per_out, prim **out) {
   *out = NULL;
   dnnl_primitive_attr_t attr;
-  if (!make_attr(act, alpha, sum, &attr)) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (attributes)");
+  int kills_nan = 0;
+  if (!make_attr(act, alpha, sum, &attr, &kills_nan))
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (attributes)");
   dnnl_primitive_desc_t pd = NULL;
   prim *p = NULL;
   sm_status *st = NULL;
@@ -317,6 +350,7 @@ static sm_status *make_prim(const void *op_desc, int act, float alpha, int sum, 
   p->scratch_bytes = D.dnnl_memory_desc_get_size(&p->scratch);
   p->uwei = *uwei;
   p->macs_per_out = macs_per_out;
+  p->nan_check = kills_nan && NAN_CHECK && !relu_nan_off;
   p->bias_first = strstr(impl, "avx2") || strstr(impl, "sse41");
   if ((s = D.dnnl_primitive_create(&p->p, pd)) != dnnl_success) {
     sm__free(p);
@@ -528,7 +562,7 @@ static dnnl_status_t thread_mems(thread_mem *t, const prim *pr, const void *src,
  * which must not use the kctx); a blocked primitive's comes from sm__alloc. Drops the references
  * acquire took. */
 static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsrc, const void *src, const void *bias,
-                          void *dst, int64_t rows, int64_t cols, int act, float alpha) {
+                          void *dst, int64_t rows, int64_t cols, int act, float alpha, int *nan) {
   sm_status *st = NULL;
   void *scratch = NULL, *bsrc = NULL, *bdst = NULL;
   /* src, dst, bias, scratch; user src, dst; the weights as they are (pk NULL: wsrc in pr->wei) */
@@ -561,6 +595,10 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsr
     dnnl_exec_arg_t in[2] = {{DNNL_ARG_FROM, m[4]}, {DNNL_ARG_TO, m[0]}};
     s = D.dnnl_primitive_execute(pr->rin, stream, 2, in);
   }
+#if NAN_CHECK
+  unsigned csr = 0;
+  if (pr->nan_check && ((csr = _mm_getcsr()) & MXCSR_IE)) _mm_setcsr(csr & ~MXCSR_IE); /* raised before */
+#endif
   if (s == dnnl_success) {
     dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, pk ? pk->mem : m[6]}, {DNNL_ARG_DST, m[1]}};
     int n = 3;
@@ -568,6 +606,13 @@ static sm_status *execute(sm__dnnl_cache *c, prim *pr, pack *pk, const void *wsr
     if (m[3]) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[3]};
     s = D.dnnl_primitive_execute(pr->p, stream, n, args);
   }
+#if NAN_CHECK
+  if (pr->nan_check) {
+    unsigned after = _mm_getcsr();
+    if (after & MXCSR_IE) *nan = 1;
+    else if (csr & MXCSR_IE) _mm_setcsr(after | MXCSR_IE); /* the flag as it was */
+  }
+#endif
   if (s == dnnl_success && pr->blocked) { /* and NHWC out */
     dnnl_exec_arg_t o[2] = {{DNNL_ARG_FROM, m[1]}, {DNNL_ARG_TO, m[5]}};
     s = D.dnnl_primitive_execute(pr->rout, stream, 2, o);
@@ -609,6 +654,7 @@ typedef struct split_job {
   const sm__dnnl_bmm_args *bmm; /* ... or this (pieces along its batch dim 0) */
   sm_status *err;                 /* the first error (set once, by compare-and-swap) */
   int declined;                   /* some chunk had no primitive: the caller redoes it all */
+  int nan;                        /* a Relu post-op met NaN (NAN_CHECK): the caller redoes it */
 } split_job;
 
 /* One oneDNN convolution call: a, whose output (and addend) rows are ldo floats apart (a.Cout
@@ -618,7 +664,7 @@ typedef struct conv_piece {
   int64_t ldo, o0;
 } conv_piece;
 
-static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declined);
+static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declined, int *nan);
 static void conv_key(const conv_piece *p, int64_t key[KEY_LEN]);
 static sm_status *build_conv(const void *args, prim **out);
 static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim **out);
@@ -629,7 +675,7 @@ typedef struct mm_piece {
   int64_t ldb, n0;
 } mm_piece;
 
-static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined);
+static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined, int *nan);
 static sm_status *bmm_chunk(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, int *declined);
 static void split_piece(split_job *j, int64_t begin, int64_t end);
 
@@ -675,11 +721,11 @@ static void piece_conv(const split_job *j, int64_t begin, int64_t end, conv_piec
 
 static void split_piece(split_job *j, int64_t begin, int64_t end) {
   sm_status *st;
-  int declined = 0;
+  int declined = 0, nan = 0;
   if (j->conv) {
     conv_piece a;
     piece_conv(j, begin, end, &a);
-    st = conv_chunk(j->c, &a, &declined);
+    st = conv_chunk(j->c, &a, &declined, &nan);
   } else if (j->bmm) { /* batches [begin, end) of batch dim 0 */
     sm__dnnl_bmm_args a = *j->bmm;
     a.bd[0] = end - begin;
@@ -701,9 +747,10 @@ static void split_piece(split_job *j, int64_t begin, int64_t end) {
       a->a += a->ta ? begin : begin * a->K;
       a->c += begin * a->N;
     }
-    st = mm_chunk(j->c, &p, &declined);
+    st = mm_chunk(j->c, &p, &declined, &nan);
   }
   if (declined) __atomic_store_n(&j->declined, 1, __ATOMIC_RELAXED);
+  if (nan) __atomic_store_n(&j->nan, 1, __ATOMIC_RELAXED);
   sm_status *none = NULL;
   if (st && !__atomic_compare_exchange_n(&j->err, &none, st, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     sm_status_free(st);
@@ -802,6 +849,13 @@ static int make_reorders(prim *pr, const dnnl_memory_desc_t *usrc, const dnnl_me
   return 1;
 }
 
+/* A Relu-like activation (oneDNN's max(x, 0)) after an addend summed in place (see NAN_CHECK). */
+static int inplace_relu(const sm__dnnl_conv_args *a) {
+  int kills =
+      a->act == SM_NN_ACT_RELU || a->act == SM_NN_ACT_RELU6 || (a->act == SM_NN_ACT_LEAKY_RELU && a->alpha == 0);
+  return NAN_CHECK && !relu_nan_off && kills && a->addend && a->addend == a->y;
+}
+
 static sm_status *build_conv(const void *args, prim **out) {
   const conv_piece *p = args;
   const sm__dnnl_conv_args *a = &p->a;
@@ -846,9 +900,11 @@ static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim
                                                             &wany, a->bias && !bias_after ? &bias : NULL, &dst, strides,
                                                             dil, pl, pr) != dnnl_success)
       return NULL;
-    /* blocked with an addend: the sum (and so the activation after it) outside the primitive */
-    int bsum = tag != dnnl_nhwc && a->addend && !bias_after;
-    int act = bias_after ? SM_NN_ACT_NONE : act_is_post_op(a->act) && !bsum ? a->act : SM_NN_ACT_NONE;
+    /* blocked with an addend: the sum (and so the activation after it) outside the primitive; an
+     * addend summed in place with a Relu: the activation after the product (NAN_CHECK's redo
+     * would have lost the addend) */
+    int bsum = tag != dnnl_nhwc && a->addend && !bias_after, after = !bias_after && inplace_relu(a);
+    int act = bias_after || bsum || after || !act_is_post_op(a->act) ? SM_NN_ACT_NONE : a->act;
     sm_status *st = make_prim(&cd, act, a->alpha, a->addend && !bsum && !bias_after, &wuser,
                               a->KH * a->KW * (a->C / a->G), out);
     if (!st && *out && !bias_after && (*out)->bias_first && (a->bias || a->addend)) {
@@ -863,6 +919,7 @@ static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim
       *out = NULL;
       if (oom) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM in oneDNN (reorders)");
     }
+    if (!st && *out && after) (*out)->act_after = 1;
     return st;
   }
 }
@@ -872,11 +929,11 @@ static sm_status *build_conv_in(const conv_piece *p, dnnl_format_tag_t tag, prim
 static void conv_key(const conv_piece *p, int64_t key[KEY_LEN]) {
   const sm__dnnl_conv_args *a = &p->a;
   int64_t k[KEY_LEN] = {1, a->N, a->H, a->W, a->C, a->KH, a->KW, a->Cout, a->G, a->bias != NULL, a->OH, a->OW,
-                        a->pt, a->pl, a->addend != NULL, a->act, p->ldo, p->o0};
+                        a->pt, a->pl, a->addend ? 1 + (a->addend == a->y) : 0, a->act, p->ldo, p->o0};
   memcpy(key, k, sizeof k);
 }
 
-static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declined) {
+static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declined, int *nan) {
   const sm__dnnl_conv_args *a = &p->a;
   int64_t key[KEY_LEN];
   conv_key(p, key);
@@ -902,7 +959,7 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
     }
     for (int64_t r = 0; sum_in_dst && r < rows; r++) memcpy(t + r * a->Cout, a->addend + r * p->ldo, row);
     st = execute(c, pr, pk, NULL, a->x, sep ? NULL : a->bias, t, rows, a->Cout, sep ? SM_NN_ACT_NONE : a->act,
-                 a->alpha);
+                 a->alpha, nan);
     for (int64_t r = 0; !st && sep && r < rows; r++) {
       const float *tr = t + r * a->Cout, *ar = a->addend + r * p->ldo;
       float *yr = a->y + r * p->ldo;
@@ -919,17 +976,26 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
   /* the sum post-op adds the product to what dst holds: the piece's addend (a declined piece's
    * caller rewrites every element, so a copy made for a sibling piece does no harm) */
   if (a->addend && a->addend != a->y) memcpy(a->y, a->addend, (size_t)(rows * a->Cout) * sizeof *a->y);
-  return execute(c, pr, pk, NULL, a->x, a->bias, a->y, rows, a->Cout, a->act, a->alpha);
+  return execute(c, pr, pk, NULL, a->x, a->bias, a->y, rows, a->Cout, a->act, a->alpha, nan);
 }
 
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded) return NULL;
   int couts = sm__dnnl_conv_split(a) == 'c';
-  split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, NULL, 0};
+  split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, NULL, 0, 0};
   double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *
                 (double)(a->C / a->G);
-  return run_split(&j, ctx, couts ? a->Cout : a->N == 1 ? a->OH : a->N, macs, declined);
+  int64_t n = couts ? a->Cout : a->N == 1 ? a->OH : a->N;
+  sm_status *st = run_split(&j, ctx, n, macs, declined);
+  if (st || *declined || !j.nan) return st;
+  /* NaN met the Relu post-op (NAN_CHECK): the product again without it, then the own Relu loop */
+  sm__dnnl_conv_args b = *a;
+  b.act = SM_NN_ACT_NONE;
+  split_job j2 = {c, 0, 0, a->N == 1 && !couts, couts, 0, &b, NULL, NULL, NULL, 0, 0};
+  st = run_split(&j2, ctx, n, macs, declined);
+  if (!st && !*declined) sm__nn_bias_act_f32(a->y, a->y, a->N * a->OH * a->OW, a->Cout, NULL, a->act, a->alpha);
+  return st;
 }
 
 /* ---- matrix product --------------------------------------------------------------------------- */
@@ -953,9 +1019,9 @@ static sm_status *build_mm(const void *args, prim **out) {
   return make_prim(&md, act_is_post_op(a->act) ? a->act : SM_NN_ACT_NONE, a->alpha, 0, &wuser, a->K, out);
 }
 
-static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) {
+static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined, int *nan) {
   const sm__dnnl_mm_args *a = &p->a;
-  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda, p->ldb, p->n0};
+  int64_t key[KEY_LEN] = {2, a->M, a->N, a->K, a->ta, a->tb, a->bias != NULL, a->lda, p->ldb, p->n0, a->act};
   prim *pr;
   pack *pk;
   sm_status *st = acquire(c, key, build_mm, p, a->b, a->b_uid, &pr, &pk);
@@ -963,7 +1029,7 @@ static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) 
     *declined = !st;
     return st;
   }
-  if (p->ldb == a->N) return execute(c, pr, pk, NULL, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha);
+  if (p->ldb == a->N) return execute(c, pr, pk, NULL, a->a, a->bias, a->c, a->M, a->N, a->act, a->alpha, nan);
   /* a slice of the columns: into a dense buffer, then into place */
   size_t row = (size_t)a->N * sizeof *a->c;
   float *t = sm__alloc((size_t)a->M * row);
@@ -972,7 +1038,7 @@ static sm_status *mm_chunk(sm__dnnl_cache *c, const mm_piece *p, int *declined) 
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for a oneDNN output slice",
                          (size_t)a->M * row);
   }
-  st = execute(c, pr, pk, NULL, a->a, a->bias, t, a->M, a->N, a->act, a->alpha);
+  st = execute(c, pr, pk, NULL, a->a, a->bias, t, a->M, a->N, a->act, a->alpha, nan);
   for (int64_t r = 0; !st && r < a->M; r++) memcpy(a->c + r * p->ldb, t + r * a->N, row);
   sm__free(t);
   return st;
@@ -990,8 +1056,17 @@ sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx
   *declined = 1;
   if (!c || !loaded) return NULL;
   int ncols = split_ncols(a);
-  split_job j = {c, 0, 0, 0, 0, ncols, NULL, a, NULL, NULL, 0};
-  return run_split(&j, ctx, ncols ? a->N : a->M, (double)a->M * (double)a->N * (double)a->K, declined);
+  split_job j = {c, 0, 0, 0, 0, ncols, NULL, a, NULL, NULL, 0, 0};
+  double macs = (double)a->M * (double)a->N * (double)a->K;
+  sm_status *st = run_split(&j, ctx, ncols ? a->N : a->M, macs, declined);
+  if (st || *declined || !j.nan) return st;
+  /* NaN met the Relu post-op (NAN_CHECK): the product again without it, then the own Relu loop */
+  sm__dnnl_mm_args b = *a;
+  b.act = SM_NN_ACT_NONE;
+  split_job j2 = {c, 0, 0, 0, 0, ncols, NULL, &b, NULL, NULL, 0, 0};
+  st = run_split(&j2, ctx, ncols ? a->N : a->M, macs, declined);
+  if (!st && !*declined) sm__nn_bias_act_f32(a->c, a->c, a->M, a->N, NULL, a->act, a->alpha);
+  return st;
 }
 
 /* ---- batched product of two activations (Einsum) ------------------------------------------- */
@@ -1026,13 +1101,14 @@ static sm_status *bmm_chunk(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, int *
     *declined = !st;
     return st;
   }
-  return execute(c, pr, pk, a->b, a->a, NULL, a->c, 0, 0, SM_NN_ACT_NONE, 0.0f);
+  int nan = 0; /* no post-op */
+  return execute(c, pr, pk, a->b, a->a, NULL, a->c, 0, 0, SM_NN_ACT_NONE, 0.0f, &nan);
 }
 
 sm_status *sm__dnnl_bmm(sm__dnnl_cache *c, const sm__dnnl_bmm_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded || a->nbd < 1 || a->nbd > 2) return NULL;
-  split_job j = {c, 0, 0, 0, 0, 0, NULL, NULL, a, NULL, 0};
+  split_job j = {c, 0, 0, 0, 0, 0, NULL, NULL, a, NULL, 0, 0};
   double macs = (double)a->bd[0] * (a->nbd > 1 ? (double)a->bd[1] : 1.0) * (double)a->M * (double)a->N * (double)a->K;
   return run_split(&j, ctx, a->bd[0], macs, declined);
 }

@@ -55,6 +55,7 @@
  * (one TF would broadcast over the conv output's H or W) fails the run naming the node, since the
  * fused convolution cannot compute it. This family is offered before nn (files in name order), so a Conv2D that heads a
  * BatchNorm chain is folded here rather than fused with its BiasAdd alone. */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -771,7 +772,10 @@ sm_status *sm__nn_bn_params_match(const sm_rewrite *rw, sm_edge scale, sm_edge s
   "[Pad+]DepthwiseConv2dNative[+BiasAdd]+FusedBatchNorm[V2|V3][+Relu|Relu6] (inference) -> " \
   "_SmFoldBN + _FusedDepthwiseConv2dNative"
 
-/* A FusedBatchNorm[V2|V3] in inference mode, NHWC, float, reading v as x (and not otherwise). */
+/* A FusedBatchNorm[V2|V3] in inference mode, NHWC, float, reading v as x (and not otherwise), with
+ * an epsilon of at least FLT_MIN: with epsilon 0 (or a subnormal one, 0 in TF's flushed mode) a
+ * variance of 0 makes the scale Inf, and TF's (conv - mean) * Inf + offset is +-Inf per element
+ * where the folded filter's products of +-Inf sum to NaN; that BatchNorm runs unfolded, as TF's. */
 static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
   const sm_node *n = sm__rewrite_node(rw, id);
   if (!(op_is(n, "FusedBatchNorm") || op_is(n, "FusedBatchNormV2") || op_is(n, "FusedBatchNormV3")) ||
@@ -780,9 +784,11 @@ static int fbn_fits(const sm_rewrite *rw, int id, sm_edge v) {
   for (int i = 0; i < 5; i++)
     if (same(sm__rewrite_input(rw, id, i), v) != (i == 0) || sm__node_input_dtype(n, i) != SM_FLOAT) return 0;
   int training = 1;
+  float eps = 0;
   sm_status *st = sm__node_attr_bool(n, "is_training", &training);
+  if (!st) st = sm__node_attr_float(n, "epsilon", &eps);
   sm_status_free(st);
-  return !st && !training;
+  return !st && !training && eps >= FLT_MIN;
 }
 
 static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
@@ -825,6 +831,7 @@ static sm_status *fold_bn(sm_rewrite *rw, int anchor) {
   if (fbn < 0) {
     sm_status *bst = sm__nn_bn_params_match(rw, scale, shift, &bp, &kv);
     if (bst) return bst;
+    if (kv && !(bp.eps >= FLT_MIN)) return NULL; /* as fbn_fits: epsilon 0 is TF's +-Inf unfolded */
     kp = kv && bp.n > 0;
     for (int k = 0; k < 2 && !kv; k++) { /* not Keras' BatchNorm: neither operand an activation */
       int act_in = 0;

@@ -99,19 +99,19 @@ static inline __attribute__((always_inline)) void bias_act_body(const float *in,
     } else if (bias && act == SM_NN_ACT_RELU) {
       for (int64_t c = 0; c < C; c++) {
         float v = p[c] + bias[c];
-        o[c] = v < 0 ? 0 : v; /* keeps NaN, as Relu does */
+        o[c] = !(v <= 0) ? v : 0; /* keeps NaN, as Relu does; -0 -> +0 (TF's max(x, 0)) */
       }
     } else if (bias && act == SM_NN_ACT_RELU6) {
       for (int64_t c = 0; c < C; c++) {
         float v = p[c] + bias[c];
-        o[c] = v < 0 ? 0 : v > 6 ? 6 : v;
+        o[c] = !(v <= 0) ? (v > 6 ? 6 : v) : 0;
       }
     } else if (bias) {
       for (int64_t c = 0; c < C; c++) o[c] = p[c] + bias[c];
     } else if (act == SM_NN_ACT_RELU) {
-      for (int64_t c = 0; c < C; c++) o[c] = p[c] < 0 ? 0 : p[c];
+      for (int64_t c = 0; c < C; c++) o[c] = !(p[c] <= 0) ? p[c] : 0;
     } else if (act == SM_NN_ACT_RELU6) {
-      for (int64_t c = 0; c < C; c++) o[c] = p[c] < 0 ? 0 : p[c] > 6 ? 6 : p[c];
+      for (int64_t c = 0; c < C; c++) o[c] = !(p[c] <= 0) ? (p[c] > 6 ? 6 : p[c]) : 0;
     } else if (o != p) {
       memcpy(o, p, (size_t)C * sizeof *o);
     }

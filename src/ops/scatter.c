@@ -18,7 +18,7 @@
 /* ---- element access ----------------------------------------------------------------------- */
 
 static int is_real(int dt) {
-  return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64 || dt == SM_INT16 || dt == SM_INT8 ||
+  return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16 || dt == SM_INT32 || dt == SM_INT64 || dt == SM_INT16 || dt == SM_INT8 ||
          dt == SM_UINT8 || dt == SM_UINT16 || dt == SM_UINT32 || dt == SM_UINT64;
 }
 
@@ -56,8 +56,27 @@ typedef struct {
   int dt;
 } topk_row;
 
+/* half / bfloat16 as float (exact): TopKV2 of a keras.ops.sort / top_k under mixed_float16 */
+static float f16(const topk_row *r, int64_t i) {
+  uint16_t h = ((const uint16_t *)r->p)[i];
+  uint32_t u, sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  float f;
+  if (r->dt == SM_BFLOAT16)
+    u = (uint32_t)h << 16;
+  else if (exp == 0x1f)
+    u = sign | 0x7f800000u | (man << 13);
+  else if (exp == 0)
+    return sign ? -(float)man * 5.9604644775390625e-8f : (float)man * 5.9604644775390625e-8f; /* man * 2^-24 */
+  else
+    u = sign | ((exp + 112) << 23) | (man << 13);
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 static int lt(const topk_row *r, int64_t a, int64_t b) { /* x[a] < x[b] */
   switch (r->dt) {
+  case SM_HALF:
+  case SM_BFLOAT16: return f16(r, a) < f16(r, b);
   case SM_FLOAT: return ((const float *)r->p)[a] < ((const float *)r->p)[b];
   case SM_DOUBLE: return ((const double *)r->p)[a] < ((const double *)r->p)[b];
   case SM_INT32: return ((const int32_t *)r->p)[a] < ((const int32_t *)r->p)[b];
@@ -73,6 +92,7 @@ static int lt(const topk_row *r, int64_t a, int64_t b) { /* x[a] < x[b] */
 static int eq(const topk_row *r, int64_t a, int64_t b) {
   if (r->dt == SM_FLOAT) return ((const float *)r->p)[a] == ((const float *)r->p)[b];
   if (r->dt == SM_DOUBLE) return ((const double *)r->p)[a] == ((const double *)r->p)[b];
+  if (r->dt == SM_HALF || r->dt == SM_BFLOAT16) return f16(r, a) == f16(r, b);
   return !lt(r, a, b) && !lt(r, b, a);
 }
 static int gt(const topk_row *r, int64_t a, int64_t b) { return lt(r, b, a); }
@@ -266,7 +286,7 @@ static sm_status *topk_compute(const void *state, sm_kctx *ctx) {
     if (k == 1) { /* TF: the row's max (NaN never wins), then the first column equal to it, else 0 */
       int64_t best = -1;
       for (int64_t c = 0; c < n; c++)
-        if ((dt != SM_FLOAT && dt != SM_DOUBLE) || eq(&row, c, c))
+        if ((dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && dt != SM_BFLOAT16) || eq(&row, c, c))
           if (best < 0 || lt(&row, best, c)) best = c;
       v[0] = best < 0 ? 0 : best;
     } else if (k == n) {

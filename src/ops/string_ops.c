@@ -350,9 +350,11 @@ static int parse_int(const char *p, size_t n, int64_t lo, int64_t hi, int64_t *o
   return 1;
 }
 
-/* TF's safe_strtod: double-conversion with leading/trailing spaces allowed; "inf", "nan" (any
- * case, signed), decimal and exponent forms; nothing else (no hex). */
-static int parse_float(const char *p, size_t n, double *out) {
+/* TF's safe_strtod / safe_strtof: double-conversion with leading/trailing spaces allowed; "inf",
+ * "nan" (any case, signed), decimal and exponent forms; nothing else (no hex). outf set: the float
+ * itself, rounded once by strtof (as TF's StringToFloat; a double rounded to float would round
+ * twice, and a subnormal would flush in a run's mode, base/fpmode.h: TF parses it in software). */
+static int parse_float(const char *p, size_t n, double *out, float *outf) {
   size_t i = 0;
   while (i < n && is_ws(p[i])) i++;
   while (n > i && is_ws(p[n - 1])) n--;
@@ -363,10 +365,12 @@ static int parse_float(const char *p, size_t n, double *out) {
   const char *q = buf + (buf[0] == '-' || buf[0] == '+');
   if (ascii_ieq(q, "inf") || ascii_ieq(q, "infinity")) {
     *out = buf[0] == '-' ? -INFINITY : INFINITY;
+    if (outf) *outf = (float)*out;
     return 1;
   }
   if (ascii_ieq(q, "nan")) {
     *out = buf[0] == '-' ? -NAN : NAN;
+    if (outf) *outf = (float)*out;
     return 1;
   }
   for (const char *c = q; *c; c++)
@@ -374,7 +378,8 @@ static int parse_float(const char *p, size_t n, double *out) {
           *c == 'X' || *c == '-' || *c == '+'))
       return 0; /* hex integers are accepted (double-conversion's ALLOW_HEX), hex floats not */
   char *end;
-  *out = strtod(buf, &end);
+  if (outf) *outf = strtof(buf, &end);
+  else *out = strtod(buf, &end);
   return end == buf + (n - i);
 }
 
@@ -391,15 +396,16 @@ static sm_status *to_number_compute(const void *state, sm_kctx *ctx) {
     size_t n;
     const char *p = sm_tensor_string(x, i, &n);
     int ok;
-    double f;
+    double f = 0;
+    float ff = 0;
     int64_t v;
     switch (st->dtype) {
     case SM_FLOAT:
-      ok = parse_float(p, n, &f);
-      ((float *)d)[i] = (float)f;
+      ok = parse_float(p, n, &f, &ff);
+      ((float *)d)[i] = ff;
       break;
     case SM_DOUBLE:
-      ok = parse_float(p, n, &f);
+      ok = parse_float(p, n, &f, NULL);
       ((double *)d)[i] = f;
       break;
     case SM_INT32:

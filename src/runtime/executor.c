@@ -6,6 +6,8 @@
  * writes its outputs to its own, and releases the slots it was the last reader of; the fetch slots
  * are handed out at the end. Deadline and cancel (sm_run_options) are checked before every step,
  * sub-plans' steps included, and by looping kernels once per iteration (sm__kctx_check_stop).
+ * A run (and a plan's preload) runs in TF's floating-point mode, denormals flushed
+ * (base/fpmode.h), and puts the caller's own mode back after.
  *
  * The memory budget (sm_run_options.max_run_bytes): a run (with its sub-plans) shares one atomic
  * count of the bytes it holds. An output made by sm__kctx_alloc_output* is charged before it is
@@ -24,6 +26,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/fpmode.h"
 #include "base/tensor_internal.h"
 #include "runtime/device.h"
 #include "runtime/plan.h"
@@ -612,7 +615,9 @@ sm_status *sm__plan_run(const sm_plan *p, const sm_exec_env *env, sm_tensor *con
     *mem = (run_mem){ro->max_run_bytes, 0, 1};
   }
   run_dev rd = {p->dev, NULL, 0};
+  sm_fpmode fp = sm__fpmode_enter(); /* TF's denormal flush and rounding for the run (base/fpmode.h) */
   sm_status *s = exec(p, env, feeds, outputs, ro, 0, mem, p->dev ? &rd : NULL);
+  sm__fpmode_leave(fp);
   mem_unref(mem);
   return s;
 }
@@ -642,6 +647,7 @@ void sm__plan_preload(const sm_plan *p, const sm_exec_env *env) {
   if (!vals) return;
   sm_tensor **tmp = vals + p->nslots + 1;
   const sm_tensor **in = (const sm_tensor **)(void *)(tmp + p->max_in + 1);
+  sm_fpmode fp = sm__fpmode_enter(); /* the mode of a run (TF folds constants in it too) */
   for (int i = 0; i < p->nsteps; i++) {
     const sm_step *sp = &p->steps[i];
     if (!sp->k || !(sp->k->flags & SM_KERNEL_PRELOAD) || sp->backend != SM_BACKEND_CPU) continue;
@@ -678,6 +684,7 @@ void sm__plan_preload(const sm_plan *p, const sm_exec_env *env) {
       vals[sp->release[r]] = NULL;
     }
   }
+  sm__fpmode_leave(fp);
   for (int i = 0; i < p->nslots; i++) sm_tensor_free(vals[i]);
   free(vals);
 }

@@ -19,7 +19,10 @@
  * posts a loop's tickets, and a worker that takes a ticket on that same CPU narrows its own
  * affinity to the CPUs it may use except that one, which moves it at once; nothing is done when
  * that leaves no CPU (a thread pinned by its program to one CPU stays there). SM_POOL_AVOID=0 (read
- * with SM_POOL_SPIN_US) turns it off. */
+ * with SM_POOL_SPIN_US) turns it off.
+ *
+ * A worker runs in TF's floating-point mode (denormals flushed; base/fpmode.h) for its life, as
+ * TF's own pool threads do; the caller's thread has it for the run (executor.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getcpu, sched_setaffinity, CPU_SET */
 #endif
@@ -29,6 +32,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/fpmode.h"
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
 
@@ -236,6 +240,7 @@ static void *worker_main(void *arg) {
   sm_threadpool *p = arg;
   worker_cpus cpus;
   worker_cpus_init(&cpus);
+  sm__fpmode_set_thread(); /* TF's denormal flush and rounding, as a run's caller has them */
   pthread_mutex_lock(&p->mu);
   for (;;) {
     if (!p->head && !p->shutdown && idle_spin_us > 0) { /* poll a while before sleeping */

@@ -1,13 +1,15 @@
 /* fit.c - fit / evaluate / predict: argument checks, the trainer's private state (pool, RNG,
  * scratch sized once per batch size), the forward pass through the runtime's nn compute
  * (src/ops/nn_raw.h), batching and per-epoch shuffling, Keras's validation split (the last
- * fraction of the data, taken before shuffling) and its running-mean loss and accuracy. */
+ * fraction of the data, taken before shuffling) and its running-mean loss and accuracy. All three
+ * run in TF's floating-point mode, denormals flushed (base/fpmode.h), as TF's training does. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fpmode.h"
 #include "ops/nn_dnnl.h"
 #include "ops/nn_internal.h"
 #include "ops/nn_raw.h"
@@ -316,8 +318,8 @@ static sm_status *eval_dist(sm_seq *m, const float *x, const int32_t *labels, co
   return NULL;
 }
 
-sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,
-                           double *accuracy) {
+static sm_status *evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,
+                          double *accuracy) {
   const char *what = "evaluate";
   sm_status *st = check_ready(m, what);
   if (st) return st;
@@ -336,7 +338,7 @@ sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, in
 }
 
 /* ---- predict ------------------------------------------------------------------------------------ */
-sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_tensor **out) {
+static sm_status *predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_tensor **out) {
   const char *what = "predict";
   if (!out) return sm_status_new(SM_INVALID_ARGUMENT, "%s: out is NULL", what);
   *out = NULL;
@@ -483,7 +485,15 @@ sm_status *sm_seq_fit_timing(const sm_seq *m, sm_fit_timing *out) {
 }
 
 
-sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts) {
+/* The host's callback runs in the host's floating-point mode, the training in TF's (fpmode.h). */
+static int call_back(const sm_fit_options *o, const sm_fit_progress *p, sm_fpmode *fp) {
+  sm__fpmode_leave(*fp);
+  int r = o->callback(p, o->callback_ctx);
+  *fp = sm__fpmode_enter();
+  return r;
+}
+
+static sm_status *fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts, sm_fpmode *fp) {
   const char *what = "fit";
   sm_status *st = check_ready(m, what);
   if (st) return st;
@@ -563,7 +573,7 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
       p.loss = sum / (double)seen;
       p.accuracy = m->loss.kind != SM_LOSS_MSE ? (double)correct / (double)seen : NAN;
       p.elapsed_s = now_s() - t0;
-      if (o.callback(&p, o.callback_ctx) && !dist) {
+      if (call_back(&o, &p, fp) && !dist) {
         stop = 1;
         break;
       }
@@ -573,7 +583,7 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
     if (stop) break;
     if (nval > 0 && (st = be->validate(bctx, &p.val_loss, &p.val_accuracy))) break;
     p.elapsed_s = now_s() - t0;
-    if (o.callback && o.callback(&p, o.callback_ctx) && !dist) stop = 1;
+    if (o.callback && call_back(&o, &p, fp) && !dist) stop = 1;
   }
   if (bctx) {
     sm_status *e = be->end(bctx);
@@ -585,4 +595,27 @@ sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const s
   free(perm);
   free(labels);
   return st ? sm_status_prefix(st, "%s", what) : NULL;
+}
+
+/* ---- the entry points: TF's floating-point mode (denormals flushed) on the caller's thread ------- */
+sm_status *sm_seq_fit(sm_seq *m, const sm_tensor *x, const sm_tensor *y, const sm_fit_options *opts) {
+  sm_fpmode fp = sm__fpmode_enter();
+  sm_status *st = fit(m, x, y, opts, &fp);
+  sm__fpmode_leave(fp);
+  return st;
+}
+
+sm_status *sm_seq_evaluate(sm_seq *m, const sm_tensor *x, const sm_tensor *y, int64_t batch_size, double *loss,
+                           double *accuracy) {
+  sm_fpmode fp = sm__fpmode_enter();
+  sm_status *st = evaluate(m, x, y, batch_size, loss, accuracy);
+  sm__fpmode_leave(fp);
+  return st;
+}
+
+sm_status *sm_seq_predict(sm_seq *m, const sm_tensor *x, int64_t batch_size, sm_tensor **out) {
+  sm_fpmode fp = sm__fpmode_enter();
+  sm_status *st = predict(m, x, batch_size, out);
+  sm__fpmode_leave(fp);
+  return st;
 }

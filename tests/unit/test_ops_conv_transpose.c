@@ -184,6 +184,16 @@ static void bad_attrs(void) {
   expect_error("MaxPool3D", 1, ff, c, ATTRS("i: 1 i: 1 i: 1 i: 1 i: 2", "VALID", K5),
                "Pooling is not yet supported on the depth dimension.");
   sm_tensor_free(c[0]);
+  /* no input channels: C / filter depth is 0 groups (a division by zero before) */
+  const int64_t x0[5] = {1, 4, 4, 4, 0};
+  c[0] = rand_tensor(5, x0);
+  expect_error("Conv3D", 2, ff, c, ATTRS(S5, "SAME", ""), "smaller than the filter depth");
+  sm_tensor_free(c[0]);
+  const int64_t x0n[5] = {1, 0, 4, 4, 4}; /* the same in NCDHW */
+  c[0] = rand_tensor(5, x0n);
+  expect_error("Conv3D", 2, ff, c, ATTRS(S5, "SAME", "attr { key: \"data_format\" value { s: \"NCDHW\" } }"),
+               "smaller than the filter depth");
+  sm_tensor_free(c[0]);
   sm_tensor_free(c[1]);
   /* Conv2DBackpropInput: hostile input_sizes and shapes */
   const int64_t bad_sizes[4] = {1, 5, 5, 3};

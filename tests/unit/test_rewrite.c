@@ -12,7 +12,8 @@
  * exercised with a rule table of this file's own (Neg(Neg(x)) -> Identity): chained rewrites, the
  * edge map, the reader books, and a faulty rule refused. The residual Add joined to a conv (also
  * after a folded BatchNorm), fused == unfused on oneDNN and on the kernels' own loops; pass-through
- * nodes dropped (array_fwd.c) and the ones that must stay; a Mul by a Const 1 dropped (math_fwd.c);
+ * nodes dropped (array_fwd.c) and the ones that must stay; a Mul by a Const 1 dropped and a Mul by
+ * a scalar Const before a Softmax folded into it (math_fwd.c);
  * swish (Sigmoid + Mul, and tf.nn.silu's IdentityN) fused into the product before it, fused ==
  * unfused to the bit. BatchNorm folding, Keras' BatchNorm, LayerNorm and erf-GELU, and the
  * variable read (state.c) are test_rewrite_bn.c's; the helpers both use are in rewrite_util.h. */
@@ -399,6 +400,47 @@ static void test_drop_rule(void) {
   sm_tensor_free(out[0]);
   sm_tensor_free(out[1]);
   sm__session_free(s);
+}
+
+/* An attention's scale into its Softmax (math_fwd.c): Mul(x, Const c) -> Softmax as one
+ * _SmScaledSoftmax, the same bits as the two nodes (any c: the same products) */
+static void test_softmax_scale(void) {
+  const char *l = G(PH("x") FCONST("c", "0.125") NODE2("m", "Mul", "c", "x") NODE1("s", "Softmax", "m")),
+             *r = G(PH("x") FCONST("c", "0.3") NODE2("m", "Mul", "x", "c") NODE1("s", "Softmax", "m"));
+  expect(l, "x", "s", NULL, "s=_SmScaledSoftmax[](x:0)", "s");
+  expect(r, "x", "s", NULL, "s=_SmScaledSoftmax[](x:0)", "s");
+  /* kept: the product fetched or read twice, the constant fed, one of shape [1], a LogSoftmax, a
+   * Mul of two values */
+  expect(l, "x", "s m", NULL, "", NULL);
+  expect(G(PH("x") FCONST("c", "0.125") NODE2("m", "Mul", "c", "x") NODE1("s", "Softmax", "m") NODE1("n", "Neg", "m")),
+         "x", "s n", NULL, "", NULL);
+  expect(l, "x c", "s", NULL, "", NULL);
+  expect(G(PH("x")
+           "node { name: \"c\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
+           "\"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 0.125 } } } } "
+           NODE2("m", "Mul", "x", "c") NODE1("s", "Softmax", "m")),
+         "x", "s", NULL, "", NULL);
+  expect(G(PH("x") FCONST("c", "0.125") NODE2("m", "Mul", "c", "x") NODE1("s", "LogSoftmax", "m")), "x", "s", NULL, "",
+         NULL);
+  expect(G(PH("x") PH("y") NODE2("m", "Mul", "x", "y") NODE1("s", "Softmax", "m")), "x y", "s", NULL, "", NULL);
+  /* fused and unfused (the product fetched) to the bit: rows of 1, 7, 128 (sixteen-lane steps), 133
+   * and 1000 (several pool units), a 4-D tensor as an attention's scores, and extreme values: -inf,
+   * inf (a NaN row), a NaN, products that overflow */
+  static const int64_t shapes[][4] = {{3, 1}, {5, 7}, {2, 3, 16, 128}, {9, 133}, {40, 1000}};
+  for (int i = 0; i < 5; i++) {
+    int rank = i == 2 ? 4 : 2;
+    sm_tensor *x = filled(rank, shapes[i], 41 + (uint32_t)i);
+    float *xv = sm_tensor_data(x);
+    if (i == 3) {
+      xv[0] = -INFINITY, xv[133] = INFINITY, xv[266] = NAN, xv[400] = 3e38f, xv[401] = -3e38f;
+      for (int k = 533; k < 666; k++) xv[k] = 1e38f * (float)(k % 3);
+    }
+    for (int w = 0; w < 2; w++) {
+      const char *g = w ? r : l;
+      same_run(g, g, (const char *[]){"x"}, &x, 1, "s", "m", w ? "Mul(x, 0.3) + Softmax" : "Mul(0.125, x) + Softmax");
+    }
+    sm_tensor_free(x);
+  }
 }
 
 /* Mul by a Const 1 (math_fwd.c): tf.nn.silu's beta */
@@ -925,6 +967,7 @@ int main(void) {
   test_residual();
   test_drop_rule();
   test_mul_one();
+  test_softmax_scale();
   test_swish();
   TEST_MAIN_END();
 }

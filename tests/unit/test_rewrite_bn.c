@@ -62,6 +62,8 @@ static char *residual_scale_graph(int k) {
   return g;
 }
 
+static char *edited(char *g, const char *from, const char *to);
+
 static void test_fold_rule(void) {
   /* the pattern Keras exports: with and without a bias, Relu / Relu6 / no activation, Mul either way */
   expect_fold(fold_graph(4, 1, "Relu", 0, 0, NULL), "x s t bias", "r", NULL, FOLDED("f:0,s:0,t:0,bias:0", ",Relu"));
@@ -124,6 +126,13 @@ static void test_fold_rule(void) {
     expect(g, "x s t bias mu var", "r2", NULL, FOLDED("f:0,s:0,t:0,bias:0,mu:0,var:0", ",Relu"), NULL);
     expect(g, "x s t bias mu var", "n:0", NULL, FOLDED("f:0,s:0,t:0,bias:0,mu:0,var:0", ""), NULL);
     expect(g, "x s t bias mu var", "n:0 n:1", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+    /* epsilon 0 (or subnormal): a variance of 0 is TF's scale Inf, (conv - mean) * Inf + offset +-Inf
+     * per element where the folded filter's +-Inf products sum to NaN: left unfolded */
+    for (int k = 0; k < 2; k++) {
+      char *e0 = edited(strdup(g), "{ f: 0.01 }", k ? "{ f: 1e-40 }" : "{ f: 0 }");
+      expect(e0, "x s t bias mu var", "r2", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
+      free(e0);
+    }
     char *tr = strstr(g, "b: false");
     if (tr) memcpy(tr, "b: true ", 8);
     expect(g, "x s t bias mu var", "r2", NULL, "c=_FusedConv2D[BiasAdd](x:0,f:0,bias:0)", NULL);
@@ -371,6 +380,9 @@ static void test_keras_bn(void) {
               "x g be mu v", "r", NULL, KERAS_FOLDED);
   expect_fold(edited(keras_bn_graph(4, 0, NULL), EPS_SCALAR, EPS_SHAPED(D1 D1 D1 D1)), "x g be mu v", "r", NULL,
               KERAS_FOLDED);
+  /* an epsilon of 0: not folded (as FusedBatchNorm's, test_fold_rule) */
+  expect_fold(edited(keras_bn_graph(4, 0, NULL), EPS_SCALAR, "tensor_shape { } float_val: 0"), "x g be mu v", "r",
+              NULL, "");
   expect_fold(edited(keras_bn_graph(4, 0, NULL), EPS_SCALAR, EPS_SHAPED(D1 D1 D1 D1 D1)), "x g be mu v", "r", NULL,
               "c/_sm_fold_bn=_SmFoldBN[](f:0,sc:0,sh:0) c=_FusedConv2D[BiasAdd,Relu](x:0,c/_sm_fold_bn:0,c/_sm_fold_bn:1)");
   /* not Keras' pattern: the scale's Mul over a Sqrt, the shift an AddV2: the old fold (scale and

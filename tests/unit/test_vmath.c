@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/vmath.h"
 #include "test.h"
@@ -137,6 +138,56 @@ int main(void) {
     CHECK_EQ_INT(bad, 0);
     sm__vswish_f32(sp, o, 12);
     CHECK(isinf(o[0]) && o[0] > 0 && isnan(o[1]) && isnan(o[2]) && o[3] == 0 && o[10] == 50.0f);
+  }
+  /* softmax rows (and of x * scale): the bits of the eight-lane max, sm__vexp_shift_sum_f32 and y *= 1 / sum at every
+   * length 1..80 (sixteen-lane steps, eight-lane pieces of the tail, single tail elements), within
+   * 2e-6 relative of a double softmax, a NaN or +inf anywhere makes the row NaN (as TF's) */
+  {
+    enum { S = 80 };
+    float sx[S], want[S], got[S];
+    for (int i = 0; i < S; i++) sx[i] = (float)((i * 37) % 101) * 0.19f - 9.5f;
+    double worst = 0;
+    for (int n = 1; n <= S; n++) {
+      float m = sx[0];
+      for (int i = 1; i < n; i++) m = sx[i] > m ? sx[i] : m;
+      float inv = 1 / sm__vexp_shift_sum_f32(sx, m, want, n);
+      for (int i = 0; i < n; i++) want[i] *= inv;
+      sm__vsoftmax_f32(sx, got, n);
+      CHECK(!memcmp(got, want, (size_t)n * sizeof *got));
+      for (int c = 0; c < 2; c++) { /* scaled: the softmax of the float products x * scale */
+        float scale = c ? 0.3f : 0.125f, prod[S], ref[S], inplace[S], sg[S];
+        for (int i = 0; i < n; i++) prod[i] = sx[i] * scale;
+        sm__vsoftmax_f32(prod, ref, n);
+        sm__vsoftmax_scaled_f32(sx, sg, n, scale);
+        CHECK(!memcmp(sg, ref, (size_t)n * sizeof *sg));
+        memcpy(inplace, sx, (size_t)n * sizeof *sx);
+        sm__vsoftmax_scaled_f32(inplace, inplace, n, scale);
+        CHECK(!memcmp(inplace, ref, (size_t)n * sizeof *got));
+      }
+      double sum = 0;
+      for (int i = 0; i < n; i++) sum += exp((double)sx[i] - m);
+      for (int i = 0; i < n; i++) {
+        double r = exp((double)sx[i] - m) / sum, e = fabs(got[i] - r) / r;
+        if (e > worst) worst = e;
+      }
+    }
+    printf("softmax: worst relative error %.3g\n", worst);
+    CHECK(worst < 2e-6);
+    for (int n = 1; n <= 40; n += 13)
+      for (int p = 0; p < n; p++) {
+        float t[40];
+        memcpy(t, sx, sizeof t);
+        t[p] = NAN;
+        sm__vsoftmax_f32(t, got, n);
+        int all = 1;
+        for (int i = 0; i < n; i++) all &= isnan(got[i]) != 0;
+        CHECK(all);
+      }
+    float inf[33];
+    for (int i = 0; i < 33; i++) inf[i] = (float)i;
+    inf[20] = INFINITY;
+    sm__vsoftmax_f32(inf, got, 33);
+    CHECK(isnan(got[20]) && isnan(got[0]) && isnan(got[32])); /* inf - inf in the sum: TF's NaN row */
   }
   TEST_MAIN_END();
 }
