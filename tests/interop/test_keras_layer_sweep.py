@@ -596,6 +596,10 @@ def run_chunk(names, build, tmpdir, idx, timeout):
         path = os.path.join(tmpdir, f"w{idx}.{attempt}.jsonl")
         env = dict(os.environ, SAVEDMODEL_LIBRARY=os.path.join(build, "libsavedmodel.so"),
                    TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.path.join(ROOT, "python"))
+        # TF's reference from its oneDNN CPU path, the default on Intel x86 but off by default on other
+        # CPUs (AMD): without it TF's own kernels refuse a dilated Conv2DTranspose and an NCHW Conv2D
+        # that TF's default Intel build runs, so the row would fail for TF's reasons, not ours.
+        env.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
         try:
             p = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", ",".join(todo),
                                 "--out", path], env=env, capture_output=True, timeout=timeout)
