@@ -14,25 +14,6 @@
 
 static int is_real(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16; }
 
-static double get(const sm_tensor *t, int64_t i) {
-  const void *p = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: return ((const float *)p)[i];
-    case SM_DOUBLE: return ((const double *)p)[i];
-    case SM_HALF: return sm__half_to_f32(((const uint16_t *)p)[i]);
-    case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)p)[i]);
-    case SM_INT8: return ((const int8_t *)p)[i];
-    case SM_UINT8: return ((const uint8_t *)p)[i];
-    case SM_INT16: return ((const int16_t *)p)[i];
-    case SM_UINT16: return ((const uint16_t *)p)[i];
-    case SM_INT32: return ((const int32_t *)p)[i];
-    case SM_UINT32: return ((const uint32_t *)p)[i];
-    case SM_INT64: return (double)((const int64_t *)p)[i];
-    case SM_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-  }
-}
-
 static void put(sm_tensor *t, int64_t i, double v) {
   void *p = sm_tensor_data(t);
   switch (sm_tensor_dtype(t)) {
@@ -85,8 +66,8 @@ static sm_status *mul_no_nan_compute(const void *state, sm_kctx *ctx) {
         zo[0] = zero ? 0 : xa[0] * yc[0] - xa[1] * yc[1];
         zo[1] = zero ? 0 : xa[0] * yc[1] + xa[1] * yc[0];
       } else {
-        double yv = get(y, c);
-        put(z, o, yv == 0 ? 0.0 : (dt == SM_DOUBLE ? get(x, a) * yv : (double)((float)get(x, a) * (float)yv)));
+        double yv = sm__math_get_f64(y, c);
+        put(z, o, yv == 0 ? 0.0 : (dt == SM_DOUBLE ? sm__math_get_f64(x, a) * yv : (double)((float)sm__math_get_f64(x, a) * (float)yv)));
       }
     }
     sm__math_bcast_next(&b, 2, &it);
@@ -152,7 +133,7 @@ static sm_status *enorm_compute(const void *state, sm_kctx *ctx) {
   for (int64_t e = 0; e < n; e++) {
     int64_t o = 0;
     for (int i = 0; i < r; i++) o += (red[i] ? 0 : idx[i]) * kstr[i];
-    double v = get(x, e);
+    double v = sm__math_get_f64(x, e);
     acc[o] += v * v;
     for (int k = r - 1; k >= 0 && ++idx[k] == d[k]; k--) idx[k] = 0;
   }
@@ -210,7 +191,7 @@ static sm_status *clse_compute(const void *state, sm_kctx *ctx) {
       double acc = -INFINITY;
       for (int64_t k = 0; k < len; k++) {
         int64_t j = s->reverse ? len - 1 - k : k, at = (o * len + j) * inner + in;
-        double v = get(x, at);
+        double v = sm__math_get_f64(x, at);
         if (s->exclusive) {
           put(z, at, acc);
           acc = lse2(acc, v);
@@ -239,7 +220,7 @@ static sm_status *bessel_compute(const void *state, sm_kctx *ctx) {
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x);
   for (int64_t i = 0; i < n; i++) {
-    double v = get(x, i);
+    double v = sm__math_get_f64(x, i);
     put(z, i, exp(fabs(v)) * (one ? sm__bessel_i1e(v) : sm__bessel_i0e(v)));
   }
   return NULL;

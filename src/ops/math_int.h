@@ -61,6 +61,26 @@ void sm__math_to_f32(int dtype, const void *src, float *dst, int64_t n);
 void sm__math_from_f32(int dtype, const float *src, void *dst, int64_t n);
 static inline int sm__math_is_f16(int dtype) { return dtype == SM_HALF || dtype == SM_BFLOAT16; }
 
+/* Element i of a real or integer tensor as a double (0 for other dtypes). */
+static inline double sm__math_get_f64(const sm_tensor *t, int64_t i) {
+  const void *p = sm_tensor_data(t);
+  switch (sm_tensor_dtype(t)) {
+    case SM_FLOAT: return ((const float *)p)[i];
+    case SM_DOUBLE: return ((const double *)p)[i];
+    case SM_HALF: return sm__half_to_f32(((const uint16_t *)p)[i]);
+    case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)p)[i]);
+    case SM_INT8: return ((const int8_t *)p)[i];
+    case SM_UINT8: return ((const uint8_t *)p)[i];
+    case SM_INT16: return ((const int16_t *)p)[i];
+    case SM_UINT16: return ((const uint16_t *)p)[i];
+    case SM_INT32: return ((const int32_t *)p)[i];
+    case SM_UINT32: return ((const uint32_t *)p)[i];
+    case SM_INT64: return (double)((const int64_t *)p)[i];
+    case SM_UINT64: return (double)((const uint64_t *)p)[i];
+    default: return 0;
+  }
+}
+
 /* ---- broadcasting --------------------------------------------------------------------------- */
 /* NumPy broadcasting of up to 3 inputs, collapsed: output dims of size 1 dropped, neighbours
  * with the same broadcast pattern merged, so the innermost stride of every input is 0 or 1 and

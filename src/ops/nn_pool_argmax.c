@@ -52,24 +52,6 @@ static sm_status *mpa_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
-static double getv(const sm_tensor *t, int64_t i) {
-  const void *p = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: return ((const float *)p)[i];
-    case SM_DOUBLE: return ((const double *)p)[i];
-    case SM_HALF: return sm__half_to_f32(((const uint16_t *)p)[i]);
-    case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)p)[i]);
-    case SM_INT8: return ((const int8_t *)p)[i];
-    case SM_UINT8: return ((const uint8_t *)p)[i];
-    case SM_INT16: return ((const int16_t *)p)[i];
-    case SM_UINT16: return ((const uint16_t *)p)[i];
-    case SM_INT32: return ((const int32_t *)p)[i];
-    case SM_UINT32: return ((const uint32_t *)p)[i];
-    case SM_INT64: return (double)((const int64_t *)p)[i];
-    case SM_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-  }
-}
 
 static sm_status *mpa_compute(const void *state, sm_kctx *ctx) {
   const mpa_state *s = state;
@@ -111,7 +93,7 @@ static sm_status *mpa_compute(const void *state, sm_kctx *ctx) {
               int64_t ix = ox * s->s[1] - pad[1] + kx;
               if (ix < 0 || ix >= W) continue;
               int64_t at = ((b * H + iy) * W + ix) * C + c;
-              double v = getv(x, at);
+              double v = sm__math_get_f64(x, at);
               if (best < 0 || v > bv) best = at, bv = v;
             }
           }
