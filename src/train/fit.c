@@ -48,7 +48,7 @@ void sm__train_free(sm__train *t) {
     free(t->gb[i]);
   }
   free(t->zrecv);
-  for (int i = 0; i < SM_SEQ_MAX_LAYERS; i++) free(t->xin[i]);
+  for (int i = 0; i < SM_SEQ_MAX_LAYERS; i++) free(t->xin[i]), free(t->xcut[i]);
   for (int i = 0; i < 3; i++) sm__dnnl_cache_free(t->mm_cache[i]);
   sm__threadpool_free(t->pool);
   free(t);

@@ -24,6 +24,7 @@
 
 static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char *mode);
 static sm_status *xl_exact(sm_seq *m, int64_t P, int64_t ntr, int64_t bs, int *exact);
+static sm_status *xl_cuts(sm_seq *m, int64_t P);
 
 /* No layer exchanges its inputs (fit_dist.c's input exchange, below). */
 static void xl_reset(sm__train *t) {
@@ -31,6 +32,9 @@ static void xl_reset(sm__train *t) {
     free(t->xin[l]);
     t->xin[l] = NULL;
     t->xchg[l] = 0;
+    free(t->xcut[l]);
+    t->xcut[l] = NULL;
+    t->nxcut[l] = 0;
   }
 }
 
@@ -111,6 +115,7 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
   t->zslack = 0;
   xl_reset(t); /* a failed fit's (never ended) too */
   t->zpipe = 0;
+  if ((st = xl_cuts(m, params))) return st; /* whatever the exchange: the same bits on every transport */
   if ((st = sm__dist_weights_share(m))) return st;
   if (sm__dist_grads_of(m, 0)) { /* the pieces are read in place */
     /* rank 0's choice for all: the ranks' messages must pair up */
@@ -131,7 +136,7 @@ sm_status *sm__dist_fit_begin(sm_seq *m, int64_t ntr, int64_t bs) {
     if (!exact && !strcmp(mode, "auto")) strcpy(mode, "grads");
     if (!exact && !strcmp(mode, "inputs"))
       fprintf(stderr, "warning: SM_MPI_EXCHANGE=inputs: on this CPU oneDNN's product of a Dense layer's rows is not "
-              "bit-equal to the whole product's (its rows past a multiple of the kernel's block): the run differs "
+              "bit-equal to the same rows of the whole gradient (A's rows at another stride): the run differs "
               "from the gradients' exchange in the last bits\n");
   }
   if ((st = sm__dist_bcast(mode, sizeof mode, "the initial broadcast"))) return st;
@@ -250,11 +255,17 @@ static const float *last_piece(const sm_seq *m) {
  * its dY (as the backward pass leaves the layer), and makes only its own rows of its own gradient
  * (xrows, grad.c); each owner then makes the other ranks' gradients of its rows from their columns,
  * one product per rank, straight into where their pieces would have landed in zrecv. The bias's
- * gradient travels as before. Same bits as the gradients' exchange where oneDNN's matmul makes a row
- * of X^T dY with the same operations whatever the other rows (an AVX-512 CPU; not an AVX2 one, where
- * the rows past a product's last multiple of 8 rows differ: xl_exact probes the fit's shapes at its
- * start; tests/cli/train_mpi.sh compares the two exactly), so the sum and the optimizer below are
- * unchanged. At -np 2 on the seed CNN a rank sends
+ * gradient travels as before. Same bits as the gradients' exchange: under MPI every Dense layer's
+ * X^T dY, on every path, is made one product per piece between the layer's cuts (xl_cuts: every
+ * rank's first and last row), so a rank's own rows and an owner's rows of another rank's gradient
+ * are the very products the whole is made of, only with A's rows further apart (strided in X, or
+ * packed as received). Without the cuts it held only where oneDNN makes a row of X^T dY with the
+ * same operations whatever the other rows: an AVX-512 CPU, not an AVX2 one, whose gemm:jit makes a
+ * product's rows with other operations depending on where in the product they fall (session 17 -
+ * k5; bench/RESULTS.md session 18 - a3). What is left to chance, A's row stride, xl_exact checks on
+ * the fit's shapes at its start; tests/cli/train_mpi.sh compares the two exactly. So the sum and
+ * the optimizer below are unchanged. The forward products need no cuts: each rank makes its
+ * shard's, whatever the exchange. At -np 2 on the seed CNN a rank sends
  * 0.35 MB of columns and 8 kB of dY a step instead of a 0.69 MB gradient piece; it pays the
  * columns' packing. SM_MPI_EXCHANGE (rank 0's): auto (the default) every Dense layer where that
  * sends fewer floats, if rank 0's xl_exact finds the products exact, inputs every Dense layer (with a
@@ -271,6 +282,37 @@ static void xl_rows(const sm_seq *m, int64_t P, int l, int j, int64_t *r0, int64
   share(P, j, off, sm_tensor_num_elements(L->kernel), &a, &b);
   *r0 = *r1 = 0;
   if (a < b) *r0 = (a - off) / U, *r1 = (b - off + U - 1) / U;
+}
+
+/* Every Dense layer's cuts (t->xcut): rows 0 and K and every rank's first and last row of its
+ * share of the kernel. At -np 2 on the seed CNN: Dense(5408->64) [0, 2707), [2707, 2708) (the row
+ * both ranks' shares hold part of), [2708, 5408). */
+static sm_status *xl_cuts(sm_seq *m, int64_t P) {
+  sm__train *t = m->priv;
+  int N = sm__dist_size();
+  for (int l = 0; l < m->nlayers; l++) {
+    const sm__layer *L = &m->layers[l];
+    if (L->kind != SM_LAYER_DENSE || !L->kernel || L->units <= 0) continue;
+    int64_t K = sm_tensor_num_elements(L->kernel) / L->units, r0, r1, *c = malloc((size_t)(2 * N + 2) * sizeof *c);
+    if (!c) return sm_status_new(SM_NO_MEMORY, "MPI: out of memory for %s's cuts", L->name);
+    int n = 0;
+    c[n++] = 0, c[n++] = K;
+    for (int j = 0; j < N; j++) {
+      xl_rows(m, P, l, j, &r0, &r1);
+      if (r0 < r1) c[n++] = r0, c[n++] = r1;
+    }
+    for (int i = 1; i < n; i++) /* ascending, each once */
+      for (int k = i; k > 0 && c[k - 1] > c[k]; k--) {
+        int64_t v = c[k];
+        c[k] = c[k - 1], c[k - 1] = v;
+      }
+    int u = 0;
+    for (int i = 0; i < n; i++)
+      if (!u || c[i] != c[u - 1]) c[u++] = c[i];
+    t->xcut[l] = c;
+    t->nxcut[l] = u;
+  }
+  return NULL;
 }
 
 /* Rank k's slot (k != this rank) in the order of the other ranks. */
@@ -310,12 +352,12 @@ static sm_status *xl_choose(sm_seq *m, int64_t P, int l, int64_t bs, const char 
 
 /* Whether the input exchange gives the gradients' exchange's bits here: for every Dense layer, every
  * shard size the fit's batches give (ntr samples in global batches of bs) and every rank's rows
- * [r0, r1) of the layer's kernel, the product of those rows (A strided, as a rank makes its own
- * rows; A packed, as an owner makes another rank's) equals those rows of the whole product, bit for
- * bit, on random data of those shapes (the products' operations depend on the shapes, not on the
- * values). On an AVX-512 CPU oneDNN's matmul passes for any rows (bench/RESULTS.md, session 16 - h4);
- * on an AVX2 one (AMD EPYC, session 17 - k5) the rows past the last multiple of 8 of a product's M
- * can come from another kernel and differ in the last bits, so "auto" exchanges the gradients there. */
+ * [r0, r1) of the layer's kernel, those rows made as a rank makes its own (A strided) and as an owner
+ * makes another rank's (A packed) equal those rows of the whole, bit for bit, on random data of those
+ * shapes (the products' operations depend on the shapes, not on the values). All are made by
+ * sm__train_wgrad over the layer's cuts (xl_cuts), so the same products but for A's row stride; a
+ * CPU where that stride changed the bits would fail here and "auto" exchange the gradients there.
+ * (Before the cuts, an AVX2 CPU failed here: session 17 - k5.) */
 static sm_status *xl_exact(sm_seq *m, int64_t P, int64_t ntr, int64_t bs, int *exact) {
   sm__train *t = m->priv;
   int N = sm__dist_size();
@@ -346,15 +388,15 @@ static sm_status *xl_exact(sm_seq *m, int64_t P, int64_t ntr, int64_t bs, int *e
     for (int64_t q = 0; q < ns && !st && *exact; q++) {
       int64_t nb = sizes[q], r0, r1;
       if (nb <= 0) continue;
-      st = sm__train_matmul(t, 1, 1, 0, K, U, nb, x, dy, whole);
+      st = sm__train_wgrad(t, l, 0, K, U, nb, x, K, dy, whole);
       for (int j = 0; j < N && !st && *exact; j++) {
         xl_rows(m, P, l, j, &r0, &r1);
         int64_t w = r1 - r0;
         if (w <= 0) continue;
-        st = sm__train_matmul_lda(t, 1, 1, 0, w, U, nb, x + r0, K, dy, part);
+        st = sm__train_wgrad(t, l, r0, r1, U, nb, x + r0, K, dy, part);
         if (!st && memcmp(part, whole + r0 * U, (size_t)(w * U) * sizeof(float))) *exact = 0;
         for (int64_t i = 0; i < nb && !st; i++) memcpy(pk + i * w, x + i * K + r0, (size_t)w * sizeof(float));
-        if (!st) st = sm__train_matmul_lda(t, 1, 1, 0, w, U, nb, pk, w, dy, part);
+        if (!st) st = sm__train_wgrad(t, l, r0, r1, U, nb, pk, w, dy, part);
         if (!st && memcmp(part, whole + r0 * U, (size_t)(w * U) * sizeof(float))) *exact = 0;
       }
     }
@@ -416,8 +458,8 @@ static sm_status *xl_finish(sm_seq *m, int l, int64_t b) {
     if (k == r) continue;
     float *dst = piece(m, k, flat_off(m, l) + r0 * U);
     if (shard_n(b, k) > 0)
-      st = sm__train_matmul_lda(t, 1, 1, 0, w, U, shard_n(b, k), t->xin[l] + slot(k) * ms * w, w,
-                                dy + slot(k) * ms * U, dst);
+      st = sm__train_wgrad(t, l, r0, r0 + w, U, shard_n(b, k), t->xin[l] + slot(k) * ms * w, w,
+                           dy + slot(k) * ms * U, dst);
     else
       memset(dst, 0, (size_t)(w * U) * sizeof(float));
   }

@@ -113,6 +113,18 @@ sm_status *sm__train_matmul_lda(sm__train *t, int which, int ta, int tb, int64_t
   return NULL;
 }
 
+sm_status *sm__train_wgrad(sm__train *t, int l, int64_t r0, int64_t r1, int64_t u, int64_t nb, const float *a,
+                           int64_t lda, const float *dy, float *c) {
+  const int64_t *cut = t->xcut[l];
+  if (!cut) return sm__train_matmul_lda(t, 1, 1, 0, r1 - r0, u, nb, a, lda, dy, c);
+  sm_status *st = NULL;
+  for (int i = 0; i + 1 < t->nxcut[l] && !st; i++) {
+    int64_t c0 = cut[i] > r0 ? cut[i] : r0, c1 = cut[i + 1] < r1 ? cut[i + 1] : r1;
+    if (c0 < c1) st = sm__train_matmul_lda(t, 1, 1, 0, c1 - c0, u, nb, a + (c0 - r0), lda, dy, c + (c0 - r0) * u);
+  }
+  return st;
+}
+
 /* ---- conv2d ---------------------------------------------------------------------------------- */
 typedef struct convjob {
   const sm__layer *L;
@@ -297,11 +309,9 @@ static sm_status *layer_backward(sm_seq *m, int l, const float *x, const float *
     case SM_LAYER_DENSE: {
       if (!skip_act) undo_act(L->activation, y, gy, n, L->units);
       const float *w = sm_tensor_data(L->kernel);
-      if (tr->xchg[l]) /* only this rank's rows [r0, r1): the others' owners make theirs (fit_dist.c) */
-        st = sm__train_matmul_lda(tr, 1, 1, 0, tr->xrows[l][1] - tr->xrows[l][0], L->units, n, x + tr->xrows[l][0],
-                                  in_per, gy, gk + tr->xrows[l][0] * L->units);
-      else
-        st = sm__train_matmul(tr, 1, 1, 0, in_per, L->units, n, x, gy, gk);
+      /* exchanging inputs, only this rank's rows [r0, r1): the others' owners make theirs (fit_dist.c) */
+      int64_t r0 = tr->xchg[l] ? tr->xrows[l][0] : 0, r1 = tr->xchg[l] ? tr->xrows[l][1] : in_per;
+      st = sm__train_wgrad(tr, l, r0, r1, L->units, n, x + r0, in_per, gy, gk + r0 * L->units);
       for (int64_t u = 0; u < L->units; u++) gb[u] = 0.0f;
       for (int64_t i = 0; i < n; i++)
         for (int64_t u = 0; u < L->units; u++) gb[u] += gy[i * L->units + u];

@@ -53,6 +53,14 @@ typedef struct sm__train {
   unsigned char xchg[SM_SEQ_MAX_LAYERS];
   int64_t xrows[SM_SEQ_MAX_LAYERS][2], xcap, zslack;
   float *xin[SM_SEQ_MAX_LAYERS];
+  /* Under MPI (fit_dist.c, every Dense layer, whatever the exchange): xcut[l] (nxcut[l] ascending
+   * rows, 0 to K) cuts layer l's kernel gradient X^T dY [K, U] at every rank's first and last row of
+   * its share; sm__train_wgrad makes it one product per piece between cuts, so that a rank's rows
+   * and an owner's rows of another rank's gradient (the input exchange) come from the same products
+   * as the whole (oneDNN's AVX2 gemm:jit makes a product's rows with other operations depending on
+   * where they fall in it). NULL: one product (one process). */
+  int64_t *xcut[SM_SEQ_MAX_LAYERS];
+  int nxcut[SM_SEQ_MAX_LAYERS];
   /* zpipe (weights and gradients shared, SM_MPI_PIPELINE not 0): the step's two synchronizations
    * are per layer (fit_dist.c); zbw[l] marks the requests up to the other ranks' "backward past
    * layer l" messages, which the owners of a part of layer l wait for before updating it */
@@ -117,6 +125,11 @@ sm_status *sm__train_matmul(sm__train *t, int which, int ta, int tb, int64_t m, 
 /* The same with A's rows lda floats apart (rows of A, or of the transposed [k, m] A when ta). */
 sm_status *sm__train_matmul_lda(sm__train *t, int which, int ta, int tb, int64_t m, int64_t n, int64_t k,
                                 const float *a, int64_t lda, const float *b, float *c);
+/* Rows [r0, r1) of Dense layer l's kernel gradient X^T dY [K, u] over nb samples (a: column r0 of
+ * X [nb, K], its rows lda floats apart; dy [nb, u]; c: row r0 of the gradient): one product, or
+ * under MPI one per piece between t->xcut[l]'s cuts (r0, r1 should be cuts). */
+sm_status *sm__train_wgrad(sm__train *t, int l, int64_t r0, int64_t r1, int64_t u, int64_t nb, const float *a,
+                           int64_t lda, const float *dy, float *c);
 
 /* Loss over n samples of the model's output `out` ([n, k] logits/probabilities for
  * cross-entropy with integer labels, [n, k] values for MSE with float targets), its gradient
