@@ -825,17 +825,31 @@ static rows_fn direct_pick(int pooled) {
   return pooled == 2 ? depthwise_rows : pooled ? pooled_rows_base : direct_rows_base;
 }
 
-/* Whether nn_dwconv.c's 3x3 AVX-512 loops run this float depthwise (in place of oneDNN's call). */
+static sm__nn_dw_args dw_args(const conv_job *j) {
+  sm__nn_dw_args d = {(const float *)j->in, (const float *)j->filt, j->bias, (float *)j->out, j->N, j->H, j->W, j->C,
+                      j->OH, j->OW, j->sh, j->sw, j->pt, j->pl, j->act, j->alpha};
+  return d;
+}
+
+/* Whether nn_dwconv.c's 3x3 loops run this float depthwise (in place of oneDNN's call): 2 its
+ * AVX-512 ones, 1 their AVX2 clone (nn_dwconv_avx2.c, on CPUs without AVX-512), 0 neither. */
 static int use_dw3x3(const conv_job *j) {
-  return j->dtype == SM_FLOAT && j->C > 0 &&
-         sm__nn_dw3x3_ok(j->KH, j->KW, j->Cout / j->C, j->sh, j->sw, j->dh, j->dw) && j->Cout == j->C;
+  if (j->dtype != SM_FLOAT || j->C <= 0 || j->Cout != j->C) return 0;
+  if (sm__nn_dw3x3_ok(j->KH, j->KW, j->Cout / j->C, j->sh, j->sw, j->dh, j->dw)) return 2;
+  if (j->KH != 3 || j->KW != 3 || (j->sh != 1 && j->sh != 2) || (j->sw != 1 && j->sw != 2) || j->dh != 1 ||
+      j->dw != 1)
+    return 0;
+  sm__nn_dw_args d = dw_args(j);
+  return sm__nn_dw3x3_avx2_ok(&d);
 }
 
 static void dw3x3_rows(void *ctx, int64_t begin, int64_t end) {
   const conv_job *j = ctx;
-  sm__nn_dw_args d = {(const float *)j->in, (const float *)j->filt, j->bias, (float *)j->out, j->N, j->H, j->W, j->C,
-                      j->OH, j->OW, j->sh, j->sw, j->pt, j->pl, j->act, j->alpha};
-  sm__nn_dw3x3_rows(&d, begin, end);
+  sm__nn_dw_args d = dw_args(j);
+  if (sm__nn_dw3x3_ok(j->KH, j->KW, 1, j->sh, j->sw, j->dh, j->dw))
+    sm__nn_dw3x3_rows(&d, begin, end);
+  else
+    sm__nn_dw3x3_rows_avx2(&d, begin, end);
 }
 
 /* Whether the depthwise rows write every output element (nn_dwconv.c's, depthwise_rows_avx512 at

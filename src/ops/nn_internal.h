@@ -164,6 +164,10 @@ typedef struct sm__nn_dw_args {
 } sm__nn_dw_args;
 int sm__nn_dw3x3_ok(int64_t KH, int64_t KW, int64_t mult, int64_t sh, int64_t sw, int64_t dh, int64_t dw);
 void sm__nn_dw3x3_rows(const sm__nn_dw_args *d, int64_t begin, int64_t end);
+/* Its AVX2 + FMA clone for CPUs without AVX-512 (nn_dwconv_avx2.c, the same bits), for the shapes
+ * sm__nn_dw3x3_avx2_ok accepts (the caller has checked the window, multiplier, strides, dilation). */
+int sm__nn_dw3x3_avx2_ok(const sm__nn_dw_args *d);
+void sm__nn_dw3x3_rows_avx2(const sm__nn_dw_args *d, int64_t begin, int64_t end);
 
 /* The kernels (op names in nn.c's table). */
 sm_status *sm__nn_matmul_prepare(const sm_node *n, void **state);

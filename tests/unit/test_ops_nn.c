@@ -189,7 +189,8 @@ static void fused_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K
  * input zero-padded by pads [top, bottom, left, right] (then VALID) + the epilogue in doubles. With
  * explicit pads the node carries them as the fold leaves a zero Pad (_sm_explicit_paddings, padding
  * VALID); else SAME (same) or VALID. On AVX-512 these are nn_dwconv.c's loops: edge pixels, rows in
- * the padding, channel tails, strides, pads of 2 (its masked path), images of 1 and 2 columns. */
+ * the padding, channel tails, strides, pads of 2 (its masked path), images of 1 and 2 columns; on
+ * AVX2 nn_dwconv_avx2.c's for the shapes it takes (C % 8 == 0, one dead row / column at most). */
 static void fused_dw_vs_naive(int64_t N, int64_t H, int64_t W, int64_t C, int64_t s, int same, const int64_t *pads,
                               const char *act) {
   int64_t xd[4] = {N, H, W, C}, fd[4] = {3, 3, C, 1}, bd[1] = {C}, OH, OW;
@@ -839,6 +840,13 @@ int main(void) {
     fused_dw_vs_naive(3, 1, 1, 20, 1, 1, NULL, "Relu6"); /* one pixel */
     fused_dw_vs_naive(1, 3, 1, 32, 1, 1, NULL, "Relu6"); /* one column */
     fused_dw_vs_naive(1, 1, 5, 16, 2, 1, NULL, "Relu"); /* one row */
+    /* nn_dwconv_avx2.c's bounds (AVX2 CPUs): one vector of 8, 2x2 and 2x3 images, a pad of 1 on one
+     * side only, odd sizes at stride 2, the activation after the rows (Sigmoid) */
+    fused_dw_vs_naive(1, 2, 3, 8, 1, 1, NULL, "Relu6");
+    fused_dw_vs_naive(2, 6, 7, 8, 2, 1, NULL, "");
+    fused_dw_vs_naive(1, 9, 8, 24, 2, 0, p01, "Sigmoid");
+    fused_dw_vs_naive(1, 8, 9, 16, 2, 0, p10, "Relu");
+    fused_dw_vs_naive(1, 2, 2, 8, 2, 1, NULL, "Relu6");
   }
   { /* the split rules at odd sizes (session 16 h7): the own depthwise over the pool from 64K
      * multiply-adds, a <=16-pixel convolution with under 64K floats of filters from 2x
