@@ -559,6 +559,134 @@ def eig_svd():
     values_only()
 
 
+def hashes():
+    # session 18 (a4): StringToHashBucket (TF's legacy Hash64) and Fingerprint (farmhash64 rows)
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    words = o(b"", b"a", b"ab", b"abcdefg", b"abcdefgh", b"abcdefghi", b"hello world, longer than 16",
+              "\u00e9t\u00e9 \u4e2d\u6587".encode(), b"\x00\xff\x80")
+    for nb in (1, 7, 1 << 40):
+        case("StringToHashBucket %d" % nb, "StringToHashBucket", [("string_tensor", words)], {"num_buckets": nb})
+    case("StringToHashBucket 2-D", "StringToHashBucket", [("string_tensor", words[:6].reshape(2, 3))], {"num_buckets": 1000})
+    case("StringToHashBucket err buckets", "StringToHashBucket", [("string_tensor", words[:2])], {"num_buckets": 0},
+         err_needle="num_buckets")
+    m = o(b"farmhash64").reshape(())
+    case("Fingerprint string", "Fingerprint", [("data", words), ("method", m)])
+    case("Fingerprint string 2-D", "Fingerprint", [("data", words[:6].reshape(2, 3)), ("method", m)])
+    case("Fingerprint string 3-D", "Fingerprint", [("data", words[:8].reshape(2, 2, 2)), ("method", m)])
+    case("Fingerprint string [n,1]", "Fingerprint", [("data", words[:4].reshape(4, 1)), ("method", m)])
+    case("Fingerprint int32", "Fingerprint", [("data", A([[1, 2], [3, -4], [0, 2 ** 31 - 1]], i32)), ("method", m)])
+    case("Fingerprint int64 1-D", "Fingerprint", [("data", A([5, -6, 7], i64)), ("method", m)])
+    case("Fingerprint float32", "Fingerprint", [("data", U(2, 3, 2)), ("method", m)])
+    case("Fingerprint float64", "Fingerprint", [("data", U(4, 1, dt=f64)), ("method", m)])
+    case("Fingerprint uint8", "Fingerprint", [("data", A([[1, 2, 3, 4, 5, 6, 7, 8, 9]], np.uint8)), ("method", m)])
+    case("Fingerprint bool", "Fingerprint", [("data", np.array([[True, False], [False, False]])), ("method", m)])
+    case("Fingerprint empty rows", "Fingerprint", [("data", np.zeros([3, 0], f32)), ("method", m)])
+    case("Fingerprint no rows", "Fingerprint", [("data", np.zeros([0, 4], f32)), ("method", m)])
+    case("Fingerprint err scalar", "Fingerprint", [("data", A(1.0)), ("method", m)],
+         err_needle="`data` should have at least one dimension")
+    case("Fingerprint err method", "Fingerprint", [("data", A([1.0])), ("method", o(b"md5").reshape(()))],
+         err_needle="Unsupported fingerprint method: md5")
+
+
+def _png_chunk(kind, data):
+    import struct
+    import zlib
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+
+
+def _png(width, height, depth, ctype, rows, plte=None, trns=None):
+    """A PNG written by hand (TF's encoder makes no palette or sub-byte images): rows are the
+    filtered scanlines' bytes without the filter byte (filter 0)."""
+    import struct
+    import zlib
+    raw = b"".join(b"\x00" + r for r in rows)
+    out = b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, ctype, 0, 0, 0))
+    if plte:
+        out += _png_chunk(b"PLTE", plte)
+    if trns:
+        out += _png_chunk(b"tRNS", trns)
+    return out + _png_chunk(b"IDAT", zlib.compress(raw)) + _png_chunk(b"IEND", b"")
+
+
+def image_codecs():
+    # session 18 (a4): DecodeJpeg / DecodePng / DecodeImage / EncodePng / EncodeJpeg (image_codec.c)
+    o = lambda v: np.array(v, dtype=object).reshape(())  # noqa: E731  a scalar string
+    u8 = lambda *shape: rng.integers(0, 256, shape).astype(np.uint8)  # noqa: E731
+    rgb, gray, ga, rgba = u8(5, 7, 3), u8(4, 6, 1), u8(3, 5, 2), u8(4, 3, 4)
+    smooth = np.stack(np.meshgrid(np.arange(16) * 15, np.arange(12) * 20), -1)
+    smooth = np.concatenate([smooth, (smooth[..., :1] + smooth[..., 1:]) // 2], -1).astype(np.uint8)  # 12x16x3
+    w16 = rng.integers(0, 65536, (3, 4, 3)).astype(np.uint16)
+    # EncodePng: every channel count, both depths, compression levels, a batch
+    for nm, im in (("gray", gray), ("ga", ga), ("rgb", rgb), ("rgba", rgba), ("u16", w16)):
+        case("EncodePng %s" % nm, "EncodePng", [("image", im)], {"compression": -1})
+    for lv in (0, 1, 9):
+        case("EncodePng level %d" % lv, "EncodePng", [("image", smooth)], {"compression": lv})
+    case("EncodePng batch", "EncodePng", [("image", u8(2, 3, 2, 3))], {"compression": -1})
+    case("EncodePng err rank", "EncodePng", [("image", u8(3, 4))], {"compression": -1})
+    case("EncodePng err channels", "EncodePng", [("image", u8(2, 2, 5))], {"compression": -1})
+    # EncodeJpeg: the attrs
+    case("EncodeJpeg rgb", "EncodeJpeg", [("image", smooth)])
+    case("EncodeJpeg gray", "EncodeJpeg", [("image", gray)])
+    case("EncodeJpeg q50 progressive", "EncodeJpeg", [("image", smooth)], {"quality": 50, "progressive": True})
+    case("EncodeJpeg optimize no-chroma", "EncodeJpeg", [("image", rgb)], {"optimize_size": True, "chroma_downsampling": False})
+    case("EncodeJpeg density xmp", "EncodeJpeg", [("image", rgb)],
+         {"density_unit": "cm", "x_density": 72, "y_density": 96, "xmp_metadata": "<x>hi</x>"})
+    case("EncodeJpeg format rgb", "EncodeJpeg", [("image", rgb)], {"format": "rgb"})
+    case("EncodeJpeg err format", "EncodeJpeg", [("image", rgb)], {"format": "grayscale"})
+    case("EncodeJpeg err channels", "EncodeJpeg", [("image", rgba)])
+    # DecodePng: TF's own PNGs into every channel count and dtype
+    for nm, im in (("gray", gray), ("ga", ga), ("rgb", rgb), ("rgba", rgba), ("u16", w16)):
+        png = o(tf.io.encode_png(im).numpy())
+        for ch in (0, 1, 2, 3, 4):
+            for dt in (tf.uint8, tf.uint16):
+                case("DecodePng %s ch%d %s" % (nm, ch, dt.name), "DecodePng", [("contents", png)], {"channels": ch, "dtype": dt})
+        for ch in (0, 3):
+            case("DecodeImage png %s ch%d float32" % (nm, ch), "DecodeImage", [("contents", png)],
+                 {"channels": ch, "dtype": tf.float32, "expand_animations": True})
+    # hand-written PNGs: palette (+tRNS), 1/4-bit gray, gray + tRNS
+    plte = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30])
+    pal = _png(4, 2, 8, 3, [bytes([0, 1, 2, 3]), bytes([3, 2, 1, 0])], plte=plte)
+    palt = _png(4, 2, 2, 3, [bytes([0b00011011]), bytes([0b11100100])], plte=plte, trns=bytes([0, 128]))
+    g1 = _png(9, 2, 1, 0, [bytes([0b10110011, 0b10000000]), bytes([0b01010101, 0])])
+    g4 = _png(3, 2, 4, 0, [bytes([0x1f, 0x80]), bytes([0x00, 0xf0])])
+    gt = _png(3, 1, 8, 0, [bytes([5, 7, 9])], trns=bytes([0, 7]))
+    for nm, png in (("palette", pal), ("palette trns 2-bit", palt), ("gray 1-bit", g1), ("gray 4-bit", g4), ("gray trns", gt)):
+        for ch in (0, 1, 3, 4):
+            case("DecodePng %s ch%d" % (nm, ch), "DecodePng", [("contents", o(png))], {"channels": ch, "dtype": tf.uint8})
+        case("DecodePng %s u16" % nm, "DecodePng", [("contents", o(png))], {"channels": 0, "dtype": tf.uint16})
+    # DecodeJpeg: TF's JPEGs, every channels / ratio / upscaling / dct choice
+    jpg = o(tf.io.encode_jpeg(smooth).numpy())
+    jpg_noisy = o(tf.io.encode_jpeg(rgb, quality=80).numpy())
+    jpg_gray = o(tf.io.encode_jpeg(gray).numpy())
+    jpg_prog = o(tf.io.encode_jpeg(smooth, progressive=True, chroma_downsampling=False).numpy())
+    for nm, j in (("smooth", jpg), ("noisy", jpg_noisy), ("gray", jpg_gray), ("progressive", jpg_prog)):
+        for ch in (0, 1, 3):
+            case("DecodeJpeg %s ch%d" % (nm, ch), "DecodeJpeg", [("contents", j)], {"channels": ch})
+    for r in (2, 4, 8):
+        case("DecodeJpeg ratio %d" % r, "DecodeJpeg", [("contents", jpg)], {"ratio": r})
+    case("DecodeJpeg no fancy", "DecodeJpeg", [("contents", jpg)], {"fancy_upscaling": False})
+    case("DecodeJpeg accurate", "DecodeJpeg", [("contents", jpg_noisy)], {"dct_method": "INTEGER_ACCURATE"})
+    case("DecodeJpeg fast", "DecodeJpeg", [("contents", jpg_noisy)], {"dct_method": "INTEGER_FAST"})
+    for dt in (tf.uint8, tf.uint16, tf.float32):
+        case("DecodeImage jpeg %s" % dt.name, "DecodeImage", [("contents", jpg_noisy)],
+             {"channels": 0, "dtype": dt, "expand_animations": True})
+    case("DecodePng of a jpeg", "DecodePng", [("contents", jpg)], {"channels": 3, "dtype": tf.uint8})
+    case("DecodeJpeg of a png", "DecodeJpeg", [("contents", o(tf.io.encode_png(rgb).numpy()))], {"channels": 0})
+    # bad input
+    case("DecodeJpeg err ch4", "DecodeJpeg", [("contents", jpg)], {"channels": 4})
+    case("DecodeImage err ch2", "DecodeImage", [("contents", jpg)], {"channels": 2, "dtype": tf.uint8, "expand_animations": True})
+    case("DecodeImage err junk", "DecodeImage", [("contents", o(b"hello world"))], {"channels": 0, "dtype": tf.uint8, "expand_animations": True})
+    case("DecodeJpeg err empty", "DecodeJpeg", [("contents", o(b""))], {"channels": 0})
+    case("DecodeJpeg err truncated", "DecodeJpeg", [("contents", o(jpg[()][:len(jpg[()]) // 2]))], {"channels": 0})
+    case("DecodeJpeg err header only", "DecodeJpeg", [("contents", o(jpg[()][:40]))], {"channels": 0})
+    png = tf.io.encode_png(rgb).numpy()
+    case("DecodePng err truncated", "DecodePng", [("contents", o(png[:len(png) // 2]))], {"channels": 0, "dtype": tf.uint8})
+    bad = bytearray(png)
+    bad[40] ^= 0xff
+    case("DecodePng err crc", "DecodePng", [("contents", o(bytes(bad)))], {"channels": 0, "dtype": tf.uint8})
+    case("DecodePng err vector", "DecodePng", [("contents", np.array([png], dtype=object))], {"channels": 0, "dtype": tf.uint8})
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -577,6 +705,8 @@ def main():
     codecs()
     lu()
     eig_svd()
+    hashes()
+    image_codecs()
     g.write_unit_header("api_cases")
 
 

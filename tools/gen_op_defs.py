@@ -80,6 +80,7 @@ ExtractImagePatches ExtractVolumePatches MaxPoolWithArgmax FakeQuantWithMinMaxAr
 FakeQuantWithMinMaxVars FakeQuantWithMinMaxVarsPerChannel EncodeBase64 DecodeBase64 DecodeRaw
 DecodePaddedRaw ListDiff LogMatrixDeterminant Lu SelfAdjointEigV2 Svd SparseDenseCwiseMul
 SparseDenseCwiseDiv SparseDenseCwiseAdd SparseReduceSum SparseReduceMax
+StringToHashBucket Fingerprint DecodeJpeg DecodePng DecodeImage EncodePng EncodeJpeg
 """.split()
 
 

@@ -1,7 +1,8 @@
 /* string_ops.c - the string kernels tf.strings and TextVectorization export, with TensorFlow's
  * semantics (its CPU kernels are the reference): StringLower, StringUpper, StringStrip, Substr,
  * StringToNumber, ReduceJoin, StringToHashBucketFast (FarmHash Fingerprint64) and
- * StringToHashBucketStrong (SipHash-2-4). StringLength lives in string.c, StringJoin in io.c; the
+ * StringToHashBucketStrong (SipHash-2-4), StringToHashBucket (TF's legacy Hash64, a MurmurHash2-64
+ * variant seeded 0xDECAFCAFFE) and Fingerprint (farmhash64 of each row's bytes). StringLength lives in string.c, StringJoin in io.c; the
  * regex ops need RE2 and are not here. */
 #include <errno.h>
 #include <inttypes.h>
@@ -533,7 +534,7 @@ static sm_status *hash_prepare_kind(const sm_node *node, void **state, int stron
   if (!st) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
   st->buckets = b;
   st->strong = strong;
-  if (strong) {
+  if (strong == 1) {
     const int64_t *k;
     size_t n;
     s = sm__node_attr_ints(node, "key", &k, &n);
@@ -548,6 +549,7 @@ static sm_status *hash_prepare_kind(const sm_node *node, void **state, int stron
   return NULL;
 }
 static sm_status *hash_fast_prepare(const sm_node *n, void **s) { return hash_prepare_kind(n, s, 0); }
+static sm_status *hash_legacy_prepare(const sm_node *n, void **s) { return hash_prepare_kind(n, s, 2); }
 static sm_status *hash_strong_prepare(const sm_node *n, void **s) { return hash_prepare_kind(n, s, 1); }
 
 static uint64_t rotl(uint64_t v, int r) { return (v << r) | (v >> (64 - r)); }
@@ -585,6 +587,31 @@ static uint64_t siphash24(const uint64_t key[2], const unsigned char *s, size_t 
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
+/* TensorFlow's Hash64 (tensorflow/core/lib/hash/hash.cc, what StringToHashBucket calls): 64-bit
+ * MurmurHash2 over little-endian 8-byte words, the tail bytes folded high to low, seed 0xDECAFCAFFE. */
+static uint64_t tf_hash64(const unsigned char *p, size_t n) {
+  const uint64_t m = 0xc6a4a7935bd1e995ULL;
+  const int r = 47;
+  uint64_t h = 0xDECAFCAFFEULL ^ ((uint64_t)n * m);
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t k = 0;
+    for (int b = 7; b >= 0; b--) k = k << 8 | p[b];
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h ^= k;
+    h *= m;
+  }
+  if (n) {
+    for (size_t b = n; b-- > 0;) h ^= (uint64_t)p[b] << (8 * b);
+    h *= m;
+  }
+  h ^= h >> r;
+  h *= m;
+  h ^= h >> r;
+  return h;
+}
+
 static sm_status *hash_compute(const void *state, sm_kctx *ctx) {
   const hash_state *st = state;
   const sm_tensor *x;
@@ -597,9 +624,62 @@ static sm_status *hash_compute(const void *state, sm_kctx *ctx) {
   for (int64_t i = 0; i < sm_tensor_num_elements(x); i++) {
     size_t n;
     const unsigned char *p = (const unsigned char *)sm_tensor_string(x, i, &n);
-    uint64_t h = st->strong ? siphash24(st->key, p, n) : sm__fingerprint64(p, n);
+    uint64_t h = st->strong == 1 ? siphash24(st->key, p, n) : st->strong == 2 ? tf_hash64(p, n) : sm__fingerprint64(p, n);
     out[i] = (int64_t)(h % (uint64_t)st->buckets);
   }
+  return NULL;
+}
+
+/* ---- Fingerprint ---------------------------------------------------------------------------- */
+
+static void put_fp(uint8_t *o, uint64_t h) {
+  for (int j = 0; j < 8; j++, h >>= 8) o[j] = (uint8_t)(h & 0xff);
+}
+
+/* data [d0, ...] -> uint8 [d0, 8]: farmhash64 of each row's bytes (little-endian output). A row of
+ * several strings is hashed as the bytes of its strings' fingerprints, one string alone as itself. */
+static sm_status *fingerprint_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *mt = sm__kctx_input(ctx, 1);
+  if (sm_tensor_dtype(mt) != SM_STRING || sm_tensor_rank(mt) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "`method` should be a scalar string");
+  size_t ml;
+  const char *meth = sm_tensor_string(mt, 0, &ml);
+  if (ml != 10 || memcmp(meth, "farmhash64", 10))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Unsupported fingerprint method: %.*s", (int)(ml > 64 ? 64 : ml), meth);
+  if (sm_tensor_rank(x) < 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "`data` should have at least one dimension: []");
+  int64_t d0 = sm_tensor_dims(x)[0], n = sm_tensor_num_elements(x), d1 = d0 ? n / d0 : 0;
+  sm_tensor *y;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_UINT8, 2, (int64_t[]){d0, 8}, &y);
+  if (s) return s;
+  uint8_t *out = sm_tensor_data(y);
+  if (sm_tensor_dtype(x) == SM_STRING) {
+    uint8_t *tmp = d1 > 1 ? sm__kctx_scratch(ctx, (size_t)d1 * 8, &s) : NULL;
+    if (s) return s;
+    for (int64_t i = 0; i < d0; i++) {
+      if (d1 == 1 || d1 == 0) {
+        size_t len = 0;
+        const char *p = d1 ? sm_tensor_string(x, i, &len) : "";
+        put_fp(out + i * 8, sm__fingerprint64(p, len));
+        continue;
+      }
+      for (int64_t j = 0; j < d1; j++) {
+        size_t len;
+        const char *p = sm_tensor_string(x, i * d1 + j, &len);
+        put_fp(tmp + j * 8, sm__fingerprint64(p, len));
+      }
+      put_fp(out + i * 8, sm__fingerprint64(tmp, (size_t)d1 * 8));
+    }
+    sm__kctx_scratch_free(ctx, tmp);
+    return NULL;
+  }
+  const uint8_t *p = sm_tensor_data(x);
+  if (!p || sm_tensor_dtype(x) == SM_RESOURCE)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Fingerprint of a %s tensor is not supported", sm_dtype_name(sm_tensor_dtype(x)));
+  size_t es = n ? sm_tensor_nbytes(x) / (size_t)n : 0;
+  for (int64_t i = 0; i < d0; i++)
+    put_fp(out + i * 8, sm__fingerprint64(p + (size_t)i * (size_t)d1 * es, (size_t)d1 * es));
   return NULL;
 }
 
@@ -612,5 +692,7 @@ const sm_kernel sm_kernels_string_ops[] = {
     {"ReduceJoin", reduce_join_prepare, reduce_join_compute, reduce_join_release, 0},
     {"StringToHashBucketFast", hash_fast_prepare, hash_compute, sm__free, 0},
     {"StringToHashBucketStrong", hash_strong_prepare, hash_compute, sm__free, 0},
+    {"StringToHashBucket", hash_legacy_prepare, hash_compute, sm__free, 0},
+    {"Fingerprint", NULL, fingerprint_compute, NULL, 0},
     {0},
 };
