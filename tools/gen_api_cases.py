@@ -687,6 +687,33 @@ def image_codecs():
     case("DecodePng err vector", "DecodePng", [("contents", np.array([png], dtype=object))], {"channels": 0, "dtype": tf.uint8})
 
 
+def text_math():
+    # session 18 (a4): StringSplit (v1), NextAfter, Bessel J0/J1/Y0/Y1/K0/K1/K0e/K1e
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    sc = lambda v: np.array(v, dtype=object).reshape(())  # noqa: E731
+    words = o(b"a b  c", b"", b" lead", b"trail,", b"x,y;z", "h\u00e9".encode(), b",,")
+    for d in (b"", b" ", b",;", b"  "):
+        for skip in (True, False):
+            case("StringSplit %r skip%d" % (d.decode(), skip), "StringSplit",
+                 [("input", words), ("delimiter", sc(d))], {"skip_empty": skip})
+    case("StringSplit empty batch", "StringSplit", [("input", o()), ("delimiter", sc(b" "))], {"skip_empty": True})
+    case("StringSplit err rank", "StringSplit", [("input", words[:4].reshape(2, 2)), ("delimiter", sc(b" "))],
+         {"skip_empty": True}, err_needle="input must be a vector")
+    case("StringSplit err delim", "StringSplit", [("input", words), ("delimiter", o(b" "))],
+         {"skip_empty": True}, err_needle="delimiter must be a scalar")
+    for dt in (f32, f64):
+        a = A([0.0, -0.0, 1.0, 1.0, -1.0, 1e-30, np.finfo(dt).max, inf, -inf, nan, 2.0, np.finfo(dt).tiny], dt)
+        b = A([1.0, -1.0, 2.0, 0.0, -2.0, 0.0, inf, 0.0, 0.0, 1.0, nan, 0.0], dt)
+        case("NextAfter %s" % np.dtype(dt).name, "NextAfter", [("x1", a), ("x2", b)])
+        case("NextAfter %s bcast" % np.dtype(dt).name, "NextAfter", [("x1", U(3, 4, dt=dt)), ("x2", A([10.0], dt))])
+    xs = [0.0, 1e-8, 1e-3, 0.1, 0.5, 1.0, 2.0, 2.404825557695773, 3.0, 5.0, 8.0, 12.0, 30.0, 100.0, 700.0, 1000.0,
+          -0.5, -3.0, inf, -inf, nan]
+    for op in ("BesselJ0", "BesselJ1", "BesselY0", "BesselY1", "BesselK0", "BesselK1", "BesselK0e", "BesselK1e"):
+        for dt in (f32, f64):
+            case("%s %s" % (op, np.dtype(dt).name), op, [("x", A(xs, dt))])
+        case("%s random" % op, op, [("x", U(4, 5, dt=f64, lo=0.01, hi=20))])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -707,6 +734,7 @@ def main():
     eig_svd()
     hashes()
     image_codecs()
+    text_math()
     g.write_unit_header("api_cases")
 
 

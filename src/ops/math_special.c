@@ -6,7 +6,10 @@
  * x >= 10 and the asymptotic series (TF/Eigen's Cephes method, with reflection for x <= 0);
  * ndtri by Halley's iteration on erfc from the Abramowitz-Stegun 26.2.23 start (three steps give
  * double precision), erfinv through it as TF; I0e/I1e by the power series below |x| = 30 and the asymptotic series above;
- * igamma by the series for x < a + 1 and Lentz's continued fraction otherwise. */
+ * igamma by the series for x < a + 1 and Lentz's continued fraction otherwise; J0/J1/Y0/Y1 are
+ * libm's (POSIX j0 & co.); K0/K1 and their scaled forms K0e/K1e by the trapezoidal rule on
+ * K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt (doubly exponential decay: step 0.1 is exact to
+ * double precision), with TF's values at 0 (inf) and below (NaN). */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* lgamma_r, lgammaf_r: lgamma without the global signgam */
 #endif
@@ -104,6 +107,36 @@ double sm__bessel_i1e(double x) {
   double r = bessel_ie(1, x);
   return x < 0 ? -r : r;
 }
+
+/* e^x K_nu(x), nu 0 or 1: the trapezoidal sum of exp(-x (cosh t - 1)) cosh(nu t) over t >= 0
+ * (cosh t - 1 as 2 sinh^2(t/2), exact for small t), until the terms stop counting. */
+static double bessel_ke(int nu, double x) {
+  if (isnan(x)) return NAN;
+  if (x <= 0) return INFINITY; /* TF (Cephes): the pole, and the domain error, as +inf */
+  if (isinf(x)) return 0;
+  /* the integrand is about exp(-x t^2 / 2): a step well under its width 1 / sqrt(x) */
+  const double h = x > 25 ? 0.5 / sqrt(x) : 0.1;
+  double sum = 0.5; /* t = 0: half weight, cosh 0 = 1 */
+  for (int k = 1; k < 100000; k++) {
+    double t = k * h, sh = sinh(0.5 * t);
+    double term = exp(-2.0 * x * sh * sh) * (nu ? cosh(t) : 1.0);
+    sum += term;
+    if (term < sum * 1e-18) break;
+  }
+  return sum * h;
+}
+/* libm's J0/J1/Y0/Y1 with TF's values off their domain: NaN at +-inf (J, and Y at +inf), -inf
+ * below 0 (Y). */
+double sm__bessel_j0(double x) { return isinf(x) ? NAN : j0(x); }
+double sm__bessel_j1(double x) { return isinf(x) ? NAN : j1(x); }
+double sm__bessel_y0(double x) { return x < 0 ? -INFINITY : isinf(x) ? NAN : y0(x); }
+double sm__bessel_y1(double x) { return x < 0 ? -INFINITY : isinf(x) ? NAN : y1(x); }
+/* TF's float Y1 (Cephes y1f) is NaN at 0, its double one -inf */
+float sm__bessel_y1f(float x) { return x == 0 ? NAN : (float)sm__bessel_y1(x); }
+double sm__bessel_k0e(double x) { return bessel_ke(0, x); }
+double sm__bessel_k1e(double x) { return bessel_ke(1, x); }
+double sm__bessel_k0(double x) { return x > 0 && x < INFINITY ? exp(-x) * bessel_ke(0, x) : bessel_ke(0, x); }
+double sm__bessel_k1(double x) { return x > 0 && x < INFINITY ? exp(-x) * bessel_ke(1, x) : bessel_ke(1, x); }
 
 /* Regularized lower (upper = 0) or upper (upper = 1) incomplete gamma function. */
 double sm__igamma(double a, double x, int upper) {
