@@ -714,6 +714,45 @@ def text_math():
         case("%s random" % op, op, [("x", U(4, 5, dt=f64, lo=0.01, hi=20))])
 
 
+def combined_nms():
+    # session 18 (a4): CombinedNonMaxSuppression: q = 1 and q = classes, thresholds, pad_per_class, clip
+    def boxes(*shape):
+        y = rng.uniform(-0.2, 1.0, shape + (2,)).astype(f32)
+        x = rng.uniform(-0.2, 1.0, shape + (2,)).astype(f32)
+        h = rng.uniform(0.05, 0.5, shape + (2,)).astype(f32)
+        return np.stack([y[..., 0], x[..., 0], y[..., 0] + h[..., 0], x[..., 0] + h[..., 1]], -1)
+    # distinct scores (TF's heap and sort leave ties unordered)
+    def scores(*shape):
+        v = rng.permutation(int(np.prod(shape))).astype(f32) / np.prod(shape)
+        return (v.reshape(shape) * 0.98 + 0.01).astype(f32)
+    sc = lambda v, dt=f32: np.array(v, dtype=dt)  # noqa: E731
+    b1, s1 = boxes(2, 12, 1), scores(2, 12, 3)
+    bq, sq = boxes(2, 10, 4), scores(2, 10, 4)
+    for nm, b, s_ in (("q1", b1, s1), ("qC", bq, sq)):
+        for per, tot, iou, thr in ((3, 5, 0.5, 0.0), (2, 20, 0.3, 0.4), (10, 4, 0.0, 0.2), (5, 30, 1.0, 0.99)):
+            for pad in (False, True):
+                for clip in (True, False):
+                    if clip is False and pad:
+                        continue
+                    case("CombinedNMS %s per%d tot%d iou%g thr%g pad%d clip%d" % (nm, per, tot, iou, thr, pad, clip),
+                         "CombinedNonMaxSuppression",
+                         [("boxes", b), ("scores", s_), ("max_output_size_per_class", sc(per, i32)),
+                          ("max_total_size", sc(tot, i32)), ("iou_threshold", sc(iou)), ("score_threshold", sc(thr))],
+                         {"pad_per_class": pad, "clip_boxes": clip})
+    args = lambda b, s_, per=3, tot=5, iou=0.5, thr=0.0: [  # noqa: E731
+        ("boxes", b), ("scores", s_), ("max_output_size_per_class", sc(per, i32)), ("max_total_size", sc(tot, i32)),
+        ("iou_threshold", sc(iou)), ("score_threshold", sc(thr))]
+    at = {"pad_per_class": False, "clip_boxes": True}
+    case("CombinedNMS no boxes", "CombinedNonMaxSuppression", args(np.zeros([2, 0, 1, 4], f32), np.zeros([2, 0, 3], f32)), at)
+    case("CombinedNMS err per", "CombinedNonMaxSuppression", args(b1, s1, per=0), at)
+    case("CombinedNMS err tot", "CombinedNonMaxSuppression", args(b1, s1, tot=0), at)
+    case("CombinedNMS err iou", "CombinedNonMaxSuppression", args(b1, s1, iou=1.5), at)
+    case("CombinedNMS err q", "CombinedNonMaxSuppression", args(boxes(2, 12, 2), s1), at,
+         err_needle="third dimension of boxes must be either 1 or")
+    case("CombinedNMS err scores", "CombinedNonMaxSuppression", args(b1, scores(2, 11, 3)), at,
+         err_needle="scores has incompatible shape")
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -735,6 +774,7 @@ def main():
     hashes()
     image_codecs()
     text_math()
+    combined_nms()
     g.write_unit_header("api_cases")
 
 
