@@ -753,6 +753,51 @@ def combined_nms():
          err_needle="scores has incompatible shape")
 
 
+def decode_csv():
+    # session 18 (a4): DecodeCSV: every OUT_TYPE, defaults, quotes, select_cols, na_value, delimiters, errors
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    d1 = lambda v, dt: np.array([v], dtype=dt)  # noqa: E731  a default
+    d0 = lambda dt: np.zeros([0], dtype=dt)  # noqa: E731  no default: required
+    recs = o(b'1,2.5,hello,7,1e3', b',,,,', b' -3 , -0.5 ,"a,b", 9,inf', b'4,5,"say ""hi""",-1,NaN',
+             b'2147483647,1.5e-7,x\r\n,0,-inf')
+    defs = [d1(-1, i32), d1(0.25, f32), d1(b"dflt", object), d1(-9, i64), d1(0.125, f64)]
+    case("DecodeCSV all types", "DecodeCSV", [("records", recs), ("record_defaults", defs)])
+    case("DecodeCSV 2-D records", "DecodeCSV", [("records", recs[:4].reshape(2, 2)), ("record_defaults", defs)])
+    case("DecodeCSV na_value", "DecodeCSV", [("records", o(b"NA,1,NA", b"2,NA,z")),
+         ("record_defaults", [d1(5, i32), d1(6, i64), d1(b"q", object)])], {"na_value": "NA"})
+    case("DecodeCSV no quote", "DecodeCSV", [("records", o(b'"a",b', b'x"y,z')),
+         ("record_defaults", [d1(b"", object), d1(b"", object)])], {"use_quote_delim": False})
+    case("DecodeCSV delim", "DecodeCSV", [("records", o(b"1|2|3", b"4||6")),
+         ("record_defaults", [d1(0, i32), d1(0, i32), d1(0, i32)])], {"field_delim": "|"})
+    case("DecodeCSV tab", "DecodeCSV", [("records", o(b"1\t2", b"3\t")), ("record_defaults", [d1(0, i32), d1(7, i32)])],
+         {"field_delim": "\t"})
+    case("DecodeCSV select_cols", "DecodeCSV", [("records", o(b"a,1,b,2,c", b"d,3,e,4,f")),
+         ("record_defaults", [d1(0, i32), d1(b"", object), d1(b"", object)])], {"select_cols": [1, 2, 4]})
+    case("DecodeCSV select_cols trailing", "DecodeCSV", [("records", o(b"a,1,", b"d,3,x")),
+         ("record_defaults", [d1(0, i32), d1(b"dd", object)])], {"select_cols": [1, 2]})
+    case("DecodeCSV empty batch", "DecodeCSV", [("records", o()), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV required", "DecodeCSV", [("records", o(b"1,2", b"3,")), ("record_defaults", [d0(i32), d0(i32)])])
+    case("DecodeCSV scalar default", "DecodeCSV", [("records", o(b"1,", b",2")),
+         ("record_defaults", [np.array(7, i32), np.array(8.5, f32)])])
+    case("DecodeCSV numbers", "DecodeCSV", [("records", o(b"+5,0x10,1e3,.5", b"007,-0,5.,-.25e-2", b" 8,9 ,  3.25 ,1E+2")),
+         ("record_defaults", [d1(0, i32), d1(0, f32), d1(0, f64), d1(0, f32)])])
+    # errors
+    case("DecodeCSV err missing", "DecodeCSV", [("records", o(b"1,")), ("record_defaults", [d0(i32), d0(i32)])])
+    case("DecodeCSV err count", "DecodeCSV", [("records", o(b"1,2,3")), ("record_defaults", [d1(0, i32), d1(0, i32)])])
+    case("DecodeCSV err empty record", "DecodeCSV", [("records", o(b"")), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV err int", "DecodeCSV", [("records", o(b"1.5")), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV err int32 range", "DecodeCSV", [("records", o(b"2147483648")), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV err float", "DecodeCSV", [("records", o(b"1.5x")), ("record_defaults", [d1(0, f32)])])
+    case("DecodeCSV long numbers", "DecodeCSV", [("records", o(b"1.00000000000000000000000000000000001,"
+                                                                  b"2.50000000000000000000000000000000001")),
+         ("record_defaults", [d1(0, f64), d1(0, f32)])])
+    case("DecodeCSV err quote", "DecodeCSV", [("records", o(b'"abc"d,1')), ("record_defaults", [d1(b"", object), d1(0, i32)])])
+    case("DecodeCSV err unquoted", "DecodeCSV", [("records", o(b'ab"c,1')), ("record_defaults", [d1(b"", object), d1(0, i32)])])
+    case("DecodeCSV err unterminated", "DecodeCSV", [("records", o(b'"abc')), ("record_defaults", [d1(b"", object)])])
+    case("DecodeCSV err default rank", "DecodeCSV", [("records", o(b"1")), ("record_defaults", [np.zeros([1, 1], i32)])])
+    case("DecodeCSV err two defaults", "DecodeCSV", [("records", o(b"1")), ("record_defaults", [np.zeros([2], i32)])])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -775,6 +820,7 @@ def main():
     image_codecs()
     text_math()
     combined_nms()
+    decode_csv()
     g.write_unit_header("api_cases")
 
 
