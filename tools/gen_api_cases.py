@@ -798,6 +798,26 @@ def decode_csv():
     case("DecodeCSV err two defaults", "DecodeCSV", [("records", o(b"1")), ("record_defaults", [np.zeros([2], i32)])])
 
 
+def dilation():
+    # session 18 (a4): Dilation2D: strides, rates, SAME / VALID, both float dtypes, errors
+    for dt in (f32, f64):
+        x, w = U(2, 7, 6, 3, dt=dt), U(3, 2, 3, dt=dt)
+        for st in ([1, 1, 1, 1], [1, 2, 3, 1]):
+            for rt in ([1, 1, 1, 1], [1, 2, 1, 1]):
+                for pad in ("SAME", "VALID"):
+                    case("Dilation2D %s s%d%d r%d%d %s" % (np.dtype(dt).name, st[1], st[2], rt[1], rt[2], pad), "Dilation2D",
+                         [("input", x), ("filter", w)], {"strides": st, "rates": rt, "padding": pad})
+    x = U(1, 4, 4, 2)
+    case("Dilation2D big filter SAME", "Dilation2D", [("input", x), ("filter", U(6, 5, 2))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "SAME"})
+    case("Dilation2D err depth", "Dilation2D", [("input", x), ("filter", U(2, 2, 3))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "SAME"})
+    case("Dilation2D valid empty", "Dilation2D", [("input", x), ("filter", U(5, 2, 2))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"})
+    case("Dilation2D err valid", "Dilation2D", [("input", x), ("filter", U(6, 2, 2))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}, err_needle="Computed output size would be negative")
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -821,6 +841,7 @@ def main():
     text_math()
     combined_nms()
     decode_csv()
+    dilation()
     g.write_unit_header("api_cases")
 
 

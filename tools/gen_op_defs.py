@@ -81,7 +81,7 @@ FakeQuantWithMinMaxVars FakeQuantWithMinMaxVarsPerChannel EncodeBase64 DecodeBas
 DecodePaddedRaw ListDiff LogMatrixDeterminant Lu SelfAdjointEigV2 Svd SparseDenseCwiseMul
 SparseDenseCwiseDiv SparseDenseCwiseAdd SparseReduceSum SparseReduceMax
 StringToHashBucket Fingerprint DecodeJpeg DecodePng DecodeImage EncodePng EncodeJpeg StringSplit NextAfter
-BesselJ0 BesselJ1 BesselY0 BesselY1 BesselK0 BesselK1 BesselK0e BesselK1e CombinedNonMaxSuppression DecodeCSV
+BesselJ0 BesselJ1 BesselY0 BesselY1 BesselK0 BesselK1 BesselK0e BesselK1e CombinedNonMaxSuppression DecodeCSV Dilation2D
 """.split()
 
 
