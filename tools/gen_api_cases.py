@@ -818,6 +818,26 @@ def dilation():
          {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}, err_needle="Computed output size would be negative")
 
 
+def draw_boxes():
+    # session 18 (a4): DrawBoundingBoxes (V1, V2 with colors): partial, inverted, outside boxes
+    bx = A([[[0.1, 0.2, 0.8, 0.9], [-0.3, -0.2, 0.5, 0.6], [0.5, 0.5, 1.4, 1.3], [0.7, 0.1, 0.2, 0.9],
+             [1.2, 0.0, 1.5, 0.5], [0.0, 0.0, 1.0, 1.0], [0.3, 0.3, 0.3, 0.3], [0.2, 0.9, 0.6, 0.95],
+             [0.05, 0.05, 0.4, 0.45], [0.6, 0.6, 0.9, 0.7], [0.25, 0.1, 0.75, 0.5]],
+            [[0.4, 0.4, 0.6, 0.6], [-1.0, -1.0, -0.5, -0.5], [0.0, 0.5, 0.5, 1.0], [0.1, 0.1, 0.9, 0.2],
+             [0.2, 0.3, 0.4, 0.5], [0.5, 0.0, 0.9, 0.4], [0.8, 0.8, 0.95, 0.99], [0.0, 0.0, 0.1, 0.1],
+             [0.3, 0.6, 0.7, 0.7], [0.45, 0.05, 0.55, 0.95], [0.15, 0.35, 0.85, 0.65]]])
+    for c in (1, 3, 4):
+        im = U(2, 9, 11, c, lo=0, hi=1)
+        case("DrawBoundingBoxes c%d" % c, "DrawBoundingBoxes", [("images", im), ("boxes", bx)])
+        case("DrawBoundingBoxesV2 c%d" % c, "DrawBoundingBoxesV2",
+             [("images", im), ("boxes", bx), ("colors", A([[0.1, 0.2, 0.3, 0.4, 0.5], [0.9, 0.8, 0.7, 0.6, 0.5], [1, 0, 1, 0, 1]]))])
+    case("DrawBoundingBoxes half", "DrawBoundingBoxes", [("images", U(2, 5, 6, 3, lo=0, hi=1).astype(np.float16)), ("boxes", bx)])
+    case("DrawBoundingBoxesV2 err colors", "DrawBoundingBoxesV2",
+         [("images", U(2, 5, 6, 3)), ("boxes", bx), ("colors", A([[0.1, 0.2]]))])
+    case("DrawBoundingBoxes err depth", "DrawBoundingBoxes", [("images", U(2, 5, 6, 2)), ("boxes", bx)])
+    case("DrawBoundingBoxes err batch", "DrawBoundingBoxes", [("images", U(1, 5, 6, 3)), ("boxes", bx)])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -842,6 +862,7 @@ def main():
     combined_nms()
     decode_csv()
     dilation()
+    draw_boxes()
     g.write_unit_header("api_cases")
 
 
