@@ -255,11 +255,13 @@ typedef struct raw_image {
   unsigned char *px; /* sm__kctx_scratch */
 } raw_image;
 
+#if defined(SM_HAVE_JPEG) || defined(SM_HAVE_PNG)
 static sm_status *check_size(int64_t h, int64_t w, int64_t c) {
   if (h <= 0 || w <= 0 || h > CODEC_MAX_PIXELS || w > CODEC_MAX_PIXELS || h * w > CODEC_MAX_PIXELS / c)
     return sm_status_new(SM_INVALID_ARGUMENT, "image too large or empty: %" PRId64 "x%" PRId64 "x%" PRId64, h, w, c);
   return NULL;
 }
+#endif
 
 #ifdef SM_HAVE_JPEG
 typedef struct jerr_t {
