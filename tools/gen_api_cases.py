@@ -838,6 +838,20 @@ def draw_boxes():
     case("DrawBoundingBoxes err batch", "DrawBoundingBoxes", [("images", U(1, 5, 6, 3)), ("boxes", bx)])
 
 
+def zeta_polygamma():
+    # session 18 (a4): Zeta (Hurwitz) and Polygamma, with their poles and NaN domains
+    for dt in (f32, f64):
+        x = A([1.0, 0.5, 1.5, 2.0, 2.0, 3.0, 4.5, 10.0, 2.0, 3.0, 2.5, 2.0, 30.0, 2.0, nan, inf], dt)
+        q = A([1.0, 1.0, 1.0, 1.0, 0.5, 2.5, 7.0, 0.1, 1e9, -1.5, -1.5, -2.0, 1.0, 1e-6, 1.0, 2.0], dt)
+        case("Zeta %s edges" % np.dtype(dt).name, "Zeta", [("x", x), ("q", q)])
+        case("Zeta %s random" % np.dtype(dt).name, "Zeta", [("x", U(3, 4, dt=dt, lo=1.1, hi=6)), ("q", U(4, dt=dt, lo=0.1, hi=20))])
+        n = A([0.0, 1.0, 2.0, 3.0, 1.5, -1.0, 1.0, 2.0, 4.0, 0.0, 1.0, 5.0], dt)
+        xv = A([0.5, 0.5, 1.5, 2.0, 1.0, 1.0, -0.5, -1.0, 10.0, -2.0, 1e-3, 3.0], dt)
+        case("Polygamma %s edges" % np.dtype(dt).name, "Polygamma", [("a", n), ("x", xv)])
+        case("Polygamma %s random" % np.dtype(dt).name, "Polygamma",
+             [("a", np.floor(U(3, 4, dt=dt, lo=0, hi=4))), ("x", U(4, dt=dt, lo=0.2, hi=8))])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -863,6 +877,7 @@ def main():
     decode_csv()
     dilation()
     draw_boxes()
+    zeta_polygamma()
     g.write_unit_header("api_cases")
 
 

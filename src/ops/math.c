@@ -119,6 +119,7 @@ const sm_kernel sm_kernels_math[] = {
     BIN("DivNoNan"), BIN("Less"), BIN("LessEqual"), BIN("Greater"), BIN("GreaterEqual"), BIN("Equal"),
     BIN("NotEqual"), BIN("LogicalAnd"), BIN("LogicalOr"), BIN("Atan2"), BIN("Xlogy"), BIN("Xdivy"),
     BIN("Xlog1py"), BIN("TruncateDiv"), BIN("TruncateMod"), BIN("Igamma"), BIN("Igammac"), BIN("NextAfter"),
+    BIN("Zeta"), BIN("Polygamma"),
 
     UN("Neg"), UN("Square"), UN("Sqrt"), UN("Rsqrt"), UN("Exp"), UN("Log"), UN("Log1p"), UN("Expm1"),
     UN("Abs"), UN("Sign"), UN("Reciprocal"), UN("Floor"), UN("Ceil"), UN("Round"), UN("Erf"), UN("Erfc"), UN("Relu"),

@@ -125,6 +125,8 @@ double sm__erfinv(double x);
 float sm__erfinvf(float x);
 double sm__bessel_i0e(double x);
 double sm__bessel_i1e(double x);
+double sm__zeta(double x, double q);
+double sm__polygamma(double n, double x);
 double sm__bessel_j0(double x);
 double sm__bessel_j1(double x);
 double sm__bessel_y0(double x);
