@@ -857,6 +857,49 @@ def zeta_polygamma():
              [("a", np.floor(U(3, 4, dt=dt, lo=0, hi=4))), ("x", U(4, dt=dt, lo=0.2, hi=8))])
 
 
+def edit_distance():
+    # session 18 (a4): EditDistance: groups in both / one / neither, normalize, strings, rank 3, errors
+    def sp(rows, shape, dt=i64):
+        idx = np.array([r[0] for r in rows], np.int64).reshape(-1, len(shape))
+        vals = np.array([r[1] for r in rows], dtype=dt)
+        return [idx, vals, np.array(shape, np.int64)]
+    hyp = sp([((0, 0), 1), ((0, 1), 2), ((0, 2), 3), ((1, 0), 4), ((2, 0), 5), ((2, 1), 6), ((3, 0), 7)], [4, 3])
+    tru = sp([((0, 0), 1), ((0, 1), 3), ((2, 0), 5), ((2, 1), 6), ((2, 2), 9), ((4, 0), 1), ((4, 1), 2)], [5, 3])
+    for norm in (True, False):
+        case("EditDistance int64 norm%d" % norm, "EditDistance",
+             [("hypothesis_indices", hyp[0]), ("hypothesis_values", hyp[1]), ("hypothesis_shape", hyp[2]),
+              ("truth_indices", tru[0]), ("truth_values", tru[1]), ("truth_shape", tru[2])], {"normalize": norm})
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    hs = [np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 1, 0], [1, 1, 1], [1, 1, 2]], np.int64),
+          o(b"a", b"b", b"c", b"k", b"i", b"t"), np.array([2, 2, 4], np.int64)]
+    ts = [np.array([[0, 0, 0], [0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 1, 0], [1, 1, 1], [1, 1, 2], [1, 1, 3]], np.int64),
+          o(b"a", b"c", b"d", b"z", b"s", b"i", b"t", b"s"), np.array([2, 2, 5], np.int64)]
+    for norm in (True, False):
+        case("EditDistance string rank3 norm%d" % norm, "EditDistance",
+             [("hypothesis_indices", hs[0]), ("hypothesis_values", hs[1]), ("hypothesis_shape", hs[2]),
+              ("truth_indices", ts[0]), ("truth_values", ts[1]), ("truth_shape", ts[2])], {"normalize": norm})
+    fh = sp([((0, 0), 0.0), ((0, 1), nan), ((1, 0), -0.0)], [2, 2], f32)
+    ft = sp([((0, 0), -0.0), ((0, 1), nan), ((1, 0), 0.0)], [2, 2], f32)
+    case("EditDistance float", "EditDistance",
+         [("hypothesis_indices", fh[0]), ("hypothesis_values", fh[1]), ("hypothesis_shape", fh[2]),
+          ("truth_indices", ft[0]), ("truth_values", ft[1]), ("truth_shape", ft[2])], {"normalize": False})
+    e = sp([], [3, 2])
+    case("EditDistance empty", "EditDistance",
+         [("hypothesis_indices", e[0]), ("hypothesis_values", e[1]), ("hypothesis_shape", e[2]),
+          ("truth_indices", tru[0][:2]), ("truth_values", tru[1][:2]), ("truth_shape", np.array([3, 2], np.int64))],
+         {"normalize": True})
+    case("EditDistance err rank", "EditDistance",
+         [("hypothesis_indices", np.zeros([1, 1], np.int64)), ("hypothesis_values", A([1], i64)), ("hypothesis_shape", A([3], i64)),
+          ("truth_indices", np.zeros([1, 1], np.int64)), ("truth_values", A([1], i64)), ("truth_shape", A([3], i64))],
+         {"normalize": True})
+    case("EditDistance err values", "EditDistance",
+         [("hypothesis_indices", hyp[0]), ("hypothesis_values", hyp[1][:3]), ("hypothesis_shape", hyp[2]),
+          ("truth_indices", tru[0]), ("truth_values", tru[1]), ("truth_shape", tru[2])], {"normalize": True})
+    case("EditDistance err zero output", "EditDistance",
+         [("hypothesis_indices", e[0]), ("hypothesis_values", e[1]), ("hypothesis_shape", A([0, 2], i64)),
+          ("truth_indices", e[0]), ("truth_values", e[1]), ("truth_shape", A([0, 2], i64))], {"normalize": True})
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -883,6 +926,7 @@ def main():
     dilation()
     draw_boxes()
     zeta_polygamma()
+    edit_distance()
     g.write_unit_header("api_cases")
 
 
