@@ -559,6 +559,347 @@ def eig_svd():
     values_only()
 
 
+def G(*shape, dt=f32, lo=-1.0, hi=1.0):
+    """uniform values on a 1/16 grid: exact in float32 and short in the fixture"""
+    return (np.round(rng.uniform(lo, hi, shape) * 16) / 16).astype(dt)
+
+
+def hashes():
+    # session 18 (a4): StringToHashBucket (TF's legacy Hash64) and Fingerprint (farmhash64 rows)
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    words = o(b"", b"a", b"ab", b"abcdefg", b"abcdefgh", b"abcdefghi", b"hello world, longer than 16",
+              "\u00e9t\u00e9 \u4e2d\u6587".encode(), b"\x00\xff\x80")
+    for nb in (1, 7, 1 << 40):
+        case("StringToHashBucket %d" % nb, "StringToHashBucket", [("string_tensor", words)], {"num_buckets": nb})
+    case("StringToHashBucket 2-D", "StringToHashBucket", [("string_tensor", words[:6].reshape(2, 3))], {"num_buckets": 1000})
+    case("StringToHashBucket err buckets", "StringToHashBucket", [("string_tensor", words[:2])], {"num_buckets": 0},
+         err_needle="num_buckets")
+    m = o(b"farmhash64").reshape(())
+    case("Fingerprint string", "Fingerprint", [("data", words), ("method", m)])
+    case("Fingerprint string 2-D", "Fingerprint", [("data", words[:6].reshape(2, 3)), ("method", m)])
+    case("Fingerprint string 3-D", "Fingerprint", [("data", words[:8].reshape(2, 2, 2)), ("method", m)])
+    case("Fingerprint string [n,1]", "Fingerprint", [("data", words[:4].reshape(4, 1)), ("method", m)])
+    case("Fingerprint int32", "Fingerprint", [("data", A([[1, 2], [3, -4], [0, 2 ** 31 - 1]], i32)), ("method", m)])
+    case("Fingerprint int64 1-D", "Fingerprint", [("data", A([5, -6, 7], i64)), ("method", m)])
+    case("Fingerprint float32", "Fingerprint", [("data", U(2, 3, 2)), ("method", m)])
+    case("Fingerprint float64", "Fingerprint", [("data", U(4, 1, dt=f64)), ("method", m)])
+    case("Fingerprint uint8", "Fingerprint", [("data", A([[1, 2, 3, 4, 5, 6, 7, 8, 9]], np.uint8)), ("method", m)])
+    case("Fingerprint bool", "Fingerprint", [("data", np.array([[True, False], [False, False]])), ("method", m)])
+    case("Fingerprint empty rows", "Fingerprint", [("data", np.zeros([3, 0], f32)), ("method", m)])
+    case("Fingerprint no rows", "Fingerprint", [("data", np.zeros([0, 4], f32)), ("method", m)])
+    case("Fingerprint err scalar", "Fingerprint", [("data", A(1.0)), ("method", m)],
+         err_needle="`data` should have at least one dimension")
+    case("Fingerprint err method", "Fingerprint", [("data", A([1.0])), ("method", o(b"md5").reshape(()))],
+         err_needle="Unsupported fingerprint method: md5")
+
+
+def _png_chunk(kind, data):
+    import struct
+    import zlib
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+
+
+def _png(width, height, depth, ctype, rows, plte=None, trns=None):
+    """A PNG written by hand (TF's encoder makes no palette or sub-byte images): rows are the
+    filtered scanlines' bytes without the filter byte (filter 0)."""
+    import struct
+    import zlib
+    raw = b"".join(b"\x00" + r for r in rows)
+    out = b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, ctype, 0, 0, 0))
+    if plte:
+        out += _png_chunk(b"PLTE", plte)
+    if trns:
+        out += _png_chunk(b"tRNS", trns)
+    return out + _png_chunk(b"IDAT", zlib.compress(raw)) + _png_chunk(b"IEND", b"")
+
+
+def image_codecs():
+    # session 18 (a4): DecodeJpeg / DecodePng / DecodeImage / EncodePng / EncodeJpeg (image_codec.c)
+    o = lambda v: np.array(v, dtype=object).reshape(())  # noqa: E731  a scalar string
+    u8 = lambda *shape: rng.integers(0, 256, shape).astype(np.uint8)  # noqa: E731
+    rgb, gray, ga, rgba = u8(4, 5, 3), u8(3, 4, 1), u8(3, 4, 2), u8(3, 3, 4)
+    smooth = np.stack(np.meshgrid(np.arange(11) * 23, np.arange(9) * 28), -1)
+    smooth = np.concatenate([smooth, (smooth[..., :1] + smooth[..., 1:]) // 2], -1).astype(np.uint8)  # 9x11x3
+    w16 = rng.integers(0, 65536, (2, 3, 3)).astype(np.uint16)
+    # EncodePng: every channel count, both depths, compression levels, a batch
+    for nm, im in (("gray", gray), ("ga", ga), ("rgb", rgb), ("rgba", rgba), ("u16", w16)):
+        case("EncodePng %s" % nm, "EncodePng", [("image", im)], {"compression": -1})
+    for lv in (0, 1, 9):
+        case("EncodePng level %d" % lv, "EncodePng", [("image", smooth)], {"compression": lv})
+    case("EncodePng batch", "EncodePng", [("image", u8(2, 3, 2, 3))], {"compression": -1})
+    case("EncodePng err rank", "EncodePng", [("image", u8(3, 4))], {"compression": -1})
+    case("EncodePng err channels", "EncodePng", [("image", u8(2, 2, 5))], {"compression": -1})
+    # EncodeJpeg: the attrs
+    case("EncodeJpeg rgb", "EncodeJpeg", [("image", smooth)])
+    case("EncodeJpeg gray", "EncodeJpeg", [("image", gray)])
+    case("EncodeJpeg q50 progressive", "EncodeJpeg", [("image", smooth)], {"quality": 50, "progressive": True})
+    case("EncodeJpeg optimize no-chroma", "EncodeJpeg", [("image", rgb)], {"optimize_size": True, "chroma_downsampling": False})
+    case("EncodeJpeg density xmp", "EncodeJpeg", [("image", rgb)],
+         {"density_unit": "cm", "x_density": 72, "y_density": 96, "xmp_metadata": "<x>hi</x>"})
+    case("EncodeJpeg format rgb", "EncodeJpeg", [("image", rgb)], {"format": "rgb"})
+    case("EncodeJpeg err format", "EncodeJpeg", [("image", rgb)], {"format": "grayscale"})
+    case("EncodeJpeg err channels", "EncodeJpeg", [("image", rgba)])
+    # DecodePng: TF's own PNGs into every channel count and dtype
+    for nm, im in (("gray", gray), ("ga", ga), ("rgb", rgb), ("rgba", rgba), ("u16", w16)):
+        png = o(tf.io.encode_png(im).numpy())
+        for ch in (0, 1, 2, 3, 4):
+            for dt in (tf.uint8, tf.uint16):
+                case("DecodePng %s ch%d %s" % (nm, ch, dt.name), "DecodePng", [("contents", png)], {"channels": ch, "dtype": dt})
+        for ch in (0, 3):
+            case("DecodeImage png %s ch%d float32" % (nm, ch), "DecodeImage", [("contents", png)],
+                 {"channels": ch, "dtype": tf.float32, "expand_animations": True})
+    # hand-written PNGs: palette (+tRNS), 1/4-bit gray, gray + tRNS
+    plte = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30])
+    pal = _png(4, 2, 8, 3, [bytes([0, 1, 2, 3]), bytes([3, 2, 1, 0])], plte=plte)
+    palt = _png(4, 2, 2, 3, [bytes([0b00011011]), bytes([0b11100100])], plte=plte, trns=bytes([0, 128]))
+    g1 = _png(9, 2, 1, 0, [bytes([0b10110011, 0b10000000]), bytes([0b01010101, 0])])
+    g4 = _png(3, 2, 4, 0, [bytes([0x1f, 0x80]), bytes([0x00, 0xf0])])
+    gt = _png(3, 1, 8, 0, [bytes([5, 7, 9])], trns=bytes([0, 7]))
+    for nm, png in (("palette", pal), ("palette trns 2-bit", palt), ("gray 1-bit", g1), ("gray 4-bit", g4), ("gray trns", gt)):
+        for ch in (0, 1, 3, 4):
+            case("DecodePng %s ch%d" % (nm, ch), "DecodePng", [("contents", o(png))], {"channels": ch, "dtype": tf.uint8})
+        case("DecodePng %s u16" % nm, "DecodePng", [("contents", o(png))], {"channels": 0, "dtype": tf.uint16})
+    # DecodeJpeg: TF's JPEGs, every channels / ratio / upscaling / dct choice
+    jpg = o(tf.io.encode_jpeg(smooth).numpy())
+    jpg_noisy = o(tf.io.encode_jpeg(rgb, quality=80).numpy())
+    jpg_gray = o(tf.io.encode_jpeg(gray).numpy())
+    jpg_prog = o(tf.io.encode_jpeg(smooth, progressive=True, chroma_downsampling=False).numpy())
+    for nm, j in (("smooth", jpg), ("noisy", jpg_noisy), ("gray", jpg_gray), ("progressive", jpg_prog)):
+        for ch in (0, 1, 3):
+            case("DecodeJpeg %s ch%d" % (nm, ch), "DecodeJpeg", [("contents", j)], {"channels": ch})
+    for r in (2, 4, 8):
+        case("DecodeJpeg ratio %d" % r, "DecodeJpeg", [("contents", jpg)], {"ratio": r})
+    case("DecodeJpeg no fancy", "DecodeJpeg", [("contents", jpg)], {"fancy_upscaling": False})
+    case("DecodeJpeg accurate", "DecodeJpeg", [("contents", jpg_noisy)], {"dct_method": "INTEGER_ACCURATE"})
+    case("DecodeJpeg fast", "DecodeJpeg", [("contents", jpg_noisy)], {"dct_method": "INTEGER_FAST"})
+    for dt in (tf.uint8, tf.uint16, tf.float32):
+        case("DecodeImage jpeg %s" % dt.name, "DecodeImage", [("contents", jpg_noisy)],
+             {"channels": 0, "dtype": dt, "expand_animations": True})
+    case("DecodePng of a jpeg", "DecodePng", [("contents", jpg)], {"channels": 3, "dtype": tf.uint8})
+    case("DecodeJpeg of a png", "DecodeJpeg", [("contents", o(tf.io.encode_png(rgb).numpy()))], {"channels": 0})
+    # bad input
+    case("DecodeJpeg err ch4", "DecodeJpeg", [("contents", jpg)], {"channels": 4})
+    case("DecodeImage err ch2", "DecodeImage", [("contents", jpg)], {"channels": 2, "dtype": tf.uint8, "expand_animations": True})
+    case("DecodeImage err junk", "DecodeImage", [("contents", o(b"hello world"))], {"channels": 0, "dtype": tf.uint8, "expand_animations": True})
+    case("DecodeJpeg err empty", "DecodeJpeg", [("contents", o(b""))], {"channels": 0})
+    case("DecodeJpeg err truncated", "DecodeJpeg", [("contents", o(jpg[()][:len(jpg[()]) // 2]))], {"channels": 0})
+    case("DecodeJpeg err header only", "DecodeJpeg", [("contents", o(jpg[()][:40]))], {"channels": 0})
+    png = tf.io.encode_png(rgb).numpy()
+    case("DecodePng err truncated", "DecodePng", [("contents", o(png[:len(png) // 2]))], {"channels": 0, "dtype": tf.uint8})
+    bad = bytearray(png)
+    bad[40] ^= 0xff
+    case("DecodePng err crc", "DecodePng", [("contents", o(bytes(bad)))], {"channels": 0, "dtype": tf.uint8})
+    case("DecodePng err vector", "DecodePng", [("contents", np.array([png], dtype=object))], {"channels": 0, "dtype": tf.uint8})
+
+
+def text_math():
+    # session 18 (a4): StringSplit (v1), NextAfter, Bessel J0/J1/Y0/Y1/K0/K1/K0e/K1e
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    sc = lambda v: np.array(v, dtype=object).reshape(())  # noqa: E731
+    words = o(b"a b  c", b"", b" lead", b"trail,", b"x,y;z", "h\u00e9".encode(), b",,")
+    for d in (b"", b" ", b",;", b"  "):
+        for skip in (True, False):
+            case("StringSplit %r skip%d" % (d.decode(), skip), "StringSplit",
+                 [("input", words), ("delimiter", sc(d))], {"skip_empty": skip})
+    case("StringSplit empty batch", "StringSplit", [("input", o()), ("delimiter", sc(b" "))], {"skip_empty": True})
+    case("StringSplit err rank", "StringSplit", [("input", words[:4].reshape(2, 2)), ("delimiter", sc(b" "))],
+         {"skip_empty": True}, err_needle="input must be a vector")
+    case("StringSplit err delim", "StringSplit", [("input", words), ("delimiter", o(b" "))],
+         {"skip_empty": True}, err_needle="delimiter must be a scalar")
+    for dt in (f32, f64):
+        a = A([0.0, -0.0, 1.0, 1.0, -1.0, 1e-30, np.finfo(dt).max, inf, -inf, nan, 2.0, np.finfo(dt).tiny], dt)
+        b = A([1.0, -1.0, 2.0, 0.0, -2.0, 0.0, inf, 0.0, 0.0, 1.0, nan, 0.0], dt)
+        case("NextAfter %s" % np.dtype(dt).name, "NextAfter", [("x1", a), ("x2", b)])
+        case("NextAfter %s bcast" % np.dtype(dt).name, "NextAfter", [("x1", U(3, 4, dt=dt)), ("x2", A([10.0], dt))])
+    xs = [0.0, 1e-8, 1e-3, 0.1, 0.5, 1.0, 2.0, 2.404825557695773, 3.0, 5.0, 8.0, 12.0, 30.0, 100.0, 700.0, 1000.0,
+          -0.5, -3.0, inf, -inf, nan]
+    for op in ("BesselJ0", "BesselJ1", "BesselY0", "BesselY1", "BesselK0", "BesselK1", "BesselK0e", "BesselK1e"):
+        for dt in (f32, f64):
+            case("%s %s" % (op, np.dtype(dt).name), op, [("x", A(xs, dt))])
+        case("%s random" % op, op, [("x", U(4, 5, dt=f64, lo=0.01, hi=20))])
+
+
+def combined_nms():
+    # session 18 (a4): CombinedNonMaxSuppression: q = 1 and q = classes, thresholds, pad_per_class, clip
+    # values on a 1/64 grid (exact in float32, short in the fixture)
+    def boxes(*shape):
+        y = rng.integers(-13, 64, shape + (2,))
+        x = rng.integers(-13, 64, shape + (2,))
+        h = rng.integers(3, 32, shape + (2,))
+        return (np.stack([y[..., 0], x[..., 0], y[..., 0] + h[..., 0], x[..., 0] + h[..., 1]], -1) / 64).astype(f32)
+    # distinct scores (TF's heap and sort leave ties unordered), k / 128
+    def scores(*shape):
+        return ((rng.permutation(int(np.prod(shape))) + 1) / 128).reshape(shape).astype(f32)
+    sc = lambda v, dt=f32: np.array(v, dtype=dt)  # noqa: E731
+    b1, s1 = boxes(2, 12, 1), scores(2, 12, 3)
+    bq, sq = boxes(2, 10, 4), scores(2, 10, 4)
+    for nm, b, s_ in (("q1", b1, s1), ("qC", bq, sq)):
+        for per, tot, iou, thr in ((3, 5, 0.5, 0.0), (2, 20, 0.3, 0.2), (10, 4, 0.0, 0.1), (5, 30, 1.0, 0.6)):
+            for pad, clip in ((False, True), (True, True), (False, False)):
+                if per in (10, 5) and not (pad is False and clip is True):
+                    continue
+                if True:
+                    case("CombinedNMS %s per%d tot%d iou%g thr%g pad%d clip%d" % (nm, per, tot, iou, thr, pad, clip),
+                         "CombinedNonMaxSuppression",
+                         [("boxes", b), ("scores", s_), ("max_output_size_per_class", sc(per, i32)),
+                          ("max_total_size", sc(tot, i32)), ("iou_threshold", sc(iou)), ("score_threshold", sc(thr))],
+                         {"pad_per_class": pad, "clip_boxes": clip})
+    args = lambda b, s_, per=3, tot=5, iou=0.5, thr=0.0: [  # noqa: E731
+        ("boxes", b), ("scores", s_), ("max_output_size_per_class", sc(per, i32)), ("max_total_size", sc(tot, i32)),
+        ("iou_threshold", sc(iou)), ("score_threshold", sc(thr))]
+    at = {"pad_per_class": False, "clip_boxes": True}
+    case("CombinedNMS no boxes", "CombinedNonMaxSuppression", args(np.zeros([2, 0, 1, 4], f32), np.zeros([2, 0, 3], f32)), at)
+    case("CombinedNMS err per", "CombinedNonMaxSuppression", args(b1, s1, per=0), at)
+    case("CombinedNMS err tot", "CombinedNonMaxSuppression", args(b1, s1, tot=0), at)
+    case("CombinedNMS err iou", "CombinedNonMaxSuppression", args(b1, s1, iou=1.5), at)
+    case("CombinedNMS err q", "CombinedNonMaxSuppression", args(boxes(2, 12, 2), s1), at,
+         err_needle="third dimension of boxes must be either 1 or")
+    case("CombinedNMS err scores", "CombinedNonMaxSuppression", args(b1, scores(2, 11, 3)), at,
+         err_needle="scores has incompatible shape")
+
+
+def decode_csv():
+    # session 18 (a4): DecodeCSV: every OUT_TYPE, defaults, quotes, select_cols, na_value, delimiters, errors
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    d1 = lambda v, dt: np.array([v], dtype=dt)  # noqa: E731  a default
+    d0 = lambda dt: np.zeros([0], dtype=dt)  # noqa: E731  no default: required
+    recs = o(b'1,2.5,hello,7,1e3', b',,,,', b' -3 , -0.5 ,"a,b", 9,inf', b'4,5,"say ""hi""",-1,NaN',
+             b'2147483647,1.5e-7,x\r\n,0,-inf')
+    defs = [d1(-1, i32), d1(0.25, f32), d1(b"dflt", object), d1(-9, i64), d1(0.125, f64)]
+    case("DecodeCSV all types", "DecodeCSV", [("records", recs), ("record_defaults", defs)])
+    case("DecodeCSV 2-D records", "DecodeCSV", [("records", recs[:4].reshape(2, 2)), ("record_defaults", defs)])
+    case("DecodeCSV na_value", "DecodeCSV", [("records", o(b"NA,1,NA", b"2,NA,z")),
+         ("record_defaults", [d1(5, i32), d1(6, i64), d1(b"q", object)])], {"na_value": "NA"})
+    case("DecodeCSV no quote", "DecodeCSV", [("records", o(b'"a",b', b'x"y,z')),
+         ("record_defaults", [d1(b"", object), d1(b"", object)])], {"use_quote_delim": False})
+    case("DecodeCSV delim", "DecodeCSV", [("records", o(b"1|2|3", b"4||6")),
+         ("record_defaults", [d1(0, i32), d1(0, i32), d1(0, i32)])], {"field_delim": "|"})
+    case("DecodeCSV tab", "DecodeCSV", [("records", o(b"1\t2", b"3\t")), ("record_defaults", [d1(0, i32), d1(7, i32)])],
+         {"field_delim": "\t"})
+    case("DecodeCSV select_cols", "DecodeCSV", [("records", o(b"a,1,b,2,c", b"d,3,e,4,f")),
+         ("record_defaults", [d1(0, i32), d1(b"", object), d1(b"", object)])], {"select_cols": [1, 2, 4]})
+    case("DecodeCSV select_cols trailing", "DecodeCSV", [("records", o(b"a,1,", b"d,3,x")),
+         ("record_defaults", [d1(0, i32), d1(b"dd", object)])], {"select_cols": [1, 2]})
+    case("DecodeCSV empty batch", "DecodeCSV", [("records", o()), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV required", "DecodeCSV", [("records", o(b"1,2", b"3,")), ("record_defaults", [d0(i32), d0(i32)])])
+    case("DecodeCSV scalar default", "DecodeCSV", [("records", o(b"1,", b",2")),
+         ("record_defaults", [np.array(7, i32), np.array(8.5, f32)])])
+    case("DecodeCSV numbers", "DecodeCSV", [("records", o(b"+5,0x10,1e3,.5", b"007,-0,5.,-.25e-2", b" 8,9 ,  3.25 ,1E+2")),
+         ("record_defaults", [d1(0, i32), d1(0, f32), d1(0, f64), d1(0, f32)])])
+    # errors
+    case("DecodeCSV err missing", "DecodeCSV", [("records", o(b"1,")), ("record_defaults", [d0(i32), d0(i32)])])
+    case("DecodeCSV err count", "DecodeCSV", [("records", o(b"1,2,3")), ("record_defaults", [d1(0, i32), d1(0, i32)])])
+    case("DecodeCSV err empty record", "DecodeCSV", [("records", o(b"")), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV err int", "DecodeCSV", [("records", o(b"1.5")), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV err int32 range", "DecodeCSV", [("records", o(b"2147483648")), ("record_defaults", [d1(0, i32)])])
+    case("DecodeCSV err float", "DecodeCSV", [("records", o(b"1.5x")), ("record_defaults", [d1(0, f32)])])
+    case("DecodeCSV long numbers", "DecodeCSV", [("records", o(b"1.00000000000000000000000000000000001,"
+                                                                  b"2.50000000000000000000000000000000001")),
+         ("record_defaults", [d1(0, f64), d1(0, f32)])])
+    case("DecodeCSV err quote", "DecodeCSV", [("records", o(b'"abc"d,1')), ("record_defaults", [d1(b"", object), d1(0, i32)])])
+    case("DecodeCSV err unquoted", "DecodeCSV", [("records", o(b'ab"c,1')), ("record_defaults", [d1(b"", object), d1(0, i32)])])
+    case("DecodeCSV err unterminated", "DecodeCSV", [("records", o(b'"abc')), ("record_defaults", [d1(b"", object)])])
+    case("DecodeCSV err default rank", "DecodeCSV", [("records", o(b"1")), ("record_defaults", [np.zeros([1, 1], i32)])])
+    case("DecodeCSV err two defaults", "DecodeCSV", [("records", o(b"1")), ("record_defaults", [np.zeros([2], i32)])])
+
+
+def dilation():
+    # session 18 (a4): Dilation2D: strides, rates, SAME / VALID, both float dtypes, errors
+    for dt in (f32, f64):
+        x, w = G(2, 7, 6, 2, dt=dt), G(3, 2, 2, dt=dt)
+        for st in ([1, 1, 1, 1], [1, 2, 3, 1]):
+            for rt in ([1, 1, 1, 1], [1, 2, 1, 1]):
+                for pad in ("SAME", "VALID"):
+                    case("Dilation2D %s s%d%d r%d%d %s" % (np.dtype(dt).name, st[1], st[2], rt[1], rt[2], pad), "Dilation2D",
+                         [("input", x), ("filter", w)], {"strides": st, "rates": rt, "padding": pad})
+    x = G(1, 4, 4, 2)
+    case("Dilation2D big filter SAME", "Dilation2D", [("input", x), ("filter", U(6, 5, 2))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "SAME"})
+    case("Dilation2D err depth", "Dilation2D", [("input", x), ("filter", U(2, 2, 3))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "SAME"})
+    case("Dilation2D valid empty", "Dilation2D", [("input", x), ("filter", U(5, 2, 2))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"})
+    case("Dilation2D err valid", "Dilation2D", [("input", x), ("filter", U(6, 2, 2))],
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}, err_needle="Computed output size would be negative")
+
+
+def draw_boxes():
+    # session 18 (a4): DrawBoundingBoxes (V1, V2 with colors): partial, inverted, outside boxes
+    bx = A([[[0.1, 0.2, 0.8, 0.9], [-0.3, -0.2, 0.5, 0.6], [0.5, 0.5, 1.4, 1.3], [0.7, 0.1, 0.2, 0.9],
+             [1.2, 0.0, 1.5, 0.5], [0.0, 0.0, 1.0, 1.0], [0.3, 0.3, 0.3, 0.3], [0.2, 0.9, 0.6, 0.95],
+             [0.05, 0.05, 0.4, 0.45], [0.6, 0.6, 0.9, 0.7], [0.25, 0.1, 0.75, 0.5]],
+            [[0.4, 0.4, 0.6, 0.6], [-1.0, -1.0, -0.5, -0.5], [0.0, 0.5, 0.5, 1.0], [0.1, 0.1, 0.9, 0.2],
+             [0.2, 0.3, 0.4, 0.5], [0.5, 0.0, 0.9, 0.4], [0.8, 0.8, 0.95, 0.99], [0.0, 0.0, 0.1, 0.1],
+             [0.3, 0.6, 0.7, 0.7], [0.45, 0.05, 0.55, 0.95], [0.15, 0.35, 0.85, 0.65]]])
+    for c in (1, 3, 4):
+        im = G(2, 7, 8, c, lo=0, hi=1)
+        case("DrawBoundingBoxes c%d" % c, "DrawBoundingBoxes", [("images", im), ("boxes", bx)])
+        case("DrawBoundingBoxesV2 c%d" % c, "DrawBoundingBoxesV2",
+             [("images", im), ("boxes", bx), ("colors", A([[0.1, 0.2, 0.3, 0.4, 0.5], [0.9, 0.8, 0.7, 0.6, 0.5], [1, 0, 1, 0, 1]]))])
+    case("DrawBoundingBoxes half", "DrawBoundingBoxes", [("images", U(2, 5, 6, 3, lo=0, hi=1).astype(np.float16)), ("boxes", bx)])
+    case("DrawBoundingBoxesV2 err colors", "DrawBoundingBoxesV2",
+         [("images", U(2, 5, 6, 3)), ("boxes", bx), ("colors", A([[0.1, 0.2]]))])
+    case("DrawBoundingBoxes err depth", "DrawBoundingBoxes", [("images", U(2, 5, 6, 2)), ("boxes", bx)])
+    case("DrawBoundingBoxes err batch", "DrawBoundingBoxes", [("images", U(1, 5, 6, 3)), ("boxes", bx)])
+
+
+def zeta_polygamma():
+    # session 18 (a4): Zeta (Hurwitz) and Polygamma, with their poles and NaN domains
+    for dt in (f32, f64):
+        x = A([1.0, 0.5, 1.5, 2.0, 2.0, 3.0, 4.5, 10.0, 2.0, 3.0, 2.5, 2.0, 30.0, 2.0, nan, inf], dt)
+        q = A([1.0, 1.0, 1.0, 1.0, 0.5, 2.5, 7.0, 0.1, 1e9, -1.5, -1.5, -2.0, 1.0, 1e-6, 1.0, 2.0], dt)
+        case("Zeta %s edges" % np.dtype(dt).name, "Zeta", [("x", x), ("q", q)])
+        case("Zeta %s random" % np.dtype(dt).name, "Zeta", [("x", U(3, 4, dt=dt, lo=1.1, hi=6)), ("q", U(4, dt=dt, lo=0.1, hi=20))])
+        n = A([0.0, 1.0, 2.0, 3.0, 1.5, -1.0, 1.0, 2.0, 4.0, 0.0, 1.0, 5.0], dt)
+        xv = A([0.5, 0.5, 1.5, 2.0, 1.0, 1.0, -0.5, -1.0, 10.0, -2.0, 1e-3, 3.0], dt)
+        case("Polygamma %s edges" % np.dtype(dt).name, "Polygamma", [("a", n), ("x", xv)])
+        case("Polygamma %s random" % np.dtype(dt).name, "Polygamma",
+             [("a", np.floor(U(3, 4, dt=dt, lo=0, hi=4))), ("x", U(4, dt=dt, lo=0.2, hi=8))])
+
+
+def edit_distance():
+    # session 18 (a4): EditDistance: groups in both / one / neither, normalize, strings, rank 3, errors
+    def sp(rows, shape, dt=i64):
+        idx = np.array([r[0] for r in rows], np.int64).reshape(-1, len(shape))
+        vals = np.array([r[1] for r in rows], dtype=dt)
+        return [idx, vals, np.array(shape, np.int64)]
+    hyp = sp([((0, 0), 1), ((0, 1), 2), ((0, 2), 3), ((1, 0), 4), ((2, 0), 5), ((2, 1), 6), ((3, 0), 7)], [4, 3])
+    tru = sp([((0, 0), 1), ((0, 1), 3), ((2, 0), 5), ((2, 1), 6), ((2, 2), 9), ((4, 0), 1), ((4, 1), 2)], [5, 3])
+    for norm in (True, False):
+        case("EditDistance int64 norm%d" % norm, "EditDistance",
+             [("hypothesis_indices", hyp[0]), ("hypothesis_values", hyp[1]), ("hypothesis_shape", hyp[2]),
+              ("truth_indices", tru[0]), ("truth_values", tru[1]), ("truth_shape", tru[2])], {"normalize": norm})
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    hs = [np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 1, 0], [1, 1, 1], [1, 1, 2]], np.int64),
+          o(b"a", b"b", b"c", b"k", b"i", b"t"), np.array([2, 2, 4], np.int64)]
+    ts = [np.array([[0, 0, 0], [0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 1, 0], [1, 1, 1], [1, 1, 2], [1, 1, 3]], np.int64),
+          o(b"a", b"c", b"d", b"z", b"s", b"i", b"t", b"s"), np.array([2, 2, 5], np.int64)]
+    for norm in (True, False):
+        case("EditDistance string rank3 norm%d" % norm, "EditDistance",
+             [("hypothesis_indices", hs[0]), ("hypothesis_values", hs[1]), ("hypothesis_shape", hs[2]),
+              ("truth_indices", ts[0]), ("truth_values", ts[1]), ("truth_shape", ts[2])], {"normalize": norm})
+    fh = sp([((0, 0), 0.0), ((0, 1), nan), ((1, 0), -0.0)], [2, 2], f32)
+    ft = sp([((0, 0), -0.0), ((0, 1), nan), ((1, 0), 0.0)], [2, 2], f32)
+    case("EditDistance float", "EditDistance",
+         [("hypothesis_indices", fh[0]), ("hypothesis_values", fh[1]), ("hypothesis_shape", fh[2]),
+          ("truth_indices", ft[0]), ("truth_values", ft[1]), ("truth_shape", ft[2])], {"normalize": False})
+    e = sp([], [3, 2])
+    case("EditDistance empty", "EditDistance",
+         [("hypothesis_indices", e[0]), ("hypothesis_values", e[1]), ("hypothesis_shape", e[2]),
+          ("truth_indices", tru[0][:2]), ("truth_values", tru[1][:2]), ("truth_shape", np.array([3, 2], np.int64))],
+         {"normalize": True})
+    case("EditDistance err rank", "EditDistance",
+         [("hypothesis_indices", np.zeros([1, 1], np.int64)), ("hypothesis_values", A([1], i64)), ("hypothesis_shape", A([3], i64)),
+          ("truth_indices", np.zeros([1, 1], np.int64)), ("truth_values", A([1], i64)), ("truth_shape", A([3], i64))],
+         {"normalize": True})
+    case("EditDistance err values", "EditDistance",
+         [("hypothesis_indices", hyp[0]), ("hypothesis_values", hyp[1][:3]), ("hypothesis_shape", hyp[2]),
+          ("truth_indices", tru[0]), ("truth_values", tru[1]), ("truth_shape", tru[2])], {"normalize": True})
+    case("EditDistance err zero output", "EditDistance",
+         [("hypothesis_indices", e[0]), ("hypothesis_values", e[1]), ("hypothesis_shape", A([0, 2], i64)),
+          ("truth_indices", e[0]), ("truth_values", e[1]), ("truth_shape", A([0, 2], i64))], {"normalize": True})
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -577,6 +918,15 @@ def main():
     codecs()
     lu()
     eig_svd()
+    hashes()
+    image_codecs()
+    text_math()
+    combined_nms()
+    decode_csv()
+    dilation()
+    draw_boxes()
+    zeta_polygamma()
+    edit_distance()
     g.write_unit_header("api_cases")
 
 

@@ -80,6 +80,9 @@ ExtractImagePatches ExtractVolumePatches MaxPoolWithArgmax FakeQuantWithMinMaxAr
 FakeQuantWithMinMaxVars FakeQuantWithMinMaxVarsPerChannel EncodeBase64 DecodeBase64 DecodeRaw
 DecodePaddedRaw ListDiff LogMatrixDeterminant Lu SelfAdjointEigV2 Svd SparseDenseCwiseMul
 SparseDenseCwiseDiv SparseDenseCwiseAdd SparseReduceSum SparseReduceMax
+StringToHashBucket Fingerprint DecodeJpeg DecodePng DecodeImage EncodePng EncodeJpeg StringSplit NextAfter
+BesselJ0 BesselJ1 BesselY0 BesselY1 BesselK0 BesselK1 BesselK0e BesselK1e CombinedNonMaxSuppression DecodeCSV Dilation2D
+DrawBoundingBoxes DrawBoundingBoxesV2 Zeta Polygamma EditDistance
 """.split()
 
 

@@ -1,5 +1,6 @@
 /* image_adjust.c - the colour kernels the augmentation layers export: RGBToHSV, HSVToRGB,
- * AdjustContrastv2, AdjustHue and AdjustSaturation (images [..., H, W, C], C == 3 where colour).
+ * AdjustContrastv2, AdjustHue and AdjustSaturation (images [..., H, W, C], C == 3 where colour),
+ * and DrawBoundingBoxes / DrawBoundingBoxesV2 (tf.image.draw_bounding_boxes).
  *
  * Semantics are TensorFlow's CPU kernels' (colorspace_op.h, adjust_contrast_op.cc,
  * adjust_hue_op.cc, adjust_saturation_op.cc), operation for operation:
@@ -316,10 +317,92 @@ static sm_status *adjust_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- DrawBoundingBoxes / DrawBoundingBoxesV2 ----------------------------------------------- */
+
+/* TF's draw_bounding_box_op.cc: each box [ymin, xmin, ymax, xmax] (fractions) scaled by (size - 1)
+ * and truncated to whole pixels; its four one-pixel edges drawn where inside the image, in the
+ * colour of its index modulo the table (colors, or TF's ten defaults); inverted boxes and boxes
+ * wholly outside are skipped. float and half images. */
+static sm_status *draw_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  static const float dflt[10][4] = {{1, 1, 0, 1}, {0, 0, 1, 1}, {1, 0, 0, 1},   {0, 1, 0, 1},   {0.5f, 0, 0.5f, 1},
+                                    {0.5f, 0.5f, 0, 1}, {0.5f, 0, 0, 1}, {0, 0, 0.5f, 1}, {0, 1, 1, 1}, {1, 0, 1, 1}};
+  const sm_tensor *im = sm__kctx_input(ctx, 0), *bx = sm__kctx_input(ctx, 1);
+  const sm_tensor *col = sm__kctx_num_inputs(ctx) > 2 ? sm__kctx_input(ctx, 2) : NULL;
+  int dt = sm_tensor_dtype(im);
+  if (dt != SM_FLOAT && dt != SM_HALF) return sm__math_bad_dtype("DrawBoundingBoxes", dt);
+  if (sm_tensor_rank(im) != 4) return sm_status_new(SM_INVALID_ARGUMENT, "The rank of the images should be 4");
+  if (sm_tensor_rank(bx) != 3) return sm_status_new(SM_INVALID_ARGUMENT, "The rank of the boxes tensor should be 3");
+  const int64_t *d = sm_tensor_dims(im);
+  if (d[0] != sm_tensor_dims(bx)[0]) return sm_status_new(SM_INVALID_ARGUMENT, "The batch sizes should be the same");
+  if (sm_tensor_dims(bx)[2] != 4 || sm_tensor_dtype(bx) != SM_FLOAT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "boxes must be float [batch, num_boxes, 4]");
+  int64_t H = d[1], W = d[2], C = d[3], nb = sm_tensor_dims(bx)[1];
+  if (C != 1 && C != 3 && C != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)");
+  const float *ctab = &dflt[0][0];
+  int64_t ncol = 10, cstride = 4;
+  float gray[10][4];
+  if (col) {
+    char b[64];
+    if (sm_tensor_rank(col) != 2)
+      return sm_status_new(SM_INVALID_ARGUMENT, "colors must be a 2-D matrix%s", sm_shape_str(sm_tensor_rank(col), sm_tensor_dims(col), b, sizeof b));
+    if (sm_tensor_dtype(col) != SM_FLOAT) return sm_status_new(SM_INVALID_ARGUMENT, "colors must be float");
+    if (sm_tensor_dims(col)[1] < C)
+      return sm_status_new(SM_INVALID_ARGUMENT, "colors must have equal or more channels than the image provided: %s",
+                           sm_shape_str(sm_tensor_rank(col), sm_tensor_dims(col), b, sizeof b));
+    if (sm_tensor_num_elements(col) == 0) return sm_status_new(SM_INVALID_ARGUMENT, "colors must not be empty");
+    ctab = sm_tensor_data(col), ncol = sm_tensor_dims(col)[0], cstride = sm_tensor_dims(col)[1];
+  } else if (C == 1) {
+    memcpy(gray, dflt, sizeof gray);
+    for (int i = 0; i < 10; i++) gray[i][0] = 1;
+    ctab = &gray[0][0];
+  }
+  sm_tensor *z;
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, 4, d, &z);
+  if (st) return st;
+  size_t es = dt == SM_FLOAT ? 4 : 2;
+  memcpy(sm_tensor_data(z), sm_tensor_data(im), (size_t)sm_tensor_num_elements(im) * es);
+  float *of = sm_tensor_data(z);
+  uint16_t *oh = sm_tensor_data(z);
+  const float *B = sm_tensor_data(bx);
+#define PUT(b, y, x, c, v)                                                  \
+  do {                                                                      \
+    int64_t at_ = (((b) * H + (y)) * W + (x)) * C + (c);                     \
+    if (dt == SM_FLOAT) of[at_] = (v);                                      \
+    else oh[at_] = sm__f32_to_half(v);                                      \
+  } while (0)
+  for (int64_t b = 0; b < d[0]; b++)
+    for (int64_t k = 0; k < nb; k++) {
+      const float *bb = B + (b * nb + k) * 4, *color = ctab + (k % ncol) * cstride;
+      float fr0 = bb[0] * (float)(H - 1), fc0 = bb[1] * (float)(W - 1), fr1 = bb[2] * (float)(H - 1), fc1 = bb[3] * (float)(W - 1);
+      if (!(fabsf(fr0) < 9e18f && fabsf(fc0) < 9e18f && fabsf(fr1) < 9e18f && fabsf(fc1) < 9e18f)) continue; /* NaN, huge */
+      int64_t r0 = (int64_t)fr0, c0 = (int64_t)fc0, r1 = (int64_t)fr1, c1 = (int64_t)fc1;
+      if (r0 > r1 || c0 > c1) continue;                      /* inverted */
+      if (r0 >= H || r1 < 0 || c0 >= W || c1 < 0) continue; /* wholly outside */
+      int64_t r0c = r0 > 0 ? r0 : 0, r1c = r1 < H - 1 ? r1 : H - 1, c0c = c0 > 0 ? c0 : 0, c1c = c1 < W - 1 ? c1 : W - 1;
+      for (int64_t c = 0; c < C; c++) {
+        float v = color[c];
+        if (r0 >= 0)
+          for (int64_t j = c0c; j <= c1c; j++) PUT(b, r0, j, c, v);
+        if (r1 < H)
+          for (int64_t j = c0c; j <= c1c; j++) PUT(b, r1, j, c, v);
+        if (c0 >= 0)
+          for (int64_t i = r0c; i <= r1c; i++) PUT(b, i, c0, c, v);
+        if (c1 < W)
+          for (int64_t i = r0c; i <= r1c; i++) PUT(b, i, c1, c, v);
+      }
+    }
+#undef PUT
+  return NULL;
+}
+
 const sm_kernel sm_kernels_image_adjust[] = {
     {"AdjustContrastv2", NULL, adjust_compute, NULL, 0},
     {"AdjustHue", NULL, adjust_compute, NULL, 0},
     {"AdjustSaturation", NULL, adjust_compute, NULL, 0},
+    {"DrawBoundingBoxes", NULL, draw_compute, NULL, 0},
+    {"DrawBoundingBoxesV2", NULL, draw_compute, NULL, 0},
     {"HSVToRGB", NULL, adjust_compute, NULL, 0},
     {"RGBToHSV", NULL, adjust_compute, NULL, 0},
     {NULL, NULL, NULL, NULL, 0},

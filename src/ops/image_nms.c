@@ -2,6 +2,7 @@
  * (found missing by tools/sweep_ops.py, session 17): NonMaxSuppression (V1, iou_threshold attr),
  * NonMaxSuppressionV2, V3 (score_threshold), V4 (pad_to_max_output_size, valid_outputs), V5
  * (soft-NMS with a Gaussian of sigma, selected_scores) and NonMaxSuppressionWithOverlaps, with
+ * CombinedNonMaxSuppression (per batch and class, then merged by score; pad_per_class, clip_boxes), with
  * TF's greedy algorithm (non_max_suppression_op.cc): candidates above score_threshold taken in
  * descending score, each compared with the boxes selected since it was last looked at, from the
  * newest; without sigma an IoU above the threshold suppresses it, with sigma > 0 (soft-NMS) every
@@ -184,9 +185,150 @@ static sm_status *nms_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- CombinedNonMaxSuppression ----------------------------------------------------------- */
+
+/* pad_per_class, clip_boxes in the state pointer's own two ints. */
+static sm_status *cnms_prepare(const sm_node *node, void **state) {
+  int *s = calloc(2, sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  s[1] = 1;
+  sm_status *st = NULL;
+  if (sm__node_attr(node, "pad_per_class")) st = sm__node_attr_bool(node, "pad_per_class", &s[0]);
+  if (!st && sm__node_attr(node, "clip_boxes")) st = sm__node_attr_bool(node, "clip_boxes", &s[1]);
+  if (st) {
+    free(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+static float iou_f(const float *bi, const float *bj) {
+  float ymin_i = fminf(bi[0], bi[2]), xmin_i = fminf(bi[1], bi[3]), ymax_i = fmaxf(bi[0], bi[2]), xmax_i = fmaxf(bi[1], bi[3]);
+  float ymin_j = fminf(bj[0], bj[2]), xmin_j = fminf(bj[1], bj[3]), ymax_j = fmaxf(bj[0], bj[2]), xmax_j = fmaxf(bj[1], bj[3]);
+  float area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i), area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j);
+  if (area_i <= 0 || area_j <= 0) return 0;
+  float iy0 = fmaxf(ymin_i, ymin_j), ix0 = fmaxf(xmin_i, xmin_j), iy1 = fminf(ymax_i, ymax_j), ix1 = fminf(xmax_i, xmax_j);
+  float inter = fmaxf(iy1 - iy0, 0.0f) * fmaxf(ix1 - ix0, 0.0f);
+  return inter / (area_i + area_j - inter);
+}
+
+typedef struct cres {
+  float score;
+  int32_t cls;
+  int64_t box, order; /* order: per class, then selection order (the stable tie-break) */
+} cres;
+
+static int cres_cmp(const void *a, const void *b) {
+  const cres *x = a, *y = b;
+  if (x->score != y->score) return x->score > y->score ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static sm_status *int_scalar(const sm_tensor *t, const char *what, int64_t *v) {
+  char b[64];
+  if (sm_tensor_rank(t) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be 0-D, got shape %s", what,
+                         sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), b, sizeof b));
+  if (sm_tensor_dtype(t) != SM_INT32) return sm__math_bad_dtype(what, sm_tensor_dtype(t));
+  *v = *(const int32_t *)sm_tensor_data(t);
+  return NULL;
+}
+
+static sm_status *float_scalar(const sm_tensor *t, const char *what, float *v) {
+  char b[64];
+  if (sm_tensor_rank(t) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be 0-D, got shape %s", what,
+                         sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), b, sizeof b));
+  if (sm_tensor_dtype(t) != SM_FLOAT) return sm__math_bad_dtype(what, sm_tensor_dtype(t));
+  *v = *(const float *)sm_tensor_data(t);
+  return NULL;
+}
+
+/* TF's BatchedNonMaxSuppressionOp: per batch and class, greedy NMS of the boxes scoring above
+ * score_threshold (at most max_output_size_per_class); the survivors of all classes sorted by
+ * score (ties: class, then selection order), the first max_total_size kept, zero padded. */
+static sm_status *cnms_compute(const void *state, sm_kctx *ctx) {
+  const int *attr = state;
+  int pad_per_class = attr[0], clip = attr[1];
+  const sm_tensor *boxes = sm__kctx_input(ctx, 0), *scores = sm__kctx_input(ctx, 1);
+  int64_t per_class, total;
+  float iou_thr, score_thr;
+  sm_status *st = int_scalar(sm__kctx_input(ctx, 2), "max_size_per_class", &per_class);
+  if (!st && per_class <= 0) st = sm_status_new(SM_INVALID_ARGUMENT, "max_size_per_class must be positive");
+  if (!st) st = int_scalar(sm__kctx_input(ctx, 3), "max_total_size", &total);
+  if (!st && total <= 0) st = sm_status_new(SM_INVALID_ARGUMENT, "max_total_size must be > 0");
+  if (!st) st = float_scalar(sm__kctx_input(ctx, 4), "iou_threshold", &iou_thr);
+  if (!st) st = float_scalar(sm__kctx_input(ctx, 5), "score_threshold", &score_thr);
+  if (!st && !(iou_thr >= 0 && iou_thr <= 1)) st = sm_status_new(SM_INVALID_ARGUMENT, "iou_threshold must be in [0, 1]");
+  if (st) return st;
+  if (sm_tensor_dtype(boxes) != SM_FLOAT || sm_tensor_dtype(scores) != SM_FLOAT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "CombinedNonMaxSuppression takes float boxes and scores");
+  if (sm_tensor_rank(scores) != 3) return sm_status_new(SM_INVALID_ARGUMENT, "scores must be 3-D");
+  if (sm_tensor_rank(boxes) != 4) return sm_status_new(SM_INVALID_ARGUMENT, "boxes must be 4-D");
+  const int64_t *bd = sm_tensor_dims(boxes), *sd = sm_tensor_dims(scores);
+  int64_t nb = bd[0], n = bd[1], q = bd[2], nc = sd[2];
+  if (q != 1 && q != nc) return sm_status_new(SM_INVALID_ARGUMENT, "third dimension of boxes must be either 1 or %lld", (long long)nc);
+  if (bd[3] != 4) return sm_status_new(SM_INVALID_ARGUMENT, "boxes must have 4 columns");
+  if (sd[0] != nb) return sm_status_new(SM_INVALID_ARGUMENT, "boxes and scores must have the same batch size");
+  if (sd[1] != n) return sm_status_new(SM_INVALID_ARGUMENT, "scores has incompatible shape");
+  if (per_class > INT32_MAX / (nc ? nc : 1)) per_class = INT32_MAX / (nc ? nc : 1);
+  int64_t size_per_class = per_class < n ? per_class : n;
+  int64_t out_n = pad_per_class ? (per_class * nc < total ? per_class * nc : total) : total;
+  sm_tensor *ob, *os, *oc, *ov;
+  if ((st = sm__kctx_alloc_output(ctx, 0, SM_FLOAT, 3, (int64_t[]){nb, out_n, 4}, &ob))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 1, SM_FLOAT, 2, (int64_t[]){nb, out_n}, &os))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 2, SM_FLOAT, 2, (int64_t[]){nb, out_n}, &oc))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 3, SM_INT32, 1, &nb, &ov))) return st;
+  const float *B = sm_tensor_data(boxes), *S = sm_tensor_data(scores);
+  float *OB = sm_tensor_data(ob), *OS = sm_tensor_data(os), *OC = sm_tensor_data(oc);
+  int32_t *OV = sm_tensor_data(ov);
+  cand *h = sm__kctx_scratch(ctx, (size_t)(n + 1) * sizeof *h, &st);
+  int64_t *sel = h ? sm__kctx_scratch(ctx, (size_t)(n + 1) * sizeof *sel, &st) : NULL;
+  cres *res = sel ? sm__kctx_scratch(ctx, (size_t)(size_per_class * nc + 1) * sizeof *res, &st) : NULL;
+  if (!res) return st;
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t nres = 0;
+    for (int64_t c = 0; c < nc; c++) {
+      int64_t nh = 0, ns = 0;
+      for (int64_t i = 0; i < n; i++) {
+        float sc = S[(b * n + i) * nc + c];
+        if (sc > score_thr) heap_push(h, &nh, (cand){i, sc, 0});
+      }
+      const float *cb = B + (size_t)b * (size_t)(n * q * 4);
+      int64_t qc = q == 1 ? 0 : c;
+      while (ns < size_per_class && nh > 0) {
+        cand cd = heap_pop(h, &nh);
+        int keep = 1;
+        for (int64_t j = ns - 1; j >= 0; j--)
+          if (iou_f(cb + (cd.box * q + qc) * 4, cb + (sel[j] * q + qc) * 4) > iou_thr) {
+            keep = 0;
+            break;
+          }
+        if (!keep) continue;
+        sel[ns++] = cd.box;
+        res[nres] = (cres){cd.score, (int32_t)c, cd.box * q + qc, nres};
+        nres++;
+      }
+    }
+    qsort(res, (size_t)nres, sizeof *res, cres_cmp);
+    int64_t m = nres < out_n ? nres : out_n;
+    OV[b] = (int32_t)m;
+    for (int64_t i = 0; i < m; i++) {
+      const float *src = B + (size_t)b * (size_t)(n * q * 4) + res[i].box * 4;
+      float *dst = OB + (b * out_n + i) * 4;
+      for (int k = 0; k < 4; k++) dst[k] = clip ? fmaxf(fminf(src[k], 1.0f), 0.0f) : src[k];
+      OS[b * out_n + i] = res[i].score;
+      OC[b * out_n + i] = (float)res[i].cls;
+    }
+  }
+  return NULL;
+}
+
 #define NMS(name) {name, nms_prepare, nms_compute, free, 0}
 const sm_kernel sm_kernels_image_nms[] = {
     NMS("NonMaxSuppression"),   NMS("NonMaxSuppressionV2"), NMS("NonMaxSuppressionV3"),
     NMS("NonMaxSuppressionV4"), NMS("NonMaxSuppressionV5"), NMS("NonMaxSuppressionWithOverlaps"),
+    {"CombinedNonMaxSuppression", cnms_prepare, cnms_compute, free, 0},
     {0},
 };

@@ -118,7 +118,8 @@ const sm_kernel sm_kernels_math[] = {
     BIN("FloorMod"), BIN("Maximum"), BIN("Minimum"), BIN("Pow"), BIN("SquaredDifference"),
     BIN("DivNoNan"), BIN("Less"), BIN("LessEqual"), BIN("Greater"), BIN("GreaterEqual"), BIN("Equal"),
     BIN("NotEqual"), BIN("LogicalAnd"), BIN("LogicalOr"), BIN("Atan2"), BIN("Xlogy"), BIN("Xdivy"),
-    BIN("Xlog1py"), BIN("TruncateDiv"), BIN("TruncateMod"), BIN("Igamma"), BIN("Igammac"),
+    BIN("Xlog1py"), BIN("TruncateDiv"), BIN("TruncateMod"), BIN("Igamma"), BIN("Igammac"), BIN("NextAfter"),
+    BIN("Zeta"), BIN("Polygamma"),
 
     UN("Neg"), UN("Square"), UN("Sqrt"), UN("Rsqrt"), UN("Exp"), UN("Log"), UN("Log1p"), UN("Expm1"),
     UN("Abs"), UN("Sign"), UN("Reciprocal"), UN("Floor"), UN("Ceil"), UN("Round"), UN("Erf"), UN("Erfc"), UN("Relu"),
@@ -126,6 +127,8 @@ const sm_kernel sm_kernels_math[] = {
     UN("Tanh"), UN("LogicalNot"), UN("IsNan"), UN("IsFinite"), UN("Sin"), UN("Cos"), UN("Tan"), UN("Asin"),
     UN("Acos"), UN("Atan"), UN("Sinh"), UN("Cosh"), UN("Asinh"), UN("Acosh"), UN("Atanh"), UN("Lgamma"),
     UN("Digamma"), UN("Erfinv"), UN("Ndtri"), UN("Rint"), UN("IsInf"), UN("Inv"), UN("BesselI0e"), UN("BesselI1e"),
+    UN("BesselJ0"), UN("BesselJ1"), UN("BesselY0"), UN("BesselY1"), UN("BesselK0"), UN("BesselK1"), UN("BesselK0e"),
+    UN("BesselK1e"),
 
     {"Cumsum", sm__math_scan_prepare, sm__math_scan_compute, free, 0},
     {"Cumprod", sm__math_scan_prepare, sm__math_scan_compute, free, 0},

@@ -125,6 +125,17 @@ double sm__erfinv(double x);
 float sm__erfinvf(float x);
 double sm__bessel_i0e(double x);
 double sm__bessel_i1e(double x);
+double sm__zeta(double x, double q);
+double sm__polygamma(double n, double x);
+double sm__bessel_j0(double x);
+double sm__bessel_j1(double x);
+double sm__bessel_y0(double x);
+double sm__bessel_y1(double x);
+float sm__bessel_y1f(float x);
+double sm__bessel_k0(double x);
+double sm__bessel_k1(double x);
+double sm__bessel_k0e(double x);
+double sm__bessel_k1e(double x);
 double sm__igamma(double a, double x, int upper); /* regularized P(a, x), or Q(a, x) when upper */
 
 /* Grain for sm__parallel_for: elements below this run inline. */

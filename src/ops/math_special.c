@@ -6,7 +6,13 @@
  * x >= 10 and the asymptotic series (TF/Eigen's Cephes method, with reflection for x <= 0);
  * ndtri by Halley's iteration on erfc from the Abramowitz-Stegun 26.2.23 start (three steps give
  * double precision), erfinv through it as TF; I0e/I1e by the power series below |x| = 30 and the asymptotic series above;
- * igamma by the series for x < a + 1 and Lentz's continued fraction otherwise. */
+ * igamma by the series for x < a + 1 and Lentz's continued fraction otherwise; J0/J1/Y0/Y1 are
+ * libm's (POSIX j0 & co.); K0/K1 and their scaled forms K0e/K1e by the trapezoidal rule on
+ * K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt (doubly exponential decay: step 0.1 is exact to
+ * double precision), with TF's values at 0 (inf) and below (NaN); the Hurwitz zeta function by
+ * Euler-Maclaurin summation (nine terms, then the Bernoulli tail; the first-order asymptotic form
+ * past q = 1e8), as Eigen's zeta does, with its NaN / inf conventions, and polygamma(n, x) =
+ * (-1)^(n+1) n! zeta(n + 1, x) (digamma for n = 0, NaN unless n is a whole number >= 0). */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* lgamma_r, lgammaf_r: lgamma without the global signgam */
 #endif
@@ -103,6 +109,91 @@ double sm__bessel_i0e(double x) { return bessel_ie(0, x); }
 double sm__bessel_i1e(double x) {
   double r = bessel_ie(1, x);
   return x < 0 ? -r : r;
+}
+
+/* e^x K_nu(x), nu 0 or 1: the trapezoidal sum of exp(-x (cosh t - 1)) cosh(nu t) over t >= 0
+ * (cosh t - 1 as 2 sinh^2(t/2), exact for small t), until the terms stop counting. */
+static double bessel_ke(int nu, double x) {
+  if (isnan(x)) return NAN;
+  if (x <= 0) return INFINITY; /* TF (Cephes): the pole, and the domain error, as +inf */
+  if (isinf(x)) return 0;
+  /* the integrand is about exp(-x t^2 / 2): a step well under its width 1 / sqrt(x) */
+  const double h = x > 25 ? 0.5 / sqrt(x) : 0.1;
+  double sum = 0.5; /* t = 0: half weight, cosh 0 = 1 */
+  for (int k = 1; k < 100000; k++) {
+    double t = k * h, sh = sinh(0.5 * t);
+    double term = exp(-2.0 * x * sh * sh) * (nu ? cosh(t) : 1.0);
+    sum += term;
+    if (term < sum * 1e-18) break;
+  }
+  return sum * h;
+}
+/* libm's J0/J1/Y0/Y1 with TF's values off their domain: NaN at +-inf (J, and Y at +inf), -inf
+ * below 0 (Y). */
+double sm__bessel_j0(double x) { return isinf(x) ? NAN : j0(x); }
+double sm__bessel_j1(double x) { return isinf(x) ? NAN : j1(x); }
+double sm__bessel_y0(double x) { return x < 0 ? -INFINITY : isinf(x) ? NAN : y0(x); }
+double sm__bessel_y1(double x) { return x < 0 ? -INFINITY : isinf(x) ? NAN : y1(x); }
+/* TF's float Y1 (Cephes y1f) is NaN at 0, its double one -inf */
+float sm__bessel_y1f(float x) { return x == 0 ? NAN : (float)sm__bessel_y1(x); }
+double sm__bessel_k0e(double x) { return bessel_ke(0, x); }
+double sm__bessel_k1e(double x) { return bessel_ke(1, x); }
+double sm__bessel_k0(double x) { return x > 0 && x < INFINITY ? exp(-x) * bessel_ke(0, x) : bessel_ke(0, x); }
+double sm__bessel_k1(double x) { return x > 0 && x < INFINITY ? exp(-x) * bessel_ke(1, x) : bessel_ke(1, x); }
+
+/* (2k)! / B_2k for k = 1..12, computed once from the Bernoulli numbers (Akiyama-Tanigawa). */
+static double zeta_tail_den(int i) {
+  static const double b[13] = {0, 1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730, 7.0 / 6,
+                               -3617.0 / 510, 43867.0 / 798, -174611.0 / 330, 854513.0 / 138, -236364091.0 / 2730};
+  double f = 1; /* (2k)! */
+  for (int j = 2; j <= 2 * (i + 1); j++) f *= j;
+  return f / b[i + 1];
+}
+
+double sm__zeta(double x, double q) {
+  const double eps = 1.11022302462515654042e-16;
+  if (isnan(x) || isnan(q)) return NAN;
+  if (x == 1) return INFINITY;
+  if (x < 1) return NAN;
+  if (isinf(x)) return pow(q, -x); /* the first term alone: 0 past q = 1 */
+  if (q <= 0) {
+    if (q == floor(q)) return INFINITY;
+    if (x != floor(x)) return NAN;
+  }
+  if (q > 1e8) return (1 / (x - 1) + 1 / (2 * q)) * pow(q, 1 - x);
+  double sum = pow(q, -x), a = q, b = 0;
+  int i = 0;
+  while (i < 9 || a <= 9.0) {
+    i++;
+    a += 1.0;
+    b = pow(a, -x);
+    sum += b;
+    if (fabs(b / sum) < eps) return sum;
+  }
+  double w = a, k = 0, t;
+  sum += b * w / (x - 1);
+  sum -= 0.5 * b;
+  a = 1.0;
+  for (i = 0; i < 12; i++) {
+    a *= x + k;
+    b /= w;
+    t = a * b / zeta_tail_den(i);
+    sum += t;
+    if (fabs(t / sum) < eps) return sum;
+    k += 1.0;
+    a *= x + k;
+    b /= w;
+    k += 1.0;
+  }
+  return sum;
+}
+
+double sm__polygamma(double n, double x) {
+  if (isnan(n) || isnan(x) || floor(n) != n || n < 0) return NAN;
+  if (n == 0) return sm__digamma(x);
+  if (x <= 0 && x == floor(x)) return NAN; /* a pole: TF gives NaN, not the signed infinity */
+  double np1 = n + 1;
+  return pow(-1.0, np1) * exp(sm__lgamma(np1)) * sm__zeta(np1, x);
 }
 
 /* Regularized lower (upper = 0) or upper (upper = 1) incomplete gamma function. */

@@ -1,5 +1,6 @@
 /* math_unary.c - elementwise unary ops (arithmetic, trigonometric and hyperbolic functions and their
- * inverses, lgamma/digamma/erfinv/ndtri/Bessel I0e, I1e through math_special.c) and activations,
+ * inverses, lgamma/digamma/erfinv/ndtri/Bessel I0e, I1e, K0, K1, K0e, K1e through math_special.c,
+ * Bessel J0, J1, Y0, Y1 from libm) and activations,
  * and Softmax / LogSoftmax.
  *
  * One loop per (op, dtype), generated from an expression as in math_binary.c; the dtype is
@@ -24,7 +25,7 @@ enum {
   OP_reciprocal, OP_floor, OP_ceil, OP_round, OP_erf, OP_erfc, OP_relu, OP_relu6, OP_leakyrelu, OP_elu,
   OP_selu, OP_softplus, OP_softsign, OP_sigmoid, OP_tanh, OP_not, OP_isnan, OP_isfinite, OP_sin, OP_cos,
   OP_tan, OP_asin, OP_acos, OP_atan, OP_sinh, OP_cosh, OP_asinh, OP_acosh, OP_atanh, OP_lgamma, OP_digamma,
-  OP_erfinv, OP_ndtri, OP_isinf, OP_i0e, OP_i1e, NOPS
+  OP_erfinv, OP_ndtri, OP_isinf, OP_i0e, OP_i1e, OP_j0, OP_j1, OP_y0, OP_y1, OP_k0, OP_k1, OP_k0e, OP_k1e, NOPS
 };
 
 typedef void (*unfn)(int64_t n, const void *x, void *y, float alpha);
@@ -149,7 +150,15 @@ static inline float lgamma_f(float a) { return sm__lgammaf(a); }
   X(ndtri, FLOAT, SAME, SPECIAL(sm__ndtri, a))                                \
   X(isinf, FLOAT, BOOL, isinf(a) != 0)                                             \
   X(i0e, FLOAT, SAME, SPECIAL(sm__bessel_i0e, a))                             \
-  X(i1e, FLOAT, SAME, SPECIAL(sm__bessel_i1e, a))
+  X(i1e, FLOAT, SAME, SPECIAL(sm__bessel_i1e, a))                             \
+  X(j0, FLOAT, SAME, SPECIAL(sm__bessel_j0, a))                               \
+  X(j1, FLOAT, SAME, SPECIAL(sm__bessel_j1, a))                               \
+  X(y0, FLOAT, SAME, SPECIAL(sm__bessel_y0, a))                               \
+  X(y1, FLOAT, SAME, _Generic((a), float: sm__bessel_y1f, default: sm__bessel_y1)(a)) \
+  X(k0, FLOAT, SAME, SPECIAL(sm__bessel_k0, a))                               \
+  X(k1, FLOAT, SAME, SPECIAL(sm__bessel_k1, a))                               \
+  X(k0e, FLOAT, SAME, SPECIAL(sm__bessel_k0e, a))                             \
+  X(k1e, FLOAT, SAME, SPECIAL(sm__bessel_k1e, a))
 
 UNARY_OPS(OP_DEFS)
 static const unfn table[NOPS][NT] = {UNARY_OPS(OP_ENTS)};
@@ -170,6 +179,8 @@ static const struct {
     {"Asinh", OP_asinh},   {"Acosh", OP_acosh},       {"Atanh", OP_atanh},       {"Lgamma", OP_lgamma},
     {"Digamma", OP_digamma}, {"Erfinv", OP_erfinv},   {"Ndtri", OP_ndtri},       {"Rint", OP_round},
     {"IsInf", OP_isinf},   {"Inv", OP_reciprocal},    {"BesselI0e", OP_i0e},     {"BesselI1e", OP_i1e},
+    {"BesselJ0", OP_j0},   {"BesselJ1", OP_j1},       {"BesselY0", OP_y0},       {"BesselY1", OP_y1},
+    {"BesselK0", OP_k0},   {"BesselK1", OP_k1},       {"BesselK0e", OP_k0e},     {"BesselK1e", OP_k1e},
 };
 
 typedef struct un_state {

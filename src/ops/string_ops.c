@@ -1,7 +1,9 @@
 /* string_ops.c - the string kernels tf.strings and TextVectorization export, with TensorFlow's
  * semantics (its CPU kernels are the reference): StringLower, StringUpper, StringStrip, Substr,
  * StringToNumber, ReduceJoin, StringToHashBucketFast (FarmHash Fingerprint64) and
- * StringToHashBucketStrong (SipHash-2-4). StringLength lives in string.c, StringJoin in io.c; the
+ * StringToHashBucketStrong (SipHash-2-4), StringToHashBucket (TF's legacy Hash64, a MurmurHash2-64
+ * variant seeded 0xDECAFCAFFE), Fingerprint (farmhash64 of each row's bytes) and DecodeCSV (TF's field
+ * scanner: quotes, select_cols, na_value, defaults; numbers parsed as StringToNumber). StringLength lives in string.c, StringJoin in io.c; the
  * regex ops need RE2 and are not here. */
 #include <errno.h>
 #include <inttypes.h>
@@ -533,7 +535,7 @@ static sm_status *hash_prepare_kind(const sm_node *node, void **state, int stron
   if (!st) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
   st->buckets = b;
   st->strong = strong;
-  if (strong) {
+  if (strong == 1) {
     const int64_t *k;
     size_t n;
     s = sm__node_attr_ints(node, "key", &k, &n);
@@ -548,6 +550,7 @@ static sm_status *hash_prepare_kind(const sm_node *node, void **state, int stron
   return NULL;
 }
 static sm_status *hash_fast_prepare(const sm_node *n, void **s) { return hash_prepare_kind(n, s, 0); }
+static sm_status *hash_legacy_prepare(const sm_node *n, void **s) { return hash_prepare_kind(n, s, 2); }
 static sm_status *hash_strong_prepare(const sm_node *n, void **s) { return hash_prepare_kind(n, s, 1); }
 
 static uint64_t rotl(uint64_t v, int r) { return (v << r) | (v >> (64 - r)); }
@@ -585,6 +588,31 @@ static uint64_t siphash24(const uint64_t key[2], const unsigned char *s, size_t 
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
+/* TensorFlow's Hash64 (tensorflow/core/lib/hash/hash.cc, what StringToHashBucket calls): 64-bit
+ * MurmurHash2 over little-endian 8-byte words, the tail bytes folded high to low, seed 0xDECAFCAFFE. */
+static uint64_t tf_hash64(const unsigned char *p, size_t n) {
+  const uint64_t m = 0xc6a4a7935bd1e995ULL;
+  const int r = 47;
+  uint64_t h = 0xDECAFCAFFEULL ^ ((uint64_t)n * m);
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t k = 0;
+    for (int b = 7; b >= 0; b--) k = k << 8 | p[b];
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h ^= k;
+    h *= m;
+  }
+  if (n) {
+    for (size_t b = n; b-- > 0;) h ^= (uint64_t)p[b] << (8 * b);
+    h *= m;
+  }
+  h ^= h >> r;
+  h *= m;
+  h ^= h >> r;
+  return h;
+}
+
 static sm_status *hash_compute(const void *state, sm_kctx *ctx) {
   const hash_state *st = state;
   const sm_tensor *x;
@@ -597,9 +625,275 @@ static sm_status *hash_compute(const void *state, sm_kctx *ctx) {
   for (int64_t i = 0; i < sm_tensor_num_elements(x); i++) {
     size_t n;
     const unsigned char *p = (const unsigned char *)sm_tensor_string(x, i, &n);
-    uint64_t h = st->strong ? siphash24(st->key, p, n) : sm__fingerprint64(p, n);
+    uint64_t h = st->strong == 1 ? siphash24(st->key, p, n) : st->strong == 2 ? tf_hash64(p, n) : sm__fingerprint64(p, n);
     out[i] = (int64_t)(h % (uint64_t)st->buckets);
   }
+  return NULL;
+}
+
+/* ---- DecodeCSV ------------------------------------------------------------------------------ */
+
+typedef struct csv_state {
+  int *types; /* OUT_TYPE */
+  size_t ntypes;
+  int64_t *cols; /* select_cols, ncols = 0: all */
+  size_t ncols;
+  char delim;
+  int quote;
+  str_attr na;
+} csv_state;
+
+static void csv_release(void *p) {
+  csv_state *st = p;
+  if (!st) return;
+  sm__free(st->cols);
+  sm__free(st->types);
+  sm__free(st->na.s);
+  sm__free(st);
+}
+
+static sm_status *csv_prepare(const sm_node *node, void **state) {
+  csv_state *st = sm__calloc(sizeof *st);
+  if (!st) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  st->quote = 1;
+  const int *ty = NULL;
+  sm_status *s = sm__node_attr_types(node, "OUT_TYPE", &ty, &st->ntypes);
+  if (!s && !(st->types = sm__alloc((st->ntypes + 1) * sizeof *st->types))) s = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s && st->ntypes) memcpy(st->types, ty, st->ntypes * sizeof *ty);
+  for (size_t i = 0; !s && i < st->ntypes; i++)
+    if (st->types[i] != SM_FLOAT && st->types[i] != SM_DOUBLE && st->types[i] != SM_INT32 && st->types[i] != SM_INT64 &&
+        st->types[i] != SM_STRING)
+      s = sm_status_new(SM_INVALID_ARGUMENT, "DecodeCSV: OUT_TYPE %s is not one of float, double, int32, int64, string",
+                        sm_dtype_name(st->types[i]));
+  if (!s && sm__node_attr(node, "use_quote_delim")) s = sm__node_attr_bool(node, "use_quote_delim", &st->quote);
+  if (!s && sm__node_attr(node, "select_cols")) {
+    const int64_t *c;
+    s = sm__node_attr_ints(node, "select_cols", &c, &st->ncols);
+    if (!s && st->ncols) {
+      if (!(st->cols = sm__alloc(st->ncols * sizeof *st->cols))) s = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+      else memcpy(st->cols, c, st->ncols * sizeof *c);
+    }
+  }
+  if (!s && st->ncols && st->ncols != st->ntypes) s = sm_status_new(SM_INVALID_ARGUMENT, "select_cols should match output size");
+  for (size_t i = 1; !s && i < st->ncols; i++)
+    if (st->cols[i - 1] >= st->cols[i]) s = sm_status_new(SM_INVALID_ARGUMENT, "select_cols should be strictly increasing indices");
+  if (!s && st->ncols && st->cols[0] < 0) s = sm_status_new(SM_INVALID_ARGUMENT, "select_cols should be non-negative indices");
+  str_attr d = {0};
+  if (!s) s = read_str_attr(node, "field_delim", ",", &d);
+  if (!s && d.len != 1) s = sm_status_new(SM_INVALID_ARGUMENT, "field_delim should be only 1 char");
+  if (!s) st->delim = d.s[0];
+  sm__free(d.s);
+  if (!s) s = read_str_attr(node, "na_value", "", &st->na);
+  if (s) {
+    csv_release(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+
+/* One field found by csv_fields: where its text is; quoted ones have "" to unescape. */
+typedef struct csv_field {
+  const char *p;
+  size_t n;
+  int quoted;
+} csv_field;
+
+/* TF's DecodeCSVOp::ExtractFields over record r: the selected fields into f (at most max), their
+ * count in *nf (max + 1: more than expected). */
+static sm_status *csv_fields(const csv_state *st, const char *in, size_t n, csv_field *f, size_t max, size_t *nf) {
+  size_t at = 0, parsed = 0, sel = 0, k = 0;
+  int all = st->ncols == 0;
+  *nf = 0;
+  if (n == 0) return NULL;
+  while (at < n) {
+    if (in[at] == '\n' || in[at] == '\r') {
+      at++;
+      continue;
+    }
+    int include = all || (sel < st->ncols && st->cols[sel] == (int64_t)parsed), quoted = 0;
+    if (st->quote && in[at] == '"') quoted = 1, at++;
+    size_t start = at;
+    if (!quoted) {
+      while (at < n && in[at] != st->delim) {
+        if ((st->quote && in[at] == '"') || in[at] == '\n' || in[at] == '\r')
+          return sm_status_new(SM_INVALID_ARGUMENT, "Unquoted fields cannot have quotes/CRLFs inside");
+        at++;
+      }
+      if (include && k < max) f[k] = (csv_field){in + start, at - start, 0};
+      at++;
+    } else {
+      while (at < n - 1 && (in[at] != '"' || in[at + 1] != st->delim)) {
+        if (in[at] != '"') {
+          at++;
+        } else {
+          if (in[at + 1] != '"') return sm_status_new(SM_INVALID_ARGUMENT, "Quote inside a string has to be escaped by another quote");
+          at += 2;
+        }
+      }
+      if (!(at < n && in[at] == '"' && (at == n - 1 || in[at + 1] == st->delim)))
+        return sm_status_new(SM_INVALID_ARGUMENT, "Quoted field has to end with quote followed by delim or end");
+      if (include && k < max) f[k] = (csv_field){in + start, at - start, 1};
+      at += 2;
+    }
+    parsed++;
+    if (include) {
+      k++;
+      sel++;
+      if (!all && sel == st->ncols) {
+        *nf = k;
+        return NULL;
+      }
+    }
+  }
+  int include = all || (sel < st->ncols && st->cols[sel] == (int64_t)parsed);
+  if (include && in[n - 1] == st->delim) {
+    if (k < max) f[k] = (csv_field){in + n, 0, 0};
+    k++;
+  }
+  *nf = k;
+  return NULL;
+}
+
+static sm_status *csv_compute(const void *state, sm_kctx *ctx) {
+  const csv_state *st = state;
+  const sm_tensor *rec;
+  sm_status *s = want_strings(ctx, 0, &rec);
+  if (s) return s;
+  size_t nt = st->ntypes;
+  if ((size_t)sm__kctx_num_inputs(ctx) != nt + 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "DecodeCSV: %zu record_defaults for %zu output types", (size_t)sm__kctx_num_inputs(ctx) - 1, nt);
+  for (size_t i = 0; i < nt; i++) {
+    const sm_tensor *d = sm__kctx_input(ctx, (int)i + 1);
+    if (sm_tensor_rank(d) > 1) return sm_status_new(SM_INVALID_ARGUMENT, "Each record default should be at most rank 1");
+    if (sm_tensor_num_elements(d) >= 2)
+      return sm_status_new(SM_INVALID_ARGUMENT, "There should only be 1 default per field but field %zu has %" PRId64, i,
+                           sm_tensor_num_elements(d));
+    if (sm_tensor_dtype(d) != st->types[i])
+      return sm_status_new(SM_INVALID_ARGUMENT, "record_defaults[%zu] is %s, OUT_TYPE says %s", i,
+                           sm_dtype_name(sm_tensor_dtype(d)), sm_dtype_name(st->types[i]));
+  }
+  sm_tensor **out = sm__kctx_scratch(ctx, (nt + 1) * sizeof *out, &s);
+  csv_field *f = out ? sm__kctx_scratch(ctx, (nt + 1) * sizeof *f, &s) : NULL;
+  if (!f) return s;
+  for (size_t i = 0; i < nt; i++)
+    if ((s = sm__kctx_alloc_output(ctx, (int)i, st->types[i], sm_tensor_rank(rec), sm_tensor_dims(rec), &out[i]))) return s;
+  char *buf = NULL;
+  size_t cap = 0;
+  for (int64_t r = 0; r < sm_tensor_num_elements(rec) && !s; r++) {
+    size_t n, nf;
+    const char *in = sm_tensor_string(rec, r, &n);
+    if ((s = csv_fields(st, in, n, f, nt, &nf))) break;
+    if (nf != nt) {
+      s = sm_status_new(SM_INVALID_ARGUMENT, "Expect %zu fields but have %zu in record %" PRId64, nt, nf, r);
+      break;
+    }
+    for (size_t c = 0; c < nt && !s; c++) {
+      const char *p = f[c].p;
+      size_t len = f[c].n;
+      if (f[c].quoted) { /* "" -> " */
+        if (len > cap) {
+          char *nb = sm__kctx_scratch_realloc(ctx, buf, len, &s);
+          if (!nb) break;
+          buf = nb, cap = len;
+        }
+        size_t m = 0;
+        for (size_t k = 0; k < len; k++) {
+          buf[m++] = p[k];
+          if (p[k] == '"') k++;
+        }
+        p = buf, len = m;
+      }
+      const sm_tensor *dflt = sm__kctx_input(ctx, (int)c + 1);
+      int missing = len == 0 || (len == st->na.len && !memcmp(p, st->na.s, len));
+      if (missing && sm_tensor_num_elements(dflt) != 1) {
+        s = sm_status_new(SM_INVALID_ARGUMENT, "Field %zu is required but missing in record %" PRId64 "!", c, r);
+        break;
+      }
+      int t = st->types[c], ok = 1;
+      void *d = sm_tensor_data(out[c]);
+      if (t == SM_STRING) {
+        if (missing) {
+          size_t dl;
+          const char *dv = sm_tensor_string(dflt, 0, &dl);
+          s = sm_tensor_set_string(out[c], r, dv, dl);
+        } else {
+          s = sm_tensor_set_string(out[c], r, p, len);
+        }
+        continue;
+      }
+      if (missing) {
+        size_t es = sm_tensor_nbytes(dflt);
+        memcpy((char *)d + (size_t)r * es, sm_tensor_data(dflt), es);
+        continue;
+      }
+      double fv = 0;
+      float ff = 0;
+      int64_t iv = 0;
+      const char *what = "float";
+      if (t == SM_FLOAT) ok = parse_float(p, len, &fv, &ff), ((float *)d)[r] = ff;
+      else if (t == SM_DOUBLE) ok = parse_float(p, len, &fv, NULL), ((double *)d)[r] = fv, what = "double";
+      else if (t == SM_INT32) ok = parse_int(p, len, INT32_MIN, INT32_MAX, &iv), ((int32_t *)d)[r] = (int32_t)iv, what = "int32";
+      else ok = parse_int(p, len, INT64_MIN, INT64_MAX, &iv), ((int64_t *)d)[r] = iv, what = "int64";
+      if (!ok)
+        s = sm_status_new(SM_INVALID_ARGUMENT, "Field %zu in record %" PRId64 " is not a valid %s: %.*s", c, r, what,
+                          (int)(len > 200 ? 200 : len), p);
+    }
+  }
+  sm__kctx_scratch_free(ctx, buf);
+  return s;
+}
+
+/* ---- Fingerprint ---------------------------------------------------------------------------- */
+
+static void put_fp(uint8_t *o, uint64_t h) {
+  for (int j = 0; j < 8; j++, h >>= 8) o[j] = (uint8_t)(h & 0xff);
+}
+
+/* data [d0, ...] -> uint8 [d0, 8]: farmhash64 of each row's bytes (little-endian output). A row of
+ * several strings is hashed as the bytes of its strings' fingerprints, one string alone as itself. */
+static sm_status *fingerprint_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *mt = sm__kctx_input(ctx, 1);
+  if (sm_tensor_dtype(mt) != SM_STRING || sm_tensor_rank(mt) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "`method` should be a scalar string");
+  size_t ml;
+  const char *meth = sm_tensor_string(mt, 0, &ml);
+  if (ml != 10 || memcmp(meth, "farmhash64", 10))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Unsupported fingerprint method: %.*s", (int)(ml > 64 ? 64 : ml), meth);
+  if (sm_tensor_rank(x) < 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "`data` should have at least one dimension: []");
+  int64_t d0 = sm_tensor_dims(x)[0], n = sm_tensor_num_elements(x), d1 = d0 ? n / d0 : 0;
+  sm_tensor *y;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_UINT8, 2, (int64_t[]){d0, 8}, &y);
+  if (s) return s;
+  uint8_t *out = sm_tensor_data(y);
+  if (sm_tensor_dtype(x) == SM_STRING) {
+    uint8_t *tmp = d1 > 1 ? sm__kctx_scratch(ctx, (size_t)d1 * 8, &s) : NULL;
+    if (s) return s;
+    for (int64_t i = 0; i < d0; i++) {
+      if (d1 == 1 || d1 == 0) {
+        size_t len = 0;
+        const char *p = d1 ? sm_tensor_string(x, i, &len) : "";
+        put_fp(out + i * 8, sm__fingerprint64(p, len));
+        continue;
+      }
+      for (int64_t j = 0; j < d1; j++) {
+        size_t len;
+        const char *p = sm_tensor_string(x, i * d1 + j, &len);
+        put_fp(tmp + j * 8, sm__fingerprint64(p, len));
+      }
+      put_fp(out + i * 8, sm__fingerprint64(tmp, (size_t)d1 * 8));
+    }
+    sm__kctx_scratch_free(ctx, tmp);
+    return NULL;
+  }
+  const uint8_t *p = sm_tensor_data(x);
+  if (!p || sm_tensor_dtype(x) == SM_RESOURCE)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Fingerprint of a %s tensor is not supported", sm_dtype_name(sm_tensor_dtype(x)));
+  size_t es = n ? sm_tensor_nbytes(x) / (size_t)n : 0;
+  for (int64_t i = 0; i < d0; i++)
+    put_fp(out + i * 8, sm__fingerprint64(p + (size_t)i * (size_t)d1 * es, (size_t)d1 * es));
   return NULL;
 }
 
@@ -612,5 +906,8 @@ const sm_kernel sm_kernels_string_ops[] = {
     {"ReduceJoin", reduce_join_prepare, reduce_join_compute, reduce_join_release, 0},
     {"StringToHashBucketFast", hash_fast_prepare, hash_compute, sm__free, 0},
     {"StringToHashBucketStrong", hash_strong_prepare, hash_compute, sm__free, 0},
+    {"StringToHashBucket", hash_legacy_prepare, hash_compute, sm__free, 0},
+    {"Fingerprint", NULL, fingerprint_compute, NULL, 0},
+    {"DecodeCSV", csv_prepare, csv_compute, csv_release, 0},
     {0},
 };

@@ -1,6 +1,6 @@
 /* text.c - the text kernels TextVectorization and tf.strings export, with TensorFlow's semantics
  * (its CPU kernels are the reference): StringSplitV2 (Python's str.split, whitespace runs for an
- * empty sep, maxsplit), StringNGrams (padding, preserve_short_sequences), AsString (precision,
+ * empty sep, maxsplit), StringSplit (v1: bytes, or any byte of the delimiter; skip_empty), StringNGrams (padding, preserve_short_sequences), AsString (precision,
  * scientific, shortest, width, fill: TF's printf format) and UnsortedSegmentJoin. The Unicode ops
  * are in unicode.c, the regex ones in regex.c. */
 #include <inttypes.h>
@@ -141,6 +141,87 @@ static sm_status *split_compute(const void *state, sm_kctx *ctx) {
       s = sm_tensor_set_string(vals, c, p + tok[2 * j], (size_t)tok[2 * j + 1]);
     }
   }
+  return s;
+}
+
+/* ---- StringSplit (v1: tf.strings.bytes_split, tf.compat.v1.string_split) ---------------------- */
+
+/* skip_empty (default true) in the state pointer's own int. */
+static sm_status *split1_prepare(const sm_node *node, void **state) {
+  int v = 1;
+  if (sm__node_attr(node, "skip_empty")) {
+    sm_status *s = sm__node_attr_bool(node, "skip_empty", &v);
+    if (s) return s;
+  }
+  int *st = sm__alloc(sizeof *st);
+  if (!st) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  *st = v;
+  *state = st;
+  return NULL;
+}
+
+/* TF's v1 split: an empty delimiter gives every byte; otherwise every byte of the delimiter is a
+ * separator (absl::ByAnyChar), empty tokens dropped when skip_empty. (offset, length) pairs into
+ * tok (NULL: count only); the count. */
+static int64_t split1_one(const char *s, size_t n, const char *d, size_t dn, int skip, int64_t *tok) {
+  int64_t k = 0;
+  if (n == 0) return 0; /* an empty string has no tokens, empty ones allowed or not */
+  if (dn == 0) {
+    for (size_t i = 0; i < n; i++, k++)
+      if (tok) tok[2 * k] = (int64_t)i, tok[2 * k + 1] = 1;
+    return k;
+  }
+  size_t a = 0;
+  for (size_t i = 0; i <= n; i++) {
+    if (i < n && !memchr(d, s[i], dn)) continue;
+    if (!(skip && i == a)) {
+      if (tok) tok[2 * k] = (int64_t)a, tok[2 * k + 1] = (int64_t)(i - a);
+      k++;
+    }
+    a = i + 1;
+  }
+  return k;
+}
+
+static sm_status *split1_compute(const void *state, sm_kctx *ctx) {
+  int skip = *(const int *)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *dl = sm__kctx_input(ctx, 1);
+  if (sm_tensor_dtype(x) != SM_STRING || sm_tensor_dtype(dl) != SM_STRING)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input and delimiter must be string tensors");
+  if (sm_tensor_rank(x) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be a vector, got shape: %s", tx_shape_of(x).s);
+  if (sm_tensor_rank(dl) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "delimiter must be a scalar, got shape: %s", tx_shape_of(dl).s);
+  size_t dn;
+  const char *d = sm_tensor_string(dl, 0, &dn);
+  int64_t b = sm_tensor_dims(x)[0], total = 0, widest = 0;
+  for (int64_t i = 0; i < b; i++) {
+    size_t n;
+    const char *p = sm_tensor_string(x, i, &n);
+    int64_t k = split1_one(p, n, d, dn, skip, NULL);
+    total += k;
+    if (k > widest) widest = k;
+  }
+  sm_tensor *idx, *vals, *shape;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 2, (int64_t[]){total, 2}, &idx);
+  if (!s) s = sm__kctx_alloc_output(ctx, 1, SM_STRING, 1, &total, &vals);
+  if (!s) s = sm__kctx_alloc_output(ctx, 2, SM_INT64, 1, (int64_t[]){2}, &shape);
+  if (s) return s;
+  int64_t *ip = sm_tensor_data(idx), *shp = sm_tensor_data(shape);
+  shp[0] = b, shp[1] = widest;
+  int64_t *tok = widest ? sm__kctx_scratch(ctx, (size_t)widest * 2 * sizeof(int64_t), &s) : NULL;
+  if (s) return s;
+  int64_t c = 0;
+  for (int64_t i = 0; i < b && !s; i++) {
+    size_t n;
+    const char *p = sm_tensor_string(x, i, &n);
+    int64_t k = split1_one(p, n, d, dn, skip, tok);
+    for (int64_t j = 0; j < k && !s; j++, c++) {
+      ip[2 * c] = i, ip[2 * c + 1] = j;
+      s = sm_tensor_set_string(vals, c, p + tok[2 * j], (size_t)tok[2 * j + 1]);
+    }
+  }
+  sm__kctx_scratch_free(ctx, tok);
   return s;
 }
 
@@ -529,6 +610,7 @@ static sm_status *seg_join_compute(const void *state, sm_kctx *ctx) {
 
 const sm_kernel sm_kernels_text[] = {
     {"StringSplitV2", split_prepare, split_compute, sm__free, 0},
+    {"StringSplit", split1_prepare, split1_compute, sm__free, 0},
     {"StringNGrams", ngram_prepare, ngram_compute, ngram_release, 0},
     {"AsString", as_string_prepare, as_string_compute, sm__free, 0},
     {"UnsortedSegmentJoin", seg_join_prepare, seg_join_compute, seg_join_release, 0},

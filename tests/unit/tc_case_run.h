@@ -36,8 +36,12 @@ static sm_tensor *make_tensor(const tc_tensor *t) {
     if (t->dtype == SM_STRING) { /* space-separated tokens; %XX is a byte, "%" alone "" */
       while (*p == ' ') p++;
       size_t len = strcspn(p, " "), n = 0;
-      char buf[256];
-      for (size_t k = 0; k < len && n < sizeof buf; k++)
+      char sbuf[256], *buf = len < sizeof sbuf ? sbuf : malloc(len); /* an encoded image is longer */
+      if (!buf) {
+        sm_tensor_free(out);
+        return NULL;
+      }
+      for (size_t k = 0; k < len; k++)
         if (p[k] == '%' && k + 2 < len) {
           char hex[3] = {p[k + 1], p[k + 2], 0};
           buf[n++] = (char)strtol(hex, NULL, 16);
@@ -46,6 +50,7 @@ static sm_tensor *make_tensor(const tc_tensor *t) {
           buf[n++] = p[k];
         }
       s = sm_tensor_set_string(out, i, buf, n);
+      if (buf != sbuf) free(buf);
       if (s) {
         sm_status_free(s);
         sm_tensor_free(out);
