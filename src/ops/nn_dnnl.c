@@ -114,6 +114,19 @@ static int relu_nan_off;
 /* SM_DNNL_IM2COL: 0 never, 1 every spatial convolution it can take, unset the measured choice
  * (im2col_conv) */
 static int im2col_force = -1;
+/* SM_DNNL_BLOCKED8=0: no nChw8c on CPUs without AVX-512 (blocked_conv; for A/B) */
+static int blocked8_off;
+
+/* 1 on a CPU with AVX-512 (oneDNN's avx512_core kernels), computed once (a race computes it twice) */
+static int cpu_avx512(void) {
+#if defined(__x86_64__)
+  static int have = -1;
+  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  return have;
+#else
+  return 0;
+#endif
+}
 
 static void dnnl_load(void) {
   const char *e = getenv("SM_DNNL_GELU");
@@ -126,6 +139,8 @@ static void dnnl_load(void) {
   blocked_off = e && !strcmp(e, "0");
   e = getenv("SM_DNNL_IM2COL");
   im2col_force = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
+  e = getenv("SM_DNNL_BLOCKED8");
+  blocked8_off = e && !strcmp(e, "0");
   void *h = dlopen(SM_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
   int ok = 1;
@@ -813,10 +828,26 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
  * image, over 256 channels (ResNet50's 3x3 256 at 4x4: 0.96x, and 1.18x for a slice of 128
  * filters), at 8x8 and up (1.3x), and for 1x1 (where the reorders cost more than the kernel
  * gains). SM_DNNL_BLOCKED=0 turns it off (for A/B). */
+static int im2col_conv(const sm__dnnl_conv_args *a);
+static int blocked8_conv(const sm__dnnl_conv_args *a);
 static int blocked_conv(const sm__dnnl_conv_args *a) {
+  if (!cpu_avx512()) return blocked8_conv(a);
   if (a->G != 1 || a->KH * a->KW < 2 || a->N < 8 || a->C < 512 || a->OH * a->OW > 16 || a->C % 16 || a->Cout % 16)
     return 0;
   return !blocked_off;
+}
+
+/* Without AVX-512 (oneDNN's jit:avx2 kernels): nChw8c where it was faster than NHWC, its reorders
+ * in and out included (bench/bench_conv3x3.c, one thread, bench/RESULTS.md "Session 18 - a1"):
+ * spatial convolutions of 8+ images of 64+ -> 64+ channels at 16x16 output pixels or fewer (VGG16's
+ * 3x3 64->128 and 128 @16x16 0.76x / 0.87x NHWC's time, ResNet50's 3x3 64 @16 0.89x, 128 @8
+ * 0.79x). At 32x32 (VGG16's 64 @32) as fast as NHWC, at one image within 5%; what im2col_conv
+ * takes is not blocked. SM_DNNL_BLOCKED8=0 (or SM_DNNL_BLOCKED=0) turns it off. */
+static int blocked8_conv(const sm__dnnl_conv_args *a) {
+  if (a->G != 1 || a->KH * a->KW < 2 || a->N < 8 || a->C < 64 || a->Cout < 64 || a->OH * a->OW > 256 || a->C % 8 ||
+      a->Cout % 8 || blocked8_off || blocked_off)
+    return 0;
+  return !im2col_conv(a);
 }
 
 /* The reorders of a blocked primitive (pr->src/dst nChw16c): its NHWC usrc/udst in and out, the
@@ -867,7 +898,7 @@ static sm_status *build_conv(const void *args, prim **out) {
   *out = NULL;
   /* nChw16c first where it pays, NHWC when oneDNN has no fast kernel for it */
   for (int blocked = blocked_conv(a); blocked >= 0; blocked--) {
-    sm_status *st = build_conv_in(p, blocked ? dnnl_nChw16c : dnnl_nhwc, out);
+    sm_status *st = build_conv_in(p, !blocked ? dnnl_nhwc : cpu_avx512() ? dnnl_nChw16c : dnnl_nChw8c, out);
     if (st || *out) return st;
   }
   return NULL;
@@ -997,11 +1028,7 @@ static int im2col_conv(const sm__dnnl_conv_args *a) {
   double rows = (double)a->N * (double)a->OH * (double)a->OW, k = (double)a->KH * (double)a->KW * (double)a->C;
   if (rows * k * sizeof(float) > 256.0 * 1024 * 1024) return 0; /* the patch matrix is one buffer */
   if (im2col_force == 1) return 1;
-#if defined(__x86_64__)
-  static int avx512 = -1; /* a race only computes it twice */
-  if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-  if (avx512) return 0;
-#endif
+  if (cpu_avx512()) return 0;
   return (double)a->C * (double)a->Cout >= 128.0 * 256.0 && rows >= 64;
 }
 
