@@ -24,7 +24,9 @@
  * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job):
  * by images, by bands of output rows of one image, or by slices of the filters (sm__dnnl_conv_split).
  * Layout: NHWC (oneDNN's brgconv) but for the shapes where its blocked nChw16c kernel is ~2x
- * faster (blocked_conv), which reorder in and out per call.
+ * faster (blocked_conv), which reorder in and out per call. Without AVX-512 (jit:avx2) the blocked
+ * layout is nChw8c (blocked8_conv), and the spatial convolutions of many channels are im2col + a
+ * oneDNN matmul instead (im2col_conv, conv_im2col).
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
  * fused residual Add is its sum post-op over a copy of the addend made piece by piece. NaN through
@@ -1019,8 +1021,9 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
  * [KH*KW*C, Cout], packed once like a Dense layer's) rather than oneDNN's convolution: on a CPU
  * without AVX-512, where oneDNN 2.6 convolves with its jit:avx2 kernel at 50-70 GFLOP/s a thread
  * and its gemm reaches 65-85 (bench/bench_conv3x3.c, bench/RESULTS.md "Session 18 - a1"): the
- * spatial convolutions of 128+ x 256+ channels over 64+ output pixels (VGG16's 3x3 from 128->256
- * @8x8, ResNet50's 3x3 256 and 512 at batch 16; one thread 1.1-1.7x faster). Fewer channels or
+ * spatial convolutions of 128+ x 256+ channels over 128+ output pixels, or 64+ with 1M+ floats of
+ * filters (VGG16's 3x3 from 128->256 @8x8 and ResNet50's 3x3 256 and 512 at batch 16; one thread
+ * 1.1-1.7x faster). Fewer channels or
  * pixels stay convolutions (gemm's panels are too thin there), as does every AVX-512 CPU (its
  * kernels met issue #15 already). SM_DNNL_IM2COL=0 / 1 forces (A/B). */
 static int im2col_conv(const sm__dnnl_conv_args *a) {
@@ -1029,7 +1032,11 @@ static int im2col_conv(const sm__dnnl_conv_args *a) {
   if (rows * k * sizeof(float) > 256.0 * 1024 * 1024) return 0; /* the patch matrix is one buffer */
   if (im2col_force == 1) return 1;
   if (cpu_avx512()) return 0;
-  return (double)a->C * (double)a->Cout >= 128.0 * 256.0 && rows >= 64;
+  /* 128+ patch rows, or 64+ with 1M+ floats of filters (the matmul then splits its columns, each
+   * thread a half of them): 64 rows of 128-256 x 256 filters (VGG16 b1's block3) split in rows of
+   * 32, 2-3 % slower than the convolution over the whole network */
+  double filt = k * (double)a->Cout;
+  return (double)a->C * (double)a->Cout >= 128.0 * 256.0 && (rows >= 128 || (rows >= 64 && filt >= 1048576.0));
 }
 
 typedef struct im2col_job {
