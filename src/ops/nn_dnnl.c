@@ -24,7 +24,9 @@
  * OpenMP elsewhere is untouched) and the product is split over the run's pool instead (split_job):
  * by images, by bands of output rows of one image, or by slices of the filters (sm__dnnl_conv_split).
  * Layout: NHWC (oneDNN's brgconv) but for the shapes where its blocked nChw16c kernel is ~2x
- * faster (blocked_conv), which reorder in and out per call.
+ * faster (blocked_conv), which reorder in and out per call. Without AVX-512 (jit:avx2) the blocked
+ * layout is nChw8c (blocked8_conv), and the spatial convolutions of many channels are im2col + a
+ * oneDNN matmul instead (im2col_conv, conv_im2col).
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
  * fused residual Add is its sum post-op over a copy of the addend made piece by piece. NaN through
@@ -111,6 +113,22 @@ static int gelu_post_op;
 /* SM_DNNL_RELU_NAN=0: NaN through a Relu / Relu6 post-op comes out 0 as oneDNN computes it (no
  * check, no redo; the behaviour before session 17, for A/B). */
 static int relu_nan_off;
+/* SM_DNNL_IM2COL: 0 never, 1 every spatial convolution it can take, unset the measured choice
+ * (im2col_conv) */
+static int im2col_force = -1;
+/* SM_DNNL_BLOCKED8=0: no nChw8c on CPUs without AVX-512 (blocked_conv; for A/B) */
+static int blocked8_off;
+
+/* 1 on a CPU with AVX-512 (oneDNN's avx512_core kernels), computed once (a race computes it twice) */
+static int cpu_avx512(void) {
+#if defined(__x86_64__)
+  static int have = -1;
+  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  return have;
+#else
+  return 0;
+#endif
+}
 
 static void dnnl_load(void) {
   const char *e = getenv("SM_DNNL_GELU");
@@ -121,6 +139,10 @@ static void dnnl_load(void) {
   split_force = e && !strcmp(e, "rows") ? 'r' : e && !strcmp(e, "cout") ? 'c' : 0;
   e = getenv("SM_DNNL_BLOCKED");
   blocked_off = e && !strcmp(e, "0");
+  e = getenv("SM_DNNL_IM2COL");
+  im2col_force = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
+  e = getenv("SM_DNNL_BLOCKED8");
+  blocked8_off = e && !strcmp(e, "0");
   void *h = dlopen(SM_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
   int ok = 1;
@@ -808,10 +830,26 @@ static sm_status *run_split(split_job *j, sm_kctx *ctx, int64_t n, double macs, 
  * image, over 256 channels (ResNet50's 3x3 256 at 4x4: 0.96x, and 1.18x for a slice of 128
  * filters), at 8x8 and up (1.3x), and for 1x1 (where the reorders cost more than the kernel
  * gains). SM_DNNL_BLOCKED=0 turns it off (for A/B). */
+static int im2col_conv(const sm__dnnl_conv_args *a);
+static int blocked8_conv(const sm__dnnl_conv_args *a);
 static int blocked_conv(const sm__dnnl_conv_args *a) {
+  if (!cpu_avx512()) return blocked8_conv(a);
   if (a->G != 1 || a->KH * a->KW < 2 || a->N < 8 || a->C < 512 || a->OH * a->OW > 16 || a->C % 16 || a->Cout % 16)
     return 0;
   return !blocked_off;
+}
+
+/* Without AVX-512 (oneDNN's jit:avx2 kernels): nChw8c where it was faster than NHWC, its reorders
+ * in and out included (bench/bench_conv3x3.c, one thread, bench/RESULTS.md "Session 18 - a1"):
+ * spatial convolutions of 8+ images of 64+ -> 64+ channels at 16x16 output pixels or fewer (VGG16's
+ * 3x3 64->128 and 128 @16x16 0.76x / 0.87x NHWC's time, ResNet50's 3x3 64 @16 0.89x, 128 @8
+ * 0.79x). At 32x32 (VGG16's 64 @32) as fast as NHWC, at one image within 5%; what im2col_conv
+ * takes is not blocked. SM_DNNL_BLOCKED8=0 (or SM_DNNL_BLOCKED=0) turns it off. */
+static int blocked8_conv(const sm__dnnl_conv_args *a) {
+  if (a->G != 1 || a->KH * a->KW < 2 || a->N < 8 || a->C < 64 || a->Cout < 64 || a->OH * a->OW > 256 || a->C % 8 ||
+      a->Cout % 8 || blocked8_off || blocked_off)
+    return 0;
+  return !im2col_conv(a);
 }
 
 /* The reorders of a blocked primitive (pr->src/dst nChw16c): its NHWC usrc/udst in and out, the
@@ -862,7 +900,7 @@ static sm_status *build_conv(const void *args, prim **out) {
   *out = NULL;
   /* nChw16c first where it pays, NHWC when oneDNN has no fast kernel for it */
   for (int blocked = blocked_conv(a); blocked >= 0; blocked--) {
-    sm_status *st = build_conv_in(p, blocked ? dnnl_nChw16c : dnnl_nhwc, out);
+    sm_status *st = build_conv_in(p, !blocked ? dnnl_nhwc : cpu_avx512() ? dnnl_nChw16c : dnnl_nChw8c, out);
     if (st || *out) return st;
   }
   return NULL;
@@ -979,9 +1017,102 @@ static sm_status *conv_chunk(sm__dnnl_cache *c, const conv_piece *p, int *declin
   return execute(c, pr, pk, NULL, a->x, a->bias, a->y, rows, a->Cout, a->act, a->alpha, nan);
 }
 
+/* Whether a convolution runs as im2col + one oneDNN matmul (its weights the HWIO filter as it is,
+ * [KH*KW*C, Cout], packed once like a Dense layer's) rather than oneDNN's convolution: on a CPU
+ * without AVX-512, where oneDNN 2.6 convolves with its jit:avx2 kernel at 50-70 GFLOP/s a thread
+ * and its gemm reaches 65-85 (bench/bench_conv3x3.c, bench/RESULTS.md "Session 18 - a1"): the
+ * spatial convolutions of 128+ x 256+ channels over 128+ output pixels, or 64+ with 1M+ floats of
+ * filters (VGG16's 3x3 from 128->256 @8x8 and ResNet50's 3x3 256 and 512 at batch 16; one thread
+ * 1.1-1.7x faster). Fewer channels or
+ * pixels stay convolutions (gemm's panels are too thin there), as does every AVX-512 CPU (its
+ * kernels met issue #15 already). SM_DNNL_IM2COL=0 / 1 forces (A/B). */
+static int im2col_conv(const sm__dnnl_conv_args *a) {
+  if (a->G != 1 || a->KH * a->KW < 2 || im2col_force == 0) return 0;
+  double rows = (double)a->N * (double)a->OH * (double)a->OW, k = (double)a->KH * (double)a->KW * (double)a->C;
+  if (rows * k * sizeof(float) > 256.0 * 1024 * 1024) return 0; /* the patch matrix is one buffer */
+  if (im2col_force == 1) return 1;
+  if (cpu_avx512()) return 0;
+  /* 128+ patch rows, or 64+ with 1M+ floats of filters (the matmul then splits its columns, each
+   * thread a half of them): 64 rows of 128-256 x 256 filters (VGG16 b1's block3) split in rows of
+   * 32, 2-3 % slower than the convolution over the whole network */
+  double filt = k * (double)a->Cout;
+  return (double)a->C * (double)a->Cout >= 128.0 * 256.0 && (rows >= 128 || (rows >= 64 && filt >= 1048576.0));
+}
+
+typedef struct im2col_job {
+  const sm__dnnl_conv_args *a;
+  float *col;
+} im2col_job;
+
+/* The patch rows [begin, end) of output pixels (n, oy, ox): [kh][kw][c], zeros in the padding. */
+static void im2col_rows(void *ctx, int64_t begin, int64_t end) {
+  const im2col_job *j = ctx;
+  const sm__dnnl_conv_args *a = j->a;
+  int64_t k = a->KH * a->KW * a->C;
+  size_t cb = (size_t)a->C * sizeof(float);
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n = r / (a->OH * a->OW), oy = r / a->OW % a->OH, ox = r % a->OW;
+    float *d = j->col + r * k;
+    for (int64_t ky = 0; ky < a->KH; ky++) {
+      int64_t iy = oy * a->sh - a->pt + ky * a->dh;
+      for (int64_t kx = 0; kx < a->KW; kx++, d += a->C) {
+        int64_t ix = ox * a->sw - a->pl + kx * a->dw;
+        if (iy < 0 || iy >= a->H || ix < 0 || ix >= a->W) memset(d, 0, cb);
+        else memcpy(d, a->x + ((n * a->H + iy) * a->W + ix) * a->C, cb);
+      }
+    }
+  }
+}
+
+/* im2col_conv's way: the patches gathered over the pool into one scratch buffer, then the matmul
+ * (bias and activation its post-ops, split over the pool as any other, sm__dnnl_matmul). */
+static sm_status *conv_im2col(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
+  int64_t rows = a->N * a->OH * a->OW, k = a->KH * a->KW * a->C;
+  size_t bytes = (size_t)rows * (size_t)k * sizeof(float);
+  sm_status *st = NULL;
+  float *col = ctx ? sm__kctx_scratch(ctx, bytes, &st) : sm__alloc(bytes);
+  if (!col)
+    return st ? st : sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for im2col patches", bytes);
+  im2col_job j = {a, col};
+  sm__parallel_for(ctx ? sm__kctx_pool(ctx) : NULL, rows, 16, im2col_rows, &j);
+  /* a residual Add: the product alone (into a copy when the addend is the output), then row by
+   * row (product + bias) + addend and the activation, the unfused BiasAdd / AddV2 / activation's
+   * order and bits */
+  size_t obytes = (size_t)rows * (size_t)a->Cout * sizeof(float);
+  float *t = !a->addend || a->addend != a->y ? a->y : ctx ? sm__kctx_scratch(ctx, obytes, &st) : sm__alloc(obytes);
+  if (!t) {
+    if (ctx) sm__kctx_scratch_free(ctx, col);
+    else sm__free(col);
+    return st ? st : sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for a product", obytes);
+  }
+  sm__dnnl_mm_args m = {rows,         a->Cout, k,       k, 0, 0, col, a->filt, a->addend ? NULL : a->bias, a->filt_uid,
+                        t, a->addend ? SM_NN_ACT_NONE : a->act, a->alpha};
+  st = sm__dnnl_matmul(c, &m, ctx, declined);
+  for (int64_t r = 0; !st && !*declined && a->addend && r < rows; r++) {
+    const float *tr = t + r * a->Cout, *ar = a->addend + r * a->Cout;
+    float *yr = a->y + r * a->Cout;
+    if (a->bias)
+      for (int64_t i = 0; i < a->Cout; i++) yr[i] = (tr[i] + a->bias[i]) + ar[i];
+    else
+      for (int64_t i = 0; i < a->Cout; i++) yr[i] = tr[i] + ar[i];
+    if (a->act != SM_NN_ACT_NONE) sm__nn_bias_act_f32(yr, yr, 1, a->Cout, NULL, a->act, a->alpha);
+  }
+  if (t != a->y) {
+    if (ctx) sm__kctx_scratch_free(ctx, t);
+    else sm__free(t);
+  }
+  if (ctx) sm__kctx_scratch_free(ctx, col);
+  else sm__free(col);
+  return st;
+}
+
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded) return NULL;
+  if (im2col_conv(a)) {
+    sm_status *st = conv_im2col(c, a, ctx, declined);
+    if (st || !*declined) return st;
+  }
   int couts = sm__dnnl_conv_split(a) == 'c';
   split_job j = {c, 0, 0, a->N == 1 && !couts, couts, 0, a, NULL, NULL, NULL, 0, 0};
   double macs = (double)a->N * (double)a->OH * (double)a->OW * (double)a->Cout * (double)a->KH * (double)a->KW *

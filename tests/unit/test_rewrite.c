@@ -784,22 +784,29 @@ static void test_residual(void) {
   /* one 4x4 image through 96 filters of 3x3x128: oneDNN in two slices of the filters, the addend
    * copied into each slice's dense output (nn_dnnl.c sm__dnnl_conv_split); 8 images of 2x2x512 through 16
    * filters: oneDNN's blocked layout, the addend reordered into it (blocked_conv); the shortcut
-   * fed and computed in the run */
-  static const int64_t big[2][4][4] = {{{1, 4, 4, 128}, {3, 3, 128, 96}, {96}, {1, 4, 4, 96}},
-                                       {{8, 2, 2, 512}, {3, 3, 512, 16}, {16}, {8, 2, 2, 16}}};
-  for (int sh = 0; sh < 2; sh++) {
+   * fed and computed in the run; 32 images of 8x8x64 through 64 filters (pieces of 8+ images): nChw8c on a CPU without
+   * AVX-512 (nn_dnnl.c blocked8_conv); 16 images of 4x4x128 through 256 filters: im2col + matmul
+   * there (im2col_conv) */
+  static const int64_t big[4][4][4] = {{{1, 4, 4, 128}, {3, 3, 128, 96}, {96}, {1, 4, 4, 96}},
+                                       {{8, 2, 2, 512}, {3, 3, 512, 16}, {16}, {8, 2, 2, 16}},
+                                       {{32, 8, 8, 64}, {3, 3, 64, 64}, {64}, {32, 8, 8, 64}},
+                                       {{16, 4, 4, 128}, {3, 3, 128, 256}, {256}, {16, 4, 4, 256}}};
+  static const char *const big_what[4] = {"filter slices", "blocked", "blocked 8c", "im2col"};
+  for (int sh = 0; sh < 4; sh++) {
     const int64_t *bx = big[sh][0], *bf = big[sh][1], *bb = big[sh][2], *bs = big[sh][3];
     sm_tensor *feeds[4] = {filled(4, bx, 1), filled(4, bf, 2), filled(1, bb, 3), filled(4, bs, 4)};
     for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
       char g[2048], label[64];
       snprintf(g, sizeof g, G(RES("%s%s%s%s")), *acts[a] ? "node { name: \"r\" op: \"" : "", acts[a],
                *acts[a] ? "\" input: \"y\" " TF "} " : "", "");
-      snprintf(label, sizeof label, "residual %s, %s", acts[a], sh ? "blocked" : "filter slices");
+      snprintf(label, sizeof label, "residual %s, %s", acts[a], big_what[sh]);
       same_run(g, g, fn, feeds, 4, *acts[a] ? "r" : "y", "b", label);
     }
     const char *g = G(PH("x") PH("f") PH("bias") PH("sc") NODE1("n", "Neg", "sc") CONV("c", "x", "f")
                           BIAS("b", "c", "bias") NODE2("y", "AddV2", "n", "b") NODE1("r", "Relu", "y"));
-    same_run(g, g, fn, feeds, 4, "r", "b", sh ? "residual in place, blocked" : "residual in place, filter slices");
+    char label[64];
+    snprintf(label, sizeof label, "residual in place, %s", big_what[sh]);
+    same_run(g, g, fn, feeds, 4, "r", "b", label);
     for (int i = 0; i < 4; i++) sm_tensor_free(feeds[i]);
   }
   /* a shortcut that does not broadcast fails the run naming both shapes */

@@ -1,0 +1,219 @@
+/* bench_conv3x3.c - issue #15 on an AVX2 CPU (session 18, a1): the candidates for the 3x3
+ * convolutions of VGG16 (32x32 input) and ResNet50 (64x64 input) at batch 1 and 16, one thread
+ * (OMP_NUM_THREADS=1, CPU time of this thread, sides interleaved, median of REPS calls): oneDNN 2.6
+ * in NHWC (what nn_dnnl.c gives it), in blocked nChw8c and nChw16c (their reorders in and out
+ * included in the time; 1e9 where oneDNN has only its reference loops), and im2col + dnnl_sgemm (the im2col included). Bias + ReLU fused as
+ * post-op in the oneDNN rows, no epilogue in the im2col row (a lower bound for it).
+ * Not a test and not built by CMake; needs libdnnl-dev. From the repo root:
+ *
+ *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L bench/bench_conv3x3.c -ldnnl -lm -o build/bench_conv3x3 && \
+ *     OMP_NUM_THREADS=1 build/bench_conv3x3 [REPS]
+ */
+#include <dnnl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct shape {
+  const char *what;
+  int n, h, w, c, k, cout, s;
+} shape;
+
+static const shape shapes[] = {
+    {"VGG 3x3 3->64 @32", 1, 32, 32, 3, 3, 64, 1},     {"VGG 3x3 3->64 @32", 16, 32, 32, 3, 3, 64, 1},
+    {"VGG 3x3 64 @32", 1, 32, 32, 64, 3, 64, 1},       {"VGG 3x3 64 @32", 16, 32, 32, 64, 3, 64, 1},
+    {"VGG 3x3 64->128 @16", 1, 16, 16, 64, 3, 128, 1}, {"VGG 3x3 64->128 @16", 16, 16, 16, 64, 3, 128, 1},
+    {"VGG 3x3 128 @16", 1, 16, 16, 128, 3, 128, 1},    {"VGG 3x3 128 @16", 16, 16, 16, 128, 3, 128, 1},
+    {"VGG 3x3 128->256 @8", 1, 8, 8, 128, 3, 256, 1},  {"VGG 3x3 128->256 @8", 16, 8, 8, 128, 3, 256, 1},
+    {"VGG 3x3 256 @8", 1, 8, 8, 256, 3, 256, 1},       {"VGG 3x3 256 @8", 16, 8, 8, 256, 3, 256, 1},
+    {"VGG 3x3 256->512 @4", 1, 4, 4, 256, 3, 512, 1},  {"VGG 3x3 256->512 @4", 16, 4, 4, 256, 3, 512, 1},
+    {"VGG 3x3 512 @4", 1, 4, 4, 512, 3, 512, 1},       {"VGG 3x3 512 @4", 16, 4, 4, 512, 3, 512, 1},
+    {"VGG 3x3 512 @2", 1, 2, 2, 512, 3, 512, 1},       {"VGG 3x3 512 @2", 16, 2, 2, 512, 3, 512, 1},
+    {"R50 3x3 64 @16", 1, 16, 16, 64, 3, 64, 1},       {"R50 3x3 64 @16", 16, 16, 16, 64, 3, 64, 1},
+    {"R50 3x3 128 @8", 1, 8, 8, 128, 3, 128, 1},       {"R50 3x3 128 @8", 16, 8, 8, 128, 3, 128, 1},
+    {"R50 3x3 256 @4", 1, 4, 4, 256, 3, 256, 1},       {"R50 3x3 256 @4", 16, 4, 4, 256, 3, 256, 1},
+    {"R50 3x3 512 @2", 1, 2, 2, 512, 3, 512, 1},       {"R50 3x3 512 @2", 16, 2, 2, 512, 3, 512, 1},
+    /* a thread's piece at batch 16 (8 images; a slice of half the filters) */
+    {"VGG 3x3 512 @4 /2", 8, 4, 4, 512, 3, 512, 1},    {"VGG 3x3 512->256 @4", 16, 4, 4, 512, 3, 256, 1},
+    {"VGG 3x3 256 @8 /2", 8, 8, 8, 256, 3, 256, 1},    {"VGG 3x3 64 @32 /2", 8, 32, 32, 64, 3, 64, 1},
+};
+
+/* any oneDNN failure ends the run, naming the call */
+static void dn_check(dnnl_status_t s, const char *call) {
+  if (s == dnnl_success) return;
+  fprintf(stderr, "oneDNN: %s failed (%d)\n", call, (int)s);
+  exit(1);
+}
+#define DN(call) dn_check((call), #call)
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct conv {
+  dnnl_primitive_t p;
+  dnnl_memory_t src, wei, bias, dst;
+  const char *impl;
+  dnnl_memory_desc_t src_md, dst_md;
+} conv;
+
+static void run(dnnl_stream_t st, dnnl_primitive_t p, int n, const dnnl_exec_arg_t *a) {
+  DN(dnnl_primitive_execute(p, st, n, a));
+  DN(dnnl_stream_wait(st));
+}
+
+static dnnl_primitive_t reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to) {
+  dnnl_primitive_desc_t rpd;
+  dnnl_primitive_t r;
+  DN(dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng, NULL));
+  DN(dnnl_primitive_create(&r, rpd));
+  return r;
+}
+
+/* bias + ReLU as a post-op, as nn_dnnl.c fuses them */
+static dnnl_primitive_attr_t relu_attr(void) {
+  dnnl_primitive_attr_t attr;
+  dnnl_post_ops_t po;
+  DN(dnnl_primitive_attr_create(&attr));
+  DN(dnnl_post_ops_create(&po));
+  DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+  DN(dnnl_primitive_attr_set_post_ops(attr, po));
+  return attr;
+}
+
+/* blocked: src and dst in tag t (own buffers); else NHWC over x and y */
+static void make(dnnl_engine_t eng, dnnl_stream_t st, const shape *s, dnnl_format_tag_t t, float *x, float *f,
+                 float *b, float *y, conv *c) {
+  int blocked = t != dnnl_nhwc;
+  int oh = (s->h + s->s - 1) / s->s, ow = (s->w + s->s - 1) / s->s, pad = (oh - 1) * s->s + s->k - s->h;
+  if (pad < 0) pad = 0;
+  dnnl_memory_desc_t src, dst, bias, wany, wuser;
+  dnnl_dims_t sd = {s->n, s->c, s->h, s->w}, dd = {s->n, s->cout, oh, ow}, bd = {s->cout},
+              wd = {s->cout, s->c, s->k, s->k};
+  DN(dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, t));
+  DN(dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, t));
+  DN(dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a));
+  DN(dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any));
+  DN(dnnl_memory_desc_init_by_tag(&wuser, 4, wd, dnnl_f32, dnnl_hwio));
+  dnnl_dims_t strides = {s->s, s->s}, pl = {pad / 2, pad / 2}, pr = {pad - pad / 2, pad - pad / 2};
+  dnnl_convolution_desc_t cd;
+  DN(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src, &wany, &bias, &dst,
+                                        strides, pl, pr));
+  dnnl_primitive_desc_t pd;
+  DN(dnnl_primitive_desc_create(&pd, &cd, relu_attr(), eng, NULL));
+  DN(dnnl_primitive_create(&c->p, pd));
+  DN(dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &c->impl));
+  c->src_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  c->dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  dnnl_memory_t wu; /* the weights, packed once */
+  DN(dnnl_memory_create(&wu, &wuser, eng, f));
+  DN(dnnl_memory_create(&c->wei, wmd, eng, DNNL_MEMORY_ALLOCATE));
+  dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, wu}, {DNNL_ARG_TO, c->wei}};
+  run(st, reorder(eng, &wuser, wmd), 2, ra);
+  DN(dnnl_memory_create(&c->src, &c->src_md, eng, blocked ? DNNL_MEMORY_ALLOCATE : (void *)x));
+  DN(dnnl_memory_create(&c->bias, &bias, eng, b));
+  DN(dnnl_memory_create(&c->dst, &c->dst_md, eng, blocked ? DNNL_MEMORY_ALLOCATE : (void *)y));
+}
+
+/* im2col of NHWC x (pad (k-1)/2, stride 1) into rows of k*k*c: [n*oh*ow][kh][kw][c] */
+static void im2col(const shape *s, const float *x, float *col) {
+  int p = (s->k - 1) / 2;
+  for (int n = 0; n < s->n; n++)
+    for (int oy = 0; oy < s->h; oy++)
+      for (int ox = 0; ox < s->w; ox++) {
+        float *r = col + (((size_t)n * s->h + oy) * s->w + ox) * s->k * s->k * s->c;
+        for (int ky = 0; ky < s->k; ky++)
+          for (int kx = 0; kx < s->k; kx++, r += s->c) {
+            int iy = oy + ky - p, ix = ox + kx - p;
+            if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) memset(r, 0, (size_t)s->c * 4);
+            else memcpy(r, x + (((size_t)n * s->h + iy) * s->w + ix) * s->c, (size_t)s->c * 4);
+          }
+      }
+}
+
+int main(int argc, char **argv) {
+  int reps = argc > 1 ? atoi(argv[1]) : 11;
+  if (reps < 1) reps = 1;
+  if (reps > 200) reps = 200;
+  dnnl_engine_t eng;
+  dnnl_stream_t st;
+  DN(dnnl_engine_create(&eng, dnnl_cpu, 0));
+  DN(dnnl_stream_create(&st, eng, dnnl_stream_default_flags));
+  printf("| layer | batch | MFLOP | NHWC ms | nChw8c ms (+reorders) | nChw16c ms (+reorders) | im2col+sgemm ms | best "
+         "GFLOP/s | NHWC impl | 8c impl | 16c impl | max diff 8c |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+    const shape *s = &shapes[i];
+    int oh = (s->h + s->s - 1) / s->s, ow = (s->w + s->s - 1) / s->s;
+    size_t nx = (size_t)s->n * s->h * s->w * s->c, ny = (size_t)s->n * oh * ow * s->cout,
+           nf = (size_t)s->k * s->k * s->c * s->cout, kk = (size_t)s->k * s->k * s->c, rows = (size_t)s->n * oh * ow;
+    float *x = malloc(nx * 4), *f = malloc(nf * 4), *b = malloc((size_t)s->cout * 4);
+    float *y0 = calloc(ny, 4), *y1 = calloc(ny, 4), *y2 = calloc(ny, 4), *y3 = calloc(ny, 4);
+    float *col = malloc(rows * kk * 4);
+    for (size_t e = 0; e < nx; e++) x[e] = (float)((e * 37) % 101) / 101.0f - 0.5f;
+    for (size_t e = 0; e < nf; e++) f[e] = (float)((e * 53) % 97) / 97.0f - 0.5f;
+    for (int e = 0; e < s->cout; e++) b[e] = 0.01f * (float)(e % 7);
+    conv c0, c1, c2;
+    make(eng, st, s, dnnl_nhwc, x, f, b, y0, &c0);
+    make(eng, st, s, dnnl_nChw8c, x, f, b, y1, &c1);
+    make(eng, st, s, dnnl_nChw16c, x, f, b, y2, &c2);
+    dnnl_memory_t ux, uy1, uy2;
+    DN(dnnl_memory_create(&ux, &c0.src_md, eng, x));
+    DN(dnnl_memory_create(&uy1, &c0.dst_md, eng, y1));
+    DN(dnnl_memory_create(&uy2, &c0.dst_md, eng, y2));
+    dnnl_primitive_t rin1 = reorder(eng, &c0.src_md, &c1.src_md), rout1 = reorder(eng, &c1.dst_md, &c0.dst_md);
+    dnnl_primitive_t rin2 = reorder(eng, &c0.src_md, &c2.src_md), rout2 = reorder(eng, &c2.dst_md, &c0.dst_md);
+    dnnl_exec_arg_t a0[4] = {{DNNL_ARG_SRC, c0.src}, {DNNL_ARG_WEIGHTS, c0.wei}, {DNNL_ARG_BIAS, c0.bias},
+                             {DNNL_ARG_DST, c0.dst}};
+    dnnl_exec_arg_t a1[4] = {{DNNL_ARG_SRC, c1.src}, {DNNL_ARG_WEIGHTS, c1.wei}, {DNNL_ARG_BIAS, c1.bias},
+                             {DNNL_ARG_DST, c1.dst}};
+    dnnl_exec_arg_t a2[4] = {{DNNL_ARG_SRC, c2.src}, {DNNL_ARG_WEIGHTS, c2.wei}, {DNNL_ARG_BIAS, c2.bias},
+                             {DNNL_ARG_DST, c2.dst}};
+    dnnl_exec_arg_t i1[2] = {{DNNL_ARG_FROM, ux}, {DNNL_ARG_TO, c1.src}}, o1[2] = {{DNNL_ARG_FROM, c1.dst}, {DNNL_ARG_TO, uy1}};
+    dnnl_exec_arg_t i2[2] = {{DNNL_ARG_FROM, ux}, {DNNL_ARG_TO, c2.src}}, o2[2] = {{DNNL_ARG_FROM, c2.dst}, {DNNL_ARG_TO, uy2}};
+    static double t[4][200];
+    for (int k = -1; k < reps; k++) {
+      double a = now_ms();
+      run(st, c0.p, 4, a0);
+      double m = now_ms();
+      if (strncmp(c1.impl, "ref", 3)) {
+        run(st, rin1, 2, i1);
+        run(st, c1.p, 4, a1);
+        run(st, rout1, 2, o1);
+      }
+      double q = now_ms();
+      if (strncmp(c2.impl, "ref", 3)) { /* oneDNN's reference loops: seconds a call, not a candidate */
+        run(st, rin2, 2, i2);
+        run(st, c2.p, 4, a2);
+        run(st, rout2, 2, o2);
+      }
+      double z = now_ms();
+      im2col(s, x, col);
+      DN(dnnl_sgemm('N', 'N', (dnnl_dim_t)rows, s->cout, (dnnl_dim_t)kk, 1.0f, col, (dnnl_dim_t)kk, f, s->cout, 0.0f, y3,
+                    s->cout));
+      double g = now_ms();
+      if (k >= 0) t[0][k] = m - a, t[1][k] = q - m, t[2][k] = z - q, t[3][k] = g - z;
+    }
+    for (int k = 0; k < 4; k++) qsort(t[k], (size_t)reps, sizeof(double), cmp);
+    double md[4] = {t[0][reps / 2], t[1][reps / 2], t[2][reps / 2], t[3][reps / 2]}, diff = 0, best = md[0];
+    for (int k = 1; k < 3; k++)
+      if (!strncmp(k == 1 ? c1.impl : c2.impl, "ref", 3)) md[k] = 1e9;
+    for (int k = 1; k < 4; k++) best = md[k] < best ? md[k] : best;
+    for (size_t e = 0; e < ny; e++) diff = fabs(y1[e] - y0[e]) > diff ? fabs(y1[e] - y0[e]) : diff;
+    double mflop = 2e-6 * (double)rows * (double)s->cout * (double)kk;
+    printf("| %s | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %s | %s | %s | %.1e |\n", s->what, s->n, mflop, md[0],
+           md[1], md[2], md[3], mflop / best, c0.impl, c1.impl, c2.impl, diff);
+    fflush(stdout);
+    free(x), free(f), free(b), free(y0), free(y1), free(y2), free(y3), free(col);
+  }
+  return 0;
+}
