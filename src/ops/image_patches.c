@@ -13,6 +13,7 @@
 
 #include "ops/array_internal.h"
 #include "ops/math_int.h"
+#include "ops/nn_internal.h"
 
 typedef struct patch_state {
   int nsp; /* spatial dims: 2 (images) or 3 (volumes) */
@@ -48,14 +49,7 @@ static sm_status *patch_prepare(const sm_node *node, void **state) {
   sm_status *st = list4(node, "ksizes", s->nsp, s->k, 0);
   if (!st) st = list4(node, "strides", s->nsp, s->s, 0);
   if (!st) st = list4(node, "rates", s->nsp, s->r, s->nsp == 3);
-  const char *p;
-  size_t len;
-  if (!st) st = sm__node_attr_string(node, "padding", &p, &len);
-  if (!st) {
-    if (len == 4 && !memcmp(p, "SAME", 4)) s->same = 1;
-    else if (!(len == 5 && !memcmp(p, "VALID", 5)))
-      st = sm_status_new(SM_INVALID_ARGUMENT, "padding must be SAME or VALID, not '%.*s'", (int)len, p);
-  }
+  if (!st) st = sm__nn_same_padding(node, &s->same);
   if (st) {
     free(s);
     return st;
@@ -143,14 +137,7 @@ static sm_status *dil_prepare(const sm_node *node, void **state) {
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   sm_status *st = dil_list(node, "strides", "Sliding window stride", s->s);
   if (!st) st = dil_list(node, "rates", "Input stride (atrous rate)", s->r);
-  const char *p;
-  size_t len;
-  if (!st) st = sm__node_attr_string(node, "padding", &p, &len);
-  if (!st) {
-    if (len == 4 && !memcmp(p, "SAME", 4)) s->same = 1;
-    else if (!(len == 5 && !memcmp(p, "VALID", 5)))
-      st = sm_status_new(SM_INVALID_ARGUMENT, "padding must be SAME or VALID, not '%.*s'", (int)len, p);
-  }
+  if (!st) st = sm__nn_same_padding(node, &s->same);
   if (st) {
     free(s);
     return st;

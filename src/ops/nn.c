@@ -78,6 +78,16 @@ sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw) {
   return sm_status_new(SM_UNIMPLEMENTED, "data_format '%.*s' is not supported (NHWC or NCHW)", (int)(len > 32 ? 32 : len), s);
 }
 
+sm_status *sm__nn_same_padding(const sm_node *n, int *same) {
+  const char *p;
+  size_t len;
+  sm_status *st = sm__node_attr_string(n, "padding", &p, &len);
+  if (st) return st;
+  *same = str_is(p, len, "SAME");
+  if (*same || str_is(p, len, "VALID")) return NULL;
+  return sm_status_new(SM_INVALID_ARGUMENT, "padding must be SAME or VALID, not '%.*s'", (int)(len > 32 ? 32 : len), p);
+}
+
 static double par_min_macs = 262144.0; /* nn_raw.h says why */
 static pthread_once_t par_min_once = PTHREAD_ONCE_INIT;
 static void par_min_read(void) {

@@ -132,6 +132,8 @@ sm_status *sm__nn_window_prepare(const sm_node *n, int has_ksize, int dilations_
                                  sm__nn_window *w);
 /* data_format only: *nchw = 1 for "NCHW"; `allow5d` also takes NDHWC/NCDHW (channel last/second). */
 sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw);
+/* The attr padding, "SAME" (*same = 1) or "VALID" (*same = 0); others refused, naming the value. */
+sm_status *sm__nn_same_padding(const sm_node *n, int *same);
 
 /* Transposes a 4-D tensor's elements of es (4 or 8) bytes: NCHW [a,b,c,d] -> NHWC [a,c,d,b] and
  * back. dims are the source's. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops/math_int.h"
+#include "ops/nn_internal.h"
 
 typedef struct mpa_state {
   int64_t k[2], s[2];
@@ -34,14 +35,7 @@ static sm_status *mpa_prepare(const sm_node *node, void **state) {
   if (!st) s->s[0] = v[1], s->s[1] = v[2];
   if (!st && (s->k[0] < 1 || s->k[1] < 1 || s->s[0] < 1 || s->s[1] < 1))
     st = sm_status_new(SM_INVALID_ARGUMENT, "Sliding window ksize and strides must be positive");
-  const char *p;
-  size_t len;
-  if (!st) st = sm__node_attr_string(node, "padding", &p, &len);
-  if (!st) {
-    if (len == 4 && !memcmp(p, "SAME", 4)) s->same = 1;
-    else if (!(len == 5 && !memcmp(p, "VALID", 5)))
-      st = sm_status_new(SM_INVALID_ARGUMENT, "padding must be SAME or VALID, not '%.*s'", (int)len, p);
-  }
+  if (!st) st = sm__nn_same_padding(node, &s->same);
   if (!st && sm__node_attr(node, "include_batch_in_index"))
     st = sm__node_attr_bool(node, "include_batch_in_index", &s->with_batch);
   if (st) {

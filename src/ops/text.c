@@ -103,22 +103,29 @@ static int64_t split_one(const char *s, size_t n, const char *sep, size_t sn, in
   return k;
 }
 
-static sm_status *split_compute(const void *state, sm_kctx *ctx) {
-  const split_state *st = state;
-  const sm_tensor *x = sm__kctx_input(ctx, 0), *sp = sm__kctx_input(ctx, 1);
-  if (sm_tensor_dtype(x) != SM_STRING || sm_tensor_dtype(sp) != SM_STRING)
-    return sm_status_new(SM_INVALID_ARGUMENT, "input and sep must be string tensors");
-  if (sm_tensor_rank(x) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "input must be a vector, got shape: %s", tx_shape_of(x).s);
-  if (sm_tensor_rank(sp) != 0)
-    return sm_status_new(SM_INVALID_ARGUMENT, "sep must be a scalar, got shape: %s", tx_shape_of(sp).s);
+/* How one string is cut: SplitV2's (sep, maxsplit) or v1 StringSplit's (any byte of sep, skip_empty). */
+typedef struct split_args {
+  const char *sep;
   size_t sn;
-  const char *sep = sm_tensor_string(sp, 0, &sn);
+  int64_t maxsplit;
+  int v1, skip;
+} split_args;
+
+static int64_t split1_one(const char *s, size_t n, const char *d, size_t dn, int skip, int64_t *tok);
+
+/* The (offset, length) tokens of s[0..n) into tok (NULL: count only); the count. */
+static int64_t split_any(const char *s, size_t n, const split_args *a, int64_t *tok) {
+  return a->v1 ? split1_one(s, n, a->sep, a->sn, a->skip, tok) : split_one(s, n, a->sep, a->sn, a->maxsplit, tok);
+}
+
+/* Both splits' outputs from a vector x of strings: the SparseTensor (indices [total, 2], values,
+ * dense shape [batch, widest row]), counted first, then filled. */
+static sm_status *split_emit(sm_kctx *ctx, const sm_tensor *x, const split_args *a) {
   int64_t b = sm_tensor_dims(x)[0], total = 0, widest = 0;
   for (int64_t i = 0; i < b; i++) {
     size_t n;
     const char *p = sm_tensor_string(x, i, &n);
-    int64_t k = split_one(p, n, sep, sn, st->maxsplit, NULL);
+    int64_t k = split_any(p, n, a, NULL);
     total += k;
     if (k > widest) widest = k;
   }
@@ -135,13 +142,29 @@ static sm_status *split_compute(const void *state, sm_kctx *ctx) {
   for (int64_t i = 0; i < b && !s; i++) {
     size_t n;
     const char *p = sm_tensor_string(x, i, &n);
-    int64_t k = split_one(p, n, sep, sn, st->maxsplit, tok);
+    int64_t k = split_any(p, n, a, tok);
     for (int64_t j = 0; j < k && !s; j++, c++) {
       ip[2 * c] = i, ip[2 * c + 1] = j;
       s = sm_tensor_set_string(vals, c, p + tok[2 * j], (size_t)tok[2 * j + 1]);
     }
   }
+  sm__kctx_scratch_free(ctx, tok);
   return s;
+}
+
+static sm_status *split_compute(const void *state, sm_kctx *ctx) {
+  const split_state *st = state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *sp = sm__kctx_input(ctx, 1);
+  if (sm_tensor_dtype(x) != SM_STRING || sm_tensor_dtype(sp) != SM_STRING)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input and sep must be string tensors");
+  if (sm_tensor_rank(x) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be a vector, got shape: %s", tx_shape_of(x).s);
+  if (sm_tensor_rank(sp) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sep must be a scalar, got shape: %s", tx_shape_of(sp).s);
+  split_args a = {0};
+  a.sep = sm_tensor_string(sp, 0, &a.sn);
+  a.maxsplit = st->maxsplit;
+  return split_emit(ctx, x, &a);
 }
 
 /* ---- StringSplit (v1: tf.strings.bytes_split, tf.compat.v1.string_split) ---------------------- */
@@ -192,37 +215,10 @@ static sm_status *split1_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "input must be a vector, got shape: %s", tx_shape_of(x).s);
   if (sm_tensor_rank(dl) != 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "delimiter must be a scalar, got shape: %s", tx_shape_of(dl).s);
-  size_t dn;
-  const char *d = sm_tensor_string(dl, 0, &dn);
-  int64_t b = sm_tensor_dims(x)[0], total = 0, widest = 0;
-  for (int64_t i = 0; i < b; i++) {
-    size_t n;
-    const char *p = sm_tensor_string(x, i, &n);
-    int64_t k = split1_one(p, n, d, dn, skip, NULL);
-    total += k;
-    if (k > widest) widest = k;
-  }
-  sm_tensor *idx, *vals, *shape;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 2, (int64_t[]){total, 2}, &idx);
-  if (!s) s = sm__kctx_alloc_output(ctx, 1, SM_STRING, 1, &total, &vals);
-  if (!s) s = sm__kctx_alloc_output(ctx, 2, SM_INT64, 1, (int64_t[]){2}, &shape);
-  if (s) return s;
-  int64_t *ip = sm_tensor_data(idx), *shp = sm_tensor_data(shape);
-  shp[0] = b, shp[1] = widest;
-  int64_t *tok = widest ? sm__kctx_scratch(ctx, (size_t)widest * 2 * sizeof(int64_t), &s) : NULL;
-  if (s) return s;
-  int64_t c = 0;
-  for (int64_t i = 0; i < b && !s; i++) {
-    size_t n;
-    const char *p = sm_tensor_string(x, i, &n);
-    int64_t k = split1_one(p, n, d, dn, skip, tok);
-    for (int64_t j = 0; j < k && !s; j++, c++) {
-      ip[2 * c] = i, ip[2 * c + 1] = j;
-      s = sm_tensor_set_string(vals, c, p + tok[2 * j], (size_t)tok[2 * j + 1]);
-    }
-  }
-  sm__kctx_scratch_free(ctx, tok);
-  return s;
+  split_args a = {0};
+  a.sep = sm_tensor_string(dl, 0, &a.sn);
+  a.v1 = 1, a.skip = skip;
+  return split_emit(ctx, x, &a);
 }
 
 /* ---- StringNGrams ---------------------------------------------------------------------------- */
