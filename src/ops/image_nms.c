@@ -55,18 +55,22 @@ static sm_status *scalar(const sm_tensor *t, const char *what, double *v) {
   return NULL;
 }
 
-static float iou(const sm_tensor *b, int64_t i, int64_t j) {
-  float yi0 = (float)getf(b, 4 * i), xi0 = (float)getf(b, 4 * i + 1), yi1 = (float)getf(b, 4 * i + 2),
-        xi1 = (float)getf(b, 4 * i + 3);
-  float yj0 = (float)getf(b, 4 * j), xj0 = (float)getf(b, 4 * j + 1), yj1 = (float)getf(b, 4 * j + 2),
-        xj1 = (float)getf(b, 4 * j + 3);
-  float ymin_i = fminf(yi0, yi1), xmin_i = fminf(xi0, xi1), ymax_i = fmaxf(yi0, yi1), xmax_i = fmaxf(xi0, xi1);
-  float ymin_j = fminf(yj0, yj1), xmin_j = fminf(xj0, xj1), ymax_j = fmaxf(yj0, yj1), xmax_j = fmaxf(xj0, xj1);
+/* Intersection over union of two [4] boxes (corners in any order; 0 when either is empty). */
+static float iou_f(const float *bi, const float *bj) {
+  float ymin_i = fminf(bi[0], bi[2]), xmin_i = fminf(bi[1], bi[3]), ymax_i = fmaxf(bi[0], bi[2]), xmax_i = fmaxf(bi[1], bi[3]);
+  float ymin_j = fminf(bj[0], bj[2]), xmin_j = fminf(bj[1], bj[3]), ymax_j = fmaxf(bj[0], bj[2]), xmax_j = fmaxf(bj[1], bj[3]);
   float area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i), area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j);
   if (area_i <= 0 || area_j <= 0) return 0;
   float iy0 = fmaxf(ymin_i, ymin_j), ix0 = fmaxf(xmin_i, xmin_j), iy1 = fminf(ymax_i, ymax_j), ix1 = fminf(xmax_i, xmax_j);
   float inter = fmaxf(iy1 - iy0, 0.0f) * fmaxf(ix1 - ix0, 0.0f);
   return inter / (area_i + area_j - inter);
+}
+
+/* The IoU of boxes i and j of b (float or half, [n, 4] corners in any order), in float as TF's. */
+static float iou(const sm_tensor *b, int64_t i, int64_t j) {
+  float bi[4], bj[4];
+  for (int k = 0; k < 4; k++) bi[k] = (float)getf(b, 4 * i + k), bj[k] = (float)getf(b, 4 * j + k);
+  return iou_f(bi, bj);
 }
 
 typedef struct cand {
@@ -201,16 +205,6 @@ static sm_status *cnms_prepare(const sm_node *node, void **state) {
   }
   *state = s;
   return NULL;
-}
-
-static float iou_f(const float *bi, const float *bj) {
-  float ymin_i = fminf(bi[0], bi[2]), xmin_i = fminf(bi[1], bi[3]), ymax_i = fmaxf(bi[0], bi[2]), xmax_i = fmaxf(bi[1], bi[3]);
-  float ymin_j = fminf(bj[0], bj[2]), xmin_j = fminf(bj[1], bj[3]), ymax_j = fmaxf(bj[0], bj[2]), xmax_j = fmaxf(bj[1], bj[3]);
-  float area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i), area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j);
-  if (area_i <= 0 || area_j <= 0) return 0;
-  float iy0 = fmaxf(ymin_i, ymin_j), ix0 = fmaxf(xmin_i, xmin_j), iy1 = fminf(ymax_i, ymax_j), ix1 = fminf(xmax_i, xmax_j);
-  float inter = fmaxf(iy1 - iy0, 0.0f) * fmaxf(ix1 - ix0, 0.0f);
-  return inter / (area_i + area_j - inter);
 }
 
 typedef struct cres {
