@@ -210,7 +210,7 @@ static int krows_pieces(sm_threadpool *pool, mm_job *j, int64_t nb) {
   double macs = (double)j->N * (double)j->K;
   int narrow_small = j->N <= GEMV_NARROW_N && macs * sizeof(float) < GEMV_NARROW_ONE_THREAD_BYTES;
   if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && !j->tb && !gemv_cols_off && !narrow_small &&
-      macs >= SM_NN_PAR_MIN_MACS && sm__nn_sgemv_rows_on())
+      macs >= SM_NN_PAR_MIN_MACS && (sm__nn_sgemv_rows_on() || (sm__nn_sgemv_rows_avx2_on() && j->N <= 2048)))
     j->pieces = sm__threadpool_nthreads(pool) < j->K ? sm__threadpool_nthreads(pool) : j->K;
   return j->pieces > 1;
 }
