@@ -14,7 +14,11 @@
  * against OpenBLAS sgemv's 11.6-13 us for 5408 x 64 (bench/RESULTS.md, 2026-12-02, h7). Each y is
  * the sum over k in two interleaved chains (even and odd rows), then the two added.
  * sm__nn_sgemv_rows streams any B four rows at a time (one row of A), sm__nn_sgemm_rows the same
- * for up to SM_NN_STREAM_M rows of A (nn_conv.c's conv_stream), each B row read once for all. */
+ * for up to SM_NN_STREAM_M rows of A (nn_conv.c's conv_stream), each B row read once for all.
+ * On CPUs with AVX2 + FMA and no AVX-512, sm__nn_sgemv_rows has an 8-lane clone (gemv_rows_avx2,
+ * the same bits) for B up to 2048 columns: ResNet50's / MobileNetV2's batch-1 Dense (2048 or 1280
+ * x 1000) split by rows over both threads, 0.5-0.7x OpenBLAS sgemv's time over column slices from
+ * cache; wider B (VGG16's 4096-column fc1 / fc2) stay OpenBLAS's (equal or faster there). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
