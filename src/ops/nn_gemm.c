@@ -14,7 +14,11 @@
  * against OpenBLAS sgemv's 11.6-13 us for 5408 x 64 (bench/RESULTS.md, 2026-12-02, h7). Each y is
  * the sum over k in two interleaved chains (even and odd rows), then the two added.
  * sm__nn_sgemv_rows streams any B four rows at a time (one row of A), sm__nn_sgemm_rows the same
- * for up to SM_NN_STREAM_M rows of A (nn_conv.c's conv_stream), each B row read once for all. */
+ * for up to SM_NN_STREAM_M rows of A (nn_conv.c's conv_stream), each B row read once for all.
+ * On CPUs with AVX2 + FMA and no AVX-512, sm__nn_sgemv_rows has an 8-lane clone (gemv_rows_avx2,
+ * the same bits) for B up to 2048 columns: ResNet50's / MobileNetV2's batch-1 Dense (2048 or 1280
+ * x 1000) split by rows over both threads, 0.5-0.7x OpenBLAS sgemv's time over column slices from
+ * cache; wider B (VGG16's 4096-column fc1 / fc2) stay OpenBLAS's (equal or faster there). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +296,73 @@ GEMV_AVX512 static void gemv_rows_avx512(int64_t k, int64_t n, const float *x, c
   }
 }
 
+/* ---- one row, any B, streamed in row order (AVX2 + FMA, CPUs without AVX-512) ------------------ */
+/* gemv_rows_avx512 with 8-lane vectors, two per step (one 64-byte line of each of the four rows):
+ * the same order per y element (x0 r0, + y, then three FMAs), so the same bits as the AVX-512
+ * loop. The last n % 16 columns: one full vector, then a masked one. */
+#define GEMV_AVX2 __attribute__((target("avx2,fma")))
+#define GEMV_AVX2_MAX_N 2048
+#define GEMV_STEP8(off, LOAD, STORE)                                                                \
+  do {                                                                                             \
+    __m256 c_ = _mm256_mul_ps(x0, LOAD(r0 + (off)));                                               \
+    if (load) c_ = _mm256_add_ps(LOAD(y + (off)), c_);                                             \
+    c_ = _mm256_fmadd_ps(x1, LOAD(r1 + (off)), c_);                                                \
+    c_ = _mm256_fmadd_ps(x2, LOAD(r2 + (off)), c_);                                                \
+    c_ = _mm256_fmadd_ps(x3, LOAD(r3 + (off)), c_);                                                \
+    STORE(y + (off), c_);                                                                          \
+  } while (0)
+GEMV_AVX2 static void gemv_rows_avx2(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y,
+                                     int acc) {
+  const int64_t n16 = n / 16 * 16, n8 = n / 8 * 8, rem = n - n8, ahead = 4 * ldb;
+  int32_t mbits[8];
+  for (int i = 0; i < 8; i++) mbits[i] = i < rem ? -1 : 0;
+  const __m256i mask = _mm256_loadu_si256((const __m256i *)mbits);
+#define GEMV_LD(p) _mm256_loadu_ps(p)
+#define GEMV_ST(p, v) _mm256_storeu_ps((p), (v))
+#define GEMV_MLD(p) _mm256_maskload_ps((p), mask)
+#define GEMV_MST(p, v) _mm256_maskstore_ps((p), mask, (v))
+  for (int64_t p = 0; p < k; p += 4) {
+    const int64_t rows = k - p < 4 ? k - p : 4;
+    const float *r0 = b + p * ldb, *r1 = r0 + ldb, *r2 = r1 + ldb, *r3 = r2 + ldb;
+    const __m256 x0 = _mm256_set1_ps(x[p]), x1 = _mm256_set1_ps(rows > 1 ? x[p + 1] : 0.0f),
+                 x2 = _mm256_set1_ps(rows > 2 ? x[p + 2] : 0.0f), x3 = _mm256_set1_ps(rows > 3 ? x[p + 3] : 0.0f);
+    const int load = acc || p > 0, pf = p + 8 <= k;
+    if (rows < 4) { /* the last k % 4 rows: one row at a time, as the AVX-512 loop */
+      for (int64_t q = 0; q < rows; q++) {
+        const float *rq = r0 + q * ldb;
+        const __m256 xq = _mm256_set1_ps(x[p + q]);
+        const int ld = load || q > 0;
+        for (int64_t j = 0; j < n8; j += 8) {
+          __m256 c = _mm256_mul_ps(xq, _mm256_loadu_ps(rq + j));
+          _mm256_storeu_ps(y + j, ld ? _mm256_add_ps(_mm256_loadu_ps(y + j), c) : c);
+        }
+        if (rem) {
+          __m256 c = _mm256_mul_ps(xq, _mm256_maskload_ps(rq + n8, mask));
+          _mm256_maskstore_ps(y + n8, mask, ld ? _mm256_add_ps(_mm256_maskload_ps(y + n8, mask), c) : c);
+        }
+      }
+      break;
+    }
+    for (int64_t j = 0; j < n16; j += 16) {
+      if (pf) {
+        _mm_prefetch((const char *)(r0 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r1 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r2 + j + ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(r3 + j + ahead), _MM_HINT_T0);
+      }
+      GEMV_STEP8(j, GEMV_LD, GEMV_ST);
+      GEMV_STEP8(j + 8, GEMV_LD, GEMV_ST);
+    }
+    if (n8 > n16) GEMV_STEP8(n16, GEMV_LD, GEMV_ST);
+    if (rem) GEMV_STEP8(n8, GEMV_MLD, GEMV_MST);
+  }
+#undef GEMV_LD
+#undef GEMV_ST
+#undef GEMV_MLD
+#undef GEMV_MST
+}
+#undef GEMV_STEP8
+
 /* Rows [0, m) of y (m <= SM_NN_STREAM_M) = a[m, 0..k) B (+ y when acc): as gemv_rows_avx512, B's
  * rows four at a time in address order, each group of four 16-float pieces loaded once and used
  * for all m rows of y (all m * n of y stays in L1: 16 KB at m 8, n 512). Each y is the sum over k
@@ -352,15 +423,40 @@ static int avx512_on(int *have, const char *env) {
 static int rows_have = -1;
 int sm__nn_sgemv_rows_on(void) { return avx512_on(&rows_have, "SM_NN_GEMV_ROWS"); }
 
-int sm__nn_sgemv_rows(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc) {
-  if (k <= 0 || n <= 0 || !sm__nn_sgemv_rows_on()) return 0;
-#ifdef GEMV_AVX512
-  gemv_rows_avx512(k, n, x, b, ldb, y, acc);
-  return 1;
+/* The AVX2 clone (gemv_rows_avx2): a CPU with AVX2 + FMA and without AVX-512, for n <= GEMV_AVX2_MAX_N
+ * (wider: OpenBLAS's sgemv over column slices was as fast or faster here, bench/RESULTS.md session
+ * 18 b2), unless SM_NN_GEMV_AVX2=0 (bench/'s A/B switch: OpenBLAS's sgemv as before). Read once. */
+static int avx2_rows = -1;
+int sm__nn_sgemv_rows_avx2_on(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  int h = __atomic_load_n(&avx2_rows, __ATOMIC_RELAXED);
+  if (h < 0) {
+    __builtin_cpu_init();
+    const char *e = getenv("SM_NN_GEMV_AVX2");
+    h = !__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        !(e && !strcmp(e, "0"));
+    __atomic_store_n(&avx2_rows, h, __ATOMIC_RELAXED);
+  }
+  return h;
 #else
-  (void)x, (void)b, (void)ldb, (void)y, (void)acc;
   return 0;
 #endif
+}
+
+int sm__nn_sgemv_rows(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc) {
+  if (k <= 0 || n <= 0) return 0;
+#ifdef GEMV_AVX512
+  if (sm__nn_sgemv_rows_on()) {
+    gemv_rows_avx512(k, n, x, b, ldb, y, acc);
+    return 1;
+  }
+  if (n <= GEMV_AVX2_MAX_N && sm__nn_sgemv_rows_avx2_on()) {
+    gemv_rows_avx2(k, n, x, b, ldb, y, acc);
+    return 1;
+  }
+#endif
+  (void)x, (void)b, (void)ldb, (void)y, (void)acc;
+  return 0;
 }
 
 /* SM_NN_GEMV_NARROW=0 (bench/'s A/B switch) leaves every one-row product to OpenBLAS; read once */

@@ -201,7 +201,9 @@ static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
  * worker and splitting costs. The seed CNN's 5408 x 64 Dense (1.4 MB) split in two took the
  * model's batch-1 call from 0.016-0.019 ms to 0.021-0.026 ms, which of the two depending on where
  * the heap put the call's buffers (the model path's length moved it; bench/RESULTS.md, session 15
- * h8). A narrow B of 2 MiB or more, read from memory, streams ~2x faster split (same place). */
+ * h8). A narrow B of 2 MiB or more, read from memory, streams ~2x faster split (same place).
+ * Without AVX-512 (nn_gemm.c's AVX2 clone) only B of at most 2048 columns: wider ones go to
+ * gemv_cols (OpenBLAS), as fast or faster there (bench/RESULTS.md session 18 b2). */
 #define GEMV_NARROW_N 128
 #define GEMV_NARROW_ONE_THREAD_BYTES ((double)(2 << 20))
 static int krows_pieces(sm_threadpool *pool, mm_job *j, int64_t nb) {
@@ -210,7 +212,7 @@ static int krows_pieces(sm_threadpool *pool, mm_job *j, int64_t nb) {
   double macs = (double)j->N * (double)j->K;
   int narrow_small = j->N <= GEMV_NARROW_N && macs * sizeof(float) < GEMV_NARROW_ONE_THREAD_BYTES;
   if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && !j->tb && !gemv_cols_off && !narrow_small &&
-      macs >= SM_NN_PAR_MIN_MACS && sm__nn_sgemv_rows_on())
+      macs >= SM_NN_PAR_MIN_MACS && (sm__nn_sgemv_rows_on() || (sm__nn_sgemv_rows_avx2_on() && j->N <= 2048)))
     j->pieces = sm__threadpool_nthreads(pool) < j->K ? sm__threadpool_nthreads(pool) : j->K;
   return j->pieces > 1;
 }

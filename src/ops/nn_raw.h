@@ -58,9 +58,12 @@ sm_status *sm__nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int
 int sm__nn_sgemv_narrow(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc);
 /* The same for any n > 0, B's rows streamed in order four at a time (y in L1 meanwhile): a range of
  * B's rows is one contiguous block, so threads split k and add their y's (nn_matmul.c). 1 when
- * done, 0 without AVX-512 or with SM_NN_GEMV_ROWS=0 (nn_gemm.c). */
+ * done, 0 without AVX-512 or AVX2 + FMA, or with SM_NN_GEMV_ROWS=0 (AVX-512) / SM_NN_GEMV_AVX2=0 (nn_gemm.c). */
 int sm__nn_sgemv_rows(int64_t k, int64_t n, const float *x, const float *b, int64_t ldb, float *y, int acc);
 int sm__nn_sgemv_rows_on(void); /* whether sm__nn_sgemv_rows computes (else it returns 0) */
+/* whether it computes on a CPU without AVX-512 (its AVX2 clone, for n <= 2048 only; SM_NN_GEMV_AVX2=0
+ * turns it off): sm__nn_sgemv_rows_on() stays AVX-512 only, for sm__nn_sgemm_rows' callers */
+int sm__nn_sgemv_rows_avx2_on(void);
 /* The same for m rows of A at once (0 < m <= SM_NN_STREAM_M, lda apart; y's rows ldy apart): each
  * B row is read once for all m (nn_conv.c's batch-1 convolutions with few output pixels). */
 #define SM_NN_STREAM_M 8

@@ -137,8 +137,9 @@ static void check_gemv_narrow(int64_t k, int64_t n, int64_t ldb, int acc) {
   free(x), free(mem);
 }
 
-/* sm__nn_sgemv_rows (nn_gemm.c, AVX-512 CPUs; elsewhere it declines and nothing is checked): y = x B
- * (+ y) against double sums, any width, B's rows four at a time and the rest one by one. */
+/* sm__nn_sgemv_rows (nn_gemm.c, AVX-512 CPUs, or AVX2 + FMA up to 2048 columns; elsewhere it declines
+ * and nothing is checked): y = x B (+ y) against double sums, any width, B's rows four at a time
+ * and the rest one by one. */
 static void check_gemv_rows(int64_t k, int64_t n, int64_t ldb, int acc) {
   float *x = malloc(sizeof(float) * (size_t)k), *b = malloc(sizeof(float) * (size_t)(k * ldb));
   float *y = malloc(sizeof(float) * (size_t)n), *e = malloc(sizeof(float) * (size_t)n);
@@ -155,7 +156,7 @@ static void check_gemv_rows(int64_t k, int64_t n, int64_t ldb, int acc) {
     snprintf(what, sizeof what, "gemv rows k%lld n%lld ldb%lld acc%d", (long long)k, (long long)n, (long long)ldb, acc);
     CHECK(close_all(y, e, n, what));
   } else {
-    CHECK(!sm__nn_sgemv_rows_on());
+    CHECK(!sm__nn_sgemv_rows_on() && (n > 2048 || !sm__nn_sgemv_rows_avx2_on()));
   }
   free(x), free(b), free(y), free(e);
 }
@@ -290,6 +291,11 @@ int main(void) {
     check_gemv_rows(3, 300, 300, acc);
     check_gemv_rows(1, 33, 33, acc);
     check_gemv_rows(11, 200, 260, acc);
+    /* the AVX2 clone's bounds: 16-column steps, one 8-column step, a masked tail of 1-7; the widest
+     * it takes and one column more (OpenBLAS's there) */
+    for (int64_t n = 1; n <= 33; n++) check_gemv_rows(4 + n % 5, n, n + n % 3, acc);
+    check_gemv_rows(9, 2048, 2048, acc);
+    check_gemv_rows(9, 2049, 2049, acc);
     for (int64_t m = 1; m <= SM_NN_STREAM_M; m++) check_gemm_rows(m, 4 * m + m % 3, 16 * m + 9 * (m % 2), acc);
     check_gemm_rows(4, 1000, 512, acc);
   }
