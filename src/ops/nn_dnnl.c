@@ -26,7 +26,8 @@
  * Layout: NHWC (oneDNN's brgconv) but for the shapes where its blocked nChw16c kernel is ~2x
  * faster (blocked_conv), which reorder in and out per call. Without AVX-512 (jit:avx2) the blocked
  * layout is nChw8c (blocked8_conv), and the spatial convolutions of many channels are im2col + a
- * oneDNN matmul instead (im2col_conv, conv_im2col).
+ * oneDNN matmul instead (im2col_conv, conv_im2col), or, for the 3x3 stride-1 ones of 64+ channels,
+ * Winograd F(2x2, 3x3) (wino_conv, nn_winograd_avx2.c; its transformed filter cached here too).
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
  * fused residual Add is its sum post-op over a copy of the addend made piece by piece. NaN through
