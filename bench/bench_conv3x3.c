@@ -4,10 +4,17 @@
  * in NHWC (what nn_dnnl.c gives it), in blocked nChw8c and nChw16c (their reorders in and out
  * included in the time; 1e9 where oneDNN has only its reference loops), and im2col + dnnl_sgemm (the im2col included). Bias + ReLU fused as
  * post-op in the oneDNN rows, no epilogue in the im2col row (a lower bound for it).
+ * Session 18 b1: with -DWINO (and -Isrc -Iinclude -mavx2 -mfma) a Winograd F(4x4, 3x3) column too
+ * (src/ops/nn_winograd_avx2.c, included here; bias + ReLU in its epilogue; its filter transform done
+ * once, not timed), and the max error of NHWC and Winograd vs a float64 direct sum relative to the
+ * output range (max |y64|). SM_WINO_T=<tiles> sets its block (multiple of 6), SM_WINO_M=4 F(4x4, 3x3)
+ * instead of F(2x2, 3x3).
  * Not a test and not built by CMake; needs libdnnl-dev. From the repo root:
  *
  *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L bench/bench_conv3x3.c -ldnnl -lm -o build/bench_conv3x3 && \
  *     OMP_NUM_THREADS=1 build/bench_conv3x3 [REPS]
+ *   cc -std=c11 -O2 -DWINO -Isrc -Iinclude -D_POSIX_C_SOURCE=200809L bench/bench_conv3x3.c -ldnnl -lm \
+ *     -o build/bench_conv3x3w && OMP_NUM_THREADS=1 build/bench_conv3x3w [REPS]
  */
 #include <dnnl.h>
 #include <math.h>
@@ -15,6 +22,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef WINO
+#include "ops/nn_winograd_avx2.c"
+/* the library's epilogue (nn_norm.c), bias + ReLU only here */
+void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act, float alpha) {
+  (void)alpha;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < C; c++) {
+      float v = in[r * C + c] + (bias ? bias[c] : 0.0f);
+      out[r * C + c] = act == SM_NN_ACT_RELU && v < 0 ? 0.0f : v;
+    }
+}
+#endif
 
 typedef struct shape {
   const char *what;
@@ -150,7 +169,8 @@ int main(int argc, char **argv) {
   DN(dnnl_engine_create(&eng, dnnl_cpu, 0));
   DN(dnnl_stream_create(&st, eng, dnnl_stream_default_flags));
   printf("| layer | batch | MFLOP | NHWC ms | nChw8c ms (+reorders) | nChw16c ms (+reorders) | im2col+sgemm ms | best "
-         "GFLOP/s | NHWC impl | 8c impl | 16c impl | max diff 8c |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+         "GFLOP/s | NHWC impl | 8c impl | 16c impl | max diff 8c | wino ms | wino/best-other | err NHWC | err wino |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
     const shape *s = &shapes[i];
     int oh = (s->h + s->s - 1) / s->s, ow = (s->w + s->s - 1) / s->s;
@@ -180,7 +200,18 @@ int main(int argc, char **argv) {
                              {DNNL_ARG_DST, c2.dst}};
     dnnl_exec_arg_t i1[2] = {{DNNL_ARG_FROM, ux}, {DNNL_ARG_TO, c1.src}}, o1[2] = {{DNNL_ARG_FROM, c1.dst}, {DNNL_ARG_TO, uy1}};
     dnnl_exec_arg_t i2[2] = {{DNNL_ARG_FROM, ux}, {DNNL_ARG_TO, c2.src}}, o2[2] = {{DNNL_ARG_FROM, c2.dst}, {DNNL_ARG_TO, uy2}};
-    static double t[4][200];
+    static double t[5][200];
+    float *y4 = calloc(ny, 4);
+#ifdef WINO
+    int WM = getenv("SM_WINO_M") && atoi(getenv("SM_WINO_M")) == 4 ? 4 : 2;
+    sm__wino_args wa = {WM, s->n, s->h, s->w, s->c, oh, ow, s->cout, (s->k - 1) / 2, (s->k - 1) / 2, x, NULL, b, NULL, f, y4,
+                        SM_NN_ACT_RELU, 0.0f};
+    float *U = malloc(sm__wino_packed_floats(WM, s->c, s->cout) * 4);
+    sm__wino_pack(WM, f, s->c, s->cout, U);
+    wa.U = U;
+    int64_t WT = getenv("SM_WINO_T") ? atoi(getenv("SM_WINO_T")) : sm__wino_block(s->c, s->cout);
+    float *ws = malloc(sm__wino_scratch_floats(s->c, s->cout, WT) * 4);
+#endif
     for (int k = -1; k < reps; k++) {
       double a = now_ms();
       run(st, c0.p, 4, a0);
@@ -201,19 +232,49 @@ int main(int argc, char **argv) {
       DN(dnnl_sgemm('N', 'N', (dnnl_dim_t)rows, s->cout, (dnnl_dim_t)kk, 1.0f, col, (dnnl_dim_t)kk, f, s->cout, 0.0f, y3,
                     s->cout));
       double g = now_ms();
-      if (k >= 0) t[0][k] = m - a, t[1][k] = q - m, t[2][k] = z - q, t[3][k] = g - z;
+#ifdef WINO
+      sm__wino_run(&wa, 0, sm__wino_tiles(&wa), 0, (s->cout + 15) / 16, WT, ws);
+#endif
+      double w = now_ms();
+      if (k >= 0) t[0][k] = m - a, t[1][k] = q - m, t[2][k] = z - q, t[3][k] = g - z, t[4][k] = w - g;
     }
-    for (int k = 0; k < 4; k++) qsort(t[k], (size_t)reps, sizeof(double), cmp);
+    for (int k = 0; k < 5; k++) qsort(t[k], (size_t)reps, sizeof(double), cmp);
     double md[4] = {t[0][reps / 2], t[1][reps / 2], t[2][reps / 2], t[3][reps / 2]}, diff = 0, best = md[0];
     for (int k = 1; k < 3; k++)
       if (!strncmp(k == 1 ? c1.impl : c2.impl, "ref", 3)) md[k] = 1e9;
     for (int k = 1; k < 4; k++) best = md[k] < best ? md[k] : best;
     for (size_t e = 0; e < ny; e++) diff = fabs(y1[e] - y0[e]) > diff ? fabs(y1[e] - y0[e]) : diff;
     double mflop = 2e-6 * (double)rows * (double)s->cout * (double)kk;
-    printf("| %s | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %s | %s | %s | %.1e |\n", s->what, s->n, mflop, md[0],
-           md[1], md[2], md[3], mflop / best, c0.impl, c1.impl, c2.impl, diff);
+    /* float64 direct sum (+ bias, ReLU): the error of NHWC and Winograd relative to max |y64| */
+    double e0 = 0, e4 = 0, ymax = 0;
+    int p = (s->k - 1) / 2;
+    for (size_t r = 0; r < rows; r++) {
+      int n = (int)(r / ((size_t)oh * ow)), oy = (int)(r / ow % oh), ox = (int)(r % ow);
+      for (int o = 0; o < s->cout; o++) {
+        double acc = 0;
+        for (int ky = 0; ky < s->k; ky++)
+          for (int kx = 0; kx < s->k; kx++) {
+            int iy = oy + ky - p, ix = ox + kx - p;
+            if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
+            const float *xr = x + (((size_t)n * s->h + iy) * s->w + ix) * s->c;
+            const float *fr = f + ((size_t)(ky * s->k + kx) * s->c) * s->cout + o;
+            for (int c = 0; c < s->c; c++) acc += (double)xr[c] * (double)fr[(size_t)c * s->cout];
+          }
+        acc += b[o];
+        if (acc < 0) acc = 0;
+        ymax = fabs(acc) > ymax ? fabs(acc) : ymax;
+        double d0 = fabs(y0[r * s->cout + o] - acc), d4 = fabs(y4[r * s->cout + o] - acc);
+        e0 = d0 > e0 ? d0 : e0, e4 = d4 > e4 ? d4 : e4;
+      }
+    }
+    printf("| %s | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %s | %s | %s | %.1e | %.3f | %.2f | %.1e | %.1e |\n",
+           s->what, s->n, mflop, md[0], md[1], md[2], md[3], mflop / best, c0.impl, c1.impl, c2.impl, diff, t[4][reps / 2],
+           t[4][reps / 2] / best, e0 / ymax, e4 / ymax);
     fflush(stdout);
-    free(x), free(f), free(b), free(y0), free(y1), free(y2), free(y3), free(col);
+    free(x), free(f), free(b), free(y0), free(y1), free(y2), free(y3), free(y4), free(col);
+#ifdef WINO
+    free(U), free(ws);
+#endif
   }
   return 0;
 }

@@ -26,7 +26,8 @@
  * Layout: NHWC (oneDNN's brgconv) but for the shapes where its blocked nChw16c kernel is ~2x
  * faster (blocked_conv), which reorder in and out per call. Without AVX-512 (jit:avx2) the blocked
  * layout is nChw8c (blocked8_conv), and the spatial convolutions of many channels are im2col + a
- * oneDNN matmul instead (im2col_conv, conv_im2col).
+ * oneDNN matmul instead (im2col_conv, conv_im2col), or, for the 3x3 stride-1 ones of 64+ channels,
+ * Winograd F(2x2, 3x3) (wino_conv, nn_winograd_avx2.c; its transformed filter cached here too).
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
  * fused residual Add is its sum post-op over a copy of the addend made piece by piece. NaN through
@@ -118,6 +119,12 @@ static int relu_nan_off;
 static int im2col_force = -1;
 /* SM_DNNL_BLOCKED8=0: no nChw8c on CPUs without AVX-512 (blocked_conv; for A/B) */
 static int blocked8_off;
+/* SM_NN_WINOGRAD: 0 never, 1 every 3x3 stride-1 convolution it can take, unset the measured choice
+ * (wino_conv) */
+static int wino_force = -1;
+/* SM_NN_WINOGRAD_TILE=4: F(4x4, 3x3) instead of F(2x2, 3x3) (measurement only: its error is past the
+ * tests' 1e-5, wino_conv) */
+static int wino_m = 2;
 
 /* 1 on a CPU with AVX-512 (oneDNN's avx512_core kernels), computed once (a race computes it twice) */
 static int cpu_avx512(void) {
@@ -143,6 +150,10 @@ static void dnnl_load(void) {
   im2col_force = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
   e = getenv("SM_DNNL_BLOCKED8");
   blocked8_off = e && !strcmp(e, "0");
+  e = getenv("SM_NN_WINOGRAD");
+  wino_force = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
+  e = getenv("SM_NN_WINOGRAD_TILE");
+  wino_m = e && !strcmp(e, "4") ? 4 : 2;
   void *h = dlopen(SM_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
   int ok = 1;
@@ -224,11 +235,28 @@ typedef struct slot {
   uint64_t wuid;
 } slot;
 
+/* The filter transformed for Winograd (wino_conv): keyed as a slot's pack, one per cache (a
+ * kernel instance has one filter); reference-counted under the cache's mutex. */
+typedef struct wpack {
+  int refs, m;
+  const void *wptr;
+  uint64_t wuid;
+  int64_t C, K;
+  float *U;
+} wpack;
+
 struct sm__dnnl_cache {
   pthread_mutex_t mu;
   uint64_t tick;
   slot s[CACHE_SLOTS];
+  wpack *wino;
 };
+
+static void wpack_unref(wpack *w) {
+  if (!w || --w->refs) return;
+  sm__free(w->U);
+  sm__free(w);
+}
 
 sm_status *sm__dnnl_cache_new(sm__dnnl_cache **out) {
   sm__dnnl_cache *c = sm__calloc(sizeof *c);
@@ -266,6 +294,7 @@ static void slot_clear(slot *s) {
 void sm__dnnl_cache_free(sm__dnnl_cache *c) {
   if (!c) return;
   for (int i = 0; i < CACHE_SLOTS; i++) slot_clear(&c->s[i]);
+  wpack_unref(c->wino);
   pthread_mutex_destroy(&c->mu);
   sm__free(c);
 }
@@ -1106,9 +1135,112 @@ static sm_status *conv_im2col(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm
   return st;
 }
 
+/* ---- Winograd F(4x4, 3x3) (nn_winograd_avx2.c) ---------------------------------------------------- */
+
+/* Whether a convolution runs as Winograd F(2x2, 3x3) rather than oneDNN: a 3x3, stride 1, dilation
+ * 1, one group, on an AVX2 + FMA CPU without AVX-512 (oneDNN 2.6's own Winograd is AVX-512 only), of
+ * 64+ -> 64+ channels, with 8x8+ output or 8+ images of 2x2+ (one tile or four an image stream all
+ * the transformed filters for it). One thread (bench/bench_conv3x3.c -DWINO, bench/RESULTS.md
+ * "Session 18 - b1"): 1.4-1.8x faster than the best of oneDNN NHWC / nChw8c / im2col on every
+ * VGG16 / ResNet50 3x3 of 64+ channels at b16 and over 8x8+ at b1; slower at one image of 4x4 or
+ * 2x2 x 256-512 channels and over 3 input channels. Its error vs a float64 sum is below oneDNN's
+ * (~1e-6 of the output range). F(4x4, 3x3) (SM_NN_WINOGRAD_TILE=4) is a further 1.3-1.8x faster but
+ * ~1e-5 of the range off (2e-4 on test_ops_nn's 256-channel case, past its 1e-5): not the default.
+ * SM_NN_WINOGRAD=0 / 1 forces (A/B; the tests pass with =1). */
+static int wino_conv(const sm__dnnl_conv_args *a) {
+  if (wino_force == 0 || a->G != 1 || a->KH != 3 || a->KW != 3 || a->sh != 1 || a->sw != 1 || a->dh != 1 ||
+      a->dw != 1 || !sm__wino_cpu_ok())
+    return 0;
+  if ((double)sm__wino_packed_floats(wino_m, a->C, a->Cout) * sizeof(float) > 512.0 * 1024 * 1024) return 0;
+  if (wino_force == 1) return 1;
+  if (cpu_avx512()) return 0;
+  return a->C >= 64 && a->Cout >= 64 && a->OH >= 2 && a->OW >= 2 && ((a->OH >= 8 && a->OW >= 8) || a->N >= 8);
+}
+
+/* the transformed filter of a (packed at the first call, again when the filter tensor changes) */
+static sm_status *wino_acquire(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, wpack **out) {
+  pthread_mutex_lock(&c->mu);
+  wpack *w = c->wino;
+  if (w && w->m == wino_m && w->wptr == a->filt && w->wuid == a->filt_uid && w->C == a->C && w->K == a->Cout) {
+    w->refs++;
+    pthread_mutex_unlock(&c->mu);
+    *out = w;
+    return NULL;
+  }
+  pthread_mutex_unlock(&c->mu);
+  size_t bytes = sm__wino_packed_floats(wino_m, a->C, a->Cout) * sizeof(float);
+  w = sm__calloc(sizeof *w);
+  float *U = w ? sm__alloc(bytes) : NULL;
+  if (!U) {
+    sm__free(w);
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating %zu bytes for Winograd filters", bytes);
+  }
+  sm__wino_pack(wino_m, a->filt, a->C, a->Cout, U);
+  *w = (wpack){2, wino_m, a->filt, a->filt_uid, a->C, a->Cout, U};
+  pthread_mutex_lock(&c->mu);
+  wpack *old = c->wino;
+  c->wino = w;
+  wpack_unref(old);
+  pthread_mutex_unlock(&c->mu);
+  *out = w;
+  return NULL;
+}
+
+typedef struct wino_job {
+  const sm__wino_args *w;
+  int64_t tiles, T, KB, kpieces;
+  int oom;
+} wino_job;
+
+/* pieces [begin, end): tile block i / kpieces, output-channel slice i % kpieces; the scratch is the
+ * thread's (thread_mem, grown here) */
+static void wino_pieces(void *ctx, int64_t begin, int64_t end) {
+  wino_job *j = ctx;
+  thread_mem *t = thread_mem_get();
+  size_t need = sm__wino_scratch_floats(j->w->C, j->w->K, j->T) * sizeof(float);
+  if (t && need > t->scratch_cap) {
+    free(t->scratch);
+    t->scratch = malloc(need);
+    t->scratch_cap = t->scratch ? need : 0;
+  }
+  if (!t || !t->scratch) {
+    __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  for (int64_t i = begin; i < end; i++) {
+    int64_t b = i / j->kpieces, kp = i % j->kpieces, t0 = b * j->T, t1 = t0 + j->T < j->tiles ? t0 + j->T : j->tiles;
+    sm__wino_run(j->w, t0, t1, kp * j->KB / j->kpieces, (kp + 1) * j->KB / j->kpieces, j->T, t->scratch);
+  }
+}
+
+static sm_status *conv_wino(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx) {
+  wpack *w;
+  sm_status *st = wino_acquire(c, a, &w);
+  if (st) return st;
+  sm__wino_args wa = {wino_m, a->N, a->H, a->W, a->C, a->OH, a->OW, a->Cout, a->pt, a->pl, a->x, w->U, a->bias, a->addend,
+                      a->filt, a->y, a->act, a->alpha};
+  sm_threadpool *pool = ctx ? sm__kctx_pool(ctx) : NULL;
+  int64_t nth = sm__threadpool_nthreads(pool), tiles = sm__wino_tiles(&wa), T = sm__wino_block(a->C, a->Cout);
+  if (tiles < T) T = (tiles + 5) / 6 * 6;
+  int64_t nb = (tiles + T - 1) / T, KB = (a->Cout + 15) / 16;
+  /* few blocks, or a number the threads do not share evenly: each block's output channels in slices */
+  int64_t kp = nb >= 4 * nth || nb % nth == 0 ? 1 : nth < KB ? nth : KB;
+  wino_job j = {&wa, tiles, T, KB, kp, 0};
+  sm__parallel_for(pool, nb * kp, 1, wino_pieces, &j);
+  pthread_mutex_lock(&c->mu);
+  wpack_unref(w);
+  pthread_mutex_unlock(&c->mu);
+  if (j.oom) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating Winograd scratch");
+  return NULL;
+}
+
 sm_status *sm__dnnl_conv(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
   if (!c || !loaded) return NULL;
+  if (wino_conv(a)) {
+    *declined = 0;
+    return conv_wino(c, a, ctx);
+  }
   if (im2col_conv(a)) {
     sm_status *st = conv_im2col(c, a, ctx, declined);
     if (st || !*declined) return st;

@@ -5,6 +5,7 @@
  * Nothing here is visible outside src/ops/nn*.c. */
 #ifndef SM_OPS_NN_INTERNAL_H
 #define SM_OPS_NN_INTERNAL_H
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops/nn_raw.h"
@@ -153,6 +154,31 @@ void sm__nn_sgemm_small(int64_t m, int64_t n0, int64_t n1, int64_t k, const floa
  * (nn_raw.h), alpha LeakyRelu's; in == out is allowed. nn_norm.c. */
 void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
                          float alpha);
+
+/* The float NHWC 3x3 convolution, stride 1, dilation 1, one group, as Winograd F(m x m, 3x3), m 2 or
+ * 4, on AVX2 + FMA (nn_winograd_avx2.c): U the filter [3, 3, C, K] packed by sm__wino_pack (sm__wino_packed_floats
+ * floats); sm__wino_run does tiles [t0, t1) of sm__wino_tiles in blocks of T (sm__wino_block), the
+ * output channels [16 kb0, min(16 kb1, K)), with
+ * sm__wino_scratch_floats(C, K, T) floats of scratch: y = act((conv + bias) + addend), bias and addend
+ * may be NULL, addend may be y (a tile that meets NaN is summed directly from filt instead, so NaN
+ * and Inf stay where a direct convolution puts them). sm__wino_cpu_ok: AVX2 and FMA present (the build has the loops). */
+typedef struct sm__wino_args {
+  int m; /* 2: F(2x2, 3x3), 4: F(4x4, 3x3) */
+  int64_t N, H, W, C, OH, OW, K, pt, pl;
+  const float *x, *U, *bias, *addend;
+  const float *filt; /* [3, 3, C, K]: the direct sums of a tile that met NaN */
+  float *y;
+  int act;
+  float alpha;
+} sm__wino_args;
+int sm__wino_cpu_ok(void);
+size_t sm__wino_packed_floats(int m, int64_t C, int64_t K);
+void sm__wino_pack(int m, const float *filt, int64_t C, int64_t K, float *U);
+int64_t sm__wino_block(int64_t C, int64_t K);
+size_t sm__wino_scratch_floats(int64_t C, int64_t K, int64_t T);
+int64_t sm__wino_tiles(const sm__wino_args *a);
+void sm__wino_run(const sm__wino_args *a, int64_t t0, int64_t t1, int64_t kb0, int64_t kb1, int64_t T,
+                  float *scratch);
 
 /* The float NHWC 3x3 depthwise convolution on AVX-512 (nn_dwconv.c): out = act(conv + bias) over
  * output rows [begin, end) (n * OH + oh) of in [N, H, W, C] with filter [3, 3, C, 1]; bias may be
