@@ -4,7 +4,8 @@
  * the case's inputs, compared with TF's outputs (bit for bit, or floats within tc_tolerance
  * relative when it is set: TF's Eigen and libm differ in the last bits; complex as pairs;
  * tc_scale_tolerance for transforms) or TF's error text. A case whose name holds "[run2]" runs its
- * session twice and compares the second run (stateful kernels). Include after test.h and
+ * session twice and compares the second run (stateful kernels); one whose name holds "[exact]" is
+ * compared bit for bit whatever tc_tolerance says (a rounding rule under test). Include after test.h and
  * array_case.h; shared by test_ops_scatter, _random, _math2, _fft and _unique. */
 #ifndef SM_TEST_TC_CASE_RUN_H
 #define SM_TEST_TC_CASE_RUN_H
@@ -204,7 +205,8 @@ static int run_case(const tc_case *c) {
   } else {
     for (int i = 0; i < c->nout; i++) {
       sm_tensor *want = make_tensor(&c->out[i]);
-      if (!want || !out[i] || !tc_match(want, out[i])) {
+      int ok = want && out[i] && (strstr(c->name, "[exact]") ? sm_tensor_equal(want, out[i]) : tc_match(want, out[i]));
+      if (!ok) {
         fprintf(stderr, "case '%s': output %d differs\n", c->name, i);
         if (want) print_tensor("want", want);
         if (out[i]) print_tensor("got ", out[i]);
