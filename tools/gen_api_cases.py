@@ -900,6 +900,60 @@ def edit_distance():
           ("truth_indices", e[0]), ("truth_values", e[1]), ("truth_shape", A([0, 2], i64))], {"normalize": True})
 
 
+def einsum_ellipsis():
+    # session 18 (b3): Einsum with an ellipsis: broadcast batch dims (right-aligned, size 1 against any
+    # size), an ellipsis in the middle, on one operand only, over zero dims, traces, every dtype;
+    # TF's messages for a short rank, dims that do not broadcast, an output without "...", a
+    # named label of two sizes
+    E = lambda name, eq, xs, **kw: case("Einsum " + name, "Einsum", [("inputs", xs)], {"equation": eq}, **kw)  # noqa: E731
+    E("... batch matmul", "...ij,...jk->...ik", [U(2, 3, 4), U(2, 4, 5)])
+    E("... broadcast", "...ij,...jk->...ik", [U(2, 1, 3, 4), U(5, 4, 2)])
+    E("... broadcast rank", "...ij,...jk->...ik", [U(3, 4), U(7, 4, 2)])
+    E("... size-1 vs n", "...ij,...jk->...ik", [U(2, 3, 4), U(1, 4, 5)])
+    E("... one operand", "...ij,jk->...ik", [U(2, 3, 3, 4), U(4, 5)])
+    E("... empty ellipsis", "...ij,...jk->...ik", [U(3, 4), U(4, 2)])
+    E("... output ellipsis only", "ij,jk->...ik", [U(3, 4), U(4, 5)])
+    E("... transpose", "...ij->...ji", [U(2, 3, 4)])
+    E("... diagonal", "...ii->...i", [U(2, 3, 3)])
+    E("... middle", "i...j->j...i", [U(2, 3, 4, 5)])
+    E("... dot", "...i,...i->...", [U(2, 3), U(3)])
+    E("... trailing", "ab...,b...->a...", [U(2, 3, 4), U(3, 4)])
+    E("... output middle", "...ij,...jk->i...k", [U(2, 3, 4), U(2, 4, 5)])
+    E("... float64", "...ij,...jk->...ik", [U(2, 3, 4, dt=f64), U(1, 4, 2, dt=f64)])
+    E("... int32", "...ij,...jk->...ik", [I(2, 3, 4), I(4, 2)])
+    E("... int64", "b...,b...->...", [I(3, 2, 2, dt=i64), I(3, 1, 2, dt=i64)])
+    E("... empty dim", "...ij,...jk->...ik", [U(0, 3, 4), U(1, 4, 2)])
+    E("... attention", "...qhd,...khd->...hqk", [U(2, 5, 2, 3), U(2, 4, 2, 3)])
+    E("err ... rank", "...ij,...jk->...ik", [U(3), U(3, 4)])
+    E("err ... broadcast", "...ij,...jk->...ik", [U(2, 3, 4), U(3, 4, 5)])
+    E("err ... no output ellipsis", "...ij,...jk->ik", [U(2, 3, 4), U(2, 4, 5)])
+    E("err ... reduce all", "...->", [U(2, 3)])
+    E("err label size", "bij,bjk->bik", [U(1, 3, 4), U(2, 4, 5)],
+      err_needle="Expected dimension 1 at axis 0 of the input shaped [2,4,5] but got dimension 2")
+
+
+def bf16_matmul():
+    # session 18 (b3): TF's bfloat16 MatMul / BatchMatMul[V2] on CPU: float products, the result
+    # truncated to bfloat16 (not rounded); half is rounded. Conv2D and BiasAdd bfloat16: rounded.
+    # "[exact]": compared bit for bit (test_ops_api otherwise allows two bfloat16 ulps)
+    bf = lambda x: tf.cast(tf.constant(x), tf.bfloat16)  # noqa: E731
+    for ta, tb in ((False, False), (True, False), (False, True)):
+        a = U(7, 9) if not ta else U(9, 7)
+        b = U(9, 5) if not tb else U(5, 9)
+        case("MatMul bfloat16 ta%d tb%d [exact]" % (ta, tb), "MatMul", [("a", bf(a)), ("b", bf(b))],
+             {"transpose_a": ta, "transpose_b": tb})
+    case("MatMul bfloat16 K=64 [exact]", "MatMul", [("a", bf(U(6, 64))), ("b", bf(U(64, 4)))])
+    case("MatMul bfloat16 inf nan [exact]", "MatMul",
+         [("a", bf(A([[1.0, inf], [nan, 1.0], [1e38, 1e38]]))), ("b", bf(A([[1.0, 2.0], [3.0, -1.0]])))])
+    case("MatMul half [exact]", "MatMul", [("a", tf.constant(U(7, 9, dt=np.float16))), ("b", tf.constant(U(9, 5, dt=np.float16)))])
+    case("BatchMatMulV2 bfloat16 [exact]", "BatchMatMulV2", [("x", bf(U(2, 5, 7))), ("y", bf(U(7, 3)))])
+    case("BatchMatMulV2 bfloat16 adj [exact]", "BatchMatMulV2", [("x", bf(U(2, 7, 5))), ("y", bf(U(1, 3, 7)))],
+         {"adj_x": True, "adj_y": True})
+    case("BatchMatMul bfloat16 [exact]", "BatchMatMul", [("x", bf(U(2, 5, 7))), ("y", bf(U(2, 7, 3)))])
+    case("Conv2D bfloat16 [exact]", "Conv2D", [("input", bf(U(1, 6, 6, 3))), ("filter", bf(U(3, 3, 3, 4)))],
+         {"strides": [1, 1, 1, 1], "padding": "SAME"})
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -927,6 +981,8 @@ def main():
     draw_boxes()
     zeta_polygamma()
     edit_distance()
+    einsum_ellipsis()
+    bf16_matmul()
     g.write_unit_header("api_cases")
 
 
