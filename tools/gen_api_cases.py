@@ -954,6 +954,47 @@ def bf16_matmul():
          {"strides": [1, 1, 1, 1], "padding": "SAME"})
 
 
+def ctc_loss():
+    # session 18 (b3): CTCLoss (loss and gradient): attrs, repeats, null labels ending a sequence,
+    # short sequences, ignore_longer, double, TF's messages for bad labels and shapes
+    def lab(rows):  # rows: per batch entry a list of labels -> indices, values
+        idx = [(b, j) for b, r in enumerate(rows) for j in range(len(r))]
+        return np.array(idx, np.int64).reshape(-1, 2), np.array([v for r in rows for v in r], np.int32)
+    def C(name, x, rows, sl, attrs=None, dt=f32, **kw):
+        ix, v = lab(rows) if not isinstance(rows, tuple) else rows
+        case("CTCLoss " + name, "CTCLoss", [("inputs", x.astype(dt)), ("labels_indices", ix), ("labels_values", v),
+                                            ("sequence_length", A(sl, i32))], attrs or {}, **kw)
+    x = U(6, 3, 5, lo=-2, hi=2)
+    rows = [[0, 1, 1], [2], [3, 0, 3, 2]]
+    for collapse in (False, True):
+        for merge in (False, True):
+            C("collapse%d merge%d" % (collapse, merge), x, rows, [6, 4, 5],
+              {"preprocess_collapse_repeated": collapse, "ctc_merge_repeated": merge})
+    C("double [f32 tol]", x, rows, [6, 4, 5], dt=f64)  # TF's log-sum-exp is in float for double too
+    C("null label ends", x, [[1, 4, 4], [2, 4], [0]], [6, 3, 2])
+    C("tight time", x, [[0, 1, 2, 3, 0, 1], [1], [1, 1, 1]], [6, 1, 3])
+    C("impossible path", x, [[1, 1, 1, 1], [2], [3]], [4, 6, 6])  # repeats need blanks between: no path
+    C("zero length ignored", x, [[1, 2], [1, 2, 3, 0], [0]], [0, 2, 6], {"ignore_longer_outputs_than_inputs": True})
+    C("large logits", U(5, 2, 4, lo=-60, hi=60), [[0, 1], [2, 2]], [5, 5])
+    C("one class+blank", U(4, 2, 2), [[0, 0], [0]], [4, 3])
+    C("err not enough time", x, rows, [2, 4, 5])
+    ix, v = lab([[1], [2]])
+    C("err no labels for entry", x, (ix, v), [6, 6, 6])
+    C("err negative label", x, [[1, -1], [2], [0]], [6, 6, 6])
+    C("err label after null", x, [[1, 4, 2], [2], [0]], [6, 6, 6])
+    C("err seq too long", x, rows, [7, 4, 5])
+    C("err seq negative", x, rows, [6, -1, 5])
+    C("err seq count", x, rows, [6, 4])
+    C("err rows", x, (lab(rows)[0], lab(rows)[1][:-1]), [6, 4, 5])
+    C("err rank", x[0], rows, [6, 4, 5])
+    ix, v = lab(rows)
+    C("err order", x, (ix[[1, 0, 2, 3, 4, 5, 6, 7]], v), [6, 4, 5], err_needle="label SparseTensor is not valid: indices[1] = [0,0] is out of order")
+    C("err repeated", x, (ix[[0, 0, 2, 3, 4, 5, 6, 7]], v), [6, 4, 5], err_needle="label SparseTensor is not valid: indices[1] = [0,0] is repeated")
+    bad = ix.copy()
+    bad[7, 0] = 3
+    C("err batch index", x, (bad, v), [6, 4, 5], err_needle="label SparseTensor is not valid: indices[7] = [3,3] is out of bounds: need 0 <= index < [3,4]")
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -983,6 +1024,7 @@ def main():
     edit_distance()
     einsum_ellipsis()
     bf16_matmul()
+    ctc_loss()
     g.write_unit_header("api_cases")
 
 
