@@ -995,6 +995,79 @@ def ctc_loss():
     C("err batch index", x, (bad, v), [6, 4, 5], err_needle="label SparseTensor is not valid: indices[7] = [3,3] is out of bounds: need 0 <= index < [3,4]")
 
 
+def sets():
+    # session 18 (b3): tf.sets: SetSize, DenseToDense / DenseToSparse / SparseToSparse set
+    # operations, every op, every dtype, rank 3, empty groups and results, repeats, bad input
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    def sp(rows, shape, dt=i64):
+        idx = np.array([r[0] for r in rows], np.int64).reshape(-1, len(shape))
+        return [idx, np.array([r[1] for r in rows], dtype=dt), np.array(shape, np.int64)]
+    a2 = A([[1, 2, 2, 5], [3, 3, 3, 3], [9, 8, 7, 1]], i32)
+    b2 = A([[2, 5, 6], [4, 4, 3], [0, 0, 0]], i32)
+    ops = ("a-b", "b-a", "intersection", "union")
+    for op in ops + ("UNION",):
+        case("DenseToDenseSetOperation %s" % op, "DenseToDenseSetOperation", [("set1", a2), ("set2", b2)], {"set_operation": op})
+    for dt in (np.int8, np.int16, i64, np.uint8, np.uint16):
+        case("DenseToDenseSetOperation %s" % np.dtype(dt).name, "DenseToDenseSetOperation",
+             [("set1", a2.astype(dt)), ("set2", b2.astype(dt))], {"set_operation": "union"})
+    sa = o([b"b", b"a", b""], [b"zz", b"z", b"z"])
+    sb = o([b"a", b"c"], [b"z", b"\xff"])
+    for op in ops:
+        case("DenseToDenseSetOperation string %s" % op, "DenseToDenseSetOperation", [("set1", sa), ("set2", sb)], {"set_operation": op})
+    a3 = I(2, 3, 4, lo=0, hi=5)
+    b3 = I(2, 3, 2, lo=0, hi=5)
+    for op in ops:
+        case("DenseToDenseSetOperation rank3 %s" % op, "DenseToDenseSetOperation", [("set1", a3), ("set2", b3)], {"set_operation": op})
+    case("DenseToDenseSetOperation empty result", "DenseToDenseSetOperation", [("set1", a2), ("set2", a2)], {"set_operation": "a-b"})
+    case("DenseToDenseSetOperation err shape", "DenseToDenseSetOperation", [("set1", a2), ("set2", b2[:2])], {"set_operation": "union"})
+    case("DenseToDenseSetOperation err rank", "DenseToDenseSetOperation", [("set1", a2[0]), ("set2", b2[0])], {"set_operation": "union"})
+    case("DenseToDenseSetOperation err op", "DenseToDenseSetOperation", [("set1", a2), ("set2", b2)], {"set_operation": "xor"})
+    # sparse operands: rows 0 and 2 present, row 1 missing; a rank-3 one
+    s2 = sp([((0, 0), 2), ((0, 1), 7), ((0, 2), 2), ((2, 0), 1), ((2, 3), 0)], [3, 4])
+    for op in ops:
+        case("DenseToSparseSetOperation %s" % op, "DenseToSparseSetOperation",
+             [("set1", a2.astype(i64)), ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])],
+             {"set_operation": op})
+    s1 = sp([((0, 1), 5), ((0, 2), 2), ((1, 0), 3), ((1, 1), 4)], [3, 3])
+    for op in ops:
+        case("SparseToSparseSetOperation %s" % op, "SparseToSparseSetOperation",
+             [("set1_indices", s1[0]), ("set1_values", s1[1]), ("set1_shape", s1[2]),
+              ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])], {"set_operation": op})
+    ss1 = sp([((0, 0, 0), b"x"), ((0, 0, 1), b"y"), ((1, 1, 0), b"x")], [2, 2, 2], dt=object)
+    ss2 = sp([((0, 0, 0), b"y"), ((1, 0, 0), b"q"), ((1, 1, 3), b"w")], [2, 2, 4], dt=object)
+    for op in ops:
+        case("SparseToSparseSetOperation string rank3 %s" % op, "SparseToSparseSetOperation",
+             [("set1_indices", ss1[0]), ("set1_values", ss1[1]), ("set1_shape", ss1[2]),
+              ("set2_indices", ss2[0]), ("set2_values", ss2[1]), ("set2_shape", ss2[2])], {"set_operation": op})
+    bad = sp([((0, 1), 5), ((0, 0), 2)], [3, 3])
+    case("SparseToSparseSetOperation err order", "SparseToSparseSetOperation",
+         [("set1_indices", bad[0]), ("set1_values", bad[1]), ("set1_shape", bad[2]),
+          ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])], {"set_operation": "union"})
+    case("SparseToSparseSetOperation err shape", "SparseToSparseSetOperation",
+         [("set1_indices", s1[0]), ("set1_values", s1[1]), ("set1_shape", A([4, 3], i64)),
+          ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])], {"set_operation": "union"})
+    oob = sp([((0, 1), 5), ((3, 0), 2)], [3, 3])
+    case("DenseToSparseSetOperation err bounds", "DenseToSparseSetOperation",
+         [("set1", a2.astype(i64)), ("set2_indices", oob[0]), ("set2_values", oob[1]), ("set2_shape", A([3, 4], i64))],
+         {"set_operation": "union"})
+    rep = sp([((0, 1), 5), ((0, 1), 2)], [3, 4])
+    case("DenseToSparseSetOperation err repeated", "DenseToSparseSetOperation",
+         [("set1", a2.astype(i64)), ("set2_indices", rep[0]), ("set2_values", rep[1]), ("set2_shape", rep[2])],
+         {"set_operation": "union"})
+    # SetSize
+    for nm, (ix, v, shp) in (("int64", s2), ("rank3 string", ss2)):
+        case("SetSize %s" % nm, "SetSize", [("set_indices", ix), ("set_values", v), ("set_shape", shp)])
+    case("SetSize int32 repeats", "SetSize", [("set_indices", s2[0]), ("set_values", s2[1].astype(i32)), ("set_shape", s2[2])])
+    case("SetSize no validate", "SetSize", [("set_indices", bad[0]), ("set_values", bad[1]), ("set_shape", bad[2])],
+         {"validate_indices": False})
+    case("SetSize err order", "SetSize", [("set_indices", bad[0]), ("set_values", bad[1]), ("set_shape", bad[2])])
+    case("SetSize err rank", "SetSize", [("set_indices", np.zeros([1, 1], np.int64)), ("set_values", A([1], i64)),
+                                         ("set_shape", A([3], i64))])
+    case("SetSize err rows", "SetSize", [("set_indices", s2[0]), ("set_values", s2[1][:2]), ("set_shape", s2[2])])
+    case("SetSize empty", "SetSize", [("set_indices", np.zeros([0, 2], np.int64)), ("set_values", np.zeros([0], i64)),
+                                      ("set_shape", A([2, 5], i64))])
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -1025,6 +1098,7 @@ def main():
     einsum_ellipsis()
     bf16_matmul()
     ctc_loss()
+    sets()
     g.write_unit_header("api_cases")
 
 
