@@ -1068,6 +1068,48 @@ def sets():
                                       ("set_shape", A([2, 5], i64))])
 
 
+def sparse_sparse_ragged():
+    # session 18 (b3): SparseAdd, SparseSparseMaximum / Minimum, RaggedTensorToSparse
+    def sp(rows, shape, dt=f32):
+        idx = np.array([r[0] for r in rows], np.int64).reshape(-1, len(shape))
+        return [idx, np.array([r[1] for r in rows], dtype=dt), np.array(shape, np.int64)]
+    a = sp([((0, 0), 1.5), ((0, 2), -2.0), ((1, 1), 3.0), ((2, 3), -1.0)], [3, 4])
+    b = sp([((0, 0), -1.5), ((0, 1), 4.0), ((1, 1), -2.5), ((2, 0), -7.0), ((2, 3), 2.0)], [3, 4])
+    def args(x, y, pre=("a", "b")):
+        return [(pre[0] + "_indices", x[0]), (pre[0] + "_values", x[1]), (pre[0] + "_shape", x[2]),
+                (pre[1] + "_indices", y[0]), (pre[1] + "_values", y[1]), (pre[1] + "_shape", y[2])]
+    for th in (0.0, 0.6, 1.0):
+        case("SparseAdd thresh %g" % th, "SparseAdd", args(a, b) + [("thresh", A(th, f32))])
+    for dt in (f64, i32, i64):
+        ai = [a[0], (a[1] * 2).astype(dt), a[2]]
+        bi = [b[0], (b[1] * 2).astype(dt), b[2]]
+        case("SparseAdd %s" % np.dtype(dt).name, "SparseAdd", args(ai, bi) + [("thresh", A(1, dt))])
+    case("SparseAdd empty", "SparseAdd", args([np.zeros([0, 2], np.int64), np.zeros([0], f32), a[2]], b) + [("thresh", A(0.0, f32))])
+    case("SparseAdd err shapes", "SparseAdd", args(a, [b[0], b[1], A([3, 5], i64)]) + [("thresh", A(0.0, f32))])
+    case("SparseAdd err values", "SparseAdd", args(a, [b[0], b[1][:3], b[2]]) + [("thresh", A(0.0, f32))])
+    case("SparseAdd err thresh", "SparseAdd", args(a, b) + [("thresh", A([0.0], f32))])
+    for op in ("SparseSparseMaximum", "SparseSparseMinimum"):
+        case(op, op, args(a, b))
+        for dt in (f64, i32, i64):
+            case("%s %s" % (op, np.dtype(dt).name), op, args([a[0], (a[1] * 2).astype(dt), a[2]], [b[0], (b[1] * 2).astype(dt), b[2]]))
+        case(op + " err ranks", op, args(a, [b[0][:, :1], b[1], A([3], i64)]))
+        case(op + " err shapes", op, args(a, [b[0], b[1], A([3, 5], i64)]))
+    # RaggedTensorToSparse: one and two ragged levels, inner dims, empty rows, int32 splits, strings
+    R2S = lambda name, splits, vals: case("RaggedTensorToSparse " + name, "RaggedTensorToSparse",  # noqa: E731
+                                          [("rt_nested_splits", splits), ("rt_dense_values", vals)])
+    R2S("1 level", [A([0, 2, 2, 5], i64)], A([1, 2, 3, 4, 5], f32))
+    R2S("int32 splits", [A([0, 1, 4], i32)], A([7, 8, 9, 10], i64))
+    R2S("2 levels", [A([0, 2, 3], i64), A([0, 1, 1, 4], i64)], A([1, 2, 3, 4], i32))
+    R2S("inner dims", [A([0, 1, 3], i64)], np.arange(18, dtype=np.float32).reshape(3, 3, 2))
+    R2S("strings", [A([0, 0, 2], i64)], np.array([b"x", b"yz"], dtype=object))
+    R2S("empty", [A([0, 0, 0], i64)], np.zeros([0], f32))
+    R2S("err first", [A([1, 2], i64)], A([1.0, 2.0], f32))
+    R2S("err decreasing", [A([0, 2, 1], i64)], A([1.0], f32))
+    R2S("err final", [A([0, 2, 3], i64)], A([1.0, 2.0], f32))
+    R2S("err nested final", [A([0, 2, 3], i64), A([0, 1, 2], i64)], A([1.0, 2.0], f32))
+    R2S("err empty splits", [np.zeros([0], np.int64)], A([1.0], f32))
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -1099,6 +1141,7 @@ def main():
     bf16_matmul()
     ctc_loss()
     sets()
+    sparse_sparse_ragged()
     g.write_unit_header("api_cases")
 
 
