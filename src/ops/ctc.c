@@ -1,4 +1,5 @@
-/* ctc.c - the ctc kernel family: CTCGreedyDecoder, as TF's ctc_decoder_ops.cc, and CTCLoss, as TF's
+/* ctc.c - the ctc kernel family: CTCGreedyDecoder and CTCBeamSearchDecoder, as TF's
+ * ctc_decoder_ops.cc + ctc_beam_search.h (default scorer, no label selection), and CTCLoss, as TF's
  * ctc_loss_op.cc + ctc_loss_calculator.h (the forward-backward recursions of Graves' thesis ch. 7 in
  * log space, below).
  *
@@ -347,7 +348,275 @@ static sm_status *ctc_loss_compute(const void *state, sm_kctx *ctx) {
   return st;
 }
 
+/* ---- CTCBeamSearchDecoder ----
+ * TF's prefix beam search over each step's log softmax of the logits: a tree of
+ * prefixes (entries: parent, label, probabilities of ending in a label / a blank / either, at the
+ * previous and this step), at most beam_width leaves. Each step every leaf's probabilities are
+ * carried forward (Eq. 1 of TF's header; the parent's blank probability when the label repeats
+ * it), then every leaf that is still a candidate grows a child per non-blank class not already in
+ * the beam, which joins when it beats the lowest leaf (evicted: its probabilities zeroed). The
+ * top_paths best leaves give the label sequences (repeats merged with merge_repeated) and their
+ * log probabilities. Log-sum-exp as CTCLoss's (float). */
+typedef struct bprob {
+  double total, blank, label;
+} bprob;
+
+typedef struct bentry {
+  int64_t parent, label;
+  bprob oldp, newp;
+  int64_t *child; /* num_classes - 1 entries, -1 none; made when the entry first grows */
+} bentry;
+
+typedef struct beam_state {
+  int64_t width, top;
+  int merge;
+} beam_state;
+
+static sm_status *beam_prepare(const sm_node *node, void **state) {
+  beam_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  s->merge = 1;
+  sm_status *st = sm__node_attr_int(node, "beam_width", &s->width);
+  if (!st) st = sm__node_attr_int(node, "top_paths", &s->top);
+  if (!st && sm__node_attr(node, "merge_repeated")) st = sm__node_attr_bool(node, "merge_repeated", &s->merge);
+  if (!st && (s->width < 1 || s->top < 1 || s->width > (1 << 20)))
+    st = sm_status_new(SM_INVALID_ARGUMENT, "CTCBeamSearchDecoder: beam_width and top_paths must be >= 1");
+  if (st) {
+    free(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+/* The beam's working set, rounded to T (float or double) after every operation. */
+typedef struct beam {
+  bentry *e;
+  int64_t n, cap;
+  int64_t *leaves, nleaves, width;
+  int dbl;
+} beam;
+
+static double bround(const beam *bm, double v) { return bm->dbl ? v : (double)(float)v; }
+
+static double blse(const beam *bm, double a, double b) {
+  if (a == -INFINITY) return b;
+  if (b == -INFINITY) return a;
+  double r = a > b ? a + (double)log1pf(expf((float)(b - a))) : b + (double)log1pf(expf((float)(a - b)));
+  return bround(bm, r);
+}
+
+static int64_t bnew(beam *bm, int64_t parent, int64_t label, sm_status **st) {
+  if (bm->n == bm->cap) {
+    int64_t c = bm->cap ? 2 * bm->cap : 64;
+    bentry *q = realloc(bm->e, (size_t)c * sizeof *q);
+    if (!q) {
+      *st = sm_status_new(SM_RESOURCE_EXHAUSTED, "CTCBeamSearchDecoder: out of memory");
+      return -1;
+    }
+    bm->e = q, bm->cap = c;
+  }
+  bentry *e = &bm->e[bm->n];
+  e->parent = parent, e->label = label, e->child = NULL;
+  e->oldp = e->newp = (bprob){-INFINITY, -INFINITY, -INFINITY};
+  return bm->n++;
+}
+
+static void bfree(beam *bm) {
+  for (int64_t i = 0; i < bm->n; i++) free(bm->e[i].child);
+  free(bm->e);
+  bm->e = NULL, bm->n = bm->cap = 0;
+}
+
+static int64_t bbottom(const beam *bm) { /* the leaf with the lowest newp.total (the last such) */
+  int64_t k = 0;
+  for (int64_t i = 1; i < bm->nleaves; i++)
+    if (bm->e[bm->leaves[i]].newp.total <= bm->e[bm->leaves[k]].newp.total) k = i;
+  return k;
+}
+
+static void bpush(beam *bm, int64_t x) {
+  if (bm->nleaves < bm->width) {
+    bm->leaves[bm->nleaves++] = x;
+    return;
+  }
+  int64_t k = bbottom(bm);
+  if (bm->e[x].newp.total > bm->e[bm->leaves[k]].newp.total) bm->leaves[k] = x;
+}
+
+static _Thread_local const beam *t_sort_beam; /* qsort's context: the beam being sorted */
+
+static int beam_cmp(const void *a, const void *b) {
+  const beam *bm = t_sort_beam;
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  double px = bm->e[x].newp.total, py = bm->e[y].newp.total;
+  return px > py ? -1 : px < py ? 1 : x < y ? -1 : x > y;
+}
+
+static void bsort(beam *bm, int64_t *v, int64_t n) {
+  t_sort_beam = bm;
+  qsort(v, (size_t)n, sizeof *v, beam_cmp);
+}
+
+static int bcandidate(const beam *bm, const bprob *p) {
+  return p->total > -INFINITY &&
+         (bm->nleaves < bm->width || p->total > bm->e[bm->leaves[bbottom(bm)]].newp.total);
+}
+
+/* One step over the logits x[0..C) (blank C - 1); br: scratch for width entries. */
+static sm_status *bstep(beam *bm, const double *x, int64_t C, int64_t *br) {
+  const double mx = 0; /* x is already a log softmax (TF 2.21's log probabilities are normalized) */
+  int64_t nb = bm->nleaves;
+  memcpy(br, bm->leaves, (size_t)nb * sizeof *br);
+  bsort(bm, br, nb);
+  bm->nleaves = 0;
+  for (int64_t i = 0; i < nb; i++) bm->e[br[i]].oldp = bm->e[br[i]].newp;
+  for (int64_t i = 0; i < nb; i++) {
+    bentry *b = &bm->e[br[i]];
+    if (b->parent >= 0) {
+      const bentry *p = &bm->e[b->parent];
+      if (p->newp.total != -INFINITY) {
+        double prev = b->label == p->label ? p->oldp.blank : p->oldp.total;
+        b->newp.label = blse(bm, b->newp.label, prev);
+      }
+      b->newp.label = bround(bm, b->newp.label + bround(bm, x[b->label] - mx));
+    }
+    b->newp.blank = bround(bm, b->oldp.total + bround(bm, x[C - 1] - mx));
+    b->newp.total = blse(bm, b->newp.blank, b->newp.label);
+    bpush(bm, br[i]);
+  }
+  sm_status *st = NULL;
+  for (int64_t i = 0; i < nb; i++) {
+    if (!bcandidate(bm, &bm->e[br[i]].oldp)) continue;
+    for (int64_t l = 0; l < C - 1; l++) {
+      if (!bm->e[br[i]].child) {
+        int64_t *ch = malloc((size_t)(C - 1) * sizeof *ch);
+        if (!ch) return sm_status_new(SM_RESOURCE_EXHAUSTED, "CTCBeamSearchDecoder: out of memory");
+        for (int64_t k = 0; k < C - 1; k++) ch[k] = -1;
+        bm->e[br[i]].child = ch;
+      }
+      int64_t ci = bm->e[br[i]].child[l];
+      if (ci < 0) {
+        if ((ci = bnew(bm, br[i], l, &st)) < 0) return st;
+        bm->e[br[i]].child[l] = ci;
+      }
+      bentry *b = &bm->e[br[i]], *c = &bm->e[ci];
+      if (c->newp.total != -INFINITY) continue; /* already in the beam */
+      c->newp.blank = -INFINITY;
+      double prev = c->label == b->label ? b->oldp.blank : b->oldp.total;
+      c->newp.label = bround(bm, bround(bm, x[l] - mx) + prev);
+      c->newp.total = c->newp.label;
+      if (bcandidate(bm, &c->newp)) {
+        if (bm->nleaves == bm->width) bm->e[bm->leaves[bbottom(bm)]].newp = (bprob){-INFINITY, -INFINITY, -INFINITY};
+        bpush(bm, ci);
+      } else {
+        c->oldp = c->newp = (bprob){-INFINITY, -INFINITY, -INFINITY};
+      }
+    }
+  }
+  return NULL;
+}
+
+static sm_status *beam_compute(const void *state, sm_kctx *ctx) {
+  const beam_state *s = state;
+  const sm_tensor *in = sm__kctx_input(ctx, 0), *len = sm__kctx_input(ctx, 1);
+  int dt = sm_tensor_dtype(in);
+  if (dt != SM_FLOAT && dt != SM_DOUBLE) return sm_status_new(SM_INVALID_ARGUMENT, "CTCBeamSearchDecoder: inputs must be float or double");
+  if (sm_tensor_rank(in) != 3) return sm_status_new(SM_INVALID_ARGUMENT, "inputs is not a 3-Tensor");
+  if (sm_tensor_rank(len) != 1 || sm_tensor_dtype(len) != SM_INT32)
+    return sm_status_new(SM_INVALID_ARGUMENT, "sequence_length is not a vector");
+  const int64_t *d = sm_tensor_dims(in);
+  int64_t Tm = d[0], B = d[1], C = d[2], P = s->top;
+  if (Tm == 0) return sm_status_new(SM_INVALID_ARGUMENT, "max_time is 0");
+  if (B != sm_tensor_dims(len)[0])
+    return sm_status_new(SM_INVALID_ARGUMENT, "len(sequence_length) != batch_size.  len(sequence_length):  %lld batch_size: %lld",
+                         (long long)sm_tensor_dims(len)[0], (long long)B);
+  const int32_t *sl = sm_tensor_data(len);
+  for (int64_t b = 0; b < B; b++)
+    if (sl[b] > Tm) return sm_status_new(SM_FAILED_PRECONDITION, "sequence_length(%lld) <= %lld", (long long)b, (long long)Tm);
+  if (P > s->width) return sm_status_new(SM_INVALID_ARGUMENT, "requested more paths than the beam width.");
+  if (C < 1) return sm_status_new(SM_INVALID_ARGUMENT, "CTCBeamSearchDecoder: num_classes must be >= 1");
+  sm_tensor *logp;
+  sm_status *st;
+  if ((st = sm__kctx_alloc_output(ctx, (int)(3 * P), dt, 2, (int64_t[]){B, P}, &logp))) return st;
+  beam bm = {0};
+  bm.width = s->width, bm.dbl = dt == SM_DOUBLE;
+  /* paths: per (batch, path) its labels, at most max_time each */
+  int64_t *lab = calloc((size_t)(B * P * Tm + 1), sizeof *lab), *cnt = calloc((size_t)(B * P + 1), sizeof *cnt);
+  int64_t *br = malloc((size_t)(2 * s->width + 1) * sizeof *br);
+  double *x = malloc((size_t)C * sizeof *x);
+  bm.leaves = malloc((size_t)(s->width + 1) * sizeof *bm.leaves);
+  if (!lab || !cnt || !br || !x || !bm.leaves) st = sm_status_new(SM_RESOURCE_EXHAUSTED, "CTCBeamSearchDecoder: out of memory");
+  for (int64_t b = 0; b < B && !st; b++) {
+    bfree(&bm);
+    bm.nleaves = 0;
+    int64_t root = bnew(&bm, -1, -1, &st);
+    if (root < 0) break;
+    bm.e[root].newp.total = bm.e[root].newp.blank = 0;
+    bpush(&bm, root);
+    for (int64_t t = 0; t < sl[b] && !st; t++) {
+      double mx = -INFINITY, sum = 0; /* the step's log softmax, in T */
+      for (int64_t c = 0; c < C; c++) x[c] = logit(in, (t * B + b) * C + c), mx = x[c] > mx ? x[c] : mx;
+      for (int64_t c = 0; c < C; c++) sum = bround(&bm, sum + bround(&bm, exp(x[c] - mx)));
+      double lz = bround(&bm, log(sum));
+      for (int64_t c = 0; c < C; c++) x[c] = bround(&bm, bround(&bm, x[c] - mx) - lz);
+      st = bstep(&bm, x, C, br);
+    }
+    if (st) break;
+    if (P > bm.nleaves) {
+      st = sm_status_new(SM_INVALID_ARGUMENT, "Less leaves in the beam search than requested.");
+      break;
+    }
+    memcpy(br, bm.leaves, (size_t)bm.nleaves * sizeof *br);
+    bsort(&bm, br, bm.nleaves);
+    for (int64_t p = 0; p < P; p++) {
+      const bentry *e = &bm.e[br[p]];
+      double v = e->newp.total;
+      if (dt == SM_FLOAT) ((float *)sm_tensor_data(logp))[b * P + p] = (float)v;
+      else ((double *)sm_tensor_data(logp))[b * P + p] = v;
+      int64_t *L = lab + (b * P + p) * Tm, n = 0, prev = -1;
+      for (const bentry *c = e; c->parent >= 0; c = &bm.e[c->parent]) { /* backwards, then reversed */
+        if (!s->merge || c->label != prev) L[n++] = c->label;
+        prev = c->label;
+      }
+      for (int64_t i = 0; i < n / 2; i++) {
+        int64_t t = L[i];
+        L[i] = L[n - 1 - i], L[n - 1 - i] = t;
+      }
+      cnt[b * P + p] = n;
+    }
+  }
+  bfree(&bm);
+  for (int64_t p = 0; p < P && !st; p++) { /* StoreAllDecodedSequences */
+    int64_t total = 0, longest = 0;
+    for (int64_t b = 0; b < B; b++) {
+      total += cnt[b * P + p];
+      longest = cnt[b * P + p] > longest ? cnt[b * P + p] : longest;
+    }
+    sm_tensor *ix, *vals, *shape;
+    if ((st = sm__kctx_alloc_output(ctx, (int)p, SM_INT64, 2, (int64_t[]){total, 2}, &ix)) ||
+        (st = sm__kctx_alloc_output(ctx, (int)(P + p), SM_INT64, 1, &total, &vals)) ||
+        (st = sm__kctx_alloc_output(ctx, (int)(2 * P + p), SM_INT64, 1, (int64_t[]){2}, &shape)))
+      break;
+    int64_t *ip = sm_tensor_data(ix), *vp = sm_tensor_data(vals), o = 0;
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t k = 0; k < cnt[b * P + p]; k++, o++) {
+        ip[2 * o] = b, ip[2 * o + 1] = k;
+        vp[o] = lab[(b * P + p) * Tm + k];
+      }
+    ((int64_t *)sm_tensor_data(shape))[0] = B;
+    ((int64_t *)sm_tensor_data(shape))[1] = longest;
+  }
+  free(lab);
+  free(cnt);
+  free(br);
+  free(x);
+  free(bm.leaves);
+  return st;
+}
+
 const sm_kernel sm_kernels_ctc[] = {
+    {"CTCBeamSearchDecoder", beam_prepare, beam_compute, free, 0},
     {"CTCGreedyDecoder", ctc_prepare, ctc_compute, free, 0},
     {"CTCLoss", ctc_loss_prepare, ctc_loss_compute, free, 0},
     {0},
