@@ -1110,6 +1110,31 @@ def sparse_sparse_ragged():
     R2S("err empty splits", [np.zeros([0], np.int64)], A([1.0], f32))
 
 
+def ctc_beam():
+    # session 18 (b3): CTCBeamSearchDecoder: beam widths, several paths, merge_repeated, short and
+    # empty sequences, double, peaked logits (repeats), TF's messages
+    def D(name, x, sl, width, top, merge=True, dt=f32, **kw):
+        case("CTCBeamSearchDecoder " + name, "CTCBeamSearchDecoder", [("inputs", x.astype(dt)), ("sequence_length", A(sl, i32))],
+             {"beam_width": width, "top_paths": top, "merge_repeated": merge}, **kw)
+    x = U(7, 3, 5, lo=-3, hi=3)
+    for width, top in ((1, 1), (3, 1), (4, 2), (10, 2)):  # test_ops_api: at most 8 outputs (3 top + 1)
+        for merge in (True, False):
+            D("w%d top%d merge%d" % (width, top, merge), x, [7, 4, 6], width, top, merge)
+    D("double", x, [7, 4, 6], 5, 2, dt=f64)
+    D("zero length", x, [7, 0, 6], 3, 1)
+    peaked = np.full((6, 2, 4), -5.0, np.float32)
+    for t, c in enumerate([0, 0, 3, 0, 1, 1]):
+        peaked[t, 0, c] = 4.0
+        peaked[t, 1, (c + 1) % 4] = 4.0
+    D("peaked", peaked, [6, 6], 4, 2)
+    D("peaked no merge", peaked, [6, 6], 4, 2, False)
+    D("two classes", U(5, 2, 2), [5, 3], 3, 2)
+    D("err top > width", x, [7, 4, 6], 2, 3)
+    D("err leaves", x, [7, 0, 6], 3, 2)
+    D("err seq", x, [8, 4, 6], 3, 1)
+    D("err batch", x, [7, 4], 3, 1)
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -1142,6 +1167,7 @@ def main():
     ctc_loss()
     sets()
     sparse_sparse_ragged()
+    ctc_beam()
     g.write_unit_header("api_cases")
 
 
