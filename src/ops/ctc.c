@@ -223,6 +223,7 @@ static sm_status *ctc_loss_compute(const void *state, sm_kctx *ctx) {
   const int64_t *d = sm_tensor_dims(in);
   int64_t Tm = d[0], B = d[1], C = d[2];
   if (C > INT32_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "num_classes cannot exceed max int");
+  if (C < 1) return sm_status_new(SM_INVALID_ARGUMENT, "CTCLoss: num_classes must be >= 1 (the blank is the last class)");
   if (B != sm_tensor_dims(len)[0])
     return sm_status_new(SM_INVALID_ARGUMENT, "len(sequence_length) != batch_size.  len(sequence_length):  %lld batch_size: %lld",
                          (long long)sm_tensor_dims(len)[0], (long long)B);
