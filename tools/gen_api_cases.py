@@ -900,6 +900,241 @@ def edit_distance():
           ("truth_indices", e[0]), ("truth_values", e[1]), ("truth_shape", A([0, 2], i64))], {"normalize": True})
 
 
+def einsum_ellipsis():
+    # session 18 (b3): Einsum with an ellipsis: broadcast batch dims (right-aligned, size 1 against any
+    # size), an ellipsis in the middle, on one operand only, over zero dims, traces, every dtype;
+    # TF's messages for a short rank, dims that do not broadcast, an output without "...", a
+    # named label of two sizes
+    E = lambda name, eq, xs, **kw: case("Einsum " + name, "Einsum", [("inputs", xs)], {"equation": eq}, **kw)  # noqa: E731
+    E("... batch matmul", "...ij,...jk->...ik", [U(2, 3, 4), U(2, 4, 5)])
+    E("... broadcast", "...ij,...jk->...ik", [U(2, 1, 3, 4), U(5, 4, 2)])
+    E("... broadcast rank", "...ij,...jk->...ik", [U(3, 4), U(7, 4, 2)])
+    E("... size-1 vs n", "...ij,...jk->...ik", [U(2, 3, 4), U(1, 4, 5)])
+    E("... one operand", "...ij,jk->...ik", [U(2, 3, 3, 4), U(4, 5)])
+    E("... empty ellipsis", "...ij,...jk->...ik", [U(3, 4), U(4, 2)])
+    E("... output ellipsis only", "ij,jk->...ik", [U(3, 4), U(4, 5)])
+    E("... transpose", "...ij->...ji", [U(2, 3, 4)])
+    E("... diagonal", "...ii->...i", [U(2, 3, 3)])
+    E("... middle", "i...j->j...i", [U(2, 3, 4, 5)])
+    E("... dot", "...i,...i->...", [U(2, 3), U(3)])
+    E("... trailing", "ab...,b...->a...", [U(2, 3, 4), U(3, 4)])
+    E("... output middle", "...ij,...jk->i...k", [U(2, 3, 4), U(2, 4, 5)])
+    E("... float64", "...ij,...jk->...ik", [U(2, 3, 4, dt=f64), U(1, 4, 2, dt=f64)])
+    E("... int32", "...ij,...jk->...ik", [I(2, 3, 4), I(4, 2)])
+    E("... int64", "b...,b...->...", [I(3, 2, 2, dt=i64), I(3, 1, 2, dt=i64)])
+    E("... empty dim", "...ij,...jk->...ik", [U(0, 3, 4), U(1, 4, 2)])
+    E("... attention", "...qhd,...khd->...hqk", [U(2, 5, 2, 3), U(2, 4, 2, 3)])
+    E("err ... rank", "...ij,...jk->...ik", [U(3), U(3, 4)])
+    E("err ... broadcast", "...ij,...jk->...ik", [U(2, 3, 4), U(3, 4, 5)])
+    E("err ... no output ellipsis", "...ij,...jk->ik", [U(2, 3, 4), U(2, 4, 5)])
+    E("err ... reduce all", "...->", [U(2, 3)])
+    E("err label size", "bij,bjk->bik", [U(1, 3, 4), U(2, 4, 5)],
+      err_needle="Expected dimension 1 at axis 0 of the input shaped [2,4,5] but got dimension 2")
+
+
+def bf16_matmul():
+    # session 18 (b3): TF's bfloat16 MatMul / BatchMatMul[V2] on CPU: float products, the result
+    # truncated to bfloat16 (not rounded); half is rounded. Conv2D and BiasAdd bfloat16: rounded.
+    # "[exact]": compared bit for bit (test_ops_api otherwise allows two bfloat16 ulps)
+    bf = lambda x: tf.cast(tf.constant(x), tf.bfloat16)  # noqa: E731
+    for ta, tb in ((False, False), (True, False), (False, True)):
+        a = U(7, 9) if not ta else U(9, 7)
+        b = U(9, 5) if not tb else U(5, 9)
+        case("MatMul bfloat16 ta%d tb%d [exact]" % (ta, tb), "MatMul", [("a", bf(a)), ("b", bf(b))],
+             {"transpose_a": ta, "transpose_b": tb})
+    case("MatMul bfloat16 K=64 [exact]", "MatMul", [("a", bf(U(6, 64))), ("b", bf(U(64, 4)))])
+    case("MatMul bfloat16 inf nan [exact]", "MatMul",
+         [("a", bf(A([[1.0, inf], [nan, 1.0], [1e38, 1e38]]))), ("b", bf(A([[1.0, 2.0], [3.0, -1.0]])))])
+    case("MatMul half [exact]", "MatMul", [("a", tf.constant(U(7, 9, dt=np.float16))), ("b", tf.constant(U(9, 5, dt=np.float16)))])
+    case("BatchMatMulV2 bfloat16 [exact]", "BatchMatMulV2", [("x", bf(U(2, 5, 7))), ("y", bf(U(7, 3)))])
+    case("BatchMatMulV2 bfloat16 adj [exact]", "BatchMatMulV2", [("x", bf(U(2, 7, 5))), ("y", bf(U(1, 3, 7)))],
+         {"adj_x": True, "adj_y": True})
+    case("BatchMatMul bfloat16 [exact]", "BatchMatMul", [("x", bf(U(2, 5, 7))), ("y", bf(U(2, 7, 3)))])
+    case("Conv2D bfloat16 [exact]", "Conv2D", [("input", bf(U(1, 6, 6, 3))), ("filter", bf(U(3, 3, 3, 4)))],
+         {"strides": [1, 1, 1, 1], "padding": "SAME"})
+
+
+def ctc_loss():
+    # session 18 (b3): CTCLoss (loss and gradient): attrs, repeats, null labels ending a sequence,
+    # short sequences, ignore_longer, double, TF's messages for bad labels and shapes
+    def lab(rows):  # rows: per batch entry a list of labels -> indices, values
+        idx = [(b, j) for b, r in enumerate(rows) for j in range(len(r))]
+        return np.array(idx, np.int64).reshape(-1, 2), np.array([v for r in rows for v in r], np.int32)
+    def C(name, x, rows, sl, attrs=None, dt=f32, **kw):
+        ix, v = lab(rows) if not isinstance(rows, tuple) else rows
+        case("CTCLoss " + name, "CTCLoss", [("inputs", x.astype(dt)), ("labels_indices", ix), ("labels_values", v),
+                                            ("sequence_length", A(sl, i32))], attrs or {}, **kw)
+    x = U(6, 3, 5, lo=-2, hi=2)
+    rows = [[0, 1, 1], [2], [3, 0, 3, 2]]
+    for collapse in (False, True):
+        for merge in (False, True):
+            C("collapse%d merge%d" % (collapse, merge), x, rows, [6, 4, 5],
+              {"preprocess_collapse_repeated": collapse, "ctc_merge_repeated": merge})
+    C("double [f32 tol]", x, rows, [6, 4, 5], dt=f64)  # TF's log-sum-exp is in float for double too
+    C("null label ends", x, [[1, 4, 4], [2, 4], [0]], [6, 3, 2])
+    C("tight time", x, [[0, 1, 2, 3, 0, 1], [1], [1, 1, 1]], [6, 1, 3])
+    C("impossible path", x, [[1, 1, 1, 1], [2], [3]], [4, 6, 6])  # repeats need blanks between: no path
+    C("zero length ignored", x, [[1, 2], [1, 2, 3, 0], [0]], [0, 2, 6], {"ignore_longer_outputs_than_inputs": True})
+    C("large logits", U(5, 2, 4, lo=-60, hi=60), [[0, 1], [2, 2]], [5, 5])
+    C("one class+blank", U(4, 2, 2), [[0, 0], [0]], [4, 3])
+    C("err not enough time", x, rows, [2, 4, 5])
+    ix, v = lab([[1], [2]])
+    C("err no labels for entry", x, (ix, v), [6, 6, 6])
+    C("err negative label", x, [[1, -1], [2], [0]], [6, 6, 6])
+    C("err label after null", x, [[1, 4, 2], [2], [0]], [6, 6, 6])
+    C("err seq too long", x, rows, [7, 4, 5])
+    C("err seq negative", x, rows, [6, -1, 5])
+    C("err seq count", x, rows, [6, 4])
+    C("err rows", x, (lab(rows)[0], lab(rows)[1][:-1]), [6, 4, 5])
+    C("err rank", x[0], rows, [6, 4, 5])
+    ix, v = lab(rows)
+    C("err order", x, (ix[[1, 0, 2, 3, 4, 5, 6, 7]], v), [6, 4, 5], err_needle="label SparseTensor is not valid: indices[1] = [0,0] is out of order")
+    C("err repeated", x, (ix[[0, 0, 2, 3, 4, 5, 6, 7]], v), [6, 4, 5], err_needle="label SparseTensor is not valid: indices[1] = [0,0] is repeated")
+    bad = ix.copy()
+    bad[7, 0] = 3
+    C("err batch index", x, (bad, v), [6, 4, 5], err_needle="label SparseTensor is not valid: indices[7] = [3,3] is out of bounds: need 0 <= index < [3,4]")
+
+
+def sets():
+    # session 18 (b3): tf.sets: SetSize, DenseToDense / DenseToSparse / SparseToSparse set
+    # operations, every op, every dtype, rank 3, empty groups and results, repeats, bad input
+    o = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    def sp(rows, shape, dt=i64):
+        idx = np.array([r[0] for r in rows], np.int64).reshape(-1, len(shape))
+        return [idx, np.array([r[1] for r in rows], dtype=dt), np.array(shape, np.int64)]
+    a2 = A([[1, 2, 2, 5], [3, 3, 3, 3], [9, 8, 7, 1]], i32)
+    b2 = A([[2, 5, 6], [4, 4, 3], [0, 0, 0]], i32)
+    ops = ("a-b", "b-a", "intersection", "union")
+    for op in ops + ("UNION",):
+        case("DenseToDenseSetOperation %s" % op, "DenseToDenseSetOperation", [("set1", a2), ("set2", b2)], {"set_operation": op})
+    for dt in (np.int8, np.int16, i64, np.uint8, np.uint16):
+        case("DenseToDenseSetOperation %s" % np.dtype(dt).name, "DenseToDenseSetOperation",
+             [("set1", a2.astype(dt)), ("set2", b2.astype(dt))], {"set_operation": "union"})
+    sa = o([b"b", b"a", b""], [b"zz", b"z", b"z"])
+    sb = o([b"a", b"c"], [b"z", b"\xff"])
+    for op in ops:
+        case("DenseToDenseSetOperation string %s" % op, "DenseToDenseSetOperation", [("set1", sa), ("set2", sb)], {"set_operation": op})
+    a3 = I(2, 3, 4, lo=0, hi=5)
+    b3 = I(2, 3, 2, lo=0, hi=5)
+    for op in ops:
+        case("DenseToDenseSetOperation rank3 %s" % op, "DenseToDenseSetOperation", [("set1", a3), ("set2", b3)], {"set_operation": op})
+    case("DenseToDenseSetOperation empty result", "DenseToDenseSetOperation", [("set1", a2), ("set2", a2)], {"set_operation": "a-b"})
+    case("DenseToDenseSetOperation err shape", "DenseToDenseSetOperation", [("set1", a2), ("set2", b2[:2])], {"set_operation": "union"})
+    case("DenseToDenseSetOperation err rank", "DenseToDenseSetOperation", [("set1", a2[0]), ("set2", b2[0])], {"set_operation": "union"})
+    case("DenseToDenseSetOperation err op", "DenseToDenseSetOperation", [("set1", a2), ("set2", b2)], {"set_operation": "xor"})
+    # sparse operands: rows 0 and 2 present, row 1 missing; a rank-3 one
+    s2 = sp([((0, 0), 2), ((0, 1), 7), ((0, 2), 2), ((2, 0), 1), ((2, 3), 0)], [3, 4])
+    for op in ops:
+        case("DenseToSparseSetOperation %s" % op, "DenseToSparseSetOperation",
+             [("set1", a2.astype(i64)), ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])],
+             {"set_operation": op})
+    s1 = sp([((0, 1), 5), ((0, 2), 2), ((1, 0), 3), ((1, 1), 4)], [3, 3])
+    for op in ops:
+        case("SparseToSparseSetOperation %s" % op, "SparseToSparseSetOperation",
+             [("set1_indices", s1[0]), ("set1_values", s1[1]), ("set1_shape", s1[2]),
+              ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])], {"set_operation": op})
+    ss1 = sp([((0, 0, 0), b"x"), ((0, 0, 1), b"y"), ((1, 1, 0), b"x")], [2, 2, 2], dt=object)
+    ss2 = sp([((0, 0, 0), b"y"), ((1, 0, 0), b"q"), ((1, 1, 3), b"w")], [2, 2, 4], dt=object)
+    for op in ops:
+        case("SparseToSparseSetOperation string rank3 %s" % op, "SparseToSparseSetOperation",
+             [("set1_indices", ss1[0]), ("set1_values", ss1[1]), ("set1_shape", ss1[2]),
+              ("set2_indices", ss2[0]), ("set2_values", ss2[1]), ("set2_shape", ss2[2])], {"set_operation": op})
+    bad = sp([((0, 1), 5), ((0, 0), 2)], [3, 3])
+    case("SparseToSparseSetOperation err order", "SparseToSparseSetOperation",
+         [("set1_indices", bad[0]), ("set1_values", bad[1]), ("set1_shape", bad[2]),
+          ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])], {"set_operation": "union"})
+    case("SparseToSparseSetOperation err shape", "SparseToSparseSetOperation",
+         [("set1_indices", s1[0]), ("set1_values", s1[1]), ("set1_shape", A([4, 3], i64)),
+          ("set2_indices", s2[0]), ("set2_values", s2[1]), ("set2_shape", s2[2])], {"set_operation": "union"})
+    oob = sp([((0, 1), 5), ((3, 0), 2)], [3, 3])
+    case("DenseToSparseSetOperation err bounds", "DenseToSparseSetOperation",
+         [("set1", a2.astype(i64)), ("set2_indices", oob[0]), ("set2_values", oob[1]), ("set2_shape", A([3, 4], i64))],
+         {"set_operation": "union"})
+    rep = sp([((0, 1), 5), ((0, 1), 2)], [3, 4])
+    case("DenseToSparseSetOperation err repeated", "DenseToSparseSetOperation",
+         [("set1", a2.astype(i64)), ("set2_indices", rep[0]), ("set2_values", rep[1]), ("set2_shape", rep[2])],
+         {"set_operation": "union"})
+    # SetSize
+    for nm, (ix, v, shp) in (("int64", s2), ("rank3 string", ss2)):
+        case("SetSize %s" % nm, "SetSize", [("set_indices", ix), ("set_values", v), ("set_shape", shp)])
+    case("SetSize int32 repeats", "SetSize", [("set_indices", s2[0]), ("set_values", s2[1].astype(i32)), ("set_shape", s2[2])])
+    case("SetSize no validate", "SetSize", [("set_indices", bad[0]), ("set_values", bad[1]), ("set_shape", bad[2])],
+         {"validate_indices": False})
+    case("SetSize err order", "SetSize", [("set_indices", bad[0]), ("set_values", bad[1]), ("set_shape", bad[2])])
+    case("SetSize err rank", "SetSize", [("set_indices", np.zeros([1, 1], np.int64)), ("set_values", A([1], i64)),
+                                         ("set_shape", A([3], i64))])
+    case("SetSize err rows", "SetSize", [("set_indices", s2[0]), ("set_values", s2[1][:2]), ("set_shape", s2[2])])
+    case("SetSize empty", "SetSize", [("set_indices", np.zeros([0, 2], np.int64)), ("set_values", np.zeros([0], i64)),
+                                      ("set_shape", A([2, 5], i64))])
+
+
+def sparse_sparse_ragged():
+    # session 18 (b3): SparseAdd, SparseSparseMaximum / Minimum, RaggedTensorToSparse
+    def sp(rows, shape, dt=f32):
+        idx = np.array([r[0] for r in rows], np.int64).reshape(-1, len(shape))
+        return [idx, np.array([r[1] for r in rows], dtype=dt), np.array(shape, np.int64)]
+    a = sp([((0, 0), 1.5), ((0, 2), -2.0), ((1, 1), 3.0), ((2, 3), -1.0)], [3, 4])
+    b = sp([((0, 0), -1.5), ((0, 1), 4.0), ((1, 1), -2.5), ((2, 0), -7.0), ((2, 3), 2.0)], [3, 4])
+    def args(x, y, pre=("a", "b")):
+        return [(pre[0] + "_indices", x[0]), (pre[0] + "_values", x[1]), (pre[0] + "_shape", x[2]),
+                (pre[1] + "_indices", y[0]), (pre[1] + "_values", y[1]), (pre[1] + "_shape", y[2])]
+    for th in (0.0, 0.6, 1.0):
+        case("SparseAdd thresh %g" % th, "SparseAdd", args(a, b) + [("thresh", A(th, f32))])
+    for dt in (f64, i32, i64):
+        ai = [a[0], (a[1] * 2).astype(dt), a[2]]
+        bi = [b[0], (b[1] * 2).astype(dt), b[2]]
+        case("SparseAdd %s" % np.dtype(dt).name, "SparseAdd", args(ai, bi) + [("thresh", A(1, dt))])
+    case("SparseAdd empty", "SparseAdd", args([np.zeros([0, 2], np.int64), np.zeros([0], f32), a[2]], b) + [("thresh", A(0.0, f32))])
+    case("SparseAdd err shapes", "SparseAdd", args(a, [b[0], b[1], A([3, 5], i64)]) + [("thresh", A(0.0, f32))])
+    case("SparseAdd err values", "SparseAdd", args(a, [b[0], b[1][:3], b[2]]) + [("thresh", A(0.0, f32))])
+    case("SparseAdd err thresh", "SparseAdd", args(a, b) + [("thresh", A([0.0], f32))])
+    for op in ("SparseSparseMaximum", "SparseSparseMinimum"):
+        case(op, op, args(a, b))
+        for dt in (f64, i32, i64):
+            case("%s %s" % (op, np.dtype(dt).name), op, args([a[0], (a[1] * 2).astype(dt), a[2]], [b[0], (b[1] * 2).astype(dt), b[2]]))
+        case(op + " err ranks", op, args(a, [b[0][:, :1], b[1], A([3], i64)]))
+        case(op + " err shapes", op, args(a, [b[0], b[1], A([3, 5], i64)]))
+    # RaggedTensorToSparse: one and two ragged levels, inner dims, empty rows, int32 splits, strings
+    R2S = lambda name, splits, vals: case("RaggedTensorToSparse " + name, "RaggedTensorToSparse",  # noqa: E731
+                                          [("rt_nested_splits", splits), ("rt_dense_values", vals)])
+    R2S("1 level", [A([0, 2, 2, 5], i64)], A([1, 2, 3, 4, 5], f32))
+    R2S("int32 splits", [A([0, 1, 4], i32)], A([7, 8, 9, 10], i64))
+    R2S("2 levels", [A([0, 2, 3], i64), A([0, 1, 1, 4], i64)], A([1, 2, 3, 4], i32))
+    R2S("inner dims", [A([0, 1, 3], i64)], np.arange(18, dtype=np.float32).reshape(3, 3, 2))
+    R2S("strings", [A([0, 0, 2], i64)], np.array([b"x", b"yz"], dtype=object))
+    R2S("empty", [A([0, 0, 0], i64)], np.zeros([0], f32))
+    R2S("err first", [A([1, 2], i64)], A([1.0, 2.0], f32))
+    R2S("err decreasing", [A([0, 2, 1], i64)], A([1.0], f32))
+    R2S("err final", [A([0, 2, 3], i64)], A([1.0, 2.0], f32))
+    R2S("err nested final", [A([0, 2, 3], i64), A([0, 1, 2], i64)], A([1.0, 2.0], f32))
+    R2S("err empty splits", [np.zeros([0], np.int64)], A([1.0], f32))
+
+
+def ctc_beam():
+    # session 18 (b3): CTCBeamSearchDecoder: beam widths, several paths, merge_repeated, short and
+    # empty sequences, double, peaked logits (repeats), TF's messages
+    def D(name, x, sl, width, top, merge=True, dt=f32, **kw):
+        case("CTCBeamSearchDecoder " + name, "CTCBeamSearchDecoder", [("inputs", x.astype(dt)), ("sequence_length", A(sl, i32))],
+             {"beam_width": width, "top_paths": top, "merge_repeated": merge}, **kw)
+    x = U(7, 3, 5, lo=-3, hi=3)
+    for width, top in ((1, 1), (3, 1), (4, 2), (10, 2)):  # test_ops_api: at most 8 outputs (3 top + 1)
+        for merge in (True, False):
+            D("w%d top%d merge%d" % (width, top, merge), x, [7, 4, 6], width, top, merge)
+    D("double", x, [7, 4, 6], 5, 2, dt=f64)
+    D("zero length", x, [7, 0, 6], 3, 1)
+    peaked = np.full((6, 2, 4), -5.0, np.float32)
+    for t, c in enumerate([0, 0, 3, 0, 1, 1]):
+        peaked[t, 0, c] = 4.0
+        peaked[t, 1, (c + 1) % 4] = 4.0
+    D("peaked", peaked, [6, 6], 4, 2)
+    D("peaked no merge", peaked, [6, 6], 4, 2, False)
+    D("two classes", U(5, 2, 2), [5, 3], 3, 2)
+    D("err top > width", x, [7, 4, 6], 2, 3)
+    D("err leaves", x, [7, 0, 6], 3, 2)
+    D("err seq", x, [8, 4, 6], 3, 1)
+    D("err batch", x, [7, 4], 3, 1)
+
+
 def I(*shape, lo=-5, hi=6, dt=i32):
     return rng.integers(lo, hi, shape).astype(dt)
 
@@ -927,6 +1162,12 @@ def main():
     draw_boxes()
     zeta_polygamma()
     edit_distance()
+    einsum_ellipsis()
+    bf16_matmul()
+    ctc_loss()
+    sets()
+    sparse_sparse_ragged()
+    ctc_beam()
     g.write_unit_header("api_cases")
 
 

@@ -83,6 +83,8 @@ SparseDenseCwiseDiv SparseDenseCwiseAdd SparseReduceSum SparseReduceMax
 StringToHashBucket Fingerprint DecodeJpeg DecodePng DecodeImage EncodePng EncodeJpeg StringSplit NextAfter
 BesselJ0 BesselJ1 BesselY0 BesselY1 BesselK0 BesselK1 BesselK0e BesselK1e CombinedNonMaxSuppression DecodeCSV Dilation2D
 DrawBoundingBoxes DrawBoundingBoxesV2 Zeta Polygamma EditDistance
+CTCLoss SetSize DenseToDenseSetOperation DenseToSparseSetOperation SparseToSparseSetOperation
+RaggedTensorToSparse SparseSparseMaximum SparseSparseMinimum SparseAdd CTCBeamSearchDecoder
 """.split()
 
 

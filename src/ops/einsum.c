@@ -10,8 +10,12 @@
  * stride, each matrix with a unit stride on one side - runs as one cblas_sgemm per batch index
  * instead (gemm_path: batches and row blocks spread over the pool; a single product through oneDNN
  * when it is on): Keras' MultiHeadAttention and EinsumDense equations ("abc,cde->abde",
- * "aecd,abcd->acbe", "acbe,aecd->abcd", "abcd,cde->abe") all are. Ellipsis ("...") is refused at
- * load. */
+ * "aecd,abcd->acbe", "acbe,aecd->abcd", "abcd,cde->abe") all are. An ellipsis ("...ij,...jk->...ik")
+ * stands for the dims the explicit labels leave, resolved per run: the operands' ellipsis dims are
+ * aligned on the right and broadcast as numpy / TF do (a size 1 against any size), each one a
+ * label of its own (ids 52 and up) that the summation and the gemm form treat as any other; TF's
+ * messages for a rank too small, dims that do not broadcast and an output without "..." while
+ * there are broadcast dims. */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +26,17 @@
 #include "ops/nn_internal.h"
 #include "runtime/kernel.h"
 
-#define MAX_LABELS 52
+#define NAMED_LABELS 52                    /* a-z A-Z */
+#define MAX_LABELS (NAMED_LABELS + SM_MAX_RANK) /* + one per ellipsis dim */
 
 typedef struct einsum_state {
   int nin;
   int rank[2];             /* labels per operand */
-  int lab[2][SM_MAX_RANK]; /* label ids per operand axis */
+  int lab[2][SM_MAX_RANK]; /* label ids per operand axis, the ellipsis left out */
+  int ell[2];              /* where the ellipsis sits among them; -1: none */
   int out_rank;
   int out_lab[SM_MAX_RANK];
+  int out_ell;
   int nlabels;
   sm__dnnl_cache *dnnl; /* a float product with oneDNN on (gemm_path); else NULL */
 } einsum_state;
@@ -47,16 +54,24 @@ static int label_id(char c) {
   return -1;
 }
 
-static sm_status *parse_term(const char *p, size_t len, int *labs, int *rank, const char *eq) {
-  if (len > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s': a term has too many labels", eq);
+static sm_status *parse_term(const char *p, size_t len, int *labs, int *rank, int *ell, const char *eq) {
+  *ell = -1;
+  int n = 0;
   for (size_t i = 0; i < len; i++) {
-    if (p[i] == '.')
-      return sm_status_new(SM_UNIMPLEMENTED, "Einsum equation '%s': ellipsis is not supported yet", eq);
+    if (p[i] == '.') {
+      if (i + 2 >= len || p[i + 1] != '.' || p[i + 2] != '.')
+        return sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s': a '.' outside an ellipsis", eq);
+      if (*ell >= 0) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s': more than one ellipsis in a term", eq);
+      *ell = n;
+      i += 2;
+      continue;
+    }
     int id = label_id(p[i]);
     if (id < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s': invalid label '%c'", eq, p[i]);
-    labs[i] = id;
+    if (n >= SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s': a term has too many labels", eq);
+    labs[n++] = id;
   }
-  *rank = (int)len;
+  *rank = n;
   return NULL;
 }
 
@@ -88,13 +103,14 @@ static sm_status *einsum_prepare(const sm_node *node, void **state) {
                          sm__node_num_inputs(node));
   }
   size_t l0 = comma ? (size_t)(comma - buf) : lhs_len;
-  s = parse_term(buf, l0, st->lab[0], &st->rank[0], buf);
-  if (!s && comma) s = parse_term(comma + 1, lhs_len - l0 - 1, st->lab[1], &st->rank[1], buf);
+  st->ell[1] = -1;
+  s = parse_term(buf, l0, st->lab[0], &st->rank[0], &st->ell[0], buf);
+  if (!s && comma) s = parse_term(comma + 1, lhs_len - l0 - 1, st->lab[1], &st->rank[1], &st->ell[1], buf);
   int count[MAX_LABELS] = {0};
   for (int o = 0; !s && o < st->nin; o++)
     for (int i = 0; i < st->rank[o]; i++) count[st->lab[o][i]]++;
   if (!s && arrow) {
-    s = parse_term(arrow + 2, strlen(arrow + 2), st->out_lab, &st->out_rank, buf);
+    s = parse_term(arrow + 2, strlen(arrow + 2), st->out_lab, &st->out_rank, &st->out_ell, buf);
     for (int i = 0; !s && i < st->out_rank; i++) {
       if (!count[st->out_lab[i]])
         s = sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s': output label not in any input", buf);
@@ -103,7 +119,10 @@ static sm_status *einsum_prepare(const sm_node *node, void **state) {
           s = sm_status_new(SM_INVALID_ARGUMENT, "Einsum equation '%s': output label repeated", buf);
     }
   } else if (!s) {
-    for (int id = 0; id < MAX_LABELS; id++) /* implicit: labels seen once, in alphabetical order */
+    /* implicit (TF's op wants "->", tf.einsum adds it): as numpy, the ellipsis dims first, then the
+     * labels seen once, in alphabetical order */
+    st->out_ell = st->ell[0] >= 0 || st->ell[1] >= 0 ? 0 : -1;
+    for (int id = 0; id < NAMED_LABELS; id++)
       if (count[id] == 1) st->out_lab[st->out_rank++] = id;
   }
   if (!s && st->nin == 2 && sm__node_num_outputs(node) == 1 && sm__node_output_dtype(node, 0) == SM_FLOAT &&
@@ -307,27 +326,91 @@ static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const 
   return 1;
 }
 
+/* The shape as TF prints it in messages: "[2,3,4]". */
+static void dims_text(const sm_tensor *t, char *buf, size_t cap) {
+  size_t n = 0;
+  buf[n++] = '[';
+  for (int i = 0; i < sm_tensor_rank(t) && n + 24 < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)sm_tensor_dims(t)[i]);
+  snprintf(buf + n, cap - n, "]");
+}
+
 static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   const einsum_state *st = state;
   int64_t dim_of[MAX_LABELS];
   for (int i = 0; i < MAX_LABELS; i++) dim_of[i] = -1;
   int dt = sm_tensor_dtype(sm__kctx_input(ctx, 0));
   const void *data[2] = {NULL, NULL};
+  /* This run's labels per axis: the named ones, and the ellipsis dims (right-aligned over E, the
+   * most any operand has) as labels NAMED_LABELS + k; an ellipsis dim of size 1 that broadcasts
+   * gets stride 0 (bc). */
+  int lab[2][SM_MAX_RANK], bc[2][SM_MAX_RANK], ne[2] = {0, 0}, E = 0;
   for (int o = 0; o < st->nin; o++) {
     const sm_tensor *t = sm__kctx_input(ctx, o);
     if (sm_tensor_dtype(t) != dt) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum operands differ in dtype");
-    if (sm_tensor_rank(t) != st->rank[o])
-      return sm_status_new(SM_INVALID_ARGUMENT, "Einsum operand %d has rank %d, the equation gives it %d", o,
-                           sm_tensor_rank(t), st->rank[o]);
-    for (int i = 0; i < st->rank[o]; i++) {
+    int r = sm_tensor_rank(t);
+    if (st->ell[o] < 0 && r != st->rank[o])
+      return sm_status_new(SM_INVALID_ARGUMENT, "Expected input %d to have rank %d but got: %d", o, st->rank[o], r);
+    if (st->ell[o] >= 0 && r < st->rank[o])
+      return sm_status_new(SM_INVALID_ARGUMENT, "Expected input %d to have rank at least %d but got: %d", o,
+                           st->rank[o], r);
+    ne[o] = r - st->rank[o];
+    if (ne[o] > E) E = ne[o];
+  }
+  int64_t bdim[SM_MAX_RANK];
+  for (int k = 0; k < E; k++) bdim[k] = 1;
+  for (int o = 0; o < st->nin; o++) {
+    const sm_tensor *t = sm__kctx_input(ctx, o);
+    int r = sm_tensor_rank(t);
+    for (int i = 0, n = 0; i < r; i++) {
       int64_t d = sm_tensor_dims(t)[i];
-      int id = st->lab[o][i];
-      if (dim_of[id] >= 0 && dim_of[id] != d)
-        return sm_status_new(SM_INVALID_ARGUMENT, "Einsum: label '%c' has size %lld and %lld",
-                             id < 26 ? 'a' + id : 'A' + id - 26, (long long)dim_of[id], (long long)d);
+      bc[o][i] = 0;
+      if (st->ell[o] >= 0 && i >= st->ell[o] && i < st->ell[o] + ne[o]) {
+        int k = E - ne[o] + (i - st->ell[o]);
+        lab[o][i] = NAMED_LABELS + k;
+        if (d != 1 && bdim[k] != 1 && bdim[k] != d) {
+          char s0[256], s1[256];
+          dims_text(sm__kctx_input(ctx, 0), s0, sizeof s0);
+          dims_text(sm__kctx_input(ctx, st->nin - 1), s1, sizeof s1);
+          return sm_status_new(SM_INVALID_ARGUMENT, "Invalid broadcasting dimensions: %s vs. %s", s0, s1);
+        }
+        if (d != 1) bdim[k] = d;
+        continue;
+      }
+      int id = st->lab[o][n++];
+      lab[o][i] = id;
+      if (dim_of[id] >= 0 && dim_of[id] != d) {
+        char sh[256];
+        dims_text(t, sh, sizeof sh);
+        return sm_status_new(SM_INVALID_ARGUMENT,
+                             "Expected dimension %lld at axis %d of the input shaped %s but got dimension %lld (Einsum "
+                             "label '%c')",
+                             (long long)dim_of[id], i, sh, (long long)d, id < 26 ? 'a' + id : 'A' + id - 26);
+      }
       dim_of[id] = d;
     }
     data[o] = sm_tensor_data(t);
+  }
+  for (int k = 0; k < E; k++) dim_of[NAMED_LABELS + k] = bdim[k];
+  for (int o = 0; o < st->nin; o++) /* the size-1 ellipsis dims that broadcast */
+    for (int i = 0; i < sm_tensor_rank(sm__kctx_input(ctx, o)); i++)
+      if (lab[o][i] >= NAMED_LABELS && sm_tensor_dims(sm__kctx_input(ctx, o))[i] == 1 && dim_of[lab[o][i]] != 1)
+        bc[o][i] = 1;
+  int out_lab[SM_MAX_RANK], out_rank = st->out_rank;
+  if (st->out_ell < 0) {
+    if (E > 0)
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "Output contains %d broadcasting dimension(s) but no ellipsis (...) was found in the output "
+                           "subscripts.",
+                           E);
+    memcpy(out_lab, st->out_lab, (size_t)out_rank * sizeof *out_lab);
+  } else {
+    if (out_rank + E > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "Einsum: the output has too many dims");
+    int n = 0;
+    for (int i = 0; i < st->out_ell; i++) out_lab[n++] = st->out_lab[i];
+    for (int k = 0; k < E; k++) out_lab[n++] = NAMED_LABELS + k;
+    for (int i = st->out_ell; i < st->out_rank; i++) out_lab[n++] = st->out_lab[i];
+    out_rank = n;
   }
   /* The labels in use, and each operand's (and the output's) element stride per label. */
   int ids[MAX_LABELS], nl = 0;
@@ -336,11 +419,11 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   for (int id = 0; id < MAX_LABELS; id++)
     if (dim_of[id] >= 0) ids[nl++] = id;
   int64_t out_dims[SM_MAX_RANK];
-  for (int i = 0; i < st->out_rank; i++) out_dims[i] = dim_of[st->out_lab[i]];
+  for (int i = 0; i < out_rank; i++) out_dims[i] = dim_of[out_lab[i]];
   sm_tensor *y;
   /* a float product writes every element (gemm, beta 0); the summation loops add into zeros */
   int gemm = dt == SM_FLOAT && st->nin == 2;
-  sm_status *s = (gemm ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, st->out_rank, out_dims, &y);
+  sm_status *s = (gemm ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, out_rank, out_dims, &y);
   if (s) return s;
   void *out = sm_tensor_data(y);
   size_t out_bytes = (size_t)sm_tensor_num_elements(y) * sizeof(float);
@@ -356,16 +439,16 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   }
   for (int o = 0; o < st->nin; o++) {
     int64_t str = 1;
-    for (int i = st->rank[o] - 1; i >= 0; i--) {
+    for (int i = sm_tensor_rank(sm__kctx_input(ctx, o)) - 1; i >= 0; i--) {
       for (int l = 0; l < nl; l++)
-        if (ids[l] == st->lab[o][i]) stride[o][l] += str;
+        if (ids[l] == lab[o][i] && !bc[o][i]) stride[o][l] += str;
       str *= sm_tensor_dims(sm__kctx_input(ctx, o))[i];
     }
   }
   int64_t str = 1;
-  for (int i = st->out_rank - 1; i >= 0; i--) {
+  for (int i = out_rank - 1; i >= 0; i--) {
     for (int l = 0; l < nl; l++)
-      if (ids[l] == st->out_lab[i]) stride[2][l] += str;
+      if (ids[l] == out_lab[i]) stride[2][l] += str;
     str *= out_dims[i];
   }
   if (gemm) {

@@ -9,8 +9,13 @@
  * fusion rules looked at the 16-bit one) compute it. That is TensorFlow's CPU arithmetic for half:
  * Eigen and oneDNN widen each operand to float, accumulate in float and round the result once, and
  * TF 2.21's half MatMul, BatchMatMulV2 and Conv2D equal the float op's result cast to half bit for
- * bit (checked on random operands, K up to 1000). For bfloat16 TF's oneDNN kernels round partial
- * sums on some shapes: results agree within a bfloat16 ulp or so (tools/sweep_layers.py).
+ * bit (checked on random operands, K up to 1000). For bfloat16, TF 2.21's CPU MatMul, BatchMatMul,
+ * BatchMatMulV2 compute in float and narrow the result by truncation (TF's FloatToBFloat16: the low
+ * 16 bits dropped, not rounded; 200 random shapes up to 40x40x40 bit-exact against the float op's
+ * result truncated, none rounded), so their Cast back is a Truncate = true one (trunc_bf16); its
+ * Conv2D and BiasAdd round to nearest even, as the plain Cast does. Its bfloat16 Einsum, depthwise
+ * and 3-D convolutions and pools match neither (partial sums in bfloat16 on some paths): results
+ * agree within a bfloat16 ulp or so (tools/sweep_layers.py).
  * The float node keeps the original node's name (errors name the node the graph has); the casts are
  * named after it (NAME/_sm_f32_in<i>, NAME/_sm_f32_out). */
 #include <stdio.h>
@@ -26,33 +31,35 @@ static const struct {
   const char *op;
   unsigned mask; /* the inputs of type T (bit i: input i); ~0u: all of them (Einsum's list) */
   const char *attrs[7];
+  int trunc_bf16; /* a bfloat16 result is the float one truncated (TF's FloatToBFloat16) */
 } prods[] = {
-    {"MatMul", 3u, {"transpose_a", "transpose_b", "grad_a", "grad_b"}},
-    {"BatchMatMul", 3u, {"adj_x", "adj_y"}},
-    {"BatchMatMulV2", 3u, {"adj_x", "adj_y", "grad_x", "grad_y"}},
-    {"Einsum", ~0u, {"equation", "N"}},
-    {"Conv2D", 3u, {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"}},
-    {"DepthwiseConv2dNative", 3u, {"strides", "padding", "explicit_paddings", "data_format", "dilations"}},
-    {"Conv3D", 3u, {"strides", "padding", "data_format", "dilations"}},
+    {"MatMul", 3u, {"transpose_a", "transpose_b", "grad_a", "grad_b"}, 1},
+    {"BatchMatMul", 3u, {"adj_x", "adj_y"}, 1},
+    {"BatchMatMulV2", 3u, {"adj_x", "adj_y", "grad_x", "grad_y"}, 1},
+    {"Einsum", ~0u, {"equation", "N"}, 0},
+    {"Conv2D", 3u, {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"}, 0},
+    {"DepthwiseConv2dNative", 3u, {"strides", "padding", "explicit_paddings", "data_format", "dilations"}, 0},
+    {"Conv3D", 3u, {"strides", "padding", "data_format", "dilations"}, 0},
     {"Conv2DBackpropInput", 6u,
-     {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"}},
-    {"Conv3DBackpropInputV2", 6u, {"strides", "padding", "data_format", "dilations", "Tshape"}},
-    {"BiasAdd", 3u, {"data_format"}},
-    {"BiasAddV1", 3u, {NULL}},
-    {"MaxPool", 1u, {"ksize", "strides", "padding", "explicit_paddings", "data_format"}},
-    {"AvgPool", 1u, {"ksize", "strides", "padding", "data_format"}},
-    {"MaxPool3D", 1u, {"ksize", "strides", "padding", "data_format"}},
-    {"AvgPool3D", 1u, {"ksize", "strides", "padding", "data_format"}},
+     {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"}, 0},
+    {"Conv3DBackpropInputV2", 6u, {"strides", "padding", "data_format", "dilations", "Tshape"}, 0},
+    {"BiasAdd", 3u, {"data_format"}, 0},
+    {"BiasAddV1", 3u, {NULL}, 0},
+    {"MaxPool", 1u, {"ksize", "strides", "padding", "explicit_paddings", "data_format"}, 0},
+    {"AvgPool", 1u, {"ksize", "strides", "padding", "data_format"}, 0},
+    {"MaxPool3D", 1u, {"ksize", "strides", "padding", "data_format"}, 0},
+    {"AvgPool3D", 1u, {"ksize", "strides", "padding", "data_format"}, 0},
 };
 
-static sm_status *cast_node(sm_rewrite *rw, const char *name, sm_edge in, int from, int to, sm_node **out) {
+static sm_status *cast_node(sm_rewrite *rw, const char *name, sm_edge in, int from, int to, int truncate,
+                            sm_node **out) {
   sm_node *c;
   sm_status *st = sm__synth_new(sm__rewrite_graph(rw), name, "Cast", &c);
   if (st) return st;
   st = sm__synth_add_input(c, in);
   if (!st) st = sm__synth_set_type(c, "SrcT", from);
   if (!st) st = sm__synth_set_type(c, "DstT", to);
-  if (!st) st = sm__synth_set_bool(c, "Truncate", 0);
+  if (!st) st = sm__synth_set_bool(c, "Truncate", truncate);
   if (!st) st = sm__synth_finish(c);
   if (st) {
     sm__synth_free(c);
@@ -86,7 +93,7 @@ static sm_status *widen(sm_rewrite *rw, int anchor) {
     ins[i] = sm__rewrite_input(rw, anchor, i);
     if (!(prods[k].mask >> (i < 31 ? i : 31) & 1u)) continue;
     snprintf(name, sizeof name, "%s/_sm_f32_in%d", pname, i);
-    if (!(st = cast_node(rw, name, ins[i], t, SM_FLOAT, &nodes[nn]))) ins[i] = (sm_edge){base + nn++, 0};
+    if (!(st = cast_node(rw, name, ins[i], t, SM_FLOAT, 0, &nodes[nn]))) ins[i] = (sm_edge){base + nn++, 0};
   }
   sm_node *f = NULL;
   if (!st) st = sm__synth_new(sm__rewrite_graph(rw), pname, op, &f);
@@ -100,7 +107,8 @@ static sm_status *widen(sm_rewrite *rw, int anchor) {
     f = NULL;
   }
   snprintf(name, sizeof name, "%s/_sm_f32_out", pname);
-  if (!st) st = cast_node(rw, name, (sm_edge){base + nn - 1, 0}, SM_FLOAT, t, &nodes[nn]);
+  if (!st) st = cast_node(rw, name, (sm_edge){base + nn - 1, 0}, SM_FLOAT, t, t == SM_BFLOAT16 && prods[k].trunc_bf16,
+                            &nodes[nn]);
   if (!st) nn++;
   if (st) {
     for (int i = 0; i < nn; i++) sm__synth_free(nodes[i]);

@@ -1,7 +1,8 @@
 /* ragged.c - the ragged kernel family with TensorFlow's semantics (its CPU kernels are the
  * reference): RaggedTensorToTensor (every row_partition_types form: ROW_SPLITS, FIRST_DIM_SIZE +
  * VALUE_ROWIDS, nested; shape given, partly given or not; default_value broadcast), RaggedGather,
- * RaggedRange and RaggedBincount (TextVectorization's multi_hot / count / tf_idf). */
+ * RaggedRange, RaggedBincount (TextVectorization's multi_hot / count / tf_idf) and
+ * RaggedTensorToSparse. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -524,7 +525,97 @@ static sm_status *bincount_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- RaggedTensorToSparse -------------------------------------------------------------------
+ * inputs: RAGGED_RANK row_splits vectors (int32 or int64), then the flat values [n, d1..]. Each
+ * value's index is [row, position in each ragged level..., inner index...], values in order (their
+ * inner elements row-major); dense_shape = [rows, the widest row of each level..., d1..]. TF's
+ * split checks and messages (ValidateInputs). */
+static int64_t split_at(const sm_tensor *t, int64_t i) {
+  return sm_tensor_dtype(t) == SM_INT32 ? ((const int32_t *)sm_tensor_data(t))[i] : ((const int64_t *)sm_tensor_data(t))[i];
+}
+
+static sm_status *r2s_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int K = sm__kctx_num_inputs(ctx) - 1;
+  if (K < 1) return sm_status_new(SM_INVALID_ARGUMENT, "rt_nested_splits must be non empty");
+  const sm_tensor *vals = sm__kctx_input(ctx, K);
+  if (sm_tensor_rank(vals) < 1) return sm_status_new(SM_INVALID_ARGUMENT, "rt_dense_values must have rank >= 1");
+  if (K + sm_tensor_rank(vals) > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "RaggedTensorToSparse: rank too large");
+  for (int i = 0; i < K; i++) {
+    const sm_tensor *sp = sm__kctx_input(ctx, i);
+    int64_t n = sm_tensor_num_elements(sp);
+    if (n == 0) return sm_status_new(SM_INVALID_ARGUMENT, "ragged splits may not be empty.");
+    if (split_at(sp, 0) != 0) return sm_status_new(SM_INVALID_ARGUMENT, "First value of ragged splits must be 0.");
+    for (int64_t j = 1; j < n; j++)
+      if (split_at(sp, j) < split_at(sp, j - 1))
+        return sm_status_new(SM_INVALID_ARGUMENT, "Ragged splits should be non decreasing, but we got %lld followed by %lld",
+                             (long long)split_at(sp, j - 1), (long long)split_at(sp, j));
+    if (i > 0) {
+      const sm_tensor *pp = sm__kctx_input(ctx, i - 1);
+      if (n != split_at(pp, sm_tensor_num_elements(pp) - 1) + 1)
+        return sm_status_new(SM_INVALID_ARGUMENT,
+                             "Final value of ragged splits must match the length the corresponding ragged values.");
+    }
+  }
+  const sm_tensor *last = sm__kctx_input(ctx, K - 1);
+  int64_t nv = split_at(last, sm_tensor_num_elements(last) - 1);
+  if (sm_tensor_dims(vals)[0] != nv)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Final value of ragged splits must match the length the corresponding ragged values.");
+  int64_t inner = nv ? sm_tensor_num_elements(vals) / nv : 0, R = K + sm_tensor_rank(vals);
+  sm_tensor *ix, *shape;
+  sm_status *st;
+  if ((st = sm__kctx_alloc_output(ctx, 0, SM_INT64, 2, (int64_t[]){nv * inner, R}, &ix))) return st;
+  if ((st = sm__kctx_alloc_output(ctx, 2, SM_INT64, 1, &R, &shape))) return st;
+  int64_t *sh = sm_tensor_data(shape), *ip = sm_tensor_data(ix);
+  sh[0] = sm_tensor_num_elements(sm__kctx_input(ctx, 0)) - 1;
+  for (int i = 0; i < K; i++) {
+    const sm_tensor *sp = sm__kctx_input(ctx, i);
+    int64_t w = 0;
+    for (int64_t j = 1; j < sm_tensor_num_elements(sp); j++)
+      w = split_at(sp, j) - split_at(sp, j - 1) > w ? split_at(sp, j) - split_at(sp, j - 1) : w;
+    sh[i + 1] = w;
+  }
+  for (int d = 1; d < sm_tensor_rank(vals); d++) sh[K + d] = sm_tensor_dims(vals)[d];
+  /* each level's row ids (which row of splits i holds element j of level i + 1) */
+  int64_t total = 0;
+  for (int i = 0; i < K; i++) total += split_at(sm__kctx_input(ctx, i), sm_tensor_num_elements(sm__kctx_input(ctx, i)) - 1);
+  int64_t *rowid = sm__kctx_scratch(ctx, (size_t)(total + 1) * sizeof *rowid, &st), *base[SM_MAX_RANK];
+  if (!rowid) return st;
+  int64_t off = 0;
+  for (int i = 0; i < K; i++) {
+    const sm_tensor *sp = sm__kctx_input(ctx, i);
+    base[i] = rowid + off;
+    for (int64_t r = 0; r + 1 < sm_tensor_num_elements(sp); r++)
+      for (int64_t j = split_at(sp, r); j < split_at(sp, r + 1); j++) base[i][j] = r;
+    off += split_at(sp, sm_tensor_num_elements(sp) - 1);
+  }
+  int rv = sm_tensor_rank(vals);
+  for (int64_t v = 0, o = 0; v < nv; v++) {
+    int64_t pre[SM_MAX_RANK], e = v;
+    for (int i = K - 1; i >= 0; i--) { /* position of e within its row of level i, then that row */
+      int64_t r = base[i][e];
+      pre[i + 1] = e - split_at(sm__kctx_input(ctx, i), r);
+      e = r;
+    }
+    pre[0] = e;
+    for (int64_t q = 0; q < inner; q++, o++) {
+      int64_t *row = ip + o * R, rem = q;
+      memcpy(row, pre, (size_t)(K + 1) * sizeof *row);
+      for (int d = rv - 1; d >= 1; d--) {
+        row[K + d] = rem % sm_tensor_dims(vals)[d];
+        rem /= sm_tensor_dims(vals)[d];
+      }
+    }
+  }
+  sm__kctx_scratch_free(ctx, rowid);
+  sm_tensor *flat;
+  if ((st = sm_tensor_view((sm_tensor *)vals, 1, (int64_t[]){sm_tensor_num_elements(vals)}, &flat))) return st;
+  sm__kctx_set_output(ctx, 1, flat);
+  return NULL;
+}
+
 const sm_kernel sm_kernels_ragged[] = {
+    {"RaggedTensorToSparse", NULL, r2s_compute, NULL, 0},
     {"RaggedTensorToTensor", r2t_prepare, r2t_compute, sm__free, 0},
     {"RaggedRange", NULL, range_compute, NULL, 0},
     {"RaggedGather", NULL, gather_compute, NULL, 0},

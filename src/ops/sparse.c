@@ -7,7 +7,8 @@
  * (tf.sparse.sparse_dense_matmul, both adjoints) and SparseTensorDenseAdd (tf.sparse.add of a
  * dense tensor), SparseDenseCwiseMul / Div / Add (a SparseTensor times a dense one broadcast to
  * it) and SparseReduceSum / SparseReduceMax (dense output; implicit zeros not counted: a group
- * with no values is 0). A SparseTensor is (indices int64 [N, rank], values [N], dense_shape int64
+ * with no values is 0), SparseAdd (tf.sparse.add of two SparseTensors) and SparseSparseMaximum /
+ * Minimum (tf.sparse.maximum / minimum; implicit zeros take part). A SparseTensor is (indices int64 [N, rank], values [N], dense_shape int64
  * [rank]). Dtypes as TF's CPU kernels (real numbers; SparseReorder and SparseFillEmptyRows any
  * storable dtype), TF's messages for bad input. Checked against TensorFlow by
  * tests/unit/test_ops_api.c (tools/gen_api_cases.py). */
@@ -591,7 +592,177 @@ static sm_status *sred_compute(const void *state, sm_kctx *ctx) {
 }
 
 #define SS(name) {name, sseg_prepare, sseg_compute, NULL, 0}
+/* ---- SparseAdd, SparseSparseMaximum, SparseSparseMinimum ----------------------------------------
+ * Two SparseTensors of one dense shape, their indices walked together in row-major order (TF
+ * assumes both sorted): an index in one only keeps its value (Maximum / Minimum: against 0), one in
+ * both gets a + b (SparseAdd: dropped when |a + b| < thresh), max or min. Output indices are those
+ * of the operand a entry comes from (a's when in both). */
+enum { SS2_ADD, SS2_MAX, SS2_MIN };
+
+static int ss2_dtype_ok(int dt) {
+  return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64 || dt == SM_INT8 || dt == SM_INT16 ||
+         dt == SM_UINT8 || dt == SM_UINT16;
+}
+
+static int64_t ss2_int(const sm_tensor *t, int64_t i) { return sm__array_int_at(t, i); }
+
+/* v as the integer dtype holds it (two's complement wrap). */
+static int64_t ss2_wrap(int dt, int64_t v) {
+  switch (dt) {
+    case SM_INT32: return (int32_t)(uint32_t)(uint64_t)v;
+    case SM_INT8: return (int8_t)(uint8_t)(uint64_t)v;
+    case SM_INT16: return (int16_t)(uint16_t)(uint64_t)v;
+    case SM_UINT8: return (uint8_t)(uint64_t)v;
+    case SM_UINT16: return (uint16_t)(uint64_t)v;
+    default: return v;
+  }
+}
+
+static void ss2_put_int(sm_tensor *t, int64_t i, int64_t v) {
+  void *p = sm_tensor_data(t);
+  switch (sm_tensor_dtype(t)) {
+    case SM_INT32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case SM_INT64: ((int64_t *)p)[i] = v; break;
+    case SM_INT8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case SM_INT16: ((int16_t *)p)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
+    case SM_UINT8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
+    case SM_UINT16: ((uint16_t *)p)[i] = (uint16_t)(uint64_t)v; break;
+    default: break;
+  }
+}
+
+/* An int64 vector's values as TF's SummarizeValue(10): "3 4", "..." after ten. */
+static const char *ss2_summary(const sm_tensor *t, char *buf, size_t cap) {
+  const int64_t *v = sm_tensor_data(t);
+  int64_t n = sm_tensor_num_elements(t);
+  size_t o = 0;
+  buf[0] = 0;
+  for (int64_t i = 0; i < n && i < 10 && o + 24 < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? " " : "", (long long)v[i]);
+  if (n > 10 && o + 4 < cap) snprintf(buf + o, cap - o, "...");
+  return buf;
+}
+
+static sm_status *ss2_compute(const void *state, sm_kctx *ctx) {
+  int kind = (int)(intptr_t)state - 1;
+  const sm_tensor *ai = sm__kctx_input(ctx, 0), *av = sm__kctx_input(ctx, 1), *as = sm__kctx_input(ctx, 2),
+                  *bi = sm__kctx_input(ctx, 3), *bv = sm__kctx_input(ctx, 4), *bs = sm__kctx_input(ctx, 5);
+  char b1[128], b2[128];
+  int add = kind == SS2_ADD;
+  if (sm_tensor_rank(ai) != 2 || sm_tensor_rank(bi) != 2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s should be matrices but received shapes: %s%s%s",
+                         add ? "Input indices" : "Inputs a_indices and b_indices", shp(ai, b1, sizeof b1), add ? " and " : ", ",
+                         shp(bi, b2, sizeof b2));
+  if (sm_tensor_rank(av) != 1 || sm_tensor_rank(bv) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s should be vectors but received shapes: %s%s%s",
+                         add ? "Input values" : "Inputs a_values and b_values", shp(av, b1, sizeof b1), add ? " and " : ", ",
+                         shp(bv, b2, sizeof b2));
+  int64_t an = sm_tensor_dims(ai)[0], bn = sm_tensor_dims(bi)[0];
+  if (sm_tensor_dims(av)[0] != an || sm_tensor_dims(bv)[0] != bn)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Expected %lld and %lld non-empty input values, got %lld and %lld", (long long)an,
+                         (long long)bn, (long long)sm_tensor_dims(av)[0], (long long)sm_tensor_dims(bv)[0]);
+  if (sm_tensor_rank(as) != 1 || sm_tensor_rank(bs) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input shapes should be a vector but received shapes %s and %s",
+                         shp(as, b1, sizeof b1), shp(bs, b2, sizeof b2));
+  int64_t R = sm_tensor_dims(ai)[1];
+  if (!add && sm_tensor_dims(as)[0] != R)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Second dimension of a_indices and length of a_shape must match, got %lld and %lld",
+                         (long long)R, (long long)sm_tensor_dims(as)[0]);
+  if (!add && R <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "Tensors must not be empty");
+  const int64_t *ash = sm_tensor_data(as), *bsh = sm_tensor_data(bs);
+  if (sm_tensor_dims(as)[0] != sm_tensor_dims(bs)[0])
+    return sm_status_new(SM_INVALID_ARGUMENT, "Operands do not have the same ranks; got shapes: %s and %s",
+                         ss2_summary(as, b1, sizeof b1), ss2_summary(bs, b2, sizeof b2));
+  for (int64_t d = 0; d < sm_tensor_dims(as)[0]; d++)
+    if (ash[d] != bsh[d])
+      return sm_status_new(SM_INVALID_ARGUMENT, "Operands' shapes do not match: got %lld and %lld for dimension %lld",
+                           (long long)ash[d], (long long)bsh[d], (long long)d);
+  if (sm_tensor_dims(bi)[1] != R || (add && sm_tensor_dims(as)[0] != R))
+    return sm_status_new(SM_INVALID_ARGUMENT, "the indices of a and b and the shapes must have one rank (%lld, %lld, %lld)",
+                         (long long)R, (long long)sm_tensor_dims(bi)[1], (long long)sm_tensor_dims(as)[0]);
+  int dt = sm_tensor_dtype(av);
+  if (!ss2_dtype_ok(dt) || sm_tensor_dtype(bv) != dt)
+    return sm_status_new(SM_UNIMPLEMENTED, "%s of %s is not supported", add ? "SparseAdd" : "SparseSparseMaximum/Minimum",
+                         sm_dtype_name(dt));
+  double thresh = 0;
+  if (add) {
+    const sm_tensor *th = sm__kctx_input(ctx, 6);
+    if (sm_tensor_rank(th) != 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "The magnitude threshold must be a scalar: got shape %s", shp(th, b1, sizeof b1));
+    thresh = getd(th, 0);
+  }
+  const int64_t *ap = sm_tensor_data(ai), *bp = sm_tensor_data(bi);
+  for (int64_t i = 0; i < an + bn; i++) { /* in bounds */
+    const int64_t *r = i < an ? ap + i * R : bp + (i - an) * R;
+    for (int64_t d = 0; d < R; d++)
+      if (r[d] < 0 || r[d] >= ash[d])
+        return sm_status_new(SM_INVALID_ARGUMENT, "%s index %lld is out of bounds: [%lld] is not in [0, %lld)",
+                             i < an ? "a" : "b", (long long)(i < an ? i : i - an), (long long)r[d], (long long)ash[d]);
+  }
+  /* the merge: entries (source, row, which of a / b take part) */
+  sm_status *st = NULL;
+  int64_t *ent = sm__kctx_scratch(ctx, (size_t)(an + bn + 1) * 3 * sizeof *ent, &st), ne = 0;
+  if (!ent) return st;
+  int64_t i = 0, j = 0;
+  while (i < an || j < bn) {
+    int c = 0;
+    if (i >= an) c = 1;
+    else if (j >= bn) c = -1;
+    else
+      for (int64_t d = 0; d < R && !c; d++) c = ap[i * R + d] < bp[j * R + d] ? -1 : ap[i * R + d] > bp[j * R + d];
+    ent[3 * ne] = c <= 0 ? 0 : 1, ent[3 * ne + 1] = c <= 0 ? i : -1, ent[3 * ne + 2] = c >= 0 ? j : -1;
+    if (c <= 0) i++;
+    if (c >= 0) j++;
+    if (add && c == 0) { /* a + b, kept when |a + b| >= thresh */
+      int64_t x = ent[3 * ne + 1], y = ent[3 * ne + 2];
+      double sum = dt == SM_FLOAT    ? (double)((float)getd(av, x) + (float)getd(bv, y))
+                   : dt == SM_DOUBLE ? getd(av, x) + getd(bv, y)
+                                     : (double)ss2_wrap(dt, (int64_t)((uint64_t)ss2_int(av, x) + (uint64_t)ss2_int(bv, y)));
+      if (!(thresh <= fabs(sum))) continue;
+    }
+    ne++;
+  }
+  sm_tensor *oi, *ov;
+  if ((st = sm__kctx_alloc_output(ctx, 0, SM_INT64, 2, (int64_t[]){ne, R}, &oi)) ||
+      (st = sm__kctx_alloc_output(ctx, 1, dt, 1, &ne, &ov)))
+    goto out;
+  int64_t *op = sm_tensor_data(oi);
+  for (int64_t e = 0; e < ne; e++) {
+    int64_t x = ent[3 * e + 1], y = ent[3 * e + 2];
+    memcpy(op + e * R, x >= 0 ? ap + x * R : bp + y * R, (size_t)R * sizeof *op);
+    if (dt == SM_FLOAT || dt == SM_DOUBLE) {
+      double va = x >= 0 ? getd(av, x) : 0, vb = y >= 0 ? getd(bv, y) : 0, v;
+      if (add) v = x >= 0 && y >= 0 ? (dt == SM_FLOAT ? (double)((float)va + (float)vb) : va + vb) : x >= 0 ? va : vb;
+      else if (kind == SS2_MAX) v = va < vb ? vb : va;
+      else v = vb < va ? vb : va;
+      putd(ov, e, v);
+    } else {
+      int64_t va = x >= 0 ? ss2_int(av, x) : 0, vb = y >= 0 ? ss2_int(bv, y) : 0, v;
+      if (add) v = (int64_t)((uint64_t)va + (uint64_t)vb);
+      else if (kind == SS2_MAX) v = va < vb ? vb : va;
+      else v = vb < va ? vb : va;
+      ss2_put_int(ov, e, v);
+    }
+  }
+  if (add) {
+    sm_tensor *os;
+    if ((st = sm__kctx_alloc_output(ctx, 2, SM_INT64, 1, (int64_t[]){R}, &os))) goto out;
+    memcpy(sm_tensor_data(os), ash, (size_t)R * sizeof *ash);
+  }
+out:
+  sm__kctx_scratch_free(ctx, ent);
+  return st;
+}
+
+static sm_status *ss2_prepare(const sm_node *node, void **state) {
+  const char *op = sm__node_op(node);
+  *state = (void *)(intptr_t)(1 + (!strcmp(op, "SparseAdd") ? SS2_ADD : !strcmp(op, "SparseSparseMaximum") ? SS2_MAX : SS2_MIN));
+  return NULL;
+}
+
 const sm_kernel sm_kernels_sparse[] = {
+    {"SparseAdd", ss2_prepare, ss2_compute, NULL, 0},
+    {"SparseSparseMaximum", ss2_prepare, ss2_compute, NULL, 0},
+    {"SparseSparseMinimum", ss2_prepare, ss2_compute, NULL, 0},
     SS("SparseSegmentSum"), SS("SparseSegmentMean"), SS("SparseSegmentSqrtN"),
     SS("SparseSegmentSumWithNumSegments"), SS("SparseSegmentMeanWithNumSegments"), SS("SparseSegmentSqrtNWithNumSegments"),
     {"SparseReorder", NULL, reorder_compute, NULL, 0},

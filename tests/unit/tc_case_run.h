@@ -4,7 +4,10 @@
  * the case's inputs, compared with TF's outputs (bit for bit, or floats within tc_tolerance
  * relative when it is set: TF's Eigen and libm differ in the last bits; complex as pairs;
  * tc_scale_tolerance for transforms) or TF's error text. A case whose name holds "[run2]" runs its
- * session twice and compares the second run (stateful kernels). Include after test.h and
+ * session twice and compares the second run (stateful kernels); one whose name holds "[exact]" is
+ * compared bit for bit whatever tc_tolerance says (a rounding rule under test); one whose name holds
+ * "[f32 tol]" compares double outputs at the float tolerance (an op TF computes partly in float for
+ * double too, as CTCLoss). Include after test.h and
  * array_case.h; shared by test_ops_scatter, _random, _math2, _fft and _unique. */
 #ifndef SM_TEST_TC_CASE_RUN_H
 #define SM_TEST_TC_CASE_RUN_H
@@ -121,6 +124,9 @@ static void print_tensor(const char *what, const sm_tensor *t) {
  * whose rounding errors are relative to the signal, not to each bin). */
 static int tc_scale_tolerance;
 
+/* Set while a "[f32 tol]" case is compared: doubles within tc_tolerance. */
+static int tc_f32_tol;
+
 /* want and got agree: bit for bit, or (tc_tolerance set) floats within the tolerance. */
 static int tc_match(const sm_tensor *want, const sm_tensor *got) {
   if (tc_tolerance == 0 || sm_tensor_equal(want, got)) return sm_tensor_equal(want, got);
@@ -130,7 +136,7 @@ static int tc_match(const sm_tensor *want, const sm_tensor *got) {
     if (sm_tensor_dims(want)[i] != sm_tensor_dims(got)[i]) return 0;
   int cplx = dt == SM_COMPLEX64 || dt == SM_COMPLEX128;
   if (dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && dt != SM_BFLOAT16 && !cplx) return 0;
-  double tol = dt == SM_HALF ? 2e-3 : dt == SM_BFLOAT16 ? 1.6e-2 : dt == SM_DOUBLE || dt == SM_COMPLEX128 ? 1e-9 : tc_tolerance;
+  double tol = dt == SM_HALF ? 2e-3 : dt == SM_BFLOAT16 ? 1.6e-2 : (dt == SM_DOUBLE || dt == SM_COMPLEX128) && !tc_f32_tol ? 1e-9 : tc_tolerance;
   int64_t n = sm_tensor_num_elements(want) * (cplx ? 2 : 1);
   double scale = 1;
   for (int64_t i = 0; tc_scale_tolerance && i < n; i++)
@@ -204,7 +210,10 @@ static int run_case(const tc_case *c) {
   } else {
     for (int i = 0; i < c->nout; i++) {
       sm_tensor *want = make_tensor(&c->out[i]);
-      if (!want || !out[i] || !tc_match(want, out[i])) {
+      tc_f32_tol = strstr(c->name, "[f32 tol]") != NULL;
+      int ok = want && out[i] && (strstr(c->name, "[exact]") ? sm_tensor_equal(want, out[i]) : tc_match(want, out[i]));
+      tc_f32_tol = 0;
+      if (!ok) {
         fprintf(stderr, "case '%s': output %d differs\n", c->name, i);
         if (want) print_tensor("want", want);
         if (out[i]) print_tensor("got ", out[i]);
