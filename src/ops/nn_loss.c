@@ -16,17 +16,6 @@
 
 static int is_real(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16; }
 
-static double get(const sm_tensor *t, int64_t i) {
-  const void *p = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: return ((const float *)p)[i];
-    case SM_DOUBLE: return ((const double *)p)[i];
-    case SM_HALF: return sm__half_to_f32(((const uint16_t *)p)[i]);
-    case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)p)[i]);
-    default: return 0;
-  }
-}
-
 static void put(sm_tensor *t, int64_t i, double v) {
   void *p = sm_tensor_data(t);
   switch (sm_tensor_dtype(t)) {
@@ -53,7 +42,7 @@ static sm_status *l2loss_compute(const void *state, sm_kctx *ctx) {
   double s = 0;
   int64_t n = sm_tensor_num_elements(x);
   for (int64_t i = 0; i < n; i++) {
-    double v = get(x, i);
+    double v = sm__math_get_f64(x, i);
     s += v * v;
   }
   put(z, 0, s / 2);
@@ -66,12 +55,12 @@ static sm_status *l2loss_compute(const void *state, sm_kctx *ctx) {
 static void xent_row(const sm_tensor *f, int64_t fo, int64_t fs, const sm_tensor *l, int64_t lo, int64_t ls, int64_t sparse,
                      int64_t k, sm_tensor *loss, int64_t r, sm_tensor *bp) {
   double m = -INFINITY;
-  for (int64_t j = 0; j < k; j++) m = fmax(m, get(f, fo + j * fs));
+  for (int64_t j = 0; j < k; j++) m = fmax(m, sm__math_get_f64(f, fo + j * fs));
   double sum = 0;
-  for (int64_t j = 0; j < k; j++) sum += exp(get(f, fo + j * fs) - m);
+  for (int64_t j = 0; j < k; j++) sum += exp(sm__math_get_f64(f, fo + j * fs) - m);
   double lse = log(sum), L = 0;
   for (int64_t j = 0; j < k; j++) {
-    double x = get(f, fo + j * fs) - m, y = l ? get(l, lo + j * ls) : (double)(j == sparse);
+    double x = sm__math_get_f64(f, fo + j * fs) - m, y = l ? sm__math_get_f64(l, lo + j * ls) : (double)(j == sparse);
     if (y != 0) L += y * (lse - x);
     put(bp, r * k + j, exp(x) / sum - y);
   }
@@ -254,11 +243,11 @@ static sm_status *lrn_compute(const void *state, sm_kctx *ctx) {
       double sq = 0;
       int64_t lo = j - s->radius < 0 ? 0 : j - s->radius, hi = j + s->radius >= c ? c - 1 : j + s->radius;
       for (int64_t q = lo; q <= hi; q++) {
-        double v = get(x, r * c + q);
+        double v = sm__math_get_f64(x, r * c + q);
         sq += v * v;
       }
       double den = (double)s->bias + (double)s->alpha * sq;
-      put(z, r * c + j, get(x, r * c + j) * pow(den, -(double)s->beta));
+      put(z, r * c + j, sm__math_get_f64(x, r * c + j) * pow(den, -(double)s->beta));
     }
   return NULL;
 }
