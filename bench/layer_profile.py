@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYER_RE = re.compile(r"/(?:[a-z0-9]+_1)/([A-Za-z0-9_]+?)(?:_1)?/")
+LAYER_RE = re.compile(r"/(?:[a-z0-9][a-z0-9._]*?_1)/([A-Za-z0-9_]+?)(?:_1)?/")
 
 ORT_CHILD = r"""
 import json, sys
@@ -61,10 +61,19 @@ print(json.dumps([[n.op_type, n.name, list(n.input), list(n.output)] for n in m.
 """
 
 
+DEPTH = [1]  # --depth: how many name scopes under the model's name a key keeps
+
+
 def layer_of(name):
     """The Keras layer a node name is under, or None."""
     m = LAYER_RE.search(name + "/")
-    return m.group(1) if m else None
+    if not m:
+        return None
+    if DEPTH[0] <= 1:
+        return m.group(1)
+    rest = (name + "/")[m.end():].split("/")[:DEPTH[0] - 1]
+    return "/".join([m.group(1)] + [r for r in rest[:-1] if r] + ([rest[-1]] if len(rest) and rest[-1] and
+                                                                      len(rest) < len(name.split("/")) else []))
 
 
 class Fig:
@@ -103,7 +112,7 @@ def ours(args, exe, rounds_figs):
     per = collections.defaultdict(lambda: [0.0, 0.0, 0])
     for st in best:
         op, node, mn, mean = st[1], st[2], float(st[5]), float(st[6])
-        key = layer_of(node) if op.startswith("_Fused") or op in ("MaxPool", "Mean", "Conv2D") else None
+        key = layer_of(node) if args.all_ops or op.startswith("_Fused") or op in ("MaxPool", "Mean", "Conv2D") else None
         key = key or "(%s)" % op
         per[key][0] += mn
         per[key][1] += mean
@@ -126,11 +135,14 @@ def ort_names(py, onnx_path):
         for cand in (k, k + ":0", k.split(":")[0]):
             if cand in producer:
                 op, name, ins = producer[cand]
-                for _ in range(3):  # Relu / Add over a Conv: the Conv's weight names the layer
+                for _ in range(4):  # Relu / Add over a Conv: the Conv's weight names the layer
                     if op == "Conv" and len(ins) > 1:
                         return layer_of(ins[1]) or layer_of(name)
-                    if op in ("Relu", "Add") and ins and ins[-1] in producer:
-                        op, name, ins = producer[ins[-1]]
+                    # Clip: a Relu6; Mul / Add: a BatchNorm ORT did not fold (MobileNetV2's depthwise)
+                    src = [i for i in (ins[::-1] if op in ("Relu", "Add") else ins) if i in producer and
+                           producer[i][0] in ("Conv", "Mul", "Add", "Relu", "Clip")] if ins else []
+                    if op in ("Relu", "Add", "Clip", "Mul") and src:
+                        op, name, ins = producer[src[0]]
                         continue
                     break
                 return layer_of(name)
@@ -198,11 +210,18 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--all-ops", action="store_true",
+                    help="key every step of ours by its layer (default: only convolutions, pools and fused nodes)")
+    ap.add_argument("--depth", type=int, default=1,
+                    help="name scopes kept in a key (2: multi_head_attention_1/query_1 for the Transformer)")
+    ap.add_argument("--sort", choices=["mean", "min"], default="mean",
+                    help="order the rows by the difference of the means (default) or of the minima (under load)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--python", default=None, help="Python with onnxruntime and onnx (default BUILD/venv/bin/python)")
     ap.add_argument("--only", choices=["ours", "ort"], help="profile one side only")
     ap.add_argument("--exe", default=None, help="our driver (default BUILD/bench/bench_run)")
     args = ap.parse_args()
+    DEPTH[0] = args.depth
     args.nets = os.path.join(args.build, "bench-nets")
     exe = args.exe or os.path.join(args.build, "bench", "bench_run")
     py = args.python or os.path.join(args.build, "venv", "bin", "python")
@@ -217,18 +236,19 @@ def main():
     lt, tt = merge(rt) if rt else ({}, None)
     keys = set(lo) | set(lt)
     z = [0.0, 0.0, 0]
-    rows = sorted(keys, key=lambda k: -(lo.get(k, z)[1] - lt.get(k, z)[1]))
+    col = 1 if args.sort == "mean" else 0
+    rows = sorted(keys, key=lambda k: -(lo.get(k, z)[col] - lt.get(k, z)[col]))
     load = os.getloadavg()
     print("# %s b%d, %d threads, %d rounds x %d runs (+%d warm-up), load %.2f %.2f %.2f" %
           (args.model, args.batch, args.threads, args.rounds, args.runs, args.warmup, *load))
-    print("| layer | ours steps | ours min / mean us | ORT nodes | ORT min / mean us | mean ours - ORT |")
+    print("| layer | ours steps | ours min / mean us | ORT nodes | ORT min / mean us | %s ours - ORT |" % args.sort)
     print("|---|---|---|---|---|---|")
     for k in rows[:args.top] + ["..."] + rows[-args.top // 3:] if len(rows) > args.top + args.top // 3 else rows:
         if k == "...":
             print("| ... | | | | | |")
             continue
         a, b = lo.get(k, z), lt.get(k, z)
-        print("| %s | %d | %.1f / %.1f | %d | %.1f / %.1f | %+.1f |" % (k, a[2], a[0], a[1], b[2], b[0], b[1], a[1] - b[1]))
+        print("| %s | %d | %.1f / %.1f | %d | %.1f / %.1f | %+.1f |" % (k, a[2], a[0], a[1], b[2], b[0], b[1], a[col] - b[col]))
     for side, lay, tot in (("ours", lo, to), ("ORT", lt, tt)):
         if tot:
             print("%s: call min %.0f / mean %.0f us; kernels summed min %.0f / mean %.0f us; outside kernels "

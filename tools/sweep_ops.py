@@ -6,7 +6,7 @@
 
 A wide list of public functions (tf.math, tf.strings, tf.image, tf.signal, tf.linalg, tf.nn, tf.sparse,
 tf.ragged, tf.random stateless, tf.bitwise, casts, scatter/gather, searchsorted, histograms, unique,
-where, einsum, roll, clip_by_*, ...), each called with representative arguments (several dtypes and
+where, einsum, roll, clip_by_*, tf.audio and the speech ops, tf.io parsing and codecs, ...), each called with representative arguments (several dtypes and
 attribute variants), is traced as a tf.function whose tensors are signature inputs (attributes and
 Python arguments are closed over, so they become attrs / constants in the graph), saved with
 tf.saved_model.save, loaded back by TF and run for the reference (one Python process per group).
@@ -102,6 +102,7 @@ def make_cases(tf, np):
                 a = I(3, 4, lo=0, hi=4, dt=dt)
             C("math", "math.%s/%s" % (fnm, dt), (lambda f: lambda x, y: f(x, y))(getattr(m, fnm)), a, b)
     C("math", "math.betainc", lambda a, b, x: m.betainc(a, b, x), F(5, lo=0.5, hi=3), F(5, lo=0.5, hi=3), F(5, lo=0, hi=1))
+    C("math", "math.betainc/f64_scalar_ab", lambda a, b, x: m.betainc(a, b, x), np.array(1.7, "float64"), np.array(2.2, "float64"), F(2, 3, lo=0, hi=1, dt="float64"))
     C("math", "math.lbeta", lambda x: m.lbeta(x), F(3, 4, lo=0.5, hi=3))
     C("math", "math.add_n", lambda x, y, z: m.add_n([x, y, z]), F(3, 4), F(3, 4), F(3, 4))
     C("math", "math.angle", lambda x: m.angle(x), CX(5))
@@ -151,9 +152,11 @@ def make_cases(tf, np):
                 "unsorted_segment_prod", "unsorted_segment_sqrt_n"):
         C("math", "math.%s" % seg, (lambda f: lambda x, s: f(x, s, num_segments=4))(getattr(m, seg)), F(6, 3), np.array([0, 3, 1, 0, 3, 1], "int32"))
     C("math", "math.sobol_sample", lambda: m.sobol_sample(3, 5, skip=2))
+    C("math", "math.sobol_sample/f64_dim40", lambda: m.sobol_sample(40, 20, skip=1000, dtype=tf.float64))
     C("math", "math.round_half_even", lambda x: (m.round(x), tf.round(x * 10)), np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4], "float32"))
     C("math", "math.approx_max_k", lambda x: m.approx_max_k(x, 3), F(4, 10))
     C("math", "math.approx_min_k", lambda x: m.approx_min_k(x, 3), F(4, 10))
+    C("math", "math.approx_max_k/half", lambda x: m.approx_max_k(x, 4, recall_target=0.5), F(3, 12, dt="float16"))
 
     # -- bitwise
     for dt in ("int32", "uint8", "int64", "int8", "uint16"):
@@ -268,6 +271,12 @@ def make_cases(tf, np):
     C("array", "fake_quant_vars_per_channel", lambda x: tf.quantization.fake_quant_with_min_max_vars_per_channel(x, tf.constant([-0.5, -1.0, -0.2]), tf.constant([0.5, 1.0, 0.7])), F(4, 3))
     C("array", "quantize_dequantize_v2", lambda x: tf.quantization.quantize_and_dequantize_v2(x, -1.0, 1.0, range_given=True), F(10))
     C("array", "quantize+dequantize", lambda x: tf.quantization.dequantize(*tf.quantization.quantize(x, -1.0, 1.0, tf.quint8)), F(10))
+    C("array", "quantize+dequantize/qint8_min_first", lambda x: tf.quantization.dequantize(*tf.quantization.quantize(x, -1.0, 1.0, tf.qint8, mode="MIN_FIRST"), mode="MIN_FIRST"), F(10))
+    C("array", "quantize+dequantize/scaled_axis", lambda x: tf.quantization.dequantize(*tf.quantization.quantize(x, [-1.0, -0.5, -2.0], [1.0, 0.5, 2.0], tf.qint8, mode="SCALED", axis=1, narrow_range=True, round_mode="HALF_TO_EVEN"), mode="SCALED", axis=1, narrow_range=True), F(4, 3))
+    C("array", "quantize+dequantize/qint32_bf16", lambda x: tf.cast(tf.quantization.dequantize(*tf.quantization.quantize(x, -1.0, 1.0, tf.qint32), dtype=tf.bfloat16), tf.float32), F(10))
+    C("array", "quantize_and_dequantize/v1", lambda x: tf.quantization.quantize_and_dequantize(x, -1.0, 1.0, range_given=True, num_bits=4), F(10))
+    C("array", "quantize_dequantize_v2/axis", lambda x: tf.quantization.quantize_and_dequantize_v2(x, [0.0] * 3, [0.0] * 3, range_given=False, axis=1, round_mode="HALF_UP", narrow_range=True), F(4, 3, dt="float64"))
+    C("array", "quantized_concat", lambda x, y: (lambda a, b: tf.quantization.dequantize(*tf.quantization.quantized_concat(1, [a.output, b.output], [a.output_min, b.output_min], [a.output_max, b.output_max]), mode="MIN_FIRST"))(tf.quantization.quantize(x, -1.0, 1.0, tf.quint8, mode="MIN_FIRST"), tf.quantization.quantize(y, -2.0, 3.0, tf.quint8, mode="MIN_FIRST")), F(3, 4), F(3, 2, lo=-2, hi=3))
     C("array", "tensor_diag", lambda x: (la.tensor_diag(x), la.tensor_diag_part(la.tensor_diag(x))), F(2, 2))
     C("array", "extract_volume_patches", lambda x: tf.extract_volume_patches(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "VALID"), F(1, 3, 4, 4, 2))
     C("array", "unravel_index", lambda x: tf.unravel_index(x, [3, 4]), np.array([1, 5, 11], "int32"))
@@ -310,6 +319,9 @@ def make_cases(tf, np):
     C("strings", "unicode_script", lambda x: tfs.unicode_script(x), np.array([72, 1488, 1041, 12354, 48], "int32"))
     C("strings", "unicode_split", lambda s: tfs.unicode_split(s, "UTF-8").to_tensor(), words)
     C("strings", "unicode_transcode", lambda s: tfs.unicode_transcode(s, "UTF-8", "UTF-16-BE"), words)
+    C("strings", "unicode_transcode/ctl_ignore", lambda s: tfs.unicode_transcode(s + "\x01\xff", "UTF-8", "UTF-32-BE", errors="ignore", replace_control_characters=True), words)
+    C("strings", "unicode_transcode/utf16le", lambda s: tfs.unicode_transcode(tfs.unicode_transcode(s, "UTF-8", "UTF-16-BE"), "UTF-16BE", "UTF-8", replacement_char=63), words)
+    C("strings", "unicode_decode/windows-1252", lambda s: tfs.unicode_decode(s, "windows-1252").to_tensor(), words)
     C("strings", "unsorted_segment_join", lambda s: tfs.unsorted_segment_join(s, [0, 1, 0, 2, 1, 0, 2, 2], 3, separator="+"), words)
     C("strings", "string_to_hash_bucket_v1", lambda s: tf.compat.v1.string_to_hash_bucket(s, 10), words)
     C("strings", "regex_split?", lambda s: tfs.split(tfs.regex_replace(s, "[,;]", " ")).to_tensor(), words)
@@ -368,6 +380,22 @@ def make_cases(tf, np):
     C("image", "encode_jpeg", lambda x: tf.shape(img.decode_jpeg(img.encode_jpeg(x))), I(8, 8, 3, lo=0, hi=256, dt="uint8"))
     C("image", "decode_image/png", lambda s: img.decode_image(s, channels=3, expand_animations=False), np.array(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82", dtype="S"))
     C("image", "random_crop? extract_glimpse", lambda x, o: img.extract_glimpse(x, [3, 3], o, centered=False, normalized=False), im, np.array([[1.0, 2.0], [0.0, 4.0]], "float32"))
+    # session 19 (c4): GIF / BMP / WebP decoding, glimpses, bounding-box samplers
+    gif2 = np.array(b'GIF89a\x04\x00\x03\x00\x91\x00\x00\xff\x00\x00\x00\xff\x00\x00\x00\xff\n\x14\x1e,\x00\x00\x00\x00\x04\x00\x03\x00\x00\x02\n\x14Gp\x0cE1\x1c\xc10\x05\x00!\xf9\x04\x01\x05\x00\x00\x00,\x01\x00\x01\x00\x02\x00\x02\x00\x00\x02\x04\x14C\x10\x05\x00;', dtype="S")  # 2 frames, the second offset with a transparent index
+    bmp24 = np.array(b'BMN\x00\x00\x00\x00\x00\x00\x006\x00\x00\x00(\x00\x00\x00\x04\x00\x00\x00\x02\x00\x00\x00\x01\x00\x18\x00\x00\x00\x00\x00\x18\x00\x00\x00\x13\x0b\x00\x00\x13\x0b\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xf8\x9b\x81\x8b\xa2\xbbG\xef\x8f\x01\xac\xd1\x83\xa3\xd9\x0bOE-\x05\x14\xe9\xa6\xd0', dtype="S")  # 4x2, 24-bit (numpy's "S" drops trailing NULs: this one ends in none)
+    webp = np.array(b'RIFFn\x00\x00\x00WEBPVP8Lb\x00\x00\x00/\x03\x80\x00\x00_\xa0(\x92\xa4\xe6\x92\x80Dz\xf3\xc2\x0c.\xd0\x89\xb1\xa4\xc3L\x00\x16{w\xaf\xc1^\x1a(!\x80\nb\n\xa2\x89\x9a\x00@\x9a\x17\xba\xcc\xbaT\xa1\x06)\x96^\xfe\xce\x7f\x88\xe8\xb8\xd6\xf7\x99ui\x83\x83\xf2\xe8\xfe\xa3\xe5o\xa7i\x93R\x04(\x84d\x85\xb2y2\xdf\\"H#\xf2\x88\xfe\x07f\xf9\x07', dtype="S")  # lossless 4x3
+    C("image", "decode_gif", lambda s: tf.io.decode_gif(s), gif2)
+    C("image", "decode_image/gif", lambda s: (img.decode_image(s), img.decode_image(s, expand_animations=False, dtype=tf.float32)), gif2)
+    C("image", "decode_bmp", lambda s: (tf.io.decode_bmp(s), tf.io.decode_bmp(s, channels=4)), bmp24)
+    C("image", "decode_image/bmp", lambda s: img.decode_image(s, channels=3, dtype=tf.uint16), bmp24)
+    r19 = np.random.default_rng(19)  # its own generator: the calls after these keep their inputs
+    jpg = np.array(tf.io.encode_jpeg(r19.integers(0, 256, (13, 17, 3)).astype("uint8")).numpy(), dtype="S")
+    C("image", "decode_and_crop_jpeg", lambda s: (img.decode_and_crop_jpeg(s, [2, 5, 7, 9]), img.decode_and_crop_jpeg(s, [0, 9, 13, 8], channels=1)), jpg)
+    C("image", "decode_webp", lambda s: (tf.io.decode_webp(s), img.decode_image(s, expand_animations=False)), webp)
+    C("image", "extract_glimpse/centered", lambda x, o: img.extract_glimpse(x, [3, 4], o, noise="zero"), im, np.array([[0.1, -0.2], [0.5, 0.9]], "float32"))
+    C("image", "extract_glimpse_v1", lambda x, o: tf.compat.v1.image.extract_glimpse(x, [2, 3], o, centered=True, normalized=True, uniform_noise=False), im, np.array([[0.0, 0.1], [-0.3, 0.2]], "float32"))
+    C("image", "sample_distorted_bounding_box", lambda b: img.sample_distorted_bounding_box([60, 80, 3], b, seed=7, min_object_covered=0.2, area_range=[0.1, 0.9]), r19.uniform(0, 1, (1, 2, 4)).astype("float32"))
+    C("image", "stateless_sample_distorted_bounding_box/aspect", lambda b: img.stateless_sample_distorted_bounding_box([100, 60, 3], b, [5, 6], aspect_ratio_range=[0.5, 2.0], area_range=[0.2, 0.8]), np.array([[[0.1, 0.1, 0.6, 0.7]]], "float32"))
     C("image", "dilation2d", lambda x, f: (nn.dilation2d(x, f, [1, 1, 1, 1], "SAME", "NHWC", [1, 1, 1, 1]), nn.erosion2d(x, f, [1, 1, 1, 1], "VALID", "NHWC", [1, 1, 1, 1])), im, F(2, 2, 3))
 
     # -- signal
@@ -418,6 +446,26 @@ def make_cases(tf, np):
     C("linalg", "matmul/batched_bcast", lambda a, b: la.matmul(a, b), F(2, 1, 3, 4), F(3, 4, 2))
     C("linalg", "matmul/int32", lambda a, b: la.matmul(a, b), I(3, 4), I(4, 2))
     C("linalg", "matmul/complex", lambda a, b: la.matmul(a, b, adjoint_a=True), CX(3, 3), CX(3, 2))
+    # complex products and reductions (session 19, d1); their own generator, so the inputs of the
+    # cases after them stay as they were
+    r19 = np.random.default_rng(1919)
+
+    def CXd(*shape, dt="complex64"):
+        return (r19.uniform(-1, 1, shape) + 1j * r19.uniform(-1, 1, shape)).astype(dt)
+    C("linalg", "matmul/complex64_adjoint_b", lambda a, b: (la.matmul(a, b, adjoint_b=True), la.matmul(a, b, transpose_b=True)), CXd(3, 4), CXd(2, 4))
+    C("linalg", "matmul/complex128", lambda a, b: (la.matmul(a, b, adjoint_a=True), la.matmul(a, b, transpose_a=True)), CXd(4, 3, dt="complex128"), CXd(4, 2, dt="complex128"))
+    C("linalg", "matmul/complex64_batched_adjoint", lambda a, b: (la.matmul(a, b, adjoint_a=True, adjoint_b=True), la.matmul(a, b, transpose_a=True, transpose_b=True)), CXd(2, 4, 3), CXd(2, 5, 4))
+    C("linalg", "matmul/complex128_bcast", lambda a, b: la.matmul(a, b), CXd(2, 1, 3, 4, dt="complex128"), CXd(3, 4, 2, dt="complex128"))
+    C("linalg", "matvec/complex64", lambda a, b: la.matvec(a, b, adjoint_a=True), CXd(3, 4), CXd(3))
+    for red in ("reduce_sum", "reduce_mean", "reduce_prod"):
+        for dt in ("complex64", "complex128"):
+            C("math", "math.%s/%s" % (red, dt), (lambda f: lambda x: (f(x), f(x, axis=1), f(x, axis=[0, 2], keepdims=True)))(getattr(m, red)), CXd(3, 4, 5, dt=dt))
+    for dt in ("complex64", "complex128"):
+        C("math", "math.cumsum/%s" % dt, lambda x: (m.cumsum(x, axis=1), m.cumsum(x, exclusive=True, reverse=True)), CXd(3, 4, dt=dt))
+        C("math", "math.cumprod/%s" % dt, lambda x: (m.cumprod(x, axis=1), m.cumprod(x, exclusive=True, reverse=True)), CXd(3, 4, dt=dt))
+        C("math", "math.add_n/%s" % dt, lambda x, y, z: m.add_n([x, y, z]), CXd(3, 4, dt=dt), CXd(3, 4, dt=dt), CXd(3, 4, dt=dt))
+        C("array", "einsum/complex/%s" % dt, lambda x, y: (tf.einsum("ij,jk->ik", x, y), tf.einsum("bij,bkj->bik", tf.stack([x, x]), tf.stack([tf.transpose(y), tf.transpose(y)])), tf.einsum("ij->", x)), CXd(3, 4, dt=dt), CXd(4, 2, dt=dt))
+    C("signal", "beamform/complex64", lambda w, x: tf.reduce_sum(tf.math.conj(w)[:, :, None] * x, axis=1), CXd(2, 4), CXd(2, 4, 16))
     C("linalg", "matmul/f16", lambda a, b: la.matmul(a, b), F(3, 4, dt="float16"), F(4, 2, dt="float16"))
     C("linalg", "matmul/bf16", lambda a, b: tf.cast(la.matmul(tf.cast(a, tf.bfloat16), tf.cast(b, tf.bfloat16)), tf.float32), F(3, 4), F(4, 2))
     C("linalg", "matrix_rank", lambda x: la.matrix_rank(x), F(4, 4))
@@ -438,6 +486,25 @@ def make_cases(tf, np):
     C("linalg", "tridiagonal_solve", lambda d, b: la.tridiagonal_solve(d, b), F(3, 5, lo=1, hi=2) + np.array([[0], [3], [0]], "float32"), F(5, 2))
     C("linalg", "tridiagonal_matmul", lambda d, b: la.tridiagonal_matmul(d, b), F(3, 5), F(5, 2))
     C("linalg", "banded_triangular_solve", lambda d, b: la.banded_triangular_solve(d, b), F(2, 4, lo=1, hi=2), F(4, 2))
+    # session 19 (c3): close variants of the ops above
+    GEN = F(4, 4, lo=-2, hi=2)
+    C("linalg", "eig/vectors", lambda x: (la.eig(x)[0], tf.abs(la.eig(x)[1])), SPD)
+    C("linalg", "eig/general", lambda x: (la.eig(x)[0], tf.abs(la.eig(x)[1])), GEN)
+    C("linalg", "eig/f64", lambda x: la.eigvals(x), GEN.astype("float64"))
+    C("linalg", "eig/complex", lambda x: la.eigvals(x), CX(4, 4))
+    C("linalg", "sqrtm/f64", lambda x: la.sqrtm(x), SPD.astype("float64"))
+    C("linalg", "sqrtm/complex", lambda x: la.sqrtm(x), CX(3, 3) + 2 * np.eye(3, dtype="complex64"))
+    C("linalg", "logm/complex128", lambda x: la.logm(x), (CX(3, 3) + 2 * np.eye(3, dtype="complex64")).astype("complex128"))
+    TD = F(3, 5, lo=1, hi=2) + np.array([[0], [3], [0]], "float32")
+    C("linalg", "tridiagonal_solve/no_pivot", lambda d, b: la.tridiagonal_solve(d, b, partial_pivoting=False), TD, F(5, 2))
+    C("linalg", "tridiagonal_solve/perturb", lambda d, b: la.tridiagonal_solve(d, b, perturb_singular=True), TD, F(5, 2))
+    C("linalg", "tridiagonal_solve/sequence", lambda d, b: la.tridiagonal_solve((d[0, :-1], d[1], d[2, 1:]), b, diagonals_format="sequence"), TD, F(5, 2))
+    C("linalg", "tridiagonal_solve/matrix", lambda d, b: la.tridiagonal_solve(d, b, diagonals_format="matrix"), F(5, 5) + 3 * np.eye(5, dtype="float32"), F(5, 2))
+    C("linalg", "tridiagonal_solve/f64_vector_rhs", lambda d, b: la.tridiagonal_solve(d, b), TD.astype("float64"), F(5, dt="float64"))
+    C("linalg", "tridiagonal_matmul/sequence", lambda d, b: la.tridiagonal_matmul((d[0], d[1], d[2]), b, diagonals_format="sequence"), F(3, 5), F(5, 2))
+    C("linalg", "tridiagonal_matmul/matrix", lambda d, b: la.tridiagonal_matmul(d, b, diagonals_format="matrix"), F(5, 5), F(5, 2))
+    C("linalg", "banded_triangular_solve/upper_adjoint", lambda d, b: la.banded_triangular_solve(d, b, lower=False, adjoint=True), F(2, 4, lo=1, hi=2), F(4, 2))
+    C("linalg", "banded_triangular_solve/f64", lambda d, b: la.banded_triangular_solve(d, b), F(3, 4, lo=1, hi=2, dt="float64"), F(4, 2, dt="float64"))
     C("linalg", "diag_ops", lambda x: (la.diag_part(x), la.diag(la.diag_part(x)), la.band_part(x, 0, 0)), F(3, 3))
     C("linalg", "matrix_diag_v3", lambda x: la.diag(x, k=(-1, 1), num_rows=4, num_cols=4, align="LEFT_RIGHT"), F(3, 4))
     C("linalg", "matrix_diag_part_v3", lambda x: la.diag_part(x, k=(-1, 1), padding_value=9.0), F(4, 5))
@@ -474,6 +541,8 @@ def make_cases(tf, np):
     C("nn", "embedding_lookup_sparse", lambda p, i: nn.embedding_lookup_sparse(p, tf.sparse.from_dense(i), None, combiner="mean"), F(6, 3), I(3, 4, lo=1, hi=6))
     C("nn", "safe_embedding_lookup_sparse", lambda p, i: nn.safe_embedding_lookup_sparse(p, tf.sparse.from_dense(i), combiner="sqrtn"), F(6, 3), I(3, 4, lo=0, hi=6))
     C("nn", "isotonic_regression", lambda x: nn.isotonic_regression(x)[0], F(3, 6))
+    C("nn", "isotonic_regression/decreasing_axis0", lambda x: nn.isotonic_regression(x, decreasing=False, axis=0), F(5, 3, dt="float64"))
+    C("nn", "isotonic_regression/int", lambda x: nn.isotonic_regression(x), I(2, 7))
     C("nn", "l2_loss_lrn", lambda x: (nn.l2_loss(x), nn.local_response_normalization(x, 2, 1.0, 0.5, 0.75)), x4)
     C("nn", "log_poisson_loss", lambda t, x: nn.log_poisson_loss(t, x, compute_full_loss=True), F(5, lo=0, hi=3), F(5))
     C("nn", "moments", lambda x: (nn.moments(x, [0, 1, 2]), nn.moments(x, [1], keepdims=True)), x4)
@@ -490,6 +559,8 @@ def make_cases(tf, np):
     C("nn", "stateless_dropout", lambda x: nn.experimental.stateless_dropout(x, 0.4, [1, 2]), F(4, 5))
     C("nn", "fractional_max_pool", lambda x: nn.fractional_max_pool(x, [1, 1.5, 1.5, 1], seed=3)[0], x4)
     C("nn", "fractional_avg_pool", lambda x: nn.fractional_avg_pool(x, [1, 1.5, 1.5, 1], pseudo_random=True, seed=3)[0], x4)
+    C("nn", "fractional_max_pool/overlapping", lambda x: nn.fractional_max_pool(x, [1, 1.44, 1.73, 1], pseudo_random=True, overlapping=True, seed=5), x4)
+    C("nn", "fractional_avg_pool/overlapping", lambda x: nn.fractional_avg_pool(x, [1, 1.3, 2.0, 1], overlapping=True, seed=9), x4)
     C("nn", "compute_average_loss", lambda x: nn.compute_average_loss(x, global_batch_size=8), F(4))
     C("nn", "in_top_k", lambda p, t: nn.in_top_k(t, p, 2), F(4, 5), I(4, lo=0, hi=5))
     C("nn", "softmax/f16", lambda x: nn.softmax(x), F(3, 4, dt="float16"))
@@ -523,6 +594,13 @@ def make_cases(tf, np):
     C("sparse", "to_indicator", lambda x: tf.sparse.to_indicator(fd(x), 6), I(3, 4, lo=0, hi=6, dt="int64"))
     C("sparse", "transpose", lambda x: tf.sparse.to_dense(tf.sparse.transpose(fd(x))), dense)
     C("sparse", "bincount", lambda x: tf.sparse.to_dense(tf.sparse.bincount(fd(x), minlength=5, axis=-1)), I(3, 4, lo=0, hi=5))
+    C("sparse", "bincount_dense_binary", lambda x: tf.sparse.to_dense(tf.sparse.bincount(x, binary_output=True, axis=-1)), I(3, 4, lo=0, hi=5))
+    C("sparse", "bincount_weights", lambda x, w: tf.sparse.to_dense(tf.sparse.bincount(fd(x), weights=fd(w), maxlength=4, axis=-1)), I(3, 4, lo=1, hi=6), F(3, 4, lo=1, hi=2))
+    C("sparse", "concat_dim0_3d", lambda x, y: tf.sparse.to_dense(tf.sparse.concat(0, [fd(x), fd(y)])), I(2, 2, 3, lo=0, hi=2).astype("float32"), I(1, 2, 3, lo=0, hi=3).astype("float32"))
+    C("sparse", "split_axis1", lambda x: [tf.sparse.to_dense(s) for s in tf.sparse.split(fd(x), 3, axis=1)], dense)
+    C("sparse", "slice_int64", lambda x: tf.sparse.to_dense(tf.sparse.slice(fd(x), [0, 2], [5, 9])), I(4, 5, lo=0, hi=3, dt="int64"))
+    C("sparse", "softmax_3d_f64", lambda x: tf.sparse.to_dense(tf.sparse.softmax(fd(x))), F(2, 3, 4, dt="float64") * I(2, 3, 4, lo=0, hi=2).astype("float64"))
+    C("sparse", "reduce_max_sparse", lambda x: tf.sparse.to_dense(tf.sparse.reduce_max(fd(x), 0, keepdims=True, output_is_sparse=True)), dense)
     C("sparse", "mask_indexed_slices", lambda x: tf.math.unsorted_segment_sum(x, [0, 1, 0], 2), F(3, 2))
     C("sparse", "cross", lambda a, b: tf.sparse.to_dense(tf.sparse.cross([fd(a), fd(b)]), default_value=""), S("a", "b", "").reshape(1, 3), S("x", "", "y").reshape(1, 3))
     C("sparse", "cross_hashed", lambda a, b: tf.sparse.to_dense(tf.sparse.cross_hashed([fd(a), fd(b)], 100)), S("a", "b", "").reshape(1, 3), S("x", "", "y").reshape(1, 3))
@@ -547,6 +625,12 @@ def make_cases(tf, np):
     C("ragged", "from_value_rowids", lambda v: tf.RaggedTensor.from_value_rowids(v, [0, 0, 1, 3, 3, 3, 3, 4, 4, 4], nrows=6).to_tensor(), vals)
     C("ragged", "bounding_shape", lambda v, l: R(v, l).bounding_shape(), vals, lens)
     C("ragged", "argsort_in_rows?", lambda v, l: tf.map_fn(lambda r: tf.reduce_sum(r), R(v, l), fn_output_signature=tf.float32), vals, lens)
+    # session 19 (c2): the rest of tf.sparse / tf.ragged and their variants
+    C("ragged", "map_fn_sort_ragged_out", lambda v, l: tf.map_fn(lambda r: tf.sort(r), R(v, l), fn_output_signature=tf.RaggedTensorSpec([None], tf.float32)).to_tensor(), vals, lens)
+    C("ragged", "map_fn_rank2_in", lambda v, l: tf.map_fn(lambda r: tf.reduce_sum(r.flat_values), tf.RaggedTensor.from_uniform_row_length(R(v, l), 2), fn_output_signature=tf.float32), vals, np.array([1, 3, 0, 4, 2, 0], "int64"))
+    C("ragged", "cross_hashed", lambda a, b: tf.ragged.cross_hashed([tf.RaggedTensor.from_tensor(a), b], num_buckets=17).to_tensor(), S("a", "b", "c", "d").reshape(2, 2), np.array([[3], [4]], "int64"))
+    C("ragged", "cross_mixed", lambda v, l, d: tf.ragged.cross([R(v, l), d]).to_tensor(default_value=""), S("a", "b", "c", "d", "e"), np.array([2, 0, 3], "int64"), S("x", "y", "z").reshape(3, 1))
+    C("ragged", "bincount_ragged", lambda v, l: tf.sparse.to_dense(tf.sparse.bincount(R(v, l), minlength=4, axis=-1)), np.array([1, 3, 3, 0, 2], "int64"), np.array([2, 0, 3], "int64"))
 
     # -- random (stateless)
     r = tf.random
@@ -559,6 +643,7 @@ def make_cases(tf, np):
     C("random", "stateless_gamma", lambda s: r.stateless_gamma([4, 2], s, alpha=[0.5, 2.0]), np.array([7, 9], "int32"))
     C("random", "stateless_poisson", lambda s: r.stateless_poisson([4, 2], s, lam=[0.5, 20.0]), np.array([7, 9], "int32"))
     C("random", "stateless_parameterized_truncated_normal", lambda s: r.stateless_parameterized_truncated_normal([4], s, 0.0, 1.0, -0.5, 1.5), np.array([7, 9], "int32"))
+    C("random", "stateless_parameterized_truncated_normal/bcast", lambda s, m, lo: r.stateless_parameterized_truncated_normal([5, 3], s, m, tf.constant(0.5, tf.float64), lo, tf.constant(float("inf"), tf.float64)), np.array([3, 4], "int64"), np.array([0.0, 1.0, 2.0]), np.array([-1.0, 2.5, 1.0]))
     C("random", "stateless_shuffle", lambda s, x: r.experimental.stateless_shuffle(x, s), np.array([7, 9], "int32"), I(8))
     C("random", "index_shuffle", lambda i: r.experimental.index_shuffle(i, tf.constant([1, 2, 3], tf.int64), 9), np.array([0, 1, 5], "int64"))
     C("random", "stateless_fold_in_split", lambda s: (r.experimental.stateless_fold_in(s, 3), r.experimental.stateless_split(s, 3)), np.array([7, 9], "int64"))
@@ -581,6 +666,68 @@ def make_cases(tf, np):
     C("misc", "print_assert", lambda x: (tf.print(x), x * 2)[1], F(3))
     C("misc", "tensor_list_ops", lambda x: tf.raw_ops.TensorListStack(input_handle=tf.raw_ops.TensorListFromTensor(tensor=x, element_shape=tf.constant([2])), element_shape=[2], element_dtype=tf.float32), F(3, 2))
     C("misc", "numpy_style", lambda x: (tf.experimental.numpy.diff(x), tf.experimental.numpy.cbrt(x), tf.experimental.numpy.log2(tf.abs(x) + 1), tf.experimental.numpy.hypot(x, x)), F(6))
+
+    # -- tf.audio and the speech ops (session 19, c1): WAV bytes in, as a keyword-spotting export
+    t = np.arange(16000)
+    mono = (np.sin(t * 0.05) * 0.4 + np.sin(t * 0.31) * 0.2).astype("float32")[:, None]
+    wav1 = tf.audio.encode_wav(mono, 16000).numpy()
+    wav2 = tf.audio.encode_wav(F(3000, 2) * 0.9, 8000).numpy()
+    au = tf.audio
+    C("audio", "decode_wav", lambda s: au.decode_wav(s), np.array(wav1, dtype="S"))
+    C("audio", "decode_wav/stereo_to_mono_padded", lambda s: au.decode_wav(s, desired_channels=1, desired_samples=4000), np.array(wav2, dtype="S"))
+    C("audio", "decode_wav/mono_to_3ch_cut", lambda s: au.decode_wav(s, desired_channels=3, desired_samples=100), np.array(wav1, dtype="S"))
+    C("audio", "encode_wav", lambda x, r: au.encode_wav(x, r), F(50, 2) * 1.2, np.int32(22050))
+    C("audio", "spectrogram_mfcc/speech_commands", lambda s: (lambda w: (lambda sp: (sp, tf.raw_ops.Mfcc(spectrogram=sp, sample_rate=w.sample_rate, dct_coefficient_count=40)))(
+        tf.raw_ops.AudioSpectrogram(input=w.audio, window_size=480, stride=160, magnitude_squared=True)))(au.decode_wav(s, 1, 16000)), np.array(wav1, dtype="S"))
+    C("audio", "spectrogram/magnitude", lambda x: tf.raw_ops.AudioSpectrogram(input=x, window_size=256, stride=128), F(2000, 2))
+    C("audio", "mfcc/attrs", lambda x: tf.raw_ops.Mfcc(spectrogram=tf.raw_ops.AudioSpectrogram(input=x, window_size=400, stride=200, magnitude_squared=True),
+        sample_rate=16000, upper_frequency_limit=7600.0, lower_frequency_limit=60.0, filterbank_channel_count=64, dct_coefficient_count=20), F(4000, 1))
+
+    # -- tf.io parsing and codecs (session 19, c1)
+    import gzip
+    import zlib
+
+    def feat(**kw):
+        f = tf.train.Feature
+        if "i" in kw:
+            return f(int64_list=tf.train.Int64List(value=kw["i"]))
+        if "f" in kw:
+            return f(float_list=tf.train.FloatList(value=kw["f"]))
+        return f(bytes_list=tf.train.BytesList(value=kw["b"]))
+
+    def seqex(ctx, fl):
+        se = tf.train.SequenceExample()
+        for k, v in ctx.items():
+            se.context.feature[k].CopyFrom(v)
+        for k, steps in fl.items():
+            for st in steps:
+                se.feature_lists.feature_list[k].feature.add().CopyFrom(st)
+        return se.SerializeToString()
+
+    ex = tf.train.Example(features=tf.train.Features(feature={"a": feat(i=[1, 2, 3]), "b": feat(f=[0.5]), "s": feat(b=[b"x", b"y"])})).SerializeToString()
+    se1 = seqex({"len": feat(i=[3]), "tag": feat(b=[b"t"])}, {"tok": [feat(i=[1]), feat(i=[5]), feat(i=[7])], "emb": [feat(f=[0.1, 0.2]), feat(f=[0.3, 0.4])],
+                                                               "w": [feat(b=[b"a", b"b"]), feat(b=[b"c"])]})
+    se2 = seqex({"len": feat(i=[1])}, {"tok": [feat(i=[2])], "emb": [feat(f=[1.0, 2.0])], "w": []})
+    io = tf.io
+    ctx_f = {"len": io.FixedLenFeature([], tf.int64), "tag": io.FixedLenFeature([], tf.string, default_value="none")}
+    seq_f = {"tok": io.FixedLenSequenceFeature([], tf.int64), "emb": io.FixedLenSequenceFeature([2], tf.float32),
+             "w": io.RaggedFeature(tf.string)}
+    C("io", "decode_compressed/zlib", lambda s: io.decode_compressed(s, "ZLIB"), np.array([zlib.compress(b"hello " * 50), zlib.compress(b"")], dtype="S"))
+    C("io", "decode_compressed/gzip", lambda s: io.decode_compressed(s, "GZIP"), np.array([gzip.compress(b"abc" * 9, mtime=0)], dtype="S"))
+    C("io", "serialize_parse_tensor", lambda x: io.parse_tensor(io.serialize_tensor(x), tf.float32), F(3, 4))
+    C("io", "serialize_tensor/int64", lambda x: io.serialize_tensor(x), I(2, 3, dt="int64"))
+    C("io", "serialize_tensor/string", lambda x: io.serialize_tensor(x), S("a", "", "xyz"))
+    C("io", "parse_tensor/const", lambda s: io.parse_tensor(s, tf.int32), np.array(tf.io.serialize_tensor(tf.constant([[1, 2], [3, -1]])).numpy(), dtype="S"))  # no trailing NUL: |S drops it
+    C("io", "parse_single_example", lambda s: (lambda d: (d["a"], d["b"], d["s"].indices, d["s"].values))(
+        io.parse_single_example(s, {"a": io.FixedLenFeature([3], tf.int64), "b": io.FixedLenFeature([1], tf.float32), "s": io.VarLenFeature(tf.string)})),
+        np.array(ex, dtype="S"))
+    C("io", "parse_sequence_example", lambda s: (lambda c, f, n: (c["len"], c["tag"], f["tok"], f["emb"], f["w"].flat_values, f["w"].row_splits, f["w"].values.row_splits, n["tok"], n["emb"]))(
+        *io.parse_sequence_example(s, ctx_f, seq_f)), np.array([se1, se2], dtype="S"))
+    C("io", "parse_single_sequence_example", lambda s: (lambda c, f: (c["len"], c["tag"], f["tok"], f["emb"], f["w"].values))(
+        *io.parse_single_sequence_example(s, {"len": ctx_f["len"], "tag": ctx_f["tag"]}, seq_f)), np.array(se1, dtype="S"))
+    C("io", "parse_sequence_example/sparse", lambda s: (lambda c, f, n: (c["tag"].indices, c["tag"].values, f["tok"].indices, f["tok"].values, f["tok"].dense_shape))(
+        *io.parse_sequence_example(s, {"tag": io.VarLenFeature(tf.string)}, {"tok": io.VarLenFeature(tf.int64)})), np.array([se1, se2], dtype="S"))
+    C("io", "decode_json_example", lambda s: io.decode_json_example(s), np.array([b'{"features": {"feature": {"a": {"int64List": {"value": ["1", "2"]}}}}}'], dtype="S"))
     return out
 
 

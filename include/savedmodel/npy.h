@@ -34,8 +34,9 @@ SM_API sm_status *sm_npy_decode(const void *data, size_t len, const char *what, 
 /* Reads a .npy file. The caller owns *out. */
 SM_API sm_status *sm_npy_read(const char *path, sm_tensor **out);
 
-/* Encodes t as a .npy image into a malloc'ed buffer the caller frees. Fails for dtypes numpy has
- * no type for (bfloat16, quantized, resource, variant, float8, int4). */
+/* Encodes t as a .npy image into a malloc'ed buffer the caller frees; the quantized dtypes as the
+ * integers they hold (qint8 as int8, ...), as saved_model_cli writes them. Fails for dtypes numpy
+ * has no type for (bfloat16, resource, variant, float8, int4). */
 SM_API sm_status *sm_npy_encode(const sm_tensor *t, uint8_t **out, size_t *len);
 /* Writes t to path as np.save would (replacing the file atomically). */
 SM_API sm_status *sm_npy_write(const char *path, const sm_tensor *t);

@@ -37,6 +37,8 @@ typedef void (*sgemv_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, blasint, blasin
                          const float *, blasint, float, float *, blasint);
 typedef void (*dgemv_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, blasint, blasint, double, const double *, blasint,
                          const double *, blasint, double, double *, blasint);
+typedef void (*cgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint, blasint,
+                         const void *, const void *, blasint, const void *, blasint, const void *, void *, blasint);
 typedef void (*setthreads_fn)(int);
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
@@ -44,6 +46,7 @@ static sgemm_fn real_sgemm;
 static dgemm_fn real_dgemm;
 static sgemv_fn real_sgemv;
 static dgemv_fn real_dgemv;
+static cgemm_fn real_cgemm, real_zgemm;
 static setthreads_fn real_set_num_threads;
 static void (*real_thread_shutdown)(void);
 
@@ -53,6 +56,8 @@ static void blas_load(void) {
   SM_BIND(h, real_dgemm, "cblas_dgemm");
   SM_BIND(h, real_sgemv, "cblas_sgemv");
   SM_BIND(h, real_dgemv, "cblas_dgemv");
+  SM_BIND(h, real_cgemm, "cblas_cgemm");
+  SM_BIND(h, real_zgemm, "cblas_zgemm");
   SM_BIND(h, real_set_num_threads, "openblas_set_num_threads");
   SM_BIND(h, real_thread_shutdown, "blas_thread_shutdown_"); /* NULL: not a pthread build */
 }
@@ -104,6 +109,62 @@ SM_HIDDEN void cblas_dgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST
     return;
   }
   REF_GEMM(double, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* The complex gemms (complex64 / complex128 MatMul, nn_matmul.c): (re, im) pairs of T; the
+ * fallback computes C = alpha op(A) op(B) + beta C (beta 0 overwrites), ConjTrans conjugating. */
+#define REF_ZGEMM(T, order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)                           \
+  do {                                                                                                     \
+    int rm_ = (order) == CblasRowMajor, at_ = (ta) != CblasNoTrans, bt_ = (tb) != CblasNoTrans;            \
+    T ac_ = (ta) == CblasConjTrans ? -1 : 1, bc_ = (tb) == CblasConjTrans ? -1 : 1;                        \
+    const T *al_ = (alpha), *be_ = (beta), *A_ = (A), *B_ = (B);                                           \
+    T *C_ = (C);                                                                                           \
+    for (blasint i_ = 0; i_ < (M); i_++)                                                                   \
+      for (blasint j_ = 0; j_ < (N); j_++) {                                                               \
+        T sr_ = 0, si_ = 0;                                                                                \
+        for (blasint k_ = 0; k_ < (K); k_++) {                                                             \
+          size_t ai_ = at_ ? (rm_ ? (size_t)k_ * (lda) + i_ : (size_t)i_ * (lda) + k_)                     \
+                           : (rm_ ? (size_t)i_ * (lda) + k_ : (size_t)k_ * (lda) + i_);                    \
+          size_t bi_ = bt_ ? (rm_ ? (size_t)j_ * (ldb) + k_ : (size_t)k_ * (ldb) + j_)                     \
+                           : (rm_ ? (size_t)k_ * (ldb) + j_ : (size_t)j_ * (ldb) + k_);                    \
+          T ar_ = A_[2 * ai_], aim_ = ac_ * A_[2 * ai_ + 1], br_ = B_[2 * bi_], bim_ = bc_ * B_[2 * bi_ + 1]; \
+          sr_ += ar_ * br_ - aim_ * bim_;                                                                  \
+          si_ += ar_ * bim_ + aim_ * br_;                                                                  \
+        }                                                                                                  \
+        T *c_ = rm_ ? &C_[2 * ((size_t)i_ * (ldc) + j_)] : &C_[2 * ((size_t)j_ * (ldc) + i_)];             \
+        T cr_ = al_[0] * sr_ - al_[1] * si_, ci_ = al_[0] * si_ + al_[1] * sr_;                            \
+        if (be_[0] != 0 || be_[1] != 0) {                                                                  \
+          cr_ += be_[0] * c_[0] - be_[1] * c_[1];                                                          \
+          ci_ += be_[0] * c_[1] + be_[1] * c_[0];                                                          \
+        }                                                                                                  \
+        c_[0] = cr_, c_[1] = ci_;                                                                          \
+      }                                                                                                    \
+  } while (0)
+
+SM_HIDDEN void cblas_cgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
+                           OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M,
+                           OPENBLAS_CONST blasint N, OPENBLAS_CONST blasint K, OPENBLAS_CONST void *alpha,
+                           OPENBLAS_CONST void *A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST void *B,
+                           OPENBLAS_CONST blasint ldb, OPENBLAS_CONST void *beta, void *C, OPENBLAS_CONST blasint ldc) {
+  pthread_once(&blas_once, blas_load);
+  if (real_cgemm) {
+    real_cgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  REF_ZGEMM(float, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+SM_HIDDEN void cblas_zgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
+                           OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M,
+                           OPENBLAS_CONST blasint N, OPENBLAS_CONST blasint K, OPENBLAS_CONST void *alpha,
+                           OPENBLAS_CONST void *A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST void *B,
+                           OPENBLAS_CONST blasint ldb, OPENBLAS_CONST void *beta, void *C, OPENBLAS_CONST blasint ldc) {
+  pthread_once(&blas_once, blas_load);
+  if (real_zgemm) {
+    real_zgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  REF_ZGEMM(double, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* y = alpha * op(A) x + beta * y, A m x n in this order; a negative increment walks from the end. */

@@ -363,6 +363,12 @@ static const char *descr_of(int dtype) {
   case SM_DOUBLE: return "<f8";
   case SM_COMPLEX64: return "<c8";
   case SM_COMPLEX128: return "<c16";
+  /* the quantized types as the integers they hold, as saved_model_cli writes them */
+  case SM_QINT8: return "|i1";
+  case SM_QUINT8: return "|u1";
+  case SM_QINT16: return "<i2";
+  case SM_QUINT16: return "<u2";
+  case SM_QINT32: return "<i4";
   default: return NULL;
   }
 }

@@ -122,8 +122,9 @@ sm_status *sm__array_strided_copy(sm_tensor *dst, int64_t doff, const int64_t *d
   }
   int dt = sm_tensor_dtype(src);
   size_t es = sm__array_esize(dt);
-  char *dbase = dt == SM_STRING ? NULL : sm_tensor_data(dst);
-  const char *sbase = dt == SM_STRING ? NULL : sm_tensor_data(src);
+  char *dbase = dt == SM_STRING || dt == SM_VARIANT ? NULL : sm_tensor_data(dst);
+  const char *sbase = dt == SM_STRING || dt == SM_VARIANT ? NULL : sm_tensor_data(src);
+  sm_variant **dv = dt == SM_VARIANT ? sm__tensor_variants(dst) : NULL, **sv = dt == SM_VARIANT ? sm__tensor_variants(src) : NULL;
   int64_t idx[2 * SM_MAX_RANK] = {0};
   int64_t d = doff, s = soff;
   const int inner = r - 1;
@@ -134,6 +135,11 @@ sm_status *sm__array_strided_copy(sm_tensor *dst, int64_t doff, const int64_t *d
         const char *p = sm_tensor_string(src, s + i * mss[inner], &len);
         sm_status *st = sm_tensor_set_string(dst, d + i * mds[inner], p, len);
         if (st) return st;
+      }
+    } else if (dt == SM_VARIANT) { /* the objects are shared: one more reference each */
+      for (int64_t i = 0; i < md[inner]; i++) {
+        sm__variant_unref(dv[d + i * mds[inner]]);
+        dv[d + i * mds[inner]] = sm__variant_ref(sv[s + i * mss[inner]]);
       }
     } else {
       run_fixed(dbase + d * (int64_t)es, mds[inner], sbase + s * (int64_t)es, mss[inner], md[inner], es);

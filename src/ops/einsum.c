@@ -15,7 +15,8 @@
  * aligned on the right and broadcast as numpy / TF do (a size 1 against any size), each one a
  * label of its own (ids 52 and up) that the summation and the gemm form treat as any other; TF's
  * messages for a rank too small, dims that do not broadcast and an output without "..." while
- * there are broadcast dims. */
+ * there are broadcast dims. complex64/complex128 take the same gemm form (cgemm / zgemm, never
+ * oneDNN) and otherwise the summation (C's complex product). */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,8 @@ DEF_SUM(sum_f32, float)
 DEF_SUM(sum_f64, double)
 DEF_SUM(sum_i32, uint32_t) /* integers wrap, never undefined behaviour */
 DEF_SUM(sum_i64, uint64_t)
+DEF_SUM(sum_c64, float _Complex) /* complex64 / complex128: C's complex product */
+DEF_SUM(sum_c128, double _Complex)
 
 /* One group of labels (rows, columns or contracted) folded into a single (size, stride) per
  * tensor t0, t1 of the three (0, 1 = operands, 2 = output); 0 when the layout does not fold. */
@@ -200,8 +203,10 @@ static int layout(int64_t r, int64_t c, int64_t sr, int64_t sc, int *t, int64_t 
  * matrices at element offsets off[3b], off[3b + 1], off[3b + 2] (off NULL: one product at 0), cut
  * into units of `rows` rows of C, each one single-threaded sgemm. */
 typedef struct gemm_job {
-  const float *a, *b;
-  float *c;
+  const char *a, *b; /* elements of dtype dt (float, complex64, complex128), es bytes each */
+  char *c;
+  int dt;
+  size_t es;
   int64_t M, N, K, lda, ldb, ldc;
   int ta, tb;
   const int64_t *off;
@@ -213,10 +218,22 @@ static void gemm_units(void *ctx, int64_t begin, int64_t end) {
   for (int64_t u = begin; u < end; u++) {
     int64_t bi = u / j->upb, r0 = (u % j->upb) * j->rows, r1 = r0 + j->rows < j->M ? r0 + j->rows : j->M;
     const int64_t *o = j->off ? j->off + 3 * bi : NULL;
-    const float *a = j->a + (o ? o[0] : 0) + (j->ta ? r0 : r0 * j->lda);
-    cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, (int)(r1 - r0),
-                (int)j->N, (int)j->K, 1.0f, a, (int)j->lda, j->b + (o ? o[1] : 0), (int)j->ldb, 0.0f,
-                j->c + (o ? o[2] : 0) + r0 * j->ldc, (int)j->ldc);
+    const char *a = j->a + (size_t)((o ? o[0] : 0) + (j->ta ? r0 : r0 * j->lda)) * j->es;
+    const char *b = j->b + (size_t)(o ? o[1] : 0) * j->es;
+    char *c = j->c + (size_t)((o ? o[2] : 0) + r0 * j->ldc) * j->es;
+    enum CBLAS_TRANSPOSE ta = j->ta ? CblasTrans : CblasNoTrans, tb = j->tb ? CblasTrans : CblasNoTrans;
+    if (j->dt == SM_COMPLEX64) {
+      static const float one[2] = {1.0f, 0.0f}, zero[2] = {0.0f, 0.0f};
+      cblas_cgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)j->N, (int)j->K, one, a, (int)j->lda, b, (int)j->ldb, zero,
+                  c, (int)j->ldc);
+    } else if (j->dt == SM_COMPLEX128) {
+      static const double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
+      cblas_zgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)j->N, (int)j->K, one, a, (int)j->lda, b, (int)j->ldb, zero,
+                  c, (int)j->ldc);
+    } else {
+      cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)j->N, (int)j->K, 1.0f, (const float *)a, (int)j->lda,
+                  (const float *)b, (int)j->ldb, 0.0f, (float *)c, (int)j->ldc);
+    }
   }
 }
 
@@ -225,7 +242,7 @@ static void gemm_units(void *ctx, int64_t begin, int64_t end) {
  * contiguous second factor goes to oneDNN when the kernel has it on (dnnl: the factor packed once
  * per tensor, the rows split over the pool, nn_dnnl.c); otherwise the batches x row blocks are
  * spread over the pool, one sgemm each. */
-static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const *opnd, float *out, int nl,
+static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const *opnd, void *out, int nl,
                      const int64_t *size, const int64_t (*stride)[MAX_LABELS], sm_status **err) {
   *err = NULL;
   int grp[4][MAX_LABELS], ng[4] = {0, 0, 0, 0}; /* batch, rows (M), columns (N), contracted (K) */
@@ -250,6 +267,8 @@ static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const 
   /* batched, with oneDNN on: one strided batched matmul primitive (its brgemm kernels; 1.4-1.7x
    * OpenBLAS' sgemm per head on MultiHeadAttention's 128x128x64 products, bench/RESULTS.md), the
    * batches of its first (larger) batch dim over the pool; the same sums in the same order */
+  int dt = sm_tensor_dtype(opnd[0]);
+  if (dt != SM_FLOAT) dnnl = NULL; /* oneDNN: float only */
   if (dnnl && (ng[0] == 1 || ng[0] == 2) && M > 1 && N > 1 && K > 1) {
     sm__dnnl_bmm_args ba = {ng[0], {1, 1}, M, N, K, {0}, {0}, {0}, sm_tensor_data(opnd[0]), sm_tensor_data(opnd[1]), out};
     int bl[2] = {grp[0][0], ng[0] > 1 ? grp[0][1] : -1};
@@ -277,6 +296,8 @@ static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const 
   gemm_job j = {ct ? sm_tensor_data(opnd[1]) : sm_tensor_data(opnd[0]),
                 ct ? sm_tensor_data(opnd[0]) : sm_tensor_data(opnd[1]),
                 out,
+                dt,
+                sm_dtype_size(dt),
                 ct ? N : M,
                 ct ? M : N,
                 K,
@@ -292,7 +313,7 @@ static int gemm_path(sm_kctx *ctx, sm__dnnl_cache *dnnl, const sm_tensor *const 
   for (int i = 0; i < ng[0]; i++) nb *= size[grp[0][i]];
   double macs = (double)nb * (double)M * (double)N * (double)K;
   if (nb == 1 && dnnl && j.M > 1 && j.ldc == j.N && j.ldb == (j.tb ? j.K : j.N)) {
-    sm__dnnl_mm_args da = {j.M, j.N, j.K, j.lda, j.ta, j.tb, j.a, j.b, NULL, sm__tensor_uid(opnd[1 - x]), out,
+    sm__dnnl_mm_args da = {j.M, j.N, j.K, j.lda, j.ta, j.tb, (const float *)j.a, (const float *)j.b, NULL, sm__tensor_uid(opnd[1 - x]), out,
                            SM_NN_ACT_NONE, 0.0f};
     int declined;
     if ((*err = sm__dnnl_matmul(dnnl, &da, ctx, &declined)) || !declined) return 1;
@@ -421,12 +442,12 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   int64_t out_dims[SM_MAX_RANK];
   for (int i = 0; i < out_rank; i++) out_dims[i] = dim_of[out_lab[i]];
   sm_tensor *y;
-  /* a float product writes every element (gemm, beta 0); the summation loops add into zeros */
-  int gemm = dt == SM_FLOAT && st->nin == 2;
+  /* a float or complex product writes every element (gemm, beta 0); the summation loops add into zeros */
+  int gemm = (dt == SM_FLOAT || dt == SM_COMPLEX64 || dt == SM_COMPLEX128) && st->nin == 2;
   sm_status *s = (gemm ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, out_rank, out_dims, &y);
   if (s) return s;
   void *out = sm_tensor_data(y);
-  size_t out_bytes = (size_t)sm_tensor_num_elements(y) * sizeof(float);
+  size_t out_bytes = (size_t)sm_tensor_num_elements(y) * sm_dtype_size(dt);
   uint64_t total = 1;
   for (int l = 0; l < nl; l++) {
     size[l] = dim_of[ids[l]];
@@ -461,6 +482,8 @@ static sm_status *einsum_compute(const void *state, sm_kctx *ctx) {
   case SM_DOUBLE: sum_f64(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
   case SM_INT32: sum_i32(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
   case SM_INT64: sum_i64(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
+  case SM_COMPLEX64: sum_c64(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
+  case SM_COMPLEX128: sum_c128(st, data, out, nl, size, (const int64_t(*)[MAX_LABELS])stride); return NULL;
   default: return sm_status_new(SM_UNIMPLEMENTED, "Einsum of dtype %s is not supported", sm_dtype_name(dt));
   }
 }

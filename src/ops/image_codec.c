@@ -8,7 +8,15 @@
  * Binding: like OpenBLAS (src/base/lazylib.c) neither library is linked: libjpeg.so.62 and
  * libpng16.so.16 are dlopened at the first codec op (their headers are needed at build time only,
  * SM_HAVE_JPEG / SM_HAVE_PNG). Without one the ops refuse with UNIMPLEMENTED naming the library.
- * GIF, BMP, WebP and CMYK JPEGs are refused with a clear error (not supported yet). Every library
+ * DecodeAndCropJpeg crops while decoding, as TF (jpeg_crop_scanline, jpeg_skip_scanlines).
+ * GIF (DecodeGif, and GIFs through the other decode ops as TF's DecodeImageV2 takes them) goes
+ * through giflib (libgif.so.7, SM_HAVE_GIF), with TF's frame compositing (gif_io.cc: the canvas is
+ * the largest frame, a frame's transparent index keeps the previous frame's pixel); a pre-scan of
+ * the GIF's blocks refuses frames and animations too large before giflib allocates anything. BMP
+ * (DecodeBmp) is TF's own parser (8/24/32-bit uncompressed, its header checks and messages).
+ * WebP (DecodeWebP, and through the other decode ops) goes through libwebp.so.7, animations through
+ * libwebpdemux.so.2 (SM_HAVE_WEBP), with TF's checks and shapes (webp_io.cc). CMYK and YCCK JPEGs
+ * decode to RGB as TF's jpeg_mem.cc converts them (Adobe's inverted CMYK or plain). Every library
  * error is caught (longjmp out of libjpeg's error_exit / libpng's error handler) and becomes
  * TF's message; nothing in the input can crash the process. */
 #include <inttypes.h>
@@ -27,6 +35,13 @@
 #endif
 #ifdef SM_HAVE_PNG
 #include <png.h>
+#endif
+#ifdef SM_HAVE_GIF
+#include <gif_lib.h>
+#endif
+#ifdef SM_HAVE_WEBP
+#include <webp/decode.h>
+#include <webp/demux.h>
 #endif
 
 /* The largest image either codec makes here (pixels x channels), as TF's own 2^29-pixel guard. */
@@ -54,6 +69,8 @@ static struct {
   void (*write_marker)(j_compress_ptr, int, const JOCTET *, unsigned int);
   JDIMENSION (*write_lines)(j_compress_ptr, JSAMPARRAY, JDIMENSION);
   void (*finish_c)(j_compress_ptr);
+  void (*crop_scanline)(j_decompress_ptr, JDIMENSION *, JDIMENSION *);
+  JDIMENSION (*skip_scanlines)(j_decompress_ptr, JDIMENSION);
   int ok;
 } J;
 #endif
@@ -98,6 +115,31 @@ static struct {
 } P;
 #endif
 
+#ifdef SM_HAVE_GIF
+static struct {
+  GifFileType *(*open)(void *, InputFunc, int *);
+  int (*slurp)(GifFileType *);
+  int (*close)(GifFileType *, int *);
+  const char *(*error_string)(int);
+  int (*gcb)(GifFileType *, int, GraphicsControlBlock *);
+  int ok;
+} G;
+#endif
+
+#ifdef SM_HAVE_WEBP
+static struct {
+  VP8StatusCode (*features)(const uint8_t *, size_t, WebPBitstreamFeatures *, int);
+  uint8_t *(*rgb_into)(const uint8_t *, size_t, uint8_t *, size_t, int);
+  uint8_t *(*rgba_into)(const uint8_t *, size_t, uint8_t *, size_t, int);
+  WebPAnimDecoder *(*anim_new)(const WebPData *, const WebPAnimDecoderOptions *, int);
+  int (*anim_info)(const WebPAnimDecoder *, WebPAnimInfo *);
+  int (*anim_more)(const WebPAnimDecoder *);
+  int (*anim_next)(WebPAnimDecoder *, uint8_t **, int *);
+  void (*anim_delete)(WebPAnimDecoder *);
+  int ok, anim_ok;
+} W;
+#endif
+
 static pthread_once_t codec_once = PTHREAD_ONCE_INIT;
 
 static void codec_load(void) {
@@ -121,9 +163,11 @@ static void codec_load(void) {
   SM_BIND(h, J.write_marker, "jpeg_write_marker");
   SM_BIND(h, J.write_lines, "jpeg_write_scanlines");
   SM_BIND(h, J.finish_c, "jpeg_finish_compress");
+  SM_BIND(h, J.crop_scanline, "jpeg_crop_scanline");
+  SM_BIND(h, J.skip_scanlines, "jpeg_skip_scanlines");
   J.ok = J.std_error && J.create_d && J.create_c && J.destroy && J.mem_src && J.mem_dest && J.read_header &&
          J.calc_dims && J.start_d && J.read_lines && J.finish_d && J.set_defaults && J.set_quality &&
-         J.simple_progression && J.start_c && J.write_marker && J.write_lines && J.finish_c;
+         J.simple_progression && J.start_c && J.write_marker && J.write_lines && J.finish_c && J.crop_scanline && J.skip_scanlines;
 #endif
 #ifdef SM_HAVE_PNG
   void *q = dlopen("libpng16.so.16", RTLD_NOW | RTLD_LOCAL);
@@ -169,6 +213,28 @@ static void codec_load(void) {
          P.read_update_info && P.read_row && P.read_end && P.set_IHDR && P.set_compression_level &&
          P.write_info && P.write_row && P.write_end && P.error;
 #endif
+#ifdef SM_HAVE_GIF
+  void *g = dlopen("libgif.so.7", RTLD_NOW | RTLD_LOCAL);
+  SM_BIND(g, G.open, "DGifOpen");
+  SM_BIND(g, G.slurp, "DGifSlurp");
+  SM_BIND(g, G.close, "DGifCloseFile");
+  SM_BIND(g, G.error_string, "GifErrorString");
+  SM_BIND(g, G.gcb, "DGifSavedExtensionToGCB");
+  G.ok = G.open && G.slurp && G.close && G.error_string && G.gcb;
+#endif
+#ifdef SM_HAVE_WEBP
+  void *w = dlopen("libwebp.so.7", RTLD_NOW | RTLD_LOCAL), *wd = dlopen("libwebpdemux.so.2", RTLD_NOW | RTLD_LOCAL);
+  SM_BIND(w, W.features, "WebPGetFeaturesInternal");
+  SM_BIND(w, W.rgb_into, "WebPDecodeRGBInto");
+  SM_BIND(w, W.rgba_into, "WebPDecodeRGBAInto");
+  SM_BIND(wd, W.anim_new, "WebPAnimDecoderNewInternal");
+  SM_BIND(wd, W.anim_info, "WebPAnimDecoderGetInfo");
+  SM_BIND(wd, W.anim_more, "WebPAnimDecoderHasMoreFrames");
+  SM_BIND(wd, W.anim_next, "WebPAnimDecoderGetNext");
+  SM_BIND(wd, W.anim_delete, "WebPAnimDecoderDelete");
+  W.ok = W.features && W.rgb_into && W.rgba_into;
+  W.anim_ok = W.anim_new && W.anim_info && W.anim_more && W.anim_next && W.anim_delete;
+#endif
 }
 
 static sm_status *need_jpeg(void) {
@@ -199,9 +265,38 @@ static sm_status *need_png(void) {
   );
 }
 
+static sm_status *need_gif(void) {
+  pthread_once(&codec_once, codec_load);
+#ifdef SM_HAVE_GIF
+  if (G.ok) return NULL;
+#endif
+  return sm_status_new(SM_UNIMPLEMENTED, "GIF codec unavailable: libgif.so.7 (giflib) could not be loaded%s",
+#ifdef SM_HAVE_GIF
+                       ""
+#else
+                       " (built without gif_lib.h)"
+#endif
+  );
+}
+
+static sm_status *need_webp(void) {
+  pthread_once(&codec_once, codec_load);
+#ifdef SM_HAVE_WEBP
+  if (W.ok) return NULL;
+#endif
+  return sm_status_new(SM_UNIMPLEMENTED, "WebP codec unavailable: libwebp.so.7 could not be loaded%s",
+#ifdef SM_HAVE_WEBP
+                       ""
+#else
+                       " (built without webp/decode.h)"
+#endif
+  );
+}
+
 /* ---- decoding ------------------------------------------------------------------------------ */
 
-enum { OP_DECODE_IMAGE, OP_DECODE_JPEG, OP_DECODE_PNG };
+enum { OP_DECODE_IMAGE, OP_DECODE_JPEG, OP_DECODE_PNG, OP_DECODE_GIF, OP_DECODE_BMP, OP_DECODE_WEBP, OP_DECODE_CROP };
+static const char *const op_names[] = {"DecodeImage", "DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeWebP", "DecodeAndCropJpeg"};
 
 typedef struct decode_state {
   int op, channels, dtype, ratio, fancy, dct; /* dct: 0 fast (TF's default), 1 accurate */
@@ -212,11 +307,15 @@ static sm_status *decode_prepare_op(const sm_node *node, void **state, int op) {
   decode_state *st = sm__calloc(sizeof *st);
   if (!st) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
   st->op = op, st->dtype = SM_UINT8, st->ratio = 1, st->fancy = 1;
+  st->expand_animations = 1; /* TF's default for the ops without the attr */
   int64_t v;
   sm_status *s = NULL;
-  if (sm__node_attr(node, "channels") && !(s = sm__node_attr_int(node, "channels", &v))) st->channels = (int)v;
-  if (!s && sm__node_attr(node, "dtype")) s = sm__node_attr_type(node, "dtype", &st->dtype);
-  if (!s && op == OP_DECODE_JPEG) {
+  if (op == OP_DECODE_GIF) st->channels = 3; /* DecodeGif has no channels attr: 3 */
+  else if (sm__node_attr(node, "channels") && !(s = sm__node_attr_int(node, "channels", &v))) st->channels = (int)v;
+  /* TF reads dtype for DecodePng and DecodeImage only */
+  if (!s && (op == OP_DECODE_PNG || op == OP_DECODE_IMAGE) && sm__node_attr(node, "dtype"))
+    s = sm__node_attr_type(node, "dtype", &st->dtype);
+  if (!s && (op == OP_DECODE_JPEG || op == OP_DECODE_CROP)) {
     if (sm__node_attr(node, "ratio") && !(s = sm__node_attr_int(node, "ratio", &v))) st->ratio = (int)v;
     if (!s && sm__node_attr(node, "fancy_upscaling")) s = sm__node_attr_bool(node, "fancy_upscaling", &st->fancy);
     const char *d = "";
@@ -230,7 +329,7 @@ static sm_status *decode_prepare_op(const sm_node *node, void **state, int op) {
     if (!s && st->ratio != 1 && st->ratio != 2 && st->ratio != 4 && st->ratio != 8)
       s = sm_status_new(SM_INVALID_ARGUMENT, "ratio must be 1, 2, 4, or 8, got %d", st->ratio);
   }
-  if (!s && sm__node_attr(node, "expand_animations")) s = sm__node_attr_bool(node, "expand_animations", &st->expand_animations);
+  if (!s && op == OP_DECODE_IMAGE && sm__node_attr(node, "expand_animations")) s = sm__node_attr_bool(node, "expand_animations", &st->expand_animations);
   if (!s) {
     if (st->channels != 0 && st->channels != 1 && st->channels != 3 && st->channels != 4)
       s = sm_status_new(SM_INVALID_ARGUMENT, "`channels` must be 0, 1, 3 or 4 but got %d", st->channels);
@@ -247,15 +346,19 @@ static sm_status *decode_prepare_op(const sm_node *node, void **state, int op) {
 static sm_status *decode_image_prepare(const sm_node *n, void **s) { return decode_prepare_op(n, s, OP_DECODE_IMAGE); }
 static sm_status *decode_jpeg_prepare(const sm_node *n, void **s) { return decode_prepare_op(n, s, OP_DECODE_JPEG); }
 static sm_status *decode_png_prepare(const sm_node *n, void **s) { return decode_prepare_op(n, s, OP_DECODE_PNG); }
+static sm_status *decode_gif_prepare(const sm_node *n, void **s) { return decode_prepare_op(n, s, OP_DECODE_GIF); }
+static sm_status *decode_bmp_prepare(const sm_node *n, void **s) { return decode_prepare_op(n, s, OP_DECODE_BMP); }
+static sm_status *decode_webp_prepare(const sm_node *n, void **s) { return decode_prepare_op(n, s, OP_DECODE_WEBP); }
+static sm_status *decode_crop_prepare(const sm_node *n, void **s) { return decode_prepare_op(n, s, OP_DECODE_CROP); }
 
 /* The decoded pixels before the dtype conversion: 8 or 16 bits per sample. */
 typedef struct raw_image {
-  int64_t h, w, c;
+  int64_t n, h, w, c; /* n: frames (GIF), else 1 */
   int bits;
   unsigned char *px; /* sm__kctx_scratch */
 } raw_image;
 
-#if defined(SM_HAVE_JPEG) || defined(SM_HAVE_PNG)
+#if defined(SM_HAVE_JPEG) || defined(SM_HAVE_PNG) || defined(SM_HAVE_WEBP)
 static sm_status *check_size(int64_t h, int64_t w, int64_t c) {
   if (h <= 0 || w <= 0 || h > CODEC_MAX_PIXELS || w > CODEC_MAX_PIXELS || h * w > CODEC_MAX_PIXELS / c)
     return sm_status_new(SM_INVALID_ARGUMENT, "image too large or empty: %" PRId64 "x%" PRId64 "x%" PRId64, h, w, c);
@@ -280,10 +383,12 @@ static void jerr_quiet(j_common_ptr ci, int level) {
 typedef struct jdec {
   struct jpeg_decompress_struct ci;
   jerr_t err;
-  unsigned char *px;
+  unsigned char *px, *cmyk; /* cmyk: one CMYK scanline, converted to RGB as TF converts it */
 } jdec;
 
-static sm_status *jpeg_decode(const decode_state *st, const unsigned char *data, size_t n, sm_kctx *ctx, raw_image *out) {
+/* crop: DecodeAndCropJpeg's window (y, x, height, width) or NULL; decoded as TF's jpeg_mem.cc does it,
+ * jpeg_crop_scanline to the iMCU column and jpeg_skip_scanlines over the rows above. */
+static sm_status *jpeg_decode(const decode_state *st, const unsigned char *data, size_t n, sm_kctx *ctx, raw_image *out, const int32_t *crop) {
   if (st->channels == 4) return sm_status_new(SM_INVALID_ARGUMENT, "JPEG does not support 4 channels");
   if (st->channels == 2) return sm_status_new(SM_INVALID_ARGUMENT, "JPEG does not support 2 channels");
   sm_status *s = NULL;
@@ -301,19 +406,16 @@ static sm_status *jpeg_decode(const decode_state *st, const unsigned char *data,
   created = 1;
   J.mem_src(&d->ci, data, (unsigned long)n);
   J.read_header(&d->ci, TRUE);
-  if (d->ci.jpeg_color_space == JCS_CMYK || d->ci.jpeg_color_space == JCS_YCCK) {
-    if (st->channels != 1) {
-      s = sm_status_new(SM_UNIMPLEMENTED, "CMYK / YCCK JPEGs are not supported yet (only as channels=1)");
-      goto done;
-    }
-  }
-  int comps = st->channels ? st->channels : d->ci.num_components;
-  if (comps == 4 && (d->ci.jpeg_color_space == JCS_CMYK || d->ci.jpeg_color_space == JCS_YCCK)) comps = 3;
+  /* TF's jpeg_mem.cc: components min(num_components, 3); a CMYK / YCCK image is decoded to CMYK
+   * (libjpeg converts YCCK) and each scanline to RGB, Adobe's inverted CMYK as k * c / 255, plain
+   * CMYK as (255 - k) * (255 - c) / 255 */
+  int comps = st->channels ? st->channels : (d->ci.num_components < 3 ? d->ci.num_components : 3);
   if (comps != 1 && comps != 3) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "Invalid components value %d", comps);
     goto done;
   }
-  d->ci.out_color_space = comps == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  int cmyk = comps == 3 && (d->ci.jpeg_color_space == JCS_CMYK || d->ci.jpeg_color_space == JCS_YCCK);
+  d->ci.out_color_space = comps == 1 ? JCS_GRAYSCALE : cmyk ? JCS_CMYK : JCS_RGB;
   d->ci.scale_num = 1;
   d->ci.scale_denom = (unsigned)st->ratio;
   d->ci.dct_method = st->dct ? JDCT_ISLOW : JDCT_IFAST;
@@ -321,27 +423,52 @@ static sm_status *jpeg_decode(const decode_state *st, const unsigned char *data,
   J.calc_dims(&d->ci);
   int64_t h = d->ci.output_height, w = d->ci.output_width;
   if ((s = check_size(h, w, comps))) goto done;
-  d->px = sm__kctx_scratch(ctx, (size_t)(h * w * comps), &s);
-  if (!d->px) goto done;
   J.start_d(&d->ci);
-  if ((int)d->ci.output_components != comps) {
+  int64_t th = h, tw = w, skipped = 0;
+  if (crop) {
+    th = crop[2], tw = crop[3];
+    if (!(crop[3] > 0 && crop[2] > 0 && crop[1] >= 0 && crop[0] >= 0 && (int64_t)crop[0] + crop[2] <= h && (int64_t)crop[1] + crop[3] <= w)) {
+      s = sm_status_new(SM_INVALID_ARGUMENT, "jpeg::Uncompress failed. Invalid JPEG data or crop window.");
+      goto done;
+    }
+    JDIMENSION xo = (JDIMENSION)crop[1], cw = (JDIMENSION)crop[3];
+    J.crop_scanline(&d->ci, &xo, &cw);
+    skipped = J.skip_scanlines(&d->ci, (JDIMENSION)crop[0]);
+  }
+  d->px = sm__kctx_scratch(ctx, (size_t)(th * tw * comps), &s);
+  if (!d->px) goto done;
+  const int64_t ow = d->ci.output_width, lc = cmyk ? 4 : comps, shift = (ow - tw) * lc; /* the iMCU-aligned start */
+  if ((cmyk || ow != tw) && !(d->cmyk = sm__kctx_scratch(ctx, (size_t)(ow * lc), &s))) goto done;
+  if ((int)d->ci.output_components != (cmyk ? 4 : comps)) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "jpeg::Uncompress failed. Invalid JPEG data or crop window.");
     goto done;
   }
-  while (d->ci.output_scanline < d->ci.output_height) {
-    JSAMPROW row = d->px + (size_t)d->ci.output_scanline * (size_t)(w * comps);
-    if (J.read_lines(&d->ci, &row, 1) != 1 || d->err.pub.num_warnings) break;
+  while (d->ci.output_scanline < skipped + th) {
+    JSAMPROW row = d->px + (size_t)(d->ci.output_scanline - skipped) * (size_t)(tw * comps), line = d->cmyk ? d->cmyk : row;
+    if (J.read_lines(&d->ci, &line, 1) != 1 || d->err.pub.num_warnings) break;
+    if (d->cmyk && !cmyk) memcpy(row, line + shift, (size_t)(tw * comps));
+    for (int64_t i = 0; cmyk && i < tw; i++) {
+      const unsigned char *q = line + shift + 4 * i;
+      const int c = q[0], m = q[1], y = q[2], k = q[3];
+      if (d->ci.saw_Adobe_marker)
+        row[3 * i] = (unsigned char)(k * c / 255), row[3 * i + 1] = (unsigned char)(k * m / 255), row[3 * i + 2] = (unsigned char)(k * y / 255);
+      else
+        row[3 * i] = (unsigned char)((255 - k) * (255 - c) / 255), row[3 * i + 1] = (unsigned char)((255 - k) * (255 - m) / 255),
+        row[3 * i + 2] = (unsigned char)((255 - k) * (255 - y) / 255);
+    }
   }
-  if (d->ci.output_scanline < d->ci.output_height || d->err.pub.num_warnings) {
+  if (d->ci.output_scanline < skipped + th || d->err.pub.num_warnings) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "jpeg::Uncompress failed. Invalid JPEG data or crop window.");
     goto done;
   }
+  if (crop && d->ci.output_scanline < d->ci.output_height) J.skip_scanlines(&d->ci, d->ci.output_height - d->ci.output_scanline);
   J.finish_d(&d->ci);
-  out->h = h, out->w = w, out->c = comps, out->bits = 8, out->px = d->px;
+  out->h = th, out->w = tw, out->c = comps, out->bits = 8, out->px = d->px;
   d->px = NULL;
 done:
   if (created) J.destroy((j_common_ptr)&d->ci);
   if (d->px) sm__kctx_scratch_free(ctx, d->px);
+  if (d->cmyk) sm__kctx_scratch_free(ctx, d->cmyk);
   sm__free(d);
   return s;
 }
@@ -444,6 +571,274 @@ done:
 }
 #endif
 
+/* ---- GIF (giflib) ---------------------------------------------------------------------------- */
+
+#ifdef SM_HAVE_GIF
+/* The most bytes a GIF decode may make: its frames' index rasters, or the RGB output. */
+#define GIF_MAX_BYTES ((int64_t)1 << 31)
+
+/* Walks the GIF's blocks (header, colour tables, extensions, image descriptors) without decoding,
+ * so that a descriptor claiming a huge frame, or frames whose canvas x count is huge, is refused
+ * before giflib allocates for it. A structure it cannot follow stops the walk: giflib then fails
+ * on the same bytes (the walk is only a guard). */
+static sm_status *gif_prescan(const unsigned char *p, size_t n, int expand, int64_t *nframes, int *last_whole) {
+  size_t at = 13;
+  *nframes = 0, *last_whole = 0;
+  if (n < 13) return NULL;
+  if (p[10] & 0x80) at += (size_t)3 << ((p[10] & 7) + 1);
+  int64_t frames = 0, raster = 0, mw = 0, mh = 0;
+  while (at < n) {
+    unsigned char b = p[at++];
+    if (b == 0x21) { /* extension: label, sub-blocks */
+      if (at++ >= n) break;
+      while (at < n && p[at]) at += (size_t)p[at] + 1;
+      at++;
+    } else if (b == 0x2c) { /* image descriptor */
+      if (n - at < 9) break;
+      int64_t w = p[at + 4] | p[at + 5] << 8, h = p[at + 6] | p[at + 7] << 8;
+      unsigned char f = p[at + 8];
+      at += 9;
+      if (f & 0x80) at += (size_t)3 << ((f & 7) + 1);
+      at++; /* LZW minimum code size */
+      while (at < n && p[at]) at += (size_t)p[at] + 1;
+      at++;
+      frames++, raster += w * h;
+      *nframes = frames, *last_whole = at <= n; /* its data blocks and their terminator all there */
+      if (w > mw) mw = w;
+      if (h > mh) mh = h;
+      if (raster > GIF_MAX_BYTES || (expand ? frames : 1) * mw * mh * 3 > GIF_MAX_BYTES)
+        return sm_status_new(SM_INVALID_ARGUMENT, "GIF too large to decode here: %" PRId64 " frames, the largest %" PRId64 "x%" PRId64,
+                             frames, mh, mw);
+    } else {
+      break; /* the trailer, or bytes giflib will refuse */
+    }
+  }
+  return NULL;
+}
+
+typedef struct gif_in {
+  const unsigned char *p;
+  size_t left;
+} gif_in;
+
+static int gif_reader(GifFileType *f, GifByteType *buf, int size) {
+  gif_in *in = f->UserData;
+  if (!in || size < 0) return 0;
+  if ((size_t)size > in->left) size = (int)in->left;
+  memcpy(buf, in->p, (size_t)size);
+  in->p += size, in->left -= (size_t)size;
+  return size;
+}
+
+static const char *gif_err(int code) {
+  const char *e = G.error_string(code);
+  return e ? e : "Unknown error";
+}
+
+/* TF's gif::Decode: all frames (or the first when !expand) on a canvas of the largest frame's
+ * width and height, RGB. */
+static sm_status *gif_decode(const unsigned char *data, size_t n, int expand, sm_kctx *ctx, raw_image *out) {
+  int64_t scanned = 0;
+  int last_whole = 0;
+  sm_status *s = gif_prescan(data, n, expand, &scanned, &last_whole);
+  if (s) return s;
+  int code = D_GIF_SUCCEEDED;
+  gif_in in = {data, n};
+  GifFileType *f = G.open(&in, gif_reader, &code);
+  if (code != D_GIF_SUCCEEDED || !f) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "Invalid GIF data (size %zu), failed to open gif file: %s", n, gif_err(code));
+    if (f) G.close(f, &code);
+    return s;
+  }
+  if (G.slurp(f) != GIF_OK &&
+      /* TF goes on with the frames read when the last one got its raster (a GIF without its
+       * trailer decodes); but when that raster's decode failed, giflib leaves its unread part
+       * uninitialised: refused here, not garbage */
+      !(f->ImageCount > 0 && f->SavedImages[f->ImageCount - 1].RasterBits && f->ImageCount == scanned && last_whole &&
+        f->Error != D_GIF_ERR_IMAGE_DEFECT && f->Error != D_GIF_ERR_EOF_TOO_SOON && f->Error != D_GIF_ERR_DATA_TOO_BIG)) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "Invalid GIF data (size %zu), failed to slurp gif file: %s", n, gif_err(f->Error));
+    goto done;
+  }
+  if (f->ImageCount <= 0) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "Invalid GIF data (size %zu), gif file does not contain any image", n);
+    goto done;
+  }
+  int64_t w = 0, h = 0, nf = expand ? f->ImageCount : 1;
+  for (int k = 0; k < f->ImageCount; k++) {
+    if (f->SavedImages[k].ImageDesc.Width > w) w = f->SavedImages[k].ImageDesc.Width;
+    if (f->SavedImages[k].ImageDesc.Height > h) h = f->SavedImages[k].ImageDesc.Height;
+  }
+  if (nf * w * h * 3 > GIF_MAX_BYTES) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "GIF too large to decode here: %" PRId64 " frames of %" PRId64 "x%" PRId64, nf, h, w);
+    goto done;
+  }
+  size_t fsz = (size_t)(w * h * 3);
+  unsigned char *px = sm__kctx_scratch(ctx, fsz * (size_t)nf + 1, &s);
+  if (!px) goto done;
+  for (int64_t k = 0; k < nf && !s; k++) {
+    unsigned char *dst = px + (size_t)k * fsz;
+    const SavedImage *im = &f->SavedImages[k];
+    const GifImageDesc *d = &im->ImageDesc;
+    GraphicsControlBlock gcb;
+    G.gcb(f, (int)k, &gcb);
+    int64_t top = d->Top, left = d->Left, bottom = (int64_t)d->Top + d->Height, right = (int64_t)d->Left + d->Width;
+    if (k > 0) memcpy(dst, dst - fsz, fsz);
+    if (d->Left != 0 || d->Top != 0 || d->Width != w || d->Height != h) {
+      if (k == 0) memset(dst, 0, fsz);
+      if (right > w) right = w;
+      if (bottom > h) bottom = h;
+    }
+    const ColorMapObject *cm = d->ColorMap ? d->ColorMap : f->SColorMap;
+    if (!cm) {
+      s = sm_status_new(SM_INVALID_ARGUMENT, "Invalid GIF data (size %zu), missing color map for frame %" PRId64, n, k);
+      break;
+    }
+    for (int64_t i = top; i < bottom && !s; i++)
+      for (int64_t j = left; j < right; j++) {
+        int ci = im->RasterBits[(i - d->Top) * d->Width + (j - d->Left)];
+        unsigned char *o = dst + (size_t)(i * w + j) * 3;
+        if (ci == gcb.TransparentColor) {
+          if (k == 0) o[0] = o[1] = o[2] = 0;
+          continue;
+        }
+        if (ci >= cm->ColorCount) {
+          s = sm_status_new(SM_INVALID_ARGUMENT, "Invalid GIF data (size %zu), found color index %d outside of color map range %d",
+                            n, ci, cm->ColorCount);
+          break;
+        }
+        o[0] = cm->Colors[ci].Red, o[1] = cm->Colors[ci].Green, o[2] = cm->Colors[ci].Blue;
+      }
+  }
+  if (s) {
+    sm__kctx_scratch_free(ctx, px);
+    goto done;
+  }
+  out->n = nf, out->h = h, out->w = w, out->c = 3, out->bits = 8, out->px = px;
+done:
+  G.close(f, &code);
+  return s;
+}
+#endif
+
+/* ---- BMP (TF's own parser, decode_image_op.cc) ------------------------------------------------ */
+
+static int32_t rd32(const unsigned char *p) { return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24); }
+
+static sm_status *bmp_decode(const decode_state *st, const unsigned char *p, size_t n, sm_kctx *ctx, raw_image *out) {
+  if (n < 32)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Incomplete bmp content, requires at least 32 bytes to find the header size, "
+                                              "width, height, and bpp, got %zu bytes", n);
+  int32_t header = rd32(p + 10), width = rd32(p + 18), height = rd32(p + 22);
+  int16_t bpp = (int16_t)(p[28] | p[29] << 8);
+  int ic = bpp / 8;
+  if (ic != 1 && ic != 3 && ic != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Number of channels inherent in the image must be 1, 3 or 4, was %d", ic);
+  int oc = st->channels ? st->channels : ic;
+  if (width <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "Width must be positive");
+  if (height == 0) return sm_status_new(SM_INVALID_ARGUMENT, "Height must be nonzero");
+  if (header < 0) return sm_status_new(SM_INVALID_ARGUMENT, "header size must be nonnegative");
+  int64_t ah = height < 0 ? -(int64_t)height : height;
+  if ((int64_t)width * ah >= INT32_MAX / 8) return sm_status_new(SM_INVALID_ARGUMENT, "Total possible pixel bytes must be less than 2^30");
+  int64_t row = ((int64_t)ic * width + 3) / 4 * 4;
+  int64_t diff = (int64_t)n - header - row * ah;
+  if (diff != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input size should match (header_size + row_size * abs_height) but they differ by %d",
+                         (int)(int32_t)(uint32_t)(uint64_t)diff); /* TF's int */
+  /* the pixels now fit: header + row * ah == n */
+  sm_status *s = NULL;
+  unsigned char *px = sm__kctx_scratch(ctx, (size_t)(ah * width * oc) + 1, &s);
+  if (!px) return s;
+  const unsigned char *in = p + header;
+  for (int64_t i = 0; i < ah; i++) {
+    const unsigned char *r = in + (size_t)((height < 0 ? i : ah - 1 - i) * row);
+    unsigned char *o = px + (size_t)(i * width * oc);
+    for (int64_t j = 0; j < width; j++, o += oc, r += ic) {
+      if (ic == 1) {
+        o[0] = r[0];
+        if (oc >= 3) o[1] = o[2] = r[0];
+        if (oc == 4) o[3] = 255;
+      } else {
+        o[0] = r[2], o[1] = r[1], o[2] = r[0];
+        if (oc == 4) o[3] = ic == 4 ? r[3] : 255;
+      }
+    }
+  }
+  out->n = 1, out->h = ah, out->w = width, out->c = oc, out->bits = 8, out->px = px;
+  return NULL;
+}
+
+/* ---- WebP (libwebp, TF's webp_io.cc) ---------------------------------------------------------- */
+
+#ifdef SM_HAVE_WEBP
+/* A still image as WebPDecodeRGB(A)Into, or an animation's frames (RGBA canvases) through
+ * libwebpdemux's WebPAnimDecoder (all, or the first when !expand); *rank4 as TF's shapes. */
+static sm_status *webp_decode(const decode_state *st, const unsigned char *p, size_t n, sm_kctx *ctx, raw_image *out, int *rank4) {
+  if (st->channels != 0 && st->channels != 3 && st->channels != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "WebP only supports 3 or 4 channels");
+  if (st->dtype != SM_UINT8) return sm_status_new(SM_INVALID_ARGUMENT, "WebP only supports uint8 for dtype");
+  WebPBitstreamFeatures f;
+  if (W.features(p, n, &f, WEBP_DECODER_ABI_VERSION) != VP8_STATUS_OK)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Failed to decode WebP header.");
+  int64_t w = f.width, h = f.height, c = f.has_alpha ? 4 : 3;
+  if (st->channels != 0 && st->channels != c) return sm_status_new(SM_INVALID_ARGUMENT, "Number of channels requested does not match input");
+  if (w <= 0 || h <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "Got negative width or height.");
+  if (w * h > INT32_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "Width x Height > 32-bits");
+  sm_status *s = NULL;
+  *rank4 = st->expand_animations;
+  if (!f.has_animation) {
+    if ((s = check_size(h, w, c))) return s;
+    size_t row = (size_t)(w * c), sz = row * (size_t)h;
+    unsigned char *px = sm__kctx_scratch(ctx, sz, &s);
+    if (!px) return s;
+    if (!(c == 3 ? W.rgb_into : W.rgba_into)(p, n, px, sz, (int)row)) {
+      sm__kctx_scratch_free(ctx, px);
+      return sm_status_new(SM_INVALID_ARGUMENT, "Failed to decode WebP image.");
+    }
+    out->n = 1, out->h = h, out->w = w, out->c = c, out->bits = 8, out->px = px;
+    return NULL;
+  }
+  if (st->channels != 0 && st->channels != 4) return sm_status_new(SM_INVALID_ARGUMENT, "WebP Animation must be 4 channel RGBA");
+  if (!W.anim_ok) return sm_status_new(SM_UNIMPLEMENTED, "WebP animations need libwebpdemux.so.2, which could not be loaded");
+  WebPData data = {p, n};
+  WebPAnimDecoder *dec = W.anim_new(&data, NULL, WEBP_DEMUX_ABI_VERSION);
+  if (!dec) return sm_status_new(SM_INVALID_ARGUMENT, "Failed to decode WebP Animation: failed to decode WebP Animation");
+  WebPAnimInfo info;
+  unsigned char *px = NULL;
+  if (!W.anim_info(dec, &info)) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "Failed to decode WebP Animation: failed to get WebP Animation Info");
+    goto done;
+  }
+  int64_t cw = info.canvas_width, chh = info.canvas_height, nf = st->expand_animations ? info.frame_count : 1;
+  if (cw <= 0 || chh <= 0 || nf <= 0 || nf * cw * chh > CODEC_MAX_PIXELS / 4) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "WebP animation too large or empty: %" PRId64 " frames of %" PRId64 "x%" PRId64, nf, chh, cw);
+    goto done;
+  }
+  size_t fsz = (size_t)(cw * chh * 4);
+  if (!(px = sm__kctx_scratch(ctx, fsz * (size_t)nf, &s))) goto done;
+  int64_t k = 0;
+  while (k < nf && W.anim_more(dec)) {
+    uint8_t *buf;
+    int ts;
+    if (!W.anim_next(dec, &buf, &ts)) {
+      s = sm_status_new(SM_INVALID_ARGUMENT, "Failed to decode WebP Animation: failed to decode frame: %" PRId64, k);
+      goto done;
+    }
+    memcpy(px + (size_t)k * fsz, buf, fsz);
+    k++;
+  }
+  if (k != nf) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "Failed to decode WebP Animation: only read %" PRId64 " of %" PRId64 " frames", k, nf);
+    goto done;
+  }
+  out->n = nf, out->h = chh, out->w = cw, out->c = 4, out->bits = 8, out->px = px;
+  px = NULL;
+done:
+  if (px) sm__kctx_scratch_free(ctx, px);
+  W.anim_delete(dec);
+  return s;
+}
+#endif
+
 static sm_status *decode_compute(const void *state, sm_kctx *ctx) {
   const decode_state *st = state;
   const sm_tensor *x = sm__kctx_input(ctx, 0);
@@ -457,32 +852,91 @@ static sm_status *decode_compute(const void *state, sm_kctx *ctx) {
   raw_image im = {0};
   sm_status *s = NULL;
   if (n == 0) return sm_status_new(SM_INVALID_ARGUMENT, "Input is empty.");
+  const char *opn = op_names[st->op];
   int is_jpeg = n >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff;
   int is_png = n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8);
+  int is_gif = n >= 4 && !memcmp(p, "GIF8", 4);
+  int is_bmp = n >= 2 && !memcmp(p, "BM", 2);
+  int rank4 = st->op == OP_DECODE_GIF; /* DecodeGif gives [1, h, w, c] for a JPEG or PNG */
   if (is_jpeg) {
+    if (st->channels == 4) return sm_status_new(SM_INVALID_ARGUMENT, "JPEG does not support 4 channels");
+    if (st->op == OP_DECODE_BMP)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Trying to decode JPEG format using DecodeBmp op. Use `decode_jpeg` or `decode_image` instead.");
+    const int32_t *crop = NULL;
+    if (st->op == OP_DECODE_CROP) {
+      const sm_tensor *cw = sm__kctx_input(ctx, 1);
+      char b[64];
+      if (sm_tensor_rank(cw) != 1)
+        return sm_status_new(SM_INVALID_ARGUMENT, "crop_window must be 1-D, got shape %s", sm_shape_str(sm_tensor_rank(cw), sm_tensor_dims(cw), b, sizeof b));
+      if (sm_tensor_dims(cw)[0] != 4 || sm_tensor_dtype(cw) != SM_INT32)
+        return sm_status_new(SM_INVALID_ARGUMENT, "crop_size must have four elements %s", sm_shape_str(1, sm_tensor_dims(cw), b, sizeof b));
+      crop = sm_tensor_data(cw);
+    }
     if ((s = need_jpeg())) return s;
 #ifdef SM_HAVE_JPEG
     decode_state js = *st;
     if (st->dtype != SM_UINT8) js.dtype = SM_UINT8;
-    s = jpeg_decode(&js, p, n, ctx, &im);
+    s = jpeg_decode(&js, p, n, ctx, &im, crop);
+#else
+    (void)crop;
 #endif
   } else if (is_png) {
     if ((s = need_png())) return s;
 #ifdef SM_HAVE_PNG
     s = png_decode(st, p, n, ctx, &im);
 #endif
-  } else if ((n >= 3 && !memcmp(p, "GIF", 3)) || (n >= 2 && !memcmp(p, "BM", 2)) ||
-             (n >= 12 && !memcmp(p, "RIFF", 4) && !memcmp(p + 8, "WEBP", 4))) {
-    return sm_status_new(SM_UNIMPLEMENTED, "decoding %s images is not supported yet (JPEG and PNG are)",
-                         p[0] == 'G' ? "GIF" : p[0] == 'B' ? "BMP" : "WebP");
+    if (!s && st->op == OP_DECODE_BMP) {
+      sm__kctx_scratch_free(ctx, im.px);
+      return sm_status_new(SM_INVALID_ARGUMENT, "Trying to decode PNG format using DecodeBmp op. Use `decode_png` or `decode_image` instead.");
+    }
+    if (!s && st->op == OP_DECODE_CROP) {
+      sm__kctx_scratch_free(ctx, im.px);
+      return sm_status_new(SM_INVALID_ARGUMENT, "DecodeAndCropJpeg operation can run on JPEG only, but detected PNG.");
+    }
+  } else if (is_gif) {
+    if (st->channels != 0 && st->channels != 3)
+      return sm_status_new(SM_INVALID_ARGUMENT, "channels must be 0 or 3 for GIF, got %d", st->channels);
+    if (st->op == OP_DECODE_BMP)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Trying to decode GIF format using DecodeBmp op. Use `decode_gif` or `decode_image` instead.");
+    if (st->op == OP_DECODE_CROP) return sm_status_new(SM_INVALID_ARGUMENT, "DecodeAndCropJpeg operation can run on JPEG only, but detected GIF.");
+    if ((s = need_gif())) return s;
+#ifdef SM_HAVE_GIF
+    s = gif_decode(p, n, st->expand_animations, ctx, &im);
+#endif
+    if (!s && (st->op == OP_DECODE_PNG || st->op == OP_DECODE_JPEG) && im.n != 1) {
+      sm__kctx_scratch_free(ctx, im.px);
+      return sm_status_new(SM_INVALID_ARGUMENT, "Got %" PRId64 " frames, but animated gifs can only be decoded by tf.io.decode_gif or tf.io.decode_image", im.n);
+    }
+    if (!s && st->op == OP_DECODE_WEBP) { /* TF's GIF branch allocates for no other op (once the GIF has parsed) */
+      sm__kctx_scratch_free(ctx, im.px);
+      return sm_status_new(SM_INVALID_ARGUMENT, "Bad op type DecodeWebP");
+    }
+    rank4 = st->op == OP_DECODE_GIF || (st->op == OP_DECODE_IMAGE && st->expand_animations);
+  } else if (is_bmp) {
+    if (st->channels == 1) return sm_status_new(SM_INVALID_ARGUMENT, "`channels` must be 0, 3 or 4 for BMP, but got 1");
+    if (st->op == OP_DECODE_CROP) return sm_status_new(SM_INVALID_ARGUMENT, "DecodeAndCropJpeg operation can run on JPEG only, but detected BMP.");
+    if (st->op != OP_DECODE_BMP && st->op != OP_DECODE_IMAGE)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Trying to decode BMP format using a wrong op. Use `decode_bmp` or `decode_image` instead. Op used: %s", opn);
+    s = bmp_decode(st, p, n, ctx, &im);
+  } else if (n > 12 && !memcmp(p, "RIFF", 4) && !memcmp(p + 8, "WEBP", 4)) {
+    if ((s = need_webp())) return s;
+#ifdef SM_HAVE_WEBP
+    s = webp_decode(st, p, n, ctx, &im, &rank4);
+#endif
   } else {
     return sm_status_new(SM_INVALID_ARGUMENT, "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required.");
   }
   if (s) return s;
+  if (!im.n) im.n = 1;
+  if (!rank4 && im.n != 1) { /* a 3-D output holds one frame: never copy more into it */
+    sm__kctx_scratch_free(ctx, im.px);
+    return sm_status_new(SM_INTERNAL, "%s: %" PRId64 " frames decoded for a 3-D output", opn, im.n);
+  }
   sm_tensor *y;
-  s = sm__kctx_alloc_output_uninit(ctx, 0, st->dtype, 3, (int64_t[]){im.h, im.w, im.c}, &y);
+  s = rank4 ? sm__kctx_alloc_output_uninit(ctx, 0, st->dtype, 4, (int64_t[]){im.n, im.h, im.w, im.c}, &y)
+            : sm__kctx_alloc_output_uninit(ctx, 0, st->dtype, 3, (int64_t[]){im.h, im.w, im.c}, &y);
   if (!s) {
-    int64_t m = im.h * im.w * im.c;
+    int64_t m = im.n * im.h * im.w * im.c;
     if (st->dtype == SM_UINT8) {
       memcpy(sm_tensor_data(y), im.px, (size_t)m);
     } else if (st->dtype == SM_UINT16) {
@@ -760,6 +1214,10 @@ const sm_kernel sm_kernels_image_codec[] = {
     {"DecodeImage", decode_image_prepare, decode_compute, sm__free, 0},
     {"DecodeJpeg", decode_jpeg_prepare, decode_compute, sm__free, 0},
     {"DecodePng", decode_png_prepare, decode_compute, sm__free, 0},
+    {"DecodeGif", decode_gif_prepare, decode_compute, sm__free, 0},
+    {"DecodeBmp", decode_bmp_prepare, decode_compute, sm__free, 0},
+    {"DecodeWebP", decode_webp_prepare, decode_compute, sm__free, 0},
+    {"DecodeAndCropJpeg", decode_crop_prepare, decode_compute, sm__free, 0},
     {"EncodePng", encode_png_prepare, encode_png_compute, encode_release, 0},
     {"EncodeJpeg", encode_jpeg_prepare, encode_jpeg_compute, encode_release, 0},
     {0},

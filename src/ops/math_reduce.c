@@ -5,7 +5,10 @@
  * one loop per (op, dtype) serves every axis set. Contiguous rows use 8 accumulators, strided
  * ones run along inner (vectorizes). Mean is Sum then a division (integers truncate). Max/Min
  * propagate NaN; ArgMax/ArgMin skip NaN and take the first of equals, as TF on CPU. half and
- * bfloat16 reduce in float. Errors word TF's. Spec: shared/spec/ops.md §3.8. */
+ * bfloat16 reduce in float. complex64/complex128 Sum and Mean are the float/double sums of the
+ * (re, im) pairs (a trailing kept dim of 2; Mean divides by the count as a complex number, as TF: an infinite
+ * part makes the other NaN; an empty complex Mean is 0, TF's identity for it), Prod a
+ * complex loop (prod_c64/c128, C's complex product; identity 1+0i). Errors word TF's. Spec: shared/spec/ops.md §3.8. */
 /* GCC's -O2 cost model ("very cheap") vectorizes no loop whose trip count is unknown; these
  * elementwise loops are the point of the file, so ask for the "cheap" model (clang needs nothing). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -132,6 +135,24 @@ __attribute__((target("avx512f"))) static void sum_f32_avx512(const void *ip, vo
   }
 }
 #endif
+
+/* complex Prod over [outer, r, inner] complex elements: C's complex product (Annex G: an infinite
+ * factor stays infinite where the naive formula gives NaN), as TF's std::complex product */
+#define DEF_CPROD(NAME, T)                                                                                  \
+  static void NAME(const void *ip, void *op, int64_t o0, int64_t o1, int64_t r, int64_t inner, int64_t i0, \
+                   int64_t i1) {                                                                           \
+    const T *in = ip;                                                                                      \
+    T *out = op;                                                                                           \
+    for (int64_t o = o0; o < o1; o++)                                                                      \
+      for (int64_t i = i0; i < i1; i++) {                                                                  \
+        const T *src = in + (o * r * inner + i);                                                           \
+        T acc = src[0];                                                                                    \
+        for (int64_t k = 1; k < r; k++) acc *= src[k * inner];                                             \
+        out[o * inner + i] = acc;                                                                          \
+      }                                                                                                    \
+  }
+DEF_CPROD(prod_c64, float _Complex)
+DEF_CPROD(prod_c128, double _Complex)
 
 /* The loop for (op, dtype index): the AVX-512 float sum where base/vmath.h runs sixteen lanes (the
  * CPU has AVX-512F and DQ, and SM_VMATH_LANES is not 8). */
@@ -317,12 +338,28 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   int dt = sm_tensor_dtype(x), rank = sm_tensor_rank(x);
   const int64_t *xd = sm_tensor_dims(x);
   int isbool = s->op == R_and || s->op == R_or;
-  int cdt = compute_dtype(s->op, dt);
-  int ti = sm__math_tindex(cdt);
   int core = s->op == R_mean ? R_sum : s->op;
-  if (ti < 0 || (isbool != (dt == SM_BOOL)) || !table[core][ti]) return sm__math_bad_dtype(s->name, dt);
+  /* complex: Sum / Mean over the real type with a kept trailing dim of 2 (comp); Prod its own loop */
+  int cplx = dt == SM_COMPLEX64 || dt == SM_COMPLEX128, comp = 1;
+  int cdt = compute_dtype(s->op, dt);
+  redfn f = NULL;
+  if (cplx) {
+    if (core == R_sum) {
+      cdt = dt == SM_COMPLEX64 ? SM_FLOAT : SM_DOUBLE;
+      comp = 2;
+    } else if (core == R_prod) {
+      f = dt == SM_COMPLEX64 ? prod_c64 : prod_c128;
+    } else {
+      return sm__math_bad_dtype(s->name, dt);
+    }
+  }
+  int ti = sm__math_tindex(cdt);
+  if (!f) {
+    if (ti < 0 || (isbool != (dt == SM_BOOL)) || !table[core][ti]) return sm__math_bad_dtype(s->name, dt);
+    f = red_fn(core, ti);
+  }
 
-  unsigned char reduced[SM_MAX_RANK];
+  unsigned char reduced[SM_MAX_RANK + 1];
   sm_status *st = read_axes(sm__kctx_input(ctx, 1), rank, reduced);
   if (st) return st;
 
@@ -338,31 +375,46 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   }
   sm_tensor *y;
   if ((st = sm__kctx_alloc_output(ctx, 0, dt, orank, od, &y))) return st;
-  int64_t on = sm_tensor_num_elements(y), n = sm_tensor_num_elements(x);
+  /* element counts in the compute type (a complex Sum's pairs: two each) */
+  int64_t on = sm_tensor_num_elements(y) * comp, n = sm_tensor_num_elements(x) * comp;
   if (on == 0) return NULL;
-  size_t cs = sm_dtype_size(cdt);
-  void *fout = NULL, *fin = NULL; /* widened input and output when cdt != dt */
-  if (cdt != dt) {
+  size_t cs = cplx && comp == 1 ? sm_dtype_size(dt) : sm_dtype_size(cdt);
+  void *fout = NULL, *fin = NULL; /* widened input and output when cdt != dt (never complex) */
+  if (cdt != dt && !cplx) {
     if (!(fout = sm__kctx_scratch(ctx, (size_t)on * cs, &st))) return st;
     if (n && !(fin = sm__kctx_scratch(ctx, (size_t)n * cs, &st))) return st;
     widen(dt, sm_tensor_data(x), fin, n);
   }
   void *out = fout ? fout : sm_tensor_data(y);
+  int64_t xdc[SM_MAX_RANK + 1]; /* the dims the loops see: a complex Sum's trailing pair added */
+  memcpy(xdc, xd, (size_t)rank * sizeof *xdc);
+  if (comp == 2) {
+    xdc[rank] = 2;
+    reduced[rank] = 0;
+  }
+  int crank = rank + (comp == 2);
 
   if (n == 0) {
-    fill_identity(s->op, cdt, out, on);
+    if (cplx && core == R_prod) { /* 1 + 0i */
+      for (int64_t i = 0; i < on; i++) {
+        if (dt == SM_COMPLEX64) ((float *)out)[2 * i] = 1.0f, ((float *)out)[2 * i + 1] = 0.0f;
+        else ((double *)out)[2 * i] = 1.0, ((double *)out)[2 * i + 1] = 0.0;
+      }
+    } else {
+      fill_identity(cplx ? R_sum : s->op, cdt, out, on); /* TF's complex Mean identity: 0 */
+    }
     goto done;
   }
   /* groups: size-1 dims dropped, neighbours of the same kind merged */
   int ng = 0;
-  int64_t gsize[SM_MAX_RANK];
-  unsigned char gred[SM_MAX_RANK];
-  for (int d = 0; d < rank; d++) {
-    if (xd[d] == 1) continue;
+  int64_t gsize[SM_MAX_RANK + 1];
+  unsigned char gred[SM_MAX_RANK + 1];
+  for (int d = 0; d < crank; d++) {
+    if (xdc[d] == 1) continue;
     if (ng > 0 && gred[ng - 1] == reduced[d]) {
-      gsize[ng - 1] *= xd[d];
+      gsize[ng - 1] *= xdc[d];
     } else {
-      gsize[ng] = xd[d];
+      gsize[ng] = xdc[d];
       gred[ng++] = reduced[d];
     }
   }
@@ -385,7 +437,7 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
       dst = tmp[pass & 1] = sm__kctx_scratch(ctx, (size_t)(outer * inner) * cs, &st);
       if (!dst) break;
     }
-    red_job j = {red_fn(core, ti), in, dst, gsize[g], inner};
+    red_job j = {f, in, dst, gsize[g], inner};
     int64_t work = outer * gsize[g] * inner;
     if (outer == 1 && inner > 1) {
       int64_t grain = SM_MATH_PAR_MIN / gsize[g];
@@ -408,7 +460,19 @@ sm_status *sm__math_reduce_compute(const void *state, sm_kctx *ctx) {
   sm__kctx_scratch_free(ctx, tmp[1]);
   if (st) goto done;
   if (summed) sum_plus_zero(cdt, out, on);
-  if (s->op == R_mean) finish_mean(cdt, out, on, count);
+  if (s->op == R_mean && cplx) { /* (a + bi) / (n + 0i): ((a + b 0) / n, (b - a 0) / n) */
+    for (int64_t i = 0; i < on; i += 2) {
+      if (cdt == SM_FLOAT) {
+        float *v = (float *)out + i, c = (float)count, re = v[0], im = v[1];
+        v[0] = (re + im * 0.0f) / c, v[1] = (im - re * 0.0f) / c;
+      } else {
+        double *v = (double *)out + i, c = (double)count, re = v[0], im = v[1];
+        v[0] = (re + im * 0.0) / c, v[1] = (im - re * 0.0) / c;
+      }
+    }
+  } else if (s->op == R_mean) {
+    finish_mean(cdt, out, on, count);
+  }
 done:
   if (fout && !st) narrow(dt, fout, sm_tensor_data(y), on);
   sm__kctx_scratch_free(ctx, fout);

@@ -1,5 +1,6 @@
 /* math_scan.c - Cumsum and Cumprod: running sums/products along one axis (exclusive, reverse); float,
- * double, int32, int64, and half / bfloat16 with TF's rounding of every partial result. */
+ * double, int32, int64, half / bfloat16 with TF's rounding of every partial result, and
+ * complex64/complex128 (Cumsum: the (re, im) pairs as reals; Cumprod: scan_c64/c128). */
 #include <stdlib.h>
 
 #include "ops/math_int.h"
@@ -50,6 +51,24 @@ DEF_SCAN(scan_f64, double, double)
 DEF_SCAN(scan_i32, int32_t, uint32_t)
 DEF_SCAN(scan_i64, int64_t, uint64_t)
 
+/* complex Cumprod: C's complex product (Annex G, as TF's std::complex one) from 1 + 0i */
+#define DEF_CSCAN(NAME, T)                                                                              \
+  static void NAME(const T *x, T *y, int64_t outer, int64_t len, int64_t inner, const scan_state *st) { \
+    for (int64_t o = 0; o < outer; o++)                                                                 \
+      for (int64_t in = 0; in < inner; in++) {                                                          \
+        T acc = 1;                                                                                      \
+        for (int64_t k = 0; k < len; k++) {                                                             \
+          int64_t j = st->reverse ? len - 1 - k : k;                                                    \
+          int64_t at = (o * len + j) * inner + in;                                                      \
+          if (st->exclusive) y[at] = acc;                                                               \
+          acc *= x[at];                                                                                 \
+          if (!st->exclusive) y[at] = acc;                                                              \
+        }                                                                                               \
+      }                                                                                                 \
+  }
+DEF_CSCAN(scan_c64, float _Complex)
+DEF_CSCAN(scan_c128, double _Complex)
+
 /* half / bfloat16: TF's Eigen scan accumulates in the 16-bit type, each partial sum or product
  * rounded (computed in float and rounded to nearest even, as Eigen's half arithmetic does). */
 static void scan_16(const uint16_t *x, uint16_t *y, int64_t outer, int64_t len, int64_t inner, const scan_state *st,
@@ -98,6 +117,14 @@ sm_status *sm__math_scan_compute(const void *state, sm_kctx *ctx) {
   case SM_DOUBLE: scan_f64(xd, yd, outer, len, inner, st); return NULL;
   case SM_INT32: scan_i32(xd, yd, outer, len, inner, st); return NULL;
   case SM_INT64: scan_i64(xd, yd, outer, len, inner, st); return NULL;
+  case SM_COMPLEX64:
+    if (st->prod) scan_c64(xd, yd, outer, len, inner, st);
+    else scan_f32(xd, yd, outer, len, inner * 2, st);
+    return NULL;
+  case SM_COMPLEX128:
+    if (st->prod) scan_c128(xd, yd, outer, len, inner, st);
+    else scan_f64(xd, yd, outer, len, inner * 2, st);
+    return NULL;
   case SM_HALF: scan_16(xd, yd, outer, len, inner, st, 0); return NULL;
   case SM_BFLOAT16: scan_16(xd, yd, outer, len, inner, st, 1); return NULL;
   default:

@@ -1,4 +1,4 @@
-/* math_select.c - Select (v1), SelectV2, ClipByValue and AddN.
+/* math_select.c - Select (v1), SelectV2, ClipByValue and AddN (complex too: pairs added as reals).
  *
  * SelectV2 broadcasts condition, then and else together (the shared 3-way iterator of math.c);
  * Select keeps TF1's rule (condition a scalar, the same shape as `then`, or a vector over its
@@ -205,7 +205,7 @@ sm_status *sm__math_addn_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *x0 = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x0), rank = sm_tensor_rank(x0);
   const int64_t *d0 = sm_tensor_dims(x0);
-  if (dt != SM_FLOAT && dt != SM_DOUBLE && !sm__math_is_f16(dt) &&
+  if (dt != SM_FLOAT && dt != SM_DOUBLE && !sm__math_is_f16(dt) && dt != SM_COMPLEX64 && dt != SM_COMPLEX128 &&
       (sm__math_tindex(dt) < 0 || dt == SM_BOOL))
     return sm__math_bad_dtype("AddN", dt);
   for (int k = 1; k < nin; k++) {
@@ -241,6 +241,10 @@ sm_status *sm__math_addn_compute(const void *state, sm_kctx *ctx) {
   }
   void *acc = sm_tensor_data(z);
   memcpy(acc, sm_tensor_data(x0), sm_tensor_nbytes(x0));
+  if (dt == SM_COMPLEX64 || dt == SM_COMPLEX128) { /* the (re, im) pairs add as reals */
+    dt = dt == SM_COMPLEX64 ? SM_FLOAT : SM_DOUBLE;
+    n *= 2;
+  }
   for (int k = 1; k < nin; k++) {
     const void *p = sm_tensor_data(sm__kctx_input(ctx, k));
     switch (dt) {

@@ -410,7 +410,10 @@ sm_status *sm__math_softmax_compute(const void *state, sm_kctx *ctx) {
   if (st) return st;
   int64_t n = sm_tensor_num_elements(x), k = sm_tensor_dims(x)[rank - 1];
   if (n == 0) return NULL;
-  int64_t grain = SM_MATH_PAR_MIN / k;
+  /* a quarter of the elementwise ops' grain: an exponential and three passes per element (the
+   * Transformer b1's [4, 128, 128] scores, 64K elements, ran on one thread in 68 us: bench/RESULTS.md,
+   * session 19 c6) */
+  int64_t grain = SM_MATH_PAR_MIN / 4 / k;
   sm_job j = {dt, s->log, s->scale, k, sm_tensor_data(x), sm_tensor_data(y)};
   if (!sm__math_is_f16(dt)) {
     sm__parallel_for(sm__kctx_pool(ctx), n / k, grain > 0 ? grain : 1, softmax_rows, &j);

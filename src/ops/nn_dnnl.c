@@ -27,7 +27,7 @@
  * faster (blocked_conv), which reorder in and out per call. Without AVX-512 (jit:avx2) the blocked
  * layout is nChw8c (blocked8_conv), and the spatial convolutions of many channels are im2col + a
  * oneDNN matmul instead (im2col_conv, conv_im2col), or, for the 3x3 stride-1 ones of 64+ channels,
- * Winograd F(2x2, 3x3) (wino_conv, nn_winograd_avx2.c; its transformed filter cached here too).
+ * Winograd F(2x2 / 3x3, 3x3) (wino_conv, nn_winograd_avx2.c; its transformed filter cached here too).
  * Numerics: oneDNN sums in its own order (as TF's oneDNN kernels do), within the interop
  * tolerance of TF; ReLU-like activations are its eltwise post-ops, the others the kernels' own; a
  * fused residual Add is its sum post-op over a copy of the addend made piece by piece. NaN through
@@ -119,12 +119,20 @@ static int relu_nan_off;
 static int im2col_force = -1;
 /* SM_DNNL_BLOCKED8=0: no nChw8c on CPUs without AVX-512 (blocked_conv; for A/B) */
 static int blocked8_off;
+/* SM_DNNL_BAND1X1=0: a strided 1x1's row band ends on its last read row (piece_conv; for A/B) */
+static int band_1x1_off;
+/* SM_DNNL_MM_WIDE=1: wide, short products stay on oneDNN without AVX-512 (mm_wide_to_blas; for A/B) */
+static int mm_wide_keep;
 /* SM_NN_WINOGRAD: 0 never, 1 every 3x3 stride-1 convolution it can take, unset the measured choice
  * (wino_conv) */
 static int wino_force = -1;
-/* SM_NN_WINOGRAD_TILE=4: F(4x4, 3x3) instead of F(2x2, 3x3) (measurement only: its error is past the
- * tests' 1e-5, wino_conv) */
-static int wino_m = 2;
+/* SM_NN_WINOGRAD_TILE=2 / 3 / 4: every Winograd convolution as F(2x2 / 3x3 / 4x4, 3x3); unset the
+ * measured choice (wino_tile). F(4x4) is measurement only: 3e-6..9e-6 of the range off. */
+static int wino_m_force;
+/* SM_NN_WINOGRAD_CBLOCK=<n>: Winograd's channel sums in blocks of n channels, each block's sum then
+ * added (0: one sum over all channels); unset: 0 for F(2x2) (within oneDNN's error as it is, and
+ * blocks cost it 3-5%), 32 for F(3x3) and F(4x4) (half their error, wino_tile) */
+static int64_t wino_cb_force = -1;
 
 /* 1 on a CPU with AVX-512 (oneDNN's avx512_core kernels), computed once (a race computes it twice) */
 static int cpu_avx512(void) {
@@ -150,10 +158,16 @@ static void dnnl_load(void) {
   im2col_force = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
   e = getenv("SM_DNNL_BLOCKED8");
   blocked8_off = e && !strcmp(e, "0");
+  e = getenv("SM_DNNL_BAND1X1");
+  band_1x1_off = e && !strcmp(e, "0");
+  e = getenv("SM_DNNL_MM_WIDE");
+  mm_wide_keep = e && !strcmp(e, "1");
   e = getenv("SM_NN_WINOGRAD");
   wino_force = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
   e = getenv("SM_NN_WINOGRAD_TILE");
-  wino_m = e && !strcmp(e, "4") ? 4 : 2;
+  wino_m_force = e && !strcmp(e, "4") ? 4 : e && !strcmp(e, "3") ? 3 : e && !strcmp(e, "2") ? 2 : 0;
+  e = getenv("SM_NN_WINOGRAD_CBLOCK");
+  wino_cb_force = e && *e ? atoll(e) : -1;
   void *h = dlopen(SM_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
   int ok = 1;
@@ -754,6 +768,11 @@ static void piece_conv(const split_job *j, int64_t begin, int64_t end, conv_piec
   } else if (j->bands) { /* one image: output rows [begin, end) from the input rows they read */
     int64_t top = begin * a.sh - a.pt, r0 = top > 0 ? top : 0;
     int64_t r1 = (end - 1) * a.sh - a.pt + (a.KH - 1) * a.dh + 1;
+    /* a strided 1x1: the band takes the sh - 1 input rows after its last one too (read by no
+     * output; the whole image's shape has them as well, its bottom pad negative): oneDNN's
+     * jit_1x1:avx2 takes such a band, where one ending on its last read row went to the generic
+     * jit:avx2, 2x slower (ResNet50 b1's conv3_block1_0: bench/RESULTS.md, session 19 c6) */
+    if (a.KH == 1 && a.sh > 1 && !band_1x1_off) r1 += a.sh - 1;
     if (r1 > a.H) r1 = a.H;
     a.x += r0 * a.W * a.C;
     a.y += begin * a.OW * a.Cout;
@@ -1135,30 +1154,41 @@ static sm_status *conv_im2col(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm
   return st;
 }
 
-/* ---- Winograd F(4x4, 3x3) (nn_winograd_avx2.c) ---------------------------------------------------- */
+/* ---- Winograd F(2x2 / 3x3, 3x3) (nn_winograd_avx2.c) ---------------------------------------------- */
 
-/* Whether a convolution runs as Winograd F(2x2, 3x3) rather than oneDNN: a 3x3, stride 1, dilation
- * 1, one group, on an AVX2 + FMA CPU without AVX-512 (oneDNN 2.6's own Winograd is AVX-512 only), of
+/* The tile of a Winograd convolution: F(3x3, 3x3) (points +-3/2, +-1/4, channel sums in blocks of 32)
+ * over 24x24+ output, else F(2x2, 3x3). One thread (bench_conv3x3 -DWINO, bench/RESULTS.md "Session 19
+ * - c7"): F(3x3) 0.80-0.90x F(2x2)'s time at 56x56, 32x32, 28x28 (64-128 channels), within noise or
+ * slower at 16x16 and below (its 5x5 tiles' overhang and dearer transforms eat the 25 / 36 products
+ * for 4 outputs' 16); its error 0.6e-6..1.7e-6 of the range on those layers (2.9e-6 at most on any
+ * layer tried), oneDNN's direct sum's 0.7e-6..2.5e-6. */
+static int wino_tile(const sm__dnnl_conv_args *a) {
+  if (wino_m_force) return wino_m_force;
+  return a->OH >= 24 && a->OW >= 24 ? 3 : 2;
+}
+
+/* Whether a convolution runs as Winograd (F(2x2) or F(3x3), wino_tile) rather than oneDNN: a 3x3,
+ * stride 1, dilation 1, one group, on an AVX2 + FMA CPU without AVX-512 (oneDNN 2.6's own Winograd is AVX-512 only), of
  * 64+ -> 64+ channels, with 8x8+ output or 8+ images of 2x2+ (one tile or four an image stream all
  * the transformed filters for it). One thread (bench/bench_conv3x3.c -DWINO, bench/RESULTS.md
  * "Session 18 - b1"): 1.4-1.8x faster than the best of oneDNN NHWC / nChw8c / im2col on every
  * VGG16 / ResNet50 3x3 of 64+ channels at b16 and over 8x8+ at b1; slower at one image of 4x4 or
  * 2x2 x 256-512 channels and over 3 input channels. Its error vs a float64 sum is below oneDNN's
- * (~1e-6 of the output range). F(4x4, 3x3) (SM_NN_WINOGRAD_TILE=4) is a further 1.3-1.8x faster but
- * ~1e-5 of the range off (2e-4 on test_ops_nn's 256-channel case, past its 1e-5): not the default.
+ * (~1e-6 of the output range). F(4x4, 3x3) (SM_NN_WINOGRAD_TILE=4) is a further 1.3-1.5x faster but,
+ * even with session 19's points and blocked sums, 3e-6..9e-6 of the range off: not a default.
  * SM_NN_WINOGRAD=0 / 1 forces (A/B; the tests pass with =1). */
 static int wino_conv(const sm__dnnl_conv_args *a) {
   if (wino_force == 0 || a->G != 1 || a->KH != 3 || a->KW != 3 || a->sh != 1 || a->sw != 1 || a->dh != 1 ||
       a->dw != 1 || !sm__wino_cpu_ok())
     return 0;
-  if ((double)sm__wino_packed_floats(wino_m, a->C, a->Cout) * sizeof(float) > 512.0 * 1024 * 1024) return 0;
+  if ((double)sm__wino_packed_floats(wino_tile(a), a->C, a->Cout) * sizeof(float) > 512.0 * 1024 * 1024) return 0;
   if (wino_force == 1) return 1;
   if (cpu_avx512()) return 0;
   return a->C >= 64 && a->Cout >= 64 && a->OH >= 2 && a->OW >= 2 && ((a->OH >= 8 && a->OW >= 8) || a->N >= 8);
 }
 
 /* the transformed filter of a (packed at the first call, again when the filter tensor changes) */
-static sm_status *wino_acquire(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, wpack **out) {
+static sm_status *wino_acquire(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, int wino_m, wpack **out) {
   pthread_mutex_lock(&c->mu);
   wpack *w = c->wino;
   if (w && w->m == wino_m && w->wptr == a->filt && w->wuid == a->filt_uid && w->C == a->C && w->K == a->Cout) {
@@ -1215,10 +1245,12 @@ static void wino_pieces(void *ctx, int64_t begin, int64_t end) {
 
 static sm_status *conv_wino(sm__dnnl_cache *c, const sm__dnnl_conv_args *a, sm_kctx *ctx) {
   wpack *w;
-  sm_status *st = wino_acquire(c, a, &w);
+  int m = wino_tile(a);
+  sm_status *st = wino_acquire(c, a, m, &w);
   if (st) return st;
-  sm__wino_args wa = {wino_m, a->N, a->H, a->W, a->C, a->OH, a->OW, a->Cout, a->pt, a->pl, a->x, w->U, a->bias, a->addend,
-                      a->filt, a->y, a->act, a->alpha};
+  int64_t cb = wino_cb_force >= 0 ? wino_cb_force : m == 2 ? 0 : 32;
+  sm__wino_args wa = {m, a->N, a->H, a->W, a->C, a->OH, a->OW, a->Cout, a->pt, a->pl, a->x, w->U, a->bias, a->addend,
+                      a->filt, a->y, a->act, a->alpha, cb};
   sm_threadpool *pool = ctx ? sm__kctx_pool(ctx) : NULL;
   int64_t nth = sm__threadpool_nthreads(pool), tiles = sm__wino_tiles(&wa), T = sm__wino_block(a->C, a->Cout);
   if (tiles < T) T = (tiles + 5) / 6 * 6;
@@ -1315,9 +1347,22 @@ static int split_ncols(const sm__dnnl_mm_args *a) {
   return a->M <= 64 && a->N >= 128 && (double)a->K * (double)a->N >= 1048576.0 && split_force != 'r';
 }
 
+/* Whether a product goes to the caller's OpenBLAS sgemm (and the library's bias / activation pass,
+ * sm__nn_bias_act_f32) rather than oneDNN: on CPUs without AVX-512, oneDNN's f32 matmul is its
+ * gemm:jit, which at up to 256 rows a piece and an output at least twice as wide as the inner
+ * dimension (K >= 128) ran 1.2-1.8x slower than OpenBLAS on the AVX2 VM (bench/bench_mm_shapes.c,
+ * one thread: 64 x 256 x 1024, the Transformer's FFN-up piece at batch 1, 700 against 435 us; 128
+ * x 256 x 512 479 / 393; 64 x 768 x 3072 7.9 / 6.7 ms; from 384 rows a piece, or N < 2K, level or
+ * oneDNN ahead: bench/RESULTS.md, session 19 c6). Up to 512 rows: each of two threads' pieces
+ * 256. The AVX-512 kernels (brgemm) are not this path. SM_DNNL_MM_WIDE=1 keeps them on oneDNN
+ * (for A/B). */
+static int mm_wide_to_blas(const sm__dnnl_mm_args *a) {
+  return !cpu_avx512() && !mm_wide_keep && !a->ta && !a->tb && a->M <= 512 && a->K >= 128 && a->N >= 2 * a->K;
+}
+
 sm_status *sm__dnnl_matmul(sm__dnnl_cache *c, const sm__dnnl_mm_args *a, sm_kctx *ctx, int *declined) {
   *declined = 1;
-  if (!c || !loaded) return NULL;
+  if (!c || !loaded || mm_wide_to_blas(a)) return NULL;
   int ncols = split_ncols(a);
   split_job j = {c, 0, 0, 0, 0, ncols, NULL, a, NULL, NULL, 0, 0};
   double macs = (double)a->M * (double)a->N * (double)a->K;

@@ -155,21 +155,22 @@ void sm__nn_sgemm_small(int64_t m, int64_t n0, int64_t n1, int64_t k, const floa
 void sm__nn_bias_act_f32(const float *in, float *out, int64_t rows, int64_t C, const float *bias, int act,
                          float alpha);
 
-/* The float NHWC 3x3 convolution, stride 1, dilation 1, one group, as Winograd F(m x m, 3x3), m 2 or
- * 4, on AVX2 + FMA (nn_winograd_avx2.c): U the filter [3, 3, C, K] packed by sm__wino_pack (sm__wino_packed_floats
+/* The float NHWC 3x3 convolution, stride 1, dilation 1, one group, as Winograd F(m x m, 3x3), m 2, 3
+ * or 4, on AVX2 + FMA (nn_winograd_avx2.c): U the filter [3, 3, C, K] packed by sm__wino_pack (sm__wino_packed_floats
  * floats); sm__wino_run does tiles [t0, t1) of sm__wino_tiles in blocks of T (sm__wino_block), the
  * output channels [16 kb0, min(16 kb1, K)), with
  * sm__wino_scratch_floats(C, K, T) floats of scratch: y = act((conv + bias) + addend), bias and addend
- * may be NULL, addend may be y (a tile that meets NaN is summed directly from filt instead, so NaN
+ * may be NULL, addend may be y (a tile that meets NaN or Inf is summed directly from filt instead, so NaN
  * and Inf stay where a direct convolution puts them). sm__wino_cpu_ok: AVX2 and FMA present (the build has the loops). */
 typedef struct sm__wino_args {
-  int m; /* 2: F(2x2, 3x3), 4: F(4x4, 3x3) */
+  int m; /* 2: F(2x2, 3x3), 3: F(3x3, 3x3), 4: F(4x4, 3x3) */
   int64_t N, H, W, C, OH, OW, K, pt, pl;
   const float *x, *U, *bias, *addend;
   const float *filt; /* [3, 3, C, K]: the direct sums of a tile that met NaN */
   float *y;
   int act;
   float alpha;
+  int64_t cb; /* channels summed apart before they are added (rounded up to 8; 0: all in one sum) */
 } sm__wino_args;
 int sm__wino_cpu_ok(void);
 size_t sm__wino_packed_floats(int m, int64_t C, int64_t K);

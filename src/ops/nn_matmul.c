@@ -1,5 +1,6 @@
 /* nn_matmul.c - MatMul and BatchMatMul/V2/V3 (ops.md §3.7): float through cblas_sgemm, double
- * through dgemm, int32/int64 by plain loops with wrap-around; _FusedMatMul (float: MatMul with a
+ * through dgemm, complex64/complex128 through cgemm/zgemm (BatchMatMul's adj_x/adj_y conjugate
+ * as well as transpose; MatMul's transpose_a/b only transpose, as TF), int32/int64 by plain loops with wrap-around; _FusedMatMul (float: MatMul with a
  * bias and an activation applied to each finished block, per its fused attrs, nn_fuse.c). One
  * driver serves all: the
  * work is cut into (batch, row block) units sized to ~64K multiply-adds and spread over the
@@ -35,6 +36,7 @@ typedef struct mm_hugeb {
 
 typedef struct mm_state {
   int ta, tb;       /* transpose_a/b or adj_x/y */
+  int adj;          /* BatchMatMul: ta/tb are adjoints (conjugate transposes of a complex operand) */
   int fused;        /* _FusedMatMul: the bias is input 2, then f.act */
   sm__nn_fused f;
   sm__dnnl_cache *dnnl; /* float MatMul / _FusedMatMul with oneDNN on (nn_dnnl.c); else NULL */
@@ -53,6 +55,7 @@ typedef struct mm_job {
   float alpha;                /* LeakyRelu's */
   int64_t pieces;             /* > 1: one float row, B's rows split in that many pieces (gemv_krows) */
   float *part;                /* then the y of pieces 1 .. pieces - 1, N floats each */
+  int conj;                   /* complex: a transposed operand is conjugated too (adj_x/adj_y) */
 } mm_job;
 
 #define MM_INT_LOOP(T, UT)                                                                         \
@@ -114,6 +117,22 @@ static void mm_units(void *ctx, int64_t begin, int64_t end) {
         cblas_dgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)N, (int)K, 1.0, (const double *)j->A + ao + a_row, lda,
                     (const double *)j->B + bo, ldb, 0.0, (double *)j->C + co + r0 * N, (int)N);
         break;
+      case SM_COMPLEX64: {
+        static const float one[2] = {1.0f, 0.0f}, zero[2] = {0.0f, 0.0f};
+        enum CBLAS_TRANSPOSE cta = j->ta ? (j->conj ? CblasConjTrans : CblasTrans) : CblasNoTrans;
+        enum CBLAS_TRANSPOSE ctb = j->tb ? (j->conj ? CblasConjTrans : CblasTrans) : CblasNoTrans;
+        cblas_cgemm(CblasRowMajor, cta, ctb, (int)(r1 - r0), (int)N, (int)K, one, (const float *)j->A + 2 * (ao + a_row),
+                    lda, (const float *)j->B + 2 * bo, ldb, zero, (float *)j->C + 2 * (co + r0 * N), (int)N);
+        break;
+      }
+      case SM_COMPLEX128: {
+        static const double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
+        enum CBLAS_TRANSPOSE cta = j->ta ? (j->conj ? CblasConjTrans : CblasTrans) : CblasNoTrans;
+        enum CBLAS_TRANSPOSE ctb = j->tb ? (j->conj ? CblasConjTrans : CblasTrans) : CblasNoTrans;
+        cblas_zgemm(CblasRowMajor, cta, ctb, (int)(r1 - r0), (int)N, (int)K, one, (const double *)j->A + 2 * (ao + a_row),
+                    lda, (const double *)j->B + 2 * bo, ldb, zero, (double *)j->C + 2 * (co + r0 * N), (int)N);
+        break;
+      }
       case SM_INT32:
         MM_INT_LOOP(int32_t, uint32_t);
         break;
@@ -247,7 +266,7 @@ void sm__nn_matmul_f32(sm_threadpool *pool, int trans_a, int trans_b, int64_t m,
   }
   sm__nn_blas_init();
   mm_job j = {SM_FLOAT, trans_a != 0, trans_b != 0, m, n, k, (const char *)a, (const char *)b, (char *)c,
-              NULL, NULL, 0, 0, bias, act, accumulate != 0, 0.0f, 0, NULL};
+              NULL, NULL, 0, 0, bias, act, accumulate != 0, 0.0f, 0, NULL, 0};
   if (krows_pieces(pool, &j, 1)) j.part = sm__alloc(krows_bytes(&j)); /* none: gemv_cols */
   mm_dispatch(pool, &j, 1);
   sm__free(j.part);
@@ -311,7 +330,11 @@ static sm_status *mm_hugeb_prepare(mm_state *s) {
   return NULL;
 }
 
-static int mm_dtype_ok(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64; }
+static int mm_dtype_ok(int dt) {
+  return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_INT32 || dt == SM_INT64 || dt == SM_COMPLEX64 || dt == SM_COMPLEX128;
+}
+/* gemm (beta 0) writes every element of its output */
+static int mm_blas_dtype(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_COMPLEX64 || dt == SM_COMPLEX128; }
 
 static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, const char *fb) {
   mm_state *s = calloc(1, sizeof *s);
@@ -322,7 +345,7 @@ static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, con
   if (!st && sm__node_num_outputs(n) == 1 && sm__node_num_inputs(n) == 2) {
     int dt = sm__node_output_dtype(n, 0);
     if (!mm_dtype_ok(dt) || sm__node_input_dtype(n, 0) != dt || sm__node_input_dtype(n, 1) != dt)
-      st = sm_status_new(SM_UNIMPLEMENTED, "inputs %s x %s -> %s are not supported (float, double, int32, int64)", sm_dtype_name(sm__node_input_dtype(n, 0)) ? sm_dtype_name(sm__node_input_dtype(n, 0)) : "?",
+      st = sm_status_new(SM_UNIMPLEMENTED, "inputs %s x %s -> %s are not supported (float, double, int32, int64, complex64, complex128)", sm_dtype_name(sm__node_input_dtype(n, 0)) ? sm_dtype_name(sm__node_input_dtype(n, 0)) : "?",
                          sm_dtype_name(sm__node_input_dtype(n, 1)) ? sm_dtype_name(sm__node_input_dtype(n, 1)) : "?",
                          sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
   }
@@ -330,8 +353,7 @@ static sm_status *mm_prepare(const sm_node *n, void **state, const char *fa, con
     free(s);
     return st;
   }
-  if (sm__node_num_outputs(n) == 1 && (sm__node_output_dtype(n, 0) == SM_FLOAT || sm__node_output_dtype(n, 0) == SM_DOUBLE))
-    sm__nn_blas_init();
+  if (sm__node_num_outputs(n) == 1 && mm_blas_dtype(sm__node_output_dtype(n, 0))) sm__nn_blas_init();
   *state = s;
   return NULL;
 }
@@ -382,6 +404,7 @@ sm_status *sm__nn_fused_matmul_prepare(const sm_node *n, void **state) {
 }
 sm_status *sm__nn_batch_matmul_prepare(const sm_node *n, void **state) {
   sm_status *st = mm_prepare(n, state, "adj_x", "adj_y");
+  if (!st) ((mm_state *)*state)->adj = 1;
   if (!st && (st = mm_dnnl_prepare(n, *state))) {
     free(*state);
     *state = NULL;
@@ -395,7 +418,7 @@ static sm_status *check_inputs(sm_kctx *ctx, int nin, const sm_tensor **a, const
   *b = sm__kctx_input(ctx, 1);
   int dt = sm_tensor_dtype(*a);
   if (sm_tensor_dtype(*b) != dt || !mm_dtype_ok(dt))
-    return sm_status_new(SM_INVALID_ARGUMENT, "inputs are %s and %s; expected one of float, double, int32, int64",
+    return sm_status_new(SM_INVALID_ARGUMENT, "inputs are %s and %s; expected one of float, double, int32, int64, complex64, complex128",
                          sm_dtype_name(dt) ? sm_dtype_name(dt) : "?",
                          sm_dtype_name(sm_tensor_dtype(*b)) ? sm_dtype_name(sm_tensor_dtype(*b)) : "?");
   return NULL;
@@ -438,10 +461,10 @@ sm_status *sm__nn_matmul(const void *state, sm_kctx *ctx) {
                            sm_shape_str(1, sm_tensor_dims(fb), sa, sizeof sa), sm_shape_str(2, od, sb, sizeof sb));
   }
   /* gemm (beta 0) writes every element; the integer loops accumulate into zeros */
-  int blas = (dt == SM_FLOAT || dt == SM_DOUBLE) && K > 0;
+  int blas = mm_blas_dtype(dt) && K > 0;
   if ((st = (blas ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, 2, od, &out))) return st;
   mm_job j = {dt, s->ta, s->tb, M, N, K, sm_tensor_data(a), sm_tensor_data(b), sm_tensor_data(out),
-              NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0, s->fused ? s->f.alpha : 0.0f, 0, NULL};
+              NULL, NULL, 0, 0, fb ? sm_tensor_data(fb) : NULL, act, 0, s->fused ? s->f.alpha : 0.0f, 0, NULL, 0};
   if (dt == SM_FLOAT && K > 0) j.B = (const char *)hugeb(s, b, M);
   if (K == 0 && (j.bias || j.act) && M > 0 && N > 0) {
     sm__nn_bias_act_f32(sm_tensor_data(out), sm_tensor_data(out), M, N, j.bias, j.act, j.alpha);
@@ -503,13 +526,13 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
   int fold = y_bcast && x_whole && !s->ta && nb >= 1 && !__builtin_mul_overflow(nb, M, &rows) && rows <= INT_MAX;
   int dt = sm_tensor_dtype(x);
   /* gemm (beta 0) writes every element; the integer loops accumulate into zeros */
-  int uninit = fold && K > 0 && (dt == SM_FLOAT || dt == SM_DOUBLE);
+  int uninit = fold && K > 0 && mm_blas_dtype(dt);
   sm_tensor *out;
   if ((st = (uninit ? sm__kctx_alloc_output_uninit : sm__kctx_alloc_output)(ctx, 0, dt, rb + 2, od, &out))) return st;
   if (sm_tensor_num_elements(out) == 0) return NULL;
   if (fold) {
     mm_job j = {dt, 0, s->tb, rows, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
-                NULL, NULL, 0, 0, NULL, 0, 0, 0.0f, 0, NULL};
+                NULL, NULL, 0, 0, NULL, 0, 0, 0.0f, 0, NULL, s->adj};
     if (s->dnnl && dt == SM_FLOAT && K > 0 && rows > 1) {
       sm__dnnl_mm_args da = {rows, N, K, K, 0, s->tb, (const float *)j.A, (const float *)j.B, NULL,
                              sm__tensor_uid(y), (float *)j.C, SM_NN_ACT_NONE, 0.0f};
@@ -549,7 +572,7 @@ sm_status *sm__nn_batch_matmul(const void *state, sm_kctx *ctx) {
     }
   }
   mm_job j = {sm_tensor_dtype(x), s->ta, s->tb, M, N, K, sm_tensor_data(x), sm_tensor_data(y), sm_tensor_data(out),
-              off, off ? off + nb : NULL, 0, 0, NULL, 0, 0, 0.0f, 0, NULL};
+              off, off ? off + nb : NULL, 0, 0, NULL, 0, 0, 0.0f, 0, NULL, s->adj};
   st = mm_run(ctx, &j, nb);
   sm__kctx_scratch_free(ctx, off);
   return st;

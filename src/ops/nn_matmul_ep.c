@@ -7,7 +7,9 @@
  * then the bias (BiasAdd, or AddV2 of a [heads, head_dim] variable) and, for the Transformer's
  * FFN, the erf GELU. Unfused each of these is a pass over the output (the Transformer at batch 16:
  * ~2 ms a call of ~45, bench/RESULTS.md session 16 h3); fused, oneDNN adds the bias and computes
- * the GELU (its eltwise_gelu_erf post-op, nn_dnnl.c) on each block of the product as it finishes.
+ * the GELU (its eltwise_gelu_erf post-op, nn_dnnl.c) on each block of the product as it finishes
+ * (without AVX-512, the FFN's wide short products go to OpenBLAS and vmath's bias + GELU pass
+ * instead: nn_dnnl.c mm_wide_to_blas).
  *
  *   y = _SmMatMulEp(a, b, [shape], [bias]) attrs product ("MatMul" | "BatchMatMul"), bias_add,
  *       activation ("" | "GeluErf")

@@ -1,15 +1,19 @@
 /* nn_winograd_avx2.c - the float NHWC 3x3 convolution (stride 1, dilation 1, any pads, one group)
- * as Winograd F(2x2, 3x3) or F(4x4, 3x3) on AVX2 + FMA CPUs without AVX-512 (issue #15, session 18
- * b1): what nn_dnnl.c runs in place of oneDNN's jit:avx2 convolution where bench/bench_conv3x3.c
- * measured it faster (sm__wino_* below; the choice is nn_dnnl.c's wino_conv, F(2x2) by default).
+ * as Winograd F(2x2, 3x3), F(3x3, 3x3) or F(4x4, 3x3) on AVX2 + FMA CPUs without AVX-512 (issue #15,
+ * session 18 b1; F(3x3), the points and the channel blocks session 19 c7): what nn_dnnl.c runs in
+ * place of oneDNN's jit:avx2 convolution where bench/bench_conv3x3.c measured it faster (sm__wino_*
+ * below; the choice is nn_dnnl.c's wino_conv / wino_tile: F(3x3) over 24x24+ output, else F(2x2)).
  *
  * For F(m x m) with A = m + 2 and P = A^2 positions: filters transformed once (sm__wino_pack, in
  * double, then rounded to float) into U [P][Kp/16][Cp][16] (Cp: C rounded up to 8, Kp: Cout to 16,
  * zeros in the padding). Input: A x A tiles with a stride of m (zeros outside the image), B^T d B
  * per 8 channels into V [P][T][Cp] for a block of T tiles; then P products M[p] = V[p] U[p] ([T, Cp]
- * x [Cp, Kp], a 6x16 FMA kernel); then A^T m A into an m x m x Cout tile (or a piece's slice [16 kb0, 16 kb1) of the Cout) and the epilogue in the unfused chain's order: (product + bias) + addend,
- * then the activation (sm__nn_bias_act_f32), so fused and unfused nodes have the same bits (both
- * convolve here). Error vs a float64 direct sum: bench/RESULTS.md "Session 18 - b1". */
+ * x [Cp, Kp], a 6x16 FMA kernel; with a->cb the channels summed in blocks of cb, each block's sum
+ * then added, which halves the rounding error of long sums); then A^T m A into an m x m x Cout tile
+ * (or a piece's slice [16 kb0, 16 kb1) of the Cout) and the epilogue in the unfused chain's order:
+ * (product + bias) + addend, then the activation (sm__nn_bias_act_f32), so fused and unfused nodes
+ * have the same bits (both convolve here). Error vs a float64 direct sum: bench/RESULTS.md
+ * "Session 18 - b1" and "Session 19 - c7". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,12 +30,25 @@ size_t sm__wino_packed_floats(int m, int64_t C, int64_t K) {
   return (size_t)((m + 2) * (m + 2)) * (size_t)round_up(C, 8) * (size_t)round_up(K, 16);
 }
 
-/* filt HWIO [3][3][C][K] -> U: G g G^T per (c, k), F(m x m, 3x3) */
+/* filt HWIO [3][3][C][K] -> U: G g G^T per (c, k), F(m x m, 3x3). The interpolation points (with
+ * infinity): F(2x2) 0, +-1; F(3x3) +-3/2, +-1/4; F(4x4) 0, +-2, +-1/2 (session 19 c7: the ones with the
+ * least error of those tried, tools/wino_points.py; F(4x4)'s 0, +-1, +-2 were 2.5x the error). Every
+ * fraction of the Toom-Cook matrices is in G (applied here, in double), so B^T and A^T are small
+ * integers and powers of 2 (exact in float). */
 void sm__wino_pack(int m, const float *filt, int64_t C, int64_t K, float *U) {
-  static const double G4[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static const double G4[6][3] = {{1.0 / 4, 0, 0},
+                                  {1.0 / 120, 1.0 / 60, 1.0 / 30},
+                                  {1.0 / 120, -1.0 / 60, 1.0 / 30},
+                                  {-4.0 / 15, -2.0 / 15, -1.0 / 15},
+                                  {-4.0 / 15, 2.0 / 15, -1.0 / 15},
+                                  {0, 0, 1.0 / 4}};
+  static const double G3[5][3] = {{1.0 / 210, 1.0 / 140, 3.0 / 280},
+                                  {-1.0 / 210, 1.0 / 140, -3.0 / 280},
+                                  {-2.0 / 35, -1.0 / 70, -1.0 / 280},
+                                  {2.0 / 35, -1.0 / 70, 1.0 / 280},
+                                  {0, 0, 1.0 / 64}};
   static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  const double(*G)[3] = m == 4 ? G4 : G2;
+  const double(*G)[3] = m == 4 ? G4 : m == 3 ? G3 : G2;
   int A = m + 2;
   int64_t Cp = round_up(C, 8), Kp = round_up(K, 16);
   memset(U, 0, sm__wino_packed_floats(m, C, K) * sizeof(float));
@@ -77,17 +94,17 @@ int sm__wino_cpu_ok(void) {
   return ok;
 }
 
-/* B^T x (6 -> 6) */
+/* F(4x4, 3x3), points 0, +-2, +-1/2: B^T x (6 -> 6) */
 WF AI void bt6(const __m256 x[6], __m256 y[6]) {
-  __m256 f4 = _mm256_set1_ps(4.f), f5 = _mm256_set1_ps(5.f), f2 = _mm256_set1_ps(2.f);
-  y[0] = _mm256_add_ps(_mm256_fnmadd_ps(f5, x[2], _mm256_mul_ps(f4, x[0])), x[4]);
-  __m256 a = _mm256_fnmadd_ps(f4, x[2], x[4]), b = _mm256_fnmadd_ps(f4, x[1], x[3]);
-  y[1] = _mm256_add_ps(a, b);
-  y[2] = _mm256_sub_ps(a, b);
-  __m256 c = _mm256_sub_ps(x[4], x[2]), d = _mm256_mul_ps(f2, _mm256_sub_ps(x[3], x[1]));
-  y[3] = _mm256_add_ps(c, d);
-  y[4] = _mm256_sub_ps(c, d);
-  y[5] = _mm256_add_ps(_mm256_fnmadd_ps(f5, x[3], _mm256_mul_ps(f4, x[1])), x[5]);
+  __m256 f4 = _mm256_set1_ps(4.f), f17 = _mm256_set1_ps(17.f), f2 = _mm256_set1_ps(2.f), f8 = _mm256_set1_ps(8.f);
+  y[0] = _mm256_fmadd_ps(f4, _mm256_add_ps(x[0], x[4]), _mm256_mul_ps(_mm256_set1_ps(-17.f), x[2]));
+  __m256 e = _mm256_fmsub_ps(f4, x[4], x[2]), o = _mm256_fnmadd_ps(f2, x[1], _mm256_mul_ps(f8, x[3]));
+  y[1] = _mm256_add_ps(e, o);
+  y[2] = _mm256_sub_ps(e, o);
+  e = _mm256_fnmadd_ps(f8, x[2], _mm256_mul_ps(f2, x[4])), o = _mm256_fnmadd_ps(f4, x[1], x[3]);
+  y[3] = _mm256_add_ps(e, o);
+  y[4] = _mm256_sub_ps(e, o);
+  y[5] = _mm256_fnmadd_ps(f17, x[3], _mm256_mul_ps(f4, _mm256_add_ps(x[1], x[5])));
 }
 
 /* A^T m (6 -> 4) */
@@ -95,9 +112,30 @@ WF AI void at4(const __m256 m[6], __m256 o[4]) {
   __m256 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
   __m256 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
   o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
-  o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.f), d34, d12);
-  o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.f), s34, s12);
-  o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.f), d34, d12), m[5]);
+  o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.f), d12, _mm256_mul_ps(_mm256_set1_ps(0.5f), d34));
+  o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.f), s12, _mm256_mul_ps(_mm256_set1_ps(0.25f), s34));
+  o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.f), d12, _mm256_mul_ps(_mm256_set1_ps(0.125f), d34)), m[5]);
+}
+
+/* F(3x3, 3x3), points +-3/2, +-1/4: B^T x (5 -> 5), A^T m (5 -> 3) */
+WF AI void bt5(const __m256 x[5], __m256 y[5]) {
+  __m256 e = _mm256_fmsub_ps(_mm256_set1_ps(32.f), x[3], _mm256_add_ps(x[1], x[1]));
+  __m256 o = _mm256_fmsub_ps(_mm256_set1_ps(48.f), x[2], _mm256_mul_ps(_mm256_set1_ps(3.f), x[0]));
+  y[0] = _mm256_add_ps(e, o);
+  y[1] = _mm256_sub_ps(e, o);
+  e = _mm256_fmsub_ps(_mm256_set1_ps(16.f), x[3], _mm256_mul_ps(_mm256_set1_ps(36.f), x[1]));
+  o = _mm256_fmsub_ps(_mm256_set1_ps(4.f), x[2], _mm256_mul_ps(_mm256_set1_ps(9.f), x[0]));
+  y[2] = _mm256_add_ps(e, o);
+  y[3] = _mm256_sub_ps(e, o);
+  y[4] = _mm256_fmadd_ps(_mm256_set1_ps(64.f), x[4],
+                         _mm256_fmadd_ps(_mm256_set1_ps(-148.f), x[2], _mm256_mul_ps(_mm256_set1_ps(9.f), x[0])));
+}
+WF AI void at3(const __m256 m[5], __m256 o[3]) {
+  __m256 s01 = _mm256_add_ps(m[0], m[1]), d01 = _mm256_sub_ps(m[0], m[1]);
+  __m256 s23 = _mm256_add_ps(m[2], m[3]), d23 = _mm256_sub_ps(m[2], m[3]);
+  o[0] = _mm256_add_ps(s01, s23);
+  o[1] = _mm256_fmadd_ps(_mm256_set1_ps(1.5f), d01, _mm256_mul_ps(_mm256_set1_ps(0.25f), d23));
+  o[2] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(2.25f), s01, _mm256_mul_ps(_mm256_set1_ps(0.0625f), s23)), m[4]);
 }
 
 /* F(2x2, 3x3): B^T x (4 -> 4), A^T m (4 -> 2) */
@@ -112,12 +150,15 @@ WF AI void at2(const __m256 m[4], __m256 o[2]) {
   o[1] = _mm256_sub_ps(_mm256_sub_ps(m[1], m[2]), m[3]);
 }
 
-/* c [6][16] (row stride ldc) = a [6][Cp] (row stride Cp) x b [Cp][16] */
-WF static void k6x16(const float *a, const float *b, float *c, int64_t Cp, int64_t ldc) {
+/* c [6][16] (row stride ldc) = a [6][c0, c1) (row stride Cp) x b [c0, c1)[16], or c += that when add
+ * (a block of channels summed apart, then added: sm__wino_run's cb) */
+WF static void k6x16(const float *a, const float *b, float *c, int64_t Cp, int64_t ldc, int64_t c0, int64_t c1,
+                     int add) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
          c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   const float *a0 = a, *a1 = a + Cp, *a2 = a + 2 * Cp, *a3 = a + 3 * Cp, *a4 = a + 4 * Cp, *a5 = a + 5 * Cp;
-  for (int64_t k = 0; k < Cp; k++, b += 16) {
+  b += c0 * 16;
+  for (int64_t k = c0; k < c1; k++, b += 16) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), x;
     x = _mm256_broadcast_ss(a0 + k);
     c00 = _mm256_fmadd_ps(x, b0, c00), c01 = _mm256_fmadd_ps(x, b1, c01);
@@ -132,12 +173,19 @@ WF static void k6x16(const float *a, const float *b, float *c, int64_t Cp, int64
     x = _mm256_broadcast_ss(a5 + k);
     c50 = _mm256_fmadd_ps(x, b0, c50), c51 = _mm256_fmadd_ps(x, b1, c51);
   }
-  _mm256_storeu_ps(c, c00), _mm256_storeu_ps(c + 8, c01), c += ldc;
-  _mm256_storeu_ps(c, c10), _mm256_storeu_ps(c + 8, c11), c += ldc;
-  _mm256_storeu_ps(c, c20), _mm256_storeu_ps(c + 8, c21), c += ldc;
-  _mm256_storeu_ps(c, c30), _mm256_storeu_ps(c + 8, c31), c += ldc;
-  _mm256_storeu_ps(c, c40), _mm256_storeu_ps(c + 8, c41), c += ldc;
-  _mm256_storeu_ps(c, c50), _mm256_storeu_ps(c + 8, c51);
+#define ST(r, v0, v1)                                                           \
+  do {                                                                          \
+    float *q = c + (r)*ldc;                                                     \
+    if (add) v0 = _mm256_add_ps(_mm256_loadu_ps(q), v0), v1 = _mm256_add_ps(_mm256_loadu_ps(q + 8), v1); \
+    _mm256_storeu_ps(q, v0), _mm256_storeu_ps(q + 8, v1);                       \
+  } while (0)
+  ST(0, c00, c01);
+  ST(1, c10, c11);
+  ST(2, c20, c21);
+  ST(3, c30, c31);
+  ST(4, c40, c41);
+  ST(5, c50, c51);
+#undef ST
 }
 
 WF AI __m256i tail_mask(int64_t n) {
@@ -177,6 +225,16 @@ WF static void in_tile(const sm__wino_args *a, int64_t t, float *V, int64_t slot
         bt6(tt[i], out);
         for (int j = 0; j < 6; j++) _mm256_storeu_ps(v + (i * 6 + j) * ps + c, out[j]);
       }
+    } else if (m == 3) {
+      for (int j = 0; j < 5; j++) {
+        for (int i = 0; i < 5; i++) col[i] = d[i][j];
+        bt5(col, out);
+        for (int i = 0; i < 5; i++) tt[i][j] = out[i];
+      }
+      for (int i = 0; i < 5; i++) {
+        bt5(tt[i], out);
+        for (int j = 0; j < 5; j++) _mm256_storeu_ps(v + (i * 5 + j) * ps + c, out[j]);
+      }
     } else {
       for (int j = 0; j < 4; j++) {
         for (int i = 0; i < 4; i++) col[i] = d[i][j];
@@ -202,12 +260,14 @@ WF static void out_tile(int mt, const float *M, int64_t slot, int64_t T, int64_t
     for (int j = 0; j < A; j++) {
       for (int i = 0; i < A; i++) col[i] = m[i][j];
       if (mt == 4) at4(col, r4);
+      else if (mt == 3) at3(col, r4);
       else at2(col, r4);
       for (int i = 0; i < mt; i++) tt[i][j] = r4[i];
     }
     __m256i mk = tail_mask(K - k);
     for (int i = 0; i < mt; i++) {
       if (mt == 4) at4(tt[i], r4);
+      else if (mt == 3) at3(tt[i], r4);
       else at2(tt[i], r4);
       for (int j = 0; j < mt; j++) {
         if (k + 8 <= K) _mm256_storeu_ps(o + (i * mt + j) * K + k, r4[j]);
@@ -217,8 +277,8 @@ WF static void out_tile(int mt, const float *M, int64_t slot, int64_t T, int64_t
   }
 }
 
-/* A tile whose transformed sums met NaN (a NaN or Inf input, or a sum past the float range in
- * the transforms, which spread it over the tile's 16 pixels): its pixels as direct sums instead,
+/* A tile whose transformed sums met NaN or Inf (a NaN or Inf input, or a sum past the float range in
+ * the transforms, which spread it over the tile's pixels): its pixels as direct sums instead,
  * so NaN and Inf reach only the outputs whose windows hold them, as in a direct convolution. */
 static void direct_tile(const sm__wino_args *a, int64_t n, int64_t oy0, int64_t ox0, int64_t k0, int64_t KW,
                         float *o) {
@@ -245,6 +305,7 @@ void sm__wino_run(const sm__wino_args *a, int64_t t0, int64_t t1, int64_t kb0, i
   int mt = a->m, P = (mt + 2) * (mt + 2);
   int64_t TX = (a->OW + mt - 1) / mt, TY = (a->OH + mt - 1) / mt;
   int64_t k0 = kb0 * 16, k1 = kb1 * 16 < K ? kb1 * 16 : K, KW = k1 - k0; /* this piece's output channels */
+  int64_t cb = a->cb > 0 ? round_up(a->cb, 8) : Cp; /* channels a sum runs over before it is added */
   float *V = scratch, *M = V + P * T * Cp, *o = M + P * T * Kp, *zero = o + 16 * Kp;
   memset(zero, 0, (size_t)Cp * sizeof(float));
   for (int64_t b0 = t0; b0 < t1; b0 += T) {
@@ -256,13 +317,16 @@ void sm__wino_run(const sm__wino_args *a, int64_t t0, int64_t t1, int64_t kb0, i
       const float *Vp = V + p * T * Cp, *Up = a->U + (int64_t)p * KB * Cp * 16;
       float *Mp = M + p * T * Kp;
       for (int64_t kb = kb0; kb < kb1; kb++)
-        for (int64_t r = 0; r < nr; r += 6) k6x16(Vp + r * Cp, Up + kb * Cp * 16, Mp + r * Kp + kb * 16, Cp, Kp);
+        for (int64_t r = 0; r < nr; r += 6)
+          for (int64_t c0 = 0; c0 < Cp; c0 += cb)
+            k6x16(Vp + r * Cp, Up + kb * Cp * 16, Mp + r * Kp + kb * 16, Cp, Kp, c0, c0 + cb < Cp ? c0 + cb : Cp,
+                  c0 > 0);
     }
     for (int64_t s = 0; s < nt; s++) {
       int64_t t = b0 + s, n = t / (TX * TY), ty = t / TX % TY, tx = t % TX;
       out_tile(mt, M + k0, s, T, Kp, KW, o);
       int nan = 0;
-      for (int64_t i = 0; i < mt * mt * KW; i++) nan |= o[i] != o[i];
+      for (int64_t i = 0; i < mt * mt * KW; i++) nan |= !(o[i] - o[i] == 0.0f); /* NaN or +-Inf */
       if (nan) direct_tile(a, n, ty * mt, tx * mt, k0, KW, o);
       int64_t ox = tx * mt, np = a->OW - ox < mt ? a->OW - ox : mt;
       const float *bias = a->bias ? a->bias + k0 : NULL;

@@ -4,7 +4,7 @@
  * Stateless: StatelessRandom{Uniform,Normal,UniformInt,UniformFullInt}, StatelessTruncatedNormal
  * (seed -> key and counter as TF's GenerateKey), their V2 forms over (key, counter, alg),
  * StatelessRandomGetKeyCounter / GetKeyCounterAlg / GetAlg, StatelessRandomGammaV2/V3,
- * StatelessRandomPoisson, StatelessMultinomial and StatelessShuffle. Stateful: RandomUniform,
+ * StatelessRandomPoisson, StatelessMultinomial, StatelessShuffle and StatelessParameterizedTruncatedNormal. Stateful: RandomUniform,
  * RandomStandardNormal, TruncatedNormal, RandomUniformInt, RandomGamma, RandomPoissonV2,
  * Multinomial and RandomShuffle, whose generator is TF's PhiloxRandom(seed, seed2) and advances on
  * every run by what TF's GuardedPhiloxRandom reserves (256 Philox calls per output element for
@@ -29,64 +29,16 @@
 #include <string.h>
 
 #include "ops/math_int.h"
+#include "ops/philox.h"
 #include "runtime/kernel.h"
 
-/* ---- Philox-4x32-10 ----------------------------------------------------------------------- */
-
-typedef struct philox {
-  uint32_t ctr[4], key[2];
-} philox;
-
-static void philox_skip(philox *p, uint64_t n) {
-  uint32_t lo = (uint32_t)n, hi = (uint32_t)(n >> 32);
-  p->ctr[0] += lo;
-  if (p->ctr[0] < lo) hi++;
-  p->ctr[1] += hi;
-  if (p->ctr[1] < hi && ++p->ctr[2] == 0) ++p->ctr[3];
-}
-
-static void philox_next(philox *p, uint32_t out[4]) {
-  uint32_t c[4] = {p->ctr[0], p->ctr[1], p->ctr[2], p->ctr[3]}, k0 = p->key[0], k1 = p->key[1];
-  for (int r = 0; r < 10; r++) {
-    uint64_t a = (uint64_t)0xD2511F53u * c[0], b = (uint64_t)0xCD9E8D57u * c[2];
-    uint32_t n0 = (uint32_t)(b >> 32) ^ c[1] ^ k0, n2 = (uint32_t)(a >> 32) ^ c[3] ^ k1;
-    c[0] = n0;
-    c[1] = (uint32_t)b;
-    c[2] = n2;
-    c[3] = (uint32_t)a;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  memcpy(out, c, sizeof c);
-  if (++p->ctr[0] == 0 && ++p->ctr[1] == 0 && ++p->ctr[2] == 0) ++p->ctr[3];
-}
-
-/* TF's PhiloxRandom(seed_lo, seed_hi): the key from the first, the counter's high half the second. */
-static philox philox_seeded(uint64_t lo, uint64_t hi) {
-  philox p = {{0, 0, (uint32_t)hi, (uint32_t)(hi >> 32)}, {(uint32_t)lo, (uint32_t)(lo >> 32)}};
-  return p;
-}
-
-/* TF's GenerateKey: the two seeds scrambled by one Philox call under a fixed key. */
-static philox philox_from_seeds(uint64_t s0, uint64_t s1) {
-  philox p = {{(uint32_t)s0, (uint32_t)(s0 >> 32), (uint32_t)s1, (uint32_t)(s1 >> 32)}, {0x3ec8f720u, 0x02461e29u}};
-  uint32_t mix[4];
-  philox_next(&p, mix);
-  philox q = {{0, 0, mix[2], mix[3]}, {mix[0], mix[1]}};
-  return q;
-}
+/* ---- Philox-4x32-10 (ops/philox.h) ------------------------------------------------------- */
 
 /* ---- distributions -------------------------------------------------------------------------- */
 
 enum { D_UNIFORM, D_NORMAL, D_TRUNCATED, D_INT, D_FULLINT };
 
 static float u32_to_float(uint32_t x) { return sm__f32_from_bits(0x3f800000u | (x & 0x7fffffu)) - 1.0f; }
-static double u64_to_double(uint32_t x0, uint32_t x1) {
-  uint64_t v = (uint64_t)1023 << 52 | (uint64_t)(x0 & 0xfffffu) << 32 | x1;
-  double d;
-  memcpy(&d, &v, 8);
-  return d - 1.0;
-}
 static void box_muller_f(uint32_t x0, uint32_t x1, float *f0, float *f1) {
   float u1 = u32_to_float(x0);
   if (u1 < 1.0e-7f) u1 = 1.0e-7f;
@@ -104,20 +56,6 @@ static void box_muller_d(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, dou
   sincos(v1, d0, d1);
   *d0 *= u2;
   *d1 *= u2;
-}
-
-/* TF's SingleSampleAdapter: one uint32 at a time out of the 4 of each Philox call. */
-typedef struct single {
-  philox *g;
-  uint32_t buf[4];
-  int used;
-} single;
-static uint32_t single_next(single *s) {
-  if (s->used == 4) {
-    philox_next(s->g, s->buf);
-    s->used = 0;
-  }
-  return s->buf[s->used++];
 }
 
 typedef struct rjob {
@@ -851,6 +789,227 @@ static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- StatelessParameterizedTruncatedNormal ------------------------------------------------------- */
+
+/* TF's TruncatedNormalFunctorV2 (parameterized_truncated_normal_op.cc) as one shard runs it: the
+ * outputs batch by batch (the parameters broadcast over the trailing dims), each batch by the randn,
+ * uniform or exponential rejection sampler its bounds select, from one Philox stream started at the
+ * seed's key and counter; T's own arithmetic (expf / logf / sqrtf for float, each step rounded to half
+ * for half as Eigen::half computes). TF shards an output
+ * whose cost passes Eigen's one-thread threshold (a few hundred elements) and skips the stream at
+ * every shard start, so beyond that its draws depend on its thread count (as Multinomial's). */
+/* T: the arithmetic type (float for half), ST: the tensors' element type, R: rounds a result to the
+ * op's type (Eigen::half rounds every operation: R = half_round), LD / STO: element load / store. */
+#define PTN_BODY(T, ST, R, LD, STO, EXP, LOG, SQRT, NORMAL_DRAW, UNIFORM_DRAW, NRES)                                  \
+  do {                                                                                                                 \
+    ST *out = sm_tensor_data(y);                                                                                       \
+    const ST *pm = sm_tensor_data(prm[0]), *ps = sm_tensor_data(prm[1]), *pl = sm_tensor_data(prm[2]),                 \
+             *ph = sm_tensor_data(prm[3]);                                                                             \
+    T rv[4];                                                                                                           \
+    const T k13 = R((T)1.3);                                                                                           \
+    for (int64_t b = 0; b < nb; b++) {                                                                                 \
+      int64_t ix[4];                                                                                                   \
+      bcast_index(b, brank, bdims, prm, ix);                                                                           \
+      T mean = LD(pm[ix[0]]), sd = LD(ps[ix[1]]), lo = LD(pl[ix[2]]), hi = LD(ph[ix[3]]);                              \
+      if (!(sd > (T)0 && lo < hi && (isfinite(lo) || isfinite(hi))))                                                   \
+        return sm_status_new(SM_INVALID_ARGUMENT, "Invalid parameters");                                               \
+      int iters = 0;                                                                                                   \
+      if ((isinf(lo) && lo < (T)0) || hi < mean) {                                                                     \
+        T t = lo;                                                                                                      \
+        lo = hi;                                                                                                       \
+        hi = t;                                                                                                        \
+        sd = -sd;                                                                                                      \
+      }                                                                                                                \
+      const T nmin = R(R(lo - mean) / sd), nmax = R(R(hi - mean) / sd);                                                \
+      const T sqf = R(SQRT(R(R(nmin * nmin) + (T)4)));                                                                 \
+      const T cutoff = R(R((T)2 * R(EXP(R((T)0.5 + R(R(nmin * R(nmin - sqf)) / (T)4))))) / R(nmin + sqf));           \
+      const T diff = R(nmax - nmin);                                                                                   \
+      int64_t k = 0;                                                                                                   \
+      if ((nmin < -k13 && nmax >= (T)0) || (nmax > k13 && nmin <= (T)0)) {                                             \
+        while (k < spb) {                                                                                              \
+          NORMAL_DRAW;                                                                                                 \
+          for (int i = 0; i < NRES; i++) {                                                                             \
+            if (rv[i] >= nmin && rv[i] <= nmax) {                                                                      \
+              out[k * nb + b] = STO(R(R(rv[i] * sd) + mean));                                                          \
+              if (++k >= spb) break;                                                                                   \
+              iters = 0;                                                                                               \
+            } else if (++iters > 1000) {                                                                               \
+              return sm_status_new(SM_INTERNAL, "TruncatedNormal randn rejection sampler failed to accept a sample."); \
+            }                                                                                                          \
+          }                                                                                                            \
+        }                                                                                                              \
+      } else if (diff < cutoff) {                                                                                      \
+        const T plus = nmin < (T)0 ? (T)0 : R(nmin * nmin);                                                            \
+        T z[4], g[4], u[4];                                                                                            \
+        while (k < spb) {                                                                                              \
+          UNIFORM_DRAW;                                                                                                \
+          for (int i = 0; i < NRES; i++) {                                                                             \
+            z[i] = R(R(rv[i] * diff) + nmin);                                                                          \
+            g[i] = R(R(plus - R(z[i] * z[i])) / (T)2.0);                                                               \
+          }                                                                                                            \
+          UNIFORM_DRAW;                                                                                                \
+          memcpy(u, rv, sizeof u);                                                                                     \
+          for (int i = 0; i < NRES; i++) {                                                                             \
+            int acc = u[i] <= R(EXP(g[i]));                                                                            \
+            if (acc || iters + 1 >= 1000) {                                                                            \
+              if (!acc)                                                                                                \
+                return sm_status_new(SM_INTERNAL, "TruncatedNormal uniform rejection sampler failed to  accept a sample."); \
+              out[k * nb + b] = STO(R(R(z[i] * sd) + mean));                                                           \
+              if (++k >= spb) break;                                                                                   \
+              iters = 0;                                                                                               \
+            } else {                                                                                                   \
+              iters++;                                                                                                 \
+            }                                                                                                          \
+          }                                                                                                            \
+        }                                                                                                              \
+      } else {                                                                                                         \
+        const T alpha = R(R(nmin + R(SQRT(R(R(nmin * nmin) + (T)4)))) / (T)2);                                        \
+        while (k < spb) {                                                                                              \
+          UNIFORM_DRAW;                                                                                                \
+          for (int i = 0; i < NRES;) {                                                                                 \
+            const T zz = R(R(-R(LOG(rv[i])) / alpha) + nmin);                                                          \
+            i++;                                                                                                       \
+            const T xx = nmin < alpha ? R(alpha - zz) : R(nmin - alpha);                                               \
+            const T gg = R(EXP(R(R(-xx * xx) / (T)2.0)));                                                             \
+            const T uu = rv[i];                                                                                        \
+            i++;                                                                                                       \
+            int acc = uu <= gg && zz < nmax;                                                                           \
+            if (acc || iters + 1 >= 1000) {                                                                            \
+              if (!acc)                                                                                                \
+                return sm_status_new(SM_INTERNAL, "TruncatedNormal exponential distribution rejection sampler failed to accept a sample."); \
+              out[k * nb + b] = STO(R(R(zz * sd) + mean));                                                             \
+              if (++k >= spb) break;                                                                                   \
+              iters = 0;                                                                                               \
+            } else {                                                                                                   \
+              iters++;                                                                                                 \
+            }                                                                                                          \
+          }                                                                                                            \
+        }                                                                                                              \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+
+#define PTN_ID(x) (x)
+static float half_round(float x) { return sm__half_to_f32(sm__f32_to_half(x)); }
+
+/* The flat index into each parameter of element b of their broadcast shape (numpy's rules). */
+static void bcast_index(int64_t b, int brank, const int64_t *bdims, const sm_tensor *const *prm, int64_t ix[4]) {
+  for (int p = 0; p < 4; p++) {
+    int r = sm_tensor_rank(prm[p]);
+    const int64_t *d = sm_tensor_dims(prm[p]);
+    int64_t rem = b, idx = 0, stride = 1;
+    for (int k = brank - 1; k >= 0; k--) {
+      int64_t c = rem % bdims[k];
+      rem /= bdims[k];
+      int pk = k - (brank - r);
+      if (pk >= 0) {
+        if (d[pk] != 1) idx += c * stride;
+        stride *= d[pk];
+      }
+    }
+    ix[p] = idx;
+  }
+}
+
+static sm_status *ptn_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *shape = sm__kctx_input(ctx, 0), *seed = sm__kctx_input(ctx, 1);
+  const sm_tensor *prm[4] = {sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), sm__kctx_input(ctx, 4), sm__kctx_input(ctx, 5)};
+  char b0[64], b1[64], b2[64], b3[64];
+  philox gen;
+  sm_status *s = seed_input(seed, &gen);
+  if (s) return s;
+  int dt = sm_tensor_dtype(prm[0]);
+  for (int p = 1; p < 4; p++)
+    if (sm_tensor_dtype(prm[p]) != dt) return sm_status_new(SM_INVALID_ARGUMENT, "means, stddevs, minvals, maxvals must have one dtype");
+  if (dt != SM_HALF && dt != SM_FLOAT && dt != SM_DOUBLE)
+    return sm_status_new(SM_INVALID_ARGUMENT, "StatelessParameterizedTruncatedNormal: no kernel for %s (half, float32, float64)", sm_dtype_name(dt));
+  /* BCastList<4>: the parameters' broadcast shape */
+  int brank = 0;
+  int64_t bdims[SM_MAX_RANK];
+  for (int p = 0; p < 4; p++) brank = sm_tensor_rank(prm[p]) > brank ? sm_tensor_rank(prm[p]) : brank;
+  for (int k = 0; k < brank; k++) {
+    int64_t v = 1;
+    int ok = 1;
+    for (int p = 0; p < 4; p++) {
+      int pk = k - (brank - sm_tensor_rank(prm[p]));
+      if (pk < 0) continue;
+      int64_t d = sm_tensor_dims(prm[p])[pk];
+      if (d == v || d == 1) continue;
+      if (v == 1) v = d;
+      else ok = 0;
+    }
+    if (!ok) {
+      shape_text(prm[0], b0, sizeof b0), shape_text(prm[1], b1, sizeof b1), shape_text(prm[2], b2, sizeof b2), shape_text(prm[3], b3, sizeof b3);
+      return sm_status_new(SM_INVALID_ARGUMENT, "means, stddevs, minvals, maxvals must have compatible batch dimensions: %s vs. %s vs. %s vs. %s",
+                           b0, b1, b2, b3);
+    }
+    bdims[k] = v;
+  }
+  if (sm_tensor_rank(shape) != 1) {
+    shape_text(shape, b0, sizeof b0);
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input shape should be a vector, got shape: %s", b0);
+  }
+  int rank;
+  int64_t dims[SM_MAX_RANK];
+  if ((s = shape_input(shape, &rank, dims))) return s;
+  int ends = rank >= brank;
+  for (int k = 0; ends && k < brank; k++) ends = dims[rank - brank + k] == bdims[k];
+  if (!ends) return sm_status_new(SM_INVALID_ARGUMENT, "Shape passed in must end with broadcasted shape.");
+  int64_t spb = 1, nb = 1;
+  for (int k = 0; k < rank - brank; k++) spb *= dims[k];
+  for (int k = rank - brank; k < rank; k++) nb *= dims[k];
+  sm_tensor *y;
+  if ((s = sm__kctx_alloc_output(ctx, 0, dt, rank, dims, &y))) return s;
+  if (nb * spb == 0) return NULL;
+  if (dt == SM_HALF) { /* Eigen::half: every operation in float, rounded to half; draws as NormalDistribution /
+                        * UniformDistribution<half>: Box-Muller in float then rounded, 10 random mantissa bits */
+    PTN_BODY(float, uint16_t, half_round, sm__half_to_f32, sm__f32_to_half, expf, logf, sqrtf,
+             {
+               uint32_t w[4];
+               philox_next(&gen, w);
+               box_muller_f(w[0], w[1], &rv[0], &rv[1]);
+               box_muller_f(w[2], w[3], &rv[2], &rv[3]);
+               for (int q = 0; q < 4; q++) rv[q] = half_round(rv[q]);
+             },
+             {
+               uint32_t w[4];
+               philox_next(&gen, w);
+               for (int q = 0; q < 4; q++) rv[q] = sm__half_to_f32((uint16_t)(0x3c00u | (w[q] & 0x3ffu))) - 1.0f;
+             },
+             4);
+  } else if (dt == SM_FLOAT) {
+    PTN_BODY(float, float, PTN_ID, PTN_ID, PTN_ID, expf, logf, sqrtf,
+             {
+               uint32_t w[4];
+               philox_next(&gen, w);
+               box_muller_f(w[0], w[1], &rv[0], &rv[1]);
+               box_muller_f(w[2], w[3], &rv[2], &rv[3]);
+             },
+             {
+               uint32_t w[4];
+               philox_next(&gen, w);
+               for (int q = 0; q < 4; q++) rv[q] = u32_to_float(w[q]);
+             },
+             4);
+  } else {
+    PTN_BODY(double, double, PTN_ID, PTN_ID, PTN_ID, exp, log, sqrt,
+             {
+               uint32_t w[4];
+               philox_next(&gen, w);
+               box_muller_d(w[0], w[1], w[2], w[3], &rv[0], &rv[1]);
+             },
+             {
+               uint32_t w[4];
+               philox_next(&gen, w);
+               rv[0] = u64_to_double(w[0], w[1]);
+               rv[1] = u64_to_double(w[2], w[3]);
+             },
+             2);
+  }
+  return NULL;
+}
+
 const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomUniform", rand_prepare, rand_compute, rand_release, 0},
     {"StatelessRandomNormal", rand_prepare, rand_compute, rand_release, 0},
@@ -873,6 +1032,7 @@ const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomGammaV3", gamma_prepare, gamma_compute, gamma_release, 0},
     {"RandomGamma", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessRandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"StatelessParameterizedTruncatedNormal", NULL, ptn_compute, NULL, 0},
     {"RandomPoissonV2", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
     {"RandomShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},

@@ -1,4 +1,4 @@
-/* scatter.c - kernels that sort, scatter and bucket by index: TopKV2, ScatterNd,
+/* scatter.c - kernels that sort, scatter and bucket by index: TopKV2, ApproxTopK, ScatterNd,
  * TensorScatterUpdate/Add/Sub/Min/Max, Bucketize, SparseToDense.
  *
  * TensorFlow's CPU kernels are the reference (topk_op.cc, scatter_nd_op.cc, bucketize_op.cc,
@@ -7,7 +7,10 @@
  * TopKV2 orders by value, ties by lower index first, with TF's algorithms followed step by step
  * (k == 1: the max, NaN never winning; k == n: introsort; else gtl::TopN's heap). Matched against
  * TF 2.21 except for two cases TF leaves to its algorithm: sorted=false with 1 < k < n (TF's order
- * differs from this heap's) and NaN rows with 1 < k < n (tools/gen_scatter_cases.py KNOWN_GAPS). */
+ * differs from this heap's) and NaN rows with 1 < k < n (tools/gen_scatter_cases.py KNOWN_GAPS).
+ * ApproxTopK (tf.math.approx_max_k / approx_min_k) is, as TF's CPU kernel, the exact sorted TopKV2
+ * with k an attr; TF's CPU has it only for the last dimension and max_k, this one also reduces any
+ * reduction_dimension and gives min_k (the k smallest, ascending: TopKV2 of the negated row). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,8 @@ static const char *shape_str(int rank, const int64_t *dims, char *buf, size_t ca
 
 typedef struct {
   int sorted;
+  int approx, is_max; /* ApproxTopK: k and the dimension from attrs */
+  int64_t k, dim;
 } topk_state;
 
 static sm_status *topk_prepare(const sm_node *node, void **state) {
@@ -43,6 +48,18 @@ static sm_status *topk_prepare(const sm_node *node, void **state) {
     b = 1;
   }
   st->sorted = b;
+  st->is_max = 1, st->dim = -1;
+  if (!strcmp(sm__node_op(node), "ApproxTopK")) {
+    st->approx = 1, st->sorted = 1;
+    s = sm__node_attr_int(node, "k", &st->k);
+    if (!s && sm__node_attr(node, "reduction_dimension")) s = sm__node_attr_int(node, "reduction_dimension", &st->dim);
+    if (!s && sm__node_attr(node, "is_max_k")) s = sm__node_attr_bool(node, "is_max_k", &st->is_max);
+    if (!s && st->k < 0) s = sm_status_new(SM_INVALID_ARGUMENT, "Need k >= 0, got %lld", (long long)st->k);
+    if (s) {
+      free(st);
+      return s;
+    }
+  }
   *state = st;
   return NULL;
 }
@@ -243,20 +260,82 @@ static void tf_sort(const topk_row *r, int64_t *v, int64_t n) {
   }
 }
 
+/* ApproxTopK along any dimension, max or min: each row gathered into a float buffer (negated for
+ * min; half / bfloat16 / float convert exactly) and run through TopKV2's selection; values are
+ * copied from the input. */
+static sm_status *topk_general(sm_kctx *ctx, const sm_tensor *x, int64_t k, int axis, int is_max) {
+  int R = sm_tensor_rank(x), dt = sm_tensor_dtype(x);
+  if (dt != SM_FLOAT && dt != SM_HALF && dt != SM_BFLOAT16)
+    return sm_status_new(SM_INVALID_ARGUMENT, "ApproxTopK is not defined for %s", sm__array_dtype_str(dt));
+  const int64_t *xd = sm_tensor_dims(x);
+  int64_t n = xd[axis], outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++) outer *= xd[i];
+  for (int i = axis + 1; i < R; i++) inner *= xd[i];
+  if (n < k)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must have at least k columns. Had %lld, needed %lld", (long long)n, (long long)k);
+  int64_t od[SM_MAX_RANK];
+  memcpy(od, xd, (size_t)R * sizeof *od);
+  od[axis] = k;
+  sm_tensor *vals, *idxs;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, R, od, &vals);
+  if (!s) s = sm__kctx_alloc_output(ctx, 1, SM_INT32, R, od, &idxs);
+  if (s || k == 0 || sm_tensor_num_elements(vals) == 0) return s;
+  int64_t *v = sm__kctx_scratch(ctx, ((size_t)n + 1) * sizeof *v, &s);
+  float *buf = v ? sm__kctx_scratch(ctx, (size_t)n * sizeof *buf, &s) : NULL;
+  if (!buf) return s;
+  size_t es = sm__array_esize(dt);
+  topk_row row = {buf, SM_FLOAT};
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      for (int64_t c = 0; c < n; c++) {
+        int64_t i = (o * n + c) * inner + in;
+        float f = dt == SM_FLOAT ? ((const float *)sm_tensor_data(x))[i] : f16(&(topk_row){sm_tensor_data(x), dt}, i);
+        buf[c] = is_max ? f : -f;
+      }
+      if (k == 1) {
+        int64_t best = -1;
+        for (int64_t c = 0; c < n; c++)
+          if (eq(&row, c, c) && (best < 0 || lt(&row, best, c))) best = c;
+        v[0] = best < 0 ? 0 : best;
+      } else if (k == n) {
+        for (int64_t c = 0; c < n; c++) v[c] = c;
+        tf_sort(&row, v, n);
+      } else {
+        topn(&row, v, n, k, 1);
+      }
+      for (int64_t c = 0; c < k; c++) {
+        int64_t oi = (o * k + c) * inner + in, xi = (o * n + v[c]) * inner + in;
+        memcpy((char *)sm_tensor_data(vals) + (size_t)oi * es, (const char *)sm_tensor_data(x) + (size_t)xi * es, es);
+        ((int32_t *)sm_tensor_data(idxs))[oi] = (int32_t)v[c];
+      }
+    }
+  sm__kctx_scratch_free(ctx, buf);
+  sm__kctx_scratch_free(ctx, v);
+  return NULL;
+}
+
 static sm_status *topk_compute(const void *state, sm_kctx *ctx) {
   const topk_state *st = state;
-  const sm_tensor *x = sm__kctx_input(ctx, 0), *kt = sm__kctx_input(ctx, 1);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   char a[128];
-  if (sm_tensor_rank(kt) != 0)
-    return sm_status_new(SM_INVALID_ARGUMENT, "k must be scalar, got shape %s", sm__array_shape_str(kt, a, sizeof a));
-  if (!sm__array_is_int(sm_tensor_dtype(kt))) return sm_status_new(SM_INVALID_ARGUMENT, "k must be an integer");
-  int64_t k = sm__array_int_at(kt, 0);
+  int64_t k = st->k;
+  if (!st->approx) {
+    const sm_tensor *kt = sm__kctx_input(ctx, 1);
+    if (sm_tensor_rank(kt) != 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "k must be scalar, got shape %s", sm__array_shape_str(kt, a, sizeof a));
+    if (!sm__array_is_int(sm_tensor_dtype(kt))) return sm_status_new(SM_INVALID_ARGUMENT, "k must be an integer");
+    k = sm__array_int_at(kt, 0);
+  }
   if (k < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Need k >= 0, got %lld", (long long)k);
   int R = sm_tensor_rank(x);
   if (R < 1) return sm_status_new(SM_INVALID_ARGUMENT, "input must be >= 1-D, got shape %s", sm__array_shape_str(x, a, sizeof a));
   int dt = sm_tensor_dtype(x);
   if (!is_real(dt)) return sm_status_new(SM_INVALID_ARGUMENT, "TopKV2 is not defined for %s", sm__array_dtype_str(dt));
   const int64_t *xd = sm_tensor_dims(x);
+  int64_t axis = st->dim < 0 ? st->dim + R : st->dim;
+  if (axis < 0 || axis >= R)
+    return sm_status_new(SM_INVALID_ARGUMENT, "reduction_dimension %lld is out of range for an input of rank %d", (long long)st->dim, R);
+  if (axis != R - 1 || !st->is_max) return topk_general(ctx, x, k, (int)axis, st->is_max);
   int64_t n = xd[R - 1];
   if (n < k)
     return sm_status_new(SM_INVALID_ARGUMENT, "input must have at least k columns. Had %lld, needed %lld", (long long)n,
@@ -653,6 +732,7 @@ static sm_status *s2d_compute(const void *state, sm_kctx *ctx) {
 
 const sm_kernel sm_kernels_scatter[] = {
     {"TopKV2", topk_prepare, topk_compute, free, 0},
+    {"ApproxTopK", topk_prepare, topk_compute, free, 0},
     {"ScatterNd", NULL, scatter_nd_compute, NULL, 0},
     {"TensorScatterUpdate", scatter_prepare, tensor_scatter_compute, free, 0},
     {"TensorScatterAdd", scatter_prepare, tensor_scatter_compute, free, 0},

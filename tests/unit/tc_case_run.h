@@ -68,11 +68,11 @@ static sm_tensor *make_tensor(const tc_tensor *t) {
     case SM_HALF: ((uint16_t *)d)[i] = sm__f32_to_half(strtof(p, &e)); break;
     case SM_BFLOAT16: ((uint16_t *)d)[i] = sm__f32_to_bf16(strtof(p, &e)); break;
     case SM_BOOL: ((uint8_t *)d)[i] = (uint8_t)strtol(p, &e, 10); break;
-    case SM_INT8: ((int8_t *)d)[i] = (int8_t)strtoll(p, &e, 10); break;
-    case SM_UINT8: ((uint8_t *)d)[i] = (uint8_t)strtoull(p, &e, 10); break;
-    case SM_INT16: ((int16_t *)d)[i] = (int16_t)strtoll(p, &e, 10); break;
-    case SM_UINT16: ((uint16_t *)d)[i] = (uint16_t)strtoull(p, &e, 10); break;
-    case SM_INT32: ((int32_t *)d)[i] = (int32_t)strtoll(p, &e, 10); break;
+    case SM_INT8: case SM_QINT8: ((int8_t *)d)[i] = (int8_t)strtoll(p, &e, 10); break;
+    case SM_UINT8: case SM_QUINT8: ((uint8_t *)d)[i] = (uint8_t)strtoull(p, &e, 10); break;
+    case SM_INT16: case SM_QINT16: ((int16_t *)d)[i] = (int16_t)strtoll(p, &e, 10); break;
+    case SM_UINT16: case SM_QUINT16: ((uint16_t *)d)[i] = (uint16_t)strtoull(p, &e, 10); break;
+    case SM_INT32: case SM_QINT32: ((int32_t *)d)[i] = (int32_t)strtoll(p, &e, 10); break;
     case SM_UINT32: ((uint32_t *)d)[i] = (uint32_t)strtoull(p, &e, 10); break;
     case SM_INT64: ((int64_t *)d)[i] = strtoll(p, &e, 10); break;
     case SM_UINT64: ((uint64_t *)d)[i] = strtoull(p, &e, 10); break;
@@ -93,11 +93,11 @@ static double tc_elem(const sm_tensor *t, int64_t i) {
   case SM_DOUBLE: return ((const double *)d)[i];
   case SM_HALF: return sm__half_to_f32(((const uint16_t *)d)[i]);
   case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)d)[i]);
-  case SM_BOOL: case SM_UINT8: return ((const uint8_t *)d)[i];
-  case SM_INT8: return ((const int8_t *)d)[i];
-  case SM_INT16: return ((const int16_t *)d)[i];
-  case SM_UINT16: return ((const uint16_t *)d)[i];
-  case SM_INT32: return ((const int32_t *)d)[i];
+  case SM_BOOL: case SM_UINT8: case SM_QUINT8: return ((const uint8_t *)d)[i];
+  case SM_INT8: case SM_QINT8: return ((const int8_t *)d)[i];
+  case SM_INT16: case SM_QINT16: return ((const int16_t *)d)[i];
+  case SM_UINT16: case SM_QUINT16: return ((const uint16_t *)d)[i];
+  case SM_INT32: case SM_QINT32: return ((const int32_t *)d)[i];
   case SM_UINT32: return ((const uint32_t *)d)[i];
   case SM_INT64: return (double)((const int64_t *)d)[i];
   case SM_UINT64: return (double)((const uint64_t *)d)[i];
@@ -189,32 +189,29 @@ static sm_status *run_node(const char *node, int nin, sm_tensor **in, int nout, 
   return run_node_n(node, nin, in, nout, out, 1);
 }
 
-static int run_case(const tc_case *c) {
-  int before = sm_test_failures;
-  sm_tensor *in[8] = {0}, *out[8] = {0};
-  for (int i = 0; i < c->nin; i++)
-    if (!(in[i] = make_tensor(&c->in[i]))) sm_test_failures++;
-  if (sm_test_failures != before) goto done;
-  sm_status *st = run_node_n(c->node, c->nin, in, c->err ? 1 : c->nout, out, strstr(c->name, "[run2]") ? 2 : 1);
-  if (c->err) {
+/* Judges one run of a case: the expected error text (err) or the nout expected outputs (want);
+ * "[f32 tol]" / "[exact]" in the name pick the comparison. Counts failures in sm_test_failures. */
+static void tc_check(const char *name, const char *err, sm_status *st, int nout, const tc_tensor *want_specs,
+                     sm_tensor *const *out) {
+  if (err) {
     if (!st) {
-      fprintf(stderr, "case '%s': succeeded, expected error \"%s\"\n", c->name, c->err);
+      fprintf(stderr, "case '%s': succeeded, expected error \"%s\"\n", name, err);
       sm_test_failures++;
-    } else if (!strstr(sm_status_message(st), c->err)) {
-      fprintf(stderr, "case '%s': error \"%s\" lacks \"%s\"\n", c->name, sm_status_message(st), c->err);
+    } else if (!strstr(sm_status_message(st), err)) {
+      fprintf(stderr, "case '%s': error \"%s\" lacks \"%s\"\n", name, sm_status_message(st), err);
       sm_test_failures++;
     }
   } else if (st) {
-    fprintf(stderr, "case '%s': failed: %s\n", c->name, sm_status_message(st));
+    fprintf(stderr, "case '%s': failed: %s\n", name, sm_status_message(st));
     sm_test_failures++;
   } else {
-    for (int i = 0; i < c->nout; i++) {
-      sm_tensor *want = make_tensor(&c->out[i]);
-      tc_f32_tol = strstr(c->name, "[f32 tol]") != NULL;
-      int ok = want && out[i] && (strstr(c->name, "[exact]") ? sm_tensor_equal(want, out[i]) : tc_match(want, out[i]));
+    for (int i = 0; i < nout; i++) {
+      sm_tensor *want = make_tensor(&want_specs[i]);
+      tc_f32_tol = strstr(name, "[f32 tol]") != NULL;
+      int ok = want && out[i] && (strstr(name, "[exact]") ? sm_tensor_equal(want, out[i]) : tc_match(want, out[i]));
       tc_f32_tol = 0;
       if (!ok) {
-        fprintf(stderr, "case '%s': output %d differs\n", c->name, i);
+        fprintf(stderr, "case '%s': output %d differs\n", name, i);
         if (want) print_tensor("want", want);
         if (out[i]) print_tensor("got ", out[i]);
         sm_test_failures++;
@@ -222,6 +219,16 @@ static int run_case(const tc_case *c) {
       sm_tensor_free(want);
     }
   }
+}
+
+static int run_case(const tc_case *c) {
+  int before = sm_test_failures;
+  sm_tensor *in[8] = {0}, *out[8] = {0};
+  for (int i = 0; i < c->nin; i++)
+    if (!(in[i] = make_tensor(&c->in[i]))) sm_test_failures++;
+  if (sm_test_failures != before) goto done;
+  sm_status *st = run_node_n(c->node, c->nin, in, c->err ? 1 : c->nout, out, strstr(c->name, "[run2]") ? 2 : 1);
+  tc_check(c->name, c->err, st, c->nout, c->out, out);
   sm_status_free(st);
 done:
   for (int i = 0; i < 8; i++) {

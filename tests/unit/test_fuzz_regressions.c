@@ -1,7 +1,9 @@
 /* test_fuzz_regressions.c - replays inputs through the fuzz targets' own entry points in the
  * normal build: every file under tests/fixtures/fuzz-regressions/fuzz_<target>/ (crashes the
  * fuzzers once found), the hand-written seeds in fuzz/seeds/, the zoo's models, indexes and
- * single-shard bundles, the .npy fixtures, and the malformed-model corpus's graphs. A target
+ * single-shard bundles, the .npy fixtures, and the malformed-model corpus's graphs. The one-op
+ * targets' seeds (fuzz_media, fuzz_records: valid files written by tools/make_decode_seeds.py) must
+ * also decode without an error. A target
  * aborts on any invariant it checks, so a failure here is a crash. The CLI's Python-literal
  * parser is not in the library: its two files are compiled into this test. The REST JSON target
  * is replayed when the serve layer's decoder (src/serve/json_tensor.h) is there. */
@@ -25,6 +27,10 @@
 #include "../../fuzz/fuzz_example.c"
 #include "../../fuzz/fuzz_graph.c"
 #include "../../fuzz/fuzz_idx.c"
+#define FUZZ_MEDIA_ENTRY fuzz_media_one
+#define FUZZ_RECORDS_ENTRY fuzz_records_one
+#include "../../fuzz/fuzz_media.c"
+#include "../../fuzz/fuzz_records.c"
 #if __has_include("serve/json_tensor.h")
 #define FUZZ_JSON_ENTRY fuzz_json_one
 #include "../../fuzz/fuzz_json.c"
@@ -96,6 +102,26 @@ static int replay_dir(entry_fn fn, const char *dir) {
   return count;
 }
 
+/* A one-op target's seeds: each must run without an error status. */
+static int replay_valid_seeds(entry_fn fn, const char *dir) {
+  DIR *dh = opendir(dir);
+  CHECK(dh != NULL);
+  if (!dh) return 0;
+  int count = 0;
+  struct dirent *de;
+  while ((de = readdir(dh))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4096];
+    pathf(p, sizeof p, "%s/%s", dir, de->d_name);
+    fop_last_ok = 0;
+    count += replay_file(fn, p);
+    if (!fop_last_ok) fprintf(stderr, "seed %s: the op failed on it: %s\n", p, fop_last_err);
+    CHECK(fop_last_ok);
+  }
+  closedir(dh);
+  return count;
+}
+
 /* The bundle target's input: LE32 index length, the index, the single data shard. */
 static int replay_bundle(const char *prefix) {
   char ip[4096], dp[4096];
@@ -133,6 +159,8 @@ int main(void) {
                  {"fuzz_example", fuzz_example_one},
                  {"fuzz_graph", fuzz_graph_one},
                  {"fuzz_idx", fuzz_idx_one},
+                 {"fuzz_media", fuzz_media_one},
+                 {"fuzz_records", fuzz_records_one},
 #ifdef HAVE_FUZZ_JSON
                  {"fuzz_json", fuzz_json_one},
 #endif
@@ -176,6 +204,27 @@ int main(void) {
   int nnpy = replay_dir(fuzz_npy_one, npy);
   printf("npy fixtures: %d inputs\n", nnpy);
   CHECK(nnpy > 10);
+  char sd[4096];
+  pathf(sd, sizeof sd, "%s/fuzz/seeds/fuzz_media", SM_SOURCE_DIR);
+  int nmedia = replay_valid_seeds(fuzz_media_one, sd);
+  pathf(sd, sizeof sd, "%s/fuzz/seeds/fuzz_records", SM_SOURCE_DIR);
+  int nrec = replay_valid_seeds(fuzz_records_one, sd);
+  printf("one-op seeds that decode: media %d, records %d\n", nmedia, nrec);
+  /* fuzz_media's first crash: DecodeWebP fed a GIF copied every frame into a one-frame output. TF
+   * (2.21, eager) refuses any GIF in DecodeWebP with "Bad op type DecodeWebP". */
+  pathf(sd, sizeof sd, "%s/fuzz/seeds/fuzz_media/gif_two_frames", SM_SOURCE_DIR);
+  size_t gn = 0;
+  uint8_t *gif = slurp(sd, &gn);
+  CHECK(gif && gn > 1);
+  for (int k = 0; gif && gn > 1 && k < 2; k++) {
+    gif[0] = (uint8_t)(5 + k); /* DecodeWebP channels 0, then 3 */
+    fop_last_ok = 1;
+    fuzz_media_one(gif, gn);
+    CHECK(!fop_last_ok && strstr(fop_last_err, "Bad op type DecodeWebP"));
+  }
+  free(gif);
+  CHECK(nmedia > 20);
+  CHECK(nrec > 15);
   CHECK(nzoo > 10);
   CHECK(total > 0);
   TEST_MAIN_END();

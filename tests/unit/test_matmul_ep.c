@@ -22,18 +22,20 @@
 
 /* Tensordot's form: mm = MatMul(x [6, 8], w [8, 12]) -> r = Reshape [2, 3, 12] -> b = BiasAdd(bias
  * [12]) -> y = 0.5 b (1 + erf(b * c1)) with c1 `c1` ("m" is 0.5 b). */
-static char *ffn_graph(const char *c1) {
+static char *ffn_graph_shape(const char *c1, int d0, int d1, int n) {
   char *g = malloc(8192);
   if (!g) exit(1);
   snprintf(g, 8192,
            G(PH("x") PH("w") PH("bias") FCONST("c0", "0.5") FCONST("c1", "%s") FCONST("c2", "1")
-                 ICONST("shp", "3", "int_val: 2 int_val: 3 int_val: 12") NODE2("mm", "MatMul", "x", "w")
+                 ICONST("shp", "3", "int_val: %d int_val: %d int_val: %d") NODE2("mm", "MatMul", "x", "w")
                      RESHAPE("r", "mm", "shp") BIAS("b", "r", "bias") NODE2("m", "Mul", "c0", "b")
                          NODE2("m1", "Mul", "b", "c1") NODE1("e", "Erf", "m1") NODE2("a", "AddV2", "c2", "e")
                              NODE2("y", "Mul", "m", "a")),
-           c1);
+           c1, d0, d1, n);
   return g;
 }
+
+static char *ffn_graph(const char *c1) { return ffn_graph_shape(c1, 2, 3, 12); }
 
 /* EinsumDense's form: wr = Reshape(w [8, 3, 4], [8, 12]); bm = BatchMatMulV2(x [2, 5, 8], wr) ->
  * r = Reshape [2, 5, 3, 4] -> q = AddV2(r, bias: a Const of dims `bdims`, values i / 8 - 0.7) ->
@@ -147,6 +149,39 @@ static void test_ffn_runs(void) {
   sm_tensor_free(bias);
 }
 
+/* The FFN at the Transformer's proportions (x [rows, K], w [K, N], N >= 2K, K >= 128, rows <= 512):
+ * on a CPU without AVX-512 oneDNN declines these (nn_dnnl.c mm_wide_to_blas) and the pool's sgemm
+ * plus vmath's bias and GELU compute them; with N < 2K (and with AVX-512) oneDNN does, its
+ * gelu_erf post-op. Both against the double loops, fused and unfused. */
+static void test_ffn_wide(void) {
+  static const int shapes[][3] = {{128, 128, 256}, {64, 128, 255}, {34, 128, 384}, {514, 128, 256}};
+  for (size_t t = 0; t < sizeof shapes / sizeof *shapes; t++) {
+    int rows = shapes[t][0], K = shapes[t][1], N = shapes[t][2];
+    int64_t xd[2] = {rows, K}, wd[2] = {K, N}, bd[1] = {N};
+    sm_tensor *x = filled(2, xd, 11), *w = filled(2, wd, 12), *bias = filled(1, bd, 13);
+    float *W = sm_tensor_data(w);
+    for (int64_t i = 0; i < (int64_t)K * N; i++) W[i] /= 16.0f; /* sums of order 1 */
+    const float *X = sm_tensor_data(x), *B = sm_tensor_data(bias);
+    double *want = malloc(sizeof *want * (size_t)rows * (size_t)N);
+    if (!want) exit(1);
+    for (int i = 0; i < rows; i++)
+      for (int j = 0; j < N; j++) {
+        double v = B[j];
+        for (int k = 0; k < K; k++) v += (double)X[i * K + k] * W[k * N + j];
+        want[(size_t)i * (size_t)N + (size_t)j] = 0.5 * v * (1 + erf(v / sqrt(2.0)));
+      }
+    char *g = ffn_graph_shape("0.70710678", 2, rows / 2, N);
+    const char *names[3] = {"x", "w", "bias"};
+    sm_tensor *feeds[3] = {x, w, bias};
+    run_both(g, names, feeds, 3, want, (int64_t)rows * N);
+    free(g);
+    free(want);
+    sm_tensor_free(x);
+    sm_tensor_free(w);
+    sm_tensor_free(bias);
+  }
+}
+
 static void test_dense_runs(void) {
   int64_t xd[3] = {2, 5, 8}, wd[3] = {8, 3, 4}, rd[4] = {2, 5, 3, 4}, rbd[3] = {5, 3, 4};
   sm_tensor *x = filled(3, xd, 5), *w = filled(3, wd, 6), *res = filled(4, rd, 7), *resb = filled(3, rbd, 8);
@@ -218,6 +253,7 @@ static void test_self_residual(void) {
 int main(void) {
   test_rules();
   test_ffn_runs();
+  test_ffn_wide();
   test_dense_runs();
   test_self_residual();
   TEST_MAIN_END();

@@ -758,6 +758,15 @@ int main(void) {
   conv_vs_naive(1, 33, 20, 12, 7, 7, 12, 24, 2, 2, 1, 1, 1, 0);
   conv_vs_naive(1, 64, 64, 32, 3, 3, 32, 1, 2, 2, 1, 1, 1, 1); /* depthwise */
   conv_vs_naive(5, 20, 20, 16, 3, 3, 16, 32, 1, 1, 1, 1, 1, 0); /* batch split 3 + 2 */
+  /* strided 1x1s in bands (each band reads sh - 1 rows past its last used one, nn_dnnl.c
+   * piece_conv): even and odd heights, SAME and VALID, strides 2 and 3 (sums of 128 terms) */
+  naive_tol = 5e-5;
+  conv_vs_naive(1, 16, 16, 128, 1, 1, 128, 64, 2, 2, 1, 1, 1, 0);
+  conv_vs_naive(1, 17, 15, 128, 1, 1, 128, 64, 2, 2, 1, 1, 1, 0);
+  conv_vs_naive(1, 17, 16, 128, 1, 1, 128, 64, 2, 2, 1, 1, 0, 0);
+  conv_vs_naive(1, 22, 20, 128, 1, 1, 128, 64, 3, 3, 1, 1, 1, 0);
+  conv_vs_naive(1, 23, 19, 128, 1, 1, 128, 64, 3, 2, 1, 1, 0, 0);
+  naive_tol = 1e-5;
   /* split in slices of the filters (nn_dnnl.c sm__dnnl_conv_split: 64+ filters, and one image's
    * output of 16 pixels or fewer, or 384K+ floats of filters): one image (slices of 48 + 32, SAME,
    * VALID with stride 2, dilation), three images (176 filters of 3x3x256), a 1x1. Sums of 576+
@@ -795,6 +804,8 @@ int main(void) {
     for (int a = 0; a < 7; a++) fused_vs_naive(1, 2, 2, 512, 3, 3, 96, 1, 1, 1, 1, 1, a % 2, acts[a]);
     fused_vs_naive(2, 2, 2, 1024, 1, 1, 256, 1, 1, 1, 1, 0, 1, "Relu"); /* the residual 1x1 at batch 2 */
     fused_vs_naive(1, 4, 4, 256, 3, 3, 160, 2, 2, 1, 1, 1, 0, "Relu"); /* stride 2, SAME */
+    fused_vs_naive(1, 16, 16, 128, 1, 1, 64, 2, 2, 1, 1, 1, 1, "Relu"); /* a strided 1x1 in bands */
+    fused_vs_naive(1, 15, 16, 128, 1, 1, 64, 2, 2, 1, 1, 0, 1, "Relu");
   }
   { /* few output pixels (N * OH * OW <= 16: batch-1 late stages; filters under 1 MB so that the
      * streamed path set on above does not take them): 16, 12, 9, 8 (two images), 6, 4 and 1 pixels;

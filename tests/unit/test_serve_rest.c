@@ -335,7 +335,7 @@ static void unrunnable_signature(void) {
                "{\"predictions\": [1.0, 9.0]}");
     CHECK_FAIL("POST", "/v1/models/unr:predict", "{\"signature_name\": \"spectrogram\", \"instances\": [[1.0], [2.0]]}",
                501, "signature 'spectrogram': this runtime has no kernel for 1 node(s) this run needs: "
-                    "AudioSpectrogram (node 'spec')");
+                    "ZeroOut (node 'spec')");
     CHECK_EQ_INT(call("GET", "/v1/models/unr/metadata", "", &b), 200);
     json_error_t e;
     json_t *j = json_loads(b, 0, &e);
