@@ -252,24 +252,39 @@ sm_status *sm__resources_variable(sm_resources *r, const char *container, const 
   return NULL;
 }
 
-/* The variable lock is recursive so that read/assign work between sm__variable_lock/unlock. */
-static __thread sm_variable *held_by_me;
+/* The variable lock is recursive so that read/assign work between sm__variable_lock/unlock. A
+ * thread may hold several variables' locks at once (an optimizer op locks var and its slots, in
+ * address order): the ones it holds are kept here. */
+#define SM_MAX_HELD_VARIABLES 8
+static __thread sm_variable *held_by_me[SM_MAX_HELD_VARIABLES];
+static __thread int nheld;
+
+static int held(const sm_variable *v) {
+  for (int i = 0; i < nheld; i++)
+    if (held_by_me[i] == v) return 1;
+  return 0;
+}
 
 void sm__variable_lock(sm_variable *v) {
   pthread_mutex_lock(&v->mu);
-  held_by_me = v;
+  if (nheld == SM_MAX_HELD_VARIABLES) abort(); /* a kernel bug: at most 8 at once (resource.h) */
+  held_by_me[nheld++] = v;
 }
 
 void sm__variable_unlock(sm_variable *v) {
-  held_by_me = NULL;
+  for (int i = nheld - 1; i >= 0; i--)
+    if (held_by_me[i] == v) {
+      held_by_me[i] = held_by_me[--nheld];
+      break;
+    }
   pthread_mutex_unlock(&v->mu);
 }
 
 static void vlock(sm_variable *v) {
-  if (held_by_me != v) pthread_mutex_lock(&v->mu);
+  if (!held(v)) pthread_mutex_lock(&v->mu);
 }
 static void vunlock(sm_variable *v) {
-  if (held_by_me != v) pthread_mutex_unlock(&v->mu);
+  if (!held(v)) pthread_mutex_unlock(&v->mu);
 }
 
 sm_status *sm__variable_read(sm_variable *v, sm_tensor **out) {

@@ -42,7 +42,9 @@ uint64_t sm__variables_generation(void);
 int sm__variable_is_initialized(sm_variable *v);
 int sm__variable_dtype(const sm_variable *v);
 const char *sm__variable_name(const sm_variable *v);
-/* Lock/unlock for read-modify-write kernels (AssignAdd): between them, read/assign as above. */
+/* Lock/unlock for read-modify-write kernels (AssignAdd): between them, read/assign as above. A
+ * thread may hold up to 8 variables at once (an optimizer's var and slots), taken in address order
+ * so that two kernels locking overlapping sets cannot deadlock. */
 void sm__variable_lock(sm_variable *v);
 void sm__variable_unlock(sm_variable *v);
 
