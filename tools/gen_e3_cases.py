@@ -64,8 +64,9 @@ def run_ref(op, nvar, ins, attrs):
     return [tf.constant(v, dtype=ins[i].dtype) for i, v in enumerate(vals)]
 
 
-def case(name, op, nvar, ins, attrs=None, err_needle=None, extra_out=0):
-    """ins: every input in the op's order (the first nvar are the variables' initial values)."""
+def case(name, op, nvar, ins, attrs=None, err_needle=None, extra_out=0, tf_accepts=False):
+    """ins: every input in the op's order (the first nvar are the variables' initial values).
+    tf_accepts: TF runs it but should not (it reads past the end of an input); err_needle is ours."""
     attrs = dict(attrs or {})
     ins = [x if isinstance(x, tf.Tensor) else tf.convert_to_tensor(x) for x in ins]
     ref = not op.startswith("Resource")
@@ -80,6 +81,9 @@ def case(name, op, nvar, ins, attrs=None, err_needle=None, extra_out=0):
     except tf.errors.NotFoundError:
         SKIPPED.append(name)
         return
+    if tf_accepts:
+        assert not err, err
+        err, outs = err_needle, []
     opdef = op_def_registry.get(op)
     node_attrs = dict(attrs)
     for a in opdef.attr:
@@ -272,7 +276,75 @@ def optimizers():
             case("ResourceSparseApply%s no indices" % opt, "ResourceSparseApply" + opt, nvar, sins)
 
 
+# ---- scatter into variables, ResourceGatherNd, ResourceCountUpTo -----------------------------------
+SCATTER_TYPES = (tf.float32, tf.float64, tf.float16, tf.bfloat16, tf.int32, tf.int64, tf.uint8, tf.complex64)
+
+
+def T(x, dt):
+    a = np.asarray(x)
+    if dt.is_complex:
+        a = a + 0.5j * a
+    return tf.constant(a.astype(np.float32) if dt == tf.bfloat16 else a.astype(dt.as_numpy_dtype), dtype=dt)
+
+
+def scatters():
+    var = np.arange(1, 16).reshape(5, 3)
+    for kind in ("Update", "Add", "Sub", "Mul", "Div", "Min", "Max"):
+        for dt in SCATTER_TYPES:
+            for it in (np.int32, np.int64):
+                case("ResourceScatter%s %s %s" % (kind, dt.name, it.__name__), "ResourceScatter" + kind, 1,
+                     [T(var, dt), np.array([[0, 2], [4, 0]], it), T(np.arange(2, 14).reshape(2, 2, 3) % 5 + 1, dt)])
+            case("ResourceScatter%s %s scalar updates" % (kind, dt.name), "ResourceScatter" + kind, 1,
+                 [T(var, dt), np.array([3, 1], np.int32), T(2, dt)])
+        case("ResourceScatter%s 1-D var" % kind, "ResourceScatter" + kind, 1,
+             [T(np.arange(1, 5), tf.float32), np.array(2, np.int64), T(3, tf.float32)])
+        case("ResourceScatter%s empty indices" % kind, "ResourceScatter" + kind, 1,
+             [T(var, tf.float32), np.zeros([0], np.int32), np.zeros([0, 3], np.float32)])
+        case("Scatter%s ref float" % kind, "Scatter" + kind, 1,
+             [T(var, tf.float32), np.array([1, 3, 1], np.int32), T(np.arange(9).reshape(3, 3) + 1, tf.float32)])
+        case("Scatter%s ref int64" % kind, "Scatter" + kind, 1,
+             [T(var, tf.int64), np.array([1, 3, 1], np.int64), T(np.arange(9).reshape(3, 3) + 1, tf.int64)])
+        case("ResourceScatter%s index out of range" % kind, "ResourceScatter" + kind, 1,
+             [T(var, tf.float32), np.array([1, 5], np.int32), T(np.ones((2, 3)), tf.float32)],
+             err_needle="indices[1] = 5 is not in [0, 5)")
+        case("ResourceScatter%s negative index" % kind, "ResourceScatter" + kind, 1,
+             [T(var, tf.float32), np.array([-1], np.int64), T(np.ones((1, 3)), tf.float32)],
+             err_needle="indices[0] = -1 is not in [0, 5)")
+        case("ResourceScatter%s bad updates shape" % kind, "ResourceScatter" + kind, 1,
+             [T(var, tf.float32), np.array([1, 2], np.int32), T(np.ones((2, 2)), tf.float32)],
+             err_needle="Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got ",
+             tf_accepts=True)  # TF 2.21 checks the rank only, and reads past updates' end
+    for kind in ("Update", "Add", "Sub", "Min", "Max"):
+        for dt in (tf.float32, tf.float64, tf.int32, tf.int64):
+            case("ResourceScatterNd%s %s rows" % (kind, dt.name), "ResourceScatterNd" + kind, 1,
+                 [T(np.arange(12).reshape(4, 3), dt), np.array([[1], [3], [1]], np.int32), T(np.arange(9).reshape(3, 3) - 4, dt)])
+            case("ResourceScatterNd%s %s elements" % (kind, dt.name), "ResourceScatterNd" + kind, 1,
+                 [T(np.arange(12).reshape(4, 3), dt), np.array([[1, 2], [0, 0], [3, 1]], np.int64), T([7, -8, 9], dt)])
+        case("ScatterNd%s ref" % kind, "ScatterNd" + kind, 1,
+             [T(np.arange(12).reshape(4, 3), tf.float32), np.array([[2], [0]], np.int32), T(np.ones((2, 3)) * 5, tf.float32)])
+        case("ResourceScatterNd%s out of range" % kind, "ResourceScatterNd" + kind, 1,
+             [T(np.arange(12).reshape(4, 3), tf.float32), np.array([[1], [4]], np.int32), T(np.ones((2, 3)), tf.float32)],
+             err_needle="indices[1] = [4] does not index into shape [4,3]")
+    case("ScatterNdNonAliasingAdd", "ScatterNdNonAliasingAdd", 0,
+         [T(np.arange(12).reshape(4, 3), tf.float32), np.array([[1], [3], [1]], np.int32), T(np.ones((3, 3)), tf.float32)])
+    case("ScatterNdNonAliasingAdd int64", "ScatterNdNonAliasingAdd", 0,
+         [T(np.arange(12).reshape(4, 3), tf.int64), np.array([[1, 1], [3, 2]], np.int64), T([5, 6], tf.int64)])
+    for dt in (tf.float32, tf.int32, tf.float64):
+        case("ResourceGatherNd %s" % dt.name, "ResourceGatherNd", 1,
+             [T(np.arange(24).reshape(4, 3, 2), dt), np.array([[1, 2], [3, 0]], np.int32)], {"dtype": dt})
+    case("ResourceGatherNd rows", "ResourceGatherNd", 1,
+         [T(np.arange(24).reshape(4, 3, 2), tf.float32), np.array([[3], [0], [3]], np.int64)], {"dtype": tf.float32})
+    case("ResourceGatherNd out of range", "ResourceGatherNd", 1,
+         [T(np.arange(24).reshape(4, 3, 2), tf.float32), np.array([[1, 3]], np.int32)], {"dtype": tf.float32},
+         err_needle="does not index into param shape [4,3,2]")
+    for dt in (tf.int32, tf.int64):
+        case("ResourceCountUpTo %s" % dt.name, "ResourceCountUpTo", 1, [tf.constant(3, dt)], {"limit": 5, "T": dt})
+        case("ResourceCountUpTo %s at limit" % dt.name, "ResourceCountUpTo", 1, [tf.constant(5, dt)], {"limit": 5, "T": dt},
+             err_needle="Reached limit of 5")
+
+
 def main():
+    scatters()
     optimizers()
     write()
 

@@ -356,7 +356,10 @@ sm_status *sm__array_compute_batch_to_space_nd(const void *state, sm_kctx *ctx) 
 
 sm_status *sm__array_compute_gather_nd(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *params = sm__kctx_input(ctx, 0), *indices = sm__kctx_input(ctx, 1);
+  return sm__array_gather_nd(ctx, sm__kctx_input(ctx, 0), sm__kctx_input(ctx, 1));
+}
+
+sm_status *sm__array_gather_nd(sm_kctx *ctx, const sm_tensor *params, const sm_tensor *indices) {
   int pr = sm_tensor_rank(params), ir = sm_tensor_rank(indices);
   const int64_t *pd = sm_tensor_dims(params), *id = sm_tensor_dims(indices);
   char a[256], b[256];

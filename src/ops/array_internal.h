@@ -1,7 +1,8 @@
 /* array_internal.h - what the array kernel files (src/ops/array*.c) share: element moves that work
  * for every storable dtype (raw bytes, resource handles, strings), index-vector reading, TF's
  * dtype names for messages, and the kernel entry points that array.c lists in sm_kernels_array[].
- * Outside src/ops/array*.c only ragged.c (sm__array_copy) and text.c (sm__array_dtype_str) use it.
+ * Outside src/ops/array*.c only ragged.c (sm__array_copy), text.c (sm__array_dtype_str), scatter.c
+ * and scatter_resource.c use it.
  * Semantics: shared/spec/ops.md §3.1, §3.9. */
 #ifndef SM_OPS_ARRAY_INTERNAL_H
 #define SM_OPS_ARRAY_INTERNAL_H
@@ -43,6 +44,16 @@ int sm__array_is_int(int dtype);
 /* Set every element of dst to the single element of `value` (a scalar or 1-element tensor of the
  * same dtype). */
 sm_status *sm__array_fill(sm_tensor *dst, const sm_tensor *value);
+
+/* GatherNd of params by indices as output 0 of ctx (GatherNd's kernel; ResourceGatherNd gives a
+ * variable's value). */
+sm_status *sm__array_gather_nd(sm_kctx *ctx, const sm_tensor *params, const sm_tensor *indices);
+
+/* ScatterNd's core (scatter.c), for the variable forms (scatter_resource.c: ResourceScatterNd*,
+ * ScatterNd* on refs, ScatterNdNonAliasingAdd): checks indices and updates against out's shape with
+ * TF's messages, every index before any write, then combines updates into out in place. */
+enum { SM_SCATTER_ADD, SM_SCATTER_UPDATE, SM_SCATTER_SUB, SM_SCATTER_MIN, SM_SCATTER_MAX };
+sm_status *sm__scatter_nd_into(int op, const sm_tensor *ind, const sm_tensor *upd, sm_tensor *out);
 
 /* The node's name in messages; prepare functions may keep it (the graph outlives plans). */
 #define SM_ARRAY_KERNEL(name)                                                                     \

@@ -388,7 +388,7 @@ static sm_status *topk_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- ScatterNd, TensorScatter* ------------------------------------------------------------ */
 
-enum { SC_ADD, SC_UPDATE, SC_SUB, SC_MIN, SC_MAX };
+enum { SC_ADD = SM_SCATTER_ADD, SC_UPDATE = SM_SCATTER_UPDATE, SC_SUB = SM_SCATTER_SUB, SC_MIN = SM_SCATTER_MIN, SC_MAX = SM_SCATTER_MAX };
 
 typedef struct {
   int op;
@@ -578,6 +578,16 @@ static sm_status *tensor_scatter_compute(const void *state, sm_kctx *ctx) {
     if (s) return s;
   }
   return do_scatter(st->op, ind, upd, out, rank, dims);
+}
+
+sm_status *sm__scatter_nd_into(int op, const sm_tensor *ind, const sm_tensor *upd, sm_tensor *out) {
+  int rank = sm_tensor_rank(out);
+  const int64_t *dims = sm_tensor_dims(out);
+  sm_status *s = scatter_shapes(ind, upd, rank, dims, sm_tensor_num_elements(out), 0);
+  if (!s && sm_tensor_dtype(upd) != sm_tensor_dtype(out))
+    s = sm_status_new(SM_INVALID_ARGUMENT, "updates is %s but the variable is %s", sm__array_dtype_str(sm_tensor_dtype(upd)),
+                      sm__array_dtype_str(sm_tensor_dtype(out)));
+  return s ? s : do_scatter(op, ind, upd, out, rank, dims);
 }
 
 /* ---- Bucketize ------------------------------------------------------------------------------ */
