@@ -20,6 +20,7 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "ops/array_internal.h"
 #include "ops/math_int.h"
 #include "runtime/kernel.h"
 
@@ -117,15 +118,6 @@ typedef struct {
 static const char *dname(int dtype) {
   const char *n = sm_dtype_name(dtype);
   return n ? n : "(unknown dtype)";
-}
-
-/* TensorShape::DebugString: "[2,3]", "[]". */
-static const char *shape_text(const sm_tensor *t, char *buf, size_t cap) {
-  size_t o = (size_t)snprintf(buf, cap, "[");
-  for (int i = 0; i < sm_tensor_rank(t) && o < cap; i++)
-    o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)sm_tensor_dims(t)[i]);
-  if (o < cap) snprintf(buf + o, cap - o, "]");
-  return buf;
 }
 
 static int same_shape(const sm_tensor *a, const sm_tensor *b) {
@@ -251,11 +243,11 @@ static sm_status *ta_compute(const void *state, sm_kctx *ctx) {
   for (int i = 1; i < d->nvar && !s; i++)
     if (!same_shape(var, vs.old[i]))
       s = sm_status_new(SM_INVALID_ARGUMENT, "%s: var and %s do not have the same shape%s %s", op, d->vars[i],
-                        shape_text(var, a, sizeof a), shape_text(vs.old[i], b, sizeof b));
+                        sm__array_shape_str(var, a, sizeof a), sm__array_shape_str(vs.old[i], b, sizeof b));
   for (int k = 0; k < st->nscalars && !s; k++) {
     const sm_tensor *t = sm__kctx_input(ctx, st->scalar_in[k]);
     if (sm_tensor_rank(t) != 0)
-      s = sm_status_new(SM_INVALID_ARGUMENT, "%s: %s is not a scalar: %s", op, d->scalars[k], shape_text(t, a, sizeof a));
+      s = sm_status_new(SM_INVALID_ARGUMENT, "%s: %s is not a scalar: %s", op, d->scalars[k], sm__array_shape_str(t, a, sizeof a));
     else if (sm_tensor_dtype(t) != st->dtype)
       s = sm_status_new(SM_INVALID_ARGUMENT, "%s: %s has dtype %s, T is %s", op, d->scalars[k],
                         dname(sm_tensor_dtype(t)), dname(st->dtype));
@@ -264,7 +256,7 @@ static sm_status *ta_compute(const void *state, sm_kctx *ctx) {
   if (!s && st->step_in >= 0) {
     const sm_tensor *t = sm__kctx_input(ctx, st->step_in);
     if (sm_tensor_rank(t) != 0 || sm_tensor_dtype(t) != SM_INT64)
-      s = sm_status_new(SM_INVALID_ARGUMENT, "%s: global_step is not a scalar: %s", op, shape_text(t, a, sizeof a));
+      s = sm_status_new(SM_INVALID_ARGUMENT, "%s: global_step is not a scalar: %s", op, sm__array_shape_str(t, a, sizeof a));
     else
       step = *(const int64_t *)sm_tensor_data(t);
   }
@@ -277,8 +269,8 @@ static sm_status *ta_compute(const void *state, sm_kctx *ctx) {
   if (!s && !st->sparse) {
     if (!same_shape(var, grad))
       s = sm_status_new(SM_INVALID_ARGUMENT, "%s: var and %s do not have the same shape%s %s", op,
-                        d->kind == K_GD || d->kind == K_PROXIMAL_GD ? "delta" : "grad", shape_text(var, a, sizeof a),
-                        shape_text(grad, b, sizeof b));
+                        d->kind == K_GD || d->kind == K_PROXIMAL_GD ? "delta" : "grad", sm__array_shape_str(var, a, sizeof a),
+                        sm__array_shape_str(grad, b, sizeof b));
   } else if (!s) {
     const sm_tensor *idx = sm__kctx_input(ctx, st->idx_in);
     int it = sm_tensor_dtype(idx);
@@ -290,7 +282,7 @@ static sm_status *ta_compute(const void *state, sm_kctx *ctx) {
       s = sm_status_new(SM_INVALID_ARGUMENT, "%s: indices must be one-dimensional", op);
     else if (sm_tensor_rank(grad) != sm_tensor_rank(var))
       s = sm_status_new(SM_INVALID_ARGUMENT, "%s: var and grad must have the same rank (var %s, grad %s)", op,
-                        shape_text(var, a, sizeof a), shape_text(grad, b, sizeof b));
+                        sm__array_shape_str(var, a, sizeof a), sm__array_shape_str(grad, b, sizeof b));
     for (int k = 1; !s && k < sm_tensor_rank(var); k++)
       if (sm_tensor_dims(var)[k] != sm_tensor_dims(grad)[k])
         s = sm_status_new(SM_INVALID_ARGUMENT, "%s: var and grad must match in dimension %d", op, k);
