@@ -325,11 +325,11 @@ static void test_threads(void) {
 static void test_budget_and_reload(void) {
   sm_model *m = load("i64_f32");
   if (!m) return;
-  enum { N = 100000 };
+  enum { N = 40000 };
   sm_tensor *in[2] = {i64_vec(N, 100), f32_vec(N, 0)}, *out[1] = {0};
   const char *names[2] = {"keys", "values"}, *oname[1] = {"size"};
   sm_run_options o = {0};
-  o.max_run_bytes = 4u << 20;
+  o.max_run_bytes = 2u << 20;
   sm_status *st = sm_model_run_opts(m, "insert", names, in, 2, oname, 1, out, &o);
   CHECK(st && sm_status_code(st) == SM_RESOURCE_EXHAUSTED);
   if (st) printf("budget: %s\n", sm_status_message(st));
