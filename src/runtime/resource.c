@@ -4,8 +4,9 @@
  * mutex (lookups happen when kernels resolve handles, not per element). A variable holds its value
  * as a refcounted tensor swapped under the variable's own mutex, so a reader keeps a reference and
  * a concurrent assign never frees what it reads. A hash table is open addressing over 64-bit
- * hashes, written once by its initializer under a mutex and read lock-free after `initialized` is
- * published with release ordering. */
+ * hashes under a reader-writer lock: a static one is written once by its initializer, a mutable
+ * or dense one by insert, remove and import (an anonymous table is made here but owned by its
+ * handle, not the registry). */
 #include "runtime/resource.h"
 
 #include "runtime/kernel.h"
