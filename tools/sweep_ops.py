@@ -663,6 +663,21 @@ def make_cases(tf, np):
     C("misc", "py_loop_autograph", lambda n: tf.reduce_sum(tf.range(n) ** 2), np.int32(5))
     C("misc", "string_lookup_table", lambda s: tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a", "b"], [1, 2]), -1).lookup(s), S("a", "c", "b"))
     C("misc", "static_vocab_table", lambda s: tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(["a", "b"], tf.constant([0, 1], tf.int64)), 3).lookup(s), S("a", "c", "b"))
+    # -- mutable containers (session 20, e5)
+    C("misc", "mutable_hash_table", lambda k, v: (lambda t: (t.insert(k, v), t.remove(k[:1]), t.lookup(k), t.size())[2:])(
+        tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, -1.0)), np.array([3, 1, 4, 1], np.int64), F(4))
+    C("misc", "mutable_hash_table/of_tensors", lambda k, v: (lambda t: (t.insert(k, v), t.lookup(k + 1))[1])(
+        tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, [0.0, -1.0])), np.array([3, 1, 4], np.int64), F(3, 2))
+    C("misc", "dense_hash_table", lambda k, v: (lambda t: (t.insert(k, v), t.remove(k[:1]), t.lookup(k), t.size())[2:])(
+        tf.lookup.experimental.DenseHashTable(tf.int64, tf.float32, -1.0, empty_key=-1, deleted_key=-2, initial_num_buckets=4)),
+      np.array([3, 1, 4, 5, 9], np.int64), F(5))
+    C("misc", "tensor_map_raw", lambda k, v: (lambda m: (tf.raw_ops.TensorMapLookup(input_handle=m, key=k[1], value_dtype=tf.float32),
+        tf.raw_ops.TensorMapSize(input_handle=m), tf.raw_ops.TensorMapHasKey(input_handle=m, key=k[0] + 100)))(
+        tf.raw_ops.TensorMapInsert(input_handle=tf.raw_ops.TensorMapInsert(input_handle=tf.raw_ops.EmptyTensorMap(), key=k[0], value=v),
+                                   key=k[1], value=v * 2)), I(2, lo=0, hi=3), F(3))
+    C("misc", "optional_value", lambda x: (lambda o: (o.has_value(), o.get_value()))(tf.experimental.Optional.from_value(x)), F(3))
+    C("misc", "stack_raw", lambda x: (lambda h: (tf.raw_ops.StackPushV2(handle=h, elem=x), tf.raw_ops.StackPushV2(handle=h, elem=x * 2),
+        tf.raw_ops.StackPopV2(handle=h, elem_type=tf.float32))[2])(tf.raw_ops.StackV2(max_size=-1, elem_type=tf.float32)), F(3))
     C("misc", "print_assert", lambda x: (tf.print(x), x * 2)[1], F(3))
     C("misc", "tensor_list_ops", lambda x: tf.raw_ops.TensorListStack(input_handle=tf.raw_ops.TensorListFromTensor(tensor=x, element_shape=tf.constant([2])), element_shape=[2], element_dtype=tf.float32), F(3, 2))
     C("misc", "numpy_style", lambda x: (tf.experimental.numpy.diff(x), tf.experimental.numpy.cbrt(x), tf.experimental.numpy.log2(tf.abs(x) + 1), tf.experimental.numpy.hypot(x, x)), F(6))

@@ -1,13 +1,15 @@
-/* lookup.c - the lookup kernel family: static hash tables (HashTableV2 and TF1's HashTable, and a
- * MutableHashTableV2 filled once by its import), their initializers (from tensors, from a text
- * file) and lookups.
+/* lookup.c - the lookup kernel family: the tables' creation ops (static HashTableV2 and TF1's
+ * HashTable; the mutable MutableHashTableV2, MutableHashTableOfTensorsV2, MutableDenseHashTableV2,
+ * their V1 forms and the Anonymous* ones), their initializers (from tensors, from a text file),
+ * import, lookups and size. Insert, remove and export are table_mutable.c's.
  *
  * A table handle is a DT_RESOURCE scalar whose element is the sm_table * kept by the model's
- * sm_resources. TF1's HashTable outputs a string ref; here it outputs the same handle, and the v1
- * consumers take it through their ref input. Tables are written once by their initializer and read
- * without locks afterwards (resource.h). */
+ * sm_resources (an anonymous table's handle owns its table instead: it goes with the last
+ * reference to the handle tensor). TF1's HashTable outputs a string ref; here it outputs the same
+ * handle, and the v1 consumers take it through their ref input. Locks: resource.h. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,10 @@ static sm_status *input_table(sm_kctx *ctx, int i, sm_table **out) {
 typedef struct {
   char *container, *name;
   int key_dtype, value_dtype;
+  int kind, anonymous, vrank;
+  int64_t vdims[SM_MAX_RANK];
+  int64_t num_buckets;
+  float max_load;
 } table_state;
 
 static void table_release(void *p) {
@@ -71,6 +77,26 @@ static sm_status *table_prepare(const sm_node *node, void **state) {
   if (!s) s = dup_attr(node, "shared_name", "", &st->name);
   if (!s && sm__node_attr(node, "use_node_name_sharing"))
     s = sm__node_attr_bool(node, "use_node_name_sharing", &share_by_node);
+  const char *op = sm__node_op(node);
+  st->anonymous = !strncmp(op, "Anonymous", 9);
+  st->kind = strstr(op, "Dense") ? SM_TABLE_DENSE : strstr(op, "Mutable") ? SM_TABLE_MUTABLE : SM_TABLE_STATIC;
+  if (!s && sm__node_attr(node, "value_shape")) {
+    s = sm__node_attr_shape(node, "value_shape", &st->vrank, st->vdims);
+    for (int i = 0; !s && i < st->vrank; i++)
+      if (st->vdims[i] < 0) s = sm_status_new(SM_INVALID_ARGUMENT, "value_shape must be fully defined");
+    if (!s && st->vrank < 0) s = sm_status_new(SM_INVALID_ARGUMENT, "value_shape must be fully defined");
+  }
+  st->num_buckets = 131072;
+  st->max_load = 0.8f;
+  if (!s && st->kind == SM_TABLE_DENSE) {
+    if (sm__node_attr(node, "initial_num_buckets")) s = sm__node_attr_int(node, "initial_num_buckets", &st->num_buckets);
+    if (!s && sm__node_attr(node, "max_load_factor")) s = sm__node_attr_float(node, "max_load_factor", &st->max_load);
+    if (!s && (st->num_buckets < 4 || (st->num_buckets & (st->num_buckets - 1))))
+      s = sm_status_new(SM_INVALID_ARGUMENT, "Number of buckets must be at least 4 and a power of 2, got: %lld",
+                        (long long)st->num_buckets);
+    if (!s && !(st->max_load > 0 && st->max_load < 1))
+      s = sm_status_new(SM_INVALID_ARGUMENT, "max_load_factor must be between 0 and 1, got: %g", (double)st->max_load);
+  }
   if (!s && !st->name[0]) {
     /* TF gives an unshared table to each kernel; one plan node = one table here, keyed by a name
      * no shared_name takes unless node-name sharing was asked for. */
@@ -93,13 +119,52 @@ static sm_status *table_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
+static void anon_release(void *arg) { sm__htable_free(arg); }
+
 static sm_status *table_compute(const void *state, sm_kctx *ctx) {
   const table_state *st = state;
+  sm_table_spec spec = {.key_dtype = st->key_dtype, .value_dtype = st->value_dtype, .kind = st->kind,
+                        .vrank = st->vrank, .vdims = st->vdims, .num_buckets = st->num_buckets,
+                        .max_load_factor = st->max_load};
+  if (st->kind == SM_TABLE_DENSE) {
+    int ni = sm__kctx_num_inputs(ctx);
+    spec.empty_key = sm__kctx_input(ctx, 0);
+    spec.deleted_key = ni > 1 ? sm__kctx_input(ctx, 1) : NULL;
+    if (!spec.deleted_key)
+      return sm_status_new(SM_UNIMPLEMENTED, "a dense table without a deleted_key (TF1's MutableDenseHashTable)");
+    for (int i = 0; i < 2; i++) {
+      const sm_tensor *k = i ? spec.deleted_key : spec.empty_key;
+      if (sm_tensor_dtype(k) != st->key_dtype || sm_tensor_num_elements(k) != 1) {
+        char b[64];
+        return sm_status_new(SM_INVALID_ARGUMENT, "%s must be a scalar of the key dtype %s, got %s of shape %s",
+                             i ? "deleted_key" : "empty_key", dname(st->key_dtype), dname(sm_tensor_dtype(k)),
+                             sm_shape_str(sm_tensor_rank(k), sm_tensor_dims(k), b, sizeof b));
+      }
+    }
+    int same;
+    if (st->key_dtype == SM_STRING) {
+      size_t la, lb;
+      const char *a = sm_tensor_string(spec.empty_key, 0, &la), *b = sm_tensor_string(spec.deleted_key, 0, &lb);
+      same = la == lb && (!la || !memcmp(a, b, la));
+    } else {
+      same = !memcmp(sm_tensor_data(spec.empty_key), sm_tensor_data(spec.deleted_key), sm_dtype_size(st->key_dtype));
+    }
+    if (same) return sm_status_new(SM_INVALID_ARGUMENT, "Empty and deleted keys cannot be equal");
+  }
   sm_table *t;
-  sm_status *s =
-      sm__resources_table(sm__kctx_resources(ctx), st->container, st->name, st->key_dtype, st->value_dtype, &t);
-  if (s) return s;
   sm_tensor *out;
+  sm_status *s;
+  if (st->anonymous) {
+    if ((s = sm__htable_new(sm__node_name(sm__kctx_node(ctx)), &spec, &t))) return s;
+    if ((s = sm_tensor_wrap(SM_RESOURCE, 0, NULL, sm__htable_self(t), sizeof(void *), anon_release, t, &out))) {
+      sm__htable_free(t);
+      return s;
+    }
+    sm__kctx_set_output(ctx, 0, out);
+    return NULL;
+  }
+  s = sm__resources_table_spec(sm__kctx_resources(ctx), st->container, st->name, &spec, &t);
+  if (s) return s;
   s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out);
   if (s) return s;
   ((void **)sm_tensor_data(out))[0] = t;
@@ -120,6 +185,9 @@ static sm_status *import_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_table(ctx, 0, &t);
   if (s) return s;
   const sm_tensor *keys = sm__kctx_input(ctx, 1), *values = sm__kctx_input(ctx, 2);
+  if (sm__table_kind(t) != SM_TABLE_STATIC) return sm__table_import(t, ctx, keys, values);
+  if (!sm_tensor_num_elements(keys) && strncmp(sm__node_op(sm__kctx_node(ctx)), "LookupTableImport", 17))
+    return sm_status_new(SM_INVALID_ARGUMENT, "keys and values cannot be empty tensors.");
   if (sm_tensor_rank(keys) != sm_tensor_rank(values) ||
       memcmp(sm_tensor_dims(keys), sm_tensor_dims(values), (size_t)sm_tensor_rank(keys) * sizeof(int64_t))) {
     char a[128], b[128];
@@ -359,18 +427,41 @@ static sm_status *find_compute(const void *state, sm_kctx *ctx) {
   sm_status *s = input_table(ctx, 0, &t);
   if (s) return s;
   const sm_tensor *keys = sm__kctx_input(ctx, 1), *dflt = sm__kctx_input(ctx, 2);
-  if (sm_tensor_num_elements(dflt) != 1 &&
-      !(sm_tensor_rank(dflt) == sm_tensor_rank(keys) &&
-        !memcmp(sm_tensor_dims(dflt), sm_tensor_dims(keys), (size_t)sm_tensor_rank(keys) * sizeof(int64_t)))) {
-    char a[128];
-    return sm_status_new(SM_INVALID_ARGUMENT, "default_value must be a scalar or the shape of keys, has shape %s",
-                         sm_shape_str(sm_tensor_rank(dflt), sm_tensor_dims(dflt), a, sizeof a));
+  const int64_t *vdims;
+  int vrank = sm__table_value_shape(t, &vdims), kr = sm_tensor_rank(keys);
+  char a[128], b[128];
+  if (sm__table_kind(t) == SM_TABLE_STATIC) {
+    if (sm_tensor_num_elements(dflt) != 1 &&
+        !(sm_tensor_rank(dflt) == kr && !memcmp(sm_tensor_dims(dflt), sm_tensor_dims(keys), (size_t)kr * sizeof(int64_t))))
+      return sm_status_new(SM_INVALID_ARGUMENT, "default_value must be a scalar or the shape of keys, has shape %s",
+                           sm_shape_str(sm_tensor_rank(dflt), sm_tensor_dims(dflt), a, sizeof a));
+  } else {
+    /* a dense table takes value_shape or [1] + value_shape */
+    int dr = sm_tensor_rank(dflt), lead = sm__table_kind(t) == SM_TABLE_DENSE && dr == vrank + 1 && sm_tensor_dims(dflt)[0] == 1;
+    if (dr != vrank + lead || memcmp(sm_tensor_dims(dflt) + lead, vdims, (size_t)vrank * sizeof(int64_t))) {
+      sm_shape_str(vrank, vdims, a, sizeof a);
+      if (sm__table_kind(t) == SM_TABLE_DENSE) {
+        int64_t d1[SM_MAX_RANK + 1] = {1};
+        memcpy(d1 + 1, vdims, (size_t)vrank * sizeof(int64_t));
+        size_t la = strlen(a);
+        snprintf(a + la, sizeof a - la, " or ");
+        la = strlen(a);
+        sm_shape_str(vrank + 1, d1, a + la, sizeof a - la);
+      }
+      return sm_status_new(SM_INVALID_ARGUMENT, "Expected shape %s for default value, got %s", a,
+                           sm_shape_str(dr, sm_tensor_dims(dflt), b, sizeof b));
+    }
   }
   if (sm_tensor_dtype(dflt) != sm__table_value_dtype(t))
     return sm_status_new(SM_INVALID_ARGUMENT, "default_value is %s, the table's values are %s",
                          dname(sm_tensor_dtype(dflt)), dname(sm__table_value_dtype(t)));
+  if (kr + vrank > SM_MAX_RANK)
+    return sm_status_new(SM_INVALID_ARGUMENT, "keys of rank %d with values of rank %d are too many dims", kr, vrank);
+  int64_t od[SM_MAX_RANK];
+  memcpy(od, sm_tensor_dims(keys), (size_t)kr * sizeof(int64_t));
+  memcpy(od + kr, vdims, (size_t)vrank * sizeof(int64_t));
   sm_tensor *out;
-  s = sm__kctx_alloc_output(ctx, 0, sm__table_value_dtype(t), sm_tensor_rank(keys), sm_tensor_dims(keys), &out);
+  s = sm__kctx_alloc_output(ctx, 0, sm__table_value_dtype(t), kr + vrank, od, &out);
   if (!s) s = sm__table_find(t, keys, dflt, out);
   return s;
 }
@@ -392,11 +483,15 @@ static sm_status *size_compute(const void *state, sm_kctx *ctx) {
 const sm_kernel sm_kernels_lookup[] = {
     {"HashTableV2", table_prepare, table_compute, table_release, 0},
     {"HashTable", table_prepare, table_compute, table_release, 0},
-    /* A MutableHashTable as the exports of Keras lookup layers carry (TextVectorization's token
-     * counts): created and filled once by the restore function's LookupTableImportV2, found like a
-     * static one. Insert and Remove are not supported; Export only on the save path. */
     {"MutableHashTableV2", table_prepare, table_compute, table_release, 0},
-    {"LookupTableExportV2", NULL, NULL, NULL, SM_KERNEL_PARSE_ONLY},
+    {"MutableHashTable", table_prepare, table_compute, table_release, 0},
+    {"MutableHashTableOfTensorsV2", table_prepare, table_compute, table_release, 0},
+    {"MutableHashTableOfTensors", table_prepare, table_compute, table_release, 0},
+    {"MutableDenseHashTableV2", table_prepare, table_compute, table_release, 0},
+    {"AnonymousHashTable", table_prepare, table_compute, table_release, 0},
+    {"AnonymousMutableHashTable", table_prepare, table_compute, table_release, 0},
+    {"AnonymousMutableHashTableOfTensors", table_prepare, table_compute, table_release, 0},
+    {"AnonymousMutableDenseHashTable", table_prepare, table_compute, table_release, 0},
     {"LookupTableImportV2", NULL, import_compute, NULL, 0},
     {"LookupTableImport", NULL, import_compute, NULL, 0},
     {"InitializeTableV2", NULL, import_compute, NULL, 0},

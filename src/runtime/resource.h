@@ -8,7 +8,9 @@
  *
  * Thread safety: lookups and creation are locked; a variable's value is swapped under its own lock
  * (readers take a reference to the current tensor, so a concurrent assign never frees what a reader
- * uses); a table is written only by its initializer, once, and read without locks afterwards. */
+ * uses); a table has a reader-writer lock: a static one is written by its initializer, once; a
+ * mutable one (MutableHashTable, ...OfTensors, MutableDenseHashTable) by insert, remove and import,
+ * each under the write lock, and every lookup, size and export holds the read lock. */
 #ifndef SM_RUNTIME_RESOURCE_H
 #define SM_RUNTIME_RESOURCE_H
 #include <stddef.h>
@@ -20,6 +22,7 @@
 typedef struct sm_resources sm_resources;
 typedef struct sm_variable sm_variable;
 typedef struct sm_table sm_table;
+typedef struct sm_kctx sm_kctx;
 
 sm_status *sm__resources_new(sm_resources **out);
 void sm__resources_free(sm_resources *r); /* NULL-safe; frees every variable and table */
@@ -51,14 +54,50 @@ void sm__variable_unlock(sm_variable *v);
 /* Hash tables (HashTableV2): key and value dtypes are fixed at creation; `initialized` flips once. */
 sm_status *sm__resources_table(sm_resources *r, const char *container, const char *name, int key_dtype,
                               int value_dtype, sm_table **out);
+enum { SM_TABLE_STATIC = 0, SM_TABLE_MUTABLE = 1, SM_TABLE_DENSE = 2 };
+typedef struct sm_table_spec {
+  int key_dtype, value_dtype;
+  int kind;            /* SM_TABLE_*: mutable and dense tables start initialized and empty */
+  int vrank;           /* value_shape (OfTensors, dense): fully defined */
+  const int64_t *vdims;
+  /* dense only: the reserved keys (scalars of key_dtype), the starting bucket count and the load
+   * factor past which it doubles (TF's bookkeeping: an export has that many rows) */
+  const sm_tensor *empty_key, *deleted_key;
+  int64_t num_buckets;
+  float max_load_factor;
+} sm_table_spec;
+/* The table under (container, name), created from spec if absent; one that exists with another
+ * dtype, kind or value size is an error naming both. */
+sm_status *sm__resources_table_spec(sm_resources *r, const char *container, const char *name,
+                                    const sm_table_spec *spec, sm_table **out);
+/* A table of no container (an Anonymous* op's): its handle owns it; sm__htable_self is the word
+ * holding the table's address, which a handle tensor wraps (kernel.h: sm_tensor_wrap). */
+sm_status *sm__htable_new(const char *name, const sm_table_spec *spec, sm_table **out);
+void sm__htable_free(sm_table *t); /* NULL-safe */
+void *sm__htable_self(sm_table *t);
 int sm__table_key_dtype(const sm_table *t);
 int sm__table_value_dtype(const sm_table *t);
+int sm__table_kind(const sm_table *t);
+int sm__table_value_shape(const sm_table *t, const int64_t **dims); /* the rank; dims into t */
+const char *sm__table_name(const sm_table *t);
 int sm__table_is_initialized(const sm_table *t);
 /* Insert keys[i] -> values[i] (1-D tensors of equal length, the table's dtypes) and mark it
  * initialized. A second initialization is ignored, as TF's initializers are idempotent once run. */
 sm_status *sm__table_init(sm_table *t, const sm_tensor *keys, const sm_tensor *values);
-/* out[i] = table[keys[i]] or default_value; out must have keys' element count and the value dtype. */
+/* out[i] = table[keys[i]] or default_value (vn elements per key: the value shape's); out must
+ * have keys' element count times vn, the value dtype. */
 sm_status *sm__table_find(const sm_table *t, const sm_tensor *keys, const sm_tensor *default_value, sm_tensor *out);
 int64_t sm__table_size(const sm_table *t);
+/* Mutable tables. values' shape is keys' shape followed by the value shape. Insert overwrites;
+ * remove ignores absent keys; import replaces the whole contents (a dense table's import takes
+ * its saved bucket arrays: the empty and deleted keys' rows are skipped). What entries hold is
+ * charged to c's run (its memory budget: SM_RESOURCE_EXHAUSTED past it); c may be NULL. A dense
+ * table refuses its empty and deleted keys (TF's messages). */
+sm_status *sm__table_insert(sm_table *t, const sm_kctx *c, const sm_tensor *keys, const sm_tensor *values);
+sm_status *sm__table_remove(sm_table *t, const sm_kctx *c, const sm_tensor *keys);
+sm_status *sm__table_import(sm_table *t, const sm_kctx *c, const sm_tensor *keys, const sm_tensor *values);
+/* New tensors: the keys (1-D) and values (keys' length followed by the value shape), in slot
+ * order; a dense table's free buckets follow as rows of its empty key and zero values. */
+sm_status *sm__table_export(sm_table *t, sm_tensor **keys, sm_tensor **values);
 
 #endif
