@@ -128,15 +128,101 @@ def bias_add_grad():
     case("BiasAddGrad err scalar", "BiasAddGrad", [("out_backprop", A(1.0))])
 
 
+def strided_slice_grad():
+    def S(name, shape, b, e, st, dy_shape=None, dt=f32, idx=i32, **masks):
+        at = {k: masks.get(k, 0) for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")}
+        if dy_shape is None:  # the forward slice's shape, from TF itself
+            x = np.zeros(shape, f32)
+            dy_shape = tf.raw_ops.StridedSlice(input=x, begin=A(b, idx), end=A(e, idx), strides=A(st, idx), **at).shape
+        dy = arange_dt(dy_shape, dt)
+        case("StridedSliceGrad " + name, "StridedSliceGrad",
+             [("shape", A(shape, idx)), ("begin", A(b, idx)), ("end", A(e, idx)), ("strides", A(st, idx)), ("dy", dy)], at)
+
+    S("1-D", [10], [2], [8], [2])
+    S("1-D negative stride", [10], [8], [1], [-3])
+    S("2-D", [4, 6], [1, 0], [3, 6], [1, 2])
+    S("begin/end masks", [4, 6], [3, 5], [0, 1], [1, -1], begin_mask=1, end_mask=2)
+    S("shrink", [4, 6], [2, 0], [3, 6], [1, 1], shrink_axis_mask=1)
+    S("shrink negative", [4, 6], [-1, 1], [0, 5], [1, 2], shrink_axis_mask=1)
+    S("new axis", [4, 6], [0, 1, 0], [0, 3, 6], [1, 1, 1], new_axis_mask=1)
+    S("ellipsis", [2, 3, 4, 5], [0, 1], [0, 3], [1, 1], ellipsis_mask=1)
+    S("ellipsis new axis shrink", [2, 3, 4], [0, 0, 2], [0, 0, 3], [1, 1, 1], ellipsis_mask=1, new_axis_mask=2,
+      shrink_axis_mask=4)
+    S("empty slice", [5, 3], [3, 0], [1, 3], [1, 1])
+    S("int64", [6, 4], [1, 1], [5, 4], [2, 1], idx=i64)
+    S("clamped", [5], [-100], [100], [1])
+    S("identity", [3, 2], [0, 0], [3, 2], [1, 1])
+    for dt in (f64, np.float16, tf.bfloat16, i32, i64, np.int8, np.uint8, np.complex64, np.bool_):
+        S("dtype %s" % getattr(dt, "name", None) or np.dtype(dt).name, [5, 4], [1, 3], [4, 0], [1, -2], dt=dt)
+    S("err dy shape", [4, 6], [1, 0], [3, 6], [1, 2], dy_shape=[2, 2])
+    S("err stride 0", [4], [0], [4], [0], dy_shape=[4])
+    S("err shrink out of range", [4], [7], [8], [1], dy_shape=[], shrink_axis_mask=1)
+    S("err begin size", [4, 5], [0], [4, 5], [1, 1], dy_shape=[4, 5])
+
+
+def arange_dt(shape, dt):
+    n = int(np.prod(shape)) if len(shape) else 1
+    v = (np.arange(n) % 7 - 2).reshape(shape)
+    if dt is tf.bfloat16:
+        return tf.cast(v.astype(f32), tf.bfloat16)
+    if dt is np.bool_:
+        return (v > 0)
+    return v.astype(dt)
+
+
+def mirror_pad_grad():
+    for mode in ("REFLECT", "SYMMETRIC"):
+        for shape, pads in (([7], [[2, 3]]), ([5, 6], [[1, 2], [0, 2]]), ([4, 5, 6], [[1, 1], [2, 0], [1, 2]]), ([3], [[0, 0]]),
+                            ([2, 0], [[0, 0], [0, 0]])):
+            pads = [[min(p, s // 2 - (1 if mode == "REFLECT" else 0)) for p in pr] for pr, s in zip(pads, shape)]
+            pads = [[max(p, 0) for p in pr] for pr in pads]
+            case("MirrorPadGrad %s %s %s" % (mode, shape, pads), "MirrorPadGrad",
+                 [("input", U(*shape, lo=-2, hi=2)), ("paddings", A(pads, i32))], {"mode": mode})
+        for dt in (f64, np.float16, tf.bfloat16, i32, i64, np.complex64):
+            x = arange_dt([6, 5], dt)
+            case("MirrorPadGrad %s %s" % (mode, getattr(dt, "name", None) or np.dtype(dt).name), "MirrorPadGrad",
+                 [("input", x), ("paddings", A([[1, 2], [1, 1]], i64))], {"mode": mode})
+        case("MirrorPadGrad %s max pads" % mode, "MirrorPadGrad", [("input", U(9)), ("paddings", A([[3, 3]] if mode == "REFLECT"
+                                                                                                   else [[3, 3]], i32))],
+             {"mode": mode})
+        case("MirrorPadGrad %s err pads too big" % mode, "MirrorPadGrad", [("input", U(5)), ("paddings", A([[2, 2]], i32))],
+             {"mode": mode})
+        case("MirrorPadGrad %s err total" % mode, "MirrorPadGrad", [("input", U(5)), ("paddings", A([[2, 3]], i32))],
+             {"mode": mode})
+        case("MirrorPadGrad %s err huge" % mode, "MirrorPadGrad", [("input", U(5)), ("paddings", A([[2**62, 2**62]], i64))],
+             {"mode": mode})
+        case("MirrorPadGrad %s err rank 6" % mode, "MirrorPadGrad", [("input", U(1, 1, 1, 1, 1, 2)), ("paddings", np.zeros([6, 2], i32))],
+             {"mode": mode})
+        case("MirrorPadGrad %s err negative" % mode, "MirrorPadGrad", [("input", U(5)), ("paddings", A([[-1, 0]], i32))],
+             {"mode": mode})
+        case("MirrorPadGrad %s err rank" % mode, "MirrorPadGrad", [("input", U(5, 2)), ("paddings", A([[1, 1]], i32))],
+             {"mode": mode})
+        case("MirrorPadGrad %s err columns" % mode, "MirrorPadGrad", [("input", U(5)), ("paddings", A([[1, 1, 1]], i32))],
+             {"mode": mode})
+
+
+def concat_offset():
+    for idx in (i32, i64):
+        case("ConcatOffset axis 1 %s" % np.dtype(idx).name, "ConcatOffset",
+             [("concat_dim", A(1, i32)), ("shape", [A([2, 3, 5], idx), A([2, 7, 5], idx), A([2, 0, 5], idx), A([2, 1, 5], idx)])])
+    case("ConcatOffset axis 0", "ConcatOffset", [("concat_dim", A(0, i32)), ("shape", [A([2, 3], i32), A([4, 3], i32)])])
+    case("ConcatOffset axis -1", "ConcatOffset", [("concat_dim", A(-1, i32)), ("shape", [A([2, 3], i32), A([2, 4], i32)])])
+    case("ConcatOffset one", "ConcatOffset", [("concat_dim", A(0, i32)), ("shape", [A([5], i32), A([6], i32)])])
+    case("ConcatOffset err axis", "ConcatOffset", [("concat_dim", A(2, i32)), ("shape", [A([2, 3], i32), A([2, 4], i32)])])
+    case("ConcatOffset err axis neg", "ConcatOffset", [("concat_dim", A(-3, i32)), ("shape", [A([2, 3], i32), A([2, 4], i32)])])
+    case("ConcatOffset err mismatch", "ConcatOffset", [("concat_dim", A(1, i32)), ("shape", [A([2, 3], i32), A([3, 4], i32)])])
+    case("ConcatOffset err count", "ConcatOffset", [("concat_dim", A(1, i32)), ("shape", [A([2, 3], i32), A([2, 4, 1], i32)])])
+
+
+EXTRAS = [strided_slice_grad, mirror_pad_grad, concat_offset]
+
+
 def main():
     elementwise()
     bias_add_grad()
     for extra in EXTRAS:
         extra()
     g.write_unit_header("e1_cases")
-
-
-EXTRAS = []
 
 if __name__ == "__main__":
     main()

@@ -63,6 +63,7 @@ SM_ARRAY_KERNEL(zeros_like);
 SM_ARRAY_KERNEL(ones_like);
 SM_ARRAY_KERNEL(range);
 SM_ARRAY_KERNEL(strided_slice);
+SM_ARRAY_KERNEL(strided_slice_grad); /* prepare: strided_slice's; registered by grad_array.c */
 SM_ARRAY_KERNEL(slice);
 SM_ARRAY_KERNEL(split);
 SM_ARRAY_KERNEL(split_v);
@@ -73,7 +74,7 @@ SM_ARRAY_KERNEL(pack);
 SM_ARRAY_KERNEL(transpose);
 SM_ARRAY_KERNEL(tile);
 SM_ARRAY_KERNEL(pad);
-SM_ARRAY_KERNEL(mirror_pad);
+SM_ARRAY_KERNEL(mirror_pad); /* its prepare is MirrorPadGrad's too (grad_array.c): state starts with int reflect */
 SM_ARRAY_KERNEL(reverse_v2);
 SM_ARRAY_KERNEL(broadcast_to);
 SM_ARRAY_KERNEL(gather_v2);

@@ -1,0 +1,204 @@
+/* grad_array.c - the array ops' gradient kernels a training function holds: StridedSliceGrad
+ * (computed in array_slice.c, beside StridedSlice's validation), MirrorPadGrad and ConcatOffset,
+ * as TensorFlow computes them (strided_slice_op.cc, mirror_pad_op.cc, concat_op.cc), with TF's
+ * error texts. (TileGrad is left out: TF 2.21's only CPU kernel for it wants an attr its OpDef
+ * lacks, so no graph can run it there.)
+ *
+ * MirrorPadGrad is a "scatter-add": every input element is added into the output element it came
+ * from (an offset map built per dimension, then one typed loop; half/bfloat16 accumulate in float,
+ * integers wrap). */
+#include <complex.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/array_internal.h"
+#include "ops/math_int.h"
+
+/* out[map(i)] += x[i] for every element i of x; out is zero-filled. map(i) = sum over dims of
+ * mp[d][index_d(i)]. */
+#define DEF_SADD(SFX, T)                                                                           \
+  static void sadd_##SFX(const T *x, T *o, int rank, const int64_t *dims, int64_t *const *mp, int64_t n) { \
+    int64_t idx[SM_MAX_RANK] = {0}, off = 0;                                                       \
+    for (int d = 0; d < rank; d++) off += mp[d][0];                                                \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      o[off] += x[i];                                                                              \
+      for (int d = rank - 1; d >= 0; d--) {                                                        \
+        off -= mp[d][idx[d]];                                                                      \
+        if (++idx[d] < dims[d]) {                                                                  \
+          off += mp[d][idx[d]];                                                                    \
+          break;                                                                                   \
+        }                                                                                          \
+        idx[d] = 0;                                                                                \
+        off += mp[d][0];                                                                           \
+      }                                                                                            \
+    }                                                                                              \
+  }
+DEF_SADD(f32, float)
+DEF_SADD(f64, double)
+DEF_SADD(i8, uint8_t) /* integers add as unsigned: TF's wrap, without C's signed overflow */
+DEF_SADD(i16, uint16_t)
+DEF_SADD(i32, uint32_t)
+DEF_SADD(i64, uint64_t)
+DEF_SADD(c64, float complex)
+DEF_SADD(c128, double complex)
+
+static sm_status *scatter_add(sm_kctx *ctx, const sm_tensor *x, sm_tensor *out, int64_t *const *mp, const char *op) {
+  int dt = sm_tensor_dtype(x), rank = sm_tensor_rank(x);
+  const int64_t *dims = sm_tensor_dims(x);
+  int64_t n = sm_tensor_num_elements(x);
+  const void *xp = sm_tensor_data(x);
+  void *op_ = sm_tensor_data(out);
+  if (n == 0) return NULL;
+  switch (dt) {
+    case SM_FLOAT: sadd_f32(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_DOUBLE: sadd_f64(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_INT8: case SM_UINT8: sadd_i8(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_INT16: case SM_UINT16: sadd_i16(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_INT32: case SM_UINT32: sadd_i32(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_INT64: case SM_UINT64: sadd_i64(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_COMPLEX64: sadd_c64(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_COMPLEX128: sadd_c128(xp, op_, rank, dims, mp, n); return NULL;
+    case SM_HALF:
+    case SM_BFLOAT16: {
+      int64_t no = sm_tensor_num_elements(out);
+      sm_status *s = NULL;
+      float *xf = sm__kctx_scratch(ctx, (size_t)(n + no) * sizeof(float), &s);
+      if (!xf) return s;
+      float *of = xf + n;
+      memset(of, 0, (size_t)no * sizeof(float));
+      sm__math_to_f32(dt, xp, xf, n);
+      sadd_f32(xf, of, rank, dims, mp, n);
+      sm__math_from_f32(dt, of, op_, no);
+      return NULL;
+    }
+    default: return sm__math_bad_dtype(op, dt);
+  }
+}
+
+static int addable(int dt) {
+  return dt == SM_FLOAT || dt == SM_DOUBLE || sm__math_is_f16(dt) || sm__math_tindex(dt) >= 0 || dt == SM_COMPLEX64 ||
+         dt == SM_COMPLEX128;
+}
+
+/* ---- MirrorPadGrad ---------------------------------------------------------------------------- */
+
+static sm_status *mirror_pad_grad_compute(const void *state, sm_kctx *ctx) {
+  int reflect = *(const int *)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *pt = sm__kctx_input(ctx, 1);
+  int R = sm_tensor_rank(x), dt = sm_tensor_dtype(x);
+  char a[128], b[128];
+  if (!addable(dt) || dt == SM_BOOL) return sm__math_bad_dtype("MirrorPadGrad", dt);
+  if (R > 5) return sm_status_new(SM_INVALID_ARGUMENT, "inputs rank not in [0,5]: %d", R);
+  if (sm_tensor_rank(pt) != 2 || sm_tensor_dims(pt)[1] != 2)
+    return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be a matrix with 2 columns: %s", sm__array_shape_str(pt, a, sizeof a));
+  if (sm_tensor_dims(pt)[0] != R)
+    return sm_status_new(SM_INVALID_ARGUMENT, "The first dimension of paddings must be the rank of inputs%s %s",
+                         sm__array_shape_str(pt, a, sizeof a), sm__array_shape_str(x, b, sizeof b));
+  if (!sm__array_is_int(sm_tensor_dtype(pt)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be int32 or int64, not %s", sm__array_dtype_str(sm_tensor_dtype(pt)));
+  const int64_t *dims = sm_tensor_dims(x);
+  int64_t od[SM_MAX_RANK], pad[SM_MAX_RANK][2];
+  for (int i = 0; i < R; i++) {
+    int64_t lo = sm__array_int_at(pt, 2 * i), hi = sm__array_int_at(pt, 2 * i + 1);
+    if (lo < 0 || hi < 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Paddings must be non-negative: %lld, %lld", (long long)lo, (long long)hi);
+    /* the output dim: input less both paddings, in TF's wrapping int64 (a total that wraps
+     * negative passes this check, and the next one refuses it) */
+    int64_t total = (int64_t)((uint64_t)lo + (uint64_t)hi);
+    if (total >= dims[i])
+      return sm_status_new(SM_INVALID_ARGUMENT, "Total paddings must be less than the input dimension size: %lld was not less than %lld",
+                           (long long)total, (long long)dims[i]);
+    od[i] = (int64_t)((uint64_t)dims[i] - (uint64_t)total);
+    if (reflect && (lo >= od[i] || hi >= od[i]))
+      return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be less than the output dimension size: %lld, %lld not less than %lld",
+                           (long long)lo, (long long)hi, (long long)od[i]);
+    if (!reflect && (lo > od[i] || hi > od[i]))
+      return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be no greater than the output dimension size: %lld, %lld greater than %lld",
+                           (long long)lo, (long long)hi, (long long)od[i]);
+    pad[i][0] = lo, pad[i][1] = hi;
+  }
+  sm_tensor *out;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, R, od, &out);
+  if (s || sm_tensor_num_elements(x) == 0) return s;
+  int64_t ostr[SM_MAX_RANK], total = 0;
+  sm__array_strides(R, od, ostr);
+  for (int i = 0; i < R; i++) total += dims[i];
+  int64_t *map = sm__kctx_scratch(ctx, (size_t)(total ? total : 1) * sizeof *map, &s);
+  if (!map) return s;
+  int64_t *mp[SM_MAX_RANK], at = 0, shift = reflect ? 1 : 0;
+  for (int i = 0; i < R; i++) {
+    mp[i] = map + at;
+    at += dims[i];
+    for (int64_t k = 0; k < dims[i]; k++) {
+      int64_t j = k - pad[i][0];
+      if (j < 0) j = -j - 1 + shift;
+      else if (j >= od[i]) j = 2 * od[i] - j - 1 - shift;
+      mp[i][k] = j * ostr[i];
+    }
+  }
+  return scatter_add(ctx, x, out, mp, "MirrorPadGrad");
+}
+
+/* ---- ConcatOffset ------------------------------------------------------------------------------- */
+
+/* A shape vector's values as TF prints a vector in this message: "[2 3]" (the first 32). */
+static const char *vec_str(const sm_tensor *v, char *buf, size_t cap) {
+  int64_t n = sm_tensor_num_elements(v);
+  size_t o = (size_t)snprintf(buf, cap, "[");
+  for (int64_t i = 0; i < n && i < 32 && o < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? " " : "", (long long)sm__array_int_at(v, i));
+  if (o < cap) snprintf(buf + o, cap - o, "]");
+  return buf;
+}
+
+static sm_status *concat_offset_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *cd = sm__kctx_input(ctx, 0);
+  int n = sm__kctx_num_inputs(ctx) - 1;
+  char a[128], b[128];
+  if (sm_tensor_num_elements(cd) != 1 || sm_tensor_rank(cd) != 0 || !sm__array_is_int(sm_tensor_dtype(cd)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Concat dim tensor should be a scalar integer, but got shape %s",
+                         sm__array_shape_str(cd, a, sizeof a));
+  if (n < 1) return sm_status_new(SM_INVALID_ARGUMENT, "ConcatOffset needs at least one shape");
+  const sm_tensor *s0 = sm__kctx_input(ctx, 1);
+  if (sm_tensor_rank(s0) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input 0 should be a vector, got shape %s", sm__array_shape_str(s0, a, sizeof a));
+  int64_t rank = sm_tensor_num_elements(s0), axis = sm__array_int_at(cd, 0);
+  int64_t ax = axis < 0 ? axis + rank : axis;
+  if (ax < 0 || ax >= rank)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Concat dim is out of range: %lld vs. %lld", (long long)axis, (long long)rank);
+  int dt = sm_tensor_dtype(s0);
+  int64_t off = 0;
+  for (int i = 0; i < n; i++) {
+    const sm_tensor *si = sm__kctx_input(ctx, 1 + i);
+    if (sm_tensor_rank(si) != 1 || sm_tensor_num_elements(si) != rank)
+      return sm_status_new(SM_INVALID_ARGUMENT, "input %d should contain %lld elements, but got %lld", i, (long long)rank,
+                           (long long)sm_tensor_num_elements(si));
+    if (sm_tensor_dtype(si) != dt)
+      return sm_status_new(SM_INVALID_ARGUMENT, "ConcatOffset: input %d is %s, input 0 %s", i, sm__array_dtype_str(sm_tensor_dtype(si)),
+                           sm__array_dtype_str(dt));
+    for (int64_t j = 0; j < rank; j++)
+      if (j != ax && sm__array_int_at(si, j) != sm__array_int_at(s0, j))
+        return sm_status_new(SM_INVALID_ARGUMENT,
+                             "All dimensions except %lld must match. Input %d has shape %s and doesn't match input 0 with shape %s.",
+                             (long long)ax, i, vec_str(si, a, sizeof a), vec_str(s0, b, sizeof b));
+    sm_tensor *o;
+    sm_status *s = sm__kctx_alloc_output(ctx, i, dt, 1, &rank, &o);
+    if (s) return s;
+    if (dt == SM_INT32)
+      ((int32_t *)sm_tensor_data(o))[ax] = (int32_t)off;
+    else
+      ((int64_t *)sm_tensor_data(o))[ax] = off;
+    off += sm__array_int_at(si, ax);
+  }
+  return NULL;
+}
+
+const sm_kernel sm_kernels_grad_array[] = {
+    {"StridedSliceGrad", sm__array_prepare_strided_slice, sm__array_compute_strided_slice_grad, free, 0},
+    {"MirrorPadGrad", sm__array_prepare_mirror_pad, mirror_pad_grad_compute, free, 0},
+    {"ConcatOffset", NULL, concat_offset_compute, NULL, 0},
+    {NULL, NULL, NULL, NULL, 0},
+};
