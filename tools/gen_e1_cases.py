@@ -214,7 +214,40 @@ def concat_offset():
     case("ConcatOffset err count", "ConcatOffset", [("concat_dim", A(1, i32)), ("shape", [A([2, 3], i32), A([2, 4, 1], i32)])])
 
 
-EXTRAS = [strided_slice_grad, mirror_pad_grad, concat_offset]
+def fake_quant_grad():
+    x = A([-7.0, -6.0, -5.99, -3.0, -0.02, 0.0, 0.01, 1.0, 2.9, 5.9, 6.0, 6.03, 7.5, 100.0, -inf, inf, nan] + list(U(15, lo=-8, hi=8)))
+    gr = U(32, lo=-2, hi=2)
+    for lo, hi, bits, narrow in ((-6.0, 6.0, 8, False), (-6.0, 6.0, 8, True), (0.0, 1.0, 4, False), (-0.1, 3.0, 2, False),
+                                 (0.5, 2.0, 16, False), (-3.0, -1.0, 5, True)):
+        at = {"num_bits": bits, "narrow_range": narrow}
+        case("FakeQuantWithMinMaxArgsGradient [%g,%g] %d %d" % (lo, hi, bits, narrow), "FakeQuantWithMinMaxArgsGradient",
+             [("gradients", gr), ("inputs", x)], dict(at, min=lo, max=hi))
+        case("FakeQuantWithMinMaxVarsGradient [%g,%g] %d %d" % (lo, hi, bits, narrow), "FakeQuantWithMinMaxVarsGradient",
+             [("gradients", gr), ("inputs", x), ("min", A(lo)), ("max", A(hi))], at)
+    case("FakeQuantWithMinMaxVarsGradient zero range", "FakeQuantWithMinMaxVarsGradient",
+         [("gradients", gr), ("inputs", x), ("min", A(0.0)), ("max", A(0.0))])
+    case("FakeQuantWithMinMaxArgsGradient default attrs 2-D", "FakeQuantWithMinMaxArgsGradient",
+         [("gradients", U(4, 8)), ("inputs", U(4, 8, lo=-8, hi=8))])
+    case("FakeQuantWithMinMaxArgsGradient empty", "FakeQuantWithMinMaxArgsGradient",
+         [("gradients", np.zeros([0, 2], f32)), ("inputs", np.zeros([0, 2], f32))])
+    xc = U(5, 4, lo=-3, hi=3)
+    for narrow in (False, True):
+        case("FakeQuantWithMinMaxVarsPerChannelGradient narrow%d" % narrow, "FakeQuantWithMinMaxVarsPerChannelGradient",
+             [("gradients", U(5, 4)), ("inputs", xc), ("min", A([-1.0, 0.0, -2.5, 0.0])), ("max", A([1.0, 2.0, 0.5, 0.0]))],
+             {"num_bits": 6, "narrow_range": narrow})
+    case("FakeQuantWithMinMaxVarsPerChannelGradient 1-D", "FakeQuantWithMinMaxVarsPerChannelGradient",
+         [("gradients", U(3)), ("inputs", A([-2.0, 0.5, 3.0])), ("min", A([-1.0, -1.0, -1.0])), ("max", A([1.0, 1.0, 1.0]))])
+    case("FakeQuantWithMinMaxVarsPerChannelGradient err min", "FakeQuantWithMinMaxVarsPerChannelGradient",
+         [("gradients", U(5, 4)), ("inputs", xc), ("min", A([-1.0, 0.0])), ("max", A([1.0, 2.0, 0.5, 0.0]))])
+    case("FakeQuantWithMinMaxVarsGradient err shapes", "FakeQuantWithMinMaxVarsGradient",
+         [("gradients", U(3)), ("inputs", U(4)), ("min", A(-1.0)), ("max", A(1.0))])
+    case("FakeQuantWithMinMaxArgsGradient err shapes", "FakeQuantWithMinMaxArgsGradient",
+         [("gradients", U(3)), ("inputs", U(4))], err_needle="must have the same size and shape.  Input 0: [3] != input 1: [4]")
+    case("FakeQuantWithMinMaxArgsGradient err bits", "FakeQuantWithMinMaxArgsGradient",
+         [("gradients", U(3)), ("inputs", U(3))], {"num_bits": 1})
+
+
+EXTRAS = [fake_quant_grad, strided_slice_grad, mirror_pad_grad, concat_offset]
 
 
 def main():

@@ -98,7 +98,8 @@ MatrixSquareRoot MatrixLogarithm Eig
 QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAndDequantizeV4 UnicodeScript
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
 ReluGrad Relu6Grad LeakyReluGrad EluGrad SeluGrad SoftplusGrad SoftsignGrad SigmoidGrad TanhGrad SqrtGrad RsqrtGrad
-ReciprocalGrad InvGrad BiasAddGrad StridedSliceGrad MirrorPadGrad ConcatOffset
+ReciprocalGrad InvGrad BiasAddGrad StridedSliceGrad MirrorPadGrad ConcatOffset FakeQuantWithMinMaxArgsGradient
+FakeQuantWithMinMaxVarsGradient FakeQuantWithMinMaxVarsPerChannelGradient
 """.split()
 
 
