@@ -1,13 +1,15 @@
 /* grad_array.c - the array ops' gradient kernels a training function holds: StridedSliceGrad
  * (computed in array_slice.c, beside StridedSlice's validation), MirrorPadGrad and ConcatOffset,
  * as TensorFlow computes them (strided_slice_op.cc, mirror_pad_op.cc, concat_op.cc), with TF's
- * error texts. (TileGrad is left out: TF 2.21's only CPU kernel for it wants an attr its OpDef
+ * error texts; and the SparseSegment{Sum,Mean,SqrtN}Grad(V2) ops (segment_reduction_ops_impl.h).
+ * (TileGrad is left out: TF 2.21's only CPU kernel for it wants an attr its OpDef
  * lacks, so no graph can run it there.)
  *
  * MirrorPadGrad is a "scatter-add": every input element is added into the output element it came
  * from (an offset map built per dimension, then one typed loop; half/bfloat16 accumulate in float,
  * integers wrap). */
 #include <complex.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,7 +198,133 @@ static sm_status *concat_offset_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- SparseSegmentSumGrad / MeanGrad / SqrtNGrad and their V2 ---------------------------------
+ * out[indices[i]] += grad[segment_ids[i]] * scale(segment_ids[i]), scale 1 (sum), 1 / count
+ * (mean) or 1 / sqrt(count) (sqrtn), count being how often the segment id occurs (at least 1).
+ * The V1 output has output_dim0 rows; V2's has one row per distinct index, with the sorted
+ * distinct indices as a second output. Accumulated in the dtype (half/bfloat16 in float). */
+typedef struct {
+  int kind; /* 0 sum, 1 mean, 2 sqrtn */
+  int v2;
+} ssg_state;
+
+static sm_status *ssg_prepare(const sm_node *node, void **state) {
+  const char *op = sm__node_op(node);
+  ssg_state *s = malloc(sizeof *s);
+  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  s->kind = strstr(op, "Mean") ? 1 : strstr(op, "SqrtN") ? 2 : 0;
+  s->v2 = strstr(op, "GradV2") != NULL;
+  *state = s;
+  return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static sm_status *ssg_compute(const void *state, sm_kctx *ctx) {
+  const ssg_state *st = state;
+  static const char *const names[2][3] = {{"SparseSegmentSumGrad", "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad"},
+                                          {"SparseSegmentSumGradV2", "SparseSegmentMeanGradV2", "SparseSegmentSqrtNGradV2"}};
+  const char *name = names[st->v2][st->kind];
+  const sm_tensor *g = sm__kctx_input(ctx, 0), *ix = sm__kctx_input(ctx, 1), *sg = sm__kctx_input(ctx, 2),
+                  *d0 = sm__kctx_input(ctx, 3);
+  int dt = sm_tensor_dtype(g);
+  if (dt != SM_FLOAT && dt != SM_DOUBLE && !sm__math_is_f16(dt)) return sm__math_bad_dtype(name, dt);
+  if (sm_tensor_rank(ix) != 1) return sm_status_new(SM_INVALID_ARGUMENT, "indices should be a vector.");
+  if (sm_tensor_rank(sg) != 1) return sm_status_new(SM_INVALID_ARGUMENT, "segment_ids should be a vector.");
+  if (sm_tensor_rank(d0) != 0 || !sm__array_is_int(sm_tensor_dtype(d0)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "output_dim0 should be a scalar.");
+  if (!sm__array_is_int(sm_tensor_dtype(ix)) || !sm__array_is_int(sm_tensor_dtype(sg)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: indices and segment_ids must be integers", name);
+  int64_t n = sm_tensor_num_elements(ix);
+  if (sm_tensor_num_elements(sg) != n)
+    return sm_status_new(SM_INVALID_ARGUMENT, "segment_ids and indices should have same size.");
+  if (sm_tensor_rank(g) < 1) return sm_status_new(SM_INVALID_ARGUMENT, "%s: grad must be at least 1-D", name);
+  int64_t m0 = sm__array_int_at(d0, 0), nseg = sm_tensor_dims(g)[0];
+  int64_t inner = 1;
+  for (int i = 1; i < sm_tensor_rank(g); i++) inner *= sm_tensor_dims(g)[i];
+  if (!st->v2 && m0 < 0) return sm_status_new(SM_INVALID_ARGUMENT, "%s: output_dim0 is negative: %lld", name, (long long)m0);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t id = sm__array_int_at(sg, i), k = sm__array_int_at(ix, i);
+    if (id < 0 || id >= nseg)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Invalid number of segments: segment id %lld, grad has %lld rows", (long long)id,
+                           (long long)nseg);
+    if (k < 0 || k >= m0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Index %lld out of range [0, %lld).", (long long)k, (long long)m0);
+  }
+  sm_status *s = NULL;
+  /* the scale per segment, the output row per position, the distinct indices (V2) */
+  size_t words = (size_t)(nseg + 2 * n + 1);
+  int64_t *cnt = sm__kctx_scratch(ctx, words * sizeof(int64_t), &s);
+  if (!cnt) return s;
+  int64_t *row = cnt + nseg, *uniq = row + n;
+  memset(cnt, 0, (size_t)nseg * sizeof *cnt);
+  for (int64_t i = 0; i < n; i++) cnt[sm__array_int_at(sg, i)]++;
+  int64_t rows = m0;
+  for (int64_t i = 0; i < n; i++) row[i] = sm__array_int_at(ix, i);
+  if (st->v2) {
+    memcpy(uniq, row, (size_t)n * sizeof *uniq);
+    qsort(uniq, (size_t)n, sizeof *uniq, cmp_i64);
+    rows = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (i == 0 || uniq[i] != uniq[i - 1]) uniq[rows++] = uniq[i];
+    for (int64_t i = 0; i < n; i++) {
+      const int64_t *p = bsearch(&row[i], uniq, (size_t)rows, sizeof *uniq, cmp_i64);
+      row[i] = p - uniq;
+    }
+  }
+  int64_t od[SM_MAX_RANK];
+  od[0] = rows;
+  for (int i = 1; i < sm_tensor_rank(g); i++) od[i] = sm_tensor_dims(g)[i];
+  sm_tensor *out;
+  if ((s = sm__kctx_alloc_output(ctx, 0, dt, sm_tensor_rank(g), od, &out))) return s;
+  if (st->v2) {
+    sm_tensor *u;
+    if ((s = sm__kctx_alloc_output(ctx, 1, sm_tensor_dtype(ix), 1, &rows, &u))) return s;
+    for (int64_t i = 0; i < rows; i++)
+      if (sm_tensor_dtype(ix) == SM_INT32)
+        ((int32_t *)sm_tensor_data(u))[i] = (int32_t)uniq[i];
+      else
+        ((int64_t *)sm_tensor_data(u))[i] = uniq[i];
+  }
+  if (n == 0 || inner == 0) return NULL;
+  const void *gp = sm_tensor_data(g);
+  void *op = sm_tensor_data(out);
+  float *acc = NULL;
+  if (sm__math_is_f16(dt)) {
+    int64_t no = sm_tensor_num_elements(out);
+    if (!(acc = sm__kctx_scratch(ctx, (size_t)(no + inner) * sizeof(float), &s))) return s;
+    memset(acc, 0, (size_t)no * sizeof(float));
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t id = sm__array_int_at(sg, i), c = cnt[id] > 0 ? cnt[id] : 1;
+    double sc = st->kind == 0 ? 1.0 : st->kind == 1 ? 1.0 / (double)c : 1.0 / sqrt((double)c);
+    int64_t o = row[i] * inner, at = id * inner;
+    if (dt == SM_FLOAT) {
+      float f = (float)sc, *y = (float *)op + o;
+      const float *x = (const float *)gp + at;
+      for (int64_t k = 0; k < inner; k++) y[k] += x[k] * f;
+    } else if (dt == SM_DOUBLE) {
+      double *y = (double *)op + o;
+      const double *x = (const double *)gp + at;
+      for (int64_t k = 0; k < inner; k++) y[k] += x[k] * sc;
+    } else {
+      float *tmp = acc + sm_tensor_num_elements(out), f = (float)sc;
+      sm__math_to_f32(dt, (const uint16_t *)gp + at, tmp, inner);
+      for (int64_t k = 0; k < inner; k++) acc[o + k] += tmp[k] * f;
+    }
+  }
+  if (acc) sm__math_from_f32(dt, acc, op, sm_tensor_num_elements(out));
+  return NULL;
+}
+
+#define SSG(name) {name, ssg_prepare, ssg_compute, free, 0}
+
 const sm_kernel sm_kernels_grad_array[] = {
+    SSG("SparseSegmentSumGrad"), SSG("SparseSegmentMeanGrad"), SSG("SparseSegmentSqrtNGrad"),
+    SSG("SparseSegmentSumGradV2"), SSG("SparseSegmentMeanGradV2"), SSG("SparseSegmentSqrtNGradV2"),
     {"StridedSliceGrad", sm__array_prepare_strided_slice, sm__array_compute_strided_slice_grad, free, 0},
     {"MirrorPadGrad", sm__array_prepare_mirror_pad, mirror_pad_grad_compute, free, 0},
     {"ConcatOffset", NULL, concat_offset_compute, NULL, 0},

@@ -25,6 +25,27 @@ static void test_bias_grad_bad_format(void) {
   sm_tensor_free(out[0]);
 }
 
+/* SparseSegment*Grad (V1) with no indices: TF 2.21 returns its output uninitialised; here zeros. */
+static void test_sparse_segment_grad_empty(void) {
+  static const char *const ops[] = {"SparseSegmentSumGrad", "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad"};
+  for (int k = 0; k < 3; k++) {
+    sm_tensor *in[4] = {0}, *out[1] = {0};
+    CHECK_OK(sm_tensor_new(SM_FLOAT, 2, (int64_t[]){2, 3}, &in[0]));
+    CHECK_OK(sm_tensor_new(SM_INT32, 1, (int64_t[]){0}, &in[1]));
+    CHECK_OK(sm_tensor_new(SM_INT32, 1, (int64_t[]){0}, &in[2]));
+    CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &in[3]));
+    if (!in[3]) return;
+    *(int32_t *)sm_tensor_data(in[3]) = 4;
+    char node[256];
+    snprintf(node, sizeof node, "op: \"%s\" attr { key: \"T\" value { type: DT_FLOAT } }", ops[k]);
+    CHECK_OK(run_node(node, 4, in, 1, out));
+    CHECK(out[0] && sm_tensor_num_elements(out[0]) == 12);
+    for (int64_t i = 0; out[0] && i < 12; i++) CHECK(((float *)sm_tensor_data(out[0]))[i] == 0.0f);
+    for (int i = 0; i < 4; i++) sm_tensor_free(in[i]);
+    sm_tensor_free(out[0]);
+  }
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0;
@@ -33,5 +54,6 @@ int main(void) {
   printf("e1: %zu cases, %d failed\n", n, bad);
   CHECK(bad == 0);
   test_bias_grad_bad_format();
+  test_sparse_segment_grad_empty();
   TEST_MAIN_END();
 }
