@@ -277,7 +277,42 @@ def sparse_segment_grad():
                                                     ("segment_ids", A([0, 1], i32)), (last, A(4, i32))])
 
 
-EXTRAS = [sparse_segment_grad, fake_quant_grad, strided_slice_grad, mirror_pad_grad, concat_offset]
+def resize_grad():
+    modes = ((False, False), (True, False), (False, True))
+    for op in ("ResizeBilinearGrad", "ResizeBicubicGrad"):
+        for (oh, ow), (h, w) in (((6, 8), (3, 4)), ((3, 4), (6, 8)), ((5, 7), (4, 3)), ((1, 1), (3, 3)), ((4, 4), (1, 1)),
+                                 ((4, 5), (4, 5))):
+            for ac, hp in modes:
+                case("%s %dx%d <- %dx%d ac%d hp%d" % (op, h, w, oh, ow, ac, hp), op,
+                     [("grads", U(2, oh, ow, 3, lo=-2, hi=2)), ("original_image", np.zeros([2, h, w, 3], f32))],
+                     {"align_corners": ac, "half_pixel_centers": hp})
+        for dt in (f64, np.float16, tf.bfloat16) if op == "ResizeBilinearGrad" else (f64,):
+            orig = tf.zeros([1, 5, 4, 2], dt)
+            # bicubic double: TF's products round differently in the last float bits ([f32 tol])
+            case("%s %s%s" % (op, dt.name if hasattr(dt, "name") and not isinstance(dt, type) else np.dtype(dt).name,
+                               " [f32 tol]" if op == "ResizeBicubicGrad" else ""), op,
+                 [("grads", U(1, 7, 9, 2, lo=-2, hi=2)), ("original_image", orig)], {"half_pixel_centers": True})
+        case("%s err both" % op, op, [("grads", U(1, 2, 2, 1)), ("original_image", np.zeros([1, 3, 3, 1], f32))],
+             {"align_corners": True, "half_pixel_centers": True})
+        case("%s err grads rank" % op, op, [("grads", U(2, 2, 1)), ("original_image", np.zeros([1, 3, 3, 1], f32))])
+        case("%s err original rank" % op, op, [("grads", U(1, 2, 2, 1)), ("original_image", np.zeros([3, 3, 1], f32))])
+        case("%s empty batch" % op, op, [("grads", np.zeros([0, 2, 2, 1], f32)), ("original_image", np.zeros([0, 3, 3, 1], f32))])
+    op = "ResizeNearestNeighborGrad"
+    for (oh, ow), (h, w) in (((6, 8), (3, 4)), ((3, 4), (6, 8)), ((5, 7), (4, 3)), ((1, 1), (3, 3)), ((4, 4), (1, 1))):
+        for ac, hp in modes:
+            case("%s %dx%d <- %dx%d ac%d hp%d" % (op, h, w, oh, ow, ac, hp), op,
+                 [("grads", U(2, oh, ow, 2, lo=-2, hi=2)), ("size", A([h, w], i32))], {"align_corners": ac, "half_pixel_centers": hp})
+    for dt in (f64, np.float16, tf.bfloat16, np.int8, np.uint8, i32):
+        gr = tf.cast(U(1, 6, 5, 2, lo=-50, hi=100), dt)
+        case("%s %s" % (op, gr.dtype.name), op, [("grads", gr), ("size", A([4, 3], i32))])
+    case("%s err size" % op, op, [("grads", U(1, 2, 2, 1)), ("size", A([1, 2, 3], i32))])
+    case("%s err size rank" % op, op, [("grads", U(1, 2, 2, 1)), ("size", A([[1, 2]], i32))])
+    case("%s err rank" % op, op, [("grads", U(2, 2, 1)), ("size", A([1, 2], i32))])
+    case("%s err both" % op, op, [("grads", U(1, 2, 2, 1)), ("size", A([3, 3], i32))], {"align_corners": True, "half_pixel_centers": True})
+    case("%s zero size" % op, op, [("grads", U(1, 2, 2, 1)), ("size", A([0, 3], i32))])
+
+
+EXTRAS = [resize_grad, sparse_segment_grad, fake_quant_grad, strided_slice_grad, mirror_pad_grad, concat_offset]
 
 
 def main():
