@@ -320,11 +320,181 @@ static sm_status *ssg_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- SparseAddGrad, SparseSliceGrad, SparseFillEmptyRowsGrad -----------------------------------
+ * Value moves (any fixed-size dtype) along TF's walks (sparse_add_grad_op.cc, sparse_slice_grad_op.cc,
+ * sparse_fill_empty_rows_op.cc); the one sum, FillEmptyRows' d_default_value, in the dtype. */
+
+/* -1, 0, 1: row i of matrix a against row j of matrix b (int64 [n, r]) */
+static int row_cmp(const int64_t *a, int64_t i, const int64_t *b, int64_t j, int64_t r) {
+  for (int64_t d = 0; d < r; d++)
+    if (a[i * r + d] != b[j * r + d]) return a[i * r + d] < b[j * r + d] ? -1 : 1;
+  return 0;
+}
+
+static int is_matrix_i64(const sm_tensor *t) { return sm_tensor_rank(t) == 2 && sm_tensor_dtype(t) == SM_INT64; }
+
+static sm_status *sparse_add_grad_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *bp = sm__kctx_input(ctx, 0), *ai = sm__kctx_input(ctx, 1), *bi = sm__kctx_input(ctx, 2),
+                  *si = sm__kctx_input(ctx, 3);
+  char a[64], b[64], c[64], d[64];
+  if (sm_tensor_rank(bp) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input backprop_val_grad should be a vector but received shape: %s",
+                         sm__array_shape_str(bp, a, sizeof a));
+  if (!is_matrix_i64(ai) || !is_matrix_i64(bi) || !is_matrix_i64(si))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input indices should be int64 matrices but received shapes: %s, %s, %s",
+                         sm__array_shape_str(ai, b, sizeof b), sm__array_shape_str(bi, c, sizeof c),
+                         sm__array_shape_str(si, d, sizeof d));
+  int64_t r = sm_tensor_dims(ai)[1];
+  if (sm_tensor_dims(bi)[1] != r || sm_tensor_dims(si)[1] != r)
+    return sm_status_new(SM_INVALID_ARGUMENT, "The densified operands should have the same ndims; for A, B, sum got: %lld%lld%lld",
+                         (long long)r, (long long)sm_tensor_dims(bi)[1], (long long)sm_tensor_dims(si)[1]);
+  int64_t na = sm_tensor_dims(ai)[0], nb = sm_tensor_dims(bi)[0], ns = sm_tensor_dims(si)[0];
+  if (sm_tensor_dims(bp)[0] != ns)
+    return sm_status_new(SM_INVALID_ARGUMENT, "backprop_val_grad has %lld values but sum_indices %lld rows",
+                         (long long)sm_tensor_dims(bp)[0], (long long)ns);
+  int dt = sm_tensor_dtype(bp);
+  size_t es = sm__array_esize(dt);
+  if (!es || dt == SM_RESOURCE) return sm__math_bad_dtype("SparseAddGrad", dt);
+  sm_tensor *ga, *gb;
+  sm_status *st;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, 1, &na, &ga)) || (st = sm__kctx_alloc_output(ctx, 1, dt, 1, &nb, &gb))) return st;
+  const int64_t *av = sm_tensor_data(ai), *bv = sm_tensor_data(bi);
+  const char *v = sm_tensor_data(bp);
+  char *oa = sm_tensor_data(ga), *ob = sm_tensor_data(gb);
+  const int64_t *sv = sm_tensor_data(si);
+  int64_t i = 0, j = 0, k = 0;
+  /* TF's walk: a and b in step; each one's index against sum's k-th: equal takes the value, below
+   * (an entry the sum dropped) takes nothing and holds k back, above leaves it for later */
+#define TAKE(idx, iv, o)                                                                          \
+  do {                                                                                            \
+    int c_ = row_cmp(iv, idx, sv, k, r);                                                          \
+    if (c_ == 0) memcpy(o + idx++ * es, v + k * es, es);                                          \
+    else if (c_ < 0) k--, idx++;                                                                  \
+  } while (0)
+  while (i < na && j < nb && k < ns) {
+    int cmp = row_cmp(av, i, bv, j, r);
+    if (cmp <= 0) TAKE(i, av, oa);
+    if (cmp >= 0 && k >= 0) TAKE(j, bv, ob);
+    k++;
+  }
+  for (; i < na && k < ns; k++) TAKE(i, av, oa);
+  for (; j < nb && k < ns; k++) TAKE(j, bv, ob);
+#undef TAKE
+  return NULL;
+}
+
+static sm_status *sparse_slice_grad_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *bp = sm__kctx_input(ctx, 0), *ii = sm__kctx_input(ctx, 1), *start = sm__kctx_input(ctx, 2),
+                  *oi = sm__kctx_input(ctx, 3);
+  char a[64], b[64], c[64];
+  if (!is_matrix_i64(ii) || !is_matrix_i64(oi))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input and output indices should be matrices but received shapes: %s and %s",
+                         sm__array_shape_str(ii, a, sizeof a), sm__array_shape_str(oi, b, sizeof b));
+  if (sm_tensor_rank(bp) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input backprop_val_grad should be a vector but received shape: %s",
+                         sm__array_shape_str(bp, a, sizeof a));
+  int64_t r = sm_tensor_dims(ii)[1], nin = sm_tensor_dims(ii)[0], nout = sm_tensor_dims(oi)[0];
+  if (sm_tensor_dims(oi)[1] != r)
+    return sm_status_new(SM_INVALID_ARGUMENT, "The input and output should have the same ndims: got: %lld and %lld",
+                         (long long)r, (long long)sm_tensor_dims(oi)[1]);
+  if (sm_tensor_dims(bp)[0] != nout)
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "# elements of backprop_val_grad and # rows of output_indices should match (#nnz of sum): got %lld and %lld",
+                         (long long)sm_tensor_dims(bp)[0], (long long)nout);
+  if (sm_tensor_rank(start) != 1 || sm_tensor_num_elements(start) != r || sm_tensor_dtype(start) != SM_INT64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "The input_start should be a vector of %lld int64 but received shape %s %s",
+                         (long long)r, sm__array_dtype_str(sm_tensor_dtype(start)), sm__array_shape_str(start, c, sizeof c));
+  int dt = sm_tensor_dtype(bp);
+  size_t es = sm__array_esize(dt);
+  if (!es || dt == SM_RESOURCE) return sm__math_bad_dtype("SparseSliceGrad", dt);
+  sm_tensor *g;
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, 1, &nin, &g);
+  if (st) return st;
+  const int64_t *iv = sm_tensor_data(ii), *ov = sm_tensor_data(oi), *sv = sm_tensor_data(start);
+  const char *v = sm_tensor_data(bp);
+  char *o = sm_tensor_data(g);
+  int64_t j = 0;
+  for (int64_t i = 0; i < nin && j < nout; i++) {
+    int match = 1;
+    for (int64_t d = 0; d < r && match; d++) match = iv[i * r + d] - sv[d] == ov[j * r + d];
+    if (match) memcpy(o + i * es, v + j++ * es, es);
+  }
+  if (j != nout)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Elements of backprop_val_grad aren't all propagated. Num elements:%lld, used: %lld",
+                         (long long)nout, (long long)j);
+  return NULL;
+}
+
+static sm_status *fill_rows_grad_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *map = sm__kctx_input(ctx, 0), *gv = sm__kctx_input(ctx, 1);
+  char a[64];
+  if (sm_tensor_rank(map) != 1 || sm_tensor_dtype(map) != SM_INT64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "reverse_index_map must be a vector, saw: %s", sm__array_shape_str(map, a, sizeof a));
+  if (sm_tensor_rank(gv) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "grad_values must be a vector, saw: %s", sm__array_shape_str(gv, a, sizeof a));
+  int dt = sm_tensor_dtype(gv);
+  if (!addable(dt) || dt == SM_BOOL) return sm__math_bad_dtype("SparseFillEmptyRowsGrad", dt);
+  int64_t n = sm_tensor_dims(map)[0], nf = sm_tensor_dims(gv)[0];
+  const int64_t *m = sm_tensor_data(map);
+  for (int64_t i = 0; i < n; i++)
+    if (m[i] < 0 || m[i] >= nf)
+      return sm_status_new(SM_INVALID_ARGUMENT, "Elements in reverse index must be in [0, %lld) but got %lld", (long long)nf,
+                           (long long)m[i]);
+  sm_tensor *dv, *dd;
+  sm_status *st;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, 1, &n, &dv)) || (st = sm__kctx_alloc_output(ctx, 1, dt, 0, NULL, &dd))) return st;
+  size_t es = sm_dtype_size(dt);
+  unsigned char *seen = sm__kctx_scratch(ctx, (size_t)(nf ? nf : 1), &st);
+  if (!seen) return st;
+  memset(seen, 0, (size_t)nf);
+  const char *v = sm_tensor_data(gv);
+  for (int64_t i = 0; i < n; i++) {
+    memcpy((char *)sm_tensor_data(dv) + i * es, v + m[i] * es, es);
+    seen[m[i]] = 1;
+  }
+  /* d_default_value: the sum of the values no row kept, in the dtype (half/bfloat16 in float) */
+  void *o = sm_tensor_data(dd);
+#define SUM_UNSEEN(T, ACC)                                                                       \
+  {                                                                                              \
+    ACC acc = 0;                                                                                 \
+    for (int64_t i = 0; i < nf; i++)                                                             \
+      if (!seen[i]) acc += (ACC)((const T *)(const void *)v)[i];                                 \
+    *(T *)o = (T)acc;                                                                            \
+  }
+  switch (dt) {
+    case SM_FLOAT: SUM_UNSEEN(float, float) break;
+    case SM_DOUBLE: SUM_UNSEEN(double, double) break;
+    case SM_INT8: case SM_UINT8: SUM_UNSEEN(uint8_t, uint8_t) break;
+    case SM_INT16: case SM_UINT16: SUM_UNSEEN(uint16_t, uint16_t) break;
+    case SM_INT32: case SM_UINT32: SUM_UNSEEN(uint32_t, uint32_t) break;
+    case SM_INT64: case SM_UINT64: SUM_UNSEEN(uint64_t, uint64_t) break;
+    case SM_COMPLEX64: SUM_UNSEEN(float complex, float complex) break;
+    case SM_COMPLEX128: SUM_UNSEEN(double complex, double complex) break;
+    default: { /* half, bfloat16 */
+      float acc = 0;
+      for (int64_t i = 0; i < nf; i++)
+        if (!seen[i]) {
+          uint16_t h = ((const uint16_t *)(const void *)v)[i];
+          acc += dt == SM_HALF ? sm__half_to_f32(h) : sm__bf16_to_f32(h);
+        }
+      *(uint16_t *)o = dt == SM_HALF ? sm__f32_to_half(acc) : sm__f32_to_bf16(acc);
+    }
+  }
+#undef SUM_UNSEEN
+  return NULL;
+}
+
 #define SSG(name) {name, ssg_prepare, ssg_compute, free, 0}
 
 const sm_kernel sm_kernels_grad_array[] = {
     SSG("SparseSegmentSumGrad"), SSG("SparseSegmentMeanGrad"), SSG("SparseSegmentSqrtNGrad"),
     SSG("SparseSegmentSumGradV2"), SSG("SparseSegmentMeanGradV2"), SSG("SparseSegmentSqrtNGradV2"),
+    {"SparseAddGrad", NULL, sparse_add_grad_compute, NULL, 0},
+    {"SparseSliceGrad", NULL, sparse_slice_grad_compute, NULL, 0},
+    {"SparseFillEmptyRowsGrad", NULL, fill_rows_grad_compute, NULL, 0},
     {"StridedSliceGrad", sm__array_prepare_strided_slice, sm__array_compute_strided_slice_grad, free, 0},
     {"MirrorPadGrad", sm__array_prepare_mirror_pad, mirror_pad_grad_compute, free, 0},
     {"ConcatOffset", NULL, concat_offset_compute, NULL, 0},

@@ -46,6 +46,23 @@ static void test_sparse_segment_grad_empty(void) {
   }
 }
 
+/* SparseSliceGrad with an output index no input index matches: TF's (InternalError) text. */
+static void test_sparse_slice_grad_unused(void) {
+  sm_tensor *in[4] = {0}, *out[1] = {0};
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, (int64_t[]){2}, &in[0]));
+  CHECK_OK(sm_tensor_new(SM_INT64, 2, (int64_t[]){2, 1}, &in[1]));
+  CHECK_OK(sm_tensor_new(SM_INT64, 1, (int64_t[]){1}, &in[2]));
+  CHECK_OK(sm_tensor_new(SM_INT64, 2, (int64_t[]){2, 1}, &in[3]));
+  if (!in[3]) return;
+  ((int64_t *)sm_tensor_data(in[1]))[1] = 1;
+  ((int64_t *)sm_tensor_data(in[3]))[1] = 9; /* output rows 0 and 9: 9 is no input's */
+  sm_status *st = run_node("op: \"SparseSliceGrad\" attr { key: \"T\" value { type: DT_FLOAT } }", 4, in, 1, out);
+  CHECK(st && strstr(sm_status_message(st), "aren't all propagated. Num elements:2, used: 1"));
+  sm_status_free(st);
+  for (int i = 0; i < 4; i++) sm_tensor_free(in[i]);
+  sm_tensor_free(out[0]);
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0;
@@ -55,5 +72,6 @@ int main(void) {
   CHECK(bad == 0);
   test_bias_grad_bad_format();
   test_sparse_segment_grad_empty();
+  test_sparse_slice_grad_unused();
   TEST_MAIN_END();
 }
