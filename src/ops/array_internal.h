@@ -40,6 +40,9 @@ int64_t sm__array_int_at(const sm_tensor *t, int64_t i);
 /* 1 for the integer dtypes sm__array_int_at reads. */
 int sm__array_is_int(int dtype);
 
+/* Pad's and MirrorPad(Grad)'s checks of a paddings input against x: an [R, 2] integer matrix. */
+sm_status *sm__array_paddings_shape(const sm_tensor *x, const sm_tensor *pt);
+
 /* Set every element of dst to the single element of `value` (a scalar or 1-element tensor of the
  * same dtype). */
 sm_status *sm__array_fill(sm_tensor *dst, const sm_tensor *value);

@@ -90,16 +90,10 @@ static sm_status *mirror_pad_grad_compute(const void *state, sm_kctx *ctx) {
   int reflect = *(const int *)state;
   const sm_tensor *x = sm__kctx_input(ctx, 0), *pt = sm__kctx_input(ctx, 1);
   int R = sm_tensor_rank(x), dt = sm_tensor_dtype(x);
-  char a[128], b[128];
   if (!addable(dt) || dt == SM_BOOL) return sm__math_bad_dtype("MirrorPadGrad", dt);
   if (R > 5) return sm_status_new(SM_INVALID_ARGUMENT, "inputs rank not in [0,5]: %d", R);
-  if (sm_tensor_rank(pt) != 2 || sm_tensor_dims(pt)[1] != 2)
-    return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be a matrix with 2 columns: %s", sm__array_shape_str(pt, a, sizeof a));
-  if (sm_tensor_dims(pt)[0] != R)
-    return sm_status_new(SM_INVALID_ARGUMENT, "The first dimension of paddings must be the rank of inputs%s %s",
-                         sm__array_shape_str(pt, a, sizeof a), sm__array_shape_str(x, b, sizeof b));
-  if (!sm__array_is_int(sm_tensor_dtype(pt)))
-    return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be int32 or int64, not %s", sm__array_dtype_str(sm_tensor_dtype(pt)));
+  sm_status *s = sm__array_paddings_shape(x, pt);
+  if (s) return s;
   const int64_t *dims = sm_tensor_dims(x);
   int64_t od[SM_MAX_RANK], pad[SM_MAX_RANK][2];
   for (int i = 0; i < R; i++) {
@@ -122,7 +116,7 @@ static sm_status *mirror_pad_grad_compute(const void *state, sm_kctx *ctx) {
     pad[i][0] = lo, pad[i][1] = hi;
   }
   sm_tensor *out;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, dt, R, od, &out);
+  s = sm__kctx_alloc_output(ctx, 0, dt, R, od, &out);
   if (s || sm_tensor_num_elements(x) == 0) return s;
   int64_t ostr[SM_MAX_RANK], total = 0;
   sm__array_strides(R, od, ostr);
