@@ -743,6 +743,41 @@ def make_cases(tf, np):
     C("io", "parse_sequence_example/sparse", lambda s: (lambda c, f, n: (c["tag"].indices, c["tag"].values, f["tok"].indices, f["tok"].values, f["tok"].dense_shape))(
         *io.parse_sequence_example(s, {"tag": io.VarLenFeature(tf.string)}, {"tok": io.VarLenFeature(tf.int64)})), np.array([se1, se2], dtype="S"))
     C("io", "decode_json_example", lambda s: io.decode_json_example(s), np.array([b'{"features": {"feature": {"a": {"int64List": {"value": ["1", "2"]}}}}}'], dtype="S"))
+
+    # -- gradients in a traced function (session 20, e1): tf.GradientTape as a train step holds them
+    def grad_of(f):
+        def g(*xs):
+            with tf.GradientTape() as tape:
+                for x in xs:
+                    tape.watch(x)
+                y = tf.reduce_sum(tf.square(f(*xs)))
+            return tape.gradient(y, list(xs))
+        return g
+
+    for nm, f, lo, hi in (("relu", nn.relu, -1, 1), ("relu6", nn.relu6, -2, 8), ("elu", nn.elu, -2, 2), ("selu", nn.selu, -2, 2),
+                          ("leaky_relu", lambda v: nn.leaky_relu(v, 0.3), -1, 1), ("sigmoid", m.sigmoid, -3, 3),
+                          ("tanh", m.tanh, -2, 2), ("softplus", m.softplus, -3, 3), ("softsign", nn.softsign, -3, 3),
+                          ("sqrt", m.sqrt, 0.1, 4), ("rsqrt", m.rsqrt, 0.1, 4), ("reciprocal", m.reciprocal, 0.5, 4)):
+        C("grad", "grad/%s" % nm, grad_of(f), F(4, 5, lo=lo, hi=hi))
+    C("grad", "grad/bias_add", grad_of(lambda x, b: nn.bias_add(x, b)), F(3, 4, 5), F(5))
+    C("grad", "grad/strided_slice", grad_of(lambda x: x[1:3, ::2]), F(4, 6))
+    C("grad", "grad/mirror_pad", grad_of(lambda x: tf.pad(x, [[1, 2], [2, 1]], mode="REFLECT")), F(4, 5))
+    C("grad", "grad/mirror_pad/symmetric", grad_of(lambda x: tf.pad(x, [[1, 1], [0, 3]], mode="SYMMETRIC")), F(4, 5))
+    C("grad", "grad/concat", grad_of(lambda x, y: tf.concat([x, y * 2.0], 1)), F(3, 2), F(3, 4))
+    for red in ("sum", "mean", "sqrt_n"):
+        C("grad", "grad/sparse_segment_%s" % red,
+          grad_of(lambda x, f=getattr(tf.sparse, "segment_%s" % red): f(x, tf.constant([0, 2, 2, 1]), tf.constant([0, 0, 1, 2]))),
+          F(4, 3))
+    C("grad", "grad/resize_bilinear", grad_of(lambda x: img.resize(x, [7, 5], "bilinear")), F(1, 4, 3, 2))
+    C("grad", "grad/resize_nearest", grad_of(lambda x: img.resize(x, [7, 5], "nearest")), F(1, 4, 3, 2))
+    C("grad", "grad/resize_bicubic", grad_of(lambda x: img.resize(x, [7, 5], "bicubic")), F(1, 4, 3, 2))
+    C("grad", "grad/fake_quant_args", grad_of(lambda x: tf.quantization.fake_quant_with_min_max_args(x, -1.0, 1.0)), F(3, 4, lo=-2, hi=2))
+    C("grad", "grad/fake_quant_vars", grad_of(lambda x, lo, hi: tf.quantization.fake_quant_with_min_max_vars(x, lo, hi)),
+      F(3, 4, lo=-2, hi=2), np.float32(-1.0), np.float32(1.5))
+    C("grad", "grad/sparse_add", grad_of(lambda a, b: tf.sparse.to_dense(tf.sparse.add(
+        tf.SparseTensor([[0, 0], [1, 2]], a, [3, 3]), tf.SparseTensor([[0, 1], [1, 2]], b, [3, 3])))), F(2), F(2))
+    C("grad", "grad/sparse_slice", grad_of(lambda v: tf.sparse.to_dense(tf.sparse.slice(
+        tf.SparseTensor([[0, 0], [1, 2], [2, 1]], v, [3, 3]), [1, 0], [2, 3]))), F(3))
     return out
 
 

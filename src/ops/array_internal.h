@@ -41,6 +41,9 @@ int64_t sm__array_int_at(const sm_tensor *t, int64_t i);
 /* 1 for the integer dtypes sm__array_int_at reads. */
 int sm__array_is_int(int dtype);
 
+/* Pad's and MirrorPad(Grad)'s checks of a paddings input against x: an [R, 2] integer matrix. */
+sm_status *sm__array_paddings_shape(const sm_tensor *x, const sm_tensor *pt);
+
 /* Set every element of dst to the single element of `value` (a scalar or 1-element tensor of the
  * same dtype). */
 sm_status *sm__array_fill(sm_tensor *dst, const sm_tensor *value);
@@ -74,6 +77,7 @@ SM_ARRAY_KERNEL(zeros_like);
 SM_ARRAY_KERNEL(ones_like);
 SM_ARRAY_KERNEL(range);
 SM_ARRAY_KERNEL(strided_slice);
+SM_ARRAY_KERNEL(strided_slice_grad); /* prepare: strided_slice's; registered by grad_array.c */
 SM_ARRAY_KERNEL(slice);
 SM_ARRAY_KERNEL(split);
 SM_ARRAY_KERNEL(split_v);
@@ -84,7 +88,7 @@ SM_ARRAY_KERNEL(pack);
 SM_ARRAY_KERNEL(transpose);
 SM_ARRAY_KERNEL(tile);
 SM_ARRAY_KERNEL(pad);
-SM_ARRAY_KERNEL(mirror_pad);
+SM_ARRAY_KERNEL(mirror_pad); /* its prepare is MirrorPadGrad's too (grad_array.c): state starts with int reflect */
 SM_ARRAY_KERNEL(reverse_v2);
 SM_ARRAY_KERNEL(broadcast_to);
 SM_ARRAY_KERNEL(gather_v2);

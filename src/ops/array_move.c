@@ -287,17 +287,23 @@ sm_status *sm__array_compute_tile(const void *state, sm_kctx *ctx) {
 
 /* ---- Pad, PadV2, MirrorPad -------------------------------------------------------------------- */
 
-static sm_status *read_paddings(const sm_tensor *x, const sm_tensor *pt, int64_t pad[][2], int64_t *od, int mirror,
-                                int reflect) {
-  int R = sm_tensor_rank(x);
+sm_status *sm__array_paddings_shape(const sm_tensor *x, const sm_tensor *pt) {
   char a[128], b[128];
   if (sm_tensor_rank(pt) != 2 || sm_tensor_dims(pt)[1] != 2)
     return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be a matrix with 2 columns: %s", sm__array_shape_str(pt, a, sizeof a));
-  if (sm_tensor_dims(pt)[0] != R)
+  if (sm_tensor_dims(pt)[0] != sm_tensor_rank(x))
     return sm_status_new(SM_INVALID_ARGUMENT, "The first dimension of paddings must be the rank of inputs%s %s",
                          sm__array_shape_str(pt, a, sizeof a), sm__array_shape_str(x, b, sizeof b));
   if (!sm__array_is_int(sm_tensor_dtype(pt)))
     return sm_status_new(SM_INVALID_ARGUMENT, "paddings must be int32 or int64, not %s", sm__array_dtype_str(sm_tensor_dtype(pt)));
+  return NULL;
+}
+
+static sm_status *read_paddings(const sm_tensor *x, const sm_tensor *pt, int64_t pad[][2], int64_t *od, int mirror,
+                                int reflect) {
+  int R = sm_tensor_rank(x);
+  sm_status *st = sm__array_paddings_shape(x, pt);
+  if (st) return st;
   const int64_t *dims = sm_tensor_dims(x);
   for (int i = 0; i < R; i++) {
     int64_t lo = sm__array_int_at(pt, 2 * i), hi = sm__array_int_at(pt, 2 * i + 1);

@@ -386,3 +386,43 @@ sm_status *sm__array_compute_unpack(const void *state, sm_kctx *ctx) {
   }
   return NULL;
 }
+
+/* ---- StridedSliceGrad ------------------------------------------------------------------------ */
+/* StridedSlice's gradient (grad_array.c registers it, with StridedSlice's prepare): a zero tensor
+ * of `shape` whose sliced elements are dy's. The slice is validated against that shape exactly as
+ * StridedSlice's, and dy must have the slice's final shape. */
+sm_status *sm__array_compute_strided_slice_grad(const void *state, sm_kctx *ctx) {
+  const sm_tensor *sh = sm__kctx_input(ctx, 0), *dy = sm__kctx_input(ctx, 4);
+  char a[128], b[128];
+  if (sm_tensor_rank(sh) != 1 || !(sm_tensor_dtype(sh) == SM_INT32 || sm_tensor_dtype(sh) == SM_INT64))
+    return sm_status_new(SM_INVALID_ARGUMENT, "StridedSliceGrad: shape must be a 1-D int32 or int64 tensor, got %s %s",
+                         sm__array_dtype_str(sm_tensor_dtype(sh)), sm__array_shape_str(sh, a, sizeof a));
+  int R = (int)sm_tensor_num_elements(sh);
+  if (sm_tensor_num_elements(sh) > SM_MAX_RANK)
+    return sm_status_new(SM_INVALID_ARGUMENT, "StridedSliceGrad: shape has %lld dims, more than %d",
+                         (long long)sm_tensor_num_elements(sh), SM_MAX_RANK);
+  int64_t dims[SM_MAX_RANK];
+  for (int i = 0; i < R; i++)
+    if ((dims[i] = sm__array_int_at(sh, i)) < 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "StridedSliceGrad: shape[%d] is negative: %lld", i, (long long)dims[i]);
+  sm_tensor *out;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(dy), R, dims, &out);
+  if (s) return s;
+  ss_plan p;
+  s = ss_validate(state, out, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), &p);
+  if (s) return s;
+  int same = sm_tensor_rank(dy) == p.final_rank;
+  for (int i = 0; same && i < p.final_rank; i++) same = sm_tensor_dims(dy)[i] == p.final[i];
+  if (!same)
+    return sm_status_new(SM_INVALID_ARGUMENT, "shape of dy was %s instead of %s", sm__array_shape_str(dy, a, sizeof a),
+                         sm_shape_str(p.final_rank, p.final, b, sizeof b));
+  if (sm_tensor_num_elements(dy) == 0) return NULL;
+  int64_t out_str[SM_MAX_RANK], dy_str[SM_MAX_RANK], dst_str[SM_MAX_RANK], off = 0;
+  sm__array_strides(p.rank, dims, out_str);
+  sm__array_strides(p.rank, p.proc, dy_str);
+  for (int i = 0; i < p.rank; i++) {
+    off += p.begin[i] * out_str[i];
+    dst_str[i] = p.stride[i] * out_str[i];
+  }
+  return sm__array_strided_copy(out, off, dst_str, dy, 0, dy_str, p.rank, p.proc);
+}

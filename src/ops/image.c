@@ -51,10 +51,10 @@ static sm_status *resize_prepare(const sm_node *n, void **state) {
   resize_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   const char *op = sm__node_op(n);
-  s->kind = !strcmp(op, "ResizeBilinear")          ? RS_BILINEAR
-            : !strcmp(op, "ResizeNearestNeighbor") ? RS_NEAREST
-            : !strcmp(op, "ResizeBicubic")         ? RS_BICUBIC
-                                                   : RS_AREA;
+  s->kind = !strncmp(op, "ResizeBilinear", 14)          ? RS_BILINEAR /* and their ...Grad */
+            : !strncmp(op, "ResizeNearestNeighbor", 21) ? RS_NEAREST
+            : !strncmp(op, "ResizeBicubic", 13)         ? RS_BICUBIC
+                                                        : RS_AREA;
   sm_status *st = bool_attr(n, "align_corners", &s->align_corners);
   if (!st && s->kind != RS_AREA) st = bool_attr(n, "half_pixel_centers", &s->half_pixel);
   if (!st && s->kind == RS_BICUBIC) {
@@ -400,7 +400,134 @@ static sm_status *resize_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- ResizeBilinearGrad, ResizeBicubicGrad, ResizeNearestNeighborGrad (session 20, e1) ------
+ * Each grads pixel (the resized image's) is added into the original pixels the forward read it
+ * from, with the forward's weights (the same taps as above; scales from original over resized
+ * size). As TF (resize_*_op.cc's ResizeGradImpl): the products in float, each cast to the output
+ * dtype and added in it: the accumulator is rounded to that dtype after every add (half, bfloat16
+ * and float), so the sums are TF's bit for bit up to summation order, which is TF's too. Output
+ * [N, H, W, C] with N and C from grads, H and W from original_image (its dtype) or from size
+ * (nearest: grads' dtype). */
+static double round_to(int dt, double v) {
+  switch (dt) {
+    case SM_FLOAT: return (float)v;
+    case SM_HALF: return sm__half_to_f32(sm__f32_to_half((float)v));
+    case SM_BFLOAT16: return sm__bf16_to_f32(sm__f32_to_bf16((float)v));
+    default: return v; /* double; integers sum exactly (in double: below 2^53) and wrap when stored */
+  }
+}
+
+static sm_status *resize_grad_compute(const void *state, sm_kctx *ctx) {
+  const resize_state *s = state;
+  const sm_tensor *g = sm__kctx_input(ctx, 0), *orig = sm__kctx_input(ctx, 1);
+  char buf[128];
+  int nn = s->kind == RS_NEAREST;
+  if (!nn && s->half_pixel && s->align_corners) /* (TF's nearest gradient takes both) */
+    return sm_status_new(SM_INVALID_ARGUMENT, "If half_pixel_centers is True, align_corners must be False.");
+  if (sm_tensor_rank(g) != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be 4-dimensional%s", nn ? "input" : "input_grad",
+                         sm_shape_str(sm_tensor_rank(g), sm_tensor_dims(g), buf, sizeof buf));
+  const int64_t *gd = sm_tensor_dims(g);
+  int64_t N = gd[0], OH = gd[1], OW = gd[2], C = gd[3], H, W;
+  int gdt = sm_tensor_dtype(g), odt;
+  if (nn) {
+    if (sm_tensor_rank(orig) != 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "shape_t must be 1-dimensional%s",
+                           sm_shape_str(sm_tensor_rank(orig), sm_tensor_dims(orig), buf, sizeof buf));
+    if (sm_tensor_num_elements(orig) != 2 || sm_tensor_dtype(orig) != SM_INT32)
+      return sm_status_new(SM_INVALID_ARGUMENT, "shape_t must have two elements%s",
+                           sm_shape_str(sm_tensor_rank(orig), sm_tensor_dims(orig), buf, sizeof buf));
+    H = ((const int32_t *)sm_tensor_data(orig))[0], W = ((const int32_t *)sm_tensor_data(orig))[1];
+    if (H <= 0 || W <= 0) return sm_status_new(SM_INVALID_ARGUMENT, "shape_t's elements must be positive");
+    odt = gdt;
+    if (!real_dtype(odt)) return sm__math_bad_dtype("ResizeNearestNeighborGrad", odt);
+  } else {
+    if (gdt != SM_FLOAT) return sm_status_new(SM_INVALID_ARGUMENT, "input_grad must be of type float%s", sm_dtype_name(gdt));
+    if (sm_tensor_rank(orig) != 4)
+      return sm_status_new(SM_INVALID_ARGUMENT, "original_image must be 4-dimensional%s",
+                           sm_shape_str(sm_tensor_rank(orig), sm_tensor_dims(orig), buf, sizeof buf));
+    H = sm_tensor_dims(orig)[1], W = sm_tensor_dims(orig)[2];
+    if (H >= INT32_MAX || W >= INT32_MAX)
+      return sm_status_new(SM_INVALID_ARGUMENT, "original sizes must be between 0 and max int32");
+    odt = sm_tensor_dtype(orig);
+    if (odt != SM_FLOAT && odt != SM_DOUBLE && (s->kind == RS_BICUBIC || !sm__math_is_f16(odt))) return sm__math_bad_dtype(sm__node_op(sm__kctx_node(ctx)), odt);
+  }
+  int64_t od[4] = {N, H, W, C};
+  sm_tensor *out;
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, odt, 4, od, &out);
+  int64_t nout = sm_tensor_num_elements(out), ng = sm_tensor_num_elements(g);
+  if (st || nout == 0 || ng == 0) return st;
+  float hs = resize_scale(H, OH, s->align_corners), ws = resize_scale(W, OW, s->align_corners);
+  double *acc = sm__kctx_scratch(ctx, (size_t)nout * sizeof *acc, &st);
+  if (!acc) return st;
+  memset(acc, 0, (size_t)nout * sizeof *acc);
+  double *gv = NULL; /* nearest: grads as doubles (integers exactly) */
+  float *gf = NULL;
+  if (nn) {
+    if (!(gv = sm__kctx_scratch(ctx, (size_t)ng * sizeof *gv, &st))) return st;
+    for (int64_t i = 0; i < ng; i++) gv[i] = sm__math_get_f64(g, i);
+  } else {
+    gf = (float *)sm_tensor_data(g);
+  }
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t y = 0; y < OH; y++) {
+      if (sm__kctx_check_stop(ctx)) return sm__kctx_check_stop(ctx);
+      for (int64_t x = 0; x < OW; x++) {
+        int64_t gi = ((b * OH + y) * OW + x) * C;
+        if (nn) {
+          int64_t oy = nn_index(s, y, hs, H), ox = nn_index(s, x, ws, W);
+          double *o = acc + ((b * H + oy) * W + ox) * C;
+          for (int64_t c = 0; c < C; c++) o[c] = round_to(odt, o[c] + gv[gi + c]);
+        } else if (s->kind == RS_BILINEAR) {
+          /* lin_weights' taps for y and x */
+          float fy = scaled(s->half_pixel, y, hs), fx = scaled(s->half_pixel, x, ws);
+          int64_t ty = (int64_t)floorf(fy), by = (int64_t)ceilf(fy), lxi = (int64_t)floorf(fx), rx = (int64_t)ceilf(fx);
+          ty = ty < 0 ? 0 : ty, by = by < H - 1 ? by : H - 1, lxi = lxi < 0 ? 0 : lxi, rx = rx < W - 1 ? rx : W - 1;
+          float yl = fy - floorf(fy), xl = fx - floorf(fx), iyl = 1.0f - yl, ixl = 1.0f - xl;
+          double *tl = acc + ((b * H + ty) * W + lxi) * C, *tr = acc + ((b * H + ty) * W + rx) * C;
+          double *bl = acc + ((b * H + by) * W + lxi) * C, *br = acc + ((b * H + by) * W + rx) * C;
+          for (int64_t c = 0; c < C; c++) {
+            float v = gf[gi + c];
+            tl[c] = round_to(odt, tl[c] + round_to(odt, v * iyl * ixl));
+            tr[c] = round_to(odt, tr[c] + round_to(odt, v * iyl * xl));
+            bl[c] = round_to(odt, bl[c] + round_to(odt, v * yl * ixl));
+            br[c] = round_to(odt, br[c] + round_to(odt, v * yl * xl));
+          }
+        } else {
+          cubic_w wy, wx;
+          cubic_weights(s, y, H, hs, 1, &wy);
+          cubic_weights(s, x, W, ws, 1, &wx);
+          for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 4; k++) {
+              double *o = acc + ((b * H + wy.idx[i]) * W + wx.idx[k]) * C;
+              for (int64_t c = 0; c < C; c++) o[c] = round_to(odt, o[c] + round_to(odt, gf[gi + c] * wy.w[i] * wx.w[k]));
+            }
+        }
+      }
+    }
+  void *op = sm_tensor_data(out);
+  for (int64_t i = 0; i < nout; i++) {
+    double v = acc[i];
+    switch (odt) {
+      case SM_FLOAT: ((float *)op)[i] = (float)v; break;
+      case SM_DOUBLE: ((double *)op)[i] = v; break;
+      case SM_HALF: ((uint16_t *)op)[i] = sm__f32_to_half((float)v); break;
+      case SM_BFLOAT16: ((uint16_t *)op)[i] = sm__f32_to_bf16((float)v); break;
+      case SM_INT8: ((int8_t *)op)[i] = (int8_t)(int64_t)v; break;
+      case SM_UINT8: ((uint8_t *)op)[i] = (uint8_t)(int64_t)v; break;
+      case SM_INT16: ((int16_t *)op)[i] = (int16_t)(int64_t)v; break;
+      case SM_UINT16: ((uint16_t *)op)[i] = (uint16_t)(int64_t)v; break;
+      case SM_INT32: ((int32_t *)op)[i] = (int32_t)(uint32_t)(int64_t)v; break;
+      default: ((int64_t *)op)[i] = (int64_t)v; break;
+    }
+  }
+  return NULL;
+}
+
 const sm_kernel sm_kernels_image[] = {
+    {"ResizeBicubicGrad", resize_prepare, resize_grad_compute, resize_release, 0},
+    {"ResizeBilinearGrad", resize_prepare, resize_grad_compute, resize_release, 0},
+    {"ResizeNearestNeighborGrad", resize_prepare, resize_grad_compute, resize_release, 0},
     {"ResizeArea", resize_prepare, resize_compute, resize_release, 0},
     {"ResizeBicubic", resize_prepare, resize_compute, resize_release, 0},
     {"ResizeBilinear", resize_prepare, resize_compute, resize_release, 0},
