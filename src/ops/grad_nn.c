@@ -4,8 +4,9 @@
  *        filter's shape from a tensor); NHWC and NCHW, VALID/SAME/EXPLICIT, strides, dilations;
  *   DepthwiseConv2dNativeBackpropFilter / BackpropInput   the depthwise ones (filter [KH,KW,C,M]);
  *   FusedBatchNormGrad, V2, V3   is_training true (batch statistics) and false (population ones);
- *   BatchNormWithGlobalNormalization and its Grad (TF1);  LRNGrad.
- * (Conv2DBackpropInputV2 and Conv3DBackpropInput are nn_conv_transpose.c's input gradient.)
+ *   BatchNormWithGlobalNormalization and its Grad (TF1).
+ * (Conv2DBackpropInputV2 and Conv3DBackpropInput are nn_conv_transpose.c's input gradient, LRNGrad
+ * is nn_loss.c's, beside LRN.)
  * And the shared helpers of grad_internal.h. Everything computes in double from channels-last
  * copies (half and bfloat16 widened) and rounds once; loops are direct, spread over the pool by
  * output element blocks (filter taps, input rows), so memory is linear in the tensors. Never writes
@@ -18,7 +19,6 @@
 #include "ops/math_int.h"
 #include "ops/nn_internal.h"
 
-static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && memcmp(s, lit, len) == 0; }
 static const char *dtn(int dt) { return sm_dtype_name(dt) ? sm_dtype_name(dt) : "?"; }
 
 /* ---- grad_internal.h ---------------------------------------------------------------------- */
@@ -120,20 +120,6 @@ sm_status *sm__g_shape_vec(const sm_tensor *t, int want, const char *what, int64
   return NULL;
 }
 
-/* A 5-entry list attr into dhw (and the batch and channel entries into nc). */
-static sm_status *five(const sm_node *n, const char *attr, int nchw, int64_t dhw[3], int64_t nc[2]) {
-  const int64_t *v;
-  size_t cnt;
-  sm_status *st = sm__node_attr_ints(n, attr, &v, &cnt);
-  if (st) return st;
-  if (cnt != 5)
-    return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window %s field must specify 5 dimensions", attr);
-  int d0 = nchw ? 2 : 1;
-  dhw[0] = v[d0], dhw[1] = v[d0 + 1], dhw[2] = v[d0 + 2];
-  nc[0] = v[0], nc[1] = v[nchw ? 1 : 4];
-  return NULL;
-}
-
 sm_status *sm__gw_prepare(const sm_node *n, int nd, int has_ksize, int has_dil, int explicit_ok, sm__gw *w) {
   memset(w, 0, sizeof *w);
   w->nd = nd;
@@ -152,32 +138,25 @@ sm_status *sm__gw_prepare(const sm_node *n, int nd, int has_ksize, int has_dil, 
     memcpy(w->pad + 2, w2.pad, sizeof w2.pad);
     return NULL;
   }
-  if ((st = sm__nn_data_format(n, 1, &w->nchw))) return st;
-  const char *p;
-  size_t plen;
-  if ((st = sm__node_attr_string(n, "padding", &p, &plen))) return st;
-  if (str_is(p, plen, "VALID"))
-    w->padding = SM_NN_VALID;
-  else if (str_is(p, plen, "SAME"))
-    w->padding = SM_NN_SAME;
-  else
-    return sm_status_new(SM_INVALID_ARGUMENT, "padding '%.*s' is not supported", (int)(plen > 32 ? 32 : plen), p);
+  int same;
+  if ((st = sm__nn_data_format(n, 1, &w->nchw)) || (st = sm__nn_same_padding(n, &same))) return st;
+  w->padding = same ? SM_NN_SAME : SM_NN_VALID;
   int64_t nc[2];
-  if ((st = five(n, "strides", w->nchw, w->stride, nc))) return st;
+  if ((st = sm__nn_five(n, "strides", "strides", w->nchw, w->stride, nc))) return st;
   if (nc[0] != 1 || nc[1] != 1)
     return sm_status_new(SM_INVALID_ARGUMENT,
                          "Current implementation does not yet support strides in the batch and depth dimensions.");
   for (int i = 0; i < 3; i++)
     if (w->stride[i] < 1) return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window strides must be positive");
   if (has_ksize) {
-    if ((st = five(n, "ksize", w->nchw, w->ksize, nc))) return st;
+    if ((st = sm__nn_five(n, "ksize", "ksize", w->nchw, w->ksize, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch or depth dimension.");
     for (int i = 0; i < 3; i++)
       if (w->ksize[i] < 1) return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window ksize must be positive.");
   }
   if (has_dil && sm__node_attr(n, "dilations")) {
-    if ((st = five(n, "dilations", w->nchw, w->dil, nc))) return st;
+    if ((st = sm__nn_five(n, "dilations", "dilations", w->nchw, w->dil, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_INVALID_ARGUMENT,
                            "Current implementation does not yet support dilations in the batch and depth dimensions.");
@@ -240,13 +219,14 @@ typedef struct cg_job {
   int64_t k[3], s[3], d[3], lead[3];
 } cg_job;
 
-/* Regular filter gradient: one filter tap (kd, kh, kw) per index, all [C, Co] of it. */
+/* The filter gradient: one filter tap (kd, kh, kw) per index, all of it: [C, Co] for a regular
+ * convolution (M = 0), [C, M] for a depthwise one (output channel c * M + m reads input channel c). */
 static void cg_filter_taps(void *ctx, int64_t begin, int64_t end) {
   const cg_job *j = ctx;
-  const int64_t C = j->C, Co = j->Co;
+  const int64_t C = j->C, Co = j->Co, M = j->M;
   for (int64_t t = begin; t < end; t++) {
     int64_t kd = t / (j->k[1] * j->k[2]), kh = t / j->k[2] % j->k[1], kw = t % j->k[2];
-    double *o = j->out + t * C * Co;
+    double *o = j->out + t * (M ? Co : C * Co);
     for (int64_t n = 0; n < j->N; n++)
       for (int64_t od = 0; od < j->OD; od++) {
         int64_t id = od * j->s[0] - j->lead[0] + kd * j->d[0];
@@ -259,35 +239,17 @@ static void cg_filter_taps(void *ctx, int64_t begin, int64_t end) {
             if (iw < 0 || iw >= j->W) continue;
             const double *xp = j->x + (((n * j->D + id) * j->H + ih) * j->W + iw) * C;
             const double *g = j->dy + (((n * j->OD + od) * j->OH + oh) * j->OW + ow) * Co;
+            if (M) {
+              for (int64_t c = 0; c < C; c++)
+                for (int64_t m = 0; m < M; m++) o[c * M + m] += xp[c] * g[c * M + m];
+              continue;
+            }
             for (int64_t ci = 0; ci < C; ci++) {
               const double xv = xp[ci];
               double *orow = o + ci * Co;
               for (int64_t co = 0; co < Co; co++) orow[co] += xv * g[co];
             }
           }
-        }
-      }
-  }
-}
-
-/* Depthwise filter gradient (2-D): one tap per index, all [C, M] of it. */
-static void cg_dw_filter_taps(void *ctx, int64_t begin, int64_t end) {
-  const cg_job *j = ctx;
-  const int64_t C = j->C, M = j->M, Co = C * M;
-  for (int64_t t = begin; t < end; t++) {
-    int64_t kh = t / j->k[2], kw = t % j->k[2];
-    double *o = j->out + t * Co;
-    for (int64_t n = 0; n < j->N; n++)
-      for (int64_t oh = 0; oh < j->OH; oh++) {
-        int64_t ih = oh * j->s[1] - j->lead[1] + kh * j->d[1];
-        if (ih < 0 || ih >= j->H) continue;
-        for (int64_t ow = 0; ow < j->OW; ow++) {
-          int64_t iw = ow * j->s[2] - j->lead[2] + kw * j->d[2];
-          if (iw < 0 || iw >= j->W) continue;
-          const double *xp = j->x + ((n * j->H + ih) * j->W + iw) * C;
-          const double *g = j->dy + ((n * j->OH + oh) * j->OW + ow) * Co;
-          for (int64_t c = 0; c < C; c++)
-            for (int64_t m = 0; m < M; m++) o[c * M + m] += xp[c] * g[c * M + m];
         }
       }
   }
@@ -447,7 +409,7 @@ static sm_status *cg_compute(const void *state, sm_kctx *ctx) {
   int64_t taps = j.k[0] * j.k[1] * j.k[2];
   double per = outs * (double)j.C * (dw ? (double)j.M : (double)j.Co);
   if (outs > 0)
-    sm__parallel_for(per * (double)taps < 65536.0 ? NULL : pool, taps, 1, dw ? cg_dw_filter_taps : cg_filter_taps, &j);
+    sm__parallel_for(per * (double)taps < 65536.0 ? NULL : pool, taps, 1, cg_filter_taps, &j);
   return sm__g_store(ctx, acc, out, 0);
 }
 
@@ -652,77 +614,6 @@ static sm_status *bng_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
-/* ---- LRNGrad ------------------------------------------------------------------------------- */
-typedef struct lrn_state {
-  int64_t radius;
-  float bias, alpha, beta;
-} lrn_state;
-
-static sm_status *lrn_prepare(const sm_node *n, void **state) {
-  lrn_state *s = calloc(1, sizeof *s);
-  if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  s->radius = 5, s->bias = 1, s->alpha = 1, s->beta = 0.5f;
-  sm_status *st = NULL;
-  if (sm__node_attr(n, "depth_radius")) st = sm__node_attr_int(n, "depth_radius", &s->radius);
-  if (!st && sm__node_attr(n, "bias")) st = sm__node_attr_float(n, "bias", &s->bias);
-  if (!st && sm__node_attr(n, "alpha")) st = sm__node_attr_float(n, "alpha", &s->alpha);
-  if (!st && sm__node_attr(n, "beta")) st = sm__node_attr_float(n, "beta", &s->beta);
-  if (!st && (s->radius < 0 || s->radius > INT32_MAX))
-    st = sm_status_new(SM_INVALID_ARGUMENT, "depth_radius = %lld larger than int max", (long long)s->radius);
-  if (st) {
-    free(s);
-    return st;
-  }
-  *state = s;
-  return NULL;
-}
-
-static sm_status *lrn_compute(const void *state, sm_kctx *ctx) {
-  const lrn_state *s = state;
-  if (sm__kctx_num_inputs(ctx) != 3) return sm_status_new(SM_INVALID_ARGUMENT, "expected 3 inputs");
-  const sm_tensor *g = sm__kctx_input(ctx, 0), *in = sm__kctx_input(ctx, 1), *out = sm__kctx_input(ctx, 2);
-  int dt = sm_tensor_dtype(g);
-  if (dt != SM_FLOAT && dt != SM_HALF && dt != SM_BFLOAT16)
-    return sm_status_new(SM_UNIMPLEMENTED, "LRNGrad: T=%s is not supported (float, half, bfloat16)", dtn(dt));
-  for (int i = 0; i < 3; i++) {
-    const sm_tensor *t = sm__kctx_input(ctx, i);
-    if (sm_tensor_rank(t) != 4) return sm_status_new(SM_INVALID_ARGUMENT, "inputs must be 4-dimensional");
-    for (int k = 0; k < 4; k++)
-      if (sm_tensor_dims(t)[k] != sm_tensor_dims(g)[k])
-        return sm_status_new(SM_INVALID_ARGUMENT, "input_grads, input_image, and out_image should have the same shape");
-  }
-  sm_tensor *o;
-  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, 4, sm_tensor_dims(g), &o);
-  if (st) return st;
-  const int64_t *d = sm_tensor_dims(g);
-  const int64_t D = d[3], rows = d[0] * d[1] * d[2];
-  if (D == 0 || rows == 0) return NULL;
-  double *acc = sm__kctx_scratch(ctx, (size_t)D * sizeof(double), &st);
-  if (!acc) return st;
-  const double alpha = s->alpha, beta = s->beta, bias = s->bias;
-  for (int64_t r = 0; r < rows; r++) {
-    const int64_t base = r * D;
-    for (int64_t k = 0; k < D; k++) acc[k] = 0;
-    for (int64_t jd = 0; jd < D; jd++) {
-      int64_t lo = jd - s->radius > 0 ? jd - s->radius : 0, hi = jd + s->radius + 1 < D ? jd + s->radius + 1 : D;
-      double norm = 0;
-      for (int64_t k = lo; k < hi; k++) {
-        double v = sm__math_get_f64(in, base + k);
-        norm += v * v;
-      }
-      norm = alpha * norm + bias;
-      double oj = sm__math_get_f64(out, base + jd), gj = sm__math_get_f64(g, base + jd);
-      for (int64_t k = lo; k < hi; k++) {
-        double dyi = -2.0 * alpha * beta * sm__math_get_f64(in, base + k) * oj / norm;
-        if (k == jd) dyi += pow(norm, -beta);
-        acc[k] += dyi * gj;
-      }
-    }
-    for (int64_t k = 0; k < D; k++) put(o, base + k, acc[k]);
-  }
-  return NULL;
-}
-
 const sm_kernel sm_kernels_grad_nn[] = {
     {"BatchNormWithGlobalNormalization", bng_prepare, bng_compute, free, 0},
     {"BatchNormWithGlobalNormalizationGrad", bng_prepare, bng_compute, free, 0},
@@ -735,6 +626,5 @@ const sm_kernel sm_kernels_grad_nn[] = {
     {"FusedBatchNormGrad", bn_prepare, bn_compute, free, 0},
     {"FusedBatchNormGradV2", bn_prepare, bn_compute, free, 0},
     {"FusedBatchNormGradV3", bn_prepare, bn_compute, free, 0},
-    {"LRNGrad", lrn_prepare, lrn_compute, free, 0},
     {NULL, NULL, NULL, NULL, 0},
 };

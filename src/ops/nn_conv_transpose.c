@@ -34,8 +34,8 @@ typedef struct ct_state {
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && memcmp(s, lit, len) == 0; }
 
-/* A 5-entry list attr (NDHWC, or NCDHW when ncdhw) into dhw[3]; batch and channel entries into nc[2]. */
-static sm_status *five(const sm_node *n, const char *attr, const char *what, int ncdhw, int64_t dhw[3],
+/* nn_internal.h */
+sm_status *sm__nn_five(const sm_node *n, const char *attr, const char *what, int ncdhw, int64_t dhw[3],
                        int64_t nc[2]) {
   const int64_t *v;
   size_t cnt;
@@ -70,11 +70,11 @@ static sm_status *prepare3d(const sm_node *n, ct_state *s) {
   else
     return sm_status_new(SM_INVALID_ARGUMENT, "padding '%.*s' is not supported", (int)(plen > 32 ? 32 : plen), p);
   int64_t nc[2];
-  if ((st = five(n, "strides", "strides", s->nchw, s->stride, nc))) return st;
+  if ((st = sm__nn_five(n, "strides", "strides", s->nchw, s->stride, nc))) return st;
   if (pool) {
     if (nc[0] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch dimension.");
     if (nc[1] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the depth dimension.");
-    if ((st = five(n, "ksize", "ksize", s->nchw, s->ksize, nc))) return st;
+    if ((st = sm__nn_five(n, "ksize", "ksize", s->nchw, s->ksize, nc))) return st;
     if (nc[0] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch dimension.");
     if (nc[1] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the depth dimension.");
     for (int i = 0; i < 3; i++)
@@ -87,7 +87,7 @@ static sm_status *prepare3d(const sm_node *n, ct_state *s) {
   for (int i = 0; i < 3; i++)
     if (s->stride[i] < 1) return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window strides must be positive");
   if (!pool && sm__node_attr(n, "dilations")) {
-    if ((st = five(n, "dilations", "dilations", s->nchw, s->dil, nc))) return st;
+    if ((st = sm__nn_five(n, "dilations", "dilations", s->nchw, s->dil, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_INVALID_ARGUMENT,
                            "Current implementation does not yet support dilation rates in the batch and depth "
