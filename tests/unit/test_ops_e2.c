@@ -4,7 +4,7 @@
  * Conv2DBackpropFilterV2, Conv2DBackpropInputV2 and MaxPoolGradGradWithArgmax have no CPU kernel
  * in TF; their cases hold what TF's V1 ops (the same computation) and MaxPoolWithArgmax give.
  * By hand, what TF cannot answer: an argmax out of range (TF 2.21 aborts the process on a CHECK)
- * is a clean error here. */
+ * is a clean error here; sizes that would need terabytes are refused. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +43,43 @@ static void test_argmax_out_of_range(void) {
     }
 }
 
+/* Hostile sizes: a filter_sizes / orig_input_shape that would need terabytes is refused cleanly
+ * (the output's size limit), not allocated or looped over. */
+static void test_hostile_sizes(void) {
+  sm_tensor *in[3] = {0}, *out[1] = {0};
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 4, (int64_t[]){1, 4, 4, 1}, &in[0]));
+  CHECK_OK(sm_tensor_new(SM_INT32, 1, (int64_t[]){4}, &in[1]));
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 4, (int64_t[]){1, 4, 4, 1}, &in[2]));
+  if (!in[1]) return;
+  int32_t *fs = sm_tensor_data(in[1]);
+  fs[0] = 1 << 20, fs[1] = 1 << 20, fs[2] = 1, fs[3] = 1;
+  sm_status *st = run_node("op: \"Conv2DBackpropFilter\" attr { key: \"T\" value { type: DT_FLOAT } } "
+                           "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                           "attr { key: \"padding\" value { s: \"SAME\" } }",
+                           3, in, 1, out);
+  CHECK(st != NULL);
+  sm_status_free(st);
+  sm_tensor_free(out[0]);
+  out[0] = NULL;
+  sm_tensor *a[2] = {0};
+  CHECK_OK(sm_tensor_new(SM_INT32, 1, (int64_t[]){4}, &a[0]));
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 4, (int64_t[]){1, 1, 1, 1}, &a[1]));
+  if (a[0]) {
+    int32_t *sh = sm_tensor_data(a[0]);
+    sh[0] = 1, sh[1] = 1 << 30, sh[2] = 1 << 30, sh[3] = 1;
+    st = run_node("op: \"AvgPoolGrad\" attr { key: \"T\" value { type: DT_FLOAT } } "
+                  "attr { key: \"ksize\" value { list { i: 1 i: 1073741824 i: 1073741824 i: 1 } } } "
+                  "attr { key: \"strides\" value { list { i: 1 i: 1073741824 i: 1073741824 i: 1 } } } "
+                  "attr { key: \"padding\" value { s: \"VALID\" } }",
+                  2, a, 1, out);
+    CHECK(st != NULL);
+    sm_status_free(st);
+  }
+  for (int i = 0; i < 3; i++) sm_tensor_free(in[i]);
+  for (int i = 0; i < 2; i++) sm_tensor_free(a[i]);
+  sm_tensor_free(out[0]);
+}
+
 int main(void) {
   tc_tolerance = 1e-5;
   int bad = 0;
@@ -51,5 +88,6 @@ int main(void) {
   printf("e2: %zu cases, %d failed\n", n, bad);
   CHECK(bad == 0);
   test_argmax_out_of_range();
+  test_hostile_sizes();
   TEST_MAIN_END();
 }
