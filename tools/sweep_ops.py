@@ -519,6 +519,44 @@ def make_cases(tf, np):
     C("nn", "max_pool1d/2d/3d", lambda x, y, z: (nn.max_pool1d(x, 2, 2, "SAME"), nn.max_pool2d(y, 3, 2, "VALID"), nn.max_pool3d(z, 2, 1, "SAME")), F(2, 7, 3), x4, F(1, 4, 4, 4, 2))
     C("nn", "max_pool_with_argmax", lambda x: nn.max_pool_with_argmax(x, 2, 2, "SAME"), x4)
     C("nn", "max_pool_with_argmax/batch", lambda x: nn.max_pool_with_argmax(x, 2, 2, "VALID", include_batch_in_index=True), x4)
+    # -- gradients (session 20, e2): what tf.GradientTape emits for convolutions, pools and normalizations
+    def grad(f, order=1):
+        """d sum(f(xs) * w) / d xs (w fixed pseudo-random weights); order 2: the gradient of that sum again."""
+        def g(*xs):
+            with tf.GradientTape(persistent=True) as t2:
+                for x in xs:
+                    t2.watch(x)
+                with tf.GradientTape() as t:
+                    for x in xs:
+                        t.watch(x)
+                    y = f(*xs)
+                    y = tf.reduce_sum(y * tf.cos(tf.reshape(tf.range(tf.size(y), dtype=y.dtype), tf.shape(y))))
+                gs = t.gradient(y, list(xs))
+                if order == 2:
+                    s2 = tf.add_n([tf.reduce_sum(q * tf.sin(q)) for q in gs if q is not None])
+            gs = t2.gradient(s2, list(xs)) if order == 2 else gs
+            return tuple(q for q in gs if q is not None)  # (no gradient for some inputs: left out)
+        return g
+    C("nn", "grad/conv2d", grad(lambda x, f: nn.conv2d(x, f, 2, "SAME")), x4, F(3, 3, 3, 4))
+    C("nn", "grad/conv2d/explicit", grad(lambda x, f: nn.conv2d(x, f, 1, [[0, 0], [1, 2], [0, 1], [0, 0]])), x4, F(2, 3, 3, 2))
+    C("nn", "grad/conv2d/float64", grad(lambda x, f: nn.conv2d(x, f, 1, "VALID")), F(1, 5, 5, 2, dt="float64"), F(2, 2, 2, 3, dt="float64"))
+    C("nn", "grad/conv3d", grad(lambda x, f: nn.conv3d(x, f, [1, 1, 2, 1, 1], "SAME")), F(1, 4, 5, 4, 2), F(2, 2, 2, 2, 3))
+    C("nn", "grad/depthwise_conv2d", grad(lambda x, f: nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "SAME")), x4, F(3, 3, 3, 2))
+    C("nn", "grad/max_pool2d", grad(lambda x: nn.max_pool2d(x, 3, 2, "SAME")), x4)
+    C("nn", "grad/max_pool2d/second_order", grad(lambda x: nn.max_pool2d(x, 2, 2, "VALID"), 2), x4)
+    C("nn", "grad/avg_pool2d", grad(lambda x: nn.avg_pool2d(x, 3, 2, "SAME")), x4)
+    C("nn", "grad/max_pool3d", grad(lambda x: nn.max_pool3d(x, 2, 1, "SAME")), F(1, 4, 4, 4, 2))
+    C("nn", "grad/max_pool3d/second_order", grad(lambda x: nn.max_pool3d(x, 2, 2, "VALID"), 2), F(1, 4, 4, 4, 2))
+    C("nn", "grad/avg_pool3d", grad(lambda x: nn.avg_pool3d(x, 2, 2, "VALID")), F(1, 4, 4, 4, 2))
+    C("nn", "grad/max_pool_with_argmax", grad(lambda x: nn.max_pool_with_argmax(x, 2, 2, "SAME")[0]), x4)
+    C("nn", "grad/fused_batch_norm/training", grad(lambda x, s, o: tf.compat.v1.nn.fused_batch_norm(x, s, o, epsilon=1e-3)[0]),
+      x4, F(3, lo=0.5, hi=1.5), F(3))
+    C("nn", "grad/fused_batch_norm/inference", grad(lambda x, s, o, mu, v: tf.compat.v1.nn.fused_batch_norm(
+        x, s, o, mu, v, epsilon=1e-3, is_training=False)[0]), x4, F(3, lo=0.5, hi=1.5), F(3), F(3), F(3, lo=0.5, hi=1))
+    C("nn", "grad/local_response_normalization", grad(lambda x: nn.local_response_normalization(x, 2, 1.0, 0.5, 0.75)), x4)
+    C("nn", "grad/dilation2d", grad(lambda x, f: nn.dilation2d(x, f, [1, 1, 1, 1], "SAME", "NHWC", [1, 1, 1, 1])), x4, F(2, 2, 3))
+    C("nn", "grad/fractional_max_pool", grad(lambda x: nn.fractional_max_pool(x, [1.0, 1.5, 1.5, 1.0], seed=3)[0]), x4)
+    C("nn", "grad/fractional_avg_pool", grad(lambda x: nn.fractional_avg_pool(x, [1.0, 1.5, 1.5, 1.0], seed=3)[0]), x4)
     C("nn", "batch_normalization", lambda x, mu, v: nn.batch_normalization(x, mu, v, 0.1, 1.2, 1e-3), x4, F(3), F(3, lo=0.5, hi=1))
     C("nn", "bias_add", lambda x, b: (nn.bias_add(x, b), nn.bias_add(tf.transpose(x, [0, 3, 1, 2]), b, data_format="NCHW")), x4, F(3))
     C("nn", "conv1d", lambda x, f: (nn.conv1d(x, f, 2, "SAME"), nn.conv1d(x, f, 1, "VALID", dilations=2)), F(2, 9, 3), F(3, 3, 4))

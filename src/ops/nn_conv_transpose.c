@@ -3,6 +3,8 @@
  *   Conv2DBackpropInput   (the forward op of Conv2DTranspose) NHWC and NCHW (NCHW is transposed
  *                         to NHWC and back), VALID/SAME/EXPLICIT, strides, dilations;
  *   Conv3DBackpropInputV2 NDHWC, VALID/SAME, strides, dilations;
+ *   Conv2DBackpropInputV2, Conv3DBackpropInput  the same with the input itself (for its shape) as
+ *                         input 0 instead of its shape vector;
  *   Conv3D                NDHWC and NCDHW (transposed to NDHWC and back, as TF's default oneDNN
  *                         build runs it), VALID/SAME, strides, dilations, groups (filter depth C / groups);
  *   MaxPool3D, AvgPool3D  NDHWC, VALID/SAME (windows clipped to the input: padding never wins a
@@ -21,6 +23,7 @@ enum { OP_CONV3D, OP_BACKPROP2D, OP_BACKPROP3D, OP_MAXPOOL3D, OP_AVGPOOL3D };
 
 typedef struct ct_state {
   int op;
+  int shape_in; /* Conv2DBackpropInputV2, Conv3DBackpropInput: input 0 is a tensor of the input's shape */
   int nchw;          /* Conv2DBackpropInput only */
   int padding;       /* SM_NN_VALID / SAME / EXPLICIT */
   int64_t ksize[3];  /* pools: D, H, W */
@@ -31,8 +34,8 @@ typedef struct ct_state {
 
 static int str_is(const char *s, size_t len, const char *lit) { return strlen(lit) == len && memcmp(s, lit, len) == 0; }
 
-/* A 5-entry list attr (NDHWC, or NCDHW when ncdhw) into dhw[3]; batch and channel entries into nc[2]. */
-static sm_status *five(const sm_node *n, const char *attr, const char *what, int ncdhw, int64_t dhw[3],
+/* nn_internal.h */
+sm_status *sm__nn_five(const sm_node *n, const char *attr, const char *what, int ncdhw, int64_t dhw[3],
                        int64_t nc[2]) {
   const int64_t *v;
   size_t cnt;
@@ -67,11 +70,11 @@ static sm_status *prepare3d(const sm_node *n, ct_state *s) {
   else
     return sm_status_new(SM_INVALID_ARGUMENT, "padding '%.*s' is not supported", (int)(plen > 32 ? 32 : plen), p);
   int64_t nc[2];
-  if ((st = five(n, "strides", "strides", s->nchw, s->stride, nc))) return st;
+  if ((st = sm__nn_five(n, "strides", "strides", s->nchw, s->stride, nc))) return st;
   if (pool) {
     if (nc[0] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch dimension.");
     if (nc[1] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the depth dimension.");
-    if ((st = five(n, "ksize", "ksize", s->nchw, s->ksize, nc))) return st;
+    if ((st = sm__nn_five(n, "ksize", "ksize", s->nchw, s->ksize, nc))) return st;
     if (nc[0] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the batch dimension.");
     if (nc[1] != 1) return sm_status_new(SM_UNIMPLEMENTED, "Pooling is not yet supported on the depth dimension.");
     for (int i = 0; i < 3; i++)
@@ -84,7 +87,7 @@ static sm_status *prepare3d(const sm_node *n, ct_state *s) {
   for (int i = 0; i < 3; i++)
     if (s->stride[i] < 1) return sm_status_new(SM_INVALID_ARGUMENT, "Sliding window strides must be positive");
   if (!pool && sm__node_attr(n, "dilations")) {
-    if ((st = five(n, "dilations", "dilations", s->nchw, s->dil, nc))) return st;
+    if ((st = sm__nn_five(n, "dilations", "dilations", s->nchw, s->dil, nc))) return st;
     if (nc[0] != 1 || nc[1] != 1)
       return sm_status_new(SM_INVALID_ARGUMENT,
                            "Current implementation does not yet support dilation rates in the batch and depth "
@@ -99,9 +102,10 @@ static sm_status *ct_prepare(const sm_node *n, void **state) {
   ct_state *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_NO_MEMORY, "out of memory");
   const char *op = sm__node_op(n);
-  s->op = !strcmp(op, "Conv3D")                  ? OP_CONV3D
-          : !strcmp(op, "Conv2DBackpropInput")   ? OP_BACKPROP2D
-          : !strcmp(op, "Conv3DBackpropInputV2") ? OP_BACKPROP3D
+  s->shape_in = !strcmp(op, "Conv2DBackpropInputV2") || !strcmp(op, "Conv3DBackpropInput");
+  s->op = !strcmp(op, "Conv3D")                                              ? OP_CONV3D
+          : !strcmp(op, "Conv2DBackpropInput") || !strcmp(op, "Conv2DBackpropInputV2") ? OP_BACKPROP2D
+          : !strcmp(op, "Conv3DBackpropInputV2") || !strcmp(op, "Conv3DBackpropInput") ? OP_BACKPROP3D
           : !strcmp(op, "MaxPool3D")             ? OP_MAXPOOL3D
                                                  : OP_AVGPOOL3D;
   for (int i = 0; i < 3; i++) s->ksize[i] = s->stride[i] = s->dil[i] = 1;
@@ -389,9 +393,16 @@ static sm_status *backprop(const ct_state *s, sm_kctx *ctx) {
   if (st) return st;
   /* the input's shape, in the op's data_format */
   int szt = sm_tensor_dtype(sz);
-  if (szt != SM_INT32 && szt != SM_INT64)
+  int64_t nsz = sm_tensor_num_elements(sz), xs[5];
+  if (s->shape_in) { /* the V2 / V1-3D forms: input 0 is the input itself, for its shape */
+    if (sm_tensor_rank(sz) != nd)
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: input must be %d-dimensional: %s", label, nd,
+                           sm_shape_str(sm_tensor_rank(sz), sm_tensor_dims(sz), b1, sizeof b1));
+    memcpy(xs, sm_tensor_dims(sz), (size_t)nd * sizeof(int64_t));
+    nsz = nd;
+  } else if (szt != SM_INT32 && szt != SM_INT64)
     return sm_status_new(SM_INVALID_ARGUMENT, "input_sizes must be int32 or int64, got %s", dtn(szt));
-  if (sm_tensor_rank(sz) != 1)
+  if (!s->shape_in && sm_tensor_rank(sz) != 1)
     return sm_status_new(SM_INVALID_ARGUMENT, "%s: input_sizes input must be 1-dim, not %d", label, sm_tensor_rank(sz));
   if (sm_tensor_rank(f) != nd)
     return sm_status_new(SM_INVALID_ARGUMENT, "%s: filter must be %d-dimensional: %s", label, nd,
@@ -400,9 +411,8 @@ static sm_status *backprop(const ct_state *s, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "%s: out_backprop must be %d-dimensional: %s", label, nd,
                          sm_shape_str(sm_tensor_rank(dy), sm_tensor_dims(dy), b1, sizeof b1));
   const int64_t *fd = sm_tensor_dims(f), *gd = sm_tensor_dims(dy);
-  int64_t nsz = sm_tensor_num_elements(sz), xs[5];
   int cax = s->nchw ? 1 : nd - 1; /* channel axis */
-  for (int64_t i = 0; i < nsz && i < nd; i++)
+  for (int64_t i = 0; i < nsz && i < nd && !s->shape_in; i++)
     xs[i] = szt == SM_INT32 ? ((const int32_t *)sm_tensor_data(sz))[i] : ((const int64_t *)sm_tensor_data(sz))[i];
   if (!three && nsz == 2) { /* [H, W]: batch from out_backprop, depth from the filter */
     int64_t h = xs[0], w = xs[1];
@@ -501,7 +511,9 @@ static sm_status *ct_compute(const void *state, sm_kctx *ctx) {
 const sm_kernel sm_kernels_nn_conv_transpose[] = {
     {"AvgPool3D", ct_prepare, ct_compute, free, 0},
     {"Conv2DBackpropInput", ct_prepare, ct_compute, free, 0},
+    {"Conv2DBackpropInputV2", ct_prepare, ct_compute, free, 0},
     {"Conv3D", ct_prepare, ct_compute, free, 0},
+    {"Conv3DBackpropInput", ct_prepare, ct_compute, free, 0},
     {"Conv3DBackpropInputV2", ct_prepare, ct_compute, free, 0},
     {"MaxPool3D", ct_prepare, ct_compute, free, 0},
     {NULL, NULL, NULL, NULL, 0},

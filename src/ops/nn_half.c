@@ -1,7 +1,7 @@
 /* nn_half.c - half and bfloat16 products (Keras mixed precision: dtype policy "mixed_float16" or
  * "mixed_bfloat16" computes Dense, Conv*, attention and RNN cells in 16 bits) as a plan-time graph
  * rewrite (sm_rewrites_nn_half, run by src/runtime/rewrite.h): a MatMul, BatchMatMul[V2],
- * Einsum, Conv2D, DepthwiseConv2dNative, Conv3D, Conv2DBackpropInput or Conv3DBackpropInputV2 (and
+ * Einsum, Conv2D, DepthwiseConv2dNative, Conv3D, Conv2DBackpropInput[V2], Conv3DBackpropInput[V2] (and
  * the BiasAdd / BiasAddV1 that follows one, and the pools: MaxPool, AvgPool, MaxPool3D, AvgPool3D)
  * whose T is DT_HALF or DT_BFLOAT16 becomes
  *     Cast(each 16-bit operand -> float), the same op on float (same attrs, T = float), Cast(-> T)
@@ -43,6 +43,8 @@ static const struct {
     {"Conv2DBackpropInput", 6u,
      {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"}, 0},
     {"Conv3DBackpropInputV2", 6u, {"strides", "padding", "data_format", "dilations", "Tshape"}, 0},
+    {"Conv2DBackpropInputV2", 7u, {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"}, 0},
+    {"Conv3DBackpropInput", 7u, {"strides", "padding", "dilations"}, 0},
     {"BiasAdd", 3u, {"data_format"}, 0},
     {"BiasAddV1", 3u, {NULL}, 0},
     {"MaxPool", 1u, {"ksize", "strides", "padding", "explicit_paddings", "data_format"}, 0},
@@ -127,6 +129,8 @@ const sm_rewrite_rule sm_rewrites_nn_half[] = {
     {"Conv3D", HALF_RULE, widen},
     {"Conv2DBackpropInput", HALF_RULE, widen},
     {"Conv3DBackpropInputV2", HALF_RULE, widen},
+    {"Conv2DBackpropInputV2", HALF_RULE, widen},
+    {"Conv3DBackpropInput", HALF_RULE, widen},
     {"BiasAdd", HALF_RULE, widen},
     {"BiasAddV1", HALF_RULE, widen},
     {"MaxPool", HALF_RULE, widen},

@@ -131,6 +131,9 @@ sm_status *sm__nn_out_size(int64_t in, int64_t k, int64_t dilation, int64_t stri
  * `has_ksize` (pools). Checks what TF checks at construction (4 entries, batch/depth entries 1). */
 sm_status *sm__nn_window_prepare(const sm_node *n, int has_ksize, int dilations_ok, int explicit_ok,
                                  sm__nn_window *w);
+/* A 5-entry list attr (NDHWC, or NCDHW when ncdhw) into dhw[3]; batch and channel entries into nc[2];
+ * `what` names it in the message (nn_conv_transpose.c). */
+sm_status *sm__nn_five(const sm_node *n, const char *attr, const char *what, int ncdhw, int64_t dhw[3], int64_t nc[2]);
 /* data_format only: *nchw = 1 for "NCHW"; `allow5d` also takes NDHWC/NCDHW (channel last/second). */
 sm_status *sm__nn_data_format(const sm_node *n, int allow5d, int *nchw);
 /* The attr padding, "SAME" (*same = 1) or "VALID" (*same = 0); others refused, naming the value. */

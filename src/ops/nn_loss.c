@@ -3,7 +3,7 @@
  * tf.linalg.global_norm, tf.clip_by_global_norm), SoftmaxCrossEntropyWithLogits (2-D, the two
  * inputs broadcast against each other) and SparseSoftmaxCrossEntropyWithLogits (loss and
  * backprop outputs), InTopK / InTopKV2 (tf.math.in_top_k: a target out of range, or a row
- * with any prediction that is not finite, is false) and LRN (tf.nn.local_response_normalization). half,
+ * with any prediction that is not finite, is false) and LRN (tf.nn.local_response_normalization) with LRNGrad. half,
  * bfloat16, float and double as TF's CPU kernels (half/bfloat16 computed in float), TF's
  * messages for bad input. Checked against TensorFlow by tests/unit/test_ops_api.c
  * (tools/gen_api_cases.py). */
@@ -252,6 +252,53 @@ static sm_status *lrn_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* LRNGrad (the gradient a tf.GradientTape over LRN emits), TF's LRNGradOp: for each depth j
+ * and each k in j's window, d out_j / d in_k, times grads_j, summed into k. */
+static sm_status *lrn_grad_compute(const void *state, sm_kctx *ctx) {
+  const lrn_state *s = state;
+  if (sm__kctx_num_inputs(ctx) != 3) return sm_status_new(SM_INVALID_ARGUMENT, "expected 3 inputs");
+  const sm_tensor *g = sm__kctx_input(ctx, 0), *in = sm__kctx_input(ctx, 1), *out = sm__kctx_input(ctx, 2);
+  int dt = sm_tensor_dtype(g);
+  if (dt != SM_FLOAT && dt != SM_HALF && dt != SM_BFLOAT16) return sm__math_bad_dtype("LRNGrad", dt);
+  for (int i = 0; i < 3; i++) {
+    const sm_tensor *t = sm__kctx_input(ctx, i);
+    if (sm_tensor_rank(t) != 4) return sm_status_new(SM_INVALID_ARGUMENT, "inputs must be 4-dimensional");
+    for (int k = 0; k < 4; k++)
+      if (sm_tensor_dims(t)[k] != sm_tensor_dims(g)[k])
+        return sm_status_new(SM_INVALID_ARGUMENT, "input_grads, input_image, and out_image should have the same shape");
+  }
+  sm_tensor *o;
+  sm_status *st = sm__kctx_alloc_output(ctx, 0, dt, 4, sm_tensor_dims(g), &o);
+  if (st) return st;
+  const int64_t *d = sm_tensor_dims(g);
+  const int64_t D = d[3], rows = d[0] * d[1] * d[2];
+  if (D == 0 || rows == 0) return NULL;
+  double *acc = sm__kctx_scratch(ctx, (size_t)D * sizeof(double), &st);
+  if (!acc) return st;
+  const double alpha = s->alpha, beta = s->beta, bias = s->bias;
+  for (int64_t r = 0; r < rows; r++) {
+    const int64_t base = r * D;
+    for (int64_t k = 0; k < D; k++) acc[k] = 0;
+    for (int64_t jd = 0; jd < D; jd++) {
+      int64_t lo = jd - s->radius > 0 ? jd - s->radius : 0, hi = jd + s->radius + 1 < D ? jd + s->radius + 1 : D;
+      double norm = 0;
+      for (int64_t k = lo; k < hi; k++) {
+        double v = sm__math_get_f64(in, base + k);
+        norm += v * v;
+      }
+      norm = alpha * norm + bias;
+      double oj = sm__math_get_f64(out, base + jd), gj = sm__math_get_f64(g, base + jd);
+      for (int64_t k = lo; k < hi; k++) {
+        double dyi = -2.0 * alpha * beta * sm__math_get_f64(in, base + k) * oj / norm;
+        if (k == jd) dyi += pow(norm, -beta);
+        acc[k] += dyi * gj;
+      }
+    }
+    for (int64_t k = 0; k < D; k++) put(o, base + k, acc[k]);
+  }
+  return NULL;
+}
+
 const sm_kernel sm_kernels_nn_loss[] = {
     {"L2Loss", NULL, l2loss_compute, NULL, 0},
     {"SoftmaxCrossEntropyWithLogits", NULL, xent_compute, NULL, 0},
@@ -259,5 +306,6 @@ const sm_kernel sm_kernels_nn_loss[] = {
     {"InTopK", intopk_prepare, intopk_compute, free, 0},
     {"InTopKV2", intopk_prepare, intopk_compute, free, 0},
     {"LRN", lrn_prepare, lrn_compute, free, 0},
+    {"LRNGrad", lrn_prepare, lrn_grad_compute, free, 0},
     {0},
 };
