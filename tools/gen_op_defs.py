@@ -97,6 +97,9 @@ Dawsn Expint FresnelCos FresnelSin Spence Betainc TridiagonalSolve TridiagonalMa
 MatrixSquareRoot MatrixLogarithm Eig
 QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAndDequantizeV4 UnicodeScript
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
+StatefulUniform StatefulUniformInt StatefulUniformFullInt StatefulStandardNormal StatefulStandardNormalV2
+StatefulTruncatedNormal StatefulRandomBinomial RngReadAndSkip RngSkip NonDeterministicInts StatelessRandomBinomial
+RandomPoisson
 """.split()
 
 

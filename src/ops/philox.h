@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "runtime/kernel.h"
+
 typedef struct philox {
   uint32_t ctr[4], key[2];
 } philox;
@@ -69,5 +71,11 @@ static inline uint32_t single_next(single *s) {
   }
   return s->buf[s->used++];
 }
+
+/* random.c's fill (TF's FillPhiloxRandom as its stateful and stateless kernels run it): t's
+ * elements, of t's dtype, drawn from gen by distribution `dist` (SM_RNG_*); SM_RNG_INT draws
+ * lo + bits % (hi - lo), hi > lo checked by the caller. random_stateful.c's ops share it. */
+enum { SM_RNG_UNIFORM, SM_RNG_NORMAL, SM_RNG_TRUNCATED, SM_RNG_INT, SM_RNG_FULLINT };
+void sm__random_fill(sm_kctx *ctx, int dist, philox gen, int64_t lo, int64_t hi, sm_tensor *t);
 
 #endif

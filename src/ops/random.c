@@ -36,7 +36,7 @@
 
 /* ---- distributions -------------------------------------------------------------------------- */
 
-enum { D_UNIFORM, D_NORMAL, D_TRUNCATED, D_INT, D_FULLINT };
+enum { D_UNIFORM = SM_RNG_UNIFORM, D_NORMAL = SM_RNG_NORMAL, D_TRUNCATED = SM_RNG_TRUNCATED, D_INT = SM_RNG_INT, D_FULLINT = SM_RNG_FULLINT };
 
 static float u32_to_float(uint32_t x) { return sm__f32_from_bits(0x3f800000u | (x & 0x7fffffu)) - 1.0f; }
 static void box_muller_f(uint32_t x0, uint32_t x1, float *f0, float *f1) {
@@ -152,6 +152,15 @@ static void fill(sm_kctx *ctx, rjob *j, philox gen, sm_tensor *t) {
   if (j->n == 0) return;
   int64_t groups = (j->n + j->group - 1) / j->group;
   sm__parallel_for(sm__kctx_pool(ctx), groups, j->dist == D_TRUNCATED ? 256 : 4096, fill_groups, j);
+}
+
+void sm__random_fill(sm_kctx *ctx, int dist, philox gen, int64_t lo, int64_t hi, sm_tensor *t) {
+  rjob j = {dist, sm_tensor_dtype(t), {{0}, {0}}, 0, 0, (uint64_t)lo, (uint64_t)hi - (uint64_t)lo, NULL};
+  if (!is_wide(j.dtype)) {
+    j.lo = (uint32_t)lo;
+    j.range = (uint32_t)hi - (uint32_t)lo;
+  }
+  fill(ctx, &j, gen, t);
 }
 
 /* ---- inputs --------------------------------------------------------------------------------- */
@@ -371,7 +380,8 @@ static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
  * last-first from their buffers, as TF's SampleBuffer does. alpha == 1 is an exponential
  * (-log1p(-u)); alpha < 1 boosts d by one and scales by u^(1/alpha). The stateless ops need `shape`
  * to end with alpha's shape; RandomGamma's output is shape + alpha's shape. StatelessRandomPoisson
- * (shape, seed, lam) and RandomPoissonV2 (shape, rate; seed, seed2) draw the same way, one
+ * (shape, seed, lam), RandomPoissonV2 (shape, rate; seed, seed2) and the older RandomPoisson (rate
+ * of the output's dtype) draw the same way, one
  * sample per 256 Philox calls, from TF's PoissonFunctor (uniform doubles, last-first). */
 typedef struct gjob {
   philox base;
@@ -508,7 +518,9 @@ static sm_status *gamma_prepare(const sm_node *node, void **state) {
   const char *oattr = s->kind == K_STATEFUL && !s->poisson ? "T" : "dtype";
   sm_status *st = sm__node_attr_type(node, oattr, &s->dtype);
   s->pdtype = s->dtype;
-  if (!st && s->poisson) st = sm__node_attr_type(node, s->kind == K_STATEFUL ? "R" : "Rtype", &s->pdtype);
+  /* RandomPoisson (V1): the rate's dtype is the output's */
+  if (!st && s->poisson && strcmp(op, "RandomPoisson"))
+    st = sm__node_attr_type(node, s->kind == K_STATEFUL ? "R" : "Rtype", &s->pdtype);
   for (int k = 0; !st && k < 2; k++) {
     const int dt = k ? s->pdtype : s->dtype;
     if (dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && (!s->poisson || (dt != SM_INT32 && dt != SM_INT64)))
@@ -1034,6 +1046,7 @@ const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessParameterizedTruncatedNormal", NULL, ptn_compute, NULL, 0},
     {"RandomPoissonV2", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"RandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
     {"RandomShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
     {"StatelessMultinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},

