@@ -2,8 +2,8 @@
 """gen_e4_cases.py - writes tests/unit/e4_cases.h: the random ops of session 20 (e4) that need no
 state variable, against TensorFlow (eager tf.raw_ops, TF's CPU kernels): StatelessRandomBinomial
 (every T and output dtype, broadcasting, the inversion / BTRS / p > 0.5 / edge branches),
-RandomIndexShuffle, RandomCrop, ParameterizedTruncatedNormal and the candidate
-samplers, with TF's error texts for bad input. The resource-state ops are checked through saved
+RandomIndexShuffle (every index and seed dtype, block sizes 16..64 bits, per-row seeds, rounds) and
+the candidate samplers, with TF's error texts for bad input. The resource-state ops are checked through saved
 models (tools/gen_e4_models.py). Outputs compared bit for bit.
 
 Uses the machinery of tools/gen_array_cases.py. Run: build/venv/bin/python tools/gen_e4_cases.py
@@ -51,8 +51,36 @@ def binomial():
     B("err seed shape", [2], 1.0, 0.5, seed=A([1, 2, 3], i64))
 
 
+def index_shuffle():
+    u32, u64 = np.uint32, np.uint64
+    for dt in (i32, i64, u32, u64):
+        for sdt in (i32, i64, u32, u64):
+            case("RandomIndexShuffle %s seed %s" % (np.dtype(dt).name, np.dtype(sdt).name), "RandomIndexShuffle",
+                 [("index", A(list(range(10)), dt)), ("seed", A([1, 2, 3], sdt)), ("max_index", A(9, dt))])
+    S = lambda name, idx, seed, mx, dt=i64, attrs=None: case(  # noqa: E731
+        "RandomIndexShuffle " + name, "RandomIndexShuffle", [("index", A(idx, dt)), ("seed", A(seed, i64)), ("max_index", A(mx, dt))],
+        attrs)
+    S("scalar", 5, [7, 8, 9], 100)
+    S("max 0", [0, 0], [1, 1, 1], 0)
+    S("max 1", [0, 1], [4, 5, 6], 1)
+    S("big max", [0, 1, 2**40, 12345678901], [11, 22, 33], 2**41)
+    S("max 2^32", [0, 5, 2**32], [3, 2, 1], 2**32)
+    S("near 2^64", [0, 2**62], [9, 9, 9], 2**63 - 1)
+    S("uint64 top", [0, 2**63 + 5], [5, 6, 7], 2**64 - 1, dt=np.uint64)
+    S("per-row seed", [1, 2, 3], [[1, 2, 3], [4, 5, 6], [7, 8, 9]], 50)
+    S("vector max", [1, 2, 3], [1, 2, 3], [5, 500, 50000])
+    S("scalar index, seeds", 3, [[1, 2, 3], [4, 5, 6]], 10)
+    S("rounds 8", list(range(6)), [1, 2, 3], 70000, attrs={"rounds": 8})
+    S("negative seed", [4, 5], [-1, -2, -3], 1000)
+    S("empty", np.zeros([0], i64), [1, 2, 3], 10)
+    S("err index matrix", [[1, 2]], [1, 2, 3], 10)
+    S("err seed shape", [1, 2], [1, 2], 10)
+    S("err max shape", [1, 2], [1, 2, 3], [10, 11, 12])
+
+
 def main():
     binomial()
+    index_shuffle()
     g.write_unit_header("e4_cases")
 
 

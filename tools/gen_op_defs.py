@@ -99,7 +99,7 @@ QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAn
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
 StatefulUniform StatefulUniformInt StatefulUniformFullInt StatefulStandardNormal StatefulStandardNormalV2
 StatefulTruncatedNormal StatefulRandomBinomial RngReadAndSkip RngSkip NonDeterministicInts StatelessRandomBinomial
-RandomPoisson
+RandomPoisson RandomIndexShuffle RandomCrop
 """.split()
 
 

@@ -4,6 +4,7 @@
  * by random.c and image_random.c (the fractional pools, the bounding-box samplers). */
 #ifndef SM_OPS_PHILOX_H
 #define SM_OPS_PHILOX_H
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -77,5 +78,9 @@ static inline uint32_t single_next(single *s) {
  * lo + bits % (hi - lo), hi > lo checked by the caller. random_stateful.c's ops share it. */
 enum { SM_RNG_UNIFORM, SM_RNG_NORMAL, SM_RNG_TRUNCATED, SM_RNG_INT, SM_RNG_FULLINT };
 void sm__random_fill(sm_kctx *ctx, int dist, philox gen, int64_t lo, int64_t hi, sm_tensor *t);
+/* A seeded stateful op's generator (prepare): TF's PhiloxRandom(seed, seed2) from the node's attrs
+ * (both 0, where TF seeds from the clock: one hashed from the node name), and *used, a new zeroed
+ * counter (free it) of the Philox calls its runs have reserved (TF's GuardedPhiloxRandom). */
+sm_status *sm__random_node_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used);
 
 #endif

@@ -251,7 +251,7 @@ static sm_status *int_range(sm_kctx *ctx, int i, rjob *j) {
 
 /* The stateful ops' generator: TF's PhiloxRandom(seed, seed2); both 0 (TF: the clock) gives one
  * hashed from the node name, so a node draws the same in every process. */
-static sm_status *stateful_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used) {
+sm_status *sm__random_node_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used) {
   int64_t seed = 0, seed2 = 0;
   sm_status *st = NULL;
   if (sm__node_attr(node, "seed")) st = sm__node_attr_int(node, "seed", &seed);
@@ -320,7 +320,7 @@ static sm_status *rand_prepare(const sm_node *node, void **state) {
                 : dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16;
   if (!st && !ok)
     st = sm_status_new(SM_INVALID_ARGUMENT, "%s of dtype %s is not supported", op, sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
-  if (!st && s->kind == K_STATEFUL) st = stateful_gen(node, &s->gen, &s->used);
+  if (!st && s->kind == K_STATEFUL) st = sm__random_node_gen(node, &s->gen, &s->used);
   if (st) {
     rand_release(s);
     return st;
@@ -528,7 +528,7 @@ static sm_status *gamma_prepare(const sm_node *node, void **state) {
                          k ? (s->kind == K_STATEFUL ? "R" : "Rtype") : oattr, sm_dtype_numpy_name(dt),
                          s->poisson ? ", int32, int64" : "");
   }
-  if (!st && s->kind == K_STATEFUL) st = stateful_gen(node, &s->gen, &s->used);
+  if (!st && s->kind == K_STATEFUL) st = sm__random_node_gen(node, &s->gen, &s->used);
   if (st) {
     gamma_release(s);
     return st;
@@ -636,7 +636,7 @@ static sm_status *multinomial_prepare(const sm_node *node, void **state) {
   if (sm__node_attr(node, "output_dtype")) st = sm__node_attr_type(node, "output_dtype", &s->out_dtype);
   if (!st && s->out_dtype != SM_INT32 && s->out_dtype != SM_INT64)
     st = sm_status_new(SM_INVALID_ARGUMENT, "output_dtype must be int32 or int64, not %s", sm_dtype_numpy_name(s->out_dtype));
-  if (!st && s->stateful) st = stateful_gen(node, &s->gen, &s->used);
+  if (!st && s->stateful) st = sm__random_node_gen(node, &s->gen, &s->used);
   if (st) {
     multinomial_release(s);
     return st;
@@ -723,7 +723,7 @@ static sm_status *shuffle_prepare(const sm_node *node, void **state) {
   mstate *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
   s->stateful = !strcmp(sm__node_op(node), "RandomShuffle");
-  sm_status *st = s->stateful ? stateful_gen(node, &s->gen, &s->used) : NULL;
+  sm_status *st = s->stateful ? sm__random_node_gen(node, &s->gen, &s->used) : NULL;
   if (st) {
     multinomial_release(s);
     return st;

@@ -18,6 +18,7 @@
  * here after a bounded number of tries. */
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -509,6 +510,187 @@ static sm_status *binom_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- RandomIndexShuffle ------------------------------------------------------------------------
+ * TF's random_index_shuffle.cc: a Simon-style Feistel cipher of block B = max(16, ceil(log2(max)) made
+ * even) bits, words of W = B / 2 bits (every value kept to W bits, as std::bitset<W> keeps it), key
+ * schedule from the 3 seed words, `rounds` round keys; the index is encrypted until it is <= max_index
+ * (cycle walking). TF walks forever when an index > max_index starts a cycle with no value in range:
+ * here that is an error after 2^20 steps (every in-range walk of a block up to 2^20 values ends sooner;
+ * a larger block's values are at least a quarter in range). */
+static uint64_t rotl_w(uint64_t x, int r, int w, uint64_t m) { return ((x << r) | (x >> (w - r))) & m; }
+static uint64_t rotr_w(uint64_t x, int r, int w, uint64_t m) { return ((x >> r) | (x << (w - r))) & m; }
+static uint64_t simon_f(uint64_t x, int w, uint64_t m) { return (rotl_w(x, 1, w, m) & rotl_w(x, 8, w, m)) ^ rotl_w(x, 2, w, m); }
+
+static int index_shuffle(uint64_t index, const uint32_t key[3], uint64_t max_index, int rounds, uint64_t *out) {
+  if (max_index == 0) {
+    *out = 0;
+    return 1;
+  }
+  int b = (int)ceil(log2((double)max_index));
+  b = b + b % 2;
+  if (b < 16) b = 16;
+  if (b > 64) b = 64;
+  const int w = b / 2;
+  const uint64_t m = ((uint64_t)1 << w) - 1;
+  uint64_t rk[64], z = 0x7369f885192c0ef5ull & m;
+  const uint64_t c = 0xfffffffcull & m;
+  for (int i = 0; i < 3; i++) rk[i] = key[i] & m;
+  for (int i = 3; i < rounds; i++) {
+    rk[i] = c ^ (z & 1) ^ rk[i - 3] ^ rotr_w(rk[i - 1], 3, w, m) ^ rotr_w(rk[i - 1], 4, w, m);
+    z >>= 1;
+  }
+  uint64_t v = index;
+  for (int steps = 0; steps < (1 << 20); steps++) {
+    uint64_t left = (w == 64 ? 0 : v >> w) & m, right = v & m;
+    for (int i = 0; i + 1 < rounds; i += 2) {
+      left ^= simon_f(right, w, m);
+      left ^= rk[i];
+      right ^= simon_f(left, w, m);
+      right ^= rk[i + 1];
+    }
+    v = left << w | right;
+    if (v <= max_index) {
+      *out = v;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static sm_status *shuffle_idx_prepare(const sm_node *node, void **state) {
+  int64_t rounds = 4;
+  sm_status *st = sm__node_attr(node, "rounds") ? sm__node_attr_int(node, "rounds", &rounds) : NULL;
+  if (st) return st;
+  if (rounds < 4 || rounds % 2 || rounds > 64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "RandomIndexShuffle: rounds must be even, at least 4 and at most 64, not %lld",
+                         (long long)rounds);
+  int *p = malloc(sizeof *p);
+  if (!p) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  *p = (int)rounds;
+  *state = p;
+  return NULL;
+}
+
+static sm_status *shuffle_idx_compute(const void *state, sm_kctx *ctx) {
+  const int rounds = *(const int *)state;
+  const sm_tensor *idx = sm__kctx_input(ctx, 0), *seed = sm__kctx_input(ctx, 1), *mx = sm__kctx_input(ctx, 2);
+  const int dt = sm_tensor_dtype(idx), sdt = sm_tensor_dtype(seed);
+  char b[64];
+  if (dt != SM_INT32 && dt != SM_INT64 && dt != SM_UINT32 && dt != SM_UINT64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "RandomIndexShuffle: no CPU kernel for dtype %s", sm_dtype_name(dt));
+  if (sm_tensor_dtype(mx) != dt) return sm_status_new(SM_INVALID_ARGUMENT, "RandomIndexShuffle: max_index must be %s", sm_dtype_name(dt));
+  const int all_scalar = sm_tensor_rank(idx) == 0 && sm_tensor_rank(seed) == 1 && sm_tensor_rank(mx) == 0;
+  int64_t n = sm_tensor_num_elements(idx) > sm_tensor_num_elements(mx) ? sm_tensor_num_elements(idx) : sm_tensor_num_elements(mx);
+  if (sm_tensor_num_elements(seed) / 3 > n) n = sm_tensor_num_elements(seed) / 3;
+  if (!(sm_tensor_rank(idx) == 0 || (sm_tensor_rank(idx) == 1 && sm_tensor_dims(idx)[0] == n)))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Index bust be a scalar or vector.");
+  if (!((sm_tensor_rank(seed) == 1 && sm_tensor_dims(seed)[0] == 3) ||
+        (sm_tensor_rank(seed) == 2 && sm_tensor_dims(seed)[0] == n && sm_tensor_dims(seed)[1] == 3))) {
+    shape_text(seed, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "Seed must be a vector of size [3] or a matrix of size [%lld, 3] but got %s.", (long long)n, b);
+  }
+  if (!(sm_tensor_rank(mx) == 0 || (sm_tensor_rank(mx) == 1 && sm_tensor_dims(mx)[0] == n))) {
+    shape_text(mx, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "Maxval must be a scalar or a vector of the same size as index but got %s", b);
+  }
+  if (sdt != SM_INT32 && sdt != SM_INT64 && sdt != SM_UINT32 && sdt != SM_UINT64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Invalid seed type: %s", sm_dtype_numpy_name(sdt));
+  sm_tensor *out;
+  sm_status *st = sm__kctx_alloc_output_uninit(ctx, 0, dt, all_scalar ? 0 : 1, &n, &out);
+  if (st) return st;
+  const int wide = dt == SM_INT64 || dt == SM_UINT64;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t row = sm_tensor_rank(seed) == 1 ? 0 : i;
+    uint32_t key[3];
+    for (int k = 0; k < 3; k++) {
+      const void *d = sm_tensor_data(seed);
+      key[k] = sdt == SM_INT32 || sdt == SM_UINT32 ? ((const uint32_t *)d)[3 * row + k] : (uint32_t)((const uint64_t *)d)[3 * row + k];
+    }
+    const uint64_t x = wide ? (uint64_t)int_at(idx, sm_tensor_rank(idx) ? i : 0) : (uint64_t)int_at(idx, sm_tensor_rank(idx) ? i : 0),
+                   hi = (uint64_t)int_at(mx, sm_tensor_rank(mx) ? i : 0);
+    uint64_t r;
+    if (!index_shuffle(x, key, hi, rounds, &r))
+      return sm_status_new(SM_INVALID_ARGUMENT, "RandomIndexShuffle: index %llu never maps to one <= max_index %llu (TF loops forever)",
+                           (unsigned long long)x, (unsigned long long)hi);
+    if (wide) ((uint64_t *)sm_tensor_data(out))[i] = r;
+    else ((uint32_t *)sm_tensor_data(out))[i] = (uint32_t)r;
+  }
+  return NULL;
+}
+
+/* ---- RandomCrop -------------------------------------------------------------------------------
+ * TF's random_crop_op.cc: a [h, w, c] image cropped to size (int64 [2]) at offsets drawn by one
+ * reserved Philox call a run (SimplePhilox: the width's offset from the first uint32, then the
+ * height's), any element type. */
+typedef struct crop_state {
+  philox gen;
+  _Atomic uint64_t *used;
+} crop_state;
+
+static void crop_release(void *p) {
+  crop_state *s = p;
+  if (s) free((void *)s->used);
+  free(s);
+}
+
+static sm_status *crop_prepare(const sm_node *node, void **state) {
+  crop_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  sm_status *st = sm__random_node_gen(node, &s->gen, &s->used);
+  if (st) {
+    crop_release(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
+static sm_status *crop_compute(const void *state, sm_kctx *ctx) {
+  const crop_state *s = state;
+  const sm_tensor *img = sm__kctx_input(ctx, 0), *size = sm__kctx_input(ctx, 1);
+  char b[64];
+  if (sm_tensor_rank(img) != 3) {
+    shape_text(img, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be 3-dimensional%s", b);
+  }
+  if (sm_tensor_rank(size) != 1) {
+    shape_text(size, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "shape_t must be 1-dimensional%s", b);
+  }
+  if (sm_tensor_num_elements(size) != 2 || sm_tensor_dtype(size) != SM_INT64) {
+    shape_text(size, b, sizeof b);
+    return sm_status_new(SM_INVALID_ARGUMENT, "shape_t must have two elements%s", b);
+  }
+  const int64_t th = ((const int64_t *)sm_tensor_data(size))[0], tw = ((const int64_t *)sm_tensor_data(size))[1];
+  const int64_t *d = sm_tensor_dims(img);
+  const int64_t h = d[0], w = d[1], ch = d[2];
+  const size_t es = sm_dtype_size(sm_tensor_dtype(img));
+  if (!es) return sm_status_new(SM_INVALID_ARGUMENT, "RandomCrop: no CPU kernel for dtype %s", sm_dtype_name(sm_tensor_dtype(img)));
+  if (th < 0 || tw < 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "RandomCrop: size must not be negative, got [%lld, %lld]", (long long)th, (long long)tw);
+  sm_tensor *out;
+  sm_status *st = sm__kctx_alloc_output_uninit(ctx, 0, sm_tensor_dtype(img), 3, (int64_t[]){th, tw, ch}, &out);
+  if (st) return st;
+  if (w < tw)
+    return sm_status_new(SM_FAILED_PRECONDITION, "width must be >= target_width: width = %lld, target_width = %lld", (long long)w, (long long)tw);
+  if (h < th)
+    return sm_status_new(SM_FAILED_PRECONDITION, "height must be >= target_height: height = %lld, target_height = %lld", (long long)h,
+                         (long long)th);
+  philox g = s->gen;
+  philox_skip(&g, atomic_fetch_add(s->used, 1));
+  uint32_t r[4];
+  philox_next(&g, r);
+  int used = 0;
+  int64_t ow = 0, oh = 0;
+  if (w > tw) ow = (int64_t)(r[used++] % (uint32_t)(w - tw + 1));
+  if (h > th) oh = (int64_t)(r[used++] % (uint32_t)(h - th + 1));
+  const size_t row = (size_t)tw * (size_t)ch * es;
+  for (int64_t y = 0; y < th && row; y++)
+    memcpy((char *)sm_tensor_data(out) + (size_t)y * row, (const char *)sm_tensor_data(img) + (((size_t)(y + oh) * (size_t)w + (size_t)ow) * (size_t)ch) * es,
+           row);
+  return NULL;
+}
+
 const sm_kernel sm_kernels_random_stateful[] = {
     {"StatefulUniform", stateful_prepare, stateful_compute, free, 0},
     {"StatefulStandardNormalV2", stateful_prepare, stateful_compute, free, 0},
@@ -521,5 +703,7 @@ const sm_kernel sm_kernels_random_stateful[] = {
     {"NonDeterministicInts", ndi_prepare, ndi_compute, free, 0},
     {"StatefulRandomBinomial", binom_prepare, binom_compute, free, 0},
     {"StatelessRandomBinomial", binom_prepare, binom_compute, free, 0},
+    {"RandomIndexShuffle", shuffle_idx_prepare, shuffle_idx_compute, free, 0},
+    {"RandomCrop", crop_prepare, crop_compute, crop_release, 0},
     {0},
 };

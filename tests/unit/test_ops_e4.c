@@ -201,6 +201,49 @@ static void test_poisson_v1(void) {
   }
 }
 
+/* RandomCrop (removed from TF's graphs at GraphDef version 8: TF 2.21 will not run it): the output
+ * is the input's [oh:oh+th, ow:ow+tw] for offsets in range, the same for a given seed in every
+ * process and moving from run to run; TF's messages for a crop larger than the image. */
+static void test_random_crop(void) {
+  sm_tensor *in[2] = {0}, *out = NULL;
+  CHECK_OK(sm_tensor_new(SM_INT32, 3, (int64_t[]){5, 7, 2}, &in[0]));
+  CHECK_OK(sm_tensor_new(SM_INT64, 1, (int64_t[]){2}, &in[1]));
+  if (!in[0] || !in[1]) goto done;
+  for (int i = 0; i < 70; i++) ((int32_t *)sm_tensor_data(in[0]))[i] = i;
+  ((int64_t *)sm_tensor_data(in[1]))[0] = 3;
+  ((int64_t *)sm_tensor_data(in[1]))[1] = 4;
+  const char *node = "op: \"RandomCrop\" attr { key: \"T\" value { type: DT_INT32 } } attr { key: \"seed\" value { i: 5 } } "
+                     "attr { key: \"seed2\" value { i: 6 } }";
+  int offsets = 0;
+  for (int runs = 1; runs <= 4; runs++) {
+    CHECK_OK(run_node_n(node, 2, in, 1, &out, runs));
+    if (!out) continue;
+    CHECK(sm_tensor_rank(out) == 3 && sm_tensor_dims(out)[0] == 3 && sm_tensor_dims(out)[1] == 4 && sm_tensor_dims(out)[2] == 2);
+    const int32_t *o = sm_tensor_data(out);
+    const int oh = o[0] / 14, ow = (o[0] % 14) / 2;
+    CHECK(o[0] % 2 == 0 && oh <= 2 && ow <= 3);
+    for (int y = 0; y < 3; y++)
+      for (int x = 0; x < 4; x++)
+        for (int c = 0; c < 2; c++) CHECK(o[(y * 4 + x) * 2 + c] == ((y + oh) * 7 + x + ow) * 2 + c);
+    offsets |= 1 << (oh * 4 + ow);
+    sm_tensor_free(out);
+    out = NULL;
+  }
+  CHECK(offsets & (offsets - 1)); /* not the same crop on all 4 runs */
+  ((int64_t *)sm_tensor_data(in[1]))[0] = 6;
+  sm_status *st = run_node(node, 2, in, 1, &out);
+  CHECK(st && strstr(sm_status_message(st), "height must be >= target_height: height = 5, target_height = 6"));
+  sm_status_free(st);
+  sm_tensor_free(out);
+  out = NULL;
+  ((int64_t *)sm_tensor_data(in[1]))[0] = 5;
+  ((int64_t *)sm_tensor_data(in[1]))[1] = 7;
+  CHECK_OK(run_node(node, 2, in, 1, &out)); /* the whole image */
+  CHECK(out && sm_tensor_equal(out, in[0]));
+done:
+  sm_tensor_free(in[0]), sm_tensor_free(in[1]), sm_tensor_free(out);
+}
+
 int main(void) {
   tc_tolerance = 0;
   int bad = 0;
@@ -212,5 +255,6 @@ int main(void) {
   test_v1_normal();
   test_nondeterministic_ints();
   test_poisson_v1();
+  test_random_crop();
   TEST_MAIN_END();
 }
