@@ -78,9 +78,40 @@ def index_shuffle():
     S("err max shape", [1, 2], [1, 2, 3], [10, 11, 12])
 
 
+def samplers():
+    tc = A([[1, 5], [3, 3], [0, 9]], i64)
+    for op in ("UniformCandidateSampler", "LogUniformCandidateSampler", "LearnedUnigramCandidateSampler",
+               "ThreadUnsafeUnigramCandidateSampler"):
+        for unique in (False, True):
+            for run2 in ("", " [run2]"):
+                case("%s unique=%s%s" % (op, unique, run2), op, [("true_classes", tc)],
+                     {"num_true": 2, "num_sampled": 6, "unique": unique, "range_max": 10, "seed": 3, "seed2": 4})
+        C = lambda name, tcl, nt, ns, rng, unique=True, seed=(3, 4): case(  # noqa: E731
+            "%s %s" % (op, name), op, [("true_classes", A(tcl, i64))],
+            {"num_true": nt, "num_sampled": ns, "unique": unique, "range_max": rng, "seed": seed[0], "seed2": seed[1]})
+        C("big range", [[123456, 7]], 2, 20, 1000000, unique=False)
+        # eager TF keeps one kernel per distinct attrs: the [run2] twin follows its first run at once
+        C("all of range", [[0], [4]], 1, 5, 5, seed=(17, 18))
+        C("all of range [run2]", [[0], [4]], 1, 5, 5, seed=(17, 18))
+        C("one", [[0]], 1, 1, 1)
+        C("empty batch", np.zeros([0, 1], i64), 1, 3, 7)
+        C("other seed", [[2]], 1, 4, 50, seed=(99, 0))
+        C("err range too small", [[1]], 1, 6, 5)
+        C("err num_true", [[1, 2]], 1, 3, 10)
+        C("err not matrix", [1, 2], 1, 3, 10)
+        C("err out of range", [[10]], 1, 3, 10)
+        C("err negative class", [[-1]], 1, 3, 10)
+    for run2 in ("", " [run2]"):
+        case("AllCandidateSampler" + run2, "AllCandidateSampler", [("true_classes", tc)],
+             {"num_true": 2, "num_sampled": 10, "unique": True, "seed": 1, "seed2": 2})
+    case("AllCandidateSampler err out of range", "AllCandidateSampler", [("true_classes", tc)],
+         {"num_true": 2, "num_sampled": 6, "unique": False, "seed": 1, "seed2": 2})
+
+
 def main():
     binomial()
     index_shuffle()
+    samplers()
     g.write_unit_header("e4_cases")
 
 
