@@ -167,7 +167,7 @@ void sm__random_fill(sm_kctx *ctx, int dist, philox gen, int64_t lo, int64_t hi,
 
 static void shape_text(const sm_tensor *t, char *buf, size_t cap) { sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), buf, cap); }
 
-static int64_t int_at(const sm_tensor *t, int64_t i) {
+int64_t sm__random_int_at(const sm_tensor *t, int64_t i) {
   const void *d = sm_tensor_data(t);
   switch (sm_tensor_dtype(t)) {
     case SM_INT32: return ((const int32_t *)d)[i];
@@ -177,7 +177,7 @@ static int64_t int_at(const sm_tensor *t, int64_t i) {
 }
 
 /* TF's MakeShape: a vector of int32/int64 dimensions, each >= 0. */
-static sm_status *shape_input(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]) {
+sm_status *sm__random_shape(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]) {
   char b[64];
   int dt = sm_tensor_dtype(t);
   if (sm_tensor_rank(t) != 1 || (dt != SM_INT32 && dt != SM_INT64)) {
@@ -187,7 +187,7 @@ static sm_status *shape_input(const sm_tensor *t, int *rank, int64_t dims[SM_MAX
   int64_t n = sm_tensor_num_elements(t);
   if (n > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "shape has %lld dimensions, more than %d", (long long)n, SM_MAX_RANK);
   for (int64_t i = 0; i < n; i++) {
-    dims[i] = int_at(t, i);
+    dims[i] = sm__random_int_at(t, i);
     if (dims[i] < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Dimension %lld must be >= 0", (long long)dims[i]);
   }
   *rank = (int)n;
@@ -202,7 +202,7 @@ static sm_status *seed_input(const sm_tensor *seed, philox *out) {
     return sm_status_new(SM_INVALID_ARGUMENT, "seed must have shape [2], not %s", b);
   }
   if (dt != SM_INT32 && dt != SM_INT64) return sm_status_new(SM_INVALID_ARGUMENT, "Invalid seed type: %s", sm_dtype_numpy_name(dt));
-  *out = philox_from_seeds((uint64_t)int_at(seed, 0), (uint64_t)int_at(seed, 1));
+  *out = philox_from_seeds((uint64_t)sm__random_int_at(seed, 0), (uint64_t)sm__random_int_at(seed, 1));
   return NULL;
 }
 
@@ -238,7 +238,7 @@ static sm_status *key_counter_input(sm_kctx *ctx, int first, philox *out) {
 
 /* minval / maxval (inputs i, i+1, scalars checked before): minval < maxval, once there is output. */
 static sm_status *int_range(sm_kctx *ctx, int i, rjob *j) {
-  int64_t l = int_at(sm__kctx_input(ctx, i), 0), h = int_at(sm__kctx_input(ctx, i + 1), 0);
+  int64_t l = sm__random_int_at(sm__kctx_input(ctx, i), 0), h = sm__random_int_at(sm__kctx_input(ctx, i + 1), 0);
   if (l >= h) return sm_status_new(SM_INVALID_ARGUMENT, "Need minval < maxval, got %lld >= %lld", (long long)l, (long long)h);
   j->lo = (uint64_t)l;
   j->range = (uint64_t)h - (uint64_t)l;
@@ -333,7 +333,7 @@ static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
   const rstate *s = state;
   int rank;
   int64_t dims[SM_MAX_RANK];
-  sm_status *st = shape_input(sm__kctx_input(ctx, 0), &rank, dims);
+  sm_status *st = sm__random_shape(sm__kctx_input(ctx, 0), &rank, dims);
   philox gen = {{0}, {0}};
   int range_in = s->kind == K_STATELESS ? 2 : s->kind == K_V2 ? 4 : 1;
   if (!st && s->kind == K_STATELESS) {
@@ -554,7 +554,7 @@ static sm_status *gamma_compute(const void *state, sm_kctx *ctx) {
   int rank;
   int64_t dims[SM_MAX_RANK];
   char b[64];
-  sm_status *st = shape_input(sm__kctx_input(ctx, 0), &rank, dims);
+  sm_status *st = sm__random_shape(sm__kctx_input(ctx, 0), &rank, dims);
   if (st) return st;
   const sm_tensor *alpha = sm__kctx_input(ctx, s->kind == K_STATELESS ? 2 : s->kind == K_V2 ? 4 : 1);
   const int ar = sm_tensor_rank(alpha);
@@ -964,7 +964,7 @@ static sm_status *ptn_compute(const void *state, sm_kctx *ctx) {
   }
   int rank;
   int64_t dims[SM_MAX_RANK];
-  if ((s = shape_input(shape, &rank, dims))) return s;
+  if ((s = sm__random_shape(shape, &rank, dims))) return s;
   int ends = rank >= brank;
   for (int k = 0; ends && k < brank; k++) ends = dims[rank - brank + k] == bdims[k];
   if (!ends) return sm_status_new(SM_INVALID_ARGUMENT, "Shape passed in must end with broadcasted shape.");

@@ -32,33 +32,6 @@ enum { ALG_PHILOX = 1, ALG_THREEFRY = 2 };
 
 static void shape_text(const sm_tensor *t, char *buf, size_t cap) { sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), buf, cap); }
 
-static int64_t int_at(const sm_tensor *t, int64_t i) {
-  const void *d = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_INT32: return ((const int32_t *)d)[i];
-    case SM_UINT32: return ((const uint32_t *)d)[i];
-    default: return ((const int64_t *)d)[i];
-  }
-}
-
-/* TF's MakeShape over a shape input. */
-static sm_status *shape_of(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]) {
-  char b[64];
-  int dt = sm_tensor_dtype(t);
-  if (sm_tensor_rank(t) != 1 || (dt != SM_INT32 && dt != SM_INT64)) {
-    shape_text(t, b, sizeof b);
-    return sm_status_new(SM_INVALID_ARGUMENT, "shape must be a vector of {int32,int64}, got shape %s", b);
-  }
-  int64_t n = sm_tensor_num_elements(t);
-  if (n > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "shape has %lld dimensions, more than %d", (long long)n, SM_MAX_RANK);
-  for (int64_t i = 0; i < n; i++) {
-    dims[i] = int_at(t, i);
-    if (dims[i] < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Dimension %lld must be >= 0", (long long)dims[i]);
-  }
-  *rank = (int)n;
-  return NULL;
-}
-
 /* TF's GetScalar: input i a scalar of dtype dt. */
 static sm_status *scalar_in(sm_kctx *ctx, int i, int dt, int64_t *v) {
   const sm_tensor *t = sm__kctx_input(ctx, i);
@@ -70,7 +43,7 @@ static sm_status *scalar_in(sm_kctx *ctx, int i, int dt, int64_t *v) {
   if (sm_tensor_dtype(t) != dt)
     return sm_status_new(SM_INVALID_ARGUMENT, "dtype of input %d (0-based) must be %s, not %s", i, sm_dtype_numpy_name(dt),
                          sm_dtype_numpy_name(sm_tensor_dtype(t)));
-  *v = int_at(t, 0);
+  *v = sm__random_int_at(t, 0);
   return NULL;
 }
 
@@ -188,8 +161,8 @@ static sm_status *stateful_compute(const void *state, sm_kctx *ctx) {
       }
       if (sm_tensor_dtype(t) != s->dtype) return sm_status_new(SM_INVALID_ARGUMENT, "minval and maxval must be %s", sm_dtype_name(s->dtype));
     }
-    lo = int_at(sm__kctx_input(ctx, 3), 0);
-    hi = int_at(sm__kctx_input(ctx, 4), 0);
+    lo = sm__random_int_at(sm__kctx_input(ctx, 3), 0);
+    hi = sm__random_int_at(sm__kctx_input(ctx, 4), 0);
     int less = s->dtype == SM_UINT64 ? (uint64_t)lo < (uint64_t)hi : lo < hi;
     if (!less) {
       if (s->dtype == SM_UINT64)
@@ -199,7 +172,7 @@ static sm_status *stateful_compute(const void *state, sm_kctx *ctx) {
   }
   int rank;
   int64_t dims[SM_MAX_RANK];
-  if ((st = shape_of(sm__kctx_input(ctx, s->v1 ? 1 : 2), &rank, dims))) return st;
+  if ((st = sm__random_shape(sm__kctx_input(ctx, s->v1 ? 1 : 2), &rank, dims))) return st;
   sm_tensor *out;
   if ((st = sm__kctx_alloc_output_uninit(ctx, 0, s->dtype, rank, dims, &out))) return st;
   philox gen;
@@ -249,7 +222,7 @@ static sm_status *ndi_compute(const void *state, sm_kctx *ctx) {
   const int dt = *(const int *)state;
   int rank;
   int64_t dims[SM_MAX_RANK];
-  sm_status *st = shape_of(sm__kctx_input(ctx, 0), &rank, dims);
+  sm_status *st = sm__random_shape(sm__kctx_input(ctx, 0), &rank, dims);
   sm_tensor *out;
   if (st || (st = sm__kctx_alloc_output_uninit(ctx, 0, dt, rank, dims, &out))) return st;
   const int64_t n = sm_tensor_num_elements(out);
@@ -469,7 +442,7 @@ static sm_status *binom_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "Input shape should have dtype {int32, int64}.");
   int rank;
   int64_t dims[SM_MAX_RANK];
-  sm_status *st = shape_of(shape, &rank, dims);
+  sm_status *st = sm__random_shape(shape, &rank, dims);
   if (st) return st;
   int ends = rank >= j.brank;
   for (int k = 0; ends && k < j.brank; k++) ends = dims[rank - j.brank + k] == j.bdims[k];
@@ -481,7 +454,7 @@ static sm_status *binom_compute(const void *state, sm_kctx *ctx) {
       shape_text(a, b0, sizeof b0);
       return sm_status_new(SM_INVALID_ARGUMENT, "algorithm must be of shape [], not %s", b0);
     }
-    alg = int_at(a, 0);
+    alg = sm__random_int_at(a, 0);
   }
   j.spb = 1;
   j.nb = 1;
@@ -498,7 +471,7 @@ static sm_status *binom_compute(const void *state, sm_kctx *ctx) {
     const sm_tensor *seed = sm__kctx_input(ctx, 1);
     const int sdt = sm_tensor_dtype(seed);
     if (sdt != SM_INT32 && sdt != SM_INT64) return sm_status_new(SM_INVALID_ARGUMENT, "Invalid seed type: %s", sm_dtype_numpy_name(sdt));
-    j.gen = philox_from_seeds((uint64_t)int_at(seed, 0), (uint64_t)int_at(seed, 1));
+    j.gen = philox_from_seeds((uint64_t)sm__random_int_at(seed, 0), (uint64_t)sm__random_int_at(seed, 1));
   }
   if (!n) return NULL;
   j.counts = counts;
@@ -606,8 +579,8 @@ static sm_status *shuffle_idx_compute(const void *state, sm_kctx *ctx) {
       const void *d = sm_tensor_data(seed);
       key[k] = sdt == SM_INT32 || sdt == SM_UINT32 ? ((const uint32_t *)d)[3 * row + k] : (uint32_t)((const uint64_t *)d)[3 * row + k];
     }
-    const uint64_t x = wide ? (uint64_t)int_at(idx, sm_tensor_rank(idx) ? i : 0) : (uint64_t)int_at(idx, sm_tensor_rank(idx) ? i : 0),
-                   hi = (uint64_t)int_at(mx, sm_tensor_rank(mx) ? i : 0);
+    const uint64_t x = wide ? (uint64_t)sm__random_int_at(idx, sm_tensor_rank(idx) ? i : 0) : (uint64_t)sm__random_int_at(idx, sm_tensor_rank(idx) ? i : 0),
+                   hi = (uint64_t)sm__random_int_at(mx, sm_tensor_rank(mx) ? i : 0);
     uint64_t r;
     if (!index_shuffle(x, key, hi, rounds, &r))
       return sm_status_new(SM_INVALID_ARGUMENT, "RandomIndexShuffle: index %llu never maps to one <= max_index %llu (TF loops forever)",
