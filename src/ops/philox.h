@@ -73,6 +73,22 @@ static inline uint32_t single_next(single *s) {
   return s->buf[s->used++];
 }
 
+/* TF's UniformDistribution<PhiloxRandom, double> as its samplers take it (SampleBuffer): two doubles a
+ * Philox call, the next one last-first; a buffer of normals refills the same way. */
+typedef struct dbuf {
+  double v[2];
+  int left;
+} dbuf;
+static inline double next_uniform(philox *g, dbuf *b) {
+  if (!b->left) {
+    uint32_t s[4];
+    philox_next(g, s);
+    b->v[0] = u64_to_double(s[0], s[1]);
+    b->v[1] = u64_to_double(s[2], s[3]);
+    b->left = 2;
+  }
+  return b->v[--b->left];
+}
 /* random.c's fill (TF's FillPhiloxRandom as its stateful and stateless kernels run it): t's
  * elements, of t's dtype, drawn from gen by distribution `dist` (SM_RNG_*); SM_RNG_INT draws
  * lo + bits % (hi - lo), hi > lo checked by the caller. random_stateful.c's ops share it. */

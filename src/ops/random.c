@@ -403,21 +403,6 @@ static void gamma_store(const gjob *j, int64_t e, double v) {
   }
 }
 
-/* The next double of a two-element buffer refilled by one Philox call (normal or uniform). */
-typedef struct dbuf {
-  double v[2];
-  int left;
-} dbuf;
-static double next_uniform(philox *g, dbuf *b) {
-  if (!b->left) {
-    uint32_t s[4];
-    philox_next(g, s);
-    b->v[0] = u64_to_double(s[0], s[1]);
-    b->v[1] = u64_to_double(s[2], s[3]);
-    b->left = 2;
-  }
-  return b->v[--b->left];
-}
 static double next_normal(philox *g, dbuf *b) {
   if (!b->left) {
     uint32_t s[4];

@@ -240,22 +240,6 @@ static sm_status *ndi_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- binomial -------------------------------------------------------------------------------- */
 
-typedef struct dbuf {
-  double v[2];
-  int left;
-} dbuf;
-/* TF's UniformDistribution<PhiloxRandom, double>, two a call, taken last-first. */
-static double next_uniform(philox *g, dbuf *b) {
-  if (!b->left) {
-    uint32_t s[4];
-    philox_next(g, s);
-    b->v[0] = u64_to_double(s[0], s[1]);
-    b->v[1] = u64_to_double(s[2], s[3]);
-    b->left = 2;
-  }
-  return b->v[--b->left];
-}
-
 #define BINOM_MAX_TRIES (1 << 20)
 
 static double binomial_inversion(double count, double prob, philox *gen) {
