@@ -4,8 +4,11 @@
  * by random.c and image_random.c (the fractional pools, the bounding-box samplers). */
 #ifndef SM_OPS_PHILOX_H
 #define SM_OPS_PHILOX_H
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "runtime/kernel.h"
 
 typedef struct philox {
   uint32_t ctr[4], key[2];
@@ -69,5 +72,35 @@ static inline uint32_t single_next(single *s) {
   }
   return s->buf[s->used++];
 }
+
+/* TF's UniformDistribution<PhiloxRandom, double> as its samplers take it (SampleBuffer): two doubles a
+ * Philox call, the next one last-first; a buffer of normals refills the same way. */
+typedef struct dbuf {
+  double v[2];
+  int left;
+} dbuf;
+static inline double next_uniform(philox *g, dbuf *b) {
+  if (!b->left) {
+    uint32_t s[4];
+    philox_next(g, s);
+    b->v[0] = u64_to_double(s[0], s[1]);
+    b->v[1] = u64_to_double(s[2], s[3]);
+    b->left = 2;
+  }
+  return b->v[--b->left];
+}
+/* random.c's fill (TF's FillPhiloxRandom as its stateful and stateless kernels run it): t's
+ * elements, of t's dtype, drawn from gen by distribution `dist` (SM_RNG_*); SM_RNG_INT draws
+ * lo + bits % (hi - lo), hi > lo checked by the caller. random_stateful.c's ops share it. */
+enum { SM_RNG_UNIFORM, SM_RNG_NORMAL, SM_RNG_TRUNCATED, SM_RNG_INT, SM_RNG_FULLINT };
+void sm__random_fill(sm_kctx *ctx, int dist, philox gen, int64_t lo, int64_t hi, sm_tensor *t);
+/* A seeded stateful op's generator (prepare): TF's PhiloxRandom(seed, seed2) from the node's attrs
+ * (both 0, where TF seeds from the clock: one hashed from the node name), and *used, a new zeroed
+ * counter (free it) of the Philox calls its runs have reserved (TF's GuardedPhiloxRandom). */
+sm_status *sm__random_node_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used);
+/* TF's MakeShape over a shape input (a vector of int32 / int64 dimensions, each >= 0). */
+sm_status *sm__random_shape(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]);
+/* Element i of an int32, uint32 or int64 (uint64 as its bits) tensor. */
+int64_t sm__random_int_at(const sm_tensor *t, int64_t i);
 
 #endif

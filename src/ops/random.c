@@ -36,7 +36,7 @@
 
 /* ---- distributions -------------------------------------------------------------------------- */
 
-enum { D_UNIFORM, D_NORMAL, D_TRUNCATED, D_INT, D_FULLINT };
+enum { D_UNIFORM = SM_RNG_UNIFORM, D_NORMAL = SM_RNG_NORMAL, D_TRUNCATED = SM_RNG_TRUNCATED, D_INT = SM_RNG_INT, D_FULLINT = SM_RNG_FULLINT };
 
 static float u32_to_float(uint32_t x) { return sm__f32_from_bits(0x3f800000u | (x & 0x7fffffu)) - 1.0f; }
 static void box_muller_f(uint32_t x0, uint32_t x1, float *f0, float *f1) {
@@ -154,11 +154,20 @@ static void fill(sm_kctx *ctx, rjob *j, philox gen, sm_tensor *t) {
   sm__parallel_for(sm__kctx_pool(ctx), groups, j->dist == D_TRUNCATED ? 256 : 4096, fill_groups, j);
 }
 
+void sm__random_fill(sm_kctx *ctx, int dist, philox gen, int64_t lo, int64_t hi, sm_tensor *t) {
+  rjob j = {dist, sm_tensor_dtype(t), {{0}, {0}}, 0, 0, (uint64_t)lo, (uint64_t)hi - (uint64_t)lo, NULL};
+  if (!is_wide(j.dtype)) {
+    j.lo = (uint32_t)lo;
+    j.range = (uint32_t)hi - (uint32_t)lo;
+  }
+  fill(ctx, &j, gen, t);
+}
+
 /* ---- inputs --------------------------------------------------------------------------------- */
 
 static void shape_text(const sm_tensor *t, char *buf, size_t cap) { sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), buf, cap); }
 
-static int64_t int_at(const sm_tensor *t, int64_t i) {
+int64_t sm__random_int_at(const sm_tensor *t, int64_t i) {
   const void *d = sm_tensor_data(t);
   switch (sm_tensor_dtype(t)) {
     case SM_INT32: return ((const int32_t *)d)[i];
@@ -168,7 +177,7 @@ static int64_t int_at(const sm_tensor *t, int64_t i) {
 }
 
 /* TF's MakeShape: a vector of int32/int64 dimensions, each >= 0. */
-static sm_status *shape_input(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]) {
+sm_status *sm__random_shape(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]) {
   char b[64];
   int dt = sm_tensor_dtype(t);
   if (sm_tensor_rank(t) != 1 || (dt != SM_INT32 && dt != SM_INT64)) {
@@ -178,7 +187,7 @@ static sm_status *shape_input(const sm_tensor *t, int *rank, int64_t dims[SM_MAX
   int64_t n = sm_tensor_num_elements(t);
   if (n > SM_MAX_RANK) return sm_status_new(SM_INVALID_ARGUMENT, "shape has %lld dimensions, more than %d", (long long)n, SM_MAX_RANK);
   for (int64_t i = 0; i < n; i++) {
-    dims[i] = int_at(t, i);
+    dims[i] = sm__random_int_at(t, i);
     if (dims[i] < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Dimension %lld must be >= 0", (long long)dims[i]);
   }
   *rank = (int)n;
@@ -193,7 +202,7 @@ static sm_status *seed_input(const sm_tensor *seed, philox *out) {
     return sm_status_new(SM_INVALID_ARGUMENT, "seed must have shape [2], not %s", b);
   }
   if (dt != SM_INT32 && dt != SM_INT64) return sm_status_new(SM_INVALID_ARGUMENT, "Invalid seed type: %s", sm_dtype_numpy_name(dt));
-  *out = philox_from_seeds((uint64_t)int_at(seed, 0), (uint64_t)int_at(seed, 1));
+  *out = philox_from_seeds((uint64_t)sm__random_int_at(seed, 0), (uint64_t)sm__random_int_at(seed, 1));
   return NULL;
 }
 
@@ -229,7 +238,7 @@ static sm_status *key_counter_input(sm_kctx *ctx, int first, philox *out) {
 
 /* minval / maxval (inputs i, i+1, scalars checked before): minval < maxval, once there is output. */
 static sm_status *int_range(sm_kctx *ctx, int i, rjob *j) {
-  int64_t l = int_at(sm__kctx_input(ctx, i), 0), h = int_at(sm__kctx_input(ctx, i + 1), 0);
+  int64_t l = sm__random_int_at(sm__kctx_input(ctx, i), 0), h = sm__random_int_at(sm__kctx_input(ctx, i + 1), 0);
   if (l >= h) return sm_status_new(SM_INVALID_ARGUMENT, "Need minval < maxval, got %lld >= %lld", (long long)l, (long long)h);
   j->lo = (uint64_t)l;
   j->range = (uint64_t)h - (uint64_t)l;
@@ -242,7 +251,7 @@ static sm_status *int_range(sm_kctx *ctx, int i, rjob *j) {
 
 /* The stateful ops' generator: TF's PhiloxRandom(seed, seed2); both 0 (TF: the clock) gives one
  * hashed from the node name, so a node draws the same in every process. */
-static sm_status *stateful_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used) {
+sm_status *sm__random_node_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used) {
   int64_t seed = 0, seed2 = 0;
   sm_status *st = NULL;
   if (sm__node_attr(node, "seed")) st = sm__node_attr_int(node, "seed", &seed);
@@ -311,7 +320,7 @@ static sm_status *rand_prepare(const sm_node *node, void **state) {
                 : dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16;
   if (!st && !ok)
     st = sm_status_new(SM_INVALID_ARGUMENT, "%s of dtype %s is not supported", op, sm_dtype_name(dt) ? sm_dtype_name(dt) : "?");
-  if (!st && s->kind == K_STATEFUL) st = stateful_gen(node, &s->gen, &s->used);
+  if (!st && s->kind == K_STATEFUL) st = sm__random_node_gen(node, &s->gen, &s->used);
   if (st) {
     rand_release(s);
     return st;
@@ -324,7 +333,7 @@ static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
   const rstate *s = state;
   int rank;
   int64_t dims[SM_MAX_RANK];
-  sm_status *st = shape_input(sm__kctx_input(ctx, 0), &rank, dims);
+  sm_status *st = sm__random_shape(sm__kctx_input(ctx, 0), &rank, dims);
   philox gen = {{0}, {0}};
   int range_in = s->kind == K_STATELESS ? 2 : s->kind == K_V2 ? 4 : 1;
   if (!st && s->kind == K_STATELESS) {
@@ -371,7 +380,8 @@ static sm_status *rand_compute(const void *state, sm_kctx *ctx) {
  * last-first from their buffers, as TF's SampleBuffer does. alpha == 1 is an exponential
  * (-log1p(-u)); alpha < 1 boosts d by one and scales by u^(1/alpha). The stateless ops need `shape`
  * to end with alpha's shape; RandomGamma's output is shape + alpha's shape. StatelessRandomPoisson
- * (shape, seed, lam) and RandomPoissonV2 (shape, rate; seed, seed2) draw the same way, one
+ * (shape, seed, lam), RandomPoissonV2 (shape, rate; seed, seed2) and the older RandomPoisson (rate
+ * of the output's dtype) draw the same way, one
  * sample per 256 Philox calls, from TF's PoissonFunctor (uniform doubles, last-first). */
 typedef struct gjob {
   philox base;
@@ -393,21 +403,6 @@ static void gamma_store(const gjob *j, int64_t e, double v) {
   }
 }
 
-/* The next double of a two-element buffer refilled by one Philox call (normal or uniform). */
-typedef struct dbuf {
-  double v[2];
-  int left;
-} dbuf;
-static double next_uniform(philox *g, dbuf *b) {
-  if (!b->left) {
-    uint32_t s[4];
-    philox_next(g, s);
-    b->v[0] = u64_to_double(s[0], s[1]);
-    b->v[1] = u64_to_double(s[2], s[3]);
-    b->left = 2;
-  }
-  return b->v[--b->left];
-}
 static double next_normal(philox *g, dbuf *b) {
   if (!b->left) {
     uint32_t s[4];
@@ -508,7 +503,9 @@ static sm_status *gamma_prepare(const sm_node *node, void **state) {
   const char *oattr = s->kind == K_STATEFUL && !s->poisson ? "T" : "dtype";
   sm_status *st = sm__node_attr_type(node, oattr, &s->dtype);
   s->pdtype = s->dtype;
-  if (!st && s->poisson) st = sm__node_attr_type(node, s->kind == K_STATEFUL ? "R" : "Rtype", &s->pdtype);
+  /* RandomPoisson (V1): the rate's dtype is the output's */
+  if (!st && s->poisson && strcmp(op, "RandomPoisson"))
+    st = sm__node_attr_type(node, s->kind == K_STATEFUL ? "R" : "Rtype", &s->pdtype);
   for (int k = 0; !st && k < 2; k++) {
     const int dt = k ? s->pdtype : s->dtype;
     if (dt != SM_FLOAT && dt != SM_DOUBLE && dt != SM_HALF && (!s->poisson || (dt != SM_INT32 && dt != SM_INT64)))
@@ -516,7 +513,7 @@ static sm_status *gamma_prepare(const sm_node *node, void **state) {
                          k ? (s->kind == K_STATEFUL ? "R" : "Rtype") : oattr, sm_dtype_numpy_name(dt),
                          s->poisson ? ", int32, int64" : "");
   }
-  if (!st && s->kind == K_STATEFUL) st = stateful_gen(node, &s->gen, &s->used);
+  if (!st && s->kind == K_STATEFUL) st = sm__random_node_gen(node, &s->gen, &s->used);
   if (st) {
     gamma_release(s);
     return st;
@@ -542,7 +539,7 @@ static sm_status *gamma_compute(const void *state, sm_kctx *ctx) {
   int rank;
   int64_t dims[SM_MAX_RANK];
   char b[64];
-  sm_status *st = shape_input(sm__kctx_input(ctx, 0), &rank, dims);
+  sm_status *st = sm__random_shape(sm__kctx_input(ctx, 0), &rank, dims);
   if (st) return st;
   const sm_tensor *alpha = sm__kctx_input(ctx, s->kind == K_STATELESS ? 2 : s->kind == K_V2 ? 4 : 1);
   const int ar = sm_tensor_rank(alpha);
@@ -624,7 +621,7 @@ static sm_status *multinomial_prepare(const sm_node *node, void **state) {
   if (sm__node_attr(node, "output_dtype")) st = sm__node_attr_type(node, "output_dtype", &s->out_dtype);
   if (!st && s->out_dtype != SM_INT32 && s->out_dtype != SM_INT64)
     st = sm_status_new(SM_INVALID_ARGUMENT, "output_dtype must be int32 or int64, not %s", sm_dtype_numpy_name(s->out_dtype));
-  if (!st && s->stateful) st = stateful_gen(node, &s->gen, &s->used);
+  if (!st && s->stateful) st = sm__random_node_gen(node, &s->gen, &s->used);
   if (st) {
     multinomial_release(s);
     return st;
@@ -711,7 +708,7 @@ static sm_status *shuffle_prepare(const sm_node *node, void **state) {
   mstate *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
   s->stateful = !strcmp(sm__node_op(node), "RandomShuffle");
-  sm_status *st = s->stateful ? stateful_gen(node, &s->gen, &s->used) : NULL;
+  sm_status *st = s->stateful ? sm__random_node_gen(node, &s->gen, &s->used) : NULL;
   if (st) {
     multinomial_release(s);
     return st;
@@ -952,7 +949,7 @@ static sm_status *ptn_compute(const void *state, sm_kctx *ctx) {
   }
   int rank;
   int64_t dims[SM_MAX_RANK];
-  if ((s = shape_input(shape, &rank, dims))) return s;
+  if ((s = sm__random_shape(shape, &rank, dims))) return s;
   int ends = rank >= brank;
   for (int k = 0; ends && k < brank; k++) ends = dims[rank - brank + k] == bdims[k];
   if (!ends) return sm_status_new(SM_INVALID_ARGUMENT, "Shape passed in must end with broadcasted shape.");
@@ -1034,6 +1031,7 @@ const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessParameterizedTruncatedNormal", NULL, ptn_compute, NULL, 0},
     {"RandomPoissonV2", gamma_prepare, gamma_compute, gamma_release, 0},
+    {"RandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
     {"RandomShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
     {"StatelessMultinomial", multinomial_prepare, multinomial_compute, multinomial_release, 0},
