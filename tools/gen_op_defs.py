@@ -97,6 +97,9 @@ Dawsn Expint FresnelCos FresnelSin Spence Betainc TridiagonalSolve TridiagonalMa
 MatrixSquareRoot MatrixLogarithm Eig
 QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAndDequantizeV4 UnicodeScript
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
+LinSpace Mod TopK Reverse SpaceToBatch BatchToSpace InplaceAdd InplaceSub InplaceUpdate DataFormatDimMap
+DataFormatVecPermute AccumulateNV2 CheckNumericsV2 ApproximateEqual NthElement SparseMatMul Timestamp Fact ToBool
+DeepCopy ParallelConcat
 """.split()
 
 

@@ -44,6 +44,10 @@ int sm__array_is_int(int dtype);
  * same dtype). */
 sm_status *sm__array_fill(sm_tensor *dst, const sm_tensor *value);
 
+/* SpaceToBatchND's move (BatchToSpaceND's with to_batch 0) over M block dimensions, block[i] and
+ * pad[i] (crops) already checked; dst has the output's shape. Shared with array_v1.c (V1 ops). */
+sm_status *sm__array_space_batch_walk(const sm_tensor *space, const sm_tensor *batchside, sm_tensor *dst, int to_batch,
+                                      int M, const int64_t *block, int64_t (*pad)[2]);
 /* The node's name in messages; prepare functions may keep it (the graph outlives plans). */
 #define SM_ARRAY_KERNEL(name)                                                                     \
   sm_status *sm__array_prepare_##name(const sm_node *node, void **state);                         \
