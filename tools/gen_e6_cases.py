@@ -282,6 +282,34 @@ def nth_element():
     case("NthElement err scalar", "NthElement", [("input", A(1.0)), ("n", A(0, i32))])
 
 
+def ss_update():
+    x = np.arange(24).reshape(2, 3, 4)
+    i = lambda v: A(v, i32)  # noqa: E731
+    for dt in ALL:
+        case("TensorStridedSliceUpdate %s" % dt.name, "TensorStridedSliceUpdate",
+             [("input", T(x, dt)), ("begin", i([0, 1, 0])), ("end", i([2, 3, 4])), ("strides", i([1, 1, 2])),
+              ("value", T(np.arange(8).reshape(2, 2, 2) + 100, dt))])
+    U_ = lambda name, b, e, s, v, it=i32, **m: case("TensorStridedSliceUpdate " + name, "TensorStridedSliceUpdate",  # noqa: E731
+                                                   [("input", A(x, f32)), ("begin", A(b, it)), ("end", A(e, it)),
+                                                    ("strides", A(s, it)), ("value", A(v, f32))], m)
+    U_("negative stride", [1, 2, 3], [0, 0, 0], [-1, -1, -2], np.arange(4).reshape(1, 2, 2) + 100.0)
+    U_("int64", [0, 0, 0], [1, 1, 4], [1, 1, 1], np.arange(4).reshape(1, 1, 4) + 100.0, it=i64)
+    U_("shrink", [1, 0, 2], [2, 3, 3], [1, 1, 1], [100.0, 101, 102], shrink_axis_mask=5)
+    U_("masks", [1, 1, 1], [0, 0, 0], [1, 1, 1], np.arange(24).reshape(2, 3, 4) + 100.0, begin_mask=7, end_mask=7)
+    U_("ellipsis", [0, 1], [0, 3], [1, 1], np.arange(12).reshape(2, 3, 2) + 100.0, ellipsis_mask=1)
+    U_("empty slice", [1, 0, 0], [1, 3, 4], [1, 1, 1], np.zeros([0, 3, 4]))
+    U_("clamped", [-10, 0, 0], [10, 1, 1], [1, 1, 1], np.arange(2).reshape(2, 1, 1) + 100.0)
+    U_("broadcast", [0, 0, 0], [1, 1, 4], [1, 1, 1], np.arange(4).reshape(1, 4) + 100.0)
+    U_("broadcast scalar", [0, 1, 0], [2, 3, 4], [1, 1, 3], A(7.0))
+    U_("broadcast rows", [0, 0, 0], [2, 3, 4], [1, 2, 1], A([[1.0], [2.0]]))
+    U_("broadcast leading ones", [0, 0, 0], [2, 3, 4], [1, 1, 1], np.arange(4).reshape(1, 1, 1, 4) + 100.0)
+    U_("err value shape", [0, 0, 0], [2, 3, 4], [1, 1, 1], np.zeros([3]))
+    U_("err value rank", [0, 0, 0], [2, 3, 4], [1, 1, 1], np.zeros([2, 3, 4, 1]))
+    U_("err stride 0", [0, 0, 0], [1, 1, 4], [1, 0, 1], np.zeros([1, 1, 4]))
+    U_("err begin size", [0, 0], [1, 1, 4], [1, 1, 1], np.zeros([1, 1, 4]))
+    U_("err shrink out of range", [5, 0, 0], [6, 1, 4], [1, 1, 1], np.zeros([1, 4]), shrink_axis_mask=1)
+
+
 def main():
     linspace()
     mod()
@@ -296,6 +324,7 @@ def main():
     copies()
     sparse_matmul()
     nth_element()
+    ss_update()
     g.write_unit_header("e6_cases")
 
 

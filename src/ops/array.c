@@ -384,6 +384,7 @@ const sm_kernel sm_kernels_array[] = {
     KC("OnesLike", ones_like),
     KC("Range", range),
     K("StridedSlice", strided_slice),
+    {"TensorStridedSliceUpdate", sm__array_prepare_strided_slice, sm__array_compute_tensor_strided_slice_update, free, 0},
     KC("Slice", slice),
     KC("Split", split),
     KC("SplitV", split_v),

@@ -67,6 +67,7 @@ SM_ARRAY_KERNEL(zeros_like);
 SM_ARRAY_KERNEL(ones_like);
 SM_ARRAY_KERNEL(range);
 SM_ARRAY_KERNEL(strided_slice);
+sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_kctx *ctx);
 SM_ARRAY_KERNEL(slice);
 SM_ARRAY_KERNEL(split);
 SM_ARRAY_KERNEL(split_v);
