@@ -310,6 +310,35 @@ def ss_update():
     U_("err shrink out of range", [5, 0, 0], [6, 1, 4], [1, 1, 1], np.zeros([1, 4]), shrink_axis_mask=1)
 
 
+def solve_ls():
+    C = lambda *sh: (rng.uniform(-1, 1, sh) + 1j * rng.uniform(-1, 1, sh))  # noqa: E731
+    for dt in (f32, f64, np.complex64, np.complex128):
+        R = (lambda *sh: C(*sh).astype(dt)) if dt in (np.complex64, np.complex128) else (lambda *sh: U(*sh, dt=dt))
+        for m, n, k in ((4, 3, 2), (3, 3, 1), (2, 4, 3), (6, 2, 1)):
+            a, b = R(2, m, n), R(2, m, k)
+            for fast in (True, False):
+                for l2 in ((0.0, 0.5) if fast else (0.0,)):
+                    case("MatrixSolveLs %s %dx%dx%d fast%d l2 %g" % (np.dtype(dt).name, m, n, k, fast, l2), "MatrixSolveLs",
+                         [("matrix", a), ("rhs", b), ("l2_regularizer", A(l2, f64))], {"fast": fast})
+        rd = np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1], [0, 2, 2]], dt)  # rank 2
+        case("MatrixSolveLs %s rank deficient" % np.dtype(dt).name, "MatrixSolveLs",
+             [("matrix", rd), ("rhs", A([[1], [2], [3], [4]], dt)), ("l2_regularizer", A(0.0, f64))], {"fast": False})
+        case("MatrixSolveLs %s rank deficient wide" % np.dtype(dt).name, "MatrixSolveLs",
+             [("matrix", rd.T.copy()), ("rhs", A([[1], [2], [3]], dt)), ("l2_regularizer", A(0.0, f64))], {"fast": False})
+        case("MatrixSolveLs %s rank deficient fast" % np.dtype(dt).name, "MatrixSolveLs",
+             [("matrix", rd), ("rhs", A([[1], [2], [3], [4]], dt)), ("l2_regularizer", A(0.0, f64))], {"fast": True})
+    case("MatrixSolveLs zero matrix", "MatrixSolveLs", [("matrix", np.zeros([3, 2], f32)), ("rhs", U(3, 1)),
+                                                        ("l2_regularizer", A(0.0, f64))], {"fast": False})
+    case("MatrixSolveLs empty rows", "MatrixSolveLs", [("matrix", np.zeros([0, 2], f32)), ("rhs", np.zeros([0, 3], f32)),
+                                                       ("l2_regularizer", A(0.0, f64))])
+    case("MatrixSolveLs empty batch", "MatrixSolveLs", [("matrix", np.zeros([0, 3, 2], f32)), ("rhs", np.zeros([0, 3, 1], f32)),
+                                                        ("l2_regularizer", A(0.0, f64))])
+    case("MatrixSolveLs err rows", "MatrixSolveLs", [("matrix", U(3, 2)), ("rhs", U(4, 1)), ("l2_regularizer", A(0.0, f64))])
+    case("MatrixSolveLs err rank", "MatrixSolveLs", [("matrix", U(3)), ("rhs", U(3, 1)), ("l2_regularizer", A(0.0, f64))])
+    case("MatrixSolveLs err batch", "MatrixSolveLs", [("matrix", U(2, 3, 2)), ("rhs", U(3, 3, 1)), ("l2_regularizer", A(0.0, f64))])
+    case("MatrixSolveLs err l2 shape", "MatrixSolveLs", [("matrix", U(3, 2)), ("rhs", U(3, 1)), ("l2_regularizer", A([0.0], f64))])
+
+
 def main():
     linspace()
     mod()
@@ -325,6 +354,7 @@ def main():
     sparse_matmul()
     nth_element()
     ss_update()
+    solve_ls()
     g.write_unit_header("e6_cases")
 
 
