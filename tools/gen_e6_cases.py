@@ -3,7 +3,8 @@
 session 20 (e6) against TensorFlow (eager tf.raw_ops, TF's CPU kernels): LinSpace, Mod, TopK (V1),
 Reverse (V1), SpaceToBatch / BatchToSpace (V1), InplaceAdd / InplaceSub / InplaceUpdate,
 DataFormatDimMap, DataFormatVecPermute, CheckNumericsV2, ApproximateEqual, ParallelConcat,
-DeepCopy, ToBool, SparseMatMul and NthElement. Every dtype
+DeepCopy, ToBool, SparseMatMul, NthElement, TensorStridedSliceUpdate, MatrixSolveLs and
+RaggedFillEmptyRows. Every dtype
 the CPU kernels register, every attr, empty tensors, edge values and TF's error messages.
 
 Uses the machinery of tools/gen_array_cases.py. test_ops_e6 compares floats within 1e-5 relative.
@@ -339,6 +340,28 @@ def solve_ls():
     case("MatrixSolveLs err l2 shape", "MatrixSolveLs", [("matrix", U(3, 2)), ("rhs", U(3, 1)), ("l2_regularizer", A([0.0], f64))])
 
 
+def ragged_fill():
+    ids = A([2, 0, 2, 0, 5], i64)
+    for dt in ALL:
+        case("RaggedFillEmptyRows %s" % dt.name, "RaggedFillEmptyRows",
+             [("value_rowids", ids), ("values", T([1, 2, 3, 4, 5], dt)), ("nrows", A(7, i64)), ("default_value", T(9, dt))])
+    R = lambda name, ids, vals, nrows, d: case("RaggedFillEmptyRows " + name, "RaggedFillEmptyRows",  # noqa: E731
+                                               [("value_rowids", A(ids, i64)), ("values", A(vals, f32)), ("nrows", A(nrows, i64)),
+                                                ("default_value", A(d, f32))])
+    R("sorted", [0, 0, 2, 2, 4], [1, 2, 3, 4, 5], 6, -1)
+    R("no values", np.zeros([0], i64), np.zeros([0], f32), 3, -1)
+    R("no rows", np.zeros([0], i64), np.zeros([0], f32), 0, -1)
+    R("full", [0, 1, 2], [1, 2, 3], 3, -1)
+    R("err row", [0, 7], [1, 2], 4, -1)
+    R("err negative row", [0, -1], [1, 2], 4, -1)
+    R("err lengths", [0, 1], [1, 2, 3], 4, -1)
+    R("err default", [0, 1], [1, 2], 4, [-1])
+    R("err nrows", [0, 1], [1, 2], [4], -1)
+    R("err rowids rank", [[0, 1]], [1, 2], 4, -1)
+    R("err nrows negative", [0, 1], [1, 2], -1, -1)
+    R("err values rank", [0, 0, 2], [[1, 2], [3, 4], [5, 6]], 4, -1)
+
+
 def main():
     linspace()
     mod()
@@ -355,6 +378,7 @@ def main():
     nth_element()
     ss_update()
     solve_ls()
+    ragged_fill()
     g.write_unit_header("e6_cases")
 
 

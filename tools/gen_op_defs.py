@@ -99,7 +99,7 @@ QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAn
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
 LinSpace Mod TopK Reverse SpaceToBatch BatchToSpace InplaceAdd InplaceSub InplaceUpdate DataFormatDimMap
 DataFormatVecPermute AccumulateNV2 CheckNumericsV2 ApproximateEqual NthElement SparseMatMul Timestamp Fact ToBool
-DeepCopy ParallelConcat TensorStridedSliceUpdate MatrixSolveLs
+DeepCopy ParallelConcat TensorStridedSliceUpdate MatrixSolveLs RaggedFillEmptyRows
 """.split()
 
 
