@@ -68,6 +68,8 @@ SM_ARRAY_KERNEL(ones_like);
 SM_ARRAY_KERNEL(range);
 SM_ARRAY_KERNEL(strided_slice);
 sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_kctx *ctx);
+/* CheckNumerics' message attr as a string the state owns (free); CheckNumericsV2's too (math_misc.c). */
+sm_status *sm__array_prepare_check_numerics(const sm_node *node, void **state);
 SM_ARRAY_KERNEL(slice);
 SM_ARRAY_KERNEL(split);
 SM_ARRAY_KERNEL(split_v);

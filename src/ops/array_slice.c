@@ -173,6 +173,17 @@ static sm_status *ss_validate(const ss_state *m, const sm_tensor *input, const s
   return NULL;
 }
 
+/* The slice's elements in a tensor of shape dims: the offset of the first, str[] the steps per dim. */
+static int64_t ss_walk(const ss_plan *p, const int64_t *dims, int64_t *str) {
+  int64_t in_str[SM_MAX_RANK], off = 0;
+  sm__array_strides(p->rank, dims, in_str);
+  for (int i = 0; i < p->rank; i++) {
+    off += p->begin[i] * in_str[i];
+    str[i] = p->stride[i] * in_str[i];
+  }
+  return off;
+}
+
 sm_status *sm__array_compute_strided_slice(const void *state, sm_kctx *ctx) {
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   ss_plan p;
@@ -189,13 +200,8 @@ sm_status *sm__array_compute_strided_slice(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), p.final_rank, p.final, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
-  int64_t in_str[SM_MAX_RANK], out_str[SM_MAX_RANK], src_str[SM_MAX_RANK], off = 0;
-  sm__array_strides(p.rank, sm_tensor_dims(x), in_str);
+  int64_t out_str[SM_MAX_RANK], src_str[SM_MAX_RANK], off = ss_walk(&p, sm_tensor_dims(x), src_str);
   sm__array_strides(p.rank, p.proc, out_str);
-  for (int i = 0; i < p.rank; i++) {
-    off += p.begin[i] * in_str[i];
-    src_str[i] = p.stride[i] * in_str[i];
-  }
   return sm__array_strided_copy(out, 0, out_str, x, off, src_str, p.rank, p.proc);
 }
 
@@ -239,13 +245,8 @@ sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_k
     sm_tensor_free(bv);
     return s;
   }
-  int64_t in_str[SM_MAX_RANK], v_str[SM_MAX_RANK], dst_str[SM_MAX_RANK], off = 0;
-  sm__array_strides(p.rank, sm_tensor_dims(x), in_str);
+  int64_t v_str[SM_MAX_RANK], dst_str[SM_MAX_RANK], off = ss_walk(&p, sm_tensor_dims(x), dst_str);
   sm__array_strides(p.rank, p.proc, v_str);
-  for (int i = 0; i < p.rank; i++) {
-    off += p.begin[i] * in_str[i];
-    dst_str[i] = p.stride[i] * in_str[i];
-  }
   s = sm__array_strided_copy(out, off, dst_str, bv, 0, v_str, p.rank, p.proc);
   sm_tensor_free(bv);
   return s;

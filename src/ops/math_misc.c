@@ -89,19 +89,6 @@ static sm_status *approx_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- CheckNumericsV2 ------------------------------------------------------------------------- */
 
-static sm_status *check2_prepare(const sm_node *node, void **state) {
-  const char *m = "";
-  size_t len = 0;
-  sm_status *st = sm__node_attr(node, "message") ? sm__node_attr_string(node, "message", &m, &len) : NULL;
-  if (st) return st;
-  char *copy = malloc(len + 1);
-  if (!copy) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  memcpy(copy, m, len);
-  copy[len] = 0;
-  *state = copy;
-  return NULL;
-}
-
 static sm_status *check2_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   int dt = sm_tensor_dtype(x);
@@ -313,7 +300,7 @@ static sm_status *deep_copy_compute(const void *state, sm_kctx *ctx) {
 const sm_kernel sm_kernels_math_misc[] = {
     {"LinSpace", NULL, linspace_compute, NULL, 0},
     {"ApproximateEqual", approx_prepare, approx_compute, free, 0},
-    {"CheckNumericsV2", check2_prepare, check2_compute, free, 0},
+    {"CheckNumericsV2", sm__array_prepare_check_numerics, check2_compute, free, 0},
     {"NthElement", nth_prepare, nth_compute, NULL, 0},
     {"SparseMatMul", smm_prepare, smm_compute, free, 0},
     {"Timestamp", NULL, timestamp_compute, NULL, 0},
