@@ -735,7 +735,7 @@ def make_cases(tf, np):
     C("linalg", "e6:lstsq/fast_false_wide", lambda a, b: la.lstsq(a, b, fast=False), F(2, 3, 5, dt="float64"), F(2, 3, 2, dt="float64"))
     C("linalg", "e6:matrix_solve_ls/raw_l2", lambda a, b: raw.MatrixSolveLs(matrix=a, rhs=b, l2_regularizer=tf.constant(0.25, tf.float64)), F(4, 3), F(4, 1))
     C("linalg", "e6:matmul/a_is_sparse", lambda a, b: tf.matmul(a, b, a_is_sparse=True), F(4, 3), F(3, 5))
-    C("linalg", "e6:matmul/b_is_sparse_bf16", lambda a, b: tf.matmul(tf.cast(a, tf.bfloat16), tf.cast(b, tf.bfloat16), b_is_sparse=True, transpose_b=True), F(3, 4), F(5, 4))
+    C("linalg", "e6:matmul/b_is_sparse_bf16", lambda a, b: tf.cast(tf.matmul(tf.cast(a, tf.bfloat16), tf.cast(b, tf.bfloat16), b_is_sparse=True, transpose_b=True), tf.float32), F(3, 4), F(5, 4))
     C("array", "e6:parallel_stack", lambda a, b: tf.parallel_stack([a, b, a]), F(2, 3), F(2, 3))
     C("array", "e6:reverse_v1", lambda x: raw.Reverse(tensor=x, dims=[True, False, True]), F(2, 3, 4))
     C("array", "e6:space_to_batch_v1", lambda x: raw.SpaceToBatch(input=x, paddings=[[1, 1], [0, 2]], block_size=2), F(2, 4, 4, 3))
