@@ -823,6 +823,32 @@ def make_cases(tf, np):
         tf.SparseTensor([[0, 0], [1, 2]], a, [3, 3]), tf.SparseTensor([[0, 1], [1, 2]], b, [3, 3])))), F(2), F(2))
     C("grad", "grad/sparse_slice", grad_of(lambda v: tf.sparse.to_dense(tf.sparse.slice(
         tf.SparseTensor([[0, 0], [1, 2], [2, 1]], v, [3, 3]), [1, 0], [2, 3]))), F(3))
+    # -- the remaining forward ops of tf.raw_ops (session 20, e6): public functions that leave them, and
+    # raw ops a TF1 graph or tf.raw_ops call puts in a SavedModel
+    raw = tf.raw_ops
+    C("linalg", "e6:lstsq/fast_false", lambda a, b: la.lstsq(a, b, fast=False), F(5, 3), F(5, 2))
+    C("linalg", "e6:lstsq/fast_false_wide", lambda a, b: la.lstsq(a, b, fast=False), F(2, 3, 5, dt="float64"), F(2, 3, 2, dt="float64"))
+    C("linalg", "e6:matrix_solve_ls/raw_l2", lambda a, b: raw.MatrixSolveLs(matrix=a, rhs=b, l2_regularizer=tf.constant(0.25, tf.float64)), F(4, 3), F(4, 1))
+    C("linalg", "e6:matmul/a_is_sparse", lambda a, b: tf.matmul(a, b, a_is_sparse=True), F(4, 3), F(3, 5))
+    C("linalg", "e6:matmul/b_is_sparse_bf16", lambda a, b: tf.cast(tf.matmul(tf.cast(a, tf.bfloat16), tf.cast(b, tf.bfloat16), b_is_sparse=True, transpose_b=True), tf.float32), F(3, 4), F(5, 4))
+    C("array", "e6:parallel_stack", lambda a, b: tf.parallel_stack([a, b, a]), F(2, 3), F(2, 3))
+    C("array", "e6:reverse_v1", lambda x: raw.Reverse(tensor=x, dims=[True, False, True]), F(2, 3, 4))
+    C("array", "e6:space_to_batch_v1", lambda x: raw.SpaceToBatch(input=x, paddings=[[1, 1], [0, 2]], block_size=2), F(2, 4, 4, 3))
+    C("array", "e6:batch_to_space_v1", lambda x: raw.BatchToSpace(input=x, crops=[[0, 1], [1, 0]], block_size=2), F(8, 2, 3, 1))
+    C("array", "e6:inplace_add_sub_update", lambda x, v: (raw.InplaceAdd(x=x * 1, i=[2, 0], v=v), raw.InplaceSub(x=x * 2, i=[1, 1], v=v),
+                                                         raw.InplaceUpdate(x=x * 3, i=[3, 1], v=v)), F(4, 3), F(2, 3))  # TF's kernels write x: one each
+    C("array", "e6:data_format_dim_map", lambda x: (raw.DataFormatDimMap(x=x),
+                                                    raw.DataFormatDimMap(x=x, src_format="NDHWC", dst_format="NCDHW")), np.array([0, 1, 2, 3, -1, -4], np.int32))
+    C("array", "e6:data_format_vec_permute", lambda x, y: (raw.DataFormatVecPermute(x=x), raw.DataFormatVecPermute(x=y, src_format="NCHW", dst_format="NHWC")),
+      np.array([1, 224, 224, 3], np.int32), np.arange(8, dtype=np.int64).reshape(4, 2))
+    C("array", "e6:tensor_strided_slice_update", lambda x, v: raw.TensorStridedSliceUpdate(input=x, begin=[0, 1], end=[3, 4], strides=[2, 1], value=v), F(4, 5), F(2, 3))
+    C("array", "e6:deep_copy_to_bool", lambda x: (raw.DeepCopy(x=x), raw.ToBool(input=x), raw.ToBool(input=x[0, 0])), F(2, 2))
+    C("math", "e6:mod_raw", lambda x, y: (raw.Mod(x=x, y=y), raw.Mod(x=tf.cast(x * 10, tf.int32), y=tf.constant([3, -4, 5], tf.int32))), F(4, 3, lo=-9, hi=9), F(3, lo=1, hi=3))
+    C("math", "e6:linspace_raw", lambda a, b: (raw.LinSpace(start=a, stop=b, num=9), raw.LinSpace(start=tf.cast(a, tf.float64), stop=tf.cast(b, tf.float64), num=tf.constant(3, tf.int64))),
+      np.float32(-2), np.float32(5))
+    C("math", "e6:approximate_equal", lambda x, y: raw.ApproximateEqual(x=x, y=y, tolerance=0.3), F(3, 4), F(3, 4))
+    C("math", "e6:check_numerics_v2", lambda x: raw.CheckNumericsV2(tensor=x, message="ok"), F(3, 4))
+    C("math", "e6:nth_element", lambda x: (raw.NthElement(input=x, n=2), raw.NthElement(input=x, n=0, reverse=True)), F(3, 6))
     return out
 
 

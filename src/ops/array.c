@@ -200,7 +200,7 @@ static sm_status *ensure_shape_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- CheckNumerics -------------------------------------------------------------------------- */
 
-static sm_status *check_numerics_prepare(const sm_node *node, void **state) {
+sm_status *sm__array_prepare_check_numerics(const sm_node *node, void **state) {
   const char *m = "";
   size_t len = 0;
   sm_status *s = sm__node_attr_string(node, "message", &m, &len);
@@ -368,7 +368,7 @@ const sm_kernel sm_kernels_array[] = {
     {"Print", NULL, forward_compute, NULL, 0},
     {"PrintV2", NULL, noop_compute, NULL, 0},
     {"EnsureShape", ensure_shape_prepare, ensure_shape_compute, free, 0},
-    {"CheckNumerics", check_numerics_prepare, check_numerics_compute, free, 0},
+    {"CheckNumerics", sm__array_prepare_check_numerics, check_numerics_compute, free, 0},
     {"Assert", assert_prepare, assert_compute, free, 0},
     KC("Reshape", reshape),
     K("Squeeze", squeeze),
@@ -384,6 +384,7 @@ const sm_kernel sm_kernels_array[] = {
     KC("OnesLike", ones_like),
     KC("Range", range),
     K("StridedSlice", strided_slice),
+    {"TensorStridedSliceUpdate", sm__array_prepare_strided_slice, sm__array_compute_tensor_strided_slice_update, free, 0},
     KC("Slice", slice),
     KC("Split", split),
     KC("SplitV", split_v),

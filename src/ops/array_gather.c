@@ -250,7 +250,7 @@ static sm_status *read_block(const sm_tensor *x, const sm_tensor *bt, const sm_t
 /* Shared walk: for each (block offset k, batch b, spatial position j of the "batch" side), the
  * "space" side coordinate is j*block + k - pad0; rows inside the space side move `inner` elements
  * one way or the other. */
-static sm_status *space_batch_walk(const sm_tensor *space, const sm_tensor *batchside, sm_tensor *dst, int to_batch, int M,
+sm_status *sm__array_space_batch_walk(const sm_tensor *space, const sm_tensor *batchside, sm_tensor *dst, int to_batch, int M,
                                    const int64_t *block, int64_t (*pad)[2]) {
   const int64_t *sd = sm_tensor_dims(space), *bd = sm_tensor_dims(batchside);
   int R = sm_tensor_rank(space);
@@ -318,7 +318,7 @@ sm_status *sm__array_compute_space_to_batch_nd(const void *state, sm_kctx *ctx) 
   sm_tensor *out;
   s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
-  return space_batch_walk(x, out, out, 1, M, block, pad);
+  return sm__array_space_batch_walk(x, out, out, 1, M, block, pad);
 }
 
 sm_status *sm__array_compute_batch_to_space_nd(const void *state, sm_kctx *ctx) {
@@ -349,7 +349,7 @@ sm_status *sm__array_compute_batch_to_space_nd(const void *state, sm_kctx *ctx) 
   sm_tensor *out;
   s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), R, od, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
-  return space_batch_walk(out, x, out, 0, M, block, crop);
+  return sm__array_space_batch_walk(out, x, out, 0, M, block, crop);
 }
 
 /* ---- GatherNd ------------------------------------------------------------------------------- */

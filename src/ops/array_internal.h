@@ -58,6 +58,10 @@ sm_status *sm__array_gather_nd(sm_kctx *ctx, const sm_tensor *params, const sm_t
 enum { SM_SCATTER_ADD, SM_SCATTER_UPDATE, SM_SCATTER_SUB, SM_SCATTER_MIN, SM_SCATTER_MAX };
 sm_status *sm__scatter_nd_into(int op, const sm_tensor *ind, const sm_tensor *upd, sm_tensor *out);
 
+/* SpaceToBatchND's move (BatchToSpaceND's with to_batch 0) over M block dimensions, block[i] and
+ * pad[i] (crops) already checked; dst has the output's shape. Shared with array_v1.c (V1 ops). */
+sm_status *sm__array_space_batch_walk(const sm_tensor *space, const sm_tensor *batchside, sm_tensor *dst, int to_batch,
+                                      int M, const int64_t *block, int64_t (*pad)[2]);
 /* The node's name in messages; prepare functions may keep it (the graph outlives plans). */
 #define SM_ARRAY_KERNEL(name)                                                                     \
   sm_status *sm__array_prepare_##name(const sm_node *node, void **state);                         \
@@ -78,6 +82,9 @@ SM_ARRAY_KERNEL(ones_like);
 SM_ARRAY_KERNEL(range);
 SM_ARRAY_KERNEL(strided_slice);
 SM_ARRAY_KERNEL(strided_slice_grad); /* prepare: strided_slice's; registered by grad_array.c */
+sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_kctx *ctx);
+/* CheckNumerics' message attr as a string the state owns (free); CheckNumericsV2's too (math_misc.c). */
+sm_status *sm__array_prepare_check_numerics(const sm_node *node, void **state);
 SM_ARRAY_KERNEL(slice);
 SM_ARRAY_KERNEL(split);
 SM_ARRAY_KERNEL(split_v);

@@ -1,4 +1,5 @@
-/* array_slice.c - kernels that take parts of a tensor: StridedSlice, Slice, Split, SplitV, Unpack.
+/* array_slice.c - kernels that take parts of a tensor: StridedSlice, Slice, Split, SplitV, Unpack, and
+ * TensorStridedSliceUpdate (puts one back).
  *
  * StridedSlice follows TensorFlow's ValidateStridedSliceOp (tensorflow/core/util/strided_slice_op.cc)
  * step by step: sparse spec (the masks as given, an implicit trailing ellipsis), dense spec (one
@@ -172,6 +173,17 @@ static sm_status *ss_validate(const ss_state *m, const sm_tensor *input, const s
   return NULL;
 }
 
+/* The slice's elements in a tensor of shape dims: the offset of the first, str[] the steps per dim. */
+static int64_t ss_walk(const ss_plan *p, const int64_t *dims, int64_t *str) {
+  int64_t in_str[SM_MAX_RANK], off = 0;
+  sm__array_strides(p->rank, dims, in_str);
+  for (int i = 0; i < p->rank; i++) {
+    off += p->begin[i] * in_str[i];
+    str[i] = p->stride[i] * in_str[i];
+  }
+  return off;
+}
+
 sm_status *sm__array_compute_strided_slice(const void *state, sm_kctx *ctx) {
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   ss_plan p;
@@ -188,14 +200,56 @@ sm_status *sm__array_compute_strided_slice(const void *state, sm_kctx *ctx) {
   sm_tensor *out;
   s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), p.final_rank, p.final, &out);
   if (s || sm_tensor_num_elements(out) == 0) return s;
-  int64_t in_str[SM_MAX_RANK], out_str[SM_MAX_RANK], src_str[SM_MAX_RANK], off = 0;
-  sm__array_strides(p.rank, sm_tensor_dims(x), in_str);
+  int64_t out_str[SM_MAX_RANK], src_str[SM_MAX_RANK], off = ss_walk(&p, sm_tensor_dims(x), src_str);
   sm__array_strides(p.rank, p.proc, out_str);
-  for (int i = 0; i < p.rank; i++) {
-    off += p.begin[i] * in_str[i];
-    src_str[i] = p.stride[i] * in_str[i];
-  }
   return sm__array_strided_copy(out, 0, out_str, x, off, src_str, p.rank, p.proc);
+}
+
+/* TensorStridedSliceUpdate (tf.tensor_strided_slice_update, TF's `x[...].assign` on a tensor): x with
+ * the slice StridedSlice would take replaced by value, broadcast to the slice's shape as TF does. */
+sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_kctx *ctx) {
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *v = sm__kctx_input(ctx, 4);
+  ss_plan p;
+  sm_status *s = ss_validate(state, x, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), &p);
+  if (s) return s;
+  /* value broadcasts to the slice's shape (numpy rules; extra leading dims of 1 allowed) */
+  int vr = sm_tensor_rank(v), ok = sm_tensor_dtype(v) == sm_tensor_dtype(x);
+  const int64_t *vd = sm_tensor_dims(v);
+  int64_t bstr[SM_MAX_RANK], vstr[SM_MAX_RANK];
+  sm__array_strides(vr, vd, vstr);
+  for (int i = 0; ok && i < vr - p.final_rank; i++) ok = vd[i] == 1;
+  for (int i = 0; ok && i < p.final_rank; i++) {
+    int k = vr - p.final_rank + i; /* v's dim aligned with final dim i */
+    int64_t d = k >= 0 ? vd[k] : 1;
+    ok = d == p.final[i] || d == 1;
+    bstr[i] = k >= 0 && d == p.final[i] ? vstr[k] : 0;
+  }
+  if (!ok) {
+    char a[128], b[128];
+    return sm_status_new(SM_INVALID_ARGUMENT, "Cannot broadcast input shape %s into final shape %s",
+                         sm__array_shape_str(v, a, sizeof a), sm_shape_str(p.final_rank, p.final, b, sizeof b));
+  }
+  sm_tensor *out;
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), p.rank, sm_tensor_dims(x), &out);
+  if (!s) s = sm__array_copy(out, 0, x, 0, sm_tensor_num_elements(x));
+  int64_t count = 1;
+  for (int i = 0; i < p.rank; i++) count *= p.proc[i];
+  if (s || count == 0) return s;
+  /* the broadcast value, contiguous in the slice's shape (which is its processing shape's layout) */
+  sm_tensor *bv = NULL;
+  s = sm_tensor_new(sm_tensor_dtype(x), p.final_rank, p.final, &bv);
+  int64_t fstr[SM_MAX_RANK];
+  sm__array_strides(p.final_rank, p.final, fstr);
+  if (!s) s = sm__array_strided_copy(bv, 0, fstr, v, 0, bstr, p.final_rank, p.final);
+  if (s) {
+    sm_tensor_free(bv);
+    return s;
+  }
+  int64_t v_str[SM_MAX_RANK], dst_str[SM_MAX_RANK], off = ss_walk(&p, sm_tensor_dims(x), dst_str);
+  sm__array_strides(p.rank, p.proc, v_str);
+  s = sm__array_strided_copy(out, off, dst_str, bv, 0, v_str, p.rank, p.proc);
+  sm_tensor_free(bv);
+  return s;
 }
 
 /* ---- Slice ---------------------------------------------------------------------------------- */

@@ -118,7 +118,7 @@ const sm_kernel sm_kernels_math[] = {
     BIN("FloorMod"), BIN("Maximum"), BIN("Minimum"), BIN("Pow"), BIN("SquaredDifference"),
     BIN("DivNoNan"), BIN("Less"), BIN("LessEqual"), BIN("Greater"), BIN("GreaterEqual"), BIN("Equal"),
     BIN("NotEqual"), BIN("LogicalAnd"), BIN("LogicalOr"), BIN("Atan2"), BIN("Xlogy"), BIN("Xdivy"),
-    BIN("Xlog1py"), BIN("TruncateDiv"), BIN("TruncateMod"), BIN("Igamma"), BIN("Igammac"), BIN("NextAfter"),
+    BIN("Xlog1py"), BIN("TruncateDiv"), BIN("TruncateMod"), BIN("Mod"), BIN("Igamma"), BIN("Igammac"), BIN("NextAfter"),
     BIN("Zeta"), BIN("Polygamma"),
 
     UN("Neg"), UN("Square"), UN("Sqrt"), UN("Rsqrt"), UN("Exp"), UN("Log"), UN("Log1p"), UN("Expm1"),
@@ -145,5 +145,7 @@ const sm_kernel sm_kernels_math[] = {
     {"SelectV2", sm__math_select_prepare, sm__math_select_compute, free, 0},
     {"ClipByValue", NULL, sm__math_clip_compute, NULL, 0},
     {"AddN", NULL, sm__math_addn_compute, NULL, 0},
+    /* tf.math.accumulate_n's op: TF rewrites it into an AddN before running it (accumulate_n_optimizer.cc) */
+    {"AccumulateNV2", NULL, sm__math_addn_compute, NULL, 0},
     {0},
 };

@@ -192,6 +192,7 @@ static const struct {
     {"NotEqual", OP_ne},       {"LogicalAnd", OP_and},  {"LogicalOr", OP_or},
     {"Atan2", OP_atan2},       {"Xlogy", OP_xlogy},     {"Xdivy", OP_xdivy},
     {"Xlog1py", OP_xlog1py},   {"TruncateDiv", OP_truncdiv}, {"TruncateMod", OP_truncmod},
+    {"Mod", OP_truncmod}, /* TF1's name: fmod / C remainder, as TruncateMod */
     {"Igamma", OP_igamma},     {"Igammac", OP_igammac}, {"NextAfter", OP_nextafter},
     {"Zeta", OP_zeta},         {"Polygamma", OP_polygamma},
 };

@@ -35,6 +35,7 @@ static const char *shape_str(int rank, const int64_t *dims, char *buf, size_t ca
 typedef struct {
   int sorted;
   int approx, is_max; /* ApproxTopK: k and the dimension from attrs */
+  int k_attr;         /* TopK (V1): k from an attr */
   int64_t k, dim;
 } topk_state;
 
@@ -49,6 +50,14 @@ static sm_status *topk_prepare(const sm_node *node, void **state) {
   }
   st->sorted = b;
   st->is_max = 1, st->dim = -1;
+  if (!strcmp(sm__node_op(node), "TopK")) {
+    st->k_attr = 1;
+    s = sm__node_attr_int(node, "k", &st->k);
+    if (s) {
+      free(st);
+      return s;
+    }
+  }
   if (!strcmp(sm__node_op(node), "ApproxTopK")) {
     st->approx = 1, st->sorted = 1;
     s = sm__node_attr_int(node, "k", &st->k);
@@ -319,7 +328,7 @@ static sm_status *topk_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   char a[128];
   int64_t k = st->k;
-  if (!st->approx) {
+  if (!st->approx && !st->k_attr) {
     const sm_tensor *kt = sm__kctx_input(ctx, 1);
     if (sm_tensor_rank(kt) != 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "k must be scalar, got shape %s", sm__array_shape_str(kt, a, sizeof a));
@@ -742,6 +751,7 @@ static sm_status *s2d_compute(const void *state, sm_kctx *ctx) {
 
 const sm_kernel sm_kernels_scatter[] = {
     {"TopKV2", topk_prepare, topk_compute, free, 0},
+    {"TopK", topk_prepare, topk_compute, free, 0},
     {"ApproxTopK", topk_prepare, topk_compute, free, 0},
     {"ScatterNd", NULL, scatter_nd_compute, NULL, 0},
     {"TensorScatterUpdate", scatter_prepare, tensor_scatter_compute, free, 0},
