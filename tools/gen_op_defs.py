@@ -97,6 +97,8 @@ Dawsn Expint FresnelCos FresnelSin Spence Betainc TridiagonalSolve TridiagonalMa
 MatrixSquareRoot MatrixLogarithm Eig
 QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAndDequantizeV4 UnicodeScript
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
+Requantize RequantizationRange QuantizeDownAndShrinkRange QuantizedRelu QuantizedRelu6 QuantizedBiasAdd
+QuantizedMatMul QuantizedConv2D QuantizedMaxPool QuantizedAvgPool QuantizedReshape
 """.split()
 
 
