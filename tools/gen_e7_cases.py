@@ -233,7 +233,106 @@ def reshape():
                                                                  ("input_min", A([-1.0, 2])), ("input_max", A(2.0))])
 
 
+def uniform():
+    ATT = lambda lo, hi, ax=-1, p="": {p + "quantization_min_val": lo, p + "quantization_max_val": hi, p + "quantization_axis": ax}  # noqa: E731
+    x = A([0.0, 0.1, -0.1, 0.25, -0.25, 0.75, 1.0, -1.0, 2.5, -2.5, 3.5, 1e6, -1e6, 127.3, -64.2, 0.125] +
+          list(rng.uniform(-20, 20, 20)))
+    x46 = rng.uniform(-10, 10, (4, 6)).astype(f32)
+    for tout, (lo, hi) in ((tf.qint8, (-128, 127)), (tf.qint8, (-127, 127)), (tf.qint32, (-2**31, 2**31 - 1)), (tf.qint32, (-1000, 1000))):
+        for sc, zp in ((0.5, 0), (0.25, 3), (0.1, -7), (3.0, 100), (1e-3, 0)):
+            case("UniformQuantize %s [%d,%d] s%g z%d" % (tout.name, lo, hi, sc, zp), "UniformQuantize",
+                 [("input", x), ("scales", A(sc)), ("zero_points", A(zp, i32))], dict(ATT(lo, hi), Tout=tout))
+        for ax, n in ((0, 4), (1, 6), (-1, None)):
+            if n is None:
+                continue
+            sc = rng.uniform(0.05, 2, n).astype(f32)
+            zp = rng.integers(-5, 5, n).astype(i32)
+            case("UniformQuantize %s per-axis %d [%d,%d]" % (tout.name, ax, lo, hi), "UniformQuantize",
+                 [("input", x46), ("scales", sc), ("zero_points", zp)], dict(ATT(lo, hi, ax), Tout=tout))
+        q = Q(rng.integers(max(lo, -2**31), min(hi, 2**31 - 1), 30, endpoint=True), tout)
+        for sc, zp in ((0.5, 0), (0.1, -7), (3.0, 100)):
+            case("UniformDequantize %s [%d,%d] s%g z%d" % (tout.name, lo, hi, sc, zp), "UniformDequantize",
+                 [("input", q), ("scales", A(sc)), ("zero_points", A(zp, i32))], dict(ATT(lo, hi), Tout=tf.float32))
+        q46 = Q(rng.integers(lo, hi, (4, 6), endpoint=True), tout)
+        for ax, n in ((0, 4), (1, 6)):
+            case("UniformDequantize %s per-axis %d" % (tout.name, ax), "UniformDequantize",
+                 [("input", q46), ("scales", rng.uniform(0.05, 2, n).astype(f32)), ("zero_points", rng.integers(-5, 5, n).astype(i32))],
+                 dict(ATT(lo, hi, ax), Tout=tf.float32))
+    # UniformRequantize: every Tin/Tout pair TF registers
+    for tin in (tf.qint8, tf.qint32):
+        for tout in (tf.qint8, tf.qint32):
+            lo, hi = QRANGE[tin]
+            v = Q([lo, hi, 0, 1, -1, 5, -5] + list(rng.integers(lo, hi, 20, endpoint=True)), tin)
+            olo, ohi = QRANGE[tout]
+            for isc, izp, osc, ozp in ((0.5, 0, 0.25, 3), (0.1, -3, 0.7, 1), (2.0, 1, 2.0, 1), (1e-4, 0, 1.0, 0), (3.0, 0, 1e-3, -2),
+                                       (1.0, 0, 1e-12, 0)):
+                case("UniformRequantize %s->%s %g %d %g %d" % (tin.name, tout.name, isc, izp, osc, ozp), "UniformRequantize",
+                     [("input", v), ("input_scales", A(isc)), ("input_zero_points", A(izp, i32)), ("output_scales", A(osc)),
+                      ("output_zero_points", A(ozp, i32))],
+                     dict(ATT(lo, hi, -1, "input_"), **ATT(olo, ohi, -1, "output_"), Tout=tout))
+            v46 = Q(rng.integers(lo, hi, (4, 6), endpoint=True), tin)
+            for iax, oax in ((1, 1), (-1, 1), (1, -1), (0, 0)):
+                n = 6 if max(iax, oax) == 1 else 4
+                isc = rng.uniform(0.05, 2, n).astype(f32) if iax >= 0 else A(0.3)
+                izp = rng.integers(-5, 5, n).astype(i32) if iax >= 0 else A(2, i32)
+                osc = rng.uniform(0.05, 2, n).astype(f32) if oax >= 0 else A(0.6)
+                ozp = rng.integers(-5, 5, n).astype(i32) if oax >= 0 else A(-1, i32)
+                case("UniformRequantize %s->%s axes %d %d" % (tin.name, tout.name, iax, oax), "UniformRequantize",
+                     [("input", v46), ("input_scales", isc), ("input_zero_points", izp), ("output_scales", osc), ("output_zero_points", ozp)],
+                     dict(ATT(lo, hi, iax, "input_"), **ATT(olo, ohi, oax, "output_"), Tout=tout))
+    # UniformQuantizedClipByValue
+    for qt in (tf.qint32,):  # the only T its OpDef allows
+        lo, hi = QRANGE[qt]
+        v = Q(rng.integers(-300, 300, 20), qt)
+        case("UniformQuantizedClipByValue %s" % qt.name, "UniformQuantizedClipByValue",
+             [("operand", v), ("min", Q(-50, qt)), ("max", Q(70, qt)), ("scales", A(0.5)), ("zero_points", A(1, i32))], ATT(lo, hi))
+        v46 = Q(rng.integers(-100, 100, (4, 6)), qt)
+        case("UniformQuantizedClipByValue %s per-axis" % qt.name, "UniformQuantizedClipByValue",
+             [("operand", v46), ("min", Q(rng.integers(-60, 0, 6), qt)), ("max", Q(rng.integers(0, 60, 6), qt)),
+              ("scales", A([0.5] * 6)), ("zero_points", A([1] * 6, i32))], ATT(lo, hi, 1))
+    # errors
+    UQ = lambda name, inp, sc, zp, **at: case("UniformQuantize err " + name, "UniformQuantize",  # noqa: E731
+                                              [("input", inp), ("scales", sc), ("zero_points", zp)],
+                                              dict(ATT(at.pop("lo", -128), at.pop("hi", 127), at.pop("ax", -1)), Tout=tf.qint8, **at))
+    UQ("scales vector per-tensor", x46, A([0.5, 0.5]), A(0, i32))
+    UQ("scales rank 1 per-tensor", x46, A([0.5]), A([0], i32))
+    UQ("scales rank 2 per-axis", x46, A([[0.5] * 4]), A([[0] * 4], i32), ax=0)
+    UQ("zero_points vector per-tensor", x46, A(0.5), A([0, 0], i32))
+    UQ("axis out of range", x46, A([0.5] * 4), A([0] * 4, i32), ax=2)
+    UQ("axis size", x46, A([0.5] * 5), A([0] * 5, i32), ax=0)
+    UQ("zero_points size", x46, A([0.5] * 4), A([0] * 3, i32), ax=0)
+    UQ("scale 0", x46, A(0.0), A(0, i32))
+    UQ("scale negative", x46, A(-1.0), A(0, i32))
+    UQ("zero_point out of range", x46, A(0.5), A(200, i32))
+    UQ("min > max", x46, A(0.5), A(0, i32), lo=10, hi=-10)
+    UQ("min below dtype", x46, A(0.5), A(0, i32), lo=-1000, hi=127)
+    UD = lambda name, sc, zp, **at: case("UniformDequantize err " + name, "UniformDequantize",  # noqa: E731
+                                         [("input", Q(np.zeros([4, 6]), tf.qint8)), ("scales", sc), ("zero_points", zp)],
+                                         dict(ATT(-128, 127, at.pop("ax", -1)), Tout=tf.float32))
+    UD("scales vector per-tensor", A([0.5, 0.5]), A(0, i32))
+    UD("axis size", A([0.5] * 5), A([0] * 5, i32), ax=0)
+    UR = lambda name, isc, osc, **at: case("UniformRequantize err " + name, "UniformRequantize",  # noqa: E731
+                                           [("input", Q(np.zeros([4, 6]), tf.qint8)), ("input_scales", isc), ("input_zero_points", A(0, i32)),
+                                            ("output_scales", osc), ("output_zero_points", A(0, i32))],
+                                           dict(ATT(-128, 127, -1, "input_"), **ATT(-128, 127, -1, "output_"), Tout=tf.qint8))
+    UR("input scale 0", A(0.0), A(1.0))
+    UR("output scale negative", A(1.0), A(-1.0))
+    UR("output scale tiny", A(1.0), A(1e-30))
+    UR("scales vector per-tensor", A([1.0, 2.0]), A(1.0))
+    case("UniformRequantize err axes differ", "UniformRequantize",
+         [("input", Q(np.zeros([4, 6]), tf.qint8)), ("input_scales", A([1.0] * 4)), ("input_zero_points", A([0] * 4, i32)),
+          ("output_scales", A([1.0] * 6)), ("output_zero_points", A([0] * 6, i32))],
+         dict(ATT(-128, 127, 0, "input_"), **ATT(-128, 127, 1, "output_"), Tout=tf.qint8))
+    case("UniformQuantizedClipByValue err min shape", "UniformQuantizedClipByValue",
+         [("operand", Q(np.zeros([4, 6]), tf.qint32)), ("min", Q([1, 2], tf.qint32)), ("max", Q(7, tf.qint32)), ("scales", A(0.5)),
+          ("zero_points", A(1, i32))], ATT(-2**31, 2**31 - 1))
+    case("UniformQuantizedClipByValue min > max", "UniformQuantizedClipByValue",
+         [("operand", Q([-5, 0, 5, 10], tf.qint32)), ("min", Q(7, tf.qint32)), ("max", Q(-2, tf.qint32)), ("scales", A(0.5)),
+          ("zero_points", A(1, i32))], ATT(-2**31, 2**31 - 1))
+
+
 def main():
+    uniform()
     requantize()
     relu()
     bias_add()

@@ -99,6 +99,7 @@ QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAn
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
 Requantize RequantizationRange QuantizeDownAndShrinkRange QuantizedRelu QuantizedRelu6 QuantizedBiasAdd
 QuantizedMatMul QuantizedConv2D QuantizedMaxPool QuantizedAvgPool QuantizedReshape
+UniformQuantize UniformDequantize UniformRequantize UniformQuantizedClipByValue
 """.split()
 
 
