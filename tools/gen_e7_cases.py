@@ -331,7 +331,29 @@ def uniform():
           ("zero_points", A(1, i32))], ATT(-2**31, 2**31 - 1))
 
 
+def mul():
+    def M(name, x, y, a=-1.0, b=1.0, c=-2.0, d=0.5):
+        case("QuantizedMul " + name, "QuantizedMul", [("x", x), ("y", y), ("min_x", A(a)), ("max_x", A(b)), ("min_y", A(c)),
+                                                      ("max_y", A(d))], {"Toutput": tf.qint32})
+    u = tf.quint8
+    for (a, b), (c, d) in (((-1.0, 1.0), (-2.0, 0.5)), ((0.0, 6.0), (1.0, 3.0)), ((-3.0, -1.0), (-1e3, 1e3))):
+        r = "[%g,%g] [%g,%g]" % (a, b, c, d)
+        M("same " + r, R([3, 4], u), R([3, 4], u), a, b, c, d)
+        M("scalar x " + r, R([], u), R([3, 4], u), a, b, c, d)
+        M("scalar y " + r, R([2, 5], u), R([1], u), a, b, c, d)
+        M("row " + r, R([3, 4], u), R([4], u), a, b, c, d)
+        M("row x " + r, R([4], u), R([2, 3, 4], u), a, b, c, d)
+    M("[1,1] x [3]", R([1, 1], u), R([3], u))
+    M("empty", R([0, 4], u), R([0, 4], u))
+    M("err shapes", R([2, 3], u), R([4], u))
+    M("err 3 groups", R([2, 3, 4], u), R([3, 1], u))
+    M("err max_x", R([3], u), R([3], u), a=1.0, b=1.0)
+    M("err max_y", R([3], u), R([3], u), c=1.0, d=0.0)
+    M("err min_x vector", R([3], u), R([3], u), a=[-1.0])
+
+
 def main():
+    mul()
     uniform()
     requantize()
     relu()

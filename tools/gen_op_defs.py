@@ -98,7 +98,7 @@ MatrixSquareRoot MatrixLogarithm Eig
 QuantizeV2 Dequantize QuantizeAndDequantizeV2 QuantizeAndDequantizeV3 QuantizeAndDequantizeV4 UnicodeScript
 UnicodeTranscode IsotonicRegression SobolSample ApproxTopK QuantizedConcat
 Requantize RequantizationRange QuantizeDownAndShrinkRange QuantizedRelu QuantizedRelu6 QuantizedBiasAdd
-QuantizedMatMul QuantizedConv2D QuantizedMaxPool QuantizedAvgPool QuantizedReshape
+QuantizedMatMul QuantizedConv2D QuantizedMaxPool QuantizedAvgPool QuantizedReshape QuantizedMul
 UniformQuantize UniformDequantize UniformRequantize UniformQuantizedClipByValue
 """.split()
 

@@ -1,7 +1,8 @@
 /* quantized_nn.c - TF1's quantized arithmetic kernels, the ones graphs quantized by
  * transform_graph (quantize_nodes) carry: Requantize (qint32 -> quint8 / qint8),
  * RequantizationRange and QuantizeDownAndShrinkRange (qint32 -> quint8), QuantizedRelu and
- * QuantizedRelu6 (quint8, qint32), QuantizedBiasAdd (quint8 + quint8 and qint8 + qint8 ->
+ * QuantizedRelu6 (quint8, qint32), QuantizedMul (quint8 x quint8 -> qint32, TF's 1-D / 2-D
+ * broadcasts), QuantizedBiasAdd (quint8 + quint8 and qint8 + qint8 ->
  * qint32), QuantizedMatMul (quint8 x quint8 -> qint32, transposes), QuantizedConv2D (quint8 input,
  * quint8 or qint8 filter -> qint32, SAME / VALID, equal strides), QuantizedMaxPool and
  * QuantizedAvgPool (quint8, qint8; MaxPool over depth too) and QuantizedReshape (quint8, qint32).
@@ -500,6 +501,86 @@ static sm_status *conv_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ---- QuantizedMul ----------------------------------------------------------------------------- */
+
+/* How many dimension groups TF's BCast leaves for shapes a and b (its x_reshape().size(): runs of
+ * dims broadcast the same way merge, dims 1 in both drop); 0 when they do not broadcast. The
+ * broadcast shape goes to od. */
+static int bcast_groups(const sm_tensor *a, const sm_tensor *b, int *orank, int64_t *od) {
+  int ra = sm_tensor_rank(a), rb = sm_tensor_rank(b), r = ra > rb ? ra : rb, prev = -1, groups = 0;
+  for (int i = 0; i < r; i++) {
+    int64_t xa = i < r - ra ? 1 : sm_tensor_dims(a)[i - (r - ra)], xb = i < r - rb ? 1 : sm_tensor_dims(b)[i - (r - rb)];
+    if (xa != xb && xa != 1 && xb != 1) return 0;
+    od[i] = xa == 1 ? xb : xa;
+  }
+  for (int i = r - 1; i >= 0; i--) {
+    int64_t xa = i < r - ra ? 1 : sm_tensor_dims(a)[i - (r - ra)], xb = i < r - rb ? 1 : sm_tensor_dims(b)[i - (r - rb)];
+    if (xa == 1 && xb == 1) continue;
+    int state = xa == xb ? 0 : xa == 1 ? 1 : 2;
+    if (state != prev) groups++, prev = state;
+  }
+  *orank = r;
+  return groups ? groups : 1;
+}
+
+static sm_status *qmul_prepare(const sm_node *node, void **state) {
+  (void)state;
+  return want_attr_type(node, "QuantizedMul", "Toutput", SM_QINT32, SM_QINT32);
+}
+
+static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
+  int t1, t2;
+  sm_status *st = want_dtype(ctx, "QuantizedMul", 0, "T1", ONLY_QU8, &t1);
+  if (!st) st = want_dtype(ctx, "QuantizedMul", 1, "T2", ONLY_QU8, &t2);
+  if (st) return st;
+  float v[4];
+  static const char *const names[4] = {"min_x", "max_x", "min_y", "max_y"};
+  for (int i = 0; i < 4; i++) {
+    if (sm_tensor_rank(sm__kctx_input(ctx, 2 + i)) != 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s must be a scalar", names[i]);
+    if ((st = scalar_in(ctx, 2 + i, names[i], SC_PLAIN, &v[i]))) return st;
+  }
+  int64_t od[SM_MAX_RANK];
+  int orank = 0, nd = bcast_groups(x, y, &orank, od);
+  char a[128], b[128];
+  sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), a, sizeof a);
+  sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), b, sizeof b);
+  if (!nd) return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", a, b);
+  sm_tensor *z;
+  if ((st = sm__kctx_alloc_output(ctx, 0, SM_QINT32, orank, od, &z))) return st;
+  if (!(v[1] > v[0])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_a.");
+  if (!(v[3] > v[2])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_b.");
+  uint32_t ox = (uint32_t)(int32_t)sm__q_from_float_unclamped(t1, 0.0f, v[0], v[1]);
+  uint32_t oy = (uint32_t)(int32_t)sm__q_from_float_unclamped(t2, 0.0f, v[2], v[3]);
+  const uint8_t *X = sm_tensor_data(x), *Y = sm_tensor_data(y);
+  uint32_t *Z = sm_tensor_data(z);
+  int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y);
+  if (nd <= 1) { /* ScalarMultiply / VectorMultiply */
+    if (nx == 1)
+      for (int64_t i = 0; i < ny; i++) Z[i] = ((uint32_t)Y[i] - oy) * ((uint32_t)X[0] - ox);
+    else if (ny == 1)
+      for (int64_t i = 0; i < nx; i++) Z[i] = ((uint32_t)X[i] - ox) * ((uint32_t)Y[0] - oy);
+    else
+      for (int64_t i = 0; i < nx; i++) Z[i] = ((uint32_t)X[i] - ox) * ((uint32_t)Y[i] - oy);
+  } else if (nd == 2) { /* VectorTensorMultiply: the smaller repeats along the larger, as TF does */
+    int xs = nx < ny;
+    const uint8_t *vd = xs ? X : Y, *td = xs ? Y : X;
+    uint32_t vo = xs ? ox : oy, to = xs ? oy : ox;
+    int64_t vn = xs ? nx : ny, tn = xs ? ny : nx;
+    if (vn == 0) return sm_status_new(SM_INVALID_ARGUMENT, "vector must have at least 1 element");
+    if (tn > sm_tensor_num_elements(z)) tn = sm_tensor_num_elements(z);
+    for (int64_t i = 0; i < tn; i++) Z[i] = ((uint32_t)vd[i % vn] - vo) * ((uint32_t)td[i] - to);
+  } else {
+    return sm_status_new(SM_UNIMPLEMENTED, "Broadcast between %s and %s is not supported yet.", a, b);
+  }
+  float zmin, zmax;
+  mul_range(t1, v[0], v[1], t2, v[2], v[3], &zmin, &zmax);
+  st = scalar_out(ctx, 1, zmin);
+  return st ? st : scalar_out(ctx, 2, zmax);
+}
+
 /* ---- QuantizedMaxPool, QuantizedAvgPool ------------------------------------------------------- */
 
 typedef struct { int same, avg; int64_t k[4], s[4]; } pool_state;
@@ -628,5 +709,6 @@ const sm_kernel sm_kernels_quantized_nn[] = {
     {"QuantizedMaxPool", maxpool_prepare, pool_compute, free, 0},
     {"QuantizedAvgPool", avgpool_prepare, pool_compute, free, 0},
     {"QuantizedReshape", NULL, qreshape_compute, NULL, 0},
+    {"QuantizedMul", qmul_prepare, qmul_compute, NULL, 0},
     {0},
 };
