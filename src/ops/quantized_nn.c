@@ -25,6 +25,15 @@
 
 /* ---- shared ----------------------------------------------------------------------------------- */
 
+/* a prepare's state: a heap copy of s */
+static sm_status *keep(const void *s, size_t n, void **state) {
+  void *p = malloc(n);
+  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  memcpy(p, s, n);
+  *state = p;
+  return NULL;
+}
+
 /* How an op words a range input that is not a scalar (TF's kernels differ). */
 enum { SC_BACKTICK, SC_PLAIN, SC_SHAPE, SC_POOL, SC_ONE, SC_FIRST /* any shape, its first element */ };
 
@@ -137,11 +146,7 @@ static sm_status *requantize_prepare(const sm_node *node, void **state) {
   sm_status *st = sm__node_attr_type(node, "out_type", &s.out);
   if (st) return st;
   if (s.out != SM_QUINT8 && s.out != SM_QINT8) return sm__math_bad_dtype("Requantize", s.out);
-  out_state *p = malloc(sizeof *p);
-  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  *p = s;
-  *state = p;
-  return NULL;
+  return keep(&s, sizeof s, state);
 }
 
 static const int ONLY_Q32[] = {SM_QINT32, -1};
@@ -179,15 +184,21 @@ static void used_range(const sm_tensor *x, float min_in, float max_in, float *lo
   *hi = sm__q_to_float(SM_QINT32, mx, min_in, max_in);
 }
 
+/* a qint32 input's range inputs (read as `style` says) and its used range */
+static sm_status *range_inputs(sm_kctx *ctx, const char *op, int style, float *mn, float *mx, float *lo, float *hi) {
+  int tin;
+  sm_status *st = want_dtype(ctx, op, 0, "Tinput", ONLY_Q32, &tin);
+  if (!st) st = scalar_in(ctx, 1, "input_min", style, mn);
+  if (!st) st = scalar_in(ctx, 2, "input_max", style, mx);
+  if (!st) used_range(sm__kctx_input(ctx, 0), *mn, *mx, lo, hi);
+  return st;
+}
+
 static sm_status *rrange_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   float mn, mx, lo, hi;
-  int tin;
-  sm_status *st = want_dtype(ctx, "RequantizationRange", 0, "Tinput", ONLY_Q32, &tin);
-  if (!st) st = scalar_in(ctx, 1, "input_min", SC_FIRST, &mn);
-  if (!st) st = scalar_in(ctx, 2, "input_max", SC_FIRST, &mx);
+  sm_status *st = range_inputs(ctx, "RequantizationRange", SC_FIRST, &mn, &mx, &lo, &hi);
   if (st) return st;
-  used_range(sm__kctx_input(ctx, 0), mn, mx, &lo, &hi);
   st = scalar_out(ctx, 0, lo);
   return st ? st : scalar_out(ctx, 1, hi);
 }
@@ -201,12 +212,8 @@ static sm_status *qdsr_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   float mn, mx, lo, hi;
-  int tin;
-  sm_status *st = want_dtype(ctx, "QuantizeDownAndShrinkRange", 0, "Tinput", ONLY_Q32, &tin);
-  if (!st) st = scalar_in(ctx, 1, "input_min", SC_BACKTICK, &mn);
-  if (!st) st = scalar_in(ctx, 2, "input_max", SC_BACKTICK, &mx);
+  sm_status *st = range_inputs(ctx, "QuantizeDownAndShrinkRange", SC_BACKTICK, &mn, &mx, &lo, &hi);
   if (st) return st;
-  used_range(x, mn, mx, &lo, &hi);
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QUINT8, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (!st) st = scalar_out(ctx, 1, lo);
@@ -325,11 +332,7 @@ static sm_status *matmul_prepare(const sm_node *node, void **state) {
   if (!st && sm__node_attr(node, "transpose_b")) st = sm__node_attr_bool(node, "transpose_b", &s.tb);
   if (!st) st = want_attr_type(node, "QuantizedMatMul", "Toutput", SM_QINT32, SM_QINT32);
   if (st) return st;
-  mm_state *p = malloc(sizeof *p);
-  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  *p = s;
-  *state = p;
-  return NULL;
+  return keep(&s, sizeof s, state);
 }
 
 static const int ONLY_QU8[] = {SM_QUINT8, -1};
@@ -419,11 +422,7 @@ static sm_status *conv_prepare(const sm_node *node, void **state) {
   if (dv && (dv[1] != 1 || dv[2] != 1))
     return sm_status_new(SM_INVALID_ARGUMENT, "Current implementation only supports dilated rate as 1 in the row and column dimensions.");
   s.stride = sv[1];
-  conv_state *p = malloc(sizeof *p);
-  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  *p = s;
-  *state = p;
-  return NULL;
+  return keep(&s, sizeof s, state);
 }
 
 
@@ -602,11 +601,7 @@ static sm_status *pool_prepare_common(const sm_node *node, void **state, int avg
       return sm_status_new(SM_INVALID_ARGUMENT, "%s: ksize and strides must be positive", sm__node_op(node));
   if (avg && (s.k[3] != 1 || s.s[3] != 1))
     return sm_status_new(SM_INVALID_ARGUMENT, "Non-spatial pooling is not yet supported. Volunteers? :)");
-  pool_state *p = malloc(sizeof *p);
-  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  *p = s;
-  *state = p;
-  return NULL;
+  return keep(&s, sizeof s, state);
 }
 
 static sm_status *maxpool_prepare(const sm_node *node, void **state) { return pool_prepare_common(node, state, 0); }

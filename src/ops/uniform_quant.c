@@ -26,6 +26,15 @@ typedef struct uq_state {
   uq_params in, out; /* in: the op's only quantization when it has one */
 } uq_state;
 
+/* a prepare's state: a heap copy of s */
+static sm_status *keep(const void *s, size_t n, void **state) {
+  void *p = malloc(n);
+  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  memcpy(p, s, n);
+  *state = p;
+  return NULL;
+}
+
 static sm_status *read_params(const sm_node *n, const char *prefix, uq_params *p) {
   char name[64];
   snprintf(name, sizeof name, "%squantization_axis", prefix);
@@ -46,11 +55,7 @@ static sm_status *uq_prepare_common(const sm_node *n, void **state, const char *
   if (!st && out_prefix) st = read_params(n, out_prefix, &s.out);
   if (!st && tout_attr) st = sm__node_attr_type(n, tout_attr, &s.tout);
   if (st) return st;
-  uq_state *p = malloc(sizeof *p);
-  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  *p = s;
-  *state = p;
-  return NULL;
+  return keep(&s, sizeof s, state);
 }
 
 static sm_status *quantize_prepare(const sm_node *n, void **state) { return uq_prepare_common(n, state, "", NULL, "Tout"); }
@@ -87,16 +92,21 @@ static sm_status *axis_shape_valid(const sm_tensor *data, const sm_tensor *scale
   return NULL;
 }
 
-/* data viewed as [pre, mid, post] around axis (axis -1: one slice) */
-static void split3(const sm_tensor *t, int64_t axis, int64_t *pre, int64_t *mid, int64_t *post) {
-  *pre = 1, *mid = 1, *post = 1;
-  for (int i = 0; i < sm_tensor_rank(t); i++) {
-    int64_t d = sm_tensor_dims(t)[i];
-    if (axis < 0 || i == axis) *mid *= d;
-    else if (i < axis) *pre *= d;
-    else *post *= d;
-  }
+/* which scale and zero point element i of data uses: its index along axis (0 when axis is -1) */
+typedef struct chans {
+  int64_t mid, post;
+  int per_axis;
+} chans;
+
+static chans chans_of(const sm_tensor *t, int64_t axis) {
+  chans c = {1, 1, axis >= 0};
+  for (int i = 0; i < sm_tensor_rank(t); i++)
+    if (i == axis) c.mid = sm_tensor_dims(t)[i];
+    else if (i > axis && axis >= 0) c.post *= sm_tensor_dims(t)[i];
+  return c;
 }
+
+static int64_t chan(const chans *c, int64_t i) { return c->per_axis ? (i / c->post) % c->mid : 0; }
 
 static int32_t f2i32(float v) { /* cvttss2si: NaN and out of range give INT32_MIN */
   return (v >= -2147483648.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN;
@@ -123,20 +133,13 @@ static sm_status *uquantize_compute(const void *state, sm_kctx *ctx) {
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, s->tout, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (st) return st;
-  int64_t pre, mid, post;
-  split3(x, s->in.axis, &pre, &mid, &post);
+  chans c = chans_of(x, s->in.axis);
   const float *X = sm_tensor_data(x), *S = sm_tensor_data(sc);
   const int32_t *Z = sm_tensor_data(zp);
-  for (int64_t m = 0; m < mid; m++) {
-    int64_t k = s->in.axis < 0 ? 0 : m;
-    float inv = 1.0f / S[k];
-    uint32_t z = (uint32_t)Z[k];
-    for (int64_t p = 0; p < pre; p++)
-      for (int64_t q = 0; q < post; q++) {
-        int64_t i = (p * mid + m) * post + q;
-        int32_t v = (int32_t)((uint32_t)f2i32(floorf(X[i] * inv + 0.5f)) + z);
-        sm__qstore(sm_tensor_data(y), s->tout, i, clamp64(v, s->in.lo, s->in.hi));
-      }
+  for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
+    int64_t k = chan(&c, i);
+    int32_t v = (int32_t)((uint32_t)f2i32(floorf(X[i] * (1.0f / S[k]) + 0.5f)) + (uint32_t)Z[k]);
+    sm__qstore(sm_tensor_data(y), s->tout, i, clamp64(v, s->in.lo, s->in.hi));
   }
   return NULL;
 }
@@ -152,19 +155,13 @@ static sm_status *udequantize_compute(const void *state, sm_kctx *ctx) {
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (st) return st;
-  int64_t pre, mid, post;
-  split3(x, s->in.axis, &pre, &mid, &post);
+  chans c = chans_of(x, s->in.axis);
   const float *S = sm_tensor_data(sc);
   const int32_t *Z = sm_tensor_data(zp);
   float *Y = sm_tensor_data(y);
-  for (int64_t m = 0; m < mid; m++) {
-    int64_t k = s->in.axis < 0 ? 0 : m;
-    for (int64_t p = 0; p < pre; p++)
-      for (int64_t q = 0; q < post; q++) {
-        int64_t i = (p * mid + m) * post + q;
-        int32_t v = (int32_t)((uint32_t)qint_as_int(sm_tensor_data(x), T, i) - (uint32_t)Z[k]);
-        Y[i] = (float)v * S[k];
-      }
+  for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
+    int64_t k = chan(&c, i);
+    Y[i] = (float)(int32_t)((uint32_t)qint_as_int(sm_tensor_data(x), T, i) - (uint32_t)Z[k]) * S[k];
   }
   return NULL;
 }
@@ -213,25 +210,25 @@ static sm_status *urequantize_compute(const void *state, sm_kctx *ctx) {
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, s->tout, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (st) return st;
-  int64_t axis = s->in.axis >= 0 ? s->in.axis : s->out.axis, pre, mid, post;
-  split3(x, axis, &pre, &mid, &post);
+  chans c = chans_of(x, s->in.axis >= 0 ? s->in.axis : s->out.axis);
   const int32_t *IZ = sm_tensor_data(izp), *OZ = sm_tensor_data(ozp);
-  for (int64_t m = 0; m < mid; m++) {
-    int64_t ki = s->in.axis >= 0 ? m : 0, ko = s->out.axis >= 0 ? m : 0;
-    double mult = (double)IS[ki] / (double)OS[ko];
+  int32_t *qm = sm__kctx_scratch(ctx, (size_t)(c.mid + 1) * 2 * sizeof *qm, &st);
+  if (!qm) return st;
+  for (int64_t m = 0; m < c.mid; m++) { /* one multiplier and shift a channel */
+    double mult = (double)IS[s->in.axis >= 0 ? m : 0] / (double)OS[s->out.axis >= 0 ? m : 0];
     if (!isfinite(mult) || mult <= 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "double_multiplier must be a poisitive finite number. Given %g", mult);
-    int32_t qm;
     int shift;
-    quantize_multiplier(mult, &qm, &shift);
-    for (int64_t p = 0; p < pre; p++)
-      for (int64_t q = 0; q < post; q++) {
-        int64_t i = (p * mid + m) * post + q;
-        int32_t in = (int32_t)((uint32_t)qint_as_int(sm_tensor_data(x), T, i) - (uint32_t)IZ[ki]);
-        int32_t v = (int32_t)((uint32_t)mul_by_quantized(in, qm, shift) + (uint32_t)OZ[ko]);
-        sm__qstore(sm_tensor_data(y), s->tout, i, clamp64(v, s->out.lo, s->out.hi));
-      }
+    quantize_multiplier(mult, &qm[2 * m], &shift);
+    qm[2 * m + 1] = shift;
   }
+  for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
+    int64_t m = chan(&c, i), ki = s->in.axis >= 0 ? m : 0, ko = s->out.axis >= 0 ? m : 0;
+    int32_t in = (int32_t)((uint32_t)qint_as_int(sm_tensor_data(x), T, i) - (uint32_t)IZ[ki]);
+    int32_t v = (int32_t)((uint32_t)mul_by_quantized(in, qm[2 * m], qm[2 * m + 1]) + (uint32_t)OZ[ko]);
+    sm__qstore(sm_tensor_data(y), s->tout, i, clamp64(v, s->out.lo, s->out.hi));
+  }
+  sm__kctx_scratch_free(ctx, qm);
   return NULL;
 }
 
@@ -260,18 +257,13 @@ static sm_status *uclip_compute(const void *state, sm_kctx *ctx) {
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QINT32, sm_tensor_rank(x), sm_tensor_dims(x), &y);
   if (st) return st;
-  int64_t pre, mid, post;
-  split3(x, s->in.axis, &pre, &mid, &post);
+  chans c = chans_of(x, s->in.axis);
   const int32_t *X = sm_tensor_data(x), *LO = sm_tensor_data(mn), *HI = sm_tensor_data(mx);
   int32_t *Y = sm_tensor_data(y);
-  for (int64_t m = 0; m < mid; m++) {
-    int64_t k = s->in.axis < 0 ? 0 : m;
-    for (int64_t p = 0; p < pre; p++)
-      for (int64_t q = 0; q < post; q++) {
-        int64_t i = (p * mid + m) * post + q;
-        int32_t v = X[i] < LO[k] ? LO[k] : X[i]; /* cwiseMax(min) then cwiseMin(max) */
-        Y[i] = v > HI[k] ? HI[k] : v;
-      }
+  for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
+    int64_t k = chan(&c, i);
+    int32_t v = X[i] < LO[k] ? LO[k] : X[i]; /* cwiseMax(min) then cwiseMin(max) */
+    Y[i] = v > HI[k] ? HI[k] : v;
   }
   return NULL;
 }
