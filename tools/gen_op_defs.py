@@ -138,6 +138,9 @@ LearnedUnigramCandidateSampler ThreadUnsafeUnigramCandidateSampler AllCandidateS
 LinSpace Mod TopK Reverse SpaceToBatch BatchToSpace InplaceAdd InplaceSub InplaceUpdate DataFormatDimMap
 DataFormatVecPermute AccumulateNV2 CheckNumericsV2 ApproximateEqual NthElement SparseMatMul Timestamp Fact ToBool
 DeepCopy ParallelConcat TensorStridedSliceUpdate MatrixSolveLs RaggedFillEmptyRows
+Requantize RequantizationRange QuantizeDownAndShrinkRange QuantizedRelu QuantizedRelu6 QuantizedBiasAdd
+QuantizedMatMul QuantizedConv2D QuantizedMaxPool QuantizedAvgPool QuantizedReshape QuantizedMul
+UniformQuantize UniformDequantize UniformRequantize UniformQuantizedClipByValue
 """.split()
 
 

@@ -20,46 +20,9 @@
 #include <string.h>
 
 #include "ops/math_int.h"
+#include "ops/quant_int.h"
 
 enum { MODE_MIN_COMBINED, MODE_MIN_FIRST, MODE_SCALED };
-
-/* the integer range of a quantized dtype; 0 for any other */
-static int qtype_range(int dt, int64_t *lo, int64_t *hi) {
-  switch (dt) {
-  case SM_QINT8: *lo = -128, *hi = 127; return 1;
-  case SM_QUINT8: *lo = 0, *hi = 255; return 1;
-  case SM_QINT16: *lo = -32768, *hi = 32767; return 1;
-  case SM_QUINT16: *lo = 0, *hi = 65535; return 1;
-  case SM_QINT32: *lo = INT32_MIN, *hi = INT32_MAX; return 1;
-  default: return 0;
-  }
-}
-
-/* A float to an integer as TF's casts do it: through a 64-bit integer (NaN and values out of its
- * range give INT64_MIN, as x86's conversion), truncated to the type's width on store. */
-static int64_t f2i64(double v) {
-  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return INT64_MIN;
-  return (int64_t)v;
-}
-
-static void qstore(void *p, int dt, int64_t i, int64_t v) {
-  uint64_t u = (uint64_t)v;
-  switch (dt) {
-  case SM_QINT8: case SM_QUINT8: ((uint8_t *)p)[i] = (uint8_t)u; break;
-  case SM_QINT16: case SM_QUINT16: ((uint16_t *)p)[i] = (uint16_t)u; break;
-  default: ((uint32_t *)p)[i] = (uint32_t)u; break;
-  }
-}
-
-static int64_t qload(const void *p, int dt, int64_t i) {
-  switch (dt) {
-  case SM_QINT8: return ((const int8_t *)p)[i];
-  case SM_QUINT8: return ((const uint8_t *)p)[i];
-  case SM_QINT16: return ((const int16_t *)p)[i];
-  case SM_QUINT16: return ((const uint16_t *)p)[i];
-  default: return ((const int32_t *)p)[i];
-  }
-}
 
 /* optional attrs (a SavedModel drops those at their default) */
 static sm_status *opt_str(const sm_node *n, const char *name, const char *def, char *out, size_t cap) {
@@ -133,7 +96,7 @@ static sm_status *quantize_prepare(const sm_node *node, void **state) {
   if (!st) st = parse_mode(mode, &s.mode);
   if (st) return st;
   int64_t lo = 0, hi = 0;
-  if (!qtype_range(s.T, &lo, &hi)) return sm__math_bad_dtype("QuantizeV2", s.T);
+  if (!sm__qtype_range(s.T, &lo, &hi)) return sm__math_bad_dtype("QuantizeV2", s.T);
   if (!strcmp(round, "HALF_TO_EVEN")) s.half_even = 1;
   else if (strcmp(round, "HALF_AWAY_FROM_ZERO"))
     return sm_status_new(SM_INVALID_ARGUMENT, "Value for attr 'round_mode' of \"%s\" is not in the list of allowed values: "
@@ -158,7 +121,7 @@ static sm_status *quantize_slice(const quant_state *s, const slice *sl, float in
                                  float *out_max) {
   if (in_max < in_min) return sm_status_new(SM_INVALID_ARGUMENT, "input_max_range must be larger than input_min_range.");
   int64_t lo = 0, hi = 0;
-  qtype_range(s->T, &lo, &hi);
+  sm__qtype_range(s->T, &lo, &hi);
   float min_range = fminf(0.0f, in_min);
   float epsilon = fmaxf(1.0f, fmaxf(fabsf(in_min), fabsf(in_max))) * s->ensure_min;
   float max_range = fmaxf(0.0f, fmaxf(in_max, min_range + epsilon));
@@ -191,17 +154,17 @@ static sm_status *quantize_slice(const quant_state *s, const slice *sl, float in
       int64_t out;
       if (s->mode == MODE_MIN_COMBINED) {
         float t = (c - min_range) * scale;
-        out = sign ? f2i64(roundf(t - half)) : f2i64(truncf(t + 0.5f));
+        out = sign ? sm__q_f2i64(roundf(t - half)) : sm__q_f2i64(truncf(t + 0.5f));
       } else if (s->mode == MODE_SCALED) {
         float t = c * scale;
-        out = f2i64(s->half_even ? rintf(t) : roundf(t));
+        out = sm__q_f2i64(s->half_even ? rintf(t) : roundf(t));
       } else {
         float t = roundf(v * scale) - off;
         t = t < lob ? lob : t; /* Eigen cwiseMax then cwiseMin */
         t = t > hib ? hib : t;
         out = (t >= -2147483648.0f && t < 2147483648.0f) ? (int64_t)(int32_t)t : (int64_t)INT32_MIN;
       }
-      qstore(sl->y, s->T, i, out);
+      sm__qstore(sl->y, s->T, i, out);
     }
   *out_min = min_range, *out_max = max_range;
   return NULL;
@@ -281,7 +244,7 @@ static sm_status *dequantize_prepare(const sm_node *node, void **state) {
 static void dequantize_slice(const dequant_state *s, int T, const void *x, float *y, int64_t pre, int64_t mid,
                              int64_t post, int64_t k, float min_range, float max_range, int whole) {
   int64_t lo = 0, hi = 0;
-  qtype_range(T, &lo, &hi);
+  sm__qtype_range(T, &lo, &hi);
   float flo = (float)lo, fhi = (float)hi;
   float half = lo < 0 ? (fhi - flo + 1) / 2.0f : 0.0f;
   float a = 0, b = 0;
@@ -299,7 +262,7 @@ static void dequantize_slice(const dequant_state *s, int T, const void *x, float
   for (int64_t p = 0; p < pre; p++)
     for (int64_t q = 0; q < post; q++) {
       int64_t i = (p * mid + k) * post + q;
-      float v = (float)qload(x, T, i);
+      float v = (float)sm__qload(x, T, i);
       /* TF's whole-tensor SCALED path casts to int through float: 2^31 wraps to INT32_MIN */
       if (whole && s->mode == MODE_SCALED && v >= 2147483648.0f) v = -2147483648.0f;
       y[i] = s->mode == MODE_MIN_COMBINED ? (v + half) * a + min_range : s->mode == MODE_SCALED ? v * a : b + v * a;
@@ -311,7 +274,7 @@ static sm_status *dequantize_compute(const void *state, sm_kctx *ctx) {
   const sm_tensor *x = sm__kctx_input(ctx, 0), *mn = sm__kctx_input(ctx, 1), *mx = sm__kctx_input(ctx, 2);
   int T = sm_tensor_dtype(x);
   int64_t lo = 0, hi = 0;
-  if (!qtype_range(T, &lo, &hi)) return sm__math_bad_dtype("Dequantize", T);
+  if (!sm__qtype_range(T, &lo, &hi)) return sm__math_bad_dtype("Dequantize", T);
   if (sm_tensor_dtype(mn) != SM_FLOAT || sm_tensor_dtype(mx) != SM_FLOAT)
     return sm_status_new(SM_INVALID_ARGUMENT, "Dequantize: min_range and max_range must be float");
   int r = sm_tensor_rank(x);
@@ -491,38 +454,6 @@ static sm_status *qdq_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- QuantizedConcat -------------------------------------------------------------------------- */
 
-/* One element requantized from [in_min, in_max] to [out_min, out_max], as TF's RequantizeCopier
- * (DEQUANTIZE_WITH_EIGEN then QUANTIZE_WITH_EIGEN, in float). */
-typedef struct requant {
-  int same;
-  float a, b;                   /* x -> b + x * a */
-  float scale, off, lob, hib;   /* f -> clamp(round(f * scale) - off) */
-} requant;
-
-static void requant_init(requant *q, int T, float in_min, float in_max, float out_min, float out_max) {
-  int64_t lo = 0, hi = 0;
-  qtype_range(T, &lo, &hi);
-  double steps = lo == INT32_MIN ? 4294967296.0 : (double)(hi - lo + 1);
-  float flo = (float)lo;
-  q->same = in_min == out_min && in_max == out_max;
-  q->a = (float)((double)(in_max - in_min) / (steps - 1.0));
-  float rmin = in_max == in_min ? in_min : roundf(in_min / q->a) * q->a;
-  q->b = rmin - flo * q->a;
-  float span = out_max - out_min;
-  q->scale = out_max == out_min ? 0.0f : (float)((steps - 1.0) / (double)span);
-  q->off = roundf(out_min * q->scale) - flo;
-  q->lob = fmaxf(flo, -2.147483648e+09f);
-  q->hib = fminf((float)hi, +2.147483520e+09f);
-}
-
-static int64_t requant_one(const requant *q, int64_t v) {
-  float f = q->b + (float)v * q->a;
-  float t = roundf(f * q->scale) - q->off;
-  t = t < q->lob ? q->lob : t;
-  t = t > q->hib ? q->hib : t;
-  return (t >= -2147483648.0f && t < 2147483648.0f) ? (int64_t)(int32_t)t : (int64_t)INT32_MIN;
-}
-
 static sm_status *qconcat_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   int nin = sm__kctx_num_inputs(ctx), N = (nin - 1) / 3;
@@ -581,13 +512,13 @@ static sm_status *qconcat_compute(const void *state, sm_kctx *ctx) {
   for (int i = 0; i < N; i++) {
     const sm_tensor *x = sm__kctx_input(ctx, 1 + i);
     int64_t w = pre ? sm_tensor_num_elements(x) / pre : 0;
-    requant q;
-    requant_init(&q, T, *(const float *)sm_tensor_data(sm__kctx_input(ctx, 1 + N + i)),
-                 *(const float *)sm_tensor_data(sm__kctx_input(ctx, 1 + 2 * N + i)), omin, omax);
+    sm__requant q;
+    sm__requant_init(&q, T, *(const float *)sm_tensor_data(sm__kctx_input(ctx, 1 + N + i)),
+                 *(const float *)sm_tensor_data(sm__kctx_input(ctx, 1 + 2 * N + i)), T, omin, omax);
     for (int64_t p = 0; p < pre; p++)
       for (int64_t c = 0; c < w; c++) {
-        int64_t v = qload(sm_tensor_data(x), T, p * w + c);
-        qstore(sm_tensor_data(y), T, p * orow + col + c, q.same ? v : requant_one(&q, v));
+        int64_t v = sm__qload(sm_tensor_data(x), T, p * w + c);
+        sm__qstore(sm_tensor_data(y), T, p * orow + col + c, q.same ? v : sm__requant_one(&q, v));
       }
     col += w;
   }
