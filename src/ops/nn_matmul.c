@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/file.h"
@@ -177,10 +178,20 @@ static void gemv_krows(void *ctx, int64_t first, int64_t last) {
 
 /* SM_NN_GEMV_COLS=0 (bench/'s A/B switch), read once */
 static int gemv_cols_off;
+static double gemv_narrow_one_thread_bytes; /* krows_pieces */
 static pthread_once_t gemv_cols_once = PTHREAD_ONCE_INIT;
 static void gemv_cols_read(void) {
   const char *e = getenv("SM_NN_GEMV_COLS");
   gemv_cols_off = e && !strcmp(e, "0");
+  long l2 = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  gemv_narrow_one_thread_bytes = l2 >= 65536 ? (double)l2 : (double)(2 << 20);
+  e = getenv("SM_NN_GEMV_NARROW_BYTES");
+  char *end = NULL;
+  double x = e && *e ? strtod(e, &end) : -1;
+  if (end && !*end && x >= 0 && x < 1e18) gemv_narrow_one_thread_bytes = x;
 }
 
 /* Spreads C[b] = op(A[b]) * op(B[b]) for nb batches over the pool (M, N, K > 0, each < 2^31). */
@@ -222,14 +233,17 @@ static void mm_dispatch(sm_threadpool *pool, mm_job *j, int64_t nb) {
  * the heap put the call's buffers (the model path's length moved it; bench/RESULTS.md, session 15
  * h8). A narrow B of 2 MiB or more, read from memory, streams ~2x faster split (same place).
  * Without AVX-512 (nn_gemm.c's AVX2 clone) only B of at most 2048 columns: wider ones go to
- * gemv_cols (OpenBLAS), as fast or faster there (bench/RESULTS.md session 18 b2). */
+ * gemv_cols (OpenBLAS), as fast or faster there (bench/RESULTS.md session 18 b2).
+ * "One core's L2" is read from the machine (sysconf; 2 MiB when it does not say): on the AVX2 EPYC
+ * VM (512 KiB of L2 a core) the same 1.4 MB B streams from L3, and split in two the step's minimum
+ * fell 18.6 -> 11.8 us, the call's best 34 -> 30 us (bench/RESULTS.md session 20, e8).
+ * SM_NN_GEMV_NARROW_BYTES=<bytes> sets the bound (0: split every narrow B; for A/B). */
 #define GEMV_NARROW_N 128
-#define GEMV_NARROW_ONE_THREAD_BYTES ((double)(2 << 20))
 static int krows_pieces(sm_threadpool *pool, mm_job *j, int64_t nb) {
   pthread_once(&gemv_cols_once, gemv_cols_read);
   j->pieces = 0;
   double macs = (double)j->N * (double)j->K;
-  int narrow_small = j->N <= GEMV_NARROW_N && macs * sizeof(float) < GEMV_NARROW_ONE_THREAD_BYTES;
+  int narrow_small = j->N <= GEMV_NARROW_N && macs * sizeof(float) < gemv_narrow_one_thread_bytes;
   if (j->dtype == SM_FLOAT && j->M == 1 && nb == 1 && !j->tb && !gemv_cols_off && !narrow_small &&
       macs >= SM_NN_PAR_MIN_MACS && (sm__nn_sgemv_rows_on() || (sm__nn_sgemv_rows_avx2_on() && j->N <= 2048)))
     j->pieces = sm__threadpool_nthreads(pool) < j->K ? sm__threadpool_nthreads(pool) : j->K;

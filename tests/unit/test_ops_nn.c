@@ -902,6 +902,10 @@ int main(void) {
    * a width with a masked tail */
   matmul_vs_naive(1, 1027, 1000, 0, 0);
   matmul_vs_naive(1, 1027, 1000, 1, 0);
+  /* a narrow B (at most 128 columns) past one core's L2: split by rows too (the seed CNN's 5408 x
+   * 64 Dense, 1.4 MB; nn_matmul.c krows_pieces), and an odd k with a 72-wide masked tail */
+  matmul_vs_naive(1, 5408, 64, 0, 0);
+  matmul_vs_naive(1, 4099, 72, 1, 0);
   naive_tol = 1e-5;
   pool_vs_naive(1, 8, 26, 26, 32, 2, 2, 0);
   pool_vs_naive(1, 4, 27, 25, 16, 3, 2, 1);
