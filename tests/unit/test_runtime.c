@@ -160,7 +160,7 @@ static void test_tables(void) {
   sm_tensor *short_vals = vec_i64(2, (int64_t[]){1, 2});
   sm_table *t3;
   CHECK_OK(sm__resources_table(r, "", "t3", SM_STRING, SM_INT64, &t3));
-  CHECK_ERR(sm__table_init(t3, keys, short_vals), "one length");
+  CHECK_ERR(sm__table_init(t3, keys, short_vals), "Expected shape [4] for value, got [2]");
   /* a big table */
   enum { N = 10000 };
   int64_t *kk = malloc(N * sizeof *kk), *vv = malloc(N * sizeof *vv);
