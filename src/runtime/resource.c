@@ -391,6 +391,14 @@ static int key_eq(const sm_table *t, const entry *e, const char *s, size_t len, 
   return t->key_dtype == SM_STRING ? (e->klen == len && (!len || !memcmp(e->key, s, len))) : e->ikey == ik;
 }
 
+/* A dense table refuses its empty and deleted keys as keys (TF's messages); NULL for any other key or table. */
+static sm_status *dense_reserved_key(const sm_table *t, const char *s, size_t len, int64_t ik) {
+  if (t->kind != SM_TABLE_DENSE) return NULL;
+  if (key_eq(t, &t->ekey, s, len, ik)) return sm_status_new(SM_INVALID_ARGUMENT, "Using the empty_key as a table key is not allowed");
+  if (key_eq(t, &t->dkey, s, len, ik)) return sm_status_new(SM_INVALID_ARGUMENT, "Using the deleted_key as a table key is not allowed");
+  return NULL;
+}
+
 static entry *tprobe_in(const sm_table *t, entry *slots, size_t cap, uint64_t h, const char *s, size_t len,
                         int64_t ik) {
   size_t mask = cap - 1;
@@ -678,10 +686,8 @@ static sm_status *put_all(sm_table *t, const sm_kctx *c, const sm_tensor *keys, 
     size_t len = 0;
     int64_t ik = 0;
     uint64_t h = key_hash(t, keys, i, &s, &len, &ik);
-    if (t->kind == SM_TABLE_DENSE) {
-      if (key_eq(t, &t->ekey, s, len, ik)) return sm_status_new(SM_INVALID_ARGUMENT, "Using the empty_key as a table key is not allowed");
-      if (key_eq(t, &t->dkey, s, len, ik)) return sm_status_new(SM_INVALID_ARGUMENT, "Using the deleted_key as a table key is not allowed");
-    }
+    sm_status *bad = dense_reserved_key(t, s, len, ik);
+    if (bad) return bad;
     entry nv;
     get_value(t, values, i, &nv);
     entry *e = tprobe(t, h, s, len, ik);
@@ -817,11 +823,7 @@ sm_status *sm__table_remove(sm_table *t, const sm_kctx *c, const sm_tensor *keys
     size_t len = 0;
     int64_t ik = 0;
     uint64_t h = key_hash(t, keys, i, &s, &len, &ik);
-    if (t->kind == SM_TABLE_DENSE) {
-      if (key_eq(t, &t->ekey, s, len, ik)) st = sm_status_new(SM_INVALID_ARGUMENT, "Using the empty_key as a table key is not allowed");
-      else if (key_eq(t, &t->dkey, s, len, ik)) st = sm_status_new(SM_INVALID_ARGUMENT, "Using the deleted_key as a table key is not allowed");
-      if (st) break;
-    }
+    if ((st = dense_reserved_key(t, s, len, ik))) break;
     if (!t->cap) continue;
     entry *e = tprobe(t, h, s, len, ik);
     if (!e->used) continue;
@@ -994,11 +996,7 @@ sm_status *sm__table_find(const sm_table *ct, const sm_tensor *keys, const sm_te
     size_t len = 0;
     int64_t ik = 0;
     uint64_t h = key_hash(t, keys, i, &s, &len, &ik);
-    if (t->kind == SM_TABLE_DENSE) {
-      if (key_eq(t, &t->ekey, s, len, ik)) st = sm_status_new(SM_INVALID_ARGUMENT, "Using the empty_key as a table key is not allowed");
-      else if (key_eq(t, &t->dkey, s, len, ik)) st = sm_status_new(SM_INVALID_ARGUMENT, "Using the deleted_key as a table key is not allowed");
-      if (st) break;
-    }
+    if ((st = dense_reserved_key(t, s, len, ik))) break;
     const entry *e = t->cap ? tprobe(t, h, s, len, ik) : NULL;
     int64_t di = nd == vn ? 0 : i;
     if (vdt == SM_STRING) {
