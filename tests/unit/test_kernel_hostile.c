@@ -1,0 +1,74 @@
+/* test_kernel_hostile.c - the kernel fuzzer's generator (fuzz/fuzz_kernels.h), seeded, over every
+ * registered op: for each op, SM_HOSTILE_CASES (default 24) cases of hostile attrs, dtypes, shapes
+ * and values, each a one-node graph run under a memory budget and a deadline. A run may fail, with
+ * a status naming what is wrong; the test fails by crashing (the ASan/UBSan tree is where it
+ * matters: an out-of-bounds access, UB or a leak is reported there). The regression table first:
+ * (op, seed) pairs that crashed a kernel once, fixed since. Environment: SM_HOSTILE_CASES=n,
+ * SM_HOSTILE_OP=name (only that op), SM_HOSTILE_SEED=k (a different seed stream), SM_HOSTILE_VERBOSE=1
+ * (print each case before running it). A crash prints the case that made it (its op and seed) from
+ * the sanitizer's death callback; rerun it with SM_HOSTILE_OP and the seed's case number. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../fuzz/fuzz_kernels.h"
+#include "test.h"
+
+/* (op, seed) of cases that once crashed, kept as regressions */
+static const struct {
+  const char *op;
+  uint64_t seed;
+} regressions[] = {
+    {NULL, 0},
+};
+
+static char current[160];
+static void print_current(void) { fprintf(stderr, "test_kernel_hostile: the case that failed: %s\n", current); }
+void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
+
+static uint64_t op_seed(const char *op, uint64_t base, uint64_t k) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *p = op; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+  return h ^ (base * 0x9E3779B97F4A7C15ull) ^ (k * 0xD1B54A32D192ED03ull);
+}
+
+static int counts[4];
+static void run_one(const char *op, uint64_t seed, int verbose) {
+  snprintf(current, sizeof current, "op %s seed 0x%016llx", op, (unsigned long long)seed);
+  if (verbose) fprintf(stderr, "%s\n", current), fflush(stderr);
+  hk_src s = {.state = seed};
+  counts[hk_run_case(&s, op, NULL)]++;
+}
+
+int main(void) {
+  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(print_current);
+  const char *e = getenv("SM_HOSTILE_CASES");
+  int ncases = e ? atoi(e) : 24;
+  e = getenv("SM_HOSTILE_SEED");
+  uint64_t base = e ? strtoull(e, NULL, 0) : 0;
+  const char *only = getenv("SM_HOSTILE_OP");
+  int verbose = getenv("SM_HOSTILE_VERBOSE") != NULL;
+  e = getenv("SM_HOSTILE_ONE"); /* one seed (with SM_HOSTILE_OP) */
+
+  hk_init();
+  if (getenv("SM_HOSTILE_LIST")) { /* the ops, one a line (for a driver script running each alone) */
+    for (int i = 0; i < hk_nops; i++) printf("%s\n", hk_ops[i]);
+    free(hk_ops);
+    return 0;
+  }
+  CHECK(hk_nops > 300);
+  for (size_t i = 0; regressions[i].op; i++) run_one(regressions[i].op, regressions[i].seed, verbose);
+  if (e && only) {
+    run_one(only, strtoull(e, NULL, 0), 1);
+  } else {
+    for (int i = 0; i < hk_nops; i++) {
+      if (only && strcmp(only, hk_ops[i])) continue;
+      for (int k = 0; k < ncases; k++) run_one(hk_ops[i], op_seed(hk_ops[i], base, (uint64_t)k), verbose);
+    }
+  }
+  printf("test_kernel_hostile: %d ops, %d cases each: %d ran OK, %d failed with a status, %d refused by the "
+         "builder\n",
+         hk_nops, ncases, counts[HK_RAN_OK], counts[HK_RAN_ERROR], counts[HK_REFUSED]);
+  free(hk_ops);
+  TEST_MAIN_END();
+}
