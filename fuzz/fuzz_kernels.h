@@ -43,6 +43,8 @@ typedef struct {
   const uint8_t *data; /* bytes mode */
   size_t size, pos;
   uint64_t state; /* prng mode when data == NULL */
+  int prev_rank;  /* the shape of the case's previous input (-1: none), which the next often takes */
+  int64_t prev_dims[5];
 } hk_src;
 
 static uint32_t hk_next(hk_src *s) {
@@ -188,13 +190,24 @@ static sm_tensor *hk_tensor(hk_src *s, int t) {
   int rank = (int)hk_pick(s, 10);
   rank = rank < 3 ? 0 : rank < 6 ? 1 : rank < 8 ? 2 : rank - 5; /* 0, 1, 2 mostly; up to 4 */
   if (rank == 4 && hk_pick(s, 2)) rank = 5;
-  int64_t dims[5];
+  int64_t dims[5] = {0};
   int64_t n = 1;
   for (int i = 0; i < rank; i++) {
     uint32_t k = hk_pick(s, 12);
     dims[i] = k < 9 ? (int64_t)k : k < 11 ? (int64_t)hk_pick(s, 4) + 1 : 0;
-    n *= dims[i];
   }
+  /* inputs that agree are what reaches a kernel's inner loops: often the previous input's shape
+   * (now and then one dim off), or a vector as long as its rank (a shape, a permutation) */
+  uint32_t same = s->prev_rank >= 0 ? hk_pick(s, 8) : 7;
+  if (same < 4) {
+    rank = s->prev_rank;
+    memcpy(dims, s->prev_dims, sizeof dims);
+    if (same == 3 && rank > 0) dims[hk_pick(s, (uint32_t)rank)] = hk_pick(s, 4);
+  } else if (same == 4) {
+    rank = 1;
+    dims[0] = s->prev_rank;
+  }
+  for (int i = 0; i < rank; i++) n *= dims[i];
   if (n > HK_MAX_ELEMS) { /* keep it small: shrink dims until it fits */
     n = 1;
     for (int i = 0; i < rank; i++) {
@@ -209,6 +222,10 @@ static sm_tensor *hk_tensor(hk_src *s, int t) {
         dims[i] = hk_pick(s, 2) ? ((int64_t)1 << 31) : ((int64_t)1 << 40);
         break;
       }
+  }
+  if (n > 0 || rank < 2) {
+    s->prev_rank = rank;
+    memcpy(s->prev_dims, dims, sizeof dims);
   }
   sm_tensor *out = NULL;
   sm_status *st = sm_tensor_new(t, rank, dims, &out);
@@ -229,6 +246,25 @@ static sm_tensor *hk_tensor(hk_src *s, int t) {
   if (es && p)
     for (int64_t i = 0; i < n; i++) hk_value(s, t, p + (size_t)i * es);
   return out;
+}
+
+/* Nonzero: each case's inputs are described on stderr before it runs (the driver's verbose mode). */
+static int hk_verbose;
+static void hk_describe(const char *name, const sm_tensor *t) {
+  int r = sm_tensor_rank(t);
+  fprintf(stderr, "  %s: %s [", name, sm_dtype_name(sm_tensor_dtype(t)));
+  for (int i = 0; i < r; i++) fprintf(stderr, "%s%lld", i ? "," : "", (long long)sm_tensor_dims(t)[i]);
+  fprintf(stderr, "]");
+  int64_t n = sm_tensor_num_elements(t);
+  int dt = sm_tensor_dtype(t);
+  for (int64_t i = 0; i < n && i < 8; i++) {
+    const void *p = (const uint8_t *)sm_tensor_data(t) + (size_t)i * sm_dtype_size(dt);
+    if (dt == SM_INT32) fprintf(stderr, " %d", *(const int32_t *)p);
+    else if (dt == SM_INT64) fprintf(stderr, " %lld", (long long)*(const int64_t *)p);
+    else if (dt == SM_FLOAT) fprintf(stderr, " %g", *(const float *)p);
+    else if (dt == SM_DOUBLE) fprintf(stderr, " %g", *(const double *)p);
+  }
+  fprintf(stderr, "\n");
 }
 
 /* What one case did (for the driver's counts). */
@@ -398,6 +434,7 @@ static int hk_run_case(hk_src *s, const char *op_name, const char **op_out) {
   if (op_out) *op_out = op_name;
   const Tensorflow__OpDef *d = sm__builtin_op_def(op_name);
   if (!d || hk_skip(op_name)) return HK_SKIPPED;
+  s->prev_rank = -1;
   sm_graph *g = NULL;
   if (sm_graph_new(&g)) abort();
   hk_set set[32];
@@ -442,6 +479,7 @@ static int hk_run_case(hk_src *s, const char *op_name, const char **op_out) {
       }
       feeds[nin] = hk_tensor(s, types[i]);
       if (!feeds[nin]) goto out;
+      if (hk_verbose) hk_describe(names[nin], feeds[nin]);
       feed_names[nin] = names[nin];
       sm_op_input(op, names[nin]);
       nin++;

@@ -203,6 +203,8 @@ static sm_status *dg_compute(const void *state, sm_kctx *ctx) {
     od[orank - 2] = nr, od[orank - 1] = nc;
     sm_tensor *z;
     if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, orank, od, &z))) return st;
+    /* nothing to write: the loops below would still walk a batch dim of 2^40 beside a zero one */
+    if (!sm_tensor_num_elements(z)) return NULL;
     int64_t batch = 1;
     for (int i = 0; i < r - need; i++) batch *= xd[i];
     const char *src = sm_tensor_data(x);
@@ -249,6 +251,7 @@ static sm_status *dg_compute(const void *state, sm_kctx *ctx) {
     od[orank - 1] = g.len;
     sm_tensor *z;
     if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, orank, od, &z))) return st;
+    if (!sm_tensor_num_elements(z)) return NULL; /* as above: no walk over an empty output's batch */
     char *dst = sm_tensor_data(z);
     for (int64_t b = 0; b < batch; b++)
       for (int64_t m = 0; m < nd; m++) {
@@ -283,6 +286,7 @@ static sm_status *dg_compute(const void *state, sm_kctx *ctx) {
   }
   sm_tensor *z;
   if ((st = sm__kctx_alloc_output_uninit(ctx, 0, dt, r, xd, &z))) return st;
+  if (!sm_tensor_num_elements(z)) return NULL;
   char *dst = sm_tensor_data(z);
   if (sm_tensor_nbytes(x)) memcpy(dst, src, sm_tensor_nbytes(x));
   const char *dsrc = sm_tensor_data(dg);

@@ -14,6 +14,8 @@
 #include "../../fuzz/fuzz_kernels.h"
 #include "test.h"
 
+static char current[160];
+
 /* (op, seed) of cases that once crashed, kept as regressions */
 static const struct {
   const char *op;
@@ -22,7 +24,40 @@ static const struct {
     {NULL, 0},
 };
 
-static char current[160];
+/* Hand regressions: op fed one tensor of dtype and shape (zeros), its other attrs as the
+ * builder's defaults; the run must come back (any status) - these once looped or crashed. */
+static const struct {
+  const char *op;
+  int dtype, rank;
+  int64_t dims[4];
+} hand[] = {
+    /* a zero-row matrix under a batch dim of 2^40: the loops walked the batch (hours) */
+    {"MatrixDiagPart", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 5}},
+    {"MatrixDiag", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 0}},
+};
+
+static void run_hand(size_t i) {
+  snprintf(current, sizeof current, "hand case %zu (%s)", i, hand[i].op);
+  sm_graph *g = NULL;
+  sm_tensor *x = NULL, *out = NULL;
+  CHECK_OK(sm_graph_new(&g));
+  CHECK_OK(sm_graph_placeholder(g, "x", hand[i].dtype, -1, NULL, NULL));
+  sm_op *op = sm_op_begin(g, hand[i].op, "op");
+  sm_op_input(op, "x");
+  CHECK_OK(sm_op_finish(op, NULL));
+  CHECK_OK(sm_tensor_new(hand[i].dtype, hand[i].rank, hand[i].dims, &x));
+  Tensorflow__MetaGraphDef mg = TENSORFLOW__META_GRAPH_DEF__INIT;
+  mg.graph_def = (Tensorflow__GraphDef *)sm_graph_def(g);
+  sm_session *s = NULL;
+  CHECK_OK(sm__session_new(&mg, NULL, 1, &s));
+  const char *feed = "x", *fetch = "op:0";
+  sm_status_free(sm__session_run(s, &feed, &x, 1, &fetch, 1, NULL, 0, &out));
+  sm_tensor_free(out);
+  sm_tensor_free(x);
+  sm__session_free(s);
+  sm_graph_free(g);
+}
+
 static void print_current(void) { fprintf(stderr, "test_kernel_hostile: the case that failed: %s\n", current); }
 void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
 
@@ -48,6 +83,7 @@ int main(void) {
   uint64_t base = e ? strtoull(e, NULL, 0) : 0;
   const char *only = getenv("SM_HOSTILE_OP");
   int verbose = getenv("SM_HOSTILE_VERBOSE") != NULL;
+  hk_verbose = verbose;
   e = getenv("SM_HOSTILE_ONE"); /* one seed (with SM_HOSTILE_OP) */
 
   hk_init();
@@ -57,6 +93,7 @@ int main(void) {
     return 0;
   }
   CHECK(hk_nops > 300);
+  for (size_t i = 0; i < sizeof hand / sizeof hand[0]; i++) run_hand(i);
   for (size_t i = 0; regressions[i].op; i++) run_one(regressions[i].op, regressions[i].seed, verbose);
   if (e && only) {
     run_one(only, strtoull(e, NULL, 0), 1);
