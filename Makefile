@@ -48,7 +48,7 @@ tsan:
 
 # libFuzzer targets (clang, ASan + UBSan) in their own build dir, each run FUZZ_SECONDS; fails on
 # any crash. FUZZ_TARGETS picks some of: saved_model pbtxt table bundle npy pyliteral example graph
-# idx json keras grpc pb_decode media records (empty: every target built). See fuzz/run.sh.
+# idx json keras grpc pb_decode media records kernels (empty: every target built). See fuzz/run.sh.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=

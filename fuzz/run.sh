@@ -3,7 +3,7 @@
 #
 # Usage: fuzz/run.sh [BUILD_DIR] [SECONDS] [TARGET...]   (`make fuzz` calls it)
 # Targets are the names after fuzz_ (saved_model pbtxt table bundle npy pyliteral example graph
-# idx json keras grpc pb_decode media records; default every one fuzz/build.sh built), run one after another. New interesting
+# idx json keras grpc pb_decode media records kernels; default every one fuzz/build.sh built), run one after another. New interesting
 # inputs accumulate in BUILD_DIR/corpus/fuzz_<t>/; a crash, leak, hang or invariant failure leaves its input in BUILD_DIR/artifacts/fuzz_<t>/ and makes the run fail.
 # A crash input, once fixed, belongs in tests/fixtures/fuzz-regressions/fuzz_<t>/ (replayed by
 # test_fuzz_regressions in the normal build).
