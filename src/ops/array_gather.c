@@ -46,8 +46,10 @@ static sm_status *gather(sm_kctx *ctx, const sm_tensor *params, const sm_tensor 
     return sm_status_new(SM_INVALID_ARGUMENT, "indices must be int16, int32 or int64, not %s",
                          sm__array_dtype_str(sm_tensor_dtype(indices)));
   if (axis < -pr || axis >= pr)
-    return sm_status_new(SM_INVALID_ARGUMENT, "Expected axis in the range [%d, %d), but got %lld (Shape must be at least rank %lld but is rank %d)",
-                         -pr, pr, (long long)axis, (long long)(axis < 0 ? -axis : axis + 1), pr);
+    return sm_status_new(SM_INVALID_ARGUMENT, "Expected axis in the range [%d, %d), but got %lld (Shape must be at least rank %llu but is rank %d)",
+                         -pr, pr, (long long)axis,
+                         /* unsigned: -axis of INT64_MIN is not an int64 */
+                         axis < 0 ? 0ull - (unsigned long long)axis : (unsigned long long)axis + 1, pr);
   if (axis < 0) axis += pr;
   if (bd < -ir || bd > ir)
     return sm_status_new(SM_INVALID_ARGUMENT, "Expected batch_dims in the range [%d, %d], but got %lld", -ir, ir, (long long)bd);
