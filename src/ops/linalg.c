@@ -459,7 +459,8 @@ static sm_status *la_compute(const void *state, sm_kctx *ctx) {
   if (st) return st;
   int64_t batch = 1;
   for (int i = 0; i < r - 2; i++) batch *= ad[i];
-  if (batch == 0) return NULL;
+  /* an empty output (0 x 0 matrices) has nothing to compute, however large the batch dim */
+  if (batch == 0 || !sm_tensor_num_elements(z)) return NULL;
   int64_t cols = op == LA_SOLVE ? k : n;
   /* n and cols are dims of tensors that exist, so n * n and n * cols fit; their doubles' bytes may not */
   if ((uint64_t)n > (uint64_t)1 << 30 || (uint64_t)(n * n + n * cols) > SIZE_MAX / (2 * sizeof(zd)))
@@ -548,7 +549,7 @@ static sm_status *lu_op_compute(const void *state, sm_kctx *ctx) {
   if (st) return st;
   int64_t batch = 1;
   for (int i = 0; i < r - 2; i++) batch *= ad[i];
-  if (batch == 0) return NULL;
+  if (batch == 0 || sm_tensor_num_elements(z0) + sm_tensor_num_elements(z1) == 0) return NULL; /* as in la_compute */
   if ((uint64_t)n > (uint64_t)1 << 30 || (uint64_t)(n * n) > SIZE_MAX / (2 * sizeof(zd)))
     return sm_status_new(SM_RESOURCE_EXHAUSTED, "%s: a %lld x %lld matrix is too large to factor", name, (long long)n,
                          (long long)n);
@@ -775,7 +776,8 @@ static sm_status *qr_compute(const void *state, sm_kctx *ctx) {
     return st;
   int64_t batch = 1;
   for (int i = 0; i < r - 2; i++) batch *= ad[i];
-  if (batch == 0 || m == 0) return NULL;
+  /* both outputs empty (n == 0, reduced): nothing to walk, however large the batch dim */
+  if (batch == 0 || m == 0 || sm_tensor_num_elements(q) + sm_tensor_num_elements(rt) == 0) return NULL;
   zd *w = sm__kctx_scratch(ctx, (size_t)(m * n + m * m + p * m + p) * sizeof(zd), &st);
   if (!w) return st;
   zd *qm = w + m * n, *vs = qm + m * m, *taus = vs + p * m;

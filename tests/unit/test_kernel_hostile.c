@@ -36,6 +36,9 @@ static const struct {
     /* a zero-row matrix under a batch dim of 2^40: the loops walked the batch (hours) */
     {"MatrixDiagPart", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 5}},
     {"MatrixDiag", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 0}},
+    {"Qr", SM_COMPLEX64, 3, {(int64_t)1 << 40, 3, 0}},
+    {"MatrixInverse", SM_DOUBLE, 3, {(int64_t)1 << 40, 0, 0}},
+    {"Lu", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 0}},
 };
 
 static void run_hand(size_t i) {
