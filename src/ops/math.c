@@ -29,6 +29,28 @@ int sm__math_bcast_init(sm_bcast *b, int nin, const int *ranks, const int64_t *c
     if (ranks[k] > r) r = ranks[k];
   b->out_rank = r;
   b->n = 1;
+  /* An output with a zero dim has no elements, whatever its other dims (2^40 beside 0): one empty
+   * run, before any product of those dims could overflow. */
+  int empty = 0;
+  for (int d = 0; d < r; d++) {
+    int64_t od = 1;
+    for (int k = 0; k < nin; k++) {
+      int kd = d - (r - ranks[k]);
+      int64_t v = kd >= 0 ? dims[k][kd] : 1;
+      if (v == 1) continue;
+      if (od != 1 && v != od) return 0;
+      od = v;
+    }
+    b->out_dims[d] = od;
+    empty |= od == 0;
+  }
+  if (empty) {
+    b->n = 0;
+    b->rank = 1;
+    b->dims[0] = 0;
+    for (int k = 0; k < nin; k++) b->strides[k][0] = 0;
+    return 1;
+  }
   /* full[k][d]: input k has dimension d of the output in full (not broadcast along it) */
   unsigned char full[SM_BCAST_MAX_IN][SM_MAX_RANK];
   int64_t cd[SM_MAX_RANK];
@@ -43,7 +65,8 @@ int sm__math_bcast_init(sm_bcast *b, int nin, const int *ranks, const int64_t *c
       od = v;
     }
     b->out_dims[d] = od;
-    b->n *= od;
+    /* more elements than an int64 counts: refused (every product below is at most this one) */
+    if (__builtin_mul_overflow(b->n, od, &b->n)) return 0;
     if (od == 1) continue;
     unsigned char f[SM_BCAST_MAX_IN];
     for (int k = 0; k < nin; k++) {
