@@ -29,8 +29,8 @@ int sm__math_bcast_init(sm_bcast *b, int nin, const int *ranks, const int64_t *c
     if (ranks[k] > r) r = ranks[k];
   b->out_rank = r;
   b->n = 1;
-  /* An output with a zero dim has no elements, whatever its other dims (2^40 beside 0): one empty
-   * run, before any product of those dims could overflow. */
+  /* The output's dims first (the one place they are checked). One with a zero dim has no elements,
+   * whatever its other dims (2^40 beside 0): one empty run, before any product could overflow. */
   int empty = 0;
   for (int d = 0; d < r; d++) {
     int64_t od = 1;
@@ -56,15 +56,7 @@ int sm__math_bcast_init(sm_bcast *b, int nin, const int *ranks, const int64_t *c
   int64_t cd[SM_MAX_RANK];
   int nc = 0;
   for (int d = 0; d < r; d++) {
-    int64_t od = 1;
-    for (int k = 0; k < nin; k++) {
-      int kd = d - (r - ranks[k]);
-      int64_t v = kd >= 0 ? dims[k][kd] : 1;
-      if (v == 1) continue;
-      if (od != 1 && v != od) return 0;
-      od = v;
-    }
-    b->out_dims[d] = od;
+    int64_t od = b->out_dims[d];
     /* more elements than an int64 counts: refused (every product below is at most this one) */
     if (__builtin_mul_overflow(b->n, od, &b->n)) return 0;
     if (od == 1) continue;
