@@ -1169,11 +1169,13 @@ static int wino_tile(const sm__dnnl_conv_args *a) {
 
 /* Whether a convolution runs as Winograd (F(2x2) or F(3x3), wino_tile) rather than oneDNN: a 3x3,
  * stride 1, dilation 1, one group, on an AVX2 + FMA CPU without AVX-512 (oneDNN 2.6's own Winograd is AVX-512 only), of
- * 64+ -> 64+ channels, with 8x8+ output or 8+ images of 2x2+ (one tile or four an image stream all
+ * 64+ -> 32+ channels, with 8x8+ output or 8+ images of 2x2+ (one tile or four an image stream all
  * the transformed filters for it). One thread (bench/bench_conv3x3.c -DWINO, bench/RESULTS.md
  * "Session 18 - b1"): 1.4-1.8x faster than the best of oneDNN NHWC / nChw8c / im2col on every
  * VGG16 / ResNet50 3x3 of 64+ channels at b16 and over 8x8+ at b1; slower at one image of 4x4 or
- * 2x2 x 256-512 channels and over 3 input channels. Its error vs a float64 sum is below oneDNN's
+ * 2x2 x 256-512 channels and over 3 input channels. Filters from 32: DenseNet121's growth 3x3s (128 ->
+ * 32 channels, 53-66% of its b16 step time) took 0.42x oneDNN's time at b16 on one thread (sums of step
+ * minima 44.9 vs 107.7 ms, load 14-15; bench/RESULTS.md, session 21, f8). Its error vs a float64 sum is below oneDNN's
  * (~1e-6 of the output range). F(4x4, 3x3) (SM_NN_WINOGRAD_TILE=4) is a further 1.3-1.5x faster but,
  * even with session 19's points and blocked sums, 3e-6..9e-6 of the range off: not a default.
  * SM_NN_WINOGRAD=0 / 1 forces (A/B; the tests pass with =1). */
@@ -1184,7 +1186,7 @@ static int wino_conv(const sm__dnnl_conv_args *a) {
   if ((double)sm__wino_packed_floats(wino_tile(a), a->C, a->Cout) * sizeof(float) > 512.0 * 1024 * 1024) return 0;
   if (wino_force == 1) return 1;
   if (cpu_avx512()) return 0;
-  return a->C >= 64 && a->Cout >= 64 && a->OH >= 2 && a->OW >= 2 && ((a->OH >= 8 && a->OW >= 8) || a->N >= 8);
+  return a->C >= 64 && a->Cout >= 32 && a->OH >= 2 && a->OW >= 2 && ((a->OH >= 8 && a->OW >= 8) || a->N >= 8);
 }
 
 /* the transformed filter of a (packed at the first call, again when the filter tensor changes) */

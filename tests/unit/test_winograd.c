@@ -119,6 +119,7 @@ int main(void) {
       {4, 4, 4, 64, 64, 1, 1, 1, 1, 1, 0, SM_NN_ACT_RELU, 0, 4},       /* one tile an image */
       {1, 2, 3, 8, 8, 1, 1, 1, 1, 0, 0, SM_NN_ACT_NONE, 0, 1},         /* output smaller than a tile */
       {2, 16, 16, 128, 32, 1, 1, 1, 1, 1, 0, SM_NN_ACT_RELU, 0, 1},    /* many channels */
+      {8, 2, 2, 128, 32, 1, 1, 1, 1, 0, 0, SM_NN_ACT_NONE, 0, 2},      /* DenseNet121 b16's growth 3x3s at 2x2 */
       {1, 13, 13, 256, 24, 1, 1, 1, 1, 1, 1, SM_NN_ACT_NONE, 18, 1},   /* 256 channels: the error */
   };
   int bad = 0;
