@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""gen_f3_cases.py - writes tests/unit/f3_cases.h: the uniform quantized arithmetic ops
+(src/ops/quantize_uniform.c) against TensorFlow 2.21's CPU kernels (eager tf.raw_ops):
+UniformQuantizedAdd, UniformQuantizedDot and UniformQuantizedDotHybrid, per-tensor and per-axis,
+broadcasting, extreme zero points and values, empty tensors, and TF's errors.
+
+Cases where TF aborts the process (UniformQuantizedAdd with a per-tensor lhs and a per-axis output)
+are not generated; the C test checks those are refused. Uses tools/gen_array_cases.py's case()
+machinery (quantized dtypes added as tools/gen_e7_cases.py does).
+Run: build/venv/bin/python tools/gen_f3_cases.py
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_array_cases as g  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+for _d in (tf.qint8, tf.quint8, tf.qint16, tf.quint16, tf.qint32):
+    g.SM_DTYPE[_d] = "SM_" + _d.name.upper()
+    g.TF_ENUM[_d] = "DT_" + _d.name.upper()
+
+A = g.A
+f32, i32 = np.float32, np.int32
+rng = np.random.default_rng(21)
+I32 = (-2**31, 2**31 - 1)
+SKIPPED = []
+
+
+def case(name, op, inputs, attrs=None, **kw):
+    try:
+        g.case(name, op, inputs, attrs, **kw)
+    except tf.errors.NotFoundError:
+        SKIPPED.append(name)
+
+
+def Q(vals, qt):
+    return tf.constant(np.array(vals, dtype=np.int64).astype(qt.as_numpy_dtype), dtype=qt)
+
+
+def ATT(p, lo, hi, ax=-1):
+    return {p + "quantization_min_val": lo, p + "quantization_max_val": hi, p + "quantization_axis": ax}
+
+
+def params(shape, ax, lo_s=0.05, hi_s=3.0, zlo=-20, zhi=20):
+    if ax < 0:
+        return A(rng.uniform(lo_s, hi_s)), A(int(rng.integers(zlo, zhi)), i32)
+    n = shape[ax]
+    return rng.uniform(lo_s, hi_s, n).astype(f32), rng.integers(zlo, zhi, n).astype(i32)
+
+
+def add():
+    def ADD(name, l, r, la, ra, oa, oshape=None, lo=I32[0], hi=I32[1], lp=None, rp=None, op_=None):
+        oshape = oshape if oshape is not None else np.broadcast_shapes(l.shape, r.shape)
+        lsc, lzp = lp or params(l.shape, la)
+        rsc, rzp = rp or params(r.shape, ra)
+        osc, ozp = op_ or params(oshape, oa)
+        case("UniformQuantizedAdd " + name, "UniformQuantizedAdd",
+             [("lhs", l), ("rhs", r), ("lhs_scales", lsc), ("lhs_zero_points", lzp), ("rhs_scales", rsc),
+              ("rhs_zero_points", rzp), ("output_scales", osc), ("output_zero_points", ozp)],
+             dict(ATT("lhs_", *I32, la), **ATT("rhs_", *I32, ra), **ATT("output_", lo, hi, oa)))
+    R = lambda shape, a=-1000, b=1000: Q(rng.integers(a, b, shape), tf.qint32)  # noqa: E731
+    for ls, rs in (([2, 3], [2, 3]), ([2, 3], [3]), ([2, 3], []), ([], [2, 3]), ([4, 1, 3], [2, 1]), ([1], [2, 3]),
+                   ([2, 0], [1]), ([3, 4], [3, 1])):
+        ADD("pt %s %s" % (ls, rs), R(ls), R(rs), -1, -1, -1)
+    # per-axis lhs / rhs into a per-tensor output, per-axis everything
+    ADD("lhs ax1 out pt", R([2, 3]), R([2, 3]), 1, -1, -1)
+    ADD("lhs ax0 out pt", R([4, 3]), R([3]), 0, -1, -1)
+    ADD("rhs ax0 out pt", R([2, 3]), R([3]), -1, 0, -1)
+    ADD("all ax1", R([2, 3]), R([2, 3]), 1, 1, 1)
+    ADD("all ax last 3-D", R([2, 3, 4]), R([4]), 2, 0, 2)
+    ADD("lhs ax1 rhs pt out ax1", R([2, 3]), R([2, 3]), 1, -1, 1)
+    ADD("lhs ax0 rhs pt same rank out ax0", R([4, 3]), R([1, 3]), 0, -1, 0)
+    ADD("lhs bcast 1 on axis", R([2, 1]), R([2, 5]), 1, 1, 1, lp=(A([0.5]), A([3], i32)))
+    ADD("output clamp", R([3, 4], -10**6, 10**6), R([3, 4], -10**6, 10**6), -1, -1, -1, lo=-100, hi=100)
+    ADD("output clamp per-axis", R([3, 4], -10**6, 10**6), R([3, 4]), 1, 1, 1, lo=-5000, hi=7000)
+    ext = Q([2**31 - 1, -2**31, 2**31 - 64, 2**30, -2**30, 0, 1, -1], tf.qint32)
+    ADD("extremes scale 1", ext, ext, -1, -1, -1, lp=(A(1.0), A(0, i32)), rp=(A(1.0), A(0, i32)), op_=(A(1.0), A(0, i32)))
+    ADD("extremes zp", ext, ext, -1, -1, -1, lp=(A(0.7), A(2**31 - 1, i32)), rp=(A(3.0), A(-2**31, i32)), op_=(A(0.2), A(5, i32)))
+    ADD("tiny multiplier", ext, ext, -1, -1, -1, lp=(A(1e-12), A(0, i32)), rp=(A(1.0), A(0, i32)), op_=(A(1.0), A(0, i32)))
+    ADD("big multiplier", ext, ext, -1, -1, -1, lp=(A(1e9), A(0, i32)), rp=(A(1.0), A(0, i32)), op_=(A(1e-3), A(0, i32)))
+    # errors
+    x = R([2, 3])
+    ADD("err shapes", x, R([4]), -1, -1, -1, oshape=[2, 3])
+    ADD("err lhs scales vector per-tensor", x, x, -1, -1, -1, lp=(A([1.0, 2.0]), A(0, i32)))
+    ADD("err lhs axis size", x, x, 1, -1, -1, lp=(A([1.0, 2.0]), A([0, 0], i32)))
+    ADD("err rhs axis out of range", x, x, -1, 2, -1, rp=(A([1.0, 2.0]), A([0, 0], i32)))
+    ADD("err output axis size", x, x, 1, 1, 1, op_=(A([1.0, 2.0]), A([0, 0], i32)))
+    ADD("err lhs and output axes", R([2, 3]), R([3, 2, 3]), 1, -1, 1, oshape=[3, 2, 3], op_=(A([1.0] * 2), A([0] * 2, i32)))
+    ADD("err rhs and output axes", R([3, 3]), R([3, 3]), 1, 0, 1)
+    ADD("err lhs scale 0", x, x, -1, -1, -1, lp=(A(0.0), A(0, i32)))
+    ADD("err output scale negative", x, x, -1, -1, -1, op_=(A(-1.0), A(0, i32)))
+    ADD("err multiplier inf", x, x, -1, -1, -1, lp=(A(3e38), A(0, i32)), op_=(A(1e-30), A(0, i32)))
+    ADD("err zero_points shape", x, x, -1, -1, -1, rp=(A(1.0), A([0], i32)))
+    ADD("err axis -2", x, x, -2, -1, -1)
+
+
+def dot():
+    def DOT(name, l, r, rax, oax, lp=None, rp=None, op_=None, lo=I32[0], hi=I32[1], lax=-1, rshape=None):
+        lsc, lzp = lp or params(l.shape, -1, zlo=-128, zhi=127)
+        rsc, rzp = rp or params(r.shape, rax, zlo=-128, zhi=127)
+        oshape = [l.shape[0] if len(l.shape) else 0, r.shape[-1] if len(r.shape) else 0]
+        osc, ozp = op_ or params(oshape, oax, lo_s=1.0, hi_s=50.0)
+        case("UniformQuantizedDot " + name, "UniformQuantizedDot",
+             [("lhs", l), ("rhs", r), ("lhs_scales", lsc), ("lhs_zero_points", lzp), ("rhs_scales", rsc),
+              ("rhs_zero_points", rzp), ("output_scales", osc), ("output_zero_points", ozp)],
+             dict(ATT("lhs_", -128, 127, lax), **ATT("rhs_", -128, 127, rax), **ATT("output_", lo, hi, oax),
+                  Tout=tf.qint32))
+    R = lambda shape: Q(rng.integers(-128, 127, shape, endpoint=True), tf.qint8)  # noqa: E731
+    for b, k, c in ((2, 3, 4), (1, 1, 1), (5, 17, 3), (3, 0, 2), (0, 4, 3), (2, 4, 0)):
+        for rax, oax in ((-1, -1), (1, -1), (1, 1)):
+            DOT("%dx%dx%d r%d o%d" % (b, k, c, rax, oax), R([b, k]), R([k, c]), rax, oax)
+    # long contraction: the per-tensor path accumulates through float (past 2^24 it rounds)
+    big = Q(np.full([2, 700], 127), tf.qint8)
+    bigr = Q(np.full([700, 3], -128), tf.qint8)
+    for rax in (-1, 1):
+        DOT("long k zp extreme r%d" % rax, big, bigr, rax, rax,
+            lp=(A(0.5), A(-128, i32)), rp=(A(0.25), A(127, i32)) if rax < 0 else (A([0.25] * 3), A([127, 100, -5], i32)),
+            op_=(A(100.0), A(3, i32)) if rax < 0 else (A([100.0, 1.0, 7.0]), A([3, 0, -3], i32)))
+        DOT("long k random r%d" % rax, R([3, 1000]), R([1000, 4]), rax, -1, lp=(A(0.01), A(-128, i32)),
+            rp=(A(0.02), A(127, i32)) if rax < 0 else (A([0.02] * 4), A([127, -128, 0, 5], i32)), op_=(A(1.0), A(0, i32)))
+    DOT("output clamp", R([3, 5]), R([5, 4]), 1, 1, lo=-20, hi=30)
+    DOT("huge zp wraps", R([2, 3]), R([3, 2]), -1, -1, lp=(A(1.0), A(2**31 - 1, i32)), rp=(A(1.0), A(-2**31, i32)),
+        op_=(A(1.0), A(0, i32)))
+    x, w = R([2, 3]), R([3, 4])
+    DOT("err lhs axis", x, w, -1, -1, lax=0)
+    DOT("err rhs axis", x, w, 0, -1, rp=(A(1.0), A(0, i32)))
+    DOT("err output axis", x, w, -1, 0, op_=(A(1.0), A(0, i32)))
+    DOT("err lhs scale 0", x, w, -1, -1, lp=(A(0.0), A(0, i32)))
+    DOT("err rhs scale negative", x, w, 1, -1, rp=(A([1.0, -1.0, 1.0, 1.0]), A([0] * 4, i32)))
+    DOT("err output scale 0", x, w, -1, -1, op_=(A(0.0), A(0, i32)))
+    DOT("err lhs rank", R([2, 3, 1]), w, -1, -1)
+    DOT("err rhs rank", x, R([3]), -1, -1)
+    DOT("err k", x, R([4, 4]), -1, -1)
+    DOT("err lhs scales vector", x, w, -1, -1, lp=(A([1.0]), A([0], i32)))
+    DOT("err rhs scales size", x, w, 1, -1, rp=(A([1.0] * 3), A([0] * 3, i32)))
+    DOT("err rhs per-tensor output per-channel", x, w, -1, 1, op_=(A([1.0] * 4), A([0] * 4, i32)))
+    DOT("err multiplier inf", x, w, -1, -1, lp=(A(3e38), A(0, i32)), rp=(A(3e38), A(0, i32)), op_=(A(1.0), A(0, i32)))
+    # dtypes TF registers no kernel for
+    DOT("qint32 operands", Q([[1, 2]], tf.qint32), Q([[1], [2]], tf.qint32), -1, -1)
+
+
+def hybrid():
+    def HY(name, l, r, rax, rp=None):
+        rsc, rzp = rp or params(r.shape, rax, zlo=-128, zhi=127)
+        case("UniformQuantizedDotHybrid " + name, "UniformQuantizedDotHybrid",
+             [("lhs", l), ("rhs", r), ("rhs_scales", rsc), ("rhs_zero_points", rzp)],
+             dict(ATT("rhs_", -128, 127, rax), Tout=tf.float32))
+    R = lambda shape: Q(rng.integers(-128, 127, shape, endpoint=True), tf.qint8)  # noqa: E731
+    for b, k, c in ((2, 3, 4), (1, 1, 1), (4, 33, 5), (3, 0, 2), (0, 4, 3)):
+        for rax in (-1, 1):
+            HY("%dx%dx%d r%d" % (b, k, c, rax), rng.uniform(-5, 5, [b, k]).astype(f32), R([k, c]), rax)
+    w = R([4, 3])
+    rows = A([[0, 0, 0, 0], [1, 2, 3, 4], [-1, -2, -3, -4], [0.5, -0.25, 1e-3, 7], [1e-30, 0, 0, 0], [1e30, -1e30, 3, 0],
+              [100, 100, 100, 100], [-3.5, 0, 0, 0], [2e-38, -1e-38, 0, 1e-39]])
+    for rax in (-1, 1):
+        HY("edge rows r%d" % rax, rows, w, rax)
+        HY("positive rows r%d" % rax, rng.uniform(1, 9, [3, 4]).astype(f32), w, rax)
+        HY("negative rows r%d" % rax, rng.uniform(-9, -1, [3, 4]).astype(f32), w, rax)
+    HY("zp extremes", rng.uniform(-5, 5, [3, 4]).astype(f32), w, 1, rp=(A([0.1, 2.0, 1e-5]), A([-128, 127, 0], i32)))
+    x = rng.uniform(-1, 1, [2, 4]).astype(f32)
+    HY("err rhs axis 0", x, w, 0, rp=(A(1.0), A(0, i32)))
+    HY("err lhs rank", rng.uniform(-1, 1, [4]).astype(f32), w, -1)
+    HY("err k", rng.uniform(-1, 1, [2, 5]).astype(f32), w, -1)
+    HY("err rhs scales size", x, w, 1, rp=(A([1.0, 2.0]), A([0, 0], i32)))
+    HY("err scale 0", x, w, -1, rp=(A(0.0), A(0, i32)))
+    HY("err scales shapes differ", x, w, -1, rp=(A(1.0), A([0], i32)))
+
+
+def main():
+    add()
+    dot()
+    hybrid()
+    print("skipped (no TF CPU kernel): %s" % SKIPPED, file=sys.stderr)
+    g.write_unit_header("f3_cases")
+
+
+if __name__ == "__main__":
+    main()
