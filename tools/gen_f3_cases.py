@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """gen_f3_cases.py - writes tests/unit/f3_cases.h: the uniform quantized arithmetic ops
 (src/ops/quantize_uniform.c) against TensorFlow 2.21's CPU kernels (eager tf.raw_ops):
-UniformQuantizedAdd, UniformQuantizedDot and UniformQuantizedDotHybrid, per-tensor and per-axis,
+UniformQuantizedAdd, UniformQuantizedDot and UniformQuantizedDotHybrid, and
+(src/ops/quantize_per_channel.c) RequantizationRangePerChannel and RequantizePerChannel; per-tensor and per-axis,
 broadcasting, extreme zero points and values, empty tensors, and TF's errors.
 
-Cases where TF aborts the process (UniformQuantizedAdd with a per-tensor lhs and a per-axis output)
+Cases where TF aborts the process (UniformQuantizedAdd with a per-tensor lhs and a per-axis output,
+RequantizePerChannel of an empty input)
 are not generated; the C test checks those are refused. Uses tools/gen_array_cases.py's case()
 machinery (quantized dtypes added as tools/gen_e7_cases.py does).
 Run: build/venv/bin/python tools/gen_f3_cases.py
@@ -30,6 +32,8 @@ SKIPPED = []
 
 
 def case(name, op, inputs, attrs=None, **kw):
+    if os.environ.get("F3_TRACE"):
+        print(name, file=sys.stderr, flush=True)
     try:
         g.case(name, op, inputs, attrs, **kw)
     except tf.errors.NotFoundError:
@@ -169,7 +173,49 @@ def hybrid():
     HY("err scales shapes differ", x, w, -1, rp=(A(1.0), A([0], i32)))
 
 
+def per_channel():
+    def RR(name, x, mn, mx, clip=1e30):
+        case("RequantizationRangePerChannel " + name, "RequantizationRangePerChannel",
+             [("input", x), ("input_min", A(mn)), ("input_max", A(mx))], {"clip_value_max": clip})
+
+    def RP(name, x, mn, mx, rmn, rmx, out=tf.quint8):
+        case("RequantizePerChannel %s %s" % (out.name, name), "RequantizePerChannel",
+             [("input", x), ("input_min", A(mn)), ("input_max", A(mx)), ("requested_output_min", A(rmn)),
+              ("requested_output_max", A(rmx))], {"out_type": out})
+    R = lambda shape, a=-2**31, b=2**31 - 1: Q(rng.integers(a, b, shape, endpoint=True), tf.qint32)  # noqa: E731
+    x = R([2, 3, 2, 4])
+    mn, mx = [-1.0, -2.5, 0.0, -6.0], [1.0, 0.5, 3.0, 6.0]
+    for clip in (1e30, 6.0, 1.0, 0.0):
+        RR("clip %g" % clip, x, mn, mx, clip)
+    RR("non-negative", R([1, 2, 2, 3], 0), [-1.0, -2.0, -3.0], [1.0, 2.0, 3.0])
+    RR("extremes", Q(np.array([-2**31, 2**31 - 1, 0, 5, -2**31, 0, 0, 0]).reshape(1, 1, 2, 4), tf.qint32), mn, mx)
+    RR("all zero", Q(np.zeros([1, 2, 1, 4]), tf.qint32), mn, mx)
+    RR("zero ranges", x, [0.0] * 4, [0.0] * 4, 6.0)
+    RR("one channel", R([3, 1, 2, 1]), [-2.0], [2.0])
+    RR("err min size", x, [1.0] * 3, [1.0] * 4)
+    RR("err max 2-D", x, [1.0] * 4, [[1.0] * 4])
+    RR("err empty", R([0, 2, 2, 4]), mn, mx)
+    RR("err rank", R([2, 4]), mn, mx)
+    RR("err channels", R([1, 2, 2, 3]), mn, mx)
+    for out in (tf.quint8, tf.qint8):
+        for rmn, rmx in ((-1.0, 1.0), (-6.0, 6.0), (-0.001, 0.5), (-200.0, 3.0)):
+            RP("[%g,%g]" % (rmn, rmx), x, mn, mx, rmn, rmx, out)
+        RP("small values", R([1, 3, 3, 4], -3 * 10**7, 3 * 10**7), [-1.0] * 4, [1.0] * 4, -1.0, 1.0, out)
+        RP("halves", Q((np.arange(-40, 40) * 2**24 + 2**23).reshape(1, 2, 10, 4), tf.qint32), [1.0] * 4, [1.0] * 4, -1.0, 1.0, out)
+        RP("extra ranges", x, mn + [9.0], mx + [9.0], -1.0, 1.0, out)
+        # an empty input: TF dies of SIGFPE (oneDNN divides by the zero size); the C test checks it is refused
+        RP("ranges 2-D", x, [mn], [mx], -1.0, 1.0, out)
+        RP("err max size", x, mn, mx[:3], -1.0, 1.0, out)
+        RP("err requested min vector", x, mn, mx, [-1.0, 0.0], 1.0, out)
+        RP("err rank 2", R([2, 4]), mn, mx, -1.0, 1.0, out)
+        RP("err rank 5", R([1, 2, 2, 2, 4]), mn, mx, -1.0, 1.0, out)
+    RP("err min not negative", x, mn, mx, 0.0, 1.0, tf.qint8)
+    RP("min 0", x, mn, mx, 0.0, 1.0, tf.quint8)
+    RP("requested min [1]", x, mn, mx, [-2.0], 1.0, tf.quint8)
+
+
 def main():
+    per_channel()
     add()
     dot()
     hybrid()
