@@ -2,7 +2,8 @@
 """gen_f3_cases.py - writes tests/unit/f3_cases.h: the uniform quantized arithmetic ops
 (src/ops/quantize_uniform.c) against TensorFlow 2.21's CPU kernels (eager tf.raw_ops):
 UniformQuantizedAdd, UniformQuantizedDot and UniformQuantizedDotHybrid, and
-(src/ops/quantize_per_channel.c) RequantizationRangePerChannel and RequantizePerChannel; per-tensor and per-axis,
+(src/ops/quantize_per_channel.c) RequantizationRangePerChannel and RequantizePerChannel, and
+(src/ops/quantized_nn.c) QuantizedAdd; per-tensor and per-axis,
 broadcasting, extreme zero points and values, empty tensors, and TF's errors.
 
 Cases where TF aborts the process (UniformQuantizedAdd with a per-tensor lhs and a per-axis output,
@@ -214,7 +215,36 @@ def per_channel():
     RP("requested min [1]", x, mn, mx, [-2.0], 1.0, tf.quint8)
 
 
+def qadd():
+    def M(name, x, y, a=-1.0, b=1.0, c=-2.0, d=0.5):
+        case("QuantizedAdd " + name, "QuantizedAdd", [("x", x), ("y", y), ("min_x", A(a)), ("max_x", A(b)), ("min_y", A(c)),
+                                                      ("max_y", A(d))], {"Toutput": tf.qint32})
+    u = tf.quint8
+    R = lambda shape: Q(rng.integers(0, 255, shape, endpoint=True), u)  # noqa: E731
+    for (a, b), (c, d) in (((-1.0, 1.0), (-2.0, 0.5)), ((0.0, 6.0), (1.0, 3.0)), ((-3.0, -1.0), (-1e3, 1e3)),
+                           ((-1e-4, 2e-4), (5.0, 5.5)), ((-1e30, 1e30), (0.0, 1.0))):
+        r = "[%g,%g] [%g,%g]" % (a, b, c, d)
+        M("same " + r, R([3, 4]), R([3, 4]), a, b, c, d)
+        M("scalar x " + r, R([]), R([3, 4]), a, b, c, d)
+        M("scalar y " + r, R([2, 5]), R([1]), a, b, c, d)
+        M("row " + r, R([3, 4]), R([4]), a, b, c, d)
+        M("row x " + r, R([4]), R([2, 3, 4]), a, b, c, d)
+    M("ends", Q([0, 255, 1, 254], u), Q([255, 0, 128, 127], u))
+    M("[1,1] x [3]", R([1, 1]), R([3]))
+    M("empty", R([0, 4]), R([0, 4]))
+    M("empty tensor row", R([0, 4]), R([4]))
+    M("err shapes", R([2, 3]), R([4]))
+    M("err 3 groups", R([2, 3, 4]), R([3, 1]))
+    M("err max_x", R([3]), R([3]), a=1.0, b=1.0)
+    M("err max_y", R([3]), R([3]), c=1.0, d=0.0)
+    M("err min_x vector", R([3]), R([3]), a=[-1.0])
+    M("err max_y vector", R([3]), R([3]), d=[1.0, 2.0])
+    case("QuantizedAdd qint8", "QuantizedAdd", [("x", Q([1, 2], tf.qint8)), ("y", Q([1, 2], tf.qint8)), ("min_x", A(-1.0)),
+         ("max_x", A(1.0)), ("min_y", A(-1.0)), ("max_y", A(1.0))], {"Toutput": tf.qint32})
+
+
 def main():
+    qadd()
     per_channel()
     add()
     dot()

@@ -5,14 +5,16 @@
  * broadcasts), QuantizedBiasAdd (quint8 + quint8 and qint8 + qint8 ->
  * qint32), QuantizedMatMul (quint8 x quint8 -> qint32, transposes), QuantizedConv2D (quint8 input,
  * quint8 or qint8 filter -> qint32, SAME / VALID, equal strides), QuantizedMaxPool and
- * QuantizedAvgPool (quint8, qint8; MaxPool over depth too) and QuantizedReshape (quint8, qint32).
+ * QuantizedAvgPool (quint8, qint8; MaxPool over depth too), QuantizedReshape (quint8, qint32) and
+ * QuantizedAdd (quint8 + quint8 -> qint32, TF's scalar / vector / vector-tensor fixed-point paths).
  * The dtype combinations are those TF 2.21 registers CPU kernels for; others are refused naming
  * the op and the dtypes. The arithmetic is TF's (quantization_utils.h, requantize.cc,
  * quantized_*_op.cc), in the same precision, so the integers and the float ranges come out equal:
  * the fixed-point qint32 -> quint8 requantization, the Eigen float expressions, the int32 GEMM with
  * zero offsets (gemmlowp's result; wrapping like it), Im2Col's padding with the input's zero
  * offset. TF's messages for bad input; where TF aborts (an empty conv output) a clean error.
- * Checked against TensorFlow by tests/unit/test_ops_e7.c (tools/gen_e7_cases.py). */
+ * Checked against TensorFlow by tests/unit/test_ops_e7.c (tools/gen_e7_cases.py); QuantizedAdd by
+ * tests/unit/test_ops_f3.c (tools/gen_f3_cases.py). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -580,6 +582,79 @@ static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
   return st ? st : scalar_out(ctx, 2, zmax);
 }
 
+/* ---- QuantizedAdd ----------------------------------------------------------------------------- */
+
+/* TF's fixed-point quint8 -> qint32 step of QuantizedAdd: v in [mn, mx] as x0 + v * mult, clamped */
+typedef struct { int64_t x0; int32_t mult; } add8;
+
+static add8 add8_init(float mn, float mx, float omin, float omax) {
+  add8 a;
+  a.x0 = sm__q_from_float_unclamped(SM_QINT32, sm__q_to_float(SM_QUINT8, 0, mn, mx), omin, omax);
+  int64_t x1 = sm__q_from_float_unclamped(SM_QINT32, sm__q_to_float(SM_QUINT8, 1, mn, mx), omin, omax);
+  a.mult = (int32_t)(uint32_t)((uint64_t)x1 - (uint64_t)a.x0);
+  return a;
+}
+
+static uint32_t add8_one(const add8 *a, uint8_t v) {
+  int64_t r = (int64_t)((uint64_t)a->x0 + (uint64_t)((int64_t)v * a->mult));
+  return (uint32_t)(int32_t)(r < INT32_MIN ? INT32_MIN : r > INT32_MAX ? INT32_MAX : r);
+}
+
+static sm_status *qadd_prepare(const sm_node *node, void **state) {
+  (void)state;
+  return want_attr_type(node, "QuantizedAdd", "Toutput", SM_QINT32, SM_QINT32);
+}
+
+static sm_status *qadd_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
+  int t1, t2;
+  sm_status *st = want_dtype(ctx, "QuantizedAdd", 0, "T1", ONLY_QU8, &t1);
+  if (!st) st = want_dtype(ctx, "QuantizedAdd", 1, "T2", ONLY_QU8, &t2);
+  float v[4];
+  static const char *const names[4] = {"min_x", "max_x", "min_y", "max_y"};
+  for (int i = 0; i < 4 && !st; i++) st = scalar_in(ctx, 2 + i, names[i], SC_BACKTICK, &v[i]);
+  if (st) return st;
+  int64_t od[SM_MAX_RANK];
+  int orank = 0, nd = bcast_groups(x, y, &orank, od);
+  char a[128], b[128];
+  sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), a, sizeof a);
+  sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), b, sizeof b);
+  if (!nd) return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", a, b);
+  sm_tensor *z;
+  if ((st = sm__kctx_alloc_output(ctx, 0, SM_QINT32, orank, od, &z))) return st;
+  if (!(v[1] > v[0])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_x.");
+  if (!(v[3] > v[2])) return sm_status_new(SM_INVALID_ARGUMENT, "max_y must be larger than min_y.");
+  /* an output range symmetric around zero, 2^14 times the widest input */
+  float big = fmaxf(fabsf(fminf(v[0], v[2])), fabsf(fmaxf(v[1], v[3]))), zmax = big * (float)(1 << 14), zmin = -zmax;
+  add8 ax = add8_init(v[0], v[1], zmin, zmax), ay = add8_init(v[2], v[3], zmin, zmax);
+  const uint8_t *X = sm_tensor_data(x), *Y = sm_tensor_data(y);
+  uint32_t *Z = sm_tensor_data(z);
+  int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y);
+  if (nd <= 1 && (nx == 1 || ny == 1)) { /* ScalarAddition: the scalar through RequantizeInNewRange */
+    int xs = nx == 1;
+    const uint8_t *full = xs ? Y : X;
+    const add8 *af = xs ? &ay : &ax;
+    float smn = xs ? v[0] : v[2], smx = xs ? v[1] : v[3];
+    uint32_t sv = (uint32_t)sm__q_from_float(SM_QINT32, sm__q_to_float(SM_QUINT8, xs ? X[0] : Y[0], smn, smx), zmin, zmax);
+    for (int64_t i = 0, n = xs ? ny : nx; i < n; i++) Z[i] = add8_one(af, full[i]) + sv;
+  } else if (nd <= 1) { /* VectorAddition */
+    for (int64_t i = 0; i < nx; i++) Z[i] = add8_one(&ax, X[i]) + add8_one(&ay, Y[i]);
+  } else if (nd == 2) { /* VectorTensorAddition: the smaller repeats along the larger */
+    int xs = nx < ny;
+    const uint8_t *vd = xs ? X : Y, *td = xs ? Y : X;
+    const add8 *av = xs ? &ax : &ay, *at = xs ? &ay : &ax;
+    int64_t vn = xs ? nx : ny, tn = xs ? ny : nx;
+    if (vn == 0) return sm_status_new(SM_INVALID_ARGUMENT, "Must have some elements to add");
+    if (tn > sm_tensor_num_elements(z)) tn = sm_tensor_num_elements(z);
+    for (int64_t i = 0; i < tn; i++) Z[i] = add8_one(av, vd[i % vn]) + add8_one(at, td[i]);
+  } else {
+    return sm_status_new(SM_UNIMPLEMENTED, "Broadcast between %s and %s is not supported yet.", a, b);
+  }
+  st = scalar_out(ctx, 1, zmin);
+  return st ? st : scalar_out(ctx, 2, zmax);
+}
+
 /* ---- QuantizedMaxPool, QuantizedAvgPool ------------------------------------------------------- */
 
 typedef struct { int same, avg; int64_t k[4], s[4]; } pool_state;
@@ -705,5 +780,6 @@ const sm_kernel sm_kernels_quantized_nn[] = {
     {"QuantizedAvgPool", avgpool_prepare, pool_compute, free, 0},
     {"QuantizedReshape", NULL, qreshape_compute, NULL, 0},
     {"QuantizedMul", qmul_prepare, qmul_compute, NULL, 0},
+    {"QuantizedAdd", qadd_prepare, qadd_compute, NULL, 0},
     {0},
 };
