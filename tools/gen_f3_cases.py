@@ -9,7 +9,7 @@ broadcasting, extreme zero points and values, empty tensors, and TF's errors.
 Cases where TF aborts the process (UniformQuantizedAdd with a per-tensor lhs and a per-axis output,
 RequantizePerChannel of an empty input)
 are not generated; the C test checks those are refused. Uses tools/gen_array_cases.py's case()
-machinery (quantized dtypes added as tools/gen_e7_cases.py does).
+machinery through tools/gen_e7_cases.py's case() and Q().
 Run: build/venv/bin/python tools/gen_f3_cases.py
 """
 import os
@@ -19,30 +19,14 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_array_cases as g  # noqa: E402
+import gen_e7_cases as e7  # noqa: E402  (registers the quantized dtypes; its case() and Q())
 import tensorflow as tf  # noqa: E402
-
-for _d in (tf.qint8, tf.quint8, tf.qint16, tf.quint16, tf.qint32):
-    g.SM_DTYPE[_d] = "SM_" + _d.name.upper()
-    g.TF_ENUM[_d] = "DT_" + _d.name.upper()
 
 A = g.A
 f32, i32 = np.float32, np.int32
 rng = np.random.default_rng(21)
 I32 = (-2**31, 2**31 - 1)
-SKIPPED = []
-
-
-def case(name, op, inputs, attrs=None, **kw):
-    if os.environ.get("F3_TRACE"):
-        print(name, file=sys.stderr, flush=True)
-    try:
-        g.case(name, op, inputs, attrs, **kw)
-    except tf.errors.NotFoundError:
-        SKIPPED.append(name)
-
-
-def Q(vals, qt):
-    return tf.constant(np.array(vals, dtype=np.int64).astype(qt.as_numpy_dtype), dtype=qt)
+case, Q, SKIPPED = e7.case, e7.Q, e7.SKIPPED
 
 
 def ATT(p, lo, hi, ax=-1):

@@ -15,6 +15,7 @@
 
 #include "ops/array_internal.h"
 #include "ops/math_int.h"
+#include "ops/quant_int.h"
 #include "ops/uniform_quant_int.h"
 
 static sm_status *want_f32(sm_kctx *ctx, const char *op, int i) {
@@ -29,13 +30,6 @@ static sm_status *want_q32(sm_kctx *ctx, const char *op) {
     return sm_status_new(SM_INVALID_ARGUMENT, "%s: Value for attr 'T' of %s is not in the list of allowed values: qint32", op,
                          sm__array_dtype_str(t));
   return NULL;
-}
-
-static sm_status *scalar_out(sm_kctx *ctx, int i, float v) {
-  sm_tensor *t;
-  sm_status *st = sm__kctx_alloc_output(ctx, i, SM_FLOAT, 0, NULL, &t);
-  if (!st) *(float *)sm_tensor_data(t) = v;
-  return st;
 }
 
 static int32_t iabs32(int32_t v) { return v < 0 ? (int32_t)(0u - (uint32_t)v) : v; } /* std::abs, INT32_MIN stays */
@@ -98,8 +92,8 @@ static sm_status *rrpc_compute(const void *state, sm_kctx *ctx) {
   }
   float clip = *(const float *)state;
   if (out > clip) out = clip;
-  st = scalar_out(ctx, 0, non_negative ? 0.0f : -out);
-  return st ? st : scalar_out(ctx, 1, out);
+  st = sm__q_scalar_out(ctx, 0, non_negative ? 0.0f : -out);
+  return st ? st : sm__q_scalar_out(ctx, 1, out);
 }
 
 /* ---- RequantizePerChannel --------------------------------------------------------------------- */
@@ -146,8 +140,8 @@ static sm_status *rpc_compute(const void *state, sm_kctx *ctx) {
   const float factor = out_type == SM_QINT8 ? 127.0f : 255.0f, rmm = fmaxf(fabsf(rlo), fabsf(rhi));
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, out_type, 4, sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, rlo);
-  if (!st) st = scalar_out(ctx, 2, rhi);
+  if (!st) st = sm__q_scalar_out(ctx, 1, rlo);
+  if (!st) st = sm__q_scalar_out(ctx, 2, rhi);
   if (st) return st;
   float *sc = sm__kctx_scratch(ctx, (size_t)(C + 1) * sizeof *sc, &st);
   if (!sc) return st;

@@ -54,6 +54,15 @@ static sm_status *want_input(sm_kctx *ctx, const char *op, int i, int want) {
   return NULL;
 }
 
+/* the eight inputs of UniformQuantizedAdd / Dot (lhs, rhs, then scales and zero points of lhs, rhs
+ * and output), lhs and rhs of dtype T */
+static sm_status *inputs8(sm_kctx *ctx, const char *op, int T, const sm_tensor *in[8]) {
+  sm_status *st = NULL;
+  for (int i = 0; i < 8; i++) in[i] = sm__kctx_input(ctx, i);
+  for (int i = 0; i < 8 && !st; i++) st = want_input(ctx, op, i, i < 2 ? T : i % 2 ? SM_INT32 : SM_FLOAT);
+  return st;
+}
+
 /* ---- UniformQuantizedAdd ---------------------------------------------------------------------- */
 
 typedef struct add_state {
@@ -114,11 +123,9 @@ static sm_status *add_requant(sm_kctx *ctx, const sm_tensor *x, const sm_tensor 
 static sm_status *uadd_compute(const void *state, sm_kctx *ctx) {
   const add_state *s = state;
   const char *op = "UniformQuantizedAdd";
-  const sm_tensor *l = sm__kctx_input(ctx, 0), *r = sm__kctx_input(ctx, 1);
-  const sm_tensor *lsc = sm__kctx_input(ctx, 2), *lzp = sm__kctx_input(ctx, 3), *rsc = sm__kctx_input(ctx, 4),
-                  *rzp = sm__kctx_input(ctx, 5), *osc = sm__kctx_input(ctx, 6), *ozp = sm__kctx_input(ctx, 7);
-  sm_status *st = want_input(ctx, op, 0, SM_QINT32);
-  if (!st) st = want_input(ctx, op, 1, SM_QINT32);
+  const sm_tensor *in[8];
+  sm_status *st = inputs8(ctx, op, SM_QINT32, in);
+  const sm_tensor *l = in[0], *r = in[1], *lsc = in[2], *lzp = in[3], *rsc = in[4], *rzp = in[5], *osc = in[6], *ozp = in[7];
   if (!st) st = sm__uq_axis_shape_valid(sm_tensor_rank(l), sm_tensor_dims(l), lsc, lzp, s->lax);
   if (!st) st = sm__uq_axis_shape_valid(sm_tensor_rank(r), sm_tensor_dims(r), rsc, rzp, s->rax);
   if (st) return st;
@@ -243,12 +250,9 @@ static sm_status *dot_shapes(const sm_tensor *l, const sm_tensor *r) {
 static sm_status *udot_compute(const void *state, sm_kctx *ctx) {
   const dot_state *s = state;
   const char *op = "UniformQuantizedDot";
-  const sm_tensor *l = sm__kctx_input(ctx, 0), *r = sm__kctx_input(ctx, 1);
-  const sm_tensor *lsc = sm__kctx_input(ctx, 2), *lzp = sm__kctx_input(ctx, 3), *rsc = sm__kctx_input(ctx, 4),
-                  *rzp = sm__kctx_input(ctx, 5), *osc = sm__kctx_input(ctx, 6), *ozp = sm__kctx_input(ctx, 7);
-  sm_status *st = want_input(ctx, op, 0, SM_QINT8);
-  if (!st) st = want_input(ctx, op, 1, SM_QINT8);
-  for (int i = 2; i < 8 && !st; i++) st = want_input(ctx, op, i, i % 2 ? SM_INT32 : SM_FLOAT);
+  const sm_tensor *in[8];
+  sm_status *st = inputs8(ctx, op, SM_QINT8, in);
+  const sm_tensor *l = in[0], *r = in[1], *lsc = in[2], *lzp = in[3], *rsc = in[4], *rzp = in[5], *osc = in[6], *ozp = in[7];
   if (st) return st;
   if (!all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
   if (!all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");

@@ -62,13 +62,6 @@ static sm_status *scalar_in(sm_kctx *ctx, int i, const char *name, int style, fl
   return NULL;
 }
 
-static sm_status *scalar_out(sm_kctx *ctx, int i, float v) {
-  sm_tensor *t;
-  sm_status *st = sm__kctx_alloc_output(ctx, i, SM_FLOAT, 0, NULL, &t);
-  if (!st) *(float *)sm_tensor_data(t) = v;
-  return st;
-}
-
 /* the dtype of input i, checked against the registered ones (a list ended by -1) */
 static sm_status *want_dtype(sm_kctx *ctx, const char *op, int i, const char *what, const int *ok, int *dt) {
   *dt = sm_tensor_dtype(sm__kctx_input(ctx, i));
@@ -166,8 +159,8 @@ static sm_status *requantize_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "requested_output_min must be <= 0, but got %g", (double)v[2]);
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, s->out, sm_tensor_rank(x), sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, v[2]);
-  if (!st) st = scalar_out(ctx, 2, v[3]);
+  if (!st) st = sm__q_scalar_out(ctx, 1, v[2]);
+  if (!st) st = sm__q_scalar_out(ctx, 2, v[3]);
   if (st) return st;
   requant_many(x, tin, v[0], v[1], y, s->out, v[2], v[3]);
   return NULL;
@@ -201,8 +194,8 @@ static sm_status *rrange_compute(const void *state, sm_kctx *ctx) {
   float mn, mx, lo, hi;
   sm_status *st = range_inputs(ctx, "RequantizationRange", SC_FIRST, &mn, &mx, &lo, &hi);
   if (st) return st;
-  st = scalar_out(ctx, 0, lo);
-  return st ? st : scalar_out(ctx, 1, hi);
+  st = sm__q_scalar_out(ctx, 0, lo);
+  return st ? st : sm__q_scalar_out(ctx, 1, hi);
 }
 
 static sm_status *qdsr_prepare(const sm_node *node, void **state) {
@@ -218,8 +211,8 @@ static sm_status *qdsr_compute(const void *state, sm_kctx *ctx) {
   if (st) return st;
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QUINT8, sm_tensor_rank(x), sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, lo);
-  if (!st) st = scalar_out(ctx, 2, hi);
+  if (!st) st = sm__q_scalar_out(ctx, 1, lo);
+  if (!st) st = sm__q_scalar_out(ctx, 2, hi);
   if (st) return st;
   requant_32_to_u8(sm_tensor_data(x), sm_tensor_data(y), sm_tensor_num_elements(x), mn, mx, lo, hi);
   return NULL;
@@ -251,8 +244,8 @@ static sm_status *relu_common(sm_kctx *ctx, const char *op, float top) {
   if (st) return st;
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, T, sm_tensor_rank(x), sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, mn);
-  if (!st) st = scalar_out(ctx, 2, mx);
+  if (!st) st = sm__q_scalar_out(ctx, 1, mn);
+  if (!st) st = sm__q_scalar_out(ctx, 2, mx);
   if (st) return st;
   int64_t lo = sm__q_from_float(T, 0.0f, mn, mx), hi = isnan(top) ? INT64_MAX : sm__q_from_float(T, top, mn, mx);
   for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
@@ -307,8 +300,8 @@ static sm_status *bias_add_compute(const void *state, sm_kctx *ctx) {
   float omax = fmaxf(v[1], fmaxf(-v[0], fmaxf(v[3], -v[2]))) * (float)(1 << 17), omin = -omax;
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QINT32, r, sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, omin);
-  if (!st) st = scalar_out(ctx, 2, omax);
+  if (!st) st = sm__q_scalar_out(ctx, 1, omin);
+  if (!st) st = sm__q_scalar_out(ctx, 2, omax);
   if (st) return st;
   uint32_t zero = (uint32_t)sm__q_from_float(SM_QINT32, 0.0f, omin, omax);
   sm__requant qx, qb;
@@ -364,8 +357,8 @@ static sm_status *matmul_compute(const void *state, sm_kctx *ctx) {
   mul_range(t1, v[0], v[1], t2, v[2], v[3], &cmin, &cmax);
   sm_tensor *c;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QINT32, 2, (int64_t[]){m, n}, &c);
-  if (!st) st = scalar_out(ctx, 1, cmin);
-  if (!st) st = scalar_out(ctx, 2, cmax);
+  if (!st) st = sm__q_scalar_out(ctx, 1, cmin);
+  if (!st) st = sm__q_scalar_out(ctx, 2, cmax);
   if (st) return st;
   uint32_t oa = (uint32_t)(int32_t)sm__q_from_float_unclamped(t1, 0.0f, v[0], v[1]);
   uint32_t ob = (uint32_t)(int32_t)sm__q_from_float_unclamped(t2, 0.0f, v[2], v[3]);
@@ -462,8 +455,8 @@ static sm_status *conv_compute(const void *state, sm_kctx *ctx) {
   mul_range(t1, v[0], v[1], t2, v[2], v[3], &cmin, &cmax);
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QINT32, 4, (int64_t[]){N, OH, OW, K}, &y);
-  if (!st) st = scalar_out(ctx, 1, cmin);
-  if (!st) st = scalar_out(ctx, 2, cmax);
+  if (!st) st = sm__q_scalar_out(ctx, 1, cmin);
+  if (!st) st = sm__q_scalar_out(ctx, 2, cmax);
   if (st) return st;
   int32_t oin = (int32_t)sm__q_from_float_unclamped(t1, 0.0f, v[0], v[1]);
   uint32_t oi = (uint32_t)oin, of = (uint32_t)(int32_t)sm__q_from_float_unclamped(t2, 0.0f, v[2], v[3]);
@@ -524,17 +517,23 @@ static int bcast_groups(const sm_tensor *a, const sm_tensor *b, int *orank, int6
   return groups ? groups : 1;
 }
 
-static sm_status *qmul_prepare(const sm_node *node, void **state) {
+/* QuantizedMul's and QuantizedAdd's: qint32 out, quint8 operands */
+static sm_status *qbin_prepare(const sm_node *node, void **state) {
   (void)state;
-  return want_attr_type(node, "QuantizedMul", "Toutput", SM_QINT32, SM_QINT32);
+  return want_attr_type(node, sm__node_op(node), "Toutput", SM_QINT32, SM_QINT32);
+}
+
+static sm_status *qbin_dtypes(sm_kctx *ctx, const char *op) {
+  int t;
+  sm_status *st = want_dtype(ctx, op, 0, "T1", ONLY_QU8, &t);
+  return st ? st : want_dtype(ctx, op, 1, "T2", ONLY_QU8, &t);
 }
 
 static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
-  int t1, t2;
-  sm_status *st = want_dtype(ctx, "QuantizedMul", 0, "T1", ONLY_QU8, &t1);
-  if (!st) st = want_dtype(ctx, "QuantizedMul", 1, "T2", ONLY_QU8, &t2);
+  int t1 = SM_QUINT8, t2 = SM_QUINT8;
+  sm_status *st = qbin_dtypes(ctx, "QuantizedMul");
   if (st) return st;
   float v[4];
   static const char *const names[4] = {"min_x", "max_x", "min_y", "max_y"};
@@ -578,8 +577,8 @@ static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
   }
   float zmin, zmax;
   mul_range(t1, v[0], v[1], t2, v[2], v[3], &zmin, &zmax);
-  st = scalar_out(ctx, 1, zmin);
-  return st ? st : scalar_out(ctx, 2, zmax);
+  st = sm__q_scalar_out(ctx, 1, zmin);
+  return st ? st : sm__q_scalar_out(ctx, 2, zmax);
 }
 
 /* ---- QuantizedAdd ----------------------------------------------------------------------------- */
@@ -600,17 +599,10 @@ static uint32_t add8_one(const add8 *a, uint8_t v) {
   return (uint32_t)(int32_t)(r < INT32_MIN ? INT32_MIN : r > INT32_MAX ? INT32_MAX : r);
 }
 
-static sm_status *qadd_prepare(const sm_node *node, void **state) {
-  (void)state;
-  return want_attr_type(node, "QuantizedAdd", "Toutput", SM_QINT32, SM_QINT32);
-}
-
 static sm_status *qadd_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
-  int t1, t2;
-  sm_status *st = want_dtype(ctx, "QuantizedAdd", 0, "T1", ONLY_QU8, &t1);
-  if (!st) st = want_dtype(ctx, "QuantizedAdd", 1, "T2", ONLY_QU8, &t2);
+  sm_status *st = qbin_dtypes(ctx, "QuantizedAdd");
   float v[4];
   static const char *const names[4] = {"min_x", "max_x", "min_y", "max_y"};
   for (int i = 0; i < 4 && !st; i++) st = scalar_in(ctx, 2 + i, names[i], SC_BACKTICK, &v[i]);
@@ -651,8 +643,8 @@ static sm_status *qadd_compute(const void *state, sm_kctx *ctx) {
   } else {
     return sm_status_new(SM_UNIMPLEMENTED, "Broadcast between %s and %s is not supported yet.", a, b);
   }
-  st = scalar_out(ctx, 1, zmin);
-  return st ? st : scalar_out(ctx, 2, zmax);
+  st = sm__q_scalar_out(ctx, 1, zmin);
+  return st ? st : sm__q_scalar_out(ctx, 2, zmax);
 }
 
 /* ---- QuantizedMaxPool, QuantizedAvgPool ------------------------------------------------------- */
@@ -715,8 +707,8 @@ static sm_status *pool_compute(const void *state, sm_kctx *ctx) {
   }
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, T, 4, (int64_t[]){N, OH, OW, OC}, &y);
-  if (!st) st = scalar_out(ctx, 1, mn);
-  if (!st) st = scalar_out(ctx, 2, mx);
+  if (!st) st = sm__q_scalar_out(ctx, 1, mn);
+  if (!st) st = sm__q_scalar_out(ctx, 2, mx);
   if (st) return st;
   const void *X = sm_tensor_data(x);
   void *Y = sm_tensor_data(y);
@@ -763,8 +755,8 @@ static sm_status *qreshape_compute(const void *state, sm_kctx *ctx) {
   if (!st) st = scalar_in(ctx, 2, "input_min", SC_ONE, &mn);
   if (!st) st = scalar_in(ctx, 3, "input_max", SC_ONE, &mx);
   if (!st) st = sm__array_compute_reshape(state, ctx);
-  if (!st) st = scalar_out(ctx, 1, mn);
-  return st ? st : scalar_out(ctx, 2, mx);
+  if (!st) st = sm__q_scalar_out(ctx, 1, mn);
+  return st ? st : sm__q_scalar_out(ctx, 2, mx);
 }
 
 const sm_kernel sm_kernels_quantized_nn[] = {
@@ -779,7 +771,7 @@ const sm_kernel sm_kernels_quantized_nn[] = {
     {"QuantizedMaxPool", maxpool_prepare, pool_compute, free, 0},
     {"QuantizedAvgPool", avgpool_prepare, pool_compute, free, 0},
     {"QuantizedReshape", NULL, qreshape_compute, NULL, 0},
-    {"QuantizedMul", qmul_prepare, qmul_compute, NULL, 0},
-    {"QuantizedAdd", qadd_prepare, qadd_compute, NULL, 0},
+    {"QuantizedMul", qbin_prepare, qmul_compute, NULL, 0},
+    {"QuantizedAdd", qbin_prepare, qadd_compute, NULL, 0},
     {0},
 };
