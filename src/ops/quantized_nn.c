@@ -523,6 +523,18 @@ static sm_status *qbin_prepare(const sm_node *node, void **state) {
   return want_attr_type(node, sm__node_op(node), "Toutput", SM_QINT32, SM_QINT32);
 }
 
+/* TF's BCast of inputs 0 and 1: the qint32 output z and the group count; a, b the shapes as text */
+static sm_status *qbin_output(sm_kctx *ctx, int *nd, sm_tensor **z, char a[128], char b[128]) {
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
+  int64_t od[SM_MAX_RANK];
+  int orank = 0;
+  *nd = bcast_groups(x, y, &orank, od);
+  sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), a, 128);
+  sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), b, 128);
+  if (!*nd) return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", a, b);
+  return sm__kctx_alloc_output(ctx, 0, SM_QINT32, orank, od, z);
+}
+
 static sm_status *qbin_dtypes(sm_kctx *ctx, const char *op) {
   int t;
   sm_status *st = want_dtype(ctx, op, 0, "T1", ONLY_QU8, &t);
@@ -542,14 +554,10 @@ static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
       return sm_status_new(SM_INVALID_ARGUMENT, "%s must be a scalar", names[i]);
     if ((st = scalar_in(ctx, 2 + i, names[i], SC_PLAIN, &v[i]))) return st;
   }
-  int64_t od[SM_MAX_RANK];
-  int orank = 0, nd = bcast_groups(x, y, &orank, od);
+  int nd;
   char a[128], b[128];
-  sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), a, sizeof a);
-  sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), b, sizeof b);
-  if (!nd) return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", a, b);
   sm_tensor *z;
-  if ((st = sm__kctx_alloc_output(ctx, 0, SM_QINT32, orank, od, &z))) return st;
+  if ((st = qbin_output(ctx, &nd, &z, a, b))) return st;
   if (!(v[1] > v[0])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_a.");
   if (!(v[3] > v[2])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_b.");
   uint32_t ox = (uint32_t)(int32_t)sm__q_from_float_unclamped(t1, 0.0f, v[0], v[1]);
@@ -607,14 +615,10 @@ static sm_status *qadd_compute(const void *state, sm_kctx *ctx) {
   static const char *const names[4] = {"min_x", "max_x", "min_y", "max_y"};
   for (int i = 0; i < 4 && !st; i++) st = scalar_in(ctx, 2 + i, names[i], SC_BACKTICK, &v[i]);
   if (st) return st;
-  int64_t od[SM_MAX_RANK];
-  int orank = 0, nd = bcast_groups(x, y, &orank, od);
+  int nd;
   char a[128], b[128];
-  sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), a, sizeof a);
-  sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), b, sizeof b);
-  if (!nd) return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", a, b);
   sm_tensor *z;
-  if ((st = sm__kctx_alloc_output(ctx, 0, SM_QINT32, orank, od, &z))) return st;
+  if ((st = qbin_output(ctx, &nd, &z, a, b))) return st;
   if (!(v[1] > v[0])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_x.");
   if (!(v[3] > v[2])) return sm_status_new(SM_INVALID_ARGUMENT, "max_y must be larger than min_y.");
   /* an output range symmetric around zero, 2^14 times the widest input */
