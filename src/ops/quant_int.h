@@ -2,12 +2,14 @@
  * dtype's integer range, loading and storing its elements as int64, and TF's float<->quantized
  * conversions (quantization_utils.h) in TF's precision: the exact scalar ones (FloatToQuantized,
  * QuantizedToFloat, in double) and the Eigen-expression ones (QUANTIZE_WITH_EIGEN /
- * DEQUANTIZE_WITH_EIGEN, in float) as one requantizer from one range and dtype into another. */
+ * DEQUANTIZE_WITH_EIGEN, in float) as one requantizer from one range and dtype into another; and a
+ * float scalar output (the min / max outputs these ops carry). */
 #ifndef SM_OPS_QUANT_INT_H
 #define SM_OPS_QUANT_INT_H
 #include <math.h>
 #include <stdint.h>
 
+#include "runtime/kernel.h"
 #include "savedmodel/tensor.h"
 
 /* the integer range of a quantized dtype; 0 for any other */
@@ -119,6 +121,14 @@ static inline int64_t sm__requant_quantize(const sm__requant *q, float f) {
 
 static inline int64_t sm__requant_one(const sm__requant *q, int64_t v) {
   return sm__requant_quantize(q, sm__requant_float(q, v));
+}
+
+/* output i as a float scalar holding v */
+static inline sm_status *sm__q_scalar_out(sm_kctx *ctx, int i, float v) {
+  sm_tensor *t;
+  sm_status *st = sm__kctx_alloc_output(ctx, i, SM_FLOAT, 0, NULL, &t);
+  if (!st) *(float *)sm_tensor_data(t) = v;
+  return st;
 }
 
 #endif

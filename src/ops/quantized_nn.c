@@ -5,14 +5,16 @@
  * broadcasts), QuantizedBiasAdd (quint8 + quint8 and qint8 + qint8 ->
  * qint32), QuantizedMatMul (quint8 x quint8 -> qint32, transposes), QuantizedConv2D (quint8 input,
  * quint8 or qint8 filter -> qint32, SAME / VALID, equal strides), QuantizedMaxPool and
- * QuantizedAvgPool (quint8, qint8; MaxPool over depth too) and QuantizedReshape (quint8, qint32).
+ * QuantizedAvgPool (quint8, qint8; MaxPool over depth too), QuantizedReshape (quint8, qint32) and
+ * QuantizedAdd (quint8 + quint8 -> qint32, TF's scalar / vector / vector-tensor fixed-point paths).
  * The dtype combinations are those TF 2.21 registers CPU kernels for; others are refused naming
  * the op and the dtypes. The arithmetic is TF's (quantization_utils.h, requantize.cc,
  * quantized_*_op.cc), in the same precision, so the integers and the float ranges come out equal:
  * the fixed-point qint32 -> quint8 requantization, the Eigen float expressions, the int32 GEMM with
  * zero offsets (gemmlowp's result; wrapping like it), Im2Col's padding with the input's zero
  * offset. TF's messages for bad input; where TF aborts (an empty conv output) a clean error.
- * Checked against TensorFlow by tests/unit/test_ops_e7.c (tools/gen_e7_cases.py). */
+ * Checked against TensorFlow by tests/unit/test_ops_e7.c (tools/gen_e7_cases.py); QuantizedAdd by
+ * tests/unit/test_ops_f3.c (tools/gen_f3_cases.py). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -58,13 +60,6 @@ static sm_status *scalar_in(sm_kctx *ctx, int i, const char *name, int style, fl
   if (sm_tensor_dtype(t) != SM_FLOAT) return sm_status_new(SM_INVALID_ARGUMENT, "%s must be float", name);
   *v = *(const float *)sm_tensor_data(t);
   return NULL;
-}
-
-static sm_status *scalar_out(sm_kctx *ctx, int i, float v) {
-  sm_tensor *t;
-  sm_status *st = sm__kctx_alloc_output(ctx, i, SM_FLOAT, 0, NULL, &t);
-  if (!st) *(float *)sm_tensor_data(t) = v;
-  return st;
 }
 
 /* the dtype of input i, checked against the registered ones (a list ended by -1) */
@@ -164,8 +159,8 @@ static sm_status *requantize_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "requested_output_min must be <= 0, but got %g", (double)v[2]);
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, s->out, sm_tensor_rank(x), sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, v[2]);
-  if (!st) st = scalar_out(ctx, 2, v[3]);
+  if (!st) st = sm__q_scalar_out(ctx, 1, v[2]);
+  if (!st) st = sm__q_scalar_out(ctx, 2, v[3]);
   if (st) return st;
   requant_many(x, tin, v[0], v[1], y, s->out, v[2], v[3]);
   return NULL;
@@ -199,8 +194,8 @@ static sm_status *rrange_compute(const void *state, sm_kctx *ctx) {
   float mn, mx, lo, hi;
   sm_status *st = range_inputs(ctx, "RequantizationRange", SC_FIRST, &mn, &mx, &lo, &hi);
   if (st) return st;
-  st = scalar_out(ctx, 0, lo);
-  return st ? st : scalar_out(ctx, 1, hi);
+  st = sm__q_scalar_out(ctx, 0, lo);
+  return st ? st : sm__q_scalar_out(ctx, 1, hi);
 }
 
 static sm_status *qdsr_prepare(const sm_node *node, void **state) {
@@ -216,8 +211,8 @@ static sm_status *qdsr_compute(const void *state, sm_kctx *ctx) {
   if (st) return st;
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QUINT8, sm_tensor_rank(x), sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, lo);
-  if (!st) st = scalar_out(ctx, 2, hi);
+  if (!st) st = sm__q_scalar_out(ctx, 1, lo);
+  if (!st) st = sm__q_scalar_out(ctx, 2, hi);
   if (st) return st;
   requant_32_to_u8(sm_tensor_data(x), sm_tensor_data(y), sm_tensor_num_elements(x), mn, mx, lo, hi);
   return NULL;
@@ -249,8 +244,8 @@ static sm_status *relu_common(sm_kctx *ctx, const char *op, float top) {
   if (st) return st;
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, T, sm_tensor_rank(x), sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, mn);
-  if (!st) st = scalar_out(ctx, 2, mx);
+  if (!st) st = sm__q_scalar_out(ctx, 1, mn);
+  if (!st) st = sm__q_scalar_out(ctx, 2, mx);
   if (st) return st;
   int64_t lo = sm__q_from_float(T, 0.0f, mn, mx), hi = isnan(top) ? INT64_MAX : sm__q_from_float(T, top, mn, mx);
   for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
@@ -305,8 +300,8 @@ static sm_status *bias_add_compute(const void *state, sm_kctx *ctx) {
   float omax = fmaxf(v[1], fmaxf(-v[0], fmaxf(v[3], -v[2]))) * (float)(1 << 17), omin = -omax;
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QINT32, r, sm_tensor_dims(x), &y);
-  if (!st) st = scalar_out(ctx, 1, omin);
-  if (!st) st = scalar_out(ctx, 2, omax);
+  if (!st) st = sm__q_scalar_out(ctx, 1, omin);
+  if (!st) st = sm__q_scalar_out(ctx, 2, omax);
   if (st) return st;
   uint32_t zero = (uint32_t)sm__q_from_float(SM_QINT32, 0.0f, omin, omax);
   sm__requant qx, qb;
@@ -362,8 +357,8 @@ static sm_status *matmul_compute(const void *state, sm_kctx *ctx) {
   mul_range(t1, v[0], v[1], t2, v[2], v[3], &cmin, &cmax);
   sm_tensor *c;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QINT32, 2, (int64_t[]){m, n}, &c);
-  if (!st) st = scalar_out(ctx, 1, cmin);
-  if (!st) st = scalar_out(ctx, 2, cmax);
+  if (!st) st = sm__q_scalar_out(ctx, 1, cmin);
+  if (!st) st = sm__q_scalar_out(ctx, 2, cmax);
   if (st) return st;
   uint32_t oa = (uint32_t)(int32_t)sm__q_from_float_unclamped(t1, 0.0f, v[0], v[1]);
   uint32_t ob = (uint32_t)(int32_t)sm__q_from_float_unclamped(t2, 0.0f, v[2], v[3]);
@@ -460,8 +455,8 @@ static sm_status *conv_compute(const void *state, sm_kctx *ctx) {
   mul_range(t1, v[0], v[1], t2, v[2], v[3], &cmin, &cmax);
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QINT32, 4, (int64_t[]){N, OH, OW, K}, &y);
-  if (!st) st = scalar_out(ctx, 1, cmin);
-  if (!st) st = scalar_out(ctx, 2, cmax);
+  if (!st) st = sm__q_scalar_out(ctx, 1, cmin);
+  if (!st) st = sm__q_scalar_out(ctx, 2, cmax);
   if (st) return st;
   int32_t oin = (int32_t)sm__q_from_float_unclamped(t1, 0.0f, v[0], v[1]);
   uint32_t oi = (uint32_t)oin, of = (uint32_t)(int32_t)sm__q_from_float_unclamped(t2, 0.0f, v[2], v[3]);
@@ -522,17 +517,35 @@ static int bcast_groups(const sm_tensor *a, const sm_tensor *b, int *orank, int6
   return groups ? groups : 1;
 }
 
-static sm_status *qmul_prepare(const sm_node *node, void **state) {
+/* QuantizedMul's and QuantizedAdd's: qint32 out, quint8 operands */
+static sm_status *qbin_prepare(const sm_node *node, void **state) {
   (void)state;
-  return want_attr_type(node, "QuantizedMul", "Toutput", SM_QINT32, SM_QINT32);
+  return want_attr_type(node, sm__node_op(node), "Toutput", SM_QINT32, SM_QINT32);
+}
+
+/* TF's BCast of inputs 0 and 1: the qint32 output z and the group count; a, b the shapes as text */
+static sm_status *qbin_output(sm_kctx *ctx, int *nd, sm_tensor **z, char a[128], char b[128]) {
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
+  int64_t od[SM_MAX_RANK];
+  int orank = 0;
+  *nd = bcast_groups(x, y, &orank, od);
+  sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), a, 128);
+  sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), b, 128);
+  if (!*nd) return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", a, b);
+  return sm__kctx_alloc_output(ctx, 0, SM_QINT32, orank, od, z);
+}
+
+static sm_status *qbin_dtypes(sm_kctx *ctx, const char *op) {
+  int t;
+  sm_status *st = want_dtype(ctx, op, 0, "T1", ONLY_QU8, &t);
+  return st ? st : want_dtype(ctx, op, 1, "T2", ONLY_QU8, &t);
 }
 
 static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
-  int t1, t2;
-  sm_status *st = want_dtype(ctx, "QuantizedMul", 0, "T1", ONLY_QU8, &t1);
-  if (!st) st = want_dtype(ctx, "QuantizedMul", 1, "T2", ONLY_QU8, &t2);
+  int t1 = SM_QUINT8, t2 = SM_QUINT8;
+  sm_status *st = qbin_dtypes(ctx, "QuantizedMul");
   if (st) return st;
   float v[4];
   static const char *const names[4] = {"min_x", "max_x", "min_y", "max_y"};
@@ -541,14 +554,10 @@ static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
       return sm_status_new(SM_INVALID_ARGUMENT, "%s must be a scalar", names[i]);
     if ((st = scalar_in(ctx, 2 + i, names[i], SC_PLAIN, &v[i]))) return st;
   }
-  int64_t od[SM_MAX_RANK];
-  int orank = 0, nd = bcast_groups(x, y, &orank, od);
+  int nd;
   char a[128], b[128];
-  sm_shape_str(sm_tensor_rank(x), sm_tensor_dims(x), a, sizeof a);
-  sm_shape_str(sm_tensor_rank(y), sm_tensor_dims(y), b, sizeof b);
-  if (!nd) return sm_status_new(SM_INVALID_ARGUMENT, "Incompatible shapes: %s vs. %s", a, b);
   sm_tensor *z;
-  if ((st = sm__kctx_alloc_output(ctx, 0, SM_QINT32, orank, od, &z))) return st;
+  if ((st = qbin_output(ctx, &nd, &z, a, b))) return st;
   if (!(v[1] > v[0])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_a.");
   if (!(v[3] > v[2])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_b.");
   uint32_t ox = (uint32_t)(int32_t)sm__q_from_float_unclamped(t1, 0.0f, v[0], v[1]);
@@ -576,8 +585,70 @@ static sm_status *qmul_compute(const void *state, sm_kctx *ctx) {
   }
   float zmin, zmax;
   mul_range(t1, v[0], v[1], t2, v[2], v[3], &zmin, &zmax);
-  st = scalar_out(ctx, 1, zmin);
-  return st ? st : scalar_out(ctx, 2, zmax);
+  st = sm__q_scalar_out(ctx, 1, zmin);
+  return st ? st : sm__q_scalar_out(ctx, 2, zmax);
+}
+
+/* ---- QuantizedAdd ----------------------------------------------------------------------------- */
+
+/* TF's fixed-point quint8 -> qint32 step of QuantizedAdd: v in [mn, mx] as x0 + v * mult, clamped */
+typedef struct { int64_t x0; int32_t mult; } add8;
+
+static add8 add8_init(float mn, float mx, float omin, float omax) {
+  add8 a;
+  a.x0 = sm__q_from_float_unclamped(SM_QINT32, sm__q_to_float(SM_QUINT8, 0, mn, mx), omin, omax);
+  int64_t x1 = sm__q_from_float_unclamped(SM_QINT32, sm__q_to_float(SM_QUINT8, 1, mn, mx), omin, omax);
+  a.mult = (int32_t)(uint32_t)((uint64_t)x1 - (uint64_t)a.x0);
+  return a;
+}
+
+static uint32_t add8_one(const add8 *a, uint8_t v) {
+  int64_t r = (int64_t)((uint64_t)a->x0 + (uint64_t)((int64_t)v * a->mult));
+  return (uint32_t)(int32_t)(r < INT32_MIN ? INT32_MIN : r > INT32_MAX ? INT32_MAX : r);
+}
+
+static sm_status *qadd_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *x = sm__kctx_input(ctx, 0), *y = sm__kctx_input(ctx, 1);
+  sm_status *st = qbin_dtypes(ctx, "QuantizedAdd");
+  float v[4];
+  static const char *const names[4] = {"min_x", "max_x", "min_y", "max_y"};
+  for (int i = 0; i < 4 && !st; i++) st = scalar_in(ctx, 2 + i, names[i], SC_BACKTICK, &v[i]);
+  if (st) return st;
+  int nd;
+  char a[128], b[128];
+  sm_tensor *z;
+  if ((st = qbin_output(ctx, &nd, &z, a, b))) return st;
+  if (!(v[1] > v[0])) return sm_status_new(SM_INVALID_ARGUMENT, "max_x must be larger than min_x.");
+  if (!(v[3] > v[2])) return sm_status_new(SM_INVALID_ARGUMENT, "max_y must be larger than min_y.");
+  /* an output range symmetric around zero, 2^14 times the widest input */
+  float big = fmaxf(fabsf(fminf(v[0], v[2])), fabsf(fmaxf(v[1], v[3]))), zmax = big * (float)(1 << 14), zmin = -zmax;
+  add8 ax = add8_init(v[0], v[1], zmin, zmax), ay = add8_init(v[2], v[3], zmin, zmax);
+  const uint8_t *X = sm_tensor_data(x), *Y = sm_tensor_data(y);
+  uint32_t *Z = sm_tensor_data(z);
+  int64_t nx = sm_tensor_num_elements(x), ny = sm_tensor_num_elements(y);
+  if (nd <= 1 && (nx == 1 || ny == 1)) { /* ScalarAddition: the scalar through RequantizeInNewRange */
+    int xs = nx == 1;
+    const uint8_t *full = xs ? Y : X;
+    const add8 *af = xs ? &ay : &ax;
+    float smn = xs ? v[0] : v[2], smx = xs ? v[1] : v[3];
+    uint32_t sv = (uint32_t)sm__q_from_float(SM_QINT32, sm__q_to_float(SM_QUINT8, xs ? X[0] : Y[0], smn, smx), zmin, zmax);
+    for (int64_t i = 0, n = xs ? ny : nx; i < n; i++) Z[i] = add8_one(af, full[i]) + sv;
+  } else if (nd <= 1) { /* VectorAddition */
+    for (int64_t i = 0; i < nx; i++) Z[i] = add8_one(&ax, X[i]) + add8_one(&ay, Y[i]);
+  } else if (nd == 2) { /* VectorTensorAddition: the smaller repeats along the larger */
+    int xs = nx < ny;
+    const uint8_t *vd = xs ? X : Y, *td = xs ? Y : X;
+    const add8 *av = xs ? &ax : &ay, *at = xs ? &ay : &ax;
+    int64_t vn = xs ? nx : ny, tn = xs ? ny : nx;
+    if (vn == 0) return sm_status_new(SM_INVALID_ARGUMENT, "Must have some elements to add");
+    if (tn > sm_tensor_num_elements(z)) tn = sm_tensor_num_elements(z);
+    for (int64_t i = 0; i < tn; i++) Z[i] = add8_one(av, vd[i % vn]) + add8_one(at, td[i]);
+  } else {
+    return sm_status_new(SM_UNIMPLEMENTED, "Broadcast between %s and %s is not supported yet.", a, b);
+  }
+  st = sm__q_scalar_out(ctx, 1, zmin);
+  return st ? st : sm__q_scalar_out(ctx, 2, zmax);
 }
 
 /* ---- QuantizedMaxPool, QuantizedAvgPool ------------------------------------------------------- */
@@ -640,8 +711,8 @@ static sm_status *pool_compute(const void *state, sm_kctx *ctx) {
   }
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, T, 4, (int64_t[]){N, OH, OW, OC}, &y);
-  if (!st) st = scalar_out(ctx, 1, mn);
-  if (!st) st = scalar_out(ctx, 2, mx);
+  if (!st) st = sm__q_scalar_out(ctx, 1, mn);
+  if (!st) st = sm__q_scalar_out(ctx, 2, mx);
   if (st) return st;
   const void *X = sm_tensor_data(x);
   void *Y = sm_tensor_data(y);
@@ -688,8 +759,8 @@ static sm_status *qreshape_compute(const void *state, sm_kctx *ctx) {
   if (!st) st = scalar_in(ctx, 2, "input_min", SC_ONE, &mn);
   if (!st) st = scalar_in(ctx, 3, "input_max", SC_ONE, &mx);
   if (!st) st = sm__array_compute_reshape(state, ctx);
-  if (!st) st = scalar_out(ctx, 1, mn);
-  return st ? st : scalar_out(ctx, 2, mx);
+  if (!st) st = sm__q_scalar_out(ctx, 1, mn);
+  return st ? st : sm__q_scalar_out(ctx, 2, mx);
 }
 
 const sm_kernel sm_kernels_quantized_nn[] = {
@@ -704,6 +775,7 @@ const sm_kernel sm_kernels_quantized_nn[] = {
     {"QuantizedMaxPool", maxpool_prepare, pool_compute, free, 0},
     {"QuantizedAvgPool", avgpool_prepare, pool_compute, free, 0},
     {"QuantizedReshape", NULL, qreshape_compute, NULL, 0},
-    {"QuantizedMul", qmul_prepare, qmul_compute, NULL, 0},
+    {"QuantizedMul", qbin_prepare, qmul_compute, NULL, 0},
+    {"QuantizedAdd", qbin_prepare, qadd_compute, NULL, 0},
     {0},
 };

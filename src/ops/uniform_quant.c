@@ -15,11 +15,9 @@
 #include "ops/array_internal.h"
 #include "ops/math_int.h"
 #include "ops/quant_int.h"
+#include "ops/uniform_quant_int.h"
 
-/* one quantization's attrs */
-typedef struct uq_params {
-  int64_t axis, lo, hi;
-} uq_params;
+typedef sm__uq_params uq_params;
 
 typedef struct uq_state {
   int tout;
@@ -35,7 +33,7 @@ static sm_status *keep(const void *s, size_t n, void **state) {
   return NULL;
 }
 
-static sm_status *read_params(const sm_node *n, const char *prefix, uq_params *p) {
+sm_status *sm__uq_read_params(const sm_node *n, const char *prefix, uq_params *p) {
   char name[64];
   snprintf(name, sizeof name, "%squantization_axis", prefix);
   p->axis = -1;
@@ -51,8 +49,8 @@ static sm_status *uq_prepare_common(const sm_node *n, void **state, const char *
                                     const char *tout_attr) {
   uq_state s = {0};
   s.tout = -1;
-  sm_status *st = read_params(n, in_prefix, &s.in);
-  if (!st && out_prefix) st = read_params(n, out_prefix, &s.out);
+  sm_status *st = sm__uq_read_params(n, in_prefix, &s.in);
+  if (!st && out_prefix) st = sm__uq_read_params(n, out_prefix, &s.out);
   if (!st && tout_attr) st = sm__node_attr_type(n, tout_attr, &s.tout);
   if (st) return st;
   return keep(&s, sizeof s, state);
@@ -65,7 +63,8 @@ static sm_status *requantize_prepare(const sm_node *n, void **state) {
 }
 
 /* TF's QuantizationAxisAndShapeValid */
-static sm_status *axis_shape_valid(const sm_tensor *data, const sm_tensor *scales, const sm_tensor *zps, int64_t axis) {
+sm_status *sm__uq_axis_shape_valid(int rank, const int64_t *dims, const sm_tensor *scales, const sm_tensor *zps,
+                                   int64_t axis) {
   char a[128], b[128];
   int rs = sm_tensor_rank(scales), rz = sm_tensor_rank(zps);
   sm_shape_str(rs, sm_tensor_dims(scales), a, sizeof a);
@@ -75,14 +74,14 @@ static sm_status *axis_shape_valid(const sm_tensor *data, const sm_tensor *scale
   if (!same)
     return sm_status_new(SM_INVALID_ARGUMENT, "scales and zero_points shape must be same, but given scales shape %s and "
                          "zero_points shape %s", a, b);
-  if (axis < -1 || axis >= sm_tensor_rank(data))
+  if (axis < -1 || axis >= rank)
     return sm_status_new(SM_INVALID_ARGUMENT, "quantization_axis must be -1 or in range [0, input.rank), but given %lld",
                          (long long)axis);
   if (axis == -1) {
     if (rs != 0)
       return sm_status_new(SM_INVALID_ARGUMENT, "If quantization_axis is -1, scales and zero_points must be scalar tensors, "
                            "but given scales shape %s and zero_points shape %s", a, b);
-  } else if (rs != 1 || sm_tensor_dims(scales)[0] != sm_tensor_dims(data)[axis]) {
+  } else if (rs != 1 || sm_tensor_dims(scales)[0] != dims[axis]) {
     return sm_status_new(SM_INVALID_ARGUMENT, "If quantization_axis is not -1, scales and zero_points must be a tensor of rank 1 "
                          "and the size must be equal to the input.dim_size(quantization_axis), but given quantization_axis %lld, "
                          "scales shape %s and zero_points shape %s", (long long)axis, a, b);
@@ -90,6 +89,10 @@ static sm_status *axis_shape_valid(const sm_tensor *data, const sm_tensor *scale
   if (sm_tensor_dtype(scales) != SM_FLOAT || sm_tensor_dtype(zps) != SM_INT32)
     return sm_status_new(SM_INVALID_ARGUMENT, "scales must be float and zero_points int32");
   return NULL;
+}
+
+static sm_status *axis_shape_valid(const sm_tensor *data, const sm_tensor *scales, const sm_tensor *zps, int64_t axis) {
+  return sm__uq_axis_shape_valid(sm_tensor_rank(data), sm_tensor_dims(data), scales, zps, axis);
 }
 
 /* which scale and zero point element i of data uses: its index along axis (0 when axis is -1) */
@@ -108,13 +111,13 @@ static chans chans_of(const sm_tensor *t, int64_t axis) {
 
 static int64_t chan(const chans *c, int64_t i) { return c->per_axis ? (i / c->post) % c->mid : 0; }
 
-static int32_t f2i32(float v) { /* cvttss2si: NaN and out of range give INT32_MIN */
+int32_t sm__uq_f2i32(float v) { /* cvttss2si: NaN and out of range give INT32_MIN */
   return (v >= -2147483648.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN;
 }
 
 /* A quantized element as TF's kernels cast it to int32: Eigen's QInt32 converts through float, so
  * 2^31 - 1 reads as 2^31 and becomes INT32_MIN. */
-static int32_t qint_as_int(const void *p, int T, int64_t i) { return f2i32((float)sm__qload(p, T, i)); }
+int32_t sm__uq_qint_as_int(const void *p, int T, int64_t i) { return sm__uq_f2i32((float)sm__qload(p, T, i)); }
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { /* TF's order: min with hi, then max with lo */
   v = v > hi ? hi : v;
@@ -138,7 +141,7 @@ static sm_status *uquantize_compute(const void *state, sm_kctx *ctx) {
   const int32_t *Z = sm_tensor_data(zp);
   for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
     int64_t k = chan(&c, i);
-    int32_t v = (int32_t)((uint32_t)f2i32(floorf(X[i] * (1.0f / S[k]) + 0.5f)) + (uint32_t)Z[k]);
+    int32_t v = (int32_t)((uint32_t)sm__uq_f2i32(floorf(X[i] * (1.0f / S[k]) + 0.5f)) + (uint32_t)Z[k]);
     sm__qstore(sm_tensor_data(y), s->tout, i, clamp64(v, s->in.lo, s->in.hi));
   }
   return NULL;
@@ -161,7 +164,7 @@ static sm_status *udequantize_compute(const void *state, sm_kctx *ctx) {
   float *Y = sm_tensor_data(y);
   for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
     int64_t k = chan(&c, i);
-    Y[i] = (float)(int32_t)((uint32_t)qint_as_int(sm_tensor_data(x), T, i) - (uint32_t)Z[k]) * S[k];
+    Y[i] = (float)(int32_t)((uint32_t)sm__uq_qint_as_int(sm_tensor_data(x), T, i) - (uint32_t)Z[k]) * S[k];
   }
   return NULL;
 }
@@ -169,7 +172,9 @@ static sm_status *udequantize_compute(const void *state, sm_kctx *ctx) {
 /* ---- UniformRequantize ------------------------------------------------------------------------ */
 
 /* TF's QuantizeMultiplier: m = q * 2^shift, q a 31-bit fixed-point fraction */
-static void quantize_multiplier(double m, int32_t *qm, int *shift) {
+sm_status *sm__uq_quantize_multiplier(double m, int32_t *qm, int32_t *shift) {
+  if (!isfinite(m) || m <= 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "double_multiplier must be a poisitive finite number. Given %g", m);
   int sh = 0;
   double q = frexp(m, &sh);
   int64_t fixed = (int64_t)round(q * (double)(1LL << 31));
@@ -178,6 +183,7 @@ static void quantize_multiplier(double m, int32_t *qm, int *shift) {
   if (sh > 30) sh = 30, fixed = (1LL << 31) - 1;
   *qm = (int32_t)fixed;
   *shift = sh;
+  return NULL;
 }
 
 static int32_t mul_by_quantized(int32_t x, int32_t qm, int shift) {
@@ -185,6 +191,12 @@ static int32_t mul_by_quantized(int32_t x, int32_t qm, int shift) {
   int64_t r = (int64_t)x * qm + ((int64_t)1 << (total - 1));
   r >>= total;
   return (int32_t)clamp64(r, INT32_MIN, INT32_MAX);
+}
+
+int32_t sm__uq_requant(int32_t x, int32_t qm, int shift, int32_t in_zp, int32_t out_zp, int64_t lo, int64_t hi) {
+  int32_t in = (int32_t)((uint32_t)x - (uint32_t)in_zp);
+  int32_t v = (int32_t)((uint32_t)mul_by_quantized(in, qm, shift) + (uint32_t)out_zp);
+  return (int32_t)clamp64(v, lo, hi);
 }
 
 static sm_status *urequantize_compute(const void *state, sm_kctx *ctx) {
@@ -216,17 +228,17 @@ static sm_status *urequantize_compute(const void *state, sm_kctx *ctx) {
   if (!qm) return st;
   for (int64_t m = 0; m < c.mid; m++) { /* one multiplier and shift a channel */
     double mult = (double)IS[s->in.axis >= 0 ? m : 0] / (double)OS[s->out.axis >= 0 ? m : 0];
-    if (!isfinite(mult) || mult <= 0)
-      return sm_status_new(SM_INVALID_ARGUMENT, "double_multiplier must be a poisitive finite number. Given %g", mult);
-    int shift;
-    quantize_multiplier(mult, &qm[2 * m], &shift);
-    qm[2 * m + 1] = shift;
+    st = sm__uq_quantize_multiplier(mult, &qm[2 * m], &qm[2 * m + 1]);
+    if (st) {
+      sm__kctx_scratch_free(ctx, qm);
+      return st;
+    }
   }
   for (int64_t i = 0, n = sm_tensor_num_elements(x); i < n; i++) {
     int64_t m = chan(&c, i), ki = s->in.axis >= 0 ? m : 0, ko = s->out.axis >= 0 ? m : 0;
-    int32_t in = (int32_t)((uint32_t)qint_as_int(sm_tensor_data(x), T, i) - (uint32_t)IZ[ki]);
-    int32_t v = (int32_t)((uint32_t)mul_by_quantized(in, qm[2 * m], qm[2 * m + 1]) + (uint32_t)OZ[ko]);
-    sm__qstore(sm_tensor_data(y), s->tout, i, clamp64(v, s->out.lo, s->out.hi));
+    sm__qstore(sm_tensor_data(y), s->tout, i,
+               sm__uq_requant(sm__uq_qint_as_int(sm_tensor_data(x), T, i), qm[2 * m], qm[2 * m + 1], IZ[ki], OZ[ko],
+                              s->out.lo, s->out.hi));
   }
   sm__kctx_scratch_free(ctx, qm);
   return NULL;
