@@ -162,9 +162,86 @@ def summaries():
     case("MergeSummary err bad utf8 tag", "MergeSummary", [("inputs", [S(b"\x0a\x04\x0a\x02\xc3\x28")])])
 
 
+def unfused(x, size, paddings, w, mode, strides, padding, align):
+    """What the fused ops stand for: (resize,) MirrorPad, Conv2D, each TF's own op."""
+    t = tf.constant(x)
+    if size is not None:
+        t = tf.cast(tf.raw_ops.ResizeBilinear(images=t, size=size, align_corners=align), t.dtype)
+    t = tf.raw_ops.MirrorPad(input=t, paddings=paddings, mode=mode)
+    return tf.raw_ops.Conv2D(input=t, filter=w, strides=strides, padding=padding)
+
+
+def ref_case(name, op, inputs, attrs, ref):
+    """A case whose expected output is `ref` (TF's unfused ops) rather than the fused op's: TF 2.21's
+    FusedPadConv2D / FusedResizeAndPadConv2D give batch 0's result for every batch (checked here)."""
+    case(name, op, inputs, attrs)
+    nm, node, flat, outs, err = g.CASES[-1]
+    got = outs[0].numpy()
+    assert np.array_equal(got, np.broadcast_to(got[:1], got.shape)), "TF's fused op no longer repeats batch 0"
+    g.CASES[-1] = (nm + " [unfused ref]", node, flat, [ref], err)
+
+
+def pad_conv():
+    P = lambda a: A(a, i32)  # noqa: E731
+    for dt in (f32, f64, np.float16):
+        x, w = U(1, 5, 6, 3, dt=dt), U(3, 2, 3, 4, dt=dt)
+        for mode in ("REFLECT", "SYMMETRIC"):
+            for padding, strides in (("VALID", [1, 1, 1, 1]), ("SAME", [1, 2, 1, 1]), ("SAME", [1, 2, 3, 1])):
+                nm = "%s %s %s s%d%d" % (np.dtype(dt).name, mode, padding, strides[1], strides[2])
+                case("FusedPadConv2D " + nm, "FusedPadConv2D",
+                     [("input", x), ("paddings", P([[0, 0], [1, 2], [2, 1], [0, 0]])), ("filter", w)],
+                     {"mode": mode, "strides": strides, "padding": padding})
+                if dt == np.float16:  # TF's half kernel sums in half: the float op's result, rounded, is the reference
+                    r = tf.raw_ops.FusedPadConv2D(input=x.astype(f32), paddings=P([[0, 0], [1, 2], [2, 1], [0, 0]]), filter=w.astype(f32),
+                                                  mode=mode, strides=strides, padding=padding)
+                    nm_, node, flat, outs, err = g.CASES[-1]
+                    g.CASES[-1] = (nm_ + " [f32 ref]", node, flat, [tf.cast(r, tf.float16)], err)
+                for align in (False, True):
+                    case("FusedResizeAndPadConv2D %s align%d" % (nm, align), "FusedResizeAndPadConv2D",
+                         [("input", x), ("size", P([7, 4])), ("paddings", P([[0, 0], [2, 1], [1, 3], [0, 0]])), ("filter", w)],
+                         {"mode": mode, "strides": strides, "padding": padding, "resize_align_corners": align})
+                    if dt == np.float16:
+                        r = tf.raw_ops.FusedResizeAndPadConv2D(
+                            input=x.astype(f32), size=P([7, 4]), paddings=P([[0, 0], [2, 1], [1, 3], [0, 0]]), filter=w.astype(f32),
+                            mode=mode, strides=strides, padding=padding, resize_align_corners=align)
+                        nm_, node, flat, outs, err = g.CASES[-1]
+                        g.CASES[-1] = (nm_ + " [f32 ref]", node, flat, [tf.cast(r, tf.float16)], err)
+    x, w = U(1, 4, 4, 2), U(2, 2, 2, 3)
+    base = {"mode": "REFLECT", "strides": [1, 1, 1, 1], "padding": "VALID"}
+    xb, wb = U(3, 5, 6, 3), U(3, 2, 3, 4)
+    pads = [[0, 0], [1, 2], [2, 1], [0, 0]]
+    for mode in ("REFLECT", "SYMMETRIC"):
+        attrs = {"mode": mode, "strides": [1, 2, 1, 1], "padding": "SAME"}
+        ref_case("FusedPadConv2D batch 3 " + mode, "FusedPadConv2D", [("input", xb), ("paddings", P(pads)), ("filter", wb)], attrs,
+                 unfused(xb, None, pads, wb, mode, [1, 2, 1, 1], "SAME", False))
+        for align in (False, True):
+            ref_case("FusedResizeAndPadConv2D batch 3 %s align%d" % (mode, align), "FusedResizeAndPadConv2D",
+                     [("input", xb), ("size", P([7, 4])), ("paddings", P(pads)), ("filter", wb)],
+                     dict(attrs, resize_align_corners=align), unfused(xb, [7, 4], pads, wb, mode, [1, 2, 1, 1], "SAME", align))
+    case("FusedPadConv2D no pad", "FusedPadConv2D", [("input", x), ("paddings", P([[0, 0]] * 4)), ("filter", w)], base)
+    case("FusedPadConv2D empty batch", "FusedPadConv2D", [("input", np.zeros([0, 4, 4, 2], f32)), ("paddings", P([[0, 0]] * 4)),
+                                                          ("filter", w)], base)
+    case("FusedPadConv2D filter too big", "FusedPadConv2D", [("input", x), ("paddings", P([[0, 0]] * 4)), ("filter", U(6, 2, 2, 3))], base)
+    case("FusedPadConv2D err reflect", "FusedPadConv2D", [("input", x), ("paddings", P([[0, 0], [4, 0], [0, 0], [0, 0]])), ("filter", w)], base)
+    case("FusedPadConv2D err symmetric", "FusedPadConv2D", [("input", x), ("paddings", P([[0, 0], [0, 0], [0, 5], [0, 0]])),
+                                                            ("filter", w)], dict(base, mode="SYMMETRIC"))
+    case("FusedPadConv2D symmetric full", "FusedPadConv2D", [("input", x), ("paddings", P([[0, 0], [4, 4], [0, 4], [0, 0]])),
+                                                             ("filter", w)], dict(base, mode="SYMMETRIC"))
+    case("FusedPadConv2D err negative", "FusedPadConv2D", [("input", x), ("paddings", P([[0, 0], [-1, 0], [0, 0], [0, 0]])),
+                                                           ("filter", w)], base)
+    case("FusedPadConv2D err depth", "FusedPadConv2D", [("input", x), ("paddings", P([[0, 0]] * 4)), ("filter", U(2, 2, 3, 3))], base)
+    case("FusedResizeAndPadConv2D upscale", "FusedResizeAndPadConv2D",
+         [("input", x), ("size", P([9, 10])), ("paddings", P([[0, 0], [3, 3], [2, 2], [0, 0]])), ("filter", w)],
+         dict(base, resize_align_corners=True))
+    case("FusedResizeAndPadConv2D downscale", "FusedResizeAndPadConv2D",
+         [("input", U(1, 9, 7, 2)), ("size", P([3, 2])), ("paddings", P([[0, 0], [1, 1], [1, 1], [0, 0]])), ("filter", w)],
+         dict(base, resize_align_corners=False))
+
+
 def main():
     debug()
     summaries()
+    pad_conv()
     g.write_unit_header("f4_cases")
     print("no TF CPU kernel:", ", ".join(NO_KERNEL))
 
