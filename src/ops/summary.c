@@ -55,12 +55,17 @@ static void pbw_bytes(pbw *w, const void *d, size_t n) {
   w->n += n;
 }
 
-static void pbw_varint(pbw *w, uint64_t v) {
-  uint8_t b[10];
+/* v as a varint in b; its length. */
+static size_t varint_enc(uint8_t b[10], uint64_t v) {
   size_t k = 0;
   while (v >= 0x80) b[k++] = (uint8_t)(v | 0x80), v >>= 7;
   b[k++] = (uint8_t)v;
-  pbw_bytes(w, b, k);
+  return k;
+}
+
+static void pbw_varint(pbw *w, uint64_t v) {
+  uint8_t b[10];
+  pbw_bytes(w, b, varint_enc(b, v));
 }
 
 static void pbw_tag(pbw *w, int field, int wire) { pbw_varint(w, (uint64_t)field << 3 | (uint64_t)wire); }
@@ -97,10 +102,7 @@ static void pbw_end(pbw *w, size_t body) {
   if (w->err) return;
   size_t len = w->n - body;
   uint8_t b[10];
-  size_t k = 0;
-  uint64_t v = len;
-  while (v >= 0x80) b[k++] = (uint8_t)(v | 0x80), v >>= 7;
-  b[k++] = (uint8_t)v;
+  size_t k = varint_enc(b, len);
   memmove(w->p + body - 5 + k, w->p + body, len);
   memcpy(w->p + body - 5, b, k);
   w->n = body - 5 + k + len;
