@@ -867,6 +867,26 @@ def make_cases(tf, np):
     C("math", "e6:approximate_equal", lambda x, y: raw.ApproximateEqual(x=x, y=y, tolerance=0.3), F(3, 4), F(3, 4))
     C("math", "e6:check_numerics_v2", lambda x: raw.CheckNumericsV2(tensor=x, message="ok"), F(3, 4))
     C("math", "e6:nth_element", lambda x: (raw.NthElement(input=x, n=2), raw.NthElement(input=x, n=0, reverse=True)), F(3, 6))
+    # session 21 (f4): BatchFunction, the TF1 summary ops, tfdbg ops, the graph_transforms fused convs
+    sv1 = tf.compat.v1.summary
+
+    def batched(x):
+        @tf.nondifferentiable_batch_function(1, 8, 1000, allowed_batch_sizes=[4, 8])
+        def body(a):
+            return a * 2.0 + tf.reduce_sum(a, axis=0, keepdims=True)
+        return body(x)
+    C("misc", "f4:batch_function", batched, F(3, 5))
+    C("misc", "f4:summary_scalar_histogram_merge", lambda x: sv1.merge([sv1.scalar("s", tf.reduce_mean(x)), sv1.histogram("h", x)]), F(4, 5))
+    C("misc", "f4:summary_tensor", lambda x: sv1.tensor_summary("t", x), F(2, 3))
+    C("misc", "f4:debug_numeric_summary_v2", lambda x: tuple(raw.DebugNumericSummaryV2(input=x, tensor_debug_mode=m, tensor_id=5)
+                                                          for m in (2, 3, 4, 5, 8)), F(3, 4))
+    C("misc", "f4:debug_identity_nan_count", lambda x: (raw.DebugIdentityV2(input=x), raw.DebugNanCount(input=x, tensor_name="x:0"),
+                                                       raw.DebugNumericSummary(input=x, tensor_name="x:0")), F(3, 4))
+    C("nn", "f4:fused_pad_conv2d", lambda x, w: raw.FusedPadConv2D(input=x, paddings=[[0, 0], [1, 1], [2, 0], [0, 0]], filter=w,
+                                                                   mode="REFLECT", strides=[1, 1, 1, 1], padding="SAME"), F(1, 5, 6, 2), F(3, 3, 2, 4))
+    C("nn", "f4:fused_resize_pad_conv2d", lambda x, w: raw.FusedResizeAndPadConv2D(
+        input=x, size=[8, 7], paddings=[[0, 0], [1, 1], [1, 1], [0, 0]], filter=w, mode="SYMMETRIC", strides=[1, 2, 2, 1],
+        padding="VALID", resize_align_corners=True), F(1, 5, 6, 2), F(3, 3, 2, 4))
     return out
 
 
