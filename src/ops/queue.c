@@ -501,9 +501,11 @@ enum { DQ_ONE, DQ_MANY, DQ_UPTO };
 
 /* Takes up to `want` elements into es once enough are there: `want` (or, with up_to or a closed
  * shuffle queue below its min_after_dequeue, at least one). */
-static sm_status *take(queue *q, sm_kctx *ctx, int64_t want, int mode, qelem **es, int64_t *got) {
+static sm_status *take(queue *q, sm_kctx *ctx, int64_t want, int mode, qelem ***out, int64_t *got) {
   sm_status *s = NULL;
+  qelem **es = NULL;
   *got = 0;
+  *out = NULL;
   pthread_mutex_lock(&q->mu);
   for (;;) {
     int64_t avail = (int64_t)q->n;
@@ -520,9 +522,13 @@ static sm_status *take(queue *q, sm_kctx *ctx, int64_t want, int mode, qelem **e
     }
     if ((s = queue_wait(q, ctx))) break;
   }
+  /* the array is had once the elements are there: never more than the queue holds */
+  if (!s && !(es = malloc((size_t)want * sizeof *es)))
+    s = sm_status_new(SM_NO_MEMORY, "%s '%s': out of memory", qtype_name[q->type], q->name);
   if (!s) {
     for (int64_t i = 0; i < want; i++) es[i] = pop_locked(q);
     *got = want;
+    *out = es;
     pthread_cond_broadcast(&q->cv);
   }
   pthread_mutex_unlock(&q->mu);
@@ -574,17 +580,16 @@ static sm_status *dequeue_compute(const void *state, sm_kctx *ctx) {
       return sm_status_new(SM_INVALID_ARGUMENT, "%s's DequeueMany and DequeueUpTo require the components to have specified shapes.",
                            qtype_name[q->type]);
   }
-  if ((s = sm__kctx_charge_check(ctx, (size_t)want * sizeof(qelem *), "a dequeue")) != NULL) return s;
-  qelem **es = want ? sm__kctx_scratch(ctx, (size_t)want * sizeof *es, &s) : NULL;
-  if (want && !es) return s;
+  qelem **es = NULL;
   int64_t got = 0;
-  if (want && (s = take(q, ctx, want, ds->mode, es, &got))) return s;
+  if (want && (s = take(q, ctx, want, ds->mode, &es, &got))) return s;
   if (ds->mode == DQ_ONE) {
     for (int i = 0; i < q->ncomp; i++) {
       sm__kctx_set_output(ctx, i, es[0]->c[i]);
       es[0]->c[i] = NULL;
     }
     free(es[0]);
+    free(es);
     return NULL;
   }
   for (int i = 0; !s && i < q->ncomp; i++) {
@@ -609,6 +614,7 @@ static sm_status *dequeue_compute(const void *state, sm_kctx *ctx) {
     }
   }
   for (int64_t k = 0; k < got; k++) elem_free(q, es[k]);
+  free(es);
   return s;
 }
 

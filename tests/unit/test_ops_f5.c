@@ -209,6 +209,49 @@ static void test_blocking(void) {
   sm_model_free(m);
 }
 
+/* A full queue's enqueue waits until the deadline; a huge dequeue_many waits (nothing allocated for
+ * it) until the deadline; an element past the run's memory budget is refused. */
+static void test_limits(void) {
+  sm_model *m = load();
+  if (!m) return;
+  int64_t d2[2] = {3, 2}, d1 = 3, big = 1 << 20;
+  sm_tensor *in[2] = {NULL, NULL}, *out = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 2, d2, &in[0]));
+  CHECK_OK(sm_tensor_new(SM_INT32, 1, &d1, &in[1]));
+  const char *names[2] = {"xs", "ys"}, *size = "size", *xn = "x", *nn = "n", *outs[2] = {"x", "y"};
+  CHECK_OK(sm_model_run(m, "fifo_enq_many", names, in, 2, &size, 1, &out));
+  CHECK(out && *(const int32_t *)sm_tensor_data(out) == 3);
+  sm_tensor_free(out);
+  out = NULL;
+  sm_run_options ro = {.deadline_us = sm_monotonic_us() + 50 * 1000};
+  sm_status *st = sm_model_run_opts(m, "fifo_enq_many", names, in, 2, &size, 1, &out, &ro);
+  CHECK(st && sm_status_code(st) == SM_DEADLINE_EXCEEDED);
+  sm_status_free(st);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+  sm_tensor *n = NULL, *got[2] = {NULL, NULL};
+  CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &n));
+  if (n) *(int32_t *)sm_tensor_data(n) = 0x7fffffff;
+  ro.deadline_us = sm_monotonic_us() + 50 * 1000;
+  st = sm_model_run_opts(m, "fifo_deq_many", &nn, &n, 1, outs, 2, got, &ro);
+  CHECK(st && sm_status_code(st) == SM_DEADLINE_EXCEEDED);
+  sm_status_free(st);
+  if (n) *(int32_t *)sm_tensor_data(n) = 3; /* the elements are still there */
+  CHECK_OK(sm_model_run(m, "fifo_deq_many", &nn, &n, 1, outs, 2, got));
+  CHECK(got[1] && sm_tensor_num_elements(got[1]) == 3);
+  sm_tensor_free(got[0]);
+  sm_tensor_free(got[1]);
+  sm_tensor_free(n);
+  sm_tensor *x = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, &big, &x));
+  sm_run_options budget = {.max_run_bytes = 1 << 16};
+  st = sm_model_run_opts(m, "u_enq", &xn, &x, 1, &size, 1, &out, &budget);
+  CHECK(st && sm_status_code(st) == SM_RESOURCE_EXHAUSTED);
+  sm_status_free(st);
+  sm_tensor_free(x);
+  sm_model_free(m);
+}
+
 enum { NTHREADS = 4, PER = 200 };
 static void *producer(void *p) {
   worker *w = p;
@@ -250,6 +293,7 @@ static void test_threads(void) {
 int main(void) {
   test_calls();
   test_blocking();
+  test_limits();
   test_threads();
   TEST_MAIN_END();
 }
