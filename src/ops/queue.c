@@ -272,18 +272,6 @@ static sm_status *queue_wait(queue *q, sm_kctx *ctx) {
   return sm__kctx_check_stop(ctx);
 }
 
-static void shape_text(int rank, const int64_t *dims, char *buf, size_t cap) {
-  size_t o = 0;
-  buf[o++] = '[';
-  for (int i = 0; i < rank && o + 24 < cap; i++) {
-    if (dims[i] < 0)
-      o += (size_t)snprintf(buf + o, cap - o, "%s?", i ? "," : "");
-    else
-      o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)dims[i]);
-  }
-  snprintf(buf + o, cap - o, "]");
-}
-
 /* Does an element of shape (rank, dims) fit component i's shape? */
 static int shape_fits(const queue *q, int i, int rank, const int64_t *dims) {
   if (!q->shaped) return 1;
@@ -295,8 +283,8 @@ static int shape_fits(const queue *q, int i, int rank, const int64_t *dims) {
 
 static sm_status *shape_mismatch(const queue *q, int i, int rank, const int64_t *dims) {
   char a[160], b[160];
-  shape_text(q->rank[i], q->dims[i], a, sizeof a);
-  shape_text(rank, dims, b, sizeof b);
+  sm__array_partial_shape_str(q->rank[i], q->dims[i], a, sizeof a);
+  sm__array_partial_shape_str(rank, dims, b, sizeof b);
   return sm_status_new(SM_INVALID_ARGUMENT, "Shape mismatch in tuple component %d. Expected %s, got %s", i, a, b);
 }
 
@@ -479,8 +467,8 @@ static sm_status *enqueue_many_compute(const void *state, sm_kctx *ctx) {
       want[0] = rows;
       memcpy(want + 1, q->dims[i], (size_t)q->rank[i] * sizeof(int64_t));
       char a[160], b[160];
-      shape_text(q->rank[i] + 1, want, a, sizeof a);
-      shape_text(sm_tensor_rank(in), sm_tensor_dims(in), b, sizeof b);
+      sm__array_partial_shape_str(q->rank[i] + 1, want, a, sizeof a);
+      sm__array_partial_shape_str(sm_tensor_rank(in), sm_tensor_dims(in), b, sizeof b);
       return sm_status_new(SM_INVALID_ARGUMENT, "Shape mismatch in tuple component %d. Expected %s, got %s", i, a, b);
     }
   }
@@ -632,29 +620,26 @@ static sm_status *close_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
-static sm_status *size_compute(const void *state, sm_kctx *ctx) {
-  (void)state;
+/* QueueSize (int32 count) and QueueIsClosed (bool): state NULL for size, non-NULL for closed. */
+static sm_status *status_compute(const void *state, sm_kctx *ctx) {
   queue *q;
   sm_tensor *out;
   sm_status *s = input_queue(ctx, &q);
-  if (!s) s = sm__kctx_alloc_output(ctx, 0, SM_INT32, 0, NULL, &out);
+  if (!s) s = sm__kctx_alloc_output(ctx, 0, state ? SM_BOOL : SM_INT32, 0, NULL, &out);
   if (s) return s;
   pthread_mutex_lock(&q->mu);
-  ((int32_t *)sm_tensor_data(out))[0] = (int32_t)q->n;
+  if (state)
+    ((uint8_t *)sm_tensor_data(out))[0] = (uint8_t)q->closed;
+  else
+    ((int32_t *)sm_tensor_data(out))[0] = (int32_t)q->n;
   pthread_mutex_unlock(&q->mu);
   return NULL;
 }
 
-static sm_status *is_closed_compute(const void *state, sm_kctx *ctx) {
-  (void)state;
-  queue *q;
-  sm_tensor *out;
-  sm_status *s = input_queue(ctx, &q);
-  if (!s) s = sm__kctx_alloc_output(ctx, 0, SM_BOOL, 0, NULL, &out);
-  if (s) return s;
-  pthread_mutex_lock(&q->mu);
-  ((uint8_t *)sm_tensor_data(out))[0] = (uint8_t)q->closed;
-  pthread_mutex_unlock(&q->mu);
+static sm_status *is_closed_prepare(const sm_node *node, void **state) {
+  (void)node;
+  static const int flag = 1;
+  *state = (void *)&flag;
   return NULL;
 }
 
@@ -672,7 +657,7 @@ const sm_kernel sm_kernels_queue[] = {
     QK2("QueueDequeueMany", dq_many_prepare, dequeue_compute, free),
     QK2("QueueDequeueUpTo", dq_upto_prepare, dequeue_compute, free),
     QK2("QueueClose", NULL, close_compute, NULL),
-    QK2("QueueSize", NULL, size_compute, NULL),
-    QK2("QueueIsClosed", NULL, is_closed_compute, NULL),
+    QK2("QueueSize", NULL, status_compute, NULL),
+    QK2("QueueIsClosed", is_closed_prepare, status_compute, NULL),
     {NULL, NULL, NULL, NULL, 0},
 };

@@ -16,27 +16,7 @@
 #include "savedmodel/tensor.h"
 #include "test.h"
 
-typedef struct {
-  int dtype, rank;
-  int64_t dims[8];
-  const void *data;
-  const char *const *s;
-  const size_t *l;
-  int64_t n;
-} e5_tensor;
-typedef struct {
-  const char *name;
-  e5_tensor t;
-} e5_arg;
-typedef struct {
-  const char *model, *sig;
-  const e5_arg *in;
-  int nin;
-  const e5_arg *out;
-  int nout;
-  const char *err;
-  int64_t unused;
-} e5_call;
+#include "e5_call.h"
 
 #include "f5_calls.h"
 
