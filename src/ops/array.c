@@ -164,7 +164,7 @@ static sm_status *ensure_shape_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
-static const char *partial_shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
+const char *sm__array_partial_shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
   if (rank < 0) {
     snprintf(buf, cap, "<unknown>");
     return buf;
@@ -192,7 +192,7 @@ static sm_status *ensure_shape_compute(const void *state, sm_kctx *ctx) {
   if (!ok) {
     char a[256], b[256];
     return sm_status_new(SM_INVALID_ARGUMENT, "Shape of tensor input %s is not compatible with expected shape %s.",
-                         sm__array_shape_str(x, a, sizeof a), partial_shape_str(st->rank, st->dims, b, sizeof b));
+                         sm__array_shape_str(x, a, sizeof a), sm__array_partial_shape_str(st->rank, st->dims, b, sizeof b));
   }
   sm__kctx_forward(ctx, 0, 0);
   return NULL;

@@ -1,7 +1,7 @@
 /* array_internal.h - what the array kernel files (src/ops/array*.c) share: element moves that work
  * for every storable dtype (raw bytes, resource handles, strings), index-vector reading, TF's
  * dtype names for messages, and the kernel entry points that array.c lists in sm_kernels_array[].
- * Outside src/ops/array*.c only ragged.c (sm__array_copy), text.c (sm__array_dtype_str), scatter.c
+ * Outside src/ops/array*.c only queue.c (shapes in messages), ragged.c (sm__array_copy), text.c (sm__array_dtype_str), scatter.c
  * and scatter_resource.c use it.
  * Semantics: shared/spec/ops.md §3.1, §3.9. */
 #ifndef SM_OPS_ARRAY_INTERNAL_H
@@ -16,6 +16,9 @@ size_t sm__array_esize(int dtype);
 
 /* TensorFlow's DataTypeString ("float", "int32", "string"), for messages that mirror TF's. */
 const char *sm__array_dtype_str(int dtype);
+
+/* A partial shape as TF writes one ("[2,?]", "<unknown>" for rank < 0) into buf. */
+const char *sm__array_partial_shape_str(int rank, const int64_t *dims, char *buf, size_t cap);
 
 /* "[2,3]" (TensorShape::DebugString) into buf. */
 const char *sm__array_shape_str(const sm_tensor *t, char *buf, size_t cap);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { KIND_VARIABLE = 1, KIND_TABLE = 2 };
+enum { KIND_VARIABLE = 1, KIND_TABLE = 2, KIND_OBJECT = 16 /* + the caller's kind */ };
 
 struct sm_variable {
   pthread_mutex_t mu;
@@ -68,6 +68,7 @@ typedef struct res_slot {
   char *container, *name;
   uint64_t hash;
   void *obj;
+  void (*destroy)(void *obj); /* KIND_OBJECT + k: the maker's */
 } res_slot;
 
 struct sm_resources {
@@ -144,8 +145,10 @@ void sm__resources_free(sm_resources *r) {
     if (!s->kind) continue;
     if (s->kind == KIND_VARIABLE)
       variable_free(s->obj);
-    else
+    else if (s->kind == KIND_TABLE)
       table_free(s->obj);
+    else if (s->destroy)
+      s->destroy(s->obj);
     free(s->container);
     free(s->name);
   }
@@ -269,6 +272,35 @@ sm_status *sm__resources_variable(sm_resources *r, const char *container, const 
   pthread_mutex_unlock(&r->mu);
   *out = v;
   return NULL;
+}
+
+sm_status *sm__resources_object(sm_resources *r, int kind, const char *container, const char *name,
+                                sm_resource_make_fn make, void *arg, void (*destroy)(void *obj), void **out) {
+  *out = NULL;
+  if (!r) return sm_status_new(SM_INVALID_ARGUMENT, "resource '%s': no resource container", name ? name : "");
+  if (kind < 0 || kind >= 1 << 20) return sm_status_new(SM_INTERNAL, "resource '%s': bad kind %d", name, kind);
+  pthread_mutex_lock(&r->mu);
+  res_slot *s;
+  sm_status *st = res_get(r, KIND_OBJECT + kind, container, name, &s);
+  if (!st && s->kind) {
+    *out = s->obj;
+  } else if (!st) {
+    char *dn = display_name(container, name);
+    void *obj = NULL;
+    st = dn ? make(arg, dn, &obj) : sm_status_new(SM_NO_MEMORY, "resource '%s': out of memory", name ? name : "");
+    free(dn);
+    if (st) {
+      slot_abandon(r, s);
+    } else {
+      s->obj = obj;
+      s->destroy = destroy;
+      s->kind = KIND_OBJECT + kind;
+      r->n++;
+      *out = obj;
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+  return st;
 }
 
 /* The variable lock is recursive so that read/assign work between sm__variable_lock/unlock. A

@@ -3,7 +3,7 @@
  * Resources are keyed by (container, shared_name) as TensorFlow keys them; TF1 ref variables
  * (VariableV2 with an empty shared_name) use their node name. One sm_resources belongs to one loaded
  * model; every run of every signature sees the same objects, and they live until the model is
- * freed. A DT_RESOURCE tensor element is a pointer to one of these objects (sm_variable * or
+ * freed (and so do the other objects of sm__resources_object). A DT_RESOURCE tensor element is a pointer to one of these objects (sm_variable * or
  * sm_table *), valid as long as the model is.
  *
  * Thread safety: lookups and creation are locked; a variable's value is swapped under its own lock
@@ -99,5 +99,16 @@ sm_status *sm__table_import(sm_table *t, const sm_kctx *c, const sm_tensor *keys
 /* New tensors: the keys (1-D) and values (keys' length followed by the value shape), in slot
  * order; a dense table's free buckets follow as rows of its empty key and zero values. */
 sm_status *sm__table_export(sm_table *t, sm_tensor **keys, sm_tensor **values);
+
+/* Other objects kernels keep across runs (TF1 queues, staging areas, barriers, accumulators,
+ * mutexes: src/ops/queue*.c), keyed by (kind, container, name) where kind is the caller's small tag
+ * (SM_RES_*, < 2^20). The first caller makes it with make(arg, display_name, &obj) under the
+ * registry's lock (so exactly one is made; make must not call back into r); later ones get the same
+ * obj. destroy(obj) runs when r is freed. A failed make leaves nothing behind. */
+enum { SM_RES_QUEUE = 1, SM_RES_STAGE = 2, SM_RES_BARRIER = 3, SM_RES_ACCUM = 4, SM_RES_MUTEX = 5, SM_RES_READER = 6,
+       SM_RES_TEMPVAR = 7 };
+typedef sm_status *(*sm_resource_make_fn)(void *arg, const char *display_name, void **obj);
+sm_status *sm__resources_object(sm_resources *r, int kind, const char *container, const char *name,
+                                sm_resource_make_fn make, void *arg, void (*destroy)(void *obj), void **out);
 
 #endif

@@ -17,27 +17,7 @@
 #include "savedmodel/tensor.h"
 #include "test.h"
 
-typedef struct {
-  int dtype, rank;
-  int64_t dims[8];
-  const void *data;
-  const char *const *s;
-  const size_t *l;
-  int64_t n;
-} e5_tensor;
-typedef struct {
-  const char *name;
-  e5_tensor t;
-} e5_arg;
-typedef struct {
-  const char *model, *sig;
-  const e5_arg *in;
-  int nin;
-  const e5_arg *out;
-  int nout;
-  const char *err;
-  int64_t nbuckets; /* exports: TF's row count before the dense table's free buckets were dropped */
-} e5_call;
+#include "e5_call.h"
 
 #include "e5_calls.h"
 
