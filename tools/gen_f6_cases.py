@@ -158,6 +158,29 @@ class M(tf.Module):
     def err_range_step(self, s):
         return {"x": total(D.range(0, 5, s), 0)}
 
+    @tf.function(input_signature=[I])
+    def window_interleave(self, x):
+        w = D.from_tensor_slices(x).window(3, 2).flat_map(lambda v: v.batch(3).map(lambda b: tf.reduce_sum(b) * 10 + tf.size(b, tf.int64)))
+        w2 = D.from_tensor_slices(x).window(2, 3, 2, drop_remainder=True)
+        w2s = w2.flat_map(lambda v: v.batch(2).map(lambda b: tf.reduce_sum(b)))
+        il = D.from_tensor_slices(x).interleave(lambda v: D.range(v).map(lambda q: q * 100 + v), cycle_length=2, block_length=2)
+        il3 = D.from_tensor_slices(x).interleave(lambda v: D.from_tensors(v).repeat(v), cycle_length=3, block_length=1)
+        cat = lambda ds: ds.reduce(tf.constant(0, tf.int64), lambda s, v: s * 7 + v)
+        return {"w": cat(w), "w_card": D.from_tensor_slices(x).window(3, 2).cardinality(), "w2": cat(w2s),
+                "w2_card": w2.cardinality(), "il": cat(il), "il3": cat(il3)}
+
+    @tf.function(input_signature=[I])
+    def unique_shuffle1(self, x):
+        u = D.from_tensor_slices(x).unique()
+        us = D.from_tensor_slices(tf.strings.as_string(x)).unique().batch(100)
+        sh = D.from_tensor_slices(x).shuffle(1)
+        return {"u": u.reduce(tf.constant(0, tf.int64), lambda s, v: s * 7 + v), "us": next(iter(us)),
+                "sh": sh.reduce(tf.constant(0, tf.int64), lambda s, v: s * 7 + v), "sh_card": sh.cardinality()}
+
+    @tf.function(input_signature=[I])
+    def err_window(self, x):
+        return {"x": D.from_tensor_slices(x).window(0).flat_map(lambda v: v).reduce(tf.constant(0, tf.int64), lambda s, v: s + v)}
+
     # by hand only (TF would run forever or take the memory): test_ops_f6.c checks the deadline
     # and the memory budget stop them
     @tf.function(input_signature=[tf.TensorSpec([], tf.int64)])
@@ -172,8 +195,12 @@ class M(tf.Module):
     def hand_big_batch(self, n):
         return {"x": total(D.range(n).map(lambda v: tf.fill([1024], v)).batch(n), 0)}
 
+    @tf.function(input_signature=[tf.TensorSpec([], tf.int64)])
+    def hand_shuffle(self, n):
+        return {"x": total(D.range(n).shuffle(4, seed=7), 0)}
 
-HAND = ["hand_infinite", "hand_filter_forever", "hand_big_batch"]
+
+HAND = ["hand_infinite", "hand_filter_forever", "hand_big_batch", "hand_shuffle"]
 
 FEEDS = {
     "map_filter_batch": [np.array([0.1, 0.5, 1.0, 2.0, -1.0, 3.0, 0.2, 4.0], np.float32)],
@@ -190,6 +217,9 @@ FEEDS = {
     "padded": [np.array([2, 0, 3, 1, 2], np.int64)],
     "tensors_prefetch": [np.array([1, 2, 3], np.float32)],
     "strings_batch": [np.array([1.5, 2, 3], np.float32)],
+    "window_interleave": [np.array([3, 1, 0, 4, 2, 5, 2], np.int64)],
+    "unique_shuffle1": [np.array([3, 1, 3, 4, 1, 5, 9, 4], np.int64)],
+    "err_window": [np.array([1, 2], np.int64)],
     "err_batch_shapes": [np.array([1, 2, 3], np.float32)],
     "err_range_step": [np.array(0, np.int64)],
 }

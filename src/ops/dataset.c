@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/variant.h"
 #include "ops/optional.h"
@@ -45,7 +46,8 @@ static const char *dname(int dtype) {
 
 enum {
   K_TENSOR, K_SLICE, K_RANGE, K_MAP, K_FILTER, K_BATCH, K_PADDED, K_TAKE, K_SKIP, K_REPEAT, K_ZIP, K_CONCAT,
-  K_FLATMAP, K_SCAN, K_TAKEWHILE, K_UNBATCH, K_PASS, K_REDUCE, K_CARD
+  K_FLATMAP, K_SCAN, K_TAKEWHILE, K_UNBATCH, K_PASS, K_REDUCE, K_CARD, K_WINDOW, K_LIST, K_INTERLEAVE, K_UNIQUE,
+  K_SHUFFLE
 };
 
 /* ---- kernel state: the node's kind and its function, shared with the datasets it makes ---------- */
@@ -166,7 +168,17 @@ static int64_t ds_card(const ds *d) {
     case K_SCAN: return d->k->preserve_card ? n : CARD_UNKNOWN;
     case K_FILTER:
     case K_FLATMAP:
+    case K_INTERLEAVE:
+    case K_UNIQUE:
     case K_TAKEWHILE: return CARD_UNKNOWN;
+    case K_LIST: return d->nt;
+    case K_SHUFFLE: return n;
+    case K_WINDOW: {
+      if (n == CARD_INF || n == CARD_UNKNOWN) return n;
+      if (!d->drop) return n / d->a + (n % d->a ? 1 : 0);
+      int64_t span = (d->c - 1) * d->b + 1; /* (size - 1) * stride + 1 */
+      return n < span ? 0 : (n - span) / d->a + 1;
+    }
     case K_UNBATCH: return n == CARD_INF ? CARD_INF : CARD_UNKNOWN;
     case K_BATCH:
     case K_PADDED:
@@ -276,6 +288,14 @@ typedef struct dit {
   struct dit *iin; /* and its iterator */
   sm_tensor **ub;  /* unbatch: the current batch */
   int64_t ubn, ubi;
+  sm_tensor **wb;  /* window: buffered elements (ncomp each) from position wbase; unique: those seen */
+  int64_t wn, wcap, wbase, wpos, wstart;
+  int in_end;
+  struct dit **cyc; /* interleave: the cycle's iterators and their datasets */
+  ds **cycds;
+  int64_t ci, bi, nopen;
+  uint64_t *uh; /* unique: hash slots (index + 1, 0 empty) */
+  int64_t uhcap;
   sm_mem_account acct;
 } dit;
 
@@ -291,6 +311,17 @@ static void it_free(dit *it) {
   if (it->ub)
     for (int i = 0; i < it->d->ncomp; i++) sm_tensor_free(it->ub[i]);
   free(it->ub);
+  if (it->wb)
+    for (int64_t i = 0; i < it->wn * it->d->ncomp; i++) sm_tensor_free(it->wb[i]);
+  free(it->wb);
+  if (it->cyc)
+    for (int64_t i = 0; i < it->d->b; i++) {
+      it_free(it->cyc[i]);
+      if (it->cycds[i]) sm__variant_unref(&it->cycds[i]->v);
+    }
+  free(it->cyc);
+  free(it->cycds);
+  free(it->uh);
   sm__mem_close(&it->acct);
   free(it);
 }
@@ -317,6 +348,9 @@ static sm_status *it_new(const ds *d, dit **out) {
     for (int i = 0; !s && i < d->k->nstate; i++) it->st[i] = sm_tensor_ref(d->t[i]);
   }
   if (!s && d->kind == K_RANGE) it->cur = d->a;
+  if (!s && d->kind == K_INTERLEAVE &&
+      (!(it->cyc = calloc((size_t)d->b, sizeof *it->cyc)) || !(it->cycds = calloc((size_t)d->b, sizeof *it->cycds))))
+    s = oom();
   if (s) {
     it_free(it);
     return s;
@@ -511,6 +545,182 @@ static sm_status *range_elem(const ds *d, int64_t v, sm_tensor **out) {
       return sm_status_new(SM_UNIMPLEMENTED, "RangeDataset: output type %s", dname(dt));
   }
   return NULL;
+}
+
+/* WindowDataset: d->a shift, d->b stride, d->c size. Elements are read into it->wb as windows
+ * need them; those before the next window's start are dropped. */
+static sm_status *next_window(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
+  const ds *d = it->d;
+  int nc = d->ncomp;
+  sm_status *s = NULL;
+  int64_t drop = it->wstart - it->wbase < it->wn ? it->wstart - it->wbase : it->wn;
+  if (drop > 0) {
+    for (int64_t i = 0; i < drop * nc; i++) sm__mem_give_tensor(&it->acct, it->wb[i]), sm_tensor_free(it->wb[i]);
+    memmove(it->wb, it->wb + drop * nc, (size_t)((it->wn - drop) * nc) * sizeof *it->wb);
+    it->wn -= drop, it->wbase += drop;
+  }
+  sm_tensor **e = sm__kctx_scratch(c, (size_t)(nc + 1) * sizeof *e, &s);
+  if (s) return s;
+  while (!it->in_end && it->wpos < it->wstart) { /* a shift past the buffer: read and drop */
+    if ((s = it_next(it->in[0], c, e, &it->in_end))) break;
+    if (!it->in_end) free_elem(e, nc), it->wpos++;
+  }
+  if (!it->wn) it->wbase = it->wpos;
+  int64_t last = it->wstart + (d->c - 1) * d->b;
+  while (!s && !it->in_end && it->wbase + it->wn <= last) {
+    if (it->wn == it->wcap) {
+      int64_t ncap = it->wcap ? it->wcap * 2 : 8;
+      sm_tensor **nb = realloc(it->wb, (size_t)(ncap * nc) * sizeof *nb);
+      if (!nb) {
+        s = oom();
+        break;
+      }
+      it->wb = nb, it->wcap = ncap;
+    }
+    if ((s = it_next(it->in[0], c, it->wb + it->wn * nc, &it->in_end)) || it->in_end) break;
+    for (int j = 0; j < nc && !s; j++) s = sm__kctx_hold_tensor(c, &it->acct, it->wb[it->wn * nc + j], "a dataset window");
+    it->wn++, it->wpos++;
+  }
+  sm__kctx_scratch_free(c, e);
+  if (s) return s;
+  int64_t count = 0;
+  while (count < d->c && it->wstart + count * d->b < it->wbase + it->wn) count++;
+  if (count == 0 || (d->drop && count < d->c)) {
+    *end = 1;
+    return NULL;
+  }
+  for (int j = 0; j < nc && !s; j++) {
+    ds *w;
+    if ((s = ds_new(K_LIST, 0, (int)count, &w))) break;
+    w->ncomp = 1;
+    w->nt = (int)count;
+    atomic_fetch_add(&d->k->refs, 1);
+    w->k = d->k;
+    for (int64_t q = 0; q < count; q++) w->t[q] = sm_tensor_ref(it->wb[(it->wstart + q * d->b - it->wbase) * nc + j]);
+    if ((s = sm_tensor_new(SM_VARIANT, 0, NULL, &out[j]))) {
+      sm__variant_unref(&w->v);
+      break;
+    }
+    sm__tensor_variants(out[j])[0] = &w->v;
+  }
+  if (s) free_elem(out, nc);
+  it->wstart += d->a;
+  return s;
+}
+
+/* InterleaveDataset (TF's InterleaveDatasetOp::Iterator::GetNextInternal): d->b cycle length,
+ * d->c block length. */
+static sm_status *next_interleave(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
+  const ds *d = it->d;
+  int ni = d->in[0]->ncomp;
+  sm_status *s = NULL;
+  while (!it->in_end || it->nopen > 0) {
+    if ((s = sm__kctx_check_stop(c))) return s;
+    if (it->cyc[it->ci]) {
+      if ((s = it_next(it->cyc[it->ci], c, out, end))) return s;
+      if (!*end) {
+        if (++it->bi == d->c) it->bi = 0, it->ci = (it->ci + 1) % d->b;
+        return NULL;
+      }
+      *end = 0;
+      it_free(it->cyc[it->ci]);
+      it->cyc[it->ci] = NULL;
+      sm__variant_unref(&it->cycds[it->ci]->v);
+      it->cycds[it->ci] = NULL;
+      it->nopen--;
+      it->bi = 0, it->ci = (it->ci + 1) % d->b;
+    } else if (!it->in_end) {
+      sm_tensor **e = sm__kctx_scratch(c, (size_t)(ni + 1) * sizeof *e, &s);
+      if (s) return s;
+      sm_tensor *r = NULL;
+      if (!(s = it_next(it->in[0], c, e, &it->in_end)) && !it->in_end) {
+        s = run_fn(c, d, NULL, 0, e, ni, &r, 1);
+        free_elem(e, ni);
+      }
+      sm__kctx_scratch_free(c, e);
+      if (s) return s;
+      if (r) {
+        const ds *in = as_ds(r);
+        if (!in || in->ncomp != d->ncomp)
+          s = sm_status_new(SM_INVALID_ARGUMENT, "%s: the function must return a dataset of %d components", d->k->op, d->ncomp);
+        else {
+          it->cycds[it->ci] = (ds *)sm__variant_ref((sm_variant *)&in->v);
+          if (!(s = it_new(it->cycds[it->ci], &it->cyc[it->ci]))) it->nopen++;
+        }
+        sm_tensor_free(r);
+        if (s) return s;
+      }
+    } else {
+      it->bi = 0, it->ci = (it->ci + 1) % d->b;
+    }
+  }
+  *end = 1;
+  return NULL;
+}
+
+static uint64_t elem_hash(const sm_tensor *t) {
+  uint64_t h = 1469598103934665603ull;
+  if (sm_tensor_dtype(t) == SM_STRING) {
+    size_t len;
+    const unsigned char *p = (const unsigned char *)sm_tensor_string(t, 0, &len);
+    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ull;
+  } else {
+    const unsigned char *p = sm_tensor_data(t);
+    for (size_t i = 0; i < sm_tensor_nbytes(t); i++) h = (h ^ p[i]) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* UniqueDataset: scalars of int32, int64 or string; those seen are kept in it->wb with a hash index. */
+static sm_status *next_unique(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
+  sm_status *s;
+  for (;;) {
+    if ((s = it_next(it->in[0], c, out, end)) || *end) return s;
+    const sm_tensor *t = out[0];
+    int dt = sm_tensor_dtype(t);
+    if (sm_tensor_rank(t) != 0 || (dt != SM_INT32 && dt != SM_INT64 && dt != SM_STRING)) {
+      free_elem(out, 1);
+      return sm_status_new(SM_INVALID_ARGUMENT, "UniqueDataset: elements must be int32, int64 or string scalars; got a %s of rank %d",
+                           dname(dt), sm_tensor_rank(t));
+    }
+    if (it->wn * 2 >= it->uhcap) { /* grow the index */
+      int64_t ncap = it->uhcap ? it->uhcap * 2 : 64;
+      uint64_t *nh = calloc((size_t)ncap, sizeof *nh);
+      sm_tensor **nb = realloc(it->wb, (size_t)(ncap / 2 + 1) * sizeof *nb);
+      if (!nh || !nb) {
+        free(nh);
+        if (nb) it->wb = nb;
+        free_elem(out, 1);
+        return oom();
+      }
+      it->wb = nb;
+      for (int64_t i = 0; i < it->wn; i++) {
+        uint64_t p = elem_hash(it->wb[i]) & (uint64_t)(ncap - 1);
+        while (nh[p]) p = (p + 1) & (uint64_t)(ncap - 1);
+        nh[p] = (uint64_t)i + 1;
+      }
+      free(it->uh);
+      it->uh = nh, it->uhcap = ncap;
+    }
+    uint64_t p = elem_hash(t) & (uint64_t)(it->uhcap - 1);
+    int seen = 0;
+    for (; it->uh[p]; p = (p + 1) & (uint64_t)(it->uhcap - 1))
+      if (sm_tensor_equal(it->wb[it->uh[p] - 1], t)) {
+        seen = 1;
+        break;
+      }
+    if (seen) {
+      free_elem(out, 1);
+      continue;
+    }
+    if ((s = sm__kctx_hold_tensor(c, &it->acct, t, "the elements a unique dataset has seen"))) {
+      free_elem(out, 1);
+      return s;
+    }
+    it->uh[p] = (uint64_t)it->wn + 1;
+    it->wb[it->wn++] = sm_tensor_ref(out[0]);
+    return NULL;
+  }
 }
 
 /* The next element of it into out (d->ncomp new tensors), or *end = 1. */
@@ -717,6 +927,16 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
           it->ubn = n0;
         }
       }
+    case K_LIST:
+      if (it->i >= d->nt) break;
+      out[0] = sm_tensor_ref(d->t[it->i++]);
+      return NULL;
+    case K_SHUFFLE: return it_next(it->in[0], c, out, end);
+    case K_WINDOW:
+      if ((s = next_window(it, c, out, end)) || *end) it->done = 1;
+      return s;
+    case K_INTERLEAVE: return next_interleave(it, c, out, end);
+    case K_UNIQUE: return next_unique(it, c, out, end);
     default: return sm_status_new(SM_INTERNAL, "dataset kind %d has no iterator", d->kind);
   }
   it->done = 1;
@@ -765,6 +985,12 @@ static const struct {
     {"ScanDataset", K_SCAN, "f"},
     {"TakeWhileDataset", K_TAKEWHILE, "predicate"},
     {"UnbatchDataset", K_UNBATCH, NULL},
+    {"WindowDataset", K_WINDOW, NULL},
+    {"InterleaveDataset", K_INTERLEAVE, "f"},
+    {"UniqueDataset", K_UNIQUE, NULL},
+    {"ShuffleDataset", K_SHUFFLE, NULL},
+    {"ShuffleDatasetV2", K_SHUFFLE, NULL},
+    {"ShuffleDatasetV3", K_SHUFFLE, NULL},
     {"ReduceDataset", K_REDUCE, "f"},
     {"DatasetCardinality", K_CARD, NULL},
 };
@@ -785,7 +1011,7 @@ static sm_status *ds_prepare(const sm_node *node, void **state) {
     const char *fname;
     if (!(s = func_attr(node, fattr, &fname))) s = sm__prepare_function_plan(node, fname, &k->f);
   }
-  k->trailing = !strncmp(op, "ParallelMapDataset", 18);
+  k->trailing = !strncmp(op, "ParallelMapDataset", 18) ? 1 : k->kind == K_INTERLEAVE ? 2 : 0;
   k->nstate = list_len(node, "Tstate");
   k->ncap = list_len(node, "Targuments");
   int pc = 0;
@@ -889,6 +1115,25 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
             if (sm_tensor_dtype(d->t[i]) != SM_INT64 || sm_tensor_rank(d->t[i]) != 1)
               s = sm_status_new(SM_INVALID_ARGUMENT, "All padded shapes must be vectors");
         }
+      } else if (k->kind == K_WINDOW) {
+        int64_t size, shift, stride, drop = 0;
+        if ((s = scalar_i64(c, 1, "size", &size)) || (s = scalar_i64(c, 2, "shift", &shift)) ||
+            (s = scalar_i64(c, 3, "stride", &stride)) || (s = scalar_i64(c, 4, "drop_remainder", &drop)))
+          break;
+        if (size <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "Window size must be greater than zero.");
+        else if (shift <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "Window shift must be greater than zero.");
+        else if (stride <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "Window stride must be greater than zero.");
+        else if (size - 1 > INT64_MAX / 2 / stride) s = sm_status_new(SM_INVALID_ARGUMENT, "WindowDataset: size %" PRId64 " and stride %" PRId64 " span past int64", size, stride);
+        d->a = shift, d->b = stride, d->c = size, d->drop = (int)drop;
+      } else if (k->kind == K_SHUFFLE) {
+        int64_t bs;
+        if ((s = scalar_i64(c, 1, "buffer_size", &bs))) break;
+        if (bs == 0 || bs < -1) s = sm_status_new(SM_INVALID_ARGUMENT, "buffer_size must be greater than zero or UNKNOWN_CARDINALITY");
+        else if (bs != 1)
+          s = sm_status_new(SM_UNIMPLEMENTED,
+                            "%s: shuffling with a buffer of %" PRId64 " elements is not supported here (TensorFlow's "
+                            "shuffle order is not reproduced); only buffer_size 1, which keeps the order",
+                            k->op, bs);
       } else if (k->kind == K_TAKE || k->kind == K_SKIP || k->kind == K_REPEAT) {
         s = scalar_i64(c, 1, "count", &d->a);
       } else if (k->f) {
@@ -906,6 +1151,25 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
         if (k->kind == K_MAP) d->ncomp = nf;
         else if (k->kind == K_SCAN) d->ncomp = nf - k->nstate;
         else if (k->kind == K_FLATMAP) {
+          const int *v;
+          size_t n = 0;
+          s = sm__node_attr_types(sm__kctx_node(c), "output_types", &v, &n);
+          d->ncomp = (int)n;
+        }
+        if (!s && k->kind == K_INTERLEAVE) {
+          int64_t cl, bl;
+          if (!(s = scalar_i64(c, nin - 2, "cycle_length", &cl)) && !(s = scalar_i64(c, nin - 1, "block_length", &bl))) {
+            if (cl == -1) { /* AUTOTUNE: TF takes the schedulable CPUs */
+              long np = sysconf(_SC_NPROCESSORS_ONLN);
+              cl = np > 0 ? np : 1;
+            }
+            if (cl <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "cycle_length must be greater than zero.");
+            else if (bl <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "block_length must be greater than zero.");
+            else if (cl > 4096) s = sm_status_new(SM_INVALID_ARGUMENT, "InterleaveDataset: cycle_length %" PRId64 " is more than 4096", cl);
+            d->b = cl, d->c = bl;
+          }
+        }
+        if (!s && k->kind == K_INTERLEAVE) {
           const int *v;
           size_t n = 0;
           s = sm__node_attr_types(sm__kctx_node(c), "output_types", &v, &n);
@@ -1143,6 +1407,34 @@ static sm_status *delete_iter_compute(const void *state, sm_kctx *c) {
   return NULL;
 }
 
+/* A seed generator handle for shuffle (which here keeps the order, or refuses): a resource that
+ * owns nothing; AnonymousSeedGenerator's deleter an empty variant. */
+static void seed_gen_free(void *p) { free(p); }
+
+static sm_status *seed_gen_compute(const void *state, sm_kctx *c) {
+  (void)state;
+  void **self = calloc(1, sizeof *self);
+  if (!self) return oom();
+  *self = self;
+  sm_tensor *h;
+  sm_status *s = sm_tensor_wrap(SM_RESOURCE, 0, NULL, self, sizeof *self, seed_gen_free, self, &h);
+  if (s) {
+    free(self);
+    return s;
+  }
+  sm__kctx_set_output(c, 0, h);
+  if (sm__kctx_num_outputs(c) > 1) {
+    sm_tensor *dl;
+    return sm__kctx_alloc_output(c, 1, SM_VARIANT, 0, NULL, &dl);
+  }
+  return NULL;
+}
+
+static sm_status *noop_compute(const void *state, sm_kctx *c) {
+  (void)state, (void)c;
+  return NULL;
+}
+
 const sm_kernel sm_kernels_dataset[] = {
     {"TensorDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"TensorSliceDataset", ds_prepare, ds_compute, kstate_release, 0},
@@ -1163,6 +1455,15 @@ const sm_kernel sm_kernels_dataset[] = {
     {"ScanDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"TakeWhileDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"UnbatchDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"WindowDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"InterleaveDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"UniqueDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"ShuffleDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"ShuffleDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
+    {"ShuffleDatasetV3", ds_prepare, ds_compute, kstate_release, 0},
+    {"AnonymousSeedGenerator", NULL, seed_gen_compute, NULL, 0},
+    {"DummySeedGenerator", NULL, seed_gen_compute, NULL, 0},
+    {"DeleteSeedGenerator", NULL, noop_compute, NULL, 0},
     {"ReduceDataset", ds_prepare, reduce_compute, kstate_release, 0},
     {"DatasetCardinality", NULL, card_compute, NULL, 0},
     {"PrefetchDataset", NULL, pass_compute, NULL, 0},
