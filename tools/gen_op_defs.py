@@ -148,7 +148,7 @@ PrefetchDataset ModelDataset OptimizeDataset OptimizeDatasetV2 OptionsDataset Fi
 MaxIntraOpParallelismDataset PrivateThreadPoolDataset AnonymousIteratorV2 AnonymousIteratorV3 MakeIterator
 IteratorGetNext IteratorGetNextSync IteratorGetNextAsOptional DeleteIterator WindowDataset InterleaveDataset
 UniqueDataset ShuffleDataset ShuffleDatasetV2 ShuffleDatasetV3 AnonymousSeedGenerator DummySeedGenerator
-DeleteSeedGenerator
+DeleteSeedGenerator TextLineDataset TFRecordDataset FixedLengthRecordDataset FixedLengthRecordDatasetV2
 """.split()
 
 

@@ -21,7 +21,10 @@
  *
  * Limits: every next() checks the run's cancel flag and deadline (an infinite repeat() consumed by
  * reduce stops at the deadline); elements a batch buffers and a batch's tensor are charged to the
- * run's memory budget; no stage allocates in proportion to a count attribute. */
+ * run's memory budget; no stage allocates in proportion to a count attribute. WindowDataset,
+ * InterleaveDataset and UniqueDataset are here too; ShuffleDataset(V2/V3) keeps the order with a
+ * buffer of 1 and refuses larger buffers (TF's shuffle order is not reproduced). The file
+ * datasets are dataset_io.c. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/variant.h"
+#include "ops/dataset.h"
 #include "ops/optional.h"
 #include "runtime/kernel.h"
 
@@ -1188,6 +1192,18 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
     if (d) sm__variant_unref(&d->v);
     return s;
   }
+  return set_ds_output(c, d);
+}
+
+sm_status *sm__dataset_output_slices(sm_kctx *c, sm_tensor *t) {
+  ds *d;
+  sm_status *s = ds_new(K_SLICE, 0, 1, &d);
+  if (s) {
+    sm_tensor_free(t);
+    return s;
+  }
+  d->t[0] = t;
+  d->nt = d->ncomp = 1;
   return set_ds_output(c, d);
 }
 

@@ -6,6 +6,7 @@
 typedef struct f6_feed { const char *sig; int n; const char *names[2]; tc_tensor in[2]; } f6_feed;
 typedef struct f6_row { const char *sig; const char *key; tc_tensor want; const char *err; } f6_row;
 static const f6_feed f6_feeds[] = {
+    {"files", 0, {NULL}, {{0}}},
     {"map_filter_batch", 1, {"x"}, {{SM_FLOAT, 1, {8}, "0.10000000149011612 0.5 1.0 2.0 -1.0 3.0 0.20000000298023224 4.0"}}},
     {"batch_drop", 1, {"x"}, {{SM_FLOAT, 1, {7}, "1.0 2.0 3.0 4.0 5.0 6.0 7.0"}}},
     {"for_loop", 1, {"x"}, {{SM_FLOAT, 1, {4}, "1.5 -2.0 3.25 0.5"}}},
@@ -27,6 +28,10 @@ static const f6_feed f6_feeds[] = {
     {"err_range_step", 1, {"s"}, {{SM_INT64, 0, {0}, "0"}}},
 };
 static const f6_row f6_rows[] = {
+    {"files", "fixed", {SM_STRING, 1, {3}, "%00%01%02%03%04%05 %06%07%08%09%0A%0B %0C%0D%0E%0F%10%11"}, NULL},
+    {"files", "lines", {SM_STRING, 1, {4}, "first%20line second % last%20without%20newline"}, NULL},
+    {"files", "recs", {SM_STRING, 1, {4}, "alpha % %00%01%02 omegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomegaomega"}, NULL},
+    {"files", "two", {SM_INT32, 0, {0}, "8"}, NULL},
     {"map_filter_batch", "card", {SM_INT64, 0, {0}, "-2"}, NULL},
     {"map_filter_batch", "n", {SM_INT64, 0, {0}, "3"}, NULL},
     {"map_filter_batch", "sum", {SM_FLOAT, 0, {0}, "31.5"}, NULL},
@@ -87,7 +92,7 @@ static const f6_row f6_rows[] = {
     {"unique_shuffle1", "u", {SM_INT64, 0, {0}, "7786"}, NULL},
     {"unique_shuffle1", "us", {SM_STRING, 1, {5}, "3 1 4 5 9"}, NULL},
     {"err_window", "x", {0}, "Window size must be greater than zero."},
-    {"err_batch_shapes", "x", {0}, "Cannot add tensor to the batch: number of elements does not match. Shapes are: [tensor]: [1], [batch]: [0]"},
+    {"err_batch_shapes", "x", {0}, "Cannot add tensor to the batch: number of elements does not match."},
     {"err_range_step", "x", {0}, "step must be a non-zero integer."},
 };
 #endif
