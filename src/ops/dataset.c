@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/variant.h"
+#include "ops/array_internal.h"
 #include "ops/dataset.h"
 #include "ops/optional.h"
 #include "runtime/kernel.h"
@@ -223,30 +224,6 @@ static int64_t ds_card(const ds *d) {
 
 /* ---- tensors ------------------------------------------------------------------------------------ */
 
-/* Copies n elements of src from soff into dst at doff (same dtype). */
-static sm_status *copy_elems(sm_tensor *dst, int64_t doff, const sm_tensor *src, int64_t soff, int64_t n) {
-  int dt = sm_tensor_dtype(src);
-  if (dt == SM_STRING) {
-    for (int64_t i = 0; i < n; i++) {
-      size_t len;
-      const char *p = sm_tensor_string(src, soff + i, &len);
-      sm_status *s = sm_tensor_set_string(dst, doff + i, p, len);
-      if (s) return s;
-    }
-  } else if (dt == SM_VARIANT) {
-    sm_variant **dv = sm__tensor_variants(dst), **sv = sm__tensor_variants(src);
-    for (int64_t i = 0; i < n; i++) {
-      sm__variant_unref(dv[doff + i]);
-      dv[doff + i] = sm__variant_ref(sv[soff + i]);
-    }
-  } else if (n) {
-    size_t es = sm_dtype_size(dt);
-    memcpy((char *)sm_tensor_data(dst) + (size_t)doff * es, (const char *)sm_tensor_data(src) + (size_t)soff * es,
-           (size_t)n * es);
-  }
-  return NULL;
-}
-
 static size_t tensor_bytes(const sm_tensor *t) {
   int dt = sm_tensor_dtype(t);
   int64_t n = sm_tensor_num_elements(t);
@@ -270,7 +247,7 @@ static sm_status *slice_row(const sm_kctx *c, const sm_tensor *t, int64_t i, sm_
   }
   sm_status *s = sm__kctx_charge_check(c, (size_t)per * 8, "a dataset element");
   if (!s) s = sm_tensor_new(sm_tensor_dtype(t), r - 1, sm_tensor_dims(t) + 1, out);
-  if (!s && (s = copy_elems(*out, 0, t, i * per, per))) {
+  if (!s && (s = sm__array_copy(*out, 0, t, i * per, per))) {
     sm_tensor_free(*out);
     *out = NULL;
   }
@@ -469,10 +446,10 @@ static sm_status *make_batch(const ds *d, sm_kctx *c, sm_tensor **buf, int64_t n
     for (int64_t e = 0; e < n && !s; e++) {
       const sm_tensor *g = buf[e * nc + j];
       if (!ps) {
-        s = copy_elems(out[j], e * per, g, 0, per);
+        s = sm__array_copy(out[j], e * per, g, 0, per);
         continue;
       }
-      for (int64_t q = 0; q < per && !s; q++) s = copy_elems(out[j], e * per + q, pv, 0, 1);
+      for (int64_t q = 0; q < per && !s; q++) s = sm__array_copy(out[j], e * per + q, pv, 0, 1);
       /* the element into the corner of its padded slot, row by row of its last dimension */
       int64_t ge = sm_tensor_num_elements(g);
       int64_t row = r ? sm_tensor_dims(g)[r - 1] : 1;
@@ -484,7 +461,7 @@ static sm_status *make_batch(const ds *d, sm_kctx *c, sm_tensor **buf, int64_t n
           rem /= gd;
           mul *= dims[q + 1];
         }
-        s = copy_elems(out[j], e * per + doff, g, off, row);
+        s = sm__array_copy(out[j], e * per + doff, g, off, row);
       }
     }
   }
