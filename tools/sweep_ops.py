@@ -865,6 +865,7 @@ def make_cases(tf, np):
     def f6_sum(ds, init):
         return ds.reduce(tf.constant(init), lambda s, e: s + tf.cast(tf.reduce_sum(e), tf.constant(init).dtype))
 
+    @tf.function  # autograph: the loop becomes ScanDataset + ReduceDataset (the sweep traces without it)
     def f6_loop(x):
         acc = tf.constant(0.0)
         for e in D.from_tensor_slices(x).map(lambda v: v * 2.0):
