@@ -887,6 +887,36 @@ def make_cases(tf, np):
     C("nn", "f4:fused_resize_pad_conv2d", lambda x, w: raw.FusedResizeAndPadConv2D(
         input=x, size=[8, 7], paddings=[[0, 0], [1, 1], [1, 1], [0, 0]], filter=w, mode="SYMMETRIC", strides=[1, 2, 2, 1],
         padding="VALID", resize_align_corners=True), F(1, 5, 6, 2), F(3, 3, 2, 4))
+    # -- tf.data inside a tf.function (session 21, f6): pipelines consumed by reduce, loops, iterators
+    D = tf.data.Dataset
+
+    def f6_sum(ds, init):
+        return ds.reduce(tf.constant(init), lambda s, e: s + tf.cast(tf.reduce_sum(e), tf.constant(init).dtype))
+
+    @tf.function  # autograph: the loop becomes ScanDataset + ReduceDataset (the sweep traces without it)
+    def f6_loop(x):
+        acc = tf.constant(0.0)
+        for e in D.from_tensor_slices(x).map(lambda v: v * 2.0):
+            acc = acc * 0.5 + e
+        return acc
+
+    def f6_iter(x):
+        it = iter(D.from_tensor_slices(x).batch(2))
+        return next(it), next(it), it.get_next_as_optional().has_value()
+
+    C("data", "f6:map_filter_batch_reduce", lambda x: f6_sum(D.from_tensor_slices(x).map(lambda v: v * 3.0).filter(lambda v: v > 0.0).batch(2), 0.0), F(9))
+    C("data", "f6:for_loop", f6_loop, F(6))
+    C("data", "f6:iterator_next_optional", f6_iter, F(5, 2))
+    C("data", "f6:range_repeat_take_skip", lambda n: (f6_sum(D.range(n).repeat().take(11), 0), f6_sum(D.range(n).skip(2).repeat(3), 0),
+                                                      D.range(n).repeat(3).cardinality()), np.int64(7))
+    C("data", "f6:zip_concat_unbatch", lambda x, y: (f6_sum(D.zip((D.from_tensor_slices(x), D.from_tensor_slices(y))).map(lambda a, b: a * b), 0.0),
+                                                     f6_sum(D.from_tensor_slices(x).concatenate(D.from_tensor_slices(y)).batch(3).unbatch(), 0.0)), F(4, 3), F(5, 3))
+    C("data", "f6:flat_map_scan_take_while", lambda x: (f6_sum(D.from_tensor_slices(x).flat_map(lambda v: D.range(v)), 0),
+                                                        f6_sum(D.from_tensor_slices(x).scan(tf.constant(0, tf.int64), lambda s, v: (s + v, s * v)), 0),
+                                                        f6_sum(D.from_tensor_slices(x).take_while(lambda v: v < 4), 0)), np.array([3, 1, 0, 5, 2], np.int64))
+    C("data", "f6:padded_batch", lambda x: next(iter(D.from_tensor_slices(x).map(lambda v: tf.range(v)).padded_batch(3, padding_values=tf.constant(-7, tf.int64)))),
+      np.array([3, 1, 0, 5], np.int64))
+    C("data", "f6:parallel_map_prefetch", lambda x: f6_sum(D.from_tensors(x).repeat(3).map(lambda v: v * 2.0, num_parallel_calls=4).prefetch(2), 0.0), F(3, 2))
     return out
 
 

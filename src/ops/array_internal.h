@@ -2,6 +2,7 @@
  * for every storable dtype (raw bytes, resource handles, strings), index-vector reading, TF's
  * dtype names for messages, and the kernel entry points that array.c lists in sm_kernels_array[].
  * Outside src/ops/array*.c only queue.c (shapes in messages), ragged.c (sm__array_copy), text.c (sm__array_dtype_str), scatter.c
+ * Outside src/ops/array*.c only ragged.c and dataset.c (sm__array_copy), text.c (sm__array_dtype_str), scatter.c
  * and scatter_resource.c use it.
  * Semantics: shared/spec/ops.md §3.1, §3.9. */
 #ifndef SM_OPS_ARRAY_INTERNAL_H

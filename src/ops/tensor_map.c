@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/variant.h"
+#include "ops/optional.h"
 #include "runtime/kernel.h"
 
 #define MAP_TYPE "tensorflow::TensorMap"
@@ -412,24 +413,33 @@ static void opt_release(sm_variant *v) {
   free(o);
 }
 
-static sm_status *opt_none_compute(const void *state, sm_kctx *ctx) {
-  (void)state;
-  topt *o = calloc(1, sizeof *o);
+sm_status *sm__optional_new(sm_tensor *const *c, int n, sm_variant **out) {
+  topt *o = calloc(1, sizeof *o + (size_t)(n > 0 ? n : 0) * sizeof(sm_tensor *));
   if (!o) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating an Optional");
   sm__variant_init(&o->v, OPT_TYPE, opt_release);
-  o->n = -1;
-  return set_variant_output(ctx, 0, &o->v);
+  for (int i = 0; i < n; i++) o->c[i] = sm_tensor_ref(c[i]);
+  o->n = n < 0 ? -1 : n;
+  *out = &o->v;
+  return NULL;
+}
+
+static sm_status *opt_none_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  sm_variant *v;
+  sm_status *s = sm__optional_new(NULL, -1, &v);
+  return s ? s : set_variant_output(ctx, 0, v);
 }
 
 static sm_status *opt_from_value_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   int n = sm__kctx_num_inputs(ctx);
-  topt *o = calloc(1, sizeof *o + (size_t)n * sizeof(sm_tensor *));
-  if (!o) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when allocating an Optional");
-  sm__variant_init(&o->v, OPT_TYPE, opt_release);
-  for (int i = 0; i < n; i++) o->c[i] = sm_tensor_ref((sm_tensor *)sm__kctx_input(ctx, i));
-  o->n = n;
-  return set_variant_output(ctx, 0, &o->v);
+  sm_status *s = NULL;
+  sm_tensor **c = n ? sm__kctx_scratch(ctx, (size_t)n * sizeof *c, &s) : NULL;
+  if (s) return s;
+  for (int i = 0; i < n; i++) c[i] = (sm_tensor *)sm__kctx_input(ctx, i);
+  sm_variant *v;
+  s = sm__optional_new(c, n, &v);
+  return s ? s : set_variant_output(ctx, 0, v);
 }
 
 static sm_status *opt_has_value_compute(const void *state, sm_kctx *ctx) {
