@@ -111,8 +111,47 @@ def conv():
     c("filter rank 3", U(1, 4, 4, 2), U(2, 2, 2), [1, 1, 1, 1], "VALID")
 
 
+def sparse_bincount():
+    def c(name, ix, vals, shape, size, w, **attrs):
+        vals = np.asarray(vals)
+        tid = i64 if vals.dtype == np.int64 else i32
+        case("SparseBincount " + name, "SparseBincount",
+             [("indices", A(ix, i64).reshape(len(ix), -1) if np.size(ix) else np.zeros((0, len(shape)), i64)), ("values", vals.astype(tid)),
+              ("dense_shape", A(shape, i64)), ("size", A(size, tid)), ("weights", w)], attrs)
+
+    ix = [[0, 0], [0, 3], [1, 1], [1, 2], [2, 0], [2, 4], [0, 5]]
+    vals = [1, 3, 1, 0, 4, 4, 1]
+    for tid in (i32, i64):
+        for dt in (f32, f64, i32, i64):
+            n = "%s/%s" % (np.dtype(tid).name, np.dtype(dt).name)
+            c("2d count " + n, ix, A(vals, tid), [3, 6], 5, np.zeros(0, dt))
+            c("2d weights " + n, ix, A(vals, tid), [3, 6], 5, A([1.5, -2, 3, 4.25, 5, 6, 7], dt))
+            c("2d binary " + n, ix, A(vals, tid), [3, 6], 5, A([1.5, -2, 3, 4.25, 5, 6, 7], dt), binary_output=True)
+            c("1d weights " + n, [[i] for i in range(7)], A(vals, tid), [7], 4, A([1.5, -2, 3, 4.25, 5, 6, 7], dt))
+    c("1d count drops big", [[0], [1], [2], [3], [4]], A([0, 1, 9, 2, 2], i32), [5], 3, np.zeros(0, f32))
+    c("1d binary", [[0], [1], [2], [3], [4]], A([0, 1, 9, 2, 2], i64), [5], 3, np.zeros(0, i64), binary_output=True)
+    c("1d size 0", [[0], [1]], A([0, 1], i32), [2], 0, np.zeros(0, f32))
+    c("2d more weights", [[0, 1]], A([1], i32), [2, 2], 3, A([1.5, 2], f32))
+    c("1d empty", [], A([], i32), [0], 3, np.zeros(0, f32))
+    c("2d empty", [], A([], i64), [2, 4], 3, np.zeros(0, f64))
+    c("2d zero rows", [], A([], i32), [0, 4], 3, np.zeros(0, f32))
+    c("2d size 0 empty", [], A([], i32), [2, 4], 0, np.zeros(0, f32))
+    c("3d dense_shape", [[0, 1, 2], [1, 0, 0]], A([2, 1], i32), [2, 2, 3], 3, A([0.5, 2], f32))
+    c("1d negative", [[0], [1]], A([0, -1], i32), [2], 3, np.zeros(0, f32))
+    c("index negative", [[0, -1]], A([1], i32), [2, 2], 3, np.zeros(0, f32))
+    c("dense_shape negative", [[0, 1]], A([1], i32), [-1, 2], 3, np.zeros(0, f32))
+    c("values count", [[0, 1], [1, 1]], A([1], i32), [2, 2], 3, np.zeros(0, f32))
+    c("index rank", [[0, 1]], A([1], i32), [2, 2, 2], 3, np.zeros(0, f32))
+    c("size negative", ix, A(vals, i32), [3, 6], -1, np.zeros(0, f32))
+    c("batch out of range", ix, A(vals, i32), [2, 6], 5, np.zeros(0, f32))
+    c("bin out of range", ix, A(vals, i32), [3, 6], 4, np.zeros(0, f32))
+    case("SparseBincount size rank 1", "SparseBincount", [("indices", np.zeros((0, 2), i64)), ("values", A([], i32)),
+         ("dense_shape", A([2, 3], i64)), ("size", A([3], i32)), ("weights", np.zeros(0, f32))])
+
+
 def main():
     conv()
+    sparse_bincount()
     g.write_unit_header("f2_cases")
 
 
