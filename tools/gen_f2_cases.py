@@ -149,9 +149,31 @@ def sparse_bincount():
          ("dense_shape", A([2, 3], i64)), ("size", A([3], i32)), ("weights", np.zeros(0, f32))])
 
 
+def jpeg():
+    img = rng.integers(0, 256, (5, 7, 3)).astype(np.uint8)
+    gray = rng.integers(0, 256, (9, 4, 1)).astype(np.uint8)
+    j3, j1 = tf.io.encode_jpeg(img), tf.io.encode_jpeg(gray)
+    big = tf.io.encode_jpeg(np.zeros((300, 1, 3), np.uint8), progressive=True)
+    for name, j in (("rgb", j3), ("gray", j1), ("progressive tall", big)):
+        case("ExtractJpegShape " + name, "ExtractJpegShape", [("contents", j)])
+        case("ExtractJpegShape %s int64" % name, "ExtractJpegShape", [("contents", j)], {"output_type": tf.int64})
+    for name, b in (("empty", b""), ("not jpeg", b"abc"), ("truncated", j3.numpy()[:20]), ("png", tf.io.encode_png(img).numpy())):
+        case("ExtractJpegShape " + name, "ExtractJpegShape", [("contents", np.array(b, dtype=object))])
+    case("ExtractJpegShape vector", "ExtractJpegShape", [("contents", np.array([j3.numpy()], dtype=object))])
+    for q in (0, 1, 50, 75, 95, 100):
+        case("EncodeJpegVariableQuality rgb q%d" % q, "EncodeJpegVariableQuality", [("images", img), ("quality", A(q, i32))])
+    case("EncodeJpegVariableQuality gray", "EncodeJpegVariableQuality", [("images", gray), ("quality", A(33, i32))])
+    for q in (-1, 101):
+        case("EncodeJpegVariableQuality q%d" % q, "EncodeJpegVariableQuality", [("images", img), ("quality", A(q, i32))])
+    case("EncodeJpegVariableQuality 2 channels", "EncodeJpegVariableQuality", [("images", img[:, :, :2]), ("quality", A(50, i32))])
+    case("EncodeJpegVariableQuality rank 2", "EncodeJpegVariableQuality", [("images", img[0]), ("quality", A(50, i32))])
+    case("EncodeJpegVariableQuality quality vector", "EncodeJpegVariableQuality", [("images", img), ("quality", A([50], i32))])
+
+
 def main():
     conv()
     sparse_bincount()
+    jpeg()
     g.write_unit_header("f2_cases")
 
 

@@ -141,7 +141,7 @@ DeepCopy ParallelConcat TensorStridedSliceUpdate MatrixSolveLs RaggedFillEmptyRo
 Requantize RequantizationRange QuantizeDownAndShrinkRange QuantizedRelu QuantizedRelu6 QuantizedBiasAdd
 QuantizedMatMul QuantizedConv2D QuantizedMaxPool QuantizedAvgPool QuantizedReshape QuantizedMul
 UniformQuantize UniformDequantize UniformRequantize UniformQuantizedClipByValue
-Conv SparseBincount
+Conv SparseBincount ExtractJpegShape EncodeJpegVariableQuality
 """.split()
 
 
