@@ -859,6 +859,20 @@ def make_cases(tf, np):
     C("math", "e6:approximate_equal", lambda x, y: raw.ApproximateEqual(x=x, y=y, tolerance=0.3), F(3, 4), F(3, 4))
     C("math", "e6:check_numerics_v2", lambda x: raw.CheckNumericsV2(tensor=x, message="ok"), F(3, 4))
     C("math", "e6:nth_element", lambda x: (raw.NthElement(input=x, n=2), raw.NthElement(input=x, n=0, reverse=True)), F(3, 6))
+    # -- session 21, f2: the generic Conv, SparseBincount, the JPEG header/quality ops
+    C("nn", "f2:conv_raw_2d_explicit", lambda x, f: raw.Conv(input=x, filter=f, strides=[1, 2, 1, 1], padding="EXPLICIT",
+                                                           explicit_paddings=[0, 0, 1, 0, 2, 1, 0, 0], dilations=[1, 1, 2, 1]), F(2, 7, 6, 3), F(3, 2, 3, 4))
+    C("nn", "f2:conv_raw_3d_batch_dims", lambda x, f: raw.Conv(input=x, filter=f, strides=[1, 1, 2, 1, 1], padding="SAME", batch_dims=2),
+      F(2, 2, 4, 5, 3, 2), F(2, 3, 2, 2, 3))
+    C("math", "f2:bincount_sparse", lambda x, w: (tf.math.bincount(tf.sparse.from_dense(x), minlength=6),
+                                                 tf.math.bincount(tf.sparse.from_dense(x), weights=tf.sparse.from_dense(w), axis=-1, minlength=6),
+                                                 tf.math.bincount(tf.sparse.from_dense(x), binary_output=True, axis=-1, minlength=6)),
+      I(3, 5, lo=1, hi=8), F(3, 5, lo=0.5, hi=2))
+    C("image", "f2:extract_jpeg_shape", lambda x: (tf.image.extract_jpeg_shape(tf.io.encode_jpeg(x)),
+                                                  tf.image.extract_jpeg_shape(tf.io.encode_jpeg(x), output_type=tf.int64)),
+      np.random.default_rng(5).integers(0, 256, (6, 9, 3)).astype("uint8"))
+    C("image", "f2:adjust_jpeg_quality", lambda x: (tf.image.adjust_jpeg_quality(x, 40), tf.image.adjust_jpeg_quality(tf.cast(x, tf.float32) / 255.0, 90)),
+      np.random.default_rng(6).integers(0, 256, (8, 8, 3)).astype("uint8"))
     return out
 
 
