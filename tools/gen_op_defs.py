@@ -157,6 +157,7 @@ MaxIntraOpParallelismDataset PrivateThreadPoolDataset AnonymousIteratorV2 Anonym
 IteratorGetNext IteratorGetNextSync IteratorGetNextAsOptional DeleteIterator WindowDataset InterleaveDataset
 UniqueDataset ShuffleDataset ShuffleDatasetV2 ShuffleDatasetV3 AnonymousSeedGenerator DummySeedGenerator
 DeleteSeedGenerator TextLineDataset TFRecordDataset FixedLengthRecordDataset FixedLengthRecordDatasetV2
+Conv SparseBincount ExtractJpegShape EncodeJpegVariableQuality
 """.split()
 
 

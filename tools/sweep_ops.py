@@ -917,6 +917,20 @@ def make_cases(tf, np):
     C("data", "f6:padded_batch", lambda x: next(iter(D.from_tensor_slices(x).map(lambda v: tf.range(v)).padded_batch(3, padding_values=tf.constant(-7, tf.int64)))),
       np.array([3, 1, 0, 5], np.int64))
     C("data", "f6:parallel_map_prefetch", lambda x: f6_sum(D.from_tensors(x).repeat(3).map(lambda v: v * 2.0, num_parallel_calls=4).prefetch(2), 0.0), F(3, 2))
+    # -- session 21, f2: the generic Conv, SparseBincount, the JPEG header/quality ops
+    C("nn", "f2:conv_raw_2d_explicit", lambda x, f: raw.Conv(input=x, filter=f, strides=[1, 2, 1, 1], padding="EXPLICIT",
+                                                           explicit_paddings=[0, 0, 1, 0, 2, 1, 0, 0], dilations=[1, 1, 2, 1]), F(2, 7, 6, 3), F(3, 2, 3, 4))
+    C("nn", "f2:conv_raw_3d_batch_dims", lambda x, f: raw.Conv(input=x, filter=f, strides=[1, 1, 2, 1, 1], padding="SAME", batch_dims=2),
+      F(2, 2, 4, 5, 3, 2), F(2, 3, 2, 2, 3))
+    C("math", "f2:bincount_sparse", lambda x, w: (tf.math.bincount(tf.sparse.from_dense(x), minlength=6),
+                                                 tf.math.bincount(tf.sparse.from_dense(x), weights=tf.sparse.from_dense(w), axis=-1, minlength=6),
+                                                 tf.math.bincount(tf.sparse.from_dense(x), binary_output=True, axis=-1, minlength=6)),
+      I(3, 5, lo=1, hi=8), F(3, 5, lo=0.5, hi=2))
+    C("image", "f2:extract_jpeg_shape", lambda x: (tf.image.extract_jpeg_shape(tf.io.encode_jpeg(x)),
+                                                  tf.image.extract_jpeg_shape(tf.io.encode_jpeg(x), output_type=tf.int64)),
+      np.random.default_rng(5).integers(0, 256, (6, 9, 3)).astype("uint8"))
+    C("image", "f2:adjust_jpeg_quality", lambda x: (tf.image.adjust_jpeg_quality(x, 40), tf.image.adjust_jpeg_quality(tf.cast(x, tf.float32) / 255.0, 90)),
+      np.random.default_rng(6).integers(0, 256, (8, 8, 3)).astype("uint8"))
     return out
 
 

@@ -1,6 +1,7 @@
 /* image_codec.c - the image codecs of tf.io / tf.image: DecodeJpeg, DecodePng, DecodeImage (the
  * format sniffed from the bytes, as TF's DecodeImageV2 kernel does for all three: DecodePng
- * decodes a JPEG too), EncodePng, EncodeJpeg, with TensorFlow's libjpeg-turbo / libpng settings
+ * decodes a JPEG too), EncodePng, EncodeJpeg, EncodeJpegVariableQuality (EncodeJpeg's defaults with
+ * the quality an input), ExtractJpegShape (the header's height, width, components), with TensorFlow's libjpeg-turbo / libpng settings
  * (tensorflow/core/lib/jpeg/jpeg_mem.cc, lib/png/png_io.cc): JPEG decoded with the fast integer
  * IDCT and fancy upsampling unless the attrs say otherwise, PNG's gray/alpha/palette/16-bit
  * conversions chosen as TF chooses them, uint16 and float32 outputs scaled as TF scales them.
@@ -969,6 +970,7 @@ typedef struct encode_state {
   int density_unit, xd, yd;
   char *xmp;
   size_t xmp_len;
+  int variable_quality; /* EncodeJpegVariableQuality: quality is input 1 */
 } encode_state;
 
 static void encode_release(void *p) {
@@ -1172,7 +1174,14 @@ static int jpeg_encode_one(jenc *e, const encode_state *st, const unsigned char 
 }
 #endif
 
+static sm_status *encode_jpeg_vq_prepare(const sm_node *node, void **state) {
+  sm_status *s = encode_jpeg_prepare(node, state);
+  if (!s) ((encode_state *)*state)->variable_quality = 1;
+  return s;
+}
+
 static sm_status *encode_jpeg_compute(const void *state, sm_kctx *ctx) {
+  encode_state vq;
   const encode_state *st = state;
   const sm_tensor *x = sm__kctx_input(ctx, 0);
   int r = sm_tensor_rank(x);
@@ -1183,6 +1192,17 @@ static sm_status *encode_jpeg_compute(const void *state, sm_kctx *ctx) {
   if (r != 3) return sm_status_new(SM_INVALID_ARGUMENT, "image must be 3-dimensional%s", sm_shape_str(r, d, b, sizeof b));
   if (d[0] >= 65536 || d[1] >= 65536 || d[0] * d[1] * d[2] > INT32_MAX)
     return sm_status_new(SM_INVALID_ARGUMENT, "image too large to encode: %s", sm_shape_str(r, d, b, sizeof b));
+  if (st->variable_quality) {
+    const sm_tensor *q = sm__kctx_input(ctx, 1);
+    if (sm_tensor_rank(q) != 0 || sm_tensor_dtype(q) != SM_INT32)
+      return sm_status_new(SM_INVALID_ARGUMENT, "quality must be scalar: %s",
+                           sm_shape_str(sm_tensor_rank(q), sm_tensor_dims(q), b, sizeof b));
+    int32_t qv = *(const int32_t *)sm_tensor_data(q);
+    if (qv < 0 || qv > 100) return sm_status_new(SM_INVALID_ARGUMENT, "quality must be in [0,100], got %d", (int)qv);
+    vq = *st;
+    vq.quality = qv;
+    st = &vq;
+  }
   int c = (int)d[2];
   if (st->channels == 0 && c != 1 && c != 3)
     return sm_status_new(SM_INVALID_ARGUMENT, "image must have 1 or 3 channels, got %s", sm_shape_str(r, d, b, sizeof b));
@@ -1210,6 +1230,72 @@ static sm_status *encode_jpeg_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
+/* ---- ExtractJpegShape ------------------------------------------------------------------------- */
+#ifdef SM_HAVE_JPEG
+typedef struct jshape {
+  struct jpeg_decompress_struct ci;
+  jerr_t err;
+} jshape;
+#endif
+
+static sm_status *jpeg_shape_prepare(const sm_node *node, void **state) {
+  int *t = sm__calloc(sizeof *t);
+  if (!t) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  *t = SM_INT32;
+  sm_status *s = sm__node_attr(node, "output_type") ? sm__node_attr_type(node, "output_type", t) : NULL;
+  if (!s && *t != SM_INT32 && *t != SM_INT64)
+    s = sm_status_new(SM_INVALID_ARGUMENT, "output_type must be int32 or int64, got %s", sm_dtype_name(*t));
+  if (s) {
+    sm__free(t);
+    return s;
+  }
+  *state = t;
+  return NULL;
+}
+
+static sm_status *jpeg_shape_compute(const void *state, sm_kctx *ctx) {
+  const sm_tensor *c = sm__kctx_input(ctx, 0);
+  char b[128];
+  if (sm_tensor_rank(c) != 0 || sm_tensor_dtype(c) != SM_STRING)
+    return sm_status_new(SM_INVALID_ARGUMENT, "contents must be scalar, got shape %s",
+                         sm_shape_str(sm_tensor_rank(c), sm_tensor_dims(c), b, sizeof b));
+  size_t n;
+  const unsigned char *data = (const unsigned char *)sm_tensor_string(c, 0, &n);
+  sm_status *s = need_jpeg();
+  if (s) return s;
+  int64_t dims[3] = {0};
+#ifdef SM_HAVE_JPEG
+  jshape *j = sm__calloc(sizeof *j);
+  if (!j) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  j->ci.err = J.std_error(&j->err.pub);
+  j->err.pub.error_exit = jerr_exit;
+  j->err.pub.emit_message = jerr_quiet;
+  volatile int created = 0;
+  if (setjmp(j->err.jb)) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "Invalid JPEG data, size %zu", n);
+  } else {
+    J.create_d(&j->ci, JPEG_LIB_VERSION, sizeof j->ci);
+    created = 1;
+    J.mem_src(&j->ci, data, (unsigned long)n);
+    J.read_header(&j->ci, TRUE);
+    dims[0] = j->ci.image_height, dims[1] = j->ci.image_width, dims[2] = j->ci.num_components;
+  }
+  if (created) J.destroy((j_common_ptr)&j->ci);
+  sm__free(j);
+  if (s) return s;
+#else
+  (void)data;
+#endif
+  sm_tensor *y;
+  int t = *(const int *)state;
+  if ((s = sm__kctx_alloc_output(ctx, 0, t, 1, (int64_t[]){3}, &y))) return s;
+  for (int i = 0; i < 3; i++) {
+    if (t == SM_INT32) ((int32_t *)sm_tensor_data(y))[i] = (int32_t)dims[i];
+    else ((int64_t *)sm_tensor_data(y))[i] = dims[i];
+  }
+  return NULL;
+}
+
 const sm_kernel sm_kernels_image_codec[] = {
     {"DecodeImage", decode_image_prepare, decode_compute, sm__free, 0},
     {"DecodeJpeg", decode_jpeg_prepare, decode_compute, sm__free, 0},
@@ -1220,5 +1306,7 @@ const sm_kernel sm_kernels_image_codec[] = {
     {"DecodeAndCropJpeg", decode_crop_prepare, decode_compute, sm__free, 0},
     {"EncodePng", encode_png_prepare, encode_png_compute, encode_release, 0},
     {"EncodeJpeg", encode_jpeg_prepare, encode_jpeg_compute, encode_release, 0},
+    {"EncodeJpegVariableQuality", encode_jpeg_vq_prepare, encode_jpeg_compute, encode_release, 0},
+    {"ExtractJpegShape", jpeg_shape_prepare, jpeg_shape_compute, sm__free, 0},
     {0},
 };

@@ -1352,28 +1352,39 @@ sm_status *sm__nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int
                             int same, const float *bias, int act, float *y) {
   if (n < 0 || h < 0 || w < 0 || c < 0 || kh < 0 || kw < 0 || cout < 0)
     return sm_status_new(SM_INVALID_ARGUMENT, "conv2d: negative dimension");
+  int64_t oh, ow, pt, pl;
+  int padding = same ? SM_NN_SAME : SM_NN_VALID;
+  sm_status *st = sm__nn_out_size(h, kh, 1, sh, padding, 0, 0, &oh, &pt);
+  if (!st) st = sm__nn_out_size(w, kw, 1, sw, padding, 0, 0, &ow, &pl);
+  if (st) return st;
+  const int64_t in[4] = {n, h, w, c}, win[8] = {kh, kw, sh, sw, 1, 1, pt, pl};
+  return sm__nn_conv2d_nhwc(pool, SM_FLOAT, x, in, filter, cout, win, oh, ow, bias, act, y);
+}
+
+sm_status *sm__nn_conv2d_nhwc(sm_threadpool *pool, int dtype, const void *x, const int64_t in[4], const void *filter,
+                              int64_t cout, const int64_t win[8], int64_t oh, int64_t ow, const float *bias, int act,
+                              void *y) {
   conv_job j = {0};
-  j.dtype = SM_FLOAT;
-  j.N = n, j.H = h, j.W = w, j.C = c, j.KH = kh, j.KW = kw, j.Cf = c, j.Cout = cout, j.G = 1, j.CoutG = cout;
-  j.sh = sh, j.sw = sw, j.dh = j.dw = 1;
+  j.dtype = dtype;
+  j.N = in[0], j.H = in[1], j.W = in[2], j.C = in[3], j.KH = win[0], j.KW = win[1], j.Cf = in[3], j.Cout = cout;
+  j.G = 1, j.CoutG = cout;
+  j.sh = win[2], j.sw = win[3], j.dh = win[4], j.dw = win[5], j.pt = win[6], j.pl = win[7];
+  j.OH = oh, j.OW = ow;
   j.bias = bias;
   j.act = act;
-  int padding = same ? SM_NN_SAME : SM_NN_VALID;
-  sm_status *st = sm__nn_out_size(h, kh, 1, sh, padding, 0, 0, &j.OH, &j.pt);
-  if (!st) st = sm__nn_out_size(w, kw, 1, sw, padding, 0, 0, &j.OW, &j.pl);
-  if (st) return st;
   int64_t M, K, MC;
-  if (__builtin_mul_overflow(n, j.OH, &M) || __builtin_mul_overflow(M, j.OW, &M) ||
-      __builtin_mul_overflow(M, cout, &MC) || __builtin_mul_overflow(kh, kw, &K) || __builtin_mul_overflow(K, c, &K) ||
-      K > INT_MAX || cout > INT_MAX || c > INT_MAX)
+  if (__builtin_mul_overflow(j.N, oh, &M) || __builtin_mul_overflow(M, ow, &M) ||
+      __builtin_mul_overflow(M, cout, &MC) || __builtin_mul_overflow(j.KH, j.KW, &K) ||
+      __builtin_mul_overflow(K, j.C, &K) || K > INT_MAX || cout > INT_MAX || j.C > INT_MAX)
     return sm_status_new(SM_INVALID_ARGUMENT, "conv2d too large (input [%lld,%lld,%lld,%lld], filter [%lld,%lld,%lld,%lld])",
-                         (long long)n, (long long)h, (long long)w, (long long)c, (long long)kh, (long long)kw,
-                         (long long)c, (long long)cout);
+                         (long long)j.N, (long long)j.H, (long long)j.W, (long long)j.C, (long long)j.KH,
+                         (long long)j.KW, (long long)j.C, (long long)cout);
   j.K = K;
   if (MC == 0) return NULL;
+  size_t es = dtype == SM_DOUBLE ? 8 : 4;
   if (K == 0) { /* empty windows: the product is zero */
-    memset(y, 0, (size_t)MC * sizeof *y);
-    sm__nn_bias_act_f32(y, y, M, cout, bias, act, 0.0f);
+    memset(y, 0, (size_t)MC * es);
+    if (dtype == SM_FLOAT) sm__nn_bias_act_f32(y, y, M, cout, bias, act, 0.0f);
     return NULL;
   }
   j.in = (const char *)x;

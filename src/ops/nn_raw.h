@@ -52,6 +52,13 @@ void sm__nn_conv2d_out_size(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_
 sm_status *sm__nn_conv2d_f32(sm_threadpool *pool, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
                             const float *filter, int64_t kh, int64_t kw, int64_t cout, int64_t sh, int64_t sw,
                             int same, const float *bias, int act, float *y);
+/* The same for float or double (dtype) with dilations and any padding already resolved: in = {n, h,
+ * w, c}, win = {kh, kw, sh, sw, dh, dw, pad_top, pad_left}, the output [n, oh, ow, cout] as the
+ * caller computed it (sm__nn_out_size). bias and act (float only) may be NULL / 0. The generic Conv
+ * op (nn_conv_nd.c) runs its 2-D float and double convolutions through it. */
+sm_status *sm__nn_conv2d_nhwc(sm_threadpool *pool, int dtype, const void *x, const int64_t in[4], const void *filter,
+                              int64_t cout, const int64_t win[8], int64_t oh, int64_t ow, const float *bias, int act,
+                              void *y);
 
 /* y[0..n) = x[0..k) B[k, n] (row-major, leading dim ldb; + y when acc) where the CPU has AVX-512
  * and 0 < n <= 128, k > 0 (nn_gemm.c): 1 when done, 0 when the caller must (OpenBLAS's sgemv). */

@@ -22,6 +22,7 @@
 
 #include "ops/array_internal.h"
 #include "ops/math_int.h"
+#include "ops/sparse_internal.h"
 
 #define BAD(...) sm_status_new(SM_INVALID_ARGUMENT, __VA_ARGS__)
 
@@ -296,6 +297,11 @@ static sm_status *check_bounds(const sm_tensor *ix, const sm_tensor *sh) {
         return BAD("Sparse index tuple indices[%" PRId64 ", :] = [%s] is out of bounds", i, b);
       }
   return NULL;
+}
+sm_status *sm__sparse_validate(const sm_tensor *indices, const sm_tensor *values, const sm_tensor *dense_shape, int bounds) {
+  sm_status *st = validate_sparse(indices, values, dense_shape);
+  if (!st && bounds) st = check_bounds(indices, dense_shape);
+  return st;
 }
 /* TensorShape's checks of a dense_shape: non-negative dims, a representable element count. */
 static sm_status *check_dense_shape(const sm_tensor *sh) {

@@ -1,5 +1,7 @@
 /* unique.c - the unique-and-count kernel family: Unique, UniqueV2 (along an axis),
- * UniqueWithCounts, UniqueWithCountsV2, Bincount and DenseBincount (weights, binary_output).
+ * UniqueWithCounts, UniqueWithCountsV2, Bincount, DenseBincount and SparseBincount (weights,
+ * binary_output; a SparseTensor's values counted per row of its first index column, or all
+ * together when its dense_shape has one entry).
  *
  * Unique keeps values (or slices along the axis) in order of first occurrence, through an open
  * addressing hash table of indices; equality is TF's element ==: 0.0 and -0.0 are one value (but
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/sparse_internal.h"
 #include "runtime/kernel.h"
 
 /* ---- Unique -------------------------------------------------------------------------------- */
@@ -208,13 +211,14 @@ static void add_num(sm_tensor *t, int64_t i, const sm_tensor *w, int64_t wi, int
 }
 
 typedef struct bstate {
-  int dense, binary, dtype;
+  int dense, sparse, binary, dtype;
 } bstate;
 
 static sm_status *bincount_prepare(const sm_node *node, void **state) {
   bstate *s = calloc(1, sizeof *s);
   if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
   s->dense = !strcmp(sm__node_op(node), "DenseBincount");
+  s->sparse = !strcmp(sm__node_op(node), "SparseBincount");
   sm_status *st = sm__node_attr_type(node, "T", &s->dtype);
   if (!st && sm__node_attr(node, "binary_output")) st = sm__node_attr_bool(node, "binary_output", &s->binary);
   if (!st && s->dtype != SM_FLOAT && s->dtype != SM_DOUBLE && s->dtype != SM_INT32 && s->dtype != SM_INT64)
@@ -227,8 +231,56 @@ static sm_status *bincount_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
+static int64_t idx_at(const sm_tensor *t, int64_t i) {
+  return sm_tensor_dtype(t) == SM_INT64 ? ((const int64_t *)sm_tensor_data(t))[i] : ((const int32_t *)sm_tensor_data(t))[i];
+}
+
+/* SparseBincount: indices [nnz, rank] int64, values [nnz] Tidx, dense_shape [rank] int64, size,
+ * weights (empty or one per value). TF's checks and messages (bincount_op.cc SparseBincountOp), and
+ * where TF reads out of bounds (a short values or weights, a negative batch or bin, indices not a
+ * matrix) a refusal naming it. */
+static sm_status *sparse_bincount(const bstate *s, sm_kctx *ctx) {
+  const sm_tensor *ix = sm__kctx_input(ctx, 0), *vals = sm__kctx_input(ctx, 1), *ds = sm__kctx_input(ctx, 2),
+                  *size_t_ = sm__kctx_input(ctx, 3), *w = sm__kctx_input(ctx, 4);
+  if (sm_tensor_rank(size_t_) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Shape must be rank 0 but is rank %d", sm_tensor_rank(size_t_));
+  int64_t size = idx_at(size_t_, 0);
+  if (size < 0) return sm_status_new(SM_INVALID_ARGUMENT, "size (%lld) must be non-negative", (long long)size);
+  sm_status *st = sm__sparse_validate(ix, vals, ds, 1);
+  if (st) return st;
+  int64_t nv = sm_tensor_num_elements(vals), nw = sm_tensor_num_elements(w);
+  if (nw && nw < nv) /* TF reads past the weights */
+    return sm_status_new(SM_INVALID_ARGUMENT, "SparseBincount: %lld weights for %lld values", (long long)nw, (long long)nv);
+  if (nw && sm_tensor_dtype(w) != s->dtype) return sm_status_new(SM_INVALID_ARGUMENT, "weights must be %s", sm_dtype_name(s->dtype));
+  sm_tensor *out;
+  if (sm_tensor_num_elements(ds) == 1) {
+    for (int64_t i = 0; i < nv; i++)
+      if (idx_at(vals, i) < 0) return sm_status_new(SM_INVALID_ARGUMENT, "Input arr must be non-negative!");
+    if ((st = sm__kctx_alloc_output(ctx, 0, s->dtype, 1, &size, &out))) return st;
+    for (int64_t i = 0; i < nv; i++) {
+      int64_t v = idx_at(vals, i);
+      if (v < size) add_num(out, v, nw ? w : NULL, i, s->binary);
+    }
+    return NULL;
+  }
+  if (sm_tensor_num_elements(ds) == 0) /* TF reads dense_shape[0] of an empty shape */
+    return sm_status_new(SM_INVALID_ARGUMENT, "SparseBincount: dense_shape must not be empty");
+  int64_t nnz = sm_tensor_dims(ix)[0], ncol = sm_tensor_dims(ix)[1];
+  int64_t rows = ((const int64_t *)sm_tensor_data(ds))[0];
+  if ((st = sm__kctx_alloc_output(ctx, 0, s->dtype, 2, (int64_t[]){rows, size}, &out))) return st;
+  const int64_t *ip = sm_tensor_data(ix);
+  for (int64_t i = 0; i < nnz; i++) {
+    int64_t batch = ip[i * ncol], bin = idx_at(vals, i);
+    if (bin < 0) /* TF writes before its output; batch is in bounds (validated) */
+      return sm_status_new(SM_INVALID_ARGUMENT, "SparseBincount: negative bin (%lld) at index %lld", (long long)bin, (long long)i);
+    if (bin < size) add_num(out, batch * size + bin, nw ? w : NULL, i, s->binary);
+  }
+  return NULL;
+}
+
 static sm_status *bincount_compute(const void *state, sm_kctx *ctx) {
   const bstate *s = state;
+  if (s->sparse) return sparse_bincount(s, ctx);
   const sm_tensor *arr = sm__kctx_input(ctx, 0), *size_t_ = sm__kctx_input(ctx, 1), *w = sm__kctx_input(ctx, 2);
   char b[64];
   if (sm_tensor_rank(size_t_) != 0)
@@ -271,5 +323,6 @@ const sm_kernel sm_kernels_unique[] = {
     {"UniqueWithCountsV2", unique_prepare, unique_compute, free, 0},
     {"Bincount", bincount_prepare, bincount_compute, free, 0},
     {"DenseBincount", bincount_prepare, bincount_compute, free, 0},
+    {"SparseBincount", bincount_prepare, bincount_compute, free, 0},
     {0},
 };
