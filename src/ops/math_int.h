@@ -137,6 +137,7 @@ double sm__bessel_k1(double x);
 double sm__bessel_k0e(double x);
 double sm__bessel_k1e(double x);
 double sm__igamma(double a, double x, int upper); /* regularized P(a, x), or Q(a, x) when upper */
+double sm__igamma_der_a(double a, double x, int sample); /* dP/da (IgammaGradA), or RandomGammaGrad's */
 
 /* Grain for sm__parallel_for: elements below this run inline. */
 #define SM_MATH_PAR_MIN ((int64_t)1 << 16)

@@ -2,12 +2,13 @@
  * gathered from them. ResourceScatterAdd/Sub/Mul/Div/Min/Max/Update and their TF1 ref forms
  * Scatter* (rows of a variable by 1-D or N-D indices); ResourceScatterNdAdd/Sub/Min/Max/Update and
  * the ref forms ScatterNd*, and ScatterNdNonAliasingAdd (a tensor, not a variable); ResourceGatherNd;
- * CountUpTo / ResourceCountUpTo.
+ * CountUpTo / ResourceCountUpTo; StridedSliceAssign / ResourceStridedSliceAssign (array_slice.c's
+ * strided-slice put on a copy of the value).
  *
  * As state.c's AssignAdd, a variable's value is never written in place (it may be shared): under
  * the variable's lock its value is copied, the updates applied to the copy and the copy assigned.
  * Every index is checked before any write. The N-D forms use scatter.c's ScatterNd core
- * (sm__scatter_nd_into: its dtypes, float, double and the integers) and ResourceGatherNd GatherNd's
+ * (sm__scatter_nd_into: every real type, half/bfloat16, complex but for min/max) and ResourceGatherNd GatherNd's
  * (sm__array_gather_nd). TensorFlow's kernels: scatter_op.cc, resource_variable_ops.cc,
  * scatter_nd_op.cc, count_up_to_op.cc. */
 #include <complex.h>
@@ -221,6 +222,38 @@ static sm_status *rs_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
+/* StridedSliceAssign(ref, begin, end, strides, value) / ResourceStridedSliceAssign: the variable's
+ * slice (StridedSlice's, every mask) set to value broadcast to its shape (tf.Variable's
+ * `v[1:3].assign(x)`), on a copy under the variable's lock. */
+static sm_status *ssa_compute(const void *state, sm_kctx *ctx) {
+  int ref = strcmp(sm__node_op(sm__kctx_node(ctx)), "ResourceStridedSliceAssign") != 0;
+  const char *op = ref ? "StridedSliceAssign" : "ResourceStridedSliceAssign";
+  sm_variable *v;
+  sm_status *s = input_var(ctx, op, &v);
+  if (s) return s;
+  const sm_tensor *val = sm__kctx_input(ctx, 4);
+  int dt = sm__variable_dtype(v);
+  if (sm_tensor_dtype(val) != dt)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: value is %s, the variable %s is %s", op,
+                         sm__array_dtype_str(sm_tensor_dtype(val)), sm__variable_name(v), sm__array_dtype_str(dt));
+  sm__variable_lock(v);
+  sm_tensor *old = NULL, *nt = NULL;
+  s = sm__variable_read(v, &old);
+  if (!s) s = sm_tensor_new(dt, sm_tensor_rank(old), sm_tensor_dims(old), &nt);
+  if (!s) s = sm__array_copy(nt, 0, old, 0, sm_tensor_num_elements(old));
+  if (!s)
+    s = sm__array_strided_slice_put(state, nt, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), val);
+  if (!s) {
+    s = sm__variable_assign(v, nt);
+    nt = NULL;
+  }
+  sm__variable_unlock(v);
+  sm_tensor_free(old);
+  sm_tensor_free(nt);
+  if (!s && ref) sm__kctx_forward(ctx, 0, 0);
+  return s;
+}
+
 /* ScatterNdNonAliasingAdd(input, indices, updates): input with updates added at indices. */
 static sm_status *nonaliasing_compute(const void *state, sm_kctx *ctx) {
   (void)state;
@@ -305,6 +338,8 @@ const sm_kernel sm_kernels_scatter_resource[] = {
     RS_BOTH("ScatterNdAdd"), RS_BOTH("ScatterNdSub"), RS_BOTH("ScatterNdMin"), RS_BOTH("ScatterNdMax"),
     {"ScatterNdNonAliasingAdd", NULL, nonaliasing_compute, NULL, 0},
     {"ResourceGatherNd", NULL, gather_nd_compute, NULL, 0},
+    {"StridedSliceAssign", sm__array_prepare_strided_slice, ssa_compute, free, 0},
+    {"ResourceStridedSliceAssign", sm__array_prepare_strided_slice, ssa_compute, free, 0},
     {"CountUpTo", count_prepare, count_compute, free, 0},
     {"ResourceCountUpTo", count_prepare, count_compute, free, 0},
     {0},
