@@ -2,7 +2,7 @@
  * CholeskyGrad (tf.linalg.cholesky's gradient), QuantizeAndDequantizeV4Grad (the straight-through
  * gradient of tf.quantization.quantize_and_dequantize_v2), CropAndResizeGradImage and
  * CropAndResizeGradBoxes (tf.image.crop_and_resize's gradients). IgammaGradA and RandomGammaGrad
- * are binary math ops (math_binary.c, with broadcasting).
+ * are binary math ops (math_binary.c, with broadcasting). SymbolicGradient is refused at load.
  *
  * TensorFlow's kernels are the reference: cholesky_grad.cc (the result is Murray's symmetric
  * sym(L^-T Phi(L^T tril(grad)) L^-1), Phi the lower triangle with its diagonal halved; only the
@@ -372,7 +372,26 @@ static sm_status *crg_compute(const void *state, sm_kctx *ctx) {
   return st->boxes ? crg_boxes_compute(ctx) : crg_image_compute(st, ctx);
 }
 
+/* ---- SymbolicGradient --------------------------------------------------------------------------
+ * TF's runtime builds this gradient from function f's graph with its C++ gradient registry (TF1's
+ * tf.gradients of a Defun). That registry is not here: refused at load, naming the node and f. */
+static sm_status *symgrad_prepare(const sm_node *node, void **state) {
+  (void)state;
+  const Tensorflow__AttrValue *a = sm__node_attr(node, "f");
+  const char *f = a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && a->func && a->func->name ? a->func->name : "?";
+  return sm_status_new(SM_UNIMPLEMENTED,
+                       "SymbolicGradient of function '%s' (a gradient TensorFlow's runtime derives with its C++ gradient "
+                       "registry) is not supported; save the gradient in the graph (tf.GradientTape)",
+                       f);
+}
+
+static sm_status *symgrad_compute(const void *state, sm_kctx *ctx) {
+  (void)state, (void)ctx;
+  return sm_status_new(SM_UNIMPLEMENTED, "SymbolicGradient is not supported");
+}
+
 const sm_kernel sm_kernels_grad_more[] = {
+    {"SymbolicGradient", symgrad_prepare, symgrad_compute, NULL, 0},
     {"CholeskyGrad", NULL, chol_grad_compute, NULL, 0},
     {"QuantizeAndDequantizeV4Grad", qdq_grad_prepare, qdq_grad_compute, free, 0},
     {"CropAndResizeGradImage", crg_prepare, crg_compute, free, 0},
