@@ -131,7 +131,32 @@ def crop():
          [("grads", gr), ("image", img), ("boxes", BOXES[:, :3]), ("box_ind", bi)])
 
 
+def scale_translate():
+    kinds = ("lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle", "keyscubic", "mitchellcubic")
+    img = rng.uniform(0, 1, (2, 7, 9, 3)).astype(f32)
+    for kind in kinds:
+        for aa in (True, False):
+            for (oh, ow), sc, tr in (((4, 5), (4 / 7, 5 / 9), (0.0, 0.0)), ((12, 14), (12 / 7, 14 / 9), (0.3, -0.7)),
+                                     ((5, 9), (0.6, 1.3), (1.5, 0.25))):
+                if not aa and sc[0] > 1:
+                    continue
+                case("ScaleAndTranslateGrad %s aa=%d %dx%d" % (kind, aa, oh, ow), "ScaleAndTranslateGrad",
+                     [("grads", rng.normal(size=(2, oh, ow, 3)).astype(f32)), ("original_image", img),
+                      ("scale", np.array(sc, f32)), ("translation", np.array(tr, f32))], {"kernel_type": kind, "antialias": aa})
+    g4 = np.ones((2, 4, 5, 3), f32)
+    sc, tr = np.array([0.5, 0.5], f32), np.zeros(2, f32)
+    case("ScaleAndTranslateGrad batch from grads", "ScaleAndTranslateGrad",
+         [("grads", np.ones((1, 4, 5, 3), f32)), ("original_image", img), ("scale", sc), ("translation", tr)])
+    case("ScaleAndTranslateGrad grads 3-D", "ScaleAndTranslateGrad",
+         [("grads", np.ones((4, 5, 3), f32)), ("original_image", img), ("scale", sc), ("translation", tr)])
+    case("ScaleAndTranslateGrad scale 0", "ScaleAndTranslateGrad",
+         [("grads", g4), ("original_image", img), ("scale", np.array([0, 1], f32)), ("translation", tr)])
+    case("ScaleAndTranslateGrad bad kernel", "ScaleAndTranslateGrad",
+         [("grads", g4), ("original_image", img), ("scale", sc), ("translation", tr)], {"kernel_type": "cubic"})
+
+
 def main():
+    scale_translate()
     igamma()
     cholesky()
     qdq()
