@@ -3,6 +3,7 @@
 (tf.GradientTape in a tf.function, SGD by assign_sub, the loss returned) holds the gradient ops
 added in session 21 (f1): IgammaGradA (tf.math.igamma), RandomGammaGrad (tf.random.stateless_gamma),
 CropAndResizeGradImage and CropAndResizeGradBoxes (tf.image.crop_and_resize, bilinear),
+ScaleAndTranslateGrad (tf.image.resize with antialias=True),
 QuantizeAndDequantizeV4Grad (tf.quantization.quantize_and_dequantize_v2), and a slice assign
 (ResourceStridedSliceAssign: `v[1:3].assign(...)`); tf.linalg.cholesky is there too, though TF 2
 differentiates it in Python (triangular solves), not with the CholeskyGrad op. Signatures: `train(x) -> loss` and
@@ -46,7 +47,9 @@ class M(tf.Module):
             qd = tf.quantization.quantize_and_dequantize_v2(self.q, -1.0, 1.0, range_given=True)
             l4 = tf.reduce_sum(qd * tf.concat([x, x[:2]], 0))
             l5 = tf.reduce_sum(tf.random.stateless_gamma([6], seed=[1, 2], alpha=self.a) * x)
-            loss = l1 + l2 + l3 + l4 + l5
+            rz = tf.image.resize(self.img, [3, 4], method="lanczos3", antialias=True)
+            l6 = tf.reduce_sum(rz * tf.reshape(tf.range(24, dtype=tf.float32), [3, 4, 2]) / 48.0)
+            loss = l1 + l2 + l3 + l4 + l5 + l6
         vs = [self.a, self.m, self.img, self.boxes, self.q]
         grads = tape.gradient(loss, vs)
         for v, g in zip(vs, grads):

@@ -1,7 +1,7 @@
 /* test_train_sig_more.c - a SavedModel whose `train` signature (tf.GradientTape in a saved
  * tf.function, SGD by assign_sub; built by tools/gen_f1_models.py into
  * tests/fixtures/train_sig_more) holds IgammaGradA, RandomGammaGrad, CropAndResizeGradImage,
- * CropAndResizeGradBoxes, QuantizeAndDequantizeV4Grad and ResourceStridedSliceAssign: loaded with
+ * CropAndResizeGradBoxes, ScaleAndTranslateGrad, QuantizeAndDequantizeV4Grad and ResourceStridedSliceAssign: loaded with
  * the C API, train run three times, each loss and then every variable (read by the `weights`
  * signature) compared with TensorFlow's within 1e-5 relative (of max(1e-3, |TF|)). */
 #include <math.h>
