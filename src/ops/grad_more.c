@@ -20,34 +20,6 @@
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static double get_d(const sm_tensor *t, int64_t i) {
-  const void *p = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: return ((const float *)p)[i];
-    case SM_DOUBLE: return ((const double *)p)[i];
-    case SM_HALF: return sm__half_to_f32(((const uint16_t *)p)[i]);
-    case SM_BFLOAT16: return sm__bf16_to_f32(((const uint16_t *)p)[i]);
-    case SM_INT8: return ((const int8_t *)p)[i];
-    case SM_UINT8: return ((const uint8_t *)p)[i];
-    case SM_INT16: return ((const int16_t *)p)[i];
-    case SM_UINT16: return ((const uint16_t *)p)[i];
-    case SM_INT32: return ((const int32_t *)p)[i];
-    case SM_INT64: return (double)((const int64_t *)p)[i];
-    default: return 0;
-  }
-}
-
-static void put_d(sm_tensor *t, int64_t i, double v) {
-  void *p = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: ((float *)p)[i] = (float)v; break;
-    case SM_DOUBLE: ((double *)p)[i] = v; break;
-    case SM_HALF: ((uint16_t *)p)[i] = sm__f32_to_half((float)v); break;
-    case SM_BFLOAT16: ((uint16_t *)p)[i] = sm__f32_to_bf16((float)v); break;
-    default: break;
-  }
-}
-
 static int is_float(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE; }
 
 /* ---- CholeskyGrad ----------------------------------------------------------------------------- */
@@ -81,8 +53,8 @@ static sm_status *chol_grad_compute(const void *state, sm_kctx *ctx) {
     const int64_t o = m * nn;
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++) {
-        L[i * n + j] = j <= i ? get_d(l, o + i * n + j) : 0;
-        S[i * n + j] = j <= i ? get_d(g, o + i * n + j) : 0; /* tril(grad) */
+        L[i * n + j] = j <= i ? sm__math_get_f64(l, o + i * n + j) : 0;
+        S[i * n + j] = j <= i ? sm__math_get_f64(g, o + i * n + j) : 0; /* tril(grad) */
       }
     /* P = Phi(L^T tril(grad)) */
     for (int64_t i = 0; i < n; i++)
@@ -108,7 +80,7 @@ static sm_status *chol_grad_compute(const void *state, sm_kctx *ctx) {
         S[i * n + j] = acc / L[i * n + i];
       }
     for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < n; j++) put_d(out, o + i * n + j, 0.5 * (S[i * n + j] + S[j * n + i]));
+      for (int64_t j = 0; j < n; j++) sm__math_put_f64(out, o + i * n + j, 0.5 * (S[i * n + j] + S[j * n + i]));
   }
   sm__kctx_scratch_free(ctx, L);
   return NULL;
@@ -172,8 +144,8 @@ static sm_status *qdq_grad_compute(const void *state, sm_kctx *ctx) {
   for (int i = (int)st->axis + 1; st->axis >= 0 && i < r; i++) inner *= sm_tensor_dims(x)[i];
   for (int64_t i = 0; i < n; i++) {
     int64_t c = depth > 0 ? (i / inner) % depth : 0;
-    double lo = get_d(mn, c), hi = get_d(mx, c), v = get_d(x, i);
-    put_d(o0, i, v >= lo && v <= hi ? get_d(g, i) : 0);
+    double lo = sm__math_get_f64(mn, c), hi = sm__math_get_f64(mx, c), v = sm__math_get_f64(x, i);
+    sm__math_put_f64(o0, i, v >= lo && v <= hi ? sm__math_get_f64(g, i) : 0);
   }
   return NULL;
 }
@@ -265,7 +237,7 @@ static sm_status *crg_image_compute(const crg_state *st, sm_kctx *ctx) {
     int64_t k_ = (idx);                                                                   \
     if (dt == SM_FLOAT) ((float *)sm_tensor_data(out))[k_] += (float)(v);                 \
     else if (dt == SM_DOUBLE) ((double *)sm_tensor_data(out))[k_] += (double)(float)(v);  \
-    else put_d(out, k_, (float)get_d(out, k_) + sm__half_to_f32(sm__f32_to_half((float)(v)))); \
+    else sm__math_put_f64(out, k_, (float)sm__math_get_f64(out, k_) + sm__half_to_f32(sm__f32_to_half((float)(v)))); \
   } while (0)
   for (int64_t b = 0; b < nb; b++) {
     const float y1 = bx[4 * b], x1 = bx[4 * b + 1], y2 = bx[4 * b + 2], x2 = bx[4 * b + 3];
@@ -342,8 +314,8 @@ static sm_status *crg_boxes_compute(sm_kctx *ctx) {
         const int64_t lx = (int64_t)floorf(in_x), rx = (int64_t)ceilf(in_x);
         const float xl = in_x - (float)lx;
         for (int64_t c = 0; c < D; c++) {
-          const float tl = (float)get_d(img, base + (ty * W + lx) * D + c), tr = (float)get_d(img, base + (ty * W + rx) * D + c);
-          const float bl = (float)get_d(img, base + (by * W + lx) * D + c), br = (float)get_d(img, base + (by * W + rx) * D + c);
+          const float tl = (float)sm__math_get_f64(img, base + (ty * W + lx) * D + c), tr = (float)sm__math_get_f64(img, base + (ty * W + rx) * D + c);
+          const float bl = (float)sm__math_get_f64(img, base + (by * W + lx) * D + c), br = (float)sm__math_get_f64(img, base + (by * W + rx) * D + c);
           const float gy = (1 - xl) * (bl - tl) + xl * (br - tr), gx = (1 - yl) * (tr - tl) + yl * (br - bl);
           const float g = gv[((b * CH + y) * CW + x) * D + c];
           if (CH > 1) {

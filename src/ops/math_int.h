@@ -80,6 +80,17 @@ static inline double sm__math_get_f64(const sm_tensor *t, int64_t i) {
     default: return 0;
   }
 }
+/* Element i of a float, double, half or bfloat16 tensor set to v, rounded to its dtype (others: nothing). */
+static inline void sm__math_put_f64(sm_tensor *t, int64_t i, double v) {
+  void *p = sm_tensor_data(t);
+  switch (sm_tensor_dtype(t)) {
+    case SM_FLOAT: ((float *)p)[i] = (float)v; break;
+    case SM_DOUBLE: ((double *)p)[i] = v; break;
+    case SM_HALF: ((uint16_t *)p)[i] = sm__f32_to_half((float)v); break;
+    case SM_BFLOAT16: ((uint16_t *)p)[i] = sm__f32_to_bf16((float)v); break;
+    default: break;
+  }
+}
 
 /* ---- broadcasting --------------------------------------------------------------------------- */
 /* NumPy broadcasting of up to 3 inputs, collapsed: output dims of size 1 dropped, neighbours

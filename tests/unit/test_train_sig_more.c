@@ -11,20 +11,9 @@
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
 #include "test.h"
+#include "train_sig_check.h"
 
 #define FIX SM_SOURCE_DIR "/tests/fixtures/train_sig_more"
-
-static double rel_diff(const sm_tensor *want, const sm_tensor *got) {
-  if (!want || !got || sm_tensor_dtype(got) != SM_FLOAT || sm_tensor_num_elements(want) != sm_tensor_num_elements(got))
-    return INFINITY;
-  const float *w = sm_tensor_data(want), *g = sm_tensor_data(got);
-  double worst = 0;
-  for (int64_t i = 0; i < sm_tensor_num_elements(want); i++) {
-    double d = fabs((double)g[i] - w[i]) / fmax(1e-3, fabs((double)w[i]));
-    if (!(d <= worst)) worst = d;
-  }
-  return worst;
-}
 
 int main(void) {
   static const char *tags[] = {"serve"};
@@ -45,7 +34,7 @@ int main(void) {
     snprintf(nm, sizeof nm, "loss%d", k);
     CHECK_OK(sm_npz_get(z, nm, &want));
     CHECK_OK(sm_model_run(m, "train", in_alias, &x, 1, loss_alias, 1, &loss));
-    double d = rel_diff(want, loss);
+    double d = worst_rel(want, loss);
     printf("train call %d: loss %.7g (TF %.7g), rel diff %.2g\n", k + 1, loss ? *(float *)sm_tensor_data(loss) : NAN,
            want ? *(float *)sm_tensor_data(want) : NAN, d);
     CHECK(d <= 1e-5);
@@ -61,7 +50,7 @@ int main(void) {
   for (int i = 0; i < nout && i < 6; i++) {
     sm_tensor *want = NULL;
     CHECK_OK(sm_npz_get(z, outs[i].alias, &want));
-    double d = rel_diff(want, vals[i]);
+    double d = worst_rel(want, vals[i]);
     printf("variable %s after 3 calls: rel diff %.2g\n", outs[i].alias, d);
     CHECK(d <= 1e-5);
     sm_tensor_free(want);
