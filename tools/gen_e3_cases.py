@@ -315,7 +315,7 @@ def scatters():
              err_needle="Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got ",
              tf_accepts=True)  # TF 2.21 checks the rank only, and reads past updates' end
     for kind in ("Update", "Add", "Sub", "Min", "Max"):
-        for dt in (tf.float32, tf.float64, tf.int32, tf.int64):
+        for dt in (tf.float32, tf.float64, tf.int32, tf.int64, tf.float16, tf.bfloat16, tf.complex64, tf.complex128):
             case("ResourceScatterNd%s %s rows" % (kind, dt.name), "ResourceScatterNd" + kind, 1,
                  [T(np.arange(12).reshape(4, 3), dt), np.array([[1], [3], [1]], np.int32), T(np.arange(9).reshape(3, 3) - 4, dt)])
             case("ResourceScatterNd%s %s elements" % (kind, dt.name), "ResourceScatterNd" + kind, 1,
@@ -343,7 +343,50 @@ def scatters():
              err_needle="Reached limit of 5")
 
 
+def strided_assign():
+    """StridedSliceAssign (ref) / ResourceStridedSliceAssign: tf.Variable's v[...].assign(x) (session 21, f1)."""
+    var = np.arange(24).reshape(2, 3, 4)
+    spec = [  # begin, end, strides, masks, value shape
+        ([0, 1, 1], [2, 3, 3], [1, 1, 1], {}, (2, 2, 2)),
+        ([1, 0, 3], [0, 3, 0], [-1, 2, -2], {}, (1, 2, 2)),
+        ([0, 1, 0], [0, 2, 0], [1, 1, 1], {"begin_mask": 5, "end_mask": 5}, (2, 1, 4)),
+        ([1, 0], [2, 0], [1, 1], {"shrink_axis_mask": 1, "end_mask": 2}, (3, 4)),
+        ([0, 0, 2], [0, 0, 3], [1, 1, 1], {"ellipsis_mask": 1, "shrink_axis_mask": 4}, (2, 3)),
+        ([0, 0, 0], [1, 2, 2], [1, 1, 1], {"new_axis_mask": 1}, (1, 2, 2, 4)),
+        ([0, 1], [2, 2], [1, 1], {}, (1,)),  # broadcast
+        ([0, 1, 1], [2, 3, 3], [1, 1, 1], {}, ()),  # scalar broadcast
+        ([0, 2, 0], [2, 2, 4], [1, 1, 1], {}, (2, 0, 4)),  # empty slice
+    ]
+    for k, (b, e, st, masks, vshape) in enumerate(spec):
+        for dt in (tf.float32, tf.int64, tf.float16, tf.bfloat16, tf.complex64, tf.bool, tf.int8, tf.float64):
+            if k > 2 and dt not in (tf.float32, tf.bool):
+                continue
+            val = T(-np.arange(int(np.prod(vshape))).reshape(vshape) - 1, dt) if dt != tf.bool else \
+                tf.constant(np.arange(int(np.prod(vshape))).reshape(vshape) % 2 == 0)
+            v0 = T(var, dt) if dt != tf.bool else tf.constant(var % 3 == 0)
+            for it in ((np.int32, np.int64) if k == 0 and dt == tf.float32 else (np.int32,)):
+                for op in ("ResourceStridedSliceAssign", "StridedSliceAssign"):
+                    if op == "StridedSliceAssign" and dt in (tf.bool, tf.bfloat16) and k:
+                        continue
+                    case("%s %d %s %s" % (op, k, dt.name, it.__name__), op, 1,
+                         [v0, np.array(b, it), np.array(e, it), np.array(st, it), val], masks)
+    v0 = T(var, tf.float32)
+    case("ResourceStridedSliceAssign bad value shape", "ResourceStridedSliceAssign", 1,
+         [v0, np.array([0, 1, 1], np.int32), np.array([2, 3, 3], np.int32), np.array([1, 1, 1], np.int32), T(np.ones((3, 2)), tf.float32)])
+    case("ResourceStridedSliceAssign stride 0", "ResourceStridedSliceAssign", 1,
+         [v0, np.array([0], np.int32), np.array([1], np.int32), np.array([0], np.int32), T(np.ones((1, 3, 4)), tf.float32)])
+    case("ResourceStridedSliceAssign two ellipses", "ResourceStridedSliceAssign", 1,
+         [v0, np.array([0, 0], np.int32), np.array([1, 1], np.int32), np.array([1, 1], np.int32), T(np.ones((1, 3, 4)), tf.float32)],
+         {"ellipsis_mask": 3})
+    case("ResourceStridedSliceAssign shrink out of range", "ResourceStridedSliceAssign", 1,
+         [v0, np.array([5], np.int32), np.array([6], np.int32), np.array([1], np.int32), T(np.ones((3, 4)), tf.float32)],
+         {"shrink_axis_mask": 1})
+    case("ResourceStridedSliceAssign begin length", "ResourceStridedSliceAssign", 1,
+         [v0, np.array([0, 0], np.int32), np.array([1], np.int32), np.array([1], np.int32), T(np.ones((1, 3, 4)), tf.float32)])
+
+
 def main():
+    strided_assign()
     scatters()
     optimizers()
     write()

@@ -841,6 +841,20 @@ def make_cases(tf, np):
         tf.SparseTensor([[0, 0], [1, 2]], a, [3, 3]), tf.SparseTensor([[0, 1], [1, 2]], b, [3, 3])))), F(2), F(2))
     C("grad", "grad/sparse_slice", grad_of(lambda v: tf.sparse.to_dense(tf.sparse.slice(
         tf.SparseTensor([[0, 0], [1, 2], [2, 1]], v, [3, 3]), [1, 0], [2, 3]))), F(3))
+    # -- the remaining gradient ops of a train step (session 21, f1)
+    C("grad", "f1:grad/igamma", grad_of(lambda a, x: m.igamma(a, x)), F(5, lo=0.5, hi=3), F(5, lo=0.1, hi=4))
+    C("grad", "f1:grad/stateless_gamma", grad_of(lambda a: tf.random.stateless_gamma([2, 5], seed=[1, 2], alpha=a)), F(5, lo=0.5, hi=3))
+    bx = np.array([[0.1, 0.2, 0.7, 0.9], [0.3, 0.0, 0.9, 0.6]], np.float32)
+    C("grad", "f1:grad/crop_and_resize", grad_of(lambda x, b: img.crop_and_resize(x, b, [0, 0], [3, 4])), F(1, 5, 6, 2, lo=0, hi=1), bx)
+    C("grad", "f1:grad/crop_and_resize_nearest", grad_of(lambda x: img.crop_and_resize(x, bx, [0, 0], [3, 4], method="nearest")),
+      F(1, 5, 6, 2, lo=0, hi=1))
+    for meth in ("lanczos3", "lanczos5", "gaussian", "mitchellcubic", "bilinear", "bicubic"):
+        C("grad", "f1:grad/resize_antialias_%s" % meth, grad_of(lambda x, meth=meth: img.resize(x, [3, 4], meth, antialias=True)),
+          F(1, 7, 9, 2))
+    C("grad", "f1:grad/quantize_and_dequantize_v2",
+      grad_of(lambda x: tf.quantization.quantize_and_dequantize_v2(x, -1.0, 1.0, range_given=True)), F(3, 4, lo=-2, hi=2))
+    C("linalg", "f1:raw/cholesky_grad", lambda a, g: tf.raw_ops.CholeskyGrad(
+        l=la.cholesky(tf.matmul(a, a, transpose_b=True) + 3.0 * tf.eye(4)), grad=g), F(4, 4), F(4, 4))
     # -- the remaining forward ops of tf.raw_ops (session 20, e6): public functions that leave them, and
     # raw ops a TF1 graph or tf.raw_ops call puts in a SavedModel
     raw = tf.raw_ops

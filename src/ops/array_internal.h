@@ -87,6 +87,8 @@ SM_ARRAY_KERNEL(range);
 SM_ARRAY_KERNEL(strided_slice);
 SM_ARRAY_KERNEL(strided_slice_grad); /* prepare: strided_slice's; registered by grad_array.c */
 sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_kctx *ctx);
+sm_status *sm__array_strided_slice_put(const void *state, sm_tensor *x, const sm_tensor *begin, const sm_tensor *end,
+                                       const sm_tensor *strides, const sm_tensor *v);
 /* CheckNumerics' message attr as a string the state owns (free); CheckNumericsV2's too (math_misc.c). */
 sm_status *sm__array_prepare_check_numerics(const sm_node *node, void **state);
 SM_ARRAY_KERNEL(slice);

@@ -208,10 +208,28 @@ sm_status *sm__array_compute_strided_slice(const void *state, sm_kctx *ctx) {
 /* TensorStridedSliceUpdate (tf.tensor_strided_slice_update, TF's `x[...].assign` on a tensor): x with
  * the slice StridedSlice would take replaced by value, broadcast to the slice's shape as TF does. */
 sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_kctx *ctx) {
-  const sm_tensor *x = sm__kctx_input(ctx, 0), *v = sm__kctx_input(ctx, 4);
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
   ss_plan p;
   sm_status *s = ss_validate(state, x, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), &p);
   if (s) return s;
+  sm_tensor *out;
+  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), p.rank, sm_tensor_dims(x), &out);
+  if (!s) s = sm__array_copy(out, 0, x, 0, sm_tensor_num_elements(x));
+  return s ? s : sm__array_strided_slice_put(state, out, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2),
+                                             sm__kctx_input(ctx, 3), sm__kctx_input(ctx, 4));
+}
+
+/* The slice of x (in place) that StridedSlice with these begin/end/strides would take, set to v
+ * broadcast to its shape: TensorStridedSliceUpdate's core, and StridedSliceAssign's on a copy of
+ * the variable's value (scatter_resource.c). */
+sm_status *sm__array_strided_slice_put(const void *state, sm_tensor *x, const sm_tensor *begin, const sm_tensor *end,
+                                       const sm_tensor *strides, const sm_tensor *v) {
+  ss_plan p;
+  sm_status *s = ss_validate(state, x, begin, end, strides, &p);
+  if (s) return s;
+  int64_t count = 1;
+  for (int i = 0; i < p.rank; i++) count *= p.proc[i];
+  if (count == 0) return NULL; /* TF checks value's shape only for a slice that is not empty */
   /* value broadcasts to the slice's shape (numpy rules; extra leading dims of 1 allowed) */
   int vr = sm_tensor_rank(v), ok = sm_tensor_dtype(v) == sm_tensor_dtype(x);
   const int64_t *vd = sm_tensor_dims(v);
@@ -229,12 +247,7 @@ sm_status *sm__array_compute_tensor_strided_slice_update(const void *state, sm_k
     return sm_status_new(SM_INVALID_ARGUMENT, "Cannot broadcast input shape %s into final shape %s",
                          sm__array_shape_str(v, a, sizeof a), sm_shape_str(p.final_rank, p.final, b, sizeof b));
   }
-  sm_tensor *out;
-  s = sm__kctx_alloc_output(ctx, 0, sm_tensor_dtype(x), p.rank, sm_tensor_dims(x), &out);
-  if (!s) s = sm__array_copy(out, 0, x, 0, sm_tensor_num_elements(x));
-  int64_t count = 1;
-  for (int i = 0; i < p.rank; i++) count *= p.proc[i];
-  if (s || count == 0) return s;
+  sm_tensor *out = x;
   /* the broadcast value, contiguous in the slice's shape (which is its processing shape's layout) */
   sm_tensor *bv = NULL;
   s = sm_tensor_new(sm_tensor_dtype(x), p.final_rank, p.final, &bv);

@@ -1,7 +1,8 @@
 /* image_transform.c - the geometric image kernels the augmentation layers export:
  * ImageProjectiveTransformV2/V3 (RandomRotation, RandomZoom, RandomTranslation, RandomShear, ...),
  * CropAndResize (tf.image.crop_and_resize) and ScaleAndTranslate (tf.image.resize with
- * antialias=True, Resizing(antialias=True), tf.raw_ops.ScaleAndTranslate).
+ * antialias=True, Resizing(antialias=True), tf.raw_ops.ScaleAndTranslate) and its gradient
+ * ScaleAndTranslateGrad (the spans transposed).
  *
  * Semantics are TensorFlow's CPU kernels' (image_ops.h ProjectiveGenerator and MapCoordinate,
  * image_ops.cc; crop_and_resize_op.cc), float for float, with TF's mixed int/float arithmetic
@@ -594,7 +595,71 @@ static sm_status *sat_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ScaleAndTranslateGrad(grads [B, OH, OW, C], original_image [B, H, W, C], scale, translation): the
+ * forward's spans transposed (TF's ComputeGradSpans): each input row gets w * the grads' rows that
+ * sampled it, in output order, then the columns the same way. float only, as TF's kernel. */
+static sm_status *satg_compute(const void *state, sm_kctx *ctx) {
+  const sat_state *s = state;
+  const sm_tensor *g = sm__kctx_input(ctx, 0), *img = sm__kctx_input(ctx, 1);
+  char buf[128];
+  if (sm_tensor_rank(g) != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input_grad must be 4-dimensional%s",
+                         sm_shape_str(sm_tensor_rank(g), sm_tensor_dims(g), buf, sizeof buf));
+  if (sm_tensor_rank(img) != 4)
+    return sm_status_new(SM_INVALID_ARGUMENT, "original_image must be 4-dimensional%s",
+                         sm_shape_str(sm_tensor_rank(img), sm_tensor_dims(img), buf, sizeof buf));
+  if (sm_tensor_dtype(g) != SM_FLOAT || sm_tensor_dtype(img) != SM_FLOAT)
+    return sm_status_new(SM_INVALID_ARGUMENT, "ScaleAndTranslateGrad takes float grads and original_image");
+  const int64_t *gd = sm_tensor_dims(g), *d = sm_tensor_dims(img);
+  if (d[1] >= INT32_MAX || d[2] >= INT32_MAX || gd[1] >= INT32_MAX || gd[2] >= INT32_MAX)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input sizes must be between 0 and max int32");
+  float rs, cs, rt, ct;
+  sm_status *st = two_floats(sm__kctx_input(ctx, 2), "scale", &rs, &cs);
+  if (st) return st;
+  if (!(rs > 0 && cs > 0)) return sm_status_new(SM_INVALID_ARGUMENT, "Scale must be greater than zero.");
+  if ((st = two_floats(sm__kctx_input(ctx, 3), "translation", &rt, &ct))) return st;
+  sm_tensor *out;
+  /* as TF: the batch and channels are the grads', the height and width original_image's */
+  const int64_t B = gd[0], H = d[1], W = d[2], C = gd[3], OH = gd[1], OW = gd[2];
+  if ((st = sm__kctx_alloc_output(ctx, 0, SM_FLOAT, 4, (int64_t[]){B, H, W, C}, &out))) return st;
+  if (sm_tensor_num_elements(out) == 0 || sm_tensor_num_elements(g) == 0) return NULL;
+  spans rows, cols;
+  if ((st = sat_spans(ctx, s, OW, W, cs, ct, &cols)) || (st = sat_spans(ctx, s, OH, H, rs, rt, &rows))) return st;
+  float *mid = sm__kctx_scratch(ctx, (size_t)(H * OW * C) * sizeof *mid, &st);
+  if (!mid) return st;
+  const float *gv = sm_tensor_data(g);
+  float *o = sm_tensor_data(out);
+  const int64_t grow = OW * C;
+  for (int64_t b = 0; b < B; b++) {
+    memset(mid, 0, (size_t)(H * grow) * sizeof *mid);
+    for (int64_t y = 0; y < OH; y++) {
+      const int64_t st0 = rows.start[y], n = (st0 + rows.size < H ? st0 + rows.size : H) - st0;
+      const float *src = gv + (b * OH + y) * grow;
+      for (int64_t k = 0; k < n; k++) {
+        const float w = rows.w[y * rows.size + k];
+        if (w == 0.0f) continue;
+        float *dst = mid + (st0 + k) * grow;
+        for (int64_t e = 0; e < grow; e++) dst[e] += w * src[e];
+      }
+    }
+    for (int64_t i = 0; i < H; i++) {
+      float *orow = o + (b * H + i) * W * C;
+      const float *mrow = mid + i * grow;
+      for (int64_t x = 0; x < OW; x++) {
+        const int64_t st0 = cols.start[x], n = (st0 + cols.size < W ? st0 + cols.size : W) - st0;
+        for (int64_t k = 0; k < n; k++) {
+          const float w = cols.w[x * cols.size + k];
+          if (w == 0.0f) continue;
+          for (int64_t c = 0; c < C; c++) orow[(st0 + k) * C + c] += w * mrow[x * C + c];
+        }
+      }
+    }
+  }
+  return NULL;
+}
+
 const sm_kernel sm_kernels_image_transform[] = {
+    {"ScaleAndTranslateGrad", sat_prepare, satg_compute, sm__free, 0},
     {"CropAndResize", crop_prepare, crop_compute, sm__free, 0},
     {"ImageProjectiveTransformV2", proj_prepare, proj_compute, sm__free, 0},
     {"ImageProjectiveTransformV3", proj_prepare, proj_compute, sm__free, 0},

@@ -133,7 +133,7 @@ const sm_kernel sm_kernels_math[] = {
     BIN("FloorMod"), BIN("Maximum"), BIN("Minimum"), BIN("Pow"), BIN("SquaredDifference"),
     BIN("DivNoNan"), BIN("Less"), BIN("LessEqual"), BIN("Greater"), BIN("GreaterEqual"), BIN("Equal"),
     BIN("NotEqual"), BIN("LogicalAnd"), BIN("LogicalOr"), BIN("Atan2"), BIN("Xlogy"), BIN("Xdivy"),
-    BIN("Xlog1py"), BIN("TruncateDiv"), BIN("TruncateMod"), BIN("Mod"), BIN("Igamma"), BIN("Igammac"), BIN("NextAfter"),
+    BIN("Xlog1py"), BIN("TruncateDiv"), BIN("TruncateMod"), BIN("Mod"), BIN("Igamma"), BIN("Igammac"), BIN("IgammaGradA"), BIN("RandomGammaGrad"), BIN("NextAfter"),
     BIN("Zeta"), BIN("Polygamma"),
 
     UN("Neg"), UN("Square"), UN("Sqrt"), UN("Rsqrt"), UN("Exp"), UN("Log"), UN("Log1p"), UN("Expm1"),

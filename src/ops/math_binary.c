@@ -1,5 +1,5 @@
 /* math_binary.c - elementwise binary ops with NumPy broadcasting: arithmetic (with Atan2,
- * Xlogy/Xdivy/Xlog1py, TruncateDiv/Mod, Igamma/Igammac, NextAfter, Zeta, Polygamma; Add/Sub/Mul/Div of complex), comparisons,
+ * Xlogy/Xdivy/Xlog1py, TruncateDiv/Mod, Igamma/Igammac, IgammaGradA, RandomGammaGrad, NextAfter, Zeta, Polygamma; Add/Sub/Mul/Div of complex), comparisons,
  * logical ops, and string Add (concatenation) / Equal / NotEqual.
  *
  * Each (op, dtype) pair has three row loops - both operands contiguous, y a scalar, x a scalar -
@@ -22,7 +22,7 @@
 
 enum {
   OP_add, OP_sub, OP_mul, OP_div, OP_floordiv, OP_floormod, OP_max, OP_min, OP_pow, OP_sqdiff,
-  OP_divnonan, OP_atan2, OP_xlogy, OP_xdivy, OP_xlog1py, OP_truncdiv, OP_truncmod, OP_igamma, OP_igammac,
+  OP_divnonan, OP_atan2, OP_xlogy, OP_xdivy, OP_xlog1py, OP_truncdiv, OP_truncmod, OP_igamma, OP_igammac, OP_igamma_da, OP_gamma_grad,
   OP_nextafter, OP_zeta, OP_polygamma, OP_lt, OP_le, OP_gt, OP_ge, OP_eq, OP_ne, OP_and, OP_or, NOPS
 };
 typedef void (*binrow)(int64_t n, const void *x, const void *y, void *z);
@@ -139,6 +139,8 @@ static inline uint64_t ipow(uint64_t base, uint64_t e) {
   X(truncmod, UINT, SAME, a % b)                                                                 \
   X(igamma, FLOAT, SAME, sm__igamma(a, b, 0))                                                    \
   X(igammac, FLOAT, SAME, sm__igamma(a, b, 1))                                                   \
+  X(igamma_da, FLOAT, SAME, sm__igamma_der_a(a, b, 0))                                           \
+  X(gamma_grad, FLOAT, SAME, sm__igamma_der_a(a, b, 1))                                          \
   X(nextafter, FLOAT, SAME, _Generic((a), float: nextafterf, default: nextafter)(a, b))          \
   X(zeta, FLOAT, SAME, sm__zeta(a, b))                                                           \
   X(polygamma, FLOAT, SAME, sm__polygamma(a, b))                                                 \
@@ -195,6 +197,7 @@ static const struct {
     {"Mod", OP_truncmod}, /* TF1's name: fmod / C remainder, as TruncateMod */
     {"Igamma", OP_igamma},     {"Igammac", OP_igammac}, {"NextAfter", OP_nextafter},
     {"Zeta", OP_zeta},         {"Polygamma", OP_polygamma},
+    {"IgammaGradA", OP_igamma_da}, {"RandomGammaGrad", OP_gamma_grad}, /* TF's igamma_der_a / gamma_sample_der_alpha */
 };
 
 typedef struct bin_state {

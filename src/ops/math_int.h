@@ -80,6 +80,17 @@ static inline double sm__math_get_f64(const sm_tensor *t, int64_t i) {
     default: return 0;
   }
 }
+/* Element i of a float, double, half or bfloat16 tensor set to v, rounded to its dtype (others: nothing). */
+static inline void sm__math_put_f64(sm_tensor *t, int64_t i, double v) {
+  void *p = sm_tensor_data(t);
+  switch (sm_tensor_dtype(t)) {
+    case SM_FLOAT: ((float *)p)[i] = (float)v; break;
+    case SM_DOUBLE: ((double *)p)[i] = v; break;
+    case SM_HALF: ((uint16_t *)p)[i] = sm__f32_to_half((float)v); break;
+    case SM_BFLOAT16: ((uint16_t *)p)[i] = sm__f32_to_bf16((float)v); break;
+    default: break;
+  }
+}
 
 /* ---- broadcasting --------------------------------------------------------------------------- */
 /* NumPy broadcasting of up to 3 inputs, collapsed: output dims of size 1 dropped, neighbours
@@ -137,6 +148,7 @@ double sm__bessel_k1(double x);
 double sm__bessel_k0e(double x);
 double sm__bessel_k1e(double x);
 double sm__igamma(double a, double x, int upper); /* regularized P(a, x), or Q(a, x) when upper */
+double sm__igamma_der_a(double a, double x, int sample); /* dP/da (IgammaGradA), or RandomGammaGrad's */
 
 /* Grain for sm__parallel_for: elements below this run inline. */
 #define SM_MATH_PAR_MIN ((int64_t)1 << 16)

@@ -16,6 +16,7 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* lgamma_r, lgammaf_r: lgamma without the global signgam */
 #endif
+#include <float.h>
 #include <math.h>
 
 #include "ops/math_int.h"
@@ -230,4 +231,55 @@ double sm__igamma(double a, double x, int upper) {
   }
   double q = exp(ax) * h;
   return upper ? q : 1 - q;
+}
+
+/* d/da P(a, x) (sample = 0: IgammaGradA) or the reparameterised gradient of a Gamma(a) sample x,
+ * -(dP/da) / (dP/dx) (sample = 1: RandomGammaGrad): Eigen's igamma_generic_impl in its DERIVATIVE
+ * and SAMPLE_DERIVATIVE modes (forward-mode derivatives of the series for P where x <= 1 or
+ * x <= a, else of the continued fraction for Q), in double. */
+double sm__igamma_der_a(double a, double x, int sample) {
+  if (x == 0) return 0;
+  if (isnan(a) || isnan(x) || x < 0 || a <= 0) return NAN;
+  if (isinf(x)) return -0.0; /* the continued fraction's zero, negated */
+  double logax = a * log(x) - x - sm__lgamma(a);
+  if (logax < -log(DBL_MAX) || isnan(logax)) return 0;
+  double ax = exp(logax);
+  const double machep = 1.11022302462515654042e-16;
+  if (x > 1 && x > a) { /* continued fraction for Q: the derivative is minus Q's */
+    const double big = 4.503599627370496e15, biginv = 2.22044604925031308085e-16;
+    double y = 1 - a, z = x + y + 1, c = 0, pkm2 = 1, qkm2 = x, pkm1 = x + 1, qkm1 = z * x;
+    double ans = pkm1 / qkm1, dpkm2 = 0, dqkm2 = 0, dpkm1 = 0, dqkm1 = -x, dans = (dpkm1 - ans * dqkm1) / qkm1;
+    for (int i = 0; i < 500; i++) {
+      c += 1, y += 1, z += 2;
+      double yc = y * c, pk = pkm1 * z - pkm2 * yc, qk = qkm1 * z - qkm2 * yc;
+      double dpk = dpkm1 * z - pkm1 - dpkm2 * yc + pkm2 * c, dqk = dqkm1 * z - qkm1 - dqkm2 * yc + qkm2 * c;
+      if (qk != 0) {
+        ans = pk / qk;
+        double prev = dans;
+        dans = (dpk - ans * dqk) / qk;
+        if (fabs(dans - prev) <= machep) break;
+      }
+      pkm2 = pkm1, pkm1 = pk, qkm2 = qkm1, qkm1 = qk;
+      dpkm2 = dpkm1, dpkm1 = dpk, dqkm2 = dqkm1, dqkm1 = dqk;
+      if (fabs(pk) > big) {
+        pkm2 *= biginv, pkm1 *= biginv, qkm2 *= biginv, qkm1 *= biginv;
+        dpkm2 *= biginv, dpkm1 *= biginv, dqkm2 *= biginv, dqkm1 *= biginv;
+      }
+    }
+    double dlogax = log(x) - sm__digamma(a);
+    return sample ? (dans + ans * dlogax) * x : -(ans * ax * dlogax + dans * ax);
+  }
+  ax /= a; /* series for P */
+  double r = a, c = 1, ans = 1, dc = 0, dans = 0;
+  for (int n = 0; n < 500; n++) {
+    r += 1;
+    double term = x / r, dterm = -x / (r * r);
+    dc = term * dc + dterm * c;
+    dans += dc;
+    c *= term;
+    ans += c;
+    if (fabs(dc) <= machep * fabs(dans)) break;
+  }
+  double dlogax = log(x) - sm__digamma(a + 1);
+  return sample ? -(dans + ans * dlogax) * x / a : ans * ax * dlogax + dans * ax;
 }

@@ -16,17 +16,6 @@
 
 static int is_real(int dt) { return dt == SM_FLOAT || dt == SM_DOUBLE || dt == SM_HALF || dt == SM_BFLOAT16; }
 
-static void put(sm_tensor *t, int64_t i, double v) {
-  void *p = sm_tensor_data(t);
-  switch (sm_tensor_dtype(t)) {
-    case SM_FLOAT: ((float *)p)[i] = (float)v; break;
-    case SM_DOUBLE: ((double *)p)[i] = v; break;
-    case SM_HALF: ((uint16_t *)p)[i] = sm__f32_to_half((float)v); break;
-    case SM_BFLOAT16: ((uint16_t *)p)[i] = sm__f32_to_bf16((float)v); break;
-    default: break;
-  }
-}
-
 static const char *shp(const sm_tensor *t, char *b, size_t cap) {
   return sm_shape_str(sm_tensor_rank(t), sm_tensor_dims(t), b, cap);
 }
@@ -45,7 +34,7 @@ static sm_status *l2loss_compute(const void *state, sm_kctx *ctx) {
     double v = sm__math_get_f64(x, i);
     s += v * v;
   }
-  put(z, 0, s / 2);
+  sm__math_put_f64(z, 0, s / 2);
   return NULL;
 }
 
@@ -62,9 +51,9 @@ static void xent_row(const sm_tensor *f, int64_t fo, int64_t fs, const sm_tensor
   for (int64_t j = 0; j < k; j++) {
     double x = sm__math_get_f64(f, fo + j * fs) - m, y = l ? sm__math_get_f64(l, lo + j * ls) : (double)(j == sparse);
     if (y != 0) L += y * (lse - x);
-    put(bp, r * k + j, exp(x) / sum - y);
+    sm__math_put_f64(bp, r * k + j, exp(x) / sum - y);
   }
-  put(loss, r, L);
+  sm__math_put_f64(loss, r, L);
 }
 
 static sm_status *xent_compute(const void *state, sm_kctx *ctx) {
@@ -247,7 +236,7 @@ static sm_status *lrn_compute(const void *state, sm_kctx *ctx) {
         sq += v * v;
       }
       double den = (double)s->bias + (double)s->alpha * sq;
-      put(z, r * c + j, sm__math_get_f64(x, r * c + j) * pow(den, -(double)s->beta));
+      sm__math_put_f64(z, r * c + j, sm__math_get_f64(x, r * c + j) * pow(den, -(double)s->beta));
     }
   return NULL;
 }
@@ -294,7 +283,7 @@ static sm_status *lrn_grad_compute(const void *state, sm_kctx *ctx) {
         acc[k] += dyi * gj;
       }
     }
-    for (int64_t k = 0; k < D; k++) put(o, base + k, acc[k]);
+    for (int64_t k = 0; k < D; k++) sm__math_put_f64(o, base + k, acc[k]);
   }
   return NULL;
 }

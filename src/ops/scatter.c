@@ -1,5 +1,6 @@
 /* scatter.c - kernels that sort, scatter and bucket by index: TopKV2, ApproxTopK, ScatterNd,
- * TensorScatterUpdate/Add/Sub/Min/Max, Bucketize, SparseToDense.
+ * TensorScatterUpdate/Add/Sub/Min/Max, Bucketize, SparseToDense. The ScatterNd core (do_scatter) takes
+ * every real type, bool (update only), half/bfloat16 (in float) and complex (no min/max).
  *
  * TensorFlow's CPU kernels are the reference (topk_op.cc, scatter_nd_op.cc, bucketize_op.cc,
  * sparse_to_dense_op.cc): the same checks in the same order with the same messages, every index
@@ -11,12 +12,14 @@
  * ApproxTopK (tf.math.approx_max_k / approx_min_k) is, as TF's CPU kernel, the exact sorted TopKV2
  * with k an attr; TF's CPU has it only for the last dimension and max_k, this one also reduces any
  * reduction_dimension and gives min_k (the k smallest, ascending: TopKV2 of the negated row). */
+#include <complex.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/array_internal.h"
+#include "ops/math_int.h"
 
 /* ---- element access ----------------------------------------------------------------------- */
 
@@ -435,6 +438,26 @@ static int valid_empty(int64_t ninputs, int64_t nidx, int64_t nupd) {
       }                                                                                              \
   } while (0)
 
+#define APPLY_C(T)                                                                 \
+  do {                                                                             \
+    T *o = (T *)sm_tensor_data(out) + off;                                         \
+    const T *u = (const T *)sm_tensor_data(upd) + i * slice;                       \
+    for (int64_t e = 0; e < slice; e++)                                            \
+      o[e] = op == SC_ADD ? o[e] + u[e] : op == SC_SUB ? o[e] - u[e] : u[e];       \
+  } while (0)
+
+/* half / bfloat16: each element in float, rounded once (TF's Eigen half arithmetic). */
+static void apply_f16(int op, int dt, uint16_t *o, const uint16_t *u, int64_t n) {
+  for (int64_t e = 0; e < n; e++) {
+    float a, b;
+    sm__math_to_f32(dt, o + e, &a, 1);
+    sm__math_to_f32(dt, u + e, &b, 1);
+    float r = op == SC_ADD ? a + b : op == SC_SUB ? a - b : op == SC_MIN ? (b < a ? b : a) : op == SC_MAX ? (b > a ? b : a) : b;
+    if (op == SC_UPDATE) o[e] = u[e];
+    else sm__math_from_f32(dt, &r, o + e, 1);
+  }
+}
+
 /* The shared tail (TF's DoScatterNd): out holds the starting values (zeros or a copy of the
  * tensor) and has shape (rank, dims). */
 static sm_status *do_scatter(int op, const sm_tensor *ind, const sm_tensor *upd, sm_tensor *out, int rank,
@@ -502,6 +525,14 @@ static sm_status *do_scatter(int op, const sm_tensor *ind, const sm_tensor *upd,
       if (op != SC_UPDATE) return sm_status_new(SM_INVALID_ARGUMENT, "scatter arithmetic is not defined for bool");
       APPLY(uint8_t);
       break;
+    case SM_COMPLEX64:
+    case SM_COMPLEX128:
+      if (op == SC_MIN || op == SC_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "scatter min/max is not defined for %s", sm__array_dtype_str(dt));
+      if (dt == SM_COMPLEX64) APPLY_C(float complex);
+      else APPLY_C(double complex);
+      break;
+    case SM_HALF:
+    case SM_BFLOAT16: apply_f16(op, dt, (uint16_t *)sm_tensor_data(out) + off, (const uint16_t *)sm_tensor_data(upd) + i * slice, slice); break;
     default: return sm_status_new(SM_INVALID_ARGUMENT, "scatter is not defined for %s", sm__array_dtype_str(dt));
     }
   }

@@ -2,12 +2,13 @@
  * gathered from them. ResourceScatterAdd/Sub/Mul/Div/Min/Max/Update and their TF1 ref forms
  * Scatter* (rows of a variable by 1-D or N-D indices); ResourceScatterNdAdd/Sub/Min/Max/Update and
  * the ref forms ScatterNd*, and ScatterNdNonAliasingAdd (a tensor, not a variable); ResourceGatherNd;
- * CountUpTo / ResourceCountUpTo.
+ * CountUpTo / ResourceCountUpTo; StridedSliceAssign / ResourceStridedSliceAssign (array_slice.c's
+ * strided-slice put on a copy of the value).
  *
  * As state.c's AssignAdd, a variable's value is never written in place (it may be shared): under
  * the variable's lock its value is copied, the updates applied to the copy and the copy assigned.
  * Every index is checked before any write. The N-D forms use scatter.c's ScatterNd core
- * (sm__scatter_nd_into: its dtypes, float, double and the integers) and ResourceGatherNd GatherNd's
+ * (sm__scatter_nd_into: every real type, half/bfloat16, complex but for min/max) and ResourceGatherNd GatherNd's
  * (sm__array_gather_nd). TensorFlow's kernels: scatter_op.cc, resource_variable_ops.cc,
  * scatter_nd_op.cc, count_up_to_op.cc. */
 #include <complex.h>
@@ -183,6 +184,34 @@ static sm_status *scatter_rows(const rs_state *st, sm_tensor *nt, const sm_tenso
   return NULL;
 }
 
+/* Under v's lock: a copy of its value, apply(copy, arg), the copy assigned (nothing on error). */
+static sm_status *update_copy(sm_variable *v, sm_status *(*apply)(sm_tensor *nt, const void *const *arg), const void *const *arg) {
+  sm__variable_lock(v);
+  sm_tensor *old = NULL, *nt = NULL;
+  sm_status *s = sm__variable_read(v, &old);
+  if (!s) s = sm_tensor_new(sm__variable_dtype(v), sm_tensor_rank(old), sm_tensor_dims(old), &nt);
+  if (!s) s = sm__array_copy(nt, 0, old, 0, sm_tensor_num_elements(old));
+  if (!s) s = apply(nt, arg);
+  if (!s) {
+    s = sm__variable_assign(v, nt);
+    nt = NULL;
+  }
+  sm__variable_unlock(v);
+  sm_tensor_free(old);
+  sm_tensor_free(nt);
+  return s;
+}
+
+/* arg: the rs_state, indices, updates. */
+static sm_status *rs_apply(sm_tensor *nt, const void *const *arg) {
+  const rs_state *st = arg[0];
+  if (st->nd) {
+    static const int nd_op[] = {SM_SCATTER_UPDATE, SM_SCATTER_ADD, SM_SCATTER_SUB, -1, -1, SM_SCATTER_MIN, SM_SCATTER_MAX};
+    return sm__scatter_nd_into(nd_op[st->op], arg[1], arg[2], nt);
+  }
+  return scatter_rows(st, nt, arg[1], arg[2]);
+}
+
 static sm_status *rs_compute(const void *state, sm_kctx *ctx) {
   const rs_state *st = state;
   const char *op = st->name;
@@ -199,25 +228,34 @@ static sm_status *rs_compute(const void *state, sm_kctx *ctx) {
                          sm__array_dtype_str(sm_tensor_dtype(upd)), sm__variable_name(v), sm__array_dtype_str(dt));
   if (st->op != RS_UPDATE && !arith_dtype(dt, st->op))
     return sm_status_new(SM_UNIMPLEMENTED, "%s has no kernel for T=%s", op, sm__array_dtype_str(dt));
-  sm__variable_lock(v);
-  sm_tensor *old = NULL, *nt = NULL;
-  s = sm__variable_read(v, &old);
-  if (!s) s = sm_tensor_new(dt, sm_tensor_rank(old), sm_tensor_dims(old), &nt);
-  if (!s) s = sm__array_copy(nt, 0, old, 0, sm_tensor_num_elements(old));
-  if (!s && st->nd) {
-    static const int nd_op[] = {SM_SCATTER_UPDATE, SM_SCATTER_ADD, SM_SCATTER_SUB, -1, -1, SM_SCATTER_MIN, SM_SCATTER_MAX};
-    s = sm__scatter_nd_into(nd_op[st->op], ind, upd, nt);
-  } else if (!s) {
-    s = scatter_rows(st, nt, ind, upd);
-  }
-  if (!s) {
-    s = sm__variable_assign(v, nt);
-    nt = NULL;
-  }
-  sm__variable_unlock(v);
-  sm_tensor_free(old);
-  sm_tensor_free(nt);
+  const void *arg[3] = {st, ind, upd};
+  s = update_copy(v, rs_apply, arg);
   if (!s && st->ref) sm__kctx_forward(ctx, 0, 0);
+  return s;
+}
+
+/* StridedSliceAssign(ref, begin, end, strides, value) / ResourceStridedSliceAssign: the variable's
+ * slice (StridedSlice's, every mask) set to value broadcast to its shape (tf.Variable's
+ * `v[1:3].assign(x)`), on a copy under the variable's lock. */
+/* arg: the strided-slice state, begin, end, strides, value. */
+static sm_status *ssa_apply(sm_tensor *nt, const void *const *arg) {
+  return sm__array_strided_slice_put(arg[0], nt, arg[1], arg[2], arg[3], arg[4]);
+}
+
+static sm_status *ssa_compute(const void *state, sm_kctx *ctx) {
+  int ref = strcmp(sm__node_op(sm__kctx_node(ctx)), "ResourceStridedSliceAssign") != 0;
+  const char *op = ref ? "StridedSliceAssign" : "ResourceStridedSliceAssign";
+  sm_variable *v;
+  sm_status *s = input_var(ctx, op, &v);
+  if (s) return s;
+  const sm_tensor *val = sm__kctx_input(ctx, 4);
+  int dt = sm__variable_dtype(v);
+  if (sm_tensor_dtype(val) != dt)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: value is %s, the variable %s is %s", op,
+                         sm__array_dtype_str(sm_tensor_dtype(val)), sm__variable_name(v), sm__array_dtype_str(dt));
+  const void *arg[5] = {state, sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), val};
+  s = update_copy(v, ssa_apply, arg);
+  if (!s && ref) sm__kctx_forward(ctx, 0, 0);
   return s;
 }
 
@@ -305,6 +343,8 @@ const sm_kernel sm_kernels_scatter_resource[] = {
     RS_BOTH("ScatterNdAdd"), RS_BOTH("ScatterNdSub"), RS_BOTH("ScatterNdMin"), RS_BOTH("ScatterNdMax"),
     {"ScatterNdNonAliasingAdd", NULL, nonaliasing_compute, NULL, 0},
     {"ResourceGatherNd", NULL, gather_nd_compute, NULL, 0},
+    {"StridedSliceAssign", sm__array_prepare_strided_slice, ssa_compute, free, 0},
+    {"ResourceStridedSliceAssign", sm__array_prepare_strided_slice, ssa_compute, free, 0},
     {"CountUpTo", count_prepare, count_compute, free, 0},
     {"ResourceCountUpTo", count_prepare, count_compute, free, 0},
     {0},

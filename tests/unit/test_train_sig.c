@@ -12,20 +12,9 @@
 #include "savedmodel/model.h"
 #include "savedmodel/npy.h"
 #include "test.h"
+#include "train_sig_check.h"
 
 #define FIX SM_SOURCE_DIR "/tests/fixtures/train_sig"
-
-static double worst_rel(const sm_tensor *want, const sm_tensor *got) {
-  if (!want || !got || sm_tensor_dtype(got) != SM_FLOAT || sm_tensor_num_elements(want) != sm_tensor_num_elements(got))
-    return INFINITY;
-  const float *w = sm_tensor_data(want), *g = sm_tensor_data(got);
-  double worst = 0;
-  for (int64_t i = 0; i < sm_tensor_num_elements(want); i++) {
-    double d = fabs((double)g[i] - w[i]) / fmax(1e-3, fabs((double)w[i]));
-    if (!(d <= worst)) worst = d;
-  }
-  return worst;
-}
 
 int main(void) {
   static const char *tags[] = {"serve"};
