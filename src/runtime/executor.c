@@ -326,6 +326,10 @@ static sm_status *read_ref(const sm_tensor *h, sm_tensor **out) {
     return sm_status_new(SM_INTERNAL, "a ref input is not a variable handle");
   sm_variable *v = *(sm_variable **)sm_tensor_data(h);
   if (!v) return sm_status_new(SM_INTERNAL, "a ref input holds a null variable");
+  if (!sm__is_variable(v)) { /* a TF1 ref handle of a queue, table, ...: the handle itself */
+    *out = sm_tensor_ref((sm_tensor *)h);
+    return NULL;
+  }
   return sm__variable_read(v, out);
 }
 

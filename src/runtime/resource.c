@@ -20,7 +20,9 @@
 
 enum { KIND_VARIABLE = 1, KIND_TABLE = 2, KIND_OBJECT = 16 /* + the caller's kind */ };
 
+#define VARIABLE_MAGIC 0x56415231u /* "VAR1": what sm__is_variable checks */
 struct sm_variable {
+  uint32_t magic; /* first, so that any resource object's first bytes can be checked */
   pthread_mutex_t mu;
   int dtype;
   char *name; /* "container/name" style text for messages: just the name when container is "" */
@@ -264,6 +266,7 @@ sm_status *sm__resources_variable(sm_resources *r, const char *container, const 
     return sm_status_new(SM_NO_MEMORY, "variable '%s': out of memory", name ? name : "");
   }
   pthread_mutex_init(&v->mu, NULL);
+  v->magic = VARIABLE_MAGIC;
   v->dtype = dtype;
   v->name = dn;
   s->obj = v;
@@ -336,6 +339,13 @@ static void vlock(sm_variable *v) {
 }
 static void vunlock(sm_variable *v) {
   if (!held(v)) pthread_mutex_unlock(&v->mu);
+}
+
+int sm__is_variable(const void *obj) {
+  uint32_t m;
+  if (!obj) return 0;
+  memcpy(&m, obj, sizeof m); /* every resource object is larger than 4 bytes */
+  return m == VARIABLE_MAGIC;
 }
 
 sm_status *sm__variable_read(sm_variable *v, sm_tensor **out) {

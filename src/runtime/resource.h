@@ -34,6 +34,9 @@ sm_status *sm__resources_variable(sm_resources *r, const char *container, const 
 /* Current value with a new reference the caller frees; an uninitialized variable is a
  * FAILED_PRECONDITION error naming it ("... uninitialized value <name>"), as TF says. */
 sm_status *sm__variable_read(sm_variable *v, sm_tensor **out);
+/* Whether a DT_RESOURCE element (a pointer to an object of sm_resources) is a variable, not a table,
+ * queue or other object a TF1 ref handle may also point to. */
+int sm__is_variable(const void *obj);
 /* Replace the value; the variable takes over the caller's reference to t. A dtype other than the
  * variable's is an error. */
 sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t);
