@@ -51,7 +51,11 @@ static void fq_nudge(float min, float max, int qmin, int qmax, float *nmin, floa
   float qminf = (float)qmin, qmaxf = (float)qmax;
   *scale = (max - min) / (qmaxf - qminf);
   float zp_from_min = qminf - min / *scale;
-  uint16_t zp = zp_from_min < qminf ? (uint16_t)qmin : zp_from_min > qmaxf ? (uint16_t)qmax : (uint16_t)roundf(zp_from_min);
+  /* a NaN min or max: TF's cast of the NaN gives 0 on x86 (cvttss2si); the outputs are NaN either way */
+  uint16_t zp = zp_from_min != zp_from_min ? 0
+                : zp_from_min < qminf      ? (uint16_t)qmin
+                : zp_from_min > qmaxf      ? (uint16_t)qmax
+                                           : (uint16_t)roundf(zp_from_min);
   *nmin = (qminf - zp) * *scale, *nmax = (qmaxf - zp) * *scale;
 }
 

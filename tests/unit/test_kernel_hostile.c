@@ -8,6 +8,7 @@
  * (print each case and its inputs before running it), SM_HOSTILE_ONE=seed (with SM_HOSTILE_OP: that
  * one case). An ASan crash prints its case from the death callback; for a UBSan report rerun the op
  * with SM_HOSTILE_VERBOSE=1: the last case printed is the one. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,13 +35,17 @@ static const struct {
   const char *op;
   int dtype, rank;
   int64_t dims[4];
+  int nin, nan; /* inputs, every one fed x; nan: x (float) filled with NaN */
 } hand[] = {
     /* a zero-row matrix under a batch dim of 2^40: the loops walked the batch (hours) */
-    {"MatrixDiagPart", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 5}},
-    {"MatrixDiag", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 0}},
-    {"Qr", SM_COMPLEX64, 3, {(int64_t)1 << 40, 3, 0}},
-    {"MatrixInverse", SM_DOUBLE, 3, {(int64_t)1 << 40, 0, 0}},
-    {"Lu", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 0}},
+    {"MatrixDiagPart", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 5}, 1, 0},
+    {"MatrixDiag", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 0}, 1, 0},
+    {"Qr", SM_COMPLEX64, 3, {(int64_t)1 << 40, 3, 0}, 1, 0},
+    {"MatrixInverse", SM_DOUBLE, 3, {(int64_t)1 << 40, 0, 0}, 1, 0},
+    {"Lu", SM_FLOAT, 3, {(int64_t)1 << 40, 0, 0}, 1, 0},
+    /* min = max = NaN: the nudged zero point converted NaN to uint16 (UB; fuzz_kernels found it) */
+    {"FakeQuantWithMinMaxVars", SM_FLOAT, 0, {0}, 3, 1},
+    {"FakeQuantWithMinMaxVarsPerChannel", SM_FLOAT, 1, {1}, 3, 1},
 };
 
 static void run_hand(size_t i) {
@@ -50,9 +55,11 @@ static void run_hand(size_t i) {
   CHECK_OK(sm_graph_new(&g));
   CHECK_OK(sm_graph_placeholder(g, "x", hand[i].dtype, -1, NULL, NULL));
   sm_op *op = sm_op_begin(g, hand[i].op, "op");
-  sm_op_input(op, "x");
+  for (int k = 0; k < hand[i].nin; k++) sm_op_input(op, "x");
   CHECK_OK(sm_op_finish(op, NULL));
   CHECK_OK(sm_tensor_new(hand[i].dtype, hand[i].rank, hand[i].dims, &x));
+  if (hand[i].nan)
+    for (int64_t k = 0; k < sm_tensor_num_elements(x); k++) ((float *)sm_tensor_data(x))[k] = NAN;
   Tensorflow__MetaGraphDef mg = TENSORFLOW__META_GRAPH_DEF__INIT;
   mg.graph_def = (Tensorflow__GraphDef *)sm_graph_def(g);
   sm_session *s = NULL;
