@@ -11,7 +11,8 @@
  * K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt (doubly exponential decay: step 0.1 is exact to
  * double precision), with TF's values at 0 (inf) and below (NaN); the Hurwitz zeta function by
  * Euler-Maclaurin summation (nine terms, then the Bernoulli tail; the first-order asymptotic form
- * past q = 1e8), as Eigen's zeta does, with its NaN / inf conventions, and polygamma(n, x) =
+ * past q = 1e8), as Eigen's zeta does, with its NaN / inf conventions (below q = -1e4 a reflection
+ * of the sum instead of Eigen's -q unit steps, which never end near q = -2^31), and polygamma(n, x) =
  * (-1)^(n+1) n! zeta(n + 1, x) (digamma for n = 0, NaN unless n is a whole number >= 0). */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* lgamma_r, lgammaf_r: lgamma without the global signgam */
@@ -151,6 +152,9 @@ static double zeta_tail_den(int i) {
   return f / b[i + 1];
 }
 
+/* Below q = -ZETA_MAX_SHIFT the sum is split by the identity in sm__zeta instead of stepped. */
+#define ZETA_MAX_SHIFT 1e4
+
 double sm__zeta(double x, double q) {
   const double eps = 1.11022302462515654042e-16;
   if (isnan(x) || isnan(q)) return NAN;
@@ -162,6 +166,15 @@ double sm__zeta(double x, double q) {
     if (x != floor(x)) return NAN;
   }
   if (q > 1e8) return (1 / (x - 1) + 1 / (2 * q)) * pow(q, 1 - x);
+  if (q < -ZETA_MAX_SHIFT) {
+    /* Eigen's loop below steps q up by one until it passes 9: about -q steps, 2^31 of them for a
+     * float q near INT32_MIN (a hang, in TF too). With r = q + m in (0, 1), m = ceil(-q) and x a
+     * whole number: zeta(x, q) = sum_{j=1..m} (r - j)^-x + zeta(x, r)
+     *                         = (-1)^x (zeta(x, 1 - r) - zeta(x, m + 1 - r)) + zeta(x, r). */
+    double m = ceil(-q), r = q + m;
+    double neg = sm__zeta(x, 1 - r) - sm__zeta(x, m + 1 - r);
+    return (fmod(x, 2) != 0 ? -neg : neg) + sm__zeta(x, r);
+  }
   double sum = pow(q, -x), a = q, b = 0;
   int i = 0;
   while (i < 9 || a <= 9.0) {

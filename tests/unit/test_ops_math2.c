@@ -38,6 +38,16 @@ static void test_identities(void) {
   /* Bessel: the power series and the asymptotic series meet at |x| = 30 */
   CHECK(fabs(sm__bessel_i0e(30.0) - sm__bessel_i0e(30.0 + 1e-9)) < 1e-10);
   CHECK(fabs(sm__bessel_i1e(-30.0) + sm__bessel_i1e(30.0 + 1e-9)) < 1e-10);
+  /* zeta(2, -N - 1/2) = zeta(2, 1/2) + sum_{t = 1/2 .. N + 1/2} t^-2 = pi^2 - zeta(2, N + 3/2); stepping
+   * q up one at a time (Eigen's loop) took ~N steps: hours at N = 1e12 */
+  for (double n = 1e3; n <= 1e12; n *= 1e3) {
+    double want = 9.8696044010893586188 - sm__zeta(2, n + 1.5), got = sm__zeta(2, -n - 0.5);
+    CHECK(fabs(got - want) < 1e-12 * want);
+    CHECK(fabs(sm__zeta(2, n + 1.5) - 1 / (n + 1)) < 2 / (n * n)); /* ~1/(N+3/2) + 1/(2 (N+3/2)^2) */
+  }
+  /* odd x: zeta(3, -N - 1/2) = zeta(3, 1/2) - sum t^-3 = zeta(3, N + 3/2) */
+  CHECK(fabs(sm__zeta(3, -1e9 - 0.5) - sm__zeta(3, 1e9 + 1.5)) < 1e-14);
+  CHECK(isfinite(sm__polygamma(1, -2147483520.5)) && sm__polygamma(1, -2147483520.5) > 9.8);
   CHECK(sm__ndtri(0.5) == 0 && sm__ndtri(1e-300) < -37 && sm__ndtri(1 - 1e-12) > 7);
 }
 
