@@ -23,12 +23,7 @@ static const char *dname(int dtype) {
 }
 
 static sm_status *input_table(sm_kctx *ctx, int i, sm_table **out) {
-  const sm_tensor *t = sm__kctx_input(ctx, i);
-  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a table handle scalar", i);
-  *out = ((void *const *)sm_tensor_data(t))[0];
-  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "input %d is an empty table handle", i);
-  return NULL;
+  return sm__handle_table(sm__kctx_input(ctx, i), i, out);
 }
 
 /* ---- HashTableV2 / HashTable ---------------------------------------------------------------- */

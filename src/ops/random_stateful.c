@@ -64,11 +64,9 @@ static philox philox_from_state(const int64_t *s) {
  * *old (may be NULL) gets the state vector as it was, padded to 3. The algorithm is checked
  * after the variable (TF's order): `alg` when not read from the state. */
 static sm_status *advance_state(sm_kctx *ctx, int alg_from_state, int64_t alg, uint64_t calls, philox *gen, sm_tensor *old) {
-  const sm_tensor *h = sm__kctx_input(ctx, 0);
-  if (!h || sm_tensor_dtype(h) != SM_RESOURCE || sm_tensor_num_elements(h) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not a resource handle scalar");
-  sm_variable *v = ((void *const *)sm_tensor_data(h))[0];
-  if (!v) return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is an empty resource handle");
+  sm_variable *v;
+  sm_status *hs = sm__handle_variable(sm__kctx_input(ctx, 0), 0, &v);
+  if (hs) return hs;
   sm__variable_lock(v);
   sm_tensor *cur = NULL, *nt = NULL;
   sm_status *st = sm__variable_read(v, &cur);

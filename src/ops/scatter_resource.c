@@ -51,11 +51,8 @@ static sm_status *rs_prepare(const sm_node *node, void **state) {
 
 /* The variable of input 0 (a resource handle, or a ref the executor passes as one). */
 static sm_status *input_var(sm_kctx *ctx, const char *op, sm_variable **v) {
-  const sm_tensor *h = sm__kctx_input(ctx, 0);
-  if (!h || sm_tensor_dtype(h) != SM_RESOURCE || sm_tensor_num_elements(h) != 1 || !((void *const *)sm_tensor_data(h))[0])
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input 0 is not a variable", op);
-  *v = ((void *const *)sm_tensor_data(h))[0];
-  return NULL;
+  sm_status *s = sm__handle_variable(sm__kctx_input(ctx, 0), 0, v);
+  return s ? sm_status_prefix(s, "%s", op) : NULL;
 }
 
 /* dst[i] op= src[i or 0], n elements, one dtype. */

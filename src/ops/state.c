@@ -51,21 +51,8 @@ static sm_status *attr_bool_or(const sm_node *n, const char *attr, int dflt, int
   return sm__node_attr(n, attr) ? sm__node_attr_bool(n, attr, v) : NULL;
 }
 
-/* The resource element of input i (a DT_RESOURCE scalar). */
-static sm_status *input_handle(sm_kctx *ctx, int i, void **out) {
-  const sm_tensor *t = sm__kctx_input(ctx, i);
-  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1)
-    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a resource handle scalar", i);
-  *out = ((void *const *)sm_tensor_data(t))[0];
-  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "input %d is an empty resource handle", i);
-  return NULL;
-}
-
 static sm_status *input_variable(sm_kctx *ctx, int i, sm_variable **v) {
-  void *p;
-  sm_status *s = input_handle(ctx, i, &p);
-  *v = p;
-  return s;
+  return sm__handle_variable(sm__kctx_input(ctx, i), i, v);
 }
 
 static int same_shape(const sm_tensor *a, const sm_tensor *b) {

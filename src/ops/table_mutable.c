@@ -22,12 +22,7 @@ static const char *dname(int dtype) {
 }
 
 static sm_status *input_table(sm_kctx *ctx, int i, sm_table **out) {
-  const sm_tensor *t = sm__kctx_input(ctx, i);
-  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1 || !sm_tensor_data(t))
-    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a table handle scalar", i);
-  *out = ((void *const *)sm_tensor_data(t))[0];
-  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "input %d is an empty table handle", i);
-  return NULL;
+  return sm__handle_table(sm__kctx_input(ctx, i), i, out);
 }
 
 static sm_status *mutable_table(sm_kctx *ctx, sm_table **out) {
@@ -114,13 +109,11 @@ static sm_status *out_type_prepare(const sm_node *node, void **state) {
 
 static sm_status *variable_shape_compute(const void *state, sm_kctx *ctx) {
   int dt = *(const int *)state;
-  const sm_tensor *h = sm__kctx_input(ctx, 0);
-  if (!h || sm_tensor_dtype(h) != SM_RESOURCE || sm_tensor_num_elements(h) != 1 || !sm_tensor_data(h) ||
-      !((void *const *)sm_tensor_data(h))[0])
-    return sm_status_new(SM_INVALID_ARGUMENT, "VariableShape: input is not a variable handle scalar");
-  sm_variable *var = ((void *const *)sm_tensor_data(h))[0];
+  sm_variable *var;
+  sm_status *s = sm__handle_variable(sm__kctx_input(ctx, 0), 0, &var);
+  if (s) return sm_status_prefix(s, "VariableShape");
   sm_tensor *val;
-  sm_status *s = sm__variable_read(var, &val);
+  s = sm__variable_read(var, &val);
   if (s) return s;
   int r = sm_tensor_rank(val);
   int64_t n = r;

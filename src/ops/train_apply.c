@@ -201,11 +201,8 @@ static sm_status *ta_compute(const void *state, sm_kctx *ctx) {
   ta_vars vs = {.n = d->nvar};
   char a[96], b[96];
   for (int i = 0; i < d->nvar; i++) {
-    const sm_tensor *h = sm__kctx_input(ctx, i);
-    if (!h || sm_tensor_dtype(h) != SM_RESOURCE || sm_tensor_num_elements(h) != 1 ||
-        !((void *const *)sm_tensor_data(h))[0])
-      return sm_status_new(SM_INVALID_ARGUMENT, "%s: input %d (%s) is not a variable", op, i, d->vars[i]);
-    vs.v[i] = ((void *const *)sm_tensor_data(h))[0];
+    sm_status *hs = sm__handle_variable(sm__kctx_input(ctx, i), i, &vs.v[i]);
+    if (hs) return sm_status_prefix(hs, "%s (%s)", op, d->vars[i]);
     if (sm__variable_dtype(vs.v[i]) != st->dtype)
       return sm_status_new(SM_INVALID_ARGUMENT, "%s: variable %s (%s) has dtype %s, the op's T is %s", op,
                            sm__variable_name(vs.v[i]), d->vars[i], dname(sm__variable_dtype(vs.v[i])),

@@ -671,7 +671,7 @@ static sm_status *restore_object_graph(sm_model *m, const char *export_dir) {
     sm_variable *v = sm_tensor_dtype(vals[i]) == SM_RESOURCE && sm_tensor_num_elements(vals[i]) == 1
                          ? *(sm_variable **)sm_tensor_data(vals[i])
                          : NULL;
-    if (v && !sm__variable_is_initialized(v)) need = 1;
+    if (v && sm__is_variable(v) && !sm__variable_is_initialized(v)) need = 1;
   }
   if (!need) goto done;
   if ((st = sm_bundle_open(prefix, &b))) goto done;
@@ -719,8 +719,10 @@ static sm_status *restore_object_graph(sm_model *m, const char *export_dir) {
   for (size_t i = 0; i < nobj; i++) {
     if (!handle[i]) continue;
     int idx = k++;
-    sm_variable *v = sm_tensor_dtype(vals[idx]) == SM_RESOURCE ? *(sm_variable **)sm_tensor_data(vals[idx]) : NULL;
-    if (!v || sm__variable_is_initialized(v) || ck[i] < 0 || (size_t)ck[i] >= tg->n_nodes || !tg->nodes[ck[i]])
+    sm_variable *v = sm_tensor_dtype(vals[idx]) == SM_RESOURCE && sm_tensor_num_elements(vals[idx]) == 1
+                         ? *(sm_variable **)sm_tensor_data(vals[idx])
+                         : NULL;
+    if (!v || !sm__is_variable(v) || sm__variable_is_initialized(v) || ck[i] < 0 || (size_t)ck[i] >= tg->n_nodes || !tg->nodes[ck[i]])
       continue;
     const Tensorflow__TrackableObjectGraph__TrackableObject *to = tg->nodes[ck[i]];
     const char *key = NULL;

@@ -46,8 +46,10 @@ typedef struct entry {
   int used;
 } entry;
 
+#define TABLE_MAGIC 0x54424c31u /* "TBL1": what sm__is_table checks */
 struct sm_table {
   void *self; /* points here: an anonymous table's handle tensor wraps this word */
+  uint32_t magic; /* second, as a TensorArray's (every resource object is larger than 16 bytes) */
   pthread_rwlock_t rw; /* readers: find, size, export; writers: init, insert, remove, import */
   int key_dtype, value_dtype, kind;
   int vrank;
@@ -348,6 +350,46 @@ int sm__is_variable(const void *obj) {
   return m == VARIABLE_MAGIC;
 }
 
+int sm__is_table(const void *obj) {
+  const sm_table *t = obj;
+  return t && t->self == obj && t->magic == TABLE_MAGIC;
+}
+
+static const char *held_kind(const void *obj) {
+  return sm__is_variable(obj) ? "a variable" : sm__is_table(obj) ? "a lookup table" : "another kind of resource";
+}
+
+static sm_status *handle_object(const sm_tensor *h, int i, void **out) {
+  *out = NULL;
+  if (!h || sm_tensor_dtype(h) != SM_RESOURCE || sm_tensor_num_elements(h) != 1 || !sm_tensor_data(h))
+    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is not a resource handle scalar", i);
+  *out = ((void *const *)sm_tensor_data(h))[0];
+  if (!*out) return sm_status_new(SM_INVALID_ARGUMENT, "input %d is an empty resource handle", i);
+  return NULL;
+}
+
+sm_status *sm__handle_variable(const sm_tensor *h, int i, sm_variable **out) {
+  void *obj;
+  sm_status *s = handle_object(h, i, &obj);
+  *out = NULL;
+  if (s) return s;
+  if (!sm__is_variable(obj))
+    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is a handle to %s, not to a variable", i, held_kind(obj));
+  *out = obj;
+  return NULL;
+}
+
+sm_status *sm__handle_table(const sm_tensor *h, int i, sm_table **out) {
+  void *obj;
+  sm_status *s = handle_object(h, i, &obj);
+  *out = NULL;
+  if (s) return s;
+  if (!sm__is_table(obj))
+    return sm_status_new(SM_INVALID_ARGUMENT, "input %d is a handle to %s, not to a lookup table", i, held_kind(obj));
+  *out = obj;
+  return NULL;
+}
+
 sm_status *sm__variable_read(sm_variable *v, sm_tensor **out) {
   *out = NULL;
   if (!v) return sm_status_new(SM_INVALID_ARGUMENT, "reading a variable: null handle");
@@ -471,6 +513,7 @@ static sm_status *table_make(char *dname, const sm_table_spec *spec, int64_t vn,
   pthread_rwlock_init(&t->rw, NULL);
   atomic_init(&t->initialized, spec->kind != SM_TABLE_STATIC);
   t->self = t;
+  t->magic = TABLE_MAGIC;
   t->key_dtype = spec->key_dtype;
   t->value_dtype = spec->value_dtype;
   t->kind = spec->kind;

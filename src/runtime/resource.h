@@ -37,6 +37,12 @@ sm_status *sm__variable_read(sm_variable *v, sm_tensor **out);
 /* Whether a DT_RESOURCE element (a pointer to an object of sm_resources) is a variable, not a table,
  * queue or other object a TF1 ref handle may also point to. */
 int sm__is_variable(const void *obj);
+int sm__is_table(const void *obj); /* the same for a lookup table */
+/* The object of a DT_RESOURCE scalar handle h (input i, for messages), checked to be a variable /
+ * a table: a hostile graph may feed any kind of handle to any op that takes one, and each object
+ * is read only as what it is; the error says what the handle holds instead. */
+sm_status *sm__handle_variable(const sm_tensor *h, int i, sm_variable **out);
+sm_status *sm__handle_table(const sm_tensor *h, int i, sm_table **out);
 /* Replace the value; the variable takes over the caller's reference to t. A dtype other than the
  * variable's is an error. */
 sm_status *sm__variable_assign(sm_variable *v, sm_tensor *t);
