@@ -11,6 +11,7 @@ Usage: /tmp/tfvenv/bin/python tools/gen_op_defs.py > src/graph/op_defs.c
 import sys
 
 from tensorflow.python.framework import op_def_registry
+import tensorflow_text  # noqa: F401  (registers TF Text's ops, which src/ops/tftext.c runs)
 
 # The builder's original table first (its order), then every op the runtime may run or meet in a
 # real SavedModel (ops.md section 3 and the tf-serving fixtures), sorted.
@@ -23,6 +24,7 @@ Select StaticRegexFullMatch
 """.split()
 
 RUNTIME_OPS = """
+CaseFoldUTF8 NormalizeUTF8 RegexSplitWithOffsets WordpieceTokenizeWithOffsets
 Abs Add AddN All Any ArgMin Assert Assign AssignAdd AssignAddVariableOp AssignSub
 AssignSubVariableOp AvgPool AvgPool3D BatchMatMul BatchMatMulV2 BatchMatMulV3 BatchToSpaceND
 CudnnRNN CudnnRNNV2 CudnnRNNV3 CudnnRNNParamsSize

@@ -13,7 +13,7 @@ dir=$1
 py=${PYTHON:-python3}
 
 if [ -x "$dir/bin/python" ] &&
-   "$dir/bin/python" -c "import numpy, tensorflow, tf2onnx, onnxruntime, grpc, tensorflow_serving.apis" \
+   "$dir/bin/python" -c "import numpy, tensorflow, tensorflow_text, tf2onnx, onnxruntime, grpc, tensorflow_serving.apis" \
      >/dev/null 2>&1; then
   exit 0
 fi
@@ -31,5 +31,10 @@ echo "venv: installing tensorflow-cpu, numpy, tf2onnx, onnxruntime into $dir (a 
 # (its other dependencies, grpcio and protobuf, come with TensorFlow).
 "$dir/bin/python" -m pip install -q --no-deps tensorflow-serving-api
 "$dir/bin/python" -c "import grpc, tensorflow_serving.apis.prediction_service_pb2_grpc"
+# TensorFlow Text (its custom ops: tools/zoo_text.py's tftext_bert model, tools/gen_op_defs.py), the
+# release of TensorFlow's minor version, without its dependencies (which would move TensorFlow).
+tfmm=$("$dir/bin/python" -c "import tensorflow as tf; print('.'.join(tf.__version__.split('.')[:2]))")
+"$dir/bin/python" -m pip install -q --no-deps "tensorflow-text==$tfmm.*"
+"$dir/bin/python" -c "import tensorflow_text"
 # Fail here, not later in a tool, if the install did not produce a working TensorFlow.
 "$dir/bin/python" -c "import numpy, tensorflow as tf; print('venv: tensorflow', tf.__version__)"

@@ -150,8 +150,90 @@ def build_tf2_strings(model_dir):
                 rng.standard_normal(n).astype(np.float32) * 100 if alias == "x" else None)}
 
 
+def build_tftext_bert(model_dir):
+    """TensorFlow Text's tokenizers (its custom ops: CaseFoldUTF8, NormalizeUTF8, RegexSplitWithOffsets,
+    WordpieceTokenizeWithOffsets), as a BERT preprocessing export holds them."""
+    tf = _tf()
+    import numpy as np
+    import os
+    import tempfile
+    import tensorflow_text as text
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "quick", "brown", "fox", "##es", "jump", "##ed", "over",
+             "lazy", "dog", ".", ",", "!", "a", "##s", "hello", "world", "un", "##aff", "##able", "caf", "##e",
+             "\u00e9", "##\u00e9", "\u65e5", "\u672c", "x", "##x", "##y", "zz"]
+    vdir = tempfile.mkdtemp()
+    vfile = os.path.join(vdir, "vocab.txt")
+    with open(vfile, "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
+
+    class Bert(tf.Module):
+        def __init__(self):
+            self.bert = text.BertTokenizer(vfile, lower_case=True)
+            self.bert_cased = text.BertTokenizer(vfile, lower_case=False, keep_whitespace=False)
+            table = self.bert._wordpiece_tokenizer._vocab_lookup_table
+            self.wp_long = text.WordpieceTokenizer(table, max_bytes_per_word=8, token_out_type=tf.string)
+            self.wp_split = text.WordpieceTokenizer(table, split_unknown_characters=True, token_out_type=tf.string)
+            self.wp_chars = text.WordpieceTokenizer(table, max_chars_per_token=3, unknown_token=None,
+                                                    token_out_type=tf.string)
+            self.wp_suffix = text.WordpieceTokenizer(table, suffix_indicator="", unknown_token="<?>",
+                                                     token_out_type=tf.string)
+
+    m = Bert()
+    sig = [tf.TensorSpec([None], tf.string, name="x")]
+
+    def bert(x):
+        ids = m.bert.tokenize(x).merge_dims(-2, -1)
+        cased = m.bert_cased.tokenize(x).merge_dims(-2, -1)
+        return {"ids": ids.to_tensor(-1), "ids_cased": cased.to_tensor(-1)}
+
+    def wordpiece(x):
+        out = {}
+        for name, wp in (("long", m.wp_long), ("split", m.wp_split), ("chars", m.wp_chars), ("suffix", m.wp_suffix)):
+            toks, starts, ends = wp.tokenize_with_offsets(x)
+            out[name] = toks.to_tensor("<none>")
+            out[name + "_starts"] = starts.to_tensor(-1)
+            out[name + "_ends"] = ends.to_tensor(-1)
+        return out
+
+    def norm(x):
+        out = {f.lower(): text.normalize_utf8(x, f) for f in ("NFC", "NFD", "NFKC", "NFKD")}
+        out["fold"] = text.case_fold_utf8(x)
+        out["fold_2d"] = text.case_fold_utf8(tf.reshape(x, [-1, 1]))
+        return out
+
+    def split(x):
+        toks, b, e = text.regex_split_with_offsets(x, r"\s|[,.!]", r"[,.!]")
+        toks2, b2, e2 = text.regex_split_with_offsets(x, r"o+", "")
+        return {"tokens": toks.to_tensor("<none>"), "begins": b.to_tensor(-1), "ends": e.to_tensor(-1),
+                "tokens_o": toks2.to_tensor("<none>"), "begins_o": b2.to_tensor(-1), "ends_o": e2.to_tensor(-1)}
+
+    sigs = {k: tf.function(f, input_signature=sig) for k, f in
+            (("serving_default", bert), ("wordpiece", wordpiece), ("norm", norm), ("split", split))}
+    tf.saved_model.save(m, model_dir, signatures=sigs)
+    sentences = np.array([b"The quick brown foxes jumped over the lazy dog.", b"Hello, WORLD!",
+                          "Caf\u00e9 unaffable \u65e5\u672c xxy zz.".encode(), b"", b"  spaced,,out  ",
+                          "\u00c5\ufb01\uff21\u2460 Stra\u00dfe e\u0301".encode(), b"bad\xff bytes\xc3 here\xed\xa0\x80",
+                          b"foxesfoxesfoxes un##aff"], dtype=object)
+    words = np.array([b"foxes", b"jumped", b"unaffable", b"xxyyx", b"qqq", b"", "caf\u00e9".encode(), b"zzzzzzzzz",
+                      b"a\xffs", "\u65e5\u672c".encode(), b"thethe"], dtype=object)
+    return {"style": "tf2",
+            "description": "TensorFlow Text %s (its custom ops, as TF Serving links them): BertTokenizer with "
+                           "lower_case (CaseFoldUTF8, NormalizeUTF8 NFD, accents stripped) and cased, over a "
+                           "34-word vocabulary asset; WordpieceTokenizer with max_bytes_per_word 8, "
+                           "split_unknown_characters, max_chars_per_token 3 without an unknown token, an empty "
+                           "suffix_indicator; normalize_utf8 in the four forms and case_fold_utf8 (ill-formed "
+                           "bytes copied); regex_split_with_offsets with a kept delimiter and without; "
+                           "tf.saved_model.save (TF %s)." % (text.__version__, tf.__version__),
+            "inputs": {"serving_default": {"x": sentences}, "norm": {"x": sentences}, "split": {"x": sentences},
+                       "wordpiece": {"x": words}},
+            "batch_inputs": lambda key, alias, n, rng: (
+                words[rng.integers(0, len(words), n)] if key == "wordpiece" else
+                sentences[rng.integers(0, len(sentences), n)])}
+
+
 TEXT_BUILDERS = {
     "keras_text_vectorization": build_keras_text_vectorization,
     "keras_lookup_hashing": build_keras_lookup_hashing,
     "tf2_strings": build_tf2_strings,
+    "tftext_bert": build_tftext_bert,
 }

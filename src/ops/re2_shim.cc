@@ -51,6 +51,22 @@ SM_RE2_EXPORT int sm_re2_full_match(const void *re, const char *s, size_t n) {
   return RE2::FullMatch(re2::StringPiece(s, n), *static_cast<const RE2 *>(re)) ? 1 : 0;
 }
 
+// One step of RE2::FindAndConsume(&in, re, &group1) on s[0..n) taken as the whole text: 1 when
+// it matches (*gb, *ge: group 1's bytes; *end: the end of the whole match), 0 when it does not or
+// the pattern has no group 1 (RE2 then returns false), -1 when group 1 took no part in the match.
+SM_RE2_EXPORT int sm_re2_find_group1(const void *re, const char *s, size_t n, size_t *gb, size_t *ge, size_t *end) {
+  const RE2 &r = *static_cast<const RE2 *>(re);
+  if (r.NumberOfCapturingGroups() < 1) return 0;
+  if (!s) s = "";
+  re2::StringPiece in(s, n), sub[2];
+  if (!r.Match(in, 0, n, RE2::UNANCHORED, sub, 2)) return 0;
+  if (sub[1].data() == nullptr) return -1;
+  *gb = (size_t)(sub[1].data() - s);
+  *ge = *gb + sub[1].size();
+  *end = (size_t)(sub[0].data() - s) + sub[0].size();
+  return 1;
+}
+
 // s[0..n) with the first (global 0) or every (global 1) match replaced by rewrite (\0..\9 name
 // groups): *out malloc'd (*out_len bytes, NUL-terminated). 0 on success, -1 out of memory.
 SM_RE2_EXPORT int sm_re2_replace(const void *re, const char *s, size_t n, const char *rewrite, size_t rlen,

@@ -31,6 +31,7 @@ typedef void *(*re_compile_fn)(const char *, size_t, char **);
 typedef void (*re_free_fn)(void *);
 typedef int (*re_full_fn)(const void *, const char *, size_t);
 typedef int (*re_replace_fn)(const void *, const char *, size_t, const char *, size_t, int, char **, size_t *);
+typedef int (*re_find_fn)(const void *, const char *, size_t, size_t *, size_t *, size_t *);
 
 /* The module binds RE2's symbols in its own scope first (RTLD_DEEPBIND): a process that has
  * already loaded another RE2 build globally (TensorFlow's libtensorflow_framework exports its
@@ -55,6 +56,7 @@ static re_compile_fn re2_compile;
 static re_free_fn re2_free;
 static re_full_fn re2_full;
 static re_replace_fn re2_replace;
+static re_find_fn re2_find;
 static char re2_why[256];
 
 static void re2_try(const char *path) {
@@ -69,7 +71,8 @@ static void re2_try(const char *path) {
   SM_BIND(h, re2_free, "sm_re2_free");
   SM_BIND(h, re2_full, "sm_re2_full_match");
   SM_BIND(h, re2_replace, "sm_re2_replace");
-  if (!re2_compile || !re2_free || !re2_full || !re2_replace) {
+  SM_BIND(h, re2_find, "sm_re2_find_group1");
+  if (!re2_compile || !re2_free || !re2_full || !re2_replace || !re2_find) {
     snprintf(re2_why, sizeof re2_why, "%s lacks the sm_re2_* functions", path);
     re2_compile = NULL;
     dlclose(h);
@@ -124,6 +127,10 @@ sm_status *sm__re2_compile(const char *op, const char *pat, size_t len, void **r
 }
 
 int sm__re2_full_match(const void *re, const char *s, size_t n) { return re2_full(re, s, n); }
+
+int sm__re2_find_group1(const void *re, const char *s, size_t n, size_t *gb, size_t *ge, size_t *end) {
+  return re2_find(re, s, n, gb, ge, end);
+}
 
 void sm__re2_free(void *re) {
   if (re) re2_free(re);

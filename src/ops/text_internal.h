@@ -8,6 +8,11 @@
 
 #include "runtime/kernel.h"
 
+/* The system's ICU (libicuuc.so.N, the newest installed), opened once at first use by unicode.c:
+ * the dlopen handle (NULL: none) and N, the suffix of its versioned symbols ("ucnv_open_72"). */
+void *sm__icu_lib(int *version);
+void *sm__icu_sym(void *h, const char *name, int version); /* name or name_N; NULL if absent */
+
 /* Element i of an int32 or int64 tensor (callers check the dtype). */
 static inline int64_t tx_int(const sm_tensor *t, int64_t i) {
   return sm_tensor_dtype(t) == SM_INT32 ? ((const int32_t *)sm_tensor_data(t))[i]

@@ -61,7 +61,7 @@ static struct {
 } icu;
 static pthread_once_t icu_once = PTHREAD_ONCE_INIT;
 
-static void *icu_sym(void *h, const char *name, int v) {
+void *sm__icu_sym(void *h, const char *name, int v) {
   void *p = dlsym(h, name);
   char buf[96];
   if (!p && v) {
@@ -71,7 +71,10 @@ static void *icu_sym(void *h, const char *name, int v) {
   return p;
 }
 
-static void icu_load(void) {
+static void *icu_handle;
+static int icu_found_version;
+static pthread_once_t icu_lib_once = PTHREAD_ONCE_INIT;
+static void icu_lib_load(void) {
   void *h = NULL;
   int v = 0;
   char lib[40];
@@ -85,13 +88,25 @@ static void icu_load(void) {
       snprintf(buf, sizeof buf, "ucnv_open_%d", n);
       if (dlsym(h, buf)) v = n;
     }
+  icu_handle = h, icu_found_version = v;
+}
+
+void *sm__icu_lib(int *version) {
+  pthread_once(&icu_lib_once, icu_lib_load);
+  *version = icu_found_version;
+  return icu_handle;
+}
+
+static void icu_load(void) {
+  int v;
+  void *h = sm__icu_lib(&v);
   if (!h) return;
-  *(void **)&icu.get_script = icu_sym(h, "uscript_getScript", v);
-  *(void **)&icu.cnv_open = icu_sym(h, "ucnv_open", v);
-  *(void **)&icu.cnv_close = icu_sym(h, "ucnv_close", v);
-  *(void **)&icu.next_uchar = icu_sym(h, "ucnv_getNextUChar", v);
-  *(void **)&icu.set_to_u = icu_sym(h, "ucnv_setToUCallBack", v);
-  *(void **)&icu.substitute = icu_sym(h, "UCNV_TO_U_CALLBACK_SUBSTITUTE", v);
+  *(void **)&icu.get_script = sm__icu_sym(h, "uscript_getScript", v);
+  *(void **)&icu.cnv_open = sm__icu_sym(h, "ucnv_open", v);
+  *(void **)&icu.cnv_close = sm__icu_sym(h, "ucnv_close", v);
+  *(void **)&icu.next_uchar = sm__icu_sym(h, "ucnv_getNextUChar", v);
+  *(void **)&icu.set_to_u = sm__icu_sym(h, "ucnv_setToUCallBack", v);
+  *(void **)&icu.substitute = sm__icu_sym(h, "UCNV_TO_U_CALLBACK_SUBSTITUTE", v);
   if (icu.get_script && icu.cnv_open && icu.cnv_close && icu.next_uchar && icu.set_to_u && icu.substitute)
     icu.version = v ? v : 1;
 }

@@ -1,0 +1,512 @@
+/* tftext.c - TensorFlow Text's kernels that text.BertTokenizer and text.normalize_utf8 export
+ * (tensorflow_text's custom ops, which TF Serving links in: a BERT preprocessing SavedModel holds
+ * them), with tensorflow_text 2.21's semantics (its kernels are the reference):
+ *   CaseFoldUTF8, NormalizeUTF8 (NFC, NFD, NFKC, NFKD): ICU's Normalizer2 (NFKC_Casefold for the
+ *     fold) through the system's libicuuc, opened at first use as unicode.c opens it; ill-formed
+ *     UTF-8 bytes are copied through unchanged, as ICU's normalizeUTF8 copies them (each one is a
+ *     normalization boundary, so the well-formed runs between them are normalized one by one);
+ *   RegexSplitWithOffsets: RE2::FindAndConsume steps with group 1 as the delimiter (the Python
+ *     wrapper puts the patterns in parentheses), the delimiter kept when it fully matches the
+ *     keep pattern; a delimiter pattern that matches the empty string is refused (TF Text's loop
+ *     never ends on it);
+ *   WordpieceTokenizeWithOffsets: greedy longest-match-first over the vocabulary table (a string ->
+ *     int64 table; a key is in it when its value is not -1), suffix_indicator, max_bytes_per_word,
+ *     max_chars_per_token, use_unknown_token, split_unknown_characters, row lengths or splits. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "ops/regex.h"
+#include "ops/text_internal.h"
+#include "runtime/kernel.h"
+#include "runtime/resource.h"
+
+/* ---- UTF-8 ------------------------------------------------------------------------------------ */
+
+/* The length of the well-formed UTF-8 character at s[0..n) (n > 0), or 0 when it is ill-formed. */
+static size_t utf8_char(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return n >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return n >= 3 && s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return n >= 4 && s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80 ? 4 : 0;
+  }
+  return 0;
+}
+
+/* ICU's U8_NEXT: the bytes one step takes at s[0..n) (n > 0): a well-formed character, or the
+ * maximal subpart of an ill-formed one (at least one byte). */
+static size_t utf8_step(const unsigned char *s, size_t n) {
+  size_t k = utf8_char(s, n);
+  if (k) return k;
+  unsigned c = s[0], lo = 0x80, hi = 0xBF;
+  size_t need;
+  if (c >= 0xE0 && c <= 0xEF) {
+    need = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 1; /* a lone continuation byte, C0/C1, F5..FF, or C2..DF without its trail byte */
+  }
+  k = 1;
+  if (k < n && s[k] >= lo && s[k] <= hi) {
+    k++;
+    while (k < need && k < n && (s[k] & 0xC0) == 0x80) k++;
+  }
+  return k;
+}
+
+/* ---- ICU's normalizers ------------------------------------------------------------------------ */
+
+typedef uint16_t uchar16;
+static struct {
+  const void *(*inst[5])(int *err); /* NFC, NFD, NFKC, NFKD, NFKC_Casefold */
+  int32_t (*normalize)(const void *norm, const uchar16 *src, int32_t len, uchar16 *dst, int32_t cap, int *err);
+  uchar16 *(*from_utf8)(uchar16 *dst, int32_t cap, int32_t *dlen, const char *src, int32_t slen, int *err);
+  char *(*to_utf8)(char *dst, int32_t cap, int32_t *dlen, const uchar16 *src, int32_t slen, int *err);
+  int ok;
+} nz;
+static pthread_once_t nz_once = PTHREAD_ONCE_INIT;
+enum { NF_C, NF_D, NF_KC, NF_KD, NF_CASEFOLD };
+
+static void nz_load(void) {
+  int v;
+  void *h = sm__icu_lib(&v);
+  if (!h) return;
+  static const char *const names[5] = {"unorm2_getNFCInstance", "unorm2_getNFDInstance", "unorm2_getNFKCInstance",
+                                       "unorm2_getNFKDInstance", "unorm2_getNFKCCasefoldInstance"};
+  int ok = 1;
+  for (int i = 0; i < 5; i++) ok &= (*(void **)&nz.inst[i] = sm__icu_sym(h, names[i], v)) != NULL;
+  ok &= (*(void **)&nz.normalize = sm__icu_sym(h, "unorm2_normalize", v)) != NULL;
+  ok &= (*(void **)&nz.from_utf8 = sm__icu_sym(h, "u_strFromUTF8", v)) != NULL;
+  ok &= (*(void **)&nz.to_utf8 = sm__icu_sym(h, "u_strToUTF8", v)) != NULL;
+  nz.ok = ok;
+}
+
+/* Appends the normalization of the well-formed UTF-8 run s[0..n) to out. u16 and u16b are the
+ * caller's UTF-16 buffers (grown here, freed by the caller). */
+static sm_status *nz_run(sm_kctx *ctx, const void *norm, const char *s, size_t n, tx_buf *out, uchar16 **u16,
+                         size_t *cap16, uchar16 **n16, size_t *capn) {
+  if (n > INT32_MAX / 4) return sm_status_new(SM_INVALID_ARGUMENT, "a string of %zu bytes is too long to normalize", n);
+  sm_status *s2 = NULL;
+  if (*cap16 < n + 1) {
+    uchar16 *p = sm__kctx_scratch_realloc(ctx, *u16, (n + 1) * sizeof(uchar16), &s2);
+    if (!p) return s2;
+    *u16 = p, *cap16 = n + 1;
+  }
+  int err = 0;
+  int32_t len16 = 0;
+  nz.from_utf8(*u16, (int32_t)*cap16, &len16, s, (int32_t)n, &err);
+  if (err > 0) return sm_status_new(SM_INTERNAL, "ICU could not read a UTF-8 run (error %d)", err);
+  for (int attempt = 0; attempt < 2; attempt++) { /* the first guess, then the size ICU asks for */
+    size_t want = attempt ? *capn : (size_t)len16 * 3 + 16;
+    if (*capn < want || !*n16) {
+      uchar16 *p = sm__kctx_scratch_realloc(ctx, *n16, want * sizeof(uchar16), &s2);
+      if (!p) return s2;
+      *n16 = p, *capn = want;
+    }
+    err = 0;
+    int32_t nl = nz.normalize(norm, *u16, len16, *n16, (int32_t)*capn, &err);
+    if (err == 15 /* U_BUFFER_OVERFLOW_ERROR */ && !attempt) {
+      *capn = (size_t)nl + 1;
+      uchar16 *p = sm__kctx_scratch_realloc(ctx, *n16, *capn * sizeof(uchar16), &s2);
+      if (!p) return s2;
+      *n16 = p;
+      continue;
+    }
+    if (err > 0) return sm_status_new(SM_INTERNAL, "ICU could not normalize a string (error %d)", err);
+    int32_t n8 = 0;
+    err = 0;
+    nz.to_utf8(NULL, 0, &n8, *n16, nl, &err); /* preflight: U_BUFFER_OVERFLOW_ERROR */
+    size_t at = out->len;
+    sm_status *st = NULL;
+    if (out->cap - out->len < (size_t)n8 + 1) { /* room for n8 bytes and ICU's NUL */
+      size_t cap = out->len + (size_t)n8 + 1 + out->cap;
+      char *np = sm__kctx_scratch_realloc(ctx, out->p, cap, &st);
+      if (!np) return st;
+      out->p = np, out->cap = cap;
+    }
+    err = 0;
+    nz.to_utf8(out->p + at, n8 + 1, &n8, *n16, nl, &err);
+    if (err > 0) return sm_status_new(SM_INTERNAL, "ICU could not write UTF-8 (error %d)", err);
+    out->len = at + (size_t)n8;
+    return NULL;
+  }
+  return sm_status_new(SM_INTERNAL, "ICU's normalized length kept growing");
+}
+
+static sm_status *normalize_strings(sm_kctx *ctx, int form, const char *op) {
+  pthread_once(&nz_once, nz_load);
+  if (!nz.ok)
+    return sm_status_new(SM_UNIMPLEMENTED,
+                         "%s needs the system's ICU library (libicuuc with unorm2_normalize), and none was found", op);
+  int err = 0;
+  const void *norm = nz.inst[form](&err);
+  if (!norm || err > 0) return sm_status_new(SM_INTERNAL, "%s: ICU gave no normalizer (error %d)", op, err);
+  const sm_tensor *in = sm__kctx_input(ctx, 0);
+  if (sm_tensor_dtype(in) != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "%s: input must be a string tensor", op);
+  sm_tensor *out;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_STRING, sm_tensor_rank(in), sm_tensor_dims(in), &out);
+  if (s) return s;
+  tx_buf b = {0};
+  uchar16 *u16 = NULL, *n16 = NULL;
+  size_t cap16 = 0, capn = 0;
+  int64_t ne = sm_tensor_num_elements(in);
+  for (int64_t i = 0; i < ne && !s; i++) {
+    size_t n;
+    const unsigned char *p = (const unsigned char *)sm_tensor_string(in, i, &n);
+    b.len = 0;
+    size_t a = 0;
+    while (a < n && !s) {
+      size_t e = a, k;
+      while (e < n && (k = utf8_char(p + e, n - e))) e += k;
+      if (e > a) s = nz_run(ctx, norm, (const char *)p + a, e - a, &b, &u16, &cap16, &n16, &capn);
+      if (!s && e < n) s = tx_put(ctx, &b, p + e, 1); /* an ill-formed byte, copied */
+      a = e + (e < n);
+    }
+    if (!s) s = sm_tensor_set_string(out, i, b.p, b.len);
+  }
+  sm__kctx_scratch_free(ctx, b.p);
+  sm__kctx_scratch_free(ctx, u16);
+  sm__kctx_scratch_free(ctx, n16);
+  return s;
+}
+
+static sm_status *casefold_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  return normalize_strings(ctx, NF_CASEFOLD, "CaseFoldUTF8");
+}
+
+static sm_status *normalize_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const char *f = "";
+  size_t fn = 0;
+  sm_status *s = sm__node_attr_string(sm__kctx_node(ctx), "normalization_form", &f, &fn);
+  if (s) return s;
+  char up[8] = {0};
+  for (size_t i = 0; i < fn && i < sizeof up - 1; i++) up[i] = (char)(f[i] >= 'a' && f[i] <= 'z' ? f[i] - 32 : f[i]);
+  int form = fn > 4 ? -1
+             : !strcmp(up, "NFC")  ? NF_C
+             : !strcmp(up, "NFD")  ? NF_D
+             : !strcmp(up, "NFKC") ? NF_KC
+             : !strcmp(up, "NFKD") ? NF_KD
+                                   : -1;
+  if (form < 0) {
+    char shown[64];
+    size_t k = 0;
+    for (size_t i = 0; i < fn && k < sizeof shown - 1; i++)
+      shown[k++] = (char)(f[i] >= 'a' && f[i] <= 'z' ? f[i] - 32 : f[i]);
+    shown[k] = 0;
+    return sm_status_new(SM_INVALID_ARGUMENT, "Unknown normalization form requrested: %s", shown);
+  }
+  return normalize_strings(ctx, form, "NormalizeUTF8");
+}
+
+/* ---- growable outputs ------------------------------------------------------------------------- */
+
+/* Tokens as bytes in one buffer, their lengths, begin and end offsets, and a row partition. */
+typedef struct toks {
+  tx_buf bytes, lens, begins, ends, rows;
+  int64_t n, nrows;
+} toks;
+
+static sm_status *put_i64(sm_kctx *ctx, tx_buf *b, int64_t v) { return tx_put(ctx, b, &v, sizeof v); }
+
+/* A token: prefix[0..pn) then s[0..n) (either may be empty). */
+static sm_status *toks_add(sm_kctx *ctx, toks *t, const char *prefix, size_t pn, const char *s, size_t n, int64_t begin,
+                           int64_t end) {
+  sm_status *st = tx_put(ctx, &t->bytes, prefix, pn);
+  if (!st) st = tx_put(ctx, &t->bytes, s, n);
+  if (!st) st = put_i64(ctx, &t->lens, (int64_t)(pn + n));
+  if (!st) st = put_i64(ctx, &t->begins, begin);
+  if (!st) st = put_i64(ctx, &t->ends, end);
+  if (!st) t->n++;
+  return st;
+}
+
+static sm_status *toks_row(sm_kctx *ctx, toks *t, int64_t v) {
+  t->nrows++;
+  return put_i64(ctx, &t->rows, v);
+}
+
+static void toks_free(sm_kctx *ctx, toks *t) {
+  sm__kctx_scratch_free(ctx, t->bytes.p);
+  sm__kctx_scratch_free(ctx, t->lens.p);
+  sm__kctx_scratch_free(ctx, t->begins.p);
+  sm__kctx_scratch_free(ctx, t->ends.p);
+  sm__kctx_scratch_free(ctx, t->rows.p);
+}
+
+/* Outputs: strings at out_str, int64 begins/ends at out_begin/out_end, the row partition at out_rows. */
+static sm_status *toks_emit(sm_kctx *ctx, toks *t, int out_str, int out_rows, int out_begin, int out_end) {
+  sm_tensor *vs, *r, *b, *e;
+  sm_status *s = sm__kctx_alloc_output(ctx, out_str, SM_STRING, 1, &t->n, &vs);
+  if (!s) s = sm__kctx_alloc_output(ctx, out_rows, SM_INT64, 1, &t->nrows, &r);
+  if (!s) s = sm__kctx_alloc_output(ctx, out_begin, SM_INT64, 1, &t->n, &b);
+  if (!s) s = sm__kctx_alloc_output(ctx, out_end, SM_INT64, 1, &t->n, &e);
+  if (s) return s;
+  const int64_t *lens = (const int64_t *)(void *)t->lens.p;
+  size_t at = 0;
+  for (int64_t i = 0; i < t->n && !s; i++) {
+    s = sm_tensor_set_string(vs, i, t->bytes.p + at, (size_t)lens[i]);
+    at += (size_t)lens[i];
+  }
+  if (t->n) {
+    memcpy(sm_tensor_data(b), t->begins.p, (size_t)t->n * 8);
+    memcpy(sm_tensor_data(e), t->ends.p, (size_t)t->n * 8);
+  }
+  if (t->nrows) memcpy(sm_tensor_data(r), t->rows.p, (size_t)t->nrows * 8);
+  return s;
+}
+
+/* ---- RegexSplitWithOffsets -------------------------------------------------------------------- */
+
+static sm_status *scalar_pattern(sm_kctx *ctx, int i, const char *what, const char **p, size_t *n) {
+  const sm_tensor *t = sm__kctx_input(ctx, i);
+  if (sm_tensor_dtype(t) != SM_STRING || sm_tensor_rank(t) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s must be scalar, but received %s", what, tx_shape_of(t).s);
+  *p = sm_tensor_string(t, 0, n);
+  return NULL;
+}
+
+static sm_status *regex_split_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const char *dp, *kp;
+  size_t dn, kn;
+  sm_status *s = scalar_pattern(ctx, 1, "Pattern", &dp, &dn);
+  if (!s) s = scalar_pattern(ctx, 2, "Pattern", &kp, &kn);
+  if (s) return s;
+  const sm_tensor *in = sm__kctx_input(ctx, 0);
+  if (sm_tensor_dtype(in) != SM_STRING || sm_tensor_rank(in) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input must be a 1-D string tensor, got shape %s", tx_shape_of(in).s);
+  void *dre = NULL, *kre = NULL;
+  s = sm__re2_compile("RegexSplitWithOffsets", dp, dn, &dre);
+  if (!s) s = sm__re2_compile("RegexSplitWithOffsets", kp, kn, &kre);
+  toks t = {0};
+  int keep = kn > 0;
+  if (!s) s = toks_row(ctx, &t, 0);
+  int64_t rows = sm_tensor_num_elements(in);
+  for (int64_t i = 0; i < rows && !s; i++) {
+    size_t n;
+    const char *str = sm_tensor_string(in, i, &n);
+    const char *nul = n ? memchr(str, 0, n) : NULL; /* TF Text reads the element as a C string */
+    if (nul) n = (size_t)(nul - str);
+    size_t pos = 0, last_end = 0;
+    for (;;) {
+      size_t gb, ge, end;
+      int m = sm__re2_find_group1(dre, str + pos, n - pos, &gb, &ge, &end);
+      if (m == 0) break;
+      if (m < 0) {
+        s = sm_status_new(SM_INVALID_ARGUMENT, "RegexSplitWithOffsets: the delimiter pattern %.*s matched without its group 1",
+                          (int)dn, dp);
+        break;
+      }
+      if (end == 0) {
+        s = sm_status_new(SM_INVALID_ARGUMENT,
+                          "RegexSplitWithOffsets: the delimiter pattern %.*s matches the empty string (at byte %zu of "
+                          "input %" PRId64 "): TensorFlow Text's kernel never ends on it",
+                          (int)dn, dp, pos, i);
+        break;
+      }
+      size_t db = pos + gb, de = pos + ge;
+      if (db > last_end) s = toks_add(ctx, &t, NULL, 0, str + last_end, db - last_end, (int64_t)last_end, (int64_t)db);
+      if (!s && keep && sm__re2_full_match(kre, str + db, de - db))
+        s = toks_add(ctx, &t, NULL, 0, str + db, de - db, (int64_t)db, (int64_t)de);
+      if (s) break;
+      pos += end;
+      last_end = pos;
+    }
+    if (!s && pos < n) s = toks_add(ctx, &t, NULL, 0, str + pos, n - pos, (int64_t)pos, (int64_t)n);
+    if (!s) s = toks_row(ctx, &t, t.n);
+  }
+  if (!s) s = toks_emit(ctx, &t, 0, 3, 1, 2);
+  toks_free(ctx, &t);
+  sm__re2_free(dre);
+  sm__re2_free(kre);
+  return s;
+}
+
+/* ---- WordpieceTokenizeWithOffsets ------------------------------------------------------------- */
+
+typedef struct wp_state {
+  char *suffix, *unk;
+  size_t suffix_n, unk_n;
+  int64_t max_bytes, max_chars;
+  int use_unk, split_unk, row_splits;
+} wp_state;
+
+static void wp_release(void *p) {
+  wp_state *st = p;
+  if (!st) return;
+  free(st->suffix);
+  free(st->unk);
+  free(st);
+}
+
+static char *dup_bytes(const char *s, size_t n) {
+  char *p = malloc(n + 1);
+  if (p) {
+    if (n) memcpy(p, s, n);
+    p[n] = 0;
+  }
+  return p;
+}
+
+static sm_status *wp_prepare(const sm_node *node, void **state) {
+  wp_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  const char *a = "", *b = "", *rp = "row_lengths";
+  size_t an = 0, bn = 0, rn = 11;
+  st->max_chars = 0;
+  sm_status *s = sm__node_attr_string(node, "suffix_indicator", &a, &an);
+  if (!s) s = sm__node_attr_int(node, "max_bytes_per_word", &st->max_bytes);
+  if (!s && sm__node_attr(node, "max_chars_per_token")) s = sm__node_attr_int(node, "max_chars_per_token", &st->max_chars);
+  if (!s) s = sm__node_attr_bool(node, "use_unknown_token", &st->use_unk);
+  if (!s) s = sm__node_attr_string(node, "unknown_token", &b, &bn);
+  if (!s && sm__node_attr(node, "split_unknown_characters"))
+    s = sm__node_attr_bool(node, "split_unknown_characters", &st->split_unk);
+  if (!s && sm__node_attr(node, "output_row_partition_type"))
+    s = sm__node_attr_string(node, "output_row_partition_type", &rp, &rn);
+  if (!s) {
+    if (rn == 10 && !memcmp(rp, "row_splits", 10))
+      st->row_splits = 1;
+    else if (!(rn == 11 && !memcmp(rp, "row_lengths", 11)))
+      s = sm_status_new(SM_INVALID_ARGUMENT, "Unexpected value for output_row_partition_type");
+  }
+  if (!s) {
+    st->suffix = dup_bytes(a, an), st->suffix_n = an;
+    st->unk = dup_bytes(b, bn), st->unk_n = bn;
+    if (!st->suffix || !st->unk) s = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (s) {
+    wp_release(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+
+typedef struct wp_vocab {
+  sm_table *t;
+  sm_tensor *key, *dflt, *val;
+  tx_buf kb; /* suffix + piece */
+} wp_vocab;
+
+static sm_status *wp_contains(sm_kctx *ctx, wp_vocab *v, const char *pre, size_t pn, const char *s, size_t n, int *in) {
+  v->kb.len = 0;
+  sm_status *st = tx_put(ctx, &v->kb, pre, pn);
+  if (!st) st = tx_put(ctx, &v->kb, s, n);
+  if (!st) st = sm_tensor_set_string(v->key, 0, v->kb.p, v->kb.len);
+  if (!st) st = sm__table_find(v->t, v->key, v->dflt, v->val);
+  if (!st) *in = *(const int64_t *)sm_tensor_data(v->val) != -1;
+  return st;
+}
+
+/* One word: its pieces appended to t (or the whole word / the unknown token), *count of them. */
+static sm_status *wp_word(sm_kctx *ctx, const wp_state *st, wp_vocab *v, const char *w, size_t n, toks *t,
+                          int64_t *count) {
+  if ((int64_t)n > st->max_bytes) { /* TF Text's end offset is the unknown token's length here */
+    *count = 1;
+    return st->use_unk ? toks_add(ctx, t, NULL, 0, st->unk, st->unk_n, 0, (int64_t)st->unk_n)
+                       : toks_add(ctx, t, NULL, 0, w, n, 0, (int64_t)n);
+  }
+  int64_t mark = t->n;
+  size_t mark_bytes = t->bytes.len, mark_lens = t->lens.len, mark_b = t->begins.len, mark_e = t->ends.len;
+  sm_status *s = NULL;
+  for (size_t start = 0; start < n && !s;) {
+    /* the character ends from start, at most max_chars of them */
+    size_t ends_cap = 0, nends = 0, *ends = NULL, at = start;
+    tx_buf eb = {0};
+    while (at < n && !s) {
+      at += utf8_step((const unsigned char *)w + at, n - at);
+      s = tx_put(ctx, &eb, &at, sizeof at);
+      nends++;
+      if (st->max_chars > 0 && (int64_t)nends == st->max_chars) break;
+    }
+    ends = (size_t *)(void *)eb.p;
+    (void)ends_cap;
+    int found = 0, unknown_char = 0;
+    size_t end = 0;
+    for (size_t k = nends; k-- > 0 && !s;) {
+      int in = 0;
+      s = wp_contains(ctx, v, st->suffix, start > 0 ? st->suffix_n : 0, w + start, ends[k] - start, &in);
+      if (s) break;
+      if (in) {
+        found = 1, end = ends[k];
+        break;
+      }
+      if (k == 0 && st->split_unk) {
+        found = 1, unknown_char = 1, end = ends[0];
+        break;
+      }
+    }
+    sm__kctx_scratch_free(ctx, eb.p);
+    if (s) break;
+    if (!found) { /* the whole word, or the unknown token, in place of any pieces found */
+      t->n = mark, t->bytes.len = mark_bytes, t->lens.len = mark_lens, t->begins.len = mark_b, t->ends.len = mark_e;
+      *count = 1;
+      return st->use_unk ? toks_add(ctx, t, NULL, 0, st->unk, st->unk_n, 0, (int64_t)n)
+                         : toks_add(ctx, t, NULL, 0, w, n, 0, (int64_t)n);
+    }
+    const char *pre = start > 0 ? st->suffix : NULL;
+    size_t pn = start > 0 ? st->suffix_n : 0;
+    if (unknown_char && st->use_unk)
+      s = toks_add(ctx, t, pre, pn, st->unk, st->unk_n, (int64_t)start, (int64_t)end);
+    else
+      s = toks_add(ctx, t, pre, pn, w + start, end - start, (int64_t)start, (int64_t)end);
+    start = end;
+  }
+  *count = t->n - mark;
+  return s;
+}
+
+static sm_status *wp_compute(const void *state, sm_kctx *ctx) {
+  const wp_state *st = state;
+  const sm_tensor *in = sm__kctx_input(ctx, 0);
+  if (sm_tensor_dtype(in) != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "input_values must be strings");
+  wp_vocab v = {0};
+  sm_status *s = sm__handle_table(sm__kctx_input(ctx, 1), 1, &v.t);
+  if (s) return s;
+  if (sm__table_key_dtype(v.t) != SM_STRING || sm__table_value_dtype(v.t) != SM_INT64)
+    return sm_status_new(SM_INVALID_ARGUMENT, "the vocabulary table %s maps %s to %s; WordpieceTokenizeWithOffsets needs string to int64",
+                         sm__table_name(v.t), sm_dtype_name(sm__table_key_dtype(v.t)),
+                         sm_dtype_name(sm__table_value_dtype(v.t)));
+  int64_t one = 1;
+  s = sm_tensor_new(SM_STRING, 1, &one, &v.key);
+  if (!s) s = sm_tensor_new(SM_INT64, 1, &one, &v.dflt);
+  if (!s) s = sm_tensor_new(SM_INT64, 1, &one, &v.val);
+  if (!s) *(int64_t *)sm_tensor_data(v.dflt) = -1;
+  toks t = {0};
+  if (!s && st->row_splits) s = toks_row(ctx, &t, 0);
+  int64_t ne = sm_tensor_num_elements(in);
+  for (int64_t i = 0; i < ne && !s; i++) {
+    size_t n;
+    const char *w = sm_tensor_string(in, i, &n);
+    int64_t c = 0;
+    s = wp_word(ctx, st, &v, w, n, &t, &c);
+    if (!s) s = toks_row(ctx, &t, st->row_splits ? t.n : c);
+  }
+  if (!s) s = toks_emit(ctx, &t, 0, 1, 2, 3);
+  toks_free(ctx, &t);
+  sm__kctx_scratch_free(ctx, v.kb.p);
+  sm_tensor_free(v.key);
+  sm_tensor_free(v.dflt);
+  sm_tensor_free(v.val);
+  return s;
+}
+
+const sm_kernel sm_kernels_tftext[] = {
+    {"CaseFoldUTF8", NULL, casefold_compute, NULL, 0},
+    {"NormalizeUTF8", NULL, normalize_compute, NULL, 0},
+    {"RegexSplitWithOffsets", NULL, regex_split_compute, NULL, 0},
+    {"WordpieceTokenizeWithOffsets", wp_prepare, wp_compute, wp_release, 0},
+    {NULL, NULL, NULL, NULL, 0},
+};
