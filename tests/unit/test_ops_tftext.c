@@ -135,7 +135,13 @@ static sm_status *normalize(const char *op_name, const char *form, const char *c
 static void test_normalize(void) {
   sm_tensor *o = NULL;
   const char *x[] = {"\xc3\x85" "B\xef\xac\x81", "e\xcc\x81", "a\xff" "B\xe2\x82", ""};
-  CHECK_OK(normalize("CaseFoldUTF8", NULL, x, 4, &o));
+  sm_status *st = normalize("CaseFoldUTF8", NULL, x, 4, &o);
+  if (st && sm_status_code(st) == SM_UNIMPLEMENTED) { /* no libicuuc on this machine */
+    printf("test_ops_tftext: normalizers skipped: %s\n", sm_status_message(st));
+    sm_status_free(st);
+    return;
+  }
+  CHECK_OK(st);
   check_strings(o, 4, (const char *[]){"\xc3\xa5" "bfi", "\xc3\xa9", "a\xff" "b\xe2\x82", ""});
   sm_tensor_free(o), o = NULL;
   CHECK_OK(normalize("NormalizeUTF8", "nfc", x, 4, &o)); /* the form's case does not matter */
