@@ -6,7 +6,8 @@ records plain/GZIP/ZLIB, a truncated and a corrupted TFRecord, a gzip "bomb" of 
 SavedModel (tf.compat.v1 SavedModelBuilder) whose signatures use a FIFOQueue of file names and a
 reader each (TextLineReaderV2, WholeFileReaderV2 and the V1 ref WholeFileReader on a V1 FIFOQueue,
 IdentityReaderV2, FixedLengthRecordReaderV2 with and without hop_bytes and with encoding GZIP/ZLIB,
-TFRecordReaderV2 with compression_type ""/GZIP/ZLIB) and the file datasets with a compression_type;
+TFRecordReaderV2 with compression_type ""/GZIP/ZLIB), a tf.compat.v1.train.string_input_producer over an
+file name read by a TextLineReader with read_up_to, and the file datasets with a compression_type;
 and tests/unit/readers_calls.h: a fixed sequence of signature calls with TF's outputs or TF's error
 text, run in the session that built the graph (so each call sees what the earlier calls left). Paths
 inside strings are written with the fixture directory as "@D@" (the C test puts its own back).
@@ -115,6 +116,16 @@ def build():
     reader_sigs("tfrgz", tf1.TFRecordReader(options=tf1.io.TFRecordOptions("GZIP"), name="tfrgz"))
     reader_sigs("tfrzz", tf1.TFRecordReader(options=tf1.io.TFRecordOptions("ZLIB"), name="tfrzz"))
 
+    # tf.compat.v1.train.string_input_producer + TextLineReader + read_up_to; "sip_fill" runs the queue
+    # runner's enqueue (what a QueueRunner thread does) on the file names it is given
+    sf = P(tf.string, [None], "sip_files")
+    fq = tf1.train.string_input_producer(sf, shuffle=False, capacity=4, name="sip")
+    qr = tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)[-1]
+    with tf.control_dependencies(qr.enqueue_ops):
+        sigs["sip_fill"] = ({"files": sf}, {"size": fq.size()})
+    ks, vs = tf1.TextLineReader(name="sip_reader").read_up_to(fq, n)
+    sigs["sip_read"] = ({"n": n}, {"keys": ks, "values": vs})
+
     # the V1 ref forms: FIFOQueue + WholeFileReader + ReaderRead / ReaderNumRecordsProduced
     q1 = tf.raw_ops.FIFOQueue(component_types=[tf.string], shapes=[[]], capacity=8, shared_name="q_v1", name="q_v1")
     r1 = tf.raw_ops.WholeFileReader(shared_name="whole_v1", name="whole_v1")
@@ -185,6 +196,9 @@ CALLS = [
     ("whole_ser", {}), ("whole_restore", {"state": S(b"\x08\x7f")}), ("whole_restore", {"state": S(b"\x08\x02\x18\x01")}),
     ("tfrgz_enq", {"files": D("r.tfrecord.gz")}), ("tfrgz_upto", {"n": i64(10)}),
     ("tfrzz_enq", {"files": D("r.tfrecord.zz")}), ("tfrzz_upto", {"n": i64(10)}),
+    ("sip_fill", {"files": D("b.txt")}), ("sip_read", {"n": i64(5)}), ("sip_fill", {"files": D("b.txt")}),
+    ("sip_read", {"n": i64(1)}),
+    ("sip_read", {"n": i64(5)}),
     ("v1_enq", {"files": D("b.txt", "a.txt")}), ("v1_read", {}), ("v1_read", {}), ("v1_stats", {}),
     ("ds_text", {"files": D("a.txt", "b.txt"), "comp": S(b"")}),
     ("ds_text", {"files": D("a.txt.gz", "empty.txt"), "comp": S(b"GZIP")}),

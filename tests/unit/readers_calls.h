@@ -457,98 +457,129 @@ static const char *const c96_out1_s[] = {"rec0", "", "record two \000\001\377", 
 static const size_t c96_out1_l[] = {4, 0, 14, 300};
 static const e5_arg c96_in[] = {{"n", {SM_INT64, 0, {0}, c96_in0_d, NULL, NULL, 1}}};
 static const e5_arg c96_out[] = {{"keys", {SM_STRING, 1, {4}, NULL, c96_out0_s, c96_out0_l, 4}}, {"values", {SM_STRING, 1, {4}, NULL, c96_out1_s, c96_out1_l, 4}}};
-static const char *const c97_in0_s[] = {"@D@/data/b.txt", "@D@/data/a.txt"};
-static const size_t c97_in0_l[] = {14, 14};
-static const int32_t c97_out0_d[] = {2};
-static const e5_arg c97_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c97_in0_s, c97_in0_l, 2}}};
+static const char *const c97_in0_s[] = {"@D@/data/b.txt"};
+static const size_t c97_in0_l[] = {14};
+static const int32_t c97_out0_d[] = {1};
+static const e5_arg c97_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c97_in0_s, c97_in0_l, 1}}};
 static const e5_arg c97_out[] = {{"size", {SM_INT32, 0, {0}, c97_out0_d, NULL, NULL, 1}}};
-static const char *const c98_out0_s[] = {"@D@/data/b.txt"};
-static const size_t c98_out0_l[] = {14};
-static const char *const c98_out1_s[] = {"x\012y\012"};
-static const size_t c98_out1_l[] = {4};
-static const e5_arg c98_in[] = {{0}};
-static const e5_arg c98_out[] = {{"key", {SM_STRING, 0, {0}, NULL, c98_out0_s, c98_out0_l, 1}}, {"value", {SM_STRING, 0, {0}, NULL, c98_out1_s, c98_out1_l, 1}}};
-static const char *const c99_out0_s[] = {"@D@/data/a.txt"};
-static const size_t c99_out0_l[] = {14};
-static const char *const c99_out1_s[] = {"header line\012first\012\012third\015\012em\015bedded\012last without newline"};
-static const size_t c99_out1_l[] = {56};
-static const e5_arg c99_in[] = {{0}};
-static const e5_arg c99_out[] = {{"key", {SM_STRING, 0, {0}, NULL, c99_out0_s, c99_out0_l, 1}}, {"value", {SM_STRING, 0, {0}, NULL, c99_out1_s, c99_out1_l, 1}}};
-static const int64_t c100_out0_d[] = {2LL};
-static const e5_arg c100_in[] = {{0}};
-static const e5_arg c100_out[] = {{"produced", {SM_INT64, 0, {0}, c100_out0_d, NULL, NULL, 1}}};
-static const char *const c101_in0_s[] = {"@D@/data/a.txt", "@D@/data/b.txt"};
-static const size_t c101_in0_l[] = {14, 14};
-static const char *const c101_in1_s[] = {""};
-static const size_t c101_in1_l[] = {0};
-static const char *const c101_out0_s[] = {"header line", "first", "", "third", "embedded", "last without newline", "x", "y"};
-static const size_t c101_out0_l[] = {11, 5, 0, 5, 8, 20, 1, 1};
-static const e5_arg c101_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c101_in0_s, c101_in0_l, 2}}, {"comp", {SM_STRING, 0, {0}, NULL, c101_in1_s, c101_in1_l, 1}}};
-static const e5_arg c101_out[] = {{"lines", {SM_STRING, 1, {8}, NULL, c101_out0_s, c101_out0_l, 8}}};
-static const char *const c102_in0_s[] = {"@D@/data/a.txt.gz", "@D@/data/empty.txt"};
-static const size_t c102_in0_l[] = {17, 18};
-static const char *const c102_in1_s[] = {"GZIP"};
-static const size_t c102_in1_l[] = {4};
-static const char *const c102_out0_s[] = {"header line", "first", "", "third", "embedded", "last without newline"};
-static const size_t c102_out0_l[] = {11, 5, 0, 5, 8, 20};
-static const e5_arg c102_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c102_in0_s, c102_in0_l, 2}}, {"comp", {SM_STRING, 0, {0}, NULL, c102_in1_s, c102_in1_l, 1}}};
-static const e5_arg c102_out[] = {{"lines", {SM_STRING, 1, {6}, NULL, c102_out0_s, c102_out0_l, 6}}};
-static const char *const c103_in0_s[] = {"@D@/data/a.txt.zz"};
-static const size_t c103_in0_l[] = {17};
-static const char *const c103_in1_s[] = {"ZLIB"};
-static const size_t c103_in1_l[] = {4};
-static const char *const c103_out0_s[] = {"header line", "first", "", "third", "embedded", "last without newline"};
-static const size_t c103_out0_l[] = {11, 5, 0, 5, 8, 20};
-static const e5_arg c103_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c103_in0_s, c103_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c103_in1_s, c103_in1_l, 1}}};
-static const e5_arg c103_out[] = {{"lines", {SM_STRING, 1, {6}, NULL, c103_out0_s, c103_out0_l, 6}}};
-static const char *const c104_in0_s[] = {"@D@/data/a.txt"};
-static const size_t c104_in0_l[] = {14};
-static const char *const c104_in1_s[] = {"BZIP2"};
-static const size_t c104_in1_l[] = {5};
-static const e5_arg c104_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c104_in0_s, c104_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c104_in1_s, c104_in1_l, 1}}};
-static const e5_arg c104_out[] = {{0}};
-static const char *const c105_in0_s[] = {"@D@/data/garbage.gz"};
-static const size_t c105_in0_l[] = {19};
-static const char *const c105_in1_s[] = {"GZIP"};
-static const size_t c105_in1_l[] = {4};
-static const e5_arg c105_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c105_in0_s, c105_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c105_in1_s, c105_in1_l, 1}}};
-static const e5_arg c105_out[] = {{0}};
-static const char *const c106_in0_s[] = {"@D@/data/r.tfrecord.gz"};
-static const size_t c106_in0_l[] = {22};
-static const char *const c106_in1_s[] = {"GZIP"};
-static const size_t c106_in1_l[] = {4};
-static const char *const c106_out0_s[] = {"rec0", "", "record two \000\001\377", "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"};
-static const size_t c106_out0_l[] = {4, 0, 14, 300};
-static const e5_arg c106_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c106_in0_s, c106_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c106_in1_s, c106_in1_l, 1}}};
-static const e5_arg c106_out[] = {{"records", {SM_STRING, 1, {4}, NULL, c106_out0_s, c106_out0_l, 4}}};
-static const char *const c107_in0_s[] = {"@D@/data/r.tfrecord.zz", "@D@/data/r.tfrecord"};
-static const size_t c107_in0_l[] = {22, 19};
-static const char *const c107_in1_s[] = {"ZLIB"};
+static const int64_t c98_in0_d[] = {5LL};
+static const char *const c98_out0_s[] = {"@D@/data/b.txt:1", "@D@/data/b.txt:2"};
+static const size_t c98_out0_l[] = {16, 16};
+static const char *const c98_out1_s[] = {"x", "y"};
+static const size_t c98_out1_l[] = {1, 1};
+static const e5_arg c98_in[] = {{"n", {SM_INT64, 0, {0}, c98_in0_d, NULL, NULL, 1}}};
+static const e5_arg c98_out[] = {{"keys", {SM_STRING, 1, {2}, NULL, c98_out0_s, c98_out0_l, 2}}, {"values", {SM_STRING, 1, {2}, NULL, c98_out1_s, c98_out1_l, 2}}};
+static const char *const c99_in0_s[] = {"@D@/data/b.txt"};
+static const size_t c99_in0_l[] = {14};
+static const int32_t c99_out0_d[] = {1};
+static const e5_arg c99_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c99_in0_s, c99_in0_l, 1}}};
+static const e5_arg c99_out[] = {{"size", {SM_INT32, 0, {0}, c99_out0_d, NULL, NULL, 1}}};
+static const int64_t c100_in0_d[] = {1LL};
+static const char *const c100_out0_s[] = {"@D@/data/b.txt:1"};
+static const size_t c100_out0_l[] = {16};
+static const char *const c100_out1_s[] = {"x"};
+static const size_t c100_out1_l[] = {1};
+static const e5_arg c100_in[] = {{"n", {SM_INT64, 0, {0}, c100_in0_d, NULL, NULL, 1}}};
+static const e5_arg c100_out[] = {{"keys", {SM_STRING, 1, {1}, NULL, c100_out0_s, c100_out0_l, 1}}, {"values", {SM_STRING, 1, {1}, NULL, c100_out1_s, c100_out1_l, 1}}};
+static const int64_t c101_in0_d[] = {5LL};
+static const char *const c101_out0_s[] = {"@D@/data/b.txt:2"};
+static const size_t c101_out0_l[] = {16};
+static const char *const c101_out1_s[] = {"y"};
+static const size_t c101_out1_l[] = {1};
+static const e5_arg c101_in[] = {{"n", {SM_INT64, 0, {0}, c101_in0_d, NULL, NULL, 1}}};
+static const e5_arg c101_out[] = {{"keys", {SM_STRING, 1, {1}, NULL, c101_out0_s, c101_out0_l, 1}}, {"values", {SM_STRING, 1, {1}, NULL, c101_out1_s, c101_out1_l, 1}}};
+static const char *const c102_in0_s[] = {"@D@/data/b.txt", "@D@/data/a.txt"};
+static const size_t c102_in0_l[] = {14, 14};
+static const int32_t c102_out0_d[] = {2};
+static const e5_arg c102_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c102_in0_s, c102_in0_l, 2}}};
+static const e5_arg c102_out[] = {{"size", {SM_INT32, 0, {0}, c102_out0_d, NULL, NULL, 1}}};
+static const char *const c103_out0_s[] = {"@D@/data/b.txt"};
+static const size_t c103_out0_l[] = {14};
+static const char *const c103_out1_s[] = {"x\012y\012"};
+static const size_t c103_out1_l[] = {4};
+static const e5_arg c103_in[] = {{0}};
+static const e5_arg c103_out[] = {{"key", {SM_STRING, 0, {0}, NULL, c103_out0_s, c103_out0_l, 1}}, {"value", {SM_STRING, 0, {0}, NULL, c103_out1_s, c103_out1_l, 1}}};
+static const char *const c104_out0_s[] = {"@D@/data/a.txt"};
+static const size_t c104_out0_l[] = {14};
+static const char *const c104_out1_s[] = {"header line\012first\012\012third\015\012em\015bedded\012last without newline"};
+static const size_t c104_out1_l[] = {56};
+static const e5_arg c104_in[] = {{0}};
+static const e5_arg c104_out[] = {{"key", {SM_STRING, 0, {0}, NULL, c104_out0_s, c104_out0_l, 1}}, {"value", {SM_STRING, 0, {0}, NULL, c104_out1_s, c104_out1_l, 1}}};
+static const int64_t c105_out0_d[] = {2LL};
+static const e5_arg c105_in[] = {{0}};
+static const e5_arg c105_out[] = {{"produced", {SM_INT64, 0, {0}, c105_out0_d, NULL, NULL, 1}}};
+static const char *const c106_in0_s[] = {"@D@/data/a.txt", "@D@/data/b.txt"};
+static const size_t c106_in0_l[] = {14, 14};
+static const char *const c106_in1_s[] = {""};
+static const size_t c106_in1_l[] = {0};
+static const char *const c106_out0_s[] = {"header line", "first", "", "third", "embedded", "last without newline", "x", "y"};
+static const size_t c106_out0_l[] = {11, 5, 0, 5, 8, 20, 1, 1};
+static const e5_arg c106_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c106_in0_s, c106_in0_l, 2}}, {"comp", {SM_STRING, 0, {0}, NULL, c106_in1_s, c106_in1_l, 1}}};
+static const e5_arg c106_out[] = {{"lines", {SM_STRING, 1, {8}, NULL, c106_out0_s, c106_out0_l, 8}}};
+static const char *const c107_in0_s[] = {"@D@/data/a.txt.gz", "@D@/data/empty.txt"};
+static const size_t c107_in0_l[] = {17, 18};
+static const char *const c107_in1_s[] = {"GZIP"};
 static const size_t c107_in1_l[] = {4};
+static const char *const c107_out0_s[] = {"header line", "first", "", "third", "embedded", "last without newline"};
+static const size_t c107_out0_l[] = {11, 5, 0, 5, 8, 20};
 static const e5_arg c107_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c107_in0_s, c107_in0_l, 2}}, {"comp", {SM_STRING, 0, {0}, NULL, c107_in1_s, c107_in1_l, 1}}};
-static const e5_arg c107_out[] = {{0}};
-static const char *const c108_in0_s[] = {"@D@/data/r.tfrecord"};
-static const size_t c108_in0_l[] = {19};
-static const char *const c108_in1_s[] = {"NONE"};
+static const e5_arg c107_out[] = {{"lines", {SM_STRING, 1, {6}, NULL, c107_out0_s, c107_out0_l, 6}}};
+static const char *const c108_in0_s[] = {"@D@/data/a.txt.zz"};
+static const size_t c108_in0_l[] = {17};
+static const char *const c108_in1_s[] = {"ZLIB"};
 static const size_t c108_in1_l[] = {4};
-static const char *const c108_out0_s[] = {"rec0", "", "record two \000\001\377", "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"};
-static const size_t c108_out0_l[] = {4, 0, 14, 300};
+static const char *const c108_out0_s[] = {"header line", "first", "", "third", "embedded", "last without newline"};
+static const size_t c108_out0_l[] = {11, 5, 0, 5, 8, 20};
 static const e5_arg c108_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c108_in0_s, c108_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c108_in1_s, c108_in1_l, 1}}};
-static const e5_arg c108_out[] = {{"records", {SM_STRING, 1, {4}, NULL, c108_out0_s, c108_out0_l, 4}}};
-static const char *const c109_in0_s[] = {"@D@/data/fixed.bin.gz"};
-static const size_t c109_in0_l[] = {21};
-static const char *const c109_in1_s[] = {"GZIP"};
-static const size_t c109_in1_l[] = {4};
-static const char *const c109_out0_s[] = {"AAAA", "BBBB", "CCCC", "DDDD", "EEEE"};
-static const size_t c109_out0_l[] = {4, 4, 4, 4, 4};
+static const e5_arg c108_out[] = {{"lines", {SM_STRING, 1, {6}, NULL, c108_out0_s, c108_out0_l, 6}}};
+static const char *const c109_in0_s[] = {"@D@/data/a.txt"};
+static const size_t c109_in0_l[] = {14};
+static const char *const c109_in1_s[] = {"BZIP2"};
+static const size_t c109_in1_l[] = {5};
 static const e5_arg c109_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c109_in0_s, c109_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c109_in1_s, c109_in1_l, 1}}};
-static const e5_arg c109_out[] = {{"records", {SM_STRING, 1, {5}, NULL, c109_out0_s, c109_out0_l, 5}}};
-static const char *const c110_in0_s[] = {"@D@/data/fixed.bin.zz", "@D@/data/fixed.bin"};
-static const size_t c110_in0_l[] = {21, 18};
-static const char *const c110_in1_s[] = {"ZLIB"};
+static const e5_arg c109_out[] = {{0}};
+static const char *const c110_in0_s[] = {"@D@/data/garbage.gz"};
+static const size_t c110_in0_l[] = {19};
+static const char *const c110_in1_s[] = {"GZIP"};
 static const size_t c110_in1_l[] = {4};
-static const e5_arg c110_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c110_in0_s, c110_in0_l, 2}}, {"comp", {SM_STRING, 0, {0}, NULL, c110_in1_s, c110_in1_l, 1}}};
+static const e5_arg c110_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c110_in0_s, c110_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c110_in1_s, c110_in1_l, 1}}};
 static const e5_arg c110_out[] = {{0}};
+static const char *const c111_in0_s[] = {"@D@/data/r.tfrecord.gz"};
+static const size_t c111_in0_l[] = {22};
+static const char *const c111_in1_s[] = {"GZIP"};
+static const size_t c111_in1_l[] = {4};
+static const char *const c111_out0_s[] = {"rec0", "", "record two \000\001\377", "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"};
+static const size_t c111_out0_l[] = {4, 0, 14, 300};
+static const e5_arg c111_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c111_in0_s, c111_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c111_in1_s, c111_in1_l, 1}}};
+static const e5_arg c111_out[] = {{"records", {SM_STRING, 1, {4}, NULL, c111_out0_s, c111_out0_l, 4}}};
+static const char *const c112_in0_s[] = {"@D@/data/r.tfrecord.zz", "@D@/data/r.tfrecord"};
+static const size_t c112_in0_l[] = {22, 19};
+static const char *const c112_in1_s[] = {"ZLIB"};
+static const size_t c112_in1_l[] = {4};
+static const e5_arg c112_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c112_in0_s, c112_in0_l, 2}}, {"comp", {SM_STRING, 0, {0}, NULL, c112_in1_s, c112_in1_l, 1}}};
+static const e5_arg c112_out[] = {{0}};
+static const char *const c113_in0_s[] = {"@D@/data/r.tfrecord"};
+static const size_t c113_in0_l[] = {19};
+static const char *const c113_in1_s[] = {"NONE"};
+static const size_t c113_in1_l[] = {4};
+static const char *const c113_out0_s[] = {"rec0", "", "record two \000\001\377", "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"};
+static const size_t c113_out0_l[] = {4, 0, 14, 300};
+static const e5_arg c113_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c113_in0_s, c113_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c113_in1_s, c113_in1_l, 1}}};
+static const e5_arg c113_out[] = {{"records", {SM_STRING, 1, {4}, NULL, c113_out0_s, c113_out0_l, 4}}};
+static const char *const c114_in0_s[] = {"@D@/data/fixed.bin.gz"};
+static const size_t c114_in0_l[] = {21};
+static const char *const c114_in1_s[] = {"GZIP"};
+static const size_t c114_in1_l[] = {4};
+static const char *const c114_out0_s[] = {"AAAA", "BBBB", "CCCC", "DDDD", "EEEE"};
+static const size_t c114_out0_l[] = {4, 4, 4, 4, 4};
+static const e5_arg c114_in[] = {{"files", {SM_STRING, 1, {1}, NULL, c114_in0_s, c114_in0_l, 1}}, {"comp", {SM_STRING, 0, {0}, NULL, c114_in1_s, c114_in1_l, 1}}};
+static const e5_arg c114_out[] = {{"records", {SM_STRING, 1, {5}, NULL, c114_out0_s, c114_out0_l, 5}}};
+static const char *const c115_in0_s[] = {"@D@/data/fixed.bin.zz", "@D@/data/fixed.bin"};
+static const size_t c115_in0_l[] = {21, 18};
+static const char *const c115_in1_s[] = {"ZLIB"};
+static const size_t c115_in1_l[] = {4};
+static const e5_arg c115_in[] = {{"files", {SM_STRING, 1, {2}, NULL, c115_in0_s, c115_in0_l, 2}}, {"comp", {SM_STRING, 0, {0}, NULL, c115_in1_s, c115_in1_l, 1}}};
+static const e5_arg c115_out[] = {{0}};
 static const e5_call readers_calls[] = {
     {"readers", "text_stats", c0_in, 0, c0_out, 2, NULL, -1},
     {"readers", "text_enq", c1_in, 1, c1_out, 1, NULL, -1},
@@ -647,18 +678,23 @@ static const e5_call readers_calls[] = {
     {"readers", "tfrgz_upto", c94_in, 1, c94_out, 2, NULL, -1},
     {"readers", "tfrzz_enq", c95_in, 1, c95_out, 1, NULL, -1},
     {"readers", "tfrzz_upto", c96_in, 1, c96_out, 2, NULL, -1},
-    {"readers", "v1_enq", c97_in, 1, c97_out, 1, NULL, -1},
-    {"readers", "v1_read", c98_in, 0, c98_out, 2, NULL, -1},
-    {"readers", "v1_read", c99_in, 0, c99_out, 2, NULL, -1},
-    {"readers", "v1_stats", c100_in, 0, c100_out, 1, NULL, -1},
-    {"readers", "ds_text", c101_in, 2, c101_out, 1, NULL, -1},
-    {"readers", "ds_text", c102_in, 2, c102_out, 1, NULL, -1},
-    {"readers", "ds_text", c103_in, 2, c103_out, 1, NULL, -1},
-    {"readers", "ds_text", c104_in, 2, c104_out, 0, "Unsupported compression_type.", -1},
-    {"readers", "ds_text", c105_in, 2, c105_out, 0, "inflate() failed with error -3: incorrect header check", -1},
-    {"readers", "ds_tfr", c106_in, 2, c106_out, 1, NULL, -1},
-    {"readers", "ds_tfr", c107_in, 2, c107_out, 0, "inflate() failed with error -3: incorrect header check", -1},
-    {"readers", "ds_tfr", c108_in, 2, c108_out, 1, NULL, -1},
-    {"readers", "ds_fixed", c109_in, 2, c109_out, 1, NULL, -1},
-    {"readers", "ds_fixed", c110_in, 2, c110_out, 0, "inflate() failed with error -3: incorrect header check", -1},
+    {"readers", "sip_fill", c97_in, 1, c97_out, 1, NULL, -1},
+    {"readers", "sip_read", c98_in, 1, c98_out, 2, NULL, -1},
+    {"readers", "sip_fill", c99_in, 1, c99_out, 1, NULL, -1},
+    {"readers", "sip_read", c100_in, 1, c100_out, 2, NULL, -1},
+    {"readers", "sip_read", c101_in, 1, c101_out, 2, NULL, -1},
+    {"readers", "v1_enq", c102_in, 1, c102_out, 1, NULL, -1},
+    {"readers", "v1_read", c103_in, 0, c103_out, 2, NULL, -1},
+    {"readers", "v1_read", c104_in, 0, c104_out, 2, NULL, -1},
+    {"readers", "v1_stats", c105_in, 0, c105_out, 1, NULL, -1},
+    {"readers", "ds_text", c106_in, 2, c106_out, 1, NULL, -1},
+    {"readers", "ds_text", c107_in, 2, c107_out, 1, NULL, -1},
+    {"readers", "ds_text", c108_in, 2, c108_out, 1, NULL, -1},
+    {"readers", "ds_text", c109_in, 2, c109_out, 0, "Unsupported compression_type.", -1},
+    {"readers", "ds_text", c110_in, 2, c110_out, 0, "inflate() failed with error -3: incorrect header check", -1},
+    {"readers", "ds_tfr", c111_in, 2, c111_out, 1, NULL, -1},
+    {"readers", "ds_tfr", c112_in, 2, c112_out, 0, "inflate() failed with error -3: incorrect header check", -1},
+    {"readers", "ds_tfr", c113_in, 2, c113_out, 1, NULL, -1},
+    {"readers", "ds_fixed", c114_in, 2, c114_out, 1, NULL, -1},
+    {"readers", "ds_fixed", c115_in, 2, c115_out, 0, "inflate() failed with error -3: incorrect header check", -1},
 };
