@@ -8,7 +8,9 @@
  * keys, header lines, records across files, ReadUpTo stopping at a file's end, counters, reset,
  * SerializeState/RestoreState, truncated and corrupted records, closed queues. By hand: a gzip bomb
  * ends at the run's memory budget (dataset and reader), a read on an empty queue ends at the
- * deadline, a file outside the export is refused, a reload starts with fresh readers. */
+ * deadline, a file outside the export is refused, a reload starts with fresh readers. The calls include
+ * a tf.compat.v1.train.string_input_producer queue (its queue runner's enqueue run as a signature)
+ * feeding a TextLineReader's read_up_to, end to end. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
