@@ -291,7 +291,12 @@ static sm_status *read_locked(reader *r, strbuf *key, strbuf *val, int *produced
     return s;
   }
   case R_FIXED: {
-    uint64_t start = (uint64_t)r->cfg.hb + (uint64_t)r->count * (uint64_t)(r->cfg.hop ? r->cfg.hop : r->cfg.rb);
+    uint64_t step = (uint64_t)(r->cfg.hop ? r->cfg.hop : r->cfg.rb);
+    if (r->count && step > (uint64_t)n / (uint64_t)r->count) { /* past the end (and no overflow below) */
+      *at_end = 1;
+      return NULL;
+    }
+    uint64_t start = (uint64_t)r->cfg.hb + (uint64_t)r->count * step;
     if (start > n || n - start < (uint64_t)r->cfg.rb + (uint64_t)r->cfg.fb) {
       *at_end = 1;
       return NULL;
