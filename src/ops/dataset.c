@@ -475,6 +475,7 @@ static sm_status *next_batch(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   sm_tensor **buf = NULL;
   int64_t n = 0, cap = 0;
   size_t held = 0;
+  for (int j = 0; j < nc; j++) out[j] = NULL; /* freed on an error: never the caller's garbage */
   while (n < d->c && !s) {
     if (n == cap) {
       int64_t nc2 = cap ? cap * 2 : 8;

@@ -4,8 +4,11 @@
  *
  * Each reads its files when the op runs (not lazily as TF does): the records become one string
  * vector, charged to the run's memory budget before it is made, and the dataset is a slice
- * dataset over it (dataset.c), so what follows in the pipeline is lazy as usual. Uncompressed
- * files only: compression_type "GZIP" or "ZLIB" is refused (SM_UNIMPLEMENTED). TFRecord checks
+ * dataset over it (dataset.c), so what follows in the pipeline is lazy as usual. compression_type
+ * "GZIP" or "ZLIB" (TextLineDataset, TFRecordDataset, FixedLengthRecordDatasetV2): each file is
+ * inflated as TF's ZlibInputStream reads it (sm__inflate: into scratch that grows in steps, each
+ * charged to the run's memory budget, so a zip bomb ends at the budget, or at 4 GiB a file, with a
+ * clear error) and its records split from the inflated bytes. TFRecord checks
  * both masked CRC-32Cs of every record, as TF does, and a truncated record is an error. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,9 +17,11 @@
 
 #include "format/crc32c.h"
 #include "ops/dataset.h"
+#include "ops/inflate.h"
 #include "runtime/kernel.h"
 
 enum { F_TEXT, F_TFRECORD, F_FIXED };
+#define INFLATE_MAX ((size_t)4 << 30) /* one compressed file inflates to at most 4 GiB */
 
 typedef struct rec {
   const uint8_t *p;
@@ -26,6 +31,8 @@ typedef struct rec {
 typedef struct recs {
   rec *v;
   size_t n, cap, bytes;
+  uint8_t **own; /* lines copied without their '\r's */
+  size_t nown;
 } recs;
 
 static sm_status *push(recs *r, const uint8_t *p, size_t n) {
@@ -48,12 +55,23 @@ static sm_status *split(int kind, const char *fname, const sm_file_map *m, const
   size_t n = m->size;
   sm_status *s = NULL;
   if (kind == F_TEXT) {
-    size_t i = 0;
+    size_t i = 0; /* BufferedInputStream::ReadLine: every '\r' dropped; an empty last line is no line */
     while (i < n && !s) {
       const uint8_t *nl = memchr(p + i, '\n', n - i);
       size_t e = nl ? (size_t)(nl - p) : n, len = e - i;
-      if (len && p[i + len - 1] == '\r') len--;
-      s = push(r, p + i, len);
+      const uint8_t *line = p + i;
+      if (memchr(line, '\r', len)) {
+        uint8_t **no = realloc(r->own, (r->nown + 1) * sizeof *no);
+        uint8_t *c = no ? malloc(len) : NULL;
+        if (no) r->own = no;
+        if (!c) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when reading dataset records");
+        r->own[r->nown++] = c;
+        size_t k = 0;
+        for (size_t j = 0; j < len; j++)
+          if (line[j] != '\r') c[k++] = line[j];
+        line = c, len = k;
+      }
+      if (nl || len) s = push(r, line, len);
       i = e + 1;
     }
   } else if (kind == F_TFRECORD) {
@@ -103,12 +121,15 @@ static sm_status *file_ds_compute(const void *state, sm_kctx *c) {
     return sm_status_new(SM_INVALID_ARGUMENT, "`filenames` must be a scalar or a vector.");
   int ci = kind == F_FIXED ? 5 : 1; /* compression_type (FixedLengthRecordDataset V1 has none) */
   const sm_tensor *comp = sm__kctx_num_inputs(c) > ci ? sm__kctx_input(c, ci) : NULL;
+  int zkind = 0; /* 1 ZLIB, 2 GZIP */
   if (comp && sm_tensor_dtype(comp) == SM_STRING && sm_tensor_num_elements(comp) == 1) {
     size_t len;
     const char *ct = sm_tensor_string(comp, 0, &len);
-    if (len && !(len == 4 && !memcmp(ct, "NONE", 4)))
-      return sm_status_new(SM_UNIMPLEMENTED, "%s: compression_type \"%.*s\" is not supported here (uncompressed files only)", op,
-                           (int)(len > 16 ? 16 : len), ct);
+    if (len == 4 && !memcmp(ct, "ZLIB", 4)) zkind = 1;
+    else if (len == 4 && !memcmp(ct, "GZIP", 4)) zkind = 2;
+    else if (len && !(len == 4 && !memcmp(ct, "NONE", 4)))
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: Unsupported compression_type. Got \"%.*s\"; expected \"\", NONE, ZLIB or GZIP",
+                           op, (int)(len > 64 ? 64 : len), ct);
   }
   int64_t fixed[3] = {0, 0, 0};
   sm_status *s = NULL;
@@ -122,8 +143,13 @@ static sm_status *file_ds_compute(const void *state, sm_kctx *c) {
   }
   int64_t nf = sm_tensor_num_elements(files);
   sm_file_map *maps = calloc((size_t)nf + 1, sizeof *maps);
+  uint8_t **inflated = calloc((size_t)nf + 1, sizeof *inflated);
   recs r = {0};
-  if (!maps) return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when opening %" PRId64 " files", nf);
+  if (!maps || !inflated) {
+    free(maps);
+    free(inflated);
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when opening %" PRId64 " files", nf);
+  }
   int64_t opened = 0;
   for (int64_t i = 0; i < nf && !s; i++) {
     size_t len;
@@ -137,7 +163,13 @@ static sm_status *file_ds_compute(const void *state, sm_kctx *c) {
     path[len] = 0;
     if (!(s = sm__kctx_open_file(c, path, UINT64_MAX, &maps[i]))) {
       opened = i + 1;
-      s = split(kind, path, &maps[i], fixed, &r);
+      if (zkind) { /* split the inflated bytes (scratch, charged to the run as they grow) */
+        size_t on = 0;
+        s = sm__inflate(c, zkind == 2, maps[i].data, maps[i].size, INFLATE_MAX, op, &inflated[i], &on);
+        sm__file_map_close(&maps[i]);
+        maps[i] = (sm_file_map){inflated[i], on, 0};
+      }
+      if (!s) s = split(kind, path, &maps[i], fixed, &r);
       if (!s) s = sm__kctx_charge_check(c, r.bytes, "the records of a file dataset");
     }
     free(path);
@@ -145,9 +177,14 @@ static sm_status *file_ds_compute(const void *state, sm_kctx *c) {
   sm_tensor *t = NULL;
   if (!s) s = sm_tensor_new(SM_STRING, 1, (int64_t[]){(int64_t)r.n}, &t);
   for (size_t i = 0; !s && i < r.n; i++) s = sm_tensor_set_string(t, (int64_t)i, r.v[i].p, r.v[i].n);
-  for (int64_t i = 0; i < opened; i++) sm__file_map_close(&maps[i]);
+  for (int64_t i = 0; i < opened; i++)
+    if (zkind) sm__kctx_scratch_free(c, inflated[i]);
+    else sm__file_map_close(&maps[i]);
   free(maps);
+  free(inflated);
   free(r.v);
+  for (size_t i = 0; i < r.nown; i++) free(r.own[i]);
+  free(r.own);
   if (s) {
     sm_tensor_free(t);
     return s;

@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "base/lazylib.h"
+#include "ops/inflate.h"
 #include "format/pb_arena.h"
 #include "format/pb_decode.h"
 #include "runtime/kernel.h"
@@ -54,13 +55,21 @@ static sm_status *dc_prepare(const sm_node *node, void **state) {
 
 #define DC_MAX ((size_t)1 << 30) /* TF's 1 GiB cap on one output */
 
-static sm_status *inflate_one(sm_kctx *ctx, int gzip, const uint8_t *in, size_t n, uint8_t **out, size_t *outn) {
+static sm_status *too_big(const char *what, size_t max) {
+  if (max == DC_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "Decompressed size exceeds 1GB limit");
+  return sm_status_new(SM_RESOURCE_EXHAUSTED, "%s: the compressed data inflates to more than %zu bytes", what, max);
+}
+
+/* Declared in ops/inflate.h. */
+
+sm_status *sm__inflate(sm_kctx *ctx, int gzip, const uint8_t *in, size_t n, size_t max, const char *what, uint8_t **out,
+                       size_t *outn) {
   z_stream z;
   memset(&z, 0, sizeof z);
   if (inflateInit2(&z, gzip ? MAX_WBITS + 16 : MAX_WBITS) != Z_OK)
-    return sm_status_new(SM_INTERNAL, "DecodeCompressed: zlib could not be initialised");
+    return sm_status_new(SM_INTERNAL, "%s: zlib could not be initialised", what);
   sm_status *s = NULL;
-  size_t cap = n * 4 + 256 < DC_MAX ? n * 4 + 256 : DC_MAX + 1, len = 0;
+  size_t cap = n < max / 8 ? n * 4 + 256 : max + 1, len = 0;
   uint8_t *buf = sm__kctx_scratch(ctx, cap, &s);
   z.next_in = (Bytef *)(uintptr_t)in;
   z.avail_in = 0;
@@ -73,11 +82,11 @@ static sm_status *inflate_one(sm_kctx *ctx, int gzip, const uint8_t *in, size_t 
       fed += k;
     }
     if (len == cap) {
-      if (cap > DC_MAX) {
-        s = sm_status_new(SM_INVALID_ARGUMENT, "Decompressed size exceeds 1GB limit");
+      if (cap > max) {
+        s = too_big(what, max);
         break;
       }
-      size_t ncap = cap * 2 > DC_MAX + 1 ? DC_MAX + 1 : cap * 2;
+      size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
       uint8_t *nb = sm__kctx_scratch_realloc(ctx, buf, ncap, &s);
       if (!nb) break;
       buf = nb, cap = ncap;
@@ -94,13 +103,13 @@ static sm_status *inflate_one(sm_kctx *ctx, int gzip, const uint8_t *in, size_t 
     }
     if (r == Z_BUF_ERROR && z.avail_in == 0 && fed == n && z.avail_out != 0) break; /* input ended */
     if (r != Z_OK && r != Z_BUF_ERROR) {
-      s = z.msg ? sm_status_new(SM_DATA_LOSS, "inflate() failed with error %d: %s", r, z.msg)
-                : sm_status_new(SM_DATA_LOSS, "inflate() failed with error %d", r);
+      s = z.msg ? sm_status_new(SM_DATA_LOSS, "%s: inflate() failed with error %d: %s", what, r, z.msg)
+                : sm_status_new(SM_DATA_LOSS, "%s: inflate() failed with error %d", what, r);
       break;
     }
   }
   inflateEnd(&z);
-  if (!s && len > DC_MAX) s = sm_status_new(SM_INVALID_ARGUMENT, "Decompressed size exceeds 1GB limit");
+  if (!s && len > max) s = too_big(what, max);
   if (s) {
     sm__kctx_scratch_free(ctx, buf);
     return s;
@@ -167,7 +176,7 @@ static sm_status *dc_compute(const void *state, sm_kctx *ctx) {
     size_t n, on = 0;
     const uint8_t *p = (const uint8_t *)sm_tensor_string(in, i, &n);
     uint8_t *o = NULL;
-    s = kind == CMP_ZSTD ? zstd_one(ctx, p, n, &o, &on) : inflate_one(ctx, kind == CMP_GZIP, p, n, &o, &on);
+    s = kind == CMP_ZSTD ? zstd_one(ctx, p, n, &o, &on) : sm__inflate(ctx, kind == CMP_GZIP, p, n, DC_MAX, "DecodeCompressed", &o, &on);
     if (!s) s = sm_tensor_set_string(out, i, o, on);
     sm__kctx_scratch_free(ctx, o);
   }

@@ -13,7 +13,8 @@
  * in the queue's memory account and charged to the run that enqueues them (SM_RESOURCE_EXHAUSTED past
  * its budget). RandomShuffleQueue draws as TF's: Philox(seed, seed2) through SingleSampleAdapter,
  * index = draw % size, the last element moved into the hole; PriorityQueue dequeues the smallest
- * int64 priority first (ties in enqueue order). */
+ * int64 priority first (ties in enqueue order). sm__queue_dequeue_work (ops/queue.h) is how TF1's
+ * readers (reader.c) take their work units. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 #include "array_internal.h"
 #include "philox.h"
+#include "ops/queue.h"
 #include "runtime/kernel.h"
 
 enum { Q_FIFO, Q_PAD, Q_SHUFFLE, Q_PRIO };
@@ -156,6 +158,20 @@ static char *private_name(const sm_node *node) {
   return d;
 }
 
+sm_status *sm__resource_names(const sm_node *node, char **container, char **name) {
+  *container = dup_attr(node, "container");
+  *name = dup_attr(node, "shared_name");
+  if (*name && !(*name)[0]) {
+    free(*name);
+    *name = private_name(node);
+  }
+  if (*container && *name) return NULL;
+  free(*container);
+  free(*name);
+  *container = *name = NULL;
+  return sm_status_new(SM_NO_MEMORY, "out of memory");
+}
+
 static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
   qspec *sp = calloc(1, sizeof *sp);
   if (!sp) return sm_status_new(SM_NO_MEMORY, "out of memory");
@@ -201,15 +217,7 @@ static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
     if (!s && sm__node_attr(node, "seed")) s = sm__node_attr_int(node, "seed", &sp->seed);
     if (!s && sm__node_attr(node, "seed2")) s = sm__node_attr_int(node, "seed2", &sp->seed2);
   }
-  if (!s) {
-    sp->container = dup_attr(node, "container");
-    sp->name = dup_attr(node, "shared_name");
-    if (sp->name && !sp->name[0]) {
-      free(sp->name);
-      sp->name = private_name(node);
-    }
-    if (!sp->container || !sp->name) s = sm_status_new(SM_NO_MEMORY, "out of memory");
-  }
+  if (!s) s = sm__resource_names(node, &sp->container, &sp->name);
   if (s) {
     spec_release(sp);
     return s;
@@ -248,8 +256,7 @@ static sm_status *fake_queue_compute(const void *state, sm_kctx *ctx) {
 
 /* ---- shared by the users ---------------------------------------------------------------------- */
 
-static sm_status *input_queue(sm_kctx *ctx, queue **out) {
-  const sm_tensor *t = sm__kctx_input(ctx, 0);
+static sm_status *queue_of(const sm_tensor *t, queue **out) {
   *out = NULL;
   if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1 || !sm_tensor_data(t))
     return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not a queue handle scalar");
@@ -258,6 +265,8 @@ static sm_status *input_queue(sm_kctx *ctx, queue **out) {
   *out = q;
   return NULL;
 }
+
+static sm_status *input_queue(sm_kctx *ctx, queue **out) { return queue_of(sm__kctx_input(ctx, 0), out); }
 
 /* Waits on q->cv (q->mu held) for up to 10 ms, then the run's deadline / cancel flag. */
 static sm_status *queue_wait(queue *q, sm_kctx *ctx) {
@@ -602,6 +611,40 @@ static sm_status *dequeue_compute(const void *state, sm_kctx *ctx) {
     }
   }
   for (int64_t k = 0; k < got; k++) elem_free(q, es[k]);
+  free(es);
+  return s;
+}
+
+/* ---- a reader's work queue (ops/queue.h) --------------------------------------------------------- */
+
+sm_status *sm__queue_dequeue_work(sm_kctx *ctx, const sm_tensor *handle, char **work, size_t *len) {
+  queue *q;
+  *work = NULL;
+  *len = 0;
+  sm_status *s = queue_of(handle, &q);
+  if (s) return s;
+  if (q->ncomp != 1) return sm_status_new(SM_INVALID_ARGUMENT, "Expected single component queue");
+  if (q->dtypes[0] != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "Expected queue with single string component");
+  qelem **es = NULL;
+  int64_t got = 0;
+  if ((s = take(q, ctx, 1, DQ_ONE, &es, &got))) return s;
+  const sm_tensor *t = es[0]->c[0];
+  if (sm_tensor_num_elements(t) != 1) {
+    s = sm_status_new(SM_INVALID_ARGUMENT, "Expected to dequeue a one-element string tensor");
+  } else {
+    size_t n;
+    const char *v = sm_tensor_string(t, 0, &n);
+    char *d = malloc(n + 1);
+    if (!d) {
+      s = sm_status_new(SM_NO_MEMORY, "out of memory");
+    } else {
+      if (n) memcpy(d, v, n);
+      d[n] = 0;
+      *work = d;
+      *len = n;
+    }
+  }
+  elem_free(q, es[0]);
   free(es);
   return s;
 }

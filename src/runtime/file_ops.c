@@ -19,6 +19,9 @@ static const struct {
     {"InitializeTableFromTextFileV2", 1}, {"InitializeTableFromTextFile", 1}, {"RestoreV2", 0},
     {"Restore", 0},  {"RestoreSlice", 0}, {"ReadFile", 0}, {"LoadAndRemapMatrix", 0},
     {"TextLineDataset", 0}, {"TFRecordDataset", 0}, {"FixedLengthRecordDataset", 0},
+    {"FixedLengthRecordDatasetV2", 0},
+    /* TF1's readers read the files their queue (input 1) gives: always "computed" */
+    {"ReaderRead", 1}, {"ReaderReadV2", 1}, {"ReaderReadUpTo", 1}, {"ReaderReadUpToV2", 1},
     {"ImmutableConst", -1}, /* memory_region_name attr */
 };
 
