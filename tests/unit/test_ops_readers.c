@@ -52,6 +52,35 @@ static char *subst(const char *s, size_t len, size_t *n) {
   return o;
 }
 
+/* A serialized ReaderBaseState (fields 1-3 varints, 4 current_work bytes, last) whose work unit held
+ * "@D@": its length prefix is TF's, of TF's fixture path; rewritten for the path substituted here,
+ * which differs in length from checkout to checkout. v has room for 8 more bytes. */
+static void fix_state_length(char *v, size_t *n) {
+  size_t i = 0;
+  while (i < *n && (v[i] == 0x08 || v[i] == 0x10 || v[i] == 0x18)) {
+    i++;
+    while (i < *n && (v[i] & 0x80)) i++;
+    i++;
+  }
+  if (i >= *n || v[i] != 0x22) return;
+  size_t j = i + 1;
+  while (j < *n && (v[j] & 0x80)) j++;
+  if (j >= *n) return;
+  j++; /* the payload starts at j */
+  size_t payload = *n - j;
+  unsigned char var[10];
+  size_t k = 0;
+  size_t x = payload;
+  while (x >= 0x80) {
+    var[k++] = (unsigned char)((x & 0x7f) | 0x80);
+    x >>= 7;
+  }
+  var[k++] = (unsigned char)x;
+  memmove(v + i + 1 + k, v + j, payload);
+  memcpy(v + i + 1, var, k);
+  *n = i + 1 + k + payload;
+}
+
 static sm_tensor *tensor_of(const e5_tensor *e) {
   sm_tensor *t = NULL;
   CHECK_OK(sm_tensor_new(e->dtype, e->rank, e->dims, &t));
@@ -60,6 +89,7 @@ static sm_tensor *tensor_of(const e5_tensor *e) {
       size_t n;
       char *v = subst(e->s[i], e->l[i], &n);
       CHECK(v != NULL);
+      if (v && n != e->l[i] && (v = realloc(v, n + 8)) != NULL) fix_state_length(v, &n);
       if (v) CHECK_OK(sm_tensor_set_string(t, i, v, n));
       free(v);
     } else {
