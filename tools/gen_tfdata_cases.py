@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""gen_tfdata_cases.py - tf.data shuffle, parallel interleave and parallel batch inside saved
+functions (src/ops/dataset_shuffle.c, dataset.c) against TensorFlow: tests/fixtures/datasets/tfdata
+is one tf.Module saved with tf.saved_model.save whose signatures build pipelines with
+Dataset.shuffle (seeds, buffer sizes below/above the input, UNKNOWN_CARDINALITY, reshuffle_each_iteration
+with repeat, one dataset iterated twice, multi-component elements, iterators), interleave with
+num_parallel_calls (ParallelInterleaveDatasetV4) and batch with num_parallel_calls
+(ParallelBatchDataset), and return the elements in order (batched into one tensor). The model
+is loaded back in TF and every signature called with its feed; tests/unit/tfdata_models.h holds
+TF's outputs (or TF's error text) for test_ops_tfdata.c.
+
+Run: build/venv/bin/python tools/gen_tfdata_cases.py
+"""
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_array_cases as g  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+OUT = os.path.join(ROOT, "tests", "fixtures", "datasets", "tfdata")
+D = tf.data.Dataset
+I = tf.TensorSpec([None], tf.int64)
+S = tf.TensorSpec([], tf.int64)
+
+
+def order(ds):
+    """All elements in order, as one tensor (a batch of everything)."""
+    return next(iter(ds.batch(100000)))
+
+
+def cat(ds):
+    return ds.reduce(tf.constant(0, tf.int64), lambda s, v: s * 3 + v)
+
+
+class M(tf.Module):
+    @tf.function(input_signature=[I])
+    def shuffle_seeds(self, x):
+        d = D.from_tensor_slices(x)
+        return {"s4_7": order(d.shuffle(4, seed=7)), "s3_1": order(d.shuffle(3, seed=1)),
+                "s2_3": order(d.shuffle(2, seed=3)), "big": order(d.shuffle(100, seed=5)),
+                "unknown": order(d.shuffle(-2, seed=9)), "one": order(d.shuffle(1, seed=4)),
+                "f32": order(d.map(lambda v: tf.cast(v, tf.float32) / 2).shuffle(5, seed=11)),
+                "card": d.shuffle(4, seed=7).cardinality()}
+
+    @tf.function(input_signature=[I])
+    def shuffle_repeat(self, x):
+        d = D.from_tensor_slices(x)
+        return {"re": order(d.shuffle(4, seed=7).repeat(3)),
+                "fixed": order(d.shuffle(4, seed=7, reshuffle_each_iteration=False).repeat(3)),
+                "after": order(d.repeat(2).shuffle(5, seed=2)),
+                "then_batch": order(d.shuffle(3, seed=8).batch(2).map(tf.reduce_sum))}
+
+    @tf.function(input_signature=[I])
+    def shuffle_twice(self, x):
+        sh = D.from_tensor_slices(x).shuffle(6, seed=13)
+        fx = D.from_tensor_slices(x).shuffle(6, seed=13, reshuffle_each_iteration=False)
+        # the second pass after the first (a control dependency): without one, which iterator draws its
+        # seeds first is the executor's op order, in TF as here
+        a, fa = cat(sh), cat(fx)
+        with tf.control_dependencies([a, fa]):
+            return {"a": a, "b": cat(sh), "fa": fa, "fb": cat(fx)}
+
+    @tf.function(input_signature=[I])
+    def shuffle_zip_iter(self, x):
+        mk = lambda sd: D.zip((D.from_tensor_slices(x), D.from_tensor_slices(tf.strings.as_string(x * 10)))).shuffle(4, seed=sd)
+        # two datasets with different seeds: a second iterator over one shuffled dataset draws the next
+        # seeds, and which iterator draws first is the op order (TF's grappler merges two identical
+        # shuffle datasets into one, and its loaded signature and traced function then differ)
+        it = iter(mk(21))
+        a, b = next(it)
+        c, e = next(it)
+        n, s = order(mk(22))
+        return {"n": n, "s": s, "a": a, "b": b, "c": c, "e": e}
+
+    @tf.function(input_signature=[I])
+    def shuffle_empty(self, x):
+        d = D.from_tensor_slices(x).shuffle(4, seed=3)
+        return {"x": cat(d), "card": d.cardinality()}
+
+    @tf.function(input_signature=[S])
+    def err_shuffle_buffer(self, n):
+        return {"x": cat(D.range(5).shuffle(n, seed=1))}
+
+    @tf.function(input_signature=[I])
+    def par_interleave(self, x):
+        d = D.from_tensor_slices(x)
+        f = lambda v: D.range(v).map(lambda q: q * 100 + v)
+        return {"p2": order(d.interleave(f, cycle_length=2, block_length=2, num_parallel_calls=2)),
+                "p3": order(d.interleave(f, cycle_length=3, block_length=1, num_parallel_calls=3, deterministic=True)),
+                "p1": order(d.interleave(f, cycle_length=1, num_parallel_calls=1)),
+                "nd": cat(d.interleave(f, cycle_length=2, block_length=3, num_parallel_calls=2, deterministic=True)),
+                "rep": order(d.interleave(lambda v: D.from_tensors(v).repeat(v), cycle_length=4, block_length=2,
+                                          num_parallel_calls=4))}
+
+    @tf.function(input_signature=[S])
+    def err_par_interleave(self, n):
+        return {"x": cat(D.range(4).interleave(lambda v: D.range(v), cycle_length=n, num_parallel_calls=2))}
+
+    @tf.function(input_signature=[I])
+    def par_batch(self, x):
+        d = D.from_tensor_slices(x)
+        return {"b3": order(d.batch(3, num_parallel_calls=2).map(tf.reduce_sum)),
+                "b3d": order(d.batch(3, drop_remainder=True, num_parallel_calls=2, deterministic=True)),
+                "card": d.batch(3, num_parallel_calls=2).cardinality(),
+                "cardd": d.batch(3, drop_remainder=True, num_parallel_calls=2).cardinality()}
+
+    @tf.function(input_signature=[S])
+    def err_par_batch(self, n):
+        return {"x": cat(D.range(5).batch(n, num_parallel_calls=2).map(tf.reduce_sum))}
+
+
+X = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3], np.int64)
+FEEDS = {
+    "shuffle_seeds": [X],
+    "shuffle_repeat": [np.array([0, 1, 2, 3, 4, 5], np.int64)],
+    "shuffle_twice": [np.array([0, 1, 2, 3, 4, 5, 6, 7], np.int64)],
+    "shuffle_zip_iter": [np.array([1, 2, 3, 4, 5, 6, 7], np.int64)],
+    "shuffle_empty": [np.zeros([0], np.int64)],
+    "err_shuffle_buffer": [np.array(0, np.int64)],
+    "par_interleave": [np.array([3, 1, 0, 4, 2, 5, 2], np.int64)],
+    "err_par_interleave": [np.array(1, np.int64)],
+    "par_batch": [np.array([1, 2, 3, 4, 5, 6, 7, 8], np.int64)],
+    "err_par_batch": [np.array(0, np.int64)],
+}
+
+
+def main():
+    m = M()
+    shutil.rmtree(OUT, ignore_errors=True)
+    sigs = {s: getattr(m, s).get_concrete_function() for s in FEEDS}
+    tf.saved_model.save(m, OUT, signatures=sigs)
+    loaded = tf.saved_model.load(OUT)
+    rows = []
+    for s, feed in FEEDS.items():
+        fn = loaded.signatures[s]
+        kw = {}
+        for k, v in zip(sorted(fn.structured_input_signature[1].keys()), feed):
+            kw[k] = tf.constant(v)
+        try:
+            outs = fn(**kw)
+            outs2 = fn(**kw)
+            for k in sorted(outs):
+                assert np.array_equal(outs[k].numpy(), outs2[k].numpy()), (s, k)  # a call starts the seeds again
+                rows.append((s, k, tf.constant(outs[k].numpy()), None))
+        except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError) as e:
+            msg = e.message.split("<stack traces unavailable>\n")[-1].split("\n\t [[")[0].strip()
+            rows.append((s, "x", None, msg))
+    path = os.path.join(ROOT, "tests", "unit", "tfdata_models.h")
+    lines = ["/* tfdata_models.h - GENERATED by tools/gen_tfdata_cases.py from TensorFlow %s; do not edit. */" % tf.__version__,
+             "#ifndef SM_TEST_TFDATA_MODELS_H", "#define SM_TEST_TFDATA_MODELS_H", '#include "array_case.h"',
+             "/* a signature's feed, then its outputs: key, TF's value or error */",
+             "typedef struct td_feed { const char *sig; const char *name; tc_tensor in; } td_feed;",
+             "typedef struct td_row { const char *sig; const char *key; tc_tensor want; const char *err; } td_row;",
+             "static const td_feed td_feeds[] = {"]
+    for s, feed in FEEDS.items():
+        keys = sorted(loaded.signatures[s].structured_input_signature[1].keys())
+        lines.append("    {%s, %s, %s}," % (g.c_str(s), g.c_str(keys[0]), g.c_tensor(tf.constant(feed[0]))))
+    lines += ["};", "static const td_row td_rows[] = {"]
+    for s, k, t, err in rows:
+        lines.append("    {%s, %s, %s, %s}," % (g.c_str(s), g.c_str(k), g.c_tensor(t) if t is not None else "{0}",
+                                              g.c_str(err) if err else "NULL"))
+    lines += ["};", "#endif", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    print("wrote %d rows to %s" % (len(rows), path))
+
+
+if __name__ == "__main__":
+    main()
