@@ -112,6 +112,68 @@ class M(tf.Module):
     def err_par_batch(self, n):
         return {"x": cat(D.range(5).batch(n, num_parallel_calls=2).map(tf.reduce_sum))}
 
+    @tf.function(input_signature=[I])
+    def single_shard(self, x):
+        d = D.from_tensor_slices(x)
+        return {"one": d.take(1).get_single_element(), "sum": d.batch(100).map(tf.reduce_sum).get_single_element(),
+                "s3_1": order(d.shard(3, 1)), "s2_0": order(d.shard(2, 0)), "s4_3": order(d.shard(4, 3)),
+                "card": d.shard(3, 1).cardinality(), "card_inf": d.repeat().shard(3, 1).cardinality(),
+                "mb": order(d.apply(tf.data.experimental.map_and_batch(lambda v: v * 2, 3)).map(tf.reduce_sum)),
+                "mbd": order(d.apply(tf.data.experimental.map_and_batch(lambda v: (v, -v), 4, drop_remainder=True)).map(lambda a, b: tf.reduce_sum(a - b))),
+                "mb_card": d.apply(tf.data.experimental.map_and_batch(lambda v: v, 4, drop_remainder=True)).cardinality()}
+
+    @tf.function(input_signature=[I])
+    def err_single_empty(self, x):
+        return {"x": D.from_tensor_slices(x).take(0).get_single_element()}
+
+    @tf.function(input_signature=[I])
+    def err_single_many(self, x):
+        return {"x": D.from_tensor_slices(x).get_single_element()}
+
+    @tf.function(input_signature=[S])
+    def err_shard(self, n):
+        return {"x": cat(D.range(5).shard(n, 0))}
+
+    @tf.function(input_signature=[I])
+    def choose_sample(self, x):
+        a, b, c = D.range(4), D.range(10, 13), D.range(20, 30)
+        sel = D.from_tensor_slices(x)
+        return {"ch": order(D.choose_from_datasets([a, b, c], sel)),
+                "ch_stop": order(D.choose_from_datasets([a, b, c], sel, stop_on_empty_dataset=True)),
+                "ch_card": D.choose_from_datasets([a, b], sel).cardinality(),
+                "sm": order(D.sample_from_datasets([a, b, c], seed=3)),
+                "smw": order(D.sample_from_datasets([a, b], weights=[0.2, 0.8], seed=11)),
+                "smi": order(D.sample_from_datasets([a.repeat(), c], seed=5).take(12))}
+
+    @tf.function(input_signature=[I])
+    def err_choose(self, x):
+        return {"x": cat(D.choose_from_datasets([D.range(3), D.range(3)], D.from_tensor_slices(x)))}
+
+    @tf.function(input_signature=[I])
+    def assert_ignore_cache(self, x):
+        d = D.from_tensor_slices(x)
+        inv = d.map(lambda v: tf.debugging.check_numerics(1.0 / tf.cast(v, tf.float32), "inverse"))
+        return {"ac": order(d.apply(tf.data.experimental.assert_cardinality(tf.size(x, tf.int64)))),
+                "ac_card": d.filter(lambda v: v > 0).apply(tf.data.experimental.assert_cardinality(3)).cardinality(),
+                "ign": order(inv.ignore_errors()), "ign_card": inv.ignore_errors().cardinality(),
+                "cache": order(d.shuffle(4, seed=3).cache().repeat(3)),
+                "nocache": order(d.shuffle(4, seed=3).repeat(3)),
+                "cache_card": d.cache().cardinality(),
+                "cache_part": order(d.shuffle(5, seed=4).cache().take(2).repeat(2))}
+
+    @tf.function(input_signature=[S])
+    def err_assert_fewer(self, n):
+        return {"x": cat(D.range(3).apply(tf.data.experimental.assert_cardinality(n)))}
+
+    @tf.function(input_signature=[S])
+    def err_assert_more(self, n):
+        return {"x": cat(D.range(6).apply(tf.data.experimental.assert_cardinality(n)))}
+
+    @tf.function(input_signature=[S])
+    def random_ds(self, n):
+        return {"r": order(D.random(seed=5).take(n)), "r2": order(D.random(seed=5, rerandomize_each_iteration=True).take(n).repeat(2)),
+                "r3": order(D.random(seed=9).take(n).repeat(2)), "card": D.random(seed=1).cardinality()}
+
 
 X = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3], np.int64)
 FEEDS = {
@@ -123,6 +185,16 @@ FEEDS = {
     "err_shuffle_buffer": [np.array(0, np.int64)],
     "par_interleave": [np.array([3, 1, 0, 4, 2, 5, 2], np.int64)],
     "err_par_interleave": [np.array(1, np.int64)],
+    "single_shard": [np.array([4, 8, 15, 16, 23, 42, 7], np.int64)],
+    "err_single_empty": [np.array([1, 2], np.int64)],
+    "err_single_many": [np.array([1, 2], np.int64)],
+    "err_shard": [np.array(0, np.int64)],
+    "choose_sample": [np.array([0, 1, 1, 2, 0, 1, 1, 1, 0, 2, 0, 0, 0], np.int64)],
+    "err_choose": [np.array([0, 1, 2], np.int64)],
+    "assert_ignore_cache": [np.array([3, 1, 0, 4, 0, 2], np.int64)],
+    "err_assert_fewer": [np.array(5, np.int64)],
+    "err_assert_more": [np.array(4, np.int64)],
+    "random_ds": [np.array(4, np.int64)],
     "par_batch": [np.array([1, 2, 3, 4, 5, 6, 7, 8], np.int64)],
     "err_par_batch": [np.array(0, np.int64)],
 }
@@ -146,7 +218,7 @@ def main():
             for k in sorted(outs):
                 assert np.array_equal(outs[k].numpy(), outs2[k].numpy()), (s, k)  # a call starts the seeds again
                 rows.append((s, k, tf.constant(outs[k].numpy()), None))
-        except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError) as e:
+        except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.FailedPreconditionError) as e:
             msg = e.message.split("<stack traces unavailable>\n")[-1].split("\n\t [[")[0].strip()
             rows.append((s, "x", None, msg))
     path = os.path.join(ROOT, "tests", "unit", "tfdata_models.h")

@@ -10,7 +10,7 @@
  * and IteratorGetNextAsOptional one element a call through an iterator resource
  * (AnonymousIteratorV2/V3 + MakeIterator; DeleteIterator). The pass-through stages TF adds
  * (PrefetchDataset, ModelDataset, OptimizeDataset(V2), OptionsDataset, FinalizeDataset,
- * MaxIntraOpParallelismDataset, PrivateThreadPoolDataset) forward their input. Parallel map runs
+ * MaxIntraOpParallelismDataset, PrivateThreadPoolDataset, RewriteDataset) forward their input. Parallel map runs
  * in order, so it is deterministic and equal to TF's deterministic order. DatasetCardinality
  * follows TF's rules (-1 infinite, -2 unknown).
  *
@@ -22,9 +22,12 @@
  * Limits: every next() checks the run's cancel flag and deadline (an infinite repeat() consumed by
  * reduce stops at the deadline); elements a batch buffers and a batch's tensor are charged to the
  * run's memory budget; no stage allocates in proportion to a count attribute. WindowDataset,
- * InterleaveDataset and UniqueDataset are here too; ShuffleDataset(V2/V3) keeps the order with a
- * buffer of 1 and refuses larger buffers (TF's shuffle order is not reproduced). The file
- * datasets are dataset_io.c. */
+ * InterleaveDataset and ParallelInterleaveDatasetV2-V4 (deterministic: interleave's order),
+ * ParallelBatchDataset, MapAndBatchDataset (a map, then a batch) and UniqueDataset are here too.
+ * The dataset and iterator structs are in dataset.h, shared with the family's other files:
+ * dataset_shuffle.c (ShuffleDataset(V2/V3) in TF's order, RandomDataset(V2), seed generators),
+ * dataset_more.c (shard, choose/sample_from_datasets, assert_cardinality, ignore_errors, cache,
+ * get_single_element) and dataset_io.c (the file datasets). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -151,6 +154,12 @@ static int64_t ds_card(const ds *d) {
     case K_TAKEWHILE: return CARD_UNKNOWN;
     case K_LIST: return d->nt;
     case K_SHUFFLE: return n;
+    case K_SHARD:
+    case K_CHOOSE:
+    case K_ASSERTCARD:
+    case K_IGNORE:
+    case K_CACHE:
+    case K_RANDOM: return sm__ds_more_card(d, n);
     case K_WINDOW: {
       if (n == CARD_INF || n == CARD_UNKNOWN) return n;
       if (!d->drop) return n / d->a + (n % d->a ? 1 : 0);
@@ -860,6 +869,12 @@ sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       out[0] = sm_tensor_ref(d->t[it->i++]);
       return NULL;
     case K_SHUFFLE: return sm__ds_shuffle_next(it, c, out, end);
+    case K_RANDOM: return sm__ds_random_next(it, c, out, end);
+    case K_SHARD:
+    case K_CHOOSE:
+    case K_ASSERTCARD:
+    case K_IGNORE:
+    case K_CACHE: return sm__ds_more_next(it, c, out, end);
     case K_WINDOW:
       if ((s = next_window(it, c, out, end)) || *end) it->done = 1;
       return s;
@@ -924,6 +939,15 @@ static const struct {
     {"ShuffleDatasetV2", K_SHUFFLE, NULL},
     {"ShuffleDatasetV3", K_SHUFFLE, NULL},
     {"ReduceDataset", K_REDUCE, "f"},
+    {"ShardDataset", K_SHARD, NULL},
+    {"DirectedInterleaveDataset", K_CHOOSE, NULL},
+    {"AssertCardinalityDataset", K_ASSERTCARD, NULL},
+    {"IgnoreErrorsDataset", K_IGNORE, NULL},
+    {"CacheDataset", K_CACHE, NULL},
+    {"CacheDatasetV2", K_CACHE, NULL},
+    {"RandomDataset", K_RANDOM, NULL},
+    {"RandomDatasetV2", K_RANDOM, NULL},
+    {"MapAndBatchDataset", K_MAPBATCH, "f"},
     {"DatasetCardinality", K_CARD, NULL},
 };
 
@@ -948,7 +972,7 @@ static sm_status *ds_prepare(const sm_node *node, void **state) {
   k->trailing = !strncmp(op, "ParallelMapDataset", 18) ? 1
                 : !strcmp(op, "ParallelInterleaveDatasetV4") ? 5
                 : !strncmp(op, "ParallelInterleaveDataset", 25) ? 3
-                : k->kind == K_INTERLEAVE ? 2 : 0;
+                : k->kind == K_INTERLEAVE ? 2 : k->kind == K_MAPBATCH ? 3 : 0;
   k->nstate = list_len(node, "Tstate");
   k->ncap = list_len(node, "Targuments");
   int pc = 0;
@@ -969,13 +993,30 @@ static sm_status *ds_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
+/* MapAndBatchDataset: d (its map, made as MapDataset's) becomes the input of a batch (batch_size,
+ * num_parallel_calls, drop_remainder after the nt captured arguments). */
+static sm_status *map_and_batch(sm_kctx *c, kstate *k, int nt, ds **d) {
+  int64_t bs, drop;
+  sm_status *s = sm__ds_scalar_i64(c, 1 + nt, "batch_size", &bs);
+  if (!s && bs <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "batch_size must be greater than zero.");
+  if (s || (s = sm__ds_scalar_i64(c, 3 + nt, "drop_remainder", &drop))) return s;
+  ds *b;
+  if ((s = ds_new(K_BATCH, 1, 0, &b))) return s;
+  (*d)->kind = K_MAP;
+  b->in[0] = *d, b->nin = 1, b->ncomp = (*d)->ncomp, b->c = bs, b->drop = (int)drop;
+  atomic_fetch_add(&k->refs, 1);
+  b->k = k;
+  *d = b;
+  return NULL;
+}
+
 static sm_status *ds_compute(const void *state, sm_kctx *c) {
   kstate *k = (kstate *)state;
   int nin = sm__kctx_num_inputs(c);
   sm_status *s = NULL;
   const ds *in0 = NULL;
   ds *d = NULL;
-  if (k->kind != K_TENSOR && k->kind != K_SLICE && k->kind != K_RANGE && (s = sm__ds_input(c, 0, &in0))) return s;
+  if (k->kind != K_TENSOR && k->kind != K_SLICE && k->kind != K_RANGE && k->kind != K_RANDOM && (s = sm__ds_input(c, 0, &in0))) return s;
   switch (k->kind) {
     case K_TENSOR:
     case K_SLICE:
@@ -1006,13 +1047,20 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
       d->a = a, d->b = b, d->c = st, d->ncomp = 1;
       break;
     }
+    case K_RANDOM:
+      if ((s = ds_new(K_RANDOM, 0, 0, &d))) return s;
+      d->ncomp = 1;
+      s = sm__ds_random_setup(c, d);
+      break;
     case K_ZIP:
-      if ((s = ds_new(K_ZIP, nin, 0, &d))) return s;
+    case K_CHOOSE: /* DirectedInterleaveDataset: the selector, then the data inputs */
+      if ((s = ds_new(k->kind, nin, 0, &d))) return s;
       for (int i = 0; i < nin; i++) {
         const ds *x = NULL;
         if (!s) s = sm__ds_input(c, i, &x);
         if (x) d->in[i] = (ds *)sm__variant_ref((sm_variant *)&x->v), d->nin = i + 1, d->ncomp += x->ncomp;
       }
+      if (!s && k->kind == K_CHOOSE) s = sm__ds_more_setup(c, d);
       break;
     case K_CONCAT: {
       const ds *b = NULL;
@@ -1064,6 +1112,8 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
         d->a = shift, d->b = stride, d->c = size, d->drop = (int)drop;
       } else if (k->kind == K_SHUFFLE) {
         s = sm__ds_shuffle_setup(c, d);
+      } else if (k->kind >= K_SHARD && k->kind != K_MAPBATCH) {
+        s = sm__ds_more_setup(c, d);
       } else if (k->kind == K_TAKE || k->kind == K_SKIP || k->kind == K_REPEAT) {
         s = sm__ds_scalar_i64(c, 1, "count", &d->a);
       } else if (k->f) {
@@ -1078,7 +1128,7 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
         atomic_fetch_add(&k->refs, 1);
         d->k = k;
         int nf = sm__plan_num_fetches(k->f);
-        if (k->kind == K_MAP) d->ncomp = nf;
+        if (k->kind == K_MAP || k->kind == K_MAPBATCH) d->ncomp = nf;
         else if (k->kind == K_SCAN) d->ncomp = nf - k->nstate;
         else if (k->kind == K_FLATMAP) {
           const int *v;
@@ -1117,6 +1167,7 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
           d->ncomp = (int)n;
         }
         if (!s && d->ncomp < 1) s = sm_status_new(SM_INVALID_ARGUMENT, "%s: the function gives no element", k->op);
+        if (!s && k->kind == K_MAPBATCH) s = map_and_batch(c, k, nt, &d);
       }
       break;
     }
@@ -1391,6 +1442,15 @@ const sm_kernel sm_kernels_dataset[] = {
     {"ShuffleDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
     {"ShuffleDatasetV3", ds_prepare, ds_compute, kstate_release, 0},
     {"ReduceDataset", ds_prepare, reduce_compute, kstate_release, 0},
+    {"ShardDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"DirectedInterleaveDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"AssertCardinalityDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"IgnoreErrorsDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"CacheDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"CacheDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
+    {"RandomDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"RandomDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
+    {"MapAndBatchDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"DatasetCardinality", NULL, card_compute, NULL, 0},
     {"PrefetchDataset", NULL, pass_compute, NULL, 0},
     {"ModelDataset", NULL, pass_compute, NULL, 0},
@@ -1400,6 +1460,7 @@ const sm_kernel sm_kernels_dataset[] = {
     {"FinalizeDataset", NULL, pass_compute, NULL, 0},
     {"MaxIntraOpParallelismDataset", NULL, pass_compute, NULL, 0},
     {"PrivateThreadPoolDataset", NULL, pass_compute, NULL, 0},
+    {"RewriteDataset", NULL, pass_compute, NULL, 0}, /* replicate_on_split: for tf.data service splits only */
     {"AnonymousIteratorV2", NULL, anon_iter_compute, NULL, 0},
     {"AnonymousIteratorV3", NULL, anon_iter_compute, NULL, 0},
     {"MakeIterator", NULL, make_iter_compute, NULL, 0},

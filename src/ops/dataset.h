@@ -12,7 +12,9 @@
 enum {
   K_TENSOR, K_SLICE, K_RANGE, K_MAP, K_FILTER, K_BATCH, K_PADDED, K_TAKE, K_SKIP, K_REPEAT, K_ZIP, K_CONCAT,
   K_FLATMAP, K_SCAN, K_TAKEWHILE, K_UNBATCH, K_PASS, K_REDUCE, K_CARD, K_WINDOW, K_LIST, K_INTERLEAVE, K_UNIQUE,
-  K_SHUFFLE
+  K_SHUFFLE,
+  /* dataset_more.c, dataset_shuffle.c (random) */
+  K_SHARD, K_CHOOSE, K_ASSERTCARD, K_IGNORE, K_CACHE, K_RANDOM, K_MAPBATCH
 };
 
 typedef struct kstate {
@@ -85,5 +87,15 @@ void sm__ds_free_elem(sm_tensor **e, int n);
  * seeds, its seed generator), and the next element of a shuffle iterator. */
 sm_status *sm__ds_shuffle_setup(sm_kctx *c, ds *d);
 sm_status *sm__ds_shuffle_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
+/* RandomDataset(V2): its seeds and generator into d; the next element of its iterator. */
+sm_status *sm__ds_random_setup(sm_kctx *c, ds *d);
+sm_status *sm__ds_random_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
+
+/* dataset_more.c: the inputs after the dataset(s) of Shard, DirectedInterleave, AssertCardinality,
+ * IgnoreErrors and Cache(V2) into d; the next element of their iterators; their cardinality
+ * (n: the first input's). */
+sm_status *sm__ds_more_setup(sm_kctx *c, ds *d);
+sm_status *sm__ds_more_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
+int64_t sm__ds_more_card(const ds *d, int64_t n);
 
 #endif

@@ -1,6 +1,6 @@
 /* dataset_shuffle.c - ShuffleDataset / ShuffleDatasetV2 / ShuffleDatasetV3 in TensorFlow's order,
- * and the seed generator resources they take (AnonymousSeedGenerator, DummySeedGenerator,
- * DeleteSeedGenerator).
+ * RandomDataset(V2), and the seed generator resources they take (AnonymousSeedGenerator,
+ * DummySeedGenerator, DeleteSeedGenerator; DummyMemoryCache / AnonymousMemoryCache handles too).
  *
  * TF's algorithm (core/kernels/data/shuffle_dataset_op.cc, random_seed_ops.cc), reproduced:
  * a dataset owns a seed generator made from RandomSeeds(seed, seed2) - both 0 means two random
@@ -208,6 +208,53 @@ sm_status *sm__ds_shuffle_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   return NULL;
 }
 
+/* RandomDataset(seed, seed2): a FixedSeedGenerator; RandomDatasetV2(seed, seed2, seed_generator)
+ * as ShuffleDatasetV3 with its rerandomize_each_iteration. Infinite, int64 scalars: each the next
+ * uint32 of the iterator's SingleSampleAdapter<PhiloxRandom(seeds)>. */
+sm_status *sm__ds_random_setup(sm_kctx *c, ds *d) {
+  const char *op = sm__node_op(sm__kctx_node(c));
+  int v2 = !strcmp(op, "RandomDatasetV2");
+  int64_t seed, seed2;
+  sm_status *s;
+  if (sm__kctx_num_inputs(c) != (v2 ? 3 : 2))
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: %d inputs, expected %d", op, sm__kctx_num_inputs(c), v2 ? 3 : 2);
+  if ((s = seed_input(c, 0, "seed", &seed)) || (s = seed_input(c, 1, "seed2", &seed2))) return s;
+  int re = 0;
+  if (v2 && sm__node_attr(sm__kctx_node(c), "rerandomize_each_iteration") &&
+      (s = sm__node_attr_bool(sm__kctx_node(c), "rerandomize_each_iteration", &re)))
+    return s;
+  seedgen *g = NULL, *h = v2 ? input_seedgen(c, 2) : NULL;
+  if (v2 && !h) return sm_status_new(SM_INVALID_ARGUMENT, "%s: input 2 must be a seed generator handle", op);
+  if (h && !h->dummy) atomic_fetch_add(&h->refs, 1), g = h;
+  if (!g && !(g = seedgen_new(0, seed, seed2, re))) return oom();
+  d->ext = g;
+  d->ext_free = seedgen_unref;
+  return NULL;
+}
+
+static void rnd_free(dit *it) {
+  free(it->ext);
+  it->ext = NULL;
+}
+
+sm_status *sm__ds_random_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
+  (void)c;
+  *end = 0;
+  shuf *r = it->ext;
+  if (!r) {
+    if (!(r = calloc(1, sizeof *r))) return oom();
+    int64_t s1, s2;
+    seedgen_draw(it->d->ext, &s1, &s2);
+    r->p = philox_seeded((uint64_t)s1, (uint64_t)s2);
+    r->g = (single){&r->p, {0}, 4};
+    it->ext = r;
+    it->ext_free = rnd_free;
+  }
+  sm_status *s = sm_tensor_new(SM_INT64, 0, NULL, out);
+  if (!s) *(int64_t *)sm_tensor_data(out[0]) = single_next(&r->g);
+  return s;
+}
+
 /* AnonymousSeedGenerator(seed, seed2, reshuffle) -> handle, deleter; DummySeedGenerator -> handle. */
 static sm_status *seed_gen_compute(const void *state, sm_kctx *c) {
   (void)state;
@@ -241,5 +288,9 @@ const sm_kernel sm_kernels_dataset_shuffle[] = {
     {"AnonymousSeedGenerator", NULL, seed_gen_compute, NULL, 0},
     {"DummySeedGenerator", NULL, seed_gen_compute, NULL, 0},
     {"DeleteSeedGenerator", NULL, noop_compute, NULL, 0},
-    {NULL, NULL, NULL, NULL, 0},
+    /* cache()'s memory cache handles: the cache itself lives with the CacheDatasetV2 (dataset_more.c) */
+    {"DummyMemoryCache", NULL, seed_gen_compute, NULL, 0},
+    {"AnonymousMemoryCache", NULL, seed_gen_compute, NULL, 0},
+    {"DeleteMemoryCache", NULL, noop_compute, NULL, 0},
+    {0},
 };
