@@ -174,6 +174,21 @@ class M(tf.Module):
         return {"r": order(D.random(seed=5).take(n)), "r2": order(D.random(seed=5, rerandomize_each_iteration=True).take(n).repeat(2)),
                 "r3": order(D.random(seed=9).take(n).repeat(2)), "card": D.random(seed=1).cardinality()}
 
+    # by hand only (TF would take the memory, or its order is random): test_ops_tfdata.c
+    @tf.function(input_signature=[S])
+    def hand_shuffle_forever(self, n):
+        return {"x": cat(D.range(3).repeat().shuffle(n, seed=1).take(5))}
+
+    @tf.function(input_signature=[S])
+    def hand_cache_forever(self, n):
+        return {"x": cat(D.range(n).repeat().cache().take(5))}
+
+    @tf.function(input_signature=[S])
+    def hand_unseeded(self, n):
+        return {"x": order(D.range(n).shuffle(7))}
+
+
+HAND = ["hand_shuffle_forever", "hand_cache_forever", "hand_unseeded"]
 
 X = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3], np.int64)
 FEEDS = {
@@ -203,7 +218,7 @@ FEEDS = {
 def main():
     m = M()
     shutil.rmtree(OUT, ignore_errors=True)
-    sigs = {s: getattr(m, s).get_concrete_function() for s in FEEDS}
+    sigs = {s: getattr(m, s).get_concrete_function() for s in list(FEEDS) + HAND}
     tf.saved_model.save(m, OUT, signatures=sigs)
     loaded = tf.saved_model.load(OUT)
     rows = []
