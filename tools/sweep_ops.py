@@ -931,6 +931,29 @@ def make_cases(tf, np):
     C("data", "f6:padded_batch", lambda x: next(iter(D.from_tensor_slices(x).map(lambda v: tf.range(v)).padded_batch(3, padding_values=tf.constant(-7, tf.int64)))),
       np.array([3, 1, 0, 5], np.int64))
     C("data", "f6:parallel_map_prefetch", lambda x: f6_sum(D.from_tensors(x).repeat(3).map(lambda v: v * 2.0, num_parallel_calls=4).prefetch(2), 0.0), F(3, 2))
+    # -- session 23, h8: tf.data shuffle (TF's order), parallel interleave/batch, shard, choose/sample_from_datasets,
+    # assert_cardinality, ignore_errors, cache, random, map_and_batch, get_single_element
+    def h8_all(ds):
+        return next(iter(ds.batch(1000)))
+
+    C("data", "h8:shuffle_repeat", lambda x: (h8_all(D.from_tensor_slices(x).shuffle(4, seed=7).repeat(2)),
+                                              h8_all(D.from_tensor_slices(x).shuffle(100, seed=3, reshuffle_each_iteration=False).repeat(2))),
+      np.arange(9, dtype=np.int64))
+    C("data", "h8:parallel_interleave_batch", lambda x: (h8_all(D.from_tensor_slices(x).interleave(lambda v: D.range(v), cycle_length=2, block_length=2, num_parallel_calls=2)),
+                                                         h8_all(D.from_tensor_slices(x).batch(2, num_parallel_calls=2).map(tf.reduce_sum))),
+      np.array([3, 1, 0, 4, 2], np.int64))
+    C("data", "h8:shard_choose_sample", lambda x: (h8_all(D.from_tensor_slices(x).shard(3, 1)),
+                                                   h8_all(D.choose_from_datasets([D.range(3), D.range(10, 14)], D.from_tensor_slices(x % 2))),
+                                                   h8_all(D.sample_from_datasets([D.range(3), D.range(10, 14)], weights=[0.3, 0.7], seed=4))),
+      np.array([0, 1, 1, 2, 3, 5, 1, 0], np.int64))
+    C("data", "h8:assert_ignore_cache_single", lambda x: (h8_all(D.from_tensor_slices(x).apply(tf.data.experimental.assert_cardinality(6))),
+                                                          h8_all(D.from_tensor_slices(x).map(lambda v: tf.debugging.check_numerics(1.0 / v, "inv")).ignore_errors()),
+                                                          h8_all(D.from_tensor_slices(x).shuffle(3, seed=2).cache().repeat(2)),
+                                                          D.from_tensor_slices(x).batch(10).get_single_element()),
+      np.array([2, 0, 4, 0, 5, 8], np.float32))
+    C("data", "h8:random_map_and_batch", lambda x: (h8_all(D.random(seed=6).take(5)),
+                                                    h8_all(D.from_tensor_slices(x).apply(tf.data.experimental.map_and_batch(lambda v: v * 2, 3)).map(tf.reduce_sum))),
+      np.arange(7, dtype=np.int64))
     # -- session 21, f2: the generic Conv, SparseBincount, the JPEG header/quality ops
     C("nn", "f2:conv_raw_2d_explicit", lambda x, f: raw.Conv(input=x, filter=f, strides=[1, 2, 1, 1], padding="EXPLICIT",
                                                            explicit_paddings=[0, 0, 1, 0, 2, 1, 0, 0], dilations=[1, 1, 2, 1]), F(2, 7, 6, 3), F(3, 2, 3, 4))

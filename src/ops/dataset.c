@@ -10,7 +10,7 @@
  * and IteratorGetNextAsOptional one element a call through an iterator resource
  * (AnonymousIteratorV2/V3 + MakeIterator; DeleteIterator). The pass-through stages TF adds
  * (PrefetchDataset, ModelDataset, OptimizeDataset(V2), OptionsDataset, FinalizeDataset,
- * MaxIntraOpParallelismDataset, PrivateThreadPoolDataset) forward their input. Parallel map runs
+ * MaxIntraOpParallelismDataset, PrivateThreadPoolDataset, RewriteDataset) forward their input. Parallel map runs
  * in order, so it is deterministic and equal to TF's deterministic order. DatasetCardinality
  * follows TF's rules (-1 infinite, -2 unknown).
  *
@@ -22,9 +22,12 @@
  * Limits: every next() checks the run's cancel flag and deadline (an infinite repeat() consumed by
  * reduce stops at the deadline); elements a batch buffers and a batch's tensor are charged to the
  * run's memory budget; no stage allocates in proportion to a count attribute. WindowDataset,
- * InterleaveDataset and UniqueDataset are here too; ShuffleDataset(V2/V3) keeps the order with a
- * buffer of 1 and refuses larger buffers (TF's shuffle order is not reproduced). The file
- * datasets are dataset_io.c. */
+ * InterleaveDataset and ParallelInterleaveDatasetV2-V4 (deterministic: interleave's order),
+ * ParallelBatchDataset, MapAndBatchDataset (a map, then a batch) and UniqueDataset are here too.
+ * The dataset and iterator structs are in dataset.h, shared with the family's other files:
+ * dataset_shuffle.c (ShuffleDataset(V2/V3) in TF's order, RandomDataset(V2), seed generators),
+ * dataset_more.c (shard, choose/sample_from_datasets, assert_cardinality, ignore_errors, cache,
+ * get_single_element) and dataset_io.c (the file datasets). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,25 +52,9 @@ static const char *dname(int dtype) {
   return n ? n : "(unknown dtype)";
 }
 
-enum {
-  K_TENSOR, K_SLICE, K_RANGE, K_MAP, K_FILTER, K_BATCH, K_PADDED, K_TAKE, K_SKIP, K_REPEAT, K_ZIP, K_CONCAT,
-  K_FLATMAP, K_SCAN, K_TAKEWHILE, K_UNBATCH, K_PASS, K_REDUCE, K_CARD, K_WINDOW, K_LIST, K_INTERLEAVE, K_UNIQUE,
-  K_SHUFFLE
-};
 
 /* ---- kernel state: the node's kind and its function, shared with the datasets it makes ---------- */
 
-typedef struct kstate {
-  atomic_int refs;
-  int kind;
-  const char *op;
-  sm_plan *f;        /* NULL for stages without a function */
-  int nstate;        /* Tstate (reduce, scan) */
-  int ncap;          /* Targuments */
-  int preserve_card; /* map, scan */
-  int range_dtype;   /* RangeDataset's output_types[0] */
-  int trailing;      /* inputs after the captured ones (parallel map's num_parallel_calls) */
-} kstate;
 
 static void kstate_unref(kstate *k) {
   if (k && atomic_fetch_sub(&k->refs, 1) == 1) {
@@ -80,18 +67,6 @@ static void kstate_release(void *p) { kstate_unref(p); }
 
 /* ---- the dataset object ------------------------------------------------------------------------ */
 
-typedef struct ds {
-  sm_variant v; /* first */
-  int kind;
-  int ncomp; /* components of an element */
-  struct ds **in;
-  int nin;
-  sm_tensor **t; /* components (tensor, slice), captured args, scan's initial state, padding */
-  int nt;
-  int64_t a, b, c; /* range start/stop/step; count; batch size */
-  int drop;        /* drop_remainder */
-  kstate *k;       /* function stages: a reference */
-} ds;
 
 static void ds_release(sm_variant *v) {
   ds *d = (ds *)v;
@@ -100,6 +75,7 @@ static void ds_release(sm_variant *v) {
   free(d->in);
   free(d->t);
   kstate_unref(d->k);
+  if (d->ext_free) d->ext_free(d->ext);
   free(d);
 }
 
@@ -126,7 +102,7 @@ static const ds *as_ds(const sm_tensor *t) {
   return v && !strcmp(v->type_name, DS_TYPE) ? (const ds *)v : NULL;
 }
 
-static sm_status *input_ds(sm_kctx *c, int i, const ds **out) {
+sm_status *sm__ds_input(sm_kctx *c, int i, const ds **out) {
   const sm_tensor *t = sm__kctx_input(c, i);
   *out = as_ds(t);
   if (!*out)
@@ -135,7 +111,7 @@ static sm_status *input_ds(sm_kctx *c, int i, const ds **out) {
   return NULL;
 }
 
-static sm_status *scalar_i64(sm_kctx *c, int i, const char *what, int64_t *v) {
+sm_status *sm__ds_scalar_i64(sm_kctx *c, int i, const char *what, int64_t *v) {
   const sm_tensor *t = sm__kctx_input(c, i);
   if (!t || sm_tensor_rank(t) != 0 || (sm_tensor_dtype(t) != SM_INT64 && sm_tensor_dtype(t) != SM_INT32 &&
                                        sm_tensor_dtype(t) != SM_BOOL))
@@ -178,6 +154,12 @@ static int64_t ds_card(const ds *d) {
     case K_TAKEWHILE: return CARD_UNKNOWN;
     case K_LIST: return d->nt;
     case K_SHUFFLE: return n;
+    case K_SHARD:
+    case K_CHOOSE:
+    case K_ASSERTCARD:
+    case K_IGNORE:
+    case K_CACHE:
+    case K_RANDOM: return sm__ds_more_card(d, n);
     case K_WINDOW: {
       if (n == CARD_INF || n == CARD_UNKNOWN) return n;
       if (!d->drop) return n / d->a + (n % d->a ? 1 : 0);
@@ -256,38 +238,15 @@ static sm_status *slice_row(const sm_kctx *c, const sm_tensor *t, int64_t i, sm_
 
 /* ---- iterators ---------------------------------------------------------------------------------- */
 
-typedef struct dit {
-  const ds *d; /* held by whoever holds the root */
-  struct dit **in;
-  int nin;
-  int64_t i;       /* elements given (slice, take, skip, range), passes done (repeat), input index (concat) */
-  int64_t cur;     /* range: the next value */
-  int done;        /* no more elements */
-  int got;         /* repeat: this pass gave an element */
-  sm_tensor **st;  /* scan: the state */
-  ds *inner;       /* flat_map: the current inner dataset (a reference) */
-  struct dit *iin; /* and its iterator */
-  sm_tensor **ub;  /* unbatch: the current batch */
-  int64_t ubn, ubi;
-  sm_tensor **wb;  /* window: buffered elements (ncomp each) from position wbase; unique: those seen */
-  int64_t wn, wcap, wbase, wpos, wstart;
-  int in_end;
-  struct dit **cyc; /* interleave: the cycle's iterators and their datasets */
-  ds **cycds;
-  int64_t ci, bi, nopen;
-  uint64_t *uh; /* unique: hash slots (index + 1, 0 empty) */
-  int64_t uhcap;
-  sm_mem_account acct;
-} dit;
 
-static void it_free(dit *it) {
+void sm__ds_it_free(dit *it) {
   if (!it) return;
-  for (int i = 0; i < it->nin; i++) it_free(it->in[i]);
+  for (int i = 0; i < it->nin; i++) sm__ds_it_free(it->in[i]);
   free(it->in);
   if (it->st)
     for (int i = 0; i < it->d->k->nstate; i++) sm_tensor_free(it->st[i]);
   free(it->st);
-  it_free(it->iin);
+  sm__ds_it_free(it->iin);
   if (it->inner) sm__variant_unref(&it->inner->v);
   if (it->ub)
     for (int i = 0; i < it->d->ncomp; i++) sm_tensor_free(it->ub[i]);
@@ -297,21 +256,20 @@ static void it_free(dit *it) {
   free(it->wb);
   if (it->cyc)
     for (int64_t i = 0; i < it->d->b; i++) {
-      it_free(it->cyc[i]);
+      sm__ds_it_free(it->cyc[i]);
       if (it->cycds[i]) sm__variant_unref(&it->cycds[i]->v);
     }
   free(it->cyc);
   free(it->cycds);
   free(it->uh);
+  if (it->ext_free) it->ext_free(it);
   sm__mem_close(&it->acct);
   free(it);
 }
 
-static sm_status *it_new(const ds *d, dit **out);
-
 static sm_status *oom(void) { return sm_status_new(SM_RESOURCE_EXHAUSTED, "OOM when making a dataset iterator"); }
 
-static sm_status *it_new(const ds *d, dit **out) {
+sm_status *sm__ds_it_new(const ds *d, dit **out) {
   *out = NULL;
   dit *it = calloc(1, sizeof *it);
   if (!it) return oom();
@@ -323,7 +281,7 @@ static sm_status *it_new(const ds *d, dit **out) {
   }
   it->nin = nin;
   sm_status *s = NULL;
-  for (int i = 0; i < nin && !s; i++) s = it_new(d->in[i], &it->in[i]);
+  for (int i = 0; i < nin && !s; i++) s = sm__ds_it_new(d->in[i], &it->in[i]);
   if (!s && d->kind == K_SCAN) {
     if (!(it->st = calloc((size_t)d->k->nstate + 1, sizeof *it->st))) s = oom();
     for (int i = 0; !s && i < d->k->nstate; i++) it->st[i] = sm_tensor_ref(d->t[i]);
@@ -333,14 +291,14 @@ static sm_status *it_new(const ds *d, dit **out) {
       (!(it->cyc = calloc((size_t)d->b, sizeof *it->cyc)) || !(it->cycds = calloc((size_t)d->b, sizeof *it->cycds))))
     s = oom();
   if (s) {
-    it_free(it);
+    sm__ds_it_free(it);
     return s;
   }
   *out = it;
   return NULL;
 }
 
-static void free_elem(sm_tensor **e, int n) {
+void sm__ds_free_elem(sm_tensor **e, int n) {
   for (int i = 0; i < n; i++) {
     sm_tensor_free(e[i]);
     e[i] = NULL;
@@ -374,8 +332,6 @@ static sm_status *pred_value(const ds *d, const sm_tensor *p, int *v) {
   *v = *(const uint8_t *)sm_tensor_data(p) != 0;
   return NULL;
 }
-
-static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
 
 /* A batch of the elements buf[0..n) (each ncomp tensors) as out; padded: to the padded shapes. */
 static sm_status *make_batch(const ds *d, sm_kctx *c, sm_tensor **buf, int64_t n, sm_tensor **out) {
@@ -489,7 +445,7 @@ static sm_status *next_batch(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       cap = nc2;
     }
     int e;
-    if ((s = it_next(it->in[0], c, buf + n * nc, &e)) || e) break;
+    if ((s = sm__ds_it_next(it->in[0], c, buf + n * nc, &e)) || e) break;
     size_t b = 0;
     for (int j = 0; j < nc; j++) b += tensor_bytes(buf[n * nc + j]);
     n++;
@@ -501,7 +457,7 @@ static sm_status *next_batch(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   for (int64_t i = 0; i < n * nc; i++) sm_tensor_free(buf[i]);
   free(buf);
   sm__mem_give(&it->acct, held);
-  if (s) free_elem(out, nc);
+  if (s) sm__ds_free_elem(out, nc);
   return s;
 }
 
@@ -544,8 +500,8 @@ static sm_status *next_window(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   sm_tensor **e = sm__kctx_scratch(c, (size_t)(nc + 1) * sizeof *e, &s);
   if (s) return s;
   while (!it->in_end && it->wpos < it->wstart) { /* a shift past the buffer: read and drop */
-    if ((s = it_next(it->in[0], c, e, &it->in_end))) break;
-    if (!it->in_end) free_elem(e, nc), it->wpos++;
+    if ((s = sm__ds_it_next(it->in[0], c, e, &it->in_end))) break;
+    if (!it->in_end) sm__ds_free_elem(e, nc), it->wpos++;
   }
   if (!it->wn) it->wbase = it->wpos;
   int64_t last = it->wstart + (d->c - 1) * d->b;
@@ -559,7 +515,7 @@ static sm_status *next_window(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       }
       it->wb = nb, it->wcap = ncap;
     }
-    if ((s = it_next(it->in[0], c, it->wb + it->wn * nc, &it->in_end)) || it->in_end) break;
+    if ((s = sm__ds_it_next(it->in[0], c, it->wb + it->wn * nc, &it->in_end)) || it->in_end) break;
     for (int j = 0; j < nc && !s; j++) s = sm__kctx_hold_tensor(c, &it->acct, it->wb[it->wn * nc + j], "a dataset window");
     it->wn++, it->wpos++;
   }
@@ -585,7 +541,7 @@ static sm_status *next_window(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
     }
     sm__tensor_variants(out[j])[0] = &w->v;
   }
-  if (s) free_elem(out, nc);
+  if (s) sm__ds_free_elem(out, nc);
   it->wstart += d->a;
   return s;
 }
@@ -599,13 +555,13 @@ static sm_status *next_interleave(dit *it, sm_kctx *c, sm_tensor **out, int *end
   while (!it->in_end || it->nopen > 0) {
     if ((s = sm__kctx_check_stop(c))) return s;
     if (it->cyc[it->ci]) {
-      if ((s = it_next(it->cyc[it->ci], c, out, end))) return s;
+      if ((s = sm__ds_it_next(it->cyc[it->ci], c, out, end))) return s;
       if (!*end) {
         if (++it->bi == d->c) it->bi = 0, it->ci = (it->ci + 1) % d->b;
         return NULL;
       }
       *end = 0;
-      it_free(it->cyc[it->ci]);
+      sm__ds_it_free(it->cyc[it->ci]);
       it->cyc[it->ci] = NULL;
       sm__variant_unref(&it->cycds[it->ci]->v);
       it->cycds[it->ci] = NULL;
@@ -615,9 +571,9 @@ static sm_status *next_interleave(dit *it, sm_kctx *c, sm_tensor **out, int *end
       sm_tensor **e = sm__kctx_scratch(c, (size_t)(ni + 1) * sizeof *e, &s);
       if (s) return s;
       sm_tensor *r = NULL;
-      if (!(s = it_next(it->in[0], c, e, &it->in_end)) && !it->in_end) {
+      if (!(s = sm__ds_it_next(it->in[0], c, e, &it->in_end)) && !it->in_end) {
         s = run_fn(c, d, NULL, 0, e, ni, &r, 1);
-        free_elem(e, ni);
+        sm__ds_free_elem(e, ni);
       }
       sm__kctx_scratch_free(c, e);
       if (s) return s;
@@ -627,7 +583,7 @@ static sm_status *next_interleave(dit *it, sm_kctx *c, sm_tensor **out, int *end
           s = sm_status_new(SM_INVALID_ARGUMENT, "%s: the function must return a dataset of %d components", d->k->op, d->ncomp);
         else {
           it->cycds[it->ci] = (ds *)sm__variant_ref((sm_variant *)&in->v);
-          if (!(s = it_new(it->cycds[it->ci], &it->cyc[it->ci]))) it->nopen++;
+          if (!(s = sm__ds_it_new(it->cycds[it->ci], &it->cyc[it->ci]))) it->nopen++;
         }
         sm_tensor_free(r);
         if (s) return s;
@@ -657,11 +613,11 @@ static uint64_t elem_hash(const sm_tensor *t) {
 static sm_status *next_unique(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   sm_status *s;
   for (;;) {
-    if ((s = it_next(it->in[0], c, out, end)) || *end) return s;
+    if ((s = sm__ds_it_next(it->in[0], c, out, end)) || *end) return s;
     const sm_tensor *t = out[0];
     int dt = sm_tensor_dtype(t);
     if (sm_tensor_rank(t) != 0 || (dt != SM_INT32 && dt != SM_INT64 && dt != SM_STRING)) {
-      free_elem(out, 1);
+      sm__ds_free_elem(out, 1);
       return sm_status_new(SM_INVALID_ARGUMENT, "UniqueDataset: elements must be int32, int64 or string scalars; got a %s of rank %d",
                            dname(dt), sm_tensor_rank(t));
     }
@@ -672,7 +628,7 @@ static sm_status *next_unique(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       if (!nh || !nb) {
         free(nh);
         if (nb) it->wb = nb;
-        free_elem(out, 1);
+        sm__ds_free_elem(out, 1);
         return oom();
       }
       it->wb = nb;
@@ -692,11 +648,11 @@ static sm_status *next_unique(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
         break;
       }
     if (seen) {
-      free_elem(out, 1);
+      sm__ds_free_elem(out, 1);
       continue;
     }
     if ((s = sm__kctx_hold_tensor(c, &it->acct, t, "the elements a unique dataset has seen"))) {
-      free_elem(out, 1);
+      sm__ds_free_elem(out, 1);
       return s;
     }
     it->uh[p] = (uint64_t)it->wn + 1;
@@ -706,7 +662,7 @@ static sm_status *next_unique(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
 }
 
 /* The next element of it into out (d->ncomp new tensors), or *end = 1. */
-static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
+sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   const ds *d = it->d;
   *end = 0;
   sm_status *s = sm__kctx_check_stop(c);
@@ -723,7 +679,7 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
     case K_SLICE: {
       if (it->i >= ds_card(d)) break;
       for (int j = 0; j < d->ncomp && !s; j++) s = slice_row(c, d->t[j], it->i, &out[j]);
-      if (s) free_elem(out, d->ncomp);
+      if (s) sm__ds_free_elem(out, d->ncomp);
       it->i++;
       return s;
     }
@@ -737,9 +693,9 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       int ni = d->in[0]->ncomp;
       sm_tensor **e = sm__kctx_scratch(c, (size_t)(ni + 1) * sizeof *e, &s);
       if (s) return s;
-      if (!(s = it_next(it->in[0], c, e, end)) && !*end) {
+      if (!(s = sm__ds_it_next(it->in[0], c, e, end)) && !*end) {
         s = run_fn(c, d, NULL, 0, e, ni, out, d->ncomp);
-        free_elem(e, ni);
+        sm__ds_free_elem(e, ni);
       }
       sm__kctx_scratch_free(c, e);
       return s;
@@ -747,12 +703,12 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
     case K_FILTER:
     case K_TAKEWHILE: {
       for (;;) {
-        if ((s = it_next(it->in[0], c, out, end)) || *end) break;
+        if ((s = sm__ds_it_next(it->in[0], c, out, end)) || *end) break;
         sm_tensor *p = NULL;
         int keep = 0;
         if (!(s = run_fn(c, d, NULL, 0, out, d->ncomp, &p, 1))) s = pred_value(d, p, &keep);
         sm_tensor_free(p);
-        if (s || !keep) free_elem(out, d->ncomp);
+        if (s || !keep) sm__ds_free_elem(out, d->ncomp);
         if (s) break;
         if (keep) return NULL;
         if (d->kind == K_TAKEWHILE) {
@@ -768,23 +724,23 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       return s;
     case K_TAKE:
       if (d->a >= 0 && it->i >= d->a) break;
-      if ((s = it_next(it->in[0], c, out, end)) || *end) break;
+      if ((s = sm__ds_it_next(it->in[0], c, out, end)) || *end) break;
       it->i++;
       return NULL;
     case K_SKIP:
       while (it->i < d->a || d->a < 0) {
-        if ((s = it_next(it->in[0], c, out, end)) || *end) {
+        if ((s = sm__ds_it_next(it->in[0], c, out, end)) || *end) {
           it->done = 1;
           return s;
         }
-        free_elem(out, d->ncomp);
+        sm__ds_free_elem(out, d->ncomp);
         it->i++;
       }
-      return it_next(it->in[0], c, out, end);
+      return sm__ds_it_next(it->in[0], c, out, end);
     case K_REPEAT:
       for (;;) {
         if (d->a >= 0 && it->i >= d->a) break;
-        if ((s = it_next(it->in[0], c, out, end))) return s;
+        if ((s = sm__ds_it_next(it->in[0], c, out, end))) return s;
         if (!*end) {
           it->got = 1;
           return NULL;
@@ -792,17 +748,17 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
         it->i++;
         int had = it->got;
         it->got = 0;
-        it_free(it->in[0]);
+        sm__ds_it_free(it->in[0]);
         it->in[0] = NULL;
         if (!had || (d->a >= 0 && it->i >= d->a)) break;
-        if ((s = it_new(d->in[0], &it->in[0]))) return s;
+        if ((s = sm__ds_it_new(d->in[0], &it->in[0]))) return s;
       }
       break;
     case K_ZIP: {
       int off = 0;
       for (int i = 0; i < d->nin; i++) {
-        if ((s = it_next(it->in[i], c, out + off, end)) || *end) {
-          free_elem(out, off);
+        if ((s = sm__ds_it_next(it->in[i], c, out + off, end)) || *end) {
+          sm__ds_free_elem(out, off);
           it->done = *end;
           return s;
         }
@@ -812,20 +768,20 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
     }
     case K_CONCAT:
       for (;;) {
-        if ((s = it_next(it->in[0], c, out, end)) || !*end) return s;
+        if ((s = sm__ds_it_next(it->in[0], c, out, end)) || !*end) return s;
         if (it->i == 1) break;
         it->i = 1;
-        it_free(it->in[0]);
+        sm__ds_it_free(it->in[0]);
         it->in[0] = NULL;
-        if ((s = it_new(d->in[1], &it->in[0]))) return s;
+        if ((s = sm__ds_it_new(d->in[1], &it->in[0]))) return s;
       }
       break;
     case K_FLATMAP: {
       int ni = d->in[0]->ncomp;
       for (;;) {
         if (it->iin) {
-          if ((s = it_next(it->iin, c, out, end)) || !*end) return s;
-          it_free(it->iin);
+          if ((s = sm__ds_it_next(it->iin, c, out, end)) || !*end) return s;
+          sm__ds_it_free(it->iin);
           it->iin = NULL;
           sm__variant_unref(&it->inner->v);
           it->inner = NULL;
@@ -833,9 +789,9 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
         sm_tensor **e = sm__kctx_scratch(c, (size_t)(ni + 1) * sizeof *e, &s);
         if (s) return s;
         sm_tensor *r = NULL;
-        if (!(s = it_next(it->in[0], c, e, end)) && !*end) {
+        if (!(s = sm__ds_it_next(it->in[0], c, e, end)) && !*end) {
           s = run_fn(c, d, NULL, 0, e, ni, &r, 1);
-          free_elem(e, ni);
+          sm__ds_free_elem(e, ni);
         }
         sm__kctx_scratch_free(c, e);
         if (s || *end) {
@@ -848,7 +804,7 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
                             d->ncomp);
         else {
           it->inner = (ds *)sm__variant_ref((sm_variant *)&in->v);
-          s = it_new(it->inner, &it->iin);
+          s = sm__ds_it_new(it->inner, &it->iin);
         }
         sm_tensor_free(r);
         if (s) return s;
@@ -859,9 +815,9 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       sm_tensor **e = sm__kctx_scratch(c, (size_t)(ni + ns + d->ncomp + 1) * sizeof *e, &s);
       if (s) return s;
       sm_tensor **res = e + ni;
-      if (!(s = it_next(it->in[0], c, e, end)) && !*end) {
+      if (!(s = sm__ds_it_next(it->in[0], c, e, end)) && !*end) {
         s = run_fn(c, d, it->st, ns, e, ni, res, ns + d->ncomp);
-        free_elem(e, ni);
+        sm__ds_free_elem(e, ni);
         if (!s) {
           for (int i = 0; i < ns; i++) {
             if (sm_tensor_dtype(res[i]) != sm_tensor_dtype(it->st[i]) && !s)
@@ -870,7 +826,7 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
                                 dname(sm_tensor_dtype(res[i])), dname(sm_tensor_dtype(it->st[i])));
           }
           if (s) {
-            free_elem(res, ns + d->ncomp);
+            sm__ds_free_elem(res, ns + d->ncomp);
           } else {
             for (int i = 0; i < ns; i++) {
               sm_tensor_free(it->st[i]);
@@ -888,13 +844,13 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       for (;;) {
         if (it->ub && it->ubi < it->ubn) {
           for (int j = 0; j < d->ncomp && !s; j++) s = slice_row(c, it->ub[j], it->ubi, &out[j]);
-          if (s) free_elem(out, d->ncomp);
+          if (s) sm__ds_free_elem(out, d->ncomp);
           it->ubi++;
           return s;
         }
         if (!it->ub && !(it->ub = calloc((size_t)d->ncomp + 1, sizeof *it->ub))) return oom();
-        free_elem(it->ub, d->ncomp);
-        if ((s = it_next(it->in[0], c, it->ub, end)) || *end) {
+        sm__ds_free_elem(it->ub, d->ncomp);
+        if ((s = sm__ds_it_next(it->in[0], c, it->ub, end)) || *end) {
           if (*end) it->done = 1;
           return s;
         }
@@ -913,7 +869,13 @@ static sm_status *it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       if (it->i >= d->nt) break;
       out[0] = sm_tensor_ref(d->t[it->i++]);
       return NULL;
-    case K_SHUFFLE: return it_next(it->in[0], c, out, end);
+    case K_SHUFFLE: return sm__ds_shuffle_next(it, c, out, end);
+    case K_RANDOM: return sm__ds_random_next(it, c, out, end);
+    case K_SHARD:
+    case K_CHOOSE:
+    case K_ASSERTCARD:
+    case K_IGNORE:
+    case K_CACHE: return sm__ds_more_next(it, c, out, end);
     case K_WINDOW:
       if ((s = next_window(it, c, out, end)) || *end) it->done = 1;
       return s;
@@ -957,6 +919,7 @@ static const struct {
     {"FilterDataset", K_FILTER, "predicate"},
     {"BatchDatasetV2", K_BATCH, NULL},
     {"BatchDataset", K_BATCH, NULL},
+    {"ParallelBatchDataset", K_BATCH, NULL},
     {"PaddedBatchDatasetV2", K_PADDED, NULL},
     {"TakeDataset", K_TAKE, NULL},
     {"SkipDataset", K_SKIP, NULL},
@@ -969,11 +932,23 @@ static const struct {
     {"UnbatchDataset", K_UNBATCH, NULL},
     {"WindowDataset", K_WINDOW, NULL},
     {"InterleaveDataset", K_INTERLEAVE, "f"},
+    {"ParallelInterleaveDatasetV2", K_INTERLEAVE, "f"},
+    {"ParallelInterleaveDatasetV3", K_INTERLEAVE, "f"},
+    {"ParallelInterleaveDatasetV4", K_INTERLEAVE, "f"},
     {"UniqueDataset", K_UNIQUE, NULL},
     {"ShuffleDataset", K_SHUFFLE, NULL},
     {"ShuffleDatasetV2", K_SHUFFLE, NULL},
     {"ShuffleDatasetV3", K_SHUFFLE, NULL},
     {"ReduceDataset", K_REDUCE, "f"},
+    {"ShardDataset", K_SHARD, NULL},
+    {"DirectedInterleaveDataset", K_CHOOSE, NULL},
+    {"AssertCardinalityDataset", K_ASSERTCARD, NULL},
+    {"IgnoreErrorsDataset", K_IGNORE, NULL},
+    {"CacheDataset", K_CACHE, NULL},
+    {"CacheDatasetV2", K_CACHE, NULL},
+    {"RandomDataset", K_RANDOM, NULL},
+    {"RandomDatasetV2", K_RANDOM, NULL},
+    {"MapAndBatchDataset", K_MAPBATCH, "f"},
     {"DatasetCardinality", K_CARD, NULL},
 };
 
@@ -993,7 +968,12 @@ static sm_status *ds_prepare(const sm_node *node, void **state) {
     const char *fname;
     if (!(s = func_attr(node, fattr, &fname))) s = sm__prepare_function_plan(node, fname, &k->f);
   }
-  k->trailing = !strncmp(op, "ParallelMapDataset", 18) ? 1 : k->kind == K_INTERLEAVE ? 2 : 0;
+  /* inputs after the captured ones: parallel map's num_parallel_calls; interleave's cycle_length,
+   * block_length (V4: buffer_output_elements, prefetch_input_elements), the parallel ones' num_parallel_calls */
+  k->trailing = !strncmp(op, "ParallelMapDataset", 18) ? 1
+                : !strcmp(op, "ParallelInterleaveDatasetV4") ? 5
+                : !strncmp(op, "ParallelInterleaveDataset", 25) ? 3
+                : k->kind == K_INTERLEAVE ? 2 : k->kind == K_MAPBATCH ? 3 : 0;
   k->nstate = list_len(node, "Tstate");
   k->ncap = list_len(node, "Targuments");
   int pc = 0;
@@ -1014,13 +994,30 @@ static sm_status *ds_prepare(const sm_node *node, void **state) {
   return NULL;
 }
 
+/* MapAndBatchDataset: d (its map, made as MapDataset's) becomes the input of a batch (batch_size,
+ * num_parallel_calls, drop_remainder after the nt captured arguments). */
+static sm_status *map_and_batch(sm_kctx *c, kstate *k, int nt, ds **d) {
+  int64_t bs, drop;
+  sm_status *s = sm__ds_scalar_i64(c, 1 + nt, "batch_size", &bs);
+  if (!s && bs <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "batch_size must be greater than zero.");
+  if (s || (s = sm__ds_scalar_i64(c, 3 + nt, "drop_remainder", &drop))) return s;
+  ds *b;
+  if ((s = ds_new(K_BATCH, 1, 0, &b))) return s;
+  (*d)->kind = K_MAP;
+  b->in[0] = *d, b->nin = 1, b->ncomp = (*d)->ncomp, b->c = bs, b->drop = (int)drop;
+  atomic_fetch_add(&k->refs, 1);
+  b->k = k;
+  *d = b;
+  return NULL;
+}
+
 static sm_status *ds_compute(const void *state, sm_kctx *c) {
   kstate *k = (kstate *)state;
   int nin = sm__kctx_num_inputs(c);
   sm_status *s = NULL;
   const ds *in0 = NULL;
   ds *d = NULL;
-  if (k->kind != K_TENSOR && k->kind != K_SLICE && k->kind != K_RANGE && (s = input_ds(c, 0, &in0))) return s;
+  if (k->kind != K_TENSOR && k->kind != K_SLICE && k->kind != K_RANGE && k->kind != K_RANDOM && (s = sm__ds_input(c, 0, &in0))) return s;
   switch (k->kind) {
     case K_TENSOR:
     case K_SLICE:
@@ -1044,24 +1041,31 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
       break;
     case K_RANGE: {
       int64_t a, b, st;
-      if ((s = scalar_i64(c, 0, "start", &a)) || (s = scalar_i64(c, 1, "stop", &b)) || (s = scalar_i64(c, 2, "step", &st)))
+      if ((s = sm__ds_scalar_i64(c, 0, "start", &a)) || (s = sm__ds_scalar_i64(c, 1, "stop", &b)) || (s = sm__ds_scalar_i64(c, 2, "step", &st)))
         return s;
       if (st == 0) return sm_status_new(SM_INVALID_ARGUMENT, "step must be a non-zero integer.");
       if ((s = ds_new(K_RANGE, 0, 0, &d))) return s;
       d->a = a, d->b = b, d->c = st, d->ncomp = 1;
       break;
     }
+    case K_RANDOM:
+      if ((s = ds_new(K_RANDOM, 0, 0, &d))) return s;
+      d->ncomp = 1;
+      s = sm__ds_random_setup(c, d);
+      break;
     case K_ZIP:
-      if ((s = ds_new(K_ZIP, nin, 0, &d))) return s;
+    case K_CHOOSE: /* DirectedInterleaveDataset: the selector, then the data inputs */
+      if ((s = ds_new(k->kind, nin, 0, &d))) return s;
       for (int i = 0; i < nin; i++) {
         const ds *x = NULL;
-        if (!s) s = input_ds(c, i, &x);
+        if (!s) s = sm__ds_input(c, i, &x);
         if (x) d->in[i] = (ds *)sm__variant_ref((sm_variant *)&x->v), d->nin = i + 1, d->ncomp += x->ncomp;
       }
+      if (!s && k->kind == K_CHOOSE) s = sm__ds_more_setup(c, d);
       break;
     case K_CONCAT: {
       const ds *b = NULL;
-      if ((s = input_ds(c, 1, &b))) return s;
+      if ((s = sm__ds_input(c, 1, &b))) return s;
       if (b->ncomp != in0->ncomp)
         return sm_status_new(SM_INVALID_ARGUMENT, "input dataset and dataset to concatenate have different numbers of components (%d and %d)", in0->ncomp, b->ncomp);
       if ((s = ds_new(K_CONCAT, 2, 0, &d))) return s;
@@ -1080,10 +1084,10 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
       d->ncomp = in0->ncomp;
       if (k->kind == K_BATCH || k->kind == K_PADDED) {
         int64_t bs, drop = 0;
-        if (!(s = scalar_i64(c, 1, "batch_size", &bs)) && bs <= 0)
+        if (!(s = sm__ds_scalar_i64(c, 1, "batch_size", &bs)) && bs <= 0)
           s = sm_status_new(SM_INVALID_ARGUMENT, "Batch size must be greater than zero.");
-        int has_drop = k->kind == K_PADDED || nin == 3;
-        if (!s && has_drop && (s = scalar_i64(c, nin - 1, "drop_remainder", &drop))) break;
+        int has_drop = k->kind == K_PADDED || nin >= 3; /* ParallelBatchDataset: num_parallel_calls before it */
+        if (!s && has_drop && (s = sm__ds_scalar_i64(c, nin - 1, "drop_remainder", &drop))) break;
         d->c = bs, d->drop = (int)drop;
         if (!s && k->kind == K_PADDED) {
           int n = (nin - 3) / 2;
@@ -1099,8 +1103,8 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
         }
       } else if (k->kind == K_WINDOW) {
         int64_t size, shift, stride, drop = 0;
-        if ((s = scalar_i64(c, 1, "size", &size)) || (s = scalar_i64(c, 2, "shift", &shift)) ||
-            (s = scalar_i64(c, 3, "stride", &stride)) || (s = scalar_i64(c, 4, "drop_remainder", &drop)))
+        if ((s = sm__ds_scalar_i64(c, 1, "size", &size)) || (s = sm__ds_scalar_i64(c, 2, "shift", &shift)) ||
+            (s = sm__ds_scalar_i64(c, 3, "stride", &stride)) || (s = sm__ds_scalar_i64(c, 4, "drop_remainder", &drop)))
           break;
         if (size <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "Window size must be greater than zero.");
         else if (shift <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "Window shift must be greater than zero.");
@@ -1108,16 +1112,11 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
         else if (size - 1 > INT64_MAX / 2 / stride) s = sm_status_new(SM_INVALID_ARGUMENT, "WindowDataset: size %" PRId64 " and stride %" PRId64 " span past int64", size, stride);
         d->a = shift, d->b = stride, d->c = size, d->drop = (int)drop;
       } else if (k->kind == K_SHUFFLE) {
-        int64_t bs;
-        if ((s = scalar_i64(c, 1, "buffer_size", &bs))) break;
-        if (bs == 0 || bs < -1) s = sm_status_new(SM_INVALID_ARGUMENT, "buffer_size must be greater than zero or UNKNOWN_CARDINALITY");
-        else if (bs != 1)
-          s = sm_status_new(SM_UNIMPLEMENTED,
-                            "%s: shuffling with a buffer of %" PRId64 " elements is not supported here (TensorFlow's "
-                            "shuffle order is not reproduced); only buffer_size 1, which keeps the order",
-                            k->op, bs);
+        s = sm__ds_shuffle_setup(c, d);
+      } else if (k->kind >= K_SHARD && k->kind != K_MAPBATCH) {
+        s = sm__ds_more_setup(c, d);
       } else if (k->kind == K_TAKE || k->kind == K_SKIP || k->kind == K_REPEAT) {
-        s = scalar_i64(c, 1, "count", &d->a);
+        s = sm__ds_scalar_i64(c, 1, "count", &d->a);
       } else if (k->f) {
         /* captured arguments (and scan's initial state first) */
         int want = k->ncap + (k->kind == K_SCAN ? k->nstate : 0);
@@ -1130,7 +1129,7 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
         atomic_fetch_add(&k->refs, 1);
         d->k = k;
         int nf = sm__plan_num_fetches(k->f);
-        if (k->kind == K_MAP) d->ncomp = nf;
+        if (k->kind == K_MAP || k->kind == K_MAPBATCH) d->ncomp = nf;
         else if (k->kind == K_SCAN) d->ncomp = nf - k->nstate;
         else if (k->kind == K_FLATMAP) {
           const int *v;
@@ -1140,7 +1139,8 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
         }
         if (!s && k->kind == K_INTERLEAVE) {
           int64_t cl, bl;
-          if (!(s = scalar_i64(c, nin - 2, "cycle_length", &cl)) && !(s = scalar_i64(c, nin - 1, "block_length", &bl))) {
+          if (!(s = sm__ds_scalar_i64(c, 1 + nt, "cycle_length", &cl)) && !(s = sm__ds_scalar_i64(c, 2 + nt, "block_length", &bl))) {
+            int64_t cl0 = cl;
             if (cl == -1) { /* AUTOTUNE: TF takes the schedulable CPUs */
               long np = sysconf(_SC_NPROCESSORS_ONLN);
               cl = np > 0 ? np : 1;
@@ -1148,6 +1148,16 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
             if (cl <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "cycle_length must be greater than zero.");
             else if (bl <= 0) s = sm_status_new(SM_INVALID_ARGUMENT, "block_length must be greater than zero.");
             else if (cl > 4096) s = sm_status_new(SM_INVALID_ARGUMENT, "InterleaveDataset: cycle_length %" PRId64 " is more than 4096", cl);
+            else if (k->trailing >= 3) { /* the parallel ones: num_parallel_calls (AUTOTUNE -1) at most cycle_length */
+              int64_t np = 0;
+              if (!(s = sm__ds_scalar_i64(c, nin - 1, "num_parallel_calls", &np)) && np <= 0 && np != -1)
+                s = sm_status_new(SM_INVALID_ARGUMENT, "num_parallel_calls must be greater than zero.");
+              else if (!s && np > cl && cl0 != -1)
+                s = sm_status_new(SM_INVALID_ARGUMENT,
+                                  "If `cycle_length` is set to a fixed value, `num_parallel_calls` must be either `tf.data.AUTOTUNE` "
+                                  "or a value less than or equal to `cycle_length`. However, `num_parallel_calls` is %" PRId64
+                                  " and `cycle_length` is %" PRId64, np, cl);
+            }
             d->b = cl, d->c = bl;
           }
         }
@@ -1158,6 +1168,7 @@ static sm_status *ds_compute(const void *state, sm_kctx *c) {
           d->ncomp = (int)n;
         }
         if (!s && d->ncomp < 1) s = sm_status_new(SM_INVALID_ARGUMENT, "%s: the function gives no element", k->op);
+        if (!s && k->kind == K_MAPBATCH) s = map_and_batch(c, k, nt, &d);
       }
       break;
     }
@@ -1189,7 +1200,7 @@ sm_status *sm__dataset_output_slices(sm_kctx *c, sm_tensor *t) {
 static sm_status *reduce_compute(const void *state, sm_kctx *c) {
   kstate *k = (kstate *)state;
   const ds *in;
-  sm_status *s = input_ds(c, 0, &in);
+  sm_status *s = sm__ds_input(c, 0, &in);
   if (s) return s;
   int ns = k->nstate, ni = in->ncomp, ncap = k->ncap;
   if (sm__kctx_num_inputs(c) != 1 + ns + ncap)
@@ -1205,19 +1216,19 @@ static sm_status *reduce_compute(const void *state, sm_kctx *c) {
   dit *it = NULL;
   if (!cur) s = oom();
   for (int i = 0; !s && i < ns; i++) cur[i] = sm_tensor_ref((sm_tensor *)sm__kctx_input(c, 1 + i));
-  if (!s) s = it_new(in, &it);
+  if (!s) s = sm__ds_it_new(in, &it);
   sm_tensor **e = cur ? cur + ns : NULL, **nxt = cur ? cur + ns + ni : NULL;
   while (!s) {
     int end;
-    if ((s = it_next(it, c, e, &end)) || end) break;
+    if ((s = sm__ds_it_next(it, c, e, &end)) || end) break;
     s = run_fn(c, v, cur, ns, e, ni, nxt, ns);
-    free_elem(e, ni);
+    sm__ds_free_elem(e, ni);
     for (int i = 0; !s && i < ns; i++)
       if (sm_tensor_dtype(nxt[i]) != sm_tensor_dtype(cur[i]))
         s = sm_status_new(SM_INVALID_ARGUMENT, "The element types for the new state must match the initial state. Expected %s; got %s.",
                           dname(sm_tensor_dtype(cur[i])), dname(sm_tensor_dtype(nxt[i])));
     if (s) {
-      free_elem(nxt, ns);
+      sm__ds_free_elem(nxt, ns);
       break;
     }
     for (int i = 0; i < ns; i++) {
@@ -1226,7 +1237,7 @@ static sm_status *reduce_compute(const void *state, sm_kctx *c) {
       nxt[i] = NULL;
     }
   }
-  it_free(it);
+  sm__ds_it_free(it);
   for (int i = 0; cur && i < ns; i++) {
     if (!s && i < sm__kctx_num_outputs(c)) sm__kctx_set_output(c, i, cur[i]);
     else sm_tensor_free(cur[i]);
@@ -1239,7 +1250,7 @@ static sm_status *reduce_compute(const void *state, sm_kctx *c) {
 static sm_status *card_compute(const void *state, sm_kctx *c) {
   (void)state;
   const ds *in;
-  sm_status *s = input_ds(c, 0, &in);
+  sm_status *s = sm__ds_input(c, 0, &in);
   sm_tensor *t;
   if (s || (s = sm__kctx_alloc_output(c, 0, SM_INT64, 0, NULL, &t))) return s;
   *(int64_t *)sm_tensor_data(t) = ds_card(in);
@@ -1249,7 +1260,7 @@ static sm_status *card_compute(const void *state, sm_kctx *c) {
 static sm_status *pass_compute(const void *state, sm_kctx *c) {
   (void)state;
   const ds *in;
-  sm_status *s = input_ds(c, 0, &in);
+  sm_status *s = sm__ds_input(c, 0, &in);
   if (s) return s;
   sm__kctx_forward(c, 0, 0);
   return NULL;
@@ -1267,7 +1278,7 @@ typedef struct iter_res {
 
 static void iter_free(void *p) {
   iter_res *r = p;
-  it_free(r->it);
+  sm__ds_it_free(r->it);
   if (r->d) sm__variant_unref(&r->d->v);
   pthread_mutex_destroy(&r->mu);
   free(r);
@@ -1309,12 +1320,12 @@ static sm_status *make_iter_compute(const void *state, sm_kctx *c) {
   (void)state;
   const ds *d;
   iter_res *r;
-  sm_status *s = input_ds(c, 0, &d);
+  sm_status *s = sm__ds_input(c, 0, &d);
   if (s || (s = input_iter(c, 1, &r))) return s;
   dit *it;
-  if ((s = it_new(d, &it))) return s;
+  if ((s = sm__ds_it_new(d, &it))) return s;
   pthread_mutex_lock(&r->mu);
-  it_free(r->it);
+  sm__ds_it_free(r->it);
   if (r->d) sm__variant_unref(&r->d->v);
   r->d = (ds *)sm__variant_ref((sm_variant *)&d->v);
   r->it = it;
@@ -1337,7 +1348,7 @@ static sm_status *iter_next(sm_kctx *c, sm_tensor **e, int *end) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "the iterator's elements have %d components; the op gives %d", r->d->ncomp,
                       sm__kctx_num_outputs(c));
   else
-    s = it_next(r->it, c, e, end);
+    s = sm__ds_it_next(r->it, c, e, end);
   pthread_mutex_unlock(&r->mu);
   return s;
 }
@@ -1373,12 +1384,12 @@ static sm_status *get_next_opt_compute(const void *state, sm_kctx *c) {
     s = sm_status_new(SM_INVALID_ARGUMENT, "the iterator's elements have %d components; the op expects %d", r->d->ncomp,
                       (int)n);
   else
-    s = it_next(r->it, c, e, &end);
+    s = sm__ds_it_next(r->it, c, e, &end);
   pthread_mutex_unlock(&r->mu);
   if (s) return s;
   sm_variant *v;
   s = sm__optional_new(e, end ? -1 : (int)n, &v);
-  if (!end) free_elem(e, (int)n);
+  if (!end) sm__ds_free_elem(e, (int)n);
   if (s) return s;
   sm_tensor *t;
   if ((s = sm__kctx_alloc_output(c, 0, SM_VARIANT, 0, NULL, &t))) {
@@ -1395,37 +1406,9 @@ static sm_status *delete_iter_compute(const void *state, sm_kctx *c) {
   sm_status *s = input_iter(c, 0, &r);
   if (s) return s;
   pthread_mutex_lock(&r->mu);
-  it_free(r->it);
+  sm__ds_it_free(r->it);
   r->it = NULL;
   pthread_mutex_unlock(&r->mu);
-  return NULL;
-}
-
-/* A seed generator handle for shuffle (which here keeps the order, or refuses): a resource that
- * owns nothing; AnonymousSeedGenerator's deleter an empty variant. */
-static void seed_gen_free(void *p) { free(p); }
-
-static sm_status *seed_gen_compute(const void *state, sm_kctx *c) {
-  (void)state;
-  void **self = calloc(1, sizeof *self);
-  if (!self) return oom();
-  *self = self;
-  sm_tensor *h;
-  sm_status *s = sm_tensor_wrap(SM_RESOURCE, 0, NULL, self, sizeof *self, seed_gen_free, self, &h);
-  if (s) {
-    free(self);
-    return s;
-  }
-  sm__kctx_set_output(c, 0, h);
-  if (sm__kctx_num_outputs(c) > 1) {
-    sm_tensor *dl;
-    return sm__kctx_alloc_output(c, 1, SM_VARIANT, 0, NULL, &dl);
-  }
-  return NULL;
-}
-
-static sm_status *noop_compute(const void *state, sm_kctx *c) {
-  (void)state, (void)c;
   return NULL;
 }
 
@@ -1439,6 +1422,7 @@ const sm_kernel sm_kernels_dataset[] = {
     {"FilterDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"BatchDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"BatchDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
+    {"ParallelBatchDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"PaddedBatchDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
     {"TakeDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"SkipDataset", ds_prepare, ds_compute, kstate_release, 0},
@@ -1451,14 +1435,23 @@ const sm_kernel sm_kernels_dataset[] = {
     {"UnbatchDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"WindowDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"InterleaveDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"ParallelInterleaveDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
+    {"ParallelInterleaveDatasetV3", ds_prepare, ds_compute, kstate_release, 0},
+    {"ParallelInterleaveDatasetV4", ds_prepare, ds_compute, kstate_release, 0},
     {"UniqueDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"ShuffleDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"ShuffleDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
     {"ShuffleDatasetV3", ds_prepare, ds_compute, kstate_release, 0},
-    {"AnonymousSeedGenerator", NULL, seed_gen_compute, NULL, 0},
-    {"DummySeedGenerator", NULL, seed_gen_compute, NULL, 0},
-    {"DeleteSeedGenerator", NULL, noop_compute, NULL, 0},
     {"ReduceDataset", ds_prepare, reduce_compute, kstate_release, 0},
+    {"ShardDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"DirectedInterleaveDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"AssertCardinalityDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"IgnoreErrorsDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"CacheDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"CacheDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
+    {"RandomDataset", ds_prepare, ds_compute, kstate_release, 0},
+    {"RandomDatasetV2", ds_prepare, ds_compute, kstate_release, 0},
+    {"MapAndBatchDataset", ds_prepare, ds_compute, kstate_release, 0},
     {"DatasetCardinality", NULL, card_compute, NULL, 0},
     {"PrefetchDataset", NULL, pass_compute, NULL, 0},
     {"ModelDataset", NULL, pass_compute, NULL, 0},
@@ -1468,6 +1461,7 @@ const sm_kernel sm_kernels_dataset[] = {
     {"FinalizeDataset", NULL, pass_compute, NULL, 0},
     {"MaxIntraOpParallelismDataset", NULL, pass_compute, NULL, 0},
     {"PrivateThreadPoolDataset", NULL, pass_compute, NULL, 0},
+    {"RewriteDataset", NULL, pass_compute, NULL, 0}, /* replicate_on_split: for tf.data service splits only */
     {"AnonymousIteratorV2", NULL, anon_iter_compute, NULL, 0},
     {"AnonymousIteratorV3", NULL, anon_iter_compute, NULL, 0},
     {"MakeIterator", NULL, make_iter_compute, NULL, 0},
