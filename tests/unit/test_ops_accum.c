@@ -1,0 +1,233 @@
+/* test_ops_accum.c - TF1 gradient accumulators, TemporaryVariable and bool scatters (session 23, h3)
+ * against TensorFlow: the TF1 SavedModel that tools/gen_accum_cases.py writes (tests/fixtures/accum:
+ * ConditionalAccumulator float MEAN and double SUM, ResourceConditionalAccumulator half,
+ * SparseConditionalAccumulator float MEAN and double SUM, TemporaryVariable + DestroyTemporaryVariable,
+ * ResourceScatterNdAdd/Sub/Update on a bool variable, ScatterNd and ScatterNdNonAliasingAdd on bool) is
+ * loaded with the C API and its signatures are called in TF's order (accum_calls.h: inputs and TF's
+ * outputs or error text), so each call sees what the calls before it left: gradients applied in one
+ * run and taken in a later one, stale ones dropped, global steps moved, TF's shape errors. By hand: a
+ * take that waits until another thread's run applies enough gradients; one that nothing feeds ends at
+ * the run's deadline and leaves the sum as it was; a gradient past the run's memory budget is
+ * refused; many threads apply at once and the sum counts every one; a reload starts empty. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "savedmodel/model.h"
+#include "savedmodel/tensor.h"
+#include "test.h"
+
+#include "e5_call.h"
+
+#include "accum_calls.h"
+
+static sm_model *load(void) {
+  const char *tags[] = {"serve"};
+  sm_model *m = NULL;
+  CHECK_OK(sm_model_load(SM_SOURCE_DIR "/tests/fixtures/accum", tags, 1, NULL, &m));
+  return m;
+}
+
+static sm_tensor *tensor_of(const e5_tensor *e) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(e->dtype, e->rank, e->dims, &t));
+  for (int64_t i = 0; t && i < e->n; i++) {
+    if (e->dtype == SM_STRING)
+      CHECK_OK(sm_tensor_set_string(t, i, e->s[i], e->l[i]));
+    else
+      memcpy((char *)sm_tensor_data(t) + (size_t)i * sm_dtype_size(e->dtype),
+             (const char *)e->data + (size_t)i * sm_dtype_size(e->dtype), sm_dtype_size(e->dtype));
+  }
+  return t;
+}
+
+static void test_calls(void) {
+  sm_model *m = load();
+  if (!m) return;
+  int ncalls = (int)(sizeof accum_calls / sizeof accum_calls[0]);
+  for (int ci = 0; ci < ncalls; ci++) {
+    const e5_call *c = &accum_calls[ci];
+    sm_tensor *in[8] = {0}, *out[8] = {0};
+    const char *inames[8], *onames[8];
+    for (int i = 0; i < c->nin; i++) {
+      inames[i] = c->in[i].name;
+      in[i] = tensor_of(&c->in[i].t);
+    }
+    int nout = c->nout;
+    if (c->err) {
+      const sm_tensor_info *infos;
+      CHECK_OK(sm_model_signature_outputs(m, c->sig, &infos, &nout));
+      for (int i = 0; i < nout && i < 8; i++) onames[i] = infos[i].alias;
+    } else {
+      for (int i = 0; i < nout; i++) onames[i] = c->out[i].name;
+    }
+    sm_status *st = sm_model_run(m, c->sig, inames, in, c->nin, onames, nout, out);
+    if (c->err) {
+      if (!st || !strstr(sm_status_message(st), c->err)) {
+        fprintf(stderr, "call %d (%s): got \"%s\", TF fails with \"%s\"\n", ci, c->sig, st ? sm_status_message(st) : "ok",
+                c->err);
+        sm_test_failures++;
+      }
+      sm_status_free(st);
+    } else if (st) {
+      fprintf(stderr, "call %d (%s): %s\n", ci, c->sig, sm_status_message(st));
+      sm_test_failures++;
+      sm_status_free(st);
+    } else {
+      for (int i = 0; i < nout; i++) {
+        sm_tensor *want = tensor_of(&c->out[i].t);
+        if (!want || !sm_tensor_equal(out[i], want)) {
+          fprintf(stderr, "call %d (%s): output '%s' differs from TF\n", ci, c->sig, onames[i]);
+          sm_test_failures++;
+        }
+        sm_tensor_free(want);
+      }
+    }
+    for (int i = 0; i < 8; i++) {
+      sm_tensor_free(in[i]);
+      sm_tensor_free(out[i]);
+    }
+  }
+  sm_model_free(m);
+}
+
+/* ---- by hand ------------------------------------------------------------------------------------ */
+
+static sm_tensor *scalar(int dtype, int64_t v) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(dtype, 0, NULL, &t));
+  if (t && dtype == SM_INT64) *(int64_t *)sm_tensor_data(t) = v;
+  if (t && dtype == SM_INT32) *(int32_t *)sm_tensor_data(t) = (int32_t)v;
+  return t;
+}
+
+/* acc_apply(g = [a, b], step) -> num */
+static sm_status *apply(sm_model *m, float a, float b, int64_t step, const sm_run_options *ro) {
+  int64_t two = 2;
+  sm_tensor *in[2] = {NULL, scalar(SM_INT64, step)}, *out = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, &two, &in[0]));
+  if (in[0]) {
+    ((float *)sm_tensor_data(in[0]))[0] = a;
+    ((float *)sm_tensor_data(in[0]))[1] = b;
+  }
+  const char *names[2] = {"g", "step"}, *on = "num";
+  sm_status *st = sm_model_run_opts(m, "acc_apply", names, in, 2, &on, 1, &out, ro);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+  sm_tensor_free(out);
+  return st;
+}
+/* acc_take(n) -> avg into got[2] */
+static sm_status *take(sm_model *m, int n, const sm_run_options *ro, float *got) {
+  sm_tensor *in = scalar(SM_INT32, n), *out = NULL;
+  const char *iname = "n", *on = "avg";
+  sm_status *st = sm_model_run_opts(m, "acc_take", &iname, &in, 1, &on, 1, &out, ro);
+  if (!st && got) memcpy(got, sm_tensor_data(out), 2 * sizeof(float));
+  sm_tensor_free(in);
+  sm_tensor_free(out);
+  return st;
+}
+static int num(sm_model *m) {
+  const char *on = "num";
+  sm_tensor *out = NULL;
+  int v = -1;
+  sm_status *st = sm_model_run(m, "acc_num", NULL, NULL, 0, &on, 1, &out);
+  CHECK_OK(st);
+  if (out) v = *(const int32_t *)sm_tensor_data(out);
+  sm_tensor_free(out);
+  return v;
+}
+
+typedef struct {
+  sm_model *m;
+  sm_status *st;
+  float got[2];
+  int which;
+} worker;
+
+static void *taker(void *p) {
+  worker *w = p;
+  sm_run_options ro = {.deadline_us = sm_monotonic_us() + 20 * 1000 * 1000};
+  w->st = take(w->m, 2, &ro, w->got);
+  return NULL;
+}
+
+static void test_blocking(void) {
+  sm_model *m = load();
+  if (!m) return;
+  /* too few gradients and nothing feeds more: the deadline ends the wait, the sum stays */
+  CHECK_OK(apply(m, 1, 1, 0, NULL));
+  sm_run_options ro = {.deadline_us = sm_monotonic_us() + 50 * 1000};
+  sm_status *st = take(m, 2, &ro, NULL);
+  CHECK(st && sm_status_code(st) == SM_DEADLINE_EXCEEDED);
+  sm_status_free(st);
+  CHECK(num(m) == 1);
+  /* a waiting take gets the mean once another thread's run applies the second gradient */
+  worker w = {.m = m};
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, taker, &w) == 0);
+  CHECK_OK(apply(m, 3, 5, 0, NULL));
+  pthread_join(th, NULL);
+  CHECK_OK(w.st);
+  CHECK(w.got[0] == 2 && w.got[1] == 3);
+  CHECK(num(m) == 0);
+  /* the take moved the global step to 1: step 0 is stale now */
+  CHECK_OK(apply(m, 1, 1, 0, NULL));
+  CHECK(num(m) == 0);
+  sm_model_free(m);
+  /* a reload starts with an empty accumulator at global step 0 */
+  m = load();
+  if (!m) return;
+  CHECK(num(m) == 0);
+  CHECK_OK(apply(m, 1, 1, 0, NULL));
+  CHECK(num(m) == 1);
+  /* a gradient past the run's memory budget is refused (a [1M] one into the unshaped half accumulator) */
+  int64_t big = 1 << 20;
+  sm_tensor *in[2] = {NULL, scalar(SM_INT64, 0)}, *out = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 1, &big, &in[0]));
+  const char *names[2] = {"g", "step"}, *on = "num";
+  sm_run_options budget = {.max_run_bytes = 1 << 16};
+  st = sm_model_run_opts(m, "r_apply", names, in, 2, &on, 1, &out, &budget);
+  CHECK(st && sm_status_code(st) == SM_RESOURCE_EXHAUSTED);
+  sm_status_free(st);
+  sm_tensor_free(in[0]);
+  sm_tensor_free(in[1]);
+  sm_model_free(m);
+}
+
+enum { NTHREADS = 4, PER = 100 };
+static void *applier(void *p) {
+  worker *w = p;
+  for (int i = 0; i < PER && !w->st; i++) w->st = apply(w->m, 1, (float)w->which, 0, NULL);
+  return NULL;
+}
+
+/* 4 threads apply 100 gradients each: the count and the mean hold every one. */
+static void test_threads(void) {
+  sm_model *m = load();
+  if (!m) return;
+  worker ws[NTHREADS];
+  pthread_t th[NTHREADS];
+  for (int i = 0; i < NTHREADS; i++) {
+    ws[i] = (worker){.m = m, .which = i};
+    CHECK(pthread_create(&th[i], NULL, applier, &ws[i]) == 0);
+  }
+  for (int i = 0; i < NTHREADS; i++) {
+    pthread_join(th[i], NULL);
+    CHECK_OK(ws[i].st);
+  }
+  CHECK(num(m) == NTHREADS * PER);
+  float got[2] = {0, 0};
+  CHECK_OK(take(m, NTHREADS * PER, NULL, got));
+  CHECK(got[0] == 1 && got[1] == 1.5f); /* (0 + 1 + 2 + 3) * 100 / 400 */
+  sm_model_free(m);
+}
+
+int main(void) {
+  test_calls();
+  test_blocking();
+  test_threads();
+  TEST_MAIN_END();
+}

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""gen_accum_cases.py - a TF1 SavedModel (tf.compat.v1 SavedModelBuilder) whose signatures use TF1's
+gradient accumulators (ConditionalAccumulator and SparseConditionalAccumulator with their ref handles,
+ResourceConditionalAccumulator with the ResourceAccumulator* ops; MEAN and SUM; float, double and half),
+TemporaryVariable / DestroyTemporaryVariable, and bool scatters (ResourceScatterNdAdd/Sub on a bool
+resource variable, ScatterNd and ScatterNdNonAliasingAdd on bool), and TensorFlow's outputs of a fixed
+sequence of signature calls on it (session 23, h3).
+
+Writes tests/fixtures/accum/ (the SavedModel: accumulators are not saved state, so every load starts
+with empty ones; the bool variable is) and tests/unit/accum_calls.h (the calls in e5_call.h's format,
+one after another in one session, so each sees what the earlier ones left: gradients applied in one
+call and taken in a later one, stale ones dropped, the global step moved by takes and SetGlobalStep,
+TF's errors). None of the listed calls waits (test_ops_accum.c checks the waits by hand). Run:
+build/venv/bin/python tools/gen_accum_cases.py
+"""
+import os
+import shutil
+import sys
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tensorflow as tf  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_e5_models import cstr, emit_tensor, tf_error  # noqa: E402
+
+tf1 = tf.compat.v1
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(ROOT, "tests", "fixtures", "accum")
+OUT_H = os.path.join(ROOT, "tests", "unit", "accum_calls.h")
+
+
+def build():
+    """{signature: (inputs {name: placeholder}, outputs {name: tensor})}"""
+    P = tf1.placeholder
+    sigs = {}
+    step, n = P(tf.int64, [], "step"), P(tf.int32, [], "n")
+
+    # dense float, MEAN, shape [2] (ref handle)
+    a = tf1.ConditionalAccumulator(tf.float32, shape=[2], shared_name="acc", name="acc")
+    g = P(tf.float32, None, "g")
+    with tf.control_dependencies([a.apply_grad(g, local_step=step)]):
+        sigs["acc_apply"] = ({"g": g, "step": step}, {"num": a.num_accumulated()})
+    sigs["acc_num"] = ({}, {"num": a.num_accumulated()})
+    sigs["acc_take"] = ({"n": n}, {"avg": a.take_grad(n)})
+    with tf.control_dependencies([a.set_global_step(step)]):
+        sigs["acc_set"] = ({"step": step}, {"num": a.num_accumulated()})
+
+    # dense double, SUM, shape [None, 2]
+    s = tf1.ConditionalAccumulator(tf.float64, shape=[None, 2], shared_name="accs", reduction_type="SUM")
+    gd = P(tf.float64, None, "gd")
+    with tf.control_dependencies([s.apply_grad(gd, local_step=step)]):
+        sigs["sum_apply"] = ({"g": gd, "step": step}, {"num": s.num_accumulated()})
+    sigs["sum_take"] = ({"n": n}, {"sum": s.take_grad(n)})
+
+    # the resource form, half, MEAN, unknown shape (fed float, cast both ways)
+    h = tf.raw_ops.ResourceConditionalAccumulator(dtype=tf.float16, shape=tf.TensorShape(None), shared_name="racc",
+                                                  reduction_type="MEAN")
+    with tf.control_dependencies([tf.raw_ops.ResourceAccumulatorApplyGradient(
+            handle=h, local_step=step, gradient=tf.cast(g, tf.float16))]):
+        sigs["r_apply"] = ({"g": g, "step": step}, {"num": tf.raw_ops.ResourceAccumulatorNumAccumulated(handle=h)})
+    sigs["r_take"] = ({"n": n}, {"avg": tf.cast(tf.raw_ops.ResourceAccumulatorTakeGradient(
+        handle=h, num_required=n, dtype=tf.float16), tf.float32)})
+    with tf.control_dependencies([tf.raw_ops.ResourceAccumulatorSetGlobalStep(handle=h, new_global_step=step)]):
+        sigs["r_set"] = ({"step": step}, {"num": tf.raw_ops.ResourceAccumulatorNumAccumulated(handle=h)})
+
+    # sparse float, MEAN, shape [4, 2]; with and without the dense shape
+    sp = tf1.SparseConditionalAccumulator(tf.float32, shape=[4, 2], shared_name="sacc")
+    idx, vals, shp = P(tf.int64, None, "idx"), P(tf.float32, None, "vals"), P(tf.int64, None, "shp")
+    with tf.control_dependencies([sp.apply_grad(idx, vals, local_step=step)]):
+        sigs["sp_apply"] = ({"idx": idx, "vals": vals, "step": step}, {"num": sp.num_accumulated()})
+    with tf.control_dependencies([sp.apply_grad(idx, vals, grad_shape=shp, local_step=step)]):
+        sigs["sp_apply_shape"] = ({"idx": idx, "vals": vals, "shp": shp, "step": step}, {"num": sp.num_accumulated()})
+    ti, tv, ts = tf.raw_ops.SparseAccumulatorTakeGradient(handle=sp.accumulator_ref, num_required=n, dtype=tf.float32)
+    sigs["sp_take"] = ({"n": n}, {"indices": ti, "values": tv, "shape": ts})
+    with tf.control_dependencies([sp.set_global_step(step)]):
+        sigs["sp_set"] = ({"step": step}, {"num": sp.num_accumulated()})
+
+    # sparse double, SUM, unknown shape
+    sq = tf1.SparseConditionalAccumulator(tf.float64, shape=None, shared_name="sacc2", reduction_type="SUM")
+    vd = P(tf.float64, None, "vd")
+    with tf.control_dependencies([sq.apply_grad(idx, vd, local_step=step)]):
+        sigs["sq_apply"] = ({"idx": idx, "vals": vd, "step": step}, {"num": sq.num_accumulated()})
+    qi, qv, qs = tf.raw_ops.SparseAccumulatorTakeGradient(handle=sq.accumulator_ref, num_required=n, dtype=tf.float64)
+    sigs["sq_take"] = ({"n": n}, {"indices": qi, "values": qv, "shape": qs})
+
+    # TemporaryVariable: assigned, added to, destroyed (its value returned)
+    x = P(tf.float32, [3], "x")
+    t = tf.raw_ops.TemporaryVariable(shape=[3], dtype=tf.float32, var_name="tmp")
+    t1 = tf1.assign(t, x)
+    t2 = tf1.assign_add(t1, x)
+    sigs["tmp"] = ({"x": x}, {"y": tf.raw_ops.DestroyTemporaryVariable(ref=t2, var_name="tmp")})
+
+    # bool scatters
+    bv = tf1.Variable([True, False, True, False], use_resource=True, name="bv")
+    bi, bu = P(tf.int32, None, "bi"), P(tf.bool, None, "bu")
+    with tf.control_dependencies([tf.raw_ops.ResourceScatterNdAdd(ref=bv.handle, indices=bi, updates=bu)]):
+        sigs["b_add"] = ({"i": bi, "u": bu}, {"v": bv.read_value()})
+    with tf.control_dependencies([tf.raw_ops.ResourceScatterNdSub(ref=bv.handle, indices=bi, updates=bu)]):
+        sigs["b_sub"] = ({"i": bi, "u": bu}, {"v": bv.read_value()})
+    with tf.control_dependencies([tf.raw_ops.ResourceScatterNdUpdate(ref=bv.handle, indices=bi, updates=bu)]):
+        sigs["b_update"] = ({"i": bi, "u": bu}, {"v": bv.read_value()})
+    bt = P(tf.bool, None, "bt")
+    sigs["b_tensor"] = ({"t": bt, "i": bi, "u": bu}, {
+        "nonaliasing": tf.raw_ops.ScatterNdNonAliasingAdd(input=bt, indices=bi, updates=bu),
+        "scatter_nd": tf.scatter_nd(bi, bu, tf.shape(bt, out_type=tf.int32))})
+    return sigs
+
+
+f32 = lambda *a: np.array(a, dtype=np.float32)  # noqa: E731
+f64 = lambda *a: np.array(a, dtype=np.float64)  # noqa: E731
+i64 = lambda *a: np.array(a, dtype=np.int64)  # noqa: E731
+b_ = lambda *a: np.array(a, dtype=bool)  # noqa: E731
+S = np.int64
+N = np.int32
+
+CALLS = [
+    ("acc_num", {}),
+    ("acc_apply", {"g": f32(1, 2), "step": S(0)}),
+    ("acc_apply", {"g": f32(3, 5), "step": S(7)}),
+    ("acc_apply", {"g": f32(1, 2, 3), "step": S(0)}),
+    ("acc_apply", {"g": np.float32(1), "step": S(0)}),
+    ("acc_take", {"n": N(0)}),
+    ("acc_take", {"n": N(-3)}),
+    ("acc_take", {"n": N(2)}),
+    ("acc_num", {}),
+    ("acc_apply", {"g": f32(9, 9), "step": S(0)}),
+    ("acc_num", {}),
+    ("acc_apply", {"g": f32(-1, 0.5), "step": S(1)}),
+    ("acc_take", {"n": N(1)}),
+    ("acc_set", {"step": S(10)}),
+    ("acc_apply", {"g": f32(4, 4), "step": S(9)}),
+    ("acc_apply", {"g": f32(4, 6), "step": S(10)}),
+    ("acc_apply", {"g": f32(1, 1), "step": S(12)}),
+    ("acc_apply", {"g": f32(np.inf, 0), "step": S(12)}),
+    ("acc_set", {"step": S(3)}),
+    ("acc_apply", {"g": f32(0, 3), "step": S(3)}),
+    ("acc_take", {"n": N(4)}),
+    ("sum_apply", {"g": np.array([[1, 2], [3, 4]], np.float64), "step": S(0)}),
+    ("sum_apply", {"g": np.array([[1, 2]], np.float64), "step": S(0)}),
+    ("sum_apply", {"g": np.zeros([2, 3]), "step": S(0)}),
+    ("sum_apply", {"g": np.array([[0.5, 0.25], [-3, 1e300]], np.float64), "step": S(0)}),
+    ("sum_take", {"n": N(2)}),
+    ("sum_apply", {"g": np.zeros([0, 2]), "step": S(1)}),
+    ("sum_take", {"n": N(1)}),
+    ("r_apply", {"g": f32(1, 2, 3), "step": S(0)}),
+    ("r_apply", {"g": f32(0.1, 0.2, 0.3), "step": S(0)}),
+    ("r_apply", {"g": f32(0.1, 0.2), "step": S(0)}),
+    ("r_apply", {"g": f32(1000, 60000, 1e-3), "step": S(0)}),
+    ("r_take", {"n": N(3)}),
+    ("r_apply", {"g": np.float32(7), "step": S(0)}),
+    ("r_apply", {"g": np.array([[1, 2]], np.float32), "step": S(1)}),
+    ("r_set", {"step": S(5)}),
+    ("r_apply", {"g": np.array([[3, 3]], np.float32), "step": S(4)}),
+    ("r_apply", {"g": np.array([[3, 3]], np.float32), "step": S(5)}),
+    ("r_take", {"n": N(2)}),
+    ("sp_apply", {"idx": i64(1, 3), "vals": np.array([[1, 2], [3, 4]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(0, 1), "vals": np.array([[5, 5], [1, 0]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(3), "vals": np.array([[1, 1]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(4), "vals": np.array([[1, 1]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(2), "vals": np.array([[1, 1, 1]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(2), "vals": f32(1, 1), "step": S(0)}),
+    ("sp_apply", {"idx": i64(2, 3), "vals": np.array([[1, 1]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": np.array([[2]], np.int64), "vals": np.array([[1, 1]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(2), "vals": np.float32(1), "step": S(0)}),
+    ("sp_apply_shape", {"idx": i64(2), "vals": np.array([[1, 1]], np.float32), "shp": i64(5, 2), "step": S(0)}),
+    ("sp_apply_shape", {"idx": i64(2), "vals": np.array([[1, 1]], np.float32), "shp": i64(4), "step": S(0)}),
+    ("sp_apply_shape", {"idx": i64(2), "vals": np.array([[2, 6]], np.float32), "shp": i64(4, 2), "step": S(0)}),
+    ("sp_take", {"n": N(0)}),
+    ("sp_take", {"n": N(3)}),
+    ("sp_apply", {"idx": i64(3, 0), "vals": np.array([[1, 1], [2, 2]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(3, 0), "vals": np.array([[1, 1], [2, 2]], np.float32), "step": S(1)}),
+    ("sp_apply", {"idx": i64(1, 0), "vals": np.array([[4, 4], [6, 6]], np.float32), "step": S(2)}),
+    ("sp_take", {"n": N(2)}),
+    ("sp_set", {"step": S(0)}),
+    ("sp_apply", {"idx": i64(2, 2), "vals": np.array([[1, 2], [3, 4]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(2), "vals": np.array([[1, 1]], np.float32), "step": S(0)}),
+    ("sp_apply", {"idx": i64(), "vals": np.zeros([0, 2], np.float32), "step": S(0)}),
+    ("sp_take", {"n": N(3)}),
+    ("sq_apply", {"idx": i64(5, 1), "vals": np.array([[[1]], [[2]]], np.float64), "step": S(0)}),
+    ("sq_apply", {"idx": i64(1, 9), "vals": np.array([[[0.5]], [[-1]]], np.float64), "step": S(0)}),
+    ("sq_apply", {"idx": i64(1), "vals": np.array([[[0.5, 1]]], np.float64), "step": S(0)}),
+    ("sq_apply", {"idx": i64(1), "vals": np.array([[1]], np.float64), "step": S(0)}),
+    ("sq_take", {"n": N(2)}),
+    ("tmp", {"x": f32(1, 2, 3)}),
+    ("tmp", {"x": f32(-1, 0.5, 0)}),
+    ("b_add", {"i": np.array([[1], [1], [3]], np.int32), "u": b_(True, True, False)}),
+    ("b_sub", {"i": np.array([[0], [1], [1], [3]], np.int32), "u": b_(True, True, True, True)}),
+    ("b_update", {"i": np.array([[2]], np.int32), "u": b_(False)}),
+    ("b_add", {"i": np.array([[4]], np.int32), "u": b_(True)}),
+    ("b_sub", {"i": np.zeros([0, 1], np.int32), "u": b_()}),
+    ("b_tensor", {"t": b_(True, False, False, False), "i": np.array([[0], [1], [1], [2]], np.int32),
+                  "u": b_(False, True, False, False)}),
+]
+
+
+def main():
+    shutil.rmtree(FIX, ignore_errors=True)
+    g = tf.Graph()
+    with g.as_default():
+        sigs = build()
+        sess = tf1.Session(graph=g, config=tf1.ConfigProto(operation_timeout_in_ms=3000))
+        sess.run(tf1.global_variables_initializer())
+        b = tf1.saved_model.Builder(FIX)
+        smap = {k: tf1.saved_model.build_signature_def(
+            {n: tf1.saved_model.build_tensor_info(t) for n, t in ins.items()},
+            {n: tf1.saved_model.build_tensor_info(t) for n, t in outs.items()}) for k, (ins, outs) in sigs.items()}
+        b.add_meta_graph_and_variables(sess, ["serve"], signature_def_map=smap, strip_default_attrs=True)
+        b.save()
+    lines = ["/* accum_calls.h - generated by tools/gen_accum_cases.py from TensorFlow %s; do not edit. */" % tf.__version__,
+             "/* Each call runs on the model loaded once, in this order (tests/fixtures/accum). */"]
+    calls = []
+    for ci, (sig, ins) in enumerate(CALLS):
+        i_ph, outs = sigs[sig]
+        err = None
+        try:
+            got = sess.run(outs, {i_ph[k]: v for k, v in ins.items()})
+        except Exception as e:  # noqa: BLE001
+            err, got = tf_error(e), None
+        ins_c = [(k, emit_tensor(lines, "c%d_in%d" % (ci, j), np.asarray(v))) for j, (k, v) in enumerate(ins.items())]
+        outs_c = []
+        if got is not None:
+            outs_c = [(k, emit_tensor(lines, "c%d_out%d" % (ci, j), np.asarray(v)))
+                      for j, (k, v) in enumerate(sorted(got.items()))]
+        lines.append("static const e5_arg c%d_in[] = {%s};" % (ci, ", ".join("{\"%s\", %s}" % a for a in ins_c) or "{0}"))
+        lines.append("static const e5_arg c%d_out[] = {%s};" % (ci, ", ".join("{\"%s\", %s}" % a for a in outs_c) or "{0}"))
+        e = err[:160] if err else None
+        calls.append("{\"accum\", \"%s\", c%d_in, %d, c%d_out, %d, %s, -1}" % (
+            sig, ci, len(ins_c), ci, len(outs_c), cstr(e.encode()) if e else "NULL"))
+        print(ci, sig, "->", err if err else {k: np.asarray(v).tolist() for k, v in got.items()}, file=sys.stderr)
+    lines.append("static const e5_call accum_calls[] = {")
+    lines += ["    " + c + "," for c in calls]
+    lines.append("};")
+    with open(OUT_H, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
