@@ -2,9 +2,9 @@
 """gen_accum_cases.py - a TF1 SavedModel (tf.compat.v1 SavedModelBuilder) whose signatures use TF1's
 gradient accumulators (ConditionalAccumulator and SparseConditionalAccumulator with their ref handles,
 ResourceConditionalAccumulator with the ResourceAccumulator* ops; MEAN and SUM; float, double and half),
-TemporaryVariable / DestroyTemporaryVariable, and bool scatters (ResourceScatterNdAdd/Sub on a bool
-resource variable, ScatterNd and ScatterNdNonAliasingAdd on bool), and TensorFlow's outputs of a fixed
-sequence of signature calls on it (session 23, h3).
+TemporaryVariable / DestroyTemporaryVariable, bool scatters (ResourceScatterNdAdd/Sub on a bool resource
+variable, ScatterNd and ScatterNdNonAliasingAdd on bool) and a tf.CriticalSection (MutexV2, MutexLock,
+ConsumeMutexLock), and TensorFlow's outputs of a fixed sequence of signature calls on it (session 23, h3).
 
 Writes tests/fixtures/accum/ (the SavedModel: accumulators are not saved state, so every load starts
 with empty ones; the bool variable is) and tests/unit/accum_calls.h (the calls in e5_call.h's format,
@@ -105,6 +105,12 @@ def build():
     sigs["b_tensor"] = ({"t": bt, "i": bi, "u": bu}, {
         "nonaliasing": tf.raw_ops.ScatterNdNonAliasingAdd(input=bt, indices=bi, updates=bu),
         "scatter_nd": tf.scatter_nd(bi, bu, tf.shape(bt, out_type=tf.int32))})
+
+    # tf.CriticalSection: MutexV2, MutexLock, ConsumeMutexLock around a read-then-assign (not atomic alone)
+    cv = tf1.Variable(0.0, use_resource=True, name="csv")
+    cs = tf.CriticalSection(shared_name="cs")
+    cx = P(tf.float32, [], "cx")
+    sigs["cs_add"] = ({"x": cx}, {"v": cs.execute(lambda: cv.assign(cv.read_value() + cx))})
     return sigs
 
 
@@ -192,6 +198,8 @@ CALLS = [
     ("b_sub", {"i": np.zeros([0, 1], np.int32), "u": b_()}),
     ("b_tensor", {"t": b_(True, False, False, False), "i": np.array([[0], [1], [1], [2]], np.int32),
                   "u": b_(False, True, False, False)}),
+    ("cs_add", {"x": np.float32(2)}),
+    ("cs_add", {"x": np.float32(-0.5)}),
 ]
 
 

@@ -365,6 +365,14 @@ static const uint8_t c74_out0_d[] = {1, 1, 0, 0};
 static const uint8_t c74_out1_d[] = {0, 1, 0, 0};
 static const e5_arg c74_in[] = {{"t", {SM_BOOL, 1, {4}, c74_in0_d, NULL, NULL, 4}}, {"i", {SM_INT32, 2, {4, 1}, c74_in1_d, NULL, NULL, 4}}, {"u", {SM_BOOL, 1, {4}, c74_in2_d, NULL, NULL, 4}}};
 static const e5_arg c74_out[] = {{"nonaliasing", {SM_BOOL, 1, {4}, c74_out0_d, NULL, NULL, 4}}, {"scatter_nd", {SM_BOOL, 1, {4}, c74_out1_d, NULL, NULL, 4}}};
+static const float c75_in0_d[] = {2.0};
+static const float c75_out0_d[] = {2.0};
+static const e5_arg c75_in[] = {{"x", {SM_FLOAT, 0, {0}, c75_in0_d, NULL, NULL, 1}}};
+static const e5_arg c75_out[] = {{"v", {SM_FLOAT, 0, {0}, c75_out0_d, NULL, NULL, 1}}};
+static const float c76_in0_d[] = {-0.5};
+static const float c76_out0_d[] = {1.5};
+static const e5_arg c76_in[] = {{"x", {SM_FLOAT, 0, {0}, c76_in0_d, NULL, NULL, 1}}};
+static const e5_arg c76_out[] = {{"v", {SM_FLOAT, 0, {0}, c76_out0_d, NULL, NULL, 1}}};
 static const e5_call accum_calls[] = {
     {"accum", "acc_num", c0_in, 0, c0_out, 1, NULL, -1},
     {"accum", "acc_apply", c1_in, 2, c1_out, 1, NULL, -1},
@@ -441,4 +449,6 @@ static const e5_call accum_calls[] = {
     {"accum", "b_add", c72_in, 2, c72_out, 0, "indices[0] = [4] does not index into shape [4]", -1},
     {"accum", "b_sub", c73_in, 2, c73_out, 1, NULL, -1},
     {"accum", "b_tensor", c74_in, 3, c74_out, 2, NULL, -1},
+    {"accum", "cs_add", c75_in, 1, c75_out, 1, NULL, -1},
+    {"accum", "cs_add", c76_in, 1, c76_out, 1, NULL, -1},
 };

@@ -2,13 +2,15 @@
  * against TensorFlow: the TF1 SavedModel that tools/gen_accum_cases.py writes (tests/fixtures/accum:
  * ConditionalAccumulator float MEAN and double SUM, ResourceConditionalAccumulator half,
  * SparseConditionalAccumulator float MEAN and double SUM, TemporaryVariable + DestroyTemporaryVariable,
- * ResourceScatterNdAdd/Sub/Update on a bool variable, ScatterNd and ScatterNdNonAliasingAdd on bool) is
+ * ResourceScatterNdAdd/Sub/Update on a bool variable, ScatterNd and ScatterNdNonAliasingAdd on bool, a
+ * tf.CriticalSection: MutexV2, MutexLock, ConsumeMutexLock) is
  * loaded with the C API and its signatures are called in TF's order (accum_calls.h: inputs and TF's
  * outputs or error text), so each call sees what the calls before it left: gradients applied in one
  * run and taken in a later one, stale ones dropped, global steps moved, TF's shape errors. By hand: a
  * take that waits until another thread's run applies enough gradients; one that nothing feeds ends at
  * the run's deadline and leaves the sum as it was; a gradient past the run's memory budget is
- * refused; many threads apply at once and the sum counts every one; a reload starts empty. */
+ * refused; many threads apply at once and the sum counts every one; a reload starts empty; 4 threads
+ * add through a CriticalSection's read-then-assign and no add is lost (the mutex excludes them). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -225,9 +227,48 @@ static void test_threads(void) {
   sm_model_free(m);
 }
 
+/* 4 threads add 1 through cs_add (CriticalSection.execute around v = v + x, a read then an assign)
+ * 50 times each: without the mutex, two runs would read the same value and lose an add. */
+static void *cs_adder(void *p) {
+  worker *w = p;
+  sm_tensor *x = NULL, *out = NULL;
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 0, NULL, &x));
+  if (x) *(float *)sm_tensor_data(x) = 1;
+  const char *in = "x", *on = "v";
+  sm_run_options ro = {.deadline_us = sm_monotonic_us() + 60 * 1000 * 1000};
+  for (int i = 0; i < 50 && !w->st; i++) {
+    w->st = sm_model_run_opts(w->m, "cs_add", &in, &x, 1, &on, 1, &out, &ro);
+    if (!w->st && out) w->got[0] = *(const float *)sm_tensor_data(out);
+    sm_tensor_free(out);
+    out = NULL;
+  }
+  sm_tensor_free(x);
+  return NULL;
+}
+
+static void test_critical_section(void) {
+  sm_model *m = load();
+  if (!m) return;
+  worker ws[NTHREADS];
+  pthread_t th[NTHREADS];
+  for (int i = 0; i < NTHREADS; i++) {
+    ws[i] = (worker){.m = m, .which = i};
+    CHECK(pthread_create(&th[i], NULL, cs_adder, &ws[i]) == 0);
+  }
+  float best = 0;
+  for (int i = 0; i < NTHREADS; i++) {
+    pthread_join(th[i], NULL);
+    CHECK_OK(ws[i].st);
+    if (ws[i].got[0] > best) best = ws[i].got[0];
+  }
+  CHECK(best == NTHREADS * 50);
+  sm_model_free(m);
+}
+
 int main(void) {
   test_calls();
   test_blocking();
   test_threads();
+  test_critical_section();
   TEST_MAIN_END();
 }
