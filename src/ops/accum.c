@@ -24,11 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "array_internal.h"
 #include "math_int.h"
 #include "runtime/kernel.h"
+#include "state_internal.h"
 
 #define ACCUM_MAGIC 0x41434355u
 
@@ -107,32 +107,6 @@ static sm_status *accum_make(void *arg, const char *dname, void **obj) {
 
 /* ---- the handle ops ----------------------------------------------------------------------------- */
 
-static char *dup_attr(const sm_node *node, const char *attr) {
-  const char *v = "";
-  size_t len = 0;
-  if (sm__node_attr(node, attr) && sm__node_attr_string(node, attr, &v, &len)) v = "", len = 0;
-  char *d = malloc(len + 1);
-  if (d) {
-    memcpy(d, v, len);
-    d[len] = 0;
-  }
-  return d;
-}
-
-/* (container, shared_name) of a handle op; "_sm_private/<node>" when shared_name is empty. */
-static sm_status *resource_names(const sm_node *node, char **container, char **name) {
-  *container = dup_attr(node, "container");
-  *name = dup_attr(node, "shared_name");
-  if (*name && !(*name)[0]) {
-    const char *nn = sm__node_name(node);
-    size_t n = strlen(nn) + 13;
-    free(*name);
-    if ((*name = malloc(n))) snprintf(*name, n, "_sm_private/%s", nn);
-  }
-  if (!*container || !*name) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  return NULL;
-}
-
 static int accum_dtype_ok(int dt) { return dt == SM_HALF || dt == SM_FLOAT || dt == SM_DOUBLE; }
 
 static void spec_release(void *p) {
@@ -165,7 +139,7 @@ static sm_status *accum_prepare(const sm_node *node, void **state) {
         s = sm_status_new(SM_INVALID_ARGUMENT, "%s: reduction_type '%.*s' is not MEAN or SUM", op, (int)(len > 64 ? 64 : len), rt);
     }
   }
-  if (!s) s = resource_names(node, &sp->container, &sp->name);
+  if (!s) s = sm__state_names(node, &sp->container, &sp->name);
   if (s) {
     spec_release(sp);
     return s;
@@ -267,18 +241,6 @@ static void div_by(int dt, void *p, int64_t n, int64_t by) {
       sm__math_from_f32(dt, &x, d + i, 1);
     }
   }
-}
-
-static sm_status *accum_wait(accum *a, sm_kctx *ctx) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += 10 * 1000 * 1000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
-  pthread_cond_timedwait(&a->cv, &a->mu, &ts);
-  return sm__kctx_check_stop(ctx);
 }
 
 /* ---- dense: AccumulatorApplyGradient ------------------------------------------------------------- */
@@ -529,7 +491,7 @@ static sm_status *set_step_compute(const void *state, sm_kctx *ctx) {
 static sm_status *wait_for(accum *a, sm_kctx *ctx, int64_t want) {
   sm_status *s = NULL;
   while (a->counter < want)
-    if ((s = accum_wait(a, ctx))) break;
+    if ((s = sm__state_wait(&a->cv, &a->mu, ctx))) break;
   return s;
 }
 
@@ -628,15 +590,15 @@ static sm_status *tv_prepare(const sm_node *node, void **state) {
         st->bytes *= (size_t)st->dims[d];
     }
   }
+  const char *vn = "";
+  size_t len = 0;
+  if (!s && sm__node_attr(node, "var_name")) s = sm__node_attr_string(node, "var_name", &vn, &len);
+  if (!s && !len && destroy) s = sm_status_new(SM_INVALID_ARGUMENT, "DestroyTemporaryVariable: Missing var_name attribute");
+  if (!s && !len) vn = sm__node_name(node), len = strlen(vn); /* TF: the node's name */
+  if (!s && !(st->name = malloc(len + 1))) s = sm_status_new(SM_NO_MEMORY, "out of memory");
   if (!s) {
-    st->name = dup_attr(node, "var_name");
-    if (st->name && !st->name[0] && !destroy) {
-      free(st->name);
-      const char *nn = sm__node_name(node);
-      if ((st->name = malloc(strlen(nn) + 1))) strcpy(st->name, nn);
-    }
-    if (!st->name) s = sm_status_new(SM_NO_MEMORY, "out of memory");
-    else if (destroy && !st->name[0]) s = sm_status_new(SM_INVALID_ARGUMENT, "DestroyTemporaryVariable: var_name must not be empty");
+    memcpy(st->name, vn, len);
+    st->name[len] = 0;
   }
   if (s) {
     tv_release(st);

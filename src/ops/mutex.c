@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/variant.h"
 #include "runtime/kernel.h"
+#include "state_internal.h"
 
 #define MUTEX_MAGIC 0x4d555458u
 #define LOCK_TYPE "SharedLockReleaser"
@@ -72,32 +72,13 @@ static void mspec_release(void *p) {
   free(sp);
 }
 
-static char *dup_attr(const sm_node *node, const char *attr) {
-  const char *v = "";
-  size_t len = 0;
-  if (sm__node_attr(node, attr) && sm__node_attr_string(node, attr, &v, &len)) v = "", len = 0;
-  char *d = malloc(len + 1);
-  if (d) {
-    memcpy(d, v, len);
-    d[len] = 0;
-  }
-  return d;
-}
-
 static sm_status *mutex_prepare(const sm_node *node, void **state) {
   mspec *sp = calloc(1, sizeof *sp);
   if (!sp) return sm_status_new(SM_NO_MEMORY, "out of memory");
-  sp->container = dup_attr(node, "container");
-  sp->name = dup_attr(node, "shared_name");
-  if (sp->name && !sp->name[0]) {
-    const char *nn = sm__node_name(node);
-    size_t n = strlen(nn) + 13;
-    free(sp->name);
-    if ((sp->name = malloc(n))) snprintf(sp->name, n, "_sm_private/%s", nn);
-  }
-  if (!sp->container || !sp->name) {
-    mspec_release(sp);
-    return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sm_status *s = sm__state_names(node, &sp->container, &sp->name);
+  if (s) {
+    free(sp);
+    return s;
   }
   *state = sp;
   return NULL;
@@ -136,17 +117,7 @@ static sm_status *lock_compute(const void *state, sm_kctx *ctx) {
   lock *l = calloc(1, sizeof *l);
   if (!l) return sm_status_new(SM_NO_MEMORY, "MutexLock: out of memory");
   pthread_mutex_lock(&m->mu);
-  while (m->held && !s) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 10 * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&m->cv, &m->mu, &ts);
-    s = sm__kctx_check_stop(ctx);
-  }
+  while (m->held && !s) s = sm__state_wait(&m->cv, &m->mu, ctx);
   if (!s) m->held = 1;
   pthread_mutex_unlock(&m->mu);
   if (s) {
