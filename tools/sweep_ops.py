@@ -968,6 +968,20 @@ def make_cases(tf, np):
       np.random.default_rng(5).integers(0, 256, (6, 9, 3)).astype("uint8"))
     C("image", "f2:adjust_jpeg_quality", lambda x: (tf.image.adjust_jpeg_quality(x, 40), tf.image.adjust_jpeg_quality(tf.cast(x, tf.float32) / 255.0, 90)),
       np.random.default_rng(6).integers(0, 256, (8, 8, 3)).astype("uint8"))
+    # -- session 23, h3: a gradient accumulator made and used inside the function, bool scatters
+
+    def h3_accum(g1, g2, g3):
+        h = raw.ResourceConditionalAccumulator(dtype=tf.float32, shape=[3], reduction_type="MEAN")
+        raw.ResourceAccumulatorApplyGradient(handle=h, local_step=tf.constant(1000, tf.int64), gradient=g1)
+        raw.ResourceAccumulatorApplyGradient(handle=h, local_step=tf.constant(1000, tf.int64), gradient=g2)
+        raw.ResourceAccumulatorApplyGradient(handle=h, local_step=tf.constant(1000, tf.int64), gradient=g3)
+        n = raw.ResourceAccumulatorNumAccumulated(handle=h)
+        return raw.ResourceAccumulatorTakeGradient(handle=h, num_required=3, dtype=tf.float32), n
+
+    C("array", "h3:resource_accumulator_mean", h3_accum, F(3), F(3), F(3))
+    C("array", "h3:scatter_nd_bool", lambda u: (tf.scatter_nd([[0], [1], [1], [3]], u, [5]),
+                                                raw.ScatterNdNonAliasingAdd(input=tf.constant([True, False, False, False, True]),
+                                                                            indices=[[0], [1], [1], [3]], updates=u)), B(4))
     return out
 
 

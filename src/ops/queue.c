@@ -26,6 +26,7 @@
 #include "philox.h"
 #include "ops/queue.h"
 #include "runtime/kernel.h"
+#include "state_internal.h"
 
 enum { Q_FIFO, Q_PAD, Q_SHUFFLE, Q_PRIO };
 enum { QMAXC = 64 };
@@ -149,13 +150,20 @@ static char *dup_attr(const sm_node *node, const char *attr) {
   return d;
 }
 
-/* "_sm_private/<node>" for a resource no shared_name shares (TF: one per kernel). */
-static char *private_name(const sm_node *node) {
-  const char *nn = sm__node_name(node);
-  size_t n = strlen(nn) + 13;
-  char *d = malloc(n);
-  if (d) snprintf(d, n, "_sm_private/%s", nn);
-  return d;
+sm_status *sm__state_names(const sm_node *node, char **container, char **name) {
+  *container = dup_attr(node, "container");
+  *name = dup_attr(node, "shared_name");
+  if (*name && !(*name)[0]) { /* "_sm_private/<node>" for a resource no shared_name shares */
+    const char *nn = sm__node_name(node);
+    size_t n = strlen(nn) + 13;
+    free(*name);
+    if ((*name = malloc(n))) snprintf(*name, n, "_sm_private/%s", nn);
+  }
+  if (*container && *name) return NULL;
+  free(*container);
+  free(*name);
+  *container = *name = NULL;
+  return sm_status_new(SM_NO_MEMORY, "out of memory");
 }
 
 sm_status *sm__resource_names(const sm_node *node, char **container, char **name) {
@@ -218,6 +226,7 @@ static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
     if (!s && sm__node_attr(node, "seed2")) s = sm__node_attr_int(node, "seed2", &sp->seed2);
   }
   if (!s) s = sm__resource_names(node, &sp->container, &sp->name);
+  if (!s) s = sm__state_names(node, &sp->container, &sp->name);
   if (s) {
     spec_release(sp);
     return s;
@@ -270,6 +279,7 @@ static sm_status *input_queue(sm_kctx *ctx, queue **out) { return queue_of(sm__k
 
 /* Waits on q->cv (q->mu held) for up to 10 ms, then the run's deadline / cancel flag. */
 static sm_status *queue_wait(queue *q, sm_kctx *ctx) {
+sm_status *sm__state_wait(pthread_cond_t *cv, pthread_mutex_t *mu, sm_kctx *ctx) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   ts.tv_nsec += 10 * 1000 * 1000;
@@ -277,9 +287,10 @@ static sm_status *queue_wait(queue *q, sm_kctx *ctx) {
     ts.tv_sec++;
     ts.tv_nsec -= 1000000000;
   }
-  pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+  pthread_cond_timedwait(cv, mu, &ts);
   return sm__kctx_check_stop(ctx);
 }
+static sm_status *queue_wait(queue *q, sm_kctx *ctx) { return sm__state_wait(&q->cv, &q->mu, ctx); }
 
 /* Does an element of shape (rank, dims) fit component i's shape? */
 static int shape_fits(const queue *q, int i, int rank, const int64_t *dims) {

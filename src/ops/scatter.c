@@ -1,6 +1,7 @@
 /* scatter.c - kernels that sort, scatter and bucket by index: TopKV2, ApproxTopK, ScatterNd,
  * TensorScatterUpdate/Add/Sub/Min/Max, Bucketize, SparseToDense. The ScatterNd core (do_scatter) takes
- * every real type, bool (update only), half/bfloat16 (in float) and complex (no min/max).
+ * every real type, bool (update; add as or and sub as exclusive or, as TF's ScatterNd, ScatterNdNonAliasingAdd and
+ * ResourceScatterNdAdd/Sub), half/bfloat16 (in float) and complex (no min/max).
  *
  * TensorFlow's CPU kernels are the reference (topk_op.cc, scatter_nd_op.cc, bucketize_op.cc,
  * sparse_to_dense_op.cc): the same checks in the same order with the same messages, every index
@@ -521,10 +522,14 @@ static sm_status *do_scatter(int op, const sm_tensor *ind, const sm_tensor *upd,
     case SM_UINT16: APPLY(uint16_t); break;
     case SM_UINT32: APPLY(uint32_t); break;
     case SM_UINT64: APPLY(uint64_t); break;
-    case SM_BOOL:
-      if (op != SC_UPDATE) return sm_status_new(SM_INVALID_ARGUMENT, "scatter arithmetic is not defined for bool");
-      APPLY(uint8_t);
+    case SM_BOOL: { /* TF's bool add is an or, its sub an exclusive or (Eigen's bool arithmetic) */
+      if (op == SC_MIN || op == SC_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "scatter min/max is not defined for bool");
+      uint8_t *o = (uint8_t *)sm_tensor_data(out) + off;
+      const uint8_t *u = (const uint8_t *)sm_tensor_data(upd) + i * slice;
+      for (int64_t e = 0; e < slice; e++)
+        o[e] = op == SC_ADD ? (uint8_t)(o[e] || u[e]) : op == SC_SUB ? (uint8_t)((o[e] != 0) != (u[e] != 0)) : u[e];
       break;
+    }
     case SM_COMPLEX64:
     case SM_COMPLEX128:
       if (op == SC_MIN || op == SC_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "scatter min/max is not defined for %s", sm__array_dtype_str(dt));
@@ -608,6 +613,8 @@ static sm_status *tensor_scatter_compute(const void *state, sm_kctx *ctx) {
   const int64_t *dims = sm_tensor_dims(t);
   sm_status *s = scatter_shapes(ind, upd, rank, dims, sm_tensor_num_elements(t), 1);
   if (s) return s;
+  if (sm_tensor_dtype(t) == SM_BOOL && st->op != SC_UPDATE) /* TF registers only TensorScatterUpdate for bool */
+    return sm_status_new(SM_INVALID_ARGUMENT, "TensorScatter arithmetic is not defined for bool (TensorFlow has no kernel for it)");
   if (sm_tensor_dtype(upd) != sm_tensor_dtype(t))
     return sm_status_new(SM_INVALID_ARGUMENT, "updates is %s but tensor is %s", sm__array_dtype_str(sm_tensor_dtype(upd)),
                          sm__array_dtype_str(sm_tensor_dtype(t)));

@@ -8,8 +8,8 @@
  * As state.c's AssignAdd, a variable's value is never written in place (it may be shared): under
  * the variable's lock its value is copied, the updates applied to the copy and the copy assigned.
  * Every index is checked before any write. The N-D forms use scatter.c's ScatterNd core
- * (sm__scatter_nd_into: every real type, half/bfloat16, complex but for min/max) and ResourceGatherNd GatherNd's
- * (sm__array_gather_nd). TensorFlow's kernels: scatter_op.cc, resource_variable_ops.cc,
+ * (sm__scatter_nd_into: every real type, half/bfloat16, complex but for min/max, bool add/sub for the
+ * resource forms) and ResourceGatherNd GatherNd's (sm__array_gather_nd). TensorFlow's kernels: scatter_op.cc, resource_variable_ops.cc,
  * scatter_nd_op.cc, count_up_to_op.cc. */
 #include <complex.h>
 #include <stdio.h>
@@ -223,7 +223,9 @@ static sm_status *rs_compute(const void *state, sm_kctx *ctx) {
   if (sm_tensor_dtype(upd) != dt)
     return sm_status_new(SM_INVALID_ARGUMENT, "%s: updates are %s, the variable %s is %s", op,
                          sm__array_dtype_str(sm_tensor_dtype(upd)), sm__variable_name(v), sm__array_dtype_str(dt));
-  if (st->op != RS_UPDATE && !arith_dtype(dt, st->op))
+  /* bool: TF's CPU registers ResourceScatterNdAdd/Sub (an or, an exclusive or; scatter.c), not the ref forms */
+  int bool_nd = dt == SM_BOOL && st->nd && !st->ref && (st->op == RS_ADD || st->op == RS_SUB);
+  if (st->op != RS_UPDATE && !bool_nd && !arith_dtype(dt, st->op))
     return sm_status_new(SM_UNIMPLEMENTED, "%s has no kernel for T=%s", op, sm__array_dtype_str(dt));
   const void *arg[3] = {st, ind, upd};
   s = update_copy(v, rs_apply, arg);

@@ -128,8 +128,8 @@ int sm__plan_num_fetches(const sm_plan *p) { return p ? p->nfetches : 0; }
 static int is_placeholder(const char *op) { return !strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2"); }
 static int is_arg(const char *op) { return !strcmp(op, "_Arg"); }
 
-/* A function's _Arg node is always fed; it runs only when something waits on it through a control
- * edge, and then has nothing to do (its consumers read the feed). */
+/* A function's _Arg node is always fed (a Placeholder may be); it runs only when something waits on
+ * it through a control edge, and then has nothing to do (its consumers read the feed). */
 static sm_status *arg_compute(const void *state, sm_kctx *ctx) {
   (void)state;
   (void)ctx;
@@ -505,7 +505,9 @@ static sm_status *plan_build(const sm_cgraph *g, const sm_plan_spec *spec, const
     sp->nout = sm__node_num_outputs(nd);
     sp->out_base = node_base[ord[i]];
     p->nsteps = i + 1;
-    if (is_arg(op)) {
+    /* a fed Placeholder is in the order when a control edge waits on it (tf.CriticalSection's
+     * group_deps): as TF's _Recv in its place, it has nothing to do */
+    if (is_arg(op) || is_placeholder(op)) {
       int fed = 1;
       for (int k = 0; k < sp->nout && fed; k++) fed = is_fed(p, (sm_edge){ord[i], k});
       sp->k = fed ? &arg_kernel : NULL;
