@@ -166,20 +166,6 @@ sm_status *sm__state_names(const sm_node *node, char **container, char **name) {
   return sm_status_new(SM_NO_MEMORY, "out of memory");
 }
 
-sm_status *sm__resource_names(const sm_node *node, char **container, char **name) {
-  *container = dup_attr(node, "container");
-  *name = dup_attr(node, "shared_name");
-  if (*name && !(*name)[0]) {
-    free(*name);
-    *name = private_name(node);
-  }
-  if (*container && *name) return NULL;
-  free(*container);
-  free(*name);
-  *container = *name = NULL;
-  return sm_status_new(SM_NO_MEMORY, "out of memory");
-}
-
 static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
   qspec *sp = calloc(1, sizeof *sp);
   if (!sp) return sm_status_new(SM_NO_MEMORY, "out of memory");
@@ -225,7 +211,6 @@ static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
     if (!s && sm__node_attr(node, "seed")) s = sm__node_attr_int(node, "seed", &sp->seed);
     if (!s && sm__node_attr(node, "seed2")) s = sm__node_attr_int(node, "seed2", &sp->seed2);
   }
-  if (!s) s = sm__resource_names(node, &sp->container, &sp->name);
   if (!s) s = sm__state_names(node, &sp->container, &sp->name);
   if (s) {
     spec_release(sp);
@@ -278,7 +263,6 @@ static sm_status *queue_of(const sm_tensor *t, queue **out) {
 static sm_status *input_queue(sm_kctx *ctx, queue **out) { return queue_of(sm__kctx_input(ctx, 0), out); }
 
 /* Waits on q->cv (q->mu held) for up to 10 ms, then the run's deadline / cancel flag. */
-static sm_status *queue_wait(queue *q, sm_kctx *ctx) {
 sm_status *sm__state_wait(pthread_cond_t *cv, pthread_mutex_t *mu, sm_kctx *ctx) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

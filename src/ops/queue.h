@@ -13,8 +13,4 @@
  * copy (its length in *len: it may hold NULs). */
 sm_status *sm__queue_dequeue_work(sm_kctx *ctx, const sm_tensor *handle, char **work, size_t *len);
 
-/* A kept object's (container, shared_name) from node's attrs, malloc'd; an empty shared_name is
- * "_sm_private/<node>" (TF gives each kernel its own object). */
-sm_status *sm__resource_names(const sm_node *node, char **container, char **name);
-
 #endif

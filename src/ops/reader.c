@@ -25,6 +25,7 @@
 #include "format/crc32c.h"
 #include "ops/inflate.h"
 #include "ops/queue.h"
+#include "ops/state_internal.h"
 #include "runtime/kernel.h"
 
 enum { R_TEXT, R_WHOLE, R_IDENTITY, R_FIXED, R_TFRECORD };
@@ -142,7 +143,7 @@ static sm_status *reader_prepare(const sm_node *node, void **state, int type) {
   } else if (type == R_TFRECORD) {
     s = comp_attr(node, "compression_type", &sp->comp);
   }
-  if (!s) s = sm__resource_names(node, &sp->container, &sp->name);
+  if (!s) s = sm__state_names(node, &sp->container, &sp->name);
   sp->node = sm__node_name(node);
   if (s) {
     spec_release(sp);
