@@ -9,6 +9,7 @@ The variant form has no tensor a header can hold: test_ops_sparseser round-trips
 Uses tools/gen_array_cases.py's machinery. Run: build/venv/bin/python tools/gen_sparseser_cases.py
 """
 import os
+import re
 import sys
 
 import numpy as np
@@ -139,10 +140,111 @@ def deserialize():
     P("truncated content", [ix, b"\x08\x03\x12\x04\x12\x02\x08\x04\"\x04\x01\x00\x00\x00", sh])
 
 
+# ---- SparseTensorsMap: one TF1 graph, run step by step (the map lives across runs) ----------------
+# test_ops_sparseser builds the same graph (MAP_GRAPH there): placeholders p0 (indices), p1 (float
+# values), p2 (shape), h (handles); add / addmany / take share the map "m"; add2 has no shared_name
+# (its map is named after the node) and take2 names it; take_i asks for int32 values.
+MAP_STEPS = []
+
+
+def map_steps():
+    v1 = tf.compat.v1
+    gr = tf.Graph()
+    with gr.as_default():
+        p0 = v1.placeholder(tf.int64, name="p0")
+        p1 = v1.placeholder(tf.float32, name="p1")
+        p2 = v1.placeholder(tf.int64, name="p2")
+        h = v1.placeholder(tf.int64, name="h")
+        ops = {
+            "add": tf.raw_ops.AddSparseToTensorsMap(sparse_indices=p0, sparse_values=p1, sparse_shape=p2, shared_name="m", name="add"),
+            "addmany": tf.raw_ops.AddManySparseToTensorsMap(sparse_indices=p0, sparse_values=p1, sparse_shape=p2, shared_name="m",
+                                                            name="addmany"),
+            "add2": tf.raw_ops.AddSparseToTensorsMap(sparse_indices=p0, sparse_values=p1, sparse_shape=p2, name="add2"),
+            "take": tf.raw_ops.TakeManySparseFromTensorsMap(sparse_handles=h, dtype=tf.float32, shared_name="m", name="take"),
+            "take2": tf.raw_ops.TakeManySparseFromTensorsMap(sparse_handles=h, dtype=tf.float32, shared_name="add2", name="take2"),
+            "take_i": tf.raw_ops.TakeManySparseFromTensorsMap(sparse_handles=h, dtype=tf.int32, shared_name="m", name="take_i"),
+        }
+    sess = v1.Session(graph=gr)
+
+    def step(name, fetch, feeds):
+        fd = {}
+        flat = []
+        for k, v in feeds:
+            t = {"p0": p0, "p1": p1, "p2": p2, "h": h}[k]
+            fd[t] = v
+            flat.append(tf.constant(v, dtype=t.dtype))
+        err, outs = None, []
+        try:
+            r = sess.run(ops[fetch], fd)
+            r = r if isinstance(r, (list, tuple)) else [r]
+            outs = [tf.constant(x) for x in r]
+        except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError) as e:
+            err = re.search(r"Node: '[^']*'\n(.*?)\n\t \[\[", e.message, re.S).group(1).split("\n")[0]  # after "Node: 'take'"
+        MAP_STEPS.append((name, fetch, flat, outs, err))
+        return [o.numpy() for o in outs]
+
+    F = np.float32
+    IX = lambda ix, sh: A(ix, i64)  # noqa: E731
+    add = lambda n, ix, v, sh: step(n, "add", [("p0", IX(ix, sh)), ("p1", A(v, F)), ("p2", A(sh, i64))])  # noqa: E731
+    many = lambda n, ix, v, sh: step(n, "addmany", [("p0", IX(ix, sh)), ("p1", A(v, F)), ("p2", A(sh, i64))])  # noqa: E731
+    take = lambda n, hs, f="take": step(n, f, [("h", A(hs, i64))])  # noqa: E731
+    h0 = add("add unsorted", [[1, 2], [0, 1]], [1, 2], [2, 3])[0]
+    h1 = add("add out of bounds kept", [[5, 0]], [3], [2, 2])[0]
+    hm = many("addmany gaps", [[1, 0, 1], [1, 1, 0], [3, 2, 2]], [4, 5, 6], [5, 3, 4])[0]
+    take("take reordered", [hm[3], h0, hm[0], h1, hm[1]])
+    take("take again", [h0])
+    take("take wrong dtype", [hm[2]], "take_i")
+    take("take missing later", [hm[4], 12345])
+    take("take cleared before the miss", [hm[4]])
+    h3 = add("add rank 3", [[0, 0, 1]], [7], [1, 2, 3])[0]
+    h4 = add("add rank 2", [[0, 1]], [8], [1, 2])[0]
+    take("take inconsistent rank", [h3, h4])
+    h5 = add("add rank 0", np.zeros([1, 0], i64), [9], [])[0]
+    h6 = add("add rank 0 empty", np.zeros([0, 0], i64), [], [])[0]
+    take("take rank 0", [h5, h6])
+    take("take empty list", np.zeros([0], i64))
+    take("take matrix", [[1]])
+    add("add indices vector", A([0, 1], i64), [1], [2])
+    add("add count mismatch", [[0, 1]], [1, 2], [2, 2])
+    add("add rank mismatch", [[0, 1]], [1], [2, 2, 2])
+    add("add negative shape", [[0, 1]], [1], [2, -2])
+    many("addmany count mismatch", [[0, 1]], [1, 2], [2, 2])
+    many("addmany dims mismatch", [[0, 1]], [1], [2, 2, 2])
+    many("addmany rank 1", [[0]], [1], [2])
+    many("addmany unsorted", [[1, 1], [0, 1]], [1, 2], [2, 2])
+    many("addmany out of bounds", [[0, 1], [2, 1]], [1, 2], [2, 2])
+    many("addmany empty batch", np.zeros([0, 2], i64), [], [0, 2])
+    hn = many("addmany no values", np.zeros([0, 3], i64), [], [2, 0, 3])[0]
+    take("take no values", list(hn))
+    ha = step("add2 node-named map", "add2", [("p0", A([[0, 1]], i64)), ("p1", A([2.5], F)), ("p2", A([1, 4], i64))])[0]
+    take("take2 by node name", [ha], "take2")
+    take("take from m misses add2's", [0])
+
+
+def write_map_steps():
+    """Appends the map steps to the header as sparseser_map_steps (node = the fetched node)."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", "sparseser_cases.h"))
+    lines = ["static const tc_case sparseser_map_steps[] = {"]
+    for name, fetch, flat, outs, err in MAP_STEPS:
+        ins = ", ".join(g.c_tensor(t) for t in flat) or "{0}"
+        os_ = ", ".join(g.c_tensor(t) for t in outs) or "{0}"
+        lines.append("    {%s, %s, %d, {%s}, %d, {%s}, %s}," % (g.c_str(name), g.c_str(fetch), len(flat), ins, len(outs), os_,
+                                                         g.c_str(err) if err else "NULL"))
+    lines.append("};")
+    with open(path) as f:
+        text = f.read()
+    text = text.replace("};\n#endif", "};\n" + "\n".join(lines) + "\n#endif")
+    with open(path, "w") as f:
+        f.write(text)
+    print("wrote %d map steps" % len(MAP_STEPS))
+
+
 def main():
     serialize()
     deserialize()
     g.write_unit_header("sparseser_cases")
+    map_steps()
+    write_map_steps()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
  * along a new leading dimension per batch dimension, the inner shape the maximum of theirs, with
  * TF's messages for every malformed part (indices must be int64 here: TF aborts on others). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,289 @@ static sm_status *deser_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
+/* ---- SparseTensorsMap ---------------------------------------------------------------------- */
+
+/* One stored SparseTensor: its indices and values as added (the map holds references), and its
+ * shape. */
+typedef struct {
+  int64_t handle;
+  sm_tensor *ix, *vals, *shape;
+} st_entry;
+
+typedef struct {
+  pthread_mutex_t mu;
+  char *name;
+  int64_t counter; /* the next handle: 0, 1, 2, ... as TF's counter_ */
+  st_entry *e;     /* sorted by handle (handles only grow) */
+  size_t n, cap;
+  sm_mem_account acct;
+} st_map;
+
+typedef struct {
+  int T;
+  char *container, *name;
+} map_state;
+
+static void map_state_free(void *p) {
+  map_state *st = p;
+  if (!st) return;
+  free(st->container);
+  free(st->name);
+  free(st);
+}
+
+static char *attr_dup(const sm_node *node, const char *attr, const char *dflt) {
+  const char *v = NULL;
+  size_t len = 0;
+  if (!sm__node_attr(node, attr) || sm__node_attr_string(node, attr, &v, &len) || !len) v = dflt, len = strlen(dflt);
+  char *d = malloc(len + 1);
+  if (d) memcpy(d, v, len), d[len] = 0;
+  return d;
+}
+
+/* writing: the Add ops, which name a map without shared_name after their node (TF's
+ * use_node_name_as_default); TakeMany's own is private to it, so nothing is ever found there. */
+static sm_status *map_prepare(const sm_node *node, void **state, const char *type_attr, int writing) {
+  map_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  sm_status *s = sm__node_attr_type(node, type_attr, &st->T);
+  if (!s) {
+    char priv[300];
+    snprintf(priv, sizeof priv, "_0_%s", sm__node_name(node));
+    st->container = attr_dup(node, "container", "localhost");
+    st->name = attr_dup(node, "shared_name", writing ? sm__node_name(node) : priv);
+    if (!st->container || !st->name) s = sm_status_new(SM_NO_MEMORY, "out of memory");
+  }
+  if (s) {
+    map_state_free(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+
+static sm_status *add_prepare(const sm_node *n, void **st) { return map_prepare(n, st, "T", 1); }
+static sm_status *take_prepare(const sm_node *n, void **st) { return map_prepare(n, st, "dtype", 0); }
+
+static void entry_free(st_map *m, st_entry *e) {
+  sm__mem_give_tensor(&m->acct, e->ix), sm__mem_give_tensor(&m->acct, e->vals), sm__mem_give_tensor(&m->acct, e->shape);
+  sm_tensor_free(e->ix), sm_tensor_free(e->vals), sm_tensor_free(e->shape);
+}
+
+static void map_destroy(void *obj) {
+  st_map *m = obj;
+  for (size_t i = 0; i < m->n; i++) entry_free(m, &m->e[i]);
+  sm__mem_close(&m->acct);
+  pthread_mutex_destroy(&m->mu);
+  free(m->e);
+  free(m->name);
+  free(m);
+}
+
+static sm_status *map_make(void *arg, const char *display_name, void **obj) {
+  (void)display_name;
+  st_map *m = calloc(1, sizeof *m);
+  if (m) m->name = strdup(((const map_state *)arg)->name);
+  if (!m || !m->name) {
+    free(m);
+    return sm_status_new(SM_NO_MEMORY, "out of memory");
+  }
+  pthread_mutex_init(&m->mu, NULL);
+  *obj = m;
+  return NULL;
+}
+
+static sm_status *get_map(sm_kctx *ctx, const map_state *st, st_map **out) {
+  void *obj = NULL;
+  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), SM_RES_SPARSE_MAP, st->container, st->name, map_make,
+                                      (void *)st, map_destroy, &obj);
+  *out = obj;
+  return s;
+}
+
+/* Adds (ix, vals, shape) under the next handle; takes over the three references either way.
+ * Under m->mu. */
+static sm_status *map_add(sm_kctx *ctx, st_map *m, sm_tensor *ix, sm_tensor *vals, sm_tensor *shape, int64_t *handle) {
+  sm_status *s = NULL;
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? 2 * m->cap : 16;
+    st_entry *e = realloc(m->e, cap * sizeof *e);
+    if (!e) s = sm_status_new(SM_NO_MEMORY, "SparseTensorsMap: out of memory");
+    else m->e = e, m->cap = cap;
+  }
+  sm_tensor *parts[3] = {ix, vals, shape};
+  int held = 0;
+  for (; held < 3 && !s; held++) s = sm__kctx_hold_tensor(ctx, &m->acct, parts[held], "SparseTensorsMap");
+  if (s) {
+    for (int i = 0; i < held - 1; i++) sm__mem_give_tensor(&m->acct, parts[i]);
+    sm_tensor_free(ix), sm_tensor_free(vals), sm_tensor_free(shape);
+    return s;
+  }
+  *handle = m->counter++;
+  m->e[m->n++] = (st_entry){*handle, ix, vals, shape};
+  return NULL;
+}
+
+static sm_status *add_compute(const void *state, sm_kctx *ctx) {
+  const map_state *st = state;
+  const sm_tensor *ix = sm__kctx_input(ctx, 0), *vals = sm__kctx_input(ctx, 1), *shp = sm__kctx_input(ctx, 2);
+  st_map *m;
+  sm_status *s = get_map(ctx, st, &m);
+  if (s || (s = check_parts(ix, vals, shp))) return s;
+  int64_t R = sm_tensor_num_elements(shp);
+  const int64_t *sh = sm_tensor_data(shp);
+  for (int64_t d = 0; d < R; d++)
+    if (sh[d] < 0) return BAD("Dimension %" PRId64 " must be >= 0", sh[d]);
+  if ((s = shape_valid(sh, R))) return s;
+  if (sm_tensor_dtype(ix) != SM_INT64) return BAD("indices must be int64, got %s", sm__array_dtype_str(sm_tensor_dtype(ix)));
+  if (sm_tensor_dims(ix)[0] != sm_tensor_dims(vals)[0])
+    return BAD("indices and values rows (indexing dimension) must match. (indices = %" PRId64 ", values = %" PRId64 ")",
+               sm_tensor_dims(ix)[0], sm_tensor_dims(vals)[0]);
+  if (sm_tensor_dims(ix)[1] != R) return BAD("Order length must be SparseTensor rank.");
+  sm_tensor *out;
+  if ((s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 0, NULL, &out))) return s;
+  pthread_mutex_lock(&m->mu);
+  s = map_add(ctx, m, sm_tensor_ref((sm_tensor *)ix), sm_tensor_ref((sm_tensor *)vals), sm_tensor_ref((sm_tensor *)shp),
+              sm_tensor_data(out));
+  pthread_mutex_unlock(&m->mu);
+  return s;
+}
+
+static sm_status *add_many_compute(const void *state, sm_kctx *ctx) {
+  const map_state *st = state;
+  const sm_tensor *ix = sm__kctx_input(ctx, 0), *vals = sm__kctx_input(ctx, 1), *shp = sm__kctx_input(ctx, 2);
+  st_map *m;
+  sm_status *s = get_map(ctx, st, &m);
+  if (s || (s = check_parts(ix, vals, shp))) return s;
+  char b[128];
+  if (sm_tensor_dims(vals)[0] != sm_tensor_dims(ix)[0])
+    return BAD("Number of values must match first dimension of indices. Got %" PRId64 " values, indices shape: %s",
+               sm_tensor_dims(vals)[0], sm_shape_str(2, sm_tensor_dims(ix), b, sizeof b));
+  if (sm_tensor_dims(shp)[0] != sm_tensor_dims(ix)[1])
+    return BAD("Number of dimensions must match second dimension of indices. Got %" PRId64 " dimensions, indices shape: %s",
+               sm_tensor_dims(shp)[0], sm_shape_str(2, sm_tensor_dims(ix), b, sizeof b));
+  int64_t R = sm_tensor_num_elements(shp);
+  if (R <= 1) return BAD("Rank of input SparseTensor should be > 1, but saw rank: %" PRId64, R);
+  const int64_t *sh = sm_tensor_data(shp);
+  if ((s = shape_valid(sh, R)) || (s = sparse_valid(ix, vals, sh, R))) return s;
+  int64_t N = sh[0], n = sm_tensor_dims(ix)[0];
+  const int64_t *x = sm_tensor_data(ix);
+  sm_tensor *out;
+  if ((s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 1, &N, &out))) return s;
+  int64_t *h = sm_tensor_data(out);
+  /* TF's order: the entries with values first, in batch order; then the empty ones */
+  pthread_mutex_lock(&m->mu);
+  for (int pass = 0; pass < 2 && !s; pass++) {
+    int64_t i = 0;
+    for (int64_t bi = 0; bi < N && !s; bi++) {
+      int64_t j = i;
+      while (j < n && x[j * R] == bi) j++;
+      if ((j > i) != (pass == 0)) {
+        i = j;
+        continue;
+      }
+      sm_tensor *pi = NULL, *pv = NULL, *ps = NULL;
+      s = sm_tensor_new(SM_INT64, 2, (int64_t[]){j - i, R - 1}, &pi);
+      if (!s) s = sm_tensor_new(st->T, 1, (int64_t[]){j - i}, &pv);
+      if (!s) s = sm_tensor_new(SM_INT64, 1, (int64_t[]){R - 1}, &ps);
+      if (!s) {
+        memcpy(sm_tensor_data(ps), sh + 1, (size_t)(R - 1) * sizeof *sh);
+        s = sm__array_copy(pv, 0, vals, i, j - i);
+      }
+      for (int64_t k = i; k < j && !s; k++)
+        memcpy((int64_t *)sm_tensor_data(pi) + (k - i) * (R - 1), x + k * R + 1, (size_t)(R - 1) * sizeof *x);
+      if (s) sm_tensor_free(pi), sm_tensor_free(pv), sm_tensor_free(ps);
+      else s = map_add(ctx, m, pi, pv, ps, &h[bi]);
+      i = j;
+    }
+  }
+  pthread_mutex_unlock(&m->mu);
+  return s;
+}
+
+static st_entry *map_find(st_map *m, int64_t handle) {
+  size_t lo = 0, hi = m->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->e[mid].handle < handle) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < m->n && m->e[lo].handle == handle ? &m->e[lo] : NULL;
+}
+
+static sm_status *take_compute(const void *state, sm_kctx *ctx) {
+  const map_state *st = state;
+  const sm_tensor *hs = sm__kctx_input(ctx, 0);
+  st_map *m;
+  sm_status *s = get_map(ctx, st, &m);
+  if (s) return s;
+  char b[128];
+  if (sm_tensor_rank(hs) != 1)
+    return BAD("sparse_handles should be a vector but received shape %s", sm_shape_str(sm_tensor_rank(hs), sm_tensor_dims(hs), b, sizeof b));
+  int64_t N = sm_tensor_dims(hs)[0];
+  if (N <= 0) return BAD("Must have at least 1 serialized SparseTensor, but input matrix has 0 rows");
+  const int64_t *h = sm_tensor_data(hs);
+  sparse_parts *ps = sm__kctx_scratch(ctx, (size_t)N * sizeof *ps, &s);
+  if (!ps) return s;
+  memset(ps, 0, (size_t)N * sizeof *ps);
+  /* retrieve and clear (what was found before a missing handle stays cleared, as in TF) */
+  pthread_mutex_lock(&m->mu);
+  for (int64_t i = 0; i < N && !s; i++) {
+    st_entry *e = map_find(m, h[i]);
+    if (!e) {
+      s = BAD("Unable to find SparseTensor: %" PRId64 " in map: %s", h[i], m->name);
+      break;
+    }
+    ps[i] = (sparse_parts){e->ix, e->vals, e->shape};
+    sm__mem_give_tensor(&m->acct, e->ix), sm__mem_give_tensor(&m->acct, e->vals), sm__mem_give_tensor(&m->acct, e->shape);
+    memmove(e, e + 1, (size_t)(m->e + m->n - (e + 1)) * sizeof *e);
+    m->n--;
+  }
+  pthread_mutex_unlock(&m->mu);
+  int64_t rank = s ? 0 : sm_tensor_num_elements(ps[0].shape), total = 0, oshape[SM_MAX_RANK] = {0};
+  if (!s && rank + 1 > SM_MAX_RANK) s = BAD("TakeManySparseFromTensorsMap: rank %" PRId64 " is past this library's limit", rank + 1);
+  for (int64_t i = 0; i < N && !s; i++) {
+    const sparse_parts *p = &ps[i];
+    int64_t n = sm_tensor_dims(p->ix)[0], r = sm_tensor_dims(p->ix)[1];
+    if (sm_tensor_dtype(p->vals) != st->T)
+      s = BAD("Requested SparseTensor of type %s but SparseTensor[%" PRId64 "].values.dtype() == %s", sm__array_dtype_str(st->T), i,
+              sm__array_dtype_str(sm_tensor_dtype(p->vals)));
+    else if (r != rank)
+      s = BAD("Inconsistent rank across SparseTensors: rank prior to SparseTensor[%" PRId64 "] was: %" PRId64
+              " but rank of SparseTensor[%" PRId64 "] is: %" PRId64,
+              i, rank + 1, i, r + 1);
+    else {
+      total += n;
+      const int64_t *sh = sm_tensor_data(p->shape);
+      for (int64_t d = 0; d < rank; d++)
+        if (sh[d] > oshape[d + 1]) oshape[d + 1] = sh[d];
+    }
+  }
+  sm_tensor *oix, *ov, *osh;
+  if (!s) s = sm__kctx_alloc_output(ctx, 2, SM_INT64, 1, (int64_t[]){rank + 1}, &osh);
+  if (!s) {
+    oshape[0] = N;
+    memcpy(sm_tensor_data(osh), oshape, (size_t)(rank + 1) * sizeof *oshape);
+    s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 2, (int64_t[]){total, rank + 1}, &oix);
+  }
+  if (!s) s = sm__kctx_alloc_output(ctx, 1, st->T, 1, &total, &ov);
+  int64_t off = 0;
+  for (int64_t i = 0; i < N && !s; i++) {
+    int64_t n = sm_tensor_dims(ps[i].ix)[0];
+    const int64_t *x = sm_tensor_data(ps[i].ix);
+    int64_t *o = (int64_t *)sm_tensor_data(oix) + off * (rank + 1);
+    for (int64_t k = 0; k < n; k++) {
+      o[k * (rank + 1)] = i;
+      memcpy(o + k * (rank + 1) + 1, x + k * rank, (size_t)rank * sizeof *x);
+    }
+    s = sm__array_copy(ov, off, ps[i].vals, 0, n);
+    off += n;
+  }
+  for (int64_t i = 0; i < N; i++) parts_free(&ps[i]);
+  sm__kctx_scratch_free(ctx, ps);
+  return s;
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 const sm_kernel sm_kernels_sparse_ser[] = {
@@ -418,5 +702,8 @@ const sm_kernel sm_kernels_sparse_ser[] = {
     {"SerializeManySparse", ser_prepare, ser_many_compute, free, 0},
     {"DeserializeSparse", deser_prepare, deser_compute, free, 0},
     {"DeserializeManySparse", deser_prepare, deser_compute, free, 0},
+    {"AddSparseToTensorsMap", add_prepare, add_compute, map_state_free, 0},
+    {"AddManySparseToTensorsMap", add_prepare, add_many_compute, map_state_free, 0},
+    {"TakeManySparseFromTensorsMap", take_prepare, take_compute, map_state_free, 0},
     {0},
 };
