@@ -160,7 +160,7 @@ UniqueDataset ShuffleDataset ShuffleDatasetV2 ShuffleDatasetV3 AnonymousSeedGene
 DeleteSeedGenerator TextLineDataset TFRecordDataset FixedLengthRecordDataset FixedLengthRecordDatasetV2
 Conv SparseBincount ExtractJpegShape EncodeJpegVariableQuality
 SerializeSparse SerializeManySparse DeserializeSparse DeserializeManySparse AddSparseToTensorsMap AddManySparseToTensorsMap
-TakeManySparseFromTensorsMap
+TakeManySparseFromTensorsMap KmeansPlusPlusInitialization KMC2ChainInitialization
 """.split()
 
 

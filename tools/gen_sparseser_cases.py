@@ -221,6 +221,40 @@ def map_steps():
     take("take from m misses add2's", [0])
 
 
+def clustering():
+    rng = np.random.default_rng(23)
+    f32 = np.float32
+    for n, seed in ((1, 0), (7, 1), (50, 5), (300, 123456789), (1000, -7), (2, 2**40)):
+        d = rng.uniform(0, 3, n).astype(f32)
+        if n > 5:
+            d[3] = 0
+        case("KMC2ChainInitialization n%d seed%d [exact]" % (n, seed), "KMC2ChainInitialization",
+             [("distances", d), ("seed", A(seed, i64))])
+    case("KMC2ChainInitialization zeros", "KMC2ChainInitialization", [("distances", np.zeros(9, f32)), ("seed", A(3, i64))])
+    case("KMC2ChainInitialization empty", "KMC2ChainInitialization", [("distances", np.zeros(0, f32)), ("seed", A(3, i64))])
+    case("KMC2ChainInitialization matrix", "KMC2ChainInitialization", [("distances", np.zeros([2, 2], f32)), ("seed", A(3, i64))])
+    case("KMC2ChainInitialization seed vector", "KMC2ChainInitialization", [("distances", np.ones(3, f32)), ("seed", A([3], i64))])
+    K = lambda name, pts, k, seed, r: case("KmeansPlusPlusInitialization " + name, "KmeansPlusPlusInitialization",  # noqa: E731
+                                           [("points", pts), ("num_to_sample", A(k, i64)), ("seed", A(seed, i64)),
+                                            ("num_retries_per_sample", A(r, i64))])
+    clusters = np.concatenate([rng.normal(c, 0.3, [20, 2]) for c in ((0, 0), (5, 5), (-4, 6), (8, -3))]).astype(f32)
+    for k in (1, 3, 4, 10):
+        for r in (-1, 0, 2):
+            for seed in (0, 7):
+                K("k%d r%d seed%d [exact]" % (k, r, seed), clusters, k, seed, r)
+    K("dim 3 [exact]", rng.uniform(-1, 1, [40, 3]).astype(f32), 6, 11, 1)
+    K("identical points [exact]", np.ones([5, 2], f32), 3, 1, 0)
+    K("k = n [exact]", rng.uniform(-1, 1, [6, 2]).astype(f32), 6, 4, 0)
+    K("dim 0 [exact]", np.zeros([4, 0], f32), 2, 1, 0)
+    K("k > n", np.ones([3, 2], f32), 4, 1, 0)
+    K("k 0", np.ones([3, 2], f32), 0, 1, 0)
+    K("no points", np.zeros([0, 2], f32), 1, 1, 0)
+    K("points vector", np.ones([3], f32), 1, 1, 0)
+    K("k vector", np.ones([3, 2], f32), [1], 1, 0)
+    K("seed vector", np.ones([3, 2], f32), 1, [1], 0)
+    K("retries vector", np.ones([3, 2], f32), 1, 1, [0])
+
+
 def write_map_steps():
     """Appends the map steps to the header as sparseser_map_steps (node = the fetched node)."""
     path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", "sparseser_cases.h"))
@@ -242,6 +276,7 @@ def write_map_steps():
 def main():
     serialize()
     deserialize()
+    clustering()
     g.write_unit_header("sparseser_cases")
     map_steps()
     write_map_steps()

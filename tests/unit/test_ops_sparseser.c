@@ -3,7 +3,8 @@
  * bytes, DeserializeSparse / DeserializeManySparse outputs, or TF's error text). By hand, what TF
  * cannot answer in a header: the variant form round trip (SerializeManySparse out_type=variant ->
  * DeserializeSparse), and a negative serialized shape (TF aborts; here a clean error). The
- * SparseTensorsMap ops run as TF ran them, step by step in one session (test_map_steps). */
+ * SparseTensorsMap ops run as TF ran them, step by step in one session (test_map_steps). The
+ * clustering initializers (src/ops/clustering.c) are generated cases too, their draws bit-exact. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
