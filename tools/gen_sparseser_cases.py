@@ -253,6 +253,22 @@ def clustering():
     K("k vector", np.ones([3, 2], f32), [1], 1, 0)
     K("seed vector", np.ones([3, 2], f32), 1, [1], 0)
     K("retries vector", np.ones([3, 2], f32), 1, 1, [0])
+    N = lambda name, pts, c, k: case("NearestNeighbors " + name, "NearestNeighbors",  # noqa: E731
+                                     [("points", pts), ("centers", c), ("k", A(k, i64))])
+    pts = rng.uniform(-5, 5, [30, 3]).astype(f32)
+    cen = rng.uniform(-5, 5, [7, 3]).astype(f32)
+    for k in (0, 1, 2, 7, 9):
+        N("k%d" % k, pts, cen, k)
+    N("dim 8", rng.uniform(-1, 1, [10, 8]).astype(f32), rng.uniform(-1, 1, [5, 8]).astype(f32), 3)
+    N("ties to the lower index", A([[0, 0], [1, 1]], f32), A([[1, 0], [0, 1], [-1, 0], [1, 0]], f32), 4)
+    N("ties k1", A([[0, 0]], f32), A([[1, 0], [0, 1], [-1, 0]], f32), 1)
+    N("no centers", pts, np.zeros([0, 3], f32), 2)
+    N("dim 0", np.zeros([2, 0], f32), np.zeros([3, 0], f32), 2)
+    N("no points", np.zeros([0, 3], f32), cen, 1)
+    N("dims differ", pts, np.zeros([2, 2], f32), 1)
+    N("points vector", np.ones([3], f32), cen, 1)
+    N("centers vector", pts, np.ones([3], f32), 1)
+    N("k vector", pts, cen, [1])
 
 
 def write_map_steps():

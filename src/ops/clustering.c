@@ -1,5 +1,6 @@
-/* clustering.c - the initializers of tf.compat.v1.estimator.experimental.KMeans (clustering_ops.cc):
- * KmeansPlusPlusInitialization and KMC2ChainInitialization, with TF's draws: PhiloxRandom(seed)
+/* clustering.c - the clustering kernels of TF's KMeans (clustering_ops.cc): NearestNeighbors (the k
+ * nearest centers by squared distance, computed as TF: 2 * (|p|^2/2 + (|c|^2/2 - p.c)), ties to
+ * the lower center index), KmeansPlusPlusInitialization and KMC2ChainInitialization, with TF's draws: PhiloxRandom(seed)
  * through SimplePhilox (SingleSampleAdapter: Uniform64 = Rand64 % n, Rand64 the low word first;
  * RandFloat from 23 mantissa bits). KMC2's chain is bit-exact with TF. K-means++ draws the same
  * numbers and samples in proportion to the half squared distances to the chosen points, summed
@@ -155,8 +156,80 @@ static sm_status *kpp_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
+/* ---- NearestNeighbors ------------------------------------------------------------------------ */
+
+typedef struct {
+  float d;
+  int64_t j;
+} center_d;
+
+static int center_cmp(const void *a, const void *b) {
+  const center_d *x = a, *y = b;
+  if (x->d < y->d) return -1;
+  if (x->d > y->d) return 1;
+  return (x->j > y->j) - (x->j < y->j);
+}
+
+static sm_status *nn_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *pt = sm__kctx_input(ctx, 0), *ct = sm__kctx_input(ctx, 1), *kt = sm__kctx_input(ctx, 2);
+  if (sm_tensor_rank(pt) != 2) return BAD("Input points should be a matrix.");
+  if (sm_tensor_rank(ct) != 2) return BAD("Input centers should be a matrix.");
+  if (sm_tensor_rank(kt) != 0) return BAD("Input k should be a scalar.");
+  int64_t n = sm_tensor_dims(pt)[0], dim = sm_tensor_dims(pt)[1], nc = sm_tensor_dims(ct)[0], cdim = sm_tensor_dims(ct)[1];
+  if (n <= 0) return BAD("Expected points.rows() > 0.");
+  if (dim != cdim) return BAD("Expected point_dimensions == center_dimensions: %" PRId64 " vs %" PRId64 ".", dim, cdim);
+  int64_t k = scalar_i64(kt);
+  if (k < 0) return BAD("Expected k >= 0.");
+  if (k > nc) k = nc;
+  sm_tensor *oi, *od;
+  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_INT64, 2, (int64_t[]){n, k}, &oi);
+  if (!s) s = sm__kctx_alloc_output(ctx, 1, SM_FLOAT, 2, (int64_t[]){n, k}, &od);
+  if (s || k == 0) return s;
+  const float *p = sm_tensor_data(pt), *c = sm_tensor_data(ct);
+  float *chn = sm__kctx_scratch(ctx, (size_t)nc * sizeof(float), &s);
+  if (!chn) return s;
+  center_d *cd = sm__kctx_scratch(ctx, (size_t)nc * sizeof *cd, &s);
+  if (!cd) return s;
+  for (int64_t j = 0; j < nc; j++) {
+    float q = 0;
+    for (int64_t d = 0; d < dim; d++) q += c[j * dim + d] * c[j * dim + d];
+    chn[j] = 0.5f * q;
+  }
+  int64_t *oix = sm_tensor_data(oi);
+  float *odd = sm_tensor_data(od);
+  for (int64_t i = 0; i < n && !s; i++) {
+    if (i % 256 == 0 && (s = sm__kctx_check_stop(ctx))) break;
+    const float *pi = p + i * dim;
+    float q = 0;
+    for (int64_t d = 0; d < dim; d++) q += pi[d] * pi[d];
+    float phn = 0.5f * q;
+    for (int64_t j = 0; j < nc; j++) {
+      float dot = 0;
+      for (int64_t d = 0; d < dim; d++) dot += pi[d] * c[j * dim + d];
+      cd[j] = (center_d){chn[j] - dot, j};
+    }
+    if (k == 1) { /* the first minimum */
+      int64_t b = 0;
+      for (int64_t j = 1; j < nc; j++)
+        if (cd[j].d < cd[b].d) b = j;
+      cd[0] = cd[b];
+    } else {
+      qsort(cd, (size_t)nc, sizeof *cd, center_cmp);
+    }
+    for (int64_t j = 0; j < k; j++) {
+      oix[i * k + j] = cd[j].j;
+      odd[i * k + j] = (float)(2.0 * (double)(phn + cd[j].d));
+    }
+  }
+  sm__kctx_scratch_free(ctx, chn);
+  sm__kctx_scratch_free(ctx, cd);
+  return s;
+}
+
 const sm_kernel sm_kernels_clustering[] = {
     {"KmeansPlusPlusInitialization", NULL, kpp_compute, NULL, 0},
     {"KMC2ChainInitialization", NULL, kmc2_compute, NULL, 0},
+    {"NearestNeighbors", NULL, nn_compute, NULL, 0},
     {0},
 };

@@ -4,7 +4,8 @@
  * cannot answer in a header: the variant form round trip (SerializeManySparse out_type=variant ->
  * DeserializeSparse), and a negative serialized shape (TF aborts; here a clean error). The
  * SparseTensorsMap ops run as TF ran them, step by step in one session (test_map_steps). The
- * clustering initializers (src/ops/clustering.c) are generated cases too, their draws bit-exact. */
+ * clustering kernels (src/ops/clustering.c) are generated cases too, the initializers' draws
+ * bit-exact; NearestNeighbors with k < 0 (TF aborts) by hand. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,22 @@ static void test_map_steps(void) {
   sm__session_free(sess);
 }
 
+/* NearestNeighbors with k < 0: TF 2.21 aborts the process (a negative output dimension); here an
+ * error naming it. */
+static void test_nn_negative_k(void) {
+  sm_tensor *in[3] = {0}, *out[2] = {0};
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 2, (int64_t[]){2, 2}, &in[0]));
+  CHECK_OK(sm_tensor_new(SM_FLOAT, 2, (int64_t[]){3, 2}, &in[1]));
+  in[2] = i64t(0, NULL, (int64_t[]){-1});
+  sm_status *st = run_node("op: \"NearestNeighbors\"", 3, in, 2, out);
+  CHECK(st && strstr(sm_status_message(st), "Expected k >= 0."));
+  sm_status_free(st);
+  for (int i = 0; i < 3; i++) sm_tensor_free(in[i]);
+  for (int i = 0; i < 2; i++) sm_tensor_free(out[i]);
+}
+
 int main(void) {
+  tc_tolerance = 1e-5;
   int bad = 0;
   size_t n = sizeof sparseser_cases / sizeof *sparseser_cases;
   for (size_t i = 0; i < n; i++) bad += run_case(&sparseser_cases[i]);
@@ -147,5 +163,6 @@ int main(void) {
   test_variant_round_trip();
   test_negative_shape();
   test_map_steps();
+  test_nn_negative_k();
   TEST_MAIN_END();
 }
