@@ -982,6 +982,24 @@ def make_cases(tf, np):
     C("array", "h3:scatter_nd_bool", lambda u: (tf.scatter_nd([[0], [1], [1], [3]], u, [5]),
                                                 raw.ScatterNdNonAliasingAdd(input=tf.constant([True, False, False, False, True]),
                                                                             indices=[[0], [1], [1], [3]], updates=u)), B(4))
+    # -- session 23, h6: sparse serialization, SparseTensorsMap, the clustering kernels
+    def h6_parts(st):
+        return st.indices, st.values, st.dense_shape
+    C("io", "h6:serialize_sparse", lambda x: io.serialize_sparse(tf.sparse.from_dense(x)), I(3, 4, lo=-1, hi=2))
+    C("io", "h6:serialize_many_sparse", lambda x: io.serialize_many_sparse(tf.sparse.from_dense(x)), np.array([["a", ""], ["", ""], ["b", "cd"]], dtype="S"))
+    C("io", "h6:deserialize_many_sparse", lambda x: h6_parts(io.deserialize_many_sparse(io.serialize_many_sparse(tf.sparse.from_dense(x)), tf.float32)),
+      np.array([[0, 1.5, 0], [0, 0, 0], [2, 0, -1]], np.float32))
+    C("io", "h6:deserialize_sparse_variant", lambda x: raw.DeserializeSparse(
+        serialized_sparse=io.serialize_many_sparse(tf.sparse.from_dense(x), out_type=tf.variant), dtype=tf.int32), I(3, 2, 2, lo=-1, hi=2))
+    C("sparse", "h6:sparse_tensors_map", lambda x: raw.TakeManySparseFromTensorsMap(
+        sparse_handles=tf.reverse(raw.AddManySparseToTensorsMap(sparse_indices=tf.sparse.from_dense(x).indices, sparse_values=tf.sparse.from_dense(x).values,
+                                                                sparse_shape=tf.shape(x, out_type=tf.int64), shared_name="h6m"), [0]),
+        dtype=tf.float32, shared_name="h6m"), np.array([[0, 1.5, 0], [0, 0, 0], [2, 0, -1]], np.float32))
+    C("math", "h6:nearest_neighbors", lambda p, c: raw.NearestNeighbors(points=p, centers=c, k=tf.constant(2, tf.int64)), F(6, 3), F(4, 3))
+    C("math", "h6:kmeans_plus_plus_init", lambda p: raw.KmeansPlusPlusInitialization(points=p, num_to_sample=tf.constant(3, tf.int64),
+                                                                                      seed=tf.constant(5, tf.int64),
+                                                                                      num_retries_per_sample=tf.constant(-1, tf.int64)), F(20, 2))
+    C("math", "h6:kmc2_chain_init", lambda d: raw.KMC2ChainInitialization(distances=d, seed=tf.constant(9, tf.int64)), F(30, lo=0, hi=2))
     return out
 
 

@@ -26,6 +26,7 @@
 #include "format/pb_decode.h"
 #include "runtime/kernel.h"
 #include "tensor.pb-c.h"
+#include "ops/io_codec.h"
 
 /* ---- DecodeCompressed ------------------------------------------------------------------------ */
 
@@ -209,13 +210,13 @@ static void put_bytes(wbuf *b, const void *d, size_t n) {
   b->n += n;
 }
 
-static sm_status *serialize_compute(const void *state, sm_kctx *ctx) {
-  (void)state;
-  const sm_tensor *t = sm__kctx_input(ctx, 0);
+/* TensorFlow's Tensor::AsProtoField (as_content 0) or AsProtoTensorContent (1) +
+ * SerializeAsString: dtype, tensor_shape and tensor_content, in field order; string tensors as
+ * string_val fields, or with as_content their EncodeStringList (every length as a varint, then
+ * the bytes) in tensor_content. out NULL: only the size. */
+size_t sm__tensor_proto_encode(const sm_tensor *t, int as_content, uint8_t *out) {
   int dt = sm_tensor_dtype(t), rank = sm_tensor_rank(t);
   const int64_t *dims = sm_tensor_dims(t);
-  if (dt == SM_VARIANT || dt == SM_RESOURCE)
-    return sm_status_new(SM_UNIMPLEMENTED, "SerializeTensor of %s tensors is not supported here", sm_dtype_name(dt));
   /* shape: TensorShapeProto{dim=2 {size=1}} */
   size_t shape_len = 0;
   for (int i = 0; i < rank; i++) {
@@ -224,20 +225,21 @@ static sm_status *serialize_compute(const void *state, sm_kctx *ctx) {
   }
   int64_t n = sm_tensor_num_elements(t);
   size_t body = 0;
+  size_t nb = 0; /* tensor_content's bytes */
   if (dt == SM_STRING) {
     for (int64_t i = 0; i < n; i++) {
       size_t l;
       sm_tensor_string(t, i, &l);
-      body += 1 + varint_len(l) + l;
+      if (as_content) nb += varint_len(l) + l;
+      else body += 1 + varint_len(l) + l;
     }
   } else {
-    size_t nb = (size_t)n * sm_dtype_size(dt);
-    body = nb ? 1 + varint_len(nb) + nb : 0;
+    nb = (size_t)n * sm_dtype_size(dt);
   }
+  if (nb) body = 1 + varint_len(nb) + nb;
   size_t total = 1 + varint_len((uint64_t)dt) + 1 + varint_len(shape_len) + shape_len + body;
-  sm_status *s = NULL;
-  wbuf b = {sm__kctx_scratch(ctx, total, &s), 0, total};
-  if (!b.p) return s;
+  if (!out) return total;
+  wbuf b = {out, 0, total};
   b.p[b.n++] = 0x08; /* dtype */
   put_varint(&b, (uint64_t)dt);
   b.p[b.n++] = 0x12; /* tensor_shape */
@@ -251,7 +253,7 @@ static sm_status *serialize_compute(const void *state, sm_kctx *ctx) {
       put_varint(&b, (uint64_t)dims[i]);
     }
   }
-  if (dt == SM_STRING) {
+  if (dt == SM_STRING && !as_content) {
     for (int64_t i = 0; i < n; i++) {
       size_t l;
       const char *sp = sm_tensor_string(t, i, &l);
@@ -259,16 +261,38 @@ static sm_status *serialize_compute(const void *state, sm_kctx *ctx) {
       put_varint(&b, l);
       put_bytes(&b, sp, l);
     }
-  } else if (body) {
-    size_t nb = (size_t)n * sm_dtype_size(dt);
+  } else if (nb) {
     b.p[b.n++] = 0x22; /* tensor_content = 4 */
     put_varint(&b, nb);
-    put_bytes(&b, sm_tensor_data(t), nb);
+    if (dt != SM_STRING) {
+      put_bytes(&b, sm_tensor_data(t), nb);
+    } else {
+      size_t l;
+      for (int64_t i = 0; i < n; i++) sm_tensor_string(t, i, &l), put_varint(&b, l);
+      for (int64_t i = 0; i < n; i++) {
+        const char *sp = sm_tensor_string(t, i, &l);
+        put_bytes(&b, sp, l);
+      }
+    }
   }
+  return b.n;
+}
+
+static sm_status *serialize_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *t = sm__kctx_input(ctx, 0);
+  int dt = sm_tensor_dtype(t);
+  if (dt == SM_VARIANT || dt == SM_RESOURCE)
+    return sm_status_new(SM_UNIMPLEMENTED, "SerializeTensor of %s tensors is not supported here", sm_dtype_name(dt));
+  size_t total = sm__tensor_proto_encode(t, 0, NULL);
+  sm_status *s = NULL;
+  uint8_t *p = sm__kctx_scratch(ctx, total, &s);
+  if (!p) return s;
+  size_t n = sm__tensor_proto_encode(t, 0, p);
   sm_tensor *out;
   s = sm__kctx_alloc_output(ctx, 0, SM_STRING, 0, NULL, &out);
-  if (!s) s = sm_tensor_set_string(out, 0, b.p, b.n);
-  sm__kctx_scratch_free(ctx, b.p);
+  if (!s) s = sm_tensor_set_string(out, 0, p, n);
+  sm__kctx_scratch_free(ctx, p);
   return s;
 }
 
