@@ -162,6 +162,33 @@ static void test_hand_errors(void) {
   sm_tensor_free(in[0]);
   in[0] = filled(SM_FLOAT, 3, (int64_t[]){2, 3, 1}, 0);
   expect_err("op: \"GRUBlockCell\" " FLOAT_T, 6, in, 4, "GRUBlockCell: x must be rank 2 but is rank 3");
+  /* LSTMBlockCell: TF does not check wci / wcf (it reads past a short one) */
+  block_inputs(in, 0, 3, 5, 1, (int64_t[]){3});
+  sm_tensor_free(in[0]);
+  memmove(in, in + 1, 8 * sizeof *in);
+  in[8] = NULL;
+  sm_tensor_free(in[0]);
+  in[0] = filled(SM_FLOAT, 2, (int64_t[]){2, 3}, 0.1f);
+  expect_err("op: \"LSTMBlockCell\" " FLOAT_T, 8, in, 7, "LSTMBlockCell: wci.dim_size(0) != cell_size: 3 vs. 4");
+  /* BlockLSTMGrad: TF checks neither the gates' nor the incoming gradients' shapes (a wrong one
+   * corrupts its heap); here each is checked against [T, B, U] */
+  for (int wrong = 9; wrong < 18; wrong++) {
+    block_inputs(in, 3, 3, -1, 0, NULL);
+    for (int k = 9; k < 18; k++)
+      in[k] = filled(SM_FLOAT, 3, k == wrong ? (int64_t[]){3, 2, 5} : (int64_t[]){3, 2, 4}, 0.1f);
+    static const char *const gn[9] = {"i", "cs", "f", "o", "ci", "co", "h", "cs_grad", "h_grad"};
+    char needle[80];
+    snprintf(needle, sizeof needle, "BlockLSTMGrad: %s.dim_size(2) != cell_size: 5 vs. 4", gn[wrong - 9]);
+    expect_err("op: \"BlockLSTMGrad\" " FLOAT_T "attr { key: \"use_peephole\" value { b: false } }", 18, in, 8, needle);
+  }
+  block_inputs(in, 3, 3, 2, 2, (int64_t[]){3, 4});
+  for (int k = 9; k < 18; k++) in[k] = filled(SM_FLOAT, 3, (int64_t[]){3, 2, 4}, 0.1f);
+  expect_err("op: \"BlockLSTMGradV2\" " FLOAT_T "attr { key: \"use_peephole\" value { b: true } }", 18, in, 8,
+             "BlockLSTMGradV2: cs_prev.dims(0) != batch_size: 3 vs. 2");
+  block_inputs(in, 3, 3, -1, 0, NULL);
+  for (int k = 9; k < 18; k++) in[k] = filled(SM_FLOAT, k == 12 ? 2 : 3, (int64_t[]){3, 2, 4}, 0.1f);
+  expect_err("op: \"BlockLSTMGrad\" " FLOAT_T "attr { key: \"use_peephole\" value { b: true } }", 18, in, 8,
+             "BlockLSTMGrad: o must be rank 3 but is rank 2");
 }
 
 /* seq_len_max below T: every output of the later steps is zero, the earlier ones match a full run. */
