@@ -2,10 +2,11 @@
  * LSTMBlockCell, BlockLSTM, BlockLSTMV2, GRUBlockCell, LSTMBlockCellGrad, BlockLSTMGrad,
  * BlockLSTMGradV2, GRUBlockCellGrad) against TensorFlow: the cases tools/gen_blocklstm_cases.py
  * generated (TF's outputs, or its error text); float within 1e-5 relative (of max(1, |want|)),
- * half within 1e-2 (TF rounds every intermediate to half, here they stay in float). The grad ops
- * take up to 18 inputs, so the cases are the header's bl_case and run here, not by run_case. By
- * hand, what TF cannot answer (it aborts the process): a wrong rank, seq_len_max beyond the time
- * dimension or negative, and the attribute / dtype checks. */
+ * half within 4e-3 (TF rounds every intermediate to half, here they stay in float; measured: float
+ * within 3e-7, half within 2e-3). The grad ops take up to 18 inputs, so the cases are the header's
+ * bl_case and run here, not by run_case. By hand, what TF cannot answer (it aborts, reads out of
+ * bounds or corrupts its heap): a wrong rank, seq_len_max beyond the time dimension or negative,
+ * LSTMBlockCell's wci / wcf sizes, BlockLSTMGrad's gate shapes, the attribute / dtype checks. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static int run_bl_case(const bl_case *c) {
     if (!c->err && !st && c->nout && c->out[0].dtype == SM_HALF) {
       for (int i = 0; i < c->nout; i++) {
         sm_tensor *want = make_tensor(&c->out[i]);
-        if (!want || !out[i] || !half_close(want, out[i], 1e-2)) {
+        if (!want || !out[i] || !half_close(want, out[i], 4e-3)) {
           fprintf(stderr, "case '%s': output %d differs\n", c->name, i);
           if (want) print_tensor("want", want);
           if (out[i]) print_tensor("got ", out[i]);
