@@ -19,30 +19,6 @@
 #include "blocklstm_cases.h"
 #include "tc_case_run.h"
 
-/* Runs `node` over placeholders i0.. (up to 18) fed with in; fetches nout outputs. */
-static sm_status *run_big(const char *node, int nin, sm_tensor **in, int nout, sm_tensor **out) {
-  char *g = malloc(65536);
-  if (!g) return sm_status_new(SM_NO_MEMORY, "test");
-  size_t o = (size_t)snprintf(g, 65536, "graph_def {\n");
-  for (int i = 0; i < nin; i++)
-    o += (size_t)snprintf(g + o, 65536 - o, "node { name: \"i%d\" op: \"Placeholder\" attr { key: \"dtype\" value { type: %s } } }\n",
-                          i, sm_dtype_name(sm_tensor_dtype(in[i])));
-  o += (size_t)snprintf(g + o, 65536 - o, "node { name: \"y\" ");
-  for (int i = 0; i < nin; i++) o += (size_t)snprintf(g + o, 65536 - o, "input: \"i%d\" ", i);
-  snprintf(g + o, 65536 - o, "%s }\n}\n", node);
-  sm_session *s = NULL;
-  sm_status *st = sm__session_from_pbtxt(g, &s);
-  free(g);
-  if (st) return st;
-  char names[18][8], fnames[8][8];
-  const char *feed[18], *fetch[8];
-  for (int i = 0; i < nin; i++) snprintf(names[i], sizeof names[i], "i%d", i), feed[i] = names[i];
-  for (int i = 0; i < nout; i++) snprintf(fnames[i], sizeof fnames[i], "y:%d", i), fetch[i] = fnames[i];
-  st = sm__session_run(s, feed, in, nin, fetch, nout, NULL, 0, out);
-  sm__session_free(s);
-  return st;
-}
-
 /* half outputs: within tol * max(1, |want|) (TF's half arithmetic rounds each step) */
 static int half_close(const sm_tensor *want, const sm_tensor *got, double tol) {
   if (sm_tensor_dtype(want) != sm_tensor_dtype(got) || sm_tensor_rank(want) != sm_tensor_rank(got)) return 0;
@@ -61,7 +37,7 @@ static int run_bl_case(const bl_case *c) {
   for (int i = 0; i < c->nin; i++)
     if (!(in[i] = make_tensor(&c->in[i]))) sm_test_failures++;
   if (sm_test_failures == before) {
-    sm_status *st = run_big(c->node, c->nin, in, c->err ? 1 : c->nout, out);
+    sm_status *st = run_node(c->node, c->nin, in, c->err ? 1 : c->nout, out);
     if (!c->err && !st && c->nout && c->out[0].dtype == SM_HALF) {
       for (int i = 0; i < c->nout; i++) {
         sm_tensor *want = make_tensor(&c->out[i]);
@@ -108,7 +84,7 @@ static void block_inputs(sm_tensor **in, int64_t seq, int64_t T, int wrong, int 
 
 static void expect_err(const char *node, int nin, sm_tensor **in, int nout, const char *needle) {
   sm_tensor *out[8] = {0};
-  sm_status *st = run_big(node, nin, in, nout, out);
+  sm_status *st = run_node(node, nin, in, nout, out);
   CHECK(st != NULL);
   if (st && !strstr(sm_status_message(st), needle))
     fprintf(stderr, "error \"%s\" lacks \"%s\"\n", sm_status_message(st), needle), sm_test_failures++;
@@ -200,9 +176,9 @@ static void test_seq_prefix(void) {
     for (int64_t i = 0; in[k] && i < sm_tensor_num_elements(in[k]); i++)
       ((float *)sm_tensor_data(in[k]))[i] = (float)((i * 7 + k * 3) % 11) / 11.f - 0.5f;
   const char *node = "op: \"BlockLSTM\" " FLOAT_T "attr { key: \"use_peephole\" value { b: true } }";
-  CHECK_OK(run_big(node, 9, in, 7, full));
+  CHECK_OK(run_node(node, 9, in, 7, full));
   *(int64_t *)sm_tensor_data(in[0]) = 2;
-  CHECK_OK(run_big(node, 9, in, 7, part));
+  CHECK_OK(run_node(node, 9, in, 7, part));
   for (int k = 0; k < 7 && full[k] && part[k]; k++) {
     const float *a = sm_tensor_data(full[k]), *b = sm_tensor_data(part[k]);
     CHECK(!memcmp(a, b, 2 * 8 * sizeof(float)));
@@ -213,8 +189,7 @@ static void test_seq_prefix(void) {
 }
 
 int main(void) {
-  (void)run_case; /* tc_case_run.h's runner takes 8 inputs: the bl_case runner above is used */
-  (void)run_node;
+  (void)run_case; /* its tc_case holds 8 inputs: the bl_case runner above is used */
   tc_tolerance = 1e-5;
   int bad = 0;
   size_t n = sizeof blocklstm_cases / sizeof *blocklstm_cases;
