@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "base/vmath.h"
 #include "ops/math_int.h"
 #include "ops/nn_internal.h"
 #include "ops/nn_raw.h"
@@ -193,8 +194,6 @@ static sm_status *seq_len(const char *op, sm_kctx *ctx, int64_t T, int64_t *seq)
   return NULL;
 }
 
-static float sigm(float v) { return 1.f / (1.f + expf(-v)); }
-
 /* ---- LSTM ---- */
 
 typedef struct lstm_w {
@@ -205,29 +204,62 @@ typedef struct lstm_w {
 } lstm_w;
 
 /* One step's element-wise part: g [B, 4U] the pre-activations (x and h products and b); writes
- * i, cs, f, o, ci, co, h (each [B, U]). */
+ * i, cs, f, o, ci, co, h (each [B, U]); vmath's sigmoid and tanh over each row's gate vectors. */
 static void lstm_cell(const lstm_w *p, const float *g, const float *cs_prev, float *i_, float *cs, float *f_, float *o_,
                       float *ci, float *co, float *h) {
   int64_t U = p->U, oc = p->ifco ? 2 * U : U, of = p->ifco ? U : 2 * U;
   for (int64_t b = 0; b < p->B; b++) {
     const float *gb = g + b * 4 * U, *cp = cs_prev + b * U;
     int64_t r = b * U;
+    float *ir = i_ + r, *fr = f_ + r, *cir = ci + r, *csr = cs + r, *orow = o_ + r, *cor = co + r, *hr = h + r;
     for (int64_t u = 0; u < U; u++) {
-      float iv = sigm(gb[u] + (p->peep ? cp[u] * p->wci[u] : 0.f));
-      float fv = sigm(gb[of + u] + p->forget_bias + (p->peep ? cp[u] * p->wcf[u] : 0.f));
-      float civ = tanhf(gb[oc + u]);
-      float csv = iv * civ + fv * cp[u];
-      if (p->cell_clip > 0) csv = csv < -p->cell_clip ? -p->cell_clip : csv > p->cell_clip ? p->cell_clip : csv;
-      float ov = sigm(gb[3 * U + u] + (p->peep ? csv * p->wco[u] : 0.f));
-      float cov = tanhf(csv);
-      i_[r + u] = iv, f_[r + u] = fv, ci[r + u] = civ, cs[r + u] = csv, o_[r + u] = ov, co[r + u] = cov, h[r + u] = ov * cov;
+      ir[u] = gb[u] + (p->peep ? cp[u] * p->wci[u] : 0.f);
+      fr[u] = gb[of + u] + p->forget_bias + (p->peep ? cp[u] * p->wcf[u] : 0.f);
     }
+    sm__vsigmoid_f32(ir, ir, U);
+    sm__vsigmoid_f32(fr, fr, U);
+    sm__vtanh_f32(gb + oc, cir, U);
+    for (int64_t u = 0; u < U; u++) {
+      float csv = ir[u] * cir[u] + fr[u] * cp[u];
+      if (p->cell_clip > 0) csv = csv < -p->cell_clip ? -p->cell_clip : csv > p->cell_clip ? p->cell_clip : csv;
+      csr[u] = csv;
+      orow[u] = gb[3 * U + u] + (p->peep ? csv * p->wco[u] : 0.f);
+    }
+    sm__vsigmoid_f32(orow, orow, U);
+    sm__vtanh_f32(csr, cor, U);
+    for (int64_t u = 0; u < U; u++) hr[u] = orow[u] * cor[u];
   }
 }
 
+typedef struct acc_job {
+  int64_t m, n, k;
+  const float *a, *b;
+  float *tmp, *c;
+} acc_job;
+
+static void acc_cols(void *ctx, int64_t n0, int64_t n1) {
+  const acc_job *j = ctx;
+  sm__nn_sgemm_small(j->m, n0, n1, j->k, j->a, j->k, j->b, j->n, j->tmp, j->n);
+  for (int64_t i = 0; i < j->m; i++)
+    for (int64_t q = n0; q < n1; q++) j->c[i * j->n + q] += j->tmp[i * j->n + q];
+}
+
+/* c [m, n] += a [m, k] b [k, n]: a step's recurrent product has the batch's few rows: nn_gemm.c's
+ * small-m loop over column ranges (b read once, never packed, as BLAS would pack all of it every
+ * step; tmp [m, n] scratch), else BLAS. */
+static void mm_acc(sm_threadpool *pool, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *tmp, float *c) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  if (m <= SM_NN_SMALL_M) {
+    acc_job j = {m, n, k, a, b, tmp, c};
+    sm__parallel_for(pool, n, 64, acc_cols, &j);
+    return;
+  }
+  sm__nn_matmul_f32(pool, 0, 0, m, n, k, a, b, NULL, SM_NN_ACT_NONE, 1, c);
+}
+
 /* g [B, 4U] += h [B, U] w[I:I+U] */
-static void h_product(sm_threadpool *pool, const lstm_w *p, const float *h, float *g) {
-  if (p->B > 0 && p->U > 0) sm__nn_matmul_f32(pool, 0, 0, p->B, 4 * p->U, p->U, h, p->w + p->I * 4 * p->U, NULL, SM_NN_ACT_NONE, 1, g);
+static void h_product(sm_threadpool *pool, const lstm_w *p, const float *h, float *tmp, float *g) {
+  mm_acc(pool, p->B, 4 * p->U, p->U, h, p->w + p->I * 4 * p->U, tmp, g);
 }
 
 /* g [m, 4U] = x [m, I] w[0:I] + b */
@@ -275,8 +307,8 @@ static sm_status *lstm_forward(const blk_state *s, sm_kctx *ctx, io *o) {
               *h0 = cs0 ? in_f32(o, sm__kctx_input(ctx, base + 2), &st) : NULL;
   if (!h0 || load_lstm_w(o, base, &p, &st)) return st;
   uint64_t BU4 = (uint64_t)(p.B * 4 * p.U);
-  float *g = tmp_f32(o, (uint64_t)seq * BU4, &st);
-  if (!g) return st;
+  float *g = tmp_f32(o, (uint64_t)seq * BU4, &st), *rec = g ? tmp_f32(o, BU4, &st) : NULL;
+  if (!rec) return st;
   sm_threadpool *pool = sm__kctx_pool(ctx);
   x_product(pool, &p, seq * p.B, x, g);
   int64_t BU = p.B * p.U;
@@ -284,7 +316,7 @@ static sm_status *lstm_forward(const blk_state *s, sm_kctx *ctx, io *o) {
     if ((st = sm__kctx_check_stop(ctx))) return st;
     const float *hp = t ? out[6] + (t - 1) * BU : h0, *cp = t ? out[1] + (t - 1) * BU : cs0;
     float *gt = g + t * (int64_t)BU4;
-    h_product(pool, &p, hp, gt);
+    h_product(pool, &p, hp, rec, gt);
     lstm_cell(&p, gt, cp, out[0] + t * BU, out[1] + t * BU, out[2] + t * BU, out[3] + t * BU, out[4] + t * BU,
               out[5] + t * BU, out[6] + t * BU);
   }
@@ -434,20 +466,17 @@ static sm_status *gru_forward(sm_kctx *ctx, io *o) {
   else
     for (int64_t b = 0; b < B; b++) memcpy(ru + b * 2 * U, bru, (size_t)(2 * U) * sizeof(float));
   sm__nn_matmul_f32(pool, 0, 0, B, 2 * U, U, h, wru + I * 2 * U, NULL, SM_NN_ACT_NONE, 1, ru);
-  for (int64_t b = 0; b < B; b++)
-    for (int64_t k = 0; k < U; k++) {
-      r[b * U + k] = sigm(ru[b * 2 * U + k]);
-      u[b * U + k] = sigm(ru[b * 2 * U + U + k]);
-      hr[b * U + k] = h[b * U + k] * r[b * U + k];
-    }
+  for (int64_t b = 0; b < B; b++) {
+    sm__vsigmoid_f32(ru + b * 2 * U, r + b * U, U);
+    sm__vsigmoid_f32(ru + b * 2 * U + U, u + b * U, U);
+    for (int64_t k = 0; k < U; k++) hr[b * U + k] = h[b * U + k] * r[b * U + k];
+  }
   if (I > 0) sm__nn_matmul_f32(pool, 0, 0, B, U, I, x, wc, bc, SM_NN_ACT_NONE, 0, c);
   else
     for (int64_t b = 0; b < B; b++) memcpy(c + b * U, bc, (size_t)U * sizeof(float));
   sm__nn_matmul_f32(pool, 0, 0, B, U, U, hr, wc + I * U, NULL, SM_NN_ACT_NONE, 1, c);
-  for (int64_t k = 0; k < B * U; k++) {
-    c[k] = tanhf(c[k]);
-    hn[k] = u[k] * (h[k] - c[k]) + c[k];
-  }
+  sm__vtanh_f32(c, c, B * U);
+  for (int64_t k = 0; k < B * U; k++) hn[k] = u[k] * (h[k] - c[k]) + c[k];
   return NULL;
 }
 
