@@ -28,6 +28,7 @@ CaseFoldUTF8 NormalizeUTF8 RegexSplitWithOffsets WordpieceTokenizeWithOffsets
 Abs Add AddN All Any ArgMin Assert Assign AssignAdd AssignAddVariableOp AssignSub
 AssignSubVariableOp AvgPool AvgPool3D BatchMatMul BatchMatMulV2 BatchMatMulV3 BatchToSpaceND
 CudnnRNN CudnnRNNV2 CudnnRNNV3 CudnnRNNParamsSize
+LSTMBlockCell BlockLSTM BlockLSTMV2 GRUBlockCell LSTMBlockCellGrad BlockLSTMGrad BlockLSTMGradV2 GRUBlockCellGrad
 BiasAddV1 BroadcastTo Case Ceil CheckNumerics ClipByValue Concat ConcatV2 Conv2D
 Conv2DBackpropInput Conv3D Conv3DBackpropInputV2 Cos Cumsum Cumprod DepthwiseConv2dNative DestroyResourceOp DisableCopyOnRead
 Div DivNoNan Einsum Elu Empty EnsureShape Equal Erf Exp Expm1 Fill Floor FloorDiv FloorMod

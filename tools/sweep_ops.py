@@ -560,6 +560,23 @@ def make_cases(tf, np):
     C("nn", "grad/conv2d/float64", grad(lambda x, f: nn.conv2d(x, f, 1, "VALID")), F(1, 5, 5, 2, dt="float64"), F(2, 2, 2, 3, dt="float64"))
     C("nn", "grad/conv3d", grad(lambda x, f: nn.conv3d(x, f, [1, 1, 2, 1, 1], "SAME")), F(1, 4, 5, 4, 2), F(2, 2, 2, 2, 3))
     C("nn", "grad/depthwise_conv2d", grad(lambda x, f: nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "SAME")), x4, F(3, 3, 3, 2))
+    # session 23 (h7): TF1's fused LSTM / GRU block ops (contrib's LSTMBlockCell / LSTMBlockFusedCell /
+    # GRUBlockCell; tf.raw_ops) and BlockLSTM's registered gradient (BlockLSTMGrad, for V2 too)
+    RB = tf.raw_ops
+    lstm_w = lambda I, U: (F(I + U, 4 * U), F(U), F(U), F(U), F(4 * U, lo=-0.5, hi=0.5))  # noqa: E731
+    C("nn", "h7:raw.LSTMBlockCell/peephole", lambda x, cs, h, w, wci, wcf, wco, b: RB.LSTMBlockCell(
+        x=x, cs_prev=cs, h_prev=h, w=w, wci=wci, wcf=wcf, wco=wco, b=b, cell_clip=0.5, use_peephole=True), F(2, 3), F(2, 4), F(2, 4), *lstm_w(3, 4))
+    C("nn", "h7:raw.BlockLSTM", lambda x, cs, h, w, wci, wcf, wco, b: RB.BlockLSTM(
+        seq_len_max=tf.constant(3, tf.int64), x=x, cs_prev=cs, h_prev=h, w=w, wci=wci, wcf=wcf, wco=wco, b=b, forget_bias=0.5),
+      F(4, 2, 3), F(2, 4), F(2, 4), *lstm_w(3, 4))
+    C("nn", "h7:raw.BlockLSTMV2/half", lambda x, cs, h, w, wci, wcf, wco, b: RB.BlockLSTMV2(
+        seq_len_max=tf.constant(3, tf.int64), x=x, cs_prev=cs, h_prev=h, w=w, wci=wci, wcf=wcf, wco=wco, b=b, use_peephole=True),
+      *[a.astype("float16") for a in (F(3, 2, 3), F(2, 4), F(2, 4)) + lstm_w(3, 4)])
+    C("nn", "h7:raw.GRUBlockCell", lambda x, h, wru, wc, bru, bc: RB.GRUBlockCell(x=x, h_prev=h, w_ru=wru, w_c=wc, b_ru=bru, b_c=bc),
+      F(3, 2), F(3, 5), F(7, 10), F(7, 5), F(10), F(5))
+    C("nn", "h7:grad/raw.BlockLSTM", grad(lambda x, cs, h, w, wci, wcf, wco, b: RB.BlockLSTM(
+        seq_len_max=tf.constant(3, tf.int64), x=x, cs_prev=cs, h_prev=h, w=w, wci=wci, wcf=wcf, wco=wco, b=b, use_peephole=True).h),
+      F(4, 2, 3), F(2, 4), F(2, 4), *lstm_w(3, 4))
     C("nn", "grad/max_pool2d", grad(lambda x: nn.max_pool2d(x, 3, 2, "SAME")), x4)
     C("nn", "grad/max_pool2d/second_order", grad(lambda x: nn.max_pool2d(x, 2, 2, "VALID"), 2), x4)
     C("nn", "grad/avg_pool2d", grad(lambda x: nn.avg_pool2d(x, 3, 2, "SAME")), x4)

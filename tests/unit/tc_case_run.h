@@ -148,8 +148,8 @@ static int tc_match(const sm_tensor *want, const sm_tensor *got) {
   return 1;
 }
 
-/* Runs `node` (op and attrs) over placeholders i0.. fed with `in`, `runs` times in one session;
- * fetches nout outputs of the last run. */
+/* Runs `node` (op and attrs) over placeholders i0.. (at most 20) fed with `in`, `runs` times in one
+ * session; fetches nout (at most 8) outputs of the last run. */
 static sm_status *run_node_n(const char *node, int nin, sm_tensor **in, int nout, sm_tensor **out, int runs) {
   char *g = malloc(65536);
   if (!g) return sm_status_new(SM_NO_MEMORY, "test");
@@ -164,8 +164,8 @@ static sm_status *run_node_n(const char *node, int nin, sm_tensor **in, int nout
   sm_status *st = sm__session_from_pbtxt(g, &s);
   free(g);
   if (st) return st;
-  char names[8][16], fnames[8][16];
-  const char *feed[8], *fetch[8];
+  char names[20][16], fnames[8][16]; /* up to 20 inputs (test_ops_blocklstm's grad ops take 18), 8 outputs */
+  const char *feed[20], *fetch[8];
   for (int i = 0; i < nin; i++) {
     snprintf(names[i], sizeof names[i], "i%d", i);
     feed[i] = names[i];
