@@ -945,6 +945,36 @@ def make_cases(tf, np):
       np.random.default_rng(5).integers(0, 256, (6, 9, 3)).astype("uint8"))
     C("image", "f2:adjust_jpeg_quality", lambda x: (tf.image.adjust_jpeg_quality(x, 40), tf.image.adjust_jpeg_quality(tf.cast(x, tf.float32) / 255.0, 90)),
       np.random.default_rng(6).integers(0, 256, (8, 8, 3)).astype("uint8"))
+    # -- session 23, h2: staging areas (tf.raw_ops; StagingArea/MapStagingArea build the same ops)
+    def h2_stage(x, y):
+        kw = dict(dtypes=[tf.float32, tf.int32], shared_name="h2st")
+        raw.Stage(values=[x, y], shared_name="h2st")
+        raw.Stage(values=[x * 2.0, y + 1], shared_name="h2st")
+        n = raw.StageSize(**kw)
+        p = raw.StagePeek(index=1, **kw)
+        a = raw.Unstage(**kw)
+        b = raw.Unstage(**kw)
+        raw.StageClear(**kw)
+        return n, p[0], a[0], a[1], b[0], b[1]
+
+    def h2_map(x, y, ordered):
+        kw = dict(dtypes=[tf.float32, tf.int32], shared_name="h2m")
+        M = (lambda n: getattr(raw, "OrderedMap" + n)) if ordered else (lambda n: getattr(raw, "Map" + n))
+        k3, k1 = tf.constant(3, tf.int64), tf.constant(1, tf.int64)
+        M("Stage")(key=k3, indices=[0, 1], values=[x, y], **kw)
+        M("Stage")(key=k1, indices=[0], values=[x * 2.0], **kw)
+        inc = M("IncompleteSize")(**kw)
+        M("Stage")(key=k1, indices=[1], values=[y + 1], **kw)
+        n = M("Size")(**kw)
+        p = M("Peek")(key=k3, indices=[1], dtypes=[tf.int32], shared_name="h2m")
+        k, v = M("UnstageNoKey")(indices=[0, 1], **kw)
+        g = M("Unstage")(key=k3, indices=[0, 1], **kw)
+        M("Clear")(**kw)
+        return inc, n, p[0], k, v[0], v[1], g[0], g[1]
+
+    C("data", "h2:stage_unstage_peek", h2_stage, F(3), np.int32(4))
+    C("data", "h2:ordered_map_stage", lambda x, y: h2_map(x, y, True), F(2), np.int32(5))
+    C("data", "h2:map_stage", lambda x, y: h2_map(x, y, False), F(2), np.int32(6))
     return out
 
 
