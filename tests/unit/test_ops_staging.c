@@ -17,7 +17,7 @@
 #include "savedmodel/tensor.h"
 #include "test.h"
 
-#include "e5_call.h"
+#include "e5_run.h"
 
 #include "staging_cases.h"
 
@@ -28,67 +28,10 @@ static sm_model *load(void) {
   return m;
 }
 
-static sm_tensor *tensor_of(const e5_tensor *e) {
-  sm_tensor *t = NULL;
-  CHECK_OK(sm_tensor_new(e->dtype, e->rank, e->dims, &t));
-  for (int64_t i = 0; t && i < e->n; i++) {
-    if (e->dtype == SM_STRING)
-      CHECK_OK(sm_tensor_set_string(t, i, e->s[i], e->l[i]));
-    else
-      memcpy((char *)sm_tensor_data(t) + (size_t)i * sm_dtype_size(e->dtype),
-             (const char *)e->data + (size_t)i * sm_dtype_size(e->dtype), sm_dtype_size(e->dtype));
-  }
-  return t;
-}
-
 static void test_calls(void) {
   sm_model *m = load();
   if (!m) return;
-  int ncalls = (int)(sizeof staging_calls / sizeof staging_calls[0]);
-  for (int ci = 0; ci < ncalls; ci++) {
-    const e5_call *c = &staging_calls[ci];
-    sm_tensor *in[8] = {0}, *out[8] = {0};
-    const char *inames[8], *onames[8];
-    for (int i = 0; i < c->nin; i++) {
-      inames[i] = c->in[i].name;
-      in[i] = tensor_of(&c->in[i].t);
-    }
-    int nout = c->nout;
-    if (c->err) {
-      const sm_tensor_info *infos;
-      CHECK_OK(sm_model_signature_outputs(m, c->sig, &infos, &nout));
-      for (int i = 0; i < nout && i < 8; i++) onames[i] = infos[i].alias;
-    } else {
-      for (int i = 0; i < nout; i++) onames[i] = c->out[i].name;
-    }
-    sm_run_options ro = {.deadline_us = sm_monotonic_us() + 20 * 1000 * 1000}; /* none of them waits */
-    sm_status *st = sm_model_run_opts(m, c->sig, inames, in, c->nin, onames, nout, out, &ro);
-    if (c->err) {
-      if (!st || !strstr(sm_status_message(st), c->err)) {
-        fprintf(stderr, "call %d (%s): got \"%s\", TF fails with \"%s\"\n", ci, c->sig, st ? sm_status_message(st) : "ok",
-                c->err);
-        sm_test_failures++;
-      }
-      sm_status_free(st);
-    } else if (st) {
-      fprintf(stderr, "call %d (%s): %s\n", ci, c->sig, sm_status_message(st));
-      sm_test_failures++;
-      sm_status_free(st);
-    } else {
-      for (int i = 0; i < nout; i++) {
-        sm_tensor *want = tensor_of(&c->out[i].t);
-        if (!want || !sm_tensor_equal(out[i], want)) {
-          fprintf(stderr, "call %d (%s): output '%s' differs from TF\n", ci, c->sig, onames[i]);
-          sm_test_failures++;
-        }
-        sm_tensor_free(want);
-      }
-    }
-    for (int i = 0; i < 8; i++) {
-      sm_tensor_free(in[i]);
-      sm_tensor_free(out[i]);
-    }
-  }
+  e5_run_calls(m, staging_calls, (int)(sizeof staging_calls / sizeof staging_calls[0]), NULL);
   sm_model_free(m);
 }
 
