@@ -1017,6 +1017,36 @@ def make_cases(tf, np):
                                                                                       seed=tf.constant(5, tf.int64),
                                                                                       num_retries_per_sample=tf.constant(-1, tf.int64)), F(20, 2))
     C("math", "h6:kmc2_chain_init", lambda d: raw.KMC2ChainInitialization(distances=d, seed=tf.constant(9, tf.int64)), F(30, lo=0, hi=2))
+    # -- session 23, h2: staging areas (tf.raw_ops; StagingArea/MapStagingArea build the same ops)
+    def h2_stage(x, y):
+        kw = dict(dtypes=[tf.float32, tf.int32], shared_name="h2st")
+        raw.Stage(values=[x, y], shared_name="h2st")
+        raw.Stage(values=[x * 2.0, y + 1], shared_name="h2st")
+        n = raw.StageSize(**kw)
+        p = raw.StagePeek(index=1, **kw)
+        a = raw.Unstage(**kw)
+        b = raw.Unstage(**kw)
+        raw.StageClear(**kw)
+        return n, p[0], a[0], a[1], b[0], b[1]
+
+    def h2_map(x, y, ordered):
+        kw = dict(dtypes=[tf.float32, tf.int32], shared_name="h2m")
+        M = (lambda n: getattr(raw, "OrderedMap" + n)) if ordered else (lambda n: getattr(raw, "Map" + n))
+        k3, k1 = tf.constant(3, tf.int64), tf.constant(1, tf.int64)
+        M("Stage")(key=k3, indices=[0, 1], values=[x, y], **kw)
+        M("Stage")(key=k1, indices=[0], values=[x * 2.0], **kw)
+        inc = M("IncompleteSize")(**kw)
+        M("Stage")(key=k1, indices=[1], values=[y + 1], **kw)
+        n = M("Size")(**kw)
+        p = M("Peek")(key=k3, indices=[1], dtypes=[tf.int32], shared_name="h2m")
+        k, v = M("UnstageNoKey")(indices=[0, 1], **kw)
+        g = M("Unstage")(key=k3, indices=[0, 1], **kw)
+        M("Clear")(**kw)
+        return inc, n, p[0], k, v[0], v[1], g[0], g[1]
+
+    C("data", "h2:stage_unstage_peek", h2_stage, F(3), np.int32(4))
+    C("data", "h2:ordered_map_stage", lambda x, y: h2_map(x, y, True), F(2), np.int32(5))
+    C("data", "h2:map_stage", lambda x, y: h2_map(x, y, False), F(2), np.int32(6))
     return out
 
 

@@ -2,6 +2,9 @@
  * model, in order, comparing each call's outputs with TF's (sm_tensor_equal) or its error with TF's
  * text (err_key, when not NULL, gives the part of TF's text to look for). Failures are counted in
  * sm_test_failures (test.h). Tests include it after test.h and e5_call.h. */
+/* e5_run.h - replays a generated call sequence (e5_call.h: f5_calls.h, staging_cases.h) on a loaded
+ * model: each call's inputs in, TF's outputs or TF's error text compared (err_tail, when given, picks
+ * the part of TF's text to look for). Tests that include it define nothing else of its names. */
 #ifndef SM_TEST_E5_RUN_H
 #define SM_TEST_E5_RUN_H
 #include <stdio.h>
@@ -11,6 +14,12 @@
 #include "savedmodel/tensor.h"
 
 static sm_tensor *e5_tensor_new(const e5_tensor *e) {
+#include "e5_call.h"
+#include "savedmodel/model.h"
+#include "savedmodel/tensor.h"
+#include "test.h"
+
+static sm_tensor *e5_tensor_of(const e5_tensor *e) {
   sm_tensor *t = NULL;
   CHECK_OK(sm_tensor_new(e->dtype, e->rank, e->dims, &t));
   for (int64_t i = 0; t && i < e->n; i++) {
@@ -24,6 +33,8 @@ static sm_tensor *e5_tensor_new(const e5_tensor *e) {
 }
 
 static void e5_run_calls(sm_model *m, const e5_call *calls, int ncalls, const char *(*err_key)(const char *)) {
+/* Every call gets a 20 s deadline: none of the generated ones waits. */
+static void e5_run_calls(sm_model *m, const e5_call *calls, int ncalls, const char *(*err_tail)(const char *)) {
   for (int ci = 0; ci < ncalls; ci++) {
     const e5_call *c = &calls[ci];
     sm_tensor *in[8] = {0}, *out[8] = {0};
@@ -31,6 +42,7 @@ static void e5_run_calls(sm_model *m, const e5_call *calls, int ncalls, const ch
     for (int i = 0; i < c->nin; i++) {
       inames[i] = c->in[i].name;
       in[i] = e5_tensor_new(&c->in[i].t);
+      in[i] = e5_tensor_of(&c->in[i].t);
     }
     int nout = c->nout;
     if (c->err) {
@@ -43,6 +55,10 @@ static void e5_run_calls(sm_model *m, const e5_call *calls, int ncalls, const ch
     sm_status *st = sm_model_run(m, c->sig, inames, in, c->nin, onames, nout, out);
     if (c->err) {
       if (!st || !strstr(sm_status_message(st), err_key ? err_key(c->err) : c->err)) {
+    sm_run_options ro = {.deadline_us = sm_monotonic_us() + 20 * 1000 * 1000};
+    sm_status *st = sm_model_run_opts(m, c->sig, inames, in, c->nin, onames, nout, out, &ro);
+    if (c->err) {
+      if (!st || !strstr(sm_status_message(st), err_tail ? err_tail(c->err) : c->err)) {
         fprintf(stderr, "call %d (%s): got \"%s\", TF fails with \"%s\"\n", ci, c->sig, st ? sm_status_message(st) : "ok",
                 c->err);
         sm_test_failures++;
@@ -55,6 +71,7 @@ static void e5_run_calls(sm_model *m, const e5_call *calls, int ncalls, const ch
     } else {
       for (int i = 0; i < nout; i++) {
         sm_tensor *want = e5_tensor_new(&c->out[i].t);
+        sm_tensor *want = e5_tensor_of(&c->out[i].t);
         if (!want || !sm_tensor_equal(out[i], want)) {
           fprintf(stderr, "call %d (%s): output '%s' differs from TF\n", ci, c->sig, onames[i]);
           sm_test_failures++;
