@@ -314,29 +314,13 @@ static sm_status *udot_compute(const void *state, sm_kctx *ctx) {
 
 /* TF's AsymmetricQuantize of one float row into [-128, 127] */
 static void asym_quantize(const float *x, int64_t n, int8_t *q, float *scale, int32_t *zp) {
-  const double qmin = -128.0, qmax = 127.0;
-  float mn = n ? x[0] : 0.0f, mx = mn;
+  float mn = n ? x[0] : 0.0f, mx = mn, inv;
   for (int64_t i = 1; i < n; i++) {
     mn = x[i] < mn ? x[i] : mn;
     mx = x[i] > mx ? x[i] : mx;
   }
-  double rmin = (double)fminf(0.0f, mn), rmax = (double)fmaxf(0.0f, mx);
-  float inv = 0;
-  *scale = (float)((rmax - rmin) / (qmax - qmin));
-  if (rmax - rmin != 0) inv = (float)((qmax - qmin) / (rmax - rmin));
-  if (*scale == 0 || !isfinite(inv)) {
-    memset(q, 0, (size_t)n);
-    *scale = 1.0f, *zp = 0;
-    return;
-  }
-  double s = *scale, zmin = qmin - rmin / s, zmax = qmax - rmax / s;
-  double emin = fabs(qmin) + fabs(rmin / s), emax = fabs(qmax) + fabs(rmax / s);
-  double z = emin < emax ? zmin : zmax;
-  *zp = z <= qmin ? -128 : z >= qmax ? 127 : (int8_t)round(z);
-  for (int64_t i = 0; i < n; i++) {
-    int32_t v = (int32_t)((uint32_t)sm__uq_f2i32(floorf(x[i] * inv + 0.5f)) + (uint32_t)*zp);
-    q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
-  }
+  sm__uq_asym_params(mn, mx, scale, &inv, zp);
+  for (int64_t i = 0; i < n; i++) q[i] = sm__uq_asym_one(x[i], inv, *zp);
 }
 
 static sm_status *uhybrid_compute(const void *state, sm_kctx *ctx) {

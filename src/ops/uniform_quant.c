@@ -124,6 +124,31 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { /* TF's order: min w
   return v < lo ? lo : v;
 }
 
+/* TF's AsymmetricQuantize into [-128, 127] of values whose min and max are mn, mx: the scale, its
+ * inverse and the zero point (a zero or non-finite range: scale 1, inverse 0, zero point 0, so every
+ * value quantizes to 0) */
+void sm__uq_asym_params(float mn, float mx, float *scale, float *inv, int32_t *zp) {
+  const double qmin = -128.0, qmax = 127.0;
+  double rmin = (double)fminf(0.0f, mn), rmax = (double)fmaxf(0.0f, mx);
+  *inv = 0;
+  *scale = (float)((rmax - rmin) / (qmax - qmin));
+  if (rmax - rmin != 0) *inv = (float)((qmax - qmin) / (rmax - rmin));
+  if (*scale == 0 || !isfinite(*inv)) {
+    *scale = 1.0f, *inv = 0, *zp = 0;
+    return;
+  }
+  double s = *scale, zmin = qmin - rmin / s, zmax = qmax - rmax / s;
+  double emin = fabs(qmin) + fabs(rmin / s), emax = fabs(qmax) + fabs(rmax / s);
+  double z = emin < emax ? zmin : zmax;
+  *zp = z <= qmin ? -128 : z >= qmax ? 127 : (int8_t)round(z);
+}
+
+int8_t sm__uq_asym_one(float x, float inv, int32_t zp) {
+  if (inv == 0) return 0;
+  int32_t v = (int32_t)((uint32_t)sm__uq_f2i32(floorf(x * inv + 0.5f)) + (uint32_t)zp);
+  return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+
 /* ---- UniformQuantize, UniformDequantize ------------------------------------------------------- */
 
 static sm_status *uquantize_compute(const void *state, sm_kctx *ctx) {

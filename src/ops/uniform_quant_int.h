@@ -29,4 +29,9 @@ int32_t sm__uq_qint_as_int(const void *p, int T, int64_t i);
 
 /* a float to int32 as x86's cvttss2si does (NaN and out of range: INT32_MIN) */
 int32_t sm__uq_f2i32(float v);
+
+/* TF's AsymmetricQuantize into [-128, 127] (the hybrid ops' float lhs): the parameters for values
+ * in [mn, mx] (a degenerate range gives scale 1, inv 0, zero point 0), then one value */
+void sm__uq_asym_params(float mn, float mx, float *scale, float *inv, int32_t *zp);
+int8_t sm__uq_asym_one(float x, float inv, int32_t zp);
 #endif
