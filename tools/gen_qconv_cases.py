@@ -230,11 +230,107 @@ def hybrid():
     errors(HY)
 
 
+def resize():
+    def RS(name, x, size, mn=-1.0, mx=2.0, ac=False, hpc=False):
+        case("QuantizedResizeBilinear %s %s" % (x.dtype.name, name), "QuantizedResizeBilinear",
+             [("images", x), ("size", A(size, i32)), ("min", A(mn)), ("max", A(mx))],
+             {"align_corners": ac, "half_pixel_centers": hpc})
+    for dt in (tf.quint8, tf.qint32, tf.float32):
+        def R(shape, lo=None, hi=None):
+            if dt == tf.float32:
+                return tf.constant(rng.uniform(-5, 5, shape).astype(f32))
+            return e7.R(shape, dt, lo, hi)
+        for ac, hpc in ((False, False), (True, False), (False, True)):
+            m = " ac%d hpc%d" % (ac, hpc)
+            RS("up" + m, R([2, 3, 4, 3]), [7, 9], ac=ac, hpc=hpc)
+            RS("down" + m, R([1, 8, 7, 2]), [3, 4], ac=ac, hpc=hpc)
+            RS("mixed c1" + m, R([1, 5, 3, 1]), [2, 11], ac=ac, hpc=hpc)
+            RS("c3 wide" + m, R([1, 4, 4, 3]), [6, 17], ac=ac, hpc=hpc)
+            RS("to 1x1" + m, R([1, 4, 5, 2]), [1, 1], ac=ac, hpc=hpc)
+            RS("from 1x1" + m, R([2, 1, 1, 3]), [3, 4], ac=ac, hpc=hpc)
+        RS("same size", R([1, 3, 4, 2]), [3, 4])
+        RS("ends", Q(np.resize([0, 255] if dt == tf.quint8 else [-2**31, 2**31 - 1], 2 * 3 * 3 * 1).reshape(2, 3, 3, 1), dt)
+           if dt != tf.float32 else tf.constant(np.resize([-3e38, 3e38, 0], 18).reshape(2, 3, 3, 1).astype(f32)), [5, 4])
+        RS("empty batch", R([0, 3, 3, 2]), [4, 4])
+        RS("min max any", R([1, 2, 2, 1]), [3, 3], mn=5.0, mx=-7.0)
+        RS("err rank", R([3, 3, 2]), [4, 4])
+        RS("err size 3", R([1, 3, 3, 2]), [4, 4, 4])
+        RS("err size 0", R([1, 3, 3, 2]), [0, 4])
+        RS("err empty image", R([1, 0, 3, 2]), [4, 4])
+        RS("err no channels", R([1, 3, 3, 0]), [4, 4])
+        RS("err align and half", R([1, 3, 3, 2]), [4, 4], ac=True, hpc=True)
+        case("QuantizedResizeBilinear %s err min vector" % dt.name, "QuantizedResizeBilinear",
+             [("images", R([1, 2, 2, 1])), ("size", A([3, 3], i32)), ("min", A([0.0])), ("max", A(1.0))],
+             {"align_corners": False, "half_pixel_centers": False})
+
+
+def batch_norm():
+    def BN(name, x, m, v, b, gm, eps=1e-3, sa=True, ranges=None):
+        rg = ranges or [(-1.0, 2.0), (-0.5, 1.5), (0.0, 3.0), (-2.0, 1.0), (0.25, 4.0)]
+        ins = []
+        for (nm, t), (lo, hi) in zip((("t", x), ("m", m), ("v", v), ("beta", b), ("gamma", gm)), rg):
+            ins += [(nm, t), (nm + "_min", A(lo)), (nm + "_max", A(hi))]
+        case("QuantizedBatchNormWithGlobalNormalization " + name, "QuantizedBatchNormWithGlobalNormalization", ins,
+             {"out_type": tf.qint32, "variance_epsilon": eps, "scale_after_normalization": sa})
+    u = tf.quint8
+    R = lambda shape: e7.R(shape, u)  # noqa: E731
+    for sa in (True, False):
+        for eps in (1e-3, 0.0, 10.0):
+            BN("c4 sa%d eps%g" % (sa, eps), R([2, 3, 2, 4]), R([4]), R([4]), R([4]), R([4]), eps, sa)
+        BN("c2 sa%d" % sa, R([1, 3, 3, 2]), R([2]), R([2]), R([2]), R([2]), sa=sa)
+        BN("wide ranges sa%d" % sa, R([1, 2, 3, 5]), R([5]), R([5]), R([5]), R([5]), sa=sa,
+           ranges=[(-100.0, 100.0), (-50.0, 50.0), (0.0, 1e-3), (-1e3, 1e3), (-5.0, 5.0)])
+        BN("ends sa%d" % sa, Q(np.resize([0, 255], 24).reshape(1, 2, 3, 4), u), Q([0, 255, 0, 255], u), Q([0, 0, 255, 255], u),
+           Q([255, 0, 0, 255], u), Q([255, 255, 0, 0], u), sa=sa)
+        BN("equal ranges sa%d" % sa, R([1, 2, 2, 3]), R([3]), R([3]), R([3]), R([3]), sa=sa,
+           ranges=[(1.0, 1.0), (0.0, 0.0), (2.0, 2.0), (-1.0, -1.0), (0.5, 0.5)])
+    BN("var 0 eps 0: inf scale", R([1, 2, 2, 3]), R([3]), Q([0, 0, 5], u), R([3]), R([3]), eps=0.0,
+       ranges=[(-1.0, 1.0), (-1.0, 1.0), (0.0, 1.0), (-1.0, 1.0), (-1.0, 1.0)])
+    BN("var 0 eps 0 no gamma: inf scale", R([1, 2, 2, 3]), R([3]), Q([0, 0, 5], u), R([3]), R([3]), eps=0.0, sa=False,
+       ranges=[(-1.0, 1.0), (-1.0, 1.0), (0.0, 1.0), (-1.0, 1.0), (-1.0, 1.0)])
+    BN("negative var: NaN scale", R([2, 2, 2, 3]), R([3]), R([3]), R([3]), R([3]),
+       ranges=[(-1.0, 1.0), (-1.0, 1.0), (-1.0, -0.5), (-1.0, 1.0), (-1.0, 1.0)])
+    BN("err c1", R([1, 3, 3, 1]), R([1]), R([1]), R([1]), R([1]))
+    BN("err mean not last dim", R([1, 2, 3, 4]), R([2]), R([2]), R([2]), R([2]))
+    BN("err longer var", R([1, 2, 2, 3]), R([3]), R([5]), R([3]), R([3]))
+    BN("err shorter beta", R([1, 2, 2, 3]), R([3]), R([3]), R([2]), R([3]))
+    BN("err longer gamma", R([1, 2, 2, 3]), R([3]), R([3]), R([3]), R([4]))
+    BN("err input_min vector", R([1, 2, 2, 3]), R([3]), R([3]), R([3]), R([3]), ranges=[([-1.0, 0.0], 1.0)] + [(-1.0, 1.0)] * 4)
+    BN("err gamma_max empty", R([1, 2, 2, 3]), R([3]), R([3]), R([3]), R([3]), ranges=[(-1.0, 1.0)] * 4 + [(-1.0, np.zeros([0], f32))])
+    BN("input_min [1]", R([1, 2, 2, 3]), R([3]), R([3]), R([3]), R([3]), ranges=[([-1.0], 1.0)] + [(-1.0, 1.0)] * 4)
+    BN("empty input", R([0, 2, 2, 3]), R([3]), R([3]), R([3]), R([3]))
+    BN("err input rank", R([2, 3, 4]), R([4]), R([4]), R([4]), R([4]))
+    BN("err mean rank", R([1, 2, 2, 4]), R([1, 4]), R([4]), R([4]), R([4]))
+    BN("err gamma rank", R([1, 2, 2, 4]), R([4]), R([4]), R([4]), R([]))
+
+
 def main():
     conv()
     hybrid()
+    resize()
+    batch_norm()
     print("skipped (no TF CPU kernel): %s" % SKIPPED, file=sys.stderr)
+    wide = [c for c in g.CASES if len(c[2]) > 8]  # the batch norm's 15 inputs: tests/unit/qbn_cases.h
+    g.CASES[:] = [c for c in g.CASES if len(c[2]) <= 8]
     g.write_unit_header("qconv_cases")
+    write_wide(wide)
+
+
+def write_wide(cases):
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit", "qbn_cases.h"))
+    lines = ["/* qbn_cases.h - GENERATED by tools/gen_qconv_cases.py from TensorFlow %s; do not edit. */" % tf.__version__,
+             "#ifndef SM_TEST_QBN_CASES_H", "#define SM_TEST_QBN_CASES_H", '#include "array_case.h"',
+             "typedef struct {", "  const char *name, *node;", "  int nin;", "  tc_tensor in[15];", "  int nout;",
+             "  tc_tensor out[3];", "  const char *err;", "} qbn_case;", "static const qbn_case qbn_cases[] = {"]
+    for name, node, flat, outs, err in cases:
+        assert len(flat) == 15 and len(outs) <= 3
+        lines.append("    {%s, %s, %d, {%s}, %d, {%s}, %s}," % (
+            g.c_str(name), g.c_str(node), len(flat), ", ".join(g.c_tensor(t) for t in flat), len(outs),
+            ", ".join(g.c_tensor(t) for t in outs) or "{0}", g.c_str(err) if err else "NULL"))
+    lines += ["};", "#endif", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    print("wrote %d cases to %s" % (len(cases), path))
 
 
 if __name__ == "__main__":

@@ -164,8 +164,8 @@ static sm_status *run_node_n(const char *node, int nin, sm_tensor **in, int nout
   sm_status *st = sm__session_from_pbtxt(g, &s);
   free(g);
   if (st) return st;
-  char names[8][16], fnames[8][16];
-  const char *feed[8], *fetch[8];
+  char names[16][16], fnames[8][16]; /* up to 16 inputs (run_node), 8 outputs */
+  const char *feed[16], *fetch[8];
   for (int i = 0; i < nin; i++) {
     snprintf(names[i], sizeof names[i], "i%d", i);
     feed[i] = names[i];
