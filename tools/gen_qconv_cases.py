@@ -314,12 +314,36 @@ def short_fmt(t):
     return _fmt(t)
 
 
+def instance_norm():
+    def IN(name, x, mn=-1.0, mx=2.0, **attrs):
+        case("QuantizedInstanceNorm " + name, "QuantizedInstanceNorm", [("x", x), ("x_min", A(mn)), ("x_max", A(mx))], attrs)
+    u = tf.quint8
+    R = lambda shape: e7.R(shape, u)  # noqa: E731
+    for shape in ([1, 3, 4, 1], [2, 4, 3, 2], [1, 5, 5, 3], [2, 2, 3, 5], [1, 1, 1, 2], [1, 6, 7, 8], [1, 3, 3, 16]):
+        IN("%s" % shape, R(shape))
+    IN("eps 1", R([2, 3, 3, 2]), variance_epsilon=1.0)
+    IN("eps 0", R([2, 3, 3, 2]), variance_epsilon=0.0)
+    IN("constant image, min_separation", Q(np.full([1, 3, 3, 2], 7), u))
+    IN("min_separation 10", R([1, 3, 3, 2]), min_separation=10.0)
+    IN("given range", R([2, 3, 3, 2]), output_range_given=True, given_y_min=-1.0, given_y_max=2.0)
+    IN("given narrow range", R([1, 4, 4, 3]), output_range_given=True, given_y_min=-0.25, given_y_max=0.5)
+    IN("given range under min_separation", R([1, 2, 2, 2]), output_range_given=True, given_y_min=0.0, given_y_max=1e-4,
+       min_separation=0.5)
+    IN("ends", Q(np.resize([0, 255, 255, 0, 128], 2 * 3 * 3 * 2).reshape(2, 3, 3, 2), u), mn=-1e3, mx=1e3)
+    IN("tiny range", R([1, 3, 3, 2]), mn=0.0, mx=1e-6)
+    IN("empty batch", R([0, 3, 3, 2]))
+    IN("err min not below max", R([1, 2, 2, 2]), mn=2.0, mx=2.0)
+    IN("err x_min vector", R([1, 2, 2, 2]), mn=[0.0])
+    IN("err given range", R([1, 2, 2, 2]), output_range_given=True, given_y_min=1.0, given_y_max=0.0)
+
+
 def main():
     g.fmt_values = short_fmt
     conv()
     hybrid()
     resize()
     batch_norm()
+    instance_norm()
     print("skipped (no TF CPU kernel): %s" % SKIPPED, file=sys.stderr)
     wide = [c for c in g.CASES if len(c[2]) > 8]  # the batch norm's 15 inputs: tests/unit/qbn_cases.h
     g.CASES[:] = [c for c in g.CASES if len(c[2]) <= 8]

@@ -1,7 +1,9 @@
-/* quantized_image.c - two more of TF1's quantized kernels (next to quantized_nn.c):
- * QuantizedResizeBilinear (quint8, qint32, float; align_corners, half_pixel_centers) and
- * QuantizedBatchNormWithGlobalNormalization (quint8 -> qint32, scale_after_normalization). The
- * arithmetic is TF's (quantized_resize_bilinear_op.cc, quantized_batch_norm_op.cc) in the same
+/* quantized_image.c - three more of TF1's quantized kernels (next to quantized_nn.c):
+ * QuantizedResizeBilinear (quint8, qint32, float; align_corners, half_pixel_centers),
+ * QuantizedBatchNormWithGlobalNormalization (quint8 -> qint32, scale_after_normalization) and
+ * QuantizedInstanceNorm (quint8; every attr, TF's x86 path: float mean / variance, the range from
+ * the normalized values or given). The arithmetic is TF's (quantized_resize_bilinear_op.cc,
+ * quantized_batch_norm_op.cc, quantized_instance_norm.cc) in the same
  * integer widths: the resize's fixed-point lerps (7 fraction bits in int16 for quint8; 30 in int64
  * for qint32, each qint32 read through float as Eigen's QInt32 converts; plain float for float; the
  * input copied when the size does not change); the batch norm's FixedPointBatchNorm in qint32 over
@@ -250,8 +252,106 @@ static sm_status *qbn_compute(const void *state, sm_kctx *ctx) {
   return st ? st : sm__q_scalar_out(ctx, 2, omax);
 }
 
+/* ---- QuantizedInstanceNorm ------------------------------------------------------------------- */
+
+typedef struct qin_state {
+  float eps, sep, ymin, ymax;
+  int given;
+} qin_state;
+
+static sm_status *qin_prepare(const sm_node *n, void **state) {
+  qin_state s = {1e-5f, 1e-3f, 0, 0, 0};
+  sm_status *st = sm__node_attr(n, "variance_epsilon") ? sm__node_attr_float(n, "variance_epsilon", &s.eps) : NULL;
+  if (!st && sm__node_attr(n, "min_separation")) st = sm__node_attr_float(n, "min_separation", &s.sep);
+  if (!st && sm__node_attr(n, "output_range_given")) st = sm__node_attr_bool(n, "output_range_given", &s.given);
+  if (!st && s.given && sm__node_attr(n, "given_y_min")) st = sm__node_attr_float(n, "given_y_min", &s.ymin);
+  if (!st && s.given && sm__node_attr(n, "given_y_max")) st = sm__node_attr_float(n, "given_y_max", &s.ymax);
+  if (st) return st;
+  if (s.given && !(s.ymin < s.ymax))
+    return sm_status_new(SM_INVALID_ARGUMENT, "given_y_min must be less than given_y_max : %g >= %g", s.ymin, s.ymax);
+  qin_state *p = malloc(sizeof *p);
+  if (!p) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  *p = s;
+  *state = p;
+  return NULL;
+}
+
+/* TF's unoptimized (non-NEON) path: Eigen's mean and variance over H and W in float, then
+ * input_scale * (x - mean) * rsqrt(variance + epsilon), quantized over its min and max (or the
+ * given range), at least min_separation wide */
+static sm_status *qin_compute(const void *state, sm_kctx *ctx) {
+  const qin_state *s = state;
+  const char *op = "QuantizedInstanceNorm";
+  static const int ONLY_QU8[] = {SM_QUINT8, -1};
+  const sm_tensor *x = sm__kctx_input(ctx, 0);
+  sm_status *st = want_dtype(op, "T", sm_tensor_dtype(x), ONLY_QU8);
+  if (st) return st;
+  static const char *const names[2] = {"x_min", "x_max"};
+  float r[2];
+  for (int k = 0; k < 2; k++) {
+    const sm_tensor *t = sm__kctx_input(ctx, 1 + k);
+    if (sm_tensor_rank(t) != 0)
+      return sm_status_new(SM_INVALID_ARGUMENT, "`%s` must be rank 0 but is rank %d", names[k], sm_tensor_rank(t));
+    st = first_float(ctx, 1 + k, op, names[k], &r[k]);
+    if (st) return st;
+  }
+  float in_min = r[0], in_max = r[1], in_scale = (in_max - in_min) / 255.0f;
+  if (!(in_min < in_max))
+    return sm_status_new(SM_INVALID_ARGUMENT, "input_min must be less than input_max : %g >= %g", in_min, in_max);
+  if (sm_tensor_rank(x) != 4) { /* TF CHECK-fails (aborts) here */
+    char a[128];
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input must be 4-dimensional, got shape %s", op,
+                         sm__array_shape_str(x, a, sizeof a));
+  }
+  const int64_t *d = sm_tensor_dims(x);
+  int64_t N = d[0], HW = d[1] * d[2], C = d[3], n = sm_tensor_num_elements(x);
+  sm_tensor *y;
+  st = sm__kctx_alloc_output_uninit(ctx, 0, SM_QUINT8, 4, d, &y);
+  if (st) return st;
+  float *mv = sm__kctx_scratch(ctx, (size_t)(N * C) * 2 * sizeof *mv + 1, &st);
+  if (!mv) return st;
+  float *mean = mv, *rs = mv + N * C;
+  const uint8_t *X = sm_tensor_data(x);
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t c = 0; c < C; c++) {
+      const uint8_t *p = X + b * HW * C + c;
+      float sum = 0, sq = 0;
+      for (int64_t i = 0; i < HW; i++) sum += (float)p[i * C];
+      float m = sum / (float)HW;
+      for (int64_t i = 0; i < HW; i++) {
+        float t = in_scale * ((float)p[i * C] - m);
+        sq += t * t;
+      }
+      mean[b * C + c] = m;
+      rs[b * C + c] = 1.0f / sqrtf(sq / (float)HW + s->eps);
+    }
+  float lo = INFINITY, hi = -INFINITY;
+  if (s->given) {
+    lo = s->ymin, hi = s->ymax;
+  } else {
+    for (int64_t i = 0; i < n; i++) {
+      int64_t k = (i / (HW * C)) * C + i % C;
+      float v = in_scale * ((float)X[i] - mean[k]) * rs[k];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+  }
+  if (hi - lo < s->sep) hi = lo + s->sep;
+  sm__requant q;
+  sm__requant_init(&q, SM_QUINT8, 0, 1, SM_QUINT8, lo, hi);
+  uint8_t *Y = sm_tensor_data(y);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t k = (i / (HW * C)) * C + i % C;
+    Y[i] = (uint8_t)sm__requant_quantize(&q, in_scale * ((float)X[i] - mean[k]) * rs[k]);
+  }
+  sm__kctx_scratch_free(ctx, mv);
+  st = sm__q_scalar_out(ctx, 1, lo);
+  return st ? st : sm__q_scalar_out(ctx, 2, hi);
+}
+
 const sm_kernel sm_kernels_quantized_image[] = {
     {"QuantizedResizeBilinear", qresize_prepare, qresize_compute, free, 0},
     {"QuantizedBatchNormWithGlobalNormalization", qbn_prepare, qbn_compute, free, 0},
+    {"QuantizedInstanceNorm", qin_prepare, qin_compute, free, 0},
     {0},
 };
