@@ -149,6 +149,31 @@ int8_t sm__uq_asym_one(float x, float inv, int32_t zp) {
   return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
+int sm__uq_all_positive(const sm_tensor *t) {
+  const float *p = sm_tensor_data(t);
+  for (int64_t i = 0, n = sm_tensor_num_elements(t); i < n; i++)
+    if (!(p[i] > 0)) return 0;
+  return 1;
+}
+
+sm_status *sm__uq_want_type(const sm_node *n, const char *op, const char *attr, int want) {
+  int t = want;
+  sm_status *st = sm__node_attr(n, attr) ? sm__node_attr_type(n, attr, &t) : NULL;
+  if (st) return st;
+  if (t != want)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: Value for attr '%s' of %s is not in the list of allowed values: %s", op, attr,
+                         sm__array_dtype_str(t), sm__array_dtype_str(want));
+  return NULL;
+}
+
+sm_status *sm__uq_want_input(sm_kctx *ctx, const char *op, int i, int want) {
+  int t = sm_tensor_dtype(sm__kctx_input(ctx, i));
+  if (t != want)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input %d must be %s, got %s", op, i, sm__array_dtype_str(want),
+                         sm__array_dtype_str(t));
+  return NULL;
+}
+
 /* ---- UniformQuantize, UniformDequantize ------------------------------------------------------- */
 
 static sm_status *uquantize_compute(const void *state, sm_kctx *ctx) {

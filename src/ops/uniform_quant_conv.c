@@ -124,23 +124,13 @@ static int parse_dimnums(const uint8_t *p, size_t len, dimnums *d) {
   return 0;
 }
 
-static sm_status *want_type(const sm_node *n, const char *op, const char *attr, int want) {
-  int t = want;
-  sm_status *st = sm__node_attr(n, attr) ? sm__node_attr_type(n, attr, &t) : NULL;
-  if (st) return st;
-  if (t != want)
-    return sm_status_new(SM_UNIMPLEMENTED, "%s: no kernel for %s %s (TensorFlow registers %s only)", op, attr,
-                         sm__array_dtype_str(t), sm__array_dtype_str(want));
-  return NULL;
-}
-
 static sm_status *conv_prepare_common(const sm_node *n, void **state, int hybrid) {
   conv_state s = {0};
   s.op = hybrid ? "UniformQuantizedConvolutionHybrid" : "UniformQuantizedConvolution";
   s.hybrid = hybrid;
-  sm_status *st = hybrid ? want_type(n, s.op, "Tlhs", SM_FLOAT) : want_type(n, s.op, "Tin", SM_QINT8);
-  if (!st) st = hybrid ? want_type(n, s.op, "Trhs", SM_QINT8) : NULL;
-  if (!st) st = want_type(n, s.op, "Tout", hybrid ? SM_FLOAT : SM_QINT32);
+  sm_status *st = hybrid ? sm__uq_want_type(n, s.op, "Tlhs", SM_FLOAT) : sm__uq_want_type(n, s.op, "Tin", SM_QINT8);
+  if (!st) st = hybrid ? sm__uq_want_type(n, s.op, "Trhs", SM_QINT8) : NULL;
+  if (!st) st = sm__uq_want_type(n, s.op, "Tout", hybrid ? SM_FLOAT : SM_QINT32);
   if (!st) st = list_attr(n, &s, "window_strides", s.strides, MAXSP, &s.nstrides);
   if (!st) st = list_attr(n, &s, "lhs_dilation", s.ldil, MAXSP, &s.nldil);
   if (!st) st = list_attr(n, &s, "rhs_dilation", s.rdil, MAXSP, &s.nrdil);
@@ -355,21 +345,6 @@ static sm_status *out_shape_ok(const conv_geo *g) { /* TensorShape::BuildTensorS
   return NULL;
 }
 
-static int all_positive(const sm_tensor *t) {
-  const float *p = sm_tensor_data(t);
-  for (int64_t i = 0, n = sm_tensor_num_elements(t); i < n; i++)
-    if (!(p[i] > 0)) return 0;
-  return 1;
-}
-
-static sm_status *want_input(sm_kctx *ctx, const char *op, int i, int want) {
-  int t = sm_tensor_dtype(sm__kctx_input(ctx, i));
-  if (t != want)
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input %d must be %s, got %s", op, i, sm__array_dtype_str(want),
-                         sm__array_dtype_str(t));
-  return NULL;
-}
-
 static sm_status *rhs_axis(const conv_state *s, const conv_geo *g, const sm_tensor *r, const sm_tensor *rsc,
                            const sm_tensor *rzp) {
   if (s->rax != -1 && s->rax != g->dn.kof)
@@ -474,13 +449,13 @@ static sm_status *conv_compute(const void *state, sm_kctx *ctx) {
   static const int want[8] = {SM_QINT8, SM_QINT8, SM_FLOAT, SM_INT32, SM_FLOAT, SM_INT32, SM_FLOAT, SM_INT32};
   for (int i = 0; i < 8 && !st; i++) {
     in[i] = sm__kctx_input(ctx, i);
-    st = want_input(ctx, op, i, want[i]);
+    st = sm__uq_want_input(ctx, op, i, want[i]);
   }
   if (st) return st;
   const sm_tensor *l = in[0], *r = in[1], *lsc = in[2], *lzp = in[3], *rsc = in[4], *rzp = in[5], *osc = in[6], *ozp = in[7];
-  if (!all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
-  if (!all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
-  if (!all_positive(osc)) return sm_status_new(SM_INVALID_ARGUMENT, "output scales elements must be all positive.");
+  if (!sm__uq_all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(osc)) return sm_status_new(SM_INVALID_ARGUMENT, "output scales elements must be all positive.");
   conv_geo g;
   st = resolve(s, l, r, &g);
   if (st) return st;
@@ -525,12 +500,12 @@ static sm_status *hybrid_compute(const void *state, sm_kctx *ctx) {
   const char *op = s->op;
   const sm_tensor *l = sm__kctx_input(ctx, 0), *r = sm__kctx_input(ctx, 1), *rsc = sm__kctx_input(ctx, 2),
                   *rzp = sm__kctx_input(ctx, 3);
-  sm_status *st = want_input(ctx, op, 0, SM_FLOAT);
-  if (!st) st = want_input(ctx, op, 1, SM_QINT8);
-  if (!st) st = want_input(ctx, op, 2, SM_FLOAT);
-  if (!st) st = want_input(ctx, op, 3, SM_INT32);
+  sm_status *st = sm__uq_want_input(ctx, op, 0, SM_FLOAT);
+  if (!st) st = sm__uq_want_input(ctx, op, 1, SM_QINT8);
+  if (!st) st = sm__uq_want_input(ctx, op, 2, SM_FLOAT);
+  if (!st) st = sm__uq_want_input(ctx, op, 3, SM_INT32);
   if (st) return st;
-  if (!all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
   conv_geo g;
   st = resolve(s, l, r, &g);
   if (!st) st = rhs_axis(s, &g, r, rsc, rzp);

@@ -34,4 +34,11 @@ int32_t sm__uq_f2i32(float v);
  * in [mn, mx] (a degenerate range gives scale 1, inv 0, zero point 0), then one value */
 void sm__uq_asym_params(float mn, float mx, float *scale, float *inv, int32_t *zp);
 int8_t sm__uq_asym_one(float x, float inv, int32_t zp);
+
+/* all of a float tensor's elements > 0 (TF's AllElementsPositive) */
+int sm__uq_all_positive(const sm_tensor *t);
+/* attr `attr` (absent: fine) is dtype `want`, else op's error naming both */
+sm_status *sm__uq_want_type(const sm_node *n, const char *op, const char *attr, int want);
+/* input i is dtype `want`, else op's error naming both */
+sm_status *sm__uq_want_input(sm_kctx *ctx, const char *op, int i, int want);
 #endif

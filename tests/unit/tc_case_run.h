@@ -238,4 +238,16 @@ done:
   return sm_test_failures != before;
 }
 
+/* a tensor of dtype dt (float, qint8 or a 32-bit integer type) holding v everywhere */
+static inline sm_tensor *tc_const_tensor(int dt, int rank, const int64_t *d, double v) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(dt, rank, d, &t));
+  if (!t) return NULL;
+  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++)
+    if (dt == SM_FLOAT) ((float *)sm_tensor_data(t))[i] = (float)v;
+    else if (dt == SM_QINT8) ((int8_t *)sm_tensor_data(t))[i] = (int8_t)v;
+    else ((int32_t *)sm_tensor_data(t))[i] = (int32_t)v;
+  return t;
+}
+
 #endif

@@ -24,25 +24,14 @@
   "attr { key: \"output_quantization_min_val\" value { i: -2147483648 } } "                                              \
   "attr { key: \"output_quantization_max_val\" value { i: 2147483647 } } attr { key: \"padding\" value { s: \"VALID\" } } "
 
-static sm_tensor *tens(int dt, int rank, const int64_t *d, double v) {
-  sm_tensor *t = NULL;
-  CHECK_OK(sm_tensor_new(dt, rank, d, &t));
-  if (!t) return NULL;
-  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++)
-    if (dt == SM_FLOAT) ((float *)sm_tensor_data(t))[i] = (float)v;
-    else if (dt == SM_QINT8) ((int8_t *)sm_tensor_data(t))[i] = (int8_t)v;
-    else ((int32_t *)sm_tensor_data(t))[i] = (int32_t)v;
-  return t;
-}
-
 /* runs UniformQuantizedConvolution on lhs ld, rhs rd (all ones, zero points 0, scales 1) with the
  * extra attrs; returns the status, the output in *out when wanted */
 static sm_status *qconv(const char *attrs, int rank, const int64_t *ld, const int64_t *rd, sm_tensor **out) {
   char node[4096];
   snprintf(node, sizeof node, "op: \"UniformQuantizedConvolution\" " QATTRS "%s", attrs);
-  sm_tensor *in[8] = {tens(SM_QINT8, rank, ld, 1), tens(SM_QINT8, rank, rd, 1), tens(SM_FLOAT, 0, NULL, 1),
-                      tens(SM_INT32, 0, NULL, 0), tens(SM_FLOAT, 0, NULL, 1), tens(SM_INT32, 0, NULL, 0),
-                      tens(SM_FLOAT, 0, NULL, 1), tens(SM_INT32, 0, NULL, 0)};
+  sm_tensor *in[8] = {tc_const_tensor(SM_QINT8, rank, ld, 1), tc_const_tensor(SM_QINT8, rank, rd, 1), tc_const_tensor(SM_FLOAT, 0, NULL, 1),
+                      tc_const_tensor(SM_INT32, 0, NULL, 0), tc_const_tensor(SM_FLOAT, 0, NULL, 1), tc_const_tensor(SM_INT32, 0, NULL, 0),
+                      tc_const_tensor(SM_FLOAT, 0, NULL, 1), tc_const_tensor(SM_INT32, 0, NULL, 0)};
   sm_tensor *o[1] = {0};
   sm_status *st = run_node(node, 8, in, 1, o);
   if (out) *out = o[0];
