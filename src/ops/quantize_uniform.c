@@ -229,18 +229,12 @@ static sm_status *udot_compute(const void *state, sm_kctx *ctx) {
   sm_status *st = inputs8(ctx, op, SM_QINT8, in);
   const sm_tensor *l = in[0], *r = in[1], *lsc = in[2], *lzp = in[3], *rsc = in[4], *rzp = in[5], *osc = in[6], *ozp = in[7];
   if (st) return st;
-  if (!sm__uq_all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
-  if (!sm__uq_all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
-  if (!sm__uq_all_positive(osc)) return sm_status_new(SM_INVALID_ARGUMENT, "output scales elements must be all positive.");
+  st = sm__uq_scales_positive(lsc, rsc, osc);
+  if (st) return st;
   st = dot_shapes(l, r);
   if (st) return st;
-  int same = sm_tensor_rank(lsc) == sm_tensor_rank(lzp);
-  for (int i = 0; same && i < sm_tensor_rank(lsc); i++) same = sm_tensor_dims(lsc)[i] == sm_tensor_dims(lzp)[i];
-  if (!same || sm_tensor_rank(lsc) != 0) {
-    char a[128], b[128];
-    return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales/zero_points must be all scalar tensors. Given: %s%s",
-                         sm__array_shape_str(lsc, a, sizeof a), sm__array_shape_str(lzp, b, sizeof b));
-  }
+  st = sm__uq_lhs_scalar(lsc, lzp);
+  if (st) return st;
   int64_t B = sm_tensor_dims(l)[0], K = sm_tensor_dims(l)[1], C = sm_tensor_dims(r)[1], od[2] = {B, C};
   int pc = sm_tensor_rank(rsc) != 0, po = sm_tensor_rank(osc) != 0;
   st = sm__uq_axis_shape_valid(2, sm_tensor_dims(r), rsc, rzp, pc ? 1 : -1);

@@ -156,6 +156,24 @@ int sm__uq_all_positive(const sm_tensor *t) {
   return 1;
 }
 
+sm_status *sm__uq_scales_positive(const sm_tensor *lsc, const sm_tensor *rsc, const sm_tensor *osc) {
+  if (!sm__uq_all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(osc)) return sm_status_new(SM_INVALID_ARGUMENT, "output scales elements must be all positive.");
+  return NULL;
+}
+
+sm_status *sm__uq_lhs_scalar(const sm_tensor *lsc, const sm_tensor *lzp) {
+  int same = sm_tensor_rank(lsc) == sm_tensor_rank(lzp);
+  for (int i = 0; same && i < sm_tensor_rank(lsc); i++) same = sm_tensor_dims(lsc)[i] == sm_tensor_dims(lzp)[i];
+  if (!same || sm_tensor_rank(lsc) != 0) {
+    char a[128], b[128];
+    return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales/zero_points must be all scalar tensors. Given: %s%s",
+                         sm__array_shape_str(lsc, a, sizeof a), sm__array_shape_str(lzp, b, sizeof b));
+  }
+  return NULL;
+}
+
 sm_status *sm__uq_want_type(const sm_node *n, const char *op, const char *attr, int want) {
   int t = want;
   sm_status *st = sm__node_attr(n, attr) ? sm__node_attr_type(n, attr, &t) : NULL;

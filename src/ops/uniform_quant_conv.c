@@ -453,19 +453,13 @@ static sm_status *conv_compute(const void *state, sm_kctx *ctx) {
   }
   if (st) return st;
   const sm_tensor *l = in[0], *r = in[1], *lsc = in[2], *lzp = in[3], *rsc = in[4], *rzp = in[5], *osc = in[6], *ozp = in[7];
-  if (!sm__uq_all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
-  if (!sm__uq_all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
-  if (!sm__uq_all_positive(osc)) return sm_status_new(SM_INVALID_ARGUMENT, "output scales elements must be all positive.");
+  st = sm__uq_scales_positive(lsc, rsc, osc);
+  if (st) return st;
   conv_geo g;
   st = resolve(s, l, r, &g);
   if (st) return st;
-  int same = sm_tensor_rank(lsc) == sm_tensor_rank(lzp);
-  for (int i = 0; same && i < sm_tensor_rank(lsc); i++) same = sm_tensor_dims(lsc)[i] == sm_tensor_dims(lzp)[i];
-  if (!same || sm_tensor_rank(lsc) != 0) {
-    char a[128], b[128];
-    return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales/zero_points must be all scalar tensors. Given: %s%s",
-                         sm__array_shape_str(lsc, a, sizeof a), sm__array_shape_str(lzp, b, sizeof b));
-  }
+  st = sm__uq_lhs_scalar(lsc, lzp);
+  if (st) return st;
   st = rhs_axis(s, &g, r, rsc, rzp);
   if (st) return st;
   if (s->oax != -1 && s->oax != g.dn.of)

@@ -37,6 +37,9 @@ int8_t sm__uq_asym_one(float x, float inv, int32_t zp);
 
 /* all of a float tensor's elements > 0 (TF's AllElementsPositive) */
 int sm__uq_all_positive(const sm_tensor *t);
+/* TF's checks of a dot / conv's lhs, rhs and output scales (all positive) and lhs scale / zero point (scalars) */
+sm_status *sm__uq_scales_positive(const sm_tensor *lsc, const sm_tensor *rsc, const sm_tensor *osc);
+sm_status *sm__uq_lhs_scalar(const sm_tensor *lsc, const sm_tensor *lzp);
 /* attr `attr` (absent: fine) is dtype `want`, else op's error naming both */
 sm_status *sm__uq_want_type(const sm_node *n, const char *op, const char *attr, int want);
 /* input i is dtype `want`, else op's error naming both */
