@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ops/math_int.h" /* half / bfloat16 conversions */
+#include "ops/quant_int.h" /* sm__image_resize_validate, for quantized_image.c */
 
 enum { RS_BILINEAR, RS_NEAREST, RS_BICUBIC, RS_AREA };
 #define CUBIC_TABLE 1024
@@ -299,6 +300,18 @@ static sm_status *resize_validate(const resize_state *s, const sm_tensor *img, c
   if (s->kind == RS_NEAREST && (j->H >= (1 << 24) || j->W >= (1 << 24)))
     return sm_status_new(SM_INVALID_ARGUMENT, "nearest neighbor requires max height & width of 2^24");
   return NULL;
+}
+
+/* ResizeBilinear's checks and scales for quantized_image.c's QuantizedResizeBilinear (TF builds its
+ * ImageResizerState with half_pixel_centers false there, whatever the attr says) */
+sm_status *sm__image_resize_validate(const sm_tensor *img, const sm_tensor *size, int align_corners, int64_t *oh,
+                                     int64_t *ow, float *hs, float *ws) {
+  resize_state s = {RS_BILINEAR, align_corners, 0, NULL};
+  resize_job j;
+  memset(&j, 0, sizeof j);
+  sm_status *st = resize_validate(&s, img, size, &j);
+  if (!st) *oh = j.OH, *ow = j.OW, *hs = j.hs, *ws = j.ws;
+  return st;
 }
 
 /* ResizeArea's per-row list of contributing input rows and their weights. */

@@ -131,4 +131,8 @@ static inline sm_status *sm__q_scalar_out(sm_kctx *ctx, int i, float v) {
   return st;
 }
 
+/* ResizeBilinear's input checks and scales (ImageResizerState, half_pixel_centers false); image.c */
+sm_status *sm__image_resize_validate(const sm_tensor *img, const sm_tensor *size, int align_corners, int64_t *oh,
+                                     int64_t *ow, float *hs, float *ws);
+
 #endif

@@ -29,37 +29,12 @@ static sm_status *keep(const void *s, size_t n, void **state) {
   return NULL;
 }
 
-static int all_positive(const sm_tensor *t) {
-  const float *p = sm_tensor_data(t);
-  for (int64_t i = 0, n = sm_tensor_num_elements(t); i < n; i++)
-    if (!(p[i] > 0)) return 0;
-  return 1;
-}
-
-static sm_status *want_type(const sm_node *n, const char *op, const char *attr, int want) {
-  int t = want;
-  sm_status *st = sm__node_attr(n, attr) ? sm__node_attr_type(n, attr, &t) : NULL;
-  if (st) return st;
-  if (t != want)
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: Value for attr '%s' of %s is not in the list of allowed values: %s", op, attr,
-                         sm__array_dtype_str(t), sm__array_dtype_str(want));
-  return NULL;
-}
-
-static sm_status *want_input(sm_kctx *ctx, const char *op, int i, int want) {
-  int t = sm_tensor_dtype(sm__kctx_input(ctx, i));
-  if (t != want)
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input %d must be %s, got %s", op, i, sm__array_dtype_str(want),
-                         sm__array_dtype_str(t));
-  return NULL;
-}
-
 /* the eight inputs of UniformQuantizedAdd / Dot (lhs, rhs, then scales and zero points of lhs, rhs
  * and output), lhs and rhs of dtype T */
 static sm_status *inputs8(sm_kctx *ctx, const char *op, int T, const sm_tensor *in[8]) {
   sm_status *st = NULL;
   for (int i = 0; i < 8; i++) in[i] = sm__kctx_input(ctx, i);
-  for (int i = 0; i < 8 && !st; i++) st = want_input(ctx, op, i, i < 2 ? T : i % 2 ? SM_INT32 : SM_FLOAT);
+  for (int i = 0; i < 8 && !st; i++) st = sm__uq_want_input(ctx, op, i, i < 2 ? T : i % 2 ? SM_INT32 : SM_FLOAT);
   return st;
 }
 
@@ -72,7 +47,7 @@ typedef struct add_state {
 static sm_status *add_prepare(const sm_node *n, void **state) {
   add_state s;
   sm__uq_params l, r, o;
-  sm_status *st = want_type(n, "UniformQuantizedAdd", "T", SM_QINT32);
+  sm_status *st = sm__uq_want_type(n, "UniformQuantizedAdd", "T", SM_QINT32);
   if (!st) st = sm__uq_read_params(n, "lhs_", &l);
   if (!st) st = sm__uq_read_params(n, "rhs_", &r);
   if (!st) st = sm__uq_read_params(n, "output_", &o);
@@ -153,7 +128,7 @@ static sm_status *uadd_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "If lhs and output is both per-axis quantized, the quantization axis must match.");
   if (s->rax >= 0 && s->oax >= 0 && rr - s->rax != ro - s->oax)
     return sm_status_new(SM_INVALID_ARGUMENT, "If rhs and output is both per-axis quantized, the quantization axis must match.");
-  if (!all_positive(lsc) || !all_positive(rsc) || !all_positive(osc))
+  if (!sm__uq_all_positive(lsc) || !sm__uq_all_positive(rsc) || !sm__uq_all_positive(osc))
     return sm_status_new(SM_INVALID_ARGUMENT, "lhs/rhs/output scales elements must be all positive.");
   if (s->oax >= 0 && (s->lax < 0 || (s->rax < 0 && rr != ro)))
     return sm_status_new(SM_UNIMPLEMENTED, "%s: a per-tensor %s with a per-axis output (TensorFlow aborts here)", op,
@@ -213,8 +188,8 @@ static sm_status *axis_is(const sm_node *n, const char *attr, int allow_minus1, 
 
 static sm_status *dot_prepare(const sm_node *n, void **state) {
   sm__uq_params o;
-  sm_status *st = want_type(n, "UniformQuantizedDot", "Tin", SM_QINT8);
-  if (!st) st = want_type(n, "UniformQuantizedDot", "Tout", SM_QINT32);
+  sm_status *st = sm__uq_want_type(n, "UniformQuantizedDot", "Tin", SM_QINT8);
+  if (!st) st = sm__uq_want_type(n, "UniformQuantizedDot", "Tout", SM_QINT32);
   if (!st) st = sm__uq_read_params(n, "output_", &o);
   if (!st) st = axis_is(n, "lhs_quantization_axis", 1, 0, "lhs_quantization_axis Attr must be -1 (per-tensor).");
   if (!st) st = axis_is(n, "rhs_quantization_axis", 1, 1, "rhs_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
@@ -227,9 +202,9 @@ static sm_status *dot_prepare(const sm_node *n, void **state) {
 
 static sm_status *hybrid_prepare(const sm_node *n, void **state) {
   (void)state;
-  sm_status *st = want_type(n, "UniformQuantizedDotHybrid", "Tlhs", SM_FLOAT);
-  if (!st) st = want_type(n, "UniformQuantizedDotHybrid", "Trhs", SM_QINT8);
-  if (!st) st = want_type(n, "UniformQuantizedDotHybrid", "Tout", SM_FLOAT);
+  sm_status *st = sm__uq_want_type(n, "UniformQuantizedDotHybrid", "Tlhs", SM_FLOAT);
+  if (!st) st = sm__uq_want_type(n, "UniformQuantizedDotHybrid", "Trhs", SM_QINT8);
+  if (!st) st = sm__uq_want_type(n, "UniformQuantizedDotHybrid", "Tout", SM_FLOAT);
   if (!st) st = axis_is(n, "rhs_quantization_axis", 1, 1, "rhs_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
   return st;
 }
@@ -254,18 +229,12 @@ static sm_status *udot_compute(const void *state, sm_kctx *ctx) {
   sm_status *st = inputs8(ctx, op, SM_QINT8, in);
   const sm_tensor *l = in[0], *r = in[1], *lsc = in[2], *lzp = in[3], *rsc = in[4], *rzp = in[5], *osc = in[6], *ozp = in[7];
   if (st) return st;
-  if (!all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
-  if (!all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
-  if (!all_positive(osc)) return sm_status_new(SM_INVALID_ARGUMENT, "output scales elements must be all positive.");
+  st = sm__uq_scales_positive(lsc, rsc, osc);
+  if (st) return st;
   st = dot_shapes(l, r);
   if (st) return st;
-  int same = sm_tensor_rank(lsc) == sm_tensor_rank(lzp);
-  for (int i = 0; same && i < sm_tensor_rank(lsc); i++) same = sm_tensor_dims(lsc)[i] == sm_tensor_dims(lzp)[i];
-  if (!same || sm_tensor_rank(lsc) != 0) {
-    char a[128], b[128];
-    return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales/zero_points must be all scalar tensors. Given: %s%s",
-                         sm__array_shape_str(lsc, a, sizeof a), sm__array_shape_str(lzp, b, sizeof b));
-  }
+  st = sm__uq_lhs_scalar(lsc, lzp);
+  if (st) return st;
   int64_t B = sm_tensor_dims(l)[0], K = sm_tensor_dims(l)[1], C = sm_tensor_dims(r)[1], od[2] = {B, C};
   int pc = sm_tensor_rank(rsc) != 0, po = sm_tensor_rank(osc) != 0;
   st = sm__uq_axis_shape_valid(2, sm_tensor_dims(r), rsc, rzp, pc ? 1 : -1);
@@ -314,29 +283,13 @@ static sm_status *udot_compute(const void *state, sm_kctx *ctx) {
 
 /* TF's AsymmetricQuantize of one float row into [-128, 127] */
 static void asym_quantize(const float *x, int64_t n, int8_t *q, float *scale, int32_t *zp) {
-  const double qmin = -128.0, qmax = 127.0;
-  float mn = n ? x[0] : 0.0f, mx = mn;
+  float mn = n ? x[0] : 0.0f, mx = mn, inv;
   for (int64_t i = 1; i < n; i++) {
     mn = x[i] < mn ? x[i] : mn;
     mx = x[i] > mx ? x[i] : mx;
   }
-  double rmin = (double)fminf(0.0f, mn), rmax = (double)fmaxf(0.0f, mx);
-  float inv = 0;
-  *scale = (float)((rmax - rmin) / (qmax - qmin));
-  if (rmax - rmin != 0) inv = (float)((qmax - qmin) / (rmax - rmin));
-  if (*scale == 0 || !isfinite(inv)) {
-    memset(q, 0, (size_t)n);
-    *scale = 1.0f, *zp = 0;
-    return;
-  }
-  double s = *scale, zmin = qmin - rmin / s, zmax = qmax - rmax / s;
-  double emin = fabs(qmin) + fabs(rmin / s), emax = fabs(qmax) + fabs(rmax / s);
-  double z = emin < emax ? zmin : zmax;
-  *zp = z <= qmin ? -128 : z >= qmax ? 127 : (int8_t)round(z);
-  for (int64_t i = 0; i < n; i++) {
-    int32_t v = (int32_t)((uint32_t)sm__uq_f2i32(floorf(x[i] * inv + 0.5f)) + (uint32_t)*zp);
-    q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
-  }
+  sm__uq_asym_params(mn, mx, scale, &inv, zp);
+  for (int64_t i = 0; i < n; i++) q[i] = sm__uq_asym_one(x[i], inv, *zp);
 }
 
 static sm_status *uhybrid_compute(const void *state, sm_kctx *ctx) {
@@ -344,16 +297,16 @@ static sm_status *uhybrid_compute(const void *state, sm_kctx *ctx) {
   const char *op = "UniformQuantizedDotHybrid";
   const sm_tensor *l = sm__kctx_input(ctx, 0), *r = sm__kctx_input(ctx, 1), *rsc = sm__kctx_input(ctx, 2),
                   *rzp = sm__kctx_input(ctx, 3);
-  sm_status *st = want_input(ctx, op, 0, SM_FLOAT);
-  if (!st) st = want_input(ctx, op, 1, SM_QINT8);
-  if (!st) st = want_input(ctx, op, 2, SM_FLOAT);
-  if (!st) st = want_input(ctx, op, 3, SM_INT32);
+  sm_status *st = sm__uq_want_input(ctx, op, 0, SM_FLOAT);
+  if (!st) st = sm__uq_want_input(ctx, op, 1, SM_QINT8);
+  if (!st) st = sm__uq_want_input(ctx, op, 2, SM_FLOAT);
+  if (!st) st = sm__uq_want_input(ctx, op, 3, SM_INT32);
   if (!st) st = dot_shapes(l, r);
   if (st) return st;
   int pc = sm_tensor_rank(rsc) != 0;
   st = sm__uq_axis_shape_valid(2, sm_tensor_dims(r), rsc, rzp, pc ? 1 : -1);
   if (st) return st;
-  if (!all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
   int64_t B = sm_tensor_dims(l)[0], K = sm_tensor_dims(l)[1], C = sm_tensor_dims(r)[1];
   sm_tensor *y;
   st = sm__kctx_alloc_output_uninit(ctx, 0, SM_FLOAT, 2, (int64_t[]){B, C}, &y);

@@ -124,6 +124,74 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { /* TF's order: min w
   return v < lo ? lo : v;
 }
 
+/* TF's AsymmetricQuantize into [-128, 127] of values whose min and max are mn, mx: the scale, its
+ * inverse and the zero point (a zero or non-finite range: scale 1, inverse 0, zero point 0, so every
+ * value quantizes to 0) */
+void sm__uq_asym_params(float mn, float mx, float *scale, float *inv, int32_t *zp) {
+  const double qmin = -128.0, qmax = 127.0;
+  double rmin = (double)fminf(0.0f, mn), rmax = (double)fmaxf(0.0f, mx);
+  *inv = 0;
+  *scale = (float)((rmax - rmin) / (qmax - qmin));
+  if (rmax - rmin != 0) *inv = (float)((qmax - qmin) / (rmax - rmin));
+  if (*scale == 0 || !isfinite(*inv)) {
+    *scale = 1.0f, *inv = 0, *zp = 0;
+    return;
+  }
+  double s = *scale, zmin = qmin - rmin / s, zmax = qmax - rmax / s;
+  double emin = fabs(qmin) + fabs(rmin / s), emax = fabs(qmax) + fabs(rmax / s);
+  double z = emin < emax ? zmin : zmax;
+  *zp = z <= qmin ? -128 : z >= qmax ? 127 : (int8_t)round(z);
+}
+
+int8_t sm__uq_asym_one(float x, float inv, int32_t zp) {
+  if (inv == 0) return 0;
+  int32_t v = (int32_t)((uint32_t)sm__uq_f2i32(floorf(x * inv + 0.5f)) + (uint32_t)zp);
+  return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+
+int sm__uq_all_positive(const sm_tensor *t) {
+  const float *p = sm_tensor_data(t);
+  for (int64_t i = 0, n = sm_tensor_num_elements(t); i < n; i++)
+    if (!(p[i] > 0)) return 0;
+  return 1;
+}
+
+sm_status *sm__uq_scales_positive(const sm_tensor *lsc, const sm_tensor *rsc, const sm_tensor *osc) {
+  if (!sm__uq_all_positive(lsc)) return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(rsc)) return sm_status_new(SM_INVALID_ARGUMENT, "rhs scales elements must be all positive.");
+  if (!sm__uq_all_positive(osc)) return sm_status_new(SM_INVALID_ARGUMENT, "output scales elements must be all positive.");
+  return NULL;
+}
+
+sm_status *sm__uq_lhs_scalar(const sm_tensor *lsc, const sm_tensor *lzp) {
+  int same = sm_tensor_rank(lsc) == sm_tensor_rank(lzp);
+  for (int i = 0; same && i < sm_tensor_rank(lsc); i++) same = sm_tensor_dims(lsc)[i] == sm_tensor_dims(lzp)[i];
+  if (!same || sm_tensor_rank(lsc) != 0) {
+    char a[128], b[128];
+    return sm_status_new(SM_INVALID_ARGUMENT, "lhs scales/zero_points must be all scalar tensors. Given: %s%s",
+                         sm__array_shape_str(lsc, a, sizeof a), sm__array_shape_str(lzp, b, sizeof b));
+  }
+  return NULL;
+}
+
+sm_status *sm__uq_want_type(const sm_node *n, const char *op, const char *attr, int want) {
+  int t = want;
+  sm_status *st = sm__node_attr(n, attr) ? sm__node_attr_type(n, attr, &t) : NULL;
+  if (st) return st;
+  if (t != want)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: Value for attr '%s' of %s is not in the list of allowed values: %s", op, attr,
+                         sm__array_dtype_str(t), sm__array_dtype_str(want));
+  return NULL;
+}
+
+sm_status *sm__uq_want_input(sm_kctx *ctx, const char *op, int i, int want) {
+  int t = sm_tensor_dtype(sm__kctx_input(ctx, i));
+  if (t != want)
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input %d must be %s, got %s", op, i, sm__array_dtype_str(want),
+                         sm__array_dtype_str(t));
+  return NULL;
+}
+
 /* ---- UniformQuantize, UniformDequantize ------------------------------------------------------- */
 
 static sm_status *uquantize_compute(const void *state, sm_kctx *ctx) {

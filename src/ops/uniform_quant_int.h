@@ -29,4 +29,19 @@ int32_t sm__uq_qint_as_int(const void *p, int T, int64_t i);
 
 /* a float to int32 as x86's cvttss2si does (NaN and out of range: INT32_MIN) */
 int32_t sm__uq_f2i32(float v);
+
+/* TF's AsymmetricQuantize into [-128, 127] (the hybrid ops' float lhs): the parameters for values
+ * in [mn, mx] (a degenerate range gives scale 1, inv 0, zero point 0), then one value */
+void sm__uq_asym_params(float mn, float mx, float *scale, float *inv, int32_t *zp);
+int8_t sm__uq_asym_one(float x, float inv, int32_t zp);
+
+/* all of a float tensor's elements > 0 (TF's AllElementsPositive) */
+int sm__uq_all_positive(const sm_tensor *t);
+/* TF's checks of a dot / conv's lhs, rhs and output scales (all positive) and lhs scale / zero point (scalars) */
+sm_status *sm__uq_scales_positive(const sm_tensor *lsc, const sm_tensor *rsc, const sm_tensor *osc);
+sm_status *sm__uq_lhs_scalar(const sm_tensor *lsc, const sm_tensor *lzp);
+/* attr `attr` (absent: fine) is dtype `want`, else op's error naming both */
+sm_status *sm__uq_want_type(const sm_node *n, const char *op, const char *attr, int want);
+/* input i is dtype `want`, else op's error naming both */
+sm_status *sm__uq_want_input(sm_kctx *ctx, const char *op, int i, int want);
 #endif

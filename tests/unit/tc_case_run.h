@@ -166,6 +166,8 @@ static sm_status *run_node_n(const char *node, int nin, sm_tensor **in, int nout
   if (st) return st;
   char names[20][16], fnames[8][16]; /* up to 20 inputs (test_ops_blocklstm's grad ops take 18), 8 outputs */
   const char *feed[20], *fetch[8];
+  char names[16][16], fnames[8][16]; /* up to 16 inputs (run_node), 8 outputs */
+  const char *feed[16], *fetch[8];
   for (int i = 0; i < nin; i++) {
     snprintf(names[i], sizeof names[i], "i%d", i);
     feed[i] = names[i];
@@ -236,6 +238,18 @@ done:
     sm_tensor_free(out[i]);
   }
   return sm_test_failures != before;
+}
+
+/* a tensor of dtype dt (float, qint8 or a 32-bit integer type) holding v everywhere */
+static inline sm_tensor *tc_const_tensor(int dt, int rank, const int64_t *d, double v) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(dt, rank, d, &t));
+  if (!t) return NULL;
+  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++)
+    if (dt == SM_FLOAT) ((float *)sm_tensor_data(t))[i] = (float)v;
+    else if (dt == SM_QINT8) ((int8_t *)sm_tensor_data(t))[i] = (int8_t)v;
+    else ((int32_t *)sm_tensor_data(t))[i] = (int32_t)v;
+  return t;
 }
 
 #endif

@@ -22,22 +22,11 @@
   "attr { key: \"rhs_quantization_min_val\" value { i: -2147483648 } } attr { key: \"rhs_quantization_max_val\" value { i: 2147483647 } } " \
   "attr { key: \"output_quantization_min_val\" value { i: -2147483648 } } attr { key: \"output_quantization_max_val\" value { i: 2147483647 } }"
 
-static sm_tensor *tens(int dt, int rank, const int64_t *d, double v) {
-  sm_tensor *t = NULL;
-  CHECK_OK(sm_tensor_new(dt, rank, d, &t));
-  if (!t) return NULL;
-  for (int64_t i = 0; i < sm_tensor_num_elements(t); i++)
-    if (dt == SM_FLOAT) ((float *)sm_tensor_data(t))[i] = (float)v;
-    else if (dt == SM_QINT8) ((int8_t *)sm_tensor_data(t))[i] = (int8_t)v;
-    else ((int32_t *)sm_tensor_data(t))[i] = (int32_t)v;
-  return t;
-}
-
 static void test_add_aborts_in_tf(void) {
   int64_t d[2] = {2, 3}, c[1] = {3};
-  sm_tensor *in[8] = {tens(SM_QINT32, 2, d, 1), tens(SM_QINT32, 2, d, 2), tens(SM_FLOAT, 0, NULL, 1),
-                      tens(SM_INT32, 0, NULL, 0), tens(SM_FLOAT, 0, NULL, 1), tens(SM_INT32, 0, NULL, 0),
-                      tens(SM_FLOAT, 1, c, 1), tens(SM_INT32, 1, c, 0)};
+  sm_tensor *in[8] = {tc_const_tensor(SM_QINT32, 2, d, 1), tc_const_tensor(SM_QINT32, 2, d, 2), tc_const_tensor(SM_FLOAT, 0, NULL, 1),
+                      tc_const_tensor(SM_INT32, 0, NULL, 0), tc_const_tensor(SM_FLOAT, 0, NULL, 1), tc_const_tensor(SM_INT32, 0, NULL, 0),
+                      tc_const_tensor(SM_FLOAT, 1, c, 1), tc_const_tensor(SM_INT32, 1, c, 0)};
   sm_tensor *out[1] = {0};
   sm_status *st = run_node(ADD_ATTRS("-1", "1"), 8, in, 1, out);
   CHECK(st && strstr(sm_status_message(st), "TensorFlow aborts here"));
@@ -49,8 +38,8 @@ static void test_add_aborts_in_tf(void) {
 
 static void test_rpc_empty(void) {
   int64_t d[4] = {0, 2, 2, 3}, c[1] = {3};
-  sm_tensor *in[5] = {tens(SM_QINT32, 4, d, 0), tens(SM_FLOAT, 1, c, -1), tens(SM_FLOAT, 1, c, 1), tens(SM_FLOAT, 0, NULL, -1),
-                      tens(SM_FLOAT, 0, NULL, 1)};
+  sm_tensor *in[5] = {tc_const_tensor(SM_QINT32, 4, d, 0), tc_const_tensor(SM_FLOAT, 1, c, -1), tc_const_tensor(SM_FLOAT, 1, c, 1), tc_const_tensor(SM_FLOAT, 0, NULL, -1),
+                      tc_const_tensor(SM_FLOAT, 0, NULL, 1)};
   sm_tensor *out[3] = {0};
   sm_status *st = run_node("op: \"RequantizePerChannel\" attr { key: \"T\" value { type: DT_QINT32 } } "
                            "attr { key: \"out_type\" value { type: DT_QUINT8 } }", 5, in, 3, out);
@@ -62,8 +51,8 @@ static void test_rpc_empty(void) {
 
 static void test_qadd_qint8(void) { /* TF registers quint8 + quint8 only (NotFoundError) */
   int64_t d[1] = {2};
-  sm_tensor *in[6] = {tens(SM_QINT8, 1, d, 0), tens(SM_QINT8, 1, d, 0), tens(SM_FLOAT, 0, NULL, -1), tens(SM_FLOAT, 0, NULL, 1),
-                      tens(SM_FLOAT, 0, NULL, -1), tens(SM_FLOAT, 0, NULL, 1)};
+  sm_tensor *in[6] = {tc_const_tensor(SM_QINT8, 1, d, 0), tc_const_tensor(SM_QINT8, 1, d, 0), tc_const_tensor(SM_FLOAT, 0, NULL, -1), tc_const_tensor(SM_FLOAT, 0, NULL, 1),
+                      tc_const_tensor(SM_FLOAT, 0, NULL, -1), tc_const_tensor(SM_FLOAT, 0, NULL, 1)};
   sm_tensor *out[3] = {0};
   sm_status *st = run_node("op: \"QuantizedAdd\" attr { key: \"T1\" value { type: DT_QINT8 } } "
                            "attr { key: \"T2\" value { type: DT_QINT8 } } attr { key: \"Toutput\" value { type: DT_QINT32 } }",
