@@ -166,8 +166,6 @@ static sm_status *run_node_n(const char *node, int nin, sm_tensor **in, int nout
   if (st) return st;
   char names[20][16], fnames[8][16]; /* up to 20 inputs (test_ops_blocklstm's grad ops take 18), 8 outputs */
   const char *feed[20], *fetch[8];
-  char names[16][16], fnames[8][16]; /* up to 16 inputs (run_node), 8 outputs */
-  const char *feed[16], *fetch[8];
   for (int i = 0; i < nin; i++) {
     snprintf(names[i], sizeof names[i], "i%d", i);
     feed[i] = names[i];
