@@ -159,6 +159,7 @@ IteratorGetNext IteratorGetNextSync IteratorGetNextAsOptional DeleteIterator Win
 UniqueDataset ShuffleDataset ShuffleDatasetV2 ShuffleDatasetV3 AnonymousSeedGenerator DummySeedGenerator
 DeleteSeedGenerator TextLineDataset TFRecordDataset FixedLengthRecordDataset FixedLengthRecordDatasetV2
 Conv SparseBincount ExtractJpegShape EncodeJpegVariableQuality
+ImageSummary AudioSummaryV2 Batch Unbatch UnbatchGrad
 """.split()
 
 
