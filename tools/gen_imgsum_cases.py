@@ -154,6 +154,9 @@ def batching():
     BA = {"num_batch_threads": 1, "max_batch_size": 4, "batch_timeout_micros": 1000, "grad_timeout_micros": 1000000}
     case("Batch 0 rows", "Batch", [("in_tensors", [np.zeros([0, 3], f32), np.zeros([0], i32)])], BA)
     case("Batch too large", "Batch", [("in_tensors", [np.zeros([5, 1], f32)])], BA)
+    for nm, kw in (("num_batch_threads 0", {"num_batch_threads": 0}), ("allowed last", {"allowed_batch_sizes": [2, 3]}),
+                   ("allowed order", {"allowed_batch_sizes": [3, 2, 4]})):
+        case("Batch " + nm, "Batch", [("in_tensors", [np.zeros([2, 1], f32)])], dict(BA, **kw))
     case("Batch unequal rows", "Batch", [("in_tensors", [np.zeros([2], f32), np.zeros([3], f32)])], BA)
     UA = {"timeout_micros": 1000000}
     for dt in (f32, f64, i32, i64, u8, f16):

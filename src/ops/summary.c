@@ -126,6 +126,23 @@ static sm_status *pbw_output(pbw *w) {
   return s;
 }
 
+/* pbw_output, or (s set) w's bytes dropped and s returned. */
+static sm_status *pbw_finish(pbw *w, sm_status *s) {
+  if (!s) return pbw_output(w);
+  sm__kctx_scratch_free(w->ctx, w->p);
+  return s;
+}
+
+/* Field 1 (a Value's tag): "<tag>/<kind>/<i>", or "<tag>/<kind>" when the op makes at most one. */
+static void pbw_media_tag(pbw *w, const char *tag, size_t tl, const char *kind, int64_t i, int many) {
+  char suffix[48];
+  int sl = many ? snprintf(suffix, sizeof suffix, "/%s/%lld", kind, (long long)i) : snprintf(suffix, sizeof suffix, "/%s", kind);
+  pbw_tag(w, 1, 2);
+  pbw_varint(w, tl + (size_t)sl);
+  pbw_bytes(w, tag, tl);
+  pbw_bytes(w, suffix, (size_t)sl);
+}
+
 /* A TensorProto as TF's Tensor::AsProtoTensorContent writes it (AsProtoField for strings): dtype,
  * tensor_shape, tensor_content (or string_val). */
 static void pbw_tensor_proto(pbw *w, int field, const sm_tensor *t) {
@@ -489,11 +506,7 @@ static sm_status *merge_compute(const void *state, sm_kctx *ctx) {
   }
   if (!s) s = first_duplicate(tags, ntags);
   sm__kctx_scratch_free(ctx, tags);
-  if (s) {
-    sm__kctx_scratch_free(ctx, w.p);
-    return s;
-  }
-  return pbw_output(&w);
+  return pbw_finish(&w, s);
 }
 
 /* ---- ImageSummary --------------------------------------------------------------------------- */
@@ -626,12 +639,7 @@ static sm_status *image_compute(const void *state, sm_kctx *ctx) {
     size_t plen;
     if ((s = sm__png_encode(ctx, px, h, w, depth, 8, -1, i, &png, &plen))) break;
     size_t v = pbw_begin(&w8, 1);
-    char suffix[40];
-    int sl = st->max_images > 1 ? snprintf(suffix, sizeof suffix, "/image/%lld", (long long)i) : snprintf(suffix, sizeof suffix, "/image");
-    pbw_tag(&w8, 1, 2);
-    pbw_varint(&w8, tl + (size_t)sl);
-    pbw_bytes(&w8, ts, tl);
-    pbw_bytes(&w8, suffix, (size_t)sl);
+    pbw_media_tag(&w8, ts, tl, "image", i, st->max_images > 1);
     size_t im = pbw_begin(&w8, 4);
     pbw_tag(&w8, 1, 0);
     pbw_varint(&w8, (uint64_t)h);
@@ -645,11 +653,7 @@ static sm_status *image_compute(const void *state, sm_kctx *ctx) {
     sm__kctx_scratch_free(ctx, png);
   }
   sm__kctx_scratch_free(ctx, img);
-  if (s) {
-    sm__kctx_scratch_free(ctx, w8.p);
-    return s;
-  }
-  return pbw_output(&w8);
+  return pbw_finish(&w8, s);
 }
 
 /* ---- AudioSummary / AudioSummaryV2 ---------------------------------------------------------- */
@@ -713,12 +717,7 @@ static sm_status *audio_compute(const void *state, sm_kctx *ctx) {
     const float *a = sm_tensor_num_elements(t) ? (const float *)sm_tensor_data(t) + i * frames * ch : NULL;
     sm__wav_write(wav, a, (uint64_t)frames, (uint64_t)ch, (uint32_t)srate);
     size_t v = pbw_begin(&w, 1);
-    char suffix[40];
-    int sl = st->max_outputs > 1 ? snprintf(suffix, sizeof suffix, "/audio/%lld", (long long)i) : snprintf(suffix, sizeof suffix, "/audio");
-    pbw_tag(&w, 1, 2);
-    pbw_varint(&w, tl + (size_t)sl);
-    pbw_bytes(&w, ts, tl);
-    pbw_bytes(&w, suffix, (size_t)sl);
+    pbw_media_tag(&w, ts, tl, "audio", i, st->max_outputs > 1);
     size_t au = pbw_begin(&w, 6);
     uint32_t u;
     memcpy(&u, &rate, 4);
@@ -732,11 +731,7 @@ static sm_status *audio_compute(const void *state, sm_kctx *ctx) {
     pbw_end(&w, v);
     sm__kctx_scratch_free(ctx, wav);
   }
-  if (s) {
-    sm__kctx_scratch_free(ctx, w.p);
-    return s;
-  }
-  return pbw_output(&w);
+  return pbw_finish(&w, s);
 }
 
 /* ---- the table ------------------------------------------------------------------------------ */
