@@ -486,11 +486,11 @@ static sm_status *unbatch_compute(const void *state, sm_kctx *ctx) {
   const int64_t *idx = sm_tensor_data(bi);
   int64_t total = 0;
   for (int64_t i = 0; i < npieces; i++) {
-    int64_t sz = idx[3 * i + 2] - idx[3 * i + 1];
-    if (idx[3 * i + 2] < idx[3 * i + 1] || sz < 0)
+    int64_t sz;
+    if (idx[3 * i + 2] < idx[3 * i + 1])
       return sm_status_new(SM_INVALID_ARGUMENT, "Unbatch: batch_index row %lld gives a negative size (%lld to %lld)", (long long)i,
                            (long long)idx[3 * i + 1], (long long)idx[3 * i + 2]);
-    if (sz > sm_tensor_dims(data)[0] - total)
+    if (__builtin_sub_overflow(idx[3 * i + 2], idx[3 * i + 1], &sz) || sz > sm_tensor_dims(data)[0] - total)
       return sm_status_new(SM_INVALID_ARGUMENT, "Sum of split sizes must not exceed dim0-size of input tensor");
     total += sz;
   }
