@@ -1,4 +1,4 @@
-/* batch_fn.c - BatchFunction (tf.nondifferentiable_batch_function, TF Serving's batching wrapper
+/* batch_fn.c - BatchFunction, Batch, Unbatch and UnbatchGrad. BatchFunction (tf.nondifferentiable_batch_function, TF Serving's batching wrapper
  * of a serving function): its function `f` compiled once in prepare as a sub-plan and run on the
  * inputs, as TensorFlow's BatchFunctionKernel does for a request that no other joins within
  * batch_timeout_micros (core/kernels/batching_util/batch_resource_base.cc): the in_tensors'
@@ -10,7 +10,14 @@
  *
  * Requests of concurrent runs are not merged into one batch here: each run computes its own
  * (a row-independent `f` gives the same outputs; the throughput batching buys is the serving
- * layer's business, src/serve batches requests itself). */
+ * layer's business, src/serve batches requests itself).
+ *
+ * TF1's split form (tf.contrib.batching): Batch, Unbatch, UnbatchGrad. Batch emits each request as
+ * its own batch at once (concurrent runs are not merged, so batch_timeout_micros is not waited):
+ * padded as above, batch_index [[id, 0, rows]] and a fresh id. Unbatch and UnbatchGrad keep TF's
+ * UnbatchResource / UnbatchGradResource state among the model's resources (SM_RES_UNBATCH*, by
+ * container and shared_name): pieces and grads meet their runs by id across runs, a waiting run
+ * stops at timeout_micros (Unbatch), its deadline or its cancellation. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
