@@ -1,5 +1,7 @@
-/* batch_fn.c - BatchFunction, Batch, Unbatch and UnbatchGrad. BatchFunction (tf.nondifferentiable_batch_function, TF Serving's batching wrapper
- * of a serving function): its function `f` compiled once in prepare as a sub-plan and run on the
+/* batch_fn.c - BatchFunction, Batch, Unbatch and UnbatchGrad.
+ *
+ * BatchFunction (tf.nondifferentiable_batch_function, TF Serving's batching wrapper of a serving
+ * function): its function `f` compiled once in prepare as a sub-plan and run on the
  * inputs, as TensorFlow's BatchFunctionKernel does for a request that no other joins within
  * batch_timeout_micros (core/kernels/batching_util/batch_resource_base.cc): the in_tensors'
  * rows padded to the smallest allowed_batch_sizes entry that holds them with copies of their
