@@ -182,6 +182,7 @@ ResourceAccumulatorTakeGradient SparseAccumulatorTakeGradient TemporaryVariable 
 MutexV2 MutexLock ConsumeMutexLock
 SerializeSparse SerializeManySparse DeserializeSparse DeserializeManySparse AddSparseToTensorsMap AddManySparseToTensorsMap
 TakeManySparseFromTensorsMap KmeansPlusPlusInitialization KMC2ChainInitialization NearestNeighbors
+ImageSummary AudioSummaryV2 Batch Unbatch UnbatchGrad
 """.split()
 
 

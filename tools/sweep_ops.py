@@ -925,6 +925,21 @@ def make_cases(tf, np):
     C("nn", "f4:fused_resize_pad_conv2d", lambda x, w: raw.FusedResizeAndPadConv2D(
         input=x, size=[8, 7], paddings=[[0, 0], [1, 1], [1, 1], [0, 0]], filter=w, mode="SYMMETRIC", strides=[1, 2, 2, 1],
         padding="VALID", resize_align_corners=True), F(1, 5, 6, 2), F(3, 3, 2, 4))
+    # session 23 (h4): ImageSummary and AudioSummaryV2 (tf.compat.v1.summary), TF1's Batch -> model -> Unbatch
+    C("misc", "h4:summary_image_float", lambda x: sv1.image("img", x, max_outputs=2), F(3, 4, 5, 3, lo=-2, hi=3))
+    C("misc", "h4:summary_image_uint8", lambda x: sv1.image("u", x), I(2, 3, 4, 4, lo=0, hi=256, dt="uint8"))
+    C("misc", "h4:summary_image_one", lambda x: sv1.image("one", x, max_outputs=1), F(2, 3, 3, 1, lo=0, hi=5, dt="float64"))
+    C("misc", "h4:summary_audio", lambda x: sv1.audio("snd", x, 16000, max_outputs=2), F(3, 50, 2, lo=-1.1, hi=1.1))
+    C("misc", "h4:summary_merge_image_audio", lambda x, y: sv1.merge([sv1.image("i", x), sv1.audio("a", y, 8000)]),
+      F(1, 2, 2, 3), F(2, 9))
+
+    def batch_unbatch(x):
+        bt, bi, bid = raw.Batch(in_tensors=[x], num_batch_threads=1, max_batch_size=8, batch_timeout_micros=1000,
+                                grad_timeout_micros=1000000, allowed_batch_sizes=[4, 8])
+        y = bt[0] * 2.0 + tf.reduce_sum(bt[0], axis=0, keepdims=True)
+        u = raw.Unbatch(batched_tensor=y, batch_index=bi, id=bid, timeout_micros=1000000)
+        return u, raw.UnbatchGrad(original_input=bt[0], batch_index=bi, grad=u, id=bid)
+    C("misc", "h4:batch_model_unbatch", batch_unbatch, F(3, 5))
     # -- tf.data inside a tf.function (session 21, f6): pipelines consumed by reduce, loops, iterators
     D = tf.data.Dataset
 

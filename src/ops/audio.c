@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "codec_int.h"
 #include "runtime/kernel.h"
 
 static const double PI = 3.14159265358979323846; /* TF: std::atan(1) * 4, the same double */
@@ -213,28 +214,40 @@ static sm_status *encode_wav_compute(const void *state, sm_kctx *ctx) {
   uint64_t channels = (uint64_t)(int64_t)(int32_t)sm_tensor_dims(audio)[1];
   uint64_t frames = (uint64_t)(int64_t)(int32_t)sm_tensor_dims(audio)[0];
   uint64_t srate = (uint64_t)(int64_t)sr; /* TF's size_t: a negative rate is huge */
+  sm_status *s = sm__wav_check(frames, channels, srate);
+  if (s) return s;
+  sm_tensor *out;
+  if ((s = sm__kctx_alloc_output(ctx, 0, SM_STRING, 0, NULL, &out))) return s;
+  uint64_t file_size = sm__wav_size(frames, channels);
+  uint8_t *buf = sm__kctx_scratch(ctx, (size_t)file_size, &s);
+  if (!buf) return s;
+  sm__wav_write(buf, sm_tensor_data(audio), frames, channels, (uint32_t)srate);
+  s = sm_tensor_set_string(out, 0, buf, (size_t)file_size);
+  sm__kctx_scratch_free(ctx, buf);
+  return s;
+}
+
+sm_status *sm__wav_check(uint64_t frames, uint64_t channels, uint64_t srate) {
   if (srate == 0 || srate > 0xffffffffu)
     return sm_status_new(SM_INVALID_ARGUMENT, "sample_rate must be in (0, 2^32), got: %llu", (unsigned long long)srate);
   if (channels == 0 || channels > 0xffff)
     return sm_status_new(SM_INVALID_ARGUMENT, "num_channels must be in (0, 2^16), got: %llu", (unsigned long long)channels);
-  uint64_t nsamples = frames * channels, file_size = 44 + nsamples * 2;
-  if (file_size > 0xffffffffu) return sm_status_new(SM_INVALID_ARGUMENT, "Provided channels and frames cannot be encoded as a WAV.");
-  sm_tensor *out;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_STRING, 0, NULL, &out);
-  if (s) return s;
-  uint8_t *buf = sm__kctx_scratch(ctx, (size_t)file_size, &s);
-  if (!buf) return s;
+  if (frames > 0xffffffffu || sm__wav_size(frames, channels) > 0xffffffffu)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Provided channels and frames cannot be encoded as a WAV.");
+  return NULL;
+}
+
+void sm__wav_write(uint8_t *buf, const float *a, uint64_t frames, uint64_t channels, uint32_t srate) {
+  uint64_t nsamples = frames * channels, file_size = sm__wav_size(frames, channels);
   uint32_t bps = (uint32_t)(srate * 2 * channels);
   memcpy(buf, "RIFF", 4);
-  uint32_t v32[] = {(uint32_t)(file_size - 8)};
-  for (int i = 0; i < 4; i++) buf[4 + i] = (uint8_t)(v32[0] >> (8 * i));
+  for (int i = 0; i < 4; i++) buf[4 + i] = (uint8_t)((file_size - 8) >> (8 * i));
   memcpy(buf + 8, "WAVEfmt ", 8);
-  const uint32_t f[] = {16, 1 | (uint32_t)channels << 16, (uint32_t)srate, bps, (uint32_t)(2 * channels) | 16u << 16};
+  const uint32_t f[] = {16, 1 | (uint32_t)channels << 16, srate, bps, (uint32_t)(2 * channels) | 16u << 16};
   for (int k = 0; k < 5; k++)
     for (int i = 0; i < 4; i++) buf[16 + 4 * k + i] = (uint8_t)(f[k] >> (8 * i));
   memcpy(buf + 36, "data", 4);
   for (int i = 0; i < 4; i++) buf[40 + i] = (uint8_t)((nsamples * 2) >> (8 * i));
-  const float *a = sm_tensor_data(audio);
   for (uint64_t i = 0; i < nsamples; i++) {
     float x = roundf(a[i] * 32768.0f);
     /* std::min(std::max(x, -32768), 32767): a NaN passes through both; x86 converts it to 0 */
@@ -242,9 +255,6 @@ static sm_status *encode_wav_compute(const void *state, sm_kctx *ctx) {
     buf[44 + 2 * i] = (uint8_t)((uint16_t)v & 0xff);
     buf[45 + 2 * i] = (uint8_t)((uint16_t)v >> 8);
   }
-  s = sm_tensor_set_string(out, 0, buf, (size_t)file_size);
-  sm__kctx_scratch_free(ctx, buf);
-  return s;
 }
 
 /* ---- AudioSpectrogram ----------------------------------------------------------------------- */

@@ -29,6 +29,7 @@
 
 #include "base/alloc.h"
 #include "base/lazylib.h"
+#include "codec_int.h"
 #include "runtime/kernel.h"
 
 #ifdef SM_HAVE_JPEG
@@ -1056,30 +1057,47 @@ static sm_status *encode_png_compute(const void *state, sm_kctx *ctx) {
   if (c < 1 || c > 4) return sm_status_new(SM_INVALID_ARGUMENT, "image must have 1, 2, 3, or 4 channels, got %" PRId64, c);
   if (h > INT32_MAX || w > INT32_MAX || w * c > INT32_MAX)
     return sm_status_new(SM_INVALID_ARGUMENT, "image too large to encode: %s", sm_shape_str(r, d, b, sizeof b));
-  sm_status *s = need_png();
-  if (s) return s;
   sm_tensor *y;
-  s = sm__kctx_alloc_output(ctx, 0, SM_STRING, r - 3, d, &y);
+  sm_status *s = need_png();
+  if (!s) s = sm__kctx_alloc_output(ctx, 0, SM_STRING, r - 3, d, &y);
   if (s) return s;
-#ifdef SM_HAVE_PNG
   int bits = sm_tensor_dtype(x) == SM_UINT8 ? 8 : 16;
   int64_t nimg = sm_tensor_num_elements(y);
   size_t isz = (size_t)(h * w * c) * (size_t)(bits / 8);
   const unsigned char *px = sm_tensor_data(x);
-  for (int64_t i = 0; i < nimg && !s; i++) {
-    penc *e = sm__calloc(sizeof *e);
-    if (!e) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
-    e->ctx = ctx;
-    int ok = h > 0 && w > 0 && png_encode_one(e, px + (size_t)i * isz, h, w, c, bits, st->level);
-    if (e->png) P.destroy_write(&e->png, e->info ? &e->info : NULL);
-    if (e->oom) s = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
-    else if (!ok) s = sm_status_new(SM_INTERNAL, "PNG encoding failed at the following flattened batch indices: %" PRId64, i);
-    else s = sm_tensor_set_string(y, i, e->buf, e->len);
-    sm__kctx_scratch_free(ctx, e->buf);
-    sm__free(e);
+  for (int64_t i = 0; i < nimg && !s && h > 0 && w > 0; i++) {
+    char *buf;
+    size_t len;
+    s = sm__png_encode(ctx, px + (size_t)i * isz, h, w, c, bits, st->level, i, &buf, &len);
+    if (!s) s = sm_tensor_set_string(y, i, buf, len);
+    sm__kctx_scratch_free(ctx, buf);
   }
+  return s;
+}
+
+sm_status *sm__png_encode(sm_kctx *ctx, const unsigned char *px, int64_t h, int64_t w, int64_t c, int bits, int level,
+                          int64_t index, char **buf, size_t *len) {
+  *buf = NULL;
+  *len = 0;
+  sm_status *s = need_png();
+  if (s) return s;
+#ifdef SM_HAVE_PNG
+  penc *e = sm__calloc(sizeof *e);
+  if (!e) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  e->ctx = ctx;
+  int ok = png_encode_one(e, px, h, w, c, bits, level);
+  if (e->png) P.destroy_write(&e->png, e->info ? &e->info : NULL);
+  if (e->oom) s = sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  else if (!ok) s = sm_status_new(SM_INTERNAL, "PNG encoding failed at the following flattened batch indices: %" PRId64, index);
+  if (s) {
+    sm__kctx_scratch_free(ctx, e->buf);
+  } else {
+    *buf = e->buf;
+    *len = e->len;
+  }
+  sm__free(e);
 #else
-  (void)st;
+  (void)ctx, (void)px, (void)h, (void)w, (void)c, (void)bits, (void)level, (void)index;
 #endif
   return s;
 }

@@ -11,13 +11,21 @@
  * non-empty tags as TF does, and concatenates the values' bytes: the bytes TF writes for inputs
  * that TF (or this file) serialized. TensorSummaryV2 copies serialized_summary_metadata as it
  * comes (TF parses and re-serializes it: the same bytes for the canonical metadata TF's Python
- * writes). */
+ * writes).
+ *
+ * ImageSummary (uint8 images as they are; half, float and double scaled to uint8 by TF's
+ * NormalizeFloatImage, non-finite pixels bad_color) and AudioSummary / AudioSummaryV2 (TF's
+ * 16-bit WAV) write one value per image or clip, at most max_images / max_outputs, tagged
+ * "tag/image/i" ("tag/image" when the attr is 1), with the PNG EncodePng writes and the WAV
+ * EncodeWav writes (codec_int.h). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_internal.h"
+#include "codec_int.h"
 #include "format/pb_util.h"
 #include "math_int.h"
 #include "runtime/kernel.h"
@@ -116,6 +124,23 @@ static sm_status *pbw_output(pbw *w) {
   if (!s) s = sm_tensor_set_string(out, 0, w->p ? (const char *)w->p : "", w->n);
   sm__kctx_scratch_free(w->ctx, w->p);
   return s;
+}
+
+/* pbw_output, or (s set) w's bytes dropped and s returned. */
+static sm_status *pbw_finish(pbw *w, sm_status *s) {
+  if (!s) return pbw_output(w);
+  sm__kctx_scratch_free(w->ctx, w->p);
+  return s;
+}
+
+/* Field 1 (a Value's tag): "<tag>/<kind>/<i>", or "<tag>/<kind>" when the op makes at most one. */
+static void pbw_media_tag(pbw *w, const char *tag, size_t tl, const char *kind, int64_t i, int many) {
+  char suffix[48];
+  int sl = many ? snprintf(suffix, sizeof suffix, "/%s/%lld", kind, (long long)i) : snprintf(suffix, sizeof suffix, "/%s", kind);
+  pbw_tag(w, 1, 2);
+  pbw_varint(w, tl + (size_t)sl);
+  pbw_bytes(w, tag, tl);
+  pbw_bytes(w, suffix, (size_t)sl);
 }
 
 /* A TensorProto as TF's Tensor::AsProtoTensorContent writes it (AsProtoField for strings): dtype,
@@ -481,11 +506,232 @@ static sm_status *merge_compute(const void *state, sm_kctx *ctx) {
   }
   if (!s) s = first_duplicate(tags, ntags);
   sm__kctx_scratch_free(ctx, tags);
+  return pbw_finish(&w, s);
+}
+
+/* ---- ImageSummary --------------------------------------------------------------------------- */
+
+typedef struct {
+  int64_t max_images;
+  uint8_t bad[64];
+  int64_t nbad;
+} image_state;
+
+static sm_status *image_prepare(const sm_node *node, void **state) {
+  image_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  st->max_images = 3;
+  static const uint8_t red[4] = {255, 0, 0, 255};
+  memcpy(st->bad, red, 4);
+  st->nbad = 4;
+  sm_status *s = sm__node_attr(node, "max_images") ? sm__node_attr_int(node, "max_images", &st->max_images) : NULL;
+  if (!s && st->max_images < 1) s = sm_status_new(SM_INVALID_ARGUMENT, "ImageSummary: max_images must be at least 1, got %lld", (long long)st->max_images);
+  sm_tensor *bc = NULL;
+  if (!s && sm__node_attr(node, "bad_color")) s = sm__node_attr_tensor(node, "bad_color", &bc);
+  if (!s && bc) {
+    char b[128];
+    if (sm_tensor_dtype(bc) != SM_UINT8) s = sm_status_new(SM_INVALID_ARGUMENT, "bad_color must be uint8, got %s", sm__array_dtype_str(sm_tensor_dtype(bc)));
+    else if (sm_tensor_rank(bc) != 1) s = sm_status_new(SM_INVALID_ARGUMENT, "bad_color must be a vector, got shape %s", shape_of(bc, b, sizeof b));
+    else {
+      int64_t n = sm_tensor_num_elements(bc);
+      st->nbad = n < 64 ? n : 64; /* only the first `depth` (<= 4) entries are used */
+      memcpy(st->bad, sm_tensor_data(bc), (size_t)st->nbad);
+      if (n > st->nbad) st->nbad = n;
+    }
+  }
+  sm_tensor_free(bc);
   if (s) {
-    sm__kctx_scratch_free(ctx, w.p);
+    free(st);
     return s;
   }
-  return pbw_output(&w);
+  *state = st;
+  return NULL;
+}
+
+/* TF's NormalizeFloatImage: min and max over the pixels whose channels are all finite (in float);
+ * negative values: scale 127 / max|v|, offset 128; else 255 / max, offset 0 (0 below 1e-6); each
+ * finite pixel v * scale + offset in T's arithmetic, truncated to uint8; the others bad_color. */
+static void normalize_image(const sm_tensor *t, int64_t base, int64_t hw, int64_t depth, const uint8_t *bad, uint8_t *out) {
+  int dt = sm_tensor_dtype(t);
+  const void *d = sm_tensor_data(t);
+#define PIX(k) (dt == SM_FLOAT ? (double)((const float *)d)[k] : dt == SM_DOUBLE ? ((const double *)d)[k] : (double)sm__half_to_f32(((const uint16_t *)d)[k]))
+  float mn = INFINITY, mx = -INFINITY;
+  for (int64_t i = 0; i < hw; i++) {
+    int fin = 1;
+    for (int64_t j = 0; j < depth && fin; j++) fin = isfinite(PIX(base + i * depth + j));
+    for (int64_t j = 0; j < depth && fin; j++) {
+      float v = (float)PIX(base + i * depth + j);
+      mn = v < mn ? v : mn; /* std::min, std::max */
+      mx = mx < v ? v : mx;
+    }
+  }
+  float sc, off;
+  if (mn < 0) {
+    float m = fabsf(mn) > fabsf(mx) ? fabsf(mn) : fabsf(mx);
+    sc = m < 1e-6f ? 0.0f : 127.0f / m;
+    off = 128.0f;
+  } else {
+    sc = mx < 1e-6f ? 0.0f : 255.0f / mx;
+    off = 0.0f;
+  }
+  uint16_t hsc = sm__f32_to_half(sc), hoff = sm__f32_to_half(off);
+  for (int64_t i = 0; i < hw; i++) {
+    int fin = 1;
+    for (int64_t j = 0; j < depth && fin; j++) fin = isfinite(PIX(base + i * depth + j));
+    for (int64_t j = 0; j < depth; j++) {
+      int64_t k = base + i * depth + j;
+      double r;
+      if (!fin) {
+        out[i * depth + j] = bad[j];
+        continue;
+      }
+      if (dt == SM_FLOAT) {
+        float p = ((const float *)d)[k] * sc;
+        r = p + off;
+      } else if (dt == SM_DOUBLE) {
+        r = ((const double *)d)[k] * (double)sc + (double)off;
+      } else {
+        uint16_t p = sm__f32_to_half(sm__half_to_f32(((const uint16_t *)d)[k]) * sm__half_to_f32(hsc));
+        r = sm__half_to_f32(sm__f32_to_half(sm__half_to_f32(p) + sm__half_to_f32(hoff)));
+      }
+      out[i * depth + j] = (uint8_t)(r >= 255.0 ? 255 : r > 0 ? (int)r : 0);
+    }
+  }
+#undef PIX
+}
+
+static sm_status *image_compute(const void *state, sm_kctx *ctx) {
+  const image_state *st = state;
+  const sm_tensor *tag = sm__kctx_input(ctx, 0), *t = sm__kctx_input(ctx, 1);
+  char b[128];
+  if (sm_tensor_rank(tag) != 0 || sm_tensor_dtype(tag) != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "Tags must be a scalar");
+  const int64_t *d = sm_tensor_dims(t);
+  int dt = sm_tensor_dtype(t);
+  if (sm_tensor_rank(t) != 4 || (d[3] != 1 && d[3] != 3 && d[3] != 4))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Tensor must be 4-D with last dim 1, 3, or 4, not %s", shape_of(t, b, sizeof b));
+  if (dt != SM_UINT8 && dt != SM_HALF && dt != SM_FLOAT && dt != SM_DOUBLE)
+    return sm_status_new(SM_INVALID_ARGUMENT, "ImageSummary does not support %s images", sm_dtype_name(dt));
+  if (d[0] >= (1LL << 31) || d[1] >= (1LL << 31) || d[2] >= (1LL << 31) || d[1] * d[2] >= (1LL << 29))
+    return sm_status_new(SM_INVALID_ARGUMENT, "Tensor too large for summary %s", shape_of(t, b, sizeof b));
+  int64_t n = d[0], h = d[1], w = d[2], hw = h * w, depth = d[3];
+  if (hw <= 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input tensor must have non-zero dims. Found: [%lld, %lld, %lld, %lld].", (long long)n,
+                         (long long)h, (long long)w, (long long)depth);
+  if (dt != SM_UINT8 && st->nbad < depth)
+    return sm_status_new(SM_INVALID_ARGUMENT, "expected depth <= bad_color.size, got depth = %lld, bad_color.size = %lld", (long long)depth,
+                         (long long)st->nbad);
+  size_t tl;
+  const char *ts = sm_tensor_string(tag, 0, &tl);
+  sm_status *s = NULL;
+  uint8_t *img = NULL;
+  if (dt != SM_UINT8 && !(img = sm__kctx_scratch(ctx, (size_t)(hw * depth), &s))) return s;
+  pbw w8 = {.ctx = ctx};
+  int64_t m = n < st->max_images ? n : st->max_images;
+  for (int64_t i = 0; i < m && !s && !w8.err; i++) {
+    const uint8_t *px;
+    if (dt == SM_UINT8) {
+      px = (const uint8_t *)sm_tensor_data(t) + i * hw * depth;
+    } else {
+      normalize_image(t, i * hw * depth, hw, depth, st->bad, img);
+      px = img;
+    }
+    char *png;
+    size_t plen;
+    if ((s = sm__png_encode(ctx, px, h, w, depth, 8, -1, i, &png, &plen))) break;
+    size_t v = pbw_begin(&w8, 1);
+    pbw_media_tag(&w8, ts, tl, "image", i, st->max_images > 1);
+    size_t im = pbw_begin(&w8, 4);
+    pbw_tag(&w8, 1, 0);
+    pbw_varint(&w8, (uint64_t)h);
+    pbw_tag(&w8, 2, 0);
+    pbw_varint(&w8, (uint64_t)w);
+    pbw_tag(&w8, 3, 0);
+    pbw_varint(&w8, (uint64_t)depth);
+    pbw_len_bytes(&w8, 4, png, plen);
+    pbw_end(&w8, im);
+    pbw_end(&w8, v);
+    sm__kctx_scratch_free(ctx, png);
+  }
+  sm__kctx_scratch_free(ctx, img);
+  return pbw_finish(&w8, s);
+}
+
+/* ---- AudioSummary / AudioSummaryV2 ---------------------------------------------------------- */
+
+typedef struct {
+  int64_t max_outputs;
+  int v2;
+  float rate; /* AudioSummary's attr */
+} audio_state;
+
+static sm_status *audio_prepare_v(const sm_node *node, void **state, int v2) {
+  audio_state *st = calloc(1, sizeof *st);
+  if (!st) return sm_status_new(SM_NO_MEMORY, "out of memory");
+  st->max_outputs = 3;
+  st->v2 = v2;
+  sm_status *s = sm__node_attr(node, "max_outputs") ? sm__node_attr_int(node, "max_outputs", &st->max_outputs) : NULL;
+  if (!s && !v2) s = sm__node_attr_float(node, "sample_rate", &st->rate);
+  if (!s && st->max_outputs < 1) s = sm_status_new(SM_INVALID_ARGUMENT, "AudioSummary: max_outputs must be at least 1, got %lld", (long long)st->max_outputs);
+  if (s) {
+    free(st);
+    return s;
+  }
+  *state = st;
+  return NULL;
+}
+static sm_status *audio_v2_prepare(const sm_node *n, void **st) { return audio_prepare_v(n, st, 1); }
+
+static sm_status *audio_compute(const void *state, sm_kctx *ctx) {
+  const audio_state *st = state;
+  const sm_tensor *tag = sm__kctx_input(ctx, 0), *t = sm__kctx_input(ctx, 1);
+  char b[128];
+  if (sm_tensor_rank(tag) != 0 || sm_tensor_dtype(tag) != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "Tag must be a scalar");
+  float rate = st->rate;
+  if (st->v2) {
+    const sm_tensor *r = sm__kctx_input(ctx, 2);
+    if (sm_tensor_dtype(r) != SM_FLOAT || sm_tensor_num_elements(r) != 1)
+      return sm_status_new(SM_INVALID_ARGUMENT, "sample_rate must be rank-0 or contain a single value");
+    rate = *(const float *)sm_tensor_data(r);
+  }
+  if (!(rate > 0.0f)) return sm_status_new(SM_INVALID_ARGUMENT, "sample_rate must be > 0");
+  int rank = sm_tensor_rank(t);
+  if (rank != 2 && rank != 3) return sm_status_new(SM_INVALID_ARGUMENT, "Tensor must be 3-D or 2-D, got: %s", shape_of(t, b, sizeof b));
+  if (sm_tensor_dtype(t) != SM_FLOAT) return sm_status_new(SM_INVALID_ARGUMENT, "AudioSummary takes float audio, not %s", sm_dtype_name(sm_tensor_dtype(t)));
+  const int64_t *d = sm_tensor_dims(t);
+  int64_t n = (int32_t)d[0], frames = d[1], ch = rank == 2 ? 1 : d[2];
+  /* TF: lrintf (a rate too large for a long is LONG_MIN), 0 -> 1, then size_t */
+  uint64_t srate = rate >= 9.2233720e18f ? (uint64_t)1 << 63 : (uint64_t)lrintf(rate);
+  if (!srate) srate = 1;
+  size_t tl;
+  const char *ts = sm_tensor_string(tag, 0, &tl);
+  sm_status *s = NULL;
+  pbw w = {.ctx = ctx};
+  int64_t m = n < st->max_outputs ? n : st->max_outputs;
+  for (int64_t i = 0; i < m && !s && !w.err; i++) {
+    if (sm_tensor_num_elements(t) == 0 && frames > 0) s = sm_status_new(SM_INVALID_ARGUMENT, "audio is null");
+    if (!s) s = sm__wav_check((uint64_t)frames, (uint64_t)ch, srate);
+    if (s) break;
+    size_t wl = (size_t)sm__wav_size((uint64_t)frames, (uint64_t)ch);
+    uint8_t *wav = sm__kctx_scratch(ctx, wl, &s);
+    if (!wav) break;
+    const float *a = sm_tensor_num_elements(t) ? (const float *)sm_tensor_data(t) + i * frames * ch : NULL;
+    sm__wav_write(wav, a, (uint64_t)frames, (uint64_t)ch, (uint32_t)srate);
+    size_t v = pbw_begin(&w, 1);
+    pbw_media_tag(&w, ts, tl, "audio", i, st->max_outputs > 1);
+    size_t au = pbw_begin(&w, 6);
+    uint32_t u;
+    memcpy(&u, &rate, 4);
+    uint8_t fb[5] = {0x0d, (uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+    pbw_bytes(&w, fb, 5);
+    if (ch) pbw_tag(&w, 2, 0), pbw_varint(&w, (uint64_t)ch);
+    if (frames) pbw_tag(&w, 3, 0), pbw_varint(&w, (uint64_t)frames);
+    pbw_len_bytes(&w, 4, wav, wl);
+    pbw_len_bytes(&w, 5, "audio/wav", 9);
+    pbw_end(&w, au);
+    pbw_end(&w, v);
+    sm__kctx_scratch_free(ctx, wav);
+  }
+  return pbw_finish(&w, s);
 }
 
 /* ---- the table ------------------------------------------------------------------------------ */
@@ -496,5 +742,7 @@ const sm_kernel sm_kernels_summary[] = {
     {"TensorSummary", NULL, tensor_v1_compute, NULL, 0},
     {"TensorSummaryV2", NULL, tensor_v2_compute, NULL, 0},
     {"MergeSummary", NULL, merge_compute, NULL, 0},
+    {"ImageSummary", image_prepare, image_compute, free, 0},
+    {"AudioSummaryV2", audio_v2_prepare, audio_compute, free, 0},
     {0},
 };
