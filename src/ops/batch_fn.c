@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "array_internal.h"
+#include "ops/state_internal.h"
 #include "runtime/kernel.h"
 
 typedef struct {
@@ -407,14 +408,7 @@ static uint64_t now_us(void) {
 }
 
 /* Waits on r->cv (r->mu held) for up to 10 ms, then the run's deadline / cancel flag. */
-static sm_status *unb_wait(unb_res *r, sm_kctx *ctx) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += 10 * 1000 * 1000;
-  if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
-  pthread_cond_timedwait(&r->cv, &r->mu, &ts);
-  return sm__kctx_check_stop(ctx);
-}
+static sm_status *unb_wait(unb_res *r, sm_kctx *ctx) { return sm__state_wait(&r->cv, &r->mu, ctx); }
 
 static unb_item **item_find(unb_res *r, int64_t key) {
   unb_item **pp = &r->items;

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "array_internal.h"
+#include "ops/state_internal.h"
 #include "runtime/kernel.h"
 
 #define STAGE_MAGIC 0x53544147u
@@ -193,17 +194,7 @@ static sm_status *get_area(const aspec *sp, sm_kctx *ctx, area **out) {
 }
 
 /* Waits on a->cv (a->mu held) for up to 10 ms, then the run's deadline / cancel flag. */
-static sm_status *area_wait(area *a, sm_kctx *ctx) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += 10 * 1000 * 1000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
-  pthread_cond_timedwait(&a->cv, &a->mu, &ts);
-  return sm__kctx_check_stop(ctx);
-}
+static sm_status *area_wait(area *a, sm_kctx *ctx) { return sm__state_wait(&a->cv, &a->mu, ctx); }
 
 /* TF's Tensor::TotalBytes: the elements (a string: its 24-byte tstring and its bytes). */
 static size_t tensor_bytes(const sm_tensor *t) {

@@ -1,4 +1,4 @@
-/* state_internal.h - what the kernels of state shared across runs (queue.c, accum.c, mutex.c) share:
+/* state_internal.h - what the kernels of state shared across runs (queue.c, accum.c, mutex.c, reader.c, staging.c, batch_fn.c) share:
  * the (container, shared_name) a handle op's object is keyed by, and the bounded wait of a kernel
  * that blocks until another run acts. Defined in queue.c. */
 #ifndef SM_OPS_STATE_INTERNAL_H

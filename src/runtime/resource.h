@@ -115,9 +115,8 @@ sm_status *sm__table_export(sm_table *t, sm_tensor **keys, sm_tensor **values);
  * registry's lock (so exactly one is made; make must not call back into r); later ones get the same
  * obj. destroy(obj) runs when r is freed. A failed make leaves nothing behind. */
 enum { SM_RES_QUEUE = 1, SM_RES_STAGE = 2, SM_RES_BARRIER = 3, SM_RES_ACCUM = 4, SM_RES_MUTEX = 5, SM_RES_READER = 6,
-       SM_RES_TEMPVAR = 7 };
-enum { SM_RES_SPARSE_MAP = 16 }; /* AddSparseToTensorsMap's SparseTensorsMap (src/ops/sparse_ser.c) */
        SM_RES_TEMPVAR = 7, SM_RES_UNBATCH = 8, SM_RES_UNBATCH_GRAD = 9 };
+enum { SM_RES_SPARSE_MAP = 16 }; /* AddSparseToTensorsMap's SparseTensorsMap (src/ops/sparse_ser.c) */
 typedef sm_status *(*sm_resource_make_fn)(void *arg, const char *display_name, void **obj);
 sm_status *sm__resources_object(sm_resources *r, int kind, const char *container, const char *name,
                                 sm_resource_make_fn make, void *arg, void (*destroy)(void *obj), void **out);

@@ -2,7 +2,8 @@
  * VarHandleOp into LookupTableFindV2, a HashTableV2 into ReadVariableOp, a queue into a TensorArray
  * op. Every DT_RESOURCE tensor is a pointer to some object of the loaded model; each op must check
  * that the object is of its kind (TF: "Trying to access resource ... as ... but it is ...") and
- * fail with a status, never read one object as another. Every producer x consumer pair of different
+ * fail with a status, never read one object as another (variables, tables, queues, TensorArrays,
+ * accumulators, mutexes, readers). Every producer x consumer pair of different
  * kinds is one graph, run once; it must fail. The ASan tree is where a missed check shows as a crash. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include "savedmodel/tensor.h"
 #include "test.h"
 
-enum { K_VAR, K_TABLE, K_QUEUE, K_TA };
+enum { K_VAR, K_TABLE, K_QUEUE, K_TA, K_ACCUM, K_MUTEX, K_READER, K_LAST = K_READER };
 
 static sm_tensor *scalar(int dtype, const void *v) {
   sm_tensor *t = NULL;
@@ -52,10 +53,21 @@ static void add_producer(sm_graph *g, int k) {
     sm_op_attr_type_list(op, "component_types", &ct, 1);
     break;
   }
-  default:
+  case K_TA:
     op = sm_op_begin(g, "TensorArrayV3", "h");
     sm_op_input(op, "i32");
     sm_op_attr_type(op, "dtype", SM_FLOAT);
+    break;
+  case K_ACCUM:
+    op = sm_op_begin(g, "ResourceConditionalAccumulator", "h");
+    sm_op_attr_type(op, "dtype", SM_FLOAT);
+    sm_op_attr_shape(op, "shape", 0, NULL);
+    break;
+  case K_MUTEX:
+    op = sm_op_begin(g, "MutexV2", "h");
+    break;
+  default:
+    op = sm_op_begin(g, "TextLineReaderV2", "h");
     break;
   }
   CHECK_OK(sm_op_finish(op, NULL));
@@ -86,6 +98,11 @@ static const consumer consumers[] = {
     {"QueueCloseV2", K_QUEUE, {NULL}, {NULL}, 0},
     {"TensorArraySizeV3", K_TA, {"f32"}, {NULL}, 0},
     {"TensorArrayReadV3", K_TA, {"i32", "f32"}, {"dtype"}, 1},
+    {"ResourceAccumulatorNumAccumulated", K_ACCUM, {NULL}, {NULL}, 0},
+    {"ResourceAccumulatorSetGlobalStep", K_ACCUM, {"i64"}, {NULL}, 0},
+    {"MutexLock", K_MUTEX, {NULL}, {NULL}, 0},
+    {"ReaderNumRecordsProducedV2", K_READER, {NULL}, {NULL}, 0},
+    {"ReaderResetV2", K_READER, {NULL}, {NULL}, 0},
 };
 
 static int run_pair(int k, const consumer *c) {
@@ -133,7 +150,7 @@ static int run_pair(int k, const consumer *c) {
 int main(void) {
   int pairs = 0;
   for (size_t j = 0; j < sizeof consumers / sizeof consumers[0]; j++)
-    for (int k = K_VAR; k <= K_TA; k++) {
+    for (int k = K_VAR; k <= K_LAST; k++) {
       if (k == consumers[j].kind) continue;
       if (!run_pair(k, &consumers[j])) {
         fprintf(stderr, "%s ran on a handle of kind %d without an error\n", consumers[j].op, k);
