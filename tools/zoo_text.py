@@ -207,12 +207,28 @@ def build_tftext_bert(model_dir):
         return {"tokens": toks.to_tensor("<none>"), "begins": b.to_tensor(-1), "ends": e.to_tensor(-1),
                 "tokens_o": toks2.to_tensor("<none>"), "begins_o": b2.to_tensor(-1), "ends_o": e2.to_tensor(-1)}
 
+    from tensorflow_text.python.ops import whitespace_tokenizer as wst
+
+    def tokenize(x):
+        out = {}
+        w, ws, we = text.WhitespaceTokenizer().tokenize_with_offsets(x)
+        out.update(ws_tokens=w.to_tensor("<none>"), ws_starts=ws.to_tensor(-1), ws_ends=we.to_tensor(-1))
+        for keep in (False, True):
+            t, ts, te = text.UnicodeScriptTokenizer(keep_whitespace=keep).tokenize_with_offsets(x)
+            k = "script_keep" if keep else "script"
+            out.update({k: t.to_tensor("<none>"), k + "_starts": ts.to_tensor(-1), k + "_ends": te.to_tensor(-1)})
+        cps = tf.strings.unicode_decode(x, "UTF-8")  # TF Text's first whitespace op, on code points
+        v1 = wst.gen_whitespace_tokenizer.whitespace_tokenize_with_offsets(cps.flat_values, cps.row_splits)
+        out.update(v1_values=v1[0], v1_inner=v1[1], v1_starts=v1[2], v1_limits=v1[3], v1_outer=v1[4])
+        return out
+
     sigs = {k: tf.function(f, input_signature=sig) for k, f in
-            (("serving_default", bert), ("wordpiece", wordpiece), ("norm", norm), ("split", split))}
+            (("serving_default", bert), ("wordpiece", wordpiece), ("norm", norm), ("split", split),
+             ("tokenize", tokenize))}
     tf.saved_model.save(m, model_dir, signatures=sigs)
     sentences = np.array([b"The quick brown foxes jumped over the lazy dog.", b"Hello, WORLD!",
                           "Caf\u00e9 unaffable \u65e5\u672c xxy zz.".encode(), b"", b"  spaced,,out  ",
-                          "\u00c5\ufb01\uff21\u2460 Stra\u00dfe e\u0301".encode(), b"bad\xff bytes\xc3 here\xed\xa0\x80",
+                          "\u00c5\ufb01\uff21\u2460 Stra\u00dfe e\u0301\u3000\u65e5\u672cabc\u00a0x".encode(), b"bad\xff bytes\xc3 here\xed\xa0\x80",
                           b"foxesfoxesfoxes un##aff"], dtype=object)
     words = np.array([b"foxes", b"jumped", b"unaffable", b"xxyyx", b"qqq", b"", "caf\u00e9".encode(), b"zzzzzzzzz",
                       b"a\xffs", "\u65e5\u672c".encode(), b"thethe"], dtype=object)
@@ -223,8 +239,11 @@ def build_tftext_bert(model_dir):
                            "split_unknown_characters, max_chars_per_token 3 without an unknown token, an empty "
                            "suffix_indicator; normalize_utf8 in the four forms and case_fold_utf8 (ill-formed "
                            "bytes copied); regex_split_with_offsets with a kept delimiter and without; "
+                           "WhitespaceTokenizer (V2, its config bitmap), UnicodeScriptTokenizer with and without "
+                           "keep_whitespace, the V1 WhitespaceTokenizeWithOffsets on code points; "
                            "tf.saved_model.save (TF %s)." % (text.__version__, tf.__version__),
             "inputs": {"serving_default": {"x": sentences}, "norm": {"x": sentences}, "split": {"x": sentences},
+                       "tokenize": {"x": sentences},
                        "wordpiece": {"x": words}},
             "batch_inputs": lambda key, alias, n, rng: (
                 words[rng.integers(0, len(words), n)] if key == "wordpiece" else

@@ -245,13 +245,15 @@ static void toks_free(sm_kctx *ctx, toks *t) {
   sm__kctx_scratch_free(ctx, t->rows.p);
 }
 
-/* Outputs: strings at out_str, int64 begins/ends at out_begin/out_end, the row partition at out_rows. */
-static sm_status *toks_emit(sm_kctx *ctx, toks *t, int out_str, int out_rows, int out_begin, int out_end) {
+/* Outputs: strings at out_str, begins/ends at out_begin/out_end (int64, or int32 when off32), the
+ * row partition (int64) at out_rows. */
+static sm_status *toks_emit(sm_kctx *ctx, toks *t, int out_str, int out_rows, int out_begin, int out_end, int off32) {
   sm_tensor *vs, *r, *b, *e;
+  int odt = off32 ? SM_INT32 : SM_INT64;
   sm_status *s = sm__kctx_alloc_output(ctx, out_str, SM_STRING, 1, &t->n, &vs);
   if (!s) s = sm__kctx_alloc_output(ctx, out_rows, SM_INT64, 1, &t->nrows, &r);
-  if (!s) s = sm__kctx_alloc_output(ctx, out_begin, SM_INT64, 1, &t->n, &b);
-  if (!s) s = sm__kctx_alloc_output(ctx, out_end, SM_INT64, 1, &t->n, &e);
+  if (!s) s = sm__kctx_alloc_output(ctx, out_begin, odt, 1, &t->n, &b);
+  if (!s) s = sm__kctx_alloc_output(ctx, out_end, odt, 1, &t->n, &e);
   if (s) return s;
   const int64_t *lens = (const int64_t *)(void *)t->lens.p;
   size_t at = 0;
@@ -259,9 +261,10 @@ static sm_status *toks_emit(sm_kctx *ctx, toks *t, int out_str, int out_rows, in
     s = sm_tensor_set_string(vs, i, t->bytes.p + at, (size_t)lens[i]);
     at += (size_t)lens[i];
   }
-  if (t->n) {
-    memcpy(sm_tensor_data(b), t->begins.p, (size_t)t->n * 8);
-    memcpy(sm_tensor_data(e), t->ends.p, (size_t)t->n * 8);
+  const int64_t *tb = (const int64_t *)(void *)t->begins.p, *te = (const int64_t *)(void *)t->ends.p;
+  for (int64_t i = 0; i < t->n; i++) {
+    tx_set_int(b, i, tb[i]);
+    tx_set_int(e, i, te[i]);
   }
   if (t->nrows) memcpy(sm_tensor_data(r), t->rows.p, (size_t)t->nrows * 8);
   return s;
@@ -327,7 +330,7 @@ static sm_status *regex_split_compute(const void *state, sm_kctx *ctx) {
     if (!s && pos < n) s = toks_add(ctx, &t, NULL, 0, str + pos, n - pos, (int64_t)pos, (int64_t)n);
     if (!s) s = toks_row(ctx, &t, t.n);
   }
-  if (!s) s = toks_emit(ctx, &t, 0, 3, 1, 2);
+  if (!s) s = toks_emit(ctx, &t, 0, 3, 1, 2, 0);
   toks_free(ctx, &t);
   sm__re2_free(dre);
   sm__re2_free(kre);
@@ -494,7 +497,7 @@ static sm_status *wp_compute(const void *state, sm_kctx *ctx) {
     s = wp_word(ctx, st, &v, w, n, &t, &c);
     if (!s) s = toks_row(ctx, &t, st->row_splits ? t.n : c);
   }
-  if (!s) s = toks_emit(ctx, &t, 0, 1, 2, 3);
+  if (!s) s = toks_emit(ctx, &t, 0, 1, 2, 3, 0);
   toks_free(ctx, &t);
   sm__kctx_scratch_free(ctx, v.kb.p);
   sm_tensor_free(v.key);
@@ -503,10 +506,179 @@ static sm_status *wp_compute(const void *state, sm_kctx *ctx) {
   return s;
 }
 
+/* ---- TFText>WhitespaceTokenizeWithOffsetsV2 -------------------------------------------------- */
+
+/* The config is a bitmap of whitespace code points (bit c of byte c / 8), as TF Text's config builder
+ * writes it. As TF Text: a token ends one byte before the position after the whitespace character
+ * that ends it (a multi-byte whitespace leaves its leading bytes in the token), an ill-formed
+ * sequence (ICU's U8_NEXT step) is never whitespace. */
+static sm_status *ws_v2_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_tensor *in = sm__kctx_input(ctx, 0), *cfg = sm__kctx_input(ctx, 1);
+  if (sm_tensor_dtype(in) != SM_STRING || sm_tensor_rank(in) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input_values must be a 1-D string tensor, got shape %s", tx_shape_of(in).s);
+  if (sm_tensor_dtype(cfg) != SM_STRING || sm_tensor_num_elements(cfg) != 1)
+    return sm_status_new(SM_INVALID_ARGUMENT, "input_config must be a string scalar, got shape %s", tx_shape_of(cfg).s);
+  size_t cn;
+  const unsigned char *config = (const unsigned char *)sm_tensor_string(cfg, 0, &cn);
+  uint64_t maxcp = (uint64_t)cn * 8;
+  toks t = {0};
+  sm_status *s = toks_row(ctx, &t, 0);
+  int64_t rows = sm_tensor_num_elements(in);
+  for (int64_t i = 0; i < rows && !s; i++) {
+    size_t n;
+    const unsigned char *p = (const unsigned char *)sm_tensor_string(in, i, &n);
+    size_t pos = 0, start = 0;
+    int inside = 0;
+    while (pos < n && !s) {
+      size_t prev = pos, k = utf8_step(p + pos, n - pos);
+      int64_t cp = -1;
+      if (utf8_char(p + pos, n - pos) == k) { /* a well-formed character: its code point */
+        cp = k == 1 ? p[pos] : k == 2 ? p[pos] & 0x1F : k == 3 ? p[pos] & 0x0F : p[pos] & 0x07;
+        for (size_t j = 1; j < k; j++) cp = cp << 6 | (p[pos + j] & 0x3F);
+      }
+      pos += k;
+      int ws = cp >= 0 && (uint64_t)cp < maxcp && (config[cp >> 3] & (1u << (cp & 7)));
+      if (ws) {
+        if (inside) {
+          size_t end = pos - 1;
+          s = toks_add(ctx, &t, NULL, 0, (const char *)p + start, end - start, (int64_t)start, (int64_t)end);
+          inside = 0;
+        }
+      } else if (!inside) {
+        start = prev, inside = 1;
+      }
+    }
+    if (!s && inside) s = toks_add(ctx, &t, NULL, 0, (const char *)p + start, pos - start, (int64_t)start, (int64_t)pos);
+    if (!s) s = toks_row(ctx, &t, t.n);
+  }
+  if (!s) s = toks_emit(ctx, &t, 0, 1, 2, 3, 1);
+  toks_free(ctx, &t);
+  return s;
+}
+
+/* ---- UnicodeScriptTokenizeWithOffsets, WhitespaceTokenizeWithOffsets ------------------------- */
+
+static struct {
+  int8_t (*is_uwhite)(int32_t c);
+  int (*script)(int32_t c, int *err);
+  int ok;
+} us;
+static pthread_once_t us_once = PTHREAD_ONCE_INIT;
+static void us_load(void) {
+  int v;
+  void *h = sm__icu_lib(&v);
+  if (!h) return;
+  *(void **)&us.is_uwhite = sm__icu_sym(h, "u_isUWhiteSpace", v);
+  *(void **)&us.script = sm__icu_sym(h, "uscript_getScript", v);
+  us.ok = us.is_uwhite && us.script;
+}
+
+/* Code points (int32) in rows given by splits: tokens of code points split at whitespace (TF Text's
+ * WhitespaceTokenizeWithOffsets) or also where ICU's script changes (UnicodeScriptTokenizeWithOffsets,
+ * keep_whitespace), with TF Text's offsets (code-point indices in the row). Outputs: values, inner
+ * splits (Tsplits), offset starts and limits (int64), outer splits (Tsplits, splits' shape). */
+static sm_status *cp_tokenize(sm_kctx *ctx, int by_script, int keep_ws, const char *op) {
+  pthread_once(&us_once, us_load);
+  if (!us.ok)
+    return sm_status_new(SM_UNIMPLEMENTED, "%s needs the system's ICU library (libicuuc), and none was found", op);
+  const sm_tensor *vals = sm__kctx_input(ctx, 0), *sp = sm__kctx_input(ctx, 1);
+  if (sm_tensor_dtype(vals) != SM_INT32) return sm_status_new(SM_INVALID_ARGUMENT, "%s: input_values must be int32", op);
+  if (!tx_is_index(sp)) return sm_status_new(SM_INVALID_ARGUMENT, "%s: input_splits must be int32 or int64", op);
+  int64_t nv = sm_tensor_num_elements(vals), ns = sm_tensor_num_elements(sp);
+  if (ns < 1) return sm_status_new(SM_INVALID_ARGUMENT, "%s: input_splits must have at least one element", op);
+  for (int64_t i = 0; i < ns; i++) {
+    int64_t v = tx_int(sp, i);
+    if (v < 0 || v > nv || (i && v < tx_int(sp, i - 1)))
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "%s: input_splits[%" PRId64 "] = %" PRId64 " is out of order or outside [0, %" PRId64 "]", op, i,
+                           v, nv);
+  }
+  const int32_t *cp = sm_tensor_data(vals);
+  int sdt = sm_tensor_dtype(sp);
+  sm_tensor *outer;
+  sm_status *s = sm__kctx_alloc_output(ctx, 4, sdt, sm_tensor_rank(sp), sm_tensor_dims(sp), &outer);
+  if (s) return s;
+  tx_buf ov = {0}, inner = {0}, starts = {0}, limits = {0};
+  int64_t nvals = 0, ntok = 0;
+  for (int64_t r = 0; r + 1 < ns && !s; r++) {
+    tx_set_int(outer, r, ntok);
+    int64_t w0 = tx_int(sp, r), w1 = tx_int(sp, r + 1), skipped = 0;
+    int prev_script = -1 /* USCRIPT_INVALID_CODE */, has_start = 0, was_space = 0;
+    for (int64_t k = w0; k < w1 && !s; k++) {
+      int32_t c = cp[k];
+      int space = us.is_uwhite(c) != 0;
+      if (by_script) {
+        int err = 0, script = us.script(c, &err);
+        if (err > 0) script = -1;
+        if (script != prev_script || (keep_ws && space != was_space)) {
+          if (has_start) s = put_i64(ctx, &limits, k - w0 - skipped);
+          prev_script = script, has_start = 0;
+        }
+      } else if (space) {
+        if (has_start) s = put_i64(ctx, &limits, k - w0 - skipped);
+        has_start = 0;
+      }
+      if (!s && (!space || (by_script && keep_ws))) {
+        if (!has_start) {
+          s = put_i64(ctx, &starts, k - w0);
+          if (!s) s = put_i64(ctx, &inner, nvals);
+          ntok++, has_start = 1;
+        }
+        if (!s) s = tx_put(ctx, &ov, &c, sizeof c);
+        nvals++;
+      }
+      if (!keep_ws || !by_script) skipped = space ? skipped + 1 : 0;
+      was_space = space;
+    }
+    if (!s && has_start) s = put_i64(ctx, &limits, w1 - w0 - skipped);
+  }
+  if (!s) {
+    tx_set_int(outer, ns - 1, ntok);
+    s = put_i64(ctx, &inner, nvals);
+  }
+  sm_tensor *o0, *o1, *o2, *o3;
+  int64_t ni = ntok + 1;
+  if (!s) s = sm__kctx_alloc_output(ctx, 0, SM_INT32, 1, &nvals, &o0);
+  if (!s) s = sm__kctx_alloc_output(ctx, 1, sdt, 1, &ni, &o1);
+  if (!s) s = sm__kctx_alloc_output(ctx, 2, SM_INT64, 1, &ntok, &o2);
+  if (!s) s = sm__kctx_alloc_output(ctx, 3, SM_INT64, 1, &ntok, &o3);
+  if (!s) {
+    if (nvals) memcpy(sm_tensor_data(o0), ov.p, (size_t)nvals * 4);
+    const int64_t *pi = (const int64_t *)(void *)inner.p;
+    for (int64_t i = 0; i < ni; i++) tx_set_int(o1, i, pi[i]);
+    if (ntok) {
+      memcpy(sm_tensor_data(o2), starts.p, (size_t)ntok * 8);
+      memcpy(sm_tensor_data(o3), limits.p, (size_t)ntok * 8);
+    }
+  }
+  sm__kctx_scratch_free(ctx, ov.p);
+  sm__kctx_scratch_free(ctx, inner.p);
+  sm__kctx_scratch_free(ctx, starts.p);
+  sm__kctx_scratch_free(ctx, limits.p);
+  return s;
+}
+
+static sm_status *script_tok_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int keep = 0;
+  const sm_node *n = sm__kctx_node(ctx);
+  sm_status *s = sm__node_attr(n, "keep_whitespace") ? sm__node_attr_bool(n, "keep_whitespace", &keep) : NULL;
+  return s ? s : cp_tokenize(ctx, 1, keep, "UnicodeScriptTokenizeWithOffsets");
+}
+
+static sm_status *ws_v1_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  return cp_tokenize(ctx, 0, 0, "WhitespaceTokenizeWithOffsets");
+}
+
 const sm_kernel sm_kernels_tftext[] = {
     {"CaseFoldUTF8", NULL, casefold_compute, NULL, 0},
     {"NormalizeUTF8", NULL, normalize_compute, NULL, 0},
     {"RegexSplitWithOffsets", NULL, regex_split_compute, NULL, 0},
     {"WordpieceTokenizeWithOffsets", wp_prepare, wp_compute, wp_release, 0},
+    {"TFText>WhitespaceTokenizeWithOffsetsV2", NULL, ws_v2_compute, NULL, 0},
+    {"WhitespaceTokenizeWithOffsets", NULL, ws_v1_compute, NULL, 0},
+    {"UnicodeScriptTokenizeWithOffsets", NULL, script_tok_compute, NULL, 0},
     {NULL, NULL, NULL, NULL, 0},
 };
