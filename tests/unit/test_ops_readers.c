@@ -20,6 +20,7 @@
 #include "test.h"
 
 #include "e5_call.h"
+#include "e5_run.h"
 
 #include "readers_calls.h"
 
@@ -81,75 +82,27 @@ static void fix_state_length(char *v, size_t *n) {
   *n = i + 1 + k + payload;
 }
 
-static sm_tensor *tensor_of(const e5_tensor *e) {
-  sm_tensor *t = NULL;
-  CHECK_OK(sm_tensor_new(e->dtype, e->rank, e->dims, &t));
-  for (int64_t i = 0; t && i < e->n; i++) {
-    if (e->dtype == SM_STRING) {
-      size_t n;
-      char *v = subst(e->s[i], e->l[i], &n);
-      CHECK(v != NULL);
-      if (v && n != e->l[i] && (v = realloc(v, n + 8)) != NULL) fix_state_length(v, &n);
-      if (v) CHECK_OK(sm_tensor_set_string(t, i, v, n));
+/* e5_run.h's string hook: the fixture directory for "@D@", and a reader state's length fixed. */
+static char *subst_state(const char *s, size_t len, size_t *n) {
+  char *v = subst(s, len, n);
+  if (v && *n != len) {
+    char *w = realloc(v, *n + 8);
+    if (!w) {
       free(v);
-    } else {
-      memcpy((char *)sm_tensor_data(t) + (size_t)i * sm_dtype_size(e->dtype),
-             (const char *)e->data + (size_t)i * sm_dtype_size(e->dtype), sm_dtype_size(e->dtype));
+      return NULL;
     }
+    v = w;
+    fix_state_length(v, n);
   }
-  return t;
+  return v;
 }
 
 static void test_calls(void) {
   sm_model *m = load();
   if (!m) return;
-  int ncalls = (int)(sizeof readers_calls / sizeof readers_calls[0]);
-  for (int ci = 0; ci < ncalls; ci++) {
-    const e5_call *c = &readers_calls[ci];
-    sm_tensor *in[8] = {0}, *out[8] = {0};
-    const char *inames[8], *onames[8];
-    for (int i = 0; i < c->nin; i++) {
-      inames[i] = c->in[i].name;
-      in[i] = tensor_of(&c->in[i].t);
-    }
-    int nout = c->nout;
-    if (c->err) {
-      const sm_tensor_info *infos;
-      CHECK_OK(sm_model_signature_outputs(m, c->sig, &infos, &nout));
-      for (int i = 0; i < nout && i < 8; i++) onames[i] = infos[i].alias;
-    } else {
-      for (int i = 0; i < nout; i++) onames[i] = c->out[i].name;
-    }
-    sm_status *st = sm_model_run(m, c->sig, inames, in, c->nin, onames, nout, out);
-    if (c->err) {
-      size_t n;
-      char *want = subst(c->err, strlen(c->err), &n);
-      if (!st || !want || !strstr(sm_status_message(st), want)) {
-        fprintf(stderr, "call %d (%s): got \"%s\", TF fails with \"%s\"\n", ci, c->sig, st ? sm_status_message(st) : "ok",
-                c->err);
-        sm_test_failures++;
-      }
-      free(want);
-      sm_status_free(st);
-    } else if (st) {
-      fprintf(stderr, "call %d (%s): %s\n", ci, c->sig, sm_status_message(st));
-      sm_test_failures++;
-      sm_status_free(st);
-    } else {
-      for (int i = 0; i < nout; i++) {
-        sm_tensor *want = tensor_of(&c->out[i].t);
-        if (!want || !sm_tensor_equal(out[i], want)) {
-          fprintf(stderr, "call %d (%s): output '%s' differs from TF\n", ci, c->sig, onames[i]);
-          sm_test_failures++;
-        }
-        sm_tensor_free(want);
-      }
-    }
-    for (int i = 0; i < 8; i++) {
-      sm_tensor_free(in[i]);
-      sm_tensor_free(out[i]);
-    }
-  }
+  e5_string_hook = subst_state;
+  e5_run_calls(m, readers_calls, (int)(sizeof readers_calls / sizeof readers_calls[0]), NULL);
+  e5_string_hook = NULL;
   sm_model_free(m);
 }
 
