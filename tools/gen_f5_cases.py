@@ -157,10 +157,11 @@ CALLS = [
 ]
 
 
-def save_and_call(fix, build_fn, calls, model, out_h, array, title, seed=None):
+def save_and_call(fix, build_fn, calls, model, out_h, array, title, seed=None, init_vars=True):
     """Builds the graph (build_fn() -> {signature: (inputs, outputs)}), saves it as a TF1 SavedModel in
     fix, runs `calls` in order in its session and writes them to out_h as the e5_call array `array`
-    (shared by gen_accum_cases.py)."""
+    (shared by gen_accum_cases.py and gen_staging_cases.py; init_vars: run the variables' initializer
+    first, which puts an init op in the saved graph)."""
     shutil.rmtree(fix, ignore_errors=True)
     g = tf.Graph()
     with g.as_default():
@@ -168,7 +169,8 @@ def save_and_call(fix, build_fn, calls, model, out_h, array, title, seed=None):
             tf1.set_random_seed(seed)
         sigs = build_fn()
         sess = tf1.Session(graph=g, config=tf1.ConfigProto(operation_timeout_in_ms=3000))
-        sess.run(tf1.global_variables_initializer())
+        if init_vars:
+            sess.run(tf1.global_variables_initializer())
         b = tf1.saved_model.Builder(fix)
         smap = {k: tf1.saved_model.build_signature_def(
             {n: tf1.saved_model.build_tensor_info(t) for n, t in ins.items()},
