@@ -12,6 +12,23 @@
 #include "savedmodel/tensor.h"
 #include "test.h"
 
+/* The TF1 SavedModel in dir, tag "serve" (NULL, a failure counted, when it does not load). */
+static inline sm_model *e5_load(const char *dir) {
+  const char *tags[] = {"serve"};
+  sm_model *m = NULL;
+  CHECK_OK(sm_model_load(dir, tags, 1, NULL, &m));
+  return m;
+}
+
+/* An int32 or int64 scalar. */
+static inline sm_tensor *e5_scalar(int dtype, int64_t v) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(dtype, 0, NULL, &t));
+  if (t && dtype == SM_INT64) *(int64_t *)sm_tensor_data(t) = v;
+  if (t && dtype == SM_INT32) *(int32_t *)sm_tensor_data(t) = (int32_t)v;
+  return t;
+}
+
 /* When set, every string of the calls (inputs, TF's outputs and error texts) passes through it: a
  * malloc'd replacement of s[0..len) (*n its length; NULL: out of memory). test_ops_readers puts its
  * fixture directory in place of TF's. */

@@ -26,12 +26,7 @@
 
 #define FIXDIR SM_SOURCE_DIR "/tests/fixtures/readers"
 
-static sm_model *load(void) {
-  const char *tags[] = {"serve"};
-  sm_model *m = NULL;
-  CHECK_OK(sm_model_load(FIXDIR, tags, 1, NULL, &m));
-  return m;
-}
+static sm_model *load(void) { return e5_load(FIXDIR); }
 
 /* s with every "@D@" replaced by the fixture directory (malloc'd; *n its length). */
 static char *subst(const char *s, size_t len, size_t *n) {

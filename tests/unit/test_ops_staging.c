@@ -21,12 +21,7 @@
 
 #include "staging_cases.h"
 
-static sm_model *load(void) {
-  const char *tags[] = {"serve"};
-  sm_model *m = NULL;
-  CHECK_OK(sm_model_load(SM_SOURCE_DIR "/tests/fixtures/staging", tags, 1, NULL, &m));
-  return m;
-}
+static sm_model *load(void) { return e5_load(SM_SOURCE_DIR "/tests/fixtures/staging"); }
 
 static void test_calls(void) {
   sm_model *m = load();
@@ -37,13 +32,7 @@ static void test_calls(void) {
 
 /* ---- by hand ------------------------------------------------------------------------------------ */
 
-static sm_tensor *scalar(int dtype, int64_t v) {
-  sm_tensor *t = NULL;
-  CHECK_OK(sm_tensor_new(dtype, 0, NULL, &t));
-  if (t && dtype == SM_INT64) *(int64_t *)sm_tensor_data(t) = v;
-  if (t && dtype == SM_INT32) *(int32_t *)sm_tensor_data(t) = (int32_t)v;
-  return t;
-}
+static sm_tensor *scalar(int dtype, int64_t v) { return e5_scalar(dtype, v); }
 
 static sm_tensor *vec_f32(int64_t n, float v) {
   sm_tensor *t = NULL;
