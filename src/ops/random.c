@@ -268,6 +268,24 @@ sm_status *sm__random_node_gen(const sm_node *node, philox *gen, _Atomic uint64_
   return NULL;
 }
 
+void sm__random_gen_release(void *p) {
+  sm__random_gen_state *s = p;
+  if (s) free((void *)s->used);
+  free(s);
+}
+
+sm_status *sm__random_gen_prepare(const sm_node *node, void **state) {
+  sm__random_gen_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  sm_status *st = sm__random_node_gen(node, &s->gen, &s->used);
+  if (st) {
+    sm__random_gen_release(s);
+    return st;
+  }
+  *state = s;
+  return NULL;
+}
+
 /* ---- kernels -------------------------------------------------------------------------------- */
 
 enum { K_STATELESS, K_V2, K_STATEFUL };
@@ -1025,31 +1043,8 @@ static sm_status *ptn_sample(int dt, const sm_tensor *const *prm, int brank, con
  * length <= 1, minvals and maxvals scalars) makes batches of 100 (the last one short). Each run
  * reserves batches * 2000 * (per batch + 3) / 4 Philox calls of the node's generator; draws as
  * StatelessParameterizedTruncatedNormal, bit-exact while TF runs it in one shard. */
-typedef struct {
-  philox gen;
-  _Atomic uint64_t *used;
-} ptn_state;
-
-static void ptn_release(void *p) {
-  ptn_state *s = p;
-  if (s) free((void *)s->used);
-  free(s);
-}
-
-static sm_status *ptn_prepare(const sm_node *node, void **state) {
-  ptn_state *s = calloc(1, sizeof *s);
-  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
-  sm_status *st = sm__random_node_gen(node, &s->gen, &s->used);
-  if (st) {
-    ptn_release(s);
-    return st;
-  }
-  *state = s;
-  return NULL;
-}
-
 static sm_status *ptn1_compute(const void *state, sm_kctx *ctx) {
-  const ptn_state *s = state;
+  const sm__random_gen_state *s = state;
   const sm_tensor *shape = sm__kctx_input(ctx, 0);
   const sm_tensor *prm[4] = {sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), sm__kctx_input(ctx, 4)};
   static const char *const names[4] = {"means", "stdevs", "minvals", "maxvals"};
@@ -1121,7 +1116,7 @@ const sm_kernel sm_kernels_random[] = {
     {"RandomGamma", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessRandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessParameterizedTruncatedNormal", NULL, ptn_compute, NULL, 0},
-    {"ParameterizedTruncatedNormal", ptn_prepare, ptn1_compute, ptn_release, 0},
+    {"ParameterizedTruncatedNormal", sm__random_gen_prepare, ptn1_compute, sm__random_gen_release, 0},
     {"RandomPoissonV2", gamma_prepare, gamma_compute, gamma_release, 0},
     {"RandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},
