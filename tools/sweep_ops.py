@@ -724,6 +724,7 @@ def make_cases(tf, np):
     C("random", "stateless_poisson", lambda s: r.stateless_poisson([4, 2], s, lam=[0.5, 20.0]), np.array([7, 9], "int32"))
     C("random", "stateless_parameterized_truncated_normal", lambda s: r.stateless_parameterized_truncated_normal([4], s, 0.0, 1.0, -0.5, 1.5), np.array([7, 9], "int32"))
     C("random", "stateless_parameterized_truncated_normal/bcast", lambda s, m, lo: r.stateless_parameterized_truncated_normal([5, 3], s, m, tf.constant(0.5, tf.float64), lo, tf.constant(float("inf"), tf.float64)), np.array([3, 4], "int64"), np.array([0.0, 1.0, 2.0]), np.array([-1.0, 2.5, 1.0]))
+    C("random", "raw.ParameterizedTruncatedNormal", lambda m: tf.raw_ops.ParameterizedTruncatedNormal(shape=[3, 4], means=m, stdevs=[1.0, 0.5, 2.0], minvals=-1.0, maxvals=[1.0, 3.0, float("inf")], seed=5, seed2=6), np.array([0.0, 1.0, -0.5], "float32"))
     C("random", "stateless_shuffle", lambda s, x: r.experimental.stateless_shuffle(x, s), np.array([7, 9], "int32"), I(8))
     C("random", "index_shuffle", lambda i: r.experimental.index_shuffle(i, tf.constant([1, 2], tf.int64), 9), np.array([0, 1, 5], "int64"))
     C("random", "stateless_fold_in_split", lambda s: (r.experimental.stateless_fold_in(s, 3), r.experimental.stateless_split(s, 3)), np.array([7, 9], "int64"))

@@ -98,6 +98,14 @@ void sm__random_fill(sm_kctx *ctx, int dist, philox gen, int64_t lo, int64_t hi,
  * (both 0, where TF seeds from the clock: one hashed from the node name), and *used, a new zeroed
  * counter (free it) of the Philox calls its runs have reserved (TF's GuardedPhiloxRandom). */
 sm_status *sm__random_node_gen(const sm_node *node, philox *gen, _Atomic uint64_t **used);
+/* A kernel state of just that generator and its reservation count (RandomCrop,
+ * ParameterizedTruncatedNormal): prepare and release for a kernel table. */
+typedef struct sm__random_gen_state {
+  philox gen;
+  _Atomic uint64_t *used;
+} sm__random_gen_state;
+sm_status *sm__random_gen_prepare(const sm_node *node, void **state);
+void sm__random_gen_release(void *p);
 /* TF's MakeShape over a shape input (a vector of int32 / int64 dimensions, each >= 0). */
 sm_status *sm__random_shape(const sm_tensor *t, int *rank, int64_t dims[SM_MAX_RANK]);
 /* Element i of an int32, uint32 or int64 (uint64 as its bits) tensor. */

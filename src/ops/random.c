@@ -4,7 +4,7 @@
  * Stateless: StatelessRandom{Uniform,Normal,UniformInt,UniformFullInt}, StatelessTruncatedNormal
  * (seed -> key and counter as TF's GenerateKey), their V2 forms over (key, counter, alg),
  * StatelessRandomGetKeyCounter / GetKeyCounterAlg / GetAlg, StatelessRandomGammaV2/V3,
- * StatelessRandomPoisson, StatelessMultinomial, StatelessShuffle and StatelessParameterizedTruncatedNormal. Stateful: RandomUniform,
+ * StatelessRandomPoisson, StatelessMultinomial, StatelessShuffle and StatelessParameterizedTruncatedNormal. Stateful: ParameterizedTruncatedNormal, RandomUniform,
  * RandomStandardNormal, TruncatedNormal, RandomUniformInt, RandomGamma, RandomPoissonV2,
  * Multinomial and RandomShuffle, whose generator is TF's PhiloxRandom(seed, seed2) and advances on
  * every run by what TF's GuardedPhiloxRandom reserves (256 Philox calls per output element for
@@ -265,6 +265,24 @@ sm_status *sm__random_node_gen(const sm_node *node, philox *gen, _Atomic uint64_
   }
   *gen = philox_seeded((uint64_t)seed, (uint64_t)seed2);
   if (!(*used = calloc(1, sizeof **used))) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  return NULL;
+}
+
+void sm__random_gen_release(void *p) {
+  sm__random_gen_state *s = p;
+  if (s) free((void *)s->used);
+  free(s);
+}
+
+sm_status *sm__random_gen_prepare(const sm_node *node, void **state) {
+  sm__random_gen_state *s = calloc(1, sizeof *s);
+  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  sm_status *st = sm__random_node_gen(node, &s->gen, &s->used);
+  if (st) {
+    sm__random_gen_release(s);
+    return st;
+  }
+  *state = s;
   return NULL;
 }
 
@@ -810,6 +828,7 @@ static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
       T mean = LD(pm[ix[0]]), sd = LD(ps[ix[1]]), lo = LD(pl[ix[2]]), hi = LD(ph[ix[3]]);                              \
       if (!(sd > (T)0 && lo < hi && (isfinite(lo) || isfinite(hi))))                                                   \
         return sm_status_new(SM_INVALID_ARGUMENT, "Invalid parameters");                                               \
+      const int64_t klim = total - b * spb < spb ? total - b * spb : spb;                                                     \
       int iters = 0;                                                                                                   \
       if ((isinf(lo) && lo < (T)0) || hi < mean) {                                                                     \
         T t = lo;                                                                                                      \
@@ -823,12 +842,12 @@ static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
       const T diff = R(nmax - nmin);                                                                                   \
       int64_t k = 0;                                                                                                   \
       if ((nmin < -k13 && nmax >= (T)0) || (nmax > k13 && nmin <= (T)0)) {                                             \
-        while (k < spb) {                                                                                              \
+        while (k < klim) {                                                                                              \
           NORMAL_DRAW;                                                                                                 \
           for (int i = 0; i < NRES; i++) {                                                                             \
             if (rv[i] >= nmin && rv[i] <= nmax) {                                                                      \
-              out[k * nb + b] = STO(R(R(rv[i] * sd) + mean));                                                          \
-              if (++k >= spb) break;                                                                                   \
+              out[b * bstride + k * kstride] = STO(R(R(rv[i] * sd) + mean));                                                          \
+              if (++k >= klim) break;                                                                                   \
               iters = 0;                                                                                               \
             } else if (++iters > 1000) {                                                                               \
               return sm_status_new(SM_INTERNAL, "TruncatedNormal randn rejection sampler failed to accept a sample."); \
@@ -838,7 +857,7 @@ static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
       } else if (diff < cutoff) {                                                                                      \
         const T plus = nmin < (T)0 ? (T)0 : R(nmin * nmin);                                                            \
         T z[4], g[4], u[4];                                                                                            \
-        while (k < spb) {                                                                                              \
+        while (k < klim) {                                                                                              \
           UNIFORM_DRAW;                                                                                                \
           for (int i = 0; i < NRES; i++) {                                                                             \
             z[i] = R(R(rv[i] * diff) + nmin);                                                                          \
@@ -851,8 +870,8 @@ static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
             if (acc || iters + 1 >= 1000) {                                                                            \
               if (!acc)                                                                                                \
                 return sm_status_new(SM_INTERNAL, "TruncatedNormal uniform rejection sampler failed to  accept a sample."); \
-              out[k * nb + b] = STO(R(R(z[i] * sd) + mean));                                                           \
-              if (++k >= spb) break;                                                                                   \
+              out[b * bstride + k * kstride] = STO(R(R(z[i] * sd) + mean));                                                           \
+              if (++k >= klim) break;                                                                                   \
               iters = 0;                                                                                               \
             } else {                                                                                                   \
               iters++;                                                                                                 \
@@ -861,7 +880,7 @@ static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
         }                                                                                                              \
       } else {                                                                                                         \
         const T alpha = R(R(nmin + R(SQRT(R(R(nmin * nmin) + (T)4)))) / (T)2);                                        \
-        while (k < spb) {                                                                                              \
+        while (k < klim) {                                                                                              \
           UNIFORM_DRAW;                                                                                                \
           for (int i = 0; i < NRES;) {                                                                                 \
             const T zz = R(R(-R(LOG(rv[i])) / alpha) + nmin);                                                          \
@@ -874,8 +893,8 @@ static sm_status *key_counter_compute(const void *state, sm_kctx *ctx) {
             if (acc || iters + 1 >= 1000) {                                                                            \
               if (!acc)                                                                                                \
                 return sm_status_new(SM_INTERNAL, "TruncatedNormal exponential distribution rejection sampler failed to accept a sample."); \
-              out[k * nb + b] = STO(R(R(zz * sd) + mean));                                                             \
-              if (++k >= spb) break;                                                                                   \
+              out[b * bstride + k * kstride] = STO(R(R(zz * sd) + mean));                                                             \
+              if (++k >= klim) break;                                                                                   \
               iters = 0;                                                                                               \
             } else {                                                                                                   \
               iters++;                                                                                                 \
@@ -907,6 +926,9 @@ static void bcast_index(int64_t b, int brank, const int64_t *bdims, const sm_ten
     ix[p] = idx;
   }
 }
+
+static sm_status *ptn_sample(int dt, const sm_tensor *const *prm, int brank, const int64_t *bdims, int64_t nb, int64_t spb,
+                             int64_t total, int64_t bstride, int64_t kstride, philox gen, sm_tensor *y);
 
 static sm_status *ptn_compute(const void *state, sm_kctx *ctx) {
   (void)state;
@@ -959,6 +981,14 @@ static sm_status *ptn_compute(const void *state, sm_kctx *ctx) {
   sm_tensor *y;
   if ((s = sm__kctx_alloc_output(ctx, 0, dt, rank, dims, &y))) return s;
   if (nb * spb == 0) return NULL;
+  return ptn_sample(dt, prm, brank, bdims, nb, spb, nb * spb, 1, nb, gen, y);
+}
+
+/* The samplers over nb batches of spb samples (the last one cut at total), element k of batch b at
+ * b * bstride + k * kstride, batch b's parameters at bcast_index(b) of the broadcast shape bdims,
+ * all from one Philox stream (TF's one shard). */
+static sm_status *ptn_sample(int dt, const sm_tensor *const *prm, int brank, const int64_t *bdims, int64_t nb, int64_t spb,
+                             int64_t total, int64_t bstride, int64_t kstride, philox gen, sm_tensor *y) {
   if (dt == SM_HALF) { /* Eigen::half: every operation in float, rounded to half; draws as NormalDistribution /
                         * UniformDistribution<half>: Box-Muller in float then rounded, 10 random mantissa bits */
     PTN_BODY(float, uint16_t, half_round, sm__half_to_f32, sm__f32_to_half, expf, logf, sqrtf,
@@ -1007,6 +1037,62 @@ static sm_status *ptn_compute(const void *state, sm_kctx *ctx) {
   return NULL;
 }
 
+/* ParameterizedTruncatedNormal (shape, means, stddevs, minvals, maxvals; seed, seed2): TF's
+ * TruncatedNormalFunctor (V1). shape[0] batches of the other dims' product, batch-major; each
+ * parameter a scalar or a vector of 1 or shape[0]; all of them one value (means and stddevs of
+ * length <= 1, minvals and maxvals scalars) makes batches of 100 (the last one short). Each run
+ * reserves batches * 2000 * (per batch + 3) / 4 Philox calls of the node's generator; draws as
+ * StatelessParameterizedTruncatedNormal, bit-exact while TF runs it in one shard. */
+static sm_status *ptn1_compute(const void *state, sm_kctx *ctx) {
+  const sm__random_gen_state *s = state;
+  const sm_tensor *shape = sm__kctx_input(ctx, 0);
+  const sm_tensor *prm[4] = {sm__kctx_input(ctx, 1), sm__kctx_input(ctx, 2), sm__kctx_input(ctx, 3), sm__kctx_input(ctx, 4)};
+  static const char *const names[4] = {"means", "stdevs", "minvals", "maxvals"};
+  char b0[64];
+  int dt = sm_tensor_dtype(prm[0]);
+  for (int p = 1; p < 4; p++)
+    if (sm_tensor_dtype(prm[p]) != dt) return sm_status_new(SM_INVALID_ARGUMENT, "means, stddevs, minvals, maxvals must have one dtype");
+  if (dt != SM_HALF && dt != SM_FLOAT && dt != SM_DOUBLE)
+    return sm_status_new(SM_INVALID_ARGUMENT, "ParameterizedTruncatedNormal: no kernel for %s (half, float32, float64)", sm_dtype_name(dt));
+  if (sm_tensor_rank(shape) != 1) {
+    shape_text(shape, b0, sizeof b0);
+    return sm_status_new(SM_INVALID_ARGUMENT, "Input shape should be a vector, got shape: %s", b0);
+  }
+  if (sm_tensor_dims(shape)[0] == 0) return sm_status_new(SM_INVALID_ARGUMENT, "Shape tensor must not be empty, got Tensor<type: %s shape: [0] values: >",
+                                                       sm_dtype_numpy_name(sm_tensor_dtype(shape)));
+  int rank;
+  int64_t dims[SM_MAX_RANK];
+  sm_status *st = sm__random_shape(shape, &rank, dims);
+  if (st) return st;
+  int64_t nb = dims[0], spb = 1;
+  for (int k = 1; k < rank; k++) spb *= dims[k];
+  if (nb * spb > INT32_MAX) return sm_status_new(SM_INVALID_ARGUMENT, "ParameterizedTruncatedNormal: %lld elements, over 2^31 - 1", (long long)(nb * spb));
+  const int64_t total = nb * spb;
+  sm_tensor *y;
+  if ((st = sm__kctx_alloc_output(ctx, 0, dt, rank, dims, &y))) return st;
+  for (int p = 0; p < 4; p++)
+    if (sm_tensor_rank(prm[p]) > 1) {
+      shape_text(prm[p], b0, sizeof b0);
+      return sm_status_new(SM_INVALID_ARGUMENT, "Input %s should be a scalar or vector, got shape: %s", names[p], b0);
+    }
+  int one = 1;
+  for (int p = 0; p < 4; p++) one &= p < 2 ? sm_tensor_rank(prm[p]) == 0 || sm_tensor_dims(prm[p])[0] == 1 : sm_tensor_rank(prm[p]) == 0;
+  if (one) {
+    spb = 100;
+    nb = (total + 99) / 100;
+  } else {
+    for (int p = 0; p < 4; p++)
+      if (sm_tensor_rank(prm[p]) == 1 && sm_tensor_dims(prm[p])[0] != 1 && sm_tensor_dims(prm[p])[0] != nb) {
+        shape_text(prm[p], b0, sizeof b0);
+        return sm_status_new(SM_INVALID_ARGUMENT, "Input %s should have length 1 or shape[0], got shape: %s", names[p], b0);
+      }
+  }
+  philox gen = s->gen;
+  philox_skip(&gen, atomic_fetch_add(s->used, (uint64_t)nb * 2 * 1000 * (uint64_t)(spb + 3) / 4));
+  if (!total) return NULL;
+  return ptn_sample(dt, prm, 1, (int64_t[]){nb}, nb, spb, total, spb, 1, gen, y);
+}
+
 const sm_kernel sm_kernels_random[] = {
     {"StatelessRandomUniform", rand_prepare, rand_compute, rand_release, 0},
     {"StatelessRandomNormal", rand_prepare, rand_compute, rand_release, 0},
@@ -1030,6 +1116,7 @@ const sm_kernel sm_kernels_random[] = {
     {"RandomGamma", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessRandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessParameterizedTruncatedNormal", NULL, ptn_compute, NULL, 0},
+    {"ParameterizedTruncatedNormal", sm__random_gen_prepare, ptn1_compute, sm__random_gen_release, 0},
     {"RandomPoissonV2", gamma_prepare, gamma_compute, gamma_release, 0},
     {"RandomPoisson", gamma_prepare, gamma_compute, gamma_release, 0},
     {"StatelessShuffle", shuffle_prepare, shuffle_compute, multinomial_release, 0},

@@ -577,31 +577,8 @@ static sm_status *shuffle_idx_compute(const void *state, sm_kctx *ctx) {
  * TF's random_crop_op.cc: a [h, w, c] image cropped to size (int64 [2]) at offsets drawn by one
  * reserved Philox call a run (SimplePhilox: the width's offset from the first uint32, then the
  * height's), any element type. */
-typedef struct crop_state {
-  philox gen;
-  _Atomic uint64_t *used;
-} crop_state;
-
-static void crop_release(void *p) {
-  crop_state *s = p;
-  if (s) free((void *)s->used);
-  free(s);
-}
-
-static sm_status *crop_prepare(const sm_node *node, void **state) {
-  crop_state *s = calloc(1, sizeof *s);
-  if (!s) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
-  sm_status *st = sm__random_node_gen(node, &s->gen, &s->used);
-  if (st) {
-    crop_release(s);
-    return st;
-  }
-  *state = s;
-  return NULL;
-}
-
 static sm_status *crop_compute(const void *state, sm_kctx *ctx) {
-  const crop_state *s = state;
+  const sm__random_gen_state *s = state;
   const sm_tensor *img = sm__kctx_input(ctx, 0), *size = sm__kctx_input(ctx, 1);
   char b[64];
   if (sm_tensor_rank(img) != 3) {
@@ -659,6 +636,6 @@ const sm_kernel sm_kernels_random_stateful[] = {
     {"StatefulRandomBinomial", binom_prepare, binom_compute, free, 0},
     {"StatelessRandomBinomial", binom_prepare, binom_compute, free, 0},
     {"RandomIndexShuffle", shuffle_idx_prepare, shuffle_idx_compute, free, 0},
-    {"RandomCrop", crop_prepare, crop_compute, crop_release, 0},
+    {"RandomCrop", sm__random_gen_prepare, crop_compute, sm__random_gen_release, 0},
     {0},
 };
