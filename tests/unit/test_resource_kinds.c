@@ -3,7 +3,7 @@
  * op. Every DT_RESOURCE tensor is a pointer to some object of the loaded model; each op must check
  * that the object is of its kind (TF: "Trying to access resource ... as ... but it is ...") and
  * fail with a status, never read one object as another (variables, tables, queues, TensorArrays,
- * accumulators, mutexes, readers). Every producer x consumer pair of different
+ * accumulators, mutexes, readers, barriers). Every producer x consumer pair of different
  * kinds is one graph, run once; it must fail. The ASan tree is where a missed check shows as a crash. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,9 @@
 #include "savedmodel/tensor.h"
 #include "test.h"
 
-enum { K_VAR, K_TABLE, K_QUEUE, K_TA, K_ACCUM, K_MUTEX, K_READER, K_LAST = K_READER };
+enum { K_VAR, K_TABLE, K_QUEUE, K_TA, K_ACCUM, K_MUTEX, K_READER, K_BARRIER, K_QUEUE1, K_LAST = K_QUEUE1 };
+/* TF1's string-ref handles (a Barrier, a V1 FIFOQueue) reach only ops that take string refs. */
+static int ref_kind(int k) { return k == K_BARRIER || k == K_QUEUE1; }
 
 static sm_tensor *scalar(int dtype, const void *v) {
   sm_tensor *t = NULL;
@@ -66,6 +68,20 @@ static void add_producer(sm_graph *g, int k) {
   case K_MUTEX:
     op = sm_op_begin(g, "MutexV2", "h");
     break;
+  case K_BARRIER: {
+    op = sm_op_begin(g, "Barrier", "h");
+    int ct = SM_FLOAT, r0 = 0;
+    const int64_t *d0[1] = {NULL};
+    sm_op_attr_type_list(op, "component_types", &ct, 1);
+    sm_op_attr_shape_list(op, "shapes", &r0, d0, 1);
+    break;
+  }
+  case K_QUEUE1: {
+    op = sm_op_begin(g, "FIFOQueue", "h");
+    int ct = SM_FLOAT;
+    sm_op_attr_type_list(op, "component_types", &ct, 1);
+    break;
+  }
   default:
     op = sm_op_begin(g, "TextLineReaderV2", "h");
     break;
@@ -103,6 +119,8 @@ static const consumer consumers[] = {
     {"MutexLock", K_MUTEX, {NULL}, {NULL}, 0},
     {"ReaderNumRecordsProducedV2", K_READER, {NULL}, {NULL}, 0},
     {"ReaderResetV2", K_READER, {NULL}, {NULL}, 0},
+    {"BarrierReadySize", K_BARRIER, {NULL}, {NULL}, 0},
+    {"QueueSize", K_QUEUE1, {NULL}, {NULL}, 0},
 };
 
 static int run_pair(int k, const consumer *c) {
@@ -151,7 +169,7 @@ int main(void) {
   int pairs = 0;
   for (size_t j = 0; j < sizeof consumers / sizeof consumers[0]; j++)
     for (int k = K_VAR; k <= K_LAST; k++) {
-      if (k == consumers[j].kind) continue;
+      if (k == consumers[j].kind || ref_kind(k) != ref_kind(consumers[j].kind)) continue;
       if (!run_pair(k, &consumers[j])) {
         fprintf(stderr, "%s ran on a handle of kind %d without an error\n", consumers[j].op, k);
         CHECK(0);
