@@ -183,6 +183,7 @@ MutexV2 MutexLock ConsumeMutexLock
 SerializeSparse SerializeManySparse DeserializeSparse DeserializeManySparse AddSparseToTensorsMap AddManySparseToTensorsMap
 TakeManySparseFromTensorsMap KmeansPlusPlusInitialization KMC2ChainInitialization NearestNeighbors
 ImageSummary AudioSummaryV2 Batch Unbatch UnbatchGrad
+GroupByWindowDataset GroupByReducerDataset ExperimentalGroupByWindowDataset ExperimentalGroupByReducerDataset
 """.split()
 
 
