@@ -13,6 +13,7 @@
  *   keys in its hash map's order (unspecified); here they come in ascending order.
  * Buffered elements and states are charged to the run's memory budget. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,8 @@ static sm_status *flush(dit *it, sm_kctx *c, int64_t gi) {
   git *x = it->ext;
   group *g = &x->g[gi];
   int nc = d->in[0]->ncomp;
+  if (g->n > INT_MAX / nc)
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "GroupByWindowDataset: a group of %" PRId64 " elements is more than a dataset holds here", g->n);
   ds *w;
   sm_status *s = sm__ds_new(K_LIST, 0, (int)(g->n * nc), &w);
   if (s) return s;
