@@ -42,14 +42,8 @@ int main(void) {
   (void)run_case;
   (void)run_node;
   tc_tolerance = 0;
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s/tests/fixtures/datasets/groupwin", SM_SOURCE_DIR);
-  const char *tags[] = {"serve"};
-  sm_model *m = NULL;
-  CHECK_OK(sm_model_load(dir, tags, 1, NULL, &m));
+  sm_model *m = ds_run_fixture("groupwin", gw_feeds, NFEEDS, gw_rows, NROWS);
   if (!m) TEST_MAIN_END();
-  for (int i = 0; i < NFEEDS; i++) ds_run_sig(m, &gw_feeds[i], gw_rows, NROWS);
-  printf("groupwin: %d signatures, %d rows\n", NFEEDS, NROWS);
   test_hand(m);
   sm_model_free(m);
   TEST_MAIN_END();
