@@ -185,6 +185,7 @@ MutexV2 MutexLock ConsumeMutexLock
 SerializeSparse SerializeManySparse DeserializeSparse DeserializeManySparse AddSparseToTensorsMap AddManySparseToTensorsMap
 TakeManySparseFromTensorsMap KmeansPlusPlusInitialization KMC2ChainInitialization NearestNeighbors
 ImageSummary AudioSummaryV2 Batch Unbatch UnbatchGrad
+GroupByWindowDataset GroupByReducerDataset ExperimentalGroupByWindowDataset ExperimentalGroupByReducerDataset
 """.split()
 
 

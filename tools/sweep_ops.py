@@ -994,6 +994,14 @@ def make_cases(tf, np):
     C("data", "h8:random_map_and_batch", lambda x: (h8_all(D.random(seed=6).take(5)),
                                                     h8_all(D.from_tensor_slices(x).apply(tf.data.experimental.map_and_batch(lambda v: v * 2, 3)).map(tf.reduce_sum))),
       np.arange(7, dtype=np.int64))
+    # -- session 23, i3: group_by_window, bucket_by_sequence_length, group_by_reducer (TF orders its keys by hash: sorted here)
+    C("data", "i3:group_by_window", lambda x: (h8_all(D.from_tensor_slices(x).group_by_window(lambda v: v % 3, lambda k, w: w.batch(2).map(tf.reduce_sum), window_size=2)),
+                                               h8_all(D.from_tensor_slices(x).group_by_window(lambda v: v % 2, lambda k, w: w.map(lambda v: v * 10 + k), window_size_func=lambda k: k + 2))),
+      np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3], np.int64))
+    C("data", "i3:bucket_by_sequence_length", lambda x: h8_all(D.from_tensor_slices(x).map(lambda n: tf.range(n)).bucket_by_sequence_length(
+        lambda s: tf.size(s), [3, 5], [2, 2, 3]).map(lambda t: tf.reduce_sum(t) * 100 + tf.cast(tf.size(t), tf.int64))), np.array([1, 4, 2, 6, 3, 5, 2, 7], np.int64))
+    C("data", "i3:group_by_reducer", lambda x: tf.sort(h8_all(D.from_tensor_slices(x).apply(tf.data.experimental.group_by_reducer(
+        lambda v: v % 3, tf.data.experimental.Reducer(lambda k: k * 1000, lambda st, v: st + v, lambda st: st))))), np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int64))
     # -- session 21, f2: the generic Conv, SparseBincount, the JPEG header/quality ops
     C("nn", "f2:conv_raw_2d_explicit", lambda x, f: raw.Conv(input=x, filter=f, strides=[1, 2, 1, 1], padding="EXPLICIT",
                                                            explicit_paddings=[0, 0, 1, 0, 2, 1, 0, 0], dilations=[1, 1, 2, 1]), F(2, 7, 6, 3), F(3, 2, 3, 4))

@@ -133,6 +133,10 @@ static sm_status *set_ds_output(sm_kctx *c, ds *d) {
   return NULL;
 }
 
+sm_status *sm__ds_new(int kind, int nin, int nt, ds **out) { return ds_new(kind, nin, nt, out); }
+const ds *sm__ds_of(const sm_tensor *t) { return as_ds(t); }
+sm_status *sm__ds_set_output(sm_kctx *c, ds *d) { return set_ds_output(c, d); }
+
 /* TF's cardinality rules (CardinalityInternal of each dataset kernel). */
 static int64_t ds_card(const ds *d) {
   int64_t n = d->nin ? ds_card(d->in[0]) : 0;
@@ -152,7 +156,7 @@ static int64_t ds_card(const ds *d) {
     case K_INTERLEAVE:
     case K_UNIQUE:
     case K_TAKEWHILE: return CARD_UNKNOWN;
-    case K_LIST: return d->nt;
+    case K_LIST: return d->nt / d->ncomp;
     case K_SHUFFLE: return n;
     case K_SHARD:
     case K_CHOOSE:
@@ -865,10 +869,13 @@ sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
           it->ubn = n0;
         }
       }
-    case K_LIST:
-      if (it->i >= d->nt) break;
-      out[0] = sm_tensor_ref(d->t[it->i++]);
+    case K_LIST: /* elements of ncomp tensors each */
+      if ((it->i + 1) * d->ncomp > d->nt) break;
+      for (int j = 0; j < d->ncomp; j++) out[j] = sm_tensor_ref(d->t[it->i * d->ncomp + j]);
+      it->i++;
       return NULL;
+    case K_GROUPWIN:
+    case K_GROUPRED: return sm__ds_group_next(it, c, out, end);
     case K_SHUFFLE: return sm__ds_shuffle_next(it, c, out, end);
     case K_RANDOM: return sm__ds_random_next(it, c, out, end);
     case K_SHARD:

@@ -14,7 +14,9 @@ enum {
   K_FLATMAP, K_SCAN, K_TAKEWHILE, K_UNBATCH, K_PASS, K_REDUCE, K_CARD, K_WINDOW, K_LIST, K_INTERLEAVE, K_UNIQUE,
   K_SHUFFLE,
   /* dataset_more.c, dataset_shuffle.c (random) */
-  K_SHARD, K_CHOOSE, K_ASSERTCARD, K_IGNORE, K_CACHE, K_RANDOM, K_MAPBATCH
+  K_SHARD, K_CHOOSE, K_ASSERTCARD, K_IGNORE, K_CACHE, K_RANDOM, K_MAPBATCH,
+  /* dataset_group.c */
+  K_GROUPWIN, K_GROUPRED
 };
 
 typedef struct kstate {
@@ -77,6 +79,11 @@ sm_status *sm__dataset_output_slices(sm_kctx *c, sm_tensor *t);
 /* dataset.c: input i as a dataset; a scalar int input; iterators (new, next element into out -
  * d->ncomp new tensors - or *end = 1, free); free and clear n tensors. */
 sm_status *sm__ds_input(sm_kctx *c, int i, const ds **out);
+/* A new dataset of kind with nin inputs and nt tensors (NULLs; ncomp 0) at one reference; the
+ * dataset in a variant scalar t (NULL if it is not one); d as output 0 (takes over d's reference). */
+sm_status *sm__ds_new(int kind, int nin, int nt, ds **out);
+const ds *sm__ds_of(const sm_tensor *t);
+sm_status *sm__ds_set_output(sm_kctx *c, ds *d);
 sm_status *sm__ds_scalar_i64(sm_kctx *c, int i, const char *what, int64_t *v);
 sm_status *sm__ds_it_new(const ds *d, dit **out);
 sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
@@ -97,5 +104,8 @@ sm_status *sm__ds_random_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
 sm_status *sm__ds_more_setup(sm_kctx *c, ds *d);
 sm_status *sm__ds_more_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
 int64_t sm__ds_more_card(const ds *d, int64_t n);
+
+/* dataset_group.c: the next element of GroupByWindowDataset's and GroupByReducerDataset's iterators. */
+sm_status *sm__ds_group_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
 
 #endif

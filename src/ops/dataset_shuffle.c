@@ -184,7 +184,7 @@ sm_status *sm__ds_shuffle_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
     it->ext = sh;
     it->ext_free = shuf_free;
   }
-  while (!sh->in_end && (bs < 0 || sh->n < bs)) {
+  while (!s && !sh->in_end && (bs < 0 || sh->n < bs)) {
     if ((s = shuf_grow(sh, nc, bs))) return s;
     sm_tensor **e = sh->ring + ((sh->head + sh->n) % sh->cap) * nc;
     if ((s = sm__ds_it_next(it->in[0], c, e, &sh->in_end)) || sh->in_end) break;

@@ -1,6 +1,7 @@
 /* ds_sig_run.h - running the signatures of a saved tf.data test model (test_ops_f6, test_ops_tfdata):
  * the generated headers' feed and row types, a signature run twice against TF's rows, and a
- * run of a signature that takes one int64 scalar `n` and gives `x`. */
+ * run of a signature that takes one int64 scalar `n` and gives `x`, and a fixture model loaded and
+ * all its signatures run. */
 #ifndef SM_TEST_DS_SIG_RUN_H
 #define SM_TEST_DS_SIG_RUN_H
 #include <stdio.h>
@@ -54,6 +55,20 @@ static sm_status *ds_run_i64(sm_model *m, const char *sig, int64_t v, const sm_r
   st = sm_model_run_opts(m, sig, &name, &in, 1, (const char *[]){"x"}, 1, out, o);
   sm_tensor_free(in);
   return st;
+}
+
+/* tests/fixtures/datasets/<name> loaded and every feed's signature run against rows; the model
+ * (NULL if it did not load: a check failed). */
+static inline sm_model *ds_run_fixture(const char *name, const ds_feed *feeds, int nfeeds, const ds_row *rows, int nrows) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/tests/fixtures/datasets/%s", SM_SOURCE_DIR, name);
+  const char *tags[] = {"serve"};
+  sm_model *m = NULL;
+  CHECK_OK(sm_model_load(dir, tags, 1, NULL, &m));
+  if (!m) return NULL;
+  for (int i = 0; i < nfeeds; i++) ds_run_sig(m, &feeds[i], rows, nrows);
+  printf("%s: %d signatures, %d rows\n", name, nfeeds, nrows);
+  return m;
 }
 
 #endif

@@ -59,14 +59,8 @@ int main(void) {
   (void)run_case;
   (void)run_node;
   tc_tolerance = 0;
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s/tests/fixtures/datasets/tfdata", SM_SOURCE_DIR);
-  const char *tags[] = {"serve"};
-  sm_model *m = NULL;
-  CHECK_OK(sm_model_load(dir, tags, 1, NULL, &m));
+  sm_model *m = ds_run_fixture("tfdata", td_feeds, NFEEDS, td_rows, NROWS);
   if (!m) TEST_MAIN_END();
-  for (int i = 0; i < NFEEDS; i++) ds_run_sig(m, &td_feeds[i], td_rows, NROWS);
-  printf("tfdata: %d signatures, %d rows\n", NFEEDS, NROWS);
   test_hand(m);
   sm_model_free(m);
   TEST_MAIN_END();
