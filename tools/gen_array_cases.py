@@ -72,6 +72,8 @@ def attr_text(key, v):
         return 'attr { key: "%s" value { shape { %s } } }' % (key, " ".join("dim { size: %d }" % d for d in dims))
     if isinstance(v, list) and all(isinstance(x, tf.dtypes.DType) for x in v) and v:
         return 'attr { key: "%s" value { list { %s } } }' % (key, " ".join("type: %s" % TF_ENUM[x] for x in v))
+    if isinstance(v, list) and v and all(isinstance(x, float) for x in v):
+        return 'attr { key: "%s" value { list { %s } } }' % (key, " ".join("f: %r" % x for x in v))
     if isinstance(v, list):
         return 'attr { key: "%s" value { list { %s } } }' % (key, " ".join("i: %d" % x for x in v))
     raise ValueError((key, v))

@@ -101,6 +101,29 @@ def samplers():
         C("err not matrix", [1, 2], 1, 3, 10)
         C("err out of range", [[10]], 1, 3, 10)
         C("err negative class", [[-1]], 1, 3, 10)
+    def F(name, tcl, nt, ns, rng, unigrams, unique=True, seed=(3, 4), **kw):
+        attrs = {"num_true": nt, "num_sampled": ns, "unique": unique, "range_max": rng, "seed": seed[0], "seed2": seed[1]}
+        if unigrams is not None:
+            attrs["unigrams"] = [float(u) for u in unigrams]
+        attrs.update(kw)
+        case("FixedUnigramCandidateSampler " + name, "FixedUnigramCandidateSampler", [("true_classes", A(tcl, i64))], attrs)
+    u10 = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    for unique in (False, True):
+        for run2 in ("", " [run2]"):
+            F("unique=%s%s" % (unique, run2), [[1, 5], [3, 3], [0, 9]], 2, 6, 10, u10, unique=unique)
+    F("distortion 0.75", [[1], [7]], 1, 8, 10, u10, unique=False, distortion=0.75)
+    F("distortion 0", [[2]], 1, 5, 10, u10, distortion=0.0)
+    F("skewed", [[0], [3]], 1, 12, 6, [1000, 1, 1, 50, 0.5, 3], unique=False, seed=(7, 11))
+    F("reserved ids", [[0], [5]], 1, 4, 7, [5, 1, 2, 3, 9], num_reserved_ids=2)
+    F("shard 1 of 2", [[1], [2]], 1, 3, 4, [1, 2, 3, 4, 5, 6, 7], num_shards=2, shard=1, num_reserved_ids=1)
+    F("shard 0 of 3", [[0]], 1, 2, 3, [4, 4, 4, 1, 1, 1, 9], num_shards=3, shard=0)
+    F("zero weight never drawn", [[0], [1]], 1, 10, 3, [0, 3, 1], unique=False, seed=(5, 6))
+    F("big range", [[1234]], 1, 16, 2000, [float(1 + (i * 7919) % 101) for i in range(2000)], unique=False)
+    F("err range mismatch", [[1]], 1, 2, 9, u10)
+    F("err range mismatch shard", [[1]], 1, 2, 10, u10, num_shards=2)
+    F("err no unigrams", [[1]], 1, 2, 10, None)
+    F("err out of range", [[10]], 1, 3, 10, u10)
+    F("err range too small", [[1]], 1, 11, 10, u10)
     for run2 in ("", " [run2]"):
         case("AllCandidateSampler" + run2, "AllCandidateSampler", [("true_classes", tc)],
              {"num_true": 2, "num_sampled": 10, "unique": True, "seed": 1, "seed2": 2})

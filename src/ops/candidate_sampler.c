@@ -12,7 +12,11 @@
  * (in float, as TF), else p * num_sampled. The unigram samplers start with every weight 1 and add
  * one for each true class after every run (TF's Update), under a lock: a node's draws depend on
  * its earlier runs, as in TF. Their range is capped at 2^26 here (a Fenwick tree of that many
- * weights, 256 MB); TF's cap is 2^31 - 1. FixedUnigramCandidateSampler is not here. */
+ * weights, 256 MB); TF's cap is 2^31 - 1. FixedUnigramCandidateSampler (TF's FixedUnigramSampler):
+ * the reserved ids of this shard (weight 0), then the unigrams attr or the vocabulary file's last CSV
+ * field of each line for this shard, each raised to `distortion` (in float, as TF), drawn from
+ * Walker's alias table as TF's DistributionSampler builds it (a RandFloat, then an exact uniform
+ * index); the file is read through the confined opener at the first run, once. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,7 +26,8 @@
 #include "ops/philox.h"
 #include "runtime/kernel.h"
 
-enum { S_UNIFORM, S_LOG_UNIFORM, S_UNIGRAM, S_ALL };
+enum { S_UNIFORM, S_LOG_UNIFORM, S_UNIGRAM, S_ALL, S_FIXED };
+#define FIXED_MAX_RANGE ((int64_t)1 << 28) /* weights of a fixed unigram sampler (8 bytes and a float each) */
 #define UNIGRAM_MAX_RANGE ((int64_t)1 << 26)
 
 typedef struct cs_state {
@@ -34,10 +39,27 @@ typedef struct cs_state {
   pthread_mutex_t mu;
   int64_t *tree;
   int64_t total;
+  /* fixed unigram: the attrs; the weights, their float total and the alias table once loaded (mu) */
+  char *vocab_file;
+  float *unigrams, distortion;
+  size_t nunigrams;
+  int64_t reserved, num_shards, shard;
+  _Atomic int loaded;
+  float *w, *prob, wtotal;
+  int32_t *alt;
+  int64_t nonzero;
 } cs_state;
 
 static void cs_release(void *p) {
   cs_state *s = p;
+  if (s) {
+    free(s->vocab_file);
+    free(s->unigrams);
+    free(s->w);
+    free(s->prob);
+    free(s->alt);
+    if (s->kind == S_FIXED) pthread_mutex_destroy(&s->mu);
+  }
   if (!s) return;
   free((void *)s->used);
   if (s->kind == S_UNIGRAM) pthread_mutex_destroy(&s->mu);
@@ -66,6 +88,177 @@ static int64_t fen_find(const cs_state *s, int64_t x) {
   return pos;
 }
 
+/* ---- FixedUnigramCandidateSampler ------------------------------------------------------------ */
+
+static sm_status *fixed_attrs(const sm_node *node, cs_state *s) {
+  const char *vf = "";
+  size_t vn = 0;
+  sm_status *st = sm__node_attr(node, "vocab_file") ? sm__node_attr_string(node, "vocab_file", &vf, &vn) : NULL;
+  s->distortion = 1;
+  if (!st && sm__node_attr(node, "distortion")) st = sm__node_attr_float(node, "distortion", &s->distortion);
+  if (!st && sm__node_attr(node, "num_reserved_ids")) st = sm__node_attr_int(node, "num_reserved_ids", &s->reserved);
+  s->num_shards = 1;
+  if (!st && sm__node_attr(node, "num_shards")) st = sm__node_attr_int(node, "num_shards", &s->num_shards);
+  if (!st && sm__node_attr(node, "shard")) st = sm__node_attr_int(node, "shard", &s->shard);
+  if (st) return st;
+  if (s->num_shards < 1 || s->shard < 0 || s->reserved < 0 || s->reserved > INT32_MAX || s->num_shards > INT32_MAX ||
+      s->shard > INT32_MAX)
+    return sm_status_new(SM_INVALID_ARGUMENT,
+                         "FixedUnigramCandidateSampler: num_shards must be >= 1 and shard, num_reserved_ids >= 0 "
+                         "(int32), got %lld, %lld, %lld",
+                         (long long)s->num_shards, (long long)s->shard, (long long)s->reserved);
+  if (s->range > FIXED_MAX_RANGE)
+    return sm_status_new(SM_RESOURCE_EXHAUSTED, "FixedUnigramCandidateSampler: range_max %lld is over this runtime's limit of %lld",
+                         (long long)s->range, (long long)FIXED_MAX_RANGE);
+  if (!(s->vocab_file = malloc(vn + 1))) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+  if (vn) memcpy(s->vocab_file, vf, vn);
+  s->vocab_file[vn] = 0;
+  const Tensorflow__AttrValue *u = sm__node_attr(node, "unigrams");
+  if (u && u->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && u->list && u->list->n_f) {
+    if (u->list->n_f > (size_t)FIXED_MAX_RANGE)
+      return sm_status_new(SM_RESOURCE_EXHAUSTED, "FixedUnigramCandidateSampler: %zu unigrams", u->list->n_f);
+    if (!(s->unigrams = malloc(u->list->n_f * sizeof *s->unigrams))) return sm_status_new(SM_RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(s->unigrams, u->list->f, u->list->n_f * sizeof *s->unigrams);
+    s->nunigrams = u->list->n_f;
+  }
+  if (pthread_mutex_init(&s->mu, NULL)) {
+    s->kind = S_UNIFORM; /* nothing to destroy */
+    return sm_status_new(SM_INTERNAL, "FixedUnigramCandidateSampler: cannot make a lock");
+  }
+  return NULL;
+}
+
+/* absl::SimpleAtof as TF's safe_strtof: the whole field a float, ASCII blanks around it allowed. */
+static int parse_weight(const char *p, size_t n, float *out) {
+  while (n && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '\v' || *p == '\f')) p++, n--;
+  while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == '\v' ||
+               p[n - 1] == '\f'))
+    n--;
+  if (!n || n > 63) return 0;
+  char buf[64];
+  memcpy(buf, p, n);
+  buf[n] = 0;
+  char *e;
+  *out = strtof(buf, &e);
+  return *e == 0;
+}
+
+/* Counts word id `id` when it is this shard's and keeps its weight w^distortion while they fit
+ * range_max (past it TF's range check fails; only the count is needed). */
+static void fixed_push(cs_state *s, int64_t id, float w, int64_t *n) {
+  if (id % s->num_shards != s->shard) return;
+  if (*n < s->range) {
+    w = (float)pow((double)w, (double)s->distortion);
+    s->wtotal += w;
+    s->w[*n] = w;
+  }
+  (*n)++;
+}
+
+/* The weights and the alias table (TF's FixedUnigramSampler and DistributionSampler), once. */
+static sm_status *fixed_load(cs_state *s, sm_kctx *ctx) {
+  if (atomic_load(&s->loaded)) return NULL;
+  pthread_mutex_lock(&s->mu);
+  sm_status *st = NULL;
+  if (atomic_load(&s->loaded)) goto done;
+  if (!s->vocab_file[0] && !s->nunigrams) {
+    st = sm_status_new(SM_INVALID_ARGUMENT, "Must provide either vocab_file or unigrams.");
+    goto done;
+  }
+  if (s->vocab_file[0] && s->nunigrams) {
+    st = sm_status_new(SM_INVALID_ARGUMENT, "Must only provide one of vocab_file and unigrams.");
+    goto done;
+  }
+  free(s->w);
+  s->w = malloc((size_t)s->range * sizeof *s->w);
+  if (!s->w) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "FixedUnigramCandidateSampler: out of memory for %lld weights", (long long)s->range);
+    goto done;
+  }
+  int64_t n = 0, id = 0;
+  s->wtotal = 0;
+  for (; id < s->reserved; id++)
+    if (id % s->num_shards == s->shard) {
+      if (n < s->range) s->w[n] = 0;
+      n++;
+    }
+  id = n; /* TF's quirk: the next ids count from the reserved ids this shard kept, not from num_reserved_ids */
+  if (s->nunigrams) {
+    for (size_t i = 0; i < s->nunigrams; i++, id++) fixed_push(s, id, s->unigrams[i], &n);
+  } else {
+    sm_file_map fm = {0};
+    if ((st = sm__kctx_open_file(ctx, s->vocab_file, (uint64_t)1 << 32, &fm))) goto done;
+    const char *p = (const char *)fm.data, *end = p + fm.size;
+    while (p < end && !st) {
+      const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+      const char *lf = p; /* the last comma-separated field */
+      for (const char *q = p; q < le; q++)
+        if (*q == ',') lf = q + 1;
+      if (id % s->num_shards == s->shard) {
+        float w;
+        size_t ll = (size_t)(le - p);
+        if (!parse_weight(lf, (size_t)(le - lf), &w))
+          st = sm_status_new(SM_INVALID_ARGUMENT, "Wrong vocabulary format at line: %.*s", (int)(ll > 200 ? 200 : ll), p);
+        else
+          fixed_push(s, id, w, &n);
+      }
+      id++;
+      p = nl ? nl + 1 : end;
+    }
+    sm__file_map_close(&fm);
+    if (st) goto done;
+  }
+  if (n != s->range) { /* TF's text, its two spaces included */
+    st = sm_status_new(SM_INVALID_ARGUMENT, "range is %lld must be equal to weights size  %lld", (long long)s->range,
+                       (long long)n);
+    goto done;
+  }
+  /* Walker's alias table, as DistributionSampler builds it */
+  int32_t nn = (int32_t)n;
+  double *pr = malloc((size_t)n * sizeof *pr);
+  int32_t *hi = malloc((size_t)n * sizeof *hi), *lo = malloc((size_t)n * sizeof *lo);
+  free(s->prob);
+  free(s->alt);
+  s->prob = malloc((size_t)n * sizeof *s->prob);
+  s->alt = malloc((size_t)n * sizeof *s->alt);
+  if (!pr || !hi || !lo || !s->prob || !s->alt) {
+    st = sm_status_new(SM_RESOURCE_EXHAUSTED, "FixedUnigramCandidateSampler: out of memory for the alias table");
+  } else {
+    double sum = 0;
+    int32_t nh = 0, nlo = 0;
+    s->nonzero = 0;
+    for (int32_t i = 0; i < nn; i++) sum += s->w[i], s->alt[i] = -1, s->nonzero += s->w[i] != 0;
+    for (int32_t i = 0; i < nn; i++) {
+      double q = (double)(s->w[i] * (float)nn) / sum;
+      pr[i] = q;
+      if (q < 1.0)
+        lo[nlo++] = i;
+      else
+        hi[nh++] = i;
+    }
+    while (nh && nlo) {
+      int32_t l = lo[--nlo], h = hi[--nh];
+      s->alt[l] = h;
+      double rem = pr[h] - (1.0 - pr[l]);
+      pr[h] = rem;
+      if (rem < 1.0)
+        lo[nlo++] = h;
+      else
+        hi[nh++] = h;
+    }
+    for (int32_t i = 0; i < nn; i++) s->prob[i] = (float)pr[i];
+    for (int32_t i = 0; i < nh; i++) s->prob[hi[i]] = 1, s->alt[hi[i]] = hi[i];
+    for (int32_t i = 0; i < nlo; i++) s->prob[lo[i]] = 1, s->alt[lo[i]] = lo[i];
+    atomic_store(&s->loaded, 1);
+  }
+  free(pr);
+  free(hi);
+  free(lo);
+done:
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
 static sm_status *cs_prepare(const sm_node *node, void **state) {
   const char *op = sm__node_op(node);
   cs_state *s = calloc(1, sizeof *s);
@@ -73,6 +266,7 @@ static sm_status *cs_prepare(const sm_node *node, void **state) {
   s->kind = !strcmp(op, "UniformCandidateSampler")      ? S_UNIFORM
             : !strcmp(op, "LogUniformCandidateSampler") ? S_LOG_UNIFORM
             : !strcmp(op, "AllCandidateSampler")        ? S_ALL
+            : !strcmp(op, "FixedUnigramCandidateSampler") ? S_FIXED
                                                         : S_UNIGRAM;
   int unique = 0;
   sm_status *st = sm__node_attr_int(node, "num_true", &s->num_true);
@@ -90,6 +284,7 @@ static sm_status *cs_prepare(const sm_node *node, void **state) {
   if (!st && s->kind == S_UNIGRAM && s->range > UNIGRAM_MAX_RANGE)
     st = sm_status_new(SM_RESOURCE_EXHAUSTED, "%s: range_max %lld is over this runtime's limit of %lld for unigram samplers", op,
                        (long long)s->range, (long long)UNIGRAM_MAX_RANGE);
+  if (!st && s->kind == S_FIXED) st = fixed_attrs(node, s);
   if (!st) st = sm__random_node_gen(node, &s->gen, &s->used);
   if (!st && s->kind == S_UNIGRAM) {
     if (pthread_mutex_init(&s->mu, NULL)) {
@@ -135,6 +330,13 @@ static int64_t cs_sample(const cs_state *s, single *r) {
       const int64_t v = (int64_t)exp(u64_to_double(x0, x1) * log1p((double)s->range)) - 1;
       return v % s->range;
     }
+    case S_FIXED: { /* DistributionSampler::Sample: RandFloat, then Uniform(n) */
+      const uint32_t x = single_next(r), bits = (127u << 23) | (x & 0x7fffffu);
+      float f;
+      memcpy(&f, &bits, sizeof f);
+      const int64_t idx = unbiased_uniform(r, s->range);
+      return f - 1.0f < s->prob[idx] ? idx : s->alt[idx];
+    }
     default: return fen_find(s, unbiased_uniform(r, s->total));
   }
 }
@@ -143,6 +345,7 @@ static float cs_prob(const cs_state *s, int64_t v) {
   switch (s->kind) {
     case S_UNIFORM: return (float)(1.0 / (double)s->range);
     case S_LOG_UNIFORM: return (float)(log((v + 2.0) / (v + 1.0)) / log1p((double)s->range));
+    case S_FIXED: return v < 0 || v >= s->range ? 0.0f : s->w[v] / s->wtotal;
     default: return (float)fen_weight(s, v) / (float)s->total;
   }
 }
@@ -162,6 +365,15 @@ static sm_status *cs_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "true_classes must have num_true columns, expected: %lld was: %lld",
                          (long long)sm_tensor_dims(tc)[1], (long long)s->num_true);
   if (s->unique && s->num_sampled > s->range) return sm_status_new(SM_INVALID_ARGUMENT, "Sampler's range is too small.");
+  if (s->kind == S_FIXED) {
+    sm_status *ls = fixed_load(s, ctx);
+    if (ls) return ls;
+    if (s->unique && s->num_sampled > s->nonzero) /* TF's unique draw never ends on it */
+      return sm_status_new(SM_INVALID_ARGUMENT,
+                           "FixedUnigramCandidateSampler: %lld unique samples asked of %lld ids with a nonzero weight "
+                           "(TensorFlow's sampler loops forever on it)",
+                           (long long)s->num_sampled, (long long)s->nonzero);
+  }
   sm_tensor *cand, *tec, *sec;
   sm_status *st = sm__kctx_alloc_output(ctx, 0, SM_INT64, 1, &s->num_sampled, &cand);
   if (!st) st = sm__kctx_alloc_output(ctx, 1, SM_FLOAT, 2, (int64_t[]){batch, s->num_true}, &tec);
@@ -230,5 +442,6 @@ const sm_kernel sm_kernels_candidate_sampler[] = {
     {"LearnedUnigramCandidateSampler", cs_prepare, cs_compute, cs_release, 0},
     {"ThreadUnsafeUnigramCandidateSampler", cs_prepare, cs_compute, cs_release, 0},
     {"AllCandidateSampler", cs_prepare, cs_compute, cs_release, 0},
+    {"FixedUnigramCandidateSampler", cs_prepare, cs_compute, cs_release, 0},
     {0},
 };
