@@ -222,9 +222,26 @@ def build_tftext_bert(model_dir):
         out.update(v1_values=v1[0], v1_inner=v1[1], v1_starts=v1[2], v1_limits=v1[3], v1_outer=v1[4])
         return out
 
+    def pack(x):
+        words = text.WhitespaceTokenizer().tokenize(x)
+        halves = tf.strings.split(x, sep=",")
+        out = {}
+        for n in (0, 3, 5, 9, 40):
+            a, b = text.RoundRobinTrimmer(max_seq_length=n).trim([words, halves.with_row_splits_dtype(tf.int64)])
+            out["trim%d_a" % n] = a.to_tensor("<none>")
+            out["trim%d_b" % n] = b.to_tensor("<none>")
+        ids = tf.strings.length(words)  # int32 values: the trimmer takes any dtype
+        c, d = text.RoundRobinTrimmer(max_seq_length=4).trim([ids, tf.strings.length(halves).with_row_splits_dtype(tf.int64)])
+        out.update(trim_ids=c.to_tensor(-1), trim_lens=d.to_tensor(-1))
+        out["bigrams"] = text.ngrams(words, 2, reduction_type=text.Reduction.STRING_JOIN, string_separator="_").to_tensor("")
+        out["trigrams"] = text.ngrams(words, 3, reduction_type=text.Reduction.STRING_JOIN).to_tensor("")
+        dense = tf.reshape(tf.strings.as_string(tf.range(12)), [2, 2, 3])
+        out["dense_bigrams"] = text.ngrams(dense, 2, reduction_type=text.Reduction.STRING_JOIN, string_separator="+")
+        return out
+
     sigs = {k: tf.function(f, input_signature=sig) for k, f in
             (("serving_default", bert), ("wordpiece", wordpiece), ("norm", norm), ("split", split),
-             ("tokenize", tokenize))}
+             ("tokenize", tokenize), ("pack", pack))}
     tf.saved_model.save(m, model_dir, signatures=sigs)
     sentences = np.array([b"The quick brown foxes jumped over the lazy dog.", b"Hello, WORLD!",
                           "Caf\u00e9 unaffable \u65e5\u672c xxy zz.".encode(), b"", b"  spaced,,out  ",
@@ -240,10 +257,12 @@ def build_tftext_bert(model_dir):
                            "suffix_indicator; normalize_utf8 in the four forms and case_fold_utf8 (ill-formed "
                            "bytes copied); regex_split_with_offsets with a kept delimiter and without; "
                            "WhitespaceTokenizer (V2, its config bitmap), UnicodeScriptTokenizer with and without "
-                           "keep_whitespace, the V1 WhitespaceTokenizeWithOffsets on code points; "
+                           "keep_whitespace, the V1 WhitespaceTokenizeWithOffsets on code points; RoundRobinTrimmer.trim of two "
+                           "segments at five lengths and of two int32 segments, ngrams with STRING_JOIN over "
+                           "ragged words and a dense [2,2,3] tensor; "
                            "tf.saved_model.save (TF %s)." % (text.__version__, tf.__version__),
             "inputs": {"serving_default": {"x": sentences}, "norm": {"x": sentences}, "split": {"x": sentences},
-                       "tokenize": {"x": sentences},
+                       "tokenize": {"x": sentences}, "pack": {"x": sentences},
                        "wordpiece": {"x": words}},
             "batch_inputs": lambda key, alias, n, rng: (
                 words[rng.integers(0, len(words), n)] if key == "wordpiece" else

@@ -11,7 +11,10 @@
  *     never ends on it);
  *   WordpieceTokenizeWithOffsets: greedy longest-match-first over the vocabulary table (a string ->
  *     int64 table; a key is in it when its value is not -1), suffix_indicator, max_bytes_per_word,
- *     max_chars_per_token, use_unknown_token, split_unknown_characters, row lengths or splits. */
+ *     max_chars_per_token, use_unknown_token, split_unknown_characters, row lengths or splits;
+ *   TFText>WhitespaceTokenizeWithOffsetsV2, WhitespaceTokenizeWithOffsets, UnicodeScriptTokenizeWithOffsets
+ *     (ICU's white space and script properties), TFText>RoundRobinTrim (RoundRobinTrimmer.trim: the BERT
+ *     input packer's trimming) and TFText>NgramsStringJoin (text.ngrams with STRING_JOIN). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -672,6 +675,210 @@ static sm_status *ws_v1_compute(const void *state, sm_kctx *ctx) {
   return cp_tokenize(ctx, 0, 0, "WhitespaceTokenizeWithOffsets");
 }
 
+/* ---- TFText>RoundRobinTrim ------------------------------------------------------------------- */
+
+typedef struct rr_row {
+  int64_t idx, size, used;
+} rr_row;
+
+static int rr_by_size(const void *a, const void *b) {
+  const rr_row *x = a, *y = b;
+  return x->size < y->size ? -1 : x->size > y->size;
+}
+static int rr_by_idx(const void *a, const void *b) {
+  const rr_row *x = a, *y = b;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* TF Text's RoundRobinTrimmer::ProcessBatch: the rows that fit whole (smallest first), then an even
+ * share for the others, then one more each in segment order while room is left. */
+static void rr_process(rr_row *r, int64_t n, int64_t maxlen) {
+  int64_t left = maxlen < 0 ? 0 : maxlen, filled = 0;
+  qsort(r, (size_t)n, sizeof *r, rr_by_size);
+  for (int64_t i = 0; i < n; i++) {
+    if (r[i].size * (n - filled) > left) break;
+    r[i].used = r[i].size;
+    left -= r[i].used;
+    filled++;
+  }
+  if (filled < n) {
+    int64_t count = left / (n - filled);
+    for (int64_t i = filled; i < n; i++) r[i].used = count, left -= count;
+  }
+  qsort(r, (size_t)n, sizeof *r, rr_by_idx);
+  for (int64_t i = 0; i < n && left > 0; i++)
+    if (r[i].used < r[i].size) r[i].used++, left--;
+}
+
+static sm_status *rr_trim_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int64_t nseg = 0;
+  sm_status *s = sm__node_attr_int(sm__kctx_node(ctx), "N", &nseg);
+  if (s) return s;
+  if (nseg < 1 || 2 * nseg + 1 != sm__kctx_num_inputs(ctx))
+    return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: N = %lld does not match its %d inputs", (long long)nseg,
+                         sm__kctx_num_inputs(ctx));
+  const sm_tensor *ml = sm__kctx_input(ctx, 0);
+  if (sm_tensor_dtype(ml) != SM_INT32 || sm_tensor_rank(ml) != 0)
+    return sm_status_new(SM_INVALID_ARGUMENT, "Shape must be a scalar: %s", tx_shape_of(ml).s);
+  const int64_t maxlen = *(const int32_t *)sm_tensor_data(ml);
+  int64_t nb = -1;
+  for (int64_t k = 0; k < nseg; k++) { /* TF Text takes the batch from the first segment's splits, unchecked */
+    const sm_tensor *v = sm__kctx_input(ctx, (int)(1 + k)), *sp = sm__kctx_input(ctx, (int)(1 + nseg + k));
+    if (sm_tensor_rank(v) != 1 || sm_tensor_rank(sp) != 1 || !tx_is_index(sp))
+      return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld's values and row splits must be rank 1 (%s, %s)",
+                           (long long)k, tx_shape_of(v).s, tx_shape_of(sp).s);
+    int64_t ns = sm_tensor_num_elements(sp), nv = sm_tensor_num_elements(v);
+    if (ns < 1) return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld has no row splits", (long long)k);
+    if (nb < 0) nb = ns - 1;
+    if (ns - 1 != nb)
+      return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld has %lld rows, segment 0 has %lld", (long long)k,
+                           (long long)(ns - 1), (long long)nb);
+    for (int64_t i = 0; i < ns; i++) {
+      int64_t x = tx_int(sp, i);
+      if (x < 0 || x > nv || (i && x < tx_int(sp, i - 1)) || (i == 0 && x != 0))
+        return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld's row splits are not 0, ..., %lld in order",
+                             (long long)k, (long long)nv);
+    }
+  }
+  rr_row *rows = sm__kctx_scratch(ctx, (size_t)nseg * sizeof *rows, &s);
+  int64_t *used = rows ? sm__kctx_scratch(ctx, (size_t)(nb * nseg + 1) * sizeof *used, &s) : NULL;
+  int64_t *tot = used ? sm__kctx_scratch(ctx, (size_t)nseg * sizeof *tot, &s) : NULL;
+  if (!tot) return s;
+  memset(tot, 0, (size_t)nseg * sizeof *tot);
+  for (int64_t b = 0; b < nb; b++) {
+    for (int64_t k = 0; k < nseg; k++) {
+      const sm_tensor *sp = sm__kctx_input(ctx, (int)(1 + nseg + k));
+      rows[k].idx = k, rows[k].size = tx_int(sp, b + 1) - tx_int(sp, b), rows[k].used = 0;
+    }
+    rr_process(rows, nseg, maxlen);
+    for (int64_t k = 0; k < nseg; k++) used[b * nseg + k] = rows[k].used, tot[k] += rows[k].used;
+  }
+  for (int64_t k = 0; k < nseg && !s; k++) {
+    const sm_tensor *v = sm__kctx_input(ctx, (int)(1 + k)), *sp = sm__kctx_input(ctx, (int)(1 + nseg + k));
+    int dt = sm_tensor_dtype(v);
+    sm_tensor *ov, *os;
+    int64_t nsp = nb + 1;
+    s = sm__kctx_alloc_output(ctx, (int)k, dt, 1, &tot[k], &ov);
+    if (!s) s = sm__kctx_alloc_output(ctx, (int)(nseg + k), sm_tensor_dtype(sp), 1, &nsp, &os);
+    if (s) break;
+    size_t es = dt == SM_STRING ? 0 : sm_dtype_size(dt);
+    int64_t at = 0;
+    tx_set_int(os, 0, 0);
+    for (int64_t b = 0; b < nb && !s; b++) {
+      int64_t from = tx_int(sp, b), u = used[b * nseg + k];
+      for (int64_t j = 0; j < u && !s; j++) {
+        if (dt == SM_STRING) {
+          size_t len;
+          const char *str = sm_tensor_string(v, from + j, &len);
+          s = sm_tensor_set_string(ov, at + j, str, len);
+        } else {
+          memcpy((char *)sm_tensor_data(ov) + (size_t)(at + j) * es, (const char *)sm_tensor_data(v) + (size_t)(from + j) * es, es);
+        }
+      }
+      at += u;
+      tx_set_int(os, b + 1, at);
+    }
+  }
+  return s;
+}
+
+/* ---- TFText>NgramsStringJoin ----------------------------------------------------------------- */
+
+/* Windows of `width` tokens joined by the separator, within each innermost row: the rows of a
+ * tensor's last dimension (RAGGED_RANK 0: the output keeps the shape, its last dimension
+ * max(0, d - width + 1)) or of the innermost row splits (the outer splits pass through). */
+static sm_status *ngrams_join_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  const sm_node *node = sm__kctx_node(ctx);
+  int64_t width = 0, rr = 0;
+  const char *sep = "";
+  size_t sn = 0;
+  sm_status *s = sm__node_attr_int(node, "width", &width);
+  if (!s && sm__node_attr(node, "RAGGED_RANK")) s = sm__node_attr_int(node, "RAGGED_RANK", &rr);
+  if (!s && sm__node_attr(node, "string_separator")) s = sm__node_attr_string(node, "string_separator", &sep, &sn);
+  if (s) return s;
+  if (width < 1) return sm_status_new(SM_INVALID_ARGUMENT, "NgramsStringJoin: width must be at least 1, got %lld", (long long)width);
+  if (rr < 0 || rr + 1 != sm__kctx_num_inputs(ctx))
+    return sm_status_new(SM_INVALID_ARGUMENT, "NgramsStringJoin: RAGGED_RANK %lld with %d inputs", (long long)rr,
+                         sm__kctx_num_inputs(ctx));
+  const sm_tensor *in = sm__kctx_input(ctx, 0);
+  if (sm_tensor_dtype(in) != SM_STRING) return sm_status_new(SM_INVALID_ARGUMENT, "NgramsStringJoin: input_values must be strings");
+  int64_t total = sm_tensor_num_elements(in), nrows, per = 0;
+  const sm_tensor *inner = NULL;
+  if (rr == 0) {
+    if (sm_tensor_rank(in) < 1) return sm_status_new(SM_INVALID_ARGUMENT, "NgramsStringJoin: input_values must have a dimension");
+    per = sm_tensor_dims(in)[sm_tensor_rank(in) - 1];
+    nrows = per ? total / per : 0;
+  } else {
+    for (int64_t k = 0; k < rr; k++) {
+      const sm_tensor *sp = sm__kctx_input(ctx, (int)(1 + k));
+      int64_t ns = sm_tensor_num_elements(sp),
+              lim = k + 1 < rr ? sm_tensor_num_elements(sm__kctx_input(ctx, (int)(2 + k))) - 1 : total;
+      if (sm_tensor_rank(sp) != 1 || !tx_is_index(sp) || ns < 1)
+        return sm_status_new(SM_INVALID_ARGUMENT, "NgramsStringJoin: row splits %lld must be a non-empty vector", (long long)k);
+      for (int64_t i = 0; i < ns; i++) {
+        int64_t x = tx_int(sp, i);
+        if (x < 0 || x > lim || (i && x < tx_int(sp, i - 1)))
+          return sm_status_new(SM_INVALID_ARGUMENT, "NgramsStringJoin: row splits %lld are out of order or past %lld",
+                               (long long)k, (long long)lim);
+      }
+      if (k + 1 < rr) {
+        sm_tensor *o;
+        s = sm__kctx_alloc_output(ctx, (int)(1 + k), sm_tensor_dtype(sp), 1, &ns, &o);
+        if (s) return s;
+        memcpy(sm_tensor_data(o), sm_tensor_data(sp), sm_tensor_nbytes(sp));
+      }
+    }
+    inner = sm__kctx_input(ctx, (int)rr);
+    nrows = sm_tensor_num_elements(inner) - 1;
+  }
+  tx_buf bytes = {0}, lens = {0};
+  int64_t nout = 0;
+  sm_tensor *osp = NULL;
+  if (inner) {
+    int64_t ns = nrows + 1;
+    s = sm__kctx_alloc_output(ctx, (int)rr, sm_tensor_dtype(inner), 1, &ns, &osp);
+  }
+  for (int64_t r = 0; r < nrows && !s; r++) {
+    int64_t a = inner ? tx_int(inner, r) : r * per, b = inner ? tx_int(inner, r + 1) : (r + 1) * per;
+    if (osp) tx_set_int(osp, r, nout);
+    for (int64_t j = a; j + width <= b && !s; j++) {
+      size_t at = bytes.len;
+      for (int64_t t = 0; t < width && !s; t++) {
+        size_t n;
+        const char *str = sm_tensor_string(in, j + t, &n);
+        if (t) s = tx_put(ctx, &bytes, sep, sn);
+        if (!s) s = tx_put(ctx, &bytes, str, n);
+      }
+      if (!s) s = put_i64(ctx, &lens, (int64_t)(bytes.len - at));
+      nout++;
+    }
+  }
+  if (!s && osp) tx_set_int(osp, nrows, nout);
+  sm_tensor *ov = NULL;
+  if (!s) {
+    if (rr == 0) {
+      int rank = sm_tensor_rank(in);
+      int64_t d[SM_MAX_RANK];
+      memcpy(d, sm_tensor_dims(in), (size_t)rank * sizeof *d);
+      d[rank - 1] = d[rank - 1] - width + 1 > 0 ? d[rank - 1] - width + 1 : 0;
+      s = sm__kctx_alloc_output(ctx, 0, SM_STRING, rank, d, &ov);
+    } else {
+      s = sm__kctx_alloc_output(ctx, 0, SM_STRING, 1, &nout, &ov);
+    }
+  }
+  const int64_t *l = (const int64_t *)(void *)lens.p;
+  size_t at = 0;
+  for (int64_t i = 0; i < nout && !s; i++) {
+    s = sm_tensor_set_string(ov, i, bytes.p + at, (size_t)l[i]);
+    at += (size_t)l[i];
+  }
+  sm__kctx_scratch_free(ctx, bytes.p);
+  sm__kctx_scratch_free(ctx, lens.p);
+  return s;
+}
+
 const sm_kernel sm_kernels_tftext[] = {
     {"CaseFoldUTF8", NULL, casefold_compute, NULL, 0},
     {"NormalizeUTF8", NULL, normalize_compute, NULL, 0},
@@ -680,5 +887,7 @@ const sm_kernel sm_kernels_tftext[] = {
     {"TFText>WhitespaceTokenizeWithOffsetsV2", NULL, ws_v2_compute, NULL, 0},
     {"WhitespaceTokenizeWithOffsets", NULL, ws_v1_compute, NULL, 0},
     {"UnicodeScriptTokenizeWithOffsets", NULL, script_tok_compute, NULL, 0},
+    {"TFText>RoundRobinTrim", NULL, rr_trim_compute, NULL, 0},
+    {"TFText>NgramsStringJoin", NULL, ngrams_join_compute, NULL, 0},
     {NULL, NULL, NULL, NULL, 0},
 };

@@ -280,8 +280,91 @@ static void test_cp_tokenizers(void) {
   for (int i = 0; i < 5; i++) sm_tensor_free(o[i]);
 }
 
+static sm_tensor *i64s(int64_t n, const int64_t *v) {
+  sm_tensor *t = NULL;
+  CHECK_OK(sm_tensor_new(SM_INT64, 1, &n, &t));
+  if (n) memcpy(sm_tensor_data(t), v, (size_t)n * 8);
+  return t;
+}
+
+/* RoundRobinTrim of two int64 segments (values a/b, splits sa/sb) to maxlen, fed through placeholders of a
+ * graph written as text (the builder takes one list input per node); outputs in out[0..4). */
+static sm_status *rr_trim(int32_t maxlen, const int64_t *a, int64_t na, const int64_t *sa, int64_t nsa, const int64_t *b,
+                          int64_t nb, const int64_t *sb, int64_t nsb, sm_tensor **out) {
+  static const char g[] =
+      "graph_def {\n"
+      "node { name: \"m\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT32 } } }\n"
+      "node { name: \"a\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT64 } } }\n"
+      "node { name: \"b\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT64 } } }\n"
+      "node { name: \"sa\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT64 } } }\n"
+      "node { name: \"sb\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT64 } } }\n"
+      "node { name: \"op\" op: \"TFText>RoundRobinTrim\" input: \"m\" input: \"a\" input: \"b\" input: \"sa\" "
+      "input: \"sb\" attr { key: \"N\" value { i: 2 } } attr { key: \"T\" value { type: DT_INT64 } } "
+      "attr { key: \"Tsplits\" value { type: DT_INT64 } } }\n"
+      "}\n";
+  sm_session *ss = NULL;
+  CHECK_OK(sm__session_from_pbtxt(g, &ss));
+  if (!ss) return sm_status_new(SM_INTERNAL, "no session");
+  sm_tensor *m = NULL;
+  CHECK_OK(sm_tensor_new(SM_INT32, 0, NULL, &m));
+  *(int32_t *)sm_tensor_data(m) = maxlen;
+  sm_tensor *in[5] = {m, i64s(na, a), i64s(nb, b), i64s(nsa, sa), i64s(nsb, sb)};
+  const char *feeds[5] = {"m", "a", "b", "sa", "sb"}, *f[4] = {"op:0", "op:1", "op:2", "op:3"};
+  sm_status *s = sm__session_run(ss, feeds, in, 5, f, 4, NULL, 0, out);
+  for (int i = 0; i < 5; i++) sm_tensor_free(in[i]);
+  sm__session_free(ss);
+  return s;
+}
+
+static void test_trim_ngrams(void) {
+  sm_tensor *o[4] = {0};
+  /* rows of 5+1 and 2+4 tokens to 4: row 0 keeps 3+1 (the short one whole, then the rest), row 1 2+2 */
+  const int64_t a[] = {1, 2, 3, 4, 5, 6, 7}, sa[] = {0, 5, 7}, b[] = {10, 20, 21, 22, 23}, sb[] = {0, 1, 5};
+  CHECK_OK(rr_trim(4, a, 7, sa, 3, b, 5, sb, 3, o));
+  check_ints(o[0], 5, (const int64_t[]){1, 2, 3, 6, 7});
+  check_ints(o[1], 3, (const int64_t[]){10, 20, 21});
+  check_ints(o[2], 3, (const int64_t[]){0, 3, 5});
+  check_ints(o[3], 3, (const int64_t[]){0, 1, 3});
+  free4(o);
+  CHECK_OK(rr_trim(-3, a, 7, sa, 3, b, 5, sb, 3, o)); /* a negative length keeps nothing */
+  check_ints(o[2], 3, (const int64_t[]){0, 0, 0});
+  free4(o);
+  /* what TF Text reads without a check: a second segment of another batch size, splits past the values */
+  CHECK_ERR(rr_trim(4, a, 7, sa, 3, b, 5, (const int64_t[]){0, 5}, 2, o), "has 1 rows, segment 0 has 2");
+  free4(o);
+  CHECK_ERR(rr_trim(4, a, 7, (const int64_t[]){0, 9, 9}, 3, b, 5, sb, 3, o), "row splits are not");
+  free4(o);
+  /* NgramsStringJoin over a ragged row, and width 0 refused */
+  for (int w = 2; w >= 0; w -= 2) {
+    sm_graph *g = NULL;
+    CHECK_OK(sm_graph_new(&g));
+    konst(g, "v", strings(4, (const char *[]){"a", "b", "c", "d"}, NULL));
+    konst(g, "s", i64s(3, (const int64_t[]){0, 3, 4}));
+    sm_op *op = sm_op_begin(g, "TFText>NgramsStringJoin", "op");
+    sm_op_input(op, "v");
+    sm_op_input(op, "s");
+    sm_op_attr_int(op, "width", w);
+    sm_op_attr_int(op, "axis", -1);
+    sm_op_attr_string(op, "string_separator", "-", 1);
+    sm_op_attr_int(op, "RAGGED_RANK", 1);
+    CHECK_OK(sm_op_finish(op, NULL));
+    const char *f[2] = {"op:0", "op:1"};
+    sm_status *st = run(g, NULL, f, 2, o);
+    if (w == 2) {
+      CHECK_OK(st);
+      check_strings(o[0], 2, (const char *[]){"a-b", "b-c"});
+      check_ints(o[1], 3, (const int64_t[]){0, 2, 2});
+    } else {
+      CHECK_ERR(st, "width must be at least 1");
+    }
+    free4(o);
+    sm_graph_free(g);
+  }
+}
+
 int main(void) {
   test_regex_split();
+  test_trim_ngrams();
   test_cp_tokenizers();
   test_normalize();
   test_wordpiece();
