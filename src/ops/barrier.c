@@ -158,7 +158,7 @@ static sm_status *barrier_prepare(const sm_node *node, void **state) {
     }
     if (!s) {
       sp->ncomp = (int)nt;
-      memcpy(sp->dtypes, types, nt * sizeof(int));
+      if (nt) memcpy(sp->dtypes, types, nt * sizeof(int));
     }
   }
   if (!s && !strcmp(op, "BarrierInsertMany")) s = sm__node_attr_int(node, "component_index", &sp->component_index);

@@ -158,7 +158,7 @@ static sm_status *area_prepare(const sm_node *node, void **state, int type) {
     if (!s && nt > 64) s = sm_status_new(SM_UNIMPLEMENTED, "%s: more than 64 dtypes", sm__node_op(node));
     if (!s) {
       sp->ndtypes = (int)nt;
-      memcpy(sp->dtypes, types, nt * sizeof(int));
+      if (nt) memcpy(sp->dtypes, types, nt * sizeof(int));
     }
   }
   const char *c = "", *n = "";
