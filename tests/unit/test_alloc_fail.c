@@ -285,8 +285,16 @@ static int sweep_zoo(void) {
     char *base = sm__path_join(zoo, models[i]);
     char *model = sm__path_join(base, "model"), *outs = sm__path_join(base, "golden/outputs");
     char **cases = list_dir(outs);
+    /* a large graph (TF Text's tokenizers: a 2.7 MB saved_model.pb) costs a whole load per k: two of
+     * its signatures are swept, so that the ASan run stays within ctest's timeout on two cores */
+    char *pb = sm__path_join(model, "saved_model.pb");
+    struct stat stb;
+    int big = pb && stat(pb, &stb) == 0 && stb.st_size > 1024 * 1024, swept = 0;
+    free(pb);
     for (int j = 0; cases && cases[j]; j++) {
       if (strstr(cases[j], "__b")) continue; /* the batch repeats of a signature */
+      if (big && swept >= 2) break;
+      swept++;
       char *cd = sm__path_join(outs, cases[j]), label[160];
       snprintf(label, sizeof label, "%s %s", models[i], cases[j]);
       scase c;
