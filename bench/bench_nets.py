@@ -17,7 +17,11 @@ TF, ORT, ours for one model in turn, and the median is over all rounds' calls, s
 machine's load hits all three alike. The first output of each side is compared with TF's (max |diff|
 over max |TF|, goal <= 1e-4). For resnet50 at batch 16 the peak RSS of our process and of the ORT
 process (GNU time %M) is recorded too. --quick: resnet50, mobilenetv2, seed_cnn, one round, few runs.
-Every side first makes --warmup untimed calls per batch (default 10): all three engines' first ~6
+Every side first makes --warmup untimed calls per batch (default 10), and more until its warm-up has
+taken 100 ms; the timed calls are then at least --runs-b1 / --runs-big and at least as many as fill
+100 ms at the warm-up's best call (the same rule on every side; bench_run takes it as SM_BENCH_WARM_MS /
+SM_BENCH_MIN_MS): a seed-CNN call of ~50 us timed 10 times in a fresh process read 0.06 ms for ours
+where 2,000 calls read 0.045, and ORT's 0.10-0.13 where 5,000 read 0.084 (2026-12-04). All three engines' first ~6
 calls in a fresh process are slower than their steady state (oneDNN / MLAS primitive caches, page
 faults on first-touch buffers, a thread pool's first wake-ups), and a served model runs steady state;
 with 3 warm-ups (the default before 2026-12-03) batch-1 ratios read several percent off their
@@ -103,14 +107,25 @@ def child_convert(model_dir, onnx_path):
     return {"ok": 1}
 
 
+WARM_MS = 100.0  # untimed calls go on until they have taken this long (after --warmup calls) ...
+MIN_MS = 100.0   # ... and the timed calls fill at least this long at the warm-up's best call time
+
+
 def _times(call, runs, warmup):
+    """The same rule as bench_run's SM_BENCH_WARM_MS / SM_BENCH_MIN_MS, so every side is timed alike."""
     import time
-    out, ts = None, []
-    for r in range(warmup + runs):
+    out, ts, best, r = None, [], 1e30, 0
+    w0 = time.perf_counter()
+    while r < warmup or (time.perf_counter() - w0) * 1e3 < WARM_MS:
         t0 = time.perf_counter()
         out = call()
-        if r >= warmup:
-            ts.append((time.perf_counter() - t0) * 1e3)
+        best = min(best, (time.perf_counter() - t0) * 1e3)
+        r += 1
+    runs = max(runs, min(100000, int(MIN_MS / best))) if best > 0 else runs
+    for r in range(runs):
+        t0 = time.perf_counter()
+        out = call()
+        ts.append((time.perf_counter() - t0) * 1e3)
     return out, ts
 
 
@@ -287,6 +302,8 @@ def main():
     args.rounds = args.rounds or (1 if args.quick else 2)
     args.runs_b1 = args.runs_b1 or (5 if args.quick else 10)
     args.runs_big = args.runs_big or (3 if args.quick else 5)
+    os.environ["SM_BENCH_WARM_MS"] = str(WARM_MS)  # bench_run's side of _times' rule
+    os.environ["SM_BENCH_MIN_MS"] = str(MIN_MS)
     from bench_runtime import build_driver
     import run as bench_run_py
     load0 = bench_run_py.loadavg()
