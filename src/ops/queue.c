@@ -195,7 +195,7 @@ static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
         break;
       }
       sp->rank[i + off] = (int)tp->n_dim;
-      for (size_t d = 0; d < tp->n_dim; d++) {
+      for (size_t d = 0; !s && d < tp->n_dim; d++) {
         int64_t v = tp->dim[d]->size;
         if (v < 0 && type != Q_PAD)
           s = sm_status_new(SM_INVALID_ARGUMENT, "%s: component %zu's shape is not fully defined", qtype_name[type], i);
