@@ -322,9 +322,10 @@ def main():
              "- Command: `python3 %s`" % " ".join(shlex.quote(a) for a in sys.argv),
              "- Machine: %s; load average %s at the start, %s at the end"
              % (bench_run_py.machine(), load0, bench_run_py.loadavg()),
-             "- Tree: git %s; %d round(s) interleaved, %d / %d timed calls per round at batch 1 / larger, "
-             "%d warm-up; 2 threads each side; medians in ms per whole call"
-             % (bench_run_py.git_rev(), args.rounds, args.runs_b1, args.runs_big, args.warmup), "",
+             "- Tree: git %s; %d round(s) interleaved, %d / %d timed calls per round at batch 1 / larger and "
+             "at least %.0f ms of them, %d warm-up calls and at least %.0f ms of them; 2 threads each side; "
+             "medians in ms per whole call"
+             % (bench_run_py.git_rev(), args.rounds, args.runs_b1, args.runs_big, MIN_MS, args.warmup, WARM_MS), "",
              "| model | batch | ours ms | TF ms | ORT ms | TF/ours | ORT/ours | ours err | ORT err | goal met |",
              "|---|---|---|---|---|---|---|---|---|---|"] + rows + [""]
     lines += ["- Goals: TF/ours >= %.1fx and ORT/ours >= %.1fx on every row (seed_cnn batch 1: ORT/ours >= %.1fx); "
