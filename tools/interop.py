@@ -214,6 +214,21 @@ def loaded_variables(export_dir, tags):
         return out
 
 
+def unregistered_ops(model):
+    """The ops of model's graphs and functions that this TensorFlow process has no OpDef for (a
+    custom op library's, e.g. TF Text's when tensorflow_text is not installed): TF cannot load it."""
+    from tensorflow.python.framework import op_def_registry
+    missing = set()
+    for mg in read_proto(model).meta_graphs:
+        lib = mg.graph_def.library
+        fns = {f.signature.name for f in lib.function}
+        ops = {n.op for n in mg.graph_def.node}
+        for f in lib.function:
+            ops |= {n.op for n in f.node_def}
+        missing |= {o for o in ops if o not in fns and op_def_registry.get(o) is None}
+    return sorted(missing)
+
+
 def load_check(model, out, name, kind):
     """TensorFlow loads our copy (restoring variables from our bundle) and gives the same results.
 
@@ -223,6 +238,11 @@ def load_check(model, out, name, kind):
     through tf.saved_model.load for TF2 exports and a TF1 session for TF1 graphs."""
     import numpy as np
     import tensorflow as tf
+    missing = unregistered_ops(model)
+    if missing:
+        print(f"skipped: TensorFlow loading our {kind} copy of {name}: this TensorFlow has no "
+              f"{', '.join(missing[:5])} (a custom op library's ops, e.g. tensorflow_text's, not installed)")
+        return
     sm = read_proto(out)
     vals = checkpoint_values(model) or {}
     for mg in sm.meta_graphs:
@@ -522,7 +542,11 @@ def main():
     python = sys.executable
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
-    print(f"interop: TensorFlow {tf.__version__}, CLI {cli}")
+    try:  # TF Text's ops (the zoo's tftext_* models hold them) are registered by importing the package
+        import tensorflow_text  # noqa: F401
+        print(f"interop: TensorFlow {tf.__version__}, TF Text {tensorflow_text.__version__}, CLI {cli}")
+    except ImportError:
+        print(f"interop: TensorFlow {tf.__version__} (no tensorflow_text: models with its ops are not run by TF), CLI {cli}")
 
     tmp = tempfile.mkdtemp(prefix="sm-interop-")
     if args.only_trained:
