@@ -170,9 +170,9 @@ sm_status *sm__node_attr_tensor(const sm_node *n, const char *name, sm_tensor **
 /* Decode a TensorProto the same way (exposed for the loader and tests). Refused before anything
  * is allocated when its tensor does not fit what the current load budget has left. */
 sm_status *sm__tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **out);
-/* Every check sm__tensor_from_proto makes (dtype, shape, tensor_content's size, no more typed
- * values than elements: "Too many elements provided"), allocating nothing; *bytes = what the
- * tensor would take (elements, plus string bytes). */
+/* Every check sm__tensor_from_proto makes (dtype, shape, tensor_content's size, a typed field for
+ * the dtype; typed values past the elements are ignored, as TF ignores them), allocating nothing;
+ * *bytes = what the tensor would take (elements, plus string bytes). */
 sm_status *sm__tensor_proto_check(const Tensorflow__TensorProto *p, int64_t *bytes);
 /* The budget g was compiled under (NULL: none). */
 sm_load_budget *sm__cgraph_budget(const sm_cgraph *g);

@@ -1,7 +1,8 @@
 /* tensor_proto.c - TensorProto -> sm_tensor, by TensorFlow's rules (Tensor::FromProto):
  * tensor_content first (its size must match exactly); else the dtype's typed field, where fewer
- * values than elements repeat the last one and none at all means zeros; more values than
- * elements are refused as tf.make_tensor_proto refuses them ("Too many elements provided").
+ * values than elements repeat the last one and none at all means zeros; values past the elements
+ * are ignored, as TF's FromProtoField ignores them (TF itself saves tf.zeros([0], tf.string) as a
+ * Const of shape [0] holding one string).
  * sm__tensor_proto_check makes every check and sizes the tensor without allocating it (validate,
  * and the load budget before a constant is materialised). */
 #include <stdlib.h>
@@ -133,11 +134,7 @@ sm_status *sm__tensor_proto_check(const Tensorflow__TensorProto *p, int64_t *byt
   int64_t in;
   if (!typed_field(p, dtype, &kind, &src, &in))
     return sm_status_new(SM_UNIMPLEMENTED, "TensorProto: no typed values for dtype %s", sm_dtype_name(dtype));
-  /* as tf.make_tensor_proto refuses them (TF's C++ decoder would drop the extra values) */
-  if (in > n)
-    return sm_status_new(SM_INVALID_ARGUMENT,
-                         "TensorProto: Too many elements provided. Needed at most %lld, but received %lld",
-                         (long long)n, (long long)in);
+  if (in > n) in = n; /* the values past the elements are not read (TF's FromProtoField) */
   if (dtype == SM_STRING && in > 0) { /* the last string repeats: its bytes n - in + 1 times */
     const ProtobufCBinaryData *v = p->string_val;
     for (int64_t i = 0; i < in; i++) *bytes += (int64_t)v[i].len;
@@ -176,7 +173,7 @@ sm_status *sm__tensor_from_proto(const Tensorflow__TensorProto *p, sm_tensor **o
     return NULL;
   }
   if (dtype == SM_STRING) {
-    int64_t in = (int64_t)p->n_string_val;
+    int64_t in = (int64_t)p->n_string_val < n ? (int64_t)p->n_string_val : n;
     for (int64_t i = 0; i < n && in > 0 && !s; i++) {
       const ProtobufCBinaryData *v = &p->string_val[i < in ? i : in - 1];
       s = sm_tensor_set_string(t, i, v->data, v->len);

@@ -777,10 +777,19 @@ static void test_tensor_proto(void) {
     CHECK(b[0] == 0 && b[1] == 1 && b[2] == 1);
     sm_tensor_free(t);
   }
-  /* more values than elements: refused, as tf.make_tensor_proto refuses them */
-  CHECK_ERR(decode("dtype: DT_DOUBLE tensor_shape { dim { size: 1 } } double_val: 0.25 double_val: 7", &t),
-            "TensorProto: Too many elements provided. Needed at most 1, but received 2");
-  CHECK(t == NULL);
+  /* more values than elements: the extra ones are ignored, as TF's FromProtoField ignores them */
+  CHECK_OK(decode("dtype: DT_DOUBLE tensor_shape { dim { size: 1 } } double_val: 0.25 double_val: 7", &t));
+  if (t) {
+    CHECK(sm_tensor_num_elements(t) == 1 && ((const double *)sm_tensor_data(t))[0] == 0.25);
+    sm_tensor_free(t);
+  }
+  CHECK_OK(decode("dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: 'ab' string_val: 'cdef'", &t));
+  if (t) {
+    size_t len = 0;
+    const char *s0 = sm_tensor_string(t, 0, &len);
+    CHECK(sm_tensor_num_elements(t) == 1 && len == 2 && s0 && !memcmp(s0, "ab", 2));
+    sm_tensor_free(t);
+  }
   CHECK_OK(decode("dtype: DT_UINT32 tensor_shape { dim { size: 1 } } uint32_val: 4000000000", &t));
   if (t) {
     CHECK(((const uint32_t *)sm_tensor_data(t))[0] == 4000000000u);
@@ -830,8 +839,17 @@ static void test_tensor_proto(void) {
   CHECK_ERR(decode("dtype: DT_FLOAT tensor_shape { dim { size: 4000000000 } dim { size: 4000000000 } }", &t),
             "TensorProto");
   CHECK(t == NULL);
-  CHECK_ERR(decode("dtype: DT_FLOAT tensor_shape { dim { size: 0 } } float_val: 3", &t),
-            "Too many elements provided. Needed at most 0, but received 1");
+  /* tf.zeros([0], tf.string) as TF saves it: shape [0], one value */
+  CHECK_OK(decode("dtype: DT_STRING tensor_shape { dim { size: 0 } } string_val: ''", &t));
+  if (t) {
+    CHECK_EQ_INT(sm_tensor_num_elements(t), 0);
+    sm_tensor_free(t);
+  }
+  CHECK_OK(decode("dtype: DT_FLOAT tensor_shape { dim { size: 0 } } float_val: 3", &t));
+  if (t) {
+    CHECK_EQ_INT(sm_tensor_num_elements(t), 0);
+    sm_tensor_free(t);
+  }
   CHECK_OK(decode("dtype: DT_FLOAT tensor_shape { dim { size: 0 } }", &t));
   if (t) {
     CHECK_EQ_INT(sm_tensor_num_elements(t), 0);

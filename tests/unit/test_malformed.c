@@ -30,7 +30,6 @@ static const struct {
     {"overflowing_dims", "TensorProto: tensor element count overflows"},
     {"attr_dtype_mismatch", "Type mismatch between value (float) and dtype (int32)"},
     {"const_broadcast_huge", "4294967296 bytes would pass the load budget (max_load_bytes 134217728"},
-    {"const_too_many_values", "TensorProto: Too many elements provided. Needed at most 2, but received 100"},
     {"inline_bomb", "nodes after inlining functions, the load budget (max_graph_nodes 131072"},
     {"inline_long_names", "bytes more would pass the load budget (max_load_bytes 134217728"},
     {"input_missing_node", "input 'nosuch' names no node in the graph"},
