@@ -45,7 +45,7 @@ typedef struct rspec {
 
 typedef struct reader {
   uint32_t magic;
-  rspec cfg; /* container/name unused */
+  rspec cfg; /* key unused */
   char *name;
   pthread_mutex_t mu;
   int64_t started, finished, produced;
