@@ -52,9 +52,9 @@ typedef struct accum {
 } accum;
 
 typedef struct aspec {
+  sm__state_key key; /* first: sm__state_spec_release */
   int sparse, dtype, mean, rank;
   int64_t dims[SM_MAX_RANK];
-  char *container, *name;
 } aspec;
 
 static const char *accum_kind(const accum *a) { return a->sparse ? "SparseConditionalAccumulator" : "ConditionalAccumulator"; }
@@ -77,28 +77,18 @@ static void accum_destroy(void *obj) {
   if (!a) return;
   accum_reset(a);
   sm__mem_close(&a->acct);
-  pthread_cond_destroy(&a->cv);
-  pthread_mutex_destroy(&a->mu);
-  free(a->name);
-  free(a);
+  sm__state_free(a, a->name, &a->mu, &a->cv);
 }
 
 static sm_status *accum_make(void *arg, const char *dname, void **obj) {
   const aspec *sp = arg;
-  accum *a = calloc(1, sizeof *a);
-  char *nm = a ? malloc(strlen(dname) + 1) : NULL;
-  if (!nm) {
-    free(a);
-    return sm_status_new(SM_NO_MEMORY, "accumulator '%s': out of memory", dname);
-  }
-  strcpy(nm, dname);
-  a->magic = ACCUM_MAGIC;
+  accum *a = sm__state_alloc(sizeof *a, ACCUM_MAGIC, offsetof(accum, name), dname);
+  if (!a) return sm_status_new(SM_NO_MEMORY, "accumulator '%s': out of memory", dname);
   a->sparse = sp->sparse;
   a->dtype = sp->dtype;
   a->mean = sp->mean;
   a->rank = sp->rank;
   memcpy(a->dims, sp->dims, sizeof a->dims);
-  a->name = nm;
   pthread_mutex_init(&a->mu, NULL);
   pthread_cond_init(&a->cv, NULL);
   *obj = a;
@@ -108,14 +98,6 @@ static sm_status *accum_make(void *arg, const char *dname, void **obj) {
 /* ---- the handle ops ----------------------------------------------------------------------------- */
 
 static int accum_dtype_ok(int dt) { return dt == SM_HALF || dt == SM_FLOAT || dt == SM_DOUBLE; }
-
-static void spec_release(void *p) {
-  aspec *sp = p;
-  if (!sp) return;
-  free(sp->container);
-  free(sp->name);
-  free(sp);
-}
 
 static sm_status *accum_prepare(const sm_node *node, void **state) {
   const char *op = sm__node_op(node);
@@ -139,9 +121,9 @@ static sm_status *accum_prepare(const sm_node *node, void **state) {
         s = sm_status_new(SM_INVALID_ARGUMENT, "%s: reduction_type '%.*s' is not MEAN or SUM", op, (int)(len > 64 ? 64 : len), rt);
     }
   }
-  if (!s) s = sm__state_names(node, &sp->container, &sp->name);
+  if (!s) s = sm__state_names(node, &sp->key.container, &sp->key.name);
   if (s) {
-    spec_release(sp);
+    sm__state_spec_release(sp);
     return s;
   }
   *state = sp;
@@ -151,28 +133,23 @@ static sm_status *accum_prepare(const sm_node *node, void **state) {
 static sm_status *accum_handle_compute(const void *state, sm_kctx *ctx) {
   const aspec *sp = state;
   void *obj;
-  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), SM_RES_ACCUM, sp->container, sp->name, accum_make,
-                                      (void *)sp, accum_destroy, &obj);
+  sm_status *s = sm__state_object(ctx, SM_RES_ACCUM, &sp->key, accum_make, (void *)sp, accum_destroy, &obj);
   if (s) return s;
   accum *a = obj;
   if (a->sparse != sp->sparse || a->dtype != sp->dtype)
     return sm_status_new(SM_INVALID_ARGUMENT, "accumulator '%s' exists as a %s of %s", a->name, accum_kind(a),
                          sm__array_dtype_str(a->dtype));
-  sm_tensor *out;
-  if ((s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out))) return s;
-  ((void **)sm_tensor_data(out))[0] = a;
-  return NULL;
+  return sm__state_output(ctx, a);
 }
 
 /* ---- shared by the users ------------------------------------------------------------------------ */
 
 static sm_status *input_accum(sm_kctx *ctx, int sparse, accum **out) {
-  const sm_tensor *t = sm__kctx_input(ctx, 0);
+  void *o;
   *out = NULL;
-  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1 || !sm_tensor_data(t))
-    return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not an accumulator handle scalar");
-  accum *a = ((void *const *)sm_tensor_data(t))[0];
-  if (!a || a->magic != ACCUM_MAGIC) return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not an accumulator handle");
+  sm_status *s = sm__state_of(sm__kctx_input(ctx, 0), ACCUM_MAGIC, NULL, "an accumulator", &o);
+  if (s) return s;
+  accum *a = o;
   if (sparse >= 0 && a->sparse != sparse)
     return sm_status_new(SM_INVALID_ARGUMENT, "accumulator '%s' is a %s, not a %s", a->name, accum_kind(a),
                          sparse ? "SparseConditionalAccumulator" : "ConditionalAccumulator");
@@ -655,9 +632,9 @@ static sm_status *tv_destroy_compute(const void *state, sm_kctx *ctx) {
 
 #define AK(name, prep, comp, rel) {name, prep, comp, rel, 0}
 const sm_kernel sm_kernels_accum[] = {
-    AK("ConditionalAccumulator", accum_prepare, accum_handle_compute, spec_release),
-    AK("SparseConditionalAccumulator", accum_prepare, accum_handle_compute, spec_release),
-    AK("ResourceConditionalAccumulator", accum_prepare, accum_handle_compute, spec_release),
+    AK("ConditionalAccumulator", accum_prepare, accum_handle_compute, sm__state_spec_release),
+    AK("SparseConditionalAccumulator", accum_prepare, accum_handle_compute, sm__state_spec_release),
+    AK("ResourceConditionalAccumulator", accum_prepare, accum_handle_compute, sm__state_spec_release),
     AK("AccumulatorApplyGradient", NULL, apply_dense_compute, NULL),
     AK("ResourceAccumulatorApplyGradient", NULL, apply_dense_compute, NULL),
     AK("SparseAccumulatorApplyGradient", sparse_apply_prepare, apply_sparse_compute, free),

@@ -53,10 +53,10 @@ typedef struct barrier {
 } barrier;
 
 typedef struct bspec {
+  sm__state_key key; /* first: sm__state_spec_release */
   int ncomp;
   int dtypes[BMAXC], rank[BMAXC];
   int64_t dims[BMAXC][SM_MAX_RANK];
-  char *container, *name;
   char err[160]; /* TF's kernel-construction error, given at run time */
   int64_t component_index;
   int allow_small;
@@ -84,23 +84,13 @@ static void barrier_destroy(void *obj) {
   free(b->inc);
   free(b->ready);
   sm__mem_close(&b->acct);
-  pthread_cond_destroy(&b->cv);
-  pthread_mutex_destroy(&b->mu);
-  free(b->name);
-  free(b);
+  sm__state_free(b, b->name, &b->mu, &b->cv);
 }
 
 static sm_status *barrier_make(void *arg, const char *dname, void **obj) {
   const bspec *sp = arg;
-  barrier *b = calloc(1, sizeof *b);
-  char *nm = b ? malloc(strlen(sp->name) + 1) : NULL;
-  if (!nm) {
-    free(b);
-    return sm_status_new(SM_NO_MEMORY, "barrier '%s': out of memory", dname);
-  }
-  strcpy(nm, sp->name);
-  b->magic = BARRIER_MAGIC;
-  b->name = nm;
+  barrier *b = sm__state_alloc(sizeof *b, BARRIER_MAGIC, offsetof(barrier, name), sp->key.name);
+  if (!b) return sm_status_new(SM_NO_MEMORY, "barrier '%s': out of memory", dname);
   b->ncomp = sp->ncomp;
   memcpy(b->dtypes, sp->dtypes, sizeof b->dtypes);
   memcpy(b->rank, sp->rank, sizeof b->rank);
@@ -110,14 +100,6 @@ static sm_status *barrier_make(void *arg, const char *dname, void **obj) {
   pthread_cond_init(&b->cv, NULL);
   *obj = b;
   return NULL;
-}
-
-static void spec_release(void *p) {
-  bspec *sp = p;
-  if (!sp) return;
-  free(sp->container);
-  free(sp->name);
-  free(sp);
 }
 
 /* Every op: container/shared_name; Barrier: its types, shapes, capacity; the users: their attrs. */
@@ -168,9 +150,9 @@ static sm_status *barrier_prepare(const sm_node *node, void **state) {
     if (!s && sm__node_attr(node, "allow_small_batch")) s = sm__node_attr_bool(node, "allow_small_batch", &sp->allow_small);
     if (!s && timeout != -1) snprintf(sp->err, sizeof sp->err, "Timeout not supported yet.");
   }
-  if (!s) s = sm__state_names(node, &sp->container, &sp->name);
+  if (!s) s = sm__state_names(node, &sp->key.container, &sp->key.name);
   if (s) {
-    spec_release(sp);
+    sm__state_spec_release(sp);
     return s;
   }
   *state = sp;
@@ -197,8 +179,7 @@ static sm_status *handle_compute(const void *state, sm_kctx *ctx) {
   bspec *sp = (bspec *)state;
   if (sp->err[0]) return sm_status_new(SM_INVALID_ARGUMENT, "%s", sp->err);
   void *obj;
-  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), SM_RES_BARRIER, sp->container, sp->name, barrier_make,
-                                      sp, barrier_destroy, &obj);
+  sm_status *s = sm__state_object(ctx, SM_RES_BARRIER, &sp->key, barrier_make, sp, barrier_destroy, &obj);
   if (s) return s;
   barrier *b = obj;
   char have[512], want[512];
@@ -216,23 +197,14 @@ static sm_status *handle_compute(const void *state, sm_kctx *ctx) {
                          "Shared barrier '%s' has component shapes %s but requested component shapes were %s", b->name,
                          have, want);
   }
-  sm_tensor *out;
-  if ((s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out))) return s;
-  ((void **)sm_tensor_data(out))[0] = b;
-  return NULL;
+  return sm__state_output(ctx, b);
 }
 
 static sm_status *input_barrier(sm_kctx *ctx, barrier **out) {
-  const sm_tensor *t = sm__kctx_input(ctx, 0);
-  *out = NULL;
-  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1 || !sm_tensor_data(t))
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input 0 is not a barrier handle scalar",
-                         sm__node_op(sm__kctx_node(ctx)));
-  barrier *b = ((void *const *)sm_tensor_data(t))[0];
-  if (!b || b->magic != BARRIER_MAGIC)
-    return sm_status_new(SM_INVALID_ARGUMENT, "%s: input 0 is not a barrier handle", sm__node_op(sm__kctx_node(ctx)));
-  *out = b;
-  return NULL;
+  void *o;
+  sm_status *s = sm__state_of(sm__kctx_input(ctx, 0), BARRIER_MAGIC, sm__node_op(sm__kctx_node(ctx)), "a barrier", &o);
+  *out = o;
+  return s;
 }
 
 /* ---- the ready queue: libstdc++'s push_heap / pop_heap with TF's comparator (a.index > b.index) */
@@ -562,7 +534,7 @@ static sm_status *incomplete_compute(const void *st, sm_kctx *ctx) {
   return size_common(ctx, 1);
 }
 
-#define BK(name, comp) {name, barrier_prepare, comp, spec_release, 0}
+#define BK(name, comp) {name, barrier_prepare, comp, sm__state_spec_release, 0}
 const sm_kernel sm_kernels_barrier[] = {
     BK("Barrier", handle_compute),
     BK("BarrierInsertMany", insert_compute),

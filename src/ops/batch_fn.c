@@ -336,9 +336,7 @@ static void unb_destroy(void *obj) {
     free(it);
   }
   sm__mem_close(&r->acct);
-  pthread_cond_destroy(&r->cv);
-  pthread_mutex_destroy(&r->mu);
-  free(r);
+  sm__state_free(r, NULL, &r->mu, &r->cv);
 }
 
 static sm_status *unb_make(void *arg, const char *dname, void **obj) {
@@ -354,17 +352,9 @@ static sm_status *unb_make(void *arg, const char *dname, void **obj) {
 }
 
 typedef struct {
-  char *container, *name;
+  sm__state_key key; /* first: sm__state_spec_release */
   int64_t timeout_us;
 } unb_spec;
-
-static void unb_spec_release(void *p) {
-  unb_spec *sp = p;
-  if (!sp) return;
-  free(sp->container);
-  free(sp->name);
-  free(sp);
-}
 
 static char *attr_dup(const sm_node *node, const char *attr) {
   const char *v = "";
@@ -382,11 +372,11 @@ static sm_status *unb_prepare(const sm_node *node, void **state) {
   if (!sp) return sm_status_new(SM_NO_MEMORY, "out of memory");
   sm_status *s = NULL;
   if (sm__node_attr(node, "timeout_micros")) s = sm__node_attr_int(node, "timeout_micros", &sp->timeout_us);
-  sp->container = attr_dup(node, "container");
-  sp->name = attr_dup(node, "shared_name");
-  if (!s && (!sp->container || !sp->name)) s = sm_status_new(SM_NO_MEMORY, "out of memory");
+  sp->key.container = attr_dup(node, "container");
+  sp->key.name = attr_dup(node, "shared_name");
+  if (!s && (!sp->key.container || !sp->key.name)) s = sm_status_new(SM_NO_MEMORY, "out of memory");
   if (s) {
-    unb_spec_release(sp);
+    sm__state_spec_release(sp);
     return s;
   }
   *state = sp;
@@ -395,8 +385,8 @@ static sm_status *unb_prepare(const sm_node *node, void **state) {
 
 static sm_status *unb_get(sm_kctx *ctx, const unb_spec *sp, int grad, unb_res **out) {
   void *obj;
-  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), grad ? SM_RES_UNBATCH_GRAD : SM_RES_UNBATCH, sp->container, sp->name,
-                                      unb_make, grad ? (void *)sp : NULL, unb_destroy, &obj);
+  sm_status *s = sm__state_object(ctx, grad ? SM_RES_UNBATCH_GRAD : SM_RES_UNBATCH, &sp->key, unb_make,
+                                  grad ? (void *)sp : NULL, unb_destroy, &obj);
   if (!s) *out = obj;
   return s;
 }
@@ -703,7 +693,7 @@ static sm_status *unbatch_grad_compute(const void *state, sm_kctx *ctx) {
 const sm_kernel sm_kernels_batch_fn[] = {
     {"BatchFunction", bf_prepare, bf_compute, bf_release, 0},
     {"Batch", batch_prepare, batch_compute, bf_release, 0},
-    {"Unbatch", unb_prepare, unbatch_compute, unb_spec_release, 0},
-    {"UnbatchGrad", unb_prepare, unbatch_grad_compute, unb_spec_release, 0},
+    {"Unbatch", unb_prepare, unbatch_compute, sm__state_spec_release, 0},
+    {"UnbatchGrad", unb_prepare, unbatch_grad_compute, sm__state_spec_release, 0},
     {0},
 };

@@ -666,6 +666,22 @@ static sm_status *next_unique(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
 }
 
 /* The next element of it into out (d->ncomp new tensors), or *end = 1. */
+sm_status *sm__ds_inner_next(dit *it, sm_kctx *c, sm_tensor **out, int *end, int *got) {
+  *got = 0;
+  if (!it->iin) return NULL;
+  sm_status *s = sm__ds_it_next(it->iin, c, out, end);
+  if (s || !*end) {
+    *got = 1;
+    return s;
+  }
+  *end = 0;
+  sm__ds_it_free(it->iin);
+  it->iin = NULL;
+  sm__variant_unref(&it->inner->v);
+  it->inner = NULL;
+  return NULL;
+}
+
 sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   const ds *d = it->d;
   *end = 0;
@@ -783,13 +799,8 @@ sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
     case K_FLATMAP: {
       int ni = d->in[0]->ncomp;
       for (;;) {
-        if (it->iin) {
-          if ((s = sm__ds_it_next(it->iin, c, out, end)) || !*end) return s;
-          sm__ds_it_free(it->iin);
-          it->iin = NULL;
-          sm__variant_unref(&it->inner->v);
-          it->inner = NULL;
-        }
+        int got;
+        if ((s = sm__ds_inner_next(it, c, out, end, &got)) || got) return s;
         sm_tensor **e = sm__kctx_scratch(c, (size_t)(ni + 1) * sizeof *e, &s);
         if (s) return s;
         sm_tensor *r = NULL;

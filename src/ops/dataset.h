@@ -89,6 +89,9 @@ sm_status *sm__ds_it_new(const ds *d, dit **out);
 sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
 void sm__ds_it_free(dit *it);
 void sm__ds_free_elem(sm_tensor **e, int n);
+/* flat_map's step (and group_by_window's): with an inner iterator (it->iin), its next element into out
+ * (*got = 1, or an error); when that ends, frees it and it->inner and leaves *got = 0, *end = 0. */
+sm_status *sm__ds_inner_next(dit *it, sm_kctx *c, sm_tensor **out, int *end, int *got);
 
 /* dataset_shuffle.c: ShuffleDataset(V2/V3)'s inputs after the dataset into d (buffer size,
  * seeds, its seed generator), and the next element of a shuffle iterator. */

@@ -246,14 +246,8 @@ static sm_status *next_window(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
   int nc = d->in[0]->ncomp;
   sm_status *s = NULL;
   for (;;) {
-    if (it->iin) {
-      if ((s = sm__ds_it_next(it->iin, c, out, end)) || !*end) return s;
-      *end = 0;
-      sm__ds_it_free(it->iin);
-      it->iin = NULL;
-      sm__variant_unref(&it->inner->v);
-      it->inner = NULL;
-    }
+    int got;
+    if ((s = sm__ds_inner_next(it, c, out, end, &got)) || got) return s;
     int64_t full = -1;
     while (!x->in_end && full < 0) {
       sm_tensor **e = sm__kctx_scratch(c, (size_t)(nc + 1) * sizeof *e, &s);

@@ -37,43 +37,21 @@ typedef struct lock {
 static void mutex_destroy(void *obj) {
   mutex *m = obj;
   if (!m) return;
-  pthread_cond_destroy(&m->cv);
-  pthread_mutex_destroy(&m->mu);
-  free(m->name);
-  free(m);
+  sm__state_free(m, m->name, &m->mu, &m->cv);
 }
 
 static sm_status *mutex_make(void *arg, const char *dname, void **obj) {
   (void)arg;
-  mutex *m = calloc(1, sizeof *m);
-  char *nm = m ? malloc(strlen(dname) + 1) : NULL;
-  if (!nm) {
-    free(m);
-    return sm_status_new(SM_NO_MEMORY, "mutex '%s': out of memory", dname);
-  }
-  strcpy(nm, dname);
-  m->magic = MUTEX_MAGIC;
-  m->name = nm;
+  mutex *m = sm__state_alloc(sizeof *m, MUTEX_MAGIC, offsetof(mutex, name), dname);
+  if (!m) return sm_status_new(SM_NO_MEMORY, "mutex '%s': out of memory", dname);
   pthread_mutex_init(&m->mu, NULL);
   pthread_cond_init(&m->cv, NULL);
   *obj = m;
   return NULL;
 }
 
-typedef struct {
-  char *container, *name;
-} mspec;
-
-static void mspec_release(void *p) {
-  mspec *sp = p;
-  if (!sp) return;
-  free(sp->container);
-  free(sp->name);
-  free(sp);
-}
-
 static sm_status *mutex_prepare(const sm_node *node, void **state) {
-  mspec *sp = calloc(1, sizeof *sp);
+  sm__state_key *sp = calloc(1, sizeof *sp);
   if (!sp) return sm_status_new(SM_NO_MEMORY, "out of memory");
   sm_status *s = sm__state_names(node, &sp->container, &sp->name);
   if (s) {
@@ -85,14 +63,10 @@ static sm_status *mutex_prepare(const sm_node *node, void **state) {
 }
 
 static sm_status *mutex_compute(const void *state, sm_kctx *ctx) {
-  const mspec *sp = state;
+  const sm__state_key *sp = state;
   void *obj;
-  sm_tensor *out;
-  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), SM_RES_MUTEX, sp->container, sp->name, mutex_make, NULL,
-                                      mutex_destroy, &obj);
-  if (!s) s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out);
-  if (!s) ((void **)sm_tensor_data(out))[0] = obj;
-  return s;
+  sm_status *s = sm__state_object(ctx, SM_RES_MUTEX, sp, mutex_make, NULL, mutex_destroy, &obj);
+  return s ? s : sm__state_output(ctx, obj);
 }
 
 static void lock_release(sm_variant *v) {
@@ -106,13 +80,12 @@ static void lock_release(sm_variant *v) {
 
 static sm_status *lock_compute(const void *state, sm_kctx *ctx) {
   (void)state;
-  const sm_tensor *h = sm__kctx_input(ctx, 0);
-  if (!h || sm_tensor_dtype(h) != SM_RESOURCE || sm_tensor_num_elements(h) != 1 || !sm_tensor_data(h))
-    return sm_status_new(SM_INVALID_ARGUMENT, "MutexLock: input 0 is not a mutex handle scalar");
-  mutex *m = ((void *const *)sm_tensor_data(h))[0];
-  if (!m || m->magic != MUTEX_MAGIC) return sm_status_new(SM_INVALID_ARGUMENT, "MutexLock: input 0 is not a mutex handle");
+  void *o;
+  sm_status *s = sm__state_of(sm__kctx_input(ctx, 0), MUTEX_MAGIC, "MutexLock", "a mutex", &o);
+  if (s) return s;
+  mutex *m = o;
   sm_tensor *out;
-  sm_status *s = sm__kctx_alloc_output(ctx, 0, SM_VARIANT, 0, NULL, &out);
+  s = sm__kctx_alloc_output(ctx, 0, SM_VARIANT, 0, NULL, &out);
   if (s) return s;
   lock *l = calloc(1, sizeof *l);
   if (!l) return sm_status_new(SM_NO_MEMORY, "MutexLock: out of memory");
@@ -140,7 +113,7 @@ static sm_status *consume_compute(const void *state, sm_kctx *ctx) {
 }
 
 const sm_kernel sm_kernels_mutex[] = {
-    {"MutexV2", mutex_prepare, mutex_compute, mspec_release, 0},
+    {"MutexV2", mutex_prepare, mutex_compute, sm__state_spec_release, 0},
     {"MutexLock", NULL, lock_compute, NULL, 0},
     {"ConsumeMutexLock", NULL, consume_compute, NULL, 0},
     {NULL, NULL, NULL, NULL, 0},

@@ -78,13 +78,11 @@ static void queue_destroy(void *obj) {
   for (size_t i = 0; i < q->n; i++) elem_free(q, item_at(q, i));
   free(q->items);
   sm__mem_close(&q->acct);
-  pthread_cond_destroy(&q->cv);
-  pthread_mutex_destroy(&q->mu);
-  free(q->name);
-  free(q);
+  sm__state_free(q, q->name, &q->mu, &q->cv);
 }
 
 typedef struct qspec {
+  sm__state_key key; /* first: sm__state_spec_release */
   int type;
   int ncomp;
   int dtypes[QMAXC];
@@ -92,21 +90,13 @@ typedef struct qspec {
   int rank[QMAXC];
   int64_t dims[QMAXC][SM_MAX_RANK];
   int64_t capacity, min_after, seed, seed2;
-  char *container, *name;
 } qspec;
 
 static sm_status *queue_make(void *arg, const char *dname, void **obj) {
   const qspec *sp = arg;
-  queue *q = calloc(1, sizeof *q);
-  char *nm = q ? malloc(strlen(dname) + 1) : NULL;
-  if (!nm) {
-    free(q);
-    return sm_status_new(SM_NO_MEMORY, "%s '%s': out of memory", qtype_name[sp->type], dname);
-  }
-  strcpy(nm, dname);
-  q->magic = QUEUE_MAGIC;
+  queue *q = sm__state_alloc(sizeof *q, QUEUE_MAGIC, offsetof(queue, name), dname);
+  if (!q) return sm_status_new(SM_NO_MEMORY, "%s '%s': out of memory", qtype_name[sp->type], dname);
   q->type = sp->type;
-  q->name = nm;
   q->ncomp = sp->ncomp;
   memcpy(q->dtypes, sp->dtypes, sizeof q->dtypes);
   q->shaped = sp->shaped;
@@ -129,42 +119,6 @@ static sm_status *queue_make(void *arg, const char *dname, void **obj) {
 }
 
 /* ---- the handle ops: FIFOQueue(V2), PaddingFIFOQueue(V2), RandomShuffleQueue(V2), PriorityQueue(V2) */
-
-static void spec_release(void *p) {
-  qspec *sp = p;
-  if (!sp) return;
-  free(sp->container);
-  free(sp->name);
-  free(sp);
-}
-
-static char *dup_attr(const sm_node *node, const char *attr) {
-  const char *v = "";
-  size_t len = 0;
-  if (sm__node_attr(node, attr) && sm__node_attr_string(node, attr, &v, &len)) v = "", len = 0;
-  char *d = malloc(len + 1);
-  if (d) {
-    memcpy(d, v, len);
-    d[len] = 0;
-  }
-  return d;
-}
-
-sm_status *sm__state_names(const sm_node *node, char **container, char **name) {
-  *container = dup_attr(node, "container");
-  *name = dup_attr(node, "shared_name");
-  if (*name && !(*name)[0]) { /* "_sm_private/<node>" for a resource no shared_name shares */
-    const char *nn = sm__node_name(node);
-    size_t n = strlen(nn) + 13;
-    free(*name);
-    if ((*name = malloc(n))) snprintf(*name, n, "_sm_private/%s", nn);
-  }
-  if (*container && *name) return NULL;
-  free(*container);
-  free(*name);
-  *container = *name = NULL;
-  return sm_status_new(SM_NO_MEMORY, "out of memory");
-}
 
 static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
   qspec *sp = calloc(1, sizeof *sp);
@@ -211,9 +165,9 @@ static sm_status *queue_prepare(const sm_node *node, void **state, int type) {
     if (!s && sm__node_attr(node, "seed")) s = sm__node_attr_int(node, "seed", &sp->seed);
     if (!s && sm__node_attr(node, "seed2")) s = sm__node_attr_int(node, "seed2", &sp->seed2);
   }
-  if (!s) s = sm__state_names(node, &sp->container, &sp->name);
+  if (!s) s = sm__state_names(node, &sp->key.container, &sp->key.name);
   if (s) {
-    spec_release(sp);
+    sm__state_spec_release(sp);
     return s;
   }
   *state = sp;
@@ -228,17 +182,13 @@ static sm_status *prio_prepare(const sm_node *n, void **st) { return queue_prepa
 static sm_status *queue_handle_compute(const void *state, sm_kctx *ctx) {
   const qspec *sp = state;
   void *obj;
-  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), SM_RES_QUEUE, sp->container, sp->name, queue_make,
-                                      (void *)sp, queue_destroy, &obj);
+  sm_status *s = sm__state_object(ctx, SM_RES_QUEUE, &sp->key, queue_make, (void *)sp, queue_destroy, &obj);
   if (s) return s;
   queue *q = obj;
   if (q->type != sp->type || q->ncomp != sp->ncomp || memcmp(q->dtypes, sp->dtypes, sizeof q->dtypes))
     return sm_status_new(SM_INVALID_ARGUMENT, "queue '%s' exists as a %s of other component types or shapes", q->name,
                          qtype_name[q->type]);
-  sm_tensor *out;
-  if ((s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out))) return s;
-  ((void **)sm_tensor_data(out))[0] = q;
-  return NULL;
+  return sm__state_output(ctx, q);
 }
 
 /* FakeQueue: a resource handle as a ref handle (the same object here). */
@@ -251,29 +201,15 @@ static sm_status *fake_queue_compute(const void *state, sm_kctx *ctx) {
 /* ---- shared by the users ---------------------------------------------------------------------- */
 
 static sm_status *queue_of(const sm_tensor *t, queue **out) {
-  *out = NULL;
-  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1 || !sm_tensor_data(t))
-    return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not a queue handle scalar");
-  queue *q = ((void *const *)sm_tensor_data(t))[0];
-  if (!q || q->magic != QUEUE_MAGIC) return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not a queue handle");
-  *out = q;
-  return NULL;
+  void *o;
+  sm_status *s = sm__state_of(t, QUEUE_MAGIC, NULL, "a queue", &o);
+  *out = o;
+  return s;
 }
 
 static sm_status *input_queue(sm_kctx *ctx, queue **out) { return queue_of(sm__kctx_input(ctx, 0), out); }
 
 /* Waits on q->cv (q->mu held) for up to 10 ms, then the run's deadline / cancel flag. */
-sm_status *sm__state_wait(pthread_cond_t *cv, pthread_mutex_t *mu, sm_kctx *ctx) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += 10 * 1000 * 1000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
-  pthread_cond_timedwait(cv, mu, &ts);
-  return sm__kctx_check_stop(ctx);
-}
 static sm_status *queue_wait(queue *q, sm_kctx *ctx) { return sm__state_wait(&q->cv, &q->mu, ctx); }
 
 /* Does an element of shape (rank, dims) fit component i's shape? */
@@ -684,10 +620,10 @@ static sm_status *is_closed_prepare(const sm_node *node, void **state) {
 #define QK(name, prep, comp, rel) {name, prep, comp, rel, 0}
 #define QK2(name, prep, comp, rel) QK(name, prep, comp, rel), QK(name "V2", prep, comp, rel)
 const sm_kernel sm_kernels_queue[] = {
-    QK2("FIFOQueue", fifo_prepare, queue_handle_compute, spec_release),
-    QK2("PaddingFIFOQueue", pad_prepare, queue_handle_compute, spec_release),
-    QK2("RandomShuffleQueue", shuffle_prepare, queue_handle_compute, spec_release),
-    QK2("PriorityQueue", prio_prepare, queue_handle_compute, spec_release),
+    QK2("FIFOQueue", fifo_prepare, queue_handle_compute, sm__state_spec_release),
+    QK2("PaddingFIFOQueue", pad_prepare, queue_handle_compute, sm__state_spec_release),
+    QK2("RandomShuffleQueue", shuffle_prepare, queue_handle_compute, sm__state_spec_release),
+    QK2("PriorityQueue", prio_prepare, queue_handle_compute, sm__state_spec_release),
     QK("FakeQueue", NULL, fake_queue_compute, NULL),
     QK2("QueueEnqueue", NULL, enqueue_compute, NULL),
     QK2("QueueEnqueueMany", NULL, enqueue_many_compute, NULL),

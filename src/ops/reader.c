@@ -36,16 +36,16 @@ static const char *const rtype_name[] = {"TextLineReader", "WholeFileReader", "I
                                          "TFRecordReader"};
 
 typedef struct rspec {
+  sm__state_key key; /* first: sm__state_spec_release */
   int type;
   int64_t skip, hb, rb, fb, hop;
   int comp; /* 0 none, 1 zlib, 2 gzip */
-  char *container, *name;
   const char *node; /* TF names a reader by its node in messages */
 } rspec;
 
 typedef struct reader {
   uint32_t magic;
-  rspec cfg; /* container/name unused */
+  rspec cfg; /* key unused */
   char *name;
   pthread_mutex_t mu;
   int64_t started, finished, produced;
@@ -75,40 +75,23 @@ static void reader_destroy(void *obj) {
   if (!r) return;
   unit_close(r);
   free(r->work);
-  free(r->name);
-  pthread_mutex_destroy(&r->mu);
-  free(r);
+  sm__state_free(r, r->name, &r->mu, NULL);
 }
 
 static sm_status *reader_make(void *arg, const char *dname, void **obj) {
   const rspec *sp = arg;
-  reader *r = calloc(1, sizeof *r);
+  reader *r = sm__state_alloc(sizeof *r, READER_MAGIC, offsetof(reader, name), sp->node);
   (void)dname;
-  char *nm = r ? malloc(strlen(sp->node) + 1) : NULL;
-  if (!nm) {
-    free(r);
-    return sm_status_new(SM_NO_MEMORY, "%s '%s': out of memory", rtype_name[sp->type], sp->node);
-  }
-  strcpy(nm, sp->node);
-  r->magic = READER_MAGIC;
+  if (!r) return sm_status_new(SM_NO_MEMORY, "%s '%s': out of memory", rtype_name[sp->type], sp->node);
   r->cfg = *sp;
-  r->cfg.container = r->cfg.name = NULL;
+  r->cfg.key.container = r->cfg.key.name = NULL;
   r->cfg.node = NULL;
-  r->name = nm;
   pthread_mutex_init(&r->mu, NULL);
   *obj = r;
   return NULL;
 }
 
 /* ---- the handle ops ------------------------------------------------------------------------------ */
-
-static void spec_release(void *p) {
-  rspec *sp = p;
-  if (!sp) return;
-  free(sp->container);
-  free(sp->name);
-  free(sp);
-}
 
 static sm_status *int_attr(const sm_node *node, const char *name, int64_t *v) {
   *v = 0;
@@ -143,10 +126,10 @@ static sm_status *reader_prepare(const sm_node *node, void **state, int type) {
   } else if (type == R_TFRECORD) {
     s = comp_attr(node, "compression_type", &sp->comp);
   }
-  if (!s) s = sm__state_names(node, &sp->container, &sp->name);
+  if (!s) s = sm__state_names(node, &sp->key.container, &sp->key.name);
   sp->node = sm__node_name(node);
   if (s) {
-    spec_release(sp);
+    sm__state_spec_release(sp);
     return s;
   }
   *state = sp;
@@ -162,30 +145,22 @@ static sm_status *tfrecord_prepare(const sm_node *n, void **st) { return reader_
 static sm_status *reader_handle_compute(const void *state, sm_kctx *ctx) {
   const rspec *sp = state;
   void *obj;
-  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), SM_RES_READER, sp->container, sp->name, reader_make,
-                                      (void *)sp, reader_destroy, &obj);
+  sm_status *s = sm__state_object(ctx, SM_RES_READER, &sp->key, reader_make, (void *)sp, reader_destroy, &obj);
   if (s) return s;
   reader *r = obj;
   if (r->cfg.type != sp->type)
     return sm_status_new(SM_INVALID_ARGUMENT, "reader '%s' exists as a %s, not a %s", r->name, rtype_name[r->cfg.type],
                          rtype_name[sp->type]);
-  sm_tensor *out;
-  if ((s = sm__kctx_alloc_output(ctx, 0, SM_RESOURCE, 0, NULL, &out))) return s;
-  ((void **)sm_tensor_data(out))[0] = r;
-  return NULL;
+  return sm__state_output(ctx, r);
 }
 
 /* ---- reading ------------------------------------------------------------------------------------- */
 
 static sm_status *input_reader(sm_kctx *ctx, reader **out) {
-  const sm_tensor *t = sm__kctx_input(ctx, 0);
-  *out = NULL;
-  if (!t || sm_tensor_dtype(t) != SM_RESOURCE || sm_tensor_num_elements(t) != 1 || !sm_tensor_data(t))
-    return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not a reader handle scalar");
-  reader *r = ((void *const *)sm_tensor_data(t))[0];
-  if (!r || r->magic != READER_MAGIC) return sm_status_new(SM_INVALID_ARGUMENT, "input 0 is not a reader handle");
-  *out = r;
-  return NULL;
+  void *o;
+  sm_status *s = sm__state_of(sm__kctx_input(ctx, 0), READER_MAGIC, NULL, "a reader", &o);
+  *out = o;
+  return s;
 }
 
 /* TF's OnWorkStartedLocked: opens r->work (not IdentityReader), inflates it when compressed, skips
@@ -629,11 +604,11 @@ static sm_status *completed_prepare(const sm_node *node, void **state) { return 
 #define RK(name, prep, comp, rel) {name, prep, comp, rel, 0}
 #define RK2(name, prep, comp, rel) RK(name, prep, comp, rel), RK(name "V2", prep, comp, rel)
 const sm_kernel sm_kernels_reader[] = {
-    RK2("TextLineReader", text_prepare, reader_handle_compute, spec_release),
-    RK2("WholeFileReader", whole_prepare, reader_handle_compute, spec_release),
-    RK2("IdentityReader", identity_prepare, reader_handle_compute, spec_release),
-    RK2("FixedLengthRecordReader", fixed_prepare, reader_handle_compute, spec_release),
-    RK2("TFRecordReader", tfrecord_prepare, reader_handle_compute, spec_release),
+    RK2("TextLineReader", text_prepare, reader_handle_compute, sm__state_spec_release),
+    RK2("WholeFileReader", whole_prepare, reader_handle_compute, sm__state_spec_release),
+    RK2("IdentityReader", identity_prepare, reader_handle_compute, sm__state_spec_release),
+    RK2("FixedLengthRecordReader", fixed_prepare, reader_handle_compute, sm__state_spec_release),
+    RK2("TFRecordReader", tfrecord_prepare, reader_handle_compute, sm__state_spec_release),
     RK2("ReaderRead", NULL, read_compute, NULL),
     RK2("ReaderReadUpTo", upto_prepare, read_compute, NULL),
     RK2("ReaderNumRecordsProduced", NULL, count_compute, NULL),

@@ -56,11 +56,11 @@ typedef struct area {
 } area;
 
 typedef struct aspec {
+  sm__state_key key; /* first: sm__state_spec_release */
   int type;
   int64_t capacity, memory_limit;
   int ndtypes;
   int dtypes[64];
-  char *container, *name;
 } aspec;
 
 /* ---- the object ------------------------------------------------------------------------------ */
@@ -97,24 +97,14 @@ static void area_destroy(void *obj) {
   free(a->items);
   free(a->inc);
   sm__mem_close(&a->acct);
-  pthread_cond_destroy(&a->cv);
-  pthread_mutex_destroy(&a->mu);
-  free(a->name);
-  free(a);
+  sm__state_free(a, a->name, &a->mu, &a->cv);
 }
 
 static sm_status *area_make(void *arg, const char *dname, void **obj) {
   const aspec *sp = arg;
-  area *a = calloc(1, sizeof *a);
-  char *nm = a ? malloc(strlen(dname) + 1) : NULL;
-  if (!nm) {
-    free(a);
-    return sm_status_new(SM_NO_MEMORY, "staging area '%s': out of memory", dname);
-  }
-  strcpy(nm, dname);
-  a->magic = STAGE_MAGIC;
+  area *a = sm__state_alloc(sizeof *a, STAGE_MAGIC, offsetof(area, name), dname);
+  if (!a) return sm_status_new(SM_NO_MEMORY, "staging area '%s': out of memory", dname);
   a->type = sp->type;
-  a->name = nm;
   a->capacity = sp->capacity;
   a->memory_limit = sp->memory_limit;
   a->ncomp = sp->ndtypes;
@@ -122,14 +112,6 @@ static sm_status *area_make(void *arg, const char *dname, void **obj) {
   pthread_cond_init(&a->cv, NULL);
   *obj = a;
   return NULL;
-}
-
-static void spec_release(void *p) {
-  aspec *sp = p;
-  if (!sp) return;
-  free(sp->container);
-  free(sp->name);
-  free(sp);
 }
 
 static char *dup_str(const char *v, size_t len) {
@@ -168,13 +150,13 @@ static sm_status *area_prepare(const sm_node *node, void **state, int type) {
   if (!s && !nl) n = sm__node_name(node), nl = strlen(n); /* TF: the node's name */
   if (!s) {
     const char *k = area_kind[type];
-    sp->container = dup_str(c, cl);
-    sp->name = malloc(strlen(k) + nl + 2);
-    if (sp->name) snprintf(sp->name, strlen(k) + nl + 2, "%s|%.*s", k, (int)nl, n);
-    if (!sp->container || !sp->name) s = sm_status_new(SM_NO_MEMORY, "out of memory");
+    sp->key.container = dup_str(c, cl);
+    sp->key.name = malloc(strlen(k) + nl + 2);
+    if (sp->key.name) snprintf(sp->key.name, strlen(k) + nl + 2, "%s|%.*s", k, (int)nl, n);
+    if (!sp->key.container || !sp->key.name) s = sm_status_new(SM_NO_MEMORY, "out of memory");
   }
   if (s) {
-    spec_release(sp);
+    sm__state_spec_release(sp);
     return s;
   }
   *state = sp;
@@ -187,8 +169,7 @@ static sm_status *omap_prepare(const sm_node *n, void **st) { return area_prepar
 
 static sm_status *get_area(const aspec *sp, sm_kctx *ctx, area **out) {
   void *obj;
-  sm_status *s = sm__resources_object(sm__kctx_resources(ctx), SM_RES_STAGE, sp->container, sp->name, area_make,
-                                      (void *)sp, area_destroy, &obj);
+  sm_status *s = sm__state_object(ctx, SM_RES_STAGE, &sp->key, area_make, (void *)sp, area_destroy, &obj);
   *out = s ? NULL : obj;
   return s;
 }
@@ -580,7 +561,7 @@ static sm_status *map_peek_compute(const void *st, sm_kctx *ctx) { return map_ge
 static sm_status *map_unstage_compute(const void *st, sm_kctx *ctx) { return map_get_common(st, ctx, M_POP); }
 static sm_status *map_nokey_compute(const void *st, sm_kctx *ctx) { return map_get_common(st, ctx, M_POPITEM); }
 
-#define AK(name, prep, comp) {name, prep, comp, spec_release, 0}
+#define AK(name, prep, comp) {name, prep, comp, sm__state_spec_release, 0}
 #define MK(name, comp) AK("Map" name, map_prepare, comp), AK("OrderedMap" name, omap_prepare, comp)
 const sm_kernel sm_kernels_staging[] = {
     AK("Stage", stage_prepare, stage_compute),
