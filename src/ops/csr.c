@@ -63,8 +63,16 @@ static cplx ld(int dt, const void *p, int64_t i) {
   switch (dt) {
     case SM_FLOAT: return ((const float *)p)[i];
     case SM_DOUBLE: return ((const double *)p)[i];
-    case SM_COMPLEX64: return CMPLX(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
-    default: return CMPLX(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+    case SM_COMPLEX64: {
+      float complex z; /* C11 6.2.5: laid out as its two parts */
+      memcpy(&z, (const float *)p + 2 * i, sizeof z);
+      return z;
+    }
+    default: {
+      cplx z;
+      memcpy(&z, (const double *)p + 2 * i, sizeof z);
+      return z;
+    }
   }
 }
 
