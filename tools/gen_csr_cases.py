@@ -148,29 +148,32 @@ def transpose():
 FLAGS = ["transpose_a", "transpose_b", "adjoint_a", "adjoint_b"]
 
 
+def product_shapes(combos, n_out):
+    """(dtype, batch, attrs, shape of a, shape of b) for every dtype, unbatched and batch 2, and attr set:
+    op(a) is [3, 4], op(b) [4, n_out]."""
+    for dt in DTS:
+        for batch in [None, 2]:
+            for fl in combos:
+                sa = [4, 3] if fl.get("transpose_a") or fl.get("adjoint_a") else [3, 4]
+                sb = [n_out, 4] if fl.get("transpose_b") or fl.get("adjoint_b") else [4, n_out]
+                yield dt, batch, fl, ([batch] + sa if batch else sa), ([batch] + sb if batch else sb)
+
+
 def matmul():
     combos = [{}, {"transpose_a": True}, {"transpose_b": True}, {"adjoint_a": True}, {"adjoint_b": True},
               {"transpose_a": True, "transpose_b": True}, {"adjoint_a": True, "adjoint_b": True},
               {"transpose_a": True, "adjoint_b": True}, {"transpose_output": True},
               {"conjugate_output": True}, {"transpose_output": True, "conjugate_output": True, "adjoint_a": True}]
-    for dt in DTS:
+    for dt, batch, fl, sa, sb in product_shapes(combos, 2):
         n = np.dtype(dt).name
-        for batch in [None, 2]:
-            for fl in combos:
-                ta = fl.get("transpose_a") or fl.get("adjoint_a")
-                tb = fl.get("transpose_b") or fl.get("adjoint_b")
-                sa = [4, 3] if ta else [3, 4]
-                sb = [2, 4] if tb else [4, 2]
-                if batch:
-                    sa, sb = [batch] + sa, [batch] + sb
-                a = rand(sa, dt)
-                b = rand(sb, dt, 1.0)
-                attrs = {"T": TD(a)}
-                attrs.update(fl)
-                feeds, n0 = from_dense(None, a)
-                c2.chain("matmul %s %s%s" % (n, "batch " if batch else "", " ".join(sorted(fl)) or "plain"), feeds + [b],
-                         [n0, ("SparseMatrixMatMul", ["n0", "i2"], attrs)],
-                         lambda x, i, y, fl=fl: R.SparseMatrixMatMul(a=R.DenseToCSRSparseMatrix(dense_input=x, indices=i), b=y, **fl))
+        a = rand(sa, dt)
+        b = rand(sb, dt, 1.0)
+        attrs = {"T": TD(a)}
+        attrs.update(fl)
+        feeds, n0 = from_dense(None, a)
+        c2.chain("matmul %s %s%s" % (n, "batch " if batch else "", " ".join(sorted(fl)) or "plain"), feeds + [b],
+                 [n0, ("SparseMatrixMatMul", ["n0", "i2"], attrs)],
+                 lambda x, i, y, fl=fl: R.SparseMatrixMatMul(a=R.DenseToCSRSparseMatrix(dense_input=x, indices=i), b=y, **fl))
     a = rand([3, 4], f32)
     for nm, b, fl in [("err inner dims", rand([3, 2], f32, 1), {}), ("err rank", rand([2, 4, 2], f32, 1), {}),
                       ("err transpose and adjoint", rand([4, 2], f32, 1), {"transpose_a": True, "adjoint_a": True}),
@@ -191,28 +194,20 @@ def matmul():
 def spmatmul():
     combos = [{}, {"transpose_a": True}, {"transpose_b": True}, {"adjoint_a": True}, {"adjoint_b": True},
               {"transpose_a": True, "transpose_b": True}, {"adjoint_a": True, "transpose_b": True}]
-    for dt in DTS:
+    for dt, batch, fl, sa, sb in product_shapes(combos, 5):
         n = np.dtype(dt).name
-        for batch in [None, 2]:
-            for fl in combos:
-                ta = fl.get("transpose_a") or fl.get("adjoint_a")
-                tb = fl.get("transpose_b") or fl.get("adjoint_b")
-                sa = [4, 3] if ta else [3, 4]
-                sb = [5, 4] if tb else [4, 5]
-                if batch:
-                    sa, sb = [batch] + sa, [batch] + sb
-                a, b = rand(sa, dt), rand(sb, dt)
-                if batch:
-                    b[1] = 0  # an empty operand in one batch
-                attrs = {"type": TD(a)}
-                attrs.update(fl)
-                ia, ib = np.argwhere(a != 0).astype(i64), np.argwhere(b != 0).astype(i64)
-                c2.chain("spmatmul %s %s%s" % (n, "batch " if batch else "", " ".join(sorted(fl)) or "plain"), [a, ia, b, ib],
-                         [("DenseToCSRSparseMatrix", ["i0", "i1"], {"T": TD(a)}), ("DenseToCSRSparseMatrix", ["i2", "i3"], {"T": TD(a)}),
-                          ("SparseMatrixSparseMatMul", ["n0", "n1"], attrs)] + read_nodes("n2", dt, "st"),
-                         lambda x, i, y, j, fl=fl, dt=dt: read_fn(R.SparseMatrixSparseMatMul(
-                             a=R.DenseToCSRSparseMatrix(dense_input=x, indices=i), b=R.DenseToCSRSparseMatrix(dense_input=y, indices=j),
-                             type=tf.as_dtype(dt), **fl), dt, "st"))
+        a, b = rand(sa, dt), rand(sb, dt)
+        if batch:
+            b[1] = 0  # an empty operand in one batch
+        attrs = {"type": TD(a)}
+        attrs.update(fl)
+        ia, ib = np.argwhere(a != 0).astype(i64), np.argwhere(b != 0).astype(i64)
+        c2.chain("spmatmul %s %s%s" % (n, "batch " if batch else "", " ".join(sorted(fl)) or "plain"), [a, ia, b, ib],
+                 [("DenseToCSRSparseMatrix", ["i0", "i1"], {"T": TD(a)}), ("DenseToCSRSparseMatrix", ["i2", "i3"], {"T": TD(a)}),
+                  ("SparseMatrixSparseMatMul", ["n0", "n1"], attrs)] + read_nodes("n2", dt, "st"),
+                 lambda x, i, y, j, fl=fl, dt=dt: read_fn(R.SparseMatrixSparseMatMul(
+                     a=R.DenseToCSRSparseMatrix(dense_input=x, indices=i), b=R.DenseToCSRSparseMatrix(dense_input=y, indices=j),
+                     type=tf.as_dtype(dt), **fl), dt, "st"))
     # cancellation to zero, errors
     a, b = A([[1, 1]]), A([[1], [-1]])
     for nm, x, y, fl in [("cancel", a, b, {}), ("err inner dims", a, A([[1, 2]]), {}),
