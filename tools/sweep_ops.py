@@ -1078,6 +1078,26 @@ def make_cases(tf, np):
     C("data", "h2:stage_unstage_peek", h2_stage, F(3), np.int32(4))
     C("data", "h2:ordered_map_stage", lambda x, y: h2_map(x, y, True), F(2), np.int32(5))
     C("data", "h2:map_stage", lambda x, y: h2_map(x, y, False), F(2), np.int32(6))
+    # -- session 24, csr: CSRSparseMatrix ops (tf.raw_ops; tensorflow.python.ops.linalg.sparse builds the same)
+    def csr_of(x):
+        return raw.DenseToCSRSparseMatrix(dense_input=x, indices=tf.where(tf.not_equal(x, 0)))
+
+    def sparse_x(*shape, dt="float32"):
+        x = rng.uniform(-1, 1, shape) * (rng.uniform(0, 1, shape) < 0.5)
+        return x.astype(dt)
+
+    C("sparse", "csr:dense_roundtrip", lambda x: raw.CSRSparseMatrixToDense(sparse_input=csr_of(x), type=tf.float32), sparse_x(2, 3, 4))
+    C("sparse", "csr:sparse_tensor_roundtrip", lambda x: tuple(raw.CSRSparseMatrixToSparseTensor(
+        sparse_matrix=raw.SparseTensorToCSRSparseMatrix(indices=tf.sparse.from_dense(x).indices, values=tf.sparse.from_dense(x).values,
+                                                        dense_shape=tf.shape(x, out_type=tf.int64)), type=tf.float64)), sparse_x(3, 5, dt="float64"))
+    C("sparse", "csr:components_nnz", lambda x: tuple(raw.CSRSparseMatrixComponents(csr_sparse_matrix=csr_of(x), index=1, type=tf.float32)) +
+      (raw.SparseMatrixNNZ(sparse_matrix=csr_of(x)),), sparse_x(2, 3, 4))
+    C("sparse", "csr:matmul", lambda x, y: raw.SparseMatrixMatMul(a=csr_of(x), b=y, adjoint_a=True, transpose_output=True), sparse_x(2, 4, 3), F(2, 4, 5))
+    C("sparse", "csr:matmul_complex", lambda x, y: raw.SparseMatrixMatMul(a=csr_of(x), b=y, adjoint_b=True, conjugate_output=True),
+      sparse_x(3, 4, dt="complex64") * (1 + 0.5j), CX(2, 4))
+    C("sparse", "csr:sparse_matmul_transpose", lambda x, y: raw.CSRSparseMatrixToDense(sparse_input=raw.SparseMatrixSparseMatMul(
+        a=raw.SparseMatrixTranspose(input=csr_of(x), type=tf.float32), b=csr_of(y), type=tf.float32, transpose_b=True), type=tf.float32),
+      sparse_x(4, 3), sparse_x(5, 4))
     return out
 
 
