@@ -267,7 +267,8 @@ def signature_rows(loaded, feeds, twice=False):
             for k in sorted(outs):
                 assert np.array_equal(outs[k].numpy(), outs2[k].numpy()), (s, k)
                 rows.append((s, k, tf.constant(outs[k].numpy()), None))
-        except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.FailedPreconditionError) as e:
+        except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.FailedPreconditionError,
+                tf.errors.DataLossError) as e:
             msg = e.message.split("<stack traces unavailable>\n")[-1].split("\n\t [[")[0].strip()
             # TF copies a batch's elements in parallel: which mismatch it names first varies
             msg = msg.split(" Shapes are:")[0]

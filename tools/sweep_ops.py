@@ -1002,6 +1002,13 @@ def make_cases(tf, np):
         lambda s: tf.size(s), [3, 5], [2, 2, 3]).map(lambda t: tf.reduce_sum(t) * 100 + tf.cast(tf.size(t), tf.int64))), np.array([1, 4, 2, 6, 3, 5, 2, 7], np.int64))
     C("data", "i3:group_by_reducer", lambda x: tf.sort(h8_all(D.from_tensor_slices(x).apply(tf.data.experimental.group_by_reducer(
         lambda v: v % 3, tf.data.experimental.Reducer(lambda k: k * 1000, lambda st, v: st + v, lambda st: st))))), np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int64))
+    # -- session 24, ds: sparse_batch (DenseToSparseBatchDataset), rebatch (RebatchDatasetV2)
+    C("data", "ds:sparse_batch", lambda x: D.from_tensor_slices(x).map(lambda n: tf.range(n)).sparse_batch(2, [6]).reduce(
+        tf.constant(0, tf.int64), lambda s, sp: s * 7 + tf.reduce_sum(sp.values) + tf.reduce_sum(sp.indices) + tf.reduce_sum(sp.dense_shape)),
+      np.array([3, 1, 4, 0, 5], np.int64))
+    C("data", "ds:rebatch", lambda x: (h8_all(D.from_tensor_slices(x).batch(4).rebatch(3).map(lambda b: tf.reduce_sum(b) * 10 + tf.size(b, tf.int64))),
+                                       h8_all(D.from_tensor_slices(x).batch(3).rebatch([2, 0, 5], drop_remainder=True).map(lambda b: tf.reduce_sum(b) * 10 + tf.size(b, tf.int64)))),
+      np.arange(11, dtype=np.int64))
     # -- session 21, f2: the generic Conv, SparseBincount, the JPEG header/quality ops
     C("nn", "f2:conv_raw_2d_explicit", lambda x, f: raw.Conv(input=x, filter=f, strides=[1, 2, 1, 1], padding="EXPLICIT",
                                                            explicit_paddings=[0, 0, 1, 0, 2, 1, 0, 0], dilations=[1, 1, 2, 1]), F(2, 7, 6, 3), F(3, 2, 3, 4))

@@ -27,7 +27,8 @@
  * The dataset and iterator structs are in dataset.h, shared with the family's other files:
  * dataset_shuffle.c (ShuffleDataset(V2/V3) in TF's order, RandomDataset(V2), seed generators),
  * dataset_more.c (shard, choose/sample_from_datasets, assert_cardinality, ignore_errors, cache,
- * get_single_element) and dataset_io.c (the file datasets). */
+ * get_single_element), dataset_group.c, dataset_rebatch.c (sparse_batch, rebatch) and dataset_io.c
+ * (the file datasets). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -164,6 +165,9 @@ static int64_t ds_card(const ds *d) {
     case K_IGNORE:
     case K_CACHE:
     case K_RANDOM: return sm__ds_more_card(d, n);
+    case K_SPBATCH:
+    case K_REBATCH:
+    case K_REBATCH1: return sm__ds_rebatch_card(d, n);
     case K_WINDOW: {
       if (n == CARD_INF || n == CARD_UNKNOWN) return n;
       if (!d->drop) return n / d->a + (n % d->a ? 1 : 0);
@@ -887,6 +891,9 @@ sm_status *sm__ds_it_next(dit *it, sm_kctx *c, sm_tensor **out, int *end) {
       return NULL;
     case K_GROUPWIN:
     case K_GROUPRED: return sm__ds_group_next(it, c, out, end);
+    case K_SPBATCH:
+    case K_REBATCH:
+    case K_REBATCH1: return sm__ds_rebatch_next(it, c, out, end);
     case K_SHUFFLE: return sm__ds_shuffle_next(it, c, out, end);
     case K_RANDOM: return sm__ds_random_next(it, c, out, end);
     case K_SHARD:

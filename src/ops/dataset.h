@@ -16,7 +16,9 @@ enum {
   /* dataset_more.c, dataset_shuffle.c (random) */
   K_SHARD, K_CHOOSE, K_ASSERTCARD, K_IGNORE, K_CACHE, K_RANDOM, K_MAPBATCH,
   /* dataset_group.c */
-  K_GROUPWIN, K_GROUPRED
+  K_GROUPWIN, K_GROUPRED,
+  /* dataset_rebatch.c */
+  K_SPBATCH, K_REBATCH, K_REBATCH1
 };
 
 typedef struct kstate {
@@ -110,5 +112,10 @@ int64_t sm__ds_more_card(const ds *d, int64_t n);
 
 /* dataset_group.c: the next element of GroupByWindowDataset's and GroupByReducerDataset's iterators. */
 sm_status *sm__ds_group_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
+
+/* dataset_rebatch.c: the next element of DenseToSparseBatch's and Rebatch(V2)'s iterators; their
+ * cardinality (n: the input's). */
+sm_status *sm__ds_rebatch_next(dit *it, sm_kctx *c, sm_tensor **out, int *end);
+int64_t sm__ds_rebatch_card(const ds *d, int64_t n);
 
 #endif

@@ -22,6 +22,7 @@
 #include "format/pb_decode.h"
 #include "ops/array_internal.h"
 #include "ops/io_codec.h"
+#include "ops/sparse_internal.h"
 #include "runtime/kernel.h"
 #include "tensor.pb-c.h"
 
@@ -41,7 +42,7 @@ static void tv_release(sm_variant *v) {
 }
 
 /* Stores t (the variant takes over the reference) as element i of the variant tensor out. */
-static sm_status *tv_put(sm_tensor *out, int64_t i, sm_tensor *t) {
+sm_status *sm__tensor_variant_put(sm_tensor *out, int64_t i, sm_tensor *t) {
   tensor_var *tv = calloc(1, sizeof *tv);
   if (!tv) {
     sm_tensor_free(t);
@@ -81,7 +82,7 @@ static sm_status *ser_prepare(const sm_node *node, void **state) {
 /* Element i of out (string or variant) = t: its TensorProto bytes, or t itself (the reference
  * passes to out either way). */
 static sm_status *put_part(sm_kctx *ctx, sm_tensor *out, int64_t i, sm_tensor *t) {
-  if (sm_tensor_dtype(out) == SM_VARIANT) return tv_put(out, i, t);
+  if (sm_tensor_dtype(out) == SM_VARIANT) return sm__tensor_variant_put(out, i, t);
   size_t n = sm__tensor_proto_encode(t, 1, NULL);
   sm_status *s = NULL;
   uint8_t *p = sm__kctx_scratch(ctx, n, &s);
