@@ -13,6 +13,10 @@
 void *sm__icu_lib(int *version);
 void *sm__icu_sym(void *h, const char *name, int version); /* name or name_N; NULL if absent */
 
+/* tftext.c: TFText>RoundRobinTrim's checked inputs and the values each segment keeps per batch row
+ * (used[b * nseg + k], scratch); also TFText>RoundRobinGenerateMasks' (tftext_more.c). */
+sm_status *sm__tftext_rr_used(sm_kctx *ctx, const char *op, int64_t *nseg, int64_t *nb, int64_t **used);
+
 /* Element i of an int32 or int64 tensor (callers check the dtype). */
 static inline int64_t tx_int(const sm_tensor *t, int64_t i) {
   return sm_tensor_dtype(t) == SM_INT32 ? ((const int32_t *)sm_tensor_data(t))[i]

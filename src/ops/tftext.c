@@ -14,7 +14,8 @@
  *     max_chars_per_token, use_unknown_token, split_unknown_characters, row lengths or splits;
  *   TFText>WhitespaceTokenizeWithOffsetsV2, WhitespaceTokenizeWithOffsets, UnicodeScriptTokenizeWithOffsets
  *     (ICU's white space and script properties), TFText>RoundRobinTrim (RoundRobinTrimmer.trim: the BERT
- *     input packer's trimming) and TFText>NgramsStringJoin (text.ngrams with STRING_JOIN). */
+ *     input packer's trimming; its checks and shares, sm__tftext_rr_used, also serve tftext_more.c)
+ *     and TFText>NgramsStringJoin (text.ngrams with STRING_JOIN). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -710,13 +711,16 @@ static void rr_process(rr_row *r, int64_t n, int64_t maxlen) {
     if (r[i].used < r[i].size) r[i].used++, left--;
 }
 
-static sm_status *rr_trim_compute(const void *state, sm_kctx *ctx) {
-  (void)state;
+/* The inputs of TFText>RoundRobinTrim and TFText>RoundRobinGenerateMasks (max_sequence_length, N
+ * values, N row splits) checked, and the values each segment keeps per batch row: used[b * nseg + k]
+ * (scratch), with nseg and the batch size nb. Shared with tftext_more.c. */
+sm_status *sm__tftext_rr_used(sm_kctx *ctx, const char *op, int64_t *nseg_out, int64_t *nb_out, int64_t **used_out) {
   int64_t nseg = 0;
+  *nseg_out = 0, *nb_out = 0, *used_out = NULL;
   sm_status *s = sm__node_attr_int(sm__kctx_node(ctx), "N", &nseg);
   if (s) return s;
   if (nseg < 1 || 2 * nseg + 1 != sm__kctx_num_inputs(ctx))
-    return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: N = %lld does not match its %d inputs", (long long)nseg,
+    return sm_status_new(SM_INVALID_ARGUMENT, "%s: N = %lld does not match its %d inputs", op, (long long)nseg,
                          sm__kctx_num_inputs(ctx));
   const sm_tensor *ml = sm__kctx_input(ctx, 0);
   if (sm_tensor_dtype(ml) != SM_INT32 || sm_tensor_rank(ml) != 0)
@@ -726,34 +730,45 @@ static sm_status *rr_trim_compute(const void *state, sm_kctx *ctx) {
   for (int64_t k = 0; k < nseg; k++) { /* TF Text takes the batch from the first segment's splits, unchecked */
     const sm_tensor *v = sm__kctx_input(ctx, (int)(1 + k)), *sp = sm__kctx_input(ctx, (int)(1 + nseg + k));
     if (sm_tensor_rank(v) != 1 || sm_tensor_rank(sp) != 1 || !tx_is_index(sp))
-      return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld's values and row splits must be rank 1 (%s, %s)",
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: segment %lld's values and row splits must be rank 1 (%s, %s)", op,
                            (long long)k, tx_shape_of(v).s, tx_shape_of(sp).s);
     int64_t ns = sm_tensor_num_elements(sp), nv = sm_tensor_num_elements(v);
-    if (ns < 1) return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld has no row splits", (long long)k);
+    if (ns < 1) return sm_status_new(SM_INVALID_ARGUMENT, "%s: segment %lld has no row splits", op, (long long)k);
     if (nb < 0) nb = ns - 1;
     if (ns - 1 != nb)
-      return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld has %lld rows, segment 0 has %lld", (long long)k,
+      return sm_status_new(SM_INVALID_ARGUMENT, "%s: segment %lld has %lld rows, segment 0 has %lld", op, (long long)k,
                            (long long)(ns - 1), (long long)nb);
     for (int64_t i = 0; i < ns; i++) {
       int64_t x = tx_int(sp, i);
       if (x < 0 || x > nv || (i && x < tx_int(sp, i - 1)) || (i == 0 && x != 0))
-        return sm_status_new(SM_INVALID_ARGUMENT, "RoundRobinTrim: segment %lld's row splits are not 0, ..., %lld in order",
+        return sm_status_new(SM_INVALID_ARGUMENT, "%s: segment %lld's row splits are not 0, ..., %lld in order", op,
                              (long long)k, (long long)nv);
     }
   }
   rr_row *rows = sm__kctx_scratch(ctx, (size_t)nseg * sizeof *rows, &s);
   int64_t *used = rows ? sm__kctx_scratch(ctx, (size_t)(nb * nseg + 1) * sizeof *used, &s) : NULL;
-  int64_t *tot = used ? sm__kctx_scratch(ctx, (size_t)nseg * sizeof *tot, &s) : NULL;
-  if (!tot) return s;
-  memset(tot, 0, (size_t)nseg * sizeof *tot);
+  if (!used) return s;
   for (int64_t b = 0; b < nb; b++) {
     for (int64_t k = 0; k < nseg; k++) {
       const sm_tensor *sp = sm__kctx_input(ctx, (int)(1 + nseg + k));
       rows[k].idx = k, rows[k].size = tx_int(sp, b + 1) - tx_int(sp, b), rows[k].used = 0;
     }
     rr_process(rows, nseg, maxlen);
-    for (int64_t k = 0; k < nseg; k++) used[b * nseg + k] = rows[k].used, tot[k] += rows[k].used;
+    for (int64_t k = 0; k < nseg; k++) used[b * nseg + k] = rows[k].used;
   }
+  *nseg_out = nseg, *nb_out = nb, *used_out = used;
+  return NULL;
+}
+
+static sm_status *rr_trim_compute(const void *state, sm_kctx *ctx) {
+  (void)state;
+  int64_t nseg, nb, *used;
+  sm_status *s = sm__tftext_rr_used(ctx, "RoundRobinTrim", &nseg, &nb, &used);
+  int64_t *tot = s ? NULL : sm__kctx_scratch(ctx, (size_t)nseg * sizeof *tot, &s);
+  if (!tot) return s;
+  memset(tot, 0, (size_t)nseg * sizeof *tot);
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t k = 0; k < nseg; k++) tot[k] += used[b * nseg + k];
   for (int64_t k = 0; k < nseg && !s; k++) {
     const sm_tensor *v = sm__kctx_input(ctx, (int)(1 + k)), *sp = sm__kctx_input(ctx, (int)(1 + nseg + k));
     int dt = sm_tensor_dtype(v);
