@@ -304,7 +304,7 @@ static sm_status *constrained_seq_compute(const void *state, sm_kctx *ctx) {
   if ((s = sm__kctx_alloc_output(ctx, 1, split_dt, 1, &nsp, &osp))) return s;
   int32_t *bp = NULL;
   double *sv = NULL;
-  if (viterbi && a.n) {
+  if (viterbi && a.n && maxl) { /* no scratch for rows of length 0 (a [b, 0, huge] score tensor is empty) */
     if (maxl > (int64_t)(SIZE_MAX / 8 / (size_t)a.n)) return sm_status_new(SM_RESOURCE_EXHAUSTED, "ConstrainedSequence: too large");
     bp = sm__kctx_scratch(ctx, (size_t)maxl * (size_t)a.n * sizeof *bp + 1, &s);
     if (!s) sv = sm__kctx_scratch(ctx, 2 * (size_t)a.n * sizeof *sv, &s);
