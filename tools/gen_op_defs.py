@@ -29,6 +29,7 @@ TFText>WhitespaceTokenizeWithOffsetsV2 WhitespaceTokenizeWithOffsets UnicodeScri
 TFText>RoundRobinTrim TFText>NgramsStringJoin
 TFText>ByteSplitWithOffsets TFText>ByteSplitByOffsets TFText>Utf8Binarize TFText>RoundRobinGenerateMasks
 SplitMergeTokenizeWithOffsets TokenizerFromLogits
+RougeL ConstrainedSequence
 Abs Add AddN All Any ArgMin Assert Assign AssignAdd AssignAddVariableOp AssignSub
 AssignSubVariableOp AvgPool AvgPool3D BatchMatMul BatchMatMulV2 BatchMatMulV3 BatchToSpaceND
 CudnnRNN CudnnRNNV2 CudnnRNNV3 CudnnRNNParamsSize

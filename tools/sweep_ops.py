@@ -1127,6 +1127,33 @@ def make_cases(tf, np):
         x, tf.RaggedTensor.from_row_splits(l, [0, 11, 17]))), S("Hello world", "a b  c"), I(17, lo=0, hi=2))
     C("strings", "tt1:split_merge_from_logits", lambda x, l: tt1_rag(text.SplitMergeFromLogitsTokenizer(False).tokenize(x, l)),
       S("Hello world", "a b  c"), F(2, 11, 2))
+
+    # -- tt2: TF Text's scoring ops (src/ops/tftext_sent.c); the custom ops need tensorflow_text loaded
+    try:
+        import tensorflow_text as text
+    except ImportError:
+        text = None
+    if text is not None:
+        def tt2_rouge(hv, hl, rv, rl, alpha):
+            return text.metrics.rouge_l(tf.RaggedTensor.from_row_lengths(hv, hl), tf.RaggedTensor.from_row_lengths(rv, rl),
+                                        alpha=alpha)
+
+        hw, rw = S("a", "b", "c", "d", "e", "x", "b", "a"), S("a", "c", "b", "e", "b", "x", "y")
+        C("text", "tt2:rouge_l", lambda h, hl, r, rl: tt2_rouge(h, hl, r, rl, 0.5), hw, np.array([5, 0, 3], "int64"), rw,
+          np.array([4, 1, 2], "int64"))
+        C("text", "tt2:rouge_l_t2t_ints", lambda h, hl, r, rl: tt2_rouge(h, hl, r, rl, -1.0), I(9, lo=0, hi=3),
+          np.array([4, 5], "int64"), I(7, lo=0, hi=3), np.array([3, 4], "int64"))
+        sc, al, tw = F(2, 6, 4, lo=-3.0, hi=0.0), B(5, 5) | np.eye(5, dtype=bool), F(5, 5, lo=-1.0, hi=0.0)
+        lens = np.array([6, 4], "int32")
+        C("text", "tt2:viterbi_constrained_sequence", lambda s, l, a, w: text.viterbi_constrained_sequence(
+            s, l, allowed_transitions=a, transition_weights=w, use_log_space=True, use_start_and_end_states=True).to_tensor(-9),
+          sc, lens, al, tw)
+        C("text", "tt2:viterbi_constrained_sequence_prob", lambda s, l, w: text.viterbi_constrained_sequence(
+            s, l, transition_weights=w, use_log_space=False, use_start_and_end_states=False).to_tensor(-9),
+          np.exp(sc), lens, np.exp(tw[:4, :4]))
+        C("text", "tt2:greedy_constrained_sequence", lambda s, l, a, w: text.greedy_constrained_sequence(
+            s, l, allowed_transitions=a, transition_weights=w, use_log_space=True, use_start_and_end_states=True).to_tensor(-9),
+          sc, lens, al, tw)
     return out
 
 
