@@ -8,6 +8,7 @@ bench=()
 pkgs=("${bench[@]}" build-essential cmake pkg-config clang protobuf-c-compiler libprotobuf-c-dev libsnappy-dev zlib1g-dev
       libopenblas-dev libmicrohttpd-dev libjansson-dev python3 python3-venv python3-pip time
       libre2-dev           # optional: the regex ops (RegexReplace & co.), opened at run time
+      libsentencepiece-dev # optional: TF Text's Sentencepiece* ops (text.SentencepieceTokenizer), opened at run time
       libicu-dev           # optional: ICU for UnicodeTranscode/UnicodeScript and TF Text's normalizers (opened at run time)
       libjpeg62-turbo-dev libpng-dev libgif-dev libwebp-dev  # optional: DecodeJpeg/Png/Gif/WebP/Image, EncodeJpeg/Png (opened at run time)
       libdnnl-dev          # optional: oneDNN for float convolutions and matmuls (opened at run time)

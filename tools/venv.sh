@@ -13,7 +13,7 @@ dir=$1
 py=${PYTHON:-python3}
 
 if [ -x "$dir/bin/python" ] &&
-   "$dir/bin/python" -c "import numpy, tensorflow, tensorflow_text, tf2onnx, onnxruntime, grpc, tensorflow_serving.apis" \
+   "$dir/bin/python" -c "import numpy, tensorflow, tensorflow_text, sentencepiece, tf2onnx, onnxruntime, grpc, tensorflow_serving.apis" \
      >/dev/null 2>&1; then
   exit 0
 fi
@@ -27,6 +27,8 @@ echo "venv: installing tensorflow-cpu, numpy, tf2onnx, onnxruntime into $dir (a 
 "$dir/bin/python" -m pip install -q tensorflow-cpu numpy
 # ONNX Runtime is the benchmark's second reference (bench/bench_runtime.py); tf2onnx converts for it.
 "$dir/bin/python" -m pip install -q tf2onnx onnxruntime
+# SentencePiece trains the tiny models tools/gen_tftext_sp_cases.py checks TF Text against (generator only)
+"$dir/bin/python" -m pip install -q sentencepiece
 # TF Serving's client stubs: --no-deps, so that its pin does not replace the TensorFlow above
 # (its other dependencies, grpcio and protobuf, come with TensorFlow).
 "$dir/bin/python" -m pip install -q --no-deps tensorflow-serving-api

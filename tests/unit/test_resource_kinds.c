@@ -3,7 +3,7 @@
  * op. Every DT_RESOURCE tensor is a pointer to some object of the loaded model; each op must check
  * that the object is of its kind (TF: "Trying to access resource ... as ... but it is ...") and
  * fail with a status, never read one object as another (variables, tables, queues, TensorArrays,
- * accumulators, mutexes, readers, barriers). Every producer x consumer pair of different
+ * accumulators, mutexes, readers, barriers, SentencePiece models). Every producer x consumer pair of different
  * kinds is one graph, run once; it must fail. The ASan tree is where a missed check shows as a crash. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +13,9 @@
 #include "savedmodel/graph_builder.h"
 #include "savedmodel/tensor.h"
 #include "test.h"
+#include "tftext_sp_cases.h" /* a SentencePiece model for SentencepieceOp */
 
-enum { K_VAR, K_TABLE, K_QUEUE, K_TA, K_ACCUM, K_MUTEX, K_READER, K_BARRIER, K_QUEUE1, K_LAST = K_QUEUE1 };
+enum { K_VAR, K_TABLE, K_QUEUE, K_TA, K_ACCUM, K_MUTEX, K_READER, K_BARRIER, K_QUEUE1, K_SP, K_LAST = K_SP };
 /* TF1's string-ref handles (a Barrier, a V1 FIFOQueue) reach only ops that take string refs. */
 static int ref_kind(int k) { return k == K_BARRIER || k == K_QUEUE1; }
 
@@ -82,6 +83,10 @@ static void add_producer(sm_graph *g, int k) {
     sm_op_attr_type_list(op, "component_types", &ct, 1);
     break;
   }
+  case K_SP:
+    op = sm_op_begin(g, "SentencepieceOp", "h");
+    sm_op_attr_string(op, "model", sp_model0, sp_model_len[0]);
+    break;
   default:
     op = sm_op_begin(g, "TextLineReaderV2", "h");
     break;
@@ -121,6 +126,7 @@ static const consumer consumers[] = {
     {"ReaderResetV2", K_READER, {NULL}, {NULL}, 0},
     {"BarrierReadySize", K_BARRIER, {NULL}, {NULL}, 0},
     {"QueueSize", K_QUEUE1, {NULL}, {NULL}, 0},
+    {"SentencepieceVocabSizeOp", K_SP, {NULL}, {NULL}, 0},
 };
 
 static int run_pair(int k, const consumer *c) {
