@@ -27,6 +27,7 @@ RUNTIME_OPS = """
 CaseFoldUTF8 NormalizeUTF8 RegexSplitWithOffsets WordpieceTokenizeWithOffsets
 TFText>WhitespaceTokenizeWithOffsetsV2 WhitespaceTokenizeWithOffsets UnicodeScriptTokenizeWithOffsets
 TFText>RoundRobinTrim TFText>NgramsStringJoin
+TFText>FastWordpieceDetokenize
 Abs Add AddN All Any ArgMin Assert Assign AssignAdd AssignAddVariableOp AssignSub
 AssignSubVariableOp AvgPool AvgPool3D BatchMatMul BatchMatMulV2 BatchMatMulV3 BatchToSpaceND
 CudnnRNN CudnnRNNV2 CudnnRNNV3 CudnnRNNParamsSize
