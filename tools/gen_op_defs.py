@@ -32,6 +32,7 @@ SplitMergeTokenizeWithOffsets TokenizerFromLogits
 RougeL ConstrainedSequence
 SentencepieceOp SentencepieceTokenizeOp SentencepieceTokenizeWithOffsetsOp SentencepieceDetokenizeOp
 SentencepieceVocabSizeOp SentencepieceIdToStringOp SentencepieceStringToIdOp
+TFText>FastWordpieceDetokenize
 Abs Add AddN All Any ArgMin Assert Assign AssignAdd AssignAddVariableOp AssignSub
 AssignSubVariableOp AvgPool AvgPool3D BatchMatMul BatchMatMulV2 BatchMatMulV3 BatchToSpaceND
 CudnnRNN CudnnRNNV2 CudnnRNNV3 CudnnRNNParamsSize
