@@ -1105,35 +1105,34 @@ def make_cases(tf, np):
     C("sparse", "csr:sparse_matmul_transpose", lambda x, y: raw.CSRSparseMatrixToDense(sparse_input=raw.SparseMatrixSparseMatMul(
         a=raw.SparseMatrixTranspose(input=csr_of(x), type=tf.float32), b=csr_of(y), type=tf.float32, transpose_b=True), type=tf.float32),
       sparse_x(4, 3), sparse_x(5, 4))
-    # -- session 24, tt1: TF Text's byte splitter, utf8_binarize, round-robin masks, split-merge tokenizers
-    import tensorflow_text as text  # registers TF Text's custom ops in this process (TF loads them back)
-
-    def tt1_rag(r):
-        return r.flat_values, r.row_splits
-
-    C("strings", "tt1:byte_split_with_offsets", lambda x: text.ByteSplitter().split_with_offsets(x)[0].flat_values,
-      S("h\u00e9llo", "", "ab"))
-    C("strings", "tt1:byte_split_offsets", lambda x: tuple(r.flat_values for r in text.ByteSplitter().split_with_offsets(x)[1:]),
-      S("h\u00e9llo", "", "ab"))
-    C("strings", "tt1:byte_split_by_offsets", lambda x, b, e: tt1_rag(text.ByteSplitter().split_by_offsets(
-        x, tf.RaggedTensor.from_row_splits(b, [0, 2, 2, 3]), tf.RaggedTensor.from_row_splits(e, [0, 2, 2, 3]))),
-      S("hello", "", "ab"), np.array([0, 2, 1], np.int32), np.array([2, 5, 2], np.int32))
-    C("strings", "tt1:utf8_binarize", lambda x: text.utf8_binarize(x, word_length=4, bits_per_char=8, replacement_char=65533),
-      S("h\u00e9llo", "", "\u4e2d", b"a\xffb"))
-    C("strings", "tt1:round_robin_generate_masks", lambda a, b: tuple(m.flat_values for m in text.RoundRobinTrimmer(5).generate_mask(
-        [tf.RaggedTensor.from_row_splits(a, [0, 3, 7]), tf.RaggedTensor.from_row_splits(b, [0, 2, 6])])),
-      I(7), I(6))
-    C("strings", "tt1:split_merge_tokenizer", lambda x, l: tt1_rag(text.SplitMergeTokenizer().tokenize(
-        x, tf.RaggedTensor.from_row_splits(l, [0, 11, 17]))), S("Hello world", "a b  c"), I(17, lo=0, hi=2))
-    C("strings", "tt1:split_merge_from_logits", lambda x, l: tt1_rag(text.SplitMergeFromLogitsTokenizer(False).tokenize(x, l)),
-      S("Hello world", "a b  c"), F(2, 11, 2))
-
-    # -- tt2: TF Text's scoring ops (src/ops/tftext_sent.c); the custom ops need tensorflow_text loaded
+    # -- session 24, TF Text (tt1: byte splitter, utf8_binarize, round-robin masks, split-merge tokenizers;
+    # tt2: scoring ops, src/ops/tftext_sent.c): importing tensorflow_text registers its custom ops in this
+    # process (TF loads them back); without the package these rows are left out
     try:
         import tensorflow_text as text
     except ImportError:
         text = None
     if text is not None:
+        def tt1_rag(r):
+            return r.flat_values, r.row_splits
+
+        C("strings", "tt1:byte_split_with_offsets", lambda x: text.ByteSplitter().split_with_offsets(x)[0].flat_values,
+          S("h\u00e9llo", "", "ab"))
+        C("strings", "tt1:byte_split_offsets", lambda x: tuple(r.flat_values for r in text.ByteSplitter().split_with_offsets(x)[1:]),
+          S("h\u00e9llo", "", "ab"))
+        C("strings", "tt1:byte_split_by_offsets", lambda x, b, e: tt1_rag(text.ByteSplitter().split_by_offsets(
+            x, tf.RaggedTensor.from_row_splits(b, [0, 2, 2, 3]), tf.RaggedTensor.from_row_splits(e, [0, 2, 2, 3]))),
+          S("hello", "", "ab"), np.array([0, 2, 1], np.int32), np.array([2, 5, 2], np.int32))
+        C("strings", "tt1:utf8_binarize", lambda x: text.utf8_binarize(x, word_length=4, bits_per_char=8, replacement_char=65533),
+          S("h\u00e9llo", "", "\u4e2d", b"a\xffb"))
+        C("strings", "tt1:round_robin_generate_masks", lambda a, b: tuple(m.flat_values for m in text.RoundRobinTrimmer(5).generate_mask(
+            [tf.RaggedTensor.from_row_splits(a, [0, 3, 7]), tf.RaggedTensor.from_row_splits(b, [0, 2, 6])])),
+          I(7), I(6))
+        C("strings", "tt1:split_merge_tokenizer", lambda x, l: tt1_rag(text.SplitMergeTokenizer().tokenize(
+            x, tf.RaggedTensor.from_row_splits(l, [0, 11, 17]))), S("Hello world", "a b  c"), I(17, lo=0, hi=2))
+        C("strings", "tt1:split_merge_from_logits", lambda x, l: tt1_rag(text.SplitMergeFromLogitsTokenizer(False).tokenize(x, l)),
+          S("Hello world", "a b  c"), F(2, 11, 2))
+
         def tt2_rouge(hv, hl, rv, rl, alpha):
             return text.metrics.rouge_l(tf.RaggedTensor.from_row_lengths(hv, hl), tf.RaggedTensor.from_row_lengths(rv, rl),
                                         alpha=alpha)
