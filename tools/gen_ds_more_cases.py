@@ -28,8 +28,8 @@ OUT = os.path.join(ROOT, "tests", "fixtures", "datasets", "ds_more")
 D = tf.data.Dataset
 I = tf.TensorSpec([None], tf.int64)
 S = tf.TensorSpec([], tf.int64)
-# an empty string Const saved by TF holds one string_val, which TF accepts and this loader refuses
-# ("Too many elements provided"): the empty string vector is made by Fill instead
+# an empty string Const saved by TF holds one string_val, which TF accepts (and this loader too, since
+# session 24: it refused it before): the empty string vector is made by Fill, as when it was written
 Z = lambda dt=tf.int64: tf.fill([0], tf.constant("")) if dt == tf.string else tf.zeros([0], dt)
 
 

@@ -11,18 +11,13 @@
 #include <new>
 #include <string>
 
+#include "cxx_shim.h"
+
 #define SM_RE2_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
-char *dup_cstr(const std::string &s) {
-  char *p = static_cast<char *>(std::malloc(s.size() + 1));
-  if (p) {
-    std::memcpy(p, s.data(), s.size());
-    p[s.size()] = 0;
-  }
-  return p;
-}
+using sm_shim::dup_cstr;
 
 }  // namespace
 

@@ -12,20 +12,15 @@
 #include <cstring>
 #include <new>
 #include <string>
+
+#include "cxx_shim.h"
 #include <vector>
 
 #define SM_SP_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
-char *dup_cstr(const std::string &s) {
-  char *p = static_cast<char *>(std::malloc(s.size() + 1));
-  if (p) {
-    std::memcpy(p, s.data(), s.size());
-    p[s.size()] = 0;
-  }
-  return p;
-}
+using sm_shim::dup_cstr;
 
 // 0 when ok; else the status's code (absl codes, as TF's ToTFStatus keeps them) with *err set.
 int fail(const sentencepiece::util::Status &st, char **err) {
