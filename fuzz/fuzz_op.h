@@ -64,6 +64,8 @@ static void fop_touch(const sm_tensor *t) {
 
 /* Runs case c on the bytes as a scalar string (built on first use; a graph that does not load is a
  * bug of the target: abort). */
+#define FOP_RUN_BYTES ((size_t)256 << 20) /* each run's memory budget */
+
 static void fop_run(fop_case *c, const char *target, const uint8_t *data, size_t size) {
   if (!c->sess) {
     sm_status *s = sm_pbtxt_parse(&tensorflow__meta_graph_def__descriptor, c->graph, strlen(c->graph), target, &c->mg);
@@ -81,7 +83,10 @@ static void fop_run(fop_case *c, const char *target, const uint8_t *data, size_t
   if (sm_tensor_new(SM_STRING, 0, NULL, &in)) abort();
   if (sm_tensor_set_string(in, 0, data, size)) abort();
   sm_tensor *out[FOP_MAXOUT] = {0};
-  sm_status *s = sm__session_run(c->sess, feed, &in, 1, fetch, c->nout, NULL, 0, out);
+  /* a memory budget, as a server sets one: a few bytes can describe a tensor of gigabytes (ParseTensor),
+   * which must come back as RESOURCE_EXHAUSTED, not as the fuzzer's out-of-memory */
+  sm_run_options ro = {.max_run_bytes = FOP_RUN_BYTES};
+  sm_status *s = sm__session_run_opts(c->sess, feed, &in, 1, fetch, c->nout, NULL, 0, out, &ro);
   fop_last_ok = !s;
   if (s) {
     const char *m = sm_status_message(s);

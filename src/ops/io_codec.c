@@ -349,7 +349,14 @@ static sm_status *parse_compute(const void *state, sm_kctx *ctx) {
     return sm_status_new(SM_INVALID_ARGUMENT, "Could not parse `serialized` as TensorProto, base64: %s", enc);
   }
   sm_tensor *t = NULL;
-  s = sm__tensor_from_proto((const Tensorflow__TensorProto *)m, &t);
+  int64_t need = 0; /* what the tensor takes, measured first: a few bytes can describe gigabytes */
+  s = sm__tensor_proto_check((const Tensorflow__TensorProto *)m, &need);
+  if (!s) s = sm__kctx_charge_check(ctx, (size_t)need, "ParseTensor");
+  if (s && sm_status_code(s) == SM_RESOURCE_EXHAUSTED) {
+    sm__pb_arena_free(m);
+    return s;
+  }
+  if (!s) s = sm__tensor_from_proto((const Tensorflow__TensorProto *)m, &t);
   sm__pb_arena_free(m);
   if (s) {
     sm_status *e = sm_status_new(SM_INVALID_ARGUMENT, "Cannot parse tensor from proto: %s", sm_status_message(s));
