@@ -2,7 +2,7 @@
  * for every storable dtype (raw bytes, resource handles, strings), index-vector reading, TF's
  * dtype names for messages, and the kernel entry points that array.c lists in sm_kernels_array[].
  * Outside src/ops/array*.c only queue.c (shapes in messages), ragged.c (sm__array_copy), text.c (sm__array_dtype_str), scatter.c
- * Outside src/ops/array*.c only ragged.c and dataset.c (sm__array_copy), text.c (sm__array_dtype_str), scatter.c
+ * Outside src/ops/array*.c only ragged.c and dataset.c (sm__array_copy) and the ragged variant / rebatch kernels (sm__array_rows), text.c (sm__array_dtype_str), scatter.c
  * and scatter_resource.c use it.
  * Semantics: shared/spec/ops.md §3.1, §3.9. */
 #ifndef SM_OPS_ARRAY_INTERNAL_H
@@ -27,6 +27,8 @@ const char *sm__array_shape_str(const sm_tensor *t, char *buf, size_t cap);
 /* Copy n elements src[soff..] -> dst[doff..]; same dtype. Strings are copied one by one (the only
  * way this fails is running out of memory); variants are shared (one more reference each). */
 sm_status *sm__array_copy(sm_tensor *dst, int64_t doff, const sm_tensor *src, int64_t soff, int64_t n);
+/* A new tensor: rows [a, b) of t along dim 0 (0 <= a <= b <= dim 0; *out NULL on failure). */
+sm_status *sm__array_rows(const sm_tensor *t, int64_t a, int64_t b, sm_tensor **out);
 
 /* The general strided move behind slicing, transposing, reversing, tiling and broadcasting: for
  * every index (i_0..i_{r-1}) < dims, dst[doff + sum i_k*dstride_k] = src[soff + sum i_k*sstride_k].

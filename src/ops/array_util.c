@@ -221,3 +221,19 @@ sm_status *sm__array_fill(sm_tensor *dst, const sm_tensor *value) {
   }
   return NULL;
 }
+
+sm_status *sm__array_rows(const sm_tensor *t, int64_t a, int64_t b, sm_tensor **out) {
+  int64_t dims[SM_MAX_RANK];
+  int r = sm_tensor_rank(t);
+  memcpy(dims, sm_tensor_dims(t), (size_t)r * sizeof *dims);
+  int64_t inner = 1;
+  for (int d = 1; d < r; d++) inner *= dims[d];
+  dims[0] = b - a;
+  sm_status *s = sm_tensor_new(sm_tensor_dtype(t), r, dims, out);
+  if (!s && b > a && inner) s = sm__array_copy(*out, 0, t, a * inner, (b - a) * inner);
+  if (s) {
+    sm_tensor_free(*out);
+    *out = NULL;
+  }
+  return s;
+}

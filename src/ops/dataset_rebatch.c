@@ -236,19 +236,6 @@ static void rit_free(dit *it) {
   it->ext = NULL;
 }
 
-/* Rows [a, b) of t as a new tensor. */
-static sm_status *rows(const sm_tensor *t, int64_t a, int64_t b, sm_tensor **out) {
-  int64_t dims[SM_MAX_RANK];
-  int r = sm_tensor_rank(t);
-  memcpy(dims, sm_tensor_dims(t), (size_t)r * sizeof *dims);
-  int64_t row = 1;
-  for (int i = 1; i < r; i++) row *= dims[i];
-  dims[0] = b - a;
-  sm_status *s = sm_tensor_new(sm_tensor_dtype(t), r, dims, out);
-  if (!s && (b - a) * row != 0 && (s = sm__array_copy(*out, 0, t, a * row, (b - a) * row))) sm_tensor_free(*out), *out = NULL;
-  return s;
-}
-
 /* Reads the next input batch into r->cur (checked as TF's ValidateInputTensors); *end at its end. */
 static sm_status *read_batch(dit *it, sm_kctx *c, rit *r, int v1, int *end) {
   int nc = it->d->ncomp;
@@ -286,7 +273,7 @@ static sm_status *next_rebatch1(dit *it, sm_kctx *c, rit *r, sm_tensor **out, in
     int64_t n = sm_tensor_dims(r->cur[j])[0], iv = n / d->c + (n % d->c ? 1 : 0);
     int64_t a = iv * r->off, b = a + iv < n ? a + iv : n;
     if (a >= b) a = b;
-    if ((s = rows(r->cur[j], a, b, &out[j]))) return s;
+    if ((s = sm__array_rows(r->cur[j], a, b, &out[j]))) return s;
   }
   r->off = (r->off + 1) % d->c;
   return NULL;
@@ -320,7 +307,7 @@ static sm_status *next_rebatch2(dit *it, sm_kctx *c, rit *r, sm_tensor **out, in
     parts = np2;
     for (int j = 0; j < nc; j++) parts[np * nc + j] = NULL;
     np++;
-    for (int j = 0; j < nc && !s; j++) s = rows(r->cur[j], r->off, e, &parts[(np - 1) * nc + j]);
+    for (int j = 0; j < nc && !s; j++) s = sm__array_rows(r->cur[j], r->off, e, &parts[(np - 1) * nc + j]);
     got += e - r->off;
     r->off = e;
     if (r->off == rowsn) r->off = -1;

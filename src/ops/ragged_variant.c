@@ -84,23 +84,6 @@ sm_status *sm__ragged_verify_splits(const sm_tensor *sp, int64_t nvalues) {
   return NULL;
 }
 
-/* A new tensor: rows [a, b) of t along dim 0. */
-static sm_status *rows_of(const sm_tensor *t, int64_t a, int64_t b, sm_tensor **out) {
-  int64_t dims[SM_MAX_RANK];
-  int r = sm_tensor_rank(t);
-  memcpy(dims, sm_tensor_dims(t), (size_t)r * sizeof *dims);
-  int64_t inner = 1;
-  for (int d = 1; d < r; d++) inner *= dims[d];
-  dims[0] = b - a;
-  sm_status *s = sm_tensor_new(sm_tensor_dtype(t), r, dims, out);
-  if (!s && b > a && inner) s = sm__array_copy(*out, 0, t, a * inner, (b - a) * inner);
-  if (s) {
-    sm_tensor_free(*out);
-    *out = NULL;
-  }
-  return s;
-}
-
 /* A new 1-D splits tensor of dtype dt: v[0..n) - base. */
 static sm_status *splits_of(int dt, const sm_tensor *src, int64_t from, int64_t n, int64_t base, sm_tensor **out) {
   sm_status *s = sm_tensor_new(dt, 1, &n, out);
@@ -172,9 +155,9 @@ static sm_status *to_compute(const void *state, sm_kctx *ctx) {
       if (k) st = splits_of(sm_tensor_dtype(src), src, a, b - a + 1, sm__ragged_split_at(src, a), &sp[k - 1]);
       a = na, b = nb;
     }
-    if (!st && n) st = rows_of(values, a, b, &vals);
+    if (!st && n) st = sm__array_rows(values, a, b, &vals);
     else if (!st) { /* RAGGED_RANK 0: row i of the values, one dim less */
-      if (!(st = rows_of(values, i, i + 1, &vals))) {
+      if (!(st = sm__array_rows(values, i, i + 1, &vals))) {
         sm_tensor *row = NULL;
         st = sm_tensor_view(vals, sm_tensor_rank(values) - 1, sm_tensor_dims(values) + 1, &row);
         sm_tensor_free(vals);
